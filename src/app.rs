@@ -1,0 +1,1 @@
+//! The application: runs a plan, prints and writes results.

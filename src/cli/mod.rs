@@ -1,0 +1,1 @@
+//! Command-line definitions (clap). Parsing only: flags become a Plan in `args`.

@@ -1,0 +1,15 @@
+//! ioscope: storage performance measurement that tells the truth — latency at a given
+//! load, IOPS, bandwidth and CPU cost, from files, block devices and RAM.
+//!
+//! Data flows one way: `cli` → `plan` (what to do) → `target` + `engine` (how) →
+//! `run` (workers and streams) → `stats` → `report` (the result model and its
+//! renderings). A module reads only the layers before it.
+
+pub mod app;
+pub mod cli;
+pub mod engine;
+pub mod plan;
+pub mod report;
+pub mod run;
+pub mod stats;
+pub mod target;

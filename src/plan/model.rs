@@ -1,0 +1,196 @@
+//! The workload model: what to run, independent of how it was written down (flags,
+//! native TOML, fio, vdbench, diskspd) and of how it will be executed. Every front end
+//! produces a [`Plan`]; the runner consumes it. It is plain data, serialisable, so a
+//! result can carry the exact effective plan and `ioscope rerun` can repeat it.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything one invocation will do: targets and the runs that use them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub targets: Vec<TargetSpec>,
+    pub runs: Vec<RunSpec>,
+    /// Notes for the user that do not stop the plan (e.g. ignored foreign options).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Where I/O goes, as the user named it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetSpec {
+    /// Short name workloads refer to ("t0", or the vdbench sd name).
+    pub name: String,
+    /// The target as written: a path, `mem:1g`, `null:1g`, `sim:1g?service=10us`.
+    pub uri: String,
+    /// Size to create a new file with, or to use of an existing target. `None` means
+    /// the target's own size (an existing file or a device).
+    pub size_bytes: Option<u64>,
+    /// O_DIRECT: `None` = on where the target supports it.
+    pub direct: Option<bool>,
+}
+
+/// What kind of storage a target URI names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A regular file or a block device.
+    Path(std::path::PathBuf),
+    /// In-process RAM of the given size.
+    Mem(u64),
+    /// Nothing at all: every I/O completes at once.
+    Null(u64),
+}
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+}
+
+impl Op {
+    pub fn index(self) -> usize {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+        }
+    }
+}
+
+/// How the offsets of successive I/Os are chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum AccessPattern {
+    /// Each stream walks its own slice of the working set from start to end, wrapping.
+    Sequential,
+    /// Uniformly random block-aligned offsets over the working set.
+    Random,
+}
+
+/// Transfer sizes: one size, or a weighted mix (fio's bssplit, vdbench's xfersize
+/// distribution).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockSizes {
+    /// (bytes, weight) pairs; weights are relative.
+    pub split: Vec<(u64, u32)>,
+}
+
+impl BlockSizes {
+    pub fn fixed(bytes: u64) -> Self {
+        BlockSizes {
+            split: vec![(bytes, 100)],
+        }
+    }
+    pub fn max_bytes(&self) -> u64 {
+        self.split.iter().map(|&(b, _)| b).max().unwrap_or(0)
+    }
+    pub fn min_bytes(&self) -> u64 {
+        self.split.iter().map(|&(b, _)| b).min().unwrap_or(0)
+    }
+    /// The single size, when there is only one.
+    pub fn single(&self) -> Option<u64> {
+        match self.split.as_slice() {
+            [(b, _)] => Some(*b),
+            _ => None,
+        }
+    }
+    /// Mean transfer size weighted by frequency.
+    pub fn mean_bytes(&self) -> f64 {
+        let total: u64 = self.split.iter().map(|&(_, w)| w as u64).sum();
+        if total == 0 {
+            return 0.0;
+        }
+        self.split
+            .iter()
+            .map(|&(b, w)| b as f64 * w as f64)
+            .sum::<f64>()
+            / total as f64
+    }
+}
+
+/// Issue rate: closed loop at full speed, or open loop at a fixed rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rate {
+    Max,
+    /// Operations per second for the whole workload, split evenly over its streams.
+    Iops(f64),
+}
+
+/// One kind of I/O aimed at one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub name: String,
+    /// Name of the [`TargetSpec`] it uses.
+    pub target: String,
+    /// Percentage of operations that are reads (0..=100).
+    pub read_pct: u8,
+    pub pattern: AccessPattern,
+    pub bs: BlockSizes,
+    /// Operations in flight per stream.
+    pub qd: u32,
+    /// Independent I/O sequences.
+    pub streams: u32,
+    pub rate: Rate,
+    /// Start of the working set within the target.
+    #[serde(default)]
+    pub offset_bytes: u64,
+    /// Length of the working set; `None` = from `offset_bytes` to the end of the target.
+    pub size_bytes: Option<u64>,
+}
+
+/// How I/O is issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// io_uring where the kernel allows it, else sync.
+    Auto,
+    Uring,
+    Sync,
+    Null,
+    Mem,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Auto => "auto",
+            EngineKind::Uring => "uring",
+            EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
+            EngineKind::Mem => "mem",
+        }
+    }
+}
+
+/// One measured execution of a set of workloads running together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    pub name: String,
+    pub workloads: Vec<Workload>,
+    pub engine: EngineKind,
+    /// Measured time after warm-up. `None` = until `passes` are done.
+    pub duration_ns: Option<u64>,
+    /// Stop after this many passes over each working set.
+    pub passes: Option<u64>,
+    pub warmup_ns: u64,
+    pub interval_ns: u64,
+    /// CPUs to pin workers to; `None` = every allowed CPU, unpinned choice of count.
+    pub cpus: Option<Vec<usize>>,
+    /// Worker threads; `None` = one per allowed CPU (never more than streams).
+    pub workers: Option<usize>,
+    pub seed: u64,
+}
+
+impl RunSpec {
+    /// Total streams over all workloads.
+    pub fn total_streams(&self) -> u64 {
+        self.workloads.iter().map(|w| w.streams as u64).sum()
+    }
+}

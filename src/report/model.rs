@@ -1,0 +1,186 @@
+//! The result model: the versioned, serialisable record of what a run measured. Every
+//! reporter (terminal, JSON, CSV, HTML, compare) renders from these types and nothing
+//! else, so a chart can never disagree with the JSON. The wire format is documented in
+//! docs/result-schema.md; changing a field's meaning means bumping [`SCHEMA`].
+
+use serde::{Deserialize, Serialize};
+
+/// Schema identifier written at the top of every result file.
+pub const SCHEMA: &str = "ioscope.result/1";
+
+/// A whole result file: one or more runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultDoc {
+    pub schema: String,
+    pub tool: Tool,
+    /// Seconds since the Unix epoch when the result was started.
+    pub started_unix_s: f64,
+    /// The command line that produced it.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// True when a Ctrl-C (or an error policy) stopped the work early.
+    #[serde(default)]
+    pub interrupted: bool,
+    pub runs: Vec<RunResult>,
+    /// Environment behind the numbers (kernel, CPU, devices); filled by sysinfo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<serde_json::Value>,
+    /// The effective plan, so the run can be repeated exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Tool {
+    pub fn current() -> Self {
+        Tool {
+            name: "ioscope".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// One measured run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub name: String,
+    /// Target(s) as given, comma-separated when the run used several.
+    pub target: String,
+    /// Engine actually used (after any fallback).
+    pub engine: String,
+    /// The effective workload settings (the first workload when several ran; all of
+    /// them are in `workloads`).
+    pub workload: serde_json::Value,
+    /// Measured seconds (warm-up excluded).
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    #[serde(default)]
+    pub interrupted: bool,
+    /// Why the run ended: "duration", "passes", "interrupted", "error".
+    pub end_reason: String,
+    pub workers: usize,
+    pub streams: u64,
+    pub totals: Totals,
+    pub cpu: Cpu,
+    /// Per-workload totals when the run had more than one workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadResult>,
+    pub intervals: Vec<Interval>,
+    /// First I/O errors seen (errno and offset), at most a few per run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_samples: Vec<ErrorSample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadResult {
+    pub name: String,
+    pub target: String,
+    pub totals: Totals,
+}
+
+/// Totals of a run or workload, all operations together and split by direction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    #[serde(flatten)]
+    pub all: OpTotals,
+    pub read: OpTotals,
+    pub write: OpTotals,
+    /// Average operations in flight (Little's law: summed service time / elapsed).
+    pub queue_depth: f64,
+}
+
+/// Counters and latency for one direction (or both).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpTotals {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    /// 10^6 bytes per second.
+    pub mbps: f64,
+    /// 2^20 bytes per second.
+    pub mibps: f64,
+    pub errors: u64,
+    /// Latency as the application sees it (from the intended issue time).
+    pub latency_us: LatencyStats,
+    /// Service time (from the actual submission). Equal to `latency_us` in closed loop.
+    pub service_us: LatencyStats,
+}
+
+/// Latency summary in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    pub min: f64,
+    pub mean: f64,
+    pub stddev: f64,
+    pub max: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    /// Percentile spectrum as (percentile, microseconds) pairs, for plots.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spectrum: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cpu {
+    /// ioscope's own user CPU time as % of all online CPUs (100 = every CPU busy).
+    pub user_pct: f64,
+    /// ioscope's own system (kernel) CPU time, same scale as `user_pct`.
+    pub sys_pct: f64,
+    /// Whole-system busy CPU % (all processes) over the same time.
+    pub system_pct: f64,
+    /// ioscope CPU seconds (user + sys) per I/O, in microseconds.
+    pub cpu_us_per_io: f64,
+}
+
+/// One reporting interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub index: u64,
+    /// Seconds since the run started, at the end of the interval.
+    pub t_s: f64,
+    pub duration_s: f64,
+    /// Unix time at the end of the interval.
+    pub unix_s: f64,
+    pub warmup: bool,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub mbps: f64,
+    pub read_pct: f64,
+    pub errors: u64,
+    pub lat_us: IntervalLatency,
+    pub read_lat_us: IntervalLatency,
+    pub write_lat_us: IntervalLatency,
+    pub queue_depth: f64,
+    pub cpu: Cpu,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalLatency {
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub stddev: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSample {
+    pub op: String,
+    pub target: String,
+    pub offset: u64,
+    pub len: u64,
+    pub errno: i32,
+    pub message: String,
+}

@@ -1,0 +1,23 @@
+//! Ctrl-C: the first press asks the current run to stop and report what it measured;
+//! the second exits at once (code 130).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static PRESSES: AtomicU32 = AtomicU32::new(0);
+
+/// Installs the handler once per process. Errors (a handler already set) are ignored.
+pub fn install() {
+    let _ = ctrlc::set_handler(|| {
+        let n = PRESSES.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == 1 {
+            eprintln!("\ninterrupted: stopping and writing the results so far (Ctrl-C again to quit now)");
+        } else {
+            std::process::exit(130);
+        }
+    });
+}
+
+/// True once Ctrl-C (or SIGTERM) was received.
+pub fn requested() -> bool {
+    PRESSES.load(Ordering::Relaxed) > 0
+}

@@ -1,0 +1,718 @@
+//! The runner: turns one [`RunSpec`] into a [`RunResult`]. It opens and checks the
+//! targets (every check that can fail does so before the first I/O), builds streams,
+//! spreads them over worker threads, and collects one snapshot per worker per
+//! interval, merging them into interval rows and run totals. Workers never wait on
+//! the collector; the collector never touches a worker's counters.
+
+pub mod buffers;
+pub mod clock;
+pub mod interrupt;
+pub mod rng;
+pub mod stream;
+pub mod worker;
+
+use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
+use crate::engine::{EngineError, Targets};
+use crate::plan::model::{AccessPattern, EngineKind, Op, Rate, RunSpec, TargetSpec};
+use crate::report::model::{Interval, RunResult, Totals, WorkloadResult};
+use crate::stats::clock::{now_ns, unix_s};
+use crate::stats::cpu::CpuSample;
+use crate::stats::snapshot::{OpStats, Snapshot, WorkloadStats};
+use crate::stats::{interval_latency, op_totals};
+use crate::target::{self, Backing, OpenTarget, TargetError};
+use clock::IntervalClock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use stream::{Schedule, Stream, WorkloadShape};
+use worker::{ErrorPolicy, WorkerSetup};
+
+/// Why a run could not start or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("run '{run}', workload '{workload}': {msg}")]
+    Invalid {
+        run: String,
+        workload: String,
+        msg: String,
+    },
+    #[error("run '{run}': {msg}")]
+    Setup { run: String, msg: String },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// Settings that are not part of the plan but of this invocation.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub force: bool,
+    pub policy: ErrorPolicy,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            force: false,
+            policy: ErrorPolicy::Stop,
+        }
+    }
+}
+
+/// A workload's resolved geometry.
+struct Resolved {
+    target: u32,
+    ws_start: u64,
+    ws_len: u64,
+}
+
+/// Engine chosen for a run, after fallback.
+pub fn resolve_engine(kind: EngineKind, targets: &[Arc<OpenTarget>]) -> (EngineKind, Option<String>) {
+    let all_mem = targets.iter().all(|t| matches!(t.backing, Backing::Mem(_)));
+    let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
+    match kind {
+        EngineKind::Auto if all_null => (EngineKind::Null, None),
+        EngineKind::Auto if all_mem => (EngineKind::Mem, None),
+        EngineKind::Auto | EngineKind::Uring => {
+            if UringEngine::available() {
+                (EngineKind::Uring, None)
+            } else {
+                (
+                    EngineKind::Sync,
+                    Some("io_uring is not available here (kernel, seccomp or sysctl); falling back to the sync engine".into()),
+                )
+            }
+        }
+        k => (k, None),
+    }
+}
+
+/// Opens a run's targets and checks every workload against them. No I/O is issued.
+fn prepare(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    opts: &RunOptions,
+) -> Result<(Targets, Vec<Resolved>), RunError> {
+    let invalid = |w: &str, msg: String| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.to_string(),
+        msg,
+    };
+    let mut used: Vec<usize> = Vec::new();
+    for w in &run.workloads {
+        let ti = specs
+            .iter()
+            .position(|t| t.name == w.target)
+            .ok_or_else(|| invalid(&w.name, format!("unknown target '{}'", w.target)))?;
+        if !used.contains(&ti) {
+            used.push(ti);
+        }
+    }
+    let mut opened = Vec::with_capacity(used.len());
+    for &ti in &used {
+        let spec = &specs[ti];
+        let writes = run
+            .workloads
+            .iter()
+            .any(|w| w.target == spec.name && w.read_pct < 100)
+            && run.engine != EngineKind::Null;
+        let min_size = run
+            .workloads
+            .iter()
+            .filter(|w| w.target == spec.name)
+            .map(|w| w.offset_bytes + w.size_bytes.unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        let t = target::open(
+            spec,
+            target::OpenOptionsIo {
+                writes,
+                force: opts.force,
+                min_size_bytes: min_size,
+            },
+        )?;
+        opened.push(Arc::new(t));
+    }
+    let mut resolved = Vec::with_capacity(run.workloads.len());
+    for w in &run.workloads {
+        let ti = used
+            .iter()
+            .position(|&i| specs[i].name == w.target)
+            .unwrap_or(0);
+        let t = &opened[ti];
+        if w.read_pct > 100 {
+            return Err(invalid(&w.name, format!("read percentage {} is over 100", w.read_pct)));
+        }
+        if w.qd == 0 || w.streams == 0 {
+            return Err(invalid(&w.name, "queue depth and streams must be at least 1".into()));
+        }
+        if w.bs.split.is_empty() || w.bs.min_bytes() == 0 {
+            return Err(invalid(&w.name, "block size must be at least 1 byte".into()));
+        }
+        if w.bs.max_bytes() > u32::MAX as u64 / 2 {
+            return Err(invalid(&w.name, "block size over 2 GiB is not supported".into()));
+        }
+        if w.offset_bytes >= t.size_bytes {
+            return Err(invalid(
+                &w.name,
+                format!(
+                    "offset {} is beyond the end of target '{}' ({} bytes)",
+                    w.offset_bytes, t.uri, t.size_bytes
+                ),
+            ));
+        }
+        let ws_len = w.size_bytes.unwrap_or(t.size_bytes - w.offset_bytes);
+        if w.offset_bytes + ws_len > t.size_bytes {
+            return Err(invalid(
+                &w.name,
+                format!(
+                    "working set {}..{} extends beyond the end of target '{}' ({} bytes)",
+                    w.offset_bytes,
+                    w.offset_bytes + ws_len,
+                    t.uri,
+                    t.size_bytes
+                ),
+            ));
+        }
+        if w.bs.max_bytes() > ws_len {
+            return Err(invalid(
+                &w.name,
+                format!(
+                    "block size {} is larger than the working set ({} bytes)",
+                    crate::plan::units::format_size(w.bs.max_bytes()),
+                    ws_len
+                ),
+            ));
+        }
+        if t.direct && run.engine != EngineKind::Null {
+            let a = t.align_bytes;
+            if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+                return Err(invalid(
+                    &w.name,
+                    format!(
+                        "block size {b} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires (use a multiple of {a} or --direct false)",
+                        t.uri
+                    ),
+                ));
+            }
+            if w.offset_bytes % a != 0 {
+                return Err(invalid(
+                    &w.name,
+                    format!(
+                        "offset {} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires",
+                        w.offset_bytes, t.uri
+                    ),
+                ));
+            }
+        }
+        if let Rate::Iops(r) = w.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(invalid(&w.name, format!("rate {r} must be a positive number")));
+            }
+        }
+        resolved.push(Resolved {
+            target: ti as u32,
+            ws_start: w.offset_bytes,
+            ws_len,
+        });
+    }
+    Ok((Arc::new(opened), resolved))
+}
+
+/// CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity fills the zeroed set we pass.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+            let v: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect();
+            if !v.is_empty() {
+                return v;
+            }
+        }
+    }
+    (0..crate::stats::cpu::online_cpus()).collect()
+}
+
+/// Builds every stream of the run, with its region, budget and schedule.
+fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
+    let mut out = Vec::new();
+    for (wi, (w, r)) in run.workloads.iter().zip(resolved).enumerate() {
+        let n = w.streams as u64;
+        let unit = w.bs.min_bytes().max(1);
+        let sequential = matches!(w.pattern, AccessPattern::Sequential);
+        // Sequential streams own equal, block-aligned slices when the working set is
+        // big enough; otherwise they all walk the whole set.
+        let slice = (r.ws_len / n) / unit * unit;
+        let own_regions = sequential && slice >= w.bs.max_bytes();
+        for i in 0..n {
+            let seed = run
+                .seed
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .wrapping_add(((wi as u64) << 32) | i);
+            let mut rng = rng::Rng::new(seed);
+            let (region_start, region_len) = if own_regions {
+                (r.ws_start + i * slice, slice)
+            } else {
+                (r.ws_start, r.ws_len)
+            };
+            let bytes_left = match run.passes {
+                Some(p) => {
+                    let per_stream = if sequential && own_regions {
+                        region_len
+                    } else {
+                        r.ws_len / n
+                    };
+                    (p.saturating_mul(per_stream)).max(w.bs.min_bytes())
+                }
+                None => u64::MAX,
+            };
+            let schedule = match w.rate {
+                Rate::Max => None,
+                Rate::Iops(total) => {
+                    let gap_ns = 1e9 * n as f64 / total;
+                    Some(Schedule {
+                        gap_ns,
+                        exponential: true,
+                        // Spread first arrivals so streams do not fire in lockstep.
+                        next_due_ns: rng.unit_f64() * gap_ns,
+                    })
+                }
+            };
+            out.push(Stream {
+                workload: wi as u32,
+                rng,
+                region_start,
+                region_len,
+                pos: region_start,
+                qd: w.qd,
+                inflight: 0,
+                bytes_left,
+                schedule,
+            });
+        }
+    }
+    out
+}
+
+/// Executes one run. `on_interval` sees every interval as it closes (for live
+/// output and the intervals JSON-lines file).
+pub fn execute(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    opts: &RunOptions,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Result<(RunResult, Vec<String>), RunError> {
+    let mut warnings = Vec::new();
+    let (targets, resolved) = prepare(run, specs, opts)?;
+    let (engine, fallback) = resolve_engine(run.engine, &targets);
+    if let Some(w) = fallback {
+        warnings.push(w);
+    }
+    if engine == EngineKind::Mem
+        && targets.iter().any(|t| !matches!(t.backing, Backing::Mem(_)))
+    {
+        return Err(RunError::Setup {
+            run: run.name.clone(),
+            msg: "the mem engine works only with mem:SIZE targets".into(),
+        });
+    }
+    if matches!(engine, EngineKind::Uring | EngineKind::Sync)
+        && targets.iter().any(|t| t.fd().is_none())
+    {
+        return Err(RunError::Setup {
+            run: run.name.clone(),
+            msg: format!(
+                "the {} engine needs file or device targets; mem:/null: targets use the mem/null engines",
+                engine.name()
+            ),
+        });
+    }
+    let streams = build_streams(run, &resolved);
+    let allowed = allowed_cpus();
+    let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(|| allowed.clone());
+    for c in &cpus {
+        if !allowed.contains(c) {
+            return Err(RunError::Setup {
+                run: run.name.clone(),
+                msg: format!("CPU {c} is not available to this process (allowed: {allowed:?})"),
+            });
+        }
+    }
+    let pin = run.cpus.is_some();
+    let nworkers = run
+        .workers
+        .unwrap_or(cpus.len())
+        .clamp(1, streams.len().max(1));
+    let shapes: Vec<WorkloadShape> = run
+        .workloads
+        .iter()
+        .zip(&resolved)
+        .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
+        .collect();
+    // Round-robin streams over workers.
+    let mut per_worker: Vec<Vec<Stream>> = (0..nworkers).map(|_| Vec::new()).collect();
+    for (i, s) in streams.into_iter().enumerate() {
+        per_worker[i % nworkers].push(s);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let error_stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<Snapshot>();
+    // Start a little in the future so every worker is set up before the first I/O.
+    let start_ns = now_ns() + 20_000_000;
+    let clock = IntervalClock {
+        start_ns,
+        warmup_ns: run.warmup_ns,
+        interval_ns: run.interval_ns,
+    };
+    let started_unix = unix_s() + 0.02;
+    let mut handles = Vec::with_capacity(nworkers);
+    for (wi, streams) in per_worker.into_iter().enumerate() {
+        let setup = WorkerSetup {
+            index: wi,
+            cpu: pin.then(|| cpus[wi % cpus.len()]),
+            targets: targets.clone(),
+            shapes: shapes.clone(),
+            streams,
+            clock,
+            stop: stop.clone(),
+            error_stop: error_stop.clone(),
+            tx: tx.clone(),
+            policy: opts.policy,
+            data_seed: run.seed ^ 0xda7a,
+        };
+        let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
+        let t = targets.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("ioscope-w{wi}"))
+            .spawn(move || {
+                // Wait for the common start so intervals line up.
+                let now = now_ns();
+                if start_ns > now {
+                    std::thread::sleep(std::time::Duration::from_nanos(start_ns - now));
+                }
+                match engine {
+                    EngineKind::Null => worker::run_worker(NullEngine::new(capacity), setup),
+                    EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
+                    EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
+                    _ => match UringEngine::new(&t, capacity) {
+                        Ok(e) => worker::run_worker(e, setup),
+                        Err(e) => {
+                            let _ = setup.tx.send(Snapshot {
+                                worker: setup.index,
+                                index: 0,
+                                end_ns: now_ns(),
+                                last: true,
+                                workloads: Vec::new(),
+                                error_samples: Vec::new(),
+                                fatal: Some(e.to_string()),
+                            });
+                        }
+                    },
+                }
+            })
+            .map_err(|e| RunError::Setup {
+                run: run.name.clone(),
+                msg: format!("cannot start worker thread: {e}"),
+            })?;
+        handles.push(h);
+    }
+    drop(tx);
+
+    let mut coll = Collector::new(run, nworkers, clock);
+    let end_at = run
+        .duration_ns
+        .map(|d| start_ns + run.warmup_ns + d);
+    let mut interrupted = false;
+    loop {
+        if !interrupted && interrupt::requested() {
+            interrupted = true;
+            stop.store(true, Ordering::Relaxed);
+        }
+        if let Some(end) = end_at {
+            if now_ns() >= end {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+            Ok(s) => coll.add(s, on_interval),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let end_reason = if interrupted {
+        "interrupted"
+    } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
+        "error"
+    } else if end_at.is_some_and(|e| now_ns() >= e) {
+        "duration"
+    } else {
+        "passes"
+    };
+    if let Some(f) = &coll.fatal {
+        warnings.push(format!("run '{}': a worker failed: {f}", run.name));
+    }
+    let result = coll.finish(run, &targets, engine, end_reason, interrupted, started_unix, nworkers);
+    Ok((result, warnings))
+}
+
+/// Merges worker snapshots into intervals and totals.
+struct Collector {
+    nworkers: usize,
+    clock: IntervalClock,
+    /// Snapshots waiting for the rest of their interval, by index.
+    pending: std::collections::BTreeMap<u64, Vec<Snapshot>>,
+    /// Per worker: index of its last snapshot, once it has finished.
+    finished_at: Vec<Option<u64>>,
+    next_index: u64,
+    prev_end_ns: u64,
+    cpu_prev: CpuSample,
+    cpu_run_start: CpuSample,
+    cpu_measure_start: Option<CpuSample>,
+    measure_start_ns: Option<u64>,
+    last_end_ns: u64,
+    totals: Vec<WorkloadStats>,
+    intervals: Vec<Interval>,
+    samples: Vec<crate::report::model::ErrorSample>,
+    fatal: Option<String>,
+    nworkloads: usize,
+    open_loop: Vec<bool>,
+}
+
+impl Collector {
+    fn new(run: &RunSpec, nworkers: usize, clock: IntervalClock) -> Self {
+        let cpu = CpuSample::now();
+        let open_loop: Vec<bool> = run
+            .workloads
+            .iter()
+            .map(|w| matches!(w.rate, Rate::Iops(_)))
+            .collect();
+        Collector {
+            nworkers,
+            clock,
+            pending: Default::default(),
+            finished_at: vec![None; nworkers],
+            next_index: 0,
+            prev_end_ns: clock.start_ns,
+            cpu_prev: cpu,
+            cpu_run_start: cpu,
+            cpu_measure_start: if clock.warmup_ns == 0 { Some(cpu) } else { None },
+            measure_start_ns: if clock.warmup_ns == 0 {
+                Some(clock.start_ns)
+            } else {
+                None
+            },
+            last_end_ns: clock.start_ns,
+            totals: open_loop.iter().map(|&o| WorkloadStats::new(o)).collect(),
+            intervals: Vec::new(),
+            samples: Vec::new(),
+            fatal: None,
+            nworkloads: run.workloads.len(),
+            open_loop,
+        }
+    }
+
+    fn add(&mut self, s: Snapshot, on_interval: &mut dyn FnMut(&Interval)) {
+        if s.last {
+            self.finished_at[s.worker] = Some(s.index);
+        }
+        if let Some(f) = &s.fatal {
+            self.fatal.get_or_insert_with(|| f.clone());
+        }
+        self.pending.entry(s.index).or_default().push(s);
+        // Close every interval that every worker has delivered (or finished before).
+        loop {
+            let k = self.next_index;
+            let have = self.pending.get(&k).map_or(0, |v| v.len());
+            let done_before = self
+                .finished_at
+                .iter()
+                .filter(|f| f.is_some_and(|i| i < k))
+                .count();
+            if have == 0 && done_before == self.nworkers {
+                return;
+            }
+            if have + done_before < self.nworkers {
+                return;
+            }
+            let snaps = self.pending.remove(&k).unwrap_or_default();
+            self.close_interval(k, snaps, on_interval);
+            self.next_index += 1;
+        }
+    }
+
+    fn close_interval(
+        &mut self,
+        k: u64,
+        snaps: Vec<Snapshot>,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) {
+        let mut merged: Vec<WorkloadStats> =
+            self.open_loop.iter().map(|&o| WorkloadStats::new(o)).collect();
+        let mut end_ns = self.prev_end_ns;
+        for s in snaps {
+            end_ns = end_ns.max(s.end_ns);
+            for (m, w) in merged.iter_mut().zip(&s.workloads) {
+                *m += w;
+            }
+            for e in s.error_samples {
+                if self.samples.len() < 16 {
+                    self.samples.push(e);
+                }
+            }
+        }
+        let warmup = self.clock.is_warmup(k);
+        let dur_ns = end_ns.saturating_sub(self.prev_end_ns).max(1);
+        let dur_s = dur_ns as f64 / 1e9;
+        let mut all = OpStats::new(self.open_loop.iter().any(|&o| o));
+        let mut dirs = [OpStats::new(false), OpStats::new(false)];
+        for w in &merged {
+            all += &w.ops[0];
+            all += &w.ops[1];
+            dirs[0] += &w.ops[0];
+            dirs[1] += &w.ops[1];
+        }
+        let cpu_now = CpuSample {
+            at_ns: end_ns,
+            ..CpuSample::now()
+        };
+        let cpu = cpu_now.since(&self.cpu_prev, all.ios);
+        self.cpu_prev = cpu_now;
+        let iv = Interval {
+            index: k,
+            t_s: end_ns.saturating_sub(self.clock.start_ns) as f64 / 1e9,
+            duration_s: dur_s,
+            unix_s: unix_s(),
+            warmup,
+            ios: all.ios,
+            bytes: all.bytes,
+            iops: all.ios as f64 / dur_s,
+            mbps: all.bytes as f64 / dur_s / 1e6,
+            read_pct: if all.ios > 0 {
+                100.0 * dirs[0].ios as f64 / all.ios as f64
+            } else {
+                0.0
+            },
+            errors: all.errors,
+            lat_us: interval_latency(&all.lat),
+            read_lat_us: interval_latency(&dirs[0].lat),
+            write_lat_us: interval_latency(&dirs[1].lat),
+            queue_depth: all.service_sum_ns() as f64 / dur_ns as f64,
+            cpu,
+        };
+        on_interval(&iv);
+        self.intervals.push(iv);
+        if warmup {
+            // Measurement starts where warm-up ends.
+            self.measure_start_ns = Some(end_ns);
+            self.cpu_measure_start = Some(cpu_now);
+        } else {
+            for (t, m) in self.totals.iter_mut().zip(&merged) {
+                *t += m;
+            }
+        }
+        self.prev_end_ns = end_ns;
+        self.last_end_ns = end_ns;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        mut self,
+        run: &RunSpec,
+        targets: &Targets,
+        engine: EngineKind,
+        end_reason: &str,
+        interrupted: bool,
+        started_unix: f64,
+        nworkers: usize,
+    ) -> RunResult {
+        // Flush any interval left open (a worker that ended without peers).
+        let rest: Vec<u64> = self.pending.keys().copied().collect();
+        for k in rest {
+            if let Some(snaps) = self.pending.remove(&k) {
+                self.close_interval(k, snaps, &mut |_| {});
+            }
+        }
+        let measure_start = self.measure_start_ns.unwrap_or(self.last_end_ns);
+        let dur_ns = self.last_end_ns.saturating_sub(measure_start);
+        let dur_s = dur_ns as f64 / 1e9;
+        let mut all_ops = [OpStats::new(false), OpStats::new(false)];
+        let mut combined = OpStats::new(self.open_loop.iter().any(|&o| o));
+        for w in &self.totals {
+            all_ops[0] += &w.ops[0];
+            all_ops[1] += &w.ops[1];
+            combined += &w.ops[0];
+            combined += &w.ops[1];
+        }
+        let totals = Totals {
+            all: op_totals(&combined, dur_s, true),
+            read: op_totals(&all_ops[0], dur_s, true),
+            write: op_totals(&all_ops[1], dur_s, true),
+            queue_depth: if dur_ns > 0 {
+                combined.service_sum_ns() as f64 / dur_ns as f64
+            } else {
+                0.0
+            },
+        };
+        let cpu_end = CpuSample {
+            at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
+            ..self.cpu_prev
+        };
+        let cpu = cpu_end.since(
+            self.cpu_measure_start.as_ref().unwrap_or(&self.cpu_run_start),
+            combined.ios,
+        );
+        let workloads = if self.nworkloads > 1 {
+            run.workloads
+                .iter()
+                .zip(&self.totals)
+                .map(|(w, t)| {
+                    let c = t.combined();
+                    WorkloadResult {
+                        name: w.name.clone(),
+                        target: w.target.clone(),
+                        totals: Totals {
+                            all: op_totals(&c, dur_s, false),
+                            read: op_totals(&t.ops[Op::Read.index()], dur_s, false),
+                            write: op_totals(&t.ops[Op::Write.index()], dur_s, false),
+                            queue_depth: if dur_ns > 0 {
+                                c.service_sum_ns() as f64 / dur_ns as f64
+                            } else {
+                                0.0
+                            },
+                        },
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let _ = started_unix;
+        RunResult {
+            name: run.name.clone(),
+            target: targets
+                .iter()
+                .map(|t| t.uri.clone())
+                .collect::<Vec<_>>()
+                .join(","),
+            engine: engine.name().into(),
+            workload: serde_json::to_value(&run.workloads[0]).unwrap_or_default(),
+            duration_s: dur_s,
+            warmup_s: run.warmup_ns as f64 / 1e9,
+            interrupted,
+            end_reason: end_reason.into(),
+            workers: nworkers,
+            streams: run.total_streams(),
+            totals,
+            cpu,
+            workloads,
+            intervals: self.intervals,
+            error_samples: self.samples,
+        }
+    }
+}

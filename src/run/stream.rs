@@ -1,0 +1,151 @@
+//! A stream: one independent I/O sequence with its own position, RNG, queue depth,
+//! byte budget and rate schedule. Streams are plain data owned by one worker; choosing
+//! the next I/O costs a few RNG draws and no allocation.
+
+use super::rng::Rng;
+use crate::plan::model::{AccessPattern, Op, Rate, Workload};
+
+/// Per-workload tables shared by the workload's streams on one worker.
+#[derive(Debug, Clone)]
+pub struct WorkloadShape {
+    pub read_pct: u8,
+    pub sequential: bool,
+    /// Cumulative weights for block-size choice: (upper bound, bytes).
+    pub bs_table: Vec<(u32, u32)>,
+    pub bs_total_weight: u32,
+    /// Random offsets are multiples of this (the smallest block size).
+    pub offset_unit: u64,
+    pub ws_start: u64,
+    pub ws_len: u64,
+    pub target: u32,
+    pub max_bs: u32,
+    pub open_loop: bool,
+}
+
+impl WorkloadShape {
+    pub fn new(w: &Workload, target: u32, ws_start: u64, ws_len: u64) -> Self {
+        let mut acc = 0u32;
+        let bs_table = w
+            .bs
+            .split
+            .iter()
+            .map(|&(b, weight)| {
+                acc += weight;
+                (acc, b as u32)
+            })
+            .collect();
+        WorkloadShape {
+            read_pct: w.read_pct,
+            sequential: matches!(w.pattern, AccessPattern::Sequential),
+            bs_table,
+            bs_total_weight: acc,
+            offset_unit: w.bs.min_bytes().max(1),
+            ws_start,
+            ws_len,
+            target,
+            max_bs: w.bs.max_bytes() as u32,
+            open_loop: matches!(w.rate, Rate::Iops(_)),
+        }
+    }
+}
+
+/// Inter-arrival schedule for an open-loop stream.
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    /// Mean gap between intended issue times, ns.
+    pub gap_ns: f64,
+    pub exponential: bool,
+    /// Intended time of the next I/O (fractional ns carried).
+    pub next_due_ns: f64,
+}
+
+/// One I/O sequence.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    pub workload: u32,
+    pub rng: Rng,
+    /// For sequential access: this stream's region and position in it.
+    pub region_start: u64,
+    pub region_len: u64,
+    pub pos: u64,
+    pub qd: u32,
+    pub inflight: u32,
+    /// Bytes this stream may still issue (passes budget); `u64::MAX` = unlimited.
+    pub bytes_left: u64,
+    pub schedule: Option<Schedule>,
+}
+
+/// The next I/O a stream wants.
+#[derive(Debug, Clone, Copy)]
+pub struct NextIo {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u32,
+}
+
+impl Stream {
+    /// Chooses the next I/O, or `None` when the budget is spent.
+    #[inline]
+    pub fn next_io(&mut self, shape: &WorkloadShape) -> Option<NextIo> {
+        if self.bytes_left == 0 {
+            return None;
+        }
+        let op = match shape.read_pct {
+            100 => Op::Read,
+            0 => Op::Write,
+            p => {
+                if self.rng.below(100) < p as u64 {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        let len = if shape.bs_table.len() == 1 {
+            shape.bs_table[0].1
+        } else {
+            let pick = self.rng.below(shape.bs_total_weight as u64) as u32;
+            shape
+                .bs_table
+                .iter()
+                .find(|&&(upper, _)| pick < upper)
+                .map(|&(_, b)| b)
+                .unwrap_or(shape.max_bs)
+        };
+        let offset = if shape.sequential {
+            if self.pos + len as u64 > self.region_start + self.region_len {
+                self.pos = self.region_start;
+            }
+            let o = self.pos;
+            self.pos += len as u64;
+            o
+        } else {
+            let slots = (shape.ws_len - len as u64) / shape.offset_unit + 1;
+            shape.ws_start + self.rng.below(slots) * shape.offset_unit
+        };
+        self.bytes_left = self.bytes_left.saturating_sub(len as u64);
+        Some(NextIo { op, offset, len })
+    }
+
+    /// Advances the schedule by one arrival and returns the intended time of the I/O
+    /// being issued.
+    #[inline]
+    pub fn take_due(&mut self) -> u64 {
+        let Some(s) = self.schedule.as_mut() else {
+            return 0;
+        };
+        let due = s.next_due_ns;
+        let gap = if s.exponential {
+            // Inverse-CDF of the exponential distribution; 1-u avoids ln(0).
+            -s.gap_ns * (1.0 - self.rng.unit_f64()).ln()
+        } else {
+            s.gap_ns
+        };
+        s.next_due_ns += gap;
+        due as u64
+    }
+
+    pub fn next_due_ns(&self) -> Option<u64> {
+        self.schedule.map(|s| s.next_due_ns as u64)
+    }
+}

@@ -1,0 +1,383 @@
+//! A worker: one OS thread, optionally pinned, that owns an engine and runs many
+//! streams. Everything touched per I/O — engine, buffers, RNGs, histograms, counters —
+//! belongs to the worker: no lock, no atomic read-modify-write, no allocation per I/O.
+//! The only shared state is a stop flag (a relaxed load per loop turn) and the channel
+//! that takes one snapshot per interval.
+//!
+//! Loop shape: issue every I/O that is ready (closed-loop streams with a free slot,
+//! open-loop streams whose intended time has come), submit them with one engine call
+//! that also waits for at least one completion, read the clock once, account every
+//! completion. Open-loop I/O is timed from its intended time, so a stalled device's
+//! backlog shows in the latency (the coordinated-omission correction).
+
+use super::buffers::{slot_bytes, AlignedBuf};
+use super::clock::IntervalClock;
+use super::stream::{Stream, WorkloadShape};
+use crate::engine::{Completion, Engine, IoRequest, Targets};
+use crate::plan::model::Op;
+use crate::report::model::ErrorSample;
+use crate::stats::clock::now_ns;
+use crate::stats::snapshot::{Snapshot, WorkloadStats};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+
+/// Most error samples a worker keeps per run.
+const MAX_ERROR_SAMPLES: usize = 8;
+
+/// What to do when an I/O fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorPolicy {
+    Stop,
+    Continue,
+}
+
+/// Everything a worker needs, moved into its thread.
+pub struct WorkerSetup {
+    pub index: usize,
+    pub cpu: Option<usize>,
+    pub targets: Targets,
+    pub shapes: Vec<WorkloadShape>,
+    pub streams: Vec<Stream>,
+    pub clock: IntervalClock,
+    pub stop: Arc<AtomicBool>,
+    pub error_stop: Arc<AtomicBool>,
+    pub tx: Sender<Snapshot>,
+    pub policy: ErrorPolicy,
+    pub data_seed: u64,
+}
+
+/// Per in-flight request bookkeeping.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    stream: u32,
+    op: Op,
+    len: u32,
+    offset: u64,
+    intended_ns: u64,
+    submit_ns: u64,
+    buf: *mut u8,
+}
+
+/// Pins the calling thread to one CPU. Failure is reported, not fatal.
+pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET indexes within its fixed size (checked).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Runs the worker loop to the end and sends its last snapshot.
+pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
+    if let Some(cpu) = setup.cpu {
+        if let Err(e) = pin_to_cpu(cpu) {
+            eprintln!("warning: worker {} could not pin to CPU {cpu}: {e}", setup.index);
+        }
+    }
+    let total_slots: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
+    let slot_sizes: Vec<usize> = setup
+        .streams
+        .iter()
+        .map(|s| slot_bytes(setup.shapes[s.workload as usize].max_bs as u64))
+        .collect();
+    let pool_bytes: usize = setup
+        .streams
+        .iter()
+        .zip(&slot_sizes)
+        .map(|(s, &b)| b * s.qd as usize)
+        .sum();
+    let Some(mut pool) = AlignedBuf::new(pool_bytes) else {
+        let _ = setup.tx.send(fatal_snapshot(
+            &setup,
+            format!("cannot allocate {pool_bytes} bytes of I/O buffers"),
+        ));
+        return;
+    };
+    // Fill write buffers once with pseudo-random bytes (never all zeroes, which some
+    // storage answers without doing the work).
+    {
+        let mut rng = super::rng::Rng::new(setup.data_seed ^ setup.index as u64);
+        for w in pool.as_mut_slice().chunks_exact_mut(8) {
+            w.copy_from_slice(&rng.next_u64().to_le_bytes());
+        }
+    }
+    let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
+    let mut free: Vec<Vec<u32>> = Vec::with_capacity(setup.streams.len());
+    let mut cursor = 0usize;
+    for (si, s) in setup.streams.iter().enumerate() {
+        let mut f = Vec::with_capacity(s.qd as usize);
+        for _ in 0..s.qd {
+            f.push(slots.len() as u32);
+            slots.push(Slot {
+                stream: si as u32,
+                op: Op::Read,
+                len: 0,
+                offset: 0,
+                intended_ns: 0,
+                submit_ns: 0,
+                // SAFETY: cursor + slot size stays within the pool (sizes summed above).
+                buf: unsafe { pool.as_mut_ptr().add(cursor) },
+            });
+            cursor += slot_sizes[si];
+        }
+        free.push(f);
+    }
+
+    // Closed-loop tokens: one per free slot of a stream with work left.
+    let mut ready: Vec<u32> = Vec::with_capacity(total_slots);
+    // Open-loop timers: (intended time, stream).
+    let mut timers: BinaryHeap<Reverse<(u64, u32)>> =
+        BinaryHeap::with_capacity(setup.streams.len());
+    // Open-loop streams whose due I/O waits for a free slot.
+    let mut waiting: Vec<bool> = vec![false; setup.streams.len()];
+    let start_ns = setup.clock.start_ns;
+    for (si, s) in setup.streams.iter_mut().enumerate() {
+        if let Some(sched) = s.schedule.as_mut() {
+            sched.next_due_ns += start_ns as f64;
+            timers.push(Reverse((sched.next_due_ns as u64, si as u32)));
+        } else {
+            for _ in 0..s.qd {
+                ready.push(si as u32);
+            }
+        }
+    }
+
+    let open_loop_any = setup.shapes.iter().any(|s| s.open_loop);
+    let mut stats = new_stats_from(&setup.shapes);
+    let mut samples: Vec<ErrorSample> = Vec::new();
+    let mut interval: u64 = 0;
+    let mut next_boundary = setup.clock.boundary_ns(0);
+    let mut completions: Vec<Completion> = Vec::with_capacity(total_slots.max(1));
+    let mut inflight: u32 = 0;
+    let mut stopping = false;
+    let mut fatal: Option<String> = None;
+    let shapes = std::mem::take(&mut setup.shapes);
+
+    loop {
+        let now = now_ns();
+        if now >= next_boundary {
+            let snap = Snapshot {
+                worker: setup.index,
+                index: interval,
+                end_ns: now,
+                last: false,
+                workloads: std::mem::replace(&mut stats, new_stats_from(&shapes)),
+                error_samples: std::mem::take(&mut samples),
+                fatal: None,
+            };
+            if setup.tx.send(snap).is_err() {
+                // Collector gone: nothing more can be reported.
+                return;
+            }
+            interval += 1;
+            next_boundary = setup.clock.boundary_ns(interval);
+        }
+        if !stopping && setup.stop.load(Ordering::Relaxed) {
+            stopping = true;
+        }
+        if !stopping {
+            // Closed loop: fill every free slot.
+            while let Some(si) = ready.pop() {
+                let s = &mut setup.streams[si as usize];
+                let shape = &shapes[s.workload as usize];
+                let Some(io) = s.next_io(shape) else {
+                    continue;
+                };
+                let Some(slot_idx) = free[si as usize].pop() else {
+                    continue;
+                };
+                let slot = &mut slots[slot_idx as usize];
+                slot.op = io.op;
+                slot.len = io.len;
+                slot.offset = io.offset;
+                slot.intended_ns = now;
+                slot.submit_ns = now;
+                s.inflight += 1;
+                inflight += 1;
+                if let Err(e) = engine.push(IoRequest {
+                    op: io.op,
+                    target: shape.target,
+                    offset: io.offset,
+                    len: io.len,
+                    buf: slot.buf,
+                    tag: slot_idx as u64,
+                }) {
+                    fatal = Some(e.to_string());
+                    break;
+                }
+            }
+            // Open loop: issue everything whose intended time has come.
+            while let Some(&Reverse((due, si))) = timers.peek() {
+                if due > now {
+                    break;
+                }
+                timers.pop();
+                let s = &mut setup.streams[si as usize];
+                let Some(slot_idx) = free[si as usize].pop() else {
+                    // All slots busy: the I/O waits inside ioscope, its clock running.
+                    waiting[si as usize] = true;
+                    continue;
+                };
+                let shape = &shapes[s.workload as usize];
+                let Some(io) = s.next_io(shape) else {
+                    free[si as usize].push(slot_idx);
+                    continue;
+                };
+                let intended = s.take_due();
+                let slot = &mut slots[slot_idx as usize];
+                slot.op = io.op;
+                slot.len = io.len;
+                slot.offset = io.offset;
+                slot.intended_ns = intended;
+                slot.submit_ns = now;
+                s.inflight += 1;
+                inflight += 1;
+                if let Some(d) = s.next_due_ns() {
+                    timers.push(Reverse((d, si)));
+                }
+                if let Err(e) = engine.push(IoRequest {
+                    op: io.op,
+                    target: shape.target,
+                    offset: io.offset,
+                    len: io.len,
+                    buf: slot.buf,
+                    tag: slot_idx as u64,
+                }) {
+                    fatal = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        if fatal.is_some() {
+            break;
+        }
+        if inflight == 0 && (stopping || (ready.is_empty() && timers.is_empty())) {
+            break;
+        }
+        // Wait no later than the next interval boundary or the next intended time.
+        let mut wake = next_boundary;
+        if open_loop_any {
+            if let Some(Reverse((due, _))) = timers.peek() {
+                wake = wake.min(*due);
+            }
+        }
+        let timeout = wake.saturating_sub(now).max(1);
+        if inflight == 0 {
+            // Nothing in flight and nothing due yet: sleep until the next event.
+            if timeout > 50_000 {
+                std::thread::sleep(std::time::Duration::from_nanos(timeout - 20_000));
+            }
+            continue;
+        }
+        if let Err(e) = engine.submit_and_reap(1, Some(timeout), &mut completions) {
+            fatal = Some(e.to_string());
+            break;
+        }
+        if completions.is_empty() {
+            continue;
+        }
+        let reap_ns = now_ns();
+        for c in completions.drain(..) {
+            let slot = slots[c.tag as usize];
+            let done = if c.done_ns != 0 { c.done_ns } else { reap_ns };
+            let si = slot.stream as usize;
+            let s = &mut setup.streams[si];
+            s.inflight -= 1;
+            inflight -= 1;
+            free[si].push(c.tag as u32);
+            let ws = &mut stats[s.workload as usize].ops[slot.op.index()];
+            if c.result < 0 {
+                ws.errors += 1;
+                if samples.len() < MAX_ERROR_SAMPLES {
+                    let errno = (-c.result) as i32;
+                    samples.push(ErrorSample {
+                        op: slot.op.name().into(),
+                        target: setup.targets[shapes[s.workload as usize].target as usize]
+                            .uri
+                            .clone(),
+                        offset: slot.offset,
+                        len: slot.len as u64,
+                        errno,
+                        message: std::io::Error::from_raw_os_error(errno).to_string(),
+                    });
+                }
+                if setup.policy == ErrorPolicy::Stop {
+                    setup.error_stop.store(true, Ordering::Relaxed);
+                    setup.stop.store(true, Ordering::Relaxed);
+                }
+            } else {
+                ws.ios += 1;
+                ws.bytes += c.result as u64;
+                ws.lat.record(done.saturating_sub(slot.intended_ns));
+                if let Some(svc) = ws.svc.as_mut() {
+                    svc.record(done.saturating_sub(slot.submit_ns));
+                }
+            }
+            if s.schedule.is_some() {
+                if waiting[si] {
+                    waiting[si] = false;
+                    if let Some(d) = s.next_due_ns() {
+                        timers.push(Reverse((d, si as u32)));
+                    }
+                }
+            } else if s.bytes_left > 0 {
+                ready.push(si as u32);
+            }
+        }
+    }
+    // Drain what is still in flight; those completions fall after the end and are not
+    // counted. Buffers must outlive them.
+    let drain_deadline = now_ns() + 30_000_000_000;
+    while inflight > 0 && now_ns() < drain_deadline {
+        if engine
+            .submit_and_reap(1, Some(100_000_000), &mut completions)
+            .is_err()
+        {
+            break;
+        }
+        inflight -= completions.len() as u32;
+        completions.clear();
+    }
+    let _ = setup.tx.send(Snapshot {
+        worker: setup.index,
+        index: interval,
+        end_ns: now_ns(),
+        last: true,
+        workloads: stats,
+        error_samples: samples,
+        fatal,
+    });
+    if inflight > 0 {
+        // The kernel may still write into these buffers: never free them.
+        std::mem::forget(pool);
+    }
+}
+
+fn new_stats_from(shapes: &[WorkloadShape]) -> Vec<WorkloadStats> {
+    shapes
+        .iter()
+        .map(|s| WorkloadStats::new(s.open_loop))
+        .collect()
+}
+
+fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
+    Snapshot {
+        worker: setup.index,
+        index: 0,
+        end_ns: now_ns(),
+        last: true,
+        workloads: new_stats_from(&setup.shapes),
+        error_samples: Vec::new(),
+        fatal: Some(msg),
+    }
+}

@@ -1,0 +1,100 @@
+//! What a worker hands over at each interval boundary: counters and histograms per
+//! workload and direction. Workers fill their own snapshot with no sharing; the
+//! collector merges snapshots with `+=`. This is the only traffic between a worker and
+//! the rest of the program while a run is going, once per interval.
+
+use super::histogram::LatencyHistogram;
+use crate::report::model::ErrorSample;
+use std::ops::AddAssign;
+
+/// Counters for one direction of one workload.
+#[derive(Debug, Clone, Default)]
+pub struct OpStats {
+    pub ios: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    /// Latency from the intended issue time (the application's view).
+    pub lat: LatencyHistogram,
+    /// Service time from the actual submission; recorded only in open loop, where it
+    /// differs from `lat`.
+    pub svc: Option<LatencyHistogram>,
+}
+
+impl OpStats {
+    pub fn new(open_loop: bool) -> Self {
+        OpStats {
+            svc: open_loop.then(LatencyHistogram::new),
+            ..Default::default()
+        }
+    }
+
+    /// The service-time histogram (the latency one in closed loop).
+    pub fn service(&self) -> &LatencyHistogram {
+        self.svc.as_ref().unwrap_or(&self.lat)
+    }
+
+    /// Summed service time, for average queue depth by Little's law.
+    pub fn service_sum_ns(&self) -> u128 {
+        self.service().sum_ns()
+    }
+}
+
+impl AddAssign<&OpStats> for OpStats {
+    fn add_assign(&mut self, o: &OpStats) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.errors += o.errors;
+        self.lat += &o.lat;
+        match (&mut self.svc, &o.svc) {
+            (Some(a), Some(b)) => *a += b,
+            (None, Some(b)) => self.svc = Some(b.clone()),
+            _ => {}
+        }
+    }
+}
+
+/// Read and write counters of one workload.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadStats {
+    /// Indexed by [`crate::plan::model::Op::index`].
+    pub ops: [OpStats; 2],
+}
+
+impl WorkloadStats {
+    pub fn new(open_loop: bool) -> Self {
+        WorkloadStats {
+            ops: [OpStats::new(open_loop), OpStats::new(open_loop)],
+        }
+    }
+
+    /// Both directions together.
+    pub fn combined(&self) -> OpStats {
+        let mut all = self.ops[0].clone();
+        all += &self.ops[1];
+        all
+    }
+}
+
+impl AddAssign<&WorkloadStats> for WorkloadStats {
+    fn add_assign(&mut self, o: &WorkloadStats) {
+        self.ops[0] += &o.ops[0];
+        self.ops[1] += &o.ops[1];
+    }
+}
+
+/// One worker's contribution to one interval.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub worker: usize,
+    /// Interval index (0-based, warm-up intervals included).
+    pub index: u64,
+    /// Monotonic ns at which the worker closed this snapshot.
+    pub end_ns: u64,
+    /// The worker has stopped; this is its last snapshot.
+    pub last: bool,
+    /// Per workload of the run, in plan order.
+    pub workloads: Vec<WorkloadStats>,
+    pub error_samples: Vec<ErrorSample>,
+    /// A whole-engine failure that ended this worker.
+    pub fatal: Option<String>,
+}

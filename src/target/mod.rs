@@ -1,0 +1,393 @@
+//! Targets: opening what a plan names — a file, a block device, `mem:SIZE`,
+//! `null:SIZE` — and learning its size and alignment rules before any I/O starts, so
+//! that a misaligned block size under O_DIRECT is refused up front rather than
+//! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
+
+pub mod safety;
+
+use crate::plan::model::{TargetKind, TargetSpec};
+use crate::plan::units::parse_size;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::io::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+
+/// Why a target could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("target '{uri}': {msg}")]
+    Invalid { uri: String, msg: String },
+    #[error("target '{}': {op}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        source: std::io::Error,
+    },
+    #[error("target '{}': {reason}. Refusing to write to it; pass --force if you really mean to destroy its contents", path.display())]
+    Unsafe { path: PathBuf, reason: String },
+}
+
+/// Parses a target URI into its kind. No I/O.
+pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
+    let invalid = |msg: String| TargetError::Invalid {
+        uri: uri.to_string(),
+        msg,
+    };
+    if let Some(rest) = uri.strip_prefix("mem:") {
+        let size = parse_size(rest).map_err(|e| invalid(format!("bad size: {e}")))?;
+        return Ok(TargetKind::Mem(size));
+    }
+    if let Some(rest) = uri.strip_prefix("null:") {
+        let size = parse_size(rest).map_err(|e| invalid(format!("bad size: {e}")))?;
+        return Ok(TargetKind::Null(size));
+    }
+    if uri.is_empty() {
+        return Err(invalid("empty target".into()));
+    }
+    if let Some((scheme, _)) = uri.split_once("://") {
+        return Err(invalid(format!(
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE)"
+        )));
+    }
+    Ok(TargetKind::Path(PathBuf::from(uri)))
+}
+
+/// How a target's bytes are reached.
+#[derive(Debug)]
+pub enum Backing {
+    File {
+        file: File,
+        path: PathBuf,
+        is_block: bool,
+    },
+    Mem(MemStore),
+    Null,
+}
+
+/// An opened target, shared by every worker that issues I/O to it.
+#[derive(Debug)]
+pub struct OpenTarget {
+    pub name: String,
+    pub uri: String,
+    pub backing: Backing,
+    pub size_bytes: u64,
+    /// O_DIRECT is in effect.
+    pub direct: bool,
+    /// Offsets and lengths must be multiples of this (512 or the device's logical
+    /// block size under O_DIRECT; 1 otherwise).
+    pub align_bytes: u64,
+}
+
+impl OpenTarget {
+    pub fn fd(&self) -> Option<RawFd> {
+        match &self.backing {
+            Backing::File { file, .. } => Some(file.as_raw_fd()),
+            _ => None,
+        }
+    }
+    pub fn is_block_device(&self) -> bool {
+        matches!(self.backing, Backing::File { is_block: true, .. })
+    }
+}
+
+/// Options for [`open`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenOptionsIo {
+    /// Some workload writes to this target.
+    pub writes: bool,
+    /// The user passed --force.
+    pub force: bool,
+    /// Working set end needed (offset + size) for creating or extending a file.
+    pub min_size_bytes: u64,
+}
+
+/// Opens a target: creates a missing file at the requested size, refuses unsafe
+/// writes to block devices, decides O_DIRECT, and learns size and alignment.
+pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, TargetError> {
+    match parse_uri(&spec.uri)? {
+        TargetKind::Mem(size) => Ok(OpenTarget {
+            name: spec.name.clone(),
+            uri: spec.uri.clone(),
+            backing: Backing::Mem(MemStore::new(size).map_err(|e| TargetError::Io {
+                path: PathBuf::from(&spec.uri),
+                op: "allocating memory",
+                source: e,
+            })?),
+            size_bytes: size,
+            direct: false,
+            align_bytes: 1,
+        }),
+        TargetKind::Null(size) => Ok(OpenTarget {
+            name: spec.name.clone(),
+            uri: spec.uri.clone(),
+            backing: Backing::Null,
+            size_bytes: size,
+            direct: false,
+            align_bytes: 1,
+        }),
+        TargetKind::Path(path) => open_path(spec, &path, opts),
+    }
+}
+
+fn io_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(std::io::Error) -> TargetError + 'a {
+    move |source| TargetError::Io {
+        path: path.to_path_buf(),
+        op,
+        source,
+    }
+}
+
+fn open_path(
+    spec: &TargetSpec,
+    path: &Path,
+    opts: OpenOptionsIo,
+) -> Result<OpenTarget, TargetError> {
+    let meta = std::fs::metadata(path);
+    let exists = meta.is_ok();
+    let is_block = meta
+        .as_ref()
+        .map(|m| m.file_type().is_block_device())
+        .unwrap_or(false);
+    if let Ok(m) = &meta {
+        if m.is_dir() {
+            return Err(TargetError::Invalid {
+                uri: spec.uri.clone(),
+                msg: "is a directory; name a file inside it".into(),
+            });
+        }
+        if !is_block && !m.is_file() {
+            return Err(TargetError::Invalid {
+                uri: spec.uri.clone(),
+                msg: "is neither a regular file nor a block device".into(),
+            });
+        }
+    }
+    if is_block && opts.writes && !opts.force {
+        if let Some(reason) = safety::block_device_in_use(path).map_err(io_err(path, "checking"))? {
+            return Err(TargetError::Unsafe {
+                path: path.to_path_buf(),
+                reason,
+            });
+        }
+    }
+    if !exists {
+        let size = spec.size_bytes.unwrap_or(0).max(opts.min_size_bytes);
+        if size == 0 {
+            return Err(TargetError::Invalid {
+                uri: spec.uri.clone(),
+                msg: "does not exist; give --size to create it".into(),
+            });
+        }
+        if let Some(parent) = path.parent() {
+            if !parent.as_os_str().is_empty() && !parent.is_dir() {
+                return Err(TargetError::Invalid {
+                    uri: spec.uri.clone(),
+                    msg: format!("directory '{}' does not exist", parent.display()),
+                });
+            }
+        }
+        create_file(path, size)?;
+    }
+    let want_direct = spec.direct;
+    let file = if want_direct != Some(false) {
+        match open_file(path, opts.writes, true) {
+            Ok(f) => Some(f),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && want_direct.is_none() => None,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                return Err(TargetError::Invalid {
+                    uri: spec.uri.clone(),
+                    msg: "this filesystem does not support O_DIRECT; use --direct false".into(),
+                })
+            }
+            Err(e) => return Err(io_err(path, "opening")(e)),
+        }
+    } else {
+        None
+    };
+    let (file, direct) = match file {
+        Some(f) => (f, true),
+        None => (
+            open_file(path, opts.writes, false).map_err(io_err(path, "opening"))?,
+            false,
+        ),
+    };
+    let mut size_bytes = if is_block {
+        block_size_bytes(&file).map_err(io_err(path, "reading device size"))?
+    } else {
+        file.metadata().map_err(io_err(path, "stat"))?.len()
+    };
+    if !is_block && size_bytes < opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0)) {
+        // An existing file smaller than the working set: extend it with real data so
+        // reads hit allocated blocks, as when it is created.
+        let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
+        fill_file(path, size_bytes, want)?;
+        size_bytes = want;
+    }
+    let align_bytes = if direct {
+        if is_block {
+            logical_block_bytes(&file).unwrap_or(512)
+        } else {
+            // The filesystem's direct-I/O alignment; 512 is the safe common floor but
+            // many filesystems need their block size. Use the device's logical block
+            // size where we can learn it from statx, else 512.
+            dio_alignment(path).unwrap_or(512)
+        }
+    } else {
+        1
+    };
+    Ok(OpenTarget {
+        name: spec.name.clone(),
+        uri: spec.uri.clone(),
+        backing: Backing::File {
+            file,
+            path: path.to_path_buf(),
+            is_block,
+        },
+        size_bytes,
+        direct,
+        align_bytes,
+    })
+}
+
+fn open_file(path: &Path, write: bool, direct: bool) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(write);
+    if direct {
+        o.custom_flags(libc::O_DIRECT);
+    }
+    o.open(path)
+}
+
+/// Creates a file of `size` bytes filled with pseudo-random data, so reads measure
+/// real allocated blocks rather than holes that the filesystem answers from nothing.
+fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
+    File::create(path).map_err(io_err(path, "creating"))?;
+    fill_file(path, 0, size)
+}
+
+fn fill_file(path: &Path, from: u64, to: u64) -> Result<(), TargetError> {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(io_err(path, "opening to fill"))?;
+    f.seek(SeekFrom::Start(from))
+        .map_err(io_err(path, "seeking"))?;
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut rng = crate::run::rng::Rng::new(0x5eed_f11e ^ from);
+    let mut pos = from;
+    while pos < to {
+        for w in chunk.chunks_exact_mut(8) {
+            w.copy_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        let n = ((to - pos) as usize).min(chunk.len());
+        f.write_all(&chunk[..n])
+            .map_err(io_err(path, "filling"))?;
+        pos += n as u64;
+    }
+    f.sync_all().map_err(io_err(path, "syncing"))?;
+    Ok(())
+}
+
+fn block_size_bytes(file: &File) -> std::io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which is valid.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64, &mut size as *mut u64) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+fn logical_block_bytes(file: &File) -> Option<u64> {
+    let mut ssz: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int through the pointer, which is valid.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), BLKSSZGET, &mut ssz as *mut libc::c_int) };
+    (r == 0 && ssz > 0).then_some(ssz as u64)
+}
+
+/// Direct-I/O alignment of a file from statx(STATX_DIOALIGN), when the kernel tells.
+fn dio_alignment(path: &Path) -> Option<u64> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statx fills the zeroed struct; the path is a valid C string.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    if r != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
+        return None;
+    }
+    Some((stx.stx_dio_offset_align as u64).max(stx.stx_dio_mem_align as u64))
+}
+
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+const BLKSSZGET: libc::c_ulong = 0x1268;
+
+/// In-process RAM target: an anonymous mapping, touched lazily.
+///
+/// Concurrent I/O from several workers to overlapping ranges interleaves bytes, as
+/// on a real device; the memory is treated like a device's, outside Rust's ownership.
+#[derive(Debug)]
+pub struct MemStore {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping lives as long as the MemStore; access is by raw copies that
+// behave like device DMA, which is what the mem target models.
+unsafe impl Send for MemStore {}
+unsafe impl Sync for MemStore {}
+
+impl MemStore {
+    pub fn new(len: u64) -> std::io::Result<Self> {
+        let len = usize::try_from(len).map_err(|_| std::io::Error::other("size too large"))?;
+        // SAFETY: anonymous private mapping; the result is checked.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(MemStore {
+            ptr: ptr as *mut u8,
+            len,
+        })
+    }
+
+    /// Base pointer of the mapping.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for MemStore {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the region mapped in `new`, exactly once.
+        unsafe {
+            libc::munmap(self.ptr as *mut libc::c_void, self.len);
+        }
+    }
+}
