@@ -1,1 +1,123 @@
-//! Command-line definitions (clap). Parsing only: flags become a Plan in `args`.
+//! Command-line definitions (clap). This module only describes flags and turns them
+//! into a [`Plan`](crate::plan::Plan) (`to_plan`); it never does I/O. Values are taken
+//! as strings and parsed with the plan's unit parsers so every error names the flag
+//! and the text the user typed.
+
+pub mod to_plan;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Storage performance measurement that tells the truth.
+#[derive(Debug, Parser)]
+#[command(name = "ioscope", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run workloads from flags or from a job file.
+    Run(Box<RunArgs>),
+    /// A quick look at a filesystem or device: 4 KiB random read/write, 1 MiB
+    /// sequential read/write, a few seconds each.
+    Quick(Box<QuickArgs>),
+}
+
+/// Output settings shared by every command that measures.
+#[derive(Debug, Args, Clone, Default)]
+pub struct OutputArgs {
+    /// Write the result JSON here (atomically); intervals stream to PATH.intervals.jsonl.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Print nothing but errors and the final summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Native job file (TOML). Flags below then override its defaults.
+    #[arg(value_name = "JOBFILE")]
+    pub job: Option<PathBuf>,
+    /// Target: a file, a block device, mem:SIZE or null:SIZE. Repeatable.
+    #[arg(long, short = 't', value_name = "PATH")]
+    pub target: Vec<String>,
+    /// How I/O is issued: auto, uring, sync, null, mem.
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// Access: read, write, randread, randwrite, rw, randrw.
+    #[arg(long, value_name = "RW")]
+    pub rw: Option<String>,
+    /// Percentage of reads for rw/randrw (default 50).
+    #[arg(long, value_name = "N")]
+    pub read_pct: Option<String>,
+    /// Transfer size, e.g. 4k, 1m.
+    #[arg(long, value_name = "SIZE")]
+    pub bs: Option<String>,
+    /// Operations in flight per stream.
+    #[arg(long, value_name = "N")]
+    pub qd: Option<String>,
+    /// Independent I/O streams (multiplexed over workers, not one thread each).
+    #[arg(long, value_name = "N")]
+    pub streams: Option<String>,
+    /// Working-set size; a new file target is created at this size.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Start of the working set within the target.
+    #[arg(long, value_name = "SIZE")]
+    pub offset: Option<String>,
+    /// Measured time (after warm-up), e.g. 30s, 2m.
+    #[arg(long, value_name = "DUR")]
+    pub duration: Option<String>,
+    /// Stop after N full passes over the working set (whichever of duration or passes
+    /// comes first).
+    #[arg(long, value_name = "N")]
+    pub passes: Option<String>,
+    /// Warm-up time, shown but left out of the totals.
+    #[arg(long, value_name = "DUR")]
+    pub warmup: Option<String>,
+    /// Reporting interval.
+    #[arg(long, value_name = "DUR")]
+    pub interval: Option<String>,
+    /// O_DIRECT: true or false (default: true where the target supports it).
+    #[arg(long, value_name = "BOOL")]
+    pub direct: Option<String>,
+    /// Pin workers to these CPUs, e.g. 0-3,6.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Worker threads (default: one per allowed CPU, at most one per stream).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<String>,
+    /// Open-loop rate in IOPS for the workload, or max (closed loop, the default).
+    #[arg(long, value_name = "IOPS")]
+    pub rate: Option<String>,
+    /// Seed for offsets and data.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<String>,
+    /// What an I/O error does: stop (default) or continue.
+    #[arg(long, value_name = "POLICY")]
+    pub on_error: Option<String>,
+    /// Allow writes to a block device that looks in use (destroys its contents).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct QuickArgs {
+    /// A directory (scratch file inside it), a file, or a block device. Default: a
+    /// scratch file in the system temp directory.
+    #[arg(value_name = "TARGET")]
+    pub target: Option<PathBuf>,
+    /// Seconds per test (measured), default 4.
+    #[arg(long, value_name = "DUR", default_value = "4s")]
+    pub duration: String,
+    /// Allow the write tests on a block device (destroys its contents).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

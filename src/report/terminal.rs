@@ -1,0 +1,176 @@
+//! Terminal output: one line per interval with vdbench's columns (so people who read
+//! vdbench output read ours without a legend), then a summary with percentiles.
+//! Times are milliseconds as in vdbench; "MB/sec" is 1024**2 bytes as vdbench prints
+//! it (the JSON carries both MB/s at 10^6 and MiB/s).
+
+use super::model::{Interval, OpTotals, RunResult};
+use std::fmt::Write as _;
+
+/// The two header lines printed before a run's intervals.
+pub fn interval_header() -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<12} {:>8} {:>11} {:>9} {:>8} {:>6} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>6} {:>8}",
+        "", "interval", "i/o", "MB/sec", "bytes", "read", "resp", "read", "write", "resp", "resp", "queue", "cpu%", "cpu%", "resp"
+    );
+    let _ = write!(
+        s,
+        "{:<12} {:>8} {:>11} {:>9} {:>8} {:>6} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>6} {:>8}",
+        "", "", "rate", "1024**2", "i/o", "pct", "time", "resp", "resp", "max", "stddev", "depth", "sys+u", "sys", "p99"
+    );
+    s
+}
+
+/// Local wall-clock time of day "HH:MM:SS.mmm" for a Unix time.
+pub fn time_of_day(unix_s: f64) -> String {
+    let secs = unix_s.floor() as libc::time_t;
+    let ms = ((unix_s - unix_s.floor()) * 1000.0) as u32;
+    // SAFETY: localtime_r writes into the zeroed tm we own.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    unsafe { libc::localtime_r(&secs, &mut tm) };
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        tm.tm_hour, tm.tm_min, tm.tm_sec, ms
+    )
+}
+
+/// One interval line. Warm-up intervals carry a 'w' after their number.
+pub fn interval_line(iv: &Interval, interval_no: u64) -> String {
+    let label = if iv.warmup {
+        format!("{interval_no}w")
+    } else {
+        interval_no.to_string()
+    };
+    let bytes_per_io = iv.bytes.checked_div(iv.ios).unwrap_or(0);
+    let mib = iv.bytes as f64 / iv.duration_s.max(1e-9) / (1u64 << 20) as f64;
+    let ms = |us: f64| us / 1000.0;
+    let mut line = format!(
+        "{:<12} {:>8} {:>11.2} {:>9.2} {:>8} {:>6.2} {:>8.3} {:>8.3} {:>8.3} {:>9.3} {:>8.3} {:>6.1} {:>6.1} {:>6.1} {:>8.3}",
+        time_of_day(iv.unix_s),
+        label,
+        iv.iops,
+        mib,
+        bytes_per_io,
+        iv.read_pct,
+        ms(iv.lat_us.mean),
+        ms(iv.read_lat_us.mean),
+        ms(iv.write_lat_us.mean),
+        ms(iv.lat_us.max),
+        ms(iv.lat_us.stddev),
+        iv.queue_depth,
+        iv.cpu.user_pct + iv.cpu.sys_pct,
+        iv.cpu.sys_pct,
+        ms(iv.lat_us.p99),
+    );
+    if iv.errors > 0 {
+        let _ = write!(line, "  errors={}", iv.errors);
+    }
+    line
+}
+
+fn op_row(name: &str, t: &OpTotals) -> String {
+    let l = &t.latency_us;
+    format!(
+        "{:<6} {:>12} {:>11.1} {:>9.2} {:>9.2} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>7}",
+        name, t.ios, t.iops, t.mbps, t.mibps, l.min, l.mean, l.p50, l.p90, l.p99, l.p99_9, l.p99_99, l.max, t.errors
+    )
+}
+
+/// The summary printed after a run.
+pub fn run_summary(r: &RunResult) -> String {
+    let mut s = String::new();
+    let t = &r.totals;
+    let _ = writeln!(
+        s,
+        "\n{} — {} on {} ({} engine, {} workers, {} streams), {:.2} s measured{}{}",
+        r.name,
+        workload_words(&r.workload),
+        r.target,
+        r.engine,
+        r.workers,
+        r.streams,
+        r.duration_s,
+        if r.warmup_s > 0.0 {
+            format!(" after {:.1} s warm-up", r.warmup_s)
+        } else {
+            String::new()
+        },
+        if r.interrupted { " [interrupted]" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        "{:<6} {:>12} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>7}",
+        "",
+        "ios",
+        "IOPS",
+        "MB/s",
+        "MiB/s",
+        "min us",
+        "mean us",
+        "p50 us",
+        "p90 us",
+        "p99 us",
+        "p99.9 us",
+        "p99.99",
+        "max us",
+        "errors"
+    );
+    if t.read.ios > 0 || t.read.errors > 0 {
+        let _ = writeln!(s, "{}", op_row("read", &t.read));
+    }
+    if t.write.ios > 0 || t.write.errors > 0 {
+        let _ = writeln!(s, "{}", op_row("write", &t.write));
+    }
+    let _ = writeln!(s, "{}", op_row("all", &t.all));
+    if t.all.service_us != t.all.latency_us {
+        let l = &t.all.service_us;
+        let _ = writeln!(
+            s,
+            "service time (from actual submission): mean {:.1} us, p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us",
+            l.mean, l.p50, l.p99, l.p99_9, l.max
+        );
+    }
+    let _ = writeln!(
+        s,
+        "queue depth {:.1}; ioscope CPU {:.1}% user + {:.1}% sys of all CPUs ({:.2} us CPU per I/O); system busy {:.1}%",
+        t.queue_depth, r.cpu.user_pct, r.cpu.sys_pct, r.cpu.cpu_us_per_io, r.cpu.system_pct
+    );
+    for e in &r.error_samples {
+        let _ = writeln!(
+            s,
+            "error: {} at offset {} ({} bytes) on {}: {} (errno {})",
+            e.op, e.offset, e.len, e.target, e.message, e.errno
+        );
+    }
+    s
+}
+
+/// "4k randread, QD 32 × 1 stream" from the effective workload JSON.
+pub fn workload_words(w: &serde_json::Value) -> String {
+    let bs = w["bs"]["split"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p[0].as_u64())
+                .map(crate::plan::units::format_size)
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .unwrap_or_default();
+    let random = w["pattern"]["kind"].as_str() == Some("random");
+    let rp = w["read_pct"].as_u64().unwrap_or(0);
+    let kind = match (random, rp) {
+        (true, 100) => "randread".to_string(),
+        (true, 0) => "randwrite".to_string(),
+        (true, p) => format!("randrw {p}% read"),
+        (false, 100) => "read".to_string(),
+        (false, 0) => "write".to_string(),
+        (false, p) => format!("rw {p}% read"),
+    };
+    format!(
+        "{bs} {kind}, QD {} × {} stream(s)",
+        w["qd"].as_u64().unwrap_or(0),
+        w["streams"].as_u64().unwrap_or(0)
+    )
+}

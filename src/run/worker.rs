@@ -42,6 +42,8 @@ pub struct WorkerSetup {
     pub shapes: Vec<WorkloadShape>,
     pub streams: Vec<Stream>,
     pub clock: IntervalClock,
+    /// Monotonic ns at which measured time ends (`None` = pass-limited).
+    pub end_ns: Option<u64>,
     pub stop: Arc<AtomicBool>,
     pub error_stop: Arc<AtomicBool>,
     pub tx: Sender<Snapshot>,
@@ -81,7 +83,10 @@ pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
 pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
     if let Some(cpu) = setup.cpu {
         if let Err(e) = pin_to_cpu(cpu) {
-            eprintln!("warning: worker {} could not pin to CPU {cpu}: {e}", setup.index);
+            eprintln!(
+                "warning: worker {} could not pin to CPU {cpu}: {e}",
+                setup.index
+            );
         }
     }
     let total_slots: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
@@ -165,6 +170,9 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
 
     loop {
         let now = now_ns();
+        if setup.end_ns.is_some_and(|e| now >= e) {
+            stopping = true;
+        }
         if now >= next_boundary {
             let snap = Snapshot {
                 worker: setup.index,
