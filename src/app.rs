@@ -216,14 +216,19 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
     let duration_ns = parse_duration_ns(&a.duration)
         .map_err(|e| AppError::Input(format!("--duration '{}': {e}", a.duration)))?;
+    let want = match &a.size {
+        Some(v) => crate::plan::units::parse_size(v)
+            .map_err(|e| AppError::Input(format!("--size '{v}': {e}")))?,
+        None => 1 << 30,
+    };
     let (uri, scratch, writes_ok, size) = match &a.target {
         None => {
             let dir = std::env::temp_dir();
-            let (p, size) = scratch_in(&dir)?;
+            let (p, size) = scratch_in(&dir, want)?;
             (p.display().to_string(), Some(p), true, Some(size))
         }
         Some(t) if t.is_dir() => {
-            let (p, size) = scratch_in(t)?;
+            let (p, size) = scratch_in(t, want)?;
             (p.display().to_string(), Some(p), true, Some(size))
         }
         Some(t) => {
@@ -307,13 +312,13 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
 }
 
 /// Picks a scratch path and size (1 GiB, or a quarter of the free space when short).
-fn scratch_in(dir: &Path) -> Result<(PathBuf, u64), AppError> {
+fn scratch_in(dir: &Path, want: u64) -> Result<(PathBuf, u64), AppError> {
     let free = free_bytes(dir)
         .ok_or_else(|| AppError::Input(format!("'{}': cannot read free space", dir.display())))?;
-    let size = (1u64 << 30).min(free / 4) / (1 << 20) * (1 << 20);
+    let size = want.min(free / 4) / (1 << 20) * (1 << 20);
     if size < 16 << 20 {
         return Err(AppError::Input(format!(
-            "'{}' has only {} free; quick needs at least 64 MiB",
+            "'{}' has only {} free; quick needs a scratch file of at least 16 MiB (a quarter of the free space)",
             dir.display(),
             HumanBytes(free)
         )));

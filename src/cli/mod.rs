@@ -115,6 +115,9 @@ pub struct QuickArgs {
     /// Seconds per test (measured), default 4.
     #[arg(long, value_name = "DUR", default_value = "4s")]
     pub duration: String,
+    /// Scratch file size (default 1g, less when space is short).
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
     /// Allow the write tests on a block device (destroys its contents).
     #[arg(long)]
     pub force: bool,

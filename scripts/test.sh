@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command (README): installs what the tests need on a fresh machine, then
+# runs fmt, clippy and every test. Safe to run again; installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v fio >/dev/null 2>&1 || need+=(fio)
+command -v losetup >/dev/null 2>&1 || need+=(util-linux)
+command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
+command -v zstd >/dev/null 2>&1 || need+=(zstd)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "warning: missing ${need[*]} and cannot install them (not root or no apt-get); tests that need them will say so" >&2
+  fi
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+cargo test --all-targets -- --test-threads=2

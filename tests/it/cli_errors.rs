@@ -1,0 +1,122 @@
+//! Bad input never panics and never starts I/O: one clear message, exit code 2.
+
+use super::*;
+
+fn assert_bad(args: &[&str], needle: &str) {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "args {args:?}: stderr {err}");
+    assert!(
+        err.contains(needle),
+        "args {args:?}: expected '{needle}' in: {err}"
+    );
+    assert!(!err.contains("panicked"), "panic on {args:?}: {err}");
+}
+
+#[test]
+fn bad_units_name_the_value() {
+    assert_bad(&["run", "--target", "mem:1m", "--bs", "4kk"], "'4kk'");
+    assert_bad(&["run", "--target", "mem:1m", "--bs", "-1"], "'-1'");
+    assert_bad(&["run", "--target", "mem:1m", "--bs", "0"], "--bs '0'");
+    assert_bad(
+        &["run", "--target", "mem:1m", "--duration", "5x"],
+        "--duration '5x'",
+    );
+    assert_bad(&["run", "--target", "mem:1m", "--qd", "0"], "--qd '0'");
+    assert_bad(&["run", "--target", "mem:0"], "mem:0");
+}
+
+#[test]
+fn unknown_flag_is_refused() {
+    assert_bad(
+        &["run", "--target", "mem:1m", "--blocksize", "4k"],
+        "--blocksize",
+    );
+}
+
+#[test]
+fn block_size_larger_than_working_set() {
+    assert_bad(
+        &["run", "--target", "mem:1m", "--bs", "2m"],
+        "larger than the working set",
+    );
+}
+
+#[test]
+fn missing_target_and_missing_dir() {
+    let d = tempdir();
+    let missing = d.path().join("nope.dat");
+    assert_bad(
+        &["run", "--target", missing.to_str().unwrap()],
+        "does not exist",
+    );
+    assert!(!missing.exists(), "nothing may be created");
+    let in_missing_dir = d.path().join("no/such/dir/f.dat");
+    assert_bad(
+        &[
+            "run",
+            "--target",
+            in_missing_dir.to_str().unwrap(),
+            "--size",
+            "1m",
+        ],
+        "does not exist",
+    );
+    assert_bad(&["run"], "no target");
+}
+
+#[test]
+fn misaligned_direct_io_is_refused_before_the_run() {
+    let d = tempdir();
+    let f = d.path().join("f.dat");
+    let o = run(&[
+        "run",
+        "--target",
+        f.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--bs",
+        "1000",
+        "--direct",
+        "true",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("O_DIRECT"), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("interval"), "no run may start");
+}
+
+#[test]
+fn permission_denied_is_input_error() {
+    if !is_root() {
+        // As a normal user, /proc/kcore or a root-only file gives EACCES.
+        let o = run(&["run", "--target", "/etc/shadow", "--bs", "4k"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        return;
+    }
+    // Root bypasses permissions; a read-only filesystem path gives EROFS/EACCES instead.
+    let o = run(&[
+        "run",
+        "--target",
+        "/proc/version",
+        "--bs",
+        "4k",
+        "--rw",
+        "randwrite",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_json_path_fails_before_the_run() {
+    let o = run(&[
+        "run",
+        "--target",
+        "mem:1m",
+        "--duration",
+        "1s",
+        "--json",
+        "/no/such/dir/r.json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--json"), "{}", stderr(&o));
+}

@@ -1,0 +1,134 @@
+//! Real block devices: a loop device with direct I/O, set up and torn down here.
+
+use super::*;
+
+/// Reads completed (field 1) and writes completed (field 5) from /sys/block/X/stat.
+fn kernel_ios(name: &str) -> (u64, u64) {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let v: Vec<u64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
+    (v[0], v[4])
+}
+
+#[test]
+fn reads_match_the_kernel_count() {
+    let dev = match LoopDev::new(256) {
+        Ok(d) => d,
+        Err(why) => return skip_or_fail(&format!("loop device: {why}")),
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let before = kernel_ios(&dev.name());
+    let o = run(&[
+        "run",
+        "--target",
+        &dev.dev,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--duration",
+        "2s",
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    let after = kernel_ios(&dev.name());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = read_json(&json);
+    let ours = r["runs"][0]["totals"]["read"]["ios"].as_u64().unwrap() as f64;
+    let kernel = (after.0 - before.0) as f64;
+    assert!(ours > 1000.0, "too few I/Os to compare: {ours}");
+    let diff = (ours - kernel).abs() / kernel;
+    assert!(
+        diff <= 0.005,
+        "ioscope {ours} vs kernel {kernel}: {:.3}%",
+        diff * 100.0
+    );
+    assert_eq!(after.1, before.1, "a read run must not write");
+    assert_eq!(r["runs"][0]["engine"], "uring");
+}
+
+#[test]
+fn writes_to_a_device_with_a_filesystem_are_refused() {
+    let dev = match LoopDev::new(64) {
+        Ok(d) => d,
+        Err(why) => return skip_or_fail(&format!("loop device: {why}")),
+    };
+    let mk = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &dev.dev])
+        .output();
+    match mk {
+        Ok(o) if o.status.success() => {}
+        _ => return skip_or_fail("mkfs.ext4 not available"),
+    }
+    let before = kernel_ios(&dev.name());
+    let o = run(&[
+        "run",
+        "--target",
+        &dev.dev,
+        "--rw",
+        "randwrite",
+        "--duration",
+        "1s",
+    ]);
+    let after = kernel_ios(&dev.name());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ext2/3/4"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(after.1, before.1, "no byte may be written before the check");
+    // Reading is fine.
+    let o = run(&[
+        "run",
+        "--target",
+        &dev.dev,
+        "--rw",
+        "randread",
+        "--duration",
+        "500ms",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // With --force the write runs.
+    let o = run(&[
+        "run",
+        "--target",
+        &dev.dev,
+        "--rw",
+        "randwrite",
+        "--duration",
+        "500ms",
+        "--force",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(kernel_ios(&dev.name()).1 > after.1);
+}
+
+#[test]
+fn quick_on_a_block_device_only_reads() {
+    let dev = match LoopDev::new(128) {
+        Ok(d) => d,
+        Err(why) => return skip_or_fail(&format!("loop device: {why}")),
+    };
+    let before = kernel_ios(&dev.name());
+    let d = tempdir();
+    let json = d.path().join("q.json");
+    let o = run(&[
+        "quick",
+        &dev.dev,
+        "--duration",
+        "500ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        kernel_ios(&dev.name()).1,
+        before.1,
+        "quick wrote to a block device"
+    );
+    let r = read_json(&json);
+    assert_eq!(r["runs"].as_array().unwrap().len(), 2);
+}

@@ -1,0 +1,2 @@
+//! Integration tests: one binary, driving the real `ioscope` executable.
+mod it;
