@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""ioscope side by side with fio (Debian's package), alternating A/B in one invocation.
+
+Each case runs fio and ioscope in turn, ROUNDS times, and prints the median of the
+per-round ratios (ioscope / fio). Ratios hold on a shared, noisy machine where absolute
+figures drift. CPU is measured the same way for both tools: the child's user+sys time
+from wait4(2), divided by the I/Os it reported.
+
+Usage: python3 benches/vs_fio.py [--rounds N] [--seconds S] [--only CASE,...] [--rss]
+Needs: fio on PATH, a release build (cargo build --release), /dev/shm (tmpfs), and a
+directory on a disk filesystem that supports O_DIRECT (BENCH_DIR, default /var/tmp).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IOSCOPE = os.path.join(ROOT, "target", "release", "ioscope")
+
+
+def run_timed(cmd):
+    """Runs cmd, returns (stdout, user+sys CPU seconds, peak RSS KiB)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = b"", b""
+    # wait4 gives the child's own rusage (fio's forked job processes included once reaped).
+    _, status, ru = os.wait4(p.pid, 0)
+    out = p.stdout.read()
+    err = p.stderr.read()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{err.decode()}")
+    return out.decode(), ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def fio(args, seconds):
+    cmd = ["fio", "--output-format=json", "--time_based", f"--runtime={seconds}",
+           "--group_reporting"] + args
+    out, cpu, rss = run_timed(cmd)
+    # fio may print non-JSON lines before the object.
+    doc = json.loads(out[out.index("{"):])
+    job = doc["jobs"][0]
+    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    iops = job["read"]["iops"] + job["write"]["iops"]
+    return {"iops": iops, "ios": ios, "cpu_s": cpu, "rss_kib": rss,
+            "p99_us": job["read"]["clat_ns"]["percentile"].get("99.000000", 0) / 1000}
+
+
+def ioscope(args, seconds, tmpdir):
+    res = os.path.join(tmpdir, "r.json")
+    cmd = [IOSCOPE, "run", "-q", "--duration", f"{seconds}s", "--json", res] + args
+    _, cpu, rss = run_timed(cmd)
+    with open(res) as f:
+        doc = json.load(f)
+    t = doc["runs"][0]["totals"]
+    return {"iops": t["iops"], "ios": t["ios"], "cpu_s": cpu, "rss_kib": rss,
+            "p99_us": t["latency_us"]["p99"]}
+
+
+def make_file(path, size_mib):
+    if not os.path.exists(path) or os.path.getsize(path) != size_mib << 20:
+        with open(path, "wb") as f:
+            chunk = os.urandom(1 << 20)
+            for _ in range(size_mib):
+                f.write(chunk)
+
+
+def cases(shm_file, disk_file):
+    return {
+        "null-qd32": (
+            "null engine, 4k randread, QD 32, 1 stream, pinned to CPU 0",
+            ["--name=n", "--ioengine=null", "--rw=randread", "--bs=4k", "--iodepth=32",
+             "--size=1g", "--cpus_allowed=0"],
+            ["--target", "null:1g", "--engine", "null", "--rw", "randread", "--bs", "4k",
+             "--qd", "32", "--cpus", "0"],
+        ),
+        "tmpfs-sync-qd1": (
+            "tmpfs file, 4k randread, sync engine, QD 1, pinned to CPU 0",
+            ["--name=s", "--ioengine=psync", "--rw=randread", "--bs=4k", "--iodepth=1",
+             f"--filename={shm_file}", "--invalidate=0", "--cpus_allowed=0"],
+            ["--target", shm_file, "--engine", "sync", "--direct", "false", "--rw",
+             "randread", "--bs", "4k", "--qd", "1", "--cpus", "0"],
+        ),
+        "ext4-direct-uring-qd32": (
+            "ext4 file, 4k randread, O_DIRECT, io_uring, QD 32",
+            ["--name=u", "--ioengine=io_uring", "--rw=randread", "--bs=4k", "--iodepth=32",
+             f"--filename={disk_file}", "--direct=1"],
+            ["--target", disk_file, "--engine", "uring", "--direct", "true", "--rw",
+             "randread", "--bs", "4k", "--qd", "32"],
+        ),
+        "tmpfs-500x1": (
+            "500 streams x QD 1, 4k randread, tmpfs file (the fio-xfs-500jobs shape)",
+            ["--name=iops", "--ioengine=psync", "--rw=randread", "--bs=4k", "--iodepth=1",
+             f"--filename={shm_file}", "--invalidate=0", "--numjobs=500", "--thread"],
+            ["--target", shm_file, "--engine", "uring", "--direct", "false", "--rw",
+             "randread", "--bs", "4k", "--qd", "1", "--streams", "500"],
+        ),
+    }
+
+
+def rss_growth(shm_file):
+    """RSS of a 65 s ioscope run at 10 s and at 60 s."""
+    cmd = [IOSCOPE, "run", "-q", "--duration", "65s", "--target", shm_file, "--direct",
+           "false", "--rw", "randread", "--streams", "64", "--qd", "4"]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+
+    def rss():
+        with open(f"/proc/{p.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    time.sleep(10)
+    at10 = rss()
+    time.sleep(50)
+    at60 = rss()
+    p.wait()
+    return at10, at60
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--rss", action="store_true", help="also run the 65 s RSS-growth check")
+    a = ap.parse_args()
+    if not os.path.exists(IOSCOPE):
+        sys.exit("build first: cargo build --release")
+    bench_dir = os.environ.get("BENCH_DIR", "/var/tmp")
+    shm_file = "/dev/shm/ioscope-bench.dat"
+    disk_file = os.path.join(bench_dir, "ioscope-bench.dat")
+    make_file(shm_file, 1024)
+    make_file(disk_file, 2048)
+    fio_ver = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"# ioscope vs {fio_ver}; {os.cpu_count()} CPUs; {a.rounds} rounds x {a.seconds} s; "
+          f"kernel {os.uname().release}")
+    only = set(filter(None, a.only.split(",")))
+    tmpdir = tempfile.mkdtemp(prefix="ioscope-bench")
+    try:
+        for key, (title, fargs, iargs) in cases(shm_file, disk_file).items():
+            if only and key not in only:
+                continue
+            ratios, cpu_ratios, rows = [], [], []
+            for _ in range(a.rounds):
+                f = fio(fargs, a.seconds)
+                i = ioscope(iargs, a.seconds, tmpdir)
+                ratios.append(i["iops"] / f["iops"])
+                cpu_ratios.append((i["cpu_s"] / max(i["ios"], 1)) / (f["cpu_s"] / max(f["ios"], 1)))
+                rows.append((f, i))
+            print(f"\n## {key}: {title}")
+            print(f"{'round':>5} {'fio IOPS':>12} {'ioscope IOPS':>13} {'ratio':>6} "
+                  f"{'fio CPU us/IO':>14} {'ioscope CPU us/IO':>18} {'fio RSS MiB':>12} {'ioscope RSS MiB':>16}")
+            for n, (f, i) in enumerate(rows, 1):
+                print(f"{n:>5} {f['iops']:>12.0f} {i['iops']:>13.0f} {i['iops']/f['iops']:>6.2f} "
+                      f"{1e6*f['cpu_s']/max(f['ios'],1):>14.3f} {1e6*i['cpu_s']/max(i['ios'],1):>18.3f} "
+                      f"{f['rss_kib']/1024:>12.1f} {i['rss_kib']/1024:>16.1f}")
+            print(f"median IOPS ratio ioscope/fio: {statistics.median(ratios):.2f}; "
+                  f"median CPU-per-I/O ratio ioscope/fio: {statistics.median(cpu_ratios):.2f}; "
+                  f"ioscope peak RSS {max(i['rss_kib'] for _, i in rows)/1024:.1f} MiB")
+        if a.rss:
+            at10, at60 = rss_growth(shm_file)
+            print(f"\n## rss-growth: ioscope RSS at 10 s {at10/1024:.1f} MiB, at 60 s {at60/1024:.1f} MiB "
+                  f"({100*(at60-at10)/at10:+.1f}%)")
+    finally:
+        import shutil
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
