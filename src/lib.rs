@@ -12,4 +12,5 @@ pub mod plan;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod sysinfo;
 pub mod target;
