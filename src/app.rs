@@ -104,7 +104,14 @@ pub fn run_plan(
         command,
         interrupted: false,
         runs: Vec::new(),
-        env: None,
+        env: serde_json::to_value(crate::sysinfo::capture(
+            &plan
+                .targets
+                .iter()
+                .map(|t| crate::sysinfo::TargetInfoRequest::new(t.uri.clone()))
+                .collect::<Vec<_>>(),
+        ))
+        .ok(),
         plan: serde_json::to_value(plan).ok(),
         warnings: plan.warnings.clone(),
     };
@@ -186,6 +193,25 @@ pub fn run_plan(
         }
     }
     Ok(Outcome { doc, exit_code })
+}
+
+/// `ioscope sysinfo`: the environment and advice; never changes a setting.
+pub fn sysinfo(a: &crate::cli::SysinfoArgs) -> Result<i32, AppError> {
+    let reqs: Vec<crate::sysinfo::TargetInfoRequest> = a
+        .targets
+        .iter()
+        .map(|t| crate::sysinfo::TargetInfoRequest::new(t.clone()))
+        .collect();
+    let env = crate::sysinfo::capture(&reqs);
+    if a.json {
+        let text = serde_json::to_string_pretty(&env)
+            .map_err(|e| AppError::Runtime(format!("serialising: {e}")))?;
+        println!("{text}");
+    } else {
+        let advice = crate::sysinfo::advise(&env, a.qd);
+        print!("{}", crate::sysinfo::render_text(&env, &advice));
+    }
+    Ok(exit::OK)
 }
 
 /// Removes the scratch file of `quick` however the command ends.

@@ -13,6 +13,7 @@ fn main() {
     let result = match &cli.command {
         Command::Run(a) => run(a, command),
         Command::Quick(a) => app::quick(a, command).map(|o| o.exit_code),
+        Command::Sysinfo(a) => app::sysinfo(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

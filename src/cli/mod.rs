@@ -23,6 +23,22 @@ pub enum Command {
     /// A quick look at a filesystem or device: 4 KiB random read/write, 1 MiB
     /// sequential read/write, a few seconds each.
     Quick(Box<QuickArgs>),
+    /// Show the environment behind the numbers (kernel, CPU, device queue settings,
+    /// filesystem, multipath) and tuning advice. Changes nothing.
+    Sysinfo(SysinfoArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SysinfoArgs {
+    /// Files, directories or block devices to describe.
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+    /// Queue depth you plan to run at (checked against nr_requests).
+    #[arg(long, value_name = "N")]
+    pub qd: Option<u32>,
+    /// Print the environment as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Output settings shared by every command that measures.

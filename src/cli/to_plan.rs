@@ -4,7 +4,8 @@
 use super::RunArgs;
 use crate::plan::model::*;
 use crate::plan::units::{
-    parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
+    parse_count, parse_cpu_list, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
+    parse_size_allow_zero,
 };
 
 /// A flag whose value was refused.
@@ -35,36 +36,6 @@ pub fn parse_rw(text: &str) -> Option<(AccessPattern, u8)> {
         "randrw" => (AccessPattern::Random, 50),
         _ => return None,
     })
-}
-
-/// Parses "0-3,6" into CPU numbers.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
-    let mut out = Vec::new();
-    for part in text.split(',') {
-        let part = part.trim();
-        if part.is_empty() {
-            return Err("empty element in CPU list".into());
-        }
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a, b),
-            None => (part, part),
-        };
-        let a: usize = a
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
-        let b: usize = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
-        if b < a || b > 4095 {
-            return Err(format!("'{part}' is not a valid range"));
-        }
-        out.extend(a..=b);
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
 }
 
 fn parse_bool(flag: &'static str, v: &str) -> Result<bool, FlagError> {
@@ -316,15 +287,6 @@ pub fn apply_overrides(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0-3,6").unwrap(), vec![0, 1, 2, 3, 6]);
-        assert_eq!(parse_cpu_list("1").unwrap(), vec![1]);
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("a").is_err());
-        assert!(parse_cpu_list("1,,2").is_err());
-    }
 
     #[test]
     fn rates() {

@@ -57,7 +57,7 @@ const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
 const DEFAULT_BS_BYTES: u64 = 4096;
 const DEFAULT_SEED: u64 = 1;
 /// Highest CPU number a CPU list may name; bounds what "0-999999999" can allocate.
-const MAX_CPU: usize = 65_535;
+use crate::plan::units::MAX_CPU;
 
 // ---------------------------------------------------------------------------------
 // The spanned tree.
@@ -791,9 +791,8 @@ impl<'a> Ctx<'a> {
     /// `cpus = "0-3,6"` or `cpus = [0, 1, 2, 3, 6]`.
     fn cpus(&self, v: &Spanned<Node>) -> Res<Vec<usize>> {
         let list = match v.get_ref() {
-            Node::Str(s) => {
-                parse_cpu_list(s).map_err(|e| self.err(v.span(), format!("'cpus': {e}")))?
-            }
+            Node::Str(s) => crate::plan::units::parse_cpu_list(s)
+                .map_err(|e| self.err(v.span(), format!("'cpus': {e}")))?,
             Node::Array(items) => {
                 let mut list = Vec::with_capacity(items.len());
                 for item in items {
@@ -879,40 +878,6 @@ impl Settings {
             seed: self.seed.unwrap_or(DEFAULT_SEED),
         }
     }
-}
-
-/// Parses Linux CPU-list syntax: "0-3,6,8-9". Order is kept; repeats are refused.
-fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
-    let parse_one = |s: &str| -> Result<usize, String> {
-        let s = s.trim();
-        if s.is_empty() || !s.chars().all(|c| c.is_ascii_digit()) {
-            return Err(format!("{text:?} is not a CPU list such as \"0-3,6\""));
-        }
-        s.parse::<usize>()
-            .ok()
-            .filter(|&c| c <= MAX_CPU)
-            .ok_or_else(|| format!("{s} is not a CPU number (0..={MAX_CPU})"))
-    };
-    let mut cpus = Vec::new();
-    for part in text.split(',') {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (parse_one(a)?, parse_one(b)?),
-            None => {
-                let c = parse_one(part)?;
-                (c, c)
-            }
-        };
-        if lo > hi {
-            return Err(format!("range '{}' runs backwards", part.trim()));
-        }
-        for cpu in lo..=hi {
-            if cpus.contains(&cpu) {
-                return Err(format!("CPU {cpu} is listed twice"));
-            }
-            cpus.push(cpu);
-        }
-    }
-    Ok(cpus)
 }
 
 /// How messages name the `i`th `[[kind]]` table: by its name if it has one, else by

@@ -145,6 +145,44 @@ pub fn parse_count(text: &str) -> Result<u64, UnitError> {
     Ok(n)
 }
 
+/// Highest CPU number accepted in a CPU list.
+pub const MAX_CPU: usize = 65535;
+
+/// Parses Linux CPU-list syntax: "0-3,6,8-9". Order is kept; repeats are refused.
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
+    let parse_one = |s: &str| -> Result<usize, String> {
+        let s = s.trim();
+        if s.is_empty() || !s.chars().all(|c| c.is_ascii_digit()) {
+            return Err(format!("{text:?} is not a CPU list such as \"0-3,6\""));
+        }
+        s.parse::<usize>()
+            .ok()
+            .filter(|&c| c <= MAX_CPU)
+            .ok_or_else(|| format!("{s} is not a CPU number (0..={MAX_CPU})"))
+    };
+    let mut cpus = Vec::new();
+    let mut seen = vec![false; MAX_CPU + 1];
+    for part in text.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (parse_one(a)?, parse_one(b)?),
+            None => {
+                let c = parse_one(part)?;
+                (c, c)
+            }
+        };
+        if lo > hi {
+            return Err(format!("range '{}' runs backwards", part.trim()));
+        }
+        for cpu in lo..=hi {
+            if std::mem::replace(&mut seen[cpu], true) {
+                return Err(format!("CPU {cpu} is listed twice"));
+            }
+            cpus.push(cpu);
+        }
+    }
+    Ok(cpus)
+}
+
 /// Formats bytes the way the parsers read them back: "4k", "1m", "1536".
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [(u64, &str); 5] = [
@@ -252,6 +290,18 @@ mod tests {
         assert_eq!(format_duration_ns(parse_duration_ns("2m").unwrap()), "2m");
         assert_eq!(HumanBytes(4096).to_string(), "4 KiB");
         assert_eq!(HumanBytes(1536 << 20).to_string(), "1.5 GiB");
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0-3,6").unwrap(), vec![0, 1, 2, 3, 6]);
+        assert_eq!(parse_cpu_list("1").unwrap(), vec![1]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("a").is_err());
+        assert!(parse_cpu_list("1,,2").is_err());
+        assert!(parse_cpu_list("1,1").is_err());
+        assert!(parse_cpu_list("0-65535").is_ok());
+        assert!(parse_cpu_list("70000").is_err());
     }
 
     #[test]

@@ -132,3 +132,58 @@ fn quick_on_a_block_device_only_reads() {
     let r = read_json(&json);
     assert_eq!(r["runs"].as_array().unwrap().len(), 2);
 }
+
+fn sysfs(dev: &str, attr: &str) -> String {
+    std::fs::read_to_string(format!("/sys/block/{dev}/queue/{attr}"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn result_records_the_device_environment() {
+    let dev = match LoopDev::new(64) {
+        Ok(d) => d,
+        Err(why) => return skip_or_fail(&format!("loop device: {why}")),
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let o = run(&[
+        "run",
+        "--target",
+        &dev.dev,
+        "--duration",
+        "300ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = read_json(&json);
+    let b = &r["env"]["targets"][0]["block"];
+    let name = dev.name();
+    let sched = sysfs(&name, "scheduler");
+    let active = sched
+        .split_whitespace()
+        .find(|s| s.starts_with('['))
+        .map(|s| s.trim_matches(|c| c == '[' || c == ']').to_string())
+        .unwrap_or(sched.clone());
+    assert_eq!(b["scheduler"].as_str().unwrap(), active);
+    assert_eq!(
+        b["rotational"].as_bool().unwrap(),
+        sysfs(&name, "rotational") == "1"
+    );
+    assert_eq!(
+        b["logical_block_size"].as_u64().unwrap().to_string(),
+        sysfs(&name, "logical_block_size")
+    );
+    assert_eq!(
+        b["physical_block_size"].as_u64().unwrap().to_string(),
+        sysfs(&name, "physical_block_size")
+    );
+    let o = run(&["sysinfo", &dev.dev, "--qd", "100000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("Advice"), "{text}");
+    assert!(text.contains("why:"), "{text}");
+}
