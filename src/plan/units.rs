@@ -173,8 +173,8 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
         if lo > hi {
             return Err(format!("range '{}' runs backwards", part.trim()));
         }
-        for cpu in lo..=hi {
-            if std::mem::replace(&mut seen[cpu], true) {
+        for (cpu, was_seen) in seen.iter_mut().enumerate().take(hi + 1).skip(lo) {
+            if std::mem::replace(was_seen, true) {
                 return Err(format!("CPU {cpu} is listed twice"));
             }
             cpus.push(cpu);
