@@ -1,6 +1,8 @@
 //! Reporting: the result model and everything that renders it — the live terminal
 //! lines, the JSON file and its interval stream.
 
+pub mod format;
 pub mod json;
 pub mod model;
+pub mod svg;
 pub mod terminal;
