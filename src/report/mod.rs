@@ -2,7 +2,10 @@
 //! lines, the JSON file and its interval stream.
 
 pub mod format;
+pub mod html;
 pub mod json;
 pub mod model;
 pub mod svg;
 pub mod terminal;
+#[cfg(test)]
+mod testdata;
