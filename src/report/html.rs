@@ -390,7 +390,8 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
                 let legend = match (overlay, label.is_empty()) {
                     (true, true) => side.to_string(),
                     (true, false) => format!("{side} {label}"),
-                    (false, _) => label.to_string(),
+                    (false, true) => title.to_string(),
+                    (false, false) => label.to_string(),
                 };
                 let mut s = Series::line(
                     &series_name(side, name),

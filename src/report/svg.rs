@@ -593,7 +593,8 @@ impl BarChart {
         let cats = self.categories.len().max(1) as f64;
         let slot = f.w / cats;
         let nser = self.series.len().max(1) as f64;
-        let bar_w = (slot * 0.8 / nser).max(1.0);
+        let bar_w = (slot * 0.8 / nser).clamp(1.0, 48.0);
+        let pad = (slot - bar_w * nser) / 2.0;
         let max_chars = ((slot / 6.5).floor() as usize).max(3);
         out.push_str(r#"<g class="cats">"#);
         for (i, c) in self.categories.iter().enumerate() {
@@ -624,7 +625,7 @@ impl BarChart {
                 s.points.len()
             );
             for (i, &(cat, v)) in s.points.iter().enumerate() {
-                let x = f.x0 + slot * (cat + 0.1) + bar_w * si as f64;
+                let x = f.x0 + slot * cat + pad + bar_w * si as f64;
                 let top = f.py(self.y.frac(v));
                 let _ = write!(
                     out,
