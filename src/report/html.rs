@@ -102,6 +102,7 @@ svg .yt{text-anchor:end}svg .xt,svg .xl,svg .yl{text-anchor:middle}\
 svg .ln{stroke-width:1.5;stroke-linejoin:round}svg .flags{stroke:none}\
 svg .band{opacity:.8}\
 .caption{color:#4a545e;font-size:12px;margin:-4px 0 10px}\
+td.better{color:#1b7a2e;font-weight:600}td.worse{color:#b3261e;font-weight:600}td.noise{color:#6b757e}\
 footer{margin-top:32px;color:#6b757e;font-size:12px}\
 @media (prefers-color-scheme:dark){body{background:#15191d;color:#dfe4e8}\
 th{background:#222a31}th,td{border-color:#38424b}.meta code{background:#222a31}\
