@@ -363,9 +363,17 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
         .iter()
         .flat_map(|(_, ivs)| ivs.iter().flat_map(|iv| [iv.t_s, iv.t_s - iv.duration_s]));
     let x = Axis::linear("time since start (s)", xs.collect::<Vec<_>>());
-    let bands: Vec<Band> = sides
-        .iter()
-        .flat_map(|(_, ivs)| warmup_spans(ivs))
+    let mut spans: Vec<(f64, f64)> = Vec::new();
+    for (_, ivs) in sides {
+        for span in warmup_spans(ivs) {
+            // Sides with the same warm-up share one band instead of darkening it.
+            if !spans.contains(&span) {
+                spans.push(span);
+            }
+        }
+    }
+    let bands: Vec<Band> = spans
+        .into_iter()
         .map(|(x0, x1)| Band {
             kind: "warmup".into(),
             label: "warm-up".into(),
@@ -385,9 +393,10 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
     let metric = |chart_id: &str, title: &str, axis: Axis, picks: &[(&str, &str, Pick, bool)]| {
         let mut c = Chart::new(chart_id, title, x.clone(), axis);
         c.bands = bands.clone();
-        let mut k = 0;
-        for (side, ivs) in sides {
-            for (name, label, pick, dashed) in picks {
+        for (si, (side, ivs)) in sides.iter().enumerate() {
+            for (pi, (name, label, pick, dashed)) in picks.iter().enumerate() {
+                // Overlay: one colour per side (p99 dashed); single run: one per series.
+                let k = if overlay { si } else { pi };
                 let legend = match (overlay, label.is_empty()) {
                     (true, true) => side.to_string(),
                     (true, false) => format!("{side} {label}"),
@@ -415,9 +424,6 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
                     })
                     .collect();
                 c.series.push(s);
-                if !overlay || !dashed {
-                    k += 1;
-                }
             }
             // Intervals with errors, flagged on the first series of this side.
             let (_, _, pick, _) = picks[0];
