@@ -1,6 +1,14 @@
 //! Reporting: the result model and everything that renders it — the live terminal
 //! lines, the JSON file and its interval stream.
 
+pub mod compare;
+pub mod csv;
+pub mod format;
+pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod model;
+pub mod svg;
 pub mod terminal;
+#[cfg(test)]
+mod testdata;

@@ -1,0 +1,759 @@
+//! The HTML report: one self-contained file (inline CSS, inline SVG, no script, no
+//! fonts, no network) that can be mailed or attached to a ticket and opened years
+//! later. Every chart plots values read straight from the result model — interval
+//! IOPS, MB/s and latency against time, the stored percentile spectrum, run totals —
+//! so the page can never disagree with the JSON it came from. A strict
+//! Content-Security-Policy makes the "no fetches" promise checkable by the browser.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use super::format::{esc, human, utc_datetime};
+use super::model::{Interval, LatencyStats, OpTotals, ResultDoc, RunResult};
+use super::svg::{Axis, Band, BarChart, Chart, Mark, Series};
+
+/// Series colours: distinguishable for common colour-vision deficiencies.
+pub(crate) const PALETTE: [&str; 8] = [
+    "#1f77b4", "#e6780b", "#2a9d3a", "#9467bd", "#8c564b", "#d6279b", "#5f6b73", "#17a2b8",
+];
+const ERROR_COLOR: &str = "#d62728";
+const WARMUP_COLOR: &str = "#e8e3d3";
+
+/// Renders a whole result document as one self-contained HTML page.
+pub fn render_html(doc: &ResultDoc) -> String {
+    let title = match doc.runs.as_slice() {
+        [one] => format!("ioscope result — {}", one.name),
+        runs => format!("ioscope result — {} runs", runs.len()),
+    };
+    let mut out = String::with_capacity(64 * 1024);
+    page_head(&mut out, &title);
+    doc_header(&mut out, doc);
+
+    out.push_str("<section id=\"totals\"><h2>Totals</h2>");
+    out.push_str(&totals_table(&doc.runs));
+    out.push_str("</section>\n");
+
+    if doc.runs.len() > 1 {
+        out.push_str("<section id=\"runs\"><h2>Runs side by side</h2>");
+        out.push_str(&runs_charts(&doc.runs));
+        out.push_str("</section>\n");
+    }
+
+    for (i, run) in doc.runs.iter().enumerate() {
+        run_section(&mut out, i, run);
+    }
+
+    if let Some(env) = &doc.env {
+        out.push_str("<section id=\"env\"><h2>Environment</h2>");
+        out.push_str(&kv_table(env, 0));
+        out.push_str("</section>\n");
+    }
+    if let Some(plan) = &doc.plan {
+        out.push_str("<section id=\"plan\"><details><summary>Effective plan</summary>");
+        out.push_str(&kv_table(plan, 0));
+        out.push_str("</details></section>\n");
+    }
+    page_foot(&mut out, doc);
+    out
+}
+
+/// Doctype, CSP, inline style and the opening of the body.
+pub(crate) fn page_head(out: &mut String, title: &str) {
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{}</title><style>{}</style></head><body><main>\n<h1>{}</h1>\n",
+        esc(title),
+        CSS,
+        esc(title)
+    );
+}
+
+pub(crate) fn page_foot(out: &mut String, doc: &ResultDoc) {
+    let _ = write!(
+        out,
+        "<footer>Rendered by {} {} from a {} result. Charts plot only values stored in the result JSON.</footer>\n</main></body></html>\n",
+        esc(&doc.tool.name),
+        esc(&doc.tool.version),
+        esc(&doc.schema)
+    );
+}
+
+const CSS: &str = "\
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d232a;background:#fff;margin:0}\
+main{max-width:920px;margin:0 auto;padding:12px 20px 40px}\
+h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d5dae0}\
+h3{font-size:15px;margin:18px 0 6px}\
+.meta{color:#4a545e}.meta code{font-size:12px;background:#f2f4f6;padding:1px 4px}\
+.warn{background:#fff4e0;border-left:4px solid #e6780b;padding:6px 10px}\
+table{border-collapse:collapse;margin:6px 0;font-size:13px}\
+th,td{border:1px solid #d5dae0;padding:3px 7px;text-align:left;vertical-align:top}\
+th{background:#f2f4f6;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+tr.sub td{color:#4a545e}tr.sub td:first-child{padding-left:18px}\
+table.kv table.kv{margin:0}\
+figure.chart{margin:10px 0}svg{max-width:100%;height:auto;font-size:11px}\
+svg .title{font-size:13px;font-weight:600;fill:#1d232a}\
+svg .grid line{stroke:#e3e7eb}svg .grid .frame{fill:none;stroke:#9aa4ad}\
+svg .grid text,svg .cats text,svg .legend text{fill:#4a545e}\
+svg .yt{text-anchor:end}svg .xt,svg .xl,svg .yl{text-anchor:middle}\
+svg .ln{stroke-width:1.5;stroke-linejoin:round}svg .flags{stroke:none}\
+svg .band{opacity:.8}\
+.caption{color:#4a545e;font-size:12px;margin:-4px 0 10px}\
+td.better{color:#1b7a2e;font-weight:600}td.worse{color:#b3261e;font-weight:600}td.noise{color:#6b757e}\
+footer{margin-top:32px;color:#6b757e;font-size:12px}\
+@media (prefers-color-scheme:dark){body{background:#15191d;color:#dfe4e8}\
+th{background:#222a31}th,td{border-color:#38424b}.meta code{background:#222a31}\
+.warn{background:#3a2d17}svg .title{fill:#dfe4e8}svg .grid line{stroke:#2b343c}\
+svg .grid text,svg .cats text,svg .legend text{fill:#aab4bd}svg .band{opacity:.25}}\
+";
+
+fn doc_header(out: &mut String, doc: &ResultDoc) {
+    let _ = write!(
+        out,
+        "<p class=\"meta\">{} {} · started {} · {} run{}",
+        esc(&doc.tool.name),
+        esc(&doc.tool.version),
+        utc_datetime(doc.started_unix_s),
+        doc.runs.len(),
+        if doc.runs.len() == 1 { "" } else { "s" }
+    );
+    if !doc.command.is_empty() {
+        let _ = write!(
+            out,
+            "<br>command: <code>{}</code>",
+            esc(&doc.command.join(" "))
+        );
+    }
+    out.push_str("</p>\n");
+    if doc.interrupted {
+        out.push_str(
+            "<p class=\"warn\">The work was interrupted: the numbers cover only what ran.</p>\n",
+        );
+    }
+    if !doc.warnings.is_empty() {
+        out.push_str("<div class=\"warn\"><strong>Warnings</strong><ul>");
+        for w in &doc.warnings {
+            let _ = write!(out, "<li>{}</li>", esc(w));
+        }
+        out.push_str("</ul></div>\n");
+    }
+}
+
+fn num_td(v: f64) -> String {
+    format!("<td class=\"n\">{}</td>", human(v))
+}
+
+/// Totals per run: one row for all I/O, plus read and write rows for mixed runs.
+fn totals_table(runs: &[RunResult]) -> String {
+    let mut t = String::from(
+        "<table class=\"totals\"><thead><tr><th>run</th><th>IOPS</th><th>MB/s</th>\
+<th>mean µs</th><th>p50 µs</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th>\
+<th>errors</th><th>CPU user %</th><th>CPU sys %</th><th>CPU µs/IO</th></tr></thead><tbody>",
+    );
+    for run in runs {
+        let row = |t: &mut String, label: &str, o: &OpTotals, cls: &str| {
+            let l = &o.latency_us;
+            let _ = write!(
+                t,
+                "<tr{cls}><td>{}</td>{}{}{}{}{}{}{}<td class=\"n\">{}</td>",
+                esc(label),
+                num_td(o.iops),
+                num_td(o.mbps),
+                num_td(l.mean),
+                num_td(l.p50),
+                num_td(l.p99),
+                num_td(l.p99_9),
+                num_td(l.max),
+                o.errors
+            );
+        };
+        row(&mut t, &run.name, &run.totals.all, "");
+        let _ = write!(
+            t,
+            "{}{}{}</tr>",
+            num_td(run.cpu.user_pct),
+            num_td(run.cpu.sys_pct),
+            num_td(run.cpu.cpu_us_per_io)
+        );
+        if run.totals.read.ios > 0 && run.totals.write.ios > 0 {
+            for (label, o) in [("read", &run.totals.read), ("write", &run.totals.write)] {
+                row(&mut t, label, o, " class=\"sub\"");
+                t.push_str("<td></td><td></td><td></td></tr>");
+            }
+        }
+    }
+    t.push_str("</tbody></table>");
+    t
+}
+
+/// IOPS, MB/s and latency per run, for documents with several runs.
+fn runs_charts(runs: &[RunResult]) -> String {
+    let names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
+    let bars = |id: &str, title: &str, ylabel: &str, list: Vec<(&str, &str, Vec<f64>)>| {
+        let all: Vec<f64> = list.iter().flat_map(|s| s.2.iter().copied()).collect();
+        let series = list
+            .iter()
+            .enumerate()
+            .map(|(k, (name, label, vals))| {
+                let mut s = Series::line(
+                    name,
+                    label,
+                    PALETTE[k % PALETTE.len()],
+                    vals.iter()
+                        .enumerate()
+                        .map(|(i, &v)| (i as f64, v))
+                        .collect(),
+                );
+                s.tips = vals
+                    .iter()
+                    .zip(&names)
+                    .map(|(v, n)| format!("{n}: {} {label}", human(*v)))
+                    .collect();
+                s
+            })
+            .collect();
+        BarChart {
+            id: id.into(),
+            title: title.into(),
+            width: 860.0,
+            height: 220.0,
+            categories: names.clone(),
+            series,
+            y: Axis::linear(ylabel, all),
+        }
+        .render()
+    };
+    let mut out = String::new();
+    out.push_str(&bars(
+        "runs-iops",
+        "IOPS per run",
+        "IOPS",
+        vec![(
+            "iops",
+            "IOPS",
+            runs.iter().map(|r| r.totals.all.iops).collect(),
+        )],
+    ));
+    out.push_str(&bars(
+        "runs-mbps",
+        "Throughput per run",
+        "MB/s (10^6 B/s)",
+        vec![(
+            "mbps",
+            "MB/s",
+            runs.iter().map(|r| r.totals.all.mbps).collect(),
+        )],
+    ));
+    out.push_str(&bars(
+        "runs-latency",
+        "Latency per run",
+        "latency (µs)",
+        vec![
+            (
+                "lat_p50_us",
+                "p50",
+                runs.iter().map(|r| r.totals.all.latency_us.p50).collect(),
+            ),
+            (
+                "lat_p99_us",
+                "p99",
+                runs.iter().map(|r| r.totals.all.latency_us.p99).collect(),
+            ),
+        ],
+    ));
+    out
+}
+
+fn run_section(out: &mut String, i: usize, run: &RunResult) {
+    let _ = writeln!(
+        out,
+        "<section class=\"run\" id=\"run-{i}\"><h2>Run: {}</h2><p class=\"meta\">target <code>{}</code> · engine {} · {} worker{} · {} stream{} · measured {} s after {} s warm-up · ended by {} · average queue depth {}</p>",
+        esc(&run.name),
+        esc(&run.target),
+        esc(&run.engine),
+        run.workers,
+        if run.workers == 1 { "" } else { "s" },
+        run.streams,
+        if run.streams == 1 { "" } else { "s" },
+        human(run.duration_s),
+        human(run.warmup_s),
+        esc(&run.end_reason),
+        human(run.totals.queue_depth),
+    );
+    if run.interrupted {
+        out.push_str("<p class=\"warn\">This run was interrupted.</p>\n");
+    }
+    if run.intervals.is_empty() {
+        out.push_str("<p class=\"caption\">No intervals were recorded for this run.</p>\n");
+    } else {
+        out.push_str("<h3>Timeline</h3>");
+        for chart in timeline_charts(&format!("run{i}"), &[("", &run.intervals)]) {
+            out.push_str(&chart.render());
+        }
+        out.push_str("<p class=\"caption\">One point per interval, at the interval's end. Shaded: warm-up (not in the totals). Red triangles: intervals with I/O errors.</p>\n");
+    }
+    if let Some(chart) = spectrum_chart(&format!("run{i}-spectrum"), &[("", run)]) {
+        out.push_str("<h3>Latency percentiles</h3>");
+        out.push_str(&chart.render());
+        out.push_str("<p class=\"caption\">Latency at each percentile of the measured I/Os; each step right adds a nine (90 → 99 → 99.9). Dashed: service time, when it differs from latency (rate-limited runs).</p>\n");
+    }
+    if run.workloads.len() > 1 {
+        out.push_str("<h3>Workloads</h3><table><thead><tr><th>workload</th><th>target</th><th>IOPS</th><th>MB/s</th><th>mean µs</th><th>p99 µs</th><th>errors</th></tr></thead><tbody>");
+        for w in &run.workloads {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td>{}{}{}{}<td class=\"n\">{}</td></tr>",
+                esc(&w.name),
+                esc(&w.target),
+                num_td(w.totals.all.iops),
+                num_td(w.totals.all.mbps),
+                num_td(w.totals.all.latency_us.mean),
+                num_td(w.totals.all.latency_us.p99),
+                w.totals.all.errors
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    if !run.error_samples.is_empty() {
+        out.push_str("<h3>First errors</h3><table><thead><tr><th>op</th><th>target</th><th>offset</th><th>length</th><th>errno</th><th>message</th></tr></thead><tbody>");
+        for e in &run.error_samples {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                esc(&e.op),
+                esc(&e.target),
+                e.offset,
+                e.len,
+                e.errno,
+                esc(&e.message)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    out.push_str("<details><summary>Workload settings</summary>");
+    out.push_str(&kv_table(&run.workload, 0));
+    out.push_str("</details></section>\n");
+}
+
+/// Contiguous stretches of warm-up intervals as (start s, end s).
+fn warmup_spans(intervals: &[Interval]) -> Vec<(f64, f64)> {
+    let mut spans: Vec<(f64, f64)> = Vec::new();
+    let mut prev_warm = false;
+    for iv in intervals {
+        if iv.warmup {
+            let start = iv.t_s - iv.duration_s;
+            match spans.last_mut() {
+                Some(last) if prev_warm => last.1 = iv.t_s,
+                _ => spans.push((start, iv.t_s)),
+            }
+        }
+        prev_warm = iv.warmup;
+    }
+    spans
+}
+
+/// The IOPS, MB/s and latency timelines. With several sides (compare), each side's
+/// series is named after its label and overlaid; warm-up bands come from every side.
+pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec<Chart> {
+    let overlay = sides.len() > 1;
+    let xs = sides
+        .iter()
+        .flat_map(|(_, ivs)| ivs.iter().flat_map(|iv| [iv.t_s, iv.t_s - iv.duration_s]));
+    let x = Axis::linear("time since start (s)", xs.collect::<Vec<_>>());
+    let mut spans: Vec<(f64, f64)> = Vec::new();
+    for (_, ivs) in sides {
+        for span in warmup_spans(ivs) {
+            // Sides with the same warm-up share one band instead of darkening it.
+            if !spans.contains(&span) {
+                spans.push(span);
+            }
+        }
+    }
+    let bands: Vec<Band> = spans
+        .into_iter()
+        .map(|(x0, x1)| Band {
+            kind: "warmup".into(),
+            label: "warm-up".into(),
+            x0,
+            x1,
+            color: WARMUP_COLOR.into(),
+        })
+        .collect();
+    let series_name = |label: &str, base: &str| {
+        if overlay {
+            format!("{label}:{base}")
+        } else {
+            base.to_string()
+        }
+    };
+    type Pick = fn(&Interval) -> f64;
+    let metric = |chart_id: &str, title: &str, axis: Axis, picks: &[(&str, &str, Pick, bool)]| {
+        let mut c = Chart::new(chart_id, title, x.clone(), axis);
+        c.bands = bands.clone();
+        for (si, (side, ivs)) in sides.iter().enumerate() {
+            for (pi, (name, label, pick, dashed)) in picks.iter().enumerate() {
+                // Overlay: one colour per side (p99 dashed); single run: one per series.
+                let k = if overlay { si } else { pi };
+                let legend = match (overlay, label.is_empty()) {
+                    (true, true) => side.to_string(),
+                    (true, false) => format!("{side} {label}"),
+                    (false, true) => title.to_string(),
+                    (false, false) => label.to_string(),
+                };
+                let mut s = Series::line(
+                    &series_name(side, name),
+                    &legend,
+                    PALETTE[k % PALETTE.len()],
+                    ivs.iter().map(|iv| (iv.t_s, pick(iv))).collect(),
+                );
+                s.dashed = *dashed;
+                s.tips = ivs
+                    .iter()
+                    .map(|iv| {
+                        format!(
+                            "{side}{}t={} s: {} {}{}",
+                            if side.is_empty() { "" } else { " " },
+                            human(iv.t_s),
+                            human(pick(iv)),
+                            if label.is_empty() { title } else { label },
+                            if iv.warmup { " (warm-up)" } else { "" }
+                        )
+                    })
+                    .collect();
+                c.series.push(s);
+            }
+            // Intervals with errors, flagged on the first series of this side.
+            let (_, _, pick, _) = picks[0];
+            let errs: Vec<&Interval> = ivs.iter().filter(|iv| iv.errors > 0).collect();
+            if !errs.is_empty() {
+                let mut s = Series::line(
+                    &series_name(side, "errors"),
+                    "errors",
+                    ERROR_COLOR,
+                    errs.iter().map(|iv| (iv.t_s, pick(iv))).collect(),
+                );
+                s.mark = Mark::Flags;
+                s.tips = errs
+                    .iter()
+                    .map(|iv| format!("t={} s: {} I/O errors", human(iv.t_s), iv.errors))
+                    .collect();
+                c.series.push(s);
+            }
+        }
+        c
+    };
+    let all = |f: Pick| -> Vec<f64> {
+        sides
+            .iter()
+            .flat_map(|(_, ivs)| ivs.iter().map(f))
+            .collect()
+    };
+    let lat: Vec<f64> = all(|iv| iv.lat_us.p50)
+        .into_iter()
+        .chain(all(|iv| iv.lat_us.p99))
+        .collect();
+    vec![
+        metric(
+            &format!("{id}-iops"),
+            "IOPS",
+            Axis::linear("IOPS", all(|iv| iv.iops)),
+            &[("iops", "", |iv| iv.iops, false)],
+        ),
+        metric(
+            &format!("{id}-mbps"),
+            "MB/s",
+            Axis::linear("MB/s (10^6 B/s)", all(|iv| iv.mbps)),
+            &[("mbps", "", |iv| iv.mbps, false)],
+        ),
+        metric(
+            &format!("{id}-latency"),
+            "Latency p50 / p99",
+            Axis::auto("latency (µs)", &lat, 30.0),
+            &[
+                ("lat_p50_us", "p50", |iv| iv.lat_us.p50, false),
+                ("lat_p99_us", "p99", |iv| iv.lat_us.p99, true),
+            ],
+        ),
+    ]
+}
+
+/// The (percentile, µs) points to plot for one direction: the stored spectrum, or
+/// when the result has none, the fixed percentiles it does store.
+pub(crate) fn spectrum_points(l: &LatencyStats) -> Vec<(f64, f64)> {
+    if !l.spectrum.is_empty() {
+        return l.spectrum.clone();
+    }
+    vec![
+        (0.0, l.min),
+        (50.0, l.p50),
+        (90.0, l.p90),
+        (95.0, l.p95),
+        (99.0, l.p99),
+        (99.9, l.p99_9),
+        (99.99, l.p99_99),
+        (100.0, l.max),
+    ]
+}
+
+/// Read and write latency spectra (and service time when it differs), overlaid for
+/// several sides in compare. None when no side did any I/O.
+pub(crate) fn spectrum_chart(id: &str, sides: &[(&str, &RunResult)]) -> Option<Chart> {
+    let mut series = Vec::new();
+    let mut k = 0;
+    for (side, run) in sides {
+        for (dir, o) in [("read", &run.totals.read), ("write", &run.totals.write)] {
+            if o.ios == 0 {
+                continue;
+            }
+            let prefix = if side.is_empty() {
+                String::new()
+            } else {
+                format!("{side}:")
+            };
+            let label = if side.is_empty() {
+                dir.to_string()
+            } else {
+                format!("{side} {dir}")
+            };
+            let color = PALETTE[k % PALETTE.len()];
+            k += 1;
+            let mk = |name: String, label: String, l: &LatencyStats, dashed: bool| {
+                let pts = spectrum_points(l);
+                let mut s = Series::line(&name, &label, color, pts.clone());
+                s.dashed = dashed;
+                s.tips = pts
+                    .iter()
+                    .map(|(p, us)| format!("{label} p{}: {} µs", human(*p), human(*us)))
+                    .collect();
+                s
+            };
+            series.push(mk(
+                format!("{prefix}{dir}"),
+                label.clone(),
+                &o.latency_us,
+                false,
+            ));
+            if o.service_us != o.latency_us && o.service_us.max > 0.0 {
+                series.push(mk(
+                    format!("{prefix}{dir}_service"),
+                    format!("{label} service"),
+                    &o.service_us,
+                    true,
+                ));
+            }
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    let x = Axis::nines(
+        "percentile (%)",
+        series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+    );
+    let y = Axis::log10(
+        "latency (µs, log scale)",
+        series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+    );
+    let mut c = Chart::new(id, "Latency by percentile", x, y);
+    c.height = 280.0;
+    c.series = series;
+    Some(c)
+}
+
+/// Arbitrary JSON as nested key/value tables; scalar arrays become one line.
+pub(crate) fn kv_table(v: &Value, depth: usize) -> String {
+    if depth > 8 {
+        return format!("<code>{}</code>", esc(&v.to_string()));
+    }
+    match v {
+        Value::Object(map) if !map.is_empty() => {
+            let mut t = String::from("<table class=\"kv\">");
+            for (k, v) in map {
+                let _ = write!(
+                    t,
+                    "<tr><th>{}</th><td>{}</td></tr>",
+                    esc(k),
+                    kv_table(v, depth + 1)
+                );
+            }
+            t.push_str("</table>");
+            t
+        }
+        Value::Array(items) if items.iter().any(|i| i.is_object() || i.is_array()) => {
+            let mut t = String::from("<table class=\"kv\">");
+            for (i, v) in items.iter().enumerate() {
+                let _ = write!(
+                    t,
+                    "<tr><th>{i}</th><td>{}</td></tr>",
+                    kv_table(v, depth + 1)
+                );
+            }
+            t.push_str("</table>");
+            t
+        }
+        Value::Array(items) => items
+            .iter()
+            .map(|i| kv_table(i, depth + 1))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::String(s) => esc(s),
+        Value::Null => "–".into(),
+        Value::Object(_) => "{}".into(),
+        other => esc(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::report::testdata::{doc, run};
+
+    /// Every `<g class="series …" data-series=… data-count=N>` in `html`, with the
+    /// number of plotted points actually found in it: `pt` elements, or the `M`/`L`
+    /// vertices of its path when it has no per-point elements.
+    pub(crate) fn series_counts(html: &str) -> Vec<(String, String, usize, usize)> {
+        let mut out = Vec::new();
+        for fig in html.split("<figure class=\"chart\" data-chart=\"").skip(1) {
+            let chart = fig.split('"').next().unwrap().to_string();
+            let fig = fig.split("</figure>").next().unwrap();
+            for g in fig.split("<g class=\"series").skip(1) {
+                let g = g.split("</g>").next().unwrap();
+                let attr = |name: &str| {
+                    g.split(&format!("{name}=\""))
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .to_string()
+                };
+                let declared: usize = attr("data-count").parse().unwrap();
+                let pts = g.matches("class=\"pt\"").count();
+                let found = if pts > 0 || declared == 0 {
+                    pts
+                } else {
+                    let d = attr(" d");
+                    d.matches(['M', 'L']).count()
+                };
+                out.push((chart.clone(), attr("data-series"), declared, found));
+            }
+        }
+        out
+    }
+
+    fn sample() -> ResultDoc {
+        let mut r = run("randread-qd1", 10_000.0, 100.0, 20, 3, 0.03, 0.7, 1);
+        r.intervals[10].errors = 2;
+        r.intervals[12].errors = 1;
+        doc(vec![r])
+    }
+
+    #[test]
+    fn self_contained() {
+        let html = render_html(&sample());
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.ends_with("</html>\n"));
+        for bad in ["http://", "https://", "<script", "src=", "url(", "@import"] {
+            assert!(!html.contains(bad), "found {bad:?}");
+        }
+        // The environment's hostile string is escaped, not executed.
+        assert!(html.contains("Test CPU &lt;script&gt;"));
+    }
+
+    #[test]
+    fn every_series_count_matches_the_json() {
+        let d = sample();
+        let r = &d.runs[0];
+        let html = render_html(&d);
+        let counts = series_counts(&html);
+        let expect = |chart: &str, series: &str| -> usize {
+            match (chart, series) {
+                (_, "errors") => r.intervals.iter().filter(|i| i.errors > 0).count(),
+                ("run0-spectrum", "read") => r.totals.read.latency_us.spectrum.len(),
+                ("run0-spectrum", "write") => r.totals.write.latency_us.spectrum.len(),
+                (_, _) => r.intervals.len(),
+            }
+        };
+        let charts: Vec<&str> = counts.iter().map(|c| c.0.as_str()).collect();
+        for want in ["run0-iops", "run0-mbps", "run0-latency", "run0-spectrum"] {
+            assert!(charts.contains(&want), "missing chart {want}");
+        }
+        // iops+errors, mbps+errors, p50+p99+errors, read+write spectra.
+        assert_eq!(counts.len(), 2 + 2 + 3 + 2);
+        for (chart, series, declared, found) in counts {
+            assert_eq!(declared, found, "{chart}/{series}");
+            assert_eq!(declared, expect(&chart, &series), "{chart}/{series}");
+        }
+        assert_eq!(expect("run0-iops", "errors"), 2);
+    }
+
+    #[test]
+    fn warmup_band_and_tables() {
+        let html = render_html(&sample());
+        // One warm-up band on each of the three timelines.
+        assert_eq!(html.matches("data-band=\"warmup\"").count(), 3);
+        assert!(html.contains("<table class=\"totals\">"));
+        // Mixed read/write run: the all row plus read and write sub-rows.
+        assert_eq!(html.matches("<tr class=\"sub\">").count(), 2);
+        assert!(html.contains("<th>kernel</th><td>6.8.0</td>"));
+        assert!(html.contains("<th>flags</th><td>a, b</td>"));
+    }
+
+    #[test]
+    fn several_runs_get_per_run_charts() {
+        let d = doc(vec![
+            run("qd1", 10_000.0, 100.0, 10, 2, 0.02, 1.0, 1),
+            run("qd32", 80_000.0, 400.0, 10, 2, 0.02, 1.0, 2),
+        ]);
+        let html = render_html(&d);
+        let counts = series_counts(&html);
+        for (chart, series, declared, found) in &counts {
+            assert_eq!(declared, found, "{chart}/{series}");
+            if chart.starts_with("runs-") {
+                assert_eq!(*declared, 2);
+            }
+        }
+        assert!(counts.iter().any(|c| c.0 == "runs-iops"));
+        assert!(counts.iter().any(|c| c.0 == "runs-mbps"));
+        assert!(html.contains("id=\"run-1\""));
+        // Read-only runs: no write spectrum series.
+        assert!(!counts
+            .iter()
+            .any(|c| c.0 == "run0-spectrum" && c.1 == "write"));
+    }
+
+    #[test]
+    fn long_run_stays_small() {
+        let mut r = run("soak", 50_000.0, 200.0, 3600, 60, 0.05, 0.7, 7);
+        for i in (100..3600).step_by(97) {
+            r.intervals[i].errors = 1;
+        }
+        let d = doc(vec![r]);
+        let html = render_html(&d);
+        eprintln!("3600-interval HTML: {} bytes", html.len());
+        assert!(html.len() < 2_000_000, "{} bytes", html.len());
+        for (chart, series, declared, found) in series_counts(&html) {
+            assert_eq!(declared, found, "{chart}/{series}");
+            if series != "errors" && !chart.ends_with("spectrum") {
+                assert_eq!(declared, 3600);
+            }
+        }
+    }
+
+    #[test]
+    fn spectrum_falls_back_to_stored_percentiles() {
+        let mut d = sample();
+        d.runs[0].totals.read.latency_us.spectrum.clear();
+        d.runs[0].totals.read.service_us.spectrum.clear();
+        let html = render_html(&d);
+        let c = series_counts(&html);
+        let read = c
+            .iter()
+            .find(|c| c.0 == "run0-spectrum" && c.1 == "read")
+            .unwrap();
+        assert_eq!((read.2, read.3), (8, 8));
+    }
+}
