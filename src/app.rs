@@ -168,6 +168,15 @@ pub fn run_plan(
             }
         })
         .map_err(|e| AppError::Runtime(chain(&e)))?;
+        let mut warnings = warnings;
+        if let Some(sc) = &result.schedule {
+            if sc.achieved_pct < 99.0 && !result.interrupted {
+                warnings.push(format!(
+                    "run '{}': achieved {:.0} IOPS, only {:.1}% of the requested {:.0}: the target (or ioscope) could not keep up; latency_us includes the backlog",
+                    result.name, sc.achieved_iops, sc.achieved_pct, sc.requested_iops
+                ));
+            }
+        }
         for w in &warnings {
             eprintln!("warning: {w}");
         }
@@ -285,6 +294,7 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
             rate: Rate::Max,
             offset_bytes: 0,
             size_bytes: None,
+            ..Default::default()
         }],
         engine: EngineKind::Auto,
         duration_ns: Some(duration_ns),

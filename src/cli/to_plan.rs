@@ -128,6 +128,7 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
         rate: Rate::Max,
         offset_bytes: 0,
         size_bytes: size,
+        ..Default::default()
     };
     apply_workload_flags(a, &mut workload)?;
     let workloads: Vec<Workload> = targets

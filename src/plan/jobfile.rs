@@ -640,6 +640,7 @@ impl<'a> Ctx<'a> {
                 rate,
                 offset_bytes,
                 size_bytes,
+                ..Default::default()
             },
             at,
         ))
@@ -1077,6 +1078,7 @@ passes = 2
                 rate: Rate::Max,
                 offset_bytes: 0,
                 size_bytes: Some(8 << 30),
+                ..Default::default()
             }
         );
         let scan = &mixed.workloads[1];

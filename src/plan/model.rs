@@ -73,6 +73,41 @@ pub enum AccessPattern {
     Random,
 }
 
+/// How random offsets are spread over the working set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Distribution {
+    /// Every block equally likely.
+    #[default]
+    Uniform,
+    /// Zipf with exponent `theta` (> 0, ≠ 1 allowed either side): block of rank k is
+    /// chosen with probability ∝ 1/k^θ. Ranks are scattered over the range.
+    Zipf { theta: f64 },
+    /// Pareto with parameter `h` in (0, 1), as fio's pareto:h.
+    Pareto { h: f64 },
+    /// Hot bands: each band sends `io_pct` of the I/O to the next `range_pct` of the
+    /// working set, in order (fio's zoned distribution, vdbench's hotband).
+    Zoned { bands: Vec<Zone> },
+}
+
+/// One band of a zoned distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    pub io_pct: f64,
+    pub range_pct: f64,
+}
+
+/// Arrival process of an open-loop workload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced intended issue times.
+    Uniform,
+    /// Poisson arrivals (exponential gaps): what independent clients produce.
+    #[default]
+    Exponential,
+}
+
 /// Transfer sizes: one size, or a weighted mix (fio's bssplit, vdbench's xfersize
 /// distribution).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -143,6 +178,32 @@ pub struct Workload {
     pub offset_bytes: u64,
     /// Length of the working set; `None` = from `offset_bytes` to the end of the target.
     pub size_bytes: Option<u64>,
+    /// Spread of random offsets.
+    #[serde(default)]
+    pub dist: Distribution,
+    /// Arrival process when `rate` is a number.
+    #[serde(default)]
+    pub arrival: Arrival,
+}
+
+impl Default for Workload {
+    /// One stream of 4 KiB random reads at QD 1 on target "t0".
+    fn default() -> Self {
+        Workload {
+            name: "w".into(),
+            target: "t0".into(),
+            read_pct: 100,
+            pattern: AccessPattern::Random,
+            bs: BlockSizes::fixed(4096),
+            qd: 1,
+            streams: 1,
+            rate: Rate::Max,
+            offset_bytes: 0,
+            size_bytes: None,
+            dist: Distribution::Uniform,
+            arrival: Arrival::Exponential,
+        }
+    }
 }
 
 /// How I/O is issued.

@@ -73,9 +73,30 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<WorkloadResult>,
     pub intervals: Vec<Interval>,
+    /// Open-loop runs: requested against achieved rate and how far issue fell behind
+    /// the schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleResult>,
     /// First I/O errors seen (errno and offset), at most a few per run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<ErrorSample>,
+}
+
+/// How an open-loop run kept to its schedule.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleResult {
+    /// Sum of the open-loop workloads' requested rates.
+    pub requested_iops: f64,
+    /// I/Os of those workloads issued per second.
+    pub achieved_iops: f64,
+    /// achieved / requested × 100.
+    pub achieved_pct: f64,
+    /// Issue lateness against the intended time (jitter when keeping up, backlog
+    /// wait when not): p50, p99, max etc. in microseconds.
+    pub lag_us: LatencyStats,
+    /// Most I/Os that were due but not yet issued at once, estimated as the maximum
+    /// lateness × requested rate.
+    pub max_backlog_ios: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

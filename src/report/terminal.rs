@@ -136,6 +136,13 @@ pub fn run_summary(r: &RunResult) -> String {
         "queue depth {:.1}; ioscope CPU {:.1}% user + {:.1}% sys of all CPUs ({:.2} us CPU per I/O); system busy {:.1}%",
         t.queue_depth, r.cpu.user_pct, r.cpu.sys_pct, r.cpu.cpu_us_per_io, r.cpu.system_pct
     );
+    if let Some(sc) = &r.schedule {
+        let _ = writeln!(
+            s,
+            "rate: requested {:.0} IOPS, achieved {:.0} ({:.1}%); issue lag p50 {:.1} us, p99 {:.1} us, max {:.1} us (backlog up to {:.0} I/Os)",
+            sc.requested_iops, sc.achieved_iops, sc.achieved_pct, sc.lag_us.p50, sc.lag_us.p99, sc.lag_us.max, sc.max_backlog_ios
+        );
+    }
     for e in &r.error_samples {
         let _ = writeln!(
             s,

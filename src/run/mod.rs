@@ -7,16 +7,18 @@
 pub mod buffers;
 pub mod clock;
 pub mod interrupt;
+pub mod offsets;
 pub mod rng;
 pub mod stream;
 pub mod worker;
 
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::engine::{EngineError, Targets};
-use crate::plan::model::{AccessPattern, EngineKind, Op, Rate, RunSpec, TargetSpec};
-use crate::report::model::{Interval, RunResult, Totals, WorkloadResult};
+use crate::plan::model::{AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, TargetSpec};
+use crate::report::model::{Interval, RunResult, ScheduleResult, Totals, WorkloadResult};
 use crate::stats::clock::{now_ns, unix_s};
 use crate::stats::cpu::CpuSample;
+use crate::stats::histogram::LatencyHistogram;
 use crate::stats::snapshot::{OpStats, Snapshot, WorkloadStats};
 use crate::stats::{interval_latency, op_totals};
 use crate::target::{self, Backing, OpenTarget, TargetError};
@@ -311,7 +313,7 @@ fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
                     let gap_ns = 1e9 * n as f64 / total;
                     Some(Schedule {
                         gap_ns,
-                        exponential: true,
+                        exponential: w.arrival == Arrival::Exponential,
                         // Spread first arrivals so streams do not fire in lockstep.
                         next_due_ns: rng.unit_f64() * gap_ns,
                     })
@@ -686,6 +688,33 @@ impl Collector {
         self.last_end_ns = end_ns;
     }
 
+    /// Requested vs achieved rate and issue lateness of the open-loop workloads.
+    fn schedule_result(&self, run: &RunSpec, dur_s: f64) -> Option<ScheduleResult> {
+        let mut requested = 0.0;
+        let mut ios = 0u64;
+        let mut lag = LatencyHistogram::new();
+        for (w, t) in run.workloads.iter().zip(&self.totals) {
+            if let Rate::Iops(r) = w.rate {
+                requested += r;
+                ios += t.ops.iter().map(|o| o.ios + o.errors).sum::<u64>();
+                if let Some(l) = &t.lag {
+                    lag += l;
+                }
+            }
+        }
+        if requested == 0.0 {
+            return None;
+        }
+        let achieved = if dur_s > 0.0 { ios as f64 / dur_s } else { 0.0 };
+        Some(ScheduleResult {
+            requested_iops: requested,
+            achieved_iops: achieved,
+            achieved_pct: 100.0 * achieved / requested,
+            lag_us: lag.summary_us(false),
+            max_backlog_ios: lag.max_ns() as f64 / 1e9 * requested,
+        })
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn finish(
         mut self,
@@ -761,7 +790,9 @@ impl Collector {
             Vec::new()
         };
         let _ = started_unix;
+        let schedule = self.schedule_result(run, dur_s);
         RunResult {
+            schedule,
             name: run.name.clone(),
             target: targets
                 .iter()

@@ -2,6 +2,7 @@
 //! byte budget and rate schedule. Streams are plain data owned by one worker; choosing
 //! the next I/O costs a few RNG draws and no allocation.
 
+use super::offsets::OffsetSampler;
 use super::rng::Rng;
 use crate::plan::model::{AccessPattern, Op, Rate, Workload};
 
@@ -20,6 +21,9 @@ pub struct WorkloadShape {
     pub target: u32,
     pub max_bs: u32,
     pub open_loop: bool,
+    /// Offset slots (of `offset_unit`) in the working set, for the largest size.
+    pub slots: u64,
+    pub offsets: OffsetSampler,
 }
 
 impl WorkloadShape {
@@ -33,12 +37,16 @@ impl WorkloadShape {
                     (acc, b as u32)
                 })
                 .collect();
+        let offset_unit = w.bs.min_bytes().max(1);
+        let slots = (ws_len - w.bs.max_bytes()) / offset_unit + 1;
         WorkloadShape {
+            slots,
+            offsets: OffsetSampler::new(&w.dist, slots),
             read_pct: w.read_pct,
             sequential: matches!(w.pattern, AccessPattern::Sequential),
             bs_table,
             bs_total_weight: acc,
-            offset_unit: w.bs.min_bytes().max(1),
+            offset_unit,
             ws_start,
             ws_len,
             target,
@@ -119,8 +127,7 @@ impl Stream {
             self.pos += len as u64;
             o
         } else {
-            let slots = (shape.ws_len - len as u64) / shape.offset_unit + 1;
-            shape.ws_start + self.rng.below(slots) * shape.offset_unit
+            shape.ws_start + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
         self.bytes_left = self.bytes_left.saturating_sub(len as u64);
         Some(NextIo { op, offset, len })

@@ -58,12 +58,15 @@ impl AddAssign<&OpStats> for OpStats {
 pub struct WorkloadStats {
     /// Indexed by [`crate::plan::model::Op::index`].
     pub ops: [OpStats; 2],
+    /// Open loop only: how late each I/O was issued against its intended time.
+    pub lag: Option<LatencyHistogram>,
 }
 
 impl WorkloadStats {
     pub fn new(open_loop: bool) -> Self {
         WorkloadStats {
             ops: [OpStats::new(open_loop), OpStats::new(open_loop)],
+            lag: open_loop.then(LatencyHistogram::new),
         }
     }
 
@@ -79,6 +82,11 @@ impl AddAssign<&WorkloadStats> for WorkloadStats {
     fn add_assign(&mut self, o: &WorkloadStats) {
         self.ops[0] += &o.ops[0];
         self.ops[1] += &o.ops[1];
+        match (&mut self.lag, &o.lag) {
+            (Some(a), Some(b)) => *a += b,
+            (None, Some(b)) => self.lag = Some(b.clone()),
+            _ => {}
+        }
     }
 }
 
