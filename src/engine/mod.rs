@@ -86,7 +86,9 @@ pub use crate::stats::clock::now_ns;
 
 /// Converts a failed syscall return into a negated errno for a completion.
 pub(crate) fn neg_errno() -> i64 {
-    -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+    -(std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO) as i64)
 }
 
 /// The opened targets an engine serves, shared between workers.

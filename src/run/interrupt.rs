@@ -10,7 +10,9 @@ pub fn install() {
     let _ = ctrlc::set_handler(|| {
         let n = PRESSES.fetch_add(1, Ordering::SeqCst) + 1;
         if n == 1 {
-            eprintln!("\ninterrupted: stopping and writing the results so far (Ctrl-C again to quit now)");
+            eprintln!(
+                "\ninterrupted: stopping and writing the results so far (Ctrl-C again to quit now)"
+            );
         } else {
             std::process::exit(130);
         }

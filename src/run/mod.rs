@@ -67,7 +67,10 @@ struct Resolved {
 }
 
 /// Engine chosen for a run, after fallback.
-pub fn resolve_engine(kind: EngineKind, targets: &[Arc<OpenTarget>]) -> (EngineKind, Option<String>) {
+pub fn resolve_engine(
+    kind: EngineKind,
+    targets: &[Arc<OpenTarget>],
+) -> (EngineKind, Option<String>) {
     let all_mem = targets.iter().all(|t| matches!(t.backing, Backing::Mem(_)));
     let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
     match kind {
@@ -141,16 +144,28 @@ fn prepare(
             .unwrap_or(0);
         let t = &opened[ti];
         if w.read_pct > 100 {
-            return Err(invalid(&w.name, format!("read percentage {} is over 100", w.read_pct)));
+            return Err(invalid(
+                &w.name,
+                format!("read percentage {} is over 100", w.read_pct),
+            ));
         }
         if w.qd == 0 || w.streams == 0 {
-            return Err(invalid(&w.name, "queue depth and streams must be at least 1".into()));
+            return Err(invalid(
+                &w.name,
+                "queue depth and streams must be at least 1".into(),
+            ));
         }
         if w.bs.split.is_empty() || w.bs.min_bytes() == 0 {
-            return Err(invalid(&w.name, "block size must be at least 1 byte".into()));
+            return Err(invalid(
+                &w.name,
+                "block size must be at least 1 byte".into(),
+            ));
         }
         if w.bs.max_bytes() > u32::MAX as u64 / 2 {
-            return Err(invalid(&w.name, "block size over 2 GiB is not supported".into()));
+            return Err(invalid(
+                &w.name,
+                "block size over 2 GiB is not supported".into(),
+            ));
         }
         if w.offset_bytes >= t.size_bytes {
             return Err(invalid(
@@ -207,7 +222,10 @@ fn prepare(
         }
         if let Rate::Iops(r) = w.rate {
             if !(r.is_finite() && r > 0.0) {
-                return Err(invalid(&w.name, format!("rate {r} must be a positive number")));
+                return Err(invalid(
+                    &w.name,
+                    format!("rate {r} must be a positive number"),
+                ));
             }
         }
         resolved.push(Resolved {
@@ -312,7 +330,9 @@ pub fn execute(
         warnings.push(w);
     }
     if engine == EngineKind::Mem
-        && targets.iter().any(|t| !matches!(t.backing, Backing::Mem(_)))
+        && targets
+            .iter()
+            .any(|t| !matches!(t.backing, Backing::Mem(_)))
     {
         return Err(RunError::Setup {
             run: run.name.clone(),
@@ -422,9 +442,7 @@ pub fn execute(
     drop(tx);
 
     let mut coll = Collector::new(run, nworkers, clock);
-    let end_at = run
-        .duration_ns
-        .map(|d| start_ns + run.warmup_ns + d);
+    let end_at = run.duration_ns.map(|d| start_ns + run.warmup_ns + d);
     let mut interrupted = false;
     loop {
         if !interrupted && interrupt::requested() {
@@ -457,7 +475,15 @@ pub fn execute(
     if let Some(f) = &coll.fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
-    let result = coll.finish(run, &targets, engine, end_reason, interrupted, started_unix, nworkers);
+    let result = coll.finish(
+        run,
+        &targets,
+        engine,
+        end_reason,
+        interrupted,
+        started_unix,
+        nworkers,
+    );
     Ok((result, warnings))
 }
 
@@ -501,7 +527,11 @@ impl Collector {
             prev_end_ns: clock.start_ns,
             cpu_prev: cpu,
             cpu_run_start: cpu,
-            cpu_measure_start: if clock.warmup_ns == 0 { Some(cpu) } else { None },
+            cpu_measure_start: if clock.warmup_ns == 0 {
+                Some(cpu)
+            } else {
+                None
+            },
             measure_start_ns: if clock.warmup_ns == 0 {
                 Some(clock.start_ns)
             } else {
@@ -552,8 +582,11 @@ impl Collector {
         snaps: Vec<Snapshot>,
         on_interval: &mut dyn FnMut(&Interval),
     ) {
-        let mut merged: Vec<WorkloadStats> =
-            self.open_loop.iter().map(|&o| WorkloadStats::new(o)).collect();
+        let mut merged: Vec<WorkloadStats> = self
+            .open_loop
+            .iter()
+            .map(|&o| WorkloadStats::new(o))
+            .collect();
         let mut end_ns = self.prev_end_ns;
         for s in snaps {
             end_ns = end_ns.max(s.end_ns);
@@ -664,7 +697,9 @@ impl Collector {
             ..self.cpu_prev
         };
         let cpu = cpu_end.since(
-            self.cpu_measure_start.as_ref().unwrap_or(&self.cpu_run_start),
+            self.cpu_measure_start
+                .as_ref()
+                .unwrap_or(&self.cpu_run_start),
             combined.ios,
         );
         let workloads = if self.nworkloads > 1 {

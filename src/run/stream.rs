@@ -25,15 +25,14 @@ pub struct WorkloadShape {
 impl WorkloadShape {
     pub fn new(w: &Workload, target: u32, ws_start: u64, ws_len: u64) -> Self {
         let mut acc = 0u32;
-        let bs_table = w
-            .bs
-            .split
-            .iter()
-            .map(|&(b, weight)| {
-                acc += weight;
-                (acc, b as u32)
-            })
-            .collect();
+        let bs_table =
+            w.bs.split
+                .iter()
+                .map(|&(b, weight)| {
+                    acc += weight;
+                    (acc, b as u32)
+                })
+                .collect();
         WorkloadShape {
             read_pct: w.read_pct,
             sequential: matches!(w.pattern, AccessPattern::Sequential),

@@ -81,7 +81,10 @@ pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
 pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
     if let Some(cpu) = setup.cpu {
         if let Err(e) = pin_to_cpu(cpu) {
-            eprintln!("warning: worker {} could not pin to CPU {cpu}: {e}", setup.index);
+            eprintln!(
+                "warning: worker {} could not pin to CPU {cpu}: {e}",
+                setup.index
+            );
         }
     }
     let total_slots: usize = setup.streams.iter().map(|s| s.qd as usize).sum();

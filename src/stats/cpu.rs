@@ -53,7 +53,11 @@ impl CpuSample {
         Cpu {
             user_pct: 100.0 * user / wall / cpus,
             sys_pct: 100.0 * sys / wall / cpus,
-            system_pct: if total > 0.0 { 100.0 * busy / total } else { 0.0 },
+            system_pct: if total > 0.0 {
+                100.0 * busy / total
+            } else {
+                0.0
+            },
             cpu_us_per_io: if ios > 0 {
                 (user + sys) / 1000.0 / ios as f64
             } else {

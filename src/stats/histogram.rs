@@ -29,8 +29,8 @@ pub const SUMMARY_PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 
 /// Percentiles sampled for the spectrum plot (log-spaced in 1/(1-p)).
 const SPECTRUM: [f64; 21] = [
-    0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 97.0, 99.0,
-    99.5, 99.9, 99.95, 99.99, 99.999, 100.0,
+    0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 97.0, 99.0, 99.5,
+    99.9, 99.95, 99.99, 99.999, 100.0,
 ];
 
 /// A latency histogram with exact moments.
@@ -66,7 +66,8 @@ impl LatencyHistogram {
     /// Records one latency. O(1), no allocation.
     #[inline]
     pub fn record(&mut self, lat_ns: u64) {
-        self.hist.saturating_record(lat_ns.clamp(1, MAX_TRACKABLE_NS));
+        self.hist
+            .saturating_record(lat_ns.clamp(1, MAX_TRACKABLE_NS));
         self.count += 1;
         self.sum_ns += lat_ns as u128;
         self.sum_sq_ns += (lat_ns as u128) * (lat_ns as u128);

@@ -12,7 +12,13 @@ use snapshot::OpStats;
 
 /// Totals of one direction (or both) over `duration_s` seconds.
 pub fn op_totals(s: &OpStats, duration_s: f64, with_spectrum: bool) -> OpTotals {
-    let per_s = |v: f64| if duration_s > 0.0 { v / duration_s } else { 0.0 };
+    let per_s = |v: f64| {
+        if duration_s > 0.0 {
+            v / duration_s
+        } else {
+            0.0
+        }
+    };
     OpTotals {
         ios: s.ios,
         bytes: s.bytes,

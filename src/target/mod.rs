@@ -281,8 +281,7 @@ fn fill_file(path: &Path, from: u64, to: u64) -> Result<(), TargetError> {
             w.copy_from_slice(&rng.next_u64().to_le_bytes());
         }
         let n = ((to - pos) as usize).min(chunk.len());
-        f.write_all(&chunk[..n])
-            .map_err(io_err(path, "filling"))?;
+        f.write_all(&chunk[..n]).map_err(io_err(path, "filling"))?;
         pos += n as u64;
     }
     f.sync_all().map_err(io_err(path, "syncing"))?;
