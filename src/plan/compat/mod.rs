@@ -198,9 +198,9 @@ pub fn apply_target_override(plan: &mut Plan, target: &str) {
 }
 
 /// Splits a command line the way a POSIX shell would for simple cases: whitespace
-/// separates words, single and double quotes group, backslash escapes the next
-/// character outside single quotes, and a backslash before a newline joins lines.
-/// Windows paths therefore need quoting (`'C:\x'`), as they would in a shell.
+/// separates words, single and double quotes group, and a backslash before a newline
+/// joins lines. Unlike a shell, a backslash escapes only whitespace and quotes and is
+/// otherwise literal, so pasted Windows command lines keep their paths intact.
 pub fn split_command_line(text: &str) -> Result<Vec<String>, CompatError> {
     let mut words = Vec::new();
     let mut cur = String::new();
@@ -242,13 +242,19 @@ pub fn split_command_line(text: &str) -> Result<Vec<String>, CompatError> {
                     }
                 }
             }
-            '\\' => match chars.next() {
-                Some('\n') => line += 1,
-                Some(ch) => {
+            '\\' => match chars.peek().copied() {
+                Some('\n') => {
+                    chars.next();
+                    line += 1
+                }
+                Some(ch) if ch.is_whitespace() || ch == '\'' || ch == '"' => {
+                    chars.next();
                     in_word = true;
                     cur.push(ch)
                 }
-                None => {
+                // Literal otherwise, so Windows paths (C:\x, \\server\share)
+                // survive unquoted.
+                _ => {
                     in_word = true;
                     cur.push('\\')
                 }

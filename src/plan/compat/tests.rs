@@ -235,8 +235,8 @@ fn error_display_forms() {
 #[test]
 fn shell_splitting() {
     assert_eq!(
-        split_command_line("a 'b c' \"d\\\"e\" f\\ g \\\n h").unwrap(),
-        vec!["a", "b c", "d\"e", "f g", "h"]
+        split_command_line("a 'b c' \"d\\\"e\" f\\ g \\\n h C:\\x\\y \\\\srv\\s").unwrap(),
+        vec!["a", "b c", "d\"e", "f g", "h", "C:\\x\\y", "\\\\srv\\s"]
     );
     assert!(split_command_line("a 'b").is_err());
 }
