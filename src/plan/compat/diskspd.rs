@@ -215,15 +215,12 @@ pub fn parse_diskspd(
             "a" => {
                 if rest == "g" || rest.is_empty() {
                     // Group-wide round-robin affinity: the default, nothing to pin.
+                } else if rest.starts_with('g') {
+                    un.push(format!("{a} — processor-group affinity"), &loc);
                 } else {
-                    let list = rest.strip_prefix('g').unwrap_or(rest);
-                    if list.contains(',') || list.chars().all(|c| c.is_ascii_digit()) {
-                        cpus = Some(parse_cpu_list(list).ok_or_else(|| {
-                            loc.error(format!("'{list}' is not a CPU list like 0,1,2"))
-                        })?);
-                    } else {
-                        un.push(format!("{a} — processor-group affinity"), &loc);
-                    }
+                    cpus = Some(parse_cpu_list(rest).ok_or_else(|| {
+                        loc.error(format!("'{rest}' is not a CPU list like 0,1,2"))
+                    })?);
                 }
             }
             "n" if rest.is_empty() => cpus = None,
