@@ -1,6 +1,7 @@
 //! Plans: the workload model, units, and the readers that build a plan from flags or
 //! from a native job file. Pure: nothing here opens a target or issues I/O.
 
+pub mod compat;
 pub mod jobfile;
 pub mod model;
 pub mod units;

@@ -140,6 +140,7 @@ pub fn run(
         },
         workloads: Vec::new(),
         intervals,
+        schedule: None,
         error_samples: Vec::new(),
     }
 }

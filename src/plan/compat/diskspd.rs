@@ -1,0 +1,578 @@
+//! diskspd and SQLIO command lines → [`Plan`].
+//!
+//! Both are Windows tools, so their targets are usually Windows paths, which name
+//! nothing here: those are refused with a hint to use `--target`, or replaced when the
+//! caller passes the override. Each target becomes one workload whose streams are the
+//! tool's threads per target and whose queue depth is its outstanding I/Os per thread.
+//! See docs/compat-vdbench.md (diskspd and SQLIO sections).
+
+use std::path::{Path, PathBuf};
+
+use super::{
+    is_windows_path, parse_cpu_list, parse_cpu_mask, CompatError, Loc, TargetTable, Translated,
+    UnsupportedList, DEFAULT_INTERVAL_NS, DEFAULT_SEED,
+};
+use crate::plan::model::{AccessPattern, BlockSizes, EngineKind, Plan, Rate, RunSpec, Workload};
+use crate::plan::units::{
+    parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
+};
+
+fn arg_loc(args: &[String], i: usize) -> Loc {
+    Loc::Arg {
+        index: i + 1,
+        text: args[i].clone(),
+    }
+}
+
+fn skip_program(args: &[String], names: &[&str]) -> usize {
+    match args.first() {
+        Some(a) => {
+            let prog = a
+                .rsplit(['/', '\\'])
+                .next()
+                .unwrap_or(a)
+                .to_ascii_lowercase();
+            let prog = prog.trim_end_matches(".exe");
+            usize::from(names.contains(&prog))
+        }
+        None => 0,
+    }
+}
+
+/// Resolves a target path: Windows paths need the override.
+fn target_uri(path: &str, over: Option<&str>, loc: &Loc) -> Result<String, CompatError> {
+    if let Some(o) = over {
+        return Ok(o.to_string());
+    }
+    if path.starts_with('#') {
+        return Err(loc.error(format!(
+            "{path} names a Windows physical disk by number; give a device on this \
+             machine with --target"
+        )));
+    }
+    if is_windows_path(path) {
+        return Err(loc.error(format!(
+            "{path} is a Windows path; give a path on this machine with --target"
+        )));
+    }
+    Ok(path.to_string())
+}
+
+/// diskspd size: bytes or K/M/G/T. diskspd's `b` suffix (block multiples) is refused.
+fn ds_size(text: &str, allow_zero: bool, loc: &Loc) -> Result<u64, CompatError> {
+    let t = text.trim();
+    if t.ends_with(['b', 'B']) && t[..t.len() - 1].chars().all(|c| c.is_ascii_digit()) {
+        return Err(loc.error(format!(
+            "'{t}': sizes in blocks ('b' suffix) are not supported; write bytes or K/M/G"
+        )));
+    }
+    let r = if allow_zero {
+        parse_size_allow_zero(t)
+    } else {
+        parse_size(t)
+    };
+    r.map_err(|e| loc.error(e.to_string()))
+}
+
+fn secs(text: &str, allow_zero: bool, loc: &Loc) -> Result<u64, CompatError> {
+    if !text.chars().all(|c| c.is_ascii_digit()) || text.is_empty() {
+        return Err(loc.error(format!("'{text}' is not a whole number of seconds")));
+    }
+    let r = if allow_zero {
+        parse_duration_ns_allow_zero(text)
+    } else {
+        parse_duration_ns(text)
+    };
+    r.map_err(|e| loc.error(e.to_string()))
+}
+
+fn cnt(text: &str, loc: &Loc) -> Result<u64, CompatError> {
+    parse_count(text).map_err(|e| loc.error(e.to_string()))
+}
+
+fn pct(text: &str, loc: &Loc) -> Result<u8, CompatError> {
+    text.parse::<u8>()
+        .ok()
+        .filter(|&p| p <= 100)
+        .ok_or_else(|| loc.error(format!("'{text}' is not a percentage 0..100")))
+}
+
+fn to_u32(v: u64, loc: &Loc) -> Result<u32, CompatError> {
+    u32::try_from(v).map_err(|_| loc.error("value is too large"))
+}
+
+/// Translates a diskspd command line, argv style (the program name may come first).
+/// `target_override` replaces every target (the `--target` option), which also lets
+/// Windows paths through.
+pub fn parse_diskspd(
+    args: &[String],
+    target_override: Option<&str>,
+) -> Result<Translated, CompatError> {
+    let mut un = UnsupportedList::default();
+    let mut bs = 64 * 1024;
+    let mut duration = 10_000_000_000u64;
+    let mut warmup = 5_000_000_000u64;
+    let mut qd = 2u64;
+    let mut threads = 1u64;
+    let mut random = false;
+    let mut write_pct = 0u8;
+    let mut direct = false;
+    let mut write_through: Option<Loc> = None;
+    let mut create_size = None;
+    let mut max_size = None;
+    let mut base = 0u64;
+    let mut rate: Option<(u64, bool, Loc)> = None;
+    let mut cpus = None;
+    let mut interval = DEFAULT_INTERVAL_NS;
+    let mut seed = DEFAULT_SEED;
+    let mut targets: Vec<(String, Loc)> = Vec::new();
+    let mut seq_private = false;
+
+    let start = skip_program(args, &["diskspd"]);
+    for i in start..args.len() {
+        let a = &args[i];
+        let loc = arg_loc(args, i);
+        let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) else {
+            targets.push((target_uri(a, target_override, &loc)?, loc));
+            continue;
+        };
+        let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
+        match flag {
+            "b" => bs = ds_size(rest, false, &loc)?,
+            "d" => duration = secs(rest, false, &loc)?,
+            "W" => {
+                warmup = if rest.is_empty() {
+                    0
+                } else {
+                    secs(rest, true, &loc)?
+                }
+            }
+            "C" => {
+                if !rest.is_empty() && secs(rest, true, &loc)? > 0 {
+                    un.push(format!("{a} — cool-down"), &loc);
+                }
+            }
+            "o" => qd = cnt(rest, &loc)?,
+            "t" => threads = cnt(rest, &loc)?,
+            "r" => {
+                if rest.starts_with('s') {
+                    un.push(format!("{a} — mixed random/sequential"), &loc);
+                } else if !rest.is_empty() {
+                    let align = ds_size(rest, false, &loc)?;
+                    if align != bs {
+                        un.push(
+                            format!("{a} — random alignment other than the block size"),
+                            &loc,
+                        );
+                    }
+                }
+                random = true;
+            }
+            "s" => {
+                random = false;
+                let stride = match rest.strip_prefix('i') {
+                    Some(s) => s,
+                    None => {
+                        seq_private = true;
+                        rest
+                    }
+                };
+                if !stride.is_empty() && ds_size(stride, false, &loc)? != bs {
+                    un.push(format!("{a} — stride other than the block size"), &loc);
+                }
+            }
+            "w" => write_pct = pct(rest, &loc)?,
+            "S" | "h" => {
+                let mode = if flag == "h" { "h" } else { rest };
+                match mode {
+                    "" | "u" => direct = true,
+                    "h" => {
+                        direct = true;
+                        write_through = Some(loc.clone());
+                    }
+                    "b" => direct = false,
+                    _ => un.push(a.clone(), &loc),
+                }
+            }
+            "L" if rest.is_empty() => {}
+            "c" => create_size = Some(ds_size(rest, false, &loc)?),
+            "f" => {
+                if rest.starts_with(['r', 's', 't', 'p']) {
+                    un.push(format!("{a} — access hint"), &loc);
+                } else {
+                    max_size = Some(ds_size(rest, false, &loc)?);
+                }
+            }
+            "B" => base = ds_size(rest, true, &loc)?,
+            "Z" => un.push(format!("{a} — write buffer content"), &loc),
+            "g" => {
+                let (n, iops) = match rest.strip_suffix('i') {
+                    Some(n) => (n, true),
+                    None => (rest, false),
+                };
+                rate = Some((cnt(n, &loc)?, iops, loc.clone()));
+            }
+            "a" => {
+                if rest == "g" || rest.is_empty() {
+                    // Group-wide round-robin affinity: the default, nothing to pin.
+                } else if rest.starts_with('g') {
+                    un.push(format!("{a} — processor-group affinity"), &loc);
+                } else {
+                    cpus = Some(parse_cpu_list(rest).ok_or_else(|| {
+                        loc.error(format!("'{rest}' is not a CPU list like 0,1,2"))
+                    })?);
+                }
+            }
+            "n" if rest.is_empty() => cpus = None,
+            "R" => {
+                if !matches!(rest, "" | "text" | "ptext" | "p") {
+                    un.push(format!("{a} — output format"), &loc);
+                }
+            }
+            "D" => {
+                if !rest.is_empty() {
+                    let ms = cnt(rest, &loc)?;
+                    interval = ms.saturating_mul(1_000_000);
+                }
+            }
+            "z" => {
+                if !rest.is_empty() {
+                    seed = rest
+                        .parse()
+                        .map_err(|_| loc.error(format!("'{rest}' is not a seed")))?;
+                }
+            }
+            "v" | "P" => {}
+            "T" => un.push(format!("{a} — stride between threads"), &loc),
+            "F" => un.push(format!("{a} — total threads shared by all targets"), &loc),
+            "x" | "l" | "p" | "i" | "j" | "I" | "N" | "e" | "O" | "y" | "u" | "U" => {
+                un.push(a.clone(), &loc)
+            }
+            "X" => {
+                return Err(loc.error(
+                    "XML profiles (-X) are not supported; write the options on the \
+                     command line",
+                ))
+            }
+            _ => return Err(loc.error(format!("unknown diskspd option '{a}'"))),
+        }
+    }
+    if targets.is_empty() {
+        return Err(CompatError {
+            source_name: "command line".into(),
+            line: 0,
+            column_or_arg: None,
+            msg: "diskspd needs at least one target".into(),
+        });
+    }
+    let read_pct = 100 - write_pct;
+    if let Some(l) = write_through {
+        if write_pct > 0 {
+            un.push(
+                "-Sh — write-through (FILE_FLAG_WRITE_THROUGH)".to_string(),
+                &l,
+            );
+        }
+    }
+    let mut warnings = Vec::new();
+    if !random && seq_private && threads > 1 {
+        warnings.push(format!(
+            "each diskspd thread reads sequentially from the same start; ioscope's \
+             {threads} streams each walk their own slice (-si is the closer match)"
+        ));
+    }
+    let rate = match rate {
+        None => Rate::Max,
+        Some((n, true, _)) => Rate::Iops(n as f64 * threads as f64),
+        // bytes per millisecond per thread → I/Os per second per thread.
+        Some((n, false, _)) => Rate::Iops(n as f64 * 1000.0 / bs as f64 * threads as f64),
+    };
+    let mut table = TargetTable::default();
+    let mut workloads = Vec::new();
+    for (uri, loc) in &targets {
+        let name = table.intern(uri, create_size, Some(direct), &mut un, loc);
+        workloads.push(Workload {
+            name: format!("w{}", workloads.len()),
+            target: name,
+            read_pct,
+            pattern: if random {
+                AccessPattern::Random
+            } else {
+                AccessPattern::Sequential
+            },
+            bs: BlockSizes::fixed(bs),
+            qd: to_u32(qd, loc)?,
+            streams: to_u32(threads, loc)?,
+            rate,
+            offset_bytes: base,
+            size_bytes: max_size.map(|m| m.saturating_sub(base)),
+            ..Default::default()
+        });
+    }
+    Ok(Translated {
+        plan: Plan {
+            targets: table.targets,
+            runs: vec![RunSpec {
+                name: "diskspd".into(),
+                workloads,
+                engine: EngineKind::Auto,
+                duration_ns: Some(duration),
+                passes: None,
+                warmup_ns: warmup,
+                interval_ns: interval,
+                cpus,
+                workers: None,
+                seed,
+            }],
+            warnings,
+        },
+        unsupported: un.0,
+    })
+}
+
+/// Translates an SQLIO command line. `-F` parameter files are read relative to
+/// `base_dir`. Defaults follow SQLIO's usage text: `-kW -t1 -s30 -f64 -b2 -BN`, one
+/// outstanding I/O per thread.
+pub fn parse_sqlio(
+    args: &[String],
+    base_dir: &Path,
+    target_override: Option<&str>,
+) -> Result<Translated, CompatError> {
+    let mut un = UnsupportedList::default();
+    let mut read = false;
+    let mut duration = 30_000_000_000u64;
+    let mut threads = 1u64;
+    let mut qd = 1u64;
+    let mut bs_kib = 2u64;
+    let mut pattern: Option<AccessPattern> = None;
+    let mut direct = true;
+    let mut cpus = None;
+    let mut files: Vec<SqlioFile> = Vec::new();
+
+    let start = skip_program(args, &["sqlio"]);
+    for i in start..args.len() {
+        let a = &args[i];
+        let loc = arg_loc(args, i);
+        let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) else {
+            files.push((target_uri(a, target_override, &loc)?, None, None, None, loc));
+            continue;
+        };
+        let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
+        match flag {
+            "k" => match rest.to_ascii_uppercase().as_str() {
+                "R" => read = true,
+                "W" => read = false,
+                _ => return Err(loc.error("-k takes R (reads) or W (writes)")),
+            },
+            "s" => duration = secs(rest, false, &loc)?,
+            "t" => threads = cnt(rest, &loc)?,
+            "o" => qd = cnt(rest, &loc)?,
+            "b" => bs_kib = cnt(rest, &loc)?,
+            "f" => match rest.to_ascii_lowercase().as_str() {
+                "random" => pattern = Some(AccessPattern::Random),
+                "sequential" => pattern = Some(AccessPattern::Sequential),
+                _ => {
+                    cnt(rest, &loc)?;
+                    un.push(format!("{a} — stripe factor"), &loc);
+                    pattern = Some(AccessPattern::Sequential);
+                }
+            },
+            "B" => {
+                // One letter only: "-BYRT" is refused rather than guessed at.
+                direct = match rest.to_ascii_uppercase().as_str() {
+                    "N" | "H" => true,
+                    "Y" | "S" => false,
+                    _ => {
+                        return Err(loc.error(
+                            "-B takes exactly one of N (none), Y (all), H (hardware), \
+                             S (software); give other flags separately",
+                        ))
+                    }
+                }
+            }
+            "L" => {
+                if !matches!(
+                    rest.to_ascii_uppercase().as_str(),
+                    "" | "S" | "P" | "SI" | "PI"
+                ) {
+                    return Err(loc.error("-L takes S or P"));
+                }
+            }
+            "a" => {
+                let mask = rest.trim_start_matches(['R', 'I', 'r', 'i']);
+                cpus =
+                    Some(parse_cpu_mask(mask).ok_or_else(|| {
+                        loc.error(format!("'{mask}' is not a hexadecimal CPU mask"))
+                    })?);
+                if mask.len() != rest.len() {
+                    un.push(format!("{a} — round-robin/ideal affinity"), &loc);
+                }
+            }
+            "T" => {
+                if pct(rest, &loc)? != 100 {
+                    un.push(a.clone(), &loc);
+                }
+            }
+            "F" => {
+                if rest.is_empty() {
+                    return Err(loc.error("-F needs a parameter file name"));
+                }
+                read_param_file(rest, base_dir, target_override, &loc, &mut files)?;
+            }
+            "p" | "d" | "R" | "i" | "m" | "S" | "v" => un.push(a.clone(), &loc),
+            _ => return Err(loc.error(format!("unknown SQLIO option '{a}'"))),
+        }
+    }
+    if files.is_empty() {
+        let loc = Loc::Arg {
+            index: args.len().max(1),
+            text: args.last().cloned().unwrap_or_default(),
+        };
+        files.push((
+            target_uri("testfile.dat", target_override, &loc)?,
+            None,
+            None,
+            None,
+            loc,
+        ));
+    }
+    let pattern = match pattern {
+        Some(p) => p,
+        None => {
+            let loc = Loc::Arg {
+                index: args.len().max(1),
+                text: args.last().cloned().unwrap_or_default(),
+            };
+            un.push(
+                "-f64 (SQLIO's default stripe factor) — give -frandom or -fsequential",
+                &loc,
+            );
+            AccessPattern::Sequential
+        }
+    };
+    let bs = bs_kib.checked_mul(1024).ok_or_else(|| CompatError {
+        source_name: "command line".into(),
+        line: 0,
+        column_or_arg: None,
+        msg: "-b is too large".into(),
+    })?;
+    let mut table = TargetTable::default();
+    let mut workloads = Vec::new();
+    for (uri, t, fcpus, size, loc) in &files {
+        if fcpus.is_some() {
+            if cpus.is_none() {
+                cpus = fcpus.clone();
+            } else if &cpus != fcpus {
+                un.push("per-file CPU mask — ioscope pins one CPU set per run", loc);
+            }
+        }
+        let name = table.intern(uri, *size, Some(direct), &mut un, loc);
+        workloads.push(Workload {
+            name: format!("w{}", workloads.len()),
+            target: name,
+            read_pct: if read { 100 } else { 0 },
+            pattern: pattern.clone(),
+            bs: BlockSizes::fixed(bs),
+            qd: to_u32(qd, loc)?,
+            streams: to_u32(t.unwrap_or(threads), loc)?,
+            rate: Rate::Max,
+            offset_bytes: 0,
+            size_bytes: None,
+            ..Default::default()
+        });
+    }
+    Ok(Translated {
+        plan: Plan {
+            targets: table.targets,
+            runs: vec![RunSpec {
+                name: "sqlio".into(),
+                workloads,
+                engine: EngineKind::Auto,
+                duration_ns: Some(duration),
+                passes: None,
+                warmup_ns: 0,
+                interval_ns: DEFAULT_INTERVAL_NS,
+                cpus,
+                workers: None,
+                seed: DEFAULT_SEED,
+            }],
+            warnings: Vec::new(),
+        },
+        unsupported: un.0,
+    })
+}
+
+/// One SQLIO target: (path, threads, CPUs, size in bytes, where it was named).
+type SqlioFile = (String, Option<u64>, Option<Vec<usize>>, Option<u64>, Loc);
+
+/// SQLIO parameter file: one target per line, `path threads mask size_MiB`.
+fn read_param_file(
+    name: &str,
+    base_dir: &Path,
+    target_override: Option<&str>,
+    arg: &Loc,
+    files: &mut Vec<SqlioFile>,
+) -> Result<(), CompatError> {
+    if is_windows_path(name) {
+        return Err(arg.error(format!(
+            "parameter file {name} is a Windows path; give its path on this machine"
+        )));
+    }
+    let path: PathBuf = base_dir.join(name);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| arg.error(format!("cannot read {}: {e}", path.display())))?;
+    for (idx, raw) in text.lines().enumerate() {
+        let loc = Loc::Line {
+            source: name.to_string(),
+            line: idx + 1,
+        };
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let uri = target_uri(f[0], target_override, &loc)?;
+        let threads = f.get(1).map(|t| cnt(t, &loc)).transpose()?;
+        let cpus = match f.get(2) {
+            Some(m) if u128::from_str_radix(m.trim_start_matches("0x"), 16).ok() == Some(0) => None,
+            Some(m) => Some(
+                parse_cpu_mask(m)
+                    .ok_or_else(|| loc.error(format!("'{m}' is not a hexadecimal CPU mask")))?,
+            ),
+            None => None,
+        };
+        let size = f
+            .get(3)
+            .map(|s| {
+                cnt(s, &loc)?
+                    .checked_mul(1 << 20)
+                    .ok_or_else(|| loc.error("size is too large"))
+            })
+            .transpose()?;
+        files.push((uri, threads, cpus, size, loc));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn windows_paths_need_the_override() {
+        let e = parse_diskspd(&args(r"diskspd -b8K C:\test.dat"), None).unwrap_err();
+        assert!(e.to_string().contains("--target"), "{e}");
+        let t = parse_diskspd(&args(r"diskspd -b8K C:\test.dat"), Some("/tmp/x")).unwrap();
+        assert_eq!(t.plan.targets[0].uri, "/tmp/x");
+    }
+
+    #[test]
+    fn combined_buffering_flag_is_refused() {
+        let e = parse_sqlio(&args("sqlio -kR -BYRT /tmp/f"), Path::new("."), None).unwrap_err();
+        assert!(e.to_string().starts_with("argument 3 ('-BYRT')"), "{e}");
+    }
+}

@@ -1,0 +1,1105 @@
+//! fio job files (INI) and fio command lines → [`Plan`].
+//!
+//! Each fio job becomes one workload; `numjobs` clones become streams of it. Jobs that
+//! fio runs together (no `stonewall`, `wait_for` or `new_group` between them) form one
+//! run. Options ioscope cannot reproduce are listed in [`Translated::unsupported`];
+//! documented differences go to [`Plan::warnings`]. Defaults follow fio: `bs=4k`,
+//! `iodepth=1`, `rw=read`, `ioengine=psync`, buffered I/O, `loops=1`.
+//! See docs/compat-fio.md.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{
+    is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated, UnsupportedList,
+    DEFAULT_INTERVAL_NS, DEFAULT_SEED,
+};
+use crate::plan::model::{AccessPattern, BlockSizes, EngineKind, Plan, Rate, RunSpec, Workload};
+use crate::plan::units::{
+    parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
+};
+
+/// How deep `include` may nest before we assume a cycle.
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Looks up environment variables for `${VAR}` expansion.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment, for [`parse_file`] and [`parse_str`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Reads and translates a fio job file (and the files it includes).
+pub fn parse_file(path: &Path, env: EnvLookup<'_>) -> Result<Translated, CompatError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| CompatError {
+        source_name: name.clone(),
+        line: 0,
+        column_or_arg: None,
+        msg: format!("cannot read: {e}"),
+    })?;
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    parse_str(&name, &text, &base, env)
+}
+
+/// Translates fio job-file text. `include` paths are relative to `base_dir`.
+pub fn parse_str(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    env: EnvLookup<'_>,
+) -> Result<Translated, CompatError> {
+    let mut items = Vec::new();
+    lex_ini(source_name, text, base_dir, env, 0, &mut items)?;
+    translate(items)
+}
+
+/// Translates a fio command line, argv style (the program name may come first).
+/// Accepts `--opt=value`, `--opt value`, and fio's single-dash forms `-opt=value` and
+/// `-opt value`; `--name` starts a new job and options before the first `--name` are
+/// global.
+pub fn parse_args(args: &[String]) -> Result<Translated, CompatError> {
+    let mut items = Vec::new();
+    let mut i = 0;
+    if let Some(first) = args.first() {
+        let prog = first.rsplit('/').next().unwrap_or(first);
+        if prog == "fio" || prog == "fio.exe" {
+            i = 1;
+        }
+    }
+    let mut saw_name = false;
+    while i < args.len() {
+        let arg = &args[i];
+        let loc = Loc::Arg {
+            index: i + 1,
+            text: arg.clone(),
+        };
+        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
+            return Err(loc.error(
+                "job files on a fio command line are not read here; \
+                 translate the job file itself",
+            ));
+        };
+        if body.is_empty() {
+            return Err(loc.error("empty option"));
+        }
+        let (key, value) = match body.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            None => {
+                let key = body.to_string();
+                let takes_value = !is_flag(&normalise_key(&key));
+                match args.get(i + 1) {
+                    Some(next) if takes_value && !looks_like_option(next) => {
+                        i += 1;
+                        (key, Some(next.clone()))
+                    }
+                    _ => (key, None),
+                }
+            }
+        };
+        let key_n = normalise_key(&key);
+        if key_n == "name" {
+            let Some(v) = value.clone() else {
+                return Err(loc.error("--name needs a value"));
+            };
+            saw_name = true;
+            items.push(Item::Section(v, loc.clone()));
+        } else if !saw_name && !items.iter().any(|it| matches!(it, Item::Section(..))) {
+            items.push(Item::Section("global".into(), loc.clone()));
+            items.push(Item::Opt(key, value, loc));
+        } else {
+            items.push(Item::Opt(key, value, loc));
+        }
+        i += 1;
+    }
+    if items.is_empty() {
+        return Err(CompatError {
+            source_name: "command line".into(),
+            line: 0,
+            column_or_arg: None,
+            msg: "no fio options given".into(),
+        });
+    }
+    if !saw_name {
+        // fio wants --name; a lone set of options still describes one job.
+        let loc = Loc::Arg {
+            index: args.len(),
+            text: args.last().cloned().unwrap_or_default(),
+        };
+        items.push(Item::Section("job".into(), loc));
+    }
+    translate(items)
+}
+
+fn looks_like_option(s: &str) -> bool {
+    s.starts_with('-') && s.len() > 1 && !s[1..].starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// One lexical item of a job description.
+#[derive(Debug, Clone)]
+enum Item {
+    Section(String, Loc),
+    Opt(String, Option<String>, Loc),
+}
+
+fn lex_ini(
+    source: &str,
+    text: &str,
+    base_dir: &Path,
+    env: EnvLookup<'_>,
+    depth: usize,
+    out: &mut Vec<Item>,
+) -> Result<(), CompatError> {
+    for (idx, raw) in text.lines().enumerate() {
+        let loc = Loc::Line {
+            source: source.to_string(),
+            line: idx + 1,
+        };
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        let line = expand_env(line, env).map_err(|m| loc.error(m))?;
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some(name) = rest.strip_suffix(']') else {
+                return Err(loc.error(format!("'{line}' is not a [section] line")));
+            };
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(loc.error("empty section name"));
+            }
+            out.push(Item::Section(name.to_string(), loc));
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("include") {
+            if rest.starts_with(char::is_whitespace) {
+                let file = rest.trim();
+                if depth >= MAX_INCLUDE_DEPTH {
+                    return Err(loc.error(format!(
+                        "include nested more than {MAX_INCLUDE_DEPTH} deep (a cycle?)"
+                    )));
+                }
+                let path: PathBuf = if Path::new(file).is_absolute() {
+                    PathBuf::from(file)
+                } else {
+                    base_dir.join(file)
+                };
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    loc.error(format!("cannot read include '{}': {e}", path.display()))
+                })?;
+                let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+                lex_ini(
+                    &path.display().to_string(),
+                    &text,
+                    &base,
+                    env,
+                    depth + 1,
+                    out,
+                )?;
+                continue;
+            }
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+            None => (line.to_string(), None),
+        };
+        if key.is_empty() {
+            return Err(loc.error(format!("'{line}' has no option name")));
+        }
+        if !out.iter().any(|i| matches!(i, Item::Section(..))) {
+            return Err(loc.error(format!(
+                "option '{key}' comes before any [section]; fio options belong to \
+                 [global] or a job section"
+            )));
+        }
+        out.push(Item::Opt(key, value, loc));
+    }
+    Ok(())
+}
+
+/// Removes a `;` or `#` comment: a whole line, or text after whitespace + `;`/`#`.
+fn strip_comment(line: &str) -> &str {
+    let t = line.trim_start();
+    if t.starts_with(';') || t.starts_with('#') {
+        return "";
+    }
+    let bytes = line.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if (b == b';' || b == b'#') && i > 0 && bytes[i - 1].is_ascii_whitespace() {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+/// Expands `${VAR}`; an unset variable is an error that names it.
+fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, String> {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(pos) = rest.find("${") {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("unterminated '${{' in '{line}'"));
+        };
+        let name = &after[..end];
+        match env(name) {
+            Some(v) => out.push_str(&v),
+            None => return Err(format!("environment variable '{name}' is not set")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Lower-cases and maps fio's aliases to one name.
+fn normalise_key(key: &str) -> String {
+    let k = key.trim().to_ascii_lowercase().replace('-', "_");
+    match k.as_str() {
+        "readwrite" => "rw".into(),
+        "blocksize" => "bs".into(),
+        "blocksize_range" => "bsrange".into(),
+        "iodepth_batch" => "iodepth_batch_submit".into(),
+        "cpus_allowed" | "cpus" => "cpus_allowed".into(),
+        "random_generator" => "random_generator".into(),
+        _ => k,
+    }
+}
+
+/// Options that take no value on the command line.
+fn is_flag(key: &str) -> bool {
+    matches!(
+        key,
+        "time_based"
+            | "group_reporting"
+            | "thread"
+            | "stonewall"
+            | "wait_for_previous"
+            | "new_group"
+            | "norandommap"
+            | "exitall"
+            | "exitall_on_error"
+            | "minimal"
+            | "unified_rw_reporting"
+            | "clat_percentiles"
+            | "lat_percentiles"
+            | "disable_lat"
+            | "disable_clat"
+            | "disable_slat"
+            | "disable_bw_measurement"
+            | "create_only"
+            | "unlink"
+            | "per_job_logs"
+            | "allow_file_create"
+            | "eta_newline"
+            | "parse_only"
+            | "readonly"
+    )
+}
+
+/// Options that change nothing ioscope does (reporting and process-model choices).
+fn is_accepted_no_effect(key: &str) -> bool {
+    matches!(
+        key,
+        "group_reporting"
+            | "thread"
+            | "description"
+            | "clat_percentiles"
+            | "lat_percentiles"
+            | "unified_rw_reporting"
+            | "randrepeat"
+            | "disk_util"
+    )
+}
+
+fn parse_bool(v: Option<&str>) -> Option<bool> {
+    match v.map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("") | Some("1") | Some("true") | Some("yes") | Some("on") => Some(true),
+        Some("0") | Some("false") | Some("no") | Some("off") => Some(false),
+        _ => None,
+    }
+}
+
+/// The effective options of one job: later settings win, each remembers its location.
+#[derive(Debug, Clone, Default)]
+struct Opts {
+    map: BTreeMap<String, (Option<String>, Loc, String)>,
+    order: Vec<String>,
+}
+
+impl Opts {
+    fn set(&mut self, raw_key: &str, value: Option<String>, loc: Loc) {
+        let key = normalise_key(raw_key);
+        if !self.map.contains_key(&key) {
+            self.order.push(key.clone());
+        }
+        self.map
+            .insert(key, (value, loc, raw_key.trim().to_string()));
+    }
+    fn get(&self, key: &str) -> Option<(&str, &Loc)> {
+        self.map
+            .get(key)
+            .map(|(v, l, _)| (v.as_deref().unwrap_or(""), l))
+    }
+    fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+    fn flag(&self, key: &str) -> Result<bool, CompatError> {
+        match self.map.get(key) {
+            None => Ok(false),
+            Some((v, loc, raw)) => parse_bool(v.as_deref()).ok_or_else(|| {
+                loc.error(format!(
+                    "{raw}={} is not a boolean (use 0 or 1)",
+                    v.as_deref().unwrap_or("")
+                ))
+            }),
+        }
+    }
+}
+
+/// One fio job after option resolution.
+struct Job {
+    name: String,
+    loc: Loc,
+    starts_group: bool,
+    target_uri: String,
+    target_size: Option<u64>,
+    direct: Option<bool>,
+    workload: Workload,
+    engine: EngineKind,
+    duration_ns: Option<u64>,
+    passes: Option<u64>,
+    warmup_ns: u64,
+    cpus: Option<Vec<usize>>,
+    seed: u64,
+    /// (option text, location) for the run-level settings, to report mismatches.
+    run_opts: Vec<(&'static str, String, Loc)>,
+}
+
+fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
+    let mut global = Opts::default();
+    let mut jobs: Vec<(String, Loc, Opts)> = Vec::new();
+    let mut in_global = false;
+    for item in items {
+        match item {
+            Item::Section(name, loc) => {
+                if name == "global" {
+                    in_global = true;
+                } else {
+                    in_global = false;
+                    jobs.push((name, loc, global.clone()));
+                }
+            }
+            Item::Opt(k, v, loc) => {
+                if in_global {
+                    global.set(&k, v, loc);
+                } else if let Some((_, _, opts)) = jobs.last_mut() {
+                    opts.set(&k, v, loc);
+                }
+            }
+        }
+    }
+    if jobs.is_empty() {
+        let loc = match global.order.first().and_then(|k| global.map.get(k)) {
+            Some((_, l, _)) => l.clone(),
+            None => Loc::Line {
+                source: "fio job".into(),
+                line: 0,
+            },
+        };
+        return Err(loc.error("no jobs defined (only [global] or nothing)"));
+    }
+
+    let mut unsupported = UnsupportedList::default();
+    let mut warnings = Vec::new();
+    let mut targets = TargetTable::default();
+    let mut resolved = Vec::new();
+    for (section, loc, opts) in &jobs {
+        resolved.push(resolve_job(
+            section,
+            loc,
+            opts,
+            &mut unsupported,
+            &mut warnings,
+        )?);
+    }
+
+    let mut runs: Vec<RunSpec> = Vec::new();
+    let mut run_opts: Vec<Vec<(&'static str, String, Loc)>> = Vec::new();
+    for mut job in resolved {
+        let tname = targets.intern(
+            &job.target_uri,
+            job.target_size,
+            job.direct,
+            &mut unsupported,
+            &job.loc,
+        );
+        job.workload.target = tname;
+        let new_run = runs.is_empty() || job.starts_group;
+        if new_run {
+            runs.push(RunSpec {
+                name: job.name.clone(),
+                workloads: vec![job.workload],
+                engine: job.engine,
+                duration_ns: job.duration_ns,
+                passes: job.passes,
+                warmup_ns: job.warmup_ns,
+                interval_ns: DEFAULT_INTERVAL_NS,
+                cpus: job.cpus,
+                workers: None,
+                seed: job.seed,
+            });
+            run_opts.push(job.run_opts);
+        } else {
+            let run = runs.last_mut().expect("a run exists");
+            let first = run_opts.last().expect("run opts exist");
+            // Run-level settings must agree within a run; the first job's win.
+            for (what, text, loc) in &job.run_opts {
+                if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
+                    if first_text != text {
+                        unsupported.push(
+                            format!(
+                                "{text} — differs from {first_text} of job '{}' in the \
+                                 same run; ioscope uses one setting per run",
+                                run.name
+                            ),
+                            loc,
+                        );
+                    }
+                }
+            }
+            let n = run.workloads.len();
+            if n == 1 {
+                run.name = format!("{}+", run.name);
+            }
+            run.workloads.push(job.workload);
+        }
+    }
+    // Runs with several jobs are named after all of them.
+    for run in &mut runs {
+        if run.workloads.len() > 1 {
+            run.name = run
+                .workloads
+                .iter()
+                .map(|w| w.name.as_str())
+                .collect::<Vec<_>>()
+                .join("+");
+        }
+    }
+    Ok(Translated {
+        plan: Plan {
+            targets: targets.targets,
+            runs,
+            warnings,
+        },
+        unsupported: unsupported.0,
+    })
+}
+
+fn resolve_job(
+    section: &str,
+    section_loc: &Loc,
+    o: &Opts,
+    unsupported: &mut UnsupportedList,
+    warnings: &mut Vec<String>,
+) -> Result<Job, CompatError> {
+    let err = |loc: &Loc, key: &str, v: &str, e: &dyn std::fmt::Display| {
+        loc.error(format!("{key}={v}: {e}"))
+    };
+    let name = match o.get("name") {
+        Some((v, _)) if !v.is_empty() => v.to_string(),
+        _ => section.to_string(),
+    };
+    let mut run_opts = Vec::new();
+
+    // Options we do not know, or know but cannot reproduce.
+    for key in &o.order {
+        let (v, loc, raw) = &o.map[key];
+        let text = match v {
+            Some(v) => format!("{raw}={v}"),
+            None => raw.clone(),
+        };
+        if v.as_deref().is_some_and(|v| v.contains('$')) {
+            unsupported.push(format!("{text} — fio arithmetic/keywords"), loc);
+            continue;
+        }
+        if !is_handled(key) && !is_accepted_no_effect(key) {
+            unsupported.push(text, loc);
+        }
+    }
+
+    // rw and mix.
+    let (rw, rw_loc) = o.get("rw").unwrap_or(("read", section_loc));
+    let (rw_base, rw_suffix) = match rw.split_once(':') {
+        Some((a, b)) => (a, Some(b)),
+        None => (rw, None),
+    };
+    if let Some(s) = rw_suffix {
+        unsupported.push(format!("rw={rw} — ':{s}' offset modifier"), rw_loc);
+    }
+    let (mixed, pattern) = match rw_base.trim().to_ascii_lowercase().as_str() {
+        "read" => (Some(100u8), AccessPattern::Sequential),
+        "write" => (Some(0), AccessPattern::Sequential),
+        "randread" => (Some(100), AccessPattern::Random),
+        "randwrite" => (Some(0), AccessPattern::Random),
+        "rw" | "readwrite" => (None, AccessPattern::Sequential),
+        "randrw" => (None, AccessPattern::Random),
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            unsupported.push(format!("rw={rw} — trim"), rw_loc);
+            (Some(0), AccessPattern::Sequential)
+        }
+        other => {
+            return Err(rw_loc.error(format!(
+                "rw={other}: expected read, write, randread, randwrite, rw, readwrite or \
+                 randrw"
+            )))
+        }
+    };
+    let read_pct = match mixed {
+        Some(p) => p,
+        None => {
+            if let Some((v, loc)) = o.get("rwmixread") {
+                pct(v).ok_or_else(|| err(loc, "rwmixread", v, &"expected 0..100"))?
+            } else if let Some((v, loc)) = o.get("rwmixwrite") {
+                100 - pct(v).ok_or_else(|| err(loc, "rwmixwrite", v, &"expected 0..100"))?
+            } else {
+                50
+            }
+        }
+    };
+    if let Some((v, loc)) = o.get("percentage_random") {
+        let p = pct(v.split(',').next().unwrap_or(v))
+            .ok_or_else(|| err(loc, "percentage_random", v, &"expected 0..100"))?;
+        if p != 0 && p != 100 {
+            unsupported.push(format!("percentage_random={v}"), loc);
+        }
+    }
+    if let Some((v, loc)) = o.get("random_distribution") {
+        if !v.eq_ignore_ascii_case("random") {
+            unsupported.push(format!("random_distribution={v}"), loc);
+        }
+    }
+
+    // Block sizes.
+    let bs = if let Some((v, loc)) = o.get("bssplit") {
+        if o.has("bs") {
+            let (bv, bl) = o.get("bs").unwrap_or(("", loc));
+            unsupported.push(format!("bs={bv} — bssplit takes precedence"), bl);
+        }
+        parse_bssplit(v, loc, unsupported)?
+    } else if let Some((v, loc)) = o.get("bs") {
+        let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
+        let first = parts.next().unwrap_or("");
+        let size = parse_size(first).map_err(|e| err(loc, "bs", v, &e))?;
+        for p in parts {
+            match parse_size(p) {
+                Ok(s) if s == size => {}
+                _ => {
+                    unsupported.push(format!("bs={v} — per-direction block sizes"), loc);
+                    break;
+                }
+            }
+        }
+        BlockSizes::fixed(size)
+    } else {
+        BlockSizes::fixed(4096)
+    };
+    if let Some((v, loc)) = o.get("bsrange") {
+        unsupported.push(format!("bsrange={v}"), loc);
+    }
+
+    // Depth and clones.
+    let numjobs = count_opt(o, "numjobs")?.unwrap_or(1);
+    let streams = u32::try_from(numjobs).map_err(|_| {
+        o.get("numjobs")
+            .map(|(_, l)| l)
+            .unwrap_or(section_loc)
+            .error("numjobs is too large")
+    })?;
+    let mut qd = match count_opt(o, "iodepth")? {
+        Some(q) => u32::try_from(q).map_err(|_| section_loc.error("iodepth is too large"))?,
+        None => 1,
+    };
+
+    // Engine.
+    let (engine_name, engine_loc) = o.get("ioengine").unwrap_or(("psync", section_loc));
+    let engine = match engine_name.to_ascii_lowercase().as_str() {
+        "libaio" | "io_uring" => EngineKind::Uring,
+        "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Sync,
+        "null" => EngineKind::Null,
+        other => {
+            unsupported.push(format!("ioengine={other}"), engine_loc);
+            EngineKind::Auto
+        }
+    };
+    run_opts.push((
+        "ioengine",
+        format!("ioengine={engine_name}"),
+        engine_loc.clone(),
+    ));
+    if engine == EngineKind::Sync && qd > 1 {
+        warnings.push(format!(
+            "job '{name}': iodepth={qd} has no effect with the synchronous engine \
+             '{engine_name}' in fio; using queue depth 1"
+        ));
+        qd = 1;
+    }
+
+    // Direct or buffered.
+    let mut direct = Some(false);
+    if o.has("buffered") {
+        direct = Some(!o.flag("buffered")?);
+    }
+    if o.has("direct") {
+        direct = Some(o.flag("direct")?);
+    }
+
+    // Sizes.
+    let mut size = None;
+    for key in ["size", "filesize"] {
+        if let Some((v, loc)) = o.get(key) {
+            if v.ends_with('%') {
+                unsupported.push(format!("{key}={v} — percentage of the target"), loc);
+                size = None;
+            } else if v.contains('-') || v.contains(':') {
+                unsupported.push(format!("{key}={v} — size range"), loc);
+            } else {
+                size = Some(parse_size(v).map_err(|e| err(loc, key, v, &e))?);
+            }
+        }
+    }
+    let mut offset = 0;
+    if let Some((v, loc)) = o.get("offset") {
+        if v.ends_with('%') {
+            unsupported.push(format!("offset={v} — percentage of the target"), loc);
+        } else {
+            offset = parse_size_allow_zero(v).map_err(|e| err(loc, "offset", v, &e))?;
+        }
+    }
+
+    // Target.
+    let directory = o.get("directory").map(|(v, _)| v.to_string());
+    let (target_uri, from_directory) = match o.get("filename") {
+        Some((f, loc)) if !f.is_empty() => {
+            let first = split_filenames(f);
+            if first.len() > 1 {
+                unsupported.push(
+                    format!("filename={f} — several files per job; using '{}'", first[0]),
+                    loc,
+                );
+            }
+            let f = first[0].clone();
+            if is_windows_path(&f) {
+                return Err(loc.error(format!(
+                    "filename={f} is a Windows path; give a path on this machine with \
+                     --target"
+                )));
+            }
+            match &directory {
+                Some(d) if !f.starts_with('/') => (format!("{d}/{f}"), false),
+                _ => (f, false),
+            }
+        }
+        _ => {
+            let dir = directory.clone().unwrap_or_else(|| ".".into());
+            (format!("{dir}/{name}.0.0"), true)
+        }
+    };
+    if from_directory {
+        if size.is_none() && !o.has("size") && !o.has("filesize") {
+            return Err(section_loc.error(format!(
+                "job '{name}' has no filename and no size; fio needs size= to create \
+                 {target_uri}"
+            )));
+        }
+        if streams > 1 {
+            warnings.push(format!(
+                "job '{name}': fio gives each of the {streams} clones its own file \
+                 ({name}.N.0); ioscope runs all {streams} streams on one file {target_uri}"
+            ));
+        }
+    }
+    if let Some((v, loc)) = o.get("nrfiles") {
+        if v.trim() != "1" {
+            unsupported.push(format!("nrfiles={v}"), loc);
+        }
+    }
+    let target_size = size.map(|s| s.saturating_add(offset));
+
+    // Rate.
+    let mut rate = Rate::Max;
+    if let Some((v, loc)) = o.get("rate_iops") {
+        let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+        let same = parts.iter().all(|p| *p == parts[0]);
+        if !same || (parts.len() > 1 && read_pct != 100 && read_pct != 0) {
+            unsupported.push(format!("rate_iops={v} — per-direction rates"), loc);
+        } else if read_pct != 100 && read_pct != 0 {
+            unsupported.push(
+                format!(
+                    "rate_iops={v} — fio caps reads and writes separately in a mix; \
+                     running unthrottled"
+                ),
+                loc,
+            );
+        } else {
+            let per_job = parse_count(parts[0]).map_err(|e| err(loc, "rate_iops", v, &e))?;
+            rate = Rate::Iops(per_job as f64 * numjobs as f64);
+        }
+    }
+
+    // Time and passes.
+    let time_based = o.flag("time_based")?;
+    let runtime = dur_opt(o, "runtime", false)?;
+    let warmup_ns = dur_opt(o, "ramp_time", true)?.unwrap_or(0);
+    let loops = count_opt(o, "loops")?.unwrap_or(1);
+    let mut passes = if time_based { None } else { Some(loops) };
+    if let Some((v, loc)) = o.get("io_size").or_else(|| o.get("io_limit")) {
+        let io = parse_size(v).map_err(|e| err(loc, "io_size", v, &e))?;
+        match size {
+            Some(s) if io % s == 0 => {
+                if !time_based {
+                    passes = Some((io / s).saturating_mul(loops));
+                }
+            }
+            _ => unsupported.push(
+                format!("io_size={v} — not a whole number of passes over size"),
+                loc,
+            ),
+        }
+    }
+    if time_based && runtime.is_none() {
+        warnings.push(format!(
+            "job '{name}': time_based without runtime runs until stopped"
+        ));
+    }
+    let rt_loc = o
+        .get("runtime")
+        .map(|(_, l)| l.clone())
+        .unwrap_or(section_loc.clone());
+    run_opts.push((
+        "runtime",
+        match runtime {
+            Some(r) => format!(
+                "runtime={}{}",
+                crate::plan::units::format_duration_ns(r),
+                if time_based { " time_based" } else { "" }
+            ),
+            None => "no runtime".to_string(),
+        },
+        rt_loc,
+    ));
+    let ramp_loc = o
+        .get("ramp_time")
+        .map(|(_, l)| l.clone())
+        .unwrap_or(section_loc.clone());
+    run_opts.push((
+        "ramp_time",
+        format!(
+            "ramp_time={}",
+            crate::plan::units::format_duration_ns(warmup_ns)
+        ),
+        ramp_loc,
+    ));
+
+    let cpus = match o.get("cpus_allowed") {
+        Some((v, loc)) => {
+            let c = parse_cpu_list(v).ok_or_else(|| {
+                loc.error(format!("cpus_allowed={v}: expected a list like 0-3,8"))
+            })?;
+            run_opts.push(("cpus_allowed", format!("cpus_allowed={v}"), loc.clone()));
+            Some(c)
+        }
+        None => None,
+    };
+    let seed = match o.get("randseed") {
+        Some((v, loc)) => v
+            .trim()
+            .parse::<u64>()
+            .map_err(|e| err(loc, "randseed", v, &e))?,
+        None => DEFAULT_SEED,
+    };
+
+    if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !from_directory {
+        warnings.push(format!(
+            "job '{name}': each fio clone reads the whole region sequentially from its \
+             start; ioscope's {streams} streams each walk their own slice of it"
+        ));
+    }
+
+    let starts_group = o.flag("stonewall")?
+        || o.flag("wait_for_previous")?
+        || o.flag("new_group")?
+        || o.has("wait_for");
+
+    Ok(Job {
+        name: name.clone(),
+        loc: section_loc.clone(),
+        starts_group,
+        target_uri,
+        target_size,
+        direct,
+        workload: Workload {
+            name,
+            target: String::new(),
+            read_pct,
+            pattern,
+            bs,
+            qd,
+            streams,
+            rate,
+            offset_bytes: offset,
+            size_bytes: size,
+            ..Default::default()
+        },
+        engine,
+        duration_ns: runtime,
+        passes,
+        warmup_ns,
+        cpus,
+        seed,
+        run_opts,
+    })
+}
+
+/// Options this reader maps (or deliberately consumes) itself.
+fn is_handled(key: &str) -> bool {
+    matches!(
+        key,
+        "name"
+            | "rw"
+            | "rwmixread"
+            | "rwmixwrite"
+            | "bs"
+            | "bssplit"
+            | "size"
+            | "filesize"
+            | "offset"
+            | "runtime"
+            | "time_based"
+            | "ramp_time"
+            | "loops"
+            | "io_size"
+            | "io_limit"
+            | "ioengine"
+            | "direct"
+            | "buffered"
+            | "filename"
+            | "directory"
+            | "rate_iops"
+            | "cpus_allowed"
+            | "randseed"
+            | "numjobs"
+            | "iodepth"
+            | "stonewall"
+            | "wait_for_previous"
+            | "wait_for"
+            | "new_group"
+            | "norandommap"
+            | "nrfiles"
+            // Reported in detail by resolve_job when they matter.
+            | "percentage_random"
+            | "random_distribution"
+            | "bsrange"
+    )
+}
+
+/// Splits fio's `:`-separated filename list (`\:` escapes a colon).
+fn split_filenames(f: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = f.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                out.last_mut().expect("non-empty").push(':');
+                chars.next();
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().expect("non-empty").push(c),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    if out.is_empty() {
+        out.push(f.to_string());
+    }
+    out
+}
+
+fn pct(v: &str) -> Option<u8> {
+    let n: u8 = v.trim().parse().ok()?;
+    (n <= 100).then_some(n)
+}
+
+fn count_opt(o: &Opts, key: &str) -> Result<Option<u64>, CompatError> {
+    match o.get(key) {
+        None => Ok(None),
+        Some((v, loc)) => parse_count(v)
+            .map(Some)
+            .map_err(|e| loc.error(format!("{key}={v}: {e}"))),
+    }
+}
+
+fn dur_opt(o: &Opts, key: &str, allow_zero: bool) -> Result<Option<u64>, CompatError> {
+    match o.get(key) {
+        None => Ok(None),
+        Some((v, loc)) => {
+            let r = if allow_zero {
+                parse_duration_ns_allow_zero(v)
+            } else {
+                parse_duration_ns(v)
+            };
+            r.map(Some)
+                .map_err(|e| loc.error(format!("{key}={v}: {e}")))
+        }
+    }
+}
+
+/// Parses `4k/50:64k/50` (fio's bssplit). Entries without a percentage share what the
+/// others leave; a comma-separated second list for writes must equal the first.
+fn parse_bssplit(
+    v: &str,
+    loc: &Loc,
+    unsupported: &mut UnsupportedList,
+) -> Result<BlockSizes, CompatError> {
+    let mut lists = v.split(',').map(str::trim).filter(|s| !s.is_empty());
+    let first = lists.next().unwrap_or("");
+    let split = parse_one_bssplit(first).map_err(|m| loc.error(format!("bssplit={v}: {m}")))?;
+    for other in lists {
+        if parse_one_bssplit(other).ok().as_ref() != Some(&split) {
+            unsupported.push(format!("bssplit={v} — per-direction splits"), loc);
+            break;
+        }
+    }
+    Ok(BlockSizes { split })
+}
+
+fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, String> {
+    let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
+    for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let (size, p) = match part.split_once('/') {
+            Some((a, b)) => (a, Some(b.trim())),
+            None => (part, None),
+        };
+        let bytes = parse_size(size).map_err(|e| e.to_string())?;
+        let weight = match p {
+            None | Some("") => None,
+            Some(p) => Some(
+                p.parse::<u32>()
+                    .ok()
+                    .filter(|&w| w <= 100)
+                    .ok_or_else(|| format!("'{p}' is not a percentage"))?,
+            ),
+        };
+        entries.push((bytes, weight));
+    }
+    if entries.is_empty() {
+        return Err("empty split".into());
+    }
+    let given: u32 = entries.iter().filter_map(|e| e.1).sum();
+    if given > 100 {
+        return Err(format!("percentages add up to {given}, more than 100"));
+    }
+    let blanks = entries.iter().filter(|e| e.1.is_none()).count() as u32;
+    let share = (100 - given).checked_div(blanks).unwrap_or(0);
+    let mut out: Vec<(u64, u32)> = Vec::new();
+    for (b, w) in entries {
+        let w = w.unwrap_or(share);
+        if w == 0 {
+            continue;
+        }
+        match out.iter_mut().find(|e| e.0 == b) {
+            Some(e) => e.1 += w,
+            None => out.push((b, w)),
+        }
+    }
+    if out.is_empty() {
+        return Err("every percentage is zero".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn parse(text: &str) -> Result<Translated, CompatError> {
+        parse_str("t.fio", text, Path::new("."), &no_env)
+    }
+
+    #[test]
+    fn bssplit_shares_the_remainder() {
+        assert_eq!(
+            parse_one_bssplit("4k/50:64k/50").unwrap(),
+            vec![(4096, 50), (65536, 50)]
+        );
+        assert_eq!(
+            parse_one_bssplit("4k/20:8k:16k").unwrap(),
+            vec![(4096, 20), (8192, 40), (16384, 40)]
+        );
+        assert!(parse_one_bssplit("4k/80:8k/30").is_err());
+    }
+
+    #[test]
+    fn stonewall_splits_runs() {
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n\
+             [c]\nstonewall\nrw=randread\n",
+        )
+        .unwrap();
+        assert_eq!(t.plan.runs.len(), 2);
+        assert_eq!(t.plan.runs[0].workloads.len(), 2);
+        assert_eq!(t.plan.runs[0].name, "a+b");
+        assert_eq!(t.plan.targets.len(), 1);
+    }
+
+    #[test]
+    fn env_expansion_and_errors() {
+        let env = |k: &str| (k == "DEV").then(|| "/dev/nvme0n1".to_string());
+        let t = parse_str(
+            "t.fio",
+            "[j]\nfilename=${DEV}\nrw=randread\n",
+            Path::new("."),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(t.plan.targets[0].uri, "/dev/nvme0n1");
+        let e = parse("[j]\nfilename=${NOPE}\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.fio:2: environment variable 'NOPE' is not set"
+        );
+    }
+
+    #[test]
+    fn single_dash_command_line() {
+        let args: Vec<String> = "fio -name iops -rw=randread -iodepth 1 -bs=4k -filename /dev/x"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let t = parse_args(&args).unwrap();
+        let w = &t.plan.runs[0].workloads[0];
+        assert_eq!(w.name, "iops");
+        assert_eq!(w.read_pct, 100);
+        assert_eq!(w.pattern, AccessPattern::Random);
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+    }
+
+    #[test]
+    fn bad_value_names_argument() {
+        let args: Vec<String> = ["fio", "--name=x", "--rw=sideways"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let e = parse_args(&args).unwrap_err();
+        assert!(
+            e.to_string().starts_with("argument 3 ('--rw=sideways'): "),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,899 @@
+//! vdbench parameter files → [`Plan`].
+//!
+//! `sd=` becomes a target (named after the sd), `wd=` a workload per sd it names, and
+//! each `rd=` one run per combination of its `for…` loops. vdbench threads are
+//! outstanding I/Os per sd, so `threads=N` becomes N streams at queue depth 1. vdbench
+//! leaves the first interval out of its averages, so the warm-up defaults to one
+//! interval and the measured duration is `elapsed` minus the warm-up.
+//! See docs/compat-vdbench.md.
+
+use super::{is_windows_path, CompatError, Loc, Translated, UnsupportedList, DEFAULT_SEED};
+use crate::plan::model::{
+    AccessPattern, BlockSizes, EngineKind, Plan, Rate, RunSpec, TargetSpec, Workload,
+};
+use crate::plan::units::{parse_count, parse_duration_ns, parse_size, parse_size_allow_zero};
+
+/// vdbench's default `threads=` per sd.
+const DEFAULT_THREADS: u64 = 8;
+/// Refuse loop expansions larger than this: a typo like (1-1000000) is not a plan.
+const MAX_LOOP_VALUES: usize = 4096;
+
+/// One `key=value` with where it was written.
+#[derive(Debug, Clone)]
+struct Param {
+    key: String,
+    value: String,
+    loc: Loc,
+    /// First on its line, and the line before did not end with ',' (so it cannot be
+    /// a continuation).
+    fresh: bool,
+}
+
+/// An sd, wd or rd (or hd/fsd/fwd, refused) definition.
+#[derive(Debug, Clone)]
+struct Def {
+    kind: String,
+    name: String,
+    loc: Loc,
+    params: Vec<Param>,
+}
+
+impl Def {
+    fn get(&self, key: &str) -> Option<&Param> {
+        self.params.iter().rev().find(|p| p.key == key)
+    }
+}
+
+/// Translates vdbench parameter-file text.
+pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatError> {
+    let tokens = tokenize(source_name, text)?;
+    let mut unsupported = UnsupportedList::default();
+    let mut defs: Vec<Def> = Vec::new();
+    for p in tokens {
+        match p.key.as_str() {
+            // `sd=` inside a wd and `wd=`/`sd=` inside an rd are references, unless
+            // they open a fresh line.
+            "sd" | "wd" | "rd" | "hd" | "fsd" | "fwd" if !is_reference(&p, defs.last()) => {
+                if p.value.is_empty() {
+                    return Err(p.loc.error(format!("{}= needs a name", p.key)));
+                }
+                match p.key.as_str() {
+                    "hd" => {
+                        return Err(p.loc.error(format!(
+                            "hd={}: host definitions (multi-host runs) are not supported \
+                             yet; remove the hd= lines to run on this host",
+                            p.value
+                        )))
+                    }
+                    "fsd" | "fwd" => {
+                        return Err(p.loc.error(format!(
+                            "{}={}: file-system workloads (fsd/fwd) are not supported yet",
+                            p.key, p.value
+                        )))
+                    }
+                    _ => {}
+                }
+                defs.push(Def {
+                    kind: p.key.clone(),
+                    name: p.value.clone(),
+                    loc: p.loc.clone(),
+                    params: Vec::new(),
+                });
+            }
+            _ => match defs.last_mut() {
+                Some(d) => d.params.push(p),
+                None => {
+                    if p.key != "messagescan" {
+                        let text = format!("{}={}", p.key, p.value);
+                        unsupported.push(text, &p.loc);
+                    }
+                }
+            },
+        }
+    }
+
+    // Apply `xx=default` definitions to those that follow them.
+    let mut sds = Vec::new();
+    let mut wds = Vec::new();
+    let mut rds = Vec::new();
+    let mut defaults: [Vec<Param>; 3] = Default::default();
+    for d in defs {
+        let slot = match d.kind.as_str() {
+            "sd" => 0,
+            "wd" => 1,
+            _ => 2,
+        };
+        if d.name.eq_ignore_ascii_case("default") {
+            defaults[slot].extend(d.params);
+            continue;
+        }
+        let mut params = defaults[slot].clone();
+        params.extend(d.params);
+        let d = Def { params, ..d };
+        match slot {
+            0 => sds.push(d),
+            1 => wds.push(d),
+            _ => rds.push(d),
+        }
+    }
+    for (kind, list) in [("sd", &sds), ("wd", &wds), ("rd", &rds)] {
+        for (i, d) in list.iter().enumerate() {
+            if list[..i].iter().any(|o| o.name == d.name) {
+                return Err(d.loc.error(format!("{kind}={} is defined twice", d.name)));
+            }
+        }
+    }
+    if rds.is_empty() {
+        let loc = wds
+            .last()
+            .or(sds.last())
+            .map(|d| d.loc.clone())
+            .unwrap_or(Loc::Line {
+                source: source_name.into(),
+                line: 0,
+            });
+        return Err(loc.error("no rd= (run definition): nothing to run"));
+    }
+
+    let sd_infos = sds
+        .iter()
+        .map(|d| resolve_sd(d, &mut unsupported))
+        .collect::<Result<Vec<_>, _>>()?;
+    let wd_infos = wds
+        .iter()
+        .map(|d| resolve_wd(d, &sd_infos, &mut unsupported))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let mut runs = Vec::new();
+    let mut used_sds = vec![false; sd_infos.len()];
+    for rd in &rds {
+        expand_rd(
+            rd,
+            &sd_infos,
+            &wd_infos,
+            &mut used_sds,
+            &mut runs,
+            &mut unsupported,
+        )?;
+    }
+    let targets = sd_infos
+        .iter()
+        .zip(&used_sds)
+        .filter(|(_, used)| **used)
+        .map(|(s, _)| TargetSpec {
+            name: s.name.clone(),
+            uri: s.lun.clone(),
+            size_bytes: s.size,
+            direct: Some(s.direct),
+        })
+        .collect();
+    Ok(Translated {
+        plan: Plan {
+            targets,
+            runs,
+            warnings: Vec::new(),
+        },
+        unsupported: unsupported.0,
+    })
+}
+
+fn is_reference(p: &Param, current: Option<&Def>) -> bool {
+    let Some(d) = current else { return false };
+    let accepts = match d.kind.as_str() {
+        "wd" => p.key == "sd",
+        "rd" => p.key == "wd" || p.key == "sd",
+        _ => false,
+    };
+    accepts && !p.fresh && d.get(&p.key).is_none()
+}
+
+/// Splits the file into `key=value` parameters. Commas and blanks separate them
+/// outside parentheses and quotes, so a line ending with ',' simply continues on the
+/// next; `*`, `#` and `/` start comment lines, and ` #` or `/*` end a line early.
+fn tokenize(source: &str, text: &str) -> Result<Vec<Param>, CompatError> {
+    let mut out = Vec::new();
+    let mut continued = false;
+    for (idx, raw) in text.lines().enumerate() {
+        let loc = Loc::Line {
+            source: source.to_string(),
+            line: idx + 1,
+        };
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with(['*', '#', '/']) {
+            continue;
+        }
+        let mut line = raw;
+        if let Some(p) = line.find("/*") {
+            line = &line[..p];
+        }
+        if let Some(p) = line.find(" #").or_else(|| line.find("\t#")) {
+            line = &line[..p];
+        }
+        let mut words = Vec::new();
+        let mut cur = String::new();
+        let mut depth = 0usize;
+        let mut quote = false;
+        for c in line.chars() {
+            match c {
+                '"' => {
+                    quote = !quote;
+                }
+                '(' if !quote => {
+                    depth += 1;
+                    cur.push(c)
+                }
+                ')' if !quote => {
+                    if depth == 0 {
+                        return Err(loc.error("')' without '('"));
+                    }
+                    depth -= 1;
+                    cur.push(c)
+                }
+                c if !quote && depth == 0 && (c == ',' || c.is_whitespace()) => {
+                    if !cur.is_empty() {
+                        words.push(std::mem::take(&mut cur));
+                    }
+                }
+                c => cur.push(c),
+            }
+        }
+        if quote {
+            return Err(loc.error("unterminated '\"'"));
+        }
+        if depth != 0 {
+            return Err(loc.error("'(' without ')' on the same line"));
+        }
+        if !cur.is_empty() {
+            words.push(cur);
+        }
+        let was_continued = continued;
+        continued = line.trim_end().ends_with(',');
+        for (i, w) in words.into_iter().enumerate() {
+            let Some((k, v)) = w.split_once('=') else {
+                return Err(loc.error(format!("'{w}' is not key=value")));
+            };
+            if v.contains('$') || v.starts_with('!') {
+                return Err(loc.error(format!(
+                    "'{w}': variable substitution is not supported; write the value"
+                )));
+            }
+            out.push(Param {
+                key: k.trim().to_ascii_lowercase(),
+                value: v.trim().to_string(),
+                loc: loc.clone(),
+                fresh: i == 0 && !was_continued,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Splits "(a,b,c)" into its items; a bare value is a list of one.
+fn list(value: &str) -> Vec<String> {
+    let v = value.trim();
+    let inner = v
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .unwrap_or(v);
+    inner
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// `*` matches any run of characters (vdbench's wildcard in wd= and sd= lists).
+fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ni < n.len() {
+        if pi < p.len() && p[pi] != b'*' && p[pi].eq_ignore_ascii_case(&n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = Some(pi);
+            pi += 1;
+            mark = ni;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == b'*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+struct Sd {
+    name: String,
+    lun: String,
+    size: Option<u64>,
+    direct: bool,
+    threads: u64,
+    offset: u64,
+}
+
+fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatError> {
+    let Some(lun) = d.get("lun") else {
+        return Err(d.loc.error(format!("sd={} has no lun=", d.name)));
+    };
+    if is_windows_path(&lun.value) {
+        return Err(lun.loc.error(format!(
+            "lun={} is a Windows path; give a path on this machine with --target",
+            lun.value
+        )));
+    }
+    let mut sd = Sd {
+        name: d.name.clone(),
+        lun: lun.value.clone(),
+        size: None,
+        direct: false,
+        threads: DEFAULT_THREADS,
+        offset: 0,
+    };
+    for p in &d.params {
+        match p.key.as_str() {
+            "lun" => {}
+            "size" => sd.size = Some(size(p)?),
+            "threads" => sd.threads = count(p)?,
+            "offset" => sd.offset = parse_size_allow_zero(&p.value).map_err(|e| perr(p, &e))?,
+            "openflags" => openflags(p, &mut sd.direct, unsupported),
+            _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+        }
+    }
+    Ok(sd)
+}
+
+fn openflags(p: &Param, direct: &mut bool, unsupported: &mut UnsupportedList) {
+    for f in list(&p.value) {
+        match f.to_ascii_lowercase().as_str() {
+            "o_direct" | "directio" => *direct = true,
+            _ => unsupported.push(format!("openflags={f}"), &p.loc),
+        }
+    }
+}
+
+fn perr(p: &Param, e: &dyn std::fmt::Display) -> CompatError {
+    p.loc.error(format!("{}={}: {e}", p.key, p.value))
+}
+
+fn size(p: &Param) -> Result<u64, CompatError> {
+    parse_size(&p.value).map_err(|e| perr(p, &e))
+}
+
+fn count(p: &Param) -> Result<u64, CompatError> {
+    parse_count(&p.value).map_err(|e| perr(p, &e))
+}
+
+struct Wd {
+    name: String,
+    /// Indexes into the sd list.
+    sds: Vec<usize>,
+    bs: BlockSizes,
+    read_pct: u8,
+    pattern: AccessPattern,
+    /// (start, end) in percent or bytes, resolved per sd.
+    range: Option<(RangeEnd, RangeEnd)>,
+    direct: bool,
+}
+
+#[derive(Clone, Copy)]
+enum RangeEnd {
+    Pct(f64),
+    Bytes(u64),
+}
+
+fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<Wd, CompatError> {
+    let Some(sdp) = d.get("sd") else {
+        return Err(d.loc.error(format!("wd={} has no sd=", d.name)));
+    };
+    let mut idx = Vec::new();
+    for pat in list(&sdp.value) {
+        let before = idx.len();
+        for (i, s) in sds.iter().enumerate() {
+            if glob(&pat, &s.name) && !idx.contains(&i) {
+                idx.push(i);
+            }
+        }
+        if idx.len() == before {
+            return Err(sdp.loc.error(format!("sd={pat}: no such sd")));
+        }
+    }
+    let mut wd = Wd {
+        name: d.name.clone(),
+        sds: idx,
+        bs: BlockSizes::fixed(4096),
+        read_pct: 100,
+        pattern: AccessPattern::Random,
+        range: None,
+        direct: false,
+    };
+    for p in &d.params {
+        match p.key.as_str() {
+            "sd" => {}
+            "xfersize" => wd.bs = xfersize(p, unsupported)?,
+            "rdpct" => wd.read_pct = pct(p)?,
+            "seekpct" => wd.pattern = seekpct(p, &p.value, unsupported)?,
+            "range" => {
+                let items = list(&p.value);
+                let ends = items
+                    .iter()
+                    .map(|s| range_end(s))
+                    .collect::<Option<Vec<_>>>();
+                match ends.as_deref() {
+                    Some([a, b]) => wd.range = Some((*a, *b)),
+                    _ => unsupported.push(format!("range={}", p.value), &p.loc),
+                }
+            }
+            "openflags" => openflags(p, &mut wd.direct, unsupported),
+            _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+        }
+    }
+    Ok(wd)
+}
+
+fn range_end(s: &str) -> Option<RangeEnd> {
+    if s.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        let f: f64 = s.parse().ok()?;
+        (0.0..=100.0).contains(&f).then_some(RangeEnd::Pct(f))
+    } else {
+        parse_size_allow_zero(s).ok().map(RangeEnd::Bytes)
+    }
+}
+
+fn pct(p: &Param) -> Result<u8, CompatError> {
+    pct_text(p, &p.value)
+}
+
+fn pct_text(p: &Param, v: &str) -> Result<u8, CompatError> {
+    v.trim()
+        .parse::<u8>()
+        .ok()
+        .filter(|&n| n <= 100)
+        .ok_or_else(|| {
+            p.loc
+                .error(format!("{}={v}: expected a percentage 0..100", p.key))
+        })
+}
+
+fn seekpct(
+    p: &Param,
+    v: &str,
+    unsupported: &mut UnsupportedList,
+) -> Result<AccessPattern, CompatError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "0" | "seq" | "sequential" => Ok(AccessPattern::Sequential),
+        "100" | "random" => Ok(AccessPattern::Random),
+        other => {
+            if other != "eof" {
+                pct_text(p, other)?;
+            }
+            unsupported.push(format!("{}={v}", p.key), &p.loc);
+            Ok(AccessPattern::Random)
+        }
+    }
+}
+
+/// `4k`, `(4k)`, or a distribution `(4k,50,64k,50)`.
+fn xfersize(p: &Param, unsupported: &mut UnsupportedList) -> Result<BlockSizes, CompatError> {
+    let items = list(&p.value);
+    match items.as_slice() {
+        [one] => parse_size(one)
+            .map(BlockSizes::fixed)
+            .map_err(|e| perr(p, &e)),
+        _ if items.len() % 2 == 0 => {
+            let mut split: Vec<(u64, u32)> = Vec::new();
+            for pair in items.chunks(2) {
+                let b = parse_size(&pair[0]).map_err(|e| perr(p, &e))?;
+                let w: u32 = pair[1].parse().map_err(|_| {
+                    p.loc.error(format!(
+                        "xfersize={}: '{}' is not a percentage",
+                        p.value, pair[1]
+                    ))
+                })?;
+                if w > 0 {
+                    split.push((b, w));
+                }
+            }
+            let total: u32 = split.iter().map(|s| s.1).sum();
+            if total != 100 {
+                return Err(p.loc.error(format!(
+                    "xfersize={}: percentages add up to {total}, not 100",
+                    p.value
+                )));
+            }
+            Ok(BlockSizes { split })
+        }
+        _ => {
+            unsupported.push(format!("xfersize={}", p.value), &p.loc);
+            let first = items.first().map(String::as_str).unwrap_or("4k");
+            Ok(BlockSizes::fixed(parse_size(first).unwrap_or(4096)))
+        }
+    }
+}
+
+/// One dimension of an rd's loops.
+#[derive(Clone, Copy, PartialEq)]
+enum Dim {
+    Threads,
+    Xfersize,
+    Rdpct,
+    Seekpct,
+    Iorate,
+}
+
+/// Expands `(1-32,d)` (doubling), `(10-100,10)` (steps) and `(1,2,4)` lists.
+fn expand_values(p: &Param, size_units: bool) -> Result<Vec<String>, CompatError> {
+    let items = list(&p.value);
+    let num = |s: &str| -> Result<u64, CompatError> {
+        if size_units {
+            parse_size(s).map_err(|e| perr(p, &e))
+        } else {
+            parse_count(s).map_err(|e| perr(p, &e))
+        }
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let it = &items[i];
+        if let Some((a, b)) = it.split_once('-') {
+            let (a, b) = (num(a)?, num(b)?);
+            if b < a {
+                return Err(p
+                    .loc
+                    .error(format!("{}={}: range goes down", p.key, p.value)));
+            }
+            let step = items.get(i + 1).map(|s| s.to_ascii_lowercase());
+            let mut v = a;
+            match step.as_deref() {
+                Some("d") => {
+                    i += 1;
+                    while v <= b {
+                        out.push(v.to_string());
+                        v = v.saturating_mul(2);
+                        if out.len() > MAX_LOOP_VALUES || v == 0 {
+                            break;
+                        }
+                    }
+                }
+                _ => {
+                    let s = match step.as_deref() {
+                        Some(s) if !s.contains('-') => {
+                            i += 1;
+                            num(s)?
+                        }
+                        _ => 1,
+                    };
+                    while v <= b && out.len() <= MAX_LOOP_VALUES {
+                        out.push(v.to_string());
+                        v = match v.checked_add(s) {
+                            Some(n) => n,
+                            None => break,
+                        };
+                    }
+                }
+            }
+        } else {
+            out.push(it.clone());
+        }
+        if out.len() > MAX_LOOP_VALUES {
+            return Err(p.loc.error(format!(
+                "{}={}: more than {MAX_LOOP_VALUES} values",
+                p.key, p.value
+            )));
+        }
+        i += 1;
+    }
+    if out.is_empty() {
+        return Err(p.loc.error(format!("{}={}: no values", p.key, p.value)));
+    }
+    Ok(out)
+}
+
+fn expand_rd(
+    rd: &Def,
+    sds: &[Sd],
+    wds: &[Wd],
+    used_sds: &mut [bool],
+    runs: &mut Vec<RunSpec>,
+    unsupported: &mut UnsupportedList,
+) -> Result<(), CompatError> {
+    let Some(wdp) = rd.get("wd") else {
+        return Err(rd.loc.error(format!("rd={} has no wd=", rd.name)));
+    };
+    let mut wd_idx = Vec::new();
+    for pat in list(&wdp.value) {
+        let before = wd_idx.len();
+        for (i, w) in wds.iter().enumerate() {
+            if glob(&pat, &w.name) && !wd_idx.contains(&i) {
+                wd_idx.push(i);
+            }
+        }
+        if wd_idx.len() == before {
+            return Err(wdp.loc.error(format!("wd={pat}: no such wd")));
+        }
+    }
+
+    let mut elapsed = 30_000_000_000u64;
+    let mut interval = 1_000_000_000u64;
+    let mut warmup = None;
+    let mut threads = None;
+    let mut direct = false;
+    let mut loops: Vec<(Dim, Vec<String>, Param)> = Vec::new();
+    let mut iorate_param = None;
+    for p in &rd.params {
+        let dur = |p: &Param| parse_duration_ns(&p.value).map_err(|e| perr(p, &e));
+        match p.key.as_str() {
+            "wd" => {}
+            "elapsed" => elapsed = dur(p)?,
+            "interval" => interval = dur(p)?,
+            "warmup" => warmup = Some(dur(p)?),
+            "threads" => threads = Some(count(p)?),
+            "openflags" => openflags(p, &mut direct, unsupported),
+            "iorate" => iorate_param = Some(p.clone()),
+            "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
+                let dim = match p.key.as_str() {
+                    "forthreads" => Dim::Threads,
+                    "forxfersize" => Dim::Xfersize,
+                    "forrdpct" => Dim::Rdpct,
+                    _ => Dim::Seekpct,
+                };
+                let values = match dim {
+                    Dim::Threads => expand_values(p, false)?,
+                    Dim::Xfersize => expand_values(p, true)?,
+                    _ => list(&p.value),
+                };
+                loops.retain(|l| l.0 != dim);
+                loops.push((dim, values, p.clone()));
+            }
+            _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+        }
+    }
+    if let Some(p) = &iorate_param {
+        let values = list(&p.value);
+        if values.iter().any(|v| v.eq_ignore_ascii_case("curve")) {
+            unsupported.push(
+                format!("iorate={} — latency curve; running iorate=max", p.value),
+                &p.loc,
+            );
+            loops.push((Dim::Iorate, vec!["max".into()], p.clone()));
+        } else {
+            loops.push((Dim::Iorate, values, p.clone()));
+        }
+    }
+    let warmup = warmup.unwrap_or(interval);
+    if warmup >= elapsed {
+        return Err(rd.loc.error(format!(
+            "rd={}: elapsed must be longer than the warm-up ({}s; the first interval \
+             when warmup= is not given)",
+            rd.name,
+            warmup / 1_000_000_000
+        )));
+    }
+
+    // Every combination, the first-written loop outermost.
+    let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
+    for (_, values, _) in &loops {
+        let mut next = Vec::new();
+        for c in &combos {
+            for i in 0..values.len() {
+                let mut c = c.clone();
+                c.push(i);
+                next.push(c);
+            }
+        }
+        if next.len() > MAX_LOOP_VALUES {
+            return Err(rd.loc.error(format!(
+                "rd={}: the for-loops expand to more than {MAX_LOOP_VALUES} runs",
+                rd.name
+            )));
+        }
+        combos = next;
+    }
+
+    for combo in combos {
+        let mut name = rd.name.clone();
+        let mut thr = threads;
+        let mut bs = None;
+        let mut rdpct = None;
+        let mut seek = None;
+        let mut rate = Rate::Max;
+        for ((dim, values, p), &i) in loops.iter().zip(&combo) {
+            let v = &values[i];
+            let label = match dim {
+                Dim::Threads => {
+                    thr = Some(parse_count(v).map_err(|e| perr(p, &e))?);
+                    "threads"
+                }
+                Dim::Xfersize => {
+                    let b = parse_size(v).map_err(|e| perr(p, &e))?;
+                    bs = Some(BlockSizes::fixed(b));
+                    "xfersize"
+                }
+                Dim::Rdpct => {
+                    rdpct = Some(pct_text(p, v)?);
+                    "rdpct"
+                }
+                Dim::Seekpct => {
+                    seek = Some(seekpct(p, v, unsupported)?);
+                    "seekpct"
+                }
+                Dim::Iorate => {
+                    rate = if v.eq_ignore_ascii_case("max") {
+                        Rate::Max
+                    } else {
+                        let n: f64 = v
+                            .parse()
+                            .ok()
+                            .filter(|n: &f64| n.is_finite() && *n > 0.0)
+                            .ok_or_else(|| {
+                                p.loc
+                                    .error(format!("iorate={v}: expected max or a positive number"))
+                            })?;
+                        Rate::Iops(n)
+                    };
+                    if values.len() == 1 {
+                        continue;
+                    }
+                    "iorate"
+                }
+            };
+            if matches!(dim, Dim::Xfersize) {
+                name.push_str(&format!(
+                    " {label}={}",
+                    crate::plan::units::format_size(
+                        bs.as_ref().map(|b| b.max_bytes()).unwrap_or(0),
+                    )
+                ));
+            } else {
+                name.push_str(&format!(" {label}={v}"));
+            }
+        }
+
+        // (wd, sd) pairs; an sd's threads are shared by the wds that use it.
+        let pairs: Vec<(usize, usize)> = wd_idx
+            .iter()
+            .flat_map(|&w| wds[w].sds.iter().map(move |&s| (w, s)))
+            .collect();
+        let mut workloads = Vec::new();
+        for &(w, s) in &pairs {
+            let wd = &wds[w];
+            let sd = &sds[s];
+            used_sds[s] = true;
+            let sharing: Vec<usize> = pairs.iter().filter(|p| p.1 == s).map(|p| p.0).collect();
+            let total = thr.unwrap_or(sd.threads);
+            let k = sharing.len() as u64;
+            let pos = sharing.iter().position(|&x| x == w).unwrap_or(0) as u64;
+            let mine = total / k + u64::from(pos < total % k);
+            if mine == 0 {
+                return Err(rd.loc.error(format!(
+                    "rd={}: {total} threads on sd={} cannot serve {k} workloads",
+                    rd.name, sd.name
+                )));
+            }
+            let (offset, len) = match wd.range {
+                None => (sd.offset, sd.size),
+                Some((a, b)) => match range_bytes(a, b, sd.size) {
+                    Some((o, l)) => (sd.offset + o, Some(l)),
+                    None => {
+                        unsupported.push(
+                            format!("range on wd={} — needs a size on sd={}", wd.name, sd.name),
+                            &rd.loc,
+                        );
+                        (sd.offset, sd.size)
+                    }
+                },
+            };
+            let wrate = match rate {
+                Rate::Max => Rate::Max,
+                Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
+            };
+            workloads.push(Workload {
+                name: if wd.sds.len() > 1 {
+                    format!("{}/{}", wd.name, sd.name)
+                } else {
+                    wd.name.clone()
+                },
+                target: sd.name.clone(),
+                read_pct: rdpct.unwrap_or(wd.read_pct),
+                pattern: seek.clone().unwrap_or(wd.pattern.clone()),
+                bs: bs.clone().unwrap_or(wd.bs.clone()),
+                qd: 1,
+                streams: u32::try_from(mine).map_err(|_| rd.loc.error("threads is too large"))?,
+                rate: wrate,
+                offset_bytes: offset,
+                size_bytes: len,
+                ..Default::default()
+            });
+            if (wd.direct || direct) && !sd.direct {
+                unsupported.push(
+                    format!(
+                        "openflags=o_direct on wd={}/rd={} but not on sd={} — ioscope \
+                         opens a target one way",
+                        wd.name, rd.name, sd.name
+                    ),
+                    &rd.loc,
+                );
+            }
+        }
+        runs.push(RunSpec {
+            name,
+            workloads,
+            engine: EngineKind::Auto,
+            duration_ns: Some(elapsed - warmup),
+            passes: None,
+            warmup_ns: warmup,
+            interval_ns: interval,
+            cpus: None,
+            workers: None,
+            seed: DEFAULT_SEED,
+        });
+    }
+    Ok(())
+}
+
+/// Resolves a wd range against the sd size: (offset, length) in bytes.
+fn range_bytes(a: RangeEnd, b: RangeEnd, sd_size: Option<u64>) -> Option<(u64, u64)> {
+    let abs = |e: RangeEnd| match e {
+        RangeEnd::Bytes(n) => Some(n),
+        RangeEnd::Pct(p) => sd_size.map(|s| (s as f64 * p / 100.0) as u64),
+    };
+    let (a, b) = (abs(a)?, abs(b)?);
+    (b > a).then_some((a, b - a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("4K_Random_Read*", "4K_Random_Read"));
+        assert!(glob("wd*", "wd12"));
+        assert!(glob("*x*", "axb"));
+        assert!(!glob("wd1", "wd12"));
+    }
+
+    #[test]
+    fn loop_values() {
+        let p = |v: &str| Param {
+            key: "forthreads".into(),
+            value: v.into(),
+            loc: Loc::Line {
+                source: "x".into(),
+                line: 1,
+            },
+            fresh: true,
+        };
+        assert_eq!(
+            expand_values(&p("(1-32,d)"), false).unwrap(),
+            ["1", "2", "4", "8", "16", "32"]
+        );
+        assert_eq!(
+            expand_values(&p("(1,2,4)"), false).unwrap(),
+            ["1", "2", "4"]
+        );
+        assert_eq!(
+            expand_values(&p("(10-30,10)"), false).unwrap(),
+            ["10", "20", "30"]
+        );
+        assert_eq!(expand_values(&p("14"), false).unwrap(), ["14"]);
+        assert!(expand_values(&p("(1-9999999)"), false).is_err());
+    }
+
+    #[test]
+    fn continuation_lines_join() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,\n  threads=4\nwd=w1,sd=s1,\n xfersize=8k\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        let w = &t.plan.runs[0].workloads[0];
+        assert_eq!((w.streams, w.bs.single()), (4, Some(8192)));
+    }
+}
