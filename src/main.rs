@@ -2,9 +2,8 @@
 //! the documented exit codes. Nothing else lives here.
 
 use clap::Parser;
-use ioscope::app::{self, exit, AppError};
+use ioscope::app::{self, exit, AppError, ForeignTool};
 use ioscope::cli::{to_plan, Cli, Command};
-use ioscope::plan::jobfile;
 use ioscope::run::{worker::ErrorPolicy, RunOptions};
 
 fn main() {
@@ -14,6 +13,13 @@ fn main() {
         Command::Run(a) => run(a, command),
         Command::Quick(a) => app::quick(a, command).map(|o| o.exit_code),
         Command::Sysinfo(a) => app::sysinfo(a),
+        Command::Fio(a) => app::foreign(ForeignTool::Fio, &a.args, command),
+        Command::Vdbench(a) => app::foreign(ForeignTool::Vdbench, &a.args, command),
+        Command::Diskspd(a) => app::foreign(ForeignTool::Diskspd, &a.args, command),
+        Command::Sqlio(a) => app::foreign(ForeignTool::Sqlio, &a.args, command),
+        Command::Convert(a) => app::convert(a),
+        Command::Report(a) => app::report(a),
+        Command::Compare(a) => app::compare(a),
     };
     match result {
         Ok(code) => std::process::exit(code),
@@ -27,10 +33,8 @@ fn main() {
 fn run(a: &ioscope::cli::RunArgs, command: Vec<String>) -> Result<i32, AppError> {
     let plan = match &a.job {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| AppError::Input(format!("job file '{}': {e}", path.display())))?;
-            let mut plan = jobfile::parse(&path.display().to_string(), &text)
-                .map_err(|e| AppError::Input(e.to_string()))?;
+            let translated = app::read_job_file(path)?;
+            let mut plan = app::accept_translated(translated, a.ignore_unsupported)?;
             to_plan::apply_overrides(a, &mut plan).map_err(|e| AppError::Input(e.to_string()))?;
             plan
         }

@@ -3,6 +3,7 @@
 //! as strings and parsed with the plan's unit parsers so every error names the flag
 //! and the text the user typed.
 
+pub mod foreign;
 pub mod to_plan;
 
 use clap::{Args, Parser, Subcommand};
@@ -23,6 +24,26 @@ pub enum Command {
     /// A quick look at a filesystem or device: 4 KiB random read/write, 1 MiB
     /// sequential read/write, a few seconds each.
     Quick(Box<QuickArgs>),
+    /// Run a fio job file or fio command-line options: `ioscope fio --name=x --rw=randread …`,
+    /// `ioscope fio job.fio`. ioscope's own --json/--html/--csv/--output-format/--target/
+    /// --ignore-unsupported may be mixed in.
+    #[command(disable_help_flag = true)]
+    Fio(ForeignArgs),
+    /// Run a vdbench parameter file: `ioscope vdbench -f PARMFILE`.
+    #[command(disable_help_flag = true)]
+    Vdbench(ForeignArgs),
+    /// Run a diskspd command line: `ioscope diskspd -b8K -d60 -o4 -t2 -r -w30 FILE`.
+    #[command(disable_help_flag = true)]
+    Diskspd(ForeignArgs),
+    /// Run a SQLIO command line: `ioscope sqlio -kR -s10 -o16 -b8 -frandom FILE`.
+    #[command(disable_help_flag = true)]
+    Sqlio(ForeignArgs),
+    /// Print the native TOML (or a fio job) equivalent of a job file or command line.
+    Convert(ConvertArgs),
+    /// Render a result JSON as HTML (default), CSV, Markdown or fio JSON.
+    Report(ReportArgs),
+    /// Compare results side by side, with ratios and a verdict per metric.
+    Compare(CompareArgs),
     /// Show the environment behind the numbers (kernel, CPU, device queue settings,
     /// filesystem, multipath) and tuning advice. Changes nothing.
     Sysinfo(SysinfoArgs),
@@ -47,6 +68,22 @@ pub struct OutputArgs {
     /// Write the result JSON here (atomically); intervals stream to PATH.intervals.jsonl.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report with charts here.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Write runs and intervals as CSV here.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write fio-compatible JSON (fio 3.x layout) here.
+    #[arg(long, value_name = "PATH")]
+    pub fio_json: Option<PathBuf>,
+    /// Print a Markdown summary table at the end (for pasting into a ticket).
+    #[arg(long)]
+    pub markdown: bool,
+    /// What stdout carries: text (default), json (the result) or fio-json. With json
+    /// forms stdout is pure JSON; progress goes nowhere.
+    #[arg(long, value_name = "FORMAT")]
+    pub output_format: Option<String>,
     /// Print nothing but errors and the final summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -118,6 +155,10 @@ pub struct RunArgs {
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
+    /// Run a fio/vdbench job even though some of its options are not supported
+    /// (they are listed as warnings in the output and the result).
+    #[arg(long)]
+    pub ignore_unsupported: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -139,4 +180,53 @@ pub struct QuickArgs {
     pub force: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// Arguments of a foreign tool, passed through as given.
+#[derive(Debug, Args, Clone)]
+pub struct ForeignArgs {
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ConvertArgs {
+    /// Output form: toml or fio.
+    #[arg(long, value_name = "FORM", default_value = "toml")]
+    pub to: String,
+    /// A job file (fio, vdbench, native) or a foreign command line (fio …, diskspd …).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required = true,
+        value_name = "FILE|ARGS"
+    )]
+    pub input: Vec<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// A result JSON written by --json.
+    #[arg(value_name = "RESULT")]
+    pub result: PathBuf,
+    /// Output file; the form follows --format, or the extension (.html, .csv, .md, .json).
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// html, csv, markdown or fio-json.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// Two or more result JSON files; the first is the baseline.
+    #[arg(value_name = "RESULT", num_args = 2.., required = true)]
+    pub results: Vec<PathBuf>,
+    /// Also write an HTML comparison with overlaid timelines.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
 }

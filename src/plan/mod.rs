@@ -2,6 +2,7 @@
 //! from a native job file. Pure: nothing here opens a target or issues I/O.
 
 pub mod compat;
+pub mod emit;
 pub mod jobfile;
 pub mod model;
 pub mod units;

@@ -9,13 +9,17 @@ use std::path::{Path, PathBuf};
 
 /// Writes `doc` to `path` atomically.
 pub fn write_atomic(path: &Path, doc: &ResultDoc) -> std::io::Result<()> {
+    let mut text = serde_json::to_vec_pretty(doc)?;
+    text.push(b'\n');
+    write_atomic_bytes(path, &text)
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename.
+pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = tmp_path(path);
     {
-        let f = File::create(&tmp)?;
-        let mut w = BufWriter::new(f);
-        serde_json::to_writer_pretty(&mut w, doc)?;
-        w.write_all(b"\n")?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
         f.sync_all()?;
     }
     std::fs::rename(&tmp, path)

@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod fio_json;
 pub mod format;
 pub mod html;
 pub mod json;

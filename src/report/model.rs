@@ -150,6 +150,11 @@ pub struct LatencyStats {
     /// Percentile spectrum as (percentile, microseconds) pairs, for plots.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spectrum: Vec<(f64, f64)>,
+    /// Cumulative distribution at fixed edges: (microseconds, % of I/Os at or below),
+    /// at 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 ns, the same in µs and ms, and
+    /// 2000 ms (fio's latency buckets). Totals only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cdf: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -38,6 +38,7 @@ pub fn latency(mean_us: f64, with_spectrum: bool) -> LatencyStats {
         } else {
             Vec::new()
         },
+        cdf: Vec::new(),
     }
 }
 

@@ -151,7 +151,32 @@ impl LatencyHistogram {
             } else {
                 Vec::new()
             },
+            cdf: if with_spectrum && self.count > 0 {
+                self.cdf_us()
+            } else {
+                Vec::new()
+            },
         }
+    }
+
+    /// Share of samples at or below fio's bucket edges, as (µs, %).
+    fn cdf_us(&self) -> Vec<(f64, f64)> {
+        const STEPS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+        let edges_ns = STEPS
+            .iter()
+            .copied()
+            .chain(STEPS.iter().map(|s| s * 1_000))
+            .chain(STEPS.iter().map(|s| s * 1_000_000))
+            .chain(std::iter::once(2_000_000_000));
+        edges_ns
+            .map(|e| {
+                let below = self.hist.count_between(0, e);
+                (
+                    e as f64 / 1000.0,
+                    100.0 * below as f64 / self.hist.len().max(1) as f64,
+                )
+            })
+            .collect()
     }
 
     /// Empties the histogram, keeping its allocation.

@@ -1,0 +1,160 @@
+//! Running foreign job descriptions: `ioscope fio|vdbench|diskspd|sqlio ARGS…` and
+//! `ioscope run FILE` for fio and vdbench files. Unsupported options are never
+//! silently ignored: the run is refused with their list and locations unless
+//! `--ignore-unsupported`, which repeats the list as warnings in the output and result.
+
+use super::{run_plan, AppError};
+use crate::cli::foreign::{split_own, OwnArgs};
+use crate::plan::compat::{self, diskspd, fio, vdbench, Format, Translated};
+use crate::plan::model::Plan;
+use crate::run::RunOptions;
+use std::path::Path;
+
+/// Which foreign tool's language the arguments are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Fio,
+    Vdbench,
+    Diskspd,
+    Sqlio,
+}
+
+fn input(e: impl std::fmt::Display) -> AppError {
+    AppError::Input(e.to_string())
+}
+
+/// Translates a foreign command line into a plan (no I/O).
+pub fn translate_args(
+    tool: Tool,
+    args: &[String],
+    target: Option<&str>,
+) -> Result<Translated, AppError> {
+    match tool {
+        Tool::Fio => {
+            let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+            if !files.is_empty() && files.len() == args.len() {
+                if files.len() > 1 {
+                    return Err(input("give one fio job file at a time"));
+                }
+                fio::parse_file(Path::new(files[0]), &fio::process_env).map_err(input)
+            } else {
+                fio::parse_args(args).map_err(input)
+            }
+        }
+        Tool::Vdbench => {
+            let mut file = None;
+            let mut i = 0;
+            while i < args.len() {
+                if args[i] == "-f" {
+                    file = args.get(i + 1).cloned();
+                    i += 2;
+                } else if let Some(f) = args[i].strip_prefix("-f").filter(|f| !f.is_empty()) {
+                    file = Some(f.to_string());
+                    i += 1;
+                } else {
+                    return Err(input(format!(
+                        "argument {} ('{}'): only -f PARMFILE is supported for vdbench",
+                        i + 1,
+                        args[i]
+                    )));
+                }
+            }
+            let file = file.ok_or_else(|| input("vdbench needs -f PARMFILE"))?;
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| input(format!("parameter file '{file}': {e}")))?;
+            vdbench::parse_str(&file, &text).map_err(input)
+        }
+        Tool::Diskspd => diskspd::parse_diskspd(args, target).map_err(input),
+        Tool::Sqlio => diskspd::parse_sqlio(args, Path::new("."), target).map_err(input),
+    }
+}
+
+/// Reads a job file of any supported kind: native TOML, fio, vdbench, or a file that
+/// holds one fio/diskspd/SQLIO command line.
+pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| input(format!("job file '{}': {e}", path.display())))?;
+    let name = path.display().to_string();
+    let native = path.extension().is_some_and(|e| e == "toml")
+        || text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("[[") || l.starts_with("[defaults]")
+        });
+    if native {
+        let plan = crate::plan::jobfile::parse(&name, &text).map_err(input)?;
+        return Ok(Translated {
+            plan,
+            unsupported: Vec::new(),
+        });
+    }
+    let words = || -> Result<Vec<String>, AppError> {
+        let mut w = compat::split_command_line(&text).map_err(input)?;
+        if !w.is_empty() {
+            w.remove(0);
+        }
+        Ok(w)
+    };
+    match compat::detect(&text) {
+        Format::Fio => fio::parse_file(path, &fio::process_env).map_err(input),
+        Format::Vdbench => vdbench::parse_str(&name, &text).map_err(input),
+        Format::FioArgs => fio::parse_args(&words()?).map_err(input),
+        Format::Diskspd => diskspd::parse_diskspd(&words()?, None).map_err(input),
+        Format::Sqlio => {
+            diskspd::parse_sqlio(&words()?, path.parent().unwrap_or(Path::new(".")), None)
+                .map_err(input)
+        }
+        Format::Unknown => {
+            let plan = crate::plan::jobfile::parse(&name, &text).map_err(input)?;
+            Ok(Translated {
+                plan,
+                unsupported: Vec::new(),
+            })
+        }
+    }
+}
+
+/// Refuses a plan with unsupported options unless told to ignore them.
+pub fn accept(t: Translated, ignore_unsupported: bool) -> Result<Plan, AppError> {
+    let Translated {
+        mut plan,
+        unsupported,
+    } = t;
+    if unsupported.is_empty() {
+        return Ok(plan);
+    }
+    let list: Vec<String> = unsupported
+        .iter()
+        .map(|u| format!("  {}: {}", u.location, u.option))
+        .collect();
+    if !ignore_unsupported {
+        return Err(input(format!(
+            "these options are not supported (nothing was run):\n{}\nadd --ignore-unsupported to run without them",
+            list.join("\n")
+        )));
+    }
+    for u in unsupported {
+        plan.warnings.push(format!(
+            "ignored unsupported option at {}: {}",
+            u.location, u.option
+        ));
+    }
+    Ok(plan)
+}
+
+/// `ioscope fio|vdbench|diskspd|sqlio ARGS…`.
+pub fn foreign(tool: Tool, args: &[String], command: Vec<String>) -> Result<i32, AppError> {
+    let (own, rest): (OwnArgs, Vec<String>) = split_own(args, tool == Tool::Fio).map_err(input)?;
+    if rest.is_empty() {
+        return Err(input(format!("no {tool:?} arguments given").to_lowercase()));
+    }
+    let translated = translate_args(tool, &rest, own.target.as_deref())?;
+    let mut plan = accept(translated, own.ignore_unsupported)?;
+    if let Some(t) = &own.target {
+        compat::apply_target_override(&mut plan, t);
+    }
+    let opts = RunOptions {
+        force: own.force,
+        ..Default::default()
+    };
+    Ok(run_plan(&plan, &own.output, &opts, command)?.exit_code)
+}

@@ -1,0 +1,278 @@
+//! The application layer: runs a plan end to end — checks every run before the first
+//! I/O, executes runs in order, prints interval lines and summaries, writes the JSON
+//! result after every run and streams intervals — and implements `quick`.
+//! The binary maps [`AppError`] to exit codes; nothing here exits the process.
+
+mod foreign;
+mod quick;
+mod tools;
+
+pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};
+pub use quick::quick;
+pub use tools::{compare, convert, report, sysinfo};
+
+use crate::cli::OutputArgs;
+use crate::plan::model::*;
+use crate::report::json::{
+    check_writable, intervals_path, write_atomic, write_atomic_bytes, IntervalLog,
+};
+use crate::report::model::{ResultDoc, Tool, SCHEMA};
+use crate::report::terminal;
+use crate::run::{self, RunOptions};
+use std::path::Path;
+
+/// Exit codes, documented in the README.
+pub mod exit {
+    /// Everything ran.
+    pub const OK: i32 = 0;
+    /// A failure during a run (I/O error, engine failure).
+    pub const RUN_FAILED: i32 = 1;
+    /// Bad input: flags, job file, target; nothing was run.
+    pub const BAD_INPUT: i32 = 2;
+    /// Verification found a mismatch.
+    pub const VERIFY_MISMATCH: i32 = 3;
+    /// Interrupted by Ctrl-C (results so far were written).
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// An error that ends the command.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The user's input was refused before any I/O.
+    #[error("{0}")]
+    Input(String),
+    /// Something failed while running.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl AppError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            AppError::Input(_) => exit::BAD_INPUT,
+            AppError::Runtime(_) => exit::RUN_FAILED,
+        }
+    }
+}
+
+/// What a finished command produced.
+pub struct Outcome {
+    pub doc: ResultDoc,
+    pub exit_code: i32,
+}
+
+/// Formats an error with its whole cause chain.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        let cs = c.to_string();
+        if !s.contains(&cs) {
+            s.push_str(": ");
+            s.push_str(&cs);
+        }
+        src = c.source();
+    }
+    s
+}
+
+fn input_err(e: run::RunError) -> AppError {
+    AppError::Input(chain(&e))
+}
+
+/// Runs every run of `plan` in order.
+pub fn run_plan(
+    plan: &Plan,
+    out: &OutputArgs,
+    opts: &RunOptions,
+    command: Vec<String>,
+) -> Result<Outcome, AppError> {
+    // Every check that can fail happens before the first I/O of the first run.
+    for r in &plan.runs {
+        run::check(r, &plan.targets, opts).map_err(input_err)?;
+    }
+    let mut log = check_outputs(out)?;
+    run::interrupt::install();
+    let mut doc = ResultDoc {
+        schema: SCHEMA.into(),
+        tool: Tool::current(),
+        started_unix_s: crate::stats::clock::unix_s(),
+        command,
+        interrupted: false,
+        runs: Vec::new(),
+        env: serde_json::to_value(crate::sysinfo::capture(
+            &plan
+                .targets
+                .iter()
+                .map(|t| crate::sysinfo::TargetInfoRequest::new(t.uri.clone()))
+                .collect::<Vec<_>>(),
+        ))
+        .ok(),
+        plan: serde_json::to_value(plan).ok(),
+        warnings: plan.warnings.clone(),
+    };
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
+    let quiet = out.quiet || stdout_is_json(out);
+    if plan.runs.len() > 1 && !quiet {
+        let secs: f64 = plan
+            .runs
+            .iter()
+            .map(|r| (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9)
+            .sum();
+        println!(
+            "plan: {} runs, about {:.0} s{}",
+            plan.runs.len(),
+            secs,
+            if plan.runs.iter().any(|r| r.duration_ns.is_none()) {
+                " plus pass-limited runs"
+            } else {
+                ""
+            }
+        );
+    }
+    let mut exit_code = exit::OK;
+    for (ri, r) in plan.runs.iter().enumerate() {
+        if run::interrupt::requested() {
+            break;
+        }
+        if !quiet {
+            println!(
+                "\n{} ({}/{}): {}",
+                r.name,
+                ri + 1,
+                plan.runs.len(),
+                terminal::workload_words(
+                    &serde_json::to_value(&r.workloads[0]).unwrap_or_default()
+                )
+            );
+            println!("{}", terminal::interval_header());
+        }
+        let mut n = 0u64;
+        let mut log_err: Option<std::io::Error> = None;
+        let name = r.name.clone();
+        let (result, warnings) = run::execute(r, &plan.targets, opts, &mut |iv| {
+            n += 1;
+            if !quiet {
+                println!("{}", terminal::interval_line(iv, n));
+            }
+            if let Some(l) = log.as_mut() {
+                if let Err(e) = l.append(&name, iv) {
+                    log_err.get_or_insert(e);
+                }
+            }
+        })
+        .map_err(|e| AppError::Runtime(chain(&e)))?;
+        let mut warnings = warnings;
+        if let Some(sc) = &result.schedule {
+            if sc.achieved_pct < 99.0 && !result.interrupted {
+                warnings.push(format!(
+                    "run '{}': achieved {:.0} IOPS, only {:.1}% of the requested {:.0}: the target (or ioscope) could not keep up; latency_us includes the backlog",
+                    result.name, sc.achieved_iops, sc.achieved_pct, sc.requested_iops
+                ));
+            }
+        }
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        doc.warnings.extend(warnings);
+        if let Some(e) = log_err {
+            eprintln!("warning: writing the intervals file failed: {e}");
+        }
+        if !stdout_is_json(out) {
+            print!("{}", terminal::run_summary(&result));
+        }
+        if result.end_reason == "error" {
+            exit_code = exit::RUN_FAILED;
+        }
+        if result.interrupted {
+            doc.interrupted = true;
+            exit_code = exit::INTERRUPTED;
+        }
+        doc.runs.push(result);
+        write_outputs(out, &doc)?;
+        if doc.interrupted {
+            break;
+        }
+    }
+    finish_stdout(out, &doc);
+    Ok(Outcome { doc, exit_code })
+}
+
+/// True when stdout must carry only JSON.
+pub fn stdout_is_json(out: &OutputArgs) -> bool {
+    matches!(
+        out.output_format.as_deref(),
+        Some("json") | Some("fio-json")
+    )
+}
+
+/// Checks every output path before the first I/O and opens the intervals stream.
+fn check_outputs(out: &OutputArgs) -> Result<Option<IntervalLog>, AppError> {
+    if let Some(f) = out.output_format.as_deref() {
+        if !matches!(f, "text" | "json" | "fio-json") {
+            return Err(AppError::Input(format!(
+                "--output-format '{f}': expected text, json or fio-json"
+            )));
+        }
+    }
+    let paths = [
+        ("--json", &out.json),
+        ("--html", &out.html),
+        ("--csv", &out.csv),
+        ("--fio-json", &out.fio_json),
+    ];
+    for (flag, p) in paths {
+        if let Some(p) = p {
+            check_writable(p).map_err(|e| {
+                AppError::Input(format!("{flag} '{}': cannot write there: {e}", p.display()))
+            })?;
+        }
+    }
+    match &out.json {
+        Some(p) => Ok(Some(IntervalLog::create(&intervals_path(p)).map_err(
+            |e| {
+                AppError::Input(format!(
+                    "cannot create '{}': {e}",
+                    intervals_path(p).display()
+                ))
+            },
+        )?)),
+        None => Ok(None),
+    }
+}
+
+/// Rewrites every output file from the results so far (after each run).
+pub fn write_outputs(out: &OutputArgs, doc: &ResultDoc) -> Result<(), AppError> {
+    let werr =
+        |p: &Path, e: std::io::Error| AppError::Runtime(format!("writing '{}': {e}", p.display()));
+    if let Some(p) = &out.json {
+        write_atomic(p, doc).map_err(|e| werr(p, e))?;
+    }
+    type Render = fn(&ResultDoc) -> String;
+    let rendered: [(&Option<std::path::PathBuf>, Render); 3] = [
+        (&out.html, crate::report::html::render_html),
+        (&out.csv, crate::report::csv::render_csv),
+        (&out.fio_json, crate::report::fio_json::render),
+    ];
+    for (path, render) in rendered {
+        if let Some(p) = path {
+            write_atomic_bytes(p, render(doc).as_bytes()).map_err(|e| werr(p, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// What goes to stdout at the very end: Markdown, or the JSON forms.
+fn finish_stdout(out: &OutputArgs, doc: &ResultDoc) {
+    match out.output_format.as_deref() {
+        Some("json") => println!("{}", serde_json::to_string_pretty(doc).unwrap_or_default()),
+        Some("fio-json") => print!("{}", crate::report::fio_json::render(doc)),
+        _ => {
+            if out.markdown {
+                println!("\n{}", crate::report::markdown::render_markdown(doc));
+            }
+        }
+    }
+}

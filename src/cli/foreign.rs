@@ -1,0 +1,121 @@
+//! Foreign command lines (fio, vdbench, diskspd, SQLIO) with ioscope's own options
+//! mixed in: `ioscope sqlio -s10 -o16 -b8 -frandom F --json r.json`. This splits
+//! ioscope's options out and leaves the rest, in order, for the foreign parser.
+
+use super::to_plan::FlagError;
+use super::OutputArgs;
+use std::path::PathBuf;
+
+/// ioscope's own options found among foreign arguments.
+#[derive(Debug, Clone, Default)]
+pub struct OwnArgs {
+    pub output: OutputArgs,
+    pub target: Option<String>,
+    pub ignore_unsupported: bool,
+    pub force: bool,
+}
+
+/// Options that take a value.
+const WITH_VALUE: [&str; 6] = [
+    "--json",
+    "--html",
+    "--csv",
+    "--fio-json",
+    "--output-format",
+    "--target",
+];
+/// Options that are flags.
+const FLAGS: [&str; 3] = ["--markdown", "--ignore-unsupported", "--force"];
+
+/// Splits ioscope's own options from the foreign ones. `fio_mode` maps fio's own
+/// `--output-format=json` to fio-compatible JSON, which is what a fio user expects.
+pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String>), FlagError> {
+    let mut own = OwnArgs::default();
+    let mut rest = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        if WITH_VALUE.contains(&name) {
+            let value = match inline {
+                Some(v) => v,
+                None => {
+                    i += 1;
+                    args.get(i).cloned().ok_or_else(|| FlagError {
+                        flag: "option",
+                        value: name.to_string(),
+                        msg: format!("argument {i}: {name} needs a value"),
+                    })?
+                }
+            };
+            match name {
+                "--json" => own.output.json = Some(PathBuf::from(value)),
+                "--html" => own.output.html = Some(PathBuf::from(value)),
+                "--csv" => own.output.csv = Some(PathBuf::from(value)),
+                "--fio-json" => own.output.fio_json = Some(PathBuf::from(value)),
+                "--output-format" => {
+                    let v = if fio_mode && value == "json" {
+                        "fio-json".to_string()
+                    } else {
+                        value
+                    };
+                    own.output.output_format = Some(v);
+                }
+                _ => own.target = Some(value),
+            }
+        } else if FLAGS.contains(&name) && inline.is_none() {
+            match name {
+                "--markdown" => own.output.markdown = true,
+                "--ignore-unsupported" => own.ignore_unsupported = true,
+                _ => own.force = true,
+            }
+        } else {
+            rest.push(a.clone());
+        }
+        i += 1;
+    }
+    Ok((own, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn own_options_come_out_in_any_form() {
+        let (own, rest) = split_own(
+            &v(&[
+                "-s10",
+                "-o16",
+                "--json",
+                "r.json",
+                "-b8",
+                "--html=r.html",
+                "-frandom",
+                "F",
+                "--ignore-unsupported",
+            ]),
+            false,
+        )
+        .unwrap();
+        assert_eq!(rest, v(&["-s10", "-o16", "-b8", "-frandom", "F"]));
+        assert_eq!(own.output.json.unwrap().to_str(), Some("r.json"));
+        assert_eq!(own.output.html.unwrap().to_str(), Some("r.html"));
+        assert!(own.ignore_unsupported);
+    }
+
+    #[test]
+    fn fio_output_format_json_means_fio_json() {
+        let (own, rest) = split_own(&v(&["--name=x", "--output-format=json"]), true).unwrap();
+        assert_eq!(own.output.output_format.as_deref(), Some("fio-json"));
+        assert_eq!(rest, v(&["--name=x"]));
+        assert!(split_own(&v(&["--json"]), false).is_err());
+    }
+}

@@ -1,0 +1,203 @@
+//! fio-compatible JSON: the result model written in fio 3.x's `--output-format=json`
+//! layout, so scripts and plotting tools written for fio read ioscope's results
+//! unchanged. One fio "job" per ioscope run. Latency objects follow fio's naming:
+//! `slat_ns` (submission: ~0 here, ioscope does not split it out), `clat_ns`
+//! (completion latency = ioscope's service time) and `lat_ns` (total = ioscope's
+//! latency from the intended time). Bandwidth `bw` is KiB/s, `runtime` ms, as in fio.
+
+use super::model::{LatencyStats, OpTotals, ResultDoc, RunResult};
+use serde_json::{json, Map, Value};
+
+/// Percentiles fio prints by default, keyed like "99.000000".
+const FIO_PERCENTILES: [(f64, &str); 17] = [
+    (1.0, "1.000000"),
+    (5.0, "5.000000"),
+    (10.0, "10.000000"),
+    (20.0, "20.000000"),
+    (30.0, "30.000000"),
+    (40.0, "40.000000"),
+    (50.0, "50.000000"),
+    (60.0, "60.000000"),
+    (70.0, "70.000000"),
+    (80.0, "80.000000"),
+    (90.0, "90.000000"),
+    (95.0, "95.000000"),
+    (99.0, "99.000000"),
+    (99.5, "99.500000"),
+    (99.9, "99.900000"),
+    (99.95, "99.950000"),
+    (99.99, "99.990000"),
+];
+
+/// Renders a whole result document in fio's JSON layout.
+pub fn render(doc: &ResultDoc) -> String {
+    let jobs: Vec<Value> = doc
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| job(i, r))
+        .collect();
+    let v = json!({
+        "fio version": format!("ioscope-{}", doc.tool.version),
+        "timestamp": doc.started_unix_s as u64,
+        "timestamp_ms": (doc.started_unix_s * 1000.0) as u64,
+        "time": "",
+        "global options": {},
+        "jobs": jobs,
+        "disk_util": [],
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Percentile value at `p` from the stats, in ns: the exact named percentiles where
+/// the result has them, else linear interpolation in the spectrum.
+fn percentile_ns(l: &LatencyStats, p: f64) -> f64 {
+    let named = [
+        (50.0, l.p50),
+        (90.0, l.p90),
+        (95.0, l.p95),
+        (99.0, l.p99),
+        (99.9, l.p99_9),
+        (99.99, l.p99_99),
+    ];
+    if let Some(&(_, v)) = named.iter().find(|&&(q, _)| (q - p).abs() < 1e-9) {
+        return v * 1000.0;
+    }
+    let sp = &l.spectrum;
+    for w in sp.windows(2) {
+        let ((p0, v0), (p1, v1)) = (w[0], w[1]);
+        if p >= p0 && p <= p1 {
+            let t = if p1 > p0 { (p - p0) / (p1 - p0) } else { 0.0 };
+            return (v0 + t * (v1 - v0)) * 1000.0;
+        }
+    }
+    l.max * 1000.0
+}
+
+fn lat_obj(l: &LatencyStats, n: u64, with_percentiles: bool) -> Value {
+    let mut o = json!({
+        "min": (l.min * 1000.0) as u64,
+        "max": (l.max * 1000.0) as u64,
+        "mean": l.mean * 1000.0,
+        "stddev": l.stddev * 1000.0,
+        "N": n,
+    });
+    if with_percentiles && n > 0 {
+        let pct: Map<String, Value> = FIO_PERCENTILES
+            .iter()
+            .map(|&(p, k)| (k.to_string(), json!(percentile_ns(l, p) as u64)))
+            .collect();
+        o["percentile"] = Value::Object(pct);
+    }
+    o
+}
+
+fn dir_obj(t: &OpTotals, runtime_ms: u64) -> Value {
+    let kib_s = t.bytes as f64 / 1024.0 / (runtime_ms.max(1) as f64 / 1000.0);
+    json!({
+        "io_bytes": t.bytes,
+        "io_kbytes": t.bytes / 1024,
+        "bw_bytes": (t.mibps * 1048576.0) as u64,
+        "bw": kib_s as u64,
+        "iops": t.iops,
+        "runtime": runtime_ms,
+        "total_ios": t.ios,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+        "clat_ns": lat_obj(&t.service_us, t.ios, true),
+        "lat_ns": lat_obj(&t.latency_us, t.ios, true),
+        "bw_min": kib_s as u64,
+        "bw_max": kib_s as u64,
+        "bw_agg": 100.0,
+        "bw_mean": kib_s,
+        "bw_dev": 0.0,
+        "bw_samples": 1,
+        "iops_min": t.iops as u64,
+        "iops_max": t.iops as u64,
+        "iops_mean": t.iops,
+        "iops_stddev": 0.0,
+        "iops_samples": 1,
+    })
+}
+
+/// fio's latency_ns/us/ms bucket objects from the totals' cumulative distribution.
+fn latency_buckets(l: &LatencyStats) -> (Value, Value, Value) {
+    let keys = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+    ];
+    let mut groups = [Map::new(), Map::new(), Map::new()];
+    let mut prev = 0.0;
+    for (i, &(_, cum)) in l.cdf.iter().enumerate() {
+        let share = (cum - prev).max(0.0);
+        prev = cum;
+        if i < 30 {
+            groups[i / 10].insert(keys[i % 10].to_string(), json!(share));
+        } else {
+            groups[2].insert("2000".into(), json!(share));
+        }
+    }
+    if !l.cdf.is_empty() {
+        groups[2].insert(">=2000".into(), json!((100.0 - prev).max(0.0)));
+    }
+    let [ns, us, ms] = groups;
+    (Value::Object(ns), Value::Object(us), Value::Object(ms))
+}
+
+fn job(i: usize, r: &RunResult) -> Value {
+    let w = &r.workload;
+    let random = w["pattern"]["kind"].as_str() == Some("random");
+    let rp = w["read_pct"].as_u64().unwrap_or(100);
+    let rw = match (random, rp) {
+        (true, 100) => "randread",
+        (true, 0) => "randwrite",
+        (true, _) => "randrw",
+        (false, 100) => "read",
+        (false, 0) => "write",
+        (false, _) => "rw",
+    };
+    let bs = w["bs"]["split"][0][0].as_u64().unwrap_or(0);
+    let runtime_ms = (r.duration_s * 1000.0).round() as u64;
+    let (ns, us, ms) = latency_buckets(&r.totals.all.latency_us);
+    let mut opts = json!({
+        "name": r.name,
+        "filename": r.target,
+        "rw": rw,
+        "bs": crate::plan::units::format_size(bs),
+        "iodepth": w["qd"].as_u64().unwrap_or(1).to_string(),
+        "numjobs": w["streams"].as_u64().unwrap_or(1).to_string(),
+        "ioengine": r.engine,
+        "runtime": format!("{}", r.duration_s.round() as u64),
+    });
+    if !(rp == 0 || rp == 100) {
+        opts["rwmixread"] = json!(rp.to_string());
+    }
+    json!({
+        "jobname": r.name,
+        "groupid": i,
+        "error": if r.end_reason == "error" { 5 } else { 0 },
+        "eta": 0,
+        "elapsed": (r.duration_s + r.warmup_s).round() as u64,
+        "job options": opts,
+        "read": dir_obj(&r.totals.read, runtime_ms),
+        "write": dir_obj(&r.totals.write, runtime_ms),
+        "trim": dir_obj(&OpTotals::default(), runtime_ms),
+        "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
+        "job_runtime": runtime_ms,
+        "usr_cpu": r.cpu.user_pct * crate::stats::cpu::online_cpus() as f64,
+        "sys_cpu": r.cpu.sys_pct * crate::stats::cpu::online_cpus() as f64,
+        "ctx": 0,
+        "majf": 0,
+        "minf": 0,
+        "iodepth_level": {},
+        "latency_ns": ns,
+        "latency_us": us,
+        "latency_ms": ms,
+        "latency_depth": w["qd"].as_u64().unwrap_or(1),
+        "latency_target": 0,
+        "latency_percentile": 100.0,
+        "latency_window": 0,
+    })
+}
