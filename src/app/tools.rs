@@ -102,7 +102,31 @@ pub fn compare(a: &crate::cli::CompareArgs) -> Result<i32, AppError> {
 /// `ioscope convert FILE|ARGS --to toml|fio`.
 pub fn convert(a: &crate::cli::ConvertArgs) -> Result<i32, AppError> {
     use super::foreign::{read_job_file, translate_args, Tool};
-    let first = a.input[0].as_str();
+    // `--to` may also come after the input, where clap left it in the trailing list.
+    let mut to = a.to.clone();
+    let mut input: Vec<String> = Vec::with_capacity(a.input.len());
+    let mut it = a.input.iter();
+    while let Some(x) = it.next() {
+        if x == "--to" {
+            to = it
+                .next()
+                .cloned()
+                .ok_or_else(|| AppError::Input("--to needs a value".into()))?;
+        } else if let Some(v) = x.strip_prefix("--to=") {
+            to = v.to_string();
+        } else {
+            input.push(x.clone());
+        }
+    }
+    let Some(first) = input.first().map(String::as_str) else {
+        return Err(AppError::Input(
+            "convert needs a job file or a command line".into(),
+        ));
+    };
+    let a = crate::cli::ConvertArgs {
+        to,
+        input: input.clone(),
+    };
     let translated = match first {
         "fio" => translate_args(Tool::Fio, &a.input[1..], None)?,
         "vdbench" => translate_args(Tool::Vdbench, &a.input[1..], None)?,

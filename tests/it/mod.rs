@@ -1,7 +1,9 @@
 //! Integration test modules and shared helpers.
 
 mod cli_errors;
+mod compat;
 mod exact;
+mod html;
 mod loopdev;
 mod output;
 

@@ -1,0 +1,202 @@
+//! The HTML report in a real headless Chromium: it renders without console errors,
+//! every chart holds exactly the points the JSON holds, and a 1-hour result stays
+//! small and opens fast. Screenshots land in target/test-screenshots/ for a human look.
+
+use super::*;
+use std::time::Instant;
+
+fn chromium() -> Option<&'static str> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+}
+
+/// Runs headless Chromium on a file; returns (dumped DOM, stderr, seconds).
+fn render(
+    browser: &str,
+    html: &std::path::Path,
+    screenshot: Option<&std::path::Path>,
+) -> (String, String, f64) {
+    let profile = tempdir();
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1280,2400",
+    ])
+    .arg(format!("--user-data-dir={}", profile.path().display()));
+    match screenshot {
+        Some(p) => cmd.arg(format!("--screenshot={}", p.display())),
+        None => cmd.arg("--dump-dom"),
+    };
+    cmd.arg(format!("file://{}", html.display()));
+    let t = Instant::now();
+    let out = cmd.output().expect("run chromium");
+    let secs = t.elapsed().as_secs_f64();
+    (stdout(&out), stderr(&out), secs)
+}
+
+/// (series name, declared count, drawn points) for every series in the DOM.
+fn series(dom: &str) -> Vec<(String, usize, usize)> {
+    let mut out = Vec::new();
+    for part in dom.split("<g class=\"series").skip(1) {
+        let head = &part[..part.find('>').unwrap()];
+        let attr = |name: &str| {
+            let i = head.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            head[i..i + head[i..].find('"').unwrap()].to_string()
+        };
+        let declared: usize = attr("data-count").parse().unwrap();
+        let body = &part[..part.find("</g>").unwrap_or(part.len())];
+        let pts = body.matches("class=\"pt\"").count();
+        let drawn = if pts > 0 {
+            pts
+        } else {
+            // Compact form: one path whose vertices are the points.
+            let d = body
+                .split(" d=\"")
+                .nth(1)
+                .map(|s| &s[..s.find('"').unwrap()])
+                .unwrap_or("");
+            d.matches(['M', 'L']).count()
+        };
+        out.push((attr("data-series"), declared, drawn));
+    }
+    out
+}
+
+fn screenshot_dir() -> std::path::PathBuf {
+    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-screenshots");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn run_report_renders_with_every_point() {
+    let Some(browser) = chromium() else {
+        return skip_or_fail("chromium is not installed");
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let html = d.path().join("r.html");
+    let o = run(&[
+        "run",
+        "--target",
+        "mem:64m",
+        "--rw",
+        "randrw",
+        "--duration",
+        "3s",
+        "--warmup",
+        "1s",
+        "--interval",
+        "250ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = read_json(&json);
+    let n = r["runs"][0]["intervals"].as_array().unwrap().len();
+    let (dom, err, _) = render(browser, &html, None);
+    assert!(!err.contains(":CONSOLE("), "console output: {err}");
+    let s = series(&dom);
+    assert!(s.len() >= 4, "series: {s:?}");
+    for (name, declared, drawn) in &s {
+        assert_eq!(declared, drawn, "series {name}");
+    }
+    // Timeline series carry one point per interval.
+    let timeline: Vec<_> = s
+        .iter()
+        .filter(|(n, _, _)| n == "iops" || n == "lat_p99_us")
+        .collect();
+    assert_eq!(timeline.len(), 2, "{s:?}");
+    // The spectrum series carry one point per stored percentile.
+    let spectrum = r["runs"][0]["totals"]["read"]["latency_us"]["spectrum"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(
+        s.iter().any(|(n, c, _)| n == "read" && *c == spectrum),
+        "{s:?} vs {spectrum}"
+    );
+    for (name, declared, _) in timeline {
+        assert_eq!(*declared, n, "series {name} vs {n} intervals");
+    }
+    let shot = screenshot_dir().join("run.png");
+    let _ = render(browser, &html, Some(&shot));
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+}
+
+#[test]
+fn hour_long_result_stays_small_and_opens_fast() {
+    let Some(browser) = chromium() else {
+        return skip_or_fail("chromium is not installed");
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let o = run(&[
+        "run",
+        "--target",
+        "mem:16m",
+        "--duration",
+        "2s",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Stretch the measured result to 3600 one-second intervals.
+    let mut r = read_json(&json);
+    let iv = r["runs"][0]["intervals"][0].clone();
+    let ivs: Vec<serde_json::Value> = (0..3600)
+        .map(|k| {
+            let mut v = iv.clone();
+            v["index"] = k.into();
+            v["t_s"] = ((k + 1) as f64).into();
+            v["iops"] =
+                (iv["iops"].as_f64().unwrap() * (1.0 + 0.1 * ((k as f64) / 50.0).sin())).into();
+            v
+        })
+        .collect();
+    r["runs"][0]["intervals"] = ivs.into();
+    let big = d.path().join("big.json");
+    std::fs::write(&big, serde_json::to_vec(&r).unwrap()).unwrap();
+    let html = d.path().join("big.html");
+    let o = run(&[
+        "report",
+        big.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let size = std::fs::metadata(&html).unwrap().len();
+    assert!(size < 2_000_000, "HTML is {size} bytes");
+    // Time against an empty page so Chromium's own start-up is not counted.
+    let empty = d.path().join("empty.html");
+    std::fs::write(&empty, "<!doctype html><title>x</title>").unwrap();
+    let (_, _, base) = render(browser, &empty, None);
+    let (dom, err, secs) = render(browser, &html, None);
+    assert!(!err.contains(":CONSOLE("), "{err}");
+    assert!(
+        secs - base < 2.0,
+        "opening took {:.2} s beyond an empty page",
+        secs - base
+    );
+    for (name, declared, drawn) in series(&dom) {
+        assert_eq!(declared, drawn, "series {name}");
+    }
+    println!(
+        "3600-interval HTML: {size} bytes, {:.2} s beyond an empty page",
+        secs - base
+    );
+}
