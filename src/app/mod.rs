@@ -16,7 +16,7 @@ use crate::plan::model::*;
 use crate::report::json::{
     check_writable, intervals_path, write_atomic, write_atomic_bytes, IntervalLog,
 };
-use crate::report::model::{ResultDoc, Tool, SCHEMA};
+use crate::report::model::{ResultDoc, RunResult, Tool, SCHEMA};
 use crate::report::terminal;
 use crate::run::{self, RunOptions};
 use std::path::Path;
@@ -80,69 +80,82 @@ fn input_err(e: run::RunError) -> AppError {
     AppError::Input(chain(&e))
 }
 
-/// Runs every run of `plan` in order.
-pub fn run_plan(
-    plan: &Plan,
-    out: &OutputArgs,
-    opts: &RunOptions,
-    command: Vec<String>,
-) -> Result<Outcome, AppError> {
-    // Every check that can fail happens before the first I/O of the first run.
-    for r in &plan.runs {
-        run::check(r, &plan.targets, opts).map_err(input_err)?;
-    }
-    let mut log = check_outputs(out)?;
-    run::interrupt::install();
-    let mut doc = ResultDoc {
-        schema: SCHEMA.into(),
-        tool: Tool::current(),
-        started_unix_s: crate::stats::clock::unix_s(),
-        command,
-        interrupted: false,
-        runs: Vec::new(),
-        env: serde_json::to_value(crate::sysinfo::capture(
-            &plan
-                .targets
-                .iter()
-                .map(|t| crate::sysinfo::TargetInfoRequest::new(t.uri.clone()))
-                .collect::<Vec<_>>(),
-        ))
-        .ok(),
-        plan: serde_json::to_value(plan).ok(),
-        warnings: plan.warnings.clone(),
-    };
-    for w in &plan.warnings {
-        eprintln!("warning: {w}");
-    }
-    let quiet = out.quiet || stdout_is_json(out);
-    if plan.runs.len() > 1 && !quiet {
-        let secs: f64 = plan
-            .runs
-            .iter()
-            .map(|r| (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9)
-            .sum();
-        println!(
-            "plan: {} runs, about {:.0} s{}",
-            plan.runs.len(),
-            secs,
-            if plan.runs.iter().any(|r| r.duration_ns.is_none()) {
-                " plus pass-limited runs"
-            } else {
-                ""
-            }
-        );
-    }
-    let mut exit_code = exit::OK;
-    for (ri, r) in plan.runs.iter().enumerate() {
-        if run::interrupt::requested() {
-            break;
+/// One measuring command in progress: the result document, the outputs it rewrites
+/// after every run, and the intervals stream. `run_plan` drives it over a fixed list
+/// of runs; `curve` over runs it decides as it goes.
+pub struct Session<'a> {
+    pub doc: ResultDoc,
+    targets: Vec<TargetSpec>,
+    out: &'a OutputArgs,
+    opts: &'a RunOptions,
+    log: Option<IntervalLog>,
+    quiet: bool,
+    pub exit_code: i32,
+}
+
+impl<'a> Session<'a> {
+    /// Checks outputs, installs Ctrl-C handling and captures the environment.
+    pub fn start(
+        plan: &Plan,
+        out: &'a OutputArgs,
+        opts: &'a RunOptions,
+        command: Vec<String>,
+    ) -> Result<Self, AppError> {
+        let log = check_outputs(out)?;
+        run::interrupt::install();
+        let doc = ResultDoc {
+            schema: SCHEMA.into(),
+            tool: Tool::current(),
+            started_unix_s: crate::stats::clock::unix_s(),
+            command,
+            interrupted: false,
+            runs: Vec::new(),
+            env: serde_json::to_value(crate::sysinfo::capture(
+                &plan
+                    .targets
+                    .iter()
+                    .map(|t| crate::sysinfo::TargetInfoRequest::new(t.uri.clone()))
+                    .collect::<Vec<_>>(),
+            ))
+            .ok(),
+            plan: serde_json::to_value(plan).ok(),
+            warnings: plan.warnings.clone(),
+            curve: None,
+        };
+        for w in &plan.warnings {
+            eprintln!("warning: {w}");
         }
+        Ok(Session {
+            doc,
+            targets: plan.targets.clone(),
+            out,
+            opts,
+            log,
+            quiet: out.quiet || stdout_is_json(out),
+            exit_code: exit::OK,
+        })
+    }
+
+    /// Whether the session should stop (Ctrl-C).
+    pub fn stopped(&self) -> bool {
+        self.doc.interrupted || run::interrupt::requested()
+    }
+
+    /// Prints a line unless quiet.
+    pub fn say(&self, text: &str) {
+        if !self.quiet {
+            println!("{text}");
+        }
+    }
+
+    /// Executes one run, prints it, records it and rewrites the outputs.
+    pub fn run(&mut self, r: &RunSpec, label: &str) -> Result<&RunResult, AppError> {
+        let quiet = self.quiet;
         if !quiet {
             println!(
-                "\n{} ({}/{}): {}",
+                "\n{}{}: {}",
                 r.name,
-                ri + 1,
-                plan.runs.len(),
+                label,
                 terminal::workload_words(
                     &serde_json::to_value(&r.workloads[0]).unwrap_or_default()
                 )
@@ -152,7 +165,8 @@ pub fn run_plan(
         let mut n = 0u64;
         let mut log_err: Option<std::io::Error> = None;
         let name = r.name.clone();
-        let (result, warnings) = run::execute(r, &plan.targets, opts, &mut |iv| {
+        let log = &mut self.log;
+        let (result, mut warnings) = run::execute(r, &self.targets, self.opts, &mut |iv| {
             n += 1;
             if !quiet {
                 println!("{}", terminal::interval_line(iv, n));
@@ -164,7 +178,6 @@ pub fn run_plan(
             }
         })
         .map_err(|e| AppError::Runtime(chain(&e)))?;
-        let mut warnings = warnings;
         if let Some(sc) = &result.schedule {
             if sc.achieved_pct < 99.0 && !result.interrupted {
                 warnings.push(format!(
@@ -176,28 +189,81 @@ pub fn run_plan(
         for w in &warnings {
             eprintln!("warning: {w}");
         }
-        doc.warnings.extend(warnings);
+        self.doc.warnings.extend(warnings);
         if let Some(e) = log_err {
             eprintln!("warning: writing the intervals file failed: {e}");
         }
-        if !stdout_is_json(out) {
+        if !stdout_is_json(self.out) {
             print!("{}", terminal::run_summary(&result));
         }
         if result.end_reason == "error" {
-            exit_code = exit::RUN_FAILED;
+            self.exit_code = exit::RUN_FAILED;
         }
         if result.interrupted {
-            doc.interrupted = true;
-            exit_code = exit::INTERRUPTED;
+            self.doc.interrupted = true;
+            self.exit_code = exit::INTERRUPTED;
         }
-        doc.runs.push(result);
-        write_outputs(out, &doc)?;
-        if doc.interrupted {
-            break;
+        self.doc.runs.push(result);
+        write_outputs(self.out, &self.doc)?;
+        Ok(self.doc.runs.last().expect("just pushed"))
+    }
+
+    /// Rewrites the outputs (after changing the document, e.g. the curve summary).
+    pub fn save(&self) -> Result<(), AppError> {
+        write_outputs(self.out, &self.doc)
+    }
+
+    /// Final stdout output; returns what was measured.
+    pub fn finish(self) -> Outcome {
+        finish_stdout(self.out, &self.doc);
+        Outcome {
+            exit_code: self.exit_code,
+            doc: self.doc,
         }
     }
-    finish_stdout(out, &doc);
-    Ok(Outcome { doc, exit_code })
+}
+
+/// Runs every run of `plan` in order.
+pub fn run_plan(
+    plan: &Plan,
+    out: &OutputArgs,
+    opts: &RunOptions,
+    command: Vec<String>,
+) -> Result<Outcome, AppError> {
+    // Every check that can fail happens before the first I/O of the first run.
+    for r in &plan.runs {
+        run::check(r, &plan.targets, opts).map_err(input_err)?;
+    }
+    let mut session = Session::start(plan, out, opts, command)?;
+    if plan.runs.len() > 1 {
+        let secs: f64 = plan
+            .runs
+            .iter()
+            .map(|r| (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9)
+            .sum();
+        session.say(&format!(
+            "plan: {} runs, about {:.0} s{}",
+            plan.runs.len(),
+            secs,
+            if plan.runs.iter().any(|r| r.duration_ns.is_none()) {
+                " plus pass-limited runs"
+            } else {
+                ""
+            }
+        ));
+    }
+    for (ri, r) in plan.runs.iter().enumerate() {
+        if session.stopped() {
+            break;
+        }
+        session.run(r, &format!(" ({}/{})", ri + 1, plan.runs.len()))?;
+    }
+    if !stdout_is_json(out) {
+        if let Some(t) = terminal::sweep_table(&session.doc) {
+            println!("\n{t}");
+        }
+    }
+    Ok(session.finish())
 }
 
 /// True when stdout must carry only JSON.

@@ -117,6 +117,69 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
             direct,
         })
         .collect();
+    let mut runs = Vec::new();
+    for (label, a) in sweep_combinations(a) {
+        runs.push(run_from_flags(&a, &targets, size, label)?);
+    }
+    Ok(Plan {
+        targets,
+        runs,
+        warnings: Vec::new(),
+    })
+}
+
+/// Expands comma lists in --bs, --qd, --streams and --read-pct (vdbench's
+/// forxfersize/forthreads/forrdpct) into one set of flags per combination, each with
+/// a label naming the swept values ("bs=4k qd=8"); no lists gives one unlabelled set.
+pub fn sweep_combinations(a: &RunArgs) -> Vec<(Option<String>, RunArgs)> {
+    let split = |v: &Option<String>| -> Vec<Option<String>> {
+        match v {
+            Some(s) if s.contains(',') => {
+                s.split(',').map(|x| Some(x.trim().to_string())).collect()
+            }
+            other => vec![other.clone()],
+        }
+    };
+    let axes: [(&str, Vec<Option<String>>); 4] = [
+        ("bs", split(&a.bs)),
+        ("qd", split(&a.qd)),
+        ("streams", split(&a.streams)),
+        ("read%", split(&a.read_pct)),
+    ];
+    let mut out: Vec<(Vec<String>, RunArgs)> = vec![(Vec::new(), a.clone())];
+    for (axis, values) in axes {
+        if values.len() < 2 {
+            continue;
+        }
+        let mut next = Vec::new();
+        for (labels, base) in &out {
+            for v in &values {
+                let mut b = base.clone();
+                match axis {
+                    "bs" => b.bs = v.clone(),
+                    "qd" => b.qd = v.clone(),
+                    "streams" => b.streams = v.clone(),
+                    _ => b.read_pct = v.clone(),
+                }
+                let mut l = labels.clone();
+                l.push(format!("{axis}={}", v.as_deref().unwrap_or("")));
+                next.push((l, b));
+            }
+        }
+        out = next;
+    }
+    out.into_iter()
+        .map(|(l, b)| ((!l.is_empty()).then(|| l.join(" ")), b))
+        .collect()
+}
+
+/// One run from single-valued flags.
+fn run_from_flags(
+    a: &RunArgs,
+    targets: &[TargetSpec],
+    size: Option<u64>,
+    label: Option<String>,
+) -> Result<RunSpec, FlagError> {
     let mut workload = Workload {
         name: "w".into(),
         target: String::new(),
@@ -144,7 +207,7 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
         })
         .collect();
     let mut run = RunSpec {
-        name: "run".into(),
+        name: label.unwrap_or_else(|| "run".into()),
         workloads,
         engine: EngineKind::Auto,
         duration_ns: Some(10_000_000_000),
@@ -156,11 +219,7 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
         seed: 1,
     };
     apply_run_flags(a, &mut run)?;
-    Ok(Plan {
-        targets,
-        runs: vec![run],
-        warnings: Vec::new(),
-    })
+    Ok(run)
 }
 
 /// Applies workload flags (rw, bs, qd, …) given on the command line.

@@ -30,6 +30,51 @@ pub struct ResultDoc {
     pub plan: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Latency-vs-load curve, for `ioscope curve`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Curve>,
+}
+
+/// A latency-vs-IOPS curve (vdbench's iorate=curve) and an optional SLA search.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Curve {
+    /// IOPS of the closed-loop (max) run.
+    pub max_iops: f64,
+    pub points: Vec<CurvePoint>,
+    /// Present when a latency bound was searched for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sla: Option<Sla>,
+    /// Why the curve stopped early, if it did (--stop-latency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+/// One point of a curve: a run at a requested rate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// Index of the run in `runs`.
+    pub run: usize,
+    /// Percentage of `max_iops` requested (100 for the max run itself).
+    pub pct_of_max: f64,
+    /// Requested rate; 0 for the closed-loop max run.
+    pub requested_iops: f64,
+    pub achieved_iops: f64,
+    pub mbps: f64,
+    pub latency_us: LatencyStats,
+}
+
+/// The answer of an SLA search.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sla {
+    /// "p99", "p99.9", "mean", …
+    pub percentile: String,
+    pub bound_us: f64,
+    /// Highest rate found whose percentile stayed within the bound (0 if none).
+    pub iops: f64,
+    /// The measured percentile at that rate.
+    pub measured_us: f64,
+    /// Runs (indices into `runs`) the search made.
+    pub probes: Vec<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -181,3 +181,86 @@ pub fn workload_words(w: &serde_json::Value) -> String {
         w["streams"].as_u64().unwrap_or(0)
     )
 }
+
+/// A table across the runs of a sweep (runs of one workload that differ in block
+/// size, queue depth, streams or read share). For a block-size sweep it also gives
+/// the IOPS ratio each time the size halves: flash should come close to doubling.
+pub fn sweep_table(doc: &super::model::ResultDoc) -> Option<String> {
+    if doc.runs.len() < 2 || doc.curve.is_some() {
+        return None;
+    }
+    let key = |w: &serde_json::Value| {
+        let mut k = w.clone();
+        for f in ["bs", "qd", "streams", "read_pct", "name"] {
+            k[f] = serde_json::Value::Null;
+        }
+        k
+    };
+    let first = key(&doc.runs[0].workload);
+    if doc.runs.iter().any(|r| key(&r.workload) != first) {
+        return None;
+    }
+    let mut s = String::from("sweep summary\n");
+    let _ = writeln!(
+        s,
+        "{:<28} {:>8} {:>5} {:>8} {:>6} {:>12} {:>10} {:>10} {:>10}",
+        "run", "bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us"
+    );
+    let bs_of = |r: &RunResult| r.workload["bs"]["split"][0][0].as_u64().unwrap_or(0);
+    for r in &doc.runs {
+        let t = &r.totals.all;
+        let _ = writeln!(
+            s,
+            "{:<28} {:>8} {:>5} {:>8} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>10.1}",
+            r.name,
+            crate::plan::units::format_size(bs_of(r)),
+            r.workload["qd"],
+            r.workload["streams"],
+            r.workload["read_pct"],
+            t.iops,
+            t.mbps,
+            t.latency_us.mean,
+            t.latency_us.p99
+        );
+    }
+    // Block-size halving ratios, when only the block size varies.
+    let only_bs = doc.runs.iter().all(|r| {
+        ["qd", "streams", "read_pct"]
+            .iter()
+            .all(|f| r.workload[*f] == doc.runs[0].workload[*f])
+    });
+    if only_bs {
+        let mut by_bs: Vec<(u64, f64)> = doc
+            .runs
+            .iter()
+            .map(|r| (bs_of(r), r.totals.all.iops))
+            .collect();
+        by_bs.sort_by_key(|&(b, _)| b);
+        let mut lines = Vec::new();
+        for w in by_bs.windows(2) {
+            let ((small, iops_small), (big, iops_big)) = (w[0], w[1]);
+            if big == small * 2 && iops_big > 0.0 {
+                let ratio = iops_small / iops_big;
+                let verdict = if ratio >= 1.8 {
+                    "close to doubling"
+                } else if ratio >= 1.3 {
+                    "short of doubling: partly bandwidth- or per-I/O-cost-bound"
+                } else {
+                    "does not double: per-I/O cost (latency, CPU, queue) dominates here"
+                };
+                lines.push(format!(
+                    "  {} -> {}: IOPS x{:.2} ({verdict})",
+                    crate::plan::units::format_size(big),
+                    crate::plan::units::format_size(small),
+                    ratio
+                ));
+            }
+        }
+        if !lines.is_empty() {
+            s.push_str("IOPS ratio each time the block size halves:\n");
+            s.push_str(&lines.join("\n"));
+            s.push('\n');
+        }
+    }
+    Some(s)
+}

@@ -166,6 +166,7 @@ pub fn doc(runs: Vec<RunResult>) -> ResultDoc {
         })),
         plan: None,
         warnings: Vec::new(),
+        curve: None,
     }
 }
 
