@@ -4,6 +4,7 @@ mod cli_errors;
 mod exact;
 mod loopdev;
 mod output;
+mod sim;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
