@@ -66,22 +66,19 @@ fn sim_run_until(
 
 #[test]
 fn sim_qd1_latency_is_the_service_time() {
-    let (r, seen) = sim_run_until("sim:1g?service=50us", "1", |mean, iops| {
-        (50.0..=60.0).contains(&mean) && (16_000.0..=20_050.0).contains(&iops)
-    });
+    let r = sim_run("sim:1g?service=50us", "1", &[]);
     assert_eq!(r["engine"], "sim");
-    // The latency is the model's: 50 µs plus the few hundred ns between the
-    // worker's timestamp and the push. Closed loop at QD 1: one request per
-    // (service + the tool's turnaround), never more than 20,000 a second.
-    let &(mean, iops) = seen.last().unwrap();
-    assert!(
-        (50.0..=60.0).contains(&mean),
-        "mean latency {mean} us ({seen:?})"
-    );
-    assert!(
-        (16_000.0..=20_050.0).contains(&iops),
-        "{iops} IOPS ({seen:?})"
-    );
+    let t = &r["totals"];
+    let mean = t["latency_us"]["mean"].as_f64().unwrap();
+    let iops = t["iops"].as_f64().unwrap();
+    eprintln!("sim:1g?service=50us QD1: mean latency {mean:.2} us, {iops:.0} IOPS");
+    // The latency is the model's: 50 µs plus the few hundred ns between the worker's
+    // timestamp and the push. It holds however busy the machine is, because the
+    // completion time comes from the model.
+    assert!((50.0..=60.0).contains(&mean), "mean latency {mean} us");
+    // One request per (service + the tool's turnaround): never above 20,000 a second.
+    // (How far below depends on how promptly the worker gets a CPU.)
+    assert!(iops <= 20_050.0, "{iops} IOPS");
 }
 
 #[test]
