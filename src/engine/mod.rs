@@ -10,6 +10,7 @@
 
 pub mod mem;
 pub mod null;
+pub mod sim;
 pub mod sync;
 pub mod uring;
 

@@ -38,6 +38,47 @@ pub enum TargetKind {
     Mem(u64),
     /// Nothing at all: every I/O completes at once.
     Null(u64),
+    /// A simulated device: a timing model, no storage (`sim:SIZE?service=…`).
+    Sim(SimSpec),
+}
+
+/// Parameters of a simulated device (`sim:SIZE?service=DUR&dist=fixed|exp&servers=N&
+/// stall=DUR@PERIOD&error_rate=P&drift=PCT&seed=N`): a multi-server FIFO queue. Parsed
+/// by `crate::engine::sim::parse_spec`; every value is validated (finite, in range).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSpec {
+    pub size_bytes: u64,
+    /// Mean service time of one request.
+    pub service_ns: u64,
+    pub dist: SimDist,
+    /// Requests served at once.
+    pub servers: u32,
+    /// No service starts during the first `len_ns` of every `period_ns`.
+    pub stall: Option<SimStall>,
+    /// Probability that a request completes with EIO.
+    pub error_rate: f64,
+    /// Service time grows by this many percent per second since the target opened.
+    pub drift_pct: f64,
+    pub seed: u64,
+}
+
+// The floats are validated finite when parsed, so equality is reflexive.
+impl Eq for SimSpec {}
+
+/// Service-time distribution of a simulated device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimDist {
+    /// Every request takes exactly the service time.
+    Fixed,
+    /// Exponentially distributed with the service time as mean.
+    Exp,
+}
+
+/// Periodic stall windows of a simulated device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimStall {
+    pub len_ns: u64,
+    pub period_ns: u64,
 }
 
 /// Read or write.
@@ -216,6 +257,8 @@ pub enum EngineKind {
     Sync,
     Null,
     Mem,
+    /// The simulated-device engine for `sim:` targets.
+    Sim,
 }
 
 impl EngineKind {
@@ -226,6 +269,7 @@ impl EngineKind {
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
             EngineKind::Mem => "mem",
+            EngineKind::Sim => "sim",
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod rng;
 pub mod stream;
 pub mod worker;
 
+use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::engine::{EngineError, Targets};
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, TargetSpec};
@@ -75,8 +76,10 @@ pub fn resolve_engine(
 ) -> (EngineKind, Option<String>) {
     let all_mem = targets.iter().all(|t| matches!(t.backing, Backing::Mem(_)));
     let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
+    let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
     match kind {
         EngineKind::Auto if all_null => (EngineKind::Null, None),
+        EngineKind::Auto if all_sim => (EngineKind::Sim, None),
         EngineKind::Auto if all_mem => (EngineKind::Mem, None),
         EngineKind::Auto | EngineKind::Uring => {
             if UringEngine::available() {
@@ -359,6 +362,16 @@ pub fn execute(
             msg: "the mem engine works only with mem:SIZE targets".into(),
         });
     }
+    if engine == EngineKind::Sim
+        && targets
+            .iter()
+            .any(|t| !matches!(t.backing, Backing::Sim(_)))
+    {
+        return Err(RunError::Setup {
+            run: run.name.clone(),
+            msg: "the sim engine works only with sim:SIZE targets".into(),
+        });
+    }
     if matches!(engine, EngineKind::Uring | EngineKind::Sync)
         && targets.iter().any(|t| t.fd().is_none())
     {
@@ -437,6 +450,7 @@ pub fn execute(
                 match engine {
                     EngineKind::Null => worker::run_worker(NullEngine::new(capacity), setup),
                     EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
+                    EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
                     EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
                     _ => match UringEngine::new(&t, capacity) {
                         Ok(e) => worker::run_worker(e, setup),

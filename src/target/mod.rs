@@ -41,6 +41,11 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
         let size = parse_size(rest).map_err(|e| invalid(format!("bad size: {e}")))?;
         return Ok(TargetKind::Null(size));
     }
+    if let Some(rest) = uri.strip_prefix("sim:") {
+        return crate::engine::sim::parse_spec(rest)
+            .map(TargetKind::Sim)
+            .map_err(invalid);
+    }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
     }
@@ -62,6 +67,8 @@ pub enum Backing {
     },
     Mem(MemStore),
     Null,
+    /// A simulated device: its shared queue state (see `crate::engine::sim`).
+    Sim(crate::engine::sim::SimDevice),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -122,6 +129,14 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             uri: spec.uri.clone(),
             backing: Backing::Null,
             size_bytes: size,
+            direct: false,
+            align_bytes: 1,
+        }),
+        TargetKind::Sim(sim) => Ok(OpenTarget {
+            name: spec.name.clone(),
+            uri: spec.uri.clone(),
+            size_bytes: sim.size_bytes,
+            backing: Backing::Sim(crate::engine::sim::SimDevice::new(sim)),
             direct: false,
             align_bytes: 1,
         }),

@@ -6,6 +6,7 @@ mod exact;
 mod html;
 mod loopdev;
 mod output;
+mod sim;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
