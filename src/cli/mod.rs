@@ -94,10 +94,11 @@ pub struct RunArgs {
     /// Native job file (TOML). Flags below then override its defaults.
     #[arg(value_name = "JOBFILE")]
     pub job: Option<PathBuf>,
-    /// Target: a file, a block device, mem:SIZE or null:SIZE. Repeatable.
+    /// Target: a file, a block device, mem:SIZE, null:SIZE or
+    /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P. Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
-    /// How I/O is issued: auto, uring, sync, null, mem.
+    /// How I/O is issued: auto, uring, sync, null, mem, sim.
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Access: read, write, randread, randwrite, rw, randrw.

@@ -53,11 +53,12 @@ fn parse_engine(v: &str) -> Result<EngineKind, FlagError> {
         "sync" | "psync" => EngineKind::Sync,
         "null" => EngineKind::Null,
         "mem" => EngineKind::Mem,
+        "sim" => EngineKind::Sim,
         _ => {
             return Err(bad(
                 "--engine",
                 v,
-                "expected auto, uring, sync, null or mem",
+                "expected auto, uring, sync, null, mem or sim",
             ))
         }
     })

@@ -749,11 +749,12 @@ impl<'a> Ctx<'a> {
                 "sync" => EngineKind::Sync,
                 "null" => EngineKind::Null,
                 "mem" => EngineKind::Mem,
+                "sim" => EngineKind::Sim,
                 other => {
                     return Err(self.err(
                         v.span(),
                         format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null or mem"
+                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem or sim"
                         ),
                     ))
                 }
