@@ -18,6 +18,7 @@ fn main() {
         Command::Diskspd(a) => app::foreign(ForeignTool::Diskspd, &a.args, command),
         Command::Sqlio(a) => app::foreign(ForeignTool::Sqlio, &a.args, command),
         Command::Convert(a) => app::convert(a),
+        Command::Curve(a) => app::curve(a, command),
         Command::Report(a) => app::report(a),
         Command::Compare(a) => app::compare(a),
     };

@@ -3,10 +3,12 @@
 //! result after every run and streams intervals — and implements `quick`.
 //! The binary maps [`AppError`] to exit codes; nothing here exits the process.
 
+mod curve;
 mod foreign;
 mod quick;
 mod tools;
 
+pub use curve::curve;
 pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};
 pub use quick::quick;
 pub use tools::{compare, convert, report, sysinfo};

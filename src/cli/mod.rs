@@ -40,6 +40,9 @@ pub enum Command {
     Sqlio(ForeignArgs),
     /// Print the native TOML (or a fio job) equivalent of a job file or command line.
     Convert(ConvertArgs),
+    /// Latency against load (vdbench's iorate=curve): a max-rate run, then open-loop
+    /// runs at fractions of it; optionally find the highest rate within a latency bound.
+    Curve(Box<CurveArgs>),
     /// Render a result JSON as HTML (default), CSV, Markdown or fio JSON.
     Report(ReportArgs),
     /// Compare results side by side, with ratios and a verdict per metric.
@@ -230,4 +233,21 @@ pub struct CompareArgs {
     /// Also write an HTML comparison with overlaid timelines.
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CurveArgs {
+    /// Percentages of the measured maximum to run at (default 10,50,70,80,90,100; none
+    /// by default when --max-latency is given).
+    #[arg(long, value_name = "LIST")]
+    pub points: Option<String>,
+    /// Stop the curve at the first point whose latency exceeds this, e.g. p99=2ms.
+    #[arg(long, value_name = "PCT=DUR")]
+    pub stop_latency: Option<String>,
+    /// Find the highest rate whose latency percentile stays within this bound, e.g.
+    /// p99=0.5ms (bracketing and bisection to within 2% of rate).
+    #[arg(long, value_name = "PCT=DUR")]
+    pub max_latency: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }

@@ -1,0 +1,403 @@
+//! `ioscope curve`: latency against load. A closed-loop run measures the maximum;
+//! open-loop runs at fractions of it trace the curve (vdbench's `iorate=curve`); an
+//! SLA search brackets and bisects the rate until the chosen percentile sits just
+//! within a bound ("max IOPS at p99 ≤ 0.5 ms"). Every run is kept in the result, with
+//! the `curve` summary beside them.
+
+use super::{AppError, Session};
+use crate::cli::{to_plan, CurveArgs};
+use crate::plan::model::{Rate, RunSpec};
+use crate::plan::units::{parse_duration_ns, HumanBytes};
+use crate::report::model::{Curve, CurvePoint, LatencyStats, RunResult, Sla};
+use crate::run::RunOptions;
+
+/// Default curve points, % of the measured maximum (vdbench's curve).
+pub const DEFAULT_POINTS: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
+/// SLA search stops when the bracket is this narrow, relative to its top.
+const SLA_RESOLUTION: f64 = 0.02;
+/// Most probe runs an SLA search makes.
+const SLA_MAX_PROBES: usize = 14;
+
+/// A latency bound: which statistic, and its limit in microseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyBound {
+    pub name: String,
+    pub bound_us: f64,
+}
+
+impl LatencyBound {
+    /// Parses "p99=0.5ms", "p99.9=2ms", "mean=200us".
+    pub fn parse(flag: &str, text: &str) -> Result<Self, AppError> {
+        let bad = |m: &str| AppError::Input(format!("{flag} '{text}': {m}"));
+        let (name, dur) = text
+            .split_once('=')
+            .ok_or_else(|| bad("expected PERCENTILE=DURATION, e.g. p99=0.5ms"))?;
+        let name = name.trim().to_ascii_lowercase();
+        if stat(&LatencyStats::default(), &name).is_none() {
+            return Err(bad(
+                "percentile must be one of mean, p50, p90, p95, p99, p99.9, p99.99, max",
+            ));
+        }
+        let ns = parse_duration_ns(dur).map_err(|e| bad(&e.to_string()))?;
+        Ok(LatencyBound {
+            name,
+            bound_us: ns as f64 / 1000.0,
+        })
+    }
+
+    /// The statistic's value in a result, µs.
+    pub fn value(&self, l: &LatencyStats) -> f64 {
+        stat(l, &self.name).unwrap_or(f64::INFINITY)
+    }
+
+    fn holds(&self, r: &RunResult) -> bool {
+        r.totals.all.ios > 0 && self.value(&r.totals.all.latency_us) <= self.bound_us
+    }
+
+    fn describe(&self) -> String {
+        let b = if self.bound_us >= 1000.0 {
+            format!("{} ms", trim(self.bound_us / 1000.0))
+        } else {
+            format!("{} µs", trim(self.bound_us))
+        };
+        format!("{} ≤ {b}", self.name)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn stat(l: &LatencyStats, name: &str) -> Option<f64> {
+    Some(match name {
+        "mean" => l.mean,
+        "p50" => l.p50,
+        "p90" => l.p90,
+        "p95" => l.p95,
+        "p99" => l.p99,
+        "p99.9" | "p99_9" => l.p99_9,
+        "p99.99" | "p99_99" => l.p99_99,
+        "max" => l.max,
+        _ => return None,
+    })
+}
+
+/// Groups digits: 62400 → "62,400".
+fn thousands(v: f64) -> String {
+    let s = format!("{:.0}", v.max(0.0));
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The run at `rate` total IOPS, split over the workloads by their stream counts.
+fn at_rate(base: &RunSpec, name: String, rate: Option<f64>) -> RunSpec {
+    let mut r = base.clone();
+    r.name = name;
+    let streams: u64 = r.total_streams().max(1);
+    for w in &mut r.workloads {
+        w.rate = match rate {
+            None => Rate::Max,
+            Some(total) => Rate::Iops((total * w.streams as f64 / streams as f64).max(1.0)),
+        };
+    }
+    r
+}
+
+fn point(run: usize, pct: f64, requested: f64, r: &RunResult) -> CurvePoint {
+    CurvePoint {
+        run,
+        pct_of_max: pct,
+        requested_iops: requested,
+        achieved_iops: r.totals.all.iops,
+        mbps: r.totals.all.mbps,
+        latency_us: LatencyStats {
+            spectrum: Vec::new(),
+            cdf: Vec::new(),
+            ..r.totals.all.latency_us.clone()
+        },
+    }
+}
+
+/// "4 KiB random, 50% read, 10 GiB working set".
+fn shape_words(r: &RunSpec, ws_bytes: Option<u64>) -> String {
+    let w = &r.workloads[0];
+    let bs =
+        w.bs.single()
+            .map(|b| HumanBytes(b).to_string())
+            .unwrap_or_else(|| "mixed-size".into());
+    let pattern = match w.pattern {
+        crate::plan::model::AccessPattern::Random => "random",
+        crate::plan::model::AccessPattern::Sequential => "sequential",
+    };
+    let mut s = format!("{bs} {pattern}, {}% read", w.read_pct);
+    if let Some(b) = ws_bytes {
+        s.push_str(&format!(", {} working set", HumanBytes(b)));
+    }
+    s
+}
+
+/// `ioscope curve`.
+pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
+    let plan = match &a.run.job {
+        Some(path) => {
+            let t = super::read_job_file(path)?;
+            let mut p = super::accept_translated(t, a.run.ignore_unsupported)?;
+            to_plan::apply_overrides(&a.run, &mut p).map_err(|e| AppError::Input(e.to_string()))?;
+            p
+        }
+        None => to_plan::plan_from_flags(&a.run).map_err(|e| AppError::Input(e.to_string()))?,
+    };
+    if plan.runs.len() != 1 {
+        return Err(AppError::Input(format!(
+            "a curve needs exactly one run; this plan has {} (no sweeps with curve)",
+            plan.runs.len()
+        )));
+    }
+    let stop = a
+        .stop_latency
+        .as_deref()
+        .map(|t| LatencyBound::parse("--stop-latency", t))
+        .transpose()?;
+    let sla = a
+        .max_latency
+        .as_deref()
+        .map(|t| LatencyBound::parse("--max-latency", t))
+        .transpose()?;
+    let points: Vec<f64> = match &a.points {
+        Some(list) => list
+            .split(',')
+            .map(|p| {
+                p.trim()
+                    .trim_end_matches('%')
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| *v > 0.0 && *v <= 1000.0)
+                    .ok_or_else(|| {
+                        AppError::Input(format!("--points '{list}': '{p}' is not a percentage"))
+                    })
+            })
+            .collect::<Result<_, _>>()?,
+        None if sla.is_some() => Vec::new(),
+        None => DEFAULT_POINTS.to_vec(),
+    };
+    let base = &plan.runs[0];
+    if base.duration_ns.is_none() {
+        return Err(AppError::Input(
+            "a curve needs --duration for each point".into(),
+        ));
+    }
+    let opts = RunOptions {
+        force: a.run.force,
+        ..Default::default()
+    };
+    crate::run::check(base, &plan.targets, &opts).map_err(|e| AppError::Input(super::chain(&e)))?;
+    let total = 1 + points.len() + if sla.is_some() { SLA_MAX_PROBES } else { 0 };
+    let per_run_s = (base.warmup_ns + base.duration_ns.unwrap_or(0)) as f64 / 1e9;
+    let mut s = Session::start(&plan, &a.run.output, &opts, command)?;
+    s.say(&format!(
+        "curve: a max run and {} points{}, {:.0} s each (at most {} runs, about {:.0} s)",
+        points.len(),
+        if sla.is_some() {
+            " plus an SLA search"
+        } else {
+            ""
+        },
+        per_run_s,
+        total,
+        total as f64 * per_run_s
+    ));
+    let mut curve = Curve::default();
+    let max = s
+        .run(&at_rate(base, "max".into(), None), " (closed loop)")?
+        .clone();
+    curve.max_iops = max.totals.all.iops;
+    curve.points.push(point(0, 100.0, 0.0, &max));
+    if curve.max_iops <= 0.0 {
+        return Err(AppError::Runtime(
+            "the max run completed no I/O; no curve to draw".into(),
+        ));
+    }
+    for &pct in &points {
+        if s.stopped() {
+            break;
+        }
+        let rate = curve.max_iops * pct / 100.0;
+        let r = s
+            .run(
+                &at_rate(base, format!("{pct}%"), Some(rate)),
+                &format!(" ({:.0} IOPS)", rate),
+            )?
+            .clone();
+        curve
+            .points
+            .push(point(s.doc.runs.len() - 1, pct, rate, &r));
+        if let Some(b) = &stop {
+            if !b.holds(&r) {
+                curve.stopped = Some(format!(
+                    "stopped at {pct}%: {} = {:.1} µs exceeds {}",
+                    b.name,
+                    b.value(&r.totals.all.latency_us),
+                    b.describe()
+                ));
+                break;
+            }
+        }
+    }
+    if let Some(b) = &sla {
+        curve.sla = Some(search(&mut s, base, &curve, b)?);
+    }
+    print_curve(&curve, &s.doc.runs);
+    if let Some(found) = &curve.sla {
+        let ws = plan
+            .runs
+            .first()
+            .and_then(|r| r.workloads[0].size_bytes)
+            .or_else(|| plan.targets[0].size_bytes);
+        let b = sla.as_ref().expect("sla searched");
+        if found.iops > 0.0 {
+            println!(
+                "{} IOPS at {}: {}",
+                thousands(found.iops),
+                b.describe(),
+                shape_words(base, ws)
+            );
+        } else {
+            println!(
+                "no rate keeps {}: even the lowest probe exceeded it ({})",
+                b.describe(),
+                shape_words(base, ws)
+            );
+        }
+    }
+    s.doc.curve = Some(curve);
+    s.save()?;
+    Ok(s.finish().exit_code)
+}
+
+/// Brackets and bisects the rate until the bound's percentile sits just within it.
+fn search(
+    s: &mut Session,
+    base: &RunSpec,
+    curve: &Curve,
+    b: &LatencyBound,
+) -> Result<Sla, AppError> {
+    let mut sla = Sla {
+        percentile: b.name.clone(),
+        bound_us: b.bound_us,
+        ..Default::default()
+    };
+    // Start from what the curve already knows.
+    let mut lo = 0.0f64;
+    let mut lo_measured = 0.0;
+    let mut hi = curve.max_iops;
+    let max_run = &s.doc.runs[curve.points[0].run];
+    if b.holds(max_run) {
+        sla.iops = curve.max_iops;
+        sla.measured_us = b.value(&max_run.totals.all.latency_us);
+        return Ok(sla);
+    }
+    for p in curve.points.iter().skip(1) {
+        let r = &s.doc.runs[p.run];
+        if b.holds(r) && p.requested_iops > lo && p.requested_iops < hi {
+            lo = p.requested_iops;
+            lo_measured = b.value(&r.totals.all.latency_us);
+        } else if !b.holds(r) && p.requested_iops < hi {
+            hi = p.requested_iops;
+        }
+    }
+    let mut probes = 0;
+    while probes < SLA_MAX_PROBES && !s.stopped() {
+        if lo > 0.0 && hi - lo <= SLA_RESOLUTION * hi {
+            break;
+        }
+        // With no passing rate yet, step down geometrically; then bisect.
+        let mid = if lo == 0.0 { hi / 2.0 } else { (lo + hi) / 2.0 };
+        if mid < 1.0 {
+            break;
+        }
+        probes += 1;
+        let r = s
+            .run(
+                &at_rate(base, format!("sla-{probes}"), Some(mid)),
+                &format!(" (SLA probe at {:.0} IOPS)", mid),
+            )?
+            .clone();
+        sla.probes.push(s.doc.runs.len() - 1);
+        // A point that could not reach its rate fails the SLA too.
+        let kept_up = r.schedule.as_ref().is_none_or(|sc| sc.achieved_pct >= 97.0);
+        if b.holds(&r) && kept_up {
+            lo = mid;
+            lo_measured = b.value(&r.totals.all.latency_us);
+        } else {
+            hi = mid;
+        }
+    }
+    sla.iops = lo;
+    sla.measured_us = lo_measured;
+    Ok(sla)
+}
+
+fn print_curve(c: &Curve, runs: &[RunResult]) {
+    println!(
+        "\n{:<10} {:>14} {:>14} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "point",
+        "requested IOPS",
+        "achieved IOPS",
+        "MB/s",
+        "mean us",
+        "p50 us",
+        "p99 us",
+        "p99.9 us"
+    );
+    for p in &c.points {
+        let l = &p.latency_us;
+        println!(
+            "{:<10} {:>14} {:>14.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            runs[p.run].name,
+            if p.requested_iops > 0.0 {
+                format!("{:.0}", p.requested_iops)
+            } else {
+                "max".into()
+            },
+            p.achieved_iops,
+            p.mbps,
+            l.mean,
+            l.p50,
+            l.p99,
+            l.p99_9
+        );
+    }
+    if let Some(why) = &c.stopped {
+        println!("{why}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_parse() {
+        let b = LatencyBound::parse("--max-latency", "p99=0.5ms").unwrap();
+        assert_eq!(b.name, "p99");
+        assert!((b.bound_us - 500.0).abs() < 1e-9);
+        assert_eq!(b.describe(), "p99 ≤ 0.5 ms");
+        assert!(LatencyBound::parse("--max-latency", "p42=1ms").is_err());
+        assert!(LatencyBound::parse("--max-latency", "p99").is_err());
+        assert!(LatencyBound::parse("--max-latency", "p99=1xs").is_err());
+    }
+
+    #[test]
+    fn digits_group() {
+        assert_eq!(thousands(62400.0), "62,400");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(1_234_567.0), "1,234,567");
+    }
+}
