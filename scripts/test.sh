@@ -23,4 +23,7 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
-cargo test --all-targets -- --test-threads=2
+cargo test --lib --bins -- --test-threads=2
+# Integration tests measure real time (rates, latencies, stalls): one at a time, so
+# they do not steal each other's CPU.
+cargo test --test tests -- --test-threads=1

@@ -150,6 +150,13 @@ pub struct RunArgs {
     /// Open-loop rate in IOPS for the workload, or max (closed loop, the default).
     #[arg(long, value_name = "IOPS")]
     pub rate: Option<String>,
+    /// Arrival process with --rate: exponential (Poisson, default) or uniform.
+    #[arg(long, value_name = "PROCESS")]
+    pub arrival: Option<String>,
+    /// Offset distribution for random access: uniform, zipf:THETA, pareto:H, or
+    /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form).
+    #[arg(long, value_name = "DIST")]
+    pub dist: Option<String>,
     /// Seed for offsets and data.
     #[arg(long, value_name = "N")]
     pub seed: Option<String>,

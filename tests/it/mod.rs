@@ -4,6 +4,7 @@ mod cli_errors;
 mod compat;
 mod exact;
 mod html;
+mod load;
 mod loopdev;
 mod output;
 mod sim;

@@ -7,11 +7,11 @@ use super::*;
 /// before each completion, so several runs at once on a small machine would take CPU
 /// from each other, and a closed loop whose worker is descheduled issues late: the
 /// latencies stay true but the IOPS no longer show the model's capacity.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub static REALTIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Runs a closed-loop sim workload and returns `runs[0]` of the result.
 fn sim_run(target: &str, qd: &str, extra: &[&str]) -> serde_json::Value {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = REALTIME.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempdir();
     let json = d.path().join("r.json");
     let mut args = vec![

@@ -1,0 +1,218 @@
+//! Latency at a given load: rate accuracy, the coordinated-omission correction, curves,
+//! SLA search and sweeps — checked against the simulated device's known truth.
+
+use super::*;
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["-q", "--json", json.to_str().unwrap()]);
+    let o = run(&all);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    read_json(&json)
+}
+
+#[test]
+fn requested_rates_are_achieved_within_one_percent() {
+    for rate in ["1000", "10000", "100000", "1000000"] {
+        let r = run_json(&[
+            "run",
+            "--target",
+            "null:1g",
+            "--rate",
+            rate,
+            "--arrival",
+            "uniform",
+            "--duration",
+            "5s",
+        ]);
+        let s = &r["runs"][0]["schedule"];
+        let pct = s["achieved_pct"].as_f64().unwrap();
+        assert!((pct - 100.0).abs() <= 1.0, "rate {rate}: achieved {pct}%");
+        assert!(s["lag_us"]["p99"].is_number());
+    }
+}
+
+#[test]
+fn latency_counts_from_the_intended_time_through_a_stall() {
+    let _g = super::sim::REALTIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let stalled = run_json(&[
+        "run",
+        "--target",
+        "sim:1g?service=1us&stall=100ms@1s",
+        "--rate",
+        "1000",
+        "--qd",
+        "1",
+        "--duration",
+        "3s",
+    ]);
+    let t = &stalled["runs"][0]["totals"];
+    let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
+    let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
+    assert!(
+        lat_p99 >= 50_000.0,
+        "latency p99 {lat_p99} us should show the stall's backlog"
+    );
+    assert!(svc_p99 < 1_000.0, "service p99 {svc_p99} us hides it");
+    let clean = run_json(&[
+        "run",
+        "--target",
+        "sim:1g?service=1us",
+        "--rate",
+        "1000",
+        "--qd",
+        "1",
+        "--duration",
+        "3s",
+    ]);
+    let t = &clean["runs"][0]["totals"];
+    assert!(
+        t["latency_us"]["p99"].as_f64().unwrap() < 1_000.0,
+        "{}",
+        t["latency_us"]
+    );
+    assert!(t["service_us"]["p99"].as_f64().unwrap() < 1_000.0);
+}
+
+#[test]
+fn curve_rises_and_tops_out_at_capacity() {
+    let _g = super::sim::REALTIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let r = run_json(&[
+        "curve",
+        "--target",
+        "sim:1g?service=100us",
+        "--qd",
+        "4",
+        "--duration",
+        "2s",
+        "--warmup",
+        "500ms",
+    ]);
+    let c = &r["curve"];
+    let max = c["max_iops"].as_f64().unwrap();
+    assert!(
+        (max - 10_000.0).abs() / 10_000.0 <= 0.05,
+        "max {max} vs capacity 10000"
+    );
+    let pts = c["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 7, "max run + 6 points");
+    assert_eq!(r["runs"].as_array().unwrap().len(), 7);
+    let open: Vec<&serde_json::Value> = pts.iter().skip(1).collect();
+    for w in open.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        assert!(
+            b["achieved_iops"].as_f64().unwrap() > a["achieved_iops"].as_f64().unwrap(),
+            "{a} -> {b}"
+        );
+        let (pa, pb) = (
+            a["latency_us"]["p99"].as_f64().unwrap(),
+            b["latency_us"]["p99"].as_f64().unwrap(),
+        );
+        assert!(pb >= pa * 0.8, "p99 fell from {pa} to {pb} as load rose");
+    }
+    for p in &open {
+        assert!(p["requested_iops"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn sla_search_finds_the_edge() {
+    let _g = super::sim::REALTIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let target = "sim:1g?service=100us";
+    let r = run_json(&[
+        "curve",
+        "--target",
+        target,
+        "--qd",
+        "16",
+        "--duration",
+        "2s",
+        "--max-latency",
+        "p99=1ms",
+    ]);
+    let sla = &r["curve"]["sla"];
+    let iops = sla["iops"].as_f64().unwrap();
+    assert!(iops > 1000.0 && iops < 10_000.0, "sla {sla}");
+    assert!(sla["measured_us"].as_f64().unwrap() <= 1000.0, "{sla}");
+    assert_eq!(sla["percentile"], "p99");
+    // 5% more load exceeds the bound.
+    let more = format!("{:.0}", iops * 1.05);
+    let r = run_json(&[
+        "run",
+        "--target",
+        target,
+        "--qd",
+        "16",
+        "--duration",
+        "3s",
+        "--rate",
+        &more,
+    ]);
+    let p99 = r["runs"][0]["totals"]["latency_us"]["p99"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        p99 > 1000.0,
+        "at {more} IOPS p99 is {p99} us, still within the bound"
+    );
+}
+
+#[test]
+fn block_size_sweep_gives_runs_and_halving_ratios() {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let o = run(&[
+        "run",
+        "--target",
+        "mem:64m",
+        "--bs",
+        "4k,8k,16k,32k",
+        "--duration",
+        "500ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = read_json(&json);
+    let bs: Vec<u64> = r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["workload"]["bs"]["split"][0][0].as_u64().unwrap())
+        .collect();
+    assert_eq!(bs, [4096, 8192, 16384, 32768]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("IOPS ratio each time the block size halves"),
+        "{out}"
+    );
+    assert_eq!(out.matches("IOPS x").count(), 3, "{out}");
+}
+
+#[test]
+fn skewed_distributions_run() {
+    for dist in ["zipf:1.2", "pareto:0.9", "zoned:80/10:20/90"] {
+        let r = run_json(&[
+            "run",
+            "--target",
+            "mem:16m",
+            "--dist",
+            dist,
+            "--duration",
+            "300ms",
+        ]);
+        assert!(r["runs"][0]["totals"]["ios"].as_u64().unwrap() > 0);
+        assert_ne!(r["runs"][0]["workload"]["dist"]["kind"], "uniform");
+    }
+    let o = run(&["run", "--target", "mem:16m", "--dist", "zoned:80/10:30/90"]);
+    assert_eq!(o.status.code(), Some(2));
+}
