@@ -19,6 +19,7 @@ fn main() {
         Command::Sqlio(a) => app::foreign(ForeignTool::Sqlio, &a.args, command),
         Command::Convert(a) => app::convert(a),
         Command::Curve(a) => app::curve(a, command),
+        Command::Pts(a) => app::pts(a, command),
         Command::Report(a) => app::report(a),
         Command::Compare(a) => app::compare(a),
     };
@@ -54,6 +55,16 @@ fn run(a: &ioscope::cli::RunArgs, command: Vec<String>) -> Result<i32, AppError>
         force: a.force,
         policy,
     };
+    if a.steady_state {
+        return app::steady_run(
+            &plan,
+            &a.output,
+            &opts,
+            a.steady_metric.as_deref(),
+            a.max_rounds,
+            command,
+        );
+    }
     let outcome = app::run_plan(&plan, &a.output, &opts, command)?;
     let _ = exit::OK;
     Ok(outcome.exit_code)

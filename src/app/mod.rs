@@ -6,11 +6,13 @@
 mod curve;
 mod foreign;
 mod quick;
+mod steady;
 mod tools;
 
 pub use curve::curve;
 pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};
 pub use quick::quick;
+pub use steady::{pts, steady_run};
 pub use tools::{compare, convert, report, sysinfo};
 
 use crate::cli::OutputArgs;
@@ -123,6 +125,7 @@ impl<'a> Session<'a> {
             plan: serde_json::to_value(plan).ok(),
             warnings: plan.warnings.clone(),
             curve: None,
+            steady_state: None,
         };
         for w in &plan.warnings {
             eprintln!("warning: {w}");

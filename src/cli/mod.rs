@@ -43,6 +43,9 @@ pub enum Command {
     /// Latency against load (vdbench's iorate=curve): a max-rate run, then open-loop
     /// runs at fractions of it; optionally find the highest rate within a latency bound.
     Curve(Box<CurveArgs>),
+    /// SNIA PTS test matrices (iops, throughput, latency) with preconditioning and
+    /// steady-state rounds.
+    Pts(Box<PtsArgs>),
     /// Render a result JSON as HTML (default), CSV, Markdown or fio JSON.
     Report(ReportArgs),
     /// Compare results side by side, with ratios and a verdict per metric.
@@ -166,6 +169,17 @@ pub struct RunArgs {
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
+    /// Repeat the run in rounds until the tracked metric is steady (SNIA PTS rule:
+    /// the last 5 rounds within 20% of their average, slope under 10%), or
+    /// --max-rounds pass.
+    #[arg(long)]
+    pub steady_state: bool,
+    /// Metric tracked for steady state: iops (default), mbps, mean_us, p99_us.
+    #[arg(long, value_name = "METRIC")]
+    pub steady_metric: Option<String>,
+    /// Most rounds for --steady-state (default 25).
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<usize>,
     /// Run a fio/vdbench job even though some of its options are not supported
     /// (they are listed as warnings in the output and the result).
     #[arg(long)]
@@ -257,4 +271,37 @@ pub struct CurveArgs {
     pub max_latency: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct PtsArgs {
+    /// Which test: iops, throughput or latency.
+    #[arg(value_name = "TEST")]
+    pub test: String,
+    /// The device or file under test.
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// Length of each matrix cell in a round (PTS: 1m).
+    #[arg(long, value_name = "DUR", default_value = "1m")]
+    pub round: String,
+    /// Preconditioning: auto (2x the capacity in 128 KiB sequential writes) or skip.
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    pub precondition: String,
+    /// Bound the preconditioning writes for large targets, e.g. 64g.
+    #[arg(long, value_name = "SIZE")]
+    pub precondition_max: Option<String>,
+    /// Most steady-state rounds (PTS: 25).
+    #[arg(long, value_name = "N", default_value_t = 25)]
+    pub max_rounds: usize,
+    /// Working-set size (creates a file target at this size if missing).
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Engine (default auto).
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// Allow writes to a block device that looks in use (destroys its contents).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

@@ -33,6 +33,29 @@ pub struct ResultDoc {
     /// Latency-vs-load curve, for `ioscope curve`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<Curve>,
+    /// Steady-state detection (SNIA PTS rules), for `--steady-state` and `ioscope pts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
+}
+
+/// Whether a tracked metric settled: SNIA PTS's rule over a window of rounds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyState {
+    /// "iops", "mbps" or a latency statistic such as "p99_us".
+    pub metric: String,
+    /// The metric in every round, in order.
+    pub rounds: Vec<f64>,
+    /// Runs (indices into `runs`) whose result is the tracked metric of each round.
+    pub round_runs: Vec<usize>,
+    /// First and last round (0-based, inclusive) of the window judged.
+    pub window: (usize, usize),
+    pub reached: bool,
+    /// Average over the window.
+    pub average: f64,
+    /// (max - min) / average × 100 over the window (limit 20).
+    pub range_pct: f64,
+    /// |least-squares slope| × (window length - 1) / average × 100 (limit 10).
+    pub slope_pct: f64,
 }
 
 /// A latency-vs-IOPS curve (vdbench's iorate=curve) and an optional SLA search.
@@ -142,6 +165,30 @@ pub struct ScheduleResult {
     /// Most I/Os that were due but not yet issued at once, estimated as the maximum
     /// lateness × requested rate.
     pub max_backlog_ios: f64,
+}
+
+impl RunResult {
+    /// A run that measured nothing (for probing field accessors).
+    pub fn empty() -> Self {
+        RunResult {
+            name: String::new(),
+            target: String::new(),
+            engine: String::new(),
+            workload: serde_json::Value::Null,
+            duration_s: 0.0,
+            warmup_s: 0.0,
+            interrupted: false,
+            end_reason: String::new(),
+            workers: 0,
+            streams: 0,
+            totals: Totals::default(),
+            cpu: Cpu::default(),
+            workloads: Vec::new(),
+            intervals: Vec::new(),
+            schedule: None,
+            error_samples: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

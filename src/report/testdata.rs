@@ -167,6 +167,7 @@ pub fn doc(runs: Vec<RunResult>) -> ResultDoc {
         plan: None,
         warnings: Vec::new(),
         curve: None,
+        steady_state: None,
     }
 }
 

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod interrupt;
 pub mod offsets;
 pub mod rng;
+pub mod steady;
 pub mod stream;
 pub mod worker;
 

@@ -1,0 +1,326 @@
+//! Steady-state rounds (`run --steady-state`) and the SNIA PTS matrices (`ioscope
+//! pts`). A round is one run (or one pass over a test matrix); the tracked metric of
+//! each round feeds `run::steady::judge`, and rounds stop when it says steady or the
+//! round limit passes. Every run of every round is kept in the result.
+
+use super::{AppError, Session};
+use crate::cli::{OutputArgs, PtsArgs};
+use crate::plan::model::*;
+use crate::plan::units::{parse_duration_ns, parse_size};
+use crate::report::model::{RunResult, SteadyState};
+use crate::run::steady::{judge, MAX_ROUNDS, WINDOW};
+use crate::run::RunOptions;
+
+/// Reads the tracked metric from a run.
+pub fn metric_of(name: &str, r: &RunResult) -> Option<f64> {
+    let t = &r.totals.all;
+    Some(match name {
+        "iops" => t.iops,
+        "mbps" => t.mbps,
+        "mean_us" => t.latency_us.mean,
+        "p99_us" => t.latency_us.p99,
+        _ => return None,
+    })
+}
+
+/// Repeats `rounds` until the metric is steady; `round(session, i)` runs round `i`
+/// and returns the run whose metric is tracked.
+fn rounds_until_steady(
+    s: &mut Session,
+    metric: &str,
+    max_rounds: usize,
+    mut round: impl FnMut(&mut Session, usize) -> Result<usize, AppError>,
+) -> Result<SteadyState, AppError> {
+    let mut st = SteadyState {
+        metric: metric.to_string(),
+        ..Default::default()
+    };
+    for i in 0..max_rounds {
+        if s.stopped() {
+            break;
+        }
+        let run_idx = round(s, i)?;
+        let v = metric_of(metric, &s.doc.runs[run_idx]).unwrap_or(0.0);
+        st.rounds.push(v);
+        st.round_runs.push(run_idx);
+        if let Some(verdict) = judge(&st.rounds) {
+            st.window = (st.rounds.len() - WINDOW, st.rounds.len() - 1);
+            st.reached = verdict.reached;
+            st.average = verdict.average;
+            st.range_pct = verdict.range_pct;
+            st.slope_pct = verdict.slope_pct;
+            s.say(&format!(
+                "steady state after round {}: range {:.1}% (≤ 20), slope {:.1}% (≤ 10) of average {:.1} → {}",
+                i + 1,
+                verdict.range_pct,
+                verdict.slope_pct,
+                verdict.average,
+                if verdict.reached { "steady" } else { "not yet" }
+            ));
+            if verdict.reached {
+                break;
+            }
+        }
+        s.doc.steady_state = Some(st.clone());
+    }
+    Ok(st)
+}
+
+fn print_verdict(st: &SteadyState) {
+    if st.rounds.len() < WINDOW {
+        println!(
+            "steady state: not judged ({} rounds, {WINDOW} needed)",
+            st.rounds.len()
+        );
+    } else if st.reached {
+        println!(
+            "steady state reached in round {} ({} over rounds {}-{}: average {:.1}, range {:.1}%, slope {:.1}%)",
+            st.window.1 + 1,
+            st.metric,
+            st.window.0 + 1,
+            st.window.1 + 1,
+            st.average,
+            st.range_pct,
+            st.slope_pct
+        );
+    } else {
+        println!(
+            "steady state NOT reached after {} rounds ({}: last window range {:.1}%, slope {:.1}%)",
+            st.rounds.len(),
+            st.metric,
+            st.range_pct,
+            st.slope_pct
+        );
+    }
+}
+
+/// `ioscope run --steady-state`.
+pub fn steady_run(
+    plan: &Plan,
+    out: &OutputArgs,
+    opts: &RunOptions,
+    metric: Option<&str>,
+    max_rounds: Option<usize>,
+    command: Vec<String>,
+) -> Result<i32, AppError> {
+    let metric = metric.unwrap_or("iops");
+    if metric_of(metric, &RunResult::empty()).is_none() {
+        return Err(AppError::Input(format!(
+            "--steady-metric '{metric}': expected iops, mbps, mean_us or p99_us"
+        )));
+    }
+    if plan.runs.len() != 1 || plan.runs[0].duration_ns.is_none() {
+        return Err(AppError::Input(
+            "--steady-state needs exactly one run with a duration (the round length)".into(),
+        ));
+    }
+    let base = &plan.runs[0];
+    crate::run::check(base, &plan.targets, opts).map_err(|e| AppError::Input(super::chain(&e)))?;
+    let mut s = Session::start(plan, out, opts, command)?;
+    let max_rounds = max_rounds.unwrap_or(MAX_ROUNDS).max(1);
+    let st = rounds_until_steady(&mut s, metric, max_rounds, |s, i| {
+        let mut r = base.clone();
+        r.name = format!("round {}", i + 1);
+        s.run(&r, "")?;
+        Ok(s.doc.runs.len() - 1)
+    })?;
+    print_verdict(&st);
+    s.doc.steady_state = Some(st);
+    s.save()?;
+    Ok(s.finish().exit_code)
+}
+
+/// PTS matrices: (block sizes, read percentages, tracked cell).
+fn matrix(
+    test: &str,
+) -> Result<
+    (
+        Vec<u64>,
+        Vec<u8>,
+        AccessPattern,
+        (u64, u8),
+        &'static str,
+        u32,
+        u32,
+    ),
+    AppError,
+> {
+    let k = 1024u64;
+    Ok(match test {
+        "iops" => (
+            vec![1024 * k, 128 * k, 64 * k, 32 * k, 16 * k, 8 * k, 4 * k, 512],
+            vec![100, 95, 65, 50, 35, 5, 0],
+            AccessPattern::Random,
+            (4 * k, 0),
+            "iops",
+            32,
+            1,
+        ),
+        "throughput" => (
+            vec![1024 * k, 128 * k],
+            vec![100, 0],
+            AccessPattern::Sequential,
+            (1024 * k, 0),
+            "mbps",
+            32,
+            1,
+        ),
+        "latency" => (
+            vec![512, 4 * k, 8 * k],
+            vec![100, 65, 0],
+            AccessPattern::Random,
+            (4 * k, 0),
+            "mean_us",
+            1,
+            1,
+        ),
+        other => {
+            return Err(AppError::Input(format!(
+                "pts test '{other}': expected iops, throughput or latency"
+            )))
+        }
+    })
+}
+
+/// `ioscope pts iops|throughput|latency TARGET`.
+pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
+    let (sizes, mixes, pattern, tracked, metric, qd, streams) = matrix(&a.test)?;
+    let round_ns = parse_duration_ns(&a.round)
+        .map_err(|e| AppError::Input(format!("--round '{}': {e}", a.round)))?;
+    let size = a
+        .size
+        .as_deref()
+        .map(|v| parse_size(v).map_err(|e| AppError::Input(format!("--size '{v}': {e}"))))
+        .transpose()?;
+    let engine = match a.engine.as_deref() {
+        None | Some("auto") => EngineKind::Auto,
+        Some("uring") => EngineKind::Uring,
+        Some("sync") => EngineKind::Sync,
+        Some("mem") => EngineKind::Mem,
+        Some("sim") => EngineKind::Sim,
+        Some(o) => {
+            return Err(AppError::Input(format!(
+                "--engine '{o}': expected auto, uring, sync, mem or sim"
+            )))
+        }
+    };
+    let cap = a
+        .precondition_max
+        .as_deref()
+        .map(|v| {
+            parse_size(v).map_err(|e| AppError::Input(format!("--precondition-max '{v}': {e}")))
+        })
+        .transpose()?;
+    if !matches!(a.precondition.as_str(), "auto" | "skip") {
+        return Err(AppError::Input(format!(
+            "--precondition '{}': expected auto or skip",
+            a.precondition
+        )));
+    }
+    let targets = vec![TargetSpec {
+        name: "t0".into(),
+        uri: a.target.clone(),
+        size_bytes: size,
+        direct: None,
+    }];
+    let cell = |name: String, bs: u64, read_pct: u8, pattern: AccessPattern| RunSpec {
+        name,
+        workloads: vec![Workload {
+            name: "pts".into(),
+            target: "t0".into(),
+            read_pct,
+            pattern,
+            bs: BlockSizes::fixed(bs),
+            qd,
+            streams,
+            ..Default::default()
+        }],
+        engine,
+        duration_ns: Some(round_ns),
+        passes: None,
+        warmup_ns: 0,
+        interval_ns: round_ns.min(1_000_000_000),
+        cpus: None,
+        workers: None,
+        seed: 1,
+    };
+    let mut runs: Vec<RunSpec> = Vec::new();
+    let mut precondition = None;
+    if a.precondition == "auto" {
+        let mut p = cell(
+            "precondition".into(),
+            128 * 1024,
+            0,
+            AccessPattern::Sequential,
+        );
+        p.duration_ns = None;
+        p.passes = Some(2);
+        p.workloads[0].qd = 32;
+        precondition = Some(p);
+    }
+    for &bs in &sizes {
+        for &mix in &mixes {
+            runs.push(cell(
+                format!("{}k {}/{}", bs as f64 / 1024.0, mix, 100 - mix),
+                bs,
+                mix,
+                pattern.clone(),
+            ));
+        }
+    }
+    let plan = Plan {
+        targets,
+        runs: precondition
+            .iter()
+            .cloned()
+            .chain(runs.iter().cloned())
+            .collect(),
+        warnings: Vec::new(),
+    };
+    let opts = RunOptions {
+        force: a.force,
+        ..Default::default()
+    };
+    for r in &plan.runs {
+        crate::run::check(r, &plan.targets, &opts)
+            .map_err(|e| AppError::Input(super::chain(&e)))?;
+    }
+    let mut s = Session::start(&plan, &a.output, &opts, command)?;
+    s.say(&format!(
+        "PTS {}: {} cells of {} per round, up to {} rounds{}",
+        a.test,
+        runs.len(),
+        a.round,
+        a.max_rounds,
+        if precondition.is_some() {
+            ", after preconditioning"
+        } else {
+            ""
+        }
+    ));
+    if let Some(mut p) = precondition {
+        if let Some(cap) = cap {
+            // Bound the work: a duration long enough for `cap` bytes is not knowable, so
+            // cap the working set the passes cover instead.
+            p.workloads[0].size_bytes = Some(cap / 2);
+        }
+        s.run(&p, " (2x capacity of 128 KiB sequential writes)")?;
+    }
+    let st = rounds_until_steady(&mut s, metric, a.max_rounds.max(1), |s, i| {
+        let mut tracked_idx = 0;
+        for r in &runs {
+            let mut r = r.clone();
+            r.name = format!("round {} {}", i + 1, r.name);
+            s.run(&r, "")?;
+            let w = &r.workloads[0];
+            if w.bs.single() == Some(tracked.0) && w.read_pct == tracked.1 {
+                tracked_idx = s.doc.runs.len() - 1;
+            }
+        }
+        Ok(tracked_idx)
+    })?;
+    print_verdict(&st);
+    s.doc.steady_state = Some(st);
+    s.save()?;
+    Ok(s.finish().exit_code)
+}
