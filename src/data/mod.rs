@@ -1,0 +1,4 @@
+//! Buffer contents and data verification (work in progress).
+pub mod hash;
+pub mod pattern;
+pub use pattern::{DataSpec, DataSpecError, Generator};
