@@ -351,6 +351,36 @@ mod tests {
     }
 
     #[test]
+    fn verify_headers_keep_compression_and_body_dedup() {
+        let spec = DataSpec {
+            dedup_ratio: 3.0,
+            dedup_unit: 4096,
+            compress_ratio: 2.0,
+        };
+        let mut buf = generate(&spec, 64 << 20, 5);
+        for (i, u) in buf.chunks_exact_mut(4096).enumerate() {
+            crate::data::stamp(u, 0, i as u64 * 4096, 1, 1);
+        }
+        let units = buf.len() / 4096;
+        assert_eq!(
+            distinct_units(&buf, 4096),
+            units,
+            "headers make units unique"
+        );
+        let bodies: HashSet<u64> = buf
+            .chunks_exact(4096)
+            .map(|u| crate::data::hash::hash64(&u[32..], 0))
+            .collect();
+        let frac = bodies.len() as f64 / units as f64;
+        eprintln!("with verify: distinct bodies {frac:.4}");
+        assert!((0.30..=0.37).contains(&frac), "{frac}");
+        if let Some(r) = ratio_with("zstd", &["-1", "-c", "-q"], &buf) {
+            eprintln!("with verify: zstd -1 ratio at compress_ratio 2: {r:.4}");
+            assert!((1.8..=2.2).contains(&r), "zstd ratio {r}");
+        }
+    }
+
+    #[test]
     fn unaligned_buffers_and_seeds_differ() {
         let spec = DataSpec::default();
         let mut a = Generator::new(&spec, 1);
