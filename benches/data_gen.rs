@@ -5,7 +5,7 @@
 //! (default /var/tmp).
 
 use ioscope::data::keymap::KeyMap;
-use ioscope::data::{check, stamp, DataSpec, Generator, Journal, SyncPolicy, HEADER_BYTES};
+use ioscope::data::{check, stamp, DataSpec, Generator, Journal, SyncPolicy};
 use std::hint::black_box;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
@@ -75,7 +75,6 @@ fn main() {
         "  verify check (read side)    {:6.2} GB/s",
         gbps(n * buf.len() as u64, t.elapsed().as_secs_f64())
     );
-    let _ = HEADER_BYTES;
 
     // Key map: one write and one read of a unit, uncontended.
     let map = KeyMap::new(1 << 20);
@@ -113,11 +112,11 @@ fn journal_cost() {
         .create(true)
         .read(true)
         .write(true)
+        .truncate(true)
         .open(&file_path)
         .unwrap();
     f.set_len(ws).unwrap();
     let mut g = Generator::new(&DataSpec::default(), 5);
-    let mut buf = vec![0u8; UNIT];
     let secs = 3.0;
     println!(
         "journal cost: 4 KiB random buffered pwrite to {}, {secs} s each:",
