@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod data;
 pub mod engine;
 pub mod plan;
 pub mod report;

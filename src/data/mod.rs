@@ -1,0 +1,23 @@
+//! Buffer contents and data verification: what every write carries and how every
+//! read of it is checked. See `docs/data.md` for the design, the measured figures and
+//! the cases the key protocol covers.
+//!
+//! - [`pattern`]: fast unique / deduplicable / compressible unit content.
+//! - [`header`]: the 32-byte verify header stamped at the start of each unit, and the
+//!   check that classifies a mismatch.
+//! - [`keymap`]: the shared per-unit key map (two bytes per unit) and the protocol that
+//!   keeps reads racing writes free of false alarms.
+//! - [`journal`]: the on-disk intent/commit log that lets `ioscope verify` find lost
+//!   writes after a crash, and lets a later run continue the key sequence.
+//! - [`hash`]: the 64-bit checksum used by headers and journal records.
+
+pub mod hash;
+pub mod header;
+pub mod journal;
+pub mod keymap;
+pub mod pattern;
+
+pub use header::{check, stamp, Found, Mismatch, MismatchKind, Verified, HEADER_BYTES};
+pub use journal::{InFlight, Journal, JournalError, JournalWriter, Recovered, SyncPolicy};
+pub use keymap::{KeyExpectation, KeyMap, ReadTicket, WriteTicket};
+pub use pattern::{DataSpec, DataSpecError, Generator};
