@@ -331,7 +331,10 @@ fn search(
             .clone();
         sla.probes.push(s.doc.runs.len() - 1);
         // A point that could not reach its rate fails the SLA too.
-        let kept_up = r.schedule.as_ref().is_none_or(|sc| sc.achieved_pct >= 97.0);
+        let kept_up = r
+            .schedule
+            .as_ref()
+            .map_or(true, |sc| sc.achieved_pct >= 97.0);
         if b.holds(&r) && kept_up {
             lo = mid;
             lo_measured = b.value(&r.totals.all.latency_us);

@@ -130,50 +130,48 @@ pub fn steady_run(
     Ok(s.finish().exit_code)
 }
 
-/// PTS matrices: (block sizes, read percentages, tracked cell).
-fn matrix(
-    test: &str,
-) -> Result<
-    (
-        Vec<u64>,
-        Vec<u8>,
-        AccessPattern,
-        (u64, u8),
-        &'static str,
-        u32,
-        u32,
-    ),
-    AppError,
-> {
+/// One PTS test: its matrix and what it tracks.
+struct PtsMatrix {
+    sizes: Vec<u64>,
+    mixes: Vec<u8>,
+    pattern: AccessPattern,
+    /// (block size, read %) of the tracked cell.
+    tracked: (u64, u8),
+    metric: &'static str,
+    qd: u32,
+    streams: u32,
+}
+
+fn matrix(test: &str) -> Result<PtsMatrix, AppError> {
     let k = 1024u64;
     Ok(match test {
-        "iops" => (
-            vec![1024 * k, 128 * k, 64 * k, 32 * k, 16 * k, 8 * k, 4 * k, 512],
-            vec![100, 95, 65, 50, 35, 5, 0],
-            AccessPattern::Random,
-            (4 * k, 0),
-            "iops",
-            32,
-            1,
-        ),
-        "throughput" => (
-            vec![1024 * k, 128 * k],
-            vec![100, 0],
-            AccessPattern::Sequential,
-            (1024 * k, 0),
-            "mbps",
-            32,
-            1,
-        ),
-        "latency" => (
-            vec![512, 4 * k, 8 * k],
-            vec![100, 65, 0],
-            AccessPattern::Random,
-            (4 * k, 0),
-            "mean_us",
-            1,
-            1,
-        ),
+        "iops" => PtsMatrix {
+            sizes: vec![1024 * k, 128 * k, 64 * k, 32 * k, 16 * k, 8 * k, 4 * k, 512],
+            mixes: vec![100, 95, 65, 50, 35, 5, 0],
+            pattern: AccessPattern::Random,
+            tracked: (4 * k, 0),
+            metric: "iops",
+            qd: 32,
+            streams: 1,
+        },
+        "throughput" => PtsMatrix {
+            sizes: vec![1024 * k, 128 * k],
+            mixes: vec![100, 0],
+            pattern: AccessPattern::Sequential,
+            tracked: (1024 * k, 0),
+            metric: "mbps",
+            qd: 32,
+            streams: 1,
+        },
+        "latency" => PtsMatrix {
+            sizes: vec![512, 4 * k, 8 * k],
+            mixes: vec![100, 65, 0],
+            pattern: AccessPattern::Random,
+            tracked: (4 * k, 0),
+            metric: "mean_us",
+            qd: 1,
+            streams: 1,
+        },
         other => {
             return Err(AppError::Input(format!(
                 "pts test '{other}': expected iops, throughput or latency"
@@ -184,7 +182,15 @@ fn matrix(
 
 /// `ioscope pts iops|throughput|latency TARGET`.
 pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
-    let (sizes, mixes, pattern, tracked, metric, qd, streams) = matrix(&a.test)?;
+    let PtsMatrix {
+        sizes,
+        mixes,
+        pattern,
+        tracked,
+        metric,
+        qd,
+        streams,
+    } = matrix(&a.test)?;
     let round_ns = parse_duration_ns(&a.round)
         .map_err(|e| AppError::Input(format!("--round '{}': {e}", a.round)))?;
     let size = a
