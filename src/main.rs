@@ -4,7 +4,6 @@
 use clap::Parser;
 use ioscope::app::{self, exit, AppError, ForeignTool};
 use ioscope::cli::{to_plan, Cli, Command};
-use ioscope::run::{worker::ErrorPolicy, RunOptions};
 
 fn main() {
     let cli = Cli::parse();
@@ -18,6 +17,7 @@ fn main() {
         Command::Diskspd(a) => app::foreign(ForeignTool::Diskspd, &a.args, command),
         Command::Sqlio(a) => app::foreign(ForeignTool::Sqlio, &a.args, command),
         Command::Convert(a) => app::convert(a),
+        Command::Verify(a) => app::verify(a),
         Command::Curve(a) => app::curve(a, command),
         Command::Pts(a) => app::pts(a, command),
         Command::Report(a) => app::report(a),
@@ -42,19 +42,7 @@ fn run(a: &ioscope::cli::RunArgs, command: Vec<String>) -> Result<i32, AppError>
         }
         None => to_plan::plan_from_flags(a).map_err(|e| AppError::Input(e.to_string()))?,
     };
-    let policy = match a.on_error.as_deref() {
-        None | Some("stop") => ErrorPolicy::Stop,
-        Some("continue") => ErrorPolicy::Continue,
-        Some(other) => {
-            return Err(AppError::Input(format!(
-                "--on-error '{other}': expected stop or continue"
-            )))
-        }
-    };
-    let opts = RunOptions {
-        force: a.force,
-        policy,
-    };
+    let opts = app::run_options(a)?;
     if a.steady_state {
         return app::steady_run(
             &plan,

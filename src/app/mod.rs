@@ -8,12 +8,14 @@ mod foreign;
 mod quick;
 mod steady;
 mod tools;
+mod verify;
 
 pub use curve::curve;
 pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};
 pub use quick::quick;
 pub use steady::{pts, steady_run};
 pub use tools::{compare, convert, report, sysinfo};
+pub use verify::verify;
 
 use crate::cli::OutputArgs;
 use crate::plan::model::*;
@@ -201,7 +203,12 @@ impl<'a> Session<'a> {
         if !stdout_is_json(self.out) {
             print!("{}", terminal::run_summary(&result));
         }
-        if result.end_reason == "error" {
+        if result.verify.as_ref().is_some_and(|v| v.mismatches > 0) && self.exit_code == exit::OK {
+            self.exit_code = exit::VERIFY_MISMATCH;
+        }
+        // Any I/O error fails the command; the policy only decided whether the run
+        // went on.
+        if result.end_reason == "error" || result.totals.all.errors > 0 {
             self.exit_code = exit::RUN_FAILED;
         }
         if result.interrupted {
@@ -226,6 +233,70 @@ impl<'a> Session<'a> {
             doc: self.doc,
         }
     }
+}
+
+/// Run options (error policy, data content, verification) from `run` flags.
+pub fn run_options(a: &crate::cli::RunArgs) -> Result<RunOptions, AppError> {
+    use crate::run::worker::ErrorPolicy;
+    let policy = match a.on_error.as_deref() {
+        None | Some("stop") => ErrorPolicy::Stop,
+        Some("continue") => ErrorPolicy::Continue,
+        Some(other) => match other
+            .strip_prefix("retry=")
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            Some(n) if n > 0 => ErrorPolicy::Retry(n),
+            _ => {
+                return Err(AppError::Input(format!(
+                    "--on-error '{other}': expected stop, continue or retry=N"
+                )))
+            }
+        },
+    };
+    let ratio = |flag: &str, v: &Option<String>| -> Result<f64, AppError> {
+        match v {
+            None => Ok(1.0),
+            Some(t) => t
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|r| r.is_finite() && *r >= 1.0)
+                .ok_or_else(|| {
+                    AppError::Input(format!(
+                        "{flag} '{t}': expected a ratio of 1 or more, e.g. 2 or 2.5"
+                    ))
+                }),
+        }
+    };
+    let mut spec = crate::data::DataSpec {
+        dedup_ratio: ratio("--dedup-ratio", &a.dedup_ratio)?,
+        compress_ratio: ratio("--compress-ratio", &a.compress_ratio)?,
+        ..Default::default()
+    };
+    if let Some(u) = &a.dedup_unit {
+        let b = crate::plan::units::parse_size(u)
+            .map_err(|e| AppError::Input(format!("--dedup-unit '{u}': {e}")))?;
+        spec.dedup_unit = u32::try_from(b)
+            .map_err(|_| AppError::Input(format!("--dedup-unit '{u}': too large")))?;
+    }
+    spec.validate()
+        .map_err(|e| AppError::Input(format!("data settings: {e}")))?;
+    if (a.verify || a.verify_after || a.journal.is_some()) && spec.dedup_ratio > 1.0 {
+        eprintln!(
+            "warning: with --verify each unit carries a unique header, so block-level dedup sees every unit as unique; the dedup ratio applies to the unit bodies only"
+        );
+    }
+    Ok(RunOptions {
+        force: a.force,
+        policy,
+        data: crate::run::data::DataOptions {
+            spec,
+            verify: a.verify || a.verify_after || a.journal.is_some(),
+            verify_after: a.verify_after,
+            journal: a.journal.clone(),
+            registry: Default::default(),
+        },
+    })
 }
 
 /// Runs every run of `plan` in order.

@@ -50,6 +50,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare results side by side, with ratios and a verdict per metric.
     Compare(CompareArgs),
+    /// Read back a journaled data set and report lost, misplaced and corrupted writes.
+    Verify(VerifyArgs),
     /// Show the environment behind the numbers (kernel, CPU, device queue settings,
     /// filesystem, multipath) and tuning advice. Changes nothing.
     Sysinfo(SysinfoArgs),
@@ -163,7 +165,28 @@ pub struct RunArgs {
     /// Seed for offsets and data.
     #[arg(long, value_name = "N")]
     pub seed: Option<String>,
-    /// What an I/O error does: stop (default) or continue.
+    /// Dedup ratio of written data (vdbench semantics: about 1/R of units unique).
+    #[arg(long, value_name = "R")]
+    pub dedup_ratio: Option<String>,
+    /// Unit of deduplication and verification (default 4k).
+    #[arg(long, value_name = "SIZE")]
+    pub dedup_unit: Option<String>,
+    /// Compression ratio of written data (each unit compresses about C:1).
+    #[arg(long, value_name = "C")]
+    pub compress_ratio: Option<String>,
+    /// Stamp every written unit and check every read of one; mismatches are
+    /// classified (corrupted, misplaced, stale, never-written) and exit with 3.
+    #[arg(long)]
+    pub verify: bool,
+    /// After each run, read back every written unit and check it.
+    #[arg(long)]
+    pub verify_after: bool,
+    /// Crash journal directory: write intents and completions durably so
+    /// `ioscope verify --journal DIR` finds lost writes after a crash; a later run with
+    /// the same journal continues it.
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+    /// What an I/O error does: stop (default), continue, or retry=N.
     #[arg(long, value_name = "POLICY")]
     pub on_error: Option<String>,
     /// Allow writes to a block device that looks in use (destroys its contents).
@@ -304,4 +327,18 @@ pub struct PtsArgs {
     pub force: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct VerifyArgs {
+    /// The journal directory given to --journal.
+    #[arg(long, value_name = "DIR")]
+    pub journal: PathBuf,
+    /// Read this target instead of the one recorded in the journal (e.g. a renamed
+    /// device).
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<String>,
+    /// Write the verification result as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
 }

@@ -145,6 +145,9 @@ pub struct RunResult {
     /// the schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<ScheduleResult>,
+    /// Data verification counts and mismatch samples, with --verify / --verify-after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyResult>,
     /// First I/O errors seen (errno and offset), at most a few per run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<ErrorSample>,
@@ -167,6 +170,65 @@ pub struct ScheduleResult {
     pub max_backlog_ios: f64,
 }
 
+/// What verification checked and found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifyResult {
+    /// Units (dedup-unit sized) whose content was examined.
+    pub units_checked: u64,
+    /// Held exactly the expected write.
+    pub ok: u64,
+    /// Overlapping writes left a legitimate mix (tolerated, not an error).
+    pub torn: u64,
+    /// Never written under verification, so nothing to compare.
+    pub untracked: u64,
+    /// All mismatches; the classes below add up to it.
+    pub mismatches: u64,
+    /// Checksum failed: the bytes changed after they were written.
+    pub corrupted: u64,
+    /// The header names another offset or target: a write landed in the wrong place.
+    pub misplaced: u64,
+    /// A valid header with an older key: a write was lost (stale data).
+    pub stale: u64,
+    /// No header where a write was acknowledged.
+    pub never_written: u64,
+    /// A key newer than any issued (journal tail lost, or another writer).
+    pub unexpected: u64,
+    /// The first mismatches, with offsets, expected vs found, and a hex excerpt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<VerifySample>,
+}
+
+impl std::ops::AddAssign<&VerifyResult> for VerifyResult {
+    fn add_assign(&mut self, o: &VerifyResult) {
+        self.units_checked += o.units_checked;
+        self.ok += o.ok;
+        self.torn += o.torn;
+        self.untracked += o.untracked;
+        self.mismatches += o.mismatches;
+        self.corrupted += o.corrupted;
+        self.misplaced += o.misplaced;
+        self.stale += o.stale;
+        self.never_written += o.never_written;
+        self.unexpected += o.unexpected;
+        for s in &o.samples {
+            if self.samples.len() < 32 {
+                self.samples.push(s.clone());
+            }
+        }
+    }
+}
+
+/// One verification mismatch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifySample {
+    /// corrupted, misplaced, stale, never-written or unexpected.
+    pub kind: String,
+    pub target: String,
+    pub offset: u64,
+    /// Expected vs found and a hex excerpt.
+    pub detail: String,
+}
+
 impl RunResult {
     /// A run that measured nothing (for probing field accessors).
     pub fn empty() -> Self {
@@ -186,6 +248,7 @@ impl RunResult {
             workloads: Vec::new(),
             intervals: Vec::new(),
             schedule: None,
+            verify: None,
             error_samples: Vec::new(),
         }
     }

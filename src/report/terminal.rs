@@ -143,6 +143,16 @@ pub fn run_summary(r: &RunResult) -> String {
             sc.requested_iops, sc.achieved_iops, sc.achieved_pct, sc.lag_us.p50, sc.lag_us.p99, sc.lag_us.max, sc.max_backlog_ios
         );
     }
+    if let Some(v) = &r.verify {
+        let _ = writeln!(
+            s,
+            "verify: {} units checked, {} ok, {} torn (tolerated), {} not yet written; {} MISMATCHES ({} corrupted, {} misplaced, {} stale/lost, {} never written, {} unexpected)",
+            v.units_checked, v.ok, v.torn, v.untracked, v.mismatches, v.corrupted, v.misplaced, v.stale, v.never_written, v.unexpected
+        );
+        for m in &v.samples {
+            let _ = writeln!(s, "  {}", m.detail);
+        }
+    }
     for e in &r.error_samples {
         let _ = writeln!(
             s,

@@ -142,6 +142,7 @@ pub fn run(
         workloads: Vec::new(),
         intervals,
         schedule: None,
+        verify: None,
         error_samples: Vec::new(),
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod buffers;
 pub mod clock;
+pub mod data;
 pub mod interrupt;
 pub mod offsets;
 pub mod rng;
@@ -52,6 +53,7 @@ pub enum RunError {
 pub struct RunOptions {
     pub force: bool,
     pub policy: ErrorPolicy,
+    pub data: data::DataOptions,
 }
 
 impl Default for RunOptions {
@@ -59,6 +61,7 @@ impl Default for RunOptions {
         RunOptions {
             force: false,
             policy: ErrorPolicy::Stop,
+            data: data::DataOptions::default(),
         }
     }
 }
@@ -325,6 +328,7 @@ fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
             };
             out.push(Stream {
                 workload: wi as u32,
+                id: out.len() as u32,
                 rng,
                 region_start,
                 region_len,
@@ -384,6 +388,47 @@ pub fn execute(
             ),
         });
     }
+    if opts.data.verify {
+        let unit = opts.data.spec.dedup_unit as u64;
+        for w in &run.workloads {
+            if w.offset_bytes % unit != 0 || w.bs.split.iter().any(|&(b, _)| b % unit != 0) {
+                return Err(RunError::Invalid {
+                    run: run.name.clone(),
+                    workload: w.name.clone(),
+                    msg: format!(
+                        "verification needs block sizes and offsets in whole units of {unit} bytes (see --dedup-unit)"
+                    ),
+                });
+            }
+        }
+    }
+    // Verification state per engine target (shared by workers and later runs).
+    let verify_states: Vec<Option<data::TargetState>> =
+        if opts.data.verify || opts.data.journal.is_some() {
+            let multi = targets.len() > 1;
+            targets
+                .iter()
+                .map(|t| {
+                    let dir = opts.data.journal.as_ref().map(|d| {
+                        if multi {
+                            d.join(&t.name)
+                        } else {
+                            d.clone()
+                        }
+                    });
+                    opts.data
+                        .registry
+                        .target(&t.uri, t.size_bytes, &opts.data, dir)
+                        .map(Some)
+                        .map_err(|msg| RunError::Setup {
+                            run: run.name.clone(),
+                            msg,
+                        })
+                })
+                .collect::<Result<_, _>>()?
+        } else {
+            vec![None; targets.len()]
+        };
     let streams = build_streams(run, &resolved);
     let allowed = allowed_cpus();
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(|| allowed.clone());
@@ -424,7 +469,18 @@ pub fn execute(
     let started_unix = unix_s() + 0.02;
     let mut handles = Vec::with_capacity(nworkers);
     for (wi, streams) in per_worker.into_iter().enumerate() {
+        let wdata = data::WorkerData::new(
+            &opts.data.spec,
+            run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ crate::stats::clock::now_ns(),
+            verify_states.clone(),
+            wi as u32,
+        )
+        .map_err(|msg| RunError::Setup {
+            run: run.name.clone(),
+            msg,
+        })?;
         let setup = WorkerSetup {
+            data: wdata,
             index: wi,
             cpu: pin.then(|| cpus[wi % cpus.len()]),
             targets: targets.clone(),
@@ -464,6 +520,7 @@ pub fn execute(
                                 workloads: Vec::new(),
                                 error_samples: Vec::new(),
                                 fatal: Some(e.to_string()),
+                                verify: Default::default(),
                             });
                         }
                     },
@@ -511,7 +568,8 @@ pub fn execute(
     if let Some(f) = &coll.fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
-    let result = coll.finish(
+    let mut verify = std::mem::take(&mut coll.verify);
+    let mut result = coll.finish(
         run,
         &targets,
         engine,
@@ -520,6 +578,20 @@ pub fn execute(
         started_unix,
         nworkers,
     );
+    if opts.data.verify_after && !interrupted {
+        let unit = opts.data.spec.dedup_unit as u64;
+        for (t, st) in targets.iter().zip(&verify_states) {
+            if let Some(st) = st {
+                verify_pass(t, st, unit, &mut verify).map_err(|e| RunError::Setup {
+                    run: run.name.clone(),
+                    msg: format!("verify pass on '{}': {e}", t.uri),
+                })?;
+            }
+        }
+    }
+    if opts.data.verify || opts.data.verify_after {
+        result.verify = Some(verify);
+    }
     Ok((result, warnings))
 }
 
@@ -542,6 +614,8 @@ struct Collector {
     intervals: Vec<Interval>,
     samples: Vec<crate::report::model::ErrorSample>,
     fatal: Option<String>,
+    /// Verification counts from the workers' last snapshots.
+    verify: crate::report::model::VerifyResult,
     nworkloads: usize,
     open_loop: Vec<bool>,
 }
@@ -578,6 +652,7 @@ impl Collector {
             intervals: Vec::new(),
             samples: Vec::new(),
             fatal: None,
+            verify: Default::default(),
             nworkloads: run.workloads.len(),
             open_loop,
         }
@@ -590,6 +665,7 @@ impl Collector {
         if let Some(f) = &s.fatal {
             self.fatal.get_or_insert_with(|| f.clone());
         }
+        self.verify += &s.verify;
         self.pending.entry(s.index).or_default().push(s);
         // Close every interval that every worker has delivered (or finished before).
         loop {
@@ -808,6 +884,7 @@ impl Collector {
         let schedule = self.schedule_result(run, dur_s);
         RunResult {
             schedule,
+            verify: None,
             name: run.name.clone(),
             target: targets
                 .iter()
@@ -829,4 +906,64 @@ impl Collector {
             error_samples: self.samples,
         }
     }
+}
+
+/// Reads back every unit of `t` that was written under verification and checks it
+/// against the key map at rest (the `--verify-after` pass).
+pub fn verify_pass(
+    t: &OpenTarget,
+    st: &data::TargetState,
+    unit: u64,
+    out: &mut crate::report::model::VerifyResult,
+) -> std::io::Result<()> {
+    const CHUNK: u64 = 1 << 20;
+    let units = st.map.units();
+    let chunk_units = (CHUNK / unit).max(1);
+    let mut buf = buffers::AlignedBuf::new((chunk_units * unit) as usize)
+        .ok_or_else(|| std::io::Error::other("cannot allocate the verify buffer"))?;
+    let mut u = 0;
+    while u < units {
+        // Skip never-written units without reading them.
+        if !st.map.expect_at_rest(u).is_tracked() {
+            u += 1;
+            continue;
+        }
+        let n = chunk_units.min(units - u);
+        let bytes = (n * unit) as usize;
+        let off = u * unit;
+        let data = &mut buf.as_mut_slice()[..bytes];
+        match &t.backing {
+            Backing::File { file, .. } => {
+                use std::os::unix::fs::FileExt;
+                file.read_exact_at(data, off)?;
+            }
+            Backing::Mem(m) => {
+                // SAFETY: off + bytes ≤ units × unit ≤ the mapping's length; no worker
+                // runs during the verify pass.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        m.as_ptr().add(off as usize),
+                        data.as_mut_ptr(),
+                        bytes,
+                    )
+                };
+            }
+            _ => return Ok(()),
+        }
+        for i in 0..n {
+            let e = st.map.expect_at_rest(u + i);
+            if !e.is_tracked() {
+                continue;
+            }
+            let slice = &data[(i * unit) as usize..((i + 1) * unit) as usize];
+            data::record(
+                out,
+                crate::data::check(slice, st.id, off + i * unit, &e),
+                &t.uri,
+                off + i * unit,
+            );
+        }
+        u += n;
+    }
+    Ok(())
 }

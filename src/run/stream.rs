@@ -70,6 +70,8 @@ pub struct Schedule {
 #[derive(Debug, Clone)]
 pub struct Stream {
     pub workload: u32,
+    /// Run-wide stream number (written into verify headers).
+    pub id: u32,
     pub rng: Rng,
     /// For sequential access: this stream's region and position in it.
     pub region_start: u64,

@@ -12,7 +12,9 @@
 
 use super::buffers::{slot_bytes, AlignedBuf};
 use super::clock::IntervalClock;
-use super::stream::{Stream, WorkloadShape};
+use super::data::WorkerData;
+use super::stream::{NextIo, Stream, WorkloadShape};
+use crate::data::{ReadTicket, WriteTicket};
 use crate::engine::{Completion, Engine, IoRequest, Targets};
 use crate::plan::model::Op;
 use crate::report::model::ErrorSample;
@@ -36,6 +38,9 @@ const MAX_ERROR_SAMPLES: usize = 8;
 pub enum ErrorPolicy {
     Stop,
     Continue,
+    /// Resubmit a failed I/O up to N times before counting it as an error (which
+    /// then stops the run).
+    Retry(u32),
 }
 
 /// Everything a worker needs, moved into its thread.
@@ -53,12 +58,15 @@ pub struct WorkerSetup {
     pub tx: Sender<Snapshot>,
     pub policy: ErrorPolicy,
     pub data_seed: u64,
+    /// Write content and verification.
+    pub data: WorkerData,
 }
 
 /// Per in-flight request bookkeeping.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     stream: u32,
+    retries: u32,
     op: Op,
     len: u32,
     offset: u64,
@@ -133,6 +141,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             f.push(slots.len() as u32);
             slots.push(Slot {
                 stream: si as u32,
+                retries: 0,
                 op: Op::Read,
                 len: 0,
                 offset: 0,
@@ -144,6 +153,21 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             cursor += slot_sizes[si];
         }
         free.push(f);
+    }
+
+    // Verify tickets per slot, sized once for the slot's largest transfer.
+    let unit = setup.data.unit();
+    let mut wtickets: Vec<Vec<WriteTicket>> = Vec::with_capacity(slots.len());
+    let mut rtickets: Vec<Vec<ReadTicket>> = Vec::with_capacity(slots.len());
+    for sl in &slots {
+        let shape = &setup.shapes[setup.streams[sl.stream as usize].workload as usize];
+        let n = if setup.data.verifying(shape.target) {
+            shape.max_bs as usize / unit + 1
+        } else {
+            0
+        };
+        wtickets.push(Vec::with_capacity(n));
+        rtickets.push(Vec::with_capacity(n));
     }
 
     // Closed-loop tokens: one per free slot of a stream with work left.
@@ -190,6 +214,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 workloads: std::mem::replace(&mut stats, new_stats_from(&shapes)),
                 error_samples: std::mem::take(&mut samples),
                 fatal: None,
+                verify: Default::default(),
             };
             if setup.tx.send(snap).is_err() {
                 // Collector gone: nothing more can be reported.
@@ -212,23 +237,23 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 let Some(slot_idx) = free[si as usize].pop() else {
                     continue;
                 };
-                let slot = &mut slots[slot_idx as usize];
-                slot.op = io.op;
-                slot.len = io.len;
-                slot.offset = io.offset;
-                slot.intended_ns = now;
-                slot.submit_ns = now;
                 s.inflight += 1;
                 inflight += 1;
-                if let Err(e) = engine.push(IoRequest {
-                    op: io.op,
-                    target: shape.target,
-                    offset: io.offset,
-                    len: io.len,
-                    buf: slot.buf,
-                    tag: slot_idx as u64,
-                }) {
-                    fatal = Some(e.to_string());
+                let slot = &mut slots[slot_idx as usize];
+                if let Err(e) = start_io(
+                    &mut engine,
+                    &mut setup.data,
+                    slot,
+                    slot_idx,
+                    &mut wtickets[slot_idx as usize],
+                    &mut rtickets[slot_idx as usize],
+                    shape.target,
+                    s.id,
+                    io,
+                    now,
+                    now,
+                ) {
+                    fatal = Some(e);
                     break;
                 }
             }
@@ -253,26 +278,26 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 if let Some(lag) = stats[s.workload as usize].lag.as_mut() {
                     lag.record(now.saturating_sub(intended));
                 }
-                let slot = &mut slots[slot_idx as usize];
-                slot.op = io.op;
-                slot.len = io.len;
-                slot.offset = io.offset;
-                slot.intended_ns = intended;
-                slot.submit_ns = now;
                 s.inflight += 1;
                 inflight += 1;
                 if let Some(d) = s.next_due_ns() {
                     timers.push(Reverse((d, si)));
                 }
-                if let Err(e) = engine.push(IoRequest {
-                    op: io.op,
-                    target: shape.target,
-                    offset: io.offset,
-                    len: io.len,
-                    buf: slot.buf,
-                    tag: slot_idx as u64,
-                }) {
-                    fatal = Some(e.to_string());
+                let slot = &mut slots[slot_idx as usize];
+                if let Err(e) = start_io(
+                    &mut engine,
+                    &mut setup.data,
+                    slot,
+                    slot_idx,
+                    &mut wtickets[slot_idx as usize],
+                    &mut rtickets[slot_idx as usize],
+                    shape.target,
+                    s.id,
+                    io,
+                    intended,
+                    now,
+                ) {
+                    fatal = Some(e);
                     break;
                 }
             }
@@ -301,6 +326,10 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             }
             continue;
         }
+        if let Err(e) = setup.data.before_submit(now) {
+            fatal = Some(format!("journal: {e}"));
+            break;
+        }
         if let Err(e) = engine.submit_and_reap(1, Some(timeout), &mut completions) {
             fatal = Some(e.to_string());
             break;
@@ -310,9 +339,56 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         }
         let reap_ns = now_ns();
         for c in completions.drain(..) {
-            let slot = slots[c.tag as usize];
+            let tag = c.tag as usize;
+            let slot = slots[tag];
             let done = if c.done_ns != 0 { c.done_ns } else { reap_ns };
             let si = slot.stream as usize;
+            let target = shapes[setup.streams[si].workload as usize].target;
+            if c.result < 0 {
+                if let ErrorPolicy::Retry(n) = setup.policy {
+                    if slot.retries < n && !stopping {
+                        // Resubmit as it was: same buffer, same verify tickets.
+                        slots[tag].retries += 1;
+                        if let Err(e) = engine.push(IoRequest {
+                            op: slot.op,
+                            target,
+                            offset: slot.offset,
+                            len: slot.len,
+                            buf: slot.buf,
+                            tag: c.tag,
+                        }) {
+                            fatal = Some(e.to_string());
+                        }
+                        continue;
+                    }
+                }
+            }
+            let ok = c.result == slot.len as i64;
+            let data_res = match slot.op {
+                Op::Write => setup
+                    .data
+                    .on_write_complete(target, &mut wtickets[tag], ok, reap_ns),
+                Op::Read => {
+                    if !rtickets[tag].is_empty() {
+                        // SAFETY: the read completed; its `len` bytes in the slot are
+                        // the worker's and no request uses them now.
+                        let buf =
+                            unsafe { std::slice::from_raw_parts(slot.buf, slot.len as usize) };
+                        setup.data.on_read_complete(
+                            target,
+                            &setup.targets[target as usize].uri,
+                            slot.offset,
+                            buf,
+                            &mut rtickets[tag],
+                            ok,
+                        );
+                    }
+                    Ok(())
+                }
+            };
+            if let Err(e) = data_res {
+                fatal = Some(format!("journal: {e}"));
+            }
             let s = &mut setup.streams[si];
             s.inflight -= 1;
             inflight -= 1;
@@ -333,7 +409,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                         message: std::io::Error::from_raw_os_error(errno).to_string(),
                     });
                 }
-                if setup.policy == ErrorPolicy::Stop {
+                if setup.policy != ErrorPolicy::Continue {
                     setup.error_stop.store(true, Ordering::Relaxed);
                     setup.stop.store(true, Ordering::Relaxed);
                 }
@@ -368,7 +444,33 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             break;
         }
         inflight -= completions.len() as u32;
-        completions.clear();
+        for c in completions.drain(..) {
+            let tag = c.tag as usize;
+            let slot = slots[tag];
+            let target = shapes[setup.streams[slot.stream as usize].workload as usize].target;
+            let ok = c.result == slot.len as i64;
+            match slot.op {
+                Op::Write => {
+                    let _ = setup
+                        .data
+                        .on_write_complete(target, &mut wtickets[tag], ok, now_ns());
+                }
+                Op::Read => {
+                    // Not checked: the read ended after the run; release its tickets.
+                    setup.data.on_read_complete(
+                        target,
+                        "",
+                        slot.offset,
+                        &[],
+                        &mut rtickets[tag],
+                        false,
+                    );
+                }
+            }
+        }
+    }
+    if let Err(e) = setup.data.finish() {
+        fatal.get_or_insert(format!("journal: {e}"));
     }
     let _ = setup.tx.send(Snapshot {
         worker: setup.index,
@@ -378,6 +480,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         workloads: stats,
         error_samples: samples,
         fatal,
+        verify: std::mem::take(&mut setup.data.counts),
     });
     if inflight > 0 {
         // The kernel may still write into these buffers: never free them.
@@ -401,5 +504,50 @@ fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
         workloads: new_stats_from(&setup.shapes),
         error_samples: Vec::new(),
         fatal: Some(msg),
+        verify: Default::default(),
     }
+}
+
+/// Prepares a slot for `io` (content, verify tickets) and queues it on the engine.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn start_io<E: Engine>(
+    engine: &mut E,
+    data: &mut WorkerData,
+    slot: &mut Slot,
+    slot_idx: u32,
+    wt: &mut Vec<WriteTicket>,
+    rt: &mut Vec<ReadTicket>,
+    target: u32,
+    stream_id: u32,
+    io: NextIo,
+    intended_ns: u64,
+    now: u64,
+) -> Result<(), String> {
+    slot.op = io.op;
+    slot.len = io.len;
+    slot.offset = io.offset;
+    slot.intended_ns = intended_ns;
+    slot.submit_ns = now;
+    slot.retries = 0;
+    match io.op {
+        Op::Write => {
+            // SAFETY: the slot's buffer holds at least max_bs ≥ len bytes, owned by
+            // this worker and not in use by any in-flight request.
+            let buf = unsafe { std::slice::from_raw_parts_mut(slot.buf, io.len as usize) };
+            data.on_write_submit(target, io.offset, buf, stream_id, wt, now)
+                .map_err(|e| format!("journal: {e}"))?;
+        }
+        Op::Read => data.on_read_submit(target, io.offset, io.len, rt),
+    }
+    engine
+        .push(IoRequest {
+            op: io.op,
+            target,
+            offset: io.offset,
+            len: io.len,
+            buf: slot.buf,
+            tag: slot_idx as u64,
+        })
+        .map_err(|e| e.to_string())
 }

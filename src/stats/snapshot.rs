@@ -105,4 +105,6 @@ pub struct Snapshot {
     pub error_samples: Vec<ErrorSample>,
     /// A whole-engine failure that ended this worker.
     pub fatal: Option<String>,
+    /// Verification counts (in the worker's last snapshot).
+    pub verify: crate::report::model::VerifyResult,
 }

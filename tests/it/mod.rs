@@ -2,6 +2,7 @@
 
 mod cli_errors;
 mod compat;
+mod data;
 mod exact;
 mod html;
 mod load;

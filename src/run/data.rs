@@ -1,0 +1,300 @@
+//! The data side of a worker: what each write carries and how each read is checked.
+//! Every write gets fresh content from the worker's generator (unique and
+//! incompressible by default, or at the requested dedup/compress ratios). With
+//! verification, each unit is stamped with a header and a key from the target's shared
+//! key map, optionally journaled; each read of a written unit is checked and any
+//! mismatch classified. Nothing here allocates per I/O.
+
+use crate::data::{
+    check, stamp, DataSpec, Generator, Journal, JournalWriter, KeyMap, MismatchKind, ReadTicket,
+    SyncPolicy, Verified, WriteTicket,
+};
+use crate::report::model::{VerifyResult, VerifySample};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Data settings of an invocation.
+#[derive(Debug, Clone, Default)]
+pub struct DataOptions {
+    pub spec: DataSpec,
+    /// Stamp every written unit and check every read of one.
+    pub verify: bool,
+    /// Read back every written unit after each run.
+    pub verify_after: bool,
+    /// Crash journal directory.
+    pub journal: Option<PathBuf>,
+    /// Key maps and journals shared by the runs of this invocation.
+    pub registry: Arc<Registry>,
+}
+
+/// Per-target verify state that outlives a run, so a read run after a write run in
+/// the same invocation checks what the first one wrote.
+#[derive(Debug, Default)]
+pub struct Registry {
+    targets: Mutex<HashMap<String, TargetState>>,
+}
+
+/// A target's key map and, with `--journal`, its journal.
+#[derive(Debug, Clone)]
+pub struct TargetState {
+    pub map: Arc<KeyMap>,
+    pub journal: Option<Arc<Journal>>,
+    /// Small stable id written into headers: [`target_id`] of the URI.
+    pub id: u16,
+}
+
+impl Registry {
+    /// The state of target `uri` of `size_bytes`, created on first use (from the
+    /// journal when one is given).
+    pub fn target(
+        &self,
+        uri: &str,
+        size_bytes: u64,
+        opts: &DataOptions,
+        journal_dir: Option<PathBuf>,
+    ) -> Result<TargetState, String> {
+        let mut g = self
+            .targets
+            .lock()
+            .map_err(|_| "verify registry poisoned".to_string())?;
+        if let Some(t) = g.get(uri) {
+            return Ok(t.clone());
+        }
+        let unit = opts.spec.dedup_unit as u64;
+        let units = size_bytes / unit;
+        let (map, journal) = match journal_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| format!("journal '{}': {e}", dir.display()))?;
+                let (j, rec) = Journal::open_or_create(&dir, uri, unit as u32, units * unit)
+                    .map_err(|e| format!("journal '{}': {e}", dir.display()))?;
+                (
+                    KeyMap::from_entries(rec.continue_entries()),
+                    Some(Arc::new(j)),
+                )
+            }
+            None => (KeyMap::new(units), None),
+        };
+        let st = TargetState {
+            map: Arc::new(map),
+            journal,
+            id: target_id(uri),
+        };
+        g.insert(uri.to_string(), st.clone());
+        Ok(st)
+    }
+}
+
+/// The id a target's units carry in their headers: 16 bits of a hash of the URI the
+/// data set was written through (the journal records that URI, so `ioscope verify`
+/// of a renamed device still knows it).
+pub fn target_id(uri: &str) -> u16 {
+    (crate::data::hash::hash64(uri.as_bytes(), 0x7a26) & 0xffff) as u16
+}
+
+/// Most mismatch samples a worker keeps.
+const MAX_SAMPLES: usize = 16;
+
+/// Per-worker data state.
+pub struct WorkerData {
+    gen: Generator,
+    unit: usize,
+    /// Per engine target: verify state (None = not verified).
+    targets: Vec<Option<(TargetState, Option<JournalWriter>)>>,
+    pub counts: VerifyResult,
+}
+
+impl WorkerData {
+    pub fn new(
+        spec: &DataSpec,
+        seed: u64,
+        targets: Vec<Option<TargetState>>,
+        worker: u32,
+    ) -> Result<Self, String> {
+        let mut out = Vec::with_capacity(targets.len());
+        for t in targets {
+            out.push(match t {
+                Some(st) => {
+                    let w = match &st.journal {
+                        Some(j) => Some(
+                            j.writer(worker, SyncPolicy::default())
+                                .map_err(|e| e.to_string())?,
+                        ),
+                        None => None,
+                    };
+                    Some((st, w))
+                }
+                None => None,
+            });
+        }
+        Ok(WorkerData {
+            gen: Generator::new(spec, seed),
+            unit: spec.dedup_unit as usize,
+            targets: out,
+            counts: VerifyResult::default(),
+        })
+    }
+
+    /// Bytes per data unit (the dedup unit; the verify granule).
+    pub fn unit(&self) -> usize {
+        self.unit
+    }
+
+    /// Whether target `t` is verified.
+    #[inline]
+    pub fn verifying(&self, t: u32) -> bool {
+        self.targets.get(t as usize).is_some_and(|x| x.is_some())
+    }
+
+    /// Fills a write's buffer; with verify, stamps and registers every unit.
+    #[inline]
+    pub fn on_write_submit(
+        &mut self,
+        target: u32,
+        offset: u64,
+        buf: &mut [u8],
+        stream: u32,
+        tickets: &mut Vec<WriteTicket>,
+        now_ns: u64,
+    ) -> std::io::Result<()> {
+        self.gen.fill(buf, offset);
+        let Some(Some((st, jw))) = self.targets.get_mut(target as usize) else {
+            return Ok(());
+        };
+        let unit = self.unit;
+        for (i, u) in buf.chunks_exact_mut(unit).enumerate() {
+            let off = offset + (i * unit) as u64;
+            let t = st.map.begin_write(off / unit as u64);
+            stamp(u, st.id, off, stream, t.key);
+            if let Some(j) = jw.as_mut() {
+                j.record_intent(&t, now_ns)?;
+            }
+            tickets.push(t);
+        }
+        Ok(())
+    }
+
+    /// Registers the units a read covers.
+    #[inline]
+    pub fn on_read_submit(
+        &mut self,
+        target: u32,
+        offset: u64,
+        len: u32,
+        tickets: &mut Vec<ReadTicket>,
+    ) {
+        let Some(Some((st, _))) = self.targets.get(target as usize) else {
+            return;
+        };
+        let unit = self.unit as u64;
+        let mut off = offset;
+        while off + unit <= offset + len as u64 {
+            tickets.push(st.map.begin_read(off / unit));
+            off += unit;
+        }
+    }
+
+    /// Makes journal intents durable before the requests are submitted.
+    #[inline]
+    pub fn before_submit(&mut self, now_ns: u64) -> std::io::Result<()> {
+        for (_, jw) in self.targets.iter_mut().flatten() {
+            if let Some(j) = jw.as_mut() {
+                j.before_submit(now_ns)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits a write's units.
+    #[inline]
+    pub fn on_write_complete(
+        &mut self,
+        target: u32,
+        tickets: &mut Vec<WriteTicket>,
+        ok: bool,
+        now_ns: u64,
+    ) -> std::io::Result<()> {
+        let Some(Some((st, jw))) = self.targets.get_mut(target as usize) else {
+            tickets.clear();
+            return Ok(());
+        };
+        for t in tickets.drain(..) {
+            let clean = st.map.end_write(t, ok);
+            if let Some(j) = jw.as_mut() {
+                j.record_commit(&t, ok, clean, now_ns)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a completed read's units.
+    #[inline]
+    pub fn on_read_complete(
+        &mut self,
+        target: u32,
+        uri: &str,
+        offset: u64,
+        buf: &[u8],
+        tickets: &mut Vec<ReadTicket>,
+        ok: bool,
+    ) {
+        let Some(Some((st, _))) = self.targets.get(target as usize) else {
+            tickets.clear();
+            return;
+        };
+        let unit = self.unit;
+        for (i, t) in tickets.drain(..).enumerate() {
+            let e = st.map.end_read(t);
+            if !ok {
+                continue;
+            }
+            let off = offset + (i * unit) as u64;
+            let u = &buf[i * unit..(i + 1) * unit];
+            record(&mut self.counts, check(u, st.id, off, &e), uri, off);
+        }
+    }
+
+    /// Flushes journals at the end of a run.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        for (_, jw) in self.targets.iter_mut().flatten() {
+            if let Some(j) = jw.as_mut() {
+                j.flush()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Adds one unit's check to the counts.
+pub fn record(
+    c: &mut VerifyResult,
+    r: Result<Verified, crate::data::Mismatch>,
+    uri: &str,
+    offset: u64,
+) {
+    c.units_checked += 1;
+    match r {
+        Ok(Verified::Ok) => c.ok += 1,
+        Ok(Verified::Torn) => c.torn += 1,
+        Ok(Verified::Absent) | Ok(Verified::Untracked) => c.untracked += 1,
+        Err(m) => {
+            c.mismatches += 1;
+            match m.kind {
+                MismatchKind::Corrupted => c.corrupted += 1,
+                MismatchKind::Misplaced => c.misplaced += 1,
+                MismatchKind::Stale => c.stale += 1,
+                MismatchKind::NeverWritten => c.never_written += 1,
+                MismatchKind::Unexpected => c.unexpected += 1,
+            }
+            if c.samples.len() < MAX_SAMPLES {
+                c.samples.push(VerifySample {
+                    kind: m.kind.name().to_string(),
+                    target: uri.to_string(),
+                    offset,
+                    detail: m.to_string(),
+                });
+            }
+        }
+    }
+}
