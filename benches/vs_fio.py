@@ -48,18 +48,24 @@ def fio(args, seconds):
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     iops = job["read"]["iops"] + job["write"]["iops"]
     return {"iops": iops, "ios": ios, "cpu_s": cpu, "rss_kib": rss,
-            "p99_us": job["read"]["clat_ns"]["percentile"].get("99.000000", 0) / 1000}
+            "p99_us": job["read"]["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1000,
+            "read_share": job["read"]["total_ios"] / max(ios, 1)}
 
 
-def ioscope(args, seconds, tmpdir):
+def ioscope(args, seconds, tmpdir, fio_args=None):
     res = os.path.join(tmpdir, "r.json")
-    cmd = [IOSCOPE, "run", "-q", "--duration", f"{seconds}s", "--json", res] + args
+    if fio_args is not None:
+        # The fio options themselves, translated by ioscope's fio front end.
+        cmd = [IOSCOPE, "fio"] + fio_args + ["--time_based", f"--runtime={seconds}",
+                                             "--json", res]
+    else:
+        cmd = [IOSCOPE, "run", "-q", "--duration", f"{seconds}s", "--json", res] + args
     _, cpu, rss = run_timed(cmd)
     with open(res) as f:
         doc = json.load(f)
     t = doc["runs"][0]["totals"]
     return {"iops": t["iops"], "ios": t["ios"], "cpu_s": cpu, "rss_kib": rss,
-            "p99_us": t["latency_us"]["p99"]}
+            "p99_us": t["latency_us"]["p99"], "read_share": t["read"]["ios"] / max(t["ios"], 1)}
 
 
 def make_file(path, size_mib):
@@ -93,11 +99,24 @@ def cases(shm_file, disk_file):
             ["--target", disk_file, "--engine", "uring", "--direct", "true", "--rw",
              "randread", "--bs", "4k", "--qd", "32"],
         ),
+        "translate-randrw": (
+            "the same fio job through fio and through `ioscope fio`: 70/30 randrw, psync, 4 jobs, tmpfs",
+            ["--name=t", "--ioengine=psync", "--rw=randrw", "--rwmixread=70", "--bs=4k",
+             f"--filename={shm_file}", "--invalidate=0", "--numjobs=4", "--thread"],
+            None,
+        ),
+        "translate-rated": (
+            "the same fio job through fio and `ioscope fio`: randread, psync, 4 jobs x rate_iops=20000, tmpfs",
+            ["--name=t", "--ioengine=psync", "--rw=randread", "--bs=4k",
+             f"--filename={shm_file}", "--invalidate=0", "--numjobs=4", "--thread",
+             "--rate_iops=20000"],
+            None,
+        ),
         "tmpfs-500x1": (
             "500 streams x QD 1, 4k randread, tmpfs file (the fio-xfs-500jobs shape)",
             ["--name=iops", "--ioengine=psync", "--rw=randread", "--bs=4k", "--iodepth=1",
              f"--filename={shm_file}", "--invalidate=0", "--numjobs=500", "--thread"],
-            ["--target", shm_file, "--engine", "uring", "--direct", "false", "--rw",
+            ["--target", shm_file, "--engine", "sync", "--direct", "false", "--rw",
              "randread", "--bs", "4k", "--qd", "1", "--streams", "500"],
         ),
     }
@@ -124,12 +143,39 @@ def rss_growth(shm_file):
     return at10, at60
 
 
+def extras(tmpdir, seconds):
+    """ioscope-only figures: open-loop cost and jitter, verification cost."""
+    def one(args):
+        return ioscope(args, seconds, tmpdir)
+    closed = one(["--target", "null:1g", "--qd", "32", "--cpus", "0"])
+    print("\n## rate-cost: null engine, pinned to CPU 0, CPU per I/O closed loop vs --rate")
+    print(f"closed loop: {closed['iops']:.0f} IOPS, {1e6*closed['cpu_s']/closed['ios']:.3f} us CPU/IO")
+    for rate in ["100000", "1000000", "4000000"]:
+        r = one(["--target", "null:1g", "--qd", "32", "--cpus", "0", "--rate", rate])
+        print(f"--rate {rate}: {r['iops']:.0f} IOPS, {1e6*r['cpu_s']/r['ios']:.3f} us CPU/IO "
+              f"({(r['cpu_s']/r['ios'])/(closed['cpu_s']/closed['ios']):.1f}x closed loop)")
+    res = os.path.join(tmpdir, "j.json")
+    subprocess.run([IOSCOPE, "run", "-q", "--target", "null:1g", "--cpus", "1", "--rate", "100000",
+                    "--arrival", "uniform", "--duration", f"{seconds}s", "--json", res], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(res) as f:
+        lag = json.load(f)["runs"][0]["schedule"]["lag_us"]
+    print(f"\n## jitter: issue lag against the schedule at 100k IOPS, pinned: p50 {lag['p50']:.2f} us, "
+          f"p99 {lag['p99']:.2f} us, max {lag['max']:.1f} us")
+    base = one(["--target", "mem:256m", "--rw", "randrw", "--qd", "32", "--cpus", "0"])
+    ver = one(["--target", "mem:256m", "--rw", "randrw", "--qd", "32", "--cpus", "0", "--verify"])
+    print(f"\n## verify-cost: mem engine 4k randrw QD 32, one CPU: {base['iops']:.0f} IOPS without, "
+          f"{ver['iops']:.0f} with --verify ({100*ver['iops']/base['iops']:.0f}%)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--only", default="")
     ap.add_argument("--rss", action="store_true", help="also run the 65 s RSS-growth check")
+    ap.add_argument("--extra", action="store_true",
+                    help="also run the ioscope-only checks (rate cost, jitter, verify cost)")
     a = ap.parse_args()
     if not os.path.exists(IOSCOPE):
         sys.exit("build first: cargo build --release")
@@ -150,7 +196,7 @@ def main():
             ratios, cpu_ratios, rows = [], [], []
             for _ in range(a.rounds):
                 f = fio(fargs, a.seconds)
-                i = ioscope(iargs, a.seconds, tmpdir)
+                i = ioscope(iargs, a.seconds, tmpdir, fargs if iargs is None else None)
                 ratios.append(i["iops"] / f["iops"])
                 cpu_ratios.append((i["cpu_s"] / max(i["ios"], 1)) / (f["cpu_s"] / max(f["ios"], 1)))
                 rows.append((f, i))
@@ -161,9 +207,14 @@ def main():
                 print(f"{n:>5} {f['iops']:>12.0f} {i['iops']:>13.0f} {i['iops']/f['iops']:>6.2f} "
                       f"{1e6*f['cpu_s']/max(f['ios'],1):>14.3f} {1e6*i['cpu_s']/max(i['ios'],1):>18.3f} "
                       f"{f['rss_kib']/1024:>12.1f} {i['rss_kib']/1024:>16.1f}")
+            if iargs is None:
+                shares = [(f["read_share"], i["read_share"]) for f, i in rows]
+                print("read share fio vs ioscope: " + ", ".join(f"{a*100:.1f}% vs {b*100:.1f}%" for a, b in shares))
             print(f"median IOPS ratio ioscope/fio: {statistics.median(ratios):.2f}; "
                   f"median CPU-per-I/O ratio ioscope/fio: {statistics.median(cpu_ratios):.2f}; "
                   f"ioscope peak RSS {max(i['rss_kib'] for _, i in rows)/1024:.1f} MiB")
+        if a.extra:
+            extras(tmpdir, a.seconds)
         if a.rss:
             at10, at60 = rss_growth(shm_file)
             print(f"\n## rss-growth: ioscope RSS at 10 s {at10/1024:.1f} MiB, at 60 s {at60/1024:.1f} MiB "

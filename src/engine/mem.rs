@@ -35,6 +35,10 @@ impl Engine for MemEngine {
         "mem"
     }
 
+    fn completes_inline(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
         let (base, len) = self.bases[req.target as usize];

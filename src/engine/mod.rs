@@ -72,6 +72,12 @@ pub trait Engine {
     /// Queues a request. Synchronous engines perform it here.
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError>;
 
+    /// True when `push` finishes with the request's buffer before it returns (sync,
+    /// mem, null): the runner may then let requests share one hot buffer.
+    fn completes_inline(&self) -> bool {
+        false
+    }
+
     /// Submits everything queued and appends completions to `out`, waiting until at
     /// least `min_complete` are available or `timeout_ns` passes (`None` = no limit).
     fn submit_and_reap(

@@ -23,6 +23,10 @@ impl Engine for NullEngine {
         "null"
     }
 
+    fn completes_inline(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
         self.pending.push(Completion {

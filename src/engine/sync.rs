@@ -26,6 +26,10 @@ impl Engine for SyncEngine {
         "sync"
     }
 
+    fn completes_inline(&self) -> bool {
+        true
+    }
+
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
         let fd = self.fds[req.target as usize];
         let mut done_bytes: i64 = 0;

@@ -526,6 +526,11 @@ fn resolve_job(
             unsupported.push(format!("{text} — fio arithmetic/keywords"), loc);
             continue;
         }
+        // ioscope never drops the page cache before a run, which is what
+        // invalidate=0 asks of fio.
+        if key == "invalidate" && parse_bool(v.as_deref()) == Some(false) {
+            continue;
+        }
         if !is_handled(key) && !is_accepted_no_effect(key) {
             unsupported.push(text, loc);
         }
