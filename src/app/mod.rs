@@ -96,7 +96,20 @@ pub struct Session<'a> {
     opts: &'a RunOptions,
     log: Option<IntervalLog>,
     quiet: bool,
+    /// Live progress line on a terminal.
+    progress: Option<Progress>,
     pub exit_code: i32,
+}
+
+/// What the live progress line knows about the whole plan.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    /// Seconds the planned runs take in all (0 = unknown, e.g. adaptive curves).
+    pub total_s: f64,
+    /// Seconds of runs already finished.
+    pub done_s: f64,
+    pub runs_total: usize,
+    pub runs_done: usize,
 }
 
 impl<'a> Session<'a> {
@@ -132,13 +145,26 @@ impl<'a> Session<'a> {
         for w in &plan.warnings {
             eprintln!("warning: {w}");
         }
+        let quiet = out.quiet || stdout_is_json(out);
+        // SAFETY: isatty only inspects the descriptor.
+        let tty = unsafe { libc::isatty(1) == 1 && libc::isatty(2) == 1 };
+        let total_s: f64 = plan
+            .runs
+            .iter()
+            .map(|r| (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9)
+            .sum();
         Ok(Session {
             doc,
             targets: plan.targets.clone(),
             out,
             opts,
             log,
-            quiet: out.quiet || stdout_is_json(out),
+            quiet,
+            progress: (tty && !quiet).then(|| Progress {
+                total_s,
+                runs_total: plan.runs.len(),
+                ..Default::default()
+            }),
             exit_code: exit::OK,
         })
     }
@@ -173,10 +199,29 @@ impl<'a> Session<'a> {
         let mut log_err: Option<std::io::Error> = None;
         let name = r.name.clone();
         let log = &mut self.log;
+        let progress = self.progress.clone();
+        let run_s = (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9;
         let (result, mut warnings) = run::execute(r, &self.targets, self.opts, &mut |iv| {
             n += 1;
             if !quiet {
+                if progress.is_some() {
+                    eprint!("\r\x1b[K");
+                }
                 println!("{}", terminal::interval_line(iv, n));
+            }
+            if let Some(p) = &progress {
+                eprint!(
+                    "{}",
+                    terminal::progress_line(
+                        p.done_s,
+                        p.total_s,
+                        p.runs_done,
+                        p.runs_total,
+                        iv.t_s,
+                        run_s,
+                        iv
+                    )
+                );
             }
             if let Some(l) = log.as_mut() {
                 if let Err(e) = l.append(&name, iv) {
@@ -185,6 +230,11 @@ impl<'a> Session<'a> {
             }
         })
         .map_err(|e| AppError::Runtime(chain(&e)))?;
+        if let Some(p) = self.progress.as_mut() {
+            eprint!("\r\x1b[K");
+            p.done_s += run_s;
+            p.runs_done += 1;
+        }
         if let Some(sc) = &result.schedule {
             if sc.achieved_pct < 99.0 && !result.interrupted {
                 warnings.push(format!(

@@ -274,3 +274,51 @@ pub fn sweep_table(doc: &super::model::ResultDoc) -> Option<String> {
     }
     Some(s)
 }
+
+/// Seconds as "1h02m", "3m05s", "42s".
+fn hms(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// The live progress line shown on a terminal (no newline; the caller rewrites it).
+pub fn progress_line(
+    done_s: f64,
+    total_s: f64,
+    runs_done: usize,
+    runs_total: usize,
+    run_elapsed_s: f64,
+    run_s: f64,
+    iv: &Interval,
+) -> String {
+    const WIDTH: usize = 24;
+    let (elapsed, total) = if total_s > 0.0 {
+        (done_s + run_elapsed_s.min(run_s), total_s)
+    } else {
+        (run_elapsed_s, run_s)
+    };
+    let frac = if total > 0.0 {
+        (elapsed / total).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let filled = (frac * WIDTH as f64).round() as usize;
+    format!(
+        "\r[{}{}] run {}/{}  {} / {}  ETA {}  {:.0} IOPS  p99 {:.3} ms",
+        "#".repeat(filled),
+        ".".repeat(WIDTH - filled),
+        (runs_done + 1).min(runs_total.max(1)),
+        runs_total.max(1),
+        hms(elapsed),
+        hms(total),
+        hms(total - elapsed),
+        iv.iops,
+        iv.lat_us.p99 / 1000.0
+    )
+}
