@@ -55,7 +55,7 @@ impl LatencyBound {
     }
 
     fn describe(&self) -> String {
-        let b = if self.bound_us >= 1000.0 {
+        let b = if self.bound_us >= 100.0 {
             format!("{} ms", trim(self.bound_us / 1000.0))
         } else {
             format!("{} µs", trim(self.bound_us))
