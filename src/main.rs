@@ -18,6 +18,7 @@ fn main() {
         Command::Sqlio(a) => app::foreign(ForeignTool::Sqlio, &a.args, command),
         Command::Convert(a) => app::convert(a),
         Command::Verify(a) => app::verify(a),
+        Command::Rerun(a) => app::rerun(a, command),
         Command::Curve(a) => app::curve(a, command),
         Command::Pts(a) => app::pts(a, command),
         Command::Report(a) => app::report(a),

@@ -14,7 +14,7 @@ pub use curve::curve;
 pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};
 pub use quick::quick;
 pub use steady::{pts, steady_run};
-pub use tools::{compare, convert, report, sysinfo};
+pub use tools::{compare, convert, report, rerun, sysinfo};
 pub use verify::verify;
 
 use crate::cli::OutputArgs;

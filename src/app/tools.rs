@@ -154,3 +154,36 @@ pub fn convert(a: &crate::cli::ConvertArgs) -> Result<i32, AppError> {
     print!("{text}");
     Ok(exit::OK)
 }
+
+/// `ioscope rerun RESULT`: the effective plan recorded in a result, run again.
+pub fn rerun(a: &crate::cli::RerunArgs, command: Vec<String>) -> Result<i32, AppError> {
+    let doc = read_result(&a.result)?;
+    let plan_json = doc.plan.ok_or_else(|| {
+        AppError::Input(format!(
+            "result '{}' holds no plan (written by a command that records none)",
+            a.result.display()
+        ))
+    })?;
+    let mut plan: crate::plan::model::Plan = serde_json::from_value(plan_json).map_err(|e| {
+        AppError::Input(format!(
+            "result '{}': its plan cannot be read: {e}",
+            a.result.display()
+        ))
+    })?;
+    if !a.target.is_empty() {
+        if a.target.len() != plan.targets.len() {
+            return Err(AppError::Input(format!(
+                "--target: the plan has {} target(s); give --target once per target, in order",
+                plan.targets.len()
+            )));
+        }
+        for (t, uri) in plan.targets.iter_mut().zip(&a.target) {
+            t.uri = uri.clone();
+        }
+    }
+    let opts = crate::run::RunOptions {
+        force: a.force,
+        ..Default::default()
+    };
+    Ok(super::run_plan(&plan, &a.output, &opts, command)?.exit_code)
+}

@@ -46,6 +46,9 @@ pub enum Command {
     /// SNIA PTS test matrices (iops, throughput, latency) with preconditioning and
     /// steady-state rounds.
     Pts(Box<PtsArgs>),
+    /// Repeat the runs recorded in a result (its effective plan), e.g. after a tuning
+    /// change, for `ioscope compare`.
+    Rerun(RerunArgs),
     /// Render a result JSON as HTML (default), CSV, Markdown or fio JSON.
     Report(ReportArgs),
     /// Compare results side by side, with ratios and a verdict per metric.
@@ -341,4 +344,19 @@ pub struct VerifyArgs {
     /// Write the verification result as JSON here.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RerunArgs {
+    /// A result JSON written by --json.
+    #[arg(value_name = "RESULT")]
+    pub result: PathBuf,
+    /// Point the plan's target(s) elsewhere, in order.
+    #[arg(long, value_name = "PATH")]
+    pub target: Vec<String>,
+    /// Allow writes to a block device that looks in use (destroys its contents).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

@@ -142,3 +142,41 @@ fn quick_on_a_directory_cleans_up() {
     assert!(left.is_empty(), "scratch file left behind");
     assert!(stdout(&o).contains("4k-randread"));
 }
+
+#[test]
+fn rerun_repeats_the_recorded_plan() {
+    let d = tempdir();
+    let a = d.path().join("a.json");
+    let b = d.path().join("b.json");
+    let o = run(&[
+        "run",
+        "--target",
+        "mem:16m",
+        "--rw",
+        "randrw",
+        "--read-pct",
+        "70",
+        "--qd",
+        "4",
+        "--bs",
+        "8k",
+        "--duration",
+        "500ms",
+        "-q",
+        "--json",
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&[
+        "rerun",
+        a.to_str().unwrap(),
+        "-q",
+        "--json",
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (ra, rb) = (read_json(&a), read_json(&b));
+    assert_eq!(ra["plan"], rb["plan"]);
+    assert_eq!(rb["runs"][0]["workload"]["read_pct"], 70);
+    assert!(rb["runs"][0]["totals"]["ios"].as_u64().unwrap() > 0);
+}
