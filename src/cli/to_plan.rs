@@ -87,47 +87,6 @@ pub fn parse_rate(v: &str) -> Result<Rate, String> {
     }
 }
 
-/// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
-/// "zoned:80/10:20/90" (I/O % / range % per band, in order).
-pub fn parse_dist(text: &str) -> Result<Distribution, String> {
-    let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
-    let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
-    match kind.to_ascii_lowercase().as_str() {
-        "uniform" | "random" if arg.is_empty() => Ok(Distribution::Uniform),
-        "zipf" => match num(arg) {
-            Some(theta) if theta > 0.0 => Ok(Distribution::Zipf { theta }),
-            _ => Err("zipf needs a positive exponent, e.g. zipf:1.2".into()),
-        },
-        "pareto" => match num(arg) {
-            Some(h) if h > 0.0 && h < 1.0 => Ok(Distribution::Pareto { h }),
-            _ => Err("pareto needs h between 0 and 1, e.g. pareto:0.9".into()),
-        },
-        "zoned" | "hotband" => {
-            let mut bands = Vec::new();
-            for part in arg.split(':') {
-                let (io, range) = part
-                    .split_once('/')
-                    .ok_or_else(|| format!("band '{part}' is not IO%/RANGE%"))?;
-                match (num(io), num(range)) {
-                    (Some(io_pct), Some(range_pct)) if io_pct >= 0.0 && range_pct > 0.0 => {
-                        bands.push(Zone { io_pct, range_pct })
-                    }
-                    _ => return Err(format!("band '{part}' needs non-negative numbers")),
-                }
-            }
-            let io: f64 = bands.iter().map(|b| b.io_pct).sum();
-            let range: f64 = bands.iter().map(|b| b.range_pct).sum();
-            if (io - 100.0).abs() > 0.01 || (range - 100.0).abs() > 0.01 {
-                return Err(format!(
-                    "bands must add up to 100% of I/O and 100% of range (got {io}% and {range}%)"
-                ));
-            }
-            Ok(Distribution::Zoned { bands })
-        }
-        _ => Err("expected uniform, zipf:THETA, pareto:H or zoned:IO%/RANGE%:…".into()),
-    }
-}
-
 /// Builds the plan for `ioscope run` from flags alone (no job file).
 pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
     let targets_given = if a.target.is_empty() {
@@ -320,7 +279,7 @@ pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) -> Result<(), FlagErr
         };
     }
     if let Some(v) = &a.dist {
-        w.dist = parse_dist(v).map_err(|e| bad("--dist", v, e))?;
+        w.dist = Distribution::parse(v).map_err(|e| bad("--dist", v, e))?;
     }
     Ok(())
 }

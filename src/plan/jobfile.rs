@@ -15,7 +15,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::model::{
-    AccessPattern, BlockSizes, EngineKind, Plan, Rate, RunSpec, TargetSpec, Workload,
+    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Plan, Rate, RunSpec, TargetSpec,
+    Workload,
 };
 use super::units::{self, UnitError};
 
@@ -47,7 +48,8 @@ const SETTINGS_KEYS: &[&str] = &[
 ];
 const TARGET_KEYS: &[&str] = &["name", "path", "size", "direct"];
 const WORKLOAD_KEYS: &[&str] = &[
-    "name", "target", "rw", "read_pct", "bs", "qd", "streams", "rate", "offset", "size",
+    "name", "target", "rw", "read_pct", "bs", "qd", "streams", "rate", "offset", "size", "dist",
+    "arrival", "share",
 ];
 const RUN_ONLY_KEYS: &[&str] = &["name", "workloads"];
 
@@ -610,6 +612,50 @@ impl<'a> Ctx<'a> {
             Some(v) => self.rate(v)?,
             None => Rate::Max,
         };
+        let dist = match sec.get("dist") {
+            Some(v) => {
+                let text = self.string("dist", v)?;
+                Distribution::parse(text)
+                    .map_err(|e| self.err(v.span(), format!("'dist' = {text:?}: {e}")))?
+            }
+            None => Distribution::Uniform,
+        };
+        let arrival = match sec.get("arrival") {
+            Some(v) => match self.string("arrival", v)? {
+                "exponential" | "poisson" => Arrival::Exponential,
+                "uniform" => Arrival::Uniform,
+                other => {
+                    return Err(self.err(
+                        v.span(),
+                        format!("'arrival' = {other:?}: expected \"exponential\" or \"uniform\""),
+                    ))
+                }
+            },
+            None => Arrival::Exponential,
+        };
+        let share_pct = match sec.get("share") {
+            Some(v) => {
+                let p = match v.get_ref() {
+                    Node::Int(i) => *i as f64,
+                    Node::Float(x) => *x,
+                    _ => {
+                        return Err(self.type_err(
+                            "share",
+                            v,
+                            "a positive number (percent of the run's I/O)",
+                        ))
+                    }
+                };
+                if !(p.is_finite() && p > 0.0) {
+                    return Err(self.err(
+                        v.span(),
+                        format!("'share' must be a positive number, found {p}"),
+                    ));
+                }
+                Some(p)
+            }
+            None => None,
+        };
         let offset_bytes = match sec.get("offset") {
             Some(v) => self.size("offset", v, true)?,
             None => 0,
@@ -640,7 +686,9 @@ impl<'a> Ctx<'a> {
                 rate,
                 offset_bytes,
                 size_bytes,
-                ..Default::default()
+                dist,
+                arrival,
+                share_pct,
             },
             at,
         ))

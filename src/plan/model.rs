@@ -131,6 +131,49 @@ pub enum Distribution {
     Zoned { bands: Vec<Zone> },
 }
 
+impl Distribution {
+    /// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
+    /// "zoned:80/10:20/90" (I/O % / range % per band, in order).
+    pub fn parse(text: &str) -> Result<Distribution, String> {
+        let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
+        let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+        match kind.to_ascii_lowercase().as_str() {
+            "uniform" | "random" if arg.is_empty() => Ok(Distribution::Uniform),
+            "zipf" => match num(arg) {
+                Some(theta) if theta > 0.0 => Ok(Distribution::Zipf { theta }),
+                _ => Err("zipf needs a positive exponent, e.g. zipf:1.2".into()),
+            },
+            "pareto" => match num(arg) {
+                Some(h) if h > 0.0 && h < 1.0 => Ok(Distribution::Pareto { h }),
+                _ => Err("pareto needs h between 0 and 1, e.g. pareto:0.9".into()),
+            },
+            "zoned" | "hotband" => {
+                let mut bands = Vec::new();
+                for part in arg.split(':') {
+                    let (io, range) = part
+                        .split_once('/')
+                        .ok_or_else(|| format!("band '{part}' is not IO%/RANGE%"))?;
+                    match (num(io), num(range)) {
+                        (Some(io_pct), Some(range_pct)) if io_pct >= 0.0 && range_pct > 0.0 => {
+                            bands.push(Zone { io_pct, range_pct })
+                        }
+                        _ => return Err(format!("band '{part}' needs non-negative numbers")),
+                    }
+                }
+                let io: f64 = bands.iter().map(|b| b.io_pct).sum();
+                let range: f64 = bands.iter().map(|b| b.range_pct).sum();
+                if (io - 100.0).abs() > 0.01 || (range - 100.0).abs() > 0.01 {
+                    return Err(format!(
+                        "bands must add up to 100% of I/O and 100% of range (got {io}% and {range}%)"
+                    ));
+                }
+                Ok(Distribution::Zoned { bands })
+            }
+            _ => Err("expected uniform, zipf:THETA, pareto:H or zoned:IO%/RANGE%:…".into()),
+        }
+    }
+}
+
 /// One band of a zoned distribution.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Zone {
@@ -225,6 +268,11 @@ pub struct Workload {
     /// Arrival process when `rate` is a number.
     #[serde(default)]
     pub arrival: Arrival,
+    /// Share of the run's I/O (vdbench skew). Workloads of a run that have a share
+    /// form one mix: the first of them supplies the streams, queue depth and rate,
+    /// and each I/O picks its workload by share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_pct: Option<f64>,
 }
 
 impl Default for Workload {
@@ -243,6 +291,7 @@ impl Default for Workload {
             size_bytes: None,
             dist: Distribution::Uniform,
             arrival: Arrival::Exponential,
+            share_pct: None,
         }
     }
 }
@@ -294,8 +343,14 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// Total streams over all workloads.
+    /// Total streams over all workloads (a share mix counts its first workload's).
     pub fn total_streams(&self) -> u64 {
-        self.workloads.iter().map(|w| w.streams as u64).sum()
+        let lead = self.workloads.iter().position(|w| w.share_pct.is_some());
+        self.workloads
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| w.share_pct.is_none() || Some(*i) == lead)
+            .map(|(_, w)| w.streams as u64)
+            .sum()
     }
 }

@@ -229,6 +229,14 @@ fn prepare(
                 ));
             }
         }
+        if let Some(p) = w.share_pct {
+            if !(p.is_finite() && p > 0.0) {
+                return Err(invalid(
+                    &w.name,
+                    format!("share {p} must be a positive number"),
+                ));
+            }
+        }
         if let Rate::Iops(r) = w.rate {
             if !(r.is_finite() && r > 0.0) {
                 return Err(invalid(
@@ -284,7 +292,29 @@ pub fn allowed_cpus() -> Vec<usize> {
 /// Builds every stream of the run, with its region, budget and schedule.
 fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
     let mut out = Vec::new();
+    // A share mix: weights in per-mille of the shares, by workload.
+    let shared: Vec<(usize, f64)> = run
+        .workloads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| w.share_pct.map(|p| (i, p)))
+        .collect();
+    let mix: Option<std::sync::Arc<[(u32, u32)]>> = (!shared.is_empty()).then(|| {
+        let total: f64 = shared.iter().map(|&(_, p)| p).sum();
+        let mut acc = 0u32;
+        shared
+            .iter()
+            .map(|&(i, p)| {
+                acc += ((p / total) * 1_000_000.0).round().max(1.0) as u32;
+                (acc, i as u32)
+            })
+            .collect()
+    });
+    let lead = shared.first().map(|&(i, _)| i);
     for (wi, (w, r)) in run.workloads.iter().zip(resolved).enumerate() {
+        if w.share_pct.is_some() && Some(wi) != lead {
+            continue;
+        }
         let n = w.streams as u64;
         let unit = w.bs.min_bytes().max(1);
         let sequential = matches!(w.pattern, AccessPattern::Sequential);
@@ -337,6 +367,7 @@ fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
                 inflight: 0,
                 bytes_left,
                 schedule,
+                mix: if Some(wi) == lead { mix.clone() } else { None },
             });
         }
     }

@@ -82,6 +82,8 @@ pub struct Stream {
     /// Bytes this stream may still issue (passes budget); `u64::MAX` = unlimited.
     pub bytes_left: u64,
     pub schedule: Option<Schedule>,
+    /// A share mix: (cumulative weight, workload) pairs; each I/O picks one.
+    pub mix: Option<std::sync::Arc<[(u32, u32)]>>,
 }
 
 /// The next I/O a stream wants.
@@ -93,6 +95,29 @@ pub struct NextIo {
 }
 
 impl Stream {
+    /// The workload of the next I/O: the stream's own, or one picked by share.
+    #[inline]
+    pub fn pick_workload(&mut self) -> u32 {
+        match &self.mix {
+            None => self.workload,
+            Some(m) => {
+                let total = m.last().map_or(1, |&(c, _)| c.max(1));
+                let r = self.rng.below(total as u64) as u32;
+                m.iter()
+                    .find(|&&(c, _)| r < c)
+                    .map_or(self.workload, |&(_, w)| w)
+            }
+        }
+    }
+
+    /// Every workload this stream may issue for.
+    pub fn workloads(&self) -> Vec<u32> {
+        match &self.mix {
+            None => vec![self.workload],
+            Some(m) => m.iter().map(|&(_, w)| w).collect(),
+        }
+    }
+
     /// Chooses the next I/O, or `None` when the budget is spent.
     #[inline]
     pub fn next_io(&mut self, shape: &WorkloadShape) -> Option<NextIo> {

@@ -66,6 +66,8 @@ pub struct WorkerSetup {
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     stream: u32,
+    /// Workload of the request in this slot (a share mix picks one per I/O).
+    workload: u32,
     retries: u32,
     op: Op,
     len: u32,
@@ -109,7 +111,15 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
     let slot_sizes: Vec<usize> = setup
         .streams
         .iter()
-        .map(|s| slot_bytes(setup.shapes[s.workload as usize].max_bs as u64))
+        .map(|s| {
+            let max_bs = s
+                .workloads()
+                .iter()
+                .map(|&w| setup.shapes[w as usize].max_bs)
+                .max()
+                .unwrap_or(0);
+            slot_bytes(max_bs as u64)
+        })
         .collect();
     // An engine that is done with a buffer when `push` returns, with no read to check
     // afterwards, needs only one buffer: every slot shares it, and it stays hot in
@@ -150,6 +160,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             f.push(slots.len() as u32);
             slots.push(Slot {
                 stream: si as u32,
+                workload: s.workload,
                 retries: 0,
                 op: Op::Read,
                 len: 0,
@@ -171,12 +182,14 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
     let mut wtickets: Vec<Vec<WriteTicket>> = Vec::with_capacity(slots.len());
     let mut rtickets: Vec<Vec<ReadTicket>> = Vec::with_capacity(slots.len());
     for sl in &slots {
-        let shape = &setup.shapes[setup.streams[sl.stream as usize].workload as usize];
-        let n = if setup.data.verifying(shape.target) {
-            shape.max_bs as usize / unit + 1
-        } else {
-            0
-        };
+        let n = setup.streams[sl.stream as usize]
+            .workloads()
+            .iter()
+            .map(|&w| &setup.shapes[w as usize])
+            .filter(|sh| setup.data.verifying(sh.target))
+            .map(|sh| sh.max_bs as usize / unit + 1)
+            .max()
+            .unwrap_or(0);
         wtickets.push(Vec::with_capacity(n));
         rtickets.push(Vec::with_capacity(n));
     }
@@ -241,7 +254,8 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             // Closed loop: fill every free slot.
             while let Some(si) = ready.pop() {
                 let s = &mut setup.streams[si as usize];
-                let shape = &shapes[s.workload as usize];
+                let wl = s.pick_workload();
+                let shape = &shapes[wl as usize];
                 let Some(io) = s.next_io(shape) else {
                     continue;
                 };
@@ -251,6 +265,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 s.inflight += 1;
                 inflight += 1;
                 let slot = &mut slots[slot_idx as usize];
+                slot.workload = wl;
                 if let Err(e) = start_io(
                     &mut engine,
                     &mut setup.data,
@@ -280,13 +295,14 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                     waiting[si as usize] = true;
                     continue;
                 };
-                let shape = &shapes[s.workload as usize];
+                let wl = s.pick_workload();
+                let shape = &shapes[wl as usize];
                 let Some(io) = s.next_io(shape) else {
                     free[si as usize].push(slot_idx);
                     continue;
                 };
                 let intended = s.take_due();
-                if let Some(lag) = stats[s.workload as usize].lag.as_mut() {
+                if let Some(lag) = stats[wl as usize].lag.as_mut() {
                     lag.record(now.saturating_sub(intended));
                 }
                 s.inflight += 1;
@@ -295,6 +311,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                     timers.push(Reverse((d, si)));
                 }
                 let slot = &mut slots[slot_idx as usize];
+                slot.workload = wl;
                 if let Err(e) = start_io(
                     &mut engine,
                     &mut setup.data,
@@ -354,7 +371,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             let slot = slots[tag];
             let done = if c.done_ns != 0 { c.done_ns } else { reap_ns };
             let si = slot.stream as usize;
-            let target = shapes[setup.streams[si].workload as usize].target;
+            let target = shapes[slot.workload as usize].target;
             if c.result < 0 {
                 if let ErrorPolicy::Retry(n) = setup.policy {
                     if slot.retries < n && !stopping {
@@ -404,14 +421,14 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             s.inflight -= 1;
             inflight -= 1;
             free[si].push(c.tag as u32);
-            let ws = &mut stats[s.workload as usize].ops[slot.op.index()];
+            let ws = &mut stats[slot.workload as usize].ops[slot.op.index()];
             if c.result < 0 {
                 ws.errors += 1;
                 if samples.len() < MAX_ERROR_SAMPLES {
                     let errno = (-c.result) as i32;
                     samples.push(ErrorSample {
                         op: slot.op.name().into(),
-                        target: setup.targets[shapes[s.workload as usize].target as usize]
+                        target: setup.targets[shapes[slot.workload as usize].target as usize]
                             .uri
                             .clone(),
                         offset: slot.offset,
@@ -458,7 +475,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         for c in completions.drain(..) {
             let tag = c.tag as usize;
             let slot = slots[tag];
-            let target = shapes[setup.streams[slot.stream as usize].workload as usize].target;
+            let target = shapes[slot.workload as usize].target;
             let ok = c.result == slot.len as i64;
             match slot.op {
                 Op::Write => {

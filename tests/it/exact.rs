@@ -135,3 +135,50 @@ fn many_streams_few_threads() {
     );
     assert!(run["totals"]["ios"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn shares_split_the_io_between_workloads() {
+    let d = tempdir();
+    let job = d.path().join("skew.toml");
+    std::fs::write(
+        &job,
+        r#"
+[defaults]
+duration = "1s"
+
+[[target]]
+name = "m"
+path = "mem:64m"
+
+[[workload]]
+name = "small-reads"
+rw = "randread"
+bs = "4k"
+qd = 4
+streams = 2
+share = 70
+
+[[workload]]
+name = "big-writes"
+rw = "write"
+bs = "64k"
+share = 30
+dist = "uniform"
+"#,
+    )
+    .unwrap();
+    let json = d.path().join("r.json");
+    let o = run(&["run", job.to_str().unwrap(), "-q", "--json", json.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = read_json(&json);
+    let run = &r["runs"][0];
+    assert_eq!(run["streams"], 2, "a share mix runs on its first workload's streams");
+    let w = run["workloads"].as_array().unwrap();
+    let small = w[0]["totals"]["ios"].as_f64().unwrap();
+    let big = w[1]["totals"]["ios"].as_f64().unwrap();
+    let share = small / (small + big);
+    assert!((share - 0.7).abs() < 0.02, "small-read share {share}");
+    assert_eq!(w[0]["totals"]["write"]["ios"], 0);
+    assert_eq!(w[1]["totals"]["read"]["ios"], 0);
+    assert_eq!(w[1]["totals"]["bytes"].as_u64().unwrap() % 65536, 0);
+}
