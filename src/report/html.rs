@@ -9,8 +9,11 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use super::analysis;
 use super::format::{esc, human, utc_datetime};
-use super::model::{Interval, LatencyStats, OpTotals, ResultDoc, RunResult};
+use super::model::{
+    Interval, LatencyStats, OpTotals, ResultDoc, RunResult, ScheduleResult, VerifyResult,
+};
 use super::svg::{Axis, Band, BarChart, Chart, Mark, Series};
 
 /// Series colours: distinguishable for common colour-vision deficiencies.
@@ -34,6 +37,15 @@ pub fn render_html(doc: &ResultDoc) -> String {
     out.push_str(&totals_table(&doc.runs));
     out.push_str("</section>\n");
 
+    if let Some(curve) = analysis::curve_section(doc) {
+        out.push_str(&curve);
+    }
+    if let Some(st) = &doc.steady_state {
+        out.push_str(&analysis::steady_section(st));
+    }
+    if let Some(sweep) = analysis::sweep_section(&doc.runs) {
+        out.push_str(&sweep);
+    }
     if doc.runs.len() > 1 {
         out.push_str("<section id=\"runs\"><h2>Runs side by side</h2>");
         out.push_str(&runs_charts(&doc.runs));
@@ -300,6 +312,12 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         out.push_str(&chart.render());
         out.push_str("<p class=\"caption\">Latency at each percentile of the measured I/Os; each step right adds a nine (90 → 99 → 99.9). Dashed: service time, when it differs from latency (rate-limited runs).</p>\n");
     }
+    if let Some(sched) = &run.schedule {
+        schedule_table(out, sched);
+    }
+    if let Some(v) = &run.verify {
+        verify_table(out, v);
+    }
     if run.workloads.len() > 1 {
         out.push_str("<h3>Workloads</h3><table><thead><tr><th>workload</th><th>target</th><th>IOPS</th><th>MB/s</th><th>mean µs</th><th>p99 µs</th><th>errors</th></tr></thead><tbody>");
         for w in &run.workloads {
@@ -336,6 +354,85 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
     out.push_str("<details><summary>Workload settings</summary>");
     out.push_str(&kv_table(&run.workload, 0));
     out.push_str("</details></section>\n");
+}
+
+/// Requested against achieved rate and issue lag of an open-loop run.
+fn schedule_table(out: &mut String, s: &ScheduleResult) {
+    let l = &s.lag_us;
+    let _ = write!(
+        out,
+        "<h3>Rate schedule</h3><table class=\"schedule\"><thead><tr><th>requested IOPS</th><th>achieved IOPS</th><th>achieved %</th>\
+<th>lag p50 µs</th><th>lag p99 µs</th><th>lag p99.9 µs</th><th>lag max µs</th><th>max backlog (I/Os)</th></tr></thead>\
+<tbody><tr>{}{}{}{}{}{}{}{}</tr></tbody></table>",
+        num_td(s.requested_iops),
+        num_td(s.achieved_iops),
+        num_td(s.achieved_pct),
+        num_td(l.p50),
+        num_td(l.p99),
+        num_td(l.p99_9),
+        num_td(l.max),
+        num_td(s.max_backlog_ios),
+    );
+    out.push_str("\n<p class=\"caption\">Lag: how late each I/O was issued against its scheduled time. Latency is measured from the scheduled time, so a growing lag shows up in it.</p>\n");
+}
+
+/// Verification counts and the stored mismatch samples.
+fn verify_table(out: &mut String, v: &VerifyResult) {
+    out.push_str("<h3>Verification</h3>");
+    if v.mismatches > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"warn\">{} mismatch{} found.</p>",
+            v.mismatches,
+            if v.mismatches == 1 { "" } else { "es" }
+        );
+    }
+    out.push_str("<table class=\"verify\"><thead><tr>");
+    let counts = [
+        ("units checked", v.units_checked),
+        ("ok", v.ok),
+        ("torn (tolerated)", v.torn),
+        ("untracked", v.untracked),
+        ("mismatches", v.mismatches),
+        ("corrupted", v.corrupted),
+        ("misplaced", v.misplaced),
+        ("stale", v.stale),
+        ("never written", v.never_written),
+        ("unexpected", v.unexpected),
+    ];
+    for (name, _) in counts {
+        let _ = write!(out, "<th>{name}</th>");
+    }
+    out.push_str("</tr></thead><tbody><tr>");
+    for (_, n) in counts {
+        let _ = write!(out, "<td class=\"n\">{n}</td>");
+    }
+    out.push_str("</tr></tbody></table>\n");
+    if !v.samples.is_empty() {
+        let _ = write!(
+            out,
+            "<table class=\"verify-samples\"><thead><tr><th>kind</th><th>target</th><th>offset</th><th>detail</th></tr></thead><tbody>"
+        );
+        for s in &v.samples {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>",
+                esc(&s.kind),
+                esc(&s.target),
+                s.offset,
+                esc(&s.detail)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+        if (v.samples.len() as u64) < v.mismatches {
+            let _ = write!(
+                out,
+                "<p class=\"caption\">The first {} of {} mismatches.</p>",
+                v.samples.len(),
+                v.mismatches
+            );
+        }
+    }
 }
 
 /// Contiguous stretches of warm-up intervals as (start s, end s).
@@ -609,7 +706,7 @@ pub(crate) fn kv_table(v: &Value, depth: usize) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::report::testdata::{doc, run};
+    use crate::report::testdata::{doc, latency, run};
 
     /// Every `<g class="series …" data-series=… data-count=N>` in `html`, with the
     /// number of plotted points actually found in it: `pt` elements, or the `M`/`L`
@@ -755,5 +852,43 @@ pub(crate) mod tests {
             .find(|c| c.0 == "run0-spectrum" && c.1 == "read")
             .unwrap();
         assert_eq!((read.2, read.3), (8, 8));
+    }
+
+    #[test]
+    fn schedule_and_verification_are_shown() {
+        use crate::report::model::{ScheduleResult, VerifyResult, VerifySample};
+        let mut d = sample();
+        d.runs[0].schedule = Some(ScheduleResult {
+            requested_iops: 5000.0,
+            achieved_iops: 4950.0,
+            achieved_pct: 99.0,
+            lag_us: latency(12.0, false),
+            max_backlog_ios: 3.5,
+        });
+        d.runs[0].verify = Some(VerifyResult {
+            units_checked: 1000,
+            ok: 996,
+            torn: 1,
+            mismatches: 3,
+            stale: 2,
+            corrupted: 1,
+            samples: vec![VerifySample {
+                kind: "stale".into(),
+                target: "/dev/nvme0n1".into(),
+                offset: 8192,
+                detail: "expected key 7, found 5 <00 ff>".into(),
+            }],
+            ..Default::default()
+        });
+        let html = render_html(&d);
+        let sched = html.split("<table class=\"schedule\">").nth(1).unwrap();
+        assert!(sched.contains("<td class=\"n\">5,000</td><td class=\"n\">4,950</td>"));
+        assert!(html.contains("3 mismatches found."));
+        assert!(html.contains("<th>stale</th>"));
+        assert!(html.contains("expected key 7, found 5 &lt;00 ff&gt;"));
+        assert!(html.contains("The first 1 of 3 mismatches."));
+        // Runs without them show neither.
+        let plain = render_html(&sample());
+        assert!(!plain.contains("Rate schedule") && !plain.contains("Verification"));
     }
 }

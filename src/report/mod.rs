@@ -1,6 +1,7 @@
 //! Reporting: the result model and everything that renders it — the live terminal
 //! lines, the JSON file and its interval stream.
 
+pub mod analysis;
 pub mod compare;
 pub mod csv;
 pub mod fio_json;

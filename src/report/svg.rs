@@ -8,6 +8,8 @@
 //! exactly N vertices (one `M`/`L` command per point) so a one-hour run at one-second
 //! intervals stays small. The trade-off: no interactivity beyond native tooltips.
 //! Charts only place numbers they are given; they never compute statistics.
+//! Reference lines ([`Rule`]), markers and shaded bands are drawn at values the
+//! caller read from the result (an SLA bound, a judged window), not derived here.
 
 use std::fmt::Write;
 
@@ -26,6 +28,17 @@ pub enum Scale {
     /// Percentiles placed at -log10(1 - p/100): 90 → 1, 99 → 2, 99.9 → 3. The
     /// 100th percentile (the maximum) sits at the right end of the axis.
     Nines,
+    /// Powers of two (block sizes, queue depths); ticks at every power in range.
+    Log2,
+}
+
+/// How tick labels of a [`Scale::Log2`] axis are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TickUnit {
+    /// Plain numbers: 1, 2, 4, … 1024.
+    Count,
+    /// Binary sizes: 512, 4k, 64k, 1M (k = 1024 bytes).
+    Bytes,
 }
 
 /// One axis: its scale, its range in transformed units, and its label (with unit).
@@ -40,6 +53,8 @@ pub struct Axis {
     pub label: String,
     /// Label for the last nines tick when it stands for the maximum (p100).
     max_tick: bool,
+    /// How log2 tick labels are written.
+    unit: TickUnit,
 }
 
 impl Axis {
@@ -61,6 +76,7 @@ impl Axis {
             hi: (hi / step).ceil() * step,
             label: label.into(),
             max_tick: false,
+            unit: TickUnit::Count,
         }
     }
 
@@ -88,6 +104,7 @@ impl Axis {
             hi,
             label: label.into(),
             max_tick: false,
+            unit: TickUnit::Count,
         }
     }
 
@@ -127,6 +144,29 @@ impl Axis {
             hi,
             label: label.into(),
             max_tick: has_max,
+            unit: TickUnit::Count,
+        }
+    }
+
+    /// A log2 axis over the positive `values`, a quarter power of two wider on each
+    /// side so the end points do not sit on the frame.
+    pub fn log2(label: &str, values: impl IntoIterator<Item = f64>, unit: TickUnit) -> Axis {
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for v in values.into_iter().filter(|v| v.is_finite() && *v > 0.0) {
+            lo = lo.min(v.log2());
+            hi = hi.max(v.log2());
+        }
+        if !lo.is_finite() {
+            (lo, hi) = (0.0, 1.0);
+        }
+        Axis {
+            scale: Scale::Log2,
+            lo: lo - 0.25,
+            hi: hi + 0.25,
+            label: label.into(),
+            max_tick: false,
+            unit,
         }
     }
 
@@ -136,6 +176,8 @@ impl Axis {
             Scale::Linear => v,
             Scale::Log10 if v > 0.0 => v.log10(),
             Scale::Log10 => self.lo,
+            Scale::Log2 if v > 0.0 => v.log2(),
+            Scale::Log2 => self.lo,
             Scale::Nines if v >= 100.0 => self.hi,
             Scale::Nines => nines(v).min(self.hi),
         }
@@ -180,6 +222,19 @@ impl Axis {
                             out.push(((t - self.lo) / span, si_label(v, v)));
                         }
                     }
+                }
+            }
+            Scale::Log2 => {
+                let (first, last) = (self.lo.ceil() as i64, self.hi.floor() as i64);
+                // At most about ten labels: every second (third, …) power when crowded.
+                let every = ((last - first) / 10 + 1).max(1);
+                for e in (first..=last).filter(|e| (e - first) % every == 0) {
+                    let v = 2f64.powi(e as i32);
+                    let label = match self.unit {
+                        TickUnit::Count => si_label(v, 1.0),
+                        TickUnit::Bytes => size_label(v),
+                    };
+                    out.push(((e as f64 - self.lo) / span, label));
                 }
             }
             Scale::Nines => {
@@ -254,6 +309,18 @@ fn si_label(v: f64, step: f64) -> String {
     format!("{}{suffix}", trim_zeros(format!("{:.decimals$}", v / div)))
 }
 
+/// A binary size for a tick: 512, 4k, 64k, 1M, 2G.
+pub fn size_label(bytes: f64) -> String {
+    let units = [(1u64 << 30, "G"), (1 << 20, "M"), (1 << 10, "k")];
+    for (div, suffix) in units {
+        let div = div as f64;
+        if bytes >= div {
+            return format!("{}{suffix}", trim_zeros(format!("{:.2}", bytes / div)));
+        }
+    }
+    trim_zeros(format!("{bytes:.0}"))
+}
+
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {
@@ -304,6 +371,53 @@ pub struct Band {
     pub color: String,
 }
 
+/// A shaded horizontal band between two y values (e.g. a tolerance around an average).
+#[derive(Debug, Clone)]
+pub struct HBand {
+    /// Written to `data-band` and used as a CSS class.
+    pub kind: String,
+    pub label: String,
+    pub y0: f64,
+    pub y1: f64,
+    pub color: String,
+}
+
+/// Where a reference line sits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RuleAt {
+    /// A vertical line at this x value.
+    X(f64),
+    /// A horizontal line at this y value.
+    Y(f64),
+}
+
+/// A labelled reference line across the plot (an SLA bound, an average). Not a
+/// series: it is not counted and carries no `pt` elements.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Written to `data-rule`.
+    pub kind: String,
+    /// Text drawn next to the line.
+    pub label: String,
+    pub at: RuleAt,
+    pub color: String,
+    pub dashed: bool,
+}
+
+/// A single highlighted point (e.g. the rate an SLA search found), drawn as a
+/// hollow diamond so the series points under it stay visible. Not a series and not
+/// counted.
+#[derive(Debug, Clone)]
+pub struct Marker {
+    /// Written to `data-marker`.
+    pub kind: String,
+    /// Tooltip text.
+    pub label: String,
+    pub x: f64,
+    pub y: f64,
+    pub color: String,
+}
+
 /// An x/y chart of line and marker series with optional bands.
 #[derive(Debug, Clone)]
 pub struct Chart {
@@ -316,6 +430,9 @@ pub struct Chart {
     pub y: Axis,
     pub series: Vec<Series>,
     pub bands: Vec<Band>,
+    pub hbands: Vec<HBand>,
+    pub rules: Vec<Rule>,
+    pub markers: Vec<Marker>,
 }
 
 const LEFT: f64 = 64.0;
@@ -451,6 +568,9 @@ impl Chart {
             y,
             series: Vec::new(),
             bands: Vec::new(),
+            hbands: Vec::new(),
+            rules: Vec::new(),
+            markers: Vec::new(),
         }
     }
 
@@ -473,6 +593,20 @@ impl Chart {
                 k = esc(&b.kind),
             );
         }
+        for b in &self.hbands {
+            let (a, z) = (f.py(self.y.frac(b.y0)), f.py(self.y.frac(b.y1)));
+            let _ = write!(
+                out,
+                r#"<rect class="band {k}" data-band="{k}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}</title></rect>"#,
+                coord(f.x0),
+                coord(a.min(z)),
+                coord(f.w),
+                coord((z - a).abs()),
+                esc(&b.color),
+                esc(&b.label),
+                k = esc(&b.kind),
+            );
+        }
         axes(
             &mut out,
             &f,
@@ -484,21 +618,88 @@ impl Chart {
         for s in &self.series {
             self.render_series(&mut out, &f, s);
         }
+        for r in &self.rules {
+            self.render_rule(&mut out, &f, r);
+        }
+        for m in &self.markers {
+            let (x, y) = (f.px(self.x.frac(m.x)), f.py(self.y.frac(m.y)));
+            let _ = write!(
+                out,
+                r#"<path class="marker" data-marker="{}" d="M{} {}l8 8l-8 8l-8 -8z" fill="none" stroke="{}" stroke-width="2"><title>{}</title></path>"#,
+                esc(&m.kind),
+                coord(x),
+                coord(y - 8.0),
+                esc(&m.color),
+                esc(&m.label)
+            );
+        }
         let mut items: Vec<(String, String, bool)> = self
             .series
             .iter()
             .map(|s| (s.label.clone(), s.color.clone(), s.dashed))
             .collect();
         let mut seen = Vec::new();
-        for b in &self.bands {
-            if !seen.contains(&b.kind) {
-                seen.push(b.kind.clone());
-                items.push((b.label.clone(), b.color.clone(), false));
+        let band_kinds = self.bands.iter().map(|b| (&b.kind, &b.label, &b.color));
+        let hband_kinds = self.hbands.iter().map(|b| (&b.kind, &b.label, &b.color));
+        for (kind, label, color) in band_kinds.chain(hband_kinds) {
+            if !seen.contains(kind) {
+                seen.push(kind.clone());
+                items.push((label.clone(), color.clone(), false));
             }
         }
         legend(&mut out, self.width, &items);
         out.push_str("</svg></figure>\n");
         out
+    }
+
+    /// A reference line across the frame with its label: a horizontal line's label
+    /// sits above its left end (where load curves are usually low), a vertical line's
+    /// at its top, on the side with more room.
+    fn render_rule(&self, out: &mut String, f: &Frame, r: &Rule) {
+        let dash = if r.dashed {
+            r#" stroke-dasharray="6 4""#
+        } else {
+            ""
+        };
+        let color = esc(&r.color);
+        let _ = write!(
+            out,
+            r#"<g class="rule" data-rule="{}" stroke="{color}" fill="{color}">"#,
+            esc(&r.kind)
+        );
+        match r.at {
+            RuleAt::Y(v) => {
+                let y = coord(f.py(self.y.frac(v)));
+                let _ = write!(
+                    out,
+                    r#"<line x1="{}" x2="{}" y1="{y}" y2="{y}" stroke-width="1.5"{dash}/><text class="rl" x="{}" y="{y}" dy="-4" stroke="none">{}</text>"#,
+                    coord(f.x0),
+                    coord(f.x0 + f.w),
+                    coord(f.x0 + 4.0),
+                    esc(&r.label)
+                );
+            }
+            RuleAt::X(v) => {
+                let fx = self.x.frac(v);
+                let x = f.px(fx);
+                let (tx, anchor) = if fx > 0.7 {
+                    (x - 4.0, "end")
+                } else {
+                    (x + 4.0, "start")
+                };
+                let _ = write!(
+                    out,
+                    r#"<line x1="{x}" x2="{x}" y1="{}" y2="{}" stroke-width="1.5"{dash}/><text class="rl" x="{}" y="{}" text-anchor="{anchor}" stroke="none">{}</text>"#,
+                    coord(f.y0),
+                    coord(f.y0 + f.h),
+                    coord(tx),
+                    coord(f.y0 + 12.0),
+                    esc(&r.label),
+                    x = coord(x),
+                );
+            }
+        }
+        out.push_str("</g>");
     }
 
     fn render_series(&self, out: &mut String, f: &Frame, s: &Series) {
@@ -712,5 +913,70 @@ mod tests {
             .next()
             .unwrap();
         assert_eq!(d.matches(['M', 'L']).count(), 1000);
+    }
+
+    #[test]
+    fn log2_axis_labels_sizes_and_counts() {
+        let a = Axis::log2("bs", [4096.0, 65536.0, 1048576.0], TickUnit::Bytes);
+        let labels: Vec<String> = a.ticks().into_iter().map(|t| t.1).collect();
+        assert_eq!(
+            labels,
+            ["4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1M"]
+        );
+        // The end points sit inside the frame, not on it.
+        assert!(a.frac(4096.0) > 0.0 && a.frac(1048576.0) < 1.0);
+        let q = Axis::log2("qd", (0..=12).map(|e| 2f64.powi(e)), TickUnit::Count);
+        let labels: Vec<String> = q.ticks().into_iter().map(|t| t.1).collect();
+        assert_eq!(labels, ["1", "4", "16", "64", "256", "1024", "4096"]);
+        assert_eq!(size_label(512.0), "512");
+        assert_eq!(size_label(1536.0), "1.5k");
+    }
+
+    #[test]
+    fn rules_bands_and_markers_are_not_series() {
+        let mut c = Chart::new(
+            "t",
+            "t",
+            Axis::linear("x", [0.0, 10.0]),
+            Axis::linear("y", [0.0, 10.0]),
+        );
+        c.series
+            .push(Series::line("v", "v", "#000", vec![(1.0, 1.0), (9.0, 9.0)]));
+        c.rules.push(Rule {
+            kind: "bound".into(),
+            label: "p99 ≤ 5 µs".into(),
+            at: RuleAt::Y(5.0),
+            color: "#f00".into(),
+            dashed: true,
+        });
+        c.rules.push(Rule {
+            kind: "rate".into(),
+            label: "9 IOPS".into(),
+            at: RuleAt::X(9.0),
+            color: "#f00".into(),
+            dashed: true,
+        });
+        c.hbands.push(HBand {
+            kind: "tol".into(),
+            label: "tolerance".into(),
+            y0: 4.0,
+            y1: 6.0,
+            color: "#0f0".into(),
+        });
+        c.markers.push(Marker {
+            kind: "m".into(),
+            label: "here".into(),
+            x: 9.0,
+            y: 5.0,
+            color: "#f00".into(),
+        });
+        let svg = c.render();
+        assert_eq!(svg.matches("class=\"pt\"").count(), 2);
+        assert_eq!(svg.matches("<g class=\"series").count(), 1);
+        assert!(svg.contains("data-rule=\"bound\"") && svg.contains(">p99 ≤ 5 µs</text>"));
+        // A vertical rule near the right edge puts its label on the left.
+        assert!(svg.contains("text-anchor=\"end\" stroke=\"none\">9 IOPS"));
+        assert!(svg.contains("data-band=\"tol\"") && svg.contains(">tolerance</text>"));
+        assert!(svg.contains("data-marker=\"m\""));
     }
 }

@@ -200,3 +200,116 @@ fn hour_long_result_stays_small_and_opens_fast() {
         secs - base
     );
 }
+
+/// The series of one chart (`data-chart="ID"`) in the DOM, as [`series`] gives them.
+fn chart_series(dom: &str, id: &str) -> Vec<(String, usize, usize)> {
+    let Some(start) = dom.find(&format!("data-chart=\"{id}\"")) else {
+        return Vec::new();
+    };
+    let fig = &dom[start..];
+    series(&fig[..fig.find("</figure>").unwrap()])
+}
+
+#[test]
+fn curve_report_plots_every_curve_point() {
+    let Some(browser) = chromium() else {
+        return skip_or_fail("chromium is not installed");
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let html = d.path().join("r.html");
+    let o = {
+        let _g = super::sim::REALTIME
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        run(&[
+            "curve",
+            "--target",
+            "sim:1g?service=100us",
+            "--qd",
+            "4",
+            "--duration",
+            "1s",
+            "--warmup",
+            "200ms",
+            "--max-latency",
+            "p99=1ms",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ])
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = read_json(&json);
+    let points = r["curve"]["points"].as_array().unwrap().len();
+    assert!(points >= 1, "{}", r["curve"]);
+    let (dom, err, _) = render(browser, &html, None);
+    assert!(!err.contains(":CONSOLE("), "console output: {err}");
+    let curve = chart_series(&dom, "curve");
+    let names: Vec<&str> = curve.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["lat_p50_us", "lat_p99_us", "lat_p99_9_us"],
+        "{curve:?}"
+    );
+    for (name, declared, drawn) in &curve {
+        assert_eq!(*declared, points, "curve series {name}");
+        assert_eq!(declared, drawn, "curve series {name}");
+    }
+    for (name, declared, drawn) in series(&dom) {
+        assert_eq!(declared, drawn, "series {name}");
+    }
+    // The SLA answer is stated in words and drawn as a bound line.
+    assert!(dom.contains("data-rule=\"sla-bound\""), "no SLA line");
+    assert!(dom.contains("p99 ≤ 1 ms"), "no SLA sentence");
+    let shot = screenshot_dir().join("curve.png");
+    let _ = render(browser, &html, Some(&shot));
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+}
+
+#[test]
+fn sweep_report_plots_one_point_per_run() {
+    let Some(browser) = chromium() else {
+        return skip_or_fail("chromium is not installed");
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let html = d.path().join("r.html");
+    let o = run(&[
+        "run",
+        "--target",
+        "mem:64m",
+        "--bs",
+        "4k,8k,16k,32k",
+        "--duration",
+        "300ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let runs = read_json(&json)["runs"].as_array().unwrap().len();
+    assert_eq!(runs, 4);
+    let (dom, err, _) = render(browser, &html, None);
+    assert!(!err.contains(":CONSOLE("), "console output: {err}");
+    assert!(dom.contains("Sweep over block size"));
+    for id in ["sweep-iops", "sweep-mbps", "sweep-latency"] {
+        let s = chart_series(&dom, id);
+        assert!(!s.is_empty(), "no chart {id}");
+        for (name, declared, drawn) in s {
+            assert_eq!(declared, runs, "{id}/{name}");
+            assert_eq!(drawn, runs, "{id}/{name}");
+        }
+    }
+    // Block sizes are labelled as sizes on the log2 axis.
+    for tick in [">4k<", ">8k<", ">16k<", ">32k<"] {
+        assert!(dom.contains(tick), "missing tick {tick}");
+    }
+    let shot = screenshot_dir().join("sweep.png");
+    let _ = render(browser, &html, Some(&shot));
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+}

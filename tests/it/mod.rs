@@ -8,6 +8,7 @@ mod html;
 mod load;
 mod loopdev;
 mod output;
+mod reports_cli;
 mod sim;
 
 use std::path::PathBuf;
