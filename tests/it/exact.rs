@@ -168,11 +168,20 @@ dist = "uniform"
     )
     .unwrap();
     let json = d.path().join("r.json");
-    let o = run(&["run", job.to_str().unwrap(), "-q", "--json", json.to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        job.to_str().unwrap(),
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = read_json(&json);
     let run = &r["runs"][0];
-    assert_eq!(run["streams"], 2, "a share mix runs on its first workload's streams");
+    assert_eq!(
+        run["streams"], 2,
+        "a share mix runs on its first workload's streams"
+    );
     let w = run["workloads"].as_array().unwrap();
     let small = w[0]["totals"]["ios"].as_f64().unwrap();
     let big = w[1]["totals"]["ios"].as_f64().unwrap();
