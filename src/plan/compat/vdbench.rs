@@ -847,11 +847,17 @@ fn expand_rd(
             }
             let (offset, len) = match wd.range {
                 None => (sd.offset, sd.size),
-                Some((a, b)) => match range_bytes(a, b, sd.size) {
-                    Some((o, l)) => (sd.offset + o, Some(l)),
+                Some((a, b)) => match range_bytes(a, b, sd.size)
+                    .and_then(|(o, l)| Some((sd.offset.checked_add(o)?, Some(l))))
+                {
+                    Some(ol) => ol,
                     None => {
                         unsupported.push(
-                            format!("range on wd={} — needs a size on sd={}", wd.name, sd.name),
+                            format!(
+                                "range on wd={} — empty or backwards, or in percent without \
+                                 a size on sd={}",
+                                wd.name, sd.name
+                            ),
                             &rd.loc,
                         );
                         (sd.offset, sd.size)
@@ -914,7 +920,8 @@ fn range_bytes(a: RangeEnd, b: RangeEnd, sd_size: Option<u64>) -> Option<(u64, u
         RangeEnd::Pct(p) => sd_size.map(|s| (s as f64 * p / 100.0) as u64),
     };
     let (a, b) = (abs(a)?, abs(b)?);
-    (b > a).then_some((a, b - a))
+    // `then`, not `then_some`: the length must not be computed for a backwards range.
+    (b > a).then(|| (a, b - a))
 }
 
 #[cfg(test)]
@@ -954,6 +961,32 @@ mod tests {
         );
         assert_eq!(expand_values(&p("14"), false).unwrap(), ["14"]);
         assert!(expand_values(&p("(1-9999999)"), false).is_err());
+    }
+
+    // Regression (found by fuzz target `vdbench`): a backwards byte range such as
+    // range=(10g,2g) panicked with a subtraction overflow instead of being listed.
+    #[test]
+    fn backwards_range_is_listed_not_a_panic() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x\nwd=w1,sd=s1,range=(10g,2g)\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported[0].option.starts_with("range on wd=w1"));
+        assert_eq!(t.plan.runs[0].workloads[0].size_bytes, None);
+    }
+
+    // Regression (found while fixing the above): an sd offset plus a wd range past
+    // u64::MAX overflowed.
+    #[test]
+    fn offset_plus_range_overflow_is_listed_not_a_panic() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,offset=18446744073709551615\nwd=w1,sd=s1,range=(1g,2g)\n\
+             rd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported[0].option.starts_with("range on wd=w1"));
     }
 
     #[test]
