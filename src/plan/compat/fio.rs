@@ -14,7 +14,10 @@ use super::{
     is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated, UnsupportedList,
     DEFAULT_INTERVAL_NS, DEFAULT_SEED,
 };
-use crate::plan::model::{AccessPattern, BlockSizes, EngineKind, Plan, Rate, RunSpec, Workload};
+use crate::plan::model::{
+    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Plan, Rate, RunSpec, Workload,
+    Zone,
+};
 use crate::plan::units::{
     parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
 };
@@ -582,11 +585,10 @@ fn resolve_job(
             unsupported.push(format!("percentage_random={v}"), loc);
         }
     }
-    if let Some((v, loc)) = o.get("random_distribution") {
-        if !v.eq_ignore_ascii_case("random") {
-            unsupported.push(format!("random_distribution={v}"), loc);
-        }
-    }
+    let dist = match o.get("random_distribution") {
+        Some((v, loc)) => random_distribution(v, loc, unsupported)?,
+        None => Distribution::Uniform,
+    };
 
     // Block sizes.
     let bs = if let Some((v, loc)) = o.get("bssplit") {
@@ -734,26 +736,22 @@ fn resolve_job(
     }
     let target_size = size.map(|s| s.saturating_add(offset));
 
-    // Rate.
-    let mut rate = Rate::Max;
-    if let Some((v, loc)) = o.get("rate_iops") {
-        let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-        let same = parts.iter().all(|p| *p == parts[0]);
-        if !same || (parts.len() > 1 && read_pct != 100 && read_pct != 0) {
-            unsupported.push(format!("rate_iops={v} — per-direction rates"), loc);
-        } else if read_pct != 100 && read_pct != 0 {
-            unsupported.push(
-                format!(
-                    "rate_iops={v} — fio caps reads and writes separately in a mix; \
-                     running unthrottled"
-                ),
-                loc,
-            );
-        } else {
-            let per_job = parse_count(parts[0]).map_err(|e| err(loc, "rate_iops", v, &e))?;
-            rate = Rate::Iops(per_job as f64 * numjobs as f64);
-        }
-    }
+    // Rate and arrival process. fio paces rate-limited I/O evenly (`linear`) unless
+    // told `rate_process=poisson`.
+    let rate = match o.get("rate_iops") {
+        Some((v, loc)) => rate_iops(v, loc, &name, read_pct, numjobs, unsupported, warnings)?,
+        None => Rate::Max,
+    };
+    let arrival = match o.get("rate_process") {
+        None => Arrival::Uniform,
+        Some((v, loc)) => match v.trim().to_ascii_lowercase().as_str() {
+            "linear" => Arrival::Uniform,
+            "poisson" => Arrival::Exponential,
+            other => {
+                return Err(loc.error(format!("rate_process={other}: expected linear or poisson")))
+            }
+        },
+    };
 
     // Time and passes.
     let time_based = o.flag("time_based")?;
@@ -857,7 +855,8 @@ fn resolve_job(
             rate,
             offset_bytes: offset,
             size_bytes: size,
-            ..Default::default()
+            dist,
+            arrival,
         },
         engine,
         duration_ns: runtime,
@@ -894,6 +893,7 @@ fn is_handled(key: &str) -> bool {
             | "filename"
             | "directory"
             | "rate_iops"
+            | "rate_process"
             | "cpus_allowed"
             | "randseed"
             | "numjobs"
@@ -909,6 +909,235 @@ fn is_handled(key: &str) -> bool {
             | "random_distribution"
             | "bsrange"
     )
+}
+
+/// Translates `random_distribution`. fio gives one setting per data direction
+/// (`zoned:50/5:50/95,90/10:10/90`); a plan has one per workload, so directions that
+/// differ are listed as unsupported and the first is used.
+fn random_distribution(
+    v: &str,
+    loc: &Loc,
+    unsupported: &mut UnsupportedList,
+) -> Result<Distribution, CompatError> {
+    let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
+    let first = parts.next().unwrap_or("random");
+    let dist = one_distribution(first, v, loc, unsupported)?;
+    for other in parts {
+        let mut scratch = UnsupportedList::default();
+        if one_distribution(other, v, loc, &mut scratch).ok().as_ref() != Some(&dist) {
+            unsupported.push(
+                format!("random_distribution={v} — per-direction distributions; using '{first}'"),
+                loc,
+            );
+            break;
+        }
+    }
+    Ok(dist)
+}
+
+/// One direction's distribution: `random`, `zipf[:θ[:center]]`, `pareto[:h[:center]]`,
+/// `zoned:IO/RANGE:…`. `normal`/`gauss` and `zoned_abs` are unsupported (uniform
+/// used). Values fio itself refuses are errors.
+fn one_distribution(
+    text: &str,
+    whole: &str,
+    loc: &Loc,
+    unsupported: &mut UnsupportedList,
+) -> Result<Distribution, CompatError> {
+    let bad = |m: &str| loc.error(format!("random_distribution={whole}: {m}"));
+    let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
+    let kind = kind.trim().to_ascii_lowercase();
+    // zipf and pareto take "value[:center]"; a centre other than 0 moves the hot
+    // spot, which the model does not express.
+    let mut value_and_center = |default: f64| -> Result<f64, CompatError> {
+        let mut it = arg.split(':').map(str::trim);
+        let value = match it.next() {
+            None | Some("") => default,
+            Some(s) => s
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| bad(&format!("'{s}' is not a number")))?,
+        };
+        if let Some(c) = it.next() {
+            let center = c
+                .parse::<f64>()
+                .ok()
+                .filter(|x| (0.0..=1.0).contains(x))
+                .ok_or_else(|| bad(&format!("centre '{c}' is not between 0 and 1")))?;
+            if center != 0.0 {
+                unsupported.push(
+                    format!(
+                        "random_distribution={whole} — centre {c} shifts the hot spot; \
+                         ioscope keeps it at rank 0"
+                    ),
+                    loc,
+                );
+            }
+        }
+        if it.next().is_some() {
+            return Err(bad("too many ':' values"));
+        }
+        Ok(value)
+    };
+    match kind.as_str() {
+        "random" if arg.is_empty() => Ok(Distribution::Uniform),
+        // fio's defaults when no value is given: zipf 1.1, pareto 0.2.
+        "zipf" => {
+            let theta = value_and_center(1.1)?;
+            if theta <= 0.0 || theta == 1.0 {
+                return Err(bad("zipf theta must be positive and not 1.0"));
+            }
+            Ok(Distribution::Zipf { theta })
+        }
+        "pareto" => {
+            let h = value_and_center(0.2)?;
+            if h <= 0.0 || h >= 1.0 {
+                return Err(bad("pareto h must be between 0 and 1"));
+            }
+            Ok(Distribution::Pareto { h })
+        }
+        "zoned" => Ok(Distribution::Zoned {
+            bands: parse_zoned(arg).map_err(|m| bad(&m))?,
+        }),
+        "normal" | "gauss" | "zoned_abs" => {
+            unsupported.push(format!("random_distribution={whole}"), loc);
+            Ok(Distribution::Uniform)
+        }
+        _ => Err(bad(
+            "expected random, zipf, pareto, normal, zoned or zoned_abs",
+        )),
+    }
+}
+
+/// Parses fio's zoned split `60/10:30/20:10/70`: each entry sends its percentage of
+/// the I/O to the next percentage of the range. As in fio, entries without a number
+/// share what the others leave, the I/O must add up to 100, and a range that adds up
+/// to less than 100 leaves the rest of the working set untouched (an extra band with
+/// no I/O here).
+fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
+    let mut raw: Vec<(Option<f64>, Option<f64>)> = Vec::new();
+    for part in arg.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let (io, range) = part.split_once('/').unwrap_or((part, ""));
+        let num = |s: &str| -> Result<Option<f64>, String> {
+            let s = s.trim();
+            if s.is_empty() {
+                return Ok(None);
+            }
+            match s.parse::<f64>() {
+                Ok(x) if x.is_finite() && (0.0..=100.0).contains(&x) => Ok(Some(x)),
+                _ => Err(format!("'{s}' in '{part}' is not a percentage")),
+            }
+        };
+        raw.push((num(io)?, num(range)?));
+    }
+    if raw.is_empty() {
+        return Err("zoned needs IO%/RANGE% entries, e.g. zoned:60/10:30/20:10/70".into());
+    }
+    let fill = |vals: Vec<Option<f64>>, what: &str| -> Result<Vec<f64>, String> {
+        let given: f64 = vals.iter().flatten().sum();
+        if given > 100.0 + 1e-9 {
+            return Err(format!(
+                "{what} percentages add up to {given}, more than 100"
+            ));
+        }
+        let blanks = vals.iter().filter(|v| v.is_none()).count();
+        let share = if blanks > 0 {
+            (100.0 - given) / blanks as f64
+        } else {
+            0.0
+        };
+        Ok(vals.into_iter().map(|v| v.unwrap_or(share)).collect())
+    };
+    let io = fill(raw.iter().map(|r| r.0).collect(), "I/O")?;
+    let range = fill(raw.iter().map(|r| r.1).collect(), "range")?;
+    let io_total: f64 = io.iter().sum();
+    if (io_total - 100.0).abs() > 0.01 {
+        return Err(format!("I/O percentages add up to {io_total}, not 100"));
+    }
+    let mut bands: Vec<Zone> = io
+        .into_iter()
+        .zip(range)
+        .filter(|&(_, r)| r > 0.0)
+        .map(|(io_pct, range_pct)| Zone { io_pct, range_pct })
+        .collect();
+    let io_in_bands: f64 = bands.iter().map(|b| b.io_pct).sum();
+    if (io_in_bands - 100.0).abs() > 0.01 {
+        return Err("a band with I/O has an empty range".into());
+    }
+    let range_total: f64 = bands.iter().map(|b| b.range_pct).sum();
+    if range_total < 100.0 - 0.01 {
+        bands.push(Zone {
+            io_pct: 0.0,
+            range_pct: 100.0 - range_total,
+        });
+    }
+    Ok(bands)
+}
+
+/// Translates `rate_iops=R[,W]` (per job, per direction; one value caps both). A pure
+/// read or write job takes its direction's cap. In a mix fio caps reads and writes
+/// separately; when the caps are in the mix's own proportion (`R×100 = read_pct ×
+/// (R+W)`) they are a cap on the total, which the plan can express (with a warning
+/// about pacing); otherwise the job runs unthrottled and the option is listed.
+#[allow(clippy::too_many_arguments)]
+fn rate_iops(
+    v: &str,
+    loc: &Loc,
+    name: &str,
+    read_pct: u8,
+    numjobs: u64,
+    unsupported: &mut UnsupportedList,
+    warnings: &mut Vec<String>,
+) -> Result<Rate, CompatError> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let cap = |s: &str| -> Result<Option<u64>, CompatError> {
+        if s.is_empty() {
+            Ok(None)
+        } else {
+            parse_count(s)
+                .map(Some)
+                .map_err(|e| loc.error(format!("rate_iops={v}: {e}")))
+        }
+    };
+    if parts.len() > 3 {
+        return Err(loc.error(format!("rate_iops={v}: at most read,write,trim")));
+    }
+    // A value not followed by a comma applies to the later directions too.
+    let reads = cap(parts[0])?;
+    let writes = match parts.get(1) {
+        Some(w) => cap(w)?,
+        None => reads,
+    };
+    let total = |per_job: u64| Rate::Iops(per_job as f64 * numjobs as f64);
+    match (read_pct, reads, writes) {
+        (100, Some(r), _) => Ok(total(r)),
+        (0, _, Some(w)) => Ok(total(w)),
+        (100, None, _) | (0, _, None) => Ok(Rate::Max),
+        (_, Some(r), Some(w))
+            if u128::from(r) * 100 == u128::from(read_pct) * (u128::from(r) + u128::from(w)) =>
+        {
+            warnings.push(format!(
+                "job '{name}': rate_iops={v} caps reads and writes separately in fio; \
+                 they match rwmixread={read_pct}, so ioscope caps the total at {} IOPS \
+                 per job and chooses each I/O's direction by the mix (reads and writes \
+                 are not paced separately)",
+                r.saturating_add(w)
+            ));
+            Ok(total(r.saturating_add(w)))
+        }
+        _ => {
+            unsupported.push(
+                format!(
+                    "rate_iops={v} — fio caps reads and writes separately in a mix, not in \
+                     the {read_pct}/{} proportion of rwmixread; running unthrottled",
+                    100 - read_pct
+                ),
+                loc,
+            );
+            Ok(Rate::Max)
+        }
+    }
 }
 
 /// Splits fio's `:`-separated filename list (`\:` escapes a colon).

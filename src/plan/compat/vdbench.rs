@@ -9,7 +9,7 @@
 
 use super::{is_windows_path, CompatError, Loc, Translated, UnsupportedList, DEFAULT_SEED};
 use crate::plan::model::{
-    AccessPattern, BlockSizes, EngineKind, Plan, Rate, RunSpec, TargetSpec, Workload,
+    AccessPattern, Arrival, BlockSizes, EngineKind, Plan, Rate, RunSpec, TargetSpec, Workload,
 };
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size, parse_size_allow_zero};
 
@@ -430,6 +430,33 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
                     _ => unsupported.push(format!("range={}", p.value), &p.loc),
                 }
             }
+            "hotband" => {
+                let ends = list(&p.value)
+                    .iter()
+                    .map(|s| hotband_end(s))
+                    .collect::<Option<Vec<_>>>();
+                match ends.as_deref() {
+                    Some([a, b]) => {
+                        wd.range = Some((*a, *b));
+                        unsupported.push(
+                            format!(
+                                "hotband={} — vdbench skews access toward the band's low \
+                                 LBAs; ioscope spreads it uniformly over the band",
+                                p.value
+                            ),
+                            &p.loc,
+                        );
+                    }
+                    _ => unsupported.push(
+                        format!(
+                            "hotband={} — a band wrapping past the end of the sd, or not \
+                             (low,high)",
+                            p.value
+                        ),
+                        &p.loc,
+                    ),
+                }
+            }
             "openflags" => openflags(p, &mut wd.direct, unsupported),
             _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
         }
@@ -441,6 +468,24 @@ fn range_end(s: &str) -> Option<RangeEnd> {
     if s.chars().all(|c| c.is_ascii_digit() || c == '.') {
         let f: f64 = s.parse().ok()?;
         (0.0..=100.0).contains(&f).then_some(RangeEnd::Pct(f))
+    } else {
+        parse_size_allow_zero(s).ok().map(RangeEnd::Bytes)
+    }
+}
+
+/// One end of a `hotband=(lo,hi)`: bare numbers up to 100 are percent of the sd, over
+/// 200 bytes (vdbench's rule); 100–200 means the band wraps past the end, which a
+/// working-set range cannot express.
+fn hotband_end(s: &str) -> Option<RangeEnd> {
+    if s.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        let f: f64 = s.parse().ok().filter(|f: &f64| f.is_finite())?;
+        if (0.0..=100.0).contains(&f) {
+            Some(RangeEnd::Pct(f))
+        } else if f > 200.0 && f < u64::MAX as f64 {
+            Some(RangeEnd::Bytes(f as u64))
+        } else {
+            None
+        }
     } else {
         parse_size_allow_zero(s).ok().map(RangeEnd::Bytes)
     }
@@ -626,6 +671,7 @@ fn expand_rd(
     let mut direct = false;
     let mut loops: Vec<(Dim, Vec<String>, Param)> = Vec::new();
     let mut iorate_param = None;
+    let mut arrival = Arrival::Exponential;
     for p in &rd.params {
         let dur = |p: &Param| parse_duration_ns(&p.value).map_err(|e| perr(p, &e));
         match p.key.as_str() {
@@ -636,6 +682,25 @@ fn expand_rd(
             "threads" => threads = Some(count(p)?),
             "openflags" => openflags(p, &mut direct, unsupported),
             "iorate" => iorate_param = Some(p.clone()),
+            // Inter-arrival times of a fixed iorate. vdbench's `uniform` draws gaps
+            // uniformly between 0 and twice the mean, which the model cannot express.
+            "distribution" => match p.value.trim().to_ascii_lowercase().as_str() {
+                "exponential" => arrival = Arrival::Exponential,
+                "deterministic" => arrival = Arrival::Uniform,
+                "uniform" => unsupported.push(
+                    format!(
+                        "distribution={} — gaps uniform in 0..2×mean; using exponential",
+                        p.value
+                    ),
+                    &p.loc,
+                ),
+                _ => {
+                    return Err(p.loc.error(format!(
+                        "distribution={}: expected exponential, uniform or deterministic",
+                        p.value
+                    )))
+                }
+            },
             "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
                 let dim = match p.key.as_str() {
                     "forthreads" => Dim::Threads,
@@ -658,7 +723,11 @@ fn expand_rd(
         let values = list(&p.value);
         if values.iter().any(|v| v.eq_ignore_ascii_case("curve")) {
             unsupported.push(
-                format!("iorate={} — latency curve; running iorate=max", p.value),
+                format!(
+                    "iorate={} — latency curve; running iorate=max (`ioscope curve` \
+                     measures one)",
+                    p.value
+                ),
                 &p.loc,
             );
             loops.push((Dim::Iorate, vec!["max".into()], p.clone()));
@@ -778,11 +847,17 @@ fn expand_rd(
             }
             let (offset, len) = match wd.range {
                 None => (sd.offset, sd.size),
-                Some((a, b)) => match range_bytes(a, b, sd.size) {
-                    Some((o, l)) => (sd.offset + o, Some(l)),
+                Some((a, b)) => match range_bytes(a, b, sd.size)
+                    .and_then(|(o, l)| Some((sd.offset.checked_add(o)?, Some(l))))
+                {
+                    Some(ol) => ol,
                     None => {
                         unsupported.push(
-                            format!("range on wd={} — needs a size on sd={}", wd.name, sd.name),
+                            format!(
+                                "range on wd={} — empty or backwards, or in percent without \
+                                 a size on sd={}",
+                                wd.name, sd.name
+                            ),
                             &rd.loc,
                         );
                         (sd.offset, sd.size)
@@ -808,6 +883,7 @@ fn expand_rd(
                 rate: wrate,
                 offset_bytes: offset,
                 size_bytes: len,
+                arrival,
                 ..Default::default()
             });
             if (wd.direct || direct) && !sd.direct {
@@ -844,7 +920,8 @@ fn range_bytes(a: RangeEnd, b: RangeEnd, sd_size: Option<u64>) -> Option<(u64, u
         RangeEnd::Pct(p) => sd_size.map(|s| (s as f64 * p / 100.0) as u64),
     };
     let (a, b) = (abs(a)?, abs(b)?);
-    (b > a).then_some((a, b - a))
+    // `then`, not `then_some`: the length must not be computed for a backwards range.
+    (b > a).then(|| (a, b - a))
 }
 
 #[cfg(test)]
@@ -884,6 +961,32 @@ mod tests {
         );
         assert_eq!(expand_values(&p("14"), false).unwrap(), ["14"]);
         assert!(expand_values(&p("(1-9999999)"), false).is_err());
+    }
+
+    // Regression (found by fuzz target `vdbench`): a backwards byte range such as
+    // range=(10g,2g) panicked with a subtraction overflow instead of being listed.
+    #[test]
+    fn backwards_range_is_listed_not_a_panic() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x\nwd=w1,sd=s1,range=(10g,2g)\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported[0].option.starts_with("range on wd=w1"));
+        assert_eq!(t.plan.runs[0].workloads[0].size_bytes, None);
+    }
+
+    // Regression (found while fixing the above): an sd offset plus a wd range past
+    // u64::MAX overflowed.
+    #[test]
+    fn offset_plus_range_overflow_is_listed_not_a_panic() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,offset=18446744073709551615\nwd=w1,sd=s1,range=(1g,2g)\n\
+             rd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported[0].option.starts_with("range on wd=w1"));
     }
 
     #[test]
