@@ -857,6 +857,7 @@ fn resolve_job(
             size_bytes: size,
             dist,
             arrival,
+            share_pct: None,
         },
         engine,
         duration_ns: runtime,

@@ -380,6 +380,8 @@ struct Wd {
     /// (start, end) in percent or bytes, resolved per sd.
     range: Option<(RangeEnd, RangeEnd)>,
     direct: bool,
+    /// Percentage of the run's I/O (skew=).
+    skew: Option<f64>,
 }
 
 #[derive(Clone, Copy)]
@@ -412,6 +414,7 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         pattern: AccessPattern::Random,
         range: None,
         direct: false,
+        skew: None,
     };
     for p in &d.params {
         match p.key.as_str() {
@@ -458,6 +461,14 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
                 }
             }
             "openflags" => openflags(p, &mut wd.direct, unsupported),
+            "skew" => match p.value.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => wd.skew = Some(v),
+                _ => {
+                    return Err(p
+                        .loc
+                        .error(format!("skew={}: expected a percentage above 0", p.value)))
+                }
+            },
             _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
         }
     }
@@ -829,8 +840,50 @@ fn expand_rd(
             .iter()
             .flat_map(|&w| wds[w].sds.iter().map(move |&s| (w, s)))
             .collect();
+        // skew: the wds of the run form one share mix on the sd's threads (wds
+        // without a skew split what the others leave, as vdbench does).
+        let skewed = pairs.iter().any(|&(w, _)| wds[w].skew.is_some());
+        let one_sd = pairs.iter().all(|p| p.1 == pairs[0].1);
+        let shares: Option<Vec<f64>> = if skewed && one_sd {
+            let given: f64 = pairs.iter().filter_map(|&(w, _)| wds[w].skew).sum();
+            let rest = pairs
+                .iter()
+                .filter(|&&(w, _)| wds[w].skew.is_none())
+                .count();
+            if given > 100.0 + 1e-9 || (rest == 0 && (given - 100.0).abs() > 0.01) {
+                return Err(rd.loc.error(format!(
+                    "rd={}: the wds' skew adds up to {given}%, not 100%",
+                    rd.name
+                )));
+            }
+            let each = if rest > 0 {
+                (100.0 - given) / rest as f64
+            } else {
+                0.0
+            };
+            if rest > 0 && each <= 0.0 {
+                return Err(rd.loc.error(format!(
+                    "rd={}: skew leaves nothing for the wds without one",
+                    rd.name
+                )));
+            }
+            Some(
+                pairs
+                    .iter()
+                    .map(|&(w, _)| wds[w].skew.unwrap_or(each))
+                    .collect(),
+            )
+        } else {
+            if skewed {
+                unsupported.push(
+                    format!("skew on rd={} — its wds use several sds", rd.name),
+                    &rd.loc,
+                );
+            }
+            None
+        };
         let mut workloads = Vec::new();
-        for &(w, s) in &pairs {
+        for (pi, &(w, s)) in pairs.iter().enumerate() {
             let wd = &wds[w];
             let sd = &sds[s];
             used_sds[s] = true;
@@ -838,7 +891,12 @@ fn expand_rd(
             let total = thr.unwrap_or(sd.threads);
             let k = sharing.len() as u64;
             let pos = sharing.iter().position(|&x| x == w).unwrap_or(0) as u64;
-            let mine = total / k + u64::from(pos < total % k);
+            // In a share mix every I/O comes from the sd's whole thread pool.
+            let mine = if shares.is_some() {
+                total
+            } else {
+                total / k + u64::from(pos < total % k)
+            };
             if mine == 0 {
                 return Err(rd.loc.error(format!(
                     "rd={}: {total} threads on sd={} cannot serve {k} workloads",
@@ -866,6 +924,8 @@ fn expand_rd(
             };
             let wrate = match rate {
                 Rate::Max => Rate::Max,
+                // A share mix is paced as a whole by its first workload.
+                Rate::Iops(n) if shares.is_some() => Rate::Iops(n),
                 Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
             };
             workloads.push(Workload {
@@ -884,6 +944,7 @@ fn expand_rd(
                 offset_bytes: offset,
                 size_bytes: len,
                 arrival,
+                share_pct: shares.as_ref().map(|v| v[pi]),
                 ..Default::default()
             });
             if (wd.direct || direct) && !sd.direct {
