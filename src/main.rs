@@ -43,7 +43,7 @@ fn run(a: &ioscope::cli::RunArgs, command: Vec<String>) -> Result<i32, AppError>
         }
         None => to_plan::plan_from_flags(a).map_err(|e| AppError::Input(e.to_string()))?,
     };
-    let opts = app::run_options(a)?;
+    let opts = app::run_options(a, &plan.data)?;
     if a.steady_state {
         return app::steady_run(
             &plan,

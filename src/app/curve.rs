@@ -9,7 +9,6 @@ use crate::cli::{to_plan, CurveArgs};
 use crate::plan::model::{Rate, RunSpec};
 use crate::plan::units::{parse_duration_ns, HumanBytes};
 use crate::report::model::{Curve, CurvePoint, LatencyStats, RunResult, Sla};
-use crate::run::RunOptions;
 
 /// Default curve points, % of the measured maximum (vdbench's curve).
 pub const DEFAULT_POINTS: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
@@ -193,10 +192,7 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
             "a curve needs --duration for each point".into(),
         ));
     }
-    let opts = RunOptions {
-        force: a.run.force,
-        ..Default::default()
-    };
+    let opts = super::run_options(&a.run, &plan.data)?;
     crate::run::check(base, &plan.targets, &opts).map_err(|e| AppError::Input(super::chain(&e)))?;
     let total = 1 + points.len() + if sla.is_some() { SLA_MAX_PROBES } else { 0 };
     let per_run_s = (base.warmup_ns + base.duration_ns.unwrap_or(0)) as f64 / 1e9;

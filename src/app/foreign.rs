@@ -154,6 +154,7 @@ pub fn foreign(tool: Tool, args: &[String], command: Vec<String>) -> Result<i32,
     }
     let opts = RunOptions {
         force: own.force,
+        data: super::data_options(&plan.data)?,
         ..Default::default()
     };
     Ok(run_plan(&plan, &own.output, &opts, command)?.exit_code)

@@ -250,7 +250,7 @@ impl<'a> Session<'a> {
         if let Some(e) = log_err {
             eprintln!("warning: writing the intervals file failed: {e}");
         }
-        if !stdout_is_json(self.out) {
+        if !stdout_is_json(self.out) && !self.out.no_run_summaries {
             print!("{}", terminal::run_summary(&result));
         }
         if result.verify.as_ref().is_some_and(|v| v.mismatches > 0) && self.exit_code == exit::OK {
@@ -285,8 +285,12 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Run options (error policy, data content, verification) from `run` flags.
-pub fn run_options(a: &crate::cli::RunArgs) -> Result<RunOptions, AppError> {
+/// Run options (error policy, data content, verification) from `run` flags over
+/// what the plan's job description asked for (flags win).
+pub fn run_options(
+    a: &crate::cli::RunArgs,
+    plan: &crate::plan::model::DataSettings,
+) -> Result<RunOptions, AppError> {
     use crate::run::worker::ErrorPolicy;
     let policy = match a.on_error.as_deref() {
         None | Some("stop") => ErrorPolicy::Stop,
@@ -303,14 +307,15 @@ pub fn run_options(a: &crate::cli::RunArgs) -> Result<RunOptions, AppError> {
             }
         },
     };
-    let ratio = |flag: &str, v: &Option<String>| -> Result<f64, AppError> {
+    let ratio = |flag: &str, v: &Option<String>| -> Result<Option<f64>, AppError> {
         match v {
-            None => Ok(1.0),
+            None => Ok(None),
             Some(t) => t
                 .trim()
                 .parse::<f64>()
                 .ok()
                 .filter(|r| r.is_finite() && *r >= 1.0)
+                .map(Some)
                 .ok_or_else(|| {
                     AppError::Input(format!(
                         "{flag} '{t}': expected a ratio of 1 or more, e.g. 2 or 2.5"
@@ -318,34 +323,58 @@ pub fn run_options(a: &crate::cli::RunArgs) -> Result<RunOptions, AppError> {
                 }),
         }
     };
-    let mut spec = crate::data::DataSpec {
-        dedup_ratio: ratio("--dedup-ratio", &a.dedup_ratio)?,
-        compress_ratio: ratio("--compress-ratio", &a.compress_ratio)?,
-        ..Default::default()
-    };
-    if let Some(u) = &a.dedup_unit {
-        let b = crate::plan::units::parse_size(u)
-            .map_err(|e| AppError::Input(format!("--dedup-unit '{u}': {e}")))?;
-        spec.dedup_unit = u32::try_from(b)
-            .map_err(|_| AppError::Input(format!("--dedup-unit '{u}': too large")))?;
+    let mut settings = plan.clone();
+    if let Some(r) = ratio("--dedup-ratio", &a.dedup_ratio)? {
+        settings.dedup_ratio = Some(r);
     }
-    spec.validate()
-        .map_err(|e| AppError::Input(format!("data settings: {e}")))?;
-    if (a.verify || a.verify_after || a.journal.is_some()) && spec.dedup_ratio > 1.0 {
-        eprintln!(
-            "warning: with --verify each unit carries a unique header, so block-level dedup sees every unit as unique; the dedup ratio applies to the unit bodies only"
+    if let Some(r) = ratio("--compress-ratio", &a.compress_ratio)? {
+        settings.compress_ratio = Some(r);
+    }
+    if let Some(u) = &a.dedup_unit {
+        settings.dedup_unit_bytes = Some(
+            crate::plan::units::parse_size(u)
+                .map_err(|e| AppError::Input(format!("--dedup-unit '{u}': {e}")))?,
         );
+    }
+    settings.verify |= a.verify;
+    settings.verify_after |= a.verify_after;
+    if let Some(j) = &a.journal {
+        settings.journal = Some(j.display().to_string());
     }
     Ok(RunOptions {
         force: a.force,
         policy,
-        data: crate::run::data::DataOptions {
-            spec,
-            verify: a.verify || a.verify_after || a.journal.is_some(),
-            verify_after: a.verify_after,
-            journal: a.journal.clone(),
-            registry: Default::default(),
-        },
+        data: data_options(&settings)?,
+    })
+}
+
+/// The runner's data options from a plan's (or merged) data settings.
+pub fn data_options(
+    d: &crate::plan::model::DataSettings,
+) -> Result<crate::run::data::DataOptions, AppError> {
+    let mut spec = crate::data::DataSpec {
+        dedup_ratio: d.dedup_ratio.unwrap_or(1.0),
+        compress_ratio: d.compress_ratio.unwrap_or(1.0),
+        ..Default::default()
+    };
+    if let Some(b) = d.dedup_unit_bytes {
+        spec.dedup_unit =
+            u32::try_from(b).map_err(|_| AppError::Input(format!("dedup unit {b}: too large")))?;
+    }
+    spec.validate()
+        .map_err(|e| AppError::Input(format!("data settings: {e}")))?;
+    let verify = d.verify || d.verify_after || d.journal.is_some();
+    if verify && spec.dedup_ratio > 1.0 {
+        eprintln!(
+            "warning: with verification each unit carries a unique header, so block-level dedup sees every unit as unique; the dedup ratio applies to the unit bodies only"
+        );
+    }
+    Ok(crate::run::data::DataOptions {
+        spec,
+        verify,
+        verify_after: d.verify_after,
+        journal: d.journal.as_ref().map(std::path::PathBuf::from),
+        registry: Default::default(),
     })
 }
 

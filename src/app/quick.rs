@@ -110,6 +110,7 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
         targets: vec![target],
         runs,
         warnings,
+        data: Default::default(),
     };
     if let Some(s) = size {
         if !a.output.quiet {
@@ -123,6 +124,7 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
     let quiet_out = OutputArgs {
         quiet: true,
         markdown: false,
+        no_run_summaries: true,
         ..a.output.clone()
     };
     let opts = RunOptions {

@@ -282,6 +282,7 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
             .chain(runs.iter().cloned())
             .collect(),
         warnings: Vec::new(),
+        data: Default::default(),
     };
     let opts = RunOptions {
         force: a.force,

@@ -183,6 +183,7 @@ pub fn rerun(a: &crate::cli::RerunArgs, command: Vec<String>) -> Result<i32, App
     }
     let opts = crate::run::RunOptions {
         force: a.force,
+        data: super::data_options(&plan.data)?,
         ..Default::default()
     };
     Ok(super::run_plan(&plan, &a.output, &opts, command)?.exit_code)

@@ -98,6 +98,9 @@ pub struct OutputArgs {
     /// Print nothing but errors and the final summary.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Internal: leave out the per-run summaries (`quick` prints its own table).
+    #[arg(skip)]
+    pub no_run_summaries: bool,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -126,6 +126,7 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
         targets,
         runs,
         warnings: Vec::new(),
+        data: Default::default(),
     })
 }
 

@@ -233,6 +233,7 @@ mod tests {
                 seed: 7,
             }],
             warnings: vec![],
+            data: Default::default(),
         }
     }
 

@@ -439,6 +439,7 @@ impl<'a> Ctx<'a> {
             targets: targets.into_iter().map(|(t, _)| t).collect(),
             runs: runs.into_iter().map(|(r, _)| r).collect(),
             warnings,
+            data: Default::default(),
         })
     }
 

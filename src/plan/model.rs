@@ -13,6 +13,37 @@ pub struct Plan {
     /// Notes for the user that do not stop the plan (e.g. ignored foreign options).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Write content and verification asked for by the job description (command-line
+    /// flags override these).
+    #[serde(default, skip_serializing_if = "DataSettings::is_default")]
+    pub data: DataSettings,
+}
+
+/// Write content and verification settings a job description carries (vdbench's
+/// compratio/dedupratio/validate/journal, fio's verify and buffer percentages).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DataSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_unit_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compress_ratio: Option<f64>,
+    /// Stamp and check every unit.
+    #[serde(default)]
+    pub verify: bool,
+    /// Read everything back after each run.
+    #[serde(default)]
+    pub verify_after: bool,
+    /// Crash journal directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<String>,
+}
+
+impl DataSettings {
+    pub fn is_default(&self) -> bool {
+        *self == DataSettings::default()
+    }
 }
 
 /// Where I/O goes, as the user named it.

@@ -325,6 +325,7 @@ pub fn parse_diskspd(
                 seed,
             }],
             warnings,
+            data: Default::default(),
         },
         unsupported: un.0,
     })
@@ -497,6 +498,7 @@ pub fn parse_sqlio(
                 seed: DEFAULT_SEED,
             }],
             warnings: Vec::new(),
+            data: Default::default(),
         },
         unsupported: un.0,
     })

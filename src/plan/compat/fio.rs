@@ -15,8 +15,8 @@ use super::{
     DEFAULT_INTERVAL_NS, DEFAULT_SEED,
 };
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Plan, Rate, RunSpec, Workload,
-    Zone,
+    AccessPattern, Arrival, BlockSizes, DataSettings, Distribution, EngineKind, Plan, Rate,
+    RunSpec, Workload, Zone,
 };
 use crate::plan::units::{
     parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
@@ -380,6 +380,8 @@ struct Job {
     seed: u64,
     /// (option text, location) for the run-level settings, to report mismatches.
     run_opts: Vec<(&'static str, String, Loc)>,
+    /// verify / buffer_compress_percentage / dedupe_percentage.
+    data: DataSettings,
 }
 
 fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
@@ -432,6 +434,19 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
 
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut run_opts: Vec<Vec<(&'static str, String, Loc)>> = Vec::new();
+    let data = resolved.first().map(|j| j.data.clone()).unwrap_or_default();
+    for job in &resolved {
+        if job.data != data {
+            unsupported.push(
+                format!(
+                    "verify/buffer_compress_percentage/dedupe_percentage of job '{}' differ \
+                     from the first job's; ioscope applies one setting to the whole plan",
+                    job.name
+                ),
+                &job.loc,
+            );
+        }
+    }
     for mut job in resolved {
         let tname = targets.intern(
             &job.target_uri,
@@ -497,6 +512,7 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
             targets: targets.targets,
             runs,
             warnings,
+            data,
         },
         unsupported: unsupported.0,
     })
@@ -653,6 +669,29 @@ fn resolve_job(
              '{engine_name}' in fio; using queue depth 1"
         ));
         qd = 1;
+    }
+
+    // Write content and verification (fio's percentages as true ratios: P % of a
+    // buffer compressible → about 100/(100-P):1).
+    let mut data = DataSettings::default();
+    if let Some((v, _)) = o.get("verify") {
+        if !matches!(v, "0" | "none" | "") {
+            data.verify = true;
+            data.verify_after = true;
+        }
+    }
+    for (key, slot) in [
+        ("buffer_compress_percentage", &mut data.compress_ratio),
+        ("dedupe_percentage", &mut data.dedup_ratio),
+    ] {
+        if let Some((v, loc)) = o.get(key) {
+            match v.trim().parse::<f64>() {
+                Ok(p) if (0.0..100.0).contains(&p) => {
+                    *slot = (p > 0.0).then(|| 100.0 / (100.0 - p))
+                }
+                _ => unsupported.push(format!("{key}={v} — needs 0 to 99"), loc),
+            }
+        }
     }
 
     // Direct or buffered.
@@ -838,6 +877,7 @@ fn resolve_job(
         || o.has("wait_for");
 
     Ok(Job {
+        data,
         name: name.clone(),
         loc: section_loc.clone(),
         starts_group,
@@ -891,6 +931,9 @@ fn is_handled(key: &str) -> bool {
             | "ioengine"
             | "direct"
             | "buffered"
+            | "verify"
+            | "buffer_compress_percentage"
+            | "dedupe_percentage"
             | "filename"
             | "directory"
             | "rate_iops"

@@ -9,7 +9,8 @@
 
 use super::{is_windows_path, CompatError, Loc, Translated, UnsupportedList, DEFAULT_SEED};
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, EngineKind, Plan, Rate, RunSpec, TargetSpec, Workload,
+    AccessPattern, Arrival, BlockSizes, DataSettings, EngineKind, Plan, Rate, RunSpec, TargetSpec,
+    Workload,
 };
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size, parse_size_allow_zero};
 
@@ -48,6 +49,7 @@ impl Def {
 pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatError> {
     let tokens = tokenize(source_name, text)?;
     let mut unsupported = UnsupportedList::default();
+    let mut data = DataSettings::default();
     let mut defs: Vec<Def> = Vec::new();
     for p in tokens {
         match p.key.as_str() {
@@ -82,12 +84,7 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
             }
             _ => match defs.last_mut() {
                 Some(d) => d.params.push(p),
-                None => {
-                    if p.key != "messagescan" {
-                        let text = format!("{}={}", p.key, p.value);
-                        unsupported.push(text, &p.loc);
-                    }
-                }
+                None => general(&p, &mut data, &mut unsupported)?,
             },
         }
     }
@@ -139,6 +136,11 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
         .iter()
         .map(|d| resolve_sd(d, &mut unsupported))
         .collect::<Result<Vec<_>, _>>()?;
+    // sd journal= turns on data validation with a crash journal (vdbench -j).
+    if let Some(j) = sd_infos.iter().find_map(|s| s.journal.clone()) {
+        data.verify = true;
+        data.journal = Some(j);
+    }
     let wd_infos = wds
         .iter()
         .map(|d| resolve_wd(d, &sd_infos, &mut unsupported))
@@ -172,6 +174,7 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
             targets,
             runs,
             warnings: Vec::new(),
+            data,
         },
         unsupported: unsupported.0,
     })
@@ -316,6 +319,8 @@ struct Sd {
     direct: bool,
     threads: u64,
     offset: u64,
+    /// journal= directory (data validation with a crash journal).
+    journal: Option<String>,
 }
 
 fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatError> {
@@ -335,6 +340,7 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
         direct: false,
         threads: DEFAULT_THREADS,
         offset: 0,
+        journal: None,
     };
     for p in &d.params {
         match p.key.as_str() {
@@ -343,6 +349,7 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
             "threads" => sd.threads = count(p)?,
             "offset" => sd.offset = parse_size_allow_zero(&p.value).map_err(|e| perr(p, &e))?,
             "openflags" => openflags(p, &mut sd.direct, unsupported),
+            "journal" => sd.journal = Some(p.value.clone()),
             _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
         }
     }
@@ -1060,4 +1067,43 @@ mod tests {
         let w = &t.plan.runs[0].workloads[0];
         assert_eq!((w.streams, w.bs.single()), (4, Some(8192)));
     }
+}
+
+/// A general parameter (before the first sd=): data content and validation.
+fn general(
+    p: &Param,
+    data: &mut DataSettings,
+    unsupported: &mut UnsupportedList,
+) -> Result<(), CompatError> {
+    let ratio = |p: &Param| -> Result<f64, CompatError> {
+        p.value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && *r >= 1.0)
+            .ok_or_else(|| {
+                p.loc.error(format!(
+                    "{}={}: expected a ratio of 1 or more",
+                    p.key, p.value
+                ))
+            })
+    };
+    match p.key.as_str() {
+        "messagescan" => {}
+        "compratio" => data.compress_ratio = Some(ratio(p)?),
+        "dedupratio" => data.dedup_ratio = Some(ratio(p)?),
+        "dedupunit" => {
+            data.dedup_unit_bytes = Some(
+                crate::plan::units::parse_size(&p.value)
+                    .map_err(|e| p.loc.error(format!("dedupunit={}: {e}", p.value)))?,
+            )
+        }
+        "validate" => match p.value.to_ascii_lowercase().as_str() {
+            "yes" | "y" | "true" => data.verify = true,
+            "no" | "n" | "false" => data.verify = false,
+            _ => unsupported.push(format!("validate={}", p.value), &p.loc),
+        },
+        _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+    }
+    Ok(())
 }
