@@ -992,6 +992,45 @@ fn range_bytes(a: RangeEnd, b: RangeEnd, sd_size: Option<u64>) -> Option<(u64, u
     (b > a).then(|| (a, b - a))
 }
 
+/// A general parameter (before the first sd=): data content and validation.
+fn general(
+    p: &Param,
+    data: &mut DataSettings,
+    unsupported: &mut UnsupportedList,
+) -> Result<(), CompatError> {
+    let ratio = |p: &Param| -> Result<f64, CompatError> {
+        p.value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && *r >= 1.0)
+            .ok_or_else(|| {
+                p.loc.error(format!(
+                    "{}={}: expected a ratio of 1 or more",
+                    p.key, p.value
+                ))
+            })
+    };
+    match p.key.as_str() {
+        "messagescan" => {}
+        "compratio" => data.compress_ratio = Some(ratio(p)?),
+        "dedupratio" => data.dedup_ratio = Some(ratio(p)?),
+        "dedupunit" => {
+            data.dedup_unit_bytes = Some(
+                crate::plan::units::parse_size(&p.value)
+                    .map_err(|e| p.loc.error(format!("dedupunit={}: {e}", p.value)))?,
+            )
+        }
+        "validate" => match p.value.to_ascii_lowercase().as_str() {
+            "yes" | "y" | "true" => data.verify = true,
+            "no" | "n" | "false" => data.verify = false,
+            _ => unsupported.push(format!("validate={}", p.value), &p.loc),
+        },
+        _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1067,43 +1106,4 @@ mod tests {
         let w = &t.plan.runs[0].workloads[0];
         assert_eq!((w.streams, w.bs.single()), (4, Some(8192)));
     }
-}
-
-/// A general parameter (before the first sd=): data content and validation.
-fn general(
-    p: &Param,
-    data: &mut DataSettings,
-    unsupported: &mut UnsupportedList,
-) -> Result<(), CompatError> {
-    let ratio = |p: &Param| -> Result<f64, CompatError> {
-        p.value
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|r| r.is_finite() && *r >= 1.0)
-            .ok_or_else(|| {
-                p.loc.error(format!(
-                    "{}={}: expected a ratio of 1 or more",
-                    p.key, p.value
-                ))
-            })
-    };
-    match p.key.as_str() {
-        "messagescan" => {}
-        "compratio" => data.compress_ratio = Some(ratio(p)?),
-        "dedupratio" => data.dedup_ratio = Some(ratio(p)?),
-        "dedupunit" => {
-            data.dedup_unit_bytes = Some(
-                crate::plan::units::parse_size(&p.value)
-                    .map_err(|e| p.loc.error(format!("dedupunit={}: {e}", p.value)))?,
-            )
-        }
-        "validate" => match p.value.to_ascii_lowercase().as_str() {
-            "yes" | "y" | "true" => data.verify = true,
-            "no" | "n" | "false" => data.verify = false,
-            _ => unsupported.push(format!("validate={}", p.value), &p.loc),
-        },
-        _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
-    }
-    Ok(())
 }
