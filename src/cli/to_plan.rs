@@ -183,15 +183,6 @@ fn run_from_flags(
     label: Option<String>,
 ) -> Result<RunSpec, FlagError> {
     let mut workload = Workload {
-        name: "w".into(),
-        target: String::new(),
-        read_pct: 100,
-        pattern: AccessPattern::Random,
-        bs: BlockSizes::fixed(4096),
-        qd: 1,
-        streams: 1,
-        rate: Rate::Max,
-        offset_bytes: 0,
         size_bytes: size,
         ..Default::default()
     };

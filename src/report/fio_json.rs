@@ -54,15 +54,7 @@ pub fn render(doc: &ResultDoc) -> String {
 /// Percentile value at `p` from the stats, in ns: the exact named percentiles where
 /// the result has them, else linear interpolation in the spectrum.
 fn percentile_ns(l: &LatencyStats, p: f64) -> f64 {
-    let named = [
-        (50.0, l.p50),
-        (90.0, l.p90),
-        (95.0, l.p95),
-        (99.0, l.p99),
-        (99.9, l.p99_9),
-        (99.99, l.p99_99),
-    ];
-    if let Some(&(_, v)) = named.iter().find(|&&(q, _)| (q - p).abs() < 1e-9) {
+    if let Some(&(_, v)) = l.named().iter().find(|&&(q, _)| (q - p).abs() < 1e-9) {
         return v * 1000.0;
     }
     let sp = &l.spectrum;

@@ -583,16 +583,10 @@ pub(crate) fn spectrum_points(l: &LatencyStats) -> Vec<(f64, f64)> {
     if !l.spectrum.is_empty() {
         return l.spectrum.clone();
     }
-    vec![
-        (0.0, l.min),
-        (50.0, l.p50),
-        (90.0, l.p90),
-        (95.0, l.p95),
-        (99.0, l.p99),
-        (99.9, l.p99_9),
-        (99.99, l.p99_99),
-        (100.0, l.max),
-    ]
+    std::iter::once((0.0, l.min))
+        .chain(l.named())
+        .chain(std::iter::once((100.0, l.max)))
+        .collect()
 }
 
 /// Read and write latency spectra (and service time when it differs), overlaid for

@@ -312,6 +312,20 @@ pub struct LatencyStats {
     pub cdf: Vec<(f64, f64)>,
 }
 
+impl LatencyStats {
+    /// The named percentiles as (percentile, µs) pairs, p50 to p99.99.
+    pub fn named(&self) -> [(f64, f64); 6] {
+        [
+            (50.0, self.p50),
+            (90.0, self.p90),
+            (95.0, self.p95),
+            (99.0, self.p99),
+            (99.9, self.p99_9),
+            (99.99, self.p99_99),
+        ]
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cpu {
     /// ioscope's own user CPU time as % of all online CPUs (100 = every CPU busy).
