@@ -105,7 +105,7 @@ pub struct OutputArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
-    /// Native job file (TOML). Flags below then override its defaults.
+    /// Job file: native TOML, fio or vdbench (detected). Flags below override it.
     #[arg(value_name = "JOBFILE")]
     pub job: Option<PathBuf>,
     /// Target: a file, a block device, mem:SIZE, null:SIZE or
