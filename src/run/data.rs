@@ -172,6 +172,13 @@ impl WorkerData {
             }
             tickets.push(t);
         }
+        // The intents must be in the journal file before the write can reach the
+        // device, and an engine may submit as soon as the request is pushed (uring
+        // does): write them out now, not at the next loop turn.
+        // Regression: kill -9 left units holding a key the journal never saw.
+        if let Some(j) = jw.as_mut() {
+            j.before_submit(now_ns)?;
+        }
         Ok(())
     }
 
