@@ -497,7 +497,6 @@ pub fn execute(
         warmup_ns: run.warmup_ns,
         interval_ns: run.interval_ns,
     };
-    let started_unix = unix_s() + 0.02;
     let mut handles = Vec::with_capacity(nworkers);
     for (wi, streams) in per_worker.into_iter().enumerate() {
         let wdata = data::WorkerData::new(
@@ -523,7 +522,6 @@ pub fn execute(
             error_stop: error_stop.clone(),
             tx: tx.clone(),
             policy: opts.policy,
-            data_seed: run.seed ^ 0xda7a,
         };
         let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
         let t = targets.clone();
@@ -600,15 +598,7 @@ pub fn execute(
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
     let mut verify = std::mem::take(&mut coll.verify);
-    let mut result = coll.finish(
-        run,
-        &targets,
-        engine,
-        end_reason,
-        interrupted,
-        started_unix,
-        nworkers,
-    );
+    let mut result = coll.finish(run, &targets, engine, end_reason, interrupted, nworkers);
     if opts.data.verify_after && !interrupted {
         let unit = opts.data.spec.dedup_unit as u64;
         for (t, st) in targets.iter().zip(&verify_states) {
@@ -845,7 +835,6 @@ impl Collector {
         engine: EngineKind,
         end_reason: &str,
         interrupted: bool,
-        started_unix: f64,
         nworkers: usize,
     ) -> RunResult {
         // Flush any interval left open (a worker that ended without peers).
@@ -911,7 +900,6 @@ impl Collector {
         } else {
             Vec::new()
         };
-        let _ = started_unix;
         let schedule = self.schedule_result(run, dur_s);
         RunResult {
             schedule,

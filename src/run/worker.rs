@@ -57,7 +57,6 @@ pub struct WorkerSetup {
     pub error_stop: Arc<AtomicBool>,
     pub tx: Sender<Snapshot>,
     pub policy: ErrorPolicy,
-    pub data_seed: u64,
     /// Write content and verification.
     pub data: WorkerData,
 }
@@ -136,21 +135,13 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             .map(|(s, &b)| b * s.qd as usize)
             .sum()
     };
-    let Some(mut pool) = AlignedBuf::new(pool_bytes) else {
+    let Some(pool) = AlignedBuf::new(pool_bytes) else {
         let _ = setup.tx.send(fatal_snapshot(
             &setup,
             format!("cannot allocate {pool_bytes} bytes of I/O buffers"),
         ));
         return;
     };
-    // Fill write buffers once with pseudo-random bytes (never all zeroes, which some
-    // storage answers without doing the work).
-    {
-        let mut rng = super::rng::Rng::new(setup.data_seed ^ setup.index as u64);
-        for w in pool.as_mut_slice().chunks_exact_mut(8) {
-            w.copy_from_slice(&rng.next_u64().to_le_bytes());
-        }
-    }
     let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
     let mut free: Vec<Vec<u32>> = Vec::with_capacity(setup.streams.len());
     let mut cursor = 0usize;
