@@ -4,9 +4,7 @@ use super::*;
 
 #[test]
 fn mem_passes_give_exact_counts() {
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let o = run(&[
+    let r = run_json(&[
         "run",
         "--target",
         "mem:64m",
@@ -20,12 +18,7 @@ fn mem_passes_give_exact_counts() {
         "8",
         "--passes",
         "2",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
     let t = &r["runs"][0]["totals"];
     assert_eq!(t["ios"].as_u64().unwrap(), 2 * (64 << 20) / 4096);
     assert_eq!(t["bytes"].as_u64().unwrap(), 2 * (64 << 20));
@@ -44,9 +37,7 @@ fn mem_passes_give_exact_counts() {
 
 #[test]
 fn mem_sequential_mixed_passes_exact() {
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let o = run(&[
+    let r = run_json(&[
         "run",
         "--target",
         "mem:16m",
@@ -60,12 +51,7 @@ fn mem_sequential_mixed_passes_exact() {
         "2",
         "--passes",
         "3",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
     let t = &r["runs"][0]["totals"];
     assert_eq!(t["bytes"].as_u64().unwrap(), 3 * (16 << 20));
     let reads = t["read"]["ios"].as_u64().unwrap() as f64;
@@ -81,24 +67,9 @@ fn mem_sequential_mixed_passes_exact() {
 fn data_written_to_mem_reads_back() {
     // A write pass then a read pass in one job would need a job file; here the run
     // just checks writes are counted exactly in bytes.
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "run",
-        "--target",
-        "mem:8m",
-        "--rw",
-        "write",
-        "--bs",
-        "1m",
-        "--passes",
-        "1",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
+    let r = run_json(&[
+        "run", "--target", "mem:8m", "--rw", "write", "--bs", "1m", "--passes", "1",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
     assert_eq!(
         r["runs"][0]["totals"]["write"]["bytes"].as_u64().unwrap(),
         8 << 20
@@ -108,9 +79,7 @@ fn data_written_to_mem_reads_back() {
 
 #[test]
 fn many_streams_few_threads() {
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let o = run(&[
+    let r = run_json(&[
         "run",
         "--target",
         "null:1g",
@@ -120,12 +89,7 @@ fn many_streams_few_threads() {
         "1",
         "--duration",
         "1s",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
     let run = &r["runs"][0];
     assert_eq!(run["streams"].as_u64().unwrap(), 500);
     assert!(

@@ -3,16 +3,6 @@
 
 use super::*;
 
-fn run_json(args: &[&str]) -> serde_json::Value {
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["-q", "--json", json.to_str().unwrap()]);
-    let o = run(&all);
-    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
-    read_json(&json)
-}
-
 #[test]
 fn requested_rates_are_achieved_within_one_percent() {
     for rate in ["1000", "10000", "100000", "1000000"] {

@@ -45,6 +45,18 @@ pub fn read_json(p: &PathBuf) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).expect("read result")).expect("parse result")
 }
 
+/// Runs ioscope quietly with `--json` into a temp file, asserts success, returns the
+/// result.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["-q", "--json", json.to_str().unwrap()]);
+    let o = run(&all);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    read_json(&json)
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
