@@ -90,6 +90,7 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
         cpus: None,
         workers: None,
         seed: 1,
+        pacing: Default::default(),
     };
     let mut runs = vec![mk("4k-randread", AccessPattern::Random, 100, 4096, 32)];
     if writes_ok {

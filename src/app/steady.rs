@@ -249,6 +249,7 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         cpus: None,
         workers: None,
         seed: 1,
+        pacing: Default::default(),
     };
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut precondition = None;

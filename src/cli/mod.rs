@@ -164,6 +164,10 @@ pub struct RunArgs {
     /// Arrival process with --rate: exponential (Poisson, default) or uniform.
     #[arg(long, value_name = "PROCESS")]
     pub arrival: Option<String>,
+    /// How workers wait for the next intended issue time with --rate: hybrid (default:
+    /// sleep, then busy-wait a learned margin), spin (least jitter) or sleep (least CPU).
+    #[arg(long, value_name = "MODE")]
+    pub pacing: Option<String>,
     /// Offset distribution for random access: uniform, zipf:THETA, pareto:H, or
     /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form).
     #[arg(long, value_name = "DIST")]

@@ -210,6 +210,7 @@ fn run_from_flags(
         cpus: None,
         workers: None,
         seed: 1,
+        pacing: Default::default(),
     };
     apply_run_flags(a, &mut run)?;
     Ok(run)
@@ -305,6 +306,10 @@ pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) -> Result<(), FlagError> 
     }
     if let Some(v) = &a.workers {
         run.workers = Some(count("--workers", v)? as usize);
+    }
+    if let Some(v) = &a.pacing {
+        run.pacing = crate::plan::model::Pacing::parse(v)
+            .ok_or_else(|| bad("--pacing", v, "expected hybrid, spin or sleep"))?;
     }
     if let Some(v) = &a.seed {
         run.seed = v

@@ -107,6 +107,9 @@ pub fn to_toml(plan: &Plan) -> String {
         if let Some(w) = r.workers {
             let _ = writeln!(s, "workers = {w}");
         }
+        if r.pacing != Pacing::default() {
+            let _ = writeln!(s, "pacing = {}", toml_str(r.pacing.name()));
+        }
     }
     s
 }
@@ -231,6 +234,7 @@ mod tests {
                 cpus: Some(vec![0, 1]),
                 workers: None,
                 seed: 7,
+                pacing: Pacing::Sleep,
             }],
             warnings: vec![],
             data: Default::default(),

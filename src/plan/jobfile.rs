@@ -15,8 +15,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Plan, Rate, RunSpec, TargetSpec,
-    Workload,
+    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Pacing, Plan, Rate, RunSpec,
+    TargetSpec, Workload,
 };
 use super::units::{self, UnitError};
 
@@ -44,7 +44,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, JobFileError> {
 
 const TOP_KEYS: &[&str] = &["defaults", "target", "workload", "run"];
 const SETTINGS_KEYS: &[&str] = &[
-    "engine", "duration", "warmup", "interval", "passes", "cpus", "workers", "seed",
+    "engine", "duration", "warmup", "interval", "passes", "cpus", "workers", "seed", "pacing",
 ];
 const TARGET_KEYS: &[&str] = &["name", "path", "size", "direct"];
 const WORKLOAD_KEYS: &[&str] = &[
@@ -827,6 +827,15 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("workers") {
             s.workers = Some(self.count("workers", v)?);
         }
+        if let Some(v) = sec.get("pacing") {
+            let name = self.string("pacing", v)?.to_string();
+            s.pacing = Some(Pacing::parse(&name).ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!("'pacing' = {name:?}: expected \"spin\", \"hybrid\" or \"sleep\""),
+                )
+            })?);
+        }
         if let Some(v) = sec.get("seed") {
             let seed = self.integer("seed", v)?;
             s.seed = Some(u64::try_from(seed).map_err(|_| {
@@ -892,6 +901,7 @@ struct Settings {
     cpus: Option<Vec<usize>>,
     workers: Option<usize>,
     seed: Option<u64>,
+    pacing: Option<Pacing>,
 }
 
 impl Settings {
@@ -906,6 +916,7 @@ impl Settings {
             cpus: over.cpus.or(self.cpus),
             workers: over.workers.or(self.workers),
             seed: over.seed.or(self.seed),
+            pacing: over.pacing.or(self.pacing),
         }
     }
 
@@ -927,6 +938,7 @@ impl Settings {
             cpus: self.cpus,
             workers: self.workers,
             seed: self.seed.unwrap_or(DEFAULT_SEED),
+            pacing: self.pacing.unwrap_or_default(),
         }
     }
 }

@@ -223,6 +223,42 @@ pub enum Arrival {
     Exponential,
 }
 
+/// How a worker waits for the next intended issue time of an open-loop schedule when
+/// nothing is in flight: the trade between issue jitter and idle CPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pacing {
+    /// Sleep until a fixed 100 µs before the intended time, then busy-wait: the least
+    /// jitter, even on a loaded host, for a busy core per worker at high rates.
+    Spin,
+    /// Sleep until shortly before the intended time, by a margin learned from how late
+    /// this host's timer wake-ups run (their 99.5th percentile), then busy-wait.
+    #[default]
+    Hybrid,
+    /// Sleep until the intended time and never busy-wait: the least CPU; the issue
+    /// jitter is the host's timer wake-up lateness.
+    Sleep,
+}
+
+impl Pacing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pacing::Spin => "spin",
+            Pacing::Hybrid => "hybrid",
+            Pacing::Sleep => "sleep",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Pacing> {
+        match s.to_ascii_lowercase().as_str() {
+            "spin" => Some(Pacing::Spin),
+            "hybrid" => Some(Pacing::Hybrid),
+            "sleep" => Some(Pacing::Sleep),
+            _ => None,
+        }
+    }
+}
+
 /// Transfer sizes: one size, or a weighted mix (fio's bssplit, vdbench's xfersize
 /// distribution).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -371,6 +407,9 @@ pub struct RunSpec {
     /// Worker threads; `None` = one per allowed CPU (never more than streams).
     pub workers: Option<usize>,
     pub seed: u64,
+    /// How open-loop workers wait for intended issue times.
+    #[serde(default)]
+    pub pacing: Pacing,
 }
 
 impl RunSpec {

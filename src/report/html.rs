@@ -373,6 +373,21 @@ fn schedule_table(out: &mut String, s: &ScheduleResult) {
         num_td(l.max),
         num_td(s.max_backlog_ios),
     );
+    if let Some(p) = &s.pacing {
+        let _ = write!(
+            out,
+            "<p class=\"pacing\">Pacing <b>{}</b>: {} s busy-waiting and {} s asleep for intended times; \
+{} sleeps woke late by p50 {} µs, p99 {} µs (busy-wait margin {} µs); CPU per I/O without the busy-wait {} µs.</p>",
+            esc(&p.mode),
+            human(p.spin_s),
+            human(p.sleep_s),
+            p.sleeps,
+            human(p.wake_late_us.p50),
+            human(p.wake_late_us.p99),
+            human(p.margin_us),
+            human(p.cpu_us_per_io_excl_spin),
+        );
+    }
     out.push_str("\n<p class=\"caption\">Lag: how late each I/O was issued against its scheduled time. Latency is measured from the scheduled time, so a growing lag shows up in it.</p>\n");
 }
 
@@ -858,6 +873,15 @@ pub(crate) mod tests {
             achieved_pct: 99.0,
             lag_us: latency(12.0, false),
             max_backlog_ios: 3.5,
+            pacing: Some(crate::report::model::PacingResult {
+                mode: "hybrid".into(),
+                spin_s: 0.25,
+                sleep_s: 2.5,
+                sleeps: 2700,
+                wake_late_us: latency(9.0, false),
+                margin_us: 31.5,
+                cpu_us_per_io_excl_spin: 1.5,
+            }),
         });
         d.runs[0].verify = Some(VerifyResult {
             units_checked: 1000,
@@ -877,6 +901,7 @@ pub(crate) mod tests {
         let html = render_html(&d);
         let sched = html.split("<table class=\"schedule\">").nth(1).unwrap();
         assert!(sched.contains("<td class=\"n\">5,000</td><td class=\"n\">4,950</td>"));
+        assert!(html.contains("Pacing <b>hybrid</b>: 0.25 s busy-waiting"));
         assert!(html.contains("3 mismatches found."));
         assert!(html.contains("<th>stale</th>"));
         assert!(html.contains("expected key 7, found 5 &lt;00 ff&gt;"));

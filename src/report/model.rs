@@ -168,6 +168,31 @@ pub struct ScheduleResult {
     /// Most I/Os that were due but not yet issued at once, estimated as the maximum
     /// lateness × requested rate.
     pub max_backlog_ios: f64,
+    /// How the workers waited for intended times, and what the waiting cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<PacingResult>,
+}
+
+/// Waiting for intended issue times: the jitter-against-CPU trade of `--pacing`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PacingResult {
+    /// `spin`, `hybrid` or `sleep`.
+    pub mode: String,
+    /// Seconds all workers together spent busy-waiting for intended times.
+    pub spin_s: f64,
+    /// Seconds all workers together spent asleep waiting for them.
+    pub sleep_s: f64,
+    /// Timed sleeps taken.
+    pub sleeps: u64,
+    /// How late those sleeps woke against the time asked for (the host's timer
+    /// wake-up latency), microseconds.
+    pub wake_late_us: LatencyStats,
+    /// The busy-wait margin before each intended time at the end (learned in
+    /// `hybrid`), microseconds.
+    pub margin_us: f64,
+    /// ioscope CPU per I/O with the busy-waiting taken out: the cost of the work
+    /// itself, comparable with a closed-loop run's `cpu_us_per_io`.
+    pub cpu_us_per_io_excl_spin: f64,
 }
 
 /// What verification checked and found.

@@ -142,6 +142,13 @@ pub fn run_summary(r: &RunResult) -> String {
             "rate: requested {:.0} IOPS, achieved {:.0} ({:.1}%); issue lag p50 {:.1} us, p99 {:.1} us, max {:.1} us (backlog up to {:.0} I/Os)",
             sc.requested_iops, sc.achieved_iops, sc.achieved_pct, sc.lag_us.p50, sc.lag_us.p99, sc.lag_us.max, sc.max_backlog_ios
         );
+        if let Some(p) = &sc.pacing {
+            let _ = writeln!(
+                s,
+                "pacing {}: {:.2} s busy-waiting, {:.2} s asleep ({} sleeps, woke late p50 {:.1} us, p99 {:.1} us; margin {:.1} us); CPU per I/O without the busy-wait {:.3} us",
+                p.mode, p.spin_s, p.sleep_s, p.sleeps, p.wake_late_us.p50, p.wake_late_us.p99, p.margin_us, p.cpu_us_per_io_excl_spin
+            );
+        }
     }
     if let Some(v) = &r.verify {
         let _ = writeln!(

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod data;
 pub mod interrupt;
 pub mod offsets;
+pub mod pacing;
 pub mod rng;
 pub mod steady;
 pub mod stream;
@@ -18,7 +19,9 @@ use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::engine::{EngineError, Targets};
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, TargetSpec};
-use crate::report::model::{Interval, RunResult, ScheduleResult, Totals, WorkloadResult};
+use crate::report::model::{
+    Cpu, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
+};
 use crate::stats::clock::{now_ns, unix_s};
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
@@ -522,6 +525,7 @@ pub fn execute(
             error_stop: error_stop.clone(),
             tx: tx.clone(),
             policy: opts.policy,
+            pacer: pacing::Pacer::new(run.pacing),
         };
         let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
         let t = targets.clone();
@@ -550,6 +554,7 @@ pub fn execute(
                                 error_samples: Vec::new(),
                                 fatal: Some(e.to_string()),
                                 verify: Default::default(),
+                                pacing: Default::default(),
                             });
                         }
                     },
@@ -632,6 +637,8 @@ struct Collector {
     measure_start_ns: Option<u64>,
     last_end_ns: u64,
     totals: Vec<WorkloadStats>,
+    /// Waiting for open-loop intended times, over the measured intervals.
+    pacing: pacing::PacingStats,
     intervals: Vec<Interval>,
     samples: Vec<crate::report::model::ErrorSample>,
     fatal: Option<String>,
@@ -670,6 +677,7 @@ impl Collector {
             },
             last_end_ns: clock.start_ns,
             totals: open_loop.iter().map(|&o| WorkloadStats::new(o)).collect(),
+            pacing: Default::default(),
             intervals: Vec::new(),
             samples: Vec::new(),
             fatal: None,
@@ -735,8 +743,10 @@ impl Collector {
             .map(|&o| WorkloadStats::new(o))
             .collect();
         let mut end_ns = self.prev_end_ns;
+        let mut pacing = pacing::PacingStats::default();
         for s in snaps {
             end_ns = end_ns.max(s.end_ns);
+            pacing += &s.pacing;
             for (m, w) in merged.iter_mut().zip(&s.workloads) {
                 *m += w;
             }
@@ -795,13 +805,14 @@ impl Collector {
             for (t, m) in self.totals.iter_mut().zip(&merged) {
                 *t += m;
             }
+            self.pacing += &pacing;
         }
         self.prev_end_ns = end_ns;
         self.last_end_ns = end_ns;
     }
 
     /// Requested vs achieved rate and issue lateness of the open-loop workloads.
-    fn schedule_result(&self, run: &RunSpec, dur_s: f64) -> Option<ScheduleResult> {
+    fn schedule_result(&self, run: &RunSpec, dur_s: f64, cpu: &Cpu) -> Option<ScheduleResult> {
         let mut requested = 0.0;
         let mut ios = 0u64;
         let mut lag = LatencyHistogram::new();
@@ -824,7 +835,34 @@ impl Collector {
             achieved_pct: 100.0 * achieved / requested,
             lag_us: lag.summary_us(false),
             max_backlog_ios: lag.max_ns() as f64 / 1e9 * requested,
+            pacing: Some(self.pacing_result(run, cpu)),
         })
+    }
+
+    /// What waiting for intended times cost; the spin is taken out of the CPU per I/O
+    /// (capped at the CPU measured, since a preempted spin counts wall time).
+    fn pacing_result(&self, run: &RunSpec, cpu: &Cpu) -> PacingResult {
+        let p = &self.pacing;
+        let ios: u64 = self
+            .totals
+            .iter()
+            .flat_map(|t| t.ops.iter().map(|o| o.ios))
+            .sum();
+        let cpu_us = cpu.cpu_us_per_io * ios as f64;
+        let spin_us = p.spin_ns as f64 / 1e3;
+        PacingResult {
+            mode: run.pacing.name().into(),
+            spin_s: p.spin_ns as f64 / 1e9,
+            sleep_s: p.sleep_ns as f64 / 1e9,
+            sleeps: p.wake_late.count(),
+            wake_late_us: p.wake_late.summary_us(false),
+            margin_us: p.margin_ns as f64 / 1e3,
+            cpu_us_per_io_excl_spin: if ios > 0 {
+                (cpu_us - spin_us).max(0.0) / ios as f64
+            } else {
+                0.0
+            },
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -900,7 +938,7 @@ impl Collector {
         } else {
             Vec::new()
         };
-        let schedule = self.schedule_result(run, dur_s);
+        let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
             schedule,
             verify: None,

@@ -49,6 +49,33 @@ impl Rng {
     pub fn unit_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+
+    /// An exponential variate with mean 1 (ziggurat, usually one draw, no `ln`).
+    #[inline]
+    pub fn exp1(&mut self) -> f64 {
+        use rand_distr::Distribution;
+        rand_distr::Exp1.sample(self)
+    }
+}
+
+/// Lets rand_distr's samplers draw from the stream RNG.
+impl rand_core::RngCore for Rng {
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        Rng::next_u64(self)
+    }
+
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        for chunk in dst.chunks_mut(8) {
+            let v = Rng::next_u64(self).to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -63,6 +90,30 @@ mod tests {
             assert_eq!(a.next_u64(), b.next_u64());
         }
         assert_ne!(Rng::new(7).next_u64(), Rng::new(8).next_u64());
+    }
+
+    #[test]
+    fn exp1_has_mean_and_variance_one() {
+        let mut r = Rng::new(3);
+        let n = 400_000;
+        let (mut sum, mut sq) = (0.0, 0.0);
+        let mut over2 = 0;
+        for _ in 0..n {
+            let x = r.exp1();
+            assert!(x >= 0.0);
+            sum += x;
+            sq += x * x;
+            if x > 2.0 {
+                over2 += 1;
+            }
+        }
+        let mean = sum / n as f64;
+        let var = sq / n as f64 - mean * mean;
+        assert!((mean - 1.0).abs() < 0.01, "mean {mean}");
+        assert!((var - 1.0).abs() < 0.03, "variance {var}");
+        // P(X > 2) = e^-2 = 0.1353.
+        let tail = over2 as f64 / n as f64;
+        assert!((tail - 0.1353).abs() < 0.003, "tail {tail}");
     }
 
     #[test]

@@ -169,8 +169,7 @@ impl Stream {
         };
         let due = s.next_due_ns;
         let gap = if s.exponential {
-            // Inverse-CDF of the exponential distribution; 1-u avoids ln(0).
-            -s.gap_ns * (1.0 - self.rng.unit_f64()).ln()
+            s.gap_ns * self.rng.exp1()
         } else {
             s.gap_ns
         };

@@ -13,6 +13,7 @@
 use super::buffers::{slot_bytes, AlignedBuf};
 use super::clock::IntervalClock;
 use super::data::WorkerData;
+use super::pacing::Pacer;
 use super::stream::{NextIo, Stream, WorkloadShape};
 use crate::data::{ReadTicket, WriteTicket};
 use crate::engine::{Completion, Engine, IoRequest, Targets};
@@ -25,10 +26,6 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
-
-/// Below this wait a worker spins instead of sleeping (sleep wakes up late by tens
-/// of microseconds; with timer slack at 1 ns, by a few).
-const SPIN_NS: u64 = 60_000;
 
 /// Most error samples a worker keeps per run.
 const MAX_ERROR_SAMPLES: usize = 8;
@@ -59,6 +56,8 @@ pub struct WorkerSetup {
     pub policy: ErrorPolicy,
     /// Write content and verification.
     pub data: WorkerData,
+    /// How to wait for open-loop intended times.
+    pub pacer: Pacer,
 }
 
 /// Per in-flight request bookkeeping.
@@ -230,6 +229,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 error_samples: std::mem::take(&mut samples),
                 fatal: None,
                 verify: Default::default(),
+                pacing: setup.pacer.take_stats(),
             };
             if setup.tx.send(snap).is_err() {
                 // Collector gone: nothing more can be reported.
@@ -336,13 +336,9 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         }
         let timeout = wake.saturating_sub(now).max(1);
         if inflight == 0 {
-            // Nothing in flight and nothing due yet: sleep until shortly before the
-            // next event, then spin the rest so the I/O goes out on time.
-            if timeout > SPIN_NS {
-                std::thread::sleep(std::time::Duration::from_nanos(timeout - SPIN_NS));
-            } else {
-                std::hint::spin_loop();
-            }
+            // Nothing in flight and nothing due yet: wait for the next event the way
+            // the pacing mode says (sleep, busy-wait, or sleep then busy-wait).
+            setup.pacer.wait_until(now, wake);
             continue;
         }
         if let Err(e) = setup.data.before_submit(now) {
@@ -500,6 +496,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         error_samples: samples,
         fatal,
         verify: std::mem::take(&mut setup.data.counts),
+        pacing: setup.pacer.take_stats(),
     });
     if inflight > 0 {
         // The kernel may still write into these buffers: never free them.
@@ -524,6 +521,7 @@ fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
         error_samples: Vec::new(),
         fatal: Some(msg),
         verify: Default::default(),
+        pacing: Default::default(),
     }
 }
 

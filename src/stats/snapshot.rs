@@ -107,4 +107,6 @@ pub struct Snapshot {
     pub fatal: Option<String>,
     /// Verification counts (in the worker's last snapshot).
     pub verify: crate::report::model::VerifyResult,
+    /// Waiting for open-loop intended times.
+    pub pacing: crate::run::pacing::PacingStats,
 }

@@ -469,6 +469,7 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
                 cpus: job.cpus,
                 workers: None,
                 seed: job.seed,
+                pacing: Default::default(),
             });
             run_opts.push(job.run_opts);
         } else {

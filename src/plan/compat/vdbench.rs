@@ -976,6 +976,7 @@ fn expand_rd(
             cpus: None,
             workers: None,
             seed: DEFAULT_SEED,
+            pacing: Default::default(),
         });
     }
     Ok(())
