@@ -119,7 +119,7 @@ impl Stream {
     }
 
     /// Chooses the next I/O, or `None` when the budget is spent.
-    #[inline]
+    #[inline(always)]
     pub fn next_io(&mut self, shape: &WorkloadShape) -> Option<NextIo> {
         if self.bytes_left == 0 {
             return None;

@@ -213,9 +213,11 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
     let mut stopping = false;
     let mut fatal: Option<String> = None;
     let shapes = std::mem::take(&mut setup.shapes);
+    // The clock as read at the end of a wait, used as the next turn's `now`.
+    let mut woke_at: Option<u64> = None;
 
     loop {
-        let now = now_ns();
+        let now = woke_at.take().unwrap_or_else(now_ns);
         if setup.end_ns.is_some_and(|e| now >= e) {
             stopping = true;
         }
@@ -338,7 +340,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         if inflight == 0 {
             // Nothing in flight and nothing due yet: wait for the next event the way
             // the pacing mode says (sleep, busy-wait, or sleep then busy-wait).
-            setup.pacer.wait_until(now, wake);
+            woke_at = Some(setup.pacer.wait_until(now, wake));
             continue;
         }
         if let Err(e) = setup.data.before_submit(now) {
