@@ -1400,6 +1400,24 @@ passes = 2
             5,
             "'rw' = \"randomread\" is not known",
         );
+        assert_err(
+            &format!("{T}[[workload]]\n[defaults]\npacing = \"fast\"\n"),
+            6,
+            "'pacing' = \"fast\": expected \"spin\", \"hybrid\" or \"sleep\"",
+        );
+    }
+
+    #[test]
+    fn pacing_is_a_run_setting_with_a_default() {
+        let text = format!(
+            "{T}[defaults]\npacing = \"sleep\"\n[[workload]]\nname = \"a\"\n\
+             [[run]]\nworkloads = [\"a\"]\n[[run]]\nworkloads = [\"a\"]\npacing = \"spin\"\n"
+        );
+        let plan = parse("job.toml", &text).unwrap();
+        assert_eq!(plan.runs[0].pacing, Pacing::Sleep);
+        assert_eq!(plan.runs[1].pacing, Pacing::Spin);
+        let plain = parse("job.toml", &format!("{T}[[workload]]\n")).unwrap();
+        assert_eq!(plain.runs[0].pacing, Pacing::Hybrid);
     }
 
     #[test]

@@ -24,6 +24,12 @@ fn bad_units_name_the_value() {
     );
     assert_bad(&["run", "--target", "mem:1m", "--qd", "0"], "--qd '0'");
     assert_bad(&["run", "--target", "mem:0"], "mem:0");
+    assert_bad(
+        &[
+            "run", "--target", "mem:1m", "--rate", "1000", "--pacing", "fast",
+        ],
+        "--pacing 'fast'",
+    );
 }
 
 #[test]

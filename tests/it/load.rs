@@ -25,6 +25,62 @@ fn requested_rates_are_achieved_within_one_percent() {
 }
 
 #[test]
+fn pacing_modes_trade_cpu_for_jitter_and_report_it() {
+    let mut cpu = std::collections::HashMap::new();
+    for mode in ["spin", "hybrid", "sleep"] {
+        let r = run_json(&[
+            "run",
+            "--target",
+            "null:1g",
+            "--rate",
+            "2000",
+            "--arrival",
+            "uniform",
+            "--pacing",
+            mode,
+            "--duration",
+            "2s",
+            "--workers",
+            "1",
+        ]);
+        let run = &r["runs"][0];
+        let s = &run["schedule"];
+        let pct = s["achieved_pct"].as_f64().unwrap();
+        assert!((pct - 100.0).abs() <= 1.0, "{mode}: achieved {pct}%");
+        let p = &s["pacing"];
+        assert_eq!(p["mode"], mode);
+        assert_eq!(r["plan"]["runs"][0]["pacing"], mode);
+        let spin_s = p["spin_s"].as_f64().unwrap();
+        let sleeps = p["sleeps"].as_u64().unwrap();
+        match mode {
+            // 500 µs gaps: sleep, then busy-wait the fixed 100 µs margin before each I/O.
+            "spin" => {
+                assert!(spin_s > 0.2 * 2.0 * 0.5, "{mode}: spin {spin_s} s");
+                assert_eq!(p["margin_us"].as_f64().unwrap(), 100.0);
+            }
+            "hybrid" => {
+                let m = p["margin_us"].as_f64().unwrap();
+                assert!((1.0..=200.0).contains(&m), "learned margin {m} us");
+            }
+            _ => assert_eq!(spin_s, 0.0, "sleep mode never busy-waits"),
+        }
+        assert!(sleeps > 1000, "{mode}: {sleeps} sleeps");
+        assert!(p["wake_late_us"]["p50"].as_f64().unwrap() > 0.0);
+        let total = run["cpu"]["cpu_us_per_io"].as_f64().unwrap();
+        let excl = p["cpu_us_per_io_excl_spin"].as_f64().unwrap();
+        assert!(excl <= total + 1e-9, "{mode}: {excl} > {total}");
+        cpu.insert(mode, total);
+    }
+    // Busy-waiting 100 µs per I/O costs several times what a timer wake-up does.
+    assert!(
+        cpu["sleep"] < 0.5 * cpu["spin"],
+        "CPU per I/O: sleep {} us, spin {} us",
+        cpu["sleep"],
+        cpu["spin"]
+    );
+}
+
+#[test]
 fn latency_counts_from_the_intended_time_through_a_stall() {
     let _g = super::sim::REALTIME
         .lock()
