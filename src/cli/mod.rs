@@ -172,6 +172,10 @@ pub struct RunArgs {
     /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form).
     #[arg(long, value_name = "DIST")]
     pub dist: Option<String>,
+    /// How several sequential streams share the working set: regions (each its own
+    /// slice, default) or stride (interleaved: together one sequential sweep).
+    #[arg(long, value_name = "LAYOUT")]
+    pub seq_layout: Option<String>,
     /// Seed for offsets and data.
     #[arg(long, value_name = "N")]
     pub seed: Option<String>,

@@ -274,6 +274,10 @@ pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) -> Result<(), FlagErr
     if let Some(v) = &a.dist {
         w.dist = Distribution::parse(v).map_err(|e| bad("--dist", v, e))?;
     }
+    if let Some(v) = &a.seq_layout {
+        w.seq_layout = crate::plan::model::SeqLayout::parse(v)
+            .ok_or_else(|| bad("--seq-layout", v, "expected regions or stride"))?;
+    }
     Ok(())
 }
 

@@ -72,6 +72,18 @@ pub fn to_toml(plan: &Plan) -> String {
             if let Some(z) = w.size_bytes {
                 let _ = writeln!(s, "size = {}", toml_str(&format_size(z)));
             }
+            if w.dist != Distribution::Uniform {
+                let _ = writeln!(s, "dist = {}", toml_str(&w.dist.spec()));
+            }
+            if matches!(w.rate, Rate::Iops(_)) && w.arrival != Arrival::default() {
+                let _ = writeln!(s, "arrival = \"uniform\"");
+            }
+            if let Some(p) = w.share_pct {
+                let _ = writeln!(s, "share = {p}");
+            }
+            if !w.seq_layout.is_regions() {
+                let _ = writeln!(s, "seq_layout = {}", toml_str(w.seq_layout.name()));
+            }
         }
     }
     for (ri, r) in plan.runs.iter().enumerate() {
@@ -131,6 +143,12 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
                 // fio has these too, but the parameterisation differs; say so.
                 return Err(format!(
                     "workload '{}': its offset distribution is not translated to fio yet",
+                    w.name
+                ));
+            }
+            if !w.seq_layout.is_regions() && w.streams > 1 {
+                return Err(format!(
+                    "workload '{}': seq_layout stride is not translated to fio yet",
                     w.name
                 ));
             }
@@ -224,6 +242,21 @@ mod tests {
                     },
                     qd: 8,
                     streams: 2,
+                    rate: Rate::Iops(5000.0),
+                    arrival: Arrival::Uniform,
+                    dist: Distribution::Zoned {
+                        bands: vec![
+                            Zone {
+                                io_pct: 80.0,
+                                range_pct: 10.0,
+                            },
+                            Zone {
+                                io_pct: 20.0,
+                                range_pct: 90.0,
+                            },
+                        ],
+                    },
+                    seq_layout: SeqLayout::Stride,
                     ..Default::default()
                 }],
                 engine: EngineKind::Uring,
@@ -260,11 +293,36 @@ mod tests {
         );
         assert_eq!(wa.bs, wb.bs);
         assert_eq!(wa.pattern, wb.pattern);
+        // Everything else too, but the run-qualified name.
+        let renamed = Workload {
+            name: wb.name.clone(),
+            ..wa.clone()
+        };
+        assert_eq!(&renamed, wb);
+        assert_eq!(a.pacing, b.pacing);
+    }
+
+    #[test]
+    fn a_share_mix_survives_conversion() {
+        let mut p = sample();
+        let mut w2 = p.runs[0].workloads[0].clone();
+        w2.name = "b".into();
+        w2.share_pct = Some(30.0);
+        p.runs[0].workloads[0].share_pct = Some(70.0);
+        p.runs[0].workloads.push(w2);
+        let back = crate::plan::jobfile::parse("converted.toml", &to_toml(&p)).unwrap();
+        let shares: Vec<_> = back.runs[0].workloads.iter().map(|w| w.share_pct).collect();
+        assert_eq!(shares, vec![Some(70.0), Some(30.0)]);
     }
 
     #[test]
     fn fio_job_reads_back_through_the_fio_reader() {
-        let p = sample();
+        let mut p = sample();
+        p.runs[0].workloads[0].dist = Distribution::Uniform;
+        let stride = to_fio(&p).unwrap_err();
+        assert!(stride.contains("stride"), "{stride}");
+        p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
+        p.runs[0].workloads[0].rate = Rate::Max;
         let text = to_fio(&p).unwrap();
         let t = crate::plan::compat::fio::parse_str(
             "c.fio",

@@ -16,7 +16,7 @@ use toml::Spanned;
 
 use super::model::{
     AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Pacing, Plan, Rate, RunSpec,
-    TargetSpec, Workload,
+    SeqLayout, TargetSpec, Workload,
 };
 use super::units::{self, UnitError};
 
@@ -48,8 +48,20 @@ const SETTINGS_KEYS: &[&str] = &[
 ];
 const TARGET_KEYS: &[&str] = &["name", "path", "size", "direct"];
 const WORKLOAD_KEYS: &[&str] = &[
-    "name", "target", "rw", "read_pct", "bs", "qd", "streams", "rate", "offset", "size", "dist",
-    "arrival", "share",
+    "name",
+    "target",
+    "rw",
+    "read_pct",
+    "bs",
+    "qd",
+    "streams",
+    "rate",
+    "offset",
+    "size",
+    "dist",
+    "arrival",
+    "share",
+    "seq_layout",
 ];
 const RUN_ONLY_KEYS: &[&str] = &["name", "workloads"];
 
@@ -634,6 +646,18 @@ impl<'a> Ctx<'a> {
             },
             None => Arrival::Exponential,
         };
+        let seq_layout = match sec.get("seq_layout") {
+            Some(v) => {
+                let name = self.string("seq_layout", v)?;
+                SeqLayout::parse(name).ok_or_else(|| {
+                    self.err(
+                        v.span(),
+                        format!("'seq_layout' = {name:?}: expected \"regions\" or \"stride\""),
+                    )
+                })?
+            }
+            None => SeqLayout::Regions,
+        };
         let share_pct = match sec.get("share") {
             Some(v) => {
                 let p = match v.get_ref() {
@@ -690,6 +714,7 @@ impl<'a> Ctx<'a> {
                 dist,
                 arrival,
                 share_pct,
+                seq_layout,
             },
             at,
         ))

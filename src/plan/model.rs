@@ -163,6 +163,22 @@ pub enum Distribution {
 }
 
 impl Distribution {
+    /// The text form [`Distribution::parse`] reads back (`zipf:1.2`, `zoned:80/10:20/90`).
+    pub fn spec(&self) -> String {
+        match self {
+            Distribution::Uniform => "uniform".into(),
+            Distribution::Zipf { theta } => format!("zipf:{theta}"),
+            Distribution::Pareto { h } => format!("pareto:{h}"),
+            Distribution::Zoned { bands } => {
+                let parts: Vec<String> = bands
+                    .iter()
+                    .map(|z| format!("{}/{}", z.io_pct, z.range_pct))
+                    .collect();
+                format!("zoned:{}", parts.join(":"))
+            }
+        }
+    }
+
     /// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
     /// "zoned:80/10:20/90" (I/O % / range % per band, in order).
     pub fn parse(text: &str) -> Result<Distribution, String> {
@@ -340,6 +356,43 @@ pub struct Workload {
     /// and each I/O picks its workload by share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_pct: Option<f64>,
+    /// How several sequential streams divide the working set.
+    #[serde(default, skip_serializing_if = "SeqLayout::is_regions")]
+    pub seq_layout: SeqLayout,
+}
+
+/// How the streams of a sequential workload share its working set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeqLayout {
+    /// Each stream walks its own equal slice (fio's `offset_increment` style).
+    #[default]
+    Regions,
+    /// Streams interleave over the whole set: stream i of n issues blocks i, i+n,
+    /// i+2n…, so together they make one sequential sweep with n I/Os outstanding
+    /// (vdbench threads on a sequential workload).
+    Stride,
+}
+
+impl SeqLayout {
+    pub fn is_regions(&self) -> bool {
+        *self == SeqLayout::Regions
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SeqLayout::Regions => "regions",
+            SeqLayout::Stride => "stride",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SeqLayout> {
+        match s.to_ascii_lowercase().as_str() {
+            "regions" | "region" => Some(SeqLayout::Regions),
+            "stride" | "interleave" => Some(SeqLayout::Stride),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Workload {
@@ -359,6 +412,7 @@ impl Default for Workload {
             dist: Distribution::Uniform,
             arrival: Arrival::Exponential,
             share_pct: None,
+            seq_layout: SeqLayout::Regions,
         }
     }
 }

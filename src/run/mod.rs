@@ -18,7 +18,9 @@ pub mod worker;
 use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::engine::{EngineError, Targets};
-use crate::plan::model::{AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, TargetSpec};
+use crate::plan::model::{
+    AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, SeqLayout, TargetSpec,
+};
 use crate::report::model::{
     Cpu, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
 };
@@ -324,7 +326,14 @@ fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
         // Sequential streams own equal, block-aligned slices when the working set is
         // big enough; otherwise they all walk the whole set.
         let slice = (r.ws_len / n) / unit * unit;
-        let own_regions = sequential && slice >= w.bs.max_bytes();
+        // Interleaved streams step over each other's blocks, in units of the largest
+        // block size; they need one such block each.
+        let max_bs = w.bs.max_bytes();
+        let stride = sequential
+            && n > 1
+            && w.seq_layout == SeqLayout::Stride
+            && n.saturating_mul(max_bs) <= r.ws_len;
+        let own_regions = sequential && !stride && slice >= max_bs;
         for i in 0..n {
             let seed = run
                 .seed
@@ -333,6 +342,8 @@ fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
             let mut rng = rng::Rng::new(seed);
             let (region_start, region_len) = if own_regions {
                 (r.ws_start + i * slice, slice)
+            } else if stride {
+                (r.ws_start + i * max_bs, r.ws_len - i * max_bs)
             } else {
                 (r.ws_start, r.ws_len)
             };
@@ -366,6 +377,7 @@ fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
                 region_start,
                 region_len,
                 pos: region_start,
+                stride_bytes: if stride { n * max_bs } else { 0 },
                 qd: w.qd,
                 inflight: 0,
                 bytes_left,
@@ -1023,4 +1035,93 @@ pub fn verify_pass(
         u += n;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::{BlockSizes, Workload};
+
+    fn seq_run(streams: u32, layout: SeqLayout) -> (RunSpec, Vec<Resolved>) {
+        let w = Workload {
+            pattern: AccessPattern::Sequential,
+            bs: BlockSizes::fixed(4096),
+            streams,
+            seq_layout: layout,
+            ..Default::default()
+        };
+        let run = RunSpec {
+            name: "r".into(),
+            workloads: vec![w],
+            engine: EngineKind::Mem,
+            duration_ns: None,
+            passes: Some(1),
+            warmup_ns: 0,
+            interval_ns: 1_000_000_000,
+            cpus: None,
+            workers: None,
+            seed: 1,
+            pacing: Default::default(),
+        };
+        let r = Resolved {
+            target: 0,
+            ws_start: 8192,
+            ws_len: 64 * 4096,
+        };
+        (run, vec![r])
+    }
+
+    fn offsets(run: &RunSpec, res: &[Resolved]) -> Vec<Vec<u64>> {
+        let shape = WorkloadShape::new(&run.workloads[0], 0, res[0].ws_start, res[0].ws_len);
+        build_streams(run, res)
+            .into_iter()
+            .map(|mut s| std::iter::from_fn(|| s.next_io(&shape).map(|io| io.offset)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn stride_streams_interleave_into_one_sweep() {
+        let (run, res) = seq_run(4, SeqLayout::Stride);
+        let per = offsets(&run, &res);
+        // Stream i issues blocks i, i+4, i+8, … of the working set.
+        for (i, offs) in per.iter().enumerate() {
+            assert_eq!(offs.len(), 16, "stream {i}");
+            for (k, &o) in offs.iter().enumerate() {
+                assert_eq!(
+                    o,
+                    8192 + (k as u64 * 4 + i as u64) * 4096,
+                    "stream {i} I/O {k}"
+                );
+            }
+        }
+        // Together: every block once, in order when taken round-robin.
+        let round_robin: Vec<u64> = (0..16)
+            .flat_map(|k| per.iter().map(move |s| s[k]))
+            .collect();
+        let sweep: Vec<u64> = (0..64).map(|b| 8192 + b * 4096).collect();
+        assert_eq!(round_robin, sweep);
+    }
+
+    #[test]
+    fn region_streams_walk_their_own_slices() {
+        let (run, res) = seq_run(4, SeqLayout::Regions);
+        let per = offsets(&run, &res);
+        for (i, offs) in per.iter().enumerate() {
+            let first = 8192 + i as u64 * 16 * 4096;
+            let want: Vec<u64> = (0..16).map(|k| first + k * 4096).collect();
+            assert_eq!(offs, &want, "stream {i}");
+        }
+    }
+
+    #[test]
+    fn stride_wraps_to_its_own_phase() {
+        let (mut run, res) = seq_run(4, SeqLayout::Stride);
+        run.passes = Some(2);
+        let per = offsets(&run, &res);
+        assert_eq!(per[3].len(), 32);
+        assert_eq!(
+            per[3][16], per[3][0],
+            "second pass starts where the first did"
+        );
+    }
 }

@@ -77,6 +77,9 @@ pub struct Stream {
     pub region_start: u64,
     pub region_len: u64,
     pub pos: u64,
+    /// Sequential step per I/O in bytes; 0 = the I/O's own length. Interleaved
+    /// (stride) streams step over the blocks of the others.
+    pub stride_bytes: u64,
     pub qd: u32,
     pub inflight: u32,
     /// Bytes this stream may still issue (passes budget); `u64::MAX` = unlimited.
@@ -151,7 +154,11 @@ impl Stream {
                 self.pos = self.region_start;
             }
             let o = self.pos;
-            self.pos += len as u64;
+            self.pos += if self.stride_bytes > 0 {
+                self.stride_bytes
+            } else {
+                len as u64
+            };
             o
         } else {
             shape.ws_start + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit

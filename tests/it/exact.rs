@@ -155,3 +155,33 @@ dist = "uniform"
     assert_eq!(w[1]["totals"]["read"]["ios"], 0);
     assert_eq!(w[1]["totals"]["bytes"].as_u64().unwrap() % 65536, 0);
 }
+
+#[test]
+fn stride_streams_write_every_block_exactly_once() {
+    let r = run_json(&[
+        "run",
+        "--target",
+        "mem:16m",
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--streams",
+        "4",
+        "--qd",
+        "2",
+        "--seq-layout",
+        "stride",
+        "--passes",
+        "1",
+        "--verify-after",
+    ]);
+    let run = &r["runs"][0];
+    assert_eq!(run["totals"]["ios"].as_u64().unwrap(), (16 << 20) / 4096);
+    assert_eq!(run["workload"]["seq_layout"], "stride");
+    // Every unit was written (none untracked) and holds its own write.
+    let v = &run["verify"];
+    assert_eq!(v["untracked"].as_u64().unwrap(), 0, "{v}");
+    assert_eq!(v["mismatches"].as_u64().unwrap(), 0, "{v}");
+    assert_eq!(v["ok"].as_u64().unwrap(), (16 << 20) / 4096, "{v}");
+}

@@ -899,6 +899,7 @@ fn resolve_job(
             dist,
             arrival,
             share_pct: None,
+            seq_layout: Default::default(),
         },
         engine,
         duration_ns: runtime,

@@ -9,8 +9,8 @@
 
 use super::{is_windows_path, CompatError, Loc, Translated, UnsupportedList, DEFAULT_SEED};
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, DataSettings, EngineKind, Plan, Rate, RunSpec, TargetSpec,
-    Workload,
+    AccessPattern, Arrival, BlockSizes, DataSettings, EngineKind, Plan, Rate, RunSpec, SeqLayout,
+    TargetSpec, Workload,
 };
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size, parse_size_allow_zero};
 
@@ -935,6 +935,14 @@ fn expand_rd(
                 Rate::Iops(n) if shares.is_some() => Rate::Iops(n),
                 Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
             };
+            let pattern = seek.clone().unwrap_or(wd.pattern.clone());
+            let seq_layout = if pattern == AccessPattern::Sequential {
+                // vdbench's threads on a sequential wd take the next block in turn:
+                // one sweep with N outstanding, which is the stride layout.
+                SeqLayout::Stride
+            } else {
+                SeqLayout::Regions
+            };
             workloads.push(Workload {
                 name: if wd.sds.len() > 1 {
                     format!("{}/{}", wd.name, sd.name)
@@ -943,7 +951,7 @@ fn expand_rd(
                 },
                 target: sd.name.clone(),
                 read_pct: rdpct.unwrap_or(wd.read_pct),
-                pattern: seek.clone().unwrap_or(wd.pattern.clone()),
+                pattern,
                 bs: bs.clone().unwrap_or(wd.bs.clone()),
                 qd: 1,
                 streams: u32::try_from(mine).map_err(|_| rd.loc.error("threads is too large"))?,
@@ -952,6 +960,7 @@ fn expand_rd(
                 size_bytes: len,
                 arrival,
                 share_pct: shares.as_ref().map(|v| v[pi]),
+                seq_layout,
                 ..Default::default()
             });
             if (wd.direct || direct) && !sd.direct {
