@@ -567,7 +567,7 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
         .into_iter()
         .chain(all(|iv| iv.lat_us.p99))
         .collect();
-    vec![
+    let mut charts = vec![
         metric(
             &format!("{id}-iops"),
             "IOPS",
@@ -589,7 +589,33 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
                 ("lat_p99_us", "p99", |iv| iv.lat_us.p99, true),
             ],
         ),
-    ]
+    ];
+    // Open loop: how far issue fell behind the schedule, interval by interval.
+    let has_lag = sides
+        .iter()
+        .any(|(_, ivs)| ivs.iter().any(|iv| iv.lag_us.is_some()));
+    if has_lag {
+        let lag_p99 = |iv: &Interval| iv.lag_us.as_ref().map_or(0.0, |l| l.p99);
+        let lag_max = |iv: &Interval| iv.lag_us.as_ref().map_or(0.0, |l| l.max);
+        let lags: Vec<f64> = all(lag_p99).into_iter().chain(all(lag_max)).collect();
+        charts.push(metric(
+            &format!("{id}-lag"),
+            "Issue lag behind the schedule p99 / max",
+            Axis::auto("issue lag (µs)", &lags, 30.0),
+            &[
+                ("lag_p99_us", "p99", lag_p99, false),
+                ("lag_max_us", "max", lag_max, true),
+            ],
+        ));
+        let backlog = |iv: &Interval| iv.backlog_ios.unwrap_or(0.0);
+        charts.push(metric(
+            &format!("{id}-backlog"),
+            "Backlog (I/Os due, not yet issued; estimated)",
+            Axis::linear("I/Os", all(backlog)),
+            &[("backlog_ios", "", backlog, false)],
+        ));
+    }
+    charts
 }
 
 /// The (percentile, µs) points to plot for one direction: the stored spectrum, or
@@ -898,7 +924,17 @@ pub(crate) mod tests {
             }],
             ..Default::default()
         });
+        for iv in &mut d.runs[0].intervals {
+            iv.lag_us = Some(crate::report::model::IntervalLatency {
+                p99: 4.0,
+                max: 40.0,
+                ..Default::default()
+            });
+            iv.backlog_ios = Some(0.2);
+        }
         let html = render_html(&d);
+        assert!(html.contains("Issue lag behind the schedule p99 / max"));
+        assert!(html.contains("Backlog (I/Os due, not yet issued; estimated)"));
         let sched = html.split("<table class=\"schedule\">").nth(1).unwrap();
         assert!(sched.contains("<td class=\"n\">5,000</td><td class=\"n\">4,950</td>"));
         assert!(html.contains("Pacing <b>hybrid</b>: 0.25 s busy-waiting"));
@@ -909,5 +945,6 @@ pub(crate) mod tests {
         // Runs without them show neither.
         let plain = render_html(&sample());
         assert!(!plain.contains("Rate schedule") && !plain.contains("Verification"));
+        assert!(!plain.contains("Issue lag behind the schedule"));
     }
 }

@@ -384,6 +384,13 @@ pub struct Interval {
     pub write_lat_us: IntervalLatency,
     pub queue_depth: f64,
     pub cpu: Cpu,
+    /// Open-loop runs: issue lateness against the intended times in this interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_us: Option<IntervalLatency>,
+    /// Open-loop runs: most I/Os due but not yet issued in this interval, estimated
+    /// as the interval's maximum lateness × the requested rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_ios: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

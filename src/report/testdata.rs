@@ -113,6 +113,8 @@ pub fn run(
                     system_pct: 9.0,
                     cpu_us_per_io: 1.2 * g,
                 },
+                lag_us: None,
+                backlog_ios: None,
             }
         })
         .collect();

@@ -658,6 +658,23 @@ struct Collector {
     verify: crate::report::model::VerifyResult,
     nworkloads: usize,
     open_loop: Vec<bool>,
+    /// The open-loop workloads' requested rate, for the backlog estimate.
+    requested_iops: f64,
+}
+
+/// Sum of the requested open-loop rates. A share mix is paced as a whole by its first
+/// workload, so the others of the mix add nothing.
+fn requested_iops(run: &RunSpec) -> f64 {
+    let lead = run.workloads.iter().position(|w| w.share_pct.is_some());
+    run.workloads
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| w.share_pct.is_none() || Some(*i) == lead)
+        .map(|(_, w)| match w.rate {
+            Rate::Iops(r) => r,
+            Rate::Max => 0.0,
+        })
+        .sum()
 }
 
 impl Collector {
@@ -696,6 +713,7 @@ impl Collector {
             verify: Default::default(),
             nworkloads: run.workloads.len(),
             open_loop,
+            requested_iops: requested_iops(run),
         }
     }
 
@@ -773,7 +791,11 @@ impl Collector {
         let dur_s = dur_ns as f64 / 1e9;
         let mut all = OpStats::new(self.open_loop.iter().any(|&o| o));
         let mut dirs = [OpStats::new(false), OpStats::new(false)];
+        let mut lag: Option<LatencyHistogram> = None;
         for w in &merged {
+            if let Some(l) = &w.lag {
+                *lag.get_or_insert_with(LatencyHistogram::new) += l;
+            }
             all += &w.ops[0];
             all += &w.ops[1];
             dirs[0] += &w.ops[0];
@@ -806,6 +828,10 @@ impl Collector {
             write_lat_us: interval_latency(&dirs[1].lat),
             queue_depth: all.service_sum_ns() as f64 / dur_ns as f64,
             cpu,
+            lag_us: lag.as_ref().map(interval_latency),
+            backlog_ios: lag
+                .as_ref()
+                .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
         };
         on_interval(&iv);
         self.intervals.push(iv);
@@ -825,12 +851,11 @@ impl Collector {
 
     /// Requested vs achieved rate and issue lateness of the open-loop workloads.
     fn schedule_result(&self, run: &RunSpec, dur_s: f64, cpu: &Cpu) -> Option<ScheduleResult> {
-        let mut requested = 0.0;
+        let requested = self.requested_iops;
         let mut ios = 0u64;
         let mut lag = LatencyHistogram::new();
         for (w, t) in run.workloads.iter().zip(&self.totals) {
-            if let Rate::Iops(r) = w.rate {
-                requested += r;
+            if let Rate::Iops(_) = w.rate {
                 ios += t.ops.iter().map(|o| o.ios + o.errors).sum::<u64>();
                 if let Some(l) = &t.lag {
                     lag += l;

@@ -218,9 +218,6 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
 
     loop {
         let now = woke_at.take().unwrap_or_else(now_ns);
-        if setup.end_ns.is_some_and(|e| now >= e) {
-            stopping = true;
-        }
         if now >= next_boundary {
             let snap = Snapshot {
                 worker: setup.index,
@@ -239,6 +236,11 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             }
             interval += 1;
             next_boundary = setup.clock.boundary_ns(interval);
+        }
+        if setup.end_ns.is_some_and(|e| now >= e) {
+            // The measured time is over: what is still in flight completes after it and
+            // is drained below, uncounted.
+            break;
         }
         if !stopping && setup.stop.load(Ordering::Relaxed) {
             stopping = true;

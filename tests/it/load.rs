@@ -104,6 +104,14 @@ fn latency_counts_from_the_intended_time_through_a_stall() {
         "latency p99 {lat_p99} us should show the stall's backlog"
     );
     assert!(svc_p99 < 1_000.0, "service p99 {svc_p99} us hides it");
+    // Each 1 s interval holds one 100 ms stall: ~100 I/Os pile up behind it, and the
+    // interval's issue lag reaches nearly the stall's length.
+    for iv in stalled["runs"][0]["intervals"].as_array().unwrap() {
+        let backlog = iv["backlog_ios"].as_f64().unwrap();
+        let lag_max = iv["lag_us"]["max"].as_f64().unwrap();
+        assert!(backlog >= 50.0, "interval backlog {backlog}: {iv}");
+        assert!(lag_max >= 50_000.0, "interval lag max {lag_max} us");
+    }
     let clean = run_json(&[
         "run",
         "--target",
@@ -122,6 +130,13 @@ fn latency_counts_from_the_intended_time_through_a_stall() {
         t["latency_us"]
     );
     assert!(t["service_us"]["p99"].as_f64().unwrap() < 1_000.0);
+    for iv in clean["runs"][0]["intervals"].as_array().unwrap() {
+        let backlog = iv["backlog_ios"].as_f64().unwrap();
+        assert!(
+            backlog < 5.0,
+            "no stall, yet interval backlog {backlog}: {iv}"
+        );
+    }
 }
 
 /// Runs `check` on a fresh result up to three times: these tests time a simulated
