@@ -32,7 +32,9 @@ def cpu_of(cmd):
 
 
 def ioscope(args, seconds, res):
-    _, cpu = cpu_of([IOSCOPE, "run", "-q", "--target", "null:1g", "--cpus", "0",
+    if "--target" not in args:
+        args = ["--target", "null:1g"] + args
+    _, cpu = cpu_of([IOSCOPE, "run", "-q", "--cpus", "0",
                      "--duration", f"{seconds}s", "--json", res] + args)
     with open(res) as f:
         r = json.load(f)["runs"][0]
@@ -73,11 +75,19 @@ def main():
         sys.exit("build first: cargo build --release")
     tmp = tempfile.mkdtemp(prefix="ioscope-pacing")
     res = os.path.join(tmp, "r.json")
+    shm = "/dev/shm/ioscope-pacing.dat"
+    with open(shm, "wb") as f:
+        f.write(os.urandom(1 << 20) * 256)
     cases = {
         "closed QD32": ["--qd", "32"],
         "closed QD1": ["--qd", "1"],
         "saturated QD32": ["--qd", "32", "--rate", "1000000000"],
         "saturated QD1": ["--qd", "1", "--rate", "1000000000"],
+        "tmpfs sync closed": ["--target", shm, "--engine", "sync", "--qd", "1"],
+        "tmpfs sync saturated": ["--target", shm, "--engine", "sync", "--qd", "1",
+                                 "--rate", "1000000000"],
+        "tmpfs uring closed": ["--target", shm, "--qd", "32"],
+        "tmpfs uring saturated": ["--target", shm, "--qd", "32", "--rate", "1000000000"],
     }
     for rate in RATES:
         for mode in MODES:
@@ -98,8 +108,14 @@ def main():
     print("\n## scheduling work without waiting (rate far above capacity: always behind)")
     for qd, closed in (("32", c32), ("1", c1)):
         s = med(got[f"saturated QD{qd}"], "run_cpu_us")
-        print(f"QD {qd}: closed loop {closed:.4f} us CPU/IO, open loop saturated {s:.4f} us "
+        print(f"null, QD {qd}: closed loop {closed:.4f} us CPU/IO, open loop saturated {s:.4f} us "
               f"({s/closed:.2f}x)")
+    for kind in ("tmpfs sync", "tmpfs uring"):
+        c = med(got[f"{kind} closed"], "run_cpu_us")
+        s = med(got[f"{kind} saturated"], "run_cpu_us")
+        qd = "1" if "sync" in kind else "32"
+        print(f"{kind}, QD {qd}: closed loop {c:.4f} us CPU/IO, open loop saturated {s:.4f} us "
+              f"({s/c:.2f}x)")
     print("\n## at a rate: CPU per I/O over the measured time, per pacing mode (Poisson)")
     print(f"{'rate':>8} {'mode':>7} {'achieved%':>9} {'CPU us/IO':>10} {'x closed32':>10} "
           f"{'excl spin':>10} {'x closed1':>10} {'lag p50 us':>10} {'lag p99 us':>10} "
@@ -124,4 +140,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        if os.path.exists("/dev/shm/ioscope-pacing.dat"):
+            os.remove("/dev/shm/ioscope-pacing.dat")

@@ -144,16 +144,10 @@ def rss_growth(shm_file):
 
 
 def extras(tmpdir, seconds):
-    """ioscope-only figures: open-loop cost and jitter, verification cost."""
+    """ioscope-only figures: issue jitter and verification cost."""
     def one(args):
         return ioscope(args, seconds, tmpdir)
-    closed = one(["--target", "null:1g", "--qd", "32", "--cpus", "0"])
-    print("\n## rate-cost: null engine, pinned to CPU 0, CPU per I/O closed loop vs --rate")
-    print(f"closed loop: {closed['iops']:.0f} IOPS, {1e6*closed['cpu_s']/closed['ios']:.3f} us CPU/IO")
-    for rate in ["100000", "1000000", "4000000"]:
-        r = one(["--target", "null:1g", "--qd", "32", "--cpus", "0", "--rate", rate])
-        print(f"--rate {rate}: {r['iops']:.0f} IOPS, {1e6*r['cpu_s']/r['ios']:.3f} us CPU/IO "
-              f"({(r['cpu_s']/r['ios'])/(closed['cpu_s']/closed['ios']):.1f}x closed loop)")
+    # Open-loop CPU cost per pacing mode: benches/pacing.py.
     res = os.path.join(tmpdir, "j.json")
     subprocess.run([IOSCOPE, "run", "-q", "--target", "null:1g", "--cpus", "1", "--rate", "100000",
                     "--arrival", "uniform", "--duration", f"{seconds}s", "--json", res], check=True,
@@ -175,7 +169,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--rss", action="store_true", help="also run the 65 s RSS-growth check")
     ap.add_argument("--extra", action="store_true",
-                    help="also run the ioscope-only checks (rate cost, jitter, verify cost)")
+                    help="also run the ioscope-only checks (jitter, verify cost)")
     a = ap.parse_args()
     if not os.path.exists(IOSCOPE):
         sys.exit("build first: cargo build --release")
