@@ -9,9 +9,10 @@
 //! sum of squares are kept exactly beside the buckets, so `mean`, `min`, `max` and
 //! `stddev` carry no bucket error at all.
 //!
-//! Memory is constant whatever the run length (about 90 KiB of counters per histogram
-//! for the range sub-microseconds to seconds, allocated lazily by the OS). Histograms
-//! merge with `+=`, so per-worker histograms combine at interval ends without locks.
+//! Memory is constant whatever the run length: counters are added bucket by bucket up
+//! to the highest latency recorded (8 KiB per power of two: 24 KiB for latencies under
+//! 4 µs, 144 KiB up to 1 s, 264 KiB for the whole hour). Histograms merge with `+=`,
+//! so per-worker histograms combine at interval ends without locks.
 //!
 //! Recording is on the hot path (up to three records per open-loop I/O), so the
 //! counters are kept here, in HdrHistogram's own bucket layout with its parameters as
@@ -73,8 +74,10 @@ fn bucket_value(i: usize) -> u64 {
 /// A latency histogram with exact moments.
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
-    /// Counts in HdrHistogram's layout (see [`bucket_index`]).
-    counts: Box<[u64]>,
+    /// Counts in HdrHistogram's layout (see [`bucket_index`]), grown on demand up to
+    /// the highest bucket recorded: a histogram of sub-microsecond latencies holds a
+    /// few KiB, not the whole hour's range.
+    counts: Vec<u64>,
     count: u64,
     sum_ns: u128,
     sum_sq_ns: u128,
@@ -91,7 +94,7 @@ impl Default for LatencyHistogram {
 impl LatencyHistogram {
     pub fn new() -> Self {
         LatencyHistogram {
-            counts: vec![0u64; COUNTS_LEN].into_boxed_slice(),
+            counts: Vec::new(),
             count: 0,
             sum_ns: 0,
             sum_sq_ns: 0,
@@ -103,12 +106,28 @@ impl LatencyHistogram {
     /// Records one latency. O(1), no allocation.
     #[inline]
     pub fn record(&mut self, lat_ns: u64) {
-        self.counts[bucket_index(lat_ns.clamp(1, MAX_TRACKABLE_NS))] += 1;
+        let i = bucket_index(lat_ns.clamp(1, MAX_TRACKABLE_NS));
+        if i >= self.counts.len() {
+            self.grow(i);
+        }
+        self.counts[i] += 1;
         self.count += 1;
         self.sum_ns += lat_ns as u128;
         self.sum_sq_ns += (lat_ns as u128) * (lat_ns as u128);
         self.min_ns = self.min_ns.min(lat_ns);
         self.max_ns = self.max_ns.max(lat_ns);
+    }
+
+    /// Makes room for counts index `i`: whole buckets, at least doubling.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        let whole_buckets = ((i >> SUB_BUCKET_HALF_MAGNITUDE) + 1) << SUB_BUCKET_HALF_MAGNITUDE;
+        let len = whole_buckets
+            .max(2 * self.counts.len())
+            .min(COUNTS_LEN)
+            .max(i + 1);
+        self.counts.resize(len, 0);
     }
 
     pub fn count(&self) -> u64 {
@@ -152,8 +171,11 @@ impl LatencyHistogram {
 
     /// The counters as an `hdrhistogram::Histogram`, for queries.
     fn hdr(&self) -> Histogram<u64> {
-        let mut h = Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
-            .expect("static histogram bounds are valid");
+        // Sized to what was recorded; the bucket layout depends only on the lowest
+        // value and the digits, so every counter lands in the same bucket.
+        let high = self.max_ns.clamp(2, MAX_TRACKABLE_NS);
+        let mut h = Histogram::new_with_bounds(1, high, SIGNIFICANT_DIGITS)
+            .expect("histogram bounds 1..high with high >= 2 are valid");
         for (i, &c) in self.counts.iter().enumerate() {
             if c > 0 {
                 h.saturating_record_n(bucket_value(i), c);
@@ -251,6 +273,9 @@ impl AddAssign<&LatencyHistogram> for LatencyHistogram {
         if other.count == 0 {
             return;
         }
+        if other.counts.len() > self.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
         for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
             *a += b;
         }
@@ -327,6 +352,28 @@ mod tests {
             );
         }
         assert_eq!(COUNTS_LEN, bucket_index(MAX_TRACKABLE_NS) + 1);
+    }
+
+    #[test]
+    fn counters_grow_only_as_far_as_recorded() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..5_000u64 {
+            h.record(v);
+        }
+        assert!(h.counts.len() <= 4096, "{}", h.counts.len());
+        h.record(MAX_TRACKABLE_NS * 2);
+        assert_eq!(h.counts.len(), COUNTS_LEN);
+        assert_eq!(h.max_ns(), MAX_TRACKABLE_NS * 2);
+        // Merging a short histogram into a long one and the reverse agree.
+        let mut short = LatencyHistogram::new();
+        short.record(100);
+        let mut a = short.clone();
+        a += &h;
+        let mut b = h.clone();
+        b += &short;
+        assert_eq!(a.count(), b.count());
+        assert_eq!(a.percentile_ns(50.0), b.percentile_ns(50.0));
+        assert_eq!(a.counts, b.counts);
     }
 
     #[test]
