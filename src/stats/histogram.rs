@@ -11,7 +11,7 @@
 //!
 //! Memory is constant whatever the run length: counters are added bucket by bucket up
 //! to the highest latency recorded (8 KiB per power of two: 24 KiB for latencies under
-//! 4 µs, 144 KiB up to 1 s, 264 KiB for the whole hour). Histograms merge with `+=`,
+//! 4 µs, 168 KiB up to 1 s, 261 KiB for the whole hour). Histograms merge with `+=`,
 //! so per-worker histograms combine at interval ends without locks.
 //!
 //! Recording is on the hot path (up to three records per open-loop I/O), so the
