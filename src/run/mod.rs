@@ -513,7 +513,12 @@ pub fn execute(
         interval_ns: run.interval_ns,
     };
     let mut handles = Vec::with_capacity(nworkers);
+    // Emptied per-interval stats go back to their worker for reuse, so a long run
+    // allocates no histograms after its first intervals.
+    let mut recycle_tx = Vec::with_capacity(nworkers);
     for (wi, streams) in per_worker.into_iter().enumerate() {
+        let (back_tx, back_rx) = mpsc::channel::<Vec<WorkloadStats>>();
+        recycle_tx.push(back_tx);
         let wdata = data::WorkerData::new(
             &opts.data.spec,
             run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ crate::stats::clock::now_ns(),
@@ -538,6 +543,7 @@ pub fn execute(
             tx: tx.clone(),
             policy: opts.policy,
             pacer: pacing::Pacer::new(run.pacing),
+            recycled: back_rx,
         };
         let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
         let t = targets.clone();
@@ -581,6 +587,7 @@ pub fn execute(
     drop(tx);
 
     let mut coll = Collector::new(run, nworkers, clock);
+    coll.recycle = recycle_tx;
     let end_at = run.duration_ns.map(|d| start_ns + run.warmup_ns + d);
     let mut interrupted = false;
     loop {
@@ -660,6 +667,8 @@ struct Collector {
     open_loop: Vec<bool>,
     /// The open-loop workloads' requested rate, for the backlog estimate.
     requested_iops: f64,
+    /// Per worker: where its merged snapshots' stats go back for reuse.
+    recycle: Vec<mpsc::Sender<Vec<WorkloadStats>>>,
 }
 
 /// Sum of the requested open-loop rates. A share mix is paced as a whole by its first
@@ -714,6 +723,7 @@ impl Collector {
             nworkloads: run.workloads.len(),
             open_loop,
             requested_iops: requested_iops(run),
+            recycle: Vec::new(),
         }
     }
 
@@ -783,6 +793,14 @@ impl Collector {
             for e in s.error_samples {
                 if self.samples.len() < 16 {
                     self.samples.push(e);
+                }
+            }
+            if !s.last {
+                if let Some(back) = self.recycle.get(s.worker) {
+                    let mut stats = s.workloads;
+                    stats.iter_mut().for_each(WorkloadStats::reset);
+                    // A worker that has ended no longer listens; that is fine.
+                    let _ = back.send(stats);
                 }
             }
         }

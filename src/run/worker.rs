@@ -58,6 +58,8 @@ pub struct WorkerSetup {
     pub data: WorkerData,
     /// How to wait for open-loop intended times.
     pub pacer: Pacer,
+    /// Emptied stats of earlier snapshots, handed back by the collector for reuse.
+    pub recycled: std::sync::mpsc::Receiver<Vec<WorkloadStats>>,
 }
 
 /// Per in-flight request bookkeeping.
@@ -224,7 +226,13 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 index: interval,
                 end_ns: now,
                 last: false,
-                workloads: std::mem::replace(&mut stats, new_stats_from(&shapes)),
+                workloads: std::mem::replace(
+                    &mut stats,
+                    setup
+                        .recycled
+                        .try_recv()
+                        .unwrap_or_else(|_| new_stats_from(&shapes)),
+                ),
                 error_samples: std::mem::take(&mut samples),
                 fatal: None,
                 verify: Default::default(),

@@ -70,6 +70,22 @@ impl WorkloadStats {
         }
     }
 
+    /// Empties every counter and histogram, keeping their allocations.
+    pub fn reset(&mut self) {
+        for o in &mut self.ops {
+            o.ios = 0;
+            o.bytes = 0;
+            o.errors = 0;
+            o.lat.reset();
+            if let Some(s) = o.svc.as_mut() {
+                s.reset();
+            }
+        }
+        if let Some(l) = self.lag.as_mut() {
+            l.reset();
+        }
+    }
+
     /// Both directions together.
     pub fn combined(&self) -> OpStats {
         let mut all = self.ops[0].clone();
