@@ -129,10 +129,12 @@ def main():
                   f"{cpu/c32:>10.1f} {ex:>10.3f} {ex/c1:>10.2f} {med(rows, 'lag_p50'):>10.2f} "
                   f"{med(rows, 'lag_p99'):>10.2f} {med(rows, 'margin_us'):>9.1f}")
         f = med(fio_got[rate], "cpu_us")
-        h = med(got[f"{rate} hybrid"], "cpu_us")
+        h = med(got[f"{rate} spin"], "cpu_us")
+        sl = med(got[f"{rate} sleep"], "cpu_us")
         print(f"{rate:>8} {'fio':>7} {100*med(fio_got[rate], 'iops')/rate:>9.1f} {f:>10.3f}   "
-              f"(whole process; ioscope hybrid whole process {h:.3f}, {h/f:.2f}x fio)")
-    print("\n## jitter: uniform arrivals, default pacing (hybrid), issue lag against the schedule")
+              f"(whole process; ioscope whole process: spin {h:.3f}, {h/f:.2f}x fio; "
+              f"sleep {sl:.3f}, {sl/f:.2f}x fio)")
+    print("\n## jitter: uniform arrivals, default pacing (spin), issue lag against the schedule")
     for rate in RATES:
         rows = got[f"{rate} jitter"]
         print(f"{rate:>8} IOPS: lag p50 {med(rows, 'lag_p50'):.2f} us, p99 {med(rows, 'lag_p99'):.2f} us, "

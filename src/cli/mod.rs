@@ -164,8 +164,9 @@ pub struct RunArgs {
     /// Arrival process with --rate: exponential (Poisson, default) or uniform.
     #[arg(long, value_name = "PROCESS")]
     pub arrival: Option<String>,
-    /// How workers wait for the next intended issue time with --rate: hybrid (default:
-    /// sleep, then busy-wait a learned margin), spin (least jitter) or sleep (least CPU).
+    /// How workers wait for the next intended issue time with --rate: spin (default:
+    /// sleep, then busy-wait the last 100 µs; least jitter), hybrid (busy-wait a margin
+    /// learned from the host's wake-up lateness) or sleep (least CPU).
     #[arg(long, value_name = "MODE")]
     pub pacing: Option<String>,
     /// Offset distribution for random access: uniform, zipf:THETA, pareto:H, or

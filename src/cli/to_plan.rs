@@ -313,7 +313,7 @@ pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) -> Result<(), FlagError> 
     }
     if let Some(v) = &a.pacing {
         run.pacing = crate::plan::model::Pacing::parse(v)
-            .ok_or_else(|| bad("--pacing", v, "expected hybrid, spin or sleep"))?;
+            .ok_or_else(|| bad("--pacing", v, "expected spin, hybrid or sleep"))?;
     }
     if let Some(v) = &a.seed {
         run.seed = v

@@ -1436,13 +1436,13 @@ passes = 2
     fn pacing_is_a_run_setting_with_a_default() {
         let text = format!(
             "{T}[defaults]\npacing = \"sleep\"\n[[workload]]\nname = \"a\"\n\
-             [[run]]\nworkloads = [\"a\"]\n[[run]]\nworkloads = [\"a\"]\npacing = \"spin\"\n"
+             [[run]]\nworkloads = [\"a\"]\n[[run]]\nworkloads = [\"a\"]\npacing = \"hybrid\"\n"
         );
         let plan = parse("job.toml", &text).unwrap();
         assert_eq!(plan.runs[0].pacing, Pacing::Sleep);
-        assert_eq!(plan.runs[1].pacing, Pacing::Spin);
+        assert_eq!(plan.runs[1].pacing, Pacing::Hybrid);
         let plain = parse("job.toml", &format!("{T}[[workload]]\n")).unwrap();
-        assert_eq!(plain.runs[0].pacing, Pacing::Hybrid);
+        assert_eq!(plain.runs[0].pacing, Pacing::Spin);
     }
 
     #[test]

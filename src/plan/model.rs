@@ -245,11 +245,12 @@ pub enum Arrival {
 #[serde(rename_all = "lowercase")]
 pub enum Pacing {
     /// Sleep until a fixed 100 µs before the intended time, then busy-wait: the least
-    /// jitter, even on a loaded host, for a busy core per worker at high rates.
+    /// jitter, even on a loaded host, for a busy core per worker at high rates. The
+    /// default: the schedule's accuracy is what open-loop latency rests on.
+    #[default]
     Spin,
     /// Sleep until shortly before the intended time, by a margin learned from how late
     /// this host's timer wake-ups run (their 99.5th percentile), then busy-wait.
-    #[default]
     Hybrid,
     /// Sleep until the intended time and never busy-wait: the least CPU; the issue
     /// jitter is the host's timer wake-up lateness.
