@@ -75,7 +75,7 @@ pub enum TargetKind {
 
 /// Parameters of a simulated device (`sim:SIZE?service=DUR&dist=fixed|exp&servers=N&
 /// stall=DUR@PERIOD&error_rate=P&drift=PCT&seed=N`): a multi-server FIFO queue. Parsed
-/// by `crate::engine::sim::parse_spec`; every value is validated (finite, in range).
+/// by `crate::target::sim::parse_spec`; every value is validated (finite, in range).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimSpec {
     pub size_bytes: u64,

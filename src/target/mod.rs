@@ -4,6 +4,7 @@
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
 pub mod safety;
+pub mod sim;
 
 use crate::plan::model::{TargetKind, TargetSpec};
 use crate::plan::units::parse_size;
@@ -42,9 +43,7 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
         return Ok(TargetKind::Null(size));
     }
     if let Some(rest) = uri.strip_prefix("sim:") {
-        return crate::engine::sim::parse_spec(rest)
-            .map(TargetKind::Sim)
-            .map_err(invalid);
+        return sim::parse_spec(rest).map(TargetKind::Sim).map_err(invalid);
     }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
@@ -68,7 +67,7 @@ pub enum Backing {
     Mem(MemStore),
     Null,
     /// A simulated device: its shared queue state (see `crate::engine::sim`).
-    Sim(crate::engine::sim::SimDevice),
+    Sim(sim::SimDevice),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -136,7 +135,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             name: spec.name.clone(),
             uri: spec.uri.clone(),
             size_bytes: sim.size_bytes,
-            backing: Backing::Sim(crate::engine::sim::SimDevice::new(sim)),
+            backing: Backing::Sim(sim::SimDevice::new(sim)),
             direct: false,
             align_bytes: 1,
         }),
