@@ -468,14 +468,29 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// Total streams over all workloads (a share mix counts its first workload's).
-    pub fn total_streams(&self) -> u64 {
+    /// The workloads that own streams: all but the later members of a share mix,
+    /// whose first workload supplies the mix's streams, queue depth and rate.
+    pub fn stream_owners(&self) -> impl Iterator<Item = (usize, &Workload)> {
         let lead = self.workloads.iter().position(|w| w.share_pct.is_some());
         self.workloads
             .iter()
             .enumerate()
-            .filter(|(i, w)| w.share_pct.is_none() || Some(*i) == lead)
-            .map(|(_, w)| w.streams as u64)
+            .filter(move |(i, w)| w.share_pct.is_none() || Some(*i) == lead)
+    }
+
+    /// Total streams over all workloads (a share mix counts its first workload's).
+    pub fn total_streams(&self) -> u64 {
+        self.stream_owners().map(|(_, w)| w.streams as u64).sum()
+    }
+
+    /// Sum of the requested open-loop rates (a share mix is paced as a whole by its
+    /// first workload, so the others of the mix add nothing).
+    pub fn requested_iops(&self) -> f64 {
+        self.stream_owners()
+            .map(|(_, w)| match w.rate {
+                Rate::Iops(r) => r,
+                Rate::Max => 0.0,
+            })
             .sum()
     }
 }

@@ -377,7 +377,7 @@ fn schedule_table(out: &mut String, s: &ScheduleResult) {
         let _ = write!(
             out,
             "<p class=\"pacing\">Pacing <b>{}</b>: {} s busy-waiting and {} s asleep for intended times; \
-{} sleeps woke late by p50 {} µs, p99 {} µs (busy-wait margin {} µs); CPU per I/O without the busy-wait {} µs.</p>",
+{} sleeps woke late by p50 {} µs, p99 {} µs (busy-wait margin up to {} µs); CPU per I/O without the busy-wait {} µs.</p>",
             esc(&p.mode),
             human(p.spin_s),
             human(p.sleep_s),

@@ -187,8 +187,8 @@ pub struct PacingResult {
     /// How late those sleeps woke against the time asked for (the host's timer
     /// wake-up latency), microseconds.
     pub wake_late_us: LatencyStats,
-    /// The busy-wait margin before each intended time at the end (learned in
-    /// `hybrid`), microseconds.
+    /// The busy-wait margin before each intended time (learned in `hybrid`): the
+    /// largest any worker had at the end of a measured interval, microseconds.
     pub margin_us: f64,
     /// ioscope CPU per I/O with the busy-waiting taken out: the cost of the work
     /// itself, comparable with a closed-loop run's `cpu_us_per_io`.

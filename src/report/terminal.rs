@@ -145,7 +145,7 @@ pub fn run_summary(r: &RunResult) -> String {
         if let Some(p) = &sc.pacing {
             let _ = writeln!(
                 s,
-                "pacing {}: {:.2} s busy-waiting, {:.2} s asleep ({} sleeps, woke late p50 {:.1} us, p99 {:.1} us; margin {:.1} us); CPU per I/O without the busy-wait {:.3} us",
+                "pacing {}: {:.2} s busy-waiting, {:.2} s asleep ({} sleeps, woke late p50 {:.1} us, p99 {:.1} us; margin up to {:.1} us); CPU per I/O without the busy-wait {:.3} us",
                 p.mode, p.spin_s, p.sleep_s, p.sleeps, p.wake_late_us.p50, p.wake_late_us.p99, p.margin_us, p.cpu_us_per_io_excl_spin
             );
         }

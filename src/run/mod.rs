@@ -316,10 +316,8 @@ fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
             .collect()
     });
     let lead = shared.first().map(|&(i, _)| i);
-    for (wi, (w, r)) in run.workloads.iter().zip(resolved).enumerate() {
-        if w.share_pct.is_some() && Some(wi) != lead {
-            continue;
-        }
+    for (wi, w) in run.stream_owners() {
+        let r = &resolved[wi];
         let n = w.streams as u64;
         let unit = w.bs.min_bytes().max(1);
         let sequential = matches!(w.pattern, AccessPattern::Sequential);
@@ -671,21 +669,6 @@ struct Collector {
     recycle: Vec<mpsc::Sender<Vec<WorkloadStats>>>,
 }
 
-/// Sum of the requested open-loop rates. A share mix is paced as a whole by its first
-/// workload, so the others of the mix add nothing.
-fn requested_iops(run: &RunSpec) -> f64 {
-    let lead = run.workloads.iter().position(|w| w.share_pct.is_some());
-    run.workloads
-        .iter()
-        .enumerate()
-        .filter(|(i, w)| w.share_pct.is_none() || Some(*i) == lead)
-        .map(|(_, w)| match w.rate {
-            Rate::Iops(r) => r,
-            Rate::Max => 0.0,
-        })
-        .sum()
-}
-
 impl Collector {
     fn new(run: &RunSpec, nworkers: usize, clock: IntervalClock) -> Self {
         let cpu = CpuSample::now();
@@ -722,7 +705,7 @@ impl Collector {
             verify: Default::default(),
             nworkloads: run.workloads.len(),
             open_loop,
-            requested_iops: requested_iops(run),
+            requested_iops: run.requested_iops(),
             recycle: Vec::new(),
         }
     }
@@ -873,7 +856,7 @@ impl Collector {
         let mut ios = 0u64;
         let mut lag = LatencyHistogram::new();
         for (w, t) in run.workloads.iter().zip(&self.totals) {
-            if let Rate::Iops(_) = w.rate {
+            if matches!(w.rate, Rate::Iops(_)) {
                 ios += t.ops.iter().map(|o| o.ios + o.errors).sum::<u64>();
                 if let Some(l) = &t.lag {
                     lag += l;

@@ -41,8 +41,8 @@ pub struct PacingStats {
     pub sleep_ns: u64,
     /// How late sleeps woke against the time asked for.
     pub wake_late: LatencyHistogram,
-    /// The learned margin at the end of the interval (the largest over workers when
-    /// merged).
+    /// The margin at the end of the interval; merging keeps the largest (over workers
+    /// and, in the run's totals, over intervals).
     pub margin_ns: u64,
 }
 

@@ -103,7 +103,8 @@ impl LatencyHistogram {
         }
     }
 
-    /// Records one latency. O(1), no allocation.
+    /// Records one latency. O(1); allocates only when a latency lands beyond every
+    /// bucket recorded so far.
     #[inline]
     pub fn record(&mut self, lat_ns: u64) {
         let i = bucket_index(lat_ns.clamp(1, MAX_TRACKABLE_NS));

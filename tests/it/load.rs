@@ -87,76 +87,63 @@ fn latency_counts_from_the_intended_time_through_a_stall() {
         .unwrap_or_else(|e| e.into_inner());
     // Timed in real time on a shared 2-CPU VM, whose timer wake-ups are now and then
     // milliseconds late: each case gets three attempts (see `with_retries`).
-    with_retries(
-        &[
+    let at_1000_iops = |target: &'static str| {
+        [
             "run",
             "--target",
-            "sim:1g?service=1us&stall=100ms@1s",
+            target,
             "--rate",
             "1000",
             "--qd",
             "1",
             "--duration",
             "3s",
-        ],
-        |r| {
-            let t = &r["runs"][0]["totals"];
-            let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
-            let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
-            if lat_p99 < 50_000.0 {
+        ]
+    };
+    with_retries(&at_1000_iops("sim:1g?service=1us&stall=100ms@1s"), |r| {
+        let t = &r["runs"][0]["totals"];
+        let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
+        let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
+        if lat_p99 < 50_000.0 {
+            return Err(format!(
+                "latency p99 {lat_p99} us should show the stall's backlog"
+            ));
+        }
+        if svc_p99 >= 1_000.0 {
+            return Err(format!("service p99 {svc_p99} us should hide it"));
+        }
+        // Each 1 s interval holds one 100 ms stall: ~100 I/Os pile up behind it,
+        // and the interval's issue lag reaches nearly the stall's length.
+        for iv in r["runs"][0]["intervals"].as_array().unwrap() {
+            let backlog = iv["backlog_ios"].as_f64().unwrap();
+            let lag_max = iv["lag_us"]["max"].as_f64().unwrap();
+            if backlog < 50.0 || lag_max < 50_000.0 {
                 return Err(format!(
-                    "latency p99 {lat_p99} us should show the stall's backlog"
+                    "interval backlog {backlog}, lag max {lag_max} us: {iv}"
                 ));
             }
-            if svc_p99 >= 1_000.0 {
-                return Err(format!("service p99 {svc_p99} us should hide it"));
+        }
+        Ok(())
+    });
+    with_retries(&at_1000_iops("sim:1g?service=1us"), |r| {
+        let t = &r["runs"][0]["totals"];
+        let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
+        let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
+        if lat_p99 >= 1_000.0 || svc_p99 >= 1_000.0 {
+            return Err(format!(
+                "no stall, yet p99 {lat_p99} / {svc_p99} us: {}",
+                t["latency_us"]
+            ));
+        }
+        for iv in r["runs"][0]["intervals"].as_array().unwrap() {
+            let backlog = iv["backlog_ios"].as_f64().unwrap();
+            // A late wake-up of a few ms is host noise; the stall above gives 100.
+            if backlog >= 20.0 {
+                return Err(format!("no stall, yet interval backlog {backlog}: {iv}"));
             }
-            // Each 1 s interval holds one 100 ms stall: ~100 I/Os pile up behind it,
-            // and the interval's issue lag reaches nearly the stall's length.
-            for iv in r["runs"][0]["intervals"].as_array().unwrap() {
-                let backlog = iv["backlog_ios"].as_f64().unwrap();
-                let lag_max = iv["lag_us"]["max"].as_f64().unwrap();
-                if backlog < 50.0 || lag_max < 50_000.0 {
-                    return Err(format!(
-                        "interval backlog {backlog}, lag max {lag_max} us: {iv}"
-                    ));
-                }
-            }
-            Ok(())
-        },
-    );
-    with_retries(
-        &[
-            "run",
-            "--target",
-            "sim:1g?service=1us",
-            "--rate",
-            "1000",
-            "--qd",
-            "1",
-            "--duration",
-            "3s",
-        ],
-        |r| {
-            let t = &r["runs"][0]["totals"];
-            let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
-            let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
-            if lat_p99 >= 1_000.0 || svc_p99 >= 1_000.0 {
-                return Err(format!(
-                    "no stall, yet p99 {lat_p99} / {svc_p99} us: {}",
-                    t["latency_us"]
-                ));
-            }
-            for iv in r["runs"][0]["intervals"].as_array().unwrap() {
-                let backlog = iv["backlog_ios"].as_f64().unwrap();
-                // A late wake-up of a few ms is host noise; the stall above gives 100.
-                if backlog >= 20.0 {
-                    return Err(format!("no stall, yet interval backlog {backlog}: {iv}"));
-                }
-            }
-            Ok(())
-        },
-    );
+        }
+        Ok(())
+    });
 }
 
 /// Runs `check` on a fresh result up to three times: these tests time a simulated
