@@ -7,7 +7,7 @@
 //! completion carries `done_ns = d`, so the latency ioscope records is the model's own.
 
 use super::{Completion, Engine, EngineError, IoRequest, Targets};
-use crate::stats::clock::now_ns;
+use crate::stats::clock::{self, now_ns};
 use crate::target::Backing;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -57,7 +57,12 @@ impl SimEngine {
 }
 
 /// Returns once the clock reads at least `t`: sleeps while far off, spins near it.
+/// On virtual time, parks until the simulation gets there.
 fn wait_until(t: u64) {
+    if clock::is_virtual() {
+        clock::sleep_until(t);
+        return;
+    }
     loop {
         let now = now_ns();
         if now >= t {

@@ -74,7 +74,8 @@ pub enum TargetKind {
 }
 
 /// Parameters of a simulated device (`sim:SIZE?service=DUR&dist=fixed|exp&servers=N&
-/// stall=DUR@PERIOD&error_rate=P&drift=PCT&seed=N`): a multi-server FIFO queue. Parsed
+/// stall=DUR@PERIOD&error_rate=P&drift=PCT&seed=N&time=real|virtual`): a multi-server
+/// FIFO queue. Parsed
 /// by `crate::target::sim::parse_spec`; every value is validated (finite, in range).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimSpec {
@@ -91,6 +92,8 @@ pub struct SimSpec {
     /// Service time grows by this many percent per second since the target opened.
     pub drift_pct: f64,
     pub seed: u64,
+    /// Run on simulated time (`time=virtual`): the clock jumps from event to event.
+    pub virtual_time: bool,
 }
 
 // The floats are validated finite when parsed, so equality is reflexive.

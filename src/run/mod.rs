@@ -421,6 +421,36 @@ pub fn execute(
             msg: "the sim engine works only with sim:SIZE targets".into(),
         });
     }
+    // Virtual time, once a target asked for it, is the whole process's clock: only
+    // simulated devices on that same clock can be driven by it.
+    let virtual_time = crate::stats::clock::is_virtual();
+    if virtual_time {
+        let real = targets.iter().find(|t| match &t.backing {
+            Backing::Sim(d) => !d.spec().virtual_time,
+            _ => true,
+        });
+        if let Some(t) = real {
+            return Err(RunError::Setup {
+                run: run.name.clone(),
+                msg: format!(
+                    "'{}' runs on real time, but this process runs on virtual time (a sim target with time=virtual): \
+                     every target must then be a sim target with time=virtual",
+                    t.uri
+                ),
+            });
+        }
+        if engine != EngineKind::Sim {
+            return Err(RunError::Setup {
+                run: run.name.clone(),
+                msg: format!("virtual time needs the sim engine, not {}", engine.name()),
+            });
+        }
+        warnings.push(format!(
+            "run '{}': on virtual time: IOPS and latency are the simulated device's exact figures; \
+             CPU figures compare real CPU time with simulated time and mean nothing",
+            run.name
+        ));
+    }
     if matches!(engine, EngineKind::Uring | EngineKind::Sync)
         && targets.iter().any(|t| t.fd().is_none())
     {
@@ -510,6 +540,10 @@ pub fn execute(
         warmup_ns: run.warmup_ns,
         interval_ns: run.interval_ns,
     };
+    // On virtual time every worker counts before the first one waits, so none starts
+    // ahead of the others.
+    let mut participants =
+        crate::stats::clock::VIRTUAL.reserve(if virtual_time { nworkers } else { 0 });
     let mut handles = Vec::with_capacity(nworkers);
     // Emptied per-interval stats go back to their worker for reuse, so a long run
     // allocates no histograms after its first intervals.
@@ -545,14 +579,15 @@ pub fn execute(
         };
         let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
         let t = targets.clone();
+        let participant = virtual_time.then(|| participants.hand_over());
         let h = std::thread::Builder::new()
             .name(format!("ioscope-w{wi}"))
             .spawn(move || {
+                // On virtual time this worker moves the clock with the others and
+                // lets go of it when it ends, however it ends.
+                let _participant = participant;
                 // Wait for the common start so intervals line up.
-                let now = now_ns();
-                if start_ns > now {
-                    std::thread::sleep(std::time::Duration::from_nanos(start_ns - now));
-                }
+                crate::stats::clock::sleep_until(start_ns);
                 match engine {
                     EngineKind::Null => worker::run_worker(NullEngine::new(capacity), setup),
                     EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),

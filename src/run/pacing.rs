@@ -14,7 +14,7 @@
 //! ioscope used was deliberate waiting and how much was work.
 
 use crate::plan::model::Pacing;
-use crate::stats::clock::now_ns;
+use crate::stats::clock::{self, now_ns};
 use crate::stats::histogram::LatencyHistogram;
 
 /// The fixed margin of [`Pacing::Spin`].
@@ -96,6 +96,13 @@ impl Pacer {
         if until_ns <= now {
             return now;
         }
+        if clock::is_virtual() {
+            // Simulated time has no late wake-ups and nothing to spin for.
+            clock::sleep_until(until_ns);
+            self.stats.sleep_ns += until_ns - now;
+            self.stats.wake_late.record(0);
+            return now_ns();
+        }
         let margin = self.margin_ns;
         let left = until_ns - now;
         let mut t = now;
@@ -105,7 +112,7 @@ impl Pacer {
         };
         if sleep {
             let wake_at = until_ns - margin;
-            sleep_until(wake_at);
+            clock::sleep_until(wake_at);
             t = now_ns();
             self.stats.sleep_ns += t - now;
             let late = t.saturating_sub(wake_at);
@@ -147,24 +154,6 @@ impl Pacer {
         let (_, kth, _) = w.select_nth_unstable(k);
         self.margin_ns = (*kth).clamp(MIN_MARGIN_NS, MAX_MARGIN_NS);
     }
-}
-
-/// Sleeps until the monotonic time `at_ns` (absolute, so no drift from the call itself).
-fn sleep_until(at_ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: clock_nanosleep reads the timespec we pass; the remainder pointer may be
-    // null with TIMER_ABSTIME. An early return on a signal only shortens the sleep.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
 }
 
 #[cfg(test)]

@@ -1,10 +1,32 @@
 //! The one clock every timestamp comes from: CLOCK_MONOTONIC in nanoseconds, read
 //! through the vDSO (about 20 ns, no syscall). One read per event; completions reaped
 //! together share one read.
+//!
+//! A process that opens a `sim:` target with `time=virtual` switches this clock to
+//! virtual time ([`super::virtual_time`]) for the rest of its life: every read and
+//! every wait ([`sleep_until`]) then goes to the simulation's clock.
 
-/// Monotonic nanoseconds since an arbitrary fixed point (boot).
+use super::virtual_time::VirtualClock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once virtual time is in use; never cleared.
+static VIRTUAL_ON: AtomicBool = AtomicBool::new(false);
+
+/// The process's virtual clock (idle until [`use_virtual_time`]).
+pub static VIRTUAL: VirtualClock = VirtualClock::new();
+
+/// Monotonic nanoseconds since an arbitrary fixed point (boot), or the virtual time.
 #[inline]
 pub fn now_ns() -> u64 {
+    if VIRTUAL_ON.load(Ordering::Relaxed) {
+        return VIRTUAL.now_ns();
+    }
+    real_now_ns()
+}
+
+/// CLOCK_MONOTONIC in ns, whatever clock the process uses.
+#[inline]
+pub fn real_now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -12,6 +34,44 @@ pub fn now_ns() -> u64 {
     // SAFETY: clock_gettime writes the timespec we pass; CLOCK_MONOTONIC always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Switches the process to virtual time, starting from the real clock's reading.
+pub fn use_virtual_time() {
+    if !VIRTUAL_ON.load(Ordering::Acquire) {
+        VIRTUAL.start_at(real_now_ns());
+        VIRTUAL_ON.store(true, Ordering::Release);
+    }
+}
+
+/// Whether the process runs on virtual time.
+#[inline]
+pub fn is_virtual() -> bool {
+    VIRTUAL_ON.load(Ordering::Relaxed)
+}
+
+/// Blocks until [`now_ns`] reads at least `at_ns`: an absolute sleep on the real clock
+/// (no drift from the call itself; a signal may end it early), or, on virtual time, a
+/// park until the simulation reaches `at_ns` (the caller must be a participant).
+pub fn sleep_until(at_ns: u64) {
+    if is_virtual() {
+        VIRTUAL.wait_until(at_ns);
+        return;
+    }
+    let ts = libc::timespec {
+        tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: clock_nanosleep reads the timespec we pass; the remainder pointer may be
+    // null with TIMER_ABSTIME. An early return on a signal only shortens the sleep.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
 }
 
 /// Wall-clock seconds since the Unix epoch (for result timestamps only).

@@ -5,6 +5,7 @@ pub mod clock;
 pub mod cpu;
 pub mod histogram;
 pub mod snapshot;
+pub mod virtual_time;
 
 use crate::report::model::{IntervalLatency, OpTotals};
 use histogram::LatencyHistogram;

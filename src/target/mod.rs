@@ -131,14 +131,20 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             direct: false,
             align_bytes: 1,
         }),
-        TargetKind::Sim(sim) => Ok(OpenTarget {
-            name: spec.name.clone(),
-            uri: spec.uri.clone(),
-            size_bytes: sim.size_bytes,
-            backing: Backing::Sim(sim::SimDevice::new(sim)),
-            direct: false,
-            align_bytes: 1,
-        }),
+        TargetKind::Sim(sim) => {
+            if sim.virtual_time {
+                // Before the device reads the clock for its origin.
+                crate::stats::clock::use_virtual_time();
+            }
+            Ok(OpenTarget {
+                name: spec.name.clone(),
+                uri: spec.uri.clone(),
+                size_bytes: sim.size_bytes,
+                backing: Backing::Sim(sim::SimDevice::new(sim)),
+                direct: false,
+                align_bytes: 1,
+            })
+        }
         TargetKind::Path(path) => open_path(spec, &path, opts),
     }
 }

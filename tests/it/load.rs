@@ -82,13 +82,9 @@ fn pacing_modes_trade_cpu_for_jitter_and_report_it() {
 
 #[test]
 fn latency_counts_from_the_intended_time_through_a_stall() {
-    let _g = super::sim::REALTIME
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    // Timed in real time on a shared 2-CPU VM, whose timer wake-ups are now and then
-    // milliseconds late: each case gets three attempts (see `with_retries`).
+    // On virtual time the model's truth comes out exactly: no host noise.
     let at_1000_iops = |target: &'static str| {
-        [
+        run_json(&[
             "run",
             "--target",
             target,
@@ -98,108 +94,94 @@ fn latency_counts_from_the_intended_time_through_a_stall() {
             "1",
             "--duration",
             "3s",
-        ]
+        ])
     };
-    with_retries(&at_1000_iops("sim:1g?service=1us&stall=100ms@1s"), |r| {
-        let t = &r["runs"][0]["totals"];
-        let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
-        let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
-        if lat_p99 < 50_000.0 {
-            return Err(format!(
-                "latency p99 {lat_p99} us should show the stall's backlog"
-            ));
-        }
-        if svc_p99 >= 1_000.0 {
-            return Err(format!("service p99 {svc_p99} us should hide it"));
-        }
-        // Each 1 s interval holds one 100 ms stall: ~100 I/Os pile up behind it,
-        // and the interval's issue lag reaches nearly the stall's length.
-        for iv in r["runs"][0]["intervals"].as_array().unwrap() {
-            let backlog = iv["backlog_ios"].as_f64().unwrap();
-            let lag_max = iv["lag_us"]["max"].as_f64().unwrap();
-            if backlog < 50.0 || lag_max < 50_000.0 {
-                return Err(format!(
-                    "interval backlog {backlog}, lag max {lag_max} us: {iv}"
-                ));
-            }
-        }
-        Ok(())
-    });
-    with_retries(&at_1000_iops("sim:1g?service=1us"), |r| {
-        let t = &r["runs"][0]["totals"];
-        let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
-        let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
-        if lat_p99 >= 1_000.0 || svc_p99 >= 1_000.0 {
-            return Err(format!(
-                "no stall, yet p99 {lat_p99} / {svc_p99} us: {}",
-                t["latency_us"]
-            ));
-        }
-        for iv in r["runs"][0]["intervals"].as_array().unwrap() {
-            let backlog = iv["backlog_ios"].as_f64().unwrap();
-            // A late wake-up of a few ms is host noise; the stall above gives 100.
-            if backlog >= 20.0 {
-                return Err(format!("no stall, yet interval backlog {backlog}: {iv}"));
-            }
-        }
-        Ok(())
-    });
+    let r = at_1000_iops("sim:1g?service=1us&stall=100ms@1s&time=virtual");
+    let t = &r["runs"][0]["totals"];
+    let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
+    let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
+    // About 100 of every 1 000 I/Os arrive during or just behind a stall.
+    assert!(
+        lat_p99 >= 50_000.0,
+        "latency p99 {lat_p99} us should show the stall's backlog"
+    );
+    // Measured from the actual submission, at QD 1 only the one I/O in flight when a
+    // stall begins waits it out: the service time hides the stall.
+    assert!(svc_p99 <= 2.0, "service p99 {svc_p99} us should hide it");
+    // Each 1 s interval holds one 100 ms stall (the first partly before the run's
+    // start): ~100 I/Os pile up behind it, and the issue lag reaches most of its length.
+    for iv in r["runs"][0]["intervals"].as_array().unwrap() {
+        let backlog = iv["backlog_ios"].as_f64().unwrap();
+        let lag_max = iv["lag_us"]["max"].as_f64().unwrap();
+        assert!(
+            backlog >= 50.0 && lag_max >= 50_000.0,
+            "interval backlog {backlog}, lag max {lag_max} us: {iv}"
+        );
+    }
+    let r = at_1000_iops("sim:1g?service=1us&time=virtual");
+    let t = &r["runs"][0]["totals"];
+    let lat_max = t["latency_us"]["max"].as_f64().unwrap();
+    // Poisson arrivals now and then land within 1 µs of each other; at QD 1 the
+    // second waits for the first.
+    assert!(
+        lat_max <= 2.01,
+        "no stall: every I/O takes its 1 us service, yet max {lat_max} us"
+    );
+    for iv in r["runs"][0]["intervals"].as_array().unwrap() {
+        // The backlog is the worst issue lag times the rate: here a fraction of 1.
+        assert!(iv["backlog_ios"].as_f64().unwrap() < 0.01, "{iv}");
+    }
 }
 
-/// Runs `check` on a fresh result up to three times: these tests time a simulated
-/// device in real time, and a burst of load from elsewhere on a 2-CPU machine can
-/// delay a worker's wake-up by milliseconds. Every failed attempt is printed.
-fn with_retries(
-    args: &[&str],
-    check: impl Fn(&serde_json::Value) -> Result<(), String>,
-) -> serde_json::Value {
-    let mut last = String::new();
-    for attempt in 1..=3 {
-        let r = run_json(args);
-        match check(&r) {
-            Ok(()) => return r,
-            Err(e) => {
-                eprintln!("attempt {attempt}: {e}");
-                last = e;
-            }
-        }
-    }
-    panic!("failed three times; last: {last}");
+/// A latency on the real clock of this shared VM, which now and then loses its CPU to
+/// the host for milliseconds: the stall still dominates.
+#[test]
+fn a_stall_shows_on_the_real_clock_too() {
+    let _g = super::sim::REALTIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let r = run_json(&[
+        "run",
+        "--target",
+        "sim:1g?service=1us&stall=100ms@1s",
+        "--rate",
+        "1000",
+        "--qd",
+        "1",
+        "--duration",
+        "2s",
+    ]);
+    let t = &r["runs"][0]["totals"];
+    let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
+    let lat_p50 = t["latency_us"]["p50"].as_f64().unwrap();
+    assert!(lat_p99 >= 50_000.0, "latency p99 {lat_p99} us");
+    assert!(lat_p50 < 1_000.0, "latency p50 {lat_p50} us");
+}
+
+/// Mean response time of an M/D/1 queue (Poisson arrivals, fixed service `s_us`) at
+/// utilisation `rho`: Pollaczek–Khinchine.
+fn md1_mean_us(s_us: f64, rho: f64) -> f64 {
+    s_us + rho * s_us / (2.0 * (1.0 - rho))
 }
 
 #[test]
 fn curve_rises_and_tops_out_at_capacity() {
-    let _g = super::sim::REALTIME
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let r = with_retries(
-        &[
-            "curve",
-            "--target",
-            "sim:1g?service=100us",
-            "--qd",
-            "4",
-            "--duration",
-            "2s",
-            "--warmup",
-            "500ms",
-        ],
-        |r| {
-            let pts = r["curve"]["points"].as_array().ok_or("no points")?;
-            for w in pts[1..].windows(2) {
-                let pa = w[0]["latency_us"]["p99"].as_f64().unwrap_or(0.0);
-                let pb = w[1]["latency_us"]["p99"].as_f64().unwrap_or(0.0);
-                if pb < pa * 0.8 {
-                    return Err(format!("p99 fell from {pa} to {pb} as load rose"));
-                }
-            }
-            Ok(())
-        },
-    );
+    let r = run_json(&[
+        "curve",
+        "--target",
+        "sim:1g?service=100us&time=virtual",
+        "--qd",
+        "4",
+        "--duration",
+        "4s",
+        "--warmup",
+        "500ms",
+    ]);
     let c = &r["curve"];
     let max = c["max_iops"].as_f64().unwrap();
+    // Closed loop at QD 4 on one 100 µs server: exactly its capacity.
     assert!(
-        (max - 10_000.0).abs() / 10_000.0 <= 0.05,
+        (max - 10_000.0).abs() <= 10.0,
         "max {max} vs capacity 10000"
     );
     let pts = c["points"].as_array().unwrap();
@@ -216,64 +198,65 @@ fn curve_rises_and_tops_out_at_capacity() {
             a["latency_us"]["p99"].as_f64().unwrap(),
             b["latency_us"]["p99"].as_f64().unwrap(),
         );
-        assert!(pb >= pa * 0.8, "p99 fell from {pa} to {pb} as load rose");
+        assert!(pb > pa, "p99 fell from {pa} to {pb} as load rose");
     }
+    // Below saturation the mean is queueing theory's (the curve's arrivals are
+    // Poisson). Near saturation a few seconds are too short for the mean to settle.
     for p in &open {
-        assert!(p["requested_iops"].as_f64().unwrap() > 0.0);
+        let requested = p["requested_iops"].as_f64().unwrap();
+        let rho = requested / 10_000.0;
+        if rho > 0.85 {
+            continue;
+        }
+        let mean = p["latency_us"]["mean"].as_f64().unwrap();
+        let want = md1_mean_us(100.0, rho);
+        assert!(
+            (mean - want).abs() <= 0.1 * want,
+            "at {requested} IOPS mean {mean} us, M/D/1 says {want:.1}"
+        );
     }
 }
 
 #[test]
 fn sla_search_finds_the_edge() {
-    let _g = super::sim::REALTIME
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let target = "sim:1g?service=100us";
-    let r = with_retries(
-        &[
-            "curve",
-            "--target",
-            target,
-            "--qd",
-            "16",
-            "--duration",
-            "2s",
-            "--max-latency",
-            "p99=1ms",
-        ],
-        |r| {
-            let sla = &r["curve"]["sla"];
-            let iops = sla["iops"].as_f64().unwrap_or(0.0);
-            if !(iops > 1000.0 && iops < 10_000.0) {
-                return Err(format!("sla {sla}"));
-            }
-            // 5% more load exceeds the bound.
-            let more = format!("{:.0}", iops * 1.05);
-            let r = run_json(&[
-                "run",
-                "--target",
-                target,
-                "--qd",
-                "16",
-                "--duration",
-                "3s",
-                "--rate",
-                &more,
-            ]);
-            let p99 = r["runs"][0]["totals"]["latency_us"]["p99"]
-                .as_f64()
-                .unwrap_or(0.0);
-            if p99 <= 1000.0 {
-                return Err(format!(
-                    "at {more} IOPS p99 is {p99} us, still within the bound ({sla})"
-                ));
-            }
-            Ok(())
-        },
-    );
+    let target = "sim:1g?service=100us&time=virtual";
+    let r = run_json(&[
+        "curve",
+        "--target",
+        target,
+        "--qd",
+        "16",
+        "--duration",
+        "4s",
+        "--max-latency",
+        "p99=1ms",
+    ]);
     let sla = &r["curve"]["sla"];
     assert!(sla["measured_us"].as_f64().unwrap() <= 1000.0, "{sla}");
     assert_eq!(sla["percentile"], "p99");
+    let iops = sla["iops"].as_f64().unwrap_or(0.0);
+    // M/D/1 at 100 µs: p99 reaches 1 ms near 80 % load.
+    assert!((6_000.0..9_500.0).contains(&iops), "sla {sla}");
+    // 10 % more load exceeds the bound.
+    let more = format!("{:.0}", iops * 1.1);
+    let r = run_json(&[
+        "run",
+        "--target",
+        target,
+        "--qd",
+        "16",
+        "--duration",
+        "4s",
+        "--rate",
+        &more,
+    ]);
+    let p99 = r["runs"][0]["totals"]["latency_us"]["p99"]
+        .as_f64()
+        .unwrap_or(0.0);
+    assert!(
+        p99 > 1000.0,
+        "at {more} IOPS p99 is {p99} us, still within the bound ({sla})"
+    );
 }
 
 #[test]
