@@ -19,7 +19,7 @@ use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::engine::{EngineError, Targets};
 use crate::plan::model::{
-    AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, SeqLayout, TargetSpec,
+    AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, SeqLayout, TargetKind, TargetSpec,
 };
 use crate::report::model::{
     Cpu, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
@@ -274,7 +274,28 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
             msg: "needs a duration or a number of passes".into(),
         });
     }
+    check_clock(run, specs)?;
     prepare(run, specs, opts).map(|_| ())
+}
+
+/// Virtual time is the whole process's clock once one target asks for it: then every
+/// target of the plan must be a simulated device on it.
+fn check_clock(run: &RunSpec, specs: &[TargetSpec]) -> Result<(), RunError> {
+    let on_virtual_time = |s: &TargetSpec| matches!(target::parse_uri(&s.uri), Ok(TargetKind::Sim(sim)) if sim.virtual_time);
+    let Some(v) = specs.iter().find(|s| on_virtual_time(s)) else {
+        return Ok(());
+    };
+    match specs.iter().find(|s| !on_virtual_time(s)) {
+        Some(real) => Err(RunError::Setup {
+            run: run.name.clone(),
+            msg: format!(
+                "'{}' runs on real time, but '{}' puts the process on virtual time: \
+                 every target must then be a sim target with time=virtual",
+                real.uri, v.uri
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// CPUs this process may run on.

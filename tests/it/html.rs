@@ -219,13 +219,10 @@ fn curve_report_plots_every_curve_point() {
     let json = d.path().join("r.json");
     let html = d.path().join("r.html");
     let o = {
-        let _g = super::sim::REALTIME
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
         run(&[
             "curve",
             "--target",
-            "sim:1g?service=100us",
+            "sim:1g?service=100us&time=virtual",
             "--qd",
             "4",
             "--duration",
