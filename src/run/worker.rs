@@ -185,6 +185,11 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         wtickets.push(Vec::with_capacity(n));
         rtickets.push(Vec::with_capacity(n));
     }
+    let mut table = SlotTable {
+        slots,
+        wtickets,
+        rtickets,
+    };
 
     // Closed-loop tokens: one per free slot of a stream with work left.
     let mut ready: Vec<u32> = Vec::with_capacity(total_slots);
@@ -267,21 +272,14 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 };
                 s.inflight += 1;
                 inflight += 1;
-                let slot = &mut slots[slot_idx as usize];
-                slot.workload = wl;
-                if let Err(e) = start_io(
-                    &mut engine,
-                    &mut setup.data,
-                    slot,
-                    slot_idx,
-                    &mut wtickets[slot_idx as usize],
-                    &mut rtickets[slot_idx as usize],
-                    shape.target,
-                    s.id,
+                let issue = Issue {
+                    workload: wl,
+                    target: shape.target,
+                    stream_id: s.id,
                     io,
-                    now,
-                    now,
-                ) {
+                    intended_ns: now,
+                };
+                if let Err(e) = table.start(&mut engine, &mut setup.data, slot_idx, issue, now) {
                     fatal = Some(e);
                     break;
                 }
@@ -313,21 +311,14 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 if let Some(d) = s.next_due_ns() {
                     timers.push(Reverse((d, si)));
                 }
-                let slot = &mut slots[slot_idx as usize];
-                slot.workload = wl;
-                if let Err(e) = start_io(
-                    &mut engine,
-                    &mut setup.data,
-                    slot,
-                    slot_idx,
-                    &mut wtickets[slot_idx as usize],
-                    &mut rtickets[slot_idx as usize],
-                    shape.target,
-                    s.id,
+                let issue = Issue {
+                    workload: wl,
+                    target: shape.target,
+                    stream_id: s.id,
                     io,
-                    intended,
-                    now,
-                ) {
+                    intended_ns: intended,
+                };
+                if let Err(e) = table.start(&mut engine, &mut setup.data, slot_idx, issue, now) {
                     fatal = Some(e);
                     break;
                 }
@@ -367,7 +358,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         let reap_ns = now_ns();
         for c in completions.drain(..) {
             let tag = c.tag as usize;
-            let slot = slots[tag];
+            let slot = table.slots[tag];
             let done = if c.done_ns != 0 { c.done_ns } else { reap_ns };
             let si = slot.stream as usize;
             let target = shapes[slot.workload as usize].target;
@@ -375,7 +366,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 if let ErrorPolicy::Retry(n) = setup.policy {
                     if slot.retries < n && !stopping {
                         // Resubmit as it was: same buffer, same verify tickets.
-                        slots[tag].retries += 1;
+                        table.slots[tag].retries += 1;
                         if let Err(e) = engine.push(IoRequest {
                             op: slot.op,
                             target,
@@ -392,11 +383,13 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             }
             let ok = c.result == slot.len as i64;
             let data_res = match slot.op {
-                Op::Write => setup
-                    .data
-                    .on_write_complete(target, &mut wtickets[tag], ok, reap_ns),
+                Op::Write => {
+                    setup
+                        .data
+                        .on_write_complete(target, &mut table.wtickets[tag], ok, reap_ns)
+                }
                 Op::Read => {
-                    if !rtickets[tag].is_empty() {
+                    if !table.rtickets[tag].is_empty() {
                         // SAFETY: the read completed; its `len` bytes in the slot are
                         // the worker's and no request uses them now.
                         let buf =
@@ -406,7 +399,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                             &setup.targets[target as usize].uri,
                             slot.offset,
                             buf,
-                            &mut rtickets[tag],
+                            &mut table.rtickets[tag],
                             ok,
                         );
                     }
@@ -473,14 +466,17 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         inflight -= completions.len() as u32;
         for c in completions.drain(..) {
             let tag = c.tag as usize;
-            let slot = slots[tag];
+            let slot = table.slots[tag];
             let target = shapes[slot.workload as usize].target;
             let ok = c.result == slot.len as i64;
             match slot.op {
                 Op::Write => {
-                    let _ = setup
-                        .data
-                        .on_write_complete(target, &mut wtickets[tag], ok, now_ns());
+                    let _ = setup.data.on_write_complete(
+                        target,
+                        &mut table.wtickets[tag],
+                        ok,
+                        now_ns(),
+                    );
                 }
                 Op::Read => {
                     // Not checked: the read ended after the run; release its tickets.
@@ -489,7 +485,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                         "",
                         slot.offset,
                         &[],
-                        &mut rtickets[tag],
+                        &mut table.rtickets[tag],
                         false,
                     );
                 }
@@ -537,46 +533,71 @@ fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
     }
 }
 
-/// Prepares a slot for `io` (content, verify tickets) and queues it on the engine.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn start_io<E: Engine>(
-    engine: &mut E,
-    data: &mut WorkerData,
-    slot: &mut Slot,
-    slot_idx: u32,
-    wt: &mut Vec<WriteTicket>,
-    rt: &mut Vec<ReadTicket>,
+/// Every request slot of a worker with its verify tickets, indexed by the request's tag.
+struct SlotTable {
+    slots: Vec<Slot>,
+    wtickets: Vec<Vec<WriteTicket>>,
+    rtickets: Vec<Vec<ReadTicket>>,
+}
+
+/// One I/O about to be issued: what it is and whose it is.
+struct Issue {
+    workload: u32,
     target: u32,
     stream_id: u32,
     io: NextIo,
     intended_ns: u64,
-    now: u64,
-) -> Result<(), String> {
-    slot.op = io.op;
-    slot.len = io.len;
-    slot.offset = io.offset;
-    slot.intended_ns = intended_ns;
-    slot.submit_ns = now;
-    slot.retries = 0;
-    match io.op {
-        Op::Write => {
-            // SAFETY: the slot's buffer holds at least max_bs ≥ len bytes, owned by
-            // this worker and not in use by any in-flight request.
-            let buf = unsafe { std::slice::from_raw_parts_mut(slot.buf, io.len as usize) };
-            data.on_write_submit(target, io.offset, buf, stream_id, wt, now)
-                .map_err(|e| format!("journal: {e}"))?;
-        }
-        Op::Read => data.on_read_submit(target, io.offset, io.len, rt),
-    }
-    engine
-        .push(IoRequest {
-            op: io.op,
+}
+
+impl SlotTable {
+    /// Prepares slot `idx` for `issue` (content, verify tickets) and queues it on the
+    /// engine, submitted at `now`.
+    #[inline]
+    fn start<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        data: &mut WorkerData,
+        idx: u32,
+        issue: Issue,
+        now: u64,
+    ) -> Result<(), String> {
+        let Issue {
+            workload,
             target,
-            offset: io.offset,
-            len: io.len,
-            buf: slot.buf,
-            tag: slot_idx as u64,
-        })
-        .map_err(|e| e.to_string())
+            stream_id,
+            io,
+            intended_ns,
+        } = issue;
+        let slot = &mut self.slots[idx as usize];
+        slot.workload = workload;
+        slot.op = io.op;
+        slot.len = io.len;
+        slot.offset = io.offset;
+        slot.intended_ns = intended_ns;
+        slot.submit_ns = now;
+        slot.retries = 0;
+        match io.op {
+            Op::Write => {
+                // SAFETY: the slot's buffer holds at least max_bs ≥ len bytes, owned
+                // by this worker and not in use by any in-flight request.
+                let buf = unsafe { std::slice::from_raw_parts_mut(slot.buf, io.len as usize) };
+                let wt = &mut self.wtickets[idx as usize];
+                data.on_write_submit(target, io.offset, buf, stream_id, wt, now)
+                    .map_err(|e| format!("journal: {e}"))?;
+            }
+            Op::Read => {
+                data.on_read_submit(target, io.offset, io.len, &mut self.rtickets[idx as usize])
+            }
+        }
+        engine
+            .push(IoRequest {
+                op: io.op,
+                target,
+                offset: io.offset,
+                len: io.len,
+                buf: slot.buf,
+                tag: idx as u64,
+            })
+            .map_err(|e| e.to_string())
+    }
 }

@@ -219,37 +219,29 @@ fn curve_rises_and_tops_out_at_capacity() {
 
 #[test]
 fn sla_search_finds_the_edge() {
-    let target = "sim:1g?service=100us&time=virtual";
-    let r = run_json(&[
-        "curve",
-        "--target",
-        target,
-        "--qd",
-        "16",
-        "--duration",
-        "4s",
-        "--max-latency",
-        "p99=1ms",
-    ]);
+    // The search, then one run 10 % above its answer: the same job but for the rate.
+    let at_qd16 = |cmd: &str, flag: &str, value: &str| {
+        run_json(&[
+            cmd,
+            "--target",
+            "sim:1g?service=100us&time=virtual",
+            "--qd",
+            "16",
+            "--duration",
+            "4s",
+            flag,
+            value,
+        ])
+    };
+    let r = at_qd16("curve", "--max-latency", "p99=1ms");
     let sla = &r["curve"]["sla"];
     assert!(sla["measured_us"].as_f64().unwrap() <= 1000.0, "{sla}");
     assert_eq!(sla["percentile"], "p99");
     let iops = sla["iops"].as_f64().unwrap_or(0.0);
     // M/D/1 at 100 µs: p99 reaches 1 ms near 80 % load.
     assert!((6_000.0..9_500.0).contains(&iops), "sla {sla}");
-    // 10 % more load exceeds the bound.
     let more = format!("{:.0}", iops * 1.1);
-    let r = run_json(&[
-        "run",
-        "--target",
-        target,
-        "--qd",
-        "16",
-        "--duration",
-        "4s",
-        "--rate",
-        &more,
-    ]);
+    let r = at_qd16("run", "--rate", &more);
     let p99 = r["runs"][0]["totals"]["latency_us"]["p99"]
         .as_f64()
         .unwrap_or(0.0);
