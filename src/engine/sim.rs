@@ -2,8 +2,9 @@
 //! `crate::target::sim`. Each request is scheduled on its target's model when pushed.
 //!
 //! Each [`SimEngine`] keeps its own in-flight requests in a min-heap by completion time
-//! and hands them back once the clock has reached its completion time `d`, sleeping for long waits and
-//! spinning for the last ~200 µs so completions are on time within microseconds. Every
+//! and hands them back once the clock has reached their completion time `d`, sleeping
+//! for long waits and spinning for the last ~200 µs so completions are on time within
+//! microseconds (on virtual time it parks until the simulation reaches `d`). Every
 //! completion carries `done_ns = d`, so the latency ioscope records is the model's own.
 
 use super::{Completion, Engine, EngineError, IoRequest, Targets};

@@ -443,23 +443,10 @@ pub fn execute(
         });
     }
     // Virtual time, once a target asked for it, is the whole process's clock: only
-    // simulated devices on that same clock can be driven by it.
+    // simulated devices on that same clock, driven by the sim engine, can run on it.
     let virtual_time = crate::stats::clock::is_virtual();
     if virtual_time {
-        let real = targets.iter().find(|t| match &t.backing {
-            Backing::Sim(d) => !d.spec().virtual_time,
-            _ => true,
-        });
-        if let Some(t) = real {
-            return Err(RunError::Setup {
-                run: run.name.clone(),
-                msg: format!(
-                    "'{}' runs on real time, but this process runs on virtual time (a sim target with time=virtual): \
-                     every target must then be a sim target with time=virtual",
-                    t.uri
-                ),
-            });
-        }
+        check_clock(run, specs)?;
         if engine != EngineKind::Sim {
             return Err(RunError::Setup {
                 run: run.name.clone(),

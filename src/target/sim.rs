@@ -336,13 +336,14 @@ mod tests {
         assert_eq!(s.stall, None);
         assert_eq!(s.error_rate, 0.0);
         assert_eq!(s.drift_pct, 0.0);
+        assert!(!s.virtual_time);
         assert_eq!(spec("1g?"), s);
     }
 
     #[test]
     fn sim_parse_every_parameter() {
         let s = spec(
-            "64m?service=10us&dist=exp&servers=4&stall=100ms@1s&error_rate=0.01&drift=5%&seed=7",
+            "64m?service=10us&dist=exp&servers=4&stall=100ms@1s&error_rate=0.01&drift=5%&seed=7&time=virtual",
         );
         assert_eq!(s.size_bytes, 64 << 20);
         assert_eq!(s.service_ns, 10_000);
@@ -358,49 +359,46 @@ mod tests {
         assert_eq!(s.error_rate, 0.01);
         assert_eq!(s.drift_pct, 5.0);
         assert_eq!(s.seed, 7);
+        assert!(s.virtual_time);
     }
 
     #[test]
     fn sim_parse_errors_name_parameter_and_text() {
-        let e = err("1g?speed=10us");
-        assert!(e.contains("unknown parameter 'speed'"), "{e}");
-        assert!(
-            e.contains("service, dist, servers, stall, error_rate, drift, seed"),
-            "{e}"
-        );
-        let e = err("1g?service=10xs");
-        assert!(e.contains("'service'") && e.contains("10xs"), "{e}");
-        let e = err("1g?service=0");
-        assert!(e.contains("'service'"), "{e}");
-        let e = err("1g?dist=normal");
-        assert!(e.contains("'dist'") && e.contains("normal"), "{e}");
-        let e = err("1g?servers=0");
-        assert!(e.contains("'servers'") && e.contains("'0'"), "{e}");
-        let e = err("1g?stall=100ms");
-        assert!(e.contains("'stall'") && e.contains("DUR@PERIOD"), "{e}");
-        let e = err("1g?stall=1s@1s");
-        assert!(e.contains("'stall'") && e.contains("shorter"), "{e}");
-        let e = err("1g?stall=1s@1q");
-        assert!(e.contains("'stall'") && e.contains("1q"), "{e}");
-        let e = err("1g?error_rate=1.5");
-        assert!(e.contains("'error_rate'") && e.contains("1.5"), "{e}");
-        let e = err("1g?error_rate=x");
-        assert!(e.contains("'error_rate'") && e.contains("'x'"), "{e}");
-        let e = err("1g?drift=-3");
-        assert!(e.contains("'drift'") && e.contains("-3"), "{e}");
-        let e = err("1g?seed=abc");
-        assert!(e.contains("'seed'") && e.contains("abc"), "{e}");
-        let e = err("1g?servers=2&servers=3");
-        assert!(
-            e.contains("'servers'") && e.contains("more than once"),
-            "{e}"
-        );
-        let e = err("1g?servers");
-        assert!(e.contains("'servers' is not NAME=VALUE"), "{e}");
-        let e = err("?service=1us");
-        assert!(e.contains("needs a size"), "{e}");
-        let e = err("1x?service=1us");
-        assert!(e.contains("bad size") && e.contains("1x"), "{e}");
+        // Each refused spec, and what its message must name.
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "1g?speed=10us",
+                &[
+                    "unknown parameter 'speed'",
+                    "service, dist, servers, stall, error_rate, drift, seed",
+                ],
+            ),
+            ("1g?service=10xs", &["'service'", "10xs"]),
+            ("1g?service=0", &["'service'"]),
+            ("1g?dist=normal", &["'dist'", "normal"]),
+            ("1g?servers=0", &["'servers'", "'0'"]),
+            ("1g?stall=100ms", &["'stall'", "DUR@PERIOD"]),
+            ("1g?stall=1s@1s", &["'stall'", "shorter"]),
+            ("1g?stall=1s@1q", &["'stall'", "1q"]),
+            ("1g?error_rate=1.5", &["'error_rate'", "1.5"]),
+            ("1g?error_rate=x", &["'error_rate'", "'x'"]),
+            ("1g?drift=-3", &["'drift'", "-3"]),
+            ("1g?seed=abc", &["'seed'", "abc"]),
+            (
+                "1g?time=later",
+                &["'time'", "'later' is not real or virtual"],
+            ),
+            ("1g?servers=2&servers=3", &["'servers'", "more than once"]),
+            ("1g?servers", &["'servers' is not NAME=VALUE"]),
+            ("?service=1us", &["needs a size"]),
+            ("1x?service=1us", &["bad size", "1x"]),
+        ];
+        for (text, needles) in cases {
+            let e = err(text);
+            for n in *needles {
+                assert!(e.contains(n), "{text}: {e:?} does not name {n:?}");
+            }
+        }
     }
 
     #[test]
