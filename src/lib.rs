@@ -7,10 +7,13 @@
 
 pub mod app;
 pub mod cli;
+pub mod clock;
 pub mod data;
 pub mod engine;
 pub mod plan;
 pub mod report;
+pub mod result;
+pub mod rng;
 pub mod run;
 pub mod stats;
 pub mod sysinfo;

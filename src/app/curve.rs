@@ -8,7 +8,7 @@ use super::{AppError, Session};
 use crate::cli::{to_plan, CurveArgs};
 use crate::plan::model::{Rate, RunSpec};
 use crate::plan::units::{parse_duration_ns, HumanBytes};
-use crate::report::model::{Curve, CurvePoint, LatencyStats, RunResult, Sla};
+use crate::result::{Curve, CurvePoint, LatencyStats, RunResult, Sla};
 
 /// Default curve points, % of the measured maximum (vdbench's curve).
 pub const DEFAULT_POINTS: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];

@@ -22,8 +22,8 @@ use crate::plan::model::*;
 use crate::report::json::{
     check_writable, intervals_path, write_atomic, write_atomic_bytes, IntervalLog,
 };
-use crate::report::model::{ResultDoc, RunResult, Tool, SCHEMA};
 use crate::report::terminal;
+use crate::result::{ResultDoc, RunResult, Tool, SCHEMA};
 use crate::run::{self, RunOptions};
 use std::path::Path;
 
@@ -125,7 +125,7 @@ impl<'a> Session<'a> {
         let doc = ResultDoc {
             schema: SCHEMA.into(),
             tool: Tool::current(),
-            started_unix_s: crate::stats::clock::unix_s(),
+            started_unix_s: crate::clock::unix_s(),
             command,
             interrupted: false,
             runs: Vec::new(),

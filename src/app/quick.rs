@@ -5,7 +5,7 @@ use super::{run_plan, AppError, Outcome};
 use crate::cli::{OutputArgs, QuickArgs};
 use crate::plan::model::*;
 use crate::plan::units::{parse_duration_ns, HumanBytes};
-use crate::report::model::ResultDoc;
+use crate::result::ResultDoc;
 use crate::run::RunOptions;
 use std::path::{Path, PathBuf};
 

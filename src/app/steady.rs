@@ -7,7 +7,7 @@ use super::{AppError, Session};
 use crate::cli::{OutputArgs, PtsArgs};
 use crate::plan::model::*;
 use crate::plan::units::{parse_duration_ns, parse_size};
-use crate::report::model::{RunResult, SteadyState};
+use crate::result::{RunResult, SteadyState};
 use crate::run::steady::{judge, MAX_ROUNDS, WINDOW};
 use crate::run::RunOptions;
 

@@ -22,10 +22,10 @@ pub fn sysinfo(a: &crate::cli::SysinfoArgs) -> Result<i32, AppError> {
     Ok(exit::OK)
 }
 
-fn read_result(path: &std::path::Path) -> Result<crate::report::model::ResultDoc, AppError> {
+fn read_result(path: &std::path::Path) -> Result<crate::result::ResultDoc, AppError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| AppError::Input(format!("result '{}': {e}", path.display())))?;
-    let doc: crate::report::model::ResultDoc = serde_json::from_str(&text).map_err(|e| {
+    let doc: crate::result::ResultDoc = serde_json::from_str(&text).map_err(|e| {
         AppError::Input(format!(
             "result '{}':{}:{}: not an ioscope result: {e}",
             path.display(),

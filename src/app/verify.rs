@@ -6,7 +6,7 @@ use super::{exit, AppError};
 use crate::cli::VerifyArgs;
 use crate::data::{check, Journal};
 use crate::plan::model::TargetSpec;
-use crate::report::model::VerifyResult;
+use crate::result::VerifyResult;
 use crate::run::data::{record, target_id};
 use crate::target::{self, Backing};
 use std::path::{Path, PathBuf};

@@ -310,7 +310,7 @@ impl KeyMap {
 mod tests {
     use super::*;
     use crate::data::header::{check, stamp, MismatchKind, Verified};
-    use crate::run::rng::Rng;
+    use crate::rng::Rng;
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     use std::sync::Arc;
 

@@ -18,7 +18,7 @@
 //! words per step, measured above 4 GB/s per core (see `benches/data_gen.rs`).
 
 use crate::data::hash::mix64;
-use crate::run::rng::Rng;
+use crate::rng::Rng;
 
 /// How many recent fresh seeds a generator keeps for duplicates to repeat.
 pub const DEDUP_POOL: usize = 4096;

@@ -89,7 +89,7 @@ pub trait Engine {
 }
 
 /// Clock used by engines that time their own completions; the same one the runner uses.
-pub use crate::stats::clock::now_ns;
+pub use crate::clock::now_ns;
 
 /// Converts a failed syscall return into a negated errno for a completion.
 pub(crate) fn neg_errno() -> i64 {

@@ -8,7 +8,7 @@
 //! completion carries `done_ns = d`, so the latency ioscope records is the model's own.
 
 use super::{Completion, Engine, EngineError, IoRequest, Targets};
-use crate::stats::clock::{self, now_ns};
+use crate::clock::{self, now_ns};
 use crate::target::Backing;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::format::{esc, human};
 use super::html::PALETTE;
-use super::model::{Curve, ResultDoc, RunResult, SteadyState};
 use super::svg::{Axis, Band, Chart, HBand, Marker, Rule, RuleAt, Series, TickUnit};
+use crate::result::{Curve, ResultDoc, RunResult, SteadyState};
 
 const SLA_COLOR: &str = "#b3261e";
 const WINDOW_COLOR: &str = "#e3ecf7";
@@ -86,7 +86,7 @@ pub(crate) fn curve_section(doc: &ResultDoc) -> Option<String> {
 pub(crate) fn curve_chart(curve: &Curve) -> Chart {
     let mut pts: Vec<_> = curve.points.iter().collect();
     pts.sort_by(|a, b| a.achieved_iops.total_cmp(&b.achieved_iops));
-    type Pick = fn(&super::model::LatencyStats) -> f64;
+    type Pick = fn(&crate::result::LatencyStats) -> f64;
     let picks: [(&str, &str, Pick, bool); 3] = [
         ("lat_p50_us", "p50", |l| l.p50, false),
         ("lat_p99_us", "p99", |l| l.p99, false),
@@ -518,8 +518,8 @@ pub(crate) fn steady_chart(st: &SteadyState) -> Chart {
 mod tests {
     use super::*;
     use crate::report::html::{render_html, tests::series_counts};
-    use crate::report::model::{CurvePoint, Sla};
     use crate::report::testdata::{doc, latency, run};
+    use crate::result::{CurvePoint, Sla};
 
     fn curve_doc(sla_iops: f64) -> ResultDoc {
         let mut runs = vec![run("max", 60_000.0, 300.0, 5, 1, 0.02, 1.0, 1)];

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::format::{esc, human, ratio};
 use super::html::{page_head, spectrum_chart, timeline_charts};
-use super::model::{Interval, ResultDoc, RunResult};
+use crate::result::{Interval, ResultDoc, RunResult};
 
 /// The metrics compared, in display order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

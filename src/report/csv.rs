@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::model::{Cpu, IntervalLatency, LatencyStats, OpTotals, ResultDoc};
+use crate::result::{Cpu, IntervalLatency, LatencyStats, OpTotals, ResultDoc};
 
 /// Both tables in one string: the runs table, an empty line, the intervals table.
 /// Prefer [`runs_csv`] and [`intervals_csv`] when writing files: most CSV readers

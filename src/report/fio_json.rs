@@ -5,7 +5,7 @@
 //! (completion latency = ioscope's service time) and `lat_ns` (total = ioscope's
 //! latency from the intended time). Bandwidth `bw` is KiB/s, `runtime` ms, as in fio.
 
-use super::model::{LatencyStats, OpTotals, ResultDoc, RunResult};
+use crate::result::{LatencyStats, OpTotals, ResultDoc, RunResult};
 use serde_json::{json, Map, Value};
 
 /// Percentiles fio prints by default, keyed like "99.000000".

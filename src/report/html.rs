@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use super::analysis;
 use super::format::{esc, human, utc_datetime};
-use super::model::{
+use super::svg::{Axis, Band, BarChart, Chart, Mark, Series};
+use crate::result::{
     Interval, LatencyStats, OpTotals, ResultDoc, RunResult, ScheduleResult, VerifyResult,
 };
-use super::svg::{Axis, Band, BarChart, Chart, Mark, Series};
 
 /// Series colours: distinguishable for common colour-vision deficiencies.
 pub(crate) const PALETTE: [&str; 8] = [
@@ -891,7 +891,7 @@ pub(crate) mod tests {
 
     #[test]
     fn schedule_and_verification_are_shown() {
-        use crate::report::model::{ScheduleResult, VerifyResult, VerifySample};
+        use crate::result::{ScheduleResult, VerifyResult, VerifySample};
         let mut d = sample();
         d.runs[0].schedule = Some(ScheduleResult {
             requested_iops: 5000.0,
@@ -899,7 +899,7 @@ pub(crate) mod tests {
             achieved_pct: 99.0,
             lag_us: latency(12.0, false),
             max_backlog_ios: 3.5,
-            pacing: Some(crate::report::model::PacingResult {
+            pacing: Some(crate::result::PacingResult {
                 mode: "hybrid".into(),
                 spin_s: 0.25,
                 sleep_s: 2.5,
@@ -925,7 +925,7 @@ pub(crate) mod tests {
             ..Default::default()
         });
         for iv in &mut d.runs[0].intervals {
-            iv.lag_us = Some(crate::report::model::IntervalLatency {
+            iv.lag_us = Some(crate::result::IntervalLatency {
                 p99: 4.0,
                 max: 40.0,
                 ..Default::default()

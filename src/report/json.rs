@@ -2,7 +2,7 @@
 //! run so a later failure loses nothing, and the intervals stream (`PATH.intervals.jsonl`),
 //! appended and flushed as each interval closes so a killed run keeps what it measured.
 
-use super::model::{Interval, ResultDoc};
+use crate::result::{Interval, ResultDoc};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::format::{human, utc_datetime};
-use super::model::ResultDoc;
+use crate::result::ResultDoc;
 
 /// Column headers of the summary table.
 pub const HEADERS: [&str; 11] = [

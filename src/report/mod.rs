@@ -9,7 +9,6 @@ pub mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;
-pub mod model;
 pub mod svg;
 pub mod terminal;
 #[cfg(test)]

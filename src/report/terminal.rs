@@ -3,7 +3,7 @@
 //! Times are milliseconds as in vdbench; "MB/sec" is 1024**2 bytes as vdbench prints
 //! it (the JSON carries both MB/s at 10^6 and MiB/s).
 
-use super::model::{Interval, OpTotals, RunResult};
+use crate::result::{Interval, OpTotals, RunResult};
 use std::fmt::Write as _;
 
 /// The two header lines printed before a run's intervals.
@@ -202,7 +202,7 @@ pub fn workload_words(w: &serde_json::Value) -> String {
 /// A table across the runs of a sweep (runs of one workload that differ in block
 /// size, queue depth, streams or read share). For a block-size sweep it also gives
 /// the IOPS ratio each time the size halves: flash should come close to doubling.
-pub fn sweep_table(doc: &super::model::ResultDoc) -> Option<String> {
+pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
     if doc.runs.len() < 2 || doc.curve.is_some() {
         return None;
     }

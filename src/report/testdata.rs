@@ -1,7 +1,7 @@
 //! Hand-built results for reporter tests: deterministic, with known totals and a
 //! small, seeded interval noise, so tests can check structure and verdicts.
 
-use super::model::*;
+use crate::result::*;
 
 /// A deterministic pseudo-random sequence in [-1, 1] (an LCG; quality is irrelevant).
 struct Noise(u64);

@@ -9,7 +9,7 @@ use crate::data::{
     check, stamp, DataSpec, Generator, Journal, JournalWriter, KeyMap, MismatchKind, ReadTicket,
     SyncPolicy, Verified, WriteTicket,
 };
-use crate::report::model::{VerifyResult, VerifySample};
+use crate::result::{VerifyResult, VerifySample};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -10,21 +10,20 @@ pub mod data;
 pub mod interrupt;
 pub mod offsets;
 pub mod pacing;
-pub mod rng;
 pub mod steady;
 pub mod stream;
 pub mod worker;
 
+use crate::clock::{now_ns, unix_s};
 use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::engine::{EngineError, Targets};
 use crate::plan::model::{
     AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, SeqLayout, TargetKind, TargetSpec,
 };
-use crate::report::model::{
+use crate::result::{
     Cpu, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
 };
-use crate::stats::clock::{now_ns, unix_s};
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::snapshot::{OpStats, Snapshot, WorkloadStats};
@@ -358,7 +357,7 @@ fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
                 .seed
                 .wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 .wrapping_add(((wi as u64) << 32) | i);
-            let mut rng = rng::Rng::new(seed);
+            let mut rng = crate::rng::Rng::new(seed);
             let (region_start, region_len) = if own_regions {
                 (r.ws_start + i * slice, slice)
             } else if stride {
@@ -444,7 +443,7 @@ pub fn execute(
     }
     // Virtual time, once a target asked for it, is the whole process's clock: only
     // simulated devices on that same clock, driven by the sim engine, can run on it.
-    let virtual_time = crate::stats::clock::is_virtual();
+    let virtual_time = crate::clock::is_virtual();
     if virtual_time {
         check_clock(run, specs)?;
         if engine != EngineKind::Sim {
@@ -550,8 +549,7 @@ pub fn execute(
     };
     // On virtual time every worker counts before the first one waits, so none starts
     // ahead of the others.
-    let mut participants =
-        crate::stats::clock::VIRTUAL.reserve(if virtual_time { nworkers } else { 0 });
+    let mut participants = crate::clock::VIRTUAL.reserve(if virtual_time { nworkers } else { 0 });
     let mut handles = Vec::with_capacity(nworkers);
     // Emptied per-interval stats go back to their worker for reuse, so a long run
     // allocates no histograms after its first intervals.
@@ -561,7 +559,7 @@ pub fn execute(
         recycle_tx.push(back_tx);
         let wdata = data::WorkerData::new(
             &opts.data.spec,
-            run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ crate::stats::clock::now_ns(),
+            run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ crate::clock::now_ns(),
             verify_states.clone(),
             wi as u32,
         )
@@ -595,7 +593,7 @@ pub fn execute(
                 // lets go of it when it ends, however it ends.
                 let _participant = participant;
                 // Wait for the common start so intervals line up.
-                crate::stats::clock::sleep_until(start_ns);
+                crate::clock::sleep_until(start_ns);
                 match engine {
                     EngineKind::Null => worker::run_worker(NullEngine::new(capacity), setup),
                     EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
@@ -698,12 +696,12 @@ struct Collector {
     last_end_ns: u64,
     totals: Vec<WorkloadStats>,
     /// Waiting for open-loop intended times, over the measured intervals.
-    pacing: pacing::PacingStats,
+    pacing: crate::stats::pacing::PacingStats,
     intervals: Vec<Interval>,
-    samples: Vec<crate::report::model::ErrorSample>,
+    samples: Vec<crate::result::ErrorSample>,
     fatal: Option<String>,
     /// Verification counts from the workers' last snapshots.
-    verify: crate::report::model::VerifyResult,
+    verify: crate::result::VerifyResult,
     nworkloads: usize,
     open_loop: Vec<bool>,
     /// The open-loop workloads' requested rate, for the backlog estimate.
@@ -809,7 +807,7 @@ impl Collector {
             .map(|&o| WorkloadStats::new(o))
             .collect();
         let mut end_ns = self.prev_end_ns;
-        let mut pacing = pacing::PacingStats::default();
+        let mut pacing = crate::stats::pacing::PacingStats::default();
         for s in snaps {
             end_ns = end_ns.max(s.end_ns);
             pacing += &s.pacing;
@@ -1052,7 +1050,7 @@ pub fn verify_pass(
     t: &OpenTarget,
     st: &data::TargetState,
     unit: u64,
-    out: &mut crate::report::model::VerifyResult,
+    out: &mut crate::result::VerifyResult,
 ) -> std::io::Result<()> {
     const CHUNK: u64 = 1 << 20;
     let units = st.map.units();

@@ -7,8 +7,8 @@
 //! Skewed ranks are scattered over the range by a multiplicative permutation so the
 //! hot blocks are not all at the start of the device (as fio does by default).
 
-use super::rng::Rng;
 use crate::plan::model::Distribution;
+use crate::rng::Rng;
 
 /// A prepared sampler for one working set of `n` blocks.
 #[derive(Debug, Clone)]

@@ -13,9 +13,9 @@
 //! The time spent busy-waiting is counted, so the result can say how much of the CPU
 //! ioscope used was deliberate waiting and how much was work.
 
+use crate::clock::{self, now_ns};
 use crate::plan::model::Pacing;
-use crate::stats::clock::{self, now_ns};
-use crate::stats::histogram::LatencyHistogram;
+pub use crate::stats::pacing::PacingStats;
 
 /// The fixed margin of [`Pacing::Spin`].
 const SPIN_MARGIN_NS: u64 = 100_000;
@@ -31,29 +31,6 @@ const RELEARN_EVERY: usize = 32;
 const RANK: usize = 2;
 /// Hybrid mode does not sleep for less than this: a wake-up costs about as much CPU.
 const MIN_SLEEP_NS: u64 = 4_000;
-
-/// Waiting counters of one worker over one interval.
-#[derive(Debug, Clone, Default)]
-pub struct PacingStats {
-    /// Time spent busy-waiting for an intended time.
-    pub spin_ns: u64,
-    /// Time spent asleep waiting for one.
-    pub sleep_ns: u64,
-    /// How late sleeps woke against the time asked for.
-    pub wake_late: LatencyHistogram,
-    /// The margin at the end of the interval; merging keeps the largest (over workers
-    /// and, in the run's totals, over intervals).
-    pub margin_ns: u64,
-}
-
-impl std::ops::AddAssign<&PacingStats> for PacingStats {
-    fn add_assign(&mut self, o: &PacingStats) {
-        self.spin_ns += o.spin_ns;
-        self.sleep_ns += o.sleep_ns;
-        self.wake_late += &o.wake_late;
-        self.margin_ns = self.margin_ns.max(o.margin_ns);
-    }
-}
 
 /// One worker's waiting policy and its learned state.
 #[derive(Debug)]

@@ -3,8 +3,8 @@
 //! the next I/O costs a few RNG draws and no allocation.
 
 use super::offsets::OffsetSampler;
-use super::rng::Rng;
 use crate::plan::model::{AccessPattern, Op, Rate, Workload};
+use crate::rng::Rng;
 
 /// Per-workload tables shared by the workload's streams on one worker.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! system's busy share (/proc/stat), sampled at interval ends. Percentages are of all
 //! online CPUs, so 100 % means every CPU was busy.
 
-use crate::report::model::Cpu;
+use crate::result::Cpu;
 
 /// A point-in-time CPU reading.
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,7 +38,7 @@ impl CpuSample {
             self_sys_ns: tv(ru.ru_stime),
             sys_busy_ticks: busy,
             sys_total_ticks: total,
-            at_ns: crate::stats::clock::now_ns(),
+            at_ns: crate::clock::now_ns(),
         }
     }
 

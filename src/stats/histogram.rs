@@ -21,7 +21,7 @@
 //! from the counters (each bucket maps to the same bucket there), so percentiles come
 //! from the crate and agree with it exactly (a test checks this).
 
-use crate::report::model::LatencyStats;
+use crate::result::LatencyStats;
 use hdrhistogram::Histogram;
 use std::ops::AddAssign;
 
@@ -291,7 +291,7 @@ impl AddAssign<&LatencyHistogram> for LatencyHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::rng::Rng;
+    use crate::rng::Rng;
 
     /// Percentiles of a known synthetic set stay within the documented bound.
     #[test]

@@ -1,13 +1,12 @@
 //! Measurement: the clock, latency histograms, per-worker snapshots, CPU accounting,
 //! and the conversion of merged counters into the result model's totals.
 
-pub mod clock;
 pub mod cpu;
 pub mod histogram;
+pub mod pacing;
 pub mod snapshot;
-pub mod virtual_time;
 
-use crate::report::model::{IntervalLatency, OpTotals};
+use crate::result::{IntervalLatency, OpTotals};
 use histogram::LatencyHistogram;
 use snapshot::OpStats;
 

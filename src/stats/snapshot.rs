@@ -4,7 +4,7 @@
 //! the rest of the program while a run is going, once per interval.
 
 use super::histogram::LatencyHistogram;
-use crate::report::model::ErrorSample;
+use crate::result::ErrorSample;
 use std::ops::AddAssign;
 
 /// Counters for one direction of one workload.
@@ -122,7 +122,7 @@ pub struct Snapshot {
     /// A whole-engine failure that ended this worker.
     pub fatal: Option<String>,
     /// Verification counts (in the worker's last snapshot).
-    pub verify: crate::report::model::VerifyResult,
+    pub verify: crate::result::VerifyResult,
     /// Waiting for open-loop intended times.
-    pub pacing: crate::run::pacing::PacingStats,
+    pub pacing: crate::stats::pacing::PacingStats,
 }

@@ -134,7 +134,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         TargetKind::Sim(sim) => {
             if sim.virtual_time {
                 // Before the device reads the clock for its origin.
-                crate::stats::clock::use_virtual_time();
+                crate::clock::use_virtual_time();
             }
             Ok(OpenTarget {
                 name: spec.name.clone(),
@@ -294,7 +294,7 @@ fn fill_file(path: &Path, from: u64, to: u64) -> Result<(), TargetError> {
     f.seek(SeekFrom::Start(from))
         .map_err(io_err(path, "seeking"))?;
     let mut chunk = vec![0u8; 1 << 20];
-    let mut rng = crate::run::rng::Rng::new(0x5eed_f11e ^ from);
+    let mut rng = crate::rng::Rng::new(0x5eed_f11e ^ from);
     let mut pos = from;
     while pos < to {
         for w in chunk.chunks_exact_mut(8) {

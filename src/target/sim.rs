@@ -8,7 +8,7 @@
 //! error_rate=P&drift=PCT&seed=N&time=real|virtual`, every parameter optional (defaults:
 //! service=100us, dist=fixed, servers=1, no stall, error_rate=0, drift=0, seed=1,
 //! time=real). For example `sim:1g?service=10us&servers=4&stall=100ms@1s`.
-//! - **time=virtual** runs the process on simulated time (`crate::stats::virtual_time`):
+//! - **time=virtual** runs the process on simulated time (`crate::clock::virtual_time`):
 //!   the clock jumps from event to event, so the model's figures come out exactly and a
 //!   run takes a fraction of its nominal duration. With `time=real` (the default) the
 //!   model keeps to the wall clock, and the host's scheduling shows in the figures as
@@ -34,10 +34,10 @@
 //! from the model, not from when the lock was taken, so contention cannot distort the
 //! latencies reported.
 
+use crate::clock::now_ns;
 use crate::plan::model::{SimDist, SimSpec, SimStall};
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size};
-use crate::run::rng::Rng;
-use crate::stats::clock::now_ns;
+use crate::rng::Rng;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Mutex;

@@ -3,11 +3,13 @@
 //! together share one read.
 //!
 //! A process that opens a `sim:` target with `time=virtual` switches this clock to
-//! virtual time ([`super::virtual_time`]) for the rest of its life: every read and
+//! virtual time ([`virtual_time`]) for the rest of its life: every read and
 //! every wait ([`sleep_until`]) then goes to the simulation's clock.
 
-use super::virtual_time::VirtualClock;
+pub mod virtual_time;
+
 use std::sync::atomic::{AtomicBool, Ordering};
+use virtual_time::VirtualClock;
 
 /// Set once virtual time is in use; never cleared.
 static VIRTUAL_ON: AtomicBool = AtomicBool::new(false);
