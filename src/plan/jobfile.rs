@@ -65,11 +65,9 @@ const WORKLOAD_KEYS: &[&str] = &[
 ];
 const RUN_ONLY_KEYS: &[&str] = &["name", "workloads"];
 
-/// Defaults for what a job file leaves out.
-const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+/// Block size of a workload that names none (run settings a job file leaves out come
+/// from [`RunSpec::default`]).
 const DEFAULT_BS_BYTES: u64 = 4096;
-const DEFAULT_SEED: u64 = 1;
 /// Highest CPU number a CPU list may name; bounds what "0-999999999" can allocate.
 use crate::plan::units::MAX_CPU;
 
@@ -946,24 +944,25 @@ impl Settings {
     }
 
     fn into_run(self, name: String, workloads: Vec<Workload>) -> RunSpec {
+        let base = RunSpec::default();
         // A run bounded by passes has no time limit unless one is written down.
         let duration_ns = match (self.duration_ns, self.passes) {
             (Some(d), _) => Some(d),
             (None, Some(_)) => None,
-            (None, None) => Some(DEFAULT_DURATION_NS),
+            (None, None) => base.duration_ns,
         };
         RunSpec {
             name,
             workloads,
-            engine: self.engine.unwrap_or(EngineKind::Auto),
+            engine: self.engine.unwrap_or(base.engine),
             duration_ns,
             passes: self.passes,
-            warmup_ns: self.warmup_ns.unwrap_or(0),
-            interval_ns: self.interval_ns.unwrap_or(DEFAULT_INTERVAL_NS),
+            warmup_ns: self.warmup_ns.unwrap_or(base.warmup_ns),
+            interval_ns: self.interval_ns.unwrap_or(base.interval_ns),
             cpus: self.cpus,
             workers: self.workers,
-            seed: self.seed.unwrap_or(DEFAULT_SEED),
-            pacing: self.pacing.unwrap_or_default(),
+            seed: self.seed.unwrap_or(base.seed),
+            pacing: self.pacing.unwrap_or(base.pacing),
         }
     }
 }
