@@ -185,8 +185,11 @@ pub const OPTIONS: &[FioOption] = &[
     },
     // Known, not reproduced. Flags are here so that a command line's next argument
     // is not taken as their value.
-    flag(unsupported("exitall", "")),
-    flag(unsupported("exitall_on_error", "")),
+    flag(unsupported("exitall", "stops every job when one finishes")),
+    flag(unsupported(
+        "exitall_on_error",
+        "stops every job on the first error",
+    )),
     flag(unsupported("minimal", "fio's terse output")),
     flag(unsupported(
         "disable_lat",
@@ -200,16 +203,25 @@ pub const OPTIONS: &[FioOption] = &[
         "disable_slat",
         "ioscope always measures latency",
     )),
-    flag(unsupported("disable_bw_measurement", "")),
-    flag(unsupported("create_only", "")),
-    flag(unsupported("unlink", "")),
-    flag(unsupported("per_job_logs", "")),
-    flag(unsupported("allow_file_create", "")),
-    flag(unsupported("eta_newline", "")),
-    flag(unsupported("parse_only", "")),
-    flag(unsupported("readonly", "")),
-    aka(unsupported("iodepth_batch_submit", ""), &["iodepth_batch"]),
-    unsupported("random_generator", ""),
+    flag(unsupported(
+        "disable_bw_measurement",
+        "ioscope always measures throughput",
+    )),
+    flag(unsupported("create_only", "creates the files and stops")),
+    flag(unsupported("unlink", "deletes the files afterwards")),
+    flag(unsupported("per_job_logs", "fio's log files")),
+    flag(unsupported(
+        "allow_file_create",
+        "fio's file-creation policy",
+    )),
+    flag(unsupported("eta_newline", "fio's progress display")),
+    flag(unsupported("parse_only", "parses the job and stops")),
+    flag(unsupported("readonly", "fio's guard against writes")),
+    aka(
+        unsupported("iodepth_batch_submit", "submission batching"),
+        &["iodepth_batch"],
+    ),
+    unsupported("random_generator", "fio's choice of generator"),
 ];
 
 /// The table entry for `key` (already normalised, see [`normalise_key`]).
@@ -247,9 +259,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_aliases_are_unique_and_normalised() {
+    fn names_are_unique_normalised_and_described() {
         let mut seen = std::collections::BTreeSet::new();
         for o in OPTIONS {
+            let why = match o.effect {
+                Effect::Maps(s) | Effect::NoEffect(s) | Effect::Unsupported(s) => s,
+                Effect::NoEffectWhen { why, .. } => why,
+            };
+            assert!(
+                !why.is_empty(),
+                "'{}' says nothing about its effect",
+                o.name
+            );
             for n in std::iter::once(&o.name).chain(o.aliases) {
                 assert!(seen.insert(*n), "'{n}' appears twice in the table");
                 assert_eq!(
