@@ -1,4 +1,9 @@
-//! Integration test modules and shared helpers.
+//! Integration test modules and shared helpers. A test that runs ioscope for its
+//! result goes through one helper: [`run_json`] (quiet, must succeed),
+//! [`ioscope_result`] / [`ioscope_to`] (any exit code, chosen result path), or
+//! [`Spawned`] for a run signalled mid-way, which waits for the run's first interval
+//! line rather than a fixed time. Each gives a [`Ran`]: exit code, output, the result in
+//! the typed model (`ioscope::result::ResultDoc`) and as written.
 
 mod cli_errors;
 mod compat;
