@@ -95,6 +95,15 @@ impl NbdEngine {
         }
     }
 
+    /// Fails when a connection has died: its commands come back as errors
+    /// (ESHUTDOWN), but nothing more can be sent on it, so the run cannot go on.
+    fn check_alive(&self) -> Result<(), EngineError> {
+        match self.links.iter().flatten().find(|l| l.conn.is_dead()) {
+            Some(l) => Err(Self::lost(l, "the server closed it or stopped answering")),
+            None => Ok(()),
+        }
+    }
+
     /// The failure of a connection that died, naming the server.
     fn lost(l: &Link, what: &str) -> EngineError {
         let secs = crate::clock::now_ns().saturating_sub(l.opened_ns) as f64 / 1e9;
@@ -115,9 +124,6 @@ impl NbdEngine {
         self.poll_links.clear();
         for (i, l) in self.links.iter().enumerate() {
             let Some(l) = l else { continue };
-            if l.conn.is_dead() {
-                return Err(Self::lost(l, "the connection is dead"));
-            }
             let dir = l.conn.direction();
             let mut events = 0;
             if dir & ffi::DIRECTION_READ != 0 {
@@ -227,6 +233,7 @@ impl Engine for NbdEngine {
         // One non-blocking turn first: send what is queued, read what has arrived.
         self.poll_once(Some(0))?;
         self.harvest(out);
+        self.check_alive()?;
         loop {
             let got = out.len() - start;
             let pending: usize = self
@@ -250,6 +257,7 @@ impl Engine for NbdEngine {
             };
             self.poll_once(wait)?;
             self.harvest(out);
+            self.check_alive()?;
         }
     }
 }

@@ -68,6 +68,7 @@ struct Lib {
     aio_peek_command_completed: FnPeekCompleted,
     aio_in_flight: FnHandleInt,
     aio_is_dead: FnHandleInt,
+    aio_is_closed: FnHandleInt,
 }
 
 /// The library name: `IOSCOPE_LIBNBD` or the soname of libnbd 1.x.
@@ -112,6 +113,7 @@ fn load() -> Result<Lib, String> {
         aio_peek_command_completed: sym!("nbd_aio_peek_command_completed"),
         aio_in_flight: sym!("nbd_aio_in_flight"),
         aio_is_dead: sym!("nbd_aio_is_dead"),
+        aio_is_closed: sym!("nbd_aio_is_closed"),
         _lib: lib,
     })
 }
@@ -348,10 +350,10 @@ impl Conn {
         unsafe { (self.lib.aio_in_flight)(self.h) }.max(0) as usize
     }
 
-    /// True once the connection has failed for good.
+    /// True once the connection has failed or been closed by the server for good.
     pub fn is_dead(&self) -> bool {
-        // SAFETY: valid handle.
-        unsafe { (self.lib.aio_is_dead)(self.h) == 1 }
+        // SAFETY: valid handle; both are plain state queries.
+        unsafe { (self.lib.aio_is_dead)(self.h) == 1 || (self.lib.aio_is_closed)(self.h) == 1 }
     }
 }
 
