@@ -228,9 +228,9 @@ fn kill_9_loses_nothing_and_a_replaced_unit_is_a_lost_write() {
     let first = child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
     assert!(first.ios > 0, "{first:?}");
     child.signal(libc::SIGKILL);
-    let (status, _) = child.finish();
+    let o = child.finish();
     assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&status),
+        std::os::unix::process::ExitStatusExt::signal(&o.status),
         Some(libc::SIGKILL)
     );
     let (code, v, out) = verify_json(&j);

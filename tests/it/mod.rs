@@ -162,15 +162,17 @@ impl Ran {
 /// reports fails the test rather than hanging it.
 pub const FIRST_INTERVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// An ioscope started in the background, to be signalled mid-run. If the test fails
-/// before it has ended, dropping this kills (SIGKILL) and reaps it by its PID.
+/// An ioscope started in the background, to be signalled (or have its server taken
+/// away) mid-run. If the test fails before it has ended, dropping this kills (SIGKILL)
+/// and reaps it by its PID.
 pub struct Spawned {
-    child: std::process::Child,
+    /// `None` once [`Spawned::finish`] has reaped it.
+    child: Option<std::process::Child>,
     command: String,
 }
 
 impl Spawned {
-    /// Starts ioscope with `args`; stdout goes nowhere, stderr is kept for messages.
+    /// Starts ioscope with `args`, its stdout and stderr piped (read by `finish`).
     pub fn start<I, S>(args: I) -> Spawned
     where
         I: IntoIterator<Item = S>,
@@ -179,14 +181,18 @@ impl Spawned {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
         let child = ioscope()
             .args(&args)
-            .stdout(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("spawn ioscope");
         Spawned {
-            child,
+            child: Some(child),
             command: format!("ioscope {args:?}"),
         }
+    }
+
+    fn child(&mut self) -> &mut std::process::Child {
+        self.child.as_mut().expect("child not yet reaped")
     }
 
     /// Waits until the interval stream beside `json` (`--json JSON`) holds its first
@@ -206,21 +212,19 @@ impl Spawned {
                     )
                 });
             }
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                let stderr = self.stderr();
+            let ended = self.child().try_wait().expect("try_wait");
+            if ended.is_some() || start.elapsed() > timeout {
+                let why = match ended {
+                    Some(status) => format!("ended ({status}) before writing an interval"),
+                    None => format!("wrote no interval within {timeout:?}"),
+                };
+                let out = self.finish_now();
                 panic!(
-                    "{} ended ({status}) before writing an interval to {}; stderr: {stderr}",
+                    "{} {why} to {}; stdout: {}; stderr: {}",
                     self.command,
                     stream.display(),
-                );
-            }
-            if start.elapsed() > timeout {
-                self.kill();
-                let stderr = self.stderr();
-                panic!(
-                    "{}: no interval line in {} after {timeout:?}; stderr: {stderr}",
-                    self.command,
-                    stream.display(),
+                    stdout(&out),
+                    stderr(&out)
                 );
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -228,49 +232,42 @@ impl Spawned {
     }
 
     /// Sends `signal` to the child.
-    pub fn signal(&self, signal: i32) {
-        let pid = libc::pid_t::try_from(self.child.id()).expect("pid fits pid_t");
+    pub fn signal(&mut self, signal: i32) {
+        let pid = libc::pid_t::try_from(self.child().id()).expect("pid fits pid_t");
         // SAFETY: kill(2) on the PID of our own child, which has not been reaped yet
-        // (it is reaped only by `finish`, `kill` or drop), so the PID is still its.
+        // (only `finish` and drop reap it), so the PID is still its.
         let rc = unsafe { libc::kill(pid, signal) };
         assert_eq!(rc, 0, "kill({pid}, {signal}) failed");
     }
 
-    /// Waits for the child to end; its exit status and stderr.
-    pub fn finish(mut self) -> (std::process::ExitStatus, String) {
-        let status = self.child.wait().expect("wait for ioscope");
-        (status, self.stderr())
+    /// Waits for the child to end and collects its output.
+    pub fn finish(mut self) -> Output {
+        let child = self.child.take().expect("child not yet reaped");
+        child.wait_with_output().expect("wait for ioscope")
     }
 
     /// [`Spawned::finish`], then reads the result at `json` into a [`Ran`].
     #[track_caller]
     pub fn finish_result(self, json: &Path) -> Ran {
         let command = self.command.clone();
-        let (status, stderr) = self.finish();
-        Ran::read(json, command, status.code(), String::new(), stderr)
+        let o = self.finish();
+        Ran::read(json, command, o.status.code(), stdout(&o), stderr(&o))
     }
 
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// What the child wrote to stderr (all of it once it has ended).
-    fn stderr(&mut self) -> String {
-        let mut text = String::new();
-        if self.child.try_wait().ok().flatten().is_some() {
-            if let Some(mut e) = self.child.stderr.take() {
-                let _ = std::io::Read::read_to_string(&mut e, &mut text);
-            }
+    /// Kills the child if it still runs, and collects its output.
+    fn finish_now(&mut self) -> Output {
+        let mut child = self.child.take().expect("child not yet reaped");
+        if let Ok(None) = child.try_wait() {
+            let _ = child.kill();
         }
-        text
+        child.wait_with_output().expect("wait for ioscope")
     }
 }
 
 impl Drop for Spawned {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.kill();
+        if self.child.is_some() {
+            let _ = self.finish_now();
         }
     }
 }
