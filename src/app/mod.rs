@@ -37,6 +37,9 @@ pub mod exit {
     pub const BAD_INPUT: i32 = 2;
     /// Verification found a mismatch.
     pub const VERIFY_MISMATCH: i32 = 3;
+    /// `convert` printed a translation but had to drop unsupported options, so it is
+    /// not faithful (the same code as a mismatch: "done, but not what you asked").
+    pub const CONVERT_DROPPED: i32 = 3;
     /// Interrupted by Ctrl-C (results so far were written).
     pub const INTERRUPTED: i32 = 130;
 }

@@ -153,7 +153,16 @@ pub fn convert(a: &crate::cli::ConvertArgs) -> Result<i32, AppError> {
         }
     };
     print!("{text}");
-    Ok(exit::OK)
+    if translated.unsupported.is_empty() {
+        Ok(exit::OK)
+    } else {
+        eprintln!(
+            "convert: {} option(s) dropped; the translation is partial (exit {})",
+            translated.unsupported.len(),
+            exit::CONVERT_DROPPED
+        );
+        Ok(exit::CONVERT_DROPPED)
+    }
 }
 
 /// `ioscope rerun RESULT`: the effective plan recorded in a result, run again.

@@ -134,6 +134,41 @@ fn fio_json_has_the_paths_fio_plot_reads() {
     assert!(job["usr_cpu"].is_number() && job["sys_cpu"].is_number());
 }
 
+/// The three TechEd SQLIO lines, `-BYRT` among them, run as written: only the file
+/// (through `--target`) and the 1000 s duration are changed.
+#[test]
+fn teched_sqlio_lines_run_with_only_the_target_changed() {
+    let d = tempdir();
+    let f = d.path().join("t.dat");
+    std::fs::write(&f, vec![7u8; 16 << 20]).unwrap();
+    let lines: Vec<String> = case("teched-sqlio.txt")
+        .lines()
+        .filter(|l| l.starts_with("sqlio2.exe"))
+        .map(|l| l.replace("-s1000", "-s1"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    for (i, line) in lines.iter().enumerate() {
+        let mut args: Vec<String> = vec!["sqlio".into()];
+        args.extend(line.split_whitespace().skip(1).map(String::from));
+        args.extend(["--target".into(), f.to_str().unwrap().into()]);
+        let r = ioscope_to(&d.path().join(format!("r{i}.json")), &args).expect_code(0);
+        let bs = if line.contains("-b32") { 32768 } else { 8192 };
+        let qd = if line.contains("-o16") { 16 } else { 32 };
+        assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], bs, "{line}");
+        assert_eq!(r.wire_run(0)["workload"]["qd"], qd, "{line}");
+        assert!(r.run(0).totals.all.ios > 0, "{line}");
+        let direct = r.wire["plan"]["targets"][0]["direct"].as_bool();
+        assert_eq!(direct, Some(!line.contains("-BYRT")), "{line}");
+        if line.contains("-BYRT") {
+            assert!(
+                r.doc.warnings.iter().any(|w| w.contains("-BYRT")),
+                "{:?}",
+                r.doc.warnings
+            );
+        }
+    }
+}
+
 #[test]
 fn unsupported_options_refuse_the_run_unless_ignored() {
     let d = tempdir();
