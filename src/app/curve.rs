@@ -4,14 +4,14 @@
 //! within a bound ("max IOPS at p99 ≤ 0.5 ms"). Every run is kept in the result, with
 //! the `curve` summary beside them.
 
-use super::{AppError, Session};
-use crate::cli::{to_plan, CurveArgs};
-use crate::plan::model::{Rate, RunSpec};
+use super::{AppError, Outcome, Session};
+use crate::cli::{to_plan, CurveArgs, OutputArgs};
+use crate::plan::model::{CurveSpec, Plan, Rate, RunSpec};
 use crate::plan::units::{parse_duration_ns, HumanBytes};
 use crate::result::{Curve, CurvePoint, LatencyStats, RunResult, Sla};
+use crate::run::RunOptions;
 
-/// Default curve points, % of the measured maximum (vdbench's curve).
-pub const DEFAULT_POINTS: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
+use crate::plan::model::DEFAULT_CURVE_POINTS_PCT as DEFAULT_POINTS;
 /// SLA search stops when the bracket is this narrow, relative to its top.
 const SLA_RESOLUTION: f64 = 0.02;
 /// Most probe runs an SLA search makes.
@@ -142,9 +142,86 @@ fn shape_words(r: &RunSpec, ws_bytes: Option<u64>) -> String {
     s
 }
 
-/// `ioscope curve`.
+/// What a curve measures over its run: the points (% of the maximum), a bound that
+/// stops the points early, and a bound to search the highest rate within.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurveRequest {
+    pub points: Vec<f64>,
+    pub stop: Option<LatencyBound>,
+    pub sla: Option<LatencyBound>,
+}
+
+impl CurveRequest {
+    /// From `--points`, `--stop-latency` and `--max-latency` (as written).
+    pub fn parse(
+        points: Option<&str>,
+        stop: Option<&str>,
+        sla: Option<&str>,
+    ) -> Result<Self, AppError> {
+        let stop = stop
+            .map(|t| LatencyBound::parse("--stop-latency", t))
+            .transpose()?;
+        let sla = sla
+            .map(|t| LatencyBound::parse("--max-latency", t))
+            .transpose()?;
+        let points: Vec<f64> = match points {
+            Some(list) => list
+                .split(',')
+                .map(|p| {
+                    p.trim()
+                        .trim_end_matches('%')
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| *v > 0.0 && *v <= 1000.0)
+                        .ok_or_else(|| {
+                            AppError::Input(format!("--points '{list}': '{p}' is not a percentage"))
+                        })
+                })
+                .collect::<Result<_, _>>()?,
+            None if sla.is_some() => Vec::new(),
+            None => DEFAULT_POINTS.to_vec(),
+        };
+        Ok(CurveRequest { points, stop, sla })
+    }
+
+    /// From the curve a job description asked for (vdbench's `iorate=curve`, fio's
+    /// `latency_target`).
+    pub fn from_spec(spec: &CurveSpec) -> Result<Self, AppError> {
+        let in_plan = |e: AppError| AppError::Input(format!("the plan's curve: {e}"));
+        let stop = spec
+            .stop_latency
+            .as_deref()
+            .map(|t| LatencyBound::parse("stop_latency", t))
+            .transpose()
+            .map_err(in_plan)?;
+        let sla = spec
+            .max_latency
+            .as_deref()
+            .map(|t| LatencyBound::parse("max_latency", t))
+            .transpose()
+            .map_err(in_plan)?;
+        if let Some(p) = spec
+            .points_pct
+            .iter()
+            .find(|p| !(p.is_finite() && **p > 0.0 && **p <= 1000.0))
+        {
+            return Err(AppError::Input(format!(
+                "the plan's curve: point {p} is not a percentage"
+            )));
+        }
+        Ok(CurveRequest {
+            points: spec.points_pct.clone(),
+            stop,
+            sla,
+        })
+    }
+}
+
+/// `ioscope curve`. A job whose run carries a curve (vdbench's `iorate=curve`) is
+/// measured as it says unless `--points`, `--stop-latency` or `--max-latency` are
+/// given.
 pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
-    let plan = match &a.run.job {
+    let mut plan = match &a.run.job {
         Some(path) => {
             let t = super::read_job_file(path)?;
             let mut p = super::accept_translated(t, a.run.ignore_unsupported)?;
@@ -153,50 +230,50 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
         }
         None => to_plan::plan_from_flags(&a.run).map_err(|e| AppError::Input(e.to_string()))?,
     };
+    let flags_given = a.points.is_some() || a.stop_latency.is_some() || a.max_latency.is_some();
+    let from_plan = plan.runs.first().and_then(|r| r.curve.clone());
+    let req = match from_plan {
+        Some(spec) if !flags_given => CurveRequest::from_spec(&spec)?,
+        _ => CurveRequest::parse(
+            a.points.as_deref(),
+            a.stop_latency.as_deref(),
+            a.max_latency.as_deref(),
+        )?,
+    };
+    for r in &mut plan.runs {
+        r.curve = None;
+    }
+    let opts = super::run_options(&a.run, &plan.data)?;
+    Ok(run_curve(&plan, &req, &a.run.output, &opts, command)?.exit_code)
+}
+
+/// Measures the curve `req` over the plan's one run: `ioscope curve`, and `ioscope
+/// run` on a job that asks for a curve. The result holds every run and the `curve`
+/// summary beside them.
+pub fn run_curve(
+    plan: &Plan,
+    req: &CurveRequest,
+    out: &OutputArgs,
+    opts: &RunOptions,
+    command: Vec<String>,
+) -> Result<Outcome, AppError> {
     if plan.runs.len() != 1 {
         return Err(AppError::Input(format!(
             "a curve needs exactly one run; this plan has {} (no sweeps with curve)",
             plan.runs.len()
         )));
     }
-    let stop = a
-        .stop_latency
-        .as_deref()
-        .map(|t| LatencyBound::parse("--stop-latency", t))
-        .transpose()?;
-    let sla = a
-        .max_latency
-        .as_deref()
-        .map(|t| LatencyBound::parse("--max-latency", t))
-        .transpose()?;
-    let points: Vec<f64> = match &a.points {
-        Some(list) => list
-            .split(',')
-            .map(|p| {
-                p.trim()
-                    .trim_end_matches('%')
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|v| *v > 0.0 && *v <= 1000.0)
-                    .ok_or_else(|| {
-                        AppError::Input(format!("--points '{list}': '{p}' is not a percentage"))
-                    })
-            })
-            .collect::<Result<_, _>>()?,
-        None if sla.is_some() => Vec::new(),
-        None => DEFAULT_POINTS.to_vec(),
-    };
+    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
     let base = &plan.runs[0];
     if base.duration_ns.is_none() {
         return Err(AppError::Input(
             "a curve needs --duration for each point".into(),
         ));
     }
-    let opts = super::run_options(&a.run, &plan.data)?;
-    crate::run::check(base, &plan.targets, &opts).map_err(|e| AppError::Input(super::chain(&e)))?;
+    crate::run::check(base, &plan.targets, opts).map_err(|e| AppError::Input(super::chain(&e)))?;
     let total = 1 + points.len() + if sla.is_some() { SLA_MAX_PROBES } else { 0 };
     let per_run_s = (base.warmup_ns + base.duration_ns.unwrap_or(0)) as f64 / 1e9;
-    let mut s = Session::start(&plan, &a.run.output, &opts, command)?;
+    let mut s = Session::start(plan, out, opts, command)?;
     s.say(&format!(
         "curve: a max run and {} points{}, {:.0} s each (at most {} runs, about {:.0} s)",
         points.len(),
@@ -220,7 +297,7 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
             "the max run completed no I/O; no curve to draw".into(),
         ));
     }
-    for &pct in &points {
+    for &pct in points {
         if s.stopped() {
             break;
         }
@@ -234,7 +311,7 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
         curve
             .points
             .push(point(s.doc.runs.len() - 1, pct, rate, &r));
-        if let Some(b) = &stop {
+        if let Some(b) = stop {
             if !b.holds(&r) {
                 curve.stopped = Some(format!(
                     "stopped at {pct}%: {} = {:.1} µs exceeds {}",
@@ -246,7 +323,7 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
             }
         }
     }
-    if let Some(b) = &sla {
+    if let Some(b) = sla {
         curve.sla = Some(search(&mut s, base, &curve, b)?);
     }
     print_curve(&curve, &s.doc.runs);
@@ -274,7 +351,7 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
     }
     s.doc.curve = Some(curve);
     s.save()?;
-    Ok(s.finish().exit_code)
+    Ok(s.finish())
 }
 
 /// Brackets and bisects the rate until the bound's percentile sits just within it.

@@ -396,6 +396,11 @@ pub fn run_plan(
     opts: &RunOptions,
     command: Vec<String>,
 ) -> Result<Outcome, AppError> {
+    // A job that asks for a curve (vdbench's iorate=curve) is measured as one.
+    if let Some(spec) = plan.runs.iter().find_map(|r| r.curve.as_ref()) {
+        let req = curve::CurveRequest::from_spec(spec)?;
+        return curve::run_curve(plan, &req, out, opts, command);
+    }
     // Every check that can fail happens before the first I/O of the first run.
     for r in &plan.runs {
         run::check(r, &plan.targets, opts).map_err(input_err)?;

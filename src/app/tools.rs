@@ -141,6 +141,42 @@ pub fn convert(a: &crate::cli::ConvertArgs) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
+    // A curve (vdbench's iorate=curve, fio's latency_target) has no form in either
+    // output: say so, and how to run it, and count it as dropped.
+    let curves: Vec<String> = translated
+        .plan
+        .runs
+        .iter()
+        .filter_map(|r| r.curve.as_ref().map(|c| (r, c)))
+        .map(|(r, c)| {
+            let pts: Vec<String> = c.points_pct.iter().map(|p| p.to_string()).collect();
+            let mut flags = format!("--points {}", pts.join(","));
+            if pts.is_empty() {
+                flags.clear();
+            }
+            for (flag, v) in [
+                ("--stop-latency", &c.stop_latency),
+                ("--max-latency", &c.max_latency),
+            ] {
+                if let Some(v) = v {
+                    flags.push_str(&format!(" {flag} {v}"));
+                }
+            }
+            format!(
+                "run '{}' is a latency curve{}; the output runs it once — use \
+                 `ioscope curve JOB {}`",
+                r.name,
+                c.origin
+                    .as_deref()
+                    .map(|o| format!(" ({o})"))
+                    .unwrap_or_default(),
+                flags.trim()
+            )
+        })
+        .collect();
+    for c in &curves {
+        eprintln!("warning: not translated: {c}");
+    }
     let text = match a.to.as_str() {
         "toml" => crate::plan::emit::to_toml(&translated.plan)
             .map_err(|e| AppError::Input(format!("cannot write as TOML: {e}")))?,
@@ -153,12 +189,12 @@ pub fn convert(a: &crate::cli::ConvertArgs) -> Result<i32, AppError> {
         }
     };
     print!("{text}");
-    if translated.unsupported.is_empty() {
+    let dropped = translated.unsupported.len() + curves.len();
+    if dropped == 0 {
         Ok(exit::OK)
     } else {
         eprintln!(
-            "convert: {} option(s) dropped; the translation is partial (exit {})",
-            translated.unsupported.len(),
+            "convert: {dropped} option(s) dropped; the translation is partial (exit {})",
             exit::CONVERT_DROPPED
         );
         Ok(exit::CONVERT_DROPPED)

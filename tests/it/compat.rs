@@ -345,3 +345,70 @@ fn convert_writes_valid_toml_for_any_job_name() {
         assert_eq!(again, doc);
     }
 }
+
+/// vdbench's `iorate=curve` with `curve=` and `stopcurve=` runs the curve inside
+/// `ioscope run`, with the result laid out as `ioscope curve` lays it out (on a
+/// virtual-time sim target, so both measure the same curve).
+#[test]
+fn vdbench_iorate_curve_runs_the_curve_in_run() {
+    let d = tempdir();
+    let parm = d.path().join("curve.parm");
+    std::fs::write(
+        &parm,
+        "sd=sd1,lun=sim:64m?service=100us&servers=4&time=virtual,size=64m\n\
+         wd=wd1,sd=sd1,xfersize=4k,rdpct=100,seekpct=100\n\
+         rd=rd1,wd=wd1,iorate=curve,curve=(20,60,90),stopcurve=50,elapsed=2,\
+         interval=1,warmup=1,threads=8\n",
+    )
+    .unwrap();
+    let p = parm.to_str().unwrap();
+    let ran = ioscope_to(&d.path().join("run.json"), ["run", p]).expect_code(0);
+    let curved = ioscope_to(
+        &d.path().join("curve.json"),
+        [
+            "curve",
+            p,
+            "--points",
+            "20,60,90",
+            "--stop-latency",
+            "mean=50ms",
+        ],
+    )
+    .expect_code(0);
+    let names = |r: &Ran| {
+        r.doc
+            .runs
+            .iter()
+            .map(|x| x.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&ran), ["max", "20%", "60%", "90%"]);
+    assert_eq!(names(&ran), names(&curved));
+    let (a, b) = (
+        ran.doc.curve.as_ref().expect("run wrote a curve"),
+        curved.doc.curve.as_ref().expect("curve wrote a curve"),
+    );
+    let pcts =
+        |c: &ioscope::result::Curve| c.points.iter().map(|p| p.pct_of_max).collect::<Vec<_>>();
+    assert_eq!(pcts(a), [100.0, 20.0, 60.0, 90.0]);
+    assert_eq!(pcts(a), pcts(b));
+    assert!(
+        (a.max_iops - b.max_iops).abs() <= 0.01 * b.max_iops,
+        "{} vs {}",
+        a.max_iops,
+        b.max_iops
+    );
+    // The plan in the result says where the curve came from.
+    assert_eq!(
+        ran.wire["plan"]["runs"][0]["curve"]["origin"],
+        "vdbench iorate=curve"
+    );
+    // convert cannot write a curve: it says how to run it and exits 3.
+    let o = run(&["convert", p]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--points 20,60,90 --stop-latency mean=50000us"),
+        "{}",
+        stderr(&o)
+    );
+}

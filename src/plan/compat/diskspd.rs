@@ -756,10 +756,19 @@ mod tests {
 
     #[test]
     fn combined_buffering_flag_runs_buffered_with_a_warning() {
-        let t = parse_sqlio(&args("sqlio -kR -frandom -BYRT /tmp/f"), Path::new("."), None).unwrap();
+        let t = parse_sqlio(
+            &args("sqlio -kR -frandom -BYRT /tmp/f"),
+            Path::new("."),
+            None,
+        )
+        .unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         assert_eq!(t.plan.targets[0].direct, Some(false));
-        assert!(t.plan.warnings[0].contains("-BYRT"), "{:?}", t.plan.warnings);
+        assert!(
+            t.plan.warnings[0].contains("-BYRT"),
+            "{:?}",
+            t.plan.warnings
+        );
         let e = parse_sqlio(&args("sqlio -kR -BNY /tmp/f"), Path::new("."), None).unwrap_err();
         assert!(e.to_string().starts_with("argument 3 ('-BNY')"), "{e}");
     }
