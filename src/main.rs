@@ -78,8 +78,9 @@ fn net(a: &ioscope::cli::net::NetArgs, command: Vec<String>) -> Result<i32, AppE
         _ => AppError::Runtime(e.to_string()),
     };
     match &a.command {
-        NetCommand::Serve(s) => ioscope::net::serve(&s.to_config().map_err(AppError::Input)?)
-            .map_err(net_err),
+        NetCommand::Serve(s) => {
+            ioscope::net::serve(&s.to_config().map_err(AppError::Input)?).map_err(net_err)
+        }
         NetCommand::Run(r) => ioscope::net::run(&r.to_config(command).map_err(AppError::Input)?)
             .map(|o| o.exit_code)
             .map_err(net_err),

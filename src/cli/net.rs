@@ -148,7 +148,13 @@ fn parse_rate(text: &str) -> Result<f64, String> {
         .ok()
         .map(|v| v * mult)
         .filter(|v| v.is_finite() && *v > 0.0)
-        .ok_or_else(|| bad("--rate", text, "expected a positive number with an optional k, m, g or t suffix, e.g. 900m"))
+        .ok_or_else(|| {
+            bad(
+                "--rate",
+                text,
+                "expected a positive number with an optional k, m, g or t suffix, e.g. 900m",
+            )
+        })
 }
 
 fn parse_rr(text: &str) -> Result<RrSize, String> {
@@ -187,8 +193,8 @@ impl NetRunArgs {
             }
             .map_err(|e| bad(flag, t, e))
         };
-        let streams = units::parse_count(&self.streams)
-            .map_err(|e| bad("--streams", &self.streams, e))?;
+        let streams =
+            units::parse_count(&self.streams).map_err(|e| bad("--streams", &self.streams, e))?;
         if streams > 1024 {
             return Err(bad("--streams", &self.streams, "at most 1024"));
         }

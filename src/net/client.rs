@@ -156,7 +156,11 @@ pub fn run(cfg: &NetRunConfig) -> Result<NetOutcome, NetError> {
     for (index, role) in roles(cfg) {
         let mut s = sockopt::connect(&addr, &opts, cfg.connect_timeout_ns)
             .map_err(|e| connect_err(cfg, format!("data connection {index}: {e}")))?;
-        let hello = DataHello { cookie, index, role };
+        let hello = DataHello {
+            cookie,
+            index,
+            role,
+        };
         s.write_all(&protocol::preamble(ConnKind::Data))
             .and_then(|_| s.write_all(&hello.encode()))
             .map_err(|e| connect_err(cfg, format!("data connection {index}: {e}")))?;
@@ -165,7 +169,12 @@ pub fn run(cfg: &NetRunConfig) -> Result<NetOutcome, NetError> {
     match protocol::read_frame(&mut ctrl) {
         Ok(Ctrl::Start) => {}
         Ok(other) => return Err(proto_err(cfg, format!("expected start, got {other:?}"))),
-        Err(e) => return Err(proto_err(cfg, format!("the server did not start the test: {e}"))),
+        Err(e) => {
+            return Err(proto_err(
+                cfg,
+                format!("the server did not start the test: {e}"),
+            ))
+        }
     }
     let local_env = env::capture(&socks[0].0);
     let local_addrs = socks
@@ -226,7 +235,11 @@ fn measure(
     for (i, (sock, index, role)) in socks.into_iter().enumerate() {
         let st = Arc::new(StreamState::new(index, role, sock));
         let job = job_for(cfg, role, senders);
-        let cpu = cfg.cpus.as_ref().filter(|c| !c.is_empty()).map(|c| c[i % c.len()]);
+        let cpu = cfg
+            .cpus
+            .as_ref()
+            .filter(|c| !c.is_empty())
+            .map(|c| c[i % c.len()]);
         let (st2, ctl2) = (st.clone(), ctl.clone());
         threads.push(std::thread::spawn(move || stream::run(st2, ctl2, job, cpu)));
         streams.push(Tracked {
@@ -263,7 +276,11 @@ fn measure(
         marked = true;
     }
     loop {
-        let target = if marked { next_tick.min(end_at) } else { next_tick.min(warm_end) };
+        let target = if marked {
+            next_tick.min(end_at)
+        } else {
+            next_tick.min(warm_end)
+        };
         let why = watch_until(target, ctrl, &streams);
         let now = now_ns();
         if let Some(w) = why {
@@ -326,7 +343,11 @@ fn measure(
         None
     } else {
         match protocol::read_frame(ctrl) {
-            Ok(Ctrl::Report { streams, cpu, env: _ }) => Some((streams, cpu)),
+            Ok(Ctrl::Report {
+                streams,
+                cpu,
+                env: _,
+            }) => Some((streams, cpu)),
             Ok(other) => {
                 errors.push(format!("expected the server's report, got {other:?}"));
                 None
@@ -342,7 +363,9 @@ fn measure(
     }
     Ok(Measured {
         cfg: cfg.clone(),
-        addr: ctrl.peer_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0))),
+        addr: ctrl
+            .peer_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0))),
         cookie: String::new(),
         local_addrs: Vec::new(),
         streams,
@@ -434,7 +457,8 @@ fn interval(
             rtt_us: s.rtt_for(t.st.role != Role::Recv),
             cwnd_bytes: s.cwnd_bytes,
         });
-        (t.prev_out, t.prev_in, t.prev_ops, t.prev_retrans, t.tcp) = (out, inn, o, s.total_retrans, s);
+        (t.prev_out, t.prev_in, t.prev_ops, t.prev_retrans, t.tcp) =
+            (out, inn, o, s.total_retrans, s);
         if timed {
             let h = t.st.take_latency();
             lat += &h;

@@ -254,7 +254,13 @@ mod tests {
             ..Default::default()
         };
         let a = advice(&local, Some(&remote), Some(4 << 20));
-        assert!(a.iter().any(|s| s.contains("rmem_max = 212992 caps")), "{a:?}");
-        assert!(a.iter().any(|s| s.contains("jumbo frames on one end")), "{a:?}");
+        assert!(
+            a.iter().any(|s| s.contains("rmem_max = 212992 caps")),
+            "{a:?}"
+        );
+        assert!(
+            a.iter().any(|s| s.contains("jumbo frames on one end")),
+            "{a:?}"
+        );
     }
 }

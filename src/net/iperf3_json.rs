@@ -20,7 +20,11 @@ fn uname() -> String {
         return String::new();
     }
     let f = |a: &[libc::c_char]| {
-        let b: Vec<u8> = a.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let b: Vec<u8> = a
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&b).into_owned()
     };
     format!(
@@ -132,7 +136,10 @@ pub fn render(m: &Measured, run: &RunResult) -> Value {
         })
         .collect();
     let local_wall = m.cpu_end.at_ns.saturating_sub(m.cpu_mark.at_ns).max(1) as f64;
-    let lu = m.cpu_end.self_user_ns.saturating_sub(m.cpu_mark.self_user_ns) as f64;
+    let lu = m
+        .cpu_end
+        .self_user_ns
+        .saturating_sub(m.cpu_mark.self_user_ns) as f64;
     let ls = m.cpu_end.self_sys_ns.saturating_sub(m.cpu_mark.self_sys_ns) as f64;
     let (ru, rs) = server
         .map(|(_, c)| {

@@ -46,11 +46,10 @@ fn stream_figures(m: &Measured, t: &Tracked, srv: Option<&ServerStream>) -> Stre
     let measured_s = m.end_ns.saturating_sub(m.mark_ns).max(1) as f64 / 1e9;
     let out = t.st.bytes_out.load(std::sync::atomic::Ordering::Relaxed);
     let inn = t.st.bytes_in.load(std::sync::atomic::Ordering::Relaxed);
-    let ops = t
-        .st
-        .ops
-        .load(std::sync::atomic::Ordering::Relaxed)
-        .saturating_sub(t.mark_ops);
+    let ops =
+        t.st.ops
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .saturating_sub(t.mark_ops);
     let eof = t.st.eof_ns.load(std::sync::atomic::Ordering::Relaxed);
     let (direction, sent, received, bytes, bytes_in, secs, retrans, rtt) = match t.st.role {
         Role::Send => {
@@ -195,16 +194,20 @@ fn build_run(m: &Measured) -> RunResult {
     let totals = Totals {
         all: op_totals(ios, bytes, gbps, measured_s, &lat),
         read: op_totals(0, bytes_in, share(bytes_in), measured_s, &empty),
-        write: op_totals(0, bytes - bytes_in, share(bytes - bytes_in), measured_s, &empty),
+        write: op_totals(
+            0,
+            bytes - bytes_in,
+            share(bytes - bytes_in),
+            measured_s,
+            &empty,
+        ),
         queue_depth: 0.0,
         net: NetTotals {
             gbps: Some(gbps),
             streams: Some(figs.iter().map(|f| f.totals.clone()).collect()),
             service_demand_us_per_kb: (kib > 0.0).then(|| ServiceDemand {
                 local: local_us / kib,
-                remote: remote
-                    .map(|c| (c.user_ns + c.sys_ns) as f64 / 1e3 / kib)
-                    .unwrap_or(0.0),
+                remote: remote.map(|c| (c.user_ns + c.sys_ns) as f64 / 1e3 / kib),
             }),
             rr: rr.then(|| RrTotals {
                 tps: ios as f64 / measured_s,
@@ -310,7 +313,10 @@ pub fn finish(m: Measured) -> Result<NetOutcome, NetError> {
         eprintln!(
             "error: {}: the test ended early: {}",
             m.cfg.addr_text,
-            m.errors.first().map(String::as_str).unwrap_or("the server went away")
+            m.errors
+                .first()
+                .map(String::as_str)
+                .unwrap_or("the server went away")
         );
     }
     Ok(NetOutcome { doc, exit_code })

@@ -25,10 +25,9 @@ pub fn interval_header(rr: bool) -> String {
 pub fn interval_line(iv: &Interval, rr: bool) -> String {
     let label = format!("{}{}", iv.index + 1, if iv.warmup { "w" } else { "" });
     let net = iv.net.clone().unwrap_or_default();
-    let (min, max) = net
-        .streams
-        .iter()
-        .fold((f64::MAX, 0f64), |(lo, hi), s| (lo.min(s.gbps), hi.max(s.gbps)));
+    let (min, max) = net.streams.iter().fold((f64::MAX, 0f64), |(lo, hi), s| {
+        (lo.min(s.gbps), hi.max(s.gbps))
+    });
     let min = if net.streams.is_empty() { 0.0 } else { min };
     let rtt = if net.streams.is_empty() {
         0.0
@@ -50,7 +49,11 @@ pub fn interval_line(iv: &Interval, rr: bool) -> String {
         iv.cpu.user_pct + iv.cpu.sys_pct
     );
     if rr {
-        let _ = write!(s, " {:>10.0} {:>8.1} {:>8.1}", iv.iops, iv.lat_us.p50, iv.lat_us.p99);
+        let _ = write!(
+            s,
+            " {:>10.0} {:>8.1} {:>8.1}",
+            iv.iops, iv.lat_us.p50, iv.lat_us.p99
+        );
     }
     s
 }
@@ -71,7 +74,11 @@ pub fn totals_table(run: &RunResult) -> String {
         "stream", "dir", "Gbit/s", "retrans", "rtt µs", "bytes sent", "bytes received"
     );
     if rr {
-        let _ = write!(s, " {:>10} {:>8} {:>8} {:>8}", "trans/s", "p50 µs", "p99 µs", "p99.9 µs");
+        let _ = write!(
+            s,
+            " {:>10} {:>8} {:>8} {:>8}",
+            "trans/s", "p50 µs", "p99 µs", "p99.9 µs"
+        );
     }
     s.push('\n');
     for (i, st) in t.net.streams.iter().flatten().enumerate() {
@@ -81,7 +88,11 @@ pub fn totals_table(run: &RunResult) -> String {
             i, st.direction, st.gbps, st.retransmits, st.rtt_us, st.bytes_sent, st.bytes_received
         );
         if let (Some(tps), Some(l)) = (st.tps, &st.latency_us) {
-            let _ = write!(s, " {:>10.0} {:>8.1} {:>8.1} {:>8.1}", tps, l.p50, l.p99, l.p99_9);
+            let _ = write!(
+                s,
+                " {:>10.0} {:>8.1} {:>8.1} {:>8.1}",
+                tps, l.p50, l.p99, l.p99_9
+            );
         }
         s.push('\n');
     }
@@ -99,7 +110,11 @@ pub fn totals_table(run: &RunResult) -> String {
     );
     if let Some(r) = &t.net.rr {
         let l = &r.latency_us;
-        let _ = write!(s, " {:>10.0} {:>8.1} {:>8.1} {:>8.1}", r.tps, l.p50, l.p99, l.p99_9);
+        let _ = write!(
+            s,
+            " {:>10.0} {:>8.1} {:>8.1} {:>8.1}",
+            r.tps, l.p50, l.p99, l.p99_9
+        );
     }
     s.push('\n');
     let _ = writeln!(
@@ -116,8 +131,11 @@ pub fn totals_table(run: &RunResult) -> String {
     if let Some(d) = &t.net.service_demand_us_per_kb {
         let _ = writeln!(
             s,
-            "service demand: {:.4} µs/KiB here, {:.4} µs/KiB on the server",
-            d.local, d.remote
+            "service demand: {:.4} µs/KiB here, {} on the server",
+            d.local,
+            d.remote
+                .map(|r| format!("{r:.4} µs/KiB"))
+                .unwrap_or_else(|| "unknown (no report)".into())
         );
     }
     s

@@ -139,7 +139,9 @@ fn handle_conn(
                 Some((tx, h)) => {
                     let _ = tx.send((sock, h));
                 }
-                None => eprintln!("ioscope net: dropped data connection from {peer}: unknown session"),
+                None => {
+                    eprintln!("ioscope net: dropped data connection from {peer}: unknown session")
+                }
             }
         }
         Ok(ConnKind::Control) => {
@@ -153,13 +155,17 @@ fn handle_conn(
 
 fn check_params(p: &TestParams) -> Result<(), String> {
     if p.streams == 0 || p.streams > MAX_STREAMS {
-        return Err(format!("{} streams: this server takes 1 to {MAX_STREAMS}", p.streams));
+        return Err(format!(
+            "{} streams: this server takes 1 to {MAX_STREAMS}",
+            p.streams
+        ));
     }
     if p.bs_bytes == 0 || p.bs_bytes > MAX_BS_BYTES {
         return Err(format!("write size {}: 1 byte to 64 MiB", p.bs_bytes));
     }
     if let Some(rr) = p.rr {
-        if rr.req_bytes == 0 || rr.resp_bytes == 0 || rr.req_bytes.max(rr.resp_bytes) > MAX_BS_BYTES {
+        if rr.req_bytes == 0 || rr.resp_bytes == 0 || rr.req_bytes.max(rr.resp_bytes) > MAX_BS_BYTES
+        {
             return Err("request/response sizes: 1 byte to 64 MiB".into());
         }
     }
@@ -201,7 +207,12 @@ fn session(mut ctrl: TcpStream, peer: SocketAddr, sessions: &Sessions, cfg: &Ser
     if let Ok(mut m) = sessions.lock() {
         m.remove(&cookie);
     }
-    let expected = params.streams as usize * if params.direction == Direction::Bidir { 2 } else { 1 };
+    let expected = params.streams as usize
+        * if params.direction == Direction::Bidir {
+            2
+        } else {
+            1
+        };
     if conns.len() < expected {
         eprintln!(
             "ioscope net: {peer}: {} of {expected} data connections arrived; test abandoned",
@@ -214,7 +225,11 @@ fn session(mut ctrl: TcpStream, peer: SocketAddr, sessions: &Sessions, cfg: &Ser
             "ioscope net: {peer}: {} stream(s), {:?}{}",
             params.streams,
             params.direction,
-            if params.rr.is_some() { ", request/response" } else { "" }
+            if params.rr.is_some() {
+                ", request/response"
+            } else {
+                ""
+            }
         );
     }
     match run_session(&mut ctrl, conns, &params, cfg) {
@@ -225,8 +240,16 @@ fn session(mut ctrl: TcpStream, peer: SocketAddr, sessions: &Sessions, cfg: &Ser
     true
 }
 
-fn collect_data(rx: &mpsc::Receiver<(TcpStream, DataHello)>, p: &TestParams) -> Vec<(TcpStream, DataHello)> {
-    let expected = p.streams as usize * if p.direction == Direction::Bidir { 2 } else { 1 };
+fn collect_data(
+    rx: &mpsc::Receiver<(TcpStream, DataHello)>,
+    p: &TestParams,
+) -> Vec<(TcpStream, DataHello)> {
+    let expected = p.streams as usize
+        * if p.direction == Direction::Bidir {
+            2
+        } else {
+            1
+        };
     let deadline = now_ns() + DATA_CONNECT_TIMEOUT_NS;
     let mut conns = Vec::new();
     while conns.len() < expected {
@@ -256,7 +279,11 @@ fn run_session(
         nodelay: p.nodelay || p.rr.is_some(),
     };
     let cpus = p.cpus.clone().or_else(|| cfg.cpus.clone());
-    let senders = conns.iter().filter(|(_, h)| h.role == Role::Recv).count().max(1);
+    let senders = conns
+        .iter()
+        .filter(|(_, h)| h.role == Role::Recv)
+        .count()
+        .max(1);
     let env = env::capture(&conns[0].0);
     let mut states = Vec::new();
     let mut threads = Vec::new();
@@ -277,7 +304,10 @@ fn run_session(
             _ => Job::Recv { bs: p.bs_bytes },
         };
         let st = Arc::new(StreamState::new(h.index, h.role, sock));
-        let cpu = cpus.as_ref().filter(|c| !c.is_empty()).map(|c| c[i % c.len()]);
+        let cpu = cpus
+            .as_ref()
+            .filter(|c| !c.is_empty())
+            .map(|c| c[i % c.len()]);
         let (st2, ctl2) = (st.clone(), ctl.clone());
         threads.push(std::thread::spawn(move || stream::run(st2, ctl2, job, cpu)));
         states.push(st);
@@ -290,7 +320,11 @@ fn run_session(
         Err(why)
     };
     if let Err(e) = protocol::write_frame(ctrl, &Ctrl::Start) {
-        return fail(&ctl, threads, format!("client went away before the start ({e})"));
+        return fail(
+            &ctl,
+            threads,
+            format!("client went away before the start ({e})"),
+        );
     }
     let mut cpu_mark = CpuSample::now();
     let mut mark_ns = now_ns();
@@ -310,7 +344,14 @@ fn run_session(
             }
             Ok(Ctrl::Stop) => break,
             Ok(_) => {}
-            Err(e) => return fail(&ctl, threads, format!("client went away mid-test ({e})")),
+            Err(e) => {
+                let why = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    "control connection closed".to_string()
+                } else {
+                    e.to_string()
+                };
+                return fail(&ctl, threads, format!("client went away mid-test ({why})"));
+            }
         }
     }
     ctl.request_stop();
@@ -331,7 +372,7 @@ fn run_session(
                 bytes_received_at_mark: m.0,
                 bytes_sent: st.bytes_out.load(Ordering::Relaxed),
                 bytes_sent_at_mark: m.1,
-                recv_ns_after_mark: if eof > mark_ns { eof - mark_ns } else { 0 },
+                recv_ns_after_mark: eof.saturating_sub(mark_ns),
                 retransmits: ti.total_retrans,
                 rtt_us: ti.rtt_for(st.role == Role::Recv),
                 error: st.error(),
@@ -356,6 +397,7 @@ fn run_session(
         },
         env: Box::new(env),
     };
-    protocol::write_frame(ctrl, &report).map_err(|e| format!("client went away before the report ({e})"))?;
+    protocol::write_frame(ctrl, &report)
+        .map_err(|e| format!("client went away before the report ({e})"))?;
     Ok(gbps)
 }

@@ -42,7 +42,15 @@ pub fn get_int(fd: RawFd, level: libc::c_int, opt: libc::c_int) -> io::Result<li
     let mut v: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: v and len are live and len holds v's size; the kernel writes at most that.
-    check(unsafe { libc::getsockopt(fd, level, opt, (&mut v as *mut libc::c_int).cast(), &mut len) })?;
+    check(unsafe {
+        libc::getsockopt(
+            fd,
+            level,
+            opt,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    })?;
     Ok(v)
 }
 
@@ -128,7 +136,10 @@ fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
             };
             // SAFETY: sockaddr_storage is larger than sockaddr_in and suitably aligned.
             unsafe { std::ptr::write((&mut st as *mut libc::sockaddr_storage).cast(), sin) };
-            (st, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
+            (
+                st,
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
         }
         SocketAddr::V6(a) => {
             let sin6 = libc::sockaddr_in6 {
@@ -142,7 +153,10 @@ fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
             };
             // SAFETY: sockaddr_storage is larger than sockaddr_in6 and suitably aligned.
             unsafe { std::ptr::write((&mut st as *mut libc::sockaddr_storage).cast(), sin6) };
-            (st, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t)
+            (
+                st,
+                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+            )
         }
     }
 }
@@ -224,7 +238,10 @@ mod tests {
             nodelay: true,
         };
         let s = connect(&addr, &o, 2_000_000_000).unwrap();
-        assert_eq!(get_int(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_NODELAY).unwrap(), 1);
+        assert_eq!(
+            get_int(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_NODELAY).unwrap(),
+            1
+        );
         let (snd, rcv) = buffers(&s);
         assert!(snd.unwrap() >= 4096 && rcv.unwrap() >= 4096);
         assert!(path_mtu(&s).unwrap() >= 1280);

@@ -186,9 +186,17 @@ pub fn run(st: Arc<StreamState>, ctl: Arc<Control>, job: Job, cpu: Option<usize>
     let _ = st.sock.set_write_timeout(Some(POLL_TIMEOUT));
     let mut rec = Recorder::new();
     let r = match job {
-        Job::Send { bs, gap_ns, zerocopy } => send_loop(&st, &ctl, &mut rec, bs, gap_ns, zerocopy),
+        Job::Send {
+            bs,
+            gap_ns,
+            zerocopy,
+        } => send_loop(&st, &ctl, &mut rec, bs, gap_ns, zerocopy),
         Job::Recv { bs } => recv_loop(&st, &ctl, bs),
-        Job::RrClient { req, resp, gap_ns: None } => rr_closed(&st, &ctl, &mut rec, req, resp),
+        Job::RrClient {
+            req,
+            resp,
+            gap_ns: None,
+        } => rr_closed(&st, &ctl, &mut rec, req, resp),
         Job::RrClient {
             req,
             resp,
@@ -457,23 +465,33 @@ fn rr_open(
             r
         })
     };
+    // Block in read (woken by the response itself); the 200 ms socket timeout lets
+    // the loop see that the sender has finished and every response is in.
     let mut inb = vec![0u8; resp as usize];
-    let mut got = 0u64;
+    let (mut got, mut partial) = (0u64, 0usize);
     let r = loop {
-        if got >= sent.load(Ordering::Acquire) {
-            if sender_done.load(Ordering::Acquire) && got >= sent.load(Ordering::Acquire) {
-                break Ok(());
+        if sender_done.load(Ordering::Acquire) && got >= sent.load(Ordering::Acquire) {
+            break Ok(());
+        }
+        match (&st.sock).read(&mut inb[partial..]) {
+            Ok(0) => break Err(format!("stream {}: server closed mid-test", st.index)),
+            Ok(n) => partial += n,
+            Err(e) if is_timeout(&e) => {
+                rec.maybe_deposit(st, ctl);
+                if ctl.drain_expired() {
+                    break Err(format!(
+                        "stream {}: no answer within 5 s of the stop",
+                        st.index
+                    ));
+                }
+                continue;
             }
-            // Nothing outstanding: wait for the next request rather than block in read.
-            rec.maybe_deposit(st, ctl);
-            std::thread::sleep(std::time::Duration::from_micros(20));
+            Err(e) => break Err(describe(&e, &format!("stream {} receive", st.index))),
+        }
+        if partial < inb.len() {
             continue;
         }
-        match read_full(st, ctl, &mut inb) {
-            Ok(true) => {}
-            Ok(false) => break Err(format!("stream {}: server closed mid-test", st.index)),
-            Err(e) => break Err(e),
-        }
+        partial = 0;
         let lat = now_ns().saturating_sub(start + got * gap_ns);
         got += 1;
         st.bytes_in.store(got * resp as u64, Ordering::Relaxed);

@@ -495,8 +495,9 @@ pub struct NetStreamTotals {
 pub struct ServiceDemand {
     /// This process (the client).
     pub local: f64,
-    /// The server process, as it reported its own CPU time.
-    pub remote: f64,
+    /// The server process, as it reported its own CPU time; null when the server
+    /// sent no report (it went away).
+    pub remote: Option<f64>,
 }
 
 /// Request/response totals (netperf TCP_RR).
