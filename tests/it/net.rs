@@ -364,33 +364,52 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
     let srv = Server::start_in(Some(&ns.server_ns), "10.251.0.2:0");
     let d = tempdir();
     let json = d.path().join("r.json");
-    let o = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &ns.client_ns,
-            env!("CARGO_BIN_EXE_ioscope"),
-        ])
-        .args([
-            "net",
-            "run",
-            &srv.addr,
-            "-q",
-            "--duration",
-            "3s",
-            "--warmup",
-            "1s",
-        ])
-        .args(["--json", json.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v = read_json(&json);
+    // TCP itself does not always fill a token bucket on a loaded host (iperf3 gets
+    // 0.93-0.98 Gbit/s on this veth pair too, from stalls of the sender longer than
+    // the bucket's 50 ms queue), so, like the other real-time tests, three attempts:
+    // a measurement that is right must come within 3% in at least one.
+    let mut seen = Vec::new();
+    let mut v = Value::Null;
+    for _ in 0..3 {
+        let o = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &ns.client_ns,
+                env!("CARGO_BIN_EXE_ioscope"),
+            ])
+            .args([
+                "net",
+                "run",
+                &srv.addr,
+                "-q",
+                "--duration",
+                "3s",
+                "--warmup",
+                "1s",
+            ])
+            .args(["--json", json.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        v = read_json(&json);
+        // Payload under a 1 Gbit/s bucket that also counts 66 bytes of headers per
+        // 9000-byte frame: 0.993 Gbit/s at best.
+        let gbps = f(&v["runs"][0], "totals.gbps");
+        seen.push(gbps);
+        if (gbps - 1.0).abs() <= 0.03 {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|g| (g - 1.0).abs() <= 0.03),
+        "Gbit/s in three attempts: {seen:?}"
+    );
+    assert!(
+        seen.iter().all(|g| *g < 1.0),
+        "{seen:?}: faster than the bucket"
+    );
     let r = &v["runs"][0];
-    let gbps = f(r, "totals.gbps");
-    // Payload under a 1 Gbit/s bucket that also counts 66 bytes of headers per
-    // 9000-byte frame: 0.993 Gbit/s at best.
-    assert!((gbps - 1.0).abs() <= 0.03, "{gbps} Gbit/s");
     let s = &r["totals"]["streams"][0];
     assert!(s["retransmits"].as_u64().is_some(), "{s}");
     assert!(s["rtt_us"].as_f64().unwrap() > 0.0, "{s}");
