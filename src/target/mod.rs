@@ -3,6 +3,7 @@
 //! that a misaligned block size under O_DIRECT is refused up front rather than
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
+pub mod iscsi;
 pub mod nbd;
 pub mod safety;
 pub mod sim;
@@ -53,12 +54,15 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
     if uri.starts_with("nbd") && uri.contains("://") {
         return nbd::parse(uri).map(TargetKind::Nbd).map_err(invalid);
     }
+    if uri.starts_with("iscsi://") {
+        return iscsi::parse(uri).map(TargetKind::Iscsi).map_err(invalid);
+    }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(invalid(format!(
-            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH)"
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN)"
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
@@ -78,6 +82,8 @@ pub enum Backing {
     Sim(sim::SimDevice),
     /// An NBD export reached through libnbd.
     Nbd(nbd::NbdTarget),
+    /// An iSCSI LUN reached through libiscsi.
+    Iscsi(iscsi::IscsiTarget),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -156,6 +162,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             })
         }
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
+        TargetKind::Iscsi(i) => open_iscsi(spec, &i, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
     }
 }
@@ -187,6 +194,38 @@ fn open_nbd(
         size_bytes,
         direct: false,
         align_bytes: 1,
+    })
+}
+
+/// An iSCSI LUN: its size is the LUN's, or the `--size` prefix of it; every I/O must
+/// be whole blocks.
+fn open_iscsi(
+    spec: &TargetSpec,
+    i: &crate::plan::model::IscsiSpec,
+    opts: OpenOptionsIo,
+) -> Result<OpenTarget, TargetError> {
+    let opened = iscsi::open(i, opts.writes, opts.force)?;
+    let block = opened.target.block_bytes as u64;
+    let size_bytes = match spec.size_bytes {
+        Some(s) if s > opened.lun_bytes => {
+            return Err(TargetError::Invalid {
+                uri: spec.uri.clone(),
+                msg: format!(
+                    "size {s} is larger than the LUN ({} bytes); a network target cannot grow",
+                    opened.lun_bytes
+                ),
+            })
+        }
+        Some(s) => s - s % block,
+        None => opened.lun_bytes,
+    };
+    Ok(OpenTarget {
+        name: spec.name.clone(),
+        uri: spec.uri.clone(),
+        backing: Backing::Iscsi(opened.target),
+        size_bytes,
+        direct: false,
+        align_bytes: block,
     })
 }
 
