@@ -82,17 +82,24 @@ impl IscsiEngine {
         )
     }
 
-    /// Turns the callbacks' records into completions.
-    fn harvest(&mut self, out: &mut Vec<Completion>) {
+    /// Turns the callbacks' records into completions. libiscsi cancels every
+    /// command of a session it has lost (ioscope never cancels any itself, and
+    /// automatic reconnection is off), so a cancelled command means the connection
+    /// is gone: that ends the run, naming the portal.
+    fn harvest(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         ffi::take_done(&mut self.done);
+        let mut lost_link = None;
         for (tag, status) in self.done.drain(..) {
-            let Some((_, len)) = self.inflight.remove(&tag) else {
+            let Some((li, len)) = self.inflight.remove(&tag) else {
                 continue;
             };
             let result = match status {
                 ffi::STATUS_GOOD => len as i64,
                 ffi::STATUS_TIMEOUT => -(libc::ETIMEDOUT as i64),
-                ffi::STATUS_CANCELLED => -(libc::ECANCELED as i64),
+                ffi::STATUS_CANCELLED => {
+                    lost_link.get_or_insert(li as usize);
+                    -(libc::ECANCELED as i64)
+                }
                 _ => -(libc::EIO as i64),
             };
             out.push(Completion {
@@ -100,6 +107,14 @@ impl IscsiEngine {
                 result,
                 done_ns: 0,
             });
+        }
+        match lost_link.and_then(|li| self.links[li].as_ref()) {
+            Some(l) => Err(Self::lost(
+                l,
+                &format!("the session was dropped: {}", l.session.error()),
+                self.inflight.len(),
+            )),
+            None => Ok(()),
         }
     }
 
@@ -203,7 +218,7 @@ impl Engine for IscsiEngine {
         let start = out.len();
         let deadline = timeout_ns.map(|t| crate::clock::now_ns().saturating_add(t));
         self.poll_once(Some(0))?;
-        self.harvest(out);
+        self.harvest(out)?;
         loop {
             let got = out.len() - start;
             if got >= min_complete as usize || self.inflight.is_empty() {
@@ -220,7 +235,7 @@ impl Engine for IscsiEngine {
                 None => None,
             };
             self.poll_once(wait)?;
-            self.harvest(out);
+            self.harvest(out)?;
         }
     }
 }

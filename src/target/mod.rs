@@ -107,6 +107,27 @@ impl OpenTarget {
             _ => None,
         }
     }
+    /// Whether the target's data outlives this process (files, devices, network
+    /// targets; not mem:, null:, sim:), so it can be checked after the fact.
+    pub fn is_persistent(&self) -> bool {
+        matches!(
+            self.backing,
+            Backing::File { .. } | Backing::Nbd(_) | Backing::Iscsi(_)
+        )
+    }
+
+    /// Reads `buf.len()` bytes at `offset` outside any engine (the after-the-fact
+    /// `verify` command); `None` for targets that are not [`OpenTarget::is_persistent`].
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<std::io::Result<()>> {
+        use std::os::unix::fs::FileExt;
+        match &self.backing {
+            Backing::File { file, .. } => Some(file.read_exact_at(buf, offset)),
+            Backing::Nbd(n) => Some(n.read_at(buf, offset)),
+            Backing::Iscsi(i) => Some(i.read_at(buf, offset)),
+            Backing::Mem(_) | Backing::Null | Backing::Sim(_) => None,
+        }
+    }
+
     pub fn is_block_device(&self) -> bool {
         matches!(self.backing, Backing::File { is_block: true, .. })
     }
