@@ -134,9 +134,9 @@ fn iscsi_exact_reads_and_clean_verified_writes() {
     let r = run_json(&[
         "run", "-t", &t.uri, "--rw", "randread", "--bs", "4k", "--qd", "16", "--passes", "1",
     ]);
-    assert_eq!(r["runs"][0]["engine"], "iscsi");
+    assert_eq!(r.run(0).engine, "iscsi");
     // The LUN's size from READ CAPACITY (16): 16 MiB, 4096 reads of 4 KiB.
-    assert_eq!(r["runs"][0]["totals"]["read"]["ios"], 4096);
+    assert_eq!(r.run(0).totals.read.ios, 4096);
     let r = run_json(&[
         "run",
         "-t",
@@ -153,13 +153,11 @@ fn iscsi_exact_reads_and_clean_verified_writes() {
         "3",
         "--verify-after",
     ]);
-    let run0 = &r["runs"][0];
-    let v = &run0["verify"];
-    assert_eq!(v["mismatches"], 0, "{v}");
-    assert!(v["units_checked"].as_u64().unwrap() > 0, "{v}");
-    let ios = run0["totals"]["read"]["ios"].as_u64().unwrap()
-        + run0["totals"]["write"]["ios"].as_u64().unwrap();
-    assert_eq!(ios, 768);
+    let run0 = r.run(0);
+    let v = run0.verify.as_ref().expect("verify counts");
+    assert_eq!(v.mismatches, 0, "{v:?}");
+    assert!(v.units_checked > 0, "{v:?}");
+    assert_eq!(run0.totals.read.ios + run0.totals.write.ios, 768);
 }
 
 #[test]
