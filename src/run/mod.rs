@@ -975,6 +975,7 @@ impl Collector {
             backlog_ios: lag
                 .as_ref()
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
+            net: None,
         };
         on_interval(&iv);
         self.intervals.push(iv);
@@ -1082,6 +1083,7 @@ impl Collector {
             } else {
                 0.0
             },
+            net: Default::default(),
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -1111,6 +1113,7 @@ impl Collector {
                             } else {
                                 0.0
                             },
+                            net: Default::default(),
                         },
                     }
                 })
@@ -1120,6 +1123,7 @@ impl Collector {
         };
         let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
+            kind: Default::default(),
             schedule,
             verify: None,
             name: run.name.clone(),
