@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub enum TargetError {
     #[error("target '{uri}': {msg}")]
     Invalid { uri: String, msg: String },
-    #[error("target '{}': {op}: {source}", path.display())]
+    #[error("target '{}': {op}", path.display())]
     Io {
         path: PathBuf,
         op: &'static str,
