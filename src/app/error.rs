@@ -121,10 +121,18 @@ impl AppError {
     pub fn exit_code(&self) -> i32 {
         use AppError::*;
         match self {
-            Flag(_) | JobFile(_) | Foreign(_) | Refused(_) | Check(_) | Target(_)
-            | Journal(_) | Data(_) | Read { .. } | NotAResult { .. } | PlanUnreadable { .. } | Unwritable { .. } => {
-                exit::BAD_INPUT
-            }
+            Flag(_)
+            | JobFile(_)
+            | Foreign(_)
+            | Refused(_)
+            | Check(_)
+            | Target(_)
+            | Journal(_)
+            | Data(_)
+            | Read { .. }
+            | NotAResult { .. }
+            | PlanUnreadable { .. }
+            | Unwritable { .. } => exit::BAD_INPUT,
             Run(_) | Write { .. } | ReadBack { .. } | Failed(_) => exit::RUN_FAILED,
             Stdout(StdoutError::Closed) => exit::OK,
             Stdout(StdoutError::Failed(_)) => exit::RUN_FAILED,
@@ -136,4 +144,3 @@ impl AppError {
         matches!(self, AppError::Stdout(StdoutError::Closed))
     }
 }
-

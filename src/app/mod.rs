@@ -21,8 +21,8 @@ mod error;
 mod foreign;
 mod invocation;
 mod quick;
-mod steady;
 pub mod stdout;
+mod steady;
 mod tools;
 mod verify;
 

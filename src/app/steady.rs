@@ -198,12 +198,8 @@ pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
         qd,
         streams,
     } = matrix(a.test);
-    let (round_ns, size, engine, cap) = (
-        a.round_ns,
-        a.size_bytes,
-        a.engine,
-        a.precondition_max_bytes,
-    );
+    let (round_ns, size, engine, cap) =
+        (a.round_ns, a.size_bytes, a.engine, a.precondition_max_bytes);
     let targets = vec![TargetSpec {
         name: "t0".into(),
         uri: a.target.clone(),

@@ -2,19 +2,17 @@
 //! `compare` and `convert`.
 
 use super::{
-    exit, stdout, FlagError, AppError, CompareInvocation, ConvertInvocation, ConvertTo, ReportInvocation,
-    RerunInvocation, SysinfoInvocation,
+    exit, stdout, AppError, CompareInvocation, ConvertInvocation, ConvertTo, FlagError,
+    ReportInvocation, RerunInvocation, SysinfoInvocation,
 };
 use crate::report::export::Format;
 use std::path::Path;
 
 /// An output file written atomically, or the error naming it.
 fn write_file(p: &Path, text: &str) -> Result<(), AppError> {
-    crate::report::json::write_atomic_bytes(p, text.as_bytes()).map_err(|source| {
-        AppError::Write {
-            path: p.to_path_buf(),
-            source,
-        }
+    crate::report::json::write_atomic_bytes(p, text.as_bytes()).map_err(|source| AppError::Write {
+        path: p.to_path_buf(),
+        source,
     })
 }
 

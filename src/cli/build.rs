@@ -6,10 +6,10 @@
 use super::foreign::split_own;
 use super::*;
 use crate::app::{
-    self, AppError, CompareInvocation, ConvertInvocation, ConvertTo, CurveInvocation,
-    FlagError, ForeignInvocation, ForeignTool, Invocation, Metric, Output, PtsInvocation,
-    PtsTest, QuickInvocation, ReportInvocation, RerunInvocation, RunInvocation, Steady,
-    SysinfoInvocation, VerifyInvocation,
+    self, AppError, CompareInvocation, ConvertInvocation, ConvertTo, CurveInvocation, FlagError,
+    ForeignInvocation, ForeignTool, Invocation, Metric, Output, PtsInvocation, PtsTest,
+    QuickInvocation, ReportInvocation, RerunInvocation, RunInvocation, Steady, SysinfoInvocation,
+    VerifyInvocation,
 };
 use crate::plan::model::Plan;
 use crate::report::export::Format;

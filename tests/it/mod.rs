@@ -4,10 +4,12 @@ mod cli_errors;
 mod compat;
 mod data;
 mod exact;
+mod generate;
 mod html;
 mod load;
 mod loopdev;
 mod output;
+mod pipes;
 mod reports_cli;
 mod sim;
 
