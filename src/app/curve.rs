@@ -16,20 +16,26 @@ const SLA_RESOLUTION: f64 = 0.02;
 /// Most probe runs an SLA search makes.
 const SLA_MAX_PROBES: usize = 20;
 
+/// Why a latency bound was refused (the caller names the flag and the text).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BoundError {
+    #[error("expected PERCENTILE=DURATION, e.g. p99=0.5ms")]
+    Shape,
+    #[error("percentile must be one of mean, p50, p90, p95, p99, p99.9, p99.99, max")]
+    Statistic,
+    #[error(transparent)]
+    Duration(#[from] crate::plan::units::UnitError),
+}
+
 impl LatencyBound {
-    /// Parses "p99=0.5ms", "p99.9=2ms", "mean=200us" (a flag's value parser: the
-    /// caller names the flag and the text).
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let (name, dur) = text
-            .split_once('=')
-            .ok_or("expected PERCENTILE=DURATION, e.g. p99=0.5ms")?;
+    /// Parses "p99=0.5ms", "p99.9=2ms", "mean=200us".
+    pub fn parse(text: &str) -> Result<Self, BoundError> {
+        let (name, dur) = text.split_once('=').ok_or(BoundError::Shape)?;
         let name = name.trim().to_ascii_lowercase();
         if stat(&LatencyStats::default(), &name).is_none() {
-            return Err(
-                "percentile must be one of mean, p50, p90, p95, p99, p99.9, p99.99, max".into(),
-            );
+            return Err(BoundError::Statistic);
         }
-        let ns = parse_duration_ns(dur).map_err(|e| e.to_string())?;
+        let ns = parse_duration_ns(dur)?;
         Ok(LatencyBound {
             name,
             bound_us: ns as f64 / 1000.0,

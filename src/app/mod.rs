@@ -26,7 +26,7 @@ mod steady;
 mod tools;
 mod verify;
 
-pub use curve::curve;
+pub use curve::{curve, BoundError};
 pub use error::{chain, AppError, FlagError};
 pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};
 pub use invocation::*;
