@@ -18,6 +18,11 @@ use std::path::{Path, PathBuf};
 pub enum TargetError {
     #[error("target '{uri}': {msg}")]
     Invalid { uri: String, msg: String },
+    #[error("target '{uri}'")]
+    Sim {
+        uri: String,
+        source: sim::SimSpecError,
+    },
     #[error("target '{}': {op}", path.display())]
     Io {
         path: PathBuf,
@@ -43,7 +48,12 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
         return Ok(TargetKind::Null(size));
     }
     if let Some(rest) = uri.strip_prefix("sim:") {
-        return sim::parse_spec(rest).map(TargetKind::Sim).map_err(invalid);
+        return sim::parse_spec(rest)
+            .map(TargetKind::Sim)
+            .map_err(|source| TargetError::Sim {
+                uri: uri.to_string(),
+                source,
+            });
     }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
