@@ -250,14 +250,6 @@ impl<'a> Session<'a> {
         if let Some(e) = log_err {
             eprintln!("warning: writing the intervals file failed: {e}");
         }
-        if stdout::closed() {
-            self.doc.runs.push(result);
-            write_outputs(self.out, &self.doc)?;
-            return Err(stdout::StdoutError::Closed.into());
-        }
-        if !self.out.stdout_is_doc() && !self.out.no_run_summaries {
-            out!("{}", terminal::run_summary(&result))?;
-        }
         if result.verify.as_ref().is_some_and(|v| v.mismatches > 0) && self.exit_code == exit::OK {
             self.exit_code = exit::VERIFY_MISMATCH;
         }
@@ -272,7 +264,16 @@ impl<'a> Session<'a> {
         }
         self.doc.runs.push(result);
         write_outputs(self.out, &self.doc)?;
-        Ok(self.doc.runs.last().expect("just pushed"))
+        let result = self.doc.runs.last().expect("just pushed");
+        // After the outputs are written: a closed stdout (here, or while the interval
+        // lines were printed) ends the command with everything measured saved.
+        if stdout::closed() {
+            return Err(stdout::StdoutError::Closed.into());
+        }
+        if !self.out.stdout_is_doc() && !self.out.no_run_summaries {
+            out!("{}", terminal::run_summary(result))?;
+        }
+        Ok(result)
     }
 
     /// Rewrites the outputs (after changing the document, e.g. the curve summary).

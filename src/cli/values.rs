@@ -142,7 +142,11 @@ pub fn rw(text: &str) -> Res<Rw> {
         "randwrite" => (AccessPattern::Random, 0),
         "rw" | "readwrite" => (AccessPattern::Sequential, 50),
         "randrw" => (AccessPattern::Random, 50),
-        _ => return Err(ValueError::Expected("read, write, randread, randwrite, rw or randrw")),
+        _ => {
+            return Err(ValueError::Expected(
+                "read, write, randread, randwrite, rw or randrw",
+            ))
+        }
     };
     Ok(Rw { pattern, read_pct })
 }
@@ -162,7 +166,9 @@ pub fn rate(text: &str) -> Res<Rate> {
     };
     match num.parse::<f64>() {
         Ok(r) if r.is_finite() && r > 0.0 => Ok(Rate::Iops(r * mult)),
-        _ => Err(ValueError::Expected("max or a positive number of IOPS (e.g. 5000 or 5k)")),
+        _ => Err(ValueError::Expected(
+            "max or a positive number of IOPS (e.g. 5000 or 5k)",
+        )),
     }
 }
 

@@ -128,9 +128,7 @@ pub fn parse_spec(text: &str) -> Result<SimSpec, SimSpecError> {
         }
         seen.push(known);
         match known {
-            "service" => {
-                spec.service_ns = parse_duration_ns(value).map_err(unit)?
-            }
+            "service" => spec.service_ns = parse_duration_ns(value).map_err(unit)?,
             "dist" => {
                 spec.dist = match value {
                     "fixed" => SimDist::Fixed,

@@ -145,3 +145,26 @@ fn closed_stdout_during_quick_still_removes_the_scratch_file() {
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
     assert!(left.is_empty(), "scratch file left behind: {left:?}");
 }
+
+#[test]
+fn closed_stdout_stops_a_run_and_keeps_what_it_measured() {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let t = std::time::Instant::now();
+    assert_quiet_on_closed_stdout(&[
+        "run",
+        "--target",
+        "mem:4m",
+        "--duration",
+        "30s",
+        "--interval",
+        "100ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    let r = read_json(&json);
+    assert_eq!(r["interrupted"], true, "the run was cut short: {r}");
+    assert_eq!(r["runs"].as_array().map(Vec::len), Some(1));
+    assert!(r["runs"][0]["totals"]["all"]["ios"].as_u64() > Some(0));
+}
