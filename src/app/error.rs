@@ -121,6 +121,10 @@ impl AppError {
     pub fn exit_code(&self) -> i32 {
         use AppError::*;
         match self {
+            // A target that cannot be reached (library missing, server down) is a
+            // run-time failure, not bad input, even when found by the checks.
+            Check(RunError::Target(TargetError::Unavailable { .. }))
+            | Target(TargetError::Unavailable { .. }) => exit::RUN_FAILED,
             Flag(_)
             | JobFile(_)
             | Foreign(_)

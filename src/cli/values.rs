@@ -122,7 +122,12 @@ pub fn engine(text: &str) -> Res<EngineKind> {
         "null" => EngineKind::Null,
         "mem" => EngineKind::Mem,
         "sim" => EngineKind::Sim,
-        _ => return Err(ValueError::Expected("auto, uring, sync, null, mem or sim")),
+        "nbd" => EngineKind::Nbd,
+        _ => {
+            return Err(ValueError::Expected(
+                "auto, uring, sync, null, mem, sim or nbd",
+            ))
+        }
     })
 }
 
