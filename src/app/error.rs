@@ -48,6 +48,9 @@ pub enum AppError {
     /// A fio/vdbench/diskspd/SQLIO description that does not translate.
     #[error(transparent)]
     Foreign(#[from] CompatError),
+    /// A plan that cannot be written as a native job file (`convert --to toml`).
+    #[error(transparent)]
+    Emit(#[from] crate::plan::emit::TomlEmitError),
     /// Input refused for a reason stated in words (unsupported options, a plan of the
     /// wrong shape for the command); nothing was run.
     #[error("{0}")]
@@ -128,6 +131,7 @@ impl AppError {
             Flag(_)
             | JobFile(_)
             | Foreign(_)
+            | Emit(_)
             | Refused(_)
             | Check(_)
             | Target(_)

@@ -114,7 +114,7 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
         );
     }
     let text = match a.to {
-        ConvertTo::Toml => crate::plan::emit::to_toml(&translated.plan),
+        ConvertTo::Toml => crate::plan::emit::to_toml(&translated.plan)?,
         ConvertTo::Fio => crate::plan::emit::to_fio(&translated.plan)
             .map_err(|e| AppError::Refused(format!("cannot write as fio: {e}")))?,
     };
