@@ -11,6 +11,7 @@ pub mod clock;
 pub mod data;
 pub mod engine;
 pub mod errors;
+pub mod net;
 pub mod plan;
 pub mod report;
 pub mod result;

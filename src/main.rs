@@ -21,6 +21,7 @@ fn main() {
     let result = match cli.command {
         Command::Completions(a) => generate::completions(a.shell),
         Command::Man(a) => generate::man(a.dir.as_deref()),
+        Command::Net(a) => net(&a, command),
         cmd => build::invocation(cmd, command).and_then(app::execute),
     };
     match result {
@@ -36,4 +37,17 @@ fn exit_with(e: &AppError) -> ! {
         eprintln!("error: {}", app::chain(e));
     }
     std::process::exit(e.exit_code())
+}
+
+/// `ioscope net …`: flags to typed settings (bad ones exit 2), then the network mode.
+fn net(a: &ioscope::cli::net::NetArgs, command: Vec<String>) -> Result<i32, AppError> {
+    use ioscope::cli::net::NetCommand;
+    match &a.command {
+        NetCommand::Serve(s) => Ok(ioscope::net::serve(
+            &s.to_config().map_err(AppError::Refused)?,
+        )?),
+        NetCommand::Run(r) => {
+            Ok(ioscope::net::run(&r.to_config(command).map_err(AppError::Refused)?)?.exit_code)
+        }
+    }
 }

@@ -114,6 +114,9 @@ pub enum AppError {
     /// A failure during a command stated in words (e.g. a max run that completed no I/O).
     #[error("{0}")]
     Failed(String),
+    /// A network command (`ioscope net`) that failed; the error knows its exit code.
+    #[error(transparent)]
+    Net(#[from] crate::net::NetError),
     /// Writing to stdout failed, or its reader went away.
     #[error(transparent)]
     Stdout(#[from] StdoutError),
@@ -142,6 +145,7 @@ impl AppError {
             | PlanUnreadable { .. }
             | Unwritable { .. } => exit::BAD_INPUT,
             Run(_) | Write { .. } | ReadBack { .. } | Failed(_) => exit::RUN_FAILED,
+            Net(e) => e.exit_code(),
             Stdout(StdoutError::Closed) => exit::OK,
             Stdout(StdoutError::Failed(_)) => exit::RUN_FAILED,
         }

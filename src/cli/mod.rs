@@ -8,6 +8,7 @@
 pub mod build;
 pub mod foreign;
 pub mod generate;
+pub mod net;
 pub mod to_plan;
 pub mod values;
 
@@ -66,6 +67,8 @@ pub enum Command {
     /// Show the environment behind the numbers (kernel, CPU, device queue settings,
     /// filesystem, multipath) and tuning advice. Changes nothing.
     Sysinfo(SysinfoArgs),
+    /// Network throughput and latency (iperf3/netperf style): `net serve`, `net run`.
+    Net(net::NetArgs),
     /// Print a shell completion script: `ioscope completions bash > /etc/bash_completion.d/ioscope`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per subcommand into --dir.

@@ -928,6 +928,7 @@ impl Collector {
             backlog_ios: lag
                 .as_ref()
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
+            net: None,
         };
         on_interval(&iv);
         self.intervals.push(iv);
@@ -1035,6 +1036,7 @@ impl Collector {
             } else {
                 0.0
             },
+            net: Default::default(),
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -1064,6 +1066,7 @@ impl Collector {
                             } else {
                                 0.0
                             },
+                            net: Default::default(),
                         },
                     }
                 })
@@ -1073,6 +1076,7 @@ impl Collector {
         };
         let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
+            kind: Default::default(),
             schedule,
             verify: None,
             name: run.name.clone(),
