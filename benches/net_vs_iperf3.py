@@ -13,9 +13,14 @@ as the median of the per-round ratios (ioscope / iperf3):
 Ratios hold on a shared, noisy machine where absolute figures drift; the absolute
 figures are printed too.
 
+With --netns (root), the same across a veth pair between two network namespaces the
+script creates (10.252.0.1 and .2, MTU 1500, no qdisc) and deletes at the end: the
+servers run in one, the clients in the other, so no traffic leaves them.
+
 Usage: python3 benches/net_vs_iperf3.py [--rounds N] [--seconds S] [--streams 1,4]
-       [--zerocopy]
-Needs: iperf3 on PATH and a release build (cargo build --release). Loopback only.
+       [--zerocopy] [--netns]
+Needs: iperf3 on PATH and a release build (cargo build --release). Loopback (or the
+script's own namespaces) only.
 """
 
 import argparse
@@ -38,26 +43,34 @@ def wait_cpu(p):
     return p.returncode, ru.ru_utime + ru.ru_stime
 
 
-def wait_listening(port, timeout=5.0):
-    """Waits until something accepts on 127.0.0.1:port."""
-    import socket
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.02)
-    sys.exit(f"no server on port {port}")
+NS = {"server": [], "client": [], "host": "127.0.0.1"}
+
+
+def netns_up():
+    """Two namespaces joined by a veth pair; returns their names."""
+    pid = os.getpid()
+    c, s = f"ionb-c{pid}", f"ionb-s{pid}"
+    cmds = [["netns", "add", c], ["netns", "add", s],
+            ["-n", c, "link", "add", f"nbc{pid}", "type", "veth", "peer", "name",
+             f"nbs{pid}", "netns", s],
+            ["-n", c, "addr", "add", "10.252.0.1/24", "dev", f"nbc{pid}"],
+            ["-n", s, "addr", "add", "10.252.0.2/24", "dev", f"nbs{pid}"],
+            ["-n", c, "link", "set", f"nbc{pid}", "up"], ["-n", s, "link", "set", f"nbs{pid}", "up"],
+            ["-n", c, "link", "set", "lo", "up"], ["-n", s, "link", "set", "lo", "up"]]
+    for a in cmds:
+        subprocess.run(["ip"] + a, check=True)
+    NS.update(server=["ip", "netns", "exec", s], client=["ip", "netns", "exec", c],
+              host="10.252.0.2")
+    return c, s
 
 
 def iperf3(port, streams, seconds, zerocopy):
-    srv = subprocess.Popen(["iperf3", "-s", "-1", "-p", str(port)],
+    srv = subprocess.Popen(NS["server"] + ["iperf3", "-s", "-1", "-p", str(port)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     # iperf3 -s has no ready signal; a probe connection would be taken as the one test,
     # so give it a moment to bind.
     time.sleep(0.3)
-    cmd = ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds),
+    cmd = NS["client"] + ["iperf3", "-c", NS["host"], "-p", str(port), "-t", str(seconds),
            "-P", str(streams), "-J"] + (["-Z"] if zerocopy else [])
     cli = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = cli.stdout.read()
@@ -72,12 +85,13 @@ def iperf3(port, streams, seconds, zerocopy):
 
 
 def ioscope(port, streams, seconds, zerocopy, tmp):
-    srv = subprocess.Popen([IOSCOPE, "net", "serve", "--once", "-q", "--bind",
-                            f"127.0.0.1:{port}"],
+    srv = subprocess.Popen(NS["server"] + [IOSCOPE, "net", "serve", "--once", "-q", "--bind",
+                                           f"{NS['host']}:{port}"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     srv.stdout.readline()  # "listening on …": bound and ready
     res = os.path.join(tmp, "r.json")
-    cmd = [IOSCOPE, "net", "run", f"127.0.0.1:{port}", "-q", "--duration", f"{seconds}s",
+    cmd = NS["client"] + [IOSCOPE, "net", "run", f"{NS['host']}:{port}", "-q",
+                          "--duration", f"{seconds}s",
            "--streams", str(streams), "--json", res] + (["--zerocopy"] if zerocopy else [])
     cli = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     code, ccpu = wait_cpu(cli)
@@ -94,6 +108,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--streams", default="1,4")
+    ap.add_argument("--netns", action="store_true",
+                    help="across a veth pair between two namespaces of the script's own")
     ap.add_argument("--zerocopy", action="store_true",
                     help="both tools send with zero copy (iperf3 -Z, ioscope --zerocopy)")
     a = ap.parse_args()
@@ -101,7 +117,16 @@ def main():
         sys.exit("build first: cargo build --release")
     port = 46000 + os.getpid() % 1000
     tmp = tempfile.mkdtemp(prefix="ioscope-netbench")
-    print(f"loopback, {a.seconds} s per run, {a.rounds} alternating rounds"
+    spaces = netns_up() if a.netns else ()
+    try:
+        cases(a, port, tmp)
+    finally:
+        for ns in spaces:
+            subprocess.run(["ip", "netns", "del", ns])
+
+
+def cases(a, port, tmp):
+    print(f"{'veth between namespaces' if a.netns else 'loopback'}, {a.seconds} s per run, {a.rounds} alternating rounds"
           f"{', zero copy' if a.zerocopy else ''}; load average {os.getloadavg()[0]:.1f}")
     for streams in [int(s) for s in a.streams.split(",")]:
         tput, cpub = [], []
