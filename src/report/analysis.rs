@@ -11,12 +11,10 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
 use super::format::{esc, human};
 use super::html::PALETTE;
 use super::svg::{Axis, Band, Chart, HBand, Marker, Rule, RuleAt, Series, TickUnit};
-use crate::result::{Curve, ResultDoc, RunResult, SteadyState};
+use crate::result::{BlockSizes, Curve, ResultDoc, RunResult, SteadyState, WorkloadEcho};
 
 const SLA_COLOR: &str = "#b3261e";
 const WINDOW_COLOR: &str = "#e3ecf7";
@@ -231,15 +229,6 @@ impl SweepKey {
         SweepKey::ReadPct,
     ];
 
-    fn json_key(self) -> &'static str {
-        match self {
-            SweepKey::Bs => "bs",
-            SweepKey::Qd => "qd",
-            SweepKey::Streams => "streams",
-            SweepKey::ReadPct => "read_pct",
-        }
-    }
-
     fn title(self) -> &'static str {
         match self {
             SweepKey::Bs => "block size",
@@ -251,14 +240,22 @@ impl SweepKey {
 
     /// The setting as one number, when the workload has a single value for it (a
     /// block-size split with several sizes has none).
-    fn value(self, workload: &Value) -> Option<f64> {
-        let v = workload.get(self.json_key())?;
-        if let Some(n) = v.as_f64() {
-            return Some(n);
+    fn value(self, w: &WorkloadEcho) -> Option<f64> {
+        match self {
+            SweepKey::Bs => w.bs.single().map(|b| b as f64),
+            SweepKey::Qd => Some(w.qd as f64),
+            SweepKey::Streams => Some(w.streams as f64),
+            SweepKey::ReadPct => Some(w.read_pct as f64),
         }
-        match v.get("split")?.as_array()?.as_slice() {
-            [one] => one.get(0)?.as_f64(),
-            _ => None,
+    }
+
+    /// Whether two workloads differ in this setting.
+    fn differs(self, a: &WorkloadEcho, b: &WorkloadEcho) -> bool {
+        match self {
+            SweepKey::Bs => a.bs != b.bs,
+            SweepKey::Qd => a.qd != b.qd,
+            SweepKey::Streams => a.streams != b.streams,
+            SweepKey::ReadPct => a.read_pct != b.read_pct,
         }
     }
 
@@ -306,21 +303,16 @@ pub(crate) struct Sweep {
 /// once bs, qd, streams and read_pct are blanked, and differ in exactly one of those
 /// (taking at least two distinct values).
 pub(crate) fn detect_sweep(runs: &[RunResult]) -> Option<Sweep> {
-    if runs.len() < 2
-        || runs
-            .iter()
-            .any(|r| r.workloads.len() > 1 || !r.workload.is_object())
-    {
+    if runs.len() < 2 || runs.iter().any(|r| r.workloads.len() > 1) {
         return None;
     }
-    let blank = |w: &Value| {
-        let mut w = w.clone();
-        for k in SweepKey::ALL {
-            if let Some(v) = w.get_mut(k.json_key()) {
-                *v = Value::Null;
-            }
-        }
-        w
+    // Everything but the swept settings must be equal.
+    let blank = |w: &WorkloadEcho| WorkloadEcho {
+        bs: BlockSizes { split: Vec::new() },
+        qd: 0,
+        streams: 0,
+        read_pct: 0,
+        ..w.clone()
     };
     let first = blank(&runs[0].workload);
     if runs[1..].iter().any(|r| blank(&r.workload) != first) {
@@ -329,8 +321,9 @@ pub(crate) fn detect_sweep(runs: &[RunResult]) -> Option<Sweep> {
     let varying: Vec<SweepKey> = SweepKey::ALL
         .into_iter()
         .filter(|k| {
-            let v0 = runs[0].workload.get(k.json_key());
-            runs[1..].iter().any(|r| r.workload.get(k.json_key()) != v0)
+            runs[1..]
+                .iter()
+                .any(|r| k.differs(&runs[0].workload, &r.workload))
         })
         .collect();
     let [key] = varying.as_slice() else {
@@ -627,7 +620,10 @@ mod tests {
             .enumerate()
             .map(|(k, bs)| {
                 let mut r = run(&format!("bs={}k", bs / 1024), 100_000.0 / (k + 1) as f64, 50.0, 4, 0, 0.02, 1.0, k as u64);
-                r.workload = serde_json::json!({"rw": "randread", "bs": {"split": [[bs, 100]]}, "qd": 1, "streams": 1, "read_pct": 100});
+                r.workload = WorkloadEcho {
+                    bs: BlockSizes::fixed(bs),
+                    ..WorkloadEcho::default()
+                };
                 r
             })
             .collect()
@@ -641,23 +637,25 @@ mod tests {
         assert_eq!(s.values, [4096.0, 8192.0, 16384.0, 32768.0]);
         // Two keys differ: not a one-parameter sweep.
         let mut two = runs.clone();
-        two[1].workload["qd"] = 4.into();
+        two[1].workload.qd = 4;
         assert_eq!(detect_sweep(&two), None);
         // Anything else differs (the rate of a curve): not a sweep.
         let mut other = runs.clone();
-        other[2].workload["rw"] = "randwrite".into();
+        other[2].workload.rate = crate::result::Rate::Iops(1000.0);
         assert_eq!(detect_sweep(&other), None);
         // Identical workloads (steady-state rounds): not a sweep.
         let same = vec![runs[0].clone(), runs[0].clone()];
         assert_eq!(detect_sweep(&same), None);
         // A mixed block-size split has no single value to place.
         let mut split = runs.clone();
-        split[0].workload["bs"] = serde_json::json!({"split": [[4096, 50], [8192, 50]]});
+        split[0].workload.bs = BlockSizes {
+            split: vec![(4096, 50), (8192, 50)],
+        };
         assert_eq!(detect_sweep(&split), None);
         // Plain-number settings (qd) work too.
         let mut qd = vec![runs[0].clone(); 3];
         for (r, q) in qd.iter_mut().zip([1, 4, 32]) {
-            r.workload["qd"] = q.into();
+            r.workload.qd = q;
         }
         assert_eq!(detect_sweep(&qd).unwrap().key, SweepKey::Qd);
     }

@@ -5,7 +5,7 @@
 //! (completion latency = ioscope's service time) and `lat_ns` (total = ioscope's
 //! latency from the intended time). Bandwidth `bw` is KiB/s, `runtime` ms, as in fio.
 
-use crate::result::{LatencyStats, OpTotals, ResultDoc, RunResult};
+use crate::result::{EndReason, LatencyStats, OpTotals, ResultDoc, RunResult};
 use serde_json::{json, Map, Value};
 
 /// Percentiles fio prints by default, keyed like "99.000000".
@@ -138,38 +138,55 @@ fn latency_buckets(l: &LatencyStats) -> (Value, Value, Value) {
     (Value::Object(ns), Value::Object(us), Value::Object(ms))
 }
 
+/// CPUs online on the machine that measured `r`, which fio's `usr_cpu`/`sys_cpu`
+/// (percent of one CPU) need to scale ioscope's percent-of-all-CPUs figures: the
+/// recorded `cpu.online_cpus`; for results written before it was recorded, derived
+/// from the run's own CPU time (`cpu_us_per_io` × I/Os over the measured seconds is
+/// the CPUs kept busy, of which `user_pct + sys_pct` is the share); 1 when neither
+/// is possible (no I/Os or no CPU time measured), leaving the figures as they are.
+/// Never the rendering machine's count: a result renders the same everywhere.
+pub fn measuring_cpus(r: &RunResult) -> f64 {
+    if let Some(n) = r.cpu.online_cpus.filter(|&n| n > 0) {
+        return n as f64;
+    }
+    let c = &r.cpu;
+    let share_pct = c.user_pct + c.sys_pct;
+    let ios = r.totals.all.ios as f64;
+    if share_pct > 0.0 && ios > 0.0 && r.duration_s > 0.0 && c.cpu_us_per_io > 0.0 {
+        let busy_cpus = c.cpu_us_per_io * ios / 1e6 / r.duration_s;
+        let n = (busy_cpus * 100.0 / share_pct).round();
+        if n >= 1.0 {
+            return n;
+        }
+    }
+    1.0
+}
+
 fn job(i: usize, r: &RunResult) -> Value {
     let w = &r.workload;
-    let random = w["pattern"]["kind"].as_str() == Some("random");
-    let rp = w["read_pct"].as_u64().unwrap_or(100);
-    let rw = match (random, rp) {
-        (true, 100) => "randread",
-        (true, 0) => "randwrite",
-        (true, _) => "randrw",
-        (false, 100) => "read",
-        (false, 0) => "write",
-        (false, _) => "rw",
-    };
-    let bs = w["bs"]["split"][0][0].as_u64().unwrap_or(0);
+    let rw = w.rw();
+    let rp = w.read_pct;
+    let bs = w.bs.first_bytes();
     let runtime_ms = (r.duration_s * 1000.0).round() as u64;
     let (ns, us, ms) = latency_buckets(&r.totals.all.latency_us);
+    let cpus = measuring_cpus(r);
     let mut opts = json!({
         "name": r.name,
         "filename": r.target,
         "rw": rw,
         "bs": crate::plan::units::format_size(bs),
-        "iodepth": w["qd"].as_u64().unwrap_or(1).to_string(),
-        "numjobs": w["streams"].as_u64().unwrap_or(1).to_string(),
+        "iodepth": w.qd.to_string(),
+        "numjobs": w.streams.to_string(),
         "ioengine": r.engine,
         "runtime": format!("{}", r.duration_s.round() as u64),
     });
-    if !(rp == 0 || rp == 100) {
+    if w.is_mixed() {
         opts["rwmixread"] = json!(rp.to_string());
     }
     json!({
         "jobname": r.name,
         "groupid": i,
-        "error": if r.end_reason == "error" { 5 } else { 0 },
+        "error": if r.end_reason == EndReason::Error { 5 } else { 0 },
         "eta": 0,
         "elapsed": (r.duration_s + r.warmup_s).round() as u64,
         "job options": opts,
@@ -178,8 +195,8 @@ fn job(i: usize, r: &RunResult) -> Value {
         "trim": dir_obj(&OpTotals::default(), runtime_ms),
         "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
         "job_runtime": runtime_ms,
-        "usr_cpu": r.cpu.user_pct * crate::stats::cpu::online_cpus() as f64,
-        "sys_cpu": r.cpu.sys_pct * crate::stats::cpu::online_cpus() as f64,
+        "usr_cpu": r.cpu.user_pct * cpus,
+        "sys_cpu": r.cpu.sys_pct * cpus,
         "ctx": 0,
         "majf": 0,
         "minf": 0,
@@ -187,7 +204,7 @@ fn job(i: usize, r: &RunResult) -> Value {
         "latency_ns": ns,
         "latency_us": us,
         "latency_ms": ms,
-        "latency_depth": w["qd"].as_u64().unwrap_or(1),
+        "latency_depth": w.qd,
         "latency_target": 0,
         "latency_percentile": 100.0,
         "latency_window": 0,

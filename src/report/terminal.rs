@@ -3,7 +3,8 @@
 //! Times are milliseconds as in vdbench; "MB/sec" is 1024**2 bytes as vdbench prints
 //! it (the JSON carries both MB/s at 10^6 and MiB/s).
 
-use crate::result::{Interval, OpTotals, RunResult};
+use crate::plan::units::format_size;
+use crate::result::{BlockSizes, Interval, OpTotals, RunResult, WorkloadEcho};
 use std::fmt::Write as _;
 
 /// The two header lines printed before a run's intervals.
@@ -170,33 +171,38 @@ pub fn run_summary(r: &RunResult) -> String {
     s
 }
 
-/// "4k randread, QD 32 × 1 stream" from the effective workload JSON.
-pub fn workload_words(w: &serde_json::Value) -> String {
-    let bs = w["bs"]["split"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|p| p[0].as_u64())
-                .map(crate::plan::units::format_size)
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .unwrap_or_default();
-    let random = w["pattern"]["kind"].as_str() == Some("random");
-    let rp = w["read_pct"].as_u64().unwrap_or(0);
-    let kind = match (random, rp) {
-        (true, 100) => "randread".to_string(),
-        (true, 0) => "randwrite".to_string(),
-        (true, p) => format!("randrw {p}% read"),
-        (false, 100) => "read".to_string(),
-        (false, 0) => "write".to_string(),
-        (false, p) => format!("rw {p}% read"),
+/// "4k randread, QD 32 × 1 stream(s)" from a workload's effective settings.
+pub fn workload_words(w: &WorkloadEcho) -> String {
+    let bs = w
+        .bs
+        .sizes_bytes()
+        .map(format_size)
+        .collect::<Vec<_>>()
+        .join("/");
+    let kind = if w.is_mixed() {
+        format!("{} {}% read", w.rw(), w.read_pct)
+    } else {
+        w.rw().to_string()
     };
-    format!(
-        "{bs} {kind}, QD {} × {} stream(s)",
-        w["qd"].as_u64().unwrap_or(0),
-        w["streams"].as_u64().unwrap_or(0)
-    )
+    format!("{bs} {kind}, QD {} × {} stream(s)", w.qd, w.streams)
+}
+
+/// Column widths of the sweep table, shared by its header and its rows so the
+/// values stay under their headings.
+const SWEEP_COLUMNS: [usize; 9] = [28, 8, 5, 8, 6, 12, 10, 10, 10];
+
+/// One sweep-table line: the run name left-aligned, every other cell right-aligned
+/// in its column.
+fn sweep_row(cells: [String; 9]) -> String {
+    let mut line = String::new();
+    for (i, (cell, width)) in cells.iter().zip(SWEEP_COLUMNS).enumerate() {
+        if i == 0 {
+            let _ = write!(line, "{cell:<width$}");
+        } else {
+            let _ = write!(line, " {cell:>width$}");
+        }
+    }
+    line
 }
 
 /// A table across the runs of a sweep (runs of one workload that differ in block
@@ -206,51 +212,60 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
     if doc.runs.len() < 2 || doc.curve.is_some() {
         return None;
     }
-    let key = |w: &serde_json::Value| {
-        let mut k = w.clone();
-        for f in ["bs", "qd", "streams", "read_pct", "name"] {
-            k[f] = serde_json::Value::Null;
-        }
-        k
+    // The settings a sweep may vary, blanked: what is left must be the same.
+    let key = |w: &WorkloadEcho| WorkloadEcho {
+        name: String::new(),
+        bs: BlockSizes { split: Vec::new() },
+        qd: 0,
+        streams: 0,
+        read_pct: 0,
+        ..w.clone()
     };
     let first = key(&doc.runs[0].workload);
     if doc.runs.iter().any(|r| key(&r.workload) != first) {
         return None;
     }
     let mut s = String::from("sweep summary\n");
-    let _ = writeln!(
-        s,
-        "{:<28} {:>8} {:>5} {:>8} {:>6} {:>12} {:>10} {:>10} {:>10}",
-        "run", "bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us"
-    );
-    let bs_of = |r: &RunResult| r.workload["bs"]["split"][0][0].as_u64().unwrap_or(0);
+    let head = [
+        "run", "bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us",
+    ];
+    let _ = writeln!(s, "{}", sweep_row(head.map(String::from)));
     for r in &doc.runs {
         let t = &r.totals.all;
+        let w = &r.workload;
+        let bs = w
+            .bs
+            .sizes_bytes()
+            .map(format_size)
+            .collect::<Vec<_>>()
+            .join("/");
         let _ = writeln!(
             s,
-            "{:<28} {:>8} {:>5} {:>8} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>10.1}",
-            r.name,
-            crate::plan::units::format_size(bs_of(r)),
-            r.workload["qd"],
-            r.workload["streams"],
-            r.workload["read_pct"],
-            t.iops,
-            t.mbps,
-            t.latency_us.mean,
-            t.latency_us.p99
+            "{}",
+            sweep_row([
+                r.name.clone(),
+                bs,
+                w.qd.to_string(),
+                w.streams.to_string(),
+                w.read_pct.to_string(),
+                format!("{:.0}", t.iops),
+                format!("{:.1}", t.mbps),
+                format!("{:.1}", t.latency_us.mean),
+                format!("{:.1}", t.latency_us.p99),
+            ])
         );
     }
     // Block-size halving ratios, when only the block size varies.
+    let w0 = &doc.runs[0].workload;
     let only_bs = doc.runs.iter().all(|r| {
-        ["qd", "streams", "read_pct"]
-            .iter()
-            .all(|f| r.workload[*f] == doc.runs[0].workload[*f])
+        let w = &r.workload;
+        (w.qd, w.streams, w.read_pct) == (w0.qd, w0.streams, w0.read_pct)
     });
     if only_bs {
         let mut by_bs: Vec<(u64, f64)> = doc
             .runs
             .iter()
-            .map(|r| (bs_of(r), r.totals.all.iops))
+            .map(|r| (r.workload.bs.first_bytes(), r.totals.all.iops))
             .collect();
         by_bs.sort_by_key(|&(b, _)| b);
         let mut lines = Vec::new();
@@ -267,8 +282,8 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
                 };
                 lines.push(format!(
                     "  {} -> {}: IOPS x{:.2} ({verdict})",
-                    crate::plan::units::format_size(big),
-                    crate::plan::units::format_size(small),
+                    format_size(big),
+                    format_size(small),
                     ratio
                 ));
             }
