@@ -210,3 +210,89 @@ fn job(i: usize, r: &RunResult) -> Value {
         "latency_window": 0,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::{doc, run};
+    use crate::result::{AccessPattern, BlockSizes, WorkloadEcho};
+
+    fn job_of(r: RunResult) -> Value {
+        let v: Value = serde_json::from_str(&render(&doc(vec![r]))).unwrap();
+        v["jobs"][0].clone()
+    }
+
+    // Regression: usr_cpu/sys_cpu were scaled by the CPU count of the machine that
+    // rendered the report, so one result gave different figures on different hosts.
+    #[test]
+    fn cpu_is_scaled_by_the_measuring_machines_cpus() {
+        // A count this host does not have, so the host's cannot pass for it.
+        let host = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        for n in [1, host + 3, 96] {
+            let mut r = run("r", 1000.0, 100.0, 3, 0, 0.0, 1.0, 1);
+            r.cpu.user_pct = 2.5;
+            r.cpu.sys_pct = 0.75;
+            r.cpu.online_cpus = Some(n);
+            let j = job_of(r);
+            let usr = j["usr_cpu"].as_f64().unwrap();
+            let sys = j["sys_cpu"].as_f64().unwrap();
+            assert!((usr - 2.5 * n as f64).abs() < 1e-9, "{n} CPUs: usr_cpu {usr}");
+            assert!((sys - 0.75 * n as f64).abs() < 1e-9, "{n} CPUs: sys_cpu {sys}");
+        }
+    }
+
+    #[test]
+    fn older_results_derive_the_cpu_count_from_their_own_cpu_time() {
+        // 16 CPUs: 2 CPU-seconds per second busy is 12.5 % of all of them.
+        let mut r = run("r", 1000.0, 100.0, 10, 0, 0.0, 1.0, 1);
+        r.cpu.online_cpus = None;
+        r.cpu.user_pct = 10.0;
+        r.cpu.sys_pct = 2.5;
+        // 10 s × 1000 IOPS = 10,000 I/Os; 20 CPU-seconds over them = 2000 µs each.
+        assert_eq!(r.totals.all.ios, 10_000);
+        r.cpu.cpu_us_per_io = 2000.0;
+        assert_eq!(measuring_cpus(&r), 16.0);
+        let j = job_of(r.clone());
+        assert!((j["usr_cpu"].as_f64().unwrap() - 160.0).abs() < 1e-9);
+        assert!((j["sys_cpu"].as_f64().unwrap() - 40.0).abs() < 1e-9);
+        // No I/Os to derive it from: the percentages stay as recorded.
+        r.totals.all.ios = 0;
+        assert_eq!(measuring_cpus(&r), 1.0);
+        // A result without the field parses (written before it was recorded).
+        let mut v = serde_json::to_value(doc(vec![r])).unwrap();
+        v["runs"][0]["cpu"]
+            .as_object_mut()
+            .unwrap()
+            .remove("online_cpus");
+        let back: ResultDoc = serde_json::from_value(v).unwrap();
+        assert_eq!(back.runs[0].cpu.online_cpus, None);
+    }
+
+    #[test]
+    fn job_options_come_from_the_workload_echo() {
+        let mut r = run("mix", 1000.0, 100.0, 3, 0, 0.0, 0.7, 1);
+        r.workload = WorkloadEcho {
+            read_pct: 70,
+            pattern: AccessPattern::Sequential,
+            bs: BlockSizes {
+                split: vec![(65536, 80), (4096, 20)],
+            },
+            qd: 16,
+            streams: 4,
+            ..WorkloadEcho::default()
+        };
+        r.end_reason = EndReason::Error;
+        let j = job_of(r);
+        let o = &j["job options"];
+        assert_eq!(o["rw"], "rw");
+        assert_eq!(o["rwmixread"], "70");
+        assert_eq!(o["bs"], "64k");
+        assert_eq!((o["iodepth"].as_str(), o["numjobs"].as_str()), (Some("16"), Some("4")));
+        assert_eq!(j["latency_depth"], 16);
+        assert_eq!(j["error"], 5);
+        let plain = job_of(run("r", 1000.0, 100.0, 3, 0, 0.0, 1.0, 1));
+        assert_eq!(plain["job options"]["rw"], "randread");
+        assert!(plain["job options"].get("rwmixread").is_none());
+        assert_eq!(plain["error"], 0);
+    }
+}

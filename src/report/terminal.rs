@@ -344,3 +344,67 @@ pub fn progress_line(
         iv.lat_us.p99 / 1000.0
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::{doc, run};
+    use crate::result::AccessPattern;
+
+    /// Where each whitespace-separated cell of a line ends (in chars).
+    fn cell_ends(line: &str) -> Vec<usize> {
+        let chars: Vec<char> = line.chars().collect();
+        (0..chars.len())
+            .filter(|&i| !chars[i].is_whitespace() && chars.get(i + 1).is_none_or(|c| c.is_whitespace()))
+            .map(|i| i + 1)
+            .collect()
+    }
+
+    // Regression: qd, streams and read% were printed through serde_json's Display,
+    // which ignores width, so they sat at the left of their columns.
+    #[test]
+    fn sweep_table_values_sit_under_their_headers() {
+        let runs = [(1, 1, 100), (32, 16, 70), (128, 256, 0)]
+            .iter()
+            .enumerate()
+            .map(|(k, &(qd, streams, read_pct))| {
+                let mut r = run(&format!("qd{qd}"), 1000.0 * (k + 1) as f64, 80.0, 3, 0, 0.0, 1.0, 1);
+                r.workload.qd = qd;
+                r.workload.streams = streams;
+                r.workload.read_pct = read_pct;
+                r
+            })
+            .collect();
+        let table = sweep_table(&doc(runs)).expect("runs differing only in swept keys");
+        let lines: Vec<&str> = table.lines().skip(1).take(4).collect();
+        assert!(lines[0].starts_with("run "), "{table}");
+        // Where each heading ends, found by its text.
+        let mut want = Vec::new();
+        let mut from = 0;
+        for h in ["bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us"] {
+            let at = from + lines[0][from..].find(h).expect(h);
+            from = at + h.len();
+            want.push(lines[0][..from].chars().count());
+        }
+        for row in &lines[1..] {
+            let ends = cell_ends(row);
+            assert_eq!(ends.len(), 9, "{row}");
+            assert_eq!(ends[1..], want[..], "\n{}\n{row}", lines[0]);
+        }
+        assert!(lines[3].contains("qd128"), "{table}");
+    }
+
+    #[test]
+    fn workload_words_name_size_mix_and_depth() {
+        let mut r = run("r", 1000.0, 80.0, 3, 0, 0.0, 1.0, 1);
+        assert_eq!(workload_words(&r.workload), "4k randread, QD 1 × 1 stream(s)");
+        r.workload.pattern = AccessPattern::Sequential;
+        r.workload.read_pct = 70;
+        r.workload.bs = BlockSizes {
+            split: vec![(4096, 50), (1 << 20, 50)],
+        };
+        r.workload.qd = 32;
+        r.workload.streams = 4;
+        assert_eq!(workload_words(&r.workload), "4k/1m rw 70% read, QD 32 × 4 stream(s)");
+    }
+}
