@@ -236,8 +236,14 @@ mod tests {
             let j = job_of(r);
             let usr = j["usr_cpu"].as_f64().unwrap();
             let sys = j["sys_cpu"].as_f64().unwrap();
-            assert!((usr - 2.5 * n as f64).abs() < 1e-9, "{n} CPUs: usr_cpu {usr}");
-            assert!((sys - 0.75 * n as f64).abs() < 1e-9, "{n} CPUs: sys_cpu {sys}");
+            assert!(
+                (usr - 2.5 * n as f64).abs() < 1e-9,
+                "{n} CPUs: usr_cpu {usr}"
+            );
+            assert!(
+                (sys - 0.75 * n as f64).abs() < 1e-9,
+                "{n} CPUs: sys_cpu {sys}"
+            );
         }
     }
 
@@ -287,7 +293,10 @@ mod tests {
         assert_eq!(o["rw"], "rw");
         assert_eq!(o["rwmixread"], "70");
         assert_eq!(o["bs"], "64k");
-        assert_eq!((o["iodepth"].as_str(), o["numjobs"].as_str()), (Some("16"), Some("4")));
+        assert_eq!(
+            (o["iodepth"].as_str(), o["numjobs"].as_str()),
+            (Some("16"), Some("4"))
+        );
         assert_eq!(j["latency_depth"], 16);
         assert_eq!(j["error"], 5);
         let plain = job_of(run("r", 1000.0, 100.0, 3, 0, 0.0, 1.0, 1));

@@ -352,7 +352,10 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         out.push_str("</tbody></table>\n");
     }
     out.push_str("<details><summary>Workload settings</summary>");
-    out.push_str(&kv_table(&serde_json::to_value(&run.workload).unwrap_or_default(), 0));
+    out.push_str(&kv_table(
+        &serde_json::to_value(&run.workload).unwrap_or_default(),
+        0,
+    ));
     out.push_str("</details></section>\n");
 }
 

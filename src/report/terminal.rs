@@ -173,12 +173,11 @@ pub fn run_summary(r: &RunResult) -> String {
 
 /// "4k randread, QD 32 × 1 stream(s)" from a workload's effective settings.
 pub fn workload_words(w: &WorkloadEcho) -> String {
-    let bs = w
-        .bs
-        .sizes_bytes()
-        .map(format_size)
-        .collect::<Vec<_>>()
-        .join("/");
+    let bs =
+        w.bs.sizes_bytes()
+            .map(format_size)
+            .collect::<Vec<_>>()
+            .join("/");
     let kind = if w.is_mixed() {
         format!("{} {}% read", w.rw(), w.read_pct)
     } else {
@@ -233,12 +232,11 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
     for r in &doc.runs {
         let t = &r.totals.all;
         let w = &r.workload;
-        let bs = w
-            .bs
-            .sizes_bytes()
-            .map(format_size)
-            .collect::<Vec<_>>()
-            .join("/");
+        let bs =
+            w.bs.sizes_bytes()
+                .map(format_size)
+                .collect::<Vec<_>>()
+                .join("/");
         let _ = writeln!(
             s,
             "{}",
@@ -355,7 +353,9 @@ mod tests {
     fn cell_ends(line: &str) -> Vec<usize> {
         let chars: Vec<char> = line.chars().collect();
         (0..chars.len())
-            .filter(|&i| !chars[i].is_whitespace() && chars.get(i + 1).is_none_or(|c| c.is_whitespace()))
+            .filter(|&i| {
+                !chars[i].is_whitespace() && chars.get(i + 1).is_none_or(|c| c.is_whitespace())
+            })
             .map(|i| i + 1)
             .collect()
     }
@@ -368,7 +368,16 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(k, &(qd, streams, read_pct))| {
-                let mut r = run(&format!("qd{qd}"), 1000.0 * (k + 1) as f64, 80.0, 3, 0, 0.0, 1.0, 1);
+                let mut r = run(
+                    &format!("qd{qd}"),
+                    1000.0 * (k + 1) as f64,
+                    80.0,
+                    3,
+                    0,
+                    0.0,
+                    1.0,
+                    1,
+                );
                 r.workload.qd = qd;
                 r.workload.streams = streams;
                 r.workload.read_pct = read_pct;
@@ -381,7 +390,9 @@ mod tests {
         // Where each heading ends, found by its text.
         let mut want = Vec::new();
         let mut from = 0;
-        for h in ["bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us"] {
+        for h in [
+            "bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us",
+        ] {
             let at = from + lines[0][from..].find(h).expect(h);
             from = at + h.len();
             want.push(lines[0][..from].chars().count());
@@ -397,7 +408,10 @@ mod tests {
     #[test]
     fn workload_words_name_size_mix_and_depth() {
         let mut r = run("r", 1000.0, 80.0, 3, 0, 0.0, 1.0, 1);
-        assert_eq!(workload_words(&r.workload), "4k randread, QD 1 × 1 stream(s)");
+        assert_eq!(
+            workload_words(&r.workload),
+            "4k randread, QD 1 × 1 stream(s)"
+        );
         r.workload.pattern = AccessPattern::Sequential;
         r.workload.read_pct = 70;
         r.workload.bs = BlockSizes {
@@ -405,6 +419,9 @@ mod tests {
         };
         r.workload.qd = 32;
         r.workload.streams = 4;
-        assert_eq!(workload_words(&r.workload), "4k/1m rw 70% read, QD 32 × 4 stream(s)");
+        assert_eq!(
+            workload_words(&r.workload),
+            "4k/1m rw 70% read, QD 32 × 4 stream(s)"
+        );
     }
 }

@@ -24,9 +24,9 @@ pub fn choose_clock(run: &RunSpec, specs: &[TargetSpec]) -> bool {
 /// Whether any of these targets asks for virtual time. Unparsable URIs do not: their
 /// error comes when they are opened.
 pub fn wants_virtual_time<'a>(specs: impl IntoIterator<Item = &'a TargetSpec>) -> bool {
-    specs.into_iter().any(|s| {
-        matches!(target::parse_uri(&s.uri), Ok(TargetKind::Sim(sim)) if sim.virtual_time)
-    })
+    specs
+        .into_iter()
+        .any(|s| matches!(target::parse_uri(&s.uri), Ok(TargetKind::Sim(sim)) if sim.virtual_time))
 }
 
 #[cfg(test)]
@@ -59,6 +59,9 @@ mod tests {
             let specs: Vec<TargetSpec> = uris.iter().map(|u| spec(u)).collect();
             assert_eq!(wants_virtual_time(&specs), want, "{uris:?}");
         }
-        assert!(!crate::clock::is_virtual(), "the decision switched the clock");
+        assert!(
+            !crate::clock::is_virtual(),
+            "the decision switched the clock"
+        );
     }
 }

@@ -433,9 +433,9 @@ mod tests {
     // virtual time as a side effect; the run now chooses the clock before opening.
     #[test]
     fn opening_a_virtual_sim_target_does_not_switch_the_clock() {
-        let e = open(&spec("sim:1g?time=virtual"), OpenOptionsIo::default())
-            .err()
-            .expect("a virtual-time target on real time must be refused");
+        let Err(e) = open(&spec("sim:1g?time=virtual"), OpenOptionsIo::default()) else {
+            panic!("a virtual-time target on real time must be refused");
+        };
         assert!(e.to_string().contains("time=virtual"), "{e}");
         assert!(!crate::clock::is_virtual(), "opening switched the clock");
         let t = open(&spec("sim:1g?time=real"), OpenOptionsIo::default()).unwrap();
