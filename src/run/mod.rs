@@ -276,6 +276,8 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         });
     }
     check_clock(run, specs)?;
+    // Opening checks the targets, so the clock is chosen first, as in `execute`.
+    timebase::choose_clock(run, specs);
     prepare(run, specs, opts).map(|_| ())
 }
 

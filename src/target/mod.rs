@@ -137,7 +137,8 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             if sim.virtual_time && !crate::clock::is_virtual() {
                 return Err(TargetError::Invalid {
                     uri: spec.uri.clone(),
-                    msg: "time=virtual needs the process on virtual time, which only a run                           sets up (before it opens its targets)"
+                    msg: "time=virtual needs the process on virtual time, which only a run \
+                          sets up (before it opens its targets)"
                         .into(),
                 });
             }

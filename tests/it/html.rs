@@ -231,6 +231,8 @@ fn curve_report_plots_every_curve_point() {
             "200ms",
             "--max-latency",
             "p99=1ms",
+            "--points",
+            "50,80",
             "-q",
             "--json",
             json.to_str().unwrap(),
@@ -240,19 +242,24 @@ fn curve_report_plots_every_curve_point() {
     };
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = read_json(&json);
-    let points = r["curve"]["points"].as_array().unwrap().len();
-    assert!(points >= 1, "{}", r["curve"]);
+    let points = r["curve"]["points"].as_array().unwrap();
+    // The lines join the points at requested rates; the closed-loop max run is drawn
+    // apart, as one square per percentile (p50, p99, p99.9).
+    let max_runs = points.iter().filter(|p| p["requested_iops"] == 0.0).count();
+    let rated = points.len() - max_runs;
+    assert!(rated >= 2 && max_runs == 1, "{}", r["curve"]);
     let (dom, err, _) = render(browser, &html, None);
     assert!(!err.contains(":CONSOLE("), "console output: {err}");
     let curve = chart_series(&dom, "curve");
     let names: Vec<&str> = curve.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(
         names,
-        ["lat_p50_us", "lat_p99_us", "lat_p99_9_us"],
+        ["lat_p50_us", "lat_p99_us", "lat_p99_9_us", "max"],
         "{curve:?}"
     );
     for (name, declared, drawn) in &curve {
-        assert_eq!(*declared, points, "curve series {name}");
+        let want = if name == "max" { 3 * max_runs } else { rated };
+        assert_eq!(*declared, want, "curve series {name}");
         assert_eq!(declared, drawn, "curve series {name}");
     }
     for (name, declared, drawn) in series(&dom) {
