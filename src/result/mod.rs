@@ -466,3 +466,23 @@ pub struct ErrorSample {
     pub errno: i32,
     pub message: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_reason_is_written_as_before() {
+        for (r, name) in [
+            (EndReason::Duration, "duration"),
+            (EndReason::Passes, "passes"),
+            (EndReason::Interrupted, "interrupted"),
+            (EndReason::Error, "error"),
+        ] {
+            assert_eq!(serde_json::to_value(r).unwrap(), name);
+            assert_eq!(serde_json::from_value::<EndReason>(name.into()).unwrap(), r);
+            assert_eq!(r.to_string(), name);
+        }
+        assert!(serde_json::from_value::<EndReason>("timeout".into()).is_err());
+    }
+}
