@@ -17,6 +17,7 @@ pub mod timebase;
 pub mod worker;
 
 use crate::clock::{now_ns, unix_s};
+use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::engine::{EngineError, Targets};
@@ -87,7 +88,9 @@ pub fn resolve_engine(
     let all_mem = targets.iter().all(|t| matches!(t.backing, Backing::Mem(_)));
     let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
     let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
+    let all_nbd = targets.iter().all(|t| matches!(t.backing, Backing::Nbd(_)));
     match kind {
+        EngineKind::Auto if all_nbd => (EngineKind::Nbd, None),
         EngineKind::Auto if all_null => (EngineKind::Null, None),
         EngineKind::Auto if all_sim => (EngineKind::Sim, None),
         EngineKind::Auto if all_mem => (EngineKind::Mem, None),
@@ -278,7 +281,9 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
     check_clock(run, specs)?;
     // Opening checks the targets, so the clock is chosen first, as in `execute`.
     timebase::choose_clock(run, specs);
-    prepare(run, specs, opts).map(|_| ())
+    let (targets, _) = prepare(run, specs, opts)?;
+    let (engine, _) = resolve_engine(run.engine, &targets);
+    check_nbd(run, engine, &targets)
 }
 
 /// Virtual time is the whole process's clock once one target asks for it: then every
@@ -463,6 +468,7 @@ pub fn execute(
             run.name
         ));
     }
+    check_nbd(run, engine, &targets)?;
     if matches!(engine, EngineKind::Uring | EngineKind::Sync)
         && targets.iter().any(|t| t.fd().is_none())
     {
@@ -604,21 +610,13 @@ pub fn execute(
                     EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
                     EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
                     EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
+                    EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
+                        Ok(e) => worker::run_worker(e, setup),
+                        Err(e) => setup_failed(&setup, e),
+                    },
                     _ => match UringEngine::new(&t, capacity) {
                         Ok(e) => worker::run_worker(e, setup),
-                        Err(e) => {
-                            let _ = setup.tx.send(Snapshot {
-                                worker: setup.index,
-                                index: 0,
-                                end_ns: now_ns(),
-                                last: true,
-                                workloads: Vec::new(),
-                                error_samples: Vec::new(),
-                                fatal: Some(e.to_string()),
-                                verify: Default::default(),
-                                pacing: Default::default(),
-                            });
-                        }
+                        Err(e) => setup_failed(&setup, e),
                     },
                 }
             })
@@ -682,6 +680,62 @@ pub fn execute(
         result.verify = Some(verify);
     }
     Ok((result, warnings))
+}
+
+/// Reports a worker whose engine could not be set up, as its last snapshot.
+fn setup_failed(setup: &WorkerSetup, e: EngineError) {
+    let _ = setup.tx.send(Snapshot {
+        worker: setup.index,
+        index: 0,
+        end_ns: now_ns(),
+        last: true,
+        workloads: Vec::new(),
+        error_samples: Vec::new(),
+        fatal: Some(e.to_string()),
+        verify: Default::default(),
+        pacing: Default::default(),
+    });
+}
+
+/// The nbd engine serves only NBD targets, and NBD targets only the nbd engine. Each
+/// worker opens its own connection, so more than one worker needs a server that
+/// advertises multi-conn (otherwise the connections may not see each other's writes).
+fn check_nbd(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    let is_nbd = |t: &Arc<OpenTarget>| matches!(t.backing, Backing::Nbd(_));
+    if engine == EngineKind::Nbd && !targets.iter().all(is_nbd) {
+        return Err(setup(
+            "the nbd engine works only with nbd:// targets".into(),
+        ));
+    }
+    if engine != EngineKind::Nbd {
+        if let Some(t) = targets.iter().find(|t| is_nbd(t)) {
+            return Err(setup(format!(
+                "'{}' is an NBD target: it needs the nbd engine, not {}",
+                t.uri,
+                engine.name()
+            )));
+        }
+        return Ok(());
+    }
+    let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
+    let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
+    if workers > 1 {
+        for t in targets.iter() {
+            if let Backing::Nbd(n) = &t.backing {
+                if !n.multi_conn {
+                    return Err(setup(format!(
+                        "{} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
+                        workers, n.server
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Merges worker snapshots into intervals and totals.
@@ -1078,6 +1132,7 @@ pub fn verify_pass(
                 use std::os::unix::fs::FileExt;
                 file.read_exact_at(data, off)?;
             }
+            Backing::Nbd(n) => n.read_at(data, off)?,
             Backing::Mem(m) => {
                 // SAFETY: off + bytes ≤ units × unit ≤ the mapping's length; no worker
                 // runs during the verify pass.

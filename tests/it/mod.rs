@@ -7,6 +7,7 @@ mod exact;
 mod html;
 mod load;
 mod loopdev;
+mod net_nbd;
 mod output;
 mod reports_cli;
 mod sim;
