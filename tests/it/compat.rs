@@ -26,27 +26,17 @@ fn vdbench_srp_case_gives_two_runs_of_14_and_16_streams() {
         .replace("interval=5", "interval=1");
     let pf = d.path().join("srp.parm");
     std::fs::write(&pf, parm).unwrap();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "vdbench",
-        "-f",
-        pf.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let streams: Vec<u64> = r["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["streams"].as_u64().unwrap())
-        .collect();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        ["vdbench", "-f", pf.to_str().unwrap()],
+    )
+    .expect_code(0);
+    let streams: Vec<u64> = r.doc.runs.iter().map(|r| r.streams).collect();
     assert_eq!(streams, [14, 16]);
-    for run in r["runs"].as_array().unwrap() {
-        assert_eq!(run["workload"]["qd"], 1);
-        assert_eq!(run["workload"]["read_pct"], 100);
-        assert!(run["totals"]["read"]["ios"].as_u64().unwrap() > 0);
+    for (i, run) in r.doc.runs.iter().enumerate() {
+        assert_eq!(r.wire_run(i)["workload"]["qd"], 1);
+        assert_eq!(r.wire_run(i)["workload"]["read_pct"], 100);
+        assert!(run.totals.read.ios > 0, "{:?}", run.totals);
     }
     // The same file through `ioscope run` (format auto-detected).
     let o = run(&["run", pf.to_str().unwrap(), "-q"]);
@@ -61,25 +51,21 @@ fn fio_500_jobs_case_runs_500_streams_at_qd1() {
         .replace("/mnt/tom/fio/test", target.to_str().unwrap())
         .replace("-runtime=500", "-runtime=2 -time_based")
         .replace("-size=1000000000001", "-size=64m");
-    let mut args: Vec<String> = line.split_whitespace().skip(1).map(String::from).collect();
-    let json = d.path().join("r.json");
+    let mut args: Vec<String> = vec!["fio".into()];
+    args.extend(line.split_whitespace().skip(1).map(String::from));
     args.extend([
-        "--json".into(),
-        json.to_str().unwrap().into(),
         "--fio-json".into(),
         d.path().join("f.json").to_str().unwrap().into(),
     ]);
-    let o = ioscope().arg("fio").args(&args).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert_eq!(r["runs"].as_array().unwrap().len(), 1);
-    let run0 = &r["runs"][0];
-    assert_eq!(run0["streams"], 500);
-    assert_eq!(run0["workload"]["qd"], 1);
-    assert_eq!(run0["workload"]["bs"]["split"][0][0], 4096);
-    assert_eq!(run0["engine"], "uring");
-    assert!(run0["workers"].as_u64().unwrap() <= 4);
-    assert!(run0["totals"]["ios"].as_u64().unwrap() > 0);
+    let r = ioscope_to(&d.path().join("r.json"), &args).expect_code(0);
+    assert_eq!(r.doc.runs.len(), 1);
+    let run0 = r.run(0);
+    assert_eq!(run0.streams, 500);
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 1);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 4096);
+    assert_eq!(run0.engine, "uring");
+    assert!(run0.workers <= 4, "workers {}", run0.workers);
+    assert!(run0.totals.all.ios > 0);
 }
 
 /// fio-plot (louwrentius/fio-plot) reads these paths from fio's JSON output.
@@ -170,24 +156,14 @@ fn unsupported_options_refuse_the_run_unless_ignored() {
     let o = ioscope().args(args(&[])).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not supported"), "{}", stderr(&o));
-    let json = d.path().join("r.json");
-    let o = ioscope()
-        .args(args(&[
-            "--ignore-unsupported",
-            "--json",
-            json.to_str().unwrap(),
-        ]))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert!(r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w.as_str().unwrap().contains("unsupported")));
-    assert_eq!(r["runs"][0]["workload"]["qd"], 4);
-    assert_eq!(r["runs"][0]["workload"]["bs"]["split"][0][0], 8192);
+    let r = ioscope_to(&d.path().join("r.json"), args(&["--ignore-unsupported"])).expect_code(0);
+    assert!(
+        r.doc.warnings.iter().any(|w| w.contains("unsupported")),
+        "{:?}",
+        r.doc.warnings
+    );
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 4);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 8192);
 }
 
 #[test]
@@ -217,18 +193,9 @@ fn convert_prints_toml_that_runs() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let toml = d.path().join("c.toml");
     std::fs::write(&toml, stdout(&o)).unwrap();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "run",
-        toml.to_str().unwrap(),
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert_eq!(r["runs"][0]["workload"]["qd"], 2);
-    assert_eq!(r["runs"][0]["workload"]["bs"]["split"][0][0], 8192);
+    let r = run_json(&["run", toml.to_str().unwrap()]);
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 2);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 8192);
     // And as a fio job again.
     let o = run(&["convert", toml.to_str().unwrap(), "--to", "fio"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
