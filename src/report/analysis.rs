@@ -349,25 +349,23 @@ pub(crate) fn detect_sweep(runs: &[RunResult]) -> Option<Sweep> {
         read_pct: 0,
         ..w.clone()
     };
-    let first = blank(&runs[0].workload);
-    if runs[1..].iter().any(|r| blank(&r.workload) != first) {
+    // Storage runs only: a network run has no block size or queue depth to sweep.
+    let ws: Vec<&WorkloadEcho> = runs
+        .iter()
+        .map(|r| r.workload.storage())
+        .collect::<Option<_>>()?;
+    let first = blank(ws[0]);
+    if ws[1..].iter().any(|w| blank(w) != first) {
         return None;
     }
     let varying: Vec<SweepKey> = SweepKey::ALL
         .into_iter()
-        .filter(|k| {
-            runs[1..]
-                .iter()
-                .any(|r| k.differs(&runs[0].workload, &r.workload))
-        })
+        .filter(|k| ws[1..].iter().any(|w| k.differs(ws[0], w)))
         .collect();
     let [key] = varying.as_slice() else {
         return None;
     };
-    let values: Vec<f64> = runs
-        .iter()
-        .map(|r| key.value(&r.workload))
-        .collect::<Option<_>>()?;
+    let values: Vec<f64> = ws.iter().map(|w| key.value(w)).collect::<Option<_>>()?;
     let mut distinct = values.clone();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
@@ -547,7 +545,7 @@ mod tests {
     use super::*;
     use crate::report::html::{render_html, tests::series_counts};
     use crate::report::testdata::{doc, latency, run};
-    use crate::result::{CurvePoint, Sla};
+    use crate::result::{CurvePoint, RunWorkload, Sla};
 
     fn curve_doc(sla_iops: f64) -> ResultDoc {
         let mut runs = vec![run("max", 60_000.0, 300.0, 5, 1, 0.02, 1.0, 1)];
@@ -719,6 +717,11 @@ mod tests {
         assert!(c.y.label.contains("µs"));
     }
 
+    /// The storage workload of a test run.
+    fn sw(r: &mut RunResult) -> &mut WorkloadEcho {
+        r.workload.storage_mut().unwrap()
+    }
+
     fn bs_sweep() -> Vec<RunResult> {
         [4096u64, 8192, 16384, 32768]
             .into_iter()
@@ -734,10 +737,10 @@ mod tests {
                     1.0,
                     k as u64,
                 );
-                r.workload = WorkloadEcho {
+                r.workload = RunWorkload::Storage(WorkloadEcho {
                     bs: BlockSizes::fixed(bs),
                     ..WorkloadEcho::default()
-                };
+                });
                 r
             })
             .collect()
@@ -751,25 +754,25 @@ mod tests {
         assert_eq!(s.values, [4096.0, 8192.0, 16384.0, 32768.0]);
         // Two keys differ: not a one-parameter sweep.
         let mut two = runs.clone();
-        two[1].workload.qd = 4;
+        sw(&mut two[1]).qd = 4;
         assert_eq!(detect_sweep(&two), None);
         // Anything else differs (the rate of a curve): not a sweep.
         let mut other = runs.clone();
-        other[2].workload.rate = crate::result::Rate::Iops(1000.0);
+        sw(&mut other[2]).rate = crate::result::Rate::Iops(1000.0);
         assert_eq!(detect_sweep(&other), None);
         // Identical workloads (steady-state rounds): not a sweep.
         let same = vec![runs[0].clone(), runs[0].clone()];
         assert_eq!(detect_sweep(&same), None);
         // A mixed block-size split has no single value to place.
         let mut split = runs.clone();
-        split[0].workload.bs = BlockSizes {
+        sw(&mut split[0]).bs = BlockSizes {
             split: vec![(4096, 50), (8192, 50)],
         };
         assert_eq!(detect_sweep(&split), None);
         // Plain-number settings (qd) work too.
         let mut qd = vec![runs[0].clone(); 3];
         for (r, q) in qd.iter_mut().zip([1, 4, 32]) {
-            r.workload.qd = q;
+            sw(r).qd = q;
         }
         assert_eq!(detect_sweep(&qd).unwrap().key, SweepKey::Qd);
     }

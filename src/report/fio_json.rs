@@ -5,7 +5,7 @@
 //! (completion latency = ioscope's service time) and `lat_ns` (total = ioscope's
 //! latency from the intended time). Bandwidth `bw` is KiB/s, `runtime` ms, as in fio.
 
-use crate::result::{EndReason, LatencyStats, OpTotals, ResultDoc, RunResult};
+use crate::result::{EndReason, LatencyStats, OpTotals, ResultDoc, RunResult, WorkloadEcho};
 use serde_json::{json, Map, Value};
 
 /// Percentiles fio prints by default, keyed like "99.000000".
@@ -162,26 +162,31 @@ pub fn measuring_cpus(r: &RunResult) -> f64 {
     1.0
 }
 
+/// fio's job options for a storage workload; a network run has none of them (no
+/// rw, block size or queue depth in fio's sense), so they are left out.
+fn workload_options(opts: &mut Value, w: &WorkloadEcho) {
+    opts["rw"] = json!(w.rw());
+    opts["bs"] = json!(crate::plan::units::format_size(w.bs.first_bytes()));
+    opts["iodepth"] = json!(w.qd.to_string());
+    opts["numjobs"] = json!(w.streams.to_string());
+    if w.is_mixed() {
+        opts["rwmixread"] = json!(w.read_pct.to_string());
+    }
+}
+
 fn job(i: usize, r: &RunResult) -> Value {
-    let w = &r.workload;
-    let rw = w.rw();
-    let rp = w.read_pct;
-    let bs = w.bs.first_bytes();
     let runtime_ms = (r.duration_s * 1000.0).round() as u64;
     let (ns, us, ms) = latency_buckets(&r.totals.all.latency_us);
     let cpus = measuring_cpus(r);
     let mut opts = json!({
         "name": r.name,
         "filename": r.target,
-        "rw": rw,
-        "bs": crate::plan::units::format_size(bs),
-        "iodepth": w.qd.to_string(),
-        "numjobs": w.streams.to_string(),
         "ioengine": r.engine,
         "runtime": format!("{}", r.duration_s.round() as u64),
     });
-    if w.is_mixed() {
-        opts["rwmixread"] = json!(rp.to_string());
+    let storage = r.workload.storage();
+    if let Some(w) = storage {
+        workload_options(&mut opts, w);
     }
     json!({
         "jobname": r.name,
@@ -204,7 +209,7 @@ fn job(i: usize, r: &RunResult) -> Value {
         "latency_ns": ns,
         "latency_us": us,
         "latency_ms": ms,
-        "latency_depth": w.qd,
+        "latency_depth": storage.map_or(1, |w| w.qd),
         "latency_target": 0,
         "latency_percentile": 100.0,
         "latency_window": 0,
@@ -215,7 +220,7 @@ fn job(i: usize, r: &RunResult) -> Value {
 mod tests {
     use super::*;
     use crate::report::testdata::{doc, run};
-    use crate::result::{AccessPattern, BlockSizes, WorkloadEcho};
+    use crate::result::{AccessPattern, BlockSizes};
 
     fn job_of(r: RunResult) -> Value {
         let v: Value = serde_json::from_str(&render(&doc(vec![r]))).unwrap();
@@ -277,7 +282,7 @@ mod tests {
     #[test]
     fn job_options_come_from_the_workload_echo() {
         let mut r = run("mix", 1000.0, 100.0, 3, 0, 0.0, 0.7, 1);
-        r.workload = WorkloadEcho {
+        r.workload = crate::result::RunWorkload::Storage(WorkloadEcho {
             read_pct: 70,
             pattern: AccessPattern::Sequential,
             bs: BlockSizes {
@@ -286,7 +291,7 @@ mod tests {
             qd: 16,
             streams: 4,
             ..WorkloadEcho::default()
-        };
+        });
         r.end_reason = EndReason::Error;
         let j = job_of(r);
         let o = &j["job options"];

@@ -4,7 +4,7 @@
 //! it (the JSON carries both MB/s at 10^6 and MiB/s).
 
 use crate::plan::units::format_size;
-use crate::result::{BlockSizes, Interval, OpTotals, RunResult, WorkloadEcho};
+use crate::result::{BlockSizes, Interval, OpTotals, RunResult, RunWorkload, WorkloadEcho};
 use std::fmt::Write as _;
 
 /// The two header lines printed before a run's intervals.
@@ -86,7 +86,7 @@ pub fn run_summary(r: &RunResult) -> String {
         s,
         "\n{} — {} on {} ({} engine, {} workers, {} streams), {:.2} s measured{}{}",
         r.name,
-        workload_words(&r.workload),
+        run_words(&r.workload),
         r.target,
         r.engine,
         r.workers,
@@ -171,6 +171,20 @@ pub fn run_summary(r: &RunResult) -> String {
     s
 }
 
+/// What a run did in words: [`workload_words`] for storage, the mode, streams and
+/// write size for a network run.
+pub fn run_words(w: &RunWorkload) -> String {
+    match w {
+        RunWorkload::Storage(w) => workload_words(w),
+        RunWorkload::Net(n) => format!(
+            "net {}, {} stream(s) of {} writes",
+            n.mode.name(),
+            n.streams,
+            format_size(n.bs as u64)
+        ),
+    }
+}
+
 /// "4k randread, QD 32 × 1 stream(s)" from a workload's effective settings.
 pub fn workload_words(w: &WorkloadEcho) -> String {
     let bs =
@@ -220,8 +234,14 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
         read_pct: 0,
         ..w.clone()
     };
-    let first = key(&doc.runs[0].workload);
-    if doc.runs.iter().any(|r| key(&r.workload) != first) {
+    // Storage runs only: a network run has nothing of this to sweep.
+    let ws: Vec<&WorkloadEcho> = doc
+        .runs
+        .iter()
+        .map(|r| r.workload.storage())
+        .collect::<Option<_>>()?;
+    let first = key(ws[0]);
+    if ws.iter().any(|w| key(w) != first) {
         return None;
     }
     let mut s = String::from("sweep summary\n");
@@ -229,9 +249,8 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
         "run", "bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us",
     ];
     let _ = writeln!(s, "{}", sweep_row(head.map(String::from)));
-    for r in &doc.runs {
+    for (r, w) in doc.runs.iter().zip(&ws) {
         let t = &r.totals.all;
-        let w = &r.workload;
         let bs =
             w.bs.sizes_bytes()
                 .map(format_size)
@@ -254,16 +273,16 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
         );
     }
     // Block-size halving ratios, when only the block size varies.
-    let w0 = &doc.runs[0].workload;
-    let only_bs = doc.runs.iter().all(|r| {
-        let w = &r.workload;
-        (w.qd, w.streams, w.read_pct) == (w0.qd, w0.streams, w0.read_pct)
-    });
+    let w0 = ws[0];
+    let only_bs = ws
+        .iter()
+        .all(|w| (w.qd, w.streams, w.read_pct) == (w0.qd, w0.streams, w0.read_pct));
     if only_bs {
         let mut by_bs: Vec<(u64, f64)> = doc
             .runs
             .iter()
-            .map(|r| (r.workload.bs.first_bytes(), r.totals.all.iops))
+            .zip(&ws)
+            .map(|(r, w)| (w.bs.first_bytes(), r.totals.all.iops))
             .collect();
         by_bs.sort_by_key(|&(b, _)| b);
         let mut lines = Vec::new();
@@ -378,9 +397,9 @@ mod tests {
                     1.0,
                     1,
                 );
-                r.workload.qd = qd;
-                r.workload.streams = streams;
-                r.workload.read_pct = read_pct;
+                r.workload.storage_mut().unwrap().qd = qd;
+                r.workload.storage_mut().unwrap().streams = streams;
+                r.workload.storage_mut().unwrap().read_pct = read_pct;
                 r
             })
             .collect();
@@ -407,20 +426,31 @@ mod tests {
 
     #[test]
     fn workload_words_name_size_mix_and_depth() {
+        let net = RunWorkload::Net(crate::result::NetWorkloadEcho {
+            mode: crate::result::NetMode::Send,
+            streams: 4,
+            bs: 131072,
+            window: None,
+            mss: None,
+            nodelay: false,
+            zerocopy: false,
+            rate: None,
+            rr: None,
+            cpus: None,
+            remote_cpus: None,
+        });
+        assert_eq!(run_words(&net), "net send, 4 stream(s) of 128k writes");
         let mut r = run("r", 1000.0, 80.0, 3, 0, 0.0, 1.0, 1);
-        assert_eq!(
-            workload_words(&r.workload),
-            "4k randread, QD 1 × 1 stream(s)"
-        );
-        r.workload.pattern = AccessPattern::Sequential;
-        r.workload.read_pct = 70;
-        r.workload.bs = BlockSizes {
+        assert_eq!(run_words(&r.workload), "4k randread, QD 1 × 1 stream(s)");
+        r.workload.storage_mut().unwrap().pattern = AccessPattern::Sequential;
+        r.workload.storage_mut().unwrap().read_pct = 70;
+        r.workload.storage_mut().unwrap().bs = BlockSizes {
             split: vec![(4096, 50), (1 << 20, 50)],
         };
-        r.workload.qd = 32;
-        r.workload.streams = 4;
+        r.workload.storage_mut().unwrap().qd = 32;
+        r.workload.storage_mut().unwrap().streams = 4;
         assert_eq!(
-            workload_words(&r.workload),
+            run_words(&r.workload),
             "4k/1m rw 70% read, QD 32 × 4 stream(s)"
         );
     }

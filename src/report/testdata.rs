@@ -116,14 +116,16 @@ pub fn run(
                 },
                 lag_us: None,
                 backlog_ios: None,
+                net: None,
             }
         })
         .collect();
     RunResult {
+        kind: Default::default(),
         name: name.into(),
         target: "/dev/nvme0n1".into(),
         engine: "uring".into(),
-        workload: WorkloadEcho::default(),
+        workload: RunWorkload::default(),
         duration_s: secs,
         warmup_s: warmup as f64,
         interrupted: false,
@@ -135,6 +137,7 @@ pub fn run(
             read,
             write,
             queue_depth: iops * lat_us / 1e6,
+            net: Default::default(),
         },
         cpu: Cpu {
             user_pct: 2.0,

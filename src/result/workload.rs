@@ -12,6 +12,112 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The settings a run echoes: a storage workload, or a network test's settings
+/// (`ioscope net`, a run of kind `net`). On the wire the two are told apart by the
+/// network settings' required `mode`, which no storage workload has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RunWorkload {
+    Net(NetWorkloadEcho),
+    Storage(WorkloadEcho),
+}
+
+impl Default for RunWorkload {
+    fn default() -> Self {
+        RunWorkload::Storage(WorkloadEcho::default())
+    }
+}
+
+impl From<WorkloadEcho> for RunWorkload {
+    fn from(w: WorkloadEcho) -> Self {
+        RunWorkload::Storage(w)
+    }
+}
+
+impl RunWorkload {
+    /// The storage workload, unless this was a network run.
+    pub fn storage(&self) -> Option<&WorkloadEcho> {
+        match self {
+            RunWorkload::Storage(w) => Some(w),
+            RunWorkload::Net(_) => None,
+        }
+    }
+
+    /// Mutable access to the storage workload (for building results in tests).
+    pub fn storage_mut(&mut self) -> Option<&mut WorkloadEcho> {
+        match self {
+            RunWorkload::Storage(w) => Some(w),
+            RunWorkload::Net(_) => None,
+        }
+    }
+
+    /// The network settings, for a network run.
+    pub fn net(&self) -> Option<&NetWorkloadEcho> {
+        match self {
+            RunWorkload::Net(n) => Some(n),
+            RunWorkload::Storage(_) => None,
+        }
+    }
+}
+
+/// The settings of a network test (`ioscope net`), as its result echoes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetWorkloadEcho {
+    pub mode: NetMode,
+    /// TCP connections.
+    pub streams: u32,
+    /// Bytes per write (and the read buffer).
+    pub bs: u32,
+    /// SO_SNDBUF/SO_RCVBUF in bytes on both ends; null = the kernel's autotuning.
+    pub window: Option<u32>,
+    /// TCP_MAXSEG in bytes on the client's data sockets; null = the default.
+    pub mss: Option<u32>,
+    pub nodelay: bool,
+    /// Sent with sendfile(2) instead of write(2).
+    pub zerocopy: bool,
+    /// Open loop: bits per second in all (streaming) or transactions per second in
+    /// all (`rr`); null = as fast as possible.
+    pub rate: Option<f64>,
+    /// Request and response sizes of a request/response test.
+    pub rr: Option<NetRrEcho>,
+    /// CPUs the client's stream threads were pinned to.
+    pub cpus: Option<Vec<usize>>,
+    /// CPUs the server's stream threads were pinned to.
+    pub remote_cpus: Option<Vec<usize>>,
+}
+
+/// What a network test moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetMode {
+    /// This end sends.
+    Send,
+    /// The server sends.
+    Reverse,
+    /// Both send.
+    Bidir,
+    /// Request/response transactions.
+    Rr,
+}
+
+impl NetMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            NetMode::Send => "send",
+            NetMode::Reverse => "reverse",
+            NetMode::Bidir => "bidir",
+            NetMode::Rr => "rr",
+        }
+    }
+}
+
+/// Request and response sizes in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetRrEcho {
+    pub req: u32,
+    pub resp: u32,
+}
+
 /// The effective settings of one workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -296,6 +402,33 @@ mod tests {
         // A malformed value is an error, not a silent default.
         assert!(serde_json::from_value::<WorkloadEcho>(json!({"qd": "deep"})).is_err());
         assert!(serde_json::from_value::<WorkloadEcho>(json!({"bs": "4k"})).is_err());
+    }
+
+    #[test]
+    fn net_and_storage_workloads_are_told_apart() {
+        let net = json!({
+            "mode": "rr", "streams": 2, "bs": 131072, "window": null, "mss": 1400,
+            "nodelay": true, "zerocopy": false, "rate": null,
+            "rr": {"req": 64, "resp": 4096}, "cpus": [0, 1], "remote_cpus": null
+        });
+        let w: RunWorkload = serde_json::from_value(net.clone()).unwrap();
+        let n = w.net().expect("a network workload");
+        assert_eq!((n.mode, n.streams, n.mss), (NetMode::Rr, 2, Some(1400)));
+        assert_eq!(
+            n.rr,
+            Some(NetRrEcho {
+                req: 64,
+                resp: 4096
+            })
+        );
+        assert!(w.storage().is_none());
+        assert_eq!(serde_json::to_value(&w).unwrap(), net);
+        let s: RunWorkload = serde_json::from_value(json!({"qd": 4, "bs": 8192})).unwrap();
+        assert_eq!(
+            s.storage().map(|w| (w.qd, w.bs.single())),
+            Some((4, Some(8192)))
+        );
+        assert!(s.net().is_none());
     }
 
     #[test]

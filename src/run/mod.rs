@@ -933,6 +933,7 @@ impl Collector {
             backlog_ios: lag
                 .as_ref()
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
+            net: None,
         };
         on_interval(&iv);
         self.intervals.push(iv);
@@ -1040,6 +1041,7 @@ impl Collector {
             } else {
                 0.0
             },
+            net: Default::default(),
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -1069,6 +1071,7 @@ impl Collector {
                             } else {
                                 0.0
                             },
+                            net: Default::default(),
                         },
                     }
                 })
@@ -1078,6 +1081,7 @@ impl Collector {
         };
         let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
+            kind: Default::default(),
             schedule,
             verify: None,
             name: run.name.clone(),
@@ -1087,7 +1091,7 @@ impl Collector {
                 .collect::<Vec<_>>()
                 .join(","),
             engine: engine.name().into(),
-            workload: echo::workload_echo(&run.workloads[0]),
+            workload: echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,
             interrupted,

@@ -12,6 +12,7 @@ mod exact;
 mod html;
 mod load;
 mod loopdev;
+mod net;
 mod net_nbd;
 mod output;
 mod reports_cli;
