@@ -703,7 +703,7 @@ pub fn execute(
             if let Some(st) = st {
                 verify_pass(t, st, unit, &mut verify).map_err(|e| RunError::Setup {
                     run: run.name.clone(),
-                    msg: format!("verify pass on '{}': {e}", t.uri),
+                    msg: format!("verify pass on '{}': {}", t.uri, crate::errors::Chain(&e)),
                 })?;
             }
         }
@@ -723,7 +723,7 @@ fn setup_failed(setup: &WorkerSetup, e: EngineError) {
         last: true,
         workloads: Vec::new(),
         error_samples: Vec::new(),
-        fatal: Some(e.to_string()),
+        fatal: Some(crate::errors::chain(&e)),
         verify: Default::default(),
         pacing: Default::default(),
     });

@@ -9,6 +9,7 @@ mod cli_errors;
 mod compat;
 mod data;
 mod exact;
+mod generate;
 mod html;
 mod load;
 mod loopdev;
@@ -16,6 +17,7 @@ mod net;
 mod net_iscsi;
 mod net_nbd;
 mod output;
+mod pipes;
 mod reports_cli;
 mod sim;
 
