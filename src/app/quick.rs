@@ -91,6 +91,7 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
         workers: None,
         seed: 1,
         pacing: Default::default(),
+        io: Default::default(),
     };
     let mut runs = vec![mk("4k-randread", AccessPattern::Random, 100, 4096, 32)];
     if writes_ok {

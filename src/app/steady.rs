@@ -250,6 +250,7 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         workers: None,
         seed: 1,
         pacing: Default::default(),
+        io: Default::default(),
     };
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut precondition = None;

@@ -177,6 +177,40 @@ pub struct RunArgs {
     /// slice, default) or stride (interleaved: together one sequential sweep).
     #[arg(long, value_name = "LAYOUT")]
     pub seq_layout: Option<String>,
+    /// io_uring: register the I/O buffers and issue fixed reads/writes (fio fixedbufs).
+    #[arg(long)]
+    pub fixed_bufs: bool,
+    /// io_uring: register the targets' descriptors (fio registerfiles; default true).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub register_files: Option<String>,
+    /// io_uring: a kernel thread polls the submission queue (fio sqthread_poll).
+    #[arg(long)]
+    pub sqpoll: bool,
+    /// io_uring: CPU for the submission polling thread (fio sqthread_poll_cpu).
+    #[arg(long, value_name = "CPU")]
+    pub sqpoll_cpu: Option<String>,
+    /// io_uring: polled completions (fio hipri); needs O_DIRECT and a device with
+    /// poll queues.
+    #[arg(long)]
+    pub hipri: bool,
+    /// io_uring: requests queued before they are submitted (fio iodepth_batch_submit).
+    #[arg(long, value_name = "N")]
+    pub batch_submit: Option<String>,
+    /// io_uring: completions to wait for at least (fio iodepth_batch_complete_min).
+    #[arg(long, value_name = "N")]
+    pub batch_complete_min: Option<String>,
+    /// io_uring: completions reaped at most per wait (fio iodepth_batch_complete_max).
+    #[arg(long, value_name = "N")]
+    pub batch_complete_max: Option<String>,
+    /// Open targets with O_DSYNC: every write is stable when it completes.
+    #[arg(long)]
+    pub write_through: bool,
+    /// Flush after every N writes of each stream (fio fsync=N); counted apart.
+    #[arg(long, value_name = "N")]
+    pub sync_every: Option<String>,
+    /// The flush --sync-every issues: fsync (default) or fdatasync.
+    #[arg(long, value_name = "KIND")]
+    pub sync_kind: Option<String>,
     /// Seed for offsets and data.
     #[arg(long, value_name = "N")]
     pub seed: Option<String>,

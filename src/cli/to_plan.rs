@@ -3,6 +3,7 @@
 
 use super::RunArgs;
 use crate::plan::model::*;
+use crate::plan::tuning::{IoTuning, SyncKind};
 use crate::plan::units::{
     parse_count, parse_cpu_list, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
     parse_size_allow_zero,
@@ -211,6 +212,7 @@ fn run_from_flags(
         workers: None,
         seed: 1,
         pacing: Default::default(),
+        io: Default::default(),
     };
     apply_run_flags(a, &mut run)?;
     Ok(run)
@@ -315,11 +317,62 @@ pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) -> Result<(), FlagError> 
         run.pacing = crate::plan::model::Pacing::parse(v)
             .ok_or_else(|| bad("--pacing", v, "expected spin, hybrid or sleep"))?;
     }
+    apply_io_flags(a, &mut run.io)?;
     if let Some(v) = &a.seed {
         run.seed = v
             .trim()
             .parse()
             .map_err(|_| bad("--seed", v, "expected a whole number"))?;
+    }
+    Ok(())
+}
+
+/// Applies io_uring and write-durability flags (`--fixed-bufs`, `--sync-every` …).
+fn apply_io_flags(a: &RunArgs, io: &mut IoTuning) -> Result<(), FlagError> {
+    let small = |flag: &'static str, v: &str| -> Result<u32, FlagError> {
+        u32::try_from(count(flag, v)?)
+            .ok()
+            .filter(|&n| n <= 65536)
+            .ok_or_else(|| bad(flag, v, "at most 65536"))
+    };
+    let u = &mut io.uring;
+    u.fixed_bufs |= a.fixed_bufs;
+    u.sqpoll |= a.sqpoll;
+    u.hipri |= a.hipri;
+    if let Some(v) = &a.register_files {
+        u.register_files = Some(parse_bool("--register-files", v)?);
+    }
+    if let Some(v) = &a.sqpoll_cpu {
+        let cpu = v
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| bad("--sqpoll-cpu", v, "expected a CPU number"))?;
+        u.sqpoll_cpu = Some(cpu);
+        u.sqpoll = true;
+    }
+    if let Some(v) = &a.batch_submit {
+        u.batch_submit = small("--batch-submit", v)?;
+    }
+    if let Some(v) = &a.batch_complete_min {
+        u.batch_complete_min = small("--batch-complete-min", v)?;
+    }
+    if let Some(v) = &a.batch_complete_max {
+        u.batch_complete_max = small("--batch-complete-max", v)?;
+    }
+    let shown = a.batch_complete_min.as_deref().unwrap_or("");
+    u.check()
+        .map_err(|e| bad("--batch-complete-min", shown, e))?;
+    io.write_through |= a.write_through;
+    if let Some(v) = &a.sync_every {
+        io.sync_every = u32::try_from(count("--sync-every", v)?)
+            .map_err(|_| bad("--sync-every", v, "too large"))?;
+    }
+    if let Some(v) = &a.sync_kind {
+        io.sync_kind = SyncKind::parse(v)
+            .ok_or_else(|| bad("--sync-kind", v, "expected fsync or fdatasync"))?;
+        if io.sync_every == 0 {
+            return Err(bad("--sync-kind", v, "needs --sync-every N"));
+        }
     }
     Ok(())
 }

@@ -268,6 +268,7 @@ mod tests {
                 workers: None,
                 seed: 7,
                 pacing: Pacing::Sleep,
+                io: Default::default(),
             }],
             warnings: vec![],
             data: Default::default(),

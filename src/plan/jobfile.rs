@@ -964,6 +964,7 @@ impl Settings {
             workers: self.workers,
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             pacing: self.pacing.unwrap_or_default(),
+            io: Default::default(),
         }
     }
 }

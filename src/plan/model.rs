@@ -468,6 +468,12 @@ pub struct RunSpec {
     /// How open-loop workers wait for intended issue times.
     #[serde(default)]
     pub pacing: Pacing,
+    /// io_uring settings and write durability.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::plan::tuning::IoTuning::is_default"
+    )]
+    pub io: crate::plan::tuning::IoTuning,
 }
 
 impl RunSpec {

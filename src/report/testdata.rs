@@ -122,6 +122,8 @@ pub fn run(
         name: name.into(),
         target: "/dev/nvme0n1".into(),
         engine: "uring".into(),
+        engine_reason: String::new(),
+        io: None,
         workload: serde_json::json!({"rw": "randread", "bs": 4096, "qd": 1}),
         duration_s: secs,
         warmup_s: warmup as f64,
@@ -134,6 +136,7 @@ pub fn run(
             read,
             write,
             queue_depth: iops * lat_us / 1e6,
+            flush: None,
         },
         cpu: Cpu {
             user_pct: 2.0,

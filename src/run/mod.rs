@@ -7,6 +7,8 @@
 pub mod buffers;
 pub mod clock;
 pub mod data;
+pub mod engine_choice;
+pub mod flush;
 pub mod interrupt;
 pub mod offsets;
 pub mod pacing;
@@ -77,32 +79,6 @@ struct Resolved {
     ws_len: u64,
 }
 
-/// Engine chosen for a run, after fallback.
-pub fn resolve_engine(
-    kind: EngineKind,
-    targets: &[Arc<OpenTarget>],
-) -> (EngineKind, Option<String>) {
-    let all_mem = targets.iter().all(|t| matches!(t.backing, Backing::Mem(_)));
-    let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
-    let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
-    match kind {
-        EngineKind::Auto if all_null => (EngineKind::Null, None),
-        EngineKind::Auto if all_sim => (EngineKind::Sim, None),
-        EngineKind::Auto if all_mem => (EngineKind::Mem, None),
-        EngineKind::Auto | EngineKind::Uring => {
-            if UringEngine::available() {
-                (EngineKind::Uring, None)
-            } else {
-                (
-                    EngineKind::Sync,
-                    Some("io_uring is not available here (kernel, seccomp or sysctl); falling back to the sync engine".into()),
-                )
-            }
-        }
-        k => (k, None),
-    }
-}
-
 /// Opens a run's targets and checks every workload against them. No I/O is issued.
 fn prepare(
     run: &RunSpec,
@@ -145,6 +121,7 @@ fn prepare(
                 writes,
                 force: opts.force,
                 min_size_bytes: min_size,
+                write_through: run.io.write_through,
             },
         )?;
         opened.push(Arc::new(t));
@@ -417,9 +394,14 @@ pub fn execute(
 ) -> Result<(RunResult, Vec<String>), RunError> {
     let mut warnings = Vec::new();
     let (targets, resolved) = prepare(run, specs, opts)?;
-    let (engine, fallback) = resolve_engine(run.engine, &targets);
-    if let Some(w) = fallback {
-        warnings.push(w);
+    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let engine = choice.kind;
+    warnings.extend(choice.fallback.iter().cloned());
+    if engine == EngineKind::Uring {
+        UringEngine::check_options(&targets, &run.io.uring).map_err(|e| RunError::Setup {
+            run: run.name.clone(),
+            msg: e.to_string(),
+        })?;
     }
     if engine == EngineKind::Mem
         && targets
@@ -567,6 +549,7 @@ pub fn execute(
             run: run.name.clone(),
             msg,
         })?;
+        let flusher = flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
         let setup = WorkerSetup {
             data: wdata,
             index: wi,
@@ -582,9 +565,11 @@ pub fn execute(
             policy: opts.policy,
             pacer: pacing::Pacer::new(run.pacing),
             recycled: back_rx,
+            flush: flusher,
         };
         let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
         let t = targets.clone();
+        let uring_opts = run.io.uring.clone();
         let participant = virtual_time.then(|| participants.hand_over());
         let h = std::thread::Builder::new()
             .name(format!("ioscope-w{wi}"))
@@ -599,7 +584,7 @@ pub fn execute(
                     EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
                     EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
                     EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
-                    _ => match UringEngine::new(&t, capacity) {
+                    _ => match UringEngine::new(&t, capacity, &uring_opts) {
                         Ok(e) => worker::run_worker(e, setup),
                         Err(e) => {
                             let _ = setup.tx.send(Snapshot {
@@ -661,7 +646,7 @@ pub fn execute(
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
     let mut verify = std::mem::take(&mut coll.verify);
-    let mut result = coll.finish(run, &targets, engine, end_reason, interrupted, nworkers);
+    let mut result = coll.finish(run, &targets, &choice, end_reason, interrupted, nworkers);
     if opts.data.verify_after && !interrupted {
         let unit = opts.data.spec.dedup_unit as u64;
         for (t, st) in targets.iter().zip(&verify_states) {
@@ -949,7 +934,7 @@ impl Collector {
         mut self,
         run: &RunSpec,
         targets: &Targets,
-        engine: EngineKind,
+        engine: &engine_choice::EngineChoice,
         end_reason: &str,
         interrupted: bool,
         nworkers: usize,
@@ -981,6 +966,7 @@ impl Collector {
             } else {
                 0.0
             },
+            flush: flush::totals(&self.totals, run, dur_s),
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -1010,6 +996,7 @@ impl Collector {
                             } else {
                                 0.0
                             },
+                            flush: flush::totals(std::slice::from_ref(t), run, dur_s),
                         },
                     }
                 })
@@ -1027,7 +1014,9 @@ impl Collector {
                 .map(|t| t.uri.clone())
                 .collect::<Vec<_>>()
                 .join(","),
-            engine: engine.name().into(),
+            engine: engine.kind.name().into(),
+            engine_reason: engine.reason.clone(),
+            io: (!run.io.is_default()).then(|| serde_json::to_value(&run.io).unwrap_or_default()),
             workload: serde_json::to_value(&run.workloads[0]).unwrap_or_default(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,
@@ -1129,6 +1118,7 @@ mod tests {
             workers: None,
             seed: 1,
             pacing: Default::default(),
+            io: Default::default(),
         };
         let r = Resolved {
             target: 0,

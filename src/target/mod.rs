@@ -105,6 +105,8 @@ pub struct OpenOptionsIo {
     pub force: bool,
     /// Working set end needed (offset + size) for creating or extending a file.
     pub min_size_bytes: u64,
+    /// Open with O_DSYNC: each write is stable when it completes (`--write-through`).
+    pub write_through: bool,
 }
 
 /// Opens a target: creates a missing file at the requested size, refuses unsafe
@@ -210,7 +212,7 @@ fn open_path(
     }
     let want_direct = spec.direct;
     let file = if want_direct != Some(false) {
-        match open_file(path, opts.writes, true) {
+        match open_file(path, opts, true) {
             Ok(f) => Some(f),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && want_direct.is_none() => None,
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
@@ -227,7 +229,7 @@ fn open_path(
     let (file, direct) = match file {
         Some(f) => (f, true),
         None => (
-            open_file(path, opts.writes, false).map_err(io_err(path, "opening"))?,
+            open_file(path, opts, false).map_err(io_err(path, "opening"))?,
             false,
         ),
     };
@@ -269,12 +271,17 @@ fn open_path(
     })
 }
 
-fn open_file(path: &Path, write: bool, direct: bool) -> std::io::Result<File> {
+fn open_file(path: &Path, opts: OpenOptionsIo, direct: bool) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
-    o.read(true).write(write);
+    o.read(true).write(opts.writes);
+    let mut flags = 0;
     if direct {
-        o.custom_flags(libc::O_DIRECT);
+        flags |= libc::O_DIRECT;
     }
+    if opts.write_through {
+        flags |= libc::O_DSYNC;
+    }
+    o.custom_flags(flags);
     o.open(path)
 }
 

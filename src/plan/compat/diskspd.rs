@@ -13,6 +13,7 @@ use super::{
     UnsupportedList, DEFAULT_INTERVAL_NS, DEFAULT_SEED,
 };
 use crate::plan::model::{AccessPattern, BlockSizes, EngineKind, Plan, Rate, RunSpec, Workload};
+use crate::plan::tuning::IoTuning;
 use crate::plan::units::{
     parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
 };
@@ -117,7 +118,7 @@ pub fn parse_diskspd(
     let mut random = false;
     let mut write_pct = 0u8;
     let mut direct = false;
-    let mut write_through: Option<Loc> = None;
+    let mut write_through = false;
     let mut create_size = None;
     let mut max_size = None;
     let mut base = 0u64;
@@ -183,15 +184,23 @@ pub fn parse_diskspd(
             }
             "w" => write_pct = pct(rest, &loc)?,
             "S" | "h" => {
+                // -S = -Su; letters combine: u unbuffered, w write-through, h = uw
+                // (-h is the old spelling of -Sh), b buffered.
                 let mode = if flag == "h" { "h" } else { rest };
-                match mode {
-                    "" | "u" => direct = true,
-                    "h" => {
-                        direct = true;
-                        write_through = Some(loc.clone());
+                if mode.is_empty() {
+                    direct = true;
+                }
+                for c in mode.chars() {
+                    match c {
+                        'u' => direct = true,
+                        'w' => write_through = true,
+                        'h' => {
+                            direct = true;
+                            write_through = true;
+                        }
+                        'b' => direct = false,
+                        _ => un.push(format!("{a} — cache mode '{c}'"), &loc),
                     }
-                    "b" => direct = false,
-                    _ => un.push(a.clone(), &loc),
                 }
             }
             "L" if rest.is_empty() => {}
@@ -266,14 +275,6 @@ pub fn parse_diskspd(
         });
     }
     let read_pct = 100 - write_pct;
-    if let Some(l) = write_through {
-        if write_pct > 0 {
-            un.push(
-                "-Sh — write-through (FILE_FLAG_WRITE_THROUGH)".to_string(),
-                &l,
-            );
-        }
-    }
     let mut warnings = Vec::new();
     if !random && seq_private && threads > 1 {
         warnings.push(format!(
@@ -324,6 +325,10 @@ pub fn parse_diskspd(
                 workers: None,
                 seed,
                 pacing: Default::default(),
+                io: IoTuning {
+                    write_through,
+                    ..Default::default()
+                },
             }],
             warnings,
             data: Default::default(),
@@ -348,6 +353,8 @@ pub fn parse_sqlio(
     let mut bs_kib = 2u64;
     let mut pattern: Option<AccessPattern> = None;
     let mut direct = true;
+    // SQLIO's default -BN: no caching anywhere.
+    let mut write_through = true;
     let mut cpus = None;
     let mut files: Vec<SqlioFile> = Vec::new();
 
@@ -381,7 +388,12 @@ pub fn parse_sqlio(
             },
             "B" => {
                 // One letter only: "-BYRT" is refused rather than guessed at.
-                direct = match rest.to_ascii_uppercase().as_str() {
+                // N: no caching at all (unbuffered + write-through); H: the disk's
+                // cache only (unbuffered); S: the OS cache only (write-through);
+                // Y: both.
+                let mode = rest.to_ascii_uppercase();
+                write_through = matches!(mode.as_str(), "N" | "S");
+                direct = match mode.as_str() {
                     "N" | "H" => true,
                     "Y" | "S" => false,
                     _ => {
@@ -498,6 +510,10 @@ pub fn parse_sqlio(
                 workers: None,
                 seed: DEFAULT_SEED,
                 pacing: Default::default(),
+                io: IoTuning {
+                    write_through,
+                    ..Default::default()
+                },
             }],
             warnings: Vec::new(),
             data: Default::default(),

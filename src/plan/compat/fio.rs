@@ -382,6 +382,8 @@ struct Job {
     run_opts: Vec<(&'static str, String, Loc)>,
     /// verify / buffer_compress_percentage / dedupe_percentage.
     data: DataSettings,
+    /// io_uring and durability options (fixedbufs, sqthread_poll, fsync=, sync= …).
+    io: crate::plan::tuning::IoTuning,
 }
 
 fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
@@ -470,6 +472,7 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
                 workers: None,
                 seed: job.seed,
                 pacing: Default::default(),
+                io: job.io,
             });
             run_opts.push(job.run_opts);
         } else {
@@ -877,7 +880,10 @@ fn resolve_job(
         || o.flag("new_group")?
         || o.has("wait_for");
 
+    let io = super::fio_tuning::io_tuning(|k| o.get(k))?;
+    run_opts.push(("io", format!("{io:?}"), section_loc.clone()));
     Ok(Job {
+        io,
         data,
         name: name.clone(),
         loc: section_loc.clone(),
@@ -913,9 +919,10 @@ fn resolve_job(
 
 /// Options this reader maps (or deliberately consumes) itself.
 fn is_handled(key: &str) -> bool {
-    matches!(
-        key,
-        "name"
+    super::fio_tuning::KEYS.contains(&key)
+        || matches!(
+            key,
+            "name"
             | "rw"
             | "rwmixread"
             | "rwmixwrite"
@@ -954,7 +961,7 @@ fn is_handled(key: &str) -> bool {
             | "percentage_random"
             | "random_distribution"
             | "bsrange"
-    )
+        )
 }
 
 /// Translates `random_distribution`. fio gives one setting per data direction

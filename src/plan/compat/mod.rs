@@ -14,6 +14,7 @@
 
 pub mod diskspd;
 pub mod fio;
+mod fio_tuning;
 pub mod vdbench;
 
 use std::fmt;

@@ -986,6 +986,7 @@ fn expand_rd(
             workers: None,
             seed: DEFAULT_SEED,
             pacing: Default::default(),
+            io: Default::default(),
         });
     }
     Ok(())
