@@ -309,3 +309,202 @@ fn hipri_capable(t: &OpenTarget) -> Result<(), String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::TargetSpec;
+    use crate::target::{open, OpenOptionsIo};
+    use std::sync::Arc;
+
+    /// A 1 MiB page-cache file target and an aligned 64 KiB buffer.
+    struct Fixture {
+        targets: Targets,
+        buf: Vec<u8>,
+        _dir: tempfile::TempDir,
+    }
+
+    fn fixture(direct: bool) -> Fixture {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let spec = TargetSpec {
+            name: "t0".into(),
+            uri: dir.path().join("f").to_string_lossy().into_owned(),
+            size_bytes: Some(1 << 20),
+            direct: Some(direct),
+        };
+        let t = open(&spec, OpenOptionsIo::default()).unwrap();
+        Fixture {
+            targets: Arc::new(vec![Arc::new(t)]),
+            buf: vec![0u8; 64 << 10],
+            _dir: dir,
+        }
+    }
+
+    fn read(buf: *mut u8, offset: u64, tag: u64) -> IoRequest {
+        IoRequest {
+            op: Op::Read,
+            target: 0,
+            offset,
+            len: 4096,
+            buf,
+            tag,
+        }
+    }
+
+    /// The opcode and flags of an entry, from its Debug form.
+    fn opcode_and_flags(e: &squeue::Entry) -> (u8, u8) {
+        let d = format!("{e:?}");
+        let field = |name: &str| -> u8 {
+            let at = d.find(name).unwrap() + name.len();
+            d[at..]
+                .trim_start_matches([':', ' '])
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (field("op_code"), field("flags"))
+    }
+
+    #[test]
+    fn fixed_bufs_issue_fixed_reads_and_registered_files_fixed_fds() {
+        let mut f = fixture(false);
+        let p = f.buf.as_mut_ptr();
+        let plain = UringEngine::new(&f.targets, 4, &UringOptions::default()).unwrap();
+        let (op, flags) = opcode_and_flags(&plain.sqe(&read(p, 0, 1)));
+        assert_eq!(op, opcode::Read::CODE);
+        assert_ne!(
+            flags & squeue::Flags::FIXED_FILE.bits(),
+            0,
+            "files are registered by default"
+        );
+
+        let opts = UringOptions {
+            fixed_bufs: true,
+            register_files: Some(false),
+            ..Default::default()
+        };
+        let mut e = UringEngine::new(&f.targets, 4, &opts).unwrap();
+        e.register_buffers(p, f.buf.len()).unwrap();
+        let (op, flags) = opcode_and_flags(&e.sqe(&read(p, 0, 1)));
+        assert_eq!(op, opcode::ReadFixed::CODE);
+        assert_eq!(flags & squeue::Flags::FIXED_FILE.bits(), 0);
+        let mut w = read(p, 0, 1);
+        w.op = Op::Write;
+        assert_eq!(opcode_and_flags(&e.sqe(&w)).0, opcode::WriteFixed::CODE);
+        // And the kernel takes it: a fixed read completes with the bytes asked for.
+        e.push(read(p, 4096, 7)).unwrap();
+        let mut out = Vec::new();
+        while out.is_empty() {
+            e.submit_and_reap(1, None, &mut out).unwrap();
+        }
+        assert_eq!((out[0].tag, out[0].result), (7, 4096));
+    }
+
+    fn sqpoll_threads() -> Vec<String> {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .filter(|c| c.starts_with("iou-sqp-"))
+            .collect()
+    }
+
+    #[test]
+    fn sqpoll_starts_a_kernel_polling_thread() {
+        let f = fixture(false);
+        let before = sqpoll_threads().len();
+        let opts = UringOptions {
+            sqpoll: true,
+            sqpoll_cpu: Some(0),
+            ..Default::default()
+        };
+        let e = UringEngine::new(&f.targets, 4, &opts).unwrap();
+        assert!(e.ring.params().is_setup_sqpoll());
+        // The kernel thread names itself once it runs.
+        let t0 = std::time::Instant::now();
+        while sqpoll_threads().len() <= before && t0.elapsed().as_secs() < 2 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let threads = sqpoll_threads();
+        assert!(
+            threads.len() > before,
+            "no iou-sqp-* thread while the ring lives: {threads:?}"
+        );
+    }
+
+    #[test]
+    fn batch_submit_holds_requests_until_the_batch_is_full() {
+        let mut f = fixture(false);
+        let p = f.buf.as_mut_ptr();
+        let opts = UringOptions {
+            batch_submit: 4,
+            batch_complete_min: 4,
+            batch_complete_max: 2,
+            ..Default::default()
+        };
+        let mut e = UringEngine::new(&f.targets, 8, &opts).unwrap();
+        for i in 0..3 {
+            // SAFETY (test): distinct 4 KiB pieces of the 64 KiB buffer.
+            e.push(read(unsafe { p.add(i * 4096) }, i as u64 * 4096, i as u64))
+                .unwrap();
+            assert_eq!(
+                e.ring.submission().len(),
+                i + 1,
+                "submitted before the batch was full"
+            );
+        }
+        e.push(read(unsafe { p.add(3 * 4096) }, 3 * 4096, 3))
+            .unwrap();
+        assert_eq!(e.ring.submission().len(), 0);
+        // Waits for all four, hands back at most two per call.
+        let mut out = Vec::new();
+        e.submit_and_reap(1, Some(5_000_000_000), &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        e.submit_and_reap(1, Some(5_000_000_000), &mut out).unwrap();
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|c| c.result == 4096));
+
+        let mut plain = UringEngine::new(&f.targets, 8, &UringOptions::default()).unwrap();
+        plain.push(read(p, 0, 9)).unwrap();
+        assert_eq!(
+            plain.ring.submission().len(),
+            0,
+            "default submits each request at once"
+        );
+        let mut out = Vec::new();
+        while out.is_empty() {
+            plain.submit_and_reap(1, None, &mut out).unwrap();
+        }
+    }
+
+    #[test]
+    fn hipri_without_a_polling_device_is_a_clear_error() {
+        let hipri = UringOptions {
+            hipri: true,
+            ..Default::default()
+        };
+        let cached = fixture(false);
+        let e = UringEngine::check_options(&cached.targets, &hipri).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("--hipri: ") && msg.contains("O_DIRECT"),
+            "{msg}"
+        );
+        let direct = fixture(true);
+        if direct.targets[0].direct {
+            // This machine's disk has no poll queues (io_poll = 0); a machine whose
+            // disk polls would accept it.
+            match UringEngine::check_options(&direct.targets, &hipri) {
+                Err(e) => {
+                    let msg = e.to_string();
+                    assert!(
+                        msg.starts_with("--hipri: ") && msg.contains("poll"),
+                        "{msg}"
+                    );
+                }
+                Ok(()) => eprintln!("the disk under /var/tmp polls: hipri accepted"),
+            }
+        }
+    }
+}

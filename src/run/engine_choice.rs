@@ -52,9 +52,7 @@ fn in_ram_filesystem(t: &OpenTarget) -> bool {
 }
 
 fn medium(t: &OpenTarget) -> Medium {
-    if t.is_block_device() && t.direct {
-        Medium::Device
-    } else if t.direct && !in_ram_filesystem(t) {
+    if t.direct && (t.is_block_device() || !in_ram_filesystem(t)) {
         Medium::Device
     } else {
         Medium::Memory
@@ -216,11 +214,11 @@ mod tests {
             assert!(c.reason.contains("O_DIRECT"), "{}", c.reason);
         }
         let cached = target(&disk, Some(false));
-        let c = resolve_with(EngineKind::Auto, &[cached.clone()], true);
+        let c = resolve_with(EngineKind::Auto, std::slice::from_ref(&cached), true);
         assert_eq!(c.kind, EngineKind::Sync, "{c:?}");
         assert!(c.reason.contains("page cache"), "{}", c.reason);
         // An explicit engine is obeyed, whatever the target.
-        let c = resolve_with(EngineKind::Uring, &[cached.clone()], true);
+        let c = resolve_with(EngineKind::Uring, std::slice::from_ref(&cached), true);
         assert_eq!(
             (c.kind, c.reason.as_str()),
             (EngineKind::Uring, "--engine uring")

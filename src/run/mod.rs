@@ -251,7 +251,23 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         });
     }
     check_clock(run, specs)?;
-    prepare(run, specs, opts).map(|_| ())
+    let (targets, _) = prepare(run, specs, opts)?;
+    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    check_uring(run, choice.kind, &targets)
+}
+
+/// io_uring options that cannot work here (the kernel, the device, the target),
+/// refused before any I/O with the option named.
+fn check_uring(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    run.io.uring.check().map_err(setup)?;
+    if engine == EngineKind::Uring {
+        UringEngine::check_options(targets, &run.io.uring).map_err(|e| setup(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Virtual time is the whole process's clock once one target asks for it: then every
@@ -397,12 +413,7 @@ pub fn execute(
     let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
     let engine = choice.kind;
     warnings.extend(choice.fallback.iter().cloned());
-    if engine == EngineKind::Uring {
-        UringEngine::check_options(&targets, &run.io.uring).map_err(|e| RunError::Setup {
-            run: run.name.clone(),
-            msg: e.to_string(),
-        })?;
-    }
+    check_uring(run, engine, &targets)?;
     if engine == EngineKind::Mem
         && targets
             .iter()

@@ -417,3 +417,48 @@ impl Drop for MemStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status_flags(t: &OpenTarget) -> i32 {
+        // SAFETY: F_GETFL on a descriptor the target holds open.
+        unsafe { libc::fcntl(t.fd().unwrap(), libc::F_GETFL) }
+    }
+
+    #[test]
+    fn write_through_opens_with_o_dsync() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let spec = TargetSpec {
+            name: "t0".into(),
+            uri: dir.path().join("f").to_string_lossy().into_owned(),
+            size_bytes: Some(1 << 20),
+            direct: None,
+        };
+        let opts = OpenOptionsIo {
+            writes: true,
+            write_through: true,
+            ..Default::default()
+        };
+        let t = open(&spec, opts).unwrap();
+        assert_ne!(status_flags(&t) & libc::O_DSYNC, 0, "O_DSYNC missing");
+        let plain = open(
+            &spec,
+            OpenOptionsIo {
+                writes: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(status_flags(&plain) & libc::O_DSYNC, 0);
+        // Buffered too.
+        let buffered = TargetSpec {
+            direct: Some(false),
+            ..spec
+        };
+        let t = open(&buffered, opts).unwrap();
+        assert!(!t.direct);
+        assert_ne!(status_flags(&t) & libc::O_DSYNC, 0);
+    }
+}

@@ -4,6 +4,7 @@ mod cli_errors;
 mod compat;
 mod data;
 mod exact;
+mod fastpath;
 mod html;
 mod load;
 mod loopdev;
