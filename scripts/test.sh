@@ -10,6 +10,9 @@ command -v losetup >/dev/null 2>&1 || need+=(util-linux)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v zstd >/dev/null 2>&1 || need+=(zstd)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# NBD targets: a server for the tests and the client library ioscope loads.
+command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
+ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || need+=(libnbd0)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"

@@ -204,9 +204,10 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         Some("sync") => EngineKind::Sync,
         Some("mem") => EngineKind::Mem,
         Some("sim") => EngineKind::Sim,
+        Some("nbd") => EngineKind::Nbd,
         Some(o) => {
             return Err(AppError::Input(format!(
-                "--engine '{o}': expected auto, uring, sync, mem or sim"
+                "--engine '{o}': expected auto, uring, sync, mem, sim or nbd"
             )))
         }
     };

@@ -55,11 +55,12 @@ fn parse_engine(v: &str) -> Result<EngineKind, FlagError> {
         "null" => EngineKind::Null,
         "mem" => EngineKind::Mem,
         "sim" => EngineKind::Sim,
+        "nbd" => EngineKind::Nbd,
         _ => {
             return Err(bad(
                 "--engine",
                 v,
-                "expected auto, uring, sync, null, mem or sim",
+                "expected auto, uring, sync, null, mem, sim or nbd",
             ))
         }
     })

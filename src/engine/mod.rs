@@ -9,6 +9,7 @@
 //! between threads except the opened targets.
 
 pub mod mem;
+pub mod nbd;
 pub mod null;
 pub mod sim;
 pub mod sync;

@@ -824,11 +824,12 @@ impl<'a> Ctx<'a> {
                 "null" => EngineKind::Null,
                 "mem" => EngineKind::Mem,
                 "sim" => EngineKind::Sim,
+                "nbd" => EngineKind::Nbd,
                 other => {
                     return Err(self.err(
                         v.span(),
                         format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem or sim"
+                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim or nbd"
                         ),
                     ))
                 }

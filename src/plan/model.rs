@@ -71,6 +71,18 @@ pub enum TargetKind {
     Null(u64),
     /// A simulated device: a timing model, no storage (`sim:SIZE?service=…`).
     Sim(SimSpec),
+    /// An NBD export (`nbd://HOST[:PORT][/EXPORT]`, `nbd+unix:///EXPORT?socket=PATH`).
+    Nbd(NbdSpec),
+}
+
+/// Where an NBD export is, as parsed by `crate::target::nbd::parse`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NbdSpec {
+    /// The URI as given, handed to libnbd.
+    pub uri: String,
+    /// `HOST:PORT` or `unix:PATH`, for messages.
+    pub server: String,
+    pub export: String,
 }
 
 /// Parameters of a simulated device (`sim:SIZE?service=DUR&dist=fixed|exp&servers=N&
@@ -433,6 +445,8 @@ pub enum EngineKind {
     Mem,
     /// The simulated-device engine for `sim:` targets.
     Sim,
+    /// libnbd's asynchronous API for `nbd://` targets.
+    Nbd,
 }
 
 impl EngineKind {
@@ -444,6 +458,7 @@ impl EngineKind {
             EngineKind::Null => "null",
             EngineKind::Mem => "mem",
             EngineKind::Sim => "sim",
+            EngineKind::Nbd => "nbd",
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod stream;
 pub mod worker;
 
 use crate::clock::{now_ns, unix_s};
+use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::engine::{EngineError, Targets};
@@ -253,7 +254,8 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
     check_clock(run, specs)?;
     let (targets, _) = prepare(run, specs, opts)?;
     let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
-    check_uring(run, choice.kind, &targets)
+    check_uring(run, choice.kind, &targets)?;
+    check_nbd(run, choice.kind, &targets)
 }
 
 /// io_uring options that cannot work here (the kernel, the device, the target),
@@ -451,6 +453,7 @@ pub fn execute(
             run.name
         ));
     }
+    check_nbd(run, engine, &targets)?;
     if matches!(engine, EngineKind::Uring | EngineKind::Sync)
         && targets.iter().any(|t| t.fd().is_none())
     {
@@ -595,21 +598,13 @@ pub fn execute(
                     EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
                     EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
                     EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
+                    EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
+                        Ok(e) => worker::run_worker(e, setup),
+                        Err(e) => setup_failed(&setup, e),
+                    },
                     _ => match UringEngine::new(&t, capacity, &uring_opts) {
                         Ok(e) => worker::run_worker(e, setup),
-                        Err(e) => {
-                            let _ = setup.tx.send(Snapshot {
-                                worker: setup.index,
-                                index: 0,
-                                end_ns: now_ns(),
-                                last: true,
-                                workloads: Vec::new(),
-                                error_samples: Vec::new(),
-                                fatal: Some(e.to_string()),
-                                verify: Default::default(),
-                                pacing: Default::default(),
-                            });
-                        }
+                        Err(e) => setup_failed(&setup, e),
                     },
                 }
             })
@@ -673,6 +668,62 @@ pub fn execute(
         result.verify = Some(verify);
     }
     Ok((result, warnings))
+}
+
+/// Reports a worker whose engine could not be set up, as its last snapshot.
+fn setup_failed(setup: &WorkerSetup, e: EngineError) {
+    let _ = setup.tx.send(Snapshot {
+        worker: setup.index,
+        index: 0,
+        end_ns: now_ns(),
+        last: true,
+        workloads: Vec::new(),
+        error_samples: Vec::new(),
+        fatal: Some(e.to_string()),
+        verify: Default::default(),
+        pacing: Default::default(),
+    });
+}
+
+/// The nbd engine serves only NBD targets, and NBD targets only the nbd engine. Each
+/// worker opens its own connection, so more than one worker needs a server that
+/// advertises multi-conn (otherwise the connections may not see each other's writes).
+fn check_nbd(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    let is_nbd = |t: &Arc<OpenTarget>| matches!(t.backing, Backing::Nbd(_));
+    if engine == EngineKind::Nbd && !targets.iter().all(is_nbd) {
+        return Err(setup(
+            "the nbd engine works only with nbd:// targets".into(),
+        ));
+    }
+    if engine != EngineKind::Nbd {
+        if let Some(t) = targets.iter().find(|t| is_nbd(t)) {
+            return Err(setup(format!(
+                "'{}' is an NBD target: it needs the nbd engine, not {}",
+                t.uri,
+                engine.name()
+            )));
+        }
+        return Ok(());
+    }
+    let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
+    let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
+    if workers > 1 {
+        for t in targets.iter() {
+            if let Backing::Nbd(n) = &t.backing {
+                if !n.multi_conn {
+                    return Err(setup(format!(
+                        "{} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
+                        workers, n.server
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Merges worker snapshots into intervals and totals.
@@ -1073,6 +1124,7 @@ pub fn verify_pass(
                 use std::os::unix::fs::FileExt;
                 file.read_exact_at(data, off)?;
             }
+            Backing::Nbd(n) => n.read_at(data, off)?,
             Backing::Mem(m) => {
                 // SAFETY: off + bytes ≤ units × unit ≤ the mapping's length; no worker
                 // runs during the verify pass.

@@ -8,6 +8,7 @@ mod fastpath;
 mod html;
 mod load;
 mod loopdev;
+mod net_nbd;
 mod output;
 mod reports_cli;
 mod sim;
