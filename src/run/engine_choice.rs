@@ -33,22 +33,14 @@ enum Medium {
     Memory,
 }
 
-const TMPFS_MAGIC: i64 = 0x0102_1994;
-const RAMFS_MAGIC: i64 = 0x8584_58f6;
-
 /// Whether a file's filesystem keeps its data in RAM (tmpfs, ramfs).
 fn in_ram_filesystem(t: &OpenTarget) -> bool {
-    let Some(fd) = t.fd() else {
-        return false;
-    };
-    // SAFETY: statfs is plain data, filled by fstatfs on a descriptor we hold open.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: fd is an open descriptor owned by the target; st is a valid out pointer.
-    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
-        return false;
+    match &t.backing {
+        Backing::File { path, is_block, .. } => {
+            !*is_block && crate::target::in_ram_filesystem(path)
+        }
+        _ => false,
     }
-    let magic = st.f_type as i64;
-    magic == TMPFS_MAGIC || magic == RAMFS_MAGIC
 }
 
 fn medium(t: &OpenTarget) -> Medium {
@@ -197,8 +189,15 @@ mod tests {
         let c = resolve_with(EngineKind::Auto, &[t], true);
         assert_eq!(c.kind, EngineKind::Sync, "{c:?}");
         assert!(c.reason.contains("tmpfs"), "{}", c.reason);
-        // O_DIRECT on tmpfs is still RAM.
+        // By default a tmpfs file opens without O_DIRECT (it bypasses nothing there);
+        // asked for, O_DIRECT on tmpfs is still RAM.
         let t = target(&shm, None);
+        assert!(!t.direct);
+        assert_eq!(
+            resolve_with(EngineKind::Auto, &[t], true).kind,
+            EngineKind::Sync
+        );
+        let t = target(&shm, Some(true));
         assert_eq!(
             resolve_with(EngineKind::Auto, &[t], true).kind,
             EngineKind::Sync

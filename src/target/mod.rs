@@ -251,7 +251,11 @@ fn open_path(
         }
         create_file(path, size)?;
     }
-    let want_direct = spec.direct;
+    // O_DIRECT on a filesystem in RAM bypasses nothing (tmpfs accepts it since Linux
+    // 6.6 and only adds cost), so "where the target supports it" leaves it off there.
+    let want_direct = spec
+        .direct
+        .or_else(|| in_ram_filesystem(path).then_some(false));
     let file = if want_direct != Some(false) {
         match open_file(path, opts, true) {
             Ok(f) => Some(f),
@@ -310,6 +314,25 @@ fn open_path(
         direct,
         align_bytes,
     })
+}
+
+/// Whether `path` lives on a filesystem that keeps its data in RAM (tmpfs, ramfs):
+/// every read there is a memory copy, with or without O_DIRECT.
+pub fn in_ram_filesystem(path: &Path) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs is plain data; zeroed is a valid value for it.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a NUL-terminated path and st a valid out pointer.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    let magic = st.f_type as i64;
+    magic == TMPFS_MAGIC || magic == RAMFS_MAGIC
 }
 
 fn open_file(path: &Path, opts: OpenOptionsIo, direct: bool) -> std::io::Result<File> {
