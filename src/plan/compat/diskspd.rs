@@ -591,6 +591,35 @@ mod tests {
     }
 
     #[test]
+    fn cache_flags_map_to_direct_and_write_through() {
+        let ds = |flag: &str| {
+            let t = parse_diskspd(&args(&format!("diskspd -w50 {flag} /tmp/f")), None).unwrap();
+            assert!(t.unsupported.is_empty(), "{flag}: {:?}", t.unsupported);
+            (t.plan.targets[0].direct, t.plan.runs[0].io.write_through)
+        };
+        assert_eq!(ds("-Sh"), (Some(true), true));
+        assert_eq!(ds("-h"), (Some(true), true));
+        assert_eq!(ds("-Suw"), (Some(true), true));
+        assert_eq!(ds("-Sw"), (Some(false), true));
+        assert_eq!(ds("-Su"), (Some(true), false));
+        assert_eq!(ds("-Sb"), (Some(false), false));
+        let sq = |flag: &str| {
+            let t = parse_sqlio(
+                &args(&format!("sqlio -kW {flag} /tmp/f")),
+                Path::new("."),
+                None,
+            )
+            .unwrap();
+            (t.plan.targets[0].direct, t.plan.runs[0].io.write_through)
+        };
+        assert_eq!(sq(""), (Some(true), true));
+        assert_eq!(sq("-BN"), (Some(true), true));
+        assert_eq!(sq("-BH"), (Some(true), false));
+        assert_eq!(sq("-BS"), (Some(false), true));
+        assert_eq!(sq("-BY"), (Some(false), false));
+    }
+
+    #[test]
     fn combined_buffering_flag_is_refused() {
         let e = parse_sqlio(&args("sqlio -kR -BYRT /tmp/f"), Path::new("."), None).unwrap_err();
         assert!(e.to_string().starts_with("argument 3 ('-BYRT')"), "{e}");
