@@ -25,6 +25,8 @@ fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
+# Issue 11: no function in src/plan longer than 120 lines (src/run joins when split).
+python3 scripts/fn-lengths.py --max 120 --top 3 src/plan
 cargo clippy --all-targets -- -D warnings
 cargo test --lib --bins -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so

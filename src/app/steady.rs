@@ -244,14 +244,9 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         }],
         engine,
         duration_ns: Some(round_ns),
-        passes: None,
         warmup_ns: 0,
-        interval_ns: round_ns.min(1_000_000_000),
-        cpus: None,
-        workers: None,
-        seed: 1,
-        pacing: Default::default(),
-        io: Default::default(),
+        interval_ns: round_ns.min(DEFAULT_INTERVAL_NS),
+        ..RunSpec::default()
     };
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut precondition = None;

@@ -491,6 +491,35 @@ pub struct RunSpec {
     pub io: crate::plan::tuning::IoTuning,
 }
 
+/// Measured time of a run that names neither a duration nor passes.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+/// Length of one reported interval unless told otherwise.
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+/// Seed of a run that names none: runs are repeatable by default.
+pub const DEFAULT_SEED: u64 = 1;
+
+impl Default for RunSpec {
+    /// The one source of run defaults (flags, job files and the foreign readers all
+    /// start from it): a 10 s measured run, 1 s intervals, no warm-up, the automatic
+    /// engine, seed 1, no workloads yet.
+    fn default() -> Self {
+        RunSpec {
+            name: "run".into(),
+            workloads: Vec::new(),
+            engine: EngineKind::Auto,
+            duration_ns: Some(DEFAULT_DURATION_NS),
+            passes: None,
+            warmup_ns: 0,
+            interval_ns: DEFAULT_INTERVAL_NS,
+            cpus: None,
+            workers: None,
+            seed: DEFAULT_SEED,
+            pacing: Pacing::default(),
+            io: Default::default(),
+        }
+    }
+}
+
 impl RunSpec {
     /// The workloads that own streams: all but the later members of a share mix,
     /// whose first workload supplies the mix's streams, queue depth and rate.

@@ -1175,13 +1175,7 @@ mod tests {
             engine: EngineKind::Mem,
             duration_ns: None,
             passes: Some(1),
-            warmup_ns: 0,
-            interval_ns: 1_000_000_000,
-            cpus: None,
-            workers: None,
-            seed: 1,
-            pacing: Default::default(),
-            io: Default::default(),
+            ..RunSpec::default()
         };
         let r = Resolved {
             target: 0,

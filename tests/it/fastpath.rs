@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// The result of a successful quiet run as written (JSON), for its wire fields.
+fn result_json(args: &[&str]) -> serde_json::Value {
+    run_json(args).wire
+}
+
 fn shm_path(tag: &str) -> String {
     format!("/dev/shm/ioscope-fastpath-{tag}-{}", std::process::id())
 }
@@ -10,7 +15,7 @@ fn shm_path(tag: &str) -> String {
 #[test]
 fn auto_engine_runs_sync_on_tmpfs_and_says_why() {
     let f = shm_path("auto");
-    let r = run_json(&[
+    let r = result_json(&[
         "run",
         "--target",
         &f,
@@ -28,7 +33,7 @@ fn auto_engine_runs_sync_on_tmpfs_and_says_why() {
     let why = rr["engine_reason"].as_str().unwrap();
     assert!(why.starts_with("auto: ") && why.contains("tmpfs"), "{why}");
     // An explicit engine is obeyed, and the reason says it was asked for.
-    let r = run_json(&[
+    let r = result_json(&[
         "run",
         "--target",
         &f,
@@ -64,7 +69,7 @@ fn auto_engine_runs_sync_on_tmpfs_and_says_why() {
 fn auto_engine_runs_uring_on_a_direct_disk_file() {
     let d = tempdir();
     let f = d.path().join("f");
-    let r = run_json(&[
+    let r = result_json(&[
         "run",
         "--target",
         f.to_str().unwrap(),
@@ -175,7 +180,7 @@ fn sync_every_issues_one_flush_per_n_writes() {
     let d = tempdir();
     let f = d.path().join("f");
     for (kind, streams) in [("fsync", "1"), ("fdatasync", "2")] {
-        let r = run_json(&[
+        let r = result_json(&[
             "run",
             "--target",
             f.to_str().unwrap(),
@@ -208,7 +213,7 @@ fn sync_every_issues_one_flush_per_n_writes() {
         assert_eq!(r["runs"][0]["io"]["write_through"], true);
     }
     // No --sync-every, no flush totals.
-    let r = run_json(&[
+    let r = result_json(&[
         "run",
         "--target",
         f.to_str().unwrap(),

@@ -134,10 +134,10 @@ fn nbd_randread_counts_match_the_server() {
     let r = run_json(&[
         "run", "-t", &k.uri, "--rw", "randread", "--bs", "4k", "--qd", "16", "--passes", "1",
     ]);
-    let run0 = &r["runs"][0];
-    assert_eq!(run0["engine"], "nbd");
+    let run0 = r.run(0);
+    assert_eq!(run0.engine, "nbd");
     // The whole 16 MiB export, from the server's size: 4096 reads of 4 KiB.
-    assert_eq!(run0["totals"]["read"]["ios"], 4096);
+    assert_eq!(run0.totals.read.ios, 4096);
     assert_eq!(k.stop_and_count(), (4096, 0));
 }
 
@@ -162,11 +162,11 @@ fn nbd_randwrite_with_verify_after_is_clean_and_exact() {
         "2",
         "--verify-after",
     ]);
-    let run0 = &r["runs"][0];
-    assert_eq!(run0["totals"]["write"]["ios"], 1024);
-    let v = &run0["verify"];
-    assert_eq!(v["mismatches"], 0, "{v}");
-    assert!(v["units_checked"].as_u64().unwrap() >= 512, "{v}");
+    let run0 = r.run(0);
+    assert_eq!(run0.totals.write.ios, 1024);
+    let v = run0.verify.as_ref().expect("verify counts");
+    assert_eq!(v.mismatches, 0, "{v:?}");
+    assert!(v.units_checked >= 512, "{v:?}");
     let (reads, writes) = k.stop_and_count();
     assert_eq!(writes, 1024);
     // The safety look at the head (once at check, once at the run) and the
@@ -184,7 +184,7 @@ fn nbd_over_tcp_and_a_size_prefix() {
         "run", "-t", &k.uri, "--rw", "read", "--bs", "64k", "--qd", "4", "--passes", "1", "--size",
         "1m",
     ]);
-    assert_eq!(r["runs"][0]["totals"]["read"]["ios"], 16);
+    assert_eq!(r.run(0).totals.read.ios, 16);
     let o = run(&[
         "run", "-t", &k.uri, "--rw", "read", "--size", "64m", "--passes", "1", "-q",
     ]);
@@ -313,42 +313,37 @@ fn nbd_server_killed_mid_run_fails_fast_naming_it() {
     };
     let d = tempdir();
     let json = d.path().join("r.json");
-    let child = ioscope()
-        .args([
-            "run",
-            "-t",
-            &k.uri,
-            "--rw",
-            "randread",
-            "--qd",
-            "8",
-            "--duration",
-            "30s",
-            "--interval",
-            "500ms",
-            "-q",
-            "--json",
-            json.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut child = Spawned::start([
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "8",
+        "--duration",
+        "30s",
+        "--interval",
+        "500ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // Take the server away once the run has measured an interval through it.
+    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
     let t0 = Instant::now();
     // Killed outright, so the connection drops without the server's goodbye (on
     // SIGTERM nbdkit answers what is in flight with ESHUTDOWN: per-I/O errors).
     k.signal(libc::SIGKILL);
-    let out = child.wait_with_output().unwrap();
+    let r = child.finish_result(&json);
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let e = format!("{}{}", stdout(&out), stderr(&out));
+    let r = r.expect_code(1);
+    let e = format!("{}{}", r.stdout, r.stderr);
     assert!(
         e.contains("connection to unix:") && e.contains("lost after"),
         "{e}"
     );
-    let r = read_json(&json);
-    assert!(!r["runs"][0]["intervals"].as_array().unwrap().is_empty());
+    assert!(!r.run(0).intervals.is_empty());
 }
 
 #[test]
@@ -375,7 +370,7 @@ fn nbd_several_workers_need_multi_conn() {
         "--passes",
         "1",
     ]);
-    assert_eq!(r["runs"][0]["totals"]["read"]["ios"], 2048);
+    assert_eq!(r.run(0).totals.read.ios, 2048);
     assert_eq!(k.stop_and_count(), (2048, 0));
     // Without multi-conn, more than one connection is refused with the reason.
     let Some(k) = server(&[

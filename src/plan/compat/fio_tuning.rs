@@ -1,30 +1,13 @@
 //! fio's io_uring and durability options, translated to a run's [`IoTuning`]:
 //! `fixedbufs`, `registerfiles`, `sqthread_poll`, `sqthread_poll_cpu`, `hipri`,
 //! `iodepth_batch_submit`, `iodepth_batch_complete_min/max`, `sync`, `dsync`,
-//! `fsync=N`, `fdatasync=N`. Kept apart from the fio reader's main table so the keys,
-//! their meanings and their tests sit together.
+//! `fsync=N`, `fdatasync=N` (aliases are resolved by the option table,
+//! [`super::fio_options`], before the keys get here).
 
 use super::CompatError;
 use super::Loc;
 use crate::plan::tuning::{IoTuning, SyncKind};
 use crate::plan::units::parse_count;
-
-/// The keys [`io_tuning`] consumes (after fio's own alias normalisation).
-pub(super) const KEYS: &[&str] = &[
-    "fixedbufs",
-    "registerfiles",
-    "sqthread_poll",
-    "sqthread_poll_cpu",
-    "hipri",
-    "iodepth_batch_submit",
-    "iodepth_batch_complete",
-    "iodepth_batch_complete_min",
-    "iodepth_batch_complete_max",
-    "sync",
-    "dsync",
-    "fsync",
-    "fdatasync",
-];
 
 /// fio's boolean spelling: a bare key or 1/true/yes/on is true.
 fn truth(key: &str, v: &str, loc: &Loc) -> Result<bool, CompatError> {
@@ -62,9 +45,7 @@ pub(super) fn io_tuning<'a>(
     u.sqpoll_cpu = num("sqthread_poll_cpu")?;
     u.hipri = flag("hipri")?.unwrap_or(false);
     u.batch_submit = num("iodepth_batch_submit")?.unwrap_or(0);
-    u.batch_complete_min = num("iodepth_batch_complete_min")?
-        .or(num("iodepth_batch_complete")?)
-        .unwrap_or(0);
+    u.batch_complete_min = num("iodepth_batch_complete_min")?.unwrap_or(0);
     u.batch_complete_max = num("iodepth_batch_complete_max")?.unwrap_or(0);
     if let Err(msg) = u.check() {
         let (_, loc) = get("sqthread_poll_cpu")
