@@ -140,12 +140,15 @@ def auto_vs_explicit(shm_file, disk_file, seconds, rounds, tmpdir):
     targets = [("tmpfs", shm_file, []), ("ext4-direct", disk_file, ["--direct", "true"])]
     print("\n## auto-vs-explicit: 4k randread, no --engine against --engine sync and uring")
     print(f"{'case':<22} {'auto IOPS':>11} {'sync IOPS':>11} {'uring IOPS':>11} {'auto/best':>9} "
-          f"{'RSS MiB':>8}  auto's choice")
+          f"{'CPU us/IO auto/sync/uring':>26} {'RSS MiB':>8}  auto's choice")
     for tname, path, extra in targets:
         for sname, qd, streams in AUTO_SHAPES:
             base = ["--target", path, "--rw", "randread", "--bs", "4k", "--qd", str(qd),
                     "--streams", str(streams)] + extra
             runs = {"auto": [], "sync": [], "uring": []}
+            # CPU per I/O of the whole process (io_uring's kernel workers included):
+            # unlike IOPS it barely moves when other work shares the CPUs.
+            cpu = {"auto": [], "sync": [], "uring": []}
             rss = 0
             choice = ""
             order = list(runs)
@@ -158,13 +161,16 @@ def auto_vs_explicit(shm_file, disk_file, seconds, rounds, tmpdir):
                     with open(res) as f:
                         run = json.load(f)["runs"][0]
                     runs[key].append(run["totals"]["iops"])
+                    cpu[key].append(run["cpu"]["cpu_us_per_io"])
                     if key == "auto":
                         rss = max(rss, kib)
                         choice = f"{run['engine']}: {run.get('engine_reason', '')}"
             med = {k: statistics.median(v) for k, v in runs.items()}
             best = max(med["sync"], med["uring"])
+            c = "/".join(f"{statistics.median(cpu[k]):.2f}" for k in ("auto", "sync", "uring"))
             print(f"{tname + ' ' + sname:<22} {med['auto']:>11.0f} {med['sync']:>11.0f} "
-                  f"{med['uring']:>11.0f} {med['auto'] / best:>9.2f} {rss / 1024:>8.1f}  {choice}")
+                  f"{med['uring']:>11.0f} {med['auto'] / best:>9.2f} {c:>26} {rss / 1024:>8.1f}  "
+                  f"{choice}")
 
 
 def rss_growth(shm_file):
