@@ -251,11 +251,12 @@ fn open_path(
         }
         create_file(path, size)?;
     }
-    // O_DIRECT on a filesystem in RAM bypasses nothing (tmpfs accepts it since Linux
-    // 6.6 and only adds cost), so "where the target supports it" leaves it off there.
+    // O_DIRECT on a file in RAM bypasses nothing (tmpfs accepts it since Linux 6.6 and
+    // only adds cost), so "where the target supports it" leaves it off there. Not for
+    // device nodes: /dev itself is a devtmpfs, which reports tmpfs's magic.
     let want_direct = spec
         .direct
-        .or_else(|| in_ram_filesystem(path).then_some(false));
+        .or_else(|| (!is_block && in_ram_filesystem(path)).then_some(false));
     let file = if want_direct != Some(false) {
         match open_file(path, opts, true) {
             Ok(f) => Some(f),
@@ -317,7 +318,8 @@ fn open_path(
 }
 
 /// Whether `path` lives on a filesystem that keeps its data in RAM (tmpfs, ramfs):
-/// every read there is a memory copy, with or without O_DIRECT.
+/// every read of a regular file there is a memory copy, with or without O_DIRECT. For
+/// a device node this says where the node is (devtmpfs), not where its data is.
 pub fn in_ram_filesystem(path: &Path) -> bool {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
     const RAMFS_MAGIC: i64 = 0x8584_58f6;
