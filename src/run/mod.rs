@@ -258,14 +258,27 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
     check_nbd(run, choice.kind, &targets)
 }
 
-/// io_uring options that cannot work here (the kernel, the device, the target),
-/// refused before any I/O with the option named.
+/// io_uring and durability options that cannot work here (the kernel, the device,
+/// the target), refused before any I/O with the option named.
 fn check_uring(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
     let setup = |msg: String| RunError::Setup {
         run: run.name.clone(),
         msg,
     };
     run.io.uring.check().map_err(setup)?;
+    // Flushes and O_DSYNC act on file descriptors: other targets would silently skip them.
+    let durability = [
+        (run.io.sync_every > 0, "--sync-every"),
+        (run.io.write_through, "--write-through"),
+    ];
+    for (on, flag) in durability {
+        if let Some(t) = targets.iter().find(|t| on && t.fd().is_none()) {
+            return Err(setup(format!(
+                "{flag} works on files and block devices, not on '{}'",
+                t.uri
+            )));
+        }
+    }
     if engine == EngineKind::Uring {
         UringEngine::check_options(targets, &run.io.uring).map_err(|e| setup(e.to_string()))?;
     }

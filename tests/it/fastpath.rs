@@ -272,4 +272,12 @@ fn bad_tuning_flags_are_refused_and_create_nothing() {
         assert!(stderr(&o).contains(args[0]), "{args:?}: {}", stderr(&o));
         assert!(!f.exists(), "{args:?} created the target");
     }
+    // Flushes and O_DSYNC need a file descriptor.
+    for flag in [&["--sync-every", "4"][..], &["--write-through"][..]] {
+        let mut all = vec!["run", "--target", "mem:1m", "--rw", "write"];
+        all.extend_from_slice(flag);
+        let o = run(&all);
+        assert_eq!(o.status.code(), Some(2), "{flag:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(flag[0]), "{}", stderr(&o));
+    }
 }
