@@ -4,6 +4,7 @@
 //! and the text the user typed.
 
 pub mod foreign;
+pub mod net;
 pub mod to_plan;
 
 use clap::{Args, Parser, Subcommand};
@@ -58,6 +59,8 @@ pub enum Command {
     /// Show the environment behind the numbers (kernel, CPU, device queue settings,
     /// filesystem, multipath) and tuning advice. Changes nothing.
     Sysinfo(SysinfoArgs),
+    /// Network throughput and latency (iperf3/netperf style): `net serve`, `net run`.
+    Net(net::NetArgs),
 }
 
 #[derive(Debug, Args, Clone)]

@@ -115,10 +115,12 @@ pub fn run(
                 },
                 lag_us: None,
                 backlog_ios: None,
+                net: None,
             }
         })
         .collect();
     RunResult {
+        kind: Default::default(),
         name: name.into(),
         target: "/dev/nvme0n1".into(),
         engine: "uring".into(),
@@ -137,6 +139,7 @@ pub fn run(
             write,
             queue_depth: iops * lat_us / 1e6,
             flush: None,
+            net: Default::default(),
         },
         cpu: Cpu {
             user_pct: 2.0,

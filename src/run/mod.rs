@@ -934,6 +934,7 @@ impl Collector {
             backlog_ios: lag
                 .as_ref()
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
+            net: None,
         };
         on_interval(&iv);
         self.intervals.push(iv);
@@ -1042,6 +1043,7 @@ impl Collector {
                 0.0
             },
             flush: flush::totals(&self.totals, run, dur_s),
+            net: Default::default(),
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -1072,6 +1074,7 @@ impl Collector {
                                 0.0
                             },
                             flush: flush::totals(std::slice::from_ref(t), run, dur_s),
+                            net: Default::default(),
                         },
                     }
                 })
@@ -1081,6 +1084,7 @@ impl Collector {
         };
         let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
+            kind: Default::default(),
             schedule,
             verify: None,
             name: run.name.clone(),

@@ -13,6 +13,7 @@ mod fastpath;
 mod html;
 mod load;
 mod loopdev;
+mod net;
 mod net_nbd;
 mod output;
 mod reports_cli;
