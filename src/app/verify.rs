@@ -8,7 +8,7 @@ use crate::data::{check, Journal};
 use crate::plan::model::TargetSpec;
 use crate::result::VerifyResult;
 use crate::run::data::{record, target_id};
-use crate::target::{self, Backing};
+use crate::target;
 use std::path::{Path, PathBuf};
 
 /// Journal directories under `dir`: itself, or its subdirectories (one per target).
@@ -53,11 +53,11 @@ fn verify_one(
         target::OpenOptionsIo::default(),
     )
     .map_err(|e| AppError::Input(super::chain(&e)))?;
-    let Backing::File { file, .. } = &t.backing else {
+    if !t.is_persistent() {
         return Err(AppError::Input(format!(
-            "target '{uri}': only files and block devices can be verified after the fact"
+            "target '{uri}': only files, block devices and network targets can be verified after the fact"
         )));
-    };
+    }
     let units = rec.map.len() as u64;
     let mut out = VerifyResult::default();
     let chunk_units = ((1u64 << 20) / unit).max(1);
@@ -72,8 +72,8 @@ fn verify_one(
         let n = chunk_units.min(units - u);
         let off = u * unit;
         let data = &mut buf.as_mut_slice()[..(n * unit) as usize];
-        use std::os::unix::fs::FileExt;
-        file.read_exact_at(data, off)
+        t.read_at(data, off)
+            .unwrap_or(Ok(()))
             .map_err(|e| AppError::Runtime(format!("reading '{uri}' at {off}: {e}")))?;
         for i in 0..n {
             let e = rec.expectation(u + i);

@@ -113,10 +113,11 @@ pub struct RunArgs {
     pub job: Option<PathBuf>,
     /// Target: a file, a block device, mem:SIZE, null:SIZE,
     /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
-    /// nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH. Repeatable.
+    /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or
+    /// iscsi://HOST[:PORT]/IQN/LUN (CHAP from IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD). Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
-    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd.
+    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi.
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Access: read, write, randread, randwrite, rw, randrw.

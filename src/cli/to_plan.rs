@@ -56,11 +56,12 @@ fn parse_engine(v: &str) -> Result<EngineKind, FlagError> {
         "mem" => EngineKind::Mem,
         "sim" => EngineKind::Sim,
         "nbd" => EngineKind::Nbd,
+        "iscsi" | "libiscsi" => EngineKind::Iscsi,
         _ => {
             return Err(bad(
                 "--engine",
                 v,
-                "expected auto, uring, sync, null, mem, sim or nbd",
+                "expected auto, uring, sync, null, mem, sim, nbd or iscsi",
             ))
         }
     })

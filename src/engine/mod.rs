@@ -8,6 +8,7 @@
 //! A worker owns one engine instance for its whole life; nothing here is shared
 //! between threads except the opened targets.
 
+pub mod iscsi;
 pub mod mem;
 pub mod nbd;
 pub mod null;

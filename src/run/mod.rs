@@ -17,6 +17,7 @@ pub mod stream;
 pub mod worker;
 
 use crate::clock::{now_ns, unix_s};
+use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
@@ -190,6 +191,7 @@ fn prepare(
                 ),
             ));
         }
+        check_blocks(w, t).map_err(|m| invalid(&w.name, m))?;
         if t.direct && run.engine != EngineKind::Null {
             let a = t.align_bytes;
             if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
@@ -236,6 +238,28 @@ fn prepare(
     Ok((Arc::new(opened), resolved))
 }
 
+/// An iSCSI LUN takes only whole blocks: block sizes, offset and size must be
+/// multiples of its block size.
+fn check_blocks(w: &crate::plan::model::Workload, t: &OpenTarget) -> Result<(), String> {
+    if !matches!(t.backing, Backing::Iscsi(_)) {
+        return Ok(());
+    }
+    let a = t.align_bytes;
+    if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+        return Err(format!(
+            "block size {b} is not a multiple of the LUN's {a}-byte blocks ('{}')",
+            t.uri
+        ));
+    }
+    if w.offset_bytes % a != 0 || w.size_bytes.is_some_and(|s| s % a != 0) {
+        return Err(format!(
+            "offset and size must be multiples of the LUN's {a}-byte blocks ('{}')",
+            t.uri
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a run against its targets (opening, creating files, safety, alignment)
 /// without issuing any measured I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
@@ -255,7 +279,7 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
     let (targets, _) = prepare(run, specs, opts)?;
     let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
     check_uring(run, choice.kind, &targets)?;
-    check_nbd(run, choice.kind, &targets)
+    check_network(run, choice.kind, &targets)
 }
 
 /// io_uring and durability options that cannot work here (the kernel, the device,
@@ -466,7 +490,7 @@ pub fn execute(
             run.name
         ));
     }
-    check_nbd(run, engine, &targets)?;
+    check_network(run, engine, &targets)?;
     if matches!(engine, EngineKind::Uring | EngineKind::Sync)
         && targets.iter().any(|t| t.fd().is_none())
     {
@@ -615,6 +639,10 @@ pub fn execute(
                         Ok(e) => worker::run_worker(e, setup),
                         Err(e) => setup_failed(&setup, e),
                     },
+                    EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
+                        Ok(e) => worker::run_worker(e, setup),
+                        Err(e) => setup_failed(&setup, e),
+                    },
                     _ => match UringEngine::new(&t, capacity, &uring_opts) {
                         Ok(e) => worker::run_worker(e, setup),
                         Err(e) => setup_failed(&setup, e),
@@ -698,29 +726,44 @@ fn setup_failed(setup: &WorkerSetup, e: EngineError) {
     });
 }
 
-/// The nbd engine serves only NBD targets, and NBD targets only the nbd engine. Each
-/// worker opens its own connection, so more than one worker needs a server that
-/// advertises multi-conn (otherwise the connections may not see each other's writes).
-fn check_nbd(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
+/// Network targets need their own engine (nbd for NBD, iscsi for iSCSI), which
+/// serves nothing else. Each worker opens its own connection, so more than one worker
+/// on an NBD target needs a server that advertises multi-conn (otherwise the
+/// connections may not see each other's writes).
+fn check_network(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
     let setup = |msg: String| RunError::Setup {
         run: run.name.clone(),
         msg,
     };
-    let is_nbd = |t: &Arc<OpenTarget>| matches!(t.backing, Backing::Nbd(_));
-    if engine == EngineKind::Nbd && !targets.iter().all(is_nbd) {
-        return Err(setup(
-            "the nbd engine works only with nbd:// targets".into(),
-        ));
-    }
-    if engine != EngineKind::Nbd {
-        if let Some(t) = targets.iter().find(|t| is_nbd(t)) {
-            return Err(setup(format!(
-                "'{}' is an NBD target: it needs the nbd engine, not {}",
-                t.uri,
-                engine.name()
-            )));
+    let wants = |t: &OpenTarget| match t.backing {
+        Backing::Nbd(_) => Some(EngineKind::Nbd),
+        Backing::Iscsi(_) => Some(EngineKind::Iscsi),
+        _ => None,
+    };
+    for t in targets.iter() {
+        match wants(t) {
+            Some(k) if k != engine => {
+                return Err(setup(format!(
+                    "'{}' needs the {} engine, not {}",
+                    t.uri,
+                    k.name(),
+                    engine.name()
+                )))
+            }
+            None if matches!(engine, EngineKind::Nbd | EngineKind::Iscsi) => {
+                return Err(setup(format!(
+                    "the {} engine works only with {} targets, not '{}'",
+                    engine.name(),
+                    if engine == EngineKind::Nbd {
+                        "nbd://"
+                    } else {
+                        "iscsi://"
+                    },
+                    t.uri
+                )))
+            }
+            _ => {}
         }
-        return Ok(());
     }
     let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
     let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
@@ -729,8 +772,8 @@ fn check_nbd(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(),
             if let Backing::Nbd(n) = &t.backing {
                 if !n.multi_conn {
                     return Err(setup(format!(
-                        "{} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
-                        workers, n.server
+                        "{workers} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
+                        n.server
                     )));
                 }
             }
@@ -1142,6 +1185,7 @@ pub fn verify_pass(
                 file.read_exact_at(data, off)?;
             }
             Backing::Nbd(n) => n.read_at(data, off)?,
+            Backing::Iscsi(i) => i.read_at(data, off)?,
             Backing::Mem(m) => {
                 // SAFETY: off + bytes ≤ units × unit ≤ the mapping's length; no worker
                 // runs during the verify pass.

@@ -14,6 +14,7 @@ mod html;
 mod load;
 mod loopdev;
 mod net;
+mod net_iscsi;
 mod net_nbd;
 mod output;
 mod reports_cli;
