@@ -49,7 +49,7 @@ pub struct Completion {
 /// per-I/O failures arrive as negative `Completion::result`).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{engine}: setting up: {source}")]
+    #[error("{engine}: setting up")]
     Setup {
         engine: &'static str,
         source: std::io::Error,
@@ -57,7 +57,7 @@ pub enum EngineError {
     /// An option the kernel, the device or the target does not support.
     #[error("{option}: {msg}")]
     Unsupported { option: &'static str, msg: String },
-    #[error("{engine}: {op}: {source}")]
+    #[error("{engine}: {op}")]
     Io {
         engine: &'static str,
         op: &'static str,

@@ -30,6 +30,19 @@ impl IoTuning {
     pub fn is_default(&self) -> bool {
         *self == IoTuning::default()
     }
+
+    /// Checks the settings against each other (on the plan alone, before any target
+    /// is opened); the message names the flag.
+    pub fn check(&self) -> Result<(), String> {
+        self.uring.check()?;
+        if self.sync_every == 0 && self.sync_kind != SyncKind::Fsync {
+            return Err(format!(
+                "--sync-kind {} needs --sync-every N",
+                self.sync_kind.name()
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn is_false(b: &bool) -> bool {

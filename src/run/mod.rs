@@ -276,6 +276,10 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         });
     }
     check_clock(run, specs)?;
+    run.io.check().map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    })?;
     let (targets, _) = prepare(run, specs, opts)?;
     let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
     check_uring(run, choice.kind, &targets)?;
@@ -289,7 +293,6 @@ fn check_uring(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(
         run: run.name.clone(),
         msg,
     };
-    run.io.uring.check().map_err(setup)?;
     // Flushes and O_DSYNC act on file descriptors: other targets would silently skip them.
     let durability = [
         (run.io.sync_every > 0, "--sync-every"),
@@ -700,7 +703,7 @@ pub fn execute(
             if let Some(st) = st {
                 verify_pass(t, st, unit, &mut verify).map_err(|e| RunError::Setup {
                     run: run.name.clone(),
-                    msg: format!("verify pass on '{}': {e}", t.uri),
+                    msg: format!("verify pass on '{}': {}", t.uri, crate::errors::Chain(&e)),
                 })?;
             }
         }
@@ -720,7 +723,7 @@ fn setup_failed(setup: &WorkerSetup, e: EngineError) {
         last: true,
         workloads: Vec::new(),
         error_samples: Vec::new(),
-        fatal: Some(e.to_string()),
+        fatal: Some(crate::errors::chain(&e)),
         verify: Default::default(),
         pacing: Default::default(),
     });

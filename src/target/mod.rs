@@ -20,7 +20,12 @@ use std::path::{Path, PathBuf};
 pub enum TargetError {
     #[error("target '{uri}': {msg}")]
     Invalid { uri: String, msg: String },
-    #[error("target '{}': {op}: {source}", path.display())]
+    #[error("target '{uri}'")]
+    Sim {
+        uri: String,
+        source: sim::SimSpecError,
+    },
+    #[error("target '{}': {op}", path.display())]
     Io {
         path: PathBuf,
         op: &'static str,
@@ -49,7 +54,12 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
         return Ok(TargetKind::Null(size));
     }
     if let Some(rest) = uri.strip_prefix("sim:") {
-        return sim::parse_spec(rest).map(TargetKind::Sim).map_err(invalid);
+        return sim::parse_spec(rest)
+            .map(TargetKind::Sim)
+            .map_err(|source| TargetError::Sim {
+                uri: uri.to_string(),
+                source,
+            });
     }
     if uri.starts_with("nbd") && uri.contains("://") {
         return nbd::parse(uri).map(TargetKind::Nbd).map_err(invalid);

@@ -10,6 +10,7 @@ mod compat;
 mod data;
 mod exact;
 mod fastpath;
+mod generate;
 mod html;
 mod load;
 mod loopdev;
@@ -17,6 +18,7 @@ mod net;
 mod net_iscsi;
 mod net_nbd;
 mod output;
+mod pipes;
 mod reports_cli;
 mod sim;
 
