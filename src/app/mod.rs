@@ -51,6 +51,9 @@ pub mod exit {
     pub const BAD_INPUT: i32 = 2;
     /// Verification found a mismatch.
     pub const VERIFY_MISMATCH: i32 = 3;
+    /// `convert` printed a translation but had to drop unsupported options, so it is
+    /// not faithful (the same code as a mismatch: "done, but not what you asked").
+    pub const CONVERT_DROPPED: i32 = 3;
     /// Interrupted by Ctrl-C (results so far were written).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -326,6 +329,11 @@ pub fn run_plan(
     opts: &RunOptions,
     command: Vec<String>,
 ) -> Result<Outcome, AppError> {
+    // A job that asks for a curve (vdbench's iorate=curve) is measured as one.
+    if let Some(spec) = plan.runs.iter().find_map(|r| r.curve.as_ref()) {
+        let req = curve::CurveRequest::from_spec(spec)?;
+        return curve::run_curve(plan, &req, out, opts, command);
+    }
     // Every check that can fail happens before the first I/O of the first run.
     for r in &plan.runs {
         run::check(r, &plan.targets, opts).map_err(AppError::Check)?;
