@@ -188,9 +188,7 @@ impl<'a> Session<'a> {
                 "\n{}{}: {}",
                 r.name,
                 label,
-                terminal::workload_words(
-                    &serde_json::to_value(&r.workloads[0]).unwrap_or_default()
-                )
+                terminal::workload_words(&crate::run::echo::workload_echo(&r.workloads[0]))
             )?;
             outln!("{}", terminal::interval_header())?;
         }
@@ -258,7 +256,7 @@ impl<'a> Session<'a> {
         }
         // Any I/O error fails the command; the policy only decided whether the run
         // went on.
-        if result.end_reason == "error" || result.totals.all.errors > 0 {
+        if result.end_reason == crate::result::EndReason::Error || result.totals.all.errors > 0 {
             self.exit_code = exit::RUN_FAILED;
         }
         if result.interrupted {

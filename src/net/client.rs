@@ -23,7 +23,7 @@ use super::stream::{self, Control, Job, StreamState};
 use super::tcp_info::{self, TcpSample};
 use super::NetError;
 use crate::clock::now_ns;
-use crate::result::{Interval, NetInterval, NetStreamInterval, ResultDoc};
+use crate::result::{EndReason, Interval, NetInterval, NetStreamInterval, ResultDoc};
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
 
@@ -68,7 +68,7 @@ pub(super) struct Measured {
     pub end_ns: u64,
     pub cpu_mark: CpuSample,
     pub cpu_end: CpuSample,
-    pub end_reason: &'static str,
+    pub end_reason: EndReason,
     pub errors: Vec<String>,
     pub server: Option<(Vec<ServerStream>, protocol::CpuTimes)>,
     pub local_env: NetEnv,
@@ -261,7 +261,7 @@ struct Timeline {
     marked: bool,
     mark_ns: u64,
     cpu_mark: CpuSample,
-    end_reason: &'static str,
+    end_reason: EndReason,
 }
 
 /// Reports intervals until warm-up + duration pass (or the test fails), sending the
@@ -286,7 +286,7 @@ fn run_intervals(
         marked: cfg.warmup_ns == 0,
         mark_ns: start_ns,
         cpu_mark: cpu_prev,
-        end_reason: "duration",
+        end_reason: EndReason::Duration,
     };
     if tl.marked {
         let _ = protocol::write_frame(ctrl, &Ctrl::Mark);
@@ -376,7 +376,7 @@ fn measure(
         }
     }
     let mut end_reason = tl.end_reason;
-    let (server, remote_env) = if end_reason == "error" {
+    let (server, remote_env) = if end_reason == EndReason::Error {
         (None, None)
     } else {
         match server_report(ctrl) {
@@ -387,8 +387,8 @@ fn measure(
             }
         }
     };
-    if server.is_none() && end_reason == "duration" {
-        end_reason = "error";
+    if server.is_none() && end_reason == EndReason::Duration {
+        end_reason = EndReason::Error;
     }
     Ok(Measured {
         cfg: cfg.clone(),
@@ -415,13 +415,13 @@ fn measure(
 
 /// Sleeps until `at_ns` in slices, returning early with the reason when the user
 /// interrupts, a stream fails, or the server closes the control connection.
-fn watch_until(at_ns: u64, ctrl: &TcpStream, streams: &[Tracked]) -> Option<&'static str> {
+fn watch_until(at_ns: u64, ctrl: &TcpStream, streams: &[Tracked]) -> Option<EndReason> {
     loop {
         if crate::run::interrupt::requested() {
-            return Some("interrupted");
+            return Some(EndReason::Interrupted);
         }
         if streams.iter().any(|t| t.st.error().is_some()) {
-            return Some("error");
+            return Some(EndReason::Error);
         }
         let mut pfd = libc::pollfd {
             fd: ctrl.as_raw_fd(),
@@ -432,7 +432,7 @@ fn watch_until(at_ns: u64, ctrl: &TcpStream, streams: &[Tracked]) -> Option<&'st
         let n = unsafe { libc::poll(&mut pfd, 1, 0) };
         if n > 0 {
             // Nothing is expected from the server mid-test: this is its end.
-            return Some("error");
+            return Some(EndReason::Error);
         }
         let now = now_ns();
         if now >= at_ns {

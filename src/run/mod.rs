@@ -7,6 +7,7 @@
 pub mod buffers;
 pub mod clock;
 pub mod data;
+pub mod echo;
 pub mod engine_choice;
 pub mod flush;
 pub mod interrupt;
@@ -14,6 +15,7 @@ pub mod offsets;
 pub mod pacing;
 pub mod steady;
 pub mod stream;
+pub mod timebase;
 pub mod worker;
 
 use crate::clock::{now_ns, unix_s};
@@ -26,7 +28,7 @@ use crate::plan::model::{
     AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, SeqLayout, TargetKind, TargetSpec,
 };
 use crate::result::{
-    Cpu, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
+    Cpu, EndReason, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
 };
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
@@ -280,6 +282,8 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         run: run.name.clone(),
         msg,
     })?;
+    // Opening checks the targets, so the clock is chosen first, as in `execute`.
+    timebase::choose_clock(run, specs);
     let (targets, _) = prepare(run, specs, opts)?;
     let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
     check_uring(run, choice.kind, &targets)?;
@@ -451,6 +455,8 @@ pub fn execute(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(RunResult, Vec<String>), RunError> {
     let mut warnings = Vec::new();
+    // The clock first: a simulated device reads it for its origin when it opens.
+    let virtual_time = timebase::choose_clock(run, specs);
     let (targets, resolved) = prepare(run, specs, opts)?;
     let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
     let engine = choice.kind;
@@ -478,7 +484,6 @@ pub fn execute(
     }
     // Virtual time, once a target asked for it, is the whole process's clock: only
     // simulated devices on that same clock, driven by the sim engine, can run on it.
-    let virtual_time = crate::clock::is_virtual();
     if virtual_time {
         check_clock(run, specs)?;
         if engine != EngineKind::Sim {
@@ -684,13 +689,13 @@ pub fn execute(
         let _ = h.join();
     }
     let end_reason = if interrupted {
-        "interrupted"
+        EndReason::Interrupted
     } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
-        "error"
+        EndReason::Error
     } else if end_at.is_some_and(|e| now_ns() >= e) {
-        "duration"
+        EndReason::Duration
     } else {
-        "passes"
+        EndReason::Passes
     };
     if let Some(f) = &coll.fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
@@ -1057,7 +1062,7 @@ impl Collector {
         run: &RunSpec,
         targets: &Targets,
         engine: &engine_choice::EngineChoice,
-        end_reason: &str,
+        end_reason: EndReason,
         interrupted: bool,
         nworkers: usize,
     ) -> RunResult {
@@ -1142,11 +1147,11 @@ impl Collector {
             engine: engine.kind.name().into(),
             engine_reason: engine.reason.clone(),
             io: (!run.io.is_default()).then(|| serde_json::to_value(&run.io).unwrap_or_default()),
-            workload: serde_json::to_value(&run.workloads[0]).unwrap_or_default(),
+            workload: echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,
             interrupted,
-            end_reason: end_reason.into(),
+            end_reason,
             workers: nworkers,
             streams: run.total_streams(),
             totals,
