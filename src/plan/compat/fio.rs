@@ -338,6 +338,8 @@ struct Job {
     data: DataSettings,
     /// latency_target: the SLA search its run becomes.
     curve: Option<CurveSpec>,
+    /// io_uring and durability options (fixedbufs, sqthread_poll, fsync=, sync= …).
+    io: crate::plan::tuning::IoTuning,
 }
 
 fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
@@ -468,6 +470,7 @@ fn group_runs(
                 cpus: job.cpus,
                 seed: job.seed,
                 curve: job.curve,
+                io: job.io,
                 ..base_run()
             });
             run_opts.push(job.run_opts);
@@ -599,12 +602,16 @@ impl<'a> JobCx<'a> {
                  start; ioscope's {streams} streams each walk their own slice of it"
             ));
         }
+        let io = super::fio_tuning::io_tuning(|k| self.o.get(k))?;
+        self.run_opts
+            .push(("io", format!("{io:?}"), self.section_loc.clone()));
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
             || o.flag("new_group")?
             || o.has("wait_for");
         Ok(Job {
+            io,
             data,
             name: name.clone(),
             loc: self.section_loc.clone(),
