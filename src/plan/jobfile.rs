@@ -1014,6 +1014,7 @@ impl Settings {
             pacing: self.pacing.unwrap_or(base.pacing),
             io: base.io,
             curve: None,
+            fio_logs: None,
         }
     }
 }
