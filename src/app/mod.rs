@@ -341,10 +341,19 @@ pub fn run_options(
     if let Some(j) = &a.journal {
         settings.journal = Some(j.display().to_string());
     }
+    let io_timeout_ns = match &a.io_timeout {
+        None => None,
+        Some(t) => Some(
+            crate::plan::units::parse_duration_ns(t)
+                .map_err(|e| AppError::Input(format!("--io-timeout '{t}': {e}")))?,
+        ),
+    };
     Ok(RunOptions {
         force: a.force,
         policy,
         data: data_options(&settings)?,
+        io_timeout_ns,
+        ..Default::default()
     })
 }
 

@@ -115,6 +115,8 @@ pub fn run(
                 },
                 lag_us: None,
                 backlog_ios: None,
+                connections: Vec::new(),
+                events: Vec::new(),
             }
         })
         .collect();
@@ -146,6 +148,8 @@ pub fn run(
         schedule: None,
         verify: None,
         error_samples: Vec::new(),
+        connections: Vec::new(),
+        events: Vec::new(),
     }
 }
 
