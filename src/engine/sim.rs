@@ -400,4 +400,50 @@ mod tests {
         late.sort_unstable();
         assert!(late[100] < 50_000, "median lateness {} ns", late[100]);
     }
+
+    #[test]
+    fn sim_engine_abandon_forgets_the_request() {
+        let t = sim_targets("1g?service=1ms");
+        let mut e = SimEngine::new(&t, 2);
+        e.push(req(0, 0)).unwrap();
+        e.push(req(1, 4096)).unwrap();
+        assert!(e.abandon(0));
+        let mut out = Vec::new();
+        e.submit_and_reap(1, None, &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].tag, 1);
+        assert_eq!(e.in_flight(), 0);
+    }
+
+    // Readiness by file descriptor: the worker waits in poll(2) on the engine's
+    // descriptors, then reaps without waiting.
+    #[test]
+    fn sim_engine_waits_by_fd() {
+        let _serial = real_time();
+        let t = sim_targets("1g?service=2ms");
+        let mut e = SimEngine::waiting_by_fd(&t, 4).unwrap();
+        let mut fds = Vec::new();
+        e.poll_fds(&mut fds);
+        assert!(fds.is_empty(), "nothing in flight, nothing to wait on");
+        let t0 = now_ns();
+        e.push(req(5, 0)).unwrap();
+        let mut out = Vec::new();
+        e.submit_and_reap(0, Some(0), &mut out).unwrap();
+        assert!(out.is_empty(), "not due yet");
+        e.poll_fds(&mut fds);
+        assert_eq!(fds.len(), 1);
+        let ts = libc::timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        };
+        // SAFETY: one valid pollfd; `ts` outlives the call.
+        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 1, &ts, std::ptr::null()) };
+        assert_eq!(n, 1, "the timerfd became ready");
+        e.on_ready(&fds).unwrap();
+        e.submit_and_reap(0, Some(0), &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].tag, 5);
+        let waited = now_ns() - t0;
+        assert!((2_000_000..500_000_000).contains(&waited), "{waited} ns");
+    }
 }

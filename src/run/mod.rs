@@ -114,3 +114,75 @@ pub fn execute(
     }
     Ok((result, warnings))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::{BlockSizes, EngineKind, Workload};
+
+    fn null_run(streams: u32) -> (RunSpec, Vec<TargetSpec>) {
+        let w = Workload {
+            bs: BlockSizes::fixed(4096),
+            streams,
+            target: "t0".into(),
+            ..Default::default()
+        };
+        let run = RunSpec {
+            name: "r".into(),
+            workloads: vec![w],
+            engine: EngineKind::Null,
+            duration_ns: None,
+            passes: Some(2),
+            warmup_ns: 0,
+            interval_ns: 1_000_000_000,
+            cpus: None,
+            workers: Some(2),
+            seed: 1,
+            pacing: Default::default(),
+        };
+        let t = TargetSpec {
+            name: "t0".into(),
+            uri: "null:8m".into(),
+            size_bytes: None,
+            direct: None,
+        };
+        (run, vec![t])
+    }
+
+    // The engine contract's connections: streams are spread over the connections
+    // of their target, and every I/O is counted on exactly one of them.
+    #[test]
+    fn streams_spread_over_connections() {
+        let (run, specs) = null_run(6);
+        let opts = RunOptions {
+            connections: 3,
+            ..Default::default()
+        };
+        let (r, _) = execute(&run, &specs, &opts, &mut |_| {}).unwrap();
+        assert_eq!(r.connections.len(), 3);
+        let per: Vec<u64> = r.connections.iter().map(|c| c.ios).collect();
+        assert_eq!(per.iter().sum::<u64>(), r.totals.all.ios, "{per:?}");
+        // 2 passes over 8 MiB in 4 KiB by 6 streams: 2 streams per connection.
+        for (i, c) in r.connections.iter().enumerate() {
+            assert_eq!(c.index, i as u32);
+            assert_eq!(c.uri, "null:8m");
+            assert!(c.ios > 0, "connection {i} carried nothing: {per:?}");
+        }
+        let iv_sum: u64 = r
+            .intervals
+            .iter()
+            .flat_map(|iv| iv.connections.iter().map(|c| c.ios))
+            .sum();
+        assert_eq!(iv_sum, r.totals.all.ios);
+    }
+
+    #[test]
+    fn zero_connections_are_refused() {
+        let (run, specs) = null_run(1);
+        let opts = RunOptions {
+            connections: 0,
+            ..Default::default()
+        };
+        assert!(check(&run, &specs, &opts).is_err());
+    }
+}

@@ -257,6 +257,7 @@ impl<E: Engine> Worker<E> {
 
     /// Hands the interval's counters to the collector; false when it is gone.
     fn send_interval(&mut self, now: u64) -> bool {
+        self.fill_conns();
         let nconns = self.conns.len();
         let fresh = self
             .setup
@@ -444,10 +445,11 @@ impl<E: Engine> Worker<E> {
 
     /// Accounts one completion: counts, latency, verification; frees the slot or,
     /// under `--on-error retry=N`, issues the failed request again.
+    #[inline]
     fn complete(&mut self, c: Completion, reap_ns: u64) {
         let tag = c.tag as usize;
-        let slot = self.table.slots[tag];
-        if slot.state == SlotState::TimedOut {
+        let (state, len) = (self.table.slots[tag].state, self.table.slots[tag].len);
+        if state == SlotState::TimedOut {
             // Counted when it timed out; now the slot is free again.
             self.timed_out -= 1;
             self.table
@@ -458,27 +460,55 @@ impl<E: Engine> Worker<E> {
         if c.result < 0 && self.retry(tag, reap_ns) {
             return;
         }
-        let done = if c.done_ns != 0 { c.done_ns } else { reap_ns };
-        let ok = c.result == slot.len as i64;
+        let ok = c.result == len as i64;
         self.settle_data(tag, ok, reap_ns);
-        let conn = (slot.target * self.setup.connections + slot.conn) as usize;
+        let slot = &self.table.slots[tag];
         let ws = &mut self.stats[slot.workload as usize].ops[slot.op.index()];
         if c.result < 0 {
             ws.errors += 1;
-            self.conns[conn].errors += 1;
+            self.count_conn(tag, 0, 1);
             self.error(tag, (-c.result) as i32);
         } else {
+            let done = if c.done_ns != 0 { c.done_ns } else { reap_ns };
             ws.ios += 1;
             ws.bytes += c.result as u64;
             ws.lat.record(done.saturating_sub(slot.intended_ns));
             if let Some(svc) = ws.svc.as_mut() {
                 svc.record(done.saturating_sub(slot.submit_ns));
             }
-            let cs = &mut self.conns[conn];
-            cs.ios += 1;
-            cs.bytes += c.result as u64;
+            self.count_conn(tag, c.result as u64, 0);
         }
         self.release(tag);
+    }
+
+    /// Counts a finished request on its connection. With one connection per target
+    /// the counts follow from the workloads' and are filled in per interval instead
+    /// ([`Worker::fill_conns`]), which keeps this off the per-I/O path.
+    #[inline]
+    fn count_conn(&mut self, tag: usize, bytes: u64, errors: u64) {
+        if self.setup.connections > 1 {
+            let slot = &self.table.slots[tag];
+            let cs = &mut self.conns[(slot.target * self.setup.connections + slot.conn) as usize];
+            cs.ios += 1 - errors;
+            cs.bytes += bytes;
+            cs.errors += errors;
+        }
+    }
+
+    /// With one connection per target: its counts are its target's, summed over
+    /// the workloads (timeouts were counted on it directly).
+    fn fill_conns(&mut self) {
+        if self.setup.connections > 1 {
+            return;
+        }
+        for (shape, w) in self.shapes.iter().zip(&self.stats) {
+            let cs = &mut self.conns[shape.target as usize];
+            for o in &w.ops {
+                cs.ios += o.ios;
+                cs.bytes += o.bytes;
+                cs.errors += o.errors;
+            }
+        }
     }
 
     /// Issues a failed request again in its slot when the policy allows; true if so.
@@ -518,8 +548,9 @@ impl<E: Engine> Worker<E> {
     }
 
     /// Settles a finished request's verification: commits or checks its units.
+    #[inline]
     fn settle_data(&mut self, tag: usize, ok: bool, now: u64) {
-        let slot = self.table.slots[tag];
+        let slot = &self.table.slots[tag];
         let data = &mut self.setup.data;
         let res = match slot.op {
             Op::Write => {
@@ -641,7 +672,7 @@ impl<E: Engine> Worker<E> {
                 self.table.slots[tag].state = SlotState::TimedOut;
                 self.timed_out += 1;
                 self.stats[slot.workload as usize].ops[slot.op.index()].errors += 1;
-                self.conns[conn].errors += 1;
+                self.count_conn(tag, 0, 1);
                 self.error(tag, libc::ETIMEDOUT);
             }
         }
@@ -690,6 +721,7 @@ impl<E: Engine> Worker<E> {
 
     /// Sends the last snapshot.
     fn finish(mut self) {
+        self.fill_conns();
         if let Err(e) = self.setup.data.finish() {
             self.fatal.get_or_insert(format!("journal: {e}"));
         }
