@@ -10,6 +10,9 @@ command -v losetup >/dev/null 2>&1 || need+=(util-linux)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v zstd >/dev/null 2>&1 || need+=(zstd)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# NBD targets: a server for the tests and the client library ioscope loads.
+command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
+ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || need+=(libnbd0)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"
@@ -22,6 +25,8 @@ fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
+# Issue 11: no function in src/plan longer than 120 lines (src/run joins when split).
+python3 scripts/fn-lengths.py --max 120 --top 3 src/plan
 cargo clippy --all-targets -- -D warnings
 cargo test --lib --bins -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so

@@ -33,6 +33,7 @@ fn main() {
         Command::Pts(a) => app::pts(a, command),
         Command::Report(a) => app::report(a),
         Command::Compare(a) => app::compare(a),
+        Command::Net(a) => net(a, command),
     };
     match result {
         Ok(code) => std::process::exit(code),
@@ -67,4 +68,21 @@ fn run(a: &ioscope::cli::RunArgs, command: Vec<String>) -> Result<i32, AppError>
     let outcome = app::run_plan(&plan, &a.output, &opts, command)?;
     let _ = exit::OK;
     Ok(outcome.exit_code)
+}
+
+/// `ioscope net …`: flags to typed settings (bad ones exit 2), then the network mode.
+fn net(a: &ioscope::cli::net::NetArgs, command: Vec<String>) -> Result<i32, AppError> {
+    use ioscope::cli::net::NetCommand;
+    let net_err = |e: ioscope::net::NetError| match e.exit_code() {
+        exit::BAD_INPUT => AppError::Input(e.to_string()),
+        _ => AppError::Runtime(e.to_string()),
+    };
+    match &a.command {
+        NetCommand::Serve(s) => {
+            ioscope::net::serve(&s.to_config().map_err(AppError::Input)?).map_err(net_err)
+        }
+        NetCommand::Run(r) => ioscope::net::run(&r.to_config(command).map_err(AppError::Input)?)
+            .map(|o| o.exit_code)
+            .map_err(net_err),
+    }
 }

@@ -83,6 +83,14 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 }
 
 fn input_err(e: run::RunError) -> AppError {
+    // A target that cannot be reached here (library missing, server down) is a
+    // run-time failure, not bad input.
+    if matches!(
+        e,
+        run::RunError::Target(crate::target::TargetError::Unavailable { .. })
+    ) {
+        return AppError::Runtime(chain(&e));
+    }
     AppError::Input(chain(&e))
 }
 

@@ -82,15 +82,9 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
             size_bytes: None,
             ..Default::default()
         }],
-        engine: EngineKind::Auto,
         duration_ns: Some(duration_ns),
-        passes: None,
         warmup_ns: 1_000_000_000,
-        interval_ns: 1_000_000_000,
-        cpus: None,
-        workers: None,
-        seed: 1,
-        pacing: Default::default(),
+        ..RunSpec::default()
     };
     let mut runs = vec![mk("4k-randread", AccessPattern::Random, 100, 4096, 32)];
     if writes_ok {

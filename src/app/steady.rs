@@ -204,9 +204,10 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         Some("sync") => EngineKind::Sync,
         Some("mem") => EngineKind::Mem,
         Some("sim") => EngineKind::Sim,
+        Some("nbd") => EngineKind::Nbd,
         Some(o) => {
             return Err(AppError::Input(format!(
-                "--engine '{o}': expected auto, uring, sync, mem or sim"
+                "--engine '{o}': expected auto, uring, sync, mem, sim or nbd"
             )))
         }
     };
@@ -243,13 +244,9 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         }],
         engine,
         duration_ns: Some(round_ns),
-        passes: None,
         warmup_ns: 0,
-        interval_ns: round_ns.min(1_000_000_000),
-        cpus: None,
-        workers: None,
-        seed: 1,
-        pacing: Default::default(),
+        interval_ns: round_ns.min(DEFAULT_INTERVAL_NS),
+        ..RunSpec::default()
     };
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut precondition = None;

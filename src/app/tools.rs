@@ -142,7 +142,8 @@ pub fn convert(a: &crate::cli::ConvertArgs) -> Result<i32, AppError> {
         );
     }
     let text = match a.to.as_str() {
-        "toml" => crate::plan::emit::to_toml(&translated.plan),
+        "toml" => crate::plan::emit::to_toml(&translated.plan)
+            .map_err(|e| AppError::Input(format!("cannot write as TOML: {e}")))?,
         "fio" => crate::plan::emit::to_fio(&translated.plan)
             .map_err(|e| AppError::Input(format!("cannot write as fio: {e}")))?,
         other => {

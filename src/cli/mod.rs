@@ -4,6 +4,7 @@
 //! and the text the user typed.
 
 pub mod foreign;
+pub mod net;
 pub mod to_plan;
 
 use clap::{Args, Parser, Subcommand};
@@ -58,6 +59,8 @@ pub enum Command {
     /// Show the environment behind the numbers (kernel, CPU, device queue settings,
     /// filesystem, multipath) and tuning advice. Changes nothing.
     Sysinfo(SysinfoArgs),
+    /// Network throughput and latency (iperf3/netperf style): `net serve`, `net run`.
+    Net(net::NetArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -108,11 +111,12 @@ pub struct RunArgs {
     /// Job file: native TOML, fio or vdbench (detected). Flags below override it.
     #[arg(value_name = "JOBFILE")]
     pub job: Option<PathBuf>,
-    /// Target: a file, a block device, mem:SIZE, null:SIZE or
-    /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P. Repeatable.
+    /// Target: a file, a block device, mem:SIZE, null:SIZE,
+    /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
+    /// nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH. Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
-    /// How I/O is issued: auto, uring, sync, null, mem, sim.
+    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd.
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Access: read, write, randread, randwrite, rw, randrw.

@@ -54,11 +54,12 @@ fn parse_engine(v: &str) -> Result<EngineKind, FlagError> {
         "null" => EngineKind::Null,
         "mem" => EngineKind::Mem,
         "sim" => EngineKind::Sim,
+        "nbd" => EngineKind::Nbd,
         _ => {
             return Err(bad(
                 "--engine",
                 v,
-                "expected auto, uring, sync, null, mem or sim",
+                "expected auto, uring, sync, null, mem, sim or nbd",
             ))
         }
     })
@@ -200,18 +201,12 @@ fn run_from_flags(
         })
         .collect();
     let mut run = RunSpec {
-        name: label.unwrap_or_else(|| "run".into()),
         workloads,
-        engine: EngineKind::Auto,
-        duration_ns: Some(10_000_000_000),
-        passes: None,
-        warmup_ns: 0,
-        interval_ns: 1_000_000_000,
-        cpus: None,
-        workers: None,
-        seed: 1,
-        pacing: Default::default(),
+        ..RunSpec::default()
     };
+    if let Some(label) = label {
+        run.name = label;
+    }
     apply_run_flags(a, &mut run)?;
     Ok(run)
 }

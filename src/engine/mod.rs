@@ -52,6 +52,7 @@
 
 pub mod inline;
 pub mod mem;
+pub mod nbd;
 pub mod null;
 pub mod sim;
 pub mod sync;

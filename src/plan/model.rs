@@ -71,6 +71,18 @@ pub enum TargetKind {
     Null(u64),
     /// A simulated device: a timing model, no storage (`sim:SIZE?service=…`).
     Sim(SimSpec),
+    /// An NBD export (`nbd://HOST[:PORT][/EXPORT]`, `nbd+unix:///EXPORT?socket=PATH`).
+    Nbd(NbdSpec),
+}
+
+/// Where an NBD export is, as parsed by `crate::target::nbd::parse`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NbdSpec {
+    /// The URI as given, handed to libnbd.
+    pub uri: String,
+    /// `HOST:PORT` or `unix:PATH`, for messages.
+    pub server: String,
+    pub export: String,
 }
 
 /// Parameters of a simulated device (`sim:SIZE?service=DUR&dist=fixed|exp&servers=N&
@@ -433,6 +445,8 @@ pub enum EngineKind {
     Mem,
     /// The simulated-device engine for `sim:` targets.
     Sim,
+    /// libnbd's asynchronous API for `nbd://` targets.
+    Nbd,
 }
 
 impl EngineKind {
@@ -444,6 +458,7 @@ impl EngineKind {
             EngineKind::Null => "null",
             EngineKind::Mem => "mem",
             EngineKind::Sim => "sim",
+            EngineKind::Nbd => "nbd",
         }
     }
 }
@@ -468,6 +483,34 @@ pub struct RunSpec {
     /// How open-loop workers wait for intended issue times.
     #[serde(default)]
     pub pacing: Pacing,
+}
+
+/// Measured time of a run that names neither a duration nor passes.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+/// Length of one reported interval unless told otherwise.
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+/// Seed of a run that names none: runs are repeatable by default.
+pub const DEFAULT_SEED: u64 = 1;
+
+impl Default for RunSpec {
+    /// The one source of run defaults (flags, job files and the foreign readers all
+    /// start from it): a 10 s measured run, 1 s intervals, no warm-up, the automatic
+    /// engine, seed 1, no workloads yet.
+    fn default() -> Self {
+        RunSpec {
+            name: "run".into(),
+            workloads: Vec::new(),
+            engine: EngineKind::Auto,
+            duration_ns: Some(DEFAULT_DURATION_NS),
+            passes: None,
+            warmup_ns: 0,
+            interval_ns: DEFAULT_INTERVAL_NS,
+            cpus: None,
+            workers: None,
+            seed: DEFAULT_SEED,
+            pacing: Pacing::default(),
+        }
+    }
 }
 
 impl RunSpec {

@@ -117,10 +117,12 @@ pub fn run(
                 backlog_ios: None,
                 connections: Vec::new(),
                 events: Vec::new(),
+                net: None,
             }
         })
         .collect();
     RunResult {
+        kind: Default::default(),
         name: name.into(),
         target: "/dev/nvme0n1".into(),
         engine: "uring".into(),
@@ -136,6 +138,7 @@ pub fn run(
             read,
             write,
             queue_depth: iops * lat_us / 1e6,
+            net: Default::default(),
         },
         cpu: Cpu {
             user_pct: 2.0,

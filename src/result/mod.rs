@@ -118,6 +118,9 @@ impl Tool {
 /// One measured run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
+    /// Storage (default, also for files written before the field existed) or net.
+    #[serde(default)]
+    pub kind: RunKind,
     pub name: String,
     /// Target(s) as given, comma-separated when the run used several.
     pub target: String,
@@ -154,7 +157,7 @@ pub struct RunResult {
     // --- connections and events (engine contract; see the block at the end) ---
     /// Per connection to each target, target-major: `connections per target` entries
     /// for the first target, then the second's, …
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<ConnectionResult>,
     /// Connection events and timed-out or re-issued I/Os, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -266,6 +269,7 @@ impl RunResult {
     /// A run that measured nothing (for probing field accessors).
     pub fn empty() -> Self {
         RunResult {
+            kind: RunKind::Storage,
             name: String::new(),
             target: String::new(),
             engine: String::new(),
@@ -305,6 +309,9 @@ pub struct Totals {
     pub write: OpTotals,
     /// Average operations in flight (Little's law: summed service time / elapsed).
     pub queue_depth: f64,
+    /// Network runs only (see the block at the end of this file).
+    #[serde(flatten)]
+    pub net: NetTotals,
 }
 
 /// Counters and latency for one direction (or both).
@@ -403,11 +410,14 @@ pub struct Interval {
     pub backlog_ios: Option<f64>,
     // --- connections and events (engine contract; see the block at the end) ---
     /// Per connection, in the order of the run's `connections`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<IntervalConnection>,
     /// Events of this interval (also in the run's `events`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<RunEvent>,
+    /// Network runs only: throughput, retransmits and TCP_INFO per stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<NetInterval>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -466,4 +476,112 @@ pub struct RunEvent {
     /// `down`, `up`, `timeout` or `reissue`.
     pub kind: String,
     pub detail: String,
+}
+
+// ---- Network runs (`ioscope net`) ------------------------------------------------
+// Everything below belongs to the network mode. The fields it adds to the storage
+// types above (`RunResult::kind`, `Totals::net`, `Interval::net`) default to the
+// storage meaning, so storage results read and write exactly as before.
+
+/// What a run measured: storage I/O (the default, and what every older file holds)
+/// or a network link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    #[default]
+    Storage,
+    Net,
+}
+
+impl RunKind {
+    pub fn is_storage(&self) -> bool {
+        *self == RunKind::Storage
+    }
+}
+
+/// Totals only a network run has; all absent for storage runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetTotals {
+    /// Payload throughput over the measured time, 10^9 bits per second, as the
+    /// receiving end counted it (both directions together with `--bidir`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<f64>,
+    /// One entry per TCP stream (connection), in stream order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Vec<NetStreamTotals>>,
+    /// CPU microseconds per KiB (1024 bytes) moved, netperf's service demand, from
+    /// each process's own CPU time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_demand_us_per_kb: Option<ServiceDemand>,
+    /// Request/response runs (`--rr`): transactions per second and their latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rr: Option<RrTotals>,
+    /// The server's CPU use over the measured time, as it reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_cpu: Option<Cpu>,
+}
+
+/// One TCP stream's totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetStreamTotals {
+    /// "send" (this end wrote), "recv" (the server wrote) or "rr".
+    #[serde(default)]
+    pub direction: String,
+    pub gbps: f64,
+    /// Segments the sending end retransmitted (TCP_INFO `tcpi_total_retrans`).
+    pub retransmits: u64,
+    /// Smoothed round-trip time at the end, microseconds (TCP_INFO `tcpi_rtt`).
+    pub rtt_us: f64,
+    /// Payload bytes the sending end wrote over the whole connection (warm-up too).
+    #[serde(default)]
+    pub bytes_sent: u64,
+    /// Payload bytes the receiving end read over the whole connection.
+    #[serde(default)]
+    pub bytes_received: u64,
+    /// Transactions per second of this stream (`--rr` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
+    /// Per-transaction latency of this stream (`--rr` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<LatencyStats>,
+}
+
+/// Service demand of both ends.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServiceDemand {
+    /// This process (the client).
+    pub local: f64,
+    /// The server process, as it reported its own CPU time; null when the server
+    /// sent no report (it went away).
+    pub remote: Option<f64>,
+}
+
+/// Request/response totals (netperf TCP_RR).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RrTotals {
+    /// Completed transactions per second, all streams.
+    pub tps: f64,
+    /// Transaction latency, request write to last response byte (from the intended
+    /// send time with `--rate`).
+    pub latency_us: LatencyStats,
+}
+
+/// One interval of a network run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetInterval {
+    pub gbps: f64,
+    /// Retransmits in this interval, all streams (this end's sockets).
+    pub retransmits: u64,
+    pub streams: Vec<NetStreamInterval>,
+}
+
+/// One stream in one interval, with its TCP_INFO sample at the interval's end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetStreamInterval {
+    pub bytes: u64,
+    pub gbps: f64,
+    pub retransmits: u64,
+    pub rtt_us: f64,
+    /// Congestion window, bytes (snd_cwnd × snd_mss).
+    pub cwnd_bytes: u64,
 }

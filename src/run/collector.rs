@@ -272,6 +272,7 @@ impl Collector {
                 .map(|c| IntervalConnection { ios: c.ios })
                 .collect(),
             events,
+            net: None,
         };
         on_interval(&iv);
         self.events.extend(iv.events.iter().cloned());
@@ -383,6 +384,7 @@ impl Collector {
             } else {
                 0.0
             },
+            net: Default::default(),
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -397,6 +399,7 @@ impl Collector {
         let workloads = self.workload_results(run, dur_s, dur_ns);
         let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
+            kind: Default::default(),
             schedule,
             verify: None,
             name: run.name.clone(),
@@ -445,6 +448,7 @@ impl Collector {
                         } else {
                             0.0
                         },
+                        net: Default::default(),
                     },
                 }
             })

@@ -9,6 +9,7 @@ use super::stream::{Schedule, Stream, WorkloadShape};
 use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
+use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
@@ -240,6 +241,10 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup) {
         EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
         EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
+        EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
+            Ok(e) => worker::run_worker(e, setup),
+            Err(e) => worker::fail(setup, e.to_string()),
+        },
         _ => match UringEngine::new(&t, capacity) {
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, e.to_string()),
@@ -266,12 +271,7 @@ mod tests {
             engine: EngineKind::Mem,
             duration_ns: None,
             passes: Some(1),
-            warmup_ns: 0,
-            interval_ns: 1_000_000_000,
-            cpus: None,
-            workers: None,
-            seed: 1,
-            pacing: Default::default(),
+            ..RunSpec::default()
         };
         let r = Resolved {
             target: 0,

@@ -86,6 +86,7 @@ pub fn execute(
     warnings.extend(fallback);
     let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
     setup::check_engine_fits(run, engine, &kinds)?;
+    setup::check_nbd(run, engine, &targets)?;
     warnings.extend(setup::check_virtual_time(run, specs, engine)?);
     let verify_states = setup::verify_states(run, &targets, opts)?;
     let launched = launch::launch(run, opts, &targets, &resolved, engine, &verify_states)?;
@@ -133,12 +134,8 @@ mod tests {
             engine: EngineKind::Null,
             duration_ns: None,
             passes: Some(2),
-            warmup_ns: 0,
-            interval_ns: 1_000_000_000,
-            cpus: None,
             workers: Some(2),
-            seed: 1,
-            pacing: Default::default(),
+            ..RunSpec::default()
         };
         let t = TargetSpec {
             name: "t0".into(),

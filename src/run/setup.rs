@@ -62,7 +62,9 @@ pub fn resolve_engine(
     let all_mem = targets.iter().all(|t| matches!(t.backing, Backing::Mem(_)));
     let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
     let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
+    let all_nbd = targets.iter().all(|t| matches!(t.backing, Backing::Nbd(_)));
     match kind {
+        EngineKind::Auto if all_nbd => (EngineKind::Nbd, None),
         EngineKind::Auto if all_null => (EngineKind::Null, None),
         EngineKind::Auto if all_sim => (EngineKind::Sim, None),
         EngineKind::Auto if all_mem => (EngineKind::Mem, None),
@@ -90,6 +92,7 @@ pub(super) fn check_engine_fits(
 ) -> Result<(), RunError> {
     let all = |k: ProbeKind| kinds.iter().all(|&x| x == k);
     let engine = match engine {
+        EngineKind::Auto if all(ProbeKind::Nbd) => EngineKind::Nbd,
         EngineKind::Auto if all(ProbeKind::Null) => EngineKind::Null,
         EngineKind::Auto if all(ProbeKind::Sim) => EngineKind::Sim,
         EngineKind::Auto if all(ProbeKind::Mem) => EngineKind::Mem,
@@ -97,6 +100,12 @@ pub(super) fn check_engine_fits(
         k => k,
     };
     let msg = match engine {
+        EngineKind::Nbd if !all(ProbeKind::Nbd) => {
+            "the nbd engine works only with nbd:// targets".to_string()
+        }
+        k if k != EngineKind::Nbd && kinds.contains(&ProbeKind::Nbd) => {
+            format!("an NBD target needs the nbd engine, not {}", k.name())
+        }
         EngineKind::Mem if !all(ProbeKind::Mem) => {
             "the mem engine works only with mem:SIZE targets".to_string()
         }
@@ -129,7 +138,39 @@ pub(super) fn kind_of(t: &OpenTarget) -> ProbeKind {
         Backing::Mem(_) => ProbeKind::Mem,
         Backing::Null => ProbeKind::Null,
         Backing::Sim(_) => ProbeKind::Sim,
+        Backing::Nbd(_) => ProbeKind::Nbd,
     }
+}
+
+/// Each worker opens its own connection to an NBD export, so more than one worker
+/// needs a server that advertises multi-conn (otherwise the connections may not see
+/// each other's writes). Needs the opened targets: the server says it when connected.
+pub(super) fn check_nbd(
+    run: &RunSpec,
+    engine: EngineKind,
+    targets: &Targets,
+) -> Result<(), RunError> {
+    if engine != EngineKind::Nbd {
+        return Ok(());
+    }
+    let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
+    let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
+    if workers > 1 {
+        for t in targets.iter() {
+            if let Backing::Nbd(n) = &t.backing {
+                if !n.multi_conn {
+                    return Err(RunError::Setup {
+                        run: run.name.clone(),
+                        msg: format!(
+                            "{} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
+                            workers, n.server
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks that need the plan and this invocation only: no target is looked at.
@@ -331,7 +372,15 @@ fn check_probed(
 /// Checks a run against its targets (safety, sizes, alignment, engine) without
 /// creating, extending or writing anything, and without issuing any I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
-    check_probed(run, specs, opts).map(|_| ())
+    let (_, probes) = check_probed(run, specs, opts)?;
+    if probes.iter().all(|p| p.kind == ProbeKind::Nbd) {
+        // Network targets only (nothing local to create): what the servers say when
+        // connected (multi-conn) decides the rest.
+        let (targets, _) = prepare(run, specs, opts)?;
+        let (engine, _) = resolve_engine(run.engine, &targets);
+        check_nbd(run, engine, &targets)?;
+    }
+    Ok(())
 }
 
 /// Checks a run, then opens its targets (creating or extending files) and checks

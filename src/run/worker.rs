@@ -102,7 +102,8 @@ pub fn run_worker<E: Engine>(engine: E, setup: WorkerSetup) {
     }
     match Worker::new(engine, setup) {
         Ok(w) => w.run(),
-        Err((setup, msg)) => {
+        Err(failed) => {
+            let (setup, msg) = *failed;
             let _ = setup.tx.send(fatal_snapshot(&setup, msg));
         }
     }
@@ -145,19 +146,17 @@ pub struct Worker<E: Engine> {
 impl<E: Engine> Worker<E> {
     /// Sets the worker up: connections, slots and buffers, the first tokens and
     /// timers. Hands the setup back with the reason when that fails.
-    pub fn new(mut engine: E, mut setup: WorkerSetup) -> Result<Self, (WorkerSetup, String)> {
+    pub fn new(mut engine: E, mut setup: WorkerSetup) -> Result<Self, Box<(WorkerSetup, String)>> {
         if let Err(e) = engine.connect(setup.connections) {
-            return Err((setup, e.to_string()));
+            return Err(Box::new((setup, e.to_string())));
         }
         let share_one = engine.completes_inline()
             && !(0..setup.targets.len() as u32).any(|t| setup.data.verifying(t));
         let table = match SlotTable::new(&setup.streams, &setup.shapes, &setup.data, share_one) {
             Ok(t) => t,
             Err(bytes) => {
-                return Err((
-                    setup,
-                    format!("cannot allocate {bytes} bytes of I/O buffers"),
-                ))
+                let msg = format!("cannot allocate {bytes} bytes of I/O buffers");
+                return Err(Box::new((setup, msg)));
             }
         };
         let total_slots = table.slots.len();

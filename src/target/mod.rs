@@ -3,6 +3,7 @@
 //! that a misaligned block size under O_DIRECT is refused up front rather than
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
+pub mod nbd;
 pub mod safety;
 pub mod sim;
 
@@ -25,6 +26,10 @@ pub enum TargetError {
         op: &'static str,
         source: std::io::Error,
     },
+    /// The target exists in principle but cannot be reached here (library missing,
+    /// server down): a run-time failure (exit 1), not bad input.
+    #[error("target '{uri}': {msg}")]
+    Unavailable { uri: String, msg: String },
     #[error("target '{}': {reason}. Refusing to write to it; pass --force if you really mean to destroy its contents", path.display())]
     Unsafe { path: PathBuf, reason: String },
 }
@@ -46,12 +51,15 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
     if let Some(rest) = uri.strip_prefix("sim:") {
         return sim::parse_spec(rest).map(TargetKind::Sim).map_err(invalid);
     }
+    if uri.starts_with("nbd") && uri.contains("://") {
+        return nbd::parse(uri).map(TargetKind::Nbd).map_err(invalid);
+    }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(invalid(format!(
-            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE)"
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH)"
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
@@ -69,6 +77,8 @@ pub enum Backing {
     Null,
     /// A simulated device: its shared queue state (see `crate::engine::sim`).
     Sim(sim::SimDevice),
+    /// An NBD export reached through libnbd.
+    Nbd(nbd::NbdTarget),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -146,8 +156,39 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
                 align_bytes: 1,
             })
         }
+        TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
     }
+}
+
+/// An NBD export: its size is the server's, or the `--size` prefix of it.
+fn open_nbd(
+    spec: &TargetSpec,
+    n: &crate::plan::model::NbdSpec,
+    opts: OpenOptionsIo,
+) -> Result<OpenTarget, TargetError> {
+    let opened = nbd::open(n, opts.writes, opts.force)?;
+    let size_bytes = match spec.size_bytes {
+        Some(s) if s > opened.export_bytes => {
+            return Err(TargetError::Invalid {
+                uri: spec.uri.clone(),
+                msg: format!(
+                    "size {s} is larger than the export ({} bytes); a network target cannot grow",
+                    opened.export_bytes
+                ),
+            })
+        }
+        Some(s) => s,
+        None => opened.export_bytes,
+    };
+    Ok(OpenTarget {
+        name: spec.name.clone(),
+        uri: spec.uri.clone(),
+        backing: Backing::Nbd(opened.target),
+        size_bytes,
+        direct: false,
+        align_bytes: 1,
+    })
 }
 
 fn io_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(std::io::Error) -> TargetError + 'a {
@@ -186,6 +227,8 @@ pub enum ProbeKind {
     Mem,
     Null,
     Sim,
+    /// A network block device: nothing local is created, whatever the plan.
+    Nbd,
 }
 
 /// Learns what [`open`] would find, without creating, extending or allocating
@@ -204,6 +247,9 @@ pub fn probe(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetErro
         TargetKind::Mem(size) => Ok(fixed(ProbeKind::Mem, size)),
         TargetKind::Null(size) => Ok(fixed(ProbeKind::Null, size)),
         TargetKind::Sim(sim) => Ok(fixed(ProbeKind::Sim, sim.size_bytes)),
+        // The size is the server's: learn it by connecting (the connection is
+        // dropped at once; nothing is written).
+        TargetKind::Nbd(n) => Ok(fixed(ProbeKind::Nbd, open_nbd(spec, &n, opts)?.size_bytes)),
         TargetKind::Path(path) => probe_path(spec, &path, opts),
     }
 }

@@ -26,27 +26,17 @@ fn vdbench_srp_case_gives_two_runs_of_14_and_16_streams() {
         .replace("interval=5", "interval=1");
     let pf = d.path().join("srp.parm");
     std::fs::write(&pf, parm).unwrap();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "vdbench",
-        "-f",
-        pf.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let streams: Vec<u64> = r["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["streams"].as_u64().unwrap())
-        .collect();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        ["vdbench", "-f", pf.to_str().unwrap()],
+    )
+    .expect_code(0);
+    let streams: Vec<u64> = r.doc.runs.iter().map(|r| r.streams).collect();
     assert_eq!(streams, [14, 16]);
-    for run in r["runs"].as_array().unwrap() {
-        assert_eq!(run["workload"]["qd"], 1);
-        assert_eq!(run["workload"]["read_pct"], 100);
-        assert!(run["totals"]["read"]["ios"].as_u64().unwrap() > 0);
+    for (i, run) in r.doc.runs.iter().enumerate() {
+        assert_eq!(r.wire_run(i)["workload"]["qd"], 1);
+        assert_eq!(r.wire_run(i)["workload"]["read_pct"], 100);
+        assert!(run.totals.read.ios > 0, "{:?}", run.totals);
     }
     // The same file through `ioscope run` (format auto-detected).
     let o = run(&["run", pf.to_str().unwrap(), "-q"]);
@@ -61,25 +51,21 @@ fn fio_500_jobs_case_runs_500_streams_at_qd1() {
         .replace("/mnt/tom/fio/test", target.to_str().unwrap())
         .replace("-runtime=500", "-runtime=2 -time_based")
         .replace("-size=1000000000001", "-size=64m");
-    let mut args: Vec<String> = line.split_whitespace().skip(1).map(String::from).collect();
-    let json = d.path().join("r.json");
+    let mut args: Vec<String> = vec!["fio".into()];
+    args.extend(line.split_whitespace().skip(1).map(String::from));
     args.extend([
-        "--json".into(),
-        json.to_str().unwrap().into(),
         "--fio-json".into(),
         d.path().join("f.json").to_str().unwrap().into(),
     ]);
-    let o = ioscope().arg("fio").args(&args).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert_eq!(r["runs"].as_array().unwrap().len(), 1);
-    let run0 = &r["runs"][0];
-    assert_eq!(run0["streams"], 500);
-    assert_eq!(run0["workload"]["qd"], 1);
-    assert_eq!(run0["workload"]["bs"]["split"][0][0], 4096);
-    assert_eq!(run0["engine"], "uring");
-    assert!(run0["workers"].as_u64().unwrap() <= 4);
-    assert!(run0["totals"]["ios"].as_u64().unwrap() > 0);
+    let r = ioscope_to(&d.path().join("r.json"), &args).expect_code(0);
+    assert_eq!(r.doc.runs.len(), 1);
+    let run0 = r.run(0);
+    assert_eq!(run0.streams, 500);
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 1);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 4096);
+    assert_eq!(run0.engine, "uring");
+    assert!(run0.workers <= 4, "workers {}", run0.workers);
+    assert!(run0.totals.all.ios > 0);
 }
 
 /// fio-plot (louwrentius/fio-plot) reads these paths from fio's JSON output.
@@ -170,24 +156,14 @@ fn unsupported_options_refuse_the_run_unless_ignored() {
     let o = ioscope().args(args(&[])).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not supported"), "{}", stderr(&o));
-    let json = d.path().join("r.json");
-    let o = ioscope()
-        .args(args(&[
-            "--ignore-unsupported",
-            "--json",
-            json.to_str().unwrap(),
-        ]))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert!(r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w.as_str().unwrap().contains("unsupported")));
-    assert_eq!(r["runs"][0]["workload"]["qd"], 4);
-    assert_eq!(r["runs"][0]["workload"]["bs"]["split"][0][0], 8192);
+    let r = ioscope_to(&d.path().join("r.json"), args(&["--ignore-unsupported"])).expect_code(0);
+    assert!(
+        r.doc.warnings.iter().any(|w| w.contains("unsupported")),
+        "{:?}",
+        r.doc.warnings
+    );
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 4);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 8192);
 }
 
 #[test]
@@ -217,20 +193,120 @@ fn convert_prints_toml_that_runs() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let toml = d.path().join("c.toml");
     std::fs::write(&toml, stdout(&o)).unwrap();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "run",
-        toml.to_str().unwrap(),
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert_eq!(r["runs"][0]["workload"]["qd"], 2);
-    assert_eq!(r["runs"][0]["workload"]["bs"]["split"][0][0], 8192);
+    let r = run_json(&["run", toml.to_str().unwrap()]);
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 2);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 8192);
     // And as a fio job again.
     let o = run(&["convert", toml.to_str().unwrap(), "--to", "fio"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("iodepth=2"), "{}", stdout(&o));
+}
+
+/// A TOML file as Python's tomllib reads it, as JSON; `None` when python3 with tomllib
+/// (3.11+) is not available.
+fn tomllib_load(path: &std::path::Path) -> Option<serde_json::Value> {
+    let script = "import json,sys,tomllib\n\
+                  print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))";
+    let o = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .ok()?;
+    if !o.status.success() && stderr(&o).contains("No module named 'tomllib'") {
+        return None;
+    }
+    assert!(
+        o.status.success(),
+        "tomllib refused {}: {}\n{}",
+        path.display(),
+        stderr(&o),
+        std::fs::read_to_string(path).unwrap_or_default()
+    );
+    Some(serde_json::from_str(&stdout(&o)).expect("python printed JSON"))
+}
+
+/// The strings at `key` of each table in the array `array`.
+fn names_in(doc: &serde_json::Value, array: &str, key: &str) -> Vec<String> {
+    doc[array]
+        .as_array()
+        .unwrap_or_else(|| panic!("no [[{array}]] in {doc}"))
+        .iter()
+        .map(|t| t[key].as_str().expect("a string name").to_string())
+        .collect()
+}
+
+// Regression: `convert --to toml` wrote names with Rust's `{:?}` escapes ("\u{1}"),
+// which is not TOML; now the toml crate's encoder writes the document.
+#[test]
+fn convert_writes_valid_toml_for_any_job_name() {
+    let d = tempdir();
+    let target = d.path().join("n.dat");
+    // Section names in a job file: quotes, backslashes, control characters, DEL,
+    // non-ASCII, a tab, and TOML's own quoting sequences.
+    let file_names = [
+        "a\"q\\b",
+        "ctl\u{1}\u{1b}\u{7f}",
+        "é日本🙂",
+        "tab\there",
+        "'''x\"\"\"",
+    ];
+    let mut job = format!("[global]\nfilename={}\nsize=1m\n", target.display());
+    for n in file_names {
+        job.push_str(&format!("[{n}]\nrw=randread\n"));
+    }
+    let fio = d.path().join("names.fio");
+    std::fs::write(&fio, job).unwrap();
+    let mut cases: Vec<(Vec<String>, Vec<&str>)> = vec![(
+        vec!["convert".into(), fio.to_str().unwrap().into()],
+        file_names.to_vec(),
+    )];
+    // A command line can also carry newlines and carriage returns.
+    let arg_name = "line1\nline2\r\\n";
+    cases.push((
+        vec![
+            "convert".into(),
+            "fio".into(),
+            format!("--name={arg_name}"),
+            format!("--filename={}", target.display()),
+            "--size=1m".into(),
+        ],
+        vec![arg_name],
+    ));
+    for (i, (args, names)) in cases.iter().enumerate() {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let first = d.path().join(format!("c{i}.toml"));
+        std::fs::write(&first, stdout(&o)).unwrap();
+        let Some(doc) = tomllib_load(&first) else {
+            eprintln!("skipped: python3 with tomllib (3.11+) is not installed");
+            return;
+        };
+        assert_eq!(names_in(&doc, "run", "name"), vec![names.join("+")]);
+        let qualified: Vec<String> = names.iter().map(|n| format!("r0-{n}")).collect();
+        assert_eq!(names_in(&doc, "workload", "name"), qualified);
+        // Read back by ioscope's own job-file parser and written again: the same
+        // plan, so the same document, except that workload names gain one more run
+        // prefix.
+        let o = run(&["convert", first.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let second = d.path().join(format!("c{i}-again.toml"));
+        std::fs::write(&second, stdout(&o)).unwrap();
+        let mut again = tomllib_load(&second).expect("python3 found above");
+        let unprefix = |v: &mut serde_json::Value| {
+            let n = v.as_str().unwrap().strip_prefix("r0-").unwrap().to_string();
+            *v = n.into();
+        };
+        for w in again["workload"].as_array_mut().unwrap() {
+            unprefix(&mut w["name"]);
+        }
+        for r in again["run"].as_array_mut().unwrap() {
+            r["workloads"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .for_each(unprefix);
+        }
+        assert_eq!(again, doc);
+    }
 }
