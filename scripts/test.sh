@@ -13,6 +13,9 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # NBD targets: a server for the tests and the client library ioscope loads.
 command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
 ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || need+=(libnbd0)
+# iSCSI targets: tgtd for the tests and the client library ioscope loads.
+command -v tgtd >/dev/null 2>&1 || need+=(tgt)
+ldconfig -p 2>/dev/null | grep -q 'libiscsi\.so\.7 ' || need+=(libiscsi7)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"

@@ -1,10 +1,9 @@
 //! `ioscope quick`: four short tests on a scratch file (or a given file or device) and
 //! a summary table — the first thing a newcomer runs.
 
-use super::{run_plan, AppError, Outcome};
-use crate::cli::{OutputArgs, QuickArgs};
+use super::{run_plan, AppError, Outcome, Output, QuickInvocation};
 use crate::plan::model::*;
-use crate::plan::units::{parse_duration_ns, HumanBytes};
+use crate::plan::units::HumanBytes;
 use crate::result::ResultDoc;
 use crate::run::RunOptions;
 use std::path::{Path, PathBuf};
@@ -34,14 +33,9 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 }
 
 /// `ioscope quick`: four short tests and a summary table.
-pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
-    let duration_ns = parse_duration_ns(&a.duration)
-        .map_err(|e| AppError::Input(format!("--duration '{}': {e}", a.duration)))?;
-    let want = match &a.size {
-        Some(v) => crate::plan::units::parse_size(v)
-            .map_err(|e| AppError::Input(format!("--size '{v}': {e}")))?,
-        None => 1 << 30,
-    };
+pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
+    let duration_ns = a.duration_ns;
+    let want = a.size_bytes.unwrap_or(1 << 30);
     let (uri, scratch, writes_ok, size) = match &a.target {
         None => {
             let dir = std::env::temp_dir();
@@ -54,8 +48,11 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
         }
         Some(t) => {
             use std::os::unix::fs::FileTypeExt;
-            let meta = std::fs::metadata(t)
-                .map_err(|e| AppError::Input(format!("target '{}': {e}", t.display())))?;
+            let meta = std::fs::metadata(t).map_err(|source| AppError::Read {
+                what: "target",
+                path: t.clone(),
+                source,
+            })?;
             let is_block = meta.file_type().is_block_device();
             (t.display().to_string(), None, !is_block || a.force, None)
         }
@@ -109,14 +106,14 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
     };
     if let Some(s) = size {
         if !a.output.quiet {
-            println!(
+            outln!(
                 "quick: scratch file of {} ({})",
                 HumanBytes(s),
                 plan.targets[0].uri
-            );
+            )?;
         }
     }
-    let quiet_out = OutputArgs {
+    let quiet_out = Output {
         quiet: true,
         markdown: false,
         no_run_summaries: true,
@@ -126,14 +123,14 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
         force: a.force,
         ..Default::default()
     };
-    let outcome = run_plan(&plan, &quiet_out, &opts, command)?;
-    if !super::stdout_is_json(&a.output) {
-        println!("\n{}", quick_table(&outcome.doc));
+    let outcome = run_plan(&plan, &quiet_out, &opts, a.command)?;
+    if !a.output.stdout_is_doc() {
+        outln!("\n{}", quick_table(&outcome.doc))?;
         if a.output.markdown {
-            println!(
+            outln!(
                 "\n{}",
                 crate::report::markdown::render_markdown(&outcome.doc)
-            );
+            )?;
         }
     }
     Ok(outcome)
@@ -142,10 +139,10 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
 /// Picks a scratch path and size (1 GiB, or a quarter of the free space when short).
 fn scratch_in(dir: &Path, want: u64) -> Result<(PathBuf, u64), AppError> {
     let free = free_bytes(dir)
-        .ok_or_else(|| AppError::Input(format!("'{}': cannot read free space", dir.display())))?;
+        .ok_or_else(|| AppError::Refused(format!("'{}': cannot read free space", dir.display())))?;
     let size = want.min(free / 4) / (1 << 20) * (1 << 20);
     if size < 16 << 20 {
-        return Err(AppError::Input(format!(
+        return Err(AppError::Refused(format!(
             "'{}' has only {} free; quick needs a scratch file of at least 16 MiB (a quarter of the free space)",
             dir.display(),
             HumanBytes(free)

@@ -51,6 +51,7 @@
 //! `abandon` returned `true`).
 
 pub mod inline;
+pub mod iscsi;
 pub mod mem;
 pub mod nbd;
 pub mod null;
@@ -94,12 +95,12 @@ pub struct Completion {
 /// per-I/O failures arrive as negative `Completion::result`).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{engine}: setting up: {source}")]
+    #[error("{engine}: setting up")]
     Setup {
         engine: &'static str,
         source: std::io::Error,
     },
-    #[error("{engine}: {op}: {source}")]
+    #[error("{engine}: {op}")]
     Io {
         engine: &'static str,
         op: &'static str,

@@ -39,7 +39,7 @@ pub enum NetError {
     #[error("{addr}: {what}")]
     Protocol { addr: String, what: String },
     /// A local socket or file operation failed.
-    #[error("{op}: {source}")]
+    #[error("{op}")]
     Io {
         op: String,
         #[source]

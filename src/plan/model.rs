@@ -73,6 +73,19 @@ pub enum TargetKind {
     Sim(SimSpec),
     /// An NBD export (`nbd://HOST[:PORT][/EXPORT]`, `nbd+unix:///EXPORT?socket=PATH`).
     Nbd(NbdSpec),
+    /// An iSCSI LUN (`iscsi://HOST[:PORT]/IQN/LUN`).
+    Iscsi(IscsiSpec),
+}
+
+/// Where an iSCSI LUN is, as parsed by `crate::target::iscsi::parse`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IscsiSpec {
+    /// The URI as given (it carries no credentials).
+    pub uri: String,
+    /// `HOST:PORT`.
+    pub portal: String,
+    pub iqn: String,
+    pub lun: u32,
 }
 
 /// Where an NBD export is, as parsed by `crate::target::nbd::parse`.
@@ -447,6 +460,8 @@ pub enum EngineKind {
     Sim,
     /// libnbd's asynchronous API for `nbd://` targets.
     Nbd,
+    /// libiscsi's asynchronous API for `iscsi://` targets.
+    Iscsi,
 }
 
 impl EngineKind {
@@ -459,6 +474,7 @@ impl EngineKind {
             EngineKind::Mem => "mem",
             EngineKind::Sim => "sim",
             EngineKind::Nbd => "nbd",
+            EngineKind::Iscsi => "iscsi",
         }
     }
 }

@@ -9,10 +9,12 @@ use super::stream::{Schedule, Stream, WorkloadShape};
 use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
+use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
+use crate::errors::chain;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
 use std::sync::atomic::AtomicBool;
@@ -243,11 +245,15 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup) {
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
         EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, e.to_string()),
+            Err(e) => worker::fail(setup, chain(&e)),
+        },
+        EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
+            Ok(e) => worker::run_worker(e, setup),
+            Err(e) => worker::fail(setup, chain(&e)),
         },
         _ => match UringEngine::new(&t, capacity) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, e.to_string()),
+            Err(e) => worker::fail(setup, chain(&e)),
         },
     }
 }

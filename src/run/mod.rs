@@ -86,7 +86,7 @@ pub fn execute(
     warnings.extend(fallback);
     let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
     setup::check_engine_fits(run, engine, &kinds)?;
-    setup::check_nbd(run, engine, &targets)?;
+    setup::check_network(run, engine, &targets)?;
     warnings.extend(setup::check_virtual_time(run, specs, engine)?);
     let verify_states = setup::verify_states(run, &targets, opts)?;
     let launched = launch::launch(run, opts, &targets, &resolved, engine, &verify_states)?;
@@ -105,7 +105,7 @@ pub fn execute(
             if let Some(st) = st {
                 verify_pass(t, st, unit, &mut verify).map_err(|e| RunError::Setup {
                     run: run.name.clone(),
-                    msg: format!("verify pass on '{}': {e}", t.uri),
+                    msg: format!("verify pass on '{}': {}", t.uri, crate::errors::Chain(&e)),
                 })?;
             }
         }

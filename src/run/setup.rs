@@ -30,6 +30,8 @@ struct Geometry<'a> {
     direct: bool,
     /// `None`: not known before the target is opened.
     align_bytes: Option<u64>,
+    /// Whole blocks of `align_bytes` only, whatever O_DIRECT says (an iSCSI LUN).
+    blocks: bool,
 }
 
 impl<'a> From<&'a Probe> for Geometry<'a> {
@@ -39,6 +41,7 @@ impl<'a> From<&'a Probe> for Geometry<'a> {
             size_bytes: p.size_bytes,
             direct: p.direct,
             align_bytes: p.align_bytes,
+            blocks: p.kind == ProbeKind::Iscsi,
         }
     }
 }
@@ -50,6 +53,7 @@ impl<'a> From<&'a OpenTarget> for Geometry<'a> {
             size_bytes: t.size_bytes,
             direct: t.direct,
             align_bytes: Some(t.align_bytes),
+            blocks: matches!(t.backing, Backing::Iscsi(_)),
         }
     }
 }
@@ -63,8 +67,12 @@ pub fn resolve_engine(
     let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
     let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
     let all_nbd = targets.iter().all(|t| matches!(t.backing, Backing::Nbd(_)));
+    let all_iscsi = targets
+        .iter()
+        .all(|t| matches!(t.backing, Backing::Iscsi(_)));
     match kind {
         EngineKind::Auto if all_nbd => (EngineKind::Nbd, None),
+        EngineKind::Auto if all_iscsi => (EngineKind::Iscsi, None),
         EngineKind::Auto if all_null => (EngineKind::Null, None),
         EngineKind::Auto if all_sim => (EngineKind::Sim, None),
         EngineKind::Auto if all_mem => (EngineKind::Mem, None),
@@ -93,6 +101,7 @@ pub(super) fn check_engine_fits(
     let all = |k: ProbeKind| kinds.iter().all(|&x| x == k);
     let engine = match engine {
         EngineKind::Auto if all(ProbeKind::Nbd) => EngineKind::Nbd,
+        EngineKind::Auto if all(ProbeKind::Iscsi) => EngineKind::Iscsi,
         EngineKind::Auto if all(ProbeKind::Null) => EngineKind::Null,
         EngineKind::Auto if all(ProbeKind::Sim) => EngineKind::Sim,
         EngineKind::Auto if all(ProbeKind::Mem) => EngineKind::Mem,
@@ -103,8 +112,14 @@ pub(super) fn check_engine_fits(
         EngineKind::Nbd if !all(ProbeKind::Nbd) => {
             "the nbd engine works only with nbd:// targets".to_string()
         }
+        EngineKind::Iscsi if !all(ProbeKind::Iscsi) => {
+            "the iscsi engine works only with iscsi:// targets".to_string()
+        }
         k if k != EngineKind::Nbd && kinds.contains(&ProbeKind::Nbd) => {
             format!("an NBD target needs the nbd engine, not {}", k.name())
+        }
+        k if k != EngineKind::Iscsi && kinds.contains(&ProbeKind::Iscsi) => {
+            format!("an iSCSI target needs the iscsi engine, not {}", k.name())
         }
         EngineKind::Mem if !all(ProbeKind::Mem) => {
             "the mem engine works only with mem:SIZE targets".to_string()
@@ -139,13 +154,14 @@ pub(super) fn kind_of(t: &OpenTarget) -> ProbeKind {
         Backing::Null => ProbeKind::Null,
         Backing::Sim(_) => ProbeKind::Sim,
         Backing::Nbd(_) => ProbeKind::Nbd,
+        Backing::Iscsi(_) => ProbeKind::Iscsi,
     }
 }
 
 /// Each worker opens its own connection to an NBD export, so more than one worker
 /// needs a server that advertises multi-conn (otherwise the connections may not see
 /// each other's writes). Needs the opened targets: the server says it when connected.
-pub(super) fn check_nbd(
+pub(super) fn check_network(
     run: &RunSpec,
     engine: EngineKind,
     targets: &Targets,
@@ -162,8 +178,8 @@ pub(super) fn check_nbd(
                     return Err(RunError::Setup {
                         run: run.name.clone(),
                         msg: format!(
-                            "{} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
-                            workers, n.server
+                            "{workers} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
+                            n.server
                         ),
                     });
                 }
@@ -324,6 +340,7 @@ fn resolve_workloads(
                 ws_len
             )));
         }
+        check_blocks(w, t).map_err(invalid)?;
         if let (true, Some(a)) = (t.direct && run.engine != EngineKind::Null, t.align_bytes) {
             if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
                 return Err(invalid(format!(
@@ -345,6 +362,27 @@ fn resolve_workloads(
         });
     }
     Ok(resolved)
+}
+
+/// An iSCSI LUN takes only whole blocks: block sizes, offset and size must be
+/// multiples of its block size.
+fn check_blocks(w: &crate::plan::model::Workload, t: &Geometry) -> Result<(), String> {
+    let (true, Some(a)) = (t.blocks, t.align_bytes) else {
+        return Ok(());
+    };
+    if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+        return Err(format!(
+            "block size {b} is not a multiple of the LUN's {a}-byte blocks ('{}')",
+            t.uri
+        ));
+    }
+    if w.offset_bytes % a != 0 || w.size_bytes.is_some_and(|s| s % a != 0) {
+        return Err(format!(
+            "offset and size must be multiples of the LUN's {a}-byte blocks ('{}')",
+            t.uri
+        ));
+    }
+    Ok(())
 }
 
 /// Every check that needs no target to be opened for writing: the plan, the
@@ -373,12 +411,15 @@ fn check_probed(
 /// creating, extending or writing anything, and without issuing any I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
     let (_, probes) = check_probed(run, specs, opts)?;
-    if probes.iter().all(|p| p.kind == ProbeKind::Nbd) {
+    if probes
+        .iter()
+        .all(|p| matches!(p.kind, ProbeKind::Nbd | ProbeKind::Iscsi))
+    {
         // Network targets only (nothing local to create): what the servers say when
         // connected (multi-conn) decides the rest.
         let (targets, _) = prepare(run, specs, opts)?;
         let (engine, _) = resolve_engine(run.engine, &targets);
-        check_nbd(run, engine, &targets)?;
+        check_network(run, engine, &targets)?;
     }
     Ok(())
 }

@@ -201,13 +201,15 @@ impl SlotTable {
                 let buf = unsafe { std::slice::from_raw_parts_mut(slot.buf, io.len as usize) };
                 let wt = &mut self.wtickets[idx as usize];
                 data.on_write_submit(target, io.offset, buf, stream_id, wt, now)
-                    .map_err(|e| format!("journal: {e}"))?;
+                    .map_err(|e| format!("journal: {}", crate::errors::Chain(&e)))?;
             }
             Op::Read => {
                 data.on_read_submit(target, io.offset, io.len, &mut self.rtickets[idx as usize])
             }
         }
-        engine.push(slot.request(idx)).map_err(|e| e.to_string())
+        engine
+            .push(slot.request(idx))
+            .map_err(|e| crate::errors::chain(&e))
     }
 
     /// Releases slot `idx`'s verify tickets without checking anything: the request

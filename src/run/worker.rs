@@ -148,7 +148,7 @@ impl<E: Engine> Worker<E> {
     /// timers. Hands the setup back with the reason when that fails.
     pub fn new(mut engine: E, mut setup: WorkerSetup) -> Result<Self, Box<(WorkerSetup, String)>> {
         if let Err(e) = engine.connect(setup.connections) {
-            return Err(Box::new((setup, e.to_string())));
+            return Err(Box::new((setup, crate::errors::chain(&e))));
         }
         let share_one = engine.completes_inline()
             && !(0..setup.targets.len() as u32).any(|t| setup.data.verifying(t));
@@ -402,7 +402,7 @@ impl<E: Engine> Worker<E> {
         self.setup
             .data
             .before_submit(now)
-            .map_err(|e| format!("journal: {e}"))?;
+            .map_err(|e| format!("journal: {}", crate::errors::Chain(&e)))?;
         let timeout = wake.saturating_sub(now).max(1);
         self.fds.clear();
         self.engine.poll_fds(&mut self.fds);
@@ -410,19 +410,21 @@ impl<E: Engine> Worker<E> {
             return self
                 .engine
                 .submit_and_reap(1, Some(timeout), &mut self.completions)
-                .map_err(|e| e.to_string());
+                .map_err(|e| crate::errors::chain(&e));
         }
         self.engine
             .submit_and_reap(0, Some(0), &mut self.completions)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| crate::errors::chain(&e))?;
         if !self.completions.is_empty() {
             return Ok(());
         }
         poll_until(&mut self.fds, timeout).map_err(|e| format!("poll: {e}"))?;
-        self.engine.on_ready(&self.fds).map_err(|e| e.to_string())?;
+        self.engine
+            .on_ready(&self.fds)
+            .map_err(|e| crate::errors::chain(&e))?;
         self.engine
             .submit_and_reap(0, Some(0), &mut self.completions)
-            .map_err(|e| e.to_string())
+            .map_err(|e| crate::errors::chain(&e))
     }
 
     /// Accounts every reaped completion, then the engine's connection events.
@@ -523,7 +525,7 @@ impl<E: Engine> Worker<E> {
         self.table.slots[tag].retries += 1;
         self.table.slots[tag].state = SlotState::InFlight;
         if let Err(e) = self.engine.push(slot.request(tag as u32)) {
-            self.fatal = Some(e.to_string());
+            self.fatal = Some(crate::errors::chain(&e));
         }
         if let Some(t) = self.setup.io_timeout_ns {
             self.table.slots[tag].submit_ns = now;
@@ -573,7 +575,7 @@ impl<E: Engine> Worker<E> {
             }
         };
         if let Err(e) = res {
-            self.fatal = Some(format!("journal: {e}"));
+            self.fatal = Some(format!("journal: {}", crate::errors::Chain(&e)));
         }
     }
 
@@ -722,7 +724,8 @@ impl<E: Engine> Worker<E> {
     fn finish(mut self) {
         self.fill_conns();
         if let Err(e) = self.setup.data.finish() {
-            self.fatal.get_or_insert(format!("journal: {e}"));
+            self.fatal
+                .get_or_insert(format!("journal: {}", crate::errors::Chain(&e)));
         }
         if self.inflight > 0 {
             // The kernel (or a connection) may still write into these buffers.

@@ -3,6 +3,7 @@
 //! that a misaligned block size under O_DIRECT is refused up front rather than
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
+pub mod iscsi;
 pub mod nbd;
 pub mod safety;
 pub mod sim;
@@ -20,7 +21,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub enum TargetError {
     #[error("target '{uri}': {msg}")]
     Invalid { uri: String, msg: String },
-    #[error("target '{}': {op}: {source}", path.display())]
+    #[error("target '{uri}'")]
+    Sim {
+        uri: String,
+        source: sim::SimSpecError,
+    },
+    #[error("target '{}': {op}", path.display())]
     Io {
         path: PathBuf,
         op: &'static str,
@@ -49,17 +55,25 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
         return Ok(TargetKind::Null(size));
     }
     if let Some(rest) = uri.strip_prefix("sim:") {
-        return sim::parse_spec(rest).map(TargetKind::Sim).map_err(invalid);
+        return sim::parse_spec(rest)
+            .map(TargetKind::Sim)
+            .map_err(|source| TargetError::Sim {
+                uri: uri.to_string(),
+                source,
+            });
     }
     if uri.starts_with("nbd") && uri.contains("://") {
         return nbd::parse(uri).map(TargetKind::Nbd).map_err(invalid);
+    }
+    if uri.starts_with("iscsi://") {
+        return iscsi::parse(uri).map(TargetKind::Iscsi).map_err(invalid);
     }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(invalid(format!(
-            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH)"
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN)"
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
@@ -79,6 +93,8 @@ pub enum Backing {
     Sim(sim::SimDevice),
     /// An NBD export reached through libnbd.
     Nbd(nbd::NbdTarget),
+    /// An iSCSI LUN reached through libiscsi.
+    Iscsi(iscsi::IscsiTarget),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -102,6 +118,27 @@ impl OpenTarget {
             _ => None,
         }
     }
+    /// Whether the target's data outlives this process (files, devices, network
+    /// targets; not mem:, null:, sim:), so it can be checked after the fact.
+    pub fn is_persistent(&self) -> bool {
+        matches!(
+            self.backing,
+            Backing::File { .. } | Backing::Nbd(_) | Backing::Iscsi(_)
+        )
+    }
+
+    /// Reads `buf.len()` bytes at `offset` outside any engine (the after-the-fact
+    /// `verify` command); `None` for targets that are not [`OpenTarget::is_persistent`].
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<std::io::Result<()>> {
+        use std::os::unix::fs::FileExt;
+        match &self.backing {
+            Backing::File { file, .. } => Some(file.read_exact_at(buf, offset)),
+            Backing::Nbd(n) => Some(n.read_at(buf, offset)),
+            Backing::Iscsi(i) => Some(i.read_at(buf, offset)),
+            Backing::Mem(_) | Backing::Null | Backing::Sim(_) => None,
+        }
+    }
+
     pub fn is_block_device(&self) -> bool {
         matches!(self.backing, Backing::File { is_block: true, .. })
     }
@@ -157,6 +194,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             })
         }
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
+        TargetKind::Iscsi(i) => open_iscsi(spec, &i, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
     }
 }
@@ -188,6 +226,38 @@ fn open_nbd(
         size_bytes,
         direct: false,
         align_bytes: 1,
+    })
+}
+
+/// An iSCSI LUN: its size is the LUN's, or the `--size` prefix of it; every I/O must
+/// be whole blocks.
+fn open_iscsi(
+    spec: &TargetSpec,
+    i: &crate::plan::model::IscsiSpec,
+    opts: OpenOptionsIo,
+) -> Result<OpenTarget, TargetError> {
+    let opened = iscsi::open(i, opts.writes, opts.force)?;
+    let block = opened.target.block_bytes as u64;
+    let size_bytes = match spec.size_bytes {
+        Some(s) if s > opened.lun_bytes => {
+            return Err(TargetError::Invalid {
+                uri: spec.uri.clone(),
+                msg: format!(
+                    "size {s} is larger than the LUN ({} bytes); a network target cannot grow",
+                    opened.lun_bytes
+                ),
+            })
+        }
+        Some(s) => s - s % block,
+        None => opened.lun_bytes,
+    };
+    Ok(OpenTarget {
+        name: spec.name.clone(),
+        uri: spec.uri.clone(),
+        backing: Backing::Iscsi(opened.target),
+        size_bytes,
+        direct: false,
+        align_bytes: block,
     })
 }
 
@@ -229,6 +299,8 @@ pub enum ProbeKind {
     Sim,
     /// A network block device: nothing local is created, whatever the plan.
     Nbd,
+    /// An iSCSI LUN: whole blocks only (its block size is `align_bytes`).
+    Iscsi,
 }
 
 /// Learns what [`open`] would find, without creating, extending or allocating
@@ -250,6 +322,13 @@ pub fn probe(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetErro
         // The size is the server's: learn it by connecting (the connection is
         // dropped at once; nothing is written).
         TargetKind::Nbd(n) => Ok(fixed(ProbeKind::Nbd, open_nbd(spec, &n, opts)?.size_bytes)),
+        TargetKind::Iscsi(_) => {
+            let t = open(spec, opts)?;
+            Ok(Probe {
+                align_bytes: Some(t.align_bytes),
+                ..fixed(ProbeKind::Iscsi, t.size_bytes)
+            })
+        }
         TargetKind::Path(path) => probe_path(spec, &path, opts),
     }
 }

@@ -9,12 +9,15 @@ mod cli_errors;
 mod compat;
 mod data;
 mod exact;
+mod generate;
 mod html;
 mod load;
 mod loopdev;
 mod net;
+mod net_iscsi;
 mod net_nbd;
 mod output;
+mod pipes;
 mod reports_cli;
 mod sim;
 
