@@ -32,6 +32,15 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
+/// Whether `t` names an NBD export or iSCSI LUN rather than a path.
+fn is_network(t: &std::path::Path) -> bool {
+    use crate::plan::model::TargetKind;
+    matches!(
+        crate::target::parse_uri(&t.to_string_lossy()),
+        Ok(TargetKind::Nbd(_) | TargetKind::Iscsi(_))
+    )
+}
+
 /// `ioscope quick`: four short tests and a summary table.
 pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
     let duration_ns = a.duration_ns;
@@ -46,6 +55,9 @@ pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
             let (p, size) = scratch_in(t, want)?;
             (p.display().to_string(), Some(p), true, Some(size))
         }
+        // A network target (nbd://, iscsi://) is treated like a block device: its
+        // contents are someone's, so writes need --force.
+        Some(t) if is_network(t) => (t.display().to_string(), None, a.force, None),
         Some(t) => {
             use std::os::unix::fs::FileTypeExt;
             let meta = std::fs::metadata(t).map_err(|source| AppError::Read {
@@ -94,7 +106,7 @@ pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
     let mut warnings = Vec::new();
     if !writes_ok {
         warnings.push(format!(
-            "'{}' is a block device: only the read tests run (add --force to run the write tests, destroying its contents)",
+            "'{}' is a block device or network target: only the read tests run (add --force to run the write tests, destroying its contents)",
             target.uri
         ));
     }

@@ -8,8 +8,8 @@ use crate::clock::{now_ns, unix_s};
 use crate::engine::Targets;
 use crate::plan::model::{EngineKind, Op, Rate, RunSpec};
 use crate::result::{
-    ConnectionResult, Cpu, Interval, IntervalConnection, PacingResult, RunEvent, RunResult,
-    ScheduleResult, Totals, WorkloadResult,
+    ConnectionResult, Cpu, EndReason, Interval, IntervalConnection, PacingResult, RunEvent,
+    RunResult, ScheduleResult, Totals, WorkloadResult,
 };
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
@@ -353,7 +353,7 @@ impl Collector {
         run: &RunSpec,
         targets: &Targets,
         engine: EngineKind,
-        end_reason: &str,
+        end_reason: EndReason,
         interrupted: bool,
         nworkers: usize,
     ) -> RunResult {
@@ -409,11 +409,11 @@ impl Collector {
                 .collect::<Vec<_>>()
                 .join(","),
             engine: engine.name().into(),
-            workload: serde_json::to_value(&run.workloads[0]).unwrap_or_default(),
+            workload: super::echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,
             interrupted,
-            end_reason: end_reason.into(),
+            end_reason,
             workers: nworkers,
             streams: run.total_streams(),
             totals,
@@ -522,13 +522,13 @@ pub(super) fn collect(
         let _ = h.join();
     }
     let end_reason = if interrupted {
-        "interrupted"
+        EndReason::Interrupted
     } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
-        "error"
+        EndReason::Error
     } else if end_at.is_some_and(|e| now_ns() >= e) {
-        "duration"
+        EndReason::Duration
     } else {
-        "passes"
+        EndReason::Passes
     };
     let fatal = coll.fatal.clone();
     let verify = std::mem::take(&mut coll.verify);

@@ -10,6 +10,7 @@ pub mod buffers;
 pub mod clock;
 pub mod collector;
 pub mod data;
+pub mod echo;
 pub mod interrupt;
 pub mod launch;
 pub mod offsets;
@@ -18,6 +19,7 @@ pub mod setup;
 pub mod slots;
 pub mod steady;
 pub mod stream;
+pub mod timebase;
 pub mod verify;
 pub mod worker;
 
@@ -81,6 +83,8 @@ pub fn execute(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(RunResult, Vec<String>), RunError> {
     let mut warnings = Vec::new();
+    // The clock first: a simulated device reads it for its origin when it opens.
+    timebase::choose_clock(run, specs);
     let (targets, resolved) = setup::prepare(run, specs, opts)?;
     let (engine, fallback) = setup::resolve_engine(run.engine, &targets);
     warnings.extend(fallback);

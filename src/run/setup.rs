@@ -411,6 +411,8 @@ fn check_probed(
 /// creating, extending or writing anything, and without issuing any I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
     let (_, probes) = check_probed(run, specs, opts)?;
+    // Opening (network targets below, and every later open) needs the clock chosen.
+    super::timebase::choose_clock(run, specs);
     if probes
         .iter()
         .all(|p| matches!(p.kind, ProbeKind::Nbd | ProbeKind::Iscsi))

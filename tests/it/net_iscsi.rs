@@ -367,3 +367,24 @@ fn iscsi_chap_comes_from_the_environment_and_stays_out_of_results() {
     );
     assert_eq!(read_json(&json)["runs"][0]["totals"]["read"]["ios"], 256);
 }
+
+#[test]
+fn iscsi_fio_job_with_ioengine_libiscsi_runs() {
+    let Some(t) = server(8) else {
+        return;
+    };
+    let d = tempdir();
+    let job = d.path().join("j.fio");
+    // fio escapes the URI's colons in filename=.
+    let escaped = t.uri.replace(':', "\\:");
+    std::fs::write(
+        &job,
+        format!(
+            "[j]\nioengine=libiscsi\nfilename={escaped}\nrw=randread\nbs=4k\niodepth=16\nsize=2m\n"
+        ),
+    )
+    .unwrap();
+    let r = run_json(&["run", job.to_str().unwrap()]);
+    assert_eq!(r.run(0).engine, "iscsi");
+    assert_eq!(r.run(0).totals.read.ios, 512);
+}

@@ -447,3 +447,36 @@ fn nbd_damage_behind_the_servers_back_is_found_by_verify() {
         "{out}"
     );
 }
+
+#[test]
+fn nbd_quick_reads_only_unless_forced() {
+    let Some(k) = server(&["memory", "64M"]) else {
+        return;
+    };
+    let r = run_json(&["quick", &k.uri, "--duration", "1s"]);
+    let names: Vec<&str> = r.doc.runs.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["4k-randread", "1m-seqread"]);
+    assert!(r.doc.runs.iter().all(|x| x.engine == "nbd"));
+    assert_eq!(k.stop_and_count().1, 0, "quick wrote without --force");
+}
+
+#[test]
+fn nbd_fio_job_with_ioengine_nbd_runs() {
+    let Some(k) = server(&["memory", "16M"]) else {
+        return;
+    };
+    let d = tempdir();
+    let job = d.path().join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[j]\nioengine=nbd\nuri={}\nrw=randread\nbs=4k\niodepth=16\nsize=4m\n",
+            k.uri
+        ),
+    )
+    .unwrap();
+    let r = run_json(&["run", job.to_str().unwrap()]);
+    assert_eq!(r.run(0).engine, "nbd");
+    assert_eq!(r.run(0).totals.read.ios, 1024);
+    assert_eq!(k.stop_and_count(), (1024, 0));
+}

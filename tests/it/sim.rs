@@ -213,7 +213,7 @@ fn io_timeout_fails_stalled_ios_and_the_run_ends() {
         "the run took {:?}",
         started.elapsed()
     );
-    assert_eq!(r.end_reason, "duration");
+    assert_eq!(r.end_reason.to_string(), "duration");
     let c = &r.connections[0];
     // 2 s with 400 ms of stall per 500 ms, 4 slots timing out every ~50 ms.
     assert!(c.timeouts >= 16, "{c:?}");
