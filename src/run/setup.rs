@@ -413,10 +413,13 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
     let (_, probes) = check_probed(run, specs, opts)?;
     // Opening (network targets below, and every later open) needs the clock chosen.
     super::timebase::choose_clock(run, specs);
-    if probes
-        .iter()
-        .all(|p| matches!(p.kind, ProbeKind::Nbd | ProbeKind::Iscsi))
-    {
+    // Nothing to create or extend (network targets, devices, files already large
+    // enough, RAM): open them and run the checks that need an open target (io_uring
+    // options, durability, multi-conn) here too, so they fail as bad input.
+    let creates = |p: &Probe| {
+        matches!(p.kind, ProbeKind::File) && p.existing_len.map_or(true, |l| l < p.size_bytes)
+    };
+    if !probes.iter().any(creates) {
         // Network targets only (nothing local to create): what the servers say when
         // connected (multi-conn) decides the rest.
         let (targets, _) = prepare(run, specs, opts)?;
