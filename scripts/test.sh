@@ -34,6 +34,8 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
 # One direction of dependency between top-level modules (docs/architecture.md).
 bash scripts/deps.sh
+# Issue 11: no function in src/plan or src/run longer than 120 lines.
+python3 scripts/fn-lengths.py --max 120 --top 3 src/plan src/run
 cargo clippy --all-targets -- -D warnings
 cargo test --lib --bins -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so

@@ -4,6 +4,8 @@
 
 use super::model::*;
 use super::units::{format_duration_ns, format_size};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
 use std::fmt::Write as _;
 
 fn rw_word(w: &Workload) -> &'static str {
@@ -17,113 +19,225 @@ fn rw_word(w: &Workload) -> &'static str {
     }
 }
 
-fn toml_str(s: &str) -> String {
-    format!("{:?}", s)
+/// Why a plan cannot be written as a native job file.
+#[derive(Debug, thiserror::Error)]
+pub enum TomlEmitError {
+    /// A value the job-file format cannot hold (TOML integers are signed 64-bit).
+    #[error("run '{run}': seed {seed} is larger than a job file can hold (at most {max})", max = i64::MAX)]
+    SeedTooLarge { run: String, seed: u64 },
+    /// The TOML encoder refused the document.
+    #[error("cannot encode the job file as TOML")]
+    Encode(#[source] toml::ser::Error),
 }
 
-/// The plan as a native job file.
-pub fn to_toml(plan: &Plan) -> String {
-    let mut s = String::from("# written by ioscope convert\n");
-    for t in &plan.targets {
-        let _ = writeln!(
-            s,
-            "\n[[target]]\nname = {}\npath = {}",
-            toml_str(&t.name),
-            toml_str(&t.uri)
-        );
-        if let Some(b) = t.size_bytes {
-            let _ = writeln!(s, "size = {}", toml_str(&format_size(b)));
-        }
-        if let Some(d) = t.direct {
-            let _ = writeln!(s, "direct = {d}");
+/// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
+/// by the `toml` crate, so names with quotes, backslashes, control characters or
+/// non-ASCII text come out as valid TOML and read back unchanged.
+pub fn to_toml(plan: &Plan) -> Result<String, TomlEmitError> {
+    let doc = JobFileDoc::from_plan(plan)?;
+    let body = toml::to_string(&doc).map_err(TomlEmitError::Encode)?;
+    Ok(format!("# written by ioscope convert\n\n{body}"))
+}
+
+/// A native job file as written by `convert`: the `[[target]]`, `[[workload]]` and
+/// `[[run]]` tables of docs/job-file.md, in that order.
+#[derive(Debug, Serialize)]
+struct JobFileDoc {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    target: Vec<TargetTable>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    workload: Vec<WorkloadTable>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    run: Vec<RunTable>,
+}
+
+#[derive(Debug, Serialize)]
+struct TargetTable {
+    name: String,
+    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    direct: Option<bool>,
+}
+
+#[derive(Debug, Serialize)]
+struct WorkloadTable {
+    name: String,
+    target: String,
+    rw: &'static str,
+    read_pct: u8,
+    bs: BsValue,
+    qd: u32,
+    streams: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dist: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrival: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seq_layout: Option<&'static str>,
+}
+
+/// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
+/// plan's, which a sorted map would lose).
+#[derive(Debug)]
+enum BsValue {
+    One(String),
+    Split(Vec<(String, u32)>),
+}
+
+impl Serialize for BsValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BsValue::One(size) => s.serialize_str(size),
+            BsValue::Split(parts) => {
+                let mut map = s.serialize_map(Some(parts.len()))?;
+                for (size, weight) in parts {
+                    map.serialize_entry(size, weight)?;
+                }
+                map.end()
+            }
         }
     }
-    // Workloads are written once per run under a run-qualified name when runs differ.
-    for (ri, r) in plan.runs.iter().enumerate() {
-        for w in &r.workloads {
-            let _ = writeln!(
-                s,
-                "\n[[workload]]\nname = {}\ntarget = {}\nrw = {:?}\nread_pct = {}",
-                toml_str(&format!("r{ri}-{}", w.name)),
-                toml_str(&w.target),
-                rw_word(w),
-                w.read_pct
-            );
-            match w.bs.single() {
-                Some(b) => {
-                    let _ = writeln!(s, "bs = {}", toml_str(&format_size(b)));
-                }
-                None => {
-                    let parts: Vec<String> =
-                        w.bs.split
-                            .iter()
-                            .map(|&(b, wt)| format!("{} = {wt}", toml_str(&format_size(b))))
-                            .collect();
-                    let _ = writeln!(s, "bs = {{ {} }}", parts.join(", "));
-                }
-            }
-            let _ = writeln!(s, "qd = {}\nstreams = {}", w.qd, w.streams);
-            if let Rate::Iops(r) = w.rate {
-                let _ = writeln!(s, "rate = {r}");
-            }
-            if w.offset_bytes > 0 {
-                let _ = writeln!(s, "offset = {}", toml_str(&format_size(w.offset_bytes)));
-            }
-            if let Some(z) = w.size_bytes {
-                let _ = writeln!(s, "size = {}", toml_str(&format_size(z)));
-            }
-            if w.dist != Distribution::Uniform {
-                let _ = writeln!(s, "dist = {}", toml_str(&w.dist.spec()));
-            }
-            if matches!(w.rate, Rate::Iops(_)) && w.arrival != Arrival::default() {
-                let _ = writeln!(s, "arrival = \"uniform\"");
-            }
-            if let Some(p) = w.share_pct {
-                let _ = writeln!(s, "share = {p}");
-            }
-            if !w.seq_layout.is_regions() {
-                let _ = writeln!(s, "seq_layout = {}", toml_str(w.seq_layout.name()));
-            }
-        }
-    }
-    for (ri, r) in plan.runs.iter().enumerate() {
-        let names: Vec<String> = r
-            .workloads
+}
+
+#[derive(Debug, Serialize)]
+struct RunTable {
+    name: String,
+    workloads: Vec<String>,
+    engine: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    passes: Option<u64>,
+    warmup: String,
+    interval: String,
+    seed: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpus: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workers: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pacing: Option<&'static str>,
+}
+
+/// Workloads are written once per run under a run-qualified name (`r0-oltp`), since
+/// runs may give the same workload different settings.
+fn qualified(run_index: usize, w: &Workload) -> String {
+    format!("r{run_index}-{}", w.name)
+}
+
+impl JobFileDoc {
+    fn from_plan(plan: &Plan) -> Result<Self, TomlEmitError> {
+        let target = plan.targets.iter().map(TargetTable::from_spec).collect();
+        let workload = plan
+            .runs
             .iter()
-            .map(|w| toml_str(&format!("r{ri}-{}", w.name)))
+            .enumerate()
+            .flat_map(|(ri, r)| {
+                r.workloads
+                    .iter()
+                    .map(move |w| WorkloadTable::from_workload(ri, w))
+            })
             .collect();
-        let _ = writeln!(
-            s,
-            "\n[[run]]\nname = {}\nworkloads = [{}]\nengine = {:?}",
-            toml_str(&r.name),
-            names.join(", "),
-            r.engine.name()
-        );
-        if let Some(d) = r.duration_ns {
-            let _ = writeln!(s, "duration = {}", toml_str(&format_duration_ns(d)));
-        }
-        if let Some(p) = r.passes {
-            let _ = writeln!(s, "passes = {p}");
-        }
-        let _ = writeln!(
-            s,
-            "warmup = {}\ninterval = {}\nseed = {}",
-            toml_str(&format_duration_ns(r.warmup_ns)),
-            toml_str(&format_duration_ns(r.interval_ns)),
-            r.seed
-        );
-        if let Some(c) = &r.cpus {
-            let list: Vec<String> = c.iter().map(|x| x.to_string()).collect();
-            let _ = writeln!(s, "cpus = {}", toml_str(&list.join(",")));
-        }
-        if let Some(w) = r.workers {
-            let _ = writeln!(s, "workers = {w}");
-        }
-        if r.pacing != Pacing::default() {
-            let _ = writeln!(s, "pacing = {}", toml_str(r.pacing.name()));
+        let run = plan
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(ri, r)| RunTable::from_run(ri, r))
+            .collect::<Result<_, _>>()?;
+        Ok(JobFileDoc {
+            target,
+            workload,
+            run,
+        })
+    }
+}
+
+impl TargetTable {
+    fn from_spec(t: &TargetSpec) -> Self {
+        TargetTable {
+            name: t.name.clone(),
+            path: t.uri.clone(),
+            size: t.size_bytes.map(format_size),
+            direct: t.direct,
         }
     }
-    s
+}
+
+impl WorkloadTable {
+    fn from_workload(run_index: usize, w: &Workload) -> Self {
+        let bs = match w.bs.single() {
+            Some(b) => BsValue::One(format_size(b)),
+            None => BsValue::Split(
+                w.bs.split
+                    .iter()
+                    .map(|&(b, weight)| (format_size(b), weight))
+                    .collect(),
+            ),
+        };
+        let rate = match w.rate {
+            Rate::Iops(r) => Some(r),
+            Rate::Max => None,
+        };
+        // The job file's default arrival is exponential; only paced workloads have one.
+        let arrival = (rate.is_some() && w.arrival != Arrival::default()).then_some("uniform");
+        WorkloadTable {
+            name: qualified(run_index, w),
+            target: w.target.clone(),
+            rw: rw_word(w),
+            read_pct: w.read_pct,
+            bs,
+            qd: w.qd,
+            streams: w.streams,
+            rate,
+            offset: (w.offset_bytes > 0).then(|| format_size(w.offset_bytes)),
+            size: w.size_bytes.map(format_size),
+            dist: (w.dist != Distribution::Uniform).then(|| w.dist.spec()),
+            arrival,
+            share: w.share_pct,
+            seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
+        }
+    }
+}
+
+impl RunTable {
+    fn from_run(run_index: usize, r: &RunSpec) -> Result<Self, TomlEmitError> {
+        let seed = i64::try_from(r.seed).map_err(|_| TomlEmitError::SeedTooLarge {
+            run: r.name.clone(),
+            seed: r.seed,
+        })?;
+        Ok(RunTable {
+            name: r.name.clone(),
+            workloads: r
+                .workloads
+                .iter()
+                .map(|w| qualified(run_index, w))
+                .collect(),
+            engine: r.engine.name(),
+            duration: r.duration_ns.map(format_duration_ns),
+            passes: r.passes,
+            warmup: format_duration_ns(r.warmup_ns),
+            interval: format_duration_ns(r.interval_ns),
+            seed,
+            cpus: r.cpus.as_ref().map(|c| {
+                c.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }),
+            workers: r.workers,
+            pacing: (r.pacing != Pacing::default()).then(|| r.pacing.name()),
+        })
+    }
 }
 
 /// The plan as a fio job file, or why fio cannot express it.
@@ -268,6 +382,8 @@ mod tests {
                 workers: None,
                 seed: 7,
                 pacing: Pacing::Sleep,
+                io: Default::default(),
+                curve: None,
             }],
             warnings: vec![],
             data: Default::default(),
@@ -277,7 +393,7 @@ mod tests {
     #[test]
     fn toml_reads_back_into_the_same_plan() {
         let p = sample();
-        let text = to_toml(&p);
+        let text = to_toml(&p).unwrap();
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
         assert_eq!(back.targets, p.targets);
         assert_eq!(back.runs.len(), 1);
@@ -302,6 +418,38 @@ mod tests {
         assert_eq!(a.pacing, b.pacing);
     }
 
+    // Regression: names were written with Rust's `{:?}` escapes ("\u{1}"), not TOML.
+    #[test]
+    fn awkward_names_read_back_unchanged() {
+        for name in [
+            "q\"b\\s",
+            "ctl\u{1}\u{7f}\u{1b}",
+            "nl\n\r\t",
+            "é日本",
+            "'''\"\"\"",
+        ] {
+            let mut p = sample();
+            p.runs[0].name = name.into();
+            p.runs[0].workloads[0].name = name.into();
+            p.targets[0].uri = format!("/tmp/{name}");
+            let text = to_toml(&p).unwrap();
+            let back = crate::plan::jobfile::parse("converted.toml", &text)
+                .unwrap_or_else(|e| panic!("{name:?}: {e}\n{text}"));
+            assert_eq!(back.targets, p.targets);
+            let mut expect = p.runs[0].clone();
+            expect.workloads[0].name = format!("r0-{name}");
+            assert_eq!(back.runs, vec![expect]);
+        }
+    }
+
+    #[test]
+    fn a_seed_beyond_toml_integers_is_refused() {
+        let mut p = sample();
+        p.runs[0].seed = u64::MAX;
+        let e = to_toml(&p).unwrap_err();
+        assert!(e.to_string().contains("seed 18446744073709551615"), "{e}");
+    }
+
     #[test]
     fn a_share_mix_survives_conversion() {
         let mut p = sample();
@@ -310,7 +458,7 @@ mod tests {
         w2.share_pct = Some(30.0);
         p.runs[0].workloads[0].share_pct = Some(70.0);
         p.runs[0].workloads.push(w2);
-        let back = crate::plan::jobfile::parse("converted.toml", &to_toml(&p)).unwrap();
+        let back = crate::plan::jobfile::parse("converted.toml", &to_toml(&p).unwrap()).unwrap();
         let shares: Vec<_> = back.runs[0].workloads.iter().map(|w| w.share_pct).collect();
         assert_eq!(shares, vec![Some(70.0), Some(30.0)]);
     }

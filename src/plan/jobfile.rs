@@ -65,11 +65,9 @@ const WORKLOAD_KEYS: &[&str] = &[
 ];
 const RUN_ONLY_KEYS: &[&str] = &["name", "workloads"];
 
-/// Defaults for what a job file leaves out.
-const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+/// Block size of a workload that names none (run settings a job file leaves out come
+/// from [`RunSpec::default`]).
 const DEFAULT_BS_BYTES: u64 = 4096;
-const DEFAULT_SEED: u64 = 1;
 /// Highest CPU number a CPU list may name; bounds what "0-999999999" can allocate.
 use crate::plan::units::MAX_CPU;
 
@@ -342,7 +340,6 @@ impl<'a> Ctx<'a> {
             }
         }
         let top = self.section("the top level".into(), root, TOP_KEYS)?;
-
         let defaults = match top.get("defaults") {
             Some(node) => {
                 let sec = self.section("[defaults]".into(), node, SETTINGS_KEYS)?;
@@ -350,10 +347,22 @@ impl<'a> Ctx<'a> {
             }
             None => Settings::default(),
         };
+        let targets = self.targets(&top)?;
+        let workloads = self.workloads(&top, &targets)?;
+        let runs = self.runs(&top, &defaults, &workloads)?;
+        let warnings = self.unused(&targets, &workloads, &runs);
+        Ok(Plan {
+            targets: targets.into_iter().map(|(t, _)| t).collect(),
+            runs: runs.into_iter().map(|(r, _)| r).collect(),
+            warnings,
+            data: Default::default(),
+        })
+    }
 
-        let target_tables = self.table_array(&top, "target")?;
+    /// The `[[target]]` tables, each with where it was defined; names are unique.
+    fn targets(&self, top: &Section<'_>) -> Res<Vec<(TargetSpec, Range<usize>)>> {
         let mut targets: Vec<(TargetSpec, Range<usize>)> = Vec::new();
-        for (i, node) in target_tables.iter().enumerate() {
+        for (i, node) in self.table_array(top, "target")?.iter().enumerate() {
             let (spec, span) = self.target(i, node)?;
             if let Some((_, first)) = targets.iter().find(|(t, _)| t.name == spec.name) {
                 return Err(self.err(
@@ -367,8 +376,17 @@ impl<'a> Ctx<'a> {
             }
             targets.push((spec, span));
         }
+        Ok(targets)
+    }
 
-        let workload_tables = self.table_array(&top, "workload")?;
+    /// The `[[workload]]` tables (at least one), each with where it was defined;
+    /// names are unique.
+    fn workloads(
+        &self,
+        top: &Section<'_>,
+        targets: &[(TargetSpec, Range<usize>)],
+    ) -> Res<Vec<(Workload, Range<usize>)>> {
+        let workload_tables = self.table_array(top, "workload")?;
         if workload_tables.is_empty() {
             return Err(self.err(
                 0..0,
@@ -377,7 +395,7 @@ impl<'a> Ctx<'a> {
         }
         let mut workloads: Vec<(Workload, Range<usize>)> = Vec::new();
         for (i, node) in workload_tables.iter().enumerate() {
-            let (w, span) = self.workload(i, node, &targets)?;
+            let (w, span) = self.workload(i, node, targets)?;
             if let Some((_, first)) = workloads.iter().find(|(x, _)| x.name == w.name) {
                 return Err(self.err(
                     span,
@@ -390,8 +408,18 @@ impl<'a> Ctx<'a> {
             }
             workloads.push((w, span));
         }
+        Ok(workloads)
+    }
 
-        let run_tables = self.table_array(&top, "run")?;
+    /// The `[[run]]` tables over `[defaults]`; without any, one run of every
+    /// workload.
+    fn runs(
+        &self,
+        top: &Section<'_>,
+        defaults: &Settings,
+        workloads: &[(Workload, Range<usize>)],
+    ) -> Res<Vec<(RunSpec, Range<usize>)>> {
+        let run_tables = self.table_array(top, "run")?;
         let mut runs: Vec<(RunSpec, Range<usize>)> = Vec::new();
         if run_tables.is_empty() {
             let all = workloads.iter().map(|(w, _)| w.clone()).collect();
@@ -417,15 +445,24 @@ impl<'a> Ctx<'a> {
                 ));
             }
             let chosen = match sec.get("workloads") {
-                Some(v) => self.run_workloads(v, &workloads)?,
+                Some(v) => self.run_workloads(v, workloads)?,
                 None => workloads.iter().map(|(w, _)| w.clone()).collect(),
             };
             let settings = defaults.clone().overlay(self.settings(&sec)?);
             runs.push((settings.into_run(name, chosen), sec.span.clone()));
         }
+        Ok(runs)
+    }
 
+    /// Warnings for workloads no run uses and targets no workload uses.
+    fn unused(
+        &self,
+        targets: &[(TargetSpec, Range<usize>)],
+        workloads: &[(Workload, Range<usize>)],
+        runs: &[(RunSpec, Range<usize>)],
+    ) -> Vec<String> {
         let mut warnings = Vec::new();
-        for (w, span) in &workloads {
+        for (w, span) in workloads {
             if !runs
                 .iter()
                 .any(|(r, _)| r.workloads.iter().any(|x| x.name == w.name))
@@ -437,7 +474,7 @@ impl<'a> Ctx<'a> {
                 ));
             }
         }
-        for (t, span) in &targets {
+        for (t, span) in targets {
             if !workloads.iter().any(|(w, _)| w.target == t.name) {
                 let (line, _) = line_col(self.text, span.start);
                 warnings.push(format!(
@@ -446,13 +483,7 @@ impl<'a> Ctx<'a> {
                 ));
             }
         }
-
-        Ok(Plan {
-            targets: targets.into_iter().map(|(t, _)| t).collect(),
-            runs: runs.into_iter().map(|(r, _)| r).collect(),
-            warnings,
-            data: Default::default(),
-        })
+        warnings
     }
 
     /// The `[[key]]` tables; an absent key is an empty list.
@@ -528,90 +559,8 @@ impl<'a> Ctx<'a> {
             None => format!("w{i}"),
         };
         let label = format!("[[workload]] '{name}'");
-
-        let target = match sec.get("target") {
-            Some(v) => {
-                let t = self.string("target", v)?;
-                if !targets.iter().any(|(spec, _)| spec.name == t) {
-                    return Err(self.err(
-                        v.span(),
-                        format!("unknown target '{t}'; {}", known("targets", targets)),
-                    ));
-                }
-                t.to_string()
-            }
-            None => match targets {
-                [(only, _)] => only.name.clone(),
-                [] => {
-                    return Err(self.err(
-                        sec.span.clone(),
-                        format!("{label} needs a target, but the job file defines no [[target]]"),
-                    ))
-                }
-                _ => {
-                    return Err(self.err(
-                        sec.span.clone(),
-                        format!(
-                            "{label} has no 'target' and there are several; {}",
-                            known("targets", targets)
-                        ),
-                    ))
-                }
-            },
-        };
-
-        let (pattern, implied_read_pct, rw_given) = match sec.get("rw") {
-            Some(v) => {
-                let (p, pct) = match self.string("rw", v)? {
-                    "read" => (AccessPattern::Sequential, Some(100)),
-                    "write" => (AccessPattern::Sequential, Some(0)),
-                    "randread" => (AccessPattern::Random, Some(100)),
-                    "randwrite" => (AccessPattern::Random, Some(0)),
-                    "rw" | "readwrite" => (AccessPattern::Sequential, None),
-                    "randrw" => (AccessPattern::Random, None),
-                    other => {
-                        return Err(self.err(
-                            v.span(),
-                            format!(
-                                "'rw' = {other:?} is not known; use read, write, randread, \
-                                 randwrite, rw or randrw"
-                            ),
-                        ))
-                    }
-                };
-                (p, pct, Some(v))
-            }
-            // No rw: random reads, or a random mix when read_pct asks for one.
-            None if sec.get("read_pct").is_some() => (AccessPattern::Random, None, None),
-            None => (AccessPattern::Random, Some(100), None),
-        };
-        let read_pct = match sec.get("read_pct") {
-            Some(v) => {
-                let pct = self.integer("read_pct", v)?;
-                if !(0..=100).contains(&pct) {
-                    return Err(self.err(
-                        v.span(),
-                        format!("'read_pct' must be between 0 and 100, found {pct}"),
-                    ));
-                }
-                let pct = pct as u8;
-                if let (Some(implied), Some(rw_v)) = (implied_read_pct, rw_given) {
-                    if implied != pct {
-                        return Err(self.err(
-                            v.span(),
-                            format!(
-                                "'read_pct' = {pct} contradicts rw = {:?} (which means {implied}% \
-                                 reads); use rw = \"rw\" or \"randrw\" for a mix",
-                                self.string("rw", rw_v)?
-                            ),
-                        ));
-                    }
-                }
-                pct
-            }
-            None => implied_read_pct.unwrap_or(50),
-        };
-
+        let target = self.workload_target(&sec, &label, targets)?;
+        let (pattern, read_pct) = self.mix(&sec)?;
         let bs = match sec.get("bs") {
             Some(v) => self.block_sizes(v)?,
             None => BlockSizes::fixed(DEFAULT_BS_BYTES),
@@ -633,71 +582,10 @@ impl<'a> Ctx<'a> {
             }
             None => Distribution::Uniform,
         };
-        let arrival = match sec.get("arrival") {
-            Some(v) => match self.string("arrival", v)? {
-                "exponential" | "poisson" => Arrival::Exponential,
-                "uniform" => Arrival::Uniform,
-                other => {
-                    return Err(self.err(
-                        v.span(),
-                        format!("'arrival' = {other:?}: expected \"exponential\" or \"uniform\""),
-                    ))
-                }
-            },
-            None => Arrival::Exponential,
-        };
-        let seq_layout = match sec.get("seq_layout") {
-            Some(v) => {
-                let name = self.string("seq_layout", v)?;
-                SeqLayout::parse(name).ok_or_else(|| {
-                    self.err(
-                        v.span(),
-                        format!("'seq_layout' = {name:?}: expected \"regions\" or \"stride\""),
-                    )
-                })?
-            }
-            None => SeqLayout::Regions,
-        };
-        let share_pct = match sec.get("share") {
-            Some(v) => {
-                let p = match v.get_ref() {
-                    Node::Int(i) => *i as f64,
-                    Node::Float(x) => *x,
-                    _ => {
-                        return Err(self.type_err(
-                            "share",
-                            v,
-                            "a positive number (percent of the run's I/O)",
-                        ))
-                    }
-                };
-                if !(p.is_finite() && p > 0.0) {
-                    return Err(self.err(
-                        v.span(),
-                        format!("'share' must be a positive number, found {p}"),
-                    ));
-                }
-                Some(p)
-            }
-            None => None,
-        };
-        let offset_bytes = match sec.get("offset") {
-            Some(v) => self.size("offset", v, true)?,
-            None => 0,
-        };
-        let size_bytes = match sec.get("size") {
-            Some(v) => {
-                let size = self.size("size", v, false)?;
-                if offset_bytes.checked_add(size).is_none() {
-                    return Err(self.err(
-                        v.span(),
-                        "'offset' + 'size' is beyond the largest possible byte offset",
-                    ));
-                }
-                Some(size)
-            }
-            None => None,
-        };
+        let arrival = self.arrival(&sec)?;
+        let seq_layout = self.seq_layout(&sec)?;
+        let share_pct = sec.get("share").map(|v| self.share(v)).transpose()?;
+        let (offset_bytes, size_bytes) = self.region(&sec)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -718,6 +606,163 @@ impl<'a> Ctx<'a> {
             },
             at,
         ))
+    }
+
+    /// A workload's `target`: a defined target, or the only one there is.
+    fn workload_target(
+        &self,
+        sec: &Section<'_>,
+        label: &str,
+        targets: &[(TargetSpec, Range<usize>)],
+    ) -> Res<String> {
+        if let Some(v) = sec.get("target") {
+            let t = self.string("target", v)?;
+            if !targets.iter().any(|(spec, _)| spec.name == t) {
+                return Err(self.err(
+                    v.span(),
+                    format!("unknown target '{t}'; {}", known("targets", targets)),
+                ));
+            }
+            return Ok(t.to_string());
+        }
+        match targets {
+            [(only, _)] => Ok(only.name.clone()),
+            [] => Err(self.err(
+                sec.span.clone(),
+                format!("{label} needs a target, but the job file defines no [[target]]"),
+            )),
+            _ => Err(self.err(
+                sec.span.clone(),
+                format!(
+                    "{label} has no 'target' and there are several; {}",
+                    known("targets", targets)
+                ),
+            )),
+        }
+    }
+
+    /// `rw` and `read_pct`: (pattern, read_pct). Without `rw`, random reads, or a
+    /// random mix when `read_pct` asks for one; a `read_pct` that contradicts `rw`
+    /// is an error.
+    fn mix(&self, sec: &Section<'_>) -> Res<(AccessPattern, u8)> {
+        let (pattern, implied_read_pct, rw_given) = match sec.get("rw") {
+            Some(v) => {
+                let (p, pct) = match self.string("rw", v)? {
+                    "read" => (AccessPattern::Sequential, Some(100)),
+                    "write" => (AccessPattern::Sequential, Some(0)),
+                    "randread" => (AccessPattern::Random, Some(100)),
+                    "randwrite" => (AccessPattern::Random, Some(0)),
+                    "rw" | "readwrite" => (AccessPattern::Sequential, None),
+                    "randrw" => (AccessPattern::Random, None),
+                    other => {
+                        return Err(self.err(
+                            v.span(),
+                            format!(
+                                "'rw' = {other:?} is not known; use read, write, randread, \
+                                 randwrite, rw or randrw"
+                            ),
+                        ))
+                    }
+                };
+                (p, pct, Some(v))
+            }
+            None if sec.get("read_pct").is_some() => (AccessPattern::Random, None, None),
+            None => (AccessPattern::Random, Some(100), None),
+        };
+        let Some(v) = sec.get("read_pct") else {
+            return Ok((pattern, implied_read_pct.unwrap_or(50)));
+        };
+        let pct = self.integer("read_pct", v)?;
+        if !(0..=100).contains(&pct) {
+            return Err(self.err(
+                v.span(),
+                format!("'read_pct' must be between 0 and 100, found {pct}"),
+            ));
+        }
+        let pct = pct as u8;
+        if let (Some(implied), Some(rw_v)) = (implied_read_pct, rw_given) {
+            if implied != pct {
+                return Err(self.err(
+                    v.span(),
+                    format!(
+                        "'read_pct' = {pct} contradicts rw = {:?} (which means {implied}% \
+                         reads); use rw = \"rw\" or \"randrw\" for a mix",
+                        self.string("rw", rw_v)?
+                    ),
+                ));
+            }
+        }
+        Ok((pattern, pct))
+    }
+
+    /// `arrival` (default exponential).
+    fn arrival(&self, sec: &Section<'_>) -> Res<Arrival> {
+        let Some(v) = sec.get("arrival") else {
+            return Ok(Arrival::Exponential);
+        };
+        match self.string("arrival", v)? {
+            "exponential" | "poisson" => Ok(Arrival::Exponential),
+            "uniform" => Ok(Arrival::Uniform),
+            other => Err(self.err(
+                v.span(),
+                format!("'arrival' = {other:?}: expected \"exponential\" or \"uniform\""),
+            )),
+        }
+    }
+
+    /// `seq_layout` (default regions).
+    fn seq_layout(&self, sec: &Section<'_>) -> Res<SeqLayout> {
+        let Some(v) = sec.get("seq_layout") else {
+            return Ok(SeqLayout::Regions);
+        };
+        let name = self.string("seq_layout", v)?;
+        SeqLayout::parse(name).ok_or_else(|| {
+            self.err(
+                v.span(),
+                format!("'seq_layout' = {name:?}: expected \"regions\" or \"stride\""),
+            )
+        })
+    }
+
+    /// `share`: a positive percentage of the run's I/O.
+    fn share(&self, v: &Spanned<Node>) -> Res<f64> {
+        let p = match v.get_ref() {
+            Node::Int(i) => *i as f64,
+            Node::Float(x) => *x,
+            _ => {
+                return Err(self.type_err(
+                    "share",
+                    v,
+                    "a positive number (percent of the run's I/O)",
+                ))
+            }
+        };
+        if !(p.is_finite() && p > 0.0) {
+            return Err(self.err(
+                v.span(),
+                format!("'share' must be a positive number, found {p}"),
+            ));
+        }
+        Ok(p)
+    }
+
+    /// `offset` and `size`: (start, length); their sum must be a byte offset.
+    fn region(&self, sec: &Section<'_>) -> Res<(u64, Option<u64>)> {
+        let offset_bytes = match sec.get("offset") {
+            Some(v) => self.size("offset", v, true)?,
+            None => 0,
+        };
+        let Some(v) = sec.get("size") else {
+            return Ok((offset_bytes, None));
+        };
+        let size = self.size("size", v, false)?;
+        if offset_bytes.checked_add(size).is_none() {
+            return Err(self.err(
+                v.span(),
+                "'offset' + 'size' is beyond the largest possible byte offset",
+            ));
+        }
+        Ok((offset_bytes, Some(size)))
     }
 
     /// `bs = "8k"`, `bs = 8192`, or a weighted split `bs = { "4k" = 50, "64k" = 50 }`.
@@ -824,11 +869,13 @@ impl<'a> Ctx<'a> {
                 "null" => EngineKind::Null,
                 "mem" => EngineKind::Mem,
                 "sim" => EngineKind::Sim,
+                "nbd" => EngineKind::Nbd,
+                "iscsi" => EngineKind::Iscsi,
                 other => {
                     return Err(self.err(
                         v.span(),
                         format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem or sim"
+                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd or iscsi"
                         ),
                     ))
                 }
@@ -946,24 +993,27 @@ impl Settings {
     }
 
     fn into_run(self, name: String, workloads: Vec<Workload>) -> RunSpec {
+        let base = RunSpec::default();
         // A run bounded by passes has no time limit unless one is written down.
         let duration_ns = match (self.duration_ns, self.passes) {
             (Some(d), _) => Some(d),
             (None, Some(_)) => None,
-            (None, None) => Some(DEFAULT_DURATION_NS),
+            (None, None) => base.duration_ns,
         };
         RunSpec {
             name,
             workloads,
-            engine: self.engine.unwrap_or(EngineKind::Auto),
+            engine: self.engine.unwrap_or(base.engine),
             duration_ns,
             passes: self.passes,
-            warmup_ns: self.warmup_ns.unwrap_or(0),
-            interval_ns: self.interval_ns.unwrap_or(DEFAULT_INTERVAL_NS),
+            warmup_ns: self.warmup_ns.unwrap_or(base.warmup_ns),
+            interval_ns: self.interval_ns.unwrap_or(base.interval_ns),
             cpus: self.cpus,
             workers: self.workers,
-            seed: self.seed.unwrap_or(DEFAULT_SEED),
-            pacing: self.pacing.unwrap_or_default(),
+            seed: self.seed.unwrap_or(base.seed),
+            pacing: self.pacing.unwrap_or(base.pacing),
+            io: base.io,
+            curve: None,
         }
     }
 }

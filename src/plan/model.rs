@@ -71,6 +71,31 @@ pub enum TargetKind {
     Null(u64),
     /// A simulated device: a timing model, no storage (`sim:SIZE?service=…`).
     Sim(SimSpec),
+    /// An NBD export (`nbd://HOST[:PORT][/EXPORT]`, `nbd+unix:///EXPORT?socket=PATH`).
+    Nbd(NbdSpec),
+    /// An iSCSI LUN (`iscsi://HOST[:PORT]/IQN/LUN`).
+    Iscsi(IscsiSpec),
+}
+
+/// Where an iSCSI LUN is, as parsed by `crate::target::iscsi::parse`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IscsiSpec {
+    /// The URI as given (it carries no credentials).
+    pub uri: String,
+    /// `HOST:PORT`.
+    pub portal: String,
+    pub iqn: String,
+    pub lun: u32,
+}
+
+/// Where an NBD export is, as parsed by `crate::target::nbd::parse`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NbdSpec {
+    /// The URI as given, handed to libnbd.
+    pub uri: String,
+    /// `HOST:PORT` or `unix:PATH`, for messages.
+    pub server: String,
+    pub export: String,
 }
 
 /// Parameters of a simulated device (`sim:SIZE?service=DUR&dist=fixed|exp&servers=N&
@@ -433,6 +458,10 @@ pub enum EngineKind {
     Mem,
     /// The simulated-device engine for `sim:` targets.
     Sim,
+    /// libnbd's asynchronous API for `nbd://` targets.
+    Nbd,
+    /// libiscsi's asynchronous API for `iscsi://` targets.
+    Iscsi,
 }
 
 impl EngineKind {
@@ -444,6 +473,8 @@ impl EngineKind {
             EngineKind::Null => "null",
             EngineKind::Mem => "mem",
             EngineKind::Sim => "sim",
+            EngineKind::Nbd => "nbd",
+            EngineKind::Iscsi => "iscsi",
         }
     }
 }
@@ -468,6 +499,68 @@ pub struct RunSpec {
     /// How open-loop workers wait for intended issue times.
     #[serde(default)]
     pub pacing: Pacing,
+    /// io_uring settings and write durability.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::plan::tuning::IoTuning::is_default"
+    )]
+    pub io: crate::plan::tuning::IoTuning,
+    /// Run as a latency curve rather than once (vdbench's `iorate=curve`, fio's
+    /// `latency_target`): `ioscope run` then measures it as `ioscope curve` does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<CurveSpec>,
+}
+
+/// Curve points, % of the measured maximum, when none are given (vdbench's curve).
+pub const DEFAULT_CURVE_POINTS_PCT: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
+
+/// A latency curve over one run: a closed-loop run measures the maximum, open-loop
+/// runs at percentages of it trace the curve, and an optional SLA search finds the
+/// highest rate whose latency stays within a bound. Bounds are written as
+/// `ioscope curve` takes them: `mean=5ms`, `p99=0.5ms`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveSpec {
+    /// Points, % of the measured maximum, in the order run.
+    pub points_pct: Vec<f64>,
+    /// Stop at the first point whose latency exceeds this (vdbench's `stopcurve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_latency: Option<String>,
+    /// Search for the highest rate within this bound (fio's `latency_target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency: Option<String>,
+    /// Where the curve came from, for the result ("vdbench iorate=curve").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+/// Measured time of a run that names neither a duration nor passes.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+/// Length of one reported interval unless told otherwise.
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+/// Seed of a run that names none: runs are repeatable by default.
+pub const DEFAULT_SEED: u64 = 1;
+
+impl Default for RunSpec {
+    /// The one source of run defaults (flags, job files and the foreign readers all
+    /// start from it): a 10 s measured run, 1 s intervals, no warm-up, the automatic
+    /// engine, seed 1, no workloads yet.
+    fn default() -> Self {
+        RunSpec {
+            name: "run".into(),
+            workloads: Vec::new(),
+            engine: EngineKind::Auto,
+            duration_ns: Some(DEFAULT_DURATION_NS),
+            passes: None,
+            warmup_ns: 0,
+            interval_ns: DEFAULT_INTERVAL_NS,
+            cpus: None,
+            workers: None,
+            seed: DEFAULT_SEED,
+            pacing: Pacing::default(),
+            io: Default::default(),
+            curve: None,
+        }
+    }
 }
 
 impl RunSpec {

@@ -60,6 +60,9 @@ pub struct WorkloadStats {
     pub ops: [OpStats; 2],
     /// Open loop only: how late each I/O was issued against its intended time.
     pub lag: Option<LatencyHistogram>,
+    /// Flushes (fsync/fdatasync) issued every N writes: counted apart, since a flush
+    /// moves no data of its own. `lat` is the flush call's duration.
+    pub flush: OpStats,
 }
 
 impl WorkloadStats {
@@ -67,6 +70,7 @@ impl WorkloadStats {
         WorkloadStats {
             ops: [OpStats::new(open_loop), OpStats::new(open_loop)],
             lag: open_loop.then(LatencyHistogram::new),
+            flush: OpStats::default(),
         }
     }
 
@@ -84,6 +88,9 @@ impl WorkloadStats {
         if let Some(l) = self.lag.as_mut() {
             l.reset();
         }
+        self.flush.ios = 0;
+        self.flush.errors = 0;
+        self.flush.lat.reset();
     }
 
     /// Both directions together.
@@ -98,6 +105,7 @@ impl AddAssign<&WorkloadStats> for WorkloadStats {
     fn add_assign(&mut self, o: &WorkloadStats) {
         self.ops[0] += &o.ops[0];
         self.ops[1] += &o.ops[1];
+        self.flush += &o.flush;
         match (&mut self.lag, &o.lag) {
             (Some(a), Some(b)) => *a += b,
             (None, Some(b)) => self.lag = Some(b.clone()),
@@ -125,4 +133,40 @@ pub struct Snapshot {
     pub verify: crate::result::VerifyResult,
     /// Waiting for open-loop intended times.
     pub pacing: crate::stats::pacing::PacingStats,
+    /// Per connection, indexed target × connections per target + connection.
+    pub connections: Vec<ConnStats>,
+    /// What happened to connections (and timed-out I/Os) in this interval.
+    pub events: Vec<EventRecord>,
+}
+
+/// Counters of one connection to a target.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnStats {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Failed I/Os, timeouts included.
+    pub errors: u64,
+    /// I/Os that passed the I/O timeout.
+    pub timeouts: u64,
+}
+
+impl AddAssign<&ConnStats> for ConnStats {
+    fn add_assign(&mut self, o: &ConnStats) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.errors += o.errors;
+        self.timeouts += o.timeouts;
+    }
+}
+
+/// An engine or worker event, as a worker hands it over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRecord {
+    /// Clock reading when it happened.
+    pub at_ns: u64,
+    /// Connection index, as in [`Snapshot::connections`].
+    pub conn: u32,
+    /// `down`, `up`, `timeout` or `reissue`.
+    pub kind: &'static str,
+    pub detail: String,
 }

@@ -17,19 +17,85 @@ fn assert_bad(args: &[&str], needle: &str) {
 fn bad_units_name_the_value() {
     assert_bad(&["run", "--target", "mem:1m", "--bs", "4kk"], "'4kk'");
     assert_bad(&["run", "--target", "mem:1m", "--bs", "-1"], "'-1'");
-    assert_bad(&["run", "--target", "mem:1m", "--bs", "0"], "--bs '0'");
+    // Values are parsed by the flag's value parser: clap names the value and the flag.
+    assert_bad(
+        &["run", "--target", "mem:1m", "--bs", "0"],
+        "'0' for '--bs <SIZE>'",
+    );
+    assert_bad(
+        &["run", "--target", "mem:1m", "--bs", "4k,0"],
+        "'0' for '--bs <SIZE>'",
+    );
     assert_bad(
         &["run", "--target", "mem:1m", "--duration", "5x"],
-        "--duration '5x'",
+        "'5x' for '--duration <DUR>'",
     );
-    assert_bad(&["run", "--target", "mem:1m", "--qd", "0"], "--qd '0'");
+    assert_bad(
+        &["run", "--target", "mem:1m", "--qd", "0"],
+        "'0' for '--qd <N>'",
+    );
     assert_bad(&["run", "--target", "mem:0"], "mem:0");
     assert_bad(
         &[
             "run", "--target", "mem:1m", "--rate", "1000", "--pacing", "fast",
         ],
-        "--pacing 'fast'",
+        "'fast' for '--pacing <MODE>'",
     );
+}
+
+#[test]
+fn typed_flags_refuse_unknown_words_before_anything_is_written() {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let j = json.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["run", "--target", "mem:1m", "--on-error", "sometimes"],
+            "'sometimes' for '--on-error <POLICY>'",
+        ),
+        (
+            &["run", "--target", "mem:1m", "--output-format", "xml"],
+            "'xml' for '--output-format <FORMAT>'",
+        ),
+        (
+            &[
+                "run",
+                "--target",
+                "mem:1m",
+                "--steady-state",
+                "--steady-metric",
+                "p42",
+            ],
+            "'p42' for '--steady-metric <METRIC>'",
+        ),
+        (
+            &["run", "--target", "mem:1m", "--engine", "warp"],
+            "'warp' for '--engine <ENGINE>'",
+        ),
+        (
+            &["curve", "--target", "mem:1m", "--max-latency", "p42=1ms"],
+            "'p42=1ms' for '--max-latency <PCT=DUR>'",
+        ),
+        (&["pts", "speed", "mem:1m"], "'speed' for '<TEST>'"),
+        (
+            &["report", "r.json", "--format", "pdf"],
+            "'pdf' for '--format <FORMAT>'",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut all = args.to_vec();
+        all.extend(["--json", j]);
+        if args[0] == "report" {
+            all.truncate(args.len());
+        }
+        assert_bad(&all, needle);
+        assert!(!json.exists(), "{args:?}: nothing may be written");
+    }
+    assert_bad(
+        &["convert", "--to", "xml", "job.fio"],
+        "'xml' for '--to <FORM>'",
+    );
+    assert_bad(&["convert", "job.fio", "--to", "xml"], "--to 'xml'");
 }
 
 #[test]
@@ -125,4 +191,48 @@ fn bad_json_path_fails_before_the_run() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--json"), "{}", stderr(&o));
+}
+
+// Regression (issue 10): a rejected command line left a 16 MiB file behind, because
+// the target was created before the plan's checks ran. Every check that can fail
+// on the plan alone now runs first, and an existing file is not extended either.
+#[test]
+fn rejected_command_lines_create_no_file() {
+    let d = tempdir();
+    let f = d.path().join("new.dat");
+    let p = f.to_str().unwrap();
+    let rejected: &[&[&str]] = &[
+        &["--size", "16m", "--bs", "1000", "--direct", "true"],
+        &["--size", "16m", "--bs", "1000"],
+        &["--size", "1m", "--bs", "2m"],
+        &["--size", "16m", "--cpus", "4095"],
+        &["--size", "16m", "--engine", "mem"],
+        &["--size", "16m", "--qd", "0"],
+        &["--size", "16m", "--on-error", "sometimes"],
+        &["--size", "16m", "--io-timeout", "soon"],
+    ];
+    for extra in rejected {
+        let mut args = vec!["run", "--target", p, "--duration", "1s", "-q"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("panicked"),
+            "{extra:?}: {}",
+            stderr(&o)
+        );
+        assert!(!f.exists(), "{extra:?} created {}", f.display());
+    }
+    // An existing, smaller file is neither extended nor changed.
+    std::fs::write(&f, vec![7u8; 8192]).unwrap();
+    let o = run(&[
+        "run", "--target", p, "--size", "16m", "--bs", "1000", "--direct", "true", "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().len(),
+        8192,
+        "the file was extended"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), vec![7u8; 8192]);
 }

@@ -26,27 +26,17 @@ fn vdbench_srp_case_gives_two_runs_of_14_and_16_streams() {
         .replace("interval=5", "interval=1");
     let pf = d.path().join("srp.parm");
     std::fs::write(&pf, parm).unwrap();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "vdbench",
-        "-f",
-        pf.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let streams: Vec<u64> = r["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["streams"].as_u64().unwrap())
-        .collect();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        ["vdbench", "-f", pf.to_str().unwrap()],
+    )
+    .expect_code(0);
+    let streams: Vec<u64> = r.doc.runs.iter().map(|r| r.streams).collect();
     assert_eq!(streams, [14, 16]);
-    for run in r["runs"].as_array().unwrap() {
-        assert_eq!(run["workload"]["qd"], 1);
-        assert_eq!(run["workload"]["read_pct"], 100);
-        assert!(run["totals"]["read"]["ios"].as_u64().unwrap() > 0);
+    for (i, run) in r.doc.runs.iter().enumerate() {
+        assert_eq!(r.wire_run(i)["workload"]["qd"], 1);
+        assert_eq!(r.wire_run(i)["workload"]["read_pct"], 100);
+        assert!(run.totals.read.ios > 0, "{:?}", run.totals);
     }
     // The same file through `ioscope run` (format auto-detected).
     let o = run(&["run", pf.to_str().unwrap(), "-q"]);
@@ -61,25 +51,21 @@ fn fio_500_jobs_case_runs_500_streams_at_qd1() {
         .replace("/mnt/tom/fio/test", target.to_str().unwrap())
         .replace("-runtime=500", "-runtime=2 -time_based")
         .replace("-size=1000000000001", "-size=64m");
-    let mut args: Vec<String> = line.split_whitespace().skip(1).map(String::from).collect();
-    let json = d.path().join("r.json");
+    let mut args: Vec<String> = vec!["fio".into()];
+    args.extend(line.split_whitespace().skip(1).map(String::from));
     args.extend([
-        "--json".into(),
-        json.to_str().unwrap().into(),
         "--fio-json".into(),
         d.path().join("f.json").to_str().unwrap().into(),
     ]);
-    let o = ioscope().arg("fio").args(&args).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert_eq!(r["runs"].as_array().unwrap().len(), 1);
-    let run0 = &r["runs"][0];
-    assert_eq!(run0["streams"], 500);
-    assert_eq!(run0["workload"]["qd"], 1);
-    assert_eq!(run0["workload"]["bs"]["split"][0][0], 4096);
-    assert_eq!(run0["engine"], "uring");
-    assert!(run0["workers"].as_u64().unwrap() <= 4);
-    assert!(run0["totals"]["ios"].as_u64().unwrap() > 0);
+    let r = ioscope_to(&d.path().join("r.json"), &args).expect_code(0);
+    assert_eq!(r.doc.runs.len(), 1);
+    let run0 = r.run(0);
+    assert_eq!(run0.streams, 500);
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 1);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 4096);
+    assert_eq!(run0.engine, "uring");
+    assert!(run0.workers <= 4, "workers {}", run0.workers);
+    assert!(run0.totals.all.ios > 0);
 }
 
 /// fio-plot (louwrentius/fio-plot) reads these paths from fio's JSON output.
@@ -148,6 +134,41 @@ fn fio_json_has_the_paths_fio_plot_reads() {
     assert!(job["usr_cpu"].is_number() && job["sys_cpu"].is_number());
 }
 
+/// The three TechEd SQLIO lines, `-BYRT` among them, run as written: only the file
+/// (through `--target`) and the 1000 s duration are changed.
+#[test]
+fn teched_sqlio_lines_run_with_only_the_target_changed() {
+    let d = tempdir();
+    let f = d.path().join("t.dat");
+    std::fs::write(&f, vec![7u8; 16 << 20]).unwrap();
+    let lines: Vec<String> = case("teched-sqlio.txt")
+        .lines()
+        .filter(|l| l.starts_with("sqlio2.exe"))
+        .map(|l| l.replace("-s1000", "-s1"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    for (i, line) in lines.iter().enumerate() {
+        let mut args: Vec<String> = vec!["sqlio".into()];
+        args.extend(line.split_whitespace().skip(1).map(String::from));
+        args.extend(["--target".into(), f.to_str().unwrap().into()]);
+        let r = ioscope_to(&d.path().join(format!("r{i}.json")), &args).expect_code(0);
+        let bs = if line.contains("-b32") { 32768 } else { 8192 };
+        let qd = if line.contains("-o16") { 16 } else { 32 };
+        assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], bs, "{line}");
+        assert_eq!(r.wire_run(0)["workload"]["qd"], qd, "{line}");
+        assert!(r.run(0).totals.all.ios > 0, "{line}");
+        let direct = r.wire["plan"]["targets"][0]["direct"].as_bool();
+        assert_eq!(direct, Some(!line.contains("-BYRT")), "{line}");
+        if line.contains("-BYRT") {
+            assert!(
+                r.doc.warnings.iter().any(|w| w.contains("-BYRT")),
+                "{:?}",
+                r.doc.warnings
+            );
+        }
+    }
+}
+
 #[test]
 fn unsupported_options_refuse_the_run_unless_ignored() {
     let d = tempdir();
@@ -170,24 +191,14 @@ fn unsupported_options_refuse_the_run_unless_ignored() {
     let o = ioscope().args(args(&[])).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not supported"), "{}", stderr(&o));
-    let json = d.path().join("r.json");
-    let o = ioscope()
-        .args(args(&[
-            "--ignore-unsupported",
-            "--json",
-            json.to_str().unwrap(),
-        ]))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert!(r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w.as_str().unwrap().contains("unsupported")));
-    assert_eq!(r["runs"][0]["workload"]["qd"], 4);
-    assert_eq!(r["runs"][0]["workload"]["bs"]["split"][0][0], 8192);
+    let r = ioscope_to(&d.path().join("r.json"), args(&["--ignore-unsupported"])).expect_code(0);
+    assert!(
+        r.doc.warnings.iter().any(|w| w.contains("unsupported")),
+        "{:?}",
+        r.doc.warnings
+    );
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 4);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 8192);
 }
 
 #[test]
@@ -217,20 +228,244 @@ fn convert_prints_toml_that_runs() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let toml = d.path().join("c.toml");
     std::fs::write(&toml, stdout(&o)).unwrap();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "run",
-        toml.to_str().unwrap(),
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    assert_eq!(r["runs"][0]["workload"]["qd"], 2);
-    assert_eq!(r["runs"][0]["workload"]["bs"]["split"][0][0], 8192);
+    let r = run_json(&["run", toml.to_str().unwrap()]);
+    assert_eq!(r.wire_run(0)["workload"]["qd"], 2);
+    assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], 8192);
     // And as a fio job again.
     let o = run(&["convert", toml.to_str().unwrap(), "--to", "fio"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("iodepth=2"), "{}", stdout(&o));
+}
+
+/// A TOML file as Python's tomllib reads it, as JSON; `None` when python3 with tomllib
+/// (3.11+) is not available.
+fn tomllib_load(path: &std::path::Path) -> Option<serde_json::Value> {
+    let script = "import json,sys,tomllib\n\
+                  print(json.dumps(tomllib.load(open(sys.argv[1], 'rb'))))";
+    let o = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .ok()?;
+    if !o.status.success() && stderr(&o).contains("No module named 'tomllib'") {
+        return None;
+    }
+    assert!(
+        o.status.success(),
+        "tomllib refused {}: {}\n{}",
+        path.display(),
+        stderr(&o),
+        std::fs::read_to_string(path).unwrap_or_default()
+    );
+    Some(serde_json::from_str(&stdout(&o)).expect("python printed JSON"))
+}
+
+/// The strings at `key` of each table in the array `array`.
+fn names_in(doc: &serde_json::Value, array: &str, key: &str) -> Vec<String> {
+    doc[array]
+        .as_array()
+        .unwrap_or_else(|| panic!("no [[{array}]] in {doc}"))
+        .iter()
+        .map(|t| t[key].as_str().expect("a string name").to_string())
+        .collect()
+}
+
+// Regression: `convert --to toml` wrote names with Rust's `{:?}` escapes ("\u{1}"),
+// which is not TOML; now the toml crate's encoder writes the document.
+#[test]
+fn convert_writes_valid_toml_for_any_job_name() {
+    let d = tempdir();
+    let target = d.path().join("n.dat");
+    // Section names in a job file: quotes, backslashes, control characters, DEL,
+    // non-ASCII, a tab, and TOML's own quoting sequences.
+    let file_names = [
+        "a\"q\\b",
+        "ctl\u{1}\u{1b}\u{7f}",
+        "é日本🙂",
+        "tab\there",
+        "'''x\"\"\"",
+    ];
+    let mut job = format!("[global]\nfilename={}\nsize=1m\n", target.display());
+    for n in file_names {
+        job.push_str(&format!("[{n}]\nrw=randread\n"));
+    }
+    let fio = d.path().join("names.fio");
+    std::fs::write(&fio, job).unwrap();
+    let mut cases: Vec<(Vec<String>, Vec<&str>)> = vec![(
+        vec!["convert".into(), fio.to_str().unwrap().into()],
+        file_names.to_vec(),
+    )];
+    // A command line can also carry newlines and carriage returns.
+    let arg_name = "line1\nline2\r\\n";
+    cases.push((
+        vec![
+            "convert".into(),
+            "fio".into(),
+            format!("--name={arg_name}"),
+            format!("--filename={}", target.display()),
+            "--size=1m".into(),
+        ],
+        vec![arg_name],
+    ));
+    for (i, (args, names)) in cases.iter().enumerate() {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let first = d.path().join(format!("c{i}.toml"));
+        std::fs::write(&first, stdout(&o)).unwrap();
+        let Some(doc) = tomllib_load(&first) else {
+            eprintln!("skipped: python3 with tomllib (3.11+) is not installed");
+            return;
+        };
+        assert_eq!(names_in(&doc, "run", "name"), vec![names.join("+")]);
+        let qualified: Vec<String> = names.iter().map(|n| format!("r0-{n}")).collect();
+        assert_eq!(names_in(&doc, "workload", "name"), qualified);
+        // Read back by ioscope's own job-file parser and written again: the same
+        // plan, so the same document, except that workload names gain one more run
+        // prefix.
+        let o = run(&["convert", first.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let second = d.path().join(format!("c{i}-again.toml"));
+        std::fs::write(&second, stdout(&o)).unwrap();
+        let mut again = tomllib_load(&second).expect("python3 found above");
+        let unprefix = |v: &mut serde_json::Value| {
+            let n = v.as_str().unwrap().strip_prefix("r0-").unwrap().to_string();
+            *v = n.into();
+        };
+        for w in again["workload"].as_array_mut().unwrap() {
+            unprefix(&mut w["name"]);
+        }
+        for r in again["run"].as_array_mut().unwrap() {
+            r["workloads"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .for_each(unprefix);
+        }
+        assert_eq!(again, doc);
+    }
+}
+
+/// vdbench's `iorate=curve` with `curve=` and `stopcurve=` runs the curve inside
+/// `ioscope run`, with the result laid out as `ioscope curve` lays it out (on a
+/// virtual-time sim target, so both measure the same curve).
+#[test]
+fn vdbench_iorate_curve_runs_the_curve_in_run() {
+    let d = tempdir();
+    let parm = d.path().join("curve.parm");
+    std::fs::write(
+        &parm,
+        "sd=sd1,lun=sim:64m?service=100us&servers=4&time=virtual,size=64m\n\
+         wd=wd1,sd=sd1,xfersize=4k,rdpct=100,seekpct=100\n\
+         rd=rd1,wd=wd1,iorate=curve,curve=(20,60,90),stopcurve=50,elapsed=2,\
+         interval=1,warmup=1,threads=8\n",
+    )
+    .unwrap();
+    let p = parm.to_str().unwrap();
+    let ran = ioscope_to(&d.path().join("run.json"), ["run", p]).expect_code(0);
+    let curved = ioscope_to(
+        &d.path().join("curve.json"),
+        [
+            "curve",
+            p,
+            "--points",
+            "20,60,90",
+            "--stop-latency",
+            "mean=50ms",
+        ],
+    )
+    .expect_code(0);
+    let names = |r: &Ran| {
+        r.doc
+            .runs
+            .iter()
+            .map(|x| x.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&ran), ["max", "20%", "60%", "90%"]);
+    assert_eq!(names(&ran), names(&curved));
+    let (a, b) = (
+        ran.doc.curve.as_ref().expect("run wrote a curve"),
+        curved.doc.curve.as_ref().expect("curve wrote a curve"),
+    );
+    let pcts =
+        |c: &ioscope::result::Curve| c.points.iter().map(|p| p.pct_of_max).collect::<Vec<_>>();
+    assert_eq!(pcts(a), [100.0, 20.0, 60.0, 90.0]);
+    assert_eq!(pcts(a), pcts(b));
+    assert!(
+        (a.max_iops - b.max_iops).abs() <= 0.01 * b.max_iops,
+        "{} vs {}",
+        a.max_iops,
+        b.max_iops
+    );
+    // The plan in the result says where the curve came from.
+    assert_eq!(
+        ran.wire["plan"]["runs"][0]["curve"]["origin"],
+        "vdbench iorate=curve"
+    );
+    // convert cannot write a curve: it says how to run it and exits 3.
+    let o = run(&["convert", p]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--points 20,60,90 --stop-latency mean=50000us"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// fio's `latency_target` becomes ioscope's SLA search: `ioscope run` on the fio job
+/// finds the same rate as `ioscope curve --max-latency` on the job without it (on a
+/// virtual-time sim target, within 5 %).
+#[test]
+fn fio_latency_target_matches_curve_max_latency() {
+    let d = tempdir();
+    let job = |extra: &str| {
+        format!(
+            "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\nsize=64m\n\
+             rw=randread\nbs=4k\niodepth=8\nnumjobs=4\nioengine=io_uring\n\
+             [device]\nruntime=2\ntime_based\n{extra}"
+        )
+    };
+    let with = d.path().join("lt.fio");
+    std::fs::write(&with, job("latency_target=400\nlatency_percentile=99\n")).unwrap();
+    let without = d.path().join("plain.fio");
+    std::fs::write(&without, job("")).unwrap();
+    let ran = ioscope_to(
+        &d.path().join("run.json"),
+        ["run", with.to_str().unwrap(), "--engine", "sim"],
+    )
+    .expect_code(0);
+    let curved = ioscope_to(
+        &d.path().join("curve.json"),
+        [
+            "curve",
+            without.to_str().unwrap(),
+            "--engine",
+            "sim",
+            "--max-latency",
+            "p99=400us",
+        ],
+    )
+    .expect_code(0);
+    let sla = |r: &Ran| {
+        r.doc
+            .curve
+            .as_ref()
+            .and_then(|c| c.sla.clone())
+            .expect("an SLA search in the result")
+    };
+    let (a, b) = (sla(&ran), sla(&curved));
+    assert_eq!(a.percentile, "p99");
+    assert!((a.bound_us - 400.0).abs() < 1e-9, "{}", a.bound_us);
+    assert!(b.iops > 0.0, "{b:?}");
+    assert!(
+        (a.iops - b.iops).abs() <= 0.05 * b.iops,
+        "latency_target found {} IOPS, curve --max-latency {}",
+        a.iops,
+        b.iops
+    );
+    assert_eq!(
+        ran.wire["plan"]["runs"][0]["curve"]["origin"],
+        "fio latency_target"
+    );
 }

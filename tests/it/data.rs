@@ -2,6 +2,7 @@
 //! error policy, through the real binary on real files and a loop device.
 
 use super::*;
+use ioscope::result::VerifyResult;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
@@ -73,7 +74,9 @@ fn dedup_and_compress_ratios_hold() {
     assert!((0.30..=0.37).contains(&share), "unique share {share}");
 }
 
-fn verify_json(journal: &std::path::Path) -> (Option<i32>, serde_json::Value, String) {
+/// `ioscope verify --journal J --json …`: exit code, the total over all targets (the
+/// result model's verification counts) and stdout.
+fn verify_json(journal: &std::path::Path) -> (Option<i32>, VerifyResult, String) {
     let j = journal.with_extension("verify.json");
     let o = run(&[
         "verify",
@@ -82,7 +85,11 @@ fn verify_json(journal: &std::path::Path) -> (Option<i32>, serde_json::Value, St
         "--json",
         j.to_str().unwrap(),
     ]);
-    (o.status.code(), read_json(&j), stdout(&o))
+    let v = read_json(&j);
+    assert_eq!(v["schema"], "ioscope.verify/1", "{v}");
+    let total = serde_json::from_value(v["total"].clone())
+        .unwrap_or_else(|e| panic!("verify total does not fit the model: {e}: {v}"));
+    (o.status.code(), total, stdout(&o))
 }
 
 fn unit_at(data: &[u8], u: usize) -> &[u8] {
@@ -119,9 +126,9 @@ fn corruption_stale_and_misplaced_units_are_found_and_classified() {
     let old = std::fs::read(&f).unwrap();
     write(); // the journal continues: every unit now holds a newer key
     let (code, v, _) = verify_json(&j);
-    assert_eq!(code, Some(0), "{v}");
-    assert_eq!(v["total"]["mismatches"], 0);
-    assert_eq!(v["total"]["ok"], 4096);
+    assert_eq!(code, Some(0), "{v:?}");
+    assert_eq!(v.mismatches, 0);
+    assert_eq!(v.ok, 4096);
     let mut new = std::fs::read(&f).unwrap();
     // 1. flip one byte of unit 100; 2. restore unit 200's older copy; 3. copy unit 300 onto unit 400.
     new[100 * 4096 + 1000] ^= 0x40;
@@ -131,21 +138,14 @@ fn corruption_stale_and_misplaced_units_are_found_and_classified() {
     std::fs::write(&f, &new).unwrap();
     let (code, v, out) = verify_json(&j);
     assert_eq!(code, Some(3), "{out}");
-    let t = &v["total"];
-    assert_eq!(t["mismatches"], 3, "{out}");
-    assert_eq!(t["corrupted"], 1, "{out}");
-    assert_eq!(t["stale"], 1, "{out}");
-    assert_eq!(t["misplaced"], 1, "{out}");
-    let mut found: Vec<(String, u64)> = t["samples"]
-        .as_array()
-        .unwrap()
+    assert_eq!(v.mismatches, 3, "{out}");
+    assert_eq!(v.corrupted, 1, "{out}");
+    assert_eq!(v.stale, 1, "{out}");
+    assert_eq!(v.misplaced, 1, "{out}");
+    let mut found: Vec<(String, u64)> = v
+        .samples
         .iter()
-        .map(|s| {
-            (
-                s["kind"].as_str().unwrap().to_string(),
-                s["offset"].as_u64().unwrap(),
-            )
-        })
+        .map(|s| (s.kind.clone(), s.offset))
         .collect();
     found.sort_by_key(|x| x.1);
     assert_eq!(
@@ -202,35 +202,41 @@ fn kill_9_loses_nothing_and_a_replaced_unit_is_a_lost_write() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let old = std::fs::read(&dev.dev).unwrap();
-    let mut child = ioscope()
-        .args([
-            "run",
-            "--target",
-            &dev.dev,
-            "--rw",
-            "randwrite",
-            "--bs",
-            "4k",
-            "--qd",
-            "16",
-            "--streams",
-            "4",
-            "--duration",
-            "60s",
-            "--journal",
-        ])
-        .arg(&j)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
-    // SAFETY: killing our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-    let _ = child.wait();
+    // The result file is never written (the run is killed); its interval stream shows
+    // when the run is writing.
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start([
+        "run",
+        "--target",
+        &dev.dev,
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--streams",
+        "4",
+        "--duration",
+        "60s",
+        "--journal",
+        j.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // Kill it once it has written for a whole interval.
+    let first = child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
+    assert!(first.ios > 0, "{first:?}");
+    child.signal(libc::SIGKILL);
+    let o = child.finish();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&o.status),
+        Some(libc::SIGKILL)
+    );
     let (code, v, out) = verify_json(&j);
     assert_eq!(code, Some(0), "{out}");
-    assert_eq!(v["total"]["mismatches"], 0, "{out}");
-    assert!(v["total"]["ok"].as_u64().unwrap() > 10_000);
+    assert_eq!(v.mismatches, 0, "{out}");
+    assert!(v.ok > 10_000, "{v:?}");
     // Put back the previous content of one rewritten unit: exactly that lost write.
     let now = std::fs::read(&dev.dev).unwrap();
     let changed: Vec<usize> = (0..now.len() / 4096)
@@ -251,19 +257,16 @@ fn kill_9_loses_nothing_and_a_replaced_unit_is_a_lost_write() {
             .unwrap();
         devf.sync_all().unwrap();
         let (code, v, out) = verify_json(&j);
-        if v["total"]["mismatches"] == 0 {
+        if v.mismatches == 0 {
             // That unit was in flight at the kill, so its old content is legitimate.
             devf.write_all_at(unit_at(&now, u), (u * 4096) as u64)
                 .unwrap();
             continue;
         }
         assert_eq!(code, Some(3), "{out}");
-        assert_eq!(v["total"]["mismatches"], 1, "{out}");
-        assert_eq!(v["total"]["stale"], 1, "{out}");
-        assert_eq!(
-            v["total"]["samples"][0]["offset"].as_u64().unwrap(),
-            (u * 4096) as u64
-        );
+        assert_eq!(v.mismatches, 1, "{out}");
+        assert_eq!(v.stale, 1, "{out}");
+        assert_eq!(v.samples[0].offset, (u * 4096) as u64);
         return;
     }
     panic!("every tried unit was in flight at the crash");
@@ -275,8 +278,6 @@ fn overlapping_streams_raise_no_false_alarms() {
         &[][..],
         &["--dedup-ratio", "2", "--compress-ratio", "2"][..],
     ] {
-        let d = tempdir();
-        let json = d.path().join("r.json");
         let mut args = vec![
             "run",
             "--target",
@@ -291,27 +292,20 @@ fn overlapping_streams_raise_no_false_alarms() {
             "60s",
             "--verify",
             "--verify-after",
-            "-q",
-            "--json",
-            json.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
-        let o = run(&args);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let r = read_json(&json);
-        let v = &r["runs"][0]["verify"];
-        assert_eq!(v["mismatches"], 0, "{v}");
-        assert!(v["ok"].as_u64().unwrap() > 100_000, "{v}");
+        let r = run_json(&args);
+        let v = r.run(0).verify.as_ref().expect("verify counts");
+        assert_eq!(v.mismatches, 0, "{v:?}");
+        assert!(v.ok > 100_000, "{v:?}");
     }
 }
 
 #[test]
 fn error_policy_stop_continue_retry() {
     let target = "sim:64m?service=5us&error_rate=0.05";
-    let d = tempdir();
-    let json = d.path().join("r.json");
     let run_with = |policy: &str| {
-        let o = run(&[
+        ioscope_result([
             "run",
             "--target",
             target,
@@ -320,27 +314,23 @@ fn error_policy_stop_continue_retry() {
             "--on-error",
             policy,
             "-q",
-            "--json",
-            json.to_str().unwrap(),
-        ]);
-        (o.status.code(), read_json(&json), stdout(&o))
+        ])
     };
-    let (code, r, out) = run_with("stop");
-    assert_eq!(code, Some(1), "{out}");
-    assert_eq!(r["runs"][0]["end_reason"], "error");
-    assert_eq!(r["runs"][0]["totals"]["errors"], 1);
-    assert_eq!(r["runs"][0]["error_samples"][0]["errno"], libc::EIO);
-    assert!(out.contains("error: read at offset"), "{out}");
-    let (code, r, _) = run_with("continue");
-    assert_eq!(code, Some(1));
-    assert_eq!(r["runs"][0]["end_reason"], "duration");
-    let t = &r["runs"][0]["totals"];
-    let share = t["errors"].as_f64().unwrap()
-        / (t["ios"].as_f64().unwrap() + t["errors"].as_f64().unwrap());
+    let r = run_with("stop");
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert_eq!(r.wire_run(0)["end_reason"], "error");
+    assert_eq!(r.run(0).totals.all.errors, 1);
+    assert_eq!(r.run(0).error_samples[0].errno, libc::EIO);
+    assert!(r.stdout.contains("error: read at offset"), "{}", r.stdout);
+    let r = run_with("continue");
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.wire_run(0)["end_reason"], "duration");
+    let t = &r.run(0).totals.all;
+    let share = t.errors as f64 / (t.ios as f64 + t.errors as f64);
     assert!((0.03..0.07).contains(&share), "error share {share}");
-    let (_, r, _) = run_with("retry=5");
-    let t = &r["runs"][0]["totals"];
-    assert!(t["ios"].as_u64().unwrap() > 1000);
+    let r = run_with("retry=5");
+    let t = &r.run(0).totals.all;
+    assert!(t.ios > 1000, "{t:?}");
     // Six failures in a row at 5% each: about one in 64 million.
-    assert_eq!(t["errors"], 0, "{t}");
+    assert_eq!(t.errors, 0, "{t:?}");
 }

@@ -19,20 +19,15 @@ fn mem_passes_give_exact_counts() {
         "--passes",
         "2",
     ]);
-    let t = &r["runs"][0]["totals"];
-    assert_eq!(t["ios"].as_u64().unwrap(), 2 * (64 << 20) / 4096);
-    assert_eq!(t["bytes"].as_u64().unwrap(), 2 * (64 << 20));
-    assert_eq!(t["read"]["ios"].as_u64().unwrap(), 2 * (64 << 20) / 4096);
-    assert_eq!(t["write"]["ios"].as_u64().unwrap(), 0);
-    assert_eq!(r["runs"][0]["end_reason"], "passes");
+    let t = &r.run(0).totals;
+    assert_eq!(t.all.ios, 2 * (64 << 20) / 4096);
+    assert_eq!(t.all.bytes, 2 * (64 << 20));
+    assert_eq!(t.read.ios, 2 * (64 << 20) / 4096);
+    assert_eq!(t.write.ios, 0);
+    assert_eq!(r.wire_run(0)["end_reason"], "passes");
     // Intervals add up to the totals when there is no warm-up.
-    let sum: u64 = r["runs"][0]["intervals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["ios"].as_u64().unwrap())
-        .sum();
-    assert_eq!(sum, t["ios"].as_u64().unwrap());
+    let sum: u64 = r.run(0).intervals.iter().map(|i| i.ios).sum();
+    assert_eq!(sum, t.all.ios);
 }
 
 #[test]
@@ -52,10 +47,10 @@ fn mem_sequential_mixed_passes_exact() {
         "--passes",
         "3",
     ]);
-    let t = &r["runs"][0]["totals"];
-    assert_eq!(t["bytes"].as_u64().unwrap(), 3 * (16 << 20));
-    let reads = t["read"]["ios"].as_u64().unwrap() as f64;
-    let all = t["ios"].as_u64().unwrap() as f64;
+    let t = &r.run(0).totals;
+    assert_eq!(t.all.bytes, 3 * (16 << 20));
+    let reads = t.read.ios as f64;
+    let all = t.all.ios as f64;
     assert!(
         (reads / all - 0.30).abs() < 0.03,
         "read share {}",
@@ -70,11 +65,8 @@ fn data_written_to_mem_reads_back() {
     let r = run_json(&[
         "run", "--target", "mem:8m", "--rw", "write", "--bs", "1m", "--passes", "1",
     ]);
-    assert_eq!(
-        r["runs"][0]["totals"]["write"]["bytes"].as_u64().unwrap(),
-        8 << 20
-    );
-    assert_eq!(r["runs"][0]["totals"]["write"]["ios"].as_u64().unwrap(), 8);
+    assert_eq!(r.run(0).totals.write.bytes, 8 << 20);
+    assert_eq!(r.run(0).totals.write.ios, 8);
 }
 
 #[test]
@@ -90,14 +82,10 @@ fn many_streams_few_threads() {
         "--duration",
         "1s",
     ]);
-    let run = &r["runs"][0];
-    assert_eq!(run["streams"].as_u64().unwrap(), 500);
-    assert!(
-        run["workers"].as_u64().unwrap() <= 4,
-        "workers {}",
-        run["workers"]
-    );
-    assert!(run["totals"]["ios"].as_u64().unwrap() > 0);
+    let run = r.run(0);
+    assert_eq!(run.streams, 500);
+    assert!(run.workers <= 4, "workers {}", run.workers);
+    assert!(run.totals.all.ios > 0);
 }
 
 #[test]
@@ -131,29 +119,20 @@ dist = "uniform"
 "#,
     )
     .unwrap();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "run",
-        job.to_str().unwrap(),
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let run = &r["runs"][0];
+    let r = run_json(&["run", job.to_str().unwrap()]);
+    let run = r.run(0);
     assert_eq!(
-        run["streams"], 2,
+        run.streams, 2,
         "a share mix runs on its first workload's streams"
     );
-    let w = run["workloads"].as_array().unwrap();
-    let small = w[0]["totals"]["ios"].as_f64().unwrap();
-    let big = w[1]["totals"]["ios"].as_f64().unwrap();
+    let w = &run.workloads;
+    let small = w[0].totals.all.ios as f64;
+    let big = w[1].totals.all.ios as f64;
     let share = small / (small + big);
     assert!((share - 0.7).abs() < 0.02, "small-read share {share}");
-    assert_eq!(w[0]["totals"]["write"]["ios"], 0);
-    assert_eq!(w[1]["totals"]["read"]["ios"], 0);
-    assert_eq!(w[1]["totals"]["bytes"].as_u64().unwrap() % 65536, 0);
+    assert_eq!(w[0].totals.write.ios, 0);
+    assert_eq!(w[1].totals.read.ios, 0);
+    assert_eq!(w[1].totals.all.bytes % 65536, 0);
 }
 
 #[test]
@@ -176,12 +155,11 @@ fn stride_streams_write_every_block_exactly_once() {
         "1",
         "--verify-after",
     ]);
-    let run = &r["runs"][0];
-    assert_eq!(run["totals"]["ios"].as_u64().unwrap(), (16 << 20) / 4096);
-    assert_eq!(run["workload"]["seq_layout"], "stride");
+    assert_eq!(r.run(0).totals.all.ios, (16 << 20) / 4096);
+    assert_eq!(r.wire_run(0)["workload"]["seq_layout"], "stride");
     // Every unit was written (none untracked) and holds its own write.
-    let v = &run["verify"];
-    assert_eq!(v["untracked"].as_u64().unwrap(), 0, "{v}");
-    assert_eq!(v["mismatches"].as_u64().unwrap(), 0, "{v}");
-    assert_eq!(v["ok"].as_u64().unwrap(), (16 << 20) / 4096, "{v}");
+    let v = r.run(0).verify.as_ref().expect("verify counts");
+    assert_eq!(v.untracked, 0, "{v:?}");
+    assert_eq!(v.mismatches, 0, "{v:?}");
+    assert_eq!(v.ok, (16 << 20) / 4096, "{v:?}");
 }

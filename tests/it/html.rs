@@ -84,29 +84,28 @@ fn run_report_renders_with_every_point() {
         return skip_or_fail("chromium is not installed");
     };
     let d = tempdir();
-    let json = d.path().join("r.json");
     let html = d.path().join("r.html");
-    let o = run(&[
-        "run",
-        "--target",
-        "mem:64m",
-        "--rw",
-        "randrw",
-        "--duration",
-        "3s",
-        "--warmup",
-        "1s",
-        "--interval",
-        "250ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-        "--html",
-        html.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let n = r["runs"][0]["intervals"].as_array().unwrap().len();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        [
+            "run",
+            "--target",
+            "mem:64m",
+            "--rw",
+            "randrw",
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+            "--interval",
+            "250ms",
+            "-q",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    let n = r.run(0).intervals.len();
     let (dom, err, _) = render(browser, &html, None);
     assert!(!err.contains(":CONSOLE("), "console output: {err}");
     let s = series(&dom);
@@ -121,10 +120,7 @@ fn run_report_renders_with_every_point() {
         .collect();
     assert_eq!(timeline.len(), 2, "{s:?}");
     // The spectrum series carry one point per stored percentile.
-    let spectrum = r["runs"][0]["totals"]["read"]["latency_us"]["spectrum"]
-        .as_array()
-        .unwrap()
-        .len();
+    let spectrum = r.run(0).totals.read.latency_us.spectrum.len();
     assert!(
         s.iter().any(|(n, c, _)| n == "read" && *c == spectrum),
         "{s:?} vs {spectrum}"
@@ -143,32 +139,19 @@ fn hour_long_result_stays_small_and_opens_fast() {
         return skip_or_fail("chromium is not installed");
     };
     let d = tempdir();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "run",
-        "--target",
-        "mem:16m",
-        "--duration",
-        "2s",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut r = run_json(&["run", "--target", "mem:16m", "--duration", "2s"]).doc;
     // Stretch the measured result to 3600 one-second intervals.
-    let mut r = read_json(&json);
-    let iv = r["runs"][0]["intervals"][0].clone();
-    let ivs: Vec<serde_json::Value> = (0..3600)
+    let run0 = &mut r.runs[0];
+    let iv = run0.intervals[0].clone();
+    run0.intervals = (0..3600u64)
         .map(|k| {
             let mut v = iv.clone();
-            v["index"] = k.into();
-            v["t_s"] = ((k + 1) as f64).into();
-            v["iops"] =
-                (iv["iops"].as_f64().unwrap() * (1.0 + 0.1 * ((k as f64) / 50.0).sin())).into();
+            v.index = k;
+            v.t_s = (k + 1) as f64;
+            v.iops = iv.iops * (1.0 + 0.1 * ((k as f64) / 50.0).sin());
             v
         })
         .collect();
-    r["runs"][0]["intervals"] = ivs.into();
     let big = d.path().join("big.json");
     std::fs::write(&big, serde_json::to_vec(&r).unwrap()).unwrap();
     let html = d.path().join("big.html");
@@ -216,10 +199,10 @@ fn curve_report_plots_every_curve_point() {
         return skip_or_fail("chromium is not installed");
     };
     let d = tempdir();
-    let json = d.path().join("r.json");
     let html = d.path().join("r.html");
-    let o = {
-        run(&[
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        [
             "curve",
             "--target",
             "sim:1g?service=100us&time=virtual",
@@ -231,28 +214,36 @@ fn curve_report_plots_every_curve_point() {
             "200ms",
             "--max-latency",
             "p99=1ms",
+            "--points",
+            "50,80",
             "-q",
-            "--json",
-            json.to_str().unwrap(),
             "--html",
             html.to_str().unwrap(),
-        ])
-    };
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let points = r["curve"]["points"].as_array().unwrap().len();
-    assert!(points >= 1, "{}", r["curve"]);
+        ],
+    )
+    .expect_code(0);
+    let curve = r.doc.curve.as_ref().expect("a curve");
+    // The lines join the points at requested rates; the closed-loop max run is drawn
+    // apart, as one square per percentile (p50, p99, p99.9).
+    let max_runs = curve
+        .points
+        .iter()
+        .filter(|p| p.requested_iops <= 0.0)
+        .count();
+    let rated = curve.points.len() - max_runs;
+    assert!(rated >= 2 && max_runs == 1, "{curve:?}");
     let (dom, err, _) = render(browser, &html, None);
     assert!(!err.contains(":CONSOLE("), "console output: {err}");
     let curve = chart_series(&dom, "curve");
     let names: Vec<&str> = curve.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(
         names,
-        ["lat_p50_us", "lat_p99_us", "lat_p99_9_us"],
+        ["lat_p50_us", "lat_p99_us", "lat_p99_9_us", "max"],
         "{curve:?}"
     );
     for (name, declared, drawn) in &curve {
-        assert_eq!(*declared, points, "curve series {name}");
+        let want = if name == "max" { 3 * max_runs } else { rated };
+        assert_eq!(*declared, want, "curve series {name}");
         assert_eq!(declared, drawn, "curve series {name}");
     }
     for (name, declared, drawn) in series(&dom) {
@@ -272,24 +263,26 @@ fn sweep_report_plots_one_point_per_run() {
         return skip_or_fail("chromium is not installed");
     };
     let d = tempdir();
-    let json = d.path().join("r.json");
     let html = d.path().join("r.html");
-    let o = run(&[
-        "run",
-        "--target",
-        "mem:64m",
-        "--bs",
-        "4k,8k,16k,32k",
-        "--duration",
-        "300ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-        "--html",
-        html.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let runs = read_json(&json)["runs"].as_array().unwrap().len();
+    let runs = ioscope_to(
+        &d.path().join("r.json"),
+        [
+            "run",
+            "--target",
+            "mem:64m",
+            "--bs",
+            "4k,8k,16k,32k",
+            "--duration",
+            "300ms",
+            "-q",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0)
+    .doc
+    .runs
+    .len();
     assert_eq!(runs, 4);
     let (dom, err, _) = render(browser, &html, None);
     assert!(!err.contains(":CONSOLE("), "console output: {err}");

@@ -17,10 +17,18 @@ fn requested_rates_are_achieved_within_one_percent() {
             "--duration",
             "5s",
         ]);
-        let s = &r["runs"][0]["schedule"];
-        let pct = s["achieved_pct"].as_f64().unwrap();
+        let s = r
+            .run(0)
+            .schedule
+            .as_ref()
+            .expect("an open-loop run has a schedule");
+        let pct = s.achieved_pct;
         assert!((pct - 100.0).abs() <= 1.0, "rate {rate}: achieved {pct}%");
-        assert!(s["lag_us"]["p99"].is_number());
+        assert!(
+            s.lag_us.p99.is_finite(),
+            "rate {rate}: lag p99 {}",
+            s.lag_us.p99
+        );
     }
 }
 
@@ -43,31 +51,30 @@ fn pacing_modes_trade_cpu_for_jitter_and_report_it() {
             "--workers",
             "1",
         ]);
-        let run = &r["runs"][0];
-        let s = &run["schedule"];
-        let pct = s["achieved_pct"].as_f64().unwrap();
+        let run = r.run(0);
+        let s = run.schedule.as_ref().expect("schedule");
+        let pct = s.achieved_pct;
         assert!((pct - 100.0).abs() <= 1.0, "{mode}: achieved {pct}%");
-        let p = &s["pacing"];
-        assert_eq!(p["mode"], mode);
-        assert_eq!(r["plan"]["runs"][0]["pacing"], mode);
-        let spin_s = p["spin_s"].as_f64().unwrap();
-        let sleeps = p["sleeps"].as_u64().unwrap();
+        let p = s.pacing.as_ref().expect("pacing");
+        assert_eq!(p.mode, mode);
+        assert_eq!(r.wire["plan"]["runs"][0]["pacing"], mode);
+        let (spin_s, sleeps) = (p.spin_s, p.sleeps);
         match mode {
             // 500 µs gaps: sleep, then busy-wait the fixed 100 µs margin before each I/O.
             "spin" => {
                 assert!(spin_s > 0.2 * 2.0 * 0.5, "{mode}: spin {spin_s} s");
-                assert_eq!(p["margin_us"].as_f64().unwrap(), 100.0);
+                assert_eq!(p.margin_us, 100.0);
             }
             "hybrid" => {
-                let m = p["margin_us"].as_f64().unwrap();
+                let m = p.margin_us;
                 assert!((1.0..=200.0).contains(&m), "learned margin {m} us");
             }
             _ => assert_eq!(spin_s, 0.0, "sleep mode never busy-waits"),
         }
         assert!(sleeps > 1000, "{mode}: {sleeps} sleeps");
-        assert!(p["wake_late_us"]["p50"].as_f64().unwrap() > 0.0);
-        let total = run["cpu"]["cpu_us_per_io"].as_f64().unwrap();
-        let excl = p["cpu_us_per_io_excl_spin"].as_f64().unwrap();
+        assert!(p.wake_late_us.p50 > 0.0);
+        let total = run.cpu.cpu_us_per_io;
+        let excl = p.cpu_us_per_io_excl_spin;
         assert!(excl <= total + 1e-9, "{mode}: {excl} > {total}");
         cpu.insert(mode, total);
     }
@@ -97,9 +104,9 @@ fn latency_counts_from_the_intended_time_through_a_stall() {
         ])
     };
     let r = at_1000_iops("sim:1g?service=1us&stall=100ms@1s&time=virtual");
-    let t = &r["runs"][0]["totals"];
-    let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
-    let svc_p99 = t["service_us"]["p99"].as_f64().unwrap();
+    let t = &r.run(0).totals.all;
+    let lat_p99 = t.latency_us.p99;
+    let svc_p99 = t.service_us.p99;
     // About 100 of every 1 000 I/Os arrive during or just behind a stall.
     assert!(
         lat_p99 >= 50_000.0,
@@ -110,26 +117,25 @@ fn latency_counts_from_the_intended_time_through_a_stall() {
     assert!(svc_p99 <= 2.0, "service p99 {svc_p99} us should hide it");
     // Each 1 s interval holds one 100 ms stall (the first partly before the run's
     // start): ~100 I/Os pile up behind it, and the issue lag reaches most of its length.
-    for iv in r["runs"][0]["intervals"].as_array().unwrap() {
-        let backlog = iv["backlog_ios"].as_f64().unwrap();
-        let lag_max = iv["lag_us"]["max"].as_f64().unwrap();
+    for iv in &r.run(0).intervals {
+        let backlog = iv.backlog_ios.expect("open loop: backlog_ios");
+        let lag_max = iv.lag_us.as_ref().expect("open loop: lag_us").max;
         assert!(
             backlog >= 50.0 && lag_max >= 50_000.0,
-            "interval backlog {backlog}, lag max {lag_max} us: {iv}"
+            "interval backlog {backlog}, lag max {lag_max} us: {iv:?}"
         );
     }
     let r = at_1000_iops("sim:1g?service=1us&time=virtual");
-    let t = &r["runs"][0]["totals"];
-    let lat_max = t["latency_us"]["max"].as_f64().unwrap();
+    let lat_max = r.run(0).totals.all.latency_us.max;
     // Poisson arrivals now and then land within 1 µs of each other; at QD 1 the
     // second waits for the first.
     assert!(
         lat_max <= 2.01,
         "no stall: every I/O takes its 1 us service, yet max {lat_max} us"
     );
-    for iv in r["runs"][0]["intervals"].as_array().unwrap() {
+    for iv in &r.run(0).intervals {
         // The backlog is the worst issue lag times the rate: here a fraction of 1.
-        assert!(iv["backlog_ios"].as_f64().unwrap() < 0.01, "{iv}");
+        assert!(iv.backlog_ios.expect("backlog_ios") < 0.01, "{iv:?}");
     }
 }
 
@@ -151,9 +157,8 @@ fn a_stall_shows_on_the_real_clock_too() {
         "--duration",
         "2s",
     ]);
-    let t = &r["runs"][0]["totals"];
-    let lat_p99 = t["latency_us"]["p99"].as_f64().unwrap();
-    let lat_p50 = t["latency_us"]["p50"].as_f64().unwrap();
+    let lat = &r.run(0).totals.all.latency_us;
+    let (lat_p99, lat_p50) = (lat.p99, lat.p50);
     assert!(lat_p99 >= 50_000.0, "latency p99 {lat_p99} us");
     assert!(lat_p50 < 1_000.0, "latency p50 {lat_p50} us");
 }
@@ -177,38 +182,32 @@ fn curve_rises_and_tops_out_at_capacity() {
         "--warmup",
         "500ms",
     ]);
-    let c = &r["curve"];
-    let max = c["max_iops"].as_f64().unwrap();
+    let c = r.doc.curve.as_ref().expect("a curve");
+    let max = c.max_iops;
     // Closed loop at QD 4 on one 100 µs server: exactly its capacity.
     assert!(
         (max - 10_000.0).abs() <= 10.0,
         "max {max} vs capacity 10000"
     );
-    let pts = c["points"].as_array().unwrap();
+    let pts = &c.points;
     assert_eq!(pts.len(), 7, "max run + 6 points");
-    assert_eq!(r["runs"].as_array().unwrap().len(), 7);
-    let open: Vec<&serde_json::Value> = pts.iter().skip(1).collect();
+    assert_eq!(r.doc.runs.len(), 7);
+    let open = &pts[1..];
     for w in open.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        assert!(
-            b["achieved_iops"].as_f64().unwrap() > a["achieved_iops"].as_f64().unwrap(),
-            "{a} -> {b}"
-        );
-        let (pa, pb) = (
-            a["latency_us"]["p99"].as_f64().unwrap(),
-            b["latency_us"]["p99"].as_f64().unwrap(),
-        );
+        let (a, b) = (&w[0], &w[1]);
+        assert!(b.achieved_iops > a.achieved_iops, "{a:?} -> {b:?}");
+        let (pa, pb) = (a.latency_us.p99, b.latency_us.p99);
         assert!(pb > pa, "p99 fell from {pa} to {pb} as load rose");
     }
     // Below saturation the mean is queueing theory's (the curve's arrivals are
     // Poisson). Near saturation a few seconds are too short for the mean to settle.
-    for p in &open {
-        let requested = p["requested_iops"].as_f64().unwrap();
+    for p in open {
+        let requested = p.requested_iops;
         let rho = requested / 10_000.0;
         if rho > 0.85 {
             continue;
         }
-        let mean = p["latency_us"]["mean"].as_f64().unwrap();
+        let mean = p.latency_us.mean;
         let want = md1_mean_us(100.0, rho);
         assert!(
             (mean - want).abs() <= 0.1 * want,
@@ -234,28 +233,29 @@ fn sla_search_finds_the_edge() {
         ])
     };
     let r = at_qd16("curve", "--max-latency", "p99=1ms");
-    let sla = &r["curve"]["sla"];
-    assert!(sla["measured_us"].as_f64().unwrap() <= 1000.0, "{sla}");
-    assert_eq!(sla["percentile"], "p99");
-    let iops = sla["iops"].as_f64().unwrap_or(0.0);
+    let sla = r
+        .doc
+        .curve
+        .as_ref()
+        .and_then(|c| c.sla.clone())
+        .expect("an SLA answer");
+    assert!(sla.measured_us <= 1000.0, "{sla:?}");
+    assert_eq!(sla.percentile, "p99");
+    let iops = sla.iops;
     // M/D/1 at 100 µs: p99 reaches 1 ms near 80 % load.
-    assert!((6_000.0..9_500.0).contains(&iops), "sla {sla}");
+    assert!((6_000.0..9_500.0).contains(&iops), "sla {sla:?}");
     let more = format!("{:.0}", iops * 1.1);
     let r = at_qd16("run", "--rate", &more);
-    let p99 = r["runs"][0]["totals"]["latency_us"]["p99"]
-        .as_f64()
-        .unwrap_or(0.0);
+    let p99 = r.run(0).totals.all.latency_us.p99;
     assert!(
         p99 > 1000.0,
-        "at {more} IOPS p99 is {p99} us, still within the bound ({sla})"
+        "at {more} IOPS p99 is {p99} us, still within the bound ({sla:?})"
     );
 }
 
 #[test]
 fn block_size_sweep_gives_runs_and_halving_ratios() {
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let o = run(&[
+    let r = ioscope_result([
         "run",
         "--target",
         "mem:64m",
@@ -264,19 +264,17 @@ fn block_size_sweep_gives_runs_and_halving_ratios() {
         "--duration",
         "500ms",
         "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let bs: Vec<u64> = r["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["workload"]["bs"]["split"][0][0].as_u64().unwrap())
+    ])
+    .expect_code(0);
+    let bs: Vec<u64> = (0..r.doc.runs.len())
+        .map(|i| {
+            r.wire_run(i)["workload"]["bs"]["split"][0][0]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
     assert_eq!(bs, [4096, 8192, 16384, 32768]);
-    let out = stdout(&o);
+    let out = &r.stdout;
     assert!(
         out.contains("IOPS ratio each time the block size halves"),
         "{out}"
@@ -296,8 +294,8 @@ fn skewed_distributions_run() {
             "--duration",
             "300ms",
         ]);
-        assert!(r["runs"][0]["totals"]["ios"].as_u64().unwrap() > 0);
-        assert_ne!(r["runs"][0]["workload"]["dist"]["kind"], "uniform");
+        assert!(r.run(0).totals.all.ios > 0);
+        assert_ne!(r.wire_run(0)["workload"]["dist"]["kind"], "uniform");
     }
     let o = run(&["run", "--target", "mem:16m", "--dist", "zoned:80/10:30/90"]);
     assert_eq!(o.status.code(), Some(2));
@@ -317,13 +315,13 @@ fn a_share_mix_keeps_one_rate_for_the_whole_mix() {
     )
     .unwrap();
     let r = run_json(&["run", job.to_str().unwrap()]);
-    let s = &r["runs"][0]["schedule"];
-    assert_eq!(s["requested_iops"].as_f64().unwrap(), 5000.0);
-    let pct = s["achieved_pct"].as_f64().unwrap();
+    let s = r.run(0).schedule.as_ref().expect("schedule");
+    assert_eq!(s.requested_iops, 5000.0);
+    let pct = s.achieved_pct;
     assert!((pct - 100.0).abs() <= 2.0, "achieved {pct}%");
-    let w = &r["runs"][0]["workloads"];
-    let a = w[0]["totals"]["ios"].as_f64().unwrap();
-    let b = w[1]["totals"]["ios"].as_f64().unwrap();
+    let w = &r.run(0).workloads;
+    let a = w[0].totals.all.ios as f64;
+    let b = w[1].totals.all.ios as f64;
     assert!(
         (a / (a + b) - 0.7).abs() < 0.02,
         "share of a: {}",

@@ -15,10 +15,8 @@ fn reads_match_the_kernel_count() {
         Ok(d) => d,
         Err(why) => return skip_or_fail(&format!("loop device: {why}")),
     };
-    let d = tempdir();
-    let json = d.path().join("r.json");
     let before = kernel_ios(&dev.name());
-    let o = run(&[
+    let r = ioscope_result([
         "run",
         "--target",
         &dev.dev,
@@ -30,14 +28,11 @@ fn reads_match_the_kernel_count() {
         "16",
         "--duration",
         "2s",
-        "--json",
-        json.to_str().unwrap(),
         "-q",
     ]);
     let after = kernel_ios(&dev.name());
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let ours = r["runs"][0]["totals"]["read"]["ios"].as_u64().unwrap() as f64;
+    let r = r.expect_code(0);
+    let ours = r.run(0).totals.read.ios as f64;
     let kernel = (after.0 - before.0) as f64;
     assert!(ours > 1000.0, "too few I/Os to compare: {ours}");
     let diff = (ours - kernel).abs() / kernel;
@@ -47,7 +42,7 @@ fn reads_match_the_kernel_count() {
         diff * 100.0
     );
     assert_eq!(after.1, before.1, "a read run must not write");
-    assert_eq!(r["runs"][0]["engine"], "uring");
+    assert_eq!(r.run(0).engine, "uring");
 }
 
 #[test]
@@ -113,24 +108,13 @@ fn quick_on_a_block_device_only_reads() {
         Err(why) => return skip_or_fail(&format!("loop device: {why}")),
     };
     let before = kernel_ios(&dev.name());
-    let d = tempdir();
-    let json = d.path().join("q.json");
-    let o = run(&[
-        "quick",
-        &dev.dev,
-        "--duration",
-        "500ms",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = ioscope_result(["quick", &dev.dev, "--duration", "500ms"]).expect_code(0);
     assert_eq!(
         kernel_ios(&dev.name()).1,
         before.1,
         "quick wrote to a block device"
     );
-    let r = read_json(&json);
-    assert_eq!(r["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(r.doc.runs.len(), 2);
 }
 
 fn sysfs(dev: &str, attr: &str) -> String {
@@ -146,21 +130,8 @@ fn result_records_the_device_environment() {
         Ok(d) => d,
         Err(why) => return skip_or_fail(&format!("loop device: {why}")),
     };
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let o = run(&[
-        "run",
-        "--target",
-        &dev.dev,
-        "--duration",
-        "300ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let b = &r["env"]["targets"][0]["block"];
+    let r = run_json(&["run", "--target", &dev.dev, "--duration", "300ms"]);
+    let b = &r.wire["env"]["targets"][0]["block"];
     let name = dev.name();
     let sched = sysfs(&name, "scheduler");
     let active = sched
@@ -181,7 +152,7 @@ fn result_records_the_device_environment() {
         b["physical_block_size"].as_u64().unwrap().to_string(),
         sysfs(&name, "physical_block_size")
     );
-    let o = run(&["sysinfo", &dev.dev, "--qd", "100000"]);
+    let o = run(&["sysinfo", &dev.dev, "--qd", "65536"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("Advice"), "{text}");

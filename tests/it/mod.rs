@@ -1,18 +1,32 @@
-//! Integration test modules and shared helpers.
+//! Integration test modules and shared helpers. A test that runs ioscope for its
+//! result goes through one helper: [`run_json`] (quiet, must succeed),
+//! [`ioscope_result`] / [`ioscope_to`] (any exit code, chosen result path), or
+//! [`Spawned`] for a run signalled mid-way, which waits for the run's first interval
+//! line rather than a fixed time. Each gives a [`Ran`]: exit code, output, the result in
+//! the typed model (`ioscope::result::ResultDoc`) and as written.
 
 mod cli_errors;
 mod compat;
 mod data;
 mod exact;
+mod fastpath;
+mod generate;
 mod html;
 mod load;
 mod loopdev;
+mod net;
+mod net_iscsi;
+mod net_nbd;
 mod output;
+mod pipes;
 mod reports_cli;
 mod sim;
 
-use std::path::PathBuf;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use ioscope::result::{Interval, ResultDoc, RunResult};
 
 /// The binary under test.
 pub fn ioscope() -> Command {
@@ -40,21 +54,278 @@ pub fn tempdir() -> tempfile::TempDir {
         .expect("tempdir")
 }
 
-/// Reads a result JSON file.
-pub fn read_json(p: &PathBuf) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).expect("read result")).expect("parse result")
+/// Reads a JSON file that is not a result (`verify --json`, fio's JSON).
+pub fn read_json(p: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// Runs ioscope quietly with `--json` into a temp file, asserts success, returns the
-/// result.
-pub fn run_json(args: &[&str]) -> serde_json::Value {
+/// One ioscope invocation that wrote a result file, and what it left behind.
+pub struct Ran {
+    /// Exit code (`None` when a signal ended it).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// The result file in the typed model every reporter reads.
+    pub doc: ResultDoc,
+    /// The same file as JSON: for the parts the model keeps as open JSON (`plan`,
+    /// `env`) and for assertions on the published wire form.
+    pub wire: serde_json::Value,
+    /// Where the result was written; its interval stream is beside it.
+    pub json: PathBuf,
+    /// The temporary directory holding `json`, when the helper made one.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Ran {
+    /// `runs[i]` of the result.
+    pub fn run(&self, i: usize) -> &RunResult {
+        self.doc
+            .runs
+            .get(i)
+            .unwrap_or_else(|| panic!("no run {i} in a result of {}", self.doc.runs.len()))
+    }
+
+    /// `runs[i]` as written, for assertions on the published wire form.
+    pub fn wire_run(&self, i: usize) -> &serde_json::Value {
+        &self.wire["runs"][i]
+    }
+
+    /// Asserts the exit code, showing stderr when it differs.
+    #[track_caller]
+    pub fn expect_code(self, want: i32) -> Self {
+        assert_eq!(self.code, Some(want), "exit code; stderr: {}", self.stderr);
+        self
+    }
+}
+
+/// Runs ioscope with `args` and `--json JSON`, whatever its exit code (see
+/// [`Ran::code`]), and reads the result it wrote (see [`Ran::read`]).
+#[track_caller]
+pub fn ioscope_to<I, S>(json: &Path, args: I) -> Ran
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let o = ioscope()
+        .args(&args)
+        .arg("--json")
+        .arg(json)
+        .output()
+        .expect("spawn ioscope");
+    Ran::read(
+        json,
+        format!("ioscope {args:?}"),
+        o.status.code(),
+        stdout(&o),
+        stderr(&o),
+    )
+}
+
+impl Ran {
+    /// Reads the result `command` left at `json`. Fails the test, naming the command,
+    /// its exit code and stderr, when there is no readable result, and when the typed
+    /// model does not read back everything the file holds (a field written but dropped
+    /// on reading would silently vanish from every report).
+    #[track_caller]
+    pub fn read(
+        json: &Path,
+        command: String,
+        code: Option<i32>,
+        stdout: String,
+        stderr: String,
+    ) -> Ran {
+        let what = || format!("{command} (exit {code:?}; stderr: {stderr})");
+        let text = std::fs::read_to_string(json)
+            .unwrap_or_else(|e| panic!("{}: no result at {}: {e}", what(), json.display()));
+        let wire: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: result is not JSON: {e}", what()));
+        let doc: ResultDoc = serde_json::from_value(wire.clone())
+            .unwrap_or_else(|e| panic!("{}: result does not fit the model: {e}", what()));
+        let back = serde_json::to_value(&doc).expect("serialise the model");
+        if let Some(path) = first_difference(&wire, &back, "") {
+            panic!(
+                "{}: the result model does not read back the file's {path}",
+                what()
+            );
+        }
+        Ran {
+            code,
+            stdout,
+            stderr,
+            doc,
+            wire,
+            json: json.to_path_buf(),
+            _dir: None,
+        }
+    }
+}
+
+/// How long a test waits for a background run's first interval line. The interval is
+/// 1 s; the margin is for a loaded machine and a debug build, and a run that never
+/// reports fails the test rather than hanging it.
+pub const FIRST_INTERVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// An ioscope started in the background, to be signalled (or have its server taken
+/// away) mid-run. If the test fails before it has ended, dropping this kills (SIGKILL)
+/// and reaps it by its PID.
+pub struct Spawned {
+    /// `None` once [`Spawned::finish`] has reaped it.
+    child: Option<std::process::Child>,
+    command: String,
+}
+
+impl Spawned {
+    /// Starts ioscope with `args`, its stdout and stderr piped (read by `finish`).
+    pub fn start<I, S>(args: I) -> Spawned
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let child = ioscope()
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn ioscope");
+        Spawned {
+            child: Some(child),
+            command: format!("ioscope {args:?}"),
+        }
+    }
+
+    fn child(&mut self) -> &mut std::process::Child {
+        self.child.as_mut().expect("child not yet reaped")
+    }
+
+    /// Waits until the interval stream beside `json` (`--json JSON`) holds its first
+    /// complete line: the run is measuring and has closed one interval. Fails the test
+    /// with what it saw when the child ends first or `timeout` passes.
+    #[track_caller]
+    pub fn wait_first_interval(&mut self, json: &Path, timeout: std::time::Duration) -> Interval {
+        let stream = intervals_jsonl(json);
+        let start = std::time::Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&stream).unwrap_or_default();
+            if let Some((line, _)) = text.split_once('\n') {
+                return serde_json::from_str(line).unwrap_or_else(|e| {
+                    panic!(
+                        "{}: interval line {line:?} does not parse: {e}",
+                        self.command
+                    )
+                });
+            }
+            let ended = self.child().try_wait().expect("try_wait");
+            if ended.is_some() || start.elapsed() > timeout {
+                let why = match ended {
+                    Some(status) => format!("ended ({status}) before writing an interval"),
+                    None => format!("wrote no interval within {timeout:?}"),
+                };
+                let out = self.finish_now();
+                panic!(
+                    "{} {why} to {}; stdout: {}; stderr: {}",
+                    self.command,
+                    stream.display(),
+                    stdout(&out),
+                    stderr(&out)
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Sends `signal` to the child.
+    pub fn signal(&mut self, signal: i32) {
+        let pid = libc::pid_t::try_from(self.child().id()).expect("pid fits pid_t");
+        // SAFETY: kill(2) on the PID of our own child, which has not been reaped yet
+        // (only `finish` and drop reap it), so the PID is still its.
+        let rc = unsafe { libc::kill(pid, signal) };
+        assert_eq!(rc, 0, "kill({pid}, {signal}) failed");
+    }
+
+    /// Waits for the child to end and collects its output.
+    pub fn finish(mut self) -> Output {
+        let child = self.child.take().expect("child not yet reaped");
+        child.wait_with_output().expect("wait for ioscope")
+    }
+
+    /// [`Spawned::finish`], then reads the result at `json` into a [`Ran`].
+    #[track_caller]
+    pub fn finish_result(self, json: &Path) -> Ran {
+        let command = self.command.clone();
+        let o = self.finish();
+        Ran::read(json, command, o.status.code(), stdout(&o), stderr(&o))
+    }
+
+    /// Kills the child if it still runs, and collects its output.
+    fn finish_now(&mut self) -> Output {
+        let mut child = self.child.take().expect("child not yet reaped");
+        if let Ok(None) = child.try_wait() {
+            let _ = child.kill();
+        }
+        child.wait_with_output().expect("wait for ioscope")
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            let _ = self.finish_now();
+        }
+    }
+}
+
+/// [`ioscope_to`] into a fresh temporary directory, kept as long as the [`Ran`].
+#[track_caller]
+pub fn ioscope_result<I, S>(args: I) -> Ran
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let d = tempdir();
-    let json = d.path().join("r.json");
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["-q", "--json", json.to_str().unwrap()]);
-    let o = run(&all);
-    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
-    read_json(&json)
+    let mut r = ioscope_to(&d.path().join("r.json"), args);
+    r._dir = Some(d);
+    r
+}
+
+/// The common case: `args` with `-q`, which must succeed (exit 0).
+#[track_caller]
+pub fn run_json(args: &[&str]) -> Ran {
+    ioscope_result(args.iter().chain(&["-q"])).expect_code(0)
+}
+
+/// The interval stream ioscope writes beside a `--json` result.
+pub fn intervals_jsonl(json: &Path) -> PathBuf {
+    let mut p = json.as_os_str().to_owned();
+    p.push(".intervals.jsonl");
+    PathBuf::from(p)
+}
+
+/// The first JSON path at which `a` and `b` differ, if any.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let (p, q) = (x.get(k), y.get(k));
+                let here = format!("{at}.{k}");
+                match (p, q) {
+                    (Some(p), Some(q)) => first_difference(p, q, &here),
+                    _ => Some(format!("{here} (present on one side only)")),
+                }
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(format!("{at}: {a} read back as {b}")),
+    }
 }
 
 pub fn is_root() -> bool {

@@ -4,9 +4,7 @@ use super::*;
 
 #[test]
 fn result_json_has_the_binding_fields() {
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let o = run(&[
+    let ran = ioscope_result([
         "run",
         "--target",
         "mem:32m",
@@ -18,11 +16,11 @@ fn result_json_has_the_binding_fields() {
         "1s",
         "--interval",
         "500ms",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
+    ])
+    .expect_code(0);
+    // The published wire form, field by field: this test is the schema's guard, so it
+    // reads the JSON as written rather than through the model.
+    let r = &ran.wire;
     assert_eq!(r["schema"], "ioscope.result/1");
     assert!(r["tool"]["version"].is_string());
     let run = &r["runs"][0];
@@ -71,65 +69,59 @@ fn result_json_has_the_binding_fields() {
     let dur = run["duration_s"].as_f64().unwrap();
     assert!((dur - 2.0).abs() < 0.1, "duration {dur}");
     // The interval stream holds the same intervals.
-    let jl = std::fs::read_to_string(d.path().join("r.json.intervals.jsonl")).unwrap();
+    let jl = std::fs::read_to_string(intervals_jsonl(&ran.json)).unwrap();
     assert_eq!(jl.lines().count(), ivs.len());
     // The terminal marks warm-up intervals.
-    assert!(stdout(&o).contains("1w"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("resp"), "vdbench-style header");
+    assert!(ran.stdout.contains("1w"), "{}", ran.stdout);
+    assert!(ran.stdout.contains("resp"), "vdbench-style header");
 }
 
 #[test]
 fn ctrl_c_writes_what_was_measured() {
     let d = tempdir();
     let json = d.path().join("r.json");
-    let mut child = ioscope()
-        .args([
-            "run",
-            "--target",
-            "mem:32m",
-            "--duration",
-            "60s",
-            "-q",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    let r = read_json(&json);
-    assert_eq!(r["interrupted"], true);
-    assert_eq!(r["runs"][0]["interrupted"], true);
-    assert!(r["runs"][0]["totals"]["ios"].as_u64().unwrap() > 0);
-    assert!(r["runs"][0]["duration_s"].as_f64().unwrap() < 10.0);
+    let mut child = Spawned::start([
+        "run",
+        "--target",
+        "mem:32m",
+        "--duration",
+        "60s",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // Interrupt once the run has measured one whole interval.
+    let first = child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
+    assert!(first.ios > 0, "{first:?}");
+    child.signal(libc::SIGINT);
+    let r = child.finish_result(&json).expect_code(130);
+    assert!(r.doc.interrupted);
+    assert!(r.run(0).interrupted);
+    assert!(
+        r.run(0).totals.all.ios >= first.ios,
+        "{:?}",
+        r.run(0).totals
+    );
+    assert!(r.run(0).duration_s < 10.0, "{}", r.run(0).duration_s);
 }
 
 #[test]
 fn quick_on_a_directory_cleans_up() {
     let d = tempdir();
     let json = d.path().join("q.json");
-    let o = run(&[
-        "quick",
-        d.path().to_str().unwrap(),
-        "--duration",
-        "1s",
-        "--size",
-        "64m",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = read_json(&json);
-    let names: Vec<&str> = r["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["name"].as_str().unwrap())
-        .collect();
+    let r = ioscope_to(
+        &json,
+        [
+            "quick",
+            d.path().to_str().unwrap(),
+            "--duration",
+            "1s",
+            "--size",
+            "64m",
+        ],
+    )
+    .expect_code(0);
+    let names: Vec<&str> = r.doc.runs.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         names,
         ["4k-randread", "4k-randwrite", "1m-seqread", "1m-seqwrite"]
@@ -140,15 +132,12 @@ fn quick_on_a_directory_cleans_up() {
         .filter(|e| e.file_name().to_string_lossy().starts_with("ioscope-quick"))
         .collect();
     assert!(left.is_empty(), "scratch file left behind");
-    assert!(stdout(&o).contains("4k-randread"));
+    assert!(r.stdout.contains("4k-randread"));
 }
 
 #[test]
 fn rerun_repeats_the_recorded_plan() {
-    let d = tempdir();
-    let a = d.path().join("a.json");
-    let b = d.path().join("b.json");
-    let o = run(&[
+    let ra = run_json(&[
         "run",
         "--target",
         "mem:16m",
@@ -162,21 +151,10 @@ fn rerun_repeats_the_recorded_plan() {
         "8k",
         "--duration",
         "500ms",
-        "-q",
-        "--json",
-        a.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = run(&[
-        "rerun",
-        a.to_str().unwrap(),
-        "-q",
-        "--json",
-        b.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let (ra, rb) = (read_json(&a), read_json(&b));
-    assert_eq!(ra["plan"], rb["plan"]);
-    assert_eq!(rb["runs"][0]["workload"]["read_pct"], 70);
-    assert!(rb["runs"][0]["totals"]["ios"].as_u64().unwrap() > 0);
+    let rb = run_json(&["rerun", ra.json.to_str().unwrap()]);
+    assert!(ra.doc.plan.is_some(), "the result records its plan");
+    assert_eq!(ra.doc.plan, rb.doc.plan);
+    assert_eq!(rb.wire_run(0)["workload"]["read_pct"], 70);
+    assert!(rb.run(0).totals.all.ios > 0);
 }

@@ -23,12 +23,9 @@ fn sim_result(target: &str, qd: &str, json: &Path, extra: &[&str]) {
         "--interval",
         "250ms",
         "-q",
-        "--json",
-        json.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let o = run(&args);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    ioscope_to(json, &args).expect_code(0);
 }
 
 /// One metric row of `compare`'s text table: (ratio of the second side to the
@@ -121,19 +118,20 @@ fn deeper_queue_is_more_iops_and_more_latency() {
 fn report_writes_csv_markdown_and_compare_html() {
     let d = tempdir();
     let json = d.path().join("r.json");
-    let o = run(&[
-        "run",
-        "--target",
-        "mem:16m",
-        "--duration",
-        "1s",
-        "--interval",
-        "250ms",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = ioscope_to(
+        &json,
+        [
+            "run",
+            "--target",
+            "mem:16m",
+            "--duration",
+            "1s",
+            "--interval",
+            "250ms",
+            "-q",
+        ],
+    )
+    .expect_code(0);
 
     let csv = d.path().join("x.csv");
     let o = run(&[
@@ -162,10 +160,7 @@ fn report_writes_csv_markdown_and_compare_html() {
         assert!(header.split(',').any(|c| c == col), "no {col} in {header}");
     }
     assert_eq!(lines.count(), 1, "one run row");
-    let ivs = read_json(&json)["runs"][0]["intervals"]
-        .as_array()
-        .unwrap()
-        .len();
+    let ivs = r.run(0).intervals.len();
     let mut lines = intervals.lines();
     assert!(lines
         .next()

@@ -10,10 +10,8 @@ use super::*;
 pub static REALTIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Runs a closed-loop sim workload and returns `runs[0]` of the result.
-fn sim_run(target: &str, qd: &str, extra: &[&str]) -> serde_json::Value {
+fn sim_run(target: &str, qd: &str, extra: &[&str]) -> RunResult {
     let _serial = REALTIME.lock().unwrap_or_else(|e| e.into_inner());
-    let d = tempdir();
-    let json = d.path().join("r.json");
     let mut args = vec![
         "run",
         "--target",
@@ -26,28 +24,19 @@ fn sim_run(target: &str, qd: &str, extra: &[&str]) -> serde_json::Value {
         qd,
         "--duration",
         "2s",
-        "--json",
-        json.to_str().unwrap(),
         "-q",
     ];
     args.extend_from_slice(extra);
-    let o = run(&args);
-    let r = read_json(&json);
+    let r = ioscope_result(&args);
     // Any counted I/O error makes the exit code 1 (the policy only says whether the
     // run went on); otherwise the run must succeed.
-    let errors = r["runs"][0]["totals"]["errors"].as_u64().unwrap_or(0);
-    let want = if errors > 0 { 1 } else { 0 };
-    assert_eq!(o.status.code(), Some(want), "{}", stderr(&o));
-    r["runs"][0].clone()
+    let want = if r.run(0).totals.all.errors > 0 { 1 } else { 0 };
+    r.expect_code(want).doc.runs.swap_remove(0)
 }
 
 /// IOPS and mean latency of a result's totals.
-fn iops_and_mean(r: &serde_json::Value) -> (f64, f64) {
-    let t = &r["totals"];
-    (
-        t["iops"].as_f64().unwrap(),
-        t["latency_us"]["mean"].as_f64().unwrap(),
-    )
+fn iops_and_mean(r: &RunResult) -> (f64, f64) {
+    (r.totals.all.iops, r.totals.all.latency_us.mean)
 }
 
 #[test]
@@ -56,7 +45,7 @@ fn sim_qd1_latency_is_the_service_time() {
     // between the worker's timestamp and the push. It holds however busy the machine
     // is, because the completion time comes from the model.
     let r = sim_run("sim:1g?service=50us", "1", &[]);
-    assert_eq!(r["engine"], "sim");
+    assert_eq!(r.engine, "sim");
     let (iops, mean) = iops_and_mean(&r);
     eprintln!("sim:1g?service=50us QD1: mean latency {mean:.2} us, {iops:.0} IOPS");
     assert!((50.0..=60.0).contains(&mean), "mean latency {mean} us");
@@ -98,7 +87,7 @@ fn sim_four_servers_scale_throughput() {
             "{extra:?}: mean latency {mean} us"
         );
         if !extra.is_empty() {
-            assert_eq!(r["workers"], 4, "{}", r["workers"]);
+            assert_eq!(r.workers, 4);
         }
     }
 }
@@ -130,9 +119,8 @@ fn sim_stalls_show_in_max_latency() {
         "1",
         &[],
     );
-    let t = &r["totals"];
-    let max = t["latency_us"]["max"].as_f64().unwrap();
-    let iops = t["iops"].as_f64().unwrap();
+    let t = &r.totals.all;
+    let (max, iops) = (t.latency_us.max, t.iops);
     // A request caught by a window waits out the rest of it: one arrives at its start.
     assert!(max >= 99_000.0, "max latency {max} us");
     // One fifth of the time nothing is served.
@@ -146,9 +134,8 @@ fn sim_errors_are_counted() {
         "4",
         &["--on-error", "continue"],
     );
-    let t = &r["totals"];
-    let errors = t["errors"].as_u64().unwrap() as f64;
-    let ios = t["ios"].as_u64().unwrap() as f64;
+    let errors = r.totals.all.errors as f64;
+    let ios = r.totals.all.ios as f64;
     let share = errors / (errors + ios);
     // 2 s at 50 000 requests a second: 100 000 draws, sd of the share 0.001.
     assert!((0.097..=0.103).contains(&share), "error share {share}");
@@ -190,16 +177,67 @@ fn sim_drift_never_settles() {
         "1",
         &["--interval", "500ms"],
     );
-    let means: Vec<f64> = r["intervals"]
-        .as_array()
-        .unwrap()
+    let means: Vec<f64> = r
+        .intervals
         .iter()
-        .filter(|i| i["ios"].as_u64().unwrap() > 100)
-        .map(|i| i["lat_us"]["mean"].as_f64().unwrap())
+        .filter(|i| i.ios > 100)
+        .map(|i| i.lat_us.mean)
         .collect();
     eprintln!("sim drift=100%/s: interval mean latencies {means:.1?} us");
     assert!(means.len() >= 4, "{means:?}");
     assert!(means.windows(2).all(|w| w[1] > w[0] * 1.05), "{means:?}");
     assert!(means[0] >= 50.0 && means[0] < 90.0, "{means:?}");
     assert!(*means.last().unwrap() > 120.0, "{means:?}");
+}
+
+// The per-I/O deadline (engine contract): a device stall longer than --io-timeout
+// gives counted timeouts per connection and `timeout` events, and the run goes on
+// to its end instead of hanging on the stalled I/Os.
+#[test]
+fn io_timeout_fails_stalled_ios_and_the_run_ends() {
+    let started = std::time::Instant::now();
+    let r = sim_run(
+        "sim:1g?service=100us&stall=400ms@500ms",
+        "4",
+        &[
+            "--io-timeout",
+            "50ms",
+            "--on-error",
+            "continue",
+            "--interval",
+            "100ms",
+        ],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the run took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.end_reason.to_string(), "duration");
+    let c = &r.connections[0];
+    // 2 s with 400 ms of stall per 500 ms, 4 slots timing out every ~50 ms.
+    assert!(c.timeouts >= 16, "{c:?}");
+    assert_eq!(c.errors, c.timeouts, "{c:?}");
+    assert!(c.ios > 100, "the open windows served I/O: {c:?}");
+    assert!(!r.events.is_empty());
+    assert!(r.events.iter().all(|e| e.kind == "timeout" && e.path == 0));
+    // Per-interval connection counts add up to the interval's I/Os.
+    for iv in &r.intervals {
+        let per_conn: u64 = iv.connections.iter().map(|c| c.ios).sum();
+        assert_eq!(per_conn, iv.ios, "interval {}", iv.index);
+    }
+}
+
+// Under retry=N a timed-out I/O the engine gave up is issued again (a `reissue`
+// event), and only the last try's failure counts.
+#[test]
+fn io_timeout_with_retry_reissues() {
+    let r = sim_run(
+        "sim:1g?service=100us&stall=400ms@500ms",
+        "1",
+        &["--io-timeout", "50ms", "--on-error", "retry=2"],
+    );
+    let kinds: Vec<&str> = r.events.iter().map(|e| e.kind.as_str()).collect();
+    assert!(kinds.contains(&"reissue"), "{kinds:?}");
+    assert!(kinds.contains(&"timeout"), "{kinds:?}");
 }

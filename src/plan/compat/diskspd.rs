@@ -9,10 +9,11 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    is_windows_path, parse_cpu_list, parse_cpu_mask, CompatError, Loc, TargetTable, Translated,
-    UnsupportedList, DEFAULT_INTERVAL_NS, DEFAULT_SEED,
+    base_run, is_windows_path, parse_cpu_list, parse_cpu_mask, CompatError, Loc, TargetTable,
+    Translated, UnsupportedList,
 };
-use crate::plan::model::{AccessPattern, BlockSizes, EngineKind, Plan, Rate, RunSpec, Workload};
+use crate::plan::model::{AccessPattern, BlockSizes, Plan, Rate, RunSpec, Workload};
+use crate::plan::tuning::IoTuning;
 use crate::plan::units::{
     parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
 };
@@ -109,144 +110,221 @@ pub fn parse_diskspd(
     target_override: Option<&str>,
 ) -> Result<Translated, CompatError> {
     let mut un = UnsupportedList::default();
-    let mut bs = 64 * 1024;
-    let mut duration = 10_000_000_000u64;
-    let mut warmup = 5_000_000_000u64;
-    let mut qd = 2u64;
-    let mut threads = 1u64;
-    let mut random = false;
-    let mut write_pct = 0u8;
-    let mut direct = false;
-    let mut write_through: Option<Loc> = None;
-    let mut create_size = None;
-    let mut max_size = None;
-    let mut base = 0u64;
-    let mut rate: Option<(u64, bool, Loc)> = None;
-    let mut cpus = None;
-    let mut interval = DEFAULT_INTERVAL_NS;
-    let mut seed = DEFAULT_SEED;
-    let mut targets: Vec<(String, Loc)> = Vec::new();
-    let mut seq_private = false;
-
+    let mut line = DiskspdLine::default();
     let start = skip_program(args, &["diskspd"]);
     for i in start..args.len() {
         let a = &args[i];
         let loc = arg_loc(args, i);
         let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) else {
-            targets.push((target_uri(a, target_override, &loc)?, loc));
+            line.targets
+                .push((target_uri(a, target_override, &loc)?, loc));
             continue;
         };
         let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
+        if !line.workload_option(a, flag, rest, &loc, &mut un)? {
+            line.run_option(a, flag, rest, &loc, &mut un)?;
+        }
+    }
+    line.into_translated(un)
+}
+
+/// Everything a diskspd command line sets, starting from diskspd's own defaults
+/// (`-b64K -d10 -W5 -o2 -t1`, sequential reads, cached I/O).
+struct DiskspdLine {
+    bs: u64,
+    duration: u64,
+    warmup: u64,
+    qd: u64,
+    threads: u64,
+    random: bool,
+    write_pct: u8,
+    direct: bool,
+    /// Write-through (O_DSYNC): `-Sw`, `-Sh`, `-h`.
+    write_through: bool,
+    create_size: Option<u64>,
+    max_size: Option<u64>,
+    base: u64,
+    /// `-g`: (amount, true for I/Os rather than bytes, where).
+    rate: Option<(u64, bool, Loc)>,
+    cpus: Option<Vec<usize>>,
+    interval: u64,
+    seed: u64,
+    targets: Vec<(String, Loc)>,
+    /// `-s` without `i`: each thread starts at the same offset.
+    seq_private: bool,
+}
+
+impl Default for DiskspdLine {
+    fn default() -> Self {
+        let run = base_run();
+        DiskspdLine {
+            bs: 64 * 1024,
+            duration: 10_000_000_000,
+            warmup: 5_000_000_000,
+            qd: 2,
+            threads: 1,
+            random: false,
+            write_pct: 0,
+            direct: false,
+            write_through: false,
+            create_size: None,
+            max_size: None,
+            base: 0,
+            rate: None,
+            cpus: None,
+            interval: run.interval_ns,
+            seed: run.seed,
+            targets: Vec::new(),
+            seq_private: false,
+        }
+    }
+}
+
+impl DiskspdLine {
+    /// Options that shape the I/O (size, mix, pattern, caching, region). Returns false
+    /// for a flag it does not own.
+    fn workload_option(
+        &mut self,
+        a: &str,
+        flag: &str,
+        rest: &str,
+        loc: &Loc,
+        un: &mut UnsupportedList,
+    ) -> Result<bool, CompatError> {
         match flag {
-            "b" => bs = ds_size(rest, false, &loc)?,
-            "d" => duration = secs(rest, false, &loc)?,
+            "b" => self.bs = ds_size(rest, false, loc)?,
+            "d" => self.duration = secs(rest, false, loc)?,
             "W" => {
-                warmup = if rest.is_empty() {
+                self.warmup = if rest.is_empty() {
                     0
                 } else {
-                    secs(rest, true, &loc)?
+                    secs(rest, true, loc)?
                 }
             }
             "C" => {
-                if !rest.is_empty() && secs(rest, true, &loc)? > 0 {
-                    un.push(format!("{a} — cool-down"), &loc);
+                if !rest.is_empty() && secs(rest, true, loc)? > 0 {
+                    un.push(format!("{a} — cool-down"), loc);
                 }
             }
-            "o" => qd = cnt(rest, &loc)?,
-            "t" => threads = cnt(rest, &loc)?,
+            "o" => self.qd = cnt(rest, loc)?,
+            "t" => self.threads = cnt(rest, loc)?,
             "r" => {
                 if rest.starts_with('s') {
-                    un.push(format!("{a} — mixed random/sequential"), &loc);
+                    un.push(format!("{a} — mixed random/sequential"), loc);
                 } else if !rest.is_empty() {
-                    let align = ds_size(rest, false, &loc)?;
-                    if align != bs {
+                    let align = ds_size(rest, false, loc)?;
+                    if align != self.bs {
                         un.push(
                             format!("{a} — random alignment other than the block size"),
-                            &loc,
+                            loc,
                         );
                     }
                 }
-                random = true;
+                self.random = true;
             }
             "s" => {
-                random = false;
+                self.random = false;
                 let stride = match rest.strip_prefix('i') {
                     Some(s) => s,
                     None => {
-                        seq_private = true;
+                        self.seq_private = true;
                         rest
                     }
                 };
-                if !stride.is_empty() && ds_size(stride, false, &loc)? != bs {
-                    un.push(format!("{a} — stride other than the block size"), &loc);
+                if !stride.is_empty() && ds_size(stride, false, loc)? != self.bs {
+                    un.push(format!("{a} — stride other than the block size"), loc);
                 }
             }
-            "w" => write_pct = pct(rest, &loc)?,
+            "w" => self.write_pct = pct(rest, loc)?,
             "S" | "h" => {
+                // -S = -Su; letters combine: u unbuffered, w write-through, h = uw
+                // (-h is the old spelling of -Sh), b buffered.
                 let mode = if flag == "h" { "h" } else { rest };
-                match mode {
-                    "" | "u" => direct = true,
-                    "h" => {
-                        direct = true;
-                        write_through = Some(loc.clone());
+                if mode.is_empty() {
+                    self.direct = true;
+                }
+                for c in mode.chars() {
+                    match c {
+                        'u' => self.direct = true,
+                        'w' => self.write_through = true,
+                        'h' => {
+                            self.direct = true;
+                            self.write_through = true;
+                        }
+                        'b' => self.direct = false,
+                        _ => un.push(format!("{a} — cache mode '{c}'"), loc),
                     }
-                    "b" => direct = false,
-                    _ => un.push(a.clone(), &loc),
                 }
             }
             "L" if rest.is_empty() => {}
-            "c" => create_size = Some(ds_size(rest, false, &loc)?),
+            "c" => self.create_size = Some(ds_size(rest, false, loc)?),
             "f" => {
                 if rest.starts_with(['r', 's', 't', 'p']) {
-                    un.push(format!("{a} — access hint"), &loc);
+                    un.push(format!("{a} — access hint"), loc);
                 } else {
-                    max_size = Some(ds_size(rest, false, &loc)?);
+                    self.max_size = Some(ds_size(rest, false, loc)?);
                 }
             }
-            "B" => base = ds_size(rest, true, &loc)?,
-            "Z" => un.push(format!("{a} — write buffer content"), &loc),
+            "B" => self.base = ds_size(rest, true, loc)?,
+            "Z" => un.push(format!("{a} — write buffer content"), loc),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Options of the run as a whole (rate, affinity, output, seed) and the options
+    /// ioscope refuses; an unknown flag is an error.
+    fn run_option(
+        &mut self,
+        a: &str,
+        flag: &str,
+        rest: &str,
+        loc: &Loc,
+        un: &mut UnsupportedList,
+    ) -> Result<(), CompatError> {
+        match flag {
             "g" => {
                 let (n, iops) = match rest.strip_suffix('i') {
                     Some(n) => (n, true),
                     None => (rest, false),
                 };
-                rate = Some((cnt(n, &loc)?, iops, loc.clone()));
+                self.rate = Some((cnt(n, loc)?, iops, loc.clone()));
             }
             "a" => {
                 if rest == "g" || rest.is_empty() {
                     // Group-wide round-robin affinity: the default, nothing to pin.
                 } else if rest.starts_with('g') {
-                    un.push(format!("{a} — processor-group affinity"), &loc);
+                    un.push(format!("{a} — processor-group affinity"), loc);
                 } else {
-                    cpus = Some(parse_cpu_list(rest).ok_or_else(|| {
+                    self.cpus = Some(parse_cpu_list(rest).ok_or_else(|| {
                         loc.error(format!("'{rest}' is not a CPU list like 0,1,2"))
                     })?);
                 }
             }
-            "n" if rest.is_empty() => cpus = None,
+            "n" if rest.is_empty() => self.cpus = None,
             "R" => {
                 if !matches!(rest, "" | "text" | "ptext" | "p") {
-                    un.push(format!("{a} — output format"), &loc);
+                    un.push(format!("{a} — output format"), loc);
                 }
             }
             "D" => {
                 if !rest.is_empty() {
-                    let ms = cnt(rest, &loc)?;
-                    interval = ms.saturating_mul(1_000_000);
+                    let ms = cnt(rest, loc)?;
+                    self.interval = ms.saturating_mul(1_000_000);
                 }
             }
             "z" => {
                 if !rest.is_empty() {
-                    seed = rest
+                    self.seed = rest
                         .parse()
                         .map_err(|_| loc.error(format!("'{rest}' is not a seed")))?;
                 }
             }
             "v" | "P" => {}
-            "T" => un.push(format!("{a} — stride between threads"), &loc),
-            "F" => un.push(format!("{a} — total threads shared by all targets"), &loc),
+            "T" => un.push(format!("{a} — stride between threads"), loc),
+            "F" => un.push(format!("{a} — total threads shared by all targets"), loc),
             "x" | "l" | "p" | "i" | "j" | "I" | "N" | "e" | "O" | "y" | "u" | "U" => {
-                un.push(a.clone(), &loc)
+                un.push(a.to_string(), loc)
             }
             "X" => {
                 return Err(loc.error(
@@ -256,80 +334,80 @@ pub fn parse_diskspd(
             }
             _ => return Err(loc.error(format!("unknown diskspd option '{a}'"))),
         }
+        Ok(())
     }
-    if targets.is_empty() {
-        return Err(CompatError {
-            source_name: "command line".into(),
-            line: 0,
-            column_or_arg: None,
-            msg: "diskspd needs at least one target".into(),
-        });
-    }
-    let read_pct = 100 - write_pct;
-    if let Some(l) = write_through {
-        if write_pct > 0 {
-            un.push(
-                "-Sh — write-through (FILE_FLAG_WRITE_THROUGH)".to_string(),
-                &l,
-            );
+
+    /// The plan: one workload per target, one run.
+    fn into_translated(self, mut un: UnsupportedList) -> Result<Translated, CompatError> {
+        if self.targets.is_empty() {
+            return Err(CompatError {
+                source_name: "command line".into(),
+                line: 0,
+                column_or_arg: None,
+                msg: "diskspd needs at least one target".into(),
+            });
         }
-    }
-    let mut warnings = Vec::new();
-    if !random && seq_private && threads > 1 {
-        warnings.push(format!(
-            "each diskspd thread reads sequentially from the same start; ioscope's \
-             {threads} streams each walk their own slice (-si is the closer match)"
-        ));
-    }
-    let rate = match rate {
-        None => Rate::Max,
-        Some((n, true, _)) => Rate::Iops(n as f64 * threads as f64),
-        // bytes per millisecond per thread → I/Os per second per thread.
-        Some((n, false, _)) => Rate::Iops(n as f64 * 1000.0 / bs as f64 * threads as f64),
-    };
-    let mut table = TargetTable::default();
-    let mut workloads = Vec::new();
-    for (uri, loc) in &targets {
-        let name = table.intern(uri, create_size, Some(direct), &mut un, loc);
-        workloads.push(Workload {
-            name: format!("w{}", workloads.len()),
-            target: name,
-            read_pct,
-            pattern: if random {
-                AccessPattern::Random
-            } else {
-                AccessPattern::Sequential
+        let read_pct = 100 - self.write_pct;
+        let mut warnings = Vec::new();
+        if !self.random && self.seq_private && self.threads > 1 {
+            warnings.push(format!(
+                "each diskspd thread reads sequentially from the same start; ioscope's \
+                 {} streams each walk their own slice (-si is the closer match)",
+                self.threads
+            ));
+        }
+        let threads = self.threads;
+        let rate = match self.rate {
+            None => Rate::Max,
+            Some((n, true, _)) => Rate::Iops(n as f64 * threads as f64),
+            // bytes per millisecond per thread → I/Os per second per thread.
+            Some((n, false, _)) => Rate::Iops(n as f64 * 1000.0 / self.bs as f64 * threads as f64),
+        };
+        let mut table = TargetTable::default();
+        let mut workloads = Vec::new();
+        for (uri, loc) in &self.targets {
+            let name = table.intern(uri, self.create_size, Some(self.direct), &mut un, loc);
+            workloads.push(Workload {
+                name: format!("w{}", workloads.len()),
+                target: name,
+                read_pct,
+                pattern: if self.random {
+                    AccessPattern::Random
+                } else {
+                    AccessPattern::Sequential
+                },
+                bs: BlockSizes::fixed(self.bs),
+                qd: to_u32(self.qd, loc)?,
+                streams: to_u32(threads, loc)?,
+                rate,
+                offset_bytes: self.base,
+                size_bytes: self.max_size.map(|m| m.saturating_sub(self.base)),
+                ..Default::default()
+            });
+        }
+        Ok(Translated {
+            plan: Plan {
+                targets: table.targets,
+                runs: vec![RunSpec {
+                    name: "diskspd".into(),
+                    workloads,
+                    duration_ns: Some(self.duration),
+                    warmup_ns: self.warmup,
+                    interval_ns: self.interval,
+                    cpus: self.cpus,
+                    seed: self.seed,
+                    io: IoTuning {
+                        write_through: self.write_through,
+                        ..Default::default()
+                    },
+                    ..base_run()
+                }],
+                warnings,
+                data: Default::default(),
             },
-            bs: BlockSizes::fixed(bs),
-            qd: to_u32(qd, loc)?,
-            streams: to_u32(threads, loc)?,
-            rate,
-            offset_bytes: base,
-            size_bytes: max_size.map(|m| m.saturating_sub(base)),
-            ..Default::default()
-        });
+            unsupported: un.0,
+        })
     }
-    Ok(Translated {
-        plan: Plan {
-            targets: table.targets,
-            runs: vec![RunSpec {
-                name: "diskspd".into(),
-                workloads,
-                engine: EngineKind::Auto,
-                duration_ns: Some(duration),
-                passes: None,
-                warmup_ns: warmup,
-                interval_ns: interval,
-                cpus,
-                workers: None,
-                seed,
-                pacing: Default::default(),
-            }],
-            warnings,
-            data: Default::default(),
-        },
-        unsupported: un.0,
-    })
 }
 
 /// Translates an SQLIO command line. `-F` parameter files are read relative to
@@ -341,55 +419,162 @@ pub fn parse_sqlio(
     target_override: Option<&str>,
 ) -> Result<Translated, CompatError> {
     let mut un = UnsupportedList::default();
-    let mut read = false;
-    let mut duration = 30_000_000_000u64;
-    let mut threads = 1u64;
-    let mut qd = 1u64;
-    let mut bs_kib = 2u64;
-    let mut pattern: Option<AccessPattern> = None;
-    let mut direct = true;
-    let mut cpus = None;
-    let mut files: Vec<SqlioFile> = Vec::new();
-
+    let mut line = SqlioLine::default();
     let start = skip_program(args, &["sqlio"]);
     for i in start..args.len() {
         let a = &args[i];
         let loc = arg_loc(args, i);
         let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) else {
-            files.push((target_uri(a, target_override, &loc)?, None, None, None, loc));
+            line.files
+                .push((target_uri(a, target_override, &loc)?, None, None, None, loc));
             continue;
         };
         let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
+        line.option(a, flag, rest, &loc, &mut un, base_dir, target_override)?;
+    }
+    // Where whole-line remarks point: the last argument.
+    let end = Loc::Arg {
+        index: args.len().max(1),
+        text: args.last().cloned().unwrap_or_default(),
+    };
+    if line.files.is_empty() {
+        line.files.push((
+            target_uri("testfile.dat", target_override, &end)?,
+            None,
+            None,
+            None,
+            end.clone(),
+        ));
+    }
+    line.into_translated(un, &end)
+}
+
+/// Everything an SQLIO command line sets, starting from SQLIO's defaults.
+struct SqlioLine {
+    read: bool,
+    duration: u64,
+    threads: u64,
+    qd: u64,
+    bs_kib: u64,
+    /// `None` until `-f` says: SQLIO's default is a stripe factor.
+    pattern: Option<AccessPattern>,
+    direct: bool,
+    /// Write-through (O_DSYNC): `-BN` (the default) and `-BS`.
+    write_through: bool,
+    cpus: Option<Vec<usize>>,
+    files: Vec<SqlioFile>,
+    warnings: Vec<String>,
+}
+
+/// What SQLIO's `-B` letters ask of the caches. SQLIO documents `N` (none), `Y`
+/// (all), `H` (hardware only) and `S` (software only); a combined flag such as `-BYRT`
+/// adds `R` and `T`, the Windows open hints FILE_FLAG_RANDOM_ACCESS and
+/// FILE_ATTRIBUTE_TEMPORARY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SqlioBuffering {
+    /// The OS file cache is used (not O_DIRECT).
+    os_cache: bool,
+    /// Writes may stay in the device's write cache (no write-through).
+    device_cache: bool,
+    /// `R` or `T` was given.
+    hints: bool,
+}
+
+/// Reads `-B`'s letters (any order, any case, repeats allowed). Without a cache letter
+/// SQLIO's default `N` holds; `N` with another cache letter contradicts itself.
+fn sqlio_buffering(letters: &str) -> Result<SqlioBuffering, String> {
+    let (mut none, mut os, mut dev, mut hints) = (false, false, false, false);
+    if letters.is_empty() {
+        return Err("-B needs letters: N (none), Y (all), H (hardware), S (software)".into());
+    }
+    for c in letters.chars() {
+        match c.to_ascii_uppercase() {
+            'N' => none = true,
+            'Y' => (os, dev) = (true, true),
+            'H' => dev = true,
+            'S' => os = true,
+            'R' | 'T' => hints = true,
+            other => {
+                return Err(format!(
+                    "-B{letters}: '{other}' is not a buffering letter (N none, Y all, \
+                     H hardware, S software; R and T are open hints)"
+                ))
+            }
+        }
+    }
+    if none && (os || dev) {
+        return Err(format!(
+            "-B{letters}: N (no caching) contradicts the other cache letters"
+        ));
+    }
+    Ok(SqlioBuffering {
+        os_cache: os,
+        device_cache: dev,
+        hints,
+    })
+}
+
+impl Default for SqlioLine {
+    fn default() -> Self {
+        SqlioLine {
+            read: false,
+            duration: 30_000_000_000,
+            threads: 1,
+            qd: 1,
+            bs_kib: 2,
+            pattern: None,
+            direct: true,
+            write_through: true,
+            cpus: None,
+            files: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl SqlioLine {
+    /// One `-X…` option.
+    #[allow(clippy::too_many_arguments)]
+    fn option(
+        &mut self,
+        a: &str,
+        flag: &str,
+        rest: &str,
+        loc: &Loc,
+        un: &mut UnsupportedList,
+        base_dir: &Path,
+        target_override: Option<&str>,
+    ) -> Result<(), CompatError> {
         match flag {
             "k" => match rest.to_ascii_uppercase().as_str() {
-                "R" => read = true,
-                "W" => read = false,
+                "R" => self.read = true,
+                "W" => self.read = false,
                 _ => return Err(loc.error("-k takes R (reads) or W (writes)")),
             },
-            "s" => duration = secs(rest, false, &loc)?,
-            "t" => threads = cnt(rest, &loc)?,
-            "o" => qd = cnt(rest, &loc)?,
-            "b" => bs_kib = cnt(rest, &loc)?,
+            "s" => self.duration = secs(rest, false, loc)?,
+            "t" => self.threads = cnt(rest, loc)?,
+            "o" => self.qd = cnt(rest, loc)?,
+            "b" => self.bs_kib = cnt(rest, loc)?,
             "f" => match rest.to_ascii_lowercase().as_str() {
-                "random" => pattern = Some(AccessPattern::Random),
-                "sequential" => pattern = Some(AccessPattern::Sequential),
+                "random" => self.pattern = Some(AccessPattern::Random),
+                "sequential" => self.pattern = Some(AccessPattern::Sequential),
                 _ => {
-                    cnt(rest, &loc)?;
-                    un.push(format!("{a} — stripe factor"), &loc);
-                    pattern = Some(AccessPattern::Sequential);
+                    cnt(rest, loc)?;
+                    un.push(format!("{a} — stripe factor"), loc);
+                    self.pattern = Some(AccessPattern::Sequential);
                 }
             },
             "B" => {
-                // One letter only: "-BYRT" is refused rather than guessed at.
-                direct = match rest.to_ascii_uppercase().as_str() {
-                    "N" | "H" => true,
-                    "Y" | "S" => false,
-                    _ => {
-                        return Err(loc.error(
-                            "-B takes exactly one of N (none), Y (all), H (hardware), \
-                             S (software); give other flags separately",
-                        ))
-                    }
+                let b = sqlio_buffering(rest).map_err(|m| loc.error(m))?;
+                self.direct = !b.os_cache;
+                // No device write cache (N, S): every write is stable when it completes.
+                self.write_through = !b.device_cache;
+                if b.hints {
+                    self.warnings.push(format!(
+                        "{a}: R and T are Windows open hints (random access, temporary \
+                         file) that steer its cache manager; Linux has no equivalent, so \
+                         they change nothing here"
+                    ));
                 }
             }
             "L" => {
@@ -402,108 +587,100 @@ pub fn parse_sqlio(
             }
             "a" => {
                 let mask = rest.trim_start_matches(['R', 'I', 'r', 'i']);
-                cpus =
+                self.cpus =
                     Some(parse_cpu_mask(mask).ok_or_else(|| {
                         loc.error(format!("'{mask}' is not a hexadecimal CPU mask"))
                     })?);
                 if mask.len() != rest.len() {
-                    un.push(format!("{a} — round-robin/ideal affinity"), &loc);
+                    un.push(format!("{a} — round-robin/ideal affinity"), loc);
                 }
             }
             "T" => {
-                if pct(rest, &loc)? != 100 {
-                    un.push(a.clone(), &loc);
+                if pct(rest, loc)? != 100 {
+                    un.push(a.to_string(), loc);
                 }
             }
             "F" => {
                 if rest.is_empty() {
                     return Err(loc.error("-F needs a parameter file name"));
                 }
-                read_param_file(rest, base_dir, target_override, &loc, &mut files)?;
+                read_param_file(rest, base_dir, target_override, loc, &mut self.files)?;
             }
-            "p" | "d" | "R" | "i" | "m" | "S" | "v" => un.push(a.clone(), &loc),
+            "p" | "d" | "R" | "i" | "m" | "S" | "v" => un.push(a.to_string(), loc),
             _ => return Err(loc.error(format!("unknown SQLIO option '{a}'"))),
         }
+        Ok(())
     }
-    if files.is_empty() {
-        let loc = Loc::Arg {
-            index: args.len().max(1),
-            text: args.last().cloned().unwrap_or_default(),
-        };
-        files.push((
-            target_uri("testfile.dat", target_override, &loc)?,
-            None,
-            None,
-            None,
-            loc,
-        ));
-    }
-    let pattern = match pattern {
-        Some(p) => p,
-        None => {
-            let loc = Loc::Arg {
-                index: args.len().max(1),
-                text: args.last().cloned().unwrap_or_default(),
-            };
-            un.push(
-                "-f64 (SQLIO's default stripe factor) — give -frandom or -fsequential",
-                &loc,
-            );
-            AccessPattern::Sequential
-        }
-    };
-    let bs = bs_kib.checked_mul(1024).ok_or_else(|| CompatError {
-        source_name: "command line".into(),
-        line: 0,
-        column_or_arg: None,
-        msg: "-b is too large".into(),
-    })?;
-    let mut table = TargetTable::default();
-    let mut workloads = Vec::new();
-    for (uri, t, fcpus, size, loc) in &files {
-        if fcpus.is_some() {
-            if cpus.is_none() {
-                cpus = fcpus.clone();
-            } else if &cpus != fcpus {
-                un.push("per-file CPU mask — ioscope pins one CPU set per run", loc);
+
+    /// The plan: one workload per file, one run. `end` locates remarks about the line
+    /// as a whole.
+    fn into_translated(
+        mut self,
+        mut un: UnsupportedList,
+        end: &Loc,
+    ) -> Result<Translated, CompatError> {
+        let pattern = match self.pattern {
+            Some(p) => p,
+            None => {
+                un.push(
+                    "-f64 (SQLIO's default stripe factor) — give -frandom or -fsequential",
+                    end,
+                );
+                AccessPattern::Sequential
             }
+        };
+        let bs = self.bs_kib.checked_mul(1024).ok_or_else(|| CompatError {
+            source_name: "command line".into(),
+            line: 0,
+            column_or_arg: None,
+            msg: "-b is too large".into(),
+        })?;
+        let mut table = TargetTable::default();
+        let mut workloads = Vec::new();
+        for (uri, t, fcpus, size, loc) in &self.files {
+            if fcpus.is_some() {
+                if self.cpus.is_none() {
+                    self.cpus = fcpus.clone();
+                } else if &self.cpus != fcpus {
+                    un.push("per-file CPU mask — ioscope pins one CPU set per run", loc);
+                }
+            }
+            let name = table.intern(uri, *size, Some(self.direct), &mut un, loc);
+            workloads.push(Workload {
+                name: format!("w{}", workloads.len()),
+                target: name,
+                read_pct: if self.read { 100 } else { 0 },
+                pattern: pattern.clone(),
+                bs: BlockSizes::fixed(bs),
+                qd: to_u32(self.qd, loc)?,
+                streams: to_u32(t.unwrap_or(self.threads), loc)?,
+                rate: Rate::Max,
+                offset_bytes: 0,
+                size_bytes: None,
+                ..Default::default()
+            });
         }
-        let name = table.intern(uri, *size, Some(direct), &mut un, loc);
-        workloads.push(Workload {
-            name: format!("w{}", workloads.len()),
-            target: name,
-            read_pct: if read { 100 } else { 0 },
-            pattern: pattern.clone(),
-            bs: BlockSizes::fixed(bs),
-            qd: to_u32(qd, loc)?,
-            streams: to_u32(t.unwrap_or(threads), loc)?,
-            rate: Rate::Max,
-            offset_bytes: 0,
-            size_bytes: None,
-            ..Default::default()
-        });
+        Ok(Translated {
+            plan: Plan {
+                targets: table.targets,
+                runs: vec![RunSpec {
+                    name: "sqlio".into(),
+                    workloads,
+                    duration_ns: Some(self.duration),
+                    warmup_ns: 0,
+                    cpus: self.cpus,
+                    io: IoTuning {
+                        write_through: self.write_through,
+                        ..Default::default()
+                    },
+                    ..base_run()
+                }],
+                warnings: self.warnings,
+                data: Default::default(),
+            },
+            unsupported: un.0,
+        })
     }
-    Ok(Translated {
-        plan: Plan {
-            targets: table.targets,
-            runs: vec![RunSpec {
-                name: "sqlio".into(),
-                workloads,
-                engine: EngineKind::Auto,
-                duration_ns: Some(duration),
-                passes: None,
-                warmup_ns: 0,
-                interval_ns: DEFAULT_INTERVAL_NS,
-                cpus,
-                workers: None,
-                seed: DEFAULT_SEED,
-                pacing: Default::default(),
-            }],
-            warnings: Vec::new(),
-            data: Default::default(),
-        },
-        unsupported: un.0,
-    })
 }
 
 /// One SQLIO target: (path, threads, CPUs, size in bytes, where it was named).
@@ -575,8 +752,68 @@ mod tests {
     }
 
     #[test]
-    fn combined_buffering_flag_is_refused() {
-        let e = parse_sqlio(&args("sqlio -kR -BYRT /tmp/f"), Path::new("."), None).unwrap_err();
-        assert!(e.to_string().starts_with("argument 3 ('-BYRT')"), "{e}");
+    fn cache_flags_map_to_direct_and_write_through() {
+        let ds = |flag: &str| {
+            let t = parse_diskspd(&args(&format!("diskspd -w50 {flag} /tmp/f")), None).unwrap();
+            assert!(t.unsupported.is_empty(), "{flag}: {:?}", t.unsupported);
+            (t.plan.targets[0].direct, t.plan.runs[0].io.write_through)
+        };
+        assert_eq!(ds("-Sh"), (Some(true), true));
+        assert_eq!(ds("-h"), (Some(true), true));
+        assert_eq!(ds("-Suw"), (Some(true), true));
+        assert_eq!(ds("-Sw"), (Some(false), true));
+        assert_eq!(ds("-Su"), (Some(true), false));
+        assert_eq!(ds("-Sb"), (Some(false), false));
+        let sq = |flag: &str| {
+            let t = parse_sqlio(
+                &args(&format!("sqlio -kW {flag} /tmp/f")),
+                Path::new("."),
+                None,
+            )
+            .unwrap();
+            (t.plan.targets[0].direct, t.plan.runs[0].io.write_through)
+        };
+        assert_eq!(sq(""), (Some(true), true));
+        assert_eq!(sq("-BN"), (Some(true), true));
+        assert_eq!(sq("-BH"), (Some(true), false));
+        assert_eq!(sq("-BS"), (Some(false), true));
+        assert_eq!(sq("-BY"), (Some(false), false));
+    }
+
+    #[test]
+    fn every_combination_of_buffering_letters() {
+        let b = |l: &str| sqlio_buffering(l).map(|b| (b.os_cache, b.device_cache, b.hints));
+        assert_eq!(b("N"), Ok((false, false, false)));
+        assert_eq!(b("Y"), Ok((true, true, false)));
+        assert_eq!(b("H"), Ok((false, true, false)));
+        assert_eq!(b("S"), Ok((true, false, false)));
+        assert_eq!(b("HS"), Ok((true, true, false)));
+        assert_eq!(b("sh"), Ok((true, true, false)));
+        assert_eq!(b("YRT"), Ok((true, true, true)));
+        assert_eq!(b("NR"), Ok((false, false, true)));
+        assert_eq!(b("T"), Ok((false, false, true)));
+        assert!(b("NY").unwrap_err().contains("contradicts"));
+        assert!(b("HN").is_err());
+        assert!(b("YX").unwrap_err().contains("'X'"));
+        assert!(b("").is_err());
+    }
+
+    #[test]
+    fn combined_buffering_flag_runs_buffered_with_a_warning() {
+        let t = parse_sqlio(
+            &args("sqlio -kR -frandom -BYRT /tmp/f"),
+            Path::new("."),
+            None,
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.targets[0].direct, Some(false));
+        assert!(
+            t.plan.warnings[0].contains("-BYRT"),
+            "{:?}",
+            t.plan.warnings
+        );
+        let e = parse_sqlio(&args("sqlio -kR -BNY /tmp/f"), Path::new("."), None).unwrap_err();
+        assert!(e.to_string().starts_with("argument 3 ('-BNY')"), "{e}");
     }
 }

@@ -7,19 +7,22 @@
 //! `iodepth=1`, `rw=read`, `ioengine=psync`, buffered I/O, `loops=1`.
 //! See docs/compat-fio.md.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::fio_options::{self, is_flag, normalise_key};
 use super::{
-    is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated, UnsupportedList,
-    DEFAULT_INTERVAL_NS, DEFAULT_SEED,
+    base_run, is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated,
+    UnsupportedList, TRANSLATED_SEED,
 };
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, DataSettings, Distribution, EngineKind, Plan, Rate,
-    RunSpec, Workload, Zone,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, Plan,
+    Rate, RunSpec, Workload, Zone,
 };
 use crate::plan::units::{
-    parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
+    format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
+    parse_size_allow_zero,
 };
 
 /// How deep `include` may nest before we assume a cycle.
@@ -258,67 +261,7 @@ fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, String> {
     Ok(out)
 }
 
-/// Lower-cases and maps fio's aliases to one name.
-fn normalise_key(key: &str) -> String {
-    let k = key.trim().to_ascii_lowercase().replace('-', "_");
-    match k.as_str() {
-        "readwrite" => "rw".into(),
-        "blocksize" => "bs".into(),
-        "blocksize_range" => "bsrange".into(),
-        "iodepth_batch" => "iodepth_batch_submit".into(),
-        "cpus_allowed" | "cpus" => "cpus_allowed".into(),
-        "random_generator" => "random_generator".into(),
-        _ => k,
-    }
-}
-
-/// Options that take no value on the command line.
-fn is_flag(key: &str) -> bool {
-    matches!(
-        key,
-        "time_based"
-            | "group_reporting"
-            | "thread"
-            | "stonewall"
-            | "wait_for_previous"
-            | "new_group"
-            | "norandommap"
-            | "exitall"
-            | "exitall_on_error"
-            | "minimal"
-            | "unified_rw_reporting"
-            | "clat_percentiles"
-            | "lat_percentiles"
-            | "disable_lat"
-            | "disable_clat"
-            | "disable_slat"
-            | "disable_bw_measurement"
-            | "create_only"
-            | "unlink"
-            | "per_job_logs"
-            | "allow_file_create"
-            | "eta_newline"
-            | "parse_only"
-            | "readonly"
-    )
-}
-
-/// Options that change nothing ioscope does (reporting and process-model choices).
-fn is_accepted_no_effect(key: &str) -> bool {
-    matches!(
-        key,
-        "group_reporting"
-            | "thread"
-            | "description"
-            | "clat_percentiles"
-            | "lat_percentiles"
-            | "unified_rw_reporting"
-            | "randrepeat"
-            | "disk_util"
-    )
-}
-
-fn parse_bool(v: Option<&str>) -> Option<bool> {
+pub(crate) fn parse_bool(v: Option<&str>) -> Option<bool> {
     match v.map(|s| s.trim().to_ascii_lowercase()).as_deref() {
         None | Some("") | Some("1") | Some("true") | Some("yes") | Some("on") => Some(true),
         Some("0") | Some("false") | Some("no") | Some("off") => Some(false),
@@ -331,9 +274,15 @@ fn parse_bool(v: Option<&str>) -> Option<bool> {
 struct Opts {
     map: BTreeMap<String, (Option<String>, Loc, String)>,
     order: Vec<String>,
+    /// Every option name the translator asked about, so a test can hold the
+    /// translator and the option table ([`fio_options::OPTIONS`]) in step.
+    asked: RefCell<BTreeSet<String>>,
 }
 
 impl Opts {
+    fn ask(&self, key: &str) {
+        self.asked.borrow_mut().insert(key.to_string());
+    }
     fn set(&mut self, raw_key: &str, value: Option<String>, loc: Loc) {
         let key = normalise_key(raw_key);
         if !self.map.contains_key(&key) {
@@ -342,15 +291,20 @@ impl Opts {
         self.map
             .insert(key, (value, loc, raw_key.trim().to_string()));
     }
+    /// The option's value and place. A value with fio's `$` keywords or arithmetic
+    /// is listed as unsupported by [`JobCx::report_unsupported`] and reads as absent.
     fn get(&self, key: &str) -> Option<(&str, &Loc)> {
+        self.ask(key);
         self.map
             .get(key)
             .map(|(v, l, _)| (v.as_deref().unwrap_or(""), l))
+            .filter(|(v, _)| !v.contains('$'))
     }
     fn has(&self, key: &str) -> bool {
-        self.map.contains_key(key)
+        self.get(key).is_some()
     }
     fn flag(&self, key: &str) -> Result<bool, CompatError> {
+        self.ask(key);
         match self.map.get(key) {
             None => Ok(false),
             Some((v, loc, raw)) => parse_bool(v.as_deref()).ok_or_else(|| {
@@ -382,9 +336,58 @@ struct Job {
     run_opts: Vec<(&'static str, String, Loc)>,
     /// verify / buffer_compress_percentage / dedupe_percentage.
     data: DataSettings,
+    /// latency_target: the SLA search its run becomes.
+    curve: Option<CurveSpec>,
+    /// io_uring and durability options (fixedbufs, sqthread_poll, fsync=, sync= …).
+    io: crate::plan::tuning::IoTuning,
 }
 
 fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
+    let jobs = group_jobs(items)?;
+    let mut unsupported = UnsupportedList::default();
+    let mut warnings = Vec::new();
+    let mut resolved = Vec::new();
+    for (section, loc, opts) in &jobs {
+        let cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
+        resolved.push(cx.resolve()?);
+    }
+    let data = common_data(&resolved, &mut unsupported);
+    let curve_jobs: Vec<(String, Loc)> = resolved
+        .iter()
+        .filter(|j| j.curve.is_some())
+        .map(|j| (j.name.clone(), j.loc.clone()))
+        .collect();
+    let (targets, mut runs) = group_runs(resolved, &mut unsupported);
+    if runs.len() > 1 && !curve_jobs.is_empty() {
+        // ioscope measures one curve (SLA search) per command.
+        for (name, loc) in &curve_jobs {
+            unsupported.push(
+                format!(
+                    "latency_target of job '{name}' in a file of {} runs — ioscope searches \
+                     one run per command; its run runs once",
+                    runs.len()
+                ),
+                loc,
+            );
+        }
+        for r in &mut runs {
+            r.curve = None;
+        }
+    }
+    Ok(Translated {
+        plan: Plan {
+            targets,
+            runs,
+            warnings,
+            data,
+        },
+        unsupported: unsupported.0,
+    })
+}
+
+/// Each job section with its effective options ([global] settings before it, then
+/// its own). A description with no job is an error.
+fn group_jobs(items: Vec<Item>) -> Result<Vec<(String, Loc, Opts)>, CompatError> {
     let mut global = Opts::default();
     let mut jobs: Vec<(String, Loc, Opts)> = Vec::new();
     let mut in_global = false;
@@ -417,25 +420,13 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
         };
         return Err(loc.error("no jobs defined (only [global] or nothing)"));
     }
+    Ok(jobs)
+}
 
-    let mut unsupported = UnsupportedList::default();
-    let mut warnings = Vec::new();
-    let mut targets = TargetTable::default();
-    let mut resolved = Vec::new();
-    for (section, loc, opts) in &jobs {
-        resolved.push(resolve_job(
-            section,
-            loc,
-            opts,
-            &mut unsupported,
-            &mut warnings,
-        )?);
-    }
-
-    let mut runs: Vec<RunSpec> = Vec::new();
-    let mut run_opts: Vec<Vec<(&'static str, String, Loc)>> = Vec::new();
+/// The plan's data settings: the first job's; jobs that differ are listed.
+fn common_data(resolved: &[Job], unsupported: &mut UnsupportedList) -> DataSettings {
     let data = resolved.first().map(|j| j.data.clone()).unwrap_or_default();
-    for job in &resolved {
+    for job in resolved {
         if job.data != data {
             unsupported.push(
                 format!(
@@ -447,17 +438,28 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
             );
         }
     }
+    data
+}
+
+/// Targets and runs: jobs run together until one starts a new group; run-level
+/// settings that differ within a run are listed (the first job's win).
+fn group_runs(
+    resolved: Vec<Job>,
+    unsupported: &mut UnsupportedList,
+) -> (Vec<crate::plan::model::TargetSpec>, Vec<RunSpec>) {
+    let mut targets = TargetTable::default();
+    let mut runs: Vec<RunSpec> = Vec::new();
+    let mut run_opts: Vec<Vec<RunOpt>> = Vec::new();
     for mut job in resolved {
         let tname = targets.intern(
             &job.target_uri,
             job.target_size,
             job.direct,
-            &mut unsupported,
+            unsupported,
             &job.loc,
         );
         job.workload.target = tname;
-        let new_run = runs.is_empty() || job.starts_group;
-        if new_run {
+        if runs.is_empty() || job.starts_group {
             runs.push(RunSpec {
                 name: job.name.clone(),
                 workloads: vec![job.workload],
@@ -465,37 +467,38 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
                 duration_ns: job.duration_ns,
                 passes: job.passes,
                 warmup_ns: job.warmup_ns,
-                interval_ns: DEFAULT_INTERVAL_NS,
                 cpus: job.cpus,
-                workers: None,
                 seed: job.seed,
-                pacing: Default::default(),
+                curve: job.curve,
+                io: job.io,
+                ..base_run()
             });
             run_opts.push(job.run_opts);
-        } else {
-            let run = runs.last_mut().expect("a run exists");
-            let first = run_opts.last().expect("run opts exist");
-            // Run-level settings must agree within a run; the first job's win.
-            for (what, text, loc) in &job.run_opts {
-                if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
-                    if first_text != text {
-                        unsupported.push(
-                            format!(
-                                "{text} — differs from {first_text} of job '{}' in the \
-                                 same run; ioscope uses one setting per run",
-                                run.name
-                            ),
-                            loc,
-                        );
-                    }
+            continue;
+        }
+        let run = runs.last_mut().expect("a run exists");
+        let first = run_opts.last().expect("run opts exist");
+        for (what, text, loc) in &job.run_opts {
+            if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
+                if first_text != text {
+                    unsupported.push(
+                        format!(
+                            "{text} — differs from {first_text} of job '{}' in the \
+                             same run; ioscope uses one setting per run",
+                            run.name
+                        ),
+                        loc,
+                    );
                 }
             }
-            let n = run.workloads.len();
-            if n == 1 {
-                run.name = format!("{}+", run.name);
-            }
-            run.workloads.push(job.workload);
         }
+        if run.workloads.len() == 1 {
+            run.name = format!("{}+", run.name);
+        }
+        if run.curve.is_none() {
+            run.curve = job.curve;
+        }
+        run.workloads.push(job.workload);
     }
     // Runs with several jobs are named after all of them.
     for run in &mut runs {
@@ -508,453 +511,683 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
                 .join("+");
         }
     }
-    Ok(Translated {
-        plan: Plan {
-            targets: targets.targets,
-            runs,
-            warnings,
-            data,
-        },
-        unsupported: unsupported.0,
-    })
+    (targets.targets, runs)
 }
 
-fn resolve_job(
-    section: &str,
-    section_loc: &Loc,
-    o: &Opts,
-    unsupported: &mut UnsupportedList,
-    warnings: &mut Vec<String>,
-) -> Result<Job, CompatError> {
-    let err = |loc: &Loc, key: &str, v: &str, e: &dyn std::fmt::Display| {
-        loc.error(format!("{key}={v}: {e}"))
-    };
-    let name = match o.get("name") {
-        Some((v, _)) if !v.is_empty() => v.to_string(),
-        _ => section.to_string(),
-    };
-    let mut run_opts = Vec::new();
+/// A run-level setting as one job wrote it: (which, option text, where), so that
+/// jobs of one run that disagree can be reported.
+type RunOpt = (&'static str, String, Loc);
 
-    // Options we do not know, or know but cannot reproduce.
-    for key in &o.order {
-        let (v, loc, raw) = &o.map[key];
-        let text = match v {
-            Some(v) => format!("{raw}={v}"),
-            None => raw.clone(),
+/// Resolving one job: its options, and where to report what cannot be carried over.
+struct JobCx<'a> {
+    name: String,
+    section_loc: &'a Loc,
+    o: &'a Opts,
+    unsupported: &'a mut UnsupportedList,
+    warnings: &'a mut Vec<String>,
+    run_opts: Vec<RunOpt>,
+}
+
+/// Where a job's data goes, as its options say.
+struct JobTarget {
+    uri: String,
+    size: Option<u64>,
+    offset: u64,
+    /// No filename: fio creates `DIRECTORY/JOBNAME.0.0`.
+    from_directory: bool,
+}
+
+/// When a job stops.
+struct JobTiming {
+    duration_ns: Option<u64>,
+    passes: Option<u64>,
+    warmup_ns: u64,
+}
+
+fn opt_err(loc: &Loc, key: &str, v: &str, e: &dyn std::fmt::Display) -> CompatError {
+    loc.error(format!("{key}={v}: {e}"))
+}
+
+impl<'a> JobCx<'a> {
+    fn new(
+        section: &str,
+        section_loc: &'a Loc,
+        o: &'a Opts,
+        unsupported: &'a mut UnsupportedList,
+        warnings: &'a mut Vec<String>,
+    ) -> Self {
+        let name = match o.get("name") {
+            Some((v, _)) if !v.is_empty() => v.to_string(),
+            _ => section.to_string(),
         };
-        if v.as_deref().is_some_and(|v| v.contains('$')) {
-            unsupported.push(format!("{text} — fio arithmetic/keywords"), loc);
-            continue;
-        }
-        // ioscope never drops the page cache before a run, which is what
-        // invalidate=0 asks of fio.
-        if key == "invalidate" && parse_bool(v.as_deref()) == Some(false) {
-            continue;
-        }
-        if !is_handled(key) && !is_accepted_no_effect(key) {
-            unsupported.push(text, loc);
+        JobCx {
+            name,
+            section_loc,
+            o,
+            unsupported,
+            warnings,
+            run_opts: Vec::new(),
         }
     }
 
-    // rw and mix.
-    let (rw, rw_loc) = o.get("rw").unwrap_or(("read", section_loc));
-    let (rw_base, rw_suffix) = match rw.split_once(':') {
-        Some((a, b)) => (a, Some(b)),
-        None => (rw, None),
-    };
-    if let Some(s) = rw_suffix {
-        unsupported.push(format!("rw={rw} — ':{s}' offset modifier"), rw_loc);
-    }
-    let (mixed, pattern) = match rw_base.trim().to_ascii_lowercase().as_str() {
-        "read" => (Some(100u8), AccessPattern::Sequential),
-        "write" => (Some(0), AccessPattern::Sequential),
-        "randread" => (Some(100), AccessPattern::Random),
-        "randwrite" => (Some(0), AccessPattern::Random),
-        "rw" | "readwrite" => (None, AccessPattern::Sequential),
-        "randrw" => (None, AccessPattern::Random),
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            unsupported.push(format!("rw={rw} — trim"), rw_loc);
-            (Some(0), AccessPattern::Sequential)
-        }
-        other => {
-            return Err(rw_loc.error(format!(
-                "rw={other}: expected read, write, randread, randwrite, rw, readwrite or \
-                 randrw"
-            )))
-        }
-    };
-    let read_pct = match mixed {
-        Some(p) => p,
-        None => {
-            if let Some((v, loc)) = o.get("rwmixread") {
-                pct(v).ok_or_else(|| err(loc, "rwmixread", v, &"expected 0..100"))?
-            } else if let Some((v, loc)) = o.get("rwmixwrite") {
-                100 - pct(v).ok_or_else(|| err(loc, "rwmixwrite", v, &"expected 0..100"))?
-            } else {
-                50
-            }
-        }
-    };
-    if let Some((v, loc)) = o.get("percentage_random") {
-        let p = pct(v.split(',').next().unwrap_or(v))
-            .ok_or_else(|| err(loc, "percentage_random", v, &"expected 0..100"))?;
-        if p != 0 && p != 100 {
-            unsupported.push(format!("percentage_random={v}"), loc);
-        }
-    }
-    let dist = match o.get("random_distribution") {
-        Some((v, loc)) => random_distribution(v, loc, unsupported)?,
-        None => Distribution::Uniform,
-    };
-
-    // Block sizes.
-    let bs = if let Some((v, loc)) = o.get("bssplit") {
-        if o.has("bs") {
-            let (bv, bl) = o.get("bs").unwrap_or(("", loc));
-            unsupported.push(format!("bs={bv} — bssplit takes precedence"), bl);
-        }
-        parse_bssplit(v, loc, unsupported)?
-    } else if let Some((v, loc)) = o.get("bs") {
-        let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
-        let first = parts.next().unwrap_or("");
-        let size = parse_size(first).map_err(|e| err(loc, "bs", v, &e))?;
-        for p in parts {
-            match parse_size(p) {
-                Ok(s) if s == size => {}
-                _ => {
-                    unsupported.push(format!("bs={v} — per-direction block sizes"), loc);
-                    break;
-                }
-            }
-        }
-        BlockSizes::fixed(size)
-    } else {
-        BlockSizes::fixed(4096)
-    };
-    if let Some((v, loc)) = o.get("bsrange") {
-        unsupported.push(format!("bsrange={v}"), loc);
-    }
-
-    // Depth and clones.
-    let numjobs = count_opt(o, "numjobs")?.unwrap_or(1);
-    let streams = u32::try_from(numjobs).map_err(|_| {
-        o.get("numjobs")
-            .map(|(_, l)| l)
-            .unwrap_or(section_loc)
-            .error("numjobs is too large")
-    })?;
-    let mut qd = match count_opt(o, "iodepth")? {
-        Some(q) => u32::try_from(q).map_err(|_| section_loc.error("iodepth is too large"))?,
-        None => 1,
-    };
-
-    // Engine.
-    let (engine_name, engine_loc) = o.get("ioengine").unwrap_or(("psync", section_loc));
-    let engine = match engine_name.to_ascii_lowercase().as_str() {
-        "libaio" | "io_uring" => EngineKind::Uring,
-        "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Sync,
-        "null" => EngineKind::Null,
-        other => {
-            unsupported.push(format!("ioengine={other}"), engine_loc);
-            EngineKind::Auto
-        }
-    };
-    run_opts.push((
-        "ioengine",
-        format!("ioengine={engine_name}"),
-        engine_loc.clone(),
-    ));
-    if engine == EngineKind::Sync && qd > 1 {
-        warnings.push(format!(
-            "job '{name}': iodepth={qd} has no effect with the synchronous engine \
-             '{engine_name}' in fio; using queue depth 1"
-        ));
-        qd = 1;
-    }
-
-    // Write content and verification (fio's percentages as true ratios: P % of a
-    // buffer compressible → about 100/(100-P):1).
-    let mut data = DataSettings::default();
-    if let Some((v, _)) = o.get("verify") {
-        if !matches!(v, "0" | "none" | "") {
-            data.verify = true;
-            data.verify_after = true;
-        }
-    }
-    for (key, slot) in [
-        ("buffer_compress_percentage", &mut data.compress_ratio),
-        ("dedupe_percentage", &mut data.dedup_ratio),
-    ] {
-        if let Some((v, loc)) = o.get(key) {
-            match v.trim().parse::<f64>() {
-                Ok(p) if (0.0..100.0).contains(&p) => {
-                    *slot = (p > 0.0).then(|| 100.0 / (100.0 - p))
-                }
-                _ => unsupported.push(format!("{key}={v} — needs 0 to 99"), loc),
-            }
-        }
-    }
-
-    // Direct or buffered.
-    let mut direct = Some(false);
-    if o.has("buffered") {
-        direct = Some(!o.flag("buffered")?);
-    }
-    if o.has("direct") {
-        direct = Some(o.flag("direct")?);
-    }
-
-    // Sizes.
-    let mut size = None;
-    for key in ["size", "filesize"] {
-        if let Some((v, loc)) = o.get(key) {
-            if v.ends_with('%') {
-                unsupported.push(format!("{key}={v} — percentage of the target"), loc);
-                size = None;
-            } else if v.contains('-') || v.contains(':') {
-                unsupported.push(format!("{key}={v} — size range"), loc);
-            } else {
-                size = Some(parse_size(v).map_err(|e| err(loc, key, v, &e))?);
-            }
-        }
-    }
-    let mut offset = 0;
-    if let Some((v, loc)) = o.get("offset") {
-        if v.ends_with('%') {
-            unsupported.push(format!("offset={v} — percentage of the target"), loc);
-        } else {
-            offset = parse_size_allow_zero(v).map_err(|e| err(loc, "offset", v, &e))?;
-        }
-    }
-
-    // Target.
-    let directory = o.get("directory").map(|(v, _)| v.to_string());
-    let (target_uri, from_directory) = match o.get("filename") {
-        Some((f, loc)) if !f.is_empty() => {
-            let first = split_filenames(f);
-            if first.len() > 1 {
-                unsupported.push(
-                    format!("filename={f} — several files per job; using '{}'", first[0]),
-                    loc,
-                );
-            }
-            let f = first[0].clone();
-            if is_windows_path(&f) {
-                return Err(loc.error(format!(
-                    "filename={f} is a Windows path; give a path on this machine with \
-                     --target"
-                )));
-            }
-            match &directory {
-                Some(d) if !f.starts_with('/') => (format!("{d}/{f}"), false),
-                _ => (f, false),
-            }
-        }
-        _ => {
-            let dir = directory.clone().unwrap_or_else(|| ".".into());
-            (format!("{dir}/{name}.0.0"), true)
-        }
-    };
-    if from_directory {
-        if size.is_none() && !o.has("size") && !o.has("filesize") {
-            return Err(section_loc.error(format!(
-                "job '{name}' has no filename and no size; fio needs size= to create \
-                 {target_uri}"
-            )));
-        }
-        if streams > 1 {
-            warnings.push(format!(
-                "job '{name}': fio gives each of the {streams} clones its own file \
-                 ({name}.N.0); ioscope runs all {streams} streams on one file {target_uri}"
+    /// The job, step by step.
+    fn resolve(mut self) -> Result<Job, CompatError> {
+        self.report_unsupported();
+        let (read_pct, pattern) = self.mix()?;
+        let dist = match self.o.get("random_distribution") {
+            Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
+            None => Distribution::Uniform,
+        };
+        let bs = self.block_sizes()?;
+        let (numjobs, streams) = self.clones()?;
+        let (engine, qd) = self.engine()?;
+        let data = self.data_settings();
+        let direct = self.direct()?;
+        let target = self.target(streams, engine == EngineKind::Auto)?;
+        let (rate, arrival) = self.rate(read_pct, numjobs)?;
+        let timing = self.timing(target.size, bs.single())?;
+        let curve = self.latency_target(timing.duration_ns)?;
+        let cpus = self.cpus()?;
+        let seed = match self.o.get("randseed") {
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| opt_err(loc, "randseed", v, &e))?,
+            None => TRANSLATED_SEED,
+        };
+        let name = self.name.clone();
+        if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !target.from_directory {
+            self.warnings.push(format!(
+                "job '{name}': each fio clone reads the whole region sequentially from its \
+                 start; ioscope's {streams} streams each walk their own slice of it"
             ));
         }
+        let io = super::fio_tuning::io_tuning(|k| self.o.get(k))?;
+        self.run_opts
+            .push(("io", format!("{io:?}"), self.section_loc.clone()));
+        let o = self.o;
+        let starts_group = o.flag("stonewall")?
+            || o.flag("wait_for_previous")?
+            || o.flag("new_group")?
+            || o.has("wait_for");
+        Ok(Job {
+            io,
+            data,
+            name: name.clone(),
+            loc: self.section_loc.clone(),
+            starts_group,
+            target_size: target.size.map(|s| s.saturating_add(target.offset)),
+            target_uri: target.uri,
+            direct,
+            workload: Workload {
+                name,
+                target: String::new(),
+                read_pct,
+                pattern,
+                bs,
+                qd,
+                streams,
+                rate,
+                offset_bytes: target.offset,
+                size_bytes: target.size,
+                dist,
+                arrival,
+                share_pct: None,
+                seq_layout: Default::default(),
+            },
+            engine,
+            duration_ns: curve.as_ref().and_then(|c| c.1).or(timing.duration_ns),
+            curve: curve.map(|c| c.0),
+            passes: timing.passes,
+            warmup_ns: timing.warmup_ns,
+            cpus,
+            seed,
+            run_opts: self.run_opts,
+        })
     }
-    if let Some((v, loc)) = o.get("nrfiles") {
-        if v.trim() != "1" {
-            unsupported.push(format!("nrfiles={v}"), loc);
+
+    /// Lists the options the table calls unknown or unsupported, and values that use
+    /// fio's arithmetic.
+    fn report_unsupported(&mut self) {
+        for key in &self.o.order {
+            let (v, loc, raw) = &self.o.map[key];
+            let text = match v {
+                Some(v) => format!("{raw}={v}"),
+                None => raw.clone(),
+            };
+            if v.as_deref().is_some_and(|v| v.contains('$')) {
+                self.unsupported
+                    .push(format!("{text} — fio arithmetic/keywords"), loc);
+                continue;
+            }
+            if fio_options::is_unsupported(key, v.as_deref()) {
+                self.unsupported.push(text, loc);
+            } else if let Some(why) = fio_options::warning(key) {
+                self.warnings
+                    .push(format!("job '{}': {text} — {why}", self.name));
+            }
         }
     }
-    let target_size = size.map(|s| s.saturating_add(offset));
 
-    // Rate and arrival process. fio paces rate-limited I/O evenly (`linear`) unless
-    // told `rate_process=poisson`.
-    let rate = match o.get("rate_iops") {
-        Some((v, loc)) => rate_iops(v, loc, &name, read_pct, numjobs, unsupported, warnings)?,
-        None => Rate::Max,
-    };
-    let arrival = match o.get("rate_process") {
-        None => Arrival::Uniform,
-        Some((v, loc)) => match v.trim().to_ascii_lowercase().as_str() {
-            "linear" => Arrival::Uniform,
-            "poisson" => Arrival::Exponential,
-            other => {
-                return Err(loc.error(format!("rate_process={other}: expected linear or poisson")))
+    /// `rw` and the read/write mix: (read_pct, pattern).
+    fn mix(&mut self) -> Result<(u8, AccessPattern), CompatError> {
+        let o = self.o;
+        let (rw, rw_loc) = o.get("rw").unwrap_or(("read", self.section_loc));
+        let (rw_base, rw_suffix) = match rw.split_once(':') {
+            Some((a, b)) => (a, Some(b)),
+            None => (rw, None),
+        };
+        if let Some(s) = rw_suffix {
+            self.unsupported
+                .push(format!("rw={rw} — ':{s}' offset modifier"), rw_loc);
+        }
+        let (mixed, pattern) = match rw_base.trim().to_ascii_lowercase().as_str() {
+            "read" => (Some(100u8), AccessPattern::Sequential),
+            "write" => (Some(0), AccessPattern::Sequential),
+            "randread" => (Some(100), AccessPattern::Random),
+            "randwrite" => (Some(0), AccessPattern::Random),
+            "rw" | "readwrite" => (None, AccessPattern::Sequential),
+            "randrw" => (None, AccessPattern::Random),
+            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+                self.unsupported.push(format!("rw={rw} — trim"), rw_loc);
+                (Some(0), AccessPattern::Sequential)
             }
-        },
-    };
-
-    // Time and passes.
-    let time_based = o.flag("time_based")?;
-    let runtime = dur_opt(o, "runtime", false)?;
-    let warmup_ns = dur_opt(o, "ramp_time", true)?.unwrap_or(0);
-    let loops = count_opt(o, "loops")?.unwrap_or(1);
-    let mut passes = if time_based { None } else { Some(loops) };
-    if let Some((v, loc)) = o.get("io_size").or_else(|| o.get("io_limit")) {
-        let io = parse_size(v).map_err(|e| err(loc, "io_size", v, &e))?;
-        match size {
-            Some(s) if io % s == 0 => {
-                if !time_based {
-                    passes = Some((io / s).saturating_mul(loops));
+            other => {
+                return Err(rw_loc.error(format!(
+                    "rw={other}: expected read, write, randread, randwrite, rw, readwrite or \
+                     randrw"
+                )))
+            }
+        };
+        let read_pct = match mixed {
+            Some(p) => p,
+            None => {
+                if let Some((v, loc)) = o.get("rwmixread") {
+                    pct(v).ok_or_else(|| opt_err(loc, "rwmixread", v, &"expected 0..100"))?
+                } else if let Some((v, loc)) = o.get("rwmixwrite") {
+                    100 - pct(v).ok_or_else(|| opt_err(loc, "rwmixwrite", v, &"expected 0..100"))?
+                } else {
+                    50
                 }
             }
-            _ => unsupported.push(
-                format!("io_size={v} — not a whole number of passes over size"),
-                loc,
-            ),
+        };
+        if let Some((v, loc)) = o.get("percentage_random") {
+            let p = pct(v.split(',').next().unwrap_or(v))
+                .ok_or_else(|| opt_err(loc, "percentage_random", v, &"expected 0..100"))?;
+            if p != 0 && p != 100 {
+                self.unsupported.push(format!("percentage_random={v}"), loc);
+            }
+        }
+        Ok((read_pct, pattern))
+    }
+
+    /// `bssplit`, else `bsrange`, else `bs` (default 4k).
+    fn block_sizes(&mut self) -> Result<BlockSizes, CompatError> {
+        let o = self.o;
+        let bs = if let Some((v, loc)) = o.get("bssplit") {
+            if o.has("bs") {
+                let (bv, bl) = o.get("bs").unwrap_or(("", loc));
+                self.unsupported
+                    .push(format!("bs={bv} — bssplit takes precedence"), bl);
+            }
+            parse_bssplit(v, loc, self.unsupported)?
+        } else if let Some((v, loc)) = o.get("bs") {
+            let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
+            let first = parts.next().unwrap_or("");
+            let size = parse_size(first).map_err(|e| opt_err(loc, "bs", v, &e))?;
+            for p in parts {
+                match parse_size(p) {
+                    Ok(s) if s == size => {}
+                    _ => {
+                        self.unsupported
+                            .push(format!("bs={v} — per-direction block sizes"), loc);
+                        break;
+                    }
+                }
+            }
+            BlockSizes::fixed(size)
+        } else {
+            BlockSizes::fixed(4096)
+        };
+        match o.get("bsrange") {
+            Some((v, loc)) if !o.has("bssplit") => bsrange(v, loc, self.unsupported),
+            Some((v, loc)) => {
+                self.unsupported
+                    .push(format!("bsrange={v} — bssplit takes precedence"), loc);
+                Ok(bs)
+            }
+            None => Ok(bs),
         }
     }
-    if time_based && runtime.is_none() {
-        warnings.push(format!(
-            "job '{name}': time_based without runtime runs until stopped"
-        ));
+
+    /// `numjobs`: (clones, streams).
+    fn clones(&self) -> Result<(u64, u32), CompatError> {
+        let numjobs = count_opt(self.o, "numjobs")?.unwrap_or(1);
+        let streams = u32::try_from(numjobs).map_err(|_| {
+            self.o
+                .get("numjobs")
+                .map(|(_, l)| l)
+                .unwrap_or(self.section_loc)
+                .error("numjobs is too large")
+        })?;
+        Ok((numjobs, streams))
     }
-    let rt_loc = o
-        .get("runtime")
-        .map(|(_, l)| l.clone())
-        .unwrap_or(section_loc.clone());
-    run_opts.push((
-        "runtime",
-        match runtime {
+
+    /// `ioengine` and `iodepth`: (engine, queue depth). A synchronous engine runs at
+    /// depth 1, as in fio.
+    fn engine(&mut self) -> Result<(EngineKind, u32), CompatError> {
+        let mut qd = match count_opt(self.o, "iodepth")? {
+            Some(q) => {
+                u32::try_from(q).map_err(|_| self.section_loc.error("iodepth is too large"))?
+            }
+            None => 1,
+        };
+        let (engine_name, engine_loc) = self
+            .o
+            .get("ioengine")
+            .unwrap_or(("psync", self.section_loc));
+        let lower = engine_name.to_ascii_lowercase();
+        let (engine, mapped) = match lower.as_str() {
+            "io_uring" => (EngineKind::Uring, None),
+            "psync" | "sync" | "vsync" => (EngineKind::Sync, None),
+            "null" => (EngineKind::Null, None),
+            "nbd" => (EngineKind::Nbd, None),
+            "libiscsi" => (EngineKind::Iscsi, None),
+            "libaio" | "posixaio" => (
+                EngineKind::Uring,
+                Some("asynchronous submission at the queue depth, through io_uring"),
+            ),
+            "pvsync" | "pvsync2" => (
+                EngineKind::Sync,
+                Some("one positioned read/write per I/O (pvsync2's per-I/O flags such as hipri are not set)"),
+            ),
+            "mmap" => (
+                EngineKind::Sync,
+                Some("pread/pwrite through the page cache instead of copies to and from a mapping (no page faults are measured)"),
+            ),
+            other => {
+                self.unsupported
+                    .push(format!("ioengine={other}"), engine_loc);
+                (EngineKind::Auto, None)
+            }
+        };
+        if let Some(how) = mapped {
+            self.warnings.push(format!(
+                "job '{}': ioengine={engine_name} runs on ioscope's {} engine: {how}",
+                self.name,
+                engine.name()
+            ));
+        }
+        self.run_opts.push((
+            "ioengine",
+            format!("ioengine={engine_name}"),
+            engine_loc.clone(),
+        ));
+        if engine == EngineKind::Sync && qd > 1 {
+            self.warnings.push(format!(
+                "job '{}': iodepth={qd} has no effect with the synchronous engine \
+                 '{engine_name}' in fio; using queue depth 1",
+                self.name
+            ));
+            qd = 1;
+        }
+        Ok((engine, qd))
+    }
+
+    /// Write content and verification (fio's percentages as true ratios: P % of a
+    /// buffer compressible → about 100/(100-P):1).
+    fn data_settings(&mut self) -> DataSettings {
+        let mut data = DataSettings::default();
+        if let Some((v, _)) = self.o.get("verify") {
+            if !matches!(v, "0" | "none" | "") {
+                data.verify = true;
+                data.verify_after = true;
+            }
+        }
+        for (key, slot) in [
+            ("buffer_compress_percentage", &mut data.compress_ratio),
+            ("dedupe_percentage", &mut data.dedup_ratio),
+        ] {
+            if let Some((v, loc)) = self.o.get(key) {
+                match v.trim().parse::<f64>() {
+                    Ok(p) if (0.0..100.0).contains(&p) => {
+                        *slot = (p > 0.0).then(|| 100.0 / (100.0 - p))
+                    }
+                    _ => self
+                        .unsupported
+                        .push(format!("{key}={v} — needs 0 to 99"), loc),
+                }
+            }
+        }
+        data
+    }
+
+    /// Direct or buffered (fio's default: buffered).
+    fn direct(&self) -> Result<Option<bool>, CompatError> {
+        let mut direct = Some(false);
+        if self.o.has("buffered") {
+            direct = Some(!self.o.flag("buffered")?);
+        }
+        if self.o.has("direct") {
+            direct = Some(self.o.flag("direct")?);
+        }
+        Ok(direct)
+    }
+
+    /// `size`/`filesize` and `offset`: (working-set length, start).
+    fn region(&mut self) -> Result<(Option<u64>, u64), CompatError> {
+        let mut size = None;
+        for key in ["size", "filesize"] {
+            if let Some((v, loc)) = self.o.get(key) {
+                if v.ends_with('%') {
+                    self.unsupported
+                        .push(format!("{key}={v} — percentage of the target"), loc);
+                    size = None;
+                } else if v.contains('-') || v.contains(':') {
+                    self.unsupported
+                        .push(format!("{key}={v} — size range"), loc);
+                } else if v.trim().to_ascii_lowercase().ends_with('z') {
+                    self.unsupported
+                        .push(format!("{key}={v} — a size in zones (zonemode=zbd)"), loc);
+                } else {
+                    size = Some(parse_size(v).map_err(|e| opt_err(loc, key, v, &e))?);
+                }
+            }
+        }
+        let mut offset = 0;
+        if let Some((v, loc)) = self.o.get("offset") {
+            if v.ends_with('%') {
+                self.unsupported
+                    .push(format!("offset={v} — percentage of the target"), loc);
+            } else if v.trim().to_ascii_lowercase().ends_with('z') {
+                self.unsupported.push(
+                    format!("offset={v} — an offset in zones (zonemode=zbd)"),
+                    loc,
+                );
+            } else {
+                offset = parse_size_allow_zero(v).map_err(|e| opt_err(loc, "offset", v, &e))?;
+            }
+        }
+        Ok((size, offset))
+    }
+
+    /// The file (`filename`, `directory`, or fio's JOBNAME.0.0) and the region of it.
+    /// A job of an engine ioscope does not have (`engine_unknown`, already listed) may
+    /// address something other than a file, so a missing size is not an error there.
+    fn target(&mut self, streams: u32, engine_unknown: bool) -> Result<JobTarget, CompatError> {
+        let (size, offset) = self.region()?;
+        let o = self.o;
+        let name = &self.name;
+        let directory = o.get("directory").map(|(v, _)| v.to_string());
+        let (uri, from_directory) = match o.get("filename") {
+            // ioengine=nbd names its export with uri= (filename is ignored by fio).
+            _ if o.get("uri").is_some_and(|(u, _)| !u.is_empty()) => (
+                o.get("uri").map(|(u, _)| u.to_string()).unwrap_or_default(),
+                false,
+            ),
+            Some((f, loc)) if !f.is_empty() => {
+                let first = split_filenames(f);
+                if first.len() > 1 {
+                    self.unsupported.push(
+                        format!("filename={f} — several files per job; using '{}'", first[0]),
+                        loc,
+                    );
+                }
+                let f = first[0].clone();
+                if is_windows_path(&f) {
+                    return Err(loc.error(format!(
+                        "filename={f} is a Windows path; give a path on this machine with \
+                         --target"
+                    )));
+                }
+                match &directory {
+                    Some(d) if !f.starts_with('/') => (format!("{d}/{f}"), false),
+                    _ => (f, false),
+                }
+            }
+            _ => {
+                let dir = directory.clone().unwrap_or_else(|| ".".into());
+                (format!("{dir}/{name}.0.0"), true)
+            }
+        };
+        if from_directory {
+            if size.is_none() && !o.has("size") && !o.has("filesize") && !engine_unknown {
+                return Err(self.section_loc.error(format!(
+                    "job '{name}' has no filename and no size; fio needs size= to create \
+                     {uri}"
+                )));
+            }
+            if streams > 1 {
+                self.warnings.push(format!(
+                    "job '{name}': fio gives each of the {streams} clones its own file \
+                     ({name}.N.0); ioscope runs all {streams} streams on one file {uri}"
+                ));
+            }
+        }
+        if let Some((v, loc)) = o.get("nrfiles") {
+            if v.trim() != "1" {
+                self.unsupported.push(format!("nrfiles={v}"), loc);
+            }
+        }
+        Ok(JobTarget {
+            uri,
+            size,
+            offset,
+            from_directory,
+        })
+    }
+
+    /// Rate and arrival process. fio paces rate-limited I/O evenly (`linear`) unless
+    /// told `rate_process=poisson`.
+    fn rate(&mut self, read_pct: u8, numjobs: u64) -> Result<(Rate, Arrival), CompatError> {
+        let rate = match self.o.get("rate_iops") {
+            Some((v, loc)) => rate_iops(
+                v,
+                loc,
+                &self.name,
+                read_pct,
+                numjobs,
+                self.unsupported,
+                self.warnings,
+            )?,
+            None => Rate::Max,
+        };
+        let arrival = match self.o.get("rate_process") {
+            None => Arrival::Uniform,
+            Some((v, loc)) => match v.trim().to_ascii_lowercase().as_str() {
+                "linear" => Arrival::Uniform,
+                "poisson" => Arrival::Exponential,
+                other => {
+                    return Err(
+                        loc.error(format!("rate_process={other}: expected linear or poisson"))
+                    )
+                }
+            },
+        };
+        Ok((rate, arrival))
+    }
+
+    /// Time and passes: `runtime`, `time_based`, `ramp_time`, `loops`, `io_size`.
+    fn timing(
+        &mut self,
+        size: Option<u64>,
+        bs_fixed: Option<u64>,
+    ) -> Result<JobTiming, CompatError> {
+        let o = self.o;
+        let time_based = o.flag("time_based")?;
+        let runtime = dur_opt(o, "runtime", false)?;
+        let warmup_ns = dur_opt(o, "ramp_time", true)?.unwrap_or(0);
+        let loops = count_opt(o, "loops")?.unwrap_or(1);
+        let mut passes = if time_based { None } else { Some(loops) };
+        if let Some((v, loc)) = o.get("io_size").or_else(|| o.get("io_limit")) {
+            let io = parse_size(v).map_err(|e| opt_err(loc, "io_size", v, &e))?;
+            match size {
+                Some(s) if io % s == 0 => {
+                    if !time_based {
+                        passes = Some((io / s).saturating_mul(loops));
+                    }
+                }
+                _ => self.unsupported.push(
+                    format!("io_size={v} — not a whole number of passes over size"),
+                    loc,
+                ),
+            }
+        }
+        if let Some(p) = self.number_ios(size, bs_fixed, passes)? {
+            passes = Some(p);
+        }
+        if time_based && runtime.is_none() {
+            self.warnings.push(format!(
+                "job '{}': time_based without runtime runs until stopped",
+                self.name
+            ));
+        }
+        let at = |key: &str| {
+            o.get(key)
+                .map(|(_, l)| l.clone())
+                .unwrap_or(self.section_loc.clone())
+        };
+        let runtime_text = match runtime {
             Some(r) => format!(
                 "runtime={}{}",
-                crate::plan::units::format_duration_ns(r),
+                format_duration_ns(r),
                 if time_based { " time_based" } else { "" }
             ),
             None => "no runtime".to_string(),
-        },
-        rt_loc,
-    ));
-    let ramp_loc = o
-        .get("ramp_time")
-        .map(|(_, l)| l.clone())
-        .unwrap_or(section_loc.clone());
-    run_opts.push((
-        "ramp_time",
-        format!(
-            "ramp_time={}",
-            crate::plan::units::format_duration_ns(warmup_ns)
-        ),
-        ramp_loc,
-    ));
-
-    let cpus = match o.get("cpus_allowed") {
-        Some((v, loc)) => {
-            let c = parse_cpu_list(v).ok_or_else(|| {
-                loc.error(format!("cpus_allowed={v}: expected a list like 0-3,8"))
-            })?;
-            run_opts.push(("cpus_allowed", format!("cpus_allowed={v}"), loc.clone()));
-            Some(c)
-        }
-        None => None,
-    };
-    let seed = match o.get("randseed") {
-        Some((v, loc)) => v
-            .trim()
-            .parse::<u64>()
-            .map_err(|e| err(loc, "randseed", v, &e))?,
-        None => DEFAULT_SEED,
-    };
-
-    if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !from_directory {
-        warnings.push(format!(
-            "job '{name}': each fio clone reads the whole region sequentially from its \
-             start; ioscope's {streams} streams each walk their own slice of it"
+        };
+        let runtime_at = at("runtime");
+        let ramp_at = at("ramp_time");
+        self.run_opts.push(("runtime", runtime_text, runtime_at));
+        self.run_opts.push((
+            "ramp_time",
+            format!("ramp_time={}", format_duration_ns(warmup_ns)),
+            ramp_at,
         ));
+        Ok(JobTiming {
+            duration_ns: runtime,
+            passes,
+            warmup_ns,
+        })
     }
 
-    let starts_group = o.flag("stonewall")?
-        || o.flag("wait_for_previous")?
-        || o.flag("new_group")?
-        || o.has("wait_for");
+    /// `number_ios=N`: fio stops after N I/Os if nothing stopped it before (it never
+    /// extends the job). With a fixed size, N I/Os that reach `passes` change nothing;
+    /// N I/Os that cover the working set a whole number of times are that many passes;
+    /// anything else is listed.
+    fn number_ios(
+        &mut self,
+        size: Option<u64>,
+        bs: Option<u64>,
+        passes: Option<u64>,
+    ) -> Result<Option<u64>, CompatError> {
+        let Some(n) = count_opt(self.o, "number_ios")? else {
+            return Ok(None);
+        };
+        let (v, loc) = self.o.get("number_ios").expect("just read");
+        let bytes = |s: u64, b: u64| (u128::from(n) * u128::from(b), u128::from(s));
+        match (size, bs) {
+            (Some(s), Some(b))
+                if passes.is_some_and(|p| bytes(s, b).0 >= u128::from(p) * bytes(s, b).1) =>
+            {
+                Ok(None)
+            }
+            (Some(s), Some(b)) if bytes(s, b).0 % bytes(s, b).1 == 0 => {
+                Ok(Some((bytes(s, b).0 / bytes(s, b).1) as u64))
+            }
+            _ => {
+                self.unsupported.push(
+                    format!(
+                        "number_ios={v} — not a whole number of passes over size (ioscope \
+                         stops on time or passes, not on an I/O count)"
+                    ),
+                    loc,
+                );
+                Ok(None)
+            }
+        }
+    }
 
-    Ok(Job {
-        data,
-        name: name.clone(),
-        loc: section_loc.clone(),
-        starts_group,
-        target_uri,
-        target_size,
-        direct,
-        workload: Workload {
-            name,
-            target: String::new(),
-            read_pct,
-            pattern,
-            bs,
-            qd,
-            streams,
-            rate,
-            offset_bytes: offset,
-            size_bytes: size,
-            dist,
-            arrival,
-            share_pct: None,
-            seq_layout: Default::default(),
-        },
-        engine,
-        duration_ns: runtime,
-        passes,
-        warmup_ns,
-        cpus,
-        seed,
-        run_opts,
-    })
-}
+    /// `latency_target`, `latency_window`, `latency_percentile`: fio's search for the
+    /// highest load whose latency percentile stays under the target becomes ioscope's
+    /// SLA search (a curve with `max_latency`) over the job's run; each probe runs
+    /// for `latency_window` when given, else for the run's duration.
+    fn latency_target(
+        &mut self,
+        duration_ns: Option<u64>,
+    ) -> Result<Option<(CurveSpec, Option<u64>)>, CompatError> {
+        let o = self.o;
+        let Some((target, loc)) = o.get("latency_target") else {
+            for key in ["latency_window", "latency_percentile"] {
+                if let Some((v, l)) = o.get(key) {
+                    self.unsupported
+                        .push(format!("{key}={v} — only used with latency_target"), l);
+                }
+            }
+            return Ok(None);
+        };
+        // fio reads a bare number as microseconds.
+        let target_ns =
+            usec_duration(target).map_err(|e| opt_err(loc, "latency_target", target, &e))?;
+        let window_ns = match o.get("latency_window") {
+            Some((w, wl)) => {
+                Some(usec_duration(w).map_err(|e| opt_err(wl, "latency_window", w, &e))?)
+            }
+            None => None,
+        };
+        let pct = match o.get("latency_percentile") {
+            None => "max".to_string(),
+            Some((p, pl)) => match p.trim().parse::<f64>() {
+                Ok(100.0) => "max".into(),
+                Ok(x) if [50.0, 90.0, 95.0, 99.0, 99.9, 99.99].contains(&x) => format!("p{x}"),
+                _ => {
+                    self.unsupported.push(
+                        format!(
+                            "latency_percentile={p} — ioscope bounds p50, p90, p95, p99, \
+                             p99.9, p99.99 or 100 (max); using max"
+                        ),
+                        pl,
+                    );
+                    "max".into()
+                }
+            },
+        };
+        if window_ns.is_none() && duration_ns.is_none() {
+            self.unsupported.push(
+                format!(
+                    "latency_target={target} — needs runtime or latency_window (the length \
+                     of each probe)"
+                ),
+                loc,
+            );
+            return Ok(None);
+        }
+        self.warnings.push(format!(
+            "job '{}': latency_target searches the rate (ioscope's SLA search, open loop) \
+             rather than fio's queue depth; the answer is the highest rate whose {pct} \
+             stays within {}",
+            self.name,
+            format_duration_ns(target_ns)
+        ));
+        let spec = CurveSpec {
+            points_pct: Vec::new(),
+            stop_latency: None,
+            max_latency: Some(format!("{pct}={}ns", target_ns)),
+            origin: Some("fio latency_target".into()),
+        };
+        Ok(Some((spec, window_ns)))
+    }
 
-/// Options this reader maps (or deliberately consumes) itself.
-fn is_handled(key: &str) -> bool {
-    matches!(
-        key,
-        "name"
-            | "rw"
-            | "rwmixread"
-            | "rwmixwrite"
-            | "bs"
-            | "bssplit"
-            | "size"
-            | "filesize"
-            | "offset"
-            | "runtime"
-            | "time_based"
-            | "ramp_time"
-            | "loops"
-            | "io_size"
-            | "io_limit"
-            | "ioengine"
-            | "direct"
-            | "buffered"
-            | "verify"
-            | "buffer_compress_percentage"
-            | "dedupe_percentage"
-            | "filename"
-            | "directory"
-            | "rate_iops"
-            | "rate_process"
-            | "cpus_allowed"
-            | "randseed"
-            | "numjobs"
-            | "iodepth"
-            | "stonewall"
-            | "wait_for_previous"
-            | "wait_for"
-            | "new_group"
-            | "norandommap"
-            | "nrfiles"
-            // Reported in detail by resolve_job when they matter.
-            | "percentage_random"
-            | "random_distribution"
-            | "bsrange"
-    )
+    /// `cpus_allowed`: the run's CPU set.
+    fn cpus(&mut self) -> Result<Option<Vec<usize>>, CompatError> {
+        let Some((v, loc)) = self.o.get("cpus_allowed") else {
+            return Ok(None);
+        };
+        let c = parse_cpu_list(v)
+            .ok_or_else(|| loc.error(format!("cpus_allowed={v}: expected a list like 0-3,8")))?;
+        self.run_opts
+            .push(("cpus_allowed", format!("cpus_allowed={v}"), loc.clone()));
+        Ok(Some(c))
+    }
 }
 
 /// Translates `random_distribution`. fio gives one setting per data direction
@@ -965,6 +1198,11 @@ fn random_distribution(
     loc: &Loc,
     unsupported: &mut UnsupportedList,
 ) -> Result<Distribution, CompatError> {
+    if v.trim().to_ascii_lowercase().starts_with("sequence") {
+        // sequence:A,B,C lists offsets with commas; not per-direction settings.
+        unsupported.push(format!("random_distribution={v}"), loc);
+        return Ok(Distribution::Uniform);
+    }
     let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
     let first = parts.next().unwrap_or("random");
     let dist = one_distribution(first, v, loc, unsupported)?;
@@ -1186,6 +1424,65 @@ fn rate_iops(
     }
 }
 
+/// fio's time options without a unit are microseconds (`latency_target=500` is
+/// 500 µs).
+fn usec_duration(v: &str) -> Result<u64, String> {
+    let t = v.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+        let us: u64 = t.parse().map_err(|e| format!("{e}"))?;
+        return us
+            .checked_mul(1000)
+            .filter(|&ns| ns > 0)
+            .ok_or_else(|| "must be positive and under 584 years".to_string());
+    }
+    parse_duration_ns(t).map_err(|e| e.to_string())
+}
+
+/// Most sizes `bsrange` may expand to (fio picks any multiple of the smaller size).
+const MAX_BSRANGE_SIZES: u64 = 256;
+
+/// `bsrange=MIN-MAX`: fio picks each I/O's size at random between the two, rounded
+/// to a multiple of MIN; the plan gets an equal-weight split over those multiples.
+/// Per-direction ranges that differ, or more than [`MAX_BSRANGE_SIZES`] sizes, are
+/// listed (MIN is used).
+fn bsrange(
+    v: &str,
+    loc: &Loc,
+    unsupported: &mut UnsupportedList,
+) -> Result<BlockSizes, CompatError> {
+    let one = |r: &str| -> Result<(u64, u64), CompatError> {
+        let (a, b) = r
+            .split_once('-')
+            .or_else(|| r.split_once(':'))
+            .unwrap_or((r, r));
+        let lo = parse_size(a.trim()).map_err(|e| opt_err(loc, "bsrange", v, &e))?;
+        let hi = parse_size(b.trim()).map_err(|e| opt_err(loc, "bsrange", v, &e))?;
+        Ok((lo.min(hi), lo.max(hi)))
+    };
+    let mut ranges = v.split(',').map(str::trim).filter(|r| !r.is_empty());
+    let (lo, hi) = one(ranges.next().unwrap_or(""))?;
+    for r in ranges {
+        if one(r)? != (lo, hi) {
+            unsupported.push(format!("bsrange={v} — per-direction ranges"), loc);
+            break;
+        }
+    }
+    let count = (hi - lo) / lo + 1;
+    if count > MAX_BSRANGE_SIZES {
+        unsupported.push(
+            format!(
+                "bsrange={v} — {count} sizes (ioscope splits over at most \
+                 {MAX_BSRANGE_SIZES}); using {lo}"
+            ),
+            loc,
+        );
+        return Ok(BlockSizes::fixed(lo));
+    }
+    Ok(BlockSizes {
+        split: (0..count).map(|i| (lo * (i + 1), 1)).collect(),
+    })
+}
+
 /// Splits fio's `:`-separated filename list (`\:` escapes a colon).
 fn split_filenames(f: &str) -> Vec<String> {
     let mut out = vec![String::new()];
@@ -1302,6 +1599,7 @@ fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::fio_options::Effect;
     use super::*;
 
     fn no_env(_: &str) -> Option<String> {
@@ -1310,6 +1608,71 @@ mod tests {
 
     fn parse(text: &str) -> Result<Translated, CompatError> {
         parse_str("t.fio", text, Path::new("."), &no_env)
+    }
+
+    /// The option names the translator asks about while resolving every job of
+    /// `text`.
+    fn asked(text: &str) -> BTreeSet<String> {
+        let mut items = Vec::new();
+        lex_ini("t.fio", text, Path::new("."), &no_env, 0, &mut items).unwrap();
+        let mut names = BTreeSet::new();
+        let (mut un, mut warnings) = (UnsupportedList::default(), Vec::new());
+        for (section, loc, opts) in group_jobs(items).unwrap() {
+            JobCx::new(&section, &loc, &opts, &mut un, &mut warnings)
+                .resolve()
+                .unwrap();
+            names.extend(opts.asked.borrow().iter().cloned());
+        }
+        names
+    }
+
+    #[test]
+    fn the_translator_reads_exactly_the_options_the_table_maps() {
+        // Two jobs between them take every branch that reads an option (rwmixread
+        // before rwmixwrite, bssplit before bs, io_size before io_limit).
+        let asked = asked(
+            "[a]\nfilename=/tmp/x\nsize=1m\nrw=randrw\nrwmixread=70\nbssplit=4k/50:8k/50\n\
+             io_size=2m\n\
+             [b]\nsize=1m\nrw=randrw\nrwmixwrite=30\nbs=4k\nio_limit=2m\n",
+        );
+        let maps: BTreeSet<String> = fio_options::OPTIONS
+            .iter()
+            .filter(|o| matches!(o.effect, Effect::Maps(_)))
+            .map(|o| o.name.to_string())
+            .collect();
+        let unmapped: Vec<_> = asked.difference(&maps).collect();
+        assert!(
+            unmapped.is_empty(),
+            "read but not in the table as mapped: {unmapped:?}"
+        );
+        let unread: Vec<_> = maps.difference(&asked).collect();
+        assert!(
+            unread.is_empty(),
+            "mapped in the table but never read: {unread:?}"
+        );
+    }
+
+    #[test]
+    fn every_option_fio_output_writes_is_one_the_table_maps() {
+        let plan = parse(
+            "[j]\nfilename=/tmp/x\nsize=1m\nrw=randrw\nbssplit=4k/50:8k/50\n\
+                          rate_iops=100\nruntime=5\ntime_based\nramp_time=1\n\
+                          cpus_allowed=0\n[k]\nstonewall\nfilename=/tmp/x\nloops=2\n",
+        )
+        .unwrap()
+        .plan;
+        let text = crate::plan::emit::to_fio(&plan).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with([';', '[']))
+        {
+            let key = line.split('=').next().unwrap_or(line);
+            let known = fio_options::lookup(key).map(|o| o.effect);
+            assert!(
+                matches!(known, Some(Effect::Maps(_)) | Some(Effect::NoEffect(_))),
+                "to_fio writes '{key}', which the table does not map: {known:?}"
+            );
+        }
     }
 
     #[test]

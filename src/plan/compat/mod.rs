@@ -14,20 +14,30 @@
 
 pub mod diskspd;
 pub mod fio;
+pub mod fio_options;
+mod fio_tuning;
 pub mod vdbench;
 
 use std::fmt;
 
 use serde::Serialize;
 
-use super::model::Plan;
+use super::model::{Plan, RunSpec};
 
 /// Seed used when the foreign description names none. fio's default `randrepeat=1`
 /// makes its runs repeatable; a fixed seed keeps ioscope's translation repeatable too.
-pub const DEFAULT_SEED: u64 = 0x89;
+/// It differs from [`RunSpec::default`]'s seed for history's sake: every translated
+/// plan (and the fixture corpus that pins them) carries it.
+pub const TRANSLATED_SEED: u64 = 0x89;
 
-/// Interval length when the foreign format has no notion of one (fio, SQLIO).
-pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+/// The run every reader starts from: [`RunSpec::default`] (interval, duration,
+/// engine, pacing) with the translations' seed; readers set what their format says.
+pub(crate) fn base_run() -> RunSpec {
+    RunSpec {
+        seed: TRANSLATED_SEED,
+        ..RunSpec::default()
+    }
+}
 
 /// Where in the input an error was found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,7 +1,9 @@
 //! Fixture tests: every input under tests/fixtures/compat/ is translated and compared
-//! with its `.expected.json`. `IOSCOPE_BLESS=1 cargo test --lib plan::compat` rewrites
-//! the expectations; review the diff by eye before committing — they must be right,
-//! not just recorded.
+//! with its insta snapshot, stored beside the input as `NAME.snap` (input and expected
+//! translation side by side, so the corpus reads as documentation of the mapping). A
+//! difference fails with a diff; review and accept changes with `cargo insta review`
+//! (or `INSTA_UPDATE=always cargo test --lib plan::compat`, then read `git diff`) —
+//! they must be right, not just recorded.
 
 use std::path::{Path, PathBuf};
 
@@ -30,21 +32,43 @@ fn render(r: &Result<Translated, CompatError>) -> serde_json::Value {
     }
 }
 
-/// Compares `actual` with the expectation file, or rewrites it when blessing.
-fn check(expected_path: &Path, actual: serde_json::Value, failures: &mut Vec<String>) {
-    let text = serde_json::to_string_pretty(&actual).expect("json") + "\n";
-    if std::env::var("IOSCOPE_BLESS").as_deref() == Ok("1") {
-        std::fs::write(expected_path, &text).expect("write expectation");
-        return;
+/// Snapshot of one fixture: `actual`, pretty-printed by serde_json (the accepted
+/// snapshots were written that way, so their text is the JSON a reader would see), is
+/// compared with `NAME.snap` in the input's directory. A mismatch is recorded in
+/// `failures` rather than ending the test, so one run shows (and, with
+/// `INSTA_UPDATE=new`, writes `.snap.new` files for) every fixture that changed.
+fn check(input: &Path, name: &str, actual: &serde_json::Value, failures: &mut Vec<String>) {
+    let text = serde_json::to_string_pretty(actual).expect("json");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(input.parent().expect("fixture dir"));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        insta::with_settings!({
+            snapshot_path => dir,
+            prepend_module_to_snapshot => false,
+            input_file => input,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name, text);
+        });
+    }));
+    if outcome.is_err() {
+        failures.push(input.display().to_string());
     }
-    match std::fs::read_to_string(expected_path) {
-        Ok(old) if old == text => {}
-        Ok(_) => failures.push(format!("{} differs; got:\n{text}", expected_path.display())),
-        Err(_) => failures.push(format!(
-            "{} is missing (run with IOSCOPE_BLESS=1 and review it)",
-            expected_path.display()
-        )),
-    }
+}
+
+/// The snapshot name of an input: its file name without the extension.
+fn snapshot_name(p: &Path) -> String {
+    p.file_stem()
+        .expect("file name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn fail_listing(failures: &[String]) -> String {
+    format!(
+        "{} fixture(s) differ from their snapshots (diffs above): {}",
+        failures.len(),
+        failures.join(", ")
+    )
 }
 
 fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
@@ -55,10 +79,6 @@ fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-fn expected_for(p: &Path) -> PathBuf {
-    p.with_extension("expected.json")
 }
 
 fn translate_fio_fixture(p: &Path) -> Result<Translated, CompatError> {
@@ -80,14 +100,15 @@ fn fio_fixtures_match_expectations() {
         for p in files_with(&dir, ext) {
             n += 1;
             check(
-                &expected_for(&p),
-                render(&translate_fio_fixture(&p)),
+                &p,
+                &snapshot_name(&p),
+                &render(&translate_fio_fixture(&p)),
                 &mut failures,
             );
         }
     }
     assert!(n >= 40, "only {n} fio fixtures");
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(failures.is_empty(), "{}", fail_listing(&failures));
 }
 
 #[test]
@@ -100,12 +121,13 @@ fn vdbench_fixtures_match_expectations() {
         let text = std::fs::read_to_string(&p).expect("read fixture");
         let name = p.file_name().unwrap().to_string_lossy().to_string();
         check(
-            &expected_for(&p),
-            render(&vdbench::parse_str(&name, &text)),
+            &p,
+            &snapshot_name(&p),
+            &render(&vdbench::parse_str(&name, &text)),
             &mut failures,
         );
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(failures.is_empty(), "{}", fail_listing(&failures));
 }
 
 /// One command per line; `#` lines are comments.
@@ -128,11 +150,12 @@ fn diskspd_and_sqlio_lines_match_expectations() {
     assert!(results.len() >= 10, "only {} lines", results.len());
     let mut failures = Vec::new();
     check(
-        &p.with_file_name("lines.expected.json"),
-        serde_json::Value::Array(results),
+        &p,
+        "lines",
+        &serde_json::Value::Array(results),
         &mut failures,
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(failures.is_empty(), "{}", fail_listing(&failures));
 }
 
 fn case(name: &str) -> String {
@@ -276,7 +299,8 @@ fn no_parser_panics_on_mangled_input() {
     for sub in ["fio", "vdbench", "diskspd", "cases"] {
         for e in std::fs::read_dir(fixtures().join(sub)).expect("fixture dir") {
             let p = e.expect("entry").path();
-            if p.to_string_lossy().ends_with(".expected.json") {
+            // Snapshots (and pending `.snap.new` files) are expectations, not inputs.
+            if p.to_string_lossy().contains(".snap") {
                 continue;
             }
             inputs.push(std::fs::read(&p).expect("read"));

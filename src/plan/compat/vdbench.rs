@@ -7,10 +7,10 @@
 //! interval and the measured duration is `elapsed` minus the warm-up.
 //! See docs/compat-vdbench.md.
 
-use super::{is_windows_path, CompatError, Loc, Translated, UnsupportedList, DEFAULT_SEED};
+use super::{base_run, is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, DataSettings, EngineKind, Plan, Rate, RunSpec, SeqLayout,
-    TargetSpec, Workload,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Plan, Rate, RunSpec, SeqLayout,
+    TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
 };
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size, parse_size_allow_zero};
 
@@ -50,6 +50,77 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
     let tokens = tokenize(source_name, text)?;
     let mut unsupported = UnsupportedList::default();
     let mut data = DataSettings::default();
+    let defs = definitions(tokens, &mut data, &mut unsupported)?;
+    let Definitions { sds, wds, rds } = apply_defaults(defs)?;
+    if rds.is_empty() {
+        let loc = wds
+            .last()
+            .or(sds.last())
+            .map(|d| d.loc.clone())
+            .unwrap_or(Loc::Line {
+                source: source_name.into(),
+                line: 0,
+            });
+        return Err(loc.error("no rd= (run definition): nothing to run"));
+    }
+
+    let sd_infos = sds
+        .iter()
+        .map(|d| resolve_sd(d, &mut unsupported))
+        .collect::<Result<Vec<_>, _>>()?;
+    // sd journal= turns on data validation with a crash journal (vdbench -j).
+    if let Some(j) = sd_infos.iter().find_map(|s| s.journal.clone()) {
+        data.verify = true;
+        data.journal = Some(j);
+    }
+    let wd_infos = wds
+        .iter()
+        .map(|d| resolve_wd(d, &sd_infos, &mut unsupported))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let mut runs = Vec::new();
+    let mut used_sds = vec![false; sd_infos.len()];
+    let mut curves = Vec::new();
+    for rd in &rds {
+        curves.extend(expand_rd(
+            rd,
+            &sd_infos,
+            &wd_infos,
+            &mut used_sds,
+            &mut runs,
+            &mut unsupported,
+        )?);
+    }
+    one_curve_per_plan(&mut runs, &curves, &mut unsupported);
+    let targets = sd_infos
+        .iter()
+        .zip(&used_sds)
+        .filter(|(_, used)| **used)
+        .map(|(s, _)| TargetSpec {
+            name: s.name.clone(),
+            uri: s.lun.clone(),
+            size_bytes: s.size,
+            direct: Some(s.direct),
+        })
+        .collect();
+    Ok(Translated {
+        plan: Plan {
+            targets,
+            runs,
+            warnings: Vec::new(),
+            data,
+        },
+        unsupported: unsupported.0,
+    })
+}
+
+/// Groups the parameters into sd/wd/rd definitions; parameters before the first
+/// definition are general ones (compratio=, …).
+fn definitions(
+    tokens: Vec<Param>,
+    data: &mut DataSettings,
+    unsupported: &mut UnsupportedList,
+) -> Result<Vec<Def>, CompatError> {
     let mut defs: Vec<Def> = Vec::new();
     for p in tokens {
         match p.key.as_str() {
@@ -84,11 +155,17 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
             }
             _ => match defs.last_mut() {
                 Some(d) => d.params.push(p),
-                None => general(&p, &mut data, &mut unsupported)?,
+                None => general(&p, data, unsupported)?,
             },
         }
     }
 
+    Ok(defs)
+}
+
+/// The sds, wds and rds, each with the `xx=default` definitions before it applied;
+/// a name defined twice is an error.
+fn apply_defaults(defs: Vec<Def>) -> Result<Definitions, CompatError> {
     // Apply `xx=default` definitions to those that follow them.
     let mut sds = Vec::new();
     let mut wds = Vec::new();
@@ -120,64 +197,14 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
             }
         }
     }
-    if rds.is_empty() {
-        let loc = wds
-            .last()
-            .or(sds.last())
-            .map(|d| d.loc.clone())
-            .unwrap_or(Loc::Line {
-                source: source_name.into(),
-                line: 0,
-            });
-        return Err(loc.error("no rd= (run definition): nothing to run"));
-    }
+    Ok(Definitions { sds, wds, rds })
+}
 
-    let sd_infos = sds
-        .iter()
-        .map(|d| resolve_sd(d, &mut unsupported))
-        .collect::<Result<Vec<_>, _>>()?;
-    // sd journal= turns on data validation with a crash journal (vdbench -j).
-    if let Some(j) = sd_infos.iter().find_map(|s| s.journal.clone()) {
-        data.verify = true;
-        data.journal = Some(j);
-    }
-    let wd_infos = wds
-        .iter()
-        .map(|d| resolve_wd(d, &sd_infos, &mut unsupported))
-        .collect::<Result<Vec<_>, _>>()?;
-
-    let mut runs = Vec::new();
-    let mut used_sds = vec![false; sd_infos.len()];
-    for rd in &rds {
-        expand_rd(
-            rd,
-            &sd_infos,
-            &wd_infos,
-            &mut used_sds,
-            &mut runs,
-            &mut unsupported,
-        )?;
-    }
-    let targets = sd_infos
-        .iter()
-        .zip(&used_sds)
-        .filter(|(_, used)| **used)
-        .map(|(s, _)| TargetSpec {
-            name: s.name.clone(),
-            uri: s.lun.clone(),
-            size_bytes: s.size,
-            direct: Some(s.direct),
-        })
-        .collect();
-    Ok(Translated {
-        plan: Plan {
-            targets,
-            runs,
-            warnings: Vec::new(),
-            data,
-        },
-        unsupported: unsupported.0,
-    })
+/// A parameter file's definitions by kind, defaults applied.
+struct Definitions {
+    sds: Vec<Def>,
+    wds: Vec<Def>,
+    rds: Vec<Def>,
 }
 
 fn is_reference(p: &Param, current: Option<&Def>) -> bool {
@@ -658,6 +685,31 @@ fn expand_values(p: &Param, size_units: bool) -> Result<Vec<String>, CompatError
     Ok(out)
 }
 
+/// `ioscope run` measures one curve per command, so `iorate=curve` is carried over
+/// only when its run is the plan's only one; otherwise each is listed (at `locs`)
+/// and its runs run once at `iorate=max`.
+fn one_curve_per_plan(runs: &mut [RunSpec], locs: &[Loc], unsupported: &mut UnsupportedList) {
+    if runs.len() <= 1 || locs.is_empty() {
+        return;
+    }
+    for loc in locs {
+        unsupported.push(
+            format!(
+                "iorate=curve in a parameter file of {} runs — ioscope measures one \
+                 curve per command (give it one rd without for-loops); running \
+                 iorate=max",
+                runs.len()
+            ),
+            loc,
+        );
+    }
+    for r in runs {
+        r.curve = None;
+    }
+}
+
+/// Expands one rd into a run per combination of its `for…` loops. Returns where it
+/// asked for a curve, if it did.
 fn expand_rd(
     rd: &Def,
     sds: &[Sd],
@@ -665,7 +717,194 @@ fn expand_rd(
     used_sds: &mut [bool],
     runs: &mut Vec<RunSpec>,
     unsupported: &mut UnsupportedList,
-) -> Result<(), CompatError> {
+) -> Result<Option<Loc>, CompatError> {
+    let settings = RdSettings::read(rd, wds, unsupported)?;
+    let cx = RdCx {
+        rd,
+        sds,
+        wds,
+        settings: &settings,
+    };
+    for combo in loop_combinations(rd, &settings.loops)? {
+        let point = cx.point(&combo, unsupported)?;
+        // (wd, sd) pairs; an sd's threads are shared by the wds that use it.
+        let pairs: Vec<(usize, usize)> = settings
+            .wd_idx
+            .iter()
+            .flat_map(|&w| wds[w].sds.iter().map(move |&s| (w, s)))
+            .collect();
+        let shares = cx.skew_shares(&pairs, unsupported)?;
+        let mut workloads = Vec::new();
+        for (pi, &(w, s)) in pairs.iter().enumerate() {
+            used_sds[s] = true;
+            let share = shares.as_ref().map(|v| v[pi]);
+            workloads.push(cx.workload(&point, &pairs, (w, s), share, unsupported)?);
+        }
+        runs.push(RunSpec {
+            name: point.name,
+            workloads,
+            duration_ns: Some(settings.elapsed - settings.warmup),
+            warmup_ns: settings.warmup,
+            interval_ns: settings.interval,
+            curve: settings.curve.as_ref().map(|c| c.0.clone()),
+            ..base_run()
+        });
+    }
+    Ok(settings.curve.map(|c| c.1))
+}
+
+/// What an rd sets for all of its runs.
+struct RdSettings {
+    /// Indexes of the wds it runs.
+    wd_idx: Vec<usize>,
+    elapsed: u64,
+    interval: u64,
+    warmup: u64,
+    threads: Option<u64>,
+    direct: bool,
+    /// The `for…` loops (and a list of iorates), first-written first.
+    loops: Vec<(Dim, Vec<String>, Param)>,
+    arrival: Arrival,
+    /// `iorate=curve` (with `curve=` and `stopcurve=`), and where it was asked for.
+    curve: Option<(CurveSpec, Loc)>,
+}
+
+impl RdSettings {
+    fn read(rd: &Def, wds: &[Wd], unsupported: &mut UnsupportedList) -> Result<Self, CompatError> {
+        let mut st = RdSettings {
+            wd_idx: select_wds(rd, wds)?,
+            elapsed: 30_000_000_000,
+            interval: 1_000_000_000,
+            warmup: 0,
+            threads: None,
+            direct: false,
+            loops: Vec::new(),
+            arrival: Arrival::Exponential,
+            curve: None,
+        };
+        let mut warmup = None;
+        let mut iorate_param = None;
+        let mut curve_points: Option<&Param> = None;
+        let mut stopcurve: Option<&Param> = None;
+        for p in &rd.params {
+            let dur = |p: &Param| parse_duration_ns(&p.value).map_err(|e| perr(p, &e));
+            match p.key.as_str() {
+                "wd" => {}
+                "elapsed" => st.elapsed = dur(p)?,
+                "interval" => st.interval = dur(p)?,
+                "warmup" => warmup = Some(dur(p)?),
+                "threads" => st.threads = Some(count(p)?),
+                "openflags" => openflags(p, &mut st.direct, unsupported),
+                "iorate" => iorate_param = Some(p.clone()),
+                "distribution" => st.arrival = arrival(p, unsupported)?,
+                "curve" => curve_points = Some(p),
+                "stopcurve" => stopcurve = Some(p),
+                "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
+                    let dim = match p.key.as_str() {
+                        "forthreads" => Dim::Threads,
+                        "forxfersize" => Dim::Xfersize,
+                        "forrdpct" => Dim::Rdpct,
+                        _ => Dim::Seekpct,
+                    };
+                    let values = match dim {
+                        Dim::Threads => expand_values(p, false)?,
+                        Dim::Xfersize => expand_values(p, true)?,
+                        _ => list(&p.value),
+                    };
+                    st.loops.retain(|l| l.0 != dim);
+                    st.loops.push((dim, values, p.clone()));
+                }
+                _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+            }
+        }
+        if let Some(p) = &iorate_param {
+            let values = list(&p.value);
+            let is_curve = |v: &String| v.eq_ignore_ascii_case("curve");
+            if values.iter().any(is_curve) {
+                if values.len() > 1 {
+                    unsupported.push(
+                        format!(
+                            "iorate={} — a curve among other rates; running the curve only",
+                            p.value
+                        ),
+                        &p.loc,
+                    );
+                }
+                let spec = curve_spec(curve_points, stopcurve)?;
+                st.curve = Some((spec, p.loc.clone()));
+                st.loops.push((Dim::Iorate, vec!["max".into()], p.clone()));
+            } else {
+                st.loops.push((Dim::Iorate, values, p.clone()));
+            }
+        }
+        if st.curve.is_none() {
+            for p in [curve_points, stopcurve].into_iter().flatten() {
+                unsupported.push(
+                    format!("{}={} — only used with iorate=curve", p.key, p.value),
+                    &p.loc,
+                );
+            }
+        }
+        st.warmup = warmup.unwrap_or(st.interval);
+        if st.warmup >= st.elapsed {
+            return Err(rd.loc.error(format!(
+                "rd={}: elapsed must be longer than the warm-up ({}s; the first interval \
+                 when warmup= is not given)",
+                rd.name,
+                st.warmup / 1_000_000_000
+            )));
+        }
+        Ok(st)
+    }
+}
+
+/// vdbench's curve: `curve=(10,50,…)` are the points, % of the maximum (vdbench's
+/// default is 10,50,70,80,90,100); `stopcurve=N` stops it at the first point whose
+/// mean response time exceeds N ms.
+fn curve_spec(points: Option<&Param>, stop: Option<&Param>) -> Result<CurveSpec, CompatError> {
+    let points_pct = match points {
+        None => DEFAULT_CURVE_POINTS_PCT.to_vec(),
+        Some(p) => list(&p.value)
+            .iter()
+            .map(|v| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x > 0.0 && *x <= 1000.0)
+                    .ok_or_else(|| {
+                        p.loc
+                            .error(format!("curve={}: '{v}' is not a percentage", p.value))
+                    })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let stop_latency = match stop {
+        None => None,
+        Some(p) => {
+            let ms = p
+                .value
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| {
+                    p.loc.error(format!(
+                        "stopcurve={}: expected a response time in milliseconds",
+                        p.value
+                    ))
+                })?;
+            Some(format!("mean={}us", (ms * 1000.0).round()))
+        }
+    };
+    Ok(CurveSpec {
+        points_pct,
+        stop_latency,
+        max_latency: None,
+        origin: Some("vdbench iorate=curve".into()),
+    })
+}
+
+/// The wds an rd's `wd=` names (globs allowed), in the order named.
+fn select_wds(rd: &Def, wds: &[Wd]) -> Result<Vec<usize>, CompatError> {
     let Some(wdp) = rd.get("wd") else {
         return Err(rd.loc.error(format!("rd={} has no wd=", rd.name)));
     };
@@ -681,91 +920,39 @@ fn expand_rd(
             return Err(wdp.loc.error(format!("wd={pat}: no such wd")));
         }
     }
+    Ok(wd_idx)
+}
 
-    let mut elapsed = 30_000_000_000u64;
-    let mut interval = 1_000_000_000u64;
-    let mut warmup = None;
-    let mut threads = None;
-    let mut direct = false;
-    let mut loops: Vec<(Dim, Vec<String>, Param)> = Vec::new();
-    let mut iorate_param = None;
-    let mut arrival = Arrival::Exponential;
-    for p in &rd.params {
-        let dur = |p: &Param| parse_duration_ns(&p.value).map_err(|e| perr(p, &e));
-        match p.key.as_str() {
-            "wd" => {}
-            "elapsed" => elapsed = dur(p)?,
-            "interval" => interval = dur(p)?,
-            "warmup" => warmup = Some(dur(p)?),
-            "threads" => threads = Some(count(p)?),
-            "openflags" => openflags(p, &mut direct, unsupported),
-            "iorate" => iorate_param = Some(p.clone()),
-            // Inter-arrival times of a fixed iorate. vdbench's `uniform` draws gaps
-            // uniformly between 0 and twice the mean, which the model cannot express.
-            "distribution" => match p.value.trim().to_ascii_lowercase().as_str() {
-                "exponential" => arrival = Arrival::Exponential,
-                "deterministic" => arrival = Arrival::Uniform,
-                "uniform" => unsupported.push(
-                    format!(
-                        "distribution={} — gaps uniform in 0..2×mean; using exponential",
-                        p.value
-                    ),
-                    &p.loc,
-                ),
-                _ => {
-                    return Err(p.loc.error(format!(
-                        "distribution={}: expected exponential, uniform or deterministic",
-                        p.value
-                    )))
-                }
-            },
-            "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
-                let dim = match p.key.as_str() {
-                    "forthreads" => Dim::Threads,
-                    "forxfersize" => Dim::Xfersize,
-                    "forrdpct" => Dim::Rdpct,
-                    _ => Dim::Seekpct,
-                };
-                let values = match dim {
-                    Dim::Threads => expand_values(p, false)?,
-                    Dim::Xfersize => expand_values(p, true)?,
-                    _ => list(&p.value),
-                };
-                loops.retain(|l| l.0 != dim);
-                loops.push((dim, values, p.clone()));
-            }
-            _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
-        }
-    }
-    if let Some(p) = &iorate_param {
-        let values = list(&p.value);
-        if values.iter().any(|v| v.eq_ignore_ascii_case("curve")) {
+/// Inter-arrival times of a fixed iorate (`distribution=`). vdbench's `uniform` draws
+/// gaps uniformly between 0 and twice the mean, which the model cannot express.
+fn arrival(p: &Param, unsupported: &mut UnsupportedList) -> Result<Arrival, CompatError> {
+    match p.value.trim().to_ascii_lowercase().as_str() {
+        "exponential" => Ok(Arrival::Exponential),
+        "deterministic" => Ok(Arrival::Uniform),
+        "uniform" => {
             unsupported.push(
                 format!(
-                    "iorate={} — latency curve; running iorate=max (`ioscope curve` \
-                     measures one)",
+                    "distribution={} — gaps uniform in 0..2×mean; using exponential",
                     p.value
                 ),
                 &p.loc,
             );
-            loops.push((Dim::Iorate, vec!["max".into()], p.clone()));
-        } else {
-            loops.push((Dim::Iorate, values, p.clone()));
+            Ok(Arrival::Exponential)
         }
+        _ => Err(p.loc.error(format!(
+            "distribution={}: expected exponential, uniform or deterministic",
+            p.value
+        ))),
     }
-    let warmup = warmup.unwrap_or(interval);
-    if warmup >= elapsed {
-        return Err(rd.loc.error(format!(
-            "rd={}: elapsed must be longer than the warm-up ({}s; the first interval \
-             when warmup= is not given)",
-            rd.name,
-            warmup / 1_000_000_000
-        )));
-    }
+}
 
-    // Every combination, the first-written loop outermost.
+/// Every combination of the loops' value indexes, the first-written loop outermost.
+fn loop_combinations(
+    rd: &Def,
+    loops: &[(Dim, Vec<String>, Param)],
+) -> Result<Vec<Vec<usize>>, CompatError> {
     let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
-    for (_, values, _) in &loops {
+    for (_, values, _) in loops {
         let mut next = Vec::new();
         for c in &combos {
             for i in 0..values.len() {
@@ -782,48 +969,64 @@ fn expand_rd(
         }
         combos = next;
     }
+    Ok(combos)
+}
 
-    for combo in combos {
-        let mut name = rd.name.clone();
-        let mut thr = threads;
-        let mut bs = None;
-        let mut rdpct = None;
-        let mut seek = None;
-        let mut rate = Rate::Max;
-        for ((dim, values, p), &i) in loops.iter().zip(&combo) {
+/// The values one combination of an rd's loops chose, and the run's name.
+struct RdPoint {
+    name: String,
+    threads: Option<u64>,
+    bs: Option<BlockSizes>,
+    rdpct: Option<u8>,
+    seek: Option<AccessPattern>,
+    rate: Rate,
+}
+
+/// What expanding one rd reads.
+struct RdCx<'a> {
+    rd: &'a Def,
+    sds: &'a [Sd],
+    wds: &'a [Wd],
+    settings: &'a RdSettings,
+}
+
+impl RdCx<'_> {
+    /// The loop values of `combo`; the run is named after them (`rd1 threads=4`).
+    fn point(
+        &self,
+        combo: &[usize],
+        unsupported: &mut UnsupportedList,
+    ) -> Result<RdPoint, CompatError> {
+        let mut pt = RdPoint {
+            name: self.rd.name.clone(),
+            threads: self.settings.threads,
+            bs: None,
+            rdpct: None,
+            seek: None,
+            rate: Rate::Max,
+        };
+        for ((dim, values, p), &i) in self.settings.loops.iter().zip(combo) {
             let v = &values[i];
             let label = match dim {
                 Dim::Threads => {
-                    thr = Some(parse_count(v).map_err(|e| perr(p, &e))?);
+                    pt.threads = Some(parse_count(v).map_err(|e| perr(p, &e))?);
                     "threads"
                 }
                 Dim::Xfersize => {
                     let b = parse_size(v).map_err(|e| perr(p, &e))?;
-                    bs = Some(BlockSizes::fixed(b));
+                    pt.bs = Some(BlockSizes::fixed(b));
                     "xfersize"
                 }
                 Dim::Rdpct => {
-                    rdpct = Some(pct_text(p, v)?);
+                    pt.rdpct = Some(pct_text(p, v)?);
                     "rdpct"
                 }
                 Dim::Seekpct => {
-                    seek = Some(seekpct(p, v, unsupported)?);
+                    pt.seek = Some(seekpct(p, v, unsupported)?);
                     "seekpct"
                 }
                 Dim::Iorate => {
-                    rate = if v.eq_ignore_ascii_case("max") {
-                        Rate::Max
-                    } else {
-                        let n: f64 = v
-                            .parse()
-                            .ok()
-                            .filter(|n: &f64| n.is_finite() && *n > 0.0)
-                            .ok_or_else(|| {
-                                p.loc
-                                    .error(format!("iorate={v}: expected max or a positive number"))
-                            })?;
-                        Rate::Iops(n)
-                    };
+                    pt.rate = iorate(p, v)?;
                     if values.len() == 1 {
                         continue;
                     }
@@ -831,164 +1034,181 @@ fn expand_rd(
                 }
             };
             if matches!(dim, Dim::Xfersize) {
-                name.push_str(&format!(
+                pt.name.push_str(&format!(
                     " {label}={}",
                     crate::plan::units::format_size(
-                        bs.as_ref().map(|b| b.max_bytes()).unwrap_or(0),
+                        pt.bs.as_ref().map(|b| b.max_bytes()).unwrap_or(0),
                     )
                 ));
             } else {
-                name.push_str(&format!(" {label}={v}"));
+                pt.name.push_str(&format!(" {label}={v}"));
             }
         }
+        Ok(pt)
+    }
 
-        // (wd, sd) pairs; an sd's threads are shared by the wds that use it.
-        let pairs: Vec<(usize, usize)> = wd_idx
-            .iter()
-            .flat_map(|&w| wds[w].sds.iter().map(move |&s| (w, s)))
-            .collect();
-        // skew: the wds of the run form one share mix on the sd's threads (wds
-        // without a skew split what the others leave, as vdbench does).
+    /// skew: the wds of the run form one share mix on the sd's threads (wds without
+    /// a skew split what the others leave, as vdbench does). `None` without skew, or
+    /// when the wds use several sds (listed as unsupported).
+    fn skew_shares(
+        &self,
+        pairs: &[(usize, usize)],
+        unsupported: &mut UnsupportedList,
+    ) -> Result<Option<Vec<f64>>, CompatError> {
+        let (rd, wds) = (self.rd, self.wds);
         let skewed = pairs.iter().any(|&(w, _)| wds[w].skew.is_some());
         let one_sd = pairs.iter().all(|p| p.1 == pairs[0].1);
-        let shares: Option<Vec<f64>> = if skewed && one_sd {
-            let given: f64 = pairs.iter().filter_map(|&(w, _)| wds[w].skew).sum();
-            let rest = pairs
-                .iter()
-                .filter(|&&(w, _)| wds[w].skew.is_none())
-                .count();
-            if given > 100.0 + 1e-9 || (rest == 0 && (given - 100.0).abs() > 0.01) {
-                return Err(rd.loc.error(format!(
-                    "rd={}: the wds' skew adds up to {given}%, not 100%",
-                    rd.name
-                )));
-            }
-            let each = if rest > 0 {
-                (100.0 - given) / rest as f64
-            } else {
-                0.0
-            };
-            if rest > 0 && each <= 0.0 {
-                return Err(rd.loc.error(format!(
-                    "rd={}: skew leaves nothing for the wds without one",
-                    rd.name
-                )));
-            }
-            Some(
-                pairs
-                    .iter()
-                    .map(|&(w, _)| wds[w].skew.unwrap_or(each))
-                    .collect(),
-            )
-        } else {
+        if !(skewed && one_sd) {
             if skewed {
                 unsupported.push(
                     format!("skew on rd={} — its wds use several sds", rd.name),
                     &rd.loc,
                 );
             }
-            None
+            return Ok(None);
+        }
+        let given: f64 = pairs.iter().filter_map(|&(w, _)| wds[w].skew).sum();
+        let rest = pairs
+            .iter()
+            .filter(|&&(w, _)| wds[w].skew.is_none())
+            .count();
+        if given > 100.0 + 1e-9 || (rest == 0 && (given - 100.0).abs() > 0.01) {
+            return Err(rd.loc.error(format!(
+                "rd={}: the wds' skew adds up to {given}%, not 100%",
+                rd.name
+            )));
+        }
+        let each = if rest > 0 {
+            (100.0 - given) / rest as f64
+        } else {
+            0.0
         };
-        let mut workloads = Vec::new();
-        for (pi, &(w, s)) in pairs.iter().enumerate() {
-            let wd = &wds[w];
-            let sd = &sds[s];
-            used_sds[s] = true;
-            let sharing: Vec<usize> = pairs.iter().filter(|p| p.1 == s).map(|p| p.0).collect();
-            let total = thr.unwrap_or(sd.threads);
-            let k = sharing.len() as u64;
-            let pos = sharing.iter().position(|&x| x == w).unwrap_or(0) as u64;
-            // In a share mix every I/O comes from the sd's whole thread pool.
-            let mine = if shares.is_some() {
-                total
+        if rest > 0 && each <= 0.0 {
+            return Err(rd.loc.error(format!(
+                "rd={}: skew leaves nothing for the wds without one",
+                rd.name
+            )));
+        }
+        Ok(Some(
+            pairs
+                .iter()
+                .map(|&(w, _)| wds[w].skew.unwrap_or(each))
+                .collect(),
+        ))
+    }
+
+    /// The workload of wd `w` on sd `s` at this point of the loops; `share` is its
+    /// part of a skew mix.
+    fn workload(
+        &self,
+        pt: &RdPoint,
+        pairs: &[(usize, usize)],
+        (w, s): (usize, usize),
+        share: Option<f64>,
+        unsupported: &mut UnsupportedList,
+    ) -> Result<Workload, CompatError> {
+        let (rd, wd, sd) = (self.rd, &self.wds[w], &self.sds[s]);
+        let sharing: Vec<usize> = pairs.iter().filter(|p| p.1 == s).map(|p| p.0).collect();
+        let total = pt.threads.unwrap_or(sd.threads);
+        let k = sharing.len() as u64;
+        let pos = sharing.iter().position(|&x| x == w).unwrap_or(0) as u64;
+        // In a share mix every I/O comes from the sd's whole thread pool.
+        let mine = if share.is_some() {
+            total
+        } else {
+            total / k + u64::from(pos < total % k)
+        };
+        if mine == 0 {
+            return Err(rd.loc.error(format!(
+                "rd={}: {total} threads on sd={} cannot serve {k} workloads",
+                rd.name, sd.name
+            )));
+        }
+        let (offset, len) = self.region(wd, sd, unsupported);
+        let wrate = match pt.rate {
+            Rate::Max => Rate::Max,
+            // A share mix is paced as a whole by its first workload.
+            Rate::Iops(n) if share.is_some() => Rate::Iops(n),
+            Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
+        };
+        let pattern = pt.seek.clone().unwrap_or(wd.pattern.clone());
+        let seq_layout = if pattern == AccessPattern::Sequential {
+            // vdbench's threads on a sequential wd take the next block in turn:
+            // one sweep with N outstanding, which is the stride layout.
+            SeqLayout::Stride
+        } else {
+            SeqLayout::Regions
+        };
+        if (wd.direct || self.settings.direct) && !sd.direct {
+            unsupported.push(
+                format!(
+                    "openflags=o_direct on wd={}/rd={} but not on sd={} — ioscope \
+                     opens a target one way",
+                    wd.name, rd.name, sd.name
+                ),
+                &rd.loc,
+            );
+        }
+        Ok(Workload {
+            name: if wd.sds.len() > 1 {
+                format!("{}/{}", wd.name, sd.name)
             } else {
-                total / k + u64::from(pos < total % k)
-            };
-            if mine == 0 {
-                return Err(rd.loc.error(format!(
-                    "rd={}: {total} threads on sd={} cannot serve {k} workloads",
-                    rd.name, sd.name
-                )));
-            }
-            let (offset, len) = match wd.range {
-                None => (sd.offset, sd.size),
-                Some((a, b)) => match range_bytes(a, b, sd.size)
-                    .and_then(|(o, l)| Some((sd.offset.checked_add(o)?, Some(l))))
-                {
-                    Some(ol) => ol,
-                    None => {
-                        unsupported.push(
-                            format!(
-                                "range on wd={} — empty or backwards, or in percent without \
-                                 a size on sd={}",
-                                wd.name, sd.name
-                            ),
-                            &rd.loc,
-                        );
-                        (sd.offset, sd.size)
-                    }
-                },
-            };
-            let wrate = match rate {
-                Rate::Max => Rate::Max,
-                // A share mix is paced as a whole by its first workload.
-                Rate::Iops(n) if shares.is_some() => Rate::Iops(n),
-                Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
-            };
-            let pattern = seek.clone().unwrap_or(wd.pattern.clone());
-            let seq_layout = if pattern == AccessPattern::Sequential {
-                // vdbench's threads on a sequential wd take the next block in turn:
-                // one sweep with N outstanding, which is the stride layout.
-                SeqLayout::Stride
-            } else {
-                SeqLayout::Regions
-            };
-            workloads.push(Workload {
-                name: if wd.sds.len() > 1 {
-                    format!("{}/{}", wd.name, sd.name)
-                } else {
-                    wd.name.clone()
-                },
-                target: sd.name.clone(),
-                read_pct: rdpct.unwrap_or(wd.read_pct),
-                pattern,
-                bs: bs.clone().unwrap_or(wd.bs.clone()),
-                qd: 1,
-                streams: u32::try_from(mine).map_err(|_| rd.loc.error("threads is too large"))?,
-                rate: wrate,
-                offset_bytes: offset,
-                size_bytes: len,
-                arrival,
-                share_pct: shares.as_ref().map(|v| v[pi]),
-                seq_layout,
-                ..Default::default()
-            });
-            if (wd.direct || direct) && !sd.direct {
+                wd.name.clone()
+            },
+            target: sd.name.clone(),
+            read_pct: pt.rdpct.unwrap_or(wd.read_pct),
+            pattern,
+            bs: pt.bs.clone().unwrap_or(wd.bs.clone()),
+            qd: 1,
+            streams: u32::try_from(mine).map_err(|_| rd.loc.error("threads is too large"))?,
+            rate: wrate,
+            offset_bytes: offset,
+            size_bytes: len,
+            arrival: self.settings.arrival,
+            share_pct: share,
+            seq_layout,
+            ..Default::default()
+        })
+    }
+
+    /// (offset, length) of a wd on an sd: the wd's range= within the sd, or the sd.
+    fn region(&self, wd: &Wd, sd: &Sd, unsupported: &mut UnsupportedList) -> (u64, Option<u64>) {
+        let Some((a, b)) = wd.range else {
+            return (sd.offset, sd.size);
+        };
+        match range_bytes(a, b, sd.size)
+            .and_then(|(o, l)| Some((sd.offset.checked_add(o)?, Some(l))))
+        {
+            Some(ol) => ol,
+            None => {
                 unsupported.push(
                     format!(
-                        "openflags=o_direct on wd={}/rd={} but not on sd={} — ioscope \
-                         opens a target one way",
-                        wd.name, rd.name, sd.name
+                        "range on wd={} — empty or backwards, or in percent without a size \
+                         on sd={}",
+                        wd.name, sd.name
                     ),
-                    &rd.loc,
+                    &self.rd.loc,
                 );
+                (sd.offset, sd.size)
             }
         }
-        runs.push(RunSpec {
-            name,
-            workloads,
-            engine: EngineKind::Auto,
-            duration_ns: Some(elapsed - warmup),
-            passes: None,
-            warmup_ns: warmup,
-            interval_ns: interval,
-            cpus: None,
-            workers: None,
-            seed: DEFAULT_SEED,
-            pacing: Default::default(),
-        });
     }
-    Ok(())
+}
+
+/// One iorate value: `max` or a positive number of I/Os per second.
+fn iorate(p: &Param, v: &str) -> Result<Rate, CompatError> {
+    if v.eq_ignore_ascii_case("max") {
+        return Ok(Rate::Max);
+    }
+    let n: f64 = v
+        .parse()
+        .ok()
+        .filter(|n: &f64| n.is_finite() && *n > 0.0)
+        .ok_or_else(|| {
+            p.loc
+                .error(format!("iorate={v}: expected max or a positive number"))
+        })?;
+    Ok(Rate::Iops(n))
 }
 
 /// Resolves a wd range against the sd size: (offset, length) in bytes.

@@ -1,0 +1,417 @@
+//! What ioscope knows about each fio option, in one table: its name and aliases,
+//! whether it takes a value on a command line, and what the translation does with it
+//! (maps it into the plan, accepts it without effect and why, or lists it as
+//! unsupported). The fio reader normalises keys, splits command lines and decides
+//! what to report from this table alone, so a new option is added in one place; a
+//! unit test checks that the options the translator reads are exactly those the
+//! table says it maps. docs/compat-fio.md is the long form of the same table.
+//!
+//! Options missing from the table are unknown: they take a value and are listed as
+//! unsupported, never ignored.
+
+/// What the translation does with an option.
+#[derive(Debug, Clone, Copy)]
+pub enum Effect {
+    /// Read by the translator and carried into the plan (how, in short). Values it
+    /// cannot reproduce are listed as unsupported by the translator itself.
+    Maps(&'static str),
+    /// Accepted and ignored: it changes nothing ioscope does (why).
+    NoEffect(&'static str),
+    /// Accepted, but what it asks for is not reproduced in a way that can matter:
+    /// the translation adds a warning giving the reason.
+    Warn(&'static str),
+    /// Accepted without effect when `accepts` says so of the value (why); listed as
+    /// unsupported otherwise.
+    NoEffectWhen {
+        accepts: fn(Option<&str>) -> bool,
+        why: &'static str,
+    },
+    /// Known to fio, not reproduced: listed as unsupported when given (why).
+    Unsupported(&'static str),
+}
+
+/// One fio option.
+#[derive(Debug, Clone, Copy)]
+pub struct FioOption {
+    /// The name the translator uses (fio's, lower case, `_` not `-`).
+    pub name: &'static str,
+    /// Other spellings fio accepts for it.
+    pub aliases: &'static [&'static str],
+    /// True when it takes no value on a command line (`--time_based`), so the next
+    /// argument is never read as its value.
+    pub flag: bool,
+    pub effect: Effect,
+}
+
+const fn maps(name: &'static str, how: &'static str) -> FioOption {
+    FioOption {
+        name,
+        aliases: &[],
+        flag: false,
+        effect: Effect::Maps(how),
+    }
+}
+
+const fn no_effect(name: &'static str, why: &'static str) -> FioOption {
+    FioOption {
+        name,
+        aliases: &[],
+        flag: false,
+        effect: Effect::NoEffect(why),
+    }
+}
+
+const fn warn(name: &'static str, why: &'static str) -> FioOption {
+    FioOption {
+        name,
+        aliases: &[],
+        flag: false,
+        effect: Effect::Warn(why),
+    }
+}
+
+const fn unsupported(name: &'static str, why: &'static str) -> FioOption {
+    FioOption {
+        name,
+        aliases: &[],
+        flag: false,
+        effect: Effect::Unsupported(why),
+    }
+}
+
+const fn flag(mut o: FioOption) -> FioOption {
+    o.flag = true;
+    o
+}
+
+const fn aka(mut o: FioOption, aliases: &'static [&'static str]) -> FioOption {
+    o.aliases = aliases;
+    o
+}
+
+/// fio's value for "no": `invalidate=0` asks fio not to drop the page cache, which
+/// ioscope never does anyway.
+fn is_false(v: Option<&str>) -> bool {
+    super::fio::parse_bool(v) == Some(false)
+}
+
+/// Every option the fio reader knows, by name.
+pub const OPTIONS: &[FioOption] = &[
+    // Jobs and runs.
+    maps("name", "workload (and run) name; --name starts a job"),
+    flag(maps("stonewall", "starts a new run")),
+    flag(maps("wait_for_previous", "starts a new run")),
+    maps("wait_for", "starts a new run at the job that carries it"),
+    flag(maps("new_group", "starts a new run")),
+    // What to do.
+    aka(
+        maps(
+            "rw",
+            "read_pct and pattern; trim and ':N' suffixes unsupported",
+        ),
+        &["readwrite"],
+    ),
+    maps("rwmixread", "read_pct of a mix"),
+    maps("rwmixwrite", "100 - read_pct of a mix"),
+    maps(
+        "percentage_random",
+        "0 or 100 only; other mixes unsupported",
+    ),
+    maps(
+        "random_distribution",
+        "dist: zipf, pareto, zoned; normal and zoned_abs unsupported",
+    ),
+    aka(
+        maps("bs", "block size; per-direction sizes unsupported"),
+        &["blocksize"],
+    ),
+    maps("bssplit", "weighted block-size split"),
+    aka(
+        maps(
+            "bsrange",
+            "equal-weight split over the multiples of the smaller size",
+        ),
+        &["blocksize_range"],
+    ),
+    // How much and how long.
+    maps("size", "working-set length (and target size)"),
+    maps("filesize", "as size for a single file"),
+    maps("offset", "working-set start"),
+    maps("io_size", "passes, when a whole multiple of size"),
+    maps("io_limit", "as io_size"),
+    maps(
+        "number_ios",
+        "passes, when I/Os × bs are a whole multiple of size",
+    ),
+    maps("loops", "passes unless time_based"),
+    aka(maps("runtime", "run duration"), &["timeout"]),
+    flag(maps("time_based", "no pass limit")),
+    maps("ramp_time", "warm-up"),
+    // How.
+    maps(
+        "ioengine",
+        "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
+         vsync, mmap → sync; null, nbd, libiscsi → iscsi (mappings warned)",
+    ),
+    maps(
+        "iodepth",
+        "queue depth per stream (1 with a synchronous engine)",
+    ),
+    maps("numjobs", "streams"),
+    maps("direct", "target O_DIRECT"),
+    maps("buffered", "buffered=0 is direct=1"),
+    maps("rate_iops", "open-loop rate (per job × numjobs)"),
+    maps(
+        "rate_process",
+        "arrival: linear → uniform, poisson → exponential",
+    ),
+    aka(maps("cpus_allowed", "run CPU set"), &["cpus"]),
+    maps("randseed", "run seed"),
+    // Where.
+    maps(
+        "filename",
+        "one target per distinct name; lists unsupported",
+    ),
+    maps("directory", "directory of filename, or of JOBNAME.0.0"),
+    maps("uri", "the NBD export of ioengine=nbd (the target)"),
+    maps("nrfiles", "1 only; several files unsupported"),
+    // Data.
+    maps("verify", "verify and read back after the run"),
+    maps("buffer_compress_percentage", "compress ratio 100/(100-P)"),
+    maps("dedupe_percentage", "dedup ratio 100/(100-P)"),
+    // Latency target and steady state.
+    maps(
+        "latency_target",
+        "the run becomes an SLA search (curve with max_latency)",
+    ),
+    maps("latency_window", "each probe's duration"),
+    maps(
+        "latency_percentile",
+        "the bound's percentile (100 → max; default 100)",
+    ),
+    // Accepted without effect.
+    flag(no_effect(
+        "norandommap",
+        "ioscope's random offsets are drawn without a coverage map",
+    )),
+    flag(no_effect(
+        "group_reporting",
+        "ioscope reports every workload and the run total anyway",
+    )),
+    aka(
+        flag(no_effect("thread", "ioscope always uses threads (workers)")),
+        &["threads"],
+    ),
+    no_effect("description", "a comment"),
+    flag(no_effect("clat_percentiles", "reporting only")),
+    flag(no_effect("slat_percentiles", "reporting only")),
+    no_effect(
+        "percentile_list",
+        "reporting only; ioscope always reports p50 to p99.99 and max",
+    ),
+    flag(no_effect(
+        "gtod_reduce",
+        "fio's way to save clock reads; ioscope times every I/O with the monotonic \
+         clock anyway, so only fio's reports would change",
+    )),
+    flag(no_effect(
+        "disable_lat",
+        "ioscope always measures latency (total, and service time from submission)",
+    )),
+    flag(no_effect("disable_clat", "ioscope always measures latency")),
+    flag(no_effect("disable_slat", "ioscope always measures latency")),
+    flag(no_effect(
+        "disable_bw_measurement",
+        "ioscope always measures throughput",
+    )),
+    no_effect(
+        "io_submit_mode",
+        "inline or offload: ioscope's open-loop workers issue at the intended times \
+         and measure latency from them, which is what offload is for",
+    ),
+    warn(
+        "random_generator",
+        "ioscope draws offsets from its own seeded generator (tausworthe, lfsr and \
+         tausworthe64 are not reproduced; lfsr's one-visit-per-block is not either)",
+    ),
+    warn(
+        "cpus_allowed_policy",
+        "ioscope places its workers on cpus_allowed itself, one per CPU at most",
+    ),
+    warn(
+        "numa_cpu_nodes",
+        "ioscope does not bind to NUMA nodes; give cpus_allowed with the node's CPUs",
+    ),
+    warn(
+        "numa_mem_policy",
+        "ioscope allocates buffers under the kernel's default NUMA policy",
+    ),
+    flag(no_effect("lat_percentiles", "reporting only")),
+    flag(no_effect("unified_rw_reporting", "reporting only")),
+    no_effect("disk_util", "reporting only"),
+    no_effect("randrepeat", "runs are repeatable by default"),
+    FioOption {
+        name: "invalidate",
+        aliases: &[],
+        flag: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_false,
+            why: "invalidate=0: ioscope never drops the page cache",
+        },
+    },
+    // Known, not reproduced. Flags are here so that a command line's next argument
+    // is not taken as their value.
+    flag(unsupported("exitall", "stops every job when one finishes")),
+    flag(unsupported(
+        "exitall_on_error",
+        "stops every job on the first error",
+    )),
+    flag(unsupported("minimal", "fio's terse output")),
+    flag(unsupported("create_only", "creates the files and stops")),
+    flag(unsupported("unlink", "deletes the files afterwards")),
+    flag(unsupported("per_job_logs", "fio's log files")),
+    flag(unsupported(
+        "allow_file_create",
+        "fio's file-creation policy",
+    )),
+    flag(unsupported("eta_newline", "fio's progress display")),
+    flag(unsupported("parse_only", "parses the job and stops")),
+    flag(unsupported("readonly", "fio's guard against writes")),
+    aka(
+        maps(
+            "iodepth_batch_submit",
+            "io_uring: requests queued per submit",
+        ),
+        &["iodepth_batch"],
+    ),
+    aka(
+        maps(
+            "iodepth_batch_complete_min",
+            "io_uring: completions waited for at least",
+        ),
+        &["iodepth_batch_complete"],
+    ),
+    maps(
+        "iodepth_batch_complete_max",
+        "io_uring: completions reaped at most per wait",
+    ),
+    flag(maps(
+        "fixedbufs",
+        "io_uring: registered buffers, fixed reads/writes",
+    )),
+    flag(maps("registerfiles", "io_uring: registered descriptors")),
+    flag(maps(
+        "sqthread_poll",
+        "io_uring: submission-queue polling thread",
+    )),
+    maps("sqthread_poll_cpu", "io_uring: CPU of the polling thread"),
+    flag(maps("hipri", "io_uring: polled completions")),
+    maps("sync", "write-through (O_DSYNC)"),
+    maps("dsync", "write-through (O_DSYNC)"),
+    maps("fsync", "flush every N writes per stream (fsync)"),
+    maps("fdatasync", "flush every N writes per stream (fdatasync)"),
+];
+
+/// The table entry for `key` (already normalised, see [`normalise_key`]).
+pub fn lookup(key: &str) -> Option<&'static FioOption> {
+    OPTIONS.iter().find(|o| o.name == key)
+}
+
+/// Lower-cases, turns `-` into `_`, and maps an alias to the option's name.
+pub fn normalise_key(key: &str) -> String {
+    let k = key.trim().to_ascii_lowercase().replace('-', "_");
+    match OPTIONS.iter().find(|o| o.aliases.contains(&k.as_str())) {
+        Some(o) => o.name.to_string(),
+        None => k,
+    }
+}
+
+/// True when the option takes no value on a command line.
+pub fn is_flag(key: &str) -> bool {
+    lookup(key).is_some_and(|o| o.flag)
+}
+
+/// The warning an accepted option carries, if it carries one.
+pub fn warning(key: &str) -> Option<&'static str> {
+    match lookup(key).map(|o| o.effect) {
+        Some(Effect::Warn(why)) => Some(why),
+        _ => None,
+    }
+}
+
+/// True when the option, given with `value`, must be listed as unsupported (it is
+/// unknown, or known and not reproduced). Options the translator maps report their
+/// own unsupported values.
+pub fn is_unsupported(key: &str, value: Option<&str>) -> bool {
+    match lookup(key).map(|o| o.effect) {
+        None | Some(Effect::Unsupported(_)) => true,
+        Some(Effect::Maps(_)) | Some(Effect::NoEffect(_)) | Some(Effect::Warn(_)) => false,
+        Some(Effect::NoEffectWhen { accepts, .. }) => !accepts(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_normalised_and_described() {
+        let mut seen = std::collections::BTreeSet::new();
+        for o in OPTIONS {
+            let why = match o.effect {
+                Effect::Maps(s)
+                | Effect::NoEffect(s)
+                | Effect::Warn(s)
+                | Effect::Unsupported(s) => s,
+                Effect::NoEffectWhen { why, .. } => why,
+            };
+            assert!(
+                !why.is_empty(),
+                "'{}' says nothing about its effect",
+                o.name
+            );
+            for n in std::iter::once(&o.name).chain(o.aliases) {
+                assert!(seen.insert(*n), "'{n}' appears twice in the table");
+                assert_eq!(
+                    n.to_string(),
+                    n.to_ascii_lowercase().replace('-', "_"),
+                    "'{n}' is not in normal form"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_documentation_names_every_option_read_or_accepted() {
+        let doc = include_str!("../../../docs/compat-fio.md");
+        for o in OPTIONS {
+            if matches!(o.effect, Effect::Unsupported(_)) {
+                continue;
+            }
+            for n in std::iter::once(&o.name).chain(o.aliases) {
+                assert!(
+                    doc.contains(&format!("`{n}`")) || doc.contains(&format!("`{n}=")),
+                    "docs/compat-fio.md does not mention `{n}`"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn aliases_normalise_to_the_name() {
+        assert_eq!(normalise_key("ReadWrite"), "rw");
+        assert_eq!(normalise_key("blocksize-range"), "bsrange");
+        assert_eq!(normalise_key("cpus"), "cpus_allowed");
+        assert_eq!(normalise_key("iodepth_batch"), "iodepth_batch_submit");
+        assert_eq!(normalise_key("no_such_option"), "no_such_option");
+    }
+
+    #[test]
+    fn invalidate_is_accepted_only_when_off() {
+        assert!(!is_unsupported("invalidate", Some("0")));
+        assert!(is_unsupported("invalidate", Some("1")));
+        assert!(is_unsupported("invalidate", None));
+        assert!(is_unsupported("no_such_option", Some("1")));
+        assert!(!is_unsupported("group_reporting", None));
+    }
+}

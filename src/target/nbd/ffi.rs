@@ -1,0 +1,372 @@
+//! libnbd, loaded at run time. ioscope must build and run its local targets on a
+//! machine without libnbd, so the library is opened with `dlopen` the first time an
+//! `nbd://` target is used, and only the functions the NBD engine calls are looked
+//! up. [`Conn`] wraps one `struct nbd_handle` behind safe methods; everything unsafe
+//! about libnbd lives in this file.
+//!
+//! The library name can be overridden with `IOSCOPE_LIBNBD` (a path or soname), which
+//! is how the tests simulate a machine without it.
+
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::sync::OnceLock;
+
+/// `LIBNBD_AIO_DIRECTION_READ`: the handle waits for the socket to be readable.
+pub const DIRECTION_READ: c_uint = 1;
+/// `LIBNBD_AIO_DIRECTION_WRITE`: the handle waits for the socket to be writable.
+pub const DIRECTION_WRITE: c_uint = 2;
+
+/// libnbd's `nbd_completion_callback`, passed by value.
+#[repr(C)]
+struct CompletionCallback {
+    callback: Option<unsafe extern "C" fn(*mut c_void, *mut c_int) -> c_int>,
+    user_data: *mut c_void,
+    free: Option<unsafe extern "C" fn(*mut c_void)>,
+}
+
+/// An opaque `struct nbd_handle`.
+#[repr(C)]
+struct Handle {
+    _private: [u8; 0],
+}
+
+type FnCreate = unsafe extern "C" fn() -> *mut Handle;
+type FnClose = unsafe extern "C" fn(*mut Handle);
+type FnGetError = unsafe extern "C" fn() -> *const c_char;
+type FnGetErrno = unsafe extern "C" fn() -> c_int;
+type FnConnectUri = unsafe extern "C" fn(*mut Handle, *const c_char) -> c_int;
+type FnHandleInt = unsafe extern "C" fn(*mut Handle) -> c_int;
+type FnGetSize = unsafe extern "C" fn(*mut Handle) -> i64;
+type FnPread = unsafe extern "C" fn(*mut Handle, *mut c_void, usize, u64, u32) -> c_int;
+type FnAioPread =
+    unsafe extern "C" fn(*mut Handle, *mut c_void, usize, u64, CompletionCallback, u32) -> i64;
+type FnAioPwrite =
+    unsafe extern "C" fn(*mut Handle, *const c_void, usize, u64, CompletionCallback, u32) -> i64;
+type FnGetDirection = unsafe extern "C" fn(*mut Handle) -> c_uint;
+type FnCommandCompleted = unsafe extern "C" fn(*mut Handle, u64) -> c_int;
+type FnPeekCompleted = unsafe extern "C" fn(*mut Handle) -> i64;
+
+/// The libnbd functions ioscope uses, with the library kept loaded for the process.
+struct Lib {
+    _lib: Library,
+    create: FnCreate,
+    close: FnClose,
+    get_error: FnGetError,
+    get_errno: FnGetErrno,
+    connect_uri: FnConnectUri,
+    get_size: FnGetSize,
+    can_multi_conn: FnHandleInt,
+    is_read_only: FnHandleInt,
+    pread: FnPread,
+    aio_pread: FnAioPread,
+    aio_pwrite: FnAioPwrite,
+    aio_get_fd: FnHandleInt,
+    aio_get_direction: FnGetDirection,
+    aio_notify_read: FnHandleInt,
+    aio_notify_write: FnHandleInt,
+    aio_command_completed: FnCommandCompleted,
+    aio_peek_command_completed: FnPeekCompleted,
+    aio_in_flight: FnHandleInt,
+    aio_is_dead: FnHandleInt,
+    aio_is_closed: FnHandleInt,
+}
+
+/// The library name: `IOSCOPE_LIBNBD` or the soname of libnbd 1.x.
+fn lib_name() -> String {
+    std::env::var("IOSCOPE_LIBNBD").unwrap_or_else(|_| "libnbd.so.0".to_string())
+}
+
+fn load() -> Result<Lib, String> {
+    let name = lib_name();
+    let missing = |e: libloading::Error| {
+        format!(
+            "cannot load libnbd ('{name}': {e}); NBD targets need it: install the Debian/Ubuntu package libnbd0 (Fedora: libnbd)"
+        )
+    };
+    // SAFETY: loading libnbd runs its initialisers, which only set up library state.
+    let lib = unsafe { Library::new(&name) }.map_err(missing)?;
+    macro_rules! sym {
+        ($name:literal) => {
+            // SAFETY: the symbol is looked up by its libnbd name and given the
+            // function type declared for it in libnbd.h; the pointer stays valid
+            // because the Library is stored next to it for the life of the process.
+            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map_err(missing)?
+        };
+    }
+    Ok(Lib {
+        create: sym!("nbd_create"),
+        close: sym!("nbd_close"),
+        get_error: sym!("nbd_get_error"),
+        get_errno: sym!("nbd_get_errno"),
+        connect_uri: sym!("nbd_connect_uri"),
+        get_size: sym!("nbd_get_size"),
+        can_multi_conn: sym!("nbd_can_multi_conn"),
+        is_read_only: sym!("nbd_is_read_only"),
+        pread: sym!("nbd_pread"),
+        aio_pread: sym!("nbd_aio_pread"),
+        aio_pwrite: sym!("nbd_aio_pwrite"),
+        aio_get_fd: sym!("nbd_aio_get_fd"),
+        aio_get_direction: sym!("nbd_aio_get_direction"),
+        aio_notify_read: sym!("nbd_aio_notify_read"),
+        aio_notify_write: sym!("nbd_aio_notify_write"),
+        aio_command_completed: sym!("nbd_aio_command_completed"),
+        aio_peek_command_completed: sym!("nbd_aio_peek_command_completed"),
+        aio_in_flight: sym!("nbd_aio_in_flight"),
+        aio_is_dead: sym!("nbd_aio_is_dead"),
+        aio_is_closed: sym!("nbd_aio_is_closed"),
+        _lib: lib,
+    })
+}
+
+/// libnbd, loaded once per process (or the reason it could not be).
+fn lib() -> Result<&'static Lib, String> {
+    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+    LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
+}
+
+/// Whether libnbd can be loaded here; `Err` says which package to install.
+pub fn available() -> Result<(), String> {
+    lib().map(|_| ())
+}
+
+/// The last libnbd error of this thread, as text and errno.
+fn last_error(l: &Lib) -> (String, i32) {
+    // SAFETY: nbd_get_error returns a thread-local string or NULL; it is copied at once.
+    let msg = unsafe { (l.get_error)() };
+    let text = if msg.is_null() {
+        "unknown libnbd error".to_string()
+    } else {
+        // SAFETY: non-null, NUL-terminated, valid until the next libnbd call here.
+        unsafe { CStr::from_ptr(msg) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    // SAFETY: plain thread-local read.
+    let errno = unsafe { (l.get_errno)() };
+    (text, errno)
+}
+
+/// A libnbd failure: its message and errno (0 when libnbd gave none).
+#[derive(Debug, Clone)]
+pub struct NbdError {
+    pub msg: String,
+    pub errno: i32,
+}
+
+impl std::fmt::Display for NbdError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+/// One connection to an NBD server: an owned `struct nbd_handle`.
+pub struct Conn {
+    lib: &'static Lib,
+    h: *mut Handle,
+}
+
+// SAFETY: libnbd handles are thread-safe (every call takes the handle's lock), and a
+// Conn owns its handle exclusively; moving it between threads is allowed.
+unsafe impl Send for Conn {}
+
+impl Conn {
+    /// Connects (blocking) to `uri` and completes the handshake.
+    pub fn connect(uri: &str) -> Result<Conn, NbdError> {
+        let l = lib().map_err(|msg| NbdError { msg, errno: 0 })?;
+        let c_uri = CString::new(uri).map_err(|_| NbdError {
+            msg: "URI contains a NUL byte".into(),
+            errno: 0,
+        })?;
+        // SAFETY: nbd_create has no preconditions; NULL is checked.
+        let h = unsafe { (l.create)() };
+        if h.is_null() {
+            let (msg, errno) = last_error(l);
+            return Err(NbdError { msg, errno });
+        }
+        let conn = Conn { lib: l, h };
+        // SAFETY: valid handle and NUL-terminated URI that outlives the call.
+        if unsafe { (l.connect_uri)(h, c_uri.as_ptr()) } == -1 {
+            return Err(conn.error());
+        }
+        Ok(conn)
+    }
+
+    fn error(&self) -> NbdError {
+        let (msg, errno) = last_error(self.lib);
+        NbdError { msg, errno }
+    }
+
+    /// The export's size in bytes.
+    pub fn size_bytes(&self) -> Result<u64, NbdError> {
+        // SAFETY: valid, connected handle.
+        let r = unsafe { (self.lib.get_size)(self.h) };
+        if r < 0 {
+            return Err(self.error());
+        }
+        Ok(r as u64)
+    }
+
+    /// Whether the server advertises multi-conn (several connections see one cache).
+    pub fn can_multi_conn(&self) -> bool {
+        // SAFETY: valid, connected handle.
+        unsafe { (self.lib.can_multi_conn)(self.h) == 1 }
+    }
+
+    /// Whether the export is read-only.
+    pub fn is_read_only(&self) -> bool {
+        // SAFETY: valid, connected handle.
+        unsafe { (self.lib.is_read_only)(self.h) == 1 }
+    }
+
+    /// Blocking read of `buf.len()` bytes at `offset`.
+    pub fn pread(&self, buf: &mut [u8], offset: u64) -> Result<(), NbdError> {
+        // SAFETY: the buffer is valid for writes of its length during the call.
+        let r = unsafe {
+            (self.lib.pread)(
+                self.h,
+                buf.as_mut_ptr() as *mut c_void,
+                buf.len(),
+                offset,
+                0,
+            )
+        };
+        if r == -1 {
+            return Err(self.error());
+        }
+        Ok(())
+    }
+
+    /// Starts an asynchronous read into `buf`; returns the command's cookie.
+    ///
+    /// # Safety
+    /// `buf` must stay valid for `len` bytes of writes, and untouched, until the
+    /// command has been retired by [`Conn::retire`] or the connection is closed.
+    pub unsafe fn aio_pread(&self, buf: *mut u8, len: u32, offset: u64) -> Result<u64, NbdError> {
+        // SAFETY: the caller keeps buf valid until retirement; a null callback means
+        // the command is retired by nbd_aio_command_completed.
+        let r = unsafe {
+            (self.lib.aio_pread)(
+                self.h,
+                buf as *mut c_void,
+                len as usize,
+                offset,
+                NULL_COMPLETION,
+                0,
+            )
+        };
+        if r == -1 {
+            return Err(self.error());
+        }
+        Ok(r as u64)
+    }
+
+    /// Starts an asynchronous write from `buf`; returns the command's cookie.
+    ///
+    /// # Safety
+    /// `buf` must stay valid for `len` bytes of reads until the command is retired or
+    /// the connection is closed.
+    pub unsafe fn aio_pwrite(
+        &self,
+        buf: *const u8,
+        len: u32,
+        offset: u64,
+    ) -> Result<u64, NbdError> {
+        // SAFETY: as for aio_pread, with the buffer only read.
+        let r = unsafe {
+            (self.lib.aio_pwrite)(
+                self.h,
+                buf as *const c_void,
+                len as usize,
+                offset,
+                NULL_COMPLETION,
+                0,
+            )
+        };
+        if r == -1 {
+            return Err(self.error());
+        }
+        Ok(r as u64)
+    }
+
+    /// The socket libnbd drives; poll it for [`Conn::direction`].
+    pub fn fd(&self) -> Result<i32, NbdError> {
+        // SAFETY: valid handle.
+        let r = unsafe { (self.lib.aio_get_fd)(self.h) };
+        if r == -1 {
+            return Err(self.error());
+        }
+        Ok(r)
+    }
+
+    /// What the handle waits for: a mix of [`DIRECTION_READ`] and [`DIRECTION_WRITE`].
+    pub fn direction(&self) -> c_uint {
+        // SAFETY: valid handle.
+        unsafe { (self.lib.aio_get_direction)(self.h) }
+    }
+
+    /// Tells libnbd the socket is readable; it reads what it can without blocking.
+    pub fn notify_read(&self) -> Result<(), NbdError> {
+        // SAFETY: valid handle.
+        if unsafe { (self.lib.aio_notify_read)(self.h) } == -1 {
+            return Err(self.error());
+        }
+        Ok(())
+    }
+
+    /// Tells libnbd the socket is writable; it sends what it can without blocking.
+    pub fn notify_write(&self) -> Result<(), NbdError> {
+        // SAFETY: valid handle.
+        if unsafe { (self.lib.aio_notify_write)(self.h) } == -1 {
+            return Err(self.error());
+        }
+        Ok(())
+    }
+
+    /// The cookie of a completed command not yet retired, if any.
+    pub fn peek_completed(&self) -> Option<u64> {
+        // SAFETY: valid handle. 0 = none completed yet, -1 = none in flight.
+        let r = unsafe { (self.lib.aio_peek_command_completed)(self.h) };
+        (r > 0).then_some(r as u64)
+    }
+
+    /// Retires the completed command `cookie`: `Ok` on success, its error otherwise.
+    /// After this its buffer is the caller's again.
+    pub fn retire(&self, cookie: u64) -> Result<(), NbdError> {
+        // SAFETY: valid handle; cookie came from peek_completed.
+        let r = unsafe { (self.lib.aio_command_completed)(self.h, cookie) };
+        if r == 1 {
+            return Ok(());
+        }
+        let mut e = self.error();
+        if e.errno == 0 {
+            e.errno = libc::EIO;
+        }
+        Err(e)
+    }
+
+    /// Commands issued and not yet retired.
+    pub fn in_flight(&self) -> usize {
+        // SAFETY: valid handle.
+        unsafe { (self.lib.aio_in_flight)(self.h) }.max(0) as usize
+    }
+
+    /// True once the connection has failed or been closed by the server for good.
+    pub fn is_dead(&self) -> bool {
+        // SAFETY: valid handle; both are plain state queries.
+        unsafe { (self.lib.aio_is_dead)(self.h) == 1 || (self.lib.aio_is_closed)(self.h) == 1 }
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // SAFETY: closing the handle this Conn owns, exactly once.
+        unsafe { (self.lib.close)(self.h) }
+    }
+}
+
+/// `NBD_NULL_COMPLETION`: no callback; commands are retired by polling.
+const NULL_COMPLETION: CompletionCallback = CompletionCallback {
+    callback: None,
+    user_data: std::ptr::null_mut(),
+    free: None,
+};
