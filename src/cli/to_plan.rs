@@ -26,6 +26,7 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
             uri: uri.clone(),
             size_bytes: a.size,
             direct: a.direct,
+            multipath: None,
         })
         .collect();
     let runs = sweep_combinations(a)

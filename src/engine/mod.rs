@@ -10,6 +10,7 @@
 
 pub mod iscsi;
 pub mod mem;
+pub mod multipath;
 pub mod nbd;
 pub mod null;
 pub mod sim;

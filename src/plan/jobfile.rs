@@ -542,6 +542,7 @@ impl<'a> Ctx<'a> {
                 uri,
                 size_bytes,
                 direct,
+                multipath: None,
             },
             at,
         ))
@@ -1182,6 +1183,7 @@ passes = 2
                 uri: "/mnt/array/ioscope.dat".into(),
                 size_bytes: Some(10 << 30),
                 direct: Some(true),
+                multipath: None,
             }
         );
         assert_eq!(plan.targets[1].size_bytes, None);

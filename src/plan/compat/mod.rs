@@ -384,6 +384,7 @@ impl TargetTable {
             uri: uri.to_string(),
             size_bytes,
             direct,
+            multipath: None,
         });
         name
     }
