@@ -24,6 +24,9 @@ pub enum ValueError {
     /// A reporting interval below 10 ms.
     #[error("must be at least 10ms")]
     IntervalTooShort,
+    /// A path policy or failback rule that does not parse.
+    #[error(transparent)]
+    Path(#[from] crate::plan::paths::PathSpecError),
     /// Refused by a plan parser (distribution, CPU list), which says why.
     #[error("{0}")]
     Plan(String),
@@ -278,4 +281,14 @@ mod tests {
         assert_eq!(rw("RandRW").unwrap().read_pct, 50);
         assert_eq!(engine("io_uring").unwrap(), EngineKind::Uring);
     }
+}
+
+/// A multipath policy: rr[:N], queue, service-time, failover.
+pub fn path_policy(text: &str) -> Res<crate::plan::paths::PathPolicy> {
+    Ok(crate::plan::paths::parse_policy(text)?)
+}
+
+/// A failback rule: immediate, manual or a duration.
+pub fn failback(text: &str) -> Res<crate::plan::paths::Failback> {
+    Ok(crate::plan::paths::parse_failback(text)?)
 }

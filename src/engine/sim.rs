@@ -157,6 +157,7 @@ mod tests {
             backing: Backing::Sim(SimDevice::new(s)),
             direct: false,
             align_bytes: 1,
+            multipath: None,
         })])
     }
 

@@ -78,7 +78,7 @@ pub enum Failback {
 }
 
 /// Why a policy or failback text is not understood.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum PathSpecError {
     #[error("unknown path policy '{0}': expected rr[:N], queue, service-time or failover")]
     UnknownPolicy(String),

@@ -213,7 +213,9 @@ fn a_stalled_path_times_out_and_its_io_moves_unseen() {
         s1.stalled = false;
         s1.unreachable = false;
     }
-    std::thread::sleep(std::time::Duration::from_millis(60));
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    e.submit_and_reap(0, Some(0), &mut Vec::new()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(30));
     run_qd1(&mut e, 100, 10);
     e.take_path_events(&mut ev);
     assert_eq!(ev.last().map(|x| (x.path, x.kind)), Some((1, PathEventKind::Up)));
