@@ -4,13 +4,14 @@
 //! within a bound ("max IOPS at p99 ≤ 0.5 ms"). Every run is kept in the result, with
 //! the `curve` summary beside them.
 
-use super::{AppError, CurveInvocation, LatencyBound, Session};
-use crate::plan::model::{Rate, RunSpec};
+use super::{AppError, CurveInvocation, LatencyBound, Outcome, Output, Session};
+use crate::plan::model::{CurveSpec, Plan, Rate, RunSpec};
 use crate::plan::units::{parse_duration_ns, HumanBytes};
 use crate::result::{Curve, CurvePoint, LatencyStats, RunResult, Sla};
+use crate::run::RunOptions;
 
 /// Default curve points, % of the measured maximum (vdbench's curve).
-pub const DEFAULT_POINTS: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
+pub use crate::plan::model::DEFAULT_CURVE_POINTS_PCT as DEFAULT_POINTS;
 /// SLA search stops when the bracket is this narrow, relative to its top.
 const SLA_RESOLUTION: f64 = 0.02;
 /// Most probe runs an SLA search makes.
@@ -140,37 +141,101 @@ fn shape_words(r: &RunSpec, ws_bytes: Option<u64>) -> String {
     s
 }
 
-/// `ioscope curve`.
+/// What a curve measures over its run: the points (% of the maximum), a bound that
+/// stops the points early, and a bound to search the highest rate within.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurveRequest {
+    pub points: Vec<f64>,
+    pub stop: Option<LatencyBound>,
+    pub sla: Option<LatencyBound>,
+}
+
+impl CurveRequest {
+    /// From the curve a job description asked for (vdbench's `iorate=curve`, fio's
+    /// `latency_target`).
+    pub fn from_spec(spec: &CurveSpec) -> Result<Self, AppError> {
+        let bound = |what: &str, t: &Option<String>| {
+            t.as_deref()
+                .map(|t| {
+                    LatencyBound::parse(t).map_err(|e| {
+                        AppError::Refused(format!("the plan's curve: {what} '{t}': {e}"))
+                    })
+                })
+                .transpose()
+        };
+        if let Some(p) = spec
+            .points_pct
+            .iter()
+            .find(|p| !(p.is_finite() && **p > 0.0 && **p <= 1000.0))
+        {
+            return Err(AppError::Refused(format!(
+                "the plan's curve: point {p} is not a percentage"
+            )));
+        }
+        Ok(CurveRequest {
+            points: spec.points_pct.clone(),
+            stop: bound("stop_latency", &spec.stop_latency)?,
+            sla: bound("max_latency", &spec.max_latency)?,
+        })
+    }
+}
+
+/// `ioscope curve`. A job whose run carries a curve (vdbench's `iorate=curve`) is
+/// measured as it says unless `--points`, `--stop-latency` or `--max-latency` are
+/// given.
 pub fn curve(a: CurveInvocation) -> Result<i32, AppError> {
     let CurveInvocation {
-        run,
+        mut run,
         points,
         stop_latency: stop,
         max_latency: sla,
     } = a;
-    let plan = &run.plan;
+    let flags_given = points.is_some() || stop.is_some() || sla.is_some();
+    let req = match run.plan.runs.first().and_then(|r| r.curve.clone()) {
+        Some(spec) if !flags_given => CurveRequest::from_spec(&spec)?,
+        _ => CurveRequest {
+            points: match points {
+                Some(p) => p,
+                None if sla.is_some() => Vec::new(),
+                None => DEFAULT_POINTS.to_vec(),
+            },
+            stop,
+            sla,
+        },
+    };
+    for r in &mut run.plan.runs {
+        r.curve = None;
+    }
+    Ok(run_curve(&run.plan, &req, &run.output, &run.opts, run.command)?.exit_code)
+}
+
+/// Measures the curve `req` over the plan's one run: `ioscope curve`, and `ioscope
+/// run` on a job that asks for a curve. The result holds every run and the `curve`
+/// summary beside them.
+pub fn run_curve(
+    plan: &Plan,
+    req: &CurveRequest,
+    output: &Output,
+    opts: &RunOptions,
+    command: Vec<String>,
+) -> Result<Outcome, AppError> {
     if plan.runs.len() != 1 {
         return Err(AppError::Refused(format!(
             "a curve needs exactly one run; this plan has {} (no sweeps with curve)",
             plan.runs.len()
         )));
     }
-    let points: Vec<f64> = match points {
-        Some(p) => p,
-        None if sla.is_some() => Vec::new(),
-        None => DEFAULT_POINTS.to_vec(),
-    };
+    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
     let base = &plan.runs[0];
     if base.duration_ns.is_none() {
         return Err(AppError::Refused(
             "a curve needs --duration for each point".into(),
         ));
     }
-    let opts = &run.opts;
     crate::run::check(base, &plan.targets, opts).map_err(AppError::Check)?;
     let total = 1 + points.len() + if sla.is_some() { SLA_MAX_PROBES } else { 0 };
     let per_run_s = (base.warmup_ns + base.duration_ns.unwrap_or(0)) as f64 / 1e9;
-    let mut s = Session::start(plan, &run.output, opts, run.command.clone())?;
+    let mut s = Session::start(plan, output, opts, command)?;
     s.say(&format!(
         "curve: a max run and {} points{}, {:.0} s each (at most {} runs, about {:.0} s)",
         points.len(),
@@ -194,7 +259,7 @@ pub fn curve(a: CurveInvocation) -> Result<i32, AppError> {
             "the max run completed no I/O; no curve to draw".into(),
         ));
     }
-    for &pct in &points {
+    for &pct in points {
         if s.stopped() {
             break;
         }
@@ -208,7 +273,7 @@ pub fn curve(a: CurveInvocation) -> Result<i32, AppError> {
         curve
             .points
             .push(point(s.doc.runs.len() - 1, pct, rate, &r));
-        if let Some(b) = &stop {
+        if let Some(b) = stop {
             if !b.holds(&r) {
                 curve.stopped = Some(format!(
                     "stopped at {pct}%: {} = {:.1} µs exceeds {}",
@@ -220,7 +285,7 @@ pub fn curve(a: CurveInvocation) -> Result<i32, AppError> {
             }
         }
     }
-    if let Some(b) = &sla {
+    if let Some(b) = sla {
         curve.sla = Some(search(&mut s, base, &curve, b)?);
     }
     print_curve(&curve, &s.doc.runs)?;
@@ -248,7 +313,7 @@ pub fn curve(a: CurveInvocation) -> Result<i32, AppError> {
     }
     s.doc.curve = Some(curve);
     s.save()?;
-    Ok(s.finish()?.exit_code)
+    s.finish()
 }
 
 /// Brackets and bisects the rate until the bound's percentile sits just within it.

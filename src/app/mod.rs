@@ -51,6 +51,9 @@ pub mod exit {
     pub const BAD_INPUT: i32 = 2;
     /// Verification found a mismatch.
     pub const VERIFY_MISMATCH: i32 = 3;
+    /// `convert` printed a translation but had to drop unsupported options, so it is
+    /// not faithful (the same code as a mismatch: "done, but not what you asked").
+    pub const CONVERT_DROPPED: i32 = 3;
     /// Interrupted by Ctrl-C (results so far were written).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -185,9 +188,7 @@ impl<'a> Session<'a> {
                 "\n{}{}: {}",
                 r.name,
                 label,
-                terminal::workload_words(
-                    &serde_json::to_value(&r.workloads[0]).unwrap_or_default()
-                )
+                terminal::workload_words(&crate::run::echo::workload_echo(&r.workloads[0]))
             )?;
             outln!("{}", terminal::interval_header())?;
         }
@@ -255,7 +256,7 @@ impl<'a> Session<'a> {
         }
         // Any I/O error fails the command; the policy only decided whether the run
         // went on.
-        if result.end_reason == "error" || result.totals.all.errors > 0 {
+        if result.end_reason == crate::result::EndReason::Error || result.totals.all.errors > 0 {
             self.exit_code = exit::RUN_FAILED;
         }
         if result.interrupted {
@@ -326,6 +327,11 @@ pub fn run_plan(
     opts: &RunOptions,
     command: Vec<String>,
 ) -> Result<Outcome, AppError> {
+    // A job that asks for a curve (vdbench's iorate=curve) is measured as one.
+    if let Some(spec) = plan.runs.iter().find_map(|r| r.curve.as_ref()) {
+        let req = curve::CurveRequest::from_spec(spec)?;
+        return curve::run_curve(plan, &req, out, opts, command);
+    }
     // Every check that can fail happens before the first I/O of the first run.
     for r in &plan.runs {
         run::check(r, &plan.targets, opts).map_err(AppError::Check)?;

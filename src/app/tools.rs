@@ -113,13 +113,59 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
+    let curves = curves_not_written(&translated.plan);
+    for c in &curves {
+        eprintln!("warning: not translated: {c}");
+    }
     let text = match a.to {
         ConvertTo::Toml => crate::plan::emit::to_toml(&translated.plan)?,
         ConvertTo::Fio => crate::plan::emit::to_fio(&translated.plan)
             .map_err(|e| AppError::Refused(format!("cannot write as fio: {e}")))?,
     };
     stdout::print(&text)?;
-    Ok(exit::OK)
+    let dropped = translated.unsupported.len() + curves.len();
+    if dropped == 0 {
+        return Ok(exit::OK);
+    }
+    eprintln!(
+        "convert: {dropped} option(s) dropped; the translation is partial (exit {})",
+        exit::CONVERT_DROPPED
+    );
+    Ok(exit::CONVERT_DROPPED)
+}
+
+/// A curve (vdbench's iorate=curve, fio's latency_target) has no form in TOML or fio
+/// output: one line per such run saying how to run it instead.
+fn curves_not_written(plan: &crate::plan::model::Plan) -> Vec<String> {
+    plan.runs
+        .iter()
+        .filter_map(|r| r.curve.as_ref().map(|c| (r, c)))
+        .map(|(r, c)| {
+            let pts: Vec<String> = c.points_pct.iter().map(|p| p.to_string()).collect();
+            let mut flags = Vec::new();
+            if !pts.is_empty() {
+                flags.push(format!("--points {}", pts.join(",")));
+            }
+            for (flag, v) in [
+                ("--stop-latency", &c.stop_latency),
+                ("--max-latency", &c.max_latency),
+            ] {
+                if let Some(v) = v {
+                    flags.push(format!("{flag} {v}"));
+                }
+            }
+            format!(
+                "run '{}' is a latency curve{}; the output runs it once — use \
+                 `ioscope curve JOB {}`",
+                r.name,
+                c.origin
+                    .as_deref()
+                    .map(|o| format!(" ({o})"))
+                    .unwrap_or_default(),
+                flags.join(" ")
+            )
+        })
+        .collect()
 }
 
 /// `ioscope rerun RESULT`: the effective plan recorded in a result, run again.

@@ -23,7 +23,7 @@ use super::stream::{self, Control, Job, StreamState};
 use super::tcp_info::{self, TcpSample};
 use super::NetError;
 use crate::clock::now_ns;
-use crate::result::{Interval, NetInterval, NetStreamInterval, ResultDoc};
+use crate::result::{EndReason, Interval, NetInterval, NetStreamInterval, ResultDoc};
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
 
@@ -68,7 +68,7 @@ pub(super) struct Measured {
     pub end_ns: u64,
     pub cpu_mark: CpuSample,
     pub cpu_end: CpuSample,
-    pub end_reason: &'static str,
+    pub end_reason: EndReason,
     pub errors: Vec<String>,
     pub server: Option<(Vec<ServerStream>, protocol::CpuTimes)>,
     pub local_env: NetEnv,
@@ -192,7 +192,7 @@ pub fn run(cfg: &NetRunConfig) -> Result<NetOutcome, NetError> {
         cookie: cookie_hex,
         local_addrs,
         local_env,
-        remote_env: Some(remote_env),
+        remote_env: m.remote_env.or(Some(remote_env)),
         started_unix_s,
         ..m
     };
@@ -219,16 +219,12 @@ fn job_for(cfg: &NetRunConfig, role: Role, senders: usize) -> Job {
     }
 }
 
-/// Runs the streams for warm-up + duration, printing intervals; then stops them and
-/// collects the server's report.
-fn measure(
+/// Starts one thread per data connection.
+fn spawn_streams(
     cfg: &NetRunConfig,
-    ctrl: &mut TcpStream,
     socks: Vec<(TcpStream, u32, Role)>,
-) -> Result<Measured, NetError> {
-    let ctl = Arc::new(Control::default());
-    let start_ns = now_ns();
-    ctl.start_ns.store(start_ns, Ordering::Release);
+    ctl: &Arc<Control>,
+) -> (Vec<Tracked>, Vec<std::thread::JoinHandle<()>>) {
     let senders = socks.iter().filter(|s| s.2 == Role::Send).count().max(1);
     let mut streams = Vec::new();
     let mut threads = Vec::new();
@@ -255,6 +251,28 @@ fn measure(
             tcp: TcpSample::default(),
         });
     }
+    (streams, threads)
+}
+
+/// The intervals of a test and where its measured part began.
+struct Timeline {
+    intervals: Vec<Interval>,
+    /// Whether the warm-up ended (the server was sent its mark).
+    marked: bool,
+    mark_ns: u64,
+    cpu_mark: CpuSample,
+    end_reason: EndReason,
+}
+
+/// Reports intervals until warm-up + duration pass (or the test fails), sending the
+/// server its mark when the warm-up ends.
+fn run_intervals(
+    cfg: &NetRunConfig,
+    ctrl: &mut TcpStream,
+    streams: &mut [Tracked],
+    ctl: &Control,
+    start_ns: u64,
+) -> Timeline {
     let timed = cfg.rr.is_some() || cfg.rate.is_some();
     let quiet = cfg.output.quiet || cfg.output.json_stdout;
     if !quiet {
@@ -263,64 +281,81 @@ fn measure(
     let warm_end = start_ns + cfg.warmup_ns;
     let end_at = warm_end + cfg.duration_ns;
     let mut cpu_prev = CpuSample::now();
-    let mut cpu_mark = cpu_prev;
-    let mut mark_ns = start_ns;
-    let mut marked = false;
-    let mut intervals = Vec::new();
+    let mut tl = Timeline {
+        intervals: Vec::new(),
+        marked: cfg.warmup_ns == 0,
+        mark_ns: start_ns,
+        cpu_mark: cpu_prev,
+        end_reason: EndReason::Duration,
+    };
+    if tl.marked {
+        let _ = protocol::write_frame(ctrl, &Ctrl::Mark);
+    }
     let mut t_prev = start_ns;
     let mut next_tick = start_ns + cfg.interval_ns;
-    let mut end_reason = "duration";
-    let mut errors = Vec::new();
-    if cfg.warmup_ns == 0 {
-        let _ = protocol::write_frame(ctrl, &Ctrl::Mark);
-        marked = true;
-    }
     loop {
-        let target = if marked {
-            next_tick.min(end_at)
-        } else {
-            next_tick.min(warm_end)
-        };
-        let why = watch_until(target, ctrl, &streams);
+        let target = next_tick.min(if tl.marked { end_at } else { warm_end });
+        let why = watch_until(target, ctrl, streams);
         let now = now_ns();
         if let Some(w) = why {
-            end_reason = w;
+            tl.end_reason = w;
         }
         if now.saturating_sub(t_prev) >= 10_000_000 || why.is_none() {
             let iv = interval(
-                &mut streams,
-                &ctl,
+                streams,
+                ctl,
                 timed,
-                intervals.len() as u64,
+                tl.intervals.len() as u64,
                 (t_prev, now, start_ns),
-                !marked,
+                !tl.marked,
                 &mut cpu_prev,
             );
             if !quiet {
                 println!("{}", term::interval_line(&iv, cfg.rr.is_some()));
             }
-            intervals.push(iv);
+            tl.intervals.push(iv);
             t_prev = now;
         }
-        if !marked && now >= warm_end && why.is_none() {
+        if !tl.marked && now >= warm_end && why.is_none() {
             let _ = protocol::write_frame(ctrl, &Ctrl::Mark);
-            mark_ns = now;
-            cpu_mark = cpu_prev;
-            marked = true;
-            for t in &mut streams {
-                t.mark_out = t.prev_out;
-                t.mark_in = t.prev_in;
-                t.mark_ops = t.prev_ops;
+            (tl.mark_ns, tl.cpu_mark, tl.marked) = (now, cpu_prev, true);
+            for t in streams.iter_mut() {
+                (t.mark_out, t.mark_in, t.mark_ops) = (t.prev_out, t.prev_in, t.prev_ops);
                 t.hist.reset();
             }
         }
         if why.is_some() || now >= end_at {
-            break;
+            return tl;
         }
         if now >= next_tick {
             next_tick += cfg.interval_ns;
         }
     }
+}
+
+/// The server's report after the stop, or why there is none.
+fn server_report(
+    ctrl: &mut TcpStream,
+) -> Result<(Vec<ServerStream>, protocol::CpuTimes, NetEnv), String> {
+    match protocol::read_frame(ctrl) {
+        Ok(Ctrl::Report { streams, cpu, env }) => Ok((streams, cpu, *env)),
+        Ok(other) => Err(format!("expected the server's report, got {other:?}")),
+        Err(e) => Err(format!("no report from the server: {e}")),
+    }
+}
+
+/// Runs the streams for warm-up + duration, printing intervals; then stops them and
+/// collects the server's report.
+fn measure(
+    cfg: &NetRunConfig,
+    ctrl: &mut TcpStream,
+    socks: Vec<(TcpStream, u32, Role)>,
+) -> Result<Measured, NetError> {
+    let ctl = Arc::new(Control::default());
+    let start_ns = now_ns();
+    ctl.start_ns.store(start_ns, Ordering::Release);
+    let (mut streams, threads) = spawn_streams(cfg, socks, &ctl);
+    let tl = run_intervals(cfg, ctrl, &mut streams, &ctl, start_ns);
     let end_ns = now_ns();
     let cpu_end = CpuSample::now();
     ctl.request_stop();
@@ -328,10 +363,11 @@ fn measure(
     for t in threads {
         let _ = t.join();
     }
+    let mut errors = Vec::new();
     // What the loops recorded after the last interval belongs to the measured total.
     for t in &mut streams {
         let h = t.st.take_latency();
-        if marked {
+        if tl.marked {
             t.hist += &h;
         }
         t.tcp = tcp_info::sample(t.st.sock.as_raw_fd()).unwrap_or(t.tcp);
@@ -339,27 +375,20 @@ fn measure(
             errors.push(e);
         }
     }
-    let server = if end_reason == "error" {
-        None
+    let mut end_reason = tl.end_reason;
+    let (server, remote_env) = if end_reason == EndReason::Error {
+        (None, None)
     } else {
-        match protocol::read_frame(ctrl) {
-            Ok(Ctrl::Report {
-                streams,
-                cpu,
-                env: _,
-            }) => Some((streams, cpu)),
-            Ok(other) => {
-                errors.push(format!("expected the server's report, got {other:?}"));
-                None
-            }
+        match server_report(ctrl) {
+            Ok((s, cpu, env)) => (Some((s, cpu)), Some(env)),
             Err(e) => {
-                errors.push(format!("no report from the server: {e}"));
-                None
+                errors.push(e);
+                (None, None)
             }
         }
     };
-    if server.is_none() && end_reason == "duration" {
-        end_reason = "error";
+    if server.is_none() && end_reason == EndReason::Duration {
+        end_reason = EndReason::Error;
     }
     Ok(Measured {
         cfg: cfg.clone(),
@@ -369,30 +398,30 @@ fn measure(
         cookie: String::new(),
         local_addrs: Vec::new(),
         streams,
-        intervals,
+        intervals: tl.intervals,
         start_ns,
-        mark_ns: if marked { mark_ns } else { end_ns },
+        mark_ns: if tl.marked { tl.mark_ns } else { end_ns },
         end_ns,
-        cpu_mark,
+        cpu_mark: tl.cpu_mark,
         cpu_end,
         end_reason,
         errors,
         server,
         local_env: NetEnv::default(),
-        remote_env: None,
+        remote_env,
         started_unix_s: 0.0,
     })
 }
 
 /// Sleeps until `at_ns` in slices, returning early with the reason when the user
 /// interrupts, a stream fails, or the server closes the control connection.
-fn watch_until(at_ns: u64, ctrl: &TcpStream, streams: &[Tracked]) -> Option<&'static str> {
+fn watch_until(at_ns: u64, ctrl: &TcpStream, streams: &[Tracked]) -> Option<EndReason> {
     loop {
         if crate::run::interrupt::requested() {
-            return Some("interrupted");
+            return Some(EndReason::Interrupted);
         }
         if streams.iter().any(|t| t.st.error().is_some()) {
-            return Some("error");
+            return Some(EndReason::Error);
         }
         let mut pfd = libc::pollfd {
             fd: ctrl.as_raw_fd(),
@@ -403,7 +432,7 @@ fn watch_until(at_ns: u64, ctrl: &TcpStream, streams: &[Tracked]) -> Option<&'st
         let n = unsafe { libc::poll(&mut pfd, 1, 0) };
         if n > 0 {
             // Nothing is expected from the server mid-test: this is its end.
-            return Some("error");
+            return Some(EndReason::Error);
         }
         let now = now_ns();
         if now >= at_ns {

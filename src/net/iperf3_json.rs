@@ -44,9 +44,26 @@ fn split_addr(a: &str) -> (String, u16) {
     }
 }
 
+/// iperf3 reports descriptor numbers; stream positions are stable stand-ins.
+fn socket(i: usize) -> u64 {
+    i as u64 + 5
+}
+
+fn sender_here(m: &Measured, i: usize) -> bool {
+    m.streams[i].st.role != Role::Recv
+}
+
 /// The iperf3-layout document of a finished test.
 pub fn render(m: &Measured, run: &RunResult) -> Value {
-    let socket = |i: usize| i as u64 + 5; // iperf3 reports descriptor numbers; ours are stable stand-ins
+    let (streams, sums) = end_streams(m, run);
+    json!({
+        "start": start(m),
+        "intervals": intervals(m, run),
+        "end": end(m, run, streams, sums),
+    })
+}
+
+fn start(m: &Measured) -> Value {
     let connected: Vec<Value> = m
         .local_addrs
         .iter()
@@ -58,8 +75,36 @@ pub fn render(m: &Measured, run: &RunResult) -> Value {
         })
         .collect();
     let c = &m.cfg;
-    let sender_here = |i: usize| m.streams[i].st.role != Role::Recv;
-    let intervals: Vec<Value> = run
+    let (host, port) = split_addr(&m.addr.to_string());
+    json!({
+        "connected": connected,
+        "version": format!("ioscope {}", env!("CARGO_PKG_VERSION")),
+        "system_info": uname(),
+        "timestamp": {
+            "time": crate::report::format::utc_datetime(m.started_unix_s),
+            "timesecs": m.started_unix_s as u64,
+        },
+        "connecting_to": {"host": host, "port": port},
+        "cookie": m.cookie,
+        "tcp_mss_default": m.streams.first().map(|t| t.tcp.snd_mss).unwrap_or(0),
+        "target_bitrate": c.rate.filter(|_| c.rr.is_none()).unwrap_or(0.0) as u64,
+        "sock_bufsize": c.window_bytes.unwrap_or(0),
+        "sndbuf_actual": m.local_env.sndbuf_bytes.unwrap_or(0),
+        "rcvbuf_actual": m.local_env.rcvbuf_bytes.unwrap_or(0),
+        "test_start": {
+            "protocol": "TCP", "num_streams": c.streams, "blksize": c.bs_bytes,
+            "omit": c.warmup_ns as f64 / 1e9, "duration": c.duration_ns as f64 / 1e9,
+            "bytes": 0, "blocks": 0,
+            "reverse": i32::from(c.direction == super::config::Direction::Reverse),
+            "bidir": i32::from(c.direction == super::config::Direction::Bidir),
+            "tos": 0,
+            "target_bitrate": c.rate.filter(|_| c.rr.is_none()).unwrap_or(0.0) as u64,
+        },
+    })
+}
+
+fn intervals(m: &Measured, run: &RunResult) -> Vec<Value> {
+    run
         .intervals
         .iter()
         .map(|iv| {
@@ -75,7 +120,7 @@ pub fn render(m: &Measured, run: &RunResult) -> Value {
                         "bytes": s.bytes, "bits_per_second": s.gbps * 1e9,
                         "retransmits": s.retransmits, "snd_cwnd": s.cwnd_bytes,
                         "rtt": s.rtt_us as u64, "rttvar": 0, "pmtu": m.local_env.path_mtu.unwrap_or(0),
-                        "omitted": iv.warmup, "sender": sender_here(i),
+                        "omitted": iv.warmup, "sender": sender_here(m, i),
                     })
                 })
                 .collect();
@@ -84,11 +129,17 @@ pub fn render(m: &Measured, run: &RunResult) -> Value {
                 "sum": {
                     "start": start, "end": iv.t_s, "seconds": iv.duration_s, "bytes": iv.bytes,
                     "bits_per_second": net.gbps * 1e9, "retransmits": net.retransmits,
-                    "omitted": iv.warmup, "sender": (0..m.streams.len()).any(sender_here),
+                    "omitted": iv.warmup, "sender": (0..m.streams.len()).any(|i| sender_here(m, i)),
                 },
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Bytes sent, bytes received and retransmits over all streams.
+type Sums = (u64, u64, u64);
+
+fn end_streams(m: &Measured, run: &RunResult) -> (Vec<Value>, Sums) {
     let secs = run.duration_s;
     let server = m.server.as_ref();
     let totals = run.totals.net.streams.clone().unwrap_or_default();
@@ -126,22 +177,31 @@ pub fn render(m: &Measured, run: &RunResult) -> Value {
                     "bits_per_second": sent as f64 * 8.0 / secs, "retransmits": tot.retransmits,
                     "max_snd_cwnd": t.tcp.cwnd_bytes, "max_rtt": tot.rtt_us as u64,
                     "min_rtt": tot.rtt_us as u64, "mean_rtt": tot.rtt_us as u64,
-                    "sender": sender_here(i),
+                    "sender": sender_here(m, i),
                 },
                 "receiver": {
                     "socket": socket(i), "start": 0, "end": secs, "seconds": secs, "bytes": received,
-                    "bits_per_second": tot.gbps * 1e9, "sender": sender_here(i),
+                    "bits_per_second": tot.gbps * 1e9, "sender": sender_here(m, i),
                 },
             })
         })
         .collect();
+    (end_streams, (sent_bytes, recv_bytes, retrans))
+}
+
+fn end(m: &Measured, run: &RunResult, end_streams: Vec<Value>, sums: Sums) -> Value {
+    let c = &m.cfg;
+    let secs = run.duration_s;
+    let (sent_bytes, recv_bytes, retrans) = sums;
     let local_wall = m.cpu_end.at_ns.saturating_sub(m.cpu_mark.at_ns).max(1) as f64;
     let lu = m
         .cpu_end
         .self_user_ns
         .saturating_sub(m.cpu_mark.self_user_ns) as f64;
     let ls = m.cpu_end.self_sys_ns.saturating_sub(m.cpu_mark.self_sys_ns) as f64;
-    let (ru, rs) = server
+    let (ru, rs) = m
+        .server
+        .as_ref()
         .map(|(_, c)| {
             let w = c.wall_ns.max(1) as f64;
             (100.0 * c.user_ns as f64 / w, 100.0 * c.sys_ns as f64 / w)
@@ -158,54 +218,25 @@ pub fn render(m: &Measured, run: &RunResult) -> Value {
     } else {
         (cc_local, cc_remote)
     };
-    let (host, port) = split_addr(&m.addr.to_string());
     json!({
-        "start": {
-            "connected": connected,
-            "version": format!("ioscope {}", env!("CARGO_PKG_VERSION")),
-            "system_info": uname(),
-            "timestamp": {
-                "time": crate::report::format::utc_datetime(m.started_unix_s),
-                "timesecs": m.started_unix_s as u64,
-            },
-            "connecting_to": {"host": host, "port": port},
-            "cookie": m.cookie,
-            "tcp_mss_default": m.streams.first().map(|t| t.tcp.snd_mss).unwrap_or(0),
-            "target_bitrate": c.rate.filter(|_| c.rr.is_none()).unwrap_or(0.0) as u64,
-            "sock_bufsize": c.window_bytes.unwrap_or(0),
-            "sndbuf_actual": m.local_env.sndbuf_bytes.unwrap_or(0),
-            "rcvbuf_actual": m.local_env.rcvbuf_bytes.unwrap_or(0),
-            "test_start": {
-                "protocol": "TCP", "num_streams": c.streams, "blksize": c.bs_bytes,
-                "omit": c.warmup_ns as f64 / 1e9, "duration": c.duration_ns as f64 / 1e9,
-                "bytes": 0, "blocks": 0,
-                "reverse": i32::from(c.direction == super::config::Direction::Reverse),
-                "bidir": i32::from(c.direction == super::config::Direction::Bidir),
-                "tos": 0,
-                "target_bitrate": c.rate.filter(|_| c.rr.is_none()).unwrap_or(0.0) as u64,
-            },
+        "streams": end_streams,
+        "sum_sent": {
+            "start": 0, "end": secs, "seconds": secs, "bytes": sent_bytes,
+            "bits_per_second": sent_bytes as f64 * 8.0 / secs, "retransmits": retrans, "sender": true,
         },
-        "intervals": intervals,
-        "end": {
-            "streams": end_streams,
-            "sum_sent": {
-                "start": 0, "end": secs, "seconds": secs, "bytes": sent_bytes,
-                "bits_per_second": sent_bytes as f64 * 8.0 / secs, "retransmits": retrans, "sender": true,
-            },
-            "sum_received": {
-                "start": 0, "end": secs, "seconds": secs, "bytes": recv_bytes,
-                "bits_per_second": run.totals.net.gbps.unwrap_or(0.0) * 1e9, "sender": true,
-            },
-            "cpu_utilization_percent": {
-                "host_total": 100.0 * (lu + ls) / local_wall,
-                "host_user": 100.0 * lu / local_wall,
-                "host_system": 100.0 * ls / local_wall,
-                "remote_total": ru + rs,
-                "remote_user": ru,
-                "remote_system": rs,
-            },
-            "sender_tcp_congestion": sender_cc,
-            "receiver_tcp_congestion": receiver_cc,
+        "sum_received": {
+            "start": 0, "end": secs, "seconds": secs, "bytes": recv_bytes,
+            "bits_per_second": run.totals.net.gbps.unwrap_or(0.0) * 1e9, "sender": true,
         },
+        "cpu_utilization_percent": {
+            "host_total": 100.0 * (lu + ls) / local_wall,
+            "host_user": 100.0 * lu / local_wall,
+            "host_system": 100.0 * ls / local_wall,
+            "remote_total": ru + rs,
+            "remote_user": ru,
+            "remote_system": rs,
+        },
+        "sender_tcp_congestion": sender_cc,
+        "receiver_tcp_congestion": receiver_cc,
     })
 }

@@ -11,8 +11,8 @@ use super::protocol::{Role, ServerStream};
 use super::NetError;
 use crate::report::json::{check_writable, write_atomic, write_atomic_bytes};
 use crate::result::{
-    Cpu, NetStreamTotals, NetTotals, OpTotals, ResultDoc, RrTotals, RunKind, RunResult,
-    ServiceDemand, Tool, Totals, SCHEMA,
+    Cpu, EndReason, NetMode, NetRrEcho, NetStreamTotals, NetTotals, NetWorkloadEcho, OpTotals,
+    ResultDoc, RrTotals, RunKind, RunResult, RunWorkload, ServiceDemand, Tool, Totals, SCHEMA,
 };
 use crate::stats::histogram::LatencyHistogram;
 
@@ -188,6 +188,7 @@ fn build_run(m: &Measured) -> RunResult {
             } else {
                 0.0
             },
+            online_cpus: Some(c.cpus.max(1)),
         }
     });
     let rr = m.cfg.rr.is_some();
@@ -218,33 +219,36 @@ fn build_run(m: &Measured) -> RunResult {
     };
     let c = &m.cfg;
     let mode = match (c.rr, c.direction) {
-        (Some(_), _) => "rr",
-        (None, Direction::Send) => "send",
-        (None, Direction::Reverse) => "reverse",
-        (None, Direction::Bidir) => "bidir",
+        (Some(_), _) => NetMode::Rr,
+        (None, Direction::Send) => NetMode::Send,
+        (None, Direction::Reverse) => NetMode::Reverse,
+        (None, Direction::Bidir) => NetMode::Bidir,
     };
     RunResult {
         kind: RunKind::Net,
-        name: format!("net-{mode}"),
+        name: format!("net-{}", mode.name()),
         target: c.addr_text.clone(),
         engine: if c.zerocopy { "tcp-sendfile" } else { "tcp" }.into(),
-        workload: serde_json::json!({
-            "mode": mode,
-            "streams": c.streams,
-            "bs": c.bs_bytes,
-            "window": c.window_bytes,
-            "mss": c.mss_bytes,
-            "nodelay": c.nodelay,
-            "zerocopy": c.zerocopy,
-            "rate": c.rate,
-            "rr": c.rr.map(|r| serde_json::json!({"req": r.req_bytes, "resp": r.resp_bytes})),
-            "cpus": c.cpus,
-            "remote_cpus": c.remote_cpus,
+        workload: RunWorkload::Net(NetWorkloadEcho {
+            mode,
+            streams: c.streams,
+            bs: c.bs_bytes,
+            window: c.window_bytes,
+            mss: c.mss_bytes,
+            nodelay: c.nodelay,
+            zerocopy: c.zerocopy,
+            rate: c.rate,
+            rr: c.rr.map(|r| NetRrEcho {
+                req: r.req_bytes,
+                resp: r.resp_bytes,
+            }),
+            cpus: c.cpus.clone(),
+            remote_cpus: c.remote_cpus.clone(),
         }),
         duration_s: measured_s,
         warmup_s: m.mark_ns.saturating_sub(m.start_ns) as f64 / 1e9,
-        interrupted: m.end_reason == "interrupted",
-        end_reason: m.end_reason.into(),
+        interrupted: m.end_reason == EndReason::Interrupted,
+        end_reason: m.end_reason,
         workers: m.streams.len(),
         streams: m.streams.len() as u64,
         totals,
@@ -305,9 +309,9 @@ pub fn finish(m: Measured) -> Result<NetOutcome, NetError> {
         print!("{}", super::report::totals_table(&doc.runs[0]));
     }
     let exit_code = match m.end_reason {
-        "interrupted" => 130,
-        "error" => 1,
-        _ => 0,
+        EndReason::Interrupted => 130,
+        EndReason::Error => 1,
+        EndReason::Duration | EndReason::Passes => 0,
     };
     if exit_code == 1 {
         eprintln!(

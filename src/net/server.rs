@@ -263,16 +263,15 @@ fn collect_data(
     conns
 }
 
-/// Runs the streams until the client's stop, then sends the report. Returns the
-/// received Gbit/s for the log line.
-fn run_session(
-    ctrl: &mut TcpStream,
+type Threads = Vec<std::thread::JoinHandle<()>>;
+
+/// Starts one thread per data connection, doing the other half of the client's role.
+fn spawn_streams(
     conns: Vec<(TcpStream, DataHello)>,
     p: &TestParams,
     cfg: &ServeConfig,
-) -> Result<f64, String> {
-    let ctl = Arc::new(Control::default());
-    ctl.start_ns.store(now_ns(), Ordering::Release);
+    ctl: &Arc<Control>,
+) -> (Vec<Arc<StreamState>>, Threads) {
     let opts = SocketOpts {
         window_bytes: p.window_bytes,
         mss_bytes: None,
@@ -284,7 +283,6 @@ fn run_session(
         .filter(|(_, h)| h.role == Role::Recv)
         .count()
         .max(1);
-    let env = env::capture(&conns[0].0);
     let mut states = Vec::new();
     let mut threads = Vec::new();
     for (i, (sock, h)) in conns.into_iter().enumerate() {
@@ -312,37 +310,37 @@ fn run_session(
         threads.push(std::thread::spawn(move || stream::run(st2, ctl2, job, cpu)));
         states.push(st);
     }
-    let fail = |ctl: &Control, threads: Vec<std::thread::JoinHandle<()>>, why: String| {
-        ctl.request_stop();
-        for t in threads {
-            let _ = t.join();
-        }
-        Err(why)
+    (states, threads)
+}
+
+/// Where the client's warm-up ended: time, CPU and each stream's (in, out) bytes.
+struct Mark {
+    ns: u64,
+    cpu: CpuSample,
+    bytes: Vec<(u64, u64)>,
+}
+
+/// Follows the control connection until the client's stop, noting its mark.
+fn await_stop(ctrl: &mut TcpStream, states: &[Arc<StreamState>]) -> Result<Mark, String> {
+    let mut mark = Mark {
+        ns: now_ns(),
+        cpu: CpuSample::now(),
+        bytes: vec![(0, 0); states.len()],
     };
-    if let Err(e) = protocol::write_frame(ctrl, &Ctrl::Start) {
-        return fail(
-            &ctl,
-            threads,
-            format!("client went away before the start ({e})"),
-        );
-    }
-    let mut cpu_mark = CpuSample::now();
-    let mut mark_ns = now_ns();
-    let mut at_mark: Vec<(u64, u64)> = vec![(0, 0); states.len()];
     let _ = ctrl.set_read_timeout(None);
     loop {
         match protocol::read_frame(ctrl) {
             Ok(Ctrl::Mark) => {
-                cpu_mark = CpuSample::now();
-                mark_ns = now_ns();
-                for (m, st) in at_mark.iter_mut().zip(&states) {
+                mark.cpu = CpuSample::now();
+                mark.ns = now_ns();
+                for (m, st) in mark.bytes.iter_mut().zip(states) {
                     *m = (
                         st.bytes_in.load(Ordering::Relaxed),
                         st.bytes_out.load(Ordering::Relaxed),
                     );
                 }
             }
-            Ok(Ctrl::Stop) => break,
+            Ok(Ctrl::Stop) => return Ok(mark),
             Ok(_) => {}
             Err(e) => {
                 let why = if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -350,14 +348,33 @@ fn run_session(
                 } else {
                     e.to_string()
                 };
-                return fail(&ctl, threads, format!("client went away mid-test ({why})"));
+                return Err(format!("client went away mid-test ({why})"));
             }
         }
     }
+}
+
+/// Runs the streams until the client's stop, then sends the report. Returns the
+/// received Gbit/s for the log line.
+fn run_session(
+    ctrl: &mut TcpStream,
+    conns: Vec<(TcpStream, DataHello)>,
+    p: &TestParams,
+    cfg: &ServeConfig,
+) -> Result<f64, String> {
+    let ctl = Arc::new(Control::default());
+    ctl.start_ns.store(now_ns(), Ordering::Release);
+    let env = env::capture(&conns[0].0);
+    let (states, threads) = spawn_streams(conns, p, cfg, &ctl);
+    let started = protocol::write_frame(ctrl, &Ctrl::Start)
+        .map_err(|e| format!("client went away before the start ({e})"));
+    let mark = started.and_then(|_| await_stop(ctrl, &states));
     ctl.request_stop();
     for t in threads {
         let _ = t.join();
     }
+    let mark = mark?;
+    let (mark_ns, cpu_mark, at_mark) = (mark.ns, mark.cpu, mark.bytes);
     let cpu_end = CpuSample::now();
     let streams: Vec<ServerStream> = states
         .iter()

@@ -1072,6 +1072,7 @@ impl Settings {
             workers: self.workers,
             seed: self.seed.unwrap_or(base.seed),
             pacing: self.pacing.unwrap_or(base.pacing),
+            curve: None,
         }
     }
 }

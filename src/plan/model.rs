@@ -502,6 +502,32 @@ pub struct RunSpec {
     /// How open-loop workers wait for intended issue times.
     #[serde(default)]
     pub pacing: Pacing,
+    /// Run as a latency curve rather than once (vdbench's `iorate=curve`, fio's
+    /// `latency_target`): `ioscope run` then measures it as `ioscope curve` does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<CurveSpec>,
+}
+
+/// Curve points, % of the measured maximum, when none are given (vdbench's curve).
+pub const DEFAULT_CURVE_POINTS_PCT: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
+
+/// A latency curve over one run: a closed-loop run measures the maximum, open-loop
+/// runs at percentages of it trace the curve, and an optional SLA search finds the
+/// highest rate whose latency stays within a bound. Bounds are written as
+/// `ioscope curve` takes them: `mean=5ms`, `p99=0.5ms`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveSpec {
+    /// Points, % of the measured maximum, in the order run.
+    pub points_pct: Vec<f64>,
+    /// Stop at the first point whose latency exceeds this (vdbench's `stopcurve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_latency: Option<String>,
+    /// Search for the highest rate within this bound (fio's `latency_target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency: Option<String>,
+    /// Where the curve came from, for the result ("vdbench iorate=curve").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// Measured time of a run that names neither a duration nor passes.
@@ -528,6 +554,7 @@ impl Default for RunSpec {
             workers: None,
             seed: DEFAULT_SEED,
             pacing: Pacing::default(),
+            curve: None,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod net_html;
 pub mod svg;
 pub mod terminal;
 #[cfg(test)]

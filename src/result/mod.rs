@@ -2,8 +2,19 @@
 //! reporter (terminal, JSON, CSV, HTML, compare) renders from these types and nothing
 //! else, so a chart can never disagree with the JSON. The wire format is documented in
 //! docs/result-schema.md; changing a field's meaning means bumping [`SCHEMA`].
+//!
+//! This module depends on nothing else in the crate: the layers that measure (run,
+//! stats) build these types, and the reporters read them. Every field is typed
+//! except the two declared extension points of [`ResultDoc`], `env` and `plan`, whose
+//! shapes belong to the modules that write them.
+
+pub mod workload;
 
 use serde::{Deserialize, Serialize};
+pub use workload::{
+    AccessPattern, Arrival, BlockSizes, Distribution, NetMode, NetRrEcho, NetWorkloadEcho, Rate,
+    RunWorkload, SeqLayout, WorkloadEcho, Zone,
+};
 
 /// Schema identifier written at the top of every result file.
 pub const SCHEMA: &str = "ioscope.result/1";
@@ -22,10 +33,16 @@ pub struct ResultDoc {
     #[serde(default)]
     pub interrupted: bool,
     pub runs: Vec<RunResult>,
-    /// Environment behind the numbers (kernel, CPU, devices); filled by sysinfo.
+    /// Declared extension point: the environment behind the numbers (kernel, CPU,
+    /// devices), as `crate::sysinfo::Environment` writes it (docs/environment.md).
+    /// Kept as JSON here so the result model does not depend on sysinfo; reporters
+    /// show it generically and never read fields out of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<serde_json::Value>,
-    /// The effective plan, so the run can be repeated exactly.
+    /// Declared extension point: the effective plan, as `crate::plan::Plan`
+    /// serialises it (docs/job-file.md), so `ioscope rerun` can repeat the run
+    /// exactly. Kept as JSON so the result model does not depend on plan; reporters
+    /// show it generically and never read fields out of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -126,16 +143,17 @@ pub struct RunResult {
     pub target: String,
     /// Engine actually used (after any fallback).
     pub engine: String,
-    /// The effective workload settings (the first workload when several ran; all of
-    /// them are in `workloads`).
-    pub workload: serde_json::Value,
+    /// The effective workload settings (the first workload when several ran; the
+    /// totals of each are in `workloads`), or a network run's settings.
+    #[serde(default)]
+    pub workload: RunWorkload,
     /// Measured seconds (warm-up excluded).
     pub duration_s: f64,
     pub warmup_s: f64,
     #[serde(default)]
     pub interrupted: bool,
-    /// Why the run ended: "duration", "passes", "interrupted", "error".
-    pub end_reason: String,
+    /// Why the run ended.
+    pub end_reason: EndReason,
     pub workers: usize,
     pub streams: u64,
     pub totals: Totals,
@@ -154,6 +172,39 @@ pub struct RunResult {
     /// First I/O errors seen (errno and offset), at most a few per run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<ErrorSample>,
+}
+
+/// Why a run ended (`"duration"`, `"passes"`, `"interrupted"` or `"error"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndReason {
+    /// The measured duration ran out.
+    #[default]
+    Duration,
+    /// Every stream finished its passes over its working set (or its I/O budget).
+    Passes,
+    /// Ctrl-C stopped it.
+    Interrupted,
+    /// An I/O error (under the stopping error policy) or a failed worker ended it.
+    Error,
+}
+
+impl EndReason {
+    /// The wire name, as in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Duration => "duration",
+            EndReason::Passes => "passes",
+            EndReason::Interrupted => "interrupted",
+            EndReason::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// How an open-loop run kept to its schedule.
@@ -265,11 +316,11 @@ impl RunResult {
             name: String::new(),
             target: String::new(),
             engine: String::new(),
-            workload: serde_json::Value::Null,
+            workload: RunWorkload::default(),
             duration_s: 0.0,
             warmup_s: 0.0,
             interrupted: false,
-            end_reason: String::new(),
+            end_reason: EndReason::Duration,
             workers: 0,
             streams: 0,
             totals: Totals::default(),
@@ -368,6 +419,11 @@ pub struct Cpu {
     pub system_pct: f64,
     /// ioscope CPU seconds (user + sys) per I/O, in microseconds.
     pub cpu_us_per_io: f64,
+    /// CPUs online on the measuring machine: the denominator of the percentages
+    /// above (so `user_pct × online_cpus` is % of one CPU, fio's `usr_cpu`). Absent
+    /// in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_cpus: Option<u32>,
 }
 
 /// One reporting interval.
@@ -528,4 +584,24 @@ pub struct NetStreamInterval {
     pub rtt_us: f64,
     /// Congestion window, bytes (snd_cwnd × snd_mss).
     pub cwnd_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_reason_is_written_as_before() {
+        for (r, name) in [
+            (EndReason::Duration, "duration"),
+            (EndReason::Passes, "passes"),
+            (EndReason::Interrupted, "interrupted"),
+            (EndReason::Error, "error"),
+        ] {
+            assert_eq!(serde_json::to_value(r).unwrap(), name);
+            assert_eq!(serde_json::from_value::<EndReason>(name.into()).unwrap(), r);
+            assert_eq!(r.to_string(), name);
+        }
+        assert!(serde_json::from_value::<EndReason>("timeout".into()).is_err());
+    }
 }

@@ -7,11 +7,13 @@
 pub mod buffers;
 pub mod clock;
 pub mod data;
+pub mod echo;
 pub mod interrupt;
 pub mod offsets;
 pub mod pacing;
 pub mod steady;
 pub mod stream;
+pub mod timebase;
 pub mod worker;
 
 use crate::clock::{now_ns, unix_s};
@@ -24,7 +26,7 @@ use crate::plan::model::{
     AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, SeqLayout, TargetKind, TargetSpec,
 };
 use crate::result::{
-    Cpu, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
+    Cpu, EndReason, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
 };
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
@@ -305,6 +307,8 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         });
     }
     check_clock(run, specs)?;
+    // Opening checks the targets, so the clock is chosen first, as in `execute`.
+    timebase::choose_clock(run, specs);
     let (targets, _) = prepare(run, specs, opts)?;
     let (engine, _) = resolve_engine(run.engine, &targets);
     check_network(run, engine, &targets)
@@ -449,6 +453,8 @@ pub fn execute(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(RunResult, Vec<String>), RunError> {
     let mut warnings = Vec::new();
+    // The clock first: a simulated device reads it for its origin when it opens.
+    let virtual_time = timebase::choose_clock(run, specs);
     let (targets, resolved) = prepare(run, specs, opts)?;
     let (engine, fallback) = resolve_engine(run.engine, &targets);
     if let Some(w) = fallback {
@@ -476,7 +482,6 @@ pub fn execute(
     }
     // Virtual time, once a target asked for it, is the whole process's clock: only
     // simulated devices on that same clock, driven by the sim engine, can run on it.
-    let virtual_time = crate::clock::is_virtual();
     if virtual_time {
         check_clock(run, specs)?;
         if engine != EngineKind::Sim {
@@ -679,13 +684,13 @@ pub fn execute(
         let _ = h.join();
     }
     let end_reason = if interrupted {
-        "interrupted"
+        EndReason::Interrupted
     } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
-        "error"
+        EndReason::Error
     } else if end_at.is_some_and(|e| now_ns() >= e) {
-        "duration"
+        EndReason::Duration
     } else {
-        "passes"
+        EndReason::Passes
     };
     if let Some(f) = &coll.fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
@@ -1052,7 +1057,7 @@ impl Collector {
         run: &RunSpec,
         targets: &Targets,
         engine: EngineKind,
-        end_reason: &str,
+        end_reason: EndReason,
         interrupted: bool,
         nworkers: usize,
     ) -> RunResult {
@@ -1133,11 +1138,11 @@ impl Collector {
                 .collect::<Vec<_>>()
                 .join(","),
             engine: engine.name().into(),
-            workload: serde_json::to_value(&run.workloads[0]).unwrap_or_default(),
+            workload: echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,
             interrupted,
-            end_reason: end_reason.into(),
+            end_reason,
             workers: nworkers,
             streams: run.total_streams(),
             totals,

@@ -200,9 +200,15 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             multipath: None,
         }),
         TargetKind::Sim(sim) => {
-            if sim.virtual_time {
-                // Before the device reads the clock for its origin.
-                crate::clock::use_virtual_time();
+            // The run chose the clock before opening (crate::run::timebase): a device
+            // on virtual time must not take its origin from the real clock.
+            if sim.virtual_time && !crate::clock::is_virtual() {
+                return Err(TargetError::Invalid {
+                    uri: spec.uri.clone(),
+                    msg: "time=virtual needs the process on virtual time, which only a run \
+                          sets up (before it opens its targets)"
+                        .into(),
+                });
             }
             Ok(OpenTarget {
                 name: spec.name.clone(),
@@ -544,5 +550,33 @@ impl Drop for MemStore {
         unsafe {
             libc::munmap(self.ptr as *mut libc::c_void, self.len);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(uri: &str) -> TargetSpec {
+        TargetSpec {
+            name: "t0".into(),
+            uri: uri.into(),
+            size_bytes: None,
+            direct: None,
+        }
+    }
+
+    // Regression: opening a `time=virtual` sim target switched the whole process to
+    // virtual time as a side effect; the run now chooses the clock before opening.
+    #[test]
+    fn opening_a_virtual_sim_target_does_not_switch_the_clock() {
+        let Err(e) = open(&spec("sim:1g?time=virtual"), OpenOptionsIo::default()) else {
+            panic!("a virtual-time target on real time must be refused");
+        };
+        assert!(e.to_string().contains("time=virtual"), "{e}");
+        assert!(!crate::clock::is_virtual(), "opening switched the clock");
+        let t = open(&spec("sim:1g?time=real"), OpenOptionsIo::default()).unwrap();
+        assert!(matches!(t.backing, Backing::Sim(_)));
+        assert!(!crate::clock::is_virtual());
     }
 }

@@ -67,8 +67,8 @@ pub struct Ran {
     pub stderr: String,
     /// The result file in the typed model every reporter reads.
     pub doc: ResultDoc,
-    /// The same file as JSON: for the parts the model keeps as open JSON (`workload`,
-    /// `plan`, `env`) and for assertions on the published wire form.
+    /// The same file as JSON: for the parts the model keeps as open JSON (`plan`,
+    /// `env`) and for assertions on the published wire form.
     pub wire: serde_json::Value,
     /// Where the result was written; its interval stream is beside it.
     pub json: PathBuf,
@@ -85,7 +85,7 @@ impl Ran {
             .unwrap_or_else(|| panic!("no run {i} in a result of {}", self.doc.runs.len()))
     }
 
-    /// `runs[i]` as written, for its open-JSON parts (`workload`, `end_reason`).
+    /// `runs[i]` as written, for assertions on the published wire form.
     pub fn wire_run(&self, i: usize) -> &serde_json::Value {
         &self.wire["runs"][i]
     }

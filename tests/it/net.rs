@@ -101,10 +101,22 @@ fn f(v: &Value, path: &str) -> f64 {
 #[test]
 fn net_loopback_counts_every_byte_with_one_and_four_streams() {
     let srv = Server::start();
+    let d = tempdir();
+    let html = d.path().join("r.html");
+    let mut saved = Vec::new();
     for streams in ["1", "4"] {
         let (code, err, v) = client(
             &srv.addr,
-            &["--streams", streams, "--duration", "2s", "--warmup", "1s"],
+            &[
+                "--streams",
+                streams,
+                "--duration",
+                "2s",
+                "--warmup",
+                "1s",
+                "--html",
+                html.to_str().unwrap(),
+            ],
         );
         assert_eq!(code, Some(0), "{err}");
         let v = v.unwrap();
@@ -142,7 +154,26 @@ fn net_loopback_counts_every_byte_with_one_and_four_streams() {
         assert!(env["path_mtu"].as_u64().unwrap() >= 1500);
         assert!(env["rcvbuf_bytes"].as_u64().unwrap() > 0);
         assert!(v["env"]["net"]["remote"]["rmem_max"].as_u64().is_some());
+        let p = d.path().join(format!("s{streams}.json"));
+        std::fs::write(&p, v.to_string()).unwrap();
+        saved.push(p);
     }
+    // The HTML of the 4-stream run has a per-stream timeline with four lines.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("data-chart=\"run0-streams-gbps\""));
+    assert!(page.contains("data-series=\"stream3_gbps\""));
+    // compare reads net results and leads with Gbit/s.
+    let o = run(&[
+        "compare",
+        saved[0].to_str().unwrap(),
+        saved[1].to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("Gbit/s ")),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -364,7 +395,8 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
     let srv = Server::start_in(Some(&ns.server_ns), "10.251.0.2:0");
     let d = tempdir();
     let json = d.path().join("r.json");
-    // TCP itself does not always fill a token bucket on a loaded host (iperf3 gets
+    // Two streams keep the bucket fuller than one. TCP itself does not always fill
+    // a token bucket on a loaded host (iperf3 gets
     // 0.93-0.98 Gbit/s on this veth pair too, from stalls of the sender longer than
     // the bucket's 50 ms queue), so, like the other real-time tests, three attempts:
     // a measurement that is right must come within 3% in at least one.
@@ -387,6 +419,8 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
                 "3s",
                 "--warmup",
                 "1s",
+                "--streams",
+                "2",
             ])
             .args(["--json", json.to_str().unwrap()])
             .output()
