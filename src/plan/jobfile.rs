@@ -570,7 +570,9 @@ impl<'a> Ctx<'a> {
                 let v = sec.get(k).expect("found above");
                 return Err(self.err(
                     v.span(),
-                    format!("'{k}' applies to a target with several paths; add paths = [\"URI\", ...]"),
+                    format!(
+                        "'{k}' applies to a target with several paths; add paths = [\"URI\", ...]"
+                    ),
                 ));
             }
             return Ok(None);
@@ -587,11 +589,15 @@ impl<'a> Ctx<'a> {
             .collect::<Res<Vec<_>>>()?;
         let text = |k: &str| sec.get(k).map(|v| self.string(k, v).map(|s| (s, v)));
         let policy = match text("path_policy").transpose()? {
-            Some((s, v)) => parse_policy(s).map_err(|e| self.err(v.span(), format!("'path_policy': {e}")))?,
+            Some((s, v)) => {
+                parse_policy(s).map_err(|e| self.err(v.span(), format!("'path_policy': {e}")))?
+            }
             None => Default::default(),
         };
         let failback = match text("failback").transpose()? {
-            Some((s, v)) => parse_failback(s).map_err(|e| self.err(v.span(), format!("'failback': {e}")))?,
+            Some((s, v)) => {
+                parse_failback(s).map_err(|e| self.err(v.span(), format!("'failback': {e}")))?
+            }
             None => Default::default(),
         };
         let retry_ns = sec

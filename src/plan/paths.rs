@@ -147,7 +147,10 @@ mod tests {
             PathPolicy::RoundRobin { n: 1000 }
         );
         assert_eq!(parse_policy("queue").unwrap(), PathPolicy::Queue);
-        assert_eq!(parse_policy("service-time").unwrap(), PathPolicy::ServiceTime);
+        assert_eq!(
+            parse_policy("service-time").unwrap(),
+            PathPolicy::ServiceTime
+        );
         assert_eq!(parse_policy("failover").unwrap(), PathPolicy::Failover);
         assert_eq!(
             parse_policy("rr:0").unwrap_err(),
@@ -176,6 +179,9 @@ mod tests {
         );
         assert!(parse_failback("later").is_err());
         assert!(check_path_timeout("50ms", 50_000_000).is_err());
-        assert_eq!(check_path_timeout("1s", 1_000_000_000).unwrap(), 1_000_000_000);
+        assert_eq!(
+            check_path_timeout("1s", 1_000_000_000).unwrap(),
+            1_000_000_000
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! except the two declared extension points of [`ResultDoc`], `env` and `plan`, whose
 //! shapes belong to the modules that write them.
 
+pub mod paths;
 pub mod workload;
 
 use serde::{Deserialize, Serialize};

@@ -11,6 +11,7 @@ pub mod echo;
 pub mod interrupt;
 pub mod offsets;
 pub mod pacing;
+pub mod paths;
 pub mod steady;
 pub mod stream;
 pub mod timebase;

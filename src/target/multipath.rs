@@ -113,7 +113,11 @@ fn same_device(first: &OpenTarget, other: &OpenTarget) -> Result<(), TargetError
         ));
     }
     let len = PROBE_BYTES.max(first.align_bytes).min(a) as usize;
-    let mut offsets = vec![0, (a / 2) - (a / 2) % first.align_bytes.max(1), a - len as u64];
+    let mut offsets = vec![
+        0,
+        (a / 2) - (a / 2) % first.align_bytes.max(1),
+        a - len as u64,
+    ];
     offsets.dedup();
     let (mut x, mut y) = (vec![0u8; len], vec![0u8; len]);
     for off in offsets {
@@ -144,7 +148,10 @@ fn read(t: &OpenTarget, buf: &mut [u8], off: u64) -> Result<(), TargetError> {
         Some(Ok(())) => Ok(()),
         Some(Err(e)) => Err(TargetError::Unavailable {
             uri: t.uri.clone(),
-            msg: format!("reading {} bytes at offset {off} to compare paths: {e}", buf.len()),
+            msg: format!(
+                "reading {} bytes at offset {off} to compare paths: {e}",
+                buf.len()
+            ),
         }),
         None => Err(TargetError::Invalid {
             uri: t.uri.clone(),

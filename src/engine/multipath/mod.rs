@@ -219,7 +219,14 @@ impl MultipathEngine {
             };
             self.refresh_loads();
             let Some(p) = self.selector.pick(&self.loads, pend.req.len, now) else {
-                self.fail_slot(slot, if pend.after_timeout { libc::ETIMEDOUT } else { libc::EIO });
+                self.fail_slot(
+                    slot,
+                    if pend.after_timeout {
+                        libc::ETIMEDOUT
+                    } else {
+                        libc::EIO
+                    },
+                );
                 return;
             };
             let inner = IoRequest {

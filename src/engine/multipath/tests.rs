@@ -163,7 +163,10 @@ fn failover_uses_path_0_only() {
     run_qd1(&mut e, 0, 500);
     let s = samples(&mut e);
     assert_eq!((s[0].counts.ios, s[1].counts.ios), (500, 0));
-    assert_eq!((s[0].state, s[1].state), (PathState::Up, PathState::Standby));
+    assert_eq!(
+        (s[0].state, s[1].state),
+        (PathState::Up, PathState::Standby)
+    );
     assert!(log_of(&st[1]).is_empty());
 }
 
@@ -200,7 +203,11 @@ fn a_stalled_path_times_out_and_its_io_moves_unseen() {
     e.take_path_events(&mut ev);
     let kinds: Vec<(u32, &str)> = ev.iter().map(|x| (x.path, x.kind.name())).collect();
     assert_eq!(kinds, [(1, "timeout"), (1, "down"), (1, "reissue")]);
-    assert!(ev[2].detail.contains("1 writes may land twice"), "{}", ev[2].detail);
+    assert!(
+        ev[2].detail.contains("1 writes may land twice"),
+        "{}",
+        ev[2].detail
+    );
     // While path 1 is down everything goes to path 0.
     run_qd1(&mut e, 10, 10);
     let s = samples(&mut e);
@@ -218,7 +225,10 @@ fn a_stalled_path_times_out_and_its_io_moves_unseen() {
     std::thread::sleep(std::time::Duration::from_millis(30));
     run_qd1(&mut e, 100, 10);
     e.take_path_events(&mut ev);
-    assert_eq!(ev.last().map(|x| (x.path, x.kind)), Some((1, PathEventKind::Up)));
+    assert_eq!(
+        ev.last().map(|x| (x.path, x.kind)),
+        Some((1, PathEventKind::Up))
+    );
     let s = samples(&mut e);
     assert_eq!(s[1].state, PathState::Up);
     assert!(s[1].counts.ios >= 4, "{:?}", s[1].counts);
@@ -247,7 +257,10 @@ fn errors_reach_the_workload_only_when_no_path_is_left() {
         s.unreachable = true;
     }
     let done = run_qd1(&mut e, 0, 3);
-    assert!(done.iter().all(|c| c.result == -(libc::EIO as i64)), "{done:?}");
+    assert!(
+        done.iter().all(|c| c.result == -(libc::EIO as i64)),
+        "{done:?}"
+    );
     let mut ev = Vec::new();
     e.take_path_events(&mut ev);
     assert_eq!(
