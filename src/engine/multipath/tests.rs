@@ -110,6 +110,7 @@ fn req(i: u64, op: Op) -> IoRequest {
         len: 4096,
         buf: std::ptr::null_mut(),
         tag: i,
+        conn: 0,
     }
 }
 
