@@ -117,6 +117,7 @@ pub fn run(
                 lag_us: None,
                 backlog_ios: None,
                 connections: Vec::new(),
+                paths: Vec::new(),
                 events: Vec::new(),
                 net: None,
             }
@@ -154,6 +155,7 @@ pub fn run(
         verify: None,
         error_samples: Vec::new(),
         connections: Vec::new(),
+        paths: Vec::new(),
         events: Vec::new(),
     }
 }

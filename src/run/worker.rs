@@ -275,6 +275,7 @@ impl<E: Engine> Worker<E> {
             pacing: self.setup.pacer.take_stats(),
             connections: std::mem::replace(&mut self.conns, vec![ConnStats::default(); nconns]),
             events: std::mem::take(&mut self.events),
+            paths: self.path_samples(),
         };
         if self.setup.tx.send(snap).is_err() {
             return false;
@@ -731,6 +732,7 @@ impl<E: Engine> Worker<E> {
             // The kernel (or a connection) may still write into these buffers.
             self.table.leak_pool();
         }
+        let paths = self.path_samples();
         let _ = self.setup.tx.send(Snapshot {
             worker: self.setup.index,
             index: self.interval,
@@ -743,7 +745,15 @@ impl<E: Engine> Worker<E> {
             pacing: self.setup.pacer.take_stats(),
             connections: self.conns,
             events: self.events,
+            paths,
         });
+    }
+
+    /// The engine's per-path figures of this interval (multipath engines only).
+    fn path_samples(&mut self) -> Vec<crate::engine::multipath::path::PathSample> {
+        let mut out = Vec::new();
+        self.engine.take_path_samples(&mut out);
+        out
     }
 }
 
@@ -800,5 +810,6 @@ fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
         pacing: Default::default(),
         connections: Vec::new(),
         events: Vec::new(),
+        paths: Vec::new(),
     }
 }

@@ -139,18 +139,37 @@ fn multipath_rr1_splits_evenly_and_the_servers_agree() {
         return;
     };
     let r = run_json(&[
-        "run", "-t", &s[0].uri, "--path", &s[1].uri, "--rw", "randread", "--bs", "4k",
-        "--qd", "8", "--duration", "2s", "--path-policy", "rr:1",
+        "run",
+        "-t",
+        &s[0].uri,
+        "--path",
+        &s[1].uri,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--duration",
+        "2s",
+        "--path-policy",
+        "rr:1",
     ]);
     let run = r.run(0);
     assert_eq!(run.paths.len(), 2);
-    assert_eq!((run.paths[0].name.as_str(), run.paths[1].name.as_str()), ("p0", "p1"));
+    assert_eq!(
+        (run.paths[0].name.as_str(), run.paths[1].name.as_str()),
+        ("p0", "p1")
+    );
     assert_eq!(run.paths[1].uri, s[1].uri);
     let (a, b) = (run.paths[0].ios, run.paths[1].ios);
     assert!(a + b > 1000, "{a} + {b}");
-    assert!((share(a, b) - 0.5).abs() <= 0.05, "path 0 carried {a} of {}", a + b);
+    assert!(
+        (share(a, b) - 0.5).abs() <= 0.05,
+        "path 0 carried {a} of {}",
+        a + b
+    );
     assert_eq!(run.totals.read.errors, 0);
-    assert_eq!(a + b, run.totals.read.ios + warmup_and_drain(run));
     assert!(run.events.is_empty(), "{:?}", run.events);
     // The servers saw the same split (plus the three probe reads of the path check).
     let (ra, rb) = (s[0].reads(), s[1].reads());
@@ -160,28 +179,40 @@ fn multipath_rr1_splits_evenly_and_the_servers_agree() {
     }
 }
 
-/// I/Os the path counts hold beyond the measured totals (none: no warm-up).
-fn warmup_and_drain(_run: &ioscope::result::RunResult) -> u64 {
-    0
-}
-
 #[test]
 fn multipath_failover_puts_everything_on_path_0() {
     let Some((_d, mut s)) = paths(2, 16) else {
         return;
     };
     let r = run_json(&[
-        "run", "-t", &s[0].uri, "--path", &s[1].uri, "--rw", "randread", "--bs", "4k",
-        "--qd", "4", "--duration", "1s", "--path-policy", "failover",
+        "run",
+        "-t",
+        &s[0].uri,
+        "--path",
+        &s[1].uri,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--duration",
+        "1s",
+        "--path-policy",
+        "failover",
     ]);
     let run = r.run(0);
     assert!(run.paths[0].ios > 100);
     assert_eq!(run.paths[1].ios, 0);
     assert_eq!(run.paths[1].state, "standby");
     assert_eq!(run.paths[0].state, "up");
-    s[0].stop();
-    // The path check reads three blocks from every path; nothing else reached path 1.
-    assert!(s[1].reads() <= 3);
+    // Path 1's server saw only the path check (three blocks, each time the target is
+    // opened: the run's check and the run), none of the workload's hundreds.
+    let (r0, r1) = (s[0].reads(), s[1].reads());
+    assert!(
+        r1 <= 6 && r0 > run.paths[0].ios,
+        "servers: {r0} and {r1} reads"
+    );
 }
 
 #[test]
@@ -195,27 +226,48 @@ fn multipath_a_path_to_another_device_is_refused_naming_both() {
         Ok(o) => o,
         Err(why) => return skip_or_fail(&why),
     };
-    let r = ioscope_result([
-        "run", "-t", &s[0].uri, "--path", &o.uri, "--rw", "randread", "--duration", "1s",
+    let out = d.path().join("r.json");
+    let o1 = run(&[
+        "run",
+        "-t",
+        &s[0].uri,
+        "--path",
+        &o.uri,
+        "--rw",
+        "randread",
+        "--duration",
+        "1s",
+        "--json",
+        out.to_str().unwrap(),
     ]);
-    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    let e = stderr(&o1);
+    assert_eq!(o1.status.code(), Some(2), "{e}");
     assert!(
-        r.stderr.contains(&s[0].uri) && r.stderr.contains(&o.uri) && r.stderr.contains("size"),
-        "{}",
-        r.stderr
+        e.contains(&s[0].uri) && e.contains(&o.uri) && e.contains("size"),
+        "{e}"
     );
+    assert!(!out.exists(), "a refused command wrote a result");
     // The same size but other bytes: refused on the compared blocks.
     let same_size = d.path().join("same-size.img");
     write_random(&same_size, 16, 3);
     let mut o2 = PathServer::start(d.path(), &same_size, "o2").unwrap();
-    let r = ioscope_result([
-        "run", "-t", &s[0].uri, "--path", &o2.uri, "--rw", "randread", "--duration", "1s",
+    let o3 = run(&[
+        "run",
+        "-t",
+        &s[0].uri,
+        "--path",
+        &o2.uri,
+        "--rw",
+        "randread",
+        "--duration",
+        "1s",
     ]);
-    assert_eq!(r.code, Some(2), "{}", r.stderr);
-    assert!(r.stderr.contains("differ") && r.stderr.contains(&o2.uri), "{}", r.stderr);
+    let e = stderr(&o3);
+    assert_eq!(o3.status.code(), Some(2), "{e}");
+    assert!(e.contains("differ") && e.contains(&o2.uri), "{e}");
     // No workload I/O reached any server: only the path check's reads.
-    assert!(s[0].reads() <= 6, "path 0 served workload reads");
-    assert!(o.reads() <= 3 && o2.reads() <= 3);
+    let (r0, r1, r2) = (s[0].reads(), o.reads(), o2.reads());
+    assert!(r0 <= 6 && r1 <= 3 && r2 <= 3, "reads: {r0}, {r1}, {r2}");
 }
 
 #[test]
@@ -224,14 +276,35 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
         return;
     };
     let json = d.path().join("r.json");
-    let mut child = Spawned::start([
-        "run", "-t", &s[0].uri, "--path", &s[1].uri, "--rw", "randread", "--bs", "4k",
-        "--rate", "2000", "--qd", "64", "--duration", "8s", "--interval", "500ms",
-        "--io-timeout", "1s", "--path-retry", "500ms", "--json",
-    ]
-    .iter()
-    .map(|a| a.to_string())
-    .chain([json.display().to_string()]));
+    let mut child = Spawned::start(
+        [
+            "run",
+            "-t",
+            &s[0].uri,
+            "--path",
+            &s[1].uri,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate",
+            "2000",
+            "--qd",
+            "64",
+            "--duration",
+            "8s",
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "1s",
+            "--path-retry",
+            "500ms",
+            "--json",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([json.display().to_string()]),
+    );
     child.wait_first_interval(&json, Duration::from_secs(20));
     // The first interval closed at t = 0.5 s: stall path 1 over t ≈ 2 … 4 s.
     std::thread::sleep(Duration::from_millis(1500));
@@ -243,8 +316,16 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
     let want = 2000.0 * 8.0;
     let done = run.totals.read.ios as f64;
     assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
-    assert!(done >= 0.97 * want, "achieved {done} of {want}");
-    let kinds: Vec<(u32, &str)> = run.events.iter().map(|e| (e.path, e.kind.as_str())).collect();
+    assert!(
+        done >= 0.97 * want,
+        "achieved {done} of {want}; events {:?}",
+        run.events
+    );
+    let kinds: Vec<(u32, &str)> = run
+        .events
+        .iter()
+        .map(|e| (e.path, e.kind.as_str()))
+        .collect();
     let down = run.events.iter().find(|e| e.path == 1 && e.kind == "down");
     let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
     let (Some(down), Some(up)) = (down, up) else {
@@ -277,14 +358,33 @@ fn multipath_a_killed_and_restarted_server_fails_back() {
         return;
     };
     let json = d.path().join("r.json");
-    let mut child = Spawned::start([
-        "run", "-t", &s[0].uri, "--path", &s[1].uri, "--rw", "randread", "--bs", "4k",
-        "--rate", "1000", "--qd", "32", "--duration", "6s", "--interval", "500ms",
-        "--path-retry", "300ms", "--json",
-    ]
-    .iter()
-    .map(|a| a.to_string())
-    .chain([json.display().to_string()]));
+    let mut child = Spawned::start(
+        [
+            "run",
+            "-t",
+            &s[0].uri,
+            "--path",
+            &s[1].uri,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate",
+            "1000",
+            "--qd",
+            "32",
+            "--duration",
+            "6s",
+            "--interval",
+            "500ms",
+            "--path-retry",
+            "300ms",
+            "--json",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([json.display().to_string()]),
+    );
     child.wait_first_interval(&json, Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(1000));
     // Killed outright: the connection resets, no timeout needed.
@@ -297,7 +397,11 @@ fn multipath_a_killed_and_restarted_server_fails_back() {
     let r = child.finish_result(&json).expect_code(0);
     let run = r.run(0);
     assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
-    let kinds: Vec<(u32, &str)> = run.events.iter().map(|e| (e.path, e.kind.as_str())).collect();
+    let kinds: Vec<(u32, &str)> = run
+        .events
+        .iter()
+        .map(|e| (e.path, e.kind.as_str()))
+        .collect();
     let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
     assert!(kinds.contains(&(1, "down")), "{kinds:?}");
     let Some(up) = up else {

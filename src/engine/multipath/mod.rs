@@ -14,7 +14,7 @@
 pub mod path;
 pub mod policy;
 
-use super::{Completion, Engine, EngineError, IoRequest};
+use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest};
 use crate::plan::paths::{Failback, PathPolicy};
 use path::{InnerEngine, Path, PathSample, PathState};
 use policy::{PathLoad, Selector};
@@ -23,35 +23,6 @@ use std::sync::Arc;
 /// Opens a fresh inner engine for path `i` (used at start and by probes, on a
 /// probe thread).
 pub type Connect = Arc<dyn Fn(usize) -> Result<InnerEngine, EngineError> + Send + Sync>;
-
-/// What happened to a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathEventKind {
-    Down,
-    Up,
-    Timeout,
-    Reissue,
-}
-
-impl PathEventKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            PathEventKind::Down => "down",
-            PathEventKind::Up => "up",
-            PathEventKind::Timeout => "timeout",
-            PathEventKind::Reissue => "reissue",
-        }
-    }
-}
-
-/// One path event, as the result lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathEvent {
-    pub at_ns: u64,
-    pub path: u32,
-    pub kind: PathEventKind,
-    pub detail: String,
-}
 
 /// Settings of a multipath engine.
 #[derive(Debug, Clone, Copy)]
@@ -107,7 +78,8 @@ pub struct MultipathEngine {
     ready: Vec<Completion>,
     scratch: Vec<Completion>,
     loads: Vec<PathLoad>,
-    events: Vec<PathEvent>,
+    /// Path events for the worker (`conn` is the path index).
+    events: Vec<EngineEvent>,
     /// Writes issued again after a timeout, over the engine's life.
     pub rewrites_after_timeout: u64,
     next_deadline_check_ns: u64,
@@ -137,10 +109,11 @@ impl MultipathEngine {
                         since_ns: now,
                         next_probe_ns: now + settings.retry_ns,
                     };
-                    events.push(PathEvent {
+                    events.push(EngineEvent {
                         at_ns: now,
-                        path: i as u32,
-                        kind: PathEventKind::Down,
+                        target: 0,
+                        conn: i as u32,
+                        kind: EngineEventKind::Down,
                         detail: format!("cannot connect: {why}"),
                     });
                     paths.push(p);
@@ -167,13 +140,8 @@ impl MultipathEngine {
         })
     }
 
-    /// Moves the path events since the last call to `out`.
-    pub fn take_path_events(&mut self, out: &mut Vec<PathEvent>) {
-        out.append(&mut self.events);
-    }
-
     /// Each path's figures since the last call, in path order.
-    pub fn take_path_samples(&mut self, out: &mut Vec<PathSample>) {
+    fn samples(&mut self, out: &mut Vec<PathSample>) {
         self.refresh_loads();
         for i in 0..self.paths.len() {
             let state = if !self.paths[i].is_up() {
@@ -197,13 +165,14 @@ impl MultipathEngine {
         self.loads.extend(self.paths.iter().map(Path::load));
     }
 
-    fn event(&mut self, at_ns: u64, path: usize, kind: PathEventKind, detail: String) {
+    fn event(&mut self, at_ns: u64, path: usize, kind: EngineEventKind, detail: String) {
         // A stalled path can time out thousands of requests: one event per path
         // failure is kept, the counts carry the rest.
         if self.events.len() < 1000 {
-            self.events.push(PathEvent {
+            self.events.push(EngineEvent {
                 at_ns,
-                path: path as u32,
+                target: 0,
+                conn: path as u32,
                 kind,
                 detail,
             });
@@ -281,7 +250,7 @@ impl MultipathEngine {
             return;
         }
         self.paths[p].take_down(now, why.clone());
-        self.event(now, p, PathEventKind::Down, why);
+        self.event(now, p, EngineEventKind::Down, why);
         let moved: Vec<u32> = (0..self.slots.len() as u32)
             .filter(|&s| self.slots[s as usize].is_some_and(|x| x.path == p as u32))
             .collect();
@@ -303,7 +272,7 @@ impl MultipathEngine {
         self.event(
             now,
             p,
-            PathEventKind::Reissue,
+            EngineEventKind::Reissue,
             format!(
                 "{} I/Os re-issued on other paths{}",
                 moved.len(),
@@ -331,7 +300,7 @@ impl MultipathEngine {
                     "answered a probe after {:.1} s down",
                     now.saturating_sub(down_since) as f64 / 1e9
                 );
-                self.event(now, p, PathEventKind::Up, detail);
+                self.event(now, p, EngineEventKind::Up, detail);
             }
             if self.paths[p].probe_due(now) {
                 self.start_probe(p, now);
@@ -389,7 +358,7 @@ impl MultipathEngine {
                 req.offset,
                 t as f64 / 1e9
             );
-            self.event(now, p, PathEventKind::Timeout, detail.clone());
+            self.event(now, p, EngineEventKind::Timeout, detail.clone());
             self.path_failed(p, now, format!("timeout: {detail}"), true);
         }
     }
@@ -467,6 +436,14 @@ impl MultipathEngine {
 impl Engine for MultipathEngine {
     fn name(&self) -> &'static str {
         "multipath"
+    }
+
+    fn take_events(&mut self, out: &mut Vec<EngineEvent>) {
+        out.append(&mut self.events);
+    }
+
+    fn take_path_samples(&mut self, out: &mut Vec<PathSample>) {
+        self.samples(out);
     }
 
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {

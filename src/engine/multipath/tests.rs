@@ -129,7 +129,7 @@ fn run_qd1(e: &mut MultipathEngine, from: u64, n: u64) -> Vec<Completion> {
 
 fn samples(e: &mut MultipathEngine) -> Vec<PathSample> {
     let mut s = Vec::new();
-    e.take_path_samples(&mut s);
+    Engine::take_path_samples(e, &mut s);
     s
 }
 
@@ -201,8 +201,8 @@ fn a_stalled_path_times_out_and_its_io_moves_unseen() {
     assert!((100..1000).contains(&waited_ms), "{waited_ms} ms");
     assert_eq!(e.rewrites_after_timeout, 1);
     let mut ev = Vec::new();
-    e.take_path_events(&mut ev);
-    let kinds: Vec<(u32, &str)> = ev.iter().map(|x| (x.path, x.kind.name())).collect();
+    e.take_events(&mut ev);
+    let kinds: Vec<(u32, &str)> = ev.iter().map(|x| (x.conn, x.kind.name())).collect();
     assert_eq!(kinds, [(1, "timeout"), (1, "down"), (1, "reissue")]);
     assert!(
         ev[2].detail.contains("1 writes may land twice"),
@@ -225,10 +225,10 @@ fn a_stalled_path_times_out_and_its_io_moves_unseen() {
     e.submit_and_reap(0, Some(0), &mut Vec::new()).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(30));
     run_qd1(&mut e, 100, 10);
-    e.take_path_events(&mut ev);
+    e.take_events(&mut ev);
     assert_eq!(
-        ev.last().map(|x| (x.path, x.kind)),
-        Some((1, PathEventKind::Up))
+        ev.last().map(|x| (x.conn, x.kind)),
+        Some((1, EngineEventKind::Up))
     );
     let s = samples(&mut e);
     assert_eq!(s[1].state, PathState::Up);
@@ -263,9 +263,11 @@ fn errors_reach_the_workload_only_when_no_path_is_left() {
         "{done:?}"
     );
     let mut ev = Vec::new();
-    e.take_path_events(&mut ev);
+    e.take_events(&mut ev);
     assert_eq!(
-        ev.iter().filter(|x| x.kind == PathEventKind::Down).count(),
+        ev.iter()
+            .filter(|x| x.kind == EngineEventKind::Down)
+            .count(),
         2
     );
 }
