@@ -6,6 +6,7 @@
 use crate::plan::model::{
     AccessPattern, Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout,
 };
+use crate::plan::tuning::SyncKind;
 use crate::plan::units::{self, UnitError};
 use crate::run::worker::ErrorPolicy;
 
@@ -84,6 +85,23 @@ pub fn qd(text: &str) -> Res<u32> {
 /// Independent streams (1 to 100000).
 pub fn streams(text: &str) -> Res<u32> {
     bounded(text, 100_000)
+}
+
+/// A CPU number (`--sqpoll-cpu`).
+pub fn cpu_number(text: &str) -> Res<u32> {
+    text.trim()
+        .parse()
+        .map_err(|_| ValueError::Expected("a CPU number"))
+}
+
+/// Writes between flushes (`--sync-every`): a positive count.
+pub fn sync_every(text: &str) -> Res<u32> {
+    bounded(text, u32::MAX)
+}
+
+/// The flush call: fsync or fdatasync.
+pub fn sync_kind(text: &str) -> Res<SyncKind> {
+    SyncKind::parse(text).ok_or(ValueError::Expected("fsync or fdatasync"))
 }
 
 /// A worker count.
@@ -254,6 +272,16 @@ pub fn latency_bound(text: &str) -> Result<crate::app::LatencyBound, crate::app:
     crate::app::LatencyBound::parse(text)
 }
 
+/// A multipath policy: rr[:N], queue, service-time, failover.
+pub fn path_policy(text: &str) -> Res<crate::plan::paths::PathPolicy> {
+    Ok(crate::plan::paths::parse_policy(text)?)
+}
+
+/// A failback rule: immediate, manual or a duration.
+pub fn failback(text: &str) -> Res<crate::plan::paths::Failback> {
+    Ok(crate::plan::paths::parse_failback(text)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,14 +309,4 @@ mod tests {
         assert_eq!(rw("RandRW").unwrap().read_pct, 50);
         assert_eq!(engine("io_uring").unwrap(), EngineKind::Uring);
     }
-}
-
-/// A multipath policy: rr[:N], queue, service-time, failover.
-pub fn path_policy(text: &str) -> Res<crate::plan::paths::PathPolicy> {
-    Ok(crate::plan::paths::parse_policy(text)?)
-}
-
-/// A failback rule: immediate, manual or a duration.
-pub fn failback(text: &str) -> Res<crate::plan::paths::Failback> {
-    Ok(crate::plan::paths::parse_failback(text)?)
 }

@@ -6,6 +6,8 @@ pub mod emit;
 pub mod jobfile;
 pub mod model;
 pub mod paths;
+pub mod tuning;
 pub mod units;
 
 pub use model::*;
+pub use tuning::{IoTuning, SyncKind, UringOptions};

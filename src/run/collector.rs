@@ -6,7 +6,7 @@
 use super::clock::IntervalClock;
 use crate::clock::{now_ns, unix_s};
 use crate::engine::Targets;
-use crate::plan::model::{EngineKind, Op, Rate, RunSpec};
+use crate::plan::model::{Op, Rate, RunSpec};
 use crate::result::{
     ConnectionResult, Cpu, EndReason, Interval, IntervalConnection, PacingResult, RunEvent,
     RunResult, ScheduleResult, Totals, WorkloadResult,
@@ -357,7 +357,7 @@ impl Collector {
         mut self,
         run: &RunSpec,
         targets: &Targets,
-        engine: EngineKind,
+        engine: &super::engine_choice::EngineChoice,
         end_reason: EndReason,
         interrupted: bool,
         nworkers: usize,
@@ -390,6 +390,7 @@ impl Collector {
                 0.0
             },
             net: Default::default(),
+            flush: super::flush::totals(&self.totals, run, dur_s),
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -413,7 +414,9 @@ impl Collector {
                 .map(|t| t.uri.clone())
                 .collect::<Vec<_>>()
                 .join(","),
-            engine: engine.name().into(),
+            engine: engine.kind.name().into(),
+            engine_reason: engine.reason.clone(),
+            io: (!run.io.is_default()).then(|| serde_json::to_value(&run.io).unwrap_or_default()),
             workload: super::echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,
@@ -455,6 +458,7 @@ impl Collector {
                             0.0
                         },
                         net: Default::default(),
+                        flush: super::flush::totals(std::slice::from_ref(t), run, dur_s),
                     },
                 }
             })
@@ -492,7 +496,7 @@ pub(super) struct Collected {
 pub(super) fn collect(
     run: &RunSpec,
     targets: &Targets,
-    engine: EngineKind,
+    engine: &super::engine_choice::EngineChoice,
     launched: super::launch::Launched,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Collected {

@@ -193,7 +193,9 @@ pub(super) fn launch(
             wi as u32,
         )
         .map_err(setup_err)?;
+        let flush = super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
         let setup = WorkerSetup {
+            flush,
             data: wdata,
             index: wi,
             cpu: run.cpus.is_some().then(|| cpus[wi % cpus.len()]),
@@ -217,6 +219,7 @@ pub(super) fn launch(
             },
         };
         let participant = virtual_time.then(|| participants.hand_over());
+        let uring_opts = run.io.uring.clone();
         let h = std::thread::Builder::new()
             .name(format!("ioscope-w{wi}"))
             .spawn(move || {
@@ -227,7 +230,7 @@ pub(super) fn launch(
                 crate::clock::sleep_until(start_ns);
                 match multipath {
                     Some(mp) => run_multipath(engine, setup, mp),
-                    None => run_with_engine(engine, setup),
+                    None => run_with_engine(engine, setup, &uring_opts),
                 }
             })
             .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
@@ -283,7 +286,7 @@ fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSett
 }
 
 /// Builds the worker's engine and runs the worker on it.
-fn run_with_engine(engine: EngineKind, setup: WorkerSetup) {
+fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::plan::UringOptions) {
     let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
     let t = setup.targets.clone();
     match engine {
@@ -299,7 +302,7 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup) {
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, chain(&e)),
         },
-        _ => match UringEngine::new(&t, capacity) {
+        _ => match UringEngine::new(&t, capacity, uring_opts) {
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, chain(&e)),
         },

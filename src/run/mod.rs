@@ -11,6 +11,8 @@ pub mod clock;
 pub mod collector;
 pub mod data;
 pub mod echo;
+pub mod engine_choice;
+pub mod flush;
 pub mod interrupt;
 pub mod launch;
 pub mod offsets;
@@ -30,7 +32,7 @@ use crate::result::{Interval, RunResult};
 use crate::target::TargetError;
 use worker::ErrorPolicy;
 
-pub use setup::{allowed_cpus, check, resolve_engine};
+pub use setup::{allowed_cpus, check};
 pub use verify::verify_pass;
 
 /// Why a run could not start or finish.
@@ -87,8 +89,10 @@ pub fn execute(
     // The clock first: a simulated device reads it for its origin when it opens.
     timebase::choose_clock(run, specs);
     let (targets, resolved) = setup::prepare(run, specs, opts)?;
-    let (engine, fallback) = setup::resolve_engine(run.engine, &targets);
-    warnings.extend(fallback);
+    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let engine = choice.kind;
+    warnings.extend(choice.fallback.iter().cloned());
+    setup::check_uring(run, engine, &targets)?;
     let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
     setup::check_engine_fits(run, engine, &kinds)?;
     setup::check_network(run, engine, &targets)?;
@@ -100,7 +104,7 @@ pub fn execute(
         mut verify,
         interrupted,
         fatal,
-    } = collector::collect(run, &targets, engine, launched, on_interval);
+    } = collector::collect(run, &targets, &choice, launched, on_interval);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }

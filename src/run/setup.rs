@@ -58,36 +58,34 @@ impl<'a> From<&'a OpenTarget> for Geometry<'a> {
     }
 }
 
-/// Engine chosen for a run, after fallback.
-pub fn resolve_engine(
-    kind: EngineKind,
-    targets: &[Arc<OpenTarget>],
-) -> (EngineKind, Option<String>) {
-    let all_mem = targets.iter().all(|t| matches!(t.backing, Backing::Mem(_)));
-    let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
-    let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
-    let all_nbd = targets.iter().all(|t| matches!(t.backing, Backing::Nbd(_)));
-    let all_iscsi = targets
-        .iter()
-        .all(|t| matches!(t.backing, Backing::Iscsi(_)));
-    match kind {
-        EngineKind::Auto if all_nbd => (EngineKind::Nbd, None),
-        EngineKind::Auto if all_iscsi => (EngineKind::Iscsi, None),
-        EngineKind::Auto if all_null => (EngineKind::Null, None),
-        EngineKind::Auto if all_sim => (EngineKind::Sim, None),
-        EngineKind::Auto if all_mem => (EngineKind::Mem, None),
-        EngineKind::Auto | EngineKind::Uring => {
-            if UringEngine::available() {
-                (EngineKind::Uring, None)
-            } else {
-                (
-                    EngineKind::Sync,
-                    Some("io_uring is not available here (kernel, seccomp or sysctl); falling back to the sync engine".into()),
-                )
-            }
+/// io_uring and durability options that cannot work here (the kernel, the device,
+/// the target), refused before any I/O with the option named.
+pub(super) fn check_uring(
+    run: &RunSpec,
+    engine: EngineKind,
+    targets: &Targets,
+) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    // Flushes and O_DSYNC act on file descriptors: other targets would silently skip them.
+    let durability = [
+        (run.io.sync_every > 0, "--sync-every"),
+        (run.io.write_through, "--write-through"),
+    ];
+    for (on, flag) in durability {
+        if let Some(t) = targets.iter().find(|t| on && t.fd().is_none()) {
+            return Err(setup(format!(
+                "{flag} works on files and block devices, not on '{}'",
+                t.uri
+            )));
         }
-        k => (k, None),
     }
+    if engine == EngineKind::Uring {
+        UringEngine::check_options(targets, &run.io.uring).map_err(|e| setup(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Whether `engine` can drive targets of these kinds; `Auto` is judged as what it
@@ -201,6 +199,7 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
     if run.duration_ns.is_none() && run.passes.is_none() {
         return Err(setup("needs a duration or a number of passes".into()));
     }
+    run.io.check().map_err(&setup)?;
     if opts.connections == 0 {
         return Err(setup("needs at least 1 connection per target".into()));
     }
@@ -295,6 +294,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
         writes,
         force: opts.force,
         min_size_bytes: min_size,
+        write_through: run.io.write_through,
     }
 }
 
@@ -451,15 +451,19 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
     let (_, probes) = check_probed(run, specs, opts)?;
     // Opening (network targets below, and every later open) needs the clock chosen.
     super::timebase::choose_clock(run, specs);
-    if probes
-        .iter()
-        .all(|p| matches!(p.kind, ProbeKind::Nbd | ProbeKind::Iscsi))
-    {
+    // Nothing to create or extend (network targets, devices, files already large
+    // enough, RAM): open them and run the checks that need an open target (io_uring
+    // options, durability, multi-conn) here too, so they fail as bad input.
+    let creates = |p: &Probe| {
+        matches!(p.kind, ProbeKind::File) && p.existing_len.map_or(true, |l| l < p.size_bytes)
+    };
+    if !probes.iter().any(creates) {
         // Network targets only (nothing local to create): what the servers say when
         // connected (multi-conn) decides the rest.
         let (targets, _) = prepare(run, specs, opts)?;
-        let (engine, _) = resolve_engine(run.engine, &targets);
-        check_network(run, engine, &targets)?;
+        let choice = super::engine_choice::resolve(run.engine, &targets, &run.io.uring);
+        check_uring(run, choice.kind, &targets)?;
+        check_network(run, choice.kind, &targets)?;
     }
     Ok(())
 }

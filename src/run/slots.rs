@@ -233,6 +233,13 @@ impl SlotTable {
         }
     }
 
+    /// Base and length of the buffer pool (for engines that register it).
+    pub fn pool(&self) -> (*mut u8, usize) {
+        self.pool
+            .as_ref()
+            .map_or((std::ptr::null_mut(), 0), |p| (p.as_mut_ptr(), p.len()))
+    }
+
     /// Gives the pool up without freeing it: the engine may still write into it.
     pub fn leak_pool(&mut self) {
         std::mem::forget(self.pool.take());

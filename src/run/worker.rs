@@ -68,6 +68,8 @@ pub struct WorkerSetup {
     pub connections: u32,
     /// Per-I/O deadline (`--io-timeout`).
     pub io_timeout_ns: Option<u64>,
+    /// Flushes every N writes per stream (`--sync-every`).
+    pub flush: super::flush::Flusher,
 }
 
 /// Pins the calling thread to one CPU. Failure is reported, not fatal.
@@ -159,6 +161,10 @@ impl<E: Engine> Worker<E> {
                 return Err(Box::new((setup, msg)));
             }
         };
+        let (base, len) = table.pool();
+        if let Err(e) = engine.register_buffers(base, len) {
+            return Err(Box::new((setup, crate::errors::chain(&e))));
+        }
         let total_slots = table.slots.len();
         let mut ready = Vec::with_capacity(total_slots);
         let mut timers = BinaryHeap::with_capacity(setup.streams.len());
@@ -478,7 +484,11 @@ impl<E: Engine> Worker<E> {
             if let Some(svc) = ws.svc.as_mut() {
                 svc.record(done.saturating_sub(slot.submit_ns));
             }
+            let write = slot.op == Op::Write;
             self.count_conn(tag, c.result as u64, 0);
+            if write {
+                self.flush_after_write(tag);
+            }
         }
         self.release(tag);
     }
@@ -510,6 +520,23 @@ impl<E: Engine> Worker<E> {
                 cs.bytes += o.bytes;
                 cs.errors += o.errors;
             }
+        }
+    }
+
+    /// `--sync-every`: counts a write on its stream and flushes when N are done.
+    fn flush_after_write(&mut self, tag: usize) {
+        let slot = &self.table.slots[tag];
+        let fd = self.setup.targets[slot.target as usize].fd();
+        let fs = &mut self.stats[slot.workload as usize].flush;
+        if self
+            .setup
+            .flush
+            .on_write(slot.stream as usize, fd, fs)
+            .is_some()
+            && self.setup.policy != ErrorPolicy::Continue
+        {
+            self.setup.error_stop.store(true, Ordering::Relaxed);
+            self.setup.stop.store(true, Ordering::Relaxed);
         }
     }
 

@@ -100,7 +100,7 @@ impl Selector {
                 continue;
             }
             let c = cost(&paths[i]);
-            if best.is_none_or(|(_, b)| c < b) {
+            if best.map_or(true, |(_, b)| c < b) {
                 best = Some((i, c));
             }
         }
