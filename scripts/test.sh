@@ -13,6 +13,9 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # NBD targets: a server for the tests and the client library ioscope loads.
 command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
 ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || need+=(libnbd0)
+# SMB targets: a Samba server for the tests (smbd, smbpasswd) and smbclient to compare.
+command -v smbd >/dev/null 2>&1 || need+=(samba)
+command -v smbclient >/dev/null 2>&1 || need+=(smbclient)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"
@@ -28,7 +31,10 @@ cargo fmt --all -- --check
 # Issue 11: no function in src/plan longer than 120 lines (src/run joins when split).
 python3 scripts/fn-lengths.py --max 120 --top 3 src/plan
 cargo clippy --all-targets -- -D warnings
-cargo test --lib --bins -- --test-threads=2
+# The smb:// client is a cargo feature (it needs Rust 1.89 and ~200 more crates):
+# lint and test that build too.
+cargo clippy --all-targets --features smb -- -D warnings
+cargo test --lib --bins --features smb -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so
 # they do not steal each other's CPU.
-cargo test --test tests -- --test-threads=1
+cargo test --test tests --features smb -- --test-threads=1

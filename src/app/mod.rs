@@ -300,6 +300,11 @@ pub fn run_options(
     plan: &crate::plan::model::DataSettings,
 ) -> Result<RunOptions, AppError> {
     use crate::run::worker::ErrorPolicy;
+    crate::target::smb::credentials::configure(crate::target::smb::credentials::SmbOptions {
+        credentials_file: a.credentials.clone(),
+        require_encryption: a.smb_encrypt,
+    })
+    .map_err(AppError::Input)?;
     let policy = match a.on_error.as_deref() {
         None | Some("stop") => ErrorPolicy::Stop,
         Some("continue") => ErrorPolicy::Continue,

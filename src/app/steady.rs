@@ -205,9 +205,10 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         Some("mem") => EngineKind::Mem,
         Some("sim") => EngineKind::Sim,
         Some("nbd") => EngineKind::Nbd,
+        Some("smb") => EngineKind::Smb,
         Some(o) => {
             return Err(AppError::Input(format!(
-                "--engine '{o}': expected auto, uring, sync, mem, sim or nbd"
+                "--engine '{o}': expected auto, uring, sync, mem, sim, nbd or smb"
             )))
         }
     };

@@ -53,10 +53,24 @@ fn verify_one(
         target::OpenOptionsIo::default(),
     )
     .map_err(|e| AppError::Input(super::chain(&e)))?;
-    let Backing::File { file, .. } = &t.backing else {
+    if !matches!(
+        t.backing,
+        Backing::File { .. } | Backing::Nbd(_) | Backing::Smb(_)
+    ) {
         return Err(AppError::Input(format!(
-            "target '{uri}': only files and block devices can be verified after the fact"
+            "target '{uri}': only files, block devices, NBD exports and SMB files can be verified after the fact"
         )));
+    }
+    let read_at = |data: &mut [u8], off: u64| -> std::io::Result<()> {
+        match &t.backing {
+            Backing::File { file, .. } => {
+                use std::os::unix::fs::FileExt;
+                file.read_exact_at(data, off)
+            }
+            Backing::Nbd(n) => n.read_at(data, off),
+            Backing::Smb(s) => s.read_at(data, off),
+            _ => Err(std::io::Error::other("this target cannot be read back")),
+        }
     };
     let units = rec.map.len() as u64;
     let mut out = VerifyResult::default();
@@ -72,8 +86,7 @@ fn verify_one(
         let n = chunk_units.min(units - u);
         let off = u * unit;
         let data = &mut buf.as_mut_slice()[..(n * unit) as usize];
-        use std::os::unix::fs::FileExt;
-        file.read_exact_at(data, off)
+        read_at(data, off)
             .map_err(|e| AppError::Runtime(format!("reading '{uri}' at {off}: {e}")))?;
         for i in 0..n {
             let e = rec.expectation(u + i);

@@ -110,10 +110,11 @@ pub struct RunArgs {
     pub job: Option<PathBuf>,
     /// Target: a file, a block device, mem:SIZE, null:SIZE,
     /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
-    /// nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH. Repeatable.
+    /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or
+    /// smb://[USER@]HOST[:PORT]/SHARE/PATH. Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
-    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd.
+    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, smb.
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Access: read, write, randread, randwrite, rw, randrw.
@@ -208,6 +209,14 @@ pub struct RunArgs {
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
+    /// SMB credentials file for smb:// targets (smbclient's format: `username = …`,
+    /// `password = …`, optional `domain = …`; mode 0600). Default: the environment
+    /// variables IOSCOPE_SMB_USER and IOSCOPE_SMB_PASSWORD.
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
+    /// Require SMB encryption: refuse a session the server will not encrypt.
+    #[arg(long)]
+    pub smb_encrypt: bool,
     /// Repeat the run in rounds until the tracked metric is steady (SNIA PTS rule:
     /// the last 5 rounds within 20% of their average, slope under 10%), or
     /// --max-rounds pass.

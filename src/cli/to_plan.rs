@@ -55,11 +55,12 @@ fn parse_engine(v: &str) -> Result<EngineKind, FlagError> {
         "mem" => EngineKind::Mem,
         "sim" => EngineKind::Sim,
         "nbd" => EngineKind::Nbd,
+        "smb" => EngineKind::Smb,
         _ => {
             return Err(bad(
                 "--engine",
                 v,
-                "expected auto, uring, sync, null, mem, sim or nbd",
+                "expected auto, uring, sync, null, mem, sim, nbd or smb",
             ))
         }
     })

@@ -12,6 +12,8 @@ pub mod mem;
 pub mod nbd;
 pub mod null;
 pub mod sim;
+#[cfg(feature = "smb")]
+pub mod smb;
 pub mod sync;
 pub mod uring;
 

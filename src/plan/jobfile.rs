@@ -870,11 +870,12 @@ impl<'a> Ctx<'a> {
                 "mem" => EngineKind::Mem,
                 "sim" => EngineKind::Sim,
                 "nbd" => EngineKind::Nbd,
+                "smb" => EngineKind::Smb,
                 other => {
                     return Err(self.err(
                         v.span(),
                         format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim or nbd"
+                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd or smb"
                         ),
                     ))
                 }

@@ -73,6 +73,23 @@ pub enum TargetKind {
     Sim(SimSpec),
     /// An NBD export (`nbd://HOST[:PORT][/EXPORT]`, `nbd+unix:///EXPORT?socket=PATH`).
     Nbd(NbdSpec),
+    /// A file on an SMB share (`smb://[USER@]HOST[:PORT]/SHARE/PATH`).
+    Smb(SmbSpec),
+}
+
+/// Where a file on an SMB share is, as parsed by `crate::target::smb::parse`. Holds no
+/// secret: the password comes from the environment or a credentials file at open time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmbSpec {
+    /// The URI as given.
+    pub uri: String,
+    /// The user named in the URI, if any (else `IOSCOPE_SMB_USER` or the credentials file).
+    pub user: Option<String>,
+    pub host: String,
+    pub port: u16,
+    pub share: String,
+    /// The file's path inside the share, '/'-separated, never empty.
+    pub path: String,
 }
 
 /// Where an NBD export is, as parsed by `crate::target::nbd::parse`.
@@ -447,6 +464,8 @@ pub enum EngineKind {
     Sim,
     /// libnbd's asynchronous API for `nbd://` targets.
     Nbd,
+    /// The smb crate's SMB2/3 client for `smb://` targets.
+    Smb,
 }
 
 impl EngineKind {
@@ -459,6 +478,7 @@ impl EngineKind {
             EngineKind::Mem => "mem",
             EngineKind::Sim => "sim",
             EngineKind::Nbd => "nbd",
+            EngineKind::Smb => "smb",
         }
     }
 }

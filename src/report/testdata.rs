@@ -146,6 +146,7 @@ pub fn run(
         schedule: None,
         verify: None,
         error_samples: Vec::new(),
+        smb: Vec::new(),
     }
 }
 

@@ -3,6 +3,8 @@
 //! else, so a chart can never disagree with the JSON. The wire format is documented in
 //! docs/result-schema.md; changing a field's meaning means bumping [`SCHEMA`].
 
+pub mod smb;
+
 use serde::{Deserialize, Serialize};
 
 /// Schema identifier written at the top of every result file.
@@ -151,6 +153,10 @@ pub struct RunResult {
     /// First I/O errors seen (errno and offset), at most a few per run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<ErrorSample>,
+    /// What the SMB sessions of `smb://` targets negotiated (dialect, signing,
+    /// encryption, credits), one entry per SMB target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub smb: Vec<smb::SmbSession>,
 }
 
 /// How an open-loop run kept to its schedule.
@@ -275,6 +281,7 @@ impl RunResult {
             schedule: None,
             verify: None,
             error_samples: Vec::new(),
+            smb: Vec::new(),
         }
     }
 }

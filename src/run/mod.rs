@@ -87,8 +87,10 @@ pub fn resolve_engine(
     let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
     let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
     let all_nbd = targets.iter().all(|t| matches!(t.backing, Backing::Nbd(_)));
+    let all_smb = targets.iter().all(|t| matches!(t.backing, Backing::Smb(_)));
     match kind {
         EngineKind::Auto if all_nbd => (EngineKind::Nbd, None),
+        EngineKind::Auto if all_smb => (EngineKind::Smb, None),
         EngineKind::Auto if all_null => (EngineKind::Null, None),
         EngineKind::Auto if all_sim => (EngineKind::Sim, None),
         EngineKind::Auto if all_mem => (EngineKind::Mem, None),
@@ -279,7 +281,8 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
     check_clock(run, specs)?;
     let (targets, _) = prepare(run, specs, opts)?;
     let (engine, _) = resolve_engine(run.engine, &targets);
-    check_nbd(run, engine, &targets)
+    check_nbd(run, engine, &targets)?;
+    check_smb(run, engine, &targets)
 }
 
 /// Virtual time is the whole process's clock once one target asks for it: then every
@@ -464,6 +467,7 @@ pub fn execute(
         ));
     }
     check_nbd(run, engine, &targets)?;
+    check_smb(run, engine, &targets)?;
     if matches!(engine, EngineKind::Uring | EngineKind::Sync)
         && targets.iter().any(|t| t.fd().is_none())
     {
@@ -609,6 +613,7 @@ pub fn execute(
                         Ok(e) => worker::run_worker(e, setup),
                         Err(e) => setup_failed(&setup, e),
                     },
+                    EngineKind::Smb => start_smb(&t, capacity, setup),
                     _ => match UringEngine::new(&t, capacity) {
                         Ok(e) => worker::run_worker(e, setup),
                         Err(e) => setup_failed(&setup, e),
@@ -690,6 +695,48 @@ fn setup_failed(setup: &WorkerSetup, e: EngineError) {
         verify: Default::default(),
         pacing: Default::default(),
     });
+}
+
+/// Runs a worker on the smb engine: its own sessions to the SMB targets.
+#[cfg(feature = "smb")]
+fn start_smb(t: &Targets, capacity: usize, setup: WorkerSetup) {
+    match crate::engine::smb::SmbEngine::new(t, capacity) {
+        Ok(e) => worker::run_worker(e, setup),
+        Err(e) => setup_failed(&setup, e),
+    }
+}
+
+/// Without the `smb` feature no SMB target opens, so this only reports why.
+#[cfg(not(feature = "smb"))]
+fn start_smb(_t: &Targets, _capacity: usize, setup: WorkerSetup) {
+    let e = EngineError::Setup {
+        engine: "smb",
+        source: std::io::Error::other("this ioscope was built without SMB support"),
+    };
+    setup_failed(&setup, e)
+}
+
+/// The smb engine serves only SMB targets, and SMB targets only the smb engine. Every
+/// worker opens its own session; the server keeps the file coherent between them.
+fn check_smb(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    let is_smb = |t: &Arc<OpenTarget>| matches!(t.backing, Backing::Smb(_));
+    if engine == EngineKind::Smb && !targets.iter().all(is_smb) {
+        return Err(setup("the smb engine works only with smb:// targets".into()));
+    }
+    if engine != EngineKind::Smb {
+        if let Some(t) = targets.iter().find(|t| is_smb(t)) {
+            return Err(setup(format!(
+                "'{}' is an SMB target: it needs the smb engine, not {}",
+                t.uri,
+                engine.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The nbd engine serves only NBD targets, and NBD targets only the nbd engine. Each
@@ -1094,7 +1141,27 @@ impl Collector {
             workloads,
             intervals: self.intervals,
             error_samples: self.samples,
+            smb: smb_sessions(targets),
         }
+    }
+}
+
+/// What the SMB targets' sessions negotiated, for the result.
+fn smb_sessions(targets: &Targets) -> Vec<crate::result::smb::SmbSession> {
+    #[cfg(feature = "smb")]
+    {
+        targets
+            .iter()
+            .filter_map(|t| match &t.backing {
+                Backing::Smb(s) => Some(s.info.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "smb"))]
+    {
+        let _ = targets;
+        Vec::new()
     }
 }
 
@@ -1128,6 +1195,7 @@ pub fn verify_pass(
                 file.read_exact_at(data, off)?;
             }
             Backing::Nbd(n) => n.read_at(data, off)?,
+            Backing::Smb(s) => s.read_at(data, off)?,
             Backing::Mem(m) => {
                 // SAFETY: off + bytes ≤ units × unit ≤ the mapping's length; no worker
                 // runs during the verify pass.

@@ -4,6 +4,7 @@
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
 pub mod nbd;
+pub mod smb;
 pub mod safety;
 pub mod sim;
 
@@ -53,12 +54,15 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
     if uri.starts_with("nbd") && uri.contains("://") {
         return nbd::parse(uri).map(TargetKind::Nbd).map_err(invalid);
     }
+    if uri.starts_with("smb://") {
+        return smb::parse(uri).map(TargetKind::Smb).map_err(invalid);
+    }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(invalid(format!(
-            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH)"
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, smb://[USER@]HOST[:PORT]/SHARE/PATH)"
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
@@ -78,6 +82,8 @@ pub enum Backing {
     Sim(sim::SimDevice),
     /// An NBD export reached through libnbd.
     Nbd(nbd::NbdTarget),
+    /// A file on an SMB share (cargo feature `smb`).
+    Smb(smb::SmbTarget),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -156,6 +162,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             })
         }
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
+        TargetKind::Smb(s) => open_smb(spec, &s, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
     }
 }
@@ -185,6 +192,24 @@ fn open_nbd(
         uri: spec.uri.clone(),
         backing: Backing::Nbd(opened.target),
         size_bytes,
+        direct: false,
+        align_bytes: 1,
+    })
+}
+
+/// A file on an SMB share, created or grown to the working set like a local file.
+fn open_smb(
+    spec: &TargetSpec,
+    s: &crate::plan::model::SmbSpec,
+    opts: OpenOptionsIo,
+) -> Result<OpenTarget, TargetError> {
+    let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
+    let opened = smb::open(s, opts.writes, want)?;
+    Ok(OpenTarget {
+        name: spec.name.clone(),
+        uri: spec.uri.clone(),
+        backing: Backing::Smb(opened.target),
+        size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
         direct: false,
         align_bytes: 1,
     })

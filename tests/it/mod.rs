@@ -13,6 +13,8 @@ mod html;
 mod load;
 mod loopdev;
 mod net_nbd;
+#[cfg(feature = "smb")]
+mod net_smb;
 mod output;
 mod reports_cli;
 mod sim;
