@@ -85,6 +85,7 @@ impl Smbd {
             .args(["-c", conf.to_str().unwrap(), "-a", "-s", USER])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .spawn()
             .map_err(|e| format!("smbpasswd: {e}"))?;
         {
@@ -96,9 +97,13 @@ impl Smbd {
             return Err("smbpasswd -a failed".into());
         }
         let out = std::fs::File::create(d.join("smbd.out")).unwrap();
+        // smbd signals its whole process group when it stops: give it its own group,
+        // or the test binary would be terminated with it.
+        use std::os::unix::process::CommandExt;
         let child = Command::new("smbd")
             .args(["--foreground", "--no-process-group", "--debug-stdout", "-s"])
             .arg(&conf)
+            .process_group(0)
             .stdout(out.try_clone().unwrap())
             .stderr(out)
             .spawn()
@@ -207,14 +212,21 @@ fn assert_no_password(dir: &Path, texts: &[&str]) {
         assert!(!t.contains(PASSWORD), "the password leaked into output: {t}");
     }
     let mut seen = 0;
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let bytes = std::fs::read(e.path()).unwrap();
-        seen += 1;
-        assert!(
-            !bytes.windows(PASSWORD.len()).any(|w| w == PASSWORD.as_bytes()),
-            "the password is in {}",
-            e.path().display()
-        );
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                dirs.push(e.path());
+                continue;
+            }
+            let bytes = std::fs::read(e.path()).unwrap();
+            seen += 1;
+            assert!(
+                !bytes.windows(PASSWORD.len()).any(|w| w == PASSWORD.as_bytes()),
+                "the password is in {}",
+                e.path().display()
+            );
+        }
     }
     assert!(seen > 0, "no output files to check in {}", dir.display());
 }
@@ -309,7 +321,7 @@ fn smb_bytes_changed_behind_the_client_are_found() {
     }
     std::fs::write(&path, &bytes).unwrap();
     let o = with_password(PASSWORD)
-        .args(["verify", "--journal", journal.to_str().unwrap(), "-t", &uri])
+        .args(["verify", "--journal", journal.to_str().unwrap(), "--target", &uri])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));

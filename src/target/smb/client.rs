@@ -229,11 +229,10 @@ async fn open_file(client: &Client, path: &UncPath, how: OpenHow) -> Result<smb:
     };
     let open = || async {
         let r = client.create_file(path, &args).await.map_err(|e| {
-            let text = e.to_string();
-            if text.contains("ObjectNameNotFound") || text.contains("ObjectPathNotFound") {
+            if status(&e).is_some_and(|c| NOT_FOUND_STATUSES.contains(&c)) {
                 OpenError::NotFound(path.to_string())
             } else {
-                other(&format!("opening {path}"), text)
+                other(&format!("opening {path}"), e)
             }
         })?;
         if !r.is_file() {
@@ -283,21 +282,39 @@ async fn fill(file: &smb::File, from: u64, to: u64) -> std::io::Result<()> {
     file.flush().await
 }
 
+/// The NT status an error carries, when the server sent one.
+fn status(e: &smb::Error) -> Option<u32> {
+    match e {
+        smb::Error::ReceivedErrorMessage(code, _) | smb::Error::UnexpectedMessageStatus(code) => {
+            Some(*code)
+        }
+        _ => None,
+    }
+}
+
+/// STATUS_LOGON_FAILURE, _WRONG_PASSWORD, _NO_SUCH_USER, _ACCOUNT_RESTRICTION,
+/// _ACCOUNT_DISABLED, _PASSWORD_EXPIRED: a refused login.
+const AUTH_STATUSES: [u32; 6] = [
+    0xC000_006D,
+    0xC000_006A,
+    0xC000_0064,
+    0xC000_006E,
+    0xC000_0072,
+    0xC000_0071,
+];
+
+/// STATUS_OBJECT_NAME_NOT_FOUND, STATUS_OBJECT_PATH_NOT_FOUND.
+const NOT_FOUND_STATUSES: [u32; 2] = [0xC000_0034, 0xC000_003A];
+
 /// An authentication refusal becomes [`OpenError::Auth`]; anything else keeps its text.
 fn classify(e: smb::Error, user: &str, host: &str) -> OpenError {
-    let text = e.to_string();
-    if text.contains("LogonFailure")
-        || text.contains("Logon Failure")
-        || text.contains("AccountRestriction")
-        || text.contains("WrongPassword")
-        || text.contains("AccessDenied") && text.contains("SessionSetup")
-    {
+    if status(&e).is_some_and(|c| AUTH_STATUSES.contains(&c)) {
         return OpenError::Auth {
             user: user.to_string(),
             host: host.to_string(),
         };
     }
-    OpenError::Other(format!("connecting to {host}: {text}"))
+    OpenError::Other(format!("connecting to {host}: {e}"))
 }
 
 fn dialect_name(d: smb::Dialect) -> &'static str {
