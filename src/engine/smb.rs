@@ -79,7 +79,14 @@ impl SmbEngine {
 }
 
 /// Performs one request, in pieces of at most `max` bytes; bytes done or -errno.
-async fn perform(file: Arc<smb::File>, op: Op, offset: u64, len: u32, buf: BufPtr, max: usize) -> i64 {
+async fn perform(
+    file: Arc<smb::File>,
+    op: Op,
+    offset: u64,
+    len: u32,
+    buf: BufPtr,
+    max: usize,
+) -> i64 {
     let len = len as usize;
     let mut done = 0usize;
     while done < len {
@@ -120,7 +127,10 @@ impl Engine for SmbEngine {
             return Err(EngineError::Io {
                 engine: "smb",
                 op: "submit",
-                source: std::io::Error::other(format!("target {} is not an SMB target", req.target)),
+                source: std::io::Error::other(format!(
+                    "target {} is not an SMB target",
+                    req.target
+                )),
             });
         };
         let max = match req.op {

@@ -725,7 +725,9 @@ fn check_smb(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(),
     };
     let is_smb = |t: &Arc<OpenTarget>| matches!(t.backing, Backing::Smb(_));
     if engine == EngineKind::Smb && !targets.iter().all(is_smb) {
-        return Err(setup("the smb engine works only with smb:// targets".into()));
+        return Err(setup(
+            "the smb engine works only with smb:// targets".into(),
+        ));
     }
     if engine != EngineKind::Smb {
         if let Some(t) = targets.iter().find(|t| is_smb(t)) {

@@ -4,9 +4,9 @@
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
 pub mod nbd;
-pub mod smb;
 pub mod safety;
 pub mod sim;
+pub mod smb;
 
 use crate::plan::model::{TargetKind, TargetSpec};
 use crate::plan::units::parse_size;
@@ -83,7 +83,7 @@ pub enum Backing {
     /// An NBD export reached through libnbd.
     Nbd(nbd::NbdTarget),
     /// A file on an SMB share (cargo feature `smb`).
-    Smb(smb::SmbTarget),
+    Smb(Box<smb::SmbTarget>),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -208,7 +208,7 @@ fn open_smb(
     Ok(OpenTarget {
         name: spec.name.clone(),
         uri: spec.uri.clone(),
-        backing: Backing::Smb(opened.target),
+        backing: Backing::Smb(Box::new(opened.target)),
         size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
         direct: false,
         align_bytes: 1,

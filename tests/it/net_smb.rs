@@ -33,7 +33,9 @@ impl Smbd {
         }
         let dir = tempdir();
         let d = dir.path();
-        for sub in ["private", "lock", "state", "cache", "pid", "ncalrpc", "share", "log"] {
+        for sub in [
+            "private", "lock", "state", "cache", "pid", "ncalrpc", "share", "log",
+        ] {
             std::fs::create_dir(d.join(sub)).unwrap();
         }
         let port = free_port();
@@ -209,7 +211,10 @@ fn smb_run(dir: &Path, args: &[&str]) -> Ran {
 #[track_caller]
 fn assert_no_password(dir: &Path, texts: &[&str]) {
     for t in texts {
-        assert!(!t.contains(PASSWORD), "the password leaked into output: {t}");
+        assert!(
+            !t.contains(PASSWORD),
+            "the password leaked into output: {t}"
+        );
     }
     let mut seen = 0;
     let mut dirs = vec![dir.to_path_buf()];
@@ -222,7 +227,9 @@ fn assert_no_password(dir: &Path, texts: &[&str]) {
             let bytes = std::fs::read(e.path()).unwrap();
             seen += 1;
             assert!(
-                !bytes.windows(PASSWORD.len()).any(|w| w == PASSWORD.as_bytes()),
+                !bytes
+                    .windows(PASSWORD.len())
+                    .any(|w| w == PASSWORD.as_bytes()),
                 "the password is in {}",
                 e.path().display()
             );
@@ -267,13 +274,20 @@ fn smb_randrw_with_verify_is_clean_and_records_the_session() {
     .expect_code(0);
     let run0 = r.run(0);
     assert_eq!(run0.engine, "smb");
-    assert!(run0.totals.read.ios > 100 && run0.totals.write.ios > 100, "{:?}", run0.totals);
+    assert!(
+        run0.totals.read.ios > 100 && run0.totals.write.ios > 100,
+        "{:?}",
+        run0.totals
+    );
     assert_eq!(run0.totals.read.errors + run0.totals.write.errors, 0);
     let v = run0.verify.as_ref().expect("verify counts");
     assert_eq!(v.mismatches, 0, "{v:?}");
     assert!(v.units_checked > 100, "{v:?}");
     // The file was created on the server at --size.
-    assert_eq!(std::fs::metadata(s.share().join("v.dat")).unwrap().len(), 8 << 20);
+    assert_eq!(
+        std::fs::metadata(s.share().join("v.dat")).unwrap().len(),
+        8 << 20
+    );
     let smb = &run0.smb[0];
     assert_eq!(smb.dialect, "3.1.1");
     assert!(smb.signed);
@@ -321,7 +335,13 @@ fn smb_bytes_changed_behind_the_client_are_found() {
     }
     std::fs::write(&path, &bytes).unwrap();
     let o = with_password(PASSWORD)
-        .args(["verify", "--journal", journal.to_str().unwrap(), "--target", &uri])
+        .args([
+            "verify",
+            "--journal",
+            journal.to_str().unwrap(),
+            "--target",
+            &uri,
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
@@ -363,8 +383,14 @@ fn smb_wrong_password_is_one_failed_login_and_exit_1() {
     std::thread::sleep(Duration::from_millis(300));
     let logs = s.all_logs();
     let failures = logs.matches("NT_STATUS_WRONG_PASSWORD").count();
-    assert!((1..=4).contains(&failures), "{failures} failed logins:\n{logs}");
-    assert!(!s.share().join("w.dat").exists(), "a refused login created the file");
+    assert!(
+        (1..=4).contains(&failures),
+        "{failures} failed logins:\n{logs}"
+    );
+    assert!(
+        !s.share().join("w.dat").exists(),
+        "a refused login created the file"
+    );
 }
 
 #[test]
@@ -408,8 +434,19 @@ fn smb_credentials_file_must_be_private() {
     let o = ioscope()
         .env_remove("IOSCOPE_SMB_PASSWORD")
         .args([
-            "run", "-t", &uri, "--credentials", cred.to_str().unwrap(), "--size", "1m",
-            "--rw", "randread", "--passes", "1", "-q", "--json",
+            "run",
+            "-t",
+            &uri,
+            "--credentials",
+            cred.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--rw",
+            "randread",
+            "--passes",
+            "1",
+            "-q",
+            "--json",
         ])
         .arg(&json)
         .output()
@@ -425,7 +462,16 @@ fn smb_uri_mistakes_are_located_input_errors() {
         ("smb://127.0.0.1/share", "no file path"),
     ] {
         let o = with_password(PASSWORD)
-            .args(["run", "-t", uri, "--rw", "randread", "--duration", "1s", "-q"])
+            .args([
+                "run",
+                "-t",
+                uri,
+                "--rw",
+                "randread",
+                "--duration",
+                "1s",
+                "-q",
+            ])
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{uri}: {}", stderr(&o));
@@ -434,7 +480,16 @@ fn smb_uri_mistakes_are_located_input_errors() {
     // A missing file without --size says how to create it.
     let Some(s) = server() else { return };
     let o = with_password(PASSWORD)
-        .args(["run", "-t", &s.uri("missing.dat"), "--rw", "randread", "--duration", "1s", "-q"])
+        .args([
+            "run",
+            "-t",
+            &s.uri("missing.dat"),
+            "--rw",
+            "randread",
+            "--duration",
+            "1s",
+            "-q",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -244,7 +244,10 @@ async fn open_file(client: &Client, path: &UncPath, how: OpenHow) -> Result<smb:
     let Some(min) = how.min_size_bytes else {
         return Ok(file);
     };
-    let len = file.get_len().await.map_err(|e| other("the file's size", e))?;
+    let len = file
+        .get_len()
+        .await
+        .map_err(|e| other("the file's size", e))?;
     if len >= min {
         return Ok(file);
     }

@@ -96,7 +96,8 @@ fn read_file(path: &Path) -> Result<(Option<String>, String), String> {
             meta.mode() & 0o7777
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("--credentials '{shown}': {e}"))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("--credentials '{shown}': {e}"))?;
     let (mut user, mut password, mut domain) = (None, None, None);
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -122,7 +123,8 @@ fn read_file(path: &Path) -> Result<(Option<String>, String), String> {
             }
         }
     }
-    let password = password.ok_or_else(|| format!("--credentials '{shown}': no 'password =' line"))?;
+    let password =
+        password.ok_or_else(|| format!("--credentials '{shown}': no 'password =' line"))?;
     let user = match (domain, user) {
         (Some(d), Some(u)) if !d.is_empty() && !u.contains('\\') => Some(format!("{d}\\{u}")),
         (_, u) => u,

@@ -28,12 +28,10 @@ pub fn parse(uri: &str) -> Result<SmbSpec, String> {
         .split_once('/')
         .ok_or("no share: write smb://[USER@]HOST[:PORT]/SHARE/PATH")?;
     let (user, hostport) = match authority.rsplit_once('@') {
-        Some((u, _)) if u.contains(':') => {
-            return Err(
-                "a password does not belong in the URI: use IOSCOPE_SMB_PASSWORD or --credentials FILE"
-                    .into(),
-            )
-        }
+        Some((u, _)) if u.contains(':') => return Err(
+            "a password does not belong in the URI: use IOSCOPE_SMB_PASSWORD or --credentials FILE"
+                .into(),
+        ),
         Some(("", _)) => return Err("empty user name before '@'".into()),
         Some((u, h)) => (Some(u.to_string()), h),
         None => (None, authority),
@@ -49,7 +47,10 @@ pub fn parse(uri: &str) -> Result<SmbSpec, String> {
     if file.is_empty() {
         return Err("no file path after the share: write smb://HOST/SHARE/PATH".into());
     }
-    if file.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+    if file
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
         return Err(format!(
             "bad file path '{file}': no empty, '.' or '..' components"
         ));
@@ -192,12 +193,11 @@ pub fn open(
         uri: spec.uri.clone(),
         msg,
     };
-    let creds = credentials::resolve(spec.user.as_deref()).map_err(|msg| {
-        super::TargetError::Invalid {
+    let creds =
+        credentials::resolve(spec.user.as_deref()).map_err(|msg| super::TargetError::Invalid {
             uri: spec.uri.clone(),
             msg,
-        }
-    })?;
+        })?;
     let opts = credentials::options();
     let rt = client::runtime().map_err(|e| unavailable(e.to_string()))?;
     let session = client::Session::open(
@@ -248,7 +248,9 @@ pub fn open(
 ) -> Result<Opened, super::TargetError> {
     Err(super::TargetError::Unavailable {
         uri: spec.uri.clone(),
-        msg: "this ioscope was built without SMB support; rebuild with `cargo build --features smb`".into(),
+        msg:
+            "this ioscope was built without SMB support; rebuild with `cargo build --features smb`"
+                .into(),
     })
 }
 
