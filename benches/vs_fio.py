@@ -9,6 +9,8 @@ from wait4(2), divided by the I/Os it reported.
 Usage: python3 benches/vs_fio.py [--rounds N] [--seconds S] [--only CASE,...] [--rss]
 Needs: fio on PATH, a release build (cargo build --release), /dev/shm (tmpfs), and a
 directory on a disk filesystem that supports O_DIRECT (BENCH_DIR, default /var/tmp).
+The nbd-* cases start `nbdkit memory` on 127.0.0.1 (Debian: nbdkit, libnbd0) and stop
+it at the end; the server's CPU is counted for neither tool.
 """
 
 import argparse
@@ -74,6 +76,42 @@ def make_file(path, size_mib):
             chunk = os.urandom(1 << 20)
             for _ in range(size_mib):
                 f.write(chunk)
+
+
+def start_nbdkit():
+    """nbdkit's memory plugin on 127.0.0.1 with a free port: (process, URI)."""
+    import socket
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    p = subprocess.Popen(["nbdkit", "--foreground", "--exit-with-parent", "-i", "127.0.0.1",
+                          "-p", str(port), "memory", "1G"])
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return p, f"nbd://127.0.0.1:{port}"
+
+
+def nbd_cases(uri):
+    """4k at QD 16 over one connection to nbdkit memory, both tools through libnbd."""
+    out = {}
+    for rw in ("randread", "randwrite"):
+        out[f"nbd-qd16-{rw}"] = (
+            f"nbdkit memory on 127.0.0.1, 4k {rw}, QD 16, one connection",
+            ["--name=n", "--ioengine=nbd", f"--uri={uri}", f"--rw={rw}", "--bs=4k",
+             "--iodepth=16"],
+            ["--target", uri, "--rw", rw, "--bs", "4k", "--qd", "16"],
+        )
+    out["translate-nbd"] = (
+        "the same fio job through fio and `ioscope fio`: ioengine=nbd, 4k randread, QD 16",
+        ["--name=t", "--ioengine=nbd", f"--uri={uri}", "--rw=randread", "--bs=4k",
+         "--iodepth=16"],
+        None,
+    )
+    return out
 
 
 def cases(shm_file, disk_file):
@@ -183,8 +221,13 @@ def main():
           f"kernel {os.uname().release}")
     only = set(filter(None, a.only.split(",")))
     tmpdir = tempfile.mkdtemp(prefix="ioscope-bench")
+    all_cases = cases(shm_file, disk_file)
+    nbd_server = None
+    if not only or any(k.startswith("nbd-") or k == "translate-nbd" for k in only):
+        nbd_server, uri = start_nbdkit()
+        all_cases.update(nbd_cases(uri))
     try:
-        for key, (title, fargs, iargs) in cases(shm_file, disk_file).items():
+        for key, (title, fargs, iargs) in all_cases.items():
             if only and key not in only:
                 continue
             ratios, cpu_ratios, rows = [], [], []
@@ -214,6 +257,9 @@ def main():
             print(f"\n## rss-growth: ioscope RSS at 10 s {at10/1024:.1f} MiB, at 60 s {at60/1024:.1f} MiB "
                   f"({100*(at60-at10)/at10:+.1f}%)")
     finally:
+        if nbd_server is not None:
+            nbd_server.terminate()
+            nbd_server.wait()
         import shutil
         shutil.rmtree(tmpdir, ignore_errors=True)
 

@@ -13,6 +13,9 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # NBD targets: a server for the tests and the client library ioscope loads.
 command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
 ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || need+=(libnbd0)
+# iSCSI targets: tgtd for the tests and the client library ioscope loads.
+command -v tgtd >/dev/null 2>&1 || need+=(tgt)
+ldconfig -p 2>/dev/null | grep -q 'libiscsi\.so\.7 ' || need+=(libiscsi7)
 # SMB targets: a Samba server for the tests (smbd, smbpasswd) and smbclient to compare.
 command -v smbd >/dev/null 2>&1 || need+=(samba)
 command -v smbclient >/dev/null 2>&1 || need+=(smbclient)
@@ -31,8 +34,8 @@ cargo fmt --all -- --check
 # Issue 11: no function in src/plan longer than 120 lines (src/run joins when split).
 python3 scripts/fn-lengths.py --max 120 --top 3 src/plan
 cargo clippy --all-targets -- -D warnings
-# The smb:// client is a cargo feature (it needs Rust 1.89 and ~200 more crates):
-# lint and test that build too.
+# The smb:// client is a cargo feature (the smb crate needs Rust 1.89 and ~200 more
+# crates): lint and test that build too.
 cargo clippy --all-targets --features smb -- -D warnings
 cargo test --lib --bins --features smb -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so

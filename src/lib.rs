@@ -10,6 +10,8 @@ pub mod cli;
 pub mod clock;
 pub mod data;
 pub mod engine;
+pub mod errors;
+pub mod net;
 pub mod plan;
 pub mod report;
 pub mod result;

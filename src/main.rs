@@ -1,9 +1,9 @@
-//! The ioscope binary: parse the command line, call the application, map errors to
-//! the documented exit codes. Nothing else lives here.
+//! The ioscope binary: parse the command line, hand the typed invocation to the
+//! application, map errors to the documented exit codes. Nothing else lives here.
 
 use clap::Parser;
-use ioscope::app::{self, exit, AppError, ForeignTool};
-use ioscope::cli::{to_plan, Cli, Command};
+use ioscope::app::{self, AppError};
+use ioscope::cli::{build, generate, Cli, Command};
 
 fn main() {
     // Histograms of a few hundred KiB are built and dropped at every interval. With
@@ -18,53 +18,36 @@ fn main() {
     };
     let cli = Cli::parse();
     let command: Vec<String> = std::env::args().collect();
-    let result = match &cli.command {
-        Command::Run(a) => run(a, command),
-        Command::Quick(a) => app::quick(a, command).map(|o| o.exit_code),
-        Command::Sysinfo(a) => app::sysinfo(a),
-        Command::Fio(a) => app::foreign(ForeignTool::Fio, &a.args, command),
-        Command::Vdbench(a) => app::foreign(ForeignTool::Vdbench, &a.args, command),
-        Command::Diskspd(a) => app::foreign(ForeignTool::Diskspd, &a.args, command),
-        Command::Sqlio(a) => app::foreign(ForeignTool::Sqlio, &a.args, command),
-        Command::Convert(a) => app::convert(a),
-        Command::Verify(a) => app::verify(a),
-        Command::Rerun(a) => app::rerun(a, command),
-        Command::Curve(a) => app::curve(a, command),
-        Command::Pts(a) => app::pts(a, command),
-        Command::Report(a) => app::report(a),
-        Command::Compare(a) => app::compare(a),
+    let result = match cli.command {
+        Command::Completions(a) => generate::completions(a.shell),
+        Command::Man(a) => generate::man(a.dir.as_deref()),
+        Command::Net(a) => net(&a, command),
+        cmd => build::invocation(cmd, command).and_then(app::execute),
     };
     match result {
         Ok(code) => std::process::exit(code),
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(e.exit_code());
-        }
+        Err(e) => exit_with(&e),
     }
 }
 
-fn run(a: &ioscope::cli::RunArgs, command: Vec<String>) -> Result<i32, AppError> {
-    let plan = match &a.job {
-        Some(path) => {
-            let translated = app::read_job_file(path)?;
-            let mut plan = app::accept_translated(translated, a.ignore_unsupported)?;
-            to_plan::apply_overrides(a, &mut plan).map_err(|e| AppError::Input(e.to_string()))?;
-            plan
-        }
-        None => to_plan::plan_from_flags(a).map_err(|e| AppError::Input(e.to_string()))?,
-    };
-    let opts = app::run_options(a, &plan.data)?;
-    if a.steady_state {
-        return app::steady_run(
-            &plan,
-            &a.output,
-            &opts,
-            a.steady_metric.as_deref(),
-            a.max_rounds,
-            command,
-        );
+/// Prints the error with its causes ("context: cause: root cause") and exits with
+/// the code its type implies; a closed stdout ends quietly.
+fn exit_with(e: &AppError) -> ! {
+    if !e.is_quiet() {
+        eprintln!("error: {}", app::chain(e));
     }
-    let outcome = app::run_plan(&plan, &a.output, &opts, command)?;
-    let _ = exit::OK;
-    Ok(outcome.exit_code)
+    std::process::exit(e.exit_code())
+}
+
+/// `ioscope net …`: flags to typed settings (bad ones exit 2), then the network mode.
+fn net(a: &ioscope::cli::net::NetArgs, command: Vec<String>) -> Result<i32, AppError> {
+    use ioscope::cli::net::NetCommand;
+    match &a.command {
+        NetCommand::Serve(s) => Ok(ioscope::net::serve(
+            &s.to_config().map_err(AppError::Refused)?,
+        )?),
+        NetCommand::Run(r) => {
+            Ok(ioscope::net::run(&r.to_config(command).map_err(AppError::Refused)?)?.exit_code)
+        }
+    }
 }

@@ -4,40 +4,39 @@
 //! within a bound ("max IOPS at p99 ≤ 0.5 ms"). Every run is kept in the result, with
 //! the `curve` summary beside them.
 
-use super::{AppError, Session};
-use crate::cli::{to_plan, CurveArgs};
-use crate::plan::model::{Rate, RunSpec};
+use super::{AppError, CurveInvocation, LatencyBound, Outcome, Output, Session};
+use crate::plan::model::{CurveSpec, Plan, Rate, RunSpec};
 use crate::plan::units::{parse_duration_ns, HumanBytes};
 use crate::result::{Curve, CurvePoint, LatencyStats, RunResult, Sla};
+use crate::run::RunOptions;
 
 /// Default curve points, % of the measured maximum (vdbench's curve).
-pub const DEFAULT_POINTS: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
+pub use crate::plan::model::DEFAULT_CURVE_POINTS_PCT as DEFAULT_POINTS;
 /// SLA search stops when the bracket is this narrow, relative to its top.
 const SLA_RESOLUTION: f64 = 0.02;
 /// Most probe runs an SLA search makes.
 const SLA_MAX_PROBES: usize = 20;
 
-/// A latency bound: which statistic, and its limit in microseconds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LatencyBound {
-    pub name: String,
-    pub bound_us: f64,
+/// Why a latency bound was refused (the caller names the flag and the text).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BoundError {
+    #[error("expected PERCENTILE=DURATION, e.g. p99=0.5ms")]
+    Shape,
+    #[error("percentile must be one of mean, p50, p90, p95, p99, p99.9, p99.99, max")]
+    Statistic,
+    #[error(transparent)]
+    Duration(#[from] crate::plan::units::UnitError),
 }
 
 impl LatencyBound {
     /// Parses "p99=0.5ms", "p99.9=2ms", "mean=200us".
-    pub fn parse(flag: &str, text: &str) -> Result<Self, AppError> {
-        let bad = |m: &str| AppError::Input(format!("{flag} '{text}': {m}"));
-        let (name, dur) = text
-            .split_once('=')
-            .ok_or_else(|| bad("expected PERCENTILE=DURATION, e.g. p99=0.5ms"))?;
+    pub fn parse(text: &str) -> Result<Self, BoundError> {
+        let (name, dur) = text.split_once('=').ok_or(BoundError::Shape)?;
         let name = name.trim().to_ascii_lowercase();
         if stat(&LatencyStats::default(), &name).is_none() {
-            return Err(bad(
-                "percentile must be one of mean, p50, p90, p95, p99, p99.9, p99.99, max",
-            ));
+            return Err(BoundError::Statistic);
         }
-        let ns = parse_duration_ns(dur).map_err(|e| bad(&e.to_string()))?;
+        let ns = parse_duration_ns(dur)?;
         Ok(LatencyBound {
             name,
             bound_us: ns as f64 / 1000.0,
@@ -142,61 +141,101 @@ fn shape_words(r: &RunSpec, ws_bytes: Option<u64>) -> String {
     s
 }
 
-/// `ioscope curve`.
-pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
-    let plan = match &a.run.job {
-        Some(path) => {
-            let t = super::read_job_file(path)?;
-            let mut p = super::accept_translated(t, a.run.ignore_unsupported)?;
-            to_plan::apply_overrides(&a.run, &mut p).map_err(|e| AppError::Input(e.to_string()))?;
-            p
+/// What a curve measures over its run: the points (% of the maximum), a bound that
+/// stops the points early, and a bound to search the highest rate within.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurveRequest {
+    pub points: Vec<f64>,
+    pub stop: Option<LatencyBound>,
+    pub sla: Option<LatencyBound>,
+}
+
+impl CurveRequest {
+    /// From the curve a job description asked for (vdbench's `iorate=curve`, fio's
+    /// `latency_target`).
+    pub fn from_spec(spec: &CurveSpec) -> Result<Self, AppError> {
+        let bound = |what: &str, t: &Option<String>| {
+            t.as_deref()
+                .map(|t| {
+                    LatencyBound::parse(t).map_err(|e| {
+                        AppError::Refused(format!("the plan's curve: {what} '{t}': {e}"))
+                    })
+                })
+                .transpose()
+        };
+        if let Some(p) = spec
+            .points_pct
+            .iter()
+            .find(|p| !(p.is_finite() && **p > 0.0 && **p <= 1000.0))
+        {
+            return Err(AppError::Refused(format!(
+                "the plan's curve: point {p} is not a percentage"
+            )));
         }
-        None => to_plan::plan_from_flags(&a.run).map_err(|e| AppError::Input(e.to_string()))?,
+        Ok(CurveRequest {
+            points: spec.points_pct.clone(),
+            stop: bound("stop_latency", &spec.stop_latency)?,
+            sla: bound("max_latency", &spec.max_latency)?,
+        })
+    }
+}
+
+/// `ioscope curve`. A job whose run carries a curve (vdbench's `iorate=curve`) is
+/// measured as it says unless `--points`, `--stop-latency` or `--max-latency` are
+/// given.
+pub fn curve(a: CurveInvocation) -> Result<i32, AppError> {
+    let CurveInvocation {
+        mut run,
+        points,
+        stop_latency: stop,
+        max_latency: sla,
+    } = a;
+    let flags_given = points.is_some() || stop.is_some() || sla.is_some();
+    let req = match run.plan.runs.first().and_then(|r| r.curve.clone()) {
+        Some(spec) if !flags_given => CurveRequest::from_spec(&spec)?,
+        _ => CurveRequest {
+            points: match points {
+                Some(p) => p,
+                None if sla.is_some() => Vec::new(),
+                None => DEFAULT_POINTS.to_vec(),
+            },
+            stop,
+            sla,
+        },
     };
+    for r in &mut run.plan.runs {
+        r.curve = None;
+    }
+    Ok(run_curve(&run.plan, &req, &run.output, &run.opts, run.command)?.exit_code)
+}
+
+/// Measures the curve `req` over the plan's one run: `ioscope curve`, and `ioscope
+/// run` on a job that asks for a curve. The result holds every run and the `curve`
+/// summary beside them.
+pub fn run_curve(
+    plan: &Plan,
+    req: &CurveRequest,
+    output: &Output,
+    opts: &RunOptions,
+    command: Vec<String>,
+) -> Result<Outcome, AppError> {
     if plan.runs.len() != 1 {
-        return Err(AppError::Input(format!(
+        return Err(AppError::Refused(format!(
             "a curve needs exactly one run; this plan has {} (no sweeps with curve)",
             plan.runs.len()
         )));
     }
-    let stop = a
-        .stop_latency
-        .as_deref()
-        .map(|t| LatencyBound::parse("--stop-latency", t))
-        .transpose()?;
-    let sla = a
-        .max_latency
-        .as_deref()
-        .map(|t| LatencyBound::parse("--max-latency", t))
-        .transpose()?;
-    let points: Vec<f64> = match &a.points {
-        Some(list) => list
-            .split(',')
-            .map(|p| {
-                p.trim()
-                    .trim_end_matches('%')
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|v| *v > 0.0 && *v <= 1000.0)
-                    .ok_or_else(|| {
-                        AppError::Input(format!("--points '{list}': '{p}' is not a percentage"))
-                    })
-            })
-            .collect::<Result<_, _>>()?,
-        None if sla.is_some() => Vec::new(),
-        None => DEFAULT_POINTS.to_vec(),
-    };
+    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
     let base = &plan.runs[0];
     if base.duration_ns.is_none() {
-        return Err(AppError::Input(
+        return Err(AppError::Refused(
             "a curve needs --duration for each point".into(),
         ));
     }
-    let opts = super::run_options(&a.run, &plan.data)?;
-    crate::run::check(base, &plan.targets, &opts).map_err(|e| AppError::Input(super::chain(&e)))?;
+    crate::run::check(base, &plan.targets, opts).map_err(AppError::Check)?;
     let total = 1 + points.len() + if sla.is_some() { SLA_MAX_PROBES } else { 0 };
     let per_run_s = (base.warmup_ns + base.duration_ns.unwrap_or(0)) as f64 / 1e9;
-    let mut s = Session::start(&plan, &a.run.output, &opts, command)?;
+    let mut s = Session::start(plan, output, opts, command)?;
     s.say(&format!(
         "curve: a max run and {} points{}, {:.0} s each (at most {} runs, about {:.0} s)",
         points.len(),
@@ -208,7 +247,7 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
         per_run_s,
         total,
         total as f64 * per_run_s
-    ));
+    ))?;
     let mut curve = Curve::default();
     let max = s
         .run(&at_rate(base, "max".into(), None), " (closed loop)")?
@@ -216,11 +255,11 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
     curve.max_iops = max.totals.all.iops;
     curve.points.push(point(0, 100.0, 0.0, &max));
     if curve.max_iops <= 0.0 {
-        return Err(AppError::Runtime(
+        return Err(AppError::Failed(
             "the max run completed no I/O; no curve to draw".into(),
         ));
     }
-    for &pct in &points {
+    for &pct in points {
         if s.stopped() {
             break;
         }
@@ -234,7 +273,7 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
         curve
             .points
             .push(point(s.doc.runs.len() - 1, pct, rate, &r));
-        if let Some(b) = &stop {
+        if let Some(b) = stop {
             if !b.holds(&r) {
                 curve.stopped = Some(format!(
                     "stopped at {pct}%: {} = {:.1} µs exceeds {}",
@@ -246,10 +285,10 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
             }
         }
     }
-    if let Some(b) = &sla {
+    if let Some(b) = sla {
         curve.sla = Some(search(&mut s, base, &curve, b)?);
     }
-    print_curve(&curve, &s.doc.runs);
+    print_curve(&curve, &s.doc.runs)?;
     if let Some(found) = &curve.sla {
         let ws = plan
             .runs
@@ -258,23 +297,23 @@ pub fn curve(a: &CurveArgs, command: Vec<String>) -> Result<i32, AppError> {
             .or_else(|| plan.targets[0].size_bytes);
         let b = sla.as_ref().expect("sla searched");
         if found.iops > 0.0 {
-            println!(
+            outln!(
                 "{} IOPS at {}: {}",
                 thousands(found.iops),
                 b.describe(),
                 shape_words(base, ws)
-            );
+            )?;
         } else {
-            println!(
+            outln!(
                 "no rate keeps {}: even the lowest probe exceeded it ({})",
                 b.describe(),
                 shape_words(base, ws)
-            );
+            )?;
         }
     }
     s.doc.curve = Some(curve);
     s.save()?;
-    Ok(s.finish().exit_code)
+    s.finish()
 }
 
 /// Brackets and bisects the rate until the bound's percentile sits just within it.
@@ -356,8 +395,8 @@ fn search(
     Ok(sla)
 }
 
-fn print_curve(c: &Curve, runs: &[RunResult]) {
-    println!(
+fn print_curve(c: &Curve, runs: &[RunResult]) -> Result<(), AppError> {
+    outln!(
         "\n{:<10} {:>14} {:>14} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "point",
         "requested IOPS",
@@ -367,10 +406,10 @@ fn print_curve(c: &Curve, runs: &[RunResult]) {
         "p50 us",
         "p99 us",
         "p99.9 us"
-    );
+    )?;
     for p in &c.points {
         let l = &p.latency_us;
-        println!(
+        outln!(
             "{:<10} {:>14} {:>14.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
             runs[p.run].name,
             if p.requested_iops > 0.0 {
@@ -384,11 +423,12 @@ fn print_curve(c: &Curve, runs: &[RunResult]) {
             l.p50,
             l.p99,
             l.p99_9
-        );
+        )?;
     }
     if let Some(why) = &c.stopped {
-        println!("{why}");
+        outln!("{why}")?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -397,13 +437,13 @@ mod tests {
 
     #[test]
     fn bounds_parse() {
-        let b = LatencyBound::parse("--max-latency", "p99=0.5ms").unwrap();
+        let b = LatencyBound::parse("p99=0.5ms").unwrap();
         assert_eq!(b.name, "p99");
         assert!((b.bound_us - 500.0).abs() < 1e-9);
         assert_eq!(b.describe(), "p99 ≤ 0.5 ms");
-        assert!(LatencyBound::parse("--max-latency", "p42=1ms").is_err());
-        assert!(LatencyBound::parse("--max-latency", "p99").is_err());
-        assert!(LatencyBound::parse("--max-latency", "p99=1xs").is_err());
+        assert!(LatencyBound::parse("p42=1ms").is_err());
+        assert!(LatencyBound::parse("p99").is_err());
+        assert!(LatencyBound::parse("p99=1xs").is_err());
     }
 
     #[test]

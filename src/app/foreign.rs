@@ -3,8 +3,7 @@
 //! silently ignored: the run is refused with their list and locations unless
 //! `--ignore-unsupported`, which repeats the list as warnings in the output and result.
 
-use super::{run_plan, AppError};
-use crate::cli::foreign::{split_own, OwnArgs};
+use super::{run_plan, AppError, ForeignInvocation};
 use crate::plan::compat::{self, diskspd, fio, vdbench, Format, Translated};
 use crate::plan::model::Plan;
 use crate::run::RunOptions;
@@ -19,8 +18,8 @@ pub enum Tool {
     Sqlio,
 }
 
-fn input(e: impl std::fmt::Display) -> AppError {
-    AppError::Input(e.to_string())
+fn refused(e: impl std::fmt::Display) -> AppError {
+    AppError::Refused(e.to_string())
 }
 
 /// Translates a foreign command line into a plan (no I/O).
@@ -34,11 +33,11 @@ pub fn translate_args(
             let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
             if !files.is_empty() && files.len() == args.len() {
                 if files.len() > 1 {
-                    return Err(input("give one fio job file at a time"));
+                    return Err(refused("give one fio job file at a time"));
                 }
-                fio::parse_file(Path::new(files[0]), &fio::process_env).map_err(input)
+                Ok(fio::parse_file(Path::new(files[0]), &fio::process_env)?)
             } else {
-                fio::parse_args(args).map_err(input)
+                Ok(fio::parse_args(args)?)
             }
         }
         Tool::Vdbench => {
@@ -52,28 +51,34 @@ pub fn translate_args(
                     file = Some(f.to_string());
                     i += 1;
                 } else {
-                    return Err(input(format!(
+                    return Err(refused(format!(
                         "argument {} ('{}'): only -f PARMFILE is supported for vdbench",
                         i + 1,
                         args[i]
                     )));
                 }
             }
-            let file = file.ok_or_else(|| input("vdbench needs -f PARMFILE"))?;
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| input(format!("parameter file '{file}': {e}")))?;
-            vdbench::parse_str(&file, &text).map_err(input)
+            let file = file.ok_or_else(|| refused("vdbench needs -f PARMFILE"))?;
+            let text = std::fs::read_to_string(&file).map_err(|source| AppError::Read {
+                what: "parameter file",
+                path: file.clone().into(),
+                source,
+            })?;
+            Ok(vdbench::parse_str(&file, &text)?)
         }
-        Tool::Diskspd => diskspd::parse_diskspd(args, target).map_err(input),
-        Tool::Sqlio => diskspd::parse_sqlio(args, Path::new("."), target).map_err(input),
+        Tool::Diskspd => Ok(diskspd::parse_diskspd(args, target)?),
+        Tool::Sqlio => Ok(diskspd::parse_sqlio(args, Path::new("."), target)?),
     }
 }
 
 /// Reads a job file of any supported kind: native TOML, fio, vdbench, or a file that
 /// holds one fio/diskspd/SQLIO command line.
 pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| input(format!("job file '{}': {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
+        what: "job file",
+        path: path.to_path_buf(),
+        source,
+    })?;
     let name = path.display().to_string();
     let native = path.extension().is_some_and(|e| e == "toml")
         || text.lines().any(|l| {
@@ -81,30 +86,31 @@ pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
             l.starts_with("[[") || l.starts_with("[defaults]")
         });
     if native {
-        let plan = crate::plan::jobfile::parse(&name, &text).map_err(input)?;
+        let plan = crate::plan::jobfile::parse(&name, &text)?;
         return Ok(Translated {
             plan,
             unsupported: Vec::new(),
         });
     }
     let words = || -> Result<Vec<String>, AppError> {
-        let mut w = compat::split_command_line(&text).map_err(input)?;
+        let mut w = compat::split_command_line(&text)?;
         if !w.is_empty() {
             w.remove(0);
         }
         Ok(w)
     };
     match compat::detect(&text) {
-        Format::Fio => fio::parse_file(path, &fio::process_env).map_err(input),
-        Format::Vdbench => vdbench::parse_str(&name, &text).map_err(input),
-        Format::FioArgs => fio::parse_args(&words()?).map_err(input),
-        Format::Diskspd => diskspd::parse_diskspd(&words()?, None).map_err(input),
-        Format::Sqlio => {
-            diskspd::parse_sqlio(&words()?, path.parent().unwrap_or(Path::new(".")), None)
-                .map_err(input)
-        }
+        Format::Fio => Ok(fio::parse_file(path, &fio::process_env)?),
+        Format::Vdbench => Ok(vdbench::parse_str(&name, &text)?),
+        Format::FioArgs => Ok(fio::parse_args(&words()?)?),
+        Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, None)?),
+        Format::Sqlio => Ok(diskspd::parse_sqlio(
+            &words()?,
+            path.parent().unwrap_or(Path::new(".")),
+            None,
+        )?),
         Format::Unknown => {
-            let plan = crate::plan::jobfile::parse(&name, &text).map_err(input)?;
+            let plan = crate::plan::jobfile::parse(&name, &text)?;
             Ok(Translated {
                 plan,
                 unsupported: Vec::new(),
@@ -127,7 +133,7 @@ pub fn accept(t: Translated, ignore_unsupported: bool) -> Result<Plan, AppError>
         .map(|u| format!("  {}: {}", u.location, u.option))
         .collect();
     if !ignore_unsupported {
-        return Err(input(format!(
+        return Err(refused(format!(
             "these options are not supported (nothing was run):\n{}\nadd --ignore-unsupported to run without them",
             list.join("\n")
         )));
@@ -142,20 +148,21 @@ pub fn accept(t: Translated, ignore_unsupported: bool) -> Result<Plan, AppError>
 }
 
 /// `ioscope fio|vdbench|diskspd|sqlio ARGS…`.
-pub fn foreign(tool: Tool, args: &[String], command: Vec<String>) -> Result<i32, AppError> {
-    let (own, rest): (OwnArgs, Vec<String>) = split_own(args, tool == Tool::Fio).map_err(input)?;
-    if rest.is_empty() {
-        return Err(input(format!("no {tool:?} arguments given").to_lowercase()));
+pub fn foreign(a: ForeignInvocation) -> Result<i32, AppError> {
+    if a.args.is_empty() {
+        return Err(refused(
+            format!("no {:?} arguments given", a.tool).to_lowercase(),
+        ));
     }
-    let translated = translate_args(tool, &rest, own.target.as_deref())?;
-    let mut plan = accept(translated, own.ignore_unsupported)?;
-    if let Some(t) = &own.target {
+    let translated = translate_args(a.tool, &a.args, a.target.as_deref())?;
+    let mut plan = accept(translated, a.ignore_unsupported)?;
+    if let Some(t) = &a.target {
         compat::apply_target_override(&mut plan, t);
     }
     let opts = RunOptions {
-        force: own.force,
+        force: a.force,
         data: super::data_options(&plan.data)?,
         ..Default::default()
     };
-    Ok(run_plan(&plan, &own.output, &opts, command)?.exit_code)
+    Ok(run_plan(&plan, &a.output, &opts, a.command)?.exit_code)
 }

@@ -1,31 +1,45 @@
 //! The application layer: runs a plan end to end — checks every run before the first
 //! I/O, executes runs in order, prints interval lines and summaries, writes the JSON
 //! result after every run and streams intervals — and implements `quick`.
-//! The binary maps [`AppError`] to exit codes; nothing here exits the process.
+//! It takes typed [`Invocation`]s (built by the binary's command-line layer) and knows
+//! nothing of flags; the binary maps [`AppError`] to exit codes; nothing here exits
+//! the process. Everything printed on stdout goes through [`stdout`].
+
+/// `outln!(…)` is `println!` through [`stdout::println`]: a closed pipe is an error
+/// value, not a panic.
+macro_rules! outln {
+    () => { $crate::app::stdout::println("") };
+    ($($t:tt)*) => { $crate::app::stdout::println(&format!($($t)*)) };
+}
+/// `out!(…)` is `print!` through [`stdout::print`].
+macro_rules! out {
+    ($($t:tt)*) => { $crate::app::stdout::print(&format!($($t)*)) };
+}
 
 mod curve;
+mod error;
 mod foreign;
+mod invocation;
 mod quick;
+pub mod stdout;
 mod steady;
 mod tools;
 mod verify;
 
-pub use curve::curve;
+pub use curve::{curve, BoundError};
+pub use error::{chain, AppError, FlagError};
 pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};
+pub use invocation::*;
 pub use quick::quick;
-pub use steady::{pts, steady_run};
+pub use steady::{pts, steady_run, Metric};
 pub use tools::{compare, convert, report, rerun, sysinfo};
 pub use verify::verify;
 
-use crate::cli::OutputArgs;
 use crate::plan::model::*;
-use crate::report::json::{
-    check_writable, intervals_path, write_atomic, write_atomic_bytes, IntervalLog,
-};
+use crate::report::json::{check_writable, intervals_path, write_atomic_bytes, IntervalLog};
 use crate::report::terminal;
 use crate::result::{ResultDoc, RunResult, Tool, SCHEMA};
 use crate::run::{self, RunOptions};
-use std::path::Path;
 
 /// Exit codes, documented in the README.
 pub mod exit {
@@ -37,27 +51,30 @@ pub mod exit {
     pub const BAD_INPUT: i32 = 2;
     /// Verification found a mismatch.
     pub const VERIFY_MISMATCH: i32 = 3;
+    /// `convert` printed a translation but had to drop unsupported options, so it is
+    /// not faithful (the same code as a mismatch: "done, but not what you asked").
+    pub const CONVERT_DROPPED: i32 = 3;
     /// Interrupted by Ctrl-C (results so far were written).
     pub const INTERRUPTED: i32 = 130;
 }
 
-/// An error that ends the command.
-#[derive(Debug, thiserror::Error)]
-pub enum AppError {
-    /// The user's input was refused before any I/O.
-    #[error("{0}")]
-    Input(String),
-    /// Something failed while running.
-    #[error("{0}")]
-    Runtime(String),
-}
-
-impl AppError {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            AppError::Input(_) => exit::BAD_INPUT,
-            AppError::Runtime(_) => exit::RUN_FAILED,
-        }
+/// Executes one command; returns its exit code.
+pub fn execute(inv: Invocation) -> Result<i32, AppError> {
+    match inv {
+        Invocation::Run(r) => match r.steady {
+            Some(st) => steady_run(&r, st),
+            None => Ok(run_plan(&r.plan, &r.output, &r.opts, r.command)?.exit_code),
+        },
+        Invocation::Curve(c) => curve(c),
+        Invocation::Pts(p) => pts(&p),
+        Invocation::Quick(q) => quick(q).map(|o| o.exit_code),
+        Invocation::Foreign(f) => foreign(f),
+        Invocation::Rerun(r) => rerun(r),
+        Invocation::Convert(c) => convert(&c),
+        Invocation::Report(r) => report(&r),
+        Invocation::Compare(c) => compare(&c),
+        Invocation::Verify(v) => verify(&v),
+        Invocation::Sysinfo(s) => sysinfo(&s),
     }
 }
 
@@ -67,40 +84,13 @@ pub struct Outcome {
     pub exit_code: i32,
 }
 
-/// Formats an error with its whole cause chain.
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        let cs = c.to_string();
-        if !s.contains(&cs) {
-            s.push_str(": ");
-            s.push_str(&cs);
-        }
-        src = c.source();
-    }
-    s
-}
-
-fn input_err(e: run::RunError) -> AppError {
-    // A target that cannot be reached here (library missing, server down) is a
-    // run-time failure, not bad input.
-    if matches!(
-        e,
-        run::RunError::Target(crate::target::TargetError::Unavailable { .. })
-    ) {
-        return AppError::Runtime(chain(&e));
-    }
-    AppError::Input(chain(&e))
-}
-
 /// One measuring command in progress: the result document, the outputs it rewrites
 /// after every run, and the intervals stream. `run_plan` drives it over a fixed list
 /// of runs; `curve` over runs it decides as it goes.
 pub struct Session<'a> {
     pub doc: ResultDoc,
     targets: Vec<TargetSpec>,
-    out: &'a OutputArgs,
+    out: &'a Output,
     opts: &'a RunOptions,
     log: Option<IntervalLog>,
     quiet: bool,
@@ -124,7 +114,7 @@ impl<'a> Session<'a> {
     /// Checks outputs, installs Ctrl-C handling and captures the environment.
     pub fn start(
         plan: &Plan,
-        out: &'a OutputArgs,
+        out: &'a Output,
         opts: &'a RunOptions,
         command: Vec<String>,
     ) -> Result<Self, AppError> {
@@ -153,7 +143,7 @@ impl<'a> Session<'a> {
         for w in &plan.warnings {
             eprintln!("warning: {w}");
         }
-        let quiet = out.quiet || stdout_is_json(out);
+        let quiet = out.quiet || out.stdout_is_doc();
         // SAFETY: isatty only inspects the descriptor.
         let tty = unsafe { libc::isatty(1) == 1 && libc::isatty(2) == 1 };
         let total_s: f64 = plan
@@ -183,25 +173,24 @@ impl<'a> Session<'a> {
     }
 
     /// Prints a line unless quiet.
-    pub fn say(&self, text: &str) {
+    pub fn say(&self, text: &str) -> Result<(), AppError> {
         if !self.quiet {
-            println!("{text}");
+            stdout::println(text)?;
         }
+        Ok(())
     }
 
     /// Executes one run, prints it, records it and rewrites the outputs.
     pub fn run(&mut self, r: &RunSpec, label: &str) -> Result<&RunResult, AppError> {
         let quiet = self.quiet;
         if !quiet {
-            println!(
+            outln!(
                 "\n{}{}: {}",
                 r.name,
                 label,
-                terminal::workload_words(
-                    &serde_json::to_value(&r.workloads[0]).unwrap_or_default()
-                )
-            );
-            println!("{}", terminal::interval_header());
+                terminal::workload_words(&crate::run::echo::workload_echo(&r.workloads[0]))
+            )?;
+            outln!("{}", terminal::interval_header())?;
         }
         let mut n = 0u64;
         let mut log_err: Option<std::io::Error> = None;
@@ -211,11 +200,15 @@ impl<'a> Session<'a> {
         let run_s = (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9;
         let (result, mut warnings) = run::execute(r, &self.targets, self.opts, &mut |iv| {
             n += 1;
-            if !quiet {
+            if !quiet && !stdout::closed() {
                 if progress.is_some() {
                     eprint!("\r\x1b[K");
                 }
-                println!("{}", terminal::interval_line(iv, n));
+                // A closed stdout ends the run as Ctrl-C would: what was measured so
+                // far is kept, and the command then ends quietly.
+                if stdout::println(&terminal::interval_line(iv, n)).is_err() {
+                    run::interrupt::request();
+                }
             }
             if let Some(p) = &progress {
                 eprint!(
@@ -237,7 +230,7 @@ impl<'a> Session<'a> {
                 }
             }
         })
-        .map_err(|e| AppError::Runtime(chain(&e)))?;
+        .map_err(AppError::Run)?;
         if let Some(p) = self.progress.as_mut() {
             eprint!("\r\x1b[K");
             p.done_s += run_s;
@@ -258,15 +251,12 @@ impl<'a> Session<'a> {
         if let Some(e) = log_err {
             eprintln!("warning: writing the intervals file failed: {e}");
         }
-        if !stdout_is_json(self.out) && !self.out.no_run_summaries {
-            print!("{}", terminal::run_summary(&result));
-        }
         if result.verify.as_ref().is_some_and(|v| v.mismatches > 0) && self.exit_code == exit::OK {
             self.exit_code = exit::VERIFY_MISMATCH;
         }
         // Any I/O error fails the command; the policy only decided whether the run
         // went on.
-        if result.end_reason == "error" || result.totals.all.errors > 0 {
+        if result.end_reason == crate::result::EndReason::Error || result.totals.all.errors > 0 {
             self.exit_code = exit::RUN_FAILED;
         }
         if result.interrupted {
@@ -275,7 +265,16 @@ impl<'a> Session<'a> {
         }
         self.doc.runs.push(result);
         write_outputs(self.out, &self.doc)?;
-        Ok(self.doc.runs.last().expect("just pushed"))
+        let result = self.doc.runs.last().expect("just pushed");
+        // After the outputs are written: a closed stdout (here, or while the interval
+        // lines were printed) ends the command with everything measured saved.
+        if stdout::closed() {
+            return Err(stdout::StdoutError::Closed.into());
+        }
+        if !self.out.stdout_is_doc() && !self.out.no_run_summaries {
+            out!("{}", terminal::run_summary(result))?;
+        }
+        Ok(result)
     }
 
     /// Rewrites the outputs (after changing the document, e.g. the curve summary).
@@ -284,81 +283,13 @@ impl<'a> Session<'a> {
     }
 
     /// Final stdout output; returns what was measured.
-    pub fn finish(self) -> Outcome {
-        finish_stdout(self.out, &self.doc);
-        Outcome {
+    pub fn finish(self) -> Result<Outcome, AppError> {
+        finish_stdout(self.out, &self.doc)?;
+        Ok(Outcome {
             exit_code: self.exit_code,
             doc: self.doc,
-        }
+        })
     }
-}
-
-/// Run options (error policy, data content, verification) from `run` flags over
-/// what the plan's job description asked for (flags win).
-pub fn run_options(
-    a: &crate::cli::RunArgs,
-    plan: &crate::plan::model::DataSettings,
-) -> Result<RunOptions, AppError> {
-    use crate::run::worker::ErrorPolicy;
-    crate::target::smb::credentials::configure(crate::target::smb::credentials::SmbOptions {
-        credentials_file: a.credentials.clone(),
-        require_encryption: a.smb_encrypt,
-    })
-    .map_err(AppError::Input)?;
-    let policy = match a.on_error.as_deref() {
-        None | Some("stop") => ErrorPolicy::Stop,
-        Some("continue") => ErrorPolicy::Continue,
-        Some(other) => match other
-            .strip_prefix("retry=")
-            .and_then(|n| n.parse::<u32>().ok())
-        {
-            Some(n) if n > 0 => ErrorPolicy::Retry(n),
-            _ => {
-                return Err(AppError::Input(format!(
-                    "--on-error '{other}': expected stop, continue or retry=N"
-                )))
-            }
-        },
-    };
-    let ratio = |flag: &str, v: &Option<String>| -> Result<Option<f64>, AppError> {
-        match v {
-            None => Ok(None),
-            Some(t) => t
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|r| r.is_finite() && *r >= 1.0)
-                .map(Some)
-                .ok_or_else(|| {
-                    AppError::Input(format!(
-                        "{flag} '{t}': expected a ratio of 1 or more, e.g. 2 or 2.5"
-                    ))
-                }),
-        }
-    };
-    let mut settings = plan.clone();
-    if let Some(r) = ratio("--dedup-ratio", &a.dedup_ratio)? {
-        settings.dedup_ratio = Some(r);
-    }
-    if let Some(r) = ratio("--compress-ratio", &a.compress_ratio)? {
-        settings.compress_ratio = Some(r);
-    }
-    if let Some(u) = &a.dedup_unit {
-        settings.dedup_unit_bytes = Some(
-            crate::plan::units::parse_size(u)
-                .map_err(|e| AppError::Input(format!("--dedup-unit '{u}': {e}")))?,
-        );
-    }
-    settings.verify |= a.verify;
-    settings.verify_after |= a.verify_after;
-    if let Some(j) = &a.journal {
-        settings.journal = Some(j.display().to_string());
-    }
-    Ok(RunOptions {
-        force: a.force,
-        policy,
-        data: data_options(&settings)?,
-    })
 }
 
 /// The runner's data options from a plan's (or merged) data settings.
@@ -371,11 +302,9 @@ pub fn data_options(
         ..Default::default()
     };
     if let Some(b) = d.dedup_unit_bytes {
-        spec.dedup_unit =
-            u32::try_from(b).map_err(|_| AppError::Input(format!("dedup unit {b}: too large")))?;
+        spec.dedup_unit = u32::try_from(b).unwrap_or(u32::MAX);
     }
-    spec.validate()
-        .map_err(|e| AppError::Input(format!("data settings: {e}")))?;
+    spec.validate()?;
     let verify = d.verify || d.verify_after || d.journal.is_some();
     if verify && spec.dedup_ratio > 1.0 {
         eprintln!(
@@ -394,13 +323,18 @@ pub fn data_options(
 /// Runs every run of `plan` in order.
 pub fn run_plan(
     plan: &Plan,
-    out: &OutputArgs,
+    out: &Output,
     opts: &RunOptions,
     command: Vec<String>,
 ) -> Result<Outcome, AppError> {
+    // A job that asks for a curve (vdbench's iorate=curve) is measured as one.
+    if let Some(spec) = plan.runs.iter().find_map(|r| r.curve.as_ref()) {
+        let req = curve::CurveRequest::from_spec(spec)?;
+        return curve::run_curve(plan, &req, out, opts, command);
+    }
     // Every check that can fail happens before the first I/O of the first run.
     for r in &plan.runs {
-        run::check(r, &plan.targets, opts).map_err(input_err)?;
+        run::check(r, &plan.targets, opts).map_err(AppError::Check)?;
     }
     let mut session = Session::start(plan, out, opts, command)?;
     if plan.runs.len() > 1 {
@@ -418,7 +352,7 @@ pub fn run_plan(
             } else {
                 ""
             }
-        ));
+        ))?;
     }
     for (ri, r) in plan.runs.iter().enumerate() {
         if session.stopped() {
@@ -426,87 +360,63 @@ pub fn run_plan(
         }
         session.run(r, &format!(" ({}/{})", ri + 1, plan.runs.len()))?;
     }
-    if !stdout_is_json(out) {
+    if !out.stdout_is_doc() {
         if let Some(t) = terminal::sweep_table(&session.doc) {
-            println!("\n{t}");
+            outln!("\n{t}")?;
         }
     }
-    Ok(session.finish())
-}
-
-/// True when stdout must carry only JSON.
-pub fn stdout_is_json(out: &OutputArgs) -> bool {
-    matches!(
-        out.output_format.as_deref(),
-        Some("json") | Some("fio-json")
-    )
+    session.finish()
 }
 
 /// Checks every output path before the first I/O and opens the intervals stream.
-fn check_outputs(out: &OutputArgs) -> Result<Option<IntervalLog>, AppError> {
-    if let Some(f) = out.output_format.as_deref() {
-        if !matches!(f, "text" | "json" | "fio-json") {
-            return Err(AppError::Input(format!(
-                "--output-format '{f}': expected text, json or fio-json"
-            )));
-        }
-    }
-    let paths = [
-        ("--json", &out.json),
-        ("--html", &out.html),
-        ("--csv", &out.csv),
-        ("--fio-json", &out.fio_json),
-    ];
-    for (flag, p) in paths {
-        if let Some(p) = p {
-            check_writable(p).map_err(|e| {
-                AppError::Input(format!("{flag} '{}': cannot write there: {e}", p.display()))
+fn check_outputs(out: &Output) -> Result<Option<IntervalLog>, AppError> {
+    for (flag, path, _) in out.files() {
+        if let Some(p) = path {
+            check_writable(p).map_err(|source| AppError::Unwritable {
+                flag,
+                path: p.clone(),
+                source,
             })?;
         }
     }
     match &out.json {
-        Some(p) => Ok(Some(IntervalLog::create(&intervals_path(p)).map_err(
-            |e| {
-                AppError::Input(format!(
-                    "cannot create '{}': {e}",
-                    intervals_path(p).display()
-                ))
-            },
-        )?)),
+        Some(p) => {
+            let path = intervals_path(p);
+            match IntervalLog::create(&path) {
+                Ok(log) => Ok(Some(log)),
+                Err(source) => Err(AppError::Unwritable {
+                    flag: "--json",
+                    path,
+                    source,
+                }),
+            }
+        }
         None => Ok(None),
     }
 }
 
 /// Rewrites every output file from the results so far (after each run).
-pub fn write_outputs(out: &OutputArgs, doc: &ResultDoc) -> Result<(), AppError> {
-    let werr =
-        |p: &Path, e: std::io::Error| AppError::Runtime(format!("writing '{}': {e}", p.display()));
-    if let Some(p) = &out.json {
-        write_atomic(p, doc).map_err(|e| werr(p, e))?;
-    }
-    type Render = fn(&ResultDoc) -> String;
-    let rendered: [(&Option<std::path::PathBuf>, Render); 3] = [
-        (&out.html, crate::report::html::render_html),
-        (&out.csv, crate::report::csv::render_csv),
-        (&out.fio_json, crate::report::fio_json::render),
-    ];
-    for (path, render) in rendered {
+pub fn write_outputs(out: &Output, doc: &ResultDoc) -> Result<(), AppError> {
+    for (_, path, format) in out.files() {
         if let Some(p) = path {
-            write_atomic_bytes(p, render(doc).as_bytes()).map_err(|e| werr(p, e))?;
+            write_atomic_bytes(p, format.render(doc).as_bytes()).map_err(|source| {
+                AppError::Write {
+                    path: p.clone(),
+                    source,
+                }
+            })?;
         }
     }
     Ok(())
 }
 
-/// What goes to stdout at the very end: Markdown, or the JSON forms.
-fn finish_stdout(out: &OutputArgs, doc: &ResultDoc) {
-    match out.output_format.as_deref() {
-        Some("json") => println!("{}", serde_json::to_string_pretty(doc).unwrap_or_default()),
-        Some("fio-json") => print!("{}", crate::report::fio_json::render(doc)),
-        _ => {
-            if out.markdown {
-                println!("\n{}", crate::report::markdown::render_markdown(doc));
-            }
-        }
+/// What goes to stdout at the very end: the document stdout carries, or Markdown.
+fn finish_stdout(out: &Output, doc: &ResultDoc) -> Result<(), AppError> {
+    use crate::report::export::Format;
+    match out.stdout_doc {
+        Some(f) => stdout::print(&f.render(doc))?,
+        None if out.markdown => stdout::print(&format!("\n{}", Format::Markdown.render(doc)))?,
+        None => {}
     }
+    Ok(())
 }

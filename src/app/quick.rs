@@ -1,10 +1,9 @@
 //! `ioscope quick`: four short tests on a scratch file (or a given file or device) and
 //! a summary table — the first thing a newcomer runs.
 
-use super::{run_plan, AppError, Outcome};
-use crate::cli::{OutputArgs, QuickArgs};
+use super::{run_plan, AppError, Outcome, Output, QuickInvocation};
 use crate::plan::model::*;
-use crate::plan::units::{parse_duration_ns, HumanBytes};
+use crate::plan::units::HumanBytes;
 use crate::result::ResultDoc;
 use crate::run::RunOptions;
 use std::path::{Path, PathBuf};
@@ -33,15 +32,19 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
+/// Whether `t` names an NBD export or iSCSI LUN rather than a path.
+fn is_network(t: &std::path::Path) -> bool {
+    use crate::plan::model::TargetKind;
+    matches!(
+        crate::target::parse_uri(&t.to_string_lossy()),
+        Ok(TargetKind::Nbd(_) | TargetKind::Iscsi(_))
+    )
+}
+
 /// `ioscope quick`: four short tests and a summary table.
-pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
-    let duration_ns = parse_duration_ns(&a.duration)
-        .map_err(|e| AppError::Input(format!("--duration '{}': {e}", a.duration)))?;
-    let want = match &a.size {
-        Some(v) => crate::plan::units::parse_size(v)
-            .map_err(|e| AppError::Input(format!("--size '{v}': {e}")))?,
-        None => 1 << 30,
-    };
+pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
+    let duration_ns = a.duration_ns;
+    let want = a.size_bytes.unwrap_or(1 << 30);
     let (uri, scratch, writes_ok, size) = match &a.target {
         None => {
             let dir = std::env::temp_dir();
@@ -52,10 +55,16 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
             let (p, size) = scratch_in(t, want)?;
             (p.display().to_string(), Some(p), true, Some(size))
         }
+        // A network target (nbd://, iscsi://) is treated like a block device: its
+        // contents are someone's, so writes need --force.
+        Some(t) if is_network(t) => (t.display().to_string(), None, a.force, None),
         Some(t) => {
             use std::os::unix::fs::FileTypeExt;
-            let meta = std::fs::metadata(t)
-                .map_err(|e| AppError::Input(format!("target '{}': {e}", t.display())))?;
+            let meta = std::fs::metadata(t).map_err(|source| AppError::Read {
+                what: "target",
+                path: t.clone(),
+                source,
+            })?;
             let is_block = meta.file_type().is_block_device();
             (t.display().to_string(), None, !is_block || a.force, None)
         }
@@ -97,7 +106,7 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
     let mut warnings = Vec::new();
     if !writes_ok {
         warnings.push(format!(
-            "'{}' is a block device: only the read tests run (add --force to run the write tests, destroying its contents)",
+            "'{}' is a block device or network target: only the read tests run (add --force to run the write tests, destroying its contents)",
             target.uri
         ));
     }
@@ -109,14 +118,14 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
     };
     if let Some(s) = size {
         if !a.output.quiet {
-            println!(
+            outln!(
                 "quick: scratch file of {} ({})",
                 HumanBytes(s),
                 plan.targets[0].uri
-            );
+            )?;
         }
     }
-    let quiet_out = OutputArgs {
+    let quiet_out = Output {
         quiet: true,
         markdown: false,
         no_run_summaries: true,
@@ -126,14 +135,14 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
         force: a.force,
         ..Default::default()
     };
-    let outcome = run_plan(&plan, &quiet_out, &opts, command)?;
-    if !super::stdout_is_json(&a.output) {
-        println!("\n{}", quick_table(&outcome.doc));
+    let outcome = run_plan(&plan, &quiet_out, &opts, a.command)?;
+    if !a.output.stdout_is_doc() {
+        outln!("\n{}", quick_table(&outcome.doc))?;
         if a.output.markdown {
-            println!(
+            outln!(
                 "\n{}",
                 crate::report::markdown::render_markdown(&outcome.doc)
-            );
+            )?;
         }
     }
     Ok(outcome)
@@ -142,10 +151,10 @@ pub fn quick(a: &QuickArgs, command: Vec<String>) -> Result<Outcome, AppError> {
 /// Picks a scratch path and size (1 GiB, or a quarter of the free space when short).
 fn scratch_in(dir: &Path, want: u64) -> Result<(PathBuf, u64), AppError> {
     let free = free_bytes(dir)
-        .ok_or_else(|| AppError::Input(format!("'{}': cannot read free space", dir.display())))?;
+        .ok_or_else(|| AppError::Refused(format!("'{}': cannot read free space", dir.display())))?;
     let size = want.min(free / 4) / (1 << 20) * (1 << 20);
     if size < 16 << 20 {
-        return Err(AppError::Input(format!(
+        return Err(AppError::Refused(format!(
             "'{}' has only {} free; quick needs a scratch file of at least 16 MiB (a quarter of the free space)",
             dir.display(),
             HumanBytes(free)

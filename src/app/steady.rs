@@ -3,36 +3,56 @@
 //! each round feeds `run::steady::judge`, and rounds stop when it says steady or the
 //! round limit passes. Every run of every round is kept in the result.
 
-use super::{AppError, Session};
-use crate::cli::{OutputArgs, PtsArgs};
+use super::{AppError, PtsInvocation, PtsTest, RunInvocation, Session, Steady};
 use crate::plan::model::*;
-use crate::plan::units::{parse_duration_ns, parse_size};
+use crate::plan::units::format_duration_ns;
 use crate::result::{RunResult, SteadyState};
 use crate::run::steady::{judge, MAX_ROUNDS, WINDOW};
 use crate::run::RunOptions;
 
-/// Reads the tracked metric from a run.
-pub fn metric_of(name: &str, r: &RunResult) -> Option<f64> {
-    let t = &r.totals.all;
-    Some(match name {
-        "iops" => t.iops,
-        "mbps" => t.mbps,
-        "mean_us" => t.latency_us.mean,
-        "p99_us" => t.latency_us.p99,
-        _ => return None,
-    })
+/// The metric tracked for steady state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    #[default]
+    Iops,
+    Mbps,
+    MeanUs,
+    P99Us,
+}
+
+impl Metric {
+    /// The name recorded in the result (`steady_state.metric`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Iops => "iops",
+            Metric::Mbps => "mbps",
+            Metric::MeanUs => "mean_us",
+            Metric::P99Us => "p99_us",
+        }
+    }
+
+    /// The metric's value in a run.
+    pub fn of(self, r: &RunResult) -> f64 {
+        let t = &r.totals.all;
+        match self {
+            Metric::Iops => t.iops,
+            Metric::Mbps => t.mbps,
+            Metric::MeanUs => t.latency_us.mean,
+            Metric::P99Us => t.latency_us.p99,
+        }
+    }
 }
 
 /// Repeats `rounds` until the metric is steady; `round(session, i)` runs round `i`
 /// and returns the run whose metric is tracked.
 fn rounds_until_steady(
     s: &mut Session,
-    metric: &str,
+    metric: Metric,
     max_rounds: usize,
     mut round: impl FnMut(&mut Session, usize) -> Result<usize, AppError>,
 ) -> Result<SteadyState, AppError> {
     let mut st = SteadyState {
-        metric: metric.to_string(),
+        metric: metric.name().to_string(),
         ..Default::default()
     };
     for i in 0..max_rounds {
@@ -40,7 +60,7 @@ fn rounds_until_steady(
             break;
         }
         let run_idx = round(s, i)?;
-        let v = metric_of(metric, &s.doc.runs[run_idx]).unwrap_or(0.0);
+        let v = metric.of(&s.doc.runs[run_idx]);
         st.rounds.push(v);
         st.round_runs.push(run_idx);
         if let Some(verdict) = judge(&st.rounds) {
@@ -56,7 +76,7 @@ fn rounds_until_steady(
                 verdict.slope_pct,
                 verdict.average,
                 if verdict.reached { "steady" } else { "not yet" }
-            ));
+            ))?;
             if verdict.reached {
                 break;
             }
@@ -66,14 +86,14 @@ fn rounds_until_steady(
     Ok(st)
 }
 
-fn print_verdict(st: &SteadyState) {
+fn print_verdict(st: &SteadyState) -> Result<(), AppError> {
     if st.rounds.len() < WINDOW {
-        println!(
+        outln!(
             "steady state: not judged ({} rounds, {WINDOW} needed)",
             st.rounds.len()
-        );
+        )?;
     } else if st.reached {
-        println!(
+        outln!(
             "steady state reached in round {} ({} over rounds {}-{}: average {:.1}, range {:.1}%, slope {:.1}%)",
             st.window.1 + 1,
             st.metric,
@@ -82,52 +102,44 @@ fn print_verdict(st: &SteadyState) {
             st.average,
             st.range_pct,
             st.slope_pct
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "steady state NOT reached after {} rounds ({}: last window range {:.1}%, slope {:.1}%)",
             st.rounds.len(),
             st.metric,
             st.range_pct,
             st.slope_pct
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// `ioscope run --steady-state`.
-pub fn steady_run(
-    plan: &Plan,
-    out: &OutputArgs,
-    opts: &RunOptions,
-    metric: Option<&str>,
-    max_rounds: Option<usize>,
-    command: Vec<String>,
-) -> Result<i32, AppError> {
-    let metric = metric.unwrap_or("iops");
-    if metric_of(metric, &RunResult::empty()).is_none() {
-        return Err(AppError::Input(format!(
-            "--steady-metric '{metric}': expected iops, mbps, mean_us or p99_us"
-        )));
-    }
+pub fn steady_run(inv: &RunInvocation, steady: Steady) -> Result<i32, AppError> {
+    let RunInvocation {
+        plan, opts, output, ..
+    } = inv;
+    let metric = steady.metric;
     if plan.runs.len() != 1 || plan.runs[0].duration_ns.is_none() {
-        return Err(AppError::Input(
+        return Err(AppError::Refused(
             "--steady-state needs exactly one run with a duration (the round length)".into(),
         ));
     }
     let base = &plan.runs[0];
-    crate::run::check(base, &plan.targets, opts).map_err(|e| AppError::Input(super::chain(&e)))?;
-    let mut s = Session::start(plan, out, opts, command)?;
-    let max_rounds = max_rounds.unwrap_or(MAX_ROUNDS).max(1);
+    crate::run::check(base, &plan.targets, opts).map_err(AppError::Check)?;
+    let mut s = Session::start(plan, output, opts, inv.command.clone())?;
+    let max_rounds = steady.max_rounds.unwrap_or(MAX_ROUNDS).max(1);
     let st = rounds_until_steady(&mut s, metric, max_rounds, |s, i| {
         let mut r = base.clone();
         r.name = format!("round {}", i + 1);
         s.run(&r, "")?;
         Ok(s.doc.runs.len() - 1)
     })?;
-    print_verdict(&st);
+    print_verdict(&st)?;
     s.doc.steady_state = Some(st);
     s.save()?;
-    Ok(s.finish().exit_code)
+    Ok(s.finish()?.exit_code)
 }
 
 /// One PTS test: its matrix and what it tracks.
@@ -137,51 +149,46 @@ struct PtsMatrix {
     pattern: AccessPattern,
     /// (block size, read %) of the tracked cell.
     tracked: (u64, u8),
-    metric: &'static str,
+    metric: Metric,
     qd: u32,
     streams: u32,
 }
 
-fn matrix(test: &str) -> Result<PtsMatrix, AppError> {
+fn matrix(test: PtsTest) -> PtsMatrix {
     let k = 1024u64;
-    Ok(match test {
-        "iops" => PtsMatrix {
+    match test {
+        PtsTest::Iops => PtsMatrix {
             sizes: vec![1024 * k, 128 * k, 64 * k, 32 * k, 16 * k, 8 * k, 4 * k, 512],
             mixes: vec![100, 95, 65, 50, 35, 5, 0],
             pattern: AccessPattern::Random,
             tracked: (4 * k, 0),
-            metric: "iops",
+            metric: Metric::Iops,
             qd: 32,
             streams: 1,
         },
-        "throughput" => PtsMatrix {
+        PtsTest::Throughput => PtsMatrix {
             sizes: vec![1024 * k, 128 * k],
             mixes: vec![100, 0],
             pattern: AccessPattern::Sequential,
             tracked: (1024 * k, 0),
-            metric: "mbps",
+            metric: Metric::Mbps,
             qd: 32,
             streams: 1,
         },
-        "latency" => PtsMatrix {
+        PtsTest::Latency => PtsMatrix {
             sizes: vec![512, 4 * k, 8 * k],
             mixes: vec![100, 65, 0],
             pattern: AccessPattern::Random,
             tracked: (4 * k, 0),
-            metric: "mean_us",
+            metric: Metric::MeanUs,
             qd: 1,
             streams: 1,
         },
-        other => {
-            return Err(AppError::Input(format!(
-                "pts test '{other}': expected iops, throughput or latency"
-            )))
-        }
-    })
+    }
 }
 
 /// `ioscope pts iops|throughput|latency TARGET`.
-pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
+pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
     let PtsMatrix {
         sizes,
         mixes,
@@ -190,41 +197,9 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         metric,
         qd,
         streams,
-    } = matrix(&a.test)?;
-    let round_ns = parse_duration_ns(&a.round)
-        .map_err(|e| AppError::Input(format!("--round '{}': {e}", a.round)))?;
-    let size = a
-        .size
-        .as_deref()
-        .map(|v| parse_size(v).map_err(|e| AppError::Input(format!("--size '{v}': {e}"))))
-        .transpose()?;
-    let engine = match a.engine.as_deref() {
-        None | Some("auto") => EngineKind::Auto,
-        Some("uring") => EngineKind::Uring,
-        Some("sync") => EngineKind::Sync,
-        Some("mem") => EngineKind::Mem,
-        Some("sim") => EngineKind::Sim,
-        Some("nbd") => EngineKind::Nbd,
-        Some("smb") => EngineKind::Smb,
-        Some(o) => {
-            return Err(AppError::Input(format!(
-                "--engine '{o}': expected auto, uring, sync, mem, sim, nbd or smb"
-            )))
-        }
-    };
-    let cap = a
-        .precondition_max
-        .as_deref()
-        .map(|v| {
-            parse_size(v).map_err(|e| AppError::Input(format!("--precondition-max '{v}': {e}")))
-        })
-        .transpose()?;
-    if !matches!(a.precondition.as_str(), "auto" | "skip") {
-        return Err(AppError::Input(format!(
-            "--precondition '{}': expected auto or skip",
-            a.precondition
-        )));
-    }
+    } = matrix(a.test);
+    let (round_ns, size, engine, cap) =
+        (a.round_ns, a.size_bytes, a.engine, a.precondition_max_bytes);
     let targets = vec![TargetSpec {
         name: "t0".into(),
         uri: a.target.clone(),
@@ -251,7 +226,7 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
     };
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut precondition = None;
-    if a.precondition == "auto" {
+    if a.precondition {
         let mut p = cell(
             "precondition".into(),
             128 * 1024,
@@ -288,22 +263,21 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         ..Default::default()
     };
     for r in &plan.runs {
-        crate::run::check(r, &plan.targets, &opts)
-            .map_err(|e| AppError::Input(super::chain(&e)))?;
+        crate::run::check(r, &plan.targets, &opts).map_err(AppError::Check)?;
     }
-    let mut s = Session::start(&plan, &a.output, &opts, command)?;
+    let mut s = Session::start(&plan, &a.output, &opts, a.command.clone())?;
     s.say(&format!(
         "PTS {}: {} cells of {} per round, up to {} rounds{}",
-        a.test,
+        a.test.name(),
         runs.len(),
-        a.round,
+        format_duration_ns(a.round_ns),
         a.max_rounds,
         if precondition.is_some() {
             ", after preconditioning"
         } else {
             ""
         }
-    ));
+    ))?;
     if let Some(mut p) = precondition {
         if let Some(cap) = cap {
             // Bound the work: a duration long enough for `cap` bytes is not knowable, so
@@ -325,8 +299,8 @@ pub fn pts(a: &PtsArgs, command: Vec<String>) -> Result<i32, AppError> {
         }
         Ok(tracked_idx)
     })?;
-    print_verdict(&st);
+    print_verdict(&st)?;
     s.doc.steady_state = Some(st);
     s.save()?;
-    Ok(s.finish().exit_code)
+    Ok(s.finish()?.exit_code)
 }

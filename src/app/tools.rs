@@ -1,10 +1,23 @@
 //! Commands that read or describe rather than measure: `sysinfo`, `report`,
 //! `compare` and `convert`.
 
-use super::{exit, AppError};
+use super::{
+    exit, stdout, AppError, CompareInvocation, ConvertInvocation, ConvertTo, FlagError,
+    ReportInvocation, RerunInvocation, SysinfoInvocation,
+};
+use crate::report::export::Format;
+use std::path::Path;
+
+/// An output file written atomically, or the error naming it.
+fn write_file(p: &Path, text: &str) -> Result<(), AppError> {
+    crate::report::json::write_atomic_bytes(p, text.as_bytes()).map_err(|source| AppError::Write {
+        path: p.to_path_buf(),
+        source,
+    })
+}
 
 /// `ioscope sysinfo`: the environment and advice; never changes a setting.
-pub fn sysinfo(a: &crate::cli::SysinfoArgs) -> Result<i32, AppError> {
+pub fn sysinfo(a: &SysinfoInvocation) -> Result<i32, AppError> {
     let reqs: Vec<crate::sysinfo::TargetInfoRequest> = a
         .targets
         .iter()
@@ -12,29 +25,30 @@ pub fn sysinfo(a: &crate::cli::SysinfoArgs) -> Result<i32, AppError> {
         .collect();
     let env = crate::sysinfo::capture(&reqs);
     if a.json {
-        let text = serde_json::to_string_pretty(&env)
-            .map_err(|e| AppError::Runtime(format!("serialising: {e}")))?;
-        println!("{text}");
+        let text = serde_json::to_string_pretty(&env).unwrap_or_default();
+        stdout::println(&text)?;
     } else {
         let advice = crate::sysinfo::advise(&env, a.qd);
-        print!("{}", crate::sysinfo::render_text(&env, &advice));
+        stdout::print(&crate::sysinfo::render_text(&env, &advice))?;
     }
     Ok(exit::OK)
 }
 
 fn read_result(path: &std::path::Path) -> Result<crate::result::ResultDoc, AppError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| AppError::Input(format!("result '{}': {e}", path.display())))?;
-    let doc: crate::result::ResultDoc = serde_json::from_str(&text).map_err(|e| {
-        AppError::Input(format!(
-            "result '{}':{}:{}: not an ioscope result: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
+    let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
+        what: "result",
+        path: path.to_path_buf(),
+        source,
     })?;
+    let doc: crate::result::ResultDoc =
+        serde_json::from_str(&text).map_err(|source| AppError::NotAResult {
+            path: path.to_path_buf(),
+            line: source.line(),
+            column: source.column(),
+            source,
+        })?;
     if !doc.schema.starts_with("ioscope.result/") {
-        return Err(AppError::Input(format!(
+        return Err(AppError::Refused(format!(
             "result '{}': unknown schema '{}'",
             path.display(),
             doc.schema
@@ -44,46 +58,25 @@ fn read_result(path: &std::path::Path) -> Result<crate::result::ResultDoc, AppEr
 }
 
 /// `ioscope report RESULT [-o PATH] [--format F]`.
-pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
-    use crate::report::{csv, fio_json, html, markdown};
+pub fn report(a: &ReportInvocation) -> Result<i32, AppError> {
     let doc = read_result(&a.result)?;
-    let ext = a
+    let from_ext = a
         .output
         .as_ref()
         .and_then(|p| p.extension())
         .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
-    let format = a
-        .format
-        .clone()
-        .or_else(|| match ext.as_deref() {
-            Some("csv") => Some("csv".into()),
-            Some("md") => Some("markdown".into()),
-            Some("json") => Some("fio-json".into()),
-            _ => None,
-        })
-        .unwrap_or_else(|| "html".into());
-    let text = match format.as_str() {
-        "html" => html::render_html(&doc),
-        "csv" => csv::render_csv(&doc),
-        "markdown" | "md" => markdown::render_markdown(&doc),
-        "fio-json" => fio_json::render(&doc),
-        other => {
-            return Err(AppError::Input(format!(
-                "--format '{other}': expected html, csv, markdown or fio-json"
-            )))
-        }
-    };
+        .and_then(Format::from_extension);
+    let format = a.format.or(from_ext).unwrap_or(Format::Html);
+    let text = format.render(&doc);
     match &a.output {
-        Some(p) => crate::report::json::write_atomic_bytes(p, text.as_bytes())
-            .map_err(|e| AppError::Runtime(format!("writing '{}': {e}", p.display())))?,
-        None => print!("{text}"),
+        Some(p) => write_file(p, &text)?,
+        None => stdout::print(&text)?,
     }
     Ok(exit::OK)
 }
 
 /// `ioscope compare A B [more…] [--html PATH]`.
-pub fn compare(a: &crate::cli::CompareArgs) -> Result<i32, AppError> {
+pub fn compare(a: &CompareInvocation) -> Result<i32, AppError> {
     use crate::report::compare;
     let docs = a
         .results
@@ -91,48 +84,27 @@ pub fn compare(a: &crate::cli::CompareArgs) -> Result<i32, AppError> {
         .map(|p| Ok((p.display().to_string(), read_result(p)?)))
         .collect::<Result<Vec<_>, AppError>>()?;
     let c = compare::compare(&docs);
-    print!("{}", compare::render_compare_text(&c));
+    stdout::print(&compare::render_compare_text(&c))?;
     if let Some(p) = &a.html {
-        crate::report::json::write_atomic_bytes(p, compare::render_compare_html(&c).as_bytes())
-            .map_err(|e| AppError::Runtime(format!("writing '{}': {e}", p.display())))?;
+        write_file(p, &compare::render_compare_html(&c))?;
     }
     Ok(exit::OK)
 }
 
 /// `ioscope convert FILE|ARGS --to toml|fio`.
-pub fn convert(a: &crate::cli::ConvertArgs) -> Result<i32, AppError> {
+pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
     use super::foreign::{read_job_file, translate_args, Tool};
-    // `--to` may also come after the input, where clap left it in the trailing list.
-    let mut to = a.to.clone();
-    let mut input: Vec<String> = Vec::with_capacity(a.input.len());
-    let mut it = a.input.iter();
-    while let Some(x) = it.next() {
-        if x == "--to" {
-            to = it
-                .next()
-                .cloned()
-                .ok_or_else(|| AppError::Input("--to needs a value".into()))?;
-        } else if let Some(v) = x.strip_prefix("--to=") {
-            to = v.to_string();
-        } else {
-            input.push(x.clone());
-        }
-    }
-    let Some(first) = input.first().map(String::as_str) else {
-        return Err(AppError::Input(
+    let Some(first) = a.input.first().map(String::as_str) else {
+        return Err(AppError::Refused(
             "convert needs a job file or a command line".into(),
         ));
-    };
-    let a = crate::cli::ConvertArgs {
-        to,
-        input: input.clone(),
     };
     let translated = match first {
         "fio" => translate_args(Tool::Fio, &a.input[1..], None)?,
         "vdbench" => translate_args(Tool::Vdbench, &a.input[1..], None)?,
         "diskspd" => translate_args(Tool::Diskspd, &a.input[1..], None)?,
         "sqlio" => translate_args(Tool::Sqlio, &a.input[1..], None)?,
-        _ if a.input.len() == 1 => read_job_file(std::path::Path::new(first))?,
+        _ if a.input.len() == 1 => read_job_file(Path::new(first))?,
         _ => translate_args(Tool::Fio, &a.input, None)?,
     };
     for u in &translated.unsupported {
@@ -141,44 +113,88 @@ pub fn convert(a: &crate::cli::ConvertArgs) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
-    let text = match a.to.as_str() {
-        "toml" => crate::plan::emit::to_toml(&translated.plan)
-            .map_err(|e| AppError::Input(format!("cannot write as TOML: {e}")))?,
-        "fio" => crate::plan::emit::to_fio(&translated.plan)
-            .map_err(|e| AppError::Input(format!("cannot write as fio: {e}")))?,
-        other => {
-            return Err(AppError::Input(format!(
-                "--to '{other}': expected toml or fio"
-            )))
-        }
+    let curves = curves_not_written(&translated.plan);
+    for c in &curves {
+        eprintln!("warning: not translated: {c}");
+    }
+    let text = match a.to {
+        ConvertTo::Toml => crate::plan::emit::to_toml(&translated.plan)?,
+        ConvertTo::Fio => crate::plan::emit::to_fio(&translated.plan)
+            .map_err(|e| AppError::Refused(format!("cannot write as fio: {e}")))?,
     };
-    print!("{text}");
-    Ok(exit::OK)
+    stdout::print(&text)?;
+    let dropped = translated.unsupported.len() + curves.len();
+    if dropped == 0 {
+        return Ok(exit::OK);
+    }
+    eprintln!(
+        "convert: {dropped} option(s) dropped; the translation is partial (exit {})",
+        exit::CONVERT_DROPPED
+    );
+    Ok(exit::CONVERT_DROPPED)
+}
+
+/// A curve (vdbench's iorate=curve, fio's latency_target) has no form in TOML or fio
+/// output: one line per such run saying how to run it instead.
+fn curves_not_written(plan: &crate::plan::model::Plan) -> Vec<String> {
+    plan.runs
+        .iter()
+        .filter_map(|r| r.curve.as_ref().map(|c| (r, c)))
+        .map(|(r, c)| {
+            let pts: Vec<String> = c.points_pct.iter().map(|p| p.to_string()).collect();
+            let mut flags = Vec::new();
+            if !pts.is_empty() {
+                flags.push(format!("--points {}", pts.join(",")));
+            }
+            for (flag, v) in [
+                ("--stop-latency", &c.stop_latency),
+                ("--max-latency", &c.max_latency),
+            ] {
+                if let Some(v) = v {
+                    flags.push(format!("{flag} {v}"));
+                }
+            }
+            format!(
+                "run '{}' is a latency curve{}; the output runs it once — use \
+                 `ioscope curve JOB {}`",
+                r.name,
+                c.origin
+                    .as_deref()
+                    .map(|o| format!(" ({o})"))
+                    .unwrap_or_default(),
+                flags.join(" ")
+            )
+        })
+        .collect()
 }
 
 /// `ioscope rerun RESULT`: the effective plan recorded in a result, run again.
-pub fn rerun(a: &crate::cli::RerunArgs, command: Vec<String>) -> Result<i32, AppError> {
+pub fn rerun(a: RerunInvocation) -> Result<i32, AppError> {
     let doc = read_result(&a.result)?;
     let plan_json = doc.plan.ok_or_else(|| {
-        AppError::Input(format!(
+        AppError::Refused(format!(
             "result '{}' holds no plan (written by a command that records none)",
             a.result.display()
         ))
     })?;
-    let mut plan: crate::plan::model::Plan = serde_json::from_value(plan_json).map_err(|e| {
-        AppError::Input(format!(
-            "result '{}': its plan cannot be read: {e}",
-            a.result.display()
-        ))
-    })?;
-    if !a.target.is_empty() {
-        if a.target.len() != plan.targets.len() {
-            return Err(AppError::Input(format!(
-                "--target: the plan has {} target(s); give --target once per target, in order",
-                plan.targets.len()
-            )));
+    let mut plan: crate::plan::model::Plan =
+        serde_json::from_value(plan_json).map_err(|source| AppError::PlanUnreadable {
+            path: a.result.clone(),
+            source,
+        })?;
+    if !a.targets.is_empty() {
+        if a.targets.len() != plan.targets.len() {
+            return Err(FlagError::new(
+                "--target",
+                a.targets.join(","),
+                format!(
+                    "the plan has {} target(s); give --target once per target, in order",
+                    plan.targets.len()
+                ),
+            )
+            .into());
         }
-        for (t, uri) in plan.targets.iter_mut().zip(&a.target) {
+        for (t, uri) in plan.targets.iter_mut().zip(&a.targets) {
             t.uri = uri.clone();
         }
     }
@@ -187,5 +203,5 @@ pub fn rerun(a: &crate::cli::RerunArgs, command: Vec<String>) -> Result<i32, App
         data: super::data_options(&plan.data)?,
         ..Default::default()
     };
-    Ok(super::run_plan(&plan, &a.output, &opts, command)?.exit_code)
+    Ok(super::run_plan(&plan, &a.output, &opts, a.command)?.exit_code)
 }

@@ -2,13 +2,12 @@
 //! every unit the journal knows was written and report lost, misplaced and corrupted
 //! writes. A write that was in flight at the crash may hold its old or its new content.
 
-use super::{exit, AppError};
-use crate::cli::VerifyArgs;
+use super::{exit, AppError, FlagError, VerifyInvocation};
 use crate::data::{check, Journal};
 use crate::plan::model::TargetSpec;
 use crate::result::VerifyResult;
 use crate::run::data::{record, target_id};
-use crate::target::{self, Backing};
+use crate::target;
 use std::path::{Path, PathBuf};
 
 /// Journal directories under `dir`: itself, or its subdirectories (one per target).
@@ -16,8 +15,11 @@ fn journal_dirs(dir: &Path) -> Result<Vec<PathBuf>, AppError> {
     if dir.join("journal.hdr").exists() {
         return Ok(vec![dir.to_path_buf()]);
     }
-    let rd = std::fs::read_dir(dir)
-        .map_err(|e| AppError::Input(format!("--journal '{}': {e}", dir.display())))?;
+    let rd = std::fs::read_dir(dir).map_err(|source| AppError::Read {
+        what: "--journal",
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut v: Vec<PathBuf> = rd
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -25,10 +27,12 @@ fn journal_dirs(dir: &Path) -> Result<Vec<PathBuf>, AppError> {
         .collect();
     v.sort();
     if v.is_empty() {
-        return Err(AppError::Input(format!(
-            "--journal '{}': no ioscope journal here",
-            dir.display()
-        )));
+        return Err(FlagError::new(
+            "--journal",
+            dir.display().to_string(),
+            "no ioscope journal here",
+        )
+        .into());
     }
     Ok(v)
 }
@@ -38,8 +42,7 @@ fn verify_one(
     dir: &Path,
     target_override: Option<&str>,
 ) -> Result<(String, VerifyResult), AppError> {
-    let rec = Journal::load(dir)
-        .map_err(|e| AppError::Input(format!("journal '{}': {e}", dir.display())))?;
+    let rec = Journal::load(dir)?;
     let uri = target_override.unwrap_or(&rec.header.target).to_string();
     let id = target_id(&rec.header.target);
     let unit = rec.header.unit_bytes as u64;
@@ -51,32 +54,17 @@ fn verify_one(
             direct: None,
         },
         target::OpenOptionsIo::default(),
-    )
-    .map_err(|e| AppError::Input(super::chain(&e)))?;
-    if !matches!(
-        t.backing,
-        Backing::File { .. } | Backing::Nbd(_) | Backing::Smb(_)
-    ) {
-        return Err(AppError::Input(format!(
-            "target '{uri}': only files, block devices, NBD exports and SMB files can be verified after the fact"
+    )?;
+    if !t.is_persistent() {
+        return Err(AppError::Refused(format!(
+            "target '{uri}': only files, block devices and network targets can be verified after the fact"
         )));
     }
-    let read_at = |data: &mut [u8], off: u64| -> std::io::Result<()> {
-        match &t.backing {
-            Backing::File { file, .. } => {
-                use std::os::unix::fs::FileExt;
-                file.read_exact_at(data, off)
-            }
-            Backing::Nbd(n) => n.read_at(data, off),
-            Backing::Smb(s) => s.read_at(data, off),
-            _ => Err(std::io::Error::other("this target cannot be read back")),
-        }
-    };
     let units = rec.map.len() as u64;
     let mut out = VerifyResult::default();
     let chunk_units = ((1u64 << 20) / unit).max(1);
     let mut buf = crate::run::buffers::AlignedBuf::new((chunk_units * unit) as usize)
-        .ok_or_else(|| AppError::Runtime("cannot allocate the verify buffer".into()))?;
+        .ok_or_else(|| AppError::Failed("cannot allocate the verify buffer".into()))?;
     let mut u = 0;
     while u < units {
         if !rec.expectation(u).is_tracked() {
@@ -86,8 +74,13 @@ fn verify_one(
         let n = chunk_units.min(units - u);
         let off = u * unit;
         let data = &mut buf.as_mut_slice()[..(n * unit) as usize];
-        read_at(data, off)
-            .map_err(|e| AppError::Runtime(format!("reading '{uri}' at {off}: {e}")))?;
+        t.read_at(data, off)
+            .unwrap_or(Ok(()))
+            .map_err(|source| AppError::ReadBack {
+                uri: uri.clone(),
+                offset: off,
+                source,
+            })?;
         for i in 0..n {
             let e = rec.expectation(u + i);
             if !e.is_tracked() {
@@ -112,10 +105,10 @@ fn verify_one(
 }
 
 /// `ioscope verify`.
-pub fn verify(a: &VerifyArgs) -> Result<i32, AppError> {
+pub fn verify(a: &VerifyInvocation) -> Result<i32, AppError> {
     let dirs = journal_dirs(&a.journal)?;
     if a.target.is_some() && dirs.len() > 1 {
-        return Err(AppError::Input(
+        return Err(AppError::Refused(
             "--target names one target, but the journal holds several".into(),
         ));
     }
@@ -123,12 +116,12 @@ pub fn verify(a: &VerifyArgs) -> Result<i32, AppError> {
     let mut per_target = Vec::new();
     for d in &dirs {
         let (uri, r) = verify_one(d, a.target.as_deref())?;
-        println!(
+        outln!(
             "{uri}: {} units checked: {} ok, {} torn (tolerated), {} mismatches ({} corrupted, {} misplaced, {} stale/lost, {} never written, {} unexpected)",
             r.units_checked, r.ok, r.torn, r.mismatches, r.corrupted, r.misplaced, r.stale, r.never_written, r.unexpected
-        );
+        )?;
         for s in &r.samples {
-            println!("  {}", s.detail);
+            outln!("  {}", s.detail)?;
         }
         all += &r;
         per_target.push(serde_json::json!({"target": uri, "verify": r}));
@@ -142,7 +135,10 @@ pub fn verify(a: &VerifyArgs) -> Result<i32, AppError> {
                 .unwrap_or_default()
                 .as_bytes(),
         )
-        .map_err(|e| AppError::Runtime(format!("writing '{}': {e}", p.display())))?;
+        .map_err(|source| AppError::Write {
+            path: p.clone(),
+            source,
+        })?;
     }
     Ok(if all.mismatches > 0 {
         exit::VERIFY_MISMATCH

@@ -2,14 +2,15 @@
 //! mixed in: `ioscope sqlio -s10 -o16 -b8 -frandom F --json r.json`. This splits
 //! ioscope's options out and leaves the rest, in order, for the foreign parser.
 
-use super::to_plan::FlagError;
-use super::OutputArgs;
+use super::StdoutForm;
+use crate::app::{FlagError, Output};
+use clap::ValueEnum;
 use std::path::PathBuf;
 
 /// ioscope's own options found among foreign arguments.
 #[derive(Debug, Clone, Default)]
 pub struct OwnArgs {
-    pub output: OutputArgs,
+    pub output: Output,
     pub target: Option<String>,
     pub ignore_unsupported: bool,
     pub force: bool,
@@ -44,10 +45,8 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                 Some(v) => v,
                 None => {
                     i += 1;
-                    args.get(i).cloned().ok_or_else(|| FlagError {
-                        flag: "option",
-                        value: name.to_string(),
-                        msg: format!("argument {i}: {name} needs a value"),
+                    args.get(i).cloned().ok_or_else(|| {
+                        FlagError::new(name, "", format!("argument {i}: {name} needs a value"))
                     })?
                 }
             };
@@ -57,12 +56,19 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                 "--csv" => own.output.csv = Some(PathBuf::from(value)),
                 "--fio-json" => own.output.fio_json = Some(PathBuf::from(value)),
                 "--output-format" => {
-                    let v = if fio_mode && value == "json" {
-                        "fio-json".to_string()
-                    } else {
-                        value
+                    let form = StdoutForm::from_str(&value, false).map_err(|_| {
+                        FlagError::new(
+                            "--output-format",
+                            value.as_str(),
+                            "expected text, json or fio-json",
+                        )
+                    })?;
+                    // fio's own `--output-format=json` is fio's JSON to a fio user.
+                    let form = match form {
+                        StdoutForm::Json if fio_mode => StdoutForm::FioJson,
+                        f => f,
                     };
-                    own.output.output_format = Some(v);
+                    own.output.stdout_doc = super::build::stdout_doc(Some(form));
                 }
                 _ => own.target = Some(value),
             }
@@ -114,8 +120,12 @@ mod tests {
     #[test]
     fn fio_output_format_json_means_fio_json() {
         let (own, rest) = split_own(&v(&["--name=x", "--output-format=json"]), true).unwrap();
-        assert_eq!(own.output.output_format.as_deref(), Some("fio-json"));
+        assert_eq!(
+            own.output.stdout_doc,
+            Some(crate::report::export::Format::FioJson)
+        );
         assert_eq!(rest, v(&["--name=x"]));
         assert!(split_own(&v(&["--json"]), false).is_err());
+        assert!(split_own(&v(&["--output-format=xml"]), false).is_err());
     }
 }

@@ -1,13 +1,22 @@
-//! Command-line definitions (clap). This module only describes flags and turns them
-//! into a [`Plan`](crate::plan::Plan) (`to_plan`); it never does I/O. Values are taken
-//! as strings and parsed with the plan's unit parsers so every error names the flag
-//! and the text the user typed.
+//! Command-line definitions (clap): the edge of the program. Flags are parsed into
+//! typed values once, by the value parsers in [`values`] (the plan's unit parsers, so
+//! a refused value names its flag and the text typed), and [`build`] turns them into
+//! an [`app::Invocation`](crate::app::Invocation) that holds no clap type. Shell
+//! completions and the man page come from the same definitions ([`generate`]).
+//! Apart from reading a job file named on the command line, nothing here does I/O.
 
+pub mod build;
 pub mod foreign;
+pub mod generate;
+pub mod net;
 pub mod to_plan;
+pub mod values;
 
-use clap::{Args, Parser, Subcommand};
+use crate::plan::model::{Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout};
+use crate::run::worker::ErrorPolicy;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use values::{CpuList, Rw};
 
 /// Storage performance measurement that tells the truth.
 #[derive(Debug, Parser)]
@@ -58,6 +67,82 @@ pub enum Command {
     /// Show the environment behind the numbers (kernel, CPU, device queue settings,
     /// filesystem, multipath) and tuning advice. Changes nothing.
     Sysinfo(SysinfoArgs),
+    /// Network throughput and latency (iperf3/netperf style): `net serve`, `net run`.
+    Net(net::NetArgs),
+    /// Print a shell completion script: `ioscope completions bash > /etc/bash_completion.d/ioscope`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per subcommand into --dir.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ManArgs {
+    /// Write ioscope.1 and one ioscope-SUBCOMMAND.1 per subcommand into this
+    /// directory instead of printing ioscope.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// What stdout carries (`--output-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StdoutForm {
+    /// Interval lines, summaries and tables for a person.
+    Text,
+    /// The result JSON.
+    Json,
+    /// fio 3.x-compatible JSON.
+    FioJson,
+}
+
+/// What `report` renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportForm {
+    Html,
+    Csv,
+    #[value(alias = "md")]
+    Markdown,
+    FioJson,
+}
+
+/// The metric steady state tracks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SteadyMetricArg {
+    Iops,
+    Mbps,
+    #[value(name = "mean_us")]
+    MeanUs,
+    #[value(name = "p99_us")]
+    P99Us,
+}
+
+/// The SNIA PTS test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PtsTestArg {
+    Iops,
+    Throughput,
+    Latency,
+}
+
+/// PTS preconditioning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PreconditionArg {
+    /// 2x the capacity in 128 KiB sequential writes.
+    Auto,
+    Skip,
+}
+
+/// What `convert` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConvertForm {
+    Toml,
+    Fio,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -66,7 +151,7 @@ pub struct SysinfoArgs {
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
     /// Queue depth you plan to run at (checked against nr_requests).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = values::qd)]
     pub qd: Option<u32>,
     /// Print the environment as JSON instead of text.
     #[arg(long)]
@@ -93,14 +178,11 @@ pub struct OutputArgs {
     pub markdown: bool,
     /// What stdout carries: text (default), json (the result) or fio-json. With json
     /// forms stdout is pure JSON; progress goes nowhere.
-    #[arg(long, value_name = "FORMAT")]
-    pub output_format: Option<String>,
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    pub output_format: Option<StdoutForm>,
     /// Print nothing but errors and the final summary.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Internal: leave out the per-run summaries (`quick` prints its own table).
-    #[arg(skip)]
-    pub no_run_summaries: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -111,86 +193,89 @@ pub struct RunArgs {
     /// Target: a file, a block device, mem:SIZE, null:SIZE,
     /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
     /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or
-    /// smb://[USER@]HOST[:PORT]/SHARE/PATH. Repeatable.
+    /// iscsi://HOST[:PORT]/IQN/LUN (CHAP from IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD),
+    /// smb://[USER@]HOST[:PORT]/SHARE/PATH (password from IOSCOPE_SMB_PASSWORD or
+    /// --credentials). Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
-    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, smb.
-    #[arg(long, value_name = "ENGINE")]
-    pub engine: Option<String>,
+    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi, smb.
+    #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
+    pub engine: Option<EngineKind>,
     /// Access: read, write, randread, randwrite, rw, randrw.
-    #[arg(long, value_name = "RW")]
-    pub rw: Option<String>,
-    /// Percentage of reads for rw/randrw (default 50).
-    #[arg(long, value_name = "N")]
-    pub read_pct: Option<String>,
-    /// Transfer size, e.g. 4k, 1m.
-    #[arg(long, value_name = "SIZE")]
-    pub bs: Option<String>,
-    /// Operations in flight per stream.
-    #[arg(long, value_name = "N")]
-    pub qd: Option<String>,
-    /// Independent I/O streams (multiplexed over workers, not one thread each).
-    #[arg(long, value_name = "N")]
-    pub streams: Option<String>,
+    #[arg(long, value_name = "RW", value_parser = values::rw)]
+    pub rw: Option<Rw>,
+    /// Percentage of reads for rw/randrw (default 50). A comma list sweeps.
+    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::read_pct)]
+    pub read_pct: Vec<u8>,
+    /// Transfer size, e.g. 4k, 1m. A comma list (4k,64k) sweeps.
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::size)]
+    pub bs: Vec<u64>,
+    /// Operations in flight per stream. A comma list sweeps.
+    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::qd)]
+    pub qd: Vec<u32>,
+    /// Independent I/O streams (multiplexed over workers, not one thread each). A
+    /// comma list sweeps.
+    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::streams)]
+    pub streams: Vec<u32>,
     /// Working-set size; a new file target is created at this size.
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
+    pub size: Option<u64>,
     /// Start of the working set within the target.
-    #[arg(long, value_name = "SIZE")]
-    pub offset: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size_or_zero)]
+    pub offset: Option<u64>,
     /// Measured time (after warm-up), e.g. 30s, 2m.
-    #[arg(long, value_name = "DUR")]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::duration_ns)]
+    pub duration: Option<u64>,
     /// Stop after N full passes over the working set (whichever of duration or passes
     /// comes first).
-    #[arg(long, value_name = "N")]
-    pub passes: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = values::count)]
+    pub passes: Option<u64>,
     /// Warm-up time, shown but left out of the totals.
-    #[arg(long, value_name = "DUR")]
-    pub warmup: Option<String>,
-    /// Reporting interval.
-    #[arg(long, value_name = "DUR")]
-    pub interval: Option<String>,
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::duration_ns_or_zero)]
+    pub warmup: Option<u64>,
+    /// Reporting interval (at least 10ms).
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::interval_ns)]
+    pub interval: Option<u64>,
     /// O_DIRECT: true or false (default: true where the target supports it).
-    #[arg(long, value_name = "BOOL")]
-    pub direct: Option<String>,
+    #[arg(long, value_name = "BOOL", value_parser = values::boolean)]
+    pub direct: Option<bool>,
     /// Pin workers to these CPUs, e.g. 0-3,6.
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = values::cpus)]
+    pub cpus: Option<CpuList>,
     /// Worker threads (default: one per allowed CPU, at most one per stream).
-    #[arg(long, value_name = "N")]
-    pub workers: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = values::workers)]
+    pub workers: Option<usize>,
     /// Open-loop rate in IOPS for the workload, or max (closed loop, the default).
-    #[arg(long, value_name = "IOPS")]
-    pub rate: Option<String>,
+    #[arg(long, value_name = "IOPS", allow_hyphen_values = true, value_parser = values::rate)]
+    pub rate: Option<Rate>,
     /// Arrival process with --rate: exponential (Poisson, default) or uniform.
-    #[arg(long, value_name = "PROCESS")]
-    pub arrival: Option<String>,
+    #[arg(long, value_name = "PROCESS", value_parser = values::arrival)]
+    pub arrival: Option<Arrival>,
     /// How workers wait for the next intended issue time with --rate: spin (default:
     /// sleep, then busy-wait the last 100 µs; least jitter), hybrid (busy-wait a margin
     /// learned from the host's wake-up lateness) or sleep (least CPU).
-    #[arg(long, value_name = "MODE")]
-    pub pacing: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = values::pacing)]
+    pub pacing: Option<Pacing>,
     /// Offset distribution for random access: uniform, zipf:THETA, pareto:H, or
     /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form).
-    #[arg(long, value_name = "DIST")]
-    pub dist: Option<String>,
+    #[arg(long, value_name = "DIST", value_parser = values::dist)]
+    pub dist: Option<Distribution>,
     /// How several sequential streams share the working set: regions (each its own
     /// slice, default) or stride (interleaved: together one sequential sweep).
-    #[arg(long, value_name = "LAYOUT")]
-    pub seq_layout: Option<String>,
+    #[arg(long, value_name = "LAYOUT", value_parser = values::seq_layout)]
+    pub seq_layout: Option<SeqLayout>,
     /// Seed for offsets and data.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<String>,
+    #[arg(long, value_name = "N", value_parser = values::seed)]
+    pub seed: Option<u64>,
     /// Dedup ratio of written data (vdbench semantics: about 1/R of units unique).
-    #[arg(long, value_name = "R")]
-    pub dedup_ratio: Option<String>,
+    #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = values::ratio)]
+    pub dedup_ratio: Option<f64>,
     /// Unit of deduplication and verification (default 4k).
-    #[arg(long, value_name = "SIZE")]
-    pub dedup_unit: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
+    pub dedup_unit: Option<u64>,
     /// Compression ratio of written data (each unit compresses about C:1).
-    #[arg(long, value_name = "C")]
-    pub compress_ratio: Option<String>,
+    #[arg(long, value_name = "C", allow_hyphen_values = true, value_parser = values::ratio)]
+    pub compress_ratio: Option<f64>,
     /// Stamp every written unit and check every read of one; mismatches are
     /// classified (corrupted, misplaced, stale, never-written) and exit with 3.
     #[arg(long)]
@@ -204,8 +289,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub journal: Option<PathBuf>,
     /// What an I/O error does: stop (default), continue, or retry=N.
-    #[arg(long, value_name = "POLICY")]
-    pub on_error: Option<String>,
+    #[arg(long, value_name = "POLICY", value_parser = values::on_error)]
+    pub on_error: Option<ErrorPolicy>,
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
@@ -223,8 +308,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub steady_state: bool,
     /// Metric tracked for steady state: iops (default), mbps, mean_us, p99_us.
-    #[arg(long, value_name = "METRIC")]
-    pub steady_metric: Option<String>,
+    #[arg(long, value_name = "METRIC", value_enum)]
+    pub steady_metric: Option<SteadyMetricArg>,
     /// Most rounds for --steady-state (default 25).
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<usize>,
@@ -243,11 +328,11 @@ pub struct QuickArgs {
     #[arg(value_name = "TARGET")]
     pub target: Option<PathBuf>,
     /// Seconds per test (measured), default 4.
-    #[arg(long, value_name = "DUR", default_value = "4s")]
-    pub duration: String,
+    #[arg(long, value_name = "DUR", default_value = "4s", allow_hyphen_values = true, value_parser = values::duration_ns)]
+    pub duration: u64,
     /// Scratch file size (default 1g, less when space is short).
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
+    pub size: Option<u64>,
     /// Allow the write tests on a block device (destroys its contents).
     #[arg(long)]
     pub force: bool,
@@ -269,8 +354,8 @@ pub struct ForeignArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ConvertArgs {
     /// Output form: toml or fio.
-    #[arg(long, value_name = "FORM", default_value = "toml")]
-    pub to: String,
+    #[arg(long, value_name = "FORM", value_enum, default_value = "toml")]
+    pub to: ConvertForm,
     /// A job file (fio, vdbench, native) or a foreign command line (fio …, diskspd …).
     #[arg(
         trailing_var_arg = true,
@@ -290,8 +375,8 @@ pub struct ReportArgs {
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
     /// html, csv, markdown or fio-json.
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Option<String>,
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    pub format: Option<ReportForm>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -308,15 +393,15 @@ pub struct CompareArgs {
 pub struct CurveArgs {
     /// Percentages of the measured maximum to run at (default 10,50,70,80,90,100; none
     /// by default when --max-latency is given).
-    #[arg(long, value_name = "LIST")]
-    pub points: Option<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::percent)]
+    pub points: Option<Vec<f64>>,
     /// Stop the curve at the first point whose latency exceeds this, e.g. p99=2ms.
-    #[arg(long, value_name = "PCT=DUR")]
-    pub stop_latency: Option<String>,
+    #[arg(long, value_name = "PCT=DUR", value_parser = values::latency_bound)]
+    pub stop_latency: Option<crate::app::LatencyBound>,
     /// Find the highest rate whose latency percentile stays within this bound, e.g.
     /// p99=0.5ms (bracketing and bisection to within 2% of rate).
-    #[arg(long, value_name = "PCT=DUR")]
-    pub max_latency: Option<String>,
+    #[arg(long, value_name = "PCT=DUR", value_parser = values::latency_bound)]
+    pub max_latency: Option<crate::app::LatencyBound>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -324,29 +409,29 @@ pub struct CurveArgs {
 #[derive(Debug, Args, Clone)]
 pub struct PtsArgs {
     /// Which test: iops, throughput or latency.
-    #[arg(value_name = "TEST")]
-    pub test: String,
+    #[arg(value_name = "TEST", value_enum)]
+    pub test: PtsTestArg,
     /// The device or file under test.
     #[arg(value_name = "TARGET")]
     pub target: String,
     /// Length of each matrix cell in a round (PTS: 1m).
-    #[arg(long, value_name = "DUR", default_value = "1m")]
-    pub round: String,
+    #[arg(long, value_name = "DUR", default_value = "1m", allow_hyphen_values = true, value_parser = values::duration_ns)]
+    pub round: u64,
     /// Preconditioning: auto (2x the capacity in 128 KiB sequential writes) or skip.
-    #[arg(long, value_name = "MODE", default_value = "auto")]
-    pub precondition: String,
+    #[arg(long, value_name = "MODE", value_enum, default_value = "auto")]
+    pub precondition: PreconditionArg,
     /// Bound the preconditioning writes for large targets, e.g. 64g.
-    #[arg(long, value_name = "SIZE")]
-    pub precondition_max: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
+    pub precondition_max: Option<u64>,
     /// Most steady-state rounds (PTS: 25).
     #[arg(long, value_name = "N", default_value_t = 25)]
     pub max_rounds: usize,
     /// Working-set size (creates a file target at this size if missing).
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
+    pub size: Option<u64>,
     /// Engine (default auto).
-    #[arg(long, value_name = "ENGINE")]
-    pub engine: Option<String>,
+    #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
+    pub engine: Option<EngineKind>,
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,

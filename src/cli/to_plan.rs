@@ -1,129 +1,37 @@
-//! Flags → Plan. Every value is parsed with the plan's unit parsers; an error names the
-//! flag and the exact text given, so "--bs 4kk" says which flag and why.
+//! Flags → Plan. The flags arrive typed (see [`values`](super::values)); this applies
+//! them to a plan built from flags alone or read from a job file, and expands comma
+//! lists into a sweep. The checks that need more than one value (a --target count that
+//! must match the job file's) are made here and name their flag.
 
 use super::RunArgs;
+use crate::app::FlagError;
 use crate::plan::model::*;
-use crate::plan::units::{
-    parse_count, parse_cpu_list, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
-    parse_size_allow_zero,
-};
-
-/// A flag whose value was refused.
-#[derive(Debug, thiserror::Error)]
-#[error("{flag} '{value}': {msg}")]
-pub struct FlagError {
-    pub flag: &'static str,
-    pub value: String,
-    pub msg: String,
-}
-
-fn bad(flag: &'static str, value: &str, msg: impl ToString) -> FlagError {
-    FlagError {
-        flag,
-        value: value.to_string(),
-        msg: msg.to_string(),
-    }
-}
-
-/// Parses an access word into (pattern, default read %).
-pub fn parse_rw(text: &str) -> Option<(AccessPattern, u8)> {
-    Some(match text.to_ascii_lowercase().as_str() {
-        "read" => (AccessPattern::Sequential, 100),
-        "write" => (AccessPattern::Sequential, 0),
-        "randread" => (AccessPattern::Random, 100),
-        "randwrite" => (AccessPattern::Random, 0),
-        "rw" | "readwrite" => (AccessPattern::Sequential, 50),
-        "randrw" => (AccessPattern::Random, 50),
-        _ => return None,
-    })
-}
-
-fn parse_bool(flag: &'static str, v: &str) -> Result<bool, FlagError> {
-    match v.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Ok(true),
-        "false" | "0" | "no" | "off" => Ok(false),
-        _ => Err(bad(flag, v, "expected true or false")),
-    }
-}
-
-fn parse_engine(v: &str) -> Result<EngineKind, FlagError> {
-    Ok(match v.to_ascii_lowercase().as_str() {
-        "auto" => EngineKind::Auto,
-        "uring" | "io_uring" => EngineKind::Uring,
-        "sync" | "psync" => EngineKind::Sync,
-        "null" => EngineKind::Null,
-        "mem" => EngineKind::Mem,
-        "sim" => EngineKind::Sim,
-        "nbd" => EngineKind::Nbd,
-        "smb" => EngineKind::Smb,
-        _ => {
-            return Err(bad(
-                "--engine",
-                v,
-                "expected auto, uring, sync, null, mem, sim, nbd or smb",
-            ))
-        }
-    })
-}
-
-fn count(flag: &'static str, v: &str) -> Result<u64, FlagError> {
-    parse_count(v).map_err(|e| bad(flag, v, e))
-}
-
-/// Parses "max" or a positive IOPS number.
-pub fn parse_rate(v: &str) -> Result<Rate, String> {
-    if v.eq_ignore_ascii_case("max") {
-        return Ok(Rate::Max);
-    }
-    let t = v.trim().to_ascii_lowercase();
-    let (num, mult) = if let Some(n) = t.strip_suffix('k') {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 1e6)
-    } else {
-        (t.as_str(), 1.0)
-    };
-    match num.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(Rate::Iops(r * mult)),
-        _ => Err("expected max or a positive number of IOPS (e.g. 5000 or 5k)".into()),
-    }
-}
+use crate::plan::units::format_size;
 
 /// Builds the plan for `ioscope run` from flags alone (no job file).
 pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
-    let targets_given = if a.target.is_empty() {
-        return Err(bad(
+    if a.target.is_empty() {
+        return Err(FlagError::new(
             "--target",
             "",
             "no target given: name a file, a block device, mem:SIZE or null:SIZE",
         ));
-    } else {
-        a.target.clone()
-    };
-    let size = a
-        .size
-        .as_deref()
-        .map(|v| parse_size(v).map_err(|e| bad("--size", v, e)))
-        .transpose()?;
-    let direct = a
-        .direct
-        .as_deref()
-        .map(|v| parse_bool("--direct", v))
-        .transpose()?;
-    let targets: Vec<TargetSpec> = targets_given
+    }
+    let targets: Vec<TargetSpec> = a
+        .target
         .iter()
         .enumerate()
         .map(|(i, uri)| TargetSpec {
             name: format!("t{i}"),
             uri: uri.clone(),
-            size_bytes: size,
-            direct,
+            size_bytes: a.size,
+            direct: a.direct,
         })
         .collect();
-    let mut runs = Vec::new();
-    for (label, a) in sweep_combinations(a) {
-        runs.push(run_from_flags(&a, &targets, size, label)?);
-    }
+    let runs = sweep_combinations(a)
+        .into_iter()
+        .map(|(label, a)| run_from_flags(&a, &targets, label))
+        .collect();
     Ok(Plan {
         targets,
         runs,
@@ -132,41 +40,46 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
     })
 }
 
-/// Expands comma lists in --bs, --qd, --streams and --read-pct (vdbench's
+/// Expands lists in --bs, --qd, --streams and --read-pct (vdbench's
 /// forxfersize/forthreads/forrdpct) into one set of flags per combination, each with
-/// a label naming the swept values ("bs=4k qd=8"); no lists gives one unlabelled set.
+/// a label naming the swept values ("bs=4k qd=8"); no lists gives one unlabelled set
+/// (each of those flags then holds at most one value).
 pub fn sweep_combinations(a: &RunArgs) -> Vec<(Option<String>, RunArgs)> {
-    let split = |v: &Option<String>| -> Vec<Option<String>> {
-        match v {
-            Some(s) if s.contains(',') => {
-                s.split(',').map(|x| Some(x.trim().to_string())).collect()
-            }
-            other => vec![other.clone()],
-        }
-    };
-    let axes: [(&str, Vec<Option<String>>); 4] = [
-        ("bs", split(&a.bs)),
-        ("qd", split(&a.qd)),
-        ("streams", split(&a.streams)),
-        ("read%", split(&a.read_pct)),
-    ];
     let mut out: Vec<(Vec<String>, RunArgs)> = vec![(Vec::new(), a.clone())];
-    for (axis, values) in axes {
-        if values.len() < 2 {
+    let axes: [(&str, usize); 4] = [
+        ("bs", a.bs.len()),
+        ("qd", a.qd.len()),
+        ("streams", a.streams.len()),
+        ("read%", a.read_pct.len()),
+    ];
+    for (axis, n) in axes {
+        if n < 2 {
             continue;
         }
         let mut next = Vec::new();
         for (labels, base) in &out {
-            for v in &values {
+            for i in 0..n {
                 let mut b = base.clone();
-                match axis {
-                    "bs" => b.bs = v.clone(),
-                    "qd" => b.qd = v.clone(),
-                    "streams" => b.streams = v.clone(),
-                    _ => b.read_pct = v.clone(),
-                }
+                let value = match axis {
+                    "bs" => {
+                        b.bs = vec![a.bs[i]];
+                        format_size(a.bs[i])
+                    }
+                    "qd" => {
+                        b.qd = vec![a.qd[i]];
+                        a.qd[i].to_string()
+                    }
+                    "streams" => {
+                        b.streams = vec![a.streams[i]];
+                        a.streams[i].to_string()
+                    }
+                    _ => {
+                        b.read_pct = vec![a.read_pct[i]];
+                        a.read_pct[i].to_string()
+                    }
+                };
                 let mut l = labels.clone();
-                l.push(format!("{axis}={}", v.as_deref().unwrap_or("")));
+                l.push(format!("{axis}={value}"));
                 next.push((l, b));
             }
         }
@@ -178,17 +91,12 @@ pub fn sweep_combinations(a: &RunArgs) -> Vec<(Option<String>, RunArgs)> {
 }
 
 /// One run from single-valued flags.
-fn run_from_flags(
-    a: &RunArgs,
-    targets: &[TargetSpec],
-    size: Option<u64>,
-    label: Option<String>,
-) -> Result<RunSpec, FlagError> {
+fn run_from_flags(a: &RunArgs, targets: &[TargetSpec], label: Option<String>) -> RunSpec {
     let mut workload = Workload {
-        size_bytes: size,
+        size_bytes: a.size,
         ..Default::default()
     };
-    apply_workload_flags(a, &mut workload)?;
+    apply_workload_flags(a, &mut workload);
     let workloads: Vec<Workload> = targets
         .iter()
         .map(|t| Workload {
@@ -208,125 +116,107 @@ fn run_from_flags(
     if let Some(label) = label {
         run.name = label;
     }
-    apply_run_flags(a, &mut run)?;
-    Ok(run)
+    apply_run_flags(a, &mut run);
+    run
+}
+
+/// The last value of a list flag (a sweep has been expanded before this is used).
+fn last<T: Copy>(v: &[T]) -> Option<T> {
+    v.last().copied()
 }
 
 /// Applies workload flags (rw, bs, qd, …) given on the command line.
-pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) -> Result<(), FlagError> {
-    if let Some(v) = &a.rw {
-        let (pattern, pct) = parse_rw(v).ok_or_else(|| {
-            bad(
-                "--rw",
-                v,
-                "expected read, write, randread, randwrite, rw or randrw",
-            )
-        })?;
-        w.pattern = pattern;
-        w.read_pct = pct;
+pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) {
+    if let Some(rw) = &a.rw {
+        w.pattern = rw.pattern.clone();
+        w.read_pct = rw.read_pct;
     }
-    if let Some(v) = &a.read_pct {
-        let n: u8 = v
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&n| n <= 100)
-            .ok_or_else(|| bad("--read-pct", v, "expected a whole number from 0 to 100"))?;
+    if let Some(n) = last(&a.read_pct) {
         w.read_pct = n;
     }
-    if let Some(v) = &a.bs {
-        w.bs = BlockSizes::fixed(parse_size(v).map_err(|e| bad("--bs", v, e))?);
+    if let Some(b) = last(&a.bs) {
+        w.bs = BlockSizes::fixed(b);
     }
-    if let Some(v) = &a.qd {
-        let n = count("--qd", v)?;
-        w.qd = u32::try_from(n)
-            .ok()
-            .filter(|&q| q <= 65536)
-            .ok_or_else(|| bad("--qd", v, "at most 65536"))?;
+    if let Some(q) = last(&a.qd) {
+        w.qd = q;
     }
-    if let Some(v) = &a.streams {
-        let n = count("--streams", v)?;
-        w.streams = u32::try_from(n)
-            .ok()
-            .filter(|&q| q <= 100_000)
-            .ok_or_else(|| bad("--streams", v, "at most 100000"))?;
+    if let Some(s) = last(&a.streams) {
+        w.streams = s;
     }
-    if let Some(v) = &a.offset {
-        w.offset_bytes = parse_size_allow_zero(v).map_err(|e| bad("--offset", v, e))?;
+    if let Some(o) = a.offset {
+        w.offset_bytes = o;
     }
-    if let Some(v) = &a.size {
-        w.size_bytes = Some(parse_size(v).map_err(|e| bad("--size", v, e))?);
+    if let Some(s) = a.size {
+        w.size_bytes = Some(s);
     }
-    if let Some(v) = &a.rate {
-        w.rate = parse_rate(v).map_err(|e| bad("--rate", v, e))?;
+    if let Some(r) = &a.rate {
+        w.rate = *r;
     }
-    if let Some(v) = &a.arrival {
-        w.arrival = match v.to_ascii_lowercase().as_str() {
-            "exponential" | "poisson" => Arrival::Exponential,
-            "uniform" | "linear" => Arrival::Uniform,
-            _ => return Err(bad("--arrival", v, "expected exponential or uniform")),
-        };
+    if let Some(arr) = &a.arrival {
+        w.arrival = *arr;
     }
-    if let Some(v) = &a.dist {
-        w.dist = Distribution::parse(v).map_err(|e| bad("--dist", v, e))?;
+    if let Some(d) = &a.dist {
+        w.dist = d.clone();
     }
-    if let Some(v) = &a.seq_layout {
-        w.seq_layout = crate::plan::model::SeqLayout::parse(v)
-            .ok_or_else(|| bad("--seq-layout", v, "expected regions or stride"))?;
+    if let Some(l) = &a.seq_layout {
+        w.seq_layout = *l;
     }
-    Ok(())
 }
 
 /// Applies run flags (duration, warm-up, engine, …) given on the command line.
-pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) -> Result<(), FlagError> {
-    if let Some(v) = &a.engine {
-        run.engine = parse_engine(v)?;
+pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) {
+    if let Some(e) = a.engine {
+        run.engine = e;
     }
-    if let Some(v) = &a.passes {
-        run.passes = Some(count("--passes", v)?);
+    if let Some(p) = a.passes {
+        run.passes = Some(p);
         if a.duration.is_none() {
             run.duration_ns = None;
         }
     }
-    if let Some(v) = &a.duration {
-        run.duration_ns = Some(parse_duration_ns(v).map_err(|e| bad("--duration", v, e))?);
+    if let Some(d) = a.duration {
+        run.duration_ns = Some(d);
     }
-    if let Some(v) = &a.warmup {
-        run.warmup_ns = parse_duration_ns_allow_zero(v).map_err(|e| bad("--warmup", v, e))?;
+    if let Some(w) = a.warmup {
+        run.warmup_ns = w;
     }
-    if let Some(v) = &a.interval {
-        let ns = parse_duration_ns(v).map_err(|e| bad("--interval", v, e))?;
-        if ns < 10_000_000 {
-            return Err(bad("--interval", v, "must be at least 10ms"));
-        }
-        run.interval_ns = ns;
+    if let Some(i) = a.interval {
+        run.interval_ns = i;
     }
-    if let Some(v) = &a.cpus {
-        run.cpus = Some(parse_cpu_list(v).map_err(|e| bad("--cpus", v, e))?);
+    if let Some(c) = &a.cpus {
+        run.cpus = Some(c.0.clone());
     }
-    if let Some(v) = &a.workers {
-        run.workers = Some(count("--workers", v)? as usize);
+    if let Some(w) = a.workers {
+        run.workers = Some(w);
     }
-    if let Some(v) = &a.pacing {
-        run.pacing = crate::plan::model::Pacing::parse(v)
-            .ok_or_else(|| bad("--pacing", v, "expected spin, hybrid or sleep"))?;
+    if let Some(p) = &a.pacing {
+        run.pacing = *p;
     }
-    if let Some(v) = &a.seed {
-        run.seed = v
-            .trim()
-            .parse()
-            .map_err(|_| bad("--seed", v, "expected a whole number"))?;
+    if let Some(s) = a.seed {
+        run.seed = s;
     }
-    Ok(())
 }
 
 /// Applies command-line overrides to a plan read from a job file.
 pub fn apply_overrides(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
+    let lists = [
+        ("--bs", a.bs.len()),
+        ("--qd", a.qd.len()),
+        ("--streams", a.streams.len()),
+        ("--read-pct", a.read_pct.len()),
+    ];
+    if let Some((flag, _)) = lists.iter().find(|(_, n)| *n > 1) {
+        return Err(FlagError::new(
+            *flag,
+            "",
+            "a list (sweep) cannot override a job file; give one value",
+        ));
+    }
     if !a.target.is_empty() {
         if a.target.len() != plan.targets.len() {
-            return Err(bad(
+            return Err(FlagError::new(
                 "--target",
-                &a.target.join(","),
+                a.target.join(","),
                 format!(
                     "the job file names {} target(s); give --target once per target, in order",
                     plan.targets.len()
@@ -337,30 +227,16 @@ pub fn apply_overrides(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
             t.uri = uri.clone();
         }
     }
-    if let Some(v) = &a.direct {
-        let d = parse_bool("--direct", v)?;
+    if let Some(d) = a.direct {
         for t in &mut plan.targets {
             t.direct = Some(d);
         }
     }
     for run in &mut plan.runs {
-        apply_run_flags(a, run)?;
+        apply_run_flags(a, run);
         for w in &mut run.workloads {
-            apply_workload_flags(a, w)?;
+            apply_workload_flags(a, w);
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rates() {
-        assert_eq!(parse_rate("max").unwrap(), Rate::Max);
-        assert_eq!(parse_rate("5k").unwrap(), Rate::Iops(5000.0));
-        assert!(parse_rate("0").is_err());
-        assert!(parse_rate("-5").is_err());
-    }
 }

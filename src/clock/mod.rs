@@ -2,9 +2,10 @@
 //! through the vDSO (about 20 ns, no syscall). One read per event; completions reaped
 //! together share one read.
 //!
-//! A process that opens a `sim:` target with `time=virtual` switches this clock to
-//! virtual time ([`virtual_time`]) for the rest of its life: every read and
-//! every wait ([`sleep_until`]) then goes to the simulation's clock.
+//! A run whose targets include a `sim:` target with `time=virtual` switches this
+//! clock to virtual time ([`virtual_time`]) in its setup, before it opens them
+//! (`crate::run::timebase`), for the rest of the process's life: every read and every
+//! wait ([`sleep_until`]) then goes to the simulation's clock.
 
 pub mod virtual_time;
 

@@ -44,7 +44,7 @@ const BUFFER_RECORDS: usize = 4096;
 /// A journal failure, with the file it concerns.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("journal {path}: {op}: {source}")]
+    #[error("journal {path}: {op}")]
     Io {
         op: &'static str,
         path: PathBuf,

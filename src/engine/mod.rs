@@ -8,6 +8,7 @@
 //! A worker owns one engine instance for its whole life; nothing here is shared
 //! between threads except the opened targets.
 
+pub mod iscsi;
 pub mod mem;
 pub mod nbd;
 pub mod null;
@@ -50,12 +51,12 @@ pub struct Completion {
 /// per-I/O failures arrive as negative `Completion::result`).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{engine}: setting up: {source}")]
+    #[error("{engine}: setting up")]
     Setup {
         engine: &'static str,
         source: std::io::Error,
     },
-    #[error("{engine}: {op}: {source}")]
+    #[error("{engine}: {op}")]
     Io {
         engine: &'static str,
         op: &'static str,

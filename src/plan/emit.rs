@@ -382,6 +382,7 @@ mod tests {
                 workers: None,
                 seed: 7,
                 pacing: Pacing::Sleep,
+                curve: None,
             }],
             warnings: vec![],
             data: Default::default(),

@@ -870,12 +870,13 @@ impl<'a> Ctx<'a> {
                 "mem" => EngineKind::Mem,
                 "sim" => EngineKind::Sim,
                 "nbd" => EngineKind::Nbd,
+                "iscsi" => EngineKind::Iscsi,
                 "smb" => EngineKind::Smb,
                 other => {
                     return Err(self.err(
                         v.span(),
                         format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd or smb"
+                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd, iscsi or smb"
                         ),
                     ))
                 }
@@ -1012,6 +1013,7 @@ impl Settings {
             workers: self.workers,
             seed: self.seed.unwrap_or(base.seed),
             pacing: self.pacing.unwrap_or(base.pacing),
+            curve: None,
         }
     }
 }

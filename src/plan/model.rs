@@ -73,6 +73,8 @@ pub enum TargetKind {
     Sim(SimSpec),
     /// An NBD export (`nbd://HOST[:PORT][/EXPORT]`, `nbd+unix:///EXPORT?socket=PATH`).
     Nbd(NbdSpec),
+    /// An iSCSI LUN (`iscsi://HOST[:PORT]/IQN/LUN`).
+    Iscsi(IscsiSpec),
     /// A file on an SMB share (`smb://[USER@]HOST[:PORT]/SHARE/PATH`).
     Smb(SmbSpec),
 }
@@ -90,6 +92,17 @@ pub struct SmbSpec {
     pub share: String,
     /// The file's path inside the share, '/'-separated, never empty.
     pub path: String,
+}
+
+/// Where an iSCSI LUN is, as parsed by `crate::target::iscsi::parse`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IscsiSpec {
+    /// The URI as given (it carries no credentials).
+    pub uri: String,
+    /// `HOST:PORT`.
+    pub portal: String,
+    pub iqn: String,
+    pub lun: u32,
 }
 
 /// Where an NBD export is, as parsed by `crate::target::nbd::parse`.
@@ -464,6 +477,8 @@ pub enum EngineKind {
     Sim,
     /// libnbd's asynchronous API for `nbd://` targets.
     Nbd,
+    /// libiscsi's asynchronous API for `iscsi://` targets.
+    Iscsi,
     /// The smb crate's SMB2/3 client for `smb://` targets.
     Smb,
 }
@@ -478,6 +493,7 @@ impl EngineKind {
             EngineKind::Mem => "mem",
             EngineKind::Sim => "sim",
             EngineKind::Nbd => "nbd",
+            EngineKind::Iscsi => "iscsi",
             EngineKind::Smb => "smb",
         }
     }
@@ -503,6 +519,32 @@ pub struct RunSpec {
     /// How open-loop workers wait for intended issue times.
     #[serde(default)]
     pub pacing: Pacing,
+    /// Run as a latency curve rather than once (vdbench's `iorate=curve`, fio's
+    /// `latency_target`): `ioscope run` then measures it as `ioscope curve` does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<CurveSpec>,
+}
+
+/// Curve points, % of the measured maximum, when none are given (vdbench's curve).
+pub const DEFAULT_CURVE_POINTS_PCT: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
+
+/// A latency curve over one run: a closed-loop run measures the maximum, open-loop
+/// runs at percentages of it trace the curve, and an optional SLA search finds the
+/// highest rate whose latency stays within a bound. Bounds are written as
+/// `ioscope curve` takes them: `mean=5ms`, `p99=0.5ms`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveSpec {
+    /// Points, % of the measured maximum, in the order run.
+    pub points_pct: Vec<f64>,
+    /// Stop at the first point whose latency exceeds this (vdbench's `stopcurve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_latency: Option<String>,
+    /// Search for the highest rate within this bound (fio's `latency_target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency: Option<String>,
+    /// Where the curve came from, for the result ("vdbench iorate=curve").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// Measured time of a run that names neither a duration nor passes.
@@ -529,6 +571,7 @@ impl Default for RunSpec {
             workers: None,
             seed: DEFAULT_SEED,
             pacing: Pacing::default(),
+            curve: None,
         }
     }
 }

@@ -11,17 +11,19 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
 use super::format::{esc, human};
 use super::html::PALETTE;
-use super::svg::{Axis, Band, Chart, HBand, Marker, Rule, RuleAt, Series, TickUnit};
-use crate::result::{Curve, ResultDoc, RunResult, SteadyState};
+use super::svg::{Axis, Band, Chart, HBand, Mark, Marker, Rule, RuleAt, Series, TickUnit};
+use crate::result::{
+    BlockSizes, Curve, CurvePoint, ResultDoc, RunResult, SteadyState, WorkloadEcho,
+};
 
 const SLA_COLOR: &str = "#b3261e";
 const WINDOW_COLOR: &str = "#e3ecf7";
 const TOLERANCE_COLOR: &str = "#e2f1e4";
 const AVERAGE_COLOR: &str = "#2a9d3a";
+/// The closed-loop max point of a curve (PALETTE's grey: readable in both themes).
+const MAX_COLOR: &str = "#5f6b73";
 
 /// A latency bound as a person writes it: "1 ms", "0.5 ms", "300 µs".
 pub(crate) fn bound_label(us: f64) -> String {
@@ -71,7 +73,7 @@ pub(crate) fn curve_section(doc: &ResultDoc) -> Option<String> {
     }
     if !curve.points.is_empty() {
         out.push_str(&curve_chart(curve).render());
-        out.push_str("<p class=\"caption\">One point per curve point: latency percentiles against the IOPS achieved at each requested rate (the max point is the closed-loop run).");
+        out.push_str("<p class=\"caption\">Latency percentiles against the IOPS achieved: the lines join the runs at requested rates; the grey squares are the closed-loop max run (p50, p99, p99.9), which had no schedule to keep.");
         if curve.sla.is_some() {
             out.push_str(" Red dashed: the SLA bound and the rate the search found.");
         }
@@ -115,17 +117,26 @@ pub(crate) fn curve_chart(curve: &Curve) -> Chart {
         y,
     );
     c.height = 300.0;
+    // The lines join the points at requested rates; the closed-loop max run is a
+    // different kind of measurement (no schedule, its own queueing), so it stands
+    // apart as squares instead of extending the lines.
+    let (max, rated): (Vec<&CurvePoint>, Vec<&CurvePoint>) =
+        pts.iter().partition(|p| p.requested_iops <= 0.0);
     for (k, (name, label, pick, dashed)) in picks.iter().enumerate() {
+        if rated.is_empty() {
+            break;
+        }
         let mut s = Series::line(
             name,
             label,
             PALETTE[k],
-            pts.iter()
+            rated
+                .iter()
                 .map(|p| (p.achieved_iops, pick(&p.latency_us)))
                 .collect(),
         );
         s.dashed = *dashed;
-        s.tips = pts
+        s.tips = rated
             .iter()
             .map(|p| {
                 format!(
@@ -136,6 +147,28 @@ pub(crate) fn curve_chart(curve: &Curve) -> Chart {
                 )
             })
             .collect();
+        c.series.push(s);
+    }
+    if !max.is_empty() {
+        let points_tips: Vec<((f64, f64), String)> = max
+            .iter()
+            .flat_map(|p| {
+                picks.iter().map(move |(_, label, pick, _)| {
+                    (
+                        (p.achieved_iops, pick(&p.latency_us)),
+                        format!(
+                            "closed-loop max: {} IOPS, {label} {} µs",
+                            human(p.achieved_iops),
+                            human(pick(&p.latency_us))
+                        ),
+                    )
+                })
+            })
+            .collect();
+        let (points, tips) = points_tips.into_iter().unzip();
+        let mut s = Series::line("max", "closed-loop max", MAX_COLOR, points);
+        s.mark = Mark::Squares;
+        s.tips = tips;
         c.series.push(s);
     }
     if let Some(sla) = &curve.sla {
@@ -231,15 +264,6 @@ impl SweepKey {
         SweepKey::ReadPct,
     ];
 
-    fn json_key(self) -> &'static str {
-        match self {
-            SweepKey::Bs => "bs",
-            SweepKey::Qd => "qd",
-            SweepKey::Streams => "streams",
-            SweepKey::ReadPct => "read_pct",
-        }
-    }
-
     fn title(self) -> &'static str {
         match self {
             SweepKey::Bs => "block size",
@@ -251,14 +275,22 @@ impl SweepKey {
 
     /// The setting as one number, when the workload has a single value for it (a
     /// block-size split with several sizes has none).
-    fn value(self, workload: &Value) -> Option<f64> {
-        let v = workload.get(self.json_key())?;
-        if let Some(n) = v.as_f64() {
-            return Some(n);
+    fn value(self, w: &WorkloadEcho) -> Option<f64> {
+        match self {
+            SweepKey::Bs => w.bs.single().map(|b| b as f64),
+            SweepKey::Qd => Some(w.qd as f64),
+            SweepKey::Streams => Some(w.streams as f64),
+            SweepKey::ReadPct => Some(w.read_pct as f64),
         }
-        match v.get("split")?.as_array()?.as_slice() {
-            [one] => one.get(0)?.as_f64(),
-            _ => None,
+    }
+
+    /// Whether two workloads differ in this setting.
+    fn differs(self, a: &WorkloadEcho, b: &WorkloadEcho) -> bool {
+        match self {
+            SweepKey::Bs => a.bs != b.bs,
+            SweepKey::Qd => a.qd != b.qd,
+            SweepKey::Streams => a.streams != b.streams,
+            SweepKey::ReadPct => a.read_pct != b.read_pct,
         }
     }
 
@@ -306,40 +338,34 @@ pub(crate) struct Sweep {
 /// once bs, qd, streams and read_pct are blanked, and differ in exactly one of those
 /// (taking at least two distinct values).
 pub(crate) fn detect_sweep(runs: &[RunResult]) -> Option<Sweep> {
-    if runs.len() < 2
-        || runs
-            .iter()
-            .any(|r| r.workloads.len() > 1 || !r.workload.is_object())
-    {
+    if runs.len() < 2 || runs.iter().any(|r| r.workloads.len() > 1) {
         return None;
     }
-    let blank = |w: &Value| {
-        let mut w = w.clone();
-        for k in SweepKey::ALL {
-            if let Some(v) = w.get_mut(k.json_key()) {
-                *v = Value::Null;
-            }
-        }
-        w
+    // Everything but the swept settings must be equal.
+    let blank = |w: &WorkloadEcho| WorkloadEcho {
+        bs: BlockSizes { split: Vec::new() },
+        qd: 0,
+        streams: 0,
+        read_pct: 0,
+        ..w.clone()
     };
-    let first = blank(&runs[0].workload);
-    if runs[1..].iter().any(|r| blank(&r.workload) != first) {
+    // Storage runs only: a network run has no block size or queue depth to sweep.
+    let ws: Vec<&WorkloadEcho> = runs
+        .iter()
+        .map(|r| r.workload.storage())
+        .collect::<Option<_>>()?;
+    let first = blank(ws[0]);
+    if ws[1..].iter().any(|w| blank(w) != first) {
         return None;
     }
     let varying: Vec<SweepKey> = SweepKey::ALL
         .into_iter()
-        .filter(|k| {
-            let v0 = runs[0].workload.get(k.json_key());
-            runs[1..].iter().any(|r| r.workload.get(k.json_key()) != v0)
-        })
+        .filter(|k| ws[1..].iter().any(|w| k.differs(ws[0], w)))
         .collect();
     let [key] = varying.as_slice() else {
         return None;
     };
-    let values: Vec<f64> = runs
-        .iter()
-        .map(|r| key.value(&r.workload))
-        .collect::<Option<_>>()?;
+    let values: Vec<f64> = ws.iter().map(|w| key.value(w)).collect::<Option<_>>()?;
     let mut distinct = values.clone();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
@@ -519,7 +545,7 @@ mod tests {
     use super::*;
     use crate::report::html::{render_html, tests::series_counts};
     use crate::report::testdata::{doc, latency, run};
-    use crate::result::{CurvePoint, Sla};
+    use crate::result::{CurvePoint, RunWorkload, Sla};
 
     fn curve_doc(sla_iops: f64) -> ResultDoc {
         let mut runs = vec![run("max", 60_000.0, 300.0, 5, 1, 0.02, 1.0, 1)];
@@ -578,9 +604,12 @@ mod tests {
             .filter(|c| c.0 == "curve")
             .collect();
         let names: Vec<&str> = curve.iter().map(|c| c.1.as_str()).collect();
-        assert_eq!(names, ["lat_p50_us", "lat_p99_us", "lat_p99_9_us"]);
+        assert_eq!(names, ["lat_p50_us", "lat_p99_us", "lat_p99_9_us", "max"]);
+        // The lines hold the points at requested rates; the max run is three
+        // squares (p50, p99, p99.9) of its own.
         for (chart, series, declared, found) in &curve {
-            assert_eq!((*declared, *found), (n, n), "{chart}/{series}");
+            let want = if series == "max" { 3 } else { n - 1 };
+            assert_eq!((*declared, *found), (want, want), "{chart}/{series}");
         }
         assert!(html.contains("62,400 IOPS at p99 ≤ 500 µs"));
         assert!(html.contains("data-rule=\"sla-bound\""));
@@ -598,6 +627,73 @@ mod tests {
             html.find("id=\"run-0\"").unwrap(),
         );
         assert!(totals < curve_at && curve_at < run0);
+    }
+
+    // Regression: the closed-loop max point was the last vertex of the rate lines, as
+    // if it were one more requested rate.
+    #[test]
+    fn curve_max_point_is_its_own_marker_with_a_legend() {
+        let d = curve_doc(62_400.0);
+        let curve = d.curve.as_ref().unwrap();
+        let svg = curve_chart(curve).render();
+        let group = |name: &str| {
+            let at = svg
+                .find(&format!("data-series=\"{name}\""))
+                .unwrap_or_else(|| panic!("no series {name}"));
+            let g = &svg[svg[..at].rfind("<g ").unwrap()..];
+            g[..g.find("</g>").unwrap()].to_string()
+        };
+        let c = curve_chart(curve);
+        // The frame spans x = 64 .. width - 16 (svg.rs's margins).
+        let x_px =
+            |iops: f64| super::super::format::coord(64.0 + c.x.frac(iops) * (c.width - 80.0));
+        let max_x = x_px(60_000.0);
+        // No line reaches the max run's IOPS; each ends at the highest rated point.
+        for name in ["lat_p50_us", "lat_p99_us", "lat_p99_9_us"] {
+            let g = group(name);
+            let d = g.split(" d=\"").nth(1).unwrap().split('"').next().unwrap();
+            assert_eq!(d.matches(['M', 'L']).count(), 3, "{name}: {d}");
+            assert!(
+                !d.contains(&format!("L{max_x} ")),
+                "{name} runs into the max point: {d}"
+            );
+            assert!(
+                d.contains(&format!("L{} ", x_px(48_000.0 * 0.99))),
+                "{name}: {d}"
+            );
+        }
+        // The max run: hollow squares at its IOPS, one per percentile, with tips.
+        let g = group("max");
+        assert!(g.starts_with("<g class=\"series squares\""), "{g}");
+        assert!(!g.contains("class=\"ln\""), "squares are not joined: {g}");
+        assert_eq!(g.matches(&format!("d=\"M{max_x} ")).count(), 3, "{g}");
+        for p in ["p50", "p99", "p99.9"] {
+            assert!(
+                g.contains(&format!("closed-loop max: 60,000 IOPS, {p} ")),
+                "{p}: {g}"
+            );
+        }
+        // Its legend entry is a square, not a line.
+        let legend = svg.split("<g class=\"legend\">").nth(1).unwrap();
+        let legend = &legend[..legend.find("</g>").unwrap()];
+        assert!(legend.contains(">closed-loop max</text>"), "{legend}");
+        assert_eq!(legend.matches("class=\"lg-square\"").count(), 1, "{legend}");
+        assert_eq!(legend.matches("<line ").count(), 3, "{legend}");
+        if let Ok(dir) = std::env::var("IOSCOPE_PREVIEW_DIR") {
+            std::fs::write(format!("{dir}/curve.html"), render_html(&d)).unwrap();
+        }
+    }
+
+    #[test]
+    fn curve_of_only_the_max_run_draws_no_empty_lines() {
+        let mut d = curve_doc(0.0);
+        let curve = d.curve.as_mut().unwrap();
+        curve.points.truncate(1);
+        curve.sla = None;
+        let c = curve_chart(curve);
+        let names: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["max"]);
+        assert_eq!(c.series[0].points.len(), 3);
     }
 
     #[test]
@@ -621,13 +717,30 @@ mod tests {
         assert!(c.y.label.contains("µs"));
     }
 
+    /// The storage workload of a test run.
+    fn sw(r: &mut RunResult) -> &mut WorkloadEcho {
+        r.workload.storage_mut().unwrap()
+    }
+
     fn bs_sweep() -> Vec<RunResult> {
         [4096u64, 8192, 16384, 32768]
             .into_iter()
             .enumerate()
             .map(|(k, bs)| {
-                let mut r = run(&format!("bs={}k", bs / 1024), 100_000.0 / (k + 1) as f64, 50.0, 4, 0, 0.02, 1.0, k as u64);
-                r.workload = serde_json::json!({"rw": "randread", "bs": {"split": [[bs, 100]]}, "qd": 1, "streams": 1, "read_pct": 100});
+                let mut r = run(
+                    &format!("bs={}k", bs / 1024),
+                    100_000.0 / (k + 1) as f64,
+                    50.0,
+                    4,
+                    0,
+                    0.02,
+                    1.0,
+                    k as u64,
+                );
+                r.workload = RunWorkload::Storage(WorkloadEcho {
+                    bs: BlockSizes::fixed(bs),
+                    ..WorkloadEcho::default()
+                });
                 r
             })
             .collect()
@@ -641,23 +754,25 @@ mod tests {
         assert_eq!(s.values, [4096.0, 8192.0, 16384.0, 32768.0]);
         // Two keys differ: not a one-parameter sweep.
         let mut two = runs.clone();
-        two[1].workload["qd"] = 4.into();
+        sw(&mut two[1]).qd = 4;
         assert_eq!(detect_sweep(&two), None);
         // Anything else differs (the rate of a curve): not a sweep.
         let mut other = runs.clone();
-        other[2].workload["rw"] = "randwrite".into();
+        sw(&mut other[2]).rate = crate::result::Rate::Iops(1000.0);
         assert_eq!(detect_sweep(&other), None);
         // Identical workloads (steady-state rounds): not a sweep.
         let same = vec![runs[0].clone(), runs[0].clone()];
         assert_eq!(detect_sweep(&same), None);
         // A mixed block-size split has no single value to place.
         let mut split = runs.clone();
-        split[0].workload["bs"] = serde_json::json!({"split": [[4096, 50], [8192, 50]]});
+        sw(&mut split[0]).bs = BlockSizes {
+            split: vec![(4096, 50), (8192, 50)],
+        };
         assert_eq!(detect_sweep(&split), None);
         // Plain-number settings (qd) work too.
         let mut qd = vec![runs[0].clone(); 3];
         for (r, q) in qd.iter_mut().zip([1, 4, 32]) {
-            r.workload["qd"] = q.into();
+            sw(r).qd = q;
         }
         assert_eq!(detect_sweep(&qd).unwrap().key, SweepKey::Qd);
     }

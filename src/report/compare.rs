@@ -30,6 +30,8 @@ pub enum Metric {
     LatP99Us,
     LatP99_9Us,
     CpuUsPerIo,
+    /// Network runs: payload Gbit/s as the receiver counted it.
+    Gbps,
 }
 
 impl Metric {
@@ -43,6 +45,28 @@ impl Metric {
         Metric::CpuUsPerIo,
     ];
 
+    /// The metrics of a network run (`kind = "net"`): Gbit/s first; IOPS are
+    /// writes (or transactions) per second there.
+    pub const NET: [Metric; 8] = [
+        Metric::Gbps,
+        Metric::Mbps,
+        Metric::Iops,
+        Metric::LatMeanUs,
+        Metric::LatP50Us,
+        Metric::LatP99Us,
+        Metric::LatP99_9Us,
+        Metric::CpuUsPerIo,
+    ];
+
+    /// The metrics compared for runs like `r`.
+    pub fn for_run(r: &RunResult) -> &'static [Metric] {
+        if r.kind.is_storage() {
+            &Metric::ALL
+        } else {
+            &Metric::NET
+        }
+    }
+
     /// Display name with unit.
     pub fn label(self) -> &'static str {
         match self {
@@ -53,12 +77,13 @@ impl Metric {
             Metric::LatP99Us => "p99 latency µs",
             Metric::LatP99_9Us => "p99.9 latency µs",
             Metric::CpuUsPerIo => "CPU µs per I/O",
+            Metric::Gbps => "Gbit/s",
         }
     }
 
     /// Throughput is better higher; latency and CPU cost are better lower.
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Iops | Metric::Mbps)
+        matches!(self, Metric::Iops | Metric::Mbps | Metric::Gbps)
     }
 
     /// The run's total for this metric.
@@ -72,6 +97,7 @@ impl Metric {
             Metric::LatP99Us => a.latency_us.p99,
             Metric::LatP99_9Us => a.latency_us.p99_9,
             Metric::CpuUsPerIo => r.cpu.cpu_us_per_io,
+            Metric::Gbps => r.totals.net.gbps.unwrap_or(0.0),
         }
     }
 
@@ -85,6 +111,7 @@ impl Metric {
             // No interval p99.9: use the p99 spread, scaled (see `std_err`).
             Metric::LatP99Us | Metric::LatP99_9Us => iv.lat_us.p99,
             Metric::CpuUsPerIo => iv.cpu.cpu_us_per_io,
+            Metric::Gbps => iv.net.as_ref().map_or(0.0, |n| n.gbps),
         }
     }
 
@@ -261,7 +288,10 @@ pub fn compare(docs: &[(String, ResultDoc)]) -> Comparison {
             ));
             continue;
         }
-        let metrics = Metric::ALL.iter().map(|&m| metric_row(m, &sides)).collect();
+        let metrics = Metric::for_run(br)
+            .iter()
+            .map(|&m| metric_row(m, &sides))
+            .collect();
         runs.push(RunComparison {
             name: br.name.clone(),
             matched_by: if by_name {

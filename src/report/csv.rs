@@ -46,7 +46,7 @@ pub fn runs_csv(doc: &ResultDoc) -> String {
             r.streams.to_string(),
             num(r.duration_s),
             num(r.warmup_s),
-            field(&r.end_reason),
+            field(r.end_reason.name()),
             r.interrupted.to_string(),
             t.all.ios.to_string(),
             t.all.bytes.to_string(),

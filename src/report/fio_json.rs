@@ -5,7 +5,7 @@
 //! (completion latency = ioscope's service time) and `lat_ns` (total = ioscope's
 //! latency from the intended time). Bandwidth `bw` is KiB/s, `runtime` ms, as in fio.
 
-use crate::result::{LatencyStats, OpTotals, ResultDoc, RunResult};
+use crate::result::{EndReason, LatencyStats, OpTotals, ResultDoc, RunResult, WorkloadEcho};
 use serde_json::{json, Map, Value};
 
 /// Percentiles fio prints by default, keyed like "99.000000".
@@ -138,38 +138,60 @@ fn latency_buckets(l: &LatencyStats) -> (Value, Value, Value) {
     (Value::Object(ns), Value::Object(us), Value::Object(ms))
 }
 
+/// CPUs online on the machine that measured `r`, which fio's `usr_cpu`/`sys_cpu`
+/// (percent of one CPU) need to scale ioscope's percent-of-all-CPUs figures: the
+/// recorded `cpu.online_cpus`; for results written before it was recorded, derived
+/// from the run's own CPU time (`cpu_us_per_io` × I/Os over the measured seconds is
+/// the CPUs kept busy, of which `user_pct + sys_pct` is the share); 1 when neither
+/// is possible (no I/Os or no CPU time measured), leaving the figures as they are.
+/// Never the rendering machine's count: a result renders the same everywhere.
+pub fn measuring_cpus(r: &RunResult) -> f64 {
+    if let Some(n) = r.cpu.online_cpus.filter(|&n| n > 0) {
+        return n as f64;
+    }
+    let c = &r.cpu;
+    let share_pct = c.user_pct + c.sys_pct;
+    let ios = r.totals.all.ios as f64;
+    if share_pct > 0.0 && ios > 0.0 && r.duration_s > 0.0 && c.cpu_us_per_io > 0.0 {
+        let busy_cpus = c.cpu_us_per_io * ios / 1e6 / r.duration_s;
+        let n = (busy_cpus * 100.0 / share_pct).round();
+        if n >= 1.0 {
+            return n;
+        }
+    }
+    1.0
+}
+
+/// fio's job options for a storage workload; a network run has none of them (no
+/// rw, block size or queue depth in fio's sense), so they are left out.
+fn workload_options(opts: &mut Value, w: &WorkloadEcho) {
+    opts["rw"] = json!(w.rw());
+    opts["bs"] = json!(crate::plan::units::format_size(w.bs.first_bytes()));
+    opts["iodepth"] = json!(w.qd.to_string());
+    opts["numjobs"] = json!(w.streams.to_string());
+    if w.is_mixed() {
+        opts["rwmixread"] = json!(w.read_pct.to_string());
+    }
+}
+
 fn job(i: usize, r: &RunResult) -> Value {
-    let w = &r.workload;
-    let random = w["pattern"]["kind"].as_str() == Some("random");
-    let rp = w["read_pct"].as_u64().unwrap_or(100);
-    let rw = match (random, rp) {
-        (true, 100) => "randread",
-        (true, 0) => "randwrite",
-        (true, _) => "randrw",
-        (false, 100) => "read",
-        (false, 0) => "write",
-        (false, _) => "rw",
-    };
-    let bs = w["bs"]["split"][0][0].as_u64().unwrap_or(0);
     let runtime_ms = (r.duration_s * 1000.0).round() as u64;
     let (ns, us, ms) = latency_buckets(&r.totals.all.latency_us);
+    let cpus = measuring_cpus(r);
     let mut opts = json!({
         "name": r.name,
         "filename": r.target,
-        "rw": rw,
-        "bs": crate::plan::units::format_size(bs),
-        "iodepth": w["qd"].as_u64().unwrap_or(1).to_string(),
-        "numjobs": w["streams"].as_u64().unwrap_or(1).to_string(),
         "ioengine": r.engine,
         "runtime": format!("{}", r.duration_s.round() as u64),
     });
-    if !(rp == 0 || rp == 100) {
-        opts["rwmixread"] = json!(rp.to_string());
+    let storage = r.workload.storage();
+    if let Some(w) = storage {
+        workload_options(&mut opts, w);
     }
     json!({
         "jobname": r.name,
         "groupid": i,
-        "error": if r.end_reason == "error" { 5 } else { 0 },
+        "error": if r.end_reason == EndReason::Error { 5 } else { 0 },
         "eta": 0,
         "elapsed": (r.duration_s + r.warmup_s).round() as u64,
         "job options": opts,
@@ -178,8 +200,8 @@ fn job(i: usize, r: &RunResult) -> Value {
         "trim": dir_obj(&OpTotals::default(), runtime_ms),
         "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
         "job_runtime": runtime_ms,
-        "usr_cpu": r.cpu.user_pct * crate::stats::cpu::online_cpus() as f64,
-        "sys_cpu": r.cpu.sys_pct * crate::stats::cpu::online_cpus() as f64,
+        "usr_cpu": r.cpu.user_pct * cpus,
+        "sys_cpu": r.cpu.sys_pct * cpus,
         "ctx": 0,
         "majf": 0,
         "minf": 0,
@@ -187,9 +209,104 @@ fn job(i: usize, r: &RunResult) -> Value {
         "latency_ns": ns,
         "latency_us": us,
         "latency_ms": ms,
-        "latency_depth": w["qd"].as_u64().unwrap_or(1),
+        "latency_depth": storage.map_or(1, |w| w.qd),
         "latency_target": 0,
         "latency_percentile": 100.0,
         "latency_window": 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::{doc, run};
+    use crate::result::{AccessPattern, BlockSizes};
+
+    fn job_of(r: RunResult) -> Value {
+        let v: Value = serde_json::from_str(&render(&doc(vec![r]))).unwrap();
+        v["jobs"][0].clone()
+    }
+
+    // Regression: usr_cpu/sys_cpu were scaled by the CPU count of the machine that
+    // rendered the report, so one result gave different figures on different hosts.
+    #[test]
+    fn cpu_is_scaled_by_the_measuring_machines_cpus() {
+        // A count this host does not have, so the host's cannot pass for it.
+        let host = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        for n in [1, host + 3, 96] {
+            let mut r = run("r", 1000.0, 100.0, 3, 0, 0.0, 1.0, 1);
+            r.cpu.user_pct = 2.5;
+            r.cpu.sys_pct = 0.75;
+            r.cpu.online_cpus = Some(n);
+            let j = job_of(r);
+            let usr = j["usr_cpu"].as_f64().unwrap();
+            let sys = j["sys_cpu"].as_f64().unwrap();
+            assert!(
+                (usr - 2.5 * n as f64).abs() < 1e-9,
+                "{n} CPUs: usr_cpu {usr}"
+            );
+            assert!(
+                (sys - 0.75 * n as f64).abs() < 1e-9,
+                "{n} CPUs: sys_cpu {sys}"
+            );
+        }
+    }
+
+    #[test]
+    fn older_results_derive_the_cpu_count_from_their_own_cpu_time() {
+        // 16 CPUs: 2 CPU-seconds per second busy is 12.5 % of all of them.
+        let mut r = run("r", 1000.0, 100.0, 10, 0, 0.0, 1.0, 1);
+        r.cpu.online_cpus = None;
+        r.cpu.user_pct = 10.0;
+        r.cpu.sys_pct = 2.5;
+        // 10 s × 1000 IOPS = 10,000 I/Os; 20 CPU-seconds over them = 2000 µs each.
+        assert_eq!(r.totals.all.ios, 10_000);
+        r.cpu.cpu_us_per_io = 2000.0;
+        assert_eq!(measuring_cpus(&r), 16.0);
+        let j = job_of(r.clone());
+        assert!((j["usr_cpu"].as_f64().unwrap() - 160.0).abs() < 1e-9);
+        assert!((j["sys_cpu"].as_f64().unwrap() - 40.0).abs() < 1e-9);
+        // No I/Os to derive it from: the percentages stay as recorded.
+        r.totals.all.ios = 0;
+        assert_eq!(measuring_cpus(&r), 1.0);
+        // A result without the field parses (written before it was recorded).
+        let mut v = serde_json::to_value(doc(vec![r])).unwrap();
+        v["runs"][0]["cpu"]
+            .as_object_mut()
+            .unwrap()
+            .remove("online_cpus");
+        let back: ResultDoc = serde_json::from_value(v).unwrap();
+        assert_eq!(back.runs[0].cpu.online_cpus, None);
+    }
+
+    #[test]
+    fn job_options_come_from_the_workload_echo() {
+        let mut r = run("mix", 1000.0, 100.0, 3, 0, 0.0, 0.7, 1);
+        r.workload = crate::result::RunWorkload::Storage(WorkloadEcho {
+            read_pct: 70,
+            pattern: AccessPattern::Sequential,
+            bs: BlockSizes {
+                split: vec![(65536, 80), (4096, 20)],
+            },
+            qd: 16,
+            streams: 4,
+            ..WorkloadEcho::default()
+        });
+        r.end_reason = EndReason::Error;
+        let j = job_of(r);
+        let o = &j["job options"];
+        assert_eq!(o["rw"], "rw");
+        assert_eq!(o["rwmixread"], "70");
+        assert_eq!(o["bs"], "64k");
+        assert_eq!(
+            (o["iodepth"].as_str(), o["numjobs"].as_str()),
+            (Some("16"), Some("4"))
+        );
+        assert_eq!(j["latency_depth"], 16);
+        assert_eq!(j["error"], 5);
+        let plain = job_of(run("r", 1000.0, 100.0, 3, 0, 0.0, 1.0, 1));
+        assert_eq!(plain["job options"]["rw"], "randread");
+        assert!(plain["job options"].get("rwmixread").is_none());
+        assert_eq!(plain["error"], 0);
+    }
 }

@@ -292,7 +292,7 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         if run.streams == 1 { "" } else { "s" },
         human(run.duration_s),
         human(run.warmup_s),
-        esc(&run.end_reason),
+        run.end_reason.name(),
         human(run.totals.queue_depth),
     );
     if run.interrupted {
@@ -307,6 +307,7 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         }
         out.push_str("<p class=\"caption\">One point per interval, at the interval's end. Shaded: warm-up (not in the totals). Red triangles: intervals with I/O errors.</p>\n");
     }
+    out.push_str(&super::net_html::net_section(run, &format!("run{i}")));
     if let Some(chart) = spectrum_chart(&format!("run{i}-spectrum"), &[("", run)]) {
         out.push_str("<h3>Latency percentiles</h3>");
         out.push_str(&chart.render());
@@ -352,7 +353,10 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         out.push_str("</tbody></table>\n");
     }
     out.push_str("<details><summary>Workload settings</summary>");
-    out.push_str(&kv_table(&run.workload, 0));
+    out.push_str(&kv_table(
+        &serde_json::to_value(&run.workload).unwrap_or_default(),
+        0,
+    ));
     out.push_str("</details></section>\n");
 }
 

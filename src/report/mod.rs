@@ -4,11 +4,13 @@
 pub mod analysis;
 pub mod compare;
 pub mod csv;
+pub mod export;
 pub mod fio_json;
 pub mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod net_html;
 pub mod svg;
 pub mod terminal;
 #[cfg(test)]

@@ -328,6 +328,9 @@ pub enum Mark {
     Line,
     /// Only markers (e.g. intervals with errors), as small triangles.
     Flags,
+    /// Only hollow squares, no line: points that belong to no line, such as the
+    /// closed-loop max run of a latency curve. The legend shows a square.
+    Squares,
 }
 
 /// One named series of (x, y) data points.
@@ -522,14 +525,23 @@ fn axes(out: &mut String, f: &Frame, x: Option<&Axis>, y: &Axis, width: f64, hei
     let _ = width;
 }
 
-/// Legend entries (label, colour, dashed) laid out right-aligned on the title line.
-fn legend(out: &mut String, width: f64, items: &[(String, String, bool)]) {
+/// How a legend entry is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Glyph {
+    /// A short line, dashed or not.
+    Line { dashed: bool },
+    /// A hollow square (a [`Mark::Squares`] series).
+    Square,
+}
+
+/// Legend entries (label, colour, glyph) laid out right-aligned on the title line.
+fn legend(out: &mut String, width: f64, items: &[(String, String, Glyph)]) {
     if items.is_empty() {
         return;
     }
     out.push_str(r#"<g class="legend">"#);
     let mut x = width - RIGHT;
-    for (label, color, dashed) in items.iter().rev() {
+    for (label, color, glyph) in items.iter().rev() {
         let text_w = 6.5 * label.chars().count() as f64;
         x -= text_w;
         let _ = write!(
@@ -539,18 +551,30 @@ fn legend(out: &mut String, width: f64, items: &[(String, String, bool)]) {
             esc(label)
         );
         x -= 20.0;
-        let dash = if *dashed {
-            r#" stroke-dasharray="4 3""#
-        } else {
-            ""
-        };
-        let _ = write!(
-            out,
-            r#"<line x1="{}" x2="{}" y1="14" y2="14" stroke="{}" stroke-width="3"{dash}/>"#,
-            coord(x),
-            coord(x + 16.0),
-            esc(color)
-        );
+        match glyph {
+            Glyph::Line { dashed } => {
+                let dash = if *dashed {
+                    r#" stroke-dasharray="4 3""#
+                } else {
+                    ""
+                };
+                let _ = write!(
+                    out,
+                    r#"<line x1="{}" x2="{}" y1="14" y2="14" stroke="{}" stroke-width="3"{dash}/>"#,
+                    coord(x),
+                    coord(x + 16.0),
+                    esc(color)
+                );
+            }
+            Glyph::Square => {
+                let _ = write!(
+                    out,
+                    r#"<rect class="lg-square" x="{}" y="10" width="8" height="8" fill="none" stroke="{}" stroke-width="2"/>"#,
+                    coord(x + 4.0),
+                    esc(color)
+                );
+            }
+        }
         x -= 12.0;
     }
     out.push_str("</g>");
@@ -633,10 +657,16 @@ impl Chart {
                 esc(&m.label)
             );
         }
-        let mut items: Vec<(String, String, bool)> = self
+        let mut items: Vec<(String, String, Glyph)> = self
             .series
             .iter()
-            .map(|s| (s.label.clone(), s.color.clone(), s.dashed))
+            .map(|s| {
+                let glyph = match s.mark {
+                    Mark::Squares => Glyph::Square,
+                    Mark::Line | Mark::Flags => Glyph::Line { dashed: s.dashed },
+                };
+                (s.label.clone(), s.color.clone(), glyph)
+            })
             .collect();
         let mut seen = Vec::new();
         let band_kinds = self.bands.iter().map(|b| (&b.kind, &b.label, &b.color));
@@ -644,7 +674,7 @@ impl Chart {
         for (kind, label, color) in band_kinds.chain(hband_kinds) {
             if !seen.contains(kind) {
                 seen.push(kind.clone());
-                items.push((label.clone(), color.clone(), false));
+                items.push((label.clone(), color.clone(), Glyph::Line { dashed: false }));
             }
         }
         legend(&mut out, self.width, &items);
@@ -712,6 +742,7 @@ impl Chart {
             m = match s.mark {
                 Mark::Line => "line",
                 Mark::Flags => "flags",
+                Mark::Squares => "squares",
             }
         );
         let pos: Vec<(String, String)> = s
@@ -758,6 +789,17 @@ impl Chart {
                         let _ = write!(d, "M{x} {y}l-4 -8h8z");
                     }
                     let _ = write!(out, r#"<path class="flagpath" d="{d}"/>"#);
+                }
+            }
+            Mark::Squares => {
+                // Few points by nature; every one is its own element with its tip.
+                for (i, (x, y)) in pos.iter().enumerate() {
+                    let _ = write!(
+                        out,
+                        r#"<path class="pt" d="M{x} {y}m-5 -5h10v10h-10z" fill="none" stroke-width="2">"#
+                    );
+                    tip(out, s, i);
+                    out.push_str("</path>");
                 }
             }
         }
@@ -841,10 +883,16 @@ impl BarChart {
             }
             out.push_str("</g>");
         }
-        let items: Vec<(String, String, bool)> = self
+        let items: Vec<(String, String, Glyph)> = self
             .series
             .iter()
-            .map(|s| (s.label.clone(), s.color.clone(), false))
+            .map(|s| {
+                (
+                    s.label.clone(),
+                    s.color.clone(),
+                    Glyph::Line { dashed: false },
+                )
+            })
             .collect();
         if items.len() > 1 {
             legend(&mut out, self.width, &items);

@@ -3,7 +3,8 @@
 //! Times are milliseconds as in vdbench; "MB/sec" is 1024**2 bytes as vdbench prints
 //! it (the JSON carries both MB/s at 10^6 and MiB/s).
 
-use crate::result::{Interval, OpTotals, RunResult};
+use crate::plan::units::format_size;
+use crate::result::{BlockSizes, Interval, OpTotals, RunResult, RunWorkload, WorkloadEcho};
 use std::fmt::Write as _;
 
 /// The two header lines printed before a run's intervals.
@@ -85,7 +86,7 @@ pub fn run_summary(r: &RunResult) -> String {
         s,
         "\n{} — {} on {} ({} engine, {} workers, {} streams), {:.2} s measured{}{}",
         r.name,
-        workload_words(&r.workload),
+        run_words(&r.workload),
         r.target,
         r.engine,
         r.workers,
@@ -170,33 +171,51 @@ pub fn run_summary(r: &RunResult) -> String {
     s
 }
 
-/// "4k randread, QD 32 × 1 stream" from the effective workload JSON.
-pub fn workload_words(w: &serde_json::Value) -> String {
-    let bs = w["bs"]["split"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|p| p[0].as_u64())
-                .map(crate::plan::units::format_size)
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .unwrap_or_default();
-    let random = w["pattern"]["kind"].as_str() == Some("random");
-    let rp = w["read_pct"].as_u64().unwrap_or(0);
-    let kind = match (random, rp) {
-        (true, 100) => "randread".to_string(),
-        (true, 0) => "randwrite".to_string(),
-        (true, p) => format!("randrw {p}% read"),
-        (false, 100) => "read".to_string(),
-        (false, 0) => "write".to_string(),
-        (false, p) => format!("rw {p}% read"),
+/// What a run did in words: [`workload_words`] for storage, the mode, streams and
+/// write size for a network run.
+pub fn run_words(w: &RunWorkload) -> String {
+    match w {
+        RunWorkload::Storage(w) => workload_words(w),
+        RunWorkload::Net(n) => format!(
+            "net {}, {} stream(s) of {} writes",
+            n.mode.name(),
+            n.streams,
+            format_size(n.bs as u64)
+        ),
+    }
+}
+
+/// "4k randread, QD 32 × 1 stream(s)" from a workload's effective settings.
+pub fn workload_words(w: &WorkloadEcho) -> String {
+    let bs =
+        w.bs.sizes_bytes()
+            .map(format_size)
+            .collect::<Vec<_>>()
+            .join("/");
+    let kind = if w.is_mixed() {
+        format!("{} {}% read", w.rw(), w.read_pct)
+    } else {
+        w.rw().to_string()
     };
-    format!(
-        "{bs} {kind}, QD {} × {} stream(s)",
-        w["qd"].as_u64().unwrap_or(0),
-        w["streams"].as_u64().unwrap_or(0)
-    )
+    format!("{bs} {kind}, QD {} × {} stream(s)", w.qd, w.streams)
+}
+
+/// Column widths of the sweep table, shared by its header and its rows so the
+/// values stay under their headings.
+const SWEEP_COLUMNS: [usize; 9] = [28, 8, 5, 8, 6, 12, 10, 10, 10];
+
+/// One sweep-table line: the run name left-aligned, every other cell right-aligned
+/// in its column.
+fn sweep_row(cells: [String; 9]) -> String {
+    let mut line = String::new();
+    for (i, (cell, width)) in cells.iter().zip(SWEEP_COLUMNS).enumerate() {
+        if i == 0 {
+            let _ = write!(line, "{cell:<width$}");
+        } else {
+            let _ = write!(line, " {cell:>width$}");
+        }
+    }
+    line
 }
 
 /// A table across the runs of a sweep (runs of one workload that differ in block
@@ -206,51 +225,64 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
     if doc.runs.len() < 2 || doc.curve.is_some() {
         return None;
     }
-    let key = |w: &serde_json::Value| {
-        let mut k = w.clone();
-        for f in ["bs", "qd", "streams", "read_pct", "name"] {
-            k[f] = serde_json::Value::Null;
-        }
-        k
+    // The settings a sweep may vary, blanked: what is left must be the same.
+    let key = |w: &WorkloadEcho| WorkloadEcho {
+        name: String::new(),
+        bs: BlockSizes { split: Vec::new() },
+        qd: 0,
+        streams: 0,
+        read_pct: 0,
+        ..w.clone()
     };
-    let first = key(&doc.runs[0].workload);
-    if doc.runs.iter().any(|r| key(&r.workload) != first) {
+    // Storage runs only: a network run has nothing of this to sweep.
+    let ws: Vec<&WorkloadEcho> = doc
+        .runs
+        .iter()
+        .map(|r| r.workload.storage())
+        .collect::<Option<_>>()?;
+    let first = key(ws[0]);
+    if ws.iter().any(|w| key(w) != first) {
         return None;
     }
     let mut s = String::from("sweep summary\n");
-    let _ = writeln!(
-        s,
-        "{:<28} {:>8} {:>5} {:>8} {:>6} {:>12} {:>10} {:>10} {:>10}",
-        "run", "bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us"
-    );
-    let bs_of = |r: &RunResult| r.workload["bs"]["split"][0][0].as_u64().unwrap_or(0);
-    for r in &doc.runs {
+    let head = [
+        "run", "bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us",
+    ];
+    let _ = writeln!(s, "{}", sweep_row(head.map(String::from)));
+    for (r, w) in doc.runs.iter().zip(&ws) {
         let t = &r.totals.all;
+        let bs =
+            w.bs.sizes_bytes()
+                .map(format_size)
+                .collect::<Vec<_>>()
+                .join("/");
         let _ = writeln!(
             s,
-            "{:<28} {:>8} {:>5} {:>8} {:>6} {:>12.0} {:>10.1} {:>10.1} {:>10.1}",
-            r.name,
-            crate::plan::units::format_size(bs_of(r)),
-            r.workload["qd"],
-            r.workload["streams"],
-            r.workload["read_pct"],
-            t.iops,
-            t.mbps,
-            t.latency_us.mean,
-            t.latency_us.p99
+            "{}",
+            sweep_row([
+                r.name.clone(),
+                bs,
+                w.qd.to_string(),
+                w.streams.to_string(),
+                w.read_pct.to_string(),
+                format!("{:.0}", t.iops),
+                format!("{:.1}", t.mbps),
+                format!("{:.1}", t.latency_us.mean),
+                format!("{:.1}", t.latency_us.p99),
+            ])
         );
     }
     // Block-size halving ratios, when only the block size varies.
-    let only_bs = doc.runs.iter().all(|r| {
-        ["qd", "streams", "read_pct"]
-            .iter()
-            .all(|f| r.workload[*f] == doc.runs[0].workload[*f])
-    });
+    let w0 = ws[0];
+    let only_bs = ws
+        .iter()
+        .all(|w| (w.qd, w.streams, w.read_pct) == (w0.qd, w0.streams, w0.read_pct));
     if only_bs {
         let mut by_bs: Vec<(u64, f64)> = doc
             .runs
             .iter()
-            .map(|r| (bs_of(r), r.totals.all.iops))
+            .zip(&ws)
+            .map(|(r, w)| (w.bs.first_bytes(), r.totals.all.iops))
             .collect();
         by_bs.sort_by_key(|&(b, _)| b);
         let mut lines = Vec::new();
@@ -267,8 +299,8 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
                 };
                 lines.push(format!(
                     "  {} -> {}: IOPS x{:.2} ({verdict})",
-                    crate::plan::units::format_size(big),
-                    crate::plan::units::format_size(small),
+                    format_size(big),
+                    format_size(small),
                     ratio
                 ));
             }
@@ -328,4 +360,98 @@ pub fn progress_line(
         iv.iops,
         iv.lat_us.p99 / 1000.0
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testdata::{doc, run};
+    use crate::result::AccessPattern;
+
+    /// Where each whitespace-separated cell of a line ends (in chars).
+    fn cell_ends(line: &str) -> Vec<usize> {
+        let chars: Vec<char> = line.chars().collect();
+        (0..chars.len())
+            .filter(|&i| {
+                !chars[i].is_whitespace() && chars.get(i + 1).is_none_or(|c| c.is_whitespace())
+            })
+            .map(|i| i + 1)
+            .collect()
+    }
+
+    // Regression: qd, streams and read% were printed through serde_json's Display,
+    // which ignores width, so they sat at the left of their columns.
+    #[test]
+    fn sweep_table_values_sit_under_their_headers() {
+        let runs = [(1, 1, 100), (32, 16, 70), (128, 256, 0)]
+            .iter()
+            .enumerate()
+            .map(|(k, &(qd, streams, read_pct))| {
+                let mut r = run(
+                    &format!("qd{qd}"),
+                    1000.0 * (k + 1) as f64,
+                    80.0,
+                    3,
+                    0,
+                    0.0,
+                    1.0,
+                    1,
+                );
+                r.workload.storage_mut().unwrap().qd = qd;
+                r.workload.storage_mut().unwrap().streams = streams;
+                r.workload.storage_mut().unwrap().read_pct = read_pct;
+                r
+            })
+            .collect();
+        let table = sweep_table(&doc(runs)).expect("runs differing only in swept keys");
+        let lines: Vec<&str> = table.lines().skip(1).take(4).collect();
+        assert!(lines[0].starts_with("run "), "{table}");
+        // Where each heading ends, found by its text.
+        let mut want = Vec::new();
+        let mut from = 0;
+        for h in [
+            "bs", "qd", "streams", "read%", "IOPS", "MB/s", "mean us", "p99 us",
+        ] {
+            let at = from + lines[0][from..].find(h).expect(h);
+            from = at + h.len();
+            want.push(lines[0][..from].chars().count());
+        }
+        for row in &lines[1..] {
+            let ends = cell_ends(row);
+            assert_eq!(ends.len(), 9, "{row}");
+            assert_eq!(ends[1..], want[..], "\n{}\n{row}", lines[0]);
+        }
+        assert!(lines[3].contains("qd128"), "{table}");
+    }
+
+    #[test]
+    fn workload_words_name_size_mix_and_depth() {
+        let net = RunWorkload::Net(crate::result::NetWorkloadEcho {
+            mode: crate::result::NetMode::Send,
+            streams: 4,
+            bs: 131072,
+            window: None,
+            mss: None,
+            nodelay: false,
+            zerocopy: false,
+            rate: None,
+            rr: None,
+            cpus: None,
+            remote_cpus: None,
+        });
+        assert_eq!(run_words(&net), "net send, 4 stream(s) of 128k writes");
+        let mut r = run("r", 1000.0, 80.0, 3, 0, 0.0, 1.0, 1);
+        assert_eq!(run_words(&r.workload), "4k randread, QD 1 × 1 stream(s)");
+        r.workload.storage_mut().unwrap().pattern = AccessPattern::Sequential;
+        r.workload.storage_mut().unwrap().read_pct = 70;
+        r.workload.storage_mut().unwrap().bs = BlockSizes {
+            split: vec![(4096, 50), (1 << 20, 50)],
+        };
+        r.workload.storage_mut().unwrap().qd = 32;
+        r.workload.storage_mut().unwrap().streams = 4;
+        assert_eq!(
+            run_words(&r.workload),
+            "4k/1m rw 70% read, QD 32 × 4 stream(s)"
+        );
+    }
 }

@@ -112,21 +112,24 @@ pub fn run(
                     sys_pct: 5.0,
                     system_pct: 9.0,
                     cpu_us_per_io: 1.2 * g,
+                    online_cpus: Some(8),
                 },
                 lag_us: None,
                 backlog_ios: None,
+                net: None,
             }
         })
         .collect();
     RunResult {
+        kind: Default::default(),
         name: name.into(),
         target: "/dev/nvme0n1".into(),
         engine: "uring".into(),
-        workload: serde_json::json!({"rw": "randread", "bs": 4096, "qd": 1}),
+        workload: RunWorkload::default(),
         duration_s: secs,
         warmup_s: warmup as f64,
         interrupted: false,
-        end_reason: "duration".into(),
+        end_reason: EndReason::Duration,
         workers: 1,
         streams: 1,
         totals: Totals {
@@ -134,12 +137,14 @@ pub fn run(
             read,
             write,
             queue_depth: iops * lat_us / 1e6,
+            net: Default::default(),
         },
         cpu: Cpu {
             user_pct: 2.0,
             sys_pct: 5.0,
             system_pct: 9.0,
             cpu_us_per_io: 1.2,
+            online_cpus: Some(8),
         },
         workloads: Vec::new(),
         intervals,

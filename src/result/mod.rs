@@ -2,10 +2,21 @@
 //! reporter (terminal, JSON, CSV, HTML, compare) renders from these types and nothing
 //! else, so a chart can never disagree with the JSON. The wire format is documented in
 //! docs/result-schema.md; changing a field's meaning means bumping [`SCHEMA`].
+//!
+//! This module depends on nothing else in the crate: the layers that measure (run,
+//! stats) build these types, and the reporters read them. Every field is typed
+//! except the two declared extension points of [`ResultDoc`], `env` and `plan`, whose
+//! shapes belong to the modules that write them.
+
+pub mod workload;
 
 pub mod smb;
 
 use serde::{Deserialize, Serialize};
+pub use workload::{
+    AccessPattern, Arrival, BlockSizes, Distribution, NetMode, NetRrEcho, NetWorkloadEcho, Rate,
+    RunWorkload, SeqLayout, WorkloadEcho, Zone,
+};
 
 /// Schema identifier written at the top of every result file.
 pub const SCHEMA: &str = "ioscope.result/1";
@@ -24,10 +35,16 @@ pub struct ResultDoc {
     #[serde(default)]
     pub interrupted: bool,
     pub runs: Vec<RunResult>,
-    /// Environment behind the numbers (kernel, CPU, devices); filled by sysinfo.
+    /// Declared extension point: the environment behind the numbers (kernel, CPU,
+    /// devices), as `crate::sysinfo::Environment` writes it (docs/environment.md).
+    /// Kept as JSON here so the result model does not depend on sysinfo; reporters
+    /// show it generically and never read fields out of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<serde_json::Value>,
-    /// The effective plan, so the run can be repeated exactly.
+    /// Declared extension point: the effective plan, as `crate::plan::Plan`
+    /// serialises it (docs/job-file.md), so `ioscope rerun` can repeat the run
+    /// exactly. Kept as JSON so the result model does not depend on plan; reporters
+    /// show it generically and never read fields out of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -120,21 +137,25 @@ impl Tool {
 /// One measured run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
+    /// Storage (default, also for files written before the field existed) or net.
+    #[serde(default)]
+    pub kind: RunKind,
     pub name: String,
     /// Target(s) as given, comma-separated when the run used several.
     pub target: String,
     /// Engine actually used (after any fallback).
     pub engine: String,
-    /// The effective workload settings (the first workload when several ran; all of
-    /// them are in `workloads`).
-    pub workload: serde_json::Value,
+    /// The effective workload settings (the first workload when several ran; the
+    /// totals of each are in `workloads`), or a network run's settings.
+    #[serde(default)]
+    pub workload: RunWorkload,
     /// Measured seconds (warm-up excluded).
     pub duration_s: f64,
     pub warmup_s: f64,
     #[serde(default)]
     pub interrupted: bool,
-    /// Why the run ended: "duration", "passes", "interrupted", "error".
-    pub end_reason: String,
+    /// Why the run ended.
+    pub end_reason: EndReason,
     pub workers: usize,
     pub streams: u64,
     pub totals: Totals,
@@ -157,6 +178,39 @@ pub struct RunResult {
     /// encryption, credits), one entry per SMB target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub smb: Vec<smb::SmbSession>,
+}
+
+/// Why a run ended (`"duration"`, `"passes"`, `"interrupted"` or `"error"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndReason {
+    /// The measured duration ran out.
+    #[default]
+    Duration,
+    /// Every stream finished its passes over its working set (or its I/O budget).
+    Passes,
+    /// Ctrl-C stopped it.
+    Interrupted,
+    /// An I/O error (under the stopping error policy) or a failed worker ended it.
+    Error,
+}
+
+impl EndReason {
+    /// The wire name, as in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Duration => "duration",
+            EndReason::Passes => "passes",
+            EndReason::Interrupted => "interrupted",
+            EndReason::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// How an open-loop run kept to its schedule.
@@ -264,14 +318,15 @@ impl RunResult {
     /// A run that measured nothing (for probing field accessors).
     pub fn empty() -> Self {
         RunResult {
+            kind: RunKind::Storage,
             name: String::new(),
             target: String::new(),
             engine: String::new(),
-            workload: serde_json::Value::Null,
+            workload: RunWorkload::default(),
             duration_s: 0.0,
             warmup_s: 0.0,
             interrupted: false,
-            end_reason: String::new(),
+            end_reason: EndReason::Duration,
             workers: 0,
             streams: 0,
             totals: Totals::default(),
@@ -302,6 +357,9 @@ pub struct Totals {
     pub write: OpTotals,
     /// Average operations in flight (Little's law: summed service time / elapsed).
     pub queue_depth: f64,
+    /// Network runs only (see the block at the end of this file).
+    #[serde(flatten)]
+    pub net: NetTotals,
 }
 
 /// Counters and latency for one direction (or both).
@@ -368,6 +426,11 @@ pub struct Cpu {
     pub system_pct: f64,
     /// ioscope CPU seconds (user + sys) per I/O, in microseconds.
     pub cpu_us_per_io: f64,
+    /// CPUs online on the measuring machine: the denominator of the percentages
+    /// above (so `user_pct × online_cpus` is % of one CPU, fio's `usr_cpu`). Absent
+    /// in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_cpus: Option<u32>,
 }
 
 /// One reporting interval.
@@ -398,6 +461,9 @@ pub struct Interval {
     /// as the interval's maximum lateness × the requested rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog_ios: Option<f64>,
+    /// Network runs only: throughput, retransmits and TCP_INFO per stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<NetInterval>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -417,4 +483,132 @@ pub struct ErrorSample {
     pub len: u64,
     pub errno: i32,
     pub message: String,
+}
+
+// ---- Network runs (`ioscope net`) ------------------------------------------------
+// Everything below belongs to the network mode. The fields it adds to the storage
+// types above (`RunResult::kind`, `Totals::net`, `Interval::net`) default to the
+// storage meaning, so storage results read and write exactly as before.
+
+/// What a run measured: storage I/O (the default, and what every older file holds)
+/// or a network link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    #[default]
+    Storage,
+    Net,
+}
+
+impl RunKind {
+    pub fn is_storage(&self) -> bool {
+        *self == RunKind::Storage
+    }
+}
+
+/// Totals only a network run has; all absent for storage runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetTotals {
+    /// Payload throughput over the measured time, 10^9 bits per second, as the
+    /// receiving end counted it (both directions together with `--bidir`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<f64>,
+    /// One entry per TCP stream (connection), in stream order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Vec<NetStreamTotals>>,
+    /// CPU microseconds per KiB (1024 bytes) moved, netperf's service demand, from
+    /// each process's own CPU time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_demand_us_per_kb: Option<ServiceDemand>,
+    /// Request/response runs (`--rr`): transactions per second and their latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rr: Option<RrTotals>,
+    /// The server's CPU use over the measured time, as it reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_cpu: Option<Cpu>,
+}
+
+/// One TCP stream's totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetStreamTotals {
+    /// "send" (this end wrote), "recv" (the server wrote) or "rr".
+    #[serde(default)]
+    pub direction: String,
+    pub gbps: f64,
+    /// Segments the sending end retransmitted (TCP_INFO `tcpi_total_retrans`).
+    pub retransmits: u64,
+    /// Smoothed round-trip time at the end, microseconds (TCP_INFO `tcpi_rtt`).
+    pub rtt_us: f64,
+    /// Payload bytes the sending end wrote over the whole connection (warm-up too).
+    #[serde(default)]
+    pub bytes_sent: u64,
+    /// Payload bytes the receiving end read over the whole connection.
+    #[serde(default)]
+    pub bytes_received: u64,
+    /// Transactions per second of this stream (`--rr` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
+    /// Per-transaction latency of this stream (`--rr` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<LatencyStats>,
+}
+
+/// Service demand of both ends.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServiceDemand {
+    /// This process (the client).
+    pub local: f64,
+    /// The server process, as it reported its own CPU time; null when the server
+    /// sent no report (it went away).
+    pub remote: Option<f64>,
+}
+
+/// Request/response totals (netperf TCP_RR).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RrTotals {
+    /// Completed transactions per second, all streams.
+    pub tps: f64,
+    /// Transaction latency, request write to last response byte (from the intended
+    /// send time with `--rate`).
+    pub latency_us: LatencyStats,
+}
+
+/// One interval of a network run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetInterval {
+    pub gbps: f64,
+    /// Retransmits in this interval, all streams (this end's sockets).
+    pub retransmits: u64,
+    pub streams: Vec<NetStreamInterval>,
+}
+
+/// One stream in one interval, with its TCP_INFO sample at the interval's end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetStreamInterval {
+    pub bytes: u64,
+    pub gbps: f64,
+    pub retransmits: u64,
+    pub rtt_us: f64,
+    /// Congestion window, bytes (snd_cwnd × snd_mss).
+    pub cwnd_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_reason_is_written_as_before() {
+        for (r, name) in [
+            (EndReason::Duration, "duration"),
+            (EndReason::Passes, "passes"),
+            (EndReason::Interrupted, "interrupted"),
+            (EndReason::Error, "error"),
+        ] {
+            assert_eq!(serde_json::to_value(r).unwrap(), name);
+            assert_eq!(serde_json::from_value::<EndReason>(name.into()).unwrap(), r);
+            assert_eq!(r.to_string(), name);
+        }
+        assert!(serde_json::from_value::<EndReason>("timeout".into()).is_err());
+    }
 }

@@ -68,7 +68,7 @@ impl Registry {
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| format!("journal '{}': {e}", dir.display()))?;
                 let (j, rec) = Journal::open_or_create(&dir, uri, unit as u32, units * unit)
-                    .map_err(|e| format!("journal '{}': {e}", dir.display()))?;
+                    .map_err(|e| crate::errors::chain(&e))?;
                 (
                     KeyMap::from_entries(rec.continue_entries()),
                     Some(Arc::new(j)),
@@ -119,7 +119,7 @@ impl WorkerData {
                     let w = match &st.journal {
                         Some(j) => Some(
                             j.writer(worker, SyncPolicy::default())
-                                .map_err(|e| e.to_string())?,
+                                .map_err(|e| crate::errors::chain(&e))?,
                         ),
                         None => None,
                     };

@@ -23,3 +23,9 @@ pub fn install() {
 pub fn requested() -> bool {
     PRESSES.load(Ordering::Relaxed) > 0
 }
+
+/// Asks the current run to stop as a first Ctrl-C would (used when stdout's reader
+/// went away: nobody is left to read the interval lines).
+pub fn request() {
+    PRESSES.fetch_max(1, Ordering::SeqCst);
+}

@@ -7,14 +7,17 @@
 pub mod buffers;
 pub mod clock;
 pub mod data;
+pub mod echo;
 pub mod interrupt;
 pub mod offsets;
 pub mod pacing;
 pub mod steady;
 pub mod stream;
+pub mod timebase;
 pub mod worker;
 
 use crate::clock::{now_ns, unix_s};
+use crate::engine::iscsi::IscsiEngine;
 use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
@@ -23,7 +26,7 @@ use crate::plan::model::{
     AccessPattern, Arrival, EngineKind, Op, Rate, RunSpec, SeqLayout, TargetKind, TargetSpec,
 };
 use crate::result::{
-    Cpu, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
+    Cpu, EndReason, Interval, PacingResult, RunResult, ScheduleResult, Totals, WorkloadResult,
 };
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
@@ -87,10 +90,14 @@ pub fn resolve_engine(
     let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
     let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
     let all_nbd = targets.iter().all(|t| matches!(t.backing, Backing::Nbd(_)));
+    let all_iscsi = targets
+        .iter()
+        .all(|t| matches!(t.backing, Backing::Iscsi(_)));
     let all_smb = targets.iter().all(|t| matches!(t.backing, Backing::Smb(_)));
     match kind {
         EngineKind::Auto if all_nbd => (EngineKind::Nbd, None),
         EngineKind::Auto if all_smb => (EngineKind::Smb, None),
+        EngineKind::Auto if all_iscsi => (EngineKind::Iscsi, None),
         EngineKind::Auto if all_null => (EngineKind::Null, None),
         EngineKind::Auto if all_sim => (EngineKind::Sim, None),
         EngineKind::Auto if all_mem => (EngineKind::Mem, None),
@@ -217,6 +224,7 @@ fn prepare(
                 ),
             ));
         }
+        check_blocks(w, t).map_err(|m| invalid(&w.name, m))?;
         if t.direct && run.engine != EngineKind::Null {
             let a = t.align_bytes;
             if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
@@ -263,6 +271,28 @@ fn prepare(
     Ok((Arc::new(opened), resolved))
 }
 
+/// An iSCSI LUN takes only whole blocks: block sizes, offset and size must be
+/// multiples of its block size.
+fn check_blocks(w: &crate::plan::model::Workload, t: &OpenTarget) -> Result<(), String> {
+    if !matches!(t.backing, Backing::Iscsi(_)) {
+        return Ok(());
+    }
+    let a = t.align_bytes;
+    if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+        return Err(format!(
+            "block size {b} is not a multiple of the LUN's {a}-byte blocks ('{}')",
+            t.uri
+        ));
+    }
+    if w.offset_bytes % a != 0 || w.size_bytes.is_some_and(|s| s % a != 0) {
+        return Err(format!(
+            "offset and size must be multiples of the LUN's {a}-byte blocks ('{}')",
+            t.uri
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a run against its targets (opening, creating files, safety, alignment)
 /// without issuing any measured I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
@@ -279,10 +309,11 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         });
     }
     check_clock(run, specs)?;
+    // Opening checks the targets, so the clock is chosen first, as in `execute`.
+    timebase::choose_clock(run, specs);
     let (targets, _) = prepare(run, specs, opts)?;
     let (engine, _) = resolve_engine(run.engine, &targets);
-    check_nbd(run, engine, &targets)?;
-    check_smb(run, engine, &targets)
+    check_network(run, engine, &targets)
 }
 
 /// Virtual time is the whole process's clock once one target asks for it: then every
@@ -424,6 +455,8 @@ pub fn execute(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(RunResult, Vec<String>), RunError> {
     let mut warnings = Vec::new();
+    // The clock first: a simulated device reads it for its origin when it opens.
+    let virtual_time = timebase::choose_clock(run, specs);
     let (targets, resolved) = prepare(run, specs, opts)?;
     let (engine, fallback) = resolve_engine(run.engine, &targets);
     if let Some(w) = fallback {
@@ -451,7 +484,6 @@ pub fn execute(
     }
     // Virtual time, once a target asked for it, is the whole process's clock: only
     // simulated devices on that same clock, driven by the sim engine, can run on it.
-    let virtual_time = crate::clock::is_virtual();
     if virtual_time {
         check_clock(run, specs)?;
         if engine != EngineKind::Sim {
@@ -466,8 +498,7 @@ pub fn execute(
             run.name
         ));
     }
-    check_nbd(run, engine, &targets)?;
-    check_smb(run, engine, &targets)?;
+    check_network(run, engine, &targets)?;
     if matches!(engine, EngineKind::Uring | EngineKind::Sync)
         && targets.iter().any(|t| t.fd().is_none())
     {
@@ -613,6 +644,10 @@ pub fn execute(
                         Ok(e) => worker::run_worker(e, setup),
                         Err(e) => setup_failed(&setup, e),
                     },
+                    EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
+                        Ok(e) => worker::run_worker(e, setup),
+                        Err(e) => setup_failed(&setup, e),
+                    },
                     EngineKind::Smb => start_smb(&t, capacity, setup),
                     _ => match UringEngine::new(&t, capacity) {
                         Ok(e) => worker::run_worker(e, setup),
@@ -652,13 +687,13 @@ pub fn execute(
         let _ = h.join();
     }
     let end_reason = if interrupted {
-        "interrupted"
+        EndReason::Interrupted
     } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
-        "error"
+        EndReason::Error
     } else if end_at.is_some_and(|e| now_ns() >= e) {
-        "duration"
+        EndReason::Duration
     } else {
-        "passes"
+        EndReason::Passes
     };
     if let Some(f) = &coll.fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
@@ -671,7 +706,7 @@ pub fn execute(
             if let Some(st) = st {
                 verify_pass(t, st, unit, &mut verify).map_err(|e| RunError::Setup {
                     run: run.name.clone(),
-                    msg: format!("verify pass on '{}': {e}", t.uri),
+                    msg: format!("verify pass on '{}': {}", t.uri, crate::errors::Chain(&e)),
                 })?;
             }
         }
@@ -691,7 +726,7 @@ fn setup_failed(setup: &WorkerSetup, e: EngineError) {
         last: true,
         workloads: Vec::new(),
         error_samples: Vec::new(),
-        fatal: Some(e.to_string()),
+        fatal: Some(crate::errors::chain(&e)),
         verify: Default::default(),
         pacing: Default::default(),
     });
@@ -716,54 +751,49 @@ fn start_smb(_t: &Targets, _capacity: usize, setup: WorkerSetup) {
     setup_failed(&setup, e)
 }
 
-/// The smb engine serves only SMB targets, and SMB targets only the smb engine. Every
-/// worker opens its own session; the server keeps the file coherent between them.
-fn check_smb(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
+/// Network targets need their own engine (nbd for NBD, iscsi for iSCSI, smb for SMB), which
+/// serves nothing else. Each worker opens its own connection, so more than one worker
+/// on an NBD target needs a server that advertises multi-conn (otherwise the
+/// connections may not see each other's writes).
+fn check_network(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
     let setup = |msg: String| RunError::Setup {
         run: run.name.clone(),
         msg,
     };
-    let is_smb = |t: &Arc<OpenTarget>| matches!(t.backing, Backing::Smb(_));
-    if engine == EngineKind::Smb && !targets.iter().all(is_smb) {
-        return Err(setup(
-            "the smb engine works only with smb:// targets".into(),
-        ));
-    }
-    if engine != EngineKind::Smb {
-        if let Some(t) = targets.iter().find(|t| is_smb(t)) {
-            return Err(setup(format!(
-                "'{}' is an SMB target: it needs the smb engine, not {}",
-                t.uri,
-                engine.name()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The nbd engine serves only NBD targets, and NBD targets only the nbd engine. Each
-/// worker opens its own connection, so more than one worker needs a server that
-/// advertises multi-conn (otherwise the connections may not see each other's writes).
-fn check_nbd(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
-    let setup = |msg: String| RunError::Setup {
-        run: run.name.clone(),
-        msg,
+    let wants = |t: &OpenTarget| match t.backing {
+        Backing::Nbd(_) => Some(EngineKind::Nbd),
+        Backing::Iscsi(_) => Some(EngineKind::Iscsi),
+        Backing::Smb(_) => Some(EngineKind::Smb),
+        _ => None,
     };
-    let is_nbd = |t: &Arc<OpenTarget>| matches!(t.backing, Backing::Nbd(_));
-    if engine == EngineKind::Nbd && !targets.iter().all(is_nbd) {
-        return Err(setup(
-            "the nbd engine works only with nbd:// targets".into(),
-        ));
-    }
-    if engine != EngineKind::Nbd {
-        if let Some(t) = targets.iter().find(|t| is_nbd(t)) {
-            return Err(setup(format!(
-                "'{}' is an NBD target: it needs the nbd engine, not {}",
-                t.uri,
-                engine.name()
-            )));
+    for t in targets.iter() {
+        match wants(t) {
+            Some(k) if k != engine => {
+                return Err(setup(format!(
+                    "'{}' needs the {} engine, not {}",
+                    t.uri,
+                    k.name(),
+                    engine.name()
+                )))
+            }
+            None if matches!(
+                engine,
+                EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Smb
+            ) =>
+            {
+                return Err(setup(format!(
+                    "the {} engine works only with {} targets, not '{}'",
+                    engine.name(),
+                    match engine {
+                        EngineKind::Nbd => "nbd://",
+                        EngineKind::Iscsi => "iscsi://",
+                        _ => "smb://",
+                    },
+                    t.uri
+                )))
+            }
+            _ => {}
         }
-        return Ok(());
     }
     let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
     let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
@@ -772,8 +802,8 @@ fn check_nbd(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(),
             if let Backing::Nbd(n) = &t.backing {
                 if !n.multi_conn {
                     return Err(setup(format!(
-                        "{} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
-                        workers, n.server
+                        "{workers} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
+                        n.server
                     )));
                 }
             }
@@ -977,6 +1007,7 @@ impl Collector {
             backlog_ios: lag
                 .as_ref()
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
+            net: None,
         };
         on_interval(&iv);
         self.intervals.push(iv);
@@ -1053,7 +1084,7 @@ impl Collector {
         run: &RunSpec,
         targets: &Targets,
         engine: EngineKind,
-        end_reason: &str,
+        end_reason: EndReason,
         interrupted: bool,
         nworkers: usize,
     ) -> RunResult {
@@ -1084,6 +1115,7 @@ impl Collector {
             } else {
                 0.0
             },
+            net: Default::default(),
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -1113,6 +1145,7 @@ impl Collector {
                             } else {
                                 0.0
                             },
+                            net: Default::default(),
                         },
                     }
                 })
@@ -1122,6 +1155,7 @@ impl Collector {
         };
         let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
+            kind: Default::default(),
             schedule,
             verify: None,
             name: run.name.clone(),
@@ -1131,11 +1165,11 @@ impl Collector {
                 .collect::<Vec<_>>()
                 .join(","),
             engine: engine.name().into(),
-            workload: serde_json::to_value(&run.workloads[0]).unwrap_or_default(),
+            workload: echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,
             interrupted,
-            end_reason: end_reason.into(),
+            end_reason,
             workers: nworkers,
             streams: run.total_streams(),
             totals,
@@ -1197,6 +1231,7 @@ pub fn verify_pass(
                 file.read_exact_at(data, off)?;
             }
             Backing::Nbd(n) => n.read_at(data, off)?,
+            Backing::Iscsi(i) => i.read_at(data, off)?,
             Backing::Smb(s) => s.read_at(data, off)?,
             Backing::Mem(m) => {
                 // SAFETY: off + bytes ≤ units × unit ≤ the mapping's length; no worker

@@ -18,6 +18,7 @@ use super::stream::{NextIo, Stream, WorkloadShape};
 use crate::clock::now_ns;
 use crate::data::{ReadTicket, WriteTicket};
 use crate::engine::{Completion, Engine, IoRequest, Targets};
+use crate::errors::{chain, Chain};
 use crate::plan::model::Op;
 use crate::result::ErrorSample;
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
@@ -349,7 +350,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             break;
         }
         if let Err(e) = engine.submit_and_reap(1, Some(timeout), &mut completions) {
-            fatal = Some(e.to_string());
+            fatal = Some(chain(&e));
             break;
         }
         if completions.is_empty() {
@@ -375,7 +376,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                             buf: slot.buf,
                             tag: c.tag,
                         }) {
-                            fatal = Some(e.to_string());
+                            fatal = Some(chain(&e));
                         }
                         continue;
                     }
@@ -407,7 +408,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 }
             };
             if let Err(e) = data_res {
-                fatal = Some(format!("journal: {e}"));
+                fatal = Some(format!("journal: {}", Chain(&e)));
             }
             let s = &mut setup.streams[si];
             s.inflight -= 1;
@@ -493,7 +494,7 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         }
     }
     if let Err(e) = setup.data.finish() {
-        fatal.get_or_insert(format!("journal: {e}"));
+        fatal.get_or_insert(format!("journal: {}", Chain(&e)));
     }
     let _ = setup.tx.send(Snapshot {
         worker: setup.index,
@@ -583,7 +584,7 @@ impl SlotTable {
                 let buf = unsafe { std::slice::from_raw_parts_mut(slot.buf, io.len as usize) };
                 let wt = &mut self.wtickets[idx as usize];
                 data.on_write_submit(target, io.offset, buf, stream_id, wt, now)
-                    .map_err(|e| format!("journal: {e}"))?;
+                    .map_err(|e| format!("journal: {}", Chain(&e)))?;
             }
             Op::Read => {
                 data.on_read_submit(target, io.offset, io.len, &mut self.rtickets[idx as usize])
@@ -598,6 +599,6 @@ impl SlotTable {
                 buf: slot.buf,
                 tag: idx as u64,
             })
-            .map_err(|e| e.to_string())
+            .map_err(|e| chain(&e))
     }
 }

@@ -45,7 +45,8 @@ impl CpuSample {
     /// CPU use between `earlier` and `self`; `ios` for the per-I/O cost.
     pub fn since(&self, earlier: &CpuSample, ios: u64) -> Cpu {
         let wall = self.at_ns.saturating_sub(earlier.at_ns).max(1) as f64;
-        let cpus = online_cpus() as f64;
+        let online = online_cpus();
+        let cpus = online as f64;
         let user = self.self_user_ns.saturating_sub(earlier.self_user_ns) as f64;
         let sys = self.self_sys_ns.saturating_sub(earlier.self_sys_ns) as f64;
         let busy = self.sys_busy_ticks.saturating_sub(earlier.sys_busy_ticks) as f64;
@@ -63,6 +64,7 @@ impl CpuSample {
             } else {
                 0.0
             },
+            online_cpus: Some(online as u32),
         }
     }
 }
@@ -82,4 +84,29 @@ fn proc_stat_ticks() -> Option<(u64, u64)> {
     let total: u64 = v.iter().take(8).sum();
     let idle = v[3] + v.get(4).copied().unwrap_or(0);
     Some((total - idle, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_the_cpu_count_it_divides_by() {
+        let a = CpuSample {
+            at_ns: 0,
+            ..Default::default()
+        };
+        // One CPU-second of user time over one second of wall time.
+        let b = CpuSample {
+            self_user_ns: 1_000_000_000,
+            at_ns: 1_000_000_000,
+            ..Default::default()
+        };
+        let c = b.since(&a, 1000);
+        let n = online_cpus();
+        assert_eq!(c.online_cpus, Some(n as u32));
+        // % of all CPUs × CPUs = % of one CPU.
+        assert!((c.user_pct * n as f64 - 100.0).abs() < 1e-9);
+        assert!((c.cpu_us_per_io - 1000.0).abs() < 1e-9);
+    }
 }

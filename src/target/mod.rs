@@ -3,6 +3,7 @@
 //! that a misaligned block size under O_DIRECT is refused up front rather than
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
+pub mod iscsi;
 pub mod nbd;
 pub mod safety;
 pub mod sim;
@@ -20,7 +21,12 @@ use std::path::{Path, PathBuf};
 pub enum TargetError {
     #[error("target '{uri}': {msg}")]
     Invalid { uri: String, msg: String },
-    #[error("target '{}': {op}: {source}", path.display())]
+    #[error("target '{uri}'")]
+    Sim {
+        uri: String,
+        source: sim::SimSpecError,
+    },
+    #[error("target '{}': {op}", path.display())]
     Io {
         path: PathBuf,
         op: &'static str,
@@ -49,10 +55,18 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
         return Ok(TargetKind::Null(size));
     }
     if let Some(rest) = uri.strip_prefix("sim:") {
-        return sim::parse_spec(rest).map(TargetKind::Sim).map_err(invalid);
+        return sim::parse_spec(rest)
+            .map(TargetKind::Sim)
+            .map_err(|source| TargetError::Sim {
+                uri: uri.to_string(),
+                source,
+            });
     }
     if uri.starts_with("nbd") && uri.contains("://") {
         return nbd::parse(uri).map(TargetKind::Nbd).map_err(invalid);
+    }
+    if uri.starts_with("iscsi://") {
+        return iscsi::parse(uri).map(TargetKind::Iscsi).map_err(invalid);
     }
     if uri.starts_with("smb://") {
         return smb::parse(uri).map(TargetKind::Smb).map_err(invalid);
@@ -62,7 +76,7 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(invalid(format!(
-            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, smb://[USER@]HOST[:PORT]/SHARE/PATH)"
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN, smb://[USER@]HOST[:PORT]/SHARE/PATH)"
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
@@ -82,6 +96,8 @@ pub enum Backing {
     Sim(sim::SimDevice),
     /// An NBD export reached through libnbd.
     Nbd(nbd::NbdTarget),
+    /// An iSCSI LUN reached through libiscsi.
+    Iscsi(iscsi::IscsiTarget),
     /// A file on an SMB share (cargo feature `smb`).
     Smb(Box<smb::SmbTarget>),
 }
@@ -107,6 +123,28 @@ impl OpenTarget {
             _ => None,
         }
     }
+    /// Whether the target's data outlives this process (files, devices, network
+    /// targets; not mem:, null:, sim:), so it can be checked after the fact.
+    pub fn is_persistent(&self) -> bool {
+        matches!(
+            self.backing,
+            Backing::File { .. } | Backing::Nbd(_) | Backing::Iscsi(_) | Backing::Smb(_)
+        )
+    }
+
+    /// Reads `buf.len()` bytes at `offset` outside any engine (the after-the-fact
+    /// `verify` command); `None` for targets that are not [`OpenTarget::is_persistent`].
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<std::io::Result<()>> {
+        use std::os::unix::fs::FileExt;
+        match &self.backing {
+            Backing::File { file, .. } => Some(file.read_exact_at(buf, offset)),
+            Backing::Nbd(n) => Some(n.read_at(buf, offset)),
+            Backing::Iscsi(i) => Some(i.read_at(buf, offset)),
+            Backing::Smb(s) => Some(s.read_at(buf, offset)),
+            Backing::Mem(_) | Backing::Null | Backing::Sim(_) => None,
+        }
+    }
+
     pub fn is_block_device(&self) -> bool {
         matches!(self.backing, Backing::File { is_block: true, .. })
     }
@@ -148,9 +186,15 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             align_bytes: 1,
         }),
         TargetKind::Sim(sim) => {
-            if sim.virtual_time {
-                // Before the device reads the clock for its origin.
-                crate::clock::use_virtual_time();
+            // The run chose the clock before opening (crate::run::timebase): a device
+            // on virtual time must not take its origin from the real clock.
+            if sim.virtual_time && !crate::clock::is_virtual() {
+                return Err(TargetError::Invalid {
+                    uri: spec.uri.clone(),
+                    msg: "time=virtual needs the process on virtual time, which only a run \
+                          sets up (before it opens its targets)"
+                        .into(),
+                });
             }
             Ok(OpenTarget {
                 name: spec.name.clone(),
@@ -162,6 +206,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             })
         }
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
+        TargetKind::Iscsi(i) => open_iscsi(spec, &i, opts),
         TargetKind::Smb(s) => open_smb(spec, &s, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
     }
@@ -212,6 +257,38 @@ fn open_smb(
         size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
         direct: false,
         align_bytes: 1,
+    })
+}
+
+/// An iSCSI LUN: its size is the LUN's, or the `--size` prefix of it; every I/O must
+/// be whole blocks.
+fn open_iscsi(
+    spec: &TargetSpec,
+    i: &crate::plan::model::IscsiSpec,
+    opts: OpenOptionsIo,
+) -> Result<OpenTarget, TargetError> {
+    let opened = iscsi::open(i, opts.writes, opts.force)?;
+    let block = opened.target.block_bytes as u64;
+    let size_bytes = match spec.size_bytes {
+        Some(s) if s > opened.lun_bytes => {
+            return Err(TargetError::Invalid {
+                uri: spec.uri.clone(),
+                msg: format!(
+                    "size {s} is larger than the LUN ({} bytes); a network target cannot grow",
+                    opened.lun_bytes
+                ),
+            })
+        }
+        Some(s) => s - s % block,
+        None => opened.lun_bytes,
+    };
+    Ok(OpenTarget {
+        name: spec.name.clone(),
+        uri: spec.uri.clone(),
+        backing: Backing::Iscsi(opened.target),
+        size_bytes,
+        direct: false,
+        align_bytes: block,
     })
 }
 
@@ -474,5 +551,33 @@ impl Drop for MemStore {
         unsafe {
             libc::munmap(self.ptr as *mut libc::c_void, self.len);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(uri: &str) -> TargetSpec {
+        TargetSpec {
+            name: "t0".into(),
+            uri: uri.into(),
+            size_bytes: None,
+            direct: None,
+        }
+    }
+
+    // Regression: opening a `time=virtual` sim target switched the whole process to
+    // virtual time as a side effect; the run now chooses the clock before opening.
+    #[test]
+    fn opening_a_virtual_sim_target_does_not_switch_the_clock() {
+        let Err(e) = open(&spec("sim:1g?time=virtual"), OpenOptionsIo::default()) else {
+            panic!("a virtual-time target on real time must be refused");
+        };
+        assert!(e.to_string().contains("time=virtual"), "{e}");
+        assert!(!crate::clock::is_virtual(), "opening switched the clock");
+        let t = open(&spec("sim:1g?time=real"), OpenOptionsIo::default()).unwrap();
+        assert!(matches!(t.backing, Backing::Sim(_)));
+        assert!(!crate::clock::is_virtual());
     }
 }

@@ -36,7 +36,7 @@
 
 use crate::clock::now_ns;
 use crate::plan::model::{SimDist, SimSpec, SimStall};
-use crate::plan::units::{parse_count, parse_duration_ns, parse_size};
+use crate::plan::units::{parse_count, parse_duration_ns, parse_size, UnitError};
 use crate::rng::Rng;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -61,17 +61,39 @@ pub const DEFAULT_SEED: u64 = 1;
 /// Most servers a simulated device may have.
 pub const MAX_SERVERS: u64 = 1 << 16;
 
+/// Why a `sim:` target description was refused; names the parameter and the text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimSpecError {
+    #[error("a sim target needs a size, e.g. sim:1g?service=100us")]
+    NoSize,
+    #[error("bad size")]
+    Size(#[source] UnitError),
+    #[error("'{piece}' is not NAME=VALUE (parameters: {})", PARAMS.join(", "))]
+    NotNameValue { piece: String },
+    #[error("unknown parameter '{name}' in '{piece}' (valid: {})", PARAMS.join(", "))]
+    Unknown { name: String, piece: String },
+    /// A known parameter with a value that does not parse as its unit.
+    #[error("parameter '{name}'")]
+    Unit {
+        name: &'static str,
+        source: UnitError,
+    },
+    /// A known parameter with a refused value; `msg` says why.
+    #[error("parameter '{name}': {msg}")]
+    Value { name: &'static str, msg: String },
+}
+
 /// Parses what follows `sim:` in a target URI: `SIZE[?NAME=VALUE&…]`. Errors name the
 /// parameter and the text that was refused.
-pub fn parse_spec(text: &str) -> Result<SimSpec, String> {
+pub fn parse_spec(text: &str) -> Result<SimSpec, SimSpecError> {
     let (size_text, query) = match text.split_once('?') {
         Some((s, q)) => (s, q),
         None => (text, ""),
     };
     if size_text.trim().is_empty() {
-        return Err("a sim target needs a size, e.g. sim:1g?service=100us".into());
+        return Err(SimSpecError::NoSize);
     }
-    let size_bytes = parse_size(size_text).map_err(|e| format!("bad size: {e}"))?;
+    let size_bytes = parse_size(size_text).map_err(SimSpecError::Size)?;
     let mut spec = SimSpec {
         size_bytes,
         service_ns: DEFAULT_SERVICE_NS,
@@ -86,26 +108,27 @@ pub fn parse_spec(text: &str) -> Result<SimSpec, String> {
     let mut seen: Vec<&str> = Vec::new();
     for piece in query.split('&').filter(|p| !p.is_empty()) {
         let Some((name, value)) = piece.split_once('=') else {
-            return Err(format!(
-                "'{piece}' is not NAME=VALUE (parameters: {})",
-                PARAMS.join(", ")
-            ));
+            return Err(SimSpecError::NotNameValue {
+                piece: piece.to_string(),
+            });
         };
-        let bad = |msg: String| format!("parameter '{name}': {msg}");
         let Some(&known) = PARAMS.iter().find(|&&p| p == name) else {
-            return Err(format!(
-                "unknown parameter '{name}' in '{piece}' (valid: {})",
-                PARAMS.join(", ")
-            ));
+            return Err(SimSpecError::Unknown {
+                name: name.to_string(),
+                piece: piece.to_string(),
+            });
+        };
+        let bad = |msg: String| SimSpecError::Value { name: known, msg };
+        let unit = |source: UnitError| SimSpecError::Unit {
+            name: known,
+            source,
         };
         if seen.contains(&known) {
             return Err(bad("given more than once".into()));
         }
         seen.push(known);
         match known {
-            "service" => {
-                spec.service_ns = parse_duration_ns(value).map_err(|e| bad(e.to_string()))?
-            }
+            "service" => spec.service_ns = parse_duration_ns(value).map_err(unit)?,
             "dist" => {
                 spec.dist = match value {
                     "fixed" => SimDist::Fixed,
@@ -114,7 +137,7 @@ pub fn parse_spec(text: &str) -> Result<SimSpec, String> {
                 }
             }
             "servers" => {
-                let n = parse_count(value).map_err(|e| bad(e.to_string()))?;
+                let n = parse_count(value).map_err(unit)?;
                 if n > MAX_SERVERS {
                     return Err(bad(format!("'{value}' is over the limit of {MAX_SERVERS}")));
                 }
@@ -124,8 +147,8 @@ pub fn parse_spec(text: &str) -> Result<SimSpec, String> {
                 let Some((len, period)) = value.split_once('@') else {
                     return Err(bad(format!("'{value}' is not DUR@PERIOD (e.g. 100ms@1s)")));
                 };
-                let len_ns = parse_duration_ns(len).map_err(|e| bad(e.to_string()))?;
-                let period_ns = parse_duration_ns(period).map_err(|e| bad(e.to_string()))?;
+                let len_ns = parse_duration_ns(len).map_err(unit)?;
+                let period_ns = parse_duration_ns(period).map_err(unit)?;
                 if len_ns >= period_ns {
                     return Err(bad(format!(
                         "'{value}': the stall must be shorter than its period, or no request would ever start"
@@ -322,7 +345,7 @@ mod tests {
     fn err(q: &str) -> String {
         match parse_spec(q) {
             Ok(s) => panic!("{q} parsed as {s:?}"),
-            Err(e) => e,
+            Err(e) => crate::errors::chain(&e),
         }
     }
 

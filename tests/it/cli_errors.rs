@@ -17,19 +17,85 @@ fn assert_bad(args: &[&str], needle: &str) {
 fn bad_units_name_the_value() {
     assert_bad(&["run", "--target", "mem:1m", "--bs", "4kk"], "'4kk'");
     assert_bad(&["run", "--target", "mem:1m", "--bs", "-1"], "'-1'");
-    assert_bad(&["run", "--target", "mem:1m", "--bs", "0"], "--bs '0'");
+    // Values are parsed by the flag's value parser: clap names the value and the flag.
+    assert_bad(
+        &["run", "--target", "mem:1m", "--bs", "0"],
+        "'0' for '--bs <SIZE>'",
+    );
+    assert_bad(
+        &["run", "--target", "mem:1m", "--bs", "4k,0"],
+        "'0' for '--bs <SIZE>'",
+    );
     assert_bad(
         &["run", "--target", "mem:1m", "--duration", "5x"],
-        "--duration '5x'",
+        "'5x' for '--duration <DUR>'",
     );
-    assert_bad(&["run", "--target", "mem:1m", "--qd", "0"], "--qd '0'");
+    assert_bad(
+        &["run", "--target", "mem:1m", "--qd", "0"],
+        "'0' for '--qd <N>'",
+    );
     assert_bad(&["run", "--target", "mem:0"], "mem:0");
     assert_bad(
         &[
             "run", "--target", "mem:1m", "--rate", "1000", "--pacing", "fast",
         ],
-        "--pacing 'fast'",
+        "'fast' for '--pacing <MODE>'",
     );
+}
+
+#[test]
+fn typed_flags_refuse_unknown_words_before_anything_is_written() {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let j = json.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["run", "--target", "mem:1m", "--on-error", "sometimes"],
+            "'sometimes' for '--on-error <POLICY>'",
+        ),
+        (
+            &["run", "--target", "mem:1m", "--output-format", "xml"],
+            "'xml' for '--output-format <FORMAT>'",
+        ),
+        (
+            &[
+                "run",
+                "--target",
+                "mem:1m",
+                "--steady-state",
+                "--steady-metric",
+                "p42",
+            ],
+            "'p42' for '--steady-metric <METRIC>'",
+        ),
+        (
+            &["run", "--target", "mem:1m", "--engine", "warp"],
+            "'warp' for '--engine <ENGINE>'",
+        ),
+        (
+            &["curve", "--target", "mem:1m", "--max-latency", "p42=1ms"],
+            "'p42=1ms' for '--max-latency <PCT=DUR>'",
+        ),
+        (&["pts", "speed", "mem:1m"], "'speed' for '<TEST>'"),
+        (
+            &["report", "r.json", "--format", "pdf"],
+            "'pdf' for '--format <FORMAT>'",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut all = args.to_vec();
+        all.extend(["--json", j]);
+        if args[0] == "report" {
+            all.truncate(args.len());
+        }
+        assert_bad(&all, needle);
+        assert!(!json.exists(), "{args:?}: nothing may be written");
+    }
+    assert_bad(
+        &["convert", "--to", "xml", "job.fio"],
+        "'xml' for '--to <FORM>'",
+    );
+    assert_bad(&["convert", "job.fio", "--to", "xml"], "--to 'xml'");
 }
 
 #[test]

@@ -134,6 +134,41 @@ fn fio_json_has_the_paths_fio_plot_reads() {
     assert!(job["usr_cpu"].is_number() && job["sys_cpu"].is_number());
 }
 
+/// The three TechEd SQLIO lines, `-BYRT` among them, run as written: only the file
+/// (through `--target`) and the 1000 s duration are changed.
+#[test]
+fn teched_sqlio_lines_run_with_only_the_target_changed() {
+    let d = tempdir();
+    let f = d.path().join("t.dat");
+    std::fs::write(&f, vec![7u8; 16 << 20]).unwrap();
+    let lines: Vec<String> = case("teched-sqlio.txt")
+        .lines()
+        .filter(|l| l.starts_with("sqlio2.exe"))
+        .map(|l| l.replace("-s1000", "-s1"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    for (i, line) in lines.iter().enumerate() {
+        let mut args: Vec<String> = vec!["sqlio".into()];
+        args.extend(line.split_whitespace().skip(1).map(String::from));
+        args.extend(["--target".into(), f.to_str().unwrap().into()]);
+        let r = ioscope_to(&d.path().join(format!("r{i}.json")), &args).expect_code(0);
+        let bs = if line.contains("-b32") { 32768 } else { 8192 };
+        let qd = if line.contains("-o16") { 16 } else { 32 };
+        assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], bs, "{line}");
+        assert_eq!(r.wire_run(0)["workload"]["qd"], qd, "{line}");
+        assert!(r.run(0).totals.all.ios > 0, "{line}");
+        let direct = r.wire["plan"]["targets"][0]["direct"].as_bool();
+        assert_eq!(direct, Some(!line.contains("-BYRT")), "{line}");
+        if line.contains("-BYRT") {
+            assert!(
+                r.doc.warnings.iter().any(|w| w.contains("-BYRT")),
+                "{:?}",
+                r.doc.warnings
+            );
+        }
+    }
+}
+
 #[test]
 fn unsupported_options_refuse_the_run_unless_ignored() {
     let d = tempdir();
@@ -309,4 +344,71 @@ fn convert_writes_valid_toml_for_any_job_name() {
         }
         assert_eq!(again, doc);
     }
+}
+
+/// vdbench's `iorate=curve` with `curve=` and `stopcurve=` runs the curve inside
+/// `ioscope run`, with the result laid out as `ioscope curve` lays it out (on a
+/// virtual-time sim target, so both measure the same curve).
+#[test]
+fn vdbench_iorate_curve_runs_the_curve_in_run() {
+    let d = tempdir();
+    let parm = d.path().join("curve.parm");
+    std::fs::write(
+        &parm,
+        "sd=sd1,lun=sim:64m?service=100us&servers=4&time=virtual,size=64m\n\
+         wd=wd1,sd=sd1,xfersize=4k,rdpct=100,seekpct=100\n\
+         rd=rd1,wd=wd1,iorate=curve,curve=(20,60,90),stopcurve=50,elapsed=2,\
+         interval=1,warmup=1,threads=8\n",
+    )
+    .unwrap();
+    let p = parm.to_str().unwrap();
+    let ran = ioscope_to(&d.path().join("run.json"), ["run", p]).expect_code(0);
+    let curved = ioscope_to(
+        &d.path().join("curve.json"),
+        [
+            "curve",
+            p,
+            "--points",
+            "20,60,90",
+            "--stop-latency",
+            "mean=50ms",
+        ],
+    )
+    .expect_code(0);
+    let names = |r: &Ran| {
+        r.doc
+            .runs
+            .iter()
+            .map(|x| x.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&ran), ["max", "20%", "60%", "90%"]);
+    assert_eq!(names(&ran), names(&curved));
+    let (a, b) = (
+        ran.doc.curve.as_ref().expect("run wrote a curve"),
+        curved.doc.curve.as_ref().expect("curve wrote a curve"),
+    );
+    let pcts =
+        |c: &ioscope::result::Curve| c.points.iter().map(|p| p.pct_of_max).collect::<Vec<_>>();
+    assert_eq!(pcts(a), [100.0, 20.0, 60.0, 90.0]);
+    assert_eq!(pcts(a), pcts(b));
+    assert!(
+        (a.max_iops - b.max_iops).abs() <= 0.01 * b.max_iops,
+        "{} vs {}",
+        a.max_iops,
+        b.max_iops
+    );
+    // The plan in the result says where the curve came from.
+    assert_eq!(
+        ran.wire["plan"]["runs"][0]["curve"]["origin"],
+        "vdbench iorate=curve"
+    );
+    // convert cannot write a curve: it says how to run it and exits 3.
+    let o = run(&["convert", p]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--points 20,60,90 --stop-latency mean=50000us"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -214,6 +214,8 @@ fn curve_report_plots_every_curve_point() {
             "200ms",
             "--max-latency",
             "p99=1ms",
+            "--points",
+            "50,80",
             "-q",
             "--html",
             html.to_str().unwrap(),
@@ -221,19 +223,27 @@ fn curve_report_plots_every_curve_point() {
     )
     .expect_code(0);
     let curve = r.doc.curve.as_ref().expect("a curve");
-    let points = curve.points.len();
-    assert!(points >= 1, "{curve:?}");
+    // The lines join the points at requested rates; the closed-loop max run is drawn
+    // apart, as one square per percentile (p50, p99, p99.9).
+    let max_runs = curve
+        .points
+        .iter()
+        .filter(|p| p.requested_iops <= 0.0)
+        .count();
+    let rated = curve.points.len() - max_runs;
+    assert!(rated >= 2 && max_runs == 1, "{curve:?}");
     let (dom, err, _) = render(browser, &html, None);
     assert!(!err.contains(":CONSOLE("), "console output: {err}");
     let curve = chart_series(&dom, "curve");
     let names: Vec<&str> = curve.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(
         names,
-        ["lat_p50_us", "lat_p99_us", "lat_p99_9_us"],
+        ["lat_p50_us", "lat_p99_us", "lat_p99_9_us", "max"],
         "{curve:?}"
     );
     for (name, declared, drawn) in &curve {
-        assert_eq!(*declared, points, "curve series {name}");
+        let want = if name == "max" { 3 * max_runs } else { rated };
+        assert_eq!(*declared, want, "curve series {name}");
         assert_eq!(declared, drawn, "curve series {name}");
     }
     for (name, declared, drawn) in series(&dom) {

@@ -9,13 +9,17 @@ mod cli_errors;
 mod compat;
 mod data;
 mod exact;
+mod generate;
 mod html;
 mod load;
 mod loopdev;
+mod net;
+mod net_iscsi;
 mod net_nbd;
 #[cfg(feature = "smb")]
 mod net_smb;
 mod output;
+mod pipes;
 mod reports_cli;
 mod sim;
 
@@ -65,8 +69,8 @@ pub struct Ran {
     pub stderr: String,
     /// The result file in the typed model every reporter reads.
     pub doc: ResultDoc,
-    /// The same file as JSON: for the parts the model keeps as open JSON (`workload`,
-    /// `plan`, `env`) and for assertions on the published wire form.
+    /// The same file as JSON: for the parts the model keeps as open JSON (`plan`,
+    /// `env`) and for assertions on the published wire form.
     pub wire: serde_json::Value,
     /// Where the result was written; its interval stream is beside it.
     pub json: PathBuf,
@@ -83,7 +87,7 @@ impl Ran {
             .unwrap_or_else(|| panic!("no run {i} in a result of {}", self.doc.runs.len()))
     }
 
-    /// `runs[i]` as written, for its open-JSON parts (`workload`, `end_reason`).
+    /// `runs[i]` as written, for assertions on the published wire form.
     pub fn wire_run(&self, i: usize) -> &serde_json::Value {
         &self.wire["runs"][i]
     }

@@ -399,3 +399,84 @@ fn nbd_several_workers_need_multi_conn() {
     assert!(stderr(&o).contains("multi-conn"), "{}", stderr(&o));
     assert_eq!(k.stop_and_count(), (0, 0));
 }
+
+#[test]
+fn nbd_damage_behind_the_servers_back_is_found_by_verify() {
+    let d = tempdir();
+    let img = d.path().join("disk.img");
+    std::fs::write(&img, vec![0u8; 4 << 20]).unwrap();
+    let file = format!("file={}", img.display());
+    let Some(k) = server(&["file", &file]) else {
+        return;
+    };
+    let journal = d.path().join("journal");
+    let o = run(&[
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--size",
+        "1m",
+        "--passes",
+        "1",
+        "--journal",
+        journal.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&["verify", "--journal", journal.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let mut bytes = std::fs::read(&img).unwrap();
+    assert!(
+        bytes[..1 << 20].iter().any(|&b| b != 0),
+        "nothing reached the export"
+    );
+    for b in &mut bytes[300_000..300_016] {
+        *b ^= 0xff;
+    }
+    std::fs::write(&img, &bytes).unwrap();
+    let o = run(&["verify", "--journal", journal.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
+    // The 4 KiB unit holding byte 300000 is named, and only it.
+    let out = stdout(&o);
+    assert!(
+        out.contains("1 mismatches") && out.contains("offset 299008"),
+        "{out}"
+    );
+}
+
+#[test]
+fn nbd_quick_reads_only_unless_forced() {
+    let Some(k) = server(&["memory", "64M"]) else {
+        return;
+    };
+    let r = run_json(&["quick", &k.uri, "--duration", "1s"]);
+    let names: Vec<&str> = r.doc.runs.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["4k-randread", "1m-seqread"]);
+    assert!(r.doc.runs.iter().all(|x| x.engine == "nbd"));
+    assert_eq!(k.stop_and_count().1, 0, "quick wrote without --force");
+}
+
+#[test]
+fn nbd_fio_job_with_ioengine_nbd_runs() {
+    let Some(k) = server(&["memory", "16M"]) else {
+        return;
+    };
+    let d = tempdir();
+    let job = d.path().join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[j]\nioengine=nbd\nuri={}\nrw=randread\nbs=4k\niodepth=16\nsize=4m\n",
+            k.uri
+        ),
+    )
+    .unwrap();
+    let r = run_json(&["run", job.to_str().unwrap()]);
+    assert_eq!(r.run(0).engine, "nbd");
+    assert_eq!(r.run(0).totals.read.ios, 1024);
+    assert_eq!(k.stop_and_count(), (1024, 0));
+}

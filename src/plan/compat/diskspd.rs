@@ -455,6 +455,55 @@ struct SqlioLine {
     direct: bool,
     cpus: Option<Vec<usize>>,
     files: Vec<SqlioFile>,
+    warnings: Vec<String>,
+}
+
+/// What SQLIO's `-B` letters ask of the caches. SQLIO documents `N` (none), `Y`
+/// (all), `H` (hardware only) and `S` (software only); a combined flag such as `-BYRT`
+/// adds `R` and `T`, the Windows open hints FILE_FLAG_RANDOM_ACCESS and
+/// FILE_ATTRIBUTE_TEMPORARY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SqlioBuffering {
+    /// The OS file cache is used (not O_DIRECT).
+    os_cache: bool,
+    /// Writes may stay in the device's write cache (no write-through).
+    device_cache: bool,
+    /// `R` or `T` was given.
+    hints: bool,
+}
+
+/// Reads `-B`'s letters (any order, any case, repeats allowed). Without a cache letter
+/// SQLIO's default `N` holds; `N` with another cache letter contradicts itself.
+fn sqlio_buffering(letters: &str) -> Result<SqlioBuffering, String> {
+    let (mut none, mut os, mut dev, mut hints) = (false, false, false, false);
+    if letters.is_empty() {
+        return Err("-B needs letters: N (none), Y (all), H (hardware), S (software)".into());
+    }
+    for c in letters.chars() {
+        match c.to_ascii_uppercase() {
+            'N' => none = true,
+            'Y' => (os, dev) = (true, true),
+            'H' => dev = true,
+            'S' => os = true,
+            'R' | 'T' => hints = true,
+            other => {
+                return Err(format!(
+                    "-B{letters}: '{other}' is not a buffering letter (N none, Y all, \
+                     H hardware, S software; R and T are open hints)"
+                ))
+            }
+        }
+    }
+    if none && (os || dev) {
+        return Err(format!(
+            "-B{letters}: N (no caching) contradicts the other cache letters"
+        ));
+    }
+    Ok(SqlioBuffering {
+        os_cache: os,
+        device_cache: dev,
+        hints,
+    })
 }
 
 impl Default for SqlioLine {
@@ -469,6 +518,7 @@ impl Default for SqlioLine {
             direct: true,
             cpus: None,
             files: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -506,16 +556,14 @@ impl SqlioLine {
                 }
             },
             "B" => {
-                // One letter only: "-BYRT" is refused rather than guessed at.
-                self.direct = match rest.to_ascii_uppercase().as_str() {
-                    "N" | "H" => true,
-                    "Y" | "S" => false,
-                    _ => {
-                        return Err(loc.error(
-                            "-B takes exactly one of N (none), Y (all), H (hardware), \
-                             S (software); give other flags separately",
-                        ))
-                    }
+                let b = sqlio_buffering(rest).map_err(|m| loc.error(m))?;
+                self.direct = !b.os_cache;
+                if b.hints {
+                    self.warnings.push(format!(
+                        "{a}: R and T are Windows open hints (random access, temporary \
+                         file) that steer its cache manager; Linux has no equivalent, so \
+                         they change nothing here"
+                    ));
                 }
             }
             "L" => {
@@ -612,7 +660,7 @@ impl SqlioLine {
                     cpus: self.cpus,
                     ..base_run()
                 }],
-                warnings: Vec::new(),
+                warnings: self.warnings,
                 data: Default::default(),
             },
             unsupported: un.0,
@@ -689,8 +737,39 @@ mod tests {
     }
 
     #[test]
-    fn combined_buffering_flag_is_refused() {
-        let e = parse_sqlio(&args("sqlio -kR -BYRT /tmp/f"), Path::new("."), None).unwrap_err();
-        assert!(e.to_string().starts_with("argument 3 ('-BYRT')"), "{e}");
+    fn every_combination_of_buffering_letters() {
+        let b = |l: &str| sqlio_buffering(l).map(|b| (b.os_cache, b.device_cache, b.hints));
+        assert_eq!(b("N"), Ok((false, false, false)));
+        assert_eq!(b("Y"), Ok((true, true, false)));
+        assert_eq!(b("H"), Ok((false, true, false)));
+        assert_eq!(b("S"), Ok((true, false, false)));
+        assert_eq!(b("HS"), Ok((true, true, false)));
+        assert_eq!(b("sh"), Ok((true, true, false)));
+        assert_eq!(b("YRT"), Ok((true, true, true)));
+        assert_eq!(b("NR"), Ok((false, false, true)));
+        assert_eq!(b("T"), Ok((false, false, true)));
+        assert!(b("NY").unwrap_err().contains("contradicts"));
+        assert!(b("HN").is_err());
+        assert!(b("YX").unwrap_err().contains("'X'"));
+        assert!(b("").is_err());
+    }
+
+    #[test]
+    fn combined_buffering_flag_runs_buffered_with_a_warning() {
+        let t = parse_sqlio(
+            &args("sqlio -kR -frandom -BYRT /tmp/f"),
+            Path::new("."),
+            None,
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.targets[0].direct, Some(false));
+        assert!(
+            t.plan.warnings[0].contains("-BYRT"),
+            "{:?}",
+            t.plan.warnings
+        );
+        let e = parse_sqlio(&args("sqlio -kR -BNY /tmp/f"), Path::new("."), None).unwrap_err();
+        assert!(e.to_string().starts_with("argument 3 ('-BNY')"), "{e}");
     }
 }

@@ -744,6 +744,8 @@ impl<'a> JobCx<'a> {
             "libaio" | "io_uring" => EngineKind::Uring,
             "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Sync,
             "null" => EngineKind::Null,
+            "nbd" => EngineKind::Nbd,
+            "libiscsi" => EngineKind::Iscsi,
             other => {
                 self.unsupported
                     .push(format!("ioengine={other}"), engine_loc);
@@ -842,6 +844,11 @@ impl<'a> JobCx<'a> {
         let name = &self.name;
         let directory = o.get("directory").map(|(v, _)| v.to_string());
         let (uri, from_directory) = match o.get("filename") {
+            // ioengine=nbd names its export with uri= (filename is ignored by fio).
+            _ if o.get("uri").is_some_and(|(u, _)| !u.is_empty()) => (
+                o.get("uri").map(|(u, _)| u.to_string()).unwrap_or_default(),
+                false,
+            ),
             Some((f, loc)) if !f.is_empty() => {
                 let first = split_filenames(f);
                 if first.len() > 1 {

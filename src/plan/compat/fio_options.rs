@@ -131,7 +131,7 @@ pub const OPTIONS: &[FioOption] = &[
     // How.
     maps(
         "ioengine",
-        "engine: libaio/io_uring → uring, psync & co → sync, null",
+        "engine: libaio/io_uring → uring, psync & co → sync, null, nbd, libiscsi → iscsi",
     ),
     maps(
         "iodepth",
@@ -153,6 +153,7 @@ pub const OPTIONS: &[FioOption] = &[
         "one target per distinct name; lists unsupported",
     ),
     maps("directory", "directory of filename, or of JOBNAME.0.0"),
+    maps("uri", "the NBD export of ioengine=nbd (the target)"),
     maps("nrfiles", "1 only; several files unsupported"),
     // Data.
     maps("verify", "verify and read back after the run"),

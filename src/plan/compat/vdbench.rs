@@ -9,8 +9,8 @@
 
 use super::{base_run, is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, DataSettings, Plan, Rate, RunSpec, SeqLayout, TargetSpec,
-    Workload,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Plan, Rate, RunSpec, SeqLayout,
+    TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
 };
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size, parse_size_allow_zero};
 
@@ -80,16 +80,18 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
 
     let mut runs = Vec::new();
     let mut used_sds = vec![false; sd_infos.len()];
+    let mut curves = Vec::new();
     for rd in &rds {
-        expand_rd(
+        curves.extend(expand_rd(
             rd,
             &sd_infos,
             &wd_infos,
             &mut used_sds,
             &mut runs,
             &mut unsupported,
-        )?;
+        )?);
     }
+    one_curve_per_plan(&mut runs, &curves, &mut unsupported);
     let targets = sd_infos
         .iter()
         .zip(&used_sds)
@@ -683,7 +685,31 @@ fn expand_values(p: &Param, size_units: bool) -> Result<Vec<String>, CompatError
     Ok(out)
 }
 
-/// Expands one rd into a run per combination of its `for…` loops.
+/// `ioscope run` measures one curve per command, so `iorate=curve` is carried over
+/// only when its run is the plan's only one; otherwise each is listed (at `locs`)
+/// and its runs run once at `iorate=max`.
+fn one_curve_per_plan(runs: &mut [RunSpec], locs: &[Loc], unsupported: &mut UnsupportedList) {
+    if runs.len() <= 1 || locs.is_empty() {
+        return;
+    }
+    for loc in locs {
+        unsupported.push(
+            format!(
+                "iorate=curve in a parameter file of {} runs — ioscope measures one \
+                 curve per command (give it one rd without for-loops); running \
+                 iorate=max",
+                runs.len()
+            ),
+            loc,
+        );
+    }
+    for r in runs {
+        r.curve = None;
+    }
+}
+
+/// Expands one rd into a run per combination of its `for…` loops. Returns where it
+/// asked for a curve, if it did.
 fn expand_rd(
     rd: &Def,
     sds: &[Sd],
@@ -691,7 +717,7 @@ fn expand_rd(
     used_sds: &mut [bool],
     runs: &mut Vec<RunSpec>,
     unsupported: &mut UnsupportedList,
-) -> Result<(), CompatError> {
+) -> Result<Option<Loc>, CompatError> {
     let settings = RdSettings::read(rd, wds, unsupported)?;
     let cx = RdCx {
         rd,
@@ -720,10 +746,11 @@ fn expand_rd(
             duration_ns: Some(settings.elapsed - settings.warmup),
             warmup_ns: settings.warmup,
             interval_ns: settings.interval,
+            curve: settings.curve.as_ref().map(|c| c.0.clone()),
             ..base_run()
         });
     }
-    Ok(())
+    Ok(settings.curve.map(|c| c.1))
 }
 
 /// What an rd sets for all of its runs.
@@ -738,6 +765,8 @@ struct RdSettings {
     /// The `for…` loops (and a list of iorates), first-written first.
     loops: Vec<(Dim, Vec<String>, Param)>,
     arrival: Arrival,
+    /// `iorate=curve` (with `curve=` and `stopcurve=`), and where it was asked for.
+    curve: Option<(CurveSpec, Loc)>,
 }
 
 impl RdSettings {
@@ -751,9 +780,12 @@ impl RdSettings {
             direct: false,
             loops: Vec::new(),
             arrival: Arrival::Exponential,
+            curve: None,
         };
         let mut warmup = None;
         let mut iorate_param = None;
+        let mut curve_points: Option<&Param> = None;
+        let mut stopcurve: Option<&Param> = None;
         for p in &rd.params {
             let dur = |p: &Param| parse_duration_ns(&p.value).map_err(|e| perr(p, &e));
             match p.key.as_str() {
@@ -765,6 +797,8 @@ impl RdSettings {
                 "openflags" => openflags(p, &mut st.direct, unsupported),
                 "iorate" => iorate_param = Some(p.clone()),
                 "distribution" => st.arrival = arrival(p, unsupported)?,
+                "curve" => curve_points = Some(p),
+                "stopcurve" => stopcurve = Some(p),
                 "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
                     let dim = match p.key.as_str() {
                         "forthreads" => Dim::Threads,
@@ -785,18 +819,30 @@ impl RdSettings {
         }
         if let Some(p) = &iorate_param {
             let values = list(&p.value);
-            if values.iter().any(|v| v.eq_ignore_ascii_case("curve")) {
-                unsupported.push(
-                    format!(
-                        "iorate={} — latency curve; running iorate=max (`ioscope curve` \
-                         measures one)",
-                        p.value
-                    ),
-                    &p.loc,
-                );
+            let is_curve = |v: &String| v.eq_ignore_ascii_case("curve");
+            if values.iter().any(is_curve) {
+                if values.len() > 1 {
+                    unsupported.push(
+                        format!(
+                            "iorate={} — a curve among other rates; running the curve only",
+                            p.value
+                        ),
+                        &p.loc,
+                    );
+                }
+                let spec = curve_spec(curve_points, stopcurve)?;
+                st.curve = Some((spec, p.loc.clone()));
                 st.loops.push((Dim::Iorate, vec!["max".into()], p.clone()));
             } else {
                 st.loops.push((Dim::Iorate, values, p.clone()));
+            }
+        }
+        if st.curve.is_none() {
+            for p in [curve_points, stopcurve].into_iter().flatten() {
+                unsupported.push(
+                    format!("{}={} — only used with iorate=curve", p.key, p.value),
+                    &p.loc,
+                );
             }
         }
         st.warmup = warmup.unwrap_or(st.interval);
@@ -810,6 +856,51 @@ impl RdSettings {
         }
         Ok(st)
     }
+}
+
+/// vdbench's curve: `curve=(10,50,…)` are the points, % of the maximum (vdbench's
+/// default is 10,50,70,80,90,100); `stopcurve=N` stops it at the first point whose
+/// mean response time exceeds N ms.
+fn curve_spec(points: Option<&Param>, stop: Option<&Param>) -> Result<CurveSpec, CompatError> {
+    let points_pct = match points {
+        None => DEFAULT_CURVE_POINTS_PCT.to_vec(),
+        Some(p) => list(&p.value)
+            .iter()
+            .map(|v| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x > 0.0 && *x <= 1000.0)
+                    .ok_or_else(|| {
+                        p.loc
+                            .error(format!("curve={}: '{v}' is not a percentage", p.value))
+                    })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let stop_latency = match stop {
+        None => None,
+        Some(p) => {
+            let ms = p
+                .value
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| {
+                    p.loc.error(format!(
+                        "stopcurve={}: expected a response time in milliseconds",
+                        p.value
+                    ))
+                })?;
+            Some(format!("mean={}us", (ms * 1000.0).round()))
+        }
+    };
+    Ok(CurveSpec {
+        points_pct,
+        stop_latency,
+        max_latency: None,
+        origin: Some("vdbench iorate=curve".into()),
+    })
 }
 
 /// The wds an rd's `wd=` names (globs allowed), in the order named.

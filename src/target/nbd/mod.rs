@@ -46,7 +46,7 @@ pub fn parse(uri: &str) -> Result<NbdSpec, String> {
     if authority.contains('@') {
         return Err("user names or passwords do not belong in the URI".into());
     }
-    let (host, port) = split_host_port(authority)?;
+    let (host, port) = split_host_port(authority, DEFAULT_PORT)?;
     Ok(NbdSpec {
         uri: uri.to_string(),
         server: if host.contains(':') {
@@ -58,8 +58,8 @@ pub fn parse(uri: &str) -> Result<NbdSpec, String> {
     })
 }
 
-/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`.
-fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
+/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT` (`default_port` when none is given).
+pub(crate) fn split_host_port(authority: &str, default_port: u16) -> Result<(&str, u16), String> {
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
         let (h, after) = v6.split_once(']').ok_or("unclosed '[' in the host")?;
         match after {
@@ -76,10 +76,10 @@ fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
         }
     };
     if host.is_empty() {
-        return Err("no host: write nbd://HOST[:PORT][/EXPORT]".into());
+        return Err("no host in the URI".into());
     }
     let port = match port {
-        None => DEFAULT_PORT,
+        None => default_port,
         Some(p) => p
             .parse::<u16>()
             .ok()

@@ -1,0 +1,60 @@
+//! Everything ioscope prints on stdout goes through here, so a reader that goes away
+//! (`ioscope report r.json --format csv | head -1`) ends the command quietly with
+//! exit 0 instead of a `println!` panic (exit 101).
+//!
+//! Why not reset SIGPIPE to its default, as some tools do: the process would then die
+//! by the signal (a shell shows 141, not 0), without running destructors — `quick`'s
+//! scratch file would stay behind — and without writing the results measured so far.
+//! A broken pipe here is an ordinary error value ([`StdoutError::Closed`]) that
+//! travels up like any other; the binary maps it to a quiet exit 0.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a write found stdout closed; later writes are skipped.
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writing to stdout failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StdoutError {
+    /// The reader closed the pipe (EPIPE): not a failure, the command just ends.
+    #[error("stdout was closed by its reader")]
+    Closed,
+    /// Any other write error (a full disk behind a redirection, …).
+    #[error("writing to stdout")]
+    Failed(#[source] std::io::Error),
+}
+
+/// Writes `text` to stdout and flushes it.
+pub fn print(text: &str) -> Result<(), StdoutError> {
+    if closed() {
+        return Err(StdoutError::Closed);
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            CLOSED.store(true, Ordering::Relaxed);
+            Err(StdoutError::Closed)
+        }
+        Err(e) => Err(StdoutError::Failed(e)),
+    }
+}
+
+/// Writes `text` and a newline to stdout.
+pub fn println(text: &str) -> Result<(), StdoutError> {
+    let mut s = String::with_capacity(text.len() + 1);
+    s.push_str(text);
+    s.push('\n');
+    print(&s)
+}
+
+/// Writes raw bytes (a generated completion script, a man page) to stdout.
+pub fn print_bytes(bytes: &[u8]) -> Result<(), StdoutError> {
+    print(&String::from_utf8_lossy(bytes))
+}
+
+/// True once a write found stdout closed.
+pub fn closed() -> bool {
+    CLOSED.load(Ordering::Relaxed)
+}

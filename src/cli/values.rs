@@ -1,0 +1,282 @@
+//! Value parsers for flags: each turns the text of one flag into its typed value, so
+//! a refused value is reported by clap as `invalid value 'TEXT' for '--FLAG <NAME>':
+//! WHY` (exit 2) before anything runs. They reuse the plan's unit parsers, so a size
+//! or a duration means the same on the command line as in a job file.
+
+use crate::plan::model::{
+    AccessPattern, Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout,
+};
+use crate::plan::units::{self, UnitError};
+use crate::run::worker::ErrorPolicy;
+
+/// Why a flag's text was refused; clap prints it after the flag and the text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// A size, duration or count that does not parse.
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    /// A word or number outside the accepted set; says what is accepted.
+    #[error("expected {0}")]
+    Expected(&'static str),
+    /// A count above its limit.
+    #[error("at most {0}")]
+    AtMost(u32),
+    /// A reporting interval below 10 ms.
+    #[error("must be at least 10ms")]
+    IntervalTooShort,
+    /// Refused by a plan parser (distribution, CPU list), which says why.
+    #[error("{0}")]
+    Plan(String),
+}
+
+type Res<T> = Result<T, ValueError>;
+
+/// A byte size greater than zero ("4k", "1m").
+pub fn size(text: &str) -> Res<u64> {
+    units::parse_size(text).map_err(ValueError::from)
+}
+
+/// A byte size, zero allowed (an offset).
+pub fn size_or_zero(text: &str) -> Res<u64> {
+    units::parse_size_allow_zero(text).map_err(ValueError::from)
+}
+
+/// A duration greater than zero, in ns ("30s", "2m").
+pub fn duration_ns(text: &str) -> Res<u64> {
+    units::parse_duration_ns(text).map_err(ValueError::from)
+}
+
+/// A duration, zero allowed, in ns (a warm-up).
+pub fn duration_ns_or_zero(text: &str) -> Res<u64> {
+    units::parse_duration_ns_allow_zero(text).map_err(ValueError::from)
+}
+
+/// A reporting interval: at least 10 ms, in ns.
+pub fn interval_ns(text: &str) -> Res<u64> {
+    let ns = duration_ns(text)?;
+    if ns < 10_000_000 {
+        return Err(ValueError::IntervalTooShort);
+    }
+    Ok(ns)
+}
+
+/// A positive count.
+pub fn count(text: &str) -> Res<u64> {
+    units::parse_count(text).map_err(ValueError::from)
+}
+
+/// A positive count up to `max`.
+fn bounded(text: &str, max: u32) -> Res<u32> {
+    u32::try_from(count(text)?)
+        .ok()
+        .filter(|&n| n <= max)
+        .ok_or(ValueError::AtMost(max))
+}
+
+/// Operations in flight per stream (1 to 65536).
+pub fn qd(text: &str) -> Res<u32> {
+    bounded(text, 65536)
+}
+
+/// Independent streams (1 to 100000).
+pub fn streams(text: &str) -> Res<u32> {
+    bounded(text, 100_000)
+}
+
+/// A worker count.
+pub fn workers(text: &str) -> Res<usize> {
+    count(text).map(|n| n as usize)
+}
+
+/// A read percentage, 0 to 100.
+pub fn read_pct(text: &str) -> Res<u8> {
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|&n: &u8| n <= 100)
+        .ok_or(ValueError::Expected("a whole number from 0 to 100"))
+}
+
+/// A seed: any whole number.
+pub fn seed(text: &str) -> Res<u64> {
+    text.trim()
+        .parse()
+        .map_err(|_| ValueError::Expected("a whole number"))
+}
+
+/// true/false (also 1/0, yes/no, on/off).
+pub fn boolean(text: &str) -> Res<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(ValueError::Expected("true or false")),
+    }
+}
+
+/// An engine name (fio's io_uring and psync spellings too).
+pub fn engine(text: &str) -> Res<EngineKind> {
+    Ok(match text.to_ascii_lowercase().as_str() {
+        "auto" => EngineKind::Auto,
+        "uring" | "io_uring" => EngineKind::Uring,
+        "sync" | "psync" => EngineKind::Sync,
+        "null" => EngineKind::Null,
+        "mem" => EngineKind::Mem,
+        "sim" => EngineKind::Sim,
+        "nbd" => EngineKind::Nbd,
+        "smb" => EngineKind::Smb,
+        _ => {
+            return Err(ValueError::Expected(
+                "auto, uring, sync, null, mem, sim, nbd or smb",
+            ))
+        }
+    })
+}
+
+/// An access word and the read percentage it implies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rw {
+    pub pattern: AccessPattern,
+    pub read_pct: u8,
+}
+
+/// Parses an access word: read, write, randread, randwrite, rw (readwrite), randrw.
+pub fn rw(text: &str) -> Res<Rw> {
+    let (pattern, read_pct) = match text.to_ascii_lowercase().as_str() {
+        "read" => (AccessPattern::Sequential, 100),
+        "write" => (AccessPattern::Sequential, 0),
+        "randread" => (AccessPattern::Random, 100),
+        "randwrite" => (AccessPattern::Random, 0),
+        "rw" | "readwrite" => (AccessPattern::Sequential, 50),
+        "randrw" => (AccessPattern::Random, 50),
+        _ => {
+            return Err(ValueError::Expected(
+                "read, write, randread, randwrite, rw or randrw",
+            ))
+        }
+    };
+    Ok(Rw { pattern, read_pct })
+}
+
+/// "max" or a positive IOPS number, with an optional k/m multiplier.
+pub fn rate(text: &str) -> Res<Rate> {
+    if text.eq_ignore_ascii_case("max") {
+        return Ok(Rate::Max);
+    }
+    let t = text.trim().to_ascii_lowercase();
+    let (num, mult) = if let Some(n) = t.strip_suffix('k') {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 1e6)
+    } else {
+        (t.as_str(), 1.0)
+    };
+    match num.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(Rate::Iops(r * mult)),
+        _ => Err(ValueError::Expected(
+            "max or a positive number of IOPS (e.g. 5000 or 5k)",
+        )),
+    }
+}
+
+/// An arrival process: exponential (poisson) or uniform (linear).
+pub fn arrival(text: &str) -> Res<Arrival> {
+    match text.to_ascii_lowercase().as_str() {
+        "exponential" | "poisson" => Ok(Arrival::Exponential),
+        "uniform" | "linear" => Ok(Arrival::Uniform),
+        _ => Err(ValueError::Expected("exponential or uniform")),
+    }
+}
+
+/// An offset distribution (uniform, zipf:THETA, pareto:H, zoned:…).
+pub fn dist(text: &str) -> Res<Distribution> {
+    Distribution::parse(text).map_err(ValueError::Plan)
+}
+
+/// How sequential streams share the working set.
+pub fn seq_layout(text: &str) -> Res<SeqLayout> {
+    SeqLayout::parse(text).ok_or(ValueError::Expected("regions or stride"))
+}
+
+/// How workers wait for the next issue time.
+pub fn pacing(text: &str) -> Res<Pacing> {
+    Pacing::parse(text).ok_or(ValueError::Expected("spin, hybrid or sleep"))
+}
+
+/// A CPU list ("0-3,6"), kept whole (one flag value, not a list of flag values).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuList(pub Vec<usize>);
+
+/// Parses a CPU list.
+pub fn cpus(text: &str) -> Res<CpuList> {
+    units::parse_cpu_list(text)
+        .map(CpuList)
+        .map_err(ValueError::Plan)
+}
+
+/// What an I/O error does: stop, continue, or retry=N.
+pub fn on_error(text: &str) -> Res<ErrorPolicy> {
+    match text {
+        "stop" => Ok(ErrorPolicy::Stop),
+        "continue" => Ok(ErrorPolicy::Continue),
+        other => match other
+            .strip_prefix("retry=")
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            Some(n) if n > 0 => Ok(ErrorPolicy::Retry(n)),
+            _ => Err(ValueError::Expected("stop, continue or retry=N")),
+        },
+    }
+}
+
+/// A data ratio of 1 or more (dedup, compression).
+pub fn ratio(text: &str) -> Res<f64> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite() && *r >= 1.0)
+        .ok_or(ValueError::Expected("a ratio of 1 or more, e.g. 2 or 2.5"))
+}
+
+/// A percentage of the measured maximum (a curve point), "50" or "50%".
+pub fn percent(text: &str) -> Res<f64> {
+    text.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0 && *v <= 1000.0)
+        .ok_or(ValueError::Expected("a percentage above 0, e.g. 50 or 50%"))
+}
+
+/// A latency bound ("p99=0.5ms").
+pub fn latency_bound(text: &str) -> Result<crate::app::LatencyBound, crate::app::BoundError> {
+    crate::app::LatencyBound::parse(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(rate("max").unwrap(), Rate::Max);
+        assert_eq!(rate("5k").unwrap(), Rate::Iops(5000.0));
+        assert!(rate("0").is_err());
+        assert!(rate("-5").is_err());
+    }
+
+    #[test]
+    fn policies_and_bounds() {
+        assert_eq!(on_error("retry=3").unwrap(), ErrorPolicy::Retry(3));
+        assert!(on_error("retry=0").is_err());
+        assert!(on_error("sometimes").is_err());
+        assert_eq!(qd("65536").unwrap(), 65536);
+        assert_eq!(qd("65537").unwrap_err().to_string(), "at most 65536");
+        assert!(streams("0").is_err());
+        assert!(read_pct("101").is_err());
+        assert!(interval_ns("5ms").is_err());
+        assert!(ratio("0.5").is_err());
+        assert_eq!(percent("50%").unwrap(), 50.0);
+        assert_eq!(rw("RandRW").unwrap().read_pct, 50);
+        assert_eq!(engine("io_uring").unwrap(), EngineKind::Uring);
+    }
+}

@@ -1,0 +1,450 @@
+//! The workload echo: the effective settings of a run's workload as the result file
+//! publishes them (`runs[].workload`). These are wire types, deliberately apart from
+//! the plan's internal `Workload`: the run layer converts one into the other
+//! (`crate::run::echo`), so a change inside the plan cannot silently change the
+//! published schema — it fails to compile at that conversion instead.
+//!
+//! The wire format is the one ioscope has always written (docs/result-schema.md),
+//! and reading is lenient: every field has a default, unknown fields are ignored and
+//! a block size may be a bare number, so older and hand-written results still load.
+//! The trade-off: a missing field reads as the plan default (4 KiB random reads at
+//! QD 1 × 1 stream), not as "unknown".
+
+use serde::{Deserialize, Serialize};
+
+/// The settings a run echoes: a storage workload, or a network test's settings
+/// (`ioscope net`, a run of kind `net`). On the wire the two are told apart by the
+/// network settings' required `mode`, which no storage workload has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RunWorkload {
+    Net(NetWorkloadEcho),
+    Storage(WorkloadEcho),
+}
+
+impl Default for RunWorkload {
+    fn default() -> Self {
+        RunWorkload::Storage(WorkloadEcho::default())
+    }
+}
+
+impl From<WorkloadEcho> for RunWorkload {
+    fn from(w: WorkloadEcho) -> Self {
+        RunWorkload::Storage(w)
+    }
+}
+
+impl RunWorkload {
+    /// The storage workload, unless this was a network run.
+    pub fn storage(&self) -> Option<&WorkloadEcho> {
+        match self {
+            RunWorkload::Storage(w) => Some(w),
+            RunWorkload::Net(_) => None,
+        }
+    }
+
+    /// Mutable access to the storage workload (for building results in tests).
+    pub fn storage_mut(&mut self) -> Option<&mut WorkloadEcho> {
+        match self {
+            RunWorkload::Storage(w) => Some(w),
+            RunWorkload::Net(_) => None,
+        }
+    }
+
+    /// The network settings, for a network run.
+    pub fn net(&self) -> Option<&NetWorkloadEcho> {
+        match self {
+            RunWorkload::Net(n) => Some(n),
+            RunWorkload::Storage(_) => None,
+        }
+    }
+}
+
+/// The settings of a network test (`ioscope net`), as its result echoes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetWorkloadEcho {
+    pub mode: NetMode,
+    /// TCP connections.
+    pub streams: u32,
+    /// Bytes per write (and the read buffer).
+    pub bs: u32,
+    /// SO_SNDBUF/SO_RCVBUF in bytes on both ends; null = the kernel's autotuning.
+    pub window: Option<u32>,
+    /// TCP_MAXSEG in bytes on the client's data sockets; null = the default.
+    pub mss: Option<u32>,
+    pub nodelay: bool,
+    /// Sent with sendfile(2) instead of write(2).
+    pub zerocopy: bool,
+    /// Open loop: bits per second in all (streaming) or transactions per second in
+    /// all (`rr`); null = as fast as possible.
+    pub rate: Option<f64>,
+    /// Request and response sizes of a request/response test.
+    pub rr: Option<NetRrEcho>,
+    /// CPUs the client's stream threads were pinned to.
+    pub cpus: Option<Vec<usize>>,
+    /// CPUs the server's stream threads were pinned to.
+    pub remote_cpus: Option<Vec<usize>>,
+}
+
+/// What a network test moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetMode {
+    /// This end sends.
+    Send,
+    /// The server sends.
+    Reverse,
+    /// Both send.
+    Bidir,
+    /// Request/response transactions.
+    Rr,
+}
+
+impl NetMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            NetMode::Send => "send",
+            NetMode::Reverse => "reverse",
+            NetMode::Bidir => "bidir",
+            NetMode::Rr => "rr",
+        }
+    }
+}
+
+/// Request and response sizes in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetRrEcho {
+    pub req: u32,
+    pub resp: u32,
+}
+
+/// The effective settings of one workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorkloadEcho {
+    pub name: String,
+    /// Name of the target (in the plan) it used.
+    pub target: String,
+    /// Percentage of operations that are reads (0..=100).
+    pub read_pct: u8,
+    pub pattern: AccessPattern,
+    pub bs: BlockSizes,
+    /// Operations in flight per stream.
+    pub qd: u32,
+    /// Independent I/O sequences.
+    pub streams: u32,
+    pub rate: Rate,
+    /// Start of the working set within the target.
+    pub offset_bytes: u64,
+    /// Length of the working set; `null` = from `offset_bytes` to the target's end.
+    pub size_bytes: Option<u64>,
+    /// Spread of random offsets.
+    pub dist: Distribution,
+    /// Arrival process of an open-loop rate.
+    pub arrival: Arrival,
+    /// Share of the run's I/O, for workloads in a share mix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share_pct: Option<f64>,
+    /// How several sequential streams divide the working set (written only when
+    /// not the default `regions`).
+    #[serde(skip_serializing_if = "SeqLayout::is_regions")]
+    pub seq_layout: SeqLayout,
+}
+
+impl Default for WorkloadEcho {
+    /// The plan's default workload: 4 KiB random reads, QD 1 × 1 stream, at full speed.
+    fn default() -> Self {
+        WorkloadEcho {
+            name: String::new(),
+            target: String::new(),
+            read_pct: 100,
+            pattern: AccessPattern::Random,
+            bs: BlockSizes::fixed(4096),
+            qd: 1,
+            streams: 1,
+            rate: Rate::Max,
+            offset_bytes: 0,
+            size_bytes: None,
+            dist: Distribution::Uniform,
+            arrival: Arrival::Exponential,
+            share_pct: None,
+            seq_layout: SeqLayout::Regions,
+        }
+    }
+}
+
+impl WorkloadEcho {
+    /// fio's name for the pattern and mix: randread, randwrite, randrw, read, write
+    /// or rw.
+    pub fn rw(&self) -> &'static str {
+        match (self.pattern, self.read_pct) {
+            (AccessPattern::Random, 100) => "randread",
+            (AccessPattern::Random, 0) => "randwrite",
+            (AccessPattern::Random, _) => "randrw",
+            (AccessPattern::Sequential, 100) => "read",
+            (AccessPattern::Sequential, 0) => "write",
+            (AccessPattern::Sequential, _) => "rw",
+        }
+    }
+
+    /// Whether both reads and writes are issued.
+    pub fn is_mixed(&self) -> bool {
+        self.read_pct != 0 && self.read_pct != 100
+    }
+}
+
+/// How the offsets of successive I/Os are chosen (`{"kind": "random"}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum AccessPattern {
+    /// Each stream walks its part of the working set in order.
+    Sequential,
+    /// Block-aligned offsets spread by `dist`.
+    #[default]
+    Random,
+}
+
+/// Transfer sizes: `{"split": [[bytes, weight], …]}`; weights are relative. Reading
+/// also accepts a bare number of bytes (one size).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "BlockSizesWire")]
+pub struct BlockSizes {
+    pub split: Vec<(u64, u32)>,
+}
+
+/// The two spellings [`BlockSizes`] is read from.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum BlockSizesWire {
+    Bytes(u64),
+    Split { split: Vec<(u64, u32)> },
+}
+
+impl From<BlockSizesWire> for BlockSizes {
+    fn from(w: BlockSizesWire) -> Self {
+        match w {
+            BlockSizesWire::Bytes(b) => BlockSizes::fixed(b),
+            BlockSizesWire::Split { split } => BlockSizes { split },
+        }
+    }
+}
+
+impl Default for BlockSizes {
+    fn default() -> Self {
+        BlockSizes::fixed(4096)
+    }
+}
+
+impl BlockSizes {
+    pub fn fixed(bytes: u64) -> Self {
+        BlockSizes {
+            split: vec![(bytes, 100)],
+        }
+    }
+
+    /// The single size, when there is only one.
+    pub fn single(&self) -> Option<u64> {
+        match self.split.as_slice() {
+            [(b, _)] => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The first size of the split (0 when there is none): the one a single-size
+    /// format such as fio's `bs` can show.
+    pub fn first_bytes(&self) -> u64 {
+        self.split.first().map_or(0, |&(b, _)| b)
+    }
+
+    /// Every size, in the order given.
+    pub fn sizes_bytes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.split.iter().map(|&(b, _)| b)
+    }
+}
+
+/// Issue rate: `"max"` (closed loop) or `{"iops": N}` (open loop, for the whole
+/// workload).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rate {
+    #[default]
+    Max,
+    Iops(f64),
+}
+
+/// Spread of random offsets over the working set (`{"kind": "zipf", "theta": 1.2}`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Distribution {
+    #[default]
+    Uniform,
+    /// Block of rank k chosen with probability ∝ 1/k^θ.
+    Zipf { theta: f64 },
+    /// fio's pareto:h.
+    Pareto { h: f64 },
+    /// Hot bands, in order over the working set.
+    Zoned { bands: Vec<Zone> },
+}
+
+/// One band of a zoned distribution: `io_pct` of the I/O goes to the next
+/// `range_pct` of the working set.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    pub io_pct: f64,
+    pub range_pct: f64,
+}
+
+/// Arrival process of an open-loop workload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced intended issue times.
+    Uniform,
+    /// Poisson arrivals.
+    #[default]
+    Exponential,
+}
+
+/// How the streams of a sequential workload share its working set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeqLayout {
+    /// Each stream walks its own equal slice.
+    #[default]
+    Regions,
+    /// Streams interleave block by block over the whole set.
+    Stride,
+}
+
+impl SeqLayout {
+    pub fn is_regions(&self) -> bool {
+        *self == SeqLayout::Regions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn writes_the_documented_shape() {
+        let w = WorkloadEcho {
+            name: "w".into(),
+            target: "t0".into(),
+            read_pct: 70,
+            pattern: AccessPattern::Random,
+            bs: BlockSizes {
+                split: vec![(4096, 50), (8192, 50)],
+            },
+            qd: 8,
+            streams: 2,
+            rate: Rate::Iops(5000.0),
+            offset_bytes: 4096,
+            size_bytes: Some(1 << 20),
+            dist: Distribution::Zoned {
+                bands: vec![
+                    Zone {
+                        io_pct: 80.0,
+                        range_pct: 10.0,
+                    },
+                    Zone {
+                        io_pct: 20.0,
+                        range_pct: 90.0,
+                    },
+                ],
+            },
+            arrival: Arrival::Uniform,
+            share_pct: Some(30.0),
+            seq_layout: SeqLayout::Stride,
+        };
+        let v = serde_json::to_value(&w).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "name": "w", "target": "t0", "read_pct": 70,
+                "pattern": {"kind": "random"},
+                "bs": {"split": [[4096, 50], [8192, 50]]},
+                "qd": 8, "streams": 2, "rate": {"iops": 5000.0},
+                "offset_bytes": 4096, "size_bytes": 1048576,
+                "dist": {"kind": "zoned", "bands": [
+                    {"io_pct": 80.0, "range_pct": 10.0},
+                    {"io_pct": 20.0, "range_pct": 90.0}]},
+                "arrival": "uniform", "share_pct": 30.0, "seq_layout": "stride"
+            })
+        );
+        let back: WorkloadEcho = serde_json::from_value(v).unwrap();
+        assert_eq!(back, w);
+        // Defaults are left out where the plan left them out.
+        let d = serde_json::to_value(WorkloadEcho::default()).unwrap();
+        assert!(d.get("share_pct").is_none() && d.get("seq_layout").is_none());
+        assert_eq!(d["rate"], "max");
+        assert_eq!(d["size_bytes"], serde_json::Value::Null);
+        assert_eq!(d["dist"], json!({"kind": "uniform"}));
+    }
+
+    #[test]
+    fn reads_old_and_partial_workloads() {
+        // The shape the stored report fixtures had before the echo was typed.
+        let w: WorkloadEcho =
+            serde_json::from_value(json!({"rw": "randread", "bs": 4096, "qd": 1})).unwrap();
+        assert_eq!(w.bs.single(), Some(4096));
+        assert_eq!((w.qd, w.streams, w.read_pct), (1, 1, 100));
+        assert_eq!(w.rw(), "randread");
+        let w: WorkloadEcho = serde_json::from_value(json!({
+            "pattern": {"kind": "sequential"}, "read_pct": 0,
+            "dist": {"kind": "zipf", "theta": 1.2}, "rate": {"iops": 10.0}
+        }))
+        .unwrap();
+        assert_eq!(w.rw(), "write");
+        assert_eq!(w.dist, Distribution::Zipf { theta: 1.2 });
+        assert_eq!(w.rate, Rate::Iops(10.0));
+        // A malformed value is an error, not a silent default.
+        assert!(serde_json::from_value::<WorkloadEcho>(json!({"qd": "deep"})).is_err());
+        assert!(serde_json::from_value::<WorkloadEcho>(json!({"bs": "4k"})).is_err());
+    }
+
+    #[test]
+    fn net_and_storage_workloads_are_told_apart() {
+        let net = json!({
+            "mode": "rr", "streams": 2, "bs": 131072, "window": null, "mss": 1400,
+            "nodelay": true, "zerocopy": false, "rate": null,
+            "rr": {"req": 64, "resp": 4096}, "cpus": [0, 1], "remote_cpus": null
+        });
+        let w: RunWorkload = serde_json::from_value(net.clone()).unwrap();
+        let n = w.net().expect("a network workload");
+        assert_eq!((n.mode, n.streams, n.mss), (NetMode::Rr, 2, Some(1400)));
+        assert_eq!(
+            n.rr,
+            Some(NetRrEcho {
+                req: 64,
+                resp: 4096
+            })
+        );
+        assert!(w.storage().is_none());
+        assert_eq!(serde_json::to_value(&w).unwrap(), net);
+        let s: RunWorkload = serde_json::from_value(json!({"qd": 4, "bs": 8192})).unwrap();
+        assert_eq!(
+            s.storage().map(|w| (w.qd, w.bs.single())),
+            Some((4, Some(8192)))
+        );
+        assert!(s.net().is_none());
+    }
+
+    #[test]
+    fn rw_names_follow_fio() {
+        let mut w = WorkloadEcho::default();
+        for (pattern, pct, name, mixed) in [
+            (AccessPattern::Random, 100, "randread", false),
+            (AccessPattern::Random, 0, "randwrite", false),
+            (AccessPattern::Random, 70, "randrw", true),
+            (AccessPattern::Sequential, 100, "read", false),
+            (AccessPattern::Sequential, 0, "write", false),
+            (AccessPattern::Sequential, 50, "rw", true),
+        ] {
+            w.pattern = pattern;
+            w.read_pct = pct;
+            assert_eq!((w.rw(), w.is_mixed()), (name, mixed));
+        }
+    }
+}

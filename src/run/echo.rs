@@ -1,0 +1,158 @@
+//! The plan-to-result conversion of a workload: what `runs[].workload` publishes.
+//! It lives in the run layer because it is the one place that knows both the plan's
+//! internal types and the result's wire types (the result model depends on nothing).
+//! Every match here is exhaustive, so a new plan setting or variant stops the build
+//! until someone decides how (or whether) the result shows it.
+
+use crate::plan::model as plan;
+use crate::result::workload as wire;
+
+/// The result's echo of a plan workload.
+pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
+    let plan::Workload {
+        name,
+        target,
+        read_pct,
+        pattern,
+        bs,
+        qd,
+        streams,
+        rate,
+        offset_bytes,
+        size_bytes,
+        dist,
+        arrival,
+        share_pct,
+        seq_layout,
+    } = w;
+    wire::WorkloadEcho {
+        name: name.clone(),
+        target: target.clone(),
+        read_pct: *read_pct,
+        pattern: match pattern {
+            plan::AccessPattern::Sequential => wire::AccessPattern::Sequential,
+            plan::AccessPattern::Random => wire::AccessPattern::Random,
+        },
+        bs: wire::BlockSizes {
+            split: bs.split.clone(),
+        },
+        qd: *qd,
+        streams: *streams,
+        rate: match *rate {
+            plan::Rate::Max => wire::Rate::Max,
+            plan::Rate::Iops(n) => wire::Rate::Iops(n),
+        },
+        offset_bytes: *offset_bytes,
+        size_bytes: *size_bytes,
+        dist: distribution(dist),
+        arrival: match arrival {
+            plan::Arrival::Uniform => wire::Arrival::Uniform,
+            plan::Arrival::Exponential => wire::Arrival::Exponential,
+        },
+        share_pct: *share_pct,
+        seq_layout: match seq_layout {
+            plan::SeqLayout::Regions => wire::SeqLayout::Regions,
+            plan::SeqLayout::Stride => wire::SeqLayout::Stride,
+        },
+    }
+}
+
+fn distribution(d: &plan::Distribution) -> wire::Distribution {
+    match d {
+        plan::Distribution::Uniform => wire::Distribution::Uniform,
+        plan::Distribution::Zipf { theta } => wire::Distribution::Zipf { theta: *theta },
+        plan::Distribution::Pareto { h } => wire::Distribution::Pareto { h: *h },
+        plan::Distribution::Zoned { bands } => wire::Distribution::Zoned {
+            bands: bands
+                .iter()
+                .map(|z| wire::Zone {
+                    io_pct: z.io_pct,
+                    range_pct: z.range_pct,
+                })
+                .collect(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Workloads covering every variant the echo converts.
+    fn samples() -> Vec<plan::Workload> {
+        let base = plan::Workload::default();
+        vec![
+            base.clone(),
+            plan::Workload {
+                name: "mix".into(),
+                target: "data".into(),
+                read_pct: 70,
+                pattern: plan::AccessPattern::Sequential,
+                bs: plan::BlockSizes {
+                    split: vec![(4096, 60), (65536, 40)],
+                },
+                qd: 16,
+                streams: 4,
+                rate: plan::Rate::Iops(2500.0),
+                offset_bytes: 1 << 20,
+                size_bytes: Some(1 << 30),
+                dist: plan::Distribution::Zoned {
+                    bands: vec![
+                        plan::Zone {
+                            io_pct: 90.0,
+                            range_pct: 10.0,
+                        },
+                        plan::Zone {
+                            io_pct: 10.0,
+                            range_pct: 90.0,
+                        },
+                    ],
+                },
+                arrival: plan::Arrival::Uniform,
+                share_pct: Some(25.0),
+                seq_layout: plan::SeqLayout::Stride,
+            },
+            plan::Workload {
+                dist: plan::Distribution::Zipf { theta: 1.2 },
+                arrival: plan::Arrival::Exponential,
+                ..base.clone()
+            },
+            plan::Workload {
+                dist: plan::Distribution::Pareto { h: 0.9 },
+                ..base
+            },
+        ]
+    }
+
+    // The published shape is the one the plan itself serialises to (the result used to
+    // hold exactly that JSON), so typing the echo changed no result file.
+    #[test]
+    fn echo_serialises_as_the_plan_workload_did() {
+        for w in samples() {
+            let plan_json = serde_json::to_value(&w).unwrap();
+            let echo_json = serde_json::to_value(workload_echo(&w)).unwrap();
+            assert_eq!(echo_json, plan_json, "{}", w.name);
+        }
+    }
+
+    #[test]
+    fn echo_keeps_every_setting() {
+        let w = &samples()[1];
+        let e = workload_echo(w);
+        assert_eq!((e.name.as_str(), e.target.as_str()), ("mix", "data"));
+        assert_eq!((e.read_pct, e.qd, e.streams), (70, 16, 4));
+        assert_eq!(e.pattern, wire::AccessPattern::Sequential);
+        assert_eq!(e.bs.split, vec![(4096, 60), (65536, 40)]);
+        assert_eq!(e.rate, wire::Rate::Iops(2500.0));
+        assert_eq!((e.offset_bytes, e.size_bytes), (1 << 20, Some(1 << 30)));
+        assert_eq!(e.arrival, wire::Arrival::Uniform);
+        assert_eq!(e.share_pct, Some(25.0));
+        assert_eq!(e.seq_layout, wire::SeqLayout::Stride);
+        assert_eq!(e.rw(), "rw");
+        let wire::Distribution::Zoned { bands } = &e.dist else {
+            panic!("zoned expected, got {:?}", e.dist);
+        };
+        assert_eq!(bands.len(), 2);
+        assert_eq!((bands[0].io_pct, bands[0].range_pct), (90.0, 10.0));
+    }
+}

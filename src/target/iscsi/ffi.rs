@@ -1,0 +1,431 @@
+//! libiscsi, loaded at run time: like libnbd (see `crate::target::nbd::ffi`), it is
+//! opened with `dlopen` the first time an `iscsi://` target is used, and only the
+//! functions ioscope calls are looked up. [`Session`] wraps one `struct
+//! iscsi_context` logged in to one LUN; everything unsafe about libiscsi is here.
+//!
+//! Command completions arrive through one C callback, called by libiscsi from inside
+//! `iscsi_service` on the thread that drives the session. It records `(tag, status)`
+//! in that thread's list, which the caller drains with [`take_done`]: no allocation
+//! and no lock per I/O. `IOSCOPE_LIBISCSI` overrides the library's name.
+
+use libloading::Library;
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::OnceLock;
+
+/// `SCSI_STATUS_GOOD`.
+pub const STATUS_GOOD: i32 = 0;
+/// `SCSI_STATUS_CANCELLED`: the session went away with the command in flight.
+pub const STATUS_CANCELLED: i32 = 0x0f00_0000;
+/// `SCSI_STATUS_TIMEOUT`.
+pub const STATUS_TIMEOUT: i32 = 0x0f00_0002;
+/// `ISCSI_SESSION_NORMAL`.
+const SESSION_NORMAL: c_int = 2;
+/// The name ioscope logs in with.
+const INITIATOR: &str = "iqn.2026-11.io.ioscope:initiator";
+
+#[repr(C)]
+struct Context {
+    _private: [u8; 0],
+}
+
+/// The start of `struct scsi_task`: its first member, the SCSI status, is the only
+/// field read (the rest of the layout differs between libiscsi versions).
+#[repr(C)]
+struct TaskHead {
+    status: c_int,
+}
+
+/// `struct scsi_readcapacity16` from scsi-lowlevel.h (all fields spelt out for the
+/// layout; only the first two are read).
+#[repr(C)]
+#[allow(dead_code)]
+struct ReadCapacity16 {
+    returned_lba: u64,
+    block_length: u32,
+    p_type: u8,
+    prot_en: u8,
+    p_i_exp: u8,
+    lbppbe: u8,
+    lbpme: u8,
+    lbprz: u8,
+    lalba: u16,
+}
+
+type CommandCb = unsafe extern "C" fn(*mut Context, c_int, *mut c_void, *mut c_void);
+type FnCreate = unsafe extern "C" fn(*const c_char) -> *mut Context;
+type FnCtxInt = unsafe extern "C" fn(*mut Context) -> c_int;
+type FnCtxStr = unsafe extern "C" fn(*mut Context, *const c_char) -> c_int;
+type FnCtxSetInt = unsafe extern "C" fn(*mut Context, c_int) -> c_int;
+type FnCtxSetVoid = unsafe extern "C" fn(*mut Context, c_int);
+type FnGetError = unsafe extern "C" fn(*mut Context) -> *const c_char;
+type FnUserPwd = unsafe extern "C" fn(*mut Context, *const c_char, *const c_char) -> c_int;
+type FnFullConnect = unsafe extern "C" fn(*mut Context, *const c_char, c_int) -> c_int;
+type FnReadCap16 = unsafe extern "C" fn(*mut Context, c_int) -> *mut TaskHead;
+type FnUnmarshall = unsafe extern "C" fn(*mut TaskHead) -> *mut c_void;
+type FnFreeTask = unsafe extern "C" fn(*mut c_void);
+type FnRead16 = unsafe extern "C" fn(
+    *mut Context,
+    c_int,
+    u64,
+    u32,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    CommandCb,
+    *mut c_void,
+) -> *mut TaskHead;
+type FnWrite16 = unsafe extern "C" fn(
+    *mut Context,
+    c_int,
+    u64,
+    *mut u8,
+    u32,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    CommandCb,
+    *mut c_void,
+) -> *mut TaskHead;
+type FnAddDataIn = unsafe extern "C" fn(*mut TaskHead, c_int, *mut u8) -> c_int;
+
+/// The libiscsi functions ioscope uses, with the library kept loaded.
+struct Lib {
+    _lib: Library,
+    create_context: FnCreate,
+    destroy_context: FnCtxInt,
+    get_error: FnGetError,
+    set_targetname: FnCtxStr,
+    set_session_type: FnCtxSetInt,
+    set_noautoreconnect: FnCtxSetVoid,
+    set_initiator_username_pwd: FnUserPwd,
+    full_connect_sync: FnFullConnect,
+    readcapacity16_sync: FnReadCap16,
+    datain_unmarshall: FnUnmarshall,
+    free_scsi_task: FnFreeTask,
+    read16_task: FnRead16,
+    write16_task: FnWrite16,
+    add_data_in_buffer: FnAddDataIn,
+    get_fd: FnCtxInt,
+    which_events: FnCtxInt,
+    service: FnCtxSetInt,
+    queue_length: FnCtxInt,
+    is_logged_in: FnCtxInt,
+}
+
+fn lib_name() -> String {
+    std::env::var("IOSCOPE_LIBISCSI").unwrap_or_else(|_| "libiscsi.so.7".to_string())
+}
+
+fn load() -> Result<Lib, String> {
+    let name = lib_name();
+    let missing = |e: libloading::Error| {
+        format!(
+            "cannot load libiscsi ('{name}': {e}); iSCSI targets need it: install the Debian/Ubuntu package libiscsi7 (Fedora: libiscsi)"
+        )
+    };
+    // SAFETY: loading libiscsi runs its initialisers, which only set up library state.
+    let lib = unsafe { Library::new(&name) }.map_err(missing)?;
+    macro_rules! sym {
+        ($name:literal) => {
+            // SAFETY: the symbol is looked up by its libiscsi name and given the
+            // function type declared for it in iscsi.h / scsi-lowlevel.h; the pointer
+            // stays valid because the Library is stored next to it for good.
+            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map_err(missing)?
+        };
+    }
+    Ok(Lib {
+        create_context: sym!("iscsi_create_context"),
+        destroy_context: sym!("iscsi_destroy_context"),
+        get_error: sym!("iscsi_get_error"),
+        set_targetname: sym!("iscsi_set_targetname"),
+        set_session_type: sym!("iscsi_set_session_type"),
+        set_noautoreconnect: sym!("iscsi_set_noautoreconnect"),
+        set_initiator_username_pwd: sym!("iscsi_set_initiator_username_pwd"),
+        full_connect_sync: sym!("iscsi_full_connect_sync"),
+        readcapacity16_sync: sym!("iscsi_readcapacity16_sync"),
+        datain_unmarshall: sym!("scsi_datain_unmarshall"),
+        free_scsi_task: sym!("scsi_free_scsi_task"),
+        read16_task: sym!("iscsi_read16_task"),
+        write16_task: sym!("iscsi_write16_task"),
+        add_data_in_buffer: sym!("scsi_task_add_data_in_buffer"),
+        get_fd: sym!("iscsi_get_fd"),
+        which_events: sym!("iscsi_which_events"),
+        service: sym!("iscsi_service"),
+        queue_length: sym!("iscsi_queue_length"),
+        is_logged_in: sym!("iscsi_is_logged_in"),
+        _lib: lib,
+    })
+}
+
+fn lib() -> Result<&'static Lib, String> {
+    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+    LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
+}
+
+/// Whether libiscsi can be loaded here; `Err` says which package to install.
+pub fn available() -> Result<(), String> {
+    lib().map(|_| ())
+}
+
+thread_local! {
+    /// `(tag, SCSI status)` of the commands completed on this thread, in order.
+    static DONE: RefCell<Vec<(u64, i32)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Moves the completions recorded on this thread into `out`.
+pub fn take_done(out: &mut Vec<(u64, i32)>) {
+    DONE.with(|d| out.append(&mut d.borrow_mut()));
+}
+
+/// Called by libiscsi inside `iscsi_service` (or `iscsi_destroy_context`) when a
+/// command ends; `private_data` carries the request's tag.
+unsafe extern "C" fn on_task_done(
+    _ctx: *mut Context,
+    status: c_int,
+    command_data: *mut c_void,
+    private_data: *mut c_void,
+) {
+    DONE.with(|d| d.borrow_mut().push((private_data as usize as u64, status)));
+    if let Ok(l) = lib() {
+        if !command_data.is_null() {
+            // SAFETY: for SCSI commands command_data is the task libiscsi created for
+            // it; the callback owns it from here, and nothing else refers to it.
+            unsafe { (l.free_scsi_task)(command_data) };
+        }
+    }
+}
+
+/// CHAP credentials (never printed: no Debug, no Display).
+pub struct Chap {
+    pub user: String,
+    pub password: String,
+}
+
+/// One iSCSI session logged in to one LUN.
+pub struct Session {
+    lib: &'static Lib,
+    ctx: *mut Context,
+    lun: c_int,
+}
+
+// SAFETY: a Session owns its context exclusively and is used by one thread at a time
+// (a worker, or behind a Mutex); libiscsi keeps no thread-affine state in it.
+unsafe impl Send for Session {}
+
+impl Session {
+    /// Connects to `portal` (`HOST:PORT`), logs in to `iqn` and checks `lun`.
+    pub fn connect(
+        portal: &str,
+        iqn: &str,
+        lun: u32,
+        chap: Option<&Chap>,
+    ) -> Result<Session, String> {
+        let l = lib()?;
+        let cstr = |s: &str| CString::new(s).map_err(|_| "a NUL byte in the URI".to_string());
+        let initiator = cstr(INITIATOR)?;
+        // SAFETY: a valid C string; NULL is checked.
+        let ctx = unsafe { (l.create_context)(initiator.as_ptr()) };
+        if ctx.is_null() {
+            return Err("libiscsi could not create a context".into());
+        }
+        let s = Session {
+            lib: l,
+            ctx,
+            lun: lun as c_int,
+        };
+        let target = cstr(iqn)?;
+        let c_portal = cstr(portal)?;
+        // SAFETY: valid context and C strings that outlive each call.
+        unsafe {
+            if (l.set_targetname)(ctx, target.as_ptr()) != 0
+                || (l.set_session_type)(ctx, SESSION_NORMAL) != 0
+            {
+                return Err(s.error());
+            }
+            // A lost session fails its commands instead of reconnecting behind our back.
+            (l.set_noautoreconnect)(ctx, 1);
+            if let Some(c) = chap {
+                let (u, p) = (cstr(&c.user)?, cstr(&c.password)?);
+                if (l.set_initiator_username_pwd)(ctx, u.as_ptr(), p.as_ptr()) != 0 {
+                    return Err(s.error());
+                }
+            }
+            if (l.full_connect_sync)(ctx, c_portal.as_ptr(), s.lun) != 0 {
+                return Err(s.error());
+            }
+        }
+        Ok(s)
+    }
+
+    /// libiscsi's last error on this context.
+    pub fn error(&self) -> String {
+        // SAFETY: valid context; the string is copied at once.
+        let p = unsafe { (self.lib.get_error)(self.ctx) };
+        if p.is_null() {
+            return "unknown libiscsi error".into();
+        }
+        // SAFETY: non-null, NUL-terminated, owned by the context.
+        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        if s.is_empty() {
+            "unknown libiscsi error".into()
+        } else {
+            s
+        }
+    }
+
+    /// READ CAPACITY (16): (number of blocks, block size in bytes).
+    pub fn read_capacity(&self) -> Result<(u64, u32), String> {
+        // SAFETY: valid, logged-in context.
+        let task = unsafe { (self.lib.readcapacity16_sync)(self.ctx, self.lun) };
+        if task.is_null() {
+            return Err(self.error());
+        }
+        // SAFETY: task is a live scsi_task; its first member is the status.
+        let status = unsafe { (*task).status };
+        let r = if status != STATUS_GOOD {
+            Err(format!("READ CAPACITY (16) failed: {}", self.error()))
+        } else {
+            // SAFETY: a good READ CAPACITY (16) task unmarshalls to this struct,
+            // owned by the task and read before the task is freed.
+            let rc = unsafe { (self.lib.datain_unmarshall)(task) } as *const ReadCapacity16;
+            if rc.is_null() {
+                Err("READ CAPACITY (16): could not decode the answer".into())
+            } else {
+                // SAFETY: non-null pointer to the decoded struct.
+                let rc = unsafe { &*rc };
+                Ok((rc.returned_lba + 1, rc.block_length))
+            }
+        };
+        // SAFETY: freeing the task returned by the _sync call, once.
+        unsafe { (self.lib.free_scsi_task)(task as *mut c_void) };
+        r
+    }
+
+    /// Starts READ (16) of `len` bytes at block `lba` into `buf`; the completion is
+    /// recorded with `tag` (see [`take_done`]).
+    ///
+    /// # Safety
+    /// `buf` must stay valid for `len` bytes of writes until the completion has been
+    /// recorded or the session is dropped.
+    pub unsafe fn read16(
+        &self,
+        buf: *mut u8,
+        len: u32,
+        lba: u64,
+        block: u32,
+        tag: u64,
+    ) -> Result<(), String> {
+        // SAFETY: valid context; the callback and tag are plain values.
+        let task = unsafe {
+            (self.lib.read16_task)(
+                self.ctx,
+                self.lun,
+                lba,
+                len,
+                block as c_int,
+                0,
+                0,
+                0,
+                0,
+                0,
+                on_task_done,
+                tag as usize as *mut c_void,
+            )
+        };
+        if task.is_null() {
+            return Err(self.error());
+        }
+        // SAFETY: the task is queued but its data cannot arrive before the next
+        // iscsi_service on this thread; the caller keeps buf valid until completion.
+        if unsafe { (self.lib.add_data_in_buffer)(task, len as c_int, buf) } != 0 {
+            return Err("libiscsi could not attach the read buffer".into());
+        }
+        Ok(())
+    }
+
+    /// Starts WRITE (16) of `len` bytes from `buf` at block `lba`.
+    ///
+    /// # Safety
+    /// `buf` must stay valid for `len` bytes of reads until the completion has been
+    /// recorded or the session is dropped.
+    pub unsafe fn write16(
+        &self,
+        buf: *mut u8,
+        len: u32,
+        lba: u64,
+        block: u32,
+        tag: u64,
+    ) -> Result<(), String> {
+        // SAFETY: valid context; libiscsi only reads buf, which the caller keeps valid.
+        let task = unsafe {
+            (self.lib.write16_task)(
+                self.ctx,
+                self.lun,
+                lba,
+                buf,
+                len,
+                block as c_int,
+                0,
+                0,
+                0,
+                0,
+                0,
+                on_task_done,
+                tag as usize as *mut c_void,
+            )
+        };
+        if task.is_null() {
+            return Err(self.error());
+        }
+        Ok(())
+    }
+
+    /// The socket to poll.
+    pub fn fd(&self) -> i32 {
+        // SAFETY: valid context.
+        unsafe { (self.lib.get_fd)(self.ctx) }
+    }
+
+    /// The poll(2) events libiscsi waits for (0 = none now; call [`Session::service`]
+    /// with 0 a little later).
+    pub fn which_events(&self) -> i16 {
+        // SAFETY: valid context.
+        unsafe { (self.lib.which_events)(self.ctx) as i16 }
+    }
+
+    /// Lets libiscsi act on `revents`; completions are recorded on this thread.
+    pub fn service(&self, revents: i16) -> Result<(), String> {
+        // SAFETY: valid context; callbacks run on this thread.
+        if unsafe { (self.lib.service)(self.ctx, revents as c_int) } < 0 {
+            return Err(self.error());
+        }
+        Ok(())
+    }
+
+    /// Commands in flight.
+    pub fn queue_length(&self) -> usize {
+        // SAFETY: valid context.
+        unsafe { (self.lib.queue_length)(self.ctx) }.max(0) as usize
+    }
+
+    /// False once the session has been lost.
+    pub fn is_logged_in(&self) -> bool {
+        // SAFETY: valid context.
+        unsafe { (self.lib.is_logged_in)(self.ctx) == 1 }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: destroying the context this Session owns, exactly once; commands
+        // still in flight are cancelled through the callback, which frees them.
+        unsafe { (self.lib.destroy_context)(self.ctx) };
+    }
+}

@@ -1,0 +1,258 @@
+//! iSCSI targets: `iscsi://HOST[:PORT]/IQN/LUN`. Parsing checks the URI's shape
+//! without I/O; opening logs in once through libiscsi to learn the LUN's size and
+//! block size (READ CAPACITY 16) and to look at its head before anything is written.
+//! That session stays with the target for the `--verify-after` pass; the engine's
+//! workers log in with their own. CHAP credentials come only from the environment
+//! (`IOSCOPE_ISCSI_USER`, `IOSCOPE_ISCSI_PASSWORD`), never from the URI, so they
+//! never reach results or messages.
+
+pub mod ffi;
+
+use super::TargetError;
+use crate::plan::model::IscsiSpec;
+use std::sync::Mutex;
+
+/// The iSCSI port when a URI gives none.
+pub const DEFAULT_PORT: u16 = 3260;
+
+/// Parses `iscsi://HOST[:PORT]/IQN/LUN` (`%XX` escapes in the IQN are decoded, as
+/// libiscsi's own URLs allow).
+pub fn parse(uri: &str) -> Result<IscsiSpec, String> {
+    let rest = uri
+        .strip_prefix("iscsi://")
+        .ok_or("expected iscsi://HOST[:PORT]/IQN/LUN")?;
+    if rest.contains('?') {
+        return Err("iscsi:// URIs take no query parameters (CHAP credentials come from IOSCOPE_ISCSI_USER and IOSCOPE_ISCSI_PASSWORD)".into());
+    }
+    let (authority, path) = rest
+        .split_once('/')
+        .ok_or("expected iscsi://HOST[:PORT]/IQN/LUN")?;
+    if authority.contains('@') {
+        return Err("user names or passwords do not belong in the URI; set IOSCOPE_ISCSI_USER and IOSCOPE_ISCSI_PASSWORD".into());
+    }
+    let (host, port) = super::nbd::split_host_port(authority, DEFAULT_PORT)?;
+    let (iqn, lun) = path
+        .rsplit_once('/')
+        .ok_or("expected iscsi://HOST[:PORT]/IQN/LUN (the LUN is missing)")?;
+    let lun: u32 = lun
+        .parse()
+        .ok()
+        .filter(|&l| l < 16384)
+        .ok_or_else(|| format!("bad LUN '{lun}': expected a number below 16384"))?;
+    let iqn = percent_decode(iqn)?;
+    if iqn.is_empty() {
+        return Err("no target name (IQN)".into());
+    }
+    let portal = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    Ok(IscsiSpec {
+        uri: uri.to_string(),
+        portal,
+        iqn,
+        lun,
+    })
+}
+
+fn percent_decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("bad %-escape in '{s}'"))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("'{s}' is not UTF-8 once decoded"))
+}
+
+/// CHAP credentials from `IOSCOPE_ISCSI_USER` / `IOSCOPE_ISCSI_PASSWORD`.
+pub fn chap_from_env() -> Result<Option<ffi::Chap>, String> {
+    match (
+        std::env::var("IOSCOPE_ISCSI_USER").ok(),
+        std::env::var("IOSCOPE_ISCSI_PASSWORD").ok(),
+    ) {
+        (None, None) => Ok(None),
+        (Some(user), Some(password)) => Ok(Some(ffi::Chap { user, password })),
+        _ => Err(
+            "set both IOSCOPE_ISCSI_USER and IOSCOPE_ISCSI_PASSWORD for CHAP, or neither".into(),
+        ),
+    }
+}
+
+/// Logs in to the LUN `spec` names, with CHAP from the environment.
+pub fn connect(spec: &IscsiSpec) -> Result<ffi::Session, String> {
+    let chap = chap_from_env()?;
+    ffi::Session::connect(&spec.portal, &spec.iqn, spec.lun, chap.as_ref())
+}
+
+/// An opened iSCSI LUN.
+pub struct IscsiTarget {
+    pub spec: IscsiSpec,
+    /// Logical block size in bytes: offsets and lengths must be multiples of it.
+    pub block_bytes: u32,
+    /// The session opened to inspect the LUN, kept for the verify pass.
+    session: Mutex<ffi::Session>,
+}
+
+impl std::fmt::Debug for IscsiTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IscsiTarget")
+            .field("spec", &self.spec)
+            .field("block_bytes", &self.block_bytes)
+            .finish()
+    }
+}
+
+impl IscsiTarget {
+    /// Blocking read through the inspection session (verify pass). `offset` and
+    /// `buf.len()` are multiples of the block size.
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let s = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        read_blocking(&s, buf, offset, self.block_bytes)
+            .map_err(|e| std::io::Error::other(format!("{}: {e}", self.spec.portal)))
+    }
+}
+
+/// Reads `buf` at `offset` through `s`, waiting for the answer (30 s at most).
+fn read_blocking(s: &ffi::Session, buf: &mut [u8], offset: u64, block: u32) -> Result<(), String> {
+    const TAG: u64 = u64::MAX >> 1;
+    // SAFETY: buf outlives the loop below, which runs until the command completes
+    // or the session fails (then the session is unusable and its commands cancelled).
+    unsafe {
+        s.read16(
+            buf.as_mut_ptr(),
+            buf.len() as u32,
+            offset / block as u64,
+            block,
+            TAG,
+        )?
+    };
+    let deadline = crate::clock::now_ns() + 30_000_000_000;
+    let mut done = Vec::new();
+    loop {
+        let mut p = libc::pollfd {
+            fd: s.fd(),
+            events: s.which_events(),
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut p, 1, 100) };
+        s.service(if n > 0 { p.revents } else { 0 })?;
+        ffi::take_done(&mut done);
+        if let Some(&(_, status)) = done.iter().find(|(t, _)| *t == TAG) {
+            return if status == ffi::STATUS_GOOD {
+                Ok(())
+            } else {
+                Err(format!(
+                    "READ (16) failed with SCSI status {status:#x}: {}",
+                    s.error()
+                ))
+            };
+        }
+        done.clear();
+        if crate::clock::now_ns() > deadline {
+            return Err("no answer to READ (16) within 30 s".into());
+        }
+    }
+}
+
+/// What opening a LUN learnt: the target and the LUN's size.
+pub struct Opened {
+    pub target: IscsiTarget,
+    pub lun_bytes: u64,
+}
+
+/// Logs in, learns the LUN's size and block size, and refuses writes that would
+/// destroy a partition table or filesystem without `force`.
+pub fn open(spec: &IscsiSpec, writes: bool, force: bool) -> Result<Opened, TargetError> {
+    let unavailable = |msg: String| TargetError::Unavailable {
+        uri: spec.uri.clone(),
+        msg,
+    };
+    ffi::available().map_err(unavailable)?;
+    let session = connect(spec).map_err(|e| {
+        unavailable(format!(
+            "cannot log in to {} LUN {} at {}: {e}",
+            spec.iqn, spec.lun, spec.portal
+        ))
+    })?;
+    let (blocks, block_bytes) = session
+        .read_capacity()
+        .map_err(|e| unavailable(format!("{}: {e}", spec.portal)))?;
+    if block_bytes == 0 || !block_bytes.is_power_of_two() {
+        return Err(unavailable(format!(
+            "{}: the LUN reports a block size of {block_bytes} bytes",
+            spec.portal
+        )));
+    }
+    let lun_bytes = blocks * block_bytes as u64;
+    if writes && !force {
+        let want = lun_bytes.min(128 * 1024) as usize;
+        let mut head = vec![0u8; want - want % block_bytes as usize];
+        if !head.is_empty() {
+            read_blocking(&session, &mut head, 0, block_bytes).map_err(|e| {
+                unavailable(format!(
+                    "{}: reading the LUN's first bytes: {e}",
+                    spec.portal
+                ))
+            })?;
+        }
+        if let Some(s) = super::safety::signature(&head) {
+            return Err(TargetError::Unsafe {
+                path: spec.uri.clone().into(),
+                reason: format!("it carries a {s} signature"),
+            });
+        }
+    }
+    Ok(Opened {
+        target: IscsiTarget {
+            spec: spec.clone(),
+            block_bytes,
+            session: Mutex::new(session),
+        },
+        lun_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_iscsi_uris() {
+        let s = parse("iscsi://127.0.0.1:3261/iqn.2026-11.io.ioscope:t1/1").unwrap();
+        assert_eq!(s.portal, "127.0.0.1:3261");
+        assert_eq!(s.iqn, "iqn.2026-11.io.ioscope:t1");
+        assert_eq!(s.lun, 1);
+        let s = parse("iscsi://h/iqn.x%3Ay/0").unwrap();
+        assert_eq!((s.portal.as_str(), s.iqn.as_str()), ("h:3260", "iqn.x:y"));
+    }
+
+    #[test]
+    fn refuses_malformed_iscsi_uris() {
+        for (uri, want) in [
+            ("iscsi://h", "IQN/LUN"),
+            ("iscsi://h/iqn", "LUN is missing"),
+            ("iscsi://h/iqn/x", "bad LUN"),
+            ("iscsi://h//1", "no target name"),
+            ("iscsi://u%p@h/iqn/1", "IOSCOPE_ISCSI_USER"),
+            ("iscsi://h/iqn/1?user=x", "no query"),
+            ("iscsi://:3260/iqn/1", "no host"),
+            ("iscsi://h/iq%zz/1", "%-escape"),
+        ] {
+            let e = parse(uri).unwrap_err();
+            assert!(e.contains(want), "{uri}: {e}");
+        }
+    }
+}

@@ -1,0 +1,453 @@
+//! `ioscope net`: loopback throughput with 1 and 4 streams (every byte the client
+//! says it sent is a byte the server says it received), request/response timing
+//! consistent with the transaction rate, iperf3's JSON layout, and the faults — a
+//! server that dies mid-run, nothing listening, a client that vanishes, a stranger
+//! speaking another protocol. With root, a token-bucket-limited veth pair between two
+//! namespaces of the test's own checks the figure against a known 1 Gbit/s.
+
+use super::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `ioscope net serve`, killed by PID on drop (also when a test fails).
+struct Server {
+    child: Child,
+    addr: String,
+    stderr_path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts a server on `bind` (port 0 picks a free one), optionally inside a
+    /// network namespace, and waits for its "listening on" line.
+    fn start_in(netns: Option<&str>, bind: &str) -> Server {
+        let dir = tempdir();
+        let stderr_path = dir.path().join("server.err");
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_ioscope")]);
+                c
+            }
+            None => ioscope(),
+        };
+        let mut child = cmd
+            .args(["net", "serve", "--bind", bind])
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_path).unwrap())
+            .spawn()
+            .expect("spawn server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split("listening on ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+            .to_string();
+        Server {
+            child,
+            addr,
+            stderr_path,
+            _dir: dir,
+        }
+    }
+
+    fn start() -> Server {
+        Server::start_in(None, "127.0.0.1:0")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs a client against `addr` with `--json`, returning (exit code, stderr, result).
+fn client(addr: &str, args: &[&str]) -> (Option<i32>, String, Option<Value>) {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut all = vec!["net", "run", addr, "-q", "--json", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = run(&all);
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .map(|s| serde_json::from_str(&s).unwrap());
+    (o.status.code(), stderr(&o), v)
+}
+
+fn f(v: &Value, path: &str) -> f64 {
+    let mut cur = v;
+    for k in path.split('.') {
+        cur = match k.parse::<usize>() {
+            Ok(i) => &cur[i],
+            Err(_) => &cur[k],
+        };
+    }
+    cur.as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
+}
+
+#[test]
+fn net_loopback_counts_every_byte_with_one_and_four_streams() {
+    let srv = Server::start();
+    let d = tempdir();
+    let html = d.path().join("r.html");
+    let mut saved = Vec::new();
+    for streams in ["1", "4"] {
+        let (code, err, v) = client(
+            &srv.addr,
+            &[
+                "--streams",
+                streams,
+                "--duration",
+                "2s",
+                "--warmup",
+                "1s",
+                "--html",
+                html.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}");
+        let v = v.unwrap();
+        let r = &v["runs"][0];
+        assert_eq!(r["kind"], "net");
+        let per = r["totals"]["streams"].as_array().unwrap();
+        assert_eq!(per.len(), streams.parse::<usize>().unwrap());
+        let mut sum = 0.0;
+        for s in per {
+            let sent = s["bytes_sent"].as_u64().unwrap();
+            assert!(sent > 1 << 20, "{s}");
+            // Exact: what the client wrote is what the server read.
+            assert_eq!(sent, s["bytes_received"].as_u64().unwrap(), "{s}");
+            assert!(s["rtt_us"].as_f64().unwrap() > 0.0, "{s}");
+            sum += s["gbps"].as_f64().unwrap();
+        }
+        let gbps = f(r, "totals.gbps");
+        assert!(
+            gbps > 0.1 && (gbps - sum).abs() < 1e-6 * gbps,
+            "{gbps} vs {sum}"
+        );
+        // MB/s in the storage fields is the same figure.
+        assert!((f(r, "totals.mbps") - gbps * 125.0).abs() < 1e-6 * gbps * 125.0);
+        assert!(f(r, "totals.service_demand_us_per_kb.local") > 0.0);
+        assert!(f(r, "totals.service_demand_us_per_kb.remote") > 0.0);
+        let ivs = r["intervals"].as_array().unwrap();
+        assert!(ivs.len() >= 3, "{}", ivs.len());
+        assert_eq!(ivs[0]["warmup"], true);
+        assert_eq!(
+            ivs[1]["net"]["streams"].as_array().unwrap().len(),
+            per.len()
+        );
+        let env = &v["env"]["net"]["local"];
+        assert_eq!(env["interface"], "lo");
+        assert!(env["path_mtu"].as_u64().unwrap() >= 1500);
+        assert!(env["rcvbuf_bytes"].as_u64().unwrap() > 0);
+        assert!(v["env"]["net"]["remote"]["rmem_max"].as_u64().is_some());
+        let p = d.path().join(format!("s{streams}.json"));
+        std::fs::write(&p, v.to_string()).unwrap();
+        saved.push(p);
+    }
+    // The HTML of the 4-stream run has a per-stream timeline with four lines.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("data-chart=\"run0-streams-gbps\""));
+    assert!(page.contains("data-series=\"stream3_gbps\""));
+    // compare reads net results and leads with Gbit/s.
+    let o = run(&[
+        "compare",
+        saved[0].to_str().unwrap(),
+        saved[1].to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("Gbit/s ")),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn net_rr_rate_matches_mean_latency_per_stream() {
+    let srv = Server::start();
+    let (code, err, v) = client(
+        &srv.addr,
+        &["--rr", "1,1", "--streams", "2", "--duration", "2s"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let r = &v.unwrap()["runs"][0];
+    for s in r["totals"]["streams"].as_array().unwrap() {
+        let tps = s["tps"].as_f64().unwrap();
+        let mean_us = f(s, "latency_us.mean");
+        assert!(tps > 100.0, "{s}");
+        let implied = 1e6 / mean_us;
+        // Closed loop, one transaction in flight: the rate is 1/latency.
+        assert!(
+            (implied / tps - 1.0).abs() < 0.05,
+            "1/mean = {implied:.0}/s against {tps:.0} transactions/s"
+        );
+        assert!(f(s, "latency_us.p50") <= f(s, "latency_us.p99"));
+        assert!(f(s, "latency_us.p99") <= f(s, "latency_us.p99_9"));
+    }
+    let rr = &r["totals"]["rr"];
+    assert!(f(rr, "tps") > 200.0);
+    assert!(f(rr, "latency_us.p99_9") > 0.0);
+}
+
+#[test]
+fn net_iperf3_json_has_iperf3_fields() {
+    let srv = Server::start();
+    let d = tempdir();
+    let ip = d.path().join("iperf3.json");
+    let (code, err, v) = client(
+        &srv.addr,
+        &[
+            "--streams",
+            "2",
+            "--duration",
+            "2s",
+            "--iperf3-json",
+            ip.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let i3 = read_json(&ip);
+    let gbps = f(&v.unwrap()["runs"][0], "totals.gbps");
+    let received = f(&i3, "end.sum_received.bits_per_second");
+    assert!(
+        (received / 1e9 - gbps).abs() < 1e-6 * gbps,
+        "{received} vs {gbps}"
+    );
+    assert!(f(&i3, "end.sum_sent.bits_per_second") > 0.0);
+    let ivs = i3["intervals"].as_array().unwrap();
+    assert!(ivs.len() >= 2);
+    for iv in ivs {
+        assert!(f(iv, "sum.bits_per_second") > 0.0);
+        assert_eq!(iv["streams"].as_array().unwrap().len(), 2);
+    }
+    assert!(f(&i3, "end.cpu_utilization_percent.host_total") > 0.0);
+    assert!(f(&i3, "end.cpu_utilization_percent.remote_total") > 0.0);
+    assert_eq!(i3["start"]["test_start"]["num_streams"], 2);
+    assert_eq!(i3["start"]["test_start"]["protocol"], "TCP");
+}
+
+#[test]
+fn net_server_dying_mid_run_keeps_the_intervals_so_far() {
+    let mut srv = Server::start();
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let c = ioscope()
+        .args(["net", "run", &srv.addr, "-q", "--duration", "8s"])
+        .args(["--json", json.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    srv.child.kill().unwrap();
+    let t = Instant::now();
+    let o = c.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&srv.addr), "{}", stderr(&o));
+    let v = read_json(&json);
+    let r = &v["runs"][0];
+    assert_eq!(r["end_reason"], "error");
+    let n = r["intervals"].as_array().unwrap().len();
+    assert!((2..=4).contains(&n), "{n} intervals");
+    assert!(f(r, "totals.gbps") > 0.0);
+}
+
+#[test]
+fn net_connect_refused_names_the_address_quickly() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    drop(l);
+    let t = Instant::now();
+    let (code, err, v) = client(&addr, &["--duration", "1s"]);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(&addr) && err.contains("refused"), "{err}");
+    assert!(v.is_none(), "a failed connect writes no result");
+    // Bad input is exit 2 and names the flag.
+    let (code, err, _) = client(&addr, &["--rate", "lots"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--rate 'lots'"), "{err}");
+}
+
+#[test]
+fn net_server_survives_vanishing_clients_and_strangers() {
+    let srv = Server::start();
+    // A client killed mid-test.
+    let mut c = ioscope()
+        .args(["net", "run", &srv.addr, "-q", "--duration", "10s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    c.kill().unwrap();
+    let _ = c.wait();
+    // Something that is not ioscope: dropped without a reply.
+    let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut buf = [0u8; 64];
+    let n = std::io::Read::read(&mut s, &mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "the server answered a stranger");
+    // And it still serves.
+    let (code, err, _) = client(&srv.addr, &["--duration", "1s"]);
+    assert_eq!(code, Some(0), "{err}");
+    let log = srv.log();
+    assert!(log.contains("client went away"), "{log}");
+    assert!(log.contains("not the ioscope protocol"), "{log}");
+}
+
+/// Two network namespaces of this test's own joined by a veth pair, deleted on drop.
+struct NetnsPair {
+    client_ns: String,
+    server_ns: String,
+}
+
+impl NetnsPair {
+    fn ip(args: &[&str]) -> Result<(), String> {
+        let o = Command::new("ip")
+            .args(args)
+            .output()
+            .map_err(|e| format!("ip: {e}"))?;
+        if o.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "ip {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&o.stderr)
+            ))
+        }
+    }
+
+    /// Client side 10.251.0.1, server side 10.251.0.2, MTU 9000, and a token bucket
+    /// of `rate` on the client's egress. Addresses exist only inside the namespaces.
+    fn new(rate: &str) -> Result<NetnsPair, String> {
+        if !is_root() {
+            return Err("not root".into());
+        }
+        let pid = std::process::id();
+        let pair = NetnsPair {
+            client_ns: format!("ioscope-c{pid}"),
+            server_ns: format!("ioscope-s{pid}"),
+        };
+        let (c, s) = (pair.client_ns.clone(), pair.server_ns.clone());
+        let (vc, vs) = (format!("ioc{pid}"), format!("ios{pid}"));
+        Self::ip(&["netns", "add", &c])?;
+        Self::ip(&["netns", "add", &s])?;
+        Self::ip(&[
+            "-n", &c, "link", "add", &vc, "mtu", "9000", "type", "veth", "peer", "name", &vs,
+            "netns", &s, "mtu", "9000",
+        ])?;
+        Self::ip(&["-n", &c, "addr", "add", "10.251.0.1/24", "dev", &vc])?;
+        Self::ip(&["-n", &s, "addr", "add", "10.251.0.2/24", "dev", &vs])?;
+        for (ns, dev) in [(&c, &vc), (&s, &vs)] {
+            Self::ip(&["-n", ns, "link", "set", "lo", "up"])?;
+            Self::ip(&["-n", ns, "link", "set", dev, "up"])?;
+        }
+        let o = Command::new("ip")
+            .args([
+                "netns", "exec", &c, "tc", "qdisc", "add", "dev", &vc, "root", "tbf",
+            ])
+            .args(["rate", rate, "burst", "128kb", "latency", "50ms"])
+            .output()
+            .map_err(|e| format!("tc: {e}"))?;
+        if !o.status.success() {
+            return Err(format!("tc: {}", String::from_utf8_lossy(&o.stderr)));
+        }
+        Ok(pair)
+    }
+}
+
+impl Drop for NetnsPair {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes the veth end inside it (and so its peer).
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.client_ns])
+            .status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.server_ns])
+            .status();
+    }
+}
+
+#[test]
+fn net_netns_veth_with_tbf_measures_one_gigabit() {
+    let ns = match NetnsPair::new("1gbit") {
+        Ok(n) => n,
+        Err(why) => return skip_or_fail(&format!("network namespace test: {why}")),
+    };
+    let srv = Server::start_in(Some(&ns.server_ns), "10.251.0.2:0");
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    // Two streams keep the bucket fuller than one. TCP itself does not always fill
+    // a token bucket on a loaded host (iperf3 gets
+    // 0.93-0.98 Gbit/s on this veth pair too, from stalls of the sender longer than
+    // the bucket's 50 ms queue), so, like the other real-time tests, three attempts:
+    // a measurement that is right must come within 3% in at least one.
+    let mut seen = Vec::new();
+    let mut v = Value::Null;
+    for _ in 0..3 {
+        let o = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &ns.client_ns,
+                env!("CARGO_BIN_EXE_ioscope"),
+            ])
+            .args([
+                "net",
+                "run",
+                &srv.addr,
+                "-q",
+                "--duration",
+                "3s",
+                "--warmup",
+                "1s",
+                "--streams",
+                "2",
+            ])
+            .args(["--json", json.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        v = read_json(&json);
+        // Payload under a 1 Gbit/s bucket that also counts 66 bytes of headers per
+        // 9000-byte frame: 0.993 Gbit/s at best.
+        let gbps = f(&v["runs"][0], "totals.gbps");
+        seen.push(gbps);
+        if (gbps - 1.0).abs() <= 0.03 {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|g| (g - 1.0).abs() <= 0.03),
+        "Gbit/s in three attempts: {seen:?}"
+    );
+    assert!(
+        seen.iter().all(|g| *g < 1.0),
+        "{seen:?}: faster than the bucket"
+    );
+    let r = &v["runs"][0];
+    let s = &r["totals"]["streams"][0];
+    assert!(s["retransmits"].as_u64().is_some(), "{s}");
+    assert!(s["rtt_us"].as_f64().unwrap() > 0.0, "{s}");
+    let env = &v["env"]["net"]["local"];
+    assert_eq!(env["interface_mtu"], 9000);
+    assert_eq!(env["path_mtu"], 9000);
+}

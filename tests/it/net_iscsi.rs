@@ -1,0 +1,390 @@
+//! iSCSI targets against a real server: tgtd on 127.0.0.1 with a free portal port and
+//! its own control port, one LUN backed by a file in a temp directory, killed by PID
+//! on drop (tgtd ignores SIGTERM).
+
+use super::*;
+use std::time::{Duration, Instant};
+
+const IQN: &str = "iqn.2026-11.io.ioscope:test";
+
+/// A tgtd process serving one LUN.
+struct Tgtd {
+    child: std::process::Child,
+    uri: String,
+    portal: String,
+    lun_file: PathBuf,
+    control: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Tgtd {
+    fn start(size_mib: u64) -> Result<Tgtd, String> {
+        if !is_root() {
+            return Err("tgtd needs root".into());
+        }
+        if Command::new("tgtadm").arg("--help").output().is_err() {
+            return Err("tgt is not installed (Debian package tgt)".into());
+        }
+        let dir = tempdir();
+        let lun_file = dir.path().join("lun.img");
+        std::fs::File::create(&lun_file)
+            .and_then(|f| f.set_len(size_mib << 20))
+            .map_err(|e| e.to_string())?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        // The control port names tgtd's management socket (tgtd takes numbers below
+        // 32768); derived from the free portal port, so parallel tests differ.
+        let control = (1000 + port % 30000).to_string();
+        let child = Command::new("tgtd")
+            .args([
+                "-f",
+                "-C",
+                &control,
+                "--iscsi",
+                &format!("portal=127.0.0.1:{port}"),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("starting tgtd: {e}"))?;
+        let mut t = Tgtd {
+            child,
+            uri: format!("iscsi://127.0.0.1:{port}/{IQN}/1"),
+            portal: format!("127.0.0.1:{port}"),
+            lun_file,
+            control,
+            _dir: dir,
+        };
+        let t0 = Instant::now();
+        while !t.adm(&["--op", "show", "--mode", "target"]) {
+            if let Ok(Some(st)) = t.child.try_wait() {
+                return Err(format!("tgtd exited at start: {st}"));
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                return Err("tgtd did not answer within 10 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let lun = t.lun_file.to_str().unwrap().to_string();
+        let adm = |args: &[&str]| t.adm(args);
+        let ok = adm(&["--op", "new", "--mode", "target", "--tid", "1", "-T", IQN])
+            && adm(&[
+                "--op",
+                "new",
+                "--mode",
+                "logicalunit",
+                "--tid",
+                "1",
+                "--lun",
+                "1",
+                "-b",
+                &lun,
+            ])
+            && adm(&[
+                "--op", "bind", "--mode", "target", "--tid", "1", "-I", "ALL",
+            ]);
+        if !ok {
+            return Err("tgtadm could not set up the target".into());
+        }
+        Ok(t)
+    }
+
+    /// Runs tgtadm against this tgtd; true on success.
+    fn adm(&self, args: &[&str]) -> bool {
+        Command::new("tgtadm")
+            .args(["-C", &self.control, "--lld", "iscsi"])
+            .args(args)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    }
+
+    fn kill(&mut self) {
+        // SAFETY: signalling our own child by its PID.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Tgtd {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.kill();
+        }
+    }
+}
+
+fn server(size_mib: u64) -> Option<Tgtd> {
+    match Tgtd::start(size_mib) {
+        Ok(t) => Some(t),
+        Err(why) => {
+            skip_or_fail(&format!("tgtd: {why}"));
+            None
+        }
+    }
+}
+
+#[test]
+fn iscsi_exact_reads_and_clean_verified_writes() {
+    let Some(t) = server(16) else {
+        return;
+    };
+    let r = run_json(&[
+        "run", "-t", &t.uri, "--rw", "randread", "--bs", "4k", "--qd", "16", "--passes", "1",
+    ]);
+    assert_eq!(r.run(0).engine, "iscsi");
+    // The LUN's size from READ CAPACITY (16): 16 MiB, 4096 reads of 4 KiB.
+    assert_eq!(r.run(0).totals.read.ios, 4096);
+    let r = run_json(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randrw",
+        "--bs",
+        "8k",
+        "--qd",
+        "16",
+        "--size",
+        "2m",
+        "--passes",
+        "3",
+        "--verify-after",
+    ]);
+    let run0 = r.run(0);
+    let v = run0.verify.as_ref().expect("verify counts");
+    assert_eq!(v.mismatches, 0, "{v:?}");
+    assert!(v.units_checked > 0, "{v:?}");
+    assert_eq!(run0.totals.read.ios + run0.totals.write.ios, 768);
+}
+
+#[test]
+fn iscsi_writes_reach_the_lun_and_damage_behind_its_back_is_found() {
+    let Some(t) = server(8) else {
+        return;
+    };
+    let d = tempdir();
+    let journal = d.path().join("journal");
+    let o = run(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--size",
+        "1m",
+        "--passes",
+        "1",
+        "--journal",
+        journal.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&["verify", "--journal", journal.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // Change bytes of the backing file behind the server's back.
+    let mut bytes = std::fs::read(&t.lun_file).unwrap();
+    assert!(
+        bytes[..1 << 20].iter().any(|&b| b != 0),
+        "nothing reached the LUN"
+    );
+    for b in &mut bytes[300_000..300_016] {
+        *b ^= 0xff;
+    }
+    std::fs::write(&t.lun_file, &bytes).unwrap();
+    let o = run(&["verify", "--journal", journal.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
+    // The 4 KiB unit holding byte 300000 is named, and only it.
+    let out = stdout(&o);
+    assert!(
+        out.contains("1 mismatches") && out.contains("offset 299008"),
+        "{out}"
+    );
+}
+
+#[test]
+fn iscsi_partial_blocks_are_refused_at_plan_time() {
+    let Some(t) = server(4) else {
+        return;
+    };
+    let o = run(&[
+        "run", "-t", &t.uri, "--rw", "randread", "--bs", "1000", "--passes", "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("512-byte blocks"), "{}", stderr(&o));
+}
+
+#[test]
+fn iscsi_wrong_target_or_missing_library_is_a_run_failure() {
+    let Some(t) = server(4) else {
+        return;
+    };
+    let bad = t.uri.replace(IQN, "iqn.2026-11.io.ioscope:nope");
+    let o = run(&[
+        "run",
+        "-t",
+        &bad,
+        "--rw",
+        "randread",
+        "--duration",
+        "1s",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&t.portal), "{}", stderr(&o));
+    let o = ioscope()
+        .env("IOSCOPE_LIBISCSI", "/nonexistent/libiscsi.so.7")
+        .args(["run", "-t", &t.uri, "--rw", "randread", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("libiscsi7"), "{}", stderr(&o));
+}
+
+#[test]
+fn iscsi_server_killed_mid_run_fails_fast_naming_it() {
+    let Some(mut t) = server(64) else {
+        return;
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let child = ioscope()
+        .args([
+            "run",
+            "-t",
+            &t.uri,
+            "--rw",
+            "randread",
+            "--qd",
+            "8",
+            "--duration",
+            "30s",
+            "--interval",
+            "500ms",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let t0 = Instant::now();
+    t.kill();
+    let out = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let e = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        e.contains(&format!("connection to {} lost after", t.portal)),
+        "{e}"
+    );
+    let r = read_json(&json);
+    assert!(!r["runs"][0]["intervals"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn iscsi_writes_to_a_lun_with_a_filesystem_are_refused() {
+    let Some(t) = server(4) else {
+        return;
+    };
+    let mut bytes = vec![0u8; 4 << 20];
+    bytes[1080] = 0x53;
+    bytes[1081] = 0xEF;
+    std::fs::write(&t.lun_file, &bytes).unwrap();
+    let o = run(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randwrite",
+        "--passes",
+        "1",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ext2/3/4"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&t.lun_file).unwrap(),
+        bytes,
+        "a refused command wrote"
+    );
+}
+
+#[test]
+fn iscsi_chap_comes_from_the_environment_and_stays_out_of_results() {
+    let Some(t) = server(4) else {
+        return;
+    };
+    let (user, secret) = ("ioscope-user", "s3cret-chap-passw0rd");
+    assert!(
+        t.adm(&[
+            "--op",
+            "new",
+            "--mode",
+            "account",
+            "--user",
+            user,
+            "--password",
+            secret
+        ]) && t.adm(&["--op", "bind", "--mode", "account", "--tid", "1", "--user", user]),
+        "tgtadm could not set up CHAP"
+    );
+    let args = [
+        "run", "-t", &t.uri, "--rw", "randread", "--passes", "1", "--size", "1m",
+    ];
+    let o = run(&[&args[..], &["-q"]].concat());
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "login without CHAP must fail: {}",
+        stderr(&o)
+    );
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let o = ioscope()
+        .env("IOSCOPE_ISCSI_USER", user)
+        .env("IOSCOPE_ISCSI_PASSWORD", secret)
+        .args(args)
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let all = format!(
+        "{}{}{}",
+        stdout(&o),
+        stderr(&o),
+        std::fs::read_to_string(&json).unwrap()
+    );
+    assert!(
+        !all.contains(secret),
+        "the CHAP secret leaked into the output"
+    );
+    assert_eq!(read_json(&json)["runs"][0]["totals"]["read"]["ios"], 256);
+}
+
+#[test]
+fn iscsi_fio_job_with_ioengine_libiscsi_runs() {
+    let Some(t) = server(8) else {
+        return;
+    };
+    let d = tempdir();
+    let job = d.path().join("j.fio");
+    // fio escapes the URI's colons in filename=.
+    let escaped = t.uri.replace(':', "\\:");
+    std::fs::write(
+        &job,
+        format!(
+            "[j]\nioengine=libiscsi\nfilename={escaped}\nrw=randread\nbs=4k\niodepth=16\nsize=2m\n"
+        ),
+    )
+    .unwrap();
+    let r = run_json(&["run", job.to_str().unwrap()]);
+    assert_eq!(r.run(0).engine, "iscsi");
+    assert_eq!(r.run(0).totals.read.ios, 512);
+}
