@@ -110,6 +110,11 @@ fn roles(cfg: &NetRunConfig) -> Vec<(u32, Role)> {
 pub fn run(cfg: &NetRunConfig) -> Result<NetOutcome, NetError> {
     super::outcome::check_outputs(&cfg.output)?;
     let addr = super::server::resolve(&cfg.addr_text, "address")?;
+    if let Some(c) = cfg.cpus.as_deref().and_then(sockopt::disallowed_cpu) {
+        return Err(NetError::Input(format!(
+            "--cpus: CPU {c} is not available to this process"
+        )));
+    }
     crate::run::interrupt::install();
     let started_unix_s = crate::clock::unix_s();
     let timeout = Duration::from_nanos(cfg.connect_timeout_ns);

@@ -435,6 +435,7 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
             break;
         }
     }
+    eprintln!("tbf 1gbit: Gbit/s per attempt {seen:?}");
     assert!(
         seen.iter().any(|g| (g - 1.0).abs() <= 0.03),
         "Gbit/s in three attempts: {seen:?}"
@@ -450,4 +451,34 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
     let env = &v["env"]["net"]["local"];
     assert_eq!(env["interface_mtu"], 9000);
     assert_eq!(env["path_mtu"], 9000);
+}
+
+#[test]
+fn net_rate_is_kept_and_latency_is_from_the_intended_time() {
+    let srv = Server::start();
+    let (code, err, v) = client(
+        &srv.addr,
+        &[
+            "--rate",
+            "200m",
+            "--streams",
+            "2",
+            "--duration",
+            "2s",
+            "--warmup",
+            "500ms",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let r = &v.unwrap()["runs"][0];
+    let gbps = f(r, "totals.gbps");
+    assert!(
+        (gbps / 0.2 - 1.0).abs() < 0.02,
+        "{gbps} Gbit/s for 200 Mbit/s"
+    );
+    // Every paced write has a latency from its intended time.
+    let writes = r["totals"]["ios"].as_u64().unwrap();
+    assert!(writes > 0);
+    assert!(f(r, "totals.latency_us.p50") > 0.0);
+    assert!(f(r, "totals.latency_us.max") >= f(r, "totals.latency_us.p99"));
 }

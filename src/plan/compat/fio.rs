@@ -334,6 +334,8 @@ struct Job {
     run_opts: Vec<(&'static str, String, Loc)>,
     /// verify / buffer_compress_percentage / dedupe_percentage.
     data: DataSettings,
+    /// io_uring and durability options (fixedbufs, sqthread_poll, fsync=, sync= …).
+    io: crate::plan::tuning::IoTuning,
 }
 
 fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
@@ -442,6 +444,7 @@ fn group_runs(
                 warmup_ns: job.warmup_ns,
                 cpus: job.cpus,
                 seed: job.seed,
+                io: job.io,
                 ..base_run()
             });
             run_opts.push(job.run_opts);
@@ -569,12 +572,16 @@ impl<'a> JobCx<'a> {
                  start; ioscope's {streams} streams each walk their own slice of it"
             ));
         }
+        let io = super::fio_tuning::io_tuning(|k| self.o.get(k))?;
+        self.run_opts
+            .push(("io", format!("{io:?}"), self.section_loc.clone()));
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
             || o.flag("new_group")?
             || o.has("wait_for");
         Ok(Job {
+            io,
             data,
             name: name.clone(),
             loc: self.section_loc.clone(),

@@ -219,9 +219,38 @@ pub const OPTIONS: &[FioOption] = &[
     flag(unsupported("parse_only", "parses the job and stops")),
     flag(unsupported("readonly", "fio's guard against writes")),
     aka(
-        unsupported("iodepth_batch_submit", "submission batching"),
+        maps(
+            "iodepth_batch_submit",
+            "io_uring: requests queued per submit",
+        ),
         &["iodepth_batch"],
     ),
+    aka(
+        maps(
+            "iodepth_batch_complete_min",
+            "io_uring: completions waited for at least",
+        ),
+        &["iodepth_batch_complete"],
+    ),
+    maps(
+        "iodepth_batch_complete_max",
+        "io_uring: completions reaped at most per wait",
+    ),
+    flag(maps(
+        "fixedbufs",
+        "io_uring: registered buffers, fixed reads/writes",
+    )),
+    flag(maps("registerfiles", "io_uring: registered descriptors")),
+    flag(maps(
+        "sqthread_poll",
+        "io_uring: submission-queue polling thread",
+    )),
+    maps("sqthread_poll_cpu", "io_uring: CPU of the polling thread"),
+    flag(maps("hipri", "io_uring: polled completions")),
+    maps("sync", "write-through (O_DSYNC)"),
+    maps("dsync", "write-through (O_DSYNC)"),
+    maps("fsync", "flush every N writes per stream (fsync)"),
+    maps("fdatasync", "flush every N writes per stream (fdatasync)"),
     unsupported("random_generator", "fio's choice of generator"),
 ];
 
