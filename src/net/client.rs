@@ -490,6 +490,8 @@ fn interval(
             retransmits: r,
             rtt_us: s.rtt_for(t.st.role != Role::Recv),
             cwnd_bytes: s.cwnd_bytes,
+            rttvar_us: s.rttvar_us,
+            snd_wnd_bytes: s.snd_wnd_bytes,
         });
         (t.prev_out, t.prev_in, t.prev_ops, t.prev_retrans, t.tcp) =
             (out, inn, o, s.total_retrans, s);

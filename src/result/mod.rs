@@ -618,6 +618,12 @@ pub struct NetStreamInterval {
     pub rtt_us: f64,
     /// Congestion window, bytes (snd_cwnd × snd_mss).
     pub cwnd_bytes: u64,
+    /// RTT variation, µs (TCP_INFO `tcpi_rttvar`).
+    #[serde(default)]
+    pub rttvar_us: f64,
+    /// The peer's advertised receive window, bytes (TCP_INFO `tcpi_snd_wnd`).
+    #[serde(default)]
+    pub snd_wnd_bytes: u64,
 }
 
 #[cfg(test)]
