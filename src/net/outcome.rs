@@ -262,6 +262,8 @@ fn build_run(m: &Measured) -> RunResult {
         verify: None,
         error_samples: Vec::new(),
         smb: Vec::new(),
+        connections: Vec::new(),
+        events: Vec::new(),
     }
 }
 

@@ -116,6 +116,8 @@ pub fn run(
                 },
                 lag_us: None,
                 backlog_ios: None,
+                connections: Vec::new(),
+                events: Vec::new(),
                 net: None,
             }
         })
@@ -155,6 +157,8 @@ pub fn run(
         verify: None,
         error_samples: Vec::new(),
         smb: Vec::new(),
+        connections: Vec::new(),
+        events: Vec::new(),
     }
 }
 

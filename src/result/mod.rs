@@ -187,6 +187,14 @@ pub struct RunResult {
     /// encryption, credits), one entry per SMB target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub smb: Vec<smb::SmbSession>,
+    // --- connections and events (engine contract; see the block at the end) ---
+    /// Per connection to each target, target-major: `connections per target` entries
+    /// for the first target, then the second's, …
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<ConnectionResult>,
+    /// Connection events and timed-out or re-issued I/Os, in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<RunEvent>,
 }
 
 /// Why a run ended (`"duration"`, `"passes"`, `"interrupted"` or `"error"`).
@@ -348,6 +356,8 @@ impl RunResult {
             verify: None,
             error_samples: Vec::new(),
             smb: Vec::new(),
+            connections: Vec::new(),
+            events: Vec::new(),
         }
     }
 }
@@ -488,6 +498,13 @@ pub struct Interval {
     /// as the interval's maximum lateness × the requested rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog_ios: Option<f64>,
+    // --- connections and events (engine contract; see the block at the end) ---
+    /// Per connection, in the order of the run's `connections`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<IntervalConnection>,
+    /// Events of this interval (also in the run's `events`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<RunEvent>,
     /// Network runs only: throughput, retransmits and TCP_INFO per stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<NetInterval>,
@@ -510,6 +527,45 @@ pub struct ErrorSample {
     pub len: u64,
     pub errno: i32,
     pub message: String,
+}
+
+// ---------------------------------------------------------------------------------
+// Connections and events (the engine contract, docs/architecture.md). Kept as one
+// block: network engines (NBD, iSCSI) and multipath report through these.
+// ---------------------------------------------------------------------------------
+
+/// Totals of one connection to a target over the measured time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionResult {
+    /// The target the connection leads to.
+    pub uri: String,
+    /// Connection number on that target (0-based).
+    pub index: u32,
+    pub ios: u64,
+    pub bytes: u64,
+    /// Failed I/Os, timeouts included.
+    pub errors: u64,
+    /// I/Os that passed `--io-timeout`.
+    #[serde(default)]
+    pub timeouts: u64,
+}
+
+/// One connection's share of an interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalConnection {
+    pub ios: u64,
+}
+
+/// Something that happened to a connection (path) during a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunEvent {
+    /// Seconds since the run started.
+    pub t_s: f64,
+    /// Index into the run's `connections`.
+    pub path: u32,
+    /// `down`, `up`, `timeout` or `reissue`.
+    pub kind: String,
+    pub detail: String,
 }
 
 // ---- Network runs (`ioscope net`) ------------------------------------------------

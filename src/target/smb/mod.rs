@@ -239,6 +239,43 @@ pub fn open(
     })
 }
 
+/// What opening would find, creating nothing: the file's size, or `want_bytes` when
+/// the file is missing and will be created at that size. Connects and authenticates
+/// (so a wrong password is found here, once).
+#[cfg(feature = "smb")]
+pub fn probe(spec: &SmbSpec, want_bytes: u64) -> Result<u64, super::TargetError> {
+    let creds =
+        credentials::resolve(spec.user.as_deref()).map_err(|msg| super::TargetError::Invalid {
+            uri: spec.uri.clone(),
+            msg,
+        })?;
+    let unavailable = |msg: String| super::TargetError::Unavailable {
+        uri: spec.uri.clone(),
+        msg,
+    };
+    let rt = client::runtime().map_err(|e| unavailable(e.to_string()))?;
+    let how = client::OpenHow {
+        write: false,
+        min_size_bytes: None,
+    };
+    let opts = credentials::options();
+    match client::Session::open(rt, spec, &creds, opts.require_encryption, how) {
+        Ok(s) => Ok(s.size_bytes.max(want_bytes)),
+        Err(client::OpenError::NotFound(_)) if want_bytes > 0 => Ok(want_bytes),
+        Err(e @ client::OpenError::NotFound(_)) => Err(super::TargetError::Invalid {
+            uri: spec.uri.clone(),
+            msg: e.to_string(),
+        }),
+        Err(e) => Err(unavailable(e.to_string())),
+    }
+}
+
+/// Without the `smb` feature: a clear refusal.
+#[cfg(not(feature = "smb"))]
+pub fn probe(spec: &SmbSpec, _want_bytes: u64) -> Result<u64, super::TargetError> {
+    open(spec, false, 0).map(|o| o.file_bytes)
+}
+
 /// Without the `smb` feature: a clear refusal.
 #[cfg(not(feature = "smb"))]
 pub fn open(
