@@ -263,6 +263,7 @@ fn build_run(m: &Measured) -> RunResult {
         error_samples: Vec::new(),
         smb: Vec::new(),
         connections: Vec::new(),
+        paths: Vec::new(),
         events: Vec::new(),
     }
 }

@@ -117,6 +117,7 @@ pub fn run(
                 lag_us: None,
                 backlog_ios: None,
                 connections: Vec::new(),
+                paths: Vec::new(),
                 events: Vec::new(),
                 net: None,
             }
@@ -158,6 +159,7 @@ pub fn run(
         error_samples: Vec::new(),
         smb: Vec::new(),
         connections: Vec::new(),
+        paths: Vec::new(),
         events: Vec::new(),
     }
 }

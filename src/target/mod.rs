@@ -4,6 +4,7 @@
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
 pub mod iscsi;
+pub mod multipath;
 pub mod nbd;
 pub mod safety;
 pub mod sim;
@@ -37,6 +38,13 @@ pub enum TargetError {
     /// server down): a run-time failure (exit 1), not bad input.
     #[error("target '{uri}': {msg}")]
     Unavailable { uri: String, msg: String },
+    /// A further path of a multipath target leads somewhere else than path 0.
+    #[error("target '{first}': path '{other}' does not lead to the same device ({why}); refusing to use them as paths of one target")]
+    PathMismatch {
+        first: String,
+        other: String,
+        why: String,
+    },
     #[error("target '{}': {reason}. Refusing to write to it; pass --force if you really mean to destroy its contents", path.display())]
     Unsafe { path: PathBuf, reason: String },
 }
@@ -115,6 +123,8 @@ pub struct OpenTarget {
     /// Offsets and lengths must be multiples of this (512 or the device's logical
     /// block size under O_DIRECT; 1 otherwise).
     pub align_bytes: u64,
+    /// Further paths to the same storage, when the target has several.
+    pub multipath: Option<multipath::Paths>,
 }
 
 impl OpenTarget {
@@ -167,6 +177,15 @@ pub struct OpenOptionsIo {
 /// Opens a target: creates a missing file at the requested size, refuses unsafe
 /// writes to block devices, decides O_DIRECT, and learns size and alignment.
 pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, TargetError> {
+    let mut t = open_one(spec, opts)?;
+    if let Some(mp) = &spec.multipath {
+        t.multipath = Some(multipath::open_paths(&t, spec, mp, opts)?);
+    }
+    Ok(t)
+}
+
+/// Opens one path of a target (its own URI).
+fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, TargetError> {
     match parse_uri(&spec.uri)? {
         TargetKind::Mem(size) => Ok(OpenTarget {
             name: spec.name.clone(),
@@ -179,6 +198,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             size_bytes: size,
             direct: false,
             align_bytes: 1,
+            multipath: None,
         }),
         TargetKind::Null(size) => Ok(OpenTarget {
             name: spec.name.clone(),
@@ -187,6 +207,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             size_bytes: size,
             direct: false,
             align_bytes: 1,
+            multipath: None,
         }),
         TargetKind::Sim(sim) => {
             // The run chose the clock before opening (crate::run::timebase): a device
@@ -206,6 +227,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
                 backing: Backing::Sim(sim::SimDevice::new(sim)),
                 direct: false,
                 align_bytes: 1,
+                multipath: None,
             })
         }
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
@@ -242,6 +264,7 @@ fn open_nbd(
         size_bytes,
         direct: false,
         align_bytes: 1,
+        multipath: None,
     })
 }
 
@@ -260,6 +283,7 @@ fn open_smb(
         size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
         direct: false,
         align_bytes: 1,
+        multipath: None,
     })
 }
 
@@ -292,6 +316,7 @@ fn open_iscsi(
         size_bytes,
         direct: false,
         align_bytes: block,
+        multipath: None,
     })
 }
 
@@ -603,6 +628,7 @@ fn open_path(
         size_bytes,
         direct,
         align_bytes,
+        multipath: None,
     })
 }
 
@@ -978,6 +1004,7 @@ mod tests {
             uri: dir.path().join("f").to_string_lossy().into_owned(),
             size_bytes: Some(1 << 20),
             direct: None,
+            multipath: None,
         };
         let opts = OpenOptionsIo {
             writes: true,
@@ -1011,6 +1038,7 @@ mod tests {
             uri: uri.into(),
             size_bytes: None,
             direct: None,
+            multipath: None,
         }
     }
 
