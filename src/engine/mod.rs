@@ -58,6 +58,7 @@ pub mod null;
 pub mod sim;
 pub mod sync;
 pub mod uring;
+pub mod wait;
 
 use crate::plan::model::Op;
 use crate::target::OpenTarget;
