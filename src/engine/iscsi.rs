@@ -303,15 +303,7 @@ impl Engine for IscsiEngine {
             return false;
         };
         let (t, c) = (t as usize, c as usize);
-        let Some(l) = self.luns[t].as_ref().and_then(|u| u.links.get(c)) else {
-            return false;
-        };
-        let secs = crate::clock::now_ns().saturating_sub(l.opened_ns) as f64 / 1e9;
-        let portal = self.luns[t].as_ref().map(|u| u.spec.portal.clone());
-        let why = format!(
-            "no answer within the I/O timeout; connection to {} closed after {secs:.1} s",
-            portal.unwrap_or_default()
-        );
+        let why = "no answer within the I/O timeout".to_string();
         // Destroying the session cancels its tasks: libiscsi touches none of their
         // buffers afterwards.
         self.close(t, c, why);
