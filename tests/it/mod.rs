@@ -16,6 +16,7 @@ mod load;
 mod loopdev;
 mod net;
 mod net_iscsi;
+mod net_multipath;
 mod net_nbd;
 mod output;
 mod pipes;
