@@ -188,7 +188,6 @@ fn run_options(a: &RunArgs, plan: &Plan) -> Result<RunOptions, AppError> {
         data: app::data_options(&settings)?,
         io_timeout_ns: a.io_timeout,
         connections: a.connections.unwrap_or(1),
-        ..Default::default()
     })
 }
 

@@ -273,29 +273,10 @@ impl Engine for IscsiEngine {
     }
 
     fn on_ready(&mut self, fds: &[libc::pollfd]) -> Result<(), EngineError> {
-        for k in 0..fds.len().min(self.poll_links.len()) {
-            let (t, c) = self.poll_links[k];
-            let Some(s) = self.luns[t]
-                .as_ref()
-                .and_then(|u| u.links.get(c))
-                .and_then(|l| l.session.as_ref())
-            else {
-                continue;
-            };
-            // iscsi_service also runs timers, so it is called even with no revents.
-            let why = match s.service(fds[k].revents) {
-                Err(e) => Some(e),
-                Ok(()) if !s.is_logged_in() => Some("the session was logged out".into()),
-                Ok(()) => None,
-            };
-            if let Some(why) = why {
-                let u = self.luns[t].as_ref().expect("polled target");
-                let err = lost_err(&u.spec.portal, &u.links[c], &why, self.inflight.len());
-                self.close(t, c, crate::errors::chain(&err));
-                return Err(err);
-            }
-        }
-        Ok(())
+        let links = std::mem::take(&mut self.poll_links);
+        let r = self.service_ready(&links, fds);
+        self.poll_links = links;
+        r
     }
 
     fn abandon(&mut self, tag: u64) -> bool {
@@ -312,5 +293,37 @@ impl Engine for IscsiEngine {
 
     fn take_events(&mut self, out: &mut Vec<EngineEvent>) {
         out.append(&mut self.events);
+    }
+}
+
+impl IscsiEngine {
+    /// Services the sessions poll(2) looked at (`links[k]` is `fds[k]`'s session).
+    fn service_ready(
+        &mut self,
+        links: &[(usize, usize)],
+        fds: &[libc::pollfd],
+    ) -> Result<(), EngineError> {
+        for (&(t, c), fd) in links.iter().zip(fds) {
+            let Some(s) = self.luns[t]
+                .as_ref()
+                .and_then(|u| u.links.get(c))
+                .and_then(|l| l.session.as_ref())
+            else {
+                continue;
+            };
+            // iscsi_service also runs timers, so it is called even with no revents.
+            let why = match s.service(fd.revents) {
+                Err(e) => Some(e),
+                Ok(()) if !s.is_logged_in() => Some("the session was logged out".into()),
+                Ok(()) => None,
+            };
+            if let Some(why) = why {
+                let u = self.luns[t].as_ref().expect("polled target");
+                let err = lost_err(&u.spec.portal, &u.links[c], &why, self.inflight.len());
+                self.close(t, c, crate::errors::chain(&err));
+                return Err(err);
+            }
+        }
+        Ok(())
     }
 }

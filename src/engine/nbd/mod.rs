@@ -346,10 +346,12 @@ impl Engine for NbdEngine {
     }
 
     fn on_ready(&mut self, fds: &[libc::pollfd]) -> Result<(), EngineError> {
-        for k in 0..fds.len().min(self.poll_links.len()) {
-            let (t, c) = self.poll_links[k];
-            if fds[k].revents != 0 {
-                self.service(t, c, fds[k].revents)?;
+        for (k, fd) in fds.iter().enumerate() {
+            let Some(&(t, c)) = self.poll_links.get(k) else {
+                break;
+            };
+            if fd.revents != 0 {
+                self.service(t, c, fd.revents)?;
             }
         }
         self.check_alive()
