@@ -138,7 +138,7 @@ pub struct Snapshot {
     /// What happened to connections (and timed-out I/Os) in this interval.
     pub events: Vec<EventRecord>,
     /// Per path of a multipath target, in path order (empty otherwise).
-    pub paths: Vec<crate::engine::multipath::path::PathSample>,
+    pub paths: Vec<crate::stats::paths::PathSample>,
 }
 
 /// Counters of one connection to a target.

@@ -19,44 +19,7 @@ pub enum Health {
     Down { since_ns: u64, next_probe_ns: u64 },
 }
 
-/// How the result names a path's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathState {
-    Up,
-    Down,
-    Standby,
-}
-
-impl PathState {
-    pub fn name(self) -> &'static str {
-        match self {
-            PathState::Up => "up",
-            PathState::Down => "down",
-            PathState::Standby => "standby",
-        }
-    }
-}
-
-/// Counts of one path, for the whole run or one interval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PathCounts {
-    /// Requests the path answered successfully.
-    pub ios: u64,
-    pub bytes: u64,
-    /// Requests that failed or timed out on it.
-    pub errors: u64,
-    /// Requests taken from it and issued again on another path.
-    pub reissued: u64,
-}
-
-/// What one path did in an interval, handed to the worker.
-#[derive(Debug, Clone)]
-pub struct PathSample {
-    pub counts: PathCounts,
-    /// Service time of its answered requests this interval.
-    pub service: LatencyHistogram,
-    pub state: PathState,
-}
+pub use crate::stats::paths::{PathCounts, PathSample, PathState};
 
 /// One path and everything the engine keeps about it.
 pub struct Path {
