@@ -194,7 +194,9 @@ pub struct RunArgs {
     /// Target: a file, a block device, mem:SIZE, null:SIZE,
     /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
     /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or
-    /// iscsi://HOST[:PORT]/IQN/LUN (CHAP from IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD). Repeatable.
+    /// iscsi://HOST[:PORT]/IQN/LUN (CHAP from IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD),
+    /// smb://[USER@]HOST[:PORT]/SHARE/PATH (password from IOSCOPE_SMB_PASSWORD or
+    /// --credentials). Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
     /// A further path to the first target's storage (nbd:// or iscsi://, the same
@@ -212,7 +214,7 @@ pub struct RunArgs {
     /// How often a failed path is probed (default 1s).
     #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
     pub path_retry: Option<u64>,
-    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi.
+    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi, smb.
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
     pub engine: Option<EngineKind>,
     /// Access: read, write, randread, randwrite, rw, randrw.
@@ -347,6 +349,14 @@ pub struct RunArgs {
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
+    /// SMB credentials file for smb:// targets (smbclient's format: `username = …`,
+    /// `password = …`, optional `domain = …`; mode 0600). Default: the environment
+    /// variables IOSCOPE_SMB_USER and IOSCOPE_SMB_PASSWORD.
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
+    /// Require SMB encryption: refuse a session the server will not encrypt.
+    #[arg(long)]
+    pub smb_encrypt: bool,
     /// Repeat the run in rounds until the tracked metric is steady (SNIA PTS rule:
     /// the last 5 rounds within 20% of their average, slope under 10%), or
     /// --max-rounds pass.

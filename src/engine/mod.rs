@@ -62,6 +62,8 @@ pub mod multipath;
 pub mod nbd;
 pub mod null;
 pub mod sim;
+#[cfg(feature = "smb")]
+pub mod smb;
 pub mod sync;
 pub mod uring;
 

@@ -100,6 +100,7 @@ pub(super) fn check_engine_fits(
     let engine = match engine {
         EngineKind::Auto if all(ProbeKind::Nbd) => EngineKind::Nbd,
         EngineKind::Auto if all(ProbeKind::Iscsi) => EngineKind::Iscsi,
+        EngineKind::Auto if all(ProbeKind::Smb) => EngineKind::Smb,
         EngineKind::Auto if all(ProbeKind::Null) => EngineKind::Null,
         EngineKind::Auto if all(ProbeKind::Sim) => EngineKind::Sim,
         EngineKind::Auto if all(ProbeKind::Mem) => EngineKind::Mem,
@@ -118,6 +119,12 @@ pub(super) fn check_engine_fits(
         }
         k if k != EngineKind::Iscsi && kinds.contains(&ProbeKind::Iscsi) => {
             format!("an iSCSI target needs the iscsi engine, not {}", k.name())
+        }
+        EngineKind::Smb if !all(ProbeKind::Smb) => {
+            "the smb engine works only with smb:// targets".to_string()
+        }
+        k if k != EngineKind::Smb && kinds.contains(&ProbeKind::Smb) => {
+            format!("an SMB target needs the smb engine, not {}", k.name())
         }
         EngineKind::Mem if !all(ProbeKind::Mem) => {
             "the mem engine works only with mem:SIZE targets".to_string()
@@ -153,6 +160,7 @@ pub(super) fn kind_of(t: &OpenTarget) -> ProbeKind {
         Backing::Sim(_) => ProbeKind::Sim,
         Backing::Nbd(_) => ProbeKind::Nbd,
         Backing::Iscsi(_) => ProbeKind::Iscsi,
+        Backing::Smb(_) => ProbeKind::Smb,
     }
 }
 
