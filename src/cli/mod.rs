@@ -346,12 +346,17 @@ pub struct RunArgs {
     /// timeout error (re-issued under --on-error retry=N where the engine allows).
     #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
     pub io_timeout: Option<u64>,
+    /// Connections (NBD multi-conn, iSCSI sessions) each worker opens to every
+    /// network target; streams are spread over them. NBD needs a server that
+    /// advertises multi-conn for N > 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub connections: Option<u32>,
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
-    /// SMB credentials file for smb:// targets (smbclient's format: `username = …`,
-    /// `password = …`, optional `domain = …`; mode 0600). Default: the environment
-    /// variables IOSCOPE_SMB_USER and IOSCOPE_SMB_PASSWORD.
+    /// Credentials file for smb:// targets and iSCSI CHAP (smbclient's format:
+    /// `username = …`, `password = …`, optional `domain = …`; mode 0600). Default:
+    /// IOSCOPE_SMB_USER/IOSCOPE_SMB_PASSWORD, IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD.
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
     /// Require SMB encryption: refuse a session the server will not encrypt.

@@ -66,6 +66,7 @@ pub mod sim;
 pub mod smb;
 pub mod sync;
 pub mod uring;
+pub mod wait;
 
 use crate::plan::model::Op;
 use crate::target::OpenTarget;
