@@ -279,3 +279,8 @@ mod tests {
         assert_eq!(engine("io_uring").unwrap(), EngineKind::Uring);
     }
 }
+
+/// `--split all|streams`.
+pub fn split(s: &str) -> Result<crate::cluster::Split, String> {
+    crate::cluster::Split::parse(s)
+}

@@ -258,6 +258,8 @@ fn build_run(m: &Measured) -> RunResult {
         schedule: None,
         verify: None,
         error_samples: Vec::new(),
+        ranks: Vec::new(),
+        mpi: None,
     }
 }
 

@@ -151,6 +151,8 @@ pub fn run(
         schedule: None,
         verify: None,
         error_samples: Vec::new(),
+        ranks: Vec::new(),
+        mpi: None,
     }
 }
 

@@ -8,7 +8,10 @@
 //! except the two declared extension points of [`ResultDoc`], `env` and `plan`, whose
 //! shapes belong to the modules that write them.
 
+pub mod ranks;
 pub mod workload;
+
+pub use ranks::{MpiRun, RankResult};
 
 use serde::{Deserialize, Serialize};
 pub use workload::{
@@ -172,6 +175,12 @@ pub struct RunResult {
     /// First I/O errors seen (errno and offset), at most a few per run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<ErrorSample>,
+    /// Multi-rank (MPI) runs only: each rank's own figures ([`ranks`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankResult>,
+    /// Multi-rank (MPI) runs only: how the ranks ran together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<MpiRun>,
 }
 
 /// Why a run ended (`"duration"`, `"passes"`, `"interrupted"` or `"error"`).
@@ -330,6 +339,8 @@ impl RunResult {
             schedule: None,
             verify: None,
             error_samples: Vec::new(),
+            ranks: Vec::new(),
+            mpi: None,
         }
     }
 }

@@ -294,6 +294,14 @@ fn check_blocks(w: &crate::plan::model::Workload, t: &OpenTarget) -> Result<(), 
 /// Checks a run against its targets (opening, creating files, safety, alignment)
 /// without issuing any measured I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
+    let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    })?;
+    let (run, specs) = match &local {
+        Some((r, t)) => (r, t.as_slice()),
+        None => (run, specs),
+    };
     if run.workloads.is_empty() {
         return Err(RunError::Setup {
             run: run.name.clone(),
@@ -452,6 +460,15 @@ pub fn execute(
     opts: &RunOptions,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(RunResult, Vec<String>), RunError> {
+    // Among MPI ranks: this rank's share of the run (docs/mpi.md).
+    let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    })?;
+    let (run, specs) = match &local {
+        Some((r, t)) => (r, t.as_slice()),
+        None => (run, specs),
+    };
     let mut warnings = Vec::new();
     // The clock first: a simulated device reads it for its origin when it opens.
     let virtual_time = timebase::choose_clock(run, specs);
@@ -580,7 +597,11 @@ pub fn execute(
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // Start a little in the future so every worker is set up before the first I/O.
-    let start_ns = now_ns() + 20_000_000;
+    let start_ns =
+        crate::cluster::start_ns(run, now_ns() + 20_000_000).map_err(|msg| RunError::Setup {
+            run: run.name.clone(),
+            msg,
+        })?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
@@ -633,6 +654,7 @@ pub fn execute(
                 let _participant = participant;
                 // Wait for the common start so intervals line up.
                 crate::clock::sleep_until(start_ns);
+                crate::cluster::mark_first_io();
                 match engine {
                     EngineKind::Null => worker::run_worker(NullEngine::new(capacity), setup),
                     EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
@@ -674,6 +696,9 @@ pub fn execute(
                 stop.store(true, Ordering::Relaxed);
             }
         }
+        if crate::cluster::poll(on_interval) {
+            stop.store(true, Ordering::Relaxed);
+        }
         match rx.recv_timeout(std::time::Duration::from_millis(20)) {
             Ok(s) => coll.add(s, on_interval),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -697,6 +722,9 @@ pub fn execute(
     }
     let mut verify = std::mem::take(&mut coll.verify);
     let mut result = coll.finish(run, &targets, engine, end_reason, interrupted, nworkers);
+    if let Some(e) = crate::cluster::finish_run(&mut result, on_interval) {
+        warnings.push(format!("run '{}': {e}", run.name));
+    }
     if opts.data.verify_after && !interrupted {
         let unit = opts.data.spec.dedup_unit as u64;
         for (t, st) in targets.iter().zip(&verify_states) {
@@ -982,7 +1010,10 @@ impl Collector {
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
             net: None,
         };
-        on_interval(&iv);
+        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones.
+        if !crate::cluster::tap(&iv, &dirs, lag.as_ref(), on_interval) {
+            on_interval(&iv);
+        }
         self.intervals.push(iv);
         if warmup {
             // Measurement starts where warm-up ends.
@@ -1150,6 +1181,8 @@ impl Collector {
             workloads,
             intervals: self.intervals,
             error_samples: self.samples,
+            ranks: Vec::new(),
+            mpi: None,
         }
     }
 }
