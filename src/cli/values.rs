@@ -251,6 +251,11 @@ pub fn latency_bound(text: &str) -> Result<crate::app::LatencyBound, crate::app:
     crate::app::LatencyBound::parse(text)
 }
 
+/// `--split all|streams`.
+pub fn split(s: &str) -> Result<crate::cluster::Split, String> {
+    crate::cluster::Split::parse(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,9 +283,4 @@ mod tests {
         assert_eq!(rw("RandRW").unwrap().read_pct, 50);
         assert_eq!(engine("io_uring").unwrap(), EngineKind::Uring);
     }
-}
-
-/// `--split all|streams`.
-pub fn split(s: &str) -> Result<crate::cluster::Split, String> {
-    crate::cluster::Split::parse(s)
 }

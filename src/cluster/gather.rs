@@ -426,10 +426,13 @@ mod tests {
         g.add(report(0, 0, &mut rng, 5), 1.0);
         g.add(report(1, 0, &mut rng, 5), 1.0);
         g.add(report(0, 1, &mut rng, 5), 2.0);
+        // Rank 1 was last heard at 1 s, rank 0 at 2 s; patience is 2 × 1 s + 10 s.
+        assert_eq!(g.patience_s(), 12.0);
         assert!(g.overdue(12.9).is_empty());
-        assert_eq!(g.overdue(13.1), vec![0, 1]);
-        g.add(report(0, 2, &mut rng, 5), 13.0);
         assert_eq!(g.overdue(13.1), vec![1]);
+        assert_eq!(g.overdue(14.1), vec![0, 1]);
+        g.add(report(0, 2, &mut rng, 5), 14.0);
+        assert_eq!(g.overdue(14.1), vec![1]);
         assert_eq!(g.name(1), "rank 1 on host h1");
         assert_eq!(g.intervals.len(), 1, "interval 1 still waits for rank 1");
     }

@@ -55,6 +55,7 @@ pub fn mark_first_io() {
     }
 }
 
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 fn first_io_unix_ns() -> u64 {
     FIRST_IO_UNIX_NS.load(Ordering::Relaxed)
 }

@@ -363,9 +363,7 @@ pub fn finish_run(
             }
             (rows, run.error.is_some() || g.complete())
         });
-        let Some((rows, end)) = step else {
-            return None;
-        };
+        let (rows, end) = step?;
         rows.iter().for_each(&mut *on_interval);
         if end {
             break;
