@@ -85,14 +85,6 @@ impl Gather {
         if st.first_io_unix_ns == 0 {
             st.first_io_unix_ns = rep.first_io_unix_ns;
         }
-        if rep.warmup {
-            st.measure_start_s = Some(rep.t_s);
-        } else {
-            st.measure_start_s.get_or_insert(0.0);
-            st.totals[0] += &rep.ops[0];
-            st.totals[1] += &rep.ops[1];
-        }
-        st.last_t_s = st.last_t_s.max(rep.t_s);
         if rep.index >= self.next_index {
             self.pending
                 .entry(rep.index)
@@ -173,6 +165,18 @@ impl Gather {
         let mut end_s = self.prev_end_s;
         let mut warmup = false;
         for r in &reps {
+            // Each rank's own figures count only merged intervals, so the ranks
+            // always add up to the merged totals (also after a lost rank).
+            if let Some(st) = self.ranks.get_mut(r.rank as usize) {
+                if r.warmup {
+                    st.measure_start_s = Some(r.t_s);
+                } else {
+                    st.measure_start_s.get_or_insert(0.0);
+                    st.totals[0] += &r.ops[0];
+                    st.totals[1] += &r.ops[1];
+                }
+                st.last_t_s = st.last_t_s.max(r.t_s);
+            }
             end_s = end_s.max(r.t_s);
             warmup |= r.warmup;
             dirs[0] += &r.ops[0];
@@ -248,7 +252,7 @@ impl Gather {
                 let mut all = st.totals[0].clone();
                 all += &st.totals[1];
                 let start = st.measure_start_s.unwrap_or(st.last_t_s);
-                let end = st.done.map_or(st.last_t_s, |d| d.end_s.max(st.last_t_s));
+                let end = st.last_t_s;
                 let dur_s = end - start;
                 RankResult {
                     rank: i as u32,
@@ -401,6 +405,21 @@ mod tests {
         let m = g.mpi_run("all", None);
         assert_eq!(m.first_io_spread_ms, 2e-6);
         assert_eq!(m.last_done_s, 2.0);
+    }
+
+    #[test]
+    fn after_a_lost_rank_ranks_still_add_up_to_the_totals() {
+        let mut g = Gather::new(&hosts(2), 1.0, 0.0);
+        let mut rng = Rng::new(4);
+        g.add(report(0, 0, &mut rng, 10), 1.0);
+        g.add(report(1, 0, &mut rng, 20), 1.0);
+        // Rank 1 is lost: rank 0's interval 1 is never merged.
+        g.add(report(0, 1, &mut rng, 30), 2.0);
+        let ranks = g.rank_results();
+        assert_eq!(g.intervals.len(), 1);
+        assert_eq!(g.totals[0].ios, 30);
+        assert_eq!(ranks.iter().map(|r| r.ios).sum::<u64>(), 30);
+        assert!(ranks.iter().all(|r| r.lost));
     }
 
     #[test]
