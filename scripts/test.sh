@@ -16,6 +16,12 @@ ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || need+=(libnbd0)
 # iSCSI targets: tgtd for the tests and the client library ioscope loads.
 command -v tgtd >/dev/null 2>&1 || need+=(tgt)
 ldconfig -p 2>/dev/null | grep -q 'libiscsi\.so\.7 ' || need+=(libiscsi7)
+# MPI (issue 16): Open MPI for `--features mpi` and its tests; clang for rsmpi's
+# bindings (bindgen needs libclang).
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+[ -e /usr/include/x86_64-linux-gnu/mpi/mpi.h ] || command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)
+command -v clang >/dev/null 2>&1 || need+=(clang)
+ldconfig -p 2>/dev/null | grep -q 'libclang' || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"
@@ -35,3 +41,7 @@ cargo test --lib --bins -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so
 # they do not steal each other's CPU.
 cargo test --test tests -- --test-threads=1
+# The `mpi` feature: clippy and the mpirun tests (three runs of 3-10 s under
+# `mpirun -n 4`; about 30 s plus one build of the crate with the feature).
+cargo clippy --features mpi --all-targets -- -D warnings
+cargo test --features mpi --test tests it::mpi:: -- --test-threads=1
