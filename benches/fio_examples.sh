@@ -23,8 +23,12 @@ for f in "$dir"/*.fio; do
         [ $verbose -eq 1 ] && echo "ok       $(basename "$f")"
     else
         refused=$((refused + 1))
-        # The first dropped option (exit 3) or the error (exit 2), without its place.
-        first=$(printf '%s\n' "$err" | grep -m1 -E '^(warning: not translated|error:)' |
+        # The engine when it is one ioscope lacks (the options after it are often its
+        # own), else the first dropped option (exit 3) or the error (exit 2), without
+        # its place.
+        first=$(printf '%s\n' "$err" | grep -m1 -E '^warning: not translated .*: ioengine=')
+        [ -n "$first" ] || first=$(printf '%s\n' "$err" | grep -m1 -E '^(warning: not translated|error:)')
+        first=$(printf '%s\n' "$first" |
             sed -E 's/^warning: not translated \(unsupported\) at [^ ]+: //; s/^error: //; s/^[^ ]+:[0-9]+: //')
         printf '%s\n' "$first" >>"$reasons"
         [ $verbose -eq 1 ] && echo "refused  $(basename "$f") (exit $rc): $first"

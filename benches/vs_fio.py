@@ -6,9 +6,15 @@ per-round ratios (ioscope / fio). Ratios hold on a shared, noisy machine where a
 figures drift. CPU is measured the same way for both tools: the child's user+sys time
 from wait4(2), divided by the I/Os it reported.
 
-Usage: python3 benches/vs_fio.py [--rounds N] [--seconds S] [--only CASE,...] [--rss]
+Usage: python3 benches/vs_fio.py [--rounds N] [--seconds S] [--only CASE,...] [--rss] [--auto]
+
+The tmpfs cases run ioscope with its defaults (no --engine, no --direct): what a user
+who types the plain command gets. --auto adds the engine-choice acceptance table: no
+--engine against each explicit engine on tmpfs and on an O_DIRECT disk file.
 Needs: fio on PATH, a release build (cargo build --release), /dev/shm (tmpfs), and a
 directory on a disk filesystem that supports O_DIRECT (BENCH_DIR, default /var/tmp).
+The nbd-* cases start `nbdkit memory` on 127.0.0.1 (Debian: nbdkit, libnbd0) and stop
+it at the end; the server's CPU is counted for neither tool.
 """
 
 import argparse
@@ -76,6 +82,42 @@ def make_file(path, size_mib):
                 f.write(chunk)
 
 
+def start_nbdkit():
+    """nbdkit's memory plugin on 127.0.0.1 with a free port: (process, URI)."""
+    import socket
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    p = subprocess.Popen(["nbdkit", "--foreground", "--exit-with-parent", "-i", "127.0.0.1",
+                          "-p", str(port), "memory", "1G"])
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return p, f"nbd://127.0.0.1:{port}"
+
+
+def nbd_cases(uri):
+    """4k at QD 16 over one connection to nbdkit memory, both tools through libnbd."""
+    out = {}
+    for rw in ("randread", "randwrite"):
+        out[f"nbd-qd16-{rw}"] = (
+            f"nbdkit memory on 127.0.0.1, 4k {rw}, QD 16, one connection",
+            ["--name=n", "--ioengine=nbd", f"--uri={uri}", f"--rw={rw}", "--bs=4k",
+             "--iodepth=16"],
+            ["--target", uri, "--rw", rw, "--bs", "4k", "--qd", "16"],
+        )
+    out["translate-nbd"] = (
+        "the same fio job through fio and `ioscope fio`: ioengine=nbd, 4k randread, QD 16",
+        ["--name=t", "--ioengine=nbd", f"--uri={uri}", "--rw=randread", "--bs=4k",
+         "--iodepth=16"],
+        None,
+    )
+    return out
+
+
 def cases(shm_file, disk_file):
     return {
         "null-qd32": (
@@ -85,12 +127,11 @@ def cases(shm_file, disk_file):
             ["--target", "null:1g", "--engine", "null", "--rw", "randread", "--bs", "4k",
              "--qd", "32", "--cpus", "0"],
         ),
-        "tmpfs-sync-qd1": (
-            "tmpfs file, 4k randread, sync engine, QD 1, pinned to CPU 0",
+        "tmpfs-qd1": (
+            "tmpfs file, 4k randread, QD 1, pinned to CPU 0 (fio psync; ioscope's defaults)",
             ["--name=s", "--ioengine=psync", "--rw=randread", "--bs=4k", "--iodepth=1",
              f"--filename={shm_file}", "--invalidate=0", "--cpus_allowed=0"],
-            ["--target", shm_file, "--engine", "sync", "--direct", "false", "--rw",
-             "randread", "--bs", "4k", "--qd", "1", "--cpus", "0"],
+            ["--target", shm_file, "--rw", "randread", "--bs", "4k", "--qd", "1", "--cpus", "0"],
         ),
         "ext4-direct-uring-qd32": (
             "ext4 file, 4k randread, O_DIRECT, io_uring, QD 32",
@@ -113,13 +154,61 @@ def cases(shm_file, disk_file):
             None,
         ),
         "tmpfs-500x1": (
-            "500 streams x QD 1, 4k randread, tmpfs file (the fio-xfs-500jobs shape)",
+            "500 streams x QD 1, 4k randread, tmpfs file (the fio-xfs-500jobs shape); fio "
+            "without ramp_time, ioscope's defaults",
             ["--name=iops", "--ioengine=psync", "--rw=randread", "--bs=4k", "--iodepth=1",
              f"--filename={shm_file}", "--invalidate=0", "--numjobs=500", "--thread"],
-            ["--target", shm_file, "--engine", "sync", "--direct", "false", "--rw",
-             "randread", "--bs", "4k", "--qd", "1", "--streams", "500"],
+            ["--target", shm_file, "--rw", "randread", "--bs", "4k", "--qd", "1",
+             "--streams", "500"],
         ),
     }
+
+
+# The acceptance shapes for `--engine auto` (issue 10): (name, qd, streams).
+AUTO_SHAPES = [("qd1x1", 1, 1), ("qd32x1", 32, 1), ("qd1x500", 1, 500)]
+
+
+def auto_vs_explicit(shm_file, disk_file, seconds, rounds, tmpdir):
+    """ioscope with no --engine against each explicit engine, same target and shape.
+
+    Rounds alternate the order of the three runs. Prints, per case, the median IOPS
+    of each and the ratio auto / best explicit (acceptance: >= 0.95), with the
+    engine and reason auto gave.
+    """
+    targets = [("tmpfs", shm_file, []), ("ext4-direct", disk_file, ["--direct", "true"])]
+    print("\n## auto-vs-explicit: 4k randread, no --engine against --engine sync and uring")
+    print(f"{'case':<22} {'auto IOPS':>11} {'sync IOPS':>11} {'uring IOPS':>11} {'auto/best':>9} "
+          f"{'CPU us/IO auto/sync/uring':>26} {'RSS MiB':>8}  auto's choice")
+    for tname, path, extra in targets:
+        for sname, qd, streams in AUTO_SHAPES:
+            base = ["--target", path, "--rw", "randread", "--bs", "4k", "--qd", str(qd),
+                    "--streams", str(streams)] + extra
+            runs = {"auto": [], "sync": [], "uring": []}
+            # CPU per I/O of the whole process (io_uring's kernel workers included):
+            # unlike IOPS it barely moves when other work shares the CPUs.
+            cpu = {"auto": [], "sync": [], "uring": []}
+            rss = 0
+            choice = ""
+            order = list(runs)
+            for r in range(rounds):
+                for key in order[r % 3:] + order[:r % 3]:
+                    args = base + ([] if key == "auto" else ["--engine", key])
+                    res = os.path.join(tmpdir, "r.json")
+                    cmd = [IOSCOPE, "run", "-q", "--duration", f"{seconds}s", "--json", res] + args
+                    _, _, kib = run_timed(cmd)
+                    with open(res) as f:
+                        run = json.load(f)["runs"][0]
+                    runs[key].append(run["totals"]["iops"])
+                    cpu[key].append(run["cpu"]["cpu_us_per_io"])
+                    if key == "auto":
+                        rss = max(rss, kib)
+                        choice = f"{run['engine']}: {run.get('engine_reason', '')}"
+            med = {k: statistics.median(v) for k, v in runs.items()}
+            best = max(med["sync"], med["uring"])
+            c = "/".join(f"{statistics.median(cpu[k]):.2f}" for k in ("auto", "sync", "uring"))
+            print(f"{tname + ' ' + sname:<22} {med['auto']:>11.0f} {med['sync']:>11.0f} "
+                  f"{med['uring']:>11.0f} {med['auto'] / best:>9.2f} {c:>26} {rss / 1024:>8.1f}  "
+                  f"{choice}")
 
 
 def rss_growth(shm_file):
@@ -170,6 +259,8 @@ def main():
     ap.add_argument("--rss", action="store_true", help="also run the 65 s RSS-growth check")
     ap.add_argument("--extra", action="store_true",
                     help="also run the ioscope-only checks (jitter, verify cost)")
+    ap.add_argument("--auto", action="store_true",
+                    help="also compare --engine auto with each explicit engine (issue 10)")
     a = ap.parse_args()
     if not os.path.exists(IOSCOPE):
         sys.exit("build first: cargo build --release")
@@ -183,8 +274,13 @@ def main():
           f"kernel {os.uname().release}")
     only = set(filter(None, a.only.split(",")))
     tmpdir = tempfile.mkdtemp(prefix="ioscope-bench")
+    all_cases = cases(shm_file, disk_file)
+    nbd_server = None
+    if not only or any(k.startswith("nbd-") or k == "translate-nbd" for k in only):
+        nbd_server, uri = start_nbdkit()
+        all_cases.update(nbd_cases(uri))
     try:
-        for key, (title, fargs, iargs) in cases(shm_file, disk_file).items():
+        for key, (title, fargs, iargs) in all_cases.items():
             if only and key not in only:
                 continue
             ratios, cpu_ratios, rows = [], [], []
@@ -207,6 +303,8 @@ def main():
             print(f"median IOPS ratio ioscope/fio: {statistics.median(ratios):.2f}; "
                   f"median CPU-per-I/O ratio ioscope/fio: {statistics.median(cpu_ratios):.2f}; "
                   f"ioscope peak RSS {max(i['rss_kib'] for _, i in rows)/1024:.1f} MiB")
+        if a.auto:
+            auto_vs_explicit(shm_file, disk_file, a.seconds, a.rounds, tmpdir)
         if a.extra:
             extras(tmpdir, a.seconds)
         if a.rss:
@@ -214,6 +312,9 @@ def main():
             print(f"\n## rss-growth: ioscope RSS at 10 s {at10/1024:.1f} MiB, at 60 s {at60/1024:.1f} MiB "
                   f"({100*(at60-at10)/at10:+.1f}%)")
     finally:
+        if nbd_server is not None:
+            nbd_server.terminate()
+            nbd_server.wait()
         import shutil
         shutil.rmtree(tmpdir, ignore_errors=True)
 

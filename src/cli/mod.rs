@@ -13,6 +13,7 @@ pub mod to_plan;
 pub mod values;
 
 use crate::plan::model::{Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout};
+use crate::plan::tuning::SyncKind;
 use crate::run::worker::ErrorPolicy;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -267,6 +268,41 @@ pub struct RunArgs {
     /// slice, default) or stride (interleaved: together one sequential sweep).
     #[arg(long, value_name = "LAYOUT", value_parser = values::seq_layout)]
     pub seq_layout: Option<SeqLayout>,
+    /// io_uring: register the I/O buffers and issue fixed reads/writes (fio fixedbufs).
+    #[arg(long)]
+    pub fixed_bufs: bool,
+    /// io_uring: register the targets' descriptors (fio registerfiles; default true).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", value_parser = values::boolean)]
+    pub register_files: Option<bool>,
+    /// io_uring: a kernel thread polls the submission queue (fio sqthread_poll).
+    #[arg(long)]
+    pub sqpoll: bool,
+    /// io_uring: CPU for the submission polling thread (fio sqthread_poll_cpu); implies
+    /// --sqpoll.
+    #[arg(long, value_name = "CPU", value_parser = values::cpu_number)]
+    pub sqpoll_cpu: Option<u32>,
+    /// io_uring: polled completions (fio hipri); needs O_DIRECT and a device with
+    /// poll queues.
+    #[arg(long)]
+    pub hipri: bool,
+    /// io_uring: requests queued before they are submitted (fio iodepth_batch_submit).
+    #[arg(long, value_name = "N", value_parser = values::qd)]
+    pub batch_submit: Option<u32>,
+    /// io_uring: completions to wait for at least (fio iodepth_batch_complete_min).
+    #[arg(long, value_name = "N", value_parser = values::qd)]
+    pub batch_complete_min: Option<u32>,
+    /// io_uring: completions reaped at most per wait (fio iodepth_batch_complete_max).
+    #[arg(long, value_name = "N", value_parser = values::qd)]
+    pub batch_complete_max: Option<u32>,
+    /// Open targets with O_DSYNC: every write is stable when it completes.
+    #[arg(long)]
+    pub write_through: bool,
+    /// Flush after every N writes of each stream (fio fsync=N); counted apart.
+    #[arg(long, value_name = "N", value_parser = values::sync_every)]
+    pub sync_every: Option<u32>,
+    /// The flush --sync-every issues: fsync (default) or fdatasync.
+    #[arg(long, value_name = "KIND", value_parser = values::sync_kind)]
+    pub sync_kind: Option<SyncKind>,
     /// Seed for offsets and data.
     #[arg(long, value_name = "N", value_parser = values::seed)]
     pub seed: Option<u64>,

@@ -6,6 +6,7 @@
 use super::RunArgs;
 use crate::app::FlagError;
 use crate::plan::model::*;
+use crate::plan::tuning::IoTuning;
 use crate::plan::units::format_size;
 
 /// Builds the plan for `ioscope run` from flags alone (no job file).
@@ -194,6 +195,27 @@ pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) {
     }
     if let Some(s) = a.seed {
         run.seed = s;
+    }
+    apply_io_flags(a, &mut run.io);
+}
+
+/// Applies io_uring and write-durability flags (`--fixed-bufs`, `--sync-every` …).
+/// Combinations that cannot work (`--sync-kind` without `--sync-every`) are refused
+/// by [`IoTuning::check`] before any target is touched.
+fn apply_io_flags(a: &RunArgs, io: &mut IoTuning) {
+    let u = &mut io.uring;
+    u.fixed_bufs |= a.fixed_bufs;
+    u.sqpoll |= a.sqpoll || a.sqpoll_cpu.is_some();
+    u.hipri |= a.hipri;
+    u.register_files = a.register_files.or(u.register_files);
+    u.sqpoll_cpu = a.sqpoll_cpu.or(u.sqpoll_cpu);
+    u.batch_submit = a.batch_submit.unwrap_or(u.batch_submit);
+    u.batch_complete_min = a.batch_complete_min.unwrap_or(u.batch_complete_min);
+    u.batch_complete_max = a.batch_complete_max.unwrap_or(u.batch_complete_max);
+    io.write_through |= a.write_through;
+    io.sync_every = a.sync_every.unwrap_or(io.sync_every);
+    if let Some(k) = a.sync_kind {
+        io.sync_kind = k;
     }
 }
 

@@ -6,6 +6,7 @@
 use crate::plan::model::{
     AccessPattern, Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout,
 };
+use crate::plan::tuning::SyncKind;
 use crate::plan::units::{self, UnitError};
 use crate::run::worker::ErrorPolicy;
 
@@ -81,6 +82,23 @@ pub fn qd(text: &str) -> Res<u32> {
 /// Independent streams (1 to 100000).
 pub fn streams(text: &str) -> Res<u32> {
     bounded(text, 100_000)
+}
+
+/// A CPU number (`--sqpoll-cpu`).
+pub fn cpu_number(text: &str) -> Res<u32> {
+    text.trim()
+        .parse()
+        .map_err(|_| ValueError::Expected("a CPU number"))
+}
+
+/// Writes between flushes (`--sync-every`): a positive count.
+pub fn sync_every(text: &str) -> Res<u32> {
+    bounded(text, u32::MAX)
+}
+
+/// The flush call: fsync or fdatasync.
+pub fn sync_kind(text: &str) -> Res<SyncKind> {
+    SyncKind::parse(text).ok_or(ValueError::Expected("fsync or fdatasync"))
 }
 
 /// A worker count.

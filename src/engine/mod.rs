@@ -54,6 +54,9 @@ pub enum EngineError {
         engine: &'static str,
         source: std::io::Error,
     },
+    /// An option the kernel, the device or the target does not support.
+    #[error("{option}: {msg}")]
+    Unsupported { option: &'static str, msg: String },
     #[error("{engine}: {op}")]
     Io {
         engine: &'static str,
@@ -78,6 +81,12 @@ pub trait Engine {
     /// mem, null): the runner may then let requests share one hot buffer.
     fn completes_inline(&self) -> bool {
         false
+    }
+
+    /// Registers the worker's buffer pool with the engine, once, before the first
+    /// request (io_uring's fixed buffers). Engines without such a thing ignore it.
+    fn register_buffers(&mut self, _base: *mut u8, _len: usize) -> Result<(), EngineError> {
+        Ok(())
     }
 
     /// Submits everything queued and appends completions to `out`, waiting until at

@@ -1,52 +1,120 @@
-//! The uring engine: io_uring with registered files, one ring per worker, sized for
-//! every request the worker can have in flight. Each request is handed to the kernel
-//! as soon as it is queued (like fio's default `iodepth_batch_submit=1`), and the
-//! worker waits for completions with one more `io_uring_enter(2)` per loop turn.
+//! The uring engine: io_uring, one ring per worker, sized for every request the worker
+//! can have in flight. By default each request is handed to the kernel as soon as it is
+//! queued (like fio's default `iodepth_batch_submit=1`), the targets' descriptors are
+//! registered, and the worker waits for completions with one more `io_uring_enter(2)`
+//! per loop turn. [`UringOptions`] changes that, fio's way: registered buffers
+//! (`IORING_OP_READ_FIXED`/`WRITE_FIXED`), a submission-queue polling thread
+//! (`IORING_SETUP_SQPOLL`), polled completions (`IORING_SETUP_IOPOLL`), and
+//! submit/reap batch sizes.
 //!
 //! Opcodes: `IORING_OP_READ`/`IORING_OP_WRITE` (equivalent to pread(2)/pwrite(2) at
-//! an explicit offset).
+//! an explicit offset), or their `_FIXED` forms on registered buffers.
 
 use super::{Completion, Engine, EngineError, IoRequest, Targets};
 use crate::plan::model::Op;
+use crate::plan::tuning::UringOptions;
+use crate::target::OpenTarget;
 use io_uring::{opcode, squeue, types, IoUring};
+
+/// How long an idle SQ polling thread spins before it sleeps (and the next submission
+/// needs a wake-up call).
+const SQPOLL_IDLE_MS: u32 = 100;
 
 /// One io_uring instance.
 pub struct UringEngine {
     ring: IoUring<squeue::Entry>,
     _targets: Targets,
+    /// Descriptors by target index, used when files are not registered.
+    fds: Vec<i32>,
+    opts: UringOptions,
+    /// The registered buffer region (start, end) when `fixed_bufs` is on.
+    fixed: Option<(usize, usize)>,
     queued: u32,
+    inflight: u32,
+}
+
+/// A setting the kernel or the target refuses, named by its option.
+fn unsupported(option: &'static str, msg: String) -> EngineError {
+    EngineError::Unsupported { option, msg }
 }
 
 impl UringEngine {
-    /// Builds a ring with room for `capacity` requests in flight and registers the
-    /// targets' file descriptors.
-    pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
+    /// Builds a ring with room for `capacity` requests in flight, set up as `opts`
+    /// says, and registers the targets' file descriptors unless told not to.
+    pub fn new(
+        targets: &Targets,
+        capacity: usize,
+        opts: &UringOptions,
+    ) -> Result<Self, EngineError> {
         let entries = (capacity.max(1) as u32).next_power_of_two().min(32768);
         let setup = |e: std::io::Error| EngineError::Setup {
             engine: "uring",
             source: e,
         };
-        // Single issuer + cooperative task running cut kernel overhead; older kernels
-        // lack them, so fall back to a plain ring.
-        // A plain ring: COOP_TASKRUN/SINGLE_ISSUER measured no better here.
-        let ring = IoUring::builder()
-            .setup_cqsize(entries * 2)
-            .build(entries)
-            .map_err(setup)?;
+        // A plain ring by default: COOP_TASKRUN/SINGLE_ISSUER measured no better here.
+        let mut b = IoUring::builder();
+        b.setup_cqsize(entries * 2);
+        if opts.sqpoll {
+            b.setup_sqpoll(SQPOLL_IDLE_MS);
+            if let Some(cpu) = opts.sqpoll_cpu {
+                b.setup_sqpoll_cpu(cpu);
+            }
+        }
+        if opts.hipri {
+            b.setup_iopoll();
+        }
+        let ring = b.build(entries).map_err(|e| match e.raw_os_error() {
+            Some(libc::EPERM) | Some(libc::EINVAL) if opts.sqpoll => unsupported(
+                if opts.sqpoll_cpu.is_some() {
+                    "--sqpoll-cpu"
+                } else {
+                    "--sqpoll"
+                },
+                format!("the kernel refused a polling ring: {e}"),
+            ),
+            Some(libc::EINVAL) if opts.hipri => {
+                unsupported("--hipri", format!("the kernel refused a polled ring: {e}"))
+            }
+            _ => setup(e),
+        })?;
         let fds: Vec<i32> = targets.iter().map(|t| t.fd().unwrap_or(-1)).collect();
-        if fds.iter().any(|&fd| fd >= 0) {
+        if opts.registers_files() && fds.iter().any(|&fd| fd >= 0) {
             ring.submitter().register_files(&fds).map_err(setup)?;
         }
         Ok(UringEngine {
             ring,
             _targets: targets.clone(),
+            fds,
+            opts: opts.clone(),
+            fixed: None,
             queued: 0,
+            inflight: 0,
         })
     }
 
     /// Whether io_uring can be set up here at all (kernel support, seccomp, sysctl).
     pub fn available() -> bool {
         IoUring::<squeue::Entry>::new(2).is_ok()
+    }
+
+    /// Checks, before any worker starts, that `opts` can work on these targets: a
+    /// ring set up that way (the kernel may refuse SQ polling or polled rings), and for
+    /// `hipri` targets under O_DIRECT on a device with poll queues. The error names
+    /// the option.
+    pub fn check_options(
+        targets: &[std::sync::Arc<OpenTarget>],
+        opts: &UringOptions,
+    ) -> Result<(), EngineError> {
+        if opts.hipri {
+            for t in targets {
+                hipri_capable(t).map_err(|msg| unsupported("--hipri", msg))?;
+            }
+        }
+        if opts.sqpoll || opts.hipri {
+            let t: Targets = std::sync::Arc::new(Vec::new());
+            UringEngine::new(&t, 2, opts)?;
+        }
+        Ok(())
     }
 
     fn enter(&mut self, want: usize, timeout_ns: Option<u64>) -> Result<(), EngineError> {
@@ -79,6 +147,39 @@ impl UringEngine {
             }
         }
     }
+
+    /// The submission entry for `req` as this engine's settings make it.
+    fn sqe(&self, req: &IoRequest) -> squeue::Entry {
+        let addr = req.buf as usize;
+        let fixed_buf = self
+            .fixed
+            .filter(|&(lo, hi)| addr >= lo && addr + req.len as usize <= hi)
+            .map(|_| 0u16);
+        macro_rules! build {
+            ($fd:expr) => {
+                match (req.op, fixed_buf) {
+                    (Op::Read, Some(i)) => opcode::ReadFixed::new($fd, req.buf, req.len, i)
+                        .offset(req.offset)
+                        .build(),
+                    (Op::Write, Some(i)) => opcode::WriteFixed::new($fd, req.buf, req.len, i)
+                        .offset(req.offset)
+                        .build(),
+                    (Op::Read, None) => opcode::Read::new($fd, req.buf, req.len)
+                        .offset(req.offset)
+                        .build(),
+                    (Op::Write, None) => opcode::Write::new($fd, req.buf, req.len)
+                        .offset(req.offset)
+                        .build(),
+                }
+            };
+        }
+        let sqe = if self.opts.registers_files() {
+            build!(types::Fixed(req.target))
+        } else {
+            build!(types::Fd(self.fds[req.target as usize]))
+        };
+        sqe.user_data(req.tag)
+    }
 }
 
 impl Engine for UringEngine {
@@ -86,30 +187,46 @@ impl Engine for UringEngine {
         "uring"
     }
 
+    fn register_buffers(&mut self, base: *mut u8, len: usize) -> Result<(), EngineError> {
+        if !self.opts.fixed_bufs || len == 0 {
+            return Ok(());
+        }
+        let iov = libc::iovec {
+            iov_base: base as *mut libc::c_void,
+            iov_len: len,
+        };
+        // SAFETY: the pool outlives the ring's use of it: the worker keeps it until
+        // every request has completed (or forgets it, never freeing, if some have not).
+        unsafe { self.ring.submitter().register_buffers(&[iov]) }.map_err(|e| {
+            unsupported(
+                "--fixed-bufs",
+                format!("registering {len} bytes of buffers: {e} (RLIMIT_MEMLOCK?)"),
+            )
+        })?;
+        self.fixed = Some((base as usize, base as usize + len));
+        Ok(())
+    }
+
     #[inline]
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        let fd = types::Fixed(req.target);
-        let sqe = match req.op {
-            Op::Read => opcode::Read::new(fd, req.buf, req.len)
-                .offset(req.offset)
-                .build(),
-            Op::Write => opcode::Write::new(fd, req.buf, req.len)
-                .offset(req.offset)
-                .build(),
-        }
-        .user_data(req.tag);
+        let sqe = self.sqe(&req);
+        let batch = self.opts.batch_submit.max(1);
         loop {
             // SAFETY: the buffer stays valid and untouched until this request's
-            // completion is reaped (the runner's contract), and the fd is registered.
+            // completion is reaped (the runner's contract), and the fd is open (and
+            // registered when the entry names a fixed file).
             let pushed = unsafe { self.ring.submission().push(&sqe) };
             if pushed.is_ok() {
                 self.queued += 1;
-                // Hand each request to the kernel at once (fio's default,
+                self.inflight += 1;
+                // By default hand each request to the kernel at once (fio's default,
                 // iodepth_batch_submit=1): a device sees a steady trickle rather
                 // than bursts. Measured on virtio-blk: +10-15% IOPS at QD 32 over
                 // submitting a turn's requests together.
-                self.enter(0, None)?;
-                self.queued = 0;
+                if self.queued >= batch {
+                    self.enter(0, None)?;
+                    self.queued = 0;
+                }
                 return Ok(());
             }
             // Submission queue full: hand what is there to the kernel.
@@ -124,6 +241,10 @@ impl Engine for UringEngine {
         timeout_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
+        // Wait for the batch asked for, but never for more than is in flight.
+        let min_complete = min_complete
+            .max(self.opts.batch_complete_min)
+            .min(self.inflight.max(min_complete.min(1)));
         let ready = self.ring.completion().len();
         let want = if ready >= min_complete as usize {
             0
@@ -134,7 +255,12 @@ impl Engine for UringEngine {
             self.enter(want, timeout_ns)?;
             self.queued = 0;
         }
-        for cqe in self.ring.completion() {
+        let max = match self.opts.batch_complete_max {
+            0 => usize::MAX,
+            n => n as usize,
+        };
+        for cqe in self.ring.completion().take(max) {
+            self.inflight = self.inflight.saturating_sub(1);
             out.push(Completion {
                 tag: cqe.user_data(),
                 result: cqe.result() as i64,
@@ -142,5 +268,243 @@ impl Engine for UringEngine {
             });
         }
         Ok(())
+    }
+}
+
+/// Why `t` cannot take polled completions, if it cannot: it needs O_DIRECT and a block
+/// device whose queue polls (`/sys/dev/block/M:m/queue/io_poll` = 1).
+fn hipri_capable(t: &OpenTarget) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(fd) = t.fd() else {
+        return Err(format!("{} is not a file or block device", t.uri));
+    };
+    if !t.direct {
+        return Err(format!(
+            "polled completions need O_DIRECT, and {} is opened without it (use --direct true)",
+            t.uri
+        ));
+    }
+    let meta = std::fs::metadata(format!("/proc/self/fd/{fd}"))
+        .map_err(|e| format!("{}: stat: {e}", t.uri))?;
+    let dev = if t.is_block_device() {
+        meta.rdev()
+    } else {
+        meta.dev()
+    };
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    // A partition's queue is its disk's.
+    let poll = std::fs::read_to_string(format!("{base}/queue/io_poll"))
+        .or_else(|_| std::fs::read_to_string(format!("{base}/../queue/io_poll")));
+    match poll.as_deref().map(str::trim) {
+        Ok("1") => Ok(()),
+        Ok(_) => Err(format!(
+            "{}: device {major}:{minor} has no poll queues ({base}/queue/io_poll is 0; \
+             e.g. NVMe needs the nvme.poll_queues module parameter)",
+            t.uri
+        )),
+        Err(_) => Err(format!(
+            "{} is not on a block device (device {major}:{minor}), so nothing can be polled",
+            t.uri
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::TargetSpec;
+    use crate::target::{open, OpenOptionsIo};
+    use std::sync::Arc;
+
+    /// A 1 MiB page-cache file target and an aligned 64 KiB buffer.
+    struct Fixture {
+        targets: Targets,
+        buf: Vec<u8>,
+        _dir: tempfile::TempDir,
+    }
+
+    fn fixture(direct: bool) -> Fixture {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let spec = TargetSpec {
+            name: "t0".into(),
+            uri: dir.path().join("f").to_string_lossy().into_owned(),
+            size_bytes: Some(1 << 20),
+            direct: Some(direct),
+        };
+        let t = open(&spec, OpenOptionsIo::default()).unwrap();
+        Fixture {
+            targets: Arc::new(vec![Arc::new(t)]),
+            buf: vec![0u8; 64 << 10],
+            _dir: dir,
+        }
+    }
+
+    fn read(buf: *mut u8, offset: u64, tag: u64) -> IoRequest {
+        IoRequest {
+            op: Op::Read,
+            target: 0,
+            offset,
+            len: 4096,
+            buf,
+            tag,
+        }
+    }
+
+    /// The opcode and flags of an entry, from its Debug form.
+    fn opcode_and_flags(e: &squeue::Entry) -> (u8, u8) {
+        let d = format!("{e:?}");
+        let field = |name: &str| -> u8 {
+            let at = d.find(name).unwrap() + name.len();
+            d[at..]
+                .trim_start_matches([':', ' '])
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (field("op_code"), field("flags"))
+    }
+
+    #[test]
+    fn fixed_bufs_issue_fixed_reads_and_registered_files_fixed_fds() {
+        let mut f = fixture(false);
+        let p = f.buf.as_mut_ptr();
+        let plain = UringEngine::new(&f.targets, 4, &UringOptions::default()).unwrap();
+        let (op, flags) = opcode_and_flags(&plain.sqe(&read(p, 0, 1)));
+        assert_eq!(op, opcode::Read::CODE);
+        assert_ne!(
+            flags & squeue::Flags::FIXED_FILE.bits(),
+            0,
+            "files are registered by default"
+        );
+
+        let opts = UringOptions {
+            fixed_bufs: true,
+            register_files: Some(false),
+            ..Default::default()
+        };
+        let mut e = UringEngine::new(&f.targets, 4, &opts).unwrap();
+        e.register_buffers(p, f.buf.len()).unwrap();
+        let (op, flags) = opcode_and_flags(&e.sqe(&read(p, 0, 1)));
+        assert_eq!(op, opcode::ReadFixed::CODE);
+        assert_eq!(flags & squeue::Flags::FIXED_FILE.bits(), 0);
+        let mut w = read(p, 0, 1);
+        w.op = Op::Write;
+        assert_eq!(opcode_and_flags(&e.sqe(&w)).0, opcode::WriteFixed::CODE);
+        // And the kernel takes it: a fixed read completes with the bytes asked for.
+        e.push(read(p, 4096, 7)).unwrap();
+        let mut out = Vec::new();
+        while out.is_empty() {
+            e.submit_and_reap(1, None, &mut out).unwrap();
+        }
+        assert_eq!((out[0].tag, out[0].result), (7, 4096));
+    }
+
+    fn sqpoll_threads() -> Vec<String> {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .filter(|c| c.starts_with("iou-sqp-"))
+            .collect()
+    }
+
+    #[test]
+    fn sqpoll_starts_a_kernel_polling_thread() {
+        let f = fixture(false);
+        let before = sqpoll_threads().len();
+        let opts = UringOptions {
+            sqpoll: true,
+            sqpoll_cpu: Some(0),
+            ..Default::default()
+        };
+        let e = UringEngine::new(&f.targets, 4, &opts).unwrap();
+        assert!(e.ring.params().is_setup_sqpoll());
+        // The kernel thread names itself once it runs.
+        let t0 = std::time::Instant::now();
+        while sqpoll_threads().len() <= before && t0.elapsed().as_secs() < 2 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let threads = sqpoll_threads();
+        assert!(
+            threads.len() > before,
+            "no iou-sqp-* thread while the ring lives: {threads:?}"
+        );
+    }
+
+    #[test]
+    fn batch_submit_holds_requests_until_the_batch_is_full() {
+        let mut f = fixture(false);
+        let p = f.buf.as_mut_ptr();
+        let opts = UringOptions {
+            batch_submit: 4,
+            batch_complete_min: 4,
+            batch_complete_max: 2,
+            ..Default::default()
+        };
+        let mut e = UringEngine::new(&f.targets, 8, &opts).unwrap();
+        for i in 0..3 {
+            // SAFETY (test): distinct 4 KiB pieces of the 64 KiB buffer.
+            e.push(read(unsafe { p.add(i * 4096) }, i as u64 * 4096, i as u64))
+                .unwrap();
+            assert_eq!(
+                e.ring.submission().len(),
+                i + 1,
+                "submitted before the batch was full"
+            );
+        }
+        e.push(read(unsafe { p.add(3 * 4096) }, 3 * 4096, 3))
+            .unwrap();
+        assert_eq!(e.ring.submission().len(), 0);
+        // Waits for all four, hands back at most two per call.
+        let mut out = Vec::new();
+        e.submit_and_reap(1, Some(5_000_000_000), &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        e.submit_and_reap(1, Some(5_000_000_000), &mut out).unwrap();
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|c| c.result == 4096));
+
+        let mut plain = UringEngine::new(&f.targets, 8, &UringOptions::default()).unwrap();
+        plain.push(read(p, 0, 9)).unwrap();
+        assert_eq!(
+            plain.ring.submission().len(),
+            0,
+            "default submits each request at once"
+        );
+        let mut out = Vec::new();
+        while out.is_empty() {
+            plain.submit_and_reap(1, None, &mut out).unwrap();
+        }
+    }
+
+    #[test]
+    fn hipri_without_a_polling_device_is_a_clear_error() {
+        let hipri = UringOptions {
+            hipri: true,
+            ..Default::default()
+        };
+        let cached = fixture(false);
+        let e = UringEngine::check_options(&cached.targets, &hipri).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("--hipri: ") && msg.contains("O_DIRECT"),
+            "{msg}"
+        );
+        let direct = fixture(true);
+        if direct.targets[0].direct {
+            // This machine's disk has no poll queues (io_poll = 0); a machine whose
+            // disk polls would accept it.
+            match UringEngine::check_options(&direct.targets, &hipri) {
+                Err(e) => {
+                    let msg = e.to_string();
+                    assert!(
+                        msg.starts_with("--hipri: ") && msg.contains("poll"),
+                        "{msg}"
+                    );
+                }
+                Ok(()) => eprintln!("the disk under /var/tmp polls: hipri accepted"),
+            }
+        }
     }
 }

@@ -110,6 +110,11 @@ fn roles(cfg: &NetRunConfig) -> Vec<(u32, Role)> {
 pub fn run(cfg: &NetRunConfig) -> Result<NetOutcome, NetError> {
     super::outcome::check_outputs(&cfg.output)?;
     let addr = super::server::resolve(&cfg.addr_text, "address")?;
+    if let Some(c) = cfg.cpus.as_deref().and_then(sockopt::disallowed_cpu) {
+        return Err(NetError::Input(format!(
+            "--cpus: CPU {c} is not available to this process"
+        )));
+    }
     crate::run::interrupt::install();
     let started_unix_s = crate::clock::unix_s();
     let timeout = Duration::from_nanos(cfg.connect_timeout_ns);
@@ -485,6 +490,8 @@ fn interval(
             retransmits: r,
             rtt_us: s.rtt_for(t.st.role != Role::Recv),
             cwnd_bytes: s.cwnd_bytes,
+            rttvar_us: s.rttvar_us,
+            snd_wnd_bytes: s.snd_wnd_bytes,
         });
         (t.prev_out, t.prev_in, t.prev_ops, t.prev_retrans, t.tcp) =
             (out, inn, o, s.total_retrans, s);

@@ -16,6 +16,7 @@ use crate::result::RunResult;
 fn uname() -> String {
     // SAFETY: utsname is plain data; uname fills the zeroed struct we own.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uname writes only into the utsname we pass.
     if unsafe { libc::uname(&mut u) } != 0 {
         return String::new();
     }
@@ -47,6 +48,36 @@ fn split_addr(a: &str) -> (String, u16) {
 /// iperf3 reports descriptor numbers; stream positions are stable stand-ins.
 fn socket(i: usize) -> u64 {
     i as u64 + 5
+}
+
+/// The largest value of a stream's per-interval figure over the run.
+fn max_of(run: &RunResult, i: usize, pick: fn(&crate::result::NetStreamInterval) -> u64) -> u64 {
+    run.intervals
+        .iter()
+        .filter_map(|iv| iv.net.as_ref().and_then(|n| n.streams.get(i)).map(pick))
+        .max()
+        .unwrap_or(0)
+}
+
+/// (min, max, mean) of a stream's per-interval smoothed RTT, µs.
+fn rtt_stats(run: &RunResult, i: usize) -> (f64, f64, f64) {
+    let v: Vec<f64> = run
+        .intervals
+        .iter()
+        .filter_map(|iv| {
+            iv.net
+                .as_ref()
+                .and_then(|n| n.streams.get(i))
+                .map(|s| s.rtt_us)
+        })
+        .filter(|r| *r > 0.0)
+        .collect();
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let min = v.iter().copied().fold(f64::MAX, f64::min);
+    let max = v.iter().copied().fold(0.0, f64::max);
+    (min, max, v.iter().sum::<f64>() / v.len() as f64)
 }
 
 fn sender_here(m: &Measured, i: usize) -> bool {
@@ -119,7 +150,7 @@ fn intervals(m: &Measured, run: &RunResult) -> Vec<Value> {
                         "socket": socket(i), "start": start, "end": iv.t_s, "seconds": iv.duration_s,
                         "bytes": s.bytes, "bits_per_second": s.gbps * 1e9,
                         "retransmits": s.retransmits, "snd_cwnd": s.cwnd_bytes,
-                        "rtt": s.rtt_us as u64, "rttvar": 0, "pmtu": m.local_env.path_mtu.unwrap_or(0),
+                        "snd_wnd": s.snd_wnd_bytes, "rtt": s.rtt_us as u64, "rttvar": s.rttvar_us as u64, "pmtu": m.local_env.path_mtu.unwrap_or(0),
                         "omitted": iv.warmup, "sender": sender_here(m, i),
                     })
                 })
@@ -168,6 +199,7 @@ fn end_streams(m: &Measured, run: &RunResult) -> (Vec<Value>, Sums) {
                     .unwrap_or(received),
                 Role::Rr => t.st.bytes_in.load(Ordering::Relaxed) - t.mark_in,
             };
+            let rtt = rtt_stats(run, i);
             sent_bytes += sent;
             recv_bytes += received;
             retrans += tot.retransmits;
@@ -175,8 +207,8 @@ fn end_streams(m: &Measured, run: &RunResult) -> (Vec<Value>, Sums) {
                 "sender": {
                     "socket": socket(i), "start": 0, "end": secs, "seconds": secs, "bytes": sent,
                     "bits_per_second": sent as f64 * 8.0 / secs, "retransmits": tot.retransmits,
-                    "max_snd_cwnd": t.tcp.cwnd_bytes, "max_rtt": tot.rtt_us as u64,
-                    "min_rtt": tot.rtt_us as u64, "mean_rtt": tot.rtt_us as u64,
+                    "max_snd_cwnd": max_of(run, i, |s| s.cwnd_bytes), "max_snd_wnd": max_of(run, i, |s| s.snd_wnd_bytes), "max_rtt": rtt.1 as u64,
+                    "min_rtt": rtt.0 as u64, "mean_rtt": rtt.2 as u64,
                     "sender": sender_here(m, i),
                 },
                 "receiver": {

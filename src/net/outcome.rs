@@ -216,6 +216,7 @@ fn build_run(m: &Measured) -> RunResult {
             }),
             remote_cpu,
         },
+        flush: None,
     };
     let c = &m.cfg;
     let mode = match (c.rr, c.direction) {
@@ -229,6 +230,8 @@ fn build_run(m: &Measured) -> RunResult {
         name: format!("net-{}", mode.name()),
         target: c.addr_text.clone(),
         engine: if c.zerocopy { "tcp-sendfile" } else { "tcp" }.into(),
+        engine_reason: String::new(),
+        io: None,
         workload: RunWorkload::Net(NetWorkloadEcho {
             mode,
             streams: c.streams,

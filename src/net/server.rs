@@ -55,6 +55,11 @@ pub fn resolve(text: &str, flag: &str) -> Result<SocketAddr, NetError> {
 /// Runs the server until Ctrl-C (or after one test with `once`).
 pub fn serve(cfg: &ServeConfig) -> Result<i32, NetError> {
     let addr = resolve(&cfg.bind, "--bind")?;
+    if let Some(c) = cfg.cpus.as_deref().and_then(sockopt::disallowed_cpu) {
+        return Err(NetError::Input(format!(
+            "--cpus: CPU {c} is not available to this process"
+        )));
+    }
     let listener = TcpListener::bind(addr).map_err(|e| NetError::Connect {
         addr: addr.to_string(),
         what: format!("cannot listen: {e}"),
@@ -162,6 +167,9 @@ fn check_params(p: &TestParams) -> Result<(), String> {
     }
     if p.bs_bytes == 0 || p.bs_bytes > MAX_BS_BYTES {
         return Err(format!("write size {}: 1 byte to 64 MiB", p.bs_bytes));
+    }
+    if let Some(c) = p.cpus.as_deref().and_then(sockopt::disallowed_cpu) {
+        return Err(format!("CPU {c} is not available to the server"));
     }
     if let Some(rr) = p.rr {
         if rr.req_bytes == 0 || rr.resp_bytes == 0 || rr.req_bytes.max(rr.resp_bytes) > MAX_BS_BYTES
@@ -364,8 +372,9 @@ fn run_session(
 ) -> Result<f64, String> {
     let ctl = Arc::new(Control::default());
     ctl.start_ns.store(now_ns(), Ordering::Release);
-    let env = env::capture(&conns[0].0);
     let (states, threads) = spawn_streams(conns, p, cfg, &ctl);
+    // After the options are applied: the buffers in effect for the test.
+    let env = env::capture(&states[0].sock);
     let started = protocol::write_frame(ctrl, &Ctrl::Start)
         .map_err(|e| format!("client went away before the start ({e})"));
     let mark = started.and_then(|_| await_stop(ctrl, &states));

@@ -180,6 +180,21 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// The first CPU in `cpus` this process may not run on, if any.
+pub fn disallowed_cpu(cpus: &[usize]) -> Option<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills the set we own, and
+    // CPU_ISSET reads within it for indices below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        cpus.iter()
+            .copied()
+            .find(|&c| c >= libc::CPU_SETSIZE as usize || !libc::CPU_ISSET(c, &set))
+    }
+}
+
 /// The socket buffer sizes in effect (SO_SNDBUF, SO_RCVBUF as the kernel reports
 /// them: twice what was asked, capped by wmem_max/rmem_max).
 pub fn buffers(s: &TcpStream) -> (Option<u64>, Option<u64>) {
@@ -248,5 +263,11 @@ mod tests {
         drop(l);
         let e = connect(&addr, &o, 2_000_000_000).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
+    }
+
+    #[test]
+    fn cpus_outside_the_affinity_are_found() {
+        assert_eq!(disallowed_cpu(&[0]), None);
+        assert_eq!(disallowed_cpu(&[0, 100_000]), Some(100_000));
     }
 }

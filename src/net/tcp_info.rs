@@ -17,6 +17,10 @@ pub struct TcpSample {
     pub cwnd_bytes: u64,
     pub snd_mss: u32,
     pub pmtu: u32,
+    /// RTT variation, µs (`tcpi_rttvar`).
+    pub rttvar_us: f64,
+    /// The peer's advertised receive window, bytes (`tcpi_snd_wnd`).
+    pub snd_wnd_bytes: u64,
 }
 
 impl TcpSample {
@@ -56,6 +60,8 @@ pub fn sample(fd: RawFd) -> Option<TcpSample> {
         cwnd_bytes: ti.tcpi_snd_cwnd as u64 * ti.tcpi_snd_mss as u64,
         snd_mss: ti.tcpi_snd_mss,
         pmtu: ti.tcpi_pmtu,
+        rttvar_us: ti.tcpi_rttvar as f64,
+        snd_wnd_bytes: ti.tcpi_snd_wnd as u64,
     })
 }
 

@@ -382,6 +382,7 @@ mod tests {
                 workers: None,
                 seed: 7,
                 pacing: Pacing::Sleep,
+                io: Default::default(),
                 curve: None,
             }],
             warnings: vec![],

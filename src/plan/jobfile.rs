@@ -1012,6 +1012,7 @@ impl Settings {
             workers: self.workers,
             seed: self.seed.unwrap_or(base.seed),
             pacing: self.pacing.unwrap_or(base.pacing),
+            io: base.io,
             curve: None,
         }
     }

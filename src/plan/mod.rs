@@ -5,6 +5,8 @@ pub mod compat;
 pub mod emit;
 pub mod jobfile;
 pub mod model;
+pub mod tuning;
 pub mod units;
 
 pub use model::*;
+pub use tuning::{IoTuning, SyncKind, UringOptions};

@@ -499,6 +499,12 @@ pub struct RunSpec {
     /// How open-loop workers wait for intended issue times.
     #[serde(default)]
     pub pacing: Pacing,
+    /// io_uring settings and write durability.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::plan::tuning::IoTuning::is_default"
+    )]
+    pub io: crate::plan::tuning::IoTuning,
     /// Run as a latency curve rather than once (vdbench's `iorate=curve`, fio's
     /// `latency_target`): `ioscope run` then measures it as `ioscope curve` does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -551,6 +557,7 @@ impl Default for RunSpec {
             workers: None,
             seed: DEFAULT_SEED,
             pacing: Pacing::default(),
+            io: Default::default(),
             curve: None,
         }
     }

@@ -99,6 +99,12 @@ pub fn run_summary(r: &RunResult) -> String {
         },
         if r.interrupted { " [interrupted]" } else { "" }
     );
+    if !r.engine_reason.is_empty() {
+        let _ = writeln!(s, "engine {}: {}", r.engine, r.engine_reason);
+    }
+    if let Some(io) = &r.io {
+        let _ = writeln!(s, "io settings: {io}");
+    }
     let _ = writeln!(
         s,
         "{:<6} {:>12} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>7}",
@@ -124,6 +130,15 @@ pub fn run_summary(r: &RunResult) -> String {
         let _ = writeln!(s, "{}", op_row("write", &t.write));
     }
     let _ = writeln!(s, "{}", op_row("all", &t.all));
+    if let Some(f) = &t.flush {
+        let l = &f.latency_us;
+        let _ = writeln!(
+            s,
+            "flush ({}): {} calls, {:.1}/s, mean {:.1} us, p99 {:.1} us, max {:.1} us, {} errors \
+             (not counted as writes)",
+            f.kind, f.ios, f.per_s, l.mean, l.p99, l.max, f.errors
+        );
+    }
     if t.all.service_us != t.all.latency_us {
         let l = &t.all.service_us;
         let _ = writeln!(

@@ -125,6 +125,8 @@ pub fn run(
         name: name.into(),
         target: "/dev/nvme0n1".into(),
         engine: "uring".into(),
+        engine_reason: String::new(),
+        io: None,
         workload: RunWorkload::default(),
         duration_s: secs,
         warmup_s: warmup as f64,
@@ -137,6 +139,7 @@ pub fn run(
             read,
             write,
             queue_depth: iops * lat_us / 1e6,
+            flush: None,
             net: Default::default(),
         },
         cpu: Cpu {

@@ -146,6 +146,15 @@ pub struct RunResult {
     pub target: String,
     /// Engine actually used (after any fallback).
     pub engine: String,
+    /// Why that engine: "--engine sync" when asked for, or what `auto` saw in the
+    /// targets ("auto: /dev/shm/f is a file on tmpfs/ramfs (in RAM): …").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub engine_reason: String,
+    /// io_uring settings and write durability in effect (`--fixed-bufs`, `--sqpoll`,
+    /// `--write-through`, `--sync-every` …), as the plan's `io` table; absent when
+    /// all are defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<serde_json::Value>,
     /// The effective workload settings (the first workload when several ran; the
     /// totals of each are in `workloads`), or a network run's settings.
     #[serde(default)]
@@ -325,6 +334,8 @@ impl RunResult {
             name: String::new(),
             target: String::new(),
             engine: String::new(),
+            engine_reason: String::new(),
+            io: None,
             workload: RunWorkload::default(),
             duration_s: 0.0,
             warmup_s: 0.0,
@@ -364,6 +375,22 @@ pub struct Totals {
     /// Network runs only (see the block at the end of this file).
     #[serde(flatten)]
     pub net: NetTotals,
+    /// Flushes issued by `--sync-every` (not counted in `all`, `read` or `write`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<FlushTotals>,
+}
+
+/// Flushes (fsync/fdatasync) a run issued, and how long each call took.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlushTotals {
+    /// "fsync" or "fdatasync".
+    pub kind: String,
+    pub ios: u64,
+    pub errors: u64,
+    /// Flushes per second of measured time.
+    pub per_s: f64,
+    /// Duration of each flush call.
+    pub latency_us: LatencyStats,
 }
 
 /// Counters and latency for one direction (or both).
@@ -595,6 +622,12 @@ pub struct NetStreamInterval {
     pub rtt_us: f64,
     /// Congestion window, bytes (snd_cwnd × snd_mss).
     pub cwnd_bytes: u64,
+    /// RTT variation, µs (TCP_INFO `tcpi_rttvar`).
+    #[serde(default)]
+    pub rttvar_us: f64,
+    /// The peer's advertised receive window, bytes (TCP_INFO `tcpi_snd_wnd`).
+    #[serde(default)]
+    pub snd_wnd_bytes: u64,
 }
 
 #[cfg(test)]

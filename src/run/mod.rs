@@ -8,6 +8,8 @@ pub mod buffers;
 pub mod clock;
 pub mod data;
 pub mod echo;
+pub mod engine_choice;
+pub mod flush;
 pub mod interrupt;
 pub mod offsets;
 pub mod pacing;
@@ -81,38 +83,6 @@ struct Resolved {
     ws_len: u64,
 }
 
-/// Engine chosen for a run, after fallback.
-pub fn resolve_engine(
-    kind: EngineKind,
-    targets: &[Arc<OpenTarget>],
-) -> (EngineKind, Option<String>) {
-    let all_mem = targets.iter().all(|t| matches!(t.backing, Backing::Mem(_)));
-    let all_null = targets.iter().all(|t| matches!(t.backing, Backing::Null));
-    let all_sim = targets.iter().all(|t| matches!(t.backing, Backing::Sim(_)));
-    let all_nbd = targets.iter().all(|t| matches!(t.backing, Backing::Nbd(_)));
-    let all_iscsi = targets
-        .iter()
-        .all(|t| matches!(t.backing, Backing::Iscsi(_)));
-    match kind {
-        EngineKind::Auto if all_nbd => (EngineKind::Nbd, None),
-        EngineKind::Auto if all_iscsi => (EngineKind::Iscsi, None),
-        EngineKind::Auto if all_null => (EngineKind::Null, None),
-        EngineKind::Auto if all_sim => (EngineKind::Sim, None),
-        EngineKind::Auto if all_mem => (EngineKind::Mem, None),
-        EngineKind::Auto | EngineKind::Uring => {
-            if UringEngine::available() {
-                (EngineKind::Uring, None)
-            } else {
-                (
-                    EngineKind::Sync,
-                    Some("io_uring is not available here (kernel, seccomp or sysctl); falling back to the sync engine".into()),
-                )
-            }
-        }
-        k => (k, None),
-    }
-}
-
 /// Opens a run's targets and checks every workload against them. No I/O is issued.
 fn prepare(
     run: &RunSpec,
@@ -155,6 +125,7 @@ fn prepare(
                 writes,
                 force: opts.force,
                 min_size_bytes: min_size,
+                write_through: run.io.write_through,
             },
         )?;
         opened.push(Arc::new(t));
@@ -315,11 +286,42 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         });
     }
     check_clock(run, specs)?;
+    run.io.check().map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    })?;
     // Opening checks the targets, so the clock is chosen first, as in `execute`.
     timebase::choose_clock(run, specs);
     let (targets, _) = prepare(run, specs, opts)?;
-    let (engine, _) = resolve_engine(run.engine, &targets);
-    check_network(run, engine, &targets)
+    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    check_uring(run, choice.kind, &targets)?;
+    check_network(run, choice.kind, &targets)
+}
+
+/// io_uring and durability options that cannot work here (the kernel, the device,
+/// the target), refused before any I/O with the option named.
+fn check_uring(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    // Flushes and O_DSYNC act on file descriptors: other targets would silently skip them.
+    let durability = [
+        (run.io.sync_every > 0, "--sync-every"),
+        (run.io.write_through, "--write-through"),
+    ];
+    for (on, flag) in durability {
+        if let Some(t) = targets.iter().find(|t| on && t.fd().is_none()) {
+            return Err(setup(format!(
+                "{flag} works on files and block devices, not on '{}'",
+                t.uri
+            )));
+        }
+    }
+    if engine == EngineKind::Uring {
+        UringEngine::check_options(targets, &run.io.uring).map_err(|e| setup(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Virtual time is the whole process's clock once one target asks for it: then every
@@ -473,10 +475,10 @@ pub fn execute(
     // The clock first: a simulated device reads it for its origin when it opens.
     let virtual_time = timebase::choose_clock(run, specs);
     let (targets, resolved) = prepare(run, specs, opts)?;
-    let (engine, fallback) = resolve_engine(run.engine, &targets);
-    if let Some(w) = fallback {
-        warnings.push(w);
-    }
+    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let engine = choice.kind;
+    warnings.extend(choice.fallback.iter().cloned());
+    check_uring(run, engine, &targets)?;
     if engine == EngineKind::Mem
         && targets
             .iter()
@@ -627,6 +629,7 @@ pub fn execute(
             run: run.name.clone(),
             msg,
         })?;
+        let flusher = flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
         let setup = WorkerSetup {
             data: wdata,
             index: wi,
@@ -642,9 +645,11 @@ pub fn execute(
             policy: opts.policy,
             pacer: pacing::Pacer::new(run.pacing),
             recycled: back_rx,
+            flush: flusher,
         };
         let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
         let t = targets.clone();
+        let uring_opts = run.io.uring.clone();
         let participant = virtual_time.then(|| participants.hand_over());
         let h = std::thread::Builder::new()
             .name(format!("ioscope-w{wi}"))
@@ -668,7 +673,7 @@ pub fn execute(
                         Ok(e) => worker::run_worker(e, setup),
                         Err(e) => setup_failed(&setup, e),
                     },
-                    _ => match UringEngine::new(&t, capacity) {
+                    _ => match UringEngine::new(&t, capacity, &uring_opts) {
                         Ok(e) => worker::run_worker(e, setup),
                         Err(e) => setup_failed(&setup, e),
                     },
@@ -721,7 +726,7 @@ pub fn execute(
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
     let mut verify = std::mem::take(&mut coll.verify);
-    let mut result = coll.finish(run, &targets, engine, end_reason, interrupted, nworkers);
+    let mut result = coll.finish(run, &targets, &choice, end_reason, interrupted, nworkers);
     if let Some(e) = crate::cluster::finish_run(&mut result, on_interval) {
         warnings.push(format!("run '{}': {e}", run.name));
     }
@@ -1087,7 +1092,7 @@ impl Collector {
         mut self,
         run: &RunSpec,
         targets: &Targets,
-        engine: EngineKind,
+        engine: &engine_choice::EngineChoice,
         end_reason: EndReason,
         interrupted: bool,
         nworkers: usize,
@@ -1119,6 +1124,7 @@ impl Collector {
             } else {
                 0.0
             },
+            flush: flush::totals(&self.totals, run, dur_s),
             net: Default::default(),
         };
         let cpu_end = CpuSample {
@@ -1149,6 +1155,7 @@ impl Collector {
                             } else {
                                 0.0
                             },
+                            flush: flush::totals(std::slice::from_ref(t), run, dur_s),
                             net: Default::default(),
                         },
                     }
@@ -1168,7 +1175,9 @@ impl Collector {
                 .map(|t| t.uri.clone())
                 .collect::<Vec<_>>()
                 .join(","),
-            engine: engine.name().into(),
+            engine: engine.kind.name().into(),
+            engine_reason: engine.reason.clone(),
+            io: (!run.io.is_default()).then(|| serde_json::to_value(&run.io).unwrap_or_default()),
             workload: echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,

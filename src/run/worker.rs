@@ -61,6 +61,8 @@ pub struct WorkerSetup {
     pub pacer: Pacer,
     /// Emptied stats of earlier snapshots, handed back by the collector for reuse.
     pub recycled: std::sync::mpsc::Receiver<Vec<WorkloadStats>>,
+    /// Flushes every N writes per stream (`--sync-every`).
+    pub flush: super::flush::Flusher,
 }
 
 /// Per in-flight request bookkeeping.
@@ -144,6 +146,10 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
         ));
         return;
     };
+    if let Err(e) = engine.register_buffers(pool.as_mut_ptr(), pool_bytes) {
+        let _ = setup.tx.send(fatal_snapshot(&setup, e.to_string()));
+        return;
+    }
     let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
     let mut free: Vec<Vec<u32>> = Vec::with_capacity(setup.streams.len());
     let mut cursor = 0usize;
@@ -440,6 +446,16 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
                 ws.lat.record(done.saturating_sub(slot.intended_ns));
                 if let Some(svc) = ws.svc.as_mut() {
                     svc.record(done.saturating_sub(slot.submit_ns));
+                }
+                if slot.op == Op::Write {
+                    let fd = setup.targets[target as usize].fd();
+                    let fs = &mut stats[slot.workload as usize].flush;
+                    if setup.flush.on_write(si, fd, fs).is_some()
+                        && setup.policy != ErrorPolicy::Continue
+                    {
+                        setup.error_stop.store(true, Ordering::Relaxed);
+                        setup.stop.store(true, Ordering::Relaxed);
+                    }
                 }
             }
             if s.schedule.is_some() {

@@ -60,6 +60,9 @@ pub struct WorkloadStats {
     pub ops: [OpStats; 2],
     /// Open loop only: how late each I/O was issued against its intended time.
     pub lag: Option<LatencyHistogram>,
+    /// Flushes (fsync/fdatasync) issued every N writes: counted apart, since a flush
+    /// moves no data of its own. `lat` is the flush call's duration.
+    pub flush: OpStats,
 }
 
 impl WorkloadStats {
@@ -67,6 +70,7 @@ impl WorkloadStats {
         WorkloadStats {
             ops: [OpStats::new(open_loop), OpStats::new(open_loop)],
             lag: open_loop.then(LatencyHistogram::new),
+            flush: OpStats::default(),
         }
     }
 
@@ -84,6 +88,9 @@ impl WorkloadStats {
         if let Some(l) = self.lag.as_mut() {
             l.reset();
         }
+        self.flush.ios = 0;
+        self.flush.errors = 0;
+        self.flush.lat.reset();
     }
 
     /// Both directions together.
@@ -98,6 +105,7 @@ impl AddAssign<&WorkloadStats> for WorkloadStats {
     fn add_assign(&mut self, o: &WorkloadStats) {
         self.ops[0] += &o.ops[0];
         self.ops[1] += &o.ops[1];
+        self.flush += &o.flush;
         match (&mut self.lag, &o.lag) {
             (Some(a), Some(b)) => *a += b,
             (None, Some(b)) => self.lag = Some(b.clone()),

@@ -412,3 +412,60 @@ fn vdbench_iorate_curve_runs_the_curve_in_run() {
         stderr(&o)
     );
 }
+
+/// fio's `latency_target` becomes ioscope's SLA search: `ioscope run` on the fio job
+/// finds the same rate as `ioscope curve --max-latency` on the job without it (on a
+/// virtual-time sim target, within 5 %).
+#[test]
+fn fio_latency_target_matches_curve_max_latency() {
+    let d = tempdir();
+    let job = |extra: &str| {
+        format!(
+            "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\nsize=64m\n\
+             rw=randread\nbs=4k\niodepth=8\nnumjobs=4\nioengine=io_uring\n\
+             [device]\nruntime=2\ntime_based\n{extra}"
+        )
+    };
+    let with = d.path().join("lt.fio");
+    std::fs::write(&with, job("latency_target=400\nlatency_percentile=99\n")).unwrap();
+    let without = d.path().join("plain.fio");
+    std::fs::write(&without, job("")).unwrap();
+    let ran = ioscope_to(
+        &d.path().join("run.json"),
+        ["run", with.to_str().unwrap(), "--engine", "sim"],
+    )
+    .expect_code(0);
+    let curved = ioscope_to(
+        &d.path().join("curve.json"),
+        [
+            "curve",
+            without.to_str().unwrap(),
+            "--engine",
+            "sim",
+            "--max-latency",
+            "p99=400us",
+        ],
+    )
+    .expect_code(0);
+    let sla = |r: &Ran| {
+        r.doc
+            .curve
+            .as_ref()
+            .and_then(|c| c.sla.clone())
+            .expect("an SLA search in the result")
+    };
+    let (a, b) = (sla(&ran), sla(&curved));
+    assert_eq!(a.percentile, "p99");
+    assert!((a.bound_us - 400.0).abs() < 1e-9, "{}", a.bound_us);
+    assert!(b.iops > 0.0, "{b:?}");
+    assert!(
+        (a.iops - b.iops).abs() <= 0.05 * b.iops,
+        "latency_target found {} IOPS, curve --max-latency {}",
+        a.iops,
+        b.iops
+    );
+    assert_eq!(
+        ran.wire["plan"]["runs"][0]["curve"]["origin"],
+        "fio latency_target"
+    );
+}

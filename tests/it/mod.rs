@@ -9,6 +9,7 @@ mod cli_errors;
 mod compat;
 mod data;
 mod exact;
+mod fastpath;
 mod generate;
 mod html;
 mod load;

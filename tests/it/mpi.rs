@@ -81,7 +81,10 @@ fn mpi_four_ranks_merge_exactly_every_interval() {
     let run = &doc.runs[0];
     assert_eq!(run.ranks.len(), 4);
     let mpi = run.mpi.as_ref().expect("runs[].mpi");
-    assert_eq!((mpi.ranks, mpi.split.as_str(), &mpi.error), (4, "all", &None));
+    assert_eq!(
+        (mpi.ranks, mpi.split.as_str(), &mpi.error),
+        (4, "all", &None)
+    );
     // Merged totals are exactly the sum of the ranks' own.
     let ios: u64 = run.ranks.iter().map(|r| r.ios).sum();
     let bytes: u64 = run.ranks.iter().map(|r| r.bytes).sum();
@@ -108,7 +111,15 @@ fn mpi_four_ranks_merge_exactly_every_interval() {
     assert!(spread_ms < 10.0, "first I/Os {spread_ms:.2} ms apart");
     // The binding wire names.
     let r0 = &wire["runs"][0]["ranks"][0];
-    for k in ["rank", "host", "ios", "bytes", "iops", "latency_us", "first_io_unix_ns"] {
+    for k in [
+        "rank",
+        "host",
+        "ios",
+        "bytes",
+        "iops",
+        "latency_us",
+        "first_io_unix_ns",
+    ] {
         assert!(!r0[k].is_null(), "runs[0].ranks[0].{k} missing: {r0}");
     }
 }
@@ -160,7 +171,13 @@ fn rank_pid(mpirun: u32, rank: u32) -> Option<u32> {
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
         let pid: u32 = e.file_name().to_str()?.parse().ok()?;
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let ppid: u32 = stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()?;
+        let ppid: u32 = stat
+            .rsplit(')')
+            .next()?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
         let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
         (ppid == mpirun && env.split(|&b| b == 0).any(|v| v == want.as_bytes())).then_some(pid)
     })

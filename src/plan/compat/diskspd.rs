@@ -13,6 +13,7 @@ use super::{
     Translated, UnsupportedList,
 };
 use crate::plan::model::{AccessPattern, BlockSizes, Plan, Rate, RunSpec, Workload};
+use crate::plan::tuning::IoTuning;
 use crate::plan::units::{
     parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
 };
@@ -138,7 +139,8 @@ struct DiskspdLine {
     random: bool,
     write_pct: u8,
     direct: bool,
-    write_through: Option<Loc>,
+    /// Write-through (O_DSYNC): `-Sw`, `-Sh`, `-h`.
+    write_through: bool,
     create_size: Option<u64>,
     max_size: Option<u64>,
     base: u64,
@@ -164,7 +166,7 @@ impl Default for DiskspdLine {
             random: false,
             write_pct: 0,
             direct: false,
-            write_through: None,
+            write_through: false,
             create_size: None,
             max_size: None,
             base: 0,
@@ -235,15 +237,23 @@ impl DiskspdLine {
             }
             "w" => self.write_pct = pct(rest, loc)?,
             "S" | "h" => {
+                // -S = -Su; letters combine: u unbuffered, w write-through, h = uw
+                // (-h is the old spelling of -Sh), b buffered.
                 let mode = if flag == "h" { "h" } else { rest };
-                match mode {
-                    "" | "u" => self.direct = true,
-                    "h" => {
-                        self.direct = true;
-                        self.write_through = Some(loc.clone());
+                if mode.is_empty() {
+                    self.direct = true;
+                }
+                for c in mode.chars() {
+                    match c {
+                        'u' => self.direct = true,
+                        'w' => self.write_through = true,
+                        'h' => {
+                            self.direct = true;
+                            self.write_through = true;
+                        }
+                        'b' => self.direct = false,
+                        _ => un.push(format!("{a} — cache mode '{c}'"), loc),
                     }
-                    "b" => self.direct = false,
-                    _ => un.push(a.to_string(), loc),
                 }
             }
             "L" if rest.is_empty() => {}
@@ -338,14 +348,6 @@ impl DiskspdLine {
             });
         }
         let read_pct = 100 - self.write_pct;
-        if let Some(l) = &self.write_through {
-            if self.write_pct > 0 {
-                un.push(
-                    "-Sh — write-through (FILE_FLAG_WRITE_THROUGH)".to_string(),
-                    l,
-                );
-            }
-        }
         let mut warnings = Vec::new();
         if !self.random && self.seq_private && self.threads > 1 {
             warnings.push(format!(
@@ -394,6 +396,10 @@ impl DiskspdLine {
                     interval_ns: self.interval,
                     cpus: self.cpus,
                     seed: self.seed,
+                    io: IoTuning {
+                        write_through: self.write_through,
+                        ..Default::default()
+                    },
                     ..base_run()
                 }],
                 warnings,
@@ -453,6 +459,8 @@ struct SqlioLine {
     /// `None` until `-f` says: SQLIO's default is a stripe factor.
     pattern: Option<AccessPattern>,
     direct: bool,
+    /// Write-through (O_DSYNC): `-BN` (the default) and `-BS`.
+    write_through: bool,
     cpus: Option<Vec<usize>>,
     files: Vec<SqlioFile>,
     warnings: Vec<String>,
@@ -516,6 +524,7 @@ impl Default for SqlioLine {
             bs_kib: 2,
             pattern: None,
             direct: true,
+            write_through: true,
             cpus: None,
             files: Vec::new(),
             warnings: Vec::new(),
@@ -558,6 +567,8 @@ impl SqlioLine {
             "B" => {
                 let b = sqlio_buffering(rest).map_err(|m| loc.error(m))?;
                 self.direct = !b.os_cache;
+                // No device write cache (N, S): every write is stable when it completes.
+                self.write_through = !b.device_cache;
                 if b.hints {
                     self.warnings.push(format!(
                         "{a}: R and T are Windows open hints (random access, temporary \
@@ -658,6 +669,10 @@ impl SqlioLine {
                     duration_ns: Some(self.duration),
                     warmup_ns: 0,
                     cpus: self.cpus,
+                    io: IoTuning {
+                        write_through: self.write_through,
+                        ..Default::default()
+                    },
                     ..base_run()
                 }],
                 warnings: self.warnings,
@@ -734,6 +749,35 @@ mod tests {
         assert!(e.to_string().contains("--target"), "{e}");
         let t = parse_diskspd(&args(r"diskspd -b8K C:\test.dat"), Some("/tmp/x")).unwrap();
         assert_eq!(t.plan.targets[0].uri, "/tmp/x");
+    }
+
+    #[test]
+    fn cache_flags_map_to_direct_and_write_through() {
+        let ds = |flag: &str| {
+            let t = parse_diskspd(&args(&format!("diskspd -w50 {flag} /tmp/f")), None).unwrap();
+            assert!(t.unsupported.is_empty(), "{flag}: {:?}", t.unsupported);
+            (t.plan.targets[0].direct, t.plan.runs[0].io.write_through)
+        };
+        assert_eq!(ds("-Sh"), (Some(true), true));
+        assert_eq!(ds("-h"), (Some(true), true));
+        assert_eq!(ds("-Suw"), (Some(true), true));
+        assert_eq!(ds("-Sw"), (Some(false), true));
+        assert_eq!(ds("-Su"), (Some(true), false));
+        assert_eq!(ds("-Sb"), (Some(false), false));
+        let sq = |flag: &str| {
+            let t = parse_sqlio(
+                &args(&format!("sqlio -kW {flag} /tmp/f")),
+                Path::new("."),
+                None,
+            )
+            .unwrap();
+            (t.plan.targets[0].direct, t.plan.runs[0].io.write_through)
+        };
+        assert_eq!(sq(""), (Some(true), true));
+        assert_eq!(sq("-BN"), (Some(true), true));
+        assert_eq!(sq("-BH"), (Some(true), false));
+        assert_eq!(sq("-BS"), (Some(false), true));
+        assert_eq!(sq("-BY"), (Some(false), false));
     }
 
     #[test]

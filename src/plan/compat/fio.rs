@@ -17,8 +17,8 @@ use super::{
     UnsupportedList, TRANSLATED_SEED,
 };
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, DataSettings, Distribution, EngineKind, Plan, Rate,
-    RunSpec, Workload, Zone,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, Plan,
+    Rate, RunSpec, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -291,15 +291,17 @@ impl Opts {
         self.map
             .insert(key, (value, loc, raw_key.trim().to_string()));
     }
+    /// The option's value and place. A value with fio's `$` keywords or arithmetic
+    /// is listed as unsupported by [`JobCx::report_unsupported`] and reads as absent.
     fn get(&self, key: &str) -> Option<(&str, &Loc)> {
         self.ask(key);
         self.map
             .get(key)
             .map(|(v, l, _)| (v.as_deref().unwrap_or(""), l))
+            .filter(|(v, _)| !v.contains('$'))
     }
     fn has(&self, key: &str) -> bool {
-        self.ask(key);
-        self.map.contains_key(key)
+        self.get(key).is_some()
     }
     fn flag(&self, key: &str) -> Result<bool, CompatError> {
         self.ask(key);
@@ -334,6 +336,10 @@ struct Job {
     run_opts: Vec<(&'static str, String, Loc)>,
     /// verify / buffer_compress_percentage / dedupe_percentage.
     data: DataSettings,
+    /// latency_target: the SLA search its run becomes.
+    curve: Option<CurveSpec>,
+    /// io_uring and durability options (fixedbufs, sqthread_poll, fsync=, sync= …).
+    io: crate::plan::tuning::IoTuning,
 }
 
 fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
@@ -346,7 +352,28 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
         resolved.push(cx.resolve()?);
     }
     let data = common_data(&resolved, &mut unsupported);
-    let (targets, runs) = group_runs(resolved, &mut unsupported);
+    let curve_jobs: Vec<(String, Loc)> = resolved
+        .iter()
+        .filter(|j| j.curve.is_some())
+        .map(|j| (j.name.clone(), j.loc.clone()))
+        .collect();
+    let (targets, mut runs) = group_runs(resolved, &mut unsupported);
+    if runs.len() > 1 && !curve_jobs.is_empty() {
+        // ioscope measures one curve (SLA search) per command.
+        for (name, loc) in &curve_jobs {
+            unsupported.push(
+                format!(
+                    "latency_target of job '{name}' in a file of {} runs — ioscope searches \
+                     one run per command; its run runs once",
+                    runs.len()
+                ),
+                loc,
+            );
+        }
+        for r in &mut runs {
+            r.curve = None;
+        }
+    }
     Ok(Translated {
         plan: Plan {
             targets,
@@ -442,6 +469,8 @@ fn group_runs(
                 warmup_ns: job.warmup_ns,
                 cpus: job.cpus,
                 seed: job.seed,
+                curve: job.curve,
+                io: job.io,
                 ..base_run()
             });
             run_opts.push(job.run_opts);
@@ -465,6 +494,9 @@ fn group_runs(
         }
         if run.workloads.len() == 1 {
             run.name = format!("{}+", run.name);
+        }
+        if run.curve.is_none() {
+            run.curve = job.curve;
         }
         run.workloads.push(job.workload);
     }
@@ -551,9 +583,10 @@ impl<'a> JobCx<'a> {
         let (engine, qd) = self.engine()?;
         let data = self.data_settings();
         let direct = self.direct()?;
-        let target = self.target(streams)?;
+        let target = self.target(streams, engine == EngineKind::Auto)?;
         let (rate, arrival) = self.rate(read_pct, numjobs)?;
-        let timing = self.timing(target.size)?;
+        let timing = self.timing(target.size, bs.single())?;
+        let curve = self.latency_target(timing.duration_ns)?;
         let cpus = self.cpus()?;
         let seed = match self.o.get("randseed") {
             Some((v, loc)) => v
@@ -569,12 +602,16 @@ impl<'a> JobCx<'a> {
                  start; ioscope's {streams} streams each walk their own slice of it"
             ));
         }
+        let io = super::fio_tuning::io_tuning(|k| self.o.get(k))?;
+        self.run_opts
+            .push(("io", format!("{io:?}"), self.section_loc.clone()));
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
             || o.flag("new_group")?
             || o.has("wait_for");
         Ok(Job {
+            io,
             data,
             name: name.clone(),
             loc: self.section_loc.clone(),
@@ -599,7 +636,8 @@ impl<'a> JobCx<'a> {
                 seq_layout: Default::default(),
             },
             engine,
-            duration_ns: timing.duration_ns,
+            duration_ns: curve.as_ref().and_then(|c| c.1).or(timing.duration_ns),
+            curve: curve.map(|c| c.0),
             passes: timing.passes,
             warmup_ns: timing.warmup_ns,
             cpus,
@@ -624,6 +662,9 @@ impl<'a> JobCx<'a> {
             }
             if fio_options::is_unsupported(key, v.as_deref()) {
                 self.unsupported.push(text, loc);
+            } else if let Some(why) = fio_options::warning(key) {
+                self.warnings
+                    .push(format!("job '{}': {text} — {why}", self.name));
             }
         }
     }
@@ -680,7 +721,7 @@ impl<'a> JobCx<'a> {
         Ok((read_pct, pattern))
     }
 
-    /// `bssplit`, else `bs` (default 4k); `bsrange` is listed.
+    /// `bssplit`, else `bsrange`, else `bs` (default 4k).
     fn block_sizes(&mut self) -> Result<BlockSizes, CompatError> {
         let o = self.o;
         let bs = if let Some((v, loc)) = o.get("bssplit") {
@@ -708,10 +749,15 @@ impl<'a> JobCx<'a> {
         } else {
             BlockSizes::fixed(4096)
         };
-        if let Some((v, loc)) = o.get("bsrange") {
-            self.unsupported.push(format!("bsrange={v}"), loc);
+        match o.get("bsrange") {
+            Some((v, loc)) if !o.has("bssplit") => bsrange(v, loc, self.unsupported),
+            Some((v, loc)) => {
+                self.unsupported
+                    .push(format!("bsrange={v} — bssplit takes precedence"), loc);
+                Ok(bs)
+            }
+            None => Ok(bs),
         }
-        Ok(bs)
     }
 
     /// `numjobs`: (clones, streams).
@@ -740,18 +786,38 @@ impl<'a> JobCx<'a> {
             .o
             .get("ioengine")
             .unwrap_or(("psync", self.section_loc));
-        let engine = match engine_name.to_ascii_lowercase().as_str() {
-            "libaio" | "io_uring" => EngineKind::Uring,
-            "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Sync,
-            "null" => EngineKind::Null,
-            "nbd" => EngineKind::Nbd,
-            "libiscsi" => EngineKind::Iscsi,
+        let lower = engine_name.to_ascii_lowercase();
+        let (engine, mapped) = match lower.as_str() {
+            "io_uring" => (EngineKind::Uring, None),
+            "psync" | "sync" | "vsync" => (EngineKind::Sync, None),
+            "null" => (EngineKind::Null, None),
+            "nbd" => (EngineKind::Nbd, None),
+            "libiscsi" => (EngineKind::Iscsi, None),
+            "libaio" | "posixaio" => (
+                EngineKind::Uring,
+                Some("asynchronous submission at the queue depth, through io_uring"),
+            ),
+            "pvsync" | "pvsync2" => (
+                EngineKind::Sync,
+                Some("one positioned read/write per I/O (pvsync2's per-I/O flags such as hipri are not set)"),
+            ),
+            "mmap" => (
+                EngineKind::Sync,
+                Some("pread/pwrite through the page cache instead of copies to and from a mapping (no page faults are measured)"),
+            ),
             other => {
                 self.unsupported
                     .push(format!("ioengine={other}"), engine_loc);
-                EngineKind::Auto
+                (EngineKind::Auto, None)
             }
         };
+        if let Some(how) = mapped {
+            self.warnings.push(format!(
+                "job '{}': ioengine={engine_name} runs on ioscope's {} engine: {how}",
+                self.name,
+                engine.name()
+            ));
+        }
         self.run_opts.push((
             "ioengine",
             format!("ioengine={engine_name}"),
@@ -820,6 +886,9 @@ impl<'a> JobCx<'a> {
                 } else if v.contains('-') || v.contains(':') {
                     self.unsupported
                         .push(format!("{key}={v} — size range"), loc);
+                } else if v.trim().to_ascii_lowercase().ends_with('z') {
+                    self.unsupported
+                        .push(format!("{key}={v} — a size in zones (zonemode=zbd)"), loc);
                 } else {
                     size = Some(parse_size(v).map_err(|e| opt_err(loc, key, v, &e))?);
                 }
@@ -830,6 +899,11 @@ impl<'a> JobCx<'a> {
             if v.ends_with('%') {
                 self.unsupported
                     .push(format!("offset={v} — percentage of the target"), loc);
+            } else if v.trim().to_ascii_lowercase().ends_with('z') {
+                self.unsupported.push(
+                    format!("offset={v} — an offset in zones (zonemode=zbd)"),
+                    loc,
+                );
             } else {
                 offset = parse_size_allow_zero(v).map_err(|e| opt_err(loc, "offset", v, &e))?;
             }
@@ -838,7 +912,9 @@ impl<'a> JobCx<'a> {
     }
 
     /// The file (`filename`, `directory`, or fio's JOBNAME.0.0) and the region of it.
-    fn target(&mut self, streams: u32) -> Result<JobTarget, CompatError> {
+    /// A job of an engine ioscope does not have (`engine_unknown`, already listed) may
+    /// address something other than a file, so a missing size is not an error there.
+    fn target(&mut self, streams: u32, engine_unknown: bool) -> Result<JobTarget, CompatError> {
         let (size, offset) = self.region()?;
         let o = self.o;
         let name = &self.name;
@@ -875,7 +951,7 @@ impl<'a> JobCx<'a> {
             }
         };
         if from_directory {
-            if size.is_none() && !o.has("size") && !o.has("filesize") {
+            if size.is_none() && !o.has("size") && !o.has("filesize") && !engine_unknown {
                 return Err(self.section_loc.error(format!(
                     "job '{name}' has no filename and no size; fio needs size= to create \
                      {uri}"
@@ -932,7 +1008,11 @@ impl<'a> JobCx<'a> {
     }
 
     /// Time and passes: `runtime`, `time_based`, `ramp_time`, `loops`, `io_size`.
-    fn timing(&mut self, size: Option<u64>) -> Result<JobTiming, CompatError> {
+    fn timing(
+        &mut self,
+        size: Option<u64>,
+        bs_fixed: Option<u64>,
+    ) -> Result<JobTiming, CompatError> {
         let o = self.o;
         let time_based = o.flag("time_based")?;
         let runtime = dur_opt(o, "runtime", false)?;
@@ -952,6 +1032,9 @@ impl<'a> JobCx<'a> {
                     loc,
                 ),
             }
+        }
+        if let Some(p) = self.number_ios(size, bs_fixed, passes)? {
+            passes = Some(p);
         }
         if time_based && runtime.is_none() {
             self.warnings.push(format!(
@@ -987,6 +1070,113 @@ impl<'a> JobCx<'a> {
         })
     }
 
+    /// `number_ios=N`: fio stops after N I/Os if nothing stopped it before (it never
+    /// extends the job). With a fixed size, N I/Os that reach `passes` change nothing;
+    /// N I/Os that cover the working set a whole number of times are that many passes;
+    /// anything else is listed.
+    fn number_ios(
+        &mut self,
+        size: Option<u64>,
+        bs: Option<u64>,
+        passes: Option<u64>,
+    ) -> Result<Option<u64>, CompatError> {
+        let Some(n) = count_opt(self.o, "number_ios")? else {
+            return Ok(None);
+        };
+        let (v, loc) = self.o.get("number_ios").expect("just read");
+        let bytes = |s: u64, b: u64| (u128::from(n) * u128::from(b), u128::from(s));
+        match (size, bs) {
+            (Some(s), Some(b))
+                if passes.is_some_and(|p| bytes(s, b).0 >= u128::from(p) * bytes(s, b).1) =>
+            {
+                Ok(None)
+            }
+            (Some(s), Some(b)) if bytes(s, b).0 % bytes(s, b).1 == 0 => {
+                Ok(Some((bytes(s, b).0 / bytes(s, b).1) as u64))
+            }
+            _ => {
+                self.unsupported.push(
+                    format!(
+                        "number_ios={v} — not a whole number of passes over size (ioscope \
+                         stops on time or passes, not on an I/O count)"
+                    ),
+                    loc,
+                );
+                Ok(None)
+            }
+        }
+    }
+
+    /// `latency_target`, `latency_window`, `latency_percentile`: fio's search for the
+    /// highest load whose latency percentile stays under the target becomes ioscope's
+    /// SLA search (a curve with `max_latency`) over the job's run; each probe runs
+    /// for `latency_window` when given, else for the run's duration.
+    fn latency_target(
+        &mut self,
+        duration_ns: Option<u64>,
+    ) -> Result<Option<(CurveSpec, Option<u64>)>, CompatError> {
+        let o = self.o;
+        let Some((target, loc)) = o.get("latency_target") else {
+            for key in ["latency_window", "latency_percentile"] {
+                if let Some((v, l)) = o.get(key) {
+                    self.unsupported
+                        .push(format!("{key}={v} — only used with latency_target"), l);
+                }
+            }
+            return Ok(None);
+        };
+        // fio reads a bare number as microseconds.
+        let target_ns =
+            usec_duration(target).map_err(|e| opt_err(loc, "latency_target", target, &e))?;
+        let window_ns = match o.get("latency_window") {
+            Some((w, wl)) => {
+                Some(usec_duration(w).map_err(|e| opt_err(wl, "latency_window", w, &e))?)
+            }
+            None => None,
+        };
+        let pct = match o.get("latency_percentile") {
+            None => "max".to_string(),
+            Some((p, pl)) => match p.trim().parse::<f64>() {
+                Ok(100.0) => "max".into(),
+                Ok(x) if [50.0, 90.0, 95.0, 99.0, 99.9, 99.99].contains(&x) => format!("p{x}"),
+                _ => {
+                    self.unsupported.push(
+                        format!(
+                            "latency_percentile={p} — ioscope bounds p50, p90, p95, p99, \
+                             p99.9, p99.99 or 100 (max); using max"
+                        ),
+                        pl,
+                    );
+                    "max".into()
+                }
+            },
+        };
+        if window_ns.is_none() && duration_ns.is_none() {
+            self.unsupported.push(
+                format!(
+                    "latency_target={target} — needs runtime or latency_window (the length \
+                     of each probe)"
+                ),
+                loc,
+            );
+            return Ok(None);
+        }
+        self.warnings.push(format!(
+            "job '{}': latency_target searches the rate (ioscope's SLA search, open loop) \
+             rather than fio's queue depth; the answer is the highest rate whose {pct} \
+             stays within {}",
+            self.name,
+            format_duration_ns(target_ns)
+        ));
+        let spec = CurveSpec {
+            points_pct: Vec::new(),
+            stop_latency: None,
+            max_latency: Some(format!("{pct}={}ns", target_ns)),
+            origin: Some("fio latency_target".into()),
+        };
+        Ok(Some((spec, window_ns)))
+    }
+
     /// `cpus_allowed`: the run's CPU set.
     fn cpus(&mut self) -> Result<Option<Vec<usize>>, CompatError> {
         let Some((v, loc)) = self.o.get("cpus_allowed") else {
@@ -1008,6 +1198,11 @@ fn random_distribution(
     loc: &Loc,
     unsupported: &mut UnsupportedList,
 ) -> Result<Distribution, CompatError> {
+    if v.trim().to_ascii_lowercase().starts_with("sequence") {
+        // sequence:A,B,C lists offsets with commas; not per-direction settings.
+        unsupported.push(format!("random_distribution={v}"), loc);
+        return Ok(Distribution::Uniform);
+    }
     let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
     let first = parts.next().unwrap_or("random");
     let dist = one_distribution(first, v, loc, unsupported)?;
@@ -1227,6 +1422,65 @@ fn rate_iops(
             Ok(Rate::Max)
         }
     }
+}
+
+/// fio's time options without a unit are microseconds (`latency_target=500` is
+/// 500 µs).
+fn usec_duration(v: &str) -> Result<u64, String> {
+    let t = v.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+        let us: u64 = t.parse().map_err(|e| format!("{e}"))?;
+        return us
+            .checked_mul(1000)
+            .filter(|&ns| ns > 0)
+            .ok_or_else(|| "must be positive and under 584 years".to_string());
+    }
+    parse_duration_ns(t).map_err(|e| e.to_string())
+}
+
+/// Most sizes `bsrange` may expand to (fio picks any multiple of the smaller size).
+const MAX_BSRANGE_SIZES: u64 = 256;
+
+/// `bsrange=MIN-MAX`: fio picks each I/O's size at random between the two, rounded
+/// to a multiple of MIN; the plan gets an equal-weight split over those multiples.
+/// Per-direction ranges that differ, or more than [`MAX_BSRANGE_SIZES`] sizes, are
+/// listed (MIN is used).
+fn bsrange(
+    v: &str,
+    loc: &Loc,
+    unsupported: &mut UnsupportedList,
+) -> Result<BlockSizes, CompatError> {
+    let one = |r: &str| -> Result<(u64, u64), CompatError> {
+        let (a, b) = r
+            .split_once('-')
+            .or_else(|| r.split_once(':'))
+            .unwrap_or((r, r));
+        let lo = parse_size(a.trim()).map_err(|e| opt_err(loc, "bsrange", v, &e))?;
+        let hi = parse_size(b.trim()).map_err(|e| opt_err(loc, "bsrange", v, &e))?;
+        Ok((lo.min(hi), lo.max(hi)))
+    };
+    let mut ranges = v.split(',').map(str::trim).filter(|r| !r.is_empty());
+    let (lo, hi) = one(ranges.next().unwrap_or(""))?;
+    for r in ranges {
+        if one(r)? != (lo, hi) {
+            unsupported.push(format!("bsrange={v} — per-direction ranges"), loc);
+            break;
+        }
+    }
+    let count = (hi - lo) / lo + 1;
+    if count > MAX_BSRANGE_SIZES {
+        unsupported.push(
+            format!(
+                "bsrange={v} — {count} sizes (ioscope splits over at most \
+                 {MAX_BSRANGE_SIZES}); using {lo}"
+            ),
+            loc,
+        );
+        return Ok(BlockSizes::fixed(lo));
+    }
+    Ok(BlockSizes {
+        split: (0..count).map(|i| (lo * (i + 1), 1)).collect(),
+    })
 }
 
 /// Splits fio's `:`-separated filename list (`\:` escapes a colon).

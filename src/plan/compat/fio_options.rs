@@ -17,6 +17,9 @@ pub enum Effect {
     Maps(&'static str),
     /// Accepted and ignored: it changes nothing ioscope does (why).
     NoEffect(&'static str),
+    /// Accepted, but what it asks for is not reproduced in a way that can matter:
+    /// the translation adds a warning giving the reason.
+    Warn(&'static str),
     /// Accepted without effect when `accepts` says so of the value (why); listed as
     /// unsupported otherwise.
     NoEffectWhen {
@@ -55,6 +58,15 @@ const fn no_effect(name: &'static str, why: &'static str) -> FioOption {
         aliases: &[],
         flag: false,
         effect: Effect::NoEffect(why),
+    }
+}
+
+const fn warn(name: &'static str, why: &'static str) -> FioOption {
+    FioOption {
+        name,
+        aliases: &[],
+        flag: false,
+        effect: Effect::Warn(why),
     }
 }
 
@@ -115,7 +127,10 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps("bssplit", "weighted block-size split"),
     aka(
-        maps("bsrange", "always listed as unsupported"),
+        maps(
+            "bsrange",
+            "equal-weight split over the multiples of the smaller size",
+        ),
         &["blocksize_range"],
     ),
     // How much and how long.
@@ -124,14 +139,19 @@ pub const OPTIONS: &[FioOption] = &[
     maps("offset", "working-set start"),
     maps("io_size", "passes, when a whole multiple of size"),
     maps("io_limit", "as io_size"),
+    maps(
+        "number_ios",
+        "passes, when I/Os × bs are a whole multiple of size",
+    ),
     maps("loops", "passes unless time_based"),
-    maps("runtime", "run duration"),
+    aka(maps("runtime", "run duration"), &["timeout"]),
     flag(maps("time_based", "no pass limit")),
     maps("ramp_time", "warm-up"),
     // How.
     maps(
         "ioengine",
-        "engine: libaio/io_uring → uring, psync & co → sync, null, nbd, libiscsi → iscsi",
+        "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
+         vsync, mmap → sync; null, nbd, libiscsi → iscsi (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -159,6 +179,16 @@ pub const OPTIONS: &[FioOption] = &[
     maps("verify", "verify and read back after the run"),
     maps("buffer_compress_percentage", "compress ratio 100/(100-P)"),
     maps("dedupe_percentage", "dedup ratio 100/(100-P)"),
+    // Latency target and steady state.
+    maps(
+        "latency_target",
+        "the run becomes an SLA search (curve with max_latency)",
+    ),
+    maps("latency_window", "each probe's duration"),
+    maps(
+        "latency_percentile",
+        "the bound's percentile (100 → max; default 100)",
+    ),
     // Accepted without effect.
     flag(no_effect(
         "norandommap",
@@ -168,9 +198,54 @@ pub const OPTIONS: &[FioOption] = &[
         "group_reporting",
         "ioscope reports every workload and the run total anyway",
     )),
-    flag(no_effect("thread", "ioscope always uses threads (workers)")),
+    aka(
+        flag(no_effect("thread", "ioscope always uses threads (workers)")),
+        &["threads"],
+    ),
     no_effect("description", "a comment"),
     flag(no_effect("clat_percentiles", "reporting only")),
+    flag(no_effect("slat_percentiles", "reporting only")),
+    no_effect(
+        "percentile_list",
+        "reporting only; ioscope always reports p50 to p99.99 and max",
+    ),
+    flag(no_effect(
+        "gtod_reduce",
+        "fio's way to save clock reads; ioscope times every I/O with the monotonic \
+         clock anyway, so only fio's reports would change",
+    )),
+    flag(no_effect(
+        "disable_lat",
+        "ioscope always measures latency (total, and service time from submission)",
+    )),
+    flag(no_effect("disable_clat", "ioscope always measures latency")),
+    flag(no_effect("disable_slat", "ioscope always measures latency")),
+    flag(no_effect(
+        "disable_bw_measurement",
+        "ioscope always measures throughput",
+    )),
+    no_effect(
+        "io_submit_mode",
+        "inline or offload: ioscope's open-loop workers issue at the intended times \
+         and measure latency from them, which is what offload is for",
+    ),
+    warn(
+        "random_generator",
+        "ioscope draws offsets from its own seeded generator (tausworthe, lfsr and \
+         tausworthe64 are not reproduced; lfsr's one-visit-per-block is not either)",
+    ),
+    warn(
+        "cpus_allowed_policy",
+        "ioscope places its workers on cpus_allowed itself, one per CPU at most",
+    ),
+    warn(
+        "numa_cpu_nodes",
+        "ioscope does not bind to NUMA nodes; give cpus_allowed with the node's CPUs",
+    ),
+    warn(
+        "numa_mem_policy",
+        "ioscope allocates buffers under the kernel's default NUMA policy",
+    ),
     flag(no_effect("lat_percentiles", "reporting only")),
     flag(no_effect("unified_rw_reporting", "reporting only")),
     no_effect("disk_util", "reporting only"),
@@ -192,22 +267,6 @@ pub const OPTIONS: &[FioOption] = &[
         "stops every job on the first error",
     )),
     flag(unsupported("minimal", "fio's terse output")),
-    flag(unsupported(
-        "disable_lat",
-        "ioscope always measures latency",
-    )),
-    flag(unsupported(
-        "disable_clat",
-        "ioscope always measures latency",
-    )),
-    flag(unsupported(
-        "disable_slat",
-        "ioscope always measures latency",
-    )),
-    flag(unsupported(
-        "disable_bw_measurement",
-        "ioscope always measures throughput",
-    )),
     flag(unsupported("create_only", "creates the files and stops")),
     flag(unsupported("unlink", "deletes the files afterwards")),
     flag(unsupported("per_job_logs", "fio's log files")),
@@ -219,10 +278,38 @@ pub const OPTIONS: &[FioOption] = &[
     flag(unsupported("parse_only", "parses the job and stops")),
     flag(unsupported("readonly", "fio's guard against writes")),
     aka(
-        unsupported("iodepth_batch_submit", "submission batching"),
+        maps(
+            "iodepth_batch_submit",
+            "io_uring: requests queued per submit",
+        ),
         &["iodepth_batch"],
     ),
-    unsupported("random_generator", "fio's choice of generator"),
+    aka(
+        maps(
+            "iodepth_batch_complete_min",
+            "io_uring: completions waited for at least",
+        ),
+        &["iodepth_batch_complete"],
+    ),
+    maps(
+        "iodepth_batch_complete_max",
+        "io_uring: completions reaped at most per wait",
+    ),
+    flag(maps(
+        "fixedbufs",
+        "io_uring: registered buffers, fixed reads/writes",
+    )),
+    flag(maps("registerfiles", "io_uring: registered descriptors")),
+    flag(maps(
+        "sqthread_poll",
+        "io_uring: submission-queue polling thread",
+    )),
+    maps("sqthread_poll_cpu", "io_uring: CPU of the polling thread"),
+    flag(maps("hipri", "io_uring: polled completions")),
+    maps("sync", "write-through (O_DSYNC)"),
+    maps("dsync", "write-through (O_DSYNC)"),
+    maps("fsync", "flush every N writes per stream (fsync)"),
+    maps("fdatasync", "flush every N writes per stream (fdatasync)"),
 ];
 
 /// The table entry for `key` (already normalised, see [`normalise_key`]).
@@ -244,13 +331,21 @@ pub fn is_flag(key: &str) -> bool {
     lookup(key).is_some_and(|o| o.flag)
 }
 
+/// The warning an accepted option carries, if it carries one.
+pub fn warning(key: &str) -> Option<&'static str> {
+    match lookup(key).map(|o| o.effect) {
+        Some(Effect::Warn(why)) => Some(why),
+        _ => None,
+    }
+}
+
 /// True when the option, given with `value`, must be listed as unsupported (it is
 /// unknown, or known and not reproduced). Options the translator maps report their
 /// own unsupported values.
 pub fn is_unsupported(key: &str, value: Option<&str>) -> bool {
     match lookup(key).map(|o| o.effect) {
         None | Some(Effect::Unsupported(_)) => true,
-        Some(Effect::Maps(_)) | Some(Effect::NoEffect(_)) => false,
+        Some(Effect::Maps(_)) | Some(Effect::NoEffect(_)) | Some(Effect::Warn(_)) => false,
         Some(Effect::NoEffectWhen { accepts, .. }) => !accepts(value),
     }
 }
@@ -264,7 +359,10 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for o in OPTIONS {
             let why = match o.effect {
-                Effect::Maps(s) | Effect::NoEffect(s) | Effect::Unsupported(s) => s,
+                Effect::Maps(s)
+                | Effect::NoEffect(s)
+                | Effect::Warn(s)
+                | Effect::Unsupported(s) => s,
                 Effect::NoEffectWhen { why, .. } => why,
             };
             assert!(

@@ -15,6 +15,7 @@
 pub mod diskspd;
 pub mod fio;
 pub mod fio_options;
+mod fio_tuning;
 pub mod vdbench;
 
 use std::fmt;
