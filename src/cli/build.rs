@@ -186,6 +186,8 @@ fn run_options(a: &RunArgs, plan: &Plan) -> Result<RunOptions, AppError> {
         force: a.force,
         policy: a.on_error.unwrap_or(crate::run::worker::ErrorPolicy::Stop),
         data: app::data_options(&settings)?,
+        io_timeout_ns: a.io_timeout,
+        ..Default::default()
     })
 }
 

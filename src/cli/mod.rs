@@ -330,6 +330,10 @@ pub struct RunArgs {
     /// What an I/O error does: stop (default), continue, or retry=N.
     #[arg(long, value_name = "POLICY", value_parser = values::on_error)]
     pub on_error: Option<ErrorPolicy>,
+    /// Per-I/O deadline, e.g. 500ms or 5s: an I/O unanswered this long counts as a
+    /// timeout error (re-issued under --on-error retry=N where the engine allows).
+    #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
+    pub io_timeout: Option<u64>,
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,

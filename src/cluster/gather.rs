@@ -220,6 +220,9 @@ impl Gather {
             backlog_ios: lag
                 .as_ref()
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
+            // Per-connection counts and events stay with each rank (not gathered).
+            connections: Vec::new(),
+            events: Vec::new(),
             net: None,
         };
         if warmup {

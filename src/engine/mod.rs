@@ -1,13 +1,56 @@
 //! Engines: how I/O is issued. Every engine speaks the same completion-based
 //! interface — queue requests, then submit and reap completions — because that is the
-//! shape of io_uring and of asynchronous network protocols (NBD, iSCSI) alike. A
-//! synchronous engine simply completes each request as it is queued. An engine may
-//! hold several connections (paths) to one volume; requests carry a tag that comes
-//! back with the completion, so the runner never cares which path served it.
+//! shape of io_uring and of asynchronous network protocols (NBD, iSCSI) alike. An
+//! engine that finishes each request while it is queued (null, mem, sync) is written
+//! once as an [`inline::InlineEngine`] over a per-request function.
+//!
+//! # The contract, step by step
 //!
 //! A worker owns one engine instance for its whole life; nothing here is shared
-//! between threads except the opened targets.
+//! between threads except the opened targets. The worker drives it like this:
+//!
+//! 1. **Connect.** Before the first request the worker calls
+//!    [`Engine::connect`] with the run's connections per target (`N`, 1 unless the
+//!    run asks for more). A network engine opens `N` connections (sessions) to every
+//!    target it serves; a local engine has nothing to open and accepts any `N`.
+//! 2. **Queue.** [`Engine::push`] queues one [`IoRequest`]; at most `capacity`
+//!    requests (the constructor's argument) are queued or in flight at once. The
+//!    request names its target *and* its connection (`conn` in `0..N`): the worker
+//!    assigns every stream one connection per target (stream number mod `N`), so
+//!    per-connection order and load are the runner's choice, not the engine's.
+//! 3. **Submit and reap.** [`Engine::submit_and_reap`] sends everything queued and
+//!    appends finished requests to `out`, waiting for at least `min_complete` or
+//!    until `timeout_ns` passes. The `tag` of a request comes back unchanged in its
+//!    [`Completion`]. A per-I/O failure is a negative `result` (an errno), never an
+//!    `Err`; `Err` means the engine as a whole cannot go on.
+//! 4. **Wait by file descriptor** (engines with sockets or rings). When
+//!    [`Engine::poll_fds`] lists descriptors, the worker never blocks inside the
+//!    engine: it calls `submit_and_reap(0, Some(0), …)`, and when that returns
+//!    nothing it waits in poll(2) on the engine's descriptors (with the interval
+//!    boundary, the next intended time or the next I/O deadline as the timeout),
+//!    hands the readiness back with [`Engine::on_ready`], and reaps again without
+//!    waiting. A worker can thus wait on an io_uring and on sockets at once, and a
+//!    composite engine can merge the descriptors of several engines.
+//! 5. **Deadlines.** With `--io-timeout`, the worker watches every request's age
+//!    itself (engines need no timers). A request older than the deadline is counted
+//!    as a timeout error (an `EngineEventKind::Timeout` event per connection and
+//!    interval) and [`Engine::abandon`]ed: an engine that can forget it (the sim
+//!    engine; a network engine that discards the late reply into a scratch buffer)
+//!    returns `true`, and the worker reuses the slot at once — or re-issues the same
+//!    I/O there under `--on-error retry=N`. An engine that cannot (io_uring, whose
+//!    kernel may still write into the buffer) returns `false`: the slot stays busy
+//!    until the late completion arrives, and that completion is then discarded. At
+//!    the end of a run the drain waits at most one deadline for such requests and
+//!    leaks their buffers rather than free memory the kernel may still touch.
+//! 6. **Events.** [`Engine::take_events`] hands over what happened to connections
+//!    (lost, reconnected) since the last call, once per loop turn that reaped; the
+//!    worker adds its own timeout and re-issue events. They reach the interval record
+//!    and `runs[].events[]` with the connection as their `path`.
+//!
+//! Buffers stay valid until the request's completion has been returned (or until
+//! `abandon` returned `true`).
 
+pub mod inline;
 pub mod iscsi;
 pub mod mem;
 pub mod nbd;
@@ -32,6 +75,9 @@ pub struct IoRequest {
     pub buf: *mut u8,
     /// Returned unchanged in the [`Completion`].
     pub tag: u64,
+    /// Connection to the target that carries this request, in `0..N` where `N` is
+    /// what [`Engine::connect`] was given. Local engines ignore it.
+    pub conn: u32,
 }
 
 /// A finished request.
@@ -65,11 +111,48 @@ pub enum EngineError {
     },
 }
 
-/// The interface every engine implements.
+/// What happened to an engine's connection (or, from the worker, to one I/O).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineEvent {
+    /// Clock reading when it happened ([`now_ns`]).
+    pub at_ns: u64,
+    /// Target index and connection number (see [`IoRequest::conn`]).
+    pub target: u32,
+    pub conn: u32,
+    pub kind: EngineEventKind,
+    /// Human-readable cause, e.g. the error that broke the connection.
+    pub detail: String,
+}
+
+/// Kinds of [`EngineEvent`]; the names are the result's `events[].kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineEventKind {
+    /// The connection broke or stopped answering.
+    Down,
+    /// The connection is back.
+    Up,
+    /// An I/O on the connection passed `--io-timeout`.
+    Timeout,
+    /// A timed-out or failed I/O was issued again.
+    Reissue,
+}
+
+impl EngineEventKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineEventKind::Down => "down",
+            EngineEventKind::Up => "up",
+            EngineEventKind::Timeout => "timeout",
+            EngineEventKind::Reissue => "reissue",
+        }
+    }
+}
+
+/// The interface every engine implements; the module docs give the whole contract.
 ///
-/// Contract: the runner calls [`Engine::push`] for at most `capacity` requests not
-/// yet completed, then [`Engine::submit_and_reap`]. Buffers stay valid until the
-/// request's completion has been returned.
+/// Only `name`, `push` and `submit_and_reap` are required: the rest default to a
+/// local engine with one implicit connection, no descriptors, no events, and
+/// requests that cannot be abandoned.
 pub trait Engine {
     /// Name as reported in results ("uring", "sync", …).
     fn name(&self) -> &'static str;
@@ -97,6 +180,41 @@ pub trait Engine {
         timeout_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError>;
+
+    /// Opens `per_target` connections to every target, before the first `push`.
+    /// Requests then carry `conn < per_target`.
+    fn connect(&mut self, per_target: u32) -> Result<(), EngineError> {
+        let _ = per_target;
+        Ok(())
+    }
+
+    /// Gives up on the request with `tag` (it passed its deadline). `true`: the
+    /// engine has forgotten it — its completion will never be returned and its
+    /// buffer is no longer touched. `false`: it is still in flight and will complete
+    /// (the default, and io_uring's answer).
+    fn abandon(&mut self, tag: u64) -> bool {
+        let _ = tag;
+        false
+    }
+
+    /// Moves connection events since the last call to `out`.
+    fn take_events(&mut self, out: &mut Vec<EngineEvent>) {
+        let _ = out;
+    }
+
+    /// Descriptors the worker should wait on instead of blocking in
+    /// `submit_and_reap`, with the poll(2) events wanted now (they may change
+    /// between calls, as libiscsi's `iscsi_which_events` does). None by default.
+    fn poll_fds(&mut self, out: &mut Vec<libc::pollfd>) {
+        let _ = out;
+    }
+
+    /// After poll(2): the descriptors from `poll_fds` with `revents` filled in, so
+    /// the engine can service them (e.g. `iscsi_service`) before the next reap.
+    fn on_ready(&mut self, fds: &[libc::pollfd]) -> Result<(), EngineError> {
+        let _ = fds;
+        Ok(())
+    }
 }
 
 /// Clock used by engines that time their own completions; the same one the runner uses.

@@ -2,49 +2,27 @@
 //! measures the tool itself — scheduling, bookkeeping, histogram recording — which is
 //! the ceiling any real engine's numbers sit under.
 
-use super::{Completion, Engine, EngineError, IoRequest};
+use super::inline::{InlineEngine, PerformIo};
+use super::IoRequest;
+
+/// Completes every request at once with its full length.
+#[derive(Debug, Default)]
+pub struct NullIo;
+
+impl PerformIo for NullIo {
+    const NAME: &'static str = "null";
+
+    #[inline]
+    fn perform(&mut self, req: &IoRequest) -> (i64, u64) {
+        (req.len as i64, 0)
+    }
+}
 
 /// Completes everything immediately.
-#[derive(Debug, Default)]
-pub struct NullEngine {
-    pending: Vec<Completion>,
-}
+pub type NullEngine = InlineEngine<NullIo>;
 
 impl NullEngine {
     pub fn new(capacity: usize) -> Self {
-        NullEngine {
-            pending: Vec::with_capacity(capacity),
-        }
-    }
-}
-
-impl Engine for NullEngine {
-    fn name(&self) -> &'static str {
-        "null"
-    }
-
-    fn completes_inline(&self) -> bool {
-        true
-    }
-
-    #[inline]
-    fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        self.pending.push(Completion {
-            tag: req.tag,
-            result: req.len as i64,
-            done_ns: 0,
-        });
-        Ok(())
-    }
-
-    #[inline]
-    fn submit_and_reap(
-        &mut self,
-        _min_complete: u32,
-        _timeout_ns: Option<u64>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        out.append(&mut self.pending);
-        Ok(())
+        InlineEngine::with(NullIo, capacity)
     }
 }

@@ -23,6 +23,9 @@ pub struct SimEngine {
     targets: Targets,
     /// In flight, by completion time: (done_ns, tag, result).
     inflight: BinaryHeap<Reverse<(u64, u64, i64)>>,
+    /// With [`SimEngine::waiting_by_fd`]: a timerfd armed at the next completion,
+    /// so the worker waits in poll(2) as it would on a socket.
+    timer: Option<std::os::fd::OwnedFd>,
 }
 
 impl SimEngine {
@@ -30,7 +33,29 @@ impl SimEngine {
         SimEngine {
             targets: targets.clone(),
             inflight: BinaryHeap::with_capacity(capacity),
+            timer: None,
         }
+    }
+
+    /// A sim engine the worker waits on by file descriptor (a timerfd on
+    /// CLOCK_MONOTONIC armed at the next completion), exercising the readiness path
+    /// network engines use. Real time only.
+    pub fn waiting_by_fd(targets: &Targets, capacity: usize) -> std::io::Result<Self> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: timerfd_create has no memory arguments; the result is checked.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut e = SimEngine::new(targets, capacity);
+        // SAFETY: `fd` is a fresh descriptor this engine now owns alone.
+        e.timer = Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
+        Ok(e)
     }
 
     /// Requests queued and not yet returned.
@@ -81,6 +106,66 @@ fn wait_until(t: u64) {
 impl Engine for SimEngine {
     fn name(&self) -> &'static str {
         "sim"
+    }
+
+    /// A simulated request can simply be forgotten: the model keeps the device busy
+    /// as scheduled (as a real device would), but the completion never comes.
+    fn abandon(&mut self, tag: u64) -> bool {
+        self.inflight.retain(|Reverse((_, t, _))| *t != tag);
+        true
+    }
+
+    fn poll_fds(&mut self, out: &mut Vec<libc::pollfd>) {
+        use std::os::fd::AsRawFd;
+        let (Some(timer), Some(Reverse((next, _, _)))) = (&self.timer, self.inflight.peek()) else {
+            return;
+        };
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (next / 1_000_000_000) as libc::time_t,
+                // A zero it_value would disarm the timer: 1 ns is as good as due.
+                tv_nsec: ((next % 1_000_000_000).max(1)) as libc::c_long,
+            },
+        };
+        // SAFETY: valid descriptor and itimerspec; the old value is not wanted.
+        unsafe {
+            libc::timerfd_settime(
+                timer.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
+        out.push(libc::pollfd {
+            fd: timer.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        });
+    }
+
+    fn on_ready(&mut self, fds: &[libc::pollfd]) -> Result<(), EngineError> {
+        use std::os::fd::AsRawFd;
+        if let Some(timer) = &self.timer {
+            if fds
+                .iter()
+                .any(|p| p.fd == timer.as_raw_fd() && p.revents & libc::POLLIN != 0)
+            {
+                let mut expirations = 0u64;
+                // SAFETY: reads 8 bytes into a u64; the descriptor is non-blocking.
+                unsafe {
+                    libc::read(
+                        timer.as_raw_fd(),
+                        &mut expirations as *mut u64 as *mut libc::c_void,
+                        8,
+                    )
+                };
+            }
+        }
+        Ok(())
     }
 
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
@@ -175,6 +260,7 @@ mod tests {
             len: 4096,
             buf: std::ptr::null_mut(),
             tag,
+            conn: 0,
         }
     }
 
@@ -313,5 +399,51 @@ mod tests {
         }
         late.sort_unstable();
         assert!(late[100] < 50_000, "median lateness {} ns", late[100]);
+    }
+
+    #[test]
+    fn sim_engine_abandon_forgets_the_request() {
+        let t = sim_targets("1g?service=1ms");
+        let mut e = SimEngine::new(&t, 2);
+        e.push(req(0, 0)).unwrap();
+        e.push(req(1, 4096)).unwrap();
+        assert!(e.abandon(0));
+        let mut out = Vec::new();
+        e.submit_and_reap(1, None, &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].tag, 1);
+        assert_eq!(e.in_flight(), 0);
+    }
+
+    // Readiness by file descriptor: the worker waits in poll(2) on the engine's
+    // descriptors, then reaps without waiting.
+    #[test]
+    fn sim_engine_waits_by_fd() {
+        let _serial = real_time();
+        let t = sim_targets("1g?service=2ms");
+        let mut e = SimEngine::waiting_by_fd(&t, 4).unwrap();
+        let mut fds = Vec::new();
+        e.poll_fds(&mut fds);
+        assert!(fds.is_empty(), "nothing in flight, nothing to wait on");
+        let t0 = now_ns();
+        e.push(req(5, 0)).unwrap();
+        let mut out = Vec::new();
+        e.submit_and_reap(0, Some(0), &mut out).unwrap();
+        assert!(out.is_empty(), "not due yet");
+        e.poll_fds(&mut fds);
+        assert_eq!(fds.len(), 1);
+        let ts = libc::timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        };
+        // SAFETY: one valid pollfd; `ts` outlives the call.
+        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 1, &ts, std::ptr::null()) };
+        assert_eq!(n, 1, "the timerfd became ready");
+        e.on_ready(&fds).unwrap();
+        e.submit_and_reap(0, Some(0), &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].tag, 5);
+        let waited = now_ns() - t0;
+        assert!((2_000_000..500_000_000).contains(&waited), "{waited} ns");
     }
 }

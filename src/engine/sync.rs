@@ -2,35 +2,20 @@
 //! Queue depth above one gains nothing here (the calls are serial), exactly like fio's
 //! psync; use several streams or the uring engine for concurrency.
 
-use super::{neg_errno, now_ns, Completion, Engine, EngineError, IoRequest, Targets};
+use super::inline::{InlineEngine, PerformIo};
+use super::{neg_errno, now_ns, IoRequest, Targets};
 use crate::plan::model::Op;
 use std::os::unix::io::RawFd;
 
-/// Performs each request synchronously as it is queued.
-pub struct SyncEngine {
+/// Performs one request with pread(2)/pwrite(2).
+pub struct SyncIo {
     fds: Vec<RawFd>,
-    done: Vec<Completion>,
 }
 
-impl SyncEngine {
-    pub fn new(targets: &Targets, capacity: usize) -> Self {
-        SyncEngine {
-            fds: targets.iter().map(|t| t.fd().unwrap_or(-1)).collect(),
-            done: Vec::with_capacity(capacity),
-        }
-    }
-}
+impl PerformIo for SyncIo {
+    const NAME: &'static str = "sync";
 
-impl Engine for SyncEngine {
-    fn name(&self) -> &'static str {
-        "sync"
-    }
-
-    fn completes_inline(&self) -> bool {
-        true
-    }
-
-    fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
+    fn perform(&mut self, req: &IoRequest) -> (i64, u64) {
         let fd = self.fds[req.target as usize];
         let mut done_bytes: i64 = 0;
         // Short transfers are continued, as an application would; an error ends it.
@@ -62,21 +47,20 @@ impl Engine for SyncEngine {
                 break done_bytes;
             }
         };
-        self.done.push(Completion {
-            tag: req.tag,
-            result,
-            done_ns: now_ns(),
-        });
-        Ok(())
+        (result, now_ns())
     }
+}
 
-    fn submit_and_reap(
-        &mut self,
-        _min_complete: u32,
-        _timeout_ns: Option<u64>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        out.append(&mut self.done);
-        Ok(())
+/// Performs each request synchronously as it is queued.
+pub type SyncEngine = InlineEngine<SyncIo>;
+
+impl SyncEngine {
+    pub fn new(targets: &Targets, capacity: usize) -> Self {
+        InlineEngine::with(
+            SyncIo {
+                fds: targets.iter().map(|t| t.fd().unwrap_or(-1)).collect(),
+            },
+            capacity,
+        )
     }
 }

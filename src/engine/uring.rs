@@ -348,6 +348,7 @@ mod tests {
             len: 4096,
             buf,
             tag,
+            conn: 0,
         }
     }
 

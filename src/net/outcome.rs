@@ -261,6 +261,8 @@ fn build_run(m: &Measured) -> RunResult {
         schedule: None,
         verify: None,
         error_samples: Vec::new(),
+        connections: Vec::new(),
+        events: Vec::new(),
         ranks: Vec::new(),
         mpi: None,
     }

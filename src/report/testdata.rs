@@ -116,6 +116,8 @@ pub fn run(
                 },
                 lag_us: None,
                 backlog_ios: None,
+                connections: Vec::new(),
+                events: Vec::new(),
                 net: None,
             }
         })
@@ -154,6 +156,8 @@ pub fn run(
         schedule: None,
         verify: None,
         error_samples: Vec::new(),
+        connections: Vec::new(),
+        events: Vec::new(),
         ranks: Vec::new(),
         mpi: None,
     }

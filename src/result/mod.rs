@@ -184,6 +184,14 @@ pub struct RunResult {
     /// First I/O errors seen (errno and offset), at most a few per run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<ErrorSample>,
+    // --- connections and events (engine contract; see the block at the end) ---
+    /// Per connection to each target, target-major: `connections per target` entries
+    /// for the first target, then the second's, …
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<ConnectionResult>,
+    /// Connection events and timed-out or re-issued I/Os, in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<RunEvent>,
     /// Multi-rank (MPI) runs only: each rank's own figures ([`ranks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankResult>,
@@ -350,6 +358,8 @@ impl RunResult {
             schedule: None,
             verify: None,
             error_samples: Vec::new(),
+            connections: Vec::new(),
+            events: Vec::new(),
             ranks: Vec::new(),
             mpi: None,
         }
@@ -492,6 +502,13 @@ pub struct Interval {
     /// as the interval's maximum lateness × the requested rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog_ios: Option<f64>,
+    // --- connections and events (engine contract; see the block at the end) ---
+    /// Per connection, in the order of the run's `connections`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<IntervalConnection>,
+    /// Events of this interval (also in the run's `events`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<RunEvent>,
     /// Network runs only: throughput, retransmits and TCP_INFO per stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<NetInterval>,
@@ -514,6 +531,45 @@ pub struct ErrorSample {
     pub len: u64,
     pub errno: i32,
     pub message: String,
+}
+
+// ---------------------------------------------------------------------------------
+// Connections and events (the engine contract, docs/architecture.md). Kept as one
+// block: network engines (NBD, iSCSI) and multipath report through these.
+// ---------------------------------------------------------------------------------
+
+/// Totals of one connection to a target over the measured time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionResult {
+    /// The target the connection leads to.
+    pub uri: String,
+    /// Connection number on that target (0-based).
+    pub index: u32,
+    pub ios: u64,
+    pub bytes: u64,
+    /// Failed I/Os, timeouts included.
+    pub errors: u64,
+    /// I/Os that passed `--io-timeout`.
+    #[serde(default)]
+    pub timeouts: u64,
+}
+
+/// One connection's share of an interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalConnection {
+    pub ios: u64,
+}
+
+/// Something that happened to a connection (path) during a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunEvent {
+    /// Seconds since the run started.
+    pub t_s: f64,
+    /// Index into the run's `connections`.
+    pub path: u32,
+    /// `down`, `up`, `timeout` or `reissue`.
+    pub kind: String,
+    pub detail: String,
 }
 
 // ---- Network runs (`ioscope net`) ------------------------------------------------

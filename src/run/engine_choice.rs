@@ -126,6 +126,14 @@ fn resolve_with(kind: EngineKind, targets: &[Arc<OpenTarget>], uring_ok: bool) -
     }
     };
     match kind {
+        EngineKind::Auto if all(|b| matches!(b, Backing::Nbd(_))) => choice(
+            EngineKind::Nbd,
+            "auto: nbd:// targets use the nbd engine".into(),
+        ),
+        EngineKind::Auto if all(|b| matches!(b, Backing::Iscsi(_))) => choice(
+            EngineKind::Iscsi,
+            "auto: iscsi:// targets use the iscsi engine".into(),
+        ),
         EngineKind::Auto if all(|b| matches!(b, Backing::Null)) => choice(
             EngineKind::Null,
             "auto: null: targets use the null engine".into(),

@@ -10,18 +10,16 @@
 //! completion. Open-loop I/O is timed from its intended time, so a stalled device's
 //! backlog shows in the latency (the coordinated-omission correction).
 
-use super::buffers::{slot_bytes, AlignedBuf};
 use super::clock::IntervalClock;
 use super::data::WorkerData;
 use super::pacing::Pacer;
-use super::stream::{NextIo, Stream, WorkloadShape};
+use super::slots::{Issue, SlotState, SlotTable};
+use super::stream::{Stream, WorkloadShape};
 use crate::clock::now_ns;
-use crate::data::{ReadTicket, WriteTicket};
-use crate::engine::{Completion, Engine, IoRequest, Targets};
-use crate::errors::{chain, Chain};
+use crate::engine::{Completion, Engine, EngineEvent, EngineEventKind, Targets};
 use crate::plan::model::Op;
 use crate::result::ErrorSample;
-use crate::stats::snapshot::{Snapshot, WorkloadStats};
+use crate::stats::snapshot::{ConnStats, EventRecord, Snapshot, WorkloadStats};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +28,11 @@ use std::sync::Arc;
 
 /// Most error samples a worker keeps per run.
 const MAX_ERROR_SAMPLES: usize = 8;
+/// Most events a worker reports per interval (a stalled connection times out every
+/// I/O; the counts are in the connection's errors and timeouts).
+const MAX_EVENTS: usize = 16;
+/// Longest wait for requests still in flight after the run (without --io-timeout).
+const DRAIN_NS: u64 = 30_000_000_000;
 
 /// What to do when an I/O fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,23 +64,12 @@ pub struct WorkerSetup {
     pub pacer: Pacer,
     /// Emptied stats of earlier snapshots, handed back by the collector for reuse.
     pub recycled: std::sync::mpsc::Receiver<Vec<WorkloadStats>>,
+    /// Connections per target; a stream uses connection `stream id % connections`.
+    pub connections: u32,
+    /// Per-I/O deadline (`--io-timeout`).
+    pub io_timeout_ns: Option<u64>,
     /// Flushes every N writes per stream (`--sync-every`).
     pub flush: super::flush::Flusher,
-}
-
-/// Per in-flight request bookkeeping.
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    stream: u32,
-    /// Workload of the request in this slot (a share mix picks one per I/O).
-    workload: u32,
-    retries: u32,
-    op: Op,
-    len: u32,
-    offset: u64,
-    intended_ns: u64,
-    submit_ns: u64,
-    buf: *mut u8,
 }
 
 /// Pins the calling thread to one CPU. Failure is reported, not fatal.
@@ -97,7 +89,7 @@ pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
 }
 
 /// Runs the worker loop to the end and sends its last snapshot.
-pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
+pub fn run_worker<E: Engine>(engine: E, setup: WorkerSetup) {
     // Precise sleeps for open-loop schedules: the default 50 us timer slack would
     // show up as issue jitter.
     // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
@@ -110,423 +102,703 @@ pub fn run_worker<E: Engine>(mut engine: E, mut setup: WorkerSetup) {
             );
         }
     }
-    let total_slots: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
-    let slot_sizes: Vec<usize> = setup
-        .streams
-        .iter()
-        .map(|s| {
-            let max_bs = s
-                .workloads()
-                .iter()
-                .map(|&w| setup.shapes[w as usize].max_bs)
-                .max()
-                .unwrap_or(0);
-            slot_bytes(max_bs as u64)
+    match Worker::new(engine, setup) {
+        Ok(w) => w.run(),
+        Err(failed) => {
+            let (setup, msg) = *failed;
+            let _ = setup.tx.send(fatal_snapshot(&setup, msg));
+        }
+    }
+}
+
+/// One worker's loop state: the engine, the slots, what is ready to issue, and the
+/// counters of the interval in progress.
+pub struct Worker<E: Engine> {
+    engine: E,
+    setup: WorkerSetup,
+    shapes: Vec<WorkloadShape>,
+    table: SlotTable,
+    /// Closed-loop tokens: one per free slot of a stream with work left.
+    ready: Vec<u32>,
+    /// Open-loop timers: (intended time, stream).
+    timers: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Open-loop streams whose due I/O waits for a free slot.
+    waiting: Vec<bool>,
+    open_loop_any: bool,
+    stats: Vec<WorkloadStats>,
+    /// Per connection (target × connections + conn), this interval.
+    conns: Vec<ConnStats>,
+    events: Vec<EventRecord>,
+    samples: Vec<ErrorSample>,
+    interval: u64,
+    next_boundary: u64,
+    completions: Vec<Completion>,
+    /// Requests the engine holds, timed-out ones included.
+    inflight: u32,
+    /// Of those, requests already counted as timed out.
+    timed_out: u32,
+    /// When the oldest in-flight request passes its deadline (u64::MAX: none).
+    next_deadline_ns: u64,
+    stopping: bool,
+    fatal: Option<String>,
+    fds: Vec<libc::pollfd>,
+    engine_events: Vec<EngineEvent>,
+}
+
+impl<E: Engine> Worker<E> {
+    /// Sets the worker up: connections, slots and buffers, the first tokens and
+    /// timers. Hands the setup back with the reason when that fails.
+    pub fn new(mut engine: E, mut setup: WorkerSetup) -> Result<Self, Box<(WorkerSetup, String)>> {
+        if let Err(e) = engine.connect(setup.connections) {
+            return Err(Box::new((setup, crate::errors::chain(&e))));
+        }
+        let share_one = engine.completes_inline()
+            && !(0..setup.targets.len() as u32).any(|t| setup.data.verifying(t));
+        let table = match SlotTable::new(&setup.streams, &setup.shapes, &setup.data, share_one) {
+            Ok(t) => t,
+            Err(bytes) => {
+                let msg = format!("cannot allocate {bytes} bytes of I/O buffers");
+                return Err(Box::new((setup, msg)));
+            }
+        };
+        let (base, len) = table.pool();
+        if let Err(e) = engine.register_buffers(base, len) {
+            return Err(Box::new((setup, crate::errors::chain(&e))));
+        }
+        let total_slots = table.slots.len();
+        let mut ready = Vec::with_capacity(total_slots);
+        let mut timers = BinaryHeap::with_capacity(setup.streams.len());
+        let start_ns = setup.clock.start_ns;
+        for (si, s) in setup.streams.iter_mut().enumerate() {
+            if let Some(sched) = s.schedule.as_mut() {
+                sched.next_due_ns += start_ns as f64;
+                timers.push(Reverse((sched.next_due_ns as u64, si as u32)));
+            } else {
+                ready.extend(std::iter::repeat(si as u32).take(s.qd as usize));
+            }
+        }
+        let shapes = std::mem::take(&mut setup.shapes);
+        let nconns = setup.targets.len() * setup.connections as usize;
+        Ok(Worker {
+            waiting: vec![false; setup.streams.len()],
+            open_loop_any: shapes.iter().any(|s| s.open_loop),
+            stats: new_stats_from(&shapes),
+            conns: vec![ConnStats::default(); nconns],
+            events: Vec::new(),
+            samples: Vec::new(),
+            interval: 0,
+            next_boundary: setup.clock.boundary_ns(0),
+            completions: Vec::with_capacity(total_slots.max(1)),
+            inflight: 0,
+            timed_out: 0,
+            next_deadline_ns: u64::MAX,
+            stopping: false,
+            fatal: None,
+            fds: Vec::new(),
+            engine_events: Vec::new(),
+            engine,
+            setup,
+            shapes,
+            table,
+            ready,
+            timers,
         })
-        .collect();
-    // An engine that is done with a buffer when `push` returns, with no read to check
-    // afterwards, needs only one buffer: every slot shares it, and it stays hot in
-    // the cache instead of cycling through one buffer per stream.
-    let share_one = engine.completes_inline()
-        && !(0..setup.targets.len() as u32).any(|t| setup.data.verifying(t));
-    let pool_bytes: usize = if share_one {
-        slot_sizes.iter().copied().max().unwrap_or(0)
-    } else {
-        setup
-            .streams
-            .iter()
-            .zip(&slot_sizes)
-            .map(|(s, &b)| b * s.qd as usize)
-            .sum()
-    };
-    let Some(pool) = AlignedBuf::new(pool_bytes) else {
-        let _ = setup.tx.send(fatal_snapshot(
-            &setup,
-            format!("cannot allocate {pool_bytes} bytes of I/O buffers"),
-        ));
-        return;
-    };
-    if let Err(e) = engine.register_buffers(pool.as_mut_ptr(), pool_bytes) {
-        let _ = setup.tx.send(fatal_snapshot(&setup, e.to_string()));
-        return;
-    }
-    let mut slots: Vec<Slot> = Vec::with_capacity(total_slots);
-    let mut free: Vec<Vec<u32>> = Vec::with_capacity(setup.streams.len());
-    let mut cursor = 0usize;
-    for (si, s) in setup.streams.iter().enumerate() {
-        let mut f = Vec::with_capacity(s.qd as usize);
-        for _ in 0..s.qd {
-            f.push(slots.len() as u32);
-            slots.push(Slot {
-                stream: si as u32,
-                workload: s.workload,
-                retries: 0,
-                op: Op::Read,
-                len: 0,
-                offset: 0,
-                intended_ns: 0,
-                submit_ns: 0,
-                // SAFETY: cursor + slot size stays within the pool (sizes summed above).
-                buf: unsafe { pool.as_mut_ptr().add(cursor) },
-            });
-            if !share_one {
-                cursor += slot_sizes[si];
-            }
-        }
-        free.push(f);
     }
 
-    // Verify tickets per slot, sized once for the slot's largest transfer.
-    let unit = setup.data.unit();
-    let mut wtickets: Vec<Vec<WriteTicket>> = Vec::with_capacity(slots.len());
-    let mut rtickets: Vec<Vec<ReadTicket>> = Vec::with_capacity(slots.len());
-    for sl in &slots {
-        let n = setup.streams[sl.stream as usize]
-            .workloads()
-            .iter()
-            .map(|&w| &setup.shapes[w as usize])
-            .filter(|sh| setup.data.verifying(sh.target))
-            .map(|sh| sh.max_bs as usize / unit + 1)
-            .max()
-            .unwrap_or(0);
-        wtickets.push(Vec::with_capacity(n));
-        rtickets.push(Vec::with_capacity(n));
-    }
-    let mut table = SlotTable {
-        slots,
-        wtickets,
-        rtickets,
-    };
-
-    // Closed-loop tokens: one per free slot of a stream with work left.
-    let mut ready: Vec<u32> = Vec::with_capacity(total_slots);
-    // Open-loop timers: (intended time, stream).
-    let mut timers: BinaryHeap<Reverse<(u64, u32)>> =
-        BinaryHeap::with_capacity(setup.streams.len());
-    // Open-loop streams whose due I/O waits for a free slot.
-    let mut waiting: Vec<bool> = vec![false; setup.streams.len()];
-    let start_ns = setup.clock.start_ns;
-    for (si, s) in setup.streams.iter_mut().enumerate() {
-        if let Some(sched) = s.schedule.as_mut() {
-            sched.next_due_ns += start_ns as f64;
-            timers.push(Reverse((sched.next_due_ns as u64, si as u32)));
-        } else {
-            for _ in 0..s.qd {
-                ready.push(si as u32);
-            }
-        }
-    }
-
-    let open_loop_any = setup.shapes.iter().any(|s| s.open_loop);
-    let mut stats = new_stats_from(&setup.shapes);
-    let mut samples: Vec<ErrorSample> = Vec::new();
-    let mut interval: u64 = 0;
-    let mut next_boundary = setup.clock.boundary_ns(0);
-    let mut completions: Vec<Completion> = Vec::with_capacity(total_slots.max(1));
-    let mut inflight: u32 = 0;
-    let mut stopping = false;
-    let mut fatal: Option<String> = None;
-    let shapes = std::mem::take(&mut setup.shapes);
-    // The clock as read at the end of a wait, used as the next turn's `now`.
-    let mut woke_at: Option<u64> = None;
-
-    loop {
-        let now = woke_at.take().unwrap_or_else(now_ns);
-        if now >= next_boundary {
-            let snap = Snapshot {
-                worker: setup.index,
-                index: interval,
-                end_ns: now,
-                last: false,
-                workloads: std::mem::replace(
-                    &mut stats,
-                    setup
-                        .recycled
-                        .try_recv()
-                        .unwrap_or_else(|_| new_stats_from(&shapes)),
-                ),
-                error_samples: std::mem::take(&mut samples),
-                fatal: None,
-                verify: Default::default(),
-                pacing: setup.pacer.take_stats(),
-            };
-            if setup.tx.send(snap).is_err() {
+    /// The loop: issue what is ready, wait for completions (or the next boundary,
+    /// intended time or deadline), account them; then drain and report.
+    pub fn run(mut self) {
+        // The clock as read at the end of a wait, used as the next turn's `now`.
+        let mut woke_at: Option<u64> = None;
+        loop {
+            let now = woke_at.take().unwrap_or_else(now_ns);
+            if now >= self.next_boundary && !self.send_interval(now) {
                 // Collector gone: nothing more can be reported.
                 return;
             }
-            interval += 1;
-            next_boundary = setup.clock.boundary_ns(interval);
-        }
-        if setup.end_ns.is_some_and(|e| now >= e) {
-            // The measured time is over: what is still in flight completes after it and
-            // is drained below, uncounted.
-            break;
-        }
-        if !stopping && setup.stop.load(Ordering::Relaxed) {
-            stopping = true;
-        }
-        if !stopping {
-            // Closed loop: fill every free slot.
-            while let Some(si) = ready.pop() {
-                let s = &mut setup.streams[si as usize];
-                let wl = s.pick_workload();
-                let shape = &shapes[wl as usize];
-                let Some(io) = s.next_io(shape) else {
-                    continue;
-                };
-                let Some(slot_idx) = free[si as usize].pop() else {
-                    continue;
-                };
-                s.inflight += 1;
-                inflight += 1;
-                let issue = Issue {
-                    workload: wl,
-                    target: shape.target,
-                    stream_id: s.id,
-                    io,
-                    intended_ns: now,
-                };
-                if let Err(e) = table.start(&mut engine, &mut setup.data, slot_idx, issue, now) {
-                    fatal = Some(e);
-                    break;
-                }
+            if self.setup.end_ns.is_some_and(|e| now >= e) {
+                // The measured time is over: what is still in flight completes after
+                // it and is drained below, uncounted.
+                break;
             }
-            // Open loop: issue everything whose intended time has come.
-            while let Some(&Reverse((due, si))) = timers.peek() {
-                if due > now {
-                    break;
-                }
-                timers.pop();
-                let s = &mut setup.streams[si as usize];
-                let Some(slot_idx) = free[si as usize].pop() else {
-                    // All slots busy: the I/O waits inside ioscope, its clock running.
-                    waiting[si as usize] = true;
-                    continue;
-                };
-                let wl = s.pick_workload();
-                let shape = &shapes[wl as usize];
-                let Some(io) = s.next_io(shape) else {
-                    free[si as usize].push(slot_idx);
-                    continue;
-                };
-                let intended = s.take_due();
-                if let Some(lag) = stats[wl as usize].lag.as_mut() {
-                    lag.record(now.saturating_sub(intended));
-                }
-                s.inflight += 1;
-                inflight += 1;
-                if let Some(d) = s.next_due_ns() {
-                    timers.push(Reverse((d, si)));
-                }
-                let issue = Issue {
-                    workload: wl,
-                    target: shape.target,
-                    stream_id: s.id,
-                    io,
-                    intended_ns: intended,
-                };
-                if let Err(e) = table.start(&mut engine, &mut setup.data, slot_idx, issue, now) {
-                    fatal = Some(e);
-                    break;
-                }
+            if !self.stopping && self.setup.stop.load(Ordering::Relaxed) {
+                self.stopping = true;
+            }
+            if now >= self.next_deadline_ns {
+                // First, so the slots it frees are filled in this same turn.
+                self.expire(now);
+            }
+            if !self.stopping {
+                self.issue_closed_loop(now);
+                self.issue_open_loop(now);
+            }
+            if self.fatal.is_some() {
+                break;
+            }
+            // Stopping with only timed-out requests left, which may never come back
+            // (the drain waits one more deadline), or all work done.
+            let done = self.timed_out == 0 && self.ready.is_empty() && self.timers.is_empty();
+            if self.inflight == self.timed_out && (self.stopping || done) {
+                break;
+            }
+            let wake = self.wake_at();
+            if self.inflight == 0 {
+                // Nothing in flight and nothing due yet: wait for the next event the
+                // way the pacing mode says (sleep, busy-wait, or sleep then busy-wait).
+                woke_at = Some(self.setup.pacer.wait_until(now, wake));
+                continue;
+            }
+            if let Err(e) = self.reap(now, wake) {
+                self.fatal = Some(e);
+                break;
+            }
+            if !self.completions.is_empty() {
+                self.complete_all();
             }
         }
-        if fatal.is_some() {
-            break;
+        self.drain();
+        self.finish();
+    }
+
+    /// Hands the interval's counters to the collector; false when it is gone.
+    fn send_interval(&mut self, now: u64) -> bool {
+        self.fill_conns();
+        let nconns = self.conns.len();
+        let fresh = self
+            .setup
+            .recycled
+            .try_recv()
+            .unwrap_or_else(|_| new_stats_from(&self.shapes));
+        let snap = Snapshot {
+            worker: self.setup.index,
+            index: self.interval,
+            end_ns: now,
+            last: false,
+            workloads: std::mem::replace(&mut self.stats, fresh),
+            error_samples: std::mem::take(&mut self.samples),
+            fatal: None,
+            verify: Default::default(),
+            pacing: self.setup.pacer.take_stats(),
+            connections: std::mem::replace(&mut self.conns, vec![ConnStats::default(); nconns]),
+            events: std::mem::take(&mut self.events),
+        };
+        if self.setup.tx.send(snap).is_err() {
+            return false;
         }
-        if inflight == 0 && (stopping || (ready.is_empty() && timers.is_empty())) {
-            break;
+        self.interval += 1;
+        self.next_boundary = self.setup.clock.boundary_ns(self.interval);
+        true
+    }
+
+    /// The connection a stream's I/O to `target` uses.
+    #[inline]
+    fn conn_of(&self, stream_id: u32) -> u32 {
+        if self.setup.connections <= 1 {
+            0
+        } else {
+            stream_id % self.setup.connections
         }
-        // Wait no later than the next interval boundary or the next intended time.
-        let mut wake = next_boundary;
-        if open_loop_any {
-            if let Some(Reverse((due, _))) = timers.peek() {
+    }
+
+    /// Closed loop: fills every free slot of the streams with a token.
+    fn issue_closed_loop(&mut self, now: u64) {
+        while let Some(si) = self.ready.pop() {
+            let s = &mut self.setup.streams[si as usize];
+            let wl = s.pick_workload();
+            let shape = &self.shapes[wl as usize];
+            let Some(io) = s.next_io(shape) else {
+                continue;
+            };
+            let Some(slot_idx) = self.table.free[si as usize].pop() else {
+                continue;
+            };
+            s.inflight += 1;
+            let (target, stream_id) = (shape.target, s.id);
+            let issue = Issue {
+                workload: wl,
+                target,
+                stream_id,
+                conn: self.conn_of(stream_id),
+                io,
+                intended_ns: now,
+            };
+            if !self.start(slot_idx, issue, now) {
+                return;
+            }
+        }
+    }
+
+    /// Open loop: issues everything whose intended time has come.
+    fn issue_open_loop(&mut self, now: u64) {
+        while let Some(&Reverse((due, si))) = self.timers.peek() {
+            if due > now {
+                break;
+            }
+            self.timers.pop();
+            let s = &mut self.setup.streams[si as usize];
+            let Some(slot_idx) = self.table.free[si as usize].pop() else {
+                // All slots busy: the I/O waits inside ioscope, its clock running.
+                self.waiting[si as usize] = true;
+                continue;
+            };
+            let wl = s.pick_workload();
+            let shape = &self.shapes[wl as usize];
+            let Some(io) = s.next_io(shape) else {
+                self.table.free[si as usize].push(slot_idx);
+                continue;
+            };
+            let intended = s.take_due();
+            if let Some(lag) = self.stats[wl as usize].lag.as_mut() {
+                lag.record(now.saturating_sub(intended));
+            }
+            s.inflight += 1;
+            if let Some(d) = s.next_due_ns() {
+                self.timers.push(Reverse((d, si)));
+            }
+            let (target, stream_id) = (shape.target, s.id);
+            let issue = Issue {
+                workload: wl,
+                target,
+                stream_id,
+                conn: self.conn_of(stream_id),
+                io,
+                intended_ns: intended,
+            };
+            if !self.start(slot_idx, issue, now) {
+                return;
+            }
+        }
+    }
+
+    /// Starts one request; false (with `fatal` set) when the engine refused it.
+    #[inline]
+    fn start(&mut self, slot_idx: u32, issue: Issue, now: u64) -> bool {
+        self.inflight += 1;
+        if let Some(t) = self.setup.io_timeout_ns {
+            self.next_deadline_ns = self.next_deadline_ns.min(now + t);
+        }
+        match self
+            .table
+            .start(&mut self.engine, &mut self.setup.data, slot_idx, issue, now)
+        {
+            Ok(()) => true,
+            Err(e) => {
+                self.fatal = Some(e);
+                false
+            }
+        }
+    }
+
+    /// When to stop waiting: the next interval boundary, intended time or deadline.
+    #[inline]
+    fn wake_at(&self) -> u64 {
+        let mut wake = self.next_boundary.min(self.next_deadline_ns);
+        if self.open_loop_any {
+            if let Some(Reverse((due, _))) = self.timers.peek() {
                 wake = wake.min(*due);
             }
         }
+        wake
+    }
+
+    /// Submits what is queued and waits for completions until `wake`: inside the
+    /// engine, or in poll(2) on the engine's descriptors when it has some.
+    #[inline]
+    fn reap(&mut self, now: u64, wake: u64) -> Result<(), String> {
+        self.setup
+            .data
+            .before_submit(now)
+            .map_err(|e| format!("journal: {}", crate::errors::Chain(&e)))?;
         let timeout = wake.saturating_sub(now).max(1);
-        if inflight == 0 {
-            // Nothing in flight and nothing due yet: wait for the next event the way
-            // the pacing mode says (sleep, busy-wait, or sleep then busy-wait).
-            woke_at = Some(setup.pacer.wait_until(now, wake));
-            continue;
+        self.fds.clear();
+        self.engine.poll_fds(&mut self.fds);
+        if self.fds.is_empty() {
+            return self
+                .engine
+                .submit_and_reap(1, Some(timeout), &mut self.completions)
+                .map_err(|e| crate::errors::chain(&e));
         }
-        if let Err(e) = setup.data.before_submit(now) {
-            fatal = Some(format!("journal: {e}"));
-            break;
+        self.engine
+            .submit_and_reap(0, Some(0), &mut self.completions)
+            .map_err(|e| crate::errors::chain(&e))?;
+        if !self.completions.is_empty() {
+            return Ok(());
         }
-        if let Err(e) = engine.submit_and_reap(1, Some(timeout), &mut completions) {
-            fatal = Some(chain(&e));
-            break;
-        }
-        if completions.is_empty() {
-            continue;
-        }
+        poll_until(&mut self.fds, timeout).map_err(|e| format!("poll: {e}"))?;
+        self.engine
+            .on_ready(&self.fds)
+            .map_err(|e| crate::errors::chain(&e))?;
+        self.engine
+            .submit_and_reap(0, Some(0), &mut self.completions)
+            .map_err(|e| crate::errors::chain(&e))
+    }
+
+    /// Accounts every reaped completion, then the engine's connection events.
+    fn complete_all(&mut self) {
         let reap_ns = now_ns();
-        for c in completions.drain(..) {
-            let tag = c.tag as usize;
-            let slot = table.slots[tag];
+        let mut done = std::mem::take(&mut self.completions);
+        for c in done.drain(..) {
+            self.complete(c, reap_ns);
+        }
+        self.completions = done;
+        self.engine.take_events(&mut self.engine_events);
+        for i in 0..self.engine_events.len() {
+            let e = &self.engine_events[i];
+            let (t, conn, kind, detail) = (e.target, e.conn, e.kind, e.detail.clone());
+            self.event(e.at_ns, t, conn, kind, detail);
+        }
+        self.engine_events.clear();
+    }
+
+    /// Accounts one completion: counts, latency, verification; frees the slot or,
+    /// under `--on-error retry=N`, issues the failed request again.
+    #[inline]
+    fn complete(&mut self, c: Completion, reap_ns: u64) {
+        let tag = c.tag as usize;
+        let (state, len) = (self.table.slots[tag].state, self.table.slots[tag].len);
+        if state == SlotState::TimedOut {
+            // Counted when it timed out; now the slot is free again.
+            self.timed_out -= 1;
+            self.table
+                .release_tickets(&mut self.setup.data, tag, reap_ns);
+            self.release(tag);
+            return;
+        }
+        if c.result < 0 && self.retry(tag, reap_ns) {
+            return;
+        }
+        let ok = c.result == len as i64;
+        self.settle_data(tag, ok, reap_ns);
+        let slot = &self.table.slots[tag];
+        let ws = &mut self.stats[slot.workload as usize].ops[slot.op.index()];
+        if c.result < 0 {
+            ws.errors += 1;
+            self.count_conn(tag, 0, 1);
+            self.error(tag, (-c.result) as i32);
+        } else {
             let done = if c.done_ns != 0 { c.done_ns } else { reap_ns };
-            let si = slot.stream as usize;
-            let target = shapes[slot.workload as usize].target;
-            if c.result < 0 {
-                if let ErrorPolicy::Retry(n) = setup.policy {
-                    if slot.retries < n && !stopping {
-                        // Resubmit as it was: same buffer, same verify tickets.
-                        table.slots[tag].retries += 1;
-                        if let Err(e) = engine.push(IoRequest {
-                            op: slot.op,
-                            target,
-                            offset: slot.offset,
-                            len: slot.len,
-                            buf: slot.buf,
-                            tag: c.tag,
-                        }) {
-                            fatal = Some(chain(&e));
-                        }
-                        continue;
-                    }
+            ws.ios += 1;
+            ws.bytes += c.result as u64;
+            ws.lat.record(done.saturating_sub(slot.intended_ns));
+            if let Some(svc) = ws.svc.as_mut() {
+                svc.record(done.saturating_sub(slot.submit_ns));
+            }
+            let write = slot.op == Op::Write;
+            self.count_conn(tag, c.result as u64, 0);
+            if write {
+                self.flush_after_write(tag);
+            }
+        }
+        self.release(tag);
+    }
+
+    /// Counts a finished request on its connection. With one connection per target
+    /// the counts follow from the workloads' and are filled in per interval instead
+    /// ([`Worker::fill_conns`]), which keeps this off the per-I/O path.
+    #[inline]
+    fn count_conn(&mut self, tag: usize, bytes: u64, errors: u64) {
+        if self.setup.connections > 1 {
+            let slot = &self.table.slots[tag];
+            let cs = &mut self.conns[(slot.target * self.setup.connections + slot.conn) as usize];
+            cs.ios += 1 - errors;
+            cs.bytes += bytes;
+            cs.errors += errors;
+        }
+    }
+
+    /// With one connection per target: its counts are its target's, summed over
+    /// the workloads (timeouts were counted on it directly).
+    fn fill_conns(&mut self) {
+        if self.setup.connections > 1 {
+            return;
+        }
+        for (shape, w) in self.shapes.iter().zip(&self.stats) {
+            let cs = &mut self.conns[shape.target as usize];
+            for o in &w.ops {
+                cs.ios += o.ios;
+                cs.bytes += o.bytes;
+                cs.errors += o.errors;
+            }
+        }
+    }
+
+    /// `--sync-every`: counts a write on its stream and flushes when N are done.
+    fn flush_after_write(&mut self, tag: usize) {
+        let slot = &self.table.slots[tag];
+        let fd = self.setup.targets[slot.target as usize].fd();
+        let fs = &mut self.stats[slot.workload as usize].flush;
+        if self
+            .setup
+            .flush
+            .on_write(slot.stream as usize, fd, fs)
+            .is_some()
+            && self.setup.policy != ErrorPolicy::Continue
+        {
+            self.setup.error_stop.store(true, Ordering::Relaxed);
+            self.setup.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Issues a failed request again in its slot when the policy allows; true if so.
+    fn retry(&mut self, tag: usize, now: u64) -> bool {
+        let ErrorPolicy::Retry(n) = self.setup.policy else {
+            return false;
+        };
+        let slot = self.table.slots[tag];
+        if slot.retries >= n || self.stopping {
+            return false;
+        }
+        // Resubmit as it was: same buffer, same verify tickets.
+        self.table.slots[tag].retries += 1;
+        self.table.slots[tag].state = SlotState::InFlight;
+        if let Err(e) = self.engine.push(slot.request(tag as u32)) {
+            self.fatal = Some(crate::errors::chain(&e));
+        }
+        if let Some(t) = self.setup.io_timeout_ns {
+            self.table.slots[tag].submit_ns = now;
+            self.next_deadline_ns = self.next_deadline_ns.min(now + t);
+            let detail = format!(
+                "{} {}+{} again (try {})",
+                slot.op.name(),
+                slot.offset,
+                slot.len,
+                slot.retries + 2
+            );
+            self.event(
+                now,
+                slot.target,
+                slot.conn,
+                EngineEventKind::Reissue,
+                detail,
+            );
+        }
+        true
+    }
+
+    /// Settles a finished request's verification: commits or checks its units.
+    #[inline]
+    fn settle_data(&mut self, tag: usize, ok: bool, now: u64) {
+        let slot = &self.table.slots[tag];
+        let data = &mut self.setup.data;
+        let res = match slot.op {
+            Op::Write => {
+                data.on_write_complete(slot.target, &mut self.table.wtickets[tag], ok, now)
+            }
+            Op::Read => {
+                if !self.table.rtickets[tag].is_empty() {
+                    // SAFETY: the read completed; its `len` bytes in the slot are the
+                    // worker's and no request uses them now.
+                    let buf = unsafe { std::slice::from_raw_parts(slot.buf, slot.len as usize) };
+                    data.on_read_complete(
+                        slot.target,
+                        &self.setup.targets[slot.target as usize].uri,
+                        slot.offset,
+                        buf,
+                        &mut self.table.rtickets[tag],
+                        ok,
+                    );
+                }
+                Ok(())
+            }
+        };
+        if let Err(e) = res {
+            self.fatal = Some(format!("journal: {}", crate::errors::Chain(&e)));
+        }
+    }
+
+    /// Records a failed request (a sample, the stop under the policy).
+    fn error(&mut self, tag: usize, errno: i32) {
+        let slot = self.table.slots[tag];
+        if self.samples.len() < MAX_ERROR_SAMPLES {
+            self.samples.push(ErrorSample {
+                op: slot.op.name().into(),
+                target: self.setup.targets[slot.target as usize].uri.clone(),
+                offset: slot.offset,
+                len: slot.len as u64,
+                errno,
+                message: std::io::Error::from_raw_os_error(errno).to_string(),
+            });
+        }
+        if self.setup.policy != ErrorPolicy::Continue {
+            self.setup.error_stop.store(true, Ordering::Relaxed);
+            self.setup.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Frees a slot and gives its stream the chance to issue again.
+    #[inline]
+    fn release(&mut self, tag: usize) {
+        let slot = &mut self.table.slots[tag];
+        slot.state = SlotState::Free;
+        let si = slot.stream as usize;
+        let s = &mut self.setup.streams[si];
+        s.inflight -= 1;
+        self.inflight -= 1;
+        self.table.free[si].push(tag as u32);
+        if s.schedule.is_some() {
+            if self.waiting[si] {
+                self.waiting[si] = false;
+                if let Some(d) = s.next_due_ns() {
+                    self.timers.push(Reverse((d, si as u32)));
                 }
             }
-            let ok = c.result == slot.len as i64;
-            let data_res = match slot.op {
-                Op::Write => {
-                    setup
-                        .data
-                        .on_write_complete(target, &mut table.wtickets[tag], ok, reap_ns)
-                }
-                Op::Read => {
-                    if !table.rtickets[tag].is_empty() {
-                        // SAFETY: the read completed; its `len` bytes in the slot are
-                        // the worker's and no request uses them now.
-                        let buf =
-                            unsafe { std::slice::from_raw_parts(slot.buf, slot.len as usize) };
-                        setup.data.on_read_complete(
-                            target,
-                            &setup.targets[target as usize].uri,
-                            slot.offset,
-                            buf,
-                            &mut table.rtickets[tag],
-                            ok,
-                        );
-                    }
-                    Ok(())
-                }
-            };
-            if let Err(e) = data_res {
-                fatal = Some(format!("journal: {}", Chain(&e)));
+        } else if s.bytes_left > 0 {
+            self.ready.push(si as u32);
+        }
+    }
+
+    /// Fails every request older than the I/O timeout: counted as a timeout error
+    /// and abandoned; an abandoned request is re-issued under `--on-error retry=N`,
+    /// one the engine cannot abandon keeps its slot until it completes.
+    fn expire(&mut self, now: u64) {
+        let Some(timeout) = self.setup.io_timeout_ns else {
+            self.next_deadline_ns = u64::MAX;
+            return;
+        };
+        let mut next = u64::MAX;
+        for tag in 0..self.table.slots.len() {
+            let slot = self.table.slots[tag];
+            if slot.state != SlotState::InFlight {
+                continue;
             }
-            let s = &mut setup.streams[si];
-            s.inflight -= 1;
-            inflight -= 1;
-            free[si].push(c.tag as u32);
-            let ws = &mut stats[slot.workload as usize].ops[slot.op.index()];
-            if c.result < 0 {
-                ws.errors += 1;
-                if samples.len() < MAX_ERROR_SAMPLES {
-                    let errno = (-c.result) as i32;
-                    samples.push(ErrorSample {
-                        op: slot.op.name().into(),
-                        target: setup.targets[shapes[slot.workload as usize].target as usize]
-                            .uri
-                            .clone(),
-                        offset: slot.offset,
-                        len: slot.len as u64,
-                        errno,
-                        message: std::io::Error::from_raw_os_error(errno).to_string(),
-                    });
-                }
-                if setup.policy != ErrorPolicy::Continue {
-                    setup.error_stop.store(true, Ordering::Relaxed);
-                    setup.stop.store(true, Ordering::Relaxed);
+            let deadline = slot.submit_ns + timeout;
+            if deadline > now {
+                next = next.min(deadline);
+                continue;
+            }
+            let detail = format!(
+                "{} {}+{} unanswered after {:.3} s",
+                slot.op.name(),
+                slot.offset,
+                slot.len,
+                (now - slot.submit_ns) as f64 / 1e9
+            );
+            self.event(
+                now,
+                slot.target,
+                slot.conn,
+                EngineEventKind::Timeout,
+                detail,
+            );
+            let conn = (slot.target * self.setup.connections + slot.conn) as usize;
+            self.conns[conn].timeouts += 1;
+            if self.engine.abandon(tag as u64) {
+                // Gone from the engine: settle it as a failed completion (re-issued
+                // under retry=N, its slot reused at once otherwise).
+                self.complete(
+                    Completion {
+                        tag: tag as u64,
+                        result: -(libc::ETIMEDOUT as i64),
+                        done_ns: now,
+                    },
+                    now,
+                );
+                if self.table.slots[tag].state == SlotState::InFlight {
+                    next = next.min(now + timeout);
                 }
             } else {
-                ws.ios += 1;
-                ws.bytes += c.result as u64;
-                ws.lat.record(done.saturating_sub(slot.intended_ns));
-                if let Some(svc) = ws.svc.as_mut() {
-                    svc.record(done.saturating_sub(slot.submit_ns));
-                }
-                if slot.op == Op::Write {
-                    let fd = setup.targets[target as usize].fd();
-                    let fs = &mut stats[slot.workload as usize].flush;
-                    if setup.flush.on_write(si, fd, fs).is_some()
-                        && setup.policy != ErrorPolicy::Continue
-                    {
-                        setup.error_stop.store(true, Ordering::Relaxed);
-                        setup.stop.store(true, Ordering::Relaxed);
-                    }
-                }
-            }
-            if s.schedule.is_some() {
-                if waiting[si] {
-                    waiting[si] = false;
-                    if let Some(d) = s.next_due_ns() {
-                        timers.push(Reverse((d, si as u32)));
-                    }
-                }
-            } else if s.bytes_left > 0 {
-                ready.push(si as u32);
+                self.table.slots[tag].state = SlotState::TimedOut;
+                self.timed_out += 1;
+                self.stats[slot.workload as usize].ops[slot.op.index()].errors += 1;
+                self.count_conn(tag, 0, 1);
+                self.error(tag, libc::ETIMEDOUT);
             }
         }
+        self.next_deadline_ns = next;
     }
-    // Drain what is still in flight; those completions fall after the end and are not
-    // counted. Buffers must outlive them.
-    let drain_deadline = now_ns() + 30_000_000_000;
-    while inflight > 0 && now_ns() < drain_deadline {
-        if engine
-            .submit_and_reap(1, Some(100_000_000), &mut completions)
-            .is_err()
-        {
-            break;
+
+    /// Records an event of this interval (at most [`MAX_EVENTS`]).
+    fn event(&mut self, at_ns: u64, target: u32, conn: u32, kind: EngineEventKind, detail: String) {
+        if self.events.len() < MAX_EVENTS {
+            self.events.push(EventRecord {
+                at_ns,
+                conn: target * self.setup.connections + conn,
+                kind: kind.name(),
+                detail,
+            });
         }
-        inflight -= completions.len() as u32;
-        for c in completions.drain(..) {
-            let tag = c.tag as usize;
-            let slot = table.slots[tag];
-            let target = shapes[slot.workload as usize].target;
-            let ok = c.result == slot.len as i64;
-            match slot.op {
-                Op::Write => {
-                    let _ = setup.data.on_write_complete(
-                        target,
-                        &mut table.wtickets[tag],
-                        ok,
-                        now_ns(),
-                    );
-                }
-                Op::Read => {
-                    // Not checked: the read ended after the run; release its tickets.
-                    setup.data.on_read_complete(
-                        target,
-                        "",
-                        slot.offset,
-                        &[],
-                        &mut table.rtickets[tag],
-                        false,
-                    );
-                }
+    }
+
+    /// Waits for what is still in flight; those completions fall after the end and
+    /// are not counted. Buffers must outlive them: what never comes back (within
+    /// the I/O timeout, or 30 s without one) keeps its buffers forever.
+    fn drain(&mut self) {
+        let wait_ns = self
+            .setup
+            .io_timeout_ns
+            .map_or(DRAIN_NS, |t| t.min(DRAIN_NS));
+        let deadline = now_ns() + wait_ns;
+        while self.inflight > 0 && now_ns() < deadline {
+            if self
+                .engine
+                .submit_and_reap(1, Some(100_000_000), &mut self.completions)
+                .is_err()
+            {
+                break;
             }
+            self.inflight -= self.completions.len() as u32;
+            for i in 0..self.completions.len() {
+                let tag = self.completions[i].tag as usize;
+                // Not checked: the request ended after the run; release its tickets.
+                self.table
+                    .release_tickets(&mut self.setup.data, tag, now_ns());
+            }
+            self.completions.clear();
         }
     }
-    if let Err(e) = setup.data.finish() {
-        fatal.get_or_insert(format!("journal: {}", Chain(&e)));
+
+    /// Sends the last snapshot.
+    fn finish(mut self) {
+        self.fill_conns();
+        if let Err(e) = self.setup.data.finish() {
+            self.fatal
+                .get_or_insert(format!("journal: {}", crate::errors::Chain(&e)));
+        }
+        if self.inflight > 0 {
+            // The kernel (or a connection) may still write into these buffers.
+            self.table.leak_pool();
+        }
+        let _ = self.setup.tx.send(Snapshot {
+            worker: self.setup.index,
+            index: self.interval,
+            end_ns: now_ns(),
+            last: true,
+            workloads: self.stats,
+            error_samples: self.samples,
+            fatal: self.fatal,
+            verify: std::mem::take(&mut self.setup.data.counts),
+            pacing: self.setup.pacer.take_stats(),
+            connections: self.conns,
+            events: self.events,
+        });
     }
-    let _ = setup.tx.send(Snapshot {
-        worker: setup.index,
-        index: interval,
-        end_ns: now_ns(),
-        last: true,
-        workloads: stats,
-        error_samples: samples,
-        fatal,
-        verify: std::mem::take(&mut setup.data.counts),
-        pacing: setup.pacer.take_stats(),
-    });
-    if inflight > 0 {
-        // The kernel may still write into these buffers: never free them.
-        std::mem::forget(pool);
+}
+
+/// poll(2) on `fds` for at most `timeout_ns` (rounded up to whole milliseconds
+/// only by ppoll's own resolution: the timespec carries nanoseconds). EINTR is a
+/// normal early return.
+fn poll_until(fds: &mut [libc::pollfd], timeout_ns: u64) -> std::io::Result<()> {
+    let ts = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `fds` is a valid slice of pollfd for its length; `ts` outlives the
+    // call; a null signal mask leaves the mask as it is.
+    let r = unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
     }
+    Ok(())
 }
 
 fn new_stats_from(shapes: &[WorkloadShape]) -> Vec<WorkloadStats> {
@@ -534,6 +806,12 @@ fn new_stats_from(shapes: &[WorkloadShape]) -> Vec<WorkloadStats> {
         .iter()
         .map(|s| WorkloadStats::new(s.open_loop))
         .collect()
+}
+
+/// Ends a worker that could not start (e.g. its engine could not be built) with a
+/// last snapshot carrying the reason.
+pub fn fail(setup: WorkerSetup, msg: String) {
+    let _ = setup.tx.send(fatal_snapshot(&setup, msg));
 }
 
 fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
@@ -547,74 +825,7 @@ fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
         fatal: Some(msg),
         verify: Default::default(),
         pacing: Default::default(),
-    }
-}
-
-/// Every request slot of a worker with its verify tickets, indexed by the request's tag.
-struct SlotTable {
-    slots: Vec<Slot>,
-    wtickets: Vec<Vec<WriteTicket>>,
-    rtickets: Vec<Vec<ReadTicket>>,
-}
-
-/// One I/O about to be issued: what it is and whose it is.
-struct Issue {
-    workload: u32,
-    target: u32,
-    stream_id: u32,
-    io: NextIo,
-    intended_ns: u64,
-}
-
-impl SlotTable {
-    /// Prepares slot `idx` for `issue` (content, verify tickets) and queues it on the
-    /// engine, submitted at `now`.
-    #[inline]
-    fn start<E: Engine>(
-        &mut self,
-        engine: &mut E,
-        data: &mut WorkerData,
-        idx: u32,
-        issue: Issue,
-        now: u64,
-    ) -> Result<(), String> {
-        let Issue {
-            workload,
-            target,
-            stream_id,
-            io,
-            intended_ns,
-        } = issue;
-        let slot = &mut self.slots[idx as usize];
-        slot.workload = workload;
-        slot.op = io.op;
-        slot.len = io.len;
-        slot.offset = io.offset;
-        slot.intended_ns = intended_ns;
-        slot.submit_ns = now;
-        slot.retries = 0;
-        match io.op {
-            Op::Write => {
-                // SAFETY: the slot's buffer holds at least max_bs ≥ len bytes, owned
-                // by this worker and not in use by any in-flight request.
-                let buf = unsafe { std::slice::from_raw_parts_mut(slot.buf, io.len as usize) };
-                let wt = &mut self.wtickets[idx as usize];
-                data.on_write_submit(target, io.offset, buf, stream_id, wt, now)
-                    .map_err(|e| format!("journal: {}", Chain(&e)))?;
-            }
-            Op::Read => {
-                data.on_read_submit(target, io.offset, io.len, &mut self.rtickets[idx as usize])
-            }
-        }
-        engine
-            .push(IoRequest {
-                op: io.op,
-                target,
-                offset: io.offset,
-                len: io.len,
-                buf: slot.buf,
-                tag: idx as u64,
-            })
-            .map_err(|e| chain(&e))
+        connections: Vec::new(),
+        events: Vec::new(),
     }
 }

@@ -133,4 +133,40 @@ pub struct Snapshot {
     pub verify: crate::result::VerifyResult,
     /// Waiting for open-loop intended times.
     pub pacing: crate::stats::pacing::PacingStats,
+    /// Per connection, indexed target × connections per target + connection.
+    pub connections: Vec<ConnStats>,
+    /// What happened to connections (and timed-out I/Os) in this interval.
+    pub events: Vec<EventRecord>,
+}
+
+/// Counters of one connection to a target.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnStats {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Failed I/Os, timeouts included.
+    pub errors: u64,
+    /// I/Os that passed the I/O timeout.
+    pub timeouts: u64,
+}
+
+impl AddAssign<&ConnStats> for ConnStats {
+    fn add_assign(&mut self, o: &ConnStats) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.errors += o.errors;
+        self.timeouts += o.timeouts;
+    }
+}
+
+/// An engine or worker event, as a worker hands it over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRecord {
+    /// Clock reading when it happened.
+    pub at_ns: u64,
+    /// Connection index, as in [`Snapshot::connections`].
+    pub conn: u32,
+    /// `down`, `up`, `timeout` or `reissue`.
+    pub kind: &'static str,
+    pub detail: String,
 }

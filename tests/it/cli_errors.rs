@@ -192,3 +192,47 @@ fn bad_json_path_fails_before_the_run() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--json"), "{}", stderr(&o));
 }
+
+// Regression (issue 10): a rejected command line left a 16 MiB file behind, because
+// the target was created before the plan's checks ran. Every check that can fail
+// on the plan alone now runs first, and an existing file is not extended either.
+#[test]
+fn rejected_command_lines_create_no_file() {
+    let d = tempdir();
+    let f = d.path().join("new.dat");
+    let p = f.to_str().unwrap();
+    let rejected: &[&[&str]] = &[
+        &["--size", "16m", "--bs", "1000", "--direct", "true"],
+        &["--size", "16m", "--bs", "1000"],
+        &["--size", "1m", "--bs", "2m"],
+        &["--size", "16m", "--cpus", "4095"],
+        &["--size", "16m", "--engine", "mem"],
+        &["--size", "16m", "--qd", "0"],
+        &["--size", "16m", "--on-error", "sometimes"],
+        &["--size", "16m", "--io-timeout", "soon"],
+    ];
+    for extra in rejected {
+        let mut args = vec!["run", "--target", p, "--duration", "1s", "-q"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("panicked"),
+            "{extra:?}: {}",
+            stderr(&o)
+        );
+        assert!(!f.exists(), "{extra:?} created {}", f.display());
+    }
+    // An existing, smaller file is neither extended nor changed.
+    std::fs::write(&f, vec![7u8; 8192]).unwrap();
+    let o = run(&[
+        "run", "--target", p, "--size", "16m", "--bs", "1000", "--direct", "true", "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().len(),
+        8192,
+        "the file was extended"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), vec![7u8; 8192]);
+}

@@ -189,3 +189,55 @@ fn sim_drift_never_settles() {
     assert!(means[0] >= 50.0 && means[0] < 90.0, "{means:?}");
     assert!(*means.last().unwrap() > 120.0, "{means:?}");
 }
+
+// The per-I/O deadline (engine contract): a device stall longer than --io-timeout
+// gives counted timeouts per connection and `timeout` events, and the run goes on
+// to its end instead of hanging on the stalled I/Os.
+#[test]
+fn io_timeout_fails_stalled_ios_and_the_run_ends() {
+    let started = std::time::Instant::now();
+    let r = sim_run(
+        "sim:1g?service=100us&stall=400ms@500ms",
+        "4",
+        &[
+            "--io-timeout",
+            "50ms",
+            "--on-error",
+            "continue",
+            "--interval",
+            "100ms",
+        ],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the run took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.end_reason.to_string(), "duration");
+    let c = &r.connections[0];
+    // 2 s with 400 ms of stall per 500 ms, 4 slots timing out every ~50 ms.
+    assert!(c.timeouts >= 16, "{c:?}");
+    assert_eq!(c.errors, c.timeouts, "{c:?}");
+    assert!(c.ios > 100, "the open windows served I/O: {c:?}");
+    assert!(!r.events.is_empty());
+    assert!(r.events.iter().all(|e| e.kind == "timeout" && e.path == 0));
+    // Per-interval connection counts add up to the interval's I/Os.
+    for iv in &r.intervals {
+        let per_conn: u64 = iv.connections.iter().map(|c| c.ios).sum();
+        assert_eq!(per_conn, iv.ios, "interval {}", iv.index);
+    }
+}
+
+// Under retry=N a timed-out I/O the engine gave up is issued again (a `reissue`
+// event), and only the last try's failure counts.
+#[test]
+fn io_timeout_with_retry_reissues() {
+    let r = sim_run(
+        "sim:1g?service=100us&stall=400ms@500ms",
+        "1",
+        &["--io-timeout", "50ms", "--on-error", "retry=2"],
+    );
+    let kinds: Vec<&str> = r.events.iter().map(|e| e.kind.as_str()).collect();
+    assert!(kinds.contains(&"reissue"), "{kinds:?}");
+    assert!(kinds.contains(&"timeout"), "{kinds:?}");
+}

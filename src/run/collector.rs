@@ -1,0 +1,555 @@
+//! The collector: merges the workers' per-interval snapshots into interval rows and
+//! run totals. Workers never wait on it; it never touches a worker's counters. An
+//! interval closes when every worker has delivered it (or finished before it), so
+//! rows come out in order however the workers' snapshots interleave.
+
+use super::clock::IntervalClock;
+use crate::clock::{now_ns, unix_s};
+use crate::engine::Targets;
+use crate::plan::model::{Op, Rate, RunSpec};
+use crate::result::{
+    ConnectionResult, Cpu, EndReason, Interval, IntervalConnection, PacingResult, RunEvent,
+    RunResult, ScheduleResult, Totals, WorkloadResult,
+};
+use crate::stats::cpu::CpuSample;
+use crate::stats::histogram::LatencyHistogram;
+use crate::stats::snapshot::{ConnStats, EventRecord, OpStats, Snapshot, WorkloadStats};
+use crate::stats::{interval_latency, op_totals};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+
+/// Merges worker snapshots into intervals and totals.
+struct Collector {
+    nworkers: usize,
+    clock: IntervalClock,
+    /// Snapshots waiting for the rest of their interval, by index.
+    pending: std::collections::BTreeMap<u64, Vec<Snapshot>>,
+    /// Per worker: index of its last snapshot, once it has finished.
+    finished_at: Vec<Option<u64>>,
+    next_index: u64,
+    prev_end_ns: u64,
+    cpu_prev: CpuSample,
+    cpu_run_start: CpuSample,
+    cpu_measure_start: Option<CpuSample>,
+    measure_start_ns: Option<u64>,
+    last_end_ns: u64,
+    totals: Vec<WorkloadStats>,
+    /// Waiting for open-loop intended times, over the measured intervals.
+    pacing: crate::stats::pacing::PacingStats,
+    intervals: Vec<Interval>,
+    samples: Vec<crate::result::ErrorSample>,
+    fatal: Option<String>,
+    /// Verification counts from the workers' last snapshots.
+    verify: crate::result::VerifyResult,
+    nworkloads: usize,
+    open_loop: Vec<bool>,
+    /// The open-loop workloads' requested rate, for the backlog estimate.
+    requested_iops: f64,
+    /// Per worker: where its merged snapshots' stats go back for reuse.
+    recycle: Vec<mpsc::Sender<Vec<WorkloadStats>>>,
+    /// Per connection (target-major), over the measured intervals.
+    conn_totals: Vec<ConnStats>,
+    /// Every event of the run, in time order per interval.
+    events: Vec<RunEvent>,
+}
+
+/// One interval's snapshots summed.
+struct Merged {
+    workloads: Vec<WorkloadStats>,
+    end_ns: u64,
+    pacing: crate::stats::pacing::PacingStats,
+    conns: Vec<ConnStats>,
+    events: Vec<RunEvent>,
+}
+
+impl Collector {
+    fn new(run: &RunSpec, nworkers: usize, clock: IntervalClock, nconns: usize) -> Self {
+        let cpu = CpuSample::now();
+        let open_loop: Vec<bool> = run
+            .workloads
+            .iter()
+            .map(|w| matches!(w.rate, Rate::Iops(_)))
+            .collect();
+        Collector {
+            nworkers,
+            clock,
+            pending: Default::default(),
+            finished_at: vec![None; nworkers],
+            next_index: 0,
+            prev_end_ns: clock.start_ns,
+            cpu_prev: cpu,
+            cpu_run_start: cpu,
+            cpu_measure_start: if clock.warmup_ns == 0 {
+                Some(cpu)
+            } else {
+                None
+            },
+            measure_start_ns: if clock.warmup_ns == 0 {
+                Some(clock.start_ns)
+            } else {
+                None
+            },
+            last_end_ns: clock.start_ns,
+            totals: open_loop.iter().map(|&o| WorkloadStats::new(o)).collect(),
+            pacing: Default::default(),
+            intervals: Vec::new(),
+            samples: Vec::new(),
+            fatal: None,
+            verify: Default::default(),
+            nworkloads: run.workloads.len(),
+            open_loop,
+            requested_iops: run.requested_iops(),
+            recycle: Vec::new(),
+            conn_totals: vec![ConnStats::default(); nconns],
+            events: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, s: Snapshot, on_interval: &mut dyn FnMut(&Interval)) {
+        if s.last {
+            self.finished_at[s.worker] = Some(s.index);
+        }
+        if let Some(f) = &s.fatal {
+            self.fatal.get_or_insert_with(|| f.clone());
+        }
+        self.verify += &s.verify;
+        self.pending.entry(s.index).or_default().push(s);
+        // Close every interval that every worker has delivered (or finished before).
+        loop {
+            let k = self.next_index;
+            let have = self.pending.get(&k).map_or(0, |v| v.len());
+            let done_before = self
+                .finished_at
+                .iter()
+                .filter(|f| f.is_some_and(|i| i < k))
+                .count();
+            if have == 0 && done_before == self.nworkers {
+                return;
+            }
+            if have + done_before < self.nworkers {
+                return;
+            }
+            let snaps = self.pending.remove(&k).unwrap_or_default();
+            self.close_interval(k, snaps, on_interval);
+            self.next_index += 1;
+        }
+    }
+
+    fn close_interval(
+        &mut self,
+        k: u64,
+        snaps: Vec<Snapshot>,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) {
+        // A worker's closing snapshot just after the final boundary holds nothing: it
+        // is not an interval of its own.
+        let empty = snaps.iter().all(|s| {
+            s.last
+                && s.workloads
+                    .iter()
+                    .all(|w| w.ops.iter().all(|o| o.ios == 0 && o.errors == 0))
+        });
+        if empty && !snaps.is_empty() {
+            for s in snaps {
+                self.samples.extend(s.error_samples);
+                let events: Vec<RunEvent> = s.events.iter().map(|e| self.event(e)).collect();
+                self.events.extend(events);
+            }
+            return;
+        }
+        let merged = self.merge(snaps);
+        self.close_merged(k, merged, on_interval);
+    }
+
+    /// Sums one interval's snapshots; hands their emptied stats back for reuse.
+    fn merge(&mut self, snaps: Vec<Snapshot>) -> Merged {
+        let mut m = Merged {
+            workloads: self
+                .open_loop
+                .iter()
+                .map(|&o| WorkloadStats::new(o))
+                .collect(),
+            end_ns: self.prev_end_ns,
+            pacing: Default::default(),
+            conns: vec![ConnStats::default(); self.conn_totals.len()],
+            events: Vec::new(),
+        };
+        for s in snaps {
+            m.end_ns = m.end_ns.max(s.end_ns);
+            m.pacing += &s.pacing;
+            for (a, w) in m.workloads.iter_mut().zip(&s.workloads) {
+                *a += w;
+            }
+            for (a, c) in m.conns.iter_mut().zip(&s.connections) {
+                *a += c;
+            }
+            m.events.extend(s.events.iter().map(|e| self.event(e)));
+            for e in s.error_samples {
+                if self.samples.len() < 16 {
+                    self.samples.push(e);
+                }
+            }
+            if !s.last {
+                if let Some(back) = self.recycle.get(s.worker) {
+                    let mut stats = s.workloads;
+                    stats.iter_mut().for_each(WorkloadStats::reset);
+                    // A worker that has ended no longer listens; that is fine.
+                    let _ = back.send(stats);
+                }
+            }
+        }
+        m.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        m
+    }
+
+    /// A worker's event as the result records it.
+    fn event(&self, e: &EventRecord) -> RunEvent {
+        RunEvent {
+            t_s: e.at_ns.saturating_sub(self.clock.start_ns) as f64 / 1e9,
+            path: e.conn,
+            kind: e.kind.into(),
+            detail: e.detail.clone(),
+        }
+    }
+
+    /// Turns one interval's merged counters into its row and adds them to the totals.
+    fn close_merged(&mut self, k: u64, m: Merged, on_interval: &mut dyn FnMut(&Interval)) {
+        let Merged {
+            workloads: merged,
+            end_ns,
+            pacing,
+            conns,
+            events,
+        } = m;
+        let warmup = self.clock.is_warmup(k);
+        let dur_ns = end_ns.saturating_sub(self.prev_end_ns).max(1);
+        let dur_s = dur_ns as f64 / 1e9;
+        let mut all = OpStats::new(self.open_loop.iter().any(|&o| o));
+        let mut dirs = [OpStats::new(false), OpStats::new(false)];
+        let mut lag: Option<LatencyHistogram> = None;
+        for w in &merged {
+            if let Some(l) = &w.lag {
+                *lag.get_or_insert_with(LatencyHistogram::new) += l;
+            }
+            all += &w.ops[0];
+            all += &w.ops[1];
+            dirs[0] += &w.ops[0];
+            dirs[1] += &w.ops[1];
+        }
+        let cpu_now = CpuSample {
+            at_ns: end_ns,
+            ..CpuSample::now()
+        };
+        let cpu = cpu_now.since(&self.cpu_prev, all.ios);
+        self.cpu_prev = cpu_now;
+        let iv = Interval {
+            index: k,
+            t_s: end_ns.saturating_sub(self.clock.start_ns) as f64 / 1e9,
+            duration_s: dur_s,
+            unix_s: unix_s(),
+            warmup,
+            ios: all.ios,
+            bytes: all.bytes,
+            iops: all.ios as f64 / dur_s,
+            mbps: all.bytes as f64 / dur_s / 1e6,
+            read_pct: if all.ios > 0 {
+                100.0 * dirs[0].ios as f64 / all.ios as f64
+            } else {
+                0.0
+            },
+            errors: all.errors,
+            lat_us: interval_latency(&all.lat),
+            read_lat_us: interval_latency(&dirs[0].lat),
+            write_lat_us: interval_latency(&dirs[1].lat),
+            queue_depth: all.service_sum_ns() as f64 / dur_ns as f64,
+            cpu,
+            lag_us: lag.as_ref().map(interval_latency),
+            backlog_ios: lag
+                .as_ref()
+                .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
+            connections: conns
+                .iter()
+                .map(|c| IntervalConnection { ios: c.ios })
+                .collect(),
+            events,
+            net: None,
+        };
+        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones.
+        if !crate::cluster::tap(&iv, &dirs, lag.as_ref(), on_interval) {
+            on_interval(&iv);
+        }
+        self.events.extend(iv.events.iter().cloned());
+        self.intervals.push(iv);
+        if warmup {
+            // Measurement starts where warm-up ends.
+            self.measure_start_ns = Some(end_ns);
+            self.cpu_measure_start = Some(cpu_now);
+        } else {
+            for (t, m) in self.totals.iter_mut().zip(&merged) {
+                *t += m;
+            }
+            for (t, c) in self.conn_totals.iter_mut().zip(&conns) {
+                *t += c;
+            }
+            self.pacing += &pacing;
+        }
+        self.prev_end_ns = end_ns;
+        self.last_end_ns = end_ns;
+    }
+
+    /// Requested vs achieved rate and issue lateness of the open-loop workloads.
+    fn schedule_result(&self, run: &RunSpec, dur_s: f64, cpu: &Cpu) -> Option<ScheduleResult> {
+        let requested = self.requested_iops;
+        let mut ios = 0u64;
+        let mut lag = LatencyHistogram::new();
+        for (w, t) in run.workloads.iter().zip(&self.totals) {
+            if matches!(w.rate, Rate::Iops(_)) {
+                ios += t.ops.iter().map(|o| o.ios + o.errors).sum::<u64>();
+                if let Some(l) = &t.lag {
+                    lag += l;
+                }
+            }
+        }
+        if requested == 0.0 {
+            return None;
+        }
+        let achieved = if dur_s > 0.0 { ios as f64 / dur_s } else { 0.0 };
+        Some(ScheduleResult {
+            requested_iops: requested,
+            achieved_iops: achieved,
+            achieved_pct: 100.0 * achieved / requested,
+            lag_us: lag.summary_us(false),
+            max_backlog_ios: lag.max_ns() as f64 / 1e9 * requested,
+            pacing: Some(self.pacing_result(run, cpu)),
+        })
+    }
+
+    /// What waiting for intended times cost; the spin is taken out of the CPU per I/O
+    /// (capped at the CPU measured, since a preempted spin counts wall time).
+    fn pacing_result(&self, run: &RunSpec, cpu: &Cpu) -> PacingResult {
+        let p = &self.pacing;
+        let ios: u64 = self
+            .totals
+            .iter()
+            .flat_map(|t| t.ops.iter().map(|o| o.ios))
+            .sum();
+        let cpu_us = cpu.cpu_us_per_io * ios as f64;
+        let spin_us = p.spin_ns as f64 / 1e3;
+        PacingResult {
+            mode: run.pacing.name().into(),
+            spin_s: p.spin_ns as f64 / 1e9,
+            sleep_s: p.sleep_ns as f64 / 1e9,
+            sleeps: p.wake_late.count(),
+            wake_late_us: p.wake_late.summary_us(false),
+            margin_us: p.margin_ns as f64 / 1e3,
+            cpu_us_per_io_excl_spin: if ios > 0 {
+                (cpu_us - spin_us).max(0.0) / ios as f64
+            } else {
+                0.0
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        mut self,
+        run: &RunSpec,
+        targets: &Targets,
+        engine: &super::engine_choice::EngineChoice,
+        end_reason: EndReason,
+        interrupted: bool,
+        nworkers: usize,
+    ) -> RunResult {
+        // Flush any interval left open (a worker that ended without peers).
+        let rest: Vec<u64> = self.pending.keys().copied().collect();
+        for k in rest {
+            if let Some(snaps) = self.pending.remove(&k) {
+                self.close_interval(k, snaps, &mut |_| {});
+            }
+        }
+        let measure_start = self.measure_start_ns.unwrap_or(self.last_end_ns);
+        let dur_ns = self.last_end_ns.saturating_sub(measure_start);
+        let dur_s = dur_ns as f64 / 1e9;
+        let mut all_ops = [OpStats::new(false), OpStats::new(false)];
+        let mut combined = OpStats::new(self.open_loop.iter().any(|&o| o));
+        for w in &self.totals {
+            all_ops[0] += &w.ops[0];
+            all_ops[1] += &w.ops[1];
+            combined += &w.ops[0];
+            combined += &w.ops[1];
+        }
+        let totals = Totals {
+            all: op_totals(&combined, dur_s, true),
+            read: op_totals(&all_ops[0], dur_s, true),
+            write: op_totals(&all_ops[1], dur_s, true),
+            queue_depth: if dur_ns > 0 {
+                combined.service_sum_ns() as f64 / dur_ns as f64
+            } else {
+                0.0
+            },
+            net: Default::default(),
+            flush: super::flush::totals(&self.totals, run, dur_s),
+        };
+        let cpu_end = CpuSample {
+            at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
+            ..self.cpu_prev
+        };
+        let cpu = cpu_end.since(
+            self.cpu_measure_start
+                .as_ref()
+                .unwrap_or(&self.cpu_run_start),
+            combined.ios,
+        );
+        let workloads = self.workload_results(run, dur_s, dur_ns);
+        let schedule = self.schedule_result(run, dur_s, &cpu);
+        RunResult {
+            kind: Default::default(),
+            schedule,
+            verify: None,
+            name: run.name.clone(),
+            target: targets
+                .iter()
+                .map(|t| t.uri.clone())
+                .collect::<Vec<_>>()
+                .join(","),
+            engine: engine.kind.name().into(),
+            engine_reason: engine.reason.clone(),
+            io: (!run.io.is_default()).then(|| serde_json::to_value(&run.io).unwrap_or_default()),
+            workload: super::echo::workload_echo(&run.workloads[0]).into(),
+            duration_s: dur_s,
+            warmup_s: run.warmup_ns as f64 / 1e9,
+            interrupted,
+            end_reason,
+            workers: nworkers,
+            streams: run.total_streams(),
+            totals,
+            cpu,
+            workloads,
+            connections: self.connection_results(targets),
+            intervals: self.intervals,
+            error_samples: self.samples,
+            events: self.events,
+            ranks: Vec::new(),
+            mpi: None,
+        }
+    }
+
+    /// Per-workload totals, when the run had more than one workload.
+    fn workload_results(&self, run: &RunSpec, dur_s: f64, dur_ns: u64) -> Vec<WorkloadResult> {
+        if self.nworkloads <= 1 {
+            return Vec::new();
+        }
+        run.workloads
+            .iter()
+            .zip(&self.totals)
+            .map(|(w, t)| {
+                let c = t.combined();
+                WorkloadResult {
+                    name: w.name.clone(),
+                    target: w.target.clone(),
+                    totals: Totals {
+                        all: op_totals(&c, dur_s, false),
+                        read: op_totals(&t.ops[Op::Read.index()], dur_s, false),
+                        write: op_totals(&t.ops[Op::Write.index()], dur_s, false),
+                        queue_depth: if dur_ns > 0 {
+                            c.service_sum_ns() as f64 / dur_ns as f64
+                        } else {
+                            0.0
+                        },
+                        net: Default::default(),
+                        flush: super::flush::totals(std::slice::from_ref(t), run, dur_s),
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// Per-connection totals, target-major.
+    fn connection_results(&self, targets: &Targets) -> Vec<ConnectionResult> {
+        let per_target = self.conn_totals.len() / targets.len().max(1);
+        self.conn_totals
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ConnectionResult {
+                uri: targets[i / per_target.max(1)].uri.clone(),
+                index: (i % per_target.max(1)) as u32,
+                ios: c.ios,
+                bytes: c.bytes,
+                errors: c.errors,
+                timeouts: c.timeouts,
+            })
+            .collect()
+    }
+}
+
+/// Everything a run's workers report, and how the run ended.
+pub(super) struct Collected {
+    pub result: RunResult,
+    pub verify: crate::result::VerifyResult,
+    pub interrupted: bool,
+    pub fatal: Option<String>,
+}
+
+/// Receives the workers' snapshots until every worker has ended, stopping them at
+/// the end of the measured time or on an interrupt, and merges them into the result.
+pub(super) fn collect(
+    run: &RunSpec,
+    targets: &Targets,
+    engine: &super::engine_choice::EngineChoice,
+    launched: super::launch::Launched,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Collected {
+    let super::launch::Launched {
+        handles,
+        rx,
+        recycle,
+        stop,
+        error_stop,
+        clock,
+        end_at,
+        nworkers,
+        nconns,
+    } = launched;
+    let mut coll = Collector::new(run, nworkers, clock, nconns);
+    coll.recycle = recycle;
+    let mut interrupted = false;
+    loop {
+        if !interrupted && super::interrupt::requested() {
+            interrupted = true;
+            stop.store(true, Ordering::Relaxed);
+        }
+        if end_at.is_some_and(|end| now_ns() >= end) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        // Among MPI ranks: rank 0 takes the others' reports; a lost rank stops the run.
+        if crate::cluster::poll(on_interval) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+            Ok(s) => coll.add(s, on_interval),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let end_reason = if interrupted {
+        EndReason::Interrupted
+    } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
+        EndReason::Error
+    } else if end_at.is_some_and(|e| now_ns() >= e) {
+        EndReason::Duration
+    } else {
+        EndReason::Passes
+    };
+    let fatal = coll.fatal.clone();
+    let verify = std::mem::take(&mut coll.verify);
+    let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
+    Collected {
+        result,
+        verify,
+        interrupted,
+        fatal,
+    }
+}

@@ -1,0 +1,348 @@
+//! Launching a run's workers: the streams are built (region, budget, schedule,
+//! connection), spread round-robin over the workers, and each worker thread starts
+//! with its own engine at a common start time.
+
+use super::clock::IntervalClock;
+use super::data::TargetState;
+use super::setup::{allowed_cpus, Resolved};
+use super::stream::{Schedule, Stream, WorkloadShape};
+use super::worker::{self, WorkerSetup};
+use super::{data, pacing, RunError, RunOptions};
+use crate::clock::now_ns;
+use crate::engine::iscsi::IscsiEngine;
+use crate::engine::nbd::NbdEngine;
+use crate::engine::sim::SimEngine;
+use crate::engine::Targets;
+use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
+use crate::errors::chain;
+use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
+use crate::stats::snapshot::{Snapshot, WorkloadStats};
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
+
+/// Builds every stream of the run, with its region, budget and schedule.
+pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
+    let mut out = Vec::new();
+    // A share mix: weights in per-mille of the shares, by workload.
+    let shared: Vec<(usize, f64)> = run
+        .workloads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| w.share_pct.map(|p| (i, p)))
+        .collect();
+    let mix: Option<std::sync::Arc<[(u32, u32)]>> = (!shared.is_empty()).then(|| {
+        let total: f64 = shared.iter().map(|&(_, p)| p).sum();
+        let mut acc = 0u32;
+        shared
+            .iter()
+            .map(|&(i, p)| {
+                acc += ((p / total) * 1_000_000.0).round().max(1.0) as u32;
+                (acc, i as u32)
+            })
+            .collect()
+    });
+    let lead = shared.first().map(|&(i, _)| i);
+    for (wi, w) in run.stream_owners() {
+        let r = &resolved[wi];
+        let n = w.streams as u64;
+        let unit = w.bs.min_bytes().max(1);
+        let sequential = matches!(w.pattern, AccessPattern::Sequential);
+        // Sequential streams own equal, block-aligned slices when the working set is
+        // big enough; otherwise they all walk the whole set.
+        let slice = (r.ws_len / n) / unit * unit;
+        // Interleaved streams step over each other's blocks, in units of the largest
+        // block size; they need one such block each.
+        let max_bs = w.bs.max_bytes();
+        let stride = sequential
+            && n > 1
+            && w.seq_layout == SeqLayout::Stride
+            && n.saturating_mul(max_bs) <= r.ws_len;
+        let own_regions = sequential && !stride && slice >= max_bs;
+        for i in 0..n {
+            let seed = run
+                .seed
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .wrapping_add(((wi as u64) << 32) | i);
+            let mut rng = crate::rng::Rng::new(seed);
+            let (region_start, region_len) = if own_regions {
+                (r.ws_start + i * slice, slice)
+            } else if stride {
+                (r.ws_start + i * max_bs, r.ws_len - i * max_bs)
+            } else {
+                (r.ws_start, r.ws_len)
+            };
+            let bytes_left = match run.passes {
+                Some(p) => {
+                    let per_stream = if sequential && own_regions {
+                        region_len
+                    } else {
+                        r.ws_len / n
+                    };
+                    (p.saturating_mul(per_stream)).max(w.bs.min_bytes())
+                }
+                None => u64::MAX,
+            };
+            let schedule = match w.rate {
+                Rate::Max => None,
+                Rate::Iops(total) => {
+                    let gap_ns = 1e9 * n as f64 / total;
+                    Some(Schedule {
+                        gap_ns,
+                        exponential: w.arrival == Arrival::Exponential,
+                        // Spread first arrivals so streams do not fire in lockstep.
+                        next_due_ns: rng.unit_f64() * gap_ns,
+                    })
+                }
+            };
+            out.push(Stream {
+                workload: wi as u32,
+                id: out.len() as u32,
+                rng,
+                region_start,
+                region_len,
+                pos: region_start,
+                stride_bytes: if stride { n * max_bs } else { 0 },
+                qd: w.qd,
+                inflight: 0,
+                bytes_left,
+                schedule,
+                mix: if Some(wi) == lead { mix.clone() } else { None },
+            });
+        }
+    }
+    out
+}
+
+/// A run's workers, started, and what the collector needs to follow them.
+pub(super) struct Launched {
+    pub handles: Vec<std::thread::JoinHandle<()>>,
+    pub rx: mpsc::Receiver<Snapshot>,
+    /// Per worker: where emptied stats go back for reuse.
+    pub recycle: Vec<mpsc::Sender<Vec<WorkloadStats>>>,
+    pub stop: Arc<AtomicBool>,
+    pub error_stop: Arc<AtomicBool>,
+    pub clock: IntervalClock,
+    /// Monotonic ns at which measured time ends (`None` = pass-limited).
+    pub end_at: Option<u64>,
+    pub nworkers: usize,
+    /// Connections over all targets (targets × connections per target).
+    pub nconns: usize,
+}
+
+/// Builds the streams, spreads them over workers and starts the worker threads,
+/// each with its own `engine`, at a common start time.
+pub(super) fn launch(
+    run: &RunSpec,
+    opts: &RunOptions,
+    targets: &Targets,
+    resolved: &[Resolved],
+    engine: EngineKind,
+    verify_states: &[Option<TargetState>],
+) -> Result<Launched, RunError> {
+    let setup_err = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    let streams = build_streams(run, resolved);
+    let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
+    let nworkers = run
+        .workers
+        .unwrap_or(cpus.len())
+        .clamp(1, streams.len().max(1));
+    let shapes: Vec<WorkloadShape> = run
+        .workloads
+        .iter()
+        .zip(resolved)
+        .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
+        .collect();
+    // Round-robin streams over workers.
+    let mut per_worker: Vec<Vec<Stream>> = (0..nworkers).map(|_| Vec::new()).collect();
+    for (i, s) in streams.into_iter().enumerate() {
+        per_worker[i % nworkers].push(s);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let error_stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<Snapshot>();
+    // Start a little in the future so every worker is set up before the first I/O.
+    // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
+    let start_ns = crate::cluster::start_ns(run, now_ns() + 20_000_000).map_err(setup_err)?;
+    let clock = IntervalClock {
+        start_ns,
+        warmup_ns: run.warmup_ns,
+        interval_ns: run.interval_ns,
+    };
+    let end_at = run.duration_ns.map(|d| start_ns + run.warmup_ns + d);
+    // On virtual time every worker counts before the first one waits, so none starts
+    // ahead of the others.
+    let virtual_time = crate::clock::is_virtual();
+    let mut participants = crate::clock::VIRTUAL.reserve(if virtual_time { nworkers } else { 0 });
+    let mut handles = Vec::with_capacity(nworkers);
+    // Emptied per-interval stats go back to their worker for reuse, so a long run
+    // allocates no histograms after its first intervals.
+    let mut recycle = Vec::with_capacity(nworkers);
+    for (wi, streams) in per_worker.into_iter().enumerate() {
+        let (back_tx, back_rx) = mpsc::channel::<Vec<WorkloadStats>>();
+        recycle.push(back_tx);
+        let wdata = data::WorkerData::new(
+            &opts.data.spec,
+            run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ now_ns(),
+            verify_states.to_vec(),
+            wi as u32,
+        )
+        .map_err(setup_err)?;
+        let flush = super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
+        let setup = WorkerSetup {
+            flush,
+            data: wdata,
+            index: wi,
+            cpu: run.cpus.is_some().then(|| cpus[wi % cpus.len()]),
+            targets: targets.clone(),
+            shapes: shapes.clone(),
+            streams,
+            clock,
+            end_ns: end_at,
+            stop: stop.clone(),
+            error_stop: error_stop.clone(),
+            tx: tx.clone(),
+            policy: opts.policy,
+            pacer: pacing::Pacer::new(run.pacing),
+            recycled: back_rx,
+            connections: opts.connections,
+            io_timeout_ns: opts.io_timeout_ns,
+        };
+        let participant = virtual_time.then(|| participants.hand_over());
+        let uring_opts = run.io.uring.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("ioscope-w{wi}"))
+            .spawn(move || {
+                // On virtual time this worker moves the clock with the others and
+                // lets go of it when it ends, however it ends.
+                let _participant = participant;
+                // Wait for the common start so intervals line up.
+                crate::clock::sleep_until(start_ns);
+                crate::cluster::mark_first_io();
+                run_with_engine(engine, setup, &uring_opts);
+            })
+            .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
+        handles.push(h);
+    }
+    Ok(Launched {
+        handles,
+        rx,
+        recycle,
+        stop,
+        error_stop,
+        clock,
+        end_at,
+        nworkers,
+        nconns: targets.len() * opts.connections as usize,
+    })
+}
+
+/// Builds the worker's engine and runs the worker on it.
+fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::plan::UringOptions) {
+    let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
+    let t = setup.targets.clone();
+    match engine {
+        EngineKind::Null => worker::run_worker(NullEngine::new(capacity), setup),
+        EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
+        EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
+        EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
+        EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
+            Ok(e) => worker::run_worker(e, setup),
+            Err(e) => worker::fail(setup, chain(&e)),
+        },
+        EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
+            Ok(e) => worker::run_worker(e, setup),
+            Err(e) => worker::fail(setup, chain(&e)),
+        },
+        _ => match UringEngine::new(&t, capacity, uring_opts) {
+            Ok(e) => worker::run_worker(e, setup),
+            Err(e) => worker::fail(setup, chain(&e)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::{BlockSizes, Workload};
+
+    fn seq_run(streams: u32, layout: SeqLayout) -> (RunSpec, Vec<Resolved>) {
+        let w = Workload {
+            pattern: AccessPattern::Sequential,
+            bs: BlockSizes::fixed(4096),
+            streams,
+            seq_layout: layout,
+            ..Default::default()
+        };
+        let run = RunSpec {
+            name: "r".into(),
+            workloads: vec![w],
+            engine: EngineKind::Mem,
+            duration_ns: None,
+            passes: Some(1),
+            ..RunSpec::default()
+        };
+        let r = Resolved {
+            target: 0,
+            ws_start: 8192,
+            ws_len: 64 * 4096,
+        };
+        (run, vec![r])
+    }
+
+    fn offsets(run: &RunSpec, res: &[Resolved]) -> Vec<Vec<u64>> {
+        let shape = WorkloadShape::new(&run.workloads[0], 0, res[0].ws_start, res[0].ws_len);
+        build_streams(run, res)
+            .into_iter()
+            .map(|mut s| std::iter::from_fn(|| s.next_io(&shape).map(|io| io.offset)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn stride_streams_interleave_into_one_sweep() {
+        let (run, res) = seq_run(4, SeqLayout::Stride);
+        let per = offsets(&run, &res);
+        // Stream i issues blocks i, i+4, i+8, … of the working set.
+        for (i, offs) in per.iter().enumerate() {
+            assert_eq!(offs.len(), 16, "stream {i}");
+            for (k, &o) in offs.iter().enumerate() {
+                assert_eq!(
+                    o,
+                    8192 + (k as u64 * 4 + i as u64) * 4096,
+                    "stream {i} I/O {k}"
+                );
+            }
+        }
+        // Together: every block once, in order when taken round-robin.
+        let round_robin: Vec<u64> = (0..16)
+            .flat_map(|k| per.iter().map(move |s| s[k]))
+            .collect();
+        let sweep: Vec<u64> = (0..64).map(|b| 8192 + b * 4096).collect();
+        assert_eq!(round_robin, sweep);
+    }
+
+    #[test]
+    fn region_streams_walk_their_own_slices() {
+        let (run, res) = seq_run(4, SeqLayout::Regions);
+        let per = offsets(&run, &res);
+        for (i, offs) in per.iter().enumerate() {
+            let first = 8192 + i as u64 * 16 * 4096;
+            let want: Vec<u64> = (0..16).map(|k| first + k * 4096).collect();
+            assert_eq!(offs, &want, "stream {i}");
+        }
+    }
+
+    #[test]
+    fn stride_wraps_to_its_own_phase() {
+        let (mut run, res) = seq_run(4, SeqLayout::Stride);
+        run.passes = Some(2);
+        let per = offsets(&run, &res);
+        assert_eq!(per[3].len(), 32);
+        assert_eq!(
+            per[3][16], per[3][0],
+            "second pass starts where the first did"
+        );
+    }
+}

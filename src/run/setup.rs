@@ -1,0 +1,572 @@
+//! Run setup: everything between a [`RunSpec`] and the first I/O — the plan's own
+//! checks, the targets' probes and opening, the engine choice, verification state.
+//!
+//! Order matters here, because a rejected command line must leave nothing behind:
+//! checks on the plan alone run first, then the targets are *probed* (nothing is
+//! created, extended or allocated) and every workload is checked against what the
+//! probe found. Only then are targets opened — which creates or extends files — and
+//! the workloads are checked once more against the opened targets (a new file's
+//! O_DIRECT alignment may be known only now); if that fails, what opening did is
+//! undone.
+
+use super::{RunError, RunOptions};
+use crate::engine::uring::UringEngine;
+use crate::engine::Targets;
+use crate::plan::model::{EngineKind, Rate, RunSpec, TargetKind, TargetSpec};
+use crate::target::{self, Backing, OpenTarget, Probe, ProbeKind};
+use std::sync::Arc;
+
+/// A workload's resolved geometry.
+pub(super) struct Resolved {
+    pub target: u32,
+    pub ws_start: u64,
+    pub ws_len: u64,
+}
+
+/// What a workload is checked against: a probed or an opened target.
+struct Geometry<'a> {
+    uri: &'a str,
+    size_bytes: u64,
+    direct: bool,
+    /// `None`: not known before the target is opened.
+    align_bytes: Option<u64>,
+    /// Whole blocks of `align_bytes` only, whatever O_DIRECT says (an iSCSI LUN).
+    blocks: bool,
+}
+
+impl<'a> From<&'a Probe> for Geometry<'a> {
+    fn from(p: &'a Probe) -> Self {
+        Geometry {
+            uri: &p.uri,
+            size_bytes: p.size_bytes,
+            direct: p.direct,
+            align_bytes: p.align_bytes,
+            blocks: p.kind == ProbeKind::Iscsi,
+        }
+    }
+}
+
+impl<'a> From<&'a OpenTarget> for Geometry<'a> {
+    fn from(t: &'a OpenTarget) -> Self {
+        Geometry {
+            uri: &t.uri,
+            size_bytes: t.size_bytes,
+            direct: t.direct,
+            align_bytes: Some(t.align_bytes),
+            blocks: matches!(t.backing, Backing::Iscsi(_)),
+        }
+    }
+}
+
+/// io_uring and durability options that cannot work here (the kernel, the device,
+/// the target), refused before any I/O with the option named.
+pub(super) fn check_uring(
+    run: &RunSpec,
+    engine: EngineKind,
+    targets: &Targets,
+) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    // Flushes and O_DSYNC act on file descriptors: other targets would silently skip them.
+    let durability = [
+        (run.io.sync_every > 0, "--sync-every"),
+        (run.io.write_through, "--write-through"),
+    ];
+    for (on, flag) in durability {
+        if let Some(t) = targets.iter().find(|t| on && t.fd().is_none()) {
+            return Err(setup(format!(
+                "{flag} works on files and block devices, not on '{}'",
+                t.uri
+            )));
+        }
+    }
+    if engine == EngineKind::Uring {
+        UringEngine::check_options(targets, &run.io.uring).map_err(|e| setup(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Whether `engine` can drive targets of these kinds; `Auto` is judged as what it
+/// would resolve to. One rule for the probe (before anything exists) and for the
+/// opened targets.
+pub(super) fn check_engine_fits(
+    run: &RunSpec,
+    engine: EngineKind,
+    kinds: &[ProbeKind],
+) -> Result<(), RunError> {
+    let all = |k: ProbeKind| kinds.iter().all(|&x| x == k);
+    let engine = match engine {
+        EngineKind::Auto if all(ProbeKind::Nbd) => EngineKind::Nbd,
+        EngineKind::Auto if all(ProbeKind::Iscsi) => EngineKind::Iscsi,
+        EngineKind::Auto if all(ProbeKind::Null) => EngineKind::Null,
+        EngineKind::Auto if all(ProbeKind::Sim) => EngineKind::Sim,
+        EngineKind::Auto if all(ProbeKind::Mem) => EngineKind::Mem,
+        EngineKind::Auto => EngineKind::Uring,
+        k => k,
+    };
+    let msg = match engine {
+        EngineKind::Nbd if !all(ProbeKind::Nbd) => {
+            "the nbd engine works only with nbd:// targets".to_string()
+        }
+        EngineKind::Iscsi if !all(ProbeKind::Iscsi) => {
+            "the iscsi engine works only with iscsi:// targets".to_string()
+        }
+        k if k != EngineKind::Nbd && kinds.contains(&ProbeKind::Nbd) => {
+            format!("an NBD target needs the nbd engine, not {}", k.name())
+        }
+        k if k != EngineKind::Iscsi && kinds.contains(&ProbeKind::Iscsi) => {
+            format!("an iSCSI target needs the iscsi engine, not {}", k.name())
+        }
+        EngineKind::Mem if !all(ProbeKind::Mem) => {
+            "the mem engine works only with mem:SIZE targets".to_string()
+        }
+        EngineKind::Sim if !all(ProbeKind::Sim) => {
+            "the sim engine works only with sim:SIZE targets".to_string()
+        }
+        EngineKind::Uring | EngineKind::Sync
+            if kinds
+                .iter()
+                .any(|k| !matches!(k, ProbeKind::File | ProbeKind::BlockDevice)) =>
+        {
+            format!(
+                "the {} engine needs file or device targets; mem:/null: targets use the mem/null engines",
+                engine.name()
+            )
+        }
+        _ => return Ok(()),
+    };
+    Err(RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    })
+}
+
+/// The kind of an opened target, as its probe would say.
+pub(super) fn kind_of(t: &OpenTarget) -> ProbeKind {
+    match &t.backing {
+        Backing::File { is_block: true, .. } => ProbeKind::BlockDevice,
+        Backing::File { .. } => ProbeKind::File,
+        Backing::Mem(_) => ProbeKind::Mem,
+        Backing::Null => ProbeKind::Null,
+        Backing::Sim(_) => ProbeKind::Sim,
+        Backing::Nbd(_) => ProbeKind::Nbd,
+        Backing::Iscsi(_) => ProbeKind::Iscsi,
+    }
+}
+
+/// Each worker opens its own connection to an NBD export, so more than one worker
+/// needs a server that advertises multi-conn (otherwise the connections may not see
+/// each other's writes). Needs the opened targets: the server says it when connected.
+pub(super) fn check_network(
+    run: &RunSpec,
+    engine: EngineKind,
+    targets: &Targets,
+) -> Result<(), RunError> {
+    if engine != EngineKind::Nbd {
+        return Ok(());
+    }
+    let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
+    let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
+    if workers > 1 {
+        for t in targets.iter() {
+            if let Backing::Nbd(n) = &t.backing {
+                if !n.multi_conn {
+                    return Err(RunError::Setup {
+                        run: run.name.clone(),
+                        msg: format!(
+                            "{workers} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
+                            n.server
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that need the plan and this invocation only: no target is looked at.
+fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    if run.workloads.is_empty() {
+        return Err(setup("has no workloads".into()));
+    }
+    if run.duration_ns.is_none() && run.passes.is_none() {
+        return Err(setup("needs a duration or a number of passes".into()));
+    }
+    run.io.check().map_err(&setup)?;
+    if opts.connections == 0 {
+        return Err(setup("needs at least 1 connection per target".into()));
+    }
+    if opts.io_timeout_ns == Some(0) {
+        return Err(setup("the I/O timeout must be longer than 0".into()));
+    }
+    if let Some(cpus) = &run.cpus {
+        let allowed = allowed_cpus();
+        if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
+            return Err(setup(format!(
+                "CPU {c} is not available to this process (allowed: {allowed:?})"
+            )));
+        }
+    }
+    for w in &run.workloads {
+        let invalid = |msg: String| RunError::Invalid {
+            run: run.name.clone(),
+            workload: w.name.clone(),
+            msg,
+        };
+        if w.read_pct > 100 {
+            return Err(invalid(format!(
+                "read percentage {} is over 100",
+                w.read_pct
+            )));
+        }
+        if w.qd == 0 || w.streams == 0 {
+            return Err(invalid("queue depth and streams must be at least 1".into()));
+        }
+        if w.bs.split.is_empty() || w.bs.min_bytes() == 0 {
+            return Err(invalid("block size must be at least 1 byte".into()));
+        }
+        if w.bs.max_bytes() > u32::MAX as u64 / 2 {
+            return Err(invalid("block size over 2 GiB is not supported".into()));
+        }
+        if let Some(p) = w.share_pct {
+            if !(p.is_finite() && p > 0.0) {
+                return Err(invalid(format!("share {p} must be a positive number")));
+            }
+        }
+        if let Rate::Iops(r) = w.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(invalid(format!("rate {r} must be a positive number")));
+            }
+        }
+        if opts.data.verify {
+            let unit = opts.data.spec.dedup_unit as u64;
+            if w.offset_bytes % unit != 0 || w.bs.split.iter().any(|&(b, _)| b % unit != 0) {
+                return Err(invalid(format!(
+                    "verification needs block sizes and offsets in whole units of {unit} bytes (see --dedup-unit)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Indices into `specs` of the targets the run uses, in first-use order.
+fn used_targets(run: &RunSpec, specs: &[TargetSpec]) -> Result<Vec<usize>, RunError> {
+    let mut used: Vec<usize> = Vec::new();
+    for w in &run.workloads {
+        let ti = specs
+            .iter()
+            .position(|t| t.name == w.target)
+            .ok_or_else(|| RunError::Invalid {
+                run: run.name.clone(),
+                workload: w.name.clone(),
+                msg: format!("unknown target '{}'", w.target),
+            })?;
+        if !used.contains(&ti) {
+            used.push(ti);
+        }
+    }
+    Ok(used)
+}
+
+/// How a target is to be opened for this run: written or not, and how large.
+fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::OpenOptionsIo {
+    let writes = run
+        .workloads
+        .iter()
+        .any(|w| w.target == spec.name && w.read_pct < 100)
+        && run.engine != EngineKind::Null;
+    let min_size = run
+        .workloads
+        .iter()
+        .filter(|w| w.target == spec.name)
+        .map(|w| w.offset_bytes + w.size_bytes.unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    target::OpenOptionsIo {
+        writes,
+        force: opts.force,
+        min_size_bytes: min_size,
+        write_through: run.io.write_through,
+    }
+}
+
+/// Checks every workload against its target's geometry and resolves its working set.
+fn resolve_workloads(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    used: &[usize],
+    geometry: &[Geometry],
+) -> Result<Vec<Resolved>, RunError> {
+    let mut resolved = Vec::with_capacity(run.workloads.len());
+    for w in &run.workloads {
+        let invalid = |msg: String| RunError::Invalid {
+            run: run.name.clone(),
+            workload: w.name.clone(),
+            msg,
+        };
+        let ti = used
+            .iter()
+            .position(|&i| specs[i].name == w.target)
+            .unwrap_or(0);
+        let t = &geometry[ti];
+        if w.offset_bytes >= t.size_bytes {
+            return Err(invalid(format!(
+                "offset {} is beyond the end of target '{}' ({} bytes)",
+                w.offset_bytes, t.uri, t.size_bytes
+            )));
+        }
+        let ws_len = w.size_bytes.unwrap_or(t.size_bytes - w.offset_bytes);
+        if w.offset_bytes + ws_len > t.size_bytes {
+            return Err(invalid(format!(
+                "working set {}..{} extends beyond the end of target '{}' ({} bytes)",
+                w.offset_bytes,
+                w.offset_bytes + ws_len,
+                t.uri,
+                t.size_bytes
+            )));
+        }
+        if w.bs.max_bytes() > ws_len {
+            return Err(invalid(format!(
+                "block size {} is larger than the working set ({} bytes)",
+                crate::plan::units::format_size(w.bs.max_bytes()),
+                ws_len
+            )));
+        }
+        check_blocks(w, t).map_err(invalid)?;
+        if let (true, Some(a)) = (t.direct && run.engine != EngineKind::Null, t.align_bytes) {
+            if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+                return Err(invalid(format!(
+                    "block size {b} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires (use a multiple of {a} or --direct false)",
+                    t.uri
+                )));
+            }
+            if w.offset_bytes % a != 0 {
+                return Err(invalid(format!(
+                    "offset {} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires",
+                    w.offset_bytes, t.uri
+                )));
+            }
+        }
+        resolved.push(Resolved {
+            target: ti as u32,
+            ws_start: w.offset_bytes,
+            ws_len,
+        });
+    }
+    Ok(resolved)
+}
+
+/// An iSCSI LUN takes only whole blocks: block sizes, offset and size must be
+/// multiples of its block size.
+fn check_blocks(w: &crate::plan::model::Workload, t: &Geometry) -> Result<(), String> {
+    let (true, Some(a)) = (t.blocks, t.align_bytes) else {
+        return Ok(());
+    };
+    if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+        return Err(format!(
+            "block size {b} is not a multiple of the LUN's {a}-byte blocks ('{}')",
+            t.uri
+        ));
+    }
+    if w.offset_bytes % a != 0 || w.size_bytes.is_some_and(|s| s % a != 0) {
+        return Err(format!(
+            "offset and size must be multiples of the LUN's {a}-byte blocks ('{}')",
+            t.uri
+        ));
+    }
+    Ok(())
+}
+
+/// Every check that needs no target to be opened for writing: the plan, the
+/// clock, the engine against the targets' kinds, the workloads against the probed
+/// targets. Creates, extends and allocates nothing.
+fn check_probed(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    opts: &RunOptions,
+) -> Result<(Vec<usize>, Vec<Probe>), RunError> {
+    check_plan(run, opts)?;
+    check_clock(run, specs)?;
+    let used = used_targets(run, specs)?;
+    let probes = used
+        .iter()
+        .map(|&ti| target::probe(&specs[ti], open_options(run, &specs[ti], opts)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let kinds: Vec<ProbeKind> = probes.iter().map(|p| p.kind).collect();
+    check_engine_fits(run, run.engine, &kinds)?;
+    let geometry: Vec<Geometry> = probes.iter().map(Geometry::from).collect();
+    resolve_workloads(run, specs, &used, &geometry)?;
+    Ok((used, probes))
+}
+
+/// Checks a run against its targets (safety, sizes, alignment, engine) without
+/// creating, extending or writing anything, and without issuing any I/O.
+pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
+    // Among MPI ranks: the rank's own share and target paths ({rank}, {host}).
+    let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    })?;
+    let (run, specs) = match &local {
+        Some((r, t)) => (r, t.as_slice()),
+        None => (run, specs),
+    };
+    let (_, probes) = check_probed(run, specs, opts)?;
+    // Opening (network targets below, and every later open) needs the clock chosen.
+    super::timebase::choose_clock(run, specs);
+    // Nothing to create or extend (network targets, devices, files already large
+    // enough, RAM): open them and run the checks that need an open target (io_uring
+    // options, durability, multi-conn) here too, so they fail as bad input.
+    let creates = |p: &Probe| {
+        matches!(p.kind, ProbeKind::File) && p.existing_len.map_or(true, |l| l < p.size_bytes)
+    };
+    if !probes.iter().any(creates) {
+        // Network targets only (nothing local to create): what the servers say when
+        // connected (multi-conn) decides the rest.
+        let (targets, _) = prepare(run, specs, opts)?;
+        let choice = super::engine_choice::resolve(run.engine, &targets, &run.io.uring);
+        check_uring(run, choice.kind, &targets)?;
+        check_network(run, choice.kind, &targets)?;
+    }
+    Ok(())
+}
+
+/// Checks a run, then opens its targets (creating or extending files) and checks
+/// the workloads against them; a failure after opening undoes what opening did.
+pub(super) fn prepare(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    opts: &RunOptions,
+) -> Result<(Targets, Vec<Resolved>), RunError> {
+    let (used, probes) = check_probed(run, specs, opts)?;
+    let mut opened: Vec<Arc<OpenTarget>> = Vec::with_capacity(used.len());
+    let undo = |opened: &[Arc<OpenTarget>]| {
+        for (t, p) in opened.iter().zip(&probes) {
+            if let Backing::File {
+                path,
+                is_block: false,
+                ..
+            } = &t.backing
+            {
+                // Best effort: the error that made us undo is the one to report.
+                let _ = target::undo_open(path, p.existing_len);
+            }
+        }
+    };
+    for &ti in &used {
+        match target::open(&specs[ti], open_options(run, &specs[ti], opts)) {
+            Ok(t) => opened.push(Arc::new(t)),
+            Err(e) => {
+                undo(&opened);
+                return Err(e.into());
+            }
+        }
+    }
+    let geometry: Vec<Geometry> = opened.iter().map(|t| Geometry::from(&**t)).collect();
+    match resolve_workloads(run, specs, &used, &geometry) {
+        Ok(resolved) => Ok((Arc::new(opened), resolved)),
+        Err(e) => {
+            undo(&opened);
+            Err(e)
+        }
+    }
+}
+
+/// Virtual time is the whole process's clock once one target asks for it: then every
+/// target of the plan must be a simulated device on it.
+pub(super) fn check_clock(run: &RunSpec, specs: &[TargetSpec]) -> Result<(), RunError> {
+    let on_virtual_time = |s: &TargetSpec| matches!(target::parse_uri(&s.uri), Ok(TargetKind::Sim(sim)) if sim.virtual_time);
+    let Some(v) = specs.iter().find(|s| on_virtual_time(s)) else {
+        return Ok(());
+    };
+    match specs.iter().find(|s| !on_virtual_time(s)) {
+        Some(real) => Err(RunError::Setup {
+            run: run.name.clone(),
+            msg: format!(
+                "'{}' runs on real time, but '{}' puts the process on virtual time: \
+                 every target must then be a sim target with time=virtual",
+                real.uri, v.uri
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// On virtual time (a target asked for it when opened): only the sim engine can run,
+/// and the run says what its figures mean. Returns the warning to show.
+pub(super) fn check_virtual_time(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    engine: EngineKind,
+) -> Result<Option<String>, RunError> {
+    if !crate::clock::is_virtual() {
+        return Ok(None);
+    }
+    check_clock(run, specs)?;
+    if engine != EngineKind::Sim {
+        return Err(RunError::Setup {
+            run: run.name.clone(),
+            msg: format!("virtual time needs the sim engine, not {}", engine.name()),
+        });
+    }
+    Ok(Some(format!(
+        "run '{}': on virtual time: IOPS and latency are the simulated device's exact figures; \
+         CPU figures compare real CPU time with simulated time and mean nothing",
+        run.name
+    )))
+}
+
+/// Verification state per engine target (shared by workers and later runs).
+pub(super) fn verify_states(
+    run: &RunSpec,
+    targets: &Targets,
+    opts: &RunOptions,
+) -> Result<Vec<Option<super::data::TargetState>>, RunError> {
+    if !(opts.data.verify || opts.data.journal.is_some()) {
+        return Ok(vec![None; targets.len()]);
+    }
+    let multi = targets.len() > 1;
+    targets
+        .iter()
+        .map(|t| {
+            let dir =
+                opts.data
+                    .journal
+                    .as_ref()
+                    .map(|d| if multi { d.join(&t.name) } else { d.clone() });
+            opts.data
+                .registry
+                .target(&t.uri, t.size_bytes, &opts.data, dir)
+                .map(Some)
+                .map_err(|msg| RunError::Setup {
+                    run: run.name.clone(),
+                    msg,
+                })
+        })
+        .collect()
+}
+
+/// CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity fills the zeroed set we pass.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+            let v: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect();
+            if !v.is_empty() {
+                return v;
+            }
+        }
+    }
+    (0..crate::stats::cpu::online_cpus()).collect()
+}
