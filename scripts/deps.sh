@@ -30,6 +30,8 @@ target run
 target report
 stats run
 stats report
+stats engine
+stats target
 clock run
 rng run
 run app

@@ -10,18 +10,22 @@ command -v losetup >/dev/null 2>&1 || need+=(util-linux)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v zstd >/dev/null 2>&1 || need+=(zstd)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
-# NBD targets: a server for the tests and the client library ioscope loads.
+# Network targets: real servers and the client libraries ioscope loads at run time.
 command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
-ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || need+=(libnbd0)
-# iSCSI targets: tgtd for the tests and the client library ioscope loads.
+command -v nbdinfo >/dev/null 2>&1 || need+=(libnbd-bin)
+ldconfig -p 2>/dev/null | grep 'libnbd\.so\.0' >/dev/null || need+=(libnbd0)
 command -v tgtd >/dev/null 2>&1 || need+=(tgt)
-ldconfig -p 2>/dev/null | grep -q 'libiscsi\.so\.7 ' || need+=(libiscsi7)
+command -v iscsi-inq >/dev/null 2>&1 || need+=(libiscsi-bin)
+ldconfig -p 2>/dev/null | grep 'libiscsi\.so\.7' >/dev/null || need+=(libiscsi7)
+command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v tc >/dev/null 2>&1 || need+=(iproute2)
 # MPI (issue 16): Open MPI for `--features mpi` and its tests; clang for rsmpi's
 # bindings (bindgen needs libclang).
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 [ -e /usr/include/x86_64-linux-gnu/mpi/mpi.h ] || command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)
 command -v clang >/dev/null 2>&1 || need+=(clang)
-ldconfig -p 2>/dev/null | grep -q 'libclang' || need+=(libclang-dev)
+ldconfig -p 2>/dev/null | grep 'libclang' >/dev/null || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"
@@ -34,8 +38,10 @@ fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
-# Issue 11: no function in src/plan longer than 120 lines (src/run joins when split).
-python3 scripts/fn-lengths.py --max 120 --top 3 src/plan
+# One direction of dependency between top-level modules (docs/architecture.md).
+bash scripts/deps.sh
+# Issue 11: no function in src/plan or src/run longer than 120 lines.
+python3 scripts/fn-lengths.py --max 120 --top 3 src/plan src/run
 cargo clippy --all-targets -- -D warnings
 cargo test --lib --bins -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so

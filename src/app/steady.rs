@@ -205,6 +205,7 @@ pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
         uri: a.target.clone(),
         size_bytes: size,
         direct: None,
+        multipath: None,
     }];
     let cell = |name: String, bs: u64, read_pct: u8, pattern: AccessPattern| RunSpec {
         name,

@@ -52,6 +52,7 @@ fn verify_one(
             uri: uri.clone(),
             size_bytes: None,
             direct: None,
+            multipath: None,
         },
         target::OpenOptionsIo::default(),
     )?;

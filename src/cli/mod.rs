@@ -202,6 +202,21 @@ pub struct RunArgs {
     /// iscsi://HOST[:PORT]/IQN/LUN (CHAP from IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD). Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
+    /// A further path to the first target's storage (nbd:// or iscsi://, the same
+    /// device); --target is path 0. Repeatable.
+    #[arg(long = "path", value_name = "URI")]
+    pub path: Vec<String>,
+    /// How I/O is spread over the paths: rr[:N] (switch every N I/Os, default rr:1),
+    /// queue (fewest outstanding), service-time, failover.
+    #[arg(long, value_name = "POLICY", value_parser = values::path_policy)]
+    pub path_policy: Option<crate::plan::paths::PathPolicy>,
+    /// With --path-policy failover, when I/O returns to a better path that came back:
+    /// immediate (default), manual, or after it has been up for DUR.
+    #[arg(long, value_name = "WHEN", value_parser = values::failback)]
+    pub failback: Option<crate::plan::paths::Failback>,
+    /// How often a failed path is probed (default 1s).
+    #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
+    pub path_retry: Option<u64>,
     /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi.
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
     pub engine: Option<EngineKind>,

@@ -27,18 +27,64 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
             uri: uri.clone(),
             size_bytes: a.size,
             direct: a.direct,
+            multipath: None,
         })
         .collect();
     let runs = sweep_combinations(a)
         .into_iter()
         .map(|(label, a)| run_from_flags(&a, &targets, label))
         .collect();
-    Ok(Plan {
+    let mut plan = Plan {
         targets,
         runs,
         warnings: Vec::new(),
         data: Default::default(),
-    })
+    };
+    apply_path_flags(a, &mut plan)?;
+    Ok(plan)
+}
+
+/// Applies --path, --path-policy, --failback and --path-retry to the first target.
+fn apply_path_flags(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
+    use crate::plan::paths::{MultipathSpec, DEFAULT_PATH_RETRY_NS};
+    let tuning = [
+        ("--path-policy", a.path_policy.is_some()),
+        ("--failback", a.failback.is_some()),
+        ("--path-retry", a.path_retry.is_some()),
+    ];
+    let Some(t) = plan.targets.first_mut() else {
+        return Ok(());
+    };
+    if !a.path.is_empty() {
+        t.multipath
+            .get_or_insert_with(|| MultipathSpec {
+                paths: Vec::new(),
+                policy: Default::default(),
+                retry_ns: DEFAULT_PATH_RETRY_NS,
+                failback: Default::default(),
+            })
+            .paths = a.path.clone();
+    }
+    let Some(mp) = t.multipath.as_mut() else {
+        if let Some((flag, _)) = tuning.iter().find(|(_, given)| *given) {
+            return Err(FlagError::new(
+                *flag,
+                "",
+                "applies to a target with several paths; add --path URI",
+            ));
+        }
+        return Ok(());
+    };
+    if let Some(p) = a.path_policy {
+        mp.policy = p;
+    }
+    if let Some(f) = a.failback {
+        mp.failback = f;
+    }
+    if let Some(r) = a.path_retry {
+        mp.retry_ns = r;
+    }
+    Ok(())
 }
 
 /// Expands lists in --bs, --qd, --streams and --read-pct (vdbench's
@@ -254,6 +300,7 @@ pub fn apply_overrides(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
             t.direct = Some(d);
         }
     }
+    apply_path_flags(a, plan)?;
     for run in &mut plan.runs {
         apply_run_flags(a, run);
         for w in &mut run.workloads {

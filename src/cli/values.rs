@@ -25,6 +25,9 @@ pub enum ValueError {
     /// A reporting interval below 10 ms.
     #[error("must be at least 10ms")]
     IntervalTooShort,
+    /// A path policy or failback rule that does not parse.
+    #[error(transparent)]
+    Path(#[from] crate::plan::paths::PathSpecError),
     /// Refused by a plan parser (distribution, CPU list), which says why.
     #[error("{0}")]
     Plan(String),
@@ -267,6 +270,16 @@ pub fn percent(text: &str) -> Res<f64> {
 /// A latency bound ("p99=0.5ms").
 pub fn latency_bound(text: &str) -> Result<crate::app::LatencyBound, crate::app::BoundError> {
     crate::app::LatencyBound::parse(text)
+}
+
+/// A multipath policy: rr[:N], queue, service-time, failover.
+pub fn path_policy(text: &str) -> Res<crate::plan::paths::PathPolicy> {
+    Ok(crate::plan::paths::parse_policy(text)?)
+}
+
+/// A failback rule: immediate, manual or a duration.
+pub fn failback(text: &str) -> Res<crate::plan::paths::Failback> {
+    Ok(crate::plan::paths::parse_failback(text)?)
 }
 
 /// `--split all|streams`.

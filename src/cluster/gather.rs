@@ -222,6 +222,7 @@ impl Gather {
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
             // Per-connection counts and events stay with each rank (not gathered).
             connections: Vec::new(),
+            paths: Vec::new(),
             events: Vec::new(),
             net: None,
         };

@@ -112,6 +112,7 @@ mod tests {
             uri: "/data/{host}/f{rank}".into(),
             size_bytes: None,
             direct: None,
+            multipath: None,
         };
         (run, vec![t])
     }

@@ -46,6 +46,11 @@
 //!    (lost, reconnected) since the last call, once per loop turn that reaped; the
 //!    worker adds its own timeout and re-issue events. They reach the interval record
 //!    and `runs[].events[]` with the connection as their `path`.
+//! 7. **Paths.** A multipath engine ([`multipath::MultipathEngine`]) chooses the path
+//!    of every request itself, handles per-path deadlines and re-issues internally
+//!    (the worker's own `--io-timeout` is off for it), reports path events with the
+//!    path as `conn`, and hands per-path figures over with
+//!    [`Engine::take_path_samples`] at every interval boundary.
 //!
 //! Buffers stay valid until the request's completion has been returned (or until
 //! `abandon` returned `true`).
@@ -53,6 +58,7 @@
 pub mod inline;
 pub mod iscsi;
 pub mod mem;
+pub mod multipath;
 pub mod nbd;
 pub mod null;
 pub mod sim;
@@ -214,6 +220,12 @@ pub trait Engine {
     fn on_ready(&mut self, fds: &[libc::pollfd]) -> Result<(), EngineError> {
         let _ = fds;
         Ok(())
+    }
+
+    /// An engine that spreads requests over several paths (multipath): each path's
+    /// figures since the last call, in path order, once per interval. None by default.
+    fn take_path_samples(&mut self, out: &mut Vec<multipath::path::PathSample>) {
+        let _ = out;
     }
 }
 

@@ -242,6 +242,7 @@ mod tests {
             backing: Backing::Sim(SimDevice::new(s)),
             direct: false,
             align_bytes: 1,
+            multipath: None,
         })])
     }
 

@@ -331,6 +331,7 @@ mod tests {
             uri: dir.path().join("f").to_string_lossy().into_owned(),
             size_bytes: Some(1 << 20),
             direct: Some(direct),
+            multipath: None,
         };
         let t = open(&spec, OpenOptionsIo::default()).unwrap();
         Fixture {

@@ -262,6 +262,7 @@ fn build_run(m: &Measured) -> RunResult {
         verify: None,
         error_samples: Vec::new(),
         connections: Vec::new(),
+        paths: Vec::new(),
         events: Vec::new(),
         ranks: Vec::new(),
         mpi: None,

@@ -346,6 +346,7 @@ mod tests {
                 uri: "/tmp/x.dat".into(),
                 size_bytes: Some(1 << 30),
                 direct: Some(true),
+                multipath: None,
             }],
             runs: vec![RunSpec {
                 name: "run".into(),

@@ -18,6 +18,7 @@ use super::model::{
     AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Pacing, Plan, Rate, RunSpec,
     SeqLayout, TargetSpec, Workload,
 };
+use super::paths::MultipathSpec;
 use super::units::{self, UnitError};
 
 /// A job-file error with its location.
@@ -46,7 +47,16 @@ const TOP_KEYS: &[&str] = &["defaults", "target", "workload", "run"];
 const SETTINGS_KEYS: &[&str] = &[
     "engine", "duration", "warmup", "interval", "passes", "cpus", "workers", "seed", "pacing",
 ];
-const TARGET_KEYS: &[&str] = &["name", "path", "size", "direct"];
+const TARGET_KEYS: &[&str] = &[
+    "name",
+    "path",
+    "size",
+    "direct",
+    "paths",
+    "path_policy",
+    "failback",
+    "path_retry",
+];
 const WORKLOAD_KEYS: &[&str] = &[
     "name",
     "target",
@@ -536,15 +546,71 @@ impl<'a> Ctx<'a> {
             .map(|v| self.boolean("direct", v))
             .transpose()?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
+        let multipath = self.multipath(&sec)?;
         Ok((
             TargetSpec {
                 name,
                 uri,
                 size_bytes,
                 direct,
+                multipath,
             },
             at,
         ))
+    }
+
+    /// `paths`, `path_policy`, `failback`, `path_retry` of a target.
+    fn multipath(&self, sec: &Section<'_>) -> Res<Option<MultipathSpec>> {
+        use crate::plan::paths::{parse_failback, parse_policy, DEFAULT_PATH_RETRY_NS};
+        let Some(v) = sec.get("paths") else {
+            if let Some(k) = ["path_policy", "failback", "path_retry"]
+                .into_iter()
+                .find(|k| sec.get(k).is_some())
+            {
+                let v = sec.get(k).expect("found above");
+                return Err(self.err(
+                    v.span(),
+                    format!(
+                        "'{k}' applies to a target with several paths; add paths = [\"URI\", ...]"
+                    ),
+                ));
+            }
+            return Ok(None);
+        };
+        let Node::Array(items) = v.get_ref() else {
+            return Err(self.type_err("paths", v, "a list of URIs"));
+        };
+        if items.is_empty() {
+            return Err(self.err(v.span(), "'paths' must list at least one further path"));
+        }
+        let paths = items
+            .iter()
+            .map(|i| self.name("paths", i))
+            .collect::<Res<Vec<_>>>()?;
+        let text = |k: &str| sec.get(k).map(|v| self.string(k, v).map(|s| (s, v)));
+        let policy = match text("path_policy").transpose()? {
+            Some((s, v)) => {
+                parse_policy(s).map_err(|e| self.err(v.span(), format!("'path_policy': {e}")))?
+            }
+            None => Default::default(),
+        };
+        let failback = match text("failback").transpose()? {
+            Some((s, v)) => {
+                parse_failback(s).map_err(|e| self.err(v.span(), format!("'failback': {e}")))?
+            }
+            None => Default::default(),
+        };
+        let retry_ns = sec
+            .get("path_retry")
+            .map(|v| self.duration("path_retry", v, false))
+            .transpose()?
+            .unwrap_or(DEFAULT_PATH_RETRY_NS);
+        Ok(Some(MultipathSpec {
+            paths,
+            policy,
+            retry_ns,
+            failback,
+        }))
     }
 
     fn workload(
@@ -1184,6 +1250,7 @@ passes = 2
                 uri: "/mnt/array/ioscope.dat".into(),
                 size_bytes: Some(10 << 30),
                 direct: Some(true),
+                multipath: None,
             }
         );
         assert_eq!(plan.targets[1].size_bytes, None);

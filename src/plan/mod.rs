@@ -5,6 +5,7 @@ pub mod compat;
 pub mod emit;
 pub mod jobfile;
 pub mod model;
+pub mod paths;
 pub mod tuning;
 pub mod units;
 

@@ -58,6 +58,9 @@ pub struct TargetSpec {
     pub size_bytes: Option<u64>,
     /// O_DIRECT: `None` = on where the target supports it.
     pub direct: Option<bool>,
+    /// Further paths to the same storage and how I/O is spread over them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multipath: Option<super::paths::MultipathSpec>,
 }
 
 /// What kind of storage a target URI names.

@@ -67,6 +67,24 @@ pub fn interval_line(iv: &Interval, interval_no: u64) -> String {
     if iv.errors > 0 {
         let _ = write!(line, "  errors={}", iv.errors);
     }
+    // Multipath: each path's I/Os and state, then the interval's events as they
+    // happened, one per line.
+    for (i, p) in iv.paths.iter().enumerate() {
+        let _ = write!(
+            line,
+            "{}p{i} {} {}",
+            if i == 0 { "  " } else { " | " },
+            p.ios,
+            p.state
+        );
+    }
+    for e in &iv.events {
+        let _ = write!(
+            line,
+            "\n  event {:>8.3}s path {} {}: {}",
+            e.t_s, e.path, e.kind, e.detail
+        );
+    }
     line
 }
 
@@ -381,6 +399,31 @@ pub fn progress_line(
 mod tests {
     use super::*;
     use crate::report::testdata::{doc, run};
+
+    #[test]
+    fn interval_line_shows_paths_and_their_events() {
+        use crate::result::paths::IntervalPath;
+        let path = |ios, state: &str| IntervalPath {
+            ios,
+            state: state.into(),
+            ..Default::default()
+        };
+        let iv = Interval {
+            duration_s: 1.0,
+            paths: vec![path(900, "up"), path(0, "down")],
+            events: vec![crate::result::RunEvent {
+                t_s: 4.25,
+                path: 1,
+                kind: "down".into(),
+                detail: "timeout".into(),
+            }],
+            ..Default::default()
+        };
+        let text = interval_line(&iv, 5);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with("  p0 900 up | p1 0 down"), "{text}");
+        assert_eq!(lines[1], "  event    4.250s path 1 down: timeout");
+    }
     use crate::result::AccessPattern;
 
     /// Where each whitespace-separated cell of a line ends (in chars).

@@ -117,6 +117,7 @@ pub fn run(
                 lag_us: None,
                 backlog_ios: None,
                 connections: Vec::new(),
+                paths: Vec::new(),
                 events: Vec::new(),
                 net: None,
             }
@@ -157,6 +158,7 @@ pub fn run(
         verify: None,
         error_samples: Vec::new(),
         connections: Vec::new(),
+        paths: Vec::new(),
         events: Vec::new(),
         ranks: Vec::new(),
         mpi: None,

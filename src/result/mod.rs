@@ -8,6 +8,7 @@
 //! except the two declared extension points of [`ResultDoc`], `env` and `plan`, whose
 //! shapes belong to the modules that write them.
 
+pub mod paths;
 pub mod ranks;
 pub mod workload;
 
@@ -189,6 +190,9 @@ pub struct RunResult {
     /// for the first target, then the second's, …
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<ConnectionResult>,
+    /// Per path of a multipath target, path 0 first (absent with one path).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<paths::PathResult>,
     /// Connection events and timed-out or re-issued I/Os, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<RunEvent>,
@@ -359,6 +363,7 @@ impl RunResult {
             verify: None,
             error_samples: Vec::new(),
             connections: Vec::new(),
+            paths: Vec::new(),
             events: Vec::new(),
             ranks: Vec::new(),
             mpi: None,
@@ -506,6 +511,9 @@ pub struct Interval {
     /// Per connection, in the order of the run's `connections`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<IntervalConnection>,
+    /// Per path of a multipath target, in the order of the run's `paths`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<paths::IntervalPath>,
     /// Events of this interval (also in the run's `events`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<RunEvent>,

@@ -51,6 +51,8 @@ struct Collector {
     conn_totals: Vec<ConnStats>,
     /// Every event of the run, in time order per interval.
     events: Vec<RunEvent>,
+    /// Per path of a multipath target.
+    paths: super::paths::PathTally,
 }
 
 /// One interval's snapshots summed.
@@ -102,6 +104,7 @@ impl Collector {
             recycle: Vec::new(),
             conn_totals: vec![ConnStats::default(); nconns],
             events: Vec::new(),
+            paths: Default::default(),
         }
     }
 
@@ -184,6 +187,7 @@ impl Collector {
                 *a += c;
             }
             m.events.extend(s.events.iter().map(|e| self.event(e)));
+            self.paths.add(&s.paths);
             for e in s.error_samples {
                 if self.samples.len() < 16 {
                     self.samples.push(e);
@@ -272,6 +276,7 @@ impl Collector {
                 .map(|c| IntervalConnection { ios: c.ios })
                 .collect(),
             events,
+            paths: self.paths.close(dur_s, !warmup),
             net: None,
         };
         // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones.
@@ -426,6 +431,7 @@ impl Collector {
             cpu,
             workloads,
             connections: self.connection_results(targets),
+            paths: self.paths.results(),
             intervals: self.intervals,
             error_samples: self.samples,
             events: self.events,
@@ -512,6 +518,12 @@ pub(super) fn collect(
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
     coll.recycle = recycle;
+    if let Some(t) = targets.first() {
+        if let Some(mp) = &t.multipath {
+            let uris: Vec<String> = mp.uris(t).into_iter().map(String::from).collect();
+            coll.paths = super::paths::PathTally::new(&uris);
+        }
+    }
     let mut interrupted = false;
     loop {
         if !interrupted && super::interrupt::requested() {

@@ -186,6 +186,7 @@ mod tests {
             uri: uri.into(),
             size_bytes: Some(1 << 20),
             direct,
+            multipath: None,
         };
         Arc::new(open(&spec, OpenOptionsIo::default()).unwrap())
     }

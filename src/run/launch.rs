@@ -10,12 +10,15 @@ use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
 use crate::engine::iscsi::IscsiEngine;
+use crate::engine::multipath::path::InnerEngine;
+use crate::engine::multipath::{Connect, MultipathEngine, MultipathSettings};
 use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use crate::errors::chain;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
+use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
@@ -172,6 +175,7 @@ pub(super) fn launch(
         interval_ns: run.interval_ns,
     };
     let end_at = run.duration_ns.map(|d| start_ns + run.warmup_ns + d);
+    let multipath = multipath_settings(targets, opts);
     // On virtual time every worker counts before the first one waits, so none starts
     // ahead of the others.
     let virtual_time = crate::clock::is_virtual();
@@ -208,7 +212,12 @@ pub(super) fn launch(
             pacer: pacing::Pacer::new(run.pacing),
             recycled: back_rx,
             connections: opts.connections,
-            io_timeout_ns: opts.io_timeout_ns,
+            // A multipath engine keeps the deadline per path and re-issues itself.
+            io_timeout_ns: if multipath.is_some() {
+                None
+            } else {
+                opts.io_timeout_ns
+            },
         };
         let participant = virtual_time.then(|| participants.hand_over());
         let uring_opts = run.io.uring.clone();
@@ -221,7 +230,10 @@ pub(super) fn launch(
                 // Wait for the common start so intervals line up.
                 crate::clock::sleep_until(start_ns);
                 crate::cluster::mark_first_io();
-                run_with_engine(engine, setup, &uring_opts);
+                match multipath {
+                    Some(mp) => run_multipath(engine, setup, mp),
+                    None => run_with_engine(engine, setup, &uring_opts),
+                }
             })
             .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
         handles.push(h);
@@ -237,6 +249,42 @@ pub(super) fn launch(
         nworkers,
         nconns: targets.len() * opts.connections as usize,
     })
+}
+
+/// The multipath settings of a run whose (only) target has several paths.
+fn multipath_settings(targets: &Targets, opts: &RunOptions) -> Option<MultipathSettings> {
+    let mp = targets.first()?.multipath.as_ref()?;
+    Some(MultipathSettings {
+        policy: mp.spec.policy,
+        failback: mp.spec.failback,
+        timeout_ns: opts.io_timeout_ns.unwrap_or(DEFAULT_PATH_TIMEOUT_NS),
+        retry_ns: mp.spec.retry_ns,
+    })
+}
+
+/// Builds a multipath engine over one nbd or iscsi engine per path and runs the
+/// worker on it.
+fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSettings) {
+    let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
+    let first = setup.targets[0].clone();
+    let mut paths = vec![first.clone()];
+    if let Some(mp) = &first.multipath {
+        paths.extend(mp.extra.iter().cloned());
+    }
+    let npaths = paths.len();
+    let connect: Connect = Arc::new(move |i| {
+        let one: Targets = Arc::new(vec![paths[i].clone()]);
+        let mut e: InnerEngine = match engine {
+            EngineKind::Iscsi => Box::new(IscsiEngine::new(&one, capacity)?),
+            _ => Box::new(NbdEngine::new(&one, capacity)?),
+        };
+        e.connect(1)?;
+        Ok(e)
+    });
+    match MultipathEngine::new(npaths, capacity, settings, connect) {
+        Ok(e) => worker::run_worker(e, setup),
+        Err(e) => worker::fail(setup, chain(&e)),
+    }
 }
 
 /// Builds the worker's engine and runs the worker on it.

@@ -17,6 +17,7 @@ pub mod interrupt;
 pub mod launch;
 pub mod offsets;
 pub mod pacing;
+pub mod paths;
 pub mod setup;
 pub mod slots;
 pub mod steady;
@@ -163,6 +164,7 @@ mod tests {
             uri: "null:8m".into(),
             size_bytes: None,
             direct: None,
+            multipath: None,
         };
         (run, vec![t])
     }

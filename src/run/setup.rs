@@ -396,6 +396,7 @@ fn check_probed(
     check_plan(run, opts)?;
     check_clock(run, specs)?;
     let used = used_targets(run, specs)?;
+    check_paths(run, specs, &used, opts)?;
     let probes = used
         .iter()
         .map(|&ti| target::probe(&specs[ti], open_options(run, &specs[ti], opts)))
@@ -405,6 +406,43 @@ fn check_probed(
     let geometry: Vec<Geometry> = probes.iter().map(Geometry::from).collect();
     resolve_workloads(run, specs, &used, &geometry)?;
     Ok((used, probes))
+}
+
+/// A target with several paths: the run's only target, one connection per path and
+/// worker, and a per-path deadline of at least 100 ms.
+fn check_paths(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    used: &[usize],
+    opts: &RunOptions,
+) -> Result<(), RunError> {
+    let Some(t) = used
+        .iter()
+        .map(|&i| &specs[i])
+        .find(|t| t.multipath.is_some())
+    else {
+        return Ok(());
+    };
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    if used.len() > 1 {
+        return Err(setup(format!(
+            "target '{}' has several paths and must be the run's only target",
+            t.uri
+        )));
+    }
+    if opts.connections > 1 {
+        return Err(setup(
+            "a target with several paths uses one connection per path; --connections does not apply".into(),
+        ));
+    }
+    if let Some(ns) = opts.io_timeout_ns {
+        crate::plan::paths::check_path_timeout(&format!("{}ms", ns / 1_000_000), ns)
+            .map_err(|e| setup(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Checks a run against its targets (safety, sizes, alignment, engine) without

@@ -39,6 +39,7 @@ mod tests {
             uri: uri.into(),
             size_bytes: None,
             direct: None,
+            multipath: None,
         }
     }
 

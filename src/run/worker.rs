@@ -281,6 +281,7 @@ impl<E: Engine> Worker<E> {
             pacing: self.setup.pacer.take_stats(),
             connections: std::mem::replace(&mut self.conns, vec![ConnStats::default(); nconns]),
             events: std::mem::take(&mut self.events),
+            paths: self.path_samples(),
         };
         if self.setup.tx.send(snap).is_err() {
             return false;
@@ -758,6 +759,7 @@ impl<E: Engine> Worker<E> {
             // The kernel (or a connection) may still write into these buffers.
             self.table.leak_pool();
         }
+        let paths = self.path_samples();
         let _ = self.setup.tx.send(Snapshot {
             worker: self.setup.index,
             index: self.interval,
@@ -770,7 +772,15 @@ impl<E: Engine> Worker<E> {
             pacing: self.setup.pacer.take_stats(),
             connections: self.conns,
             events: self.events,
+            paths,
         });
+    }
+
+    /// The engine's per-path figures of this interval (multipath engines only).
+    fn path_samples(&mut self) -> Vec<crate::engine::multipath::path::PathSample> {
+        let mut out = Vec::new();
+        self.engine.take_path_samples(&mut out);
+        out
     }
 }
 
@@ -827,5 +837,6 @@ fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
         pacing: Default::default(),
         connections: Vec::new(),
         events: Vec::new(),
+        paths: Vec::new(),
     }
 }

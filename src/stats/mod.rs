@@ -4,6 +4,7 @@
 pub mod cpu;
 pub mod histogram;
 pub mod pacing;
+pub mod paths;
 pub mod snapshot;
 
 use crate::result::{IntervalLatency, OpTotals};

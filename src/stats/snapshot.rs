@@ -137,6 +137,8 @@ pub struct Snapshot {
     pub connections: Vec<ConnStats>,
     /// What happened to connections (and timed-out I/Os) in this interval.
     pub events: Vec<EventRecord>,
+    /// Per path of a multipath target, in path order (empty otherwise).
+    pub paths: Vec<crate::stats::paths::PathSample>,
 }
 
 /// Counters of one connection to a target.

@@ -4,6 +4,7 @@
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
 pub mod iscsi;
+pub mod multipath;
 pub mod nbd;
 pub mod safety;
 pub mod sim;
@@ -36,6 +37,13 @@ pub enum TargetError {
     /// server down): a run-time failure (exit 1), not bad input.
     #[error("target '{uri}': {msg}")]
     Unavailable { uri: String, msg: String },
+    /// A further path of a multipath target leads somewhere else than path 0.
+    #[error("target '{first}': path '{other}' does not lead to the same device ({why}); refusing to use them as paths of one target")]
+    PathMismatch {
+        first: String,
+        other: String,
+        why: String,
+    },
     #[error("target '{}': {reason}. Refusing to write to it; pass --force if you really mean to destroy its contents", path.display())]
     Unsafe { path: PathBuf, reason: String },
 }
@@ -109,6 +117,8 @@ pub struct OpenTarget {
     /// Offsets and lengths must be multiples of this (512 or the device's logical
     /// block size under O_DIRECT; 1 otherwise).
     pub align_bytes: u64,
+    /// Further paths to the same storage, when the target has several.
+    pub multipath: Option<multipath::Paths>,
 }
 
 impl OpenTarget {
@@ -160,6 +170,15 @@ pub struct OpenOptionsIo {
 /// Opens a target: creates a missing file at the requested size, refuses unsafe
 /// writes to block devices, decides O_DIRECT, and learns size and alignment.
 pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, TargetError> {
+    let mut t = open_one(spec, opts)?;
+    if let Some(mp) = &spec.multipath {
+        t.multipath = Some(multipath::open_paths(&t, spec, mp, opts)?);
+    }
+    Ok(t)
+}
+
+/// Opens one path of a target (its own URI).
+fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, TargetError> {
     match parse_uri(&spec.uri)? {
         TargetKind::Mem(size) => Ok(OpenTarget {
             name: spec.name.clone(),
@@ -172,6 +191,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             size_bytes: size,
             direct: false,
             align_bytes: 1,
+            multipath: None,
         }),
         TargetKind::Null(size) => Ok(OpenTarget {
             name: spec.name.clone(),
@@ -180,6 +200,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             size_bytes: size,
             direct: false,
             align_bytes: 1,
+            multipath: None,
         }),
         TargetKind::Sim(sim) => {
             // The run chose the clock before opening (crate::run::timebase): a device
@@ -199,6 +220,7 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
                 backing: Backing::Sim(sim::SimDevice::new(sim)),
                 direct: false,
                 align_bytes: 1,
+                multipath: None,
             })
         }
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
@@ -234,6 +256,7 @@ fn open_nbd(
         size_bytes,
         direct: false,
         align_bytes: 1,
+        multipath: None,
     })
 }
 
@@ -266,6 +289,7 @@ fn open_iscsi(
         size_bytes,
         direct: false,
         align_bytes: block,
+        multipath: None,
     })
 }
 
@@ -568,6 +592,7 @@ fn open_path(
         size_bytes,
         direct,
         align_bytes,
+        multipath: None,
     })
 }
 
@@ -943,6 +968,7 @@ mod tests {
             uri: dir.path().join("f").to_string_lossy().into_owned(),
             size_bytes: Some(1 << 20),
             direct: None,
+            multipath: None,
         };
         let opts = OpenOptionsIo {
             writes: true,
@@ -976,6 +1002,7 @@ mod tests {
             uri: uri.into(),
             size_bytes: None,
             direct: None,
+            multipath: None,
         }
     }
 

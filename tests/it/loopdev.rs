@@ -152,7 +152,7 @@ fn result_records_the_device_environment() {
         b["physical_block_size"].as_u64().unwrap().to_string(),
         sysfs(&name, "physical_block_size")
     );
-    let o = run(&["sysinfo", &dev.dev, "--qd", "100000"]);
+    let o = run(&["sysinfo", &dev.dev, "--qd", "65536"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("Advice"), "{text}");

@@ -385,6 +385,7 @@ impl TargetTable {
             uri: uri.to_string(),
             size_bytes,
             direct,
+            multipath: None,
         });
         name
     }

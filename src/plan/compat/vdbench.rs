@@ -101,6 +101,7 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
             uri: s.lun.clone(),
             size_bytes: s.size,
             direct: Some(s.direct),
+            multipath: None,
         })
         .collect();
     Ok(Translated {

@@ -101,6 +101,8 @@ pub struct IscsiTarget {
     pub spec: IscsiSpec,
     /// Logical block size in bytes: offsets and lengths must be multiples of it.
     pub block_bytes: u32,
+    /// The whole LUN's size (a run may use a prefix of it).
+    pub lun_bytes: u64,
     /// The session opened to inspect the LUN, kept for the verify pass.
     session: Mutex<ffi::Session>,
 }
@@ -219,6 +221,7 @@ pub fn open(spec: &IscsiSpec, writes: bool, force: bool) -> Result<Opened, Targe
         target: IscsiTarget {
             spec: spec.clone(),
             block_bytes,
+            lun_bytes,
             session: Mutex::new(session),
         },
         lun_bytes,

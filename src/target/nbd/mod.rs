@@ -97,6 +97,8 @@ pub struct NbdTarget {
     pub server: String,
     /// The server advertises multi-conn: several connections see the same data.
     pub multi_conn: bool,
+    /// The whole export's size (a run may use a prefix of it).
+    pub export_bytes: u64,
     /// The connection opened to inspect the export, kept for the verify pass.
     conn: Mutex<ffi::Conn>,
 }
@@ -174,6 +176,7 @@ pub fn open(spec: &NbdSpec, writes: bool, force: bool) -> Result<Opened, TargetE
             uri: spec.uri.clone(),
             server: spec.server.clone(),
             multi_conn: conn.can_multi_conn(),
+            export_bytes,
             conn: Mutex::new(conn),
         },
         export_bytes,

@@ -1,0 +1,309 @@
+//! The multipath engine over fake inner engines whose paths can be stalled, broken
+//! or made unreachable from the test: exact path counts per policy, re-issue after a
+//! timeout and after a transport error, probing and failback, and errors only when no
+//! path is left.
+
+use super::*;
+use crate::plan::model::Op;
+use std::sync::Mutex;
+
+#[derive(Debug)]
+struct FakeState {
+    /// Requests are accepted and never answered.
+    stalled: bool,
+    /// New connections (probes) fail.
+    unreachable: bool,
+    /// Every request fails with this errno.
+    fail_errno: Option<i32>,
+    /// Offsets of the requests this path was given, in order.
+    log: Vec<u64>,
+    connects: u32,
+}
+
+type Shared = Arc<Mutex<FakeState>>;
+
+struct Fake {
+    st: Shared,
+    /// (tag, len) of each request not yet answered.
+    queued: Vec<(u64, u32)>,
+}
+
+impl Engine for Fake {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        self.st.lock().unwrap().log.push(req.offset);
+        self.queued.push((req.tag, req.len));
+        Ok(())
+    }
+    fn submit_and_reap(
+        &mut self,
+        min: u32,
+        timeout_ns: Option<u64>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        let st = self.st.lock().unwrap();
+        if st.stalled {
+            drop(st);
+            if min > 0 {
+                let ns = timeout_ns.unwrap_or(1_000_000).min(1_000_000);
+                std::thread::sleep(std::time::Duration::from_nanos(ns));
+            }
+            return Ok(());
+        }
+        for (tag, len) in self.queued.drain(..) {
+            out.push(Completion {
+                tag,
+                result: st.fail_errno.map_or(len as i64, |e| -(e as i64)),
+                done_ns: 0,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn state() -> Shared {
+    Arc::new(Mutex::new(FakeState {
+        stalled: false,
+        unreachable: false,
+        fail_errno: None,
+        log: Vec::new(),
+        connects: 0,
+    }))
+}
+
+fn engine(policy: PathPolicy, n: usize, timeout_ns: u64) -> (MultipathEngine, Vec<Shared>) {
+    let states: Vec<Shared> = (0..n).map(|_| state()).collect();
+    let s2 = states.clone();
+    let connect: Connect = Arc::new(move |i| {
+        let mut st = s2[i].lock().unwrap();
+        if st.unreachable {
+            return Err(EngineError::Setup {
+                engine: "fake",
+                source: std::io::Error::other("connection refused"),
+            });
+        }
+        st.connects += 1;
+        Ok(Box::new(Fake {
+            st: s2[i].clone(),
+            queued: Vec::new(),
+        }) as InnerEngine)
+    });
+    let settings = MultipathSettings {
+        policy,
+        failback: Failback::Immediate,
+        timeout_ns,
+        retry_ns: 20_000_000,
+    };
+    (
+        MultipathEngine::new(n, 64, settings, connect).unwrap(),
+        states,
+    )
+}
+
+fn req(i: u64, op: Op) -> IoRequest {
+    IoRequest {
+        op,
+        target: 0,
+        offset: i * 4096,
+        len: 4096,
+        buf: std::ptr::null_mut(),
+        tag: i,
+        conn: 0,
+    }
+}
+
+/// Runs `n` requests one at a time; returns their completions.
+fn run_qd1(e: &mut MultipathEngine, from: u64, n: u64) -> Vec<Completion> {
+    let mut out = Vec::new();
+    for i in from..from + n {
+        e.push(req(i, Op::Read)).unwrap();
+        let before = out.len();
+        while out.len() == before {
+            e.submit_and_reap(1, Some(2_000_000_000), &mut out).unwrap();
+        }
+    }
+    out
+}
+
+fn samples(e: &mut MultipathEngine) -> Vec<PathSample> {
+    let mut s = Vec::new();
+    Engine::take_path_samples(e, &mut s);
+    s
+}
+
+fn log_of(st: &Shared) -> Vec<u64> {
+    st.lock().unwrap().log.clone()
+}
+
+#[test]
+fn rr1_alternates_exactly() {
+    let (mut e, st) = engine(PathPolicy::RoundRobin { n: 1 }, 2, 5_000_000_000);
+    let done = run_qd1(&mut e, 0, 1000);
+    assert!(done.iter().all(|c| c.result == 4096));
+    let s = samples(&mut e);
+    assert_eq!((s[0].counts.ios, s[1].counts.ios), (500, 500));
+    assert_eq!(s[0].counts.bytes, 500 * 4096);
+    assert!(log_of(&st[0]).iter().all(|o| (o / 4096) % 2 == 0));
+}
+
+#[test]
+fn rr1000_moves_in_blocks_of_1000() {
+    let (mut e, st) = engine(PathPolicy::RoundRobin { n: 1000 }, 2, 5_000_000_000);
+    run_qd1(&mut e, 0, 4000);
+    let l0: Vec<u64> = log_of(&st[0]).iter().map(|o| o / 4096).collect();
+    let want: Vec<u64> = (0..1000).chain(2000..3000).collect();
+    assert_eq!(l0, want);
+    assert_eq!(log_of(&st[1]).len(), 2000);
+}
+
+#[test]
+fn failover_uses_path_0_only() {
+    let (mut e, st) = engine(PathPolicy::Failover, 2, 5_000_000_000);
+    run_qd1(&mut e, 0, 500);
+    let s = samples(&mut e);
+    assert_eq!((s[0].counts.ios, s[1].counts.ios), (500, 0));
+    assert_eq!(
+        (s[0].state, s[1].state),
+        (PathState::Up, PathState::Standby)
+    );
+    assert!(log_of(&st[1]).is_empty());
+}
+
+#[test]
+fn queue_prefers_the_idle_path() {
+    let (mut e, st) = engine(PathPolicy::Queue, 2, 5_000_000_000);
+    st[0].lock().unwrap().stalled = true;
+    // The first request goes to path 0 (both idle) and stays there; every later one
+    // finds path 1 idle and path 0 busy.
+    e.push(req(0, Op::Read)).unwrap();
+    let done = run_qd1(&mut e, 1, 20);
+    assert_eq!(done.len(), 20);
+    assert_eq!(log_of(&st[0]), [0]);
+    assert_eq!(log_of(&st[1]).len(), 20);
+}
+
+#[test]
+fn a_stalled_path_times_out_and_its_io_moves_unseen() {
+    let (mut e, st) = engine(PathPolicy::RoundRobin { n: 1 }, 2, 100_000_000);
+    st[1].lock().unwrap().stalled = true;
+    st[1].lock().unwrap().unreachable = true;
+    e.push(req(0, Op::Read)).unwrap();
+    e.push(req(1, Op::Write)).unwrap();
+    let t0 = crate::clock::now_ns();
+    let mut out = Vec::new();
+    while out.len() < 2 {
+        e.submit_and_reap(2, Some(2_000_000_000), &mut out).unwrap();
+    }
+    let waited_ms = (crate::clock::now_ns() - t0) / 1_000_000;
+    assert!(out.iter().all(|c| c.result == 4096), "{out:?}");
+    assert!((100..1000).contains(&waited_ms), "{waited_ms} ms");
+    assert_eq!(e.rewrites_after_timeout, 1);
+    let mut ev = Vec::new();
+    e.take_events(&mut ev);
+    let kinds: Vec<(u32, &str)> = ev.iter().map(|x| (x.conn, x.kind.name())).collect();
+    assert_eq!(kinds, [(1, "timeout"), (1, "down"), (1, "reissue")]);
+    assert!(
+        ev[2].detail.contains("1 writes may land twice"),
+        "{}",
+        ev[2].detail
+    );
+    // While path 1 is down everything goes to path 0.
+    run_qd1(&mut e, 10, 10);
+    let s = samples(&mut e);
+    assert_eq!(s[1].state, PathState::Down);
+    assert_eq!((s[0].counts.ios, s[1].counts.ios), (12, 0));
+    assert_eq!(s[1].counts.reissued, 1);
+    // The server answers again: a probe brings the path back and rr uses it.
+    {
+        let mut s1 = st[1].lock().unwrap();
+        s1.stalled = false;
+        s1.unreachable = false;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    e.submit_and_reap(0, Some(0), &mut Vec::new()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    run_qd1(&mut e, 100, 10);
+    e.take_events(&mut ev);
+    assert_eq!(
+        ev.last().map(|x| (x.conn, x.kind)),
+        Some((1, EngineEventKind::Up))
+    );
+    let s = samples(&mut e);
+    assert_eq!(s[1].state, PathState::Up);
+    assert!(s[1].counts.ios >= 4, "{:?}", s[1].counts);
+}
+
+#[test]
+fn a_transport_error_moves_the_io_and_a_target_error_does_not() {
+    let (mut e, st) = engine(PathPolicy::RoundRobin { n: 1 }, 2, 5_000_000_000);
+    st[0].lock().unwrap().fail_errno = Some(libc::ECONNRESET);
+    st[0].lock().unwrap().unreachable = true;
+    let done = run_qd1(&mut e, 0, 4);
+    assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+    assert_eq!(log_of(&st[1]).len(), 4);
+    // A medium error is the storage's answer on every path: it reaches the workload.
+    st[1].lock().unwrap().fail_errno = Some(libc::EIO);
+    let done = run_qd1(&mut e, 10, 1);
+    assert_eq!(done[0].result, -(libc::EIO as i64));
+}
+
+#[test]
+fn errors_reach_the_workload_only_when_no_path_is_left() {
+    let (mut e, st) = engine(PathPolicy::RoundRobin { n: 1 }, 2, 5_000_000_000);
+    for s in &st {
+        let mut s = s.lock().unwrap();
+        s.fail_errno = Some(libc::ESHUTDOWN);
+        s.unreachable = true;
+    }
+    let done = run_qd1(&mut e, 0, 3);
+    assert!(
+        done.iter().all(|c| c.result == -(libc::EIO as i64)),
+        "{done:?}"
+    );
+    let mut ev = Vec::new();
+    e.take_events(&mut ev);
+    assert_eq!(
+        ev.iter()
+            .filter(|x| x.kind == EngineEventKind::Down)
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn a_path_unreachable_at_start_starts_down_and_joins_later() {
+    let states: Vec<Shared> = (0..2).map(|_| state()).collect();
+    states[1].lock().unwrap().unreachable = true;
+    let s2 = states.clone();
+    let connect: Connect = Arc::new(move |i| {
+        if s2[i].lock().unwrap().unreachable {
+            return Err(EngineError::Setup {
+                engine: "fake",
+                source: std::io::Error::other("refused"),
+            });
+        }
+        Ok(Box::new(Fake {
+            st: s2[i].clone(),
+            queued: Vec::new(),
+        }) as InnerEngine)
+    });
+    let settings = MultipathSettings {
+        policy: PathPolicy::RoundRobin { n: 1 },
+        failback: Failback::Immediate,
+        timeout_ns: 1_000_000_000,
+        retry_ns: 10_000_000,
+    };
+    let mut e = MultipathEngine::new(2, 8, settings, connect).unwrap();
+    run_qd1(&mut e, 0, 4);
+    assert_eq!(log_of(&states[0]).len(), 4);
+    states[1].lock().unwrap().unreachable = false;
+    // The probe is due after the retry interval, starts on the next reap and
+    // delivers its connection to a later one.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    e.submit_and_reap(0, Some(0), &mut Vec::new()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    run_qd1(&mut e, 10, 4);
+    assert_eq!(log_of(&states[1]).len(), 2);
+}

@@ -1,0 +1,36 @@
+//! The result's view of a multipath target: one entry per path for the run
+//! (`runs[].paths[]`) and per interval (`runs[].intervals[].paths[]`, same order).
+//! What happened to the paths is in the run's events (`runs[].events[]`, kinds
+//! `down`, `up`, `timeout`, `reissue`). All absent for a target with one path.
+
+use serde::{Deserialize, Serialize};
+
+/// One path over the measured run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PathResult {
+    /// "p0", "p1", …: path 0 is the target's own URI.
+    pub name: String,
+    pub uri: String,
+    /// I/Os the path answered successfully.
+    pub ios: u64,
+    pub bytes: u64,
+    /// Failures seen on the path (transport errors, timeouts).
+    pub errors: u64,
+    /// I/Os taken from the path when it failed and issued again on another.
+    pub reissued: u64,
+    /// `up`, `down` or `standby` (failover: healthy, not in use) at the end.
+    pub state: String,
+}
+
+/// One path in one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalPath {
+    pub ios: u64,
+    /// 10^6 bytes per second.
+    pub mbps: f64,
+    /// 99th percentile of the service time of the I/Os the path answered (0 when none).
+    pub service_us_p99: f64,
+    pub errors: u64,
+    /// `up`, `down` or `standby` at the interval's end.
+    pub state: String,
+}

@@ -1,0 +1,161 @@
+//! Per-path figures of a multipath run: the collector adds every worker's path
+//! samples of an interval into one [`IntervalPath`] per path, and the intervals
+//! into the run's [`PathResult`]s.
+
+use crate::engine::multipath::path::{PathSample, PathState};
+use crate::result::paths::{IntervalPath, PathResult};
+use crate::stats::histogram::LatencyHistogram;
+
+/// One path's sum over the workers, for one interval.
+#[derive(Debug, Clone, Default)]
+struct Acc {
+    ios: u64,
+    bytes: u64,
+    errors: u64,
+    reissued: u64,
+    service: LatencyHistogram,
+    /// Workers that saw it down / up (standby otherwise).
+    down: bool,
+    up: bool,
+}
+
+/// The per-path figures of one run.
+#[derive(Debug, Default)]
+pub struct PathTally {
+    /// `(name, uri)` per path; empty for a target with one path.
+    names: Vec<(String, String)>,
+    interval: Vec<Acc>,
+    totals: Vec<PathResult>,
+}
+
+impl PathTally {
+    pub fn new(uris: &[String]) -> Self {
+        PathTally {
+            names: uris
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (format!("p{i}"), u.clone()))
+                .collect(),
+            interval: vec![Acc::default(); uris.len()],
+            totals: uris
+                .iter()
+                .enumerate()
+                .map(|(i, u)| PathResult {
+                    name: format!("p{i}"),
+                    uri: u.clone(),
+                    state: "up".into(),
+                    ..Default::default()
+                })
+                .collect(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Adds one worker's samples of the current interval.
+    pub fn add(&mut self, samples: &[PathSample]) {
+        for (a, s) in self.interval.iter_mut().zip(samples) {
+            a.ios += s.counts.ios;
+            a.bytes += s.counts.bytes;
+            a.errors += s.counts.errors;
+            a.reissued += s.counts.reissued;
+            a.service += &s.service;
+            match s.state {
+                PathState::Down => a.down = true,
+                PathState::Up => a.up = true,
+                PathState::Standby => {}
+            }
+        }
+    }
+
+    /// Closes the interval of `duration_s`: its per-path entries. `measured` adds it
+    /// to the run's totals (not during warm-up).
+    pub fn close(&mut self, duration_s: f64, measured: bool) -> Vec<IntervalPath> {
+        let mut out = Vec::with_capacity(self.interval.len());
+        for (a, t) in self.interval.iter_mut().zip(self.totals.iter_mut()) {
+            let state = if a.down {
+                "down"
+            } else if a.up {
+                "up"
+            } else {
+                "standby"
+            };
+            out.push(IntervalPath {
+                ios: a.ios,
+                mbps: if duration_s > 0.0 {
+                    a.bytes as f64 / duration_s / 1e6
+                } else {
+                    0.0
+                },
+                service_us_p99: if a.service.count() > 0 {
+                    a.service.percentile_ns(99.0) as f64 / 1e3
+                } else {
+                    0.0
+                },
+                errors: a.errors,
+                state: state.into(),
+            });
+            if measured {
+                t.ios += a.ios;
+                t.bytes += a.bytes;
+                t.errors += a.errors;
+                t.reissued += a.reissued;
+            }
+            t.state = state.into();
+            *a = Acc::default();
+        }
+        out
+    }
+
+    /// The run's per-path totals.
+    pub fn results(&self) -> Vec<PathResult> {
+        self.totals.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::multipath::path::PathCounts;
+
+    fn sample(ios: u64, state: PathState) -> PathSample {
+        let mut service = LatencyHistogram::new();
+        for _ in 0..ios {
+            service.record(100_000);
+        }
+        PathSample {
+            counts: PathCounts {
+                ios,
+                bytes: ios * 4096,
+                errors: 0,
+                reissued: 0,
+            },
+            service,
+            state,
+        }
+    }
+
+    #[test]
+    fn workers_add_up_and_a_path_down_anywhere_is_down() {
+        let mut t = PathTally::new(&["nbd://a".into(), "nbd://b".into()]);
+        t.add(&[sample(10, PathState::Up), sample(5, PathState::Up)]);
+        t.add(&[sample(10, PathState::Up), sample(0, PathState::Down)]);
+        let iv = t.close(0.5, true);
+        assert_eq!((iv[0].ios, iv[1].ios), (20, 5));
+        assert_eq!((iv[0].state.as_str(), iv[1].state.as_str()), ("up", "down"));
+        assert!((iv[0].mbps - 20.0 * 4096.0 / 0.5 / 1e6).abs() < 1e-9);
+        assert!(
+            (iv[0].service_us_p99 - 100.0).abs() < 2.0,
+            "{}",
+            iv[0].service_us_p99
+        );
+        t.add(&[sample(3, PathState::Up), sample(0, PathState::Standby)]);
+        t.close(0.5, false);
+        let r = t.results();
+        assert_eq!((r[0].ios, r[1].ios), (20, 5));
+        assert_eq!((r[0].name.as_str(), r[1].uri.as_str()), ("p0", "nbd://b"));
+        assert_eq!(r[1].state, "standby");
+    }
+}

@@ -1,0 +1,417 @@
+//! Multipath against real servers: two (or more) nbdkit processes on 127.0.0.1
+//! serving the same file are the paths to one device. Policies are checked by the
+//! per-path counts of the result and by each server's own count (nbdkit's stats
+//! filter); failures are made by stopping a server (SIGSTOP: it stalls, the
+//! connection stays) or killing it, and the workload must not see them. Every server
+//! is stopped by its PID when the test ends, passed or failed.
+
+use super::*;
+use std::time::{Duration, Instant};
+
+/// One nbdkit serving `file` on 127.0.0.1:`port`, with the stats filter in front.
+struct PathServer {
+    child: Option<std::process::Child>,
+    port: u16,
+    file: PathBuf,
+    stats: PathBuf,
+    uri: String,
+}
+
+impl PathServer {
+    fn start(dir: &Path, file: &Path, name: &str) -> Result<PathServer, String> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("finding a free port: {e}"))?
+            .port();
+        let mut s = PathServer {
+            child: None,
+            port,
+            file: file.to_path_buf(),
+            stats: dir.join(format!("{name}.stats")),
+            uri: format!("nbd://127.0.0.1:{port}"),
+        };
+        s.spawn()?;
+        Ok(s)
+    }
+
+    /// Starts (or restarts) the server process on its port.
+    fn spawn(&mut self) -> Result<(), String> {
+        if Command::new("nbdkit").arg("--version").output().is_err() {
+            return Err("nbdkit is not installed (Debian package nbdkit)".into());
+        }
+        let child = Command::new("nbdkit")
+            .args(["--foreground", "--exit-with-parent", "--filter=stats"])
+            .args(["-i", "127.0.0.1", "-p", &self.port.to_string()])
+            .arg("file")
+            .arg(&self.file)
+            .arg(format!("statsfile={}", self.stats.display()))
+            .spawn()
+            .map_err(|e| format!("starting nbdkit: {e}"))?;
+        self.child = Some(child);
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            if let Some(Ok(Some(st))) = self.child.as_mut().map(|c| c.try_wait()) {
+                return Err(format!("nbdkit exited at start: {st}"));
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                return Err("nbdkit did not listen within 10 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
+    fn signal(&self, sig: i32) {
+        if let Some(c) = &self.child {
+            // SAFETY: signalling our own child, not yet reaped, by its PID.
+            unsafe { libc::kill(c.id() as i32, sig) };
+        }
+    }
+
+    /// Ends the server (resuming it first if it was stopped) and reaps it.
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            if let Ok(None) = c.try_wait() {
+                // SAFETY: our own child, not yet reaped.
+                unsafe {
+                    libc::kill(c.id() as i32, libc::SIGCONT);
+                    libc::kill(c.id() as i32, libc::SIGTERM);
+                }
+            }
+            let _ = c.wait();
+        }
+    }
+
+    /// Reads the server counted, after it stopped.
+    fn reads(&mut self) -> u64 {
+        self.stop();
+        let text = std::fs::read_to_string(&self.stats).unwrap_or_default();
+        text.lines()
+            .find_map(|l| l.strip_prefix("read: "))
+            .and_then(|r| r.split_whitespace().next())
+            .map_or(0, |n| n.parse().unwrap())
+    }
+}
+
+impl Drop for PathServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A file of `mib` MiB of random bytes, and `n` servers serving it.
+fn paths(n: usize, mib: usize) -> Option<(tempfile::TempDir, Vec<PathServer>)> {
+    let dir = tempdir();
+    let file = dir.path().join("lun.img");
+    write_random(&file, mib, 1);
+    let mut v = Vec::new();
+    for i in 0..n {
+        match PathServer::start(dir.path(), &file, &format!("p{i}")) {
+            Ok(s) => v.push(s),
+            Err(why) => {
+                skip_or_fail(&format!("nbdkit: {why}"));
+                return None;
+            }
+        }
+    }
+    Some((dir, v))
+}
+
+fn write_random(file: &Path, mib: usize, seed: u64) {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut data = vec![0u8; mib << 20];
+    for w in data.chunks_exact_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        w.copy_from_slice(&x.to_le_bytes());
+    }
+    std::fs::write(file, data).unwrap();
+}
+
+fn share(a: u64, b: u64) -> f64 {
+    a as f64 / (a + b).max(1) as f64
+}
+
+#[test]
+fn multipath_rr1_splits_evenly_and_the_servers_agree() {
+    let Some((_d, mut s)) = paths(2, 16) else {
+        return;
+    };
+    let r = run_json(&[
+        "run",
+        "-t",
+        &s[0].uri,
+        "--path",
+        &s[1].uri,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--duration",
+        "2s",
+        "--path-policy",
+        "rr:1",
+    ]);
+    let run = r.run(0);
+    assert_eq!(run.paths.len(), 2);
+    assert_eq!(
+        (run.paths[0].name.as_str(), run.paths[1].name.as_str()),
+        ("p0", "p1")
+    );
+    assert_eq!(run.paths[1].uri, s[1].uri);
+    let (a, b) = (run.paths[0].ios, run.paths[1].ios);
+    assert!(a + b > 1000, "{a} + {b}");
+    assert!(
+        (share(a, b) - 0.5).abs() <= 0.05,
+        "path 0 carried {a} of {}",
+        a + b
+    );
+    assert_eq!(run.totals.read.errors, 0);
+    assert!(run.events.is_empty(), "{:?}", run.events);
+    // The servers saw the same split (plus the three probe reads of the path check).
+    let (ra, rb) = (s[0].reads(), s[1].reads());
+    assert!((share(ra, rb) - 0.5).abs() <= 0.05, "servers: {ra} vs {rb}");
+    for iv in &run.intervals {
+        assert_eq!(iv.paths.len(), 2);
+    }
+}
+
+#[test]
+fn multipath_failover_puts_everything_on_path_0() {
+    let Some((_d, mut s)) = paths(2, 16) else {
+        return;
+    };
+    let r = run_json(&[
+        "run",
+        "-t",
+        &s[0].uri,
+        "--path",
+        &s[1].uri,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--duration",
+        "1s",
+        "--path-policy",
+        "failover",
+    ]);
+    let run = r.run(0);
+    assert!(run.paths[0].ios > 100);
+    assert_eq!(run.paths[1].ios, 0);
+    assert_eq!(run.paths[1].state, "standby");
+    assert_eq!(run.paths[0].state, "up");
+    // Path 1's server saw only the path check (three blocks, each time the target is
+    // opened: the run's check and the run), none of the workload's hundreds.
+    let (r0, r1) = (s[0].reads(), s[1].reads());
+    assert!(
+        r1 <= 6 && r0 > run.paths[0].ios,
+        "servers: {r0} and {r1} reads"
+    );
+}
+
+#[test]
+fn multipath_a_path_to_another_device_is_refused_naming_both() {
+    let Some((d, mut s)) = paths(1, 16) else {
+        return;
+    };
+    let other = d.path().join("other.img");
+    write_random(&other, 8, 2);
+    let mut o = match PathServer::start(d.path(), &other, "other") {
+        Ok(o) => o,
+        Err(why) => return skip_or_fail(&why),
+    };
+    let out = d.path().join("r.json");
+    let o1 = run(&[
+        "run",
+        "-t",
+        &s[0].uri,
+        "--path",
+        &o.uri,
+        "--rw",
+        "randread",
+        "--duration",
+        "1s",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    let e = stderr(&o1);
+    assert_eq!(o1.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&s[0].uri) && e.contains(&o.uri) && e.contains("size"),
+        "{e}"
+    );
+    assert!(!out.exists(), "a refused command wrote a result");
+    // The same size but other bytes: refused on the compared blocks.
+    let same_size = d.path().join("same-size.img");
+    write_random(&same_size, 16, 3);
+    let mut o2 = PathServer::start(d.path(), &same_size, "o2").unwrap();
+    let o3 = run(&[
+        "run",
+        "-t",
+        &s[0].uri,
+        "--path",
+        &o2.uri,
+        "--rw",
+        "randread",
+        "--duration",
+        "1s",
+    ]);
+    let e = stderr(&o3);
+    assert_eq!(o3.status.code(), Some(2), "{e}");
+    assert!(e.contains("differ") && e.contains(&o2.uri), "{e}");
+    // No workload I/O reached any server: only the path check's reads.
+    let (r0, r1, r2) = (s[0].reads(), o.reads(), o2.reads());
+    assert!(r0 <= 6 && r1 <= 3 && r2 <= 3, "reads: {r0}, {r1}, {r2}");
+}
+
+#[test]
+fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
+    let Some((d, s)) = paths(2, 16) else {
+        return;
+    };
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start(
+        [
+            "run",
+            "-t",
+            &s[0].uri,
+            "--path",
+            &s[1].uri,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate",
+            "2000",
+            "--qd",
+            "64",
+            "--duration",
+            "8s",
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "1s",
+            "--path-retry",
+            "500ms",
+            "--json",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([json.display().to_string()]),
+    );
+    child.wait_first_interval(&json, Duration::from_secs(20));
+    // The first interval closed at t = 0.5 s: stall path 1 over t ≈ 2 … 4 s.
+    std::thread::sleep(Duration::from_millis(1500));
+    s[1].signal(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(2));
+    s[1].signal(libc::SIGCONT);
+    let r = child.finish_result(&json).expect_code(0);
+    let run = r.run(0);
+    let want = 2000.0 * 8.0;
+    let done = run.totals.read.ios as f64;
+    assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
+    assert!(
+        done >= 0.97 * want,
+        "achieved {done} of {want}; events {:?}",
+        run.events
+    );
+    let kinds: Vec<(u32, &str)> = run
+        .events
+        .iter()
+        .map(|e| (e.path, e.kind.as_str()))
+        .collect();
+    let down = run.events.iter().find(|e| e.path == 1 && e.kind == "down");
+    let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
+    let (Some(down), Some(up)) = (down, up) else {
+        panic!("events: {kinds:?}");
+    };
+    assert!(kinds.contains(&(1, "timeout")), "{kinds:?}");
+    assert!((2.0..5.0).contains(&down.t_s), "down at {}", down.t_s);
+    assert!(up.t_s > down.t_s && up.t_s < 7.5, "up at {}", up.t_s);
+    assert!(run.paths[1].reissued >= 1);
+    // Path 1 carries I/O again once it is back.
+    let after: u64 = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s > up.t_s + 0.5)
+        .map(|iv| iv.paths[1].ios)
+        .sum();
+    assert!(after > 100, "path 1 after it came back: {after} I/Os");
+    // While it was down, path 1 had intervals with no I/O at all.
+    assert!(
+        run.intervals
+            .iter()
+            .any(|iv| iv.paths[1].ios == 0 && iv.paths[1].state == "down"),
+        "no interval shows path 1 down and idle"
+    );
+}
+
+#[test]
+fn multipath_a_killed_and_restarted_server_fails_back() {
+    let Some((d, mut s)) = paths(2, 16) else {
+        return;
+    };
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start(
+        [
+            "run",
+            "-t",
+            &s[0].uri,
+            "--path",
+            &s[1].uri,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate",
+            "1000",
+            "--qd",
+            "32",
+            "--duration",
+            "6s",
+            "--interval",
+            "500ms",
+            "--path-retry",
+            "300ms",
+            "--json",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([json.display().to_string()]),
+    );
+    child.wait_first_interval(&json, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(1000));
+    // Killed outright: the connection resets, no timeout needed.
+    s[1].signal(libc::SIGKILL);
+    if let Some(mut c) = s[1].child.take() {
+        let _ = c.wait();
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    s[1].spawn().unwrap();
+    let r = child.finish_result(&json).expect_code(0);
+    let run = r.run(0);
+    assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
+    let kinds: Vec<(u32, &str)> = run
+        .events
+        .iter()
+        .map(|e| (e.path, e.kind.as_str()))
+        .collect();
+    let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
+    assert!(kinds.contains(&(1, "down")), "{kinds:?}");
+    let Some(up) = up else {
+        panic!("no up event: {kinds:?}");
+    };
+    let after: u64 = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s > up.t_s + 0.5)
+        .map(|iv| iv.paths[1].ios)
+        .sum();
+    assert!(after > 50, "path 1 after the restart: {after} I/Os");
+}
