@@ -20,6 +20,9 @@ ldconfig -p 2>/dev/null | grep 'libiscsi\.so\.7' >/dev/null || need+=(libiscsi7)
 command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v tc >/dev/null 2>&1 || need+=(iproute2)
+# SMB targets: a Samba server for the tests (smbd, smbpasswd) and smbclient to compare.
+command -v smbd >/dev/null 2>&1 || need+=(samba)
+command -v smbclient >/dev/null 2>&1 || need+=(smbclient)
 # MPI (issue 16): Open MPI for `--features mpi` and its tests; clang for rsmpi's
 # bindings (bindgen needs libclang).
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
@@ -43,10 +46,13 @@ bash scripts/deps.sh
 # Issue 11: no function in src/plan or src/run longer than 120 lines.
 python3 scripts/fn-lengths.py --max 120 --top 3 src/plan src/run
 cargo clippy --all-targets -- -D warnings
-cargo test --lib --bins -- --test-threads=2
+# The smb:// client is a cargo feature (the smb crate needs Rust 1.89 and ~200 more
+# crates): lint and test that build too.
+cargo clippy --all-targets --features smb -- -D warnings
+cargo test --lib --bins --features smb -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so
 # they do not steal each other's CPU.
-cargo test --test tests -- --test-threads=1
+cargo test --test tests --features smb -- --test-threads=1
 # The `mpi` feature: clippy and the mpirun tests (three runs of 3-10 s under
 # `mpirun -n 4`; about 30 s plus one build of the crate with the feature).
 cargo clippy --features mpi --all-targets -- -D warnings

@@ -167,6 +167,12 @@ pub fn run_invocation(a: &RunArgs, command: Vec<String>) -> Result<RunInvocation
 /// Run options (error policy, data content, verification) from `run` flags over what
 /// the plan's job description asked for (flags win).
 fn run_options(a: &RunArgs, plan: &Plan) -> Result<RunOptions, AppError> {
+    use crate::target::smb::credentials;
+    credentials::configure(credentials::SmbOptions {
+        credentials_file: a.credentials.clone(),
+        require_encryption: a.smb_encrypt,
+    })
+    .map_err(AppError::Refused)?;
     let mut settings = plan.data.clone();
     if let Some(r) = a.dedup_ratio {
         settings.dedup_ratio = Some(r);
@@ -187,7 +193,7 @@ fn run_options(a: &RunArgs, plan: &Plan) -> Result<RunOptions, AppError> {
         policy: a.on_error.unwrap_or(crate::run::worker::ErrorPolicy::Stop),
         data: app::data_options(&settings)?,
         io_timeout_ns: a.io_timeout,
-        ..Default::default()
+        connections: a.connections.unwrap_or(1),
     })
 }
 

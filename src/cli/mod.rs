@@ -199,7 +199,9 @@ pub struct RunArgs {
     /// Target: a file, a block device, mem:SIZE, null:SIZE,
     /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
     /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or
-    /// iscsi://HOST[:PORT]/IQN/LUN (CHAP from IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD). Repeatable.
+    /// iscsi://HOST[:PORT]/IQN/LUN (CHAP from IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD),
+    /// smb://[USER@]HOST[:PORT]/SHARE/PATH (password from IOSCOPE_SMB_PASSWORD or
+    /// --credentials). Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
     /// A further path to the first target's storage (nbd:// or iscsi://, the same
@@ -217,7 +219,7 @@ pub struct RunArgs {
     /// How often a failed path is probed (default 1s).
     #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
     pub path_retry: Option<u64>,
-    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi.
+    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi, smb.
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
     pub engine: Option<EngineKind>,
     /// Access: read, write, randread, randwrite, rw, randrw.
@@ -349,9 +351,22 @@ pub struct RunArgs {
     /// timeout error (re-issued under --on-error retry=N where the engine allows).
     #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
     pub io_timeout: Option<u64>,
+    /// Connections (NBD multi-conn, iSCSI sessions) each worker opens to every
+    /// network target; streams are spread over them. NBD needs a server that
+    /// advertises multi-conn for N > 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub connections: Option<u32>,
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
+    /// SMB credentials file for smb:// targets (smbclient's format: `username = …`,
+    /// `password = …`, optional `domain = …`; mode 0600). Default: the environment
+    /// variables IOSCOPE_SMB_USER and IOSCOPE_SMB_PASSWORD.
+    #[arg(long, value_name = "FILE")]
+    pub credentials: Option<PathBuf>,
+    /// Require SMB encryption: refuse a session the server will not encrypt.
+    #[arg(long)]
+    pub smb_encrypt: bool,
     /// Repeat the run in rounds until the tracked metric is steady (SNIA PTS rule:
     /// the last 5 rounds within 20% of their average, slope under 10%), or
     /// --max-rounds pass.

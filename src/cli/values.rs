@@ -144,9 +144,10 @@ pub fn engine(text: &str) -> Res<EngineKind> {
         "mem" => EngineKind::Mem,
         "sim" => EngineKind::Sim,
         "nbd" => EngineKind::Nbd,
+        "smb" => EngineKind::Smb,
         _ => {
             return Err(ValueError::Expected(
-                "auto, uring, sync, null, mem, sim or nbd",
+                "auto, uring, sync, null, mem, sim, nbd or smb",
             ))
         }
     })

@@ -1,34 +1,50 @@
 //! The iscsi engine: iSCSI LUNs through libiscsi's asynchronous API, driven from the
-//! worker's own loop. Each worker logs in its own session to every iSCSI target.
-//! Requests go out as READ (16)/WRITE (16) tasks (`iscsi_read16_task`,
-//! `iscsi_write16_task`); the engine polls the sessions' sockets for the events
-//! `iscsi_which_events` asks for and hands them to `iscsi_service`, which runs the
+//! worker's own loop. Each worker logs in its own sessions to every iSCSI target —
+//! `N` of them with `--connections N`. Requests go out as READ (16)/WRITE (16)
+//! tasks (`iscsi_read16_task`, `iscsi_write16_task`) on the session the request
+//! names; the engine lists the sessions' sockets with the events
+//! `iscsi_which_events` asks for ([`Engine::poll_fds`]), the worker waits on them in
+//! poll(2), and [`Engine::on_ready`] hands them to `iscsi_service`, which runs the
 //! completion callback for every finished task. Many I/Os are in flight per session
 //! and no thread is spent per I/O.
+//!
+//! A request past `--io-timeout` is abandoned by destroying its session (libiscsi
+//! cancels its tasks and touches none of their buffers afterwards): the session's
+//! other requests fail with ECONNABORTED, a `down` event names the cause, and a
+//! later request on it fails the run with "connection to … lost after N s: …".
 
-use super::{Completion, Engine, EngineError, IoRequest, Targets};
+use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest, Targets};
+use crate::plan::model::IscsiSpec;
 use crate::plan::model::Op;
 use crate::target::iscsi::{self, ffi};
 use crate::target::Backing;
 use std::collections::HashMap;
 
-/// One session and the requests it carries.
+/// One session.
 struct Link {
-    session: ffi::Session,
-    portal: String,
-    block_bytes: u32,
+    /// `None` once the engine closed it.
+    session: Option<ffi::Session>,
     opened_ns: u64,
+    lost: Option<String>,
+}
+
+/// One iSCSI target: where it is and its sessions.
+struct Lun {
+    spec: IscsiSpec,
+    block_bytes: u32,
+    links: Vec<Link>,
 }
 
 /// One worker's sessions to the iSCSI targets it serves.
 pub struct IscsiEngine {
     /// Indexed like the target list; `None` for a target that is not iSCSI.
-    links: Vec<Option<Link>>,
-    /// tag → (link, len) of each request in flight.
-    inflight: HashMap<u64, (u32, u32)>,
+    luns: Vec<Option<Lun>>,
+    /// tag → (target, session, len) of each request in flight.
+    inflight: HashMap<u64, (u32, u32, u32)>,
     done: Vec<(u64, i32)>,
-    pollfds: Vec<libc::pollfd>,
-    poll_links: Vec<usize>,
+    /// (target, session) of each entry last handed out by `poll_fds`.
+    poll_links: Vec<(usize, usize)>,
+    events: Vec<EngineEvent>,
 }
 
 fn io_err(op: &'static str, msg: String) -> EngineError {
@@ -39,66 +55,93 @@ fn io_err(op: &'static str, msg: String) -> EngineError {
     }
 }
 
+fn open_link(spec: &IscsiSpec) -> Result<Link, EngineError> {
+    let session = iscsi::connect(spec).map_err(|e| EngineError::Setup {
+        engine: "iscsi",
+        source: std::io::Error::other(format!(
+            "logging in to {} at {}: {e}",
+            spec.iqn, spec.portal
+        )),
+    })?;
+    Ok(Link {
+        session: Some(session),
+        opened_ns: crate::clock::now_ns(),
+        lost: None,
+    })
+}
+
+fn lost_err(portal: &str, l: &Link, what: &str, inflight: usize) -> EngineError {
+    let secs = crate::clock::now_ns().saturating_sub(l.opened_ns) as f64 / 1e9;
+    io_err(
+        "session",
+        format!(
+            "connection to {portal} lost after {secs:.1} s: {what} ({inflight} I/Os in flight)"
+        ),
+    )
+}
+
 impl IscsiEngine {
-    /// Logs in one session per iSCSI target.
+    /// Logs in one session per iSCSI target ([`Engine::connect`] opens the rest).
     pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
-        let mut links = Vec::with_capacity(targets.len());
+        let mut luns = Vec::with_capacity(targets.len());
         for t in targets.iter() {
             let Backing::Iscsi(it) = &t.backing else {
-                links.push(None);
+                luns.push(None);
                 continue;
             };
-            let session = iscsi::connect(&it.spec).map_err(|e| EngineError::Setup {
-                engine: "iscsi",
-                source: std::io::Error::other(format!(
-                    "logging in to {} at {}: {e}",
-                    it.spec.iqn, it.spec.portal
-                )),
-            })?;
-            links.push(Some(Link {
-                session,
-                portal: it.spec.portal.clone(),
+            luns.push(Some(Lun {
+                spec: it.spec.clone(),
                 block_bytes: it.block_bytes,
-                opened_ns: crate::clock::now_ns(),
+                links: vec![open_link(&it.spec)?],
             }));
         }
         Ok(IscsiEngine {
-            links,
+            luns,
             inflight: HashMap::with_capacity(capacity),
             done: Vec::with_capacity(capacity),
-            pollfds: Vec::new(),
             poll_links: Vec::new(),
+            events: Vec::new(),
         })
     }
 
-    fn lost(l: &Link, what: &str, inflight: usize) -> EngineError {
-        let secs = crate::clock::now_ns().saturating_sub(l.opened_ns) as f64 / 1e9;
-        io_err(
-            "session",
-            format!(
-                "connection to {} lost after {secs:.1} s: {what} ({inflight} I/Os in flight)",
-                l.portal
-            ),
-        )
+    /// Closes session `(t, c)` with a `down` event; its tasks come back cancelled
+    /// (and are failed with ECONNABORTED by `harvest`).
+    fn close(&mut self, t: usize, c: usize, why: String) {
+        let Some(l) = self.luns[t].as_mut().and_then(|u| u.links.get_mut(c)) else {
+            return;
+        };
+        if l.session.is_none() {
+            return;
+        }
+        self.events.push(EngineEvent {
+            at_ns: crate::clock::now_ns(),
+            target: t as u32,
+            conn: c as u32,
+            kind: EngineEventKind::Down,
+            detail: why.clone(),
+        });
+        l.session = None;
+        l.lost = Some(why);
     }
 
     /// Turns the callbacks' records into completions. libiscsi cancels every
-    /// command of a session it has lost (ioscope never cancels any itself, and
-    /// automatic reconnection is off), so a cancelled command means the connection
-    /// is gone: that ends the run, naming the portal.
+    /// command of a session it has lost or that the engine closed (ioscope never
+    /// cancels single commands, and automatic reconnection is off): such a command
+    /// fails with ECONNABORTED; a session libiscsi lost on its own ends the run,
+    /// naming the portal (no reconnection is attempted).
     fn harvest(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         ffi::take_done(&mut self.done);
-        let mut lost_link = None;
+        let mut dropped = Vec::new();
         for (tag, status) in self.done.drain(..) {
-            let Some((li, len)) = self.inflight.remove(&tag) else {
+            let Some((t, c, len)) = self.inflight.remove(&tag) else {
                 continue;
             };
             let result = match status {
                 ffi::STATUS_GOOD => len as i64,
                 ffi::STATUS_TIMEOUT => -(libc::ETIMEDOUT as i64),
                 ffi::STATUS_CANCELLED => {
-                    lost_link.get_or_insert(li as usize);
-                    -(libc::ECANCELED as i64)
+                    dropped.push((t as usize, c as usize));
+                    -(libc::ECONNABORTED as i64)
                 }
                 _ => -(libc::EIO as i64),
             };
@@ -108,70 +151,16 @@ impl IscsiEngine {
                 done_ns: 0,
             });
         }
-        match lost_link.and_then(|li| self.links[li].as_ref()) {
-            Some(l) => Err(Self::lost(
-                l,
-                &format!("the session was dropped: {}", l.session.error()),
-                self.inflight.len(),
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// Polls the sessions' sockets for up to `timeout_ns` and services them.
-    fn poll_once(&mut self, timeout_ns: Option<u64>) -> Result<(), EngineError> {
-        self.pollfds.clear();
-        self.poll_links.clear();
-        for (i, l) in self.links.iter().enumerate() {
-            let Some(l) = l else { continue };
-            self.pollfds.push(libc::pollfd {
-                fd: l.session.fd(),
-                events: l.session.which_events(),
-                revents: 0,
-            });
-            self.poll_links.push(i);
-        }
-        if self.pollfds.is_empty() {
-            return Ok(());
-        }
-        // libiscsi may ask for no events for a while (between reconnect attempts):
-        // never wait longer than 100 ms without servicing it.
-        let wait = timeout_ns.unwrap_or(u64::MAX).min(100_000_000);
-        let ts = libc::timespec {
-            tv_sec: (wait / 1_000_000_000) as libc::time_t,
-            tv_nsec: (wait % 1_000_000_000) as libc::c_long,
-        };
-        // SAFETY: pollfds is a valid array of its length and ts outlives the call.
-        let n = unsafe {
-            libc::ppoll(
-                self.pollfds.as_mut_ptr(),
-                self.pollfds.len() as libc::nfds_t,
-                &ts,
-                std::ptr::null(),
-            )
-        };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINTR) {
-                return Ok(());
-            }
-            return Err(EngineError::Io {
-                engine: "iscsi",
-                op: "ppoll",
-                source: e,
-            });
-        }
-        for k in 0..self.pollfds.len() {
-            let (revents, li) = (self.pollfds[k].revents, self.poll_links[k]);
-            let Some(l) = &self.links[li] else { continue };
-            let r = l.session.service(revents);
-            let inflight = self.inflight.len();
-            if let Err(e) = r {
-                return Err(Self::lost(l, &e, inflight));
-            }
-            if !l.session.is_logged_in() {
-                return Err(Self::lost(l, "the session was logged out", inflight));
-            }
+        for (t, c) in dropped {
+            let Some(u) = self.luns[t].as_ref() else {
+                continue;
+            };
+            let Some(l) = u.links.get(c) else { continue };
+            let Some(s) = &l.session else { continue };
+            let why = format!("the session was dropped: {}", s.error());
+            let err = lost_err(&u.spec.portal, l, &why, self.inflight.len());
+            self.close(t, c, crate::errors::chain(&err));
+            return Err(err);
         }
         Ok(())
     }
@@ -182,30 +171,46 @@ impl Engine for IscsiEngine {
         "iscsi"
     }
 
+    fn connect(&mut self, per_target: u32) -> Result<(), EngineError> {
+        for u in self.luns.iter_mut().flatten() {
+            while u.links.len() < per_target as usize {
+                u.links.push(open_link(&u.spec)?);
+            }
+        }
+        Ok(())
+    }
+
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        let li = req.target as usize;
-        let Some(l) = self.links.get(li).and_then(|l| l.as_ref()) else {
+        let t = req.target as usize;
+        let Some(u) = self.luns.get(t).and_then(|l| l.as_ref()) else {
             return Err(io_err(
                 "submit",
                 format!("target {} is not an iSCSI target", req.target),
             ));
         };
-        let block = l.block_bytes;
+        let c = req.conn as usize % u.links.len();
+        let l = &u.links[c];
+        let Some(session) = &l.session else {
+            let why = l.lost.clone().unwrap_or_default();
+            return Err(lost_err(&u.spec.portal, l, &why, self.inflight.len()));
+        };
+        let block = u.block_bytes;
         let lba = req.offset / block as u64;
         // SAFETY: the runner keeps the buffer valid and untouched until this request's
-        // completion is returned, which happens only after libiscsi reported it.
+        // completion is returned, which happens only after libiscsi reported it (or
+        // its session was destroyed).
         let r = unsafe {
             match req.op {
-                Op::Read => l.session.read16(req.buf, req.len, lba, block, req.tag),
-                Op::Write => l.session.write16(req.buf, req.len, lba, block, req.tag),
+                Op::Read => session.read16(req.buf, req.len, lba, block, req.tag),
+                Op::Write => session.write16(req.buf, req.len, lba, block, req.tag),
             }
         };
         match r {
             Ok(()) => {
-                self.inflight.insert(req.tag, (li as u32, req.len));
+                self.inflight.insert(req.tag, (t as u32, c as u32, req.len));
                 Ok(())
             }
-            Err(e) => Err(io_err("submit", format!("{}: {e}", l.portal))),
+            Err(e) => Err(io_err("submit", format!("{}: {e}", u.spec.portal))),
         }
     }
 
@@ -217,25 +222,108 @@ impl Engine for IscsiEngine {
     ) -> Result<(), EngineError> {
         let start = out.len();
         let deadline = timeout_ns.map(|t| crate::clock::now_ns().saturating_add(t));
-        self.poll_once(Some(0))?;
-        self.harvest(out)?;
+        let mut fds = Vec::new();
+        let mut first = true;
         loop {
+            self.harvest(out)?;
             let got = out.len() - start;
-            if got >= min_complete as usize || self.inflight.is_empty() {
+            if !first && (got >= min_complete as usize || self.inflight.is_empty()) {
                 return Ok(());
             }
             let wait = match deadline {
-                Some(d) => {
-                    let now = crate::clock::now_ns();
-                    if now >= d {
-                        return Ok(());
-                    }
-                    Some(d - now)
-                }
-                None => None,
+                Some(d) => d.saturating_sub(crate::clock::now_ns()),
+                None => u64::MAX,
             };
-            self.poll_once(wait)?;
-            self.harvest(out)?;
+            if !first && wait == 0 {
+                return Ok(());
+            }
+            fds.clear();
+            self.poll_fds(&mut fds);
+            if fds.is_empty() {
+                return Ok(());
+            }
+            // The first turn only sends what is queued and reads what has arrived.
+            // libiscsi may ask for no events for a while: never wait longer than
+            // 100 ms without servicing it.
+            let wait = if first { 0 } else { wait.min(100_000_000) };
+            super::wait::poll_until(&mut fds, wait).map_err(|e| EngineError::Io {
+                engine: "iscsi",
+                op: "ppoll",
+                source: e,
+            })?;
+            self.on_ready(&fds)?;
+            first = false;
         }
+    }
+
+    fn poll_fds(&mut self, out: &mut Vec<libc::pollfd>) {
+        self.poll_links.clear();
+        for (t, u) in self.luns.iter().enumerate() {
+            let Some(u) = u else { continue };
+            for (c, l) in u.links.iter().enumerate() {
+                let Some(s) = &l.session else { continue };
+                out.push(libc::pollfd {
+                    fd: s.fd(),
+                    events: s.which_events(),
+                    revents: 0,
+                });
+                self.poll_links.push((t, c));
+            }
+        }
+    }
+
+    fn on_ready(&mut self, fds: &[libc::pollfd]) -> Result<(), EngineError> {
+        let links = std::mem::take(&mut self.poll_links);
+        let r = self.service_ready(&links, fds);
+        self.poll_links = links;
+        r
+    }
+
+    fn abandon(&mut self, tag: u64) -> bool {
+        let Some((t, c, _)) = self.inflight.remove(&tag) else {
+            return false;
+        };
+        let (t, c) = (t as usize, c as usize);
+        let why = "no answer within the I/O timeout".to_string();
+        // Destroying the session cancels its tasks: libiscsi touches none of their
+        // buffers afterwards.
+        self.close(t, c, why);
+        true
+    }
+
+    fn take_events(&mut self, out: &mut Vec<EngineEvent>) {
+        out.append(&mut self.events);
+    }
+}
+
+impl IscsiEngine {
+    /// Services the sessions poll(2) looked at (`links[k]` is `fds[k]`'s session).
+    fn service_ready(
+        &mut self,
+        links: &[(usize, usize)],
+        fds: &[libc::pollfd],
+    ) -> Result<(), EngineError> {
+        for (&(t, c), fd) in links.iter().zip(fds) {
+            let Some(s) = self.luns[t]
+                .as_ref()
+                .and_then(|u| u.links.get(c))
+                .and_then(|l| l.session.as_ref())
+            else {
+                continue;
+            };
+            // iscsi_service also runs timers, so it is called even with no revents.
+            let why = match s.service(fd.revents) {
+                Err(e) => Some(e),
+                Ok(()) if !s.is_logged_in() => Some("the session was logged out".into()),
+                Ok(()) => None,
+            };
+            if let Some(why) = why {
+                let u = self.luns[t].as_ref().expect("polled target");
+                let err = lost_err(&u.spec.portal, &u.links[c], &why, self.inflight.len());
+                self.close(t, c, crate::errors::chain(&err));
+                return Err(err);
+            }
+        }
+        Ok(())
     }
 }

@@ -62,8 +62,11 @@ pub mod multipath;
 pub mod nbd;
 pub mod null;
 pub mod sim;
+#[cfg(feature = "smb")]
+pub mod smb;
 pub mod sync;
 pub mod uring;
+pub mod wait;
 
 use crate::plan::model::Op;
 use crate::target::OpenTarget;

@@ -261,6 +261,7 @@ fn build_run(m: &Measured) -> RunResult {
         schedule: None,
         verify: None,
         error_samples: Vec::new(),
+        smb: Vec::new(),
         connections: Vec::new(),
         paths: Vec::new(),
         events: Vec::new(),

@@ -937,11 +937,12 @@ impl<'a> Ctx<'a> {
                 "sim" => EngineKind::Sim,
                 "nbd" => EngineKind::Nbd,
                 "iscsi" => EngineKind::Iscsi,
+                "smb" => EngineKind::Smb,
                 other => {
                     return Err(self.err(
                         v.span(),
                         format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd or iscsi"
+                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd, iscsi or smb"
                         ),
                     ))
                 }

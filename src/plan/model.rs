@@ -78,6 +78,23 @@ pub enum TargetKind {
     Nbd(NbdSpec),
     /// An iSCSI LUN (`iscsi://HOST[:PORT]/IQN/LUN`).
     Iscsi(IscsiSpec),
+    /// A file on an SMB share (`smb://[USER@]HOST[:PORT]/SHARE/PATH`).
+    Smb(SmbSpec),
+}
+
+/// Where a file on an SMB share is, as parsed by `crate::target::smb::parse`. Holds no
+/// secret: the password comes from the environment or a credentials file at open time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmbSpec {
+    /// The URI as given.
+    pub uri: String,
+    /// The user named in the URI, if any (else `IOSCOPE_SMB_USER` or the credentials file).
+    pub user: Option<String>,
+    pub host: String,
+    pub port: u16,
+    pub share: String,
+    /// The file's path inside the share, '/'-separated, never empty.
+    pub path: String,
 }
 
 /// Where an iSCSI LUN is, as parsed by `crate::target::iscsi::parse`.
@@ -465,6 +482,8 @@ pub enum EngineKind {
     Nbd,
     /// libiscsi's asynchronous API for `iscsi://` targets.
     Iscsi,
+    /// The smb crate's SMB2/3 client for `smb://` targets.
+    Smb,
 }
 
 impl EngineKind {
@@ -478,6 +497,7 @@ impl EngineKind {
             EngineKind::Sim => "sim",
             EngineKind::Nbd => "nbd",
             EngineKind::Iscsi => "iscsi",
+            EngineKind::Smb => "smb",
         }
     }
 }

@@ -157,6 +157,7 @@ pub fn run(
         schedule: None,
         verify: None,
         error_samples: Vec::new(),
+        smb: Vec::new(),
         connections: Vec::new(),
         paths: Vec::new(),
         events: Vec::new(),

@@ -10,6 +10,7 @@
 
 pub mod paths;
 pub mod ranks;
+pub mod smb;
 pub mod workload;
 
 pub use ranks::{MpiRun, RankResult};
@@ -185,6 +186,10 @@ pub struct RunResult {
     /// First I/O errors seen (errno and offset), at most a few per run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<ErrorSample>,
+    /// What the SMB sessions of `smb://` targets negotiated (dialect, signing,
+    /// encryption, credits), one entry per SMB target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub smb: Vec<smb::SmbSession>,
     // --- connections and events (engine contract; see the block at the end) ---
     /// Per connection to each target, target-major: `connections per target` entries
     /// for the first target, then the second's, …
@@ -362,6 +367,7 @@ impl RunResult {
             schedule: None,
             verify: None,
             error_samples: Vec::new(),
+            smb: Vec::new(),
             connections: Vec::new(),
             paths: Vec::new(),
             events: Vec::new(),

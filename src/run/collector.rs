@@ -435,6 +435,7 @@ impl Collector {
             intervals: self.intervals,
             error_samples: self.samples,
             events: self.events,
+            smb: smb_sessions(targets),
             ranks: Vec::new(),
             mpi: None,
         }
@@ -563,5 +564,24 @@ pub(super) fn collect(
         verify,
         interrupted,
         fatal,
+    }
+}
+
+/// What the SMB targets' sessions negotiated, for the result.
+fn smb_sessions(targets: &crate::engine::Targets) -> Vec<crate::result::smb::SmbSession> {
+    #[cfg(feature = "smb")]
+    {
+        targets
+            .iter()
+            .filter_map(|t| match &t.backing {
+                crate::target::Backing::Smb(s) => Some(s.info.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "smb"))]
+    {
+        let _ = targets;
+        Vec::new()
     }
 }

@@ -125,6 +125,19 @@ fn resolve_with(kind: EngineKind, targets: &[Arc<OpenTarget>], uring_ok: bool) -
         ),
     }
     };
+    let network = targets.first().and_then(|t| match t.backing {
+        Backing::Nbd(_) => Some(EngineKind::Nbd),
+        Backing::Iscsi(_) => Some(EngineKind::Iscsi),
+        Backing::Smb(_) => Some(EngineKind::Smb),
+        _ => None,
+    });
+    if let (EngineKind::Auto, Some(k)) = (kind, network) {
+        // A network target has its own engine; a mix is refused by the run's checks.
+        return choice(
+            k,
+            format!("auto: {} targets use the {} engine", k.name(), k.name()),
+        );
+    }
     match kind {
         EngineKind::Auto if all(|b| matches!(b, Backing::Nbd(_))) => choice(
             EngineKind::Nbd,

@@ -304,11 +304,27 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, chain(&e)),
         },
+        EngineKind::Smb => run_smb(&t, capacity, setup),
         _ => match UringEngine::new(&t, capacity, uring_opts) {
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, chain(&e)),
         },
     }
+}
+
+/// A worker on the smb engine: its own sessions to the SMB targets.
+#[cfg(feature = "smb")]
+fn run_smb(t: &crate::engine::Targets, capacity: usize, setup: WorkerSetup) {
+    match crate::engine::smb::SmbEngine::new(t, capacity) {
+        Ok(e) => worker::run_worker(e, setup),
+        Err(e) => worker::fail(setup, chain(&e)),
+    }
+}
+
+/// Without the `smb` feature no SMB target opens, so this only says why.
+#[cfg(not(feature = "smb"))]
+fn run_smb(_t: &crate::engine::Targets, _capacity: usize, setup: WorkerSetup) {
+    worker::fail(setup, "this ioscope was built without SMB support".into())
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ pub fn execute(
     setup::check_uring(run, engine, &targets)?;
     let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
     setup::check_engine_fits(run, engine, &kinds)?;
-    setup::check_network(run, engine, &targets)?;
+    setup::check_network(run, engine, &targets, opts.connections)?;
     warnings.extend(setup::check_virtual_time(run, specs, engine)?);
     let verify_states = setup::verify_states(run, &targets, opts)?;
     let launched = launch::launch(run, opts, &targets, &resolved, engine, &verify_states)?;

@@ -100,6 +100,7 @@ pub(super) fn check_engine_fits(
     let engine = match engine {
         EngineKind::Auto if all(ProbeKind::Nbd) => EngineKind::Nbd,
         EngineKind::Auto if all(ProbeKind::Iscsi) => EngineKind::Iscsi,
+        EngineKind::Auto if all(ProbeKind::Smb) => EngineKind::Smb,
         EngineKind::Auto if all(ProbeKind::Null) => EngineKind::Null,
         EngineKind::Auto if all(ProbeKind::Sim) => EngineKind::Sim,
         EngineKind::Auto if all(ProbeKind::Mem) => EngineKind::Mem,
@@ -118,6 +119,12 @@ pub(super) fn check_engine_fits(
         }
         k if k != EngineKind::Iscsi && kinds.contains(&ProbeKind::Iscsi) => {
             format!("an iSCSI target needs the iscsi engine, not {}", k.name())
+        }
+        EngineKind::Smb if !all(ProbeKind::Smb) => {
+            "the smb engine works only with smb:// targets".to_string()
+        }
+        k if k != EngineKind::Smb && kinds.contains(&ProbeKind::Smb) => {
+            format!("an SMB target needs the smb engine, not {}", k.name())
         }
         EngineKind::Mem if !all(ProbeKind::Mem) => {
             "the mem engine works only with mem:SIZE targets".to_string()
@@ -153,34 +160,44 @@ pub(super) fn kind_of(t: &OpenTarget) -> ProbeKind {
         Backing::Sim(_) => ProbeKind::Sim,
         Backing::Nbd(_) => ProbeKind::Nbd,
         Backing::Iscsi(_) => ProbeKind::Iscsi,
+        Backing::Smb(_) => ProbeKind::Smb,
     }
 }
 
-/// Each worker opens its own connection to an NBD export, so more than one worker
-/// needs a server that advertises multi-conn (otherwise the connections may not see
-/// each other's writes). Needs the opened targets: the server says it when connected.
+/// Each worker opens its own connections to an NBD export (`--connections` of
+/// them), so more than one connection in all needs a server that advertises
+/// multi-conn (otherwise the connections may not see each other's writes). Needs the
+/// opened targets: the server says it when connected.
 pub(super) fn check_network(
     run: &RunSpec,
     engine: EngineKind,
     targets: &Targets,
+    connections: u32,
 ) -> Result<(), RunError> {
     if engine != EngineKind::Nbd {
         return Ok(());
     }
     let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
     let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
-    if workers > 1 {
-        for t in targets.iter() {
-            if let Backing::Nbd(n) = &t.backing {
-                if !n.multi_conn {
-                    return Err(RunError::Setup {
-                        run: run.name.clone(),
-                        msg: format!(
-                            "{workers} workers would open {workers} connections to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1",
-                            n.server
-                        ),
-                    });
-                }
+    let total = workers * connections as usize;
+    if total <= 1 {
+        return Ok(());
+    }
+    for t in targets.iter() {
+        if let Backing::Nbd(n) = &t.backing {
+            if !n.multi_conn {
+                let how = if connections > 1 {
+                    format!("--connections {connections} would open {total} connections")
+                } else {
+                    format!("{workers} workers would open {workers} connections")
+                };
+                return Err(RunError::Setup {
+                    run: run.name.clone(),
+                    msg: format!(
+                        "{how} to {}, but that server does not advertise multi-conn (connections might not see each other's writes); use --workers 1 --connections 1",
+                        n.server
+                    ),
+                });
             }
         }
     }
@@ -472,7 +489,7 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         let (targets, _) = prepare(run, specs, opts)?;
         let choice = super::engine_choice::resolve(run.engine, &targets, &run.io.uring);
         check_uring(run, choice.kind, &targets)?;
-        check_network(run, choice.kind, &targets)?;
+        check_network(run, choice.kind, &targets, opts.connections)?;
     }
     Ok(())
 }

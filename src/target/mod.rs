@@ -8,6 +8,7 @@ pub mod multipath;
 pub mod nbd;
 pub mod safety;
 pub mod sim;
+pub mod smb;
 
 use crate::plan::model::{TargetKind, TargetSpec};
 use crate::plan::units::parse_size;
@@ -76,12 +77,15 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
     if uri.starts_with("iscsi://") {
         return iscsi::parse(uri).map(TargetKind::Iscsi).map_err(invalid);
     }
+    if uri.starts_with("smb://") {
+        return smb::parse(uri).map(TargetKind::Smb).map_err(invalid);
+    }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(invalid(format!(
-            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN)"
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN, smb://[USER@]HOST[:PORT]/SHARE/PATH)"
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
@@ -103,6 +107,8 @@ pub enum Backing {
     Nbd(nbd::NbdTarget),
     /// An iSCSI LUN reached through libiscsi.
     Iscsi(iscsi::IscsiTarget),
+    /// A file on an SMB share (cargo feature `smb`).
+    Smb(Box<smb::SmbTarget>),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -133,7 +139,7 @@ impl OpenTarget {
     pub fn is_persistent(&self) -> bool {
         matches!(
             self.backing,
-            Backing::File { .. } | Backing::Nbd(_) | Backing::Iscsi(_)
+            Backing::File { .. } | Backing::Nbd(_) | Backing::Iscsi(_) | Backing::Smb(_)
         )
     }
 
@@ -145,6 +151,7 @@ impl OpenTarget {
             Backing::File { file, .. } => Some(file.read_exact_at(buf, offset)),
             Backing::Nbd(n) => Some(n.read_at(buf, offset)),
             Backing::Iscsi(i) => Some(i.read_at(buf, offset)),
+            Backing::Smb(s) => Some(s.read_at(buf, offset)),
             Backing::Mem(_) | Backing::Null | Backing::Sim(_) => None,
         }
     }
@@ -225,6 +232,7 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         }
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
         TargetKind::Iscsi(i) => open_iscsi(spec, &i, opts),
+        TargetKind::Smb(s) => open_smb(spec, &s, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
     }
 }
@@ -254,6 +262,25 @@ fn open_nbd(
         uri: spec.uri.clone(),
         backing: Backing::Nbd(opened.target),
         size_bytes,
+        direct: false,
+        align_bytes: 1,
+        multipath: None,
+    })
+}
+
+/// A file on an SMB share, created or grown to the working set like a local file.
+fn open_smb(
+    spec: &TargetSpec,
+    s: &crate::plan::model::SmbSpec,
+    opts: OpenOptionsIo,
+) -> Result<OpenTarget, TargetError> {
+    let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
+    let opened = smb::open(s, opts.writes, want)?;
+    Ok(OpenTarget {
+        name: spec.name.clone(),
+        uri: spec.uri.clone(),
+        backing: Backing::Smb(Box::new(opened.target)),
+        size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
         direct: false,
         align_bytes: 1,
         multipath: None,
@@ -333,6 +360,8 @@ pub enum ProbeKind {
     Nbd,
     /// An iSCSI LUN: whole blocks only (its block size is `align_bytes`).
     Iscsi,
+    /// A file on an SMB share: created or grown on the server, never locally.
+    Smb,
 }
 
 /// Learns what [`open`] would find, without creating, extending or allocating
@@ -360,6 +389,13 @@ pub fn probe(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetErro
                 align_bytes: Some(t.align_bytes),
                 ..fixed(ProbeKind::Iscsi, t.size_bytes)
             })
+        }
+        // Connects and authenticates (a wrong password fails here, once), looks the
+        // file up, and creates nothing.
+        TargetKind::Smb(s) => {
+            let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
+            let size = smb::probe(&s, want)?;
+            Ok(fixed(ProbeKind::Smb, spec.size_bytes.unwrap_or(size)))
         }
         TargetKind::Path(path) => probe_path(spec, &path, opts),
     }

@@ -20,6 +20,8 @@ mod net;
 mod net_iscsi;
 mod net_multipath;
 mod net_nbd;
+#[cfg(feature = "smb")]
+mod net_smb;
 mod output;
 mod pipes;
 mod reports_cli;

@@ -388,3 +388,38 @@ fn iscsi_fio_job_with_ioengine_libiscsi_runs() {
     assert_eq!(r.run(0).engine, "iscsi");
     assert_eq!(r.run(0).totals.read.ios, 512);
 }
+
+#[test]
+fn iscsi_three_sessions_each_carry_io_and_sum_to_the_total() {
+    let Some(t) = server(16) else {
+        return;
+    };
+    let r = run_json(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--streams",
+        "6",
+        "--workers",
+        "1",
+        "--connections",
+        "3",
+        "--duration",
+        "2s",
+        "--interval",
+        "500ms",
+    ]);
+    let run = r.run(0);
+    assert_eq!(run.connections.len(), 3, "{:?}", run.connections);
+    for c in &run.connections {
+        assert!(c.ios > 0 && c.errors == 0, "{:?}", run.connections);
+    }
+    let sum: u64 = run.connections.iter().map(|c| c.ios).sum();
+    assert_eq!(sum, run.totals.all.ios);
+}

@@ -480,3 +480,228 @@ fn nbd_fio_job_with_ioengine_nbd_runs() {
     assert_eq!(r.run(0).totals.read.ios, 1024);
     assert_eq!(k.stop_and_count(), (1024, 0));
 }
+
+#[test]
+fn nbd_four_connections_each_carry_io_and_sum_to_the_total() {
+    // nbdkit's memory plugin advertises multi-conn: one worker, 4 connections, 8
+    // streams spread over them; the per-connection counts are the engine's own.
+    let Some(k) = Nbdkit::tcp(&["memory", "64M"])
+        .map_err(|e| skip_or_fail(&e))
+        .ok()
+    else {
+        return;
+    };
+    let r = run_json(&[
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--streams",
+        "8",
+        "--workers",
+        "1",
+        "--connections",
+        "4",
+        "--duration",
+        "2s",
+        "--interval",
+        "500ms",
+    ]);
+    let run = r.run(0);
+    assert_eq!(run.connections.len(), 4, "{:?}", run.connections);
+    let total = run.totals.all.ios;
+    assert!(total > 0);
+    for (i, c) in run.connections.iter().enumerate() {
+        assert_eq!(c.index as usize, i);
+        assert_eq!(c.uri, k.uri);
+        assert!(
+            c.ios > 0,
+            "connection {i} carried no I/O: {:?}",
+            run.connections
+        );
+        assert_eq!(c.bytes, c.ios * 4096);
+        assert_eq!(c.errors, 0);
+    }
+    assert_eq!(run.connections.iter().map(|c| c.ios).sum::<u64>(), total);
+    let per_interval: u64 = run
+        .intervals
+        .iter()
+        .flat_map(|iv| iv.connections.iter().map(|c| c.ios))
+        .sum();
+    let interval_total: u64 = run.intervals.iter().map(|iv| iv.ios).sum();
+    assert_eq!(per_interval, interval_total);
+    assert!(run.intervals.iter().all(|iv| iv.connections.len() == 4));
+    // The server saw every I/O (the counts are real, not derived).
+    let (reads, writes) = k.stop_and_count();
+    assert!(reads >= total && writes == 0, "server {reads} vs {total}");
+}
+
+#[test]
+fn nbd_connections_without_multi_conn_are_refused_with_the_reason() {
+    let Some(k) = server(&[
+        "--filter=multi-conn",
+        "memory",
+        "8M",
+        "multi-conn-mode=disable",
+    ]) else {
+        return;
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let o = run(&[
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randread",
+        "--workers",
+        "1",
+        "--connections",
+        "2",
+        "--passes",
+        "1",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--connections 2") && e.contains("multi-conn"),
+        "{e}"
+    );
+    assert!(!json.exists());
+    assert_eq!(k.stop_and_count(), (0, 0));
+    // 0 connections is bad input too.
+    let o = run(&["run", "-t", "mem:1M", "--connections", "0", "--passes", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// Runs randread against a server that is stopped (SIGSTOP: the connection stays
+/// up, nothing answers) after the first interval, with `--io-timeout 1s` and
+/// `extra` options; returns the result and how long the run took after the stop.
+fn against_a_stopped_server(extra: &[&str]) -> Option<(Ran, Duration)> {
+    let k = Nbdkit::tcp(&["memory", "64M"])
+        .map_err(|e| skip_or_fail(&e))
+        .ok()?;
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut args = vec![
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "8",
+        "--duration",
+        "30s",
+        "--interval",
+        "500ms",
+        "--io-timeout",
+        "1s",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut child = Spawned::start(&args);
+    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
+    let pid = k.child.id() as i32;
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let t0 = Instant::now();
+    let r = child.finish_result(&json);
+    let took = t0.elapsed();
+    // SAFETY: as above; the server must run again to be stopped on drop.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    drop(k);
+    drop(d);
+    Some((r, took))
+}
+
+#[test]
+fn nbd_server_that_stops_answering_times_out_within_the_io_timeout() {
+    // Default policy: the timeout is an error that ends the run.
+    let Some((r, took)) = against_a_stopped_server(&[]) else {
+        return;
+    };
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    eprintln!(
+        "stopped server, default policy: exit {:?}: {}",
+        r.code, r.stderr
+    );
+    assert_ne!(r.code, Some(0), "{}", r.stderr);
+    let run = r.run(0);
+    assert!(!run.intervals.is_empty());
+    assert!(run.connections[0].timeouts >= 1, "{:?}", run.connections);
+    assert!(
+        run.events.iter().any(|e| e.kind == "timeout"),
+        "{:?}",
+        run.events
+    );
+    // Carrying on: every stalled I/O is a counted timeout, and the connection,
+    // closed, ends the run with the server named.
+    let Some((r, took)) = against_a_stopped_server(&["--on-error", "continue"]) else {
+        return;
+    };
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let r = r.expect_code(1);
+    let e = format!("{}{}", r.stdout, r.stderr);
+    eprintln!("stopped server, continue: {e} {:?}", r.run(0).events);
+    assert!(
+        e.contains("connection to 127.0.0.1:") && e.contains("lost after"),
+        "{e}"
+    );
+    let run = r.run(0);
+    assert!(run.connections[0].timeouts >= 1, "{:?}", run.connections);
+    assert!(run.totals.all.errors >= 1);
+    assert!(!run.intervals.is_empty());
+}
+
+#[test]
+fn nbd_error_filter_with_on_error_continue_counts_errors_per_interval() {
+    let Some(k) = server(&["--filter=error", "memory", "64M", "error-rate=1%"]) else {
+        return;
+    };
+    let r = ioscope_result(
+        [
+            "run",
+            "-t",
+            &k.uri,
+            "--rw",
+            "randrw",
+            "--qd",
+            "8",
+            "--duration",
+            "3s",
+            "--interval",
+            "500ms",
+            "--on-error",
+            "continue",
+            "-q",
+        ]
+        .iter(),
+    );
+    let run = r.run(0);
+    let ios = run.totals.all.ios;
+    let errors = run.totals.all.errors;
+    assert!(ios > 1000, "{ios}");
+    // About 1% of the I/Os fail (the filter draws at random).
+    assert!(errors > 0 && errors * 100 < ios * 5, "{errors} of {ios}");
+    let per_interval: u64 = run.intervals.iter().map(|iv| iv.errors).sum();
+    assert_eq!(per_interval, errors);
+    assert!(run.intervals.iter().filter(|iv| iv.errors > 0).count() >= 2);
+    assert_eq!(
+        run.end_reason,
+        ioscope::result::EndReason::Duration,
+        "exit {:?}: {}",
+        r.code,
+        r.stderr
+    );
+}

@@ -1,22 +1,31 @@
 //! The nbd engine: NBD targets through libnbd's asynchronous API, driven from the
-//! worker's own loop. Each worker opens its own connection to every NBD target (so
-//! several workers mean several connections, which the target allows only when the
-//! server advertises multi-conn). Requests go out with `nbd_aio_pread`/`pwrite`; the
-//! engine then polls the connections' sockets in the directions libnbd asks for,
-//! notifies libnbd, and retires finished commands with
+//! worker's own loop. Each worker opens its own connections to every NBD target —
+//! `N` of them when the run asks for `--connections N` (NBD multi-conn, which the
+//! target allows only when the server advertises it). Requests go out with
+//! `nbd_aio_pread`/`pwrite` on the connection the request names; the engine lists
+//! the sockets in the directions libnbd asks for ([`Engine::poll_fds`]), the worker
+//! waits on them in poll(2), the engine notifies libnbd of what is ready
+//! ([`Engine::on_ready`]) and retires finished commands with
 //! `nbd_aio_peek_command_completed`/`nbd_aio_command_completed`. Many I/Os are in
 //! flight per connection and no thread is spent per I/O.
+//!
+//! A request past `--io-timeout` is abandoned by closing its connection (libnbd
+//! cannot forget one command, and its buffer must not be touched afterwards): the
+//! connection's other requests fail with ECONNABORTED, a `down` event names the
+//! cause, and a later request on it fails the run with "connection to … lost after
+//! N s: …".
 
 use crate::target::nbd::ffi;
 
-use super::{Completion, Engine, EngineError, IoRequest, Targets};
+use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest, Targets};
 use crate::plan::model::Op;
 use crate::target::Backing;
 use std::collections::HashMap;
 
 /// One connection and the requests it carries.
 struct Link {
-    conn: ffi::Conn,
+    /// `None` once the engine closed it (an abandoned request, a dead socket).
+    conn: Option<ffi::Conn>,
     fd: i32,
     /// Where the connection goes, for messages ("127.0.0.1:10809", a socket path).
     server: String,
@@ -24,15 +33,28 @@ struct Link {
     inflight: HashMap<u64, (u64, u32)>,
     /// When the connection was opened, for "lost after N s" messages.
     opened_ns: u64,
+    /// Why it was closed, once it is.
+    lost: Option<String>,
+}
+
+/// One NBD target: its URI and its connections.
+struct Export {
+    uri: String,
+    server: String,
+    multi_conn: bool,
+    links: Vec<Link>,
 }
 
 /// One worker's connections to the NBD targets it serves.
 pub struct NbdEngine {
     /// Indexed like the target list; `None` for a target that is not NBD.
-    links: Vec<Option<Link>>,
-    pollfds: Vec<libc::pollfd>,
-    /// Which link each entry of `pollfds` belongs to.
-    poll_links: Vec<usize>,
+    exports: Vec<Option<Export>>,
+    /// (target, connection) of each entry last handed out by `poll_fds`.
+    poll_links: Vec<(usize, usize)>,
+    /// Completions of requests on closed connections, returned at the next reap.
+    orphans: Vec<Completion>,
+    events: Vec<EngineEvent>,
+    capacity: usize,
 }
 
 fn io_err(op: &'static str, msg: String) -> EngineError {
@@ -43,43 +65,85 @@ fn io_err(op: &'static str, msg: String) -> EngineError {
     }
 }
 
+fn open_link(uri: &str, server: &str, capacity: usize) -> Result<Link, EngineError> {
+    let setup = |msg: String| EngineError::Setup {
+        engine: "nbd",
+        source: std::io::Error::other(msg),
+    };
+    let conn =
+        ffi::Conn::connect(uri).map_err(|e| setup(format!("connecting to {server}: {e}")))?;
+    let fd = conn.fd().map_err(|e| setup(format!("{server}: {e}")))?;
+    Ok(Link {
+        conn: Some(conn),
+        fd,
+        server: server.to_string(),
+        inflight: HashMap::with_capacity(capacity),
+        opened_ns: crate::clock::now_ns(),
+        lost: None,
+    })
+}
+
+impl Link {
+    /// The failure of a connection that died, naming the server.
+    fn lost_err(&self, what: &str) -> EngineError {
+        let secs = crate::clock::now_ns().saturating_sub(self.opened_ns) as f64 / 1e9;
+        io_err(
+            "connection",
+            format!(
+                "connection to {} lost after {secs:.1} s: {what} ({} I/Os in flight)",
+                self.server,
+                self.inflight.len()
+            ),
+        )
+    }
+
+    /// Closes the connection (libnbd then touches none of its buffers) and fails
+    /// its requests into `orphans`.
+    fn close(&mut self, why: String, orphans: &mut Vec<Completion>) {
+        self.conn = None;
+        for (_, (tag, _)) in self.inflight.drain() {
+            orphans.push(Completion {
+                tag,
+                result: -(libc::ECONNABORTED as i64),
+                done_ns: 0,
+            });
+        }
+        self.lost = Some(why);
+    }
+}
+
 impl NbdEngine {
-    /// Opens one connection per NBD target.
+    /// Opens one connection per NBD target ([`Engine::connect`] opens the rest).
     pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
-        let mut links = Vec::with_capacity(targets.len());
+        let mut exports = Vec::with_capacity(targets.len());
         for t in targets.iter() {
             let Backing::Nbd(n) = &t.backing else {
-                links.push(None);
+                exports.push(None);
                 continue;
             };
-            let conn = ffi::Conn::connect(&n.uri).map_err(|e| EngineError::Setup {
-                engine: "nbd",
-                source: std::io::Error::other(format!("connecting to {}: {e}", n.server)),
-            })?;
-            let fd = conn.fd().map_err(|e| EngineError::Setup {
-                engine: "nbd",
-                source: std::io::Error::other(format!("{}: {e}", n.server)),
-            })?;
-            links.push(Some(Link {
-                conn,
-                fd,
+            exports.push(Some(Export {
+                uri: n.uri.clone(),
                 server: n.server.clone(),
-                inflight: HashMap::with_capacity(capacity),
-                opened_ns: crate::clock::now_ns(),
+                multi_conn: n.multi_conn,
+                links: vec![open_link(&n.uri, &n.server, capacity)?],
             }));
         }
         Ok(NbdEngine {
-            links,
-            pollfds: Vec::new(),
+            exports,
             poll_links: Vec::new(),
+            orphans: Vec::new(),
+            events: Vec::new(),
+            capacity,
         })
     }
 
     /// Retires every finished command of every connection into `out`.
     fn harvest(&mut self, out: &mut Vec<Completion>) {
-        for l in self.links.iter_mut().flatten() {
-            while let Some(cookie) = l.conn.peek_completed() {
-                let r = l.conn.retire(cookie);
+        out.append(&mut self.orphans);
+        for l in self.exports.iter_mut().flatten().flat_map(|e| &mut e.links) {
+            let Some(conn) = &l.conn else { continue };
+            while let Some(cookie) = conn.peek_completed() {
+                let r = conn.retire(cookie);
                 let Some((tag, len)) = l.inflight.remove(&cookie) else {
                     continue;
                 };
@@ -95,96 +159,58 @@ impl NbdEngine {
         }
     }
 
-    /// Fails when a connection has died: its commands come back as errors
-    /// (ESHUTDOWN), but nothing more can be sent on it, so the run cannot go on.
-    fn check_alive(&self) -> Result<(), EngineError> {
-        match self.links.iter().flatten().find(|l| l.conn.is_dead()) {
-            Some(l) => Err(Self::lost(l, "the server closed it or stopped answering")),
-            None => Ok(()),
-        }
-    }
-
-    /// The failure of a connection that died, naming the server.
-    fn lost(l: &Link, what: &str) -> EngineError {
-        let secs = crate::clock::now_ns().saturating_sub(l.opened_ns) as f64 / 1e9;
-        io_err(
-            "connection",
-            format!(
-                "connection to {} lost after {secs:.1} s: {what} ({} I/Os in flight)",
-                l.server,
-                l.inflight.len()
-            ),
-        )
-    }
-
-    /// Polls the sockets that libnbd waits on, for up to `timeout_ns` (`None` = no
-    /// limit), and lets libnbd act on what is ready.
-    fn poll_once(&mut self, timeout_ns: Option<u64>) -> Result<(), EngineError> {
-        self.pollfds.clear();
-        self.poll_links.clear();
-        for (i, l) in self.links.iter().enumerate() {
-            let Some(l) = l else { continue };
-            let dir = l.conn.direction();
-            let mut events = 0;
-            if dir & ffi::DIRECTION_READ != 0 {
-                events |= libc::POLLIN;
-            }
-            if dir & ffi::DIRECTION_WRITE != 0 {
-                events |= libc::POLLOUT;
-            }
-            if events != 0 {
-                self.pollfds.push(libc::pollfd {
-                    fd: l.fd,
-                    events,
-                    revents: 0,
-                });
-                self.poll_links.push(i);
-            }
-        }
-        if self.pollfds.is_empty() {
-            return Ok(());
-        }
-        let ts = timeout_ns.map(|ns| libc::timespec {
-            tv_sec: (ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-        });
-        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
-        // SAFETY: pollfds is a valid array of its length; ts_ptr is null or points to
-        // a timespec that outlives the call; no signal mask is changed.
-        let n = unsafe {
-            libc::ppoll(
-                self.pollfds.as_mut_ptr(),
-                self.pollfds.len() as libc::nfds_t,
-                ts_ptr,
-                std::ptr::null(),
-            )
-        };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINTR) {
-                return Ok(());
-            }
-            return Err(EngineError::Io {
-                engine: "nbd",
-                op: "ppoll",
-                source: e,
-            });
-        }
-        for (p, &li) in self.pollfds.iter().zip(&self.poll_links) {
-            let Some(l) = &self.links[li] else { continue };
-            let r = p.revents;
-            if r & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-                if let Err(e) = l.conn.notify_read() {
-                    return Err(Self::lost(l, &e.msg));
-                }
-            }
-            if r & libc::POLLOUT != 0 {
-                if let Err(e) = l.conn.notify_write() {
-                    return Err(Self::lost(l, &e.msg));
+    /// Fails the run when a connection died on its own (the server closed it or
+    /// went away): its commands come back as errors, nothing more can be sent on it,
+    /// and no reconnection is attempted. The `down` event records it too.
+    fn check_alive(&mut self) -> Result<(), EngineError> {
+        for (ti, e) in self.exports.iter_mut().enumerate() {
+            let Some(e) = e else { continue };
+            for (ci, l) in e.links.iter_mut().enumerate() {
+                if l.conn.as_ref().is_some_and(|c| c.is_dead()) {
+                    let err = l.lost_err("the server closed it or stopped answering");
+                    self.events.push(EngineEvent {
+                        at_ns: crate::clock::now_ns(),
+                        target: ti as u32,
+                        conn: ci as u32,
+                        kind: EngineEventKind::Down,
+                        detail: crate::errors::chain(&err),
+                    });
+                    l.close(crate::errors::chain(&err), &mut self.orphans);
+                    return Err(err);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Lets libnbd act on what poll(2) found ready on the connection `(t, c)`.
+    fn service(&mut self, t: usize, c: usize, revents: i16) -> Result<(), EngineError> {
+        let Some(l) = self.exports[t].as_mut().and_then(|e| e.links.get_mut(c)) else {
+            return Ok(());
+        };
+        let Some(conn) = &l.conn else { return Ok(()) };
+        let mut r = Ok(());
+        if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+            r = conn.notify_read();
+        }
+        if r.is_ok() && revents & libc::POLLOUT != 0 {
+            r = conn.notify_write();
+        }
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let err = l.lost_err(&e.msg);
+                self.events.push(EngineEvent {
+                    at_ns: crate::clock::now_ns(),
+                    target: t as u32,
+                    conn: c as u32,
+                    kind: EngineEventKind::Down,
+                    detail: crate::errors::chain(&err),
+                });
+                l.close(e.msg, &mut self.orphans);
+                Err(err)
+            }
+        }
     }
 }
 
@@ -193,9 +219,28 @@ impl Engine for NbdEngine {
         "nbd"
     }
 
+    fn connect(&mut self, per_target: u32) -> Result<(), EngineError> {
+        let capacity = self.capacity;
+        for e in self.exports.iter_mut().flatten() {
+            if per_target > 1 && !e.multi_conn {
+                return Err(EngineError::Unsupported {
+                    option: "--connections",
+                    msg: format!(
+                        "{} does not advertise multi-conn, so {per_target} connections might not see each other's writes",
+                        e.server
+                    ),
+                });
+            }
+            while e.links.len() < per_target as usize {
+                e.links.push(open_link(&e.uri, &e.server, capacity)?);
+            }
+        }
+        Ok(())
+    }
+
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        let Some(l) = self
-            .links
+        let Some(e) = self
+            .exports
             .get_mut(req.target as usize)
             .and_then(|l| l.as_mut())
         else {
@@ -204,12 +249,19 @@ impl Engine for NbdEngine {
                 format!("target {} is not an NBD target", req.target),
             ));
         };
+        let n = e.links.len();
+        let l = &mut e.links[req.conn as usize % n];
+        let Some(conn) = &l.conn else {
+            let why = l.lost.clone().unwrap_or_default();
+            return Err(l.lost_err(&why));
+        };
         // SAFETY: the runner keeps the buffer valid and untouched until this request's
-        // completion is returned, which happens only after the command is retired.
+        // completion is returned, which happens only after the command is retired or
+        // its connection closed.
         let r = unsafe {
             match req.op {
-                Op::Read => l.conn.aio_pread(req.buf, req.len, req.offset),
-                Op::Write => l.conn.aio_pwrite(req.buf, req.len, req.offset),
+                Op::Read => conn.aio_pread(req.buf, req.len, req.offset),
+                Op::Write => conn.aio_pwrite(req.buf, req.len, req.offset),
             }
         };
         match r {
@@ -217,7 +269,7 @@ impl Engine for NbdEngine {
                 l.inflight.insert(cookie, (req.tag, req.len));
                 Ok(())
             }
-            Err(e) if l.conn.is_dead() => Err(Self::lost(l, &e.msg)),
+            Err(e) if conn.is_dead() => Err(l.lost_err(&e.msg)),
             Err(e) => Err(io_err("submit", format!("{}: {e}", l.server))),
         }
     }
@@ -230,17 +282,17 @@ impl Engine for NbdEngine {
     ) -> Result<(), EngineError> {
         let start = out.len();
         let deadline = timeout_ns.map(|t| crate::clock::now_ns().saturating_add(t));
-        // One non-blocking turn first: send what is queued, read what has arrived.
-        self.poll_once(Some(0))?;
-        self.harvest(out);
-        self.check_alive()?;
+        let mut fds = Vec::new();
         loop {
+            self.harvest(out);
+            self.check_alive()?;
             let got = out.len() - start;
             let pending: usize = self
-                .links
+                .exports
                 .iter()
                 .flatten()
-                .map(|l| l.conn.in_flight())
+                .flat_map(|e| &e.links)
+                .map(|l| l.inflight.len())
                 .sum();
             if got >= min_complete as usize || pending == 0 {
                 return Ok(());
@@ -251,13 +303,88 @@ impl Engine for NbdEngine {
                     if now >= d {
                         return Ok(());
                     }
-                    Some(d - now)
+                    d - now
                 }
-                None => None,
+                None => u64::MAX,
             };
-            self.poll_once(wait)?;
-            self.harvest(out);
-            self.check_alive()?;
+            fds.clear();
+            self.poll_fds(&mut fds);
+            if fds.is_empty() {
+                return Ok(());
+            }
+            super::wait::poll_until(&mut fds, wait).map_err(|e| EngineError::Io {
+                engine: "nbd",
+                op: "ppoll",
+                source: e,
+            })?;
+            self.on_ready(&fds)?;
         }
+    }
+
+    fn poll_fds(&mut self, out: &mut Vec<libc::pollfd>) {
+        self.poll_links.clear();
+        for (ti, e) in self.exports.iter().enumerate() {
+            let Some(e) = e else { continue };
+            for (ci, l) in e.links.iter().enumerate() {
+                let Some(conn) = &l.conn else { continue };
+                let dir = conn.direction();
+                let mut events = 0;
+                if dir & ffi::DIRECTION_READ != 0 {
+                    events |= libc::POLLIN;
+                }
+                if dir & ffi::DIRECTION_WRITE != 0 {
+                    events |= libc::POLLOUT;
+                }
+                out.push(libc::pollfd {
+                    fd: l.fd,
+                    events,
+                    revents: 0,
+                });
+                self.poll_links.push((ti, ci));
+            }
+        }
+    }
+
+    fn on_ready(&mut self, fds: &[libc::pollfd]) -> Result<(), EngineError> {
+        for (k, fd) in fds.iter().enumerate() {
+            let Some(&(t, c)) = self.poll_links.get(k) else {
+                break;
+            };
+            if fd.revents != 0 {
+                self.service(t, c, fd.revents)?;
+            }
+        }
+        self.check_alive()
+    }
+
+    fn abandon(&mut self, tag: u64) -> bool {
+        for (ti, e) in self.exports.iter_mut().enumerate() {
+            let Some(e) = e else { continue };
+            for (ci, l) in e.links.iter_mut().enumerate() {
+                let Some(cookie) = l
+                    .inflight
+                    .iter()
+                    .find_map(|(&k, &(t, _))| (t == tag).then_some(k))
+                else {
+                    continue;
+                };
+                l.inflight.remove(&cookie);
+                let why = "no answer within the I/O timeout".to_string();
+                self.events.push(EngineEvent {
+                    at_ns: crate::clock::now_ns(),
+                    target: ti as u32,
+                    conn: ci as u32,
+                    kind: EngineEventKind::Down,
+                    detail: why.clone(),
+                });
+                l.close(why, &mut self.orphans);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn take_events(&mut self, out: &mut Vec<EngineEvent>) {
+        out.append(&mut self.events);
     }
 }

@@ -1,0 +1,225 @@
+//! The smb engine: files on SMB shares through the `smb` crate, driven from the
+//! worker's own thread. Each worker opens its own session to every SMB target, on one
+//! current-thread tokio runtime that runs only inside [`Engine::submit_and_reap`]:
+//! `push` spawns one task per request (a READ or WRITE on the session's connection,
+//! split at the server's maximum I/O size), and reaping runs the runtime until enough
+//! tasks have finished. Many requests are in flight per connection, up to the credits
+//! the server grants; no thread is spent per I/O.
+
+use super::{Completion, Engine, EngineError, IoRequest, Targets};
+use crate::plan::model::Op;
+use crate::target::smb::client::Session;
+use crate::target::Backing;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A request's buffer, handed to the task that fills or sends it.
+#[derive(Clone, Copy)]
+struct BufPtr(*mut u8);
+
+// SAFETY: the pointer is only dereferenced by the request's task, which runs on the
+// worker's own thread (current-thread runtime, driven only from submit_and_reap), and
+// the runner keeps the buffer valid and untouched until the completion is returned.
+unsafe impl Send for BufPtr {}
+
+/// Finished requests, filled by the tasks and drained by reaping.
+#[derive(Default)]
+struct Done {
+    list: Mutex<Vec<Completion>>,
+    wake: tokio::sync::Notify,
+}
+
+/// One worker's sessions to the SMB targets it serves.
+pub struct SmbEngine {
+    rt: Arc<tokio::runtime::Runtime>,
+    /// Indexed like the target list; `None` for a target that is not SMB.
+    sessions: Vec<Option<Session>>,
+    done: Arc<Done>,
+    inflight: usize,
+}
+
+fn setup_err(msg: String) -> EngineError {
+    EngineError::Setup {
+        engine: "smb",
+        source: std::io::Error::other(msg),
+    }
+}
+
+impl SmbEngine {
+    /// Opens one session per SMB target.
+    pub fn new(targets: &Targets, _capacity: usize) -> Result<Self, EngineError> {
+        let rt = crate::target::smb::client::runtime().map_err(|e| setup_err(e.to_string()))?;
+        let mut sessions = Vec::with_capacity(targets.len());
+        for t in targets.iter() {
+            let Backing::Smb(s) = &t.backing else {
+                sessions.push(None);
+                continue;
+            };
+            let session = s
+                .connect(rt.clone())
+                .map_err(|e| setup_err(format!("{}: {e}", s.server)))?;
+            sessions.push(Some(session));
+        }
+        Ok(SmbEngine {
+            rt,
+            sessions,
+            done: Arc::new(Done::default()),
+            inflight: 0,
+        })
+    }
+
+    /// Moves finished requests into `out`; returns how many.
+    fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
+        let mut list = self.done.list.lock().unwrap_or_else(|p| p.into_inner());
+        let n = list.len();
+        out.append(&mut list);
+        self.inflight -= n;
+        n
+    }
+}
+
+/// Performs one request, in pieces of at most `max` bytes; bytes done or -errno.
+async fn perform(
+    file: Arc<smb::File>,
+    op: Op,
+    offset: u64,
+    len: u32,
+    buf: BufPtr,
+    max: usize,
+) -> i64 {
+    let len = len as usize;
+    let mut done = 0usize;
+    while done < len {
+        let end = len.min(done + max);
+        let off = offset + done as u64;
+        let r = match op {
+            Op::Read => {
+                // SAFETY: see BufPtr; [done, end) lies inside the request's buffer.
+                let s = unsafe { std::slice::from_raw_parts_mut(buf.0.add(done), end - done) };
+                file.read_block(s, off, None, false).await
+            }
+            Op::Write => {
+                // SAFETY: as above; the crate copies the bytes before sending them.
+                let s = unsafe { std::slice::from_raw_parts(buf.0.add(done), end - done) };
+                file.write_block(s, off, None).await
+            }
+        };
+        match r {
+            Ok(0) => return -(libc::EIO as i64),
+            Ok(n) => done += n,
+            Err(e) => return -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+        }
+    }
+    done as i64
+}
+
+impl Engine for SmbEngine {
+    fn name(&self) -> &'static str {
+        "smb"
+    }
+
+    fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        let Some(s) = self
+            .sessions
+            .get(req.target as usize)
+            .and_then(|s| s.as_ref())
+        else {
+            return Err(EngineError::Io {
+                engine: "smb",
+                op: "submit",
+                source: std::io::Error::other(format!(
+                    "target {} is not an SMB target",
+                    req.target
+                )),
+            });
+        };
+        let max = match req.op {
+            Op::Read => s.max_read_bytes,
+            Op::Write => s.max_write_bytes,
+        }
+        .max(4096) as usize;
+        let file = s.file().clone();
+        let done = self.done.clone();
+        let buf = BufPtr(req.buf);
+        let (op, offset, len, tag) = (req.op, req.offset, req.len, req.tag);
+        self.rt.spawn(async move {
+            let result = perform(file, op, offset, len, buf, max).await;
+            let c = Completion {
+                tag,
+                result,
+                done_ns: crate::clock::now_ns(),
+            };
+            done.list.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+            done.wake.notify_one();
+        });
+        self.inflight += 1;
+        Ok(())
+    }
+
+    fn submit_and_reap(
+        &mut self,
+        min_complete: u32,
+        timeout_ns: Option<u64>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        let mut got = 0usize;
+        let rt = self.rt.clone();
+        let done = self.done.clone();
+        let deadline = timeout_ns.map(|t| tokio::time::Instant::now() + Duration::from_nanos(t));
+        rt.block_on(async {
+            // Let every runnable task take a step (send what was pushed, read what
+            // has arrived) before looking at what finished.
+            tokio::task::yield_now().await;
+            loop {
+                got += self.drain(out);
+                if got >= min_complete as usize || self.inflight == 0 {
+                    return;
+                }
+                let wake = done.wake.notified();
+                match deadline {
+                    Some(d) => {
+                        if tokio::time::timeout_at(d, wake).await.is_err() {
+                            got += self.drain(out);
+                            return;
+                        }
+                    }
+                    None => wake.await,
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+impl Drop for SmbEngine {
+    /// Lets requests still in flight finish (their buffers belong to the worker, which
+    /// outlives the engine) before the sessions close, for at most a few seconds.
+    fn drop(&mut self) {
+        if self.inflight == 0 {
+            return;
+        }
+        let rt = self.rt.clone();
+        let done = self.done.clone();
+        let mut sink = Vec::new();
+        rt.block_on(async {
+            let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                while self.inflight > 0 {
+                    let wake = done.wake.notified();
+                    self.drain(&mut sink);
+                    if self.inflight == 0 {
+                        break;
+                    }
+                    wake.await;
+                }
+            })
+            .await;
+        });
+        if self.inflight > 0 {
+            // Still running after the grace period: never poll those tasks again (a
+            // session's close would), so they cannot touch buffers being freed.
+            for s in self.sessions.drain(..).flatten() {
+                std::mem::forget(s);
+            }
+        }
+    }
+}

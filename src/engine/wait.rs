@@ -1,0 +1,29 @@
+//! Waiting on an engine's descriptors from inside the engine: network engines use
+//! it when `submit_and_reap` is asked to block (callers outside the worker loop);
+//! the worker itself waits on [`super::Engine::poll_fds`] directly.
+
+/// poll(2) on `fds` for at most `timeout_ns` (nanosecond timespec). EINTR is a
+/// normal early return.
+pub fn poll_until(fds: &mut [libc::pollfd], timeout_ns: u64) -> std::io::Result<()> {
+    let ts = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000).min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `fds` is a valid slice of pollfd for its length; `ts` outlives the
+    // call; a null signal mask leaves the mask as it is.
+    let r = unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,342 @@
+//! The SMB client behind `smb://` targets: the pure-Rust `smb` crate (SMB 2/3,
+//! signing, encryption, credits), which is asynchronous. Each [`Session`] owns a
+//! current-thread tokio runtime and one connection with one authenticated session and
+//! one open file; nothing runs between calls, so a worker thread that drives its own
+//! session stays a plain thread (see `crate::engine::smb`). Everything that knows the
+//! crate's API lives here.
+
+use super::credentials::Credentials;
+use crate::plan::model::SmbSpec;
+use crate::result::smb::SmbSession;
+use smb::{
+    Client, ClientConfig, CreateDisposition, CreateOptions, FileAccessMask, FileAttributes,
+    FileCreateArgs, GetLen, UncPath,
+};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Credits the client keeps asking for: requests in flight per connection.
+pub const CREDITS: u16 = 512;
+
+/// How long one request may take before the connection is declared lost.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why a session could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Wrong user or password: not worth a retry.
+    #[error("authentication failed for {user} on {host}")]
+    Auth { user: String, host: String },
+    /// The file does not exist and was not to be created.
+    #[error("{0} does not exist; give --size to create it")]
+    NotFound(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// One connection, session and open file, with the runtime that drives them (shared
+/// by the sessions of one worker).
+pub struct Session {
+    rt: Arc<tokio::runtime::Runtime>,
+    /// Taken in `drop`: the crate's destructors spawn tasks, so they must run with the
+    /// runtime entered.
+    client: Option<Client>,
+    /// Dropped in `drop` with the runtime entered, for the same reason.
+    file: std::mem::ManuallyDrop<Arc<smb::File>>,
+    /// The file's size when it was opened (after any growing).
+    pub size_bytes: u64,
+    pub max_read_bytes: u32,
+    pub max_write_bytes: u32,
+    pub info: SmbSession,
+}
+
+/// What [`Session::open`] should do about the file.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenHow {
+    /// Open for writing too.
+    pub write: bool,
+    /// Create the file if missing and grow it to at least this many bytes.
+    pub min_size_bytes: Option<u64>,
+}
+
+fn other(what: &str, e: impl std::fmt::Display) -> OpenError {
+    OpenError::Other(format!("{what}: {e}"))
+}
+
+/// A fresh current-thread runtime: it runs only inside `block_on`, on the caller's
+/// thread, so a worker stays a plain thread.
+pub fn runtime() -> Result<Arc<tokio::runtime::Runtime>, OpenError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .enable_io()
+        .build()
+        .map(Arc::new)
+        .map_err(|e| other("starting the SMB client's runtime", e))
+}
+
+impl Session {
+    /// Connects, authenticates, and opens (creating or growing it when asked) the file.
+    pub fn open(
+        rt: Arc<tokio::runtime::Runtime>,
+        spec: &SmbSpec,
+        creds: &Credentials,
+        require_encryption: bool,
+        how: OpenHow,
+    ) -> Result<Session, OpenError> {
+        // The crate's destructors (also on the error paths below) need the runtime.
+        let _entered = rt.enter();
+        let cfg = ClientConfig {
+            dfs: false,
+            connection: smb::ConnectionConfig {
+                port: Some(spec.port),
+                timeout: Some(REQUEST_TIMEOUT),
+                credits_backlog: Some(CREDITS),
+                encryption_mode: if require_encryption {
+                    smb::connection::EncryptionMode::Required
+                } else {
+                    smb::connection::EncryptionMode::Allowed
+                },
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let client = Client::new(cfg);
+        let host = super::server(spec);
+        let share = UncPath::from_str(&format!(r"\\{}\{}", spec.host, spec.share))
+            .map_err(|e| other("the share's name", e))?;
+        let path = share.clone().with_path(&spec.path.replace('/', "\\"));
+        let (file, conn) = rt.block_on(async {
+            client
+                .share_connect(&share, &creds.user, creds.password.expose().to_string())
+                .await
+                .map_err(|e| classify(e, &creds.user, &host))?;
+            let conn = client
+                .get_connection(&spec.host)
+                .await
+                .map_err(|e| other("the connection", e))?;
+            let file = open_file(&client, &path, how).await?;
+            Ok::<_, OpenError>((file, conn))
+        })?;
+        let ci = conn
+            .conn_info()
+            .ok_or_else(|| OpenError::Other("the connection was not negotiated".into()))?;
+        let n = &ci.negotiation;
+        let info = SmbSession {
+            target: spec.uri.clone(),
+            server: host,
+            user: creds.user.clone(),
+            dialect: dialect_name(n.dialect_rev).into(),
+            signed: true,
+            signing_algorithm: signing_name(n.signing_algo, n.dialect_rev).into(),
+            encryption_required: require_encryption,
+            encryption_cipher: n.encryption_cipher.map(|c| format!("{c:?}")),
+            credits_requested: CREDITS,
+            max_read_bytes: n.max_read_size,
+            max_write_bytes: n.max_write_size,
+            channels: 1,
+        };
+        let size_bytes = rt
+            .block_on(file.get_len())
+            .map_err(|e| other("the file's size", e))?;
+        Ok(Session {
+            max_read_bytes: n.max_read_size,
+            max_write_bytes: n.max_write_size,
+            rt: rt.clone(),
+            client: Some(client),
+            file: std::mem::ManuallyDrop::new(Arc::new(file)),
+            size_bytes,
+            info,
+        })
+    }
+
+    /// The open file, shared with the tasks that do I/O on it.
+    pub fn file(&self) -> &Arc<smb::File> {
+        &self.file
+    }
+
+    /// The runtime that drives this session's tasks.
+    pub fn runtime(&self) -> &Arc<tokio::runtime::Runtime> {
+        &self.rt
+    }
+
+    /// Blocking read of all of `buf` at `offset` (the verify pass).
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let file = Arc::clone(&self.file);
+        let chunk = self.max_read_bytes.max(4096) as usize;
+        self.rt.block_on(async move {
+            let mut done = 0;
+            while done < buf.len() {
+                let end = buf.len().min(done + chunk);
+                let n = file
+                    .read_block(&mut buf[done..end], offset + done as u64, None, false)
+                    .await?;
+                if n == 0 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("end of file at {}", offset + done as u64),
+                    ));
+                }
+                done += n;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Close the file and log off politely; a dead server must not hang the exit.
+        let rt = self.rt.clone();
+        let _entered = rt.enter();
+        let file = Arc::clone(&self.file);
+        let client = self.client.take();
+        rt.block_on(async {
+            let _ = tokio::time::timeout(Duration::from_secs(2), async {
+                let _ = file.close().await;
+                if let Some(c) = &client {
+                    let _ = c.close().await;
+                }
+            })
+            .await;
+            drop(client);
+            drop(file);
+        });
+        // SAFETY: `self.file` is never used again: this is the session's destructor.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.file) };
+        // Let the tasks the destructors spawned take their turn.
+        rt.block_on(tokio::task::yield_now());
+    }
+}
+
+/// Opens the file: read-only, or read-write creating it if missing and growing it to
+/// `min_size_bytes`. The crate remembers the size seen at open, so a grown file is
+/// opened again to read what was added.
+async fn open_file(client: &Client, path: &UncPath, how: OpenHow) -> Result<smb::File, OpenError> {
+    let mut access = FileAccessMask::new().with_generic_read(true);
+    if how.write {
+        access = access.with_generic_write(true);
+    }
+    let args = FileCreateArgs {
+        disposition: if how.min_size_bytes.is_some() {
+            CreateDisposition::OpenIf
+        } else {
+            CreateDisposition::Open
+        },
+        attributes: FileAttributes::new(),
+        options: CreateOptions::new(),
+        desired_access: access,
+    };
+    let open = || async {
+        let r = client.create_file(path, &args).await.map_err(|e| {
+            if status(&e).is_some_and(|c| NOT_FOUND_STATUSES.contains(&c)) {
+                OpenError::NotFound(path.to_string())
+            } else {
+                other(&format!("opening {path}"), e)
+            }
+        })?;
+        if !r.is_file() {
+            return Err(OpenError::Other(format!("{path} is not a file")));
+        }
+        Ok(r.unwrap_file())
+    };
+    let file = open().await?;
+    let Some(min) = how.min_size_bytes else {
+        return Ok(file);
+    };
+    let len = file
+        .get_len()
+        .await
+        .map_err(|e| other("the file's size", e))?;
+    if len >= min {
+        return Ok(file);
+    }
+    fill(&file, len, min)
+        .await
+        .map_err(|e| other(&format!("filling {path} to {min} bytes"), e))?;
+    let _ = file.close().await;
+    open().await
+}
+
+/// Writes pseudo-random data from `from` to `to`, as local files are filled, so reads
+/// of a created file find real data rather than a sparse hole the server answers
+/// without touching storage.
+async fn fill(file: &smb::File, from: u64, to: u64) -> std::io::Result<()> {
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut rng = crate::rng::Rng::new(0x5eed_f11e ^ from);
+    let mut pos = from;
+    while pos < to {
+        for w in chunk.chunks_exact_mut(8) {
+            w.copy_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        let n = ((to - pos) as usize).min(chunk.len());
+        let mut done = 0;
+        while done < n {
+            let w = file
+                .write_block(&chunk[done..n], pos + done as u64, None)
+                .await?;
+            if w == 0 {
+                return Err(std::io::Error::other("the server wrote 0 bytes"));
+            }
+            done += w;
+        }
+        pos += n as u64;
+    }
+    file.flush().await
+}
+
+/// The NT status an error carries, when the server sent one.
+fn status(e: &smb::Error) -> Option<u32> {
+    match e {
+        smb::Error::ReceivedErrorMessage(code, _) | smb::Error::UnexpectedMessageStatus(code) => {
+            Some(*code)
+        }
+        _ => None,
+    }
+}
+
+/// STATUS_LOGON_FAILURE, _WRONG_PASSWORD, _NO_SUCH_USER, _ACCOUNT_RESTRICTION,
+/// _ACCOUNT_DISABLED, _PASSWORD_EXPIRED: a refused login.
+const AUTH_STATUSES: [u32; 6] = [
+    0xC000_006D,
+    0xC000_006A,
+    0xC000_0064,
+    0xC000_006E,
+    0xC000_0072,
+    0xC000_0071,
+];
+
+/// STATUS_OBJECT_NAME_NOT_FOUND, STATUS_OBJECT_PATH_NOT_FOUND.
+const NOT_FOUND_STATUSES: [u32; 2] = [0xC000_0034, 0xC000_003A];
+
+/// An authentication refusal becomes [`OpenError::Auth`]; anything else keeps its text.
+fn classify(e: smb::Error, user: &str, host: &str) -> OpenError {
+    if status(&e).is_some_and(|c| AUTH_STATUSES.contains(&c)) {
+        return OpenError::Auth {
+            user: user.to_string(),
+            host: host.to_string(),
+        };
+    }
+    OpenError::Other(format!("connecting to {host}: {e}"))
+}
+
+fn dialect_name(d: smb::Dialect) -> &'static str {
+    match d {
+        smb::Dialect::Smb0202 => "2.0.2",
+        smb::Dialect::Smb021 => "2.1",
+        smb::Dialect::Smb030 => "3.0",
+        smb::Dialect::Smb0302 => "3.0.2",
+        smb::Dialect::Smb0311 => "3.1.1",
+    }
+}
+
+/// The signing algorithm in use: negotiated on 3.1.1, fixed by the dialect before.
+fn signing_name(algo: Option<smb::SigningAlgorithmId>, d: smb::Dialect) -> &'static str {
+    match algo {
+        Some(smb::SigningAlgorithmId::HmacSha256) => "HMAC-SHA256",
+        Some(smb::SigningAlgorithmId::AesCmac) => "AES-CMAC",
+        Some(smb::SigningAlgorithmId::AesGmac) => "AES-GMAC",
+        None if d >= smb::Dialect::Smb030 => "AES-CMAC",
+        None => "HMAC-SHA256",
+    }
+}

@@ -1,0 +1,329 @@
+//! SMB targets: `smb://[USER@]HOST[:PORT]/SHARE/PATH`, a file on an SMB2/3 share.
+//! Parsing checks the URI's shape without I/O (a typo is a located input error) and
+//! never accepts a password in it: passwords come only from `IOSCOPE_SMB_PASSWORD` or
+//! a `--credentials` file (see [`credentials`]), so nothing secret reaches a target
+//! name, which appears in results. Opening (the `client` module, cargo feature `smb`)
+//! connects, creates the file at `--size` if it is missing, and keeps that session for
+//! the `--verify-after` pass; the engine's workers open their own sessions.
+
+pub mod credentials;
+
+#[cfg(feature = "smb")]
+pub mod client;
+
+use crate::plan::model::SmbSpec;
+
+/// The SMB port when a URI gives none.
+pub const DEFAULT_PORT: u16 = 445;
+
+/// Parses an `smb://` URI (`uri` is the whole text).
+pub fn parse(uri: &str) -> Result<SmbSpec, String> {
+    let Some(rest) = uri.strip_prefix("smb://") else {
+        return Err("expected smb://[USER@]HOST[:PORT]/SHARE/PATH".into());
+    };
+    if rest.contains('?') || rest.contains('#') {
+        return Err("smb:// URIs take no query parameters".into());
+    }
+    let (authority, path) = rest
+        .split_once('/')
+        .ok_or("no share: write smb://[USER@]HOST[:PORT]/SHARE/PATH")?;
+    let (user, hostport) = match authority.rsplit_once('@') {
+        Some((u, _)) if u.contains(':') => return Err(
+            "a password does not belong in the URI: use IOSCOPE_SMB_PASSWORD or --credentials FILE"
+                .into(),
+        ),
+        Some(("", _)) => return Err("empty user name before '@'".into()),
+        Some((u, h)) => (Some(u.to_string()), h),
+        None => (None, authority),
+    };
+    let (host, port) = split_host_port(hostport)?;
+    let (share, file) = path
+        .split_once('/')
+        .ok_or("no file path after the share: write smb://HOST/SHARE/PATH")?;
+    if share.is_empty() {
+        return Err("empty share name".into());
+    }
+    let file = file.trim_matches('/');
+    if file.is_empty() {
+        return Err("no file path after the share: write smb://HOST/SHARE/PATH".into());
+    }
+    if file
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Err(format!(
+            "bad file path '{file}': no empty, '.' or '..' components"
+        ));
+    }
+    if file.contains('\\') {
+        return Err("use '/' between path components, not '\\'".into());
+    }
+    Ok(SmbSpec {
+        uri: uri.to_string(),
+        user,
+        host: host.to_string(),
+        port,
+        share: share.to_string(),
+        path: file.to_string(),
+    })
+}
+
+/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`.
+fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (h, after) = v6.split_once(']').ok_or("unclosed '[' in the host")?;
+        match after {
+            "" => (h, None),
+            p => (
+                h,
+                Some(p.strip_prefix(':').ok_or("expected ':PORT' after ']'")?),
+            ),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err("no host: write smb://[USER@]HOST[:PORT]/SHARE/PATH".into());
+    }
+    let port = match port {
+        None => DEFAULT_PORT,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("bad port '{p}': expected 1 to 65535"))?,
+    };
+    Ok((host, port))
+}
+
+/// `HOST:PORT` for messages (IPv6 in brackets).
+pub fn server(spec: &SmbSpec) -> String {
+    if spec.host.contains(':') {
+        format!("[{}]:{}", spec.host, spec.port)
+    } else {
+        format!("{}:{}", spec.host, spec.port)
+    }
+}
+
+/// An opened SMB file: how to reach it again (each worker opens its own session) and
+/// the session kept for the `--verify-after` pass.
+#[cfg(feature = "smb")]
+pub struct SmbTarget {
+    pub spec: SmbSpec,
+    /// `HOST:PORT`, for messages.
+    pub server: String,
+    creds: credentials::Credentials,
+    require_encryption: bool,
+    writes: bool,
+    session: std::sync::Mutex<client::Session>,
+    /// What the inspection session negotiated, for the result.
+    pub info: crate::result::smb::SmbSession,
+}
+
+/// Without the `smb` feature no SMB target can be opened: the type is empty.
+#[cfg(not(feature = "smb"))]
+#[derive(Debug)]
+pub enum SmbTarget {}
+
+#[cfg(not(feature = "smb"))]
+impl SmbTarget {
+    /// Never called: no value of this type exists.
+    pub fn read_at(&self, _buf: &mut [u8], _offset: u64) -> std::io::Result<()> {
+        match *self {}
+    }
+}
+
+#[cfg(feature = "smb")]
+impl std::fmt::Debug for SmbTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmbTarget")
+            .field("uri", &self.spec.uri)
+            .field("server", &self.server)
+            .field("user", &self.creds.user)
+            .finish()
+    }
+}
+
+#[cfg(feature = "smb")]
+impl SmbTarget {
+    /// Blocking read through the inspection session (verify pass).
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let s = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        s.read_at(buf, offset)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.server)))
+    }
+
+    /// A new session to the same file on `rt` (one per worker).
+    pub fn connect(
+        &self,
+        rt: std::sync::Arc<tokio::runtime::Runtime>,
+    ) -> Result<client::Session, client::OpenError> {
+        client::Session::open(
+            rt,
+            &self.spec,
+            &self.creds,
+            self.require_encryption,
+            client::OpenHow {
+                write: self.writes,
+                min_size_bytes: None,
+            },
+        )
+    }
+}
+
+/// What opening an SMB file learnt: the target and the file's size.
+pub struct Opened {
+    pub target: SmbTarget,
+    pub file_bytes: u64,
+}
+
+/// Connects with the configured credentials, creates the file at `min_size_bytes`
+/// when it is missing (or grows a shorter one), and learns its size. A refused login
+/// is reported once, as "authentication failed for USER on HOST", and never retried.
+#[cfg(feature = "smb")]
+pub fn open(
+    spec: &SmbSpec,
+    writes: bool,
+    min_size_bytes: u64,
+) -> Result<Opened, super::TargetError> {
+    let unavailable = |msg: String| super::TargetError::Unavailable {
+        uri: spec.uri.clone(),
+        msg,
+    };
+    let creds =
+        credentials::resolve(spec.user.as_deref()).map_err(|msg| super::TargetError::Invalid {
+            uri: spec.uri.clone(),
+            msg,
+        })?;
+    let opts = credentials::options();
+    let rt = client::runtime().map_err(|e| unavailable(e.to_string()))?;
+    let session = client::Session::open(
+        rt,
+        spec,
+        &creds,
+        opts.require_encryption,
+        client::OpenHow {
+            write: writes || min_size_bytes > 0,
+            min_size_bytes: (min_size_bytes > 0).then_some(min_size_bytes),
+        },
+    )
+    .map_err(|e| match e {
+        client::OpenError::NotFound(_) => super::TargetError::Invalid {
+            uri: spec.uri.clone(),
+            msg: e.to_string(),
+        },
+        e => unavailable(e.to_string()),
+    })?;
+    if session.size_bytes == 0 {
+        return Err(super::TargetError::Invalid {
+            uri: spec.uri.clone(),
+            msg: "the file is empty or missing; give --size to create it".into(),
+        });
+    }
+    let file_bytes = session.size_bytes;
+    let info = session.info.clone();
+    Ok(Opened {
+        target: SmbTarget {
+            spec: spec.clone(),
+            server: server(spec),
+            creds,
+            require_encryption: opts.require_encryption,
+            writes,
+            session: std::sync::Mutex::new(session),
+            info,
+        },
+        file_bytes,
+    })
+}
+
+/// What opening would find, creating nothing: the file's size, or `want_bytes` when
+/// the file is missing and will be created at that size. Connects and authenticates
+/// (so a wrong password is found here, once).
+#[cfg(feature = "smb")]
+pub fn probe(spec: &SmbSpec, want_bytes: u64) -> Result<u64, super::TargetError> {
+    let creds =
+        credentials::resolve(spec.user.as_deref()).map_err(|msg| super::TargetError::Invalid {
+            uri: spec.uri.clone(),
+            msg,
+        })?;
+    let unavailable = |msg: String| super::TargetError::Unavailable {
+        uri: spec.uri.clone(),
+        msg,
+    };
+    let rt = client::runtime().map_err(|e| unavailable(e.to_string()))?;
+    let how = client::OpenHow {
+        write: false,
+        min_size_bytes: None,
+    };
+    let opts = credentials::options();
+    match client::Session::open(rt, spec, &creds, opts.require_encryption, how) {
+        Ok(s) => Ok(s.size_bytes.max(want_bytes)),
+        Err(client::OpenError::NotFound(_)) if want_bytes > 0 => Ok(want_bytes),
+        Err(e @ client::OpenError::NotFound(_)) => Err(super::TargetError::Invalid {
+            uri: spec.uri.clone(),
+            msg: e.to_string(),
+        }),
+        Err(e) => Err(unavailable(e.to_string())),
+    }
+}
+
+/// Without the `smb` feature: a clear refusal.
+#[cfg(not(feature = "smb"))]
+pub fn probe(spec: &SmbSpec, _want_bytes: u64) -> Result<u64, super::TargetError> {
+    open(spec, false, 0).map(|o| o.file_bytes)
+}
+
+/// Without the `smb` feature: a clear refusal.
+#[cfg(not(feature = "smb"))]
+pub fn open(
+    spec: &SmbSpec,
+    _writes: bool,
+    _min_size_bytes: u64,
+) -> Result<Opened, super::TargetError> {
+    Err(super::TargetError::Unavailable {
+        uri: spec.uri.clone(),
+        msg:
+            "this ioscope was built without SMB support; rebuild with `cargo build --features smb`"
+                .into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_uri_forms() {
+        let s = parse("smb://alice@127.0.0.1:4450/share/dir/f.dat").unwrap();
+        assert_eq!(s.user.as_deref(), Some("alice"));
+        assert_eq!((s.host.as_str(), s.port), ("127.0.0.1", 4450));
+        assert_eq!((s.share.as_str(), s.path.as_str()), ("share", "dir/f.dat"));
+        let s = parse("smb://fs1/data/x").unwrap();
+        assert_eq!((s.user, s.port), (None, 445));
+        let s = parse("smb://[::1]:4450/s/f").unwrap();
+        assert_eq!(server(&s), "[::1]:4450");
+    }
+
+    #[test]
+    fn refuses_malformed_uris() {
+        for (uri, want) in [
+            ("smb://", "no share"),
+            ("smb://h", "no share"),
+            ("smb://h/share", "no file path"),
+            ("smb://h/share/", "no file path"),
+            ("smb://h//f", "empty share"),
+            ("smb://u:pw@h/s/f", "password"),
+            ("smb://@h/s/f", "empty user"),
+            ("smb://h:0/s/f", "bad port"),
+            ("smb://h/s/a/../b", "'..'"),
+            ("smb://h/s/f?x=1", "no query"),
+            ("smb://:445/s/f", "no host"),
+        ] {
+            let e = parse(uri).unwrap_err();
+            assert!(e.contains(want), "{uri}: {e}");
+        }
+    }
+}

@@ -1,0 +1,497 @@
+//! SMB targets against a real server: Samba's smbd on 127.0.0.1 with a free
+//! non-default port, a private configuration, state and tdbsam user database in a
+//! temporary directory, SMB3 only, signing mandatory and multichannel advertised.
+//! Started per test and stopped by PID on drop. The share is a local directory, so a
+//! test can check (and tamper with) what the server stored.
+//!
+//! Needs root (smbd switches to the session's user) and the Debian packages `samba`
+//! and `smbclient`; scripts/test.sh installs them. The SMB user maps to root.
+
+use super::*;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+/// The password of the test user. Every test that writes output greps it for this.
+const PASSWORD: &str = "Ioscope-Smb-Test-Pw-7f3a";
+const USER: &str = "root";
+
+/// A running smbd, killed by PID when dropped (also when a test fails).
+struct Smbd {
+    child: std::process::Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Smbd {
+    /// Starts smbd with a private configuration (`extra` lines go into [global]).
+    fn start(extra: &str) -> Result<Smbd, String> {
+        if !is_root() {
+            return Err("smbd needs root to switch to the session's user".into());
+        }
+        if Command::new("smbd").arg("--version").output().is_err() {
+            return Err("smbd is not installed (Debian package samba)".into());
+        }
+        let dir = tempdir();
+        let d = dir.path();
+        for sub in [
+            "private", "lock", "state", "cache", "pid", "ncalrpc", "share", "log",
+        ] {
+            std::fs::create_dir(d.join(sub)).unwrap();
+        }
+        let port = free_port();
+        let conf = d.join("smb.conf");
+        let p = |s: &str| d.join(s).display().to_string();
+        std::fs::write(
+            &conf,
+            format!(
+                "[global]
+  smb ports = {port}
+  interfaces = 127.0.0.1
+  bind interfaces only = yes
+  private dir = {}
+  lock directory = {}
+  state directory = {}
+  cache directory = {}
+  pid directory = {}
+  ncalrpc dir = {}
+  log file = {}/log.%m
+  passdb backend = tdbsam:{}/passdb.tdb
+  server role = standalone server
+  server min protocol = SMB3
+  server signing = mandatory
+  server multi channel support = yes
+  disable netbios = yes
+  load printers = no
+  printing = bsd
+  printcap name = /dev/null
+  disable spoolss = yes
+  log level = 1 auth_audit:3
+{extra}
+[share]
+  path = {}
+  read only = no
+",
+                p("private"),
+                p("lock"),
+                p("state"),
+                p("cache"),
+                p("pid"),
+                p("ncalrpc"),
+                p("log"),
+                p("private"),
+                p("share"),
+            ),
+        )
+        .unwrap();
+        let mut add = Command::new("smbpasswd")
+            .args(["-c", conf.to_str().unwrap(), "-a", "-s", USER])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("smbpasswd: {e}"))?;
+        {
+            use std::io::Write;
+            let mut stdin = add.stdin.take().unwrap();
+            writeln!(stdin, "{PASSWORD}\n{PASSWORD}").unwrap();
+        }
+        if !add.wait().map_err(|e| e.to_string())?.success() {
+            return Err("smbpasswd -a failed".into());
+        }
+        let out = std::fs::File::create(d.join("smbd.out")).unwrap();
+        // smbd signals its whole process group when it stops: give it its own group,
+        // or the test binary would be terminated with it.
+        use std::os::unix::process::CommandExt;
+        let child = Command::new("smbd")
+            .args(["--foreground", "--no-process-group", "--debug-stdout", "-s"])
+            .arg(&conf)
+            .process_group(0)
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .map_err(|e| format!("starting smbd: {e}"))?;
+        let mut s = Smbd { child, port, dir };
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(st)) = s.child.try_wait() {
+                return Err(format!("smbd exited at start: {st}: {}", s.output()));
+            }
+            if t0.elapsed() > Duration::from_secs(15) {
+                return Err("smbd did not listen within 15 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(s)
+    }
+
+    /// `smb://root@127.0.0.1:PORT/share/NAME`.
+    fn uri(&self, name: &str) -> String {
+        format!("smb://{USER}@127.0.0.1:{}/share/{name}", self.port)
+    }
+
+    /// Where the share's files are.
+    fn share(&self) -> PathBuf {
+        self.dir.path().join("share")
+    }
+
+    /// smbd's own output (what it logged).
+    fn output(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("smbd.out")).unwrap_or_default()
+    }
+
+    /// Everything smbd logged, its own output and per-client logs.
+    fn all_logs(&self) -> String {
+        let mut s = self.output();
+        if let Ok(rd) = std::fs::read_dir(self.dir.path().join("log")) {
+            for e in rd.flatten() {
+                s.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+        s
+    }
+
+    fn stop(&mut self) {
+        // SAFETY: signalling our own child by its PID.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Smbd {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.stop();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind port 0");
+    l.local_addr().unwrap().port()
+}
+
+fn server() -> Option<Smbd> {
+    match Smbd::start("") {
+        Ok(s) => Some(s),
+        Err(why) => {
+            skip_or_fail(&format!("smbd: {why}"));
+            None
+        }
+    }
+}
+
+/// ioscope with the test user's password in the environment.
+fn with_password(password: &str) -> Command {
+    let mut c = ioscope();
+    c.env("IOSCOPE_SMB_PASSWORD", password)
+        .env_remove("IOSCOPE_SMB_USER");
+    c
+}
+
+/// Runs ioscope (password in the environment) writing `--json` into `dir`.
+#[track_caller]
+fn smb_run(dir: &Path, args: &[&str]) -> Ran {
+    let json = dir.join("r.json");
+    let o = with_password(PASSWORD)
+        .args(args)
+        .args(["-q", "--json"])
+        .arg(&json)
+        .output()
+        .expect("spawn ioscope");
+    Ran::read(
+        &json,
+        format!("ioscope {args:?}"),
+        o.status.code(),
+        stdout(&o),
+        stderr(&o),
+    )
+}
+
+/// Fails when the password appears in any file under `dir` or in `texts`.
+#[track_caller]
+fn assert_no_password(dir: &Path, texts: &[&str]) {
+    for t in texts {
+        assert!(
+            !t.contains(PASSWORD),
+            "the password leaked into output: {t}"
+        );
+    }
+    let mut seen = 0;
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                dirs.push(e.path());
+                continue;
+            }
+            let bytes = std::fs::read(e.path()).unwrap();
+            seen += 1;
+            assert!(
+                !bytes
+                    .windows(PASSWORD.len())
+                    .any(|w| w == PASSWORD.as_bytes()),
+                "the password is in {}",
+                e.path().display()
+            );
+        }
+    }
+    assert!(seen > 0, "no output files to check in {}", dir.display());
+}
+
+#[test]
+fn smb_randrw_with_verify_is_clean_and_records_the_session() {
+    let Some(s) = server() else { return };
+    let d = tempdir();
+    let uri = s.uri("v.dat");
+    let html = d.path().join("r.html");
+    let csv = d.path().join("r.csv");
+    let r = smb_run(
+        d.path(),
+        &[
+            "run",
+            "-t",
+            &uri,
+            "--size",
+            "8m",
+            "--rw",
+            "randrw",
+            "--bs",
+            "8k",
+            "--qd",
+            "16",
+            "--duration",
+            "2s",
+            "--interval",
+            "500ms",
+            "--verify",
+            "--verify-after",
+            "--html",
+            html.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    let run0 = r.run(0);
+    assert_eq!(run0.engine, "smb");
+    assert!(
+        run0.totals.read.ios > 100 && run0.totals.write.ios > 100,
+        "{:?}",
+        run0.totals
+    );
+    assert_eq!(run0.totals.read.errors + run0.totals.write.errors, 0);
+    let v = run0.verify.as_ref().expect("verify counts");
+    assert_eq!(v.mismatches, 0, "{v:?}");
+    assert!(v.units_checked > 100, "{v:?}");
+    // The file was created on the server at --size.
+    assert_eq!(
+        std::fs::metadata(s.share().join("v.dat")).unwrap().len(),
+        8 << 20
+    );
+    let smb = &run0.smb[0];
+    assert_eq!(smb.dialect, "3.1.1");
+    assert!(smb.signed);
+    assert_eq!(smb.user, USER);
+    assert!(smb.credits_requested >= 32);
+    assert_no_password(d.path(), &[&r.stdout, &r.stderr]);
+    assert!(!s.all_logs().is_empty());
+}
+
+#[test]
+fn smb_bytes_changed_behind_the_client_are_found() {
+    let Some(s) = server() else { return };
+    let d = tempdir();
+    let uri = s.uri("t.dat");
+    let journal = d.path().join("journal");
+    // Write every 4 KiB unit once, verifiably, with a journal to check later.
+    let r = smb_run(
+        d.path(),
+        &[
+            "run",
+            "-t",
+            &uri,
+            "--size",
+            "2m",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--passes",
+            "1",
+            "--verify-after",
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    assert_eq!(r.run(0).verify.as_ref().unwrap().mismatches, 0);
+    // Change bytes on the server side, behind the client's back.
+    let path = s.share().join("t.dat");
+    let mut bytes = std::fs::read(&path).unwrap();
+    for b in &mut bytes[300_000..300_016] {
+        *b ^= 0xff;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let o = with_password(PASSWORD)
+        .args([
+            "verify",
+            "--journal",
+            journal.to_str().unwrap(),
+            "--target",
+            &uri,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
+    assert_no_password(d.path(), &[&stdout(&o), &stderr(&o)]);
+}
+
+#[test]
+fn smb_wrong_password_is_one_failed_login_and_exit_1() {
+    let Some(s) = server() else { return };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let t0 = Instant::now();
+    let o = with_password("not-the-password")
+        .args([
+            "run",
+            "-t",
+            &s.uri("w.dat"),
+            "--size",
+            "1m",
+            "--rw",
+            "randread",
+            "--duration",
+            "1s",
+            "-q",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!("authentication failed for {USER} on 127.0.0.1")),
+        "{e}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    // No retry storm: the server saw a handful of failed logins at most (one per
+    // attempt ioscope makes: the check and nothing after it).
+    std::thread::sleep(Duration::from_millis(300));
+    let logs = s.all_logs();
+    let failures = logs.matches("NT_STATUS_WRONG_PASSWORD").count();
+    assert!(
+        (1..=4).contains(&failures),
+        "{failures} failed logins:\n{logs}"
+    );
+    assert!(
+        !s.share().join("w.dat").exists(),
+        "a refused login created the file"
+    );
+}
+
+#[test]
+fn smb_credentials_file_must_be_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempdir();
+    let cred = d.path().join("cred");
+    std::fs::write(&cred, format!("username = {USER}\npassword = {PASSWORD}\n")).unwrap();
+    std::fs::set_permissions(&cred, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let target = d.path().join("never-created");
+    let o = ioscope()
+        .env_remove("IOSCOPE_SMB_PASSWORD")
+        .args([
+            "run",
+            "-t",
+            "smb://127.0.0.1:1/share/x.dat",
+            "--credentials",
+            cred.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--rw",
+            "randread",
+            "--duration",
+            "1s",
+            "--json",
+            target.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("chmod 600"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(PASSWORD));
+    assert!(!target.exists());
+
+    // Private, it works against a real server.
+    let Some(s) = server() else { return };
+    std::fs::set_permissions(&cred, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = tempdir();
+    let json = out.path().join("r.json");
+    let uri = format!("smb://127.0.0.1:{}/share/c.dat", s.port);
+    let o = ioscope()
+        .env_remove("IOSCOPE_SMB_PASSWORD")
+        .args([
+            "run",
+            "-t",
+            &uri,
+            "--credentials",
+            cred.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--rw",
+            "randread",
+            "--passes",
+            "1",
+            "-q",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_no_password(out.path(), &[&stdout(&o), &stderr(&o)]);
+}
+
+#[test]
+fn smb_uri_mistakes_are_located_input_errors() {
+    for (uri, want) in [
+        ("smb://u:pw@127.0.0.1/share/f", "password"),
+        ("smb://127.0.0.1/share", "no file path"),
+    ] {
+        let o = with_password(PASSWORD)
+            .args([
+                "run",
+                "-t",
+                uri,
+                "--rw",
+                "randread",
+                "--duration",
+                "1s",
+                "-q",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{uri}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{uri}: {}", stderr(&o));
+    }
+    // A missing file without --size says how to create it.
+    let Some(s) = server() else { return };
+    let o = with_password(PASSWORD)
+        .args([
+            "run",
+            "-t",
+            &s.uri("missing.dat"),
+            "--rw",
+            "randread",
+            "--duration",
+            "1s",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("give --size"), "{}", stderr(&o));
+}
