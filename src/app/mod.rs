@@ -18,6 +18,7 @@ macro_rules! out {
 
 mod curve;
 mod error;
+mod fio_logs;
 mod foreign;
 mod invocation;
 mod quick;
@@ -262,6 +263,9 @@ impl<'a> Session<'a> {
         if result.interrupted {
             self.doc.interrupted = true;
             self.exit_code = exit::INTERRUPTED;
+        }
+        for path in fio_logs::write(r, &result.intervals)? {
+            self.say(&format!("fio log: {}", path.display()))?;
         }
         self.doc.runs.push(result);
         write_outputs(self.out, &self.doc)?;

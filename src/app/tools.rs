@@ -113,7 +113,21 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
-    let curves = curves_not_written(&translated.plan);
+    let mut curves = curves_not_written(&translated.plan);
+    curves.extend(
+        translated
+            .plan
+            .runs
+            .iter()
+            .filter(|r| r.fio_logs.is_some())
+            .map(|r| {
+                format!(
+                    "run '{}' writes fio-format logs (write_*_log), which the output \
+                     does not carry — run the original job to get them",
+                    r.name
+                )
+            }),
+    );
     for c in &curves {
         eprintln!("warning: not translated: {c}");
     }

@@ -359,9 +359,9 @@ pub struct RunArgs {
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
-    /// SMB credentials file for smb:// targets (smbclient's format: `username = …`,
-    /// `password = …`, optional `domain = …`; mode 0600). Default: the environment
-    /// variables IOSCOPE_SMB_USER and IOSCOPE_SMB_PASSWORD.
+    /// Credentials file for smb:// targets and iSCSI CHAP (smbclient's format:
+    /// `username = …`, `password = …`, optional `domain = …`; mode 0600). Default:
+    /// IOSCOPE_SMB_USER/IOSCOPE_SMB_PASSWORD, IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD.
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
     /// Require SMB encryption: refuse a session the server will not encrypt.

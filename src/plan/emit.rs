@@ -385,6 +385,7 @@ mod tests {
                 pacing: Pacing::Sleep,
                 io: Default::default(),
                 curve: None,
+                fio_logs: None,
             }],
             warnings: vec![],
             data: Default::default(),

@@ -1081,6 +1081,7 @@ impl Settings {
             pacing: self.pacing.unwrap_or(base.pacing),
             io: base.io,
             curve: None,
+            fio_logs: None,
         }
     }
 }

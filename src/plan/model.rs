@@ -532,6 +532,24 @@ pub struct RunSpec {
     /// `latency_target`): `ioscope run` then measures it as `ioscope curve` does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<CurveSpec>,
+    /// fio-format log files to write from the run's intervals (fio's
+    /// `write_bw_log`/`write_lat_log`/`write_iops_log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_logs: Option<FioLogs>,
+}
+
+/// fio-format logs of a run, one averaged sample per direction per interval: each
+/// prefix names files `PREFIX_bw.1.log` (KiB/s), `PREFIX_lat.1.log` (mean latency,
+/// ns) and `PREFIX_iops.1.log`, lines `time_ms, value, direction, bs, offset` as fio
+/// writes them with `log_avg_msec`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FioLogs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops: Option<String>,
 }
 
 /// Curve points, % of the measured maximum, when none are given (vdbench's curve).
@@ -582,6 +600,7 @@ impl Default for RunSpec {
             pacing: Pacing::default(),
             io: Default::default(),
             curve: None,
+            fio_logs: None,
         }
     }
 }

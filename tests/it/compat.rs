@@ -469,3 +469,47 @@ fn fio_latency_target_matches_curve_max_latency() {
         "fio latency_target"
     );
 }
+
+/// `write_bw_log`/`write_lat_log`/`write_iops_log` with `log_avg_msec` write fio's
+/// averaged log files (time_ms, value, direction, bs, offset) from the intervals,
+/// in the working directory as fio does.
+#[test]
+fn fio_logs_are_written_in_fio_format() {
+    let d = tempdir();
+    let job = d.path().join("logs.fio");
+    std::fs::write(
+        &job,
+        "[mix]\nfilename=mem\\:16m\nsize=16m\nrw=randrw\nrwmixread=70\nbs=8k\n\
+         runtime=2\ntime_based\nlog_avg_msec=500\nwrite_bw_log=x\nwrite_lat_log=x\n\
+         write_iops_log=x\n",
+    )
+    .unwrap();
+    let o = ioscope()
+        .current_dir(d.path())
+        .args(["run", "logs.fio", "--engine", "mem", "--json", "r.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for kind in ["bw", "lat", "iops"] {
+        let text = std::fs::read_to_string(d.path().join(format!("x_{kind}.1.log")))
+            .unwrap_or_else(|e| panic!("x_{kind}.1.log: {e}"));
+        let rows: Vec<Vec<u64>> = text
+            .lines()
+            .map(|l| {
+                l.split(", ")
+                    .map(|c| c.parse().unwrap_or_else(|_| panic!("'{l}' in x_{kind}")))
+                    .collect()
+            })
+            .collect();
+        // 2 s at 500 ms: four intervals, a read and a write line each.
+        assert_eq!(rows.len(), 8, "x_{kind}:\n{text}");
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(r.len(), 5, "x_{kind}: {r:?}");
+            let want_ms = 500 * (i as u64 / 2 + 1);
+            assert!(r[0].abs_diff(want_ms) < 150, "x_{kind} time: {r:?}");
+            assert_eq!(r[2], i as u64 % 2, "x_{kind} direction: {r:?}");
+            assert_eq!((r[3], r[4]), (8192, 0), "x_{kind}: {r:?}");
+            assert!(r[1] > 0, "x_{kind}: {r:?}");
+        }
+    }
+}

@@ -328,8 +328,13 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
         .collect();
     let down = run.events.iter().find(|e| e.path == 1 && e.kind == "down");
     let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
+    let per_interval: Vec<_> = run
+        .intervals
+        .iter()
+        .map(|iv| (iv.t_s, iv.paths[1].ios, iv.paths[1].state.clone()))
+        .collect();
     let (Some(down), Some(up)) = (down, up) else {
-        panic!("events: {kinds:?}");
+        panic!("events: {kinds:?}; path 1 per interval {per_interval:?}");
     };
     assert!(kinds.contains(&(1, "timeout")), "{kinds:?}");
     assert!((2.0..5.0).contains(&down.t_s), "down at {}", down.t_s);
@@ -342,7 +347,16 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
         .filter(|iv| iv.t_s > up.t_s + 0.5)
         .map(|iv| iv.paths[1].ios)
         .sum();
-    assert!(after > 100, "path 1 after it came back: {after} I/Os");
+    assert!(
+        after > 100,
+        "path 1 after it came back at {}: {after} I/Os; events {:?}; path 1 per interval {:?}",
+        up.t_s,
+        run.events,
+        run.intervals
+            .iter()
+            .map(|iv| (iv.t_s, iv.paths[1].ios, iv.paths[1].state.clone()))
+            .collect::<Vec<_>>()
+    );
     // While it was down, path 1 had intervals with no I/O at all.
     assert!(
         run.intervals

@@ -302,6 +302,8 @@ impl MultipathEngine {
                 );
                 self.event(now, p, EngineEventKind::Up, detail);
             }
+            let limit = self.settings.timeout_ns.max(self.settings.retry_ns);
+            self.paths[p].expire_probe(now, limit);
             if self.paths[p].probe_due(now) {
                 self.start_probe(p, now);
             }
@@ -322,7 +324,10 @@ impl MultipathEngine {
                 let _ = tx.send(connect(p));
             });
         match spawned {
-            Ok(_) => self.paths[p].probe = Some(rx),
+            Ok(_) => {
+                self.paths[p].probe = Some(rx);
+                self.paths[p].probe_started_ns = now;
+            }
             Err(_) => {
                 if let path::Health::Down { since_ns, .. } = self.paths[p].health {
                     self.paths[p].health = path::Health::Down {

@@ -17,8 +17,8 @@ use super::{
     UnsupportedList, TRANSLATED_SEED,
 };
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, Plan,
-    Rate, RunSpec, Workload, Zone,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
+    Plan, Rate, RunSpec, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -338,6 +338,9 @@ struct Job {
     data: DataSettings,
     /// latency_target: the SLA search its run becomes.
     curve: Option<CurveSpec>,
+    /// write_bw_log / write_lat_log / write_iops_log, and log_avg_msec as the
+    /// interval length.
+    fio_logs: Option<(FioLogs, Option<u64>)>,
     /// io_uring and durability options (fixedbufs, sqthread_poll, fsync=, sync= …).
     io: crate::plan::tuning::IoTuning,
 }
@@ -471,6 +474,12 @@ fn group_runs(
                 seed: job.seed,
                 curve: job.curve,
                 io: job.io,
+                interval_ns: job
+                    .fio_logs
+                    .as_ref()
+                    .and_then(|l| l.1)
+                    .unwrap_or(base_run().interval_ns),
+                fio_logs: job.fio_logs.map(|l| l.0),
                 ..base_run()
             });
             run_opts.push(job.run_opts);
@@ -497,6 +506,20 @@ fn group_runs(
         }
         if run.curve.is_none() {
             run.curve = job.curve;
+        }
+        if job.fio_logs.is_some() || run.fio_logs.is_some() {
+            let with_logs = match job.fio_logs {
+                Some(_) => &job.name,
+                None => &run.workloads[0].name,
+            };
+            unsupported.push(
+                format!(
+                    "write_*_log of job '{with_logs}' in a run of several jobs — ioscope's \
+                     intervals are per run, so its logs would not be the job's own"
+                ),
+                &job.loc,
+            );
+            run.fio_logs = None;
         }
         run.workloads.push(job.workload);
     }
@@ -587,6 +610,7 @@ impl<'a> JobCx<'a> {
         let (rate, arrival) = self.rate(read_pct, numjobs)?;
         let timing = self.timing(target.size, bs.single())?;
         let curve = self.latency_target(timing.duration_ns)?;
+        let fio_logs = self.fio_logs()?;
         let cpus = self.cpus()?;
         let seed = match self.o.get("randseed") {
             Some((v, loc)) => v
@@ -638,6 +662,7 @@ impl<'a> JobCx<'a> {
             engine,
             duration_ns: curve.as_ref().and_then(|c| c.1).or(timing.duration_ns),
             curve: curve.map(|c| c.0),
+            fio_logs,
             passes: timing.passes,
             warmup_ns: timing.warmup_ns,
             cpus,
@@ -1175,6 +1200,48 @@ impl<'a> JobCx<'a> {
             origin: Some("fio latency_target".into()),
         };
         Ok(Some((spec, window_ns)))
+    }
+
+    /// `write_bw_log`, `write_lat_log`, `write_iops_log` (a file prefix; the job name
+    /// when empty) and `log_avg_msec` (the run's interval length). Without
+    /// `log_avg_msec` fio logs every I/O; ioscope logs one sample per interval (1 s).
+    fn fio_logs(&mut self) -> Result<Option<(FioLogs, Option<u64>)>, CompatError> {
+        let o = self.o;
+        let prefix = |key: &str| {
+            o.get(key).map(|(v, _)| {
+                if v.trim().is_empty() {
+                    self.name.clone()
+                } else {
+                    v.trim().to_string()
+                }
+            })
+        };
+        let logs = FioLogs {
+            bw: prefix("write_bw_log"),
+            lat: prefix("write_lat_log"),
+            iops: prefix("write_iops_log"),
+        };
+        let avg = match o.get("log_avg_msec") {
+            None => None,
+            Some((v, loc)) => {
+                let ms = v
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|e| opt_err(loc, "log_avg_msec", v, &e))?;
+                (ms > 0).then_some(ms * 1_000_000)
+            }
+        };
+        if logs == FioLogs::default() {
+            return Ok(None);
+        }
+        if avg.is_none() {
+            self.warnings.push(format!(
+                "job '{}': fio logs every I/O without log_avg_msec; ioscope writes one \
+                 averaged sample per direction per interval (1 s)",
+                self.name
+            ));
+        }
+        Ok(Some((logs, avg)))
     }
 
     /// `cpus_allowed`: the run's CPU set.

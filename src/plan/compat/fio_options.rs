@@ -189,6 +189,20 @@ pub const OPTIONS: &[FioOption] = &[
         "latency_percentile",
         "the bound's percentile (100 → max; default 100)",
     ),
+    // Logs.
+    maps(
+        "write_bw_log",
+        "PREFIX_bw.1.log from the run's intervals (KiB/s)",
+    ),
+    maps(
+        "write_lat_log",
+        "PREFIX_lat.1.log from the run's intervals (mean, ns)",
+    ),
+    maps(
+        "write_iops_log",
+        "PREFIX_iops.1.log from the run's intervals",
+    ),
+    maps("log_avg_msec", "the run's interval length"),
     // Accepted without effect.
     flag(no_effect(
         "norandommap",
