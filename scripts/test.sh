@@ -23,6 +23,12 @@ command -v tc >/dev/null 2>&1 || need+=(iproute2)
 # SMB targets: a Samba server for the tests (smbd, smbpasswd) and smbclient to compare.
 command -v smbd >/dev/null 2>&1 || need+=(samba)
 command -v smbclient >/dev/null 2>&1 || need+=(smbclient)
+# MPI (issue 16): Open MPI for `--features mpi` and its tests; clang for rsmpi's
+# bindings (bindgen needs libclang).
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+[ -e /usr/include/x86_64-linux-gnu/mpi/mpi.h ] || command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)
+command -v clang >/dev/null 2>&1 || need+=(clang)
+ldconfig -p 2>/dev/null | grep 'libclang' >/dev/null || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"
@@ -47,3 +53,7 @@ cargo test --lib --bins --features smb -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so
 # they do not steal each other's CPU.
 cargo test --test tests --features smb -- --test-threads=1
+# The `mpi` feature: clippy and the mpirun tests (three runs of 3-10 s under
+# `mpirun -n 4`; about 30 s plus one build of the crate with the feature).
+cargo clippy --features mpi --all-targets -- -D warnings
+cargo test --features mpi --test tests it::mpi:: -- --test-threads=1

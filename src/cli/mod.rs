@@ -191,6 +191,11 @@ pub struct RunArgs {
     /// Job file: native TOML, fio or vdbench (detected). Flags below override it.
     #[arg(value_name = "JOBFILE")]
     pub job: Option<PathBuf>,
+    /// Under mpirun (built with the `mpi` feature): how the ranks divide the plan:
+    /// `all` runs every workload on every rank, `streams` divides each workload's
+    /// streams among them; rates are divided either way (docs/mpi.md).
+    #[arg(long, value_name = "HOW", default_value = "all", value_parser = values::split)]
+    pub split: crate::cluster::Split,
     /// Target: a file, a block device, mem:SIZE, null:SIZE,
     /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
     /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or
@@ -354,9 +359,9 @@ pub struct RunArgs {
     /// Allow writes to a block device that looks in use (destroys its contents).
     #[arg(long)]
     pub force: bool,
-    /// SMB credentials file for smb:// targets (smbclient's format: `username = …`,
-    /// `password = …`, optional `domain = …`; mode 0600). Default: the environment
-    /// variables IOSCOPE_SMB_USER and IOSCOPE_SMB_PASSWORD.
+    /// Credentials file for smb:// targets and iSCSI CHAP (smbclient's format:
+    /// `username = …`, `password = …`, optional `domain = …`; mode 0600). Default:
+    /// IOSCOPE_SMB_USER/IOSCOPE_SMB_PASSWORD, IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD.
     #[arg(long, value_name = "FILE")]
     pub credentials: Option<PathBuf>,
     /// Require SMB encryption: refuse a session the server will not encrypt.

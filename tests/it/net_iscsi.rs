@@ -423,3 +423,72 @@ fn iscsi_three_sessions_each_carry_io_and_sum_to_the_total() {
     let sum: u64 = run.connections.iter().map(|c| c.ios).sum();
     assert_eq!(sum, run.totals.all.ios);
 }
+
+#[test]
+fn iscsi_chap_from_a_credentials_file_checked_for_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(t) = server(4) else {
+        return;
+    };
+    let (user, secret) = ("ioscope-file-user", "f1le-chap-s3cret");
+    assert!(
+        t.adm(&[
+            "--op",
+            "new",
+            "--mode",
+            "account",
+            "--user",
+            user,
+            "--password",
+            secret
+        ]) && t.adm(&["--op", "bind", "--mode", "account", "--tid", "1", "--user", user]),
+        "tgtadm could not set up CHAP"
+    );
+    let d = tempdir();
+    let cred = d.path().join("chap.conf");
+    std::fs::write(
+        &cred,
+        format!("# CHAP\nusername = {user}\npassword = {secret}\n"),
+    )
+    .unwrap();
+    let json = d.path().join("r.json");
+    let args = [
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randread",
+        "--passes",
+        "1",
+        "--size",
+        "1m",
+        "--credentials",
+        cred.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    // Readable by others: refused as bad input, naming the file and its mode.
+    std::fs::set_permissions(&cred, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("chap.conf") && e.contains("0644"), "{e}");
+    assert!(!e.contains(secret));
+    assert!(!json.exists());
+    // Owner-only: CHAP logs in, and the secret appears in nothing written.
+    std::fs::set_permissions(&cred, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut all = format!("{}{}", stdout(&o), stderr(&o));
+    for f in std::fs::read_dir(d.path()).unwrap() {
+        let p = f.unwrap().path();
+        if p != cred {
+            all.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+        }
+    }
+    assert!(
+        !all.contains(secret),
+        "the CHAP secret leaked into the output"
+    );
+    assert_eq!(read_json(&json)["runs"][0]["totals"]["read"]["ios"], 256);
+}

@@ -2,8 +2,9 @@
 //! without I/O; opening logs in once through libiscsi to learn the LUN's size and
 //! block size (READ CAPACITY 16) and to look at its head before anything is written.
 //! That session stays with the target for the `--verify-after` pass; the engine's
-//! workers log in with their own. CHAP credentials come only from the environment
-//! (`IOSCOPE_ISCSI_USER`, `IOSCOPE_ISCSI_PASSWORD`), never from the URI, so they
+//! workers log in with their own. CHAP credentials come only from `--credentials
+//! FILE` or the environment (`IOSCOPE_ISCSI_USER`, `IOSCOPE_ISCSI_PASSWORD`), never
+//! from the URI, so they
 //! never reach results or messages.
 
 pub mod ffi;
@@ -76,8 +77,21 @@ fn percent_decode(s: &str) -> Result<String, String> {
     String::from_utf8(out).map_err(|_| format!("'{s}' is not UTF-8 once decoded"))
 }
 
-/// CHAP credentials from `IOSCOPE_ISCSI_USER` / `IOSCOPE_ISCSI_PASSWORD`.
+/// CHAP credentials: from `--credentials FILE` when given (the same
+/// `username = …` / `password = …` file SMB reads, mode 0600), else from
+/// `IOSCOPE_ISCSI_USER` / `IOSCOPE_ISCSI_PASSWORD`.
 pub fn chap_from_env() -> Result<Option<ffi::Chap>, String> {
+    use crate::target::smb::credentials;
+    if let Some(p) = credentials::options().credentials_file {
+        let (user, password) = credentials::read_file(&p)?;
+        let user = user.ok_or_else(|| {
+            format!(
+                "--credentials '{}': no 'username =' line (CHAP needs one)",
+                p.display()
+            )
+        })?;
+        return Ok(Some(ffi::Chap { user, password }));
+    }
     match (
         std::env::var("IOSCOPE_ISCSI_USER").ok(),
         std::env::var("IOSCOPE_ISCSI_PASSWORD").ok(),

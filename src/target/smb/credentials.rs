@@ -83,7 +83,8 @@ pub fn resolve(uri_user: Option<&str>) -> Result<Credentials, String> {
 }
 
 /// Reads a credentials file: (user, password). Refuses one that others may read.
-fn read_file(path: &Path) -> Result<(Option<String>, String), String> {
+/// iSCSI CHAP reads the same file (`--credentials` serves both).
+pub(crate) fn read_file(path: &Path) -> Result<(Option<String>, String), String> {
     use std::os::unix::fs::MetadataExt;
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("--credentials '{shown}': {e}"))?;
