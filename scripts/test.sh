@@ -23,6 +23,12 @@ command -v tc >/dev/null 2>&1 || need+=(iproute2)
 # SMB targets: a Samba server for the tests (smbd, smbpasswd) and smbclient to compare.
 command -v smbd >/dev/null 2>&1 || need+=(samba)
 command -v smbclient >/dev/null 2>&1 || need+=(smbclient)
+# MPI (issue 16): Open MPI for `--features mpi` and its tests; clang for rsmpi's
+# bindings (bindgen needs libclang).
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+[ -e /usr/include/x86_64-linux-gnu/mpi/mpi.h ] || command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)
+command -v clang >/dev/null 2>&1 || need+=(clang)
+ldconfig -p 2>/dev/null | grep 'libclang' >/dev/null || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"
@@ -39,11 +45,14 @@ cargo fmt --all -- --check
 bash scripts/deps.sh
 # Issue 11: no function in src/plan or src/run longer than 120 lines.
 python3 scripts/fn-lengths.py --max 120 --top 3 src/plan src/run
+# The default build (no SMB, no MPI) must stay clean on its own.
 cargo clippy --all-targets -- -D warnings
-# The smb:// client is a cargo feature (the smb crate needs Rust 1.89 and ~200 more
-# crates): lint and test that build too.
-cargo clippy --all-targets --features smb -- -D warnings
-cargo test --lib --bins --features smb -- --test-threads=2
+# The optional features: `smb` (the smb:// client; the smb crate needs Rust 1.89 and
+# ~250 more crates) and `mpi` (mpirun runs). One build with every feature lints and
+# tests them together with everything else, so the crate is compiled for tests once.
+cargo clippy --all-targets --all-features -- -D warnings
+cargo test --lib --bins --all-features -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so
-# they do not steal each other's CPU.
-cargo test --test tests --features smb -- --test-threads=1
+# they do not steal each other's CPU. With --all-features this includes the SMB
+# tests against a real smbd and the mpirun tests (it::mpi::).
+cargo test --test tests --all-features -- --test-threads=1

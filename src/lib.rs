@@ -8,6 +8,7 @@
 pub mod app;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod data;
 pub mod engine;
 pub mod errors;

@@ -18,6 +18,15 @@ fn main() {
     };
     let cli = Cli::parse();
     let command: Vec<String> = std::env::args().collect();
+    // Under mpirun (with the `mpi` feature): join the other ranks first.
+    let split = match &cli.command {
+        Command::Run(a) => a.split,
+        _ => ioscope::cluster::Split::All,
+    };
+    if let Err(e) = ioscope::cluster::init(split) {
+        eprintln!("error: {e}");
+        ioscope::cluster::exit(app::exit::RUN_FAILED);
+    }
     let result = match cli.command {
         Command::Completions(a) => generate::completions(a.shell),
         Command::Man(a) => generate::man(a.dir.as_deref()),
@@ -25,7 +34,7 @@ fn main() {
         cmd => build::invocation(cmd, command).and_then(app::execute),
     };
     match result {
-        Ok(code) => std::process::exit(code),
+        Ok(code) => ioscope::cluster::exit(code),
         Err(e) => exit_with(&e),
     }
 }
@@ -36,7 +45,7 @@ fn exit_with(e: &AppError) -> ! {
     if !e.is_quiet() {
         eprintln!("error: {}", app::chain(e));
     }
-    std::process::exit(e.exit_code())
+    ioscope::cluster::exit(e.exit_code())
 }
 
 /// `ioscope net …`: flags to typed settings (bad ones exit 2), then the network mode.

@@ -374,6 +374,10 @@ pub fn run_plan(
 
 /// Checks every output path before the first I/O and opens the intervals stream.
 fn check_outputs(out: &Output) -> Result<Option<IntervalLog>, AppError> {
+    // Among MPI ranks only rank 0 writes (docs/mpi.md).
+    if !crate::cluster::is_writer() {
+        return Ok(None);
+    }
     for (flag, path, _) in out.files() {
         if let Some(p) = path {
             check_writable(p).map_err(|source| AppError::Unwritable {
@@ -401,6 +405,9 @@ fn check_outputs(out: &Output) -> Result<Option<IntervalLog>, AppError> {
 
 /// Rewrites every output file from the results so far (after each run).
 pub fn write_outputs(out: &Output, doc: &ResultDoc) -> Result<(), AppError> {
+    if !crate::cluster::is_writer() {
+        return Ok(());
+    }
     for (_, path, format) in out.files() {
         if let Some(p) = path {
             write_atomic_bytes(p, format.render(doc).as_bytes()).map_err(|source| {

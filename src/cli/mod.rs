@@ -191,6 +191,11 @@ pub struct RunArgs {
     /// Job file: native TOML, fio or vdbench (detected). Flags below override it.
     #[arg(value_name = "JOBFILE")]
     pub job: Option<PathBuf>,
+    /// Under mpirun (built with the `mpi` feature): how the ranks divide the plan:
+    /// `all` runs every workload on every rank, `streams` divides each workload's
+    /// streams among them; rates are divided either way (docs/mpi.md).
+    #[arg(long, value_name = "HOW", default_value = "all", value_parser = values::split)]
+    pub split: crate::cluster::Split,
     /// Target: a file, a block device, mem:SIZE, null:SIZE,
     /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
     /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or

@@ -283,6 +283,11 @@ pub fn failback(text: &str) -> Res<crate::plan::paths::Failback> {
     Ok(crate::plan::paths::parse_failback(text)?)
 }
 
+/// `--split all|streams`.
+pub fn split(s: &str) -> Result<crate::cluster::Split, String> {
+    crate::cluster::Split::parse(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -265,6 +265,8 @@ fn build_run(m: &Measured) -> RunResult {
         connections: Vec::new(),
         paths: Vec::new(),
         events: Vec::new(),
+        ranks: Vec::new(),
+        mpi: None,
     }
 }
 

@@ -161,6 +161,8 @@ pub fn run(
         connections: Vec::new(),
         paths: Vec::new(),
         events: Vec::new(),
+        ranks: Vec::new(),
+        mpi: None,
     }
 }
 

@@ -9,9 +9,11 @@
 //! shapes belong to the modules that write them.
 
 pub mod paths;
+pub mod ranks;
+pub mod smb;
 pub mod workload;
 
-pub mod smb;
+pub use ranks::{MpiRun, RankResult};
 
 use serde::{Deserialize, Serialize};
 pub use workload::{
@@ -199,6 +201,12 @@ pub struct RunResult {
     /// Connection events and timed-out or re-issued I/Os, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<RunEvent>,
+    /// Multi-rank (MPI) runs only: each rank's own figures ([`ranks`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankResult>,
+    /// Multi-rank (MPI) runs only: how the ranks ran together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<MpiRun>,
 }
 
 /// Why a run ended (`"duration"`, `"passes"`, `"interrupted"` or `"error"`).
@@ -363,6 +371,8 @@ impl RunResult {
             connections: Vec::new(),
             paths: Vec::new(),
             events: Vec::new(),
+            ranks: Vec::new(),
+            mpi: None,
         }
     }
 }

@@ -279,7 +279,10 @@ impl Collector {
             paths: self.paths.close(dur_s, !warmup),
             net: None,
         };
-        on_interval(&iv);
+        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones.
+        if !crate::cluster::tap(&iv, &dirs, lag.as_ref(), on_interval) {
+            on_interval(&iv);
+        }
         self.events.extend(iv.events.iter().cloned());
         self.intervals.push(iv);
         if warmup {
@@ -433,6 +436,8 @@ impl Collector {
             error_samples: self.samples,
             events: self.events,
             smb: smb_sessions(targets),
+            ranks: Vec::new(),
+            mpi: None,
         }
     }
 
@@ -527,6 +532,10 @@ pub(super) fn collect(
             stop.store(true, Ordering::Relaxed);
         }
         if end_at.is_some_and(|end| now_ns() >= end) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        // Among MPI ranks: rank 0 takes the others' reports; a lost rank stops the run.
+        if crate::cluster::poll(on_interval) {
             stop.store(true, Ordering::Relaxed);
         }
         match rx.recv_timeout(std::time::Duration::from_millis(20)) {

@@ -167,7 +167,8 @@ pub(super) fn launch(
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // Start a little in the future so every worker is set up before the first I/O.
-    let start_ns = now_ns() + 20_000_000;
+    // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
+    let start_ns = crate::cluster::start_ns(run, now_ns() + 20_000_000).map_err(setup_err)?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
@@ -228,6 +229,7 @@ pub(super) fn launch(
                 let _participant = participant;
                 // Wait for the common start so intervals line up.
                 crate::clock::sleep_until(start_ns);
+                crate::cluster::mark_first_io();
                 match multipath {
                     Some(mp) => run_multipath(engine, setup, mp),
                     None => run_with_engine(engine, setup, &uring_opts),

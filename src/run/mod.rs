@@ -85,6 +85,15 @@ pub fn execute(
     opts: &RunOptions,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(RunResult, Vec<String>), RunError> {
+    // Among MPI ranks: this rank's share of the run (docs/mpi.md).
+    let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    })?;
+    let (run, specs) = match &local {
+        Some((r, t)) => (r, t.as_slice()),
+        None => (run, specs),
+    };
     let mut warnings = Vec::new();
     // The clock first: a simulated device reads it for its origin when it opens.
     timebase::choose_clock(run, specs);
@@ -107,6 +116,10 @@ pub fn execute(
     } = collector::collect(run, &targets, &choice, launched, on_interval);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
+    }
+    // Among MPI ranks: rank 0's result becomes the merged one.
+    if let Some(e) = crate::cluster::finish_run(&mut result, on_interval) {
+        warnings.push(format!("run '{}': {e}", run.name));
     }
     if opts.data.verify_after && !interrupted {
         let unit = opts.data.spec.dedup_unit as u64;

@@ -465,6 +465,15 @@ fn check_paths(
 /// Checks a run against its targets (safety, sizes, alignment, engine) without
 /// creating, extending or writing anything, and without issuing any I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
+    // Among MPI ranks: the rank's own share and target paths ({rank}, {host}).
+    let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    })?;
+    let (run, specs) = match &local {
+        Some((r, t)) => (r, t.as_slice()),
+        None => (run, specs),
+    };
     let (_, probes) = check_probed(run, specs, opts)?;
     // Opening (network targets below, and every later open) needs the clock chosen.
     super::timebase::choose_clock(run, specs);

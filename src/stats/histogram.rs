@@ -238,6 +238,60 @@ impl LatencyHistogram {
         }
     }
 
+    /// Appends the histogram in its own bucket layout (little-endian): count, sum,
+    /// sum of squares, min, max, then the non-zero buckets as (index u32, count u64).
+    /// [`LatencyHistogram::from_wire`] rebuilds it exactly, so histograms from other
+    /// processes (MPI ranks) merge with `+=` as if recorded here.
+    pub fn to_wire(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.sum_ns.to_le_bytes());
+        out.extend_from_slice(&self.sum_sq_ns.to_le_bytes());
+        out.extend_from_slice(&self.min_ns.to_le_bytes());
+        out.extend_from_slice(&self.max_ns.to_le_bytes());
+        let nonzero = self.counts.iter().filter(|&&c| c > 0).count() as u32;
+        out.extend_from_slice(&nonzero.to_le_bytes());
+        for (i, &c) in self.counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+            out.extend_from_slice(&(i as u32).to_le_bytes());
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+
+    /// Reads a histogram written by [`LatencyHistogram::to_wire`] from the front of
+    /// `buf`, advancing it; `None` when the bytes are short or a bucket is out of range.
+    pub fn from_wire(buf: &mut &[u8]) -> Option<Self> {
+        fn take<const N: usize>(buf: &mut &[u8]) -> Option<[u8; N]> {
+            let (head, rest) = buf.split_first_chunk::<N>()?;
+            *buf = rest;
+            Some(*head)
+        }
+        let count = u64::from_le_bytes(take(buf)?);
+        let sum_ns = u128::from_le_bytes(take(buf)?);
+        let sum_sq_ns = u128::from_le_bytes(take(buf)?);
+        let min_ns = u64::from_le_bytes(take(buf)?);
+        let max_ns = u64::from_le_bytes(take(buf)?);
+        let nonzero = u32::from_le_bytes(take(buf)?);
+        let mut h = LatencyHistogram {
+            counts: Vec::new(),
+            count,
+            sum_ns,
+            sum_sq_ns,
+            min_ns,
+            max_ns,
+        };
+        for _ in 0..nonzero {
+            let i = u32::from_le_bytes(take(buf)?) as usize;
+            let c = u64::from_le_bytes(take(buf)?);
+            if i >= COUNTS_LEN {
+                return None;
+            }
+            if i >= h.counts.len() {
+                h.grow(i);
+            }
+            h.counts[i] += c;
+        }
+        Some(h)
+    }
+
     /// Empties the histogram, keeping its allocation.
     pub fn reset(&mut self) {
         self.counts.fill(0);
@@ -292,6 +346,31 @@ impl AddAssign<&LatencyHistogram> for LatencyHistogram {
 mod tests {
     use super::*;
     use crate::rng::Rng;
+
+    /// A histogram read back from its wire form is the same histogram.
+    #[test]
+    fn wire_round_trip_is_exact() {
+        let mut rng = Rng::new(7);
+        let mut h = LatencyHistogram::new();
+        for _ in 0..50_000 {
+            h.record(1 + rng.next_u64() % 5_000_000);
+        }
+        h.record(MAX_TRACKABLE_NS * 2);
+        let mut bytes = Vec::new();
+        h.to_wire(&mut bytes);
+        bytes.push(0xff);
+        let mut rest = bytes.as_slice();
+        let back = LatencyHistogram::from_wire(&mut rest).expect("decodes");
+        assert_eq!(rest, &[0xff], "reads exactly its own bytes");
+        assert_eq!(back.count(), h.count());
+        assert_eq!(back.sum_ns(), h.sum_ns());
+        assert_eq!(back.max_ns(), h.max_ns());
+        assert_eq!(back.min_ns(), h.min_ns());
+        for p in [50.0, 99.0, 99.99] {
+            assert_eq!(back.percentile_ns(p), h.percentile_ns(p));
+        }
+        assert!(LatencyHistogram::from_wire(&mut &bytes[..bytes.len() - 9]).is_none());
+    }
 
     /// Percentiles of a known synthetic set stay within the documented bound.
     #[test]

@@ -14,6 +14,8 @@ mod generate;
 mod html;
 mod load;
 mod loopdev;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod net;
 mod net_iscsi;
 mod net_multipath;

@@ -272,7 +272,7 @@ fn multipath_a_path_to_another_device_is_refused_naming_both() {
 
 #[test]
 fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
-    let Some((d, s)) = paths(2, 16) else {
+    let Some((d, mut s)) = paths(2, 16) else {
         return;
     };
     let json = d.path().join("r.json");
@@ -311,6 +311,15 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
     s[1].signal(libc::SIGSTOP);
     std::thread::sleep(Duration::from_secs(2));
     s[1].signal(libc::SIGCONT);
+    // nbdkit 1.32 sometimes aborts when it resumes and finds ~1000 requests of a
+    // closed connection in its socket; that is the server's failure, and a path
+    // whose server died comes back when it is restarted, so restart it then.
+    std::thread::sleep(Duration::from_millis(300));
+    if let Some(Ok(Some(st))) = s[1].child.as_mut().map(|c| c.try_wait()) {
+        eprintln!("note: nbdkit of path 1 ended on resume ({st}); restarting it");
+        s[1].child = None;
+        s[1].spawn().unwrap();
+    }
     let r = child.finish_result(&json).expect_code(0);
     let run = r.run(0);
     let want = 2000.0 * 8.0;

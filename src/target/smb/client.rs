@@ -121,6 +121,7 @@ impl Session {
         let ci = conn
             .conn_info()
             .ok_or_else(|| OpenError::Other("the connection was not negotiated".into()))?;
+        nodelay_to(ci.server_address);
         let n = &ci.negotiation;
         let info = SmbSession {
             target: spec.uri.clone(),
@@ -318,6 +319,73 @@ fn classify(e: smb::Error, user: &str, host: &str) -> OpenError {
         };
     }
     OpenError::Other(format!("connecting to {host}: {e}"))
+}
+
+/// Turns Nagle's algorithm off on this process's TCP sockets to `peer`. The crate
+/// sends a message's transport header and body in separate writes and does not set
+/// TCP_NODELAY, so without this every request waits for the server's delayed ACK:
+/// measured 46 ms per 8 KiB read at QD 1 (20 IOPS) against smbd on 127.0.0.1. The
+/// socket is the crate's, so it is found by its peer address; setting the option on
+/// another session's socket to the same server is what that session wants too.
+fn nodelay_to(peer: std::net::SocketAddr) {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    for e in dir.flatten() {
+        let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if !std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("socket:")) {
+            continue;
+        }
+        if peer_of(fd) == Some(peer) {
+            let one: libc::c_int = 1;
+            // SAFETY: setsockopt on a socket fd of this process with a valid int option
+            // value and its size; it changes only when small writes are sent.
+            unsafe {
+                libc::setsockopt(
+                    fd,
+                    libc::IPPROTO_TCP,
+                    libc::TCP_NODELAY,
+                    &one as *const libc::c_int as *const libc::c_void,
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+        }
+    }
+}
+
+/// The peer address of a connected IPv4/IPv6 socket.
+fn peer_of(fd: i32) -> Option<std::net::SocketAddr> {
+    // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: ss and len are valid for writing and len holds ss's size.
+    let r = unsafe { libc::getpeername(fd, &mut ss as *mut _ as *mut libc::sockaddr, &mut len) };
+    if r != 0 {
+        return None;
+    }
+    match ss.ss_family as i32 {
+        libc::AF_INET => {
+            // SAFETY: the family says ss holds a sockaddr_in.
+            let a = unsafe { &*(&ss as *const _ as *const libc::sockaddr_in) };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+            Some(std::net::SocketAddr::new(
+                ip.into(),
+                u16::from_be(a.sin_port),
+            ))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says ss holds a sockaddr_in6.
+            let a = unsafe { &*(&ss as *const _ as *const libc::sockaddr_in6) };
+            let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
+            Some(std::net::SocketAddr::new(
+                ip.into(),
+                u16::from_be(a.sin6_port),
+            ))
+        }
+        _ => None,
+    }
 }
 
 fn dialect_name(d: smb::Dialect) -> &'static str {

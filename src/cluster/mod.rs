@@ -1,0 +1,207 @@
+//! Multi-host runs on MPI: `mpirun -n N ioscope run …` runs the same command on N
+//! ranks that start each run together (a barrier and one shared clock origin), and
+//! rank 0 merges every interval from all ranks (counters summed, histograms merged
+//! bucket by bucket) into one line, one set of totals and one result (docs/mpi.md).
+//!
+//! The MPI transport exists only in builds with the `mpi` feature, and only when the
+//! process was started by an MPI launcher; otherwise every function here is a no-op
+//! and the runner behaves as a single process. The runner calls in at five points:
+//! [`localize`] (the rank's share of a run), [`start_ns`] (the shared start),
+//! [`tap`] (each closed local interval), [`poll`] (while the run goes on) and
+//! [`finish_run`] (merged result on rank 0).
+
+pub mod gather;
+pub mod placement;
+#[cfg(feature = "mpi")]
+mod session;
+pub mod wire;
+
+use crate::plan::model::{RunSpec, TargetSpec};
+use crate::result::{Interval, RunResult};
+use crate::stats::histogram::LatencyHistogram;
+use crate::stats::snapshot::OpStats;
+pub use placement::Split;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Why the ranks could not work together.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("MPI: {0}")]
+    Mpi(String),
+    #[error("ranks differ: {0}")]
+    Mismatch(String),
+}
+
+/// Unix ns at which this process's first worker started issuing in the current run.
+static FIRST_IO_UNIX_NS: AtomicU64 = AtomicU64::new(0);
+/// Set once this process has joined other ranks; read by worker threads, which do
+/// not see the main thread's session.
+static JOINED: AtomicBool = AtomicBool::new(false);
+
+/// Unix time now, in ns.
+pub fn unix_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Called by each worker right before its first I/O: keeps the earliest.
+pub fn mark_first_io() {
+    if JOINED.load(Ordering::Relaxed) {
+        let now = unix_ns();
+        let _ = FIRST_IO_UNIX_NS.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            (v == 0 || now < v).then_some(now)
+        });
+    }
+}
+
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn first_io_unix_ns() -> u64 {
+    FIRST_IO_UNIX_NS.load(Ordering::Relaxed)
+}
+
+/// Whether the process was started by an MPI launcher (Open MPI, MPICH/Hydra, PMIx).
+pub fn launched_by_mpi() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// Joins the ranks when built with MPI and started by mpirun; otherwise does
+/// nothing (and says so if MPI was asked for without the feature).
+pub fn init(split: Split) -> Result<(), ClusterError> {
+    #[cfg(feature = "mpi")]
+    {
+        if launched_by_mpi() {
+            return session::init(split);
+        }
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        if launched_by_mpi() {
+            eprintln!(
+                "warning: started by an MPI launcher, but this ioscope was built without the `mpi` feature: each rank runs on its own"
+            );
+        }
+    }
+    if split != Split::All {
+        eprintln!("warning: --split applies only under mpirun; running the whole plan here");
+    }
+    Ok(())
+}
+
+/// Whether this process is one rank of several.
+pub fn active() -> bool {
+    #[cfg(feature = "mpi")]
+    {
+        session::active()
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        false
+    }
+}
+
+/// Whether this process writes results and prints: always, except on ranks other
+/// than 0 of a multi-rank run.
+pub fn is_writer() -> bool {
+    #[cfg(feature = "mpi")]
+    {
+        session::is_writer()
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        true
+    }
+}
+
+/// The rank's share of a run, or `None` outside a multi-rank run.
+pub fn localize(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, String> {
+    #[cfg(feature = "mpi")]
+    {
+        session::localize(run, specs)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (run, specs);
+        Ok(None)
+    }
+}
+
+/// The run's start on this process's monotonic clock: `default_ns` alone, or, among
+/// ranks, after a barrier at one origin shared by all.
+pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
+    #[cfg(feature = "mpi")]
+    {
+        session::start_ns(run, default_ns)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = run;
+        Ok(default_ns)
+    }
+}
+
+/// Hands a closed local interval to the ranks' merge; `false` outside a multi-rank
+/// run (the caller then shows the interval itself). Rank 0 shows merged intervals
+/// through `on_interval` as they complete; other ranks show none.
+pub fn tap(
+    iv: &Interval,
+    dirs: &[OpStats; 2],
+    lag: Option<&LatencyHistogram>,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> bool {
+    #[cfg(feature = "mpi")]
+    {
+        session::tap(iv, dirs, lag, on_interval)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (iv, dirs, lag, on_interval);
+        false
+    }
+}
+
+/// While a run goes on: rank 0 takes the other ranks' reports and shows merged
+/// intervals. Returns `true` when the run must stop (a rank was lost).
+pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
+    #[cfg(feature = "mpi")]
+    {
+        session::poll(on_interval)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = on_interval;
+        false
+    }
+}
+
+/// After a run: ranks report that they are done; rank 0 waits for all of them (or
+/// gives up on a lost one) and turns its result into the merged one, with the
+/// per-rank block. Returns an error message naming a lost rank, if any.
+pub fn finish_run(
+    result: &mut RunResult,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Option<String> {
+    #[cfg(feature = "mpi")]
+    {
+        session::finish_run(result, on_interval)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (result, on_interval);
+        None
+    }
+}
+
+/// Ends the process with `code`. Among ranks: finalizes MPI, or, after a lost
+/// rank, aborts the whole job (a collective with a dead rank would never end).
+pub fn exit(code: i32) -> ! {
+    #[cfg(feature = "mpi")]
+    session::exit(code);
+    #[cfg(not(feature = "mpi"))]
+    std::process::exit(code)
+}

@@ -1,0 +1,434 @@
+//! The MPI side of a multi-rank run (built with the `mpi` feature only): joining the
+//! ranks, the start barrier and shared clock origin, sending interval reports to
+//! rank 0, and rank 0's non-blocking gather with a deadline. All MPI calls are made
+//! from the main thread (the collector's), so MPI is initialised as "funneled".
+//!
+//! Only the start uses a collective (a non-blocking barrier polled against a
+//! deadline, then a broadcast every rank has reached). Interval reports travel as
+//! point-to-point messages that rank 0 probes for without blocking, so a rank that
+//! dies or hangs is noticed by silence, never waited on forever.
+
+use super::gather::Gather;
+use super::placement::{self, Place, Split};
+use super::wire::{Done, Message, RankReport};
+use super::ClusterError;
+use crate::plan::model::{RunSpec, TargetSpec};
+use crate::result::{EndReason, Interval, RunResult};
+use crate::stats::histogram::LatencyHistogram;
+use crate::stats::op_totals;
+use crate::stats::snapshot::OpStats;
+use mpi::environment::Universe;
+use mpi::point_to_point::MatchedReceiveVec;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use std::cell::RefCell;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+const TAG_HELLO: i32 = 11;
+const TAG_REPORT: i32 = 12;
+/// How long ranks may take to reach the start of a run together.
+const START_DEADLINE: Duration = Duration::from_secs(120);
+/// After Ctrl-C or mpirun's SIGTERM (sent when a rank dies), how long rank 0 waits
+/// for the others before writing what it has: mpirun kills it soon after.
+const INTERRUPTED_WAIT: Duration = Duration::from_millis(500);
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+struct Session {
+    world: SimpleCommunicator,
+    place: Place,
+    hosts: Vec<String>,
+    split: Split,
+    /// The plan's figures before division: rate and streams of all ranks together.
+    requested_iops: f64,
+    streams: u64,
+    run: Option<RunState>,
+    /// A lost rank or a failed start: later runs are refused and the exit aborts.
+    fault: Option<String>,
+    // Dropped last: finalizes MPI.
+    _universe: Universe,
+}
+
+struct RunState {
+    origin_ns: u64,
+    reports: u64,
+    gather: Option<Gather>,
+    error: Option<String>,
+}
+
+impl RunState {
+    fn now_s(&self) -> f64 {
+        crate::clock::now_ns().saturating_sub(self.origin_ns) as f64 / 1e9
+    }
+}
+
+thread_local! {
+    static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
+}
+
+fn with<R>(f: impl FnOnce(&mut Session) -> R) -> Option<R> {
+    SESSION.with(|s| s.borrow_mut().as_mut().map(f))
+}
+
+pub fn init(split: Split) -> Result<(), ClusterError> {
+    let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+        .ok_or_else(|| ClusterError::Mpi("MPI is already initialised".into()))?;
+    let world = universe.world();
+    let rank = world.rank() as u32;
+    let size = world.size() as u32;
+    let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+    let mut hosts = vec![host.clone()];
+    let mut fault = None;
+    if rank == 0 {
+        let mut differ = Vec::new();
+        for r in 1..size {
+            let (bytes, _) = world
+                .process_at_rank(r as i32)
+                .receive_vec_with_tag::<u8>(TAG_HELLO);
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let (ver, h) = text.split_once('\n').unwrap_or((&text, "?"));
+            if ver != VERSION {
+                differ.push(format!(
+                    "rank {r} on host {h} runs ioscope {ver}, rank 0 runs {VERSION}"
+                ));
+            }
+            hosts.push(h.to_string());
+        }
+        if !differ.is_empty() {
+            fault = Some(differ.join("; "));
+        }
+    } else {
+        let hello = format!("{VERSION}\n{host}");
+        world
+            .process_at_rank(0)
+            .send_with_tag(hello.as_bytes(), TAG_HELLO);
+        silence_stdout();
+    }
+    let err = fault.clone();
+    super::JOINED.store(true, Ordering::Relaxed);
+    SESSION.with(|s| {
+        *s.borrow_mut() = Some(Session {
+            world,
+            place: Place { rank, size, host },
+            hosts,
+            split,
+            requested_iops: 0.0,
+            streams: 0,
+            run: None,
+            fault,
+            _universe: universe,
+        })
+    });
+    match err {
+        Some(e) => Err(ClusterError::Mismatch(e)),
+        None => Ok(()),
+    }
+}
+
+/// Ranks other than 0 print nothing: rank 0 prints the merged lines.
+fn silence_stdout() {
+    use std::os::fd::AsRawFd;
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        // SAFETY: dup2 onto stdout with a descriptor we own; `null` closes its copy.
+        unsafe { libc::dup2(null.as_raw_fd(), 1) };
+    }
+}
+
+pub fn active() -> bool {
+    with(|_| ()).is_some()
+}
+
+pub fn is_writer() -> bool {
+    with(|s| s.place.rank == 0).unwrap_or(true)
+}
+
+pub fn localize(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, String> {
+    with(|s| {
+        s.requested_iops = run.requested_iops();
+        s.streams = match s.split {
+            Split::All => run.total_streams() * s.place.size as u64,
+            Split::Streams => run.total_streams(),
+        };
+        placement::localize(run, specs, &s.place, s.split).map(Some)
+    })
+    .unwrap_or(Ok(None))
+}
+
+pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
+    with(|s| {
+        if let Some(f) = &s.fault {
+            return Err(format!("not starting: {f}"));
+        }
+        if crate::clock::is_virtual() {
+            return Err("virtual time cannot be shared among MPI ranks".into());
+        }
+        // Everyone here: a non-blocking barrier, so a rank that never arrives is an
+        // error after the deadline rather than a hang.
+        let mut req = s.world.immediate_barrier();
+        let deadline = Instant::now() + START_DEADLINE;
+        loop {
+            match req.test() {
+                Ok(_) => break,
+                Err(r) if Instant::now() < deadline => {
+                    req = r;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(r) => {
+                    // Never completes; MPI is aborted on exit.
+                    std::mem::forget(r);
+                    let f = format!(
+                        "not every rank reached the start of run '{}' within {} s",
+                        run.name,
+                        START_DEADLINE.as_secs()
+                    );
+                    s.fault = Some(f.clone());
+                    return Err(f);
+                }
+            }
+        }
+        // One origin for all: rank 0's Unix time a little ahead, mapped by each rank
+        // onto its own monotonic clock.
+        let mut origin_unix_ns = super::unix_ns() + 100_000_000;
+        s.world
+            .process_at_rank(0)
+            .broadcast_into(&mut origin_unix_ns);
+        let ahead_ns = origin_unix_ns.saturating_sub(super::unix_ns());
+        let origin_ns = crate::clock::now_ns() + ahead_ns;
+        super::FIRST_IO_UNIX_NS.store(0, Ordering::Relaxed);
+        let gather = (s.place.rank == 0)
+            .then(|| Gather::new(&s.hosts, run.interval_ns as f64 / 1e9, s.requested_iops));
+        s.run = Some(RunState {
+            origin_ns,
+            reports: 0,
+            gather,
+            error: None,
+        });
+        let _ = default_ns;
+        Ok(origin_ns)
+    })
+    .unwrap_or(Ok(default_ns))
+}
+
+pub fn tap(
+    iv: &Interval,
+    dirs: &[OpStats; 2],
+    lag: Option<&LatencyHistogram>,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> bool {
+    let merged = with(|s| {
+        let rank = s.place.rank;
+        let run = s.run.as_mut()?;
+        run.reports += 1;
+        let rep = RankReport {
+            rank,
+            index: iv.index,
+            warmup: iv.warmup,
+            t_s: iv.t_s,
+            ops: dirs.clone(),
+            lag: lag.cloned(),
+            cpu: iv.cpu.clone(),
+            first_io_unix_ns: super::first_io_unix_ns(),
+        };
+        let now = run.now_s();
+        match run.gather.as_mut() {
+            Some(g) => Some(g.add(rep, now)),
+            None => {
+                s.world
+                    .process_at_rank(0)
+                    .send_with_tag(&rep.encode()[..], TAG_REPORT);
+                Some(Vec::new())
+            }
+        }
+    });
+    match merged {
+        Some(Some(rows)) => {
+            rows.iter().for_each(&mut *on_interval);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Rank 0: takes every waiting message without blocking; returns merged rows.
+fn drain(s: &mut Session) -> Vec<Interval> {
+    let mut rows = Vec::new();
+    let Some(run) = s.run.as_mut() else {
+        return rows;
+    };
+    let Some(g) = run.gather.as_mut() else {
+        return rows;
+    };
+    while let Some(probed) = s
+        .world
+        .any_process()
+        .immediate_matched_probe_with_tag(TAG_REPORT)
+    {
+        let (bytes, status) = probed.matched_receive_vec::<u8>();
+        let now = crate::clock::now_ns().saturating_sub(run.origin_ns) as f64 / 1e9;
+        match Message::decode(&bytes) {
+            Some(Message::Interval(rep)) => rows.extend(g.add(*rep, now)),
+            Some(Message::Done(d)) => rows.extend(g.done(d, now)),
+            None => {
+                let r = status.source_rank() as u32;
+                run.error
+                    .get_or_insert_with(|| format!("{} sent a malformed report", g.name(r)));
+            }
+        }
+    }
+    if run.error.is_none() {
+        let now = crate::clock::now_ns().saturating_sub(run.origin_ns) as f64 / 1e9;
+        let late = g.overdue(now);
+        if !late.is_empty() {
+            run.error = Some(lost_message(g, &late, g.patience_s()));
+        }
+    }
+    rows
+}
+
+fn lost_message(g: &Gather, ranks: &[u32], silent_s: f64) -> String {
+    let names: Vec<String> = ranks.iter().map(|&r| g.name(r)).collect();
+    format!(
+        "{} stopped reporting (no interval report for {silent_s:.0} s): lost or hung; the merged intervals so far are kept",
+        names.join(", ")
+    )
+}
+
+pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
+    let out = with(|s| {
+        let rows = drain(s);
+        let stop = s.run.as_ref().is_some_and(|r| r.error.is_some());
+        (rows, stop)
+    });
+    match out {
+        Some((rows, stop)) => {
+            rows.iter().for_each(&mut *on_interval);
+            stop
+        }
+        None => false,
+    }
+}
+
+pub fn finish_run(
+    result: &mut RunResult,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Option<String> {
+    let end_s = result.intervals.last().map_or(0.0, |iv| iv.t_s);
+    let done = |rank, reports| Done {
+        rank,
+        reports,
+        end_s,
+        first_io_unix_ns: super::first_io_unix_ns(),
+    };
+    let root_rows = with(|s| {
+        let rank = s.place.rank;
+        let run = s.run.as_mut()?;
+        let d = done(rank, run.reports);
+        let now = run.now_s();
+        match run.gather.as_mut() {
+            Some(g) => {
+                let rows = g.done(d, now);
+                Some(Some(rows))
+            }
+            None => {
+                s.world
+                    .process_at_rank(0)
+                    .send_with_tag(&d.encode()[..], TAG_REPORT);
+                s.run = None;
+                Some(None)
+            }
+        }
+    })
+    .flatten();
+    let rows: Vec<Interval> = root_rows??;
+    rows.iter().for_each(&mut *on_interval);
+    // Rank 0: wait for every rank (or give up on the lost ones), showing merged rows.
+    let since = Instant::now();
+    loop {
+        let step = with(|s| {
+            let rows = drain(s);
+            let run = s.run.as_mut().expect("run state on rank 0");
+            let g = run.gather.as_ref().expect("gather on rank 0");
+            if run.error.is_none() && result.interrupted && since.elapsed() > INTERRUPTED_WAIT {
+                let missing = g.unfinished();
+                if !missing.is_empty() {
+                    let names: Vec<String> = missing.iter().map(|&r| g.name(r)).collect();
+                    run.error = Some(format!(
+                        "stopped (Ctrl-C, or mpirun after a rank died) while {} had not finished; the merged intervals so far are kept",
+                        names.join(", ")
+                    ));
+                }
+            }
+            (rows, run.error.is_some() || g.complete())
+        });
+        let (rows, end) = step?;
+        rows.iter().for_each(&mut *on_interval);
+        if end {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    with(|s| {
+        let run = s.run.take().expect("run state on rank 0");
+        let g = run.gather.expect("gather on rank 0");
+        merge_into(result, &g, s, run.error.clone());
+        if let Some(e) = &run.error {
+            s.fault = Some(e.clone());
+        }
+        run.error
+    })
+    .flatten()
+}
+
+/// Rank 0's own result becomes the merged one.
+fn merge_into(result: &mut RunResult, g: &Gather, s: &Session, error: Option<String>) {
+    let (start, end) = g.measured_span_s();
+    let dur_s = (end - start).max(0.0);
+    let mut all = g.totals[0].clone();
+    all += &g.totals[1];
+    result.totals.all = op_totals(&all, dur_s, true);
+    result.totals.read = op_totals(&g.totals[0], dur_s, true);
+    result.totals.write = op_totals(&g.totals[1], dur_s, true);
+    result.totals.queue_depth = if dur_s > 0.0 {
+        all.service_sum_ns() as f64 / (dur_s * 1e9)
+    } else {
+        0.0
+    };
+    result.duration_s = dur_s;
+    result.streams = s.streams;
+    result.intervals = g.intervals.clone();
+    // Per-workload totals are not gathered from the ranks: rank 0's alone would
+    // mislead.
+    result.workloads.clear();
+    if let Some(sc) = result.schedule.as_mut() {
+        let lag = g.lag.clone().unwrap_or_default();
+        sc.requested_iops = s.requested_iops;
+        sc.achieved_iops = if dur_s > 0.0 {
+            (all.ios + all.errors) as f64 / dur_s
+        } else {
+            0.0
+        };
+        sc.achieved_pct = 100.0 * sc.achieved_iops / s.requested_iops.max(1e-9);
+        sc.lag_us = lag.summary_us(false);
+        sc.max_backlog_ios = lag.max_ns() as f64 / 1e9 * s.requested_iops;
+    }
+    result.ranks = g.rank_results();
+    if error.is_some() {
+        result.end_reason = EndReason::Error;
+    }
+    result.mpi = Some(g.mpi_run(s.split.name(), error));
+}
+
+pub fn exit(code: i32) -> ! {
+    let session = SESSION.with(|s| s.borrow_mut().take());
+    if let Some(s) = session {
+        if s.fault.is_some() {
+            // A collective (finalize) with a lost rank would never end.
+            s.world.abort(code.max(1));
+        }
+        drop(s);
+    }
+    std::process::exit(code)
+}

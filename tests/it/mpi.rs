@@ -1,0 +1,240 @@
+//! Multi-rank runs under `mpirun` (built with `--features mpi`): the merged result
+//! adds up exactly, rates are divided among ranks, and a lost rank ends the run with
+//! an error naming it. Open MPI's `mpirun` must be on PATH (scripts/test.sh installs
+//! it); each test owns its mpirun by PID and kills it on failure.
+
+use super::*;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// An mpirun started by a test, killed (with its ranks) when dropped unfinished.
+struct Job(Child);
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn mpirun(ranks: u32, args: &[&str]) -> Job {
+    let child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-n"])
+        .arg(ranks.to_string())
+        .arg(env!("CARGO_BIN_EXE_ioscope"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun on PATH (apt-get install openmpi-bin)");
+    Job(child)
+}
+
+fn finish(mut job: Job) -> (Option<i32>, String, String) {
+    let child = std::mem::replace(
+        &mut job.0,
+        Command::new("true").spawn().expect("spawn true"),
+    );
+    let out = child.wait_with_output().expect("mpirun output");
+    (out.status.code(), stdout(&out), stderr(&out))
+}
+
+fn load(p: &Path) -> (ResultDoc, serde_json::Value) {
+    let wire = read_json(p);
+    let doc: ResultDoc = serde_json::from_value(wire.clone()).expect("result model");
+    (doc, wire)
+}
+
+/// Stdout lines that are interval rows ("HH:MM:SS.mmm  N  …").
+fn interval_lines(out: &str) -> usize {
+    out.lines()
+        .filter(|l| {
+            let b = l.as_bytes();
+            b.len() > 12 && b[2] == b':' && b[5] == b':' && b[8] == b'.'
+        })
+        .count()
+}
+
+#[test]
+fn mpi_four_ranks_merge_exactly_every_interval() {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let job = mpirun(
+        4,
+        &[
+            "run",
+            "--target",
+            "sim:1g?service=100us&servers=4",
+            "--qd",
+            "4",
+            "--duration",
+            "5s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (code, out, err) = finish(job);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    let (doc, wire) = load(&json);
+    let run = &doc.runs[0];
+    assert_eq!(run.ranks.len(), 4);
+    let mpi = run.mpi.as_ref().expect("runs[].mpi");
+    assert_eq!(
+        (mpi.ranks, mpi.split.as_str(), &mpi.error),
+        (4, "all", &None)
+    );
+    // Merged totals are exactly the sum of the ranks' own.
+    let ios: u64 = run.ranks.iter().map(|r| r.ios).sum();
+    let bytes: u64 = run.ranks.iter().map(|r| r.bytes).sum();
+    assert!(ios > 0);
+    assert_eq!(run.totals.all.ios, ios);
+    assert_eq!(run.totals.all.bytes, bytes);
+    // The intervals add up to the totals as well.
+    let iv_ios: u64 = run.intervals.iter().map(|i| i.ios).sum();
+    assert_eq!(iv_ios, ios);
+    // A percentile of the union lies between the ranks' own (the exact union is
+    // checked from the histograms in cluster::gather's unit tests).
+    let p99: Vec<f64> = run.ranks.iter().map(|r| r.latency_us.p99).collect();
+    let lo = p99.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = p99.iter().copied().fold(0.0, f64::max);
+    let merged = run.totals.all.latency_us.p99;
+    assert!(lo <= merged && merged <= hi, "{merged} not in {lo}..{hi}");
+    // One printed line per merged interval, from rank 0 only.
+    assert_eq!(run.intervals.len(), 5, "{out}");
+    assert_eq!(interval_lines(&out), run.intervals.len(), "{out}");
+    // Ranks started together.
+    let firsts: Vec<u64> = run.ranks.iter().map(|r| r.first_io_unix_ns).collect();
+    assert!(firsts.iter().all(|&t| t > 0), "{firsts:?}");
+    let spread_ms = (firsts.iter().max().unwrap() - firsts.iter().min().unwrap()) as f64 / 1e6;
+    assert!(spread_ms < 10.0, "first I/Os {spread_ms:.2} ms apart");
+    // The binding wire names.
+    let r0 = &wire["runs"][0]["ranks"][0];
+    for k in [
+        "rank",
+        "host",
+        "ios",
+        "bytes",
+        "iops",
+        "latency_us",
+        "first_io_unix_ns",
+    ] {
+        assert!(!r0[k].is_null(), "runs[0].ranks[0].{k} missing: {r0}");
+    }
+}
+
+#[test]
+fn mpi_rate_is_divided_among_ranks() {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let job = mpirun(
+        4,
+        &[
+            "run",
+            // The null device: four debug-build ranks on a small shared machine
+            // cannot drive the spinning sim device at 40,000 IOPS.
+            "--target",
+            "null:1g",
+            "--qd",
+            "4",
+            "--rate",
+            "40000",
+            "--duration",
+            "3s",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (code, out, err) = finish(job);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    let (doc, _) = load(&json);
+    let run = &doc.runs[0];
+    let sc = run.schedule.as_ref().expect("open loop schedule");
+    assert_eq!(sc.requested_iops, 40_000.0);
+    let iops = run.totals.all.iops;
+    assert!((iops - 40_000.0).abs() < 400.0, "aggregate {iops:.0} IOPS");
+    for r in &run.ranks {
+        assert!(
+            (r.iops - 10_000.0).abs() < 500.0,
+            "rank {} ran {:.0} IOPS",
+            r.rank,
+            r.iops
+        );
+    }
+}
+
+/// The PID of rank `rank` among `mpirun`'s children.
+fn rank_pid(mpirun: u32, rank: u32) -> Option<u32> {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let ppid: u32 = stat
+            .rsplit(')')
+            .next()?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        (ppid == mpirun && env.split(|&b| b == 0).any(|v| v == want.as_bytes())).then_some(pid)
+    })
+}
+
+#[test]
+fn mpi_lost_rank_ends_the_run_naming_it() {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut job = mpirun(
+        4,
+        &[
+            "run",
+            "--target",
+            "sim:1g?service=100us&servers=4",
+            "--qd",
+            "4",
+            "--duration",
+            "10s",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let t0 = Instant::now();
+    // t = 3 s of the run (plus the start-up of four ranks).
+    std::thread::sleep(Duration::from_millis(3500));
+    let pid = rank_pid(job.0.id(), 2).expect("rank 2 running");
+    // SAFETY: kill(2) on a PID we found as our mpirun's child.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    let killed = Instant::now();
+    let status = loop {
+        if let Some(s) = job.0.try_wait().expect("wait mpirun") {
+            break s;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(15),
+            "still running 15 s after the kill"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success(), "exit {status:?}");
+    assert!(t0.elapsed() < Duration::from_secs(20));
+    let (doc, _) = load(&json);
+    let run = &doc.runs[0];
+    let err = run
+        .mpi
+        .as_ref()
+        .and_then(|m| m.error.clone())
+        .expect("runs[0].mpi.error");
+    assert!(err.contains("rank 2 on host"), "{err}");
+    assert_eq!(run.end_reason, ioscope::result::EndReason::Error);
+    assert!(
+        (2..=5).contains(&run.intervals.len()),
+        "intervals up to the loss: {}",
+        run.intervals.len()
+    );
+    let ios: u64 = run.ranks.iter().map(|r| r.ios).sum();
+    assert_eq!(run.totals.all.ios, ios);
+}
