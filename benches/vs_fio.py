@@ -14,7 +14,10 @@ who types the plain command gets. --auto adds the engine-choice acceptance table
 Needs: fio on PATH, a release build (cargo build --release), /dev/shm (tmpfs), and a
 directory on a disk filesystem that supports O_DIRECT (BENCH_DIR, default /var/tmp).
 The nbd-* cases start `nbdkit memory` on 127.0.0.1 (Debian: nbdkit, libnbd0) and stop
-it at the end; the server's CPU is counted for neither tool.
+it at the end; the server's CPU is counted for neither tool. --iscsi starts tgtd with a
+1 GiB file LUN and compares with `iscsi-perf -m 16 -b 8 -r` (libiscsi-bin), which runs
+until SIGINT: it gets the same wall-clock window and its last whole-second average is
+taken (its CPU per I/O is estimated from that average).
 """
 
 import argparse
@@ -100,7 +103,7 @@ def start_nbdkit():
 
 
 def nbd_cases(uri):
-    """4k at QD 16 over one connection to nbdkit memory, both tools through libnbd."""
+    """4k at QD 16 over one and four connections to nbdkit memory, both through libnbd."""
     out = {}
     for rw in ("randread", "randwrite"):
         out[f"nbd-qd16-{rw}"] = (
@@ -109,6 +112,17 @@ def nbd_cases(uri):
              "--iodepth=16"],
             ["--target", uri, "--rw", rw, "--bs", "4k", "--qd", "16"],
         )
+    # Four connections each (nbdkit memory advertises multi-conn): fio as 4 jobs, each
+    # with its own connection and QD 16; ioscope as 4 streams of QD 16 in one worker
+    # spread over --connections 4. Compare with nbd-qd16-randread for 4 vs 1.
+    for rw in ("randread", "randwrite"):
+        out[f"nbd-qd16-4conn-{rw}"] = (
+            f"nbdkit memory on 127.0.0.1, 4k {rw}, QD 16 per connection, 4 connections",
+            ["--name=n", "--ioengine=nbd", f"--uri={uri}", f"--rw={rw}", "--bs=4k",
+             "--iodepth=16", "--numjobs=4"],
+            ["--target", uri, "--rw", rw, "--bs", "4k", "--qd", "16", "--streams", "4",
+             "--workers", "1", "--connections", "4"],
+        )
     out["translate-nbd"] = (
         "the same fio job through fio and `ioscope fio`: ioengine=nbd, 4k randread, QD 16",
         ["--name=t", "--ioengine=nbd", f"--uri={uri}", "--rw=randread", "--bs=4k",
@@ -116,6 +130,74 @@ def nbd_cases(uri):
         None,
     )
     return out
+
+
+def start_tgtd(tmpdir):
+    """tgtd on 127.0.0.1 (free port) with one 1 GiB LUN in a file: (process, URI)."""
+    import socket
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    lun = os.path.join(tmpdir, "lun.img")
+    with open(lun, "wb") as f:
+        f.truncate(1 << 30)
+    control = str(1000 + port % 30000)
+    p = subprocess.Popen(["tgtd", "-f", "-C", control, "--iscsi", f"portal=127.0.0.1:{port}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    iqn = "iqn.2026-11.io.ioscope:bench"
+    adm = ["tgtadm", "-C", control, "--lld", "iscsi"]
+    for _ in range(100):
+        if subprocess.run(adm + ["--op", "show", "--mode", "target"],
+                          capture_output=True).returncode == 0:
+            break
+        time.sleep(0.05)
+    for args in (["--op", "new", "--mode", "target", "--tid", "1", "-T", iqn],
+                 ["--op", "new", "--mode", "logicalunit", "--tid", "1", "--lun", "1", "-b", lun],
+                 ["--op", "bind", "--mode", "target", "--tid", "1", "-I", "ALL"]):
+        subprocess.run(adm + args, check=True, capture_output=True)
+    return p, f"iscsi://127.0.0.1:{port}/{iqn}/1"
+
+
+def iscsi_perf(uri, seconds):
+    """libiscsi's own benchmark, 4k random reads at 16 in flight, stopped by SIGINT
+    after `seconds`; its last whole-second average over the same window."""
+    import re
+    import signal
+    p = subprocess.Popen(["iscsi-perf", "-m", "16", "-b", "8", "-r", uri],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    time.sleep(seconds + 0.3)
+    p.send_signal(signal.SIGINT)
+    _, _, ru = os.wait4(p.pid, 0)
+    out = p.stdout.read().decode(errors="replace")
+    avgs = re.findall(r"iops average (\d+)", out)
+    if not avgs:
+        sys.exit(f"iscsi-perf printed no figures:\n{out}")
+    iops = float(avgs[-1])
+    return {"iops": iops, "ios": iops * len(avgs), "cpu_s": ru.ru_utime + ru.ru_stime}
+
+
+def iscsi_vs_perf(seconds, rounds, tmpdir):
+    """ioscope's iscsi engine against iscsi-perf, alternating, on one tgtd LUN."""
+    server, uri = start_tgtd(tmpdir)
+    try:
+        print(f"\n## iscsi-qd16-randread: tgtd LUN on 127.0.0.1, 4k randread, QD 16, one session")
+        print(f"{'round':>5} {'iscsi-perf IOPS':>16} {'ioscope IOPS':>13} {'ratio':>6} "
+              f"{'perf CPU us/IO':>15} {'ioscope CPU us/IO':>18}")
+        ratios, cpu_ratios = [], []
+        for n in range(1, rounds + 1):
+            f = iscsi_perf(uri, seconds)
+            i = ioscope(["--target", uri, "--rw", "randread", "--bs", "4k", "--qd", "16"],
+                        seconds, tmpdir)
+            ratios.append(i["iops"] / f["iops"])
+            fc, ic = f["cpu_s"] / max(f["ios"], 1), i["cpu_s"] / max(i["ios"], 1)
+            cpu_ratios.append(ic / fc)
+            print(f"{n:>5} {f['iops']:>16.0f} {i['iops']:>13.0f} {ratios[-1]:>6.2f} "
+                  f"{1e6*fc:>15.3f} {1e6*ic:>18.3f}")
+        print(f"median IOPS ratio ioscope/iscsi-perf: {statistics.median(ratios):.2f}; "
+              f"median CPU-per-I/O ratio: {statistics.median(cpu_ratios):.2f}")
+    finally:
+        server.kill()
+        server.wait()
 
 
 def cases(shm_file, disk_file):
@@ -261,6 +343,8 @@ def main():
                     help="also run the ioscope-only checks (jitter, verify cost)")
     ap.add_argument("--auto", action="store_true",
                     help="also compare --engine auto with each explicit engine (issue 10)")
+    ap.add_argument("--iscsi", action="store_true",
+                    help="also compare with iscsi-perf on a tgtd LUN (needs root, tgt, libiscsi-bin)")
     a = ap.parse_args()
     if not os.path.exists(IOSCOPE):
         sys.exit("build first: cargo build --release")
@@ -303,6 +387,8 @@ def main():
             print(f"median IOPS ratio ioscope/fio: {statistics.median(ratios):.2f}; "
                   f"median CPU-per-I/O ratio ioscope/fio: {statistics.median(cpu_ratios):.2f}; "
                   f"ioscope peak RSS {max(i['rss_kib'] for _, i in rows)/1024:.1f} MiB")
+        if a.iscsi:
+            iscsi_vs_perf(a.seconds, a.rounds, tmpdir)
         if a.auto:
             auto_vs_explicit(shm_file, disk_file, a.seconds, a.rounds, tmpdir)
         if a.extra:
