@@ -3,6 +3,7 @@
 //! and diff. The TOML output reads back into the same plan.
 
 use super::model::*;
+use super::tuning::IoTuning;
 use super::units::{format_duration_ns, format_size};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
@@ -127,6 +128,56 @@ struct RunTable {
     workers: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pacing: Option<&'static str>,
+    #[serde(flatten)]
+    io: IoKeys,
+}
+
+/// A run's io_uring and durability settings as the job file's flat keys; only those
+/// that differ from ioscope's defaults are written.
+#[derive(Debug, Default, Serialize)]
+struct IoKeys {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixed_bufs: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    register_files: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sqpoll: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sqpoll_cpu: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hipri: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    batch_submit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    batch_complete_min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    batch_complete_max: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    write_through: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sync_every: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sync_kind: Option<&'static str>,
+}
+
+impl IoKeys {
+    fn from_tuning(t: &IoTuning) -> Self {
+        let u = &t.uring;
+        let nonzero = |n: u32| (n != 0).then_some(n);
+        IoKeys {
+            fixed_bufs: u.fixed_bufs.then_some(true),
+            register_files: u.register_files,
+            sqpoll: u.sqpoll.then_some(true),
+            sqpoll_cpu: u.sqpoll_cpu,
+            hipri: u.hipri.then_some(true),
+            batch_submit: nonzero(u.batch_submit),
+            batch_complete_min: nonzero(u.batch_complete_min),
+            batch_complete_max: nonzero(u.batch_complete_max),
+            write_through: t.write_through.then_some(true),
+            sync_every: nonzero(t.sync_every),
+            sync_kind: (!t.sync_kind.is_default()).then(|| t.sync_kind.name()),
+        }
+    }
 }
 
 /// Workloads are written once per run under a run-qualified name (`r0-oltp`), since
@@ -236,6 +287,7 @@ impl RunTable {
             }),
             workers: r.workers,
             pacing: (r.pacing != Pacing::default()).then(|| r.pacing.name()),
+            io: IoKeys::from_tuning(&r.io),
         })
     }
 }
@@ -418,6 +470,51 @@ mod tests {
         };
         assert_eq!(&renamed, wb);
         assert_eq!(a.pacing, b.pacing);
+    }
+
+    #[test]
+    fn io_tuning_reads_back_from_toml_and_defaults_write_nothing() {
+        use crate::plan::tuning::{SyncKind, UringOptions};
+        let mut p = sample();
+        let text = to_toml(&p).unwrap();
+        assert!(
+            !text.contains("sqpoll") && !text.contains("sync_every"),
+            "{text}"
+        );
+        p.runs[0].io = IoTuning {
+            uring: UringOptions {
+                fixed_bufs: true,
+                register_files: Some(false),
+                sqpoll: true,
+                sqpoll_cpu: Some(1),
+                hipri: true,
+                batch_submit: 8,
+                batch_complete_min: 2,
+                batch_complete_max: 16,
+            },
+            write_through: true,
+            sync_every: 4,
+            sync_kind: SyncKind::Fdatasync,
+        };
+        let text = to_toml(&p).unwrap();
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].io, p.runs[0].io, "{text}");
+    }
+
+    #[test]
+    fn a_run_overrides_the_io_keys_of_defaults() {
+        let text = "[defaults]\nsqpoll = true\nsync_every = 8\nwrite_through = true\n\
+                    [[target]]\nname = \"t\"\npath = \"/tmp/x\"\nsize = \"1m\"\n\
+                    [[workload]]\nname = \"a\"\ntarget = \"t\"\n\
+                    [[run]]\nworkloads = [\"a\"]\nsync_every = 2\nsync_kind = \"fdatasync\"\n";
+        let p = crate::plan::jobfile::parse("io.toml", text).unwrap();
+        let io = &p.runs[0].io;
+        assert!(io.uring.sqpoll && io.write_through);
+        assert_eq!(io.sync_every, 2);
+        assert_eq!(io.sync_kind.name(), "fdatasync");
+        let e = crate::plan::jobfile::parse("io.toml", &text.replace("\"fdatasync\"", "\"never\""))
+            .unwrap_err();
+        assert!(e.to_string().contains("'sync_kind' = \"never\""), "{e}");
     }
 
     // Regression: names were written with Rust's `{:?}` escapes ("\u{1}"), not TOML.

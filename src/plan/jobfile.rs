@@ -19,6 +19,7 @@ use super::model::{
     SeqLayout, TargetSpec, Workload,
 };
 use super::paths::MultipathSpec;
+use super::tuning::{IoTuning, SyncKind, UringOptions};
 use super::units::{self, UnitError};
 
 /// A job-file error with its location.
@@ -45,7 +46,26 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, JobFileError> {
 
 const TOP_KEYS: &[&str] = &["defaults", "target", "workload", "run"];
 const SETTINGS_KEYS: &[&str] = &[
-    "engine", "duration", "warmup", "interval", "passes", "cpus", "workers", "seed", "pacing",
+    "engine",
+    "duration",
+    "warmup",
+    "interval",
+    "passes",
+    "cpus",
+    "workers",
+    "seed",
+    "pacing",
+    "fixed_bufs",
+    "register_files",
+    "sqpoll",
+    "sqpoll_cpu",
+    "hipri",
+    "batch_submit",
+    "batch_complete_min",
+    "batch_complete_max",
+    "write_through",
+    "sync_every",
+    "sync_kind",
 ];
 const TARGET_KEYS: &[&str] = &[
     "name",
@@ -975,6 +995,7 @@ impl<'a> Ctx<'a> {
                 )
             })?);
         }
+        s.io = self.io_settings(sec)?;
         if let Some(v) = sec.get("seed") {
             let seed = self.integer("seed", v)?;
             s.seed = Some(u64::try_from(seed).map_err(|_| {
@@ -985,6 +1006,50 @@ impl<'a> Ctx<'a> {
             })?);
         }
         Ok(s)
+    }
+
+    /// The io_uring and durability keys of a `[defaults]` or `[[run]]` table (the
+    /// `--fixed-bufs`, `--sqpoll`, `--write-through`, `--sync-every` … flags).
+    fn io_settings(&self, sec: &Section<'_>) -> Res<IoSettings> {
+        let flag = |key: &str| sec.get(key).map(|v| self.boolean(key, v)).transpose();
+        let number = |key: &str| -> Res<Option<u32>> {
+            sec.get(key)
+                .map(|v| {
+                    let n = self.integer(key, v)?;
+                    u32::try_from(n).map_err(|_| {
+                        self.err(
+                            v.span(),
+                            format!("'{key}' must be 0..={}, found {n}", u32::MAX),
+                        )
+                    })
+                })
+                .transpose()
+        };
+        let sync_kind = match sec.get("sync_kind") {
+            Some(v) => {
+                let name = self.string("sync_kind", v)?;
+                Some(SyncKind::parse(name).ok_or_else(|| {
+                    self.err(
+                        v.span(),
+                        format!("'sync_kind' = {name:?}: expected \"fsync\" or \"fdatasync\""),
+                    )
+                })?)
+            }
+            None => None,
+        };
+        Ok(IoSettings {
+            fixed_bufs: flag("fixed_bufs")?,
+            register_files: flag("register_files")?,
+            sqpoll: flag("sqpoll")?,
+            sqpoll_cpu: number("sqpoll_cpu")?,
+            hipri: flag("hipri")?,
+            batch_submit: number("batch_submit")?,
+            batch_complete_min: number("batch_complete_min")?,
+            batch_complete_max: number("batch_complete_max")?,
+            write_through: flag("write_through")?,
+            sync_every: number("sync_every")?,
+            sync_kind,
+        })
     }
 
     /// `cpus = "0-3,6"` or `cpus = [0, 1, 2, 3, 6]`.
@@ -1041,6 +1106,66 @@ struct Settings {
     workers: Option<usize>,
     seed: Option<u64>,
     pacing: Option<Pacing>,
+    io: IoSettings,
+}
+
+/// io_uring and durability keys as written in one table; `None` = not given there.
+#[derive(Debug, Clone, Default)]
+struct IoSettings {
+    fixed_bufs: Option<bool>,
+    register_files: Option<bool>,
+    sqpoll: Option<bool>,
+    sqpoll_cpu: Option<u32>,
+    hipri: Option<bool>,
+    batch_submit: Option<u32>,
+    batch_complete_min: Option<u32>,
+    batch_complete_max: Option<u32>,
+    write_through: Option<bool>,
+    sync_every: Option<u32>,
+    sync_kind: Option<SyncKind>,
+}
+
+impl IoSettings {
+    /// `over`'s values win where it has them.
+    fn overlay(self, over: IoSettings) -> IoSettings {
+        IoSettings {
+            fixed_bufs: over.fixed_bufs.or(self.fixed_bufs),
+            register_files: over.register_files.or(self.register_files),
+            sqpoll: over.sqpoll.or(self.sqpoll),
+            sqpoll_cpu: over.sqpoll_cpu.or(self.sqpoll_cpu),
+            hipri: over.hipri.or(self.hipri),
+            batch_submit: over.batch_submit.or(self.batch_submit),
+            batch_complete_min: over.batch_complete_min.or(self.batch_complete_min),
+            batch_complete_max: over.batch_complete_max.or(self.batch_complete_max),
+            write_through: over.write_through.or(self.write_through),
+            sync_every: over.sync_every.or(self.sync_every),
+            sync_kind: over.sync_kind.or(self.sync_kind),
+        }
+    }
+
+    /// The settings over ioscope's defaults.
+    fn into_tuning(self) -> IoTuning {
+        let base = IoTuning::default();
+        IoTuning {
+            uring: UringOptions {
+                fixed_bufs: self.fixed_bufs.unwrap_or(base.uring.fixed_bufs),
+                register_files: self.register_files.or(base.uring.register_files),
+                sqpoll: self.sqpoll.unwrap_or(base.uring.sqpoll),
+                sqpoll_cpu: self.sqpoll_cpu.or(base.uring.sqpoll_cpu),
+                hipri: self.hipri.unwrap_or(base.uring.hipri),
+                batch_submit: self.batch_submit.unwrap_or(base.uring.batch_submit),
+                batch_complete_min: self
+                    .batch_complete_min
+                    .unwrap_or(base.uring.batch_complete_min),
+                batch_complete_max: self
+                    .batch_complete_max
+                    .unwrap_or(base.uring.batch_complete_max),
+            },
+            write_through: self.write_through.unwrap_or(base.write_through),
+            sync_every: self.sync_every.unwrap_or(base.sync_every),
+            sync_kind: self.sync_kind.unwrap_or(base.sync_kind),
+        }
+    }
 }
 
 impl Settings {
@@ -1056,6 +1181,7 @@ impl Settings {
             workers: over.workers.or(self.workers),
             seed: over.seed.or(self.seed),
             pacing: over.pacing.or(self.pacing),
+            io: self.io.overlay(over.io),
         }
     }
 
@@ -1079,7 +1205,7 @@ impl Settings {
             workers: self.workers,
             seed: self.seed.unwrap_or(base.seed),
             pacing: self.pacing.unwrap_or(base.pacing),
-            io: base.io,
+            io: self.io.into_tuning(),
             curve: None,
             fio_logs: None,
         }
