@@ -58,6 +58,9 @@ pub fn parse(uri: &str) -> Result<NbdSpec, String> {
     })
 }
 
+/// The message of [`split_host_port`] for an authority without a host.
+pub(crate) const NO_HOST: &str = "no host in the URI";
+
 /// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT` (`default_port` when none is given).
 pub(crate) fn split_host_port(authority: &str, default_port: u16) -> Result<(&str, u16), String> {
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
@@ -76,7 +79,7 @@ pub(crate) fn split_host_port(authority: &str, default_port: u16) -> Result<(&st
         }
     };
     if host.is_empty() {
-        return Err("no host in the URI".into());
+        return Err(NO_HOST.into());
     }
     let port = match port {
         None => default_port,

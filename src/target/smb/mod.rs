@@ -68,35 +68,16 @@ pub fn parse(uri: &str) -> Result<SmbSpec, String> {
     })
 }
 
-/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`.
+/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`: the NBD/iSCSI reader, with the
+/// missing-host message naming the SMB URI's shape.
 fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
-    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or("unclosed '[' in the host")?;
-        match after {
-            "" => (h, None),
-            p => (
-                h,
-                Some(p.strip_prefix(':').ok_or("expected ':PORT' after ']'")?),
-            ),
+    super::nbd::split_host_port(authority, DEFAULT_PORT).map_err(|e| {
+        if e == super::nbd::NO_HOST {
+            "no host: write smb://[USER@]HOST[:PORT]/SHARE/PATH".to_string()
+        } else {
+            e
         }
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() {
-        return Err("no host: write smb://[USER@]HOST[:PORT]/SHARE/PATH".into());
-    }
-    let port = match port {
-        None => DEFAULT_PORT,
-        Some(p) => p
-            .parse::<u16>()
-            .ok()
-            .filter(|&p| p != 0)
-            .ok_or_else(|| format!("bad port '{p}': expected 1 to 65535"))?,
-    };
-    Ok((host, port))
+    })
 }
 
 /// `HOST:PORT` for messages (IPv6 in brackets).
