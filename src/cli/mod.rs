@@ -205,7 +205,8 @@ pub struct RunArgs {
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
     /// A further path to the first target's storage (nbd:// or iscsi://, the same
-    /// device); --target is path 0. Repeatable.
+    /// device; smb://, another address of the same server, as a multichannel
+    /// channel); --target is path 0. Repeatable.
     #[arg(long = "path", value_name = "URI")]
     pub path: Vec<String>,
     /// How I/O is spread over the paths: rr[:N] (switch every N I/Os, default rr:1),
@@ -219,6 +220,11 @@ pub struct RunArgs {
     /// How often a failed path is probed (default 1s).
     #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
     pub path_retry: Option<u64>,
+    /// SMB3 multichannel: N channels bound to the smb:// target's one session, over
+    /// the --path addresses given or else the interfaces the server advertises; each
+    /// channel is a path (policies, failover, per-path figures). 1 to 32.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub channels: Option<u32>,
     /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi, smb.
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
     pub engine: Option<EngineKind>,

@@ -44,7 +44,8 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
     Ok(plan)
 }
 
-/// Applies --path, --path-policy, --failback and --path-retry to the first target.
+/// Applies --path, --channels, --path-policy, --failback and --path-retry to the
+/// first target.
 fn apply_path_flags(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
     use crate::plan::paths::{MultipathSpec, DEFAULT_PATH_RETRY_NS};
     let tuning = [
@@ -55,22 +56,27 @@ fn apply_path_flags(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
     let Some(t) = plan.targets.first_mut() else {
         return Ok(());
     };
-    if !a.path.is_empty() {
-        t.multipath
-            .get_or_insert_with(|| MultipathSpec {
-                paths: Vec::new(),
-                policy: Default::default(),
-                retry_ns: DEFAULT_PATH_RETRY_NS,
-                failback: Default::default(),
-            })
-            .paths = a.path.clone();
+    if !a.path.is_empty() || a.channels.is_some() {
+        let mp = t.multipath.get_or_insert_with(|| MultipathSpec {
+            paths: Vec::new(),
+            policy: Default::default(),
+            retry_ns: DEFAULT_PATH_RETRY_NS,
+            failback: Default::default(),
+            channels: None,
+        });
+        if !a.path.is_empty() {
+            mp.paths = a.path.clone();
+        }
+        if a.channels.is_some() {
+            mp.channels = a.channels;
+        }
     }
     let Some(mp) = t.multipath.as_mut() else {
         if let Some((flag, _)) = tuning.iter().find(|(_, given)| *given) {
             return Err(FlagError::new(
                 *flag,
                 "",
-                "applies to a target with several paths; add --path URI",
+                "applies to a target with several paths; add --path URI (or --channels N for smb://)",
             ));
         }
         return Ok(());

@@ -630,6 +630,7 @@ impl<'a> Ctx<'a> {
             policy,
             retry_ns,
             failback,
+            channels: None,
         }))
     }
 

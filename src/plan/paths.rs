@@ -26,6 +26,10 @@ pub struct MultipathSpec {
     /// When I/O moves back to a preferred path that came back (failover only).
     #[serde(default)]
     pub failback: Failback,
+    /// SMB3 multichannel: how many channels to bind to the session (`--channels`);
+    /// `None` for other targets, or one channel per address given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<u32>,
 }
 
 fn default_retry() -> u64 {

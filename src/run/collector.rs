@@ -574,7 +574,13 @@ fn smb_sessions(targets: &crate::engine::Targets) -> Vec<crate::result::smb::Smb
         targets
             .iter()
             .filter_map(|t| match &t.backing {
-                crate::target::Backing::Smb(s) => Some(s.info.clone()),
+                crate::target::Backing::Smb(s) => {
+                    let mut info = s.info.clone();
+                    if let Some(mp) = t.multipath.as_ref().filter(|m| !m.channels.is_empty()) {
+                        info.channels = mp.channels.len() as u32;
+                    }
+                    Some(info)
+                }
                 _ => None,
             })
             .collect()

@@ -262,11 +262,14 @@ fn multipath_settings(targets: &Targets, opts: &RunOptions) -> Option<MultipathS
     })
 }
 
-/// Builds a multipath engine over one nbd or iscsi engine per path and runs the
-/// worker on it.
+/// Builds a multipath engine over one nbd or iscsi engine per path (or one smb
+/// engine per channel of a multichannel session) and runs the worker on it.
 fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSettings) {
     let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
     let first = setup.targets[0].clone();
+    if engine == EngineKind::Smb {
+        return run_smb_channels(&first, capacity, setup, settings);
+    }
     let mut paths = vec![first.clone()];
     if let Some(mp) = &first.multipath {
         paths.extend(mp.extra.iter().cloned());
@@ -319,6 +322,46 @@ fn run_smb(t: &crate::engine::Targets, capacity: usize, setup: WorkerSetup) {
         Ok(e) => worker::run_worker(e, setup),
         Err(e) => worker::fail(setup, chain(&e)),
     }
+}
+
+/// A worker on one SMB3 multichannel session of its own: each channel is a path of
+/// the multipath engine, served by an smb engine sending on that channel.
+#[cfg(feature = "smb")]
+fn run_smb_channels(
+    first: &Arc<crate::target::OpenTarget>,
+    capacity: usize,
+    setup: WorkerSetup,
+    settings: MultipathSettings,
+) {
+    use crate::target::smb::channels::ChannelPlan;
+    let (crate::target::Backing::Smb(s), Some(mp)) = (&first.backing, &first.multipath) else {
+        return worker::fail(setup, "multichannel needs an smb:// target".into());
+    };
+    let plan = ChannelPlan::Addresses(mp.channels.iter().map(|c| c.addr).collect());
+    let set = match s.open_channels(&plan) {
+        Ok(set) => Arc::new(set),
+        Err(e) => return worker::fail(setup, format!("{}: multichannel: {e}", s.server)),
+    };
+    let npaths = set.addrs.len();
+    let connect: Connect = Arc::new(move |i| {
+        let e: InnerEngine = Box::new(crate::engine::smb::SmbEngine::channel(&set, i)?);
+        Ok(e)
+    });
+    match MultipathEngine::new(npaths, capacity, settings, connect) {
+        Ok(e) => worker::run_worker(e, setup),
+        Err(e) => worker::fail(setup, chain(&e)),
+    }
+}
+
+/// Without the `smb` feature no SMB target opens, so this only says why.
+#[cfg(not(feature = "smb"))]
+fn run_smb_channels(
+    _first: &Arc<crate::target::OpenTarget>,
+    _capacity: usize,
+    setup: WorkerSetup,
+    _settings: MultipathSettings,
+) {
+    worker::fail(setup, "this ioscope was built without SMB support".into())
 }
 
 /// Without the `smb` feature no SMB target opens, so this only says why.

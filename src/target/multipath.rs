@@ -6,6 +6,11 @@
 //!
 //! iSCSI LUNs are compared the same way: the VPD page 0x83 identifier would be
 //! stronger, but the libiscsi bindings do not reach INQUIRY yet.
+//!
+//! An SMB target's paths are the channels of one multichannel session (`--channels`,
+//! `--path smb://…` naming further addresses of the server): the same file by
+//! construction, since every channel carries the session's one open handle. Opening
+//! binds them all once, so a server that cannot do it is found before any I/O.
 
 use super::{open_one, Backing, OpenOptionsIo, OpenTarget, TargetError};
 use crate::plan::model::TargetSpec;
@@ -16,13 +21,26 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Paths {
     pub spec: MultipathSpec,
-    /// Paths 1.. (path 0 is the target itself).
+    /// Paths 1.. (path 0 is the target itself); empty for an SMB target.
     pub extra: Vec<Arc<OpenTarget>>,
+    /// An SMB target's channels, channel 0 first (empty for other targets).
+    pub channels: Vec<SmbChannel>,
+}
+
+/// Where one SMB multichannel channel goes.
+#[derive(Debug, Clone)]
+pub struct SmbChannel {
+    pub addr: std::net::SocketAddr,
+    /// `smb://[USER@]ADDR:PORT/SHARE/PATH`, for the result.
+    pub uri: String,
 }
 
 impl Paths {
     /// URIs of all paths, path 0 first.
     pub fn uris<'a>(&'a self, first: &'a OpenTarget) -> Vec<&'a str> {
+        if !self.channels.is_empty() {
+            return self.channels.iter().map(|c| c.uri.as_str()).collect();
+        }
         std::iter::once(first.uri.as_str())
             .chain(self.extra.iter().map(|p| p.uri.as_str()))
             .collect()
@@ -47,10 +65,23 @@ pub fn open_paths(
     mp: &MultipathSpec,
     opts: OpenOptionsIo,
 ) -> Result<Paths, TargetError> {
+    if let Backing::Smb(s) = &first.backing {
+        return Ok(Paths {
+            spec: mp.clone(),
+            extra: Vec::new(),
+            channels: smb_channels(s, mp)?,
+        });
+    }
+    if mp.channels.is_some() {
+        return Err(TargetError::Invalid {
+            uri: first.uri.clone(),
+            msg: "--channels applies to smb:// targets (SMB3 multichannel)".into(),
+        });
+    }
     if !matches!(first.backing, Backing::Nbd(_) | Backing::Iscsi(_)) {
         return Err(TargetError::Invalid {
             uri: first.uri.clone(),
-            msg: "several paths need a network target (nbd:// or iscsi://)".into(),
+            msg: "several paths need a network target (nbd://, iscsi:// or smb://)".into(),
         });
     }
     let mut extra = Vec::with_capacity(mp.paths.len());
@@ -77,7 +108,90 @@ pub fn open_paths(
     Ok(Paths {
         spec: mp.clone(),
         extra,
+        channels: Vec::new(),
     })
+}
+
+/// The channels of an SMB target: one per `--path` address (the target's own first),
+/// cycled up to `--channels`, or `--channels` over the interfaces the server
+/// advertises. Every channel is bound once here to prove the server takes it.
+#[cfg(feature = "smb")]
+fn smb_channels(
+    s: &super::smb::SmbTarget,
+    mp: &MultipathSpec,
+) -> Result<Vec<SmbChannel>, TargetError> {
+    use super::smb::channels::ChannelPlan;
+    let invalid = |uri: &str, msg: String| TargetError::Invalid {
+        uri: uri.to_string(),
+        msg,
+    };
+    let first = &s.spec;
+    let mut addrs = vec![super::smb::address(first).map_err(|m| invalid(&first.uri, m))?];
+    for uri in &mp.paths {
+        let p = super::smb::parse(uri).map_err(|m| invalid(uri, m))?;
+        if (&p.share, &p.path, &p.user) != (&first.share, &first.path, &first.user) {
+            return Err(mismatch_smb(first, uri));
+        }
+        let a = super::smb::address(&p).map_err(|m| invalid(uri, m))?;
+        if addrs.contains(&a) {
+            return Err(invalid(
+                uri,
+                format!("address {a} given twice for target '{}'", first.uri),
+            ));
+        }
+        addrs.push(a);
+    }
+    let given = addrs.len();
+    let n = mp.channels.map_or(given, |c| c as usize);
+    if n < given {
+        return Err(invalid(
+            &first.uri,
+            format!("--channels {n} is fewer than the {given} addresses given (the target and each --path)"),
+        ));
+    }
+    let plan = if given > 1 {
+        ChannelPlan::Addresses((0..n).map(|i| addrs[i % given]).collect())
+    } else {
+        ChannelPlan::Advertised(n)
+    };
+    let set = s
+        .open_channels(&plan)
+        .map_err(|e| TargetError::Unavailable {
+            uri: first.uri.clone(),
+            msg: format!("multichannel: {e}"),
+        })?;
+    for i in 0..set.addrs.len() {
+        set.channel(i).map_err(|e| TargetError::Unavailable {
+            uri: first.uri.clone(),
+            msg: format!("multichannel: {e}"),
+        })?;
+    }
+    Ok(set
+        .addrs
+        .iter()
+        .map(|&addr| SmbChannel {
+            addr,
+            uri: super::smb::uri_at(first, addr),
+        })
+        .collect())
+}
+
+/// Without the `smb` feature no SMB target opens, so this is never reached.
+#[cfg(not(feature = "smb"))]
+fn smb_channels(
+    s: &super::smb::SmbTarget,
+    _mp: &MultipathSpec,
+) -> Result<Vec<SmbChannel>, TargetError> {
+    match *s {}
+}
+
+#[cfg(feature = "smb")]
+fn mismatch_smb(first: &crate::plan::model::SmbSpec, other: &str) -> TargetError {
+    TargetError::PathMismatch {
+        first: first.uri.clone(),
+        other: other.to_string(),
+        why: "a channel must name the same user, share and file as the target; only the address may differ".into(),
+    }
 }
 
 /// Refuses `other` unless it shows the same device as `first`.

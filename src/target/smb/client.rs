@@ -210,34 +210,59 @@ impl Drop for Session {
     }
 }
 
-/// Opens the file: read-only, or read-write creating it if missing and growing it to
-/// `min_size_bytes`. The crate remembers the size seen at open, so a grown file is
-/// opened again to read what was added.
+/// Opens the file through the client: read-only, or read-write creating it if
+/// missing and growing it to `min_size_bytes`.
 async fn open_file(client: &Client, path: &UncPath, how: OpenHow) -> Result<smb::File, OpenError> {
-    let mut access = FileAccessMask::new().with_generic_read(true);
-    if how.write {
-        access = access.with_generic_write(true);
-    }
-    let args = FileCreateArgs {
-        disposition: if how.min_size_bytes.is_some() {
-            CreateDisposition::OpenIf
-        } else {
-            CreateDisposition::Open
-        },
-        attributes: FileAttributes::new(),
-        options: CreateOptions::new(),
-        desired_access: access,
+    let create = |args: FileCreateArgs| async move { client.create_file(path, &args).await };
+    open_with(create, &path.to_string(), how).await
+}
+
+/// [`open_file`] on a tree connected by hand (multichannel sessions): `name` is the
+/// file's path inside the share, '\\'-separated.
+pub(super) async fn open_in_tree(
+    tree: &smb::Tree,
+    name: &str,
+    share: &UncPath,
+    how: OpenHow,
+) -> Result<smb::File, OpenError> {
+    let create = |args: FileCreateArgs| async move { tree.create(name, &args).await };
+    open_with(create, &format!("{share}\\{name}"), how).await
+}
+
+/// Opens a file with `create`: read-only, or read-write creating it if missing and
+/// growing it to `min_size_bytes`. The crate remembers the size seen at open, so a
+/// grown file is opened again to read what was added.
+async fn open_with<F, Fut>(create: F, label: &str, how: OpenHow) -> Result<smb::File, OpenError>
+where
+    F: Fn(FileCreateArgs) -> Fut,
+    Fut: std::future::Future<Output = smb::Result<smb::Resource>>,
+{
+    let args = || {
+        let mut access = FileAccessMask::new().with_generic_read(true);
+        if how.write {
+            access = access.with_generic_write(true);
+        }
+        FileCreateArgs {
+            disposition: if how.min_size_bytes.is_some() {
+                CreateDisposition::OpenIf
+            } else {
+                CreateDisposition::Open
+            },
+            attributes: FileAttributes::new(),
+            options: CreateOptions::new(),
+            desired_access: access,
+        }
     };
     let open = || async {
-        let r = client.create_file(path, &args).await.map_err(|e| {
+        let r = create(args()).await.map_err(|e| {
             if status(&e).is_some_and(|c| NOT_FOUND_STATUSES.contains(&c)) {
-                OpenError::NotFound(path.to_string())
+                OpenError::NotFound(label.to_string())
             } else {
-                other(&format!("opening {path}"), e)
+                other(&format!("opening {label}"), e)
             }
         })?;
         if !r.is_file() {
-            return Err(OpenError::Other(format!("{path} is not a file")));
+            return Err(OpenError::Other(format!("{label} is not a file")));
         }
         Ok(r.unwrap_file())
     };
@@ -254,7 +279,7 @@ async fn open_file(client: &Client, path: &UncPath, how: OpenHow) -> Result<smb:
     }
     fill(&file, len, min)
         .await
-        .map_err(|e| other(&format!("filling {path} to {min} bytes"), e))?;
+        .map_err(|e| other(&format!("filling {label} to {min} bytes"), e))?;
     let _ = file.close().await;
     open().await
 }
@@ -311,7 +336,7 @@ const AUTH_STATUSES: [u32; 6] = [
 const NOT_FOUND_STATUSES: [u32; 2] = [0xC000_0034, 0xC000_003A];
 
 /// An authentication refusal becomes [`OpenError::Auth`]; anything else keeps its text.
-fn classify(e: smb::Error, user: &str, host: &str) -> OpenError {
+pub(super) fn classify(e: smb::Error, user: &str, host: &str) -> OpenError {
     if status(&e).is_some_and(|c| AUTH_STATUSES.contains(&c)) {
         return OpenError::Auth {
             user: user.to_string(),
@@ -327,7 +352,7 @@ fn classify(e: smb::Error, user: &str, host: &str) -> OpenError {
 /// measured 46 ms per 8 KiB read at QD 1 (20 IOPS) against smbd on 127.0.0.1. The
 /// socket is the crate's, so it is found by its peer address; setting the option on
 /// another session's socket to the same server is what that session wants too.
-fn nodelay_to(peer: std::net::SocketAddr) {
+pub(super) fn nodelay_to(peer: std::net::SocketAddr) {
     let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
         return;
     };

@@ -9,6 +9,8 @@
 pub mod credentials;
 
 #[cfg(feature = "smb")]
+pub mod channels;
+#[cfg(feature = "smb")]
 pub mod client;
 
 use crate::plan::model::SmbSpec;
@@ -89,6 +91,26 @@ pub fn server(spec: &SmbSpec) -> String {
     }
 }
 
+/// The socket address `spec`'s server resolves to (the first, as a client connects).
+pub fn address(spec: &SmbSpec) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    (spec.host.as_str(), spec.port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve '{}': {e}", spec.host))?
+        .next()
+        .ok_or_else(|| format!("'{}' resolves to no address", spec.host))
+}
+
+/// `spec`'s URI with the server at `addr` (a channel's URI: no password, as ever).
+pub fn uri_at(spec: &SmbSpec, addr: std::net::SocketAddr) -> String {
+    let user = spec
+        .user
+        .as_deref()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    format!("smb://{user}{addr}/{}/{}", spec.share, spec.path)
+}
+
 /// An opened SMB file: how to reach it again (each worker opens its own session) and
 /// the session kept for the `--verify-after` pass.
 #[cfg(feature = "smb")]
@@ -135,6 +157,26 @@ impl SmbTarget {
         let s = self.session.lock().unwrap_or_else(|p| p.into_inner());
         s.read_at(buf, offset)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.server)))
+    }
+
+    /// A new multichannel session to the same file (one per worker), channel 0 on
+    /// the target's own address; channels are bound with [`channels::ChannelSet::channel`].
+    pub fn open_channels(
+        &self,
+        plan: &channels::ChannelPlan,
+    ) -> Result<channels::ChannelSet, client::OpenError> {
+        let primary = address(&self.spec).map_err(client::OpenError::Other)?;
+        channels::ChannelSet::open(
+            &self.spec,
+            primary,
+            &self.creds,
+            self.require_encryption,
+            client::OpenHow {
+                write: self.writes,
+                min_size_bytes: None,
+            },
+            plan,
+        )
     }
 
     /// A new session to the same file on `rt` (one per worker).
