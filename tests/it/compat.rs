@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn case(name: &str) -> String {
+pub(super) fn case(name: &str) -> String {
     let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/cases")
         .join(name);

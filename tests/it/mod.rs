@@ -22,6 +22,8 @@ mod net_multipath;
 mod net_nbd;
 #[cfg(feature = "smb")]
 mod net_smb;
+#[cfg(feature = "smb")]
+mod net_smb_channels;
 mod output;
 mod pipes;
 mod reports_cli;

@@ -12,19 +12,37 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 /// The password of the test user. Every test that writes output greps it for this.
-const PASSWORD: &str = "Ioscope-Smb-Test-Pw-7f3a";
+pub(super) const PASSWORD: &str = "Ioscope-Smb-Test-Pw-7f3a";
 const USER: &str = "root";
 
 /// A running smbd, killed by PID when dropped (also when a test fails).
-struct Smbd {
+pub(super) struct Smbd {
     child: std::process::Child,
-    port: u16,
+    pub(super) port: u16,
     dir: tempfile::TempDir,
+}
+
+/// Where an smbd listens: a network namespace (`None`: this one) and its addresses.
+pub(super) struct SmbdAt<'a> {
+    pub netns: Option<&'a str>,
+    /// The `interfaces` line: the addresses it binds and advertises for multichannel.
+    pub addrs: &'a [&'a str],
 }
 
 impl Smbd {
     /// Starts smbd with a private configuration (`extra` lines go into [global]).
     fn start(extra: &str) -> Result<Smbd, String> {
+        Self::start_at(
+            SmbdAt {
+                netns: None,
+                addrs: &["127.0.0.1"],
+            },
+            extra,
+        )
+    }
+
+    /// [`Smbd::start`] inside `at.netns` on `at.addrs`.
+    pub(super) fn start_at(at: SmbdAt, extra: &str) -> Result<Smbd, String> {
         if !is_root() {
             return Err("smbd needs root to switch to the session's user".into());
         }
@@ -46,7 +64,7 @@ impl Smbd {
             format!(
                 "[global]
   smb ports = {port}
-  interfaces = 127.0.0.1
+  interfaces = {interfaces}
   bind interfaces only = yes
   private dir = {}
   lock directory = {}
@@ -80,6 +98,7 @@ impl Smbd {
                 p("log"),
                 p("private"),
                 p("share"),
+                interfaces = at.addrs.join(" "),
             ),
         )
         .unwrap();
@@ -102,7 +121,16 @@ impl Smbd {
         // smbd signals its whole process group when it stops: give it its own group,
         // or the test binary would be terminated with it.
         use std::os::unix::process::CommandExt;
-        let child = Command::new("smbd")
+        // `ip netns exec` execs smbd: the child's PID is smbd's.
+        let mut cmd = match at.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "smbd"]);
+                c
+            }
+            None => Command::new("smbd"),
+        };
+        let child = cmd
             .args(["--foreground", "--no-process-group", "--debug-stdout", "-s"])
             .arg(&conf)
             .process_group(0)
@@ -112,7 +140,18 @@ impl Smbd {
             .map_err(|e| format!("starting smbd: {e}"))?;
         let mut s = Smbd { child, port, dir };
         let t0 = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let listening = || match at.netns {
+            // One listening socket per address in the namespace.
+            Some(ns) => Command::new("ip")
+                .args(["netns", "exec", ns, "ss", "-Hltn"])
+                .arg(format!("sport = :{port}"))
+                .output()
+                .is_ok_and(|o| {
+                    String::from_utf8_lossy(&o.stdout).lines().count() >= at.addrs.len()
+                }),
+            None => std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        };
+        while !listening() {
             if let Ok(Some(st)) = s.child.try_wait() {
                 return Err(format!("smbd exited at start: {st}: {}", s.output()));
             }
@@ -129,8 +168,13 @@ impl Smbd {
         format!("smb://{USER}@127.0.0.1:{}/share/{name}", self.port)
     }
 
+    /// `smb://root@ADDR:PORT/share/NAME`.
+    pub(super) fn uri_at(&self, addr: &str, name: &str) -> String {
+        format!("smb://{USER}@{addr}:{}/share/{name}", self.port)
+    }
+
     /// Where the share's files are.
-    fn share(&self) -> PathBuf {
+    pub(super) fn share(&self) -> PathBuf {
         self.dir.path().join("share")
     }
 
@@ -181,7 +225,7 @@ fn server() -> Option<Smbd> {
 }
 
 /// ioscope with the test user's password in the environment.
-fn with_password(password: &str) -> Command {
+pub(super) fn with_password(password: &str) -> Command {
     let mut c = ioscope();
     c.env("IOSCOPE_SMB_PASSWORD", password)
         .env_remove("IOSCOPE_SMB_USER");
@@ -190,7 +234,7 @@ fn with_password(password: &str) -> Command {
 
 /// Runs ioscope (password in the environment) writing `--json` into `dir`.
 #[track_caller]
-fn smb_run(dir: &Path, args: &[&str]) -> Ran {
+pub(super) fn smb_run(dir: &Path, args: &[&str]) -> Ran {
     let json = dir.join("r.json");
     let o = with_password(PASSWORD)
         .args(args)
@@ -494,4 +538,67 @@ fn smb_uri_mistakes_are_located_input_errors() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("give --size"), "{}", stderr(&o));
+}
+
+/// The three TechEd SQLIO lines (16 instances of which made the seed's SMB3 figures)
+/// and a diskspd line, with only the file changed to an smb:// target (and SQLIO's
+/// 1000 s to 1 s): the converters hand the target to the smb engine unchanged.
+#[test]
+fn smb_teched_sqlio_lines_and_a_diskspd_line_run_against_the_share() {
+    let Some(s) = server() else { return };
+    for f in ["Test1.dat", "Small1.dat"] {
+        std::fs::write(s.share().join(f), vec![7u8; 16 << 20]).unwrap();
+    }
+    let d = tempdir();
+    let lines: Vec<String> = super::compat::case("teched-sqlio.txt")
+        .lines()
+        .filter(|l| l.starts_with("sqlio2.exe"))
+        .map(|l| {
+            l.replace("-s1000", "-s1")
+                .replace(r"X:\Test1.dat", &s.uri("Test1.dat"))
+                .replace(r"X:\Small1.dat", &s.uri("Small1.dat"))
+        })
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let mut outputs = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        assert!(line.contains("smb://"), "{line}");
+        let mut args: Vec<String> = vec!["sqlio".into()];
+        args.extend(line.split_whitespace().skip(1).map(String::from));
+        let json = d.path().join(format!("r{i}.json"));
+        let o = with_password(PASSWORD)
+            .args(&args)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        let r = Ran::read(&json, line.clone(), o.status.code(), stdout(&o), stderr(&o))
+            .expect_code(0);
+        let bs = if line.contains("-b32") { 32768 } else { 8192 };
+        let qd = if line.contains("-o16") { 16 } else { 32 };
+        assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], bs, "{line}");
+        assert_eq!(r.wire_run(0)["workload"]["qd"], qd, "{line}");
+        assert_eq!(r.wire_run(0)["engine"], "smb", "{line}");
+        assert!(r.run(0).totals.all.ios > 0, "{line}");
+        assert_eq!(r.run(0).totals.all.errors, 0, "{line}");
+        outputs.push(stdout(&o) + &stderr(&o));
+    }
+    let uri = s.uri("d.dat");
+    let json = d.path().join("ds.json");
+    let o = with_password(PASSWORD)
+        .args(["diskspd", "-b8K", "-d1", "-W0", "-o8", "-t2", "-r", "-w25", "-c16M"])
+        .arg(&uri)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let r = Ran::read(&json, "diskspd".into(), o.status.code(), stdout(&o), stderr(&o))
+        .expect_code(0);
+    assert_eq!(r.wire_run(0)["engine"], "smb");
+    assert!(r.run(0).totals.read.ios > 0 && r.run(0).totals.write.ios > 0);
+    assert_eq!(r.run(0).totals.all.errors, 0);
+    assert_eq!(std::fs::metadata(s.share().join("d.dat")).unwrap().len(), 16 << 20);
+    outputs.push(stdout(&o) + &stderr(&o));
+    let texts: Vec<&str> = outputs.iter().map(String::as_str).collect();
+    assert_no_password(d.path(), &texts);
 }
