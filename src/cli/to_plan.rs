@@ -56,6 +56,13 @@ fn apply_path_flags(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
     let Some(t) = plan.targets.first_mut() else {
         return Ok(());
     };
+    if let (Some(n), false) = (a.channels, t.uri.starts_with("smb://")) {
+        return Err(FlagError::new(
+            "--channels",
+            &n.to_string(),
+            "applies to an smb:// target (SMB3 multichannel)",
+        ));
+    }
     if !a.path.is_empty() || a.channels.is_some() {
         let mp = t.multipath.get_or_insert_with(|| MultipathSpec {
             paths: Vec::new(),

@@ -76,6 +76,7 @@ const TARGET_KEYS: &[&str] = &[
     "path_policy",
     "failback",
     "path_retry",
+    "channels",
 ];
 const WORKLOAD_KEYS: &[&str] = &[
     "name",
@@ -579,10 +580,30 @@ impl<'a> Ctx<'a> {
         ))
     }
 
-    /// `paths`, `path_policy`, `failback`, `path_retry` of a target.
+    /// `paths`, `channels`, `path_policy`, `failback`, `path_retry` of a target.
     fn multipath(&self, sec: &Section<'_>) -> Res<Option<MultipathSpec>> {
         use crate::plan::paths::{parse_failback, parse_policy, DEFAULT_PATH_RETRY_NS};
-        let Some(v) = sec.get("paths") else {
+        let smb = sec
+            .get("path")
+            .is_some_and(|p| matches!(p.get_ref(), Node::Str(s) if s.starts_with("smb://")));
+        let channels = match sec.get("channels") {
+            Some(v) if !smb => {
+                return Err(self.err(
+                    v.span(),
+                    "'channels' applies to an smb:// target (SMB3 multichannel)",
+                ))
+            }
+            Some(v) => match self.count::<u32>("channels", v)? {
+                c @ 1..=32 => Some(c),
+                c => return Err(self.err(v.span(), format!("'channels' is 1 to 32, found {c}"))),
+            },
+            None => None,
+        };
+        let paths = match sec.get("paths") {
+            Some(v) => Some(self.path_list(v)?),
+            None => channels.map(|_| Vec::new()),
+        };
+        let Some(paths) = paths else {
             if let Some(k) = ["path_policy", "failback", "path_retry"]
                 .into_iter()
                 .find(|k| sec.get(k).is_some())
@@ -597,16 +618,6 @@ impl<'a> Ctx<'a> {
             }
             return Ok(None);
         };
-        let Node::Array(items) = v.get_ref() else {
-            return Err(self.type_err("paths", v, "a list of URIs"));
-        };
-        if items.is_empty() {
-            return Err(self.err(v.span(), "'paths' must list at least one further path"));
-        }
-        let paths = items
-            .iter()
-            .map(|i| self.name("paths", i))
-            .collect::<Res<Vec<_>>>()?;
         let text = |k: &str| sec.get(k).map(|v| self.string(k, v).map(|s| (s, v)));
         let policy = match text("path_policy").transpose()? {
             Some((s, v)) => {
@@ -630,8 +641,19 @@ impl<'a> Ctx<'a> {
             policy,
             retry_ns,
             failback,
-            channels: None,
+            channels,
         }))
+    }
+
+    /// The `paths` list: at least one URI.
+    fn path_list(&self, v: &Spanned<Node>) -> Res<Vec<String>> {
+        let Node::Array(items) = v.get_ref() else {
+            return Err(self.type_err("paths", v, "a list of URIs"));
+        };
+        if items.is_empty() {
+            return Err(self.err(v.span(), "'paths' must list at least one further path"));
+        }
+        items.iter().map(|i| self.name("paths", i)).collect()
     }
 
     fn workload(
@@ -1828,6 +1850,38 @@ passes = 2
             "[defaults]\ncpus = \",,-\"\n",
         ] {
             let _ = parse("job.toml", text);
+        }
+    }
+
+    #[test]
+    fn smb_channels_key_makes_a_multichannel_target() {
+        let base = "[[target]]\npath = \"smb://u@h/s/f\"\n";
+        let w = "[[workload]]\nrw = \"read\"\n";
+        let plan = parse(
+            "job.toml",
+            &format!("{base}channels = 4\npath_policy = \"queue\"\n{w}"),
+        )
+        .unwrap();
+        let mp = plan.targets[0].multipath.as_ref().unwrap();
+        assert_eq!((mp.channels, mp.paths.len()), (Some(4), 0));
+        assert_eq!(mp.policy, crate::plan::paths::PathPolicy::Queue);
+        let plan = parse(
+            "job.toml",
+            &format!("{base}paths = [\"smb://u@h2/s/f\"]\nchannels = 2\n{w}"),
+        )
+        .unwrap();
+        let mp = plan.targets[0].multipath.as_ref().unwrap();
+        assert_eq!((mp.channels, mp.paths.len()), (Some(2), 1));
+        let mem = "[[target]]\npath = \"mem:1m\"\n";
+        for (base, bad, want) in [
+            (base, "channels = 0", "at least 1"),
+            (base, "channels = 33", "1 to 32"),
+            (mem, "channels = 2", "smb://"),
+        ] {
+            let e = parse("job.toml", &format!("{base}{bad}\n{w}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want) && e.contains("job.toml:3"), "{e}");
         }
     }
 }

@@ -236,3 +236,17 @@ fn rejected_command_lines_create_no_file() {
     );
     assert_eq!(std::fs::read(&f).unwrap(), vec![7u8; 8192]);
 }
+
+#[test]
+fn channels_apply_only_to_smb_targets_and_create_nothing() {
+    let d = tempdir();
+    let f = d.path().join("new.dat");
+    let t = f.to_str().unwrap();
+    assert_bad(
+        &["run", "-t", t, "--size", "1m", "--channels", "2"],
+        "--channels",
+    );
+    assert!(!f.exists(), "a rejected command line created {t}");
+    assert_bad(&["run", "-t", "mem:1m", "--channels", "0"], "--channels");
+    assert_bad(&["run", "-t", "mem:1m", "--channels", "33"], "--channels");
+}
