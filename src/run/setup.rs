@@ -69,13 +69,17 @@ pub(super) fn check_uring(
         run: run.name.clone(),
         msg,
     };
-    // Flushes and O_DSYNC act on file descriptors: other targets would silently skip them.
+    // Flushes and O_DSYNC act on file descriptors: other targets would silently skip
+    // them. An SMB file is opened with FILE_WRITE_THROUGH instead of O_DSYNC.
     let durability = [
-        (run.io.sync_every > 0, "--sync-every"),
-        (run.io.write_through, "--write-through"),
+        (run.io.sync_every > 0, "--sync-every", false),
+        (run.io.write_through, "--write-through", true),
     ];
-    for (on, flag) in durability {
-        if let Some(t) = targets.iter().find(|t| on && t.fd().is_none()) {
+    for (on, flag, smb_too) in durability {
+        let unfit = |t: &&Arc<crate::target::OpenTarget>| {
+            t.fd().is_none() && !(smb_too && matches!(t.backing, Backing::Smb(_)))
+        };
+        if let Some(t) = targets.iter().find(|t| on && unfit(t)) {
             return Err(setup(format!(
                 "{flag} works on files and block devices, not on '{}'",
                 t.uri

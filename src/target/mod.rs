@@ -275,7 +275,7 @@ fn open_smb(
     opts: OpenOptionsIo,
 ) -> Result<OpenTarget, TargetError> {
     let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
-    let opened = smb::open(s, opts.writes, want)?;
+    let opened = smb::open(s, opts.writes, want, opts.write_through)?;
     Ok(OpenTarget {
         name: spec.name.clone(),
         uri: spec.uri.clone(),

@@ -58,6 +58,9 @@ pub struct OpenHow {
     pub write: bool,
     /// Create the file if missing and grow it to at least this many bytes.
     pub min_size_bytes: Option<u64>,
+    /// FILE_WRITE_THROUGH: the server makes each write stable before answering
+    /// (`--write-through`, SQLIO's and diskspd's default unbuffered writes).
+    pub write_through: bool,
 }
 
 fn other(what: &str, e: impl std::fmt::Display) -> OpenError {
@@ -249,7 +252,7 @@ where
                 CreateDisposition::Open
             },
             attributes: FileAttributes::new(),
-            options: CreateOptions::new(),
+            options: CreateOptions::new().with_write_through(how.write_through),
             desired_access: access,
         }
     };

@@ -121,6 +121,8 @@ pub struct SmbTarget {
     creds: credentials::Credentials,
     require_encryption: bool,
     writes: bool,
+    /// The workers open the file with FILE_WRITE_THROUGH (`--write-through`).
+    write_through: bool,
     session: std::sync::Mutex<client::Session>,
     /// What the inspection session negotiated, for the result.
     pub info: crate::result::smb::SmbSession,
@@ -174,6 +176,7 @@ impl SmbTarget {
             client::OpenHow {
                 write: self.writes,
                 min_size_bytes: None,
+                write_through: self.write_through,
             },
             plan,
         )
@@ -192,6 +195,7 @@ impl SmbTarget {
             client::OpenHow {
                 write: self.writes,
                 min_size_bytes: None,
+                write_through: self.write_through,
             },
         )
     }
@@ -206,11 +210,13 @@ pub struct Opened {
 /// Connects with the configured credentials, creates the file at `min_size_bytes`
 /// when it is missing (or grows a shorter one), and learns its size. A refused login
 /// is reported once, as "authentication failed for USER on HOST", and never retried.
+/// `write_through` is for the workers' sessions (the filling here is not timed).
 #[cfg(feature = "smb")]
 pub fn open(
     spec: &SmbSpec,
     writes: bool,
     min_size_bytes: u64,
+    write_through: bool,
 ) -> Result<Opened, super::TargetError> {
     let unavailable = |msg: String| super::TargetError::Unavailable {
         uri: spec.uri.clone(),
@@ -231,6 +237,7 @@ pub fn open(
         client::OpenHow {
             write: writes || min_size_bytes > 0,
             min_size_bytes: (min_size_bytes > 0).then_some(min_size_bytes),
+            write_through: false,
         },
     )
     .map_err(|e| match e {
@@ -255,6 +262,7 @@ pub fn open(
             creds,
             require_encryption: opts.require_encryption,
             writes,
+            write_through,
             session: std::sync::Mutex::new(session),
             info,
         },
@@ -280,6 +288,7 @@ pub fn probe(spec: &SmbSpec, want_bytes: u64) -> Result<u64, super::TargetError>
     let how = client::OpenHow {
         write: false,
         min_size_bytes: None,
+        write_through: false,
     };
     let opts = credentials::options();
     match client::Session::open(rt, spec, &creds, opts.require_encryption, how) {
@@ -296,7 +305,7 @@ pub fn probe(spec: &SmbSpec, want_bytes: u64) -> Result<u64, super::TargetError>
 /// Without the `smb` feature: a clear refusal.
 #[cfg(not(feature = "smb"))]
 pub fn probe(spec: &SmbSpec, _want_bytes: u64) -> Result<u64, super::TargetError> {
-    open(spec, false, 0).map(|o| o.file_bytes)
+    open(spec, false, 0, false).map(|o| o.file_bytes)
 }
 
 /// Without the `smb` feature: a clear refusal.
@@ -305,6 +314,7 @@ pub fn open(
     spec: &SmbSpec,
     _writes: bool,
     _min_size_bytes: u64,
+    _write_through: bool,
 ) -> Result<Opened, super::TargetError> {
     Err(super::TargetError::Unavailable {
         uri: spec.uri.clone(),
