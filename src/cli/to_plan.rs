@@ -59,7 +59,7 @@ fn apply_path_flags(a: &RunArgs, plan: &mut Plan) -> Result<(), FlagError> {
     if let (Some(n), false) = (a.channels, t.uri.starts_with("smb://")) {
         return Err(FlagError::new(
             "--channels",
-            &n.to_string(),
+            n.to_string(),
             "applies to an smb:// target (SMB3 multichannel)",
         ));
     }

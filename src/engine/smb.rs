@@ -204,11 +204,7 @@ impl Engine for SmbEngine {
     }
 
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        let Some(s) = self
-            .lanes
-            .get(req.target as usize)
-            .and_then(|s| s.as_ref())
-        else {
+        let Some(s) = self.lanes.get(req.target as usize).and_then(|s| s.as_ref()) else {
             return Err(EngineError::Io {
                 engine: "smb",
                 op: "submit",

@@ -574,8 +574,8 @@ fn smb_teched_sqlio_lines_and_a_diskspd_line_run_against_the_share() {
             .arg(&json)
             .output()
             .unwrap();
-        let r = Ran::read(&json, line.clone(), o.status.code(), stdout(&o), stderr(&o))
-            .expect_code(0);
+        let r =
+            Ran::read(&json, line.clone(), o.status.code(), stdout(&o), stderr(&o)).expect_code(0);
         let bs = if line.contains("-b32") { 32768 } else { 8192 };
         let qd = if line.contains("-o16") { 16 } else { 32 };
         assert_eq!(r.wire_run(0)["workload"]["bs"]["split"][0][0], bs, "{line}");
@@ -590,18 +590,29 @@ fn smb_teched_sqlio_lines_and_a_diskspd_line_run_against_the_share() {
     let uri = s.uri("d.dat");
     let json = d.path().join("ds.json");
     let o = with_password(PASSWORD)
-        .args(["diskspd", "-b8K", "-d1", "-W0", "-o8", "-t2", "-r", "-w25", "-c16M"])
+        .args([
+            "diskspd", "-b8K", "-d1", "-W0", "-o8", "-t2", "-r", "-w25", "-c16M",
+        ])
         .arg(&uri)
         .arg("--json")
         .arg(&json)
         .output()
         .unwrap();
-    let r = Ran::read(&json, "diskspd".into(), o.status.code(), stdout(&o), stderr(&o))
-        .expect_code(0);
+    let r = Ran::read(
+        &json,
+        "diskspd".into(),
+        o.status.code(),
+        stdout(&o),
+        stderr(&o),
+    )
+    .expect_code(0);
     assert_eq!(r.wire_run(0)["engine"], "smb");
     assert!(r.run(0).totals.read.ios > 0 && r.run(0).totals.write.ios > 0);
     assert_eq!(r.run(0).totals.all.errors, 0);
-    assert_eq!(std::fs::metadata(s.share().join("d.dat")).unwrap().len(), 16 << 20);
+    assert_eq!(
+        std::fs::metadata(s.share().join("d.dat")).unwrap().len(),
+        16 << 20
+    );
     outputs.push(stdout(&o) + &stderr(&o));
     let texts: Vec<&str> = outputs.iter().map(String::as_str).collect();
     assert_no_password(d.path(), &texts);

@@ -35,7 +35,15 @@ impl Netns {
     /// One namespace whose loopback also holds 127.0.0.2: two addresses of one host.
     fn loopback_pair(tag: &str) -> Result<Netns, String> {
         let ns = Netns::add(&[&format!("ios-mc{tag}{}", std::process::id())])?;
-        ip(&["-n", &ns.names[0], "addr", "add", "127.0.0.2/8", "dev", "lo"])?;
+        ip(&[
+            "-n",
+            &ns.names[0],
+            "addr",
+            "add",
+            "127.0.0.2/8",
+            "dev",
+            "lo",
+        ])?;
         Ok(ns)
     }
 
@@ -50,8 +58,24 @@ impl Netns {
             ip(&[
                 "-n", c, "link", "add", &vc, "type", "veth", "peer", "name", &vs, "netns", s,
             ])?;
-            ip(&["-n", c, "addr", "add", &format!("10.213.{n}.1/24"), "dev", &vc])?;
-            ip(&["-n", s, "addr", "add", &format!("10.213.{n}.2/24"), "dev", &vs])?;
+            ip(&[
+                "-n",
+                c,
+                "addr",
+                "add",
+                &format!("10.213.{n}.1/24"),
+                "dev",
+                &vc,
+            ])?;
+            ip(&[
+                "-n",
+                s,
+                "addr",
+                "add",
+                &format!("10.213.{n}.2/24"),
+                "dev",
+                &vs,
+            ])?;
             ip(&["-n", c, "link", "set", &vc, "up"])?;
             ip(&["-n", s, "link", "set", &vs, "up"])?;
         }
@@ -138,19 +162,36 @@ fn smbd_in(ns: Result<Netns, String>, server_ns: usize, addrs: &[&str]) -> Optio
 
 #[test]
 fn smb_two_channels_of_one_session_both_carry_io() {
-    let Some((ns, s)) = smbd_in(Netns::loopback_pair("a"), 0, &["127.0.0.1", "127.0.0.2"])
-    else {
+    let Some((ns, s)) = smbd_in(Netns::loopback_pair("a"), 0, &["127.0.0.1", "127.0.0.2"]) else {
         return;
     };
     let d = tempdir();
-    let (a, b) = (s.uri_at("127.0.0.1", "m.dat"), s.uri_at("127.0.0.2", "m.dat"));
+    let (a, b) = (
+        s.uri_at("127.0.0.1", "m.dat"),
+        s.uri_at("127.0.0.2", "m.dat"),
+    );
     // Two addresses given: one channel on each, rr:1.
     let r = run_in(
         &ns.names[0],
         d.path(),
         &[
-            "run", "-t", &a, "--path", &b, "--channels", "2", "--size", "8m", "--rw",
-            "randread", "--bs", "8k", "--qd", "8", "--duration", "2s",
+            "run",
+            "-t",
+            &a,
+            "--path",
+            &b,
+            "--channels",
+            "2",
+            "--size",
+            "8m",
+            "--rw",
+            "randread",
+            "--bs",
+            "8k",
+            "--qd",
+            "8",
+            "--duration",
+            "2s",
         ],
     )
     .expect_code(0);
@@ -164,7 +205,12 @@ fn smb_two_channels_of_one_session_both_carry_io() {
         assert!((0.45..=0.55).contains(&share), "{uri}: {ios} of {total}");
     }
     assert_eq!(run.totals.read.errors, 0);
-    assert_eq!(r.wire_run(0)["smb"][0]["channels"], 2, "{}", r.wire_run(0)["smb"]);
+    assert_eq!(
+        r.wire_run(0)["smb"][0]["channels"],
+        2,
+        "{}",
+        r.wire_run(0)["smb"]
+    );
     assert!(run.intervals.iter().all(|iv| iv.paths.len() == 2));
     // No address given: three channels over what the server advertises (both of its
     // addresses), the target's own first, round and round.
@@ -172,8 +218,19 @@ fn smb_two_channels_of_one_session_both_carry_io() {
         &ns.names[0],
         d.path(),
         &[
-            "run", "-t", &a, "--channels", "3", "--rw", "randread", "--bs", "8k", "--qd",
-            "6", "--duration", "1s",
+            "run",
+            "-t",
+            &a,
+            "--channels",
+            "3",
+            "--rw",
+            "randread",
+            "--bs",
+            "8k",
+            "--qd",
+            "6",
+            "--duration",
+            "1s",
         ],
     )
     .expect_code(0);
@@ -200,13 +257,25 @@ fn smb_a_cut_channel_is_invisible_to_an_open_loop_workload() {
     std::fs::write(s.share().join("c.dat"), vec![5u8; 16 << 20]).unwrap();
     let d = tempdir();
     let json = d.path().join("r.json");
-    let (a, b) = (s.uri_at("10.213.0.2", "c.dat"), s.uri_at("10.213.1.2", "c.dat"));
+    let (a, b) = (
+        s.uri_at("10.213.0.2", "c.dat"),
+        s.uri_at("10.213.1.2", "c.dat"),
+    );
     let rate = 300.0;
     let secs = 8.0;
     let mut child = ioscope_in(&client)
         .args(["run", "-t", &a, "--path", &b, "--channels", "2"])
-        .args(["--rw", "randread", "--bs", "4k", "--rate", "300", "--qd", "32"])
-        .args(["--duration", "8s", "--interval", "500ms", "--io-timeout", "500ms"])
+        .args([
+            "--rw", "randread", "--bs", "4k", "--rate", "300", "--qd", "32",
+        ])
+        .args([
+            "--duration",
+            "8s",
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "500ms",
+        ])
         .args(["--path-retry", "500ms", "-q", "--json"])
         .arg(&json)
         .stdout(std::process::Stdio::piped())
@@ -265,7 +334,10 @@ fn smb_a_cut_channel_is_invisible_to_an_open_loop_workload() {
     let down = run.events.iter().find(|e| e.path == 1 && e.kind == "down");
     let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
     let (Some(down), Some(up)) = (down, up) else {
-        panic!("events {:?}; path 1 per interval {per_interval:?}", run.events);
+        panic!(
+            "events {:?}; path 1 per interval {per_interval:?}",
+            run.events
+        );
     };
     assert!((1.5..4.5).contains(&down.t_s), "down at {}", down.t_s);
     assert!(

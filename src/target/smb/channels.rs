@@ -358,7 +358,12 @@ async fn advertised(session: &smb::Session, host: &str) -> Result<Vec<SocketAddr
 /// `n` channel addresses: `primary` first, then the other advertised addresses in the
 /// server's order, round and round (several channels per address, as a client does
 /// on an RSS-capable interface, when there are fewer addresses than channels).
-pub fn spread(primary: SocketAddr, advertised: &[SocketAddr], n: usize, port: u16) -> Vec<SocketAddr> {
+pub fn spread(
+    primary: SocketAddr,
+    advertised: &[SocketAddr],
+    n: usize,
+    port: u16,
+) -> Vec<SocketAddr> {
     let mut ring = vec![primary];
     for a in advertised {
         let a = SocketAddr::new(a.ip(), port);
