@@ -335,6 +335,23 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> O
     }
 }
 
+/// Runs `ip ARGS` (namespaces, veths, addresses of a test's own).
+pub fn ip(args: &[&str]) -> Result<(), String> {
+    let o = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr)
+        ))
+    }
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

@@ -335,19 +335,7 @@ struct NetnsPair {
 
 impl NetnsPair {
     fn ip(args: &[&str]) -> Result<(), String> {
-        let o = Command::new("ip")
-            .args(args)
-            .output()
-            .map_err(|e| format!("ip: {e}"))?;
-        if o.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "ip {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&o.stderr)
-            ))
-        }
+        super::ip(args)
     }
 
     /// Client side 10.251.0.1, server side 10.251.0.2, MTU 9000, and a token bucket

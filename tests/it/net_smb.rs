@@ -234,9 +234,15 @@ pub(super) fn with_password(password: &str) -> Command {
 
 /// Runs ioscope (password in the environment) writing `--json` into `dir`.
 #[track_caller]
-pub(super) fn smb_run(dir: &Path, args: &[&str]) -> Ran {
+fn smb_run(dir: &Path, args: &[&str]) -> Ran {
+    smb_run_with(with_password(PASSWORD), dir, args)
+}
+
+/// Runs `cmd` (an ioscope command) with `args`, `-q` and `--json DIR/r.json`.
+#[track_caller]
+pub(super) fn smb_run_with(mut cmd: Command, dir: &Path, args: &[&str]) -> Ran {
     let json = dir.join("r.json");
-    let o = with_password(PASSWORD)
+    let o = cmd
         .args(args)
         .args(["-q", "--json"])
         .arg(&json)

@@ -6,25 +6,9 @@
 //! requests are re-issued on the other channel, and it is bound again when the link
 //! returns. ioscope runs inside the client's namespace with `ip netns exec`.
 
-use super::net_smb::{with_password, Smbd, SmbdAt, PASSWORD};
+use super::net_smb::{smb_run_with, with_password, Smbd, SmbdAt, PASSWORD};
 use super::*;
 use std::time::Duration;
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let o = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("ip: {e}"))?;
-    if o.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stderr)
-        ))
-    }
-}
 
 /// Network namespaces of this test's own, deleted on drop (with their veths).
 struct Netns {
@@ -121,20 +105,7 @@ fn ioscope_in(ns: &str) -> Command {
 /// Runs ioscope in `ns` with `--json DIR/r.json`.
 #[track_caller]
 fn run_in(ns: &str, dir: &Path, args: &[&str]) -> Ran {
-    let json = dir.join("r.json");
-    let o = ioscope_in(ns)
-        .args(args)
-        .args(["-q", "--json"])
-        .arg(&json)
-        .output()
-        .expect("spawn ioscope");
-    Ran::read(
-        &json,
-        format!("ioscope {args:?}"),
-        o.status.code(),
-        stdout(&o),
-        stderr(&o),
-    )
+    smb_run_with(ioscope_in(ns), dir, args)
 }
 
 /// A namespace and an smbd inside it on `addrs`, or `None` (skipped) when this

@@ -12,7 +12,7 @@
 //! while the worker is busy elsewhere; the worker and the probes reach it through a
 //! [`tokio::runtime::Handle`].
 
-use super::client::{classify, nodelay_to, open_in_tree, OpenError, OpenHow, CREDITS};
+use super::client::{classify, connection_config, nodelay_to, open_in_tree, OpenError, OpenHow};
 use super::credentials::Credentials;
 use crate::plan::model::SmbSpec;
 use smb::{Connection, ConnectionConfig, Guid, UncPath};
@@ -24,10 +24,6 @@ use std::time::Duration;
 
 /// How long connecting and binding one channel may take.
 const BIND_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Requests on a channel time out after this long inside the crate (the multipath
-/// engine's `--io-timeout` acts long before).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where the channels of a set go.
 #[derive(Debug, Clone)]
@@ -144,17 +140,9 @@ impl ChannelSet {
         let h = driver.handle.clone();
         let _entered = h.enter();
         let config = ConnectionConfig {
-            port: Some(spec.port),
-            timeout: Some(REQUEST_TIMEOUT),
-            credits_backlog: Some(CREDITS),
-            encryption_mode: if require_encryption {
-                smb::connection::EncryptionMode::Required
-            } else {
-                smb::connection::EncryptionMode::Allowed
-            },
             // Offer multichannel in NEGOTIATE: a server advertises it only then.
             multichannel: smb::connection::MultiChannelConfig::Always,
-            ..Default::default()
+            ..connection_config(spec, require_encryption)
         };
         let guid = Guid::generate();
         let host = super::server(spec);

@@ -67,6 +67,22 @@ fn other(what: &str, e: impl std::fmt::Display) -> OpenError {
     OpenError::Other(format!("{what}: {e}"))
 }
 
+/// How every connection is set up: the URI's port, many credits, a request deadline
+/// (the multipath engine's `--io-timeout` acts long before it), encryption as asked.
+pub(super) fn connection_config(spec: &SmbSpec, require_encryption: bool) -> smb::ConnectionConfig {
+    smb::ConnectionConfig {
+        port: Some(spec.port),
+        timeout: Some(REQUEST_TIMEOUT),
+        credits_backlog: Some(CREDITS),
+        encryption_mode: if require_encryption {
+            smb::connection::EncryptionMode::Required
+        } else {
+            smb::connection::EncryptionMode::Allowed
+        },
+        ..Default::default()
+    }
+}
+
 /// A fresh current-thread runtime: it runs only inside `block_on`, on the caller's
 /// thread, so a worker stays a plain thread.
 pub fn runtime() -> Result<Arc<tokio::runtime::Runtime>, OpenError> {
@@ -91,17 +107,7 @@ impl Session {
         let _entered = rt.enter();
         let cfg = ClientConfig {
             dfs: false,
-            connection: smb::ConnectionConfig {
-                port: Some(spec.port),
-                timeout: Some(REQUEST_TIMEOUT),
-                credits_backlog: Some(CREDITS),
-                encryption_mode: if require_encryption {
-                    smb::connection::EncryptionMode::Required
-                } else {
-                    smb::connection::EncryptionMode::Allowed
-                },
-                ..Default::default()
-            },
+            connection: connection_config(spec, require_encryption),
             ..Default::default()
         };
         let client = Client::new(cfg);

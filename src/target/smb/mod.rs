@@ -161,6 +161,15 @@ impl SmbTarget {
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.server)))
     }
 
+    /// How the workers open the file.
+    fn worker_how(&self) -> client::OpenHow {
+        client::OpenHow {
+            write: self.writes,
+            min_size_bytes: None,
+            write_through: self.write_through,
+        }
+    }
+
     /// A new multichannel session to the same file (one per worker), channel 0 on
     /// the target's own address; channels are bound with [`channels::ChannelSet::channel`].
     pub fn open_channels(
@@ -173,11 +182,7 @@ impl SmbTarget {
             primary,
             &self.creds,
             self.require_encryption,
-            client::OpenHow {
-                write: self.writes,
-                min_size_bytes: None,
-                write_through: self.write_through,
-            },
+            self.worker_how(),
             plan,
         )
     }
@@ -192,11 +197,7 @@ impl SmbTarget {
             &self.spec,
             &self.creds,
             self.require_encryption,
-            client::OpenHow {
-                write: self.writes,
-                min_size_bytes: None,
-                write_through: self.write_through,
-            },
+            self.worker_how(),
         )
     }
 }
