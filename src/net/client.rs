@@ -281,7 +281,7 @@ fn run_intervals(
     let timed = cfg.rr.is_some() || cfg.rate.is_some();
     let quiet = cfg.output.quiet || cfg.output.json_stdout;
     if !quiet {
-        println!("{}", term::interval_header(cfg.rr.is_some()));
+        say(&term::interval_header(cfg.rr.is_some()));
     }
     let warm_end = start_ns + cfg.warmup_ns;
     let end_at = warm_end + cfg.duration_ns;
@@ -316,7 +316,7 @@ fn run_intervals(
                 &mut cpu_prev,
             );
             if !quiet {
-                println!("{}", term::interval_line(&iv, cfg.rr.is_some()));
+                say(&term::interval_line(&iv, cfg.rr.is_some()));
             }
             tl.intervals.push(iv);
             t_prev = now;
@@ -335,6 +335,15 @@ fn run_intervals(
         if now >= next_tick {
             next_tick += cfg.interval_ns;
         }
+    }
+}
+
+/// Prints one interval line. A closed stdout (`ioscope net run … | head -1`) ends
+/// the test as Ctrl-C would: what was measured so far is kept and written, and the
+/// command then ends quietly (the totals print finds stdout closed).
+fn say(line: &str) {
+    if !crate::stdout::closed() && crate::stdout::println(line).is_err() {
+        crate::run::interrupt::request();
     }
 }
 

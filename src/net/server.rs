@@ -68,12 +68,12 @@ pub fn serve(cfg: &ServeConfig) -> Result<i32, NetError> {
         .local_addr()
         .map_err(|e| NetError::io("listener address", e))?;
     crate::run::interrupt::install();
-    println!(
+    // Flushed at once: a script waits for this line to learn the port. A reader that
+    // goes away afterwards (`| head -1`) is fine: nothing else goes to stdout.
+    crate::stdout::println(&format!(
         "ioscope net: listening on {bound} (protocol v{})",
         protocol::VERSION
-    );
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
+    ))?;
     let sessions: Sessions = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
     let cfg = Arc::new(cfg.clone());
