@@ -12,6 +12,7 @@
 
 use super::clock::IntervalClock;
 use super::data::WorkerData;
+use super::flush::FLUSH_TAG;
 use super::pacing::Pacer;
 use super::slots::{Issue, SlotState, SlotTable};
 use super::stream::{Stream, WorkloadShape};
@@ -455,6 +456,10 @@ impl<E: Engine> Worker<E> {
     /// under `--on-error retry=N`, issues the failed request again.
     #[inline]
     fn complete(&mut self, c: Completion, reap_ns: u64) {
+        if c.tag & FLUSH_TAG != 0 {
+            self.flushed(c, reap_ns);
+            return;
+        }
         let tag = c.tag as usize;
         let (state, len) = (self.table.slots[tag].state, self.table.slots[tag].len);
         if state == SlotState::TimedOut {
@@ -487,7 +492,7 @@ impl<E: Engine> Worker<E> {
             let write = slot.op == Op::Write;
             self.count_conn(tag, c.result as u64, 0);
             if write {
-                self.flush_after_write(tag);
+                self.flush_after_write(tag, reap_ns);
             }
         }
         self.release(tag);
@@ -523,18 +528,53 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    /// `--sync-every`: counts a write on its stream and flushes when N are done.
-    fn flush_after_write(&mut self, tag: usize) {
-        let slot = &self.table.slots[tag];
-        let fd = self.setup.targets[slot.target as usize].fd();
+    /// `--sync-every`: counts a write on its stream and flushes when N are done:
+    /// queued on the engine when it can, else called here.
+    fn flush_after_write(&mut self, tag: usize, now: u64) {
+        let slot = self.table.slots[tag];
+        if !self.setup.flush.due(slot.stream as usize) {
+            return;
+        }
+        let Some(fd) = self.setup.targets[slot.target as usize].fd() else {
+            return;
+        };
+        let flush = &mut self.setup.flush;
+        if let Some(ftag) = flush.reserve(slot.workload, now) {
+            match self.engine.push_flush(slot.target, flush.datasync(), ftag) {
+                Ok(true) => {
+                    self.inflight += 1;
+                    return;
+                }
+                Ok(false) => flush.unreserve(ftag, true),
+                Err(e) => {
+                    flush.unreserve(ftag, false);
+                    self.fatal = Some(crate::errors::chain(&e));
+                    return;
+                }
+            }
+        }
         let fs = &mut self.stats[slot.workload as usize].flush;
+        if self.setup.flush.call(fd, fs).is_some() {
+            self.flush_failed();
+        }
+    }
+
+    /// A queued flush came back: counted in its workload's flush totals.
+    fn flushed(&mut self, c: Completion, now: u64) {
+        self.inflight -= 1;
         if self
             .setup
             .flush
-            .on_write(slot.stream as usize, fd, fs)
+            .complete(c.tag, c.result, now, &mut self.stats)
             .is_some()
-            && self.setup.policy != ErrorPolicy::Continue
         {
+            self.flush_failed();
+        }
+    }
+
+    /// A failed flush stops the run unless errors are to be ignored.
+    fn flush_failed(&mut self) {
+        if self.setup.policy != ErrorPolicy::Continue {
             self.setup.error_stop.store(true, Ordering::Relaxed);
             self.setup.stop.store(true, Ordering::Relaxed);
         }
@@ -739,6 +779,9 @@ impl<E: Engine> Worker<E> {
             }
             self.inflight -= self.completions.len() as u32;
             for i in 0..self.completions.len() {
+                if self.completions[i].tag & FLUSH_TAG != 0 {
+                    continue;
+                }
                 let tag = self.completions[i].tag as usize;
                 // Not checked: the request ended after the run; release its tickets.
                 self.table

@@ -179,9 +179,17 @@ fn hipri_on_a_file_without_polling_is_a_clear_error() {
 fn sync_every_issues_one_flush_per_n_writes() {
     let d = tempdir();
     let f = d.path().join("f");
-    for (kind, streams) in [("fsync", "1"), ("fdatasync", "2")] {
+    // Queued on io_uring (IORING_OP_FSYNC after the writes), called by the sync engine.
+    for (kind, streams, engine) in [
+        ("fsync", "1", "uring"),
+        ("fdatasync", "2", "uring"),
+        ("fsync", "1", "sync"),
+        ("fdatasync", "2", "sync"),
+    ] {
         let r = result_json(&[
             "run",
+            "--engine",
+            engine,
             "--target",
             f.to_str().unwrap(),
             "--size",
@@ -205,7 +213,12 @@ fn sync_every_issues_one_flush_per_n_writes() {
         assert_eq!(writes, 256);
         let flush = &t["flush"];
         assert_eq!(flush["kind"], kind);
-        assert_eq!(flush["ios"].as_u64().unwrap(), writes / 8, "{flush}");
+        assert_eq!(r["runs"][0]["engine"], engine);
+        assert_eq!(
+            flush["ios"].as_u64().unwrap(),
+            writes / 8,
+            "{engine}: {flush}"
+        );
         assert_eq!(flush["errors"], 0);
         assert!(flush["latency_us"]["max"].as_f64().unwrap() > 0.0);
         // A flush is not a write.
