@@ -105,9 +105,31 @@ impl UringEngine {
         targets: &[std::sync::Arc<OpenTarget>],
         opts: &UringOptions,
     ) -> Result<(), EngineError> {
+        let mut sites = Vec::with_capacity(targets.len());
+        for t in targets {
+            let Some(fd) = t.fd() else {
+                if opts.hipri {
+                    let msg = format!("{} is not a file or block device", t.uri);
+                    return Err(unsupported("--hipri", msg));
+                }
+                continue;
+            };
+            sites.push(PollSite {
+                uri: &t.uri,
+                stat_path: format!("/proc/self/fd/{fd}").into(),
+                is_block: t.is_block_device(),
+                direct: t.direct,
+            });
+        }
+        UringEngine::check_sites(&sites, opts)
+    }
+
+    /// [`UringEngine::check_options`] for targets described before they are opened
+    /// (a file may not exist yet): nothing is created.
+    pub fn check_sites(sites: &[PollSite], opts: &UringOptions) -> Result<(), EngineError> {
         if opts.hipri {
-            for t in targets {
-                hipri_capable(t).map_err(|msg| unsupported("--hipri", msg))?;
+            for s in sites {
+                hipri_capable(s).map_err(|msg| unsupported("--hipri", msg))?;
             }
         }
         if opts.sqpoll || opts.hipri {
@@ -306,26 +328,29 @@ impl Engine for UringEngine {
     }
 }
 
+/// A file or block device as far as polled completions care, opened or not yet.
+pub struct PollSite<'a> {
+    pub uri: &'a str,
+    /// What to stat for the device: the open descriptor (`/proc/self/fd/N`), the
+    /// file, or the directory a new file will be created in.
+    pub stat_path: std::path::PathBuf,
+    pub is_block: bool,
+    /// O_DIRECT is (or will be) on.
+    pub direct: bool,
+}
+
 /// Why `t` cannot take polled completions, if it cannot: it needs O_DIRECT and a block
 /// device whose queue polls (`/sys/dev/block/M:m/queue/io_poll` = 1).
-fn hipri_capable(t: &OpenTarget) -> Result<(), String> {
+fn hipri_capable(t: &PollSite) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    let Some(fd) = t.fd() else {
-        return Err(format!("{} is not a file or block device", t.uri));
-    };
     if !t.direct {
         return Err(format!(
             "polled completions need O_DIRECT, and {} is opened without it (use --direct true)",
             t.uri
         ));
     }
-    let meta = std::fs::metadata(format!("/proc/self/fd/{fd}"))
-        .map_err(|e| format!("{}: stat: {e}", t.uri))?;
-    let dev = if t.is_block_device() {
-        meta.rdev()
-    } else {
-        meta.dev()
-    };
+    let meta = std::fs::metadata(&t.stat_path).map_err(|e| format!("{}: stat: {e}", t.uri))?;
+    let dev = if t.is_block { meta.rdev() } else { meta.dev() };
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     let base = format!("/sys/dev/block/{major}:{minor}");
     // A partition's queue is its disk's.

@@ -97,23 +97,36 @@ pub fn execute(
     let mut warnings = Vec::new();
     // The clock first: a simulated device reads it for its origin when it opens.
     timebase::choose_clock(run, specs);
-    let (targets, resolved) = setup::prepare(run, specs, opts)?;
-    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let prepared = setup::prepare(run, specs, opts)?;
+    let (targets, choice) = (&prepared.targets, &prepared.choice);
     let engine = choice.kind;
     warnings.extend(choice.fallback.iter().cloned());
-    setup::check_uring(run, engine, &targets)?;
-    let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
-    setup::check_engine_fits(run, engine, &kinds)?;
-    setup::check_network(run, engine, &targets, opts.connections)?;
-    warnings.extend(setup::check_virtual_time(run, specs, engine)?);
-    let verify_states = setup::verify_states(run, &targets, opts)?;
-    let launched = launch::launch(run, opts, &targets, &resolved, engine, &verify_states)?;
+    let states = setup::check_virtual_time(run, specs, engine)
+        .and_then(|w| Ok((w, setup::verify_states(run, targets, opts)?)));
+    let verify_states = match states {
+        Ok((w, v)) => {
+            warnings.extend(w);
+            v
+        }
+        Err(e) => {
+            prepared.undo();
+            return Err(e);
+        }
+    };
+    let launched = launch::launch(
+        run,
+        opts,
+        targets,
+        &prepared.resolved,
+        engine,
+        &verify_states,
+    )?;
     let collector::Collected {
         mut result,
         mut verify,
         interrupted,
         fatal,
-    } = collector::collect(run, &targets, &choice, launched, on_interval);
+    } = collector::collect(run, targets, choice, launched, on_interval);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
