@@ -25,6 +25,7 @@ pub mod stream;
 pub mod timebase;
 pub mod verify;
 pub mod worker;
+pub mod worker_error;
 
 use crate::engine::EngineError;
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -50,6 +51,19 @@ pub enum RunError {
     Setup { run: String, msg: String },
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// Verification state (key map, crash journal) that cannot be set up.
+    #[error("run '{run}'")]
+    VerifyState {
+        run: String,
+        source: data::VerifyStateError,
+    },
+    /// The `--verify-after` read-back of a target failed.
+    #[error("run '{run}': verify pass on '{uri}'")]
+    VerifyPass {
+        run: String,
+        uri: String,
+        source: std::io::Error,
+    },
 }
 
 /// Settings that are not part of the plan but of this invocation.
@@ -138,9 +152,10 @@ pub fn execute(
         let unit = opts.data.spec.dedup_unit as u64;
         for (t, st) in targets.iter().zip(&verify_states) {
             if let Some(st) = st {
-                verify_pass(t, st, unit, &mut verify).map_err(|e| RunError::Setup {
+                verify_pass(t, st, unit, &mut verify).map_err(|source| RunError::VerifyPass {
                     run: run.name.clone(),
-                    msg: format!("verify pass on '{}': {}", t.uri, crate::errors::Chain(&e)),
+                    uri: t.uri.clone(),
+                    source,
                 })?;
             }
         }

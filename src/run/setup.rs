@@ -413,7 +413,7 @@ fn resolve_workloads(
                 ws_len
             )));
         }
-        check_blocks(w, t).map_err(invalid)?;
+        check_blocks(run, w, t)?;
         if let (true, Some(a)) = (t.direct && run.engine != EngineKind::Null, t.align_bytes) {
             if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
                 return Err(invalid(format!(
@@ -439,21 +439,30 @@ fn resolve_workloads(
 
 /// An iSCSI LUN takes only whole blocks: block sizes, offset and size must be
 /// multiples of its block size.
-fn check_blocks(w: &crate::plan::model::Workload, t: &Geometry) -> Result<(), String> {
+fn check_blocks(
+    run: &RunSpec,
+    w: &crate::plan::model::Workload,
+    t: &Geometry,
+) -> Result<(), RunError> {
     let (true, Some(a)) = (t.blocks, t.align_bytes) else {
         return Ok(());
     };
+    let invalid = |msg: String| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg,
+    };
     if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
-        return Err(format!(
+        return Err(invalid(format!(
             "block size {b} is not a multiple of the LUN's {a}-byte blocks ('{}')",
             t.uri
-        ));
+        )));
     }
     if w.offset_bytes % a != 0 || w.size_bytes.is_some_and(|s| s % a != 0) {
-        return Err(format!(
+        return Err(invalid(format!(
             "offset and size must be multiples of the LUN's {a}-byte blocks ('{}')",
             t.uri
-        ));
+        )));
     }
     Ok(())
 }
@@ -700,9 +709,9 @@ pub(super) fn verify_states(
                 .registry
                 .target(&t.uri, t.size_bytes, &opts.data, dir)
                 .map(Some)
-                .map_err(|msg| RunError::Setup {
+                .map_err(|source| RunError::VerifyState {
                     run: run.name.clone(),
-                    msg,
+                    source,
                 })
         })
         .collect()
