@@ -347,14 +347,23 @@ fn say(line: &str) {
     }
 }
 
+/// Why the server's report did not arrive (the test's figures are then this end's).
+#[derive(Debug, thiserror::Error)]
+enum ReportError {
+    #[error("expected the server's report, got {0}")]
+    Unexpected(String),
+    #[error("no report from the server")]
+    Missing(#[source] std::io::Error),
+}
+
 /// The server's report after the stop, or why there is none.
 fn server_report(
     ctrl: &mut TcpStream,
-) -> Result<(Vec<ServerStream>, protocol::CpuTimes, NetEnv), String> {
+) -> Result<(Vec<ServerStream>, protocol::CpuTimes, NetEnv), ReportError> {
     match protocol::read_frame(ctrl) {
         Ok(Ctrl::Report { streams, cpu, env }) => Ok((streams, cpu, *env)),
-        Ok(other) => Err(format!("expected the server's report, got {other:?}")),
-        Err(e) => Err(format!("no report from the server: {e}")),
+        Ok(other) => Err(ReportError::Unexpected(format!("{other:?}"))),
+        Err(e) => Err(ReportError::Missing(e)),
     }
 }
 
@@ -396,7 +405,7 @@ fn measure(
         match server_report(ctrl) {
             Ok((s, cpu, env)) => (Some((s, cpu)), Some(env)),
             Err(e) => {
-                errors.push(e);
+                errors.push(crate::errors::chain(&e));
                 (None, None)
             }
         }
