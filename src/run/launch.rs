@@ -16,7 +16,6 @@ use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
-use crate::errors::chain;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
@@ -193,7 +192,10 @@ pub(super) fn launch(
             verify_states.to_vec(),
             wi as u32,
         )
-        .map_err(setup_err)?;
+        .map_err(|source| RunError::VerifyState {
+            run: run.name.clone(),
+            source,
+        })?;
         let flush = super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
         let setup = WorkerSetup {
             flush,
@@ -286,7 +288,7 @@ fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSett
     });
     match MultipathEngine::new(npaths, capacity, settings, connect) {
         Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, chain(&e)),
+        Err(e) => worker::fail(setup, e.into()),
     }
 }
 
@@ -301,16 +303,16 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
         EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Smb => run_smb(&t, capacity, setup),
         _ => match UringEngine::new(&t, capacity, uring_opts) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
     }
 }
@@ -320,7 +322,7 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
 fn run_smb(t: &crate::engine::Targets, capacity: usize, setup: WorkerSetup) {
     match crate::engine::smb::SmbEngine::new(t, capacity) {
         Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, chain(&e)),
+        Err(e) => worker::fail(setup, e.into()),
     }
 }
 
@@ -334,13 +336,21 @@ fn run_smb_channels(
     settings: MultipathSettings,
 ) {
     use crate::target::smb::channels::ChannelPlan;
+    let setup_err = |msg: String| crate::engine::EngineError::Setup {
+        engine: "smb",
+        source: std::io::Error::other(msg),
+    };
     let (crate::target::Backing::Smb(s), Some(mp)) = (&first.backing, &first.multipath) else {
-        return worker::fail(setup, "multichannel needs an smb:// target".into());
+        let e = setup_err("multichannel needs an smb:// target".into());
+        return worker::fail(setup, e.into());
     };
     let plan = ChannelPlan::Addresses(mp.channels.iter().map(|c| c.addr).collect());
     let set = match s.open_channels(&plan) {
         Ok(set) => Arc::new(set),
-        Err(e) => return worker::fail(setup, format!("{}: multichannel: {e}", s.server)),
+        Err(e) => {
+            let e = setup_err(format!("{}: multichannel: {e}", s.server));
+            return worker::fail(setup, e.into());
+        }
     };
     let npaths = set.addrs.len();
     let connect: Connect = Arc::new(move |i| {
@@ -349,7 +359,7 @@ fn run_smb_channels(
     });
     match MultipathEngine::new(npaths, capacity, settings, connect) {
         Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, chain(&e)),
+        Err(e) => worker::fail(setup, e.into()),
     }
 }
 
@@ -361,13 +371,19 @@ fn run_smb_channels(
     setup: WorkerSetup,
     _settings: MultipathSettings,
 ) {
-    worker::fail(setup, "this ioscope was built without SMB support".into())
+    worker::fail(
+        setup,
+        super::worker_error::WorkerError::NotBuiltIn { feature: "SMB" },
+    )
 }
 
 /// Without the `smb` feature no SMB target opens, so this only says why.
 #[cfg(not(feature = "smb"))]
 fn run_smb(_t: &crate::engine::Targets, _capacity: usize, setup: WorkerSetup) {
-    worker::fail(setup, "this ioscope was built without SMB support".into())
+    worker::fail(
+        setup,
+        super::worker_error::WorkerError::NotBuiltIn { feature: "SMB" },
+    )
 }
 
 #[cfg(test)]
