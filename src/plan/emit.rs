@@ -85,6 +85,12 @@ struct WorkloadTable {
     share: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     seq_layout: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_delay: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    think: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    think_every: Option<u32>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -256,6 +262,10 @@ impl WorkloadTable {
             arrival,
             share: w.share_pct,
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
+            start_delay: (w.pauses.start_delay_ns > 0)
+                .then(|| format_duration_ns(w.pauses.start_delay_ns)),
+            think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
+            think_every: w.pauses.think_batch().filter(|&n| n > 1),
         }
     }
 }
@@ -366,6 +376,16 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
                     s,
                     "rate_iops={}\nrate_process=poisson",
                     (rate / w.streams as f64).round() as u64
+                );
+            }
+            if w.pauses.start_delay_ns > 0 {
+                let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);
+            }
+            if let Some(every) = w.pauses.think_batch() {
+                let _ = writeln!(
+                    s,
+                    "thinktime={}\nthinktime_blocks={every}",
+                    w.pauses.think_ns / 1000
                 );
             }
             if let Some(d) = r.duration_ns {

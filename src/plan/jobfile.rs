@@ -15,8 +15,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Pacing, Plan, Rate, RunSpec,
-    SeqLayout, TargetSpec, Workload,
+    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Pacing, Pauses, Plan, Rate,
+    RunSpec, SeqLayout, TargetSpec, Workload,
 };
 use super::paths::MultipathSpec;
 use super::tuning::{IoTuning, SyncKind, UringOptions};
@@ -92,6 +92,9 @@ const WORKLOAD_KEYS: &[&str] = &[
     "arrival",
     "share",
     "seq_layout",
+    "start_delay",
+    "think",
+    "think_every",
 ];
 const RUN_ONLY_KEYS: &[&str] = &["name", "workloads"];
 
@@ -672,6 +675,7 @@ impl<'a> Ctx<'a> {
         let seq_layout = self.seq_layout(&sec)?;
         let share_pct = sec.get("share").map(|v| self.share(v)).transpose()?;
         let (offset_bytes, size_bytes) = self.region(&sec)?;
+        let pauses = self.pauses(&sec, &rate)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -689,9 +693,43 @@ impl<'a> Ctx<'a> {
                 arrival,
                 share_pct,
                 seq_layout,
+                pauses,
             },
             at,
         ))
+    }
+
+    /// `start_delay`, `think` and `think_every` (think time is for closed-loop
+    /// workloads: an open-loop one issues on its schedule).
+    fn pauses(&self, sec: &Section<'_>, rate: &Rate) -> Res<Pauses> {
+        let dur = |k: &str| {
+            sec.get(k)
+                .map(|v| self.duration(k, v, true))
+                .transpose()
+                .map(Option::unwrap_or_default)
+        };
+        let pauses = Pauses {
+            start_delay_ns: dur("start_delay")?,
+            think_ns: dur("think")?,
+            think_every_ios: sec
+                .get("think_every")
+                .map(|v| self.count("think_every", v))
+                .transpose()?
+                .unwrap_or(0),
+        };
+        if let (Some(v), Rate::Iops(_)) = (sec.get("think"), rate) {
+            if pauses.think_ns > 0 {
+                return Err(self.err(
+                    v.span(),
+                    "'think' is for closed-loop workloads; one with a 'rate' issues on its \
+                     schedule",
+                ));
+            }
+        }
+        if let (Some(v), 0) = (sec.get("think_every"), pauses.think_ns) {
+            return Err(self.err(v.span(), "'think_every' needs 'think'"));
+        }
+        Ok(pauses)
     }
 
     /// A workload's `target`: a defined target, or the only one there is.

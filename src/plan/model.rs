@@ -408,6 +408,47 @@ pub struct Workload {
     /// How several sequential streams divide the working set.
     #[serde(default, skip_serializing_if = "SeqLayout::is_regions")]
     pub seq_layout: SeqLayout,
+    /// Pauses in issuing: a late start, idle time between batches (fio's
+    /// `startdelay` and `thinktime`).
+    #[serde(default, skip_serializing_if = "Pauses::is_none")]
+    pub pauses: Pauses,
+}
+
+/// When a workload's streams hold back: a late start for the whole workload, and
+/// think time for each stream of a closed-loop workload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pauses {
+    /// Nothing is issued until this long after the run's I/O starts (fio's
+    /// `startdelay`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_delay_ns: u64,
+    /// A closed-loop stream that has issued `think_every_ios` I/Os waits for them all
+    /// to complete, then idles this long before it issues again (fio's `thinktime`
+    /// with `thinktime_blocks`). 0 = no think time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_ns: u64,
+    /// I/Os between think times (at least 1 when `think_ns` is set).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub think_every_ios: u32,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+impl Pauses {
+    pub fn is_none(&self) -> bool {
+        *self == Pauses::default()
+    }
+
+    /// I/Os between think times, or `None` when the workload never thinks.
+    pub fn think_batch(&self) -> Option<u32> {
+        (self.think_ns > 0).then_some(self.think_every_ios.max(1))
+    }
 }
 
 /// How the streams of a sequential workload share its working set.
@@ -462,6 +503,7 @@ impl Default for Workload {
             arrival: Arrival::Exponential,
             share_pct: None,
             seq_layout: SeqLayout::Regions,
+            pauses: Pauses::default(),
         }
     }
 }

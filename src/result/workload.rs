@@ -149,6 +149,35 @@ pub struct WorkloadEcho {
     /// not the default `regions`).
     #[serde(skip_serializing_if = "SeqLayout::is_regions")]
     pub seq_layout: SeqLayout,
+    /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
+    #[serde(default, skip_serializing_if = "Pauses::is_none")]
+    pub pauses: Pauses,
+}
+
+/// When a workload held back: its late start, and each stream's think time after
+/// every `think_every_ios` I/Os (all zero when it never pauses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pauses {
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_delay_ns: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_ns: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub think_every_ios: u32,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+impl Pauses {
+    pub fn is_none(&self) -> bool {
+        *self == Pauses::default()
+    }
 }
 
 impl Default for WorkloadEcho {
@@ -169,6 +198,7 @@ impl Default for WorkloadEcho {
             arrival: Arrival::Exponential,
             share_pct: None,
             seq_layout: SeqLayout::Regions,
+            pauses: Pauses::default(),
         }
     }
 }
@@ -357,6 +387,7 @@ mod tests {
             arrival: Arrival::Uniform,
             share_pct: Some(30.0),
             seq_layout: SeqLayout::Stride,
+            pauses: Pauses::default(),
         };
         let v = serde_json::to_value(&w).unwrap();
         assert_eq!(

@@ -87,6 +87,16 @@ pub struct Stream {
     pub schedule: Option<Schedule>,
     /// A share mix: (cumulative weight, workload) pairs; each I/O picks one.
     pub mix: Option<std::sync::Arc<[(u32, u32)]>>,
+    /// Closed loop: nothing is issued before this long after the start.
+    pub start_delay_ns: u64,
+    /// Think time: after `think_batch` I/Os (0 = never) the stream lets them all
+    /// complete, then idles `think_ns`.
+    pub think_batch: u32,
+    pub think_ns: u64,
+    /// I/Os issued since the last think time.
+    pub since_think: u32,
+    /// Holding back: waiting for its I/Os to complete, then thinking.
+    pub thinking: bool,
 }
 
 /// The next I/O a stream wants.
@@ -182,6 +192,20 @@ impl Stream {
         };
         s.next_due_ns += gap;
         due as u64
+    }
+
+    /// Counts an issued I/O; true when the stream must now stop to think.
+    #[inline]
+    pub fn count_for_think(&mut self) -> bool {
+        if self.think_batch == 0 {
+            return false;
+        }
+        self.since_think += 1;
+        if self.since_think >= self.think_batch {
+            self.since_think = 0;
+            self.thinking = true;
+        }
+        self.thinking
     }
 
     pub fn next_due_ns(&self) -> Option<u64> {

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Plan, Rate, RunSpec, Workload, Zone,
+    Pauses, Plan, Rate, RunSpec, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -607,7 +607,8 @@ impl<'a> JobCx<'a> {
         let data = self.data_settings();
         let direct = self.direct()?;
         let target = self.target(streams, engine == EngineKind::Auto)?;
-        let (rate, arrival) = self.rate(read_pct, numjobs)?;
+        let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
+        let pauses = self.pauses(&rate)?;
         let timing = self.timing(target.size, bs.single())?;
         let curve = self.latency_target(timing.duration_ns)?;
         let fio_logs = self.fio_logs()?;
@@ -658,6 +659,7 @@ impl<'a> JobCx<'a> {
                 arrival,
                 share_pct: None,
                 seq_layout: Default::default(),
+                pauses,
             },
             engine,
             duration_ns: curve.as_ref().and_then(|c| c.1).or(timing.duration_ns),
@@ -686,6 +688,10 @@ impl<'a> JobCx<'a> {
                 continue;
             }
             if fio_options::is_unsupported(key, v.as_deref()) {
+                let text = match fio_options::unsupported_reason(key) {
+                    Some(why) => format!("{text} — {why}"),
+                    None => text,
+                };
                 self.unsupported.push(text, loc);
             } else if let Some(why) = fio_options::warning(key) {
                 self.warnings
@@ -714,7 +720,13 @@ impl<'a> JobCx<'a> {
             "rw" | "readwrite" => (None, AccessPattern::Sequential),
             "randrw" => (None, AccessPattern::Random),
             "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                self.unsupported.push(format!("rw={rw} — trim"), rw_loc);
+                self.unsupported.push(
+                    format!(
+                        "rw={rw} — trim (discard): ioscope's engines issue reads and writes \
+                         only"
+                    ),
+                    rw_loc,
+                );
                 (Some(0), AccessPattern::Sequential)
             }
             other => {
@@ -869,6 +881,15 @@ impl<'a> JobCx<'a> {
                 data.verify_after = true;
             }
         }
+        // do_verify=0: fio writes the verify headers but skips the read-back.
+        if let Some((v, loc)) = self.o.get("do_verify") {
+            match parse_bool(Some(v)) {
+                Some(on) => data.verify_after &= on,
+                None => self
+                    .unsupported
+                    .push(format!("do_verify={v} — not a boolean"), loc),
+            }
+        }
         for (key, slot) in [
             ("buffer_compress_percentage", &mut data.compress_ratio),
             ("dedupe_percentage", &mut data.dedup_ratio),
@@ -991,7 +1012,13 @@ impl<'a> JobCx<'a> {
         }
         if let Some((v, loc)) = o.get("nrfiles") {
             if v.trim() != "1" {
-                self.unsupported.push(format!("nrfiles={v}"), loc);
+                self.unsupported.push(
+                    format!(
+                        "nrfiles={v} — fio spreads a job over {v} files; ioscope runs a job \
+                         on one file"
+                    ),
+                    loc,
+                );
             }
         }
         Ok(JobTarget {
@@ -1004,18 +1031,54 @@ impl<'a> JobCx<'a> {
 
     /// Rate and arrival process. fio paces rate-limited I/O evenly (`linear`) unless
     /// told `rate_process=poisson`.
-    fn rate(&mut self, read_pct: u8, numjobs: u64) -> Result<(Rate, Arrival), CompatError> {
-        let rate = match self.o.get("rate_iops") {
-            Some((v, loc)) => rate_iops(
-                v,
-                loc,
-                &self.name,
-                read_pct,
-                numjobs,
-                self.unsupported,
-                self.warnings,
-            )?,
-            None => Rate::Max,
+    fn rate(
+        &mut self,
+        read_pct: u8,
+        numjobs: u64,
+        bs: &BlockSizes,
+    ) -> Result<(Rate, Arrival), CompatError> {
+        let rate = match (self.o.get("rate_iops"), self.o.get("rate")) {
+            (Some((v, loc)), other) => {
+                if let Some((bv, bl)) = other {
+                    self.unsupported
+                        .push(format!("rate={bv} — rate_iops takes precedence"), bl);
+                }
+                rate_caps(
+                    "rate_iops",
+                    v,
+                    loc,
+                    &self.name,
+                    read_pct,
+                    numjobs,
+                    None,
+                    self.unsupported,
+                    self.warnings,
+                )?
+            }
+            (None, Some((v, loc))) => match bs.single() {
+                Some(b) => rate_caps(
+                    "rate",
+                    v,
+                    loc,
+                    &self.name,
+                    read_pct,
+                    numjobs,
+                    Some(b),
+                    self.unsupported,
+                    self.warnings,
+                )?,
+                None => {
+                    self.unsupported.push(
+                        format!(
+                            "rate={v} — a bandwidth cap over several block sizes (ioscope \
+                             paces I/Os; use rate_iops)"
+                        ),
+                        loc,
+                    );
+                    Rate::Max
+                }
+            },
+            (None, None) => Rate::Max,
         };
         let arrival = match self.o.get("rate_process") {
             None => Arrival::Uniform,
@@ -1030,6 +1093,70 @@ impl<'a> JobCx<'a> {
             },
         };
         Ok((rate, arrival))
+    }
+
+    /// `startdelay` (seconds unless a unit is given) and `thinktime` (µs unless a
+    /// unit is given) with `thinktime_blocks`: a late start, and idle time after
+    /// every batch of I/Os once the batch has completed (fio quiesces before it
+    /// thinks). `thinktime_spin` is part of the think time, spent busy in fio.
+    fn pauses(&mut self, rate: &Rate) -> Result<Pauses, CompatError> {
+        let o = self.o;
+        let mut p = Pauses::default();
+        if let Some((v, loc)) = o.get("startdelay") {
+            if v.contains('-') || v.contains(':') {
+                self.unsupported.push(
+                    format!("startdelay={v} — a random delay from a range (ioscope delays by one fixed time)"),
+                    loc,
+                );
+            } else {
+                p.start_delay_ns =
+                    parse_duration_ns_allow_zero(v).map_err(|e| opt_err(loc, "startdelay", v, &e))?;
+            }
+        }
+        let Some((v, loc)) = o.get("thinktime") else {
+            for key in ["thinktime_blocks", "thinktime_spin", "thinktime_blocks_type"] {
+                if let Some((v, l)) = o.get(key) {
+                    self.unsupported
+                        .push(format!("{key}={v} — only used with thinktime"), l);
+                }
+            }
+            return Ok(p);
+        };
+        let think_ns = usec_duration_allow_zero(v).map_err(|e| opt_err(loc, "thinktime", v, &e))?;
+        if think_ns == 0 {
+            return Ok(p);
+        }
+        if matches!(rate, Rate::Iops(_)) {
+            self.unsupported.push(
+                format!(
+                    "thinktime={v} — with a rate limit: ioscope's rate-limited streams issue on \
+                     their schedule and do not think"
+                ),
+                loc,
+            );
+            return Ok(p);
+        }
+        p.think_ns = think_ns;
+        p.think_every_ios = match count_opt(o, "thinktime_blocks")? {
+            Some(n) => u32::try_from(n).map_err(|_| loc.error("thinktime_blocks is too large"))?,
+            None => 1,
+        };
+        if let Some((t, tl)) = o.get("thinktime_blocks_type") {
+            if !matches!(t.trim(), "complete" | "issue") {
+                return Err(opt_err(tl, "thinktime_blocks_type", t, &"expected complete or issue"));
+            }
+        }
+        if let Some((s, sl)) = o.get("thinktime_spin") {
+            let spin = usec_duration_allow_zero(s).map_err(|e| opt_err(sl, "thinktime_spin", s, &e))?;
+            if spin > 0 {
+                self.warnings.push(format!(
+                    "job '{}': thinktime_spin={s} — fio spends that part of the think time \
+                     busy; ioscope's worker waits the whole think time without burning a CPU",
+                    self.name
+                ));
+            }
+        }
+        Ok(p)
     }
 
     /// Time and passes: `runtime`, `time_based`, `ramp_time`, `loops`, `io_size`.
@@ -1426,33 +1553,41 @@ fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
     Ok(bands)
 }
 
-/// Translates `rate_iops=R[,W]` (per job, per direction; one value caps both). A pure
-/// read or write job takes its direction's cap. In a mix fio caps reads and writes
-/// separately; when the caps are in the mix's own proportion (`R×100 = read_pct ×
-/// (R+W)`) they are a cap on the total, which the plan can express (with a warning
-/// about pacing); otherwise the job runs unthrottled and the option is listed.
+/// Translates `rate_iops=R[,W]` (per job, per direction; one value caps both), or
+/// `rate=R[,W]` in bytes per second when `bytes_per_io` is the job's one block size
+/// (the cap in IOPS is then bytes / block size). A pure read or write job takes its
+/// direction's cap. In a mix fio caps reads and writes separately; when the caps are
+/// in the mix's own proportion (`R×100 = read_pct × (R+W)`) they are a cap on the
+/// total, which the plan can express (with a warning about pacing); otherwise the job
+/// runs unthrottled and the option is listed.
 #[allow(clippy::too_many_arguments)]
-fn rate_iops(
+fn rate_caps(
+    key: &str,
     v: &str,
     loc: &Loc,
     name: &str,
     read_pct: u8,
     numjobs: u64,
+    bytes_per_io: Option<u64>,
     unsupported: &mut UnsupportedList,
     warnings: &mut Vec<String>,
 ) -> Result<Rate, CompatError> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-    let cap = |s: &str| -> Result<Option<u64>, CompatError> {
+    let cap = |s: &str| -> Result<Option<f64>, CompatError> {
         if s.is_empty() {
-            Ok(None)
-        } else {
-            parse_count(s)
-                .map(Some)
-                .map_err(|e| loc.error(format!("rate_iops={v}: {e}")))
+            return Ok(None);
         }
+        let n = match bytes_per_io {
+            None => parse_count(s).map(|n| n as f64).map_err(|e| e.to_string()),
+            Some(bs) => parse_size(s)
+                .map(|b| b as f64 / bs as f64)
+                .map_err(|e| e.to_string()),
+        };
+        n.map(Some)
+            .map_err(|e| loc.error(format!("{key}={v}: {e}")))
     };
     if parts.len() > 3 {
-        return Err(loc.error(format!("rate_iops={v}: at most read,write,trim")));
+        return Err(loc.error(format!("{key}={v}: at most read,write,trim")));
     }
     // A value not followed by a comma applies to the later directions too.
     let reads = cap(parts[0])?;
@@ -1460,27 +1595,27 @@ fn rate_iops(
         Some(w) => cap(w)?,
         None => reads,
     };
-    let total = |per_job: u64| Rate::Iops(per_job as f64 * numjobs as f64);
+    let total = |per_job: f64| Rate::Iops(per_job * numjobs as f64);
+    let in_proportion =
+        |r: f64, w: f64| (r * 100.0 - f64::from(read_pct) * (r + w)).abs() <= 1e-9 * (r + w);
     match (read_pct, reads, writes) {
         (100, Some(r), _) => Ok(total(r)),
         (0, _, Some(w)) => Ok(total(w)),
         (100, None, _) | (0, _, None) => Ok(Rate::Max),
-        (_, Some(r), Some(w))
-            if u128::from(r) * 100 == u128::from(read_pct) * (u128::from(r) + u128::from(w)) =>
-        {
+        (_, Some(r), Some(w)) if in_proportion(r, w) => {
             warnings.push(format!(
-                "job '{name}': rate_iops={v} caps reads and writes separately in fio; \
+                "job '{name}': {key}={v} caps reads and writes separately in fio; \
                  they match rwmixread={read_pct}, so ioscope caps the total at {} IOPS \
                  per job and chooses each I/O's direction by the mix (reads and writes \
                  are not paced separately)",
-                r.saturating_add(w)
+                r + w
             ));
-            Ok(total(r.saturating_add(w)))
+            Ok(total(r + w))
         }
         _ => {
             unsupported.push(
                 format!(
-                    "rate_iops={v} — fio caps reads and writes separately in a mix, not in \
+                    "{key}={v} — fio caps reads and writes separately in a mix, not in \
                      the {read_pct}/{} proportion of rwmixread; running unthrottled",
                     100 - read_pct
                 ),
@@ -1503,6 +1638,14 @@ fn usec_duration(v: &str) -> Result<u64, String> {
             .ok_or_else(|| "must be positive and under 584 years".to_string());
     }
     parse_duration_ns(t).map_err(|e| e.to_string())
+}
+
+/// As [`usec_duration`], but 0 is allowed (fio's "off").
+fn usec_duration_allow_zero(v: &str) -> Result<u64, String> {
+    if v.trim().chars().all(|c| c == '0') && !v.trim().is_empty() {
+        return Ok(0);
+    }
+    usec_duration(v)
 }
 
 /// Most sizes `bsrange` may expand to (fio picks any multiple of the smaller size).
