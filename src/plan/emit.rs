@@ -492,6 +492,40 @@ mod tests {
         assert_eq!(a.pacing, b.pacing);
     }
 
+    /// Start delay and think time survive TOML and fio output and come back the same.
+    #[test]
+    fn pauses_read_back_from_toml_and_fio() {
+        let mut p = sample();
+        p.targets[0].uri = "/tmp/x.dat".into();
+        let w = &mut p.runs[0].workloads[0];
+        w.rate = Rate::Max;
+        w.dist = Distribution::Uniform;
+        w.seq_layout = SeqLayout::Regions;
+        let pauses = Pauses {
+            start_delay_ns: 1_500_000_000,
+            think_ns: 250_000,
+            think_every_ios: 4,
+        };
+        w.pauses = pauses;
+        let text = to_toml(&p).unwrap();
+        assert!(
+            text.contains("start_delay = ") && text.contains("think_every = 4"),
+            "{text}"
+        );
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].workloads[0].pauses, pauses);
+        let fio = to_fio(&p).unwrap();
+        let t = crate::plan::compat::fio::parse_str(
+            "out.fio",
+            &fio,
+            std::path::Path::new("."),
+            &|_| None,
+        )
+        .unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].pauses, pauses, "{fio}");
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+    }
+
     #[test]
     fn io_tuning_reads_back_from_toml_and_defaults_write_nothing() {
         use crate::plan::tuning::{SyncKind, UringOptions};

@@ -377,10 +377,16 @@ impl RunResult {
     }
 }
 
+/// One workload of a run of several: its own settings as run, and its totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadResult {
     pub name: String,
     pub target: String,
+    /// The workload's own settings (block sizes, mix, queue depth, streams, rate,
+    /// region, pauses): each workload of a run keeps its own. Absent in results
+    /// written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<workload::WorkloadEcho>,
     pub totals: Totals,
 }
 

@@ -454,6 +454,7 @@ impl Collector {
                 WorkloadResult {
                     name: w.name.clone(),
                     target: w.target.clone(),
+                    settings: Some(super::echo::workload_echo(w)),
                     totals: Totals {
                         all: op_totals(&c, dur_s, false),
                         read: op_totals(&t.ops[Op::Read.index()], dur_s, false),

@@ -513,3 +513,110 @@ fn fio_logs_are_written_in_fio_format() {
         }
     }
 }
+
+/// Issue 17's two-job group: a `rate_iops=2000` random reader at QD 4 beside a
+/// saturating 64k sequential writer at QD 16, in one run. Each keeps its own rate,
+/// block size and depth, and the result's `workloads[]` shows each one's settings
+/// and figures.
+#[test]
+fn fio_jobs_in_one_group_keep_their_own_settings() {
+    let d = tempdir();
+    let job = d.path().join("two.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\nsize=64m\n\
+         ioengine=io_uring\nruntime=2\ntime_based\n\
+         [reader]\nrw=randread\nbs=4k\niodepth=4\nrate_iops=2000\n\
+         [writer]\nrw=write\nbs=64k\niodepth=16\n",
+    )
+    .unwrap();
+    let ran = ioscope_to(
+        &d.path().join("r.json"),
+        ["run", job.to_str().unwrap(), "--engine", "sim", "-q"],
+    )
+    .expect_code(0);
+    let run = ran.run(0);
+    assert_eq!(run.workloads.len(), 2, "{:?}", run.workloads);
+    let (r, w) = (&run.workloads[0], &run.workloads[1]);
+    let (rs, ws) = (r.settings.as_ref().unwrap(), w.settings.as_ref().unwrap());
+    assert_eq!(
+        (rs.bs.split.clone(), rs.qd, rs.read_pct),
+        (vec![(4096, 100)], 4, 100)
+    );
+    assert_eq!(
+        (ws.bs.split.clone(), ws.qd, ws.read_pct),
+        (vec![(65536, 100)], 16, 0)
+    );
+    assert_eq!(rs.rate, ioscope::result::workload::Rate::Iops(2000.0));
+    assert_eq!(ws.rate, ioscope::result::workload::Rate::Max);
+    let r_iops = r.totals.all.iops;
+    assert!(
+        (r_iops - 2000.0).abs() <= 0.01 * 2000.0,
+        "the rate-limited reader ran at {r_iops} IOPS"
+    );
+    assert_eq!(r.totals.write.ios, 0);
+    assert_eq!(w.totals.read.ios, 0);
+    assert_eq!(r.totals.all.bytes, r.totals.all.ios * 4096);
+    assert_eq!(w.totals.all.bytes, w.totals.all.ios * 65536);
+    // The writer saturates what the reader leaves: 4 servers of 100 µs minus 2000/s.
+    assert!(
+        w.totals.all.iops > 10.0 * r_iops,
+        "writer {} IOPS",
+        w.totals.all.iops
+    );
+    assert!(
+        (w.totals.queue_depth - 16.0).abs() < 1.0 && (r.totals.queue_depth) < 4.0,
+        "reader QD {}, writer QD {}",
+        r.totals.queue_depth,
+        w.totals.queue_depth
+    );
+}
+
+/// fio's `startdelay` holds a job back from the run's start, and `thinktime` idles
+/// each stream after every batch once it has completed.
+#[test]
+fn fio_startdelay_and_thinktime_pace_their_own_job() {
+    let d = tempdir();
+    let job = d.path().join("pauses.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=sim\\:64m?service=100us&servers=8&time=virtual\nsize=64m\n\
+         ioengine=io_uring\nruntime=4\ntime_based\nrw=randread\nbs=4k\n\
+         [now]\n\
+         [late]\nstartdelay=2\n\
+         [thinker]\nthinktime=900\niodepth=4\nthinktime_blocks=4\n",
+    )
+    .unwrap();
+    let ran = ioscope_to(
+        &d.path().join("r.json"),
+        ["run", job.to_str().unwrap(), "--engine", "sim", "-q"],
+    )
+    .expect_code(0);
+    let run = ran.run(0);
+    let ios = |i: usize| run.workloads[i].totals.all.ios as f64;
+    // QD 1 on a 100 µs device: 10 000 IOPS; the late job runs half the time.
+    let late_share = ios(1) / ios(0);
+    assert!(
+        (0.45..=0.55).contains(&late_share),
+        "late job did {} I/Os against {}",
+        ios(1),
+        ios(0)
+    );
+    // Batches of 4 at QD 4: 100 µs of service, then 900 µs of think → 4 per ms.
+    let think_iops = run.workloads[2].totals.all.iops;
+    assert!(
+        (think_iops - 4000.0).abs() <= 0.05 * 4000.0,
+        "thinking job ran at {think_iops} IOPS"
+    );
+    let s = run.workloads[2].settings.as_ref().unwrap();
+    assert_eq!((s.pauses.think_ns, s.pauses.think_every_ios), (900_000, 4));
+    assert_eq!(
+        run.workloads[1]
+            .settings
+            .as_ref()
+            .unwrap()
+            .pauses
+            .start_delay_ns,
+        2_000_000_000
+    );
+}

@@ -1109,12 +1109,16 @@ impl<'a> JobCx<'a> {
                     loc,
                 );
             } else {
-                p.start_delay_ns =
-                    parse_duration_ns_allow_zero(v).map_err(|e| opt_err(loc, "startdelay", v, &e))?;
+                p.start_delay_ns = parse_duration_ns_allow_zero(v)
+                    .map_err(|e| opt_err(loc, "startdelay", v, &e))?;
             }
         }
         let Some((v, loc)) = o.get("thinktime") else {
-            for key in ["thinktime_blocks", "thinktime_spin", "thinktime_blocks_type"] {
+            for key in [
+                "thinktime_blocks",
+                "thinktime_spin",
+                "thinktime_blocks_type",
+            ] {
                 if let Some((v, l)) = o.get(key) {
                     self.unsupported
                         .push(format!("{key}={v} — only used with thinktime"), l);
@@ -1143,11 +1147,17 @@ impl<'a> JobCx<'a> {
         };
         if let Some((t, tl)) = o.get("thinktime_blocks_type") {
             if !matches!(t.trim(), "complete" | "issue") {
-                return Err(opt_err(tl, "thinktime_blocks_type", t, &"expected complete or issue"));
+                return Err(opt_err(
+                    tl,
+                    "thinktime_blocks_type",
+                    t,
+                    &"expected complete or issue",
+                ));
             }
         }
         if let Some((s, sl)) = o.get("thinktime_spin") {
-            let spin = usec_duration_allow_zero(s).map_err(|e| opt_err(sl, "thinktime_spin", s, &e))?;
+            let spin =
+                usec_duration_allow_zero(s).map_err(|e| opt_err(sl, "thinktime_spin", s, &e))?;
             if spin > 0 {
                 self.warnings.push(format!(
                     "job '{}': thinktime_spin={s} — fio spends that part of the think time \
@@ -1883,6 +1893,70 @@ mod tests {
                 "to_fio writes '{key}', which the table does not map: {known:?}"
             );
         }
+    }
+
+    /// Each job of one run keeps its own workload settings.
+    #[test]
+    fn jobs_of_one_run_keep_their_own_settings() {
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=64m\nioengine=io_uring\nruntime=2\ntime_based\n\
+             [reader]\nrw=randread\nbs=4k\niodepth=4\nrate_iops=2000\nstartdelay=500ms\n\
+             [writer]\nrw=write\nbs=64k\niodepth=16\noffset=32m\nsize=16m\n\
+             thinktime=100\nthinktime_blocks=8\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        let (r, w) = (&run.workloads[0], &run.workloads[1]);
+        assert_eq!(
+            (r.bs.single(), r.qd, r.rate, r.read_pct),
+            (Some(4096), 4, Rate::Iops(2000.0), 100)
+        );
+        assert_eq!(r.pauses.start_delay_ns, 500_000_000);
+        assert_eq!(
+            (w.bs.single(), w.qd, w.rate, w.read_pct),
+            (Some(65536), 16, Rate::Max, 0)
+        );
+        assert_eq!((w.offset_bytes, w.size_bytes), (32 << 20, Some(16 << 20)));
+        assert_eq!((w.pauses.think_ns, w.pauses.think_every_ios), (100_000, 8));
+    }
+
+    #[test]
+    fn bandwidth_rate_becomes_iops_and_think_time_needs_closed_loop() {
+        let t = parse("[j]\nfilename=/tmp/x\nrw=read\nbs=64k\nrate=1m\n").unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].rate, Rate::Iops(16.0));
+        let t = parse("[j]\nfilename=/tmp/x\nrw=read\nbssplit=4k/50:8k/50\nrate=1m\n").unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].rate, Rate::Max);
+        assert!(
+            t.unsupported[0].option.starts_with("rate=1m — "),
+            "{:?}",
+            t.unsupported
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nrw=read\nrate_iops=100\nthinktime=50\n").unwrap();
+        assert!(t.plan.runs[0].workloads[0].pauses.is_none());
+        assert!(
+            t.unsupported[0]
+                .option
+                .starts_with("thinktime=50 — with a rate limit"),
+            "{:?}",
+            t.unsupported
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nstartdelay=1-4\n").unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+    }
+
+    #[test]
+    fn unsupported_options_say_why() {
+        let t = parse("[j]\nfilename=/tmp/x\nflow=2\nzonemode=strided\nzonemode=none\n").unwrap();
+        let opts: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
+        assert_eq!(opts.len(), 1, "{opts:?}");
+        assert!(
+            opts[0].starts_with("flow=2 — fio throttles jobs"),
+            "{opts:?}"
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\nzonesize=1m\n").unwrap();
+        assert_eq!(t.unsupported.len(), 2, "{:?}", t.unsupported);
+        assert_eq!(t.unsupported[1].location, "t.fio:4");
     }
 
     #[test]

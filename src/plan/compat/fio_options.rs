@@ -181,10 +181,7 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     unsupported("flow_watermark", "part of fio's flow control between jobs"),
     unsupported("flow_sleep", "part of fio's flow control between jobs"),
-    unsupported(
-        "flow_id",
-        "part of fio's flow control between jobs",
-    ),
+    unsupported("flow_id", "part of fio's flow control between jobs"),
     aka(
         warn(
             "rate_min",
@@ -261,10 +258,7 @@ pub const OPTIONS: &[FioOption] = &[
         "fio reads back written blocks during the job; ioscope checks data when the \
          workload reads it and reads everything back after the run",
     ),
-    unsupported(
-        "verify_backlog_batch",
-        "part of verify_backlog (see there)",
-    ),
+    unsupported("verify_backlog_batch", "part of verify_backlog (see there)"),
     unsupported(
         "verify_async",
         "fio checks in extra threads; ioscope checks on the worker",
@@ -285,14 +279,8 @@ pub const OPTIONS: &[FioOption] = &[
         "verify_only",
         "fio only reads back what an earlier run wrote; use `ioscope verify`",
     )),
-    flag(unsupported(
-        "verify_state_save",
-        "fio's verify state file",
-    )),
-    flag(unsupported(
-        "verify_state_load",
-        "fio's verify state file",
-    )),
+    flag(unsupported("verify_state_save", "fio's verify state file")),
+    flag(unsupported("verify_state_load", "fio's verify state file")),
     unsupported(
         "verify_write_sequence",
         "fio's sequence numbers in verify headers",
