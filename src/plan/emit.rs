@@ -136,6 +136,20 @@ struct RunTable {
     pacing: Option<&'static str>,
     #[serde(flatten)]
     io: IoKeys,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve_points: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve_stop_latency: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve_max_latency: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve_origin: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_bw_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_lat_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_iops_log: Option<String>,
 }
 
 /// A run's io_uring and durability settings as the job file's flat keys; only those
@@ -298,6 +312,14 @@ impl RunTable {
             workers: r.workers,
             pacing: (r.pacing != Pacing::default()).then(|| r.pacing.name()),
             io: IoKeys::from_tuning(&r.io),
+            // An empty list is how a curve with only a bound is written.
+            curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
+            curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
+            curve_max_latency: r.curve.as_ref().and_then(|c| c.max_latency.clone()),
+            curve_origin: r.curve.as_ref().and_then(|c| c.origin.clone()),
+            fio_bw_log: r.fio_logs.as_ref().and_then(|l| l.bw.clone()),
+            fio_lat_log: r.fio_logs.as_ref().and_then(|l| l.lat.clone()),
+            fio_iops_log: r.fio_logs.as_ref().and_then(|l| l.iops.clone()),
         })
     }
 }
@@ -524,6 +546,38 @@ mod tests {
         .unwrap();
         assert_eq!(t.plan.runs[0].workloads[0].pauses, pauses, "{fio}");
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+    }
+
+    /// A run's curve and fio logs are written to the job file and read back.
+    #[test]
+    fn curve_and_fio_logs_read_back_from_toml() {
+        let mut p = sample();
+        p.runs[0].curve = Some(CurveSpec {
+            points_pct: vec![10.0, 50.0, 100.0],
+            stop_latency: Some("mean=5ms".into()),
+            max_latency: Some("p99.9=400us".into()),
+            origin: Some("fio latency_target".into()),
+        });
+        p.runs[0].fio_logs = Some(FioLogs {
+            bw: Some("a".into()),
+            lat: None,
+            iops: Some("c".into()),
+        });
+        let text = to_toml(&p).unwrap();
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].curve, p.runs[0].curve, "{text}");
+        assert_eq!(back.runs[0].fio_logs, p.runs[0].fio_logs, "{text}");
+        p.runs[0].curve.as_mut().unwrap().points_pct.clear();
+        let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();
+        assert_eq!(back.runs[0].curve, p.runs[0].curve);
+        let bad = text.replace("p99.9=400us", "p42=400us");
+        let e = crate::plan::jobfile::parse("bad.toml", &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("bad.toml:") && e.contains("'curve_max_latency'"),
+            "{e}"
+        );
     }
 
     #[test]

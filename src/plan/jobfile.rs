@@ -15,8 +15,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Pacing, Pauses, Plan, Rate,
-    RunSpec, SeqLayout, TargetSpec, Workload,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Pacing,
+    Pauses, Plan, Rate, RunSpec, SeqLayout, TargetSpec, Workload,
 };
 use super::paths::MultipathSpec;
 use super::tuning::{IoTuning, SyncKind, UringOptions};
@@ -96,7 +96,22 @@ const WORKLOAD_KEYS: &[&str] = &[
     "think",
     "think_every",
 ];
-const RUN_ONLY_KEYS: &[&str] = &["name", "workloads"];
+const RUN_ONLY_KEYS: &[&str] = &[
+    "name",
+    "workloads",
+    "curve_points",
+    "curve_stop_latency",
+    "curve_max_latency",
+    "curve_origin",
+    "fio_bw_log",
+    "fio_lat_log",
+    "fio_iops_log",
+];
+/// Latency statistics a curve bound may name (`p99=400us`), as `ioscope curve` reads
+/// them.
+const CURVE_STATS: &[&str] = &[
+    "mean", "p50", "p90", "p95", "p99", "p99.9", "p99_9", "p99.99", "p99_99", "max",
+];
 
 /// Block size of a workload that names none (run settings a job file leaves out come
 /// from [`RunSpec::default`]).
@@ -482,9 +497,88 @@ impl<'a> Ctx<'a> {
                 None => workloads.iter().map(|(w, _)| w.clone()).collect(),
             };
             let settings = defaults.clone().overlay(self.settings(&sec)?);
-            runs.push((settings.into_run(name, chosen), sec.span.clone()));
+            let mut run = settings.into_run(name, chosen);
+            run.curve = self.curve(&sec)?;
+            run.fio_logs = self.fio_logs(&sec)?;
+            runs.push((run, sec.span.clone()));
         }
         Ok(runs)
+    }
+
+    /// A run measured as a latency curve: `curve_points` (% of the measured maximum),
+    /// `curve_stop_latency` and `curve_max_latency` (bounds as `ioscope curve` takes
+    /// them, `p99=400us`), `curve_origin` (where it came from, for the result).
+    fn curve(&self, sec: &Section<'_>) -> Res<Option<CurveSpec>> {
+        let keys = [
+            "curve_points",
+            "curve_stop_latency",
+            "curve_max_latency",
+            "curve_origin",
+        ];
+        if !keys.iter().any(|k| sec.get(k).is_some()) {
+            return Ok(None);
+        }
+        let mut points_pct = Vec::new();
+        if let Some(v) = sec.get("curve_points") {
+            let Node::Array(items) = v.get_ref() else {
+                return Err(self.type_err("curve_points", v, "a list of percentages"));
+            };
+            for item in items {
+                let p = match item.get_ref() {
+                    Node::Int(i) => *i as f64,
+                    Node::Float(x) => *x,
+                    _ => return Err(self.type_err("curve_points", item, "a percentage")),
+                };
+                if !(p.is_finite() && p > 0.0 && p <= 1000.0) {
+                    return Err(self.err(
+                        item.span(),
+                        format!("'curve_points': {p} is not a percentage (0 < p ≤ 1000)"),
+                    ));
+                }
+                points_pct.push(p);
+            }
+        }
+        let bound = |key: &str| -> Res<Option<String>> {
+            let Some(v) = sec.get(key) else {
+                return Ok(None);
+            };
+            let text = self.string(key, v)?;
+            let ok = text.split_once('=').is_some_and(|(stat, dur)| {
+                CURVE_STATS.contains(&stat.trim().to_ascii_lowercase().as_str())
+                    && units::parse_duration_ns(dur.trim()).is_ok()
+            });
+            if !ok {
+                return Err(self.err(
+                    v.span(),
+                    format!(
+                        "'{key}' = {text:?}: expected STAT=DURATION with STAT one of {}",
+                        CURVE_STATS.join(", ")
+                    ),
+                ));
+            }
+            Ok(Some(text.to_string()))
+        };
+        Ok(Some(CurveSpec {
+            points_pct,
+            stop_latency: bound("curve_stop_latency")?,
+            max_latency: bound("curve_max_latency")?,
+            origin: sec
+                .get("curve_origin")
+                .map(|v| self.name("curve_origin", v))
+                .transpose()?,
+        }))
+    }
+
+    /// fio-format logs written from the run's intervals: `fio_bw_log`, `fio_lat_log`,
+    /// `fio_iops_log` (each a file prefix).
+    fn fio_logs(&self, sec: &Section<'_>) -> Res<Option<FioLogs>> {
+        let prefix = |k: &str| sec.get(k).map(|v| self.name(k, v)).transpose();
+        let logs = FioLogs {
+            bw: prefix("fio_bw_log")?,
+            lat: prefix("fio_lat_log")?,
+            iops: prefix("fio_iops_log")?,
+        };
+        Ok((logs != FioLogs::default()).then_some(logs))
     }
 
     /// Warnings for workloads no run uses and targets no workload uses.

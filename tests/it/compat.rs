@@ -403,8 +403,27 @@ fn vdbench_iorate_curve_runs_the_curve_in_run() {
         ran.wire["plan"]["runs"][0]["curve"]["origin"],
         "vdbench iorate=curve"
     );
-    // convert cannot write a curve: it says how to run it and exits 3.
+    // The native job file carries the curve; it reads back into the same plan.
     let o = run(&["convert", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let toml = d.path().join("curve.toml");
+    std::fs::write(&toml, stdout(&o)).unwrap();
+    let o = run(&["convert", toml.to_str().unwrap(), "--to", "toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("curve_points = [20.0, 60.0, 90.0]")
+            && stdout(&o).contains("curve_stop_latency = \"mean=50000us\""),
+        "{}",
+        stdout(&o)
+    );
+    // fio output cannot write a curve: it says how to run it and exits 3.
+    let on_file = d.path().join("file.parm");
+    let text = std::fs::read_to_string(&parm).unwrap().replace(
+        "sim:64m?service=100us&servers=4&time=virtual",
+        d.path().join("x.dat").to_str().unwrap(),
+    );
+    std::fs::write(&on_file, text).unwrap();
+    let o = run(&["convert", on_file.to_str().unwrap(), "--to", "fio"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("--points 20,60,90 --stop-latency mean=50000us"),
