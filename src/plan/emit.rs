@@ -86,6 +86,8 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     seq_layout: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    align: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     think: Option<String>,
@@ -276,6 +278,7 @@ impl WorkloadTable {
             arrival,
             share: w.share_pct,
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
+            align: w.align_bytes.map(format_size),
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
@@ -399,6 +402,9 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
                     "rate_iops={}\nrate_process=poisson",
                     (rate / w.streams as f64).round() as u64
                 );
+            }
+            if let Some(a) = w.align_bytes {
+                let _ = writeln!(s, "blockalign={}", format_size(a));
             }
             if w.pauses.start_delay_ns > 0 {
                 let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);

@@ -95,6 +95,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "start_delay",
     "think",
     "think_every",
+    "align",
 ];
 const RUN_ONLY_KEYS: &[&str] = &[
     "name",
@@ -770,6 +771,7 @@ impl<'a> Ctx<'a> {
         let share_pct = sec.get("share").map(|v| self.share(v)).transpose()?;
         let (offset_bytes, size_bytes) = self.region(&sec)?;
         let pauses = self.pauses(&sec, &rate)?;
+        let align_bytes = self.align(&sec, &bs)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -787,10 +789,32 @@ impl<'a> Ctx<'a> {
                 arrival,
                 share_pct,
                 seq_layout,
+                align_bytes,
                 pauses,
             },
             at,
         ))
+    }
+
+    /// `align`: random offsets are multiples of it; a multiple of the smallest block
+    /// size.
+    fn align(&self, sec: &Section<'_>, bs: &BlockSizes) -> Res<Option<u64>> {
+        let Some(v) = sec.get("align") else {
+            return Ok(None);
+        };
+        let bytes = self.size("align", v, false)?;
+        let min = bs.min_bytes().max(1);
+        if bytes == 0 || bytes % min != 0 {
+            return Err(self.err(
+                v.span(),
+                format!(
+                    "'align' must be a multiple of the smallest block size ({}), found {}",
+                    units::format_size(min),
+                    units::format_size(bytes)
+                ),
+            ));
+        }
+        Ok(Some(bytes))
     }
 
     /// `start_delay`, `think` and `think_every` (think time is for closed-loop

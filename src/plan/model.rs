@@ -408,6 +408,10 @@ pub struct Workload {
     /// How several sequential streams divide the working set.
     #[serde(default, skip_serializing_if = "SeqLayout::is_regions")]
     pub seq_layout: SeqLayout,
+    /// Random offsets are multiples of this (fio's `blockalign`); `None` = the
+    /// smallest block size. A multiple of the smallest block size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align_bytes: Option<u64>,
     /// Pauses in issuing: a late start, idle time between batches (fio's
     /// `startdelay` and `thinktime`).
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
@@ -503,6 +507,7 @@ impl Default for Workload {
             arrival: Arrival::Exponential,
             share_pct: None,
             seq_layout: SeqLayout::Regions,
+            align_bytes: None,
             pauses: Pauses::default(),
         }
     }

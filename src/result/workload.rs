@@ -149,6 +149,10 @@ pub struct WorkloadEcho {
     /// not the default `regions`).
     #[serde(skip_serializing_if = "SeqLayout::is_regions")]
     pub seq_layout: SeqLayout,
+    /// Random offsets are multiples of this (fio's blockalign); absent = the smallest
+    /// block size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align_bytes: Option<u64>,
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
@@ -198,6 +202,7 @@ impl Default for WorkloadEcho {
             arrival: Arrival::Exponential,
             share_pct: None,
             seq_layout: SeqLayout::Regions,
+            align_bytes: None,
             pauses: Pauses::default(),
         }
     }
@@ -387,6 +392,7 @@ mod tests {
             arrival: Arrival::Uniform,
             share_pct: Some(30.0),
             seq_layout: SeqLayout::Stride,
+            align_bytes: None,
             pauses: Pauses::default(),
         };
         let v = serde_json::to_value(&w).unwrap();

@@ -24,6 +24,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         arrival,
         share_pct,
         seq_layout,
+        align_bytes,
         pauses,
     } = w;
     wire::WorkloadEcho {
@@ -55,6 +56,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
             plan::SeqLayout::Regions => wire::SeqLayout::Regions,
             plan::SeqLayout::Stride => wire::SeqLayout::Stride,
         },
+        align_bytes: *align_bytes,
         pauses: {
             let plan::Pauses {
                 start_delay_ns,
@@ -124,6 +126,7 @@ mod tests {
                 arrival: plan::Arrival::Uniform,
                 share_pct: Some(25.0),
                 seq_layout: plan::SeqLayout::Stride,
+                align_bytes: Some(65536),
                 pauses: plan::Pauses {
                     start_delay_ns: 2_000_000_000,
                     think_ns: 500_000,
@@ -166,6 +169,7 @@ mod tests {
         assert_eq!(e.arrival, wire::Arrival::Uniform);
         assert_eq!(e.share_pct, Some(25.0));
         assert_eq!(e.seq_layout, wire::SeqLayout::Stride);
+        assert_eq!(e.align_bytes, Some(65536));
         assert_eq!(
             (
                 e.pauses.start_delay_ns,

@@ -602,6 +602,7 @@ impl<'a> JobCx<'a> {
             None => Distribution::Uniform,
         };
         let bs = self.block_sizes()?;
+        let align_bytes = self.block_align(&bs)?;
         let (numjobs, streams) = self.clones()?;
         let (engine, qd) = self.engine()?;
         let data = self.data_settings();
@@ -659,6 +660,7 @@ impl<'a> JobCx<'a> {
                 arrival,
                 share_pct: None,
                 seq_layout: Default::default(),
+                align_bytes,
                 pauses,
             },
             engine,
@@ -794,6 +796,38 @@ impl<'a> JobCx<'a> {
                 Ok(bs)
             }
             None => Ok(bs),
+        }
+    }
+
+    /// `blockalign` (`ba`): random offsets are multiples of it. One value for every
+    /// direction, a multiple of the smallest block size (smaller ones would make
+    /// unaligned I/O, which ioscope does not issue).
+    fn block_align(&mut self, bs: &BlockSizes) -> Result<Option<u64>, CompatError> {
+        let Some((v, loc)) = self.o.get("blockalign") else {
+            return Ok(None);
+        };
+        let mut sizes = Vec::new();
+        for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            sizes.push(parse_size(part).map_err(|e| opt_err(loc, "blockalign", v, &e))?);
+        }
+        let min = bs.min_bytes().max(1);
+        match sizes.as_slice() {
+            [a, rest @ ..] if rest.iter().all(|b| b == a) && *a % min == 0 => Ok(Some(*a)),
+            [a, rest @ ..] if rest.iter().all(|b| b == a) => {
+                self.unsupported.push(
+                    format!(
+                        "blockalign={v} — not a multiple of the smallest block size ({min} \
+                         bytes); ioscope aligns offsets to at least that"
+                    ),
+                    loc,
+                );
+                Ok(None)
+            }
+            _ => {
+                self.unsupported
+                    .push(format!("blockalign={v} — per-direction alignments"), loc);
+                Ok(None)
+            }
         }
     }
 
@@ -1943,6 +1977,22 @@ mod tests {
         );
         let t = parse("[j]\nfilename=/tmp/x\nstartdelay=1-4\n").unwrap();
         assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+    }
+
+    #[test]
+    fn blockalign_aligns_random_offsets() {
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randrw\nbssplit=512/10:4k/90\nba=4k\n").unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.runs[0].workloads[0].align_bytes, Some(4096));
+        let t = parse("[j]\nfilename=/tmp/x\nbs=4k\nblockalign=512\n").unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].align_bytes, None);
+        assert!(
+            t.unsupported[0]
+                .option
+                .starts_with("blockalign=512 — not a multiple"),
+            "{:?}",
+            t.unsupported
+        );
     }
 
     #[test]

@@ -138,6 +138,13 @@ pub const OPTIONS: &[FioOption] = &[
         ),
         &["blocksize_range"],
     ),
+    aka(
+        maps(
+            "blockalign",
+            "random offsets aligned to it (a multiple of the smallest block size)",
+        ),
+        &["ba"],
+    ),
     // How much and how long.
     maps("size", "working-set length (and target size)"),
     maps("filesize", "as size for a single file"),
