@@ -152,6 +152,12 @@ struct RunTable {
     fio_lat_log: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fio_iops_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steady_stop: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steady_window: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steady_ramp: Option<String>,
 }
 
 /// A run's io_uring and durability settings as the job file's flat keys; only those
@@ -323,6 +329,16 @@ impl RunTable {
             fio_bw_log: r.fio_logs.as_ref().and_then(|l| l.bw.clone()),
             fio_lat_log: r.fio_logs.as_ref().and_then(|l| l.lat.clone()),
             fio_iops_log: r.fio_logs.as_ref().and_then(|l| l.iops.clone()),
+            steady_stop: r.steady_stop.as_ref().map(SteadyStop::criterion),
+            steady_window: r
+                .steady_stop
+                .as_ref()
+                .map(|s| format_duration_ns(s.window_ns)),
+            steady_ramp: r
+                .steady_stop
+                .as_ref()
+                .filter(|s| s.ramp_ns > 0)
+                .map(|s| format_duration_ns(s.ramp_ns)),
         })
     }
 }
@@ -486,6 +502,7 @@ mod tests {
                 io: Default::default(),
                 curve: None,
                 fio_logs: None,
+                steady_stop: None,
             }],
             warnings: vec![],
             data: Default::default(),
@@ -569,10 +586,20 @@ mod tests {
             lat: None,
             iops: Some("c".into()),
         });
+        p.runs[0].steady_stop = Some(SteadyStop {
+            metric: SteadyMetric::Bw,
+            slope: true,
+            limit: 0.5,
+            limit_is_pct: true,
+            window_ns: 30_000_000_000,
+            ramp_ns: 10_000_000_000,
+        });
         let text = to_toml(&p).unwrap();
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
         assert_eq!(back.runs[0].curve, p.runs[0].curve, "{text}");
         assert_eq!(back.runs[0].fio_logs, p.runs[0].fio_logs, "{text}");
+        assert_eq!(back.runs[0].steady_stop, p.runs[0].steady_stop, "{text}");
+        assert!(text.contains("steady_stop = \"bw_slope:0.5%\""), "{text}");
         p.runs[0].curve.as_mut().unwrap().points_pct.clear();
         let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();
         assert_eq!(back.runs[0].curve, p.runs[0].curve);

@@ -16,7 +16,7 @@ use toml::Spanned;
 
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Pacing,
-    Pauses, Plan, Rate, RunSpec, SeqLayout, TargetSpec, Workload,
+    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
 };
 use super::paths::MultipathSpec;
 use super::tuning::{IoTuning, SyncKind, UringOptions};
@@ -107,6 +107,9 @@ const RUN_ONLY_KEYS: &[&str] = &[
     "fio_bw_log",
     "fio_lat_log",
     "fio_iops_log",
+    "steady_stop",
+    "steady_window",
+    "steady_ramp",
 ];
 /// Latency statistics a curve bound may name (`p99=400us`), as `ioscope curve` reads
 /// them.
@@ -501,6 +504,7 @@ impl<'a> Ctx<'a> {
             let mut run = settings.into_run(name, chosen);
             run.curve = self.curve(&sec)?;
             run.fio_logs = self.fio_logs(&sec)?;
+            run.steady_stop = self.steady_stop(&sec)?;
             runs.push((run, sec.span.clone()));
         }
         Ok(runs)
@@ -567,6 +571,40 @@ impl<'a> Ctx<'a> {
                 .get("curve_origin")
                 .map(|v| self.name("curve_origin", v))
                 .transpose()?,
+        }))
+    }
+
+    /// `steady_stop` (fio's criterion, `"iops:10%"`), `steady_window` (the rolling
+    /// window, required with it) and `steady_ramp` (measured time before judging).
+    fn steady_stop(&self, sec: &Section<'_>) -> Res<Option<SteadyStop>> {
+        let Some(v) = sec.get("steady_stop") else {
+            for k in ["steady_window", "steady_ramp"] {
+                if let Some(v) = sec.get(k) {
+                    return Err(self.err(v.span(), format!("'{k}' needs 'steady_stop'")));
+                }
+            }
+            return Ok(None);
+        };
+        let text = self.string("steady_stop", v)?;
+        let (metric, slope, limit, limit_is_pct) = SteadyStop::parse_criterion(text)
+            .map_err(|e| self.err(v.span(), format!("'steady_stop': {e}")))?;
+        let Some(w) = sec.get("steady_window") else {
+            return Err(self.err(
+                v.span(),
+                "'steady_stop' needs 'steady_window' (the rolling window it judges)",
+            ));
+        };
+        Ok(Some(SteadyStop {
+            metric,
+            slope,
+            limit,
+            limit_is_pct,
+            window_ns: self.duration("steady_window", w, false)?,
+            ramp_ns: sec
+                .get("steady_ramp")
+                .map(|r| self.duration("steady_ramp", r, true))
+                .transpose()?
+                .unwrap_or(0),
         }))
     }
 
@@ -1364,6 +1402,7 @@ impl Settings {
             io: self.io.into_tuning(),
             curve: None,
             fio_logs: None,
+            steady_stop: None,
         }
     }
 }

@@ -639,3 +639,61 @@ fn fio_startdelay_and_thinktime_pace_their_own_job() {
         2_000_000_000
     );
 }
+
+/// fio's `steadystate` ends the run once the run's total holds the criterion over
+/// the window (after the ramp), with fio's rule named in the result; a drifting
+/// device never holds it and the run goes its full time.
+#[test]
+fn fio_steadystate_stops_the_run_by_fios_rule() {
+    let d = tempdir();
+    let job = |service: &str, ss: &str, runtime: u32| {
+        format!(
+            "[global]\nfilename=sim\\:64m?service={service}&servers=4&time=virtual\n\
+             size=64m\nioengine=io_uring\niodepth=8\nrw=randread\nruntime={runtime}\n\
+             time_based\n[steady]\nss={ss}\nss_dur=3s\nss_ramp=1s\n"
+        )
+    };
+    let steady = d.path().join("steady.fio");
+    std::fs::write(&steady, job("100us", "iops:5%", 30)).unwrap();
+    let ran = ioscope_to(
+        &d.path().join("a.json"),
+        ["run", steady.to_str().unwrap(), "--engine", "sim", "-q"],
+    )
+    .expect_code(0);
+    let run = ran.run(0);
+    assert_eq!(run.end_reason.name(), "steady_state");
+    let st = run
+        .steady_stop
+        .as_ref()
+        .expect("a steady-state stop in the result");
+    assert_eq!(
+        (st.rule.as_str(), st.criterion.as_str()),
+        ("fio steadystate", "iops:5%")
+    );
+    assert_eq!((st.window_s, st.ramp_s, st.window_samples), (3.0, 1.0, 3));
+    assert!(st.reached && st.reached_at_s == Some(4.0), "{st:?}");
+    assert!(
+        (run.duration_s - 4.0).abs() < 0.1,
+        "ran {} s",
+        run.duration_s
+    );
+    assert!(st.value.unwrap().abs() <= 5.0, "{st:?}");
+
+    let drifting = d.path().join("drift.fio");
+    std::fs::write(&drifting, job("100us&drift=30", "iops_slope:1%", 6)).unwrap();
+    let ran = ioscope_to(
+        &d.path().join("b.json"),
+        ["run", drifting.to_str().unwrap(), "--engine", "sim", "-q"],
+    )
+    .expect_code(0);
+    let run = ran.run(0);
+    assert_eq!(run.end_reason.name(), "duration");
+    let st = run.steady_stop.as_ref().unwrap();
+    assert!(!st.reached && st.reached_at_s.is_none(), "{st:?}");
+    assert!(st.value.unwrap().abs() > 1.0, "{st:?}");
+    assert!(
+        (run.duration_s - 6.0).abs() < 0.1,
+        "ran {} s",
+        run.duration_s
+    );
+}

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Pauses, Plan, Rate, RunSpec, Workload, Zone,
+    Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -343,6 +343,9 @@ struct Job {
     fio_logs: Option<(FioLogs, Option<u64>)>,
     /// io_uring and durability options (fixedbufs, sqthread_poll, fsync=, sync= …).
     io: crate::plan::tuning::IoTuning,
+    /// steadystate: the run's steady-state stop, and steadystate_check_interval as
+    /// the interval length.
+    steady: Option<(SteadyStop, Option<u64>)>,
 }
 
 fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
@@ -478,7 +481,9 @@ fn group_runs(
                     .fio_logs
                     .as_ref()
                     .and_then(|l| l.1)
+                    .or(job.steady.as_ref().and_then(|s| s.1))
                     .unwrap_or(base_run().interval_ns),
+                steady_stop: job.steady.map(|s| s.0),
                 fio_logs: job.fio_logs.map(|l| l.0),
                 ..base_run()
             });
@@ -613,6 +618,7 @@ impl<'a> JobCx<'a> {
         let timing = self.timing(target.size, bs.single())?;
         let curve = self.latency_target(timing.duration_ns)?;
         let fio_logs = self.fio_logs()?;
+        let steady = self.steady_stop(fio_logs.as_ref().and_then(|l| l.1))?;
         let cpus = self.cpus()?;
         let seed = match self.o.get("randseed") {
             Some((v, loc)) => v
@@ -638,6 +644,7 @@ impl<'a> JobCx<'a> {
             || o.has("wait_for");
         Ok(Job {
             io,
+            steady,
             data,
             name: name.clone(),
             loc: self.section_loc.clone(),
@@ -1415,6 +1422,87 @@ impl<'a> JobCx<'a> {
         Ok(Some((logs, avg)))
     }
 
+    /// `steadystate` (`ss`), `steadystate_duration`, `steadystate_ramp_time`,
+    /// `steadystate_check_interval`: the run's steady-state stop, judged by fio's rule
+    /// on the run's intervals. `log_avg_msec` is the interval length already when
+    /// given (`log_interval_ns`); a different check interval is listed.
+    fn steady_stop(
+        &mut self,
+        log_interval_ns: Option<u64>,
+    ) -> Result<Option<(SteadyStop, Option<u64>)>, CompatError> {
+        let o = self.o;
+        let Some((v, loc)) = o.get("steadystate") else {
+            for key in [
+                "steadystate_duration",
+                "steadystate_ramp_time",
+                "steadystate_check_interval",
+            ] {
+                if let Some((x, l)) = o.get(key) {
+                    self.unsupported
+                        .push(format!("{key}={x} — only used with steadystate"), l);
+                }
+            }
+            self.run_opts.push((
+                "steadystate",
+                "no steadystate".into(),
+                self.section_loc.clone(),
+            ));
+            return Ok(None);
+        };
+        self.run_opts
+            .push(("steadystate", format!("steadystate={v}"), loc.clone()));
+        let (metric, slope, limit, limit_is_pct) =
+            SteadyStop::parse_criterion(v).map_err(|e| opt_err(loc, "steadystate", v, &e))?;
+        // fio's durations here are seconds unless a unit is given.
+        let secs = |key: &str| -> Result<Option<u64>, CompatError> {
+            match o.get(key) {
+                None => Ok(None),
+                Some((x, l)) => parse_duration_ns_allow_zero(x)
+                    .map(Some)
+                    .map_err(|e| opt_err(l, key, x, &e)),
+            }
+        };
+        let window_ns = secs("steadystate_duration")?.unwrap_or(0);
+        let ramp_ns = secs("steadystate_ramp_time")?.unwrap_or(0);
+        let mut interval_ns = secs("steadystate_check_interval")?.filter(|&n| n > 0);
+        if let (Some(i), Some(l)) = (interval_ns, log_interval_ns) {
+            if i != l {
+                let (x, l_loc) = o.get("steadystate_check_interval").expect("just read");
+                self.unsupported.push(
+                    format!(
+                        "steadystate_check_interval={x} — differs from log_avg_msec, which \
+                         sets the run's interval (ioscope samples once per interval)"
+                    ),
+                    l_loc,
+                );
+                interval_ns = None;
+            }
+        }
+        if window_ns == 0 {
+            self.warnings.push(format!(
+                "job '{}': steadystate={v} without steadystate_duration — fio does not judge \
+                 steady state then, and neither does ioscope",
+                self.name
+            ));
+            return Ok(None);
+        }
+        self.warnings.push(format!(
+            "job '{}': steadystate={v} ends the run once the run's total (all its jobs and \
+             clones together, as fio with group_reporting) holds it over {}",
+            self.name,
+            format_duration_ns(window_ns)
+        ));
+        let spec = SteadyStop {
+            metric,
+            slope,
+            limit,
+            limit_is_pct,
+            window_ns,
+            ramp_ns,
+        };
+        Ok(Some((spec, interval_ns)))
+    }
+
     /// `cpus_allowed`: the run's CPU set.
     fn cpus(&mut self) -> Result<Option<Vec<usize>>, CompatError> {
         let Some((v, loc)) = self.o.get("cpus_allowed") else {
@@ -1992,6 +2080,36 @@ mod tests {
                 .starts_with("blockalign=512 — not a multiple"),
             "{:?}",
             t.unsupported
+        );
+    }
+
+    #[test]
+    fn steadystate_becomes_the_runs_steady_stop() {
+        let t = parse(
+            "[j]\nfilename=/tmp/x\nss=bw_slope:0.5%\nss_dur=30s\nss_ramp=10\nss_interval=2\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let r = &t.plan.runs[0];
+        let s = r.steady_stop.as_ref().unwrap();
+        assert_eq!(s.criterion(), "bw_slope:0.5%");
+        assert_eq!((s.window_ns, s.ramp_ns), (30_000_000_000, 10_000_000_000));
+        assert_eq!(r.interval_ns, 2_000_000_000);
+        // Without a window fio does not judge; a check interval unlike log_avg_msec is
+        // listed; a bad criterion is an error at its line.
+        let t = parse("[j]\nfilename=/tmp/x\nss=iops:10%\n").unwrap();
+        assert!(t.plan.runs[0].steady_stop.is_none());
+        let t = parse(
+            "[j]\nfilename=/tmp/x\nss=iops:10%\nss_dur=5\nss_interval=2\n\
+             write_iops_log=x\nlog_avg_msec=1000\n",
+        )
+        .unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+        assert_eq!(t.plan.runs[0].interval_ns, 1_000_000_000);
+        let e = parse("[j]\nfilename=/tmp/x\nss=wobble:3\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("t.fio:3: steadystate=wobble:3"),
+            "{e}"
         );
     }
 

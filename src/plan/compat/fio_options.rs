@@ -294,29 +294,31 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     // Steady state (fio stops a job once a metric settles).
     aka(
-        unsupported(
+        maps(
             "steadystate",
-            "fio stops the job once iops or bw stay within a limit over a window; \
-             ioscope's steady state (`run --steady-state`) repeats whole rounds and \
-             judges them by the SNIA rule instead",
+            "the run's steady-state stop: iops, bw, lat and their _slope forms, limits \
+             in % or absolute",
         ),
         &["ss"],
     ),
     aka(
-        unsupported("steadystate_duration", "the window of fio's steadystate"),
+        maps(
+            "steadystate_duration",
+            "the steady-state stop's rolling window (0 or absent: fio does not judge)",
+        ),
         &["ss_dur"],
     ),
     aka(
-        unsupported(
+        maps(
             "steadystate_ramp_time",
-            "time before fio's steadystate starts judging",
+            "measured time before the steady-state stop judges",
         ),
         &["ss_ramp"],
     ),
     aka(
-        unsupported(
+        maps(
             "steadystate_check_interval",
-            "how often fio's steadystate samples",
+            "the run's interval length (one sample per interval)",
         ),
         &["ss_interval"],
     ),
