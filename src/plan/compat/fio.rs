@@ -865,8 +865,28 @@ impl<'a> JobCx<'a> {
             .get("ioengine")
             .unwrap_or(("psync", self.section_loc));
         let lower = engine_name.to_ascii_lowercase();
+        let blkio_driver = self.o.get("libblkio_driver");
         let (engine, mapped) = match lower.as_str() {
             "io_uring" => (EngineKind::Uring, None),
+            "cpp_null" => (
+                EngineKind::Null,
+                Some("fio's C++ example of its null engine; every I/O completes at once"),
+            ),
+            "libblkio" if blkio_driver.is_some_and(|(d, _)| d.trim() == "io_uring") => (
+                EngineKind::Uring,
+                Some("libblkio's io_uring driver submits through io_uring to libblkio_path; ioscope's own io_uring engine does the same"),
+            ),
+            "libblkio" => {
+                let (d, l) = blkio_driver.unwrap_or(("(none)", engine_loc));
+                self.unsupported.push(
+                    format!(
+                        "libblkio_driver={d} — ioscope has no libblkio; only its io_uring \
+                         driver maps (to ioscope's io_uring engine)"
+                    ),
+                    l,
+                );
+                (EngineKind::Auto, None)
+            }
             "psync" | "sync" | "vsync" => (EngineKind::Sync, None),
             "null" => (EngineKind::Null, None),
             "nbd" => (EngineKind::Nbd, None),
@@ -1006,7 +1026,15 @@ impl<'a> JobCx<'a> {
         let o = self.o;
         let name = &self.name;
         let directory = o.get("directory").map(|(v, _)| v.to_string());
+        let blkio_path = o.get("libblkio_path").filter(|(p, _)| !p.trim().is_empty());
         let (uri, from_directory) = match o.get("filename") {
+            // ioengine=libblkio names its file or device with libblkio_path.
+            _ if blkio_path.is_some() => (
+                blkio_path
+                    .map(|(p, _)| p.trim().to_string())
+                    .unwrap_or_default(),
+                false,
+            ),
             // ioengine=nbd names its export with uri= (filename is ignored by fio).
             _ if o.get("uri").is_some_and(|(u, _)| !u.is_empty()) => (
                 o.get("uri").map(|(u, _)| u.to_string()).unwrap_or_default(),
@@ -2068,6 +2096,32 @@ mod tests {
     }
 
     #[test]
+    fn libblkio_io_uring_and_cpp_null_map_with_a_warning() {
+        let t = parse(
+            "[j]\nioengine=libblkio\nlibblkio_driver=io_uring\nlibblkio_path=/dev/nvme0n1\n\
+             rw=randread\n[k]\nioengine=cpp_null\nsize=1g\nstonewall\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.targets[0].uri, "/dev/nvme0n1");
+        assert_eq!(t.plan.runs[0].engine, EngineKind::Uring);
+        assert_eq!(t.plan.runs[1].engine, EngineKind::Null);
+        assert_eq!(t.plan.warnings.len(), 2, "{:?}", t.plan.warnings);
+        let t = parse(
+            "[j]\nioengine=libblkio\nlibblkio_driver=virtio-blk-vfio-pci\n\
+             libblkio_path=/sys/bus/pci/devices/0000:00:01.0\n",
+        )
+        .unwrap();
+        assert!(
+            t.unsupported[0]
+                .option
+                .starts_with("libblkio_driver=virtio-blk-vfio-pci — "),
+            "{:?}",
+            t.unsupported
+        );
+    }
+
+    #[test]
     fn blockalign_aligns_random_offsets() {
         let t = parse("[j]\nfilename=/tmp/x\nrw=randrw\nbssplit=512/10:4k/90\nba=4k\n").unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
@@ -2115,6 +2169,12 @@ mod tests {
 
     #[test]
     fn unsupported_options_say_why() {
+        let t = parse("[j]\nfilename=/tmp/x\nzonemode=zbd\n").unwrap();
+        assert_eq!(
+            t.unsupported[0].option,
+            "zonemode=zbd — accepted only as zonemode=none: I/O over the whole region, as \
+             ioscope does"
+        );
         let t = parse("[j]\nfilename=/tmp/x\nflow=2\nzonemode=strided\nzonemode=none\n").unwrap();
         let opts: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
         assert_eq!(opts.len(), 1, "{opts:?}");

@@ -343,7 +343,8 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
-         vsync, mmap → sync; null, nbd, libiscsi → iscsi (mappings warned)",
+         vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
+         libblkio_driver=io_uring → uring (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -370,6 +371,15 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps("directory", "directory of filename, or of JOBNAME.0.0"),
     maps("uri", "the NBD export of ioengine=nbd (the target)"),
+    maps(
+        "libblkio_driver",
+        "io_uring: ioengine=libblkio runs on ioscope's io_uring engine; other drivers \
+         unsupported",
+    ),
+    maps(
+        "libblkio_path",
+        "the file or device of ioengine=libblkio (the target)",
+    ),
     maps("nrfiles", "1 only; several files unsupported"),
     // Data.
     maps("verify", "verify and read back after the run"),
@@ -555,9 +565,10 @@ pub fn warning(key: &str) -> Option<&'static str> {
 
 /// Why an option is listed as unsupported, when the table says (unknown options
 /// have no reason).
-pub fn unsupported_reason(key: &str) -> Option<&'static str> {
+pub fn unsupported_reason(key: &str) -> Option<String> {
     match lookup(key).map(|o| o.effect) {
-        Some(Effect::Unsupported(why)) => Some(why),
+        Some(Effect::Unsupported(why)) => Some(why.to_string()),
+        Some(Effect::NoEffectWhen { why, .. }) => Some(format!("accepted only as {why}")),
         _ => None,
     }
 }
