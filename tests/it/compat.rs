@@ -533,6 +533,12 @@ fn fio_logs_are_written_in_fio_format() {
     }
 }
 
+/// `ioscope run JOB --engine sim`, which must succeed, into a fresh result.
+#[track_caller]
+fn run_on_sim(job: &std::path::Path) -> Ran {
+    ioscope_result(["run", job.to_str().unwrap(), "--engine", "sim", "-q"]).expect_code(0)
+}
+
 /// Issue 17's two-job group: a `rate_iops=2000` random reader at QD 4 beside a
 /// saturating 64k sequential writer at QD 16, in one run. Each keeps its own rate,
 /// block size and depth, and the result's `workloads[]` shows each one's settings
@@ -549,11 +555,7 @@ fn fio_jobs_in_one_group_keep_their_own_settings() {
          [writer]\nrw=write\nbs=64k\niodepth=16\n",
     )
     .unwrap();
-    let ran = ioscope_to(
-        &d.path().join("r.json"),
-        ["run", job.to_str().unwrap(), "--engine", "sim", "-q"],
-    )
-    .expect_code(0);
+    let ran = run_on_sim(&job);
     let run = ran.run(0);
     assert_eq!(run.workloads.len(), 2, "{:?}", run.workloads);
     let (r, w) = (&run.workloads[0], &run.workloads[1]);
@@ -606,11 +608,7 @@ fn fio_startdelay_and_thinktime_pace_their_own_job() {
          [thinker]\nthinktime=900\niodepth=4\nthinktime_blocks=4\n",
     )
     .unwrap();
-    let ran = ioscope_to(
-        &d.path().join("r.json"),
-        ["run", job.to_str().unwrap(), "--engine", "sim", "-q"],
-    )
-    .expect_code(0);
+    let ran = run_on_sim(&job);
     let run = ran.run(0);
     let ios = |i: usize| run.workloads[i].totals.all.ios as f64;
     // QD 1 on a 100 µs device: 10 000 IOPS; the late job runs half the time.
@@ -655,11 +653,7 @@ fn fio_steadystate_stops_the_run_by_fios_rule() {
     };
     let steady = d.path().join("steady.fio");
     std::fs::write(&steady, job("100us", "iops:5%", 30)).unwrap();
-    let ran = ioscope_to(
-        &d.path().join("a.json"),
-        ["run", steady.to_str().unwrap(), "--engine", "sim", "-q"],
-    )
-    .expect_code(0);
+    let ran = run_on_sim(&steady);
     let run = ran.run(0);
     assert_eq!(run.end_reason.name(), "steady_state");
     let st = run
@@ -681,11 +675,7 @@ fn fio_steadystate_stops_the_run_by_fios_rule() {
 
     let drifting = d.path().join("drift.fio");
     std::fs::write(&drifting, job("100us&drift=30", "iops_slope:1%", 6)).unwrap();
-    let ran = ioscope_to(
-        &d.path().join("b.json"),
-        ["run", drifting.to_str().unwrap(), "--engine", "sim", "-q"],
-    )
-    .expect_code(0);
+    let ran = run_on_sim(&drifting);
     let run = ran.run(0);
     assert_eq!(run.end_reason.name(), "duration");
     let st = run.steady_stop.as_ref().unwrap();

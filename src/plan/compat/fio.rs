@@ -682,6 +682,16 @@ impl<'a> JobCx<'a> {
         })
     }
 
+    /// Lists each of `keys` that is given without `main`, which they qualify.
+    fn only_with(&mut self, main: &str, keys: &[&str]) {
+        for key in keys {
+            if let Some((v, l)) = self.o.get(key) {
+                self.unsupported
+                    .push(format!("{key}={v} — only used with {main}"), l);
+            }
+        }
+    }
+
     /// Lists the options the table calls unknown or unsupported, and values that use
     /// fio's arithmetic.
     fn report_unsupported(&mut self) {
@@ -1183,16 +1193,14 @@ impl<'a> JobCx<'a> {
             }
         }
         let Some((v, loc)) = o.get("thinktime") else {
-            for key in [
-                "thinktime_blocks",
-                "thinktime_spin",
-                "thinktime_blocks_type",
-            ] {
-                if let Some((v, l)) = o.get(key) {
-                    self.unsupported
-                        .push(format!("{key}={v} — only used with thinktime"), l);
-                }
-            }
+            self.only_with(
+                "thinktime",
+                &[
+                    "thinktime_blocks",
+                    "thinktime_spin",
+                    "thinktime_blocks_type",
+                ],
+            );
             return Ok(p);
         };
         let think_ns = usec_duration_allow_zero(v).map_err(|e| opt_err(loc, "thinktime", v, &e))?;
@@ -1348,12 +1356,7 @@ impl<'a> JobCx<'a> {
     ) -> Result<Option<(CurveSpec, Option<u64>)>, CompatError> {
         let o = self.o;
         let Some((target, loc)) = o.get("latency_target") else {
-            for key in ["latency_window", "latency_percentile"] {
-                if let Some((v, l)) = o.get(key) {
-                    self.unsupported
-                        .push(format!("{key}={v} — only used with latency_target"), l);
-                }
-            }
+            self.only_with("latency_target", &["latency_window", "latency_percentile"]);
             return Ok(None);
         };
         // fio reads a bare number as microseconds.
@@ -1460,16 +1463,14 @@ impl<'a> JobCx<'a> {
     ) -> Result<Option<(SteadyStop, Option<u64>)>, CompatError> {
         let o = self.o;
         let Some((v, loc)) = o.get("steadystate") else {
-            for key in [
-                "steadystate_duration",
-                "steadystate_ramp_time",
-                "steadystate_check_interval",
-            ] {
-                if let Some((x, l)) = o.get(key) {
-                    self.unsupported
-                        .push(format!("{key}={x} — only used with steadystate"), l);
-                }
-            }
+            self.only_with(
+                "steadystate",
+                &[
+                    "steadystate_duration",
+                    "steadystate_ramp_time",
+                    "steadystate_check_interval",
+                ],
+            );
             self.run_opts.push((
                 "steadystate",
                 "no steadystate".into(),
