@@ -521,8 +521,7 @@ pub(super) fn collect(
     coll.recycle = recycle;
     if let Some(t) = targets.first() {
         if let Some(mp) = &t.multipath {
-            let uris: Vec<String> = mp.uris(t).into_iter().map(String::from).collect();
-            coll.paths = super::paths::PathTally::new(&uris);
+            coll.paths = super::paths::PathTally::new(&mp.described(t));
         }
     }
     let mut interrupted = false;

@@ -29,21 +29,23 @@ pub struct PathTally {
 }
 
 impl PathTally {
-    pub fn new(uris: &[String]) -> Self {
+    /// `paths` = `(uri, device identifier)` per path, path 0 first.
+    pub fn new(paths: &[(String, Option<String>)]) -> Self {
         PathTally {
-            names: uris
+            names: paths
                 .iter()
                 .enumerate()
-                .map(|(i, u)| (format!("p{i}"), u.clone()))
+                .map(|(i, (u, _))| (format!("p{i}"), u.clone()))
                 .collect(),
-            interval: vec![Acc::default(); uris.len()],
-            totals: uris
+            interval: vec![Acc::default(); paths.len()],
+            totals: paths
                 .iter()
                 .enumerate()
-                .map(|(i, u)| PathResult {
+                .map(|(i, (u, id))| PathResult {
                     name: format!("p{i}"),
                     uri: u.clone(),
                     state: "up".into(),
+                    device_id: id.clone(),
                     ..Default::default()
                 })
                 .collect(),
@@ -139,7 +141,7 @@ mod tests {
 
     #[test]
     fn workers_add_up_and_a_path_down_anywhere_is_down() {
-        let mut t = PathTally::new(&["nbd://a".into(), "nbd://b".into()]);
+        let mut t = PathTally::new(&[("nbd://a".into(), None), ("nbd://b".into(), None)]);
         t.add(&[sample(10, PathState::Up), sample(5, PathState::Up)]);
         t.add(&[sample(10, PathState::Up), sample(0, PathState::Down)]);
         let iv = t.close(0.5, true);

@@ -18,6 +18,7 @@ mod loopdev;
 mod mpi;
 mod net;
 mod net_iscsi;
+mod net_iscsi_multipath;
 mod net_multipath;
 mod net_nbd;
 #[cfg(feature = "smb")]
