@@ -20,6 +20,7 @@ mod net;
 mod net_iscsi;
 mod net_iscsi_multipath;
 mod net_multipath;
+mod net_multipath_verify;
 mod net_nbd;
 #[cfg(feature = "smb")]
 mod net_smb;
