@@ -522,6 +522,12 @@ pub(super) fn collect(
     if let Some(t) = targets.first() {
         if let Some(mp) = &t.multipath {
             coll.paths = super::paths::PathTally::new(&mp.described(t));
+        } else if t.is_block_device() {
+            if let Some(dm) =
+                crate::target::dm_paths::DmPaths::discover(std::path::Path::new(&t.uri))
+            {
+                coll.paths = super::paths::PathTally::for_dm(dm);
+            }
         }
     }
     let mut interrupted = false;

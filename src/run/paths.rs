@@ -1,10 +1,12 @@
 //! Per-path figures of a multipath run: the collector adds every worker's path
 //! samples of an interval into one [`IntervalPath`] per path, and the intervals
-//! into the run's [`PathResult`]s.
+//! into the run's [`PathResult`]s. For a kernel dm-multipath device the samples
+//! come from sysfs instead ([`DmPaths`]), read when each interval closes.
 
 use crate::engine::multipath::path::{PathSample, PathState};
 use crate::result::paths::{IntervalPath, PathResult};
 use crate::stats::histogram::LatencyHistogram;
+use crate::target::dm_paths::DmPaths;
 
 /// One path's sum over the workers, for one interval.
 #[derive(Debug, Clone, Default)]
@@ -26,6 +28,8 @@ pub struct PathTally {
     names: Vec<(String, String)>,
     interval: Vec<Acc>,
     totals: Vec<PathResult>,
+    /// A kernel dm-multipath target: its paths' sysfs counters.
+    dm: Option<DmPaths>,
 }
 
 impl PathTally {
@@ -49,7 +53,23 @@ impl PathTally {
                     ..Default::default()
                 })
                 .collect(),
+            dm: None,
         }
+    }
+
+    /// The paths of a kernel dm-multipath device, sampled from sysfs per interval
+    /// (named after the slaves; no service time: sysfs has no percentiles).
+    pub fn for_dm(dm: DmPaths) -> Self {
+        let described = dm.described();
+        let uris: Vec<(String, Option<String>)> =
+            described.iter().map(|(_, u)| (u.clone(), None)).collect();
+        let mut t = Self::new(&uris);
+        for ((n, r), (name, _)) in t.names.iter_mut().zip(&mut t.totals).zip(described) {
+            n.0 = name.clone();
+            r.name = name;
+        }
+        t.dm = Some(dm);
+        t
     }
 
     pub fn is_empty(&self) -> bool {
@@ -75,6 +95,17 @@ impl PathTally {
     /// Closes the interval of `duration_s`: its per-path entries. `measured` adds it
     /// to the run's totals (not during warm-up).
     pub fn close(&mut self, duration_s: f64, measured: bool) -> Vec<IntervalPath> {
+        if let Some(dm) = self.dm.as_mut() {
+            for (a, d) in self.interval.iter_mut().zip(dm.sample()) {
+                a.ios += d.ios;
+                a.bytes += d.bytes;
+                if d.up {
+                    a.up = true;
+                } else {
+                    a.down = true;
+                }
+            }
+        }
         let mut out = Vec::with_capacity(self.interval.len());
         for (a, t) in self.interval.iter_mut().zip(self.totals.iter_mut()) {
             let state = if a.down {

@@ -8,6 +8,7 @@
 mod cli_errors;
 mod compat;
 mod data;
+mod dm_multipath;
 mod exact;
 mod fastpath;
 mod generate;
