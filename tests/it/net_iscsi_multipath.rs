@@ -9,7 +9,7 @@ use super::net_iscsi::{server, IQN};
 use super::*;
 
 #[test]
-fn iscsi_two_portals_of_one_lun_are_accepted_and_rr1_splits_evenly() {
+fn iscsi_two_portals_of_one_lun_split_50_50_under_rr1_and_in_blocks_under_rr1000() {
     let Some(t) = server(16) else {
         return;
     };
@@ -61,6 +61,26 @@ fn iscsi_two_portals_of_one_lun_are_accepted_and_rr1_splits_evenly() {
     assert!(id.starts_with("naa."), "{id}");
     assert_eq!(p[1].device_id.as_deref(), Some(id));
     assert_eq!(r.wire_run(0)["paths"][1]["device_id"], id);
+    // rr:1000: blocks of 1000 I/Os, path 0 first: 1000 + 1000 + 96 on path 0.
+    let r = run_json(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--path",
+        &second,
+        "--path-policy",
+        "rr:1000",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "32",
+        "--passes",
+        "1",
+    ]);
+    let p = &r.run(0).paths;
+    assert_eq!((p[0].ios, p[1].ios), (2096, 2000), "{p:?}");
 }
 
 #[test]

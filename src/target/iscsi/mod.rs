@@ -1,6 +1,7 @@
 //! iSCSI targets: `iscsi://HOST[:PORT]/IQN/LUN`. Parsing checks the URI's shape
 //! without I/O; opening logs in once through libiscsi to learn the LUN's size and
-//! block size (READ CAPACITY 16) and to look at its head before anything is written.
+//! block size (READ CAPACITY 16), its device identifier (INQUIRY, VPD page 0x83: see
+//! [`vpd`]) and to look at its head before anything is written.
 //! That session stays with the target for the `--verify-after` pass; the engine's
 //! workers log in with their own. CHAP credentials come only from `--credentials
 //! FILE` or the environment (`IOSCOPE_ISCSI_USER`, `IOSCOPE_ISCSI_PASSWORD`), never
