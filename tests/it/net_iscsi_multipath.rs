@@ -17,23 +17,27 @@ fn iscsi_two_portals_of_one_lun_split_50_50_under_rr1_and_in_blocks_under_rr1000
         Ok(p) => t.uri.replace(&t.portal, &p),
         Err(why) => return skip_or_fail(&why),
     };
-    let r = run_json(&[
-        "run",
-        "-t",
-        &t.uri,
-        "--path",
-        &second,
-        "--path-policy",
-        "rr:1",
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--qd",
-        "32",
-        "--passes",
-        "1",
-    ]);
+    // One pass over the 16 MiB LUN: 4096 reads of 4 KiB at QD 32 under `policy`.
+    let pass = |policy: &str| {
+        run_json(&[
+            "run",
+            "-t",
+            &t.uri,
+            "--path",
+            &second,
+            "--path-policy",
+            policy,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "32",
+            "--passes",
+            "1",
+        ])
+    };
+    let r = pass("rr:1");
     let run0 = r.run(0);
     let p = &run0.paths;
     assert_eq!(p.len(), 2);
@@ -62,23 +66,7 @@ fn iscsi_two_portals_of_one_lun_split_50_50_under_rr1_and_in_blocks_under_rr1000
     assert_eq!(p[1].device_id.as_deref(), Some(id));
     assert_eq!(r.wire_run(0)["paths"][1]["device_id"], id);
     // rr:1000: blocks of 1000 I/Os, path 0 first: 1000 + 1000 + 96 on path 0.
-    let r = run_json(&[
-        "run",
-        "-t",
-        &t.uri,
-        "--path",
-        &second,
-        "--path-policy",
-        "rr:1000",
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--qd",
-        "32",
-        "--passes",
-        "1",
-    ]);
+    let r = pass("rr:1000");
     let p = &r.run(0).paths;
     assert_eq!((p[0].ios, p[1].ios), (2096, 2000), "{p:?}");
 }
