@@ -247,7 +247,7 @@ impl WorkerData {
 
     /// Commits a write's units. `reissued`: the write was issued on two paths (its
     /// first copy may still land later), so its keys are remembered as acceptable
-    /// and the journal is not told the unit certainly holds it.
+    /// and the journal records the unit as uncertain.
     #[inline]
     pub fn on_write_complete(
         &mut self,
@@ -267,7 +267,10 @@ impl WorkerData {
             }
             let clean = st.map.end_write(t, ok) && !reissued;
             if let Some(j) = jw.as_mut() {
-                j.record_commit(&t, ok, clean, now_ns)?;
+                // A re-issued write is journaled like a failed one: recovery then
+                // takes the unit as uncertain (older keys accepted) until a later
+                // write to it commits clean.
+                j.record_commit(&t, ok && !reissued, clean, now_ns)?;
             }
         }
         Ok(())
