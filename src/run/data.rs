@@ -247,7 +247,7 @@ impl WorkerData {
 
     /// Commits a write's units. `reissued`: the write was issued on two paths (its
     /// first copy may still land later), so its keys are remembered as acceptable
-    /// and the journal records the unit as uncertain.
+    /// and the journal keeps the unit uncertain for `ioscope verify`.
     #[inline]
     pub fn on_write_complete(
         &mut self,
@@ -266,11 +266,10 @@ impl WorkerData {
                 st.reissued.add(t.unit, t.key);
             }
             let clean = st.map.end_write(t, ok) && !reissued;
-            if let Some(j) = jw.as_mut() {
-                // A re-issued write is journaled like a failed one: recovery then
-                // takes the unit as uncertain (older keys accepted) until a later
-                // write to it commits clean.
-                j.record_commit(&t, ok && !reissued, clean, now_ns)?;
+            match jw.as_mut() {
+                Some(j) if reissued => j.record_reissued_commit(&t, ok, now_ns)?,
+                Some(j) => j.record_commit(&t, ok, clean, now_ns)?,
+                None => {}
             }
         }
         Ok(())
