@@ -272,7 +272,10 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
     if run.duration_ns.is_none() && run.passes.is_none() {
         return Err(setup("needs a duration or a number of passes".into()));
     }
-    run.io.check().map_err(&setup)?;
+    run.io.check().map_err(|source| RunError::Tuning {
+        run: run.name.clone(),
+        source,
+    })?;
     if opts.connections == 0 {
         return Err(setup("needs at least 1 connection per target".into()));
     }
