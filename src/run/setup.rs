@@ -78,7 +78,10 @@ fn check_uring(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(
         }
     }
     if engine == EngineKind::Uring {
-        UringEngine::check_options(targets, &run.io.uring).map_err(|e| setup(e.to_string()))?;
+        UringEngine::check_options(targets, &run.io.uring).map_err(|source| RunError::Options {
+            run: run.name.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -137,7 +140,10 @@ fn check_tuning_probed(
             direct: p.direct,
         });
     }
-    UringEngine::check_sites(&sites, uring).map_err(|e| setup(e.to_string()))
+    UringEngine::check_sites(&sites, uring).map_err(|source| RunError::Options {
+        run: run.name.clone(),
+        source,
+    })
 }
 
 fn durability_msg(flag: &str, uri: &str) -> String {
