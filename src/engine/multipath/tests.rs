@@ -76,7 +76,7 @@ fn state() -> Shared {
 fn engine(policy: PathPolicy, n: usize, timeout_ns: u64) -> (MultipathEngine, Vec<Shared>) {
     let states: Vec<Shared> = (0..n).map(|_| state()).collect();
     let s2 = states.clone();
-    let connect: Connect = Arc::new(move |i| {
+    let connect: Connect = Arc::new(move |i, _limit_ns| {
         let mut st = s2[i].lock().unwrap();
         if st.unreachable {
             return Err(EngineError::Setup {
@@ -277,7 +277,7 @@ fn a_path_unreachable_at_start_starts_down_and_joins_later() {
     let states: Vec<Shared> = (0..2).map(|_| state()).collect();
     states[1].lock().unwrap().unreachable = true;
     let s2 = states.clone();
-    let connect: Connect = Arc::new(move |i| {
+    let connect: Connect = Arc::new(move |i, _limit_ns| {
         if s2[i].lock().unwrap().unreachable {
             return Err(EngineError::Setup {
                 engine: "fake",
@@ -306,4 +306,71 @@ fn a_path_unreachable_at_start_starts_down_and_joins_later() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     run_qd1(&mut e, 10, 4);
     assert_eq!(log_of(&states[1]).len(), 2);
+}
+
+// Regression: a probe that had not answered within the connection limit was
+// abandoned and a new one started, so a server stalled for a minute collected one
+// blocked probe thread per limit and worker.
+#[test]
+fn a_hanging_probe_is_waited_for_not_multiplied() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let states: Vec<Shared> = (0..2).map(|_| state()).collect();
+    let hang = Arc::new(AtomicBool::new(false));
+    let (live, peak, attempts) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (s2, h2, l2, p2, a2) = (
+        states.clone(),
+        hang.clone(),
+        live.clone(),
+        peak.clone(),
+        attempts.clone(),
+    );
+    let connect: Connect = Arc::new(move |i, _limit_ns| {
+        if i == 1 && h2.load(Ordering::SeqCst) {
+            // Like a login to a stalled iSCSI portal: no bound, ends when released.
+            a2.fetch_add(1, Ordering::SeqCst);
+            let now = l2.fetch_add(1, Ordering::SeqCst) + 1;
+            p2.fetch_max(now, Ordering::SeqCst);
+            while h2.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            l2.fetch_sub(1, Ordering::SeqCst);
+        }
+        Ok(Box::new(Fake {
+            st: s2[i].clone(),
+            queued: Vec::new(),
+        }) as InnerEngine)
+    });
+    let settings = MultipathSettings {
+        policy: PathPolicy::RoundRobin { n: 1 },
+        failback: Failback::Immediate,
+        timeout_ns: 20_000_000,
+        retry_ns: 5_000_000,
+    };
+    let mut e = MultipathEngine::new(2, 8, settings, connect).unwrap();
+    states[1].lock().unwrap().stalled = true;
+    hang.store(true, Ordering::SeqCst);
+    e.push(req(0, Op::Read)).unwrap();
+    e.push(req(1, Op::Read)).unwrap();
+    // 15 connection limits (20 ms each) with path 1 down and its probe hanging.
+    let t0 = std::time::Instant::now();
+    let mut out = Vec::new();
+    while t0.elapsed() < std::time::Duration::from_millis(300) {
+        e.submit_and_reap(0, Some(5_000_000), &mut out).unwrap();
+    }
+    assert_eq!(out.len(), 2, "both reads answered on path 0: {out:?}");
+    assert_eq!(attempts.load(Ordering::SeqCst), 1, "probes started");
+    assert_eq!(peak.load(Ordering::SeqCst), 1, "probe threads at once");
+    // Released, the one probe delivers its connection and the path is back.
+    states[1].lock().unwrap().stalled = false;
+    hang.store(false, Ordering::SeqCst);
+    let t1 = std::time::Instant::now();
+    while !e.paths[1].is_up() && t1.elapsed() < std::time::Duration::from_secs(2) {
+        e.submit_and_reap(0, Some(5_000_000), &mut out).unwrap();
+    }
+    assert!(e.paths[1].is_up(), "path 1 did not come back");
+    assert_eq!(live.load(Ordering::SeqCst), 0);
 }
