@@ -68,19 +68,13 @@ fn io_err(op: &'static str, msg: String) -> EngineError {
 }
 
 /// Opens one connection; `limit_ns` > 0 bounds the connection and handshake.
-fn open_link(
-    uri: &str,
-    server: &str,
-    capacity: usize,
-    limit_ns: u64,
-) -> Result<Link, EngineError> {
+fn open_link(uri: &str, server: &str, capacity: usize, limit_ns: u64) -> Result<Link, EngineError> {
     let setup = |msg: String| EngineError::Setup {
         engine: "nbd",
         source: std::io::Error::other(msg),
     };
-    let conn =
-        ffi::Conn::connect_within(uri, limit_ns)
-            .map_err(|e| setup(format!("connecting to {server}: {e}")))?;
+    let conn = ffi::Conn::connect_within(uri, limit_ns)
+        .map_err(|e| setup(format!("connecting to {server}: {e}")))?;
     let fd = conn.fd().map_err(|e| setup(format!("{server}: {e}")))?;
     Ok(Link {
         conn: Some(conn),
@@ -252,7 +246,8 @@ impl Engine for NbdEngine {
                 });
             }
             while e.links.len() < per_target as usize {
-                e.links.push(open_link(&e.uri, &e.server, capacity, limit_ns)?);
+                e.links
+                    .push(open_link(&e.uri, &e.server, capacity, limit_ns)?);
             }
         }
         Ok(())

@@ -243,10 +243,7 @@ impl Conn {
             let now = crate::clock::now_ns();
             if now >= deadline {
                 return Err(NbdError {
-                    msg: format!(
-                        "no NBD handshake within {:.1} s",
-                        limit_ns as f64 / 1e9
-                    ),
+                    msg: format!("no NBD handshake within {:.1} s", limit_ns as f64 / 1e9),
                     errno: libc::ETIMEDOUT,
                 });
             }
