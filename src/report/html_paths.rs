@@ -200,7 +200,7 @@ fn latency_chart(run: &RunResult, ivs: &[&Interval], id: &str) -> Chart {
         .collect();
     let mut c = Chart::new(
         &format!("{id}-paths-latency"),
-        "Latency from the intended time through the failover (p50 / p99 / max)",
+        "Latency from the intended time (p50 / p99 / max)",
         time_axis(ivs),
         Axis::auto("latency (µs)", &values, 30.0),
     );

@@ -8,13 +8,20 @@
 use super::*;
 use std::time::{Duration, Instant};
 
-/// One nbdkit serving `file` on 127.0.0.1:`port`, with the stats filter in front.
+/// One nbdkit serving `file` on `host`:`port` (127.0.0.1, or an address inside a
+/// network namespace of the test's own), with the stats filter in front.
 struct PathServer {
     child: Option<std::process::Child>,
     port: u16,
     file: PathBuf,
     stats: PathBuf,
     uri: String,
+    host: String,
+    /// The namespace the server runs in (`ip netns exec`, which execs nbdkit: the
+    /// child's PID is the server's own).
+    netns: Option<String>,
+    /// Written by nbdkit once it listens (how readiness is seen inside a namespace).
+    pidfile: PathBuf,
 }
 
 impl PathServer {
@@ -23,12 +30,27 @@ impl PathServer {
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("finding a free port: {e}"))?
             .port();
+        Self::start_at(dir, file, name, None, "127.0.0.1", port)
+    }
+
+    /// A server inside the network namespace `netns` (any port is free there).
+    fn start_at(
+        dir: &Path,
+        file: &Path,
+        name: &str,
+        netns: Option<&str>,
+        host: &str,
+        port: u16,
+    ) -> Result<PathServer, String> {
         let mut s = PathServer {
             child: None,
             port,
             file: file.to_path_buf(),
             stats: dir.join(format!("{name}.stats")),
-            uri: format!("nbd://127.0.0.1:{port}"),
+            uri: format!("nbd://{host}:{port}"),
+            host: host.to_string(),
+            netns: netns.map(str::to_string),
+            pidfile: dir.join(format!("{name}.pid")),
         };
         s.spawn()?;
         Ok(s)
@@ -39,9 +61,20 @@ impl PathServer {
         if Command::new("nbdkit").arg("--version").output().is_err() {
             return Err("nbdkit is not installed (Debian package nbdkit)".into());
         }
-        let child = Command::new("nbdkit")
+        let _ = std::fs::remove_file(&self.pidfile);
+        let mut cmd = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "nbdkit"]);
+                c
+            }
+            None => Command::new("nbdkit"),
+        };
+        let child = cmd
             .args(["--foreground", "--exit-with-parent", "--filter=stats"])
-            .args(["-i", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-i", &self.host, "-p", &self.port.to_string()])
+            .arg("-P")
+            .arg(&self.pidfile)
             .arg("file")
             .arg(&self.file)
             .arg(format!("statsfile={}", self.stats.display()))
@@ -49,7 +82,7 @@ impl PathServer {
             .map_err(|e| format!("starting nbdkit: {e}"))?;
         self.child = Some(child);
         let t0 = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        while !self.listening() {
             if let Some(Ok(Some(st))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return Err(format!("nbdkit exited at start: {st}"));
             }
@@ -59,6 +92,15 @@ impl PathServer {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(())
+    }
+
+    /// Whether the server accepts connections: its PID file is written (inside a
+    /// namespace this process cannot connect to it), and on 127.0.0.1 it answers.
+    fn listening(&self) -> bool {
+        let written = std::fs::read_to_string(&self.pidfile).is_ok_and(|t| t.ends_with('\n'));
+        written
+            && (self.netns.is_some()
+                || std::net::TcpStream::connect((self.host.as_str(), self.port)).is_ok())
     }
 
     fn signal(&self, sig: i32) {
@@ -437,4 +479,278 @@ fn multipath_a_killed_and_restarted_server_fails_back() {
         .map(|iv| iv.paths[1].ios)
         .sum();
     assert!(after > 50, "path 1 after the restart: {after} I/Os");
+}
+
+#[test]
+fn multipath_a_cut_link_in_a_netns_is_invisible_and_fails_back() {
+    let ns = match NetnsPair::new("mpcut", None) {
+        Ok(n) => n,
+        Err(why) => return skip_or_fail(&format!("network namespace test: {why}")),
+    };
+    let d = tempdir();
+    let file = d.path().join("lun.img");
+    write_random(&file, 16, 1);
+    // Path 0 on the client namespace's own loopback, path 1 across the veth pair.
+    let started = PathServer::start_at(
+        d.path(),
+        &file,
+        "p0",
+        Some(&ns.client_ns),
+        "127.0.0.1",
+        10900,
+    )
+    .and_then(|a| {
+        PathServer::start_at(
+            d.path(),
+            &file,
+            "p1",
+            Some(&ns.server_ns),
+            "10.251.0.2",
+            10901,
+        )
+        .map(|b| (a, b))
+    });
+    let (s0, s1) = match started {
+        Ok(s) => s,
+        Err(why) => return skip_or_fail(&format!("nbdkit: {why}")),
+    };
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start_in_netns(
+        &ns.client_ns,
+        [
+            "run",
+            "-t",
+            &s0.uri,
+            "--path",
+            &s1.uri,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate",
+            "1000",
+            "--qd",
+            "32",
+            "--duration",
+            "9s",
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "1s",
+            "--path-retry",
+            "300ms",
+            "--json",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([json.display().to_string()]),
+    );
+    child.wait_first_interval(&json, Duration::from_secs(20));
+    // The first interval closed at t = 0.5 s: the link is out over t ≈ 3 … 6 s.
+    std::thread::sleep(Duration::from_millis(2500));
+    ns.set_link(false).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    ns.set_link(true).unwrap();
+    let r = child.finish_result(&json).expect_code(0);
+    let run = r.run(0);
+    let per_interval: Vec<_> = run
+        .intervals
+        .iter()
+        .map(|iv| (iv.t_s, iv.paths[1].ios, iv.paths[1].state.clone()))
+        .collect();
+    assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
+    let kinds: Vec<(u32, &str)> = run
+        .events
+        .iter()
+        .map(|e| (e.path, e.kind.as_str()))
+        .collect();
+    let down = run.events.iter().find(|e| e.path == 1 && e.kind == "down");
+    let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
+    let (Some(down), Some(up)) = (down, up) else {
+        panic!("events: {kinds:?}; path 1 per interval {per_interval:?}");
+    };
+    // Nothing was reset: the path failed by its deadline, not by an error.
+    assert!(kinds.contains(&(1, "timeout")), "{kinds:?}");
+    assert!((2.5..5.5).contains(&down.t_s), "down at {}", down.t_s);
+    assert!(
+        up.t_s > down.t_s && up.t_s > 5.5 && up.t_s < 8.5,
+        "up at {}; events {kinds:?}",
+        up.t_s
+    );
+    let after: u64 = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s > up.t_s + 0.5)
+        .map(|iv| iv.paths[1].ios)
+        .sum();
+    assert!(
+        after > 50,
+        "path 1 after the link came back at {}: {after} I/Os; {per_interval:?}",
+        up.t_s
+    );
+    assert!(
+        run.intervals
+            .iter()
+            .any(|iv| iv.paths[1].ios == 0 && iv.paths[1].state == "down"),
+        "no interval shows path 1 down and idle: {per_interval:?}"
+    );
+    let f = run.failover.as_ref().expect("runs[].failover");
+    assert!(f.intervals >= 2 && f.ios_over_p99 >= 1, "{f:?}");
+    assert!(f.max_us >= 900_000.0, "the failover cost ~1 s: {f:?}");
+    eprintln!("netns cut: down at {:.2} s, up at {:.2} s; {f:?}", down.t_s, up.t_s);
+}
+
+/// The mean total MB/s of `ivs`.
+fn mean_mbps(ivs: &[&Interval]) -> f64 {
+    ivs.iter().map(|iv| iv.mbps).sum::<f64>() / ivs.len().max(1) as f64
+}
+
+// The seed's SMB3 picture, shortened: four links to one device, sequential 1 MiB
+// reads, one link stalled for a few seconds and back; the other three carry every
+// I/O meanwhile, and the HTML report's timeline shows it.
+#[test]
+fn multipath_four_links_one_out_the_others_carry_the_reads() {
+    let Some((d, mut s)) = paths(4, 64) else {
+        return;
+    };
+    let json = d.path().join("r.json");
+    let html = d.path().join("r.html");
+    let mut args: Vec<String> = vec!["run".into(), "-t".into(), s[0].uri.clone()];
+    for p in &s[1..] {
+        args.extend(["--path".into(), p.uri.clone()]);
+    }
+    args.extend(
+        [
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--qd",
+            "8",
+            "--duration",
+            "10s",
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "1s",
+            "--path-retry",
+            "300ms",
+            "--html",
+        ]
+        .map(String::from),
+    );
+    args.extend([
+        html.display().to_string(),
+        "--json".into(),
+        json.display().to_string(),
+    ]);
+    let mut child = Spawned::start(&args);
+    child.wait_first_interval(&json, Duration::from_secs(20));
+    // Path 2 out over t ≈ 3 … 6.5 s.
+    std::thread::sleep(Duration::from_millis(2500));
+    s[2].signal(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(3500));
+    s[2].signal(libc::SIGCONT);
+    std::thread::sleep(Duration::from_millis(300));
+    if let Some(Ok(Some(st))) = s[2].child.as_mut().map(|c| c.try_wait()) {
+        eprintln!("note: nbdkit of path 2 ended on resume ({st}); restarting it");
+        s[2].child = None;
+        s[2].spawn().unwrap();
+    }
+    let r = child.finish_result(&json).expect_code(0);
+    let run = r.run(0);
+    let per_interval: Vec<_> = run
+        .intervals
+        .iter()
+        .map(|iv| {
+            (
+                iv.t_s,
+                iv.mbps.round(),
+                iv.paths.iter().map(|p| p.ios).collect::<Vec<_>>(),
+                iv.paths[2].state.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
+    let down = run.events.iter().find(|e| e.path == 2 && e.kind == "down");
+    let up = run.events.iter().find(|e| e.path == 2 && e.kind == "up");
+    let (Some(down), Some(up)) = (down, up) else {
+        panic!("events {:?}; per interval {per_interval:?}", run.events);
+    };
+    // Before the stall (it began 1 s, the deadline, before `down`), while path 2 is
+    // down with no event in the interval (the deadline's own interval holds the
+    // stall), and after it is back.
+    let before: Vec<&Interval> = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s < down.t_s - 1.5)
+        .collect();
+    let out: Vec<&Interval> = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.paths[2].state == "down" && iv.events.is_empty())
+        .collect();
+    let after: Vec<&Interval> = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s > up.t_s + 0.5)
+        .collect();
+    assert!(
+        before.len() >= 2 && out.len() >= 2 && after.len() >= 2,
+        "before {}, out {}, after {}: {per_interval:?}",
+        before.len(),
+        out.len(),
+        after.len()
+    );
+    for iv in &out {
+        assert_eq!(iv.paths[2].ios, 0, "path 2 carried I/O while down");
+        let others: u64 = [0, 1, 3].iter().map(|&k| iv.paths[k].ios).sum();
+        assert_eq!(others, iv.ios, "the other three carry every I/O");
+    }
+    let (b, o, a) = (mean_mbps(&before), mean_mbps(&out), mean_mbps(&after));
+    eprintln!(
+        "four links, 1 MiB sequential reads: {b:.0} MB/s before, {o:.0} MB/s with path 2 out ({:.0}%), {a:.0} MB/s after; events {:?}",
+        100.0 * o / b,
+        run.events
+            .iter()
+            .map(|e| (e.t_s, e.path, e.kind.as_str()))
+            .collect::<Vec<_>>()
+    );
+    // A loaded 2-core machine limits the total, not the links, so the band is loose:
+    // the three carry at least half of what the four did, and all four recover it.
+    assert!(o >= 0.5 * b, "{o:.0} vs {b:.0} MB/s: {per_interval:?}");
+    assert!(a >= 0.5 * b, "{a:.0} vs {b:.0} MB/s after: {per_interval:?}");
+    let back: u64 = after.iter().map(|iv| iv.paths[2].ios).sum();
+    assert!(back > 0, "path 2 carried nothing after it came back");
+    // The HTML timeline: one stacked layer per path with every interval, and the
+    // path events flagged, in a real browser.
+    let Some(browser) = super::html::chromium() else {
+        return skip_or_fail("chromium is not installed");
+    };
+    let (dom, err, _) = super::html::render(browser, &html, None);
+    assert!(!err.contains(":CONSOLE("), "console output: {err}");
+    let chart = super::html::chart_series(&dom, "run0-paths");
+    for k in 0..4 {
+        let name = format!("path_p{k}_mbps");
+        let layer = chart.iter().find(|(n, _, _)| *n == name);
+        assert_eq!(
+            layer.map(|(_, declared, drawn)| (*declared, *drawn)),
+            Some((run.intervals.len(), run.intervals.len())),
+            "{name} in {chart:?}"
+        );
+    }
+    for kind in ["down", "up", "timeout"] {
+        let n = run.events.iter().filter(|e| e.kind == kind).count();
+        let flags = chart.iter().find(|(s, _, _)| *s == format!("event_{kind}"));
+        assert_eq!(
+            flags.map(|(_, declared, drawn)| (*declared, *drawn)),
+            Some((n, n)),
+            "{kind} flags in {chart:?}"
+        );
+    }
+    assert!(dom.contains("failover cost:"), "no failover line");
+    let lat = super::html::chart_series(&dom, "run0-paths-latency");
+    assert_eq!(lat.len(), 3, "{lat:?}");
+    let shot = super::html::screenshot_dir().join("multipath-four-links.png");
+    let _ = super::html::render(browser, &html, Some(&shot));
 }
