@@ -482,7 +482,14 @@ impl NetnsPair {
     /// reset, like a pulled cable) or up again.
     pub fn set_link(&self, up: bool) -> Result<(), String> {
         let state = if up { "up" } else { "down" };
-        Self::ip(&["-n", &self.server_ns, "link", "set", &self.server_dev, state])
+        Self::ip(&[
+            "-n",
+            &self.server_ns,
+            "link",
+            "set",
+            &self.server_dev,
+            state,
+        ])
     }
 }
 

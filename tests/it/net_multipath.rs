@@ -6,6 +6,7 @@
 //! is stopped by its PID when the test ends, passed or failed.
 
 use super::*;
+use ioscope::result::RunEvent;
 use std::time::{Duration, Instant};
 
 /// One nbdkit serving `file` on `host`:`port` (127.0.0.1, or an address inside a
@@ -110,6 +111,26 @@ impl PathServer {
         }
     }
 
+    /// Stops the server (SIGSTOP: its connections stay, nothing answers) for `d`,
+    /// then resumes it. nbdkit 1.32 sometimes aborts when it resumes and finds ~1000
+    /// requests of a closed connection in its socket; that is the server's failure,
+    /// and a path whose server died comes back when it is restarted, so it is
+    /// restarted then.
+    fn stall(&mut self, d: Duration) {
+        self.signal(libc::SIGSTOP);
+        std::thread::sleep(d);
+        self.signal(libc::SIGCONT);
+        std::thread::sleep(Duration::from_millis(300));
+        if let Some(Ok(Some(st))) = self.child.as_mut().map(|c| c.try_wait()) {
+            eprintln!(
+                "note: nbdkit of {} ended on resume ({st}); restarting it",
+                self.uri
+            );
+            self.child = None;
+            self.spawn().unwrap();
+        }
+    }
+
     /// Ends the server (resuming it first if it was stopped) and reaps it.
     fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -169,6 +190,97 @@ fn write_random(file: &Path, mib: usize, seed: u64) {
         w.copy_from_slice(&x.to_le_bytes());
     }
     std::fs::write(file, data).unwrap();
+}
+
+/// The first `down` and the first `up` event of `path`; fails the test with the
+/// events and the path's intervals when either is missing.
+#[track_caller]
+fn down_and_up(run: &RunResult, path: u32) -> (&RunEvent, &RunEvent) {
+    let find = |kind: &str| run.events.iter().find(|e| e.path == path && e.kind == kind);
+    match (find("down"), find("up")) {
+        (Some(d), Some(u)) => (d, u),
+        _ => panic!(
+            "path {path}: events {:?}; per interval {:?}",
+            kinds(run),
+            path_intervals(run, path)
+        ),
+    }
+}
+
+/// (path, kind) of every event.
+fn kinds(run: &RunResult) -> Vec<(u32, &str)> {
+    run.events
+        .iter()
+        .map(|e| (e.path, e.kind.as_str()))
+        .collect()
+}
+
+/// (t_s, I/Os, state) of `path` in every interval, for messages.
+fn path_intervals(run: &RunResult, path: u32) -> Vec<(f64, u64, String)> {
+    run.intervals
+        .iter()
+        .map(|iv| {
+            let p = &iv.paths[path as usize];
+            (iv.t_s, p.ios, p.state.clone())
+        })
+        .collect()
+}
+
+/// I/Os `path` answered in the intervals that ended after `t_s`.
+fn ios_after(run: &RunResult, path: u32, t_s: f64) -> u64 {
+    run.intervals
+        .iter()
+        .filter(|iv| iv.t_s > t_s)
+        .map(|iv| iv.paths[path as usize].ios)
+        .sum()
+}
+
+/// Whether some interval shows `path` down with no I/O at all.
+fn down_and_idle(run: &RunResult, path: u32) -> bool {
+    run.intervals.iter().any(|iv| {
+        let p = &iv.paths[path as usize];
+        p.ios == 0 && p.state == "down"
+    })
+}
+
+/// The arguments of an open-loop 4 KiB random-read run over `uris` (path 0 first)
+/// with 500 ms intervals and a 1 s path deadline, writing its result to `json`.
+fn open_loop_args(
+    uris: &[&str],
+    rate: u32,
+    qd: u32,
+    secs: u32,
+    retry: &str,
+    json: &Path,
+) -> Vec<String> {
+    let mut a: Vec<String> = vec!["run".into(), "-t".into(), uris[0].into()];
+    for u in &uris[1..] {
+        a.extend(["--path".into(), u.to_string()]);
+    }
+    a.extend(
+        [
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate",
+            &rate.to_string(),
+            "--qd",
+            &qd.to_string(),
+            "--duration",
+            &format!("{secs}s"),
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "1s",
+            "--path-retry",
+            retry,
+            "--json",
+            &json.display().to_string(),
+        ]
+        .map(String::from),
+    );
+    a
 }
 
 fn share(a: u64, b: u64) -> f64 {
@@ -318,50 +430,18 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
         return;
     };
     let json = d.path().join("r.json");
-    let mut child = Spawned::start(
-        [
-            "run",
-            "-t",
-            &s[0].uri,
-            "--path",
-            &s[1].uri,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--rate",
-            "2000",
-            "--qd",
-            "64",
-            "--duration",
-            "8s",
-            "--interval",
-            "500ms",
-            "--io-timeout",
-            "1s",
-            "--path-retry",
-            "500ms",
-            "--json",
-        ]
-        .iter()
-        .map(|a| a.to_string())
-        .chain([json.display().to_string()]),
-    );
+    let mut child = Spawned::start(open_loop_args(
+        &[&s[0].uri, &s[1].uri],
+        2000,
+        64,
+        8,
+        "500ms",
+        &json,
+    ));
     child.wait_first_interval(&json, Duration::from_secs(20));
     // The first interval closed at t = 0.5 s: stall path 1 over t ≈ 2 … 4 s.
     std::thread::sleep(Duration::from_millis(1500));
-    s[1].signal(libc::SIGSTOP);
-    std::thread::sleep(Duration::from_secs(2));
-    s[1].signal(libc::SIGCONT);
-    // nbdkit 1.32 sometimes aborts when it resumes and finds ~1000 requests of a
-    // closed connection in its socket; that is the server's failure, and a path
-    // whose server died comes back when it is restarted, so restart it then.
-    std::thread::sleep(Duration::from_millis(300));
-    if let Some(Ok(Some(st))) = s[1].child.as_mut().map(|c| c.try_wait()) {
-        eprintln!("note: nbdkit of path 1 ended on resume ({st}); restarting it");
-        s[1].child = None;
-        s[1].spawn().unwrap();
-    }
+    s[1].stall(Duration::from_secs(2));
     let r = child.finish_result(&json).expect_code(0);
     let run = r.run(0);
     let want = 2000.0 * 8.0;
@@ -372,47 +452,23 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
         "achieved {done} of {want}; events {:?}",
         run.events
     );
-    let kinds: Vec<(u32, &str)> = run
-        .events
-        .iter()
-        .map(|e| (e.path, e.kind.as_str()))
-        .collect();
-    let down = run.events.iter().find(|e| e.path == 1 && e.kind == "down");
-    let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
-    let per_interval: Vec<_> = run
-        .intervals
-        .iter()
-        .map(|iv| (iv.t_s, iv.paths[1].ios, iv.paths[1].state.clone()))
-        .collect();
-    let (Some(down), Some(up)) = (down, up) else {
-        panic!("events: {kinds:?}; path 1 per interval {per_interval:?}");
-    };
+    let (down, up) = down_and_up(run, 1);
+    let kinds = kinds(run);
     assert!(kinds.contains(&(1, "timeout")), "{kinds:?}");
     assert!((2.0..5.0).contains(&down.t_s), "down at {}", down.t_s);
     assert!(up.t_s > down.t_s && up.t_s < 7.5, "up at {}", up.t_s);
     assert!(run.paths[1].reissued >= 1);
     // Path 1 carries I/O again once it is back.
-    let after: u64 = run
-        .intervals
-        .iter()
-        .filter(|iv| iv.t_s > up.t_s + 0.5)
-        .map(|iv| iv.paths[1].ios)
-        .sum();
+    let after = ios_after(run, 1, up.t_s + 0.5);
     assert!(
         after > 100,
-        "path 1 after it came back at {}: {after} I/Os; events {:?}; path 1 per interval {:?}",
+        "path 1 after it came back at {}: {after} I/Os; events {kinds:?}; path 1 per interval {:?}",
         up.t_s,
-        run.events,
-        run.intervals
-            .iter()
-            .map(|iv| (iv.t_s, iv.paths[1].ios, iv.paths[1].state.clone()))
-            .collect::<Vec<_>>()
+        path_intervals(run, 1)
     );
     // While it was down, path 1 had intervals with no I/O at all.
     assert!(
-        run.intervals
-            .iter()
-            .any(|iv| iv.paths[1].ios == 0 && iv.paths[1].state == "down"),
+        down_and_idle(run, 1),
         "no interval shows path 1 down and idle"
     );
 }
@@ -462,22 +518,8 @@ fn multipath_a_killed_and_restarted_server_fails_back() {
     let r = child.finish_result(&json).expect_code(0);
     let run = r.run(0);
     assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
-    let kinds: Vec<(u32, &str)> = run
-        .events
-        .iter()
-        .map(|e| (e.path, e.kind.as_str()))
-        .collect();
-    let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
-    assert!(kinds.contains(&(1, "down")), "{kinds:?}");
-    let Some(up) = up else {
-        panic!("no up event: {kinds:?}");
-    };
-    let after: u64 = run
-        .intervals
-        .iter()
-        .filter(|iv| iv.t_s > up.t_s + 0.5)
-        .map(|iv| iv.paths[1].ios)
-        .sum();
+    let (_, up) = down_and_up(run, 1);
+    let after = ios_after(run, 1, up.t_s + 0.5);
     assert!(after > 50, "path 1 after the restart: {after} I/Os");
 }
 
@@ -517,33 +559,7 @@ fn multipath_a_cut_link_in_a_netns_is_invisible_and_fails_back() {
     let json = d.path().join("r.json");
     let mut child = Spawned::start_in_netns(
         &ns.client_ns,
-        [
-            "run",
-            "-t",
-            &s0.uri,
-            "--path",
-            &s1.uri,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--rate",
-            "1000",
-            "--qd",
-            "32",
-            "--duration",
-            "9s",
-            "--interval",
-            "500ms",
-            "--io-timeout",
-            "1s",
-            "--path-retry",
-            "300ms",
-            "--json",
-        ]
-        .iter()
-        .map(|a| a.to_string())
-        .chain([json.display().to_string()]),
+        open_loop_args(&[&s0.uri, &s1.uri], 1000, 32, 9, "300ms", &json),
     );
     child.wait_first_interval(&json, Duration::from_secs(20));
     // The first interval closed at t = 0.5 s: the link is out over t ≈ 3 … 6 s.
@@ -553,22 +569,10 @@ fn multipath_a_cut_link_in_a_netns_is_invisible_and_fails_back() {
     ns.set_link(true).unwrap();
     let r = child.finish_result(&json).expect_code(0);
     let run = r.run(0);
-    let per_interval: Vec<_> = run
-        .intervals
-        .iter()
-        .map(|iv| (iv.t_s, iv.paths[1].ios, iv.paths[1].state.clone()))
-        .collect();
+    let per_interval = path_intervals(run, 1);
     assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
-    let kinds: Vec<(u32, &str)> = run
-        .events
-        .iter()
-        .map(|e| (e.path, e.kind.as_str()))
-        .collect();
-    let down = run.events.iter().find(|e| e.path == 1 && e.kind == "down");
-    let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
-    let (Some(down), Some(up)) = (down, up) else {
-        panic!("events: {kinds:?}; path 1 per interval {per_interval:?}");
-    };
+    let (down, up) = down_and_up(run, 1);
+    let kinds = kinds(run);
     // Nothing was reset: the path failed by its deadline, not by an error.
     assert!(kinds.contains(&(1, "timeout")), "{kinds:?}");
     assert!((2.5..5.5).contains(&down.t_s), "down at {}", down.t_s);
@@ -577,27 +581,23 @@ fn multipath_a_cut_link_in_a_netns_is_invisible_and_fails_back() {
         "up at {}; events {kinds:?}",
         up.t_s
     );
-    let after: u64 = run
-        .intervals
-        .iter()
-        .filter(|iv| iv.t_s > up.t_s + 0.5)
-        .map(|iv| iv.paths[1].ios)
-        .sum();
+    let after = ios_after(run, 1, up.t_s + 0.5);
     assert!(
         after > 50,
         "path 1 after the link came back at {}: {after} I/Os; {per_interval:?}",
         up.t_s
     );
     assert!(
-        run.intervals
-            .iter()
-            .any(|iv| iv.paths[1].ios == 0 && iv.paths[1].state == "down"),
+        down_and_idle(run, 1),
         "no interval shows path 1 down and idle: {per_interval:?}"
     );
     let f = run.failover.as_ref().expect("runs[].failover");
     assert!(f.intervals >= 2 && f.ios_over_p99 >= 1, "{f:?}");
     assert!(f.max_us >= 900_000.0, "the failover cost ~1 s: {f:?}");
-    eprintln!("netns cut: down at {:.2} s, up at {:.2} s; {f:?}", down.t_s, up.t_s);
+    eprintln!(
+        "netns cut: down at {:.2} s, up at {:.2} s; {f:?}",
+        down.t_s, up.t_s
+    );
 }
 
 /// The mean total MB/s of `ivs`.
@@ -648,15 +648,7 @@ fn multipath_four_links_one_out_the_others_carry_the_reads() {
     child.wait_first_interval(&json, Duration::from_secs(20));
     // Path 2 out over t ≈ 3 … 6.5 s.
     std::thread::sleep(Duration::from_millis(2500));
-    s[2].signal(libc::SIGSTOP);
-    std::thread::sleep(Duration::from_millis(3500));
-    s[2].signal(libc::SIGCONT);
-    std::thread::sleep(Duration::from_millis(300));
-    if let Some(Ok(Some(st))) = s[2].child.as_mut().map(|c| c.try_wait()) {
-        eprintln!("note: nbdkit of path 2 ended on resume ({st}); restarting it");
-        s[2].child = None;
-        s[2].spawn().unwrap();
-    }
+    s[2].stall(Duration::from_millis(3500));
     let r = child.finish_result(&json).expect_code(0);
     let run = r.run(0);
     let per_interval: Vec<_> = run
@@ -672,11 +664,7 @@ fn multipath_four_links_one_out_the_others_carry_the_reads() {
         })
         .collect();
     assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
-    let down = run.events.iter().find(|e| e.path == 2 && e.kind == "down");
-    let up = run.events.iter().find(|e| e.path == 2 && e.kind == "up");
-    let (Some(down), Some(up)) = (down, up) else {
-        panic!("events {:?}; per interval {per_interval:?}", run.events);
-    };
+    let (down, up) = down_and_up(run, 2);
     // Before the stall (it began 1 s, the deadline, before `down`), while path 2 is
     // down with no event in the interval (the deadline's own interval holds the
     // stall), and after it is back.
@@ -719,7 +707,10 @@ fn multipath_four_links_one_out_the_others_carry_the_reads() {
     // A loaded 2-core machine limits the total, not the links, so the band is loose:
     // the three carry at least half of what the four did, and all four recover it.
     assert!(o >= 0.5 * b, "{o:.0} vs {b:.0} MB/s: {per_interval:?}");
-    assert!(a >= 0.5 * b, "{a:.0} vs {b:.0} MB/s after: {per_interval:?}");
+    assert!(
+        a >= 0.5 * b,
+        "{a:.0} vs {b:.0} MB/s after: {per_interval:?}"
+    );
     let back: u64 = after.iter().map(|iv| iv.paths[2].ios).sum();
     assert!(back > 0, "path 2 carried nothing after it came back");
     // The HTML timeline: one stacked layer per path with every interval, and the

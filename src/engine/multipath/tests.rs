@@ -73,6 +73,24 @@ fn state() -> Shared {
     }))
 }
 
+/// A fresh fake connection to the path whose state is `st`.
+fn fake(st: &Shared) -> InnerEngine {
+    Box::new(Fake {
+        st: st.clone(),
+        queued: Vec::new(),
+    })
+}
+
+/// rr:1 with immediate failback and the given deadline and probe interval.
+fn rr1(timeout_ns: u64, retry_ns: u64) -> MultipathSettings {
+    MultipathSettings {
+        policy: PathPolicy::RoundRobin { n: 1 },
+        failback: Failback::Immediate,
+        timeout_ns,
+        retry_ns,
+    }
+}
+
 fn engine(policy: PathPolicy, n: usize, timeout_ns: u64) -> (MultipathEngine, Vec<Shared>) {
     let states: Vec<Shared> = (0..n).map(|_| state()).collect();
     let s2 = states.clone();
@@ -284,18 +302,9 @@ fn a_path_unreachable_at_start_starts_down_and_joins_later() {
                 source: std::io::Error::other("refused"),
             });
         }
-        Ok(Box::new(Fake {
-            st: s2[i].clone(),
-            queued: Vec::new(),
-        }) as InnerEngine)
+        Ok(fake(&s2[i]))
     });
-    let settings = MultipathSettings {
-        policy: PathPolicy::RoundRobin { n: 1 },
-        failback: Failback::Immediate,
-        timeout_ns: 1_000_000_000,
-        retry_ns: 10_000_000,
-    };
-    let mut e = MultipathEngine::new(2, 8, settings, connect).unwrap();
+    let mut e = MultipathEngine::new(2, 8, rr1(1_000_000_000, 10_000_000), connect).unwrap();
     run_qd1(&mut e, 0, 4);
     assert_eq!(log_of(&states[0]).len(), 4);
     states[1].lock().unwrap().unreachable = false;
@@ -339,18 +348,9 @@ fn a_hanging_probe_is_waited_for_not_multiplied() {
             }
             l2.fetch_sub(1, Ordering::SeqCst);
         }
-        Ok(Box::new(Fake {
-            st: s2[i].clone(),
-            queued: Vec::new(),
-        }) as InnerEngine)
+        Ok(fake(&s2[i]))
     });
-    let settings = MultipathSettings {
-        policy: PathPolicy::RoundRobin { n: 1 },
-        failback: Failback::Immediate,
-        timeout_ns: 20_000_000,
-        retry_ns: 5_000_000,
-    };
-    let mut e = MultipathEngine::new(2, 8, settings, connect).unwrap();
+    let mut e = MultipathEngine::new(2, 8, rr1(20_000_000, 5_000_000), connect).unwrap();
     states[1].lock().unwrap().stalled = true;
     hang.store(true, Ordering::SeqCst);
     e.push(req(0, Op::Read)).unwrap();

@@ -181,6 +181,16 @@ unsafe impl Send for Conn {}
 impl Conn {
     /// Connects (blocking) to `uri` and completes the handshake.
     pub fn connect(uri: &str) -> Result<Conn, NbdError> {
+        let (conn, c_uri) = Conn::create(uri)?;
+        // SAFETY: valid handle and NUL-terminated URI that outlives the call.
+        if unsafe { (conn.lib.connect_uri)(conn.h, c_uri.as_ptr()) } == -1 {
+            return Err(conn.error());
+        }
+        Ok(conn)
+    }
+
+    /// A fresh, unconnected handle, and `uri` as a C string.
+    fn create(uri: &str) -> Result<(Conn, CString), NbdError> {
         let l = lib().map_err(|msg| NbdError { msg, errno: 0 })?;
         let c_uri = CString::new(uri).map_err(|_| NbdError {
             msg: "URI contains a NUL byte".into(),
@@ -192,12 +202,7 @@ impl Conn {
             let (msg, errno) = last_error(l);
             return Err(NbdError { msg, errno });
         }
-        let conn = Conn { lib: l, h };
-        // SAFETY: valid handle and NUL-terminated URI that outlives the call.
-        if unsafe { (l.connect_uri)(h, c_uri.as_ptr()) } == -1 {
-            return Err(conn.error());
-        }
-        Ok(conn)
+        Ok((Conn { lib: l, h }, c_uri))
     }
 
     /// Connects to `uri` and completes the handshake, giving up after `limit_ns`
@@ -211,18 +216,8 @@ impl Conn {
         if limit_ns == 0 {
             return Conn::connect(uri);
         }
-        let l = lib().map_err(|msg| NbdError { msg, errno: 0 })?;
-        let c_uri = CString::new(uri).map_err(|_| NbdError {
-            msg: "URI contains a NUL byte".into(),
-            errno: 0,
-        })?;
-        // SAFETY: nbd_create has no preconditions; NULL is checked.
-        let h = unsafe { (l.create)() };
-        if h.is_null() {
-            let (msg, errno) = last_error(l);
-            return Err(NbdError { msg, errno });
-        }
-        let conn = Conn { lib: l, h };
+        let (conn, c_uri) = Conn::create(uri)?;
+        let (l, h) = (conn.lib, conn.h);
         // SAFETY: valid handle and NUL-terminated URI that outlives the call.
         if unsafe { (l.aio_connect_uri)(h, c_uri.as_ptr()) } == -1 {
             return Err(conn.error());
