@@ -649,7 +649,14 @@ fn multipath_four_links_one_out_the_others_carry_the_reads() {
     // Path 2 out over t ≈ 3 … 6.5 s.
     std::thread::sleep(Duration::from_millis(2500));
     s[2].stall(Duration::from_millis(3500));
-    let r = child.finish_result(&json).expect_code(0);
+    let r = child.finish_result(&json);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        r.stdout,
+        r.stderr
+    );
     let run = r.run(0);
     let per_interval: Vec<_> = run
         .intervals
@@ -705,14 +712,17 @@ fn multipath_four_links_one_out_the_others_carry_the_reads() {
             .collect::<Vec<_>>()
     );
     // A loaded 2-core machine limits the total, not the links, so the band is loose:
-    // the three carry at least half of what the four did, and all four recover it.
+    // the three carry at least half of what the four did. After, path 2 takes its
+    // quarter again (rr:1); the total then is whatever the shared machine allows
+    // (printed above, not asserted: parallel builds swing it 4× within seconds).
     assert!(o >= 0.5 * b, "{o:.0} vs {b:.0} MB/s: {per_interval:?}");
-    assert!(
-        a >= 0.5 * b,
-        "{a:.0} vs {b:.0} MB/s after: {per_interval:?}"
-    );
     let back: u64 = after.iter().map(|iv| iv.paths[2].ios).sum();
-    assert!(back > 0, "path 2 carried nothing after it came back");
+    let all_after: u64 = after.iter().map(|iv| iv.ios).sum();
+    let share_back = back as f64 / all_after.max(1) as f64;
+    assert!(
+        (0.2..=0.3).contains(&share_back),
+        "path 2 carried {back} of {all_after} I/Os after it came back: {per_interval:?}"
+    );
     // The HTML timeline: one stacked layer per path with every interval, and the
     // path events flagged, in a real browser.
     let Some(browser) = super::html::chromium() else {
