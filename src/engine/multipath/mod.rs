@@ -355,20 +355,30 @@ impl MultipathEngine {
         }
     }
 
-    /// Takes down every path with a request older than the deadline.
+    /// Takes down every path with a request older than the deadline. A path is
+    /// judged only after what already reached its socket has been read: a worker
+    /// that was not scheduled for a while (a loaded machine) would otherwise find
+    /// every path "late" with the answers waiting unread, take them all down and
+    /// fail the workload's I/O.
     fn check_deadlines(&mut self, now: u64) {
         let t = self.settings.timeout_ns;
-        let mut late: Vec<(usize, IoRequest)> = Vec::new();
-        for x in self.slots.iter().flatten() {
-            let p = x.path as usize;
-            if now.saturating_sub(x.sent_ns) > t
-                && self.paths[p].is_up()
-                && !late.iter().any(|(q, _)| *q == p)
-            {
-                late.push((p, x.req));
+        let oldest_late = |me: &Self, p: usize| {
+            me.slots
+                .iter()
+                .flatten()
+                .find(|x| x.path as usize == p && now.saturating_sub(x.sent_ns) > t)
+                .map(|x| x.req)
+        };
+        for p in 0..self.paths.len() {
+            if !self.paths[p].is_up() || oldest_late(self, p).is_none() {
+                continue;
             }
-        }
-        for (p, req) in late {
+            let mut got = Vec::new();
+            self.drain_path(p, &mut got);
+            self.ready.append(&mut got);
+            let Some(req) = oldest_late(self, p).filter(|_| self.paths[p].is_up()) else {
+                continue;
+            };
             let detail = format!(
                 "{} of {} bytes at offset {} unanswered after {:.1} s",
                 match req.op {
@@ -382,6 +392,29 @@ impl MultipathEngine {
             self.event(now, p, EngineEventKind::Timeout, detail.clone());
             self.path_failed(p, now, format!("timeout: {detail}"), true);
         }
+    }
+
+    /// Reads what has arrived on path `p`'s sockets without waiting (a zero-timeout
+    /// poll, the inner engine's `on_ready`) and collects what it finished.
+    fn drain_path(&mut self, p: usize, out: &mut Vec<Completion>) {
+        let mut fds = std::mem::take(&mut self.fds);
+        fds.clear();
+        if let Some(e) = self.paths[p].engine.as_mut() {
+            e.poll_fds(&mut fds);
+        }
+        if !fds.is_empty() {
+            let _ = super::wait::poll_until(&mut fds, 0);
+            if fds.iter().any(|f| f.revents != 0) {
+                if let Some(Err(e)) = self.paths[p].engine.as_mut().map(|e| e.on_ready(&fds)) {
+                    self.fds = fds;
+                    let now = crate::clock::now_ns();
+                    self.path_failed(p, now, crate::errors::chain(&e), false);
+                    return;
+                }
+            }
+        }
+        self.fds = fds;
+        self.reap_path(p, 0, out);
     }
 
     /// Collects what path `p` has finished, without waiting unless `wait_ns` > 0.

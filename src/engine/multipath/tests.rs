@@ -374,3 +374,25 @@ fn a_hanging_probe_is_waited_for_not_multiplied() {
     assert!(e.paths[1].is_up(), "path 1 did not come back");
     assert_eq!(live.load(Ordering::SeqCst), 0);
 }
+
+// Regression: the deadline check ran before anything was read, so a worker that
+// had not been scheduled for longer than the deadline (a loaded machine) found
+// every path late with the answers waiting unread, took all of them down and
+// failed the workload's I/O with ETIMEDOUT.
+#[test]
+fn answers_waiting_unread_are_not_late() {
+    let (mut e, st) = engine(PathPolicy::RoundRobin { n: 1 }, 2, 20_000_000);
+    e.push(req(0, Op::Read)).unwrap();
+    e.push(req(1, Op::Read)).unwrap();
+    // The worker is away for 2.5 deadlines; both answers are there when it returns.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let mut out = Vec::new();
+    while out.len() < 2 {
+        e.submit_and_reap(2, Some(1_000_000_000), &mut out).unwrap();
+    }
+    assert!(out.iter().all(|c| c.result == 4096), "{out:?}");
+    let mut ev = Vec::new();
+    e.take_events(&mut ev);
+    assert!(ev.is_empty(), "{ev:?}");
+    assert_eq!((log_of(&st[0]).len(), log_of(&st[1]).len()), (1, 1));
+}
