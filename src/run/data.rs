@@ -6,8 +6,8 @@
 //! mismatch classified. Nothing here allocates per I/O.
 
 use crate::data::{
-    check, stamp, DataSpec, Generator, Journal, JournalWriter, KeyMap, MismatchKind, ReadTicket,
-    SyncPolicy, Verified, WriteTicket,
+    check, stamp, DataSpec, Generator, Journal, JournalError, JournalWriter, KeyMap, MismatchKind,
+    ReadTicket, SyncPolicy, Verified, WriteTicket,
 };
 use crate::result::{VerifyResult, VerifySample};
 use std::collections::HashMap;
@@ -26,6 +26,23 @@ pub struct DataOptions {
     pub journal: Option<PathBuf>,
     /// Key maps and journals shared by the runs of this invocation.
     pub registry: Arc<Registry>,
+}
+
+/// Why a target's verification state (key map, crash journal) cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyStateError {
+    /// A worker panicked while holding the registry.
+    #[error("verify registry poisoned")]
+    Poisoned,
+    /// The journal directory cannot be created.
+    #[error("journal '{}'", dir.display())]
+    JournalDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// The journal cannot be opened, replayed or written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
 }
 
 /// Per-target verify state that outlives a run, so a read run after a write run in
@@ -53,11 +70,11 @@ impl Registry {
         size_bytes: u64,
         opts: &DataOptions,
         journal_dir: Option<PathBuf>,
-    ) -> Result<TargetState, String> {
+    ) -> Result<TargetState, VerifyStateError> {
         let mut g = self
             .targets
             .lock()
-            .map_err(|_| "verify registry poisoned".to_string())?;
+            .map_err(|_| VerifyStateError::Poisoned)?;
         if let Some(t) = g.get(uri) {
             return Ok(t.clone());
         }
@@ -65,10 +82,11 @@ impl Registry {
         let units = size_bytes / unit;
         let (map, journal) = match journal_dir {
             Some(dir) => {
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| format!("journal '{}': {e}", dir.display()))?;
-                let (j, rec) = Journal::open_or_create(&dir, uri, unit as u32, units * unit)
-                    .map_err(|e| crate::errors::chain(&e))?;
+                std::fs::create_dir_all(&dir).map_err(|source| VerifyStateError::JournalDir {
+                    dir: dir.clone(),
+                    source,
+                })?;
+                let (j, rec) = Journal::open_or_create(&dir, uri, unit as u32, units * unit)?;
                 (
                     KeyMap::from_entries(rec.continue_entries()),
                     Some(Arc::new(j)),
@@ -111,16 +129,13 @@ impl WorkerData {
         seed: u64,
         targets: Vec<Option<TargetState>>,
         worker: u32,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, VerifyStateError> {
         let mut out = Vec::with_capacity(targets.len());
         for t in targets {
             out.push(match t {
                 Some(st) => {
                     let w = match &st.journal {
-                        Some(j) => Some(
-                            j.writer(worker, SyncPolicy::default())
-                                .map_err(|e| crate::errors::chain(&e))?,
-                        ),
+                        Some(j) => Some(j.writer(worker, SyncPolicy::default())?),
                         None => None,
                     };
                     Some((st, w))
