@@ -244,6 +244,13 @@ pub trait Engine {
     fn take_path_samples(&mut self, out: &mut Vec<multipath::path::PathSample>) {
         let _ = out;
     }
+
+    /// Tags of the writes among the completions returned since the last call that
+    /// were issued on more than one path (multipath re-issue): their first copy may
+    /// still land later, which verification must tolerate. None by default.
+    fn take_reissued_writes(&mut self, out: &mut Vec<u64>) {
+        let _ = out;
+    }
 }
 
 /// Clock used by engines that time their own completions; the same one the runner uses.

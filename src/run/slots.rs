@@ -212,12 +212,19 @@ impl SlotTable {
     }
 
     /// Releases slot `idx`'s verify tickets without checking anything: the request
-    /// failed, timed out, or ended after the run. A write counts as possibly landed.
-    pub fn release_tickets(&mut self, data: &mut WorkerData, idx: usize, now: u64) {
+    /// failed, timed out, or ended after the run. A write counts as possibly landed;
+    /// `reissued`: it was issued on two paths (see `WorkerData::on_write_complete`).
+    pub fn release_tickets(&mut self, data: &mut WorkerData, idx: usize, reissued: bool, now: u64) {
         let slot = self.slots[idx];
         match slot.op {
             Op::Write => {
-                let _ = data.on_write_complete(slot.target, &mut self.wtickets[idx], false, now);
+                let _ = data.on_write_complete(
+                    slot.target,
+                    &mut self.wtickets[idx],
+                    false,
+                    reissued,
+                    now,
+                );
             }
             Op::Read => {
                 data.on_read_complete(

@@ -145,6 +145,9 @@ pub struct Worker<E: Engine> {
     fatal: Option<WorkerError>,
     fds: Vec<libc::pollfd>,
     engine_events: Vec<EngineEvent>,
+    /// Tags among the completions being handled of writes the engine issued on two
+    /// paths (see [`Engine::take_reissued_writes`]); empty but for multipath.
+    reissued_writes: Vec<u64>,
 }
 
 impl<E: Engine> Worker<E> {
@@ -198,6 +201,7 @@ impl<E: Engine> Worker<E> {
             fatal: None,
             fds: Vec::new(),
             engine_events: Vec::new(),
+            reissued_writes: Vec::new(),
             engine,
             setup,
             shapes,
@@ -435,11 +439,13 @@ impl<E: Engine> Worker<E> {
     /// Accounts every reaped completion, then the engine's connection events.
     fn complete_all(&mut self) {
         let reap_ns = now_ns();
+        self.engine.take_reissued_writes(&mut self.reissued_writes);
         let mut done = std::mem::take(&mut self.completions);
         for c in done.drain(..) {
             self.complete(c, reap_ns);
         }
         self.completions = done;
+        self.reissued_writes.clear();
         self.engine.take_events(&mut self.engine_events);
         for i in 0..self.engine_events.len() {
             let e = &self.engine_events[i];
@@ -462,8 +468,9 @@ impl<E: Engine> Worker<E> {
         if state == SlotState::TimedOut {
             // Counted when it timed out; now the slot is free again.
             self.timed_out -= 1;
+            let reissued = self.was_reissued(tag);
             self.table
-                .release_tickets(&mut self.setup.data, tag, reap_ns);
+                .release_tickets(&mut self.setup.data, tag, reissued, reap_ns);
             self.release(tag);
             return;
         }
@@ -613,15 +620,26 @@ impl<E: Engine> Worker<E> {
         true
     }
 
+    /// Whether the write in slot `tag` was issued on two paths (multipath re-issue).
+    #[inline]
+    fn was_reissued(&self, tag: usize) -> bool {
+        !self.reissued_writes.is_empty() && self.reissued_writes.contains(&(tag as u64))
+    }
+
     /// Settles a finished request's verification: commits or checks its units.
     #[inline]
     fn settle_data(&mut self, tag: usize, ok: bool, now: u64) {
+        let reissued = self.was_reissued(tag);
         let slot = &self.table.slots[tag];
         let data = &mut self.setup.data;
         let res = match slot.op {
-            Op::Write => {
-                data.on_write_complete(slot.target, &mut self.table.wtickets[tag], ok, now)
-            }
+            Op::Write => data.on_write_complete(
+                slot.target,
+                &mut self.table.wtickets[tag],
+                ok,
+                reissued,
+                now,
+            ),
             Op::Read => {
                 if !self.table.rtickets[tag].is_empty() {
                     // SAFETY: the read completed; its `len` bytes in the slot are the
@@ -775,16 +793,19 @@ impl<E: Engine> Worker<E> {
                 break;
             }
             self.inflight -= self.completions.len() as u32;
+            self.engine.take_reissued_writes(&mut self.reissued_writes);
             for i in 0..self.completions.len() {
                 if self.completions[i].tag & FLUSH_TAG != 0 {
                     continue;
                 }
                 let tag = self.completions[i].tag as usize;
+                let reissued = self.was_reissued(tag);
                 // Not checked: the request ended after the run; release its tickets.
                 self.table
-                    .release_tickets(&mut self.setup.data, tag, now_ns());
+                    .release_tickets(&mut self.setup.data, tag, reissued, now_ns());
             }
             self.completions.clear();
+            self.reissued_writes.clear();
         }
     }
 
