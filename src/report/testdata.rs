@@ -164,6 +164,7 @@ pub fn run(
         failover: None,
         ranks: Vec::new(),
         mpi: None,
+        steady_stop: None,
     }
 }
 
