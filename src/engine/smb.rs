@@ -129,10 +129,15 @@ impl SmbEngine {
     }
 
     /// An engine for channel `i` of `set` (a path of the multipath engine): binds the
-    /// channel (or takes the session's own connection for channel 0 the first time).
-    pub fn channel(set: &ChannelSet, i: usize) -> Result<Self, EngineError> {
+    /// channel (or takes the session's own connection for channel 0 the first time),
+    /// giving up after `limit`.
+    pub fn channel(
+        set: &ChannelSet,
+        i: usize,
+        limit: std::time::Duration,
+    ) -> Result<Self, EngineError> {
         let ch = set
-            .channel(i)
+            .channel(i, limit)
             .map_err(|e| setup_err(format!("channel {i}: {e}")))?;
         Ok(SmbEngine {
             drive: Drive::Shared(set.handle().clone()),

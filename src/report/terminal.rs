@@ -4,6 +4,7 @@
 //! it (the JSON carries both MB/s at 10^6 and MiB/s).
 
 use crate::plan::units::format_size;
+use crate::result::paths::FailoverCost;
 use crate::result::{BlockSizes, Interval, OpTotals, RunResult, RunWorkload, WorkloadEcho};
 use std::fmt::Write as _;
 
@@ -184,6 +185,24 @@ pub fn run_summary(r: &RunResult) -> String {
             );
         }
     }
+    if let Some(f) = &r.failover {
+        let _ = writeln!(s, "{}", failover_line(f));
+    }
+    if let Some(st) = &r.steady_stop {
+        let judged = match (st.mean, st.value) {
+            (Some(m), Some(v)) => format!("last window mean {m:.1}, value {v:.2}"),
+            _ => "no full window".to_string(),
+        };
+        let verdict = match st.reached_at_s {
+            Some(t) => format!("reached at {t:.1} s, run ended"),
+            None => "not reached".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "steady state ({} {}, window {} s after {} s ramp): {verdict} ({judged})",
+            st.rule, st.criterion, st.window_s, st.ramp_s
+        );
+    }
     if let Some(v) = &r.verify {
         let _ = writeln!(
             s,
@@ -209,6 +228,29 @@ pub fn run_summary(r: &RunResult) -> String {
         );
     }
     s
+}
+
+/// The one-line summary of what path failures cost the workload (latency from the
+/// intended time).
+pub fn failover_line(f: &FailoverCost) -> String {
+    let ms = |us: f64| us / 1e3;
+    if f.intervals == 0 {
+        return format!(
+            "failover cost: none (no path failed; p99 {:.2} ms, max {:.2} ms)",
+            ms(f.normal_p99_us),
+            ms(f.normal_max_us)
+        );
+    }
+    format!(
+        "failover cost: {} of {} I/Os in the {:.1} s with a path failing or down waited beyond the normal p99 of {:.2} ms, {:.1} ms extra in all (max {:.1} ms vs {:.2} ms outside)",
+        f.ios_over_p99,
+        f.window_ios,
+        f.window_s,
+        ms(f.normal_p99_us),
+        f.extra_ms,
+        ms(f.max_us),
+        ms(f.normal_max_us)
+    )
 }
 
 /// What a run did in words: [`workload_words`] for storage, the mode, streams and
@@ -487,6 +529,31 @@ mod tests {
             assert_eq!(ends[1..], want[..], "\n{}\n{row}", lines[0]);
         }
         assert!(lines[3].contains("qd128"), "{table}");
+    }
+
+    #[test]
+    fn run_summary_names_the_steady_state_rule_and_verdict() {
+        let mut r = run("ss", 1000.0, 100.0, 6, 0, 0.0, 1.0, 1);
+        assert!(!run_summary(&r).contains("steady state"));
+        r.steady_stop = Some(crate::result::SteadyStopResult {
+            rule: "fio steadystate".into(),
+            criterion: "iops:10%".into(),
+            window_s: 3.0,
+            ramp_s: 1.0,
+            window_samples: 3,
+            reached: true,
+            reached_at_s: Some(4.0),
+            mean: Some(1000.0),
+            value: Some(2.5),
+        });
+        let s = run_summary(&r);
+        assert!(
+            s.contains(
+                "steady state (fio steadystate iops:10%, window 3 s after 1 s ramp): reached at \
+                 4.0 s, run ended (last window mean 1000.0, value 2.50)"
+            ),
+            "{s}"
+        );
     }
 
     #[test]

@@ -234,12 +234,15 @@ pub(super) fn launch(
                 // On virtual time this worker moves the clock with the others and
                 // lets go of it when it ends, however it ends.
                 let _participant = participant;
-                // Wait for the common start so intervals line up.
-                crate::clock::sleep_until(start_ns);
-                crate::cluster::mark_first_io();
+                // Wait for the common start so intervals line up (a multichannel
+                // SMB session is set up before: binding channels takes a while).
                 match multipath {
-                    Some(mp) => run_multipath(engine, setup, mp),
-                    None => run_with_engine(engine, setup, &uring_opts),
+                    Some(mp) => run_multipath(engine, setup, mp, start_ns),
+                    None => {
+                        crate::clock::sleep_until(start_ns);
+                        crate::cluster::mark_first_io();
+                        run_with_engine(engine, setup, &uring_opts)
+                    }
                 }
             })
             .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
@@ -271,22 +274,29 @@ fn multipath_settings(targets: &Targets, opts: &RunOptions) -> Option<MultipathS
 
 /// Builds a multipath engine over one nbd or iscsi engine per path (or one smb
 /// engine per channel of a multichannel session) and runs the worker on it.
-fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSettings) {
+fn run_multipath(
+    engine: EngineKind,
+    setup: WorkerSetup,
+    settings: MultipathSettings,
+    start_ns: u64,
+) {
     let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
     let first = setup.targets[0].clone();
     if engine == EngineKind::Smb {
-        return run_smb_channels(&first, capacity, setup, settings);
+        return run_smb_channels(&first, capacity, setup, settings, start_ns);
     }
+    crate::clock::sleep_until(start_ns);
+    crate::cluster::mark_first_io();
     let mut paths = vec![first.clone()];
     if let Some(mp) = &first.multipath {
         paths.extend(mp.extra.iter().cloned());
     }
     let npaths = paths.len();
-    let connect: Connect = Arc::new(move |i| {
+    let connect: Connect = Arc::new(move |i, limit_ns| {
         let one: Targets = Arc::new(vec![paths[i].clone()]);
         let mut e: InnerEngine = match engine {
             EngineKind::Iscsi => Box::new(IscsiEngine::new(&one, capacity)?),
-            _ => Box::new(NbdEngine::new(&one, capacity)?),
+            _ => Box::new(NbdEngine::new_within(&one, capacity, limit_ns)?),
         };
         e.connect(1)?;
         Ok(e)
@@ -332,13 +342,15 @@ fn run_smb(t: &crate::engine::Targets, capacity: usize, setup: WorkerSetup) {
 }
 
 /// A worker on one SMB3 multichannel session of its own: each channel is a path of
-/// the multipath engine, served by an smb engine sending on that channel.
+/// the multipath engine, served by an smb engine sending on that channel. The
+/// session and its channels are set up before the common start.
 #[cfg(feature = "smb")]
 fn run_smb_channels(
     first: &Arc<crate::target::OpenTarget>,
     capacity: usize,
     setup: WorkerSetup,
     settings: MultipathSettings,
+    start_ns: u64,
 ) {
     use crate::target::smb::channels::ChannelPlan;
     let setup_err = |msg: String| crate::engine::EngineError::Setup {
@@ -350,16 +362,22 @@ fn run_smb_channels(
         return worker::fail(setup, e.into());
     };
     let plan = ChannelPlan::Addresses(mp.channels.iter().map(|c| c.addr).collect());
-    let set = match s.open_channels(&plan) {
+    let set = match s
+        .open_channels(&plan)
+        .and_then(|set| set.bind_all().map(|()| set))
+    {
         Ok(set) => Arc::new(set),
         Err(e) => {
             let e = setup_err(format!("{}: multichannel: {e}", s.server));
             return worker::fail(setup, e.into());
         }
     };
+    crate::clock::sleep_until(start_ns);
+    crate::cluster::mark_first_io();
     let npaths = set.addrs.len();
-    let connect: Connect = Arc::new(move |i| {
-        let e: InnerEngine = Box::new(crate::engine::smb::SmbEngine::channel(&set, i)?);
+    let connect: Connect = Arc::new(move |i, limit_ns| {
+        let limit = std::time::Duration::from_nanos(limit_ns);
+        let e: InnerEngine = Box::new(crate::engine::smb::SmbEngine::channel(&set, i, limit)?);
         Ok(e)
     });
     match MultipathEngine::new(npaths, capacity, settings, connect) {
@@ -375,6 +393,7 @@ fn run_smb_channels(
     _capacity: usize,
     setup: WorkerSetup,
     _settings: MultipathSettings,
+    _start_ns: u64,
 ) {
     worker::fail(
         setup,

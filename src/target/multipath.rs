@@ -178,10 +178,11 @@ fn smb_channels(
             msg: format!("multichannel: {e}"),
         })?;
     for i in 0..set.addrs.len() {
-        set.channel(i).map_err(|e| TargetError::Unavailable {
-            uri: first.uri.clone(),
-            msg: format!("multichannel: {e}"),
-        })?;
+        set.channel(i, std::time::Duration::MAX)
+            .map_err(|e| TargetError::Unavailable {
+                uri: first.uri.clone(),
+                msg: format!("multichannel: {e}"),
+            })?;
     }
     Ok(set
         .addrs

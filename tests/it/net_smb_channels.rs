@@ -19,7 +19,7 @@ impl Netns {
     /// One namespace whose loopback also holds 127.0.0.2: two addresses of one host.
     fn loopback_pair(tag: &str) -> Result<Netns, String> {
         let ns = Netns::add(&[&format!("ios-mc{tag}{}", std::process::id())])?;
-        ip(&[
+        NetnsPair::ip(&[
             "-n",
             &ns.names[0],
             "addr",
@@ -39,10 +39,10 @@ impl Netns {
         let (c, s) = (&ns.names[0], &ns.names[1]);
         for n in 0..2 {
             let (vc, vs) = (format!("mcc{n}-{pid}"), format!("mcs{n}-{pid}"));
-            ip(&[
+            NetnsPair::ip(&[
                 "-n", c, "link", "add", &vc, "type", "veth", "peer", "name", &vs, "netns", s,
             ])?;
-            ip(&[
+            NetnsPair::ip(&[
                 "-n",
                 c,
                 "addr",
@@ -51,7 +51,7 @@ impl Netns {
                 "dev",
                 &vc,
             ])?;
-            ip(&[
+            NetnsPair::ip(&[
                 "-n",
                 s,
                 "addr",
@@ -60,8 +60,8 @@ impl Netns {
                 "dev",
                 &vs,
             ])?;
-            ip(&["-n", c, "link", "set", &vc, "up"])?;
-            ip(&["-n", s, "link", "set", &vs, "up"])?;
+            NetnsPair::ip(&["-n", c, "link", "set", &vc, "up"])?;
+            NetnsPair::ip(&["-n", s, "link", "set", &vs, "up"])?;
         }
         Ok(ns)
     }
@@ -72,9 +72,9 @@ impl Netns {
         }
         let mut ns = Netns { names: Vec::new() };
         for n in names {
-            ip(&["netns", "add", n])?;
+            NetnsPair::ip(&["netns", "add", n])?;
             ns.names.push(n.to_string());
-            ip(&["-n", n, "link", "set", "lo", "up"])?;
+            NetnsPair::ip(&["-n", n, "link", "set", "lo", "up"])?;
         }
         Ok(ns)
     }
@@ -272,9 +272,9 @@ fn smb_a_cut_channel_is_invisible_to_an_open_loop_workload() {
     }
     let dev = format!("mcs1-{}", std::process::id());
     std::thread::sleep(Duration::from_millis(1500));
-    ip(&["-n", &server, "link", "set", &dev, "down"]).unwrap();
+    NetnsPair::ip(&["-n", &server, "link", "set", &dev, "down"]).unwrap();
     std::thread::sleep(Duration::from_millis(2500));
-    ip(&["-n", &server, "link", "set", &dev, "up"]).unwrap();
+    NetnsPair::ip(&["-n", &server, "link", "set", &dev, "up"]).unwrap();
     let o = child.wait_with_output().unwrap();
     let r = Ran::read(
         &json,

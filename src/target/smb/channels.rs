@@ -22,8 +22,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long connecting and binding one channel may take.
-const BIND_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long connecting and binding one channel may take at most, over all attempts
+/// (a probe's limit is usually shorter).
+const BIND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one binding attempt may go unanswered before a fresh connection is tried.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Where the channels of a set go.
 #[derive(Debug, Clone)]
@@ -108,6 +112,8 @@ pub struct ChannelSet {
     tree: std::mem::ManuallyDrop<Arc<smb::Tree>>,
     primary: std::mem::ManuallyDrop<Arc<Connection>>,
     primary_taken: AtomicBool,
+    /// Channels bound ahead ([`ChannelSet::bind_all`]), handed out once each.
+    prebound: std::sync::Mutex<Vec<Option<Channel>>>,
     identity: sspi::AuthIdentity,
     config: ConnectionConfig,
     guid: Guid,
@@ -205,6 +211,7 @@ impl ChannelSet {
             tree: std::mem::ManuallyDrop::new(tree),
             primary: std::mem::ManuallyDrop::new(conn),
             primary_taken: AtomicBool::new(false),
+            prebound: std::sync::Mutex::new(Vec::new()),
             identity,
             config,
             guid,
@@ -229,13 +236,23 @@ impl ChannelSet {
 
     /// Channel `i`: the session's own connection the first time channel 0 is asked
     /// for, else a fresh connection to the channel's address bound to the session.
-    /// Blocks (up to a few seconds); may be called from any thread but the driver's.
-    pub fn channel(&self, i: usize) -> Result<Channel, OpenError> {
+    /// Blocks up to `limit` (at most a few seconds); may be called from any thread
+    /// but the driver's.
+    pub fn channel(&self, i: usize, limit: Duration) -> Result<Channel, OpenError> {
         let addr = *self
             .addrs
             .get(i)
             .ok_or_else(|| OpenError::Other(format!("no channel {i}")))?;
         let h = self.driver.handle.clone();
+        let ready = self
+            .prebound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(i)
+            .and_then(Option::take);
+        if let Some(ch) = ready {
+            return Ok(ch);
+        }
         if i == 0 && !self.primary_taken.swap(true, Ordering::SeqCst) {
             return Ok(Channel {
                 id: self.session.channel_id(),
@@ -245,13 +262,42 @@ impl ChannelSet {
                 bound: false,
             });
         }
+        // A bind that gets no answer is tried again on a fresh connection: seen
+        // with Samba 4.17 on a busy machine, a bind now and then never answered
+        // while the next connection was bound at once.
+        let deadline = std::time::Instant::now() + limit.min(BIND_TIMEOUT);
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.bind_once(i, addr, left.min(ATTEMPT_TIMEOUT)) {
+                Ok(ch) => return Ok(ch),
+                Err(Some(e)) => return Err(e),
+                Err(None) if left > ATTEMPT_TIMEOUT => continue,
+                Err(None) => return Err(OpenError::Other(format!(
+                    "channel {i} ({addr}): no answer to {tries} binding attempt(s) within {:.1} s",
+                    limit.min(BIND_TIMEOUT).as_secs_f64()
+                ))),
+            }
+        }
+    }
+
+    /// One attempt at binding channel `i` on a fresh connection to `addr`; `Err(None)`
+    /// when it got no answer within `limit`.
+    fn bind_once(
+        &self,
+        i: usize,
+        addr: SocketAddr,
+        limit: Duration,
+    ) -> Result<Channel, Option<OpenError>> {
+        let h = self.driver.handle.clone();
         let _entered = h.enter();
         let conn = Arc::new(
             Connection::build(&self.host_name(), addr, self.guid, self.config.clone())
-                .map_err(|e| other("the connection", e))?,
+                .map_err(|e| Some(other("the connection", e)))?,
         );
         let bound = h.block_on(async {
-            tokio::time::timeout(BIND_TIMEOUT, async {
+            tokio::time::timeout(limit, async {
                 conn.connect()
                     .await
                     .map_err(|e| other(&format!("connecting channel {i} to {addr}"), e))?;
@@ -260,21 +306,15 @@ impl ChannelSet {
                     .map_err(|e| other(&format!("binding channel {i} ({addr}) to the session"), e))
             })
             .await
-            .unwrap_or_else(|_| {
-                Err(OpenError::Other(format!(
-                    "channel {i} ({addr}): no answer within {} s",
-                    BIND_TIMEOUT.as_secs()
-                )))
-            })
         });
         let id = match bound {
-            Ok(id) => id,
-            Err(e) => {
+            Ok(Ok(id)) => id,
+            failed => {
                 let c = conn.clone();
                 h.spawn(async move {
                     let _ = tokio::time::timeout(Duration::from_secs(2), c.close()).await;
                 });
-                return Err(e);
+                return Err(failed.ok().and_then(Result::err));
             }
         };
         if let Some(ci) = conn.conn_info() {
@@ -287,6 +327,17 @@ impl ChannelSet {
             handle: h,
             bound: true,
         })
+    }
+
+    /// Binds every channel now (each then handed out once by [`ChannelSet::channel`]),
+    /// so that a worker starts with all its channels up.
+    pub fn bind_all(&self) -> Result<(), OpenError> {
+        let mut all = Vec::with_capacity(self.addrs.len());
+        for i in 0..self.addrs.len() {
+            all.push(Some(self.channel(i, BIND_TIMEOUT)?));
+        }
+        *self.prebound.lock().unwrap_or_else(|p| p.into_inner()) = all;
+        Ok(())
     }
 
     /// The server's name as the URI gives it (without the port).
