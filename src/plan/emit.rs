@@ -43,6 +43,8 @@ pub enum FioEmitError {
     Distribution { workload: String },
     #[error("workload '{workload}': seq_layout stride is not translated to fio yet")]
     Stride { workload: String },
+    #[error("workload '{workload}': a stop before its run ends is not translated to fio yet")]
+    EarlyStop { workload: String },
     #[error("the {engine} engine has no fio equivalent")]
     Engine { engine: &'static str },
 }
@@ -389,10 +391,9 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 });
             }
             if w.pauses.stop_ns > 0 {
-                return Err(format!(
-                    "workload '{}': a stop before its run ends is not translated to fio yet",
-                    w.name
-                ));
+                return Err(FioEmitError::EarlyStop {
+                    workload: w.name.clone(),
+                });
             }
             let _ = writeln!(s, "\n[{}-{}]", r.name, w.name);
             if ri > 0 && wi == 0 {
