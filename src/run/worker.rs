@@ -31,6 +31,8 @@ const MAX_ERROR_SAMPLES: usize = 8;
 /// Most events a worker reports per interval (a stalled connection times out every
 /// I/O; the counts are in the connection's errors and timeouts).
 const MAX_EVENTS: usize = 16;
+/// Room kept beyond [`MAX_EVENTS`] for `down` and `up` events.
+const MAX_LINK_EVENTS: usize = 16;
 /// Longest wait for requests still in flight after the run (without --io-timeout).
 const DRAIN_NS: u64 = 30_000_000_000;
 
@@ -248,15 +250,22 @@ impl<E: Engine> Worker<E> {
                 woke_at = Some(self.setup.pacer.wait_until(now, wake));
                 continue;
             }
-            if let Err(e) = self.reap(now, wake) {
-                self.fatal = Some(e);
-                break;
-            }
+            let reaped = self.reap(now, wake);
             if !self.completions.is_empty() {
                 self.complete_all();
             }
+            // Every turn, not only one that reaped: a connection can go down (and
+            // come back) without a completion, and the turn that fails is the last.
+            self.take_engine_events();
+            if let Err(e) = reaped {
+                self.fatal = Some(e);
+                break;
+            }
         }
         self.drain();
+        // What the engine saw while the run stopped (a `down` after a deadline
+        // under the stop policy, a connection lost in the drain) is still the run's.
+        self.take_engine_events();
         self.finish();
     }
 
@@ -385,9 +394,17 @@ impl<E: Engine> Worker<E> {
             Ok(()) => true,
             Err(e) => {
                 self.fatal = Some(e);
+                self.unpushed(slot_idx as usize, now);
                 false
             }
         }
+    }
+
+    /// Frees the slot of a request the engine refused: it is not in flight, so
+    /// nothing will complete it (the drain must not wait for it).
+    fn unpushed(&mut self, tag: usize, now: u64) {
+        self.table.release_tickets(&mut self.setup.data, tag, now);
+        self.release(tag);
     }
 
     /// When to stop waiting: the next interval boundary, intended time or deadline.
@@ -434,7 +451,7 @@ impl<E: Engine> Worker<E> {
             .map_err(|e| crate::errors::chain(&e))
     }
 
-    /// Accounts every reaped completion, then the engine's connection events.
+    /// Accounts every reaped completion.
     fn complete_all(&mut self) {
         let reap_ns = now_ns();
         let mut done = std::mem::take(&mut self.completions);
@@ -442,13 +459,19 @@ impl<E: Engine> Worker<E> {
             self.complete(c, reap_ns);
         }
         self.completions = done;
+    }
+
+    /// Records the engine's connection events since the last call.
+    fn take_engine_events(&mut self) {
         self.engine.take_events(&mut self.engine_events);
-        for i in 0..self.engine_events.len() {
-            let e = &self.engine_events[i];
-            let (t, conn, kind, detail) = (e.target, e.conn, e.kind, e.detail.clone());
-            self.event(e.at_ns, t, conn, kind, detail);
+        if self.engine_events.is_empty() {
+            return;
         }
-        self.engine_events.clear();
+        let mut events = std::mem::take(&mut self.engine_events);
+        for e in events.drain(..) {
+            self.event(e.at_ns, e.target, e.conn, e.kind, e.detail);
+        }
+        self.engine_events = events;
     }
 
     /// Accounts one completion: counts, latency, verification; frees the slot or,
@@ -553,7 +576,9 @@ impl<E: Engine> Worker<E> {
         self.table.slots[tag].retries += 1;
         self.table.slots[tag].state = SlotState::InFlight;
         if let Err(e) = self.engine.push(slot.request(tag as u32)) {
+            // Not in flight: the caller counts it as the error it was.
             self.fatal = Some(crate::errors::chain(&e));
+            return false;
         }
         if let Some(t) = self.setup.io_timeout_ns {
             self.table.slots[tag].submit_ns = now;
@@ -708,9 +733,15 @@ impl<E: Engine> Worker<E> {
         self.next_deadline_ns = next;
     }
 
-    /// Records an event of this interval (at most [`MAX_EVENTS`]).
+    /// Records an event of this interval: at most [`MAX_EVENTS`] in all, and up to
+    /// [`MAX_LINK_EVENTS`] more for connections going down or up, so a flood of
+    /// timeouts cannot hide the `down` they caused.
     fn event(&mut self, at_ns: u64, target: u32, conn: u32, kind: EngineEventKind, detail: String) {
-        if self.events.len() < MAX_EVENTS {
+        let cap = match kind {
+            EngineEventKind::Down | EngineEventKind::Up => MAX_EVENTS + MAX_LINK_EVENTS,
+            EngineEventKind::Timeout | EngineEventKind::Reissue => MAX_EVENTS,
+        };
+        if self.events.len() < cap {
             self.events.push(EventRecord {
                 at_ns,
                 conn: target * self.setup.connections + conn,

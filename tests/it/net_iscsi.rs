@@ -286,6 +286,16 @@ fn iscsi_server_killed_mid_run_fails_fast_naming_it() {
     );
     let r = read_json(&json);
     assert!(!r["runs"][0]["intervals"].as_array().unwrap().is_empty());
+    let events = r["runs"][0]["events"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "down" && e["detail"].as_str().unwrap().contains(&t.portal)),
+        "{events:?}"
+    );
 }
 
 #[test]

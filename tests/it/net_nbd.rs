@@ -343,7 +343,12 @@ fn nbd_server_killed_mid_run_fails_fast_naming_it() {
         e.contains("connection to unix:") && e.contains("lost after"),
         "{e}"
     );
-    assert!(!r.run(0).intervals.is_empty());
+    let run = r.run(0);
+    assert!(!run.intervals.is_empty());
+    // The loss is an event of the run, naming the server, though it stopped it.
+    let down: Vec<_> = run.events.iter().filter(|e| e.kind == "down").collect();
+    assert_eq!(down.len(), 1, "{:?}", run.events);
+    assert!(down[0].detail.contains("lost after"), "{:?}", down[0]);
 }
 
 #[test]
@@ -645,6 +650,11 @@ fn nbd_server_that_stops_answering_times_out_within_the_io_timeout() {
         "{:?}",
         run.events
     );
+    // The connection the deadline closed is in the events, after the timeout,
+    // though the stop policy ended the run at that same deadline.
+    let down = run.events.iter().position(|e| e.kind == "down");
+    let timeout = run.events.iter().position(|e| e.kind == "timeout");
+    assert!(down.is_some() && down > timeout, "{:?}", run.events);
     // Carrying on: every stalled I/O is a counted timeout, and the connection,
     // closed, ends the run with the server named.
     let Some((r, took)) = against_a_stopped_server(&["--on-error", "continue"]) else {
