@@ -130,6 +130,8 @@ pub(super) struct Launched {
     pub nworkers: usize,
     /// Connections over all targets (targets × connections per target).
     pub nconns: usize,
+    /// Why the worker count is what it is, when connections decided it.
+    pub workers_reason: Option<String>,
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -148,20 +150,24 @@ pub(super) fn launch(
     };
     let streams = build_streams(run, resolved);
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
-    let nworkers = run
-        .workers
-        .unwrap_or(cpus.len())
-        .clamp(1, streams.len().max(1));
+    let spread = super::spread::plan(
+        run.workers,
+        cpus.len(),
+        streams.len(),
+        opts.connections,
+        is_network(engine),
+    );
+    let nworkers = spread.nworkers;
     let shapes: Vec<WorkloadShape> = run
         .workloads
         .iter()
         .zip(resolved)
         .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
         .collect();
-    // Round-robin streams over workers.
+    // Round-robin streams over workers, or by connection (super::spread).
     let mut per_worker: Vec<Vec<Stream>> = (0..nworkers).map(|_| Vec::new()).collect();
     for (i, s) in streams.into_iter().enumerate() {
-        per_worker[i % nworkers].push(s);
+        per_worker[spread.worker_of(i, opts.connections)].push(s);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
@@ -248,7 +254,16 @@ pub(super) fn launch(
         end_at,
         nworkers,
         nconns: targets.len() * opts.connections as usize,
+        workers_reason: spread.reason,
     })
+}
+
+/// Engines that reach their targets over connections of their own.
+pub(super) fn is_network(engine: EngineKind) -> bool {
+    matches!(
+        engine,
+        EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Smb
+    )
 }
 
 /// The multipath settings of a run whose (only) target has several paths.

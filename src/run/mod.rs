@@ -20,6 +20,7 @@ pub mod pacing;
 pub mod paths;
 pub mod setup;
 pub mod slots;
+pub mod spread;
 pub mod steady;
 pub mod stream;
 pub mod timebase;
@@ -108,6 +109,10 @@ pub fn execute(
     warnings.extend(setup::check_virtual_time(run, specs, engine)?);
     let verify_states = setup::verify_states(run, &targets, opts)?;
     let launched = launch::launch(run, opts, &targets, &resolved, engine, &verify_states)?;
+    let mut choice = choice;
+    if let Some(why) = &launched.workers_reason {
+        choice.reason = format!("{}; {why}", choice.reason);
+    }
     let collector::Collected {
         mut result,
         mut verify,

@@ -66,7 +66,8 @@ pub struct WorkerSetup {
     pub pacer: Pacer,
     /// Emptied stats of earlier snapshots, handed back by the collector for reuse.
     pub recycled: std::sync::mpsc::Receiver<Vec<WorkloadStats>>,
-    /// Connections per target; a stream uses connection `stream id % connections`.
+    /// Connections per target; a stream uses connection `stream id % connections`,
+    /// and the worker opens only the ones its streams use (`run::spread`).
     pub connections: u32,
     /// Per-I/O deadline (`--io-timeout`).
     pub io_timeout_ns: Option<u64>,
@@ -145,13 +146,25 @@ pub struct Worker<E: Engine> {
     fatal: Option<String>,
     fds: Vec<libc::pollfd>,
     engine_events: Vec<EngineEvent>,
+    /// The connections this worker opened, by the engine's number (`IoRequest::conn`,
+    /// `0..owned.len()`): their numbers among the run's connections per target.
+    owned: Vec<u32>,
+    /// Per stream (position in `setup.streams`): the engine's number of its connection.
+    stream_conn: Vec<u32>,
 }
 
 impl<E: Engine> Worker<E> {
     /// Sets the worker up: connections, slots and buffers, the first tokens and
     /// timers. Hands the setup back with the reason when that fails.
     pub fn new(mut engine: E, mut setup: WorkerSetup) -> Result<Self, Box<(WorkerSetup, String)>> {
-        if let Err(e) = engine.connect(setup.connections) {
+        let n = setup.connections.max(1);
+        let owned = super::spread::owned_connections(setup.streams.iter().map(|s| s.id), n);
+        let stream_conn = setup
+            .streams
+            .iter()
+            .map(|s| owned.iter().position(|&c| c == s.id % n).unwrap_or(0) as u32)
+            .collect();
+        if let Err(e) = engine.connect(owned.len() as u32) {
             return Err(Box::new((setup, crate::errors::chain(&e))));
         }
         let share_one = engine.completes_inline()
@@ -198,6 +211,8 @@ impl<E: Engine> Worker<E> {
             fatal: None,
             fds: Vec::new(),
             engine_events: Vec::new(),
+            owned,
+            stream_conn,
             engine,
             setup,
             shapes,
@@ -300,14 +315,21 @@ impl<E: Engine> Worker<E> {
         true
     }
 
-    /// The connection a stream's I/O to `target` uses.
+    /// The connection (the engine's number) that the stream at position `si` uses.
     #[inline]
-    fn conn_of(&self, stream_id: u32) -> u32 {
+    fn conn_of(&self, si: u32) -> u32 {
         if self.setup.connections <= 1 {
             0
         } else {
-            stream_id % self.setup.connections
+            self.stream_conn[si as usize]
         }
+    }
+
+    /// Index into `conns` of the engine's connection `conn` to `target`.
+    #[inline]
+    fn conn_index(&self, target: u32, conn: u32) -> usize {
+        let global = self.owned.get(conn as usize).copied().unwrap_or(conn);
+        (target * self.setup.connections + global) as usize
     }
 
     /// Closed loop: fills every free slot of the streams with a token.
@@ -328,7 +350,7 @@ impl<E: Engine> Worker<E> {
                 workload: wl,
                 target,
                 stream_id,
-                conn: self.conn_of(stream_id),
+                conn: self.conn_of(si),
                 io,
                 intended_ns: now,
             };
@@ -370,7 +392,7 @@ impl<E: Engine> Worker<E> {
                 workload: wl,
                 target,
                 stream_id,
-                conn: self.conn_of(stream_id),
+                conn: self.conn_of(si),
                 io,
                 intended_ns: intended,
             };
@@ -523,7 +545,8 @@ impl<E: Engine> Worker<E> {
     fn count_conn(&mut self, tag: usize, bytes: u64, errors: u64) {
         if self.setup.connections > 1 {
             let slot = &self.table.slots[tag];
-            let cs = &mut self.conns[(slot.target * self.setup.connections + slot.conn) as usize];
+            let cs = self.conn_index(slot.target, slot.conn);
+            let cs = &mut self.conns[cs];
             cs.ios += 1 - errors;
             cs.bytes += bytes;
             cs.errors += errors;
@@ -706,7 +729,7 @@ impl<E: Engine> Worker<E> {
                 EngineEventKind::Timeout,
                 detail,
             );
-            let conn = (slot.target * self.setup.connections + slot.conn) as usize;
+            let conn = self.conn_index(slot.target, slot.conn);
             self.conns[conn].timeouts += 1;
             if self.engine.abandon(tag as u64) {
                 // Gone from the engine: settle it as a failed completion (re-issued
@@ -742,9 +765,10 @@ impl<E: Engine> Worker<E> {
             EngineEventKind::Timeout | EngineEventKind::Reissue => MAX_EVENTS,
         };
         if self.events.len() < cap {
+            let conn = self.conn_index(target, conn) as u32;
             self.events.push(EventRecord {
                 at_ns,
-                conn: target * self.setup.connections + conn,
+                conn,
                 kind: kind.name(),
                 detail,
             });

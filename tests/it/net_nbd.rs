@@ -715,3 +715,62 @@ fn nbd_error_filter_with_on_error_continue_counts_errors_per_interval() {
         r.stderr
     );
 }
+
+/// Runs a pass of randread over `streams` streams and `connections` connections
+/// against a fresh nbdkit with its log filter; returns the result and how many
+/// connections the server saw (the target's inspection connections included).
+fn count_connections(streams: &str, connections: &str, extra: &[&str]) -> Option<(Ran, usize)> {
+    let d = tempdir();
+    let log = d.path().join("log.txt");
+    let logfile = format!("logfile={}", log.display());
+    let k = server(&["--filter=log", "memory", "16M", &logfile])?;
+    let mut args = vec![
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "4",
+        "--streams",
+        streams,
+        "--connections",
+        connections,
+        "--passes",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    let r = run_json(&args);
+    drop(k);
+    let text = std::fs::read_to_string(&log).expect("nbdkit log");
+    Some((r, text.lines().filter(|l| l.contains(" Connect ")).count()))
+}
+
+#[test]
+fn nbd_connections_are_spread_over_workers_each_opened_once() {
+    // The baseline: one stream, one connection, one worker.
+    let Some((_, base)) = count_connections("1", "1", &["--workers", "1"]) else {
+        return;
+    };
+    // 4 connections and no --workers: as many workers as CPUs allow (a divisor of
+    // 4), each opening only the connections its streams use — 4 in all, not 4 per
+    // worker — and each carrying a quarter of the I/O.
+    let Some((r, four)) = count_connections("8", "4", &[]) else {
+        return;
+    };
+    assert_eq!(four - base, 3, "{four} connections against {base} for one");
+    let run = r.run(0);
+    assert!(
+        run.engine_reason.contains("4 connections over"),
+        "{}",
+        run.engine_reason
+    );
+    let ios: Vec<u64> = run.connections.iter().map(|c| c.ios).collect();
+    assert_eq!(ios, [1024; 4], "{:?}", run.connections);
+    // An explicit --workers is obeyed and not explained.
+    let Some((r, two)) = count_connections("8", "4", &["--workers", "1"]) else {
+        return;
+    };
+    assert_eq!(two - base, 3);
+    assert!(!r.run(0).engine_reason.contains("connections over"));
+}
