@@ -64,6 +64,7 @@ pub mod mem;
 pub mod multipath;
 pub mod nbd;
 pub mod null;
+pub mod reconnect;
 pub mod sim;
 #[cfg(feature = "smb")]
 pub mod smb;
@@ -219,6 +220,13 @@ pub trait Engine {
     /// between calls, as libiscsi's `iscsi_which_events` does). None by default.
     fn poll_fds(&mut self, out: &mut Vec<libc::pollfd>) {
         let _ = out;
+    }
+
+    /// When the engine must be called again (`on_ready` with nothing ready, then a
+    /// reap) even if none of its descriptors becomes ready: a timer of its own, such
+    /// as the next reconnect attempt ([`reconnect`]). None by default.
+    fn wake_ns(&self) -> Option<u64> {
+        None
     }
 
     /// After poll(2): the descriptors from `poll_fds` with `revents` filled in, so

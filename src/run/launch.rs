@@ -312,7 +312,10 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
         EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
         EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
-            Ok(e) => worker::run_worker(e, setup),
+            Ok(e) => match reconnect(setup.policy) {
+                Some(r) => worker::run_worker(e.with_reconnect(r), setup),
+                None => worker::run_worker(e, setup),
+            },
             Err(e) => worker::fail(setup, chain(&e)),
         },
         EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
@@ -325,6 +328,12 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
             Err(e) => worker::fail(setup, chain(&e)),
         },
     }
+}
+
+/// Network engines reconnect a lost connection when the error policy carries on
+/// (`continue`, `retry=N`); under `stop` the loss ends the run.
+fn reconnect(policy: worker::ErrorPolicy) -> Option<crate::engine::reconnect::Reconnect> {
+    (policy != worker::ErrorPolicy::Stop).then(Default::default)
 }
 
 /// A worker on the smb engine: its own sessions to the SMB targets.

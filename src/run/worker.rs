@@ -433,6 +433,9 @@ impl<E: Engine> Worker<E> {
     #[inline]
     fn wake_at(&self) -> u64 {
         let mut wake = self.next_boundary.min(self.next_deadline_ns);
+        if let Some(w) = self.engine.wake_ns() {
+            wake = wake.min(w);
+        }
         if self.open_loop_any {
             if let Some(Reverse((due, _))) = self.timers.peek() {
                 wake = wake.min(*due);

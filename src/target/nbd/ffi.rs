@@ -69,6 +69,8 @@ struct Lib {
     aio_in_flight: FnHandleInt,
     aio_is_dead: FnHandleInt,
     aio_is_closed: FnHandleInt,
+    aio_connect_uri: FnConnectUri,
+    aio_is_ready: FnHandleInt,
 }
 
 /// The library name: `IOSCOPE_LIBNBD` or the soname of libnbd 1.x.
@@ -114,6 +116,8 @@ fn load() -> Result<Lib, String> {
         aio_in_flight: sym!("nbd_aio_in_flight"),
         aio_is_dead: sym!("nbd_aio_is_dead"),
         aio_is_closed: sym!("nbd_aio_is_closed"),
+        aio_connect_uri: sym!("nbd_aio_connect_uri"),
+        aio_is_ready: sym!("nbd_aio_is_ready"),
         _lib: lib,
     })
 }
@@ -172,6 +176,17 @@ unsafe impl Send for Conn {}
 impl Conn {
     /// Connects (blocking) to `uri` and completes the handshake.
     pub fn connect(uri: &str) -> Result<Conn, NbdError> {
+        Self::open(uri, false)
+    }
+
+    /// Starts connecting to `uri` without blocking: drive it with
+    /// [`Conn::direction`], [`Conn::notify_read`]/[`Conn::notify_write`] until
+    /// [`Conn::is_ready`] (or [`Conn::is_dead`]).
+    pub fn start_connect(uri: &str) -> Result<Conn, NbdError> {
+        Self::open(uri, true)
+    }
+
+    fn open(uri: &str, aio: bool) -> Result<Conn, NbdError> {
         let l = lib().map_err(|msg| NbdError { msg, errno: 0 })?;
         let c_uri = CString::new(uri).map_err(|_| NbdError {
             msg: "URI contains a NUL byte".into(),
@@ -184,11 +199,29 @@ impl Conn {
             return Err(NbdError { msg, errno });
         }
         let conn = Conn { lib: l, h };
-        // SAFETY: valid handle and NUL-terminated URI that outlives the call.
-        if unsafe { (l.connect_uri)(h, c_uri.as_ptr()) } == -1 {
+        let connect = if aio {
+            l.aio_connect_uri
+        } else {
+            l.connect_uri
+        };
+        // SAFETY: valid handle and NUL-terminated URI that outlives the call (libnbd
+        // copies it).
+        if unsafe { connect(h, c_uri.as_ptr()) } == -1 {
             return Err(conn.error());
         }
         Ok(conn)
+    }
+
+    /// True once the handshake is done and commands can be issued.
+    pub fn is_ready(&self) -> bool {
+        // SAFETY: valid handle; a plain state query.
+        unsafe { (self.lib.aio_is_ready)(self.h) == 1 }
+    }
+
+    /// libnbd's last error message on this thread (after a call on this handle
+    /// failed, or the handle died).
+    pub fn last_error(&self) -> String {
+        self.error().msg
     }
 
     fn error(&self) -> NbdError {
