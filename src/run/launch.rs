@@ -319,7 +319,10 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
             Err(e) => worker::fail(setup, chain(&e)),
         },
         EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
-            Ok(e) => worker::run_worker(e, setup),
+            Ok(e) => match reconnect(setup.policy) {
+                Some(r) => worker::run_worker(e.with_reconnect(r), setup),
+                None => worker::run_worker(e, setup),
+            },
             Err(e) => worker::fail(setup, chain(&e)),
         },
         EngineKind::Smb => run_smb(&t, capacity, setup),

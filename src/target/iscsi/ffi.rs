@@ -11,6 +11,7 @@
 use libloading::Library;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::OnceLock;
 
 /// `SCSI_STATUS_GOOD`.
@@ -61,6 +62,8 @@ type FnCtxSetVoid = unsafe extern "C" fn(*mut Context, c_int);
 type FnGetError = unsafe extern "C" fn(*mut Context) -> *const c_char;
 type FnUserPwd = unsafe extern "C" fn(*mut Context, *const c_char, *const c_char) -> c_int;
 type FnFullConnect = unsafe extern "C" fn(*mut Context, *const c_char, c_int) -> c_int;
+type FnFullConnectAsync =
+    unsafe extern "C" fn(*mut Context, *const c_char, c_int, CommandCb, *mut c_void) -> c_int;
 type FnReadCap16 = unsafe extern "C" fn(*mut Context, c_int) -> *mut TaskHead;
 type FnUnmarshall = unsafe extern "C" fn(*mut TaskHead) -> *mut c_void;
 type FnFreeTask = unsafe extern "C" fn(*mut c_void);
@@ -106,6 +109,7 @@ struct Lib {
     set_noautoreconnect: FnCtxSetVoid,
     set_initiator_username_pwd: FnUserPwd,
     full_connect_sync: FnFullConnect,
+    full_connect_async: FnFullConnectAsync,
     readcapacity16_sync: FnReadCap16,
     datain_unmarshall: FnUnmarshall,
     free_scsi_task: FnFreeTask,
@@ -149,6 +153,7 @@ fn load() -> Result<Lib, String> {
         set_noautoreconnect: sym!("iscsi_set_noautoreconnect"),
         set_initiator_username_pwd: sym!("iscsi_set_initiator_username_pwd"),
         full_connect_sync: sym!("iscsi_full_connect_sync"),
+        full_connect_async: sym!("iscsi_full_connect_async"),
         readcapacity16_sync: sym!("iscsi_readcapacity16_sync"),
         datain_unmarshall: sym!("scsi_datain_unmarshall"),
         free_scsi_task: sym!("scsi_free_scsi_task"),
@@ -202,6 +207,22 @@ unsafe extern "C" fn on_task_done(
     }
 }
 
+/// A login under way: no status yet.
+const LOGIN_PENDING: i32 = i32::MIN;
+
+/// Called by libiscsi inside `iscsi_service` when an asynchronous login ends;
+/// `private_data` is the session's `login` status cell.
+unsafe extern "C" fn on_login(
+    _ctx: *mut Context,
+    status: c_int,
+    _command_data: *mut c_void,
+    private_data: *mut c_void,
+) {
+    // SAFETY: private_data is the AtomicI32 boxed in the Session that owns this
+    // context; the box outlives the context (dropped after it).
+    unsafe { &*(private_data as *const AtomicI32) }.store(status, Ordering::Relaxed);
+}
+
 /// CHAP credentials (never printed: no Debug, no Display).
 pub struct Chap {
     pub user: String,
@@ -213,6 +234,9 @@ pub struct Session {
     lib: &'static Lib,
     ctx: *mut Context,
     lun: c_int,
+    /// The status of an asynchronous login ([`Session::start_connect`]), written by
+    /// its callback; `LOGIN_PENDING` until then. Boxed: libiscsi holds its address.
+    login: Box<AtomicI32>,
 }
 
 // SAFETY: a Session owns its context exclusively and is used by one thread at a time
@@ -227,6 +251,36 @@ impl Session {
         lun: u32,
         chap: Option<&Chap>,
     ) -> Result<Session, String> {
+        Self::open(portal, iqn, lun, chap, false)
+    }
+
+    /// Starts the same without blocking: drive it with [`Session::which_events`] and
+    /// [`Session::service`] until [`Session::login_state`] says how it ended.
+    pub fn start_connect(
+        portal: &str,
+        iqn: &str,
+        lun: u32,
+        chap: Option<&Chap>,
+    ) -> Result<Session, String> {
+        Self::open(portal, iqn, lun, chap, true)
+    }
+
+    /// How an asynchronous login ended: `None` while it is under way.
+    pub fn login_state(&self) -> Option<Result<(), String>> {
+        match self.login.load(Ordering::Relaxed) {
+            LOGIN_PENDING => None,
+            0 => Some(Ok(())),
+            _ => Some(Err(self.error())),
+        }
+    }
+
+    fn open(
+        portal: &str,
+        iqn: &str,
+        lun: u32,
+        chap: Option<&Chap>,
+        aio: bool,
+    ) -> Result<Session, String> {
         let l = lib()?;
         let cstr = |s: &str| CString::new(s).map_err(|_| "a NUL byte in the URI".to_string());
         let initiator = cstr(INITIATOR)?;
@@ -239,6 +293,7 @@ impl Session {
             lib: l,
             ctx,
             lun: lun as c_int,
+            login: Box::new(AtomicI32::new(LOGIN_PENDING)),
         };
         let target = cstr(iqn)?;
         let c_portal = cstr(portal)?;
@@ -257,7 +312,13 @@ impl Session {
                     return Err(s.error());
                 }
             }
-            if (l.full_connect_sync)(ctx, c_portal.as_ptr(), s.lun) != 0 {
+            let status = if aio {
+                let cell = &*s.login as *const AtomicI32 as *mut c_void;
+                (l.full_connect_async)(ctx, c_portal.as_ptr(), s.lun, on_login, cell)
+            } else {
+                (l.full_connect_sync)(ctx, c_portal.as_ptr(), s.lun)
+            };
+            if status != 0 {
                 return Err(s.error());
             }
         }
