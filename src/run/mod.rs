@@ -66,6 +66,20 @@ pub struct RunOptions {
     pub io_timeout_ns: Option<u64>,
 }
 
+impl RunOptions {
+    /// These options with the run's own `connections` and `io_timeout` (job-file
+    /// keys, which the command line's flags have already overridden) in place.
+    pub fn for_run(&self, run: &RunSpec) -> std::borrow::Cow<'_, RunOptions> {
+        if run.connections.is_none() && run.io_timeout_ns.is_none() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut o = self.clone();
+        o.connections = run.connections.unwrap_or(o.connections);
+        o.io_timeout_ns = run.io_timeout_ns.or(o.io_timeout_ns);
+        std::borrow::Cow::Owned(o)
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
@@ -95,6 +109,7 @@ pub fn execute(
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    let opts = &*opts.for_run(run);
     let mut warnings = Vec::new();
     // The clock first: a simulated device reads it for its origin when it opens.
     timebase::choose_clock(run, specs);

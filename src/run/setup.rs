@@ -479,6 +479,7 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    let opts = &*opts.for_run(run);
     let (_, probes) = check_probed(run, specs, opts)?;
     // Opening (network targets below, and every later open) needs the clock chosen.
     super::timebase::choose_clock(run, specs);
