@@ -18,7 +18,7 @@
 //! other sessions), holds the requests sent to it meanwhile and sends them once it
 //! is back (an `up` event).
 
-use super::reconnect::{Attempts, Reconnect};
+use super::reconnect::{aborted, Parked, Reconnect, Retry};
 use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest, Targets};
 use crate::clock::now_ns;
 use crate::plan::model::IscsiSpec;
@@ -27,25 +27,6 @@ use crate::target::iscsi::{self, ffi};
 use crate::target::Backing;
 use std::collections::HashMap;
 
-/// A request held while its session logs in again.
-struct Parked(IoRequest);
-
-// SAFETY: the request's buffer belongs to the worker that owns this engine and is
-// touched by nothing else until the request completes; the engine, and the request
-// with it, only ever moves between threads as a whole.
-unsafe impl Send for Parked {}
-
-/// A lost session logging in again ([`super::reconnect`]).
-struct Retry {
-    attempts: Attempts,
-    /// The attempt under way: a session in its login.
-    pending: Option<ffi::Session>,
-    /// Why servicing the attempt failed, for the next look at it.
-    broken: Option<String>,
-    /// Requests sent to the session meanwhile, in order.
-    parked: Vec<Parked>,
-}
-
 /// One session.
 struct Link {
     /// `None` once the engine closed it.
@@ -53,7 +34,7 @@ struct Link {
     opened_ns: u64,
     lost: Option<String>,
     /// While it logs in again.
-    retry: Option<Retry>,
+    retry: Option<Retry<ffi::Session>>,
 }
 
 impl Link {
@@ -124,15 +105,6 @@ fn lost_err(portal: &str, l: &Link, what: &str, inflight: usize) -> EngineError 
     )
 }
 
-/// A failed completion for a request whose session is gone.
-fn aborted(tag: u64) -> Completion {
-    Completion {
-        tag,
-        result: -(libc::ECONNABORTED as i64),
-        done_ns: 0,
-    }
-}
-
 /// Sends `req` on `session`.
 ///
 /// # Safety
@@ -181,16 +153,6 @@ impl IscsiEngine {
         self
     }
 
-    fn event(&mut self, t: usize, c: usize, kind: EngineEventKind, detail: String) {
-        self.events.push(EngineEvent {
-            at_ns: now_ns(),
-            target: t as u32,
-            conn: c as u32,
-            kind,
-            detail,
-        });
-    }
-
     /// Session `(t, c)` is lost: a `down` event, and destroying it cancels its tasks
     /// (failed with ECONNABORTED by `harvest`); then it logs in again, or (without a
     /// schedule) the loss is the returned error.
@@ -210,14 +172,14 @@ impl IscsiEngine {
         l.session = None;
         l.lost = Some(why.to_string());
         if reconnect {
-            l.retry = Some(Retry {
-                attempts: Attempts::new(now_ns(), why.to_string()),
-                pending: None,
-                broken: None,
-                parked: Vec::new(),
-            });
+            l.retry = Some(Retry::new(now_ns(), why));
         }
-        self.event(t, c, EngineEventKind::Down, crate::errors::chain(&err));
+        self.events.push(EngineEvent::now(
+            t,
+            c,
+            EngineEventKind::Down,
+            crate::errors::chain(&err),
+        ));
         if reconnect {
             Ok(())
         } else {
@@ -313,6 +275,7 @@ impl IscsiEngine {
         };
         let Some(why) = failure else {
             let retry = l.retry.take().expect("a reconnecting session");
+            let detail = retry.up_detail(&u.spec.portal, now);
             l.session = retry.pending;
             l.opened_ns = now;
             l.lost = None;
@@ -327,23 +290,14 @@ impl IscsiEngine {
                     Err(_) => self.orphans.push(aborted(req.tag)),
                 }
             }
-            let detail = format!(
-                "reconnected to {} after {:.1} s (attempt {})",
-                u.spec.portal,
-                now.saturating_sub(retry.attempts.since_ns) as f64 / 1e9,
-                retry.attempts.tries
-            );
-            self.event(t, c, EngineEventKind::Up, detail);
+            self.events
+                .push(EngineEvent::now(t, c, EngineEventKind::Up, detail));
             return Ok(());
         };
-        retry.pending = None;
-        if retry.attempts.failed(now, why, r) {
+        let Some(summary) = retry.failed(now, why, r, &mut self.orphans) else {
             return Ok(());
-        }
-        // The window is over: what waited fails, and so does the run.
-        let summary = retry.attempts.summary(now);
-        self.orphans
-            .extend(retry.parked.drain(..).map(|Parked(req)| aborted(req.tag)));
+        };
+        // The window is over: what waited failed, and so does the run.
         l.retry = None;
         let why = format!("{}; {summary}", l.lost.as_deref().unwrap_or("lost"));
         l.lost = Some(why.clone());
@@ -493,12 +447,9 @@ impl Engine for IscsiEngine {
 
     fn abandon(&mut self, tag: u64) -> bool {
         for l in self.luns.iter_mut().flatten().flat_map(|u| &mut u.links) {
-            if let Some(r) = l.retry.as_mut() {
-                if let Some(k) = r.parked.iter().position(|p| p.0.tag == tag) {
-                    // Never sent: forgetting it is enough.
-                    r.parked.remove(k);
-                    return true;
-                }
+            // Never sent: forgetting it is enough.
+            if l.retry.as_mut().is_some_and(|r| r.forget(tag)) {
+                return true;
             }
         }
         let Some((t, c, _)) = self.inflight.remove(&tag) else {

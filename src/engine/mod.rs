@@ -137,6 +137,19 @@ pub struct EngineEvent {
     pub detail: String,
 }
 
+impl EngineEvent {
+    /// An event of connection `conn` to target `target`, happening now.
+    pub fn now(target: usize, conn: usize, kind: EngineEventKind, detail: String) -> Self {
+        EngineEvent {
+            at_ns: now_ns(),
+            target: target as u32,
+            conn: conn as u32,
+            kind,
+            detail,
+        }
+    }
+}
+
 /// Kinds of [`EngineEvent`]; the names are the result's `events[].kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineEventKind {

@@ -22,29 +22,12 @@
 
 use crate::target::nbd::ffi;
 
-use super::reconnect::{Attempts, Reconnect};
+use super::reconnect::{aborted, Parked, Reconnect, Retry};
 use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest, Targets};
 use crate::clock::now_ns;
 use crate::plan::model::Op;
 use crate::target::Backing;
 use std::collections::HashMap;
-
-/// A request held while its connection is being set up again.
-struct Parked(IoRequest);
-
-// SAFETY: the request's buffer belongs to the worker that owns this engine and is
-// touched by nothing else until the request completes; the engine, and the request
-// with it, only ever moves between threads as a whole.
-unsafe impl Send for Parked {}
-
-/// A lost connection being set up again ([`super::reconnect`]).
-struct Retry {
-    attempts: Attempts,
-    /// The attempt under way: a connection in its handshake.
-    pending: Option<ffi::Conn>,
-    /// Requests sent to the connection meanwhile, in order.
-    parked: Vec<Parked>,
-}
 
 /// One connection and the requests it carries.
 struct Link {
@@ -61,7 +44,7 @@ struct Link {
     /// Why it was closed, once it is.
     lost: Option<String>,
     /// While it reconnects.
-    retry: Option<Retry>,
+    retry: Option<Retry<ffi::Conn>>,
 }
 
 /// One NBD target: its URI and its connections.
@@ -111,15 +94,6 @@ fn open_link(uri: &str, server: &str, capacity: usize) -> Result<Link, EngineErr
         lost: None,
         retry: None,
     })
-}
-
-/// A failed completion for a request whose connection is gone.
-fn aborted(tag: u64) -> Completion {
-    Completion {
-        tag,
-        result: -(libc::ECONNABORTED as i64),
-        done_ns: 0,
-    }
 }
 
 impl Link {
@@ -208,16 +182,6 @@ impl NbdEngine {
         self
     }
 
-    fn event(&mut self, t: usize, c: usize, kind: EngineEventKind, detail: String) {
-        self.events.push(EngineEvent {
-            at_ns: now_ns(),
-            target: t as u32,
-            conn: c as u32,
-            kind,
-            detail,
-        });
-    }
-
     /// Connection `(t, c)` is lost: a `down` event, its requests fail with
     /// ECONNABORTED; then it reconnects, or (without a schedule) the loss is the
     /// returned error.
@@ -229,13 +193,10 @@ impl NbdEngine {
         let detail = crate::errors::chain(&err);
         l.close(why.to_string(), &mut self.orphans);
         if self.reconnect.is_some() {
-            l.retry = Some(Retry {
-                attempts: Attempts::new(now_ns(), why.to_string()),
-                pending: None,
-                parked: Vec::new(),
-            });
+            l.retry = Some(Retry::new(now_ns(), why));
         }
-        self.event(t, c, EngineEventKind::Down, detail);
+        self.events
+            .push(EngineEvent::now(t, c, EngineEventKind::Down, detail));
         match self.reconnect {
             Some(_) => Ok(()),
             None => Err(err),
@@ -308,6 +269,7 @@ impl NbdEngine {
         };
         let due = now >= retry.attempts.next_ns;
         let failure = match &retry.pending {
+            Some(_) if retry.broken.is_some() => retry.broken.take(),
             Some(p) if p.is_ready() => None,
             Some(p) if p.is_dead() => Some(format!("reconnecting: {}", p.last_error())),
             Some(_) if due => Some("reconnecting: no handshake in time".to_string()),
@@ -327,17 +289,14 @@ impl NbdEngine {
         };
         let Some(why) = failure else {
             let detail = up(l, now, &mut self.orphans);
-            self.event(t, c, EngineEventKind::Up, detail);
+            self.events
+                .push(EngineEvent::now(t, c, EngineEventKind::Up, detail));
             return Ok(());
         };
-        retry.pending = None;
-        if retry.attempts.failed(now, why, r) {
+        let Some(summary) = retry.failed(now, why, r, &mut self.orphans) else {
             return Ok(());
-        }
-        // The window is over: what waited fails, and so does the run.
-        let summary = retry.attempts.summary(now);
-        self.orphans
-            .extend(retry.parked.drain(..).map(|Parked(req)| aborted(req.tag)));
+        };
+        // The window is over: what waited failed, and so does the run.
         l.retry = None;
         let why = format!("{}; {summary}", l.lost.as_deref().unwrap_or("lost"));
         l.lost = Some(why.clone());
@@ -360,9 +319,13 @@ impl NbdEngine {
         if r.is_ok() && revents & libc::POLLOUT != 0 {
             r = conn.notify_write();
         }
-        match r {
-            // A reconnect attempt that fails leaves its handle dead: tend sees it.
-            Err(e) if live => self.lose(t, c, &e.msg),
+        match (r, l.retry.as_mut()) {
+            (Err(e), _) if live => self.lose(t, c, &e.msg),
+            // A reconnect attempt's failure is the attempt's, seen by `tend`.
+            (Err(e), Some(retry)) => {
+                retry.broken = Some(format!("reconnecting: {}", e.msg));
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -394,6 +357,7 @@ impl NbdEngine {
 /// `orphans`). Returns the `up` event's text.
 fn up(l: &mut Link, now: u64, orphans: &mut Vec<Completion>) -> String {
     let retry = l.retry.take().expect("a reconnecting link");
+    let detail = retry.up_detail(&l.server, now);
     l.conn = retry.pending;
     l.opened_ns = now;
     l.lost = None;
@@ -404,12 +368,7 @@ fn up(l: &mut Link, now: u64, orphans: &mut Vec<Completion>) -> String {
             orphans.push(aborted(req.tag));
         }
     }
-    format!(
-        "reconnected to {} after {:.1} s (attempt {})",
-        l.server,
-        now.saturating_sub(retry.attempts.since_ns) as f64 / 1e9,
-        retry.attempts.tries
-    )
+    detail
 }
 
 impl Engine for NbdEngine {
@@ -551,12 +510,9 @@ impl Engine for NbdEngine {
         for (ti, e) in self.exports.iter_mut().enumerate() {
             let Some(e) = e else { continue };
             for (ci, l) in e.links.iter_mut().enumerate() {
-                if let Some(r) = l.retry.as_mut() {
-                    if let Some(k) = r.parked.iter().position(|p| p.0.tag == tag) {
-                        // Never sent: forgetting it is enough.
-                        r.parked.remove(k);
-                        return true;
-                    }
+                // Never sent: forgetting it is enough.
+                if l.retry.as_mut().is_some_and(|r| r.forget(tag)) {
+                    return true;
                 }
                 let Some(cookie) = l
                     .inflight
