@@ -8,6 +8,7 @@
 //! in that thread's list, which the caller drains with [`take_done`]: no allocation
 //! and no lock per I/O. `IOSCOPE_LIBISCSI` overrides the library's name.
 
+use crate::target::dylib::{sym, Loader};
 use libloading::Library;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -123,49 +124,35 @@ struct Lib {
     is_logged_in: FnCtxInt,
 }
 
-fn lib_name() -> String {
-    std::env::var("IOSCOPE_LIBISCSI").unwrap_or_else(|_| "libiscsi.so.7".to_string())
-}
-
 fn load() -> Result<Lib, String> {
-    let name = lib_name();
-    let missing = |e: libloading::Error| {
-        format!(
-            "cannot load libiscsi ('{name}': {e}); iSCSI targets need it: install the Debian/Ubuntu package libiscsi7 (Fedora: libiscsi)"
-        )
-    };
-    // SAFETY: loading libiscsi runs its initialisers, which only set up library state.
-    let lib = unsafe { Library::new(&name) }.map_err(missing)?;
-    macro_rules! sym {
-        ($name:literal) => {
-            // SAFETY: the symbol is looked up by its libiscsi name and given the
-            // function type declared for it in iscsi.h / scsi-lowlevel.h; the pointer
-            // stays valid because the Library is stored next to it for good.
-            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map_err(missing)?
-        };
-    }
+    let l = Loader::open(
+        "IOSCOPE_LIBISCSI",
+        "libiscsi.so.7",
+        "libiscsi",
+        "iSCSI targets need it: install the Debian/Ubuntu package libiscsi7 (Fedora: libiscsi)",
+    )?;
     Ok(Lib {
-        create_context: sym!("iscsi_create_context"),
-        destroy_context: sym!("iscsi_destroy_context"),
-        get_error: sym!("iscsi_get_error"),
-        set_targetname: sym!("iscsi_set_targetname"),
-        set_session_type: sym!("iscsi_set_session_type"),
-        set_noautoreconnect: sym!("iscsi_set_noautoreconnect"),
-        set_initiator_username_pwd: sym!("iscsi_set_initiator_username_pwd"),
-        full_connect_sync: sym!("iscsi_full_connect_sync"),
-        full_connect_async: sym!("iscsi_full_connect_async"),
-        readcapacity16_sync: sym!("iscsi_readcapacity16_sync"),
-        datain_unmarshall: sym!("scsi_datain_unmarshall"),
-        free_scsi_task: sym!("scsi_free_scsi_task"),
-        read16_task: sym!("iscsi_read16_task"),
-        write16_task: sym!("iscsi_write16_task"),
-        add_data_in_buffer: sym!("scsi_task_add_data_in_buffer"),
-        get_fd: sym!("iscsi_get_fd"),
-        which_events: sym!("iscsi_which_events"),
-        service: sym!("iscsi_service"),
-        queue_length: sym!("iscsi_queue_length"),
-        is_logged_in: sym!("iscsi_is_logged_in"),
-        _lib: lib,
+        create_context: sym!(l, "iscsi_create_context"),
+        destroy_context: sym!(l, "iscsi_destroy_context"),
+        get_error: sym!(l, "iscsi_get_error"),
+        set_targetname: sym!(l, "iscsi_set_targetname"),
+        set_session_type: sym!(l, "iscsi_set_session_type"),
+        set_noautoreconnect: sym!(l, "iscsi_set_noautoreconnect"),
+        set_initiator_username_pwd: sym!(l, "iscsi_set_initiator_username_pwd"),
+        full_connect_sync: sym!(l, "iscsi_full_connect_sync"),
+        full_connect_async: sym!(l, "iscsi_full_connect_async"),
+        readcapacity16_sync: sym!(l, "iscsi_readcapacity16_sync"),
+        datain_unmarshall: sym!(l, "scsi_datain_unmarshall"),
+        free_scsi_task: sym!(l, "scsi_free_scsi_task"),
+        read16_task: sym!(l, "iscsi_read16_task"),
+        write16_task: sym!(l, "iscsi_write16_task"),
+        add_data_in_buffer: sym!(l, "scsi_task_add_data_in_buffer"),
+        get_fd: sym!(l, "iscsi_get_fd"),
+        which_events: sym!(l, "iscsi_which_events"),
+        service: sym!(l, "iscsi_service"),
+        queue_length: sym!(l, "iscsi_queue_length"),
+        is_logged_in: sym!(l, "iscsi_is_logged_in"),
+        _lib: l.into_library(),
     })
 }
 
