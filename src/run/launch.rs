@@ -16,7 +16,6 @@ use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
-use crate::errors::chain;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
@@ -148,15 +147,8 @@ pub(super) fn launch(
         run: run.name.clone(),
         msg,
     };
-    let streams = build_streams(run, resolved);
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
-    let spread = super::spread::plan(
-        run.workers,
-        cpus.len(),
-        streams.len(),
-        opts.connections,
-        is_network(engine),
-    );
+    let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
     let nworkers = spread.nworkers;
     let shapes: Vec<WorkloadShape> = run
         .workloads
@@ -164,11 +156,6 @@ pub(super) fn launch(
         .zip(resolved)
         .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
         .collect();
-    // Round-robin streams over workers, or by connection (super::spread).
-    let mut per_worker: Vec<Vec<Stream>> = (0..nworkers).map(|_| Vec::new()).collect();
-    for (i, s) in streams.into_iter().enumerate() {
-        per_worker[spread.worker_of(i, opts.connections)].push(s);
-    }
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
@@ -199,7 +186,10 @@ pub(super) fn launch(
             verify_states.to_vec(),
             wi as u32,
         )
-        .map_err(setup_err)?;
+        .map_err(|source| RunError::VerifyState {
+            run: run.name.clone(),
+            source,
+        })?;
         let flush = super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
         let setup = WorkerSetup {
             flush,
@@ -258,6 +248,30 @@ pub(super) fn launch(
     })
 }
 
+/// Builds the streams and deals them to the workers: round-robin, or by connection
+/// ([`super::spread`]).
+fn deal_streams(
+    run: &RunSpec,
+    resolved: &[Resolved],
+    cpus: usize,
+    opts: &RunOptions,
+    engine: EngineKind,
+) -> (Vec<Vec<Stream>>, super::spread::Spread) {
+    let streams = build_streams(run, resolved);
+    let spread = super::spread::plan(
+        run.workers,
+        cpus,
+        streams.len(),
+        opts.connections,
+        is_network(engine),
+    );
+    let mut per_worker: Vec<Vec<Stream>> = (0..spread.nworkers).map(|_| Vec::new()).collect();
+    for (i, s) in streams.into_iter().enumerate() {
+        per_worker[spread.worker_of(i, opts.connections)].push(s);
+    }
+    (per_worker, spread)
+}
+
 /// Engines that reach their targets over connections of their own.
 pub(super) fn is_network(engine: EngineKind) -> bool {
     matches!(
@@ -298,7 +312,7 @@ fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSett
     });
     match MultipathEngine::new(npaths, capacity, settings, connect) {
         Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, chain(&e)),
+        Err(e) => worker::fail(setup, e.into()),
     }
 }
 
@@ -316,19 +330,19 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
                 Some(r) => worker::run_worker(e.with_reconnect(r), setup),
                 None => worker::run_worker(e, setup),
             },
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
             Ok(e) => match reconnect(setup.policy) {
                 Some(r) => worker::run_worker(e.with_reconnect(r), setup),
                 None => worker::run_worker(e, setup),
             },
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Smb => run_smb(&t, capacity, setup),
         _ => match UringEngine::new(&t, capacity, uring_opts) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
     }
 }
@@ -344,14 +358,17 @@ fn reconnect(policy: worker::ErrorPolicy) -> Option<crate::engine::reconnect::Re
 fn run_smb(t: &crate::engine::Targets, capacity: usize, setup: WorkerSetup) {
     match crate::engine::smb::SmbEngine::new(t, capacity) {
         Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, chain(&e)),
+        Err(e) => worker::fail(setup, e.into()),
     }
 }
 
 /// Without the `smb` feature no SMB target opens, so this only says why.
 #[cfg(not(feature = "smb"))]
 fn run_smb(_t: &crate::engine::Targets, _capacity: usize, setup: WorkerSetup) {
-    worker::fail(setup, "this ioscope was built without SMB support".into())
+    worker::fail(
+        setup,
+        super::worker_error::WorkerError::NotBuiltIn { feature: "SMB" },
+    )
 }
 
 #[cfg(test)]

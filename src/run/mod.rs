@@ -26,6 +26,7 @@ pub mod stream;
 pub mod timebase;
 pub mod verify;
 pub mod worker;
+pub mod worker_error;
 
 use crate::engine::EngineError;
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -51,6 +52,19 @@ pub enum RunError {
     Setup { run: String, msg: String },
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// Verification state (key map, crash journal) that cannot be set up.
+    #[error("run '{run}'")]
+    VerifyState {
+        run: String,
+        source: data::VerifyStateError,
+    },
+    /// The `--verify-after` read-back of a target failed.
+    #[error("run '{run}': verify pass on '{uri}'")]
+    VerifyPass {
+        run: String,
+        uri: String,
+        source: std::io::Error,
+    },
 }
 
 /// Settings that are not part of the plan but of this invocation.
@@ -113,18 +127,31 @@ pub fn execute(
     let mut warnings = Vec::new();
     // The clock first: a simulated device reads it for its origin when it opens.
     timebase::choose_clock(run, specs);
-    let (targets, resolved) = setup::prepare(run, specs, opts)?;
-    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let prepared = setup::prepare(run, specs, opts)?;
+    let (targets, choice) = (&prepared.targets, &prepared.choice);
     let engine = choice.kind;
     warnings.extend(choice.fallback.iter().cloned());
-    setup::check_uring(run, engine, &targets)?;
-    let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
-    setup::check_engine_fits(run, engine, &kinds)?;
-    setup::check_network(run, engine, &targets, opts.connections)?;
-    warnings.extend(setup::check_virtual_time(run, specs, engine)?);
-    let verify_states = setup::verify_states(run, &targets, opts)?;
-    let launched = launch::launch(run, opts, &targets, &resolved, engine, &verify_states)?;
-    let mut choice = choice;
+    let states = setup::check_virtual_time(run, specs, engine)
+        .and_then(|w| Ok((w, setup::verify_states(run, targets, opts)?)));
+    let verify_states = match states {
+        Ok((w, v)) => {
+            warnings.extend(w);
+            v
+        }
+        Err(e) => {
+            prepared.undo();
+            return Err(e);
+        }
+    };
+    let launched = launch::launch(
+        run,
+        opts,
+        targets,
+        &prepared.resolved,
+        engine,
+        &verify_states,
+    )?;
+    let mut choice = choice.clone();
     if let Some(why) = &launched.workers_reason {
         choice.reason = format!("{}; {why}", choice.reason);
     }
@@ -133,7 +160,7 @@ pub fn execute(
         mut verify,
         interrupted,
         fatal,
-    } = collector::collect(run, &targets, &choice, launched, on_interval);
+    } = collector::collect(run, targets, &choice, launched, on_interval);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
@@ -145,9 +172,10 @@ pub fn execute(
         let unit = opts.data.spec.dedup_unit as u64;
         for (t, st) in targets.iter().zip(&verify_states) {
             if let Some(st) = st {
-                verify_pass(t, st, unit, &mut verify).map_err(|e| RunError::Setup {
+                verify_pass(t, st, unit, &mut verify).map_err(|source| RunError::VerifyPass {
                     run: run.name.clone(),
-                    msg: format!("verify pass on '{}': {}", t.uri, crate::errors::Chain(&e)),
+                    uri: t.uri.clone(),
+                    source,
                 })?;
             }
         }
