@@ -53,6 +53,8 @@ struct Collector {
     events: Vec<RunEvent>,
     /// Per path of a multipath target.
     paths: super::paths::PathTally,
+    /// A steady-state stop (fio's `steadystate`) watching the measured intervals.
+    steady: Option<super::steady::SteadyWatch>,
 }
 
 /// One interval's snapshots summed.
@@ -105,6 +107,10 @@ impl Collector {
             conn_totals: vec![ConnStats::default(); nconns],
             events: Vec::new(),
             paths: Default::default(),
+            steady: run
+                .steady_stop
+                .as_ref()
+                .map(|s| super::steady::SteadyWatch::new(s, run.interval_ns)),
         }
     }
 
@@ -284,6 +290,9 @@ impl Collector {
             on_interval(&iv);
         }
         self.events.extend(iv.events.iter().cloned());
+        if let (Some(w), false) = (self.steady.as_mut(), warmup) {
+            w.observe(&iv);
+        }
         self.intervals.push(iv);
         if warmup {
             // Measurement starts where warm-up ends.
@@ -300,6 +309,13 @@ impl Collector {
         }
         self.prev_end_ns = end_ns;
         self.last_end_ns = end_ns;
+    }
+
+    /// True once a steady-state stop's criterion has held.
+    fn steady_reached(&self) -> bool {
+        self.steady
+            .as_ref()
+            .is_some_and(|w| w.reached_at_s.is_some())
     }
 
     /// Requested vs achieved rate and issue lateness of the open-loop workloads.
@@ -438,6 +454,7 @@ impl Collector {
             smb: smb_sessions(targets),
             ranks: Vec::new(),
             mpi: None,
+            steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
         }
     }
 
@@ -454,6 +471,7 @@ impl Collector {
                 WorkloadResult {
                     name: w.name.clone(),
                     target: w.target.clone(),
+                    settings: Some(super::echo::workload_echo(w)),
                     totals: Totals {
                         all: op_totals(&c, dur_s, false),
                         read: op_totals(&t.ops[Op::Read.index()], dur_s, false),
@@ -537,7 +555,7 @@ pub(super) fn collect(
             interrupted = true;
             stop.store(true, Ordering::Relaxed);
         }
-        if end_at.is_some_and(|end| now_ns() >= end) {
+        if end_at.is_some_and(|end| now_ns() >= end) || coll.steady_reached() {
             stop.store(true, Ordering::Relaxed);
         }
         // Among MPI ranks: rank 0 takes the others' reports; a lost rank stops the run.
@@ -557,6 +575,8 @@ pub(super) fn collect(
         EndReason::Interrupted
     } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
         EndReason::Error
+    } else if coll.steady_reached() {
+        EndReason::SteadyState
     } else if end_at.is_some_and(|e| now_ns() >= e) {
         EndReason::Duration
     } else {
