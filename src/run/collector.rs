@@ -289,6 +289,9 @@ impl Collector {
         if !crate::cluster::tap(&iv, &dirs, lag.as_ref(), on_interval) {
             on_interval(&iv);
         }
+        if !warmup {
+            self.paths.add_latency(&iv, &all.lat);
+        }
         self.events.extend(iv.events.iter().cloned());
         if let (Some(w), false) = (self.steady.as_mut(), warmup) {
             w.observe(&iv);
@@ -451,6 +454,7 @@ impl Collector {
             intervals: self.intervals,
             error_samples: self.samples,
             events: self.events,
+            failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
             ranks: Vec::new(),
             mpi: None,
