@@ -442,7 +442,7 @@ impl Engine for IscsiEngine {
     }
 
     fn wake_ns(&self) -> Option<u64> {
-        self.reconnect.and(self.next_attempt_ns())
+        self.reconnect.and_then(|_| self.next_attempt_ns())
     }
 
     fn abandon(&mut self, tag: u64) -> bool {
