@@ -603,6 +603,12 @@ pub struct RunSpec {
     /// `write_bw_log`/`write_lat_log`/`write_iops_log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_logs: Option<FioLogs>,
+    /// Connections per network target (`--connections`); `None` = the invocation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
+    /// Per-I/O deadline (`--io-timeout`); `None` = the invocation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_timeout_ns: Option<u64>,
     /// End the run early once a metric has settled (fio's `steadystate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_stop: Option<SteadyStop>,
@@ -757,6 +763,8 @@ impl Default for RunSpec {
             io: Default::default(),
             curve: None,
             fio_logs: None,
+            connections: None,
+            io_timeout_ns: None,
             steady_stop: None,
         }
     }
