@@ -110,7 +110,7 @@ fn lost_err(portal: &str, l: &Link, what: &str, inflight: usize) -> EngineError 
 /// # Safety
 /// The request's buffer stays valid and untouched until its completion has been
 /// recorded or the session is dropped.
-unsafe fn send(session: &ffi::Session, block: u32, req: &IoRequest) -> Result<(), String> {
+unsafe fn send(session: &ffi::Session, block: u32, req: &IoRequest) -> Result<(), ffi::IscsiError> {
     let lba = req.offset / block as u64;
     // SAFETY: the caller's promise.
     unsafe {
@@ -224,7 +224,7 @@ impl IscsiEngine {
                 continue;
             };
             let why = format!("the session was dropped: {}", s.error());
-            self.lose(t, c, &why)?;
+            self.lose(t, c, &why.to_string())?;
         }
         Ok(())
     }
@@ -494,7 +494,7 @@ impl IscsiEngine {
                 Ok(()) => None,
             };
             if let Some(why) = why {
-                self.lose(t, c, &why)?;
+                self.lose(t, c, &why.to_string())?;
             }
         }
         Ok(())

@@ -6,12 +6,24 @@
 
 use libloading::Library;
 
+/// A library or one of its functions could not be loaded: which library, under which
+/// file name, the loader's words, and what needs it (the package to install).
+/// Cloned: the first failure is remembered for the life of the process.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot load {what} ('{name}': {detail}); {needed_for}")]
+pub struct LoadError {
+    pub what: String,
+    pub name: String,
+    /// The dynamic loader's message (libloading's errors are not `Clone`).
+    pub detail: String,
+    pub needed_for: String,
+}
+
 /// An opened library and how to word a failure to find something in it.
 pub struct Loader {
     lib: Library,
-    /// "cannot load libnbd ('libnbd.so.0': …); NBD targets need it: install …"
-    /// without the error in the middle: (before it, after it).
-    message: (String, String),
+    /// A failure's wording, with an empty `detail` to fill in.
+    failure: LoadError,
 }
 
 impl Loader {
@@ -23,17 +35,22 @@ impl Loader {
         soname: &str,
         what: &str,
         needed_for: &str,
-    ) -> Result<Loader, String> {
+    ) -> Result<Loader, LoadError> {
         let name = std::env::var(env_var).unwrap_or_else(|_| soname.to_string());
-        let message = (
-            format!("cannot load {what} ('{name}': "),
-            format!("); {needed_for}"),
-        );
+        let failure = LoadError {
+            what: what.to_string(),
+            name: name.clone(),
+            detail: String::new(),
+            needed_for: needed_for.to_string(),
+        };
         // SAFETY: loading the library runs its initialisers, which (for the
         // libraries loaded here) only set up library state.
         match unsafe { Library::new(&name) } {
-            Ok(lib) => Ok(Loader { lib, message }),
-            Err(e) => Err(format!("{}{e}{}", message.0, message.1)),
+            Ok(lib) => Ok(Loader { lib, failure }),
+            Err(e) => Err(LoadError {
+                detail: e.to_string(),
+                ..failure
+            }),
         }
     }
 
@@ -43,11 +60,14 @@ impl Loader {
     /// `T` must be the function pointer type the library's header declares for
     /// `name`. The pointer stays valid while the library stays loaded: the caller
     /// keeps it with [`Loader::into_library`] for the life of the process.
-    pub unsafe fn sym<T: Copy>(&self, name: &str) -> Result<T, String> {
+    pub unsafe fn sym<T: Copy>(&self, name: &str) -> Result<T, LoadError> {
         // SAFETY: the caller's promise about T.
         match unsafe { self.lib.get::<T>(name.as_bytes()) } {
             Ok(f) => Ok(*f),
-            Err(e) => Err(format!("{}{e}{}", self.message.0, self.message.1)),
+            Err(e) => Err(LoadError {
+                detail: e.to_string(),
+                ..self.failure.clone()
+            }),
         }
     }
 
@@ -81,7 +101,8 @@ mod tests {
             "tests need it: install libnone9",
         )
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
         assert!(
             e.starts_with("cannot load libnone ('libioscope-none.so.9': ")
                 && e.ends_with("); tests need it: install libnone9"),
@@ -94,8 +115,8 @@ mod tests {
         // libc is loaded in every process; it has no such function.
         let l = Loader::open("IOSCOPE_TEST_NO_SUCH_LIB", "libc.so.6", "libc", "x").unwrap();
         // SAFETY: never called; the type is irrelevant to a failed lookup.
-        let r: Result<unsafe extern "C" fn(), String> = unsafe { l.sym("ioscope_nothing\0") };
-        assert!(r.unwrap_err().contains("ioscope_nothing"));
+        let r: Result<unsafe extern "C" fn(), LoadError> = unsafe { l.sym("ioscope_nothing\0") };
+        assert!(r.unwrap_err().to_string().contains("ioscope_nothing"));
         // SAFETY: getpid's C signature.
         let f: unsafe extern "C" fn() -> libc::pid_t = unsafe { l.sym("getpid\0") }.unwrap();
         // SAFETY: getpid has no preconditions.

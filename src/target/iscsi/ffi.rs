@@ -8,7 +8,7 @@
 //! in that thread's list, which the caller drains with [`take_done`]: no allocation
 //! and no lock per I/O. `IOSCOPE_LIBISCSI` overrides the library's name.
 
-use crate::target::dylib::{sym, Loader};
+use crate::target::dylib::{sym, LoadError, Loader};
 use libloading::Library;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -134,7 +134,7 @@ struct Lib {
     is_logged_in: FnCtxInt,
 }
 
-fn load() -> Result<Lib, String> {
+fn load() -> Result<Lib, LoadError> {
     let l = Loader::open(
         "IOSCOPE_LIBISCSI",
         "libiscsi.so.7",
@@ -167,13 +167,13 @@ fn load() -> Result<Lib, String> {
     })
 }
 
-fn lib() -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+fn lib() -> Result<&'static Lib, LoadError> {
+    static LIB: OnceLock<Result<Lib, LoadError>> = OnceLock::new();
     LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
 }
 
 /// Whether libiscsi can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), LoadError> {
     lib().map(|_| ())
 }
 
@@ -221,6 +221,28 @@ unsafe extern "C" fn on_login(
     unsafe { &*(private_data as *const AtomicI32) }.store(status, Ordering::Relaxed);
 }
 
+/// A libiscsi failure: the library could not be loaded, or its own words (or the
+/// step that failed) about a call.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum IscsiError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{0}")]
+    Library(String),
+}
+
+impl From<String> for IscsiError {
+    fn from(msg: String) -> Self {
+        IscsiError::Library(msg)
+    }
+}
+
+impl From<&str> for IscsiError {
+    fn from(msg: &str) -> Self {
+        IscsiError::Library(msg.to_string())
+    }
+}
+
 /// CHAP credentials (never printed: no Debug, no Display).
 pub struct Chap {
     pub user: String,
@@ -248,7 +270,7 @@ impl Session {
         iqn: &str,
         lun: u32,
         chap: Option<&Chap>,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, IscsiError> {
         Self::open(portal, iqn, lun, chap, false)
     }
 
@@ -259,16 +281,16 @@ impl Session {
         iqn: &str,
         lun: u32,
         chap: Option<&Chap>,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, IscsiError> {
         Self::open(portal, iqn, lun, chap, true)
     }
 
     /// How an asynchronous login ended: `None` while it is under way.
-    pub fn login_state(&self) -> Option<Result<(), String>> {
+    pub fn login_state(&self) -> Option<Result<(), IscsiError>> {
         match self.login.load(Ordering::Relaxed) {
             LOGIN_PENDING => None,
             0 => Some(Ok(())),
-            _ => Some(Err(self.error())),
+            _ => Some(Err(self.error().into())),
         }
     }
 
@@ -278,7 +300,7 @@ impl Session {
         lun: u32,
         chap: Option<&Chap>,
         aio: bool,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, IscsiError> {
         let l = lib()?;
         let cstr = |s: &str| CString::new(s).map_err(|_| "a NUL byte in the URI".to_string());
         let initiator = cstr(INITIATOR)?;
@@ -300,14 +322,14 @@ impl Session {
             if (l.set_targetname)(ctx, target.as_ptr()) != 0
                 || (l.set_session_type)(ctx, SESSION_NORMAL) != 0
             {
-                return Err(s.error());
+                return Err(s.error().into());
             }
             // A lost session fails its commands instead of reconnecting behind our back.
             (l.set_noautoreconnect)(ctx, 1);
             if let Some(c) = chap {
                 let (u, p) = (cstr(&c.user)?, cstr(&c.password)?);
                 if (l.set_initiator_username_pwd)(ctx, u.as_ptr(), p.as_ptr()) != 0 {
-                    return Err(s.error());
+                    return Err(s.error().into());
                 }
             }
             let status = if aio {
@@ -317,7 +339,7 @@ impl Session {
                 (l.full_connect_sync)(ctx, c_portal.as_ptr(), s.lun)
             };
             if status != 0 {
-                return Err(s.error());
+                return Err(s.error().into());
             }
         }
         Ok(s)
@@ -340,16 +362,16 @@ impl Session {
     }
 
     /// READ CAPACITY (16): (number of blocks, block size in bytes).
-    pub fn read_capacity(&self) -> Result<(u64, u32), String> {
+    pub fn read_capacity(&self) -> Result<(u64, u32), IscsiError> {
         // SAFETY: valid, logged-in context.
         let task = unsafe { (self.lib.readcapacity16_sync)(self.ctx, self.lun) };
         if task.is_null() {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         // SAFETY: task is a live scsi_task; its first member is the status.
         let status = unsafe { (*task).status };
         let r = if status != STATUS_GOOD {
-            Err(format!("READ CAPACITY (16) failed: {}", self.error()))
+            Err(format!("READ CAPACITY (16) failed: {}", self.error()).into())
         } else {
             // SAFETY: a good READ CAPACITY (16) task unmarshalls to this struct,
             // owned by the task and read before the task is freed.
@@ -380,7 +402,7 @@ impl Session {
         lba: u64,
         block: u32,
         tag: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), IscsiError> {
         // SAFETY: valid context; the callback and tag are plain values.
         let task = unsafe {
             (self.lib.read16_task)(
@@ -399,7 +421,7 @@ impl Session {
             )
         };
         if task.is_null() {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         // SAFETY: the task is queued but its data cannot arrive before the next
         // iscsi_service on this thread; the caller keeps buf valid until completion.
@@ -421,7 +443,7 @@ impl Session {
         lba: u64,
         block: u32,
         tag: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), IscsiError> {
         // SAFETY: valid context; libiscsi only reads buf, which the caller keeps valid.
         let task = unsafe {
             (self.lib.write16_task)(
@@ -441,7 +463,7 @@ impl Session {
             )
         };
         if task.is_null() {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         Ok(())
     }
@@ -452,7 +474,7 @@ impl Session {
     /// # Safety
     /// `buf` must stay valid for writes until the completion has been recorded or
     /// the session is dropped.
-    pub unsafe fn inquiry_vpd(&self, buf: &mut [u8], page: u8, tag: u64) -> Result<(), String> {
+    pub unsafe fn inquiry_vpd(&self, buf: &mut [u8], page: u8, tag: u64) -> Result<(), IscsiError> {
         let len = buf.len().min(u16::MAX as usize) as c_int;
         // SAFETY: valid context; the callback and tag are plain values.
         let task = unsafe {
@@ -467,7 +489,7 @@ impl Session {
             )
         };
         if task.is_null() {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         // SAFETY: as in read16: no data can arrive before the next iscsi_service on
         // this thread, and the caller keeps buf valid until completion.
@@ -491,10 +513,10 @@ impl Session {
     }
 
     /// Lets libiscsi act on `revents`; completions are recorded on this thread.
-    pub fn service(&self, revents: i16) -> Result<(), String> {
+    pub fn service(&self, revents: i16) -> Result<(), IscsiError> {
         // SAFETY: valid context; callbacks run on this thread.
         if unsafe { (self.lib.service)(self.ctx, revents as c_int) } < 0 {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         Ok(())
     }

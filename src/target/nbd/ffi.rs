@@ -7,7 +7,7 @@
 //! The library name can be overridden with `IOSCOPE_LIBNBD` (a path or soname), which
 //! is how the tests simulate a machine without it.
 
-use crate::target::dylib::{sym, Loader};
+use crate::target::dylib::{sym, LoadError, Loader};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::OnceLock;
@@ -77,7 +77,7 @@ struct Lib {
     aio_is_closed: FnHandleInt,
 }
 
-fn load() -> Result<Lib, String> {
+fn load() -> Result<Lib, LoadError> {
     let l = Loader::open(
         "IOSCOPE_LIBNBD",
         "libnbd.so.0",
@@ -114,13 +114,13 @@ fn load() -> Result<Lib, String> {
 }
 
 /// libnbd, loaded once per process (or the reason it could not be).
-fn lib() -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+fn lib() -> Result<&'static Lib, LoadError> {
+    static LIB: OnceLock<Result<Lib, LoadError>> = OnceLock::new();
     LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
 }
 
 /// Whether libnbd can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), LoadError> {
     lib().map(|_| ())
 }
 
@@ -177,7 +177,10 @@ impl Conn {
 
     /// A fresh, unconnected handle, and `uri` as a C string.
     fn create(uri: &str) -> Result<(Conn, CString), NbdError> {
-        let l = lib().map_err(|msg| NbdError { msg, errno: 0 })?;
+        let l = lib().map_err(|e| NbdError {
+            msg: e.to_string(),
+            errno: 0,
+        })?;
         let c_uri = CString::new(uri).map_err(|_| NbdError {
             msg: "URI contains a NUL byte".into(),
             errno: 0,
