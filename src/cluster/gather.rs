@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Default)]
 struct RankState {
     host: String,
+    /// The host definition it plays, if the plan has them.
+    hd: Option<String>,
     /// Seconds (from the shared origin) at which rank 0 last heard from it.
     last_heard_s: f64,
     reports: u64,
@@ -67,6 +69,13 @@ impl Gather {
             lag: None,
             measure_start_s: None,
             intervals: Vec::new(),
+        }
+    }
+
+    /// Names the host definition (vdbench `hd=`) each rank plays.
+    pub fn set_host_defs(&mut self, of_rank: impl Fn(u32) -> Option<String>) {
+        for (r, st) in self.ranks.iter_mut().enumerate() {
+            st.hd = of_rank(r as u32);
         }
     }
 
@@ -261,6 +270,7 @@ impl Gather {
                 RankResult {
                     rank: i as u32,
                     host: st.host.clone(),
+                    hd: st.hd.clone(),
                     ios: all.ios,
                     bytes: all.bytes,
                     iops: if dur_s > 0.0 {

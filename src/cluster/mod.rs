@@ -11,6 +11,7 @@
 //! [`finish_run`] (merged result on rank 0).
 
 pub mod gather;
+pub mod hostmap;
 pub mod placement;
 #[cfg(feature = "mpi")]
 mod session;
@@ -115,20 +116,31 @@ pub fn is_writer() -> bool {
     }
 }
 
-/// The rank's share of a run, or `None` outside a multi-rank run.
+/// The rank's share of a run, or `None` outside a multi-rank run. A plan of several
+/// host definitions (vdbench `hd=`) is refused outside one: running every host's
+/// targets from this one would measure something else.
 pub fn localize(
     run: &RunSpec,
     specs: &[TargetSpec],
 ) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, String> {
     #[cfg(feature = "mpi")]
     {
-        session::localize(run, specs)
+        if active() {
+            return session::localize(run, specs);
+        }
     }
-    #[cfg(not(feature = "mpi"))]
-    {
-        let _ = (run, specs);
-        Ok(None)
+    let _ = specs;
+    if run.hosts.len() > 1 {
+        let names: Vec<String> = run.hosts.iter().map(|h| format!("hd={}", h.name)).collect();
+        return Err(format!(
+            "the plan defines {n} hosts ({}): run it under mpirun with at least {n} ranks \
+             (an ioscope built with the `mpi` feature; docs/mpi.md), or remove the hd= lines \
+             to run here",
+            names.join(", "),
+            n = run.hosts.len()
+        ));
     }
+    Ok(None)
 }
 
 /// The run's start on this process's monotonic clock: `default_ns` alone, or, among

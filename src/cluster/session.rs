@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 const TAG_HELLO: i32 = 11;
 const TAG_REPORT: i32 = 12;
+const TAG_HOSTS: i32 = 13;
 /// How long ranks may take to reach the start of a run together.
 const START_DEADLINE: Duration = Duration::from_secs(120);
 /// After Ctrl-C or mpirun's SIGTERM (sent when a rank dies), how long rank 0 waits
@@ -97,11 +98,25 @@ pub fn init(split: Split) -> Result<(), ClusterError> {
         if !differ.is_empty() {
             fault = Some(differ.join("; "));
         }
+        // Every rank learns every rank's host: placing host definitions needs them.
+        let list = hosts.join("\n");
+        for r in 1..size {
+            world
+                .process_at_rank(r as i32)
+                .send_with_tag(list.as_bytes(), TAG_HOSTS);
+        }
     } else {
         let hello = format!("{VERSION}\n{host}");
         world
             .process_at_rank(0)
             .send_with_tag(hello.as_bytes(), TAG_HELLO);
+        let (bytes, _) = world
+            .process_at_rank(0)
+            .receive_vec_with_tag::<u8>(TAG_HOSTS);
+        hosts = String::from_utf8_lossy(&bytes)
+            .split('\n')
+            .map(str::to_string)
+            .collect();
         silence_stdout();
     }
     let err = fault.clone();
@@ -148,11 +163,18 @@ pub fn localize(
 ) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, String> {
     with(|s| {
         s.requested_iops = run.requested_iops();
-        s.streams = match s.split {
-            Split::All => run.total_streams() * s.place.size as u64,
-            Split::Streams => run.total_streams(),
-        };
-        placement::localize(run, specs, &s.place, s.split).map(Some)
+        // Streams of all ranks together: each rank's share, as it works it out.
+        let mut streams = 0;
+        for rank in 0..s.place.size {
+            let place = Place {
+                rank,
+                ..s.place.clone()
+            };
+            let (r, _) = placement::localize(run, specs, &place, s.split, &s.hosts)?;
+            streams += r.total_streams();
+        }
+        s.streams = streams;
+        placement::localize(run, specs, &s.place, s.split, &s.hosts).map(Some)
     })
     .unwrap_or(Ok(None))
 }
@@ -198,8 +220,11 @@ pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
         let ahead_ns = origin_unix_ns.saturating_sub(super::unix_ns());
         let origin_ns = crate::clock::now_ns() + ahead_ns;
         super::FIRST_IO_UNIX_NS.store(0, Ordering::Relaxed);
-        let gather = (s.place.rank == 0)
-            .then(|| Gather::new(&s.hosts, run.interval_ns as f64 / 1e9, s.requested_iops));
+        let gather = (s.place.rank == 0).then(|| {
+            let mut g = Gather::new(&s.hosts, run.interval_ns as f64 / 1e9, s.requested_iops);
+            g.set_host_defs(|r| placement::host_def_of(run, &s.hosts, r));
+            g
+        });
         s.run = Some(RunState {
             origin_ns,
             reports: 0,

@@ -1208,6 +1208,7 @@ impl Settings {
             io: self.io.into_tuning(),
             curve: None,
             fio_logs: None,
+            hosts: Vec::new(),
         }
     }
 }

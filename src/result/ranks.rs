@@ -11,6 +11,9 @@ pub struct RankResult {
     pub rank: u32,
     /// The rank's host name (MPI processor name).
     pub host: String,
+    /// The host definition (vdbench `hd=`) the rank played, in a plan that has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hd: Option<String>,
     pub ios: u64,
     pub bytes: u64,
     /// I/Os per second over the rank's own measured time.
