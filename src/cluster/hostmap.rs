@@ -182,7 +182,10 @@ mod tests {
         let a = assign(&hds, &hosts(&["vm", "vm", "vm"])).unwrap();
         assert_eq!(a.of_rank, vec![0, 1, 0]);
         let err = assign(&hds, &hosts(&["vm"])).unwrap_err();
-        assert!(err.contains("2 host definitions (hd=h1, hd=h2) name host vm"), "{err}");
+        assert!(
+            err.contains("2 host definitions (hd=h1, hd=h2) name host vm"),
+            "{err}"
+        );
     }
 
     #[test]

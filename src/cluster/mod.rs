@@ -191,20 +191,24 @@ pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
     }
 }
 
-/// After a run: ranks report that they are done; rank 0 waits for all of them (or
-/// gives up on a lost one) and turns its result into the merged one, with the
-/// per-rank block. Returns an error message naming a lost rank, if any.
+/// After a run: ranks send their whole-run figures (`workloads` with histograms,
+/// CPU, the environment of `target_uris` on their host) and report that they are
+/// done; rank 0 waits for all of them (or gives up on a lost one) and turns its
+/// result into the merged one, with the per-rank block. Returns an error message
+/// naming a lost rank, if any.
 pub fn finish_run(
     result: &mut RunResult,
+    workloads: Vec<wire::WorkloadOps>,
+    target_uris: &[String],
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Option<String> {
     #[cfg(feature = "mpi")]
     {
-        session::finish_run(result, on_interval)
+        session::finish_run(result, workloads, target_uris, on_interval)
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = (result, on_interval);
+        let _ = (result, workloads, target_uris, on_interval);
         None
     }
 }

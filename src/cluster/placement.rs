@@ -280,8 +280,12 @@ mod tests {
             size: 4,
             host: "vm".into(),
         };
-        let s0 = localize(&run, &specs, &p(0), Split::Streams, &hosts).unwrap().0;
-        let s2 = localize(&run, &specs, &p(2), Split::Streams, &hosts).unwrap().0;
+        let s0 = localize(&run, &specs, &p(0), Split::Streams, &hosts)
+            .unwrap()
+            .0;
+        let s2 = localize(&run, &specs, &p(2), Split::Streams, &hosts)
+            .unwrap()
+            .0;
         assert_eq!(s0.workloads[0].streams + s2.workloads[0].streams, 4);
         // One rank for two definitions: refused on every rank alike.
         let one = vec!["vm".to_string()];

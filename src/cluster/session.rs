@@ -10,7 +10,7 @@
 
 use super::gather::Gather;
 use super::placement::{self, Place, Split};
-use super::wire::{Done, Message, RankReport};
+use super::wire::{Done, IntervalLists, Message, RankExtras, RankReport, Summary, WorkloadOps};
 use super::ClusterError;
 use crate::plan::model::{RunSpec, TargetSpec};
 use crate::result::{EndReason, Interval, RunResult};
@@ -256,6 +256,11 @@ pub fn tap(
             lag: lag.cloned(),
             cpu: iv.cpu.clone(),
             first_io_unix_ns: super::first_io_unix_ns(),
+            lists: IntervalLists {
+                connections: iv.connections.clone(),
+                paths: iv.paths.clone(),
+                events: iv.events.clone(),
+            },
         };
         let now = run.now_s();
         match run.gather.as_mut() {
@@ -296,6 +301,7 @@ fn drain(s: &mut Session) -> Vec<Interval> {
         match Message::decode(&bytes) {
             Some(Message::Interval(rep)) => rows.extend(g.add(*rep, now)),
             Some(Message::Done(d)) => rows.extend(g.done(d, now)),
+            Some(Message::Summary(sum)) => g.summary(*sum, now),
             None => {
                 let r = status.source_rank() as u32;
                 run.error
@@ -338,9 +344,24 @@ pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
 
 pub fn finish_run(
     result: &mut RunResult,
+    workloads: Vec<WorkloadOps>,
+    target_uris: &[String],
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Option<String> {
     let end_s = result.intervals.last().map_or(0.0, |iv| iv.t_s);
+    let reqs: Vec<_> = target_uris
+        .iter()
+        .map(|u| crate::sysinfo::TargetInfoRequest::new(u.clone()))
+        .collect();
+    let extras = RankExtras {
+        cpu: result.cpu.clone(),
+        env: serde_json::to_value(crate::sysinfo::capture(&reqs)).ok(),
+        engine: result.engine.clone(),
+        target: result.target.clone(),
+        connections: result.connections.clone(),
+        paths: result.paths.clone(),
+        events: result.events.clone(),
+    };
     let done = |rank, reports| Done {
         rank,
         reports,
@@ -352,15 +373,23 @@ pub fn finish_run(
         let run = s.run.as_mut()?;
         let d = done(rank, run.reports);
         let now = run.now_s();
+        let sum = Summary {
+            rank,
+            workloads,
+            extras,
+        };
         match run.gather.as_mut() {
             Some(g) => {
+                g.summary(sum, now);
                 let rows = g.done(d, now);
                 Some(Some(rows))
             }
             None => {
-                s.world
-                    .process_at_rank(0)
-                    .send_with_tag(&d.encode()[..], TAG_REPORT);
+                // The summary first: MPI keeps the order of two messages between
+                // two ranks, so rank 0 has it when it sees the rank done.
+                let root = s.world.process_at_rank(0);
+                root.send_with_tag(&sum.encode()[..], TAG_REPORT);
+                root.send_with_tag(&d.encode()[..], TAG_REPORT);
                 s.run = None;
                 Some(None)
             }
@@ -424,9 +453,9 @@ fn merge_into(result: &mut RunResult, g: &Gather, s: &Session, error: Option<Str
     result.duration_s = dur_s;
     result.streams = s.streams;
     result.intervals = g.intervals.clone();
-    // Per-workload totals are not gathered from the ranks: rank 0's alone would
-    // mislead.
-    result.workloads.clear();
+    result.workloads = g.workload_results(dur_s);
+    result.target = g.targets();
+    (result.connections, result.paths, result.events) = g.run_lists();
     if let Some(sc) = result.schedule.as_mut() {
         let lag = g.lag.clone().unwrap_or_default();
         sc.requested_iops = s.requested_iops;

@@ -416,6 +416,7 @@ mod tests {
                 path: 1,
                 kind: "down".into(),
                 detail: "timeout".into(),
+                ..Default::default()
             }],
             ..Default::default()
         };

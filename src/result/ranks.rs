@@ -2,7 +2,7 @@
 //! besides the merged totals and intervals (docs/mpi.md, docs/result-schema.md).
 //! Kept apart from the single-process model so that model reads unchanged.
 
-use super::LatencyStats;
+use super::{Cpu, LatencyStats};
 use serde::{Deserialize, Serialize};
 
 /// One rank's own figures over the measured part of the run (`runs[].ranks[]`).
@@ -26,6 +26,16 @@ pub struct RankResult {
     /// Seconds from the shared start to the rank's end; absent for a lost rank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done_s: Option<f64>,
+    /// The engine the rank ran (the same on every rank: checked at start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// The rank's own CPU use over its measured time (on its host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Cpu>,
+    /// The rank's host and targets, as the result's top-level `env` describes
+    /// rank 0's (docs/environment.md); kept as JSON like that one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<serde_json::Value>,
     /// The rank stopped reporting: its figures are those of its last report.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lost: bool,

@@ -213,6 +213,8 @@ impl Collector {
             path: e.conn,
             kind: e.kind.into(),
             detail: e.detail.clone(),
+            rank: None,
+            host: None,
         }
     }
 
@@ -479,6 +481,7 @@ impl Collector {
             .enumerate()
             .map(|(i, c)| ConnectionResult {
                 uri: targets[i / per_target.max(1)].uri.clone(),
+                rank: None,
                 index: (i % per_target.max(1)) as u32,
                 ios: c.ios,
                 bytes: c.bytes,
@@ -495,6 +498,8 @@ pub(super) struct Collected {
     pub verify: crate::result::VerifyResult,
     pub interrupted: bool,
     pub fatal: Option<String>,
+    /// Per-workload counters with histograms, kept only among MPI ranks.
+    pub workload_ops: Vec<crate::cluster::wire::WorkloadOps>,
 }
 
 /// Receives the workers' snapshots until every worker has ended, stopping them at
@@ -558,12 +563,27 @@ pub(super) fn collect(
     };
     let fatal = coll.fatal.clone();
     let verify = std::mem::take(&mut coll.verify);
+    // Among MPI ranks, rank 0 merges the workloads' counters and histograms.
+    let workload_ops = if crate::cluster::active() {
+        run.workloads
+            .iter()
+            .zip(&coll.totals)
+            .map(|(w, t)| crate::cluster::wire::WorkloadOps {
+                name: w.name.clone(),
+                target: w.target.clone(),
+                ops: t.ops.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
     Collected {
         result,
         verify,
         interrupted,
         fatal,
+        workload_ops,
     }
 }
 

@@ -113,12 +113,14 @@ pub fn execute(
         mut verify,
         interrupted,
         fatal,
+        workload_ops,
     } = collector::collect(run, &targets, &choice, launched, on_interval);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
     // Among MPI ranks: rank 0's result becomes the merged one.
-    if let Some(e) = crate::cluster::finish_run(&mut result, on_interval) {
+    let uris: Vec<String> = specs.iter().map(|t| t.uri.clone()).collect();
+    if let Some(e) = crate::cluster::finish_run(&mut result, workload_ops, &uris, on_interval) {
         warnings.push(format!("run '{}': {e}", run.name));
     }
     if opts.data.verify_after && !interrupted {

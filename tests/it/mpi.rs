@@ -238,3 +238,88 @@ fn mpi_lost_rank_ends_the_run_naming_it() {
     let ios: u64 = run.ranks.iter().map(|r| r.ios).sum();
     assert_eq!(run.totals.all.ios, ios);
 }
+
+/// A vdbench parameter file with two host definitions on this machine, each with
+/// its own sd (`host=`).
+fn two_host_parm(dir: &Path) -> PathBuf {
+    let text = format!(
+        "hd=default,vdbench=/opt/vdbench,user=root,shell=ssh\n\
+         hd=h1,system=localhost\n\
+         hd=h2,system=localhost\n\
+         sd=default,size=4m\n\
+         sd=sd1,host=h1,lun={d}/a.dat\n\
+         sd=sd2,host=h2,lun={d}/b.dat\n\
+         wd=wd1,sd=sd*,xfersize=4k,rdpct=100\n\
+         rd=rd1,wd=wd1,iorate=max,elapsed=3,interval=1,threads=2\n",
+        d = dir.display()
+    );
+    let pf = dir.join("hosts.parm");
+    std::fs::write(&pf, text).unwrap();
+    pf
+}
+
+#[test]
+fn mpi_vdbench_host_definitions_run_one_rank_per_hd_on_its_own_sd() {
+    let dir = tempdir();
+    let pf = two_host_parm(dir.path());
+    let json = dir.path().join("r.json");
+    let job = mpirun(
+        2,
+        &[
+            "vdbench",
+            "-f",
+            pf.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (code, out, err) = finish(job);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    let (doc, wire) = load(&json);
+    let run = &doc.runs[0];
+    let hds: Vec<Option<&str>> = run.ranks.iter().map(|r| r.hd.as_deref()).collect();
+    assert_eq!(hds, [Some("h1"), Some("h2")]);
+    // Each rank drove only its host's sd: the merged per-workload totals show sd1's
+    // I/Os are exactly rank 0's and sd2's exactly rank 1's.
+    let per_sd: Vec<(&str, u64)> = run
+        .workloads
+        .iter()
+        .map(|w| (w.target.as_str(), w.totals.all.ios))
+        .collect();
+    assert_eq!(
+        per_sd,
+        [("sd1", run.ranks[0].ios), ("sd2", run.ranks[1].ios)],
+        "{}",
+        wire["runs"][0]["workloads"]
+    );
+    assert!(run.ranks.iter().all(|r| r.ios > 0));
+    assert_eq!(run.totals.all.ios, run.ranks[0].ios + run.ranks[1].ios);
+    // The merged per-workload latency comes from the union of the histograms.
+    for w in &run.workloads {
+        assert!(w.totals.all.latency_us.p99 > 0.0);
+    }
+    // Each rank's own CPU, engine and environment.
+    for r in &run.ranks {
+        assert!(r.cpu.is_some() && r.engine.is_some(), "rank {}", r.rank);
+        let env = r.env.as_ref().expect("ranks[].env");
+        assert!(!env["host"].is_null(), "{env}");
+        let uri = env["targets"][0]["uri"].as_str().unwrap();
+        let own = if r.rank == 0 { "a.dat" } else { "b.dat" };
+        assert!(uri.ends_with(own), "rank {} describes {uri}", r.rank);
+    }
+}
+
+#[test]
+fn mpi_vdbench_host_definitions_need_a_rank_each() {
+    let dir = tempdir();
+    let pf = two_host_parm(dir.path());
+    let job = mpirun(1, &["vdbench", "-f", pf.to_str().unwrap()]);
+    let (code, out, err) = finish(job);
+    assert_ne!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        err.contains("2 host definitions (hd=h1, hd=h2) name host")
+            && err.contains("but only 1 rank(s) run there"),
+        "{err}"
+    );
+    assert!(!dir.path().join("a.dat").exists(), "nothing is created");
+}
