@@ -15,6 +15,7 @@ pub mod hostmap;
 pub mod placement;
 #[cfg(feature = "mpi")]
 mod session;
+pub mod vote;
 pub mod wire;
 
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -143,16 +144,41 @@ pub fn localize(
     Ok(None)
 }
 
-/// The run's start on this process's monotonic clock: `default_ns` alone, or, among
-/// ranks, after a barrier at one origin shared by all.
-pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
+/// After checking a run (`failure` = why this rank's checks failed): among ranks,
+/// every rank learns whether all passed, so one rank's failure (naming it and its
+/// host) stops all of them alike. `Ok` outside a multi-rank run.
+pub fn agree(failure: Option<String>) -> Result<(), String> {
     #[cfg(feature = "mpi")]
     {
-        session::start_ns(run, default_ns)
+        session::agree(failure)
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = run;
+        let _ = failure;
+        Ok(())
+    }
+}
+
+/// This rank cannot start the run (its engine, a library or a target failed while
+/// setting up): tells the others, who then stop too, naming it.
+pub fn refuse_start(why: String) {
+    #[cfg(feature = "mpi")]
+    session::refuse_start(why);
+    #[cfg(not(feature = "mpi"))]
+    let _ = why;
+}
+
+/// The run's start on this process's monotonic clock: `default_ns` alone, or, among
+/// ranks, once every rank is ready with the same `engine` (per host definition), at
+/// one origin shared by all.
+pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, String> {
+    #[cfg(feature = "mpi")]
+    {
+        session::start_ns(run, engine, default_ns)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (run, engine);
         Ok(default_ns)
     }
 }

@@ -10,6 +10,7 @@
 
 use super::gather::Gather;
 use super::placement::{self, Place, Split};
+use super::vote::{self, Vote};
 use super::wire::{Done, IntervalLists, Message, RankExtras, RankReport, Summary, WorkloadOps};
 use super::ClusterError;
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -28,6 +29,8 @@ use std::time::{Duration, Instant};
 const TAG_HELLO: i32 = 11;
 const TAG_REPORT: i32 = 12;
 const TAG_HOSTS: i32 = 13;
+const TAG_VOTE: i32 = 14;
+const TAG_DECIDE: i32 = 15;
 /// How long ranks may take to reach the start of a run together.
 const START_DEADLINE: Duration = Duration::from_secs(120);
 /// After Ctrl-C or mpirun's SIGTERM (sent when a rank dies), how long rank 0 waits
@@ -179,7 +182,109 @@ pub fn localize(
     .unwrap_or(Ok(None))
 }
 
-pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
+/// Rank 0 collects every rank's vote and hands out its decision: the shared origin
+/// (its Unix time a little ahead) to go, or why not. Point-to-point messages polled
+/// against a deadline, so a rank that never votes is an error, not a hang.
+fn poll_vote(s: &mut Session, what: &str, mine: Vote) -> Result<u64, String> {
+    let deadline = Instant::now() + START_DEADLINE;
+    let late = |s: &mut Session, who: String| {
+        let f = format!(
+            "{who} did not reach the {what} within {} s",
+            START_DEADLINE.as_secs()
+        );
+        s.fault = Some(f.clone());
+        Err(f)
+    };
+    if s.place.rank != 0 {
+        let root = s.world.process_at_rank(0);
+        root.send_with_tag(&mine.encode()[..], TAG_VOTE);
+        loop {
+            if let Some(probed) = root.immediate_matched_probe_with_tag(TAG_DECIDE) {
+                let (bytes, _) = probed.matched_receive_vec::<u8>();
+                return vote::decode_decision(&bytes);
+            }
+            if Instant::now() > deadline {
+                return late(s, "rank 0".into());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let size = s.place.size as usize;
+    let mut votes: Vec<Option<Vote>> = vec![None; size];
+    votes[0] = Some(mine);
+    while votes.iter().any(Option::is_none) {
+        while let Some(probed) = s
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(TAG_VOTE)
+        {
+            let (bytes, status) = probed.matched_receive_vec::<u8>();
+            let v = Vote::decode(&bytes).unwrap_or(Vote::Refuse("sent a malformed vote".into()));
+            if let Some(slot) = votes.get_mut(status.source_rank() as usize) {
+                *slot = Some(v);
+            }
+        }
+        if Instant::now() > deadline {
+            let missing: Vec<String> = (0..size)
+                .filter(|&r| votes[r].is_none())
+                .map(|r| s.name(r as u32))
+                .collect();
+            return late(s, missing.join(", "));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let votes: Vec<Vote> = votes.into_iter().flatten().collect();
+    let decision = vote::decide(&votes, |r| s.name(r))
+        .map(|()| super::unix_ns() + 100_000_000)
+        .map_err(|e| format!("{what}: {e}"));
+    for r in 1..size {
+        s.world
+            .process_at_rank(r as i32)
+            .send_with_tag(&vote::encode_decision(&decision)[..], TAG_DECIDE);
+    }
+    decision
+}
+
+impl Session {
+    fn name(&self, r: u32) -> String {
+        let host = self.hosts.get(r as usize).map_or("?", |h| h.as_str());
+        format!("rank {r} on host {host}")
+    }
+
+    /// The group whose ranks must run one engine: the host definition played.
+    fn group(&self, run: &RunSpec) -> String {
+        placement::host_def_of(run, &self.hosts, self.place.rank).unwrap_or_default()
+    }
+}
+
+pub fn agree(failure: Option<String>) -> Result<(), String> {
+    with(|s| {
+        if let Some(f) = &s.fault {
+            return Err(format!("not going on: {f}"));
+        }
+        let mine = match failure {
+            Some(why) => Vote::Refuse(why),
+            None => Vote::Ready {
+                group: String::new(),
+                engine: String::new(),
+            },
+        };
+        let what = "checks".to_string();
+        poll_vote(s, &what, mine).map(|_| ())
+    })
+    .unwrap_or(Ok(()))
+}
+
+pub fn refuse_start(why: String) {
+    with(|s| {
+        if s.fault.is_none() {
+            let what = "start".to_string();
+            let _ = poll_vote(s, &what, Vote::Refuse(why));
+        }
+    });
+}
+
+pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, String> {
     with(|s| {
         if let Some(f) = &s.fault {
             return Err(format!("not starting: {f}"));
@@ -187,36 +292,14 @@ pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
         if crate::clock::is_virtual() {
             return Err("virtual time cannot be shared among MPI ranks".into());
         }
-        // Everyone here: a non-blocking barrier, so a rank that never arrives is an
-        // error after the deadline rather than a hang.
-        let mut req = s.world.immediate_barrier();
-        let deadline = Instant::now() + START_DEADLINE;
-        loop {
-            match req.test() {
-                Ok(_) => break,
-                Err(r) if Instant::now() < deadline => {
-                    req = r;
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Err(r) => {
-                    // Never completes; MPI is aborted on exit.
-                    std::mem::forget(r);
-                    let f = format!(
-                        "not every rank reached the start of run '{}' within {} s",
-                        run.name,
-                        START_DEADLINE.as_secs()
-                    );
-                    s.fault = Some(f.clone());
-                    return Err(f);
-                }
-            }
-        }
-        // One origin for all: rank 0's Unix time a little ahead, mapped by each rank
-        // onto its own monotonic clock.
-        let mut origin_unix_ns = super::unix_ns() + 100_000_000;
-        s.world
-            .process_at_rank(0)
-            .broadcast_into(&mut origin_unix_ns);
+        // Everyone ready, with one engine per group: rank 0 answers with one origin,
+        // which each rank maps onto its own monotonic clock.
+        let mine = Vote::Ready {
+            group: s.group(run),
+            engine: engine.into(),
+        };
+        let what = "start".to_string();
+        let origin_unix_ns = poll_vote(s, &what, mine)?;
         let ahead_ns = origin_unix_ns.saturating_sub(super::unix_ns());
         let origin_ns = crate::clock::now_ns() + ahead_ns;
         super::FIRST_IO_UNIX_NS.store(0, Ordering::Relaxed);
@@ -231,7 +314,6 @@ pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
             gather,
             error: None,
         });
-        let _ = default_ns;
         Ok(origin_ns)
     })
     .unwrap_or(Ok(default_ns))

@@ -95,18 +95,16 @@ pub fn execute(
         None => (run, specs),
     };
     let mut warnings = Vec::new();
-    // The clock first: a simulated device reads it for its origin when it opens.
-    timebase::choose_clock(run, specs);
-    let (targets, resolved) = setup::prepare(run, specs, opts)?;
-    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let (targets, resolved, choice, verify_states) =
+        match prepare_run(run, specs, opts, &mut warnings) {
+            Ok(p) => p,
+            Err(e) => {
+                // Among MPI ranks the others stop too, naming this rank.
+                crate::cluster::refuse_start(crate::errors::Chain(&e).to_string());
+                return Err(e);
+            }
+        };
     let engine = choice.kind;
-    warnings.extend(choice.fallback.iter().cloned());
-    setup::check_uring(run, engine, &targets)?;
-    let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
-    setup::check_engine_fits(run, engine, &kinds)?;
-    setup::check_network(run, engine, &targets, opts.connections)?;
-    warnings.extend(setup::check_virtual_time(run, specs, engine)?);
-    let verify_states = setup::verify_states(run, &targets, opts)?;
     let launched = launch::launch(run, opts, &targets, &resolved, engine, &verify_states)?;
     let collector::Collected {
         mut result,
@@ -138,6 +136,37 @@ pub fn execute(
         result.verify = Some(verify);
     }
     Ok((result, warnings))
+}
+
+/// A prepared run: open targets, their resolved working sets, the engine and the
+/// verification state per target.
+type Prepared = (
+    crate::engine::Targets,
+    Vec<setup::Resolved>,
+    engine_choice::EngineChoice,
+    Vec<Option<data::TargetState>>,
+);
+
+/// Opens the targets and settles the engine, checking what needs them open.
+fn prepare_run(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    opts: &RunOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Prepared, RunError> {
+    // The clock first: a simulated device reads it for its origin when it opens.
+    timebase::choose_clock(run, specs);
+    let (targets, resolved) = setup::prepare(run, specs, opts)?;
+    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let engine = choice.kind;
+    warnings.extend(choice.fallback.iter().cloned());
+    setup::check_uring(run, engine, &targets)?;
+    let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
+    setup::check_engine_fits(run, engine, &kinds)?;
+    setup::check_network(run, engine, &targets, opts.connections)?;
+    warnings.extend(setup::check_virtual_time(run, specs, engine)?);
+    let verify_states = setup::verify_states(run, &targets, opts)?;
+    Ok((targets, resolved, choice, verify_states))
 }
 
 #[cfg(test)]

@@ -203,8 +203,13 @@ fn mpi_lost_rank_ends_the_run_naming_it() {
         ],
     );
     let t0 = Instant::now();
-    // t = 3 s of the run (plus the start-up of four ranks).
-    std::thread::sleep(Duration::from_millis(3500));
+    // t = 3 s of the run: once rank 0 has streamed three merged intervals (start-up
+    // of four debug ranks on a loaded machine takes seconds of its own).
+    let stream = intervals_jsonl(&json);
+    while std::fs::read_to_string(&stream).map_or(0, |s| s.lines().count()) < 3 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no third interval");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let pid = rank_pid(job.0.id(), 2).expect("rank 2 running");
     // SAFETY: kill(2) on a PID we found as our mpirun's child.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
@@ -220,7 +225,6 @@ fn mpi_lost_rank_ends_the_run_naming_it() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(!status.success(), "exit {status:?}");
-    assert!(t0.elapsed() < Duration::from_secs(20));
     let (doc, _) = load(&json);
     let run = &doc.runs[0];
     let err = run
@@ -231,7 +235,7 @@ fn mpi_lost_rank_ends_the_run_naming_it() {
     assert!(err.contains("rank 2 on host"), "{err}");
     assert_eq!(run.end_reason, ioscope::result::EndReason::Error);
     assert!(
-        (2..=5).contains(&run.intervals.len()),
+        (3..=6).contains(&run.intervals.len()),
         "intervals up to the loss: {}",
         run.intervals.len()
     );
@@ -322,4 +326,72 @@ fn mpi_vdbench_host_definitions_need_a_rank_each() {
         "{err}"
     );
     assert!(!dir.path().join("a.dat").exists(), "nothing is created");
+}
+
+#[test]
+fn mpi_a_rank_lacking_a_library_stops_every_rank_naming_it() {
+    // Two application contexts: rank 1 cannot load libnbd (the "host" lacks it).
+    // Nothing listens on port 1 of the loopback: rank 0 fails to connect as well.
+    let bin = env!("CARGO_BIN_EXE_ioscope");
+    let args = [
+        "run",
+        "--target",
+        "nbd://127.0.0.1:1/",
+        "--duration",
+        "2s",
+        "-q",
+    ];
+    let t0 = Instant::now();
+    let child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "1", bin])
+        .args(args)
+        .args([
+            ":",
+            "-n",
+            "1",
+            "-x",
+            "IOSCOPE_LIBNBD=/nonexistent/libnbd.so.0",
+            bin,
+        ])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun on PATH");
+    let (code, out, err) = finish(Job(child));
+    assert_ne!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    // Rank 0 reports rank 1's failure with its host, not a 120 s start timeout.
+    assert!(
+        err.contains("rank 1 on host") && err.contains("cannot load libnbd"),
+        "{err}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn mpi_a_failed_check_on_one_rank_stops_all_naming_it() {
+    // `{rank}` makes rank 1's target a file in a directory that does not exist.
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("d0")).unwrap();
+    let target = format!("{}/d{{rank}}/f", dir.path().display());
+    let job = mpirun(
+        2,
+        &[
+            "run",
+            "--target",
+            &target,
+            "--size",
+            "4m",
+            "--duration",
+            "2s",
+            "-q",
+        ],
+    );
+    let t0 = Instant::now();
+    let (code, out, err) = finish(job);
+    assert_ne!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(err.contains("checks: rank 1 on host"), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(60));
+    // Rank 0 passed its checks but created nothing: the refusal came first.
+    assert!(!dir.path().join("d0/f").exists());
 }
