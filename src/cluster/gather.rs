@@ -143,6 +143,13 @@ impl Gather {
             .collect()
     }
 
+    /// Ranks that have finished.
+    pub fn finished(&self) -> Vec<u32> {
+        (0..self.ranks.len() as u32)
+            .filter(|&r| self.ranks[r as usize].done.is_some())
+            .collect()
+    }
+
     /// Ranks that have not finished.
     pub fn unfinished(&self) -> Vec<u32> {
         (0..self.ranks.len() as u32)

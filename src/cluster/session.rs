@@ -31,6 +31,7 @@ const TAG_REPORT: i32 = 12;
 const TAG_HOSTS: i32 = 13;
 const TAG_VOTE: i32 = 14;
 const TAG_DECIDE: i32 = 15;
+const TAG_RESULT: i32 = 16;
 /// How long ranks may take to reach the start of a run together.
 const START_DEADLINE: Duration = Duration::from_secs(120);
 /// After Ctrl-C or mpirun's SIGTERM (sent when a rank dies), how long rank 0 waits
@@ -46,6 +47,8 @@ struct Session {
     /// The plan's figures before division: rate and streams of all ranks together.
     requested_iops: f64,
     streams: u64,
+    /// The current run's allowed silence (2 intervals + 10 s).
+    patience_s: f64,
     run: Option<RunState>,
     /// A lost rank or a failed start: later runs are refused and the exit aborts.
     fault: Option<String>,
@@ -132,6 +135,7 @@ pub fn init(split: Split) -> Result<(), ClusterError> {
             split,
             requested_iops: 0.0,
             streams: 0,
+            patience_s: 0.0,
             run: None,
             fault,
             _universe: universe,
@@ -303,6 +307,7 @@ pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, Str
         let ahead_ns = origin_unix_ns.saturating_sub(super::unix_ns());
         let origin_ns = crate::clock::now_ns() + ahead_ns;
         super::FIRST_IO_UNIX_NS.store(0, Ordering::Relaxed);
+        s.patience_s = 2.0 * run.interval_ns as f64 / 1e9 + 10.0;
         let gather = (s.place.rank == 0).then(|| {
             let mut g = Gather::new(&s.hosts, run.interval_ns as f64 / 1e9, s.requested_iops);
             g.set_host_defs(|r| placement::host_def_of(run, &s.hosts, r));
@@ -478,7 +483,15 @@ pub fn finish_run(
         }
     })
     .flatten();
-    let rows: Vec<Interval> = root_rows??;
+    let rows: Vec<Interval> = match root_rows? {
+        Some(rows) => rows,
+        None => {
+            // Every rank goes on from the same merged result, so decisions taken from
+            // it (steady state, curve points, SLA search) are the same on all ranks.
+            receive_merged(result);
+            return None;
+        }
+    };
     rows.iter().for_each(&mut *on_interval);
     // Rank 0: wait for every rank (or give up on the lost ones), showing merged rows.
     let since = Instant::now();
@@ -513,9 +526,39 @@ pub fn finish_run(
         if let Some(e) = &run.error {
             s.fault = Some(e.clone());
         }
+        // The ranks that finished wait for it (a lost one would never receive).
+        let merged = serde_json::to_vec(&*result).unwrap_or_default();
+        for r in g.finished().into_iter().filter(|&r| r != 0) {
+            s.world
+                .process_at_rank(r as i32)
+                .send_with_tag(&merged[..], TAG_RESULT);
+        }
         run.error
     })
     .flatten()
+}
+
+/// Ranks other than 0: takes rank 0's merged result in place of this rank's own.
+fn receive_merged(result: &mut RunResult) {
+    with(|s| {
+        let deadline = Instant::now() + START_DEADLINE + Duration::from_secs_f64(s.patience_s);
+        let root = s.world.process_at_rank(0);
+        loop {
+            if let Some(probed) = root.immediate_matched_probe_with_tag(TAG_RESULT) {
+                let (bytes, _) = probed.matched_receive_vec::<u8>();
+                match serde_json::from_slice::<RunResult>(&bytes) {
+                    Ok(merged) => *result = merged,
+                    Err(e) => s.fault = Some(format!("rank 0 sent an unreadable result: {e}")),
+                }
+                return;
+            }
+            if Instant::now() > deadline {
+                s.fault = Some("rank 0 did not send the merged result".into());
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
 }
 
 /// Rank 0's own result becomes the merged one.

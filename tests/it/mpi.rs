@@ -395,3 +395,87 @@ fn mpi_a_failed_check_on_one_rank_stops_all_naming_it() {
     // Rank 0 passed its checks but created nothing: the refusal came first.
     assert!(!dir.path().join("d0/f").exists());
 }
+
+#[test]
+fn mpi_curve_points_are_aggregate_rates_on_every_rank() {
+    // Every rank takes the next point's rate from the merged maximum, so the point
+    // runs at its share of the aggregate on each rank (a rank judging from its own
+    // maximum would run at half its share here).
+    let dir = tempdir();
+    let json = dir.path().join("c.json");
+    let job = mpirun(
+        2,
+        &[
+            "curve",
+            "--target",
+            "sim:1g?service=200us&servers=8",
+            "--qd",
+            "4",
+            "--points",
+            "50",
+            "--duration",
+            "2s",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (code, out, err) = finish(job);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    let (doc, _) = load(&json);
+    assert_eq!(doc.runs.len(), 2, "the max run and one point");
+    let point = &doc.runs[1];
+    let asked = point.schedule.as_ref().expect("open loop").requested_iops;
+    assert!(
+        (asked - doc.runs[0].totals.all.iops / 2.0).abs() < 1.0,
+        "50% of the merged maximum"
+    );
+    for r in &point.ranks {
+        let share = asked / 2.0;
+        assert!(
+            (r.iops - share).abs() < 0.2 * share,
+            "rank {} ran {:.0} IOPS of its {share:.0}",
+            r.rank,
+            r.iops
+        );
+    }
+}
+
+#[test]
+fn mpi_steady_state_rounds_end_together() {
+    let dir = tempdir();
+    let json = dir.path().join("s.json");
+    let job = mpirun(
+        2,
+        &[
+            "run",
+            "--target",
+            "null:1g",
+            "--rate",
+            "2000",
+            "--duration",
+            "1s",
+            "--steady-state",
+            "--max-rounds",
+            "7",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (code, out, err) = finish(job);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    let (doc, _) = load(&json);
+    let st = doc.steady_state.as_ref().expect("steady_state");
+    assert!(st.rounds.len() >= 5, "{:?}", st.rounds);
+    assert_eq!(doc.runs.len(), st.rounds.len());
+    // Both ranks ran every round: none stopped on a verdict of its own.
+    for run in &doc.runs {
+        assert_eq!(run.ranks.len(), 2);
+        assert!(
+            run.ranks.iter().all(|r| r.ios > 0 && !r.lost),
+            "{}",
+            run.name
+        );
+    }
+}
