@@ -11,6 +11,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod net_html;
+pub mod ranks_html;
 pub mod svg;
 pub mod terminal;
 #[cfg(test)]

@@ -267,6 +267,7 @@ fn mpi_vdbench_host_definitions_run_one_rank_per_hd_on_its_own_sd() {
     let dir = tempdir();
     let pf = two_host_parm(dir.path());
     let json = dir.path().join("r.json");
+    let html = dir.path().join("r.html");
     let job = mpirun(
         2,
         &[
@@ -275,6 +276,8 @@ fn mpi_vdbench_host_definitions_run_one_rank_per_hd_on_its_own_sd() {
             pf.to_str().unwrap(),
             "--json",
             json.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ],
     );
     let (code, out, err) = finish(job);
@@ -311,6 +314,10 @@ fn mpi_vdbench_host_definitions_run_one_rank_per_hd_on_its_own_sd() {
         let own = if r.rank == 0 { "a.dat" } else { "b.dat" };
         assert!(uri.ends_with(own), "rank {} describes {uri}", r.rank);
     }
+    // The HTML report has the per-host and per-rank lines.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h3>Hosts and ranks</h3>"));
+    assert!(page.contains("<th>hd</th>") && page.contains("<td>h2</td>"));
 }
 
 #[test]
