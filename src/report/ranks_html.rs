@@ -109,10 +109,10 @@ pub fn ranks_section(run: &RunResult) -> String {
         );
     }
     out.push_str("</tbody></table>\n");
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<p class=\"caption\">Each rank over its own measured intervals; they add up to the run's totals. \
-Spread between ranks: IOPS {}%, p99 {}% (largest over smallest). CPU: the rank's own use of its host.</p>\n",
+Spread between ranks: IOPS {}%, p99 {}% (largest over smallest). CPU: the rank's own use of its host.</p>",
         human(spread_pct(run.ranks.iter().map(|r| r.iops))),
         human(spread_pct(run.ranks.iter().map(|r| r.latency_us.p99))),
     );
