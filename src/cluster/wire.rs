@@ -132,6 +132,14 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(b);
 }
 
+/// A JSON part (empty for `None`, read back as the type's default).
+fn put_json<T: Serialize>(out: &mut Vec<u8>, v: Option<&T>) {
+    let bytes = v
+        .and_then(|v| serde_json::to_vec(v).ok())
+        .unwrap_or_default();
+    put_bytes(out, &bytes);
+}
+
 fn put_ops(out: &mut Vec<u8>, o: &OpStats) {
     put_u64(out, o.ios);
     put_u64(out, o.bytes);
@@ -216,14 +224,8 @@ impl RankReport {
         put_f64(&mut out, self.cpu.cpu_us_per_io);
         out.extend_from_slice(&self.cpu.online_cpus.unwrap_or(0).to_le_bytes());
         put_u64(&mut out, self.first_io_unix_ns);
-        if self.lists.is_empty() {
-            put_bytes(&mut out, &[]);
-        } else {
-            put_bytes(
-                &mut out,
-                &serde_json::to_vec(&self.lists).unwrap_or_default(),
-            );
-        }
+        // Most intervals have no lists: an empty part rather than "{}".
+        put_json(&mut out, (!self.lists.is_empty()).then_some(&self.lists));
         out
     }
 
@@ -269,10 +271,7 @@ impl Summary {
             put_ops(&mut out, &w.ops[0]);
             put_ops(&mut out, &w.ops[1]);
         }
-        put_bytes(
-            &mut out,
-            &serde_json::to_vec(&self.extras).unwrap_or_default(),
-        );
+        put_json(&mut out, Some(&self.extras));
         out
     }
 

@@ -41,6 +41,18 @@ fn finish(mut job: Job) -> (Option<i32>, String, String) {
     (out.status.code(), stdout(&out), stderr(&out))
 }
 
+/// Runs `args` on `ranks` ranks with `--json` into a fresh directory and reads the
+/// result, expecting success.
+fn mpi_json(ranks: u32, args: &[&str]) -> ResultDoc {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut all = args.to_vec();
+    all.extend(["--json", json.to_str().unwrap()]);
+    let (code, out, err) = finish(mpirun(ranks, &all));
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    load(&json).0
+}
+
 fn load(p: &Path) -> (ResultDoc, serde_json::Value) {
     let wire = read_json(p);
     let doc: ResultDoc = serde_json::from_value(wire.clone()).expect("result model");
@@ -408,14 +420,13 @@ fn mpi_curve_points_are_aggregate_rates_on_every_rank() {
     // Every rank takes the next point's rate from the merged maximum, so the point
     // runs at its share of the aggregate on each rank (a rank judging from its own
     // maximum would run at half its share here).
-    let dir = tempdir();
-    let json = dir.path().join("c.json");
-    let job = mpirun(
+    let target = "sim:1g?service=200us&servers=8";
+    let doc = mpi_json(
         2,
         &[
             "curve",
             "--target",
-            "sim:1g?service=200us&servers=8",
+            target,
             "--qd",
             "4",
             "--points",
@@ -423,13 +434,8 @@ fn mpi_curve_points_are_aggregate_rates_on_every_rank() {
             "--duration",
             "2s",
             "-q",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    let (code, out, err) = finish(job);
-    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
-    let (doc, _) = load(&json);
     assert_eq!(doc.runs.len(), 2, "the max run and one point");
     let point = &doc.runs[1];
     let asked = point.schedule.as_ref().expect("open loop").requested_iops;
@@ -450,9 +456,7 @@ fn mpi_curve_points_are_aggregate_rates_on_every_rank() {
 
 #[test]
 fn mpi_steady_state_rounds_end_together() {
-    let dir = tempdir();
-    let json = dir.path().join("s.json");
-    let job = mpirun(
+    let doc = mpi_json(
         2,
         &[
             "run",
@@ -466,13 +470,8 @@ fn mpi_steady_state_rounds_end_together() {
             "--max-rounds",
             "7",
             "-q",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    let (code, out, err) = finish(job);
-    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
-    let (doc, _) = load(&json);
     let st = doc.steady_state.as_ref().expect("steady_state");
     assert!(st.rounds.len() >= 5, "{:?}", st.rounds);
     assert_eq!(doc.runs.len(), st.rounds.len());
