@@ -52,16 +52,41 @@ def run_timed(cmd):
     return out.decode(), ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
+def json_docs(text):
+    """Every JSON object in text, in order (fio prints one per --status-interval)."""
+    dec, i, docs = json.JSONDecoder(), 0, []
+    while (j := text.find("{", i)) >= 0:
+        d, i = dec.raw_decode(text, j)
+        docs.append(d)
+    return docs
+
+
+def steady_rate(points):
+    """I/Os per second between the second and the last of (unix_ms, cumulative I/Os)
+    points: the first point still holds the start-up (job creation, first touches)."""
+    if len(points) < 3:
+        return None
+    (t0, n0), (t1, n1) = points[1], points[-1]
+    return (n1 - n0) / ((t1 - t0) / 1000) if t1 > t0 else None
+
+
 def fio(args, seconds):
+    # --status-interval makes fio print its cumulative group totals every second with
+    # a wall-clock timestamp: I/Os between two of those reports over the time between
+    # them is a window both tools can be measured on alike (see steady_rate).
     cmd = ["fio", "--output-format=json", "--time_based", f"--runtime={seconds}",
-           "--group_reporting"] + args
+           "--group_reporting", "--status-interval=1"] + args
     out, cpu, rss = run_timed(cmd)
-    # fio may print non-JSON lines before the object.
-    doc = json.loads(out[out.index("{"):])
+    # fio may print non-JSON lines before the objects; the last object is the final one.
+    docs = json_docs(out)
+    doc = docs[-1]
+    points = [(d["timestamp_ms"], d["jobs"][0]["read"]["total_ios"] + d["jobs"][0]["write"]["total_ios"])
+              for d in docs[:-1]]
     job = doc["jobs"][0]
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     iops = job["read"]["iops"] + job["write"]["iops"]
     return {"iops": iops, "ios": ios, "cpu_s": cpu, "rss_kib": rss, "wall_s": LAST_WALL_S,
+            "steady_iops": steady_rate(points),
             "p99_us": job["read"]["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1000,
             "read_share": job["read"]["total_ios"] / max(ios, 1)}
 
@@ -78,8 +103,15 @@ def ioscope(args, seconds, tmpdir, fio_args=None):
     with open(res) as f:
         doc = json.load(f)
     t = doc["runs"][0]["totals"]
+    points, n = [], 0
+    for iv in doc["runs"][0]["intervals"]:
+        n += iv["ios"]
+        points.append((1000 * iv["unix_s"], n))  # unix_s is the interval's end
+    # The same measure as fio's: I/Os from the end of the first interval to the end of
+    # the last one, over that wall-clock time.
+    points.insert(0, (0, 0))
     return {"iops": t["iops"], "ios": t["ios"], "cpu_s": cpu, "rss_kib": rss,
-            "wall_s": LAST_WALL_S, "p99_us": t["latency_us"]["p99"], "read_share": t["read"]["ios"] / max(t["ios"], 1)}
+            "wall_s": LAST_WALL_S, "steady_iops": steady_rate(points), "p99_us": t["latency_us"]["p99"], "read_share": t["read"]["ios"] / max(t["ios"], 1)}
 
 
 def make_file(path, size_mib):
@@ -372,7 +404,7 @@ def main():
         for key, (title, fargs, iargs) in all_cases.items():
             if only and key not in only:
                 continue
-            ratios, cpu_ratios, rows, wall_ratios = [], [], [], []
+            ratios, cpu_ratios, rows, wall_ratios, steady_ratios = [], [], [], [], []
             for _ in range(a.rounds):
                 f = fio(fargs, a.seconds)
                 i = ioscope(iargs, a.seconds, tmpdir, fargs if iargs is None else None)
@@ -381,6 +413,8 @@ def main():
                 # tool computes for itself, immune to how each defines its own window
                 # (fio's per-job runtimes overlap imperfectly with hundreds of jobs).
                 wall_ratios.append((i["ios"] / i["wall_s"]) / (f["ios"] / f["wall_s"]))
+                if f["steady_iops"] and i["steady_iops"]:
+                    steady_ratios.append(i["steady_iops"] / f["steady_iops"])
                 cpu_ratios.append((i["cpu_s"] / max(i["ios"], 1)) / (f["cpu_s"] / max(f["ios"], 1)))
                 rows.append((f, i))
             print(f"\n## {key}: {title}")
@@ -394,7 +428,9 @@ def main():
                 shares = [(f["read_share"], i["read_share"]) for f, i in rows]
                 print("read share fio vs ioscope: " + ", ".join(f"{a*100:.1f}% vs {b*100:.1f}%" for a, b in shares))
             print(f"median IOPS ratio ioscope/fio: {statistics.median(ratios):.2f} "
-                  f"(by I/Os over each process's wall-clock time: {statistics.median(wall_ratios):.2f}); "
+                  f"(by I/Os over each process's wall-clock time: {statistics.median(wall_ratios):.2f}; "
+                  f"steady window, 2nd to last 1 s report: "
+                  f"{statistics.median(steady_ratios) if steady_ratios else float('nan'):.2f}); "
                   f"median CPU-per-I/O ratio ioscope/fio: {statistics.median(cpu_ratios):.2f}; "
                   f"ioscope peak RSS {max(i['rss_kib'] for _, i in rows)/1024:.1f} MiB")
         if a.iscsi:

@@ -19,5 +19,6 @@ pub mod result;
 pub mod rng;
 pub mod run;
 pub mod stats;
+pub mod stdout;
 pub mod sysinfo;
 pub mod target;

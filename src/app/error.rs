@@ -5,11 +5,11 @@
 //! ([`chain`]).
 
 use super::exit;
-use super::stdout::StdoutError;
 use crate::data::{DataSpecError, JournalError};
 use crate::plan::compat::CompatError;
 use crate::plan::jobfile::JobFileError;
 use crate::run::RunError;
+use crate::stdout::StdoutError;
 use crate::target::TargetError;
 use std::path::PathBuf;
 
@@ -153,6 +153,10 @@ impl AppError {
 
     /// True when the command should end without a word: stdout's reader went away.
     pub fn is_quiet(&self) -> bool {
-        matches!(self, AppError::Stdout(StdoutError::Closed))
+        matches!(
+            self,
+            AppError::Stdout(StdoutError::Closed)
+                | AppError::Net(crate::net::NetError::Stdout(StdoutError::Closed))
+        )
     }
 }

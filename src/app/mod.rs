@@ -22,11 +22,13 @@ mod fio_logs;
 mod foreign;
 mod invocation;
 mod quick;
-pub mod stdout;
 mod steady;
 mod tools;
 mod verify;
 
+/// Every write to stdout (kept in the top-level [`crate::stdout`] so `net`, which
+/// `app` calls, can use it too).
+pub use crate::stdout;
 pub use curve::{curve, BoundError};
 pub use error::{chain, AppError, FlagError};
 pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};

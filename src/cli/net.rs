@@ -6,6 +6,7 @@
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
+use crate::app::FlagError;
 use crate::net::{Direction, NetOutput, NetRunConfig, RrSize, ServeConfig};
 use crate::plan::units;
 
@@ -116,11 +117,11 @@ pub struct NetRunArgs {
     pub quiet: bool,
 }
 
-fn bad(flag: &str, text: &str, why: impl std::fmt::Display) -> String {
-    format!("{flag} '{text}': {why}")
+fn bad(flag: &str, text: &str, why: impl std::fmt::Display) -> FlagError {
+    FlagError::new(flag, text, why)
 }
 
-fn size_u32(flag: &str, text: &str) -> Result<u32, String> {
+fn size_u32(flag: &str, text: &str) -> Result<u32, FlagError> {
     let v = units::parse_size(text).map_err(|e| bad(flag, text, e))?;
     u32::try_from(v)
         .ok()
@@ -128,14 +129,14 @@ fn size_u32(flag: &str, text: &str) -> Result<u32, String> {
         .ok_or_else(|| bad(flag, text, "at most 1 GiB"))
 }
 
-fn cpus(flag: &str, text: &Option<String>) -> Result<Option<Vec<usize>>, String> {
+fn cpus(flag: &str, text: &Option<String>) -> Result<Option<Vec<usize>>, FlagError> {
     text.as_ref()
         .map(|t| units::parse_cpu_list(t).map_err(|e| bad(flag, t, e)))
         .transpose()
 }
 
 /// A rate with optional decimal suffix: "900m" = 9×10^8.
-fn parse_rate(text: &str) -> Result<f64, String> {
+fn parse_rate(text: &str) -> Result<f64, FlagError> {
     let t = text.trim();
     let (num, mult) = match t.chars().last().map(|c| c.to_ascii_lowercase()) {
         Some('k') => (&t[..t.len() - 1], 1e3),
@@ -157,7 +158,7 @@ fn parse_rate(text: &str) -> Result<f64, String> {
         })
 }
 
-fn parse_rr(text: &str) -> Result<RrSize, String> {
+fn parse_rr(text: &str) -> Result<RrSize, FlagError> {
     let (a, b) = text
         .split_once(',')
         .ok_or_else(|| bad("--rr", text, "expected REQ,RESP sizes, e.g. 1,1"))?;
@@ -173,7 +174,7 @@ fn parse_rr(text: &str) -> Result<RrSize, String> {
 }
 
 impl NetServeArgs {
-    pub fn to_config(&self) -> Result<ServeConfig, String> {
+    pub fn to_config(&self) -> Result<ServeConfig, FlagError> {
         Ok(ServeConfig {
             bind: self.bind.clone(),
             once: self.once,
@@ -184,7 +185,7 @@ impl NetServeArgs {
 }
 
 impl NetRunArgs {
-    pub fn to_config(&self, command: Vec<String>) -> Result<NetRunConfig, String> {
+    pub fn to_config(&self, command: Vec<String>) -> Result<NetRunConfig, FlagError> {
         let dur = |flag: &str, t: &str, zero_ok: bool| {
             if zero_ok {
                 units::parse_duration_ns_allow_zero(t)
@@ -206,9 +207,14 @@ impl NetRunArgs {
         if bs_bytes > 64 << 20 {
             return Err(bad("--bs", &self.bs, "at most 64 MiB"));
         }
+        let rr_text = self.rr.as_deref().unwrap_or_default();
         let rr = self.rr.as_deref().map(parse_rr).transpose()?;
         if rr.is_some() && (self.reverse || self.bidir || self.zerocopy) {
-            return Err("--rr: request/response runs both ways already; leave out --reverse, --bidir and --zerocopy".into());
+            return Err(bad(
+                "--rr",
+                rr_text,
+                "request/response runs both ways already; leave out --reverse, --bidir and --zerocopy",
+            ));
         }
         let json_stdout = match self.output_format.as_deref() {
             None | Some("text") => false,
@@ -279,7 +285,7 @@ mod tests {
         let mut v = vec!["t", "run", "127.0.0.1:1"];
         v.extend_from_slice(args);
         match T::try_parse_from(v).map_err(|e| e.to_string())?.c {
-            NetCommand::Run(r) => r.to_config(vec![]),
+            NetCommand::Run(r) => r.to_config(vec![]).map_err(|e| e.to_string()),
             NetCommand::Serve(_) => unreachable!(),
         }
     }
@@ -309,7 +315,7 @@ mod tests {
             (&["--rr", "1"][..], "--rr '1'"),
             (&["--mss", "10"][..], "--mss '10'"),
             (&["--duration", "1parsec"][..], "--duration '1parsec'"),
-            (&["--rr", "1,1", "-R"][..], "--rr:"),
+            (&["--rr", "1,1", "-R"][..], "--rr '1,1': request/response"),
         ] {
             let e = cfg(args).unwrap_err();
             assert!(e.contains(flag), "{args:?}: {e}");

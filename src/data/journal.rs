@@ -10,7 +10,8 @@
 //!   after which older maps and logs are deleted: the journal is compacted per run.
 //! - `log.<session>.<worker>` — append-only 24-byte records, one file per worker so
 //!   appending needs no lock: `time_ns` u64 | `unit` u64 | `key` u16 | `kind` u8
-//!   (1 intent, 2 commit) | `flags` u8 (intent: joined; commit: ok, clean) | check
+//!   (1 intent, 2 commit) | `flags` u8 (intent: joined; commit: ok, clean,
+//!   reissued) | check
 //!   u32 (low half of `hash64` of the first 20 bytes). A torn or garbled record ends
 //!   its file: everything before it is used, nothing after.
 //!
@@ -37,6 +38,9 @@ const KIND_COMMIT: u8 = 2;
 const FLAG_JOINED: u8 = 1;
 const FLAG_OK: u8 = 1;
 const FLAG_CLEAN: u8 = 2;
+/// Commit flag: the write was issued on two paths (multipath); its first copy may
+/// land at any later time, so its unit stays uncertain through the whole replay.
+const FLAG_REISSUED: u8 = 4;
 const MAP_MAGIC: &[u8; 8] = b"IOSCMAP1";
 /// Records a writer buffers before it must write them out.
 const BUFFER_RECORDS: usize = 4096;
@@ -419,6 +423,7 @@ impl Journal {
         // Merge the workers' logs by time; per unit, keys order intents (see replay).
         records.sort_by_key(|r| (r.0, r.1));
         let mut busy: HashMap<u64, (u32, u16, u16)> = HashMap::new();
+        let mut reissued: Vec<u64> = Vec::new();
         for &(_, _, unit, key, kind, flags) in &records {
             let cur = map[unit as usize];
             let ck = cur & KEY_MASK;
@@ -447,6 +452,9 @@ impl Journal {
                             busy.remove(&unit);
                         }
                     }
+                    if flags & FLAG_REISSUED != 0 {
+                        reissued.push(unit);
+                    }
                     if flags & FLAG_OK == 0 {
                         map[unit as usize] = cur | UNCERTAIN;
                     } else if flags & FLAG_CLEAN != 0 && ck == key {
@@ -455,6 +463,10 @@ impl Journal {
                 }
                 _ => {}
             }
+        }
+        // A later clean write does not settle a unit a stalled path may still write.
+        for unit in reissued {
+            map[unit as usize] |= UNCERTAIN;
         }
         let mut in_flight: Vec<InFlight> = busy
             .into_iter()
@@ -552,6 +564,18 @@ impl JournalWriter {
         self.push(now_ns, t.unit, t.key, KIND_COMMIT, flags)
     }
 
+    /// Records that the write `t`, issued on two paths, completed (`ok`): replay
+    /// keeps its unit uncertain even after later clean writes (see `FLAG_REISSUED`).
+    pub fn record_reissued_commit(
+        &mut self,
+        t: &WriteTicket,
+        ok: bool,
+        now_ns: u64,
+    ) -> io::Result<()> {
+        let flags = FLAG_REISSUED | if ok { FLAG_OK } else { 0 };
+        self.push(now_ns, t.unit, t.key, KIND_COMMIT, flags)
+    }
+
     /// Call before each engine submit: writes buffered records out if any intent is
     /// among them (one write(2)), and fsyncs if the policy says it is due. Cheap when
     /// there is nothing to do.
@@ -622,6 +646,35 @@ mod tests {
 
     fn open(dir: &Path) -> (Journal, Recovered) {
         Journal::open_or_create(dir, "/var/tmp/t.img", UNIT, WS).unwrap()
+    }
+
+    // Regression: offline verify called a late copy of a multipath re-issued write
+    // stale because a later clean write had settled its unit.
+    #[test]
+    fn a_reissued_write_keeps_its_unit_uncertain_past_later_clean_writes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (j, rec) = open(tmp.path());
+        let map = KeyMap::from_entries(rec.continue_entries());
+        let mut w = j.writer(0, SyncPolicy::default()).unwrap();
+        let t = map.begin_write(4);
+        w.record_intent(&t, 1).unwrap();
+        map.end_write(t, true);
+        w.record_reissued_commit(&t, true, 2).unwrap();
+        let later = map.begin_write(4);
+        w.record_intent(&later, 3).unwrap();
+        let clean = map.end_write(later, true);
+        assert!(clean);
+        w.record_commit(&later, true, clean, 4).unwrap();
+        // An ordinary unit written the same way settles.
+        let u = map.begin_write(5);
+        w.record_intent(&u, 5).unwrap();
+        let clean = map.end_write(u, true);
+        w.record_commit(&u, true, clean, 6).unwrap();
+        w.flush().unwrap();
+        let rec = Journal::load(tmp.path()).unwrap();
+        assert_eq!(rec.map[4], later.key | UNCERTAIN);
+        assert!(rec.expectation(4).accepts(t.key) && rec.expectation(4).raced);
+        assert_eq!(rec.expectation(5), KeyExpectation::exact(u.key));
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //!   keeps reads racing writes free of false alarms.
 //! - [`journal`]: the on-disk intent/commit log that lets `ioscope verify` find lost
 //!   writes after a crash, and lets a later run continue the key sequence.
+//! - [`reissued`]: keys of writes the multipath engine issued on two paths, whose
+//!   late first copy verification accepts.
 //! - [`hash`]: the 64-bit checksum used by headers and journal records.
 
 pub mod hash;
@@ -16,8 +18,10 @@ pub mod header;
 pub mod journal;
 pub mod keymap;
 pub mod pattern;
+pub mod reissued;
 
 pub use header::{check, stamp, Found, Mismatch, MismatchKind, Verified, HEADER_BYTES};
 pub use journal::{InFlight, Journal, JournalError, JournalWriter, Recovered, SyncPolicy};
 pub use keymap::{KeyExpectation, KeyMap, ReadTicket, WriteTicket};
 pub use pattern::{DataSpec, DataSpecError, Generator};
+pub use reissued::ReissuedWrites;

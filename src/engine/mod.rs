@@ -46,7 +46,12 @@
 //!    (lost, reconnected) since the last call, once per loop turn that reaped; the
 //!    worker adds its own timeout and re-issue events. They reach the interval record
 //!    and `runs[].events[]` with the connection as their `path`.
-//! 7. **Paths.** A multipath engine ([`multipath::MultipathEngine`]) chooses the path
+//! 7. **Flushes.** Under `--sync-every` the worker offers each flush to
+//!    [`Engine::push_flush`]: an engine that can queue one (io_uring's
+//!    `IORING_OP_FSYNC`, ordered after every request queued before it) returns `true`
+//!    and hands its completion back like any other (result 0 or a negated errno);
+//!    the default `false` makes the worker call fsync(2)/fdatasync(2) itself.
+//! 8. **Paths.** A multipath engine ([`multipath::MultipathEngine`]) chooses the path
 //!    of every request itself, handles per-path deadlines and re-issues internally
 //!    (the worker's own `--io-timeout` is off for it), reports path events with the
 //!    path as `conn`, and hands per-path figures over with
@@ -225,9 +230,25 @@ pub trait Engine {
         Ok(())
     }
 
+    /// Queues a flush of target `target` — fdatasync(2) when `datasync`, else
+    /// fsync(2) — ordered after every request queued before it, whose completion
+    /// carries `tag` (result 0, or a negated errno). `false` (the default): the engine
+    /// has no asynchronous flush, and the caller flushes the descriptor itself.
+    fn push_flush(&mut self, target: u32, datasync: bool, tag: u64) -> Result<bool, EngineError> {
+        let _ = (target, datasync, tag);
+        Ok(false)
+    }
+
     /// An engine that spreads requests over several paths (multipath): each path's
     /// figures since the last call, in path order, once per interval. None by default.
     fn take_path_samples(&mut self, out: &mut Vec<multipath::path::PathSample>) {
+        let _ = out;
+    }
+
+    /// Tags of the writes among the completions returned since the last call that
+    /// were issued on more than one path (multipath re-issue): their first copy may
+    /// still land later, which verification must tolerate. None by default.
+    fn take_reissued_writes(&mut self, out: &mut Vec<u64>) {
         let _ = out;
     }
 }

@@ -281,7 +281,7 @@ fn run_intervals(
     let timed = cfg.rr.is_some() || cfg.rate.is_some();
     let quiet = cfg.output.quiet || cfg.output.json_stdout;
     if !quiet {
-        println!("{}", term::interval_header(cfg.rr.is_some()));
+        say(&term::interval_header(cfg.rr.is_some()));
     }
     let warm_end = start_ns + cfg.warmup_ns;
     let end_at = warm_end + cfg.duration_ns;
@@ -316,7 +316,7 @@ fn run_intervals(
                 &mut cpu_prev,
             );
             if !quiet {
-                println!("{}", term::interval_line(&iv, cfg.rr.is_some()));
+                say(&term::interval_line(&iv, cfg.rr.is_some()));
             }
             tl.intervals.push(iv);
             t_prev = now;
@@ -338,14 +338,32 @@ fn run_intervals(
     }
 }
 
+/// Prints one interval line. A closed stdout (`ioscope net run … | head -1`) ends
+/// the test as Ctrl-C would: what was measured so far is kept and written, and the
+/// command then ends quietly (the totals print finds stdout closed).
+fn say(line: &str) {
+    if !crate::stdout::closed() && crate::stdout::println(line).is_err() {
+        crate::run::interrupt::request();
+    }
+}
+
+/// Why the server's report did not arrive (the test's figures are then this end's).
+#[derive(Debug, thiserror::Error)]
+enum ReportError {
+    #[error("expected the server's report, got {0}")]
+    Unexpected(String),
+    #[error("no report from the server")]
+    Missing(#[source] std::io::Error),
+}
+
 /// The server's report after the stop, or why there is none.
 fn server_report(
     ctrl: &mut TcpStream,
-) -> Result<(Vec<ServerStream>, protocol::CpuTimes, NetEnv), String> {
+) -> Result<(Vec<ServerStream>, protocol::CpuTimes, NetEnv), ReportError> {
     match protocol::read_frame(ctrl) {
         Ok(Ctrl::Report { streams, cpu, env }) => Ok((streams, cpu, *env)),
-        Ok(other) => Err(format!("expected the server's report, got {other:?}")),
-        Err(e) => Err(format!("no report from the server: {e}")),
+        Ok(other) => Err(ReportError::Unexpected(format!("{other:?}"))),
+        Err(e) => Err(ReportError::Missing(e)),
     }
 }
 
@@ -387,7 +405,7 @@ fn measure(
         match server_report(ctrl) {
             Ok((s, cpu, env)) => (Some((s, cpu)), Some(env)),
             Err(e) => {
-                errors.push(e);
+                errors.push(crate::errors::chain(&e));
                 (None, None)
             }
         }

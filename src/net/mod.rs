@@ -26,6 +26,8 @@ pub use client::{run, NetOutcome};
 pub use config::{Direction, NetOutput, NetRunConfig, RrSize, ServeConfig, DEFAULT_PORT};
 pub use server::serve;
 
+use crate::stdout::StdoutError;
+
 /// An error that ends a network command.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -38,6 +40,9 @@ pub enum NetError {
     /// The peer broke the protocol (not an ioscope server, other version, refused).
     #[error("{addr}: {what}")]
     Protocol { addr: String, what: String },
+    /// Writing to stdout failed, or its reader went away (a quiet exit 0).
+    #[error(transparent)]
+    Stdout(#[from] crate::stdout::StdoutError),
     /// A local socket or file operation failed.
     #[error("{op}")]
     Io {
@@ -48,10 +53,12 @@ pub enum NetError {
 }
 
 impl NetError {
-    /// Exit code: 2 for bad input, 1 for everything that went wrong while running.
+    /// Exit code: 2 for bad input, 0 when stdout's reader went away, 1 for everything
+    /// that went wrong while running.
     pub fn exit_code(&self) -> i32 {
         match self {
             NetError::Input(_) => 2,
+            NetError::Stdout(StdoutError::Closed) => 0,
             _ => 1,
         }
     }

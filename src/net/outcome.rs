@@ -312,10 +312,13 @@ pub fn finish(m: Measured) -> Result<NetOutcome, NetError> {
     for w in &doc.warnings {
         eprintln!("warning: {w}");
     }
+    // After the outputs are written: a closed stdout (here, or while the interval
+    // lines were printed) ends the command quietly with everything measured saved.
     if o.json_stdout {
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        crate::stdout::println(&text)?;
     } else {
-        print!("{}", super::report::totals_table(&doc.runs[0]));
+        crate::stdout::print(&super::report::totals_table(&doc.runs[0]))?;
     }
     let exit_code = match m.end_reason {
         EndReason::Interrupted => 130,

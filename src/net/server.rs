@@ -68,12 +68,12 @@ pub fn serve(cfg: &ServeConfig) -> Result<i32, NetError> {
         .local_addr()
         .map_err(|e| NetError::io("listener address", e))?;
     crate::run::interrupt::install();
-    println!(
+    // Flushed at once: a script waits for this line to learn the port. A reader that
+    // goes away afterwards (`| head -1`) is fine: nothing else goes to stdout.
+    crate::stdout::println(&format!(
         "ioscope net: listening on {bound} (protocol v{})",
         protocol::VERSION
-    );
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
+    ))?;
     let sessions: Sessions = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
     let cfg = Arc::new(cfg.clone());
@@ -158,26 +158,49 @@ fn handle_conn(
     }
 }
 
-fn check_params(p: &TestParams) -> Result<(), String> {
+/// Test parameters this server refuses; the text goes back to the client as the
+/// refusal's reason.
+#[derive(Debug, thiserror::Error)]
+enum ParamsError {
+    #[error("{0} streams: this server takes 1 to {MAX_STREAMS}")]
+    Streams(u32),
+    #[error("write size {0}: 1 byte to 64 MiB")]
+    WriteSize(u32),
+    #[error("CPU {0} is not available to the server")]
+    Cpu(usize),
+    #[error("request/response sizes: 1 byte to 64 MiB")]
+    RrSizes,
+}
+
+fn check_params(p: &TestParams) -> Result<(), ParamsError> {
     if p.streams == 0 || p.streams > MAX_STREAMS {
-        return Err(format!(
-            "{} streams: this server takes 1 to {MAX_STREAMS}",
-            p.streams
-        ));
+        return Err(ParamsError::Streams(p.streams));
     }
     if p.bs_bytes == 0 || p.bs_bytes > MAX_BS_BYTES {
-        return Err(format!("write size {}: 1 byte to 64 MiB", p.bs_bytes));
+        return Err(ParamsError::WriteSize(p.bs_bytes));
     }
     if let Some(c) = p.cpus.as_deref().and_then(sockopt::disallowed_cpu) {
-        return Err(format!("CPU {c} is not available to the server"));
+        return Err(ParamsError::Cpu(c));
     }
     if let Some(rr) = p.rr {
         if rr.req_bytes == 0 || rr.resp_bytes == 0 || rr.req_bytes.max(rr.resp_bytes) > MAX_BS_BYTES
         {
-            return Err("request/response sizes: 1 byte to 64 MiB".into());
+            return Err(ParamsError::RrSizes);
         }
     }
     Ok(())
+}
+
+/// Why the server gave up on one test (it goes on serving).
+#[derive(Debug, thiserror::Error)]
+enum SessionError {
+    #[error("client went away {when}")]
+    ClientGone {
+        when: &'static str,
+        source: std::io::Error,
+    },
+    #[error("client went away mid-test: control connection closed")]
+    ControlClosed,
 }
 
 /// One test. Returns whether it got past the hello (for `--once`).
@@ -193,8 +216,9 @@ fn session(mut ctrl: TcpStream, peer: SocketAddr, sessions: &Sessions, cfg: &Ser
             return false;
         }
     };
-    if let Err(reason) = check_params(&params) {
-        eprintln!("ioscope net: refused {peer}: {reason}");
+    if let Err(e) = check_params(&params) {
+        eprintln!("ioscope net: refused {peer}: {e}");
+        let reason = e.to_string();
         let _ = protocol::write_frame(&mut ctrl, &Ctrl::Refused { reason });
         return true;
     }
@@ -243,7 +267,10 @@ fn session(mut ctrl: TcpStream, peer: SocketAddr, sessions: &Sessions, cfg: &Ser
     match run_session(&mut ctrl, conns, &params, cfg) {
         Ok(gbps) if !cfg.quiet => eprintln!("ioscope net: {peer}: done, {gbps:.3} Gbit/s received"),
         Ok(_) => {}
-        Err(e) => eprintln!("ioscope net: {peer}: {e}; still serving"),
+        Err(e) => eprintln!(
+            "ioscope net: {peer}: {}; still serving",
+            crate::errors::Chain(&e)
+        ),
     }
     true
 }
@@ -329,7 +356,7 @@ struct Mark {
 }
 
 /// Follows the control connection until the client's stop, noting its mark.
-fn await_stop(ctrl: &mut TcpStream, states: &[Arc<StreamState>]) -> Result<Mark, String> {
+fn await_stop(ctrl: &mut TcpStream, states: &[Arc<StreamState>]) -> Result<Mark, SessionError> {
     let mut mark = Mark {
         ns: now_ns(),
         cpu: CpuSample::now(),
@@ -350,13 +377,14 @@ fn await_stop(ctrl: &mut TcpStream, states: &[Arc<StreamState>]) -> Result<Mark,
             }
             Ok(Ctrl::Stop) => return Ok(mark),
             Ok(_) => {}
-            Err(e) => {
-                let why = if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                    "control connection closed".to_string()
-                } else {
-                    e.to_string()
-                };
-                return Err(format!("client went away mid-test ({why})"));
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(SessionError::ControlClosed)
+            }
+            Err(source) => {
+                return Err(SessionError::ClientGone {
+                    when: "mid-test",
+                    source,
+                })
             }
         }
     }
@@ -369,14 +397,17 @@ fn run_session(
     conns: Vec<(TcpStream, DataHello)>,
     p: &TestParams,
     cfg: &ServeConfig,
-) -> Result<f64, String> {
+) -> Result<f64, SessionError> {
     let ctl = Arc::new(Control::default());
     ctl.start_ns.store(now_ns(), Ordering::Release);
     let (states, threads) = spawn_streams(conns, p, cfg, &ctl);
     // After the options are applied: the buffers in effect for the test.
     let env = env::capture(&states[0].sock);
-    let started = protocol::write_frame(ctrl, &Ctrl::Start)
-        .map_err(|e| format!("client went away before the start ({e})"));
+    let started =
+        protocol::write_frame(ctrl, &Ctrl::Start).map_err(|source| SessionError::ClientGone {
+            when: "before the start",
+            source,
+        });
     let mark = started.and_then(|_| await_stop(ctrl, &states));
     ctl.request_stop();
     for t in threads {
@@ -423,7 +454,9 @@ fn run_session(
         },
         env: Box::new(env),
     };
-    protocol::write_frame(ctrl, &report)
-        .map_err(|e| format!("client went away before the report ({e})"))?;
+    protocol::write_frame(ctrl, &report).map_err(|source| SessionError::ClientGone {
+        when: "before the report",
+        source,
+    })?;
     Ok(gbps)
 }

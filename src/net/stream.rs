@@ -205,7 +205,7 @@ pub fn run(st: Arc<StreamState>, ctl: Arc<Control>, job: Job, cpu: Option<usize>
         Job::RrServer { req, resp } => rr_server(&st, &ctl, req, resp),
     };
     if let Err(e) = r {
-        st.fail(e);
+        st.fail(crate::errors::chain(&e));
     }
     rec.deposit(&st);
     st.finished.store(true, Ordering::Release);
@@ -218,12 +218,54 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-fn describe(e: &io::Error, what: &str) -> String {
+/// Why one data stream stopped before the test ended. The stream keeps its cause
+/// chain as text ([`StreamState::error`]): it travels to the other end in the report.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    /// The peer reset or closed the connection.
+    #[error("stream {stream} {what}: the peer went away")]
+    PeerGone {
+        stream: u32,
+        what: &'static str,
+        source: io::Error,
+    },
+    /// Any other socket failure.
+    #[error("stream {stream} {what}")]
+    Socket {
+        stream: u32,
+        what: &'static str,
+        source: io::Error,
+    },
+    #[error("stream {stream}: no end of data within 5 s of the stop")]
+    NoEnd { stream: u32 },
+    #[error("stream {stream}: no answer within 5 s of the stop")]
+    NoAnswer { stream: u32 },
+    #[error("stream {stream}: end of data mid-message")]
+    MidMessage { stream: u32 },
+    #[error("stream {stream}: peer stopped reading")]
+    PeerStopped { stream: u32 },
+    #[error("stream {stream}: server closed mid-test")]
+    ServerClosed { stream: u32 },
+    #[error("memfd for sendfile")]
+    Memfd(#[source] io::Error),
+    #[error("request sender panicked")]
+    SenderPanicked,
+}
+
+/// A socket error of stream `st` while it did `what` ("send", "receive").
+fn describe(e: io::Error, st: &StreamState, what: &'static str) -> StreamError {
+    let stream = st.index;
     match e.kind() {
-        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
-            format!("{what}: the peer went away ({e})")
-        }
-        _ => format!("{what}: {e}"),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => StreamError::PeerGone {
+            stream,
+            what,
+            source: e,
+        },
+        _ => StreamError::Socket {
+            stream,
+            what,
+            source: e,
+        },
     }
 }
 
@@ -282,10 +324,10 @@ fn send_loop(
     bs: u32,
     gap_ns: Option<u64>,
     zerocopy: bool,
-) -> Result<(), String> {
+) -> Result<(), StreamError> {
     let buf = pattern(bs);
     let memfd = if zerocopy {
-        Some(memfd_with(&buf).map_err(|e| format!("memfd for sendfile: {e}"))?)
+        Some(memfd_with(&buf).map_err(StreamError::Memfd)?)
     } else {
         None
     };
@@ -309,7 +351,7 @@ fn send_loop(
         let mut done = 0usize;
         loop {
             let n = write_once(&st.sock, &buf, memfd.as_ref(), done)
-                .map_err(|e| describe(&e, &format!("stream {} send", st.index)))?;
+                .map_err(|e| describe(e, st, "send"))?;
             done += n;
             bytes += n as u64;
             st.bytes_out.store(bytes, Ordering::Relaxed);
@@ -331,7 +373,7 @@ fn send_loop(
     Ok(())
 }
 
-fn recv_loop(st: &StreamState, ctl: &Control, bs: u32) -> Result<(), String> {
+fn recv_loop(st: &StreamState, ctl: &Control, bs: u32) -> Result<(), StreamError> {
     let mut buf = vec![0u8; bs.max(4096) as usize];
     let mut bytes = 0u64;
     let mut ops = 0u64;
@@ -349,51 +391,45 @@ fn recv_loop(st: &StreamState, ctl: &Control, bs: u32) -> Result<(), String> {
             }
             Err(e) if is_timeout(&e) => {
                 if ctl.drain_expired() {
-                    return Err(format!(
-                        "stream {}: no end of data within 5 s of the stop",
-                        st.index
-                    ));
+                    return Err(StreamError::NoEnd { stream: st.index });
                 }
             }
-            Err(e) => return Err(describe(&e, &format!("stream {} receive", st.index))),
+            Err(e) => return Err(describe(e, st, "receive")),
         }
     }
 }
 
 /// Reads exactly `buf.len()` bytes, riding out timeouts until the drain grace after
 /// a stop. Ok(false) on a clean end of file before the first byte.
-fn read_full(st: &StreamState, ctl: &Control, buf: &mut [u8]) -> Result<bool, String> {
+fn read_full(st: &StreamState, ctl: &Control, buf: &mut [u8]) -> Result<bool, StreamError> {
     let mut got = 0;
     while got < buf.len() {
         match (&st.sock).read(&mut buf[got..]) {
             Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err(format!("stream {}: end of data mid-message", st.index)),
+            Ok(0) => return Err(StreamError::MidMessage { stream: st.index }),
             Ok(n) => got += n,
             Err(e) if is_timeout(&e) => {
                 if ctl.drain_expired() {
-                    return Err(format!(
-                        "stream {}: no answer within 5 s of the stop",
-                        st.index
-                    ));
+                    return Err(StreamError::NoAnswer { stream: st.index });
                 }
             }
-            Err(e) => return Err(describe(&e, &format!("stream {} receive", st.index))),
+            Err(e) => return Err(describe(e, st, "receive")),
         }
     }
     Ok(true)
 }
 
-fn write_full(st: &StreamState, ctl: &Control, buf: &[u8]) -> Result<(), String> {
+fn write_full(st: &StreamState, ctl: &Control, buf: &[u8]) -> Result<(), StreamError> {
     let mut done = 0;
     while done < buf.len() {
         match (&st.sock).write(&buf[done..]) {
             Ok(n) => done += n,
             Err(e) if is_timeout(&e) => {
                 if ctl.drain_expired() {
-                    return Err(format!("stream {}: peer stopped reading", st.index));
+                    return Err(StreamError::PeerStopped { stream: st.index });
                 }
             }
-            Err(e) => return Err(describe(&e, &format!("stream {} send", st.index))),
+            Err(e) => return Err(describe(e, st, "send")),
         }
     }
     Ok(())
@@ -405,7 +441,7 @@ fn rr_closed(
     rec: &mut Recorder,
     req: u32,
     resp: u32,
-) -> Result<(), String> {
+) -> Result<(), StreamError> {
     let out = pattern(req);
     let mut inb = vec![0u8; resp as usize];
     let mut ops = 0u64;
@@ -413,7 +449,7 @@ fn rr_closed(
         let t0 = now_ns();
         write_full(st, ctl, &out)?;
         if !read_full(st, ctl, &mut inb)? {
-            return Err(format!("stream {}: server closed mid-test", st.index));
+            return Err(StreamError::ServerClosed { stream: st.index });
         }
         let lat = now_ns().saturating_sub(t0);
         ops += 1;
@@ -437,13 +473,13 @@ fn rr_open(
     req: u32,
     resp: u32,
     gap_ns: u64,
-) -> Result<(), String> {
+) -> Result<(), StreamError> {
     let start = ctl.start_ns.load(Ordering::Acquire);
     let sent = Arc::new(AtomicU64::new(0));
     let sender_done = Arc::new(AtomicBool::new(false));
     let sender = {
         let (st, ctl, sent, done) = (st.clone(), ctl.clone(), sent.clone(), sender_done.clone());
-        std::thread::spawn(move || -> Result<(), String> {
+        std::thread::spawn(move || -> Result<(), StreamError> {
             let out = pattern(req);
             let mut i = 0u64;
             let r = (|| {
@@ -474,19 +510,16 @@ fn rr_open(
             break Ok(());
         }
         match (&st.sock).read(&mut inb[partial..]) {
-            Ok(0) => break Err(format!("stream {}: server closed mid-test", st.index)),
+            Ok(0) => break Err(StreamError::ServerClosed { stream: st.index }),
             Ok(n) => partial += n,
             Err(e) if is_timeout(&e) => {
                 rec.maybe_deposit(st, ctl);
                 if ctl.drain_expired() {
-                    break Err(format!(
-                        "stream {}: no answer within 5 s of the stop",
-                        st.index
-                    ));
+                    break Err(StreamError::NoAnswer { stream: st.index });
                 }
                 continue;
             }
-            Err(e) => break Err(describe(&e, &format!("stream {} receive", st.index))),
+            Err(e) => break Err(describe(e, st, "receive")),
         }
         if partial < inb.len() {
             continue;
@@ -498,14 +531,12 @@ fn rr_open(
         st.ops.store(got, Ordering::Relaxed);
         rec.record(lat, st, ctl);
     };
-    let sr = sender
-        .join()
-        .unwrap_or_else(|_| Err("request sender panicked".into()));
+    let sr = sender.join().unwrap_or(Err(StreamError::SenderPanicked));
     let _ = st.sock.shutdown(Shutdown::Write);
     r.and(sr)
 }
 
-fn rr_server(st: &StreamState, ctl: &Control, req: u32, resp: u32) -> Result<(), String> {
+fn rr_server(st: &StreamState, ctl: &Control, req: u32, resp: u32) -> Result<(), StreamError> {
     let out = pattern(resp);
     let mut inb = vec![0u8; req as usize];
     let mut ops = 0u64;

@@ -190,6 +190,13 @@ pub fn run_summary(r: &RunResult) -> String {
             "verify: {} units checked, {} ok, {} torn (tolerated), {} not yet written; {} MISMATCHES ({} corrupted, {} misplaced, {} stale/lost, {} never written, {} unexpected)",
             v.units_checked, v.ok, v.torn, v.untracked, v.mismatches, v.corrupted, v.misplaced, v.stale, v.never_written, v.unexpected
         );
+        if v.reissued_copies > 0 {
+            let _ = writeln!(
+                s,
+                "verify: {} of the ok units hold the late first copy of a write re-issued on another path (ambiguous, accepted)",
+                v.reissued_copies
+            );
+        }
         for m in &v.samples {
             let _ = writeln!(s, "  {}", m.detail);
         }

@@ -307,6 +307,11 @@ pub struct VerifyResult {
     pub never_written: u64,
     /// A key newer than any issued (journal tail lost, or another writer).
     pub unexpected: u64,
+    /// Units (counted in `ok`) holding an intact older copy of a write a multipath
+    /// target issued on two paths: the first copy, stalled on a failed path, landed
+    /// after a newer write. Ambiguous but not corruption. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub reissued_copies: u64,
     /// The first mismatches, with offsets, expected vs found, and a hex excerpt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<VerifySample>,
@@ -324,6 +329,7 @@ impl std::ops::AddAssign<&VerifyResult> for VerifyResult {
         self.stale += o.stale;
         self.never_written += o.never_written;
         self.unexpected += o.unexpected;
+        self.reissued_copies += o.reissued_copies;
         for s in &o.samples {
             if self.samples.len() < 32 {
                 self.samples.push(s.clone());
@@ -706,6 +712,10 @@ pub struct NetStreamInterval {
     /// The peer's advertised receive window, bytes (TCP_INFO `tcpi_snd_wnd`).
     #[serde(default)]
     pub snd_wnd_bytes: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -23,6 +23,11 @@ pub struct PathResult {
     pub reissued: u64,
     /// `up`, `down` or `standby` (failover: healthy, not in use) at the end.
     pub state: String,
+    /// iSCSI: the LUN's strongest logical-unit designator from VPD page 0x83
+    /// (`naa.…`, `eui.…`, `t10.…` or a SCSI name), the same on every path by the
+    /// check made when the paths were opened. Absent for NBD and LUNs without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<String>,
 }
 
 /// One path in one interval.

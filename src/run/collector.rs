@@ -526,8 +526,13 @@ pub(super) fn collect(
     coll.recycle = recycle;
     if let Some(t) = targets.first() {
         if let Some(mp) = &t.multipath {
-            let uris: Vec<String> = mp.uris(t).into_iter().map(String::from).collect();
-            coll.paths = super::paths::PathTally::new(&uris);
+            coll.paths = super::paths::PathTally::new(&mp.described(t));
+        } else if t.is_block_device() {
+            if let Some(dm) =
+                crate::target::dm_paths::DmPaths::discover(std::path::Path::new(&t.uri))
+            {
+                coll.paths = super::paths::PathTally::for_dm(dm);
+            }
         }
     }
     let mut interrupted = false;

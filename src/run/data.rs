@@ -6,8 +6,8 @@
 //! mismatch classified. Nothing here allocates per I/O.
 
 use crate::data::{
-    check, stamp, DataSpec, Generator, Journal, JournalWriter, KeyMap, MismatchKind, ReadTicket,
-    SyncPolicy, Verified, WriteTicket,
+    check, stamp, DataSpec, Generator, Journal, JournalError, JournalWriter, KeyExpectation,
+    KeyMap, MismatchKind, ReadTicket, ReissuedWrites, SyncPolicy, Verified, WriteTicket,
 };
 use crate::result::{VerifyResult, VerifySample};
 use std::collections::HashMap;
@@ -28,6 +28,23 @@ pub struct DataOptions {
     pub registry: Arc<Registry>,
 }
 
+/// Why a target's verification state (key map, crash journal) cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyStateError {
+    /// A worker panicked while holding the registry.
+    #[error("verify registry poisoned")]
+    Poisoned,
+    /// The journal directory cannot be created.
+    #[error("journal '{}'", dir.display())]
+    JournalDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// The journal cannot be opened, replayed or written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
 /// Per-target verify state that outlives a run, so a read run after a write run in
 /// the same invocation checks what the first one wrote.
 #[derive(Debug, Default)]
@@ -42,6 +59,37 @@ pub struct TargetState {
     pub journal: Option<Arc<Journal>>,
     /// Small stable id written into headers: [`target_id`] of the URI.
     pub id: u16,
+    /// Writes a multipath target issued on two paths (their late copies are accepted).
+    pub reissued: Arc<ReissuedWrites>,
+}
+
+impl TargetState {
+    /// Checks one unit (`index` in the map, at byte `offset`) against `e` and adds
+    /// the outcome to `out`. An older key that belongs to a write issued on two paths
+    /// is the late copy of that write landing after a newer one: ambiguous but not
+    /// corruption, counted in `ok` and `reissued_copies`.
+    pub fn check_unit(
+        &self,
+        out: &mut VerifyResult,
+        bytes: &[u8],
+        index: u64,
+        offset: u64,
+        e: &KeyExpectation,
+        uri: &str,
+    ) {
+        let r = check(bytes, self.id, offset, e);
+        if let Err(m) = &r {
+            if matches!(m.kind, MismatchKind::Stale | MismatchKind::Unexpected)
+                && self.reissued.contains(index, m.found.key)
+            {
+                out.units_checked += 1;
+                out.ok += 1;
+                out.reissued_copies += 1;
+                return;
+            }
+        }
+        record(out, r, uri, offset);
+    }
 }
 
 impl Registry {
@@ -53,11 +101,11 @@ impl Registry {
         size_bytes: u64,
         opts: &DataOptions,
         journal_dir: Option<PathBuf>,
-    ) -> Result<TargetState, String> {
+    ) -> Result<TargetState, VerifyStateError> {
         let mut g = self
             .targets
             .lock()
-            .map_err(|_| "verify registry poisoned".to_string())?;
+            .map_err(|_| VerifyStateError::Poisoned)?;
         if let Some(t) = g.get(uri) {
             return Ok(t.clone());
         }
@@ -65,10 +113,11 @@ impl Registry {
         let units = size_bytes / unit;
         let (map, journal) = match journal_dir {
             Some(dir) => {
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| format!("journal '{}': {e}", dir.display()))?;
-                let (j, rec) = Journal::open_or_create(&dir, uri, unit as u32, units * unit)
-                    .map_err(|e| crate::errors::chain(&e))?;
+                std::fs::create_dir_all(&dir).map_err(|source| VerifyStateError::JournalDir {
+                    dir: dir.clone(),
+                    source,
+                })?;
+                let (j, rec) = Journal::open_or_create(&dir, uri, unit as u32, units * unit)?;
                 (
                     KeyMap::from_entries(rec.continue_entries()),
                     Some(Arc::new(j)),
@@ -80,6 +129,7 @@ impl Registry {
             map: Arc::new(map),
             journal,
             id: target_id(uri),
+            reissued: Arc::default(),
         };
         g.insert(uri.to_string(), st.clone());
         Ok(st)
@@ -111,16 +161,13 @@ impl WorkerData {
         seed: u64,
         targets: Vec<Option<TargetState>>,
         worker: u32,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, VerifyStateError> {
         let mut out = Vec::with_capacity(targets.len());
         for t in targets {
             out.push(match t {
                 Some(st) => {
                     let w = match &st.journal {
-                        Some(j) => Some(
-                            j.writer(worker, SyncPolicy::default())
-                                .map_err(|e| crate::errors::chain(&e))?,
-                        ),
+                        Some(j) => Some(j.writer(worker, SyncPolicy::default())?),
                         None => None,
                     };
                     Some((st, w))
@@ -213,13 +260,16 @@ impl WorkerData {
         Ok(())
     }
 
-    /// Commits a write's units.
+    /// Commits a write's units. `reissued`: the write was issued on two paths (its
+    /// first copy may still land later), so its keys are remembered as acceptable
+    /// and the journal keeps the unit uncertain for `ioscope verify`.
     #[inline]
     pub fn on_write_complete(
         &mut self,
         target: u32,
         tickets: &mut Vec<WriteTicket>,
         ok: bool,
+        reissued: bool,
         now_ns: u64,
     ) -> std::io::Result<()> {
         let Some(Some((st, jw))) = self.targets.get_mut(target as usize) else {
@@ -227,9 +277,14 @@ impl WorkerData {
             return Ok(());
         };
         for t in tickets.drain(..) {
-            let clean = st.map.end_write(t, ok);
-            if let Some(j) = jw.as_mut() {
-                j.record_commit(&t, ok, clean, now_ns)?;
+            if reissued {
+                st.reissued.add(t.unit, t.key);
+            }
+            let clean = st.map.end_write(t, ok) && !reissued;
+            match jw.as_mut() {
+                Some(j) if reissued => j.record_reissued_commit(&t, ok, now_ns)?,
+                Some(j) => j.record_commit(&t, ok, clean, now_ns)?,
+                None => {}
             }
         }
         Ok(())
@@ -258,7 +313,7 @@ impl WorkerData {
             }
             let off = offset + (i * unit) as u64;
             let u = &buf[i * unit..(i + 1) * unit];
-            record(&mut self.counts, check(u, st.id, off, &e), uri, off);
+            st.check_unit(&mut self.counts, u, t.unit, off, &e, uri);
         }
     }
 
@@ -303,5 +358,45 @@ pub fn record(
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::KeyMap;
+
+    // Regression: a multipath write re-issued after a timeout whose first copy landed
+    // after a newer write was reported as a stale (lost) write.
+    #[test]
+    fn a_late_copy_of_a_reissued_write_is_accepted_and_counted() {
+        const UNIT: usize = 4096;
+        let st = TargetState {
+            map: Arc::new(KeyMap::new(4)),
+            journal: None,
+            id: 7,
+            reissued: Arc::default(),
+        };
+        // Unit 1 gets key 1 (the re-issued write), then key 2; the disk holds key 1.
+        let (mut old, mut new) = (vec![0u8; UNIT], vec![0u8; UNIT]);
+        let t1 = st.map.begin_write(1);
+        stamp(&mut old, st.id, UNIT as u64, 0, t1.key);
+        st.map.end_write(t1, true);
+        let t2 = st.map.begin_write(1);
+        stamp(&mut new, st.id, UNIT as u64, 0, t2.key);
+        st.map.end_write(t2, true);
+        let e = st.map.expect_at_rest(1);
+        let mut v = VerifyResult::default();
+        st.check_unit(&mut v, &old, 1, UNIT as u64, &e, "nbd://x");
+        assert_eq!((v.mismatches, v.stale), (1, 1), "{v:?}");
+        st.reissued.add(1, t1.key);
+        let mut v = VerifyResult::default();
+        st.check_unit(&mut v, &old, 1, UNIT as u64, &e, "nbd://x");
+        st.check_unit(&mut v, &new, 1, UNIT as u64, &e, "nbd://x");
+        assert_eq!((v.mismatches, v.ok, v.reissued_copies), (0, 2, 1), "{v:?}");
+        // Damage is still damage.
+        old[100] ^= 1;
+        st.check_unit(&mut v, &old, 1, UNIT as u64, &e, "nbd://x");
+        assert_eq!(v.corrupted, 1, "{v:?}");
     }
 }

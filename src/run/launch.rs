@@ -16,7 +16,6 @@ use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
-use crate::errors::chain;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
@@ -194,7 +193,10 @@ pub(super) fn launch(
             verify_states.to_vec(),
             wi as u32,
         )
-        .map_err(setup_err)?;
+        .map_err(|source| RunError::VerifyState {
+            run: run.name.clone(),
+            source,
+        })?;
         let flush = super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
         let setup = WorkerSetup {
             flush,
@@ -284,7 +286,7 @@ fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSett
     });
     match MultipathEngine::new(npaths, capacity, settings, connect) {
         Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, chain(&e)),
+        Err(e) => worker::fail(setup, e.into()),
     }
 }
 
@@ -299,16 +301,16 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
         EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Smb => run_smb(&t, capacity, setup),
         _ => match UringEngine::new(&t, capacity, uring_opts) {
             Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, chain(&e)),
+            Err(e) => worker::fail(setup, e.into()),
         },
     }
 }
@@ -318,14 +320,17 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
 fn run_smb(t: &crate::engine::Targets, capacity: usize, setup: WorkerSetup) {
     match crate::engine::smb::SmbEngine::new(t, capacity) {
         Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, chain(&e)),
+        Err(e) => worker::fail(setup, e.into()),
     }
 }
 
 /// Without the `smb` feature no SMB target opens, so this only says why.
 #[cfg(not(feature = "smb"))]
 fn run_smb(_t: &crate::engine::Targets, _capacity: usize, setup: WorkerSetup) {
-    worker::fail(setup, "this ioscope was built without SMB support".into())
+    worker::fail(
+        setup,
+        super::worker_error::WorkerError::NotBuiltIn { feature: "SMB" },
+    )
 }
 
 #[cfg(test)]

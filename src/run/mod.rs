@@ -25,6 +25,7 @@ pub mod stream;
 pub mod timebase;
 pub mod verify;
 pub mod worker;
+pub mod worker_error;
 
 use crate::engine::EngineError;
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -50,6 +51,19 @@ pub enum RunError {
     Setup { run: String, msg: String },
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// Verification state (key map, crash journal) that cannot be set up.
+    #[error("run '{run}'")]
+    VerifyState {
+        run: String,
+        source: data::VerifyStateError,
+    },
+    /// The `--verify-after` read-back of a target failed.
+    #[error("run '{run}': verify pass on '{uri}'")]
+    VerifyPass {
+        run: String,
+        uri: String,
+        source: std::io::Error,
+    },
 }
 
 /// Settings that are not part of the plan but of this invocation.
@@ -95,24 +109,39 @@ pub fn execute(
         None => (run, specs),
     };
     let mut warnings = Vec::new();
-    let (targets, resolved, choice, verify_states) =
-        match prepare_run(run, specs, opts, &mut warnings) {
-            Ok(p) => p,
-            Err(e) => {
-                // Among MPI ranks the others stop too, naming this rank.
-                crate::cluster::refuse_start(crate::errors::Chain(&e).to_string());
-                return Err(e);
-            }
-        };
+    let (prepared, verify_states) = match prepare_run(run, specs, opts, &mut warnings) {
+        Ok(p) => p,
+        Err(e) => {
+            // Among MPI ranks the others stop too, naming this rank.
+            crate::cluster::refuse_start(crate::errors::Chain(&e).to_string());
+            return Err(e);
+        }
+    };
+    let (targets, choice) = (&prepared.targets, &prepared.choice);
     let engine = choice.kind;
-    let launched = launch::launch(run, opts, &targets, &resolved, engine, &verify_states)?;
+    let launched = launch::launch(
+        run,
+        opts,
+        targets,
+        &prepared.resolved,
+        engine,
+        &verify_states,
+    );
+    let launched = match launched {
+        Ok(l) => l,
+        Err(e) => {
+            // Not started (among MPI ranks: another rank refused the start).
+            prepared.undo();
+            return Err(e);
+        }
+    };
     let collector::Collected {
         mut result,
         mut verify,
         interrupted,
         fatal,
         workload_ops,
-    } = collector::collect(run, &targets, &choice, launched, on_interval);
+    } = collector::collect(run, targets, choice, launched, on_interval);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
@@ -125,9 +154,10 @@ pub fn execute(
         let unit = opts.data.spec.dedup_unit as u64;
         for (t, st) in targets.iter().zip(&verify_states) {
             if let Some(st) = st {
-                verify_pass(t, st, unit, &mut verify).map_err(|e| RunError::Setup {
+                verify_pass(t, st, unit, &mut verify).map_err(|source| RunError::VerifyPass {
                     run: run.name.clone(),
-                    msg: format!("verify pass on '{}': {}", t.uri, crate::errors::Chain(&e)),
+                    uri: t.uri.clone(),
+                    source,
                 })?;
             }
         }
@@ -138,35 +168,31 @@ pub fn execute(
     Ok((result, warnings))
 }
 
-/// A prepared run: open targets, their resolved working sets, the engine and the
-/// verification state per target.
-type Prepared = (
-    crate::engine::Targets,
-    Vec<setup::Resolved>,
-    engine_choice::EngineChoice,
-    Vec<Option<data::TargetState>>,
-);
-
-/// Opens the targets and settles the engine, checking what needs them open.
+/// Opens the targets and settles the engine and the verification state per
+/// target; a failure after opening undoes what opening did.
 fn prepare_run(
     run: &RunSpec,
     specs: &[TargetSpec],
     opts: &RunOptions,
     warnings: &mut Vec<String>,
-) -> Result<Prepared, RunError> {
+) -> Result<(setup::Prepared, Vec<Option<data::TargetState>>), RunError> {
     // The clock first: a simulated device reads it for its origin when it opens.
     timebase::choose_clock(run, specs);
-    let (targets, resolved) = setup::prepare(run, specs, opts)?;
-    let choice = engine_choice::resolve(run.engine, &targets, &run.io.uring);
-    let engine = choice.kind;
-    warnings.extend(choice.fallback.iter().cloned());
-    setup::check_uring(run, engine, &targets)?;
-    let kinds: Vec<_> = targets.iter().map(|t| setup::kind_of(t)).collect();
-    setup::check_engine_fits(run, engine, &kinds)?;
-    setup::check_network(run, engine, &targets, opts.connections)?;
-    warnings.extend(setup::check_virtual_time(run, specs, engine)?);
-    let verify_states = setup::verify_states(run, &targets, opts)?;
-    Ok((targets, resolved, choice, verify_states))
+    let prepared = setup::prepare(run, specs, opts)?;
+    let engine = prepared.choice.kind;
+    warnings.extend(prepared.choice.fallback.iter().cloned());
+    let states = setup::check_virtual_time(run, specs, engine)
+        .and_then(|w| Ok((w, setup::verify_states(run, &prepared.targets, opts)?)));
+    match states {
+        Ok((w, v)) => {
+            warnings.extend(w);
+            Ok((prepared, v))
+        }
+        Err(e) => {
+            prepared.undo();
+            Err(e)
+        }
+    }
 }
 
 #[cfg(test)]

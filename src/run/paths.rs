@@ -1,10 +1,12 @@
 //! Per-path figures of a multipath run: the collector adds every worker's path
 //! samples of an interval into one [`IntervalPath`] per path, and the intervals
-//! into the run's [`PathResult`]s.
+//! into the run's [`PathResult`]s. For a kernel dm-multipath device the samples
+//! come from sysfs instead ([`DmPaths`]), read when each interval closes.
 
 use crate::engine::multipath::path::{PathSample, PathState};
 use crate::result::paths::{IntervalPath, PathResult};
 use crate::stats::histogram::LatencyHistogram;
+use crate::target::dm_paths::DmPaths;
 
 /// One path's sum over the workers, for one interval.
 #[derive(Debug, Clone, Default)]
@@ -26,28 +28,48 @@ pub struct PathTally {
     names: Vec<(String, String)>,
     interval: Vec<Acc>,
     totals: Vec<PathResult>,
+    /// A kernel dm-multipath target: its paths' sysfs counters.
+    dm: Option<DmPaths>,
 }
 
 impl PathTally {
-    pub fn new(uris: &[String]) -> Self {
+    /// `paths` = `(uri, device identifier)` per path, path 0 first.
+    pub fn new(paths: &[(String, Option<String>)]) -> Self {
         PathTally {
-            names: uris
+            names: paths
                 .iter()
                 .enumerate()
-                .map(|(i, u)| (format!("p{i}"), u.clone()))
+                .map(|(i, (u, _))| (format!("p{i}"), u.clone()))
                 .collect(),
-            interval: vec![Acc::default(); uris.len()],
-            totals: uris
+            interval: vec![Acc::default(); paths.len()],
+            totals: paths
                 .iter()
                 .enumerate()
-                .map(|(i, u)| PathResult {
+                .map(|(i, (u, id))| PathResult {
                     name: format!("p{i}"),
                     uri: u.clone(),
                     state: "up".into(),
+                    device_id: id.clone(),
                     ..Default::default()
                 })
                 .collect(),
+            dm: None,
         }
+    }
+
+    /// The paths of a kernel dm-multipath device, sampled from sysfs per interval
+    /// (named after the slaves; no service time: sysfs has no percentiles).
+    pub fn for_dm(dm: DmPaths) -> Self {
+        let described = dm.described();
+        let uris: Vec<(String, Option<String>)> =
+            described.iter().map(|(_, u)| (u.clone(), None)).collect();
+        let mut t = Self::new(&uris);
+        for ((n, r), (name, _)) in t.names.iter_mut().zip(&mut t.totals).zip(described) {
+            n.0 = name.clone();
+            r.name = name;
+        }
+        t.dm = Some(dm);
+        t
     }
 
     pub fn is_empty(&self) -> bool {
@@ -73,6 +95,17 @@ impl PathTally {
     /// Closes the interval of `duration_s`: its per-path entries. `measured` adds it
     /// to the run's totals (not during warm-up).
     pub fn close(&mut self, duration_s: f64, measured: bool) -> Vec<IntervalPath> {
+        if let Some(dm) = self.dm.as_mut() {
+            for (a, d) in self.interval.iter_mut().zip(dm.sample()) {
+                a.ios += d.ios;
+                a.bytes += d.bytes;
+                if d.up {
+                    a.up = true;
+                } else {
+                    a.down = true;
+                }
+            }
+        }
         let mut out = Vec::with_capacity(self.interval.len());
         for (a, t) in self.interval.iter_mut().zip(self.totals.iter_mut()) {
             let state = if a.down {
@@ -139,7 +172,7 @@ mod tests {
 
     #[test]
     fn workers_add_up_and_a_path_down_anywhere_is_down() {
-        let mut t = PathTally::new(&["nbd://a".into(), "nbd://b".into()]);
+        let mut t = PathTally::new(&[("nbd://a".into(), None), ("nbd://b".into(), None)]);
         t.add(&[sample(10, PathState::Up), sample(5, PathState::Up)]);
         t.add(&[sample(10, PathState::Up), sample(0, PathState::Down)]);
         let iv = t.close(0.5, true);

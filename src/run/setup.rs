@@ -4,13 +4,15 @@
 //! Order matters here, because a rejected command line must leave nothing behind:
 //! checks on the plan alone run first, then the targets are *probed* (nothing is
 //! created, extended or allocated) and every workload is checked against what the
-//! probe found. Only then are targets opened — which creates or extends files — and
-//! the workloads are checked once more against the opened targets (a new file's
-//! O_DIRECT alignment may be known only now); if that fails, what opening did is
-//! undone.
+//! probe found, and io_uring options and durability against the probed targets (a
+//! ring set up as asked, polled completions on the device a new file will live on).
+//! Only then are targets opened — which creates or extends files — and the workloads
+//! are checked once more against the opened targets (a new file's O_DIRECT alignment
+//! may be known only now), as are the engine's options; if that or anything else
+//! before the first I/O fails, what opening did is undone ([`Prepared::undo`]).
 
 use super::{RunError, RunOptions};
-use crate::engine::uring::UringEngine;
+use crate::engine::uring::{PollSite, UringEngine};
 use crate::engine::Targets;
 use crate::plan::model::{EngineKind, Rate, RunSpec, TargetKind, TargetSpec};
 use crate::target::{self, Backing, OpenTarget, Probe, ProbeKind};
@@ -60,11 +62,7 @@ impl<'a> From<&'a OpenTarget> for Geometry<'a> {
 
 /// io_uring and durability options that cannot work here (the kernel, the device,
 /// the target), refused before any I/O with the option named.
-pub(super) fn check_uring(
-    run: &RunSpec,
-    engine: EngineKind,
-    targets: &Targets,
-) -> Result<(), RunError> {
+fn check_uring(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(), RunError> {
     let setup = |msg: String| RunError::Setup {
         run: run.name.clone(),
         msg,
@@ -76,10 +74,7 @@ pub(super) fn check_uring(
     ];
     for (on, flag) in durability {
         if let Some(t) = targets.iter().find(|t| on && t.fd().is_none()) {
-            return Err(setup(format!(
-                "{flag} works on files and block devices, not on '{}'",
-                t.uri
-            )));
+            return Err(setup(durability_msg(flag, &t.uri)));
         }
     }
     if engine == EngineKind::Uring {
@@ -88,10 +83,71 @@ pub(super) fn check_uring(
     Ok(())
 }
 
+/// [`check_uring`] on the probed targets, so that a run which would create a file is
+/// refused before it does: durability needs a file descriptor, and io_uring options
+/// the kernel or the device refuses are refused here when io_uring will run.
+fn check_tuning_probed(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    used: &[usize],
+    probes: &[Probe],
+) -> Result<(), RunError> {
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    let has_fd = |p: &Probe| matches!(p.kind, ProbeKind::File | ProbeKind::BlockDevice);
+    let durability = [
+        (run.io.sync_every > 0, "--sync-every"),
+        (run.io.write_through, "--write-through"),
+    ];
+    for (on, flag) in durability {
+        if let Some(p) = probes.iter().find(|p| on && !has_fd(p)) {
+            return Err(setup(durability_msg(flag, &p.uri)));
+        }
+    }
+    let uring = &run.io.uring;
+    // As `engine_choice::resolve` will decide: io_uring options make `auto` pick it.
+    let will_use_uring = match run.engine {
+        EngineKind::Uring => true,
+        EngineKind::Auto => !uring.is_default() && probes.iter().all(has_fd),
+        _ => false,
+    };
+    if !will_use_uring || uring.is_default() || !UringEngine::available() {
+        return Ok(());
+    }
+    let mut sites = Vec::with_capacity(probes.len());
+    for (&ti, p) in used.iter().zip(probes).filter(|(_, p)| has_fd(p)) {
+        let Ok(TargetKind::Path(path)) = target::parse_uri(&specs[ti].uri) else {
+            continue;
+        };
+        // A file not created yet lives on its directory's device.
+        let stat_path = if path.exists() {
+            path
+        } else {
+            match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => ".".into(),
+            }
+        };
+        sites.push(PollSite {
+            uri: &p.uri,
+            stat_path,
+            is_block: p.kind == ProbeKind::BlockDevice,
+            direct: p.direct,
+        });
+    }
+    UringEngine::check_sites(&sites, uring).map_err(|e| setup(e.to_string()))
+}
+
+fn durability_msg(flag: &str, uri: &str) -> String {
+    format!("{flag} works on files and block devices, not on '{uri}'")
+}
+
 /// Whether `engine` can drive targets of these kinds; `Auto` is judged as what it
 /// would resolve to. One rule for the probe (before anything exists) and for the
 /// opened targets.
-pub(super) fn check_engine_fits(
+fn check_engine_fits(
     run: &RunSpec,
     engine: EngineKind,
     kinds: &[ProbeKind],
@@ -151,7 +207,7 @@ pub(super) fn check_engine_fits(
 }
 
 /// The kind of an opened target, as its probe would say.
-pub(super) fn kind_of(t: &OpenTarget) -> ProbeKind {
+fn kind_of(t: &OpenTarget) -> ProbeKind {
     match &t.backing {
         Backing::File { is_block: true, .. } => ProbeKind::BlockDevice,
         Backing::File { .. } => ProbeKind::File,
@@ -168,7 +224,7 @@ pub(super) fn kind_of(t: &OpenTarget) -> ProbeKind {
 /// them), so more than one connection in all needs a server that advertises
 /// multi-conn (otherwise the connections may not see each other's writes). Needs the
 /// opened targets: the server says it when connected.
-pub(super) fn check_network(
+fn check_network(
     run: &RunSpec,
     engine: EngineKind,
     targets: &Targets,
@@ -357,7 +413,7 @@ fn resolve_workloads(
                 ws_len
             )));
         }
-        check_blocks(w, t).map_err(invalid)?;
+        check_blocks(run, w, t)?;
         if let (true, Some(a)) = (t.direct && run.engine != EngineKind::Null, t.align_bytes) {
             if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
                 return Err(invalid(format!(
@@ -383,21 +439,30 @@ fn resolve_workloads(
 
 /// An iSCSI LUN takes only whole blocks: block sizes, offset and size must be
 /// multiples of its block size.
-fn check_blocks(w: &crate::plan::model::Workload, t: &Geometry) -> Result<(), String> {
+fn check_blocks(
+    run: &RunSpec,
+    w: &crate::plan::model::Workload,
+    t: &Geometry,
+) -> Result<(), RunError> {
     let (true, Some(a)) = (t.blocks, t.align_bytes) else {
         return Ok(());
     };
+    let invalid = |msg: String| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg,
+    };
     if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
-        return Err(format!(
+        return Err(invalid(format!(
             "block size {b} is not a multiple of the LUN's {a}-byte blocks ('{}')",
             t.uri
-        ));
+        )));
     }
     if w.offset_bytes % a != 0 || w.size_bytes.is_some_and(|s| s % a != 0) {
-        return Err(format!(
+        return Err(invalid(format!(
             "offset and size must be multiples of the LUN's {a}-byte blocks ('{}')",
             t.uri
-        ));
+        )));
     }
     Ok(())
 }
@@ -420,6 +485,7 @@ fn check_probed(
         .collect::<Result<Vec<_>, _>>()?;
     let kinds: Vec<ProbeKind> = probes.iter().map(|p| p.kind).collect();
     check_engine_fits(run, run.engine, &kinds)?;
+    check_tuning_probed(run, specs, &used, &probes)?;
     let geometry: Vec<Geometry> = probes.iter().map(Geometry::from).collect();
     resolve_workloads(run, specs, &used, &geometry)?;
     Ok((used, probes))
@@ -509,53 +575,95 @@ fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result
     if !probes.iter().any(creates) {
         // Network targets only (nothing local to create): what the servers say when
         // connected (multi-conn) decides the rest.
-        let (targets, _) = prepare(run, specs, opts)?;
-        let choice = super::engine_choice::resolve(run.engine, &targets, &run.io.uring);
-        check_uring(run, choice.kind, &targets)?;
-        check_network(run, choice.kind, &targets, opts.connections)?;
+        prepare(run, specs, opts)?;
     }
     Ok(())
 }
 
-/// Checks a run, then opens its targets (creating or extending files) and checks
-/// the workloads against them; a failure after opening undoes what opening did.
+/// A run's opened targets, checked and ready to launch.
+pub(super) struct Prepared {
+    pub targets: Targets,
+    pub resolved: Vec<Resolved>,
+    pub choice: super::engine_choice::EngineChoice,
+    /// Each opened target's length before the run (`None`: this run created it).
+    existing_lens: Vec<Option<u64>>,
+}
+
+impl Prepared {
+    /// Undoes what opening did — removes the files it created, truncates the ones it
+    /// extended — when the run fails before its first I/O. Best effort: the error
+    /// that made us undo is the one to report.
+    pub fn undo(&self) {
+        undo_open(&self.targets, &self.existing_lens);
+    }
+}
+
+fn undo_open(opened: &[Arc<OpenTarget>], existing_lens: &[Option<u64>]) {
+    for (t, &len) in opened.iter().zip(existing_lens) {
+        if let Backing::File {
+            path,
+            is_block: false,
+            ..
+        } = &t.backing
+        {
+            let _ = target::undo_open(path, len);
+        }
+    }
+}
+
+/// Checks a run, then opens its targets (creating or extending files), checks the
+/// workloads against them and chooses the engine, and runs the checks that need
+/// open targets (io_uring options, durability, multi-conn); a failure after opening
+/// undoes what opening did.
 pub(super) fn prepare(
     run: &RunSpec,
     specs: &[TargetSpec],
     opts: &RunOptions,
-) -> Result<(Targets, Vec<Resolved>), RunError> {
+) -> Result<Prepared, RunError> {
     let (used, probes) = check_probed(run, specs, opts)?;
+    let existing_lens: Vec<Option<u64>> = probes.iter().map(|p| p.existing_len).collect();
     let mut opened: Vec<Arc<OpenTarget>> = Vec::with_capacity(used.len());
-    let undo = |opened: &[Arc<OpenTarget>]| {
-        for (t, p) in opened.iter().zip(&probes) {
-            if let Backing::File {
-                path,
-                is_block: false,
-                ..
-            } = &t.backing
-            {
-                // Best effort: the error that made us undo is the one to report.
-                let _ = target::undo_open(path, p.existing_len);
-            }
-        }
-    };
     for &ti in &used {
         match target::open(&specs[ti], open_options(run, &specs[ti], opts)) {
             Ok(t) => opened.push(Arc::new(t)),
             Err(e) => {
-                undo(&opened);
+                undo_open(&opened, &existing_lens);
                 return Err(e.into());
             }
         }
     }
     let geometry: Vec<Geometry> = opened.iter().map(|t| Geometry::from(&**t)).collect();
-    match resolve_workloads(run, specs, &used, &geometry) {
-        Ok(resolved) => Ok((Arc::new(opened), resolved)),
+    let resolved = match resolve_workloads(run, specs, &used, &geometry) {
+        Ok(r) => r,
         Err(e) => {
-            undo(&opened);
+            undo_open(&opened, &existing_lens);
+            return Err(e);
+        }
+    };
+    let targets: Targets = Arc::new(opened);
+    let choice = super::engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let prepared = Prepared {
+        targets,
+        resolved,
+        choice,
+        existing_lens,
+    };
+    match check_opened(run, &prepared, opts) {
+        Ok(()) => Ok(prepared),
+        Err(e) => {
+            prepared.undo();
             Err(e)
         }
     }
+}
+
+/// The checks that need the opened targets and the engine chosen for them.
+fn check_opened(run: &RunSpec, p: &Prepared, opts: &RunOptions) -> Result<(), RunError> {
+    let engine = p.choice.kind;
+    check_uring(run, engine, &p.targets)?;
+    let kinds: Vec<_> = p.targets.iter().map(|t| kind_of(t)).collect();
+    check_engine_fits(run, engine, &kinds)?;
+    check_network(run, engine, &p.targets, opts.connections)
 }
 
 /// Virtual time is the whole process's clock once one target asks for it: then every
@@ -624,9 +732,9 @@ pub(super) fn verify_states(
                 .registry
                 .target(&t.uri, t.size_bytes, &opts.data, dir)
                 .map(Some)
-                .map_err(|msg| RunError::Setup {
+                .map_err(|source| RunError::VerifyState {
                     run: run.name.clone(),
-                    msg,
+                    source,
                 })
         })
         .collect()

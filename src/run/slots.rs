@@ -6,6 +6,7 @@
 use super::buffers::{slot_bytes, AlignedBuf};
 use super::data::WorkerData;
 use super::stream::{NextIo, Stream, WorkloadShape};
+use super::worker_error::WorkerError;
 use crate::data::{ReadTicket, WriteTicket};
 use crate::engine::{Engine, IoRequest};
 use crate::plan::model::Op;
@@ -174,7 +175,7 @@ impl SlotTable {
         idx: u32,
         issue: Issue,
         now: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), WorkerError> {
         let Issue {
             workload,
             target,
@@ -201,24 +202,29 @@ impl SlotTable {
                 let buf = unsafe { std::slice::from_raw_parts_mut(slot.buf, io.len as usize) };
                 let wt = &mut self.wtickets[idx as usize];
                 data.on_write_submit(target, io.offset, buf, stream_id, wt, now)
-                    .map_err(|e| format!("journal: {}", crate::errors::Chain(&e)))?;
+                    .map_err(WorkerError::Journal)?;
             }
             Op::Read => {
                 data.on_read_submit(target, io.offset, io.len, &mut self.rtickets[idx as usize])
             }
         }
-        engine
-            .push(slot.request(idx))
-            .map_err(|e| crate::errors::chain(&e))
+        Ok(engine.push(slot.request(idx))?)
     }
 
     /// Releases slot `idx`'s verify tickets without checking anything: the request
-    /// failed, timed out, or ended after the run. A write counts as possibly landed.
-    pub fn release_tickets(&mut self, data: &mut WorkerData, idx: usize, now: u64) {
+    /// failed, timed out, or ended after the run. A write counts as possibly landed;
+    /// `reissued`: it was issued on two paths (see `WorkerData::on_write_complete`).
+    pub fn release_tickets(&mut self, data: &mut WorkerData, idx: usize, reissued: bool, now: u64) {
         let slot = self.slots[idx];
         match slot.op {
             Op::Write => {
-                let _ = data.on_write_complete(slot.target, &mut self.wtickets[idx], false, now);
+                let _ = data.on_write_complete(
+                    slot.target,
+                    &mut self.wtickets[idx],
+                    false,
+                    reissued,
+                    now,
+                );
             }
             Op::Read => {
                 data.on_read_complete(

@@ -51,12 +51,7 @@ pub fn verify_pass(
                 continue;
             }
             let slice = &data[(i * unit) as usize..((i + 1) * unit) as usize];
-            data::record(
-                out,
-                crate::data::check(slice, st.id, off + i * unit, &e),
-                &t.uri,
-                off + i * unit,
-            );
+            st.check_unit(out, slice, u + i, off + i * unit, &e, &t.uri);
         }
         u += n;
     }

@@ -12,9 +12,11 @@
 
 use super::clock::IntervalClock;
 use super::data::WorkerData;
+use super::flush::FLUSH_TAG;
 use super::pacing::Pacer;
 use super::slots::{Issue, SlotState, SlotTable};
 use super::stream::{Stream, WorkloadShape};
+use super::worker_error::WorkerError;
 use crate::clock::now_ns;
 use crate::engine::{Completion, Engine, EngineEvent, EngineEventKind, Targets};
 use crate::plan::model::Op;
@@ -105,8 +107,8 @@ pub fn run_worker<E: Engine>(engine: E, setup: WorkerSetup) {
     match Worker::new(engine, setup) {
         Ok(w) => w.run(),
         Err(failed) => {
-            let (setup, msg) = *failed;
-            let _ = setup.tx.send(fatal_snapshot(&setup, msg));
+            let (setup, e) = *failed;
+            let _ = setup.tx.send(fatal_snapshot(&setup, &e));
         }
     }
 }
@@ -140,30 +142,33 @@ pub struct Worker<E: Engine> {
     /// When the oldest in-flight request passes its deadline (u64::MAX: none).
     next_deadline_ns: u64,
     stopping: bool,
-    fatal: Option<String>,
+    fatal: Option<WorkerError>,
     fds: Vec<libc::pollfd>,
     engine_events: Vec<EngineEvent>,
+    /// Tags among the completions being handled of writes the engine issued on two
+    /// paths (see [`Engine::take_reissued_writes`]); empty but for multipath.
+    reissued_writes: Vec<u64>,
 }
 
 impl<E: Engine> Worker<E> {
     /// Sets the worker up: connections, slots and buffers, the first tokens and
     /// timers. Hands the setup back with the reason when that fails.
-    pub fn new(mut engine: E, mut setup: WorkerSetup) -> Result<Self, Box<(WorkerSetup, String)>> {
+    pub fn new(
+        mut engine: E,
+        mut setup: WorkerSetup,
+    ) -> Result<Self, Box<(WorkerSetup, WorkerError)>> {
         if let Err(e) = engine.connect(setup.connections) {
-            return Err(Box::new((setup, crate::errors::chain(&e))));
+            return Err(Box::new((setup, e.into())));
         }
         let share_one = engine.completes_inline()
             && !(0..setup.targets.len() as u32).any(|t| setup.data.verifying(t));
         let table = match SlotTable::new(&setup.streams, &setup.shapes, &setup.data, share_one) {
             Ok(t) => t,
-            Err(bytes) => {
-                let msg = format!("cannot allocate {bytes} bytes of I/O buffers");
-                return Err(Box::new((setup, msg)));
-            }
+            Err(bytes) => return Err(Box::new((setup, WorkerError::Buffers { bytes }))),
         };
         let (base, len) = table.pool();
         if let Err(e) = engine.register_buffers(base, len) {
-            return Err(Box::new((setup, crate::errors::chain(&e))));
+            return Err(Box::new((setup, e.into())));
         }
         let total_slots = table.slots.len();
         let mut ready = Vec::with_capacity(total_slots);
@@ -196,6 +201,7 @@ impl<E: Engine> Worker<E> {
             fatal: None,
             fds: Vec::new(),
             engine_events: Vec::new(),
+            reissued_writes: Vec::new(),
             engine,
             setup,
             shapes,
@@ -405,43 +411,41 @@ impl<E: Engine> Worker<E> {
     /// Submits what is queued and waits for completions until `wake`: inside the
     /// engine, or in poll(2) on the engine's descriptors when it has some.
     #[inline]
-    fn reap(&mut self, now: u64, wake: u64) -> Result<(), String> {
+    fn reap(&mut self, now: u64, wake: u64) -> Result<(), WorkerError> {
         self.setup
             .data
             .before_submit(now)
-            .map_err(|e| format!("journal: {}", crate::errors::Chain(&e)))?;
+            .map_err(WorkerError::Journal)?;
         let timeout = wake.saturating_sub(now).max(1);
         self.fds.clear();
         self.engine.poll_fds(&mut self.fds);
         if self.fds.is_empty() {
-            return self
+            return Ok(self
                 .engine
-                .submit_and_reap(1, Some(timeout), &mut self.completions)
-                .map_err(|e| crate::errors::chain(&e));
+                .submit_and_reap(1, Some(timeout), &mut self.completions)?);
         }
         self.engine
-            .submit_and_reap(0, Some(0), &mut self.completions)
-            .map_err(|e| crate::errors::chain(&e))?;
+            .submit_and_reap(0, Some(0), &mut self.completions)?;
         if !self.completions.is_empty() {
             return Ok(());
         }
-        poll_until(&mut self.fds, timeout).map_err(|e| format!("poll: {e}"))?;
-        self.engine
-            .on_ready(&self.fds)
-            .map_err(|e| crate::errors::chain(&e))?;
-        self.engine
-            .submit_and_reap(0, Some(0), &mut self.completions)
-            .map_err(|e| crate::errors::chain(&e))
+        poll_until(&mut self.fds, timeout).map_err(WorkerError::Poll)?;
+        self.engine.on_ready(&self.fds)?;
+        Ok(self
+            .engine
+            .submit_and_reap(0, Some(0), &mut self.completions)?)
     }
 
     /// Accounts every reaped completion, then the engine's connection events.
     fn complete_all(&mut self) {
         let reap_ns = now_ns();
+        self.engine.take_reissued_writes(&mut self.reissued_writes);
         let mut done = std::mem::take(&mut self.completions);
         for c in done.drain(..) {
             self.complete(c, reap_ns);
         }
         self.completions = done;
+        self.reissued_writes.clear();
         self.engine.take_events(&mut self.engine_events);
         for i in 0..self.engine_events.len() {
             let e = &self.engine_events[i];
@@ -455,13 +459,18 @@ impl<E: Engine> Worker<E> {
     /// under `--on-error retry=N`, issues the failed request again.
     #[inline]
     fn complete(&mut self, c: Completion, reap_ns: u64) {
+        if c.tag & FLUSH_TAG != 0 {
+            self.flushed(c, reap_ns);
+            return;
+        }
         let tag = c.tag as usize;
         let (state, len) = (self.table.slots[tag].state, self.table.slots[tag].len);
         if state == SlotState::TimedOut {
             // Counted when it timed out; now the slot is free again.
             self.timed_out -= 1;
+            let reissued = self.was_reissued(tag);
             self.table
-                .release_tickets(&mut self.setup.data, tag, reap_ns);
+                .release_tickets(&mut self.setup.data, tag, reissued, reap_ns);
             self.release(tag);
             return;
         }
@@ -487,7 +496,7 @@ impl<E: Engine> Worker<E> {
             let write = slot.op == Op::Write;
             self.count_conn(tag, c.result as u64, 0);
             if write {
-                self.flush_after_write(tag);
+                self.flush_after_write(tag, reap_ns);
             }
         }
         self.release(tag);
@@ -523,18 +532,53 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    /// `--sync-every`: counts a write on its stream and flushes when N are done.
-    fn flush_after_write(&mut self, tag: usize) {
-        let slot = &self.table.slots[tag];
-        let fd = self.setup.targets[slot.target as usize].fd();
+    /// `--sync-every`: counts a write on its stream and flushes when N are done:
+    /// queued on the engine when it can, else called here.
+    fn flush_after_write(&mut self, tag: usize, now: u64) {
+        let slot = self.table.slots[tag];
+        if !self.setup.flush.due(slot.stream as usize) {
+            return;
+        }
+        let Some(fd) = self.setup.targets[slot.target as usize].fd() else {
+            return;
+        };
+        let flush = &mut self.setup.flush;
+        if let Some(ftag) = flush.reserve(slot.workload, now) {
+            match self.engine.push_flush(slot.target, flush.datasync(), ftag) {
+                Ok(true) => {
+                    self.inflight += 1;
+                    return;
+                }
+                Ok(false) => flush.unreserve(ftag, true),
+                Err(e) => {
+                    flush.unreserve(ftag, false);
+                    self.fatal = Some(e.into());
+                    return;
+                }
+            }
+        }
         let fs = &mut self.stats[slot.workload as usize].flush;
+        if self.setup.flush.call(fd, fs).is_some() {
+            self.flush_failed();
+        }
+    }
+
+    /// A queued flush came back: counted in its workload's flush totals.
+    fn flushed(&mut self, c: Completion, now: u64) {
+        self.inflight -= 1;
         if self
             .setup
             .flush
-            .on_write(slot.stream as usize, fd, fs)
+            .complete(c.tag, c.result, now, &mut self.stats)
             .is_some()
-            && self.setup.policy != ErrorPolicy::Continue
         {
+            self.flush_failed();
+        }
+    }
+
+    /// A failed flush stops the run unless errors are to be ignored.
+    fn flush_failed(&mut self) {
+        if self.setup.policy != ErrorPolicy::Continue {
             self.setup.error_stop.store(true, Ordering::Relaxed);
             self.setup.stop.store(true, Ordering::Relaxed);
         }
@@ -553,7 +597,7 @@ impl<E: Engine> Worker<E> {
         self.table.slots[tag].retries += 1;
         self.table.slots[tag].state = SlotState::InFlight;
         if let Err(e) = self.engine.push(slot.request(tag as u32)) {
-            self.fatal = Some(crate::errors::chain(&e));
+            self.fatal = Some(e.into());
         }
         if let Some(t) = self.setup.io_timeout_ns {
             self.table.slots[tag].submit_ns = now;
@@ -576,15 +620,26 @@ impl<E: Engine> Worker<E> {
         true
     }
 
+    /// Whether the write in slot `tag` was issued on two paths (multipath re-issue).
+    #[inline]
+    fn was_reissued(&self, tag: usize) -> bool {
+        !self.reissued_writes.is_empty() && self.reissued_writes.contains(&(tag as u64))
+    }
+
     /// Settles a finished request's verification: commits or checks its units.
     #[inline]
     fn settle_data(&mut self, tag: usize, ok: bool, now: u64) {
+        let reissued = self.was_reissued(tag);
         let slot = &self.table.slots[tag];
         let data = &mut self.setup.data;
         let res = match slot.op {
-            Op::Write => {
-                data.on_write_complete(slot.target, &mut self.table.wtickets[tag], ok, now)
-            }
+            Op::Write => data.on_write_complete(
+                slot.target,
+                &mut self.table.wtickets[tag],
+                ok,
+                reissued,
+                now,
+            ),
             Op::Read => {
                 if !self.table.rtickets[tag].is_empty() {
                     // SAFETY: the read completed; its `len` bytes in the slot are the
@@ -603,7 +658,7 @@ impl<E: Engine> Worker<E> {
             }
         };
         if let Err(e) = res {
-            self.fatal = Some(format!("journal: {}", crate::errors::Chain(&e)));
+            self.fatal = Some(WorkerError::Journal(e));
         }
     }
 
@@ -738,13 +793,19 @@ impl<E: Engine> Worker<E> {
                 break;
             }
             self.inflight -= self.completions.len() as u32;
+            self.engine.take_reissued_writes(&mut self.reissued_writes);
             for i in 0..self.completions.len() {
+                if self.completions[i].tag & FLUSH_TAG != 0 {
+                    continue;
+                }
                 let tag = self.completions[i].tag as usize;
+                let reissued = self.was_reissued(tag);
                 // Not checked: the request ended after the run; release its tickets.
                 self.table
-                    .release_tickets(&mut self.setup.data, tag, now_ns());
+                    .release_tickets(&mut self.setup.data, tag, reissued, now_ns());
             }
             self.completions.clear();
+            self.reissued_writes.clear();
         }
     }
 
@@ -752,8 +813,7 @@ impl<E: Engine> Worker<E> {
     fn finish(mut self) {
         self.fill_conns();
         if let Err(e) = self.setup.data.finish() {
-            self.fatal
-                .get_or_insert(format!("journal: {}", crate::errors::Chain(&e)));
+            self.fatal.get_or_insert(WorkerError::Journal(e));
         }
         if self.inflight > 0 {
             // The kernel (or a connection) may still write into these buffers.
@@ -767,7 +827,7 @@ impl<E: Engine> Worker<E> {
             last: true,
             workloads: self.stats,
             error_samples: self.samples,
-            fatal: self.fatal,
+            fatal: self.fatal.as_ref().map(WorkerError::chain),
             verify: std::mem::take(&mut self.setup.data.counts),
             pacing: self.setup.pacer.take_stats(),
             connections: self.conns,
@@ -820,11 +880,11 @@ fn new_stats_from(shapes: &[WorkloadShape]) -> Vec<WorkloadStats> {
 
 /// Ends a worker that could not start (e.g. its engine could not be built) with a
 /// last snapshot carrying the reason.
-pub fn fail(setup: WorkerSetup, msg: String) {
-    let _ = setup.tx.send(fatal_snapshot(&setup, msg));
+pub fn fail(setup: WorkerSetup, e: WorkerError) {
+    let _ = setup.tx.send(fatal_snapshot(&setup, &e));
 }
 
-fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
+fn fatal_snapshot(setup: &WorkerSetup, e: &WorkerError) -> Snapshot {
     Snapshot {
         worker: setup.index,
         index: 0,
@@ -832,7 +892,7 @@ fn fatal_snapshot(setup: &WorkerSetup, msg: String) -> Snapshot {
         last: true,
         workloads: new_stats_from(&setup.shapes),
         error_samples: Vec::new(),
-        fatal: Some(msg),
+        fatal: Some(e.chain()),
         verify: Default::default(),
         pacing: Default::default(),
         connections: Vec::new(),

@@ -3,6 +3,7 @@
 //! that a misaligned block size under O_DIRECT is refused up front rather than
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
+pub mod dm_paths;
 pub mod iscsi;
 pub mod multipath;
 pub mod nbd;

@@ -4,8 +4,10 @@
 //! tail). A path to another device would make every benchmark figure a lie and every
 //! write a corruption, so a mismatch is refused naming both paths.
 //!
-//! iSCSI LUNs are compared the same way: the VPD page 0x83 identifier would be
-//! stronger, but the libiscsi bindings do not reach INQUIRY yet.
+//! iSCSI LUNs are first compared by their logical-unit designators from VPD page
+//! 0x83 (NAA, EUI-64, SCSI name, T10 vendor ID): two LUNs of one size and both
+//! still zeroed are indistinguishable by content, but never by their names. The
+//! size and content checks run as well.
 
 use super::{open_one, Backing, OpenOptionsIo, OpenTarget, TargetError};
 use crate::plan::model::TargetSpec;
@@ -25,6 +27,14 @@ impl Paths {
     pub fn uris<'a>(&'a self, first: &'a OpenTarget) -> Vec<&'a str> {
         std::iter::once(first.uri.as_str())
             .chain(self.extra.iter().map(|p| p.uri.as_str()))
+            .collect()
+    }
+
+    /// `(uri, device identifier)` of all paths, path 0 first (for the result).
+    pub fn described(&self, first: &OpenTarget) -> Vec<(String, Option<String>)> {
+        std::iter::once(first)
+            .chain(self.extra.iter().map(|p| p.as_ref()))
+            .map(|p| (p.uri.clone(), device_id(p)))
             .collect()
     }
 }
@@ -94,6 +104,7 @@ fn same_device(first: &OpenTarget, other: &OpenTarget) -> Result<(), TargetError
             format!("{} target vs {} target", kind(first), kind(other)),
         ));
     }
+    same_device_id(first, other)?;
     let (a, b) = (device_bytes(first), device_bytes(other));
     if a != b {
         return Err(mismatch(
@@ -132,6 +143,36 @@ fn same_device(first: &OpenTarget, other: &OpenTarget) -> Result<(), TargetError
         }
     }
     Ok(())
+}
+
+/// iSCSI: refuses `other` when both LUNs name themselves (VPD page 0x83) and the
+/// names differ. A LUN naming itself on one path and not on the other is refused
+/// too: the same LUN answers the same INQUIRY on every path.
+fn same_device_id(first: &OpenTarget, other: &OpenTarget) -> Result<(), TargetError> {
+    let (Backing::Iscsi(a), Backing::Iscsi(b)) = (&first.backing, &other.backing) else {
+        return Ok(());
+    };
+    let show = |id: &Option<super::iscsi::vpd::DeviceId>| match id {
+        Some(id) => format!("device identifier {}", id.describe()),
+        None => "no device identifier".to_string(),
+    };
+    match (&a.device_id, &b.device_id) {
+        (None, None) => Ok(()),
+        (x, y) if x == y => Ok(()),
+        (x, y) => Err(mismatch(
+            first,
+            &other.uri,
+            format!("VPD page 0x83: {} vs {}", show(x), show(y)),
+        )),
+    }
+}
+
+/// The device identifier path `t` reported (iSCSI VPD page 0x83), for the result.
+pub fn device_id(t: &OpenTarget) -> Option<String> {
+    match &t.backing {
+        Backing::Iscsi(i) => i.device_id.as_ref().and_then(|d| d.primary()),
+        _ => None,
+    }
 }
 
 /// The size of the whole device behind a network target (not the `--size` prefix).

@@ -179,9 +179,17 @@ fn hipri_on_a_file_without_polling_is_a_clear_error() {
 fn sync_every_issues_one_flush_per_n_writes() {
     let d = tempdir();
     let f = d.path().join("f");
-    for (kind, streams) in [("fsync", "1"), ("fdatasync", "2")] {
+    // Queued on io_uring (IORING_OP_FSYNC after the writes), called by the sync engine.
+    for (kind, streams, engine) in [
+        ("fsync", "1", "uring"),
+        ("fdatasync", "2", "uring"),
+        ("fsync", "1", "sync"),
+        ("fdatasync", "2", "sync"),
+    ] {
         let r = result_json(&[
             "run",
+            "--engine",
+            engine,
             "--target",
             f.to_str().unwrap(),
             "--size",
@@ -205,7 +213,12 @@ fn sync_every_issues_one_flush_per_n_writes() {
         assert_eq!(writes, 256);
         let flush = &t["flush"];
         assert_eq!(flush["kind"], kind);
-        assert_eq!(flush["ios"].as_u64().unwrap(), writes / 8, "{flush}");
+        assert_eq!(r["runs"][0]["engine"], engine);
+        assert_eq!(
+            flush["ios"].as_u64().unwrap(),
+            writes / 8,
+            "{engine}: {flush}"
+        );
         assert_eq!(flush["errors"], 0);
         assert!(flush["latency_us"]["max"].as_f64().unwrap() > 0.0);
         // A flush is not a write.
@@ -280,4 +293,53 @@ fn bad_tuning_flags_are_refused_and_create_nothing() {
         assert_eq!(o.status.code(), Some(2), "{flag:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(flag[0]), "{}", stderr(&o));
     }
+}
+
+#[test]
+fn rejected_io_uring_options_and_late_failures_leave_no_file() {
+    let d = tempdir();
+    let f = d.path().join("never");
+    let shm = shm_path("never");
+    let target = f.to_str().unwrap();
+    // Refused by the kernel or the device: bad input, found before the file exists.
+    for (t, args) in [
+        (target, &["--sqpoll", "--sqpoll-cpu", "100000"][..]),
+        (target, &["--hipri", "--direct", "false"][..]),
+        (shm.as_str(), &["--hipri", "--direct", "true"][..]),
+    ] {
+        let mut all = vec!["run", "--target", t, "--size", "1m", "--duration", "1s"];
+        all.extend_from_slice(args);
+        let o = run(&all);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        let option = if args[0] == "--sqpoll" {
+            "--sqpoll-cpu"
+        } else {
+            args[0]
+        };
+        assert!(e.contains(option), "{args:?}: {e}");
+        assert!(
+            !std::path::Path::new(t).exists(),
+            "{args:?} left {t} behind"
+        );
+    }
+    // A failure after the file was created (the journal cannot be made): the run
+    // fails, and removes the file it created.
+    let o = run(&[
+        "run",
+        "--target",
+        target,
+        "--size",
+        "1m",
+        "--rw",
+        "write",
+        "--duration",
+        "1s",
+        "--verify",
+        "--journal",
+        "/proc/ioscope-no-such-dir",
+    ]);
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("journal"), "{}", stderr(&o));
+    assert!(!f.exists(), "the failed run left its file behind");
 }

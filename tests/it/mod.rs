@@ -8,6 +8,7 @@
 mod cli_errors;
 mod compat;
 mod data;
+mod dm_multipath;
 mod exact;
 mod fastpath;
 mod generate;
@@ -18,7 +19,9 @@ mod loopdev;
 mod mpi;
 mod net;
 mod net_iscsi;
+mod net_iscsi_multipath;
 mod net_multipath;
+mod net_multipath_verify;
 mod net_nbd;
 #[cfg(feature = "smb")]
 mod net_smb;

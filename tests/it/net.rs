@@ -12,9 +12,9 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// A running `ioscope net serve`, killed by PID on drop (also when a test fails).
-struct Server {
+pub(super) struct Server {
     child: Child,
-    addr: String,
+    pub(super) addr: String,
     stderr_path: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -57,7 +57,7 @@ impl Server {
         }
     }
 
-    fn start() -> Server {
+    pub(super) fn start() -> Server {
         Server::start_in(None, "127.0.0.1:0")
     }
 

@@ -5,20 +5,21 @@
 use super::*;
 use std::time::{Duration, Instant};
 
-const IQN: &str = "iqn.2026-11.io.ioscope:test";
+pub(super) const IQN: &str = "iqn.2026-11.io.ioscope:test";
 
-/// A tgtd process serving one LUN.
-struct Tgtd {
+/// A tgtd process serving one LUN (more with [`Tgtd::add_lun`]).
+pub(super) struct Tgtd {
     child: std::process::Child,
-    uri: String,
-    portal: String,
-    lun_file: PathBuf,
+    pub(super) uri: String,
+    pub(super) portal: String,
+    pub(super) port: u16,
+    pub(super) lun_file: PathBuf,
     control: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Tgtd {
-    fn start(size_mib: u64) -> Result<Tgtd, String> {
+    pub(super) fn start(size_mib: u64) -> Result<Tgtd, String> {
         if !is_root() {
             return Err("tgtd needs root".into());
         }
@@ -53,9 +54,10 @@ impl Tgtd {
             child,
             uri: format!("iscsi://127.0.0.1:{port}/{IQN}/1"),
             portal: format!("127.0.0.1:{port}"),
+            port,
             lun_file,
             control,
-            _dir: dir,
+            dir,
         };
         let t0 = Instant::now();
         while !t.adm(&["--op", "show", "--mode", "target"]) {
@@ -91,6 +93,61 @@ impl Tgtd {
         Ok(t)
     }
 
+    /// Listens on `host` too, on the same port: a second portal to every LUN.
+    pub(super) fn add_portal(&self, host: &str) -> Result<String, String> {
+        let portal = format!("{host}:{}", self.port);
+        if !self.adm(&[
+            "--op",
+            "new",
+            "--mode",
+            "portal",
+            "--param",
+            &format!("portal={portal}"),
+        ]) {
+            return Err(format!("tgtadm could not add the portal {portal}"));
+        }
+        Ok(portal)
+    }
+
+    /// Adds LUN `lun` of `size_mib` MiB (a new file) to target `tid`, creating and
+    /// binding the target as `iqn` when `tid` is new; its URI on the first portal.
+    pub(super) fn add_lun(
+        &self,
+        tid: u32,
+        iqn: &str,
+        lun: u32,
+        size_mib: u64,
+    ) -> Result<String, String> {
+        let file = self.dir.path().join(format!("lun-{tid}-{lun}.img"));
+        std::fs::File::create(&file)
+            .and_then(|f| f.set_len(size_mib << 20))
+            .map_err(|e| e.to_string())?;
+        let tid_s = tid.to_string();
+        let known = self.adm(&["--op", "show", "--mode", "target", "--tid", &tid_s]);
+        let ok = (known
+            || (self.adm(&[
+                "--op", "new", "--mode", "target", "--tid", &tid_s, "-T", iqn,
+            ]) && self.adm(&[
+                "--op", "bind", "--mode", "target", "--tid", &tid_s, "-I", "ALL",
+            ])))
+            && self.adm(&[
+                "--op",
+                "new",
+                "--mode",
+                "logicalunit",
+                "--tid",
+                &tid_s,
+                "--lun",
+                &lun.to_string(),
+                "-b",
+                file.to_str().unwrap(),
+            ]);
+        if !ok {
+            return Err(format!("tgtadm could not add LUN {lun} to target {tid}"));
+        }
+        Ok(format!("iscsi://127.0.0.1:{}/{iqn}/{lun}", self.port))
+    }
+
     /// Runs tgtadm against this tgtd; true on success.
     fn adm(&self, args: &[&str]) -> bool {
         Command::new("tgtadm")
@@ -116,7 +173,7 @@ impl Drop for Tgtd {
     }
 }
 
-fn server(size_mib: u64) -> Option<Tgtd> {
+pub(super) fn server(size_mib: u64) -> Option<Tgtd> {
     match Tgtd::start(size_mib) {
         Ok(t) => Some(t),
         Err(why) => {

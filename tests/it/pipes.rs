@@ -189,3 +189,42 @@ fn closed_stdout_stops_a_run_and_keeps_what_it_measured() {
     assert_eq!(r["runs"].as_array().map(Vec::len), Some(1));
     assert!(r["runs"][0]["totals"]["ios"].as_u64() > Some(0));
 }
+
+#[test]
+fn closed_stdout_ends_net_run_quietly_and_keeps_what_it_measured() {
+    let srv = super::net::Server::start();
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    for args in [
+        // Interval lines: the test stops at the first line nobody reads.
+        &["--duration", "30s", "--interval", "100ms"][..],
+        // The totals table at the end.
+        &["--duration", "300ms", "-q"][..],
+        // The result document on stdout.
+        &["--duration", "300ms", "--output-format", "json"][..],
+    ] {
+        let _ = std::fs::remove_file(&json);
+        let mut all = vec!["net", "run", &srv.addr, "--json", json.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let t = std::time::Instant::now();
+        assert_quiet_on_closed_stdout(&all);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{args:?}: a closed stdout must end the test, not let it run on"
+        );
+        // The outputs were written before stdout was found closed.
+        let r = read_json(&json);
+        assert_eq!(r["runs"][0]["kind"], "net", "{args:?}");
+        if args[1] == "30s" {
+            assert_eq!(r["interrupted"], true, "the test was cut short: {r}");
+        }
+    }
+}
+
+#[test]
+fn closed_stdout_ends_net_serve_quietly() {
+    // Nothing can learn the port: the server ends at once, quietly.
+    let t = std::time::Instant::now();
+    assert_quiet_on_closed_stdout(&["net", "serve", "--bind", "127.0.0.1:0"]);
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+}

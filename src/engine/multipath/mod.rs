@@ -43,6 +43,9 @@ struct Pending {
     sent_ns: u64,
     /// It was re-issued after a timeout (a write may then land twice).
     after_timeout: bool,
+    /// It was sent on a path that then failed and was issued again on another: a
+    /// write's first copy may still be executed by that path's server.
+    moved: bool,
 }
 
 /// Errnos that say the path (connection, session, link) failed rather than the
@@ -82,6 +85,8 @@ pub struct MultipathEngine {
     events: Vec<EngineEvent>,
     /// Writes issued again after a timeout, over the engine's life.
     pub rewrites_after_timeout: u64,
+    /// Tags of completed writes that had been moved to another path, for the worker.
+    reissued_writes: Vec<u64>,
     next_deadline_check_ns: u64,
 }
 
@@ -136,6 +141,7 @@ impl MultipathEngine {
             loads: Vec::with_capacity(npaths),
             events,
             rewrites_after_timeout: 0,
+            reissued_writes: Vec::new(),
             next_deadline_check_ns: 0,
         })
     }
@@ -236,6 +242,9 @@ impl MultipathEngine {
     fn fail_slot(&mut self, slot: u32, errno: i32) {
         if let Some(p) = self.slots[slot as usize].take() {
             self.free.push(slot);
+            if p.moved && p.req.op == crate::plan::model::Op::Write {
+                self.reissued_writes.push(p.req.tag);
+            }
             self.ready.push(Completion {
                 tag: p.req.tag,
                 result: -(errno as i64),
@@ -261,6 +270,7 @@ impl MultipathEngine {
         for &s in &moved {
             if let Some(x) = self.slots[s as usize].as_mut() {
                 x.after_timeout |= timeout;
+                x.moved = true;
                 if timeout && x.req.op == crate::plan::model::Op::Write {
                     writes += 1;
                 }
@@ -406,6 +416,9 @@ impl MultipathEngine {
             }
             self.slots[slot as usize] = None;
             self.free.push(slot);
+            if pend.moved && pend.req.op == crate::plan::model::Op::Write {
+                self.reissued_writes.push(pend.req.tag);
+            }
             out.push(Completion {
                 tag: pend.req.tag,
                 ..c
@@ -451,6 +464,10 @@ impl Engine for MultipathEngine {
         self.samples(out);
     }
 
+    fn take_reissued_writes(&mut self, out: &mut Vec<u64>) {
+        out.append(&mut self.reissued_writes);
+    }
+
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
         let Some(slot) = self.free.pop() else {
             return Err(EngineError::Io {
@@ -464,6 +481,7 @@ impl Engine for MultipathEngine {
             path: u32::MAX,
             sent_ns: 0,
             after_timeout: false,
+            moved: false,
         });
         self.route(slot, crate::clock::now_ns());
         Ok(())

@@ -93,6 +93,15 @@ type FnWrite16 = unsafe extern "C" fn(
     CommandCb,
     *mut c_void,
 ) -> *mut TaskHead;
+type FnInquiry = unsafe extern "C" fn(
+    *mut Context,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    CommandCb,
+    *mut c_void,
+) -> *mut TaskHead;
 type FnAddDataIn = unsafe extern "C" fn(*mut TaskHead, c_int, *mut u8) -> c_int;
 
 /// The libiscsi functions ioscope uses, with the library kept loaded.
@@ -111,6 +120,7 @@ struct Lib {
     free_scsi_task: FnFreeTask,
     read16_task: FnRead16,
     write16_task: FnWrite16,
+    inquiry_task: FnInquiry,
     add_data_in_buffer: FnAddDataIn,
     get_fd: FnCtxInt,
     which_events: FnCtxInt,
@@ -154,6 +164,7 @@ fn load() -> Result<Lib, String> {
         free_scsi_task: sym!("scsi_free_scsi_task"),
         read16_task: sym!("iscsi_read16_task"),
         write16_task: sym!("iscsi_write16_task"),
+        inquiry_task: sym!("iscsi_inquiry_task"),
         add_data_in_buffer: sym!("scsi_task_add_data_in_buffer"),
         get_fd: sym!("iscsi_get_fd"),
         which_events: sym!("iscsi_which_events"),
@@ -383,6 +394,37 @@ impl Session {
         };
         if task.is_null() {
             return Err(self.error());
+        }
+        Ok(())
+    }
+
+    /// Starts INQUIRY with EVPD set for VPD page `page`, its answer (at most
+    /// `buf.len()` bytes) landing in `buf`; the completion is recorded with `tag`.
+    ///
+    /// # Safety
+    /// `buf` must stay valid for writes until the completion has been recorded or
+    /// the session is dropped.
+    pub unsafe fn inquiry_vpd(&self, buf: &mut [u8], page: u8, tag: u64) -> Result<(), String> {
+        let len = buf.len().min(u16::MAX as usize) as c_int;
+        // SAFETY: valid context; the callback and tag are plain values.
+        let task = unsafe {
+            (self.lib.inquiry_task)(
+                self.ctx,
+                self.lun,
+                1,
+                page as c_int,
+                len,
+                on_task_done,
+                tag as usize as *mut c_void,
+            )
+        };
+        if task.is_null() {
+            return Err(self.error());
+        }
+        // SAFETY: as in read16: no data can arrive before the next iscsi_service on
+        // this thread, and the caller keeps buf valid until completion.
+        if unsafe { (self.lib.add_data_in_buffer)(task, len, buf.as_mut_ptr()) } != 0 {
+            return Err("libiscsi could not attach the INQUIRY buffer".into());
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! iSCSI targets: `iscsi://HOST[:PORT]/IQN/LUN`. Parsing checks the URI's shape
 //! without I/O; opening logs in once through libiscsi to learn the LUN's size and
-//! block size (READ CAPACITY 16) and to look at its head before anything is written.
+//! block size (READ CAPACITY 16), its device identifier (INQUIRY, VPD page 0x83: see
+//! [`vpd`]) and to look at its head before anything is written.
 //! That session stays with the target for the `--verify-after` pass; the engine's
 //! workers log in with their own. CHAP credentials come only from `--credentials
 //! FILE` or the environment (`IOSCOPE_ISCSI_USER`, `IOSCOPE_ISCSI_PASSWORD`), never
@@ -8,6 +9,7 @@
 //! never reach results or messages.
 
 pub mod ffi;
+pub mod vpd;
 
 use super::TargetError;
 use crate::plan::model::IscsiSpec;
@@ -117,6 +119,9 @@ pub struct IscsiTarget {
     pub block_bytes: u32,
     /// The whole LUN's size (a run may use a prefix of it).
     pub lun_bytes: u64,
+    /// The LUN's logical-unit designators from VPD page 0x83; `None` when the LUN
+    /// does not answer that INQUIRY or names itself with none.
+    pub device_id: Option<vpd::DeviceId>,
     /// The session opened to inspect the LUN, kept for the verify pass.
     session: Mutex<ffi::Session>,
 }
@@ -126,6 +131,7 @@ impl std::fmt::Debug for IscsiTarget {
         f.debug_struct("IscsiTarget")
             .field("spec", &self.spec)
             .field("block_bytes", &self.block_bytes)
+            .field("device_id", &self.device_id)
             .finish()
     }
 }
@@ -140,20 +146,37 @@ impl IscsiTarget {
     }
 }
 
+/// The tag of the one command a blocking call has in flight (workers use others).
+const BLOCKING_TAG: u64 = u64::MAX >> 1;
+
 /// Reads `buf` at `offset` through `s`, waiting for the answer (30 s at most).
 fn read_blocking(s: &ffi::Session, buf: &mut [u8], offset: u64, block: u32) -> Result<(), String> {
-    const TAG: u64 = u64::MAX >> 1;
-    // SAFETY: buf outlives the loop below, which runs until the command completes
-    // or the session fails (then the session is unusable and its commands cancelled).
+    // SAFETY: buf outlives wait_blocking below, which runs until the command
+    // completes or the session fails (then its commands are cancelled).
     unsafe {
         s.read16(
             buf.as_mut_ptr(),
             buf.len() as u32,
             offset / block as u64,
             block,
-            TAG,
+            BLOCKING_TAG,
         )?
     };
+    wait_blocking(s, "READ (16)")
+}
+
+/// Asks the LUN for its Device Identification VPD page (0x83) and parses it.
+pub fn read_device_id(s: &ffi::Session) -> Result<vpd::DeviceId, String> {
+    let mut page = vec![0u8; vpd::PAGE_MAX_BYTES];
+    // SAFETY: page outlives wait_blocking below (see read_blocking).
+    unsafe { s.inquiry_vpd(&mut page, vpd::PAGE_DEVICE_ID, BLOCKING_TAG)? };
+    wait_blocking(s, "INQUIRY (VPD page 0x83)")?;
+    vpd::parse(&page).map_err(|e| format!("INQUIRY (VPD page 0x83): {e}"))
+}
+
+/// Services `s` until the command tagged [`BLOCKING_TAG`] completes (30 s at most).
+fn wait_blocking(s: &ffi::Session, what: &str) -> Result<(), String> {
+    const TAG: u64 = BLOCKING_TAG;
     let deadline = crate::clock::now_ns() + 30_000_000_000;
     let mut done = Vec::new();
     loop {
@@ -171,14 +194,14 @@ fn read_blocking(s: &ffi::Session, buf: &mut [u8], offset: u64, block: u32) -> R
                 Ok(())
             } else {
                 Err(format!(
-                    "READ (16) failed with SCSI status {status:#x}: {}",
+                    "{what} failed with SCSI status {status:#x}: {}",
                     s.error()
                 ))
             };
         }
         done.clear();
         if crate::clock::now_ns() > deadline {
-            return Err("no answer to READ (16) within 30 s".into());
+            return Err(format!("no answer to {what} within 30 s"));
         }
     }
 }
@@ -231,11 +254,17 @@ pub fn open(spec: &IscsiSpec, writes: bool, force: bool) -> Result<Opened, Targe
             });
         }
     }
+    // A LUN without the page (rare: SPC-3 made it mandatory) is still usable; paths
+    // to it are then compared by size and content only.
+    let device_id = read_device_id(&session)
+        .ok()
+        .filter(|id| !id.designators.is_empty());
     Ok(Opened {
         target: IscsiTarget {
             spec: spec.clone(),
             block_bytes,
             lun_bytes,
+            device_id,
             session: Mutex::new(session),
         },
         lun_bytes,

@@ -7,6 +7,9 @@
 //! scratch file would stay behind — and without writing the results measured so far.
 //! A broken pipe here is an ordinary error value ([`StdoutError::Closed`]) that
 //! travels up like any other; the binary maps it to a quiet exit 0.
+//!
+//! A top-level building block rather than part of `app` (which re-exports it as
+//! `app::stdout`) because `net`, which `app` calls, prints through it too.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
