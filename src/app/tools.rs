@@ -113,13 +113,17 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
-    let mut curves = curves_not_written(&translated.plan);
+    // The native job file carries curves and fio logs; a fio job file does not.
+    let mut curves = Vec::new();
+    if matches!(a.to, ConvertTo::Fio) {
+        curves = curves_not_written(&translated.plan);
+    }
     curves.extend(
         translated
             .plan
             .runs
             .iter()
-            .filter(|r| r.fio_logs.is_some())
+            .filter(|r| r.fio_logs.is_some() && matches!(a.to, ConvertTo::Fio))
             .map(|r| {
                 format!(
                     "run '{}' writes fio-format logs (write_*_log), which the output \
@@ -148,8 +152,8 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
     Ok(exit::CONVERT_DROPPED)
 }
 
-/// A curve (vdbench's iorate=curve, fio's latency_target) has no form in TOML or fio
-/// output: one line per such run saying how to run it instead.
+/// A curve (vdbench's iorate=curve, fio's latency_target) has no form in fio output:
+/// one line per such run saying how to run it instead.
 fn curves_not_written(plan: &crate::plan::model::Plan) -> Vec<String> {
     plan.runs
         .iter()

@@ -317,6 +317,9 @@ impl Gather {
                 WorkloadResult {
                     name,
                     target,
+                    // Each rank ran its share of the rate (and streams): the plan
+                    // holds the workload's settings.
+                    settings: None,
                     totals: Totals {
                         all: crate::stats::op_totals(&all, dur_s, false),
                         read: crate::stats::op_totals(&ops[0], dur_s, false),

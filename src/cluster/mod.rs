@@ -217,6 +217,13 @@ pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
     }
 }
 
+/// Rank 0 has decided to end the run early (a steady-state stop judged on the
+/// merged intervals): every rank stops it too, at once. A no-op elsewhere.
+pub fn stop_all() {
+    #[cfg(feature = "mpi")]
+    session::stop_all();
+}
+
 /// After a run: ranks send their whole-run figures (`workloads` with histograms,
 /// CPU, the environment of `target_uris` on their host) and report that they are
 /// done; rank 0 waits for all of them (or gives up on a lost one) and turns its

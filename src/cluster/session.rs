@@ -32,6 +32,7 @@ const TAG_HOSTS: i32 = 13;
 const TAG_VOTE: i32 = 14;
 const TAG_DECIDE: i32 = 15;
 const TAG_RESULT: i32 = 16;
+const TAG_STOP: i32 = 17;
 /// How long ranks may take to reach the start of a run together.
 const START_DEADLINE: Duration = Duration::from_secs(120);
 /// After Ctrl-C or mpirun's SIGTERM (sent when a rank dies), how long rank 0 waits
@@ -49,6 +50,8 @@ struct Session {
     streams: u64,
     /// The current run's allowed silence (2 intervals + 10 s).
     patience_s: f64,
+    /// Runs started so far.
+    runs_started: u64,
     run: Option<RunState>,
     /// A lost rank or a failed start: later runs are refused and the exit aborts.
     fault: Option<String>,
@@ -57,10 +60,15 @@ struct Session {
 }
 
 struct RunState {
+    /// Runs started so far in this process, this one included (the same on every
+    /// rank): tells a stop meant for this run from a late one for an earlier run.
+    seq: u64,
     origin_ns: u64,
     reports: u64,
     gather: Option<Gather>,
     error: Option<String>,
+    /// Rank 0 has told the others to stop.
+    stop_sent: bool,
 }
 
 impl RunState {
@@ -136,6 +144,7 @@ pub fn init(split: Split) -> Result<(), ClusterError> {
             requested_iops: 0.0,
             streams: 0,
             patience_s: 0.0,
+            runs_started: 0,
             run: None,
             fault,
             _universe: universe,
@@ -313,11 +322,14 @@ pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, Str
             g.set_host_defs(|r| placement::host_def_of(run, &s.hosts, r));
             g
         });
+        s.runs_started += 1;
         s.run = Some(RunState {
+            seq: s.runs_started,
             origin_ns,
             reports: 0,
             gather,
             error: None,
+            stop_sent: false,
         });
         Ok(origin_ns)
     })
@@ -417,7 +429,7 @@ fn lost_message(g: &Gather, ranks: &[u32], silent_s: f64) -> String {
 pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
     let out = with(|s| {
         let rows = drain(s);
-        let stop = s.run.as_ref().is_some_and(|r| r.error.is_some());
+        let stop = s.run.as_ref().is_some_and(|r| r.error.is_some()) || stop_received(s);
         (rows, stop)
     });
     match out {
@@ -427,6 +439,42 @@ pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
         }
         None => false,
     }
+}
+
+/// Ranks other than 0: whether rank 0 has said to stop this run (stops meant for
+/// an earlier run are taken and dropped).
+fn stop_received(s: &mut Session) -> bool {
+    let Some(run) = s.run.as_ref() else {
+        return false;
+    };
+    if run.gather.is_some() {
+        return false;
+    }
+    let root = s.world.process_at_rank(0);
+    let mut stop = false;
+    while let Some(probed) = root.immediate_matched_probe_with_tag(TAG_STOP) {
+        let (bytes, _) = probed.matched_receive_vec::<u8>();
+        let seq = bytes.try_into().map(u64::from_le_bytes).unwrap_or(0);
+        stop |= seq == run.seq;
+    }
+    stop
+}
+
+pub fn stop_all() {
+    with(|s| {
+        let size = s.place.size;
+        let Some(run) = s.run.as_mut() else { return };
+        if run.gather.is_none() || run.stop_sent {
+            return;
+        }
+        run.stop_sent = true;
+        let seq = run.seq.to_le_bytes();
+        for r in 1..size {
+            s.world
+                .process_at_rank(r as i32)
+                .send_with_tag(&seq[..], TAG_STOP);
+        }
+    });
 }
 
 pub fn finish_run(

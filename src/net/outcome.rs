@@ -267,6 +267,7 @@ fn build_run(m: &Measured) -> RunResult {
         events: Vec::new(),
         ranks: Vec::new(),
         mpi: None,
+        steady_stop: None,
     }
 }
 
@@ -323,7 +324,7 @@ pub fn finish(m: Measured) -> Result<NetOutcome, NetError> {
     let exit_code = match m.end_reason {
         EndReason::Interrupted => 130,
         EndReason::Error => 1,
-        EndReason::Duration | EndReason::Passes => 0,
+        EndReason::Duration | EndReason::Passes | EndReason::SteadyState => 0,
     };
     if exit_code == 1 {
         eprintln!(

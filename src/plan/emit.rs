@@ -89,6 +89,14 @@ struct WorkloadTable {
     share: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     seq_layout: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    align: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_delay: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    think: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    think_every: Option<u32>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -134,6 +142,26 @@ struct RunTable {
     pacing: Option<&'static str>,
     #[serde(flatten)]
     io: IoKeys,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve_points: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve_stop_latency: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve_max_latency: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    curve_origin: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_bw_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_lat_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_iops_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steady_stop: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steady_window: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steady_ramp: Option<String>,
 }
 
 /// A run's io_uring and durability settings as the job file's flat keys; only those
@@ -260,6 +288,11 @@ impl WorkloadTable {
             arrival,
             share: w.share_pct,
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
+            align: w.align_bytes.map(format_size),
+            start_delay: (w.pauses.start_delay_ns > 0)
+                .then(|| format_duration_ns(w.pauses.start_delay_ns)),
+            think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
+            think_every: w.pauses.think_batch().filter(|&n| n > 1),
         }
     }
 }
@@ -297,6 +330,24 @@ impl RunTable {
             workers: r.workers,
             pacing: (r.pacing != Pacing::default()).then(|| r.pacing.name()),
             io: IoKeys::from_tuning(&r.io),
+            // An empty list is how a curve with only a bound is written.
+            curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
+            curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
+            curve_max_latency: r.curve.as_ref().and_then(|c| c.max_latency.clone()),
+            curve_origin: r.curve.as_ref().and_then(|c| c.origin.clone()),
+            fio_bw_log: r.fio_logs.as_ref().and_then(|l| l.bw.clone()),
+            fio_lat_log: r.fio_logs.as_ref().and_then(|l| l.lat.clone()),
+            fio_iops_log: r.fio_logs.as_ref().and_then(|l| l.iops.clone()),
+            steady_stop: r.steady_stop.as_ref().map(SteadyStop::criterion),
+            steady_window: r
+                .steady_stop
+                .as_ref()
+                .map(|s| format_duration_ns(s.window_ns)),
+            steady_ramp: r
+                .steady_stop
+                .as_ref()
+                .filter(|s| s.ramp_ns > 0)
+                .map(|s| format_duration_ns(s.ramp_ns)),
         })
     }
 }
@@ -377,6 +428,19 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
                     (rate / w.streams as f64).round() as u64
                 );
             }
+            if let Some(a) = w.align_bytes {
+                let _ = writeln!(s, "blockalign={}", format_size(a));
+            }
+            if w.pauses.start_delay_ns > 0 {
+                let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);
+            }
+            if let Some(every) = w.pauses.think_batch() {
+                let _ = writeln!(
+                    s,
+                    "thinktime={}\nthinktime_blocks={every}",
+                    w.pauses.think_ns / 1000
+                );
+            }
             if let Some(d) = r.duration_ns {
                 let _ = writeln!(s, "time_based\nruntime={}", format_duration_ns(d));
             }
@@ -448,6 +512,7 @@ mod tests {
                 curve: None,
                 fio_logs: None,
                 hosts: Vec::new(),
+                steady_stop: None,
             }],
             warnings: vec![],
             data: Default::default(),
@@ -480,6 +545,82 @@ mod tests {
         };
         assert_eq!(&renamed, wb);
         assert_eq!(a.pacing, b.pacing);
+    }
+
+    /// Start delay and think time survive TOML and fio output and come back the same.
+    #[test]
+    fn pauses_read_back_from_toml_and_fio() {
+        let mut p = sample();
+        p.targets[0].uri = "/tmp/x.dat".into();
+        let w = &mut p.runs[0].workloads[0];
+        w.rate = Rate::Max;
+        w.dist = Distribution::Uniform;
+        w.seq_layout = SeqLayout::Regions;
+        let pauses = Pauses {
+            start_delay_ns: 1_500_000_000,
+            think_ns: 250_000,
+            think_every_ios: 4,
+        };
+        w.pauses = pauses;
+        let text = to_toml(&p).unwrap();
+        assert!(
+            text.contains("start_delay = ") && text.contains("think_every = 4"),
+            "{text}"
+        );
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].workloads[0].pauses, pauses);
+        let fio = to_fio(&p).unwrap();
+        let t = crate::plan::compat::fio::parse_str(
+            "out.fio",
+            &fio,
+            std::path::Path::new("."),
+            &|_| None,
+        )
+        .unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].pauses, pauses, "{fio}");
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+    }
+
+    /// A run's curve and fio logs are written to the job file and read back.
+    #[test]
+    fn curve_and_fio_logs_read_back_from_toml() {
+        let mut p = sample();
+        p.runs[0].curve = Some(CurveSpec {
+            points_pct: vec![10.0, 50.0, 100.0],
+            stop_latency: Some("mean=5ms".into()),
+            max_latency: Some("p99.9=400us".into()),
+            origin: Some("fio latency_target".into()),
+        });
+        p.runs[0].fio_logs = Some(FioLogs {
+            bw: Some("a".into()),
+            lat: None,
+            iops: Some("c".into()),
+        });
+        p.runs[0].steady_stop = Some(SteadyStop {
+            metric: SteadyMetric::Bw,
+            slope: true,
+            limit: 0.5,
+            limit_is_pct: true,
+            window_ns: 30_000_000_000,
+            ramp_ns: 10_000_000_000,
+        });
+        let text = to_toml(&p).unwrap();
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].curve, p.runs[0].curve, "{text}");
+        assert_eq!(back.runs[0].fio_logs, p.runs[0].fio_logs, "{text}");
+        assert_eq!(back.runs[0].steady_stop, p.runs[0].steady_stop, "{text}");
+        assert!(text.contains("steady_stop = \"bw_slope:0.5%\""), "{text}");
+        p.runs[0].curve.as_mut().unwrap().points_pct.clear();
+        let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();
+        assert_eq!(back.runs[0].curve, p.runs[0].curve);
+        let bad = text.replace("p99.9=400us", "p42=400us");
+        let e = crate::plan::jobfile::parse("bad.toml", &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("bad.toml:") && e.contains("'curve_max_latency'"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -15,8 +15,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, Distribution, EngineKind, Pacing, Plan, Rate, RunSpec,
-    SeqLayout, TargetSpec, Workload,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Pacing,
+    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
 };
 use super::paths::MultipathSpec;
 use super::tuning::{IoTuning, SyncKind, UringOptions};
@@ -92,8 +92,30 @@ const WORKLOAD_KEYS: &[&str] = &[
     "arrival",
     "share",
     "seq_layout",
+    "start_delay",
+    "think",
+    "think_every",
+    "align",
 ];
-const RUN_ONLY_KEYS: &[&str] = &["name", "workloads"];
+const RUN_ONLY_KEYS: &[&str] = &[
+    "name",
+    "workloads",
+    "curve_points",
+    "curve_stop_latency",
+    "curve_max_latency",
+    "curve_origin",
+    "fio_bw_log",
+    "fio_lat_log",
+    "fio_iops_log",
+    "steady_stop",
+    "steady_window",
+    "steady_ramp",
+];
+/// Latency statistics a curve bound may name (`p99=400us`), as `ioscope curve` reads
+/// them.
+const CURVE_STATS: &[&str] = &[
+    "mean", "p50", "p90", "p95", "p99", "p99.9", "p99_9", "p99.99", "p99_99", "max",
+];
 
 /// Block size of a workload that names none (run settings a job file leaves out come
 /// from [`RunSpec::default`]).
@@ -479,9 +501,123 @@ impl<'a> Ctx<'a> {
                 None => workloads.iter().map(|(w, _)| w.clone()).collect(),
             };
             let settings = defaults.clone().overlay(self.settings(&sec)?);
-            runs.push((settings.into_run(name, chosen), sec.span.clone()));
+            let mut run = settings.into_run(name, chosen);
+            run.curve = self.curve(&sec)?;
+            run.fio_logs = self.fio_logs(&sec)?;
+            run.steady_stop = self.steady_stop(&sec)?;
+            runs.push((run, sec.span.clone()));
         }
         Ok(runs)
+    }
+
+    /// A run measured as a latency curve: `curve_points` (% of the measured maximum),
+    /// `curve_stop_latency` and `curve_max_latency` (bounds as `ioscope curve` takes
+    /// them, `p99=400us`), `curve_origin` (where it came from, for the result).
+    fn curve(&self, sec: &Section<'_>) -> Res<Option<CurveSpec>> {
+        let keys = [
+            "curve_points",
+            "curve_stop_latency",
+            "curve_max_latency",
+            "curve_origin",
+        ];
+        if !keys.iter().any(|k| sec.get(k).is_some()) {
+            return Ok(None);
+        }
+        let mut points_pct = Vec::new();
+        if let Some(v) = sec.get("curve_points") {
+            let Node::Array(items) = v.get_ref() else {
+                return Err(self.type_err("curve_points", v, "a list of percentages"));
+            };
+            for item in items {
+                let p = match item.get_ref() {
+                    Node::Int(i) => *i as f64,
+                    Node::Float(x) => *x,
+                    _ => return Err(self.type_err("curve_points", item, "a percentage")),
+                };
+                if !(p.is_finite() && p > 0.0 && p <= 1000.0) {
+                    return Err(self.err(
+                        item.span(),
+                        format!("'curve_points': {p} is not a percentage (0 < p ≤ 1000)"),
+                    ));
+                }
+                points_pct.push(p);
+            }
+        }
+        let bound = |key: &str| -> Res<Option<String>> {
+            let Some(v) = sec.get(key) else {
+                return Ok(None);
+            };
+            let text = self.string(key, v)?;
+            let ok = text.split_once('=').is_some_and(|(stat, dur)| {
+                CURVE_STATS.contains(&stat.trim().to_ascii_lowercase().as_str())
+                    && units::parse_duration_ns(dur.trim()).is_ok()
+            });
+            if !ok {
+                return Err(self.err(
+                    v.span(),
+                    format!(
+                        "'{key}' = {text:?}: expected STAT=DURATION with STAT one of {}",
+                        CURVE_STATS.join(", ")
+                    ),
+                ));
+            }
+            Ok(Some(text.to_string()))
+        };
+        Ok(Some(CurveSpec {
+            points_pct,
+            stop_latency: bound("curve_stop_latency")?,
+            max_latency: bound("curve_max_latency")?,
+            origin: sec
+                .get("curve_origin")
+                .map(|v| self.name("curve_origin", v))
+                .transpose()?,
+        }))
+    }
+
+    /// `steady_stop` (fio's criterion, `"iops:10%"`), `steady_window` (the rolling
+    /// window, required with it) and `steady_ramp` (measured time before judging).
+    fn steady_stop(&self, sec: &Section<'_>) -> Res<Option<SteadyStop>> {
+        let Some(v) = sec.get("steady_stop") else {
+            for k in ["steady_window", "steady_ramp"] {
+                if let Some(v) = sec.get(k) {
+                    return Err(self.err(v.span(), format!("'{k}' needs 'steady_stop'")));
+                }
+            }
+            return Ok(None);
+        };
+        let text = self.string("steady_stop", v)?;
+        let (metric, slope, limit, limit_is_pct) = SteadyStop::parse_criterion(text)
+            .map_err(|e| self.err(v.span(), format!("'steady_stop': {e}")))?;
+        let Some(w) = sec.get("steady_window") else {
+            return Err(self.err(
+                v.span(),
+                "'steady_stop' needs 'steady_window' (the rolling window it judges)",
+            ));
+        };
+        Ok(Some(SteadyStop {
+            metric,
+            slope,
+            limit,
+            limit_is_pct,
+            window_ns: self.duration("steady_window", w, false)?,
+            ramp_ns: sec
+                .get("steady_ramp")
+                .map(|r| self.duration("steady_ramp", r, true))
+                .transpose()?
+                .unwrap_or(0),
+        }))
+    }
+
+    /// fio-format logs written from the run's intervals: `fio_bw_log`, `fio_lat_log`,
+    /// `fio_iops_log` (each a file prefix).
+    fn fio_logs(&self, sec: &Section<'_>) -> Res<Option<FioLogs>> {
+        let prefix = |k: &str| sec.get(k).map(|v| self.name(k, v)).transpose();
+        let logs = FioLogs {
+            bw: prefix("fio_bw_log")?,
+            lat: prefix("fio_lat_log")?,
+            iops: prefix("fio_iops_log")?,
+        };
+        Ok((logs != FioLogs::default()).then_some(logs))
     }
 
     /// Warnings for workloads no run uses and targets no workload uses.
@@ -672,6 +808,8 @@ impl<'a> Ctx<'a> {
         let seq_layout = self.seq_layout(&sec)?;
         let share_pct = sec.get("share").map(|v| self.share(v)).transpose()?;
         let (offset_bytes, size_bytes) = self.region(&sec)?;
+        let pauses = self.pauses(&sec, &rate)?;
+        let align_bytes = self.align(&sec, &bs)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -689,9 +827,65 @@ impl<'a> Ctx<'a> {
                 arrival,
                 share_pct,
                 seq_layout,
+                align_bytes,
+                pauses,
             },
             at,
         ))
+    }
+
+    /// `align`: random offsets are multiples of it; a multiple of the smallest block
+    /// size.
+    fn align(&self, sec: &Section<'_>, bs: &BlockSizes) -> Res<Option<u64>> {
+        let Some(v) = sec.get("align") else {
+            return Ok(None);
+        };
+        let bytes = self.size("align", v, false)?;
+        let min = bs.min_bytes().max(1);
+        if bytes == 0 || bytes % min != 0 {
+            return Err(self.err(
+                v.span(),
+                format!(
+                    "'align' must be a multiple of the smallest block size ({}), found {}",
+                    units::format_size(min),
+                    units::format_size(bytes)
+                ),
+            ));
+        }
+        Ok(Some(bytes))
+    }
+
+    /// `start_delay`, `think` and `think_every` (think time is for closed-loop
+    /// workloads: an open-loop one issues on its schedule).
+    fn pauses(&self, sec: &Section<'_>, rate: &Rate) -> Res<Pauses> {
+        let dur = |k: &str| {
+            sec.get(k)
+                .map(|v| self.duration(k, v, true))
+                .transpose()
+                .map(Option::unwrap_or_default)
+        };
+        let pauses = Pauses {
+            start_delay_ns: dur("start_delay")?,
+            think_ns: dur("think")?,
+            think_every_ios: sec
+                .get("think_every")
+                .map(|v| self.count("think_every", v))
+                .transpose()?
+                .unwrap_or(0),
+        };
+        if let (Some(v), Rate::Iops(_)) = (sec.get("think"), rate) {
+            if pauses.think_ns > 0 {
+                return Err(self.err(
+                    v.span(),
+                    "'think' is for closed-loop workloads; one with a 'rate' issues on its \
+                     schedule",
+                ));
+            }
+        }
+        if let (Some(v), 0) = (sec.get("think_every"), pauses.think_ns) {
+            return Err(self.err(v.span(), "'think_every' needs 'think'"));
+        }
+        Ok(pauses)
     }
 
     /// A workload's `target`: a defined target, or the only one there is.
@@ -1209,6 +1403,7 @@ impl Settings {
             curve: None,
             fio_logs: None,
             hosts: Vec::new(),
+            steady_stop: None,
         }
     }
 }

@@ -408,6 +408,51 @@ pub struct Workload {
     /// How several sequential streams divide the working set.
     #[serde(default, skip_serializing_if = "SeqLayout::is_regions")]
     pub seq_layout: SeqLayout,
+    /// Random offsets are multiples of this (fio's `blockalign`); `None` = the
+    /// smallest block size. A multiple of the smallest block size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align_bytes: Option<u64>,
+    /// Pauses in issuing: a late start, idle time between batches (fio's
+    /// `startdelay` and `thinktime`).
+    #[serde(default, skip_serializing_if = "Pauses::is_none")]
+    pub pauses: Pauses,
+}
+
+/// When a workload's streams hold back: a late start for the whole workload, and
+/// think time for each stream of a closed-loop workload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pauses {
+    /// Nothing is issued until this long after the run's I/O starts (fio's
+    /// `startdelay`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_delay_ns: u64,
+    /// A closed-loop stream that has issued `think_every_ios` I/Os waits for them all
+    /// to complete, then idles this long before it issues again (fio's `thinktime`
+    /// with `thinktime_blocks`). 0 = no think time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_ns: u64,
+    /// I/Os between think times (at least 1 when `think_ns` is set).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub think_every_ios: u32,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+impl Pauses {
+    pub fn is_none(&self) -> bool {
+        *self == Pauses::default()
+    }
+
+    /// I/Os between think times, or `None` when the workload never thinks.
+    pub fn think_batch(&self) -> Option<u32> {
+        (self.think_ns > 0).then_some(self.think_every_ios.max(1))
+    }
 }
 
 /// How the streams of a sequential workload share its working set.
@@ -462,6 +507,8 @@ impl Default for Workload {
             arrival: Arrival::Exponential,
             share_pct: None,
             seq_layout: SeqLayout::Regions,
+            align_bytes: None,
+            pauses: Pauses::default(),
         }
     }
 }
@@ -540,6 +587,88 @@ pub struct RunSpec {
     /// and drives only its targets (docs/mpi.md). Empty = every rank runs everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<super::hosts::HostDef>,
+    /// End the run early once a metric has settled (fio's `steadystate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_stop: Option<SteadyStop>,
+}
+
+/// Stop a run once its metric has settled over a rolling window of intervals, by
+/// fio's `steadystate` rule: `iops:10%` — every sample within 10 % of the window's
+/// mean; `iops_slope:0.1%` — the least-squares slope per sample within 0.1 % of the
+/// mean (`bw`, `lat` likewise; an absolute limit without `%` is in the metric's own
+/// unit: IOPS, bytes/s, µs). Samples are the run's intervals (all workloads together),
+/// counted once `ramp_ns` of measured time has passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStop {
+    pub metric: SteadyMetric,
+    /// Judge the slope rather than the spread.
+    pub slope: bool,
+    pub limit: f64,
+    /// `limit` is a percentage of the window's mean.
+    pub limit_is_pct: bool,
+    pub window_ns: u64,
+    #[serde(default)]
+    pub ramp_ns: u64,
+}
+
+/// What fio's steady state tracks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SteadyMetric {
+    Iops,
+    /// Bytes per second.
+    Bw,
+    /// Mean latency, µs.
+    Lat,
+}
+
+impl SteadyStop {
+    /// Reads fio's criterion text: `iops:10%`, `bw_slope:0.5%`, `lat:200`.
+    pub fn parse_criterion(text: &str) -> Result<(SteadyMetric, bool, f64, bool), String> {
+        let (kind, limit) = text
+            .split_once(':')
+            .ok_or_else(|| format!("'{text}': expected METRIC:LIMIT, e.g. iops:10%"))?;
+        let (metric, slope) = match kind.trim().to_ascii_lowercase().as_str() {
+            "iops" => (SteadyMetric::Iops, false),
+            "iops_slope" => (SteadyMetric::Iops, true),
+            "bw" => (SteadyMetric::Bw, false),
+            "bw_slope" => (SteadyMetric::Bw, true),
+            "lat" => (SteadyMetric::Lat, false),
+            "lat_slope" => (SteadyMetric::Lat, true),
+            other => {
+                return Err(format!(
+                    "'{other}': expected iops, iops_slope, bw, bw_slope, lat or lat_slope"
+                ))
+            }
+        };
+        let limit = limit.trim();
+        let (num, pct) = match limit.strip_suffix('%') {
+            Some(n) => (n, true),
+            None => (limit, false),
+        };
+        let value: f64 = num
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("'{limit}' is not a non-negative number"))?;
+        Ok((metric, slope, value, pct))
+    }
+
+    /// The criterion as fio writes it (`iops_slope:0.1%`).
+    pub fn criterion(&self) -> String {
+        let metric = match self.metric {
+            SteadyMetric::Iops => "iops",
+            SteadyMetric::Bw => "bw",
+            SteadyMetric::Lat => "lat",
+        };
+        format!(
+            "{metric}{}:{}{}",
+            if self.slope { "_slope" } else { "" },
+            self.limit,
+            if self.limit_is_pct { "%" } else { "" }
+        )
+    }
 }
 
 /// fio-format logs of a run, one averaged sample per direction per interval: each
@@ -606,6 +735,7 @@ impl Default for RunSpec {
             curve: None,
             fio_logs: None,
             hosts: Vec::new(),
+            steady_stop: None,
         }
     }
 }

@@ -184,6 +184,21 @@ pub fn run_summary(r: &RunResult) -> String {
             );
         }
     }
+    if let Some(st) = &r.steady_stop {
+        let judged = match (st.mean, st.value) {
+            (Some(m), Some(v)) => format!("last window mean {m:.1}, value {v:.2}"),
+            _ => "no full window".to_string(),
+        };
+        let verdict = match st.reached_at_s {
+            Some(t) => format!("reached at {t:.1} s, run ended"),
+            None => "not reached".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "steady state ({} {}, window {} s after {} s ramp): {verdict} ({judged})",
+            st.rule, st.criterion, st.window_s, st.ramp_s
+        );
+    }
     if let Some(v) = &r.verify {
         let _ = writeln!(
             s,
@@ -488,6 +503,31 @@ mod tests {
             assert_eq!(ends[1..], want[..], "\n{}\n{row}", lines[0]);
         }
         assert!(lines[3].contains("qd128"), "{table}");
+    }
+
+    #[test]
+    fn run_summary_names_the_steady_state_rule_and_verdict() {
+        let mut r = run("ss", 1000.0, 100.0, 6, 0, 0.0, 1.0, 1);
+        assert!(!run_summary(&r).contains("steady state"));
+        r.steady_stop = Some(crate::result::SteadyStopResult {
+            rule: "fio steadystate".into(),
+            criterion: "iops:10%".into(),
+            window_s: 3.0,
+            ramp_s: 1.0,
+            window_samples: 3,
+            reached: true,
+            reached_at_s: Some(4.0),
+            mean: Some(1000.0),
+            value: Some(2.5),
+        });
+        let s = run_summary(&r);
+        assert!(
+            s.contains(
+                "steady state (fio steadystate iops:10%, window 3 s after 1 s ramp): reached at \
+                 4.0 s, run ended (last window mean 1000.0, value 2.50)"
+            ),
+            "{s}"
+        );
     }
 
     #[test]

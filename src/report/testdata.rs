@@ -163,6 +163,7 @@ pub fn run(
         events: Vec::new(),
         ranks: Vec::new(),
         mpi: None,
+        steady_stop: None,
     }
 }
 

@@ -207,6 +207,36 @@ pub struct RunResult {
     /// Multi-rank (MPI) runs only: how the ranks ran together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mpi: Option<MpiRun>,
+    /// A run that stops once its metric settles (fio's `steadystate`): the rule and
+    /// how it was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_stop: Option<SteadyStopResult>,
+}
+
+/// How a run's steady-state stop was judged (fio's `steadystate` rule).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStopResult {
+    /// Whose rule: `"fio steadystate"`.
+    pub rule: String,
+    /// The criterion as fio writes it: `iops:10%`, `bw_slope:0.5%`, `lat:200`.
+    pub criterion: String,
+    /// The rolling window and the measured time before judging started, seconds.
+    pub window_s: f64,
+    pub ramp_s: f64,
+    /// Intervals in a full window.
+    pub window_samples: usize,
+    /// Whether the criterion held; the run then ended (`end_reason` `steady_state`).
+    pub reached: bool,
+    /// When it held, seconds after the start of I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reached_at_s: Option<f64>,
+    /// The last judged window: its mean (IOPS, bytes/s or µs) and the value compared
+    /// with the limit (largest deviation from the mean, or the slope per interval; in
+    /// % of the mean when the limit is a percentage). Absent before a full window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
 }
 
 /// Why a run ended (`"duration"`, `"passes"`, `"interrupted"` or `"error"`).
@@ -222,6 +252,9 @@ pub enum EndReason {
     Interrupted,
     /// An I/O error (under the stopping error policy) or a failed worker ended it.
     Error,
+    /// Its metric settled (a steady-state stop, fio's `steadystate`).
+    #[serde(rename = "steady_state")]
+    SteadyState,
 }
 
 impl EndReason {
@@ -232,6 +265,7 @@ impl EndReason {
             EndReason::Passes => "passes",
             EndReason::Interrupted => "interrupted",
             EndReason::Error => "error",
+            EndReason::SteadyState => "steady_state",
         }
     }
 }
@@ -379,14 +413,21 @@ impl RunResult {
             events: Vec::new(),
             ranks: Vec::new(),
             mpi: None,
+            steady_stop: None,
         }
     }
 }
 
+/// One workload of a run of several: its own settings as run, and its totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadResult {
     pub name: String,
     pub target: String,
+    /// The workload's own settings (block sizes, mix, queue depth, streams, rate,
+    /// region, pauses): each workload of a run keeps its own. Absent in results
+    /// written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<workload::WorkloadEcho>,
     pub totals: Totals,
 }
 

@@ -149,6 +149,39 @@ pub struct WorkloadEcho {
     /// not the default `regions`).
     #[serde(skip_serializing_if = "SeqLayout::is_regions")]
     pub seq_layout: SeqLayout,
+    /// Random offsets are multiples of this (fio's blockalign); absent = the smallest
+    /// block size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align_bytes: Option<u64>,
+    /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
+    #[serde(default, skip_serializing_if = "Pauses::is_none")]
+    pub pauses: Pauses,
+}
+
+/// When a workload held back: its late start, and each stream's think time after
+/// every `think_every_ios` I/Os (all zero when it never pauses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pauses {
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_delay_ns: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_ns: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub think_every_ios: u32,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+impl Pauses {
+    pub fn is_none(&self) -> bool {
+        *self == Pauses::default()
+    }
 }
 
 impl Default for WorkloadEcho {
@@ -169,6 +202,8 @@ impl Default for WorkloadEcho {
             arrival: Arrival::Exponential,
             share_pct: None,
             seq_layout: SeqLayout::Regions,
+            align_bytes: None,
+            pauses: Pauses::default(),
         }
     }
 }
@@ -357,6 +392,8 @@ mod tests {
             arrival: Arrival::Uniform,
             share_pct: Some(30.0),
             seq_layout: SeqLayout::Stride,
+            align_bytes: None,
+            pauses: Pauses::default(),
         };
         let v = serde_json::to_value(&w).unwrap();
         assert_eq!(

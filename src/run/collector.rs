@@ -53,6 +53,8 @@ struct Collector {
     events: Vec<RunEvent>,
     /// Per path of a multipath target.
     paths: super::paths::PathTally,
+    /// A steady-state stop (fio's `steadystate`) watching the measured intervals.
+    steady: Option<super::steady::SteadyWatch>,
 }
 
 /// One interval's snapshots summed.
@@ -105,6 +107,10 @@ impl Collector {
             conn_totals: vec![ConnStats::default(); nconns],
             events: Vec::new(),
             paths: Default::default(),
+            steady: run
+                .steady_stop
+                .as_ref()
+                .map(|s| super::steady::SteadyWatch::new(s, run.interval_ns)),
         }
     }
 
@@ -281,9 +287,20 @@ impl Collector {
             paths: self.paths.close(dur_s, !warmup),
             net: None,
         };
-        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones.
-        if !crate::cluster::tap(&iv, &dirs, lag.as_ref(), on_interval) {
+        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones
+        // (and judges a steady-state stop on them, see `observe_merged`).
+        let mut rows = Vec::new();
+        let tapped = crate::cluster::tap(&iv, &dirs, lag.as_ref(), &mut |row| {
+            on_interval(row);
+            rows.push(row.clone());
+        });
+        if tapped {
+            self.observe_merged(&rows);
+        } else {
             on_interval(&iv);
+            if let (Some(w), false) = (self.steady.as_mut(), warmup) {
+                w.observe(&iv);
+            }
         }
         self.events.extend(iv.events.iter().cloned());
         self.intervals.push(iv);
@@ -302,6 +319,27 @@ impl Collector {
         }
         self.prev_end_ns = end_ns;
         self.last_end_ns = end_ns;
+    }
+
+    /// Among MPI ranks (rank 0): a steady-state stop judges the merged intervals, and
+    /// once it holds every rank is told to stop.
+    fn observe_merged(&mut self, rows: &[Interval]) {
+        let Some(w) = self.steady.as_mut() else {
+            return;
+        };
+        for row in rows.iter().filter(|r| !r.warmup) {
+            w.observe(row);
+        }
+        if w.reached_at_s.is_some() {
+            crate::cluster::stop_all();
+        }
+    }
+
+    /// True once a steady-state stop's criterion has held.
+    fn steady_reached(&self) -> bool {
+        self.steady
+            .as_ref()
+            .is_some_and(|w| w.reached_at_s.is_some())
     }
 
     /// Requested vs achieved rate and issue lateness of the open-loop workloads.
@@ -440,6 +478,7 @@ impl Collector {
             smb: smb_sessions(targets),
             ranks: Vec::new(),
             mpi: None,
+            steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
         }
     }
 
@@ -456,6 +495,7 @@ impl Collector {
                 WorkloadResult {
                     name: w.name.clone(),
                     target: w.target.clone(),
+                    settings: Some(super::echo::workload_echo(w)),
                     totals: Totals {
                         all: op_totals(&c, dur_s, false),
                         read: op_totals(&t.ops[Op::Read.index()], dur_s, false),
@@ -541,13 +581,19 @@ pub(super) fn collect(
             interrupted = true;
             stop.store(true, Ordering::Relaxed);
         }
-        if end_at.is_some_and(|end| now_ns() >= end) {
+        if end_at.is_some_and(|end| now_ns() >= end) || coll.steady_reached() {
             stop.store(true, Ordering::Relaxed);
         }
-        // Among MPI ranks: rank 0 takes the others' reports; a lost rank stops the run.
-        if crate::cluster::poll(on_interval) {
+        // Among MPI ranks: rank 0 takes the others' reports; a lost rank, or rank 0's
+        // steady-state stop, stops the run.
+        let mut rows = Vec::new();
+        if crate::cluster::poll(&mut |row| {
+            on_interval(row);
+            rows.push(row.clone());
+        }) {
             stop.store(true, Ordering::Relaxed);
         }
+        coll.observe_merged(&rows);
         match rx.recv_timeout(std::time::Duration::from_millis(20)) {
             Ok(s) => coll.add(s, on_interval),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -561,6 +607,8 @@ pub(super) fn collect(
         EndReason::Interrupted
     } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
         EndReason::Error
+    } else if coll.steady_reached() {
+        EndReason::SteadyState
     } else if end_at.is_some_and(|e| now_ns() >= e) {
         EndReason::Duration
     } else {

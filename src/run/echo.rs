@@ -24,6 +24,8 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         arrival,
         share_pct,
         seq_layout,
+        align_bytes,
+        pauses,
     } = w;
     wire::WorkloadEcho {
         name: name.clone(),
@@ -53,6 +55,19 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         seq_layout: match seq_layout {
             plan::SeqLayout::Regions => wire::SeqLayout::Regions,
             plan::SeqLayout::Stride => wire::SeqLayout::Stride,
+        },
+        align_bytes: *align_bytes,
+        pauses: {
+            let plan::Pauses {
+                start_delay_ns,
+                think_ns,
+                think_every_ios,
+            } = *pauses;
+            wire::Pauses {
+                start_delay_ns,
+                think_ns,
+                think_every_ios,
+            }
         },
     }
 }
@@ -111,6 +126,12 @@ mod tests {
                 arrival: plan::Arrival::Uniform,
                 share_pct: Some(25.0),
                 seq_layout: plan::SeqLayout::Stride,
+                align_bytes: Some(65536),
+                pauses: plan::Pauses {
+                    start_delay_ns: 2_000_000_000,
+                    think_ns: 500_000,
+                    think_every_ios: 4,
+                },
             },
             plan::Workload {
                 dist: plan::Distribution::Zipf { theta: 1.2 },
@@ -148,6 +169,15 @@ mod tests {
         assert_eq!(e.arrival, wire::Arrival::Uniform);
         assert_eq!(e.share_pct, Some(25.0));
         assert_eq!(e.seq_layout, wire::SeqLayout::Stride);
+        assert_eq!(e.align_bytes, Some(65536));
+        assert_eq!(
+            (
+                e.pauses.start_delay_ns,
+                e.pauses.think_ns,
+                e.pauses.think_every_ios
+            ),
+            (2_000_000_000, 500_000, 4)
+        );
         assert_eq!(e.rw(), "rw");
         let wire::Distribution::Zoned { bands } = &e.dist else {
             panic!("zoned expected, got {:?}", e.dist);

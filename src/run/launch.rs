@@ -92,7 +92,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                         gap_ns,
                         exponential: w.arrival == Arrival::Exponential,
                         // Spread first arrivals so streams do not fire in lockstep.
-                        next_due_ns: rng.unit_f64() * gap_ns,
+                        next_due_ns: w.pauses.start_delay_ns as f64 + rng.unit_f64() * gap_ns,
                     })
                 }
             };
@@ -109,6 +109,11 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 bytes_left,
                 schedule,
                 mix: if Some(wi) == lead { mix.clone() } else { None },
+                start_delay_ns: w.pauses.start_delay_ns,
+                think_batch: w.pauses.think_batch().unwrap_or(0),
+                think_ns: w.pauses.think_ns,
+                since_think: 0,
+                thinking: false,
             });
         }
     }

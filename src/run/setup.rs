@@ -308,6 +308,14 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         if w.bs.max_bytes() > u32::MAX as u64 / 2 {
             return Err(invalid("block size over 2 GiB is not supported".into()));
         }
+        if let Some(a) = w.align_bytes {
+            if a == 0 || a % w.bs.min_bytes() != 0 {
+                return Err(invalid(format!(
+                    "alignment {a} bytes is not a multiple of the smallest block size ({} bytes)",
+                    w.bs.min_bytes()
+                )));
+            }
+        }
         if let Some(p) = w.share_pct {
             if !(p.is_finite() && p > 0.0) {
                 return Err(invalid(format!("share {p} must be a positive number")));

@@ -37,7 +37,7 @@ impl WorkloadShape {
                     (acc, b as u32)
                 })
                 .collect();
-        let offset_unit = w.bs.min_bytes().max(1);
+        let offset_unit = w.align_bytes.unwrap_or(w.bs.min_bytes()).max(1);
         let slots = (ws_len - w.bs.max_bytes()) / offset_unit + 1;
         WorkloadShape {
             slots,
@@ -87,6 +87,16 @@ pub struct Stream {
     pub schedule: Option<Schedule>,
     /// A share mix: (cumulative weight, workload) pairs; each I/O picks one.
     pub mix: Option<std::sync::Arc<[(u32, u32)]>>,
+    /// Closed loop: nothing is issued before this long after the start.
+    pub start_delay_ns: u64,
+    /// Think time: after `think_batch` I/Os (0 = never) the stream lets them all
+    /// complete, then idles `think_ns`.
+    pub think_batch: u32,
+    pub think_ns: u64,
+    /// I/Os issued since the last think time.
+    pub since_think: u32,
+    /// Holding back: waiting for its I/Os to complete, then thinking.
+    pub thinking: bool,
 }
 
 /// The next I/O a stream wants.
@@ -184,7 +194,89 @@ impl Stream {
         due as u64
     }
 
+    /// Counts an issued I/O; true when the stream must now stop to think.
+    #[inline]
+    pub fn count_for_think(&mut self) -> bool {
+        if self.think_batch == 0 {
+            return false;
+        }
+        self.since_think += 1;
+        if self.since_think >= self.think_batch {
+            self.since_think = 0;
+            self.thinking = true;
+        }
+        self.thinking
+    }
+
     pub fn next_due_ns(&self) -> Option<u64> {
         self.schedule.map(|s| s.next_due_ns as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::BlockSizes;
+
+    fn stream() -> Stream {
+        Stream {
+            workload: 0,
+            id: 0,
+            rng: Rng::new(7),
+            region_start: 0,
+            region_len: 1 << 20,
+            pos: 0,
+            stride_bytes: 0,
+            qd: 1,
+            inflight: 0,
+            bytes_left: u64::MAX,
+            schedule: None,
+            mix: None,
+            start_delay_ns: 0,
+            think_batch: 3,
+            think_ns: 1000,
+            since_think: 0,
+            thinking: false,
+        }
+    }
+
+    #[test]
+    fn aligned_workloads_draw_offsets_on_the_alignment() {
+        let w = Workload {
+            bs: BlockSizes {
+                split: vec![(512, 50), (4096, 50)],
+            },
+            align_bytes: Some(4096),
+            ..Default::default()
+        };
+        let shape = WorkloadShape::new(&w, 0, 0, 1 << 20);
+        let mut s = stream();
+        let mut small = 0;
+        for _ in 0..2000 {
+            let io = s.next_io(&shape).unwrap();
+            assert_eq!(io.offset % 4096, 0, "{io:?}");
+            small += usize::from(io.len == 512);
+        }
+        assert!(small > 500, "512-byte I/Os are still drawn ({small})");
+        // Without the alignment, offsets fall on 512-byte steps too.
+        let shape = WorkloadShape::new(
+            &Workload {
+                align_bytes: None,
+                ..w
+            },
+            0,
+            0,
+            1 << 20,
+        );
+        assert!((0..200).any(|_| s.next_io(&shape).unwrap().offset % 4096 != 0));
+    }
+
+    #[test]
+    fn a_stream_thinks_after_each_batch() {
+        let mut s = stream();
+        assert!(!s.count_for_think());
+        assert!(!s.count_for_think());
+        assert!(s.count_for_think());
+        assert!(s.thinking && s.since_think == 0);
     }
 }

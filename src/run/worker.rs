@@ -126,6 +126,9 @@ pub struct Worker<E: Engine> {
     timers: BinaryHeap<Reverse<(u64, u32)>>,
     /// Open-loop streams whose due I/O waits for a free slot.
     waiting: Vec<bool>,
+    /// Closed-loop streams holding back until a time (start delay, think time):
+    /// (release time, stream).
+    held: BinaryHeap<Reverse<(u64, u32)>>,
     open_loop_any: bool,
     stats: Vec<WorkloadStats>,
     /// Per connection (target × connections + conn), this interval.
@@ -173,11 +176,14 @@ impl<E: Engine> Worker<E> {
         let total_slots = table.slots.len();
         let mut ready = Vec::with_capacity(total_slots);
         let mut timers = BinaryHeap::with_capacity(setup.streams.len());
+        let mut held = BinaryHeap::new();
         let start_ns = setup.clock.start_ns;
         for (si, s) in setup.streams.iter_mut().enumerate() {
             if let Some(sched) = s.schedule.as_mut() {
                 sched.next_due_ns += start_ns as f64;
                 timers.push(Reverse((sched.next_due_ns as u64, si as u32)));
+            } else if s.start_delay_ns > 0 {
+                held.push(Reverse((start_ns + s.start_delay_ns, si as u32)));
             } else {
                 ready.extend(std::iter::repeat(si as u32).take(s.qd as usize));
             }
@@ -186,6 +192,7 @@ impl<E: Engine> Worker<E> {
         let nconns = setup.targets.len() * setup.connections as usize;
         Ok(Worker {
             waiting: vec![false; setup.streams.len()],
+            held,
             open_loop_any: shapes.iter().any(|s| s.open_loop),
             stats: new_stats_from(&shapes),
             conns: vec![ConnStats::default(); nconns],
@@ -235,6 +242,7 @@ impl<E: Engine> Worker<E> {
                 self.expire(now);
             }
             if !self.stopping {
+                self.release_held(now);
                 self.issue_closed_loop(now);
                 self.issue_open_loop(now);
             }
@@ -243,7 +251,10 @@ impl<E: Engine> Worker<E> {
             }
             // Stopping with only timed-out requests left, which may never come back
             // (the drain waits one more deadline), or all work done.
-            let done = self.timed_out == 0 && self.ready.is_empty() && self.timers.is_empty();
+            let done = self.timed_out == 0
+                && self.ready.is_empty()
+                && self.timers.is_empty()
+                && self.held.is_empty();
             if self.inflight == self.timed_out && (self.stopping || done) {
                 break;
             }
@@ -307,10 +318,31 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    /// Closed loop: fills every free slot of the streams with a token.
+    /// Closed loop: streams whose start delay or think time is over get a token per
+    /// free slot.
+    fn release_held(&mut self, now: u64) {
+        while let Some(&Reverse((at, si))) = self.held.peek() {
+            if at > now {
+                break;
+            }
+            self.held.pop();
+            let s = &mut self.setup.streams[si as usize];
+            s.thinking = false;
+            if s.bytes_left > 0 {
+                let free = s.qd.saturating_sub(s.inflight) as usize;
+                self.ready.extend(std::iter::repeat(si).take(free));
+            }
+        }
+    }
+
+    /// Closed loop: fills every free slot of the streams with a token. A stream that
+    /// is thinking drops its tokens: it gets them back when its think time is over.
     fn issue_closed_loop(&mut self, now: u64) {
         while let Some(si) = self.ready.pop() {
             let s = &mut self.setup.streams[si as usize];
+            if s.thinking {
+                continue;
+            }
             let wl = s.pick_workload();
             let shape = &self.shapes[wl as usize];
             let Some(io) = s.next_io(shape) else {
@@ -320,6 +352,7 @@ impl<E: Engine> Worker<E> {
                 continue;
             };
             s.inflight += 1;
+            s.count_for_think();
             let (target, stream_id) = (shape.target, s.id);
             let issue = Issue {
                 workload: wl,
@@ -400,6 +433,9 @@ impl<E: Engine> Worker<E> {
     #[inline]
     fn wake_at(&self) -> u64 {
         let mut wake = self.next_boundary.min(self.next_deadline_ns);
+        if let Some(Reverse((at, _))) = self.held.peek() {
+            wake = wake.min(*at);
+        }
         if self.open_loop_any {
             if let Some(Reverse((due, _))) = self.timers.peek() {
                 wake = wake.min(*due);
@@ -697,6 +733,12 @@ impl<E: Engine> Worker<E> {
                 if let Some(d) = s.next_due_ns() {
                     self.timers.push(Reverse((d, si as u32)));
                 }
+            }
+        } else if s.thinking {
+            if s.inflight == 0 {
+                // The batch is complete: think from now.
+                self.held
+                    .push(Reverse((now_ns().saturating_add(s.think_ns), si as u32)));
             }
         } else if s.bytes_left > 0 {
             self.ready.push(si as u32);

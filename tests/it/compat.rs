@@ -403,8 +403,27 @@ fn vdbench_iorate_curve_runs_the_curve_in_run() {
         ran.wire["plan"]["runs"][0]["curve"]["origin"],
         "vdbench iorate=curve"
     );
-    // convert cannot write a curve: it says how to run it and exits 3.
+    // The native job file carries the curve; it reads back into the same plan.
     let o = run(&["convert", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let toml = d.path().join("curve.toml");
+    std::fs::write(&toml, stdout(&o)).unwrap();
+    let o = run(&["convert", toml.to_str().unwrap(), "--to", "toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("curve_points = [20.0, 60.0, 90.0]")
+            && stdout(&o).contains("curve_stop_latency = \"mean=50000us\""),
+        "{}",
+        stdout(&o)
+    );
+    // fio output cannot write a curve: it says how to run it and exits 3.
+    let on_file = d.path().join("file.parm");
+    let text = std::fs::read_to_string(&parm).unwrap().replace(
+        "sim:64m?service=100us&servers=4&time=virtual",
+        d.path().join("x.dat").to_str().unwrap(),
+    );
+    std::fs::write(&on_file, text).unwrap();
+    let o = run(&["convert", on_file.to_str().unwrap(), "--to", "fio"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("--points 20,60,90 --stop-latency mean=50000us"),
@@ -547,4 +566,159 @@ fn vdbench_host_definitions_without_mpirun_are_refused_before_anything_is_create
     std::fs::write(&pf, one).unwrap();
     let o = run(&["vdbench", "-f", pf.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// `ioscope run JOB --engine sim`, which must succeed, into a fresh result.
+#[track_caller]
+fn run_on_sim(job: &std::path::Path) -> Ran {
+    ioscope_result(["run", job.to_str().unwrap(), "--engine", "sim", "-q"]).expect_code(0)
+}
+
+/// Issue 17's two-job group: a `rate_iops=2000` random reader at QD 4 beside a
+/// saturating 64k sequential writer at QD 16, in one run. Each keeps its own rate,
+/// block size and depth, and the result's `workloads[]` shows each one's settings
+/// and figures.
+#[test]
+fn fio_jobs_in_one_group_keep_their_own_settings() {
+    let d = tempdir();
+    let job = d.path().join("two.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\nsize=64m\n\
+         ioengine=io_uring\nruntime=2\ntime_based\n\
+         [reader]\nrw=randread\nbs=4k\niodepth=4\nrate_iops=2000\n\
+         [writer]\nrw=write\nbs=64k\niodepth=16\n",
+    )
+    .unwrap();
+    let ran = run_on_sim(&job);
+    let run = ran.run(0);
+    assert_eq!(run.workloads.len(), 2, "{:?}", run.workloads);
+    let (r, w) = (&run.workloads[0], &run.workloads[1]);
+    let (rs, ws) = (r.settings.as_ref().unwrap(), w.settings.as_ref().unwrap());
+    assert_eq!(
+        (rs.bs.split.clone(), rs.qd, rs.read_pct),
+        (vec![(4096, 100)], 4, 100)
+    );
+    assert_eq!(
+        (ws.bs.split.clone(), ws.qd, ws.read_pct),
+        (vec![(65536, 100)], 16, 0)
+    );
+    assert_eq!(rs.rate, ioscope::result::workload::Rate::Iops(2000.0));
+    assert_eq!(ws.rate, ioscope::result::workload::Rate::Max);
+    let r_iops = r.totals.all.iops;
+    assert!(
+        (r_iops - 2000.0).abs() <= 0.01 * 2000.0,
+        "the rate-limited reader ran at {r_iops} IOPS"
+    );
+    assert_eq!(r.totals.write.ios, 0);
+    assert_eq!(w.totals.read.ios, 0);
+    assert_eq!(r.totals.all.bytes, r.totals.all.ios * 4096);
+    assert_eq!(w.totals.all.bytes, w.totals.all.ios * 65536);
+    // The writer saturates what the reader leaves: 4 servers of 100 µs minus 2000/s.
+    assert!(
+        w.totals.all.iops > 10.0 * r_iops,
+        "writer {} IOPS",
+        w.totals.all.iops
+    );
+    assert!(
+        (w.totals.queue_depth - 16.0).abs() < 1.0 && (r.totals.queue_depth) < 4.0,
+        "reader QD {}, writer QD {}",
+        r.totals.queue_depth,
+        w.totals.queue_depth
+    );
+}
+
+/// fio's `startdelay` holds a job back from the run's start, and `thinktime` idles
+/// each stream after every batch once it has completed.
+#[test]
+fn fio_startdelay_and_thinktime_pace_their_own_job() {
+    let d = tempdir();
+    let job = d.path().join("pauses.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=sim\\:64m?service=100us&servers=8&time=virtual\nsize=64m\n\
+         ioengine=io_uring\nruntime=4\ntime_based\nrw=randread\nbs=4k\n\
+         [now]\n\
+         [late]\nstartdelay=2\n\
+         [thinker]\nthinktime=900\niodepth=4\nthinktime_blocks=4\n",
+    )
+    .unwrap();
+    let ran = run_on_sim(&job);
+    let run = ran.run(0);
+    let ios = |i: usize| run.workloads[i].totals.all.ios as f64;
+    // QD 1 on a 100 µs device: 10 000 IOPS; the late job runs half the time.
+    let late_share = ios(1) / ios(0);
+    assert!(
+        (0.45..=0.55).contains(&late_share),
+        "late job did {} I/Os against {}",
+        ios(1),
+        ios(0)
+    );
+    // Batches of 4 at QD 4: 100 µs of service, then 900 µs of think → 4 per ms.
+    let think_iops = run.workloads[2].totals.all.iops;
+    assert!(
+        (think_iops - 4000.0).abs() <= 0.05 * 4000.0,
+        "thinking job ran at {think_iops} IOPS"
+    );
+    let s = run.workloads[2].settings.as_ref().unwrap();
+    assert_eq!((s.pauses.think_ns, s.pauses.think_every_ios), (900_000, 4));
+    assert_eq!(
+        run.workloads[1]
+            .settings
+            .as_ref()
+            .unwrap()
+            .pauses
+            .start_delay_ns,
+        2_000_000_000
+    );
+}
+
+/// fio's `steadystate` ends the run once the run's total holds the criterion over
+/// the window (after the ramp), with fio's rule named in the result; a drifting
+/// device never holds it and the run goes its full time.
+#[test]
+fn fio_steadystate_stops_the_run_by_fios_rule() {
+    let d = tempdir();
+    let job = |service: &str, ss: &str, runtime: u32| {
+        format!(
+            "[global]\nfilename=sim\\:64m?service={service}&servers=4&time=virtual\n\
+             size=64m\nioengine=io_uring\niodepth=8\nrw=randread\nruntime={runtime}\n\
+             time_based\n[steady]\nss={ss}\nss_dur=3s\nss_ramp=1s\n"
+        )
+    };
+    let steady = d.path().join("steady.fio");
+    std::fs::write(&steady, job("100us", "iops:5%", 30)).unwrap();
+    let ran = run_on_sim(&steady);
+    let run = ran.run(0);
+    assert_eq!(run.end_reason.name(), "steady_state");
+    let st = run
+        .steady_stop
+        .as_ref()
+        .expect("a steady-state stop in the result");
+    assert_eq!(
+        (st.rule.as_str(), st.criterion.as_str()),
+        ("fio steadystate", "iops:5%")
+    );
+    assert_eq!((st.window_s, st.ramp_s, st.window_samples), (3.0, 1.0, 3));
+    assert!(st.reached && st.reached_at_s == Some(4.0), "{st:?}");
+    assert!(
+        (run.duration_s - 4.0).abs() < 0.1,
+        "ran {} s",
+        run.duration_s
+    );
+    assert!(st.value.unwrap().abs() <= 5.0, "{st:?}");
+
+    let drifting = d.path().join("drift.fio");
+    std::fs::write(&drifting, job("100us&drift=30", "iops_slope:1%", 6)).unwrap();
+    let ran = run_on_sim(&drifting);
+    let run = ran.run(0);
+    assert_eq!(run.end_reason.name(), "duration");
+    let st = run.steady_stop.as_ref().unwrap();
+    assert!(!st.reached && st.reached_at_s.is_none(), "{st:?}");
+    assert!(st.value.unwrap().abs() > 1.0, "{st:?}");
+    assert!(
+        (run.duration_s - 6.0).abs() < 0.1,
+        "ran {} s",
+        run.duration_s
+    );
 }

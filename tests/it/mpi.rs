@@ -485,3 +485,38 @@ fn mpi_steady_state_rounds_end_together() {
         );
     }
 }
+
+#[test]
+fn mpi_steadystate_stop_is_judged_on_merged_intervals_and_stops_every_rank() {
+    // fio's in-run `steadystate`: rank 0 judges the merged intervals (the other ranks
+    // do not judge at all) and tells every rank to stop, so all end at its decision
+    // rather than at the 20 s runtime.
+    let dir = tempdir();
+    let job = dir.path().join("steady.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=null\\:64m\nsize=64m\nrw=randread\nrate_iops=2000\n\
+         runtime=20\ntime_based\n[steady]\nss=iops:10%\nss_dur=3s\nss_ramp=1s\n",
+    )
+    .unwrap();
+    let doc = mpi_json(2, &["run", job.to_str().unwrap(), "--engine", "null", "-q"]);
+    let run = &doc.runs[0];
+    assert_eq!(run.end_reason.name(), "steady_state");
+    let st = run.steady_stop.as_ref().expect("steady_stop");
+    assert!(st.reached, "{st:?}");
+    assert!(run.duration_s < 10.0, "ran {} s", run.duration_s);
+    let mpi = run.mpi.as_ref().unwrap();
+    assert!(
+        mpi.last_done_s - mpi.first_done_s < 1.0 && mpi.last_done_s < 10.0,
+        "ranks ended at {} and {} s",
+        mpi.first_done_s,
+        mpi.last_done_s
+    );
+    assert!(run.ranks.iter().all(|r| !r.lost && r.ios > 0));
+    // The merged rate is the job's, each rank half of it.
+    assert!(
+        (run.totals.all.iops - 2000.0).abs() < 100.0,
+        "{}",
+        run.totals.all.iops
+    );
+}

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Plan, Rate, RunSpec, Workload, Zone,
+    Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -343,6 +343,9 @@ struct Job {
     fio_logs: Option<(FioLogs, Option<u64>)>,
     /// io_uring and durability options (fixedbufs, sqthread_poll, fsync=, sync= …).
     io: crate::plan::tuning::IoTuning,
+    /// steadystate: the run's steady-state stop, and steadystate_check_interval as
+    /// the interval length.
+    steady: Option<(SteadyStop, Option<u64>)>,
 }
 
 fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
@@ -478,7 +481,9 @@ fn group_runs(
                     .fio_logs
                     .as_ref()
                     .and_then(|l| l.1)
+                    .or(job.steady.as_ref().and_then(|s| s.1))
                     .unwrap_or(base_run().interval_ns),
+                steady_stop: job.steady.map(|s| s.0),
                 fio_logs: job.fio_logs.map(|l| l.0),
                 ..base_run()
             });
@@ -602,15 +607,18 @@ impl<'a> JobCx<'a> {
             None => Distribution::Uniform,
         };
         let bs = self.block_sizes()?;
+        let align_bytes = self.block_align(&bs)?;
         let (numjobs, streams) = self.clones()?;
         let (engine, qd) = self.engine()?;
         let data = self.data_settings();
         let direct = self.direct()?;
         let target = self.target(streams, engine == EngineKind::Auto)?;
-        let (rate, arrival) = self.rate(read_pct, numjobs)?;
+        let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
+        let pauses = self.pauses(&rate)?;
         let timing = self.timing(target.size, bs.single())?;
         let curve = self.latency_target(timing.duration_ns)?;
         let fio_logs = self.fio_logs()?;
+        let steady = self.steady_stop(fio_logs.as_ref().and_then(|l| l.1))?;
         let cpus = self.cpus()?;
         let seed = match self.o.get("randseed") {
             Some((v, loc)) => v
@@ -636,6 +644,7 @@ impl<'a> JobCx<'a> {
             || o.has("wait_for");
         Ok(Job {
             io,
+            steady,
             data,
             name: name.clone(),
             loc: self.section_loc.clone(),
@@ -658,6 +667,8 @@ impl<'a> JobCx<'a> {
                 arrival,
                 share_pct: None,
                 seq_layout: Default::default(),
+                align_bytes,
+                pauses,
             },
             engine,
             duration_ns: curve.as_ref().and_then(|c| c.1).or(timing.duration_ns),
@@ -669,6 +680,16 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// Lists each of `keys` that is given without `main`, which they qualify.
+    fn only_with(&mut self, main: &str, keys: &[&str]) {
+        for key in keys {
+            if let Some((v, l)) = self.o.get(key) {
+                self.unsupported
+                    .push(format!("{key}={v} — only used with {main}"), l);
+            }
+        }
     }
 
     /// Lists the options the table calls unknown or unsupported, and values that use
@@ -686,6 +707,10 @@ impl<'a> JobCx<'a> {
                 continue;
             }
             if fio_options::is_unsupported(key, v.as_deref()) {
+                let text = match fio_options::unsupported_reason(key) {
+                    Some(why) => format!("{text} — {why}"),
+                    None => text,
+                };
                 self.unsupported.push(text, loc);
             } else if let Some(why) = fio_options::warning(key) {
                 self.warnings
@@ -714,7 +739,13 @@ impl<'a> JobCx<'a> {
             "rw" | "readwrite" => (None, AccessPattern::Sequential),
             "randrw" => (None, AccessPattern::Random),
             "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                self.unsupported.push(format!("rw={rw} — trim"), rw_loc);
+                self.unsupported.push(
+                    format!(
+                        "rw={rw} — trim (discard): ioscope's engines issue reads and writes \
+                         only"
+                    ),
+                    rw_loc,
+                );
                 (Some(0), AccessPattern::Sequential)
             }
             other => {
@@ -785,6 +816,38 @@ impl<'a> JobCx<'a> {
         }
     }
 
+    /// `blockalign` (`ba`): random offsets are multiples of it. One value for every
+    /// direction, a multiple of the smallest block size (smaller ones would make
+    /// unaligned I/O, which ioscope does not issue).
+    fn block_align(&mut self, bs: &BlockSizes) -> Result<Option<u64>, CompatError> {
+        let Some((v, loc)) = self.o.get("blockalign") else {
+            return Ok(None);
+        };
+        let mut sizes = Vec::new();
+        for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            sizes.push(parse_size(part).map_err(|e| opt_err(loc, "blockalign", v, &e))?);
+        }
+        let min = bs.min_bytes().max(1);
+        match sizes.as_slice() {
+            [a, rest @ ..] if rest.iter().all(|b| b == a) && *a % min == 0 => Ok(Some(*a)),
+            [a, rest @ ..] if rest.iter().all(|b| b == a) => {
+                self.unsupported.push(
+                    format!(
+                        "blockalign={v} — not a multiple of the smallest block size ({min} \
+                         bytes); ioscope aligns offsets to at least that"
+                    ),
+                    loc,
+                );
+                Ok(None)
+            }
+            _ => {
+                self.unsupported
+                    .push(format!("blockalign={v} — per-direction alignments"), loc);
+                Ok(None)
+            }
+        }
+    }
+
     /// `numjobs`: (clones, streams).
     fn clones(&self) -> Result<(u64, u32), CompatError> {
         let numjobs = count_opt(self.o, "numjobs")?.unwrap_or(1);
@@ -812,8 +875,28 @@ impl<'a> JobCx<'a> {
             .get("ioengine")
             .unwrap_or(("psync", self.section_loc));
         let lower = engine_name.to_ascii_lowercase();
+        let blkio_driver = self.o.get("libblkio_driver");
         let (engine, mapped) = match lower.as_str() {
             "io_uring" => (EngineKind::Uring, None),
+            "cpp_null" => (
+                EngineKind::Null,
+                Some("fio's C++ example of its null engine; every I/O completes at once"),
+            ),
+            "libblkio" if blkio_driver.is_some_and(|(d, _)| d.trim() == "io_uring") => (
+                EngineKind::Uring,
+                Some("libblkio's io_uring driver submits through io_uring to libblkio_path; ioscope's own io_uring engine does the same"),
+            ),
+            "libblkio" => {
+                let (d, l) = blkio_driver.unwrap_or(("(none)", engine_loc));
+                self.unsupported.push(
+                    format!(
+                        "libblkio_driver={d} — ioscope has no libblkio; only its io_uring \
+                         driver maps (to ioscope's io_uring engine)"
+                    ),
+                    l,
+                );
+                (EngineKind::Auto, None)
+            }
             "psync" | "sync" | "vsync" => (EngineKind::Sync, None),
             "null" => (EngineKind::Null, None),
             "nbd" => (EngineKind::Nbd, None),
@@ -867,6 +950,15 @@ impl<'a> JobCx<'a> {
             if !matches!(v, "0" | "none" | "") {
                 data.verify = true;
                 data.verify_after = true;
+            }
+        }
+        // do_verify=0: fio writes the verify headers but skips the read-back.
+        if let Some((v, loc)) = self.o.get("do_verify") {
+            match parse_bool(Some(v)) {
+                Some(on) => data.verify_after &= on,
+                None => self
+                    .unsupported
+                    .push(format!("do_verify={v} — not a boolean"), loc),
             }
         }
         for (key, slot) in [
@@ -944,7 +1036,15 @@ impl<'a> JobCx<'a> {
         let o = self.o;
         let name = &self.name;
         let directory = o.get("directory").map(|(v, _)| v.to_string());
+        let blkio_path = o.get("libblkio_path").filter(|(p, _)| !p.trim().is_empty());
         let (uri, from_directory) = match o.get("filename") {
+            // ioengine=libblkio names its file or device with libblkio_path.
+            _ if blkio_path.is_some() => (
+                blkio_path
+                    .map(|(p, _)| p.trim().to_string())
+                    .unwrap_or_default(),
+                false,
+            ),
             // ioengine=nbd names its export with uri= (filename is ignored by fio).
             _ if o.get("uri").is_some_and(|(u, _)| !u.is_empty()) => (
                 o.get("uri").map(|(u, _)| u.to_string()).unwrap_or_default(),
@@ -991,7 +1091,13 @@ impl<'a> JobCx<'a> {
         }
         if let Some((v, loc)) = o.get("nrfiles") {
             if v.trim() != "1" {
-                self.unsupported.push(format!("nrfiles={v}"), loc);
+                self.unsupported.push(
+                    format!(
+                        "nrfiles={v} — fio spreads a job over {v} files; ioscope runs a job \
+                         on one file"
+                    ),
+                    loc,
+                );
             }
         }
         Ok(JobTarget {
@@ -1004,18 +1110,54 @@ impl<'a> JobCx<'a> {
 
     /// Rate and arrival process. fio paces rate-limited I/O evenly (`linear`) unless
     /// told `rate_process=poisson`.
-    fn rate(&mut self, read_pct: u8, numjobs: u64) -> Result<(Rate, Arrival), CompatError> {
-        let rate = match self.o.get("rate_iops") {
-            Some((v, loc)) => rate_iops(
-                v,
-                loc,
-                &self.name,
-                read_pct,
-                numjobs,
-                self.unsupported,
-                self.warnings,
-            )?,
-            None => Rate::Max,
+    fn rate(
+        &mut self,
+        read_pct: u8,
+        numjobs: u64,
+        bs: &BlockSizes,
+    ) -> Result<(Rate, Arrival), CompatError> {
+        let rate = match (self.o.get("rate_iops"), self.o.get("rate")) {
+            (Some((v, loc)), other) => {
+                if let Some((bv, bl)) = other {
+                    self.unsupported
+                        .push(format!("rate={bv} — rate_iops takes precedence"), bl);
+                }
+                rate_caps(
+                    "rate_iops",
+                    v,
+                    loc,
+                    &self.name,
+                    read_pct,
+                    numjobs,
+                    None,
+                    self.unsupported,
+                    self.warnings,
+                )?
+            }
+            (None, Some((v, loc))) => match bs.single() {
+                Some(b) => rate_caps(
+                    "rate",
+                    v,
+                    loc,
+                    &self.name,
+                    read_pct,
+                    numjobs,
+                    Some(b),
+                    self.unsupported,
+                    self.warnings,
+                )?,
+                None => {
+                    self.unsupported.push(
+                        format!(
+                            "rate={v} — a bandwidth cap over several block sizes (ioscope \
+                             paces I/Os; use rate_iops)"
+                        ),
+                        loc,
+                    );
+                    Rate::Max
+                }
+            },
+            (None, None) => Rate::Max,
         };
         let arrival = match self.o.get("rate_process") {
             None => Arrival::Uniform,
@@ -1030,6 +1172,78 @@ impl<'a> JobCx<'a> {
             },
         };
         Ok((rate, arrival))
+    }
+
+    /// `startdelay` (seconds unless a unit is given) and `thinktime` (µs unless a
+    /// unit is given) with `thinktime_blocks`: a late start, and idle time after
+    /// every batch of I/Os once the batch has completed (fio quiesces before it
+    /// thinks). `thinktime_spin` is part of the think time, spent busy in fio.
+    fn pauses(&mut self, rate: &Rate) -> Result<Pauses, CompatError> {
+        let o = self.o;
+        let mut p = Pauses::default();
+        if let Some((v, loc)) = o.get("startdelay") {
+            if v.contains('-') || v.contains(':') {
+                self.unsupported.push(
+                    format!("startdelay={v} — a random delay from a range (ioscope delays by one fixed time)"),
+                    loc,
+                );
+            } else {
+                p.start_delay_ns = parse_duration_ns_allow_zero(v)
+                    .map_err(|e| opt_err(loc, "startdelay", v, &e))?;
+            }
+        }
+        let Some((v, loc)) = o.get("thinktime") else {
+            self.only_with(
+                "thinktime",
+                &[
+                    "thinktime_blocks",
+                    "thinktime_spin",
+                    "thinktime_blocks_type",
+                ],
+            );
+            return Ok(p);
+        };
+        let think_ns = usec_duration_allow_zero(v).map_err(|e| opt_err(loc, "thinktime", v, &e))?;
+        if think_ns == 0 {
+            return Ok(p);
+        }
+        if matches!(rate, Rate::Iops(_)) {
+            self.unsupported.push(
+                format!(
+                    "thinktime={v} — with a rate limit: ioscope's rate-limited streams issue on \
+                     their schedule and do not think"
+                ),
+                loc,
+            );
+            return Ok(p);
+        }
+        p.think_ns = think_ns;
+        p.think_every_ios = match count_opt(o, "thinktime_blocks")? {
+            Some(n) => u32::try_from(n).map_err(|_| loc.error("thinktime_blocks is too large"))?,
+            None => 1,
+        };
+        if let Some((t, tl)) = o.get("thinktime_blocks_type") {
+            if !matches!(t.trim(), "complete" | "issue") {
+                return Err(opt_err(
+                    tl,
+                    "thinktime_blocks_type",
+                    t,
+                    &"expected complete or issue",
+                ));
+            }
+        }
+        if let Some((s, sl)) = o.get("thinktime_spin") {
+            let spin =
+                usec_duration_allow_zero(s).map_err(|e| opt_err(sl, "thinktime_spin", s, &e))?;
+            if spin > 0 {
+                self.warnings.push(format!(
+                    "job '{}': thinktime_spin={s} — fio spends that part of the think time \
+                     busy; ioscope's worker waits the whole think time without burning a CPU",
+                    self.name
+                ));
+            }
+        }
+        Ok(p)
     }
 
     /// Time and passes: `runtime`, `time_based`, `ramp_time`, `loops`, `io_size`.
@@ -1142,12 +1356,7 @@ impl<'a> JobCx<'a> {
     ) -> Result<Option<(CurveSpec, Option<u64>)>, CompatError> {
         let o = self.o;
         let Some((target, loc)) = o.get("latency_target") else {
-            for key in ["latency_window", "latency_percentile"] {
-                if let Some((v, l)) = o.get(key) {
-                    self.unsupported
-                        .push(format!("{key}={v} — only used with latency_target"), l);
-                }
-            }
+            self.only_with("latency_target", &["latency_window", "latency_percentile"]);
             return Ok(None);
         };
         // fio reads a bare number as microseconds.
@@ -1242,6 +1451,85 @@ impl<'a> JobCx<'a> {
             ));
         }
         Ok(Some((logs, avg)))
+    }
+
+    /// `steadystate` (`ss`), `steadystate_duration`, `steadystate_ramp_time`,
+    /// `steadystate_check_interval`: the run's steady-state stop, judged by fio's rule
+    /// on the run's intervals. `log_avg_msec` is the interval length already when
+    /// given (`log_interval_ns`); a different check interval is listed.
+    fn steady_stop(
+        &mut self,
+        log_interval_ns: Option<u64>,
+    ) -> Result<Option<(SteadyStop, Option<u64>)>, CompatError> {
+        let o = self.o;
+        let Some((v, loc)) = o.get("steadystate") else {
+            self.only_with(
+                "steadystate",
+                &[
+                    "steadystate_duration",
+                    "steadystate_ramp_time",
+                    "steadystate_check_interval",
+                ],
+            );
+            self.run_opts.push((
+                "steadystate",
+                "no steadystate".into(),
+                self.section_loc.clone(),
+            ));
+            return Ok(None);
+        };
+        self.run_opts
+            .push(("steadystate", format!("steadystate={v}"), loc.clone()));
+        let (metric, slope, limit, limit_is_pct) =
+            SteadyStop::parse_criterion(v).map_err(|e| opt_err(loc, "steadystate", v, &e))?;
+        // fio's durations here are seconds unless a unit is given.
+        let secs = |key: &str| -> Result<Option<u64>, CompatError> {
+            match o.get(key) {
+                None => Ok(None),
+                Some((x, l)) => parse_duration_ns_allow_zero(x)
+                    .map(Some)
+                    .map_err(|e| opt_err(l, key, x, &e)),
+            }
+        };
+        let window_ns = secs("steadystate_duration")?.unwrap_or(0);
+        let ramp_ns = secs("steadystate_ramp_time")?.unwrap_or(0);
+        let mut interval_ns = secs("steadystate_check_interval")?.filter(|&n| n > 0);
+        if let (Some(i), Some(l)) = (interval_ns, log_interval_ns) {
+            if i != l {
+                let (x, l_loc) = o.get("steadystate_check_interval").expect("just read");
+                self.unsupported.push(
+                    format!(
+                        "steadystate_check_interval={x} — differs from log_avg_msec, which \
+                         sets the run's interval (ioscope samples once per interval)"
+                    ),
+                    l_loc,
+                );
+                interval_ns = None;
+            }
+        }
+        if window_ns == 0 {
+            self.warnings.push(format!(
+                "job '{}': steadystate={v} without steadystate_duration — fio does not judge \
+                 steady state then, and neither does ioscope",
+                self.name
+            ));
+            return Ok(None);
+        }
+        self.warnings.push(format!(
+            "job '{}': steadystate={v} ends the run once the run's total (all its jobs and \
+             clones together, as fio with group_reporting) holds it over {}",
+            self.name,
+            format_duration_ns(window_ns)
+        ));
+        let spec = SteadyStop {
+            metric,
+            slope,
+            limit,
+            limit_is_pct,
+            window_ns,
+            ramp_ns,
+        };
+        Ok(Some((spec, interval_ns)))
     }
 
     /// `cpus_allowed`: the run's CPU set.
@@ -1426,33 +1714,41 @@ fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
     Ok(bands)
 }
 
-/// Translates `rate_iops=R[,W]` (per job, per direction; one value caps both). A pure
-/// read or write job takes its direction's cap. In a mix fio caps reads and writes
-/// separately; when the caps are in the mix's own proportion (`R×100 = read_pct ×
-/// (R+W)`) they are a cap on the total, which the plan can express (with a warning
-/// about pacing); otherwise the job runs unthrottled and the option is listed.
+/// Translates `rate_iops=R[,W]` (per job, per direction; one value caps both), or
+/// `rate=R[,W]` in bytes per second when `bytes_per_io` is the job's one block size
+/// (the cap in IOPS is then bytes / block size). A pure read or write job takes its
+/// direction's cap. In a mix fio caps reads and writes separately; when the caps are
+/// in the mix's own proportion (`R×100 = read_pct × (R+W)`) they are a cap on the
+/// total, which the plan can express (with a warning about pacing); otherwise the job
+/// runs unthrottled and the option is listed.
 #[allow(clippy::too_many_arguments)]
-fn rate_iops(
+fn rate_caps(
+    key: &str,
     v: &str,
     loc: &Loc,
     name: &str,
     read_pct: u8,
     numjobs: u64,
+    bytes_per_io: Option<u64>,
     unsupported: &mut UnsupportedList,
     warnings: &mut Vec<String>,
 ) -> Result<Rate, CompatError> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-    let cap = |s: &str| -> Result<Option<u64>, CompatError> {
+    let cap = |s: &str| -> Result<Option<f64>, CompatError> {
         if s.is_empty() {
-            Ok(None)
-        } else {
-            parse_count(s)
-                .map(Some)
-                .map_err(|e| loc.error(format!("rate_iops={v}: {e}")))
+            return Ok(None);
         }
+        let n = match bytes_per_io {
+            None => parse_count(s).map(|n| n as f64).map_err(|e| e.to_string()),
+            Some(bs) => parse_size(s)
+                .map(|b| b as f64 / bs as f64)
+                .map_err(|e| e.to_string()),
+        };
+        n.map(Some)
+            .map_err(|e| loc.error(format!("{key}={v}: {e}")))
     };
     if parts.len() > 3 {
-        return Err(loc.error(format!("rate_iops={v}: at most read,write,trim")));
+        return Err(loc.error(format!("{key}={v}: at most read,write,trim")));
     }
     // A value not followed by a comma applies to the later directions too.
     let reads = cap(parts[0])?;
@@ -1460,27 +1756,27 @@ fn rate_iops(
         Some(w) => cap(w)?,
         None => reads,
     };
-    let total = |per_job: u64| Rate::Iops(per_job as f64 * numjobs as f64);
+    let total = |per_job: f64| Rate::Iops(per_job * numjobs as f64);
+    let in_proportion =
+        |r: f64, w: f64| (r * 100.0 - f64::from(read_pct) * (r + w)).abs() <= 1e-9 * (r + w);
     match (read_pct, reads, writes) {
         (100, Some(r), _) => Ok(total(r)),
         (0, _, Some(w)) => Ok(total(w)),
         (100, None, _) | (0, _, None) => Ok(Rate::Max),
-        (_, Some(r), Some(w))
-            if u128::from(r) * 100 == u128::from(read_pct) * (u128::from(r) + u128::from(w)) =>
-        {
+        (_, Some(r), Some(w)) if in_proportion(r, w) => {
             warnings.push(format!(
-                "job '{name}': rate_iops={v} caps reads and writes separately in fio; \
+                "job '{name}': {key}={v} caps reads and writes separately in fio; \
                  they match rwmixread={read_pct}, so ioscope caps the total at {} IOPS \
                  per job and chooses each I/O's direction by the mix (reads and writes \
                  are not paced separately)",
-                r.saturating_add(w)
+                r + w
             ));
-            Ok(total(r.saturating_add(w)))
+            Ok(total(r + w))
         }
         _ => {
             unsupported.push(
                 format!(
-                    "rate_iops={v} — fio caps reads and writes separately in a mix, not in \
+                    "{key}={v} — fio caps reads and writes separately in a mix, not in \
                      the {read_pct}/{} proportion of rwmixread; running unthrottled",
                     100 - read_pct
                 ),
@@ -1503,6 +1799,14 @@ fn usec_duration(v: &str) -> Result<u64, String> {
             .ok_or_else(|| "must be positive and under 584 years".to_string());
     }
     parse_duration_ns(t).map_err(|e| e.to_string())
+}
+
+/// As [`usec_duration`], but 0 is allowed (fio's "off").
+fn usec_duration_allow_zero(v: &str) -> Result<u64, String> {
+    if v.trim().chars().all(|c| c == '0') && !v.trim().is_empty() {
+        return Ok(0);
+    }
+    usec_duration(v)
 }
 
 /// Most sizes `bsrange` may expand to (fio picks any multiple of the smaller size).
@@ -1740,6 +2044,148 @@ mod tests {
                 "to_fio writes '{key}', which the table does not map: {known:?}"
             );
         }
+    }
+
+    /// Each job of one run keeps its own workload settings.
+    #[test]
+    fn jobs_of_one_run_keep_their_own_settings() {
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=64m\nioengine=io_uring\nruntime=2\ntime_based\n\
+             [reader]\nrw=randread\nbs=4k\niodepth=4\nrate_iops=2000\nstartdelay=500ms\n\
+             [writer]\nrw=write\nbs=64k\niodepth=16\noffset=32m\nsize=16m\n\
+             thinktime=100\nthinktime_blocks=8\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        let (r, w) = (&run.workloads[0], &run.workloads[1]);
+        assert_eq!(
+            (r.bs.single(), r.qd, r.rate, r.read_pct),
+            (Some(4096), 4, Rate::Iops(2000.0), 100)
+        );
+        assert_eq!(r.pauses.start_delay_ns, 500_000_000);
+        assert_eq!(
+            (w.bs.single(), w.qd, w.rate, w.read_pct),
+            (Some(65536), 16, Rate::Max, 0)
+        );
+        assert_eq!((w.offset_bytes, w.size_bytes), (32 << 20, Some(16 << 20)));
+        assert_eq!((w.pauses.think_ns, w.pauses.think_every_ios), (100_000, 8));
+    }
+
+    #[test]
+    fn bandwidth_rate_becomes_iops_and_think_time_needs_closed_loop() {
+        let t = parse("[j]\nfilename=/tmp/x\nrw=read\nbs=64k\nrate=1m\n").unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].rate, Rate::Iops(16.0));
+        let t = parse("[j]\nfilename=/tmp/x\nrw=read\nbssplit=4k/50:8k/50\nrate=1m\n").unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].rate, Rate::Max);
+        assert!(
+            t.unsupported[0].option.starts_with("rate=1m — "),
+            "{:?}",
+            t.unsupported
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nrw=read\nrate_iops=100\nthinktime=50\n").unwrap();
+        assert!(t.plan.runs[0].workloads[0].pauses.is_none());
+        assert!(
+            t.unsupported[0]
+                .option
+                .starts_with("thinktime=50 — with a rate limit"),
+            "{:?}",
+            t.unsupported
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nstartdelay=1-4\n").unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+    }
+
+    #[test]
+    fn libblkio_io_uring_and_cpp_null_map_with_a_warning() {
+        let t = parse(
+            "[j]\nioengine=libblkio\nlibblkio_driver=io_uring\nlibblkio_path=/dev/nvme0n1\n\
+             rw=randread\n[k]\nioengine=cpp_null\nsize=1g\nstonewall\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.targets[0].uri, "/dev/nvme0n1");
+        assert_eq!(t.plan.runs[0].engine, EngineKind::Uring);
+        assert_eq!(t.plan.runs[1].engine, EngineKind::Null);
+        assert_eq!(t.plan.warnings.len(), 2, "{:?}", t.plan.warnings);
+        let t = parse(
+            "[j]\nioengine=libblkio\nlibblkio_driver=virtio-blk-vfio-pci\n\
+             libblkio_path=/sys/bus/pci/devices/0000:00:01.0\n",
+        )
+        .unwrap();
+        assert!(
+            t.unsupported[0]
+                .option
+                .starts_with("libblkio_driver=virtio-blk-vfio-pci — "),
+            "{:?}",
+            t.unsupported
+        );
+    }
+
+    #[test]
+    fn blockalign_aligns_random_offsets() {
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randrw\nbssplit=512/10:4k/90\nba=4k\n").unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.runs[0].workloads[0].align_bytes, Some(4096));
+        let t = parse("[j]\nfilename=/tmp/x\nbs=4k\nblockalign=512\n").unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].align_bytes, None);
+        assert!(
+            t.unsupported[0]
+                .option
+                .starts_with("blockalign=512 — not a multiple"),
+            "{:?}",
+            t.unsupported
+        );
+    }
+
+    #[test]
+    fn steadystate_becomes_the_runs_steady_stop() {
+        let t = parse(
+            "[j]\nfilename=/tmp/x\nss=bw_slope:0.5%\nss_dur=30s\nss_ramp=10\nss_interval=2\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let r = &t.plan.runs[0];
+        let s = r.steady_stop.as_ref().unwrap();
+        assert_eq!(s.criterion(), "bw_slope:0.5%");
+        assert_eq!((s.window_ns, s.ramp_ns), (30_000_000_000, 10_000_000_000));
+        assert_eq!(r.interval_ns, 2_000_000_000);
+        // Without a window fio does not judge; a check interval unlike log_avg_msec is
+        // listed; a bad criterion is an error at its line.
+        let t = parse("[j]\nfilename=/tmp/x\nss=iops:10%\n").unwrap();
+        assert!(t.plan.runs[0].steady_stop.is_none());
+        let t = parse(
+            "[j]\nfilename=/tmp/x\nss=iops:10%\nss_dur=5\nss_interval=2\n\
+             write_iops_log=x\nlog_avg_msec=1000\n",
+        )
+        .unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+        assert_eq!(t.plan.runs[0].interval_ns, 1_000_000_000);
+        let e = parse("[j]\nfilename=/tmp/x\nss=wobble:3\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("t.fio:3: steadystate=wobble:3"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unsupported_options_say_why() {
+        let t = parse("[j]\nfilename=/tmp/x\nzonemode=zbd\n").unwrap();
+        assert_eq!(
+            t.unsupported[0].option,
+            "zonemode=zbd — accepted only as zonemode=none: I/O over the whole region, as \
+             ioscope does"
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nflow=2\nzonemode=strided\nzonemode=none\n").unwrap();
+        let opts: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
+        assert_eq!(opts.len(), 1, "{opts:?}");
+        assert!(
+            opts[0].starts_with("flow=2 — fio throttles jobs"),
+            "{opts:?}"
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\nzonesize=1m\n").unwrap();
+        assert_eq!(t.unsupported.len(), 2, "{:?}", t.unsupported);
+        assert_eq!(t.unsupported[1].location, "t.fio:4");
     }
 
     #[test]

@@ -95,6 +95,11 @@ fn is_false(v: Option<&str>) -> bool {
     super::fio::parse_bool(v) == Some(false)
 }
 
+/// fio's `none`: `zonemode=none` is the default, I/O over the whole region.
+fn is_none_word(v: Option<&str>) -> bool {
+    v.is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
+}
+
 /// Every option the fio reader knows, by name.
 pub const OPTIONS: &[FioOption] = &[
     // Jobs and runs.
@@ -133,6 +138,13 @@ pub const OPTIONS: &[FioOption] = &[
         ),
         &["blocksize_range"],
     ),
+    aka(
+        maps(
+            "blockalign",
+            "random offsets aligned to it (a multiple of the smallest block size)",
+        ),
+        &["ba"],
+    ),
     // How much and how long.
     maps("size", "working-set length (and target size)"),
     maps("filesize", "as size for a single file"),
@@ -147,11 +159,192 @@ pub const OPTIONS: &[FioOption] = &[
     aka(maps("runtime", "run duration"), &["timeout"]),
     flag(maps("time_based", "no pass limit")),
     maps("ramp_time", "warm-up"),
+    maps(
+        "startdelay",
+        "the workload's start delay (a range of delays unsupported)",
+    ),
+    maps(
+        "thinktime",
+        "think time of each stream after every batch of I/Os (closed loop only)",
+    ),
+    maps("thinktime_blocks", "I/Os per think-time batch (default 1)"),
+    maps(
+        "thinktime_spin",
+        "part of the think time; ioscope waits it without spinning (warned)",
+    ),
+    maps(
+        "thinktime_blocks_type",
+        "complete or issue: the same here, a stream thinks once its batch completed",
+    ),
+    unsupported(
+        "thinktime_iotime",
+        "fio thinks after a period of I/O time; ioscope counts I/Os (thinktime_blocks)",
+    ),
+    // Throttles ioscope does not have.
+    unsupported(
+        "flow",
+        "fio throttles jobs against each other to hold their I/O in a ratio; ioscope's \
+         workloads do not pace each other (give each job rate_iops instead)",
+    ),
+    unsupported("flow_watermark", "part of fio's flow control between jobs"),
+    unsupported("flow_sleep", "part of fio's flow control between jobs"),
+    unsupported("flow_id", "part of fio's flow control between jobs"),
+    aka(
+        warn(
+            "rate_min",
+            "fio ends the job when its bandwidth falls below this; ioscope runs on and \
+             reports the achieved rate of each workload",
+        ),
+        &["ratemin"],
+    ),
+    warn(
+        "rate_iops_min",
+        "fio ends the job when its IOPS fall below this; ioscope runs on and reports \
+         the achieved rate of each workload",
+    ),
+    aka(
+        warn(
+            "rate_cycle",
+            "the averaging window of rate_min/rate_iops_min, which ioscope does not enforce",
+        ),
+        &["ratecycle"],
+    ),
+    // Files and zones.
+    unsupported(
+        "openfiles",
+        "files a job keeps open at once; ioscope runs a job on one file (nrfiles=1)",
+    ),
+    unsupported(
+        "file_service_type",
+        "how a job moves between its files; ioscope runs a job on one file",
+    ),
+    unsupported(
+        "filename_format",
+        "fio's names for a job's files; ioscope names the one file JOBNAME.0.0",
+    ),
+    FioOption {
+        name: "zonemode",
+        aliases: &[],
+        flag: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_none_word,
+            why: "zonemode=none: I/O over the whole region, as ioscope does",
+        },
+    },
+    unsupported(
+        "zonesize",
+        "fio's zones (zonemode=strided does zonesize of I/O then skips zoneskip; \
+         zonemode=zbd drives a zoned device); an ioscope workload covers one contiguous \
+         region",
+    ),
+    unsupported("zoneskip", "fio's strided zones (see zonesize)"),
+    unsupported("zonerange", "fio's strided zones (see zonesize)"),
+    unsupported(
+        "zonecapacity",
+        "zoned block devices (zonemode=zbd), which ioscope does not drive",
+    ),
+    unsupported(
+        "max_open_zones",
+        "zoned block devices (zonemode=zbd), which ioscope does not drive",
+    ),
+    // Verification beyond ioscope's own headers.
+    maps(
+        "do_verify",
+        "do_verify=0: stamp written data but skip the read-back after the run",
+    ),
+    unsupported(
+        "verify_pattern",
+        "ioscope writes its own self-checking header and content, not a given pattern",
+    ),
+    unsupported(
+        "verify_interval",
+        "ioscope stamps every block it writes with its own header, not every N bytes",
+    ),
+    unsupported(
+        "verify_backlog",
+        "fio reads back written blocks during the job; ioscope checks data when the \
+         workload reads it and reads everything back after the run",
+    ),
+    unsupported("verify_backlog_batch", "part of verify_backlog (see there)"),
+    unsupported(
+        "verify_async",
+        "fio checks in extra threads; ioscope checks on the worker",
+    ),
+    unsupported(
+        "verify_offset",
+        "ioscope's verify header has a fixed place in the block",
+    ),
+    flag(unsupported(
+        "verify_fatal",
+        "fio stops at the first mismatch; ioscope counts mismatches (--on-error)",
+    )),
+    flag(unsupported(
+        "verify_dump",
+        "fio dumps mismatching blocks to files",
+    )),
+    flag(unsupported(
+        "verify_only",
+        "fio only reads back what an earlier run wrote; use `ioscope verify`",
+    )),
+    flag(unsupported("verify_state_save", "fio's verify state file")),
+    flag(unsupported("verify_state_load", "fio's verify state file")),
+    unsupported(
+        "verify_write_sequence",
+        "fio's sequence numbers in verify headers",
+    ),
+    // Steady state (fio stops a job once a metric settles).
+    aka(
+        maps(
+            "steadystate",
+            "the run's steady-state stop: iops, bw, lat and their _slope forms, limits \
+             in % or absolute",
+        ),
+        &["ss"],
+    ),
+    aka(
+        maps(
+            "steadystate_duration",
+            "the steady-state stop's rolling window (0 or absent: fio does not judge)",
+        ),
+        &["ss_dur"],
+    ),
+    aka(
+        maps(
+            "steadystate_ramp_time",
+            "measured time before the steady-state stop judges",
+        ),
+        &["ss_ramp"],
+    ),
+    aka(
+        maps(
+            "steadystate_check_interval",
+            "the run's interval length (one sample per interval)",
+        ),
+        &["ss_interval"],
+    ),
+    // Discard and errors.
+    flag(unsupported(
+        "trim_backlog",
+        "trim (discard): ioscope's engines issue reads and writes only",
+    )),
+    unsupported(
+        "continue_on_error",
+        "fio's per-kind error policy; ioscope's is --on-error (stop, count or retry)",
+    ),
+    unsupported(
+        "ignore_error",
+        "fio's per-errno error list; ioscope's policy is --on-error",
+    ),
+    unsupported(
+        "exit_what",
+        "which jobs exitall stops; ioscope's workloads of a run end together",
+    ),
     // How.
     maps(
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
-         vsync, mmap → sync; null, nbd, libiscsi → iscsi (mappings warned)",
+         vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
+         libblkio_driver=io_uring → uring (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -161,6 +354,10 @@ pub const OPTIONS: &[FioOption] = &[
     maps("direct", "target O_DIRECT"),
     maps("buffered", "buffered=0 is direct=1"),
     maps("rate_iops", "open-loop rate (per job × numjobs)"),
+    maps(
+        "rate",
+        "bandwidth cap → open-loop rate in IOPS (one block size only)",
+    ),
     maps(
         "rate_process",
         "arrival: linear → uniform, poisson → exponential",
@@ -174,6 +371,15 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps("directory", "directory of filename, or of JOBNAME.0.0"),
     maps("uri", "the NBD export of ioengine=nbd (the target)"),
+    maps(
+        "libblkio_driver",
+        "io_uring: ioengine=libblkio runs on ioscope's io_uring engine; other drivers \
+         unsupported",
+    ),
+    maps(
+        "libblkio_path",
+        "the file or device of ioengine=libblkio (the target)",
+    ),
     maps("nrfiles", "1 only; several files unsupported"),
     // Data.
     maps("verify", "verify and read back after the run"),
@@ -275,7 +481,11 @@ pub const OPTIONS: &[FioOption] = &[
     },
     // Known, not reproduced. Flags are here so that a command line's next argument
     // is not taken as their value.
-    flag(unsupported("exitall", "stops every job when one finishes")),
+    flag(unsupported(
+        "exitall",
+        "fio stops every job when one finishes; ioscope's workloads of a run end together \
+         at the run's duration or passes",
+    )),
     flag(unsupported(
         "exitall_on_error",
         "stops every job on the first error",
@@ -349,6 +559,16 @@ pub fn is_flag(key: &str) -> bool {
 pub fn warning(key: &str) -> Option<&'static str> {
     match lookup(key).map(|o| o.effect) {
         Some(Effect::Warn(why)) => Some(why),
+        _ => None,
+    }
+}
+
+/// Why an option is listed as unsupported, when the table says (unknown options
+/// have no reason).
+pub fn unsupported_reason(key: &str) -> Option<String> {
+    match lookup(key).map(|o| o.effect) {
+        Some(Effect::Unsupported(why)) => Some(why.to_string()),
+        Some(Effect::NoEffectWhen { why, .. }) => Some(format!("accepted only as {why}")),
         _ => None,
     }
 }
