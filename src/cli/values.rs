@@ -28,9 +28,12 @@ pub enum ValueError {
     /// A path policy or failback rule that does not parse.
     #[error(transparent)]
     Path(#[from] crate::plan::paths::PathSpecError),
-    /// Refused by a plan parser (distribution, CPU list), which says why.
-    #[error("{0}")]
-    Plan(String),
+    /// An offset distribution that does not parse.
+    #[error(transparent)]
+    Distribution(#[from] crate::plan::model::DistributionError),
+    /// A CPU list that does not parse.
+    #[error(transparent)]
+    CpuList(#[from] units::CpuListError),
 }
 
 type Res<T> = Result<T, ValueError>;
@@ -210,7 +213,7 @@ pub fn arrival(text: &str) -> Res<Arrival> {
 
 /// An offset distribution (uniform, zipf:THETA, pareto:H, zoned:…).
 pub fn dist(text: &str) -> Res<Distribution> {
-    Distribution::parse(text).map_err(ValueError::Plan)
+    Distribution::parse(text).map_err(ValueError::from)
 }
 
 /// How sequential streams share the working set.
@@ -231,7 +234,7 @@ pub struct CpuList(pub Vec<usize>);
 pub fn cpus(text: &str) -> Res<CpuList> {
     units::parse_cpu_list(text)
         .map(CpuList)
-        .map_err(ValueError::Plan)
+        .map_err(ValueError::from)
 }
 
 /// What an I/O error does: stop, continue, or retry=N.

@@ -117,6 +117,16 @@ pub enum EngineError {
     /// An option the kernel, the device or the target does not support.
     #[error("{option}: {msg}")]
     Unsupported { option: &'static str, msg: String },
+    /// An option whose setup the kernel refused (a polling ring, registered buffers).
+    #[error("{option}: {what}")]
+    Refused {
+        option: &'static str,
+        what: String,
+        source: std::io::Error,
+    },
+    /// Polled completions (`--hipri`) that this target cannot have.
+    #[error("--hipri")]
+    Hipri(#[source] uring::HipriError),
     #[error("{engine}: {op}")]
     Io {
         engine: &'static str,

@@ -33,11 +33,6 @@ pub struct UringEngine {
     inflight: u32,
 }
 
-/// A setting the kernel or the target refuses, named by its option.
-fn unsupported(option: &'static str, msg: String) -> EngineError {
-    EngineError::Unsupported { option, msg }
-}
-
 impl UringEngine {
     /// Builds a ring with room for `capacity` requests in flight, set up as `opts`
     /// says, and registers the targets' file descriptors unless told not to.
@@ -64,17 +59,20 @@ impl UringEngine {
             b.setup_iopoll();
         }
         let ring = b.build(entries).map_err(|e| match e.raw_os_error() {
-            Some(libc::EPERM) | Some(libc::EINVAL) if opts.sqpoll => unsupported(
-                if opts.sqpoll_cpu.is_some() {
+            Some(libc::EPERM) | Some(libc::EINVAL) if opts.sqpoll => EngineError::Refused {
+                option: if opts.sqpoll_cpu.is_some() {
                     "--sqpoll-cpu"
                 } else {
                     "--sqpoll"
                 },
-                format!("the kernel refused a polling ring: {e}"),
-            ),
-            Some(libc::EINVAL) if opts.hipri => {
-                unsupported("--hipri", format!("the kernel refused a polled ring: {e}"))
-            }
+                what: "the kernel refused a polling ring".into(),
+                source: e,
+            },
+            Some(libc::EINVAL) if opts.hipri => EngineError::Refused {
+                option: "--hipri",
+                what: "the kernel refused a polled ring".into(),
+                source: e,
+            },
             _ => setup(e),
         })?;
         let fds: Vec<i32> = targets.iter().map(|t| t.fd().unwrap_or(-1)).collect();
@@ -109,8 +107,8 @@ impl UringEngine {
         for t in targets {
             let Some(fd) = t.fd() else {
                 if opts.hipri {
-                    let msg = format!("{} is not a file or block device", t.uri);
-                    return Err(unsupported("--hipri", msg));
+                    let uri = t.uri.clone();
+                    return Err(EngineError::Hipri(HipriError::NotAFile { uri }));
                 }
                 continue;
             };
@@ -129,7 +127,7 @@ impl UringEngine {
     pub fn check_sites(sites: &[PollSite], opts: &UringOptions) -> Result<(), EngineError> {
         if opts.hipri {
             for s in sites {
-                hipri_capable(s).map_err(|msg| unsupported("--hipri", msg))?;
+                hipri_capable(s).map_err(EngineError::Hipri)?;
             }
         }
         if opts.sqpoll || opts.hipri {
@@ -271,10 +269,11 @@ impl Engine for UringEngine {
         // SAFETY: the pool outlives the ring's use of it: the worker keeps it until
         // every request has completed (or forgets it, never freeing, if some have not).
         unsafe { self.ring.submitter().register_buffers(&[iov]) }.map_err(|e| {
-            unsupported(
-                "--fixed-bufs",
-                format!("registering {len} bytes of buffers: {e} (RLIMIT_MEMLOCK?)"),
-            )
+            EngineError::Refused {
+                option: "--fixed-bufs",
+                what: format!("registering {len} bytes of buffers (RLIMIT_MEMLOCK?)"),
+                source: e,
+            }
         })?;
         self.fixed = Some((base as usize, base as usize + len));
         Ok(())
@@ -339,17 +338,41 @@ pub struct PollSite<'a> {
     pub direct: bool,
 }
 
+/// Why a target cannot take polled completions.
+#[derive(Debug, thiserror::Error)]
+pub enum HipriError {
+    #[error("{uri} is not a file or block device")]
+    NotAFile { uri: String },
+    #[error(
+        "polled completions need O_DIRECT, and {uri} is opened without it (use --direct true)"
+    )]
+    NoDirect { uri: String },
+    #[error("{uri}: stat")]
+    Stat { uri: String, source: std::io::Error },
+    #[error(
+        "{uri}: device {major}:{minor} has no poll queues ({base}/queue/io_poll is 0; \
+         e.g. NVMe needs the nvme.poll_queues module parameter)"
+    )]
+    NoPollQueues {
+        uri: String,
+        major: u32,
+        minor: u32,
+        base: String,
+    },
+    #[error("{uri} is not on a block device (device {major}:{minor}), so nothing can be polled")]
+    NotBlock { uri: String, major: u32, minor: u32 },
+}
+
 /// Why `t` cannot take polled completions, if it cannot: it needs O_DIRECT and a block
 /// device whose queue polls (`/sys/dev/block/M:m/queue/io_poll` = 1).
-fn hipri_capable(t: &PollSite) -> Result<(), String> {
+fn hipri_capable(t: &PollSite) -> Result<(), HipriError> {
     use std::os::unix::fs::MetadataExt;
+    let uri = || t.uri.to_string();
     if !t.direct {
-        return Err(format!(
-            "polled completions need O_DIRECT, and {} is opened without it (use --direct true)",
-            t.uri
-        ));
+        return Err(HipriError::NoDirect { uri: uri() });
     }
-    let meta = std::fs::metadata(&t.stat_path).map_err(|e| format!("{}: stat: {e}", t.uri))?;
+    let meta = std::fs::metadata(&t.stat_path)
+        .map_err(|source| HipriError::Stat { uri: uri(), source })?;
     let dev = if t.is_block { meta.rdev() } else { meta.dev() };
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     let base = format!("/sys/dev/block/{major}:{minor}");
@@ -358,15 +381,17 @@ fn hipri_capable(t: &PollSite) -> Result<(), String> {
         .or_else(|_| std::fs::read_to_string(format!("{base}/../queue/io_poll")));
     match poll.as_deref().map(str::trim) {
         Ok("1") => Ok(()),
-        Ok(_) => Err(format!(
-            "{}: device {major}:{minor} has no poll queues ({base}/queue/io_poll is 0; \
-             e.g. NVMe needs the nvme.poll_queues module parameter)",
-            t.uri
-        )),
-        Err(_) => Err(format!(
-            "{} is not on a block device (device {major}:{minor}), so nothing can be polled",
-            t.uri
-        )),
+        Ok(_) => Err(HipriError::NoPollQueues {
+            uri: uri(),
+            major,
+            minor,
+            base,
+        }),
+        Err(_) => Err(HipriError::NotBlock {
+            uri: uri(),
+            major,
+            minor,
+        }),
     }
 }
 
@@ -593,7 +618,7 @@ mod tests {
         };
         let cached = fixture(false);
         let e = UringEngine::check_options(&cached.targets, &hipri).unwrap_err();
-        let msg = e.to_string();
+        let msg = crate::errors::chain(&e);
         assert!(
             msg.starts_with("--hipri: ") && msg.contains("O_DIRECT"),
             "{msg}"
@@ -604,7 +629,7 @@ mod tests {
             // disk polls would accept it.
             match UringEngine::check_options(&direct.targets, &hipri) {
                 Err(e) => {
-                    let msg = e.to_string();
+                    let msg = crate::errors::chain(&e);
                     assert!(
                         msg.starts_with("--hipri: ") && msg.contains("poll"),
                         "{msg}"

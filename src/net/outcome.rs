@@ -265,6 +265,7 @@ fn build_run(m: &Measured) -> RunResult {
         connections: Vec::new(),
         paths: Vec::new(),
         events: Vec::new(),
+        failover: None,
         ranks: Vec::new(),
         mpi: None,
         steady_stop: None,

@@ -229,44 +229,59 @@ impl Distribution {
 
     /// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
     /// "zoned:80/10:20/90" (I/O % / range % per band, in order).
-    pub fn parse(text: &str) -> Result<Distribution, String> {
+    pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
         let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
         let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
         match kind.to_ascii_lowercase().as_str() {
             "uniform" | "random" if arg.is_empty() => Ok(Distribution::Uniform),
             "zipf" => match num(arg) {
                 Some(theta) if theta > 0.0 => Ok(Distribution::Zipf { theta }),
-                _ => Err("zipf needs a positive exponent, e.g. zipf:1.2".into()),
+                _ => Err(DistributionError::Zipf),
             },
             "pareto" => match num(arg) {
                 Some(h) if h > 0.0 && h < 1.0 => Ok(Distribution::Pareto { h }),
-                _ => Err("pareto needs h between 0 and 1, e.g. pareto:0.9".into()),
+                _ => Err(DistributionError::Pareto),
             },
             "zoned" | "hotband" => {
                 let mut bands = Vec::new();
                 for part in arg.split(':') {
                     let (io, range) = part
                         .split_once('/')
-                        .ok_or_else(|| format!("band '{part}' is not IO%/RANGE%"))?;
+                        .ok_or_else(|| DistributionError::BandShape(part.to_string()))?;
                     match (num(io), num(range)) {
                         (Some(io_pct), Some(range_pct)) if io_pct >= 0.0 && range_pct > 0.0 => {
                             bands.push(Zone { io_pct, range_pct })
                         }
-                        _ => return Err(format!("band '{part}' needs non-negative numbers")),
+                        _ => return Err(DistributionError::BandNumbers(part.to_string())),
                     }
                 }
                 let io: f64 = bands.iter().map(|b| b.io_pct).sum();
                 let range: f64 = bands.iter().map(|b| b.range_pct).sum();
                 if (io - 100.0).abs() > 0.01 || (range - 100.0).abs() > 0.01 {
-                    return Err(format!(
-                        "bands must add up to 100% of I/O and 100% of range (got {io}% and {range}%)"
-                    ));
+                    return Err(DistributionError::BandSums { io, range });
                 }
                 Ok(Distribution::Zoned { bands })
             }
-            _ => Err("expected uniform, zipf:THETA, pareto:H or zoned:IO%/RANGE%:…".into()),
+            _ => Err(DistributionError::Unknown),
         }
     }
+}
+
+/// Why an offset distribution was refused; the message shows the accepted form.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DistributionError {
+    #[error("zipf needs a positive exponent, e.g. zipf:1.2")]
+    Zipf,
+    #[error("pareto needs h between 0 and 1, e.g. pareto:0.9")]
+    Pareto,
+    #[error("band '{0}' is not IO%/RANGE%")]
+    BandShape(String),
+    #[error("band '{0}' needs non-negative numbers")]
+    BandNumbers(String),
+    #[error("bands must add up to 100% of I/O and 100% of range (got {io}% and {range}%)")]
+    BandSums { io: f64, range: f64 },
+    #[error("expected uniform, zipf:THETA, pareto:H or zoned:IO%/RANGE%:…")]
+    Unknown,
 }
 
 /// One band of a zoned distribution.

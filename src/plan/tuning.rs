@@ -33,16 +33,24 @@ impl IoTuning {
 
     /// Checks the settings against each other (on the plan alone, before any target
     /// is opened); the message names the flag.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), TuningError> {
         self.uring.check()?;
         if self.sync_every == 0 && self.sync_kind != SyncKind::Fsync {
-            return Err(format!(
-                "--sync-kind {} needs --sync-every N",
-                self.sync_kind.name()
-            ));
+            return Err(TuningError::SyncKindAlone(self.sync_kind.name()));
         }
         Ok(())
     }
+}
+
+/// Settings that contradict each other; the message names the flag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TuningError {
+    #[error("--sync-kind {0} needs --sync-every N")]
+    SyncKindAlone(&'static str),
+    #[error("--sqpoll-cpu needs --sqpoll")]
+    SqpollCpuAlone,
+    #[error("--batch-complete-min {min} is above --batch-complete-max {max}")]
+    BatchBounds { min: u32, max: u32 },
 }
 
 fn is_false(b: &bool) -> bool {
@@ -162,15 +170,15 @@ impl UringOptions {
     }
 
     /// Checks the settings against each other; the message names the option.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), TuningError> {
         if self.sqpoll_cpu.is_some() && !self.sqpoll {
-            return Err("--sqpoll-cpu needs --sqpoll".into());
+            return Err(TuningError::SqpollCpuAlone);
         }
         if self.batch_complete_max > 0 && self.batch_complete_min > self.batch_complete_max {
-            return Err(format!(
-                "--batch-complete-min {} is above --batch-complete-max {}",
-                self.batch_complete_min, self.batch_complete_max
-            ));
+            return Err(TuningError::BatchBounds {
+                min: self.batch_complete_min,
+                max: self.batch_complete_max,
+            });
         }
         Ok(())
     }

@@ -148,17 +148,30 @@ pub fn parse_count(text: &str) -> Result<u64, UnitError> {
 /// Highest CPU number accepted in a CPU list.
 pub const MAX_CPU: usize = 65535;
 
+/// Why a CPU list was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    #[error("{0:?} is not a CPU list such as \"0-3,6\"")]
+    NotAList(String),
+    #[error("{0} is not a CPU number (0..={MAX_CPU})")]
+    NotACpu(String),
+    #[error("range '{0}' runs backwards")]
+    Backwards(String),
+    #[error("CPU {0} is listed twice")]
+    Twice(usize),
+}
+
 /// Parses Linux CPU-list syntax: "0-3,6,8-9". Order is kept; repeats are refused.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
-    let parse_one = |s: &str| -> Result<usize, String> {
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, CpuListError> {
+    let parse_one = |s: &str| -> Result<usize, CpuListError> {
         let s = s.trim();
         if s.is_empty() || !s.chars().all(|c| c.is_ascii_digit()) {
-            return Err(format!("{text:?} is not a CPU list such as \"0-3,6\""));
+            return Err(CpuListError::NotAList(text.to_string()));
         }
         s.parse::<usize>()
             .ok()
             .filter(|&c| c <= MAX_CPU)
-            .ok_or_else(|| format!("{s} is not a CPU number (0..={MAX_CPU})"))
+            .ok_or_else(|| CpuListError::NotACpu(s.to_string()))
     };
     let mut cpus = Vec::new();
     let mut seen = vec![false; MAX_CPU + 1];
@@ -171,11 +184,11 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
             }
         };
         if lo > hi {
-            return Err(format!("range '{}' runs backwards", part.trim()));
+            return Err(CpuListError::Backwards(part.trim().to_string()));
         }
         for (cpu, was_seen) in seen.iter_mut().enumerate().take(hi + 1).skip(lo) {
             if std::mem::replace(was_seen, true) {
-                return Err(format!("CPU {cpu} is listed twice"));
+                return Err(CpuListError::Twice(cpu));
             }
             cpus.push(cpu);
         }
@@ -299,7 +312,11 @@ mod tests {
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("a").is_err());
         assert!(parse_cpu_list("1,,2").is_err());
-        assert!(parse_cpu_list("1,1").is_err());
+        assert_eq!(parse_cpu_list("1,1"), Err(CpuListError::Twice(1)));
+        assert_eq!(
+            parse_cpu_list("x").unwrap_err().to_string(),
+            "\"x\" is not a CPU list such as \"0-3,6\""
+        );
         assert!(parse_cpu_list("0-65535").is_ok());
         assert!(parse_cpu_list("70000").is_err());
     }

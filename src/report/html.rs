@@ -307,6 +307,7 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         }
         out.push_str("<p class=\"caption\">One point per interval, at the interval's end. Shaded: warm-up (not in the totals). Red triangles: intervals with I/O errors.</p>\n");
     }
+    out.push_str(&super::html_paths::paths_section(run, &format!("run{i}")));
     out.push_str(&super::net_html::net_section(run, &format!("run{i}")));
     out.push_str(&super::ranks_html::ranks_section(run));
     if let Some(chart) = spectrum_chart(&format!("run{i}-spectrum"), &[("", run)]) {

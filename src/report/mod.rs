@@ -8,6 +8,7 @@ pub mod export;
 pub mod fio_json;
 pub mod format;
 pub mod html;
+pub mod html_paths;
 pub mod json;
 pub mod markdown;
 pub mod net_html;

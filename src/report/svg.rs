@@ -331,6 +331,11 @@ pub enum Mark {
     /// Only hollow squares, no line: points that belong to no line, such as the
     /// closed-loop max run of a latency curve. The legend shows a square.
     Squares,
+    /// A line with the area under it filled down to the frame's bottom: the layers
+    /// of a stacked chart, whose points are the running totals. Drawn in the order
+    /// given, so the caller lists the tallest layer first and each lower one paints
+    /// over it.
+    Area,
 }
 
 /// One named series of (x, y) data points.
@@ -663,7 +668,7 @@ impl Chart {
             .map(|s| {
                 let glyph = match s.mark {
                     Mark::Squares => Glyph::Square,
-                    Mark::Line | Mark::Flags => Glyph::Line { dashed: s.dashed },
+                    Mark::Line | Mark::Flags | Mark::Area => Glyph::Line { dashed: s.dashed },
                 };
                 (s.label.clone(), s.color.clone(), glyph)
             })
@@ -743,6 +748,7 @@ impl Chart {
                 Mark::Line => "line",
                 Mark::Flags => "flags",
                 Mark::Squares => "squares",
+                Mark::Area => "area",
             }
         );
         let pos: Vec<(String, String)> = s
@@ -750,8 +756,21 @@ impl Chart {
             .iter()
             .map(|&(x, y)| (coord(f.px(self.x.frac(x))), coord(f.py(self.y.frac(y)))))
             .collect();
+        if s.mark == Mark::Area && n > 0 {
+            // The fill is a polygon (no `d`): the series' path keeps exactly N vertices.
+            let bottom = coord(f.y0 + f.h);
+            let mut pts = format!("{},{bottom}", pos[0].0);
+            for (x, y) in &pos {
+                let _ = write!(pts, " {x},{y}");
+            }
+            let _ = write!(pts, " {},{bottom}", pos[n - 1].0);
+            let _ = write!(
+                out,
+                r#"<polygon class="area" points="{pts}" fill-opacity="0.75" stroke="none"/>"#
+            );
+        }
         match s.mark {
-            Mark::Line => {
+            Mark::Line | Mark::Area => {
                 if n > 0 {
                     let mut d = String::with_capacity(n * 12);
                     for (i, (x, y)) in pos.iter().enumerate() {

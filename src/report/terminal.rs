@@ -4,6 +4,7 @@
 //! it (the JSON carries both MB/s at 10^6 and MiB/s).
 
 use crate::plan::units::format_size;
+use crate::result::paths::FailoverCost;
 use crate::result::{BlockSizes, Interval, OpTotals, RunResult, RunWorkload, WorkloadEcho};
 use std::fmt::Write as _;
 
@@ -184,6 +185,9 @@ pub fn run_summary(r: &RunResult) -> String {
             );
         }
     }
+    if let Some(f) = &r.failover {
+        let _ = writeln!(s, "{}", failover_line(f));
+    }
     if let Some(st) = &r.steady_stop {
         let judged = match (st.mean, st.value) {
             (Some(m), Some(v)) => format!("last window mean {m:.1}, value {v:.2}"),
@@ -224,6 +228,29 @@ pub fn run_summary(r: &RunResult) -> String {
         );
     }
     s
+}
+
+/// The one-line summary of what path failures cost the workload (latency from the
+/// intended time).
+pub fn failover_line(f: &FailoverCost) -> String {
+    let ms = |us: f64| us / 1e3;
+    if f.intervals == 0 {
+        return format!(
+            "failover cost: none (no path failed; p99 {:.2} ms, max {:.2} ms)",
+            ms(f.normal_p99_us),
+            ms(f.normal_max_us)
+        );
+    }
+    format!(
+        "failover cost: {} of {} I/Os in the {:.1} s with a path failing or down waited beyond the normal p99 of {:.2} ms, {:.1} ms extra in all (max {:.1} ms vs {:.2} ms outside)",
+        f.ios_over_p99,
+        f.window_ios,
+        f.window_s,
+        ms(f.normal_p99_us),
+        f.extra_ms,
+        ms(f.max_us),
+        ms(f.normal_max_us)
+    )
 }
 
 /// What a run did in words: [`workload_words`] for storage, the mode, streams and

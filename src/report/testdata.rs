@@ -161,6 +161,7 @@ pub fn run(
         connections: Vec::new(),
         paths: Vec::new(),
         events: Vec::new(),
+        failover: None,
         ranks: Vec::new(),
         mpi: None,
         steady_stop: None,

@@ -201,6 +201,9 @@ pub struct RunResult {
     /// Connection events and timed-out or re-issued I/Os, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<RunEvent>,
+    /// A target with several paths only: the latency cost of its failovers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failover: Option<paths::FailoverCost>,
     /// Multi-rank (MPI) runs only: each rank's own figures ([`ranks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankResult>,
@@ -411,6 +414,7 @@ impl RunResult {
             connections: Vec::new(),
             paths: Vec::new(),
             events: Vec::new(),
+            failover: None,
             ranks: Vec::new(),
             mpi: None,
             steady_stop: None,

@@ -1,7 +1,8 @@
 //! The result's view of a multipath target: one entry per path for the run
 //! (`runs[].paths[]`) and per interval (`runs[].intervals[].paths[]`, same order).
 //! What happened to the paths is in the run's events (`runs[].events[]`, kinds
-//! `down`, `up`, `timeout`, `reissue`). All absent for a target with one path.
+//! `down`, `up`, `timeout`, `reissue`), and what the failures cost the workload in
+//! `runs[].failover`. All absent for a target with one path.
 
 use serde::{Deserialize, Serialize};
 
@@ -41,4 +42,29 @@ pub struct IntervalPath {
     pub errors: u64,
     /// `up`, `down` or `standby` at the interval's end.
     pub state: String,
+}
+
+/// What path failures cost the workload: the latency (from the intended time) of the
+/// I/Os caught in a failover against the run's normal latency. The failover window is
+/// every measured interval in which some path was down or had a path event (timeout,
+/// down, re-issue); "normal" is every other measured interval (the whole run when
+/// there is no other).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailoverCost {
+    /// Measured intervals in the failover window (0: no path failed).
+    pub intervals: u64,
+    /// Their length in seconds.
+    pub window_s: f64,
+    /// p99 latency of the I/Os outside the window.
+    pub normal_p99_us: f64,
+    /// Largest latency outside the window.
+    pub normal_max_us: f64,
+    /// I/Os answered in the window.
+    pub window_ios: u64,
+    /// Those of them with a latency above `normal_p99_us`: the I/Os caught in it.
+    pub ios_over_p99: u64,
+    /// Their latency beyond `normal_p99_us`, summed: the extra waiting, in ms.
+    pub extra_ms: f64,
+    /// Largest latency in the window.
+    pub max_us: f64,
 }

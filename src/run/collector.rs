@@ -302,6 +302,9 @@ impl Collector {
                 w.observe(&iv);
             }
         }
+        if !warmup {
+            self.paths.add_latency(&iv, &all.lat);
+        }
         self.events.extend(iv.events.iter().cloned());
         self.intervals.push(iv);
         if warmup {
@@ -475,6 +478,7 @@ impl Collector {
             intervals: self.intervals,
             error_samples: self.samples,
             events: self.events,
+            failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
             ranks: Vec::new(),
             mpi: None,

@@ -280,11 +280,11 @@ fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSett
         paths.extend(mp.extra.iter().cloned());
     }
     let npaths = paths.len();
-    let connect: Connect = Arc::new(move |i| {
+    let connect: Connect = Arc::new(move |i, limit_ns| {
         let one: Targets = Arc::new(vec![paths[i].clone()]);
         let mut e: InnerEngine = match engine {
             EngineKind::Iscsi => Box::new(IscsiEngine::new(&one, capacity)?),
-            _ => Box::new(NbdEngine::new(&one, capacity)?),
+            _ => Box::new(NbdEngine::new_within(&one, capacity, limit_ns)?),
         };
         e.connect(1)?;
         Ok(e)

@@ -51,6 +51,15 @@ pub enum RunError {
     Setup { run: String, msg: String },
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// Engine options the kernel, the device or the target refuses.
+    #[error("run '{run}'")]
+    Options { run: String, source: EngineError },
+    /// io_uring and durability settings that contradict each other.
+    #[error("run '{run}'")]
+    Tuning {
+        run: String,
+        source: crate::plan::tuning::TuningError,
+    },
     /// Verification state (key map, crash journal) that cannot be set up.
     #[error("run '{run}'")]
     VerifyState {

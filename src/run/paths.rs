@@ -1,10 +1,13 @@
 //! Per-path figures of a multipath run: the collector adds every worker's path
 //! samples of an interval into one [`IntervalPath`] per path, and the intervals
 //! into the run's [`PathResult`]s. For a kernel dm-multipath device the samples
-//! come from sysfs instead ([`DmPaths`]), read when each interval closes.
+//! come from sysfs instead ([`DmPaths`]), read when each interval closes. It also
+//! splits the measured intervals' latency into the failover window and the rest
+//! for the run's [`FailoverCost`].
 
 use crate::engine::multipath::path::{PathSample, PathState};
-use crate::result::paths::{IntervalPath, PathResult};
+use crate::result::paths::{FailoverCost, IntervalPath, PathResult};
+use crate::result::Interval;
 use crate::stats::histogram::LatencyHistogram;
 use crate::target::dm_paths::DmPaths;
 
@@ -30,6 +33,27 @@ pub struct PathTally {
     totals: Vec<PathResult>,
     /// A kernel dm-multipath target: its paths' sysfs counters.
     dm: Option<DmPaths>,
+    failover: FailoverTally,
+}
+
+/// Latency (from the intended time) of the measured intervals: those in the
+/// failover window (a path down, or a path event) and the others.
+#[derive(Debug, Default)]
+struct FailoverTally {
+    window: LatencyHistogram,
+    normal: LatencyHistogram,
+    intervals: u64,
+    window_s: f64,
+}
+
+/// Whether an interval belongs to the failover window: some path was down at its
+/// end, or something happened to a path during it.
+fn in_failover(iv: &Interval) -> bool {
+    iv.paths.iter().any(|p| p.state == "down")
+        || iv
+            .events
+            .iter()
+            .any(|e| matches!(e.kind.as_str(), "down" | "timeout" | "reissue"))
 }
 
 impl PathTally {
@@ -54,6 +78,7 @@ impl PathTally {
                 })
                 .collect(),
             dm: None,
+            failover: FailoverTally::default(),
         }
     }
 
@@ -146,6 +171,46 @@ impl PathTally {
     pub fn results(&self) -> Vec<PathResult> {
         self.totals.clone()
     }
+
+    /// Adds a measured interval's latency (`lat`, all I/Os of `iv`) to the failover
+    /// window or to the normal share.
+    pub fn add_latency(&mut self, iv: &Interval, lat: &LatencyHistogram) {
+        if self.names.is_empty() {
+            return;
+        }
+        let f = &mut self.failover;
+        if in_failover(iv) {
+            f.window += lat;
+            f.intervals += 1;
+            f.window_s += iv.duration_s;
+        } else {
+            f.normal += lat;
+        }
+    }
+
+    /// What the failovers cost (`None` for a target with one path).
+    pub fn failover_cost(&self) -> Option<FailoverCost> {
+        if self.names.is_empty() {
+            return None;
+        }
+        let f = &self.failover;
+        let mut normal = f.normal.clone();
+        if normal.count() == 0 {
+            normal += &f.window;
+        }
+        let p99_ns = normal.percentile_ns(99.0);
+        let (over, extra_ns) = f.window.excess_over_ns(p99_ns);
+        Some(FailoverCost {
+            intervals: f.intervals,
+            window_s: f.window_s,
+            normal_p99_us: p99_ns as f64 / 1e3,
+            normal_max_us: normal.max_ns() as f64 / 1e3,
+            window_ios: f.window.count(),
+            ios_over_p99: over,
+            extra_ms: extra_ns as f64 / 1e6,
+            max_us: f.window.max_ns() as f64 / 1e3,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +255,64 @@ mod tests {
         assert_eq!((r[0].ios, r[1].ios), (20, 5));
         assert_eq!((r[0].name.as_str(), r[1].uri.as_str()), ("p0", "nbd://b"));
         assert_eq!(r[1].state, "standby");
+    }
+
+    fn lat(ms: &[u64]) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for &m in ms {
+            h.record(m * 1_000_000);
+        }
+        h
+    }
+
+    fn interval(p1_state: &str, event: Option<&str>) -> Interval {
+        Interval {
+            duration_s: 0.5,
+            paths: vec![
+                IntervalPath {
+                    state: "up".into(),
+                    ..Default::default()
+                },
+                IntervalPath {
+                    state: p1_state.into(),
+                    ..Default::default()
+                },
+            ],
+            events: event
+                .map(|k| crate::result::RunEvent {
+                    kind: k.into(),
+                    path: 1,
+                    ..Default::default()
+                })
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn failover_cost_counts_the_ios_caught_above_the_normal_p99() {
+        let mut t = PathTally::new(&[("nbd://a".into(), None), ("nbd://b".into(), None)]);
+        // Normal intervals: 1 ms, 200 I/Os each.
+        for _ in 0..4 {
+            t.add_latency(&interval("up", None), &lat(&[1; 200]));
+        }
+        // The timeout interval: 3 I/Os waited ~1 s, the rest were normal.
+        let mut caught = vec![1; 100];
+        caught.extend([1000, 1001, 1002]);
+        t.add_latency(&interval("down", Some("timeout")), &lat(&caught));
+        // Path 1 still down, nothing slow; then the path is up again (an `up` event
+        // alone is not a failure).
+        t.add_latency(&interval("down", None), &lat(&[1; 50]));
+        t.add_latency(&interval("up", Some("up")), &lat(&[1; 50]));
+        let c = t.failover_cost().unwrap();
+        assert_eq!((c.intervals, c.window_ios, c.ios_over_p99), (2, 153, 3));
+        assert!((c.window_s - 1.0).abs() < 1e-9);
+        assert!((c.normal_p99_us - 1000.0).abs() < 2.0, "{c:?}");
+        assert!((c.max_us - 1_002_000.0).abs() < 1.0, "{c:?}");
+        // (1000 + 1001 + 1002) − 3 × 1 ms beyond the normal p99, within 0.1 %.
+        assert!((c.extra_ms - 3000.0).abs() < 3.0, "{c:?}");
+        // One path: no cost at all.
+        assert!(PathTally::new(&[]).failover_cost().is_none());
     }
 }

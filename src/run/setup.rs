@@ -78,7 +78,10 @@ fn check_uring(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(
         }
     }
     if engine == EngineKind::Uring {
-        UringEngine::check_options(targets, &run.io.uring).map_err(|e| setup(e.to_string()))?;
+        UringEngine::check_options(targets, &run.io.uring).map_err(|source| RunError::Options {
+            run: run.name.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -137,7 +140,10 @@ fn check_tuning_probed(
             direct: p.direct,
         });
     }
-    UringEngine::check_sites(&sites, uring).map_err(|e| setup(e.to_string()))
+    UringEngine::check_sites(&sites, uring).map_err(|source| RunError::Options {
+        run: run.name.clone(),
+        source,
+    })
 }
 
 fn durability_msg(flag: &str, uri: &str) -> String {
@@ -272,7 +278,10 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
     if run.duration_ns.is_none() && run.passes.is_none() {
         return Err(setup("needs a duration or a number of passes".into()));
     }
-    run.io.check().map_err(&setup)?;
+    run.io.check().map_err(|source| RunError::Tuning {
+        run: run.name.clone(),
+        source,
+    })?;
     if opts.connections == 0 {
         return Err(setup("needs at least 1 connection per target".into()));
     }

@@ -292,6 +292,20 @@ impl LatencyHistogram {
         Some(h)
     }
 
+    /// The latencies above `threshold_ns`: how many, and their sum beyond it (ns).
+    /// Each is taken at its bucket's lowest value, so within the bucket error.
+    pub fn excess_over_ns(&self, threshold_ns: u64) -> (u64, u128) {
+        let (mut n, mut extra) = (0u64, 0u128);
+        for (i, &c) in self.counts.iter().enumerate() {
+            let v = bucket_value(i);
+            if c > 0 && v > threshold_ns {
+                n += c;
+                extra += u128::from(v - threshold_ns) * u128::from(c);
+            }
+        }
+        (n, extra)
+    }
+
     /// Empties the histogram, keeping its allocation.
     pub fn reset(&mut self) {
         self.counts.fill(0);

@@ -5,14 +5,14 @@
 use super::*;
 use std::time::Instant;
 
-fn chromium() -> Option<&'static str> {
+pub(super) fn chromium() -> Option<&'static str> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
 }
 
 /// Runs headless Chromium on a file; returns (dumped DOM, stderr, seconds).
-fn render(
+pub(super) fn render(
     browser: &str,
     html: &std::path::Path,
     screenshot: Option<&std::path::Path>,
@@ -45,7 +45,7 @@ fn render(
 }
 
 /// (series name, declared count, drawn points) for every series in the DOM.
-fn series(dom: &str) -> Vec<(String, usize, usize)> {
+pub(super) fn series(dom: &str) -> Vec<(String, usize, usize)> {
     let mut out = Vec::new();
     for part in dom.split("<g class=\"series").skip(1) {
         let head = &part[..part.find('>').unwrap()];
@@ -72,7 +72,7 @@ fn series(dom: &str) -> Vec<(String, usize, usize)> {
     out
 }
 
-fn screenshot_dir() -> std::path::PathBuf {
+pub(super) fn screenshot_dir() -> std::path::PathBuf {
     let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-screenshots");
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -185,7 +185,7 @@ fn hour_long_result_stays_small_and_opens_fast() {
 }
 
 /// The series of one chart (`data-chart="ID"`) in the DOM, as [`series`] gives them.
-fn chart_series(dom: &str, id: &str) -> Vec<(String, usize, usize)> {
+pub(super) fn chart_series(dom: &str, id: &str) -> Vec<(String, usize, usize)> {
     let Some(start) = dom.find(&format!("data-chart=\"{id}\"")) else {
         return Vec::new();
     };

@@ -191,8 +191,28 @@ impl Spawned {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        Self::start_with(ioscope(), args)
+    }
+
+    /// [`Spawned::start`] inside the network namespace `ns` (`ip netns exec`, which
+    /// execs ioscope: the child's PID is ioscope's own).
+    pub fn start_in_netns<I, S>(ns: &str, args: I) -> Spawned
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_ioscope")]);
+        Self::start_with(cmd, args)
+    }
+
+    fn start_with<I, S>(mut cmd: Command, args: I) -> Spawned
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let child = ioscope()
+        let child = cmd
             .args(&args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -390,4 +410,100 @@ pub fn skip_or_fail(why: &str) {
         panic!("prerequisite missing in CI: {why}");
     }
     eprintln!("SKIPPED: {why}");
+}
+
+/// Two network namespaces of the test's own joined by a veth pair (client side
+/// 10.251.0.1, server side 10.251.0.2, MTU 9000; the addresses exist only inside the
+/// namespaces), deleted on drop, also when the test fails. Tests that talk over it
+/// run their programs with `ip netns exec` ([`Spawned::start_in_netns`]).
+pub struct NetnsPair {
+    pub client_ns: String,
+    pub server_ns: String,
+    /// The veth end inside the server namespace (taking it down cuts the link).
+    pub server_dev: String,
+}
+
+impl NetnsPair {
+    pub fn ip(args: &[&str]) -> Result<(), String> {
+        let o = Command::new("ip")
+            .args(args)
+            .output()
+            .map_err(|e| format!("ip: {e}"))?;
+        if o.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "ip {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&o.stderr)
+            ))
+        }
+    }
+
+    /// The pair, named after `tag` and this process (so tests running at once do
+    /// not meet), with a token bucket of `rate` on the client's egress when given.
+    pub fn new(tag: &str, rate: Option<&str>) -> Result<NetnsPair, String> {
+        if !is_root() {
+            return Err("not root".into());
+        }
+        let pid = std::process::id();
+        let (vc, vs) = (format!("ioc{pid}"), format!("ios{pid}"));
+        let pair = NetnsPair {
+            client_ns: format!("ioscope-{tag}-c{pid}"),
+            server_ns: format!("ioscope-{tag}-s{pid}"),
+            server_dev: vs.clone(),
+        };
+        let (c, s) = (pair.client_ns.clone(), pair.server_ns.clone());
+        Self::ip(&["netns", "add", &c])?;
+        Self::ip(&["netns", "add", &s])?;
+        Self::ip(&[
+            "-n", &c, "link", "add", &vc, "mtu", "9000", "type", "veth", "peer", "name", &vs,
+            "netns", &s, "mtu", "9000",
+        ])?;
+        Self::ip(&["-n", &c, "addr", "add", "10.251.0.1/24", "dev", &vc])?;
+        Self::ip(&["-n", &s, "addr", "add", "10.251.0.2/24", "dev", &vs])?;
+        for (ns, dev) in [(&c, &vc), (&s, &vs)] {
+            Self::ip(&["-n", ns, "link", "set", "lo", "up"])?;
+            Self::ip(&["-n", ns, "link", "set", dev, "up"])?;
+        }
+        if let Some(rate) = rate {
+            let o = Command::new("ip")
+                .args([
+                    "netns", "exec", &c, "tc", "qdisc", "add", "dev", &vc, "root", "tbf",
+                ])
+                .args(["rate", rate, "burst", "128kb", "latency", "50ms"])
+                .output()
+                .map_err(|e| format!("tc: {e}"))?;
+            if !o.status.success() {
+                return Err(format!("tc: {}", String::from_utf8_lossy(&o.stderr)));
+            }
+        }
+        Ok(pair)
+    }
+
+    /// Takes the server's veth end down (`up = false`: packets vanish, nothing is
+    /// reset, like a pulled cable) or up again.
+    pub fn set_link(&self, up: bool) -> Result<(), String> {
+        let state = if up { "up" } else { "down" };
+        Self::ip(&[
+            "-n",
+            &self.server_ns,
+            "link",
+            "set",
+            &self.server_dev,
+            state,
+        ])
+    }
+}
+
+impl Drop for NetnsPair {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes the veth end inside it (and so its peer).
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.client_ns])
+            .status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.server_ns])
+            .status();
+    }
 }

@@ -327,83 +327,9 @@ fn net_server_survives_vanishing_clients_and_strangers() {
     assert!(log.contains("not the ioscope protocol"), "{log}");
 }
 
-/// Two network namespaces of this test's own joined by a veth pair, deleted on drop.
-struct NetnsPair {
-    client_ns: String,
-    server_ns: String,
-}
-
-impl NetnsPair {
-    fn ip(args: &[&str]) -> Result<(), String> {
-        let o = Command::new("ip")
-            .args(args)
-            .output()
-            .map_err(|e| format!("ip: {e}"))?;
-        if o.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "ip {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&o.stderr)
-            ))
-        }
-    }
-
-    /// Client side 10.251.0.1, server side 10.251.0.2, MTU 9000, and a token bucket
-    /// of `rate` on the client's egress. Addresses exist only inside the namespaces.
-    fn new(rate: &str) -> Result<NetnsPair, String> {
-        if !is_root() {
-            return Err("not root".into());
-        }
-        let pid = std::process::id();
-        let pair = NetnsPair {
-            client_ns: format!("ioscope-c{pid}"),
-            server_ns: format!("ioscope-s{pid}"),
-        };
-        let (c, s) = (pair.client_ns.clone(), pair.server_ns.clone());
-        let (vc, vs) = (format!("ioc{pid}"), format!("ios{pid}"));
-        Self::ip(&["netns", "add", &c])?;
-        Self::ip(&["netns", "add", &s])?;
-        Self::ip(&[
-            "-n", &c, "link", "add", &vc, "mtu", "9000", "type", "veth", "peer", "name", &vs,
-            "netns", &s, "mtu", "9000",
-        ])?;
-        Self::ip(&["-n", &c, "addr", "add", "10.251.0.1/24", "dev", &vc])?;
-        Self::ip(&["-n", &s, "addr", "add", "10.251.0.2/24", "dev", &vs])?;
-        for (ns, dev) in [(&c, &vc), (&s, &vs)] {
-            Self::ip(&["-n", ns, "link", "set", "lo", "up"])?;
-            Self::ip(&["-n", ns, "link", "set", dev, "up"])?;
-        }
-        let o = Command::new("ip")
-            .args([
-                "netns", "exec", &c, "tc", "qdisc", "add", "dev", &vc, "root", "tbf",
-            ])
-            .args(["rate", rate, "burst", "128kb", "latency", "50ms"])
-            .output()
-            .map_err(|e| format!("tc: {e}"))?;
-        if !o.status.success() {
-            return Err(format!("tc: {}", String::from_utf8_lossy(&o.stderr)));
-        }
-        Ok(pair)
-    }
-}
-
-impl Drop for NetnsPair {
-    fn drop(&mut self) {
-        // Deleting a namespace deletes the veth end inside it (and so its peer).
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.client_ns])
-            .status();
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.server_ns])
-            .status();
-    }
-}
-
 #[test]
 fn net_netns_veth_with_tbf_measures_one_gigabit() {
-    let ns = match NetnsPair::new("1gbit") {
+    let ns = match NetnsPair::new("tbf", Some("1gbit")) {
         Ok(n) => n,
         Err(why) => return skip_or_fail(&format!("network namespace test: {why}")),
     };

@@ -6,15 +6,23 @@
 //! is stopped by its PID when the test ends, passed or failed.
 
 use super::*;
+use ioscope::result::RunEvent;
 use std::time::{Duration, Instant};
 
-/// One nbdkit serving `file` on 127.0.0.1:`port`, with the stats filter in front.
+/// One nbdkit serving `file` on `host`:`port` (127.0.0.1, or an address inside a
+/// network namespace of the test's own), with the stats filter in front.
 struct PathServer {
     child: Option<std::process::Child>,
     port: u16,
     file: PathBuf,
     stats: PathBuf,
     uri: String,
+    host: String,
+    /// The namespace the server runs in (`ip netns exec`, which execs nbdkit: the
+    /// child's PID is the server's own).
+    netns: Option<String>,
+    /// Written by nbdkit once it listens (how readiness is seen inside a namespace).
+    pidfile: PathBuf,
 }
 
 impl PathServer {
@@ -23,12 +31,27 @@ impl PathServer {
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("finding a free port: {e}"))?
             .port();
+        Self::start_at(dir, file, name, None, "127.0.0.1", port)
+    }
+
+    /// A server inside the network namespace `netns` (any port is free there).
+    fn start_at(
+        dir: &Path,
+        file: &Path,
+        name: &str,
+        netns: Option<&str>,
+        host: &str,
+        port: u16,
+    ) -> Result<PathServer, String> {
         let mut s = PathServer {
             child: None,
             port,
             file: file.to_path_buf(),
             stats: dir.join(format!("{name}.stats")),
-            uri: format!("nbd://127.0.0.1:{port}"),
+            uri: format!("nbd://{host}:{port}"),
+            host: host.to_string(),
+            netns: netns.map(str::to_string),
+            pidfile: dir.join(format!("{name}.pid")),
         };
         s.spawn()?;
         Ok(s)
@@ -39,9 +62,20 @@ impl PathServer {
         if Command::new("nbdkit").arg("--version").output().is_err() {
             return Err("nbdkit is not installed (Debian package nbdkit)".into());
         }
-        let child = Command::new("nbdkit")
+        let _ = std::fs::remove_file(&self.pidfile);
+        let mut cmd = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "nbdkit"]);
+                c
+            }
+            None => Command::new("nbdkit"),
+        };
+        let child = cmd
             .args(["--foreground", "--exit-with-parent", "--filter=stats"])
-            .args(["-i", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-i", &self.host, "-p", &self.port.to_string()])
+            .arg("-P")
+            .arg(&self.pidfile)
             .arg("file")
             .arg(&self.file)
             .arg(format!("statsfile={}", self.stats.display()))
@@ -49,7 +83,7 @@ impl PathServer {
             .map_err(|e| format!("starting nbdkit: {e}"))?;
         self.child = Some(child);
         let t0 = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        while !self.listening() {
             if let Some(Ok(Some(st))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return Err(format!("nbdkit exited at start: {st}"));
             }
@@ -61,10 +95,46 @@ impl PathServer {
         Ok(())
     }
 
+    /// Whether the server accepts connections: its PID file is written (inside a
+    /// namespace this process cannot connect to it), and on 127.0.0.1 it answers.
+    fn listening(&self) -> bool {
+        let written = std::fs::read_to_string(&self.pidfile).is_ok_and(|t| t.ends_with('\n'));
+        written
+            && (self.netns.is_some()
+                || std::net::TcpStream::connect((self.host.as_str(), self.port)).is_ok())
+    }
+
     fn signal(&self, sig: i32) {
         if let Some(c) = &self.child {
             // SAFETY: signalling our own child, not yet reaped, by its PID.
             unsafe { libc::kill(c.id() as i32, sig) };
+        }
+    }
+
+    /// Stops the server (SIGSTOP: its connections stay, nothing answers) for `d`,
+    /// then resumes it. nbdkit 1.32 sometimes aborts when it resumes and finds ~1000
+    /// requests of a closed connection in its socket; that is the server's failure,
+    /// and a path whose server died comes back when it is restarted, so it is
+    /// restarted then.
+    fn stall(&mut self, d: Duration) {
+        self.signal(libc::SIGSTOP);
+        std::thread::sleep(d);
+        self.signal(libc::SIGCONT);
+        self.restart_if_died("resume");
+    }
+
+    /// Restarts the server if it died within 300 ms of `when` (nbdkit 1.32 aborts,
+    /// `raw_send_socket: Assertion sock >= 0`, when a connection whose client has
+    /// gone is reset under its queued replies: after a resume, or a link back up).
+    fn restart_if_died(&mut self, when: &str) {
+        std::thread::sleep(Duration::from_millis(300));
+        if let Some(Ok(Some(st))) = self.child.as_mut().map(|c| c.try_wait()) {
+            eprintln!(
+                "note: nbdkit of {} ended on {when} ({st}); restarting it",
+                self.uri
+            );
+            self.child = None;
+            self.spawn().unwrap();
         }
     }
 
@@ -127,6 +197,97 @@ fn write_random(file: &Path, mib: usize, seed: u64) {
         w.copy_from_slice(&x.to_le_bytes());
     }
     std::fs::write(file, data).unwrap();
+}
+
+/// The first `down` and the first `up` event of `path`; fails the test with the
+/// events and the path's intervals when either is missing.
+#[track_caller]
+fn down_and_up(run: &RunResult, path: u32) -> (&RunEvent, &RunEvent) {
+    let find = |kind: &str| run.events.iter().find(|e| e.path == path && e.kind == kind);
+    match (find("down"), find("up")) {
+        (Some(d), Some(u)) => (d, u),
+        _ => panic!(
+            "path {path}: events {:?}; per interval {:?}",
+            kinds(run),
+            path_intervals(run, path)
+        ),
+    }
+}
+
+/// (path, kind) of every event.
+fn kinds(run: &RunResult) -> Vec<(u32, &str)> {
+    run.events
+        .iter()
+        .map(|e| (e.path, e.kind.as_str()))
+        .collect()
+}
+
+/// (t_s, I/Os, state) of `path` in every interval, for messages.
+fn path_intervals(run: &RunResult, path: u32) -> Vec<(f64, u64, String)> {
+    run.intervals
+        .iter()
+        .map(|iv| {
+            let p = &iv.paths[path as usize];
+            (iv.t_s, p.ios, p.state.clone())
+        })
+        .collect()
+}
+
+/// I/Os `path` answered in the intervals that ended after `t_s`.
+fn ios_after(run: &RunResult, path: u32, t_s: f64) -> u64 {
+    run.intervals
+        .iter()
+        .filter(|iv| iv.t_s > t_s)
+        .map(|iv| iv.paths[path as usize].ios)
+        .sum()
+}
+
+/// Whether some interval shows `path` down with no I/O at all.
+fn down_and_idle(run: &RunResult, path: u32) -> bool {
+    run.intervals.iter().any(|iv| {
+        let p = &iv.paths[path as usize];
+        p.ios == 0 && p.state == "down"
+    })
+}
+
+/// The arguments of an open-loop 4 KiB random-read run over `uris` (path 0 first)
+/// with 500 ms intervals and a 1 s path deadline, writing its result to `json`.
+fn open_loop_args(
+    uris: &[&str],
+    rate: u32,
+    qd: u32,
+    secs: u32,
+    retry: &str,
+    json: &Path,
+) -> Vec<String> {
+    let mut a: Vec<String> = vec!["run".into(), "-t".into(), uris[0].into()];
+    for u in &uris[1..] {
+        a.extend(["--path".into(), u.to_string()]);
+    }
+    a.extend(
+        [
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate",
+            &rate.to_string(),
+            "--qd",
+            &qd.to_string(),
+            "--duration",
+            &format!("{secs}s"),
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "1s",
+            "--path-retry",
+            retry,
+            "--json",
+            &json.display().to_string(),
+        ]
+        .map(String::from),
+    );
+    a
 }
 
 fn share(a: u64, b: u64) -> f64 {
@@ -276,50 +437,18 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
         return;
     };
     let json = d.path().join("r.json");
-    let mut child = Spawned::start(
-        [
-            "run",
-            "-t",
-            &s[0].uri,
-            "--path",
-            &s[1].uri,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--rate",
-            "2000",
-            "--qd",
-            "64",
-            "--duration",
-            "8s",
-            "--interval",
-            "500ms",
-            "--io-timeout",
-            "1s",
-            "--path-retry",
-            "500ms",
-            "--json",
-        ]
-        .iter()
-        .map(|a| a.to_string())
-        .chain([json.display().to_string()]),
-    );
+    let mut child = Spawned::start(open_loop_args(
+        &[&s[0].uri, &s[1].uri],
+        2000,
+        64,
+        8,
+        "500ms",
+        &json,
+    ));
     child.wait_first_interval(&json, Duration::from_secs(20));
     // The first interval closed at t = 0.5 s: stall path 1 over t ≈ 2 … 4 s.
     std::thread::sleep(Duration::from_millis(1500));
-    s[1].signal(libc::SIGSTOP);
-    std::thread::sleep(Duration::from_secs(2));
-    s[1].signal(libc::SIGCONT);
-    // nbdkit 1.32 sometimes aborts when it resumes and finds ~1000 requests of a
-    // closed connection in its socket; that is the server's failure, and a path
-    // whose server died comes back when it is restarted, so restart it then.
-    std::thread::sleep(Duration::from_millis(300));
-    if let Some(Ok(Some(st))) = s[1].child.as_mut().map(|c| c.try_wait()) {
-        eprintln!("note: nbdkit of path 1 ended on resume ({st}); restarting it");
-        s[1].child = None;
-        s[1].spawn().unwrap();
-    }
+    s[1].stall(Duration::from_secs(2));
     let r = child.finish_result(&json).expect_code(0);
     let run = r.run(0);
     let want = 2000.0 * 8.0;
@@ -330,47 +459,23 @@ fn multipath_a_stalled_path_is_invisible_to_an_open_loop_workload() {
         "achieved {done} of {want}; events {:?}",
         run.events
     );
-    let kinds: Vec<(u32, &str)> = run
-        .events
-        .iter()
-        .map(|e| (e.path, e.kind.as_str()))
-        .collect();
-    let down = run.events.iter().find(|e| e.path == 1 && e.kind == "down");
-    let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
-    let per_interval: Vec<_> = run
-        .intervals
-        .iter()
-        .map(|iv| (iv.t_s, iv.paths[1].ios, iv.paths[1].state.clone()))
-        .collect();
-    let (Some(down), Some(up)) = (down, up) else {
-        panic!("events: {kinds:?}; path 1 per interval {per_interval:?}");
-    };
+    let (down, up) = down_and_up(run, 1);
+    let kinds = kinds(run);
     assert!(kinds.contains(&(1, "timeout")), "{kinds:?}");
     assert!((2.0..5.0).contains(&down.t_s), "down at {}", down.t_s);
     assert!(up.t_s > down.t_s && up.t_s < 7.5, "up at {}", up.t_s);
     assert!(run.paths[1].reissued >= 1);
     // Path 1 carries I/O again once it is back.
-    let after: u64 = run
-        .intervals
-        .iter()
-        .filter(|iv| iv.t_s > up.t_s + 0.5)
-        .map(|iv| iv.paths[1].ios)
-        .sum();
+    let after = ios_after(run, 1, up.t_s + 0.5);
     assert!(
         after > 100,
-        "path 1 after it came back at {}: {after} I/Os; events {:?}; path 1 per interval {:?}",
+        "path 1 after it came back at {}: {after} I/Os; events {kinds:?}; path 1 per interval {:?}",
         up.t_s,
-        run.events,
-        run.intervals
-            .iter()
-            .map(|iv| (iv.t_s, iv.paths[1].ios, iv.paths[1].state.clone()))
-            .collect::<Vec<_>>()
+        path_intervals(run, 1)
     );
     // While it was down, path 1 had intervals with no I/O at all.
     assert!(
-        run.intervals
-            .iter()
-            .any(|iv| iv.paths[1].ios == 0 && iv.paths[1].state == "down"),
+        down_and_idle(run, 1),
         "no interval shows path 1 down and idle"
     );
 }
@@ -420,21 +525,241 @@ fn multipath_a_killed_and_restarted_server_fails_back() {
     let r = child.finish_result(&json).expect_code(0);
     let run = r.run(0);
     assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
-    let kinds: Vec<(u32, &str)> = run
-        .events
-        .iter()
-        .map(|e| (e.path, e.kind.as_str()))
-        .collect();
-    let up = run.events.iter().find(|e| e.path == 1 && e.kind == "up");
-    assert!(kinds.contains(&(1, "down")), "{kinds:?}");
-    let Some(up) = up else {
-        panic!("no up event: {kinds:?}");
+    let (_, up) = down_and_up(run, 1);
+    let after = ios_after(run, 1, up.t_s + 0.5);
+    assert!(after > 50, "path 1 after the restart: {after} I/Os");
+}
+
+#[test]
+fn multipath_a_cut_link_in_a_netns_is_invisible_and_fails_back() {
+    let ns = match NetnsPair::new("mpcut", None) {
+        Ok(n) => n,
+        Err(why) => return skip_or_fail(&format!("network namespace test: {why}")),
     };
-    let after: u64 = run
+    let d = tempdir();
+    let file = d.path().join("lun.img");
+    write_random(&file, 16, 1);
+    // Path 0 on the client namespace's own loopback, path 1 across the veth pair.
+    let started = PathServer::start_at(
+        d.path(),
+        &file,
+        "p0",
+        Some(&ns.client_ns),
+        "127.0.0.1",
+        10900,
+    )
+    .and_then(|a| {
+        PathServer::start_at(
+            d.path(),
+            &file,
+            "p1",
+            Some(&ns.server_ns),
+            "10.251.0.2",
+            10901,
+        )
+        .map(|b| (a, b))
+    });
+    let (s0, mut s1) = match started {
+        Ok(s) => s,
+        Err(why) => return skip_or_fail(&format!("nbdkit: {why}")),
+    };
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start_in_netns(
+        &ns.client_ns,
+        open_loop_args(&[&s0.uri, &s1.uri], 1000, 32, 9, "300ms", &json),
+    );
+    child.wait_first_interval(&json, Duration::from_secs(20));
+    // The first interval closed at t = 0.5 s: the link is out over t ≈ 3 … 6 s.
+    std::thread::sleep(Duration::from_millis(2500));
+    ns.set_link(false).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    ns.set_link(true).unwrap();
+    s1.restart_if_died("link up");
+    let r = child.finish_result(&json).expect_code(0);
+    let run = r.run(0);
+    let per_interval = path_intervals(run, 1);
+    assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
+    let (down, up) = down_and_up(run, 1);
+    let kinds = kinds(run);
+    // Nothing was reset: the path failed by its deadline, not by an error.
+    assert!(kinds.contains(&(1, "timeout")), "{kinds:?}");
+    assert!((2.5..5.5).contains(&down.t_s), "down at {}", down.t_s);
+    assert!(
+        up.t_s > down.t_s && up.t_s > 5.5 && up.t_s < 8.5,
+        "up at {}; events {kinds:?}",
+        up.t_s
+    );
+    let after = ios_after(run, 1, up.t_s + 0.5);
+    assert!(
+        after > 50,
+        "path 1 after the link came back at {}: {after} I/Os; {per_interval:?}",
+        up.t_s
+    );
+    assert!(
+        down_and_idle(run, 1),
+        "no interval shows path 1 down and idle: {per_interval:?}"
+    );
+    let f = run.failover.as_ref().expect("runs[].failover");
+    assert!(f.intervals >= 2 && f.ios_over_p99 >= 1, "{f:?}");
+    assert!(f.max_us >= 900_000.0, "the failover cost ~1 s: {f:?}");
+    eprintln!(
+        "netns cut: down at {:.2} s, up at {:.2} s; {f:?}",
+        down.t_s, up.t_s
+    );
+}
+
+/// The mean total MB/s of `ivs`.
+fn mean_mbps(ivs: &[&Interval]) -> f64 {
+    ivs.iter().map(|iv| iv.mbps).sum::<f64>() / ivs.len().max(1) as f64
+}
+
+// The seed's SMB3 picture, shortened: four links to one device, sequential 1 MiB
+// reads, one link stalled for a few seconds and back; the other three carry every
+// I/O meanwhile, and the HTML report's timeline shows it.
+#[test]
+fn multipath_four_links_one_out_the_others_carry_the_reads() {
+    let Some((d, mut s)) = paths(4, 64) else {
+        return;
+    };
+    let json = d.path().join("r.json");
+    let html = d.path().join("r.html");
+    let mut args: Vec<String> = vec!["run".into(), "-t".into(), s[0].uri.clone()];
+    for p in &s[1..] {
+        args.extend(["--path".into(), p.uri.clone()]);
+    }
+    args.extend(
+        [
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--qd",
+            "8",
+            "--duration",
+            "10s",
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "1s",
+            "--path-retry",
+            "300ms",
+            "--html",
+        ]
+        .map(String::from),
+    );
+    args.extend([
+        html.display().to_string(),
+        "--json".into(),
+        json.display().to_string(),
+    ]);
+    let mut child = Spawned::start(&args);
+    child.wait_first_interval(&json, Duration::from_secs(20));
+    // Path 2 out over t ≈ 3 … 6.5 s.
+    std::thread::sleep(Duration::from_millis(2500));
+    s[2].stall(Duration::from_millis(3500));
+    let r = child.finish_result(&json);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        r.stdout,
+        r.stderr
+    );
+    let run = r.run(0);
+    let per_interval: Vec<_> = run
+        .intervals
+        .iter()
+        .map(|iv| {
+            (
+                iv.t_s,
+                iv.mbps.round(),
+                iv.paths.iter().map(|p| p.ios).collect::<Vec<_>>(),
+                iv.paths[2].state.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(run.totals.read.errors, 0, "the workload saw errors");
+    let (down, up) = down_and_up(run, 2);
+    // Before the stall (it began 1 s, the deadline, before `down`), while path 2 is
+    // down with no event in the interval (the deadline's own interval holds the
+    // stall), and after it is back.
+    let before: Vec<&Interval> = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s < down.t_s - 1.5)
+        .collect();
+    let out: Vec<&Interval> = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.paths[2].state == "down" && iv.events.is_empty())
+        .collect();
+    let after: Vec<&Interval> = run
         .intervals
         .iter()
         .filter(|iv| iv.t_s > up.t_s + 0.5)
-        .map(|iv| iv.paths[1].ios)
-        .sum();
-    assert!(after > 50, "path 1 after the restart: {after} I/Os");
+        .collect();
+    assert!(
+        before.len() >= 2 && out.len() >= 2 && after.len() >= 2,
+        "before {}, out {}, after {}: {per_interval:?}",
+        before.len(),
+        out.len(),
+        after.len()
+    );
+    for iv in &out {
+        assert_eq!(iv.paths[2].ios, 0, "path 2 carried I/O while down");
+        let others: u64 = [0, 1, 3].iter().map(|&k| iv.paths[k].ios).sum();
+        assert_eq!(others, iv.ios, "the other three carry every I/O");
+    }
+    let (b, o, a) = (mean_mbps(&before), mean_mbps(&out), mean_mbps(&after));
+    eprintln!(
+        "four links, 1 MiB sequential reads: {b:.0} MB/s before, {o:.0} MB/s with path 2 out ({:.0}%), {a:.0} MB/s after; events {:?}",
+        100.0 * o / b,
+        run.events
+            .iter()
+            .map(|e| (e.t_s, e.path, e.kind.as_str()))
+            .collect::<Vec<_>>()
+    );
+    // A loaded 2-core machine limits the total, not the links, so the band is loose:
+    // the three carry at least half of what the four did. After, path 2 takes its
+    // quarter again (rr:1); the total then is whatever the shared machine allows
+    // (printed above, not asserted: parallel builds swing it 4× within seconds).
+    assert!(o >= 0.5 * b, "{o:.0} vs {b:.0} MB/s: {per_interval:?}");
+    let back: u64 = after.iter().map(|iv| iv.paths[2].ios).sum();
+    let all_after: u64 = after.iter().map(|iv| iv.ios).sum();
+    let share_back = back as f64 / all_after.max(1) as f64;
+    assert!(
+        (0.2..=0.3).contains(&share_back),
+        "path 2 carried {back} of {all_after} I/Os after it came back: {per_interval:?}"
+    );
+    // The HTML timeline: one stacked layer per path with every interval, and the
+    // path events flagged, in a real browser.
+    let Some(browser) = super::html::chromium() else {
+        return skip_or_fail("chromium is not installed");
+    };
+    let (dom, err, _) = super::html::render(browser, &html, None);
+    assert!(!err.contains(":CONSOLE("), "console output: {err}");
+    let chart = super::html::chart_series(&dom, "run0-paths");
+    for k in 0..4 {
+        let name = format!("path_p{k}_mbps");
+        let layer = chart.iter().find(|(n, _, _)| *n == name);
+        assert_eq!(
+            layer.map(|(_, declared, drawn)| (*declared, *drawn)),
+            Some((run.intervals.len(), run.intervals.len())),
+            "{name} in {chart:?}"
+        );
+    }
+    for kind in ["down", "up", "timeout"] {
+        let n = run.events.iter().filter(|e| e.kind == kind).count();
+        let flags = chart.iter().find(|(s, _, _)| *s == format!("event_{kind}"));
+        assert_eq!(
+            flags.map(|(_, declared, drawn)| (*declared, *drawn)),
+            Some((n, n)),
+            "{kind} flags in {chart:?}"
+        );
+    }
+    assert!(dom.contains("failover cost:"), "no failover line");
+    let lat = super::html::chart_series(&dom, "run0-paths-latency");
+    assert_eq!(lat.len(), 3, "{lat:?}");
+    let shot = super::html::screenshot_dir().join("multipath-four-links.png");
+    let _ = super::html::render(browser, &html, Some(&shot));
 }

@@ -21,8 +21,10 @@ use policy::{PathLoad, Selector};
 use std::sync::Arc;
 
 /// Opens a fresh inner engine for path `i` (used at start and by probes, on a
-/// probe thread).
-pub type Connect = Arc<dyn Fn(usize) -> Result<InnerEngine, EngineError> + Send + Sync>;
+/// probe thread), giving up after the second argument in ns where the inner engine
+/// can bound its connection set-up (NBD; iSCSI's blocking login cannot be bounded,
+/// so its probe ends when the attempt does).
+pub type Connect = Arc<dyn Fn(usize, u64) -> Result<InnerEngine, EngineError> + Send + Sync>;
 
 /// Settings of a multipath engine.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +35,14 @@ pub struct MultipathSettings {
     pub timeout_ns: u64,
     /// Interval between probes of a path that is down.
     pub retry_ns: u64,
+}
+
+impl MultipathSettings {
+    /// How long one connection attempt (at start, or a probe) may take: the longer
+    /// of the I/O deadline and the probe interval.
+    pub fn connect_limit_ns(&self) -> u64 {
+        self.timeout_ns.max(self.retry_ns)
+    }
 }
 
 /// A request the engine holds until some path has answered it.
@@ -65,7 +75,8 @@ fn is_path_error(errno: i64) -> bool {
     .contains(&(errno as i32))
 }
 
-/// How long a wait on one path lasts while others also have requests out.
+/// How long a wait on one path lasts while others also have requests out, for inner
+/// engines without descriptors to wait on (NBD and iSCSI have them).
 const WAIT_SLICE_NS: u64 = 100_000;
 
 /// One worker's multipath engine.
@@ -80,6 +91,8 @@ pub struct MultipathEngine {
     /// Requests finished here (failed with no path left), returned at the next reap.
     ready: Vec<Completion>,
     scratch: Vec<Completion>,
+    /// The busy paths' descriptors of the current wait.
+    fds: Vec<libc::pollfd>,
     loads: Vec<PathLoad>,
     /// Path events for the worker (`conn` is the path index).
     events: Vec<EngineEvent>,
@@ -103,8 +116,9 @@ impl MultipathEngine {
         let mut paths = Vec::with_capacity(npaths);
         let mut events = Vec::new();
         let mut first_err = None;
+        let limit_ns = settings.connect_limit_ns();
         for i in 0..npaths {
-            match connect(i) {
+            match connect(i, limit_ns) {
                 Ok(e) => paths.push(Path::new(e, now)),
                 Err(e) => {
                     let why = crate::errors::chain(&e);
@@ -138,6 +152,7 @@ impl MultipathEngine {
             free: (0..capacity.max(1) as u32).rev().collect(),
             ready: Vec::new(),
             scratch: Vec::with_capacity(capacity),
+            fds: Vec::new(),
             loads: Vec::with_capacity(npaths),
             events,
             rewrites_after_timeout: 0,
@@ -312,8 +327,6 @@ impl MultipathEngine {
                 );
                 self.event(now, p, EngineEventKind::Up, detail);
             }
-            let limit = self.settings.timeout_ns.max(self.settings.retry_ns);
-            self.paths[p].expire_probe(now, limit);
             if self.paths[p].probe_due(now) {
                 self.start_probe(p, now);
             }
@@ -324,19 +337,22 @@ impl MultipathEngine {
         }
     }
 
+    /// Starts the path's one probe thread. It is waited for, never abandoned: a new
+    /// probe starts only after the last one answered, so a server that stalls for
+    /// minutes costs one thread per path, not one per connection limit.
     fn start_probe(&mut self, p: usize, now: u64) {
         let (tx, rx) = std::sync::mpsc::channel();
         let connect = self.connect.clone();
+        let limit_ns = self.settings.connect_limit_ns();
         let spawned = std::thread::Builder::new()
             .name(format!("ioscope-probe{p}"))
             .spawn(move || {
                 // The engine may be gone when the probe ends; then it has no reader.
-                let _ = tx.send(connect(p));
+                let _ = tx.send(connect(p, limit_ns));
             });
         match spawned {
             Ok(_) => {
                 self.paths[p].probe = Some(rx);
-                self.paths[p].probe_started_ns = now;
             }
             Err(_) => {
                 if let path::Health::Down { since_ns, .. } = self.paths[p].health {
@@ -349,20 +365,30 @@ impl MultipathEngine {
         }
     }
 
-    /// Takes down every path with a request older than the deadline.
+    /// Takes down every path with a request older than the deadline. A path is
+    /// judged only after what already reached its socket has been read: a worker
+    /// that was not scheduled for a while (a loaded machine) would otherwise find
+    /// every path "late" with the answers waiting unread, take them all down and
+    /// fail the workload's I/O.
     fn check_deadlines(&mut self, now: u64) {
         let t = self.settings.timeout_ns;
-        let mut late: Vec<(usize, IoRequest)> = Vec::new();
-        for x in self.slots.iter().flatten() {
-            let p = x.path as usize;
-            if now.saturating_sub(x.sent_ns) > t
-                && self.paths[p].is_up()
-                && !late.iter().any(|(q, _)| *q == p)
-            {
-                late.push((p, x.req));
+        let oldest_late = |me: &Self, p: usize| {
+            me.slots
+                .iter()
+                .flatten()
+                .find(|x| x.path as usize == p && now.saturating_sub(x.sent_ns) > t)
+                .map(|x| x.req)
+        };
+        for p in 0..self.paths.len() {
+            if !self.paths[p].is_up() || oldest_late(self, p).is_none() {
+                continue;
             }
-        }
-        for (p, req) in late {
+            let mut got = Vec::new();
+            self.drain_path(p, &mut got);
+            self.ready.append(&mut got);
+            let Some(req) = oldest_late(self, p).filter(|_| self.paths[p].is_up()) else {
+                continue;
+            };
             let detail = format!(
                 "{} of {} bytes at offset {} unanswered after {:.1} s",
                 match req.op {
@@ -376,6 +402,29 @@ impl MultipathEngine {
             self.event(now, p, EngineEventKind::Timeout, detail.clone());
             self.path_failed(p, now, format!("timeout: {detail}"), true);
         }
+    }
+
+    /// Reads what has arrived on path `p`'s sockets without waiting (a zero-timeout
+    /// poll, the inner engine's `on_ready`) and collects what it finished.
+    fn drain_path(&mut self, p: usize, out: &mut Vec<Completion>) {
+        let mut fds = std::mem::take(&mut self.fds);
+        fds.clear();
+        if let Some(e) = self.paths[p].engine.as_mut() {
+            e.poll_fds(&mut fds);
+        }
+        if !fds.is_empty() {
+            let _ = super::wait::poll_until(&mut fds, 0);
+            if fds.iter().any(|f| f.revents != 0) {
+                if let Some(Err(e)) = self.paths[p].engine.as_mut().map(|e| e.on_ready(&fds)) {
+                    self.fds = fds;
+                    let now = crate::clock::now_ns();
+                    self.path_failed(p, now, crate::errors::chain(&e), false);
+                    return;
+                }
+            }
+        }
+        self.fds = fds;
+        self.reap_path(p, 0, out);
     }
 
     /// Collects what path `p` has finished, without waiting unless `wait_ns` > 0.
@@ -442,12 +491,58 @@ impl MultipathEngine {
             [] => std::thread::sleep(std::time::Duration::from_nanos(wait_ns.min(1_000_000))),
             [p] => self.reap_path(*p, wait_ns, out),
             _ => {
-                let slice = (wait_ns / busy.len() as u64).clamp(1, WAIT_SLICE_NS);
-                for p in busy {
-                    self.reap_path(p, slice, out);
+                if !self.wait_on_fds(&busy, wait_ns, out) {
+                    let slice = (wait_ns / busy.len() as u64).clamp(1, WAIT_SLICE_NS);
+                    for p in busy {
+                        self.reap_path(p, slice, out);
+                    }
                 }
             }
         }
+    }
+
+    /// Waits on the sockets of every busy path at once (the inner engines'
+    /// [`Engine::poll_fds`]), up to `wait_ns`, hands each path its readiness and
+    /// reaps the paths that had some. False, having waited for nothing, when an inner
+    /// engine has no descriptors to offer; the caller then waits path by path.
+    fn wait_on_fds(&mut self, busy: &[usize], wait_ns: u64, out: &mut Vec<Completion>) -> bool {
+        let mut fds = std::mem::take(&mut self.fds);
+        fds.clear();
+        let mut spans = Vec::with_capacity(busy.len());
+        for &p in busy {
+            let start = fds.len();
+            if let Some(e) = self.paths[p].engine.as_mut() {
+                e.poll_fds(&mut fds);
+            }
+            if fds.len() == start {
+                self.fds = fds;
+                return false;
+            }
+            spans.push((p, start, fds.len()));
+        }
+        // An interrupted or failed poll only ends the wait early: the paths are
+        // reaped (without waiting) all the same at the caller's next turn.
+        let _ = super::wait::poll_until(&mut fds, wait_ns);
+        for (p, a, b) in spans {
+            let ready = &fds[a..b];
+            if ready.iter().all(|f| f.revents == 0) || !self.paths[p].is_up() {
+                continue;
+            }
+            let r = match self.paths[p].engine.as_mut() {
+                Some(e) => e.on_ready(ready),
+                None => continue,
+            };
+            match r {
+                Ok(()) => self.reap_path(p, 0, out),
+                Err(e) => {
+                    // Takes the path down: what it held goes to the others.
+                    let now = crate::clock::now_ns();
+                    self.path_failed(p, now, crate::errors::chain(&e), false);
+                }
+            }
+        }
+        self.fds = fds;
+        true
     }
 }
 

@@ -25,10 +25,9 @@ pub use crate::stats::paths::{PathCounts, PathSample, PathState};
 pub struct Path {
     pub engine: Option<InnerEngine>,
     pub health: Health,
-    /// A probe connecting in the background, delivering a fresh engine or why not.
+    /// The probe connecting in the background, delivering a fresh engine or why
+    /// not; at most one per path, and kept until it answers.
     pub probe: Option<Receiver<Result<InnerEngine, EngineError>>>,
-    /// When the probe in flight started.
-    pub probe_started_ns: u64,
     pub outstanding_ios: u32,
     pub outstanding_bytes: u64,
     /// Exponentially weighted mean service time (ns).
@@ -46,7 +45,6 @@ impl Path {
             engine: Some(engine),
             health: Health::Up { since_ns: now_ns },
             probe: None,
-            probe_started_ns: 0,
             outstanding_ios: 0,
             outstanding_bytes: 0,
             service_ewma_ns: 0,
@@ -128,15 +126,6 @@ impl Path {
                 }
                 Some(Err(crate::errors::chain(&e)))
             }
-        }
-    }
-
-    /// Gives up on a probe that has not answered within `limit_ns` (a connection
-    /// attempt a stalled server holds): its thread ends on its own when the attempt
-    /// does, and a new probe starts at once.
-    pub fn expire_probe(&mut self, now_ns: u64, limit_ns: u64) {
-        if self.probe.is_some() && now_ns.saturating_sub(self.probe_started_ns) > limit_ns {
-            self.probe = None;
         }
     }
 

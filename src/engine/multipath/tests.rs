@@ -73,10 +73,28 @@ fn state() -> Shared {
     }))
 }
 
+/// A fresh fake connection to the path whose state is `st`.
+fn fake(st: &Shared) -> InnerEngine {
+    Box::new(Fake {
+        st: st.clone(),
+        queued: Vec::new(),
+    })
+}
+
+/// rr:1 with immediate failback and the given deadline and probe interval.
+fn rr1(timeout_ns: u64, retry_ns: u64) -> MultipathSettings {
+    MultipathSettings {
+        policy: PathPolicy::RoundRobin { n: 1 },
+        failback: Failback::Immediate,
+        timeout_ns,
+        retry_ns,
+    }
+}
+
 fn engine(policy: PathPolicy, n: usize, timeout_ns: u64) -> (MultipathEngine, Vec<Shared>) {
     let states: Vec<Shared> = (0..n).map(|_| state()).collect();
     let s2 = states.clone();
-    let connect: Connect = Arc::new(move |i| {
+    let connect: Connect = Arc::new(move |i, _limit_ns| {
         let mut st = s2[i].lock().unwrap();
         if st.unreachable {
             return Err(EngineError::Setup {
@@ -277,25 +295,16 @@ fn a_path_unreachable_at_start_starts_down_and_joins_later() {
     let states: Vec<Shared> = (0..2).map(|_| state()).collect();
     states[1].lock().unwrap().unreachable = true;
     let s2 = states.clone();
-    let connect: Connect = Arc::new(move |i| {
+    let connect: Connect = Arc::new(move |i, _limit_ns| {
         if s2[i].lock().unwrap().unreachable {
             return Err(EngineError::Setup {
                 engine: "fake",
                 source: std::io::Error::other("refused"),
             });
         }
-        Ok(Box::new(Fake {
-            st: s2[i].clone(),
-            queued: Vec::new(),
-        }) as InnerEngine)
+        Ok(fake(&s2[i]))
     });
-    let settings = MultipathSettings {
-        policy: PathPolicy::RoundRobin { n: 1 },
-        failback: Failback::Immediate,
-        timeout_ns: 1_000_000_000,
-        retry_ns: 10_000_000,
-    };
-    let mut e = MultipathEngine::new(2, 8, settings, connect).unwrap();
+    let mut e = MultipathEngine::new(2, 8, rr1(1_000_000_000, 10_000_000), connect).unwrap();
     run_qd1(&mut e, 0, 4);
     assert_eq!(log_of(&states[0]).len(), 4);
     states[1].lock().unwrap().unreachable = false;
@@ -306,4 +315,84 @@ fn a_path_unreachable_at_start_starts_down_and_joins_later() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     run_qd1(&mut e, 10, 4);
     assert_eq!(log_of(&states[1]).len(), 2);
+}
+
+// Regression: a probe that had not answered within the connection limit was
+// abandoned and a new one started, so a server stalled for a minute collected one
+// blocked probe thread per limit and worker.
+#[test]
+fn a_hanging_probe_is_waited_for_not_multiplied() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let states: Vec<Shared> = (0..2).map(|_| state()).collect();
+    let hang = Arc::new(AtomicBool::new(false));
+    let (live, peak, attempts) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (s2, h2, l2, p2, a2) = (
+        states.clone(),
+        hang.clone(),
+        live.clone(),
+        peak.clone(),
+        attempts.clone(),
+    );
+    let connect: Connect = Arc::new(move |i, _limit_ns| {
+        if i == 1 && h2.load(Ordering::SeqCst) {
+            // Like a login to a stalled iSCSI portal: no bound, ends when released.
+            a2.fetch_add(1, Ordering::SeqCst);
+            let now = l2.fetch_add(1, Ordering::SeqCst) + 1;
+            p2.fetch_max(now, Ordering::SeqCst);
+            while h2.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            l2.fetch_sub(1, Ordering::SeqCst);
+        }
+        Ok(fake(&s2[i]))
+    });
+    let mut e = MultipathEngine::new(2, 8, rr1(20_000_000, 5_000_000), connect).unwrap();
+    states[1].lock().unwrap().stalled = true;
+    hang.store(true, Ordering::SeqCst);
+    e.push(req(0, Op::Read)).unwrap();
+    e.push(req(1, Op::Read)).unwrap();
+    // 15 connection limits (20 ms each) with path 1 down and its probe hanging.
+    let t0 = std::time::Instant::now();
+    let mut out = Vec::new();
+    while t0.elapsed() < std::time::Duration::from_millis(300) {
+        e.submit_and_reap(0, Some(5_000_000), &mut out).unwrap();
+    }
+    assert_eq!(out.len(), 2, "both reads answered on path 0: {out:?}");
+    assert_eq!(attempts.load(Ordering::SeqCst), 1, "probes started");
+    assert_eq!(peak.load(Ordering::SeqCst), 1, "probe threads at once");
+    // Released, the one probe delivers its connection and the path is back.
+    states[1].lock().unwrap().stalled = false;
+    hang.store(false, Ordering::SeqCst);
+    let t1 = std::time::Instant::now();
+    while !e.paths[1].is_up() && t1.elapsed() < std::time::Duration::from_secs(2) {
+        e.submit_and_reap(0, Some(5_000_000), &mut out).unwrap();
+    }
+    assert!(e.paths[1].is_up(), "path 1 did not come back");
+    assert_eq!(live.load(Ordering::SeqCst), 0);
+}
+
+// Regression: the deadline check ran before anything was read, so a worker that
+// had not been scheduled for longer than the deadline (a loaded machine) found
+// every path late with the answers waiting unread, took all of them down and
+// failed the workload's I/O with ETIMEDOUT.
+#[test]
+fn answers_waiting_unread_are_not_late() {
+    let (mut e, st) = engine(PathPolicy::RoundRobin { n: 1 }, 2, 20_000_000);
+    e.push(req(0, Op::Read)).unwrap();
+    e.push(req(1, Op::Read)).unwrap();
+    // The worker is away for 2.5 deadlines; both answers are there when it returns.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let mut out = Vec::new();
+    while out.len() < 2 {
+        e.submit_and_reap(2, Some(1_000_000_000), &mut out).unwrap();
+    }
+    assert!(out.iter().all(|c| c.result == 4096), "{out:?}");
+    let mut ev = Vec::new();
+    e.take_events(&mut ev);
+    assert!(ev.is_empty(), "{ev:?}");
+    assert_eq!((log_of(&st[0]).len(), log_of(&st[1]).len()), (1, 1));
 }

@@ -55,6 +55,8 @@ pub struct NbdEngine {
     orphans: Vec<Completion>,
     events: Vec<EngineEvent>,
     capacity: usize,
+    /// Bound on each connection's set-up (0: none).
+    connect_limit_ns: u64,
 }
 
 fn io_err(op: &'static str, msg: String) -> EngineError {
@@ -65,13 +67,14 @@ fn io_err(op: &'static str, msg: String) -> EngineError {
     }
 }
 
-fn open_link(uri: &str, server: &str, capacity: usize) -> Result<Link, EngineError> {
+/// Opens one connection; `limit_ns` > 0 bounds the connection and handshake.
+fn open_link(uri: &str, server: &str, capacity: usize, limit_ns: u64) -> Result<Link, EngineError> {
     let setup = |msg: String| EngineError::Setup {
         engine: "nbd",
         source: std::io::Error::other(msg),
     };
-    let conn =
-        ffi::Conn::connect(uri).map_err(|e| setup(format!("connecting to {server}: {e}")))?;
+    let conn = ffi::Conn::connect_within(uri, limit_ns)
+        .map_err(|e| setup(format!("connecting to {server}: {e}")))?;
     let fd = conn.fd().map_err(|e| setup(format!("{server}: {e}")))?;
     Ok(Link {
         conn: Some(conn),
@@ -115,6 +118,16 @@ impl Link {
 impl NbdEngine {
     /// Opens one connection per NBD target ([`Engine::connect`] opens the rest).
     pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
+        Self::new_within(targets, capacity, 0)
+    }
+
+    /// [`NbdEngine::new`] with every connection's set-up bounded by `limit_ns` (0:
+    /// none): a multipath probe must not hang on a stalled server or a cut link.
+    pub fn new_within(
+        targets: &Targets,
+        capacity: usize,
+        limit_ns: u64,
+    ) -> Result<Self, EngineError> {
         let mut exports = Vec::with_capacity(targets.len());
         for t in targets.iter() {
             let Backing::Nbd(n) = &t.backing else {
@@ -125,7 +138,7 @@ impl NbdEngine {
                 uri: n.uri.clone(),
                 server: n.server.clone(),
                 multi_conn: n.multi_conn,
-                links: vec![open_link(&n.uri, &n.server, capacity)?],
+                links: vec![open_link(&n.uri, &n.server, capacity, limit_ns)?],
             }));
         }
         Ok(NbdEngine {
@@ -134,6 +147,7 @@ impl NbdEngine {
             orphans: Vec::new(),
             events: Vec::new(),
             capacity,
+            connect_limit_ns: limit_ns,
         })
     }
 
@@ -220,7 +234,7 @@ impl Engine for NbdEngine {
     }
 
     fn connect(&mut self, per_target: u32) -> Result<(), EngineError> {
-        let capacity = self.capacity;
+        let (capacity, limit_ns) = (self.capacity, self.connect_limit_ns);
         for e in self.exports.iter_mut().flatten() {
             if per_target > 1 && !e.multi_conn {
                 return Err(EngineError::Unsupported {
@@ -232,7 +246,8 @@ impl Engine for NbdEngine {
                 });
             }
             while e.links.len() < per_target as usize {
-                e.links.push(open_link(&e.uri, &e.server, capacity)?);
+                e.links
+                    .push(open_link(&e.uri, &e.server, capacity, limit_ns)?);
             }
         }
         Ok(())

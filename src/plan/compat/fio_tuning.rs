@@ -6,7 +6,7 @@
 
 use super::CompatError;
 use super::Loc;
-use crate::plan::tuning::{IoTuning, SyncKind};
+use crate::plan::tuning::{IoTuning, SyncKind, TuningError};
 use crate::plan::units::parse_count;
 
 /// fio's boolean spelling: a bare key or 1/true/yes/on is true.
@@ -47,11 +47,26 @@ pub(super) fn io_tuning<'a>(
     u.batch_submit = num("iodepth_batch_submit")?.unwrap_or(0);
     u.batch_complete_min = num("iodepth_batch_complete_min")?.unwrap_or(0);
     u.batch_complete_max = num("iodepth_batch_complete_max")?.unwrap_or(0);
-    if let Err(msg) = u.check() {
-        let (_, loc) = get("sqthread_poll_cpu")
+    if let Err(e) = u.check() {
+        // Said in fio's words, at the key that made it fail.
+        let (key, msg) = match e {
+            TuningError::SqpollCpuAlone => (
+                "sqthread_poll_cpu",
+                "sqthread_poll_cpu needs sqthread_poll".to_string(),
+            ),
+            TuningError::BatchBounds { min, max } => (
+                "iodepth_batch_complete_max",
+                format!(
+                    "iodepth_batch_complete_min {min} is above iodepth_batch_complete_max {max}"
+                ),
+            ),
+            other => ("sqthread_poll_cpu", other.to_string()),
+        };
+        let (_, loc) = get(key)
+            .or(get("sqthread_poll_cpu"))
             .or(get("iodepth_batch_complete_max"))
-            .expect("check fails only on these keys");
-        return Err(loc.error(msg.replace("--", "").replace('-', "_")));
+            .expect("the io_uring check fails only on these keys");
+        return Err(loc.error(msg));
     }
     // sync= is a boolean, or (fio 3.x) none/sync/dsync: both open the file for
     // write-through; O_DSYNC is what ioscope uses.
@@ -119,7 +134,21 @@ mod tests {
         );
         assert!(tuning(&[]).unwrap().is_default());
         let e = tuning(&[("sqthread_poll_cpu", "1")]).unwrap_err();
-        assert!(e.to_string().contains("sqpoll_cpu needs sqpoll"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("sqthread_poll_cpu needs sqthread_poll"),
+            "{e}"
+        );
+        let e = tuning(&[
+            ("iodepth_batch_complete_min", "8"),
+            ("iodepth_batch_complete_max", "4"),
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("iodepth_batch_complete_min 8 is above iodepth_batch_complete_max 4"),
+            "{e}"
+        );
         assert!(tuning(&[("hipri", "maybe")]).is_err());
     }
 

@@ -45,6 +45,7 @@ type FnAioPwrite =
 type FnGetDirection = unsafe extern "C" fn(*mut Handle) -> c_uint;
 type FnCommandCompleted = unsafe extern "C" fn(*mut Handle, u64) -> c_int;
 type FnPeekCompleted = unsafe extern "C" fn(*mut Handle) -> i64;
+type FnPoll = unsafe extern "C" fn(*mut Handle, c_int) -> c_int;
 
 /// The libnbd functions ioscope uses, with the library kept loaded for the process.
 struct Lib {
@@ -54,6 +55,10 @@ struct Lib {
     get_error: FnGetError,
     get_errno: FnGetErrno,
     connect_uri: FnConnectUri,
+    aio_connect_uri: FnConnectUri,
+    poll: FnPoll,
+    aio_is_connecting: FnHandleInt,
+    aio_is_ready: FnHandleInt,
     get_size: FnGetSize,
     can_multi_conn: FnHandleInt,
     is_read_only: FnHandleInt,
@@ -99,6 +104,10 @@ fn load() -> Result<Lib, String> {
         get_error: sym!("nbd_get_error"),
         get_errno: sym!("nbd_get_errno"),
         connect_uri: sym!("nbd_connect_uri"),
+        aio_connect_uri: sym!("nbd_aio_connect_uri"),
+        poll: sym!("nbd_poll"),
+        aio_is_connecting: sym!("nbd_aio_is_connecting"),
+        aio_is_ready: sym!("nbd_aio_is_ready"),
         get_size: sym!("nbd_get_size"),
         can_multi_conn: sym!("nbd_can_multi_conn"),
         is_read_only: sym!("nbd_is_read_only"),
@@ -172,6 +181,16 @@ unsafe impl Send for Conn {}
 impl Conn {
     /// Connects (blocking) to `uri` and completes the handshake.
     pub fn connect(uri: &str) -> Result<Conn, NbdError> {
+        let (conn, c_uri) = Conn::create(uri)?;
+        // SAFETY: valid handle and NUL-terminated URI that outlives the call.
+        if unsafe { (conn.lib.connect_uri)(conn.h, c_uri.as_ptr()) } == -1 {
+            return Err(conn.error());
+        }
+        Ok(conn)
+    }
+
+    /// A fresh, unconnected handle, and `uri` as a C string.
+    fn create(uri: &str) -> Result<(Conn, CString), NbdError> {
         let l = lib().map_err(|msg| NbdError { msg, errno: 0 })?;
         let c_uri = CString::new(uri).map_err(|_| NbdError {
             msg: "URI contains a NUL byte".into(),
@@ -183,12 +202,53 @@ impl Conn {
             let (msg, errno) = last_error(l);
             return Err(NbdError { msg, errno });
         }
-        let conn = Conn { lib: l, h };
+        Ok((Conn { lib: l, h }, c_uri))
+    }
+
+    /// Connects to `uri` and completes the handshake, giving up after `limit_ns`
+    /// (0: no limit, as [`Conn::connect`]). A stalled server (its kernel accepts the
+    /// TCP connection, the server never greets) or a cut link (the SYN vanishes)
+    /// would otherwise hold the caller indefinitely; here the handshake runs on
+    /// libnbd's asynchronous state machine and `nbd_poll` waits at most until the
+    /// deadline, after which the handle (and its socket) is closed. The error then
+    /// carries `ETIMEDOUT`.
+    pub fn connect_within(uri: &str, limit_ns: u64) -> Result<Conn, NbdError> {
+        if limit_ns == 0 {
+            return Conn::connect(uri);
+        }
+        let (conn, c_uri) = Conn::create(uri)?;
+        let (l, h) = (conn.lib, conn.h);
         // SAFETY: valid handle and NUL-terminated URI that outlives the call.
-        if unsafe { (l.connect_uri)(h, c_uri.as_ptr()) } == -1 {
+        if unsafe { (l.aio_connect_uri)(h, c_uri.as_ptr()) } == -1 {
             return Err(conn.error());
         }
-        Ok(conn)
+        let deadline = crate::clock::now_ns().saturating_add(limit_ns);
+        loop {
+            // SAFETY: valid handle (all three).
+            if unsafe { (l.aio_is_ready)(h) } == 1 {
+                return Ok(conn);
+            }
+            if unsafe { (l.aio_is_connecting)(h) } != 1 {
+                let (msg, errno) = last_error(l);
+                return Err(NbdError {
+                    msg: format!("the handshake failed: {msg}"),
+                    errno,
+                });
+            }
+            let now = crate::clock::now_ns();
+            if now >= deadline {
+                return Err(NbdError {
+                    msg: format!("no NBD handshake within {:.1} s", limit_ns as f64 / 1e9),
+                    errno: libc::ETIMEDOUT,
+                });
+            }
+            let ms = (deadline - now).div_ceil(1_000_000).min(i32::MAX as u64) as c_int;
+            // SAFETY: valid handle; nbd_poll waits on the handle's own socket for at
+            // most `ms` milliseconds.
+            if unsafe { (l.poll)(h, ms) } == -1 {
+                return Err(conn.error());
+            }
+        }
     }
 
     fn error(&self) -> NbdError {
