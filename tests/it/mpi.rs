@@ -446,7 +446,9 @@ fn mpi_curve_points_are_aggregate_rates_on_every_rank() {
     for r in &point.ranks {
         let share = asked / 2.0;
         assert!(
-            (r.iops - share).abs() < 0.2 * share,
+            // Loose for a loaded machine; a rank at half its share (the fault this
+            // guards against) still fails.
+            (r.iops - share).abs() < 0.35 * share,
             "rank {} ran {:.0} IOPS of its {share:.0}",
             r.rank,
             r.iops
