@@ -97,6 +97,8 @@ struct WorkloadTable {
     think: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     think_every: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_after: Option<String>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -293,6 +295,7 @@ impl WorkloadTable {
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
+            stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
         }
     }
 }
@@ -375,6 +378,12 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
             if !w.seq_layout.is_regions() && w.streams > 1 {
                 return Err(format!(
                     "workload '{}': seq_layout stride is not translated to fio yet",
+                    w.name
+                ));
+            }
+            if w.pauses.stop_ns > 0 {
+                return Err(format!(
+                    "workload '{}': a stop before its run ends is not translated to fio yet",
                     w.name
                 ));
             }
@@ -560,6 +569,7 @@ mod tests {
             start_delay_ns: 1_500_000_000,
             think_ns: 250_000,
             think_every_ios: 4,
+            stop_ns: 0,
         };
         w.pauses = pauses;
         let text = to_toml(&p).unwrap();
@@ -569,6 +579,11 @@ mod tests {
         );
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
         assert_eq!(back.runs[0].workloads[0].pauses, pauses);
+        let mut stopping = p.clone();
+        stopping.runs[0].workloads[0].pauses.stop_ns = 7_000_000_000;
+        let back = crate::plan::jobfile::parse("s.toml", &to_toml(&stopping).unwrap()).unwrap();
+        assert_eq!(back.runs[0].workloads[0].pauses.stop_ns, 7_000_000_000);
+        assert!(to_fio(&stopping).is_err());
         let fio = to_fio(&p).unwrap();
         let t = crate::plan::compat::fio::parse_str(
             "out.fio",

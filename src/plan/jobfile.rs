@@ -95,6 +95,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "start_delay",
     "think",
     "think_every",
+    "stop_after",
     "align",
 ];
 const RUN_ONLY_KEYS: &[&str] = &[
@@ -855,7 +856,7 @@ impl<'a> Ctx<'a> {
         Ok(Some(bytes))
     }
 
-    /// `start_delay`, `think` and `think_every` (think time is for closed-loop
+    /// `start_delay`, `think`, `think_every` and `stop_after` (think time is for closed-loop
     /// workloads: an open-loop one issues on its schedule).
     fn pauses(&self, sec: &Section<'_>, rate: &Rate) -> Res<Pauses> {
         let dur = |k: &str| {
@@ -870,6 +871,11 @@ impl<'a> Ctx<'a> {
             think_every_ios: sec
                 .get("think_every")
                 .map(|v| self.count("think_every", v))
+                .transpose()?
+                .unwrap_or(0),
+            stop_ns: sec
+                .get("stop_after")
+                .map(|v| self.duration("stop_after", v, false))
                 .transpose()?
                 .unwrap_or(0),
         };

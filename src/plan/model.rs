@@ -449,6 +449,11 @@ pub struct Pauses {
     /// I/Os between think times (at least 1 when `think_ns` is set).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub think_every_ios: u32,
+    /// Nothing is issued later than this long after the run's I/O starts, warm-up
+    /// included (a fio job whose runtime is shorter than its run's); 0 = until the
+    /// run ends.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_ns: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

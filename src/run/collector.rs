@@ -448,7 +448,7 @@ impl Collector {
                 .unwrap_or(&self.cpu_run_start),
             combined.ios,
         );
-        let workloads = self.workload_results(run, dur_s, dur_ns);
+        let workloads = self.workload_results(run, dur_s);
         let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
             kind: Default::default(),
@@ -487,7 +487,7 @@ impl Collector {
     }
 
     /// Per-workload totals, when the run had more than one workload.
-    fn workload_results(&self, run: &RunSpec, dur_s: f64, dur_ns: u64) -> Vec<WorkloadResult> {
+    fn workload_results(&self, run: &RunSpec, dur_s: f64) -> Vec<WorkloadResult> {
         if self.nworkloads <= 1 {
             return Vec::new();
         }
@@ -496,6 +496,7 @@ impl Collector {
             .zip(&self.totals)
             .map(|(w, t)| {
                 let c = t.combined();
+                let dur_s = active_s(w, run, dur_s).max(1e-9);
                 WorkloadResult {
                     name: w.name.clone(),
                     target: w.target.clone(),
@@ -504,8 +505,8 @@ impl Collector {
                         all: op_totals(&c, dur_s, false),
                         read: op_totals(&t.ops[Op::Read.index()], dur_s, false),
                         write: op_totals(&t.ops[Op::Write.index()], dur_s, false),
-                        queue_depth: if dur_ns > 0 {
-                            c.service_sum_ns() as f64 / dur_ns as f64
+                        queue_depth: if dur_s > 0.0 {
+                            c.service_sum_ns() as f64 / (dur_s * 1e9)
                         } else {
                             0.0
                         },
@@ -544,6 +545,18 @@ pub(super) struct Collected {
     pub fatal: Option<String>,
     /// Per-workload counters with histograms, kept only among MPI ranks.
     pub workload_ops: Vec<crate::cluster::wire::WorkloadOps>,
+}
+
+/// A workload's own measured seconds: the run's, less what passed before its start
+/// delay ended and after it stopped (fio reports a job over its own runtime).
+fn active_s(w: &crate::plan::model::Workload, run: &RunSpec, run_s: f64) -> f64 {
+    let warmup_s = run.warmup_ns as f64 / 1e9;
+    let start_s = (w.pauses.start_delay_ns as f64 / 1e9 - warmup_s).max(0.0);
+    let end_s = match w.pauses.stop_ns {
+        0 => run_s,
+        stop => (stop as f64 / 1e9 - warmup_s).clamp(0.0, run_s),
+    };
+    (end_s - start_s).max(0.0).min(run_s)
 }
 
 /// Receives the workers' snapshots until every worker has ended, stopping them at

@@ -110,6 +110,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 schedule,
                 mix: if Some(wi) == lead { mix.clone() } else { None },
                 start_delay_ns: w.pauses.start_delay_ns,
+                stop_at_ns: w.pauses.stop_ns,
                 think_batch: w.pauses.think_batch().unwrap_or(0),
                 think_ns: w.pauses.think_ns,
                 since_think: 0,

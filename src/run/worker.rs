@@ -179,6 +179,10 @@ impl<E: Engine> Worker<E> {
         let mut held = BinaryHeap::new();
         let start_ns = setup.clock.start_ns;
         for (si, s) in setup.streams.iter_mut().enumerate() {
+            s.stop_at_ns = match s.stop_at_ns {
+                0 => u64::MAX,
+                after => start_ns.saturating_add(after),
+            };
             if let Some(sched) = s.schedule.as_mut() {
                 sched.next_due_ns += start_ns as f64;
                 timers.push(Reverse((sched.next_due_ns as u64, si as u32)));
@@ -340,7 +344,7 @@ impl<E: Engine> Worker<E> {
     fn issue_closed_loop(&mut self, now: u64) {
         while let Some(si) = self.ready.pop() {
             let s = &mut self.setup.streams[si as usize];
-            if s.thinking {
+            if s.thinking || now >= s.stop_at_ns {
                 continue;
             }
             let wl = s.pick_workload();
@@ -376,6 +380,10 @@ impl<E: Engine> Worker<E> {
             }
             self.timers.pop();
             let s = &mut self.setup.streams[si as usize];
+            if due >= s.stop_at_ns {
+                // Its workload has stopped: no more arrivals.
+                continue;
+            }
             let Some(slot_idx) = self.table.free[si as usize].pop() else {
                 // All slots busy: the I/O waits inside ioscope, its clock running.
                 self.waiting[si as usize] = true;

@@ -457,6 +457,10 @@ fn group_runs(
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut run_opts: Vec<Vec<RunOpt>> = Vec::new();
     for mut job in resolved {
+        // The job's own runtime rides in stop_ns until own_runtimes settles it.
+        if let (Some(d), None) = (job.duration_ns, job.passes) {
+            job.workload.pauses.stop_ns = d;
+        }
         let tname = targets.intern(
             &job.target_uri,
             job.target_size,
@@ -494,7 +498,9 @@ fn group_runs(
         let first = run_opts.last().expect("run opts exist");
         for (what, text, loc) in &job.run_opts {
             if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
-                if first_text != text {
+                // Time-based jobs keep their own runtimes (see own_runtimes).
+                let both_timed = *what == "runtime" && timed(first_text) && timed(text);
+                if first_text != text && !both_timed {
                     unsupported.push(
                         format!(
                             "{text} — differs from {first_text} of job '{}' in the \
@@ -528,6 +534,9 @@ fn group_runs(
         }
         run.workloads.push(job.workload);
     }
+    for run in &mut runs {
+        own_runtimes(run);
+    }
     // Runs with several jobs are named after all of them.
     for run in &mut runs {
         if run.workloads.len() > 1 {
@@ -540,6 +549,41 @@ fn group_runs(
         }
     }
     (targets.targets, runs)
+}
+
+/// True for a time-based job's runtime as [`JobCx::timing`] writes it.
+fn timed(runtime_text: &str) -> bool {
+    runtime_text.starts_with("runtime=") && runtime_text.ends_with(" time_based")
+}
+
+/// fio runs each time-based job for its own runtime, after its own start delay: the
+/// run lasts until the last of them ends, and a job that ends before that stops
+/// issuing then (`pauses.stop_ns`). Each job's runtime is in `stop_ns` on entry
+/// (see [`group_runs`]); runs that are not time-based are left as they are.
+fn own_runtimes(run: &mut RunSpec) {
+    let ends: Option<Vec<u64>> = run
+        .workloads
+        .iter()
+        .map(|w| {
+            let own = w.pauses.stop_ns;
+            (own > 0).then(|| w.pauses.start_delay_ns.saturating_add(own))
+        })
+        .collect();
+    for w in &mut run.workloads {
+        w.pauses.stop_ns = 0;
+    }
+    let (Some(ends), None) = (ends, run.passes) else {
+        return;
+    };
+    let Some(&last) = ends.iter().max() else {
+        return;
+    };
+    run.duration_ns = Some(last);
+    for (w, end) in run.workloads.iter_mut().zip(ends) {
+        if end < last {
+            w.pauses.stop_ns = end.saturating_add(run.warmup_ns);
+        }
+    }
 }
 
 /// A run-level setting as one job wrote it: (which, option text, where), so that
