@@ -142,6 +142,10 @@ struct RunTable {
     workers: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pacing: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connections: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    io_timeout: Option<String>,
     #[serde(flatten)]
     io: IoKeys,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -332,6 +336,8 @@ impl RunTable {
             }),
             workers: r.workers,
             pacing: (r.pacing != Pacing::default()).then(|| r.pacing.name()),
+            connections: r.connections,
+            io_timeout: r.io_timeout_ns.map(format_duration_ns),
             io: IoKeys::from_tuning(&r.io),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
@@ -521,6 +527,8 @@ mod tests {
                 curve: None,
                 fio_logs: None,
                 hosts: Vec::new(),
+                connections: None,
+                io_timeout_ns: None,
                 steady_stop: None,
             }],
             warnings: vec![],
@@ -665,6 +673,52 @@ mod tests {
         let text = to_toml(&p).unwrap();
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
         assert_eq!(back.runs[0].io, p.runs[0].io, "{text}");
+    }
+
+    #[test]
+    fn connections_and_io_timeout_read_back_and_runs_override_defaults() {
+        let mut p = sample();
+        let text = to_toml(&p).unwrap();
+        assert!(
+            !text.contains("connections") && !text.contains("io_timeout"),
+            "{text}"
+        );
+        p.runs[0].connections = Some(4);
+        p.runs[0].io_timeout_ns = Some(1_500_000_000);
+        let text = to_toml(&p).unwrap();
+        assert!(text.contains("connections = 4"), "{text}");
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].connections, Some(4), "{text}");
+        assert_eq!(back.runs[0].io_timeout_ns, Some(1_500_000_000), "{text}");
+        let text = "[defaults]\nconnections = 2\nio_timeout = \"5s\"\n\
+                    [[target]]\nname = \"t\"\npath = \"nbd://127.0.0.1\"\n\
+                    [[workload]]\nname = \"a\"\ntarget = \"t\"\n\
+                    [[run]]\nname = \"one\"\nworkloads = [\"a\"]\nconnections = 4\n\
+                    [[run]]\nname = \"two\"\nworkloads = [\"a\"]\nio_timeout = 2\n";
+        let p = crate::plan::jobfile::parse("net.toml", text).unwrap();
+        let got: Vec<_> = p
+            .runs
+            .iter()
+            .map(|r| (r.connections, r.io_timeout_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(4), Some(5_000_000_000)),
+                (Some(2), Some(2_000_000_000))
+            ]
+        );
+        for (bad, want) in [
+            ("connections = 4", "connections = 0"),
+            ("io_timeout = 2", "io_timeout = \"0s\""),
+            ("io_timeout = 2", "io_timeout = \"soon\""),
+        ] {
+            let e = crate::plan::jobfile::parse("net.toml", &text.replace(bad, want))
+                .unwrap_err()
+                .to_string();
+            let key = want.split(' ').next().unwrap();
+            assert!(e.contains("net.toml:") && e.contains(key), "{want}: {e}");
+        }
     }
 
     #[test]

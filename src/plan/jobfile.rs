@@ -55,6 +55,8 @@ const SETTINGS_KEYS: &[&str] = &[
     "workers",
     "seed",
     "pacing",
+    "connections",
+    "io_timeout",
     "fixed_bufs",
     "register_files",
     "sqpoll",
@@ -1195,6 +1197,12 @@ impl<'a> Ctx<'a> {
                 )
             })?);
         }
+        if let Some(v) = sec.get("connections") {
+            s.connections = Some(self.count("connections", v)?);
+        }
+        if let Some(v) = sec.get("io_timeout") {
+            s.io_timeout_ns = Some(self.duration("io_timeout", v, false)?);
+        }
         s.io = self.io_settings(sec)?;
         if let Some(v) = sec.get("seed") {
             let seed = self.integer("seed", v)?;
@@ -1306,6 +1314,8 @@ struct Settings {
     workers: Option<usize>,
     seed: Option<u64>,
     pacing: Option<Pacing>,
+    connections: Option<u32>,
+    io_timeout_ns: Option<u64>,
     io: IoSettings,
 }
 
@@ -1381,6 +1391,8 @@ impl Settings {
             workers: over.workers.or(self.workers),
             seed: over.seed.or(self.seed),
             pacing: over.pacing.or(self.pacing),
+            connections: over.connections.or(self.connections),
+            io_timeout_ns: over.io_timeout_ns.or(self.io_timeout_ns),
             io: self.io.overlay(over.io),
         }
     }
@@ -1409,6 +1421,8 @@ impl Settings {
             curve: None,
             fio_logs: None,
             hosts: Vec::new(),
+            connections: self.connections,
+            io_timeout_ns: self.io_timeout_ns,
             steady_stop: None,
         }
     }

@@ -607,6 +607,12 @@ pub struct RunSpec {
     /// and drives only its targets (docs/mpi.md). Empty = every rank runs everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<super::hosts::HostDef>,
+    /// Connections per network target (`--connections`); `None` = the invocation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
+    /// Per-I/O deadline (`--io-timeout`); `None` = the invocation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_timeout_ns: Option<u64>,
     /// End the run early once a metric has settled (fio's `steadystate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_stop: Option<SteadyStop>,
@@ -755,6 +761,8 @@ impl Default for RunSpec {
             curve: None,
             fio_logs: None,
             hosts: Vec::new(),
+            connections: None,
+            io_timeout_ns: None,
             steady_stop: None,
         }
     }

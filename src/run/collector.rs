@@ -578,6 +578,7 @@ pub(super) fn collect(
         end_at,
         nworkers,
         nconns,
+        ..
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
     coll.recycle = recycle;

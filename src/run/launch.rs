@@ -135,6 +135,8 @@ pub(super) struct Launched {
     pub nworkers: usize,
     /// Connections over all targets (targets × connections per target).
     pub nconns: usize,
+    /// Why the worker count is what it is, when connections decided it.
+    pub workers_reason: Option<String>,
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -151,23 +153,15 @@ pub(super) fn launch(
         run: run.name.clone(),
         msg,
     };
-    let streams = build_streams(run, resolved);
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
-    let nworkers = run
-        .workers
-        .unwrap_or(cpus.len())
-        .clamp(1, streams.len().max(1));
+    let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
+    let nworkers = spread.nworkers;
     let shapes: Vec<WorkloadShape> = run
         .workloads
         .iter()
         .zip(resolved)
         .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
         .collect();
-    // Round-robin streams over workers.
-    let mut per_worker: Vec<Vec<Stream>> = (0..nworkers).map(|_| Vec::new()).collect();
-    for (i, s) in streams.into_iter().enumerate() {
-        per_worker[i % nworkers].push(s);
-    }
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
@@ -257,7 +251,40 @@ pub(super) fn launch(
         end_at,
         nworkers,
         nconns: targets.len() * opts.connections as usize,
+        workers_reason: spread.reason,
     })
+}
+
+/// Builds the streams and deals them to the workers: round-robin, or by connection
+/// ([`super::spread`]).
+fn deal_streams(
+    run: &RunSpec,
+    resolved: &[Resolved],
+    cpus: usize,
+    opts: &RunOptions,
+    engine: EngineKind,
+) -> (Vec<Vec<Stream>>, super::spread::Spread) {
+    let streams = build_streams(run, resolved);
+    let spread = super::spread::plan(
+        run.workers,
+        cpus,
+        streams.len(),
+        opts.connections,
+        is_network(engine),
+    );
+    let mut per_worker: Vec<Vec<Stream>> = (0..spread.nworkers).map(|_| Vec::new()).collect();
+    for (i, s) in streams.into_iter().enumerate() {
+        per_worker[spread.worker_of(i, opts.connections)].push(s);
+    }
+    (per_worker, spread)
+}
+
+/// Engines that reach their targets over connections of their own.
+pub(super) fn is_network(engine: EngineKind) -> bool {
+    matches!(
+        engine,
+        EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Smb
+    )
 }
 
 /// The multipath settings of a run whose (only) target has several paths.
@@ -306,11 +333,17 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
         EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
         EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
-            Ok(e) => worker::run_worker(e, setup),
+            Ok(e) => match reconnect(setup.policy) {
+                Some(r) => worker::run_worker(e.with_reconnect(r), setup),
+                None => worker::run_worker(e, setup),
+            },
             Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
-            Ok(e) => worker::run_worker(e, setup),
+            Ok(e) => match reconnect(setup.policy) {
+                Some(r) => worker::run_worker(e.with_reconnect(r), setup),
+                None => worker::run_worker(e, setup),
+            },
             Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Smb => run_smb(&t, capacity, setup),
@@ -319,6 +352,12 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
             Err(e) => worker::fail(setup, e.into()),
         },
     }
+}
+
+/// Network engines reconnect a lost connection when the error policy carries on
+/// (`continue`, `retry=N`); under `stop` the loss ends the run.
+fn reconnect(policy: worker::ErrorPolicy) -> Option<crate::engine::reconnect::Reconnect> {
+    (policy != worker::ErrorPolicy::Stop).then(Default::default)
 }
 
 /// A worker on the smb engine: its own sessions to the SMB targets.

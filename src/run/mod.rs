@@ -20,6 +20,7 @@ pub mod pacing;
 pub mod paths;
 pub mod setup;
 pub mod slots;
+pub mod spread;
 pub mod steady;
 pub mod stream;
 pub mod timebase;
@@ -88,6 +89,20 @@ pub struct RunOptions {
     pub io_timeout_ns: Option<u64>,
 }
 
+impl RunOptions {
+    /// These options with the run's own `connections` and `io_timeout` (job-file
+    /// keys, which the command line's flags have already overridden) in place.
+    pub fn for_run(&self, run: &RunSpec) -> std::borrow::Cow<'_, RunOptions> {
+        if run.connections.is_none() && run.io_timeout_ns.is_none() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut o = self.clone();
+        o.connections = run.connections.unwrap_or(o.connections);
+        o.io_timeout_ns = run.io_timeout_ns.or(o.io_timeout_ns);
+        std::borrow::Cow::Owned(o)
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
@@ -117,6 +132,7 @@ pub fn execute(
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    let opts = &*opts.for_run(run);
     let mut warnings = Vec::new();
     let (prepared, verify_states) = match prepare_run(run, specs, opts, &mut warnings) {
         Ok(p) => p,
@@ -144,13 +160,17 @@ pub fn execute(
             return Err(e);
         }
     };
+    let mut choice = choice.clone();
+    if let Some(why) = &launched.workers_reason {
+        choice.reason = format!("{}; {why}", choice.reason);
+    }
     let collector::Collected {
         mut result,
         mut verify,
         interrupted,
         fatal,
         workload_ops,
-    } = collector::collect(run, targets, choice, launched, on_interval);
+    } = collector::collect(run, targets, &choice, launched, on_interval);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }

@@ -226,8 +226,8 @@ fn kind_of(t: &OpenTarget) -> ProbeKind {
     }
 }
 
-/// Each worker opens its own connections to an NBD export (`--connections` of
-/// them), so more than one connection in all needs a server that advertises
+/// Each worker opens its own connections to an NBD export (the ones its streams
+/// use, [`super::spread`]), so more than one connection in all needs a server that advertises
 /// multi-conn (otherwise the connections may not see each other's writes). Needs the
 /// opened targets: the server says it when connected.
 fn check_network(
@@ -240,9 +240,14 @@ fn check_network(
         return Ok(());
     }
     let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
-    let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
-    let total = workers * connections as usize;
-    if total <= 1 {
+    let cpus = run
+        .cpus
+        .as_ref()
+        .map_or_else(|| allowed_cpus().len(), Vec::len);
+    let spread = super::spread::plan(run.workers, cpus, streams, connections, true);
+    let workers = spread.nworkers;
+    let total = super::spread::opened_connections(&spread, streams, connections);
+    if total <= 1 && connections <= 1 {
         return Ok(());
     }
     for t in targets.iter() {
@@ -580,6 +585,7 @@ fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    let opts = &*opts.for_run(run);
     let (_, probes) = check_probed(run, specs, opts)?;
     // Opening (network targets below, and every later open) needs the clock chosen.
     super::timebase::choose_clock(run, specs);

@@ -112,6 +112,12 @@ pub fn connect(spec: &IscsiSpec) -> Result<ffi::Session, String> {
     ffi::Session::connect(&spec.portal, &spec.iqn, spec.lun, chap.as_ref())
 }
 
+/// Starts the same login without blocking ([`ffi::Session::start_connect`]).
+pub fn start_connect(spec: &IscsiSpec) -> Result<ffi::Session, String> {
+    let chap = chap_from_env()?;
+    ffi::Session::start_connect(&spec.portal, &spec.iqn, spec.lun, chap.as_ref())
+}
+
 /// An opened iSCSI LUN.
 pub struct IscsiTarget {
     pub spec: IscsiSpec,
