@@ -35,6 +35,24 @@ pub enum TomlEmitError {
     Encode(#[source] toml::ser::Error),
 }
 
+/// Why a plan cannot be written as a fio job file: something in it fio cannot express,
+/// or ioscope does not translate yet.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum FioEmitError {
+    #[error("workload '{workload}' names an unknown target")]
+    UnknownTarget { workload: String },
+    #[error("target '{uri}' has no fio equivalent")]
+    Target { uri: String },
+    #[error("workload '{workload}': its offset distribution is not translated to fio yet")]
+    Distribution { workload: String },
+    #[error("workload '{workload}': seq_layout stride is not translated to fio yet")]
+    Stride { workload: String },
+    #[error("workload '{workload}': a stop before its run ends is not translated to fio yet")]
+    EarlyStop { workload: String },
+    #[error("the {engine} engine has no fio equivalent")]
+    Engine { engine: &'static str },
+}
+
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
 /// by the `toml` crate, so names with quotes, backslashes, control characters or
 /// non-ASCII text come out as valid TOML and read back unchanged.
@@ -362,7 +380,7 @@ impl RunTable {
 }
 
 /// The plan as a fio job file, or why fio cannot express it.
-pub fn to_fio(plan: &Plan) -> Result<String, String> {
+pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
     let mut s = String::from("; written by ioscope convert\n");
     for (ri, r) in plan.runs.iter().enumerate() {
         for (wi, w) in r.workloads.iter().enumerate() {
@@ -370,28 +388,27 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
                 .targets
                 .iter()
                 .find(|t| t.name == w.target)
-                .ok_or_else(|| format!("workload '{}' names an unknown target", w.name))?;
+                .ok_or_else(|| FioEmitError::UnknownTarget {
+                    workload: w.name.clone(),
+                })?;
             if t.uri.contains(':') && !t.uri.starts_with('/') {
-                return Err(format!("target '{}' has no fio equivalent", t.uri));
+                return Err(FioEmitError::Target { uri: t.uri.clone() });
             }
             if w.dist != Distribution::Uniform {
                 // fio has these too, but the parameterisation differs; say so.
-                return Err(format!(
-                    "workload '{}': its offset distribution is not translated to fio yet",
-                    w.name
-                ));
+                return Err(FioEmitError::Distribution {
+                    workload: w.name.clone(),
+                });
             }
             if !w.seq_layout.is_regions() && w.streams > 1 {
-                return Err(format!(
-                    "workload '{}': seq_layout stride is not translated to fio yet",
-                    w.name
-                ));
+                return Err(FioEmitError::Stride {
+                    workload: w.name.clone(),
+                });
             }
             if w.pauses.stop_ns > 0 {
-                return Err(format!(
-                    "workload '{}': a stop before its run ends is not translated to fio yet",
-                    w.name
-                ));
+                return Err(FioEmitError::EarlyStop {
+                    workload: w.name.clone(),
+                });
             }
             let _ = writeln!(s, "\n[{}-{}]", r.name, w.name);
             if ri > 0 && wi == 0 {
@@ -400,7 +417,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
             let engine = match r.engine {
                 EngineKind::Sync => "psync",
                 EngineKind::Null => "null",
-                EngineKind::Mem => return Err("the mem engine has no fio equivalent".into()),
+                EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
                 _ => "io_uring",
             };
             let _ = writeln!(
@@ -787,7 +804,8 @@ mod tests {
         let mut p = sample();
         p.runs[0].workloads[0].dist = Distribution::Uniform;
         let stride = to_fio(&p).unwrap_err();
-        assert!(stride.contains("stride"), "{stride}");
+        assert!(matches!(stride, FioEmitError::Stride { .. }), "{stride}");
+        assert!(stride.to_string().contains("stride"), "{stride}");
         p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
         p.runs[0].workloads[0].rate = Rate::Max;
         let text = to_fio(&p).unwrap();

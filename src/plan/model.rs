@@ -648,12 +648,23 @@ pub enum SteadyMetric {
     Lat,
 }
 
+/// Why a steady-state criterion (`iops:10%`) was refused.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum CriterionError {
+    #[error("'{0}': expected METRIC:LIMIT, e.g. iops:10%")]
+    Shape(String),
+    #[error("'{0}': expected iops, iops_slope, bw, bw_slope, lat or lat_slope")]
+    Metric(String),
+    #[error("'{0}' is not a non-negative number")]
+    Limit(String),
+}
+
 impl SteadyStop {
     /// Reads fio's criterion text: `iops:10%`, `bw_slope:0.5%`, `lat:200`.
-    pub fn parse_criterion(text: &str) -> Result<(SteadyMetric, bool, f64, bool), String> {
+    pub fn parse_criterion(text: &str) -> Result<(SteadyMetric, bool, f64, bool), CriterionError> {
         let (kind, limit) = text
             .split_once(':')
-            .ok_or_else(|| format!("'{text}': expected METRIC:LIMIT, e.g. iops:10%"))?;
+            .ok_or_else(|| CriterionError::Shape(text.to_string()))?;
         let (metric, slope) = match kind.trim().to_ascii_lowercase().as_str() {
             "iops" => (SteadyMetric::Iops, false),
             "iops_slope" => (SteadyMetric::Iops, true),
@@ -661,11 +672,7 @@ impl SteadyStop {
             "bw_slope" => (SteadyMetric::Bw, true),
             "lat" => (SteadyMetric::Lat, false),
             "lat_slope" => (SteadyMetric::Lat, true),
-            other => {
-                return Err(format!(
-                    "'{other}': expected iops, iops_slope, bw, bw_slope, lat or lat_slope"
-                ))
-            }
+            other => return Err(CriterionError::Metric(other.to_string())),
         };
         let limit = limit.trim();
         let (num, pct) = match limit.strip_suffix('%') {
@@ -677,7 +684,7 @@ impl SteadyStop {
             .parse()
             .ok()
             .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| format!("'{limit}' is not a non-negative number"))?;
+            .ok_or_else(|| CriterionError::Limit(limit.to_string()))?;
         Ok((metric, slope, value, pct))
     }
 

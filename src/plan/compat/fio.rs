@@ -166,7 +166,7 @@ fn lex_ini(
         if line.is_empty() {
             continue;
         }
-        let line = expand_env(line, env).map_err(|m| loc.error(m))?;
+        let line = expand_env(line, env).map_err(|e| loc.error(e.to_string()))?;
         let line = line.trim();
         if let Some(rest) = line.strip_prefix('[') {
             let Some(name) = rest.strip_suffix(']') else {
@@ -240,20 +240,38 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// Why a `${VAR}` in a job line could not be expanded.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum EnvError {
+    #[error("unterminated '${{' in '{0}'")]
+    Unterminated(String),
+    #[error("environment variable '{0}' is not set")]
+    Unset(String),
+}
+
+/// Why a time in fio's microsecond default unit was refused.
+#[derive(Debug, thiserror::Error)]
+enum UsecError {
+    #[error("must be positive and under 584 years")]
+    Range,
+    #[error(transparent)]
+    Unit(#[from] crate::plan::units::UnitError),
+}
+
 /// Expands `${VAR}`; an unset variable is an error that names it.
-fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, String> {
+fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, EnvError> {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(pos) = rest.find("${") {
         out.push_str(&rest[..pos]);
         let after = &rest[pos + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("unterminated '${{' in '{line}'"));
+            return Err(EnvError::Unterminated(line.to_string()));
         };
         let name = &after[..end];
         match env(name) {
             Some(v) => out.push_str(&v),
-            None => return Err(format!("environment variable '{name}' is not set")),
+            None => return Err(EnvError::Unset(name.to_string())),
         }
         rest = &after[end + 1..];
     }
@@ -1833,20 +1851,21 @@ fn rate_caps(
 
 /// fio's time options without a unit are microseconds (`latency_target=500` is
 /// 500 µs).
-fn usec_duration(v: &str) -> Result<u64, String> {
+fn usec_duration(v: &str) -> Result<u64, UsecError> {
     let t = v.trim();
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
-        let us: u64 = t.parse().map_err(|e| format!("{e}"))?;
+        // All digits: only too many of them fails to parse.
+        let us: u64 = t.parse().map_err(|_| UsecError::Range)?;
         return us
             .checked_mul(1000)
             .filter(|&ns| ns > 0)
-            .ok_or_else(|| "must be positive and under 584 years".to_string());
+            .ok_or(UsecError::Range);
     }
-    parse_duration_ns(t).map_err(|e| e.to_string())
+    Ok(parse_duration_ns(t)?)
 }
 
 /// As [`usec_duration`], but 0 is allowed (fio's "off").
-fn usec_duration_allow_zero(v: &str) -> Result<u64, String> {
+fn usec_duration_allow_zero(v: &str) -> Result<u64, UsecError> {
     if v.trim().chars().all(|c| c == '0') && !v.trim().is_empty() {
         return Ok(0);
     }
