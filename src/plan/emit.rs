@@ -26,6 +26,10 @@ pub enum TomlEmitError {
     /// A value the job-file format cannot hold (TOML integers are signed 64-bit).
     #[error("run '{run}': seed {seed} is larger than a job file can hold (at most {max})", max = i64::MAX)]
     SeedTooLarge { run: String, seed: u64 },
+    /// Host definitions (vdbench `hd=`) have no job-file form: dropping them would
+    /// turn a multi-host plan into a one-host one.
+    #[error("run '{run}': host definitions (hd=) cannot be written to a job file yet; convert the file without its hd= lines")]
+    HostDefs { run: String },
     /// The TOML encoder refused the document.
     #[error("cannot encode the job file as TOML")]
     Encode(#[source] toml::ser::Error),
@@ -324,6 +328,11 @@ impl RunTable {
             run: r.name.clone(),
             seed: r.seed,
         })?;
+        if !r.hosts.is_empty() {
+            return Err(TomlEmitError::HostDefs {
+                run: r.name.clone(),
+            });
+        }
         Ok(RunTable {
             name: r.name.clone(),
             workloads: r
@@ -534,6 +543,7 @@ mod tests {
                 io: Default::default(),
                 curve: None,
                 fio_logs: None,
+                hosts: Vec::new(),
                 connections: None,
                 io_timeout_ns: None,
                 steady_stop: None,

@@ -1420,6 +1420,7 @@ impl Settings {
             io: self.io.into_tuning(),
             curve: None,
             fio_logs: None,
+            hosts: Vec::new(),
             connections: self.connections,
             io_timeout_ns: self.io_timeout_ns,
             steady_stop: None,

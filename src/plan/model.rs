@@ -603,6 +603,10 @@ pub struct RunSpec {
     /// `write_bw_log`/`write_lat_log`/`write_iops_log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_logs: Option<FioLogs>,
+    /// Host definitions (vdbench `hd=`): under `mpirun` each rank plays one of them
+    /// and drives only its targets (docs/mpi.md). Empty = every rank runs everything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<super::hosts::HostDef>,
     /// Connections per network target (`--connections`); `None` = the invocation's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<u32>,
@@ -763,6 +767,7 @@ impl Default for RunSpec {
             io: Default::default(),
             curve: None,
             fio_logs: None,
+            hosts: Vec::new(),
             connections: None,
             io_timeout_ns: None,
             steady_stop: None,

@@ -167,7 +167,8 @@ pub(super) fn launch(
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // Start a little in the future so every worker is set up before the first I/O.
     // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
-    let start_ns = crate::cluster::start_ns(run, now_ns() + 20_000_000).map_err(setup_err)?;
+    let start_ns =
+        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(setup_err)?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,

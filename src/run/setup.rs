@@ -553,6 +553,29 @@ fn check_paths(
 /// Checks a run against its targets (safety, sizes, alignment, engine) without
 /// creating, extending or writing anything, and without issuing any I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
+    let outcome = check_local(run, specs, opts);
+    // Among MPI ranks: one rank's failed check stops all of them, naming it.
+    let failure = outcome
+        .as_ref()
+        .err()
+        .map(|e| crate::errors::Chain(e).to_string());
+    let agreed = crate::cluster::agree(failure).map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    });
+    // Rank 0 speaks for all: its message names every rank that failed, itself too.
+    match (outcome, agreed) {
+        (Err(own), Err(all)) if !crate::cluster::is_writer() || !crate::cluster::active() => {
+            drop(all);
+            Err(own)
+        }
+        (_, Err(all)) => Err(all),
+        (outcome, Ok(())) => outcome,
+    }
+}
+
+/// [`check`] on this process alone.
+fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
     // Among MPI ranks: the rank's own share and target paths ({rank}, {host}).
     let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
         run: run.name.clone(),

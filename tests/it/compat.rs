@@ -533,6 +533,41 @@ fn fio_logs_are_written_in_fio_format() {
     }
 }
 
+#[test]
+fn vdbench_host_definitions_without_mpirun_are_refused_before_anything_is_created() {
+    let d = tempdir();
+    let parm = format!(
+        "hd=default,vdbench=/opt/vdbench,user=root,shell=ssh\n\
+         hd=h1,system=node-a\n\
+         hd=h2,system=node-b\n\
+         sd=sd1,host=h1,lun={p}/a.dat,size=4m\n\
+         sd=sd2,host=h2,lun={p}/b.dat,size=4m\n\
+         wd=wd1,sd=sd*\n\
+         rd=rd1,wd=wd1,elapsed=2,interval=1\n",
+        p = d.path().display()
+    );
+    let pf = d.path().join("hosts.parm");
+    std::fs::write(&pf, parm).unwrap();
+    let o = run(&["vdbench", "-f", pf.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the plan defines 2 hosts (hd=h1, hd=h2): run it under mpirun"),
+        "{err}"
+    );
+    assert!(!d.path().join("a.dat").exists() && !d.path().join("b.dat").exists());
+    // One host definition is this host: it runs here.
+    let one = std::fs::read_to_string(&pf)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("hd=h2") && !l.starts_with("sd=sd2"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&pf, one).unwrap();
+    let o = run(&["vdbench", "-f", pf.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// `ioscope run JOB --engine sim`, which must succeed, into a fresh result.
 #[track_caller]
 fn run_on_sim(job: &std::path::Path) -> Ran {
