@@ -255,6 +255,12 @@ pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) {
     if let Some(s) = a.seed {
         run.seed = s;
     }
+    if let Some(c) = a.connections {
+        run.connections = Some(c);
+    }
+    if let Some(t) = a.io_timeout {
+        run.io_timeout_ns = Some(t);
+    }
     apply_io_flags(a, &mut run.io);
 }
 

@@ -5,8 +5,11 @@
 //! and tells which ranks have gone quiet for too long. No MPI here: the transport
 //! hands it decoded messages and the current time, so it is tested without MPI.
 
-use super::wire::{Done, RankReport};
-use crate::result::{Interval, LatencyStats, MpiRun, RankResult};
+use super::wire::{Done, RankReport, Summary};
+use crate::result::paths::PathResult;
+use crate::result::{
+    ConnectionResult, Interval, LatencyStats, MpiRun, RankResult, RunEvent, Totals, WorkloadResult,
+};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::interval_latency;
 use crate::stats::snapshot::OpStats;
@@ -16,6 +19,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Default)]
 struct RankState {
     host: String,
+    /// The host definition it plays, if the plan has them.
+    hd: Option<String>,
     /// Seconds (from the shared origin) at which rank 0 last heard from it.
     last_heard_s: f64,
     reports: u64,
@@ -25,6 +30,8 @@ struct RankState {
     measure_start_s: Option<f64>,
     last_t_s: f64,
     first_io_unix_ns: u64,
+    /// Its whole-run figures (workloads, CPU, environment), once it sent them.
+    summary: Option<Summary>,
 }
 
 /// Merges the ranks' reports of one run.
@@ -70,6 +77,13 @@ impl Gather {
         }
     }
 
+    /// Names the host definition (vdbench `hd=`) each rank plays.
+    pub fn set_host_defs(&mut self, of_rank: impl Fn(u32) -> Option<String>) {
+        for (r, st) in self.ranks.iter_mut().enumerate() {
+            st.hd = of_rank(r as u32);
+        }
+    }
+
     /// The silence after which a rank counts as lost (2 intervals + 10 s).
     pub fn patience_s(&self) -> f64 {
         self.patience_s
@@ -106,6 +120,14 @@ impl Gather {
         self.close_ready()
     }
 
+    /// Takes a rank's whole-run summary (sent right before its closing message).
+    pub fn summary(&mut self, sum: Summary, now_s: f64) {
+        if let Some(st) = self.ranks.get_mut(sum.rank as usize) {
+            st.last_heard_s = now_s;
+            st.summary = Some(sum);
+        }
+    }
+
     /// Every rank has finished and every interval is merged.
     pub fn complete(&self) -> bool {
         self.ranks.iter().all(|r| r.done.is_some()) && self.pending.is_empty()
@@ -118,6 +140,13 @@ impl Gather {
             .enumerate()
             .filter(|(_, r)| r.done.is_none() && now_s - r.last_heard_s > self.patience_s)
             .map(|(i, _)| i as u32)
+            .collect()
+    }
+
+    /// Ranks that have finished.
+    pub fn finished(&self) -> Vec<u32> {
+        (0..self.ranks.len() as u32)
+            .filter(|&r| self.ranks[r as usize].done.is_some())
             .collect()
     }
 
@@ -164,7 +193,12 @@ impl Gather {
         let mut lag: Option<LatencyHistogram> = None;
         let mut end_s = self.prev_end_s;
         let mut warmup = false;
+        let (mut connections, mut paths, mut events) = (Vec::new(), Vec::new(), Vec::new());
         for r in &reps {
+            // Lists follow the rank order of the run's connections, paths and events.
+            connections.extend(r.lists.connections.iter().cloned());
+            paths.extend(r.lists.paths.iter().cloned());
+            events.extend(self.tagged(r.rank, &r.lists.events));
             // Each rank's own figures count only merged intervals, so the ranks
             // always add up to the merged totals (also after a lost rank).
             if let Some(st) = self.ranks.get_mut(r.rank as usize) {
@@ -220,10 +254,9 @@ impl Gather {
             backlog_ios: lag
                 .as_ref()
                 .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
-            // Per-connection counts and events stay with each rank (not gathered).
-            connections: Vec::new(),
-            paths: Vec::new(),
-            events: Vec::new(),
+            connections,
+            paths,
+            events,
             net: None,
         };
         if warmup {
@@ -239,6 +272,107 @@ impl Gather {
         self.prev_end_s = end_s;
         self.intervals.push(iv.clone());
         Some(iv)
+    }
+
+    /// Events of rank `rank`, tagged with it and its host.
+    fn tagged(&self, rank: u32, events: &[RunEvent]) -> Vec<RunEvent> {
+        let host = self.ranks.get(rank as usize).map(|s| s.host.clone());
+        events
+            .iter()
+            .map(|e| RunEvent {
+                rank: Some(rank),
+                host: host.clone(),
+                ..e.clone()
+            })
+            .collect()
+    }
+
+    /// Per-workload totals merged over the ranks that ran each (by name, in rank
+    /// then plan order), when there is more than one workload; `dur_s` is the
+    /// merged measured time. Ranks that never sent their summary (lost) are missing.
+    pub fn workload_results(&self, dur_s: f64) -> Vec<WorkloadResult> {
+        let mut merged: Vec<(String, String, [OpStats; 2])> = Vec::new();
+        for w in self
+            .ranks
+            .iter()
+            .filter_map(|r| r.summary.as_ref())
+            .flat_map(|s| &s.workloads)
+        {
+            match merged.iter_mut().find(|m| m.0 == w.name) {
+                Some(m) => {
+                    m.2[0] += &w.ops[0];
+                    m.2[1] += &w.ops[1];
+                }
+                None => merged.push((w.name.clone(), w.target.clone(), w.ops.clone())),
+            }
+        }
+        if merged.len() <= 1 {
+            return Vec::new();
+        }
+        merged
+            .into_iter()
+            .map(|(name, target, ops)| {
+                let mut all = ops[0].clone();
+                all += &ops[1];
+                WorkloadResult {
+                    name,
+                    target,
+                    // Each rank ran its share of the rate (and streams): the plan
+                    // holds the workload's settings.
+                    settings: None,
+                    totals: Totals {
+                        all: crate::stats::op_totals(&all, dur_s, false),
+                        read: crate::stats::op_totals(&ops[0], dur_s, false),
+                        write: crate::stats::op_totals(&ops[1], dur_s, false),
+                        queue_depth: if dur_s > 0.0 {
+                            all.service_sum_ns() as f64 / (dur_s * 1e9)
+                        } else {
+                            0.0
+                        },
+                        ..Default::default()
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// The targets of all ranks, each once, in rank order (ranks that play other
+    /// host definitions, or put `{rank}` in a path, drive other targets).
+    pub fn targets(&self) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for st in &self.ranks {
+            let Some(sum) = &st.summary else { continue };
+            for t in sum.extras.target.split(',').filter(|t| !t.is_empty()) {
+                if !seen.contains(&t) {
+                    seen.push(t);
+                }
+            }
+        }
+        seen.join(",")
+    }
+
+    /// Every rank's connections, paths and events over the run, tagged with it.
+    pub fn run_lists(&self) -> (Vec<ConnectionResult>, Vec<PathResult>, Vec<RunEvent>) {
+        let (mut conns, mut paths, mut events) = (Vec::new(), Vec::new(), Vec::new());
+        for (r, st) in self.ranks.iter().enumerate() {
+            let Some(sum) = &st.summary else { continue };
+            let rank = Some(r as u32);
+            conns.extend(
+                sum.extras
+                    .connections
+                    .iter()
+                    .map(|c| ConnectionResult { rank, ..c.clone() }),
+            );
+            paths.extend(
+                sum.extras
+                    .paths
+                    .iter()
+                    .map(|p| PathResult { rank, ..p.clone() }),
+            );
+            events.extend(self.tagged(r as u32, &sum.extras.events));
+        }
+        events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        (conns, paths, events)
     }
 
     /// Start and end (seconds from the shared origin) of the merged measured time.
@@ -261,6 +395,10 @@ impl Gather {
                 RankResult {
                     rank: i as u32,
                     host: st.host.clone(),
+                    hd: st.hd.clone(),
+                    engine: st.summary.as_ref().map(|s| s.extras.engine.clone()),
+                    cpu: st.summary.as_ref().map(|s| s.extras.cpu.clone()),
+                    env: st.summary.as_ref().and_then(|s| s.extras.env.clone()),
                     ios: all.ios,
                     bytes: all.bytes,
                     iops: if dur_s > 0.0 {
@@ -409,6 +547,75 @@ mod tests {
         let m = g.mpi_run("all", None);
         assert_eq!(m.first_io_spread_ms, 2e-6);
         assert_eq!(m.last_done_s, 2.0);
+    }
+
+    #[test]
+    fn workloads_lists_and_extras_are_merged_across_ranks() {
+        use super::super::wire::{IntervalLists, RankExtras, WorkloadOps};
+        use crate::result::IntervalConnection;
+        let mut g = Gather::new(&hosts(2), 1.0, 0.0);
+        let mut rng = Rng::new(5);
+        let mut union = LatencyHistogram::new();
+        for r in 0..2u32 {
+            let mut rep = report(r, 0, &mut rng, 100);
+            rep.lists = IntervalLists {
+                connections: vec![IntervalConnection { ios: 100 }],
+                events: vec![RunEvent {
+                    kind: "down".into(),
+                    t_s: 0.5 - r as f64 * 0.1,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            let shared = WorkloadOps {
+                name: "wd1/shared".into(),
+                target: "shared".into(),
+                ops: rep.ops.clone(),
+            };
+            union += &rep.ops[0].lat;
+            let own = WorkloadOps {
+                name: format!("wd1/sd{r}"),
+                target: format!("sd{r}"),
+                ops: [OpStats::new(false), OpStats::new(false)],
+            };
+            g.add(rep, 1.0);
+            let extras = RankExtras {
+                engine: "sync".into(),
+                target: format!("/d/sd{r},/d/shared"),
+                ..Default::default()
+            };
+            g.summary(
+                Summary {
+                    rank: r,
+                    workloads: vec![own, shared],
+                    extras,
+                },
+                1.0,
+            );
+        }
+        let iv = &g.intervals[0];
+        assert_eq!(
+            iv.connections.len(),
+            2,
+            "one connection per rank, in rank order"
+        );
+        let tags: Vec<_> = iv.events.iter().map(|e| (e.rank, e.host.clone())).collect();
+        assert_eq!(
+            tags,
+            [(Some(0), Some("h0".into())), (Some(1), Some("h1".into()))]
+        );
+        let ws = g.workload_results(1.0);
+        let names: Vec<&str> = ws.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["wd1/sd0", "wd1/shared", "wd1/sd1"]);
+        assert_eq!(ws[1].totals.all.ios, 200);
+        assert_eq!(
+            ws[1].totals.all.latency_us.p99,
+            union.summary_us(false).p99,
+            "the shared workload's p99 is the union's"
+        );
+        assert_eq!(g.targets(), "/d/sd0,/d/shared,/d/sd1");
+        let ranks = g.rank_results();
+        assert_eq!(ranks[1].engine.as_deref(), Some("sync"));
     }
 
     #[test]

@@ -11,9 +11,11 @@
 //! [`finish_run`] (merged result on rank 0).
 
 pub mod gather;
+pub mod hostmap;
 pub mod placement;
 #[cfg(feature = "mpi")]
 mod session;
+pub mod vote;
 pub mod wire;
 
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -115,32 +117,68 @@ pub fn is_writer() -> bool {
     }
 }
 
-/// The rank's share of a run, or `None` outside a multi-rank run.
+/// The rank's share of a run, or `None` outside a multi-rank run. A plan of several
+/// host definitions (vdbench `hd=`) is refused outside one: running every host's
+/// targets from this one would measure something else.
 pub fn localize(
     run: &RunSpec,
     specs: &[TargetSpec],
 ) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, String> {
     #[cfg(feature = "mpi")]
     {
-        session::localize(run, specs)
+        if active() {
+            return session::localize(run, specs);
+        }
+    }
+    let _ = specs;
+    if run.hosts.len() > 1 {
+        let names: Vec<String> = run.hosts.iter().map(|h| format!("hd={}", h.name)).collect();
+        return Err(format!(
+            "the plan defines {n} hosts ({}): run it under mpirun with at least {n} ranks \
+             (an ioscope built with the `mpi` feature; docs/mpi.md), or remove the hd= lines \
+             to run here",
+            names.join(", "),
+            n = run.hosts.len()
+        ));
+    }
+    Ok(None)
+}
+
+/// After checking a run (`failure` = why this rank's checks failed): among ranks,
+/// every rank learns whether all passed, so one rank's failure (naming it and its
+/// host) stops all of them alike. `Ok` outside a multi-rank run.
+pub fn agree(failure: Option<String>) -> Result<(), String> {
+    #[cfg(feature = "mpi")]
+    {
+        session::agree(failure)
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = (run, specs);
-        Ok(None)
+        let _ = failure;
+        Ok(())
     }
 }
 
+/// This rank cannot start the run (its engine, a library or a target failed while
+/// setting up): tells the others, who then stop too, naming it.
+pub fn refuse_start(why: String) {
+    #[cfg(feature = "mpi")]
+    session::refuse_start(why);
+    #[cfg(not(feature = "mpi"))]
+    let _ = why;
+}
+
 /// The run's start on this process's monotonic clock: `default_ns` alone, or, among
-/// ranks, after a barrier at one origin shared by all.
-pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
+/// ranks, once every rank is ready with the same `engine` (per host definition), at
+/// one origin shared by all.
+pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, String> {
     #[cfg(feature = "mpi")]
     {
-        session::start_ns(run, default_ns)
+        session::start_ns(run, engine, default_ns)
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = run;
+        let _ = (run, engine);
         Ok(default_ns)
     }
 }
@@ -179,20 +217,31 @@ pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
     }
 }
 
-/// After a run: ranks report that they are done; rank 0 waits for all of them (or
-/// gives up on a lost one) and turns its result into the merged one, with the
-/// per-rank block. Returns an error message naming a lost rank, if any.
+/// Rank 0 has decided to end the run early (a steady-state stop judged on the
+/// merged intervals): every rank stops it too, at once. A no-op elsewhere.
+pub fn stop_all() {
+    #[cfg(feature = "mpi")]
+    session::stop_all();
+}
+
+/// After a run: ranks send their whole-run figures (`workloads` with histograms,
+/// CPU, the environment of `target_uris` on their host) and report that they are
+/// done; rank 0 waits for all of them (or gives up on a lost one) and turns its
+/// result into the merged one, with the per-rank block. Returns an error message
+/// naming a lost rank, if any.
 pub fn finish_run(
     result: &mut RunResult,
+    workloads: Vec<wire::WorkloadOps>,
+    target_uris: &[String],
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Option<String> {
     #[cfg(feature = "mpi")]
     {
-        session::finish_run(result, on_interval)
+        session::finish_run(result, workloads, target_uris, on_interval)
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = (result, on_interval);
+        let _ = (result, workloads, target_uris, on_interval);
         None
     }
 }

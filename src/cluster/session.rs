@@ -10,7 +10,8 @@
 
 use super::gather::Gather;
 use super::placement::{self, Place, Split};
-use super::wire::{Done, Message, RankReport};
+use super::vote::{self, Vote};
+use super::wire::{Done, IntervalLists, Message, RankExtras, RankReport, Summary, WorkloadOps};
 use super::ClusterError;
 use crate::plan::model::{RunSpec, TargetSpec};
 use crate::result::{EndReason, Interval, RunResult};
@@ -27,6 +28,11 @@ use std::time::{Duration, Instant};
 
 const TAG_HELLO: i32 = 11;
 const TAG_REPORT: i32 = 12;
+const TAG_HOSTS: i32 = 13;
+const TAG_VOTE: i32 = 14;
+const TAG_DECIDE: i32 = 15;
+const TAG_RESULT: i32 = 16;
+const TAG_STOP: i32 = 17;
 /// How long ranks may take to reach the start of a run together.
 const START_DEADLINE: Duration = Duration::from_secs(120);
 /// After Ctrl-C or mpirun's SIGTERM (sent when a rank dies), how long rank 0 waits
@@ -42,6 +48,10 @@ struct Session {
     /// The plan's figures before division: rate and streams of all ranks together.
     requested_iops: f64,
     streams: u64,
+    /// The current run's allowed silence (2 intervals + 10 s).
+    patience_s: f64,
+    /// Runs started so far.
+    runs_started: u64,
     run: Option<RunState>,
     /// A lost rank or a failed start: later runs are refused and the exit aborts.
     fault: Option<String>,
@@ -50,10 +60,15 @@ struct Session {
 }
 
 struct RunState {
+    /// Runs started so far in this process, this one included (the same on every
+    /// rank): tells a stop meant for this run from a late one for an earlier run.
+    seq: u64,
     origin_ns: u64,
     reports: u64,
     gather: Option<Gather>,
     error: Option<String>,
+    /// Rank 0 has told the others to stop.
+    stop_sent: bool,
 }
 
 impl RunState {
@@ -97,11 +112,25 @@ pub fn init(split: Split) -> Result<(), ClusterError> {
         if !differ.is_empty() {
             fault = Some(differ.join("; "));
         }
+        // Every rank learns every rank's host: placing host definitions needs them.
+        let list = hosts.join("\n");
+        for r in 1..size {
+            world
+                .process_at_rank(r as i32)
+                .send_with_tag(list.as_bytes(), TAG_HOSTS);
+        }
     } else {
         let hello = format!("{VERSION}\n{host}");
         world
             .process_at_rank(0)
             .send_with_tag(hello.as_bytes(), TAG_HELLO);
+        let (bytes, _) = world
+            .process_at_rank(0)
+            .receive_vec_with_tag::<u8>(TAG_HOSTS);
+        hosts = String::from_utf8_lossy(&bytes)
+            .split('\n')
+            .map(str::to_string)
+            .collect();
         silence_stdout();
     }
     let err = fault.clone();
@@ -114,6 +143,8 @@ pub fn init(split: Split) -> Result<(), ClusterError> {
             split,
             requested_iops: 0.0,
             streams: 0,
+            patience_s: 0.0,
+            runs_started: 0,
             run: None,
             fault,
             _universe: universe,
@@ -148,16 +179,125 @@ pub fn localize(
 ) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, String> {
     with(|s| {
         s.requested_iops = run.requested_iops();
-        s.streams = match s.split {
-            Split::All => run.total_streams() * s.place.size as u64,
-            Split::Streams => run.total_streams(),
-        };
-        placement::localize(run, specs, &s.place, s.split).map(Some)
+        // Streams of all ranks together: each rank's share, as it works it out.
+        let mut streams = 0;
+        for rank in 0..s.place.size {
+            let place = Place {
+                rank,
+                ..s.place.clone()
+            };
+            let (r, _) = placement::localize(run, specs, &place, s.split, &s.hosts)?;
+            streams += r.total_streams();
+        }
+        s.streams = streams;
+        placement::localize(run, specs, &s.place, s.split, &s.hosts).map(Some)
     })
     .unwrap_or(Ok(None))
 }
 
-pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
+/// Rank 0 collects every rank's vote and hands out its decision: the shared origin
+/// (its Unix time a little ahead) to go, or why not. Point-to-point messages polled
+/// against a deadline, so a rank that never votes is an error, not a hang.
+fn poll_vote(s: &mut Session, what: &str, mine: Vote) -> Result<u64, String> {
+    let deadline = Instant::now() + START_DEADLINE;
+    let late = |s: &mut Session, who: String| {
+        let f = format!(
+            "{who} did not reach the {what} within {} s",
+            START_DEADLINE.as_secs()
+        );
+        s.fault = Some(f.clone());
+        Err(f)
+    };
+    if s.place.rank != 0 {
+        let root = s.world.process_at_rank(0);
+        root.send_with_tag(&mine.encode()[..], TAG_VOTE);
+        loop {
+            if let Some(probed) = root.immediate_matched_probe_with_tag(TAG_DECIDE) {
+                let (bytes, _) = probed.matched_receive_vec::<u8>();
+                return vote::decode_decision(&bytes);
+            }
+            if Instant::now() > deadline {
+                return late(s, "rank 0".into());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let size = s.place.size as usize;
+    let mut votes: Vec<Option<Vote>> = vec![None; size];
+    votes[0] = Some(mine);
+    while votes.iter().any(Option::is_none) {
+        while let Some(probed) = s
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(TAG_VOTE)
+        {
+            let (bytes, status) = probed.matched_receive_vec::<u8>();
+            let v = Vote::decode(&bytes).unwrap_or(Vote::Refuse("sent a malformed vote".into()));
+            if let Some(slot) = votes.get_mut(status.source_rank() as usize) {
+                *slot = Some(v);
+            }
+        }
+        if Instant::now() > deadline {
+            let missing: Vec<String> = (0..size)
+                .filter(|&r| votes[r].is_none())
+                .map(|r| s.name(r as u32))
+                .collect();
+            return late(s, missing.join(", "));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let votes: Vec<Vote> = votes.into_iter().flatten().collect();
+    let decision = vote::decide(&votes, |r| s.name(r))
+        .map(|()| super::unix_ns() + 100_000_000)
+        .map_err(|e| format!("{what}: {e}"));
+    for r in 1..size {
+        s.world
+            .process_at_rank(r as i32)
+            .send_with_tag(&vote::encode_decision(&decision)[..], TAG_DECIDE);
+    }
+    decision
+}
+
+impl Session {
+    fn name(&self, r: u32) -> String {
+        let host = self.hosts.get(r as usize).map_or("?", |h| h.as_str());
+        format!("rank {r} on host {host}")
+    }
+
+    /// The group whose ranks must run one engine: the host definition played.
+    fn group(&self, run: &RunSpec) -> String {
+        placement::host_def_of(run, &self.hosts, self.place.rank).unwrap_or_default()
+    }
+}
+
+pub fn agree(failure: Option<String>) -> Result<(), String> {
+    with(|s| {
+        if let Some(f) = &s.fault {
+            return Err(format!("not going on: {f}"));
+        }
+        let mine = match failure {
+            Some(why) => Vote::Refuse(why),
+            None => Vote::Ready {
+                group: String::new(),
+                engine: String::new(),
+            },
+        };
+        let what = "checks".to_string();
+        poll_vote(s, &what, mine).map(|_| ())
+    })
+    .unwrap_or(Ok(()))
+}
+
+pub fn refuse_start(why: String) {
+    with(|s| {
+        if s.fault.is_none() {
+            let what = "start".to_string();
+            let _ = poll_vote(s, &what, Vote::Refuse(why));
+        }
+    });
+}
+
+pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, String> {
     with(|s| {
         if let Some(f) = &s.fault {
             return Err(format!("not starting: {f}"));
@@ -165,48 +305,32 @@ pub fn start_ns(run: &RunSpec, default_ns: u64) -> Result<u64, String> {
         if crate::clock::is_virtual() {
             return Err("virtual time cannot be shared among MPI ranks".into());
         }
-        // Everyone here: a non-blocking barrier, so a rank that never arrives is an
-        // error after the deadline rather than a hang.
-        let mut req = s.world.immediate_barrier();
-        let deadline = Instant::now() + START_DEADLINE;
-        loop {
-            match req.test() {
-                Ok(_) => break,
-                Err(r) if Instant::now() < deadline => {
-                    req = r;
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Err(r) => {
-                    // Never completes; MPI is aborted on exit.
-                    std::mem::forget(r);
-                    let f = format!(
-                        "not every rank reached the start of run '{}' within {} s",
-                        run.name,
-                        START_DEADLINE.as_secs()
-                    );
-                    s.fault = Some(f.clone());
-                    return Err(f);
-                }
-            }
-        }
-        // One origin for all: rank 0's Unix time a little ahead, mapped by each rank
-        // onto its own monotonic clock.
-        let mut origin_unix_ns = super::unix_ns() + 100_000_000;
-        s.world
-            .process_at_rank(0)
-            .broadcast_into(&mut origin_unix_ns);
+        // Everyone ready, with one engine per group: rank 0 answers with one origin,
+        // which each rank maps onto its own monotonic clock.
+        let mine = Vote::Ready {
+            group: s.group(run),
+            engine: engine.into(),
+        };
+        let what = "start".to_string();
+        let origin_unix_ns = poll_vote(s, &what, mine)?;
         let ahead_ns = origin_unix_ns.saturating_sub(super::unix_ns());
         let origin_ns = crate::clock::now_ns() + ahead_ns;
         super::FIRST_IO_UNIX_NS.store(0, Ordering::Relaxed);
-        let gather = (s.place.rank == 0)
-            .then(|| Gather::new(&s.hosts, run.interval_ns as f64 / 1e9, s.requested_iops));
+        s.patience_s = 2.0 * run.interval_ns as f64 / 1e9 + 10.0;
+        let gather = (s.place.rank == 0).then(|| {
+            let mut g = Gather::new(&s.hosts, run.interval_ns as f64 / 1e9, s.requested_iops);
+            g.set_host_defs(|r| placement::host_def_of(run, &s.hosts, r));
+            g
+        });
+        s.runs_started += 1;
         s.run = Some(RunState {
+            seq: s.runs_started,
             origin_ns,
             reports: 0,
             gather,
             error: None,
+            stop_sent: false,
         });
-        let _ = default_ns;
         Ok(origin_ns)
     })
     .unwrap_or(Ok(default_ns))
@@ -231,6 +355,11 @@ pub fn tap(
             lag: lag.cloned(),
             cpu: iv.cpu.clone(),
             first_io_unix_ns: super::first_io_unix_ns(),
+            lists: IntervalLists {
+                connections: iv.connections.clone(),
+                paths: iv.paths.clone(),
+                events: iv.events.clone(),
+            },
         };
         let now = run.now_s();
         match run.gather.as_mut() {
@@ -271,6 +400,7 @@ fn drain(s: &mut Session) -> Vec<Interval> {
         match Message::decode(&bytes) {
             Some(Message::Interval(rep)) => rows.extend(g.add(*rep, now)),
             Some(Message::Done(d)) => rows.extend(g.done(d, now)),
+            Some(Message::Summary(sum)) => g.summary(*sum, now),
             None => {
                 let r = status.source_rank() as u32;
                 run.error
@@ -299,7 +429,7 @@ fn lost_message(g: &Gather, ranks: &[u32], silent_s: f64) -> String {
 pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
     let out = with(|s| {
         let rows = drain(s);
-        let stop = s.run.as_ref().is_some_and(|r| r.error.is_some());
+        let stop = s.run.as_ref().is_some_and(|r| r.error.is_some()) || stop_received(s);
         (rows, stop)
     });
     match out {
@@ -311,11 +441,62 @@ pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
     }
 }
 
+/// Ranks other than 0: whether rank 0 has said to stop this run (stops meant for
+/// an earlier run are taken and dropped).
+fn stop_received(s: &mut Session) -> bool {
+    let Some(run) = s.run.as_ref() else {
+        return false;
+    };
+    if run.gather.is_some() {
+        return false;
+    }
+    let root = s.world.process_at_rank(0);
+    let mut stop = false;
+    while let Some(probed) = root.immediate_matched_probe_with_tag(TAG_STOP) {
+        let (bytes, _) = probed.matched_receive_vec::<u8>();
+        let seq = bytes.try_into().map(u64::from_le_bytes).unwrap_or(0);
+        stop |= seq == run.seq;
+    }
+    stop
+}
+
+pub fn stop_all() {
+    with(|s| {
+        let size = s.place.size;
+        let Some(run) = s.run.as_mut() else { return };
+        if run.gather.is_none() || run.stop_sent {
+            return;
+        }
+        run.stop_sent = true;
+        let seq = run.seq.to_le_bytes();
+        for r in 1..size {
+            s.world
+                .process_at_rank(r as i32)
+                .send_with_tag(&seq[..], TAG_STOP);
+        }
+    });
+}
+
 pub fn finish_run(
     result: &mut RunResult,
+    workloads: Vec<WorkloadOps>,
+    target_uris: &[String],
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Option<String> {
     let end_s = result.intervals.last().map_or(0.0, |iv| iv.t_s);
+    let reqs: Vec<_> = target_uris
+        .iter()
+        .map(|u| crate::sysinfo::TargetInfoRequest::new(u.clone()))
+        .collect();
+    let extras = RankExtras {
+        cpu: result.cpu.clone(),
+        env: serde_json::to_value(crate::sysinfo::capture(&reqs)).ok(),
+        engine: result.engine.clone(),
+        target: result.target.clone(),
+        connections: result.connections.clone(),
+        paths: result.paths.clone(),
+        events: result.events.clone(),
+    };
     let done = |rank, reports| Done {
         rank,
         reports,
@@ -327,22 +508,38 @@ pub fn finish_run(
         let run = s.run.as_mut()?;
         let d = done(rank, run.reports);
         let now = run.now_s();
+        let sum = Summary {
+            rank,
+            workloads,
+            extras,
+        };
         match run.gather.as_mut() {
             Some(g) => {
+                g.summary(sum, now);
                 let rows = g.done(d, now);
                 Some(Some(rows))
             }
             None => {
-                s.world
-                    .process_at_rank(0)
-                    .send_with_tag(&d.encode()[..], TAG_REPORT);
+                // The summary first: MPI keeps the order of two messages between
+                // two ranks, so rank 0 has it when it sees the rank done.
+                let root = s.world.process_at_rank(0);
+                root.send_with_tag(&sum.encode()[..], TAG_REPORT);
+                root.send_with_tag(&d.encode()[..], TAG_REPORT);
                 s.run = None;
                 Some(None)
             }
         }
     })
     .flatten();
-    let rows: Vec<Interval> = root_rows??;
+    let rows: Vec<Interval> = match root_rows? {
+        Some(rows) => rows,
+        None => {
+            // Every rank goes on from the same merged result, so decisions taken from
+            // it (steady state, curve points, SLA search) are the same on all ranks.
+            receive_merged(result);
+            return None;
+        }
+    };
     rows.iter().for_each(&mut *on_interval);
     // Rank 0: wait for every rank (or give up on the lost ones), showing merged rows.
     let since = Instant::now();
@@ -377,9 +574,39 @@ pub fn finish_run(
         if let Some(e) = &run.error {
             s.fault = Some(e.clone());
         }
+        // The ranks that finished wait for it (a lost one would never receive).
+        let merged = serde_json::to_vec(&*result).unwrap_or_default();
+        for r in g.finished().into_iter().filter(|&r| r != 0) {
+            s.world
+                .process_at_rank(r as i32)
+                .send_with_tag(&merged[..], TAG_RESULT);
+        }
         run.error
     })
     .flatten()
+}
+
+/// Ranks other than 0: takes rank 0's merged result in place of this rank's own.
+fn receive_merged(result: &mut RunResult) {
+    with(|s| {
+        let deadline = Instant::now() + START_DEADLINE + Duration::from_secs_f64(s.patience_s);
+        let root = s.world.process_at_rank(0);
+        loop {
+            if let Some(probed) = root.immediate_matched_probe_with_tag(TAG_RESULT) {
+                let (bytes, _) = probed.matched_receive_vec::<u8>();
+                match serde_json::from_slice::<RunResult>(&bytes) {
+                    Ok(merged) => *result = merged,
+                    Err(e) => s.fault = Some(format!("rank 0 sent an unreadable result: {e}")),
+                }
+                return;
+            }
+            if Instant::now() > deadline {
+                s.fault = Some("rank 0 did not send the merged result".into());
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
 }
 
 /// Rank 0's own result becomes the merged one.
@@ -399,9 +626,9 @@ fn merge_into(result: &mut RunResult, g: &Gather, s: &Session, error: Option<Str
     result.duration_s = dur_s;
     result.streams = s.streams;
     result.intervals = g.intervals.clone();
-    // Per-workload totals are not gathered from the ranks: rank 0's alone would
-    // mislead.
-    result.workloads.clear();
+    result.workloads = g.workload_results(dur_s);
+    result.target = g.targets();
+    (result.connections, result.paths, result.events) = g.run_lists();
     if let Some(sc) = result.schedule.as_mut() {
         let lag = g.lag.clone().unwrap_or_default();
         sc.requested_iops = s.requested_iops;

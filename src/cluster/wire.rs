@@ -1,16 +1,74 @@
 //! What ranks send rank 0 during a multi-rank (MPI) run, as bytes: one report per
 //! closed interval (counters and the histograms themselves, in the project's own
-//! bucket layout, so rank 0 merges them exactly) and one closing message per run.
-//! Hand-written little-endian framing: no schema crate, and a decoder that refuses
-//! short or malformed input instead of panicking.
+//! bucket layout, so rank 0 merges them exactly), one summary per run (per-workload
+//! counters and histograms, CPU, environment) and one closing message per run.
+//! Hand-written little-endian framing (with small JSON parts for rare lists and the
+//! per-run extras): no schema crate, and a decoder that refuses short or malformed
+//! input instead of panicking.
 
-use crate::result::Cpu;
+use crate::result::paths::{IntervalPath, PathResult};
+use crate::result::{ConnectionResult, Cpu, IntervalConnection, RunEvent};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::snapshot::OpStats;
+use serde::{Deserialize, Serialize};
 
 /// Message kinds, the first byte of every message.
 const KIND_INTERVAL: u8 = 1;
 const KIND_DONE: u8 = 2;
+const KIND_SUMMARY: u8 = 3;
+
+/// An interval's lists (per connection, per multipath path, events): rare and small,
+/// so they travel as JSON inside the binary report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalLists {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<IntervalConnection>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<IntervalPath>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<RunEvent>,
+}
+
+impl IntervalLists {
+    fn is_empty(&self) -> bool {
+        self.connections.is_empty() && self.paths.is_empty() && self.events.is_empty()
+    }
+}
+
+/// One workload's measured counters on a rank, histograms included.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadOps {
+    pub name: String,
+    pub target: String,
+    pub ops: [OpStats; 2],
+}
+
+/// What a rank measured over a whole run besides its intervals: CPU, environment,
+/// engine, connections, paths and events, as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankExtras {
+    pub cpu: Cpu,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<serde_json::Value>,
+    pub engine: String,
+    /// The rank's targets as its result names them (`runs[].target`).
+    #[serde(default)]
+    pub target: String,
+    #[serde(default)]
+    pub connections: Vec<ConnectionResult>,
+    #[serde(default)]
+    pub paths: Vec<PathResult>,
+    #[serde(default)]
+    pub events: Vec<RunEvent>,
+}
+
+/// A rank's whole-run figures, sent once right before its [`Done`].
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub rank: u32,
+    pub workloads: Vec<WorkloadOps>,
+    pub extras: RankExtras,
+}
 
 /// One rank's share of one interval.
 #[derive(Debug, Clone, Default)]
@@ -29,6 +87,8 @@ pub struct RankReport {
     pub cpu: Cpu,
     /// Unix ns at which the rank's first worker started issuing (0 = not yet).
     pub first_io_unix_ns: u64,
+    /// The rank's connections, paths and events of the interval.
+    pub lists: IntervalLists,
 }
 
 /// A rank has finished its run: it sent `reports` interval reports.
@@ -46,6 +106,7 @@ pub struct Done {
 pub enum Message {
     Interval(Box<RankReport>),
     Done(Done),
+    Summary(Box<Summary>),
 }
 
 fn put_u64(out: &mut Vec<u8>, v: u64) {
@@ -64,6 +125,27 @@ fn put_hist(out: &mut Vec<u8>, h: Option<&LatencyHistogram>) {
         }
         None => out.push(0),
     }
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_u64(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// A JSON part (empty for `None`, read back as the type's default).
+fn put_json<T: Serialize>(out: &mut Vec<u8>, v: Option<&T>) {
+    let bytes = v
+        .and_then(|v| serde_json::to_vec(v).ok())
+        .unwrap_or_default();
+    put_bytes(out, &bytes);
+}
+
+fn put_ops(out: &mut Vec<u8>, o: &OpStats) {
+    put_u64(out, o.ios);
+    put_u64(out, o.bytes);
+    put_u64(out, o.errors);
+    put_hist(out, Some(&o.lat));
+    put_hist(out, o.svc.as_ref());
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -86,6 +168,35 @@ impl Reader<'_> {
     fn f64(&mut self) -> Option<f64> {
         self.bytes().map(f64::from_le_bytes)
     }
+    fn bytes_vec(&mut self) -> Option<&[u8]> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        if n > self.0.len() {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn text(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes_vec()?.to_vec()).ok()
+    }
+    fn json<T: serde::de::DeserializeOwned + Default>(&mut self) -> Option<T> {
+        match self.bytes_vec()? {
+            [] => Some(T::default()),
+            b => serde_json::from_slice(b).ok(),
+        }
+    }
+    fn ops(&mut self) -> Option<OpStats> {
+        let mut o = OpStats {
+            ios: self.u64()?,
+            bytes: self.u64()?,
+            errors: self.u64()?,
+            ..Default::default()
+        };
+        o.lat = self.hist()??;
+        o.svc = self.hist()?;
+        Some(o)
+    }
     fn hist(&mut self) -> Option<Option<LatencyHistogram>> {
         match self.u8()? {
             0 => Some(None),
@@ -104,11 +215,7 @@ impl RankReport {
         out.push(self.warmup as u8);
         put_f64(&mut out, self.t_s);
         for o in &self.ops {
-            put_u64(&mut out, o.ios);
-            put_u64(&mut out, o.bytes);
-            put_u64(&mut out, o.errors);
-            put_hist(&mut out, Some(&o.lat));
-            put_hist(&mut out, o.svc.as_ref());
+            put_ops(&mut out, o);
         }
         put_hist(&mut out, self.lag.as_ref());
         put_f64(&mut out, self.cpu.user_pct);
@@ -117,6 +224,8 @@ impl RankReport {
         put_f64(&mut out, self.cpu.cpu_us_per_io);
         out.extend_from_slice(&self.cpu.online_cpus.unwrap_or(0).to_le_bytes());
         put_u64(&mut out, self.first_io_unix_ns);
+        // Most intervals have no lists: an empty part rather than "{}".
+        put_json(&mut out, (!self.lists.is_empty()).then_some(&self.lists));
         out
     }
 
@@ -125,14 +234,7 @@ impl RankReport {
         let index = r.u64()?;
         let warmup = r.u8()? != 0;
         let t_s = r.f64()?;
-        let mut ops: [OpStats; 2] = Default::default();
-        for o in &mut ops {
-            o.ios = r.u64()?;
-            o.bytes = r.u64()?;
-            o.errors = r.u64()?;
-            o.lat = r.hist()??;
-            o.svc = r.hist()?;
-        }
+        let ops = [r.ops()?, r.ops()?];
         let lag = r.hist()?;
         let cpu = Cpu {
             user_pct: r.f64()?,
@@ -142,6 +244,7 @@ impl RankReport {
             online_cpus: Some(r.u32()?).filter(|&n| n > 0),
         };
         let first_io_unix_ns = r.u64()?;
+        let lists = r.json()?;
         Some(RankReport {
             rank,
             index,
@@ -151,6 +254,43 @@ impl RankReport {
             lag,
             cpu,
             first_io_unix_ns,
+            lists,
+        })
+    }
+}
+
+impl Summary {
+    /// The summary as one message.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![KIND_SUMMARY];
+        out.extend_from_slice(&self.rank.to_le_bytes());
+        put_u64(&mut out, self.workloads.len() as u64);
+        for w in &self.workloads {
+            put_bytes(&mut out, w.name.as_bytes());
+            put_bytes(&mut out, w.target.as_bytes());
+            put_ops(&mut out, &w.ops[0]);
+            put_ops(&mut out, &w.ops[1]);
+        }
+        put_json(&mut out, Some(&self.extras));
+        out
+    }
+
+    fn decode(r: &mut Reader) -> Option<Self> {
+        let rank = r.u32()?;
+        let n = r.u64()?;
+        let mut workloads = Vec::new();
+        for _ in 0..n {
+            workloads.push(WorkloadOps {
+                name: r.text()?,
+                target: r.text()?,
+                ops: [r.ops()?, r.ops()?],
+            });
+        }
+        let extras = r.json()?;
+        Some(Summary {
+            rank,
+            workloads,
+            extras,
         })
     }
 }
@@ -173,6 +313,7 @@ impl Message {
         let mut r = Reader(bytes);
         let msg = match r.u8()? {
             KIND_INTERVAL => Message::Interval(Box::new(RankReport::decode(&mut r)?)),
+            KIND_SUMMARY => Message::Summary(Box::new(Summary::decode(&mut r)?)),
             KIND_DONE => Message::Done(Done {
                 rank: r.u32()?,
                 reports: r.u64()?,
@@ -229,6 +370,51 @@ mod tests {
         long.push(0);
         assert!(Message::decode(&long).is_none());
         assert!(Message::decode(&[]).is_none());
+    }
+
+    #[test]
+    fn summary_and_interval_lists_round_trip() {
+        let mut w = WorkloadOps {
+            name: "wd1/sd2".into(),
+            target: "sd2".into(),
+            ..Default::default()
+        };
+        w.ops[1] = OpStats::new(false);
+        w.ops[1].lat.record(5_000);
+        w.ops[1].ios = 1;
+        let sum = Summary {
+            rank: 2,
+            workloads: vec![w],
+            extras: RankExtras {
+                engine: "uring".into(),
+                env: Some(serde_json::json!({"host": {"hostname": "n2"}})),
+                events: vec![RunEvent {
+                    kind: "down".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+        };
+        let bytes = sum.encode();
+        let Some(Message::Summary(back)) = Message::decode(&bytes) else {
+            panic!("not a summary");
+        };
+        assert_eq!(back.rank, 2);
+        assert_eq!(back.workloads[0].name, "wd1/sd2");
+        assert_eq!(back.workloads[0].ops[1].lat.max_ns(), 5_000);
+        assert_eq!(back.extras, sum.extras);
+        assert!(Message::decode(&bytes[..bytes.len() - 3]).is_none());
+        let rep = RankReport {
+            lists: IntervalLists {
+                connections: vec![IntervalConnection { ios: 7 }],
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        match Message::decode(&rep.encode()) {
+            Some(Message::Interval(back)) => assert_eq!(back.lists, rep.lists),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

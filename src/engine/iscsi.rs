@@ -10,10 +10,17 @@
 //!
 //! A request past `--io-timeout` is abandoned by destroying its session (libiscsi
 //! cancels its tasks and touches none of their buffers afterwards): the session's
-//! other requests fail with ECONNABORTED, a `down` event names the cause, and a
-//! later request on it fails the run with "connection to … lost after N s: …".
+//! other requests fail with ECONNABORTED and a `down` event names the cause. A
+//! session libiscsi loses is lost the same way. Then, under the stop policy, a later
+//! request on it fails the run with "connection to … lost after N s: …"; under
+//! `--on-error continue` or `retry=N` the engine logs in again without blocking the
+//! worker ([`super::reconnect`]: `iscsi_full_connect_async`, serviced like the
+//! other sessions), holds the requests sent to it meanwhile and sends them once it
+//! is back (an `up` event).
 
+use super::reconnect::{aborted, Parked, Reconnect, Retry};
 use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest, Targets};
+use crate::clock::now_ns;
 use crate::plan::model::IscsiSpec;
 use crate::plan::model::Op;
 use crate::target::iscsi::{self, ffi};
@@ -26,6 +33,18 @@ struct Link {
     session: Option<ffi::Session>,
     opened_ns: u64,
     lost: Option<String>,
+    /// While it logs in again.
+    retry: Option<Retry<ffi::Session>>,
+}
+
+impl Link {
+    /// The session libiscsi drives on this link now: the live one, or the login
+    /// under way.
+    fn polled(&self) -> Option<&ffi::Session> {
+        self.session
+            .as_ref()
+            .or_else(|| self.retry.as_ref()?.pending.as_ref())
+    }
 }
 
 /// One iSCSI target: where it is and its sessions.
@@ -42,9 +61,14 @@ pub struct IscsiEngine {
     /// tag → (target, session, len) of each request in flight.
     inflight: HashMap<u64, (u32, u32, u32)>,
     done: Vec<(u64, i32)>,
+    /// Requests failed by the engine itself (parked ones whose session never came
+    /// back), returned at the next reap.
+    orphans: Vec<Completion>,
     /// (target, session) of each entry last handed out by `poll_fds`.
     poll_links: Vec<(usize, usize)>,
     events: Vec<EngineEvent>,
+    /// Log in again after a loss on this schedule (`None`: a loss ends the run).
+    reconnect: Option<Reconnect>,
 }
 
 fn io_err(op: &'static str, msg: String) -> EngineError {
@@ -65,19 +89,36 @@ fn open_link(spec: &IscsiSpec) -> Result<Link, EngineError> {
     })?;
     Ok(Link {
         session: Some(session),
-        opened_ns: crate::clock::now_ns(),
+        opened_ns: now_ns(),
         lost: None,
+        retry: None,
     })
 }
 
 fn lost_err(portal: &str, l: &Link, what: &str, inflight: usize) -> EngineError {
-    let secs = crate::clock::now_ns().saturating_sub(l.opened_ns) as f64 / 1e9;
+    let secs = now_ns().saturating_sub(l.opened_ns) as f64 / 1e9;
     io_err(
         "session",
         format!(
             "connection to {portal} lost after {secs:.1} s: {what} ({inflight} I/Os in flight)"
         ),
     )
+}
+
+/// Sends `req` on `session`.
+///
+/// # Safety
+/// The request's buffer stays valid and untouched until its completion has been
+/// recorded or the session is dropped.
+unsafe fn send(session: &ffi::Session, block: u32, req: &IoRequest) -> Result<(), ffi::IscsiError> {
+    let lba = req.offset / block as u64;
+    // SAFETY: the caller's promise.
+    unsafe {
+        match req.op {
+            Op::Read => session.read16(req.buf, req.len, lba, block, req.tag),
+            Op::Write => session.write16(req.buf, req.len, lba, block, req.tag),
+        }
+    }
 }
 
 impl IscsiEngine {
@@ -99,37 +140,60 @@ impl IscsiEngine {
             luns,
             inflight: HashMap::with_capacity(capacity),
             done: Vec::with_capacity(capacity),
+            orphans: Vec::new(),
             poll_links: Vec::new(),
             events: Vec::new(),
+            reconnect: None,
         })
     }
 
-    /// Closes session `(t, c)` with a `down` event; its tasks come back cancelled
-    /// (and are failed with ECONNABORTED by `harvest`).
-    fn close(&mut self, t: usize, c: usize, why: String) {
-        let Some(l) = self.luns[t].as_mut().and_then(|u| u.links.get_mut(c)) else {
-            return;
+    /// Logs lost sessions in again on schedule `r` instead of failing the run.
+    pub fn with_reconnect(mut self, r: Reconnect) -> Self {
+        self.reconnect = Some(r);
+        self
+    }
+
+    /// Session `(t, c)` is lost: a `down` event, and destroying it cancels its tasks
+    /// (failed with ECONNABORTED by `harvest`); then it logs in again, or (without a
+    /// schedule) the loss is the returned error.
+    fn lose(&mut self, t: usize, c: usize, why: &str) -> Result<(), EngineError> {
+        let inflight = self.inflight.len();
+        let reconnect = self.reconnect.is_some();
+        let Some(u) = self.luns[t].as_mut() else {
+            return Ok(());
+        };
+        let Some(l) = u.links.get_mut(c) else {
+            return Ok(());
         };
         if l.session.is_none() {
-            return;
+            return Ok(());
         }
-        self.events.push(EngineEvent {
-            at_ns: crate::clock::now_ns(),
-            target: t as u32,
-            conn: c as u32,
-            kind: EngineEventKind::Down,
-            detail: why.clone(),
-        });
+        let err = lost_err(&u.spec.portal, l, why, inflight);
         l.session = None;
-        l.lost = Some(why);
+        l.lost = Some(why.to_string());
+        if reconnect {
+            l.retry = Some(Retry::new(now_ns(), why));
+        }
+        self.events.push(EngineEvent::now(
+            t,
+            c,
+            EngineEventKind::Down,
+            crate::errors::chain(&err),
+        ));
+        if reconnect {
+            Ok(())
+        } else {
+            Err(err)
+        }
     }
 
     /// Turns the callbacks' records into completions. libiscsi cancels every
     /// command of a session it has lost or that the engine closed (ioscope never
-    /// cancels single commands, and automatic reconnection is off): such a command
-    /// fails with ECONNABORTED; a session libiscsi lost on its own ends the run,
-    /// naming the portal (no reconnection is attempted).
+    /// cancels single commands, and libiscsi's own reconnection is off): such a
+    /// command fails with ECONNABORTED, and a session libiscsi lost on its own is
+    /// lost to the engine too.
     fn harvest(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        out.append(&mut self.orphans);
         ffi::take_done(&mut self.done);
         let mut dropped = Vec::new();
         for (tag, status) in self.done.drain(..) {
@@ -152,17 +216,114 @@ impl IscsiEngine {
             });
         }
         for (t, c) in dropped {
-            let Some(u) = self.luns[t].as_ref() else {
+            let Some(s) = self.luns[t]
+                .as_ref()
+                .and_then(|u| u.links.get(c))
+                .and_then(|l| l.session.as_ref())
+            else {
                 continue;
             };
-            let Some(l) = u.links.get(c) else { continue };
-            let Some(s) = &l.session else { continue };
             let why = format!("the session was dropped: {}", s.error());
-            let err = lost_err(&u.spec.portal, l, &why, self.inflight.len());
-            self.close(t, c, crate::errors::chain(&err));
-            return Err(err);
+            self.lose(t, c, &why.to_string())?;
         }
         Ok(())
+    }
+
+    /// Moves every session that is logging in again along its schedule: starts
+    /// attempts that are due, finishes those whose login ended (an `up` event, the
+    /// parked requests sent) or failed; `Err` when a session's window is over.
+    fn tend(&mut self) -> Result<(), EngineError> {
+        let Some(r) = self.reconnect else {
+            return Ok(());
+        };
+        for t in 0..self.luns.len() {
+            let nlinks = self.luns[t].as_ref().map_or(0, |u| u.links.len());
+            for c in 0..nlinks {
+                self.tend_link(t, c, &r)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn tend_link(&mut self, t: usize, c: usize, r: &Reconnect) -> Result<(), EngineError> {
+        let now = now_ns();
+        let u = self.luns[t].as_mut().expect("an iSCSI target");
+        let l = &mut u.links[c];
+        let Some(retry) = l.retry.as_mut() else {
+            return Ok(());
+        };
+        let due = now >= retry.attempts.next_ns;
+        let failure = match (&retry.pending, retry.broken.take()) {
+            (Some(_), Some(why)) => Some(why),
+            (Some(p), None) => match p.login_state() {
+                Some(Ok(())) => None,
+                Some(Err(e)) => Some(format!("logging in again: {e}")),
+                None if due => Some("logging in again: no answer in time".into()),
+                None => return Ok(()),
+            },
+            (None, _) if due => {
+                retry.attempts.start(now, r);
+                match iscsi::start_connect(&u.spec) {
+                    Ok(p) => {
+                        retry.pending = Some(p);
+                        return Ok(());
+                    }
+                    Err(e) => Some(format!("logging in again: {e}")),
+                }
+            }
+            (None, _) => return Ok(()),
+        };
+        let Some(why) = failure else {
+            let retry = l.retry.take().expect("a reconnecting session");
+            let detail = retry.up_detail(&u.spec.portal, now);
+            l.session = retry.pending;
+            l.opened_ns = now;
+            l.lost = None;
+            let session = l.session.as_ref().expect("logged in");
+            for Parked(req) in retry.parked {
+                // SAFETY: parked requests were pushed under push's contract and not
+                // touched since.
+                match unsafe { send(session, u.block_bytes, &req) } {
+                    Ok(()) => {
+                        self.inflight.insert(req.tag, (t as u32, c as u32, req.len));
+                    }
+                    Err(_) => self.orphans.push(aborted(req.tag)),
+                }
+            }
+            self.events
+                .push(EngineEvent::now(t, c, EngineEventKind::Up, detail));
+            return Ok(());
+        };
+        let Some(summary) = retry.failed(now, why, r, &mut self.orphans) else {
+            return Ok(());
+        };
+        // The window is over: what waited failed, and so does the run.
+        l.retry = None;
+        let why = format!("{}; {summary}", l.lost.as_deref().unwrap_or("lost"));
+        l.lost = Some(why.clone());
+        Err(lost_err(&u.spec.portal, l, &why, self.inflight.len()))
+    }
+
+    /// Requests the engine holds: in flight, or parked while logging in again.
+    fn pending(&self) -> usize {
+        let parked: usize = self
+            .luns
+            .iter()
+            .flatten()
+            .flat_map(|u| &u.links)
+            .filter_map(|l| l.retry.as_ref().map(|r| r.parked.len()))
+            .sum();
+        self.inflight.len() + parked
+    }
+
+    /// The next reconnect attempt, or the end of the one under way.
+    fn next_attempt_ns(&self) -> Option<u64> {
+        self.luns
+            .iter()
+            .flatten()
+            .flat_map(|u| &u.links)
+            .filter_map(|l| l.retry.as_ref().map(|r| r.attempts.next_ns))
+            .min()
     }
 }
 
@@ -182,30 +343,27 @@ impl Engine for IscsiEngine {
 
     fn push(&mut self, req: IoRequest) -> Result<(), EngineError> {
         let t = req.target as usize;
-        let Some(u) = self.luns.get(t).and_then(|l| l.as_ref()) else {
+        let inflight = self.inflight.len();
+        let Some(u) = self.luns.get_mut(t).and_then(|l| l.as_mut()) else {
             return Err(io_err(
                 "submit",
                 format!("target {} is not an iSCSI target", req.target),
             ));
         };
         let c = req.conn as usize % u.links.len();
-        let l = &u.links[c];
+        let l = &mut u.links[c];
         let Some(session) = &l.session else {
+            if let Some(retry) = l.retry.as_mut() {
+                retry.parked.push(Parked(req));
+                return Ok(());
+            }
             let why = l.lost.clone().unwrap_or_default();
-            return Err(lost_err(&u.spec.portal, l, &why, self.inflight.len()));
+            return Err(lost_err(&u.spec.portal, l, &why, inflight));
         };
-        let block = u.block_bytes;
-        let lba = req.offset / block as u64;
         // SAFETY: the runner keeps the buffer valid and untouched until this request's
         // completion is returned, which happens only after libiscsi reported it (or
         // its session was destroyed).
-        let r = unsafe {
-            match req.op {
-                Op::Read => session.read16(req.buf, req.len, lba, block, req.tag),
-                Op::Write => session.write16(req.buf, req.len, lba, block, req.tag),
-            }
-        };
-        match r {
+        match unsafe { send(session, u.block_bytes, &req) } {
             Ok(()) => {
                 self.inflight.insert(req.tag, (t as u32, c as u32, req.len));
                 Ok(())
@@ -221,31 +379,34 @@ impl Engine for IscsiEngine {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         let start = out.len();
-        let deadline = timeout_ns.map(|t| crate::clock::now_ns().saturating_add(t));
+        let deadline = timeout_ns.map_or(u64::MAX, |t| now_ns().saturating_add(t));
         let mut fds = Vec::new();
         let mut first = true;
         loop {
+            self.tend()?;
             self.harvest(out)?;
             let got = out.len() - start;
-            if !first && (got >= min_complete as usize || self.inflight.is_empty()) {
+            if !first && (got >= min_complete as usize || self.pending() == 0) {
                 return Ok(());
             }
-            let wait = match deadline {
-                Some(d) => d.saturating_sub(crate::clock::now_ns()),
-                None => u64::MAX,
-            };
-            if !first && wait == 0 {
+            let now = now_ns();
+            if !first && now >= deadline {
                 return Ok(());
             }
+            let until = self.next_attempt_ns().map_or(deadline, |a| a.min(deadline));
             fds.clear();
             self.poll_fds(&mut fds);
-            if fds.is_empty() {
+            if fds.is_empty() && until == u64::MAX {
                 return Ok(());
             }
             // The first turn only sends what is queued and reads what has arrived.
             // libiscsi may ask for no events for a while: never wait longer than
             // 100 ms without servicing it.
-            let wait = if first { 0 } else { wait.min(100_000_000) };
+            let wait = if first {
+                0
+            } else {
+                until.saturating_sub(now).min(100_000_000)
+            };
             super::wait::poll_until(&mut fds, wait).map_err(|e| EngineError::Io {
                 engine: "iscsi",
                 op: "ppoll",
@@ -261,7 +422,7 @@ impl Engine for IscsiEngine {
         for (t, u) in self.luns.iter().enumerate() {
             let Some(u) = u else { continue };
             for (c, l) in u.links.iter().enumerate() {
-                let Some(s) = &l.session else { continue };
+                let Some(s) = l.polled() else { continue };
                 out.push(libc::pollfd {
                     fd: s.fd(),
                     events: s.which_events(),
@@ -276,18 +437,28 @@ impl Engine for IscsiEngine {
         let links = std::mem::take(&mut self.poll_links);
         let r = self.service_ready(&links, fds);
         self.poll_links = links;
-        r
+        r?;
+        self.tend()
+    }
+
+    fn wake_ns(&self) -> Option<u64> {
+        self.reconnect.and_then(|_| self.next_attempt_ns())
     }
 
     fn abandon(&mut self, tag: u64) -> bool {
+        for l in self.luns.iter_mut().flatten().flat_map(|u| &mut u.links) {
+            // Never sent: forgetting it is enough.
+            if l.retry.as_mut().is_some_and(|r| r.forget(tag)) {
+                return true;
+            }
+        }
         let Some((t, c, _)) = self.inflight.remove(&tag) else {
             return false;
         };
-        let (t, c) = (t as usize, c as usize);
-        let why = "no answer within the I/O timeout".to_string();
         // Destroying the session cancels its tasks: libiscsi touches none of their
-        // buffers afterwards.
-        self.close(t, c, why);
+        // buffers afterwards. Without reconnecting, the loss fails the run at the
+        // next request on it.
+        let _ = self.lose(t as usize, c as usize, "no answer within the I/O timeout");
         true
     }
 
@@ -304,24 +475,26 @@ impl IscsiEngine {
         fds: &[libc::pollfd],
     ) -> Result<(), EngineError> {
         for (&(t, c), fd) in links.iter().zip(fds) {
-            let Some(s) = self.luns[t]
-                .as_ref()
-                .and_then(|u| u.links.get(c))
-                .and_then(|l| l.session.as_ref())
-            else {
+            let Some(l) = self.luns[t].as_mut().and_then(|u| u.links.get_mut(c)) else {
                 continue;
             };
+            let Some(s) = l.polled() else { continue };
             // iscsi_service also runs timers, so it is called even with no revents.
-            let why = match s.service(fd.revents) {
+            let r = s.service(fd.revents);
+            if l.session.is_none() {
+                // A login under way: a failure is the attempt's, seen by `tend`.
+                if let (Err(e), Some(retry)) = (r, l.retry.as_mut()) {
+                    retry.broken = Some(format!("logging in again: {e}"));
+                }
+                continue;
+            }
+            let why = match r {
                 Err(e) => Some(e),
                 Ok(()) if !s.is_logged_in() => Some("the session was logged out".into()),
                 Ok(()) => None,
             };
             if let Some(why) = why {
-                let u = self.luns[t].as_ref().expect("polled target");
-                let err = lost_err(&u.spec.portal, &u.links[c], &why, self.inflight.len());
-                self.close(t, c, crate::errors::chain(&err));
-                return Err(err);
+                self.lose(t, c, &why.to_string())?;
             }
         }
         Ok(())

@@ -10,14 +10,17 @@
 //! between threads except the opened targets. The worker drives it like this:
 //!
 //! 1. **Connect.** Before the first request the worker calls
-//!    [`Engine::connect`] with the run's connections per target (`N`, 1 unless the
-//!    run asks for more). A network engine opens `N` connections (sessions) to every
-//!    target it serves; a local engine has nothing to open and accepts any `N`.
+//!    [`Engine::connect`] with the number of connections per target its streams use
+//!    (`N`: 1 unless the run asks for more, and never more than the run's
+//!    `--connections`; `run::spread` deals streams to workers by connection). A
+//!    network engine opens `N` connections (sessions) to every target it serves; a
+//!    local engine has nothing to open and accepts any `N`.
 //! 2. **Queue.** [`Engine::push`] queues one [`IoRequest`]; at most `capacity`
 //!    requests (the constructor's argument) are queued or in flight at once. The
 //!    request names its target *and* its connection (`conn` in `0..N`): the worker
-//!    assigns every stream one connection per target (stream number mod `N`), so
-//!    per-connection order and load are the runner's choice, not the engine's.
+//!    assigns every stream one connection per target (stream number mod the run's
+//!    `--connections`, numbered among the worker's own), so per-connection order and
+//!    load are the runner's choice, not the engine's.
 //! 3. **Submit and reap.** [`Engine::submit_and_reap`] sends everything queued and
 //!    appends finished requests to `out`, waiting for at least `min_complete` or
 //!    until `timeout_ns` passes. The `tag` of a request comes back unchanged in its
@@ -66,6 +69,7 @@ pub mod mem;
 pub mod multipath;
 pub mod nbd;
 pub mod null;
+pub mod reconnect;
 pub mod sim;
 #[cfg(feature = "smb")]
 pub mod smb;
@@ -146,6 +150,19 @@ pub struct EngineEvent {
     pub kind: EngineEventKind,
     /// Human-readable cause, e.g. the error that broke the connection.
     pub detail: String,
+}
+
+impl EngineEvent {
+    /// An event of connection `conn` to target `target`, happening now.
+    pub fn now(target: usize, conn: usize, kind: EngineEventKind, detail: String) -> Self {
+        EngineEvent {
+            at_ns: now_ns(),
+            target: target as u32,
+            conn: conn as u32,
+            kind,
+            detail,
+        }
+    }
 }
 
 /// Kinds of [`EngineEvent`]; the names are the result's `events[].kind`.
@@ -231,6 +248,13 @@ pub trait Engine {
     /// between calls, as libiscsi's `iscsi_which_events` does). None by default.
     fn poll_fds(&mut self, out: &mut Vec<libc::pollfd>) {
         let _ = out;
+    }
+
+    /// When the engine must be called again (`on_ready` with nothing ready, then a
+    /// reap) even if none of its descriptors becomes ready: a timer of its own, such
+    /// as the next reconnect attempt ([`reconnect`]). None by default.
+    fn wake_ns(&self) -> Option<u64> {
+        None
     }
 
     /// After poll(2): the descriptors from `poll_fds` with `revents` filled in, so

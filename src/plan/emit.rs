@@ -26,9 +26,31 @@ pub enum TomlEmitError {
     /// A value the job-file format cannot hold (TOML integers are signed 64-bit).
     #[error("run '{run}': seed {seed} is larger than a job file can hold (at most {max})", max = i64::MAX)]
     SeedTooLarge { run: String, seed: u64 },
+    /// Host definitions (vdbench `hd=`) have no job-file form: dropping them would
+    /// turn a multi-host plan into a one-host one.
+    #[error("run '{run}': host definitions (hd=) cannot be written to a job file yet; convert the file without its hd= lines")]
+    HostDefs { run: String },
     /// The TOML encoder refused the document.
     #[error("cannot encode the job file as TOML")]
     Encode(#[source] toml::ser::Error),
+}
+
+/// Why a plan cannot be written as a fio job file: something in it fio cannot express,
+/// or ioscope does not translate yet.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum FioEmitError {
+    #[error("workload '{workload}' names an unknown target")]
+    UnknownTarget { workload: String },
+    #[error("target '{uri}' has no fio equivalent")]
+    Target { uri: String },
+    #[error("workload '{workload}': its offset distribution is not translated to fio yet")]
+    Distribution { workload: String },
+    #[error("workload '{workload}': seq_layout stride is not translated to fio yet")]
+    Stride { workload: String },
+    #[error("workload '{workload}': a stop before its run ends is not translated to fio yet")]
+    EarlyStop { workload: String },
+    #[error("the {engine} engine has no fio equivalent")]
+    Engine { engine: &'static str },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -93,6 +115,8 @@ struct WorkloadTable {
     think: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     think_every: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_after: Option<String>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -136,6 +160,10 @@ struct RunTable {
     workers: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pacing: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connections: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    io_timeout: Option<String>,
     #[serde(flatten)]
     io: IoKeys,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -289,6 +317,7 @@ impl WorkloadTable {
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
+            stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
         }
     }
 }
@@ -299,6 +328,11 @@ impl RunTable {
             run: r.name.clone(),
             seed: r.seed,
         })?;
+        if !r.hosts.is_empty() {
+            return Err(TomlEmitError::HostDefs {
+                run: r.name.clone(),
+            });
+        }
         Ok(RunTable {
             name: r.name.clone(),
             workloads: r
@@ -320,6 +354,8 @@ impl RunTable {
             }),
             workers: r.workers,
             pacing: (r.pacing != Pacing::default()).then(|| r.pacing.name()),
+            connections: r.connections,
+            io_timeout: r.io_timeout_ns.map(format_duration_ns),
             io: IoKeys::from_tuning(&r.io),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
@@ -344,7 +380,7 @@ impl RunTable {
 }
 
 /// The plan as a fio job file, or why fio cannot express it.
-pub fn to_fio(plan: &Plan) -> Result<String, String> {
+pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
     let mut s = String::from("; written by ioscope convert\n");
     for (ri, r) in plan.runs.iter().enumerate() {
         for (wi, w) in r.workloads.iter().enumerate() {
@@ -352,22 +388,27 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
                 .targets
                 .iter()
                 .find(|t| t.name == w.target)
-                .ok_or_else(|| format!("workload '{}' names an unknown target", w.name))?;
+                .ok_or_else(|| FioEmitError::UnknownTarget {
+                    workload: w.name.clone(),
+                })?;
             if t.uri.contains(':') && !t.uri.starts_with('/') {
-                return Err(format!("target '{}' has no fio equivalent", t.uri));
+                return Err(FioEmitError::Target { uri: t.uri.clone() });
             }
             if w.dist != Distribution::Uniform {
                 // fio has these too, but the parameterisation differs; say so.
-                return Err(format!(
-                    "workload '{}': its offset distribution is not translated to fio yet",
-                    w.name
-                ));
+                return Err(FioEmitError::Distribution {
+                    workload: w.name.clone(),
+                });
             }
             if !w.seq_layout.is_regions() && w.streams > 1 {
-                return Err(format!(
-                    "workload '{}': seq_layout stride is not translated to fio yet",
-                    w.name
-                ));
+                return Err(FioEmitError::Stride {
+                    workload: w.name.clone(),
+                });
+            }
+            if w.pauses.stop_ns > 0 {
+                return Err(FioEmitError::EarlyStop {
+                    workload: w.name.clone(),
+                });
             }
             let _ = writeln!(s, "\n[{}-{}]", r.name, w.name);
             if ri > 0 && wi == 0 {
@@ -376,7 +417,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, String> {
             let engine = match r.engine {
                 EngineKind::Sync => "psync",
                 EngineKind::Null => "null",
-                EngineKind::Mem => return Err("the mem engine has no fio equivalent".into()),
+                EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
                 _ => "io_uring",
             };
             let _ = writeln!(
@@ -502,6 +543,9 @@ mod tests {
                 io: Default::default(),
                 curve: None,
                 fio_logs: None,
+                hosts: Vec::new(),
+                connections: None,
+                io_timeout_ns: None,
                 steady_stop: None,
             }],
             warnings: vec![],
@@ -550,6 +594,7 @@ mod tests {
             start_delay_ns: 1_500_000_000,
             think_ns: 250_000,
             think_every_ios: 4,
+            stop_ns: 0,
         };
         w.pauses = pauses;
         let text = to_toml(&p).unwrap();
@@ -559,6 +604,11 @@ mod tests {
         );
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
         assert_eq!(back.runs[0].workloads[0].pauses, pauses);
+        let mut stopping = p.clone();
+        stopping.runs[0].workloads[0].pauses.stop_ns = 7_000_000_000;
+        let back = crate::plan::jobfile::parse("s.toml", &to_toml(&stopping).unwrap()).unwrap();
+        assert_eq!(back.runs[0].workloads[0].pauses.stop_ns, 7_000_000_000);
+        assert!(to_fio(&stopping).is_err());
         let fio = to_fio(&p).unwrap();
         let t = crate::plan::compat::fio::parse_str(
             "out.fio",
@@ -643,6 +693,52 @@ mod tests {
     }
 
     #[test]
+    fn connections_and_io_timeout_read_back_and_runs_override_defaults() {
+        let mut p = sample();
+        let text = to_toml(&p).unwrap();
+        assert!(
+            !text.contains("connections") && !text.contains("io_timeout"),
+            "{text}"
+        );
+        p.runs[0].connections = Some(4);
+        p.runs[0].io_timeout_ns = Some(1_500_000_000);
+        let text = to_toml(&p).unwrap();
+        assert!(text.contains("connections = 4"), "{text}");
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].connections, Some(4), "{text}");
+        assert_eq!(back.runs[0].io_timeout_ns, Some(1_500_000_000), "{text}");
+        let text = "[defaults]\nconnections = 2\nio_timeout = \"5s\"\n\
+                    [[target]]\nname = \"t\"\npath = \"nbd://127.0.0.1\"\n\
+                    [[workload]]\nname = \"a\"\ntarget = \"t\"\n\
+                    [[run]]\nname = \"one\"\nworkloads = [\"a\"]\nconnections = 4\n\
+                    [[run]]\nname = \"two\"\nworkloads = [\"a\"]\nio_timeout = 2\n";
+        let p = crate::plan::jobfile::parse("net.toml", text).unwrap();
+        let got: Vec<_> = p
+            .runs
+            .iter()
+            .map(|r| (r.connections, r.io_timeout_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(4), Some(5_000_000_000)),
+                (Some(2), Some(2_000_000_000))
+            ]
+        );
+        for (bad, want) in [
+            ("connections = 4", "connections = 0"),
+            ("io_timeout = 2", "io_timeout = \"0s\""),
+            ("io_timeout = 2", "io_timeout = \"soon\""),
+        ] {
+            let e = crate::plan::jobfile::parse("net.toml", &text.replace(bad, want))
+                .unwrap_err()
+                .to_string();
+            let key = want.split(' ').next().unwrap();
+            assert!(e.contains("net.toml:") && e.contains(key), "{want}: {e}");
+        }
+    }
+
+    #[test]
     fn a_run_overrides_the_io_keys_of_defaults() {
         let text = "[defaults]\nsqpoll = true\nsync_every = 8\nwrite_through = true\n\
                     [[target]]\nname = \"t\"\npath = \"/tmp/x\"\nsize = \"1m\"\n\
@@ -708,7 +804,8 @@ mod tests {
         let mut p = sample();
         p.runs[0].workloads[0].dist = Distribution::Uniform;
         let stride = to_fio(&p).unwrap_err();
-        assert!(stride.contains("stride"), "{stride}");
+        assert!(matches!(stride, FioEmitError::Stride { .. }), "{stride}");
+        assert!(stride.to_string().contains("stride"), "{stride}");
         p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
         p.runs[0].workloads[0].rate = Rate::Max;
         let text = to_fio(&p).unwrap();

@@ -55,6 +55,8 @@ const SETTINGS_KEYS: &[&str] = &[
     "workers",
     "seed",
     "pacing",
+    "connections",
+    "io_timeout",
     "fixed_bufs",
     "register_files",
     "sqpoll",
@@ -96,6 +98,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "start_delay",
     "think",
     "think_every",
+    "stop_after",
     "align",
 ];
 const RUN_ONLY_KEYS: &[&str] = &[
@@ -878,7 +881,7 @@ impl<'a> Ctx<'a> {
         Ok(Some(bytes))
     }
 
-    /// `start_delay`, `think` and `think_every` (think time is for closed-loop
+    /// `start_delay`, `think`, `think_every` and `stop_after` (think time is for closed-loop
     /// workloads: an open-loop one issues on its schedule).
     fn pauses(&self, sec: &Section<'_>, rate: &Rate) -> Res<Pauses> {
         let dur = |k: &str| {
@@ -893,6 +896,11 @@ impl<'a> Ctx<'a> {
             think_every_ios: sec
                 .get("think_every")
                 .map(|v| self.count("think_every", v))
+                .transpose()?
+                .unwrap_or(0),
+            stop_ns: sec
+                .get("stop_after")
+                .map(|v| self.duration("stop_after", v, false))
                 .transpose()?
                 .unwrap_or(0),
         };
@@ -1212,6 +1220,12 @@ impl<'a> Ctx<'a> {
                 )
             })?);
         }
+        if let Some(v) = sec.get("connections") {
+            s.connections = Some(self.count("connections", v)?);
+        }
+        if let Some(v) = sec.get("io_timeout") {
+            s.io_timeout_ns = Some(self.duration("io_timeout", v, false)?);
+        }
         s.io = self.io_settings(sec)?;
         if let Some(v) = sec.get("seed") {
             let seed = self.integer("seed", v)?;
@@ -1323,6 +1337,8 @@ struct Settings {
     workers: Option<usize>,
     seed: Option<u64>,
     pacing: Option<Pacing>,
+    connections: Option<u32>,
+    io_timeout_ns: Option<u64>,
     io: IoSettings,
 }
 
@@ -1398,6 +1414,8 @@ impl Settings {
             workers: over.workers.or(self.workers),
             seed: over.seed.or(self.seed),
             pacing: over.pacing.or(self.pacing),
+            connections: over.connections.or(self.connections),
+            io_timeout_ns: over.io_timeout_ns.or(self.io_timeout_ns),
             io: self.io.overlay(over.io),
         }
     }
@@ -1425,6 +1443,9 @@ impl Settings {
             io: self.io.into_tuning(),
             curve: None,
             fio_logs: None,
+            hosts: Vec::new(),
+            connections: self.connections,
+            io_timeout_ns: self.io_timeout_ns,
             steady_stop: None,
         }
     }

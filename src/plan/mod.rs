@@ -3,11 +3,13 @@
 
 pub mod compat;
 pub mod emit;
+pub mod hosts;
 pub mod jobfile;
 pub mod model;
 pub mod paths;
 pub mod tuning;
 pub mod units;
 
+pub use hosts::HostDef;
 pub use model::*;
 pub use tuning::{IoTuning, SyncKind, UringOptions};

@@ -449,6 +449,11 @@ pub struct Pauses {
     /// I/Os between think times (at least 1 when `think_ns` is set).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub think_every_ios: u32,
+    /// Nothing is issued later than this long after the run's I/O starts, warm-up
+    /// included (a fio job whose runtime is shorter than its run's); 0 = until the
+    /// run ends.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_ns: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -598,6 +603,16 @@ pub struct RunSpec {
     /// `write_bw_log`/`write_lat_log`/`write_iops_log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_logs: Option<FioLogs>,
+    /// Host definitions (vdbench `hd=`): under `mpirun` each rank plays one of them
+    /// and drives only its targets (docs/mpi.md). Empty = every rank runs everything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<super::hosts::HostDef>,
+    /// Connections per network target (`--connections`); `None` = the invocation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
+    /// Per-I/O deadline (`--io-timeout`); `None` = the invocation's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_timeout_ns: Option<u64>,
     /// End the run early once a metric has settled (fio's `steadystate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_stop: Option<SteadyStop>,
@@ -633,12 +648,23 @@ pub enum SteadyMetric {
     Lat,
 }
 
+/// Why a steady-state criterion (`iops:10%`) was refused.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum CriterionError {
+    #[error("'{0}': expected METRIC:LIMIT, e.g. iops:10%")]
+    Shape(String),
+    #[error("'{0}': expected iops, iops_slope, bw, bw_slope, lat or lat_slope")]
+    Metric(String),
+    #[error("'{0}' is not a non-negative number")]
+    Limit(String),
+}
+
 impl SteadyStop {
     /// Reads fio's criterion text: `iops:10%`, `bw_slope:0.5%`, `lat:200`.
-    pub fn parse_criterion(text: &str) -> Result<(SteadyMetric, bool, f64, bool), String> {
+    pub fn parse_criterion(text: &str) -> Result<(SteadyMetric, bool, f64, bool), CriterionError> {
         let (kind, limit) = text
             .split_once(':')
-            .ok_or_else(|| format!("'{text}': expected METRIC:LIMIT, e.g. iops:10%"))?;
+            .ok_or_else(|| CriterionError::Shape(text.to_string()))?;
         let (metric, slope) = match kind.trim().to_ascii_lowercase().as_str() {
             "iops" => (SteadyMetric::Iops, false),
             "iops_slope" => (SteadyMetric::Iops, true),
@@ -646,11 +672,7 @@ impl SteadyStop {
             "bw_slope" => (SteadyMetric::Bw, true),
             "lat" => (SteadyMetric::Lat, false),
             "lat_slope" => (SteadyMetric::Lat, true),
-            other => {
-                return Err(format!(
-                    "'{other}': expected iops, iops_slope, bw, bw_slope, lat or lat_slope"
-                ))
-            }
+            other => return Err(CriterionError::Metric(other.to_string())),
         };
         let limit = limit.trim();
         let (num, pct) = match limit.strip_suffix('%') {
@@ -662,7 +684,7 @@ impl SteadyStop {
             .parse()
             .ok()
             .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| format!("'{limit}' is not a non-negative number"))?;
+            .ok_or_else(|| CriterionError::Limit(limit.to_string()))?;
         Ok((metric, slope, value, pct))
     }
 
@@ -745,6 +767,9 @@ impl Default for RunSpec {
             io: Default::default(),
             curve: None,
             fio_logs: None,
+            hosts: Vec::new(),
+            connections: None,
+            io_timeout_ns: None,
             steady_stop: None,
         }
     }

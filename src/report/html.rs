@@ -309,6 +309,7 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
     }
     out.push_str(&super::html_paths::paths_section(run, &format!("run{i}")));
     out.push_str(&super::net_html::net_section(run, &format!("run{i}")));
+    out.push_str(&super::ranks_html::ranks_section(run));
     if let Some(chart) = spectrum_chart(&format!("run{i}-spectrum"), &[("", run)]) {
         out.push_str("<h3>Latency percentiles</h3>");
         out.push_str(&chart.render());

@@ -320,6 +320,7 @@ mod tests {
             path: 2,
             kind: kind.into(),
             detail: format!("{kind} <detail>"),
+            ..Default::default()
         };
         run.events = vec![
             ev(4.0, "timeout"),

@@ -12,6 +12,7 @@ pub mod html_paths;
 pub mod json;
 pub mod markdown;
 pub mod net_html;
+pub mod ranks_html;
 pub mod svg;
 pub mod terminal;
 #[cfg(test)]

@@ -465,6 +465,7 @@ mod tests {
                 path: 1,
                 kind: "down".into(),
                 detail: "timeout".into(),
+                ..Default::default()
             }],
             ..Default::default()
         };

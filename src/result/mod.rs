@@ -608,6 +608,9 @@ pub struct ErrorSample {
 pub struct ConnectionResult {
     /// The target the connection leads to.
     pub uri: String,
+    /// Multi-rank (MPI) runs: the rank that held the connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     /// Connection number on that target (0-based).
     pub index: u32,
     pub ios: u64,
@@ -635,6 +638,11 @@ pub struct RunEvent {
     /// `down`, `up`, `timeout` or `reissue`.
     pub kind: String,
     pub detail: String,
+    /// Multi-rank (MPI) runs: the rank it happened on, and its host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 // ---- Network runs (`ioscope net`) ------------------------------------------------

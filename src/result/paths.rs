@@ -12,6 +12,9 @@ pub struct PathResult {
     /// "p0", "p1", …: path 0 is the target's own URI.
     pub name: String,
     pub uri: String,
+    /// Multi-rank (MPI) runs: the rank that used the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     /// I/Os the path answered successfully.
     pub ios: u64,
     pub bytes: u64,

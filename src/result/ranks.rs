@@ -2,7 +2,7 @@
 //! besides the merged totals and intervals (docs/mpi.md, docs/result-schema.md).
 //! Kept apart from the single-process model so that model reads unchanged.
 
-use super::LatencyStats;
+use super::{Cpu, LatencyStats};
 use serde::{Deserialize, Serialize};
 
 /// One rank's own figures over the measured part of the run (`runs[].ranks[]`).
@@ -11,6 +11,9 @@ pub struct RankResult {
     pub rank: u32,
     /// The rank's host name (MPI processor name).
     pub host: String,
+    /// The host definition (vdbench `hd=`) the rank played, in a plan that has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hd: Option<String>,
     pub ios: u64,
     pub bytes: u64,
     /// I/Os per second over the rank's own measured time.
@@ -23,6 +26,16 @@ pub struct RankResult {
     /// Seconds from the shared start to the rank's end; absent for a lost rank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done_s: Option<f64>,
+    /// The engine the rank ran (the same on every rank: checked at start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// The rank's own CPU use over its measured time (on its host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Cpu>,
+    /// The rank's host and targets, as the result's top-level `env` describes
+    /// rank 0's (docs/environment.md); kept as JSON like that one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<serde_json::Value>,
     /// The rank stopped reporting: its figures are those of its last report.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lost: bool,

@@ -168,6 +168,9 @@ pub struct Pauses {
     pub think_ns: u64,
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub think_every_ios: u32,
+    /// The workload stopped issuing this long after the run's I/O started.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_ns: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

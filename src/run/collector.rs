@@ -219,6 +219,8 @@ impl Collector {
             path: e.conn,
             kind: e.kind.into(),
             detail: e.detail.clone(),
+            rank: None,
+            host: None,
         }
     }
 
@@ -285,17 +287,25 @@ impl Collector {
             paths: self.paths.close(dur_s, !warmup),
             net: None,
         };
-        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones.
-        if !crate::cluster::tap(&iv, &dirs, lag.as_ref(), on_interval) {
+        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones
+        // (and judges a steady-state stop on them, see `observe_merged`).
+        let mut rows = Vec::new();
+        let tapped = crate::cluster::tap(&iv, &dirs, lag.as_ref(), &mut |row| {
+            on_interval(row);
+            rows.push(row.clone());
+        });
+        if tapped {
+            self.observe_merged(&rows);
+        } else {
             on_interval(&iv);
+            if let (Some(w), false) = (self.steady.as_mut(), warmup) {
+                w.observe(&iv);
+            }
         }
         if !warmup {
             self.paths.add_latency(&iv, &all.lat);
         }
         self.events.extend(iv.events.iter().cloned());
-        if let (Some(w), false) = (self.steady.as_mut(), warmup) {
-            w.observe(&iv);
-        }
         self.intervals.push(iv);
         if warmup {
             // Measurement starts where warm-up ends.
@@ -312,6 +322,20 @@ impl Collector {
         }
         self.prev_end_ns = end_ns;
         self.last_end_ns = end_ns;
+    }
+
+    /// Among MPI ranks (rank 0): a steady-state stop judges the merged intervals, and
+    /// once it holds every rank is told to stop.
+    fn observe_merged(&mut self, rows: &[Interval]) {
+        let Some(w) = self.steady.as_mut() else {
+            return;
+        };
+        for row in rows.iter().filter(|r| !r.warmup) {
+            w.observe(row);
+        }
+        if w.reached_at_s.is_some() {
+            crate::cluster::stop_all();
+        }
     }
 
     /// True once a steady-state stop's criterion has held.
@@ -424,7 +448,7 @@ impl Collector {
                 .unwrap_or(&self.cpu_run_start),
             combined.ios,
         );
-        let workloads = self.workload_results(run, dur_s, dur_ns);
+        let workloads = self.workload_results(run, dur_s);
         let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
             kind: Default::default(),
@@ -463,7 +487,7 @@ impl Collector {
     }
 
     /// Per-workload totals, when the run had more than one workload.
-    fn workload_results(&self, run: &RunSpec, dur_s: f64, dur_ns: u64) -> Vec<WorkloadResult> {
+    fn workload_results(&self, run: &RunSpec, dur_s: f64) -> Vec<WorkloadResult> {
         if self.nworkloads <= 1 {
             return Vec::new();
         }
@@ -472,6 +496,7 @@ impl Collector {
             .zip(&self.totals)
             .map(|(w, t)| {
                 let c = t.combined();
+                let dur_s = active_s(w, run, dur_s).max(1e-9);
                 WorkloadResult {
                     name: w.name.clone(),
                     target: w.target.clone(),
@@ -480,8 +505,8 @@ impl Collector {
                         all: op_totals(&c, dur_s, false),
                         read: op_totals(&t.ops[Op::Read.index()], dur_s, false),
                         write: op_totals(&t.ops[Op::Write.index()], dur_s, false),
-                        queue_depth: if dur_ns > 0 {
-                            c.service_sum_ns() as f64 / dur_ns as f64
+                        queue_depth: if dur_s > 0.0 {
+                            c.service_sum_ns() as f64 / (dur_s * 1e9)
                         } else {
                             0.0
                         },
@@ -501,6 +526,7 @@ impl Collector {
             .enumerate()
             .map(|(i, c)| ConnectionResult {
                 uri: targets[i / per_target.max(1)].uri.clone(),
+                rank: None,
                 index: (i % per_target.max(1)) as u32,
                 ios: c.ios,
                 bytes: c.bytes,
@@ -517,6 +543,20 @@ pub(super) struct Collected {
     pub verify: crate::result::VerifyResult,
     pub interrupted: bool,
     pub fatal: Option<String>,
+    /// Per-workload counters with histograms, kept only among MPI ranks.
+    pub workload_ops: Vec<crate::cluster::wire::WorkloadOps>,
+}
+
+/// A workload's own measured seconds: the run's, less what passed before its start
+/// delay ended and after it stopped (fio reports a job over its own runtime).
+fn active_s(w: &crate::plan::model::Workload, run: &RunSpec, run_s: f64) -> f64 {
+    let warmup_s = run.warmup_ns as f64 / 1e9;
+    let start_s = (w.pauses.start_delay_ns as f64 / 1e9 - warmup_s).max(0.0);
+    let end_s = match w.pauses.stop_ns {
+        0 => run_s,
+        stop => (stop as f64 / 1e9 - warmup_s).clamp(0.0, run_s),
+    };
+    (end_s - start_s).max(0.0).min(run_s)
 }
 
 /// Receives the workers' snapshots until every worker has ended, stopping them at
@@ -538,6 +578,7 @@ pub(super) fn collect(
         end_at,
         nworkers,
         nconns,
+        ..
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
     coll.recycle = recycle;
@@ -561,10 +602,16 @@ pub(super) fn collect(
         if end_at.is_some_and(|end| now_ns() >= end) || coll.steady_reached() {
             stop.store(true, Ordering::Relaxed);
         }
-        // Among MPI ranks: rank 0 takes the others' reports; a lost rank stops the run.
-        if crate::cluster::poll(on_interval) {
+        // Among MPI ranks: rank 0 takes the others' reports; a lost rank, or rank 0's
+        // steady-state stop, stops the run.
+        let mut rows = Vec::new();
+        if crate::cluster::poll(&mut |row| {
+            on_interval(row);
+            rows.push(row.clone());
+        }) {
             stop.store(true, Ordering::Relaxed);
         }
+        coll.observe_merged(&rows);
         match rx.recv_timeout(std::time::Duration::from_millis(20)) {
             Ok(s) => coll.add(s, on_interval),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -587,12 +634,27 @@ pub(super) fn collect(
     };
     let fatal = coll.fatal.clone();
     let verify = std::mem::take(&mut coll.verify);
+    // Among MPI ranks, rank 0 merges the workloads' counters and histograms.
+    let workload_ops = if crate::cluster::active() {
+        run.workloads
+            .iter()
+            .zip(&coll.totals)
+            .map(|(w, t)| crate::cluster::wire::WorkloadOps {
+                name: w.name.clone(),
+                target: w.target.clone(),
+                ops: t.ops.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
     Collected {
         result,
         verify,
         interrupted,
         fatal,
+        workload_ops,
     }
 }
 

@@ -62,11 +62,13 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 start_delay_ns,
                 think_ns,
                 think_every_ios,
+                stop_ns,
             } = *pauses;
             wire::Pauses {
                 start_delay_ns,
                 think_ns,
                 think_every_ios,
+                stop_ns,
             }
         },
     }
@@ -131,6 +133,7 @@ mod tests {
                     start_delay_ns: 2_000_000_000,
                     think_ns: 500_000,
                     think_every_ios: 4,
+                    stop_ns: 9_000_000_000,
                 },
             },
             plan::Workload {

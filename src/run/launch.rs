@@ -110,6 +110,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 schedule,
                 mix: if Some(wi) == lead { mix.clone() } else { None },
                 start_delay_ns: w.pauses.start_delay_ns,
+                stop_at_ns: w.pauses.stop_ns,
                 think_batch: w.pauses.think_batch().unwrap_or(0),
                 think_ns: w.pauses.think_ns,
                 since_think: 0,
@@ -134,6 +135,8 @@ pub(super) struct Launched {
     pub nworkers: usize,
     /// Connections over all targets (targets × connections per target).
     pub nconns: usize,
+    /// Why the worker count is what it is, when connections decided it.
+    pub workers_reason: Option<String>,
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -150,29 +153,22 @@ pub(super) fn launch(
         run: run.name.clone(),
         msg,
     };
-    let streams = build_streams(run, resolved);
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
-    let nworkers = run
-        .workers
-        .unwrap_or(cpus.len())
-        .clamp(1, streams.len().max(1));
+    let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
+    let nworkers = spread.nworkers;
     let shapes: Vec<WorkloadShape> = run
         .workloads
         .iter()
         .zip(resolved)
         .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
         .collect();
-    // Round-robin streams over workers.
-    let mut per_worker: Vec<Vec<Stream>> = (0..nworkers).map(|_| Vec::new()).collect();
-    for (i, s) in streams.into_iter().enumerate() {
-        per_worker[i % nworkers].push(s);
-    }
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // Start a little in the future so every worker is set up before the first I/O.
     // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
-    let start_ns = crate::cluster::start_ns(run, now_ns() + 20_000_000).map_err(setup_err)?;
+    let start_ns =
+        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(setup_err)?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
@@ -258,7 +254,40 @@ pub(super) fn launch(
         end_at,
         nworkers,
         nconns: targets.len() * opts.connections as usize,
+        workers_reason: spread.reason,
     })
+}
+
+/// Builds the streams and deals them to the workers: round-robin, or by connection
+/// ([`super::spread`]).
+fn deal_streams(
+    run: &RunSpec,
+    resolved: &[Resolved],
+    cpus: usize,
+    opts: &RunOptions,
+    engine: EngineKind,
+) -> (Vec<Vec<Stream>>, super::spread::Spread) {
+    let streams = build_streams(run, resolved);
+    let spread = super::spread::plan(
+        run.workers,
+        cpus,
+        streams.len(),
+        opts.connections,
+        is_network(engine),
+    );
+    let mut per_worker: Vec<Vec<Stream>> = (0..spread.nworkers).map(|_| Vec::new()).collect();
+    for (i, s) in streams.into_iter().enumerate() {
+        per_worker[spread.worker_of(i, opts.connections)].push(s);
+    }
+    (per_worker, spread)
+}
+
+/// Engines that reach their targets over connections of their own.
+pub(super) fn is_network(engine: EngineKind) -> bool {
+    matches!(
+        engine,
+        EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Smb
+    )
 }
 
 /// The multipath settings of a run whose (only) target has several paths.
@@ -317,11 +346,17 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
         EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
         EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
-            Ok(e) => worker::run_worker(e, setup),
+            Ok(e) => match reconnect(setup.policy) {
+                Some(r) => worker::run_worker(e.with_reconnect(r), setup),
+                None => worker::run_worker(e, setup),
+            },
             Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
-            Ok(e) => worker::run_worker(e, setup),
+            Ok(e) => match reconnect(setup.policy) {
+                Some(r) => worker::run_worker(e.with_reconnect(r), setup),
+                None => worker::run_worker(e, setup),
+            },
             Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Smb => run_smb(&t, capacity, setup),
@@ -330,6 +365,12 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
             Err(e) => worker::fail(setup, e.into()),
         },
     }
+}
+
+/// Network engines reconnect a lost connection when the error policy carries on
+/// (`continue`, `retry=N`); under `stop` the loss ends the run.
+fn reconnect(policy: worker::ErrorPolicy) -> Option<crate::engine::reconnect::Reconnect> {
+    (policy != worker::ErrorPolicy::Stop).then(Default::default)
 }
 
 /// A worker on the smb engine: its own sessions to the SMB targets.

@@ -20,6 +20,7 @@ pub mod pacing;
 pub mod paths;
 pub mod setup;
 pub mod slots;
+pub mod spread;
 pub mod steady;
 pub mod stream;
 pub mod timebase;
@@ -88,6 +89,20 @@ pub struct RunOptions {
     pub io_timeout_ns: Option<u64>,
 }
 
+impl RunOptions {
+    /// These options with the run's own `connections` and `io_timeout` (job-file
+    /// keys, which the command line's flags have already overridden) in place.
+    pub fn for_run(&self, run: &RunSpec) -> std::borrow::Cow<'_, RunOptions> {
+        if run.connections.is_none() && run.io_timeout_ns.is_none() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut o = self.clone();
+        o.connections = run.connections.unwrap_or(o.connections);
+        o.io_timeout_ns = run.io_timeout_ns.or(o.io_timeout_ns);
+        std::borrow::Cow::Owned(o)
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
@@ -117,25 +132,18 @@ pub fn execute(
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    let opts = &*opts.for_run(run);
     let mut warnings = Vec::new();
-    // The clock first: a simulated device reads it for its origin when it opens.
-    timebase::choose_clock(run, specs);
-    let prepared = setup::prepare(run, specs, opts)?;
-    let (targets, choice) = (&prepared.targets, &prepared.choice);
-    let engine = choice.kind;
-    warnings.extend(choice.fallback.iter().cloned());
-    let states = setup::check_virtual_time(run, specs, engine)
-        .and_then(|w| Ok((w, setup::verify_states(run, targets, opts)?)));
-    let verify_states = match states {
-        Ok((w, v)) => {
-            warnings.extend(w);
-            v
-        }
+    let (prepared, verify_states) = match prepare_run(run, specs, opts, &mut warnings) {
+        Ok(p) => p,
         Err(e) => {
-            prepared.undo();
+            // Among MPI ranks the others stop too, naming this rank.
+            crate::cluster::refuse_start(crate::errors::Chain(&e).to_string());
             return Err(e);
         }
     };
+    let (targets, choice) = (&prepared.targets, &prepared.choice);
+    let engine = choice.kind;
     let launched = launch::launch(
         run,
         opts,
@@ -143,18 +151,32 @@ pub fn execute(
         &prepared.resolved,
         engine,
         &verify_states,
-    )?;
+    );
+    let launched = match launched {
+        Ok(l) => l,
+        Err(e) => {
+            // Not started (among MPI ranks: another rank refused the start).
+            prepared.undo();
+            return Err(e);
+        }
+    };
+    let mut choice = choice.clone();
+    if let Some(why) = &launched.workers_reason {
+        choice.reason = format!("{}; {why}", choice.reason);
+    }
     let collector::Collected {
         mut result,
         mut verify,
         interrupted,
         fatal,
-    } = collector::collect(run, targets, choice, launched, on_interval);
+        workload_ops,
+    } = collector::collect(run, targets, &choice, launched, on_interval);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
     // Among MPI ranks: rank 0's result becomes the merged one.
-    if let Some(e) = crate::cluster::finish_run(&mut result, on_interval) {
+    let uris: Vec<String> = specs.iter().map(|t| t.uri.clone()).collect();
+    if let Some(e) = crate::cluster::finish_run(&mut result, workload_ops, &uris, on_interval) {
         warnings.push(format!("run '{}': {e}", run.name));
     }
     if opts.data.verify_after && !interrupted {
@@ -173,6 +195,33 @@ pub fn execute(
         result.verify = Some(verify);
     }
     Ok((result, warnings))
+}
+
+/// Opens the targets and settles the engine and the verification state per
+/// target; a failure after opening undoes what opening did.
+fn prepare_run(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    opts: &RunOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(setup::Prepared, Vec<Option<data::TargetState>>), RunError> {
+    // The clock first: a simulated device reads it for its origin when it opens.
+    timebase::choose_clock(run, specs);
+    let prepared = setup::prepare(run, specs, opts)?;
+    let engine = prepared.choice.kind;
+    warnings.extend(prepared.choice.fallback.iter().cloned());
+    let states = setup::check_virtual_time(run, specs, engine)
+        .and_then(|w| Ok((w, setup::verify_states(run, &prepared.targets, opts)?)));
+    match states {
+        Ok((w, v)) => {
+            warnings.extend(w);
+            Ok((prepared, v))
+        }
+        Err(e) => {
+            prepared.undo();
+            Err(e)
+        }
+    }
 }
 
 #[cfg(test)]

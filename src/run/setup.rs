@@ -231,8 +231,8 @@ fn kind_of(t: &OpenTarget) -> ProbeKind {
     }
 }
 
-/// Each worker opens its own connections to an NBD export (`--connections` of
-/// them), so more than one connection in all needs a server that advertises
+/// Each worker opens its own connections to an NBD export (the ones its streams
+/// use, [`super::spread`]), so more than one connection in all needs a server that advertises
 /// multi-conn (otherwise the connections may not see each other's writes). Needs the
 /// opened targets: the server says it when connected.
 fn check_network(
@@ -245,9 +245,14 @@ fn check_network(
         return Ok(());
     }
     let streams: usize = run.workloads.iter().map(|w| w.streams as usize).sum();
-    let workers = run.workers.unwrap_or(usize::MAX).min(streams.max(1));
-    let total = workers * connections as usize;
-    if total <= 1 {
+    let cpus = run
+        .cpus
+        .as_ref()
+        .map_or_else(|| allowed_cpus().len(), Vec::len);
+    let spread = super::spread::plan(run.workers, cpus, streams, connections, true);
+    let workers = spread.nworkers;
+    let total = super::spread::opened_connections(&spread, streams, connections);
+    if total <= 1 && connections <= 1 {
         return Ok(());
     }
     for t in targets.iter() {
@@ -553,6 +558,29 @@ fn check_paths(
 /// Checks a run against its targets (safety, sizes, alignment, engine) without
 /// creating, extending or writing anything, and without issuing any I/O.
 pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
+    let outcome = check_local(run, specs, opts);
+    // Among MPI ranks: one rank's failed check stops all of them, naming it.
+    let failure = outcome
+        .as_ref()
+        .err()
+        .map(|e| crate::errors::Chain(e).to_string());
+    let agreed = crate::cluster::agree(failure).map_err(|msg| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    });
+    // Rank 0 speaks for all: its message names every rank that failed, itself too.
+    match (outcome, agreed) {
+        (Err(own), Err(all)) if !crate::cluster::is_writer() || !crate::cluster::active() => {
+            drop(all);
+            Err(own)
+        }
+        (_, Err(all)) => Err(all),
+        (outcome, Ok(())) => outcome,
+    }
+}
+
+/// [`check`] on this process alone.
+fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
     // Among MPI ranks: the rank's own share and target paths ({rank}, {host}).
     let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
         run: run.name.clone(),
@@ -562,6 +590,7 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    let opts = &*opts.for_run(run);
     let (_, probes) = check_probed(run, specs, opts)?;
     // Opening (network targets below, and every later open) needs the clock chosen.
     super::timebase::choose_clock(run, specs);

@@ -89,6 +89,9 @@ pub struct Stream {
     pub mix: Option<std::sync::Arc<[(u32, u32)]>>,
     /// Closed loop: nothing is issued before this long after the start.
     pub start_delay_ns: u64,
+    /// Nothing is issued at or after this time (absolute once the worker starts;
+    /// until then relative to the start, 0 = never).
+    pub stop_at_ns: u64,
     /// Think time: after `think_batch` I/Os (0 = never) the stream lets them all
     /// complete, then idles `think_ns`.
     pub think_batch: u32,
@@ -233,6 +236,7 @@ mod tests {
             schedule: None,
             mix: None,
             start_delay_ns: 0,
+            stop_at_ns: u64::MAX,
             think_batch: 3,
             think_ns: 1000,
             since_think: 0,

@@ -33,6 +33,8 @@ const MAX_ERROR_SAMPLES: usize = 8;
 /// Most events a worker reports per interval (a stalled connection times out every
 /// I/O; the counts are in the connection's errors and timeouts).
 const MAX_EVENTS: usize = 16;
+/// Room kept beyond [`MAX_EVENTS`] for `down` and `up` events.
+const MAX_LINK_EVENTS: usize = 16;
 /// Longest wait for requests still in flight after the run (without --io-timeout).
 const DRAIN_NS: u64 = 30_000_000_000;
 
@@ -66,7 +68,8 @@ pub struct WorkerSetup {
     pub pacer: Pacer,
     /// Emptied stats of earlier snapshots, handed back by the collector for reuse.
     pub recycled: std::sync::mpsc::Receiver<Vec<WorkloadStats>>,
-    /// Connections per target; a stream uses connection `stream id % connections`.
+    /// Connections per target; a stream uses connection `stream id % connections`,
+    /// and the worker opens only the ones its streams use (`run::spread`).
     pub connections: u32,
     /// Per-I/O deadline (`--io-timeout`).
     pub io_timeout_ns: Option<u64>,
@@ -148,6 +151,11 @@ pub struct Worker<E: Engine> {
     fatal: Option<WorkerError>,
     fds: Vec<libc::pollfd>,
     engine_events: Vec<EngineEvent>,
+    /// The connections this worker opened, by the engine's number (`IoRequest::conn`,
+    /// `0..owned.len()`): their numbers among the run's connections per target.
+    owned: Vec<u32>,
+    /// Per stream (position in `setup.streams`): the engine's number of its connection.
+    stream_conn: Vec<u32>,
     /// Tags among the completions being handled of writes the engine issued on two
     /// paths (see [`Engine::take_reissued_writes`]); empty but for multipath.
     reissued_writes: Vec<u64>,
@@ -160,7 +168,14 @@ impl<E: Engine> Worker<E> {
         mut engine: E,
         mut setup: WorkerSetup,
     ) -> Result<Self, Box<(WorkerSetup, WorkerError)>> {
-        if let Err(e) = engine.connect(setup.connections) {
+        let n = setup.connections.max(1);
+        let owned = super::spread::owned_connections(setup.streams.iter().map(|s| s.id), n);
+        let stream_conn = setup
+            .streams
+            .iter()
+            .map(|s| owned.iter().position(|&c| c == s.id % n).unwrap_or(0) as u32)
+            .collect();
+        if let Err(e) = engine.connect(owned.len() as u32) {
             return Err(Box::new((setup, e.into())));
         }
         let share_one = engine.completes_inline()
@@ -179,6 +194,10 @@ impl<E: Engine> Worker<E> {
         let mut held = BinaryHeap::new();
         let start_ns = setup.clock.start_ns;
         for (si, s) in setup.streams.iter_mut().enumerate() {
+            s.stop_at_ns = match s.stop_at_ns {
+                0 => u64::MAX,
+                after => start_ns.saturating_add(after),
+            };
             if let Some(sched) = s.schedule.as_mut() {
                 sched.next_due_ns += start_ns as f64;
                 timers.push(Reverse((sched.next_due_ns as u64, si as u32)));
@@ -208,6 +227,8 @@ impl<E: Engine> Worker<E> {
             fatal: None,
             fds: Vec::new(),
             engine_events: Vec::new(),
+            owned,
+            stream_conn,
             reissued_writes: Vec::new(),
             engine,
             setup,
@@ -265,15 +286,22 @@ impl<E: Engine> Worker<E> {
                 woke_at = Some(self.setup.pacer.wait_until(now, wake));
                 continue;
             }
-            if let Err(e) = self.reap(now, wake) {
-                self.fatal = Some(e);
-                break;
-            }
+            let reaped = self.reap(now, wake);
             if !self.completions.is_empty() {
                 self.complete_all();
             }
+            // Every turn, not only one that reaped: a connection can go down (and
+            // come back) without a completion, and the turn that fails is the last.
+            self.take_engine_events();
+            if let Err(e) = reaped {
+                self.fatal = Some(e);
+                break;
+            }
         }
         self.drain();
+        // What the engine saw while the run stopped (a `down` after a deadline
+        // under the stop policy, a connection lost in the drain) is still the run's.
+        self.take_engine_events();
         self.finish();
     }
 
@@ -308,14 +336,21 @@ impl<E: Engine> Worker<E> {
         true
     }
 
-    /// The connection a stream's I/O to `target` uses.
+    /// The connection (the engine's number) that the stream at position `si` uses.
     #[inline]
-    fn conn_of(&self, stream_id: u32) -> u32 {
+    fn conn_of(&self, si: u32) -> u32 {
         if self.setup.connections <= 1 {
             0
         } else {
-            stream_id % self.setup.connections
+            self.stream_conn[si as usize]
         }
+    }
+
+    /// Index into `conns` of the engine's connection `conn` to `target`.
+    #[inline]
+    fn conn_index(&self, target: u32, conn: u32) -> usize {
+        let global = self.owned.get(conn as usize).copied().unwrap_or(conn);
+        (target * self.setup.connections + global) as usize
     }
 
     /// Closed loop: streams whose start delay or think time is over get a token per
@@ -340,7 +375,7 @@ impl<E: Engine> Worker<E> {
     fn issue_closed_loop(&mut self, now: u64) {
         while let Some(si) = self.ready.pop() {
             let s = &mut self.setup.streams[si as usize];
-            if s.thinking {
+            if s.thinking || now >= s.stop_at_ns {
                 continue;
             }
             let wl = s.pick_workload();
@@ -358,7 +393,7 @@ impl<E: Engine> Worker<E> {
                 workload: wl,
                 target,
                 stream_id,
-                conn: self.conn_of(stream_id),
+                conn: self.conn_of(si),
                 io,
                 intended_ns: now,
             };
@@ -376,6 +411,10 @@ impl<E: Engine> Worker<E> {
             }
             self.timers.pop();
             let s = &mut self.setup.streams[si as usize];
+            if due >= s.stop_at_ns {
+                // Its workload has stopped: no more arrivals.
+                continue;
+            }
             let Some(slot_idx) = self.table.free[si as usize].pop() else {
                 // All slots busy: the I/O waits inside ioscope, its clock running.
                 self.waiting[si as usize] = true;
@@ -400,7 +439,7 @@ impl<E: Engine> Worker<E> {
                 workload: wl,
                 target,
                 stream_id,
-                conn: self.conn_of(stream_id),
+                conn: self.conn_of(si),
                 io,
                 intended_ns: intended,
             };
@@ -424,15 +463,27 @@ impl<E: Engine> Worker<E> {
             Ok(()) => true,
             Err(e) => {
                 self.fatal = Some(e);
+                self.unpushed(slot_idx as usize, now);
                 false
             }
         }
+    }
+
+    /// Frees the slot of a request the engine refused: it is not in flight, so
+    /// nothing will complete it (the drain must not wait for it).
+    fn unpushed(&mut self, tag: usize, now: u64) {
+        self.table
+            .release_tickets(&mut self.setup.data, tag, false, now);
+        self.release(tag);
     }
 
     /// When to stop waiting: the next interval boundary, intended time or deadline.
     #[inline]
     fn wake_at(&self) -> u64 {
         let mut wake = self.next_boundary.min(self.next_deadline_ns);
+        if let Some(w) = self.engine.wake_ns() {
+            wake = wake.min(w);
+        }
         if let Some(Reverse((at, _))) = self.held.peek() {
             wake = wake.min(*at);
         }
@@ -472,7 +523,7 @@ impl<E: Engine> Worker<E> {
             .submit_and_reap(0, Some(0), &mut self.completions)?)
     }
 
-    /// Accounts every reaped completion, then the engine's connection events.
+    /// Accounts every reaped completion.
     fn complete_all(&mut self) {
         let reap_ns = now_ns();
         self.engine.take_reissued_writes(&mut self.reissued_writes);
@@ -482,13 +533,19 @@ impl<E: Engine> Worker<E> {
         }
         self.completions = done;
         self.reissued_writes.clear();
+    }
+
+    /// Records the engine's connection events since the last call.
+    fn take_engine_events(&mut self) {
         self.engine.take_events(&mut self.engine_events);
-        for i in 0..self.engine_events.len() {
-            let e = &self.engine_events[i];
-            let (t, conn, kind, detail) = (e.target, e.conn, e.kind, e.detail.clone());
-            self.event(e.at_ns, t, conn, kind, detail);
+        if self.engine_events.is_empty() {
+            return;
         }
-        self.engine_events.clear();
+        let mut events = std::mem::take(&mut self.engine_events);
+        for e in events.drain(..) {
+            self.event(e.at_ns, e.target, e.conn, e.kind, e.detail);
+        }
+        self.engine_events = events;
     }
 
     /// Accounts one completion: counts, latency, verification; frees the slot or,
@@ -545,7 +602,8 @@ impl<E: Engine> Worker<E> {
     fn count_conn(&mut self, tag: usize, bytes: u64, errors: u64) {
         if self.setup.connections > 1 {
             let slot = &self.table.slots[tag];
-            let cs = &mut self.conns[(slot.target * self.setup.connections + slot.conn) as usize];
+            let cs = self.conn_index(slot.target, slot.conn);
+            let cs = &mut self.conns[cs];
             cs.ios += 1 - errors;
             cs.bytes += bytes;
             cs.errors += errors;
@@ -633,7 +691,9 @@ impl<E: Engine> Worker<E> {
         self.table.slots[tag].retries += 1;
         self.table.slots[tag].state = SlotState::InFlight;
         if let Err(e) = self.engine.push(slot.request(tag as u32)) {
+            // Not in flight: the caller counts it as the error it was.
             self.fatal = Some(e.into());
+            return false;
         }
         if let Some(t) = self.setup.io_timeout_ns {
             self.table.slots[tag].submit_ns = now;
@@ -778,7 +838,7 @@ impl<E: Engine> Worker<E> {
                 EngineEventKind::Timeout,
                 detail,
             );
-            let conn = (slot.target * self.setup.connections + slot.conn) as usize;
+            let conn = self.conn_index(slot.target, slot.conn);
             self.conns[conn].timeouts += 1;
             if self.engine.abandon(tag as u64) {
                 // Gone from the engine: settle it as a failed completion (re-issued
@@ -805,12 +865,19 @@ impl<E: Engine> Worker<E> {
         self.next_deadline_ns = next;
     }
 
-    /// Records an event of this interval (at most [`MAX_EVENTS`]).
+    /// Records an event of this interval: at most [`MAX_EVENTS`] in all, and up to
+    /// [`MAX_LINK_EVENTS`] more for connections going down or up, so a flood of
+    /// timeouts cannot hide the `down` they caused.
     fn event(&mut self, at_ns: u64, target: u32, conn: u32, kind: EngineEventKind, detail: String) {
-        if self.events.len() < MAX_EVENTS {
+        let cap = match kind {
+            EngineEventKind::Down | EngineEventKind::Up => MAX_EVENTS + MAX_LINK_EVENTS,
+            EngineEventKind::Timeout | EngineEventKind::Reissue => MAX_EVENTS,
+        };
+        if self.events.len() < cap {
+            let conn = self.conn_index(target, conn) as u32;
             self.events.push(EventRecord {
                 at_ns,
-                conn: target * self.setup.connections + conn,
+                conn,
                 kind: kind.name(),
                 detail,
             });

@@ -4,6 +4,7 @@
 //! failing with EINVAL mid-run. Safety checks for block devices live in `safety`.
 
 pub mod dm_paths;
+pub mod dylib;
 pub mod iscsi;
 pub mod multipath;
 pub mod nbd;

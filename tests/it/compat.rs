@@ -533,6 +533,41 @@ fn fio_logs_are_written_in_fio_format() {
     }
 }
 
+#[test]
+fn vdbench_host_definitions_without_mpirun_are_refused_before_anything_is_created() {
+    let d = tempdir();
+    let parm = format!(
+        "hd=default,vdbench=/opt/vdbench,user=root,shell=ssh\n\
+         hd=h1,system=node-a\n\
+         hd=h2,system=node-b\n\
+         sd=sd1,host=h1,lun={p}/a.dat,size=4m\n\
+         sd=sd2,host=h2,lun={p}/b.dat,size=4m\n\
+         wd=wd1,sd=sd*\n\
+         rd=rd1,wd=wd1,elapsed=2,interval=1\n",
+        p = d.path().display()
+    );
+    let pf = d.path().join("hosts.parm");
+    std::fs::write(&pf, parm).unwrap();
+    let o = run(&["vdbench", "-f", pf.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the plan defines 2 hosts (hd=h1, hd=h2): run it under mpirun"),
+        "{err}"
+    );
+    assert!(!d.path().join("a.dat").exists() && !d.path().join("b.dat").exists());
+    // One host definition is this host: it runs here.
+    let one = std::fs::read_to_string(&pf)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("hd=h2") && !l.starts_with("sd=sd2"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&pf, one).unwrap();
+    let o = run(&["vdbench", "-f", pf.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// `ioscope run JOB --engine sim`, which must succeed, into a fresh result.
 #[track_caller]
 fn run_on_sim(job: &std::path::Path) -> Ran {
@@ -593,8 +628,9 @@ fn fio_jobs_in_one_group_keep_their_own_settings() {
     );
 }
 
-/// fio's `startdelay` holds a job back from the run's start, and `thinktime` idles
-/// each stream after every batch once it has completed.
+/// fio's `startdelay` holds a job back from the run's start (the run lasting until
+/// the last job's own runtime is over), and `thinktime` idles each stream after
+/// every batch once it has completed.
 #[test]
 fn fio_startdelay_and_thinktime_pace_their_own_job() {
     let d = tempdir();
@@ -611,13 +647,30 @@ fn fio_startdelay_and_thinktime_pace_their_own_job() {
     let ran = run_on_sim(&job);
     let run = ran.run(0);
     let ios = |i: usize| run.workloads[i].totals.all.ios as f64;
-    // QD 1 on a 100 µs device: 10 000 IOPS; the late job runs half the time.
-    let late_share = ios(1) / ios(0);
+    // As in fio, the late job runs its full 4 s after its 2 s delay: the run lasts
+    // 6 s, and the others stop issuing at 4 s.
     assert!(
-        (0.45..=0.55).contains(&late_share),
-        "late job did {} I/Os against {}",
-        ios(1),
-        ios(0)
+        (run.duration_s - 6.0).abs() < 0.05,
+        "ran {} s",
+        run.duration_s
+    );
+    // QD 1 on a 100 µs device: 10 000 IOPS over each job's own 4 s.
+    for i in [0, 1] {
+        assert!(
+            (ios(i) - 40_000.0).abs() <= 0.01 * 40_000.0,
+            "job {i} did {} I/Os",
+            ios(i)
+        );
+        let iops = run.workloads[i].totals.all.iops;
+        assert!((iops - 10_000.0).abs() <= 100.0, "job {i} at {iops} IOPS");
+    }
+    assert_eq!(
+        run.workloads[0].settings.as_ref().unwrap().pauses.stop_ns,
+        4_000_000_000
+    );
+    assert_eq!(
+        run.workloads[1].settings.as_ref().unwrap().pauses.stop_ns,
+        0
     );
     // Batches of 4 at QD 4: 100 µs of service, then 900 µs of think → 4 per ms.
     let think_iops = run.workloads[2].totals.all.iops;

@@ -20,6 +20,15 @@ pub(super) struct Tgtd {
 
 impl Tgtd {
     pub(super) fn start(size_mib: u64) -> Result<Tgtd, String> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        Self::start_on(port, size_mib)
+    }
+
+    /// The same on portal port `port` (a server started again where it was).
+    fn start_on(port: u16, size_mib: u64) -> Result<Tgtd, String> {
         if !is_root() {
             return Err("tgtd needs root".into());
         }
@@ -31,10 +40,6 @@ impl Tgtd {
         std::fs::File::create(&lun_file)
             .and_then(|f| f.set_len(size_mib << 20))
             .map_err(|e| e.to_string())?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| e.to_string())?
-            .port();
         // The control port names tgtd's management socket (tgtd takes numbers below
         // 32768); derived from the free portal port, so parallel tests differ.
         let control = (1000 + port % 30000).to_string();
@@ -343,6 +348,16 @@ fn iscsi_server_killed_mid_run_fails_fast_naming_it() {
     );
     let r = read_json(&json);
     assert!(!r["runs"][0]["intervals"].as_array().unwrap().is_empty());
+    let events = r["runs"][0]["events"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "down" && e["detail"].as_str().unwrap().contains(&t.portal)),
+        "{events:?}"
+    );
 }
 
 #[test]
@@ -548,4 +563,67 @@ fn iscsi_chap_from_a_credentials_file_checked_for_its_mode() {
         "the CHAP secret leaked into the output"
     );
     assert_eq!(read_json(&json)["runs"][0]["totals"]["read"]["ios"], 256);
+}
+
+#[test]
+fn iscsi_target_restarted_mid_run_is_logged_in_again_under_on_error_continue() {
+    let Some(mut t) = server(64) else {
+        return;
+    };
+    let port: u16 = t.portal.rsplit(':').next().unwrap().parse().unwrap();
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start([
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "8",
+        "--duration",
+        "6s",
+        "--interval",
+        "500ms",
+        "--on-error",
+        "continue",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
+    t.kill();
+    std::thread::sleep(Duration::from_millis(400));
+    let _t2 = Tgtd::start_on(port, 64).expect("tgtd again on its portal");
+    let r = child.finish_result(&json);
+    let r = r.expect_code(1);
+    let run = r.run(0);
+    assert_eq!(
+        run.end_reason,
+        ioscope::result::EndReason::Duration,
+        "{}",
+        r.stderr
+    );
+    let kinds: Vec<&str> = run.events.iter().map(|e| e.kind.as_str()).collect();
+    let down = kinds.iter().position(|&k| k == "down");
+    let up = kinds.iter().position(|&k| k == "up");
+    assert!(down.is_some() && up > down, "{:?}", run.events);
+    let up = &run.events[up.unwrap()];
+    assert!(
+        up.detail.contains(&format!("reconnected to {}", t.portal)),
+        "{up:?}"
+    );
+    let errors = run.totals.all.errors;
+    assert!((1..=8).contains(&errors), "{errors} errors");
+    let after: u64 = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s > up.t_s + 0.5)
+        .map(|iv| iv.ios)
+        .sum();
+    assert!(
+        after > 100,
+        "{after} I/Os after the login: {:?}",
+        run.intervals
+    );
 }

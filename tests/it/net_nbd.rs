@@ -30,7 +30,11 @@ impl Nbdkit {
 
     /// The same on 127.0.0.1 with a free port.
     fn tcp(args: &[&str]) -> Result<Nbdkit, String> {
-        let port = free_port();
+        Self::tcp_on(free_port(), args)
+    }
+
+    /// The same on 127.0.0.1 with `port` (a server started again where it was).
+    fn tcp_on(port: u16, args: &[&str]) -> Result<Nbdkit, String> {
         let uri = format!("nbd://127.0.0.1:{port}");
         let p = port.to_string();
         Self::start(tempdir(), &["-i", "127.0.0.1", "-p", &p], args, uri, |_| {
@@ -343,7 +347,12 @@ fn nbd_server_killed_mid_run_fails_fast_naming_it() {
         e.contains("connection to unix:") && e.contains("lost after"),
         "{e}"
     );
-    assert!(!r.run(0).intervals.is_empty());
+    let run = r.run(0);
+    assert!(!run.intervals.is_empty());
+    // The loss is an event of the run, naming the server, though it stopped it.
+    let down: Vec<_> = run.events.iter().filter(|e| e.kind == "down").collect();
+    assert_eq!(down.len(), 1, "{:?}", run.events);
+    assert!(down[0].detail.contains("lost after"), "{:?}", down[0]);
 }
 
 #[test]
@@ -645,19 +654,30 @@ fn nbd_server_that_stops_answering_times_out_within_the_io_timeout() {
         "{:?}",
         run.events
     );
-    // Carrying on: every stalled I/O is a counted timeout, and the connection,
-    // closed, ends the run with the server named.
+    // The connection the deadline closed is in the events, after the timeout,
+    // though the stop policy ended the run at that same deadline.
+    let down = run.events.iter().position(|e| e.kind == "down");
+    let timeout = run.events.iter().position(|e| e.kind == "timeout");
+    assert!(down.is_some() && down > timeout, "{:?}", run.events);
+    // Carrying on: every stalled I/O is a counted timeout, the connection is
+    // closed and connected again — the TCP connect succeeds, the stopped server
+    // never answers the handshake — until the 5 s reconnect window ends the run
+    // with the server named.
     let Some((r, took)) = against_a_stopped_server(&["--on-error", "continue"]) else {
         return;
     };
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    assert!(took > Duration::from_secs(5), "gave up after {took:?}");
     let r = r.expect_code(1);
     let e = format!("{}{}", r.stdout, r.stderr);
     eprintln!("stopped server, continue: {e} {:?}", r.run(0).events);
     assert!(
-        e.contains("connection to 127.0.0.1:") && e.contains("lost after"),
+        e.contains("connection to 127.0.0.1:")
+            && e.contains("lost after")
+            && e.contains("reconnect attempts in"),
         "{e}"
     );
+    assert!(!r.run(0).events.iter().any(|e| e.kind == "up"));
     let run = r.run(0);
     assert!(run.connections[0].timeouts >= 1, "{:?}", run.connections);
     assert!(run.totals.all.errors >= 1);
@@ -703,5 +723,137 @@ fn nbd_error_filter_with_on_error_continue_counts_errors_per_interval() {
         "exit {:?}: {}",
         r.code,
         r.stderr
+    );
+}
+
+/// Runs a pass of randread over `streams` streams and `connections` connections
+/// against a fresh nbdkit with its log filter; returns the result and how many
+/// connections the server saw (the target's inspection connections included).
+fn count_connections(streams: &str, connections: &str, extra: &[&str]) -> Option<(Ran, usize)> {
+    let d = tempdir();
+    let log = d.path().join("log.txt");
+    let logfile = format!("logfile={}", log.display());
+    let k = server(&["--filter=log", "memory", "16M", &logfile])?;
+    let mut args = vec![
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "4",
+        "--streams",
+        streams,
+        "--connections",
+        connections,
+        "--passes",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    let r = run_json(&args);
+    drop(k);
+    let text = std::fs::read_to_string(&log).expect("nbdkit log");
+    Some((r, text.lines().filter(|l| l.contains(" Connect ")).count()))
+}
+
+#[test]
+fn nbd_connections_are_spread_over_workers_each_opened_once() {
+    // The baseline: one stream, one connection, one worker.
+    let Some((_, base)) = count_connections("1", "1", &["--workers", "1"]) else {
+        return;
+    };
+    // 4 connections and no --workers: as many workers as CPUs allow (a divisor of
+    // 4), each opening only the connections its streams use — 4 in all, not 4 per
+    // worker — and each carrying a quarter of the I/O.
+    let Some((r, four)) = count_connections("8", "4", &[]) else {
+        return;
+    };
+    assert_eq!(four - base, 3, "{four} connections against {base} for one");
+    let run = r.run(0);
+    assert!(
+        run.engine_reason.contains("4 connections over"),
+        "{}",
+        run.engine_reason
+    );
+    let ios: Vec<u64> = run.connections.iter().map(|c| c.ios).collect();
+    assert_eq!(ios, [1024; 4], "{:?}", run.connections);
+    // An explicit --workers is obeyed and not explained.
+    let Some((r, two)) = count_connections("8", "4", &["--workers", "1"]) else {
+        return;
+    };
+    assert_eq!(two - base, 3);
+    assert!(!r.run(0).engine_reason.contains("connections over"));
+}
+
+#[test]
+fn nbd_server_restarted_mid_run_is_reconnected_under_on_error_continue() {
+    let Some(mut k) = Nbdkit::tcp(&["memory", "64M"])
+        .map_err(|e| skip_or_fail(&e))
+        .ok()
+    else {
+        return;
+    };
+    let port: u16 = k.uri.rsplit(':').next().unwrap().parse().unwrap();
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start([
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "8",
+        "--duration",
+        "5s",
+        "--interval",
+        "500ms",
+        "--on-error",
+        "continue",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
+    // Killed outright (the connection resets), then started again on the same port
+    // after the engine's first attempts were refused.
+    k.signal(libc::SIGKILL);
+    std::thread::sleep(Duration::from_millis(400));
+    let k2 = Nbdkit::tcp_on(port, &["memory", "64M"]).expect("nbdkit again on its port");
+    let r = child.finish_result(&json);
+    // The I/Os the loss aborted are counted errors: exit 1, but the run went on.
+    let r = r.expect_code(1);
+    let run = r.run(0);
+    assert_eq!(
+        run.end_reason,
+        ioscope::result::EndReason::Duration,
+        "{}",
+        r.stderr
+    );
+    let kinds: Vec<&str> = run.events.iter().map(|e| e.kind.as_str()).collect();
+    let down = kinds.iter().position(|&k| k == "down");
+    let up = kinds.iter().position(|&k| k == "up");
+    assert!(down.is_some() && up > down, "{:?}", run.events);
+    let up = &run.events[up.unwrap()];
+    assert!(up.detail.contains("reconnected to 127.0.0.1:"), "{up:?}");
+    // Errors: what was in flight when the connection dropped (QD 8), no more.
+    let errors = run.totals.all.errors;
+    assert!((1..=8).contains(&errors), "{errors} errors");
+    // I/O went on after the reconnection, and reached the new server.
+    let after: u64 = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s > up.t_s + 0.5)
+        .map(|iv| iv.ios)
+        .sum();
+    assert!(
+        after > 100,
+        "{after} I/Os after the reconnection: {:?}",
+        run.intervals
+    );
+    let (reads, _) = k2.stop_and_count();
+    assert!(
+        reads >= after,
+        "new server saw {reads} reads, the run {after}"
     );
 }

@@ -98,8 +98,9 @@ impl Path {
         self.last_failure = why;
     }
 
-    /// Collects a finished probe: `Some(Ok(()))` when the path is back up.
-    pub fn poll_probe(&mut self, now_ns: u64, retry_ns: u64) -> Option<Result<(), String>> {
+    /// Collects a finished probe: `Some(Ok(()))` when the path is back up, `Some(Err)`
+    /// with why it is still down.
+    pub fn poll_probe(&mut self, now_ns: u64, retry_ns: u64) -> Option<Result<(), EngineError>> {
         let rx = self.probe.as_ref()?;
         let r = match rx.try_recv() {
             Ok(r) => r,
@@ -124,7 +125,7 @@ impl Path {
                         next_probe_ns: now_ns + retry_ns,
                     };
                 }
-                Some(Err(crate::errors::chain(&e)))
+                Some(Err(e))
             }
         }
     }

@@ -11,13 +11,20 @@
 //!
 //! A request past `--io-timeout` is abandoned by closing its connection (libnbd
 //! cannot forget one command, and its buffer must not be touched afterwards): the
-//! connection's other requests fail with ECONNABORTED, a `down` event names the
-//! cause, and a later request on it fails the run with "connection to … lost after
-//! N s: …".
+//! connection's other requests fail with ECONNABORTED and a `down` event names the
+//! cause. A connection the server drops is lost the same way. Then, under the stop
+//! policy, a later request on it fails the run with "connection to … lost after
+//! N s: …"; under `--on-error continue` or `retry=N` the engine connects again
+//! without blocking the worker ([`super::reconnect`]: `nbd_aio_connect_uri`, its
+//! socket polled like the others), holds the requests sent to the connection
+//! meanwhile, sends them once it is back (an `up` event) and fails the run only
+//! when the reconnect window passes.
 
 use crate::target::nbd::ffi;
 
+use super::reconnect::{aborted, Parked, Reconnect, Retry};
 use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest, Targets};
+use crate::clock::now_ns;
 use crate::plan::model::Op;
 use crate::target::Backing;
 use std::collections::HashMap;
@@ -26,6 +33,7 @@ use std::collections::HashMap;
 struct Link {
     /// `None` once the engine closed it (an abandoned request, a dead socket).
     conn: Option<ffi::Conn>,
+    /// The socket to poll: the connection's, or the reconnect attempt's.
     fd: i32,
     /// Where the connection goes, for messages ("127.0.0.1:10809", a socket path).
     server: String,
@@ -35,6 +43,8 @@ struct Link {
     opened_ns: u64,
     /// Why it was closed, once it is.
     lost: Option<String>,
+    /// While it reconnects.
+    retry: Option<Retry<ffi::Conn>>,
 }
 
 /// One NBD target: its URI and its connections.
@@ -55,6 +65,8 @@ pub struct NbdEngine {
     orphans: Vec<Completion>,
     events: Vec<EngineEvent>,
     capacity: usize,
+    /// Reconnect lost connections on this schedule (`None`: a loss ends the run).
+    reconnect: Option<Reconnect>,
     /// Bound on each connection's set-up (0: none).
     connect_limit_ns: u64,
 }
@@ -81,15 +93,16 @@ fn open_link(uri: &str, server: &str, capacity: usize, limit_ns: u64) -> Result<
         fd,
         server: server.to_string(),
         inflight: HashMap::with_capacity(capacity),
-        opened_ns: crate::clock::now_ns(),
+        opened_ns: now_ns(),
         lost: None,
+        retry: None,
     })
 }
 
 impl Link {
     /// The failure of a connection that died, naming the server.
     fn lost_err(&self, what: &str) -> EngineError {
-        let secs = crate::clock::now_ns().saturating_sub(self.opened_ns) as f64 / 1e9;
+        let secs = now_ns().saturating_sub(self.opened_ns) as f64 / 1e9;
         io_err(
             "connection",
             format!(
@@ -104,14 +117,39 @@ impl Link {
     /// its requests into `orphans`.
     fn close(&mut self, why: String, orphans: &mut Vec<Completion>) {
         self.conn = None;
-        for (_, (tag, _)) in self.inflight.drain() {
-            orphans.push(Completion {
-                tag,
-                result: -(libc::ECONNABORTED as i64),
-                done_ns: 0,
-            });
-        }
+        orphans.extend(self.inflight.drain().map(|(_, (tag, _))| aborted(tag)));
         self.lost = Some(why);
+    }
+
+    /// The handle libnbd drives on this link now: the connection, or the reconnect
+    /// attempt under way.
+    fn polled(&self) -> Option<&ffi::Conn> {
+        self.conn
+            .as_ref()
+            .or_else(|| self.retry.as_ref()?.pending.as_ref())
+    }
+
+    /// Sends `req` on the live connection.
+    ///
+    /// # Safety
+    /// As for [`ffi::Conn::aio_pread`]: the request's buffer stays valid and
+    /// untouched until its completion is returned.
+    unsafe fn send(&mut self, req: &IoRequest) -> Result<(), ffi::NbdError> {
+        let Some(conn) = &self.conn else {
+            return Err(ffi::NbdError {
+                msg: "not connected".into(),
+                errno: libc::ENOTCONN,
+            });
+        };
+        // SAFETY: the caller's promise.
+        let cookie = unsafe {
+            match req.op {
+                Op::Read => conn.aio_pread(req.buf, req.len, req.offset),
+                Op::Write => conn.aio_pwrite(req.buf, req.len, req.offset),
+            }
+        }?;
+        self.inflight.insert(cookie, (req.tag, req.len));
+        Ok(())
     }
 }
 
@@ -147,8 +185,36 @@ impl NbdEngine {
             orphans: Vec::new(),
             events: Vec::new(),
             capacity,
+            reconnect: None,
             connect_limit_ns: limit_ns,
         })
+    }
+
+    /// Reconnects lost connections on schedule `r` instead of failing the run.
+    pub fn with_reconnect(mut self, r: Reconnect) -> Self {
+        self.reconnect = Some(r);
+        self
+    }
+
+    /// Connection `(t, c)` is lost: a `down` event, its requests fail with
+    /// ECONNABORTED; then it reconnects, or (without a schedule) the loss is the
+    /// returned error.
+    fn lose(&mut self, t: usize, c: usize, why: &str) -> Result<(), EngineError> {
+        let Some(l) = self.exports[t].as_mut().and_then(|e| e.links.get_mut(c)) else {
+            return Ok(());
+        };
+        let err = l.lost_err(why);
+        let detail = crate::errors::chain(&err);
+        l.close(why.to_string(), &mut self.orphans);
+        if self.reconnect.is_some() {
+            l.retry = Some(Retry::new(now_ns(), why));
+        }
+        self.events
+            .push(EngineEvent::now(t, c, EngineEventKind::Down, detail));
+        match self.reconnect {
+            Some(_) => Ok(()),
+            None => Err(err),
+        }
     }
 
     /// Retires every finished command of every connection into `out`.
@@ -173,28 +239,82 @@ impl NbdEngine {
         }
     }
 
-    /// Fails the run when a connection died on its own (the server closed it or
-    /// went away): its commands come back as errors, nothing more can be sent on it,
-    /// and no reconnection is attempted. The `down` event records it too.
+    /// Every live connection that died on its own (the server closed it or went
+    /// away) is lost: its commands come back as errors and, without reconnecting,
+    /// the run fails naming the server.
     fn check_alive(&mut self) -> Result<(), EngineError> {
-        for (ti, e) in self.exports.iter_mut().enumerate() {
+        let mut dead = Vec::new();
+        for (ti, e) in self.exports.iter().enumerate() {
             let Some(e) = e else { continue };
-            for (ci, l) in e.links.iter_mut().enumerate() {
+            for (ci, l) in e.links.iter().enumerate() {
                 if l.conn.as_ref().is_some_and(|c| c.is_dead()) {
-                    let err = l.lost_err("the server closed it or stopped answering");
-                    self.events.push(EngineEvent {
-                        at_ns: crate::clock::now_ns(),
-                        target: ti as u32,
-                        conn: ci as u32,
-                        kind: EngineEventKind::Down,
-                        detail: crate::errors::chain(&err),
-                    });
-                    l.close(crate::errors::chain(&err), &mut self.orphans);
-                    return Err(err);
+                    dead.push((ti, ci));
                 }
             }
         }
+        for (t, c) in dead {
+            self.lose(t, c, "the server closed it or stopped answering")?;
+        }
         Ok(())
+    }
+
+    /// Moves every reconnecting link along its schedule: starts attempts that are
+    /// due, finishes those whose handshake is done (an `up` event, the parked
+    /// requests sent) or failed; `Err` when a link's window is over.
+    fn tend(&mut self) -> Result<(), EngineError> {
+        let Some(r) = self.reconnect else {
+            return Ok(());
+        };
+        for t in 0..self.exports.len() {
+            let nlinks = self.exports[t].as_ref().map_or(0, |e| e.links.len());
+            for c in 0..nlinks {
+                self.tend_link(t, c, &r)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn tend_link(&mut self, t: usize, c: usize, r: &Reconnect) -> Result<(), EngineError> {
+        let now = now_ns();
+        let e = self.exports[t].as_mut().expect("an NBD target");
+        let l = &mut e.links[c];
+        let Some(retry) = l.retry.as_mut() else {
+            return Ok(());
+        };
+        let due = now >= retry.attempts.next_ns;
+        let failure = match &retry.pending {
+            Some(_) if retry.broken.is_some() => retry.broken.take(),
+            Some(p) if p.is_ready() => None,
+            Some(p) if p.is_dead() => Some(format!("reconnecting: {}", p.last_error())),
+            Some(_) if due => Some("reconnecting: no handshake in time".to_string()),
+            Some(_) => return Ok(()),
+            None if due => {
+                retry.attempts.start(now, r);
+                match ffi::Conn::start_connect(&e.uri).and_then(|p| Ok((p.fd()?, p))) {
+                    Ok((fd, p)) => {
+                        l.fd = fd;
+                        retry.pending = Some(p);
+                        return Ok(());
+                    }
+                    Err(e) => Some(format!("reconnecting: {e}")),
+                }
+            }
+            None => return Ok(()),
+        };
+        let Some(why) = failure else {
+            let detail = up(l, now, &mut self.orphans);
+            self.events
+                .push(EngineEvent::now(t, c, EngineEventKind::Up, detail));
+            return Ok(());
+        };
+        let Some(summary) = retry.failed(now, why, r, &mut self.orphans) else {
+            return Ok(());
+        };
+        // The window is over: what waited failed, and so does the run.
+        l.retry = None;
+        let why = format!("{}; {summary}", l.lost.as_deref().unwrap_or("lost"));
+        l.lost = Some(why.clone());
+        Err(l.lost_err(&why))
     }
 
     /// Lets libnbd act on what poll(2) found ready on the connection `(t, c)`.
@@ -202,7 +322,10 @@ impl NbdEngine {
         let Some(l) = self.exports[t].as_mut().and_then(|e| e.links.get_mut(c)) else {
             return Ok(());
         };
-        let Some(conn) = &l.conn else { return Ok(()) };
+        let live = l.conn.is_some();
+        let Some(conn) = l.polled() else {
+            return Ok(());
+        };
         let mut r = Ok(());
         if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
             r = conn.notify_read();
@@ -210,22 +333,56 @@ impl NbdEngine {
         if r.is_ok() && revents & libc::POLLOUT != 0 {
             r = conn.notify_write();
         }
-        match r {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let err = l.lost_err(&e.msg);
-                self.events.push(EngineEvent {
-                    at_ns: crate::clock::now_ns(),
-                    target: t as u32,
-                    conn: c as u32,
-                    kind: EngineEventKind::Down,
-                    detail: crate::errors::chain(&err),
-                });
-                l.close(e.msg, &mut self.orphans);
-                Err(err)
+        match (r, l.retry.as_mut()) {
+            (Err(e), _) if live => self.lose(t, c, &e.msg),
+            // A reconnect attempt's failure is the attempt's, seen by `tend`.
+            (Err(e), Some(retry)) => {
+                retry.broken = Some(format!("reconnecting: {}", e.msg));
+                Ok(())
             }
+            _ => Ok(()),
         }
     }
+
+    /// When the engine must be called again even if no socket is ready: the next
+    /// reconnect attempt, or the end of the one under way.
+    fn next_attempt_ns(&self) -> Option<u64> {
+        self.exports
+            .iter()
+            .flatten()
+            .flat_map(|e| &e.links)
+            .filter_map(|l| l.retry.as_ref().map(|r| r.attempts.next_ns))
+            .min()
+    }
+
+    /// Requests the engine holds: in flight, or parked while reconnecting.
+    fn pending(&self) -> usize {
+        self.exports
+            .iter()
+            .flatten()
+            .flat_map(|e| &e.links)
+            .map(|l| l.inflight.len() + l.retry.as_ref().map_or(0, |r| r.parked.len()))
+            .sum()
+    }
+}
+
+/// A reconnect attempt's handshake is done: the link is live again and the
+/// requests parked meanwhile go out on it (one that cannot is failed into
+/// `orphans`). Returns the `up` event's text.
+fn up(l: &mut Link, now: u64, orphans: &mut Vec<Completion>) -> String {
+    let retry = l.retry.take().expect("a reconnecting link");
+    let detail = retry.up_detail(&l.server, now);
+    l.conn = retry.pending;
+    l.opened_ns = now;
+    l.lost = None;
+    for Parked(req) in retry.parked {
+        // SAFETY: parked requests were pushed under push's contract and not
+        // touched since.
+        if unsafe { l.send(&req) }.is_err() {
+            orphans.push(aborted(req.tag));
+        }
+    }
+    detail
 }
 
 impl Engine for NbdEngine {
@@ -266,25 +423,20 @@ impl Engine for NbdEngine {
         };
         let n = e.links.len();
         let l = &mut e.links[req.conn as usize % n];
-        let Some(conn) = &l.conn else {
+        if l.conn.is_none() {
+            if let Some(retry) = l.retry.as_mut() {
+                retry.parked.push(Parked(req));
+                return Ok(());
+            }
             let why = l.lost.clone().unwrap_or_default();
             return Err(l.lost_err(&why));
-        };
+        }
         // SAFETY: the runner keeps the buffer valid and untouched until this request's
         // completion is returned, which happens only after the command is retired or
         // its connection closed.
-        let r = unsafe {
-            match req.op {
-                Op::Read => conn.aio_pread(req.buf, req.len, req.offset),
-                Op::Write => conn.aio_pwrite(req.buf, req.len, req.offset),
-            }
-        };
-        match r {
-            Ok(cookie) => {
-                l.inflight.insert(cookie, (req.tag, req.len));
-                Ok(())
-            }
-            Err(e) if conn.is_dead() => Err(l.lost_err(&e.msg)),
+        match unsafe { l.send(&req) } {
+            Ok(()) => Ok(()),
+            Err(e) if l.conn.as_ref().is_some_and(|c| c.is_dead()) => Err(l.lost_err(&e.msg)),
             Err(e) => Err(io_err("submit", format!("{}: {e}", l.server))),
         }
     }
@@ -296,41 +448,32 @@ impl Engine for NbdEngine {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         let start = out.len();
-        let deadline = timeout_ns.map(|t| crate::clock::now_ns().saturating_add(t));
+        let deadline = timeout_ns.map_or(u64::MAX, |t| now_ns().saturating_add(t));
         let mut fds = Vec::new();
         loop {
+            self.tend()?;
             self.harvest(out);
             self.check_alive()?;
             let got = out.len() - start;
-            let pending: usize = self
-                .exports
-                .iter()
-                .flatten()
-                .flat_map(|e| &e.links)
-                .map(|l| l.inflight.len())
-                .sum();
-            if got >= min_complete as usize || pending == 0 {
+            if got >= min_complete as usize || self.pending() == 0 {
                 return Ok(());
             }
-            let wait = match deadline {
-                Some(d) => {
-                    let now = crate::clock::now_ns();
-                    if now >= d {
-                        return Ok(());
-                    }
-                    d - now
-                }
-                None => u64::MAX,
-            };
+            let now = now_ns();
+            if now >= deadline {
+                return Ok(());
+            }
+            let until = self.next_attempt_ns().map_or(deadline, |a| a.min(deadline));
             fds.clear();
             self.poll_fds(&mut fds);
-            if fds.is_empty() {
+            if fds.is_empty() && until == u64::MAX {
                 return Ok(());
             }
-            super::wait::poll_until(&mut fds, wait).map_err(|e| EngineError::Io {
-                engine: "nbd",
-                op: "ppoll",
-                source: e,
+            super::wait::poll_until(&mut fds, until.saturating_sub(now)).map_err(|e| {
+                EngineError::Io {
+                    engine: "nbd",
+                    op: "ppoll",
+                    source: e,
+                }
             })?;
             self.on_ready(&fds)?;
         }
@@ -341,7 +484,7 @@ impl Engine for NbdEngine {
         for (ti, e) in self.exports.iter().enumerate() {
             let Some(e) = e else { continue };
             for (ci, l) in e.links.iter().enumerate() {
-                let Some(conn) = &l.conn else { continue };
+                let Some(conn) = l.polled() else { continue };
                 let dir = conn.direction();
                 let mut events = 0;
                 if dir & ffi::DIRECTION_READ != 0 {
@@ -369,13 +512,23 @@ impl Engine for NbdEngine {
                 self.service(t, c, fd.revents)?;
             }
         }
+        self.tend()?;
         self.check_alive()
     }
 
+    fn wake_ns(&self) -> Option<u64> {
+        self.reconnect.and_then(|_| self.next_attempt_ns())
+    }
+
     fn abandon(&mut self, tag: u64) -> bool {
+        let mut found = None;
         for (ti, e) in self.exports.iter_mut().enumerate() {
             let Some(e) = e else { continue };
             for (ci, l) in e.links.iter_mut().enumerate() {
+                // Never sent: forgetting it is enough.
+                if l.retry.as_mut().is_some_and(|r| r.forget(tag)) {
+                    return true;
+                }
                 let Some(cookie) = l
                     .inflight
                     .iter()
@@ -384,19 +537,16 @@ impl Engine for NbdEngine {
                     continue;
                 };
                 l.inflight.remove(&cookie);
-                let why = "no answer within the I/O timeout".to_string();
-                self.events.push(EngineEvent {
-                    at_ns: crate::clock::now_ns(),
-                    target: ti as u32,
-                    conn: ci as u32,
-                    kind: EngineEventKind::Down,
-                    detail: why.clone(),
-                });
-                l.close(why, &mut self.orphans);
-                return true;
+                found = Some((ti, ci));
             }
         }
-        false
+        let Some((t, c)) = found else {
+            return false;
+        };
+        // Closing the connection is the only way to make libnbd forget a command.
+        // Without reconnecting, the loss fails the run at the next request on it.
+        let _ = self.lose(t, c, "no answer within the I/O timeout");
+        true
     }
 
     fn take_events(&mut self, out: &mut Vec<EngineEvent>) {

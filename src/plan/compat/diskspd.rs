@@ -480,12 +480,26 @@ struct SqlioBuffering {
     hints: bool,
 }
 
+/// Why SQLIO's `-B` letters were refused.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum BufferingError {
+    #[error("-B needs letters: N (none), Y (all), H (hardware), S (software)")]
+    NoLetters,
+    #[error(
+        "-B{letters}: '{letter}' is not a buffering letter (N none, Y all, \
+         H hardware, S software; R and T are open hints)"
+    )]
+    Letter { letters: String, letter: char },
+    #[error("-B{letters}: N (no caching) contradicts the other cache letters")]
+    Contradiction { letters: String },
+}
+
 /// Reads `-B`'s letters (any order, any case, repeats allowed). Without a cache letter
 /// SQLIO's default `N` holds; `N` with another cache letter contradicts itself.
-fn sqlio_buffering(letters: &str) -> Result<SqlioBuffering, String> {
+fn sqlio_buffering(letters: &str) -> Result<SqlioBuffering, BufferingError> {
     let (mut none, mut os, mut dev, mut hints) = (false, false, false, false);
     if letters.is_empty() {
-        return Err("-B needs letters: N (none), Y (all), H (hardware), S (software)".into());
+        return Err(BufferingError::NoLetters);
     }
     for c in letters.chars() {
         match c.to_ascii_uppercase() {
@@ -494,18 +508,18 @@ fn sqlio_buffering(letters: &str) -> Result<SqlioBuffering, String> {
             'H' => dev = true,
             'S' => os = true,
             'R' | 'T' => hints = true,
-            other => {
-                return Err(format!(
-                    "-B{letters}: '{other}' is not a buffering letter (N none, Y all, \
-                     H hardware, S software; R and T are open hints)"
-                ))
+            letter => {
+                return Err(BufferingError::Letter {
+                    letters: letters.to_string(),
+                    letter,
+                })
             }
         }
     }
     if none && (os || dev) {
-        return Err(format!(
-            "-B{letters}: N (no caching) contradicts the other cache letters"
-        ));
+        return Err(BufferingError::Contradiction {
+            letters: letters.to_string(),
+        });
     }
     Ok(SqlioBuffering {
         os_cache: os,
@@ -565,7 +579,7 @@ impl SqlioLine {
                 }
             },
             "B" => {
-                let b = sqlio_buffering(rest).map_err(|m| loc.error(m))?;
+                let b = sqlio_buffering(rest).map_err(|e| loc.error(e.to_string()))?;
                 self.direct = !b.os_cache;
                 // No device write cache (N, S): every write is stable when it completes.
                 self.write_through = !b.device_cache;
@@ -792,9 +806,9 @@ mod tests {
         assert_eq!(b("YRT"), Ok((true, true, true)));
         assert_eq!(b("NR"), Ok((false, false, true)));
         assert_eq!(b("T"), Ok((false, false, true)));
-        assert!(b("NY").unwrap_err().contains("contradicts"));
+        assert!(b("NY").unwrap_err().to_string().contains("contradicts"));
         assert!(b("HN").is_err());
-        assert!(b("YX").unwrap_err().contains("'X'"));
+        assert!(b("YX").unwrap_err().to_string().contains("'X'"));
         assert!(b("").is_err());
     }
 

@@ -166,7 +166,7 @@ fn lex_ini(
         if line.is_empty() {
             continue;
         }
-        let line = expand_env(line, env).map_err(|m| loc.error(m))?;
+        let line = expand_env(line, env).map_err(|e| loc.error(e.to_string()))?;
         let line = line.trim();
         if let Some(rest) = line.strip_prefix('[') {
             let Some(name) = rest.strip_suffix(']') else {
@@ -240,20 +240,38 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// Why a `${VAR}` in a job line could not be expanded.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum EnvError {
+    #[error("unterminated '${{' in '{0}'")]
+    Unterminated(String),
+    #[error("environment variable '{0}' is not set")]
+    Unset(String),
+}
+
+/// Why a time in fio's microsecond default unit was refused.
+#[derive(Debug, thiserror::Error)]
+enum UsecError {
+    #[error("must be positive and under 584 years")]
+    Range,
+    #[error(transparent)]
+    Unit(#[from] crate::plan::units::UnitError),
+}
+
 /// Expands `${VAR}`; an unset variable is an error that names it.
-fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, String> {
+fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, EnvError> {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(pos) = rest.find("${") {
         out.push_str(&rest[..pos]);
         let after = &rest[pos + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("unterminated '${{' in '{line}'"));
+            return Err(EnvError::Unterminated(line.to_string()));
         };
         let name = &after[..end];
         match env(name) {
             Some(v) => out.push_str(&v),
-            None => return Err(format!("environment variable '{name}' is not set")),
+            None => return Err(EnvError::Unset(name.to_string())),
         }
         rest = &after[end + 1..];
     }
@@ -457,6 +475,10 @@ fn group_runs(
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut run_opts: Vec<Vec<RunOpt>> = Vec::new();
     for mut job in resolved {
+        // The job's own runtime rides in stop_ns until own_runtimes settles it.
+        if let (Some(d), None) = (job.duration_ns, job.passes) {
+            job.workload.pauses.stop_ns = d;
+        }
         let tname = targets.intern(
             &job.target_uri,
             job.target_size,
@@ -494,7 +516,9 @@ fn group_runs(
         let first = run_opts.last().expect("run opts exist");
         for (what, text, loc) in &job.run_opts {
             if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
-                if first_text != text {
+                // Time-based jobs keep their own runtimes (see own_runtimes).
+                let both_timed = *what == "runtime" && timed(first_text) && timed(text);
+                if first_text != text && !both_timed {
                     unsupported.push(
                         format!(
                             "{text} — differs from {first_text} of job '{}' in the \
@@ -528,6 +552,9 @@ fn group_runs(
         }
         run.workloads.push(job.workload);
     }
+    for run in &mut runs {
+        own_runtimes(run);
+    }
     // Runs with several jobs are named after all of them.
     for run in &mut runs {
         if run.workloads.len() > 1 {
@@ -540,6 +567,41 @@ fn group_runs(
         }
     }
     (targets.targets, runs)
+}
+
+/// True for a time-based job's runtime as [`JobCx::timing`] writes it.
+fn timed(runtime_text: &str) -> bool {
+    runtime_text.starts_with("runtime=") && runtime_text.ends_with(" time_based")
+}
+
+/// fio runs each time-based job for its own runtime, after its own start delay: the
+/// run lasts until the last of them ends, and a job that ends before that stops
+/// issuing then (`pauses.stop_ns`). Each job's runtime is in `stop_ns` on entry
+/// (see [`group_runs`]); runs that are not time-based are left as they are.
+fn own_runtimes(run: &mut RunSpec) {
+    let ends: Option<Vec<u64>> = run
+        .workloads
+        .iter()
+        .map(|w| {
+            let own = w.pauses.stop_ns;
+            (own > 0).then(|| w.pauses.start_delay_ns.saturating_add(own))
+        })
+        .collect();
+    for w in &mut run.workloads {
+        w.pauses.stop_ns = 0;
+    }
+    let (Some(ends), None) = (ends, run.passes) else {
+        return;
+    };
+    let Some(&last) = ends.iter().max() else {
+        return;
+    };
+    run.duration_ns = Some(last);
+    for (w, end) in run.workloads.iter_mut().zip(ends) {
+        if end < last {
+            w.pauses.stop_ns = end.saturating_add(run.warmup_ns);
+        }
+    }
 }
 
 /// A run-level setting as one job wrote it: (which, option text, where), so that
@@ -1789,20 +1851,21 @@ fn rate_caps(
 
 /// fio's time options without a unit are microseconds (`latency_target=500` is
 /// 500 µs).
-fn usec_duration(v: &str) -> Result<u64, String> {
+fn usec_duration(v: &str) -> Result<u64, UsecError> {
     let t = v.trim();
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
-        let us: u64 = t.parse().map_err(|e| format!("{e}"))?;
+        // All digits: only too many of them fails to parse.
+        let us: u64 = t.parse().map_err(|_| UsecError::Range)?;
         return us
             .checked_mul(1000)
             .filter(|&ns| ns > 0)
-            .ok_or_else(|| "must be positive and under 584 years".to_string());
+            .ok_or(UsecError::Range);
     }
-    parse_duration_ns(t).map_err(|e| e.to_string())
+    Ok(parse_duration_ns(t)?)
 }
 
 /// As [`usec_duration`], but 0 is allowed (fio's "off").
-fn usec_duration_allow_zero(v: &str) -> Result<u64, String> {
+fn usec_duration_allow_zero(v: &str) -> Result<u64, UsecError> {
     if v.trim().chars().all(|c| c == '0') && !v.trim().is_empty() {
         return Ok(0);
     }

@@ -8,6 +8,7 @@
 //! See docs/compat-vdbench.md.
 
 use super::{base_run, is_windows_path, CompatError, Loc, Translated, UnsupportedList};
+use crate::plan::hosts::HostDef;
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Plan, Rate, RunSpec, SeqLayout,
     TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
@@ -30,7 +31,7 @@ struct Param {
     fresh: bool,
 }
 
-/// An sd, wd or rd (or hd/fsd/fwd, refused) definition.
+/// An sd, wd, rd or hd (or fsd/fwd, refused) definition.
 #[derive(Debug, Clone)]
 struct Def {
     kind: String,
@@ -51,7 +52,7 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
     let mut unsupported = UnsupportedList::default();
     let mut data = DataSettings::default();
     let defs = definitions(tokens, &mut data, &mut unsupported)?;
-    let Definitions { sds, wds, rds } = apply_defaults(defs)?;
+    let Definitions { sds, wds, rds, hds } = apply_defaults(defs)?;
     if rds.is_empty() {
         let loc = wds
             .last()
@@ -92,6 +93,10 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
         )?);
     }
     one_curve_per_plan(&mut runs, &curves, &mut unsupported);
+    let hosts = host_defs(&hds, &sd_infos, &used_sds, &mut unsupported)?;
+    for r in &mut runs {
+        r.hosts = hosts.clone();
+    }
     let targets = sd_infos
         .iter()
         .zip(&used_sds)
@@ -132,13 +137,6 @@ fn definitions(
                     return Err(p.loc.error(format!("{}= needs a name", p.key)));
                 }
                 match p.key.as_str() {
-                    "hd" => {
-                        return Err(p.loc.error(format!(
-                            "hd={}: host definitions (multi-host runs) are not supported \
-                             yet; remove the hd= lines to run on this host",
-                            p.value
-                        )))
-                    }
                     "fsd" | "fwd" => {
                         return Err(p.loc.error(format!(
                             "{}={}: file-system workloads (fsd/fwd) are not supported yet",
@@ -171,11 +169,13 @@ fn apply_defaults(defs: Vec<Def>) -> Result<Definitions, CompatError> {
     let mut sds = Vec::new();
     let mut wds = Vec::new();
     let mut rds = Vec::new();
-    let mut defaults: [Vec<Param>; 3] = Default::default();
+    let mut hds = Vec::new();
+    let mut defaults: [Vec<Param>; 4] = Default::default();
     for d in defs {
         let slot = match d.kind.as_str() {
             "sd" => 0,
             "wd" => 1,
+            "hd" => 3,
             _ => 2,
         };
         if d.name.eq_ignore_ascii_case("default") {
@@ -188,17 +188,18 @@ fn apply_defaults(defs: Vec<Def>) -> Result<Definitions, CompatError> {
         match slot {
             0 => sds.push(d),
             1 => wds.push(d),
+            3 => hds.push(d),
             _ => rds.push(d),
         }
     }
-    for (kind, list) in [("sd", &sds), ("wd", &wds), ("rd", &rds)] {
+    for (kind, list) in [("sd", &sds), ("wd", &wds), ("rd", &rds), ("hd", &hds)] {
         for (i, d) in list.iter().enumerate() {
             if list[..i].iter().any(|o| o.name == d.name) {
                 return Err(d.loc.error(format!("{kind}={} is defined twice", d.name)));
             }
         }
     }
-    Ok(Definitions { sds, wds, rds })
+    Ok(Definitions { sds, wds, rds, hds })
 }
 
 /// A parameter file's definitions by kind, defaults applied.
@@ -206,6 +207,7 @@ struct Definitions {
     sds: Vec<Def>,
     wds: Vec<Def>,
     rds: Vec<Def>,
+    hds: Vec<Def>,
 }
 
 fn is_reference(p: &Param, current: Option<&Def>) -> bool {
@@ -349,6 +351,8 @@ struct Sd {
     offset: u64,
     /// journal= directory (data validation with a crash journal).
     journal: Option<String>,
+    /// host= (names or `*` patterns of hds), where the sd is driven from.
+    host: Option<Param>,
 }
 
 fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatError> {
@@ -369,6 +373,7 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
         threads: DEFAULT_THREADS,
         offset: 0,
         journal: None,
+        host: None,
     };
     for p in &d.params {
         match p.key.as_str() {
@@ -378,6 +383,7 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
             "offset" => sd.offset = parse_size_allow_zero(&p.value).map_err(|e| perr(p, &e))?,
             "openflags" => openflags(p, &mut sd.direct, unsupported),
             "journal" => sd.journal = Some(p.value.clone()),
+            "host" => sd.host = Some(p.clone()),
             _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
         }
     }
@@ -682,6 +688,64 @@ fn expand_values(p: &Param, size_units: bool) -> Result<Vec<String>, CompatError
     }
     if out.is_empty() {
         return Err(p.loc.error(format!("{}={}: no values", p.key, p.value)));
+    }
+    Ok(out)
+}
+
+/// The hd= definitions with the used sds each drives: an sd with `host=` on the
+/// hds it names, one without on every hd. Launch settings (`vdbench=`, `user=`,
+/// `shell=`, `jvms=`) are ignored: mpirun starts and places the ranks.
+fn host_defs(
+    hds: &[Def],
+    sds: &[Sd],
+    used: &[bool],
+    unsupported: &mut UnsupportedList,
+) -> Result<Vec<HostDef>, CompatError> {
+    let mut out: Vec<HostDef> = Vec::with_capacity(hds.len());
+    for d in hds {
+        let mut system = None;
+        for p in &d.params {
+            match p.key.as_str() {
+                "system" if !p.value.is_empty() => system = Some(p.value.clone()),
+                "system" => return Err(p.loc.error("system= needs a host name or address")),
+                "vdbench" | "user" | "shell" | "jvms" => {}
+                _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+            }
+        }
+        out.push(HostDef {
+            name: d.name.clone(),
+            system,
+            targets: Vec::new(),
+        });
+    }
+    for (sd, _) in sds.iter().zip(used).filter(|(_, u)| **u) {
+        let Some(p) = &sd.host else {
+            out.iter_mut().for_each(|h| h.targets.push(sd.name.clone()));
+            continue;
+        };
+        for pat in list(&p.value) {
+            let hits: Vec<usize> = (0..out.len())
+                .filter(|&i| glob(&pat, &out[i].name))
+                .collect();
+            // Without hd= lines, `host=localhost` is this host: nothing to map.
+            if hits.is_empty() && !(out.is_empty() && pat.eq_ignore_ascii_case("localhost")) {
+                return Err(p.loc.error(format!(
+                    "sd={} host={pat}: no such hd= (host definition)",
+                    sd.name
+                )));
+            }
+            for i in hits {
+                if !out[i].targets.contains(&sd.name) {
+                    out[i].targets.push(sd.name.clone());
+                }
+            }
+        }
+    }
+    if let Some((h, d)) = out.iter().zip(hds).find(|(h, _)| h.targets.is_empty()) {
+        return Err(d.loc.error(format!(
+            "hd={} drives no sd that an rd uses: give an sd host={}, or remove the hd",
+            h.name, h.name
+        )));
     }
     Ok(out)
 }

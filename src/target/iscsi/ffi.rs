@@ -8,9 +8,11 @@
 //! in that thread's list, which the caller drains with [`take_done`]: no allocation
 //! and no lock per I/O. `IOSCOPE_LIBISCSI` overrides the library's name.
 
+use crate::target::dylib::{sym, LoadError, Loader};
 use libloading::Library;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::OnceLock;
 
 /// `SCSI_STATUS_GOOD`.
@@ -61,6 +63,8 @@ type FnCtxSetVoid = unsafe extern "C" fn(*mut Context, c_int);
 type FnGetError = unsafe extern "C" fn(*mut Context) -> *const c_char;
 type FnUserPwd = unsafe extern "C" fn(*mut Context, *const c_char, *const c_char) -> c_int;
 type FnFullConnect = unsafe extern "C" fn(*mut Context, *const c_char, c_int) -> c_int;
+type FnFullConnectAsync =
+    unsafe extern "C" fn(*mut Context, *const c_char, c_int, CommandCb, *mut c_void) -> c_int;
 type FnReadCap16 = unsafe extern "C" fn(*mut Context, c_int) -> *mut TaskHead;
 type FnUnmarshall = unsafe extern "C" fn(*mut TaskHead) -> *mut c_void;
 type FnFreeTask = unsafe extern "C" fn(*mut c_void);
@@ -115,6 +119,7 @@ struct Lib {
     set_noautoreconnect: FnCtxSetVoid,
     set_initiator_username_pwd: FnUserPwd,
     full_connect_sync: FnFullConnect,
+    full_connect_async: FnFullConnectAsync,
     readcapacity16_sync: FnReadCap16,
     datain_unmarshall: FnUnmarshall,
     free_scsi_task: FnFreeTask,
@@ -129,59 +134,46 @@ struct Lib {
     is_logged_in: FnCtxInt,
 }
 
-fn lib_name() -> String {
-    std::env::var("IOSCOPE_LIBISCSI").unwrap_or_else(|_| "libiscsi.so.7".to_string())
-}
-
-fn load() -> Result<Lib, String> {
-    let name = lib_name();
-    let missing = |e: libloading::Error| {
-        format!(
-            "cannot load libiscsi ('{name}': {e}); iSCSI targets need it: install the Debian/Ubuntu package libiscsi7 (Fedora: libiscsi)"
-        )
-    };
-    // SAFETY: loading libiscsi runs its initialisers, which only set up library state.
-    let lib = unsafe { Library::new(&name) }.map_err(missing)?;
-    macro_rules! sym {
-        ($name:literal) => {
-            // SAFETY: the symbol is looked up by its libiscsi name and given the
-            // function type declared for it in iscsi.h / scsi-lowlevel.h; the pointer
-            // stays valid because the Library is stored next to it for good.
-            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map_err(missing)?
-        };
-    }
+fn load() -> Result<Lib, LoadError> {
+    let l = Loader::open(
+        "IOSCOPE_LIBISCSI",
+        "libiscsi.so.7",
+        "libiscsi",
+        "iSCSI targets need it: install the Debian/Ubuntu package libiscsi7 (Fedora: libiscsi)",
+    )?;
     Ok(Lib {
-        create_context: sym!("iscsi_create_context"),
-        destroy_context: sym!("iscsi_destroy_context"),
-        get_error: sym!("iscsi_get_error"),
-        set_targetname: sym!("iscsi_set_targetname"),
-        set_session_type: sym!("iscsi_set_session_type"),
-        set_noautoreconnect: sym!("iscsi_set_noautoreconnect"),
-        set_initiator_username_pwd: sym!("iscsi_set_initiator_username_pwd"),
-        full_connect_sync: sym!("iscsi_full_connect_sync"),
-        readcapacity16_sync: sym!("iscsi_readcapacity16_sync"),
-        datain_unmarshall: sym!("scsi_datain_unmarshall"),
-        free_scsi_task: sym!("scsi_free_scsi_task"),
-        read16_task: sym!("iscsi_read16_task"),
-        write16_task: sym!("iscsi_write16_task"),
-        inquiry_task: sym!("iscsi_inquiry_task"),
-        add_data_in_buffer: sym!("scsi_task_add_data_in_buffer"),
-        get_fd: sym!("iscsi_get_fd"),
-        which_events: sym!("iscsi_which_events"),
-        service: sym!("iscsi_service"),
-        queue_length: sym!("iscsi_queue_length"),
-        is_logged_in: sym!("iscsi_is_logged_in"),
-        _lib: lib,
+        create_context: sym!(l, "iscsi_create_context"),
+        destroy_context: sym!(l, "iscsi_destroy_context"),
+        get_error: sym!(l, "iscsi_get_error"),
+        set_targetname: sym!(l, "iscsi_set_targetname"),
+        set_session_type: sym!(l, "iscsi_set_session_type"),
+        set_noautoreconnect: sym!(l, "iscsi_set_noautoreconnect"),
+        set_initiator_username_pwd: sym!(l, "iscsi_set_initiator_username_pwd"),
+        full_connect_sync: sym!(l, "iscsi_full_connect_sync"),
+        full_connect_async: sym!(l, "iscsi_full_connect_async"),
+        readcapacity16_sync: sym!(l, "iscsi_readcapacity16_sync"),
+        datain_unmarshall: sym!(l, "scsi_datain_unmarshall"),
+        free_scsi_task: sym!(l, "scsi_free_scsi_task"),
+        read16_task: sym!(l, "iscsi_read16_task"),
+        write16_task: sym!(l, "iscsi_write16_task"),
+        inquiry_task: sym!(l, "iscsi_inquiry_task"),
+        add_data_in_buffer: sym!(l, "scsi_task_add_data_in_buffer"),
+        get_fd: sym!(l, "iscsi_get_fd"),
+        which_events: sym!(l, "iscsi_which_events"),
+        service: sym!(l, "iscsi_service"),
+        queue_length: sym!(l, "iscsi_queue_length"),
+        is_logged_in: sym!(l, "iscsi_is_logged_in"),
+        _lib: l.into_library(),
     })
 }
 
-fn lib() -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+fn lib() -> Result<&'static Lib, LoadError> {
+    static LIB: OnceLock<Result<Lib, LoadError>> = OnceLock::new();
     LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
 }
 
 /// Whether libiscsi can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), LoadError> {
     lib().map(|_| ())
 }
 
@@ -213,6 +205,44 @@ unsafe extern "C" fn on_task_done(
     }
 }
 
+/// A login under way: no status yet.
+const LOGIN_PENDING: i32 = i32::MIN;
+
+/// Called by libiscsi inside `iscsi_service` when an asynchronous login ends;
+/// `private_data` is the session's `login` status cell.
+unsafe extern "C" fn on_login(
+    _ctx: *mut Context,
+    status: c_int,
+    _command_data: *mut c_void,
+    private_data: *mut c_void,
+) {
+    // SAFETY: private_data is the AtomicI32 boxed in the Session that owns this
+    // context; the box outlives the context (dropped after it).
+    unsafe { &*(private_data as *const AtomicI32) }.store(status, Ordering::Relaxed);
+}
+
+/// A libiscsi failure: the library could not be loaded, or its own words (or the
+/// step that failed) about a call.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum IscsiError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{0}")]
+    Library(String),
+}
+
+impl From<String> for IscsiError {
+    fn from(msg: String) -> Self {
+        IscsiError::Library(msg)
+    }
+}
+
+impl From<&str> for IscsiError {
+    fn from(msg: &str) -> Self {
+        IscsiError::Library(msg.to_string())
+    }
+}
+
 /// CHAP credentials (never printed: no Debug, no Display).
 pub struct Chap {
     pub user: String,
@@ -224,6 +254,9 @@ pub struct Session {
     lib: &'static Lib,
     ctx: *mut Context,
     lun: c_int,
+    /// The status of an asynchronous login ([`Session::start_connect`]), written by
+    /// its callback; `LOGIN_PENDING` until then. Boxed: libiscsi holds its address.
+    login: Box<AtomicI32>,
 }
 
 // SAFETY: a Session owns its context exclusively and is used by one thread at a time
@@ -237,7 +270,37 @@ impl Session {
         iqn: &str,
         lun: u32,
         chap: Option<&Chap>,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, IscsiError> {
+        Self::open(portal, iqn, lun, chap, false)
+    }
+
+    /// Starts the same without blocking: drive it with [`Session::which_events`] and
+    /// [`Session::service`] until [`Session::login_state`] says how it ended.
+    pub fn start_connect(
+        portal: &str,
+        iqn: &str,
+        lun: u32,
+        chap: Option<&Chap>,
+    ) -> Result<Session, IscsiError> {
+        Self::open(portal, iqn, lun, chap, true)
+    }
+
+    /// How an asynchronous login ended: `None` while it is under way.
+    pub fn login_state(&self) -> Option<Result<(), IscsiError>> {
+        match self.login.load(Ordering::Relaxed) {
+            LOGIN_PENDING => None,
+            0 => Some(Ok(())),
+            _ => Some(Err(self.error().into())),
+        }
+    }
+
+    fn open(
+        portal: &str,
+        iqn: &str,
+        lun: u32,
+        chap: Option<&Chap>,
+        aio: bool,
+    ) -> Result<Session, IscsiError> {
         let l = lib()?;
         let cstr = |s: &str| CString::new(s).map_err(|_| "a NUL byte in the URI".to_string());
         let initiator = cstr(INITIATOR)?;
@@ -250,6 +313,7 @@ impl Session {
             lib: l,
             ctx,
             lun: lun as c_int,
+            login: Box::new(AtomicI32::new(LOGIN_PENDING)),
         };
         let target = cstr(iqn)?;
         let c_portal = cstr(portal)?;
@@ -258,18 +322,24 @@ impl Session {
             if (l.set_targetname)(ctx, target.as_ptr()) != 0
                 || (l.set_session_type)(ctx, SESSION_NORMAL) != 0
             {
-                return Err(s.error());
+                return Err(s.error().into());
             }
             // A lost session fails its commands instead of reconnecting behind our back.
             (l.set_noautoreconnect)(ctx, 1);
             if let Some(c) = chap {
                 let (u, p) = (cstr(&c.user)?, cstr(&c.password)?);
                 if (l.set_initiator_username_pwd)(ctx, u.as_ptr(), p.as_ptr()) != 0 {
-                    return Err(s.error());
+                    return Err(s.error().into());
                 }
             }
-            if (l.full_connect_sync)(ctx, c_portal.as_ptr(), s.lun) != 0 {
-                return Err(s.error());
+            let status = if aio {
+                let cell = &*s.login as *const AtomicI32 as *mut c_void;
+                (l.full_connect_async)(ctx, c_portal.as_ptr(), s.lun, on_login, cell)
+            } else {
+                (l.full_connect_sync)(ctx, c_portal.as_ptr(), s.lun)
+            };
+            if status != 0 {
+                return Err(s.error().into());
             }
         }
         Ok(s)
@@ -292,16 +362,16 @@ impl Session {
     }
 
     /// READ CAPACITY (16): (number of blocks, block size in bytes).
-    pub fn read_capacity(&self) -> Result<(u64, u32), String> {
+    pub fn read_capacity(&self) -> Result<(u64, u32), IscsiError> {
         // SAFETY: valid, logged-in context.
         let task = unsafe { (self.lib.readcapacity16_sync)(self.ctx, self.lun) };
         if task.is_null() {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         // SAFETY: task is a live scsi_task; its first member is the status.
         let status = unsafe { (*task).status };
         let r = if status != STATUS_GOOD {
-            Err(format!("READ CAPACITY (16) failed: {}", self.error()))
+            Err(format!("READ CAPACITY (16) failed: {}", self.error()).into())
         } else {
             // SAFETY: a good READ CAPACITY (16) task unmarshalls to this struct,
             // owned by the task and read before the task is freed.
@@ -332,7 +402,7 @@ impl Session {
         lba: u64,
         block: u32,
         tag: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), IscsiError> {
         // SAFETY: valid context; the callback and tag are plain values.
         let task = unsafe {
             (self.lib.read16_task)(
@@ -351,7 +421,7 @@ impl Session {
             )
         };
         if task.is_null() {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         // SAFETY: the task is queued but its data cannot arrive before the next
         // iscsi_service on this thread; the caller keeps buf valid until completion.
@@ -373,7 +443,7 @@ impl Session {
         lba: u64,
         block: u32,
         tag: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), IscsiError> {
         // SAFETY: valid context; libiscsi only reads buf, which the caller keeps valid.
         let task = unsafe {
             (self.lib.write16_task)(
@@ -393,7 +463,7 @@ impl Session {
             )
         };
         if task.is_null() {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         Ok(())
     }
@@ -404,7 +474,7 @@ impl Session {
     /// # Safety
     /// `buf` must stay valid for writes until the completion has been recorded or
     /// the session is dropped.
-    pub unsafe fn inquiry_vpd(&self, buf: &mut [u8], page: u8, tag: u64) -> Result<(), String> {
+    pub unsafe fn inquiry_vpd(&self, buf: &mut [u8], page: u8, tag: u64) -> Result<(), IscsiError> {
         let len = buf.len().min(u16::MAX as usize) as c_int;
         // SAFETY: valid context; the callback and tag are plain values.
         let task = unsafe {
@@ -419,7 +489,7 @@ impl Session {
             )
         };
         if task.is_null() {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         // SAFETY: as in read16: no data can arrive before the next iscsi_service on
         // this thread, and the caller keeps buf valid until completion.
@@ -443,10 +513,10 @@ impl Session {
     }
 
     /// Lets libiscsi act on `revents`; completions are recorded on this thread.
-    pub fn service(&self, revents: i16) -> Result<(), String> {
+    pub fn service(&self, revents: i16) -> Result<(), IscsiError> {
         // SAFETY: valid context; callbacks run on this thread.
         if unsafe { (self.lib.service)(self.ctx, revents as c_int) } < 0 {
-            return Err(self.error());
+            return Err(self.error().into());
         }
         Ok(())
     }

@@ -82,7 +82,7 @@ fn percent_decode(s: &str) -> Result<String, String> {
 /// CHAP credentials: from `--credentials FILE` when given (the same
 /// `username = …` / `password = …` file SMB reads, mode 0600), else from
 /// `IOSCOPE_ISCSI_USER` / `IOSCOPE_ISCSI_PASSWORD`.
-pub fn chap_from_env() -> Result<Option<ffi::Chap>, String> {
+pub fn chap_from_env() -> Result<Option<ffi::Chap>, ffi::IscsiError> {
     use crate::target::smb::credentials;
     if let Some(p) = credentials::options().credentials_file {
         let (user, password) = credentials::read_file(&p)?;
@@ -107,9 +107,15 @@ pub fn chap_from_env() -> Result<Option<ffi::Chap>, String> {
 }
 
 /// Logs in to the LUN `spec` names, with CHAP from the environment.
-pub fn connect(spec: &IscsiSpec) -> Result<ffi::Session, String> {
+pub fn connect(spec: &IscsiSpec) -> Result<ffi::Session, ffi::IscsiError> {
     let chap = chap_from_env()?;
     ffi::Session::connect(&spec.portal, &spec.iqn, spec.lun, chap.as_ref())
+}
+
+/// Starts the same login without blocking ([`ffi::Session::start_connect`]).
+pub fn start_connect(spec: &IscsiSpec) -> Result<ffi::Session, ffi::IscsiError> {
+    let chap = chap_from_env()?;
+    ffi::Session::start_connect(&spec.portal, &spec.iqn, spec.lun, chap.as_ref())
 }
 
 /// An opened iSCSI LUN.
@@ -150,7 +156,12 @@ impl IscsiTarget {
 const BLOCKING_TAG: u64 = u64::MAX >> 1;
 
 /// Reads `buf` at `offset` through `s`, waiting for the answer (30 s at most).
-fn read_blocking(s: &ffi::Session, buf: &mut [u8], offset: u64, block: u32) -> Result<(), String> {
+fn read_blocking(
+    s: &ffi::Session,
+    buf: &mut [u8],
+    offset: u64,
+    block: u32,
+) -> Result<(), ffi::IscsiError> {
     // SAFETY: buf outlives wait_blocking below, which runs until the command
     // completes or the session fails (then its commands are cancelled).
     unsafe {
@@ -166,16 +177,16 @@ fn read_blocking(s: &ffi::Session, buf: &mut [u8], offset: u64, block: u32) -> R
 }
 
 /// Asks the LUN for its Device Identification VPD page (0x83) and parses it.
-pub fn read_device_id(s: &ffi::Session) -> Result<vpd::DeviceId, String> {
+pub fn read_device_id(s: &ffi::Session) -> Result<vpd::DeviceId, ffi::IscsiError> {
     let mut page = vec![0u8; vpd::PAGE_MAX_BYTES];
     // SAFETY: page outlives wait_blocking below (see read_blocking).
     unsafe { s.inquiry_vpd(&mut page, vpd::PAGE_DEVICE_ID, BLOCKING_TAG)? };
     wait_blocking(s, "INQUIRY (VPD page 0x83)")?;
-    vpd::parse(&page).map_err(|e| format!("INQUIRY (VPD page 0x83): {e}"))
+    vpd::parse(&page).map_err(|e| format!("INQUIRY (VPD page 0x83): {e}").into())
 }
 
 /// Services `s` until the command tagged [`BLOCKING_TAG`] completes (30 s at most).
-fn wait_blocking(s: &ffi::Session, what: &str) -> Result<(), String> {
+fn wait_blocking(s: &ffi::Session, what: &str) -> Result<(), ffi::IscsiError> {
     const TAG: u64 = BLOCKING_TAG;
     let deadline = crate::clock::now_ns() + 30_000_000_000;
     let mut done = Vec::new();
@@ -193,15 +204,12 @@ fn wait_blocking(s: &ffi::Session, what: &str) -> Result<(), String> {
             return if status == ffi::STATUS_GOOD {
                 Ok(())
             } else {
-                Err(format!(
-                    "{what} failed with SCSI status {status:#x}: {}",
-                    s.error()
-                ))
+                Err(format!("{what} failed with SCSI status {status:#x}: {}", s.error()).into())
             };
         }
         done.clear();
         if crate::clock::now_ns() > deadline {
-            return Err(format!("no answer to {what} within 30 s"));
+            return Err(format!("no answer to {what} within 30 s").into());
         }
     }
 }
@@ -219,7 +227,7 @@ pub fn open(spec: &IscsiSpec, writes: bool, force: bool) -> Result<Opened, Targe
         uri: spec.uri.clone(),
         msg,
     };
-    ffi::available().map_err(unavailable)?;
+    ffi::available().map_err(|e| unavailable(e.to_string()))?;
     let session = connect(spec).map_err(|e| {
         unavailable(format!(
             "cannot log in to {} LUN {} at {}: {e}",

@@ -84,20 +84,23 @@ impl DeviceId {
     }
 }
 
+/// What is malformed in a Device Identification page.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum VpdError {
+    #[error("the page is {0} bytes, shorter than its header")]
+    Short(usize),
+    #[error("page code {0:#04x} where 0x83 was asked for")]
+    PageCode(u8),
+}
+
 /// Parses a Device Identification page. `Err` says what is malformed; a page with
 /// no logical-unit designator of a known kind gives an empty [`DeviceId`].
-pub fn parse(page: &[u8]) -> Result<DeviceId, String> {
+pub fn parse(page: &[u8]) -> Result<DeviceId, VpdError> {
     if page.len() < 4 {
-        return Err(format!(
-            "the page is {} bytes, shorter than its header",
-            page.len()
-        ));
+        return Err(VpdError::Short(page.len()));
     }
     if page[1] != PAGE_DEVICE_ID {
-        return Err(format!(
-            "page code {:#04x} where 0x83 was asked for",
-            page[1]
-        ));
+        return Err(VpdError::PageCode(page[1]));
     }
     let page_len = u16::from_be_bytes([page[2], page[3]]) as usize;
     let body = &page[4..(4 + page_len).min(page.len())];
@@ -174,8 +177,15 @@ mod tests {
 
     #[test]
     fn malformed_or_cut_pages() {
-        assert!(parse(&[0, 0x83]).unwrap_err().contains("shorter"));
-        assert!(parse(&[0, 0x80, 0, 0]).unwrap_err().contains("0x80"));
+        assert_eq!(parse(&[0, 0x83]), Err(VpdError::Short(2)));
+        assert!(parse(&[0, 0x83])
+            .unwrap_err()
+            .to_string()
+            .contains("shorter"));
+        assert!(parse(&[0, 0x80, 0, 0])
+            .unwrap_err()
+            .to_string()
+            .contains("0x80"));
         // Cut inside the T10 designator: the complete ones are kept.
         let p = page(b"IET     00010001");
         let id = parse(&p[..30]).unwrap();

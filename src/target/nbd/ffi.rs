@@ -7,6 +7,7 @@
 //! The library name can be overridden with `IOSCOPE_LIBNBD` (a path or soname), which
 //! is how the tests simulate a machine without it.
 
+use crate::target::dylib::{sym, LoadError, Loader};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::OnceLock;
@@ -76,65 +77,50 @@ struct Lib {
     aio_is_closed: FnHandleInt,
 }
 
-/// The library name: `IOSCOPE_LIBNBD` or the soname of libnbd 1.x.
-fn lib_name() -> String {
-    std::env::var("IOSCOPE_LIBNBD").unwrap_or_else(|_| "libnbd.so.0".to_string())
-}
-
-fn load() -> Result<Lib, String> {
-    let name = lib_name();
-    let missing = |e: libloading::Error| {
-        format!(
-            "cannot load libnbd ('{name}': {e}); NBD targets need it: install the Debian/Ubuntu package libnbd0 (Fedora: libnbd)"
-        )
-    };
-    // SAFETY: loading libnbd runs its initialisers, which only set up library state.
-    let lib = unsafe { Library::new(&name) }.map_err(missing)?;
-    macro_rules! sym {
-        ($name:literal) => {
-            // SAFETY: the symbol is looked up by its libnbd name and given the
-            // function type declared for it in libnbd.h; the pointer stays valid
-            // because the Library is stored next to it for the life of the process.
-            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map_err(missing)?
-        };
-    }
+fn load() -> Result<Lib, LoadError> {
+    let l = Loader::open(
+        "IOSCOPE_LIBNBD",
+        "libnbd.so.0",
+        "libnbd",
+        "NBD targets need it: install the Debian/Ubuntu package libnbd0 (Fedora: libnbd)",
+    )?;
     Ok(Lib {
-        create: sym!("nbd_create"),
-        close: sym!("nbd_close"),
-        get_error: sym!("nbd_get_error"),
-        get_errno: sym!("nbd_get_errno"),
-        connect_uri: sym!("nbd_connect_uri"),
-        aio_connect_uri: sym!("nbd_aio_connect_uri"),
-        poll: sym!("nbd_poll"),
-        aio_is_connecting: sym!("nbd_aio_is_connecting"),
-        aio_is_ready: sym!("nbd_aio_is_ready"),
-        get_size: sym!("nbd_get_size"),
-        can_multi_conn: sym!("nbd_can_multi_conn"),
-        is_read_only: sym!("nbd_is_read_only"),
-        pread: sym!("nbd_pread"),
-        aio_pread: sym!("nbd_aio_pread"),
-        aio_pwrite: sym!("nbd_aio_pwrite"),
-        aio_get_fd: sym!("nbd_aio_get_fd"),
-        aio_get_direction: sym!("nbd_aio_get_direction"),
-        aio_notify_read: sym!("nbd_aio_notify_read"),
-        aio_notify_write: sym!("nbd_aio_notify_write"),
-        aio_command_completed: sym!("nbd_aio_command_completed"),
-        aio_peek_command_completed: sym!("nbd_aio_peek_command_completed"),
-        aio_in_flight: sym!("nbd_aio_in_flight"),
-        aio_is_dead: sym!("nbd_aio_is_dead"),
-        aio_is_closed: sym!("nbd_aio_is_closed"),
-        _lib: lib,
+        create: sym!(l, "nbd_create"),
+        close: sym!(l, "nbd_close"),
+        get_error: sym!(l, "nbd_get_error"),
+        get_errno: sym!(l, "nbd_get_errno"),
+        connect_uri: sym!(l, "nbd_connect_uri"),
+        aio_connect_uri: sym!(l, "nbd_aio_connect_uri"),
+        poll: sym!(l, "nbd_poll"),
+        aio_is_connecting: sym!(l, "nbd_aio_is_connecting"),
+        aio_is_ready: sym!(l, "nbd_aio_is_ready"),
+        get_size: sym!(l, "nbd_get_size"),
+        can_multi_conn: sym!(l, "nbd_can_multi_conn"),
+        is_read_only: sym!(l, "nbd_is_read_only"),
+        pread: sym!(l, "nbd_pread"),
+        aio_pread: sym!(l, "nbd_aio_pread"),
+        aio_pwrite: sym!(l, "nbd_aio_pwrite"),
+        aio_get_fd: sym!(l, "nbd_aio_get_fd"),
+        aio_get_direction: sym!(l, "nbd_aio_get_direction"),
+        aio_notify_read: sym!(l, "nbd_aio_notify_read"),
+        aio_notify_write: sym!(l, "nbd_aio_notify_write"),
+        aio_command_completed: sym!(l, "nbd_aio_command_completed"),
+        aio_peek_command_completed: sym!(l, "nbd_aio_peek_command_completed"),
+        aio_in_flight: sym!(l, "nbd_aio_in_flight"),
+        aio_is_dead: sym!(l, "nbd_aio_is_dead"),
+        aio_is_closed: sym!(l, "nbd_aio_is_closed"),
+        _lib: l.into_library(),
     })
 }
 
 /// libnbd, loaded once per process (or the reason it could not be).
-fn lib() -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+fn lib() -> Result<&'static Lib, LoadError> {
+    static LIB: OnceLock<Result<Lib, LoadError>> = OnceLock::new();
     LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
 }
 
 /// Whether libnbd can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), LoadError> {
     lib().map(|_| ())
 }
 
@@ -191,7 +177,10 @@ impl Conn {
 
     /// A fresh, unconnected handle, and `uri` as a C string.
     fn create(uri: &str) -> Result<(Conn, CString), NbdError> {
-        let l = lib().map_err(|msg| NbdError { msg, errno: 0 })?;
+        let l = lib().map_err(|e| NbdError {
+            msg: e.to_string(),
+            errno: 0,
+        })?;
         let c_uri = CString::new(uri).map_err(|_| NbdError {
             msg: "URI contains a NUL byte".into(),
             errno: 0,
@@ -216,12 +205,8 @@ impl Conn {
         if limit_ns == 0 {
             return Conn::connect(uri);
         }
-        let (conn, c_uri) = Conn::create(uri)?;
+        let conn = Conn::start_connect(uri)?;
         let (l, h) = (conn.lib, conn.h);
-        // SAFETY: valid handle and NUL-terminated URI that outlives the call.
-        if unsafe { (l.aio_connect_uri)(h, c_uri.as_ptr()) } == -1 {
-            return Err(conn.error());
-        }
         let deadline = crate::clock::now_ns().saturating_add(limit_ns);
         loop {
             // SAFETY: valid handle (all three).
@@ -249,6 +234,30 @@ impl Conn {
                 return Err(conn.error());
             }
         }
+    }
+
+    /// Starts connecting to `uri` without blocking: drive it with
+    /// [`Conn::direction`], [`Conn::notify_read`]/[`Conn::notify_write`] until
+    /// [`Conn::is_ready`] (or [`Conn::is_dead`]).
+    pub fn start_connect(uri: &str) -> Result<Conn, NbdError> {
+        let (conn, c_uri) = Conn::create(uri)?;
+        // SAFETY: valid handle and NUL-terminated URI that outlives the call.
+        if unsafe { (conn.lib.aio_connect_uri)(conn.h, c_uri.as_ptr()) } == -1 {
+            return Err(conn.error());
+        }
+        Ok(conn)
+    }
+
+    /// True once the handshake is done and commands can be issued.
+    pub fn is_ready(&self) -> bool {
+        // SAFETY: valid handle; a plain state query.
+        unsafe { (self.lib.aio_is_ready)(self.h) == 1 }
+    }
+
+    /// libnbd's last error message on this thread (after a call on this handle
+    /// failed, or the handle died).
+    pub fn last_error(&self) -> String {
+        self.error().msg
     }
 
     fn error(&self) -> NbdError {

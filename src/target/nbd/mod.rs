@@ -138,7 +138,7 @@ pub fn open(spec: &NbdSpec, writes: bool, force: bool) -> Result<Opened, TargetE
         uri: spec.uri.clone(),
         msg,
     };
-    ffi::available().map_err(unavailable)?;
+    ffi::available().map_err(|e| unavailable(e.to_string()))?;
     let conn = ffi::Conn::connect(&spec.uri).map_err(|e| {
         unavailable(format!(
             "cannot connect to the NBD server at {}{}: {e}",
