@@ -274,10 +274,12 @@ impl ChannelSet {
                 Ok(ch) => return Ok(ch),
                 Err(Some(e)) => return Err(e),
                 Err(None) if left > ATTEMPT_TIMEOUT => continue,
-                Err(None) => return Err(OpenError::Other(format!(
+                Err(None) => {
+                    return Err(OpenError::Other(format!(
                     "channel {i} ({addr}): no answer to {tries} binding attempt(s) within {:.1} s",
                     limit.min(BIND_TIMEOUT).as_secs_f64()
-                ))),
+                )))
+                }
             }
         }
     }
