@@ -11,6 +11,7 @@ pub mod nbd;
 pub mod safety;
 pub mod sim;
 pub mod smb;
+pub mod uri;
 
 use crate::plan::model::{TargetKind, TargetSpec};
 use crate::plan::units::parse_size;
@@ -74,10 +75,14 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
             });
     }
     if uri.starts_with("nbd") && uri.contains("://") {
-        return nbd::parse(uri).map(TargetKind::Nbd).map_err(invalid);
+        return nbd::parse(uri)
+            .map(TargetKind::Nbd)
+            .map_err(|e| invalid(e.to_string()));
     }
     if uri.starts_with("iscsi://") {
-        return iscsi::parse(uri).map(TargetKind::Iscsi).map_err(invalid);
+        return iscsi::parse(uri)
+            .map(TargetKind::Iscsi)
+            .map_err(|e| invalid(e.to_string()));
     }
     if uri.starts_with("smb://") {
         return smb::parse(uri).map(TargetKind::Smb).map_err(invalid);

@@ -11,6 +11,7 @@
 pub mod ffi;
 pub mod vpd;
 
+use super::uri::{split_host_port, UriError};
 use super::TargetError;
 use crate::plan::model::IscsiSpec;
 use std::sync::Mutex;
@@ -20,31 +21,31 @@ pub const DEFAULT_PORT: u16 = 3260;
 
 /// Parses `iscsi://HOST[:PORT]/IQN/LUN` (`%XX` escapes in the IQN are decoded, as
 /// libiscsi's own URLs allow).
-pub fn parse(uri: &str) -> Result<IscsiSpec, String> {
+pub fn parse(uri: &str) -> Result<IscsiSpec, UriError> {
     let rest = uri
         .strip_prefix("iscsi://")
-        .ok_or("expected iscsi://HOST[:PORT]/IQN/LUN")?;
+        .ok_or(UriError::Shape("expected iscsi://HOST[:PORT]/IQN/LUN"))?;
     if rest.contains('?') {
-        return Err("iscsi:// URIs take no query parameters (CHAP credentials come from IOSCOPE_ISCSI_USER and IOSCOPE_ISCSI_PASSWORD)".into());
+        return Err(UriError::Secret("iscsi:// URIs take no query parameters (CHAP credentials come from IOSCOPE_ISCSI_USER and IOSCOPE_ISCSI_PASSWORD)"));
     }
     let (authority, path) = rest
         .split_once('/')
-        .ok_or("expected iscsi://HOST[:PORT]/IQN/LUN")?;
+        .ok_or(UriError::Shape("expected iscsi://HOST[:PORT]/IQN/LUN"))?;
     if authority.contains('@') {
-        return Err("user names or passwords do not belong in the URI; set IOSCOPE_ISCSI_USER and IOSCOPE_ISCSI_PASSWORD".into());
+        return Err(UriError::Secret("user names or passwords do not belong in the URI; set IOSCOPE_ISCSI_USER and IOSCOPE_ISCSI_PASSWORD"));
     }
-    let (host, port) = super::nbd::split_host_port(authority, DEFAULT_PORT)?;
-    let (iqn, lun) = path
-        .rsplit_once('/')
-        .ok_or("expected iscsi://HOST[:PORT]/IQN/LUN (the LUN is missing)")?;
+    let (host, port) = split_host_port(authority, DEFAULT_PORT)?;
+    let (iqn, lun) = path.rsplit_once('/').ok_or(UriError::Shape(
+        "expected iscsi://HOST[:PORT]/IQN/LUN (the LUN is missing)",
+    ))?;
     let lun: u32 = lun
         .parse()
         .ok()
         .filter(|&l| l < 16384)
-        .ok_or_else(|| format!("bad LUN '{lun}': expected a number below 16384"))?;
+        .ok_or_else(|| UriError::Lun(lun.to_string()))?;
     let iqn = percent_decode(iqn)?;
     if iqn.is_empty() {
-        return Err("no target name (IQN)".into());
+        return Err(UriError::Shape("no target name (IQN)"));
     }
     let portal = if host.contains(':') {
         format!("[{host}]:{port}")
@@ -59,7 +60,7 @@ pub fn parse(uri: &str) -> Result<IscsiSpec, String> {
     })
 }
 
-fn percent_decode(s: &str) -> Result<String, String> {
+fn percent_decode(s: &str) -> Result<String, UriError> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -68,7 +69,7 @@ fn percent_decode(s: &str) -> Result<String, String> {
             let hex = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("bad %-escape in '{s}'"))?;
+                .ok_or_else(|| UriError::Escape(s.to_string()))?;
             out.push(hex);
             i += 3;
         } else {
@@ -76,7 +77,7 @@ fn percent_decode(s: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| format!("'{s}' is not UTF-8 once decoded"))
+    String::from_utf8(out).map_err(|_| UriError::Utf8(s.to_string()))
 }
 
 /// CHAP credentials: from `--credentials FILE` when given (the same
@@ -306,7 +307,7 @@ mod tests {
             ("iscsi://h/iq%zz/1", "%-escape"),
         ] {
             let e = parse(uri).unwrap_err();
-            assert!(e.contains(want), "{uri}: {e}");
+            assert!(e.to_string().contains(want), "{uri}: {e}");
         }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod ffi;
 
+use super::uri::{split_host_port, UriError};
 use super::TargetError;
 use crate::plan::model::NbdSpec;
 use std::sync::Mutex;
@@ -17,16 +18,20 @@ pub const DEFAULT_PORT: u16 = 10809;
 /// Parses an `nbd://` or `nbd+unix://` URI (`uri` is the whole text). Credentials and
 /// query parameters other than `socket=` are refused: nothing secret belongs in a
 /// target name, which appears in results.
-pub fn parse(uri: &str) -> Result<NbdSpec, String> {
+pub fn parse(uri: &str) -> Result<NbdSpec, UriError> {
     if let Some(rest) = uri.strip_prefix("nbd+unix://") {
         let Some(rest) = rest.strip_prefix('/') else {
-            return Err("an nbd+unix URI has no host: write nbd+unix:///EXPORT?socket=PATH".into());
+            return Err(UriError::Shape(
+                "an nbd+unix URI has no host: write nbd+unix:///EXPORT?socket=PATH",
+            ));
         };
         let (export, query) = rest.split_once('?').unwrap_or((rest, ""));
         let socket = query
             .strip_prefix("socket=")
             .filter(|s| !s.is_empty() && !s.contains('&'))
-            .ok_or("an nbd+unix URI needs exactly one query parameter, socket=PATH")?;
+            .ok_or(UriError::Shape(
+                "an nbd+unix URI needs exactly one query parameter, socket=PATH",
+            ))?;
         return Ok(NbdSpec {
             uri: uri.to_string(),
             server: format!("unix:{socket}"),
@@ -34,17 +39,25 @@ pub fn parse(uri: &str) -> Result<NbdSpec, String> {
         });
     }
     if uri.starts_with("nbds://") || uri.starts_with("nbds+unix://") {
-        return Err("NBD over TLS (nbds://) is not supported; use nbd:// or nbd+unix://".into());
+        return Err(UriError::Unsupported(
+            "NBD over TLS (nbds://) is not supported; use nbd:// or nbd+unix://",
+        ));
     }
     let Some(rest) = uri.strip_prefix("nbd://") else {
-        return Err("expected nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH".into());
+        return Err(UriError::Shape(
+            "expected nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH",
+        ));
     };
     if rest.contains('?') {
-        return Err("nbd:// URIs take no query parameters here".into());
+        return Err(UriError::Secret(
+            "nbd:// URIs take no query parameters here",
+        ));
     }
     let (authority, export) = rest.split_once('/').unwrap_or((rest, ""));
     if authority.contains('@') {
-        return Err("user names or passwords do not belong in the URI".into());
+        return Err(UriError::Secret(
+            "user names or passwords do not belong in the URI",
+        ));
     }
     let (host, port) = split_host_port(authority, DEFAULT_PORT)?;
     Ok(NbdSpec {
@@ -56,40 +69,6 @@ pub fn parse(uri: &str) -> Result<NbdSpec, String> {
         },
         export: export.to_string(),
     })
-}
-
-/// The message of [`split_host_port`] for an authority without a host.
-pub(crate) const NO_HOST: &str = "no host in the URI";
-
-/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT` (`default_port` when none is given).
-pub(crate) fn split_host_port(authority: &str, default_port: u16) -> Result<(&str, u16), String> {
-    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or("unclosed '[' in the host")?;
-        match after {
-            "" => (h, None),
-            p => (
-                h,
-                Some(p.strip_prefix(':').ok_or("expected ':PORT' after ']'")?),
-            ),
-        }
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() {
-        return Err(NO_HOST.into());
-    }
-    let port = match port {
-        None => default_port,
-        Some(p) => p
-            .parse::<u16>()
-            .ok()
-            .filter(|&p| p != 0)
-            .ok_or_else(|| format!("bad port '{p}': expected 1 to 65535"))?,
-    };
-    Ok((host, port))
 }
 
 /// An opened NBD export.
@@ -226,7 +205,7 @@ mod tests {
             ("nbd://[::1/x", "unclosed"),
         ] {
             let e = parse(uri).unwrap_err();
-            assert!(e.contains(want), "{uri}: {e}");
+            assert!(e.to_string().contains(want), "{uri}: {e}");
         }
     }
 }

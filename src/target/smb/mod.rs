@@ -73,12 +73,11 @@ pub fn parse(uri: &str) -> Result<SmbSpec, String> {
 /// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`: the NBD/iSCSI reader, with the
 /// missing-host message naming the SMB URI's shape.
 fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
-    super::nbd::split_host_port(authority, DEFAULT_PORT).map_err(|e| {
-        if e == super::nbd::NO_HOST {
+    super::uri::split_host_port(authority, DEFAULT_PORT).map_err(|e| match e {
+        super::uri::UriError::NoHost => {
             "no host: write smb://[USER@]HOST[:PORT]/SHARE/PATH".to_string()
-        } else {
-            e
         }
+        e => e.to_string(),
     })
 }
 
