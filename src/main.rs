@@ -21,6 +21,13 @@ fn main() {
     // Under mpirun (with the `mpi` feature): join the other ranks first.
     let split = match &cli.command {
         Command::Run(a) => a.split,
+        Command::Curve(a) => a.run.split,
+        Command::Fio(a) | Command::Vdbench(a) | Command::Diskspd(a) | Command::Sqlio(a) => {
+            // A bad value is refused with the other own options, in build.
+            ioscope::cli::foreign::split_own(&a.args, false)
+                .map(|(own, _)| own.split)
+                .unwrap_or_default()
+        }
         _ => ioscope::cluster::Split::All,
     };
     if let Err(e) = ioscope::cluster::init(split) {

@@ -14,10 +14,13 @@ pub struct OwnArgs {
     pub target: Option<String>,
     pub ignore_unsupported: bool,
     pub force: bool,
+    /// `--split all|streams` under mpirun, as `ioscope run` has it.
+    pub split: crate::cluster::Split,
 }
 
 /// Options that take a value.
-const WITH_VALUE: [&str; 6] = [
+const WITH_VALUE: [&str; 7] = [
+    "--split",
     "--json",
     "--html",
     "--csv",
@@ -51,6 +54,10 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                 }
             };
             match name {
+                "--split" => {
+                    own.split = super::values::split(&value)
+                        .map_err(|e| FlagError::new("--split", value.as_str(), e))?
+                }
                 "--json" => own.output.json = Some(PathBuf::from(value)),
                 "--html" => own.output.html = Some(PathBuf::from(value)),
                 "--csv" => own.output.csv = Some(PathBuf::from(value)),
@@ -127,5 +134,17 @@ mod tests {
         assert_eq!(rest, v(&["--name=x"]));
         assert!(split_own(&v(&["--json"]), false).is_err());
         assert!(split_own(&v(&["--output-format=xml"]), false).is_err());
+    }
+
+    #[test]
+    fn split_is_an_own_option_of_foreign_runs() {
+        use crate::cluster::Split;
+        let (own, rest) = split_own(&v(&["--name=x", "--split", "streams"]), true).unwrap();
+        assert_eq!(own.split, Split::Streams);
+        assert_eq!(rest, v(&["--name=x"]));
+        let (own, _) = split_own(&v(&["-f", "parm"]), false).unwrap();
+        assert_eq!(own.split, Split::All);
+        let e = split_own(&v(&["--split=some"]), false).unwrap_err();
+        assert!(e.to_string().contains("--split"), "{e}");
     }
 }
