@@ -522,3 +522,38 @@ fn mpi_steadystate_stop_is_judged_on_merged_intervals_and_stops_every_rank() {
         run.totals.all.iops
     );
 }
+
+#[test]
+fn mpi_split_reaches_the_ranks_of_a_fio_command_line() {
+    // `--split` is one of ioscope's own options among fio's: with `streams`, the
+    // four jobs are divided between the two ranks; without it every rank runs all four.
+    let dir = tempdir();
+    let file = dir.path().join("f.dat");
+    let filename = format!("--filename={}", file.display());
+    let fio = |split: &str| {
+        mpi_json(
+            2,
+            &[
+                "fio",
+                "--name=x",
+                &filename,
+                "--size=16m",
+                "--rw=randread",
+                "--bs=4k",
+                "--numjobs=4",
+                "--runtime=1",
+                "--time_based",
+                "--split",
+                split,
+            ],
+        )
+    };
+    for (split, per_rank) in [("streams", 2), ("all", 4)] {
+        let doc = fio(split);
+        let run = &doc.runs[0];
+        assert_eq!(run.mpi.as_ref().expect("runs[].mpi").split, split);
+        let echo = run.workload.storage().expect("a storage run");
+        assert_eq!(echo.streams, per_rank, "--split {split}");
+        assert_eq!(run.ranks.len(), 2);
+    }
+}
