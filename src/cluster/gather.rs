@@ -11,7 +11,6 @@ use crate::result::{
     ConnectionResult, Interval, LatencyStats, MpiRun, RankResult, RunEvent, Totals, WorkloadResult,
 };
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::interval_latency;
 use crate::stats::snapshot::OpStats;
 use std::collections::BTreeMap;
 
@@ -232,32 +231,14 @@ impl Gather {
         let iv = Interval {
             index: k,
             t_s: end_s,
-            duration_s: dur_s,
             unix_s: crate::clock::unix_s(),
             warmup,
-            ios: all.ios,
-            bytes: all.bytes,
-            iops: all.ios as f64 / dur_s,
-            mbps: all.bytes as f64 / dur_s / 1e6,
-            read_pct: if all.ios > 0 {
-                100.0 * dirs[0].ios as f64 / all.ios as f64
-            } else {
-                0.0
-            },
-            errors: all.errors,
-            lat_us: interval_latency(&all.lat),
-            read_lat_us: interval_latency(&dirs[0].lat),
-            write_lat_us: interval_latency(&dirs[1].lat),
-            queue_depth: all.service_sum_ns() as f64 / (dur_s * 1e9),
             cpu,
-            lag_us: lag.as_ref().map(interval_latency),
-            backlog_ios: lag
-                .as_ref()
-                .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
             connections,
             paths,
             events,
             net: None,
+            ..crate::stats::interval_figures(&all, &dirs, lag.as_ref(), dur_s, self.requested_iops)
         };
         if warmup {
             self.measure_start_s = Some(end_s);

@@ -14,7 +14,7 @@ use crate::result::{
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::snapshot::{ConnStats, EventRecord, OpStats, Snapshot, WorkloadStats};
-use crate::stats::{interval_latency, op_totals};
+use crate::stats::{interval_figures, op_totals};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
@@ -257,28 +257,9 @@ impl Collector {
         let iv = Interval {
             index: k,
             t_s: end_ns.saturating_sub(self.clock.start_ns) as f64 / 1e9,
-            duration_s: dur_s,
             unix_s: unix_s(),
             warmup,
-            ios: all.ios,
-            bytes: all.bytes,
-            iops: all.ios as f64 / dur_s,
-            mbps: all.bytes as f64 / dur_s / 1e6,
-            read_pct: if all.ios > 0 {
-                100.0 * dirs[0].ios as f64 / all.ios as f64
-            } else {
-                0.0
-            },
-            errors: all.errors,
-            lat_us: interval_latency(&all.lat),
-            read_lat_us: interval_latency(&dirs[0].lat),
-            write_lat_us: interval_latency(&dirs[1].lat),
-            queue_depth: all.service_sum_ns() as f64 / dur_ns as f64,
             cpu,
-            lag_us: lag.as_ref().map(interval_latency),
-            backlog_ios: lag
-                .as_ref()
-                .map(|l| l.max_ns() as f64 / 1e9 * self.requested_iops),
             connections: conns
                 .iter()
                 .map(|c| IntervalConnection { ios: c.ios })
@@ -286,6 +267,7 @@ impl Collector {
             events,
             paths: self.paths.close(dur_s, !warmup),
             net: None,
+            ..interval_figures(&all, &dirs, lag.as_ref(), dur_s, self.requested_iops)
         };
         // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones
         // (and judges a steady-state stop on them, see `observe_merged`).

@@ -32,6 +32,39 @@ pub fn op_totals(s: &OpStats, duration_s: f64, with_spectrum: bool) -> OpTotals 
     }
 }
 
+/// An interval's figures from its merged counters (`all` = both directions): rates,
+/// read share, latency, queue depth and, in open loop, issue lag and backlog. The
+/// caller fills in what only it knows (index, times, CPU, per-connection lists); one
+/// body for a worker's collector and for rank 0's merge of every rank's interval.
+pub fn interval_figures(
+    all: &OpStats,
+    dirs: &[OpStats; 2],
+    lag: Option<&LatencyHistogram>,
+    dur_s: f64,
+    requested_iops: f64,
+) -> crate::result::Interval {
+    crate::result::Interval {
+        duration_s: dur_s,
+        ios: all.ios,
+        bytes: all.bytes,
+        iops: all.ios as f64 / dur_s,
+        mbps: all.bytes as f64 / dur_s / 1e6,
+        read_pct: if all.ios > 0 {
+            100.0 * dirs[0].ios as f64 / all.ios as f64
+        } else {
+            0.0
+        },
+        errors: all.errors,
+        lat_us: interval_latency(&all.lat),
+        read_lat_us: interval_latency(&dirs[0].lat),
+        write_lat_us: interval_latency(&dirs[1].lat),
+        queue_depth: all.service_sum_ns() as f64 / (dur_s * 1e9),
+        lag_us: lag.map(interval_latency),
+        backlog_ios: lag.map(|l| l.max_ns() as f64 / 1e9 * requested_iops),
+        ..Default::default()
+    }
+}
+
 /// The short latency summary shown per interval.
 pub fn interval_latency(h: &LatencyHistogram) -> IntervalLatency {
     let us = |ns: f64| ns / 1000.0;
