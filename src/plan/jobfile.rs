@@ -18,6 +18,7 @@ use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
 };
+use super::overrides::WorkloadOverrides;
 use super::paths::MultipathSpec;
 use super::tuning::{IoTuning, SyncKind, UringOptions};
 use super::units::{self, UnitError};
@@ -36,7 +37,11 @@ pub struct JobFileError {
 
 /// Parses a native TOML job file. `file` is only used to label errors.
 pub fn parse(file: &str, text: &str) -> Result<Plan, JobFileError> {
-    let cx = Ctx { file, text };
+    let cx = Ctx {
+        file,
+        text,
+        own_uring: Default::default(),
+    };
     let root = toml::from_str::<Spanned<Node>>(text).map_err(|e| cx.toml_error(&e))?;
     cx.plan(&root)
 }
@@ -100,6 +105,33 @@ const WORKLOAD_KEYS: &[&str] = &[
     "think_every",
     "stop_after",
     "align",
+    // The workload's own values of run settings (fio gives each job its own).
+    "engine",
+    "warmup",
+    "cpus",
+    "fixed_bufs",
+    "register_files",
+    "sqpoll",
+    "sqpoll_cpu",
+    "hipri",
+    "batch_submit",
+    "batch_complete_min",
+    "batch_complete_max",
+    "verify",
+    "verify_after",
+    "compress_ratio",
+    "dedup_ratio",
+];
+/// The io_uring keys a `[[workload]]` may give for its own workers.
+const WORKLOAD_URING_KEYS: &[&str] = &[
+    "fixed_bufs",
+    "register_files",
+    "sqpoll",
+    "sqpoll_cpu",
+    "hipri",
+    "batch_submit",
+    "batch_complete_min",
+    "batch_complete_max",
 ];
 const RUN_ONLY_KEYS: &[&str] = &[
     "name",
@@ -223,6 +255,9 @@ impl<'de> Deserialize<'de> for Node {
 struct Ctx<'a> {
     file: &'a str,
     text: &'a str,
+    /// Workloads' own io_uring keys, by workload name: laid over each run's when the
+    /// run is built (a workload may be in several runs with different settings).
+    own_uring: std::cell::RefCell<Vec<(String, IoSettings)>>,
 }
 
 /// One table of the job file, with its unknown keys already refused.
@@ -479,7 +514,9 @@ impl<'a> Ctx<'a> {
         let mut runs: Vec<(RunSpec, Range<usize>)> = Vec::new();
         if run_tables.is_empty() {
             let all = workloads.iter().map(|(w, _)| w.clone()).collect();
-            runs.push((defaults.clone().into_run("run".into(), all), 0..0));
+            let mut run = defaults.clone().into_run("run".into(), all);
+            self.apply_own_uring(&mut run, &defaults.io);
+            runs.push((run, 0..0));
         }
         let mut allowed_run_keys = RUN_ONLY_KEYS.to_vec();
         allowed_run_keys.extend_from_slice(SETTINGS_KEYS);
@@ -505,7 +542,9 @@ impl<'a> Ctx<'a> {
                 None => workloads.iter().map(|(w, _)| w.clone()).collect(),
             };
             let settings = defaults.clone().overlay(self.settings(&sec)?);
+            let io = settings.io.clone();
             let mut run = settings.into_run(name, chosen);
+            self.apply_own_uring(&mut run, &io);
             run.curve = self.curve(&sec)?;
             run.fio_logs = self.fio_logs(&sec)?;
             run.steady_stop = self.steady_stop(&sec)?;
@@ -836,6 +875,7 @@ impl<'a> Ctx<'a> {
         let (offset_bytes, size_bytes) = self.region(&sec)?;
         let pauses = self.pauses(&sec, &rate)?;
         let align_bytes = self.align(&sec, &bs)?;
+        let overrides = self.overrides(&sec, &name)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -855,9 +895,64 @@ impl<'a> Ctx<'a> {
                 seq_layout,
                 align_bytes,
                 pauses,
+                overrides,
             },
             at,
         ))
+    }
+
+    /// The workload's own `engine`, `warmup`, `cpus`, io_uring keys and data keys
+    /// (`verify`, `verify_after`, `compress_ratio`, `dedup_ratio`). The io_uring keys
+    /// are laid over the run's when the run is built ([`Ctx::own_uring`]).
+    fn overrides(&self, sec: &Section<'_>, name: &str) -> Res<WorkloadOverrides> {
+        let mut o = WorkloadOverrides::default();
+        if let Some(v) = sec.get("engine") {
+            o.engine = Some(self.engine(v)?);
+        }
+        if let Some(v) = sec.get("warmup") {
+            o.warmup_ns = Some(self.duration("warmup", v, true)?);
+        }
+        if let Some(v) = sec.get("cpus") {
+            o.cpus = Some(self.cpus(v)?);
+        }
+        if WORKLOAD_URING_KEYS.iter().any(|k| sec.get(k).is_some()) {
+            let io = self.io_settings(sec)?;
+            self.own_uring.borrow_mut().push((name.to_string(), io));
+        }
+        let flag = |key: &str| sec.get(key).map(|v| self.boolean(key, v)).transpose();
+        o.data.verify = flag("verify")?;
+        o.data.verify_after = flag("verify_after")?;
+        for (key, slot) in [
+            ("compress_ratio", &mut o.data.compress_ratio),
+            ("dedup_ratio", &mut o.data.dedup_ratio),
+        ] {
+            if let Some(v) = sec.get(key) {
+                let r = match v.get_ref() {
+                    Node::Int(i) => *i as f64,
+                    Node::Float(f) => *f,
+                    _ => return Err(self.type_err(key, v, "a number of at least 1")),
+                };
+                if !(r.is_finite() && r >= 1.0) {
+                    return Err(self.err(
+                        v.span(),
+                        format!("'{key}' must be at least 1 (1 = none), found {r}"),
+                    ));
+                }
+                *slot = Some(r);
+            }
+        }
+        Ok(o)
+    }
+
+    /// Lays each workload's own io_uring keys over the run's (`io`).
+    fn apply_own_uring(&self, run: &mut RunSpec, io: &IoSettings) {
+        let own = self.own_uring.borrow();
+        for w in &mut run.workloads {
+            if let Some((_, partial)) = own.iter().find(|(n, _)| *n == w.name) {
+                let tuning = io.clone().overlay(partial.clone()).into_tuning();
+                w.overrides.uring = Some(tuning.uring);
+            }
+        }
     }
 
     /// `align`: random offsets are multiples of it; a multiple of the smallest block
@@ -1169,29 +1264,34 @@ impl<'a> Ctx<'a> {
         Ok(chosen)
     }
 
+    /// An `engine` value.
+    fn engine(&self, v: &Spanned<Node>) -> Res<EngineKind> {
+        Ok(match self.string("engine", v)? {
+            "auto" => EngineKind::Auto,
+            "uring" => EngineKind::Uring,
+            "sync" => EngineKind::Sync,
+            "null" => EngineKind::Null,
+            "mem" => EngineKind::Mem,
+            "sim" => EngineKind::Sim,
+            "nbd" => EngineKind::Nbd,
+            "iscsi" => EngineKind::Iscsi,
+            "smb" => EngineKind::Smb,
+            other => {
+                return Err(self.err(
+                    v.span(),
+                    format!(
+                        "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd, iscsi or smb"
+                    ),
+                ))
+            }
+        })
+    }
+
     /// The run settings a `[defaults]` or `[[run]]` table gives.
     fn settings(&self, sec: &Section<'_>) -> Res<Settings> {
         let mut s = Settings::default();
         if let Some(v) = sec.get("engine") {
-            s.engine = Some(match self.string("engine", v)? {
-                "auto" => EngineKind::Auto,
-                "uring" => EngineKind::Uring,
-                "sync" => EngineKind::Sync,
-                "null" => EngineKind::Null,
-                "mem" => EngineKind::Mem,
-                "sim" => EngineKind::Sim,
-                "nbd" => EngineKind::Nbd,
-                "iscsi" => EngineKind::Iscsi,
-                "smb" => EngineKind::Smb,
-                other => {
-                    return Err(self.err(
-                        v.span(),
-                        format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd, iscsi or smb"
-                        ),
-                    ))
-                }
-            });
+            s.engine = Some(self.engine(v)?);
         }
         if let Some(v) = sec.get("duration") {
             s.duration_ns = Some(self.duration("duration", v, false)?);

@@ -6,10 +6,12 @@ pub mod emit;
 pub mod hosts;
 pub mod jobfile;
 pub mod model;
+pub mod overrides;
 pub mod paths;
 pub mod tuning;
 pub mod units;
 
 pub use hosts::HostDef;
 pub use model::*;
+pub use overrides::{WorkloadData, WorkloadOverrides};
 pub use tuning::{IoTuning, SyncKind, UringOptions};

@@ -431,6 +431,12 @@ pub struct Workload {
     /// `startdelay` and `thinktime`).
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
+    /// Run settings this workload sets for itself (engine, warm-up, CPUs, data).
+    #[serde(
+        default,
+        skip_serializing_if = "super::overrides::WorkloadOverrides::is_default"
+    )]
+    pub overrides: super::overrides::WorkloadOverrides,
 }
 
 /// When a workload's streams hold back: a late start for the whole workload, and
@@ -529,6 +535,7 @@ impl Default for Workload {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             pauses: Pauses::default(),
+            overrides: Default::default(),
         }
     }
 }

@@ -156,6 +156,34 @@ pub struct WorkloadEcho {
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
+    /// The engine that issued this workload's I/O (each workload of a run may have
+    /// its own); written in `runs[].workloads[].settings`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// This workload's own warm-up, ns after the run's I/O started: its I/O before
+    /// then is not in its figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_ns: Option<u64>,
+    /// CPUs this workload's workers were pinned to; absent = not pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
+    /// What this workload's writes carried and whether its data was verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataEcho>,
+}
+
+/// A workload's data settings as run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DataEcho {
+    /// Writes stamped and reads checked.
+    pub verify: bool,
+    /// Its target read back after the run.
+    pub verify_after: bool,
+    /// Dedup ratio of its writes (1 = every unit unique).
+    pub dedup_ratio: f64,
+    /// Compression ratio of its writes (1 = incompressible).
+    pub compress_ratio: f64,
 }
 
 /// When a workload held back: its late start, and each stream's think time after
@@ -207,6 +235,10 @@ impl Default for WorkloadEcho {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             pauses: Pauses::default(),
+            engine: None,
+            warmup_ns: None,
+            cpus: None,
+            data: None,
         }
     }
 }
@@ -397,6 +429,7 @@ mod tests {
             seq_layout: SeqLayout::Stride,
             align_bytes: None,
             pauses: Pauses::default(),
+            ..WorkloadEcho::default()
         };
         let v = serde_json::to_value(&w).unwrap();
         assert_eq!(

@@ -26,6 +26,8 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         seq_layout,
         align_bytes,
         pauses,
+        // Effective values need the run and the engine that ran it: `own_echo`.
+        overrides: _,
     } = w;
     wire::WorkloadEcho {
         name: name.clone(),
@@ -71,6 +73,10 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 stop_ns,
             }
         },
+        engine: None,
+        warmup_ns: None,
+        cpus: None,
+        data: None,
     }
 }
 
@@ -135,6 +141,7 @@ mod tests {
                     think_every_ios: 4,
                     stop_ns: 9_000_000_000,
                 },
+                overrides: Default::default(),
             },
             plan::Workload {
                 dist: plan::Distribution::Zipf { theta: 1.2 },

@@ -731,6 +731,7 @@ impl<'a> JobCx<'a> {
                 seq_layout: Default::default(),
                 align_bytes,
                 pauses,
+                overrides: Default::default(),
             },
             engine,
             duration_ns: curve.as_ref().and_then(|c| c.1).or(timing.duration_ns),

@@ -1,0 +1,174 @@
+//! Settings a workload may set for itself over its run's: the engine (and its
+//! io_uring options), the warm-up, the CPUs its workers run on, and what its writes
+//! carry and whether its data is verified. fio gives every job of a group its own
+//! `ioengine`, `ramp_time`, `cpus_allowed`, `verify` and buffer settings; a plan keeps
+//! the run-level value as the default and a workload's own value, when it has one,
+//! wins for that workload only. Every field is `None` when the workload follows its
+//! run, so a plan that never overrides anything serialises as before.
+//!
+//! How the runner honours them: workloads with the same engine, io_uring options and
+//! CPUs share workers; a different engine or CPU set puts a workload's streams on
+//! workers of their own, each owning one engine instance (docs/architecture.md). Warm-up
+//! and data settings are per workload inside a worker and need no workers of their own.
+
+use super::model::{EngineKind, RunSpec, Workload};
+use super::tuning::UringOptions;
+use serde::{Deserialize, Serialize};
+
+/// A workload's own values of run settings; `None` = the run's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOverrides {
+    /// How this workload's I/O is issued (fio's per-job `ioengine`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineKind>,
+    /// io_uring settings of this workload's workers (fio's per-job `iodepth_batch*`,
+    /// `fixedbufs`, `hipri` …), in place of the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uring: Option<UringOptions>,
+    /// This workload's I/O is not counted until this long after the run's I/O starts
+    /// (fio's per-job `ramp_time`, after its `startdelay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_ns: Option<u64>,
+    /// CPUs this workload's workers are pinned to (fio's per-job `cpus_allowed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
+    /// What this workload's writes carry and whether its data is verified.
+    #[serde(default, skip_serializing_if = "WorkloadData::is_default")]
+    pub data: WorkloadData,
+}
+
+impl WorkloadOverrides {
+    pub fn is_default(&self) -> bool {
+        *self == WorkloadOverrides::default()
+    }
+}
+
+/// A workload's own data settings; `None` = the invocation's (job description and
+/// command-line flags).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadData {
+    /// Stamp this workload's writes and check its reads (fio's per-job `verify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<bool>,
+    /// Read this workload's target back after the run (fio's verify phase; off with
+    /// `do_verify=0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_after: Option<bool>,
+    /// Compression ratio of this workload's writes (fio's `buffer_compress_percentage`
+    /// P → 100/(100−P)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compress_ratio: Option<f64>,
+    /// Dedup ratio of this workload's writes (fio's `dedupe_percentage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_ratio: Option<f64>,
+}
+
+impl WorkloadData {
+    pub fn is_default(&self) -> bool {
+        *self == WorkloadData::default()
+    }
+}
+
+/// What makes workloads need workers of their own: engine, io_uring options, CPUs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerKey {
+    pub engine: EngineKind,
+    pub uring: UringOptions,
+    pub cpus: Option<Vec<usize>>,
+}
+
+impl RunSpec {
+    /// The engine `w` asks for: its own, else the run's.
+    pub fn engine_of(&self, w: &Workload) -> EngineKind {
+        w.overrides.engine.unwrap_or(self.engine)
+    }
+
+    /// The io_uring settings of `w`'s workers.
+    pub fn uring_of<'a>(&'a self, w: &'a Workload) -> &'a UringOptions {
+        w.overrides.uring.as_ref().unwrap_or(&self.io.uring)
+    }
+
+    /// The CPUs `w`'s workers are pinned to (`None`: not pinned).
+    pub fn cpus_of<'a>(&'a self, w: &'a Workload) -> Option<&'a Vec<usize>> {
+        w.overrides.cpus.as_ref().or(self.cpus.as_ref())
+    }
+
+    /// How long after the run's I/O starts `w`'s I/O is counted.
+    pub fn warmup_of(&self, w: &Workload) -> u64 {
+        w.overrides.warmup_ns.unwrap_or(self.warmup_ns)
+    }
+
+    /// The workers `w` needs: workloads with equal keys share them.
+    pub fn worker_key(&self, w: &Workload) -> WorkerKey {
+        WorkerKey {
+            engine: self.engine_of(w),
+            uring: self.uring_of(w).clone(),
+            cpus: self.cpus_of(w).cloned(),
+        }
+    }
+
+    /// Whether some workload sets an engine, io_uring options or CPUs of its own that
+    /// differ from the run's (then the run has more than one kind of worker).
+    pub fn mixes_workers(&self) -> bool {
+        let Some(first) = self.workloads.first() else {
+            return false;
+        };
+        let key = self.worker_key(first);
+        self.workloads.iter().any(|w| self.worker_key(w) != key)
+    }
+
+    /// The run with every workload's own warm-up settled: the run's warm-up becomes the
+    /// shortest of them (intervals before it are warm-up for all), its duration grows by
+    /// what that took off (the run still ends when its own warm-up and duration are
+    /// over), and each workload carries its own warm-up explicitly. `None` when no
+    /// workload has a warm-up of its own.
+    pub fn with_own_warmups(&self) -> Option<RunSpec> {
+        if self.workloads.iter().all(|w| w.overrides.warmup_ns.is_none()) {
+            return None;
+        }
+        let mut run = self.clone();
+        let own: Vec<u64> = self.workloads.iter().map(|w| self.warmup_of(w)).collect();
+        let common = own.iter().copied().min().unwrap_or(0);
+        let cut = self.warmup_ns.saturating_sub(common);
+        run.duration_ns = run.duration_ns.map(|d| d.saturating_add(cut));
+        run.warmup_ns = common;
+        for (w, ns) in run.workloads.iter_mut().zip(own) {
+            w.overrides.warmup_ns = Some(ns);
+        }
+        Some(run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_warmups_lower_the_common_one_and_keep_the_end() {
+        let mut run = RunSpec {
+            warmup_ns: 5,
+            duration_ns: Some(10),
+            workloads: vec![Workload::default(), Workload::default()],
+            ..RunSpec::default()
+        };
+        assert!(run.with_own_warmups().is_none());
+        run.workloads[1].overrides.warmup_ns = Some(2);
+        let r = run.with_own_warmups().unwrap();
+        assert_eq!((r.warmup_ns, r.duration_ns), (2, Some(13)));
+        assert_eq!(r.warmup_of(&r.workloads[0]), 5);
+        assert_eq!(r.warmup_of(&r.workloads[1]), 2);
+    }
+
+    #[test]
+    fn a_workload_of_its_own_engine_or_cpus_mixes_workers() {
+        let mut run = RunSpec {
+            workloads: vec![Workload::default(), Workload::default()],
+            ..RunSpec::default()
+        };
+        assert!(!run.mixes_workers());
+        run.workloads[1].overrides.engine = Some(EngineKind::Auto);
+        assert!(!run.mixes_workers(), "the run's own engine again");
+        run.workloads[1].overrides.cpus = Some(vec![0]);
+        assert!(run.mixes_workers());
+    }
+}
