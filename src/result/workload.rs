@@ -167,6 +167,9 @@ pub struct WorkloadEcho {
     /// CPUs this workload's workers were pinned to; absent = not pinned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<usize>>,
+    /// The workers (by index: thread `ioscope-wN`) that ran this workload's streams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<Vec<usize>>,
     /// What this workload's writes carried and whether its data was verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<DataEcho>,
@@ -238,6 +241,7 @@ impl Default for WorkloadEcho {
             engine: None,
             warmup_ns: None,
             cpus: None,
+            workers: None,
             data: None,
         }
     }

@@ -442,7 +442,7 @@ impl Collector {
                 .map(|t| t.uri.clone())
                 .collect::<Vec<_>>()
                 .join(","),
-            engine: engine.kind.name().into(),
+            engine: engine.name(),
             engine_reason: engine.reason.clone(),
             io: (!run.io.is_default()).then(|| serde_json::to_value(&run.io).unwrap_or_default()),
             workload: super::echo::workload_echo(&run.workloads[0]).into(),
@@ -530,10 +530,12 @@ pub(super) struct Collected {
 }
 
 /// A workload's own measured seconds: the run's, less what passed before its start
-/// delay ended and after it stopped (fio reports a job over its own runtime).
+/// delay and own warm-up ended and after it stopped (fio reports a job over its own runtime).
 fn active_s(w: &crate::plan::model::Workload, run: &RunSpec, run_s: f64) -> f64 {
     let warmup_s = run.warmup_ns as f64 / 1e9;
-    let start_s = (w.pauses.start_delay_ns as f64 / 1e9 - warmup_s).max(0.0);
+    // Counting starts when both its start delay and its own warm-up are over.
+    let counted_from_ns = w.pauses.start_delay_ns.max(run.warmup_of(w));
+    let start_s = (counted_from_ns as f64 / 1e9 - warmup_s).max(0.0);
     let end_s = match w.pauses.stop_ns {
         0 => run_s,
         stop => (stop as f64 / 1e9 - warmup_s).clamp(0.0, run_s),

@@ -28,6 +28,38 @@ pub struct DataOptions {
     pub registry: Arc<Registry>,
 }
 
+/// One workload's data settings as run: its own over the invocation's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkloadDataOptions {
+    pub spec: DataSpec,
+    /// Its writes are stamped and its reads checked.
+    pub verify: bool,
+    /// Its target is read back after the run.
+    pub verify_after: bool,
+}
+
+impl DataOptions {
+    /// `w`'s data settings: its own where it has them, else these.
+    pub fn for_workload(&self, w: &crate::plan::model::Workload) -> WorkloadDataOptions {
+        let own = &w.overrides.data;
+        let verify_after = own.verify_after.unwrap_or(self.verify_after);
+        WorkloadDataOptions {
+            spec: DataSpec {
+                dedup_ratio: own.dedup_ratio.unwrap_or(self.spec.dedup_ratio),
+                compress_ratio: own.compress_ratio.unwrap_or(self.spec.compress_ratio),
+                ..self.spec
+            },
+            verify: own.verify.unwrap_or(self.verify) || verify_after,
+            verify_after,
+        }
+    }
+
+    /// [`DataOptions::for_workload`] of every workload of `run`, in order.
+    pub fn per_workload(&self, run: &crate::plan::model::RunSpec) -> Vec<WorkloadDataOptions> {
+        run.workloads.iter().map(|w| self.for_workload(w)).collect()
+    }
+}
+
 /// Why a target's verification state (key map, crash journal) cannot be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyStateError {
@@ -148,7 +180,12 @@ const MAX_SAMPLES: usize = 16;
 
 /// Per-worker data state.
 pub struct WorkerData {
-    gen: Generator,
+    /// Content generators, one per distinct data spec among the workloads.
+    gens: Vec<Generator>,
+    /// Per workload: its generator in `gens`.
+    gen_of: Vec<u32>,
+    /// Per workload: its reads are checked.
+    checks: Vec<bool>,
     unit: usize,
     /// Per engine target: verify state (None = not verified).
     targets: Vec<Option<(TargetState, Option<JournalWriter>)>>,
@@ -156,8 +193,11 @@ pub struct WorkerData {
 }
 
 impl WorkerData {
+    /// `workloads`: each workload's data settings (the run's streams name workloads
+    /// by index); `unit`: the run's data unit.
     pub fn new(
-        spec: &DataSpec,
+        workloads: &[WorkloadDataOptions],
+        unit: u32,
         seed: u64,
         targets: Vec<Option<TargetState>>,
         worker: u32,
@@ -175,9 +215,34 @@ impl WorkerData {
                 None => None,
             });
         }
+        let mut specs: Vec<DataSpec> = Vec::new();
+        let mut gen_of = Vec::with_capacity(workloads.len());
+        for w in workloads {
+            let spec = DataSpec {
+                dedup_unit: unit,
+                ..w.spec
+            };
+            let i = specs.iter().position(|s| *s == spec).unwrap_or_else(|| {
+                specs.push(spec);
+                specs.len() - 1
+            });
+            gen_of.push(i as u32);
+        }
+        if specs.is_empty() {
+            specs.push(DataSpec {
+                dedup_unit: unit,
+                ..DataSpec::default()
+            });
+        }
         Ok(WorkerData {
-            gen: Generator::new(spec, seed),
-            unit: spec.dedup_unit as usize,
+            gens: specs
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Generator::new(s, seed.wrapping_add(i as u64)))
+                .collect(),
+            gen_of,
+            checks: workloads.iter().map(|w| w.verify).collect(),
+            unit: unit as usize,
             targets: out,
             counts: VerifyResult::default(),
         })
@@ -194,18 +259,22 @@ impl WorkerData {
         self.targets.get(t as usize).is_some_and(|x| x.is_some())
     }
 
-    /// Fills a write's buffer; with verify, stamps and registers every unit.
+    /// Fills a write's buffer with its workload's content; on a verified target,
+    /// stamps and registers every unit (whatever the workload: another workload's
+    /// checks of the unit must know what it holds).
     #[inline]
     pub fn on_write_submit(
         &mut self,
         target: u32,
+        workload: u32,
         offset: u64,
         buf: &mut [u8],
         stream: u32,
         tickets: &mut Vec<WriteTicket>,
         now_ns: u64,
     ) -> std::io::Result<()> {
-        self.gen.fill(buf, offset);
+        let gen = self.gen_of.get(workload as usize).copied().unwrap_or(0);
+        self.gens[gen as usize].fill(buf, offset);
         let Some(Some((st, jw))) = self.targets.get_mut(target as usize) else {
             return Ok(());
         };
@@ -229,11 +298,12 @@ impl WorkerData {
         Ok(())
     }
 
-    /// Registers the units a read covers.
+    /// Registers the units a read covers, when its workload verifies.
     #[inline]
     pub fn on_read_submit(
         &mut self,
         target: u32,
+        workload: u32,
         offset: u64,
         len: u32,
         tickets: &mut Vec<ReadTicket>,
@@ -241,6 +311,9 @@ impl WorkerData {
         let Some(Some((st, _))) = self.targets.get(target as usize) else {
             return;
         };
+        if !self.checks.get(workload as usize).copied().unwrap_or(true) {
+            return;
+        }
         let unit = self.unit as u64;
         let mut off = offset;
         while off + unit <= offset + len as u64 {

@@ -76,7 +76,47 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         engine: None,
         warmup_ns: None,
         cpus: None,
+        workers: None,
         data: None,
+    }
+}
+
+/// Fills each workload's echo in `result.workloads` with what it ran with: the
+/// engine of its workers, its warm-up, the CPUs its workers were pinned to, the
+/// workers themselves and its data settings (each workload may have its own).
+pub(super) fn own_settings(
+    result: &mut crate::result::RunResult,
+    run: &plan::RunSpec,
+    groups: &[(super::groups::Group, super::engine_choice::EngineChoice)],
+    placed: &super::launch::Placed,
+    opts: &super::RunOptions,
+) {
+    let group_of = super::groups::group_of(
+        &groups.iter().map(|(g, _)| g.clone()).collect::<Vec<_>>(),
+        run.workloads.len(),
+    );
+    for (i, (w, r)) in run.workloads.iter().zip(&mut result.workloads).enumerate() {
+        let Some(echo) = r.settings.as_mut() else {
+            continue;
+        };
+        let workers = placed.workers.get(i).cloned().unwrap_or_default();
+        let mut cpus: Vec<usize> = workers
+            .iter()
+            .filter_map(|&wi| placed.cpus.get(wi).copied().flatten())
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        let d = opts.data.for_workload(w);
+        echo.engine = groups.get(group_of[i]).map(|(_, c)| c.kind.name().to_string());
+        echo.warmup_ns = Some(run.warmup_of(w));
+        echo.cpus = (!cpus.is_empty()).then_some(cpus);
+        echo.workers = Some(workers);
+        echo.data = Some(wire::DataEcho {
+            verify: d.verify,
+            verify_after: d.verify_after,
+            dedup_ratio: d.spec.dedup_ratio,
+            compress_ratio: d.spec.compress_ratio,
+        });
     }
 }
 

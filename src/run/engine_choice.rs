@@ -33,6 +33,48 @@ pub struct EngineChoice {
     pub reason: String,
     /// Set when the engine asked for could not be used (a warning for the user).
     pub fallback: Option<String>,
+    /// The engines of a run whose workloads use several, as the result names them
+    /// (`"sync+uring"`); `None` = `kind`'s name.
+    pub mixed: Option<String>,
+}
+
+impl EngineChoice {
+    /// The engine's name in the result and on the terminal.
+    pub fn name(&self) -> String {
+        match &self.mixed {
+            Some(m) => m.clone(),
+            None => self.kind.name().to_string(),
+        }
+    }
+}
+
+/// The run's engine from its worker groups' choices: the one group's, or the engines
+/// joined with `+` and each group's reason named by its workloads.
+pub(super) fn combined(groups: &[(super::groups::Group, EngineChoice)]) -> EngineChoice {
+    if let [(_, only)] = groups {
+        return only.clone();
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (_, c) in groups {
+        if !names.contains(&c.kind.name()) {
+            names.push(c.kind.name());
+        }
+    }
+    let reason = groups
+        .iter()
+        .map(|(g, c)| {
+            let ws: Vec<&str> = g.run.workloads.iter().map(|w| w.name.as_str()).collect();
+            format!("{}: {} ({})", ws.join(","), c.kind.name(), c.reason)
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let fallback: Vec<String> = groups.iter().filter_map(|(_, c)| c.fallback.clone()).collect();
+    EngineChoice {
+        kind: groups.first().map_or(EngineKind::Auto, |(_, c)| c.kind),
+        reason,
+        fallback: (!fallback.is_empty()).then(|| fallback.join("; ")),
+        mixed: (names.len() > 1).then(|| names.join("+")),
+    }
 }
 
 /// Where a file target's data is served from.
@@ -100,6 +142,7 @@ pub fn resolve(
                     kind: EngineKind::Uring,
                     reason: format!("auto: io_uring options given ({asked})"),
                     fallback: None,
+                    mixed: None,
                 }
             } else {
                 resolve_with(EngineKind::Uring, targets, false)
@@ -126,6 +169,7 @@ fn resolve_with(kind: EngineKind, targets: &[Arc<OpenTarget>], uring_ok: bool) -
         kind,
         reason,
         fallback: None,
+        mixed: None,
     };
     let no_uring = |asked: &str| {
         EngineChoice {
@@ -135,6 +179,7 @@ fn resolve_with(kind: EngineKind, targets: &[Arc<OpenTarget>], uring_ok: bool) -
             "io_uring is not available here (kernel, seccomp or sysctl); falling back to the sync engine"
                 .into(),
         ),
+        mixed: None,
     }
     };
     let network = targets.first().and_then(|t| match t.backing {

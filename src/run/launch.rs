@@ -4,6 +4,8 @@
 
 use super::clock::IntervalClock;
 use super::data::TargetState;
+use super::engine_choice::EngineChoice;
+use super::groups::Group;
 use super::setup::{allowed_cpus, Resolved};
 use super::stream::{Schedule, Stream, WorkloadShape};
 use super::worker::{self, WorkerSetup};
@@ -135,27 +137,30 @@ pub(super) struct Launched {
     pub nworkers: usize,
     /// Connections over all targets (targets × connections per target).
     pub nconns: usize,
-    /// Why the worker count is what it is, when connections decided it.
+    /// Why the worker count is what it is, when connections or worker groups
+    /// decided it.
     pub workers_reason: Option<String>,
+    /// Which workers ran which workloads.
+    pub placed: Placed,
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
-/// each with its own `engine`, at a common start time.
+/// each with its own engine (its group's), at a common start time.
 pub(super) fn launch(
     run: &RunSpec,
     opts: &RunOptions,
     targets: &Targets,
     resolved: &[Resolved],
-    engine: EngineKind,
+    groups: &[(Group, EngineChoice)],
     verify_states: &[Option<TargetState>],
 ) -> Result<Launched, RunError> {
     let setup_err = |msg: String| RunError::Setup {
         run: run.name.clone(),
         msg,
     };
-    let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
-    let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
-    let nworkers = spread.nworkers;
+    let (plans, workers_reason) = place(run, resolved, groups, opts);
+    let nworkers = plans.len();
+    let placed = Placed::of(&plans, run.workloads.len());
     let shapes: Vec<WorkloadShape> = run
         .workloads
         .iter()
@@ -167,8 +172,9 @@ pub(super) fn launch(
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // Start a little in the future so every worker is set up before the first I/O.
     // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
+    let engine_name = super::engine_choice::combined(groups).name();
     let start_ns =
-        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(setup_err)?;
+        crate::cluster::start_ns(run, &engine_name, now_ns() + 20_000_000).map_err(setup_err)?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
@@ -176,6 +182,8 @@ pub(super) fn launch(
     };
     let end_at = run.duration_ns.map(|d| start_ns + run.warmup_ns + d);
     let multipath = multipath_settings(targets, opts);
+    let ramps = own_ramps(run);
+    let data_opts = opts.data.per_workload(run);
     // On virtual time every worker counts before the first one waits, so none starts
     // ahead of the others.
     let virtual_time = crate::clock::is_virtual();
@@ -184,11 +192,12 @@ pub(super) fn launch(
     // Emptied per-interval stats go back to their worker for reuse, so a long run
     // allocates no histograms after its first intervals.
     let mut recycle = Vec::with_capacity(nworkers);
-    for (wi, streams) in per_worker.into_iter().enumerate() {
+    for (wi, plan) in plans.into_iter().enumerate() {
         let (back_tx, back_rx) = mpsc::channel::<Vec<WorkloadStats>>();
         recycle.push(back_tx);
         let wdata = data::WorkerData::new(
-            &opts.data.spec,
+            &data_opts,
+            opts.data.spec.dedup_unit,
             run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ now_ns(),
             verify_states.to_vec(),
             wi as u32,
@@ -197,16 +206,18 @@ pub(super) fn launch(
             run: run.name.clone(),
             source,
         })?;
+        let streams = plan.streams;
         let flush = super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
         let setup = WorkerSetup {
             flush,
             data: wdata,
             index: wi,
-            cpu: run.cpus.is_some().then(|| cpus[wi % cpus.len()]),
+            cpu: plan.cpu,
             targets: targets.clone(),
             shapes: shapes.clone(),
             streams,
             clock,
+            ramps: ramps.clone(),
             end_ns: end_at,
             stop: stop.clone(),
             error_stop: error_stop.clone(),
@@ -223,7 +234,9 @@ pub(super) fn launch(
             },
         };
         let participant = virtual_time.then(|| participants.hand_over());
-        let uring_opts = run.io.uring.clone();
+        let (group, choice) = &groups[plan.group];
+        let (engine, uring_opts) = (choice.kind, group.key.uring.clone());
+        let multipath = multipath.clone();
         let h = std::thread::Builder::new()
             .name(format!("ioscope-w{wi}"))
             .spawn(move || {
@@ -254,32 +267,121 @@ pub(super) fn launch(
         end_at,
         nworkers,
         nconns: targets.len() * opts.connections as usize,
-        workers_reason: spread.reason,
+        workers_reason,
+        placed,
     })
 }
 
-/// Builds the streams and deals them to the workers: round-robin, or by connection
-/// ([`super::spread`]).
-fn deal_streams(
+/// The workloads whose own warm-up outlasts the run's: (ns after the start at which
+/// its counting starts, workload), latest first (a worker pops them from the end).
+fn own_ramps(run: &RunSpec) -> Vec<(u64, u32)> {
+    let mut ramps: Vec<(u64, u32)> = run
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (run.warmup_of(w), i as u32))
+        .filter(|&(ns, _)| ns > run.warmup_ns)
+        .collect();
+    ramps.sort_unstable_by(|a, b| b.cmp(a));
+    ramps
+}
+
+/// One worker to start: its group, its streams and the CPU it is pinned to.
+pub(super) struct WorkerPlan {
+    group: usize,
+    streams: Vec<Stream>,
+    cpu: Option<usize>,
+}
+
+/// Where each workload ran: the workers (indices) that ran its streams and their
+/// CPUs, for the result.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Placed {
+    /// Per workload: the workers that ran it.
+    pub workers: Vec<Vec<usize>>,
+    /// Per worker: the CPU it was pinned to.
+    pub cpus: Vec<Option<usize>>,
+}
+
+impl Placed {
+    fn of(plans: &[WorkerPlan], nworkloads: usize) -> Self {
+        let mut workers = vec![Vec::new(); nworkloads];
+        for (wi, p) in plans.iter().enumerate() {
+            for s in &p.streams {
+                for w in s.workloads() {
+                    let list: &mut Vec<usize> = &mut workers[w as usize];
+                    if list.last() != Some(&wi) {
+                        list.push(wi);
+                    }
+                }
+            }
+        }
+        Placed {
+            workers,
+            cpus: plans.iter().map(|p| p.cpu).collect(),
+        }
+    }
+}
+
+/// Builds the streams and deals them to the workers, group by group: round-robin
+/// over the group's workers, or by connection ([`super::spread`]). A run of one group
+/// has the workers it would have without groups. Returns why the worker count is
+/// what it is when that needs saying.
+fn place(
     run: &RunSpec,
     resolved: &[Resolved],
-    cpus: usize,
+    groups: &[(Group, EngineChoice)],
     opts: &RunOptions,
-    engine: EngineKind,
-) -> (Vec<Vec<Stream>>, super::spread::Spread) {
-    let streams = build_streams(run, resolved);
-    let spread = super::spread::plan(
-        run.workers,
-        cpus,
-        streams.len(),
-        opts.connections,
-        is_network(engine),
+) -> (Vec<WorkerPlan>, Option<String>) {
+    let group_of = super::groups::group_of(
+        &groups.iter().map(|(g, _)| g.clone()).collect::<Vec<_>>(),
+        run.workloads.len(),
     );
-    let mut per_worker: Vec<Vec<Stream>> = (0..spread.nworkers).map(|_| Vec::new()).collect();
-    for (i, s) in streams.into_iter().enumerate() {
-        per_worker[spread.worker_of(i, opts.connections)].push(s);
+    let mut per_group: Vec<Vec<Stream>> = groups.iter().map(|_| Vec::new()).collect();
+    for s in build_streams(run, resolved) {
+        per_group[group_of[s.workload as usize]].push(s);
     }
-    (per_worker, spread)
+    let sizes: Vec<usize> = per_group.iter().map(Vec::len).collect();
+    let counts = super::groups::worker_counts(run.workers, &sizes);
+    let mut plans = Vec::new();
+    let mut reasons = Vec::new();
+    for (gi, streams) in per_group.into_iter().enumerate() {
+        let (group, choice) = &groups[gi];
+        let cpus: Vec<usize> = group.key.cpus.clone().unwrap_or_else(allowed_cpus);
+        let spread = super::spread::plan(
+            counts[gi],
+            cpus.len(),
+            streams.len(),
+            opts.connections,
+            is_network(choice.kind),
+        );
+        let first = plans.len();
+        for w in 0..spread.nworkers {
+            plans.push(WorkerPlan {
+                group: gi,
+                streams: Vec::new(),
+                cpu: group.key.cpus.is_some().then(|| cpus[w % cpus.len()]),
+            });
+        }
+        for (i, s) in streams.into_iter().enumerate() {
+            plans[first + spread.worker_of(i, opts.connections)]
+                .streams
+                .push(s);
+        }
+        if groups.len() > 1 {
+            let names: Vec<&str> = group.run.workloads.iter().map(|w| w.name.as_str()).collect();
+            reasons.push(format!(
+                "{}: {} {} worker{}",
+                names.join(","),
+                spread.nworkers,
+                choice.kind.name(),
+                if spread.nworkers == 1 { "" } else { "s" }
+            ));
+        }
+        reasons.extend(spread.reason);
+    }
+    let reason = (!reasons.is_empty()).then(|| reasons.join("; "));
+    (plans, reason)
 }
 
 /// Engines that reach their targets over connections of their own.

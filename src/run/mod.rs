@@ -13,6 +13,7 @@ pub mod data;
 pub mod echo;
 pub mod engine_choice;
 pub mod flush;
+pub mod groups;
 pub mod interrupt;
 pub mod launch;
 pub mod offsets;
@@ -31,7 +32,7 @@ pub mod worker_error;
 use crate::engine::EngineError;
 use crate::plan::model::{RunSpec, TargetSpec};
 use crate::result::{Interval, RunResult};
-use crate::target::TargetError;
+use crate::target::{self, TargetError};
 use worker::ErrorPolicy;
 
 pub use setup::{allowed_cpus, check};
@@ -132,6 +133,9 @@ pub fn execute(
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    // Workloads with warm-ups of their own: the run's becomes the shortest of them.
+    let own_warmups = run.with_own_warmups();
+    let run = own_warmups.as_ref().unwrap_or(run);
     let opts = &*opts.for_run(run);
     let mut warnings = Vec::new();
     let (prepared, verify_states) = match prepare_run(run, specs, opts, &mut warnings) {
@@ -143,13 +147,12 @@ pub fn execute(
         }
     };
     let (targets, choice) = (&prepared.targets, &prepared.choice);
-    let engine = choice.kind;
     let launched = launch::launch(
         run,
         opts,
         targets,
         &prepared.resolved,
-        engine,
+        &prepared.groups,
         &verify_states,
     );
     let launched = match launched {
@@ -164,6 +167,7 @@ pub fn execute(
     if let Some(why) = &launched.workers_reason {
         choice.reason = format!("{}; {why}", choice.reason);
     }
+    let placed = launched.placed.clone();
     let collector::Collected {
         mut result,
         mut verify,
@@ -171,6 +175,7 @@ pub fn execute(
         fatal,
         workload_ops,
     } = collector::collect(run, targets, &choice, launched, on_interval);
+    echo::own_settings(&mut result, run, &prepared.groups, &placed, opts);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
@@ -179,10 +184,17 @@ pub fn execute(
     if let Some(e) = crate::cluster::finish_run(&mut result, workload_ops, &uris, on_interval) {
         warnings.push(format!("run '{}': {e}", run.name));
     }
-    if opts.data.verify_after && !interrupted {
+    let data = opts.data.per_workload(run);
+    let read_back = |t: &target::OpenTarget| {
+        run.workloads
+            .iter()
+            .zip(&data)
+            .any(|(w, d)| w.target == t.name && d.verify_after)
+    };
+    if !interrupted {
         let unit = opts.data.spec.dedup_unit as u64;
         for (t, st) in targets.iter().zip(&verify_states) {
-            if let Some(st) = st {
+            if let (Some(st), true) = (st, read_back(t)) {
                 verify_pass(t, st, unit, &mut verify).map_err(|source| RunError::VerifyPass {
                     run: run.name.clone(),
                     uri: t.uri.clone(),
@@ -191,7 +203,7 @@ pub fn execute(
             }
         }
     }
-    if opts.data.verify || opts.data.verify_after {
+    if data.iter().any(|d| d.verify) {
         result.verify = Some(verify);
     }
     Ok((result, warnings))
@@ -208,9 +220,14 @@ fn prepare_run(
     // The clock first: a simulated device reads it for its origin when it opens.
     timebase::choose_clock(run, specs);
     let prepared = setup::prepare(run, specs, opts)?;
-    let engine = prepared.choice.kind;
     warnings.extend(prepared.choice.fallback.iter().cloned());
-    let states = setup::check_virtual_time(run, specs, engine)
+    let virtual_time = prepared
+        .groups
+        .iter()
+        .map(|(_, c)| setup::check_virtual_time(run, specs, c.kind))
+        .collect::<Result<Vec<_>, _>>()
+        .map(|w| w.into_iter().flatten().next());
+    let states = virtual_time
         .and_then(|w| Ok((w, setup::verify_states(run, &prepared.targets, opts)?)));
     match states {
         Ok((w, v)) => {

@@ -288,18 +288,22 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
     if run.duration_ns.is_none() && run.passes.is_none() {
         return Err(setup("needs a duration or a number of passes".into()));
     }
-    run.io.check().map_err(|source| RunError::Tuning {
-        run: run.name.clone(),
-        source,
-    })?;
+    for g in super::groups::groups(run) {
+        g.run.io.check().map_err(|source| RunError::Tuning {
+            run: run.name.clone(),
+            source,
+        })?;
+    }
+    super::groups::check(run).map_err(setup)?;
     if opts.connections == 0 {
         return Err(setup("needs at least 1 connection per target".into()));
     }
     if opts.io_timeout_ns == Some(0) {
         return Err(setup("the I/O timeout must be longer than 0".into()));
     }
-    if let Some(cpus) = &run.cpus {
-        let allowed = allowed_cpus();
+    let allowed = allowed_cpus();
+    let cpu_sets = std::iter::once(run.cpus.as_ref()).chain(run.workloads.iter().map(|w| w.overrides.cpus.as_ref()));
+    for cpus in cpu_sets.flatten() {
         if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
             return Err(setup(format!(
                 "CPU {c} is not available to this process (allowed: {allowed:?})"
@@ -345,7 +349,9 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
                 return Err(invalid(format!("rate {r} must be a positive number")));
             }
         }
-        if opts.data.verify {
+        let data = opts.data.for_workload(w);
+        data.spec.validate().map_err(|e| invalid(e.to_string()))?;
+        if data.verify {
             let unit = opts.data.spec.dedup_unit as u64;
             if w.offset_bytes % unit != 0 || w.bs.split.iter().any(|&(b, _)| b % unit != 0) {
                 return Err(invalid(format!(
@@ -378,11 +384,9 @@ fn used_targets(run: &RunSpec, specs: &[TargetSpec]) -> Result<Vec<usize>, RunEr
 
 /// How a target is to be opened for this run: written or not, and how large.
 fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::OpenOptionsIo {
-    let writes = run
-        .workloads
-        .iter()
-        .any(|w| w.target == spec.name && w.read_pct < 100)
-        && run.engine != EngineKind::Null;
+    let writes = run.workloads.iter().any(|w| {
+        w.target == spec.name && w.read_pct < 100 && run.engine_of(w) != EngineKind::Null
+    });
     let min_size = run
         .workloads
         .iter()
@@ -441,7 +445,7 @@ fn resolve_workloads(
             )));
         }
         check_blocks(run, w, t)?;
-        if let (true, Some(a)) = (t.direct && run.engine != EngineKind::Null, t.align_bytes) {
+        if let (true, Some(a)) = (t.direct && run.engine_of(w) != EngineKind::Null, t.align_bytes) {
             if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
                 return Err(invalid(format!(
                     "block size {b} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires (use a multiple of {a} or --direct false)",
@@ -511,11 +515,47 @@ fn check_probed(
         .map(|&ti| target::probe(&specs[ti], open_options(run, &specs[ti], opts)))
         .collect::<Result<Vec<_>, _>>()?;
     let kinds: Vec<ProbeKind> = probes.iter().map(|p| p.kind).collect();
-    check_engine_fits(run, run.engine, &kinds)?;
-    check_tuning_probed(run, specs, &used, &probes)?;
+    check_mixed(run, &kinds)?;
+    for g in super::groups::groups(run) {
+        let own = group_targets(&g.run, specs, &used);
+        let kinds: Vec<ProbeKind> = own.iter().map(|&i| probes[i].kind).collect();
+        check_engine_fits(run, g.run.engine, &kinds)?;
+        let (used, probes): (Vec<usize>, Vec<Probe>) =
+            own.iter().map(|&i| (used[i], probes[i].clone())).unzip();
+        check_tuning_probed(&g.run, specs, &used, &probes)?;
+    }
     let geometry: Vec<Geometry> = probes.iter().map(Geometry::from).collect();
     resolve_workloads(run, specs, &used, &geometry)?;
     Ok((used, probes))
+}
+
+/// Positions in `used` of the targets `run`'s workloads use (a group's own).
+pub(super) fn group_targets(run: &RunSpec, specs: &[TargetSpec], used: &[usize]) -> Vec<usize> {
+    let mut own: Vec<usize> = Vec::new();
+    for w in &run.workloads {
+        if let Some(p) = used.iter().position(|&ti| specs[ti].name == w.target) {
+            if !own.contains(&p) {
+                own.push(p);
+            }
+        }
+    }
+    own
+}
+
+/// Workloads with engines or CPUs of their own run on workers of their own, which
+/// open their own engines on the run's targets: local targets only (a network target
+/// has its connections and multi-conn rules per run).
+fn check_mixed(run: &RunSpec, kinds: &[ProbeKind]) -> Result<(), RunError> {
+    let network = |k: &ProbeKind| matches!(k, ProbeKind::Nbd | ProbeKind::Iscsi | ProbeKind::Smb);
+    if run.mixes_workers() && kinds.iter().any(network) {
+        return Err(RunError::Setup {
+            run: run.name.clone(),
+            msg: "workloads with an engine, io_uring options or CPUs of their own need local \
+                  targets (files, devices, mem:, null:, sim:); this run has a network target"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// A target with several paths: the run's only target, one connection per path and
@@ -612,7 +652,10 @@ fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result
 pub(super) struct Prepared {
     pub targets: Targets,
     pub resolved: Vec<Resolved>,
+    /// The run's engine as the result names it (the groups' joined when they differ).
     pub choice: super::engine_choice::EngineChoice,
+    /// Each worker group with the engine chosen for its targets.
+    pub groups: Vec<(super::groups::Group, super::engine_choice::EngineChoice)>,
     /// Each opened target's length before the run (`None`: this run created it).
     existing_lens: Vec<Option<u64>>,
 }
@@ -669,14 +712,25 @@ pub(super) fn prepare(
         }
     };
     let targets: Targets = Arc::new(opened);
-    let choice = super::engine_choice::resolve(run.engine, &targets, &run.io.uring);
+    let groups: Vec<_> = super::groups::groups(run)
+        .into_iter()
+        .map(|g| {
+            let own: Vec<Arc<OpenTarget>> = group_targets(&g.run, specs, &used)
+                .into_iter()
+                .map(|i| targets[i].clone())
+                .collect();
+            let choice = super::engine_choice::resolve(g.key.engine, &own, &g.key.uring);
+            (g, choice)
+        })
+        .collect();
     let prepared = Prepared {
         targets,
         resolved,
-        choice,
+        choice: super::engine_choice::combined(&groups),
+        groups,
         existing_lens,
     };
-    match check_opened(run, &prepared, opts) {
+    match check_opened(run, specs, &used, &prepared, opts) {
         Ok(()) => Ok(prepared),
         Err(e) => {
             prepared.undo();
@@ -685,13 +739,27 @@ pub(super) fn prepare(
     }
 }
 
-/// The checks that need the opened targets and the engine chosen for them.
-fn check_opened(run: &RunSpec, p: &Prepared, opts: &RunOptions) -> Result<(), RunError> {
-    let engine = p.choice.kind;
-    check_uring(run, engine, &p.targets)?;
-    let kinds: Vec<_> = p.targets.iter().map(|t| kind_of(t)).collect();
-    check_engine_fits(run, engine, &kinds)?;
-    check_network(run, engine, &p.targets, opts.connections)
+/// The checks that need the opened targets and the engine chosen for them, group by
+/// group.
+fn check_opened(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    used: &[usize],
+    p: &Prepared,
+    opts: &RunOptions,
+) -> Result<(), RunError> {
+    for (g, choice) in &p.groups {
+        let own: Vec<Arc<OpenTarget>> = group_targets(&g.run, specs, used)
+            .into_iter()
+            .map(|i| p.targets[i].clone())
+            .collect();
+        let own: Targets = Arc::new(own);
+        check_uring(&g.run, choice.kind, &own)?;
+        let kinds: Vec<_> = own.iter().map(|t| kind_of(t)).collect();
+        check_engine_fits(run, choice.kind, &kinds)?;
+        check_network(&g.run, choice.kind, &own, opts.connections)?;
+    }
+    Ok(())
 }
 
 /// Virtual time is the whole process's clock once one target asks for it: then every
@@ -738,19 +806,27 @@ pub(super) fn check_virtual_time(
     )))
 }
 
-/// Verification state per engine target (shared by workers and later runs).
+/// Verification state per engine target (shared by workers and later runs): for the
+/// targets a verifying workload uses (every target with `--journal`).
 pub(super) fn verify_states(
     run: &RunSpec,
     targets: &Targets,
     opts: &RunOptions,
 ) -> Result<Vec<Option<super::data::TargetState>>, RunError> {
-    if !(opts.data.verify || opts.data.journal.is_some()) {
-        return Ok(vec![None; targets.len()]);
-    }
+    let verified = |t: &OpenTarget| {
+        opts.data.journal.is_some()
+            || run
+                .workloads
+                .iter()
+                .any(|w| w.target == t.name && opts.data.for_workload(w).verify)
+    };
     let multi = targets.len() > 1;
     targets
         .iter()
         .map(|t| {
+            if !verified(t) {
+                return Ok(None);
+            }
             let dir =
                 opts.data
                     .journal

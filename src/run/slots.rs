@@ -201,11 +201,12 @@ impl SlotTable {
                 // by this worker and not in use by any in-flight request.
                 let buf = unsafe { std::slice::from_raw_parts_mut(slot.buf, io.len as usize) };
                 let wt = &mut self.wtickets[idx as usize];
-                data.on_write_submit(target, io.offset, buf, stream_id, wt, now)
+                data.on_write_submit(target, workload, io.offset, buf, stream_id, wt, now)
                     .map_err(WorkerError::Journal)?;
             }
             Op::Read => {
-                data.on_read_submit(target, io.offset, io.len, &mut self.rtickets[idx as usize])
+                let rt = &mut self.rtickets[idx as usize];
+                data.on_read_submit(target, workload, io.offset, io.len, rt)
             }
         }
         Ok(engine.push(slot.request(idx))?)

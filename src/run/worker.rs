@@ -56,6 +56,10 @@ pub struct WorkerSetup {
     pub shapes: Vec<WorkloadShape>,
     pub streams: Vec<Stream>,
     pub clock: IntervalClock,
+    /// Workloads whose own warm-up outlasts the run's: (ns after the start at which
+    /// their counting starts, workload), latest first. Their counts so far are
+    /// dropped then, so their figures leave their own warm-up out.
+    pub ramps: Vec<(u64, u32)>,
     /// Monotonic ns at which measured time ends (`None` = pass-limited).
     pub end_ns: Option<u64>,
     pub stop: Arc<AtomicBool>,
@@ -139,6 +143,8 @@ pub struct Worker<E: Engine> {
     events: Vec<EventRecord>,
     samples: Vec<ErrorSample>,
     interval: u64,
+    /// The next interval boundary or end of a workload's own warm-up, whichever
+    /// comes first (one comparison per loop turn covers both).
     next_boundary: u64,
     completions: Vec<Completion>,
     /// Requests the engine holds, timed-out ones included.
@@ -218,7 +224,7 @@ impl<E: Engine> Worker<E> {
             events: Vec::new(),
             samples: Vec::new(),
             interval: 0,
-            next_boundary: setup.clock.boundary_ns(0),
+            next_boundary: next_tick(&setup, 0),
             completions: Vec::with_capacity(total_slots.max(1)),
             inflight: 0,
             timed_out: 0,
@@ -246,7 +252,7 @@ impl<E: Engine> Worker<E> {
         let mut woke_at: Option<u64> = None;
         loop {
             let now = woke_at.take().unwrap_or_else(now_ns);
-            if now >= self.next_boundary && !self.send_interval(now) {
+            if now >= self.next_boundary && !self.tick(now) {
                 // Collector gone: nothing more can be reported.
                 return;
             }
@@ -332,7 +338,25 @@ impl<E: Engine> Worker<E> {
             return false;
         }
         self.interval += 1;
-        self.next_boundary = self.setup.clock.boundary_ns(self.interval);
+        true
+    }
+
+    /// An interval boundary or the end of a workload's own warm-up has come: sends
+    /// the interval, drops what ramping workloads counted so far; false when the
+    /// collector is gone.
+    fn tick(&mut self, now: u64) -> bool {
+        if now >= self.setup.clock.boundary_ns(self.interval) && !self.send_interval(now) {
+            return false;
+        }
+        let start = self.setup.clock.start_ns;
+        while let Some(&(at, w)) = self.setup.ramps.last() {
+            if now < start.saturating_add(at) {
+                break;
+            }
+            self.setup.ramps.pop();
+            self.stats[w as usize] = WorkloadStats::new(self.shapes[w as usize].open_loop);
+        }
+        self.next_boundary = next_tick(&self.setup, self.interval);
         true
     }
 
@@ -978,6 +1002,15 @@ fn poll_until(fds: &mut [libc::pollfd], timeout_ns: u64) -> std::io::Result<()> 
         }
     }
     Ok(())
+}
+
+/// The end of interval `interval` or of the next own warm-up, whichever is first.
+fn next_tick(setup: &WorkerSetup, interval: u64) -> u64 {
+    let boundary = setup.clock.boundary_ns(interval);
+    match setup.ramps.last() {
+        Some(&(at, _)) => boundary.min(setup.clock.start_ns.saturating_add(at)),
+        None => boundary,
+    }
 }
 
 fn new_stats_from(shapes: &[WorkloadShape]) -> Vec<WorkloadStats> {

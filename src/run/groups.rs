@@ -1,0 +1,171 @@
+//! Worker groups: which workers run which workloads when workloads of one run ask
+//! for different engines, io_uring options or CPUs (fio jobs with their own
+//! `ioengine` or `cpus_allowed`). A worker owns one engine instance and its loop is
+//! compiled for that engine, so the streams of workloads with different engines
+//! cannot share a worker without a per-I/O dispatch; instead each kind of worker is a
+//! group with workers of its own, and every stream goes to a worker of its workload's
+//! group. A run whose workloads all follow the run's settings is one group: exactly
+//! the workers, placement and hot path of a run without per-workload settings.
+//!
+//! Each group is checked as a run of its own (its engine against its targets, its
+//! io_uring options against the kernel and devices) through [`Group::run`], a copy of
+//! the run with the group's settings and workloads.
+
+use crate::plan::model::RunSpec;
+use crate::plan::overrides::WorkerKey;
+
+/// One kind of worker and the workloads it runs.
+#[derive(Debug, Clone)]
+pub(super) struct Group {
+    pub key: WorkerKey,
+    /// Indices into the run's workloads.
+    pub workloads: Vec<usize>,
+    /// The run as this group's checks see it: the group's engine, io_uring options
+    /// and CPUs, and only its workloads.
+    pub run: RunSpec,
+}
+
+/// The run's worker groups, in order of their first workload. A share mix belongs to
+/// its first workload's group (its streams are that workload's).
+pub(super) fn groups(run: &RunSpec) -> Vec<Group> {
+    let lead = run.workloads.iter().position(|w| w.share_pct.is_some());
+    let mut out: Vec<Group> = Vec::new();
+    for (i, w) in run.workloads.iter().enumerate() {
+        let owner = match (w.share_pct, lead) {
+            (Some(_), Some(l)) => &run.workloads[l],
+            _ => w,
+        };
+        let key = run.worker_key(owner);
+        match out.iter_mut().find(|g| g.key == key) {
+            Some(g) => g.workloads.push(i),
+            None => out.push(Group {
+                key,
+                workloads: vec![i],
+                run: RunSpec::default(),
+            }),
+        }
+    }
+    for g in &mut out {
+        let mut r = run.clone();
+        r.engine = g.key.engine;
+        r.io.uring = g.key.uring.clone();
+        r.cpus = g.key.cpus.clone();
+        r.workloads = g.workloads.iter().map(|&i| run.workloads[i].clone()).collect();
+        g.run = r;
+    }
+    out
+}
+
+/// The group of each workload (by index into the run's workloads).
+pub(super) fn group_of(groups: &[Group], nworkloads: usize) -> Vec<usize> {
+    let mut of = vec![0; nworkloads];
+    for (gi, g) in groups.iter().enumerate() {
+        for &w in &g.workloads {
+            of[w] = gi;
+        }
+    }
+    of
+}
+
+/// Why a run's workloads cannot have workers of their own kinds, if they cannot: the
+/// members of a share mix run on one set of streams, so they need one engine and CPU
+/// set.
+pub(super) fn check(run: &RunSpec) -> Result<(), String> {
+    let mut mix = run.workloads.iter().filter(|w| w.share_pct.is_some());
+    if let Some(first) = mix.next() {
+        let key = run.worker_key(first);
+        if let Some(other) = mix.find(|w| run.worker_key(w) != key) {
+            return Err(format!(
+                "workloads '{}' and '{}' share streams (a share mix) but ask for different \
+                 engines, io_uring options or CPUs; give them the same",
+                first.name, other.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How many workers each group gets: the user's `--workers` divided over the groups
+/// by their streams (at least one each), or `None` for each to choose as a run does.
+pub(super) fn worker_counts(
+    workers: Option<usize>,
+    streams_per_group: &[usize],
+) -> Vec<Option<usize>> {
+    let Some(total) = workers else {
+        return vec![None; streams_per_group.len()];
+    };
+    let n = streams_per_group.len().max(1);
+    let all: usize = streams_per_group.iter().sum::<usize>().max(1);
+    let spare = total.saturating_sub(n);
+    let mut counts: Vec<usize> = streams_per_group
+        .iter()
+        .map(|&s| 1 + spare * s / all)
+        .collect();
+    // What rounding down left goes to the groups with the most streams.
+    let left = total.saturating_sub(counts.iter().sum());
+    let mut order: Vec<usize> = (0..counts.len()).collect();
+    order.sort_by_key(|&g| std::cmp::Reverse(streams_per_group[g]));
+    for g in order.into_iter().cycle().take(left) {
+        counts[g] += 1;
+    }
+    counts.into_iter().map(Some).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::{EngineKind, Workload};
+
+    fn run(engines: &[Option<EngineKind>]) -> RunSpec {
+        RunSpec {
+            engine: EngineKind::Sync,
+            workloads: engines
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let mut w = Workload {
+                        name: format!("w{i}"),
+                        ..Default::default()
+                    };
+                    w.overrides.engine = *e;
+                    w
+                })
+                .collect(),
+            ..RunSpec::default()
+        }
+    }
+
+    #[test]
+    fn workloads_of_one_kind_share_a_group() {
+        let r = run(&[None, Some(EngineKind::Uring), Some(EngineKind::Sync), None]);
+        let g = groups(&r);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].workloads, vec![0, 2, 3]);
+        assert_eq!(g[1].workloads, vec![1]);
+        assert_eq!(g[1].run.engine, EngineKind::Uring);
+        assert_eq!(g[1].run.workloads.len(), 1);
+        assert_eq!(group_of(&g, 4), vec![0, 1, 0, 0]);
+        assert_eq!(groups(&run(&[None, None])).len(), 1);
+    }
+
+    #[test]
+    fn workers_are_divided_by_streams_at_least_one_each() {
+        assert_eq!(worker_counts(None, &[3, 1]), vec![None, None]);
+        assert_eq!(worker_counts(Some(2), &[3, 1]), vec![Some(1), Some(1)]);
+        assert_eq!(worker_counts(Some(5), &[3, 1]), vec![Some(4), Some(1)]);
+        assert_eq!(worker_counts(Some(4), &[2, 2]), vec![Some(2), Some(2)]);
+        // Fewer than the groups: each still has one.
+        assert_eq!(worker_counts(Some(1), &[2, 2]), vec![Some(1), Some(1)]);
+    }
+
+    #[test]
+    fn a_share_mix_needs_one_kind_of_worker() {
+        let mut r = run(&[None, Some(EngineKind::Uring)]);
+        for w in &mut r.workloads {
+            w.share_pct = Some(50.0);
+        }
+        assert!(check(&r).unwrap_err().contains("share streams"));
+        r.workloads[1].overrides.engine = None;
+        assert!(check(&r).is_ok());
+    }
+}
