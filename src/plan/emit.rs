@@ -117,6 +117,23 @@ struct WorkloadTable {
     think_every: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_after: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warmup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpus: Option<String>,
+    /// The workload's own io_uring settings (only those that differ from the defaults).
+    #[serde(flatten)]
+    io: IoKeys,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify_after: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compress_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dedup_ratio: Option<f64>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -318,8 +335,34 @@ impl WorkloadTable {
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
+            engine: w.overrides.engine.map(EngineKind::name),
+            warmup: w.overrides.warmup_ns.map(format_duration_ns),
+            cpus: w.overrides.cpus.as_ref().map(|c| cpu_list(c)),
+            io: w
+                .overrides
+                .uring
+                .as_ref()
+                .map(|u| {
+                    IoKeys::from_tuning(&IoTuning {
+                        uring: u.clone(),
+                        ..Default::default()
+                    })
+                })
+                .unwrap_or_default(),
+            verify: w.overrides.data.verify,
+            verify_after: w.overrides.data.verify_after,
+            compress_ratio: w.overrides.data.compress_ratio,
+            dedup_ratio: w.overrides.data.dedup_ratio,
         }
     }
+}
+
+/// A CPU list as the job file writes it (`0,2,4`).
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl RunTable {
@@ -414,7 +457,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if ri > 0 && wi == 0 {
                 s.push_str("stonewall\n");
             }
-            let engine = match r.engine {
+            let engine = match r.engine_of(w) {
                 EngineKind::Sync => "psync",
                 EngineKind::Null => "null",
                 EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
@@ -479,17 +522,36 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if let Some(p) = r.passes {
                 let _ = writeln!(s, "loops={p}");
             }
-            if r.warmup_ns > 0 {
-                let _ = writeln!(s, "ramp_time={}", format_duration_ns(r.warmup_ns));
+            if r.warmup_of(w) > 0 {
+                let _ = writeln!(s, "ramp_time={}", format_duration_ns(r.warmup_of(w)));
             }
-            if let Some(c) = &r.cpus {
-                let list: Vec<String> = c.iter().map(|x| x.to_string()).collect();
-                let _ = writeln!(s, "cpus_allowed={}", list.join(","));
+            if let Some(c) = r.cpus_of(w) {
+                let _ = writeln!(s, "cpus_allowed={}", cpu_list(c));
             }
+            fio_data(&mut s, &w.overrides.data);
             let _ = writeln!(s, "randseed={}\ngroup_reporting", r.seed);
         }
     }
     Ok(s)
+}
+
+/// A workload's own data settings as fio options (true ratios back to fio's
+/// percentages: ratio R → 100 − 100/R).
+fn fio_data(s: &mut String, d: &crate::plan::overrides::WorkloadData) {
+    match (d.verify, d.verify_after) {
+        (Some(true), Some(false)) => s.push_str("verify=crc32c\ndo_verify=0\n"),
+        (Some(true), _) | (_, Some(true)) => s.push_str("verify=crc32c\n"),
+        (Some(false), _) => s.push_str("verify=0\n"),
+        _ => {}
+    }
+    for (key, ratio) in [
+        ("buffer_compress_percentage", d.compress_ratio),
+        ("dedupe_percentage", d.dedup_ratio),
+    ] {
+        if let Some(r) = ratio {
+            let _ = writeln!(s, "{key}={}", (100.0 - 100.0 / r).round() as u32);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1983,6 +1983,37 @@ passes = 2
     }
 
     #[test]
+    fn a_workload_overrides_run_settings_for_itself() {
+        let plan = parse(
+            "job.toml",
+            &format!(
+                "{T}[defaults]\nengine = \"sync\"\nwarmup = \"1s\"\nbatch_submit = 4\n\
+                 sqpoll = true\n[[workload]]\nname = \"a\"\n[[workload]]\nname = \"b\"\n\
+                 engine = \"uring\"\nwarmup = \"3s\"\ncpus = \"0\"\nbatch_submit = 8\n\
+                 verify = true\ncompress_ratio = 2\ndedup_ratio = 1.5\n"
+            ),
+        )
+        .unwrap();
+        let run = &plan.runs[0];
+        let (a, b) = (&run.workloads[0], &run.workloads[1]);
+        assert!(a.overrides.is_default(), "{:?}", a.overrides);
+        assert_eq!(run.engine_of(a), EngineKind::Sync);
+        assert_eq!(run.engine_of(b), EngineKind::Uring);
+        assert_eq!((run.warmup_of(a), run.warmup_of(b)), (1_000_000_000, 3_000_000_000));
+        assert_eq!(run.cpus_of(b), Some(&vec![0]));
+        // The workload's io_uring keys lie over the run's.
+        let u = run.uring_of(b);
+        assert_eq!((u.batch_submit, u.sqpoll), (8, true));
+        assert_eq!(run.uring_of(a).batch_submit, 4);
+        let d = &b.overrides.data;
+        assert_eq!(
+            (d.verify, d.compress_ratio, d.dedup_ratio),
+            (Some(true), Some(2.0), Some(1.5))
+        );
+        assert!(run.mixes_workers());
+    }
+
+    #[test]
     fn error_unknown_names() {
         assert_err(
             &format!("{T}[[workload]]\ntarget = \"dta\"\n"),
@@ -1995,9 +2026,19 @@ passes = 2
             "unknown workload 'b'; known workloads: a",
         );
         assert_err(
-            &format!("{T}[[workload]]\nengine = \"uring\"\n"),
+            &format!("{T}[[workload]]\nduration = \"5s\"\n"),
             5,
-            "unknown key 'engine' in [[workload]] #1",
+            "unknown key 'duration' in [[workload]] #1",
+        );
+        assert_err(
+            &format!("{T}[[workload]]\nengine = \"aio\"\n"),
+            5,
+            "'engine' = \"aio\" is not known",
+        );
+        assert_err(
+            &format!("{T}[[workload]]\ncompress_ratio = 0.5\n"),
+            5,
+            "'compress_ratio' must be at least 1",
         );
         assert_err(
             &format!("{T}[[workload]]\n[defaults]\nengine = \"aio\"\n"),

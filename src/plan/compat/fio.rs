@@ -375,7 +375,7 @@ fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
         let cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
         resolved.push(cx.resolve()?);
     }
-    let data = common_data(&resolved, &mut unsupported);
+    let data = common_data(&mut resolved);
     let curve_jobs: Vec<(String, Loc)> = resolved
         .iter()
         .filter(|j| j.curve.is_some())
@@ -447,19 +447,17 @@ fn group_jobs(items: Vec<Item>) -> Result<Vec<(String, Loc, Opts)>, CompatError>
     Ok(jobs)
 }
 
-/// The plan's data settings: the first job's; jobs that differ are listed.
-fn common_data(resolved: &[Job], unsupported: &mut UnsupportedList) -> DataSettings {
+/// The plan's data settings: the first job's. A job whose verify or buffer settings
+/// differ carries its own (`overrides.data`), so each job's data is what it asked for.
+fn common_data(resolved: &mut [Job]) -> DataSettings {
     let data = resolved.first().map(|j| j.data.clone()).unwrap_or_default();
-    for job in resolved {
+    for job in resolved.iter_mut() {
         if job.data != data {
-            unsupported.push(
-                format!(
-                    "verify/buffer_compress_percentage/dedupe_percentage of job '{}' differ \
-                     from the first job's; ioscope applies one setting to the whole plan",
-                    job.name
-                ),
-                &job.loc,
-            );
+            let own = &mut job.workload.overrides.data;
+            own.verify = Some(job.data.verify);
+            own.verify_after = Some(job.data.verify_after);
+            own.compress_ratio = Some(job.data.compress_ratio.unwrap_or(1.0));
+            own.dedup_ratio = Some(job.data.dedup_ratio.unwrap_or(1.0));
         }
     }
     data
@@ -474,6 +472,8 @@ fn group_runs(
     let mut targets = TargetTable::default();
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut run_opts: Vec<Vec<RunOpt>> = Vec::new();
+    // Per run: each job's cpus_allowed, settled by own_cpus.
+    let mut job_cpus: Vec<Vec<Option<Vec<usize>>>> = Vec::new();
     for mut job in resolved {
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
@@ -495,7 +495,7 @@ fn group_runs(
                 duration_ns: job.duration_ns,
                 passes: job.passes,
                 warmup_ns: job.warmup_ns,
-                cpus: job.cpus,
+                cpus: job.cpus.clone(),
                 seed: job.seed,
                 curve: job.curve,
                 io: job.io,
@@ -510,11 +510,17 @@ fn group_runs(
                 ..base_run()
             });
             run_opts.push(job.run_opts);
+            job_cpus.push(vec![job.cpus]);
             continue;
         }
+        job_cpus.last_mut().expect("a run exists").push(job.cpus.clone());
         let run = runs.last_mut().expect("a run exists");
         let first = run_opts.last().expect("run opts exist");
+        own_settings(run, &mut job);
         for (what, text, loc) in &job.run_opts {
+            if PER_JOB.contains(what) {
+                continue;
+            }
             if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
                 // Time-based jobs keep their own runtimes (see own_runtimes).
                 let both_timed = *what == "runtime" && timed(first_text) && timed(text);
@@ -552,7 +558,8 @@ fn group_runs(
         }
         run.workloads.push(job.workload);
     }
-    for run in &mut runs {
+    for (run, cpus) in runs.iter_mut().zip(&job_cpus) {
+        own_cpus(run, cpus);
         own_runtimes(run);
     }
     // Runs with several jobs are named after all of them.
@@ -569,6 +576,37 @@ fn group_runs(
     (targets.targets, runs)
 }
 
+/// Run-level options a job of a run may set for itself: they become the workload's
+/// own settings ([`own_settings`], [`own_cpus`]) rather than mismatches.
+const PER_JOB: &[&str] = &["ioengine", "ramp_time", "cpus_allowed", "uring"];
+
+/// A later job of a run keeps its own engine, io_uring options and warm-up where they
+/// differ from the run's (the first job's).
+fn own_settings(run: &RunSpec, job: &mut Job) {
+    let own = &mut job.workload.overrides;
+    if job.engine != run.engine {
+        own.engine = Some(job.engine);
+    }
+    if job.io.uring != run.io.uring {
+        own.uring = Some(job.io.uring.clone());
+    }
+    if job.warmup_ns != run.warmup_ns {
+        own.warmup_ns = Some(job.warmup_ns);
+    }
+}
+
+/// `cpus_allowed` per job: one set for the whole run when the jobs agree, otherwise
+/// no run-level set and each job that names one pins its own workers to it.
+fn own_cpus(run: &mut RunSpec, cpus: &[Option<Vec<usize>>]) {
+    if cpus.iter().all(|c| *c == cpus[0]) {
+        return;
+    }
+    run.cpus = None;
+    for (w, c) in run.workloads.iter_mut().zip(cpus) {
+        w.overrides.cpus = c.clone();
+    }
+}
+
 /// True for a time-based job's runtime as [`JobCx::timing`] writes it.
 fn timed(runtime_text: &str) -> bool {
     runtime_text.starts_with("runtime=") && runtime_text.ends_with(" time_based")
@@ -579,12 +617,15 @@ fn timed(runtime_text: &str) -> bool {
 /// issuing then (`pauses.stop_ns`). Each job's runtime is in `stop_ns` on entry
 /// (see [`group_runs`]); runs that are not time-based are left as they are.
 fn own_runtimes(run: &mut RunSpec) {
+    // A job counts from the later of its start delay and its own warm-up (which the
+    // translation measures from the run's start, start delay included).
     let ends: Option<Vec<u64>> = run
         .workloads
         .iter()
         .map(|w| {
             let own = w.pauses.stop_ns;
-            (own > 0).then(|| w.pauses.start_delay_ns.saturating_add(own))
+            let from = w.pauses.start_delay_ns.max(run.warmup_of(w));
+            (own > 0).then(|| from.saturating_add(own))
         })
         .collect();
     for w in &mut run.workloads {
@@ -596,10 +637,10 @@ fn own_runtimes(run: &mut RunSpec) {
     let Some(&last) = ends.iter().max() else {
         return;
     };
-    run.duration_ns = Some(last);
+    run.duration_ns = Some(last.saturating_sub(run.warmup_ns));
     for (w, end) in run.workloads.iter_mut().zip(ends) {
         if end < last {
-            w.pauses.stop_ns = end.saturating_add(run.warmup_ns);
+            w.pauses.stop_ns = end;
         }
     }
 }
@@ -697,13 +738,29 @@ impl<'a> JobCx<'a> {
             ));
         }
         let io = super::fio_tuning::io_tuning(|k| self.o.get(k))?;
-        self.run_opts
-            .push(("io", format!("{io:?}"), self.section_loc.clone()));
+        // io_uring options are per job (see own_settings); O_DSYNC and periodic
+        // flushes are per run (a target is opened once, a flush is per worker).
+        self.run_opts.push((
+            "durability",
+            format!(
+                "sync={} fsync={} ({})",
+                u8::from(io.write_through),
+                io.sync_every,
+                io.sync_kind.name()
+            ),
+            self.section_loc.clone(),
+        ));
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
             || o.flag("new_group")?
             || o.has("wait_for");
+        // fio ramps a job after its start delay; ioscope counts warm-ups from the
+        // run's start.
+        let warmup_ns = match timing.warmup_ns {
+            0 => 0,
+            r => r.saturating_add(pauses.start_delay_ns),
+        };
         Ok(Job {
             io,
             steady,
@@ -738,7 +795,7 @@ impl<'a> JobCx<'a> {
             curve: curve.map(|c| c.0),
             fio_logs,
             passes: timing.passes,
-            warmup_ns: timing.warmup_ns,
+            warmup_ns,
             cpus,
             seed,
             run_opts: self.run_opts,
