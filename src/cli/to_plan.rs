@@ -221,6 +221,42 @@ pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) {
     if let Some(l) = &a.seq_layout {
         w.seq_layout = *l;
     }
+    apply_own_setting_flags(a, w);
+}
+
+/// A flag given on the command line wins over what a job file's workload set for
+/// itself, as it does over the run's setting.
+fn apply_own_setting_flags(a: &RunArgs, w: &mut Workload) {
+    let own = &mut w.overrides;
+    if a.engine.is_some() {
+        own.engine = None;
+    }
+    if a.warmup.is_some() {
+        own.warmup_ns = None;
+    }
+    if a.cpus.is_some() {
+        own.cpus = None;
+    }
+    if let Some(u) = own.uring.as_mut() {
+        let mut io = crate::plan::IoTuning {
+            uring: u.clone(),
+            ..Default::default()
+        };
+        apply_io_flags(a, &mut io);
+        *u = io.uring;
+    }
+    if a.verify || a.verify_after {
+        own.data.verify = None;
+    }
+    if a.verify_after {
+        own.data.verify_after = None;
+    }
+    if a.compress_ratio.is_some() {
+        own.data.compress_ratio = None;
+    }
+    if a.dedup_ratio.is_some() {
+        own.data.dedup_ratio = None;
+    }
 }
 
 /// Applies run flags (duration, warm-up, engine, …) given on the command line.

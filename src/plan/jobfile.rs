@@ -1999,7 +1999,10 @@ passes = 2
         assert!(a.overrides.is_default(), "{:?}", a.overrides);
         assert_eq!(run.engine_of(a), EngineKind::Sync);
         assert_eq!(run.engine_of(b), EngineKind::Uring);
-        assert_eq!((run.warmup_of(a), run.warmup_of(b)), (1_000_000_000, 3_000_000_000));
+        assert_eq!(
+            (run.warmup_of(a), run.warmup_of(b)),
+            (1_000_000_000, 3_000_000_000)
+        );
         assert_eq!(run.cpus_of(b), Some(&vec![0]));
         // The workload's io_uring keys lie over the run's.
         let u = run.uring_of(b);

@@ -123,7 +123,11 @@ impl RunSpec {
     /// over), and each workload carries its own warm-up explicitly. `None` when no
     /// workload has a warm-up of its own.
     pub fn with_own_warmups(&self) -> Option<RunSpec> {
-        if self.workloads.iter().all(|w| w.overrides.warmup_ns.is_none()) {
+        if self
+            .workloads
+            .iter()
+            .all(|w| w.overrides.warmup_ns.is_none())
+        {
             return None;
         }
         let mut run = self.clone();

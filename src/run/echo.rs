@@ -107,7 +107,9 @@ pub(super) fn own_settings(
         cpus.sort_unstable();
         cpus.dedup();
         let d = opts.data.for_workload(w);
-        echo.engine = groups.get(group_of[i]).map(|(_, c)| c.kind.name().to_string());
+        echo.engine = groups
+            .get(group_of[i])
+            .map(|(_, c)| c.kind.name().to_string());
         echo.warmup_ns = Some(run.warmup_of(w));
         echo.cpus = (!cpus.is_empty()).then_some(cpus);
         echo.workers = Some(workers);

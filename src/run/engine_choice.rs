@@ -68,7 +68,10 @@ pub(super) fn combined(groups: &[(super::groups::Group, EngineChoice)]) -> Engin
         })
         .collect::<Vec<_>>()
         .join("; ");
-    let fallback: Vec<String> = groups.iter().filter_map(|(_, c)| c.fallback.clone()).collect();
+    let fallback: Vec<String> = groups
+        .iter()
+        .filter_map(|(_, c)| c.fallback.clone())
+        .collect();
     EngineChoice {
         kind: groups.first().map_or(EngineKind::Auto, |(_, c)| c.kind),
         reason,

@@ -50,7 +50,11 @@ pub(super) fn groups(run: &RunSpec) -> Vec<Group> {
         r.engine = g.key.engine;
         r.io.uring = g.key.uring.clone();
         r.cpus = g.key.cpus.clone();
-        r.workloads = g.workloads.iter().map(|&i| run.workloads[i].clone()).collect();
+        r.workloads = g
+            .workloads
+            .iter()
+            .map(|&i| run.workloads[i].clone())
+            .collect();
         g.run = r;
     }
     out

@@ -369,7 +369,12 @@ fn place(
                 .push(s);
         }
         if groups.len() > 1 {
-            let names: Vec<&str> = group.run.workloads.iter().map(|w| w.name.as_str()).collect();
+            let names: Vec<&str> = group
+                .run
+                .workloads
+                .iter()
+                .map(|w| w.name.as_str())
+                .collect();
             reasons.push(format!(
                 "{}: {} {} worker{}",
                 names.join(","),

@@ -227,8 +227,8 @@ fn prepare_run(
         .map(|(_, c)| setup::check_virtual_time(run, specs, c.kind))
         .collect::<Result<Vec<_>, _>>()
         .map(|w| w.into_iter().flatten().next());
-    let states = virtual_time
-        .and_then(|w| Ok((w, setup::verify_states(run, &prepared.targets, opts)?)));
+    let states =
+        virtual_time.and_then(|w| Ok((w, setup::verify_states(run, &prepared.targets, opts)?)));
     match states {
         Ok((w, v)) => {
             warnings.extend(w);

@@ -302,7 +302,8 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         return Err(setup("the I/O timeout must be longer than 0".into()));
     }
     let allowed = allowed_cpus();
-    let cpu_sets = std::iter::once(run.cpus.as_ref()).chain(run.workloads.iter().map(|w| w.overrides.cpus.as_ref()));
+    let cpu_sets = std::iter::once(run.cpus.as_ref())
+        .chain(run.workloads.iter().map(|w| w.overrides.cpus.as_ref()));
     for cpus in cpu_sets.flatten() {
         if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
             return Err(setup(format!(
@@ -384,9 +385,10 @@ fn used_targets(run: &RunSpec, specs: &[TargetSpec]) -> Result<Vec<usize>, RunEr
 
 /// How a target is to be opened for this run: written or not, and how large.
 fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::OpenOptionsIo {
-    let writes = run.workloads.iter().any(|w| {
-        w.target == spec.name && w.read_pct < 100 && run.engine_of(w) != EngineKind::Null
-    });
+    let writes = run
+        .workloads
+        .iter()
+        .any(|w| w.target == spec.name && w.read_pct < 100 && run.engine_of(w) != EngineKind::Null);
     let min_size = run
         .workloads
         .iter()
@@ -445,7 +447,10 @@ fn resolve_workloads(
             )));
         }
         check_blocks(run, w, t)?;
-        if let (true, Some(a)) = (t.direct && run.engine_of(w) != EngineKind::Null, t.align_bytes) {
+        if let (true, Some(a)) = (
+            t.direct && run.engine_of(w) != EngineKind::Null,
+            t.align_bytes,
+        ) {
             if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
                 return Err(invalid(format!(
                     "block size {b} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires (use a multiple of {a} or --direct false)",

@@ -341,20 +341,23 @@ impl<E: Engine> Worker<E> {
         true
     }
 
-    /// An interval boundary or the end of a workload's own warm-up has come: sends
-    /// the interval, drops what ramping workloads counted so far; false when the
-    /// collector is gone.
+    /// An interval boundary or the end of a workload's own warm-up has come: drops
+    /// what workloads still in (or just out of) their own warm-up counted, so none of
+    /// it reaches the collector, then sends the interval; false when the collector is
+    /// gone.
     fn tick(&mut self, now: u64) -> bool {
-        if now >= self.setup.clock.boundary_ns(self.interval) && !self.send_interval(now) {
-            return false;
-        }
         let start = self.setup.clock.start_ns;
-        while let Some(&(at, w)) = self.setup.ramps.last() {
+        for &(_, w) in &self.setup.ramps {
+            self.stats[w as usize] = WorkloadStats::new(self.shapes[w as usize].open_loop);
+        }
+        while let Some(&(at, _)) = self.setup.ramps.last() {
             if now < start.saturating_add(at) {
                 break;
             }
             self.setup.ramps.pop();
-            self.stats[w as usize] = WorkloadStats::new(self.shapes[w as usize].open_loop);
+        }
+        if now >= self.setup.clock.boundary_ns(self.interval) && !self.send_interval(now) {
+            return false;
         }
         self.next_boundary = next_tick(&self.setup, self.interval);
         true

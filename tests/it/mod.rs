@@ -28,6 +28,7 @@ mod net_smb;
 #[cfg(feature = "smb")]
 mod net_smb_channels;
 mod output;
+mod own_settings;
 mod pipes;
 mod reports_cli;
 mod sim;
@@ -228,6 +229,11 @@ impl Spawned {
 
     fn child(&mut self) -> &mut std::process::Child {
         self.child.as_mut().expect("child not yet reaped")
+    }
+
+    /// The child's PID (it has not been reaped yet, so the PID is still its).
+    pub fn pid(&mut self) -> u32 {
+        self.child().id()
     }
 
     /// Waits until the interval stream beside `json` (`--json JSON`) holds its first

@@ -513,7 +513,10 @@ fn group_runs(
             job_cpus.push(vec![job.cpus]);
             continue;
         }
-        job_cpus.last_mut().expect("a run exists").push(job.cpus.clone());
+        job_cpus
+            .last_mut()
+            .expect("a run exists")
+            .push(job.cpus.clone());
         let run = runs.last_mut().expect("a run exists");
         let first = run_opts.last().expect("run opts exist");
         own_settings(run, &mut job);
