@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 /// network settings' required `mode`, which no storage workload has.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+// A result holds one per run and workload: the size of a storage echo costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum RunWorkload {
     Net(NetWorkloadEcho),
     Storage(WorkloadEcho),

@@ -263,6 +263,7 @@ impl WorkerData {
     /// stamps and registers every unit (whatever the workload: another workload's
     /// checks of the unit must know what it holds).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn on_write_submit(
         &mut self,
         target: u32,

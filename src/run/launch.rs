@@ -235,25 +235,8 @@ pub(super) fn launch(
         };
         let participant = virtual_time.then(|| participants.hand_over());
         let (group, choice) = &groups[plan.group];
-        let (engine, uring_opts) = (choice.kind, group.key.uring.clone());
-        let multipath = multipath.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("ioscope-w{wi}"))
-            .spawn(move || {
-                // On virtual time this worker moves the clock with the others and
-                // lets go of it when it ends, however it ends.
-                let _participant = participant;
-                // Wait for the common start so intervals line up (a multichannel
-                // SMB session is set up before: binding channels takes a while).
-                match multipath {
-                    Some(mp) => run_multipath(engine, setup, mp, start_ns),
-                    None => {
-                        crate::clock::sleep_until(start_ns);
-                        crate::cluster::mark_first_io();
-                        run_with_engine(engine, setup, &uring_opts)
-                    }
-                }
-            })
+        let worker = (wi, choice.kind, group.key.uring.clone());
+        let h = spawn_worker(worker, setup, multipath, participant, start_ns)
             .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
         handles.push(h);
     }
@@ -270,6 +253,33 @@ pub(super) fn launch(
         workers_reason,
         placed,
     })
+}
+
+/// Starts worker `wi` on its engine: it waits for the common start, then runs.
+fn spawn_worker(
+    (wi, engine, uring_opts): (usize, EngineKind, crate::plan::UringOptions),
+    setup: WorkerSetup,
+    multipath: Option<MultipathSettings>,
+    participant: Option<crate::clock::virtual_time::Participant<'static>>,
+    start_ns: u64,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("ioscope-w{wi}"))
+        .spawn(move || {
+            // On virtual time this worker moves the clock with the others and lets go
+            // of it when it ends, however it ends.
+            let _participant = participant;
+            // Wait for the common start so intervals line up (a multichannel SMB
+            // session is set up before: binding channels takes a while).
+            match multipath {
+                Some(mp) => run_multipath(engine, setup, mp, start_ns),
+                None => {
+                    crate::clock::sleep_until(start_ns);
+                    crate::cluster::mark_first_io();
+                    run_with_engine(engine, setup, &uring_opts)
+                }
+            }
+        })
 }
 
 /// The workloads whose own warm-up outlasts the run's: (ns after the start at which
