@@ -210,3 +210,38 @@ fn fio_verify_on_one_job_verifies_only_that_jobs_data() {
         "the plain job's writes carry verify headers"
     );
 }
+
+/// A native job file: a `[[workload]]`'s own `engine` wins over the run's for that
+/// workload only (here the null engine beside the mem engine, each on workers of
+/// its own), and `--workers` is divided between them.
+#[test]
+fn job_file_workload_engine_overrides_the_runs() {
+    let d = tempdir();
+    let job = d.path().join("own.toml");
+    std::fs::write(
+        &job,
+        "[defaults]\nengine = \"mem\"\nduration = \"1s\"\nworkers = 3\n\
+         [[target]]\nname = \"m\"\npath = \"mem:4m\"\n\
+         [[target]]\nname = \"n\"\npath = \"null:4m\"\n\
+         [[workload]]\nname = \"inmem\"\ntarget = \"m\"\nstreams = 2\n\
+         [[workload]]\nname = \"nothing\"\ntarget = \"n\"\nengine = \"null\"\n",
+    )
+    .unwrap();
+    let ran = ioscope_result(["run", job.to_str().unwrap(), "-q"]).expect_code(0);
+    let run = ran.run(0);
+    assert_eq!(run.engine, "mem+null", "{}", run.engine_reason);
+    assert_eq!(run.workers, 3);
+    let s = |i: usize| run.workloads[i].settings.clone().unwrap();
+    assert_eq!(s(0).engine.as_deref(), Some("mem"));
+    assert_eq!(s(1).engine.as_deref(), Some("null"));
+    assert_eq!(
+        (s(0).workers.unwrap().len(), s(1).workers.unwrap().len()),
+        (2, 1)
+    );
+    assert!(run.workloads.iter().all(|w| w.totals.all.ios > 0));
+    assert!(
+        run.engine_reason.contains("inmem: mem") && run.engine_reason.contains("nothing: null"),
+        "{}",
+        run.engine_reason
+    );
+}
