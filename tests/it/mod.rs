@@ -500,8 +500,8 @@ impl Drop for NetnsPair {
 fn veth_link(c: &str, s: &str, client: (&str, &str), server: (&str, &str)) -> Result<(), String> {
     let ((vc, ca), (vs, sa)) = (client, server);
     NetnsPair::ip(&[
-        "-n", c, "link", "add", vc, "mtu", "9000", "type", "veth", "peer", "name", vs, "netns",
-        s, "mtu", "9000",
+        "-n", c, "link", "add", vc, "mtu", "9000", "type", "veth", "peer", "name", vs, "netns", s,
+        "mtu", "9000",
     ])?;
     NetnsPair::ip(&["-n", c, "addr", "add", ca, "dev", vc])?;
     NetnsPair::ip(&["-n", s, "addr", "add", sa, "dev", vs])?;
@@ -513,7 +513,9 @@ fn veth_link(c: &str, s: &str, client: (&str, &str), server: (&str, &str)) -> Re
 /// namespace `ns`: 128 kB of burst, packets queued up to 50 ms, the rest dropped.
 fn token_bucket(ns: &str, dev: &str, rate: &str) -> Result<(), String> {
     let o = Command::new("ip")
-        .args(["netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf"])
+        .args([
+            "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
+        ])
         .args(["rate", rate, "burst", "128kb", "latency", "50ms"])
         .output()
         .map_err(|e| format!("tc: {e}"))?;

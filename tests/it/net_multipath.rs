@@ -693,10 +693,8 @@ fn multipath_four_links_one_cut_costs_a_quarter_and_recovers() {
     }
     let (json, html) = (d.path().join("r.json"), d.path().join("r.html"));
     let uris: Vec<String> = s.iter().map(|p| p.uri.clone()).collect();
-    let mut child = Spawned::start_in_netns(
-        &links.client_ns,
-        four_links_args(&uris, 16, &html, &json),
-    );
+    let mut child =
+        Spawned::start_in_netns(&links.client_ns, four_links_args(&uris, 16, &html, &json));
     child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
     // The first interval has just closed: the run's clock reads 0.5 s.
     let seen = Instant::now();
@@ -710,10 +708,19 @@ fn multipath_four_links_one_cut_costs_a_quarter_and_recovers() {
     let back_t = run_t();
     s[CUT].restart_if_died("link up");
     let r = child.finish_result(&json);
-    assert_eq!(r.code, Some(0), "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        r.stdout,
+        r.stderr
+    );
     let run = r.run(0);
     let table = four_links_table(run);
-    assert_eq!(run.totals.read.errors, 0, "the workload saw errors: {table:?}");
+    assert_eq!(
+        run.totals.read.errors, 0,
+        "the workload saw errors: {table:?}"
+    );
     let (down, up) = down_and_up(run, CUT as u32);
     let kinds = kinds(run);
     // Nothing was reset: the path failed by its deadline, not by an error.
@@ -736,9 +743,7 @@ fn multipath_four_links_one_cut_costs_a_quarter_and_recovers() {
         run.intervals.iter().filter(|iv| f(iv)).collect()
     };
     let before = pick(&|iv| starts(iv) >= 1.0 && iv.t_s <= cut_t);
-    let out = pick(&|iv| {
-        iv.paths[CUT].state == "down" && iv.events.is_empty() && iv.t_s <= back_t
-    });
+    let out = pick(&|iv| iv.paths[CUT].state == "down" && iv.events.is_empty() && iv.t_s <= back_t);
     let after = pick(&|iv| starts(iv) >= up.t_s + 1.0);
     assert!(
         before.len() >= 4 && out.len() >= 6 && after.len() >= 3,
@@ -780,7 +785,10 @@ fn multipath_four_links_one_cut_costs_a_quarter_and_recovers() {
     }
     // The cut path carried nothing while its link was out, and its share after.
     for iv in pick(&|iv| starts(iv) >= cut_t + 0.2 && iv.t_s <= back_t) {
-        assert_eq!(iv.paths[CUT].ios, 0, "path {CUT} carried I/O while cut: {table:?}");
+        assert_eq!(
+            iv.paths[CUT].ios, 0,
+            "path {CUT} carried I/O while cut: {table:?}"
+        );
     }
     let back: u64 = after.iter().map(|iv| iv.paths[CUT].ios).sum();
     let all_after: u64 = after.iter().map(|iv| iv.ios).sum();
@@ -836,13 +844,15 @@ fn four_links_timeline(run: &RunResult, html: &Path, (down_t, up_t): (f64, f64))
     };
     assert_eq!(
         (kind.as_str(), title.as_str()),
-        ("path-down", "path down (p2)")
+        ("path-down", format!("path down (p{CUT})").as_str())
     );
     let (from, to) = (t_at(*x), t_at(x + w));
-    // The band covers the intervals holding the `down` and the `up` (0.5 s each).
+    // The band runs from the start of the interval holding the `down` (an interval's
+    // state is the one at its end) to the end of the last one that ended with the
+    // path down, the one before the `up`'s (0.5 s intervals).
     assert!(
         (down_t - 0.5 - 0.05..=down_t + 0.05).contains(&from)
-            && (up_t - 0.05..=up_t + 0.5 + 0.05).contains(&to),
+            && (up_t - 0.5 - 0.05..=up_t + 0.05).contains(&to),
         "band {from:.2} … {to:.2} s vs down {down_t:.2}, up {up_t:.2}"
     );
     // Under the band, from the first whole interval after the down, path 2's layer
