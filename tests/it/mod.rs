@@ -509,6 +509,19 @@ fn veth_link(c: &str, s: &str, client: (&str, &str), server: (&str, &str)) -> Re
     NetnsPair::ip(&["-n", s, "link", "set", vs, "up"])
 }
 
+/// The MAC address of `dev` in namespace `ns`.
+fn mac_of(ns: &str, dev: &str) -> Result<String, String> {
+    let o = Command::new("ip")
+        .args(["-n", ns, "-br", "link", "show", "dev", dev])
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    text.split_whitespace()
+        .nth(2)
+        .map(str::to_string)
+        .ok_or_else(|| format!("no MAC address of {dev} in {ns}: {text:?}"))
+}
+
 /// A token bucket filter of `rate` (tc's syntax, `200mbit`) on `dev`'s egress in
 /// namespace `ns`: 128 kB of burst, packets queued up to 50 ms, the rest dropped.
 fn token_bucket(ns: &str, dev: &str, rate: &str) -> Result<(), String> {
@@ -531,7 +544,10 @@ fn token_bucket(ns: &str, dev: &str, rate: &str) -> Result<(), String> {
 /// `k` is 10.252.`k`.1 (client) — 10.252.`k`.2 (server); the addresses exist only
 /// inside the namespaces. With a `rate`, each link's server end sends no faster
 /// (a token bucket on its egress: the direction reads flow), so the links, not the
-/// CPU, limit what the paths carry. Deleted on drop, also when the test fails.
+/// CPU, limit what the paths carry. Each side knows the other's MAC address for
+/// good (a permanent neighbour entry), so a cut link drops packets silently however
+/// long it lasts — like a cut beyond a switch, with no ARP failure turning a lost SYN
+/// into "no route to host". Deleted on drop, also when the test fails.
 pub struct NetnsLinks {
     pub client_ns: String,
     pub server_ns: String,
@@ -561,6 +577,23 @@ impl NetnsLinks {
             let (vc, vs) = (format!("lkc{k}-{pid}"), format!("lks{k}-{pid}"));
             let (ca, sa) = (format!("10.252.{k}.1/24"), format!("10.252.{k}.2/24"));
             veth_link(&c, &s, (&vc, &ca), (&vs, &sa))?;
+            let (cmac, smac) = (mac_of(&c, &vc)?, mac_of(&s, &vs)?);
+            for (ns, dev, peer, mac) in [(&c, &vc, &sa, &smac), (&s, &vs, &ca, &cmac)] {
+                let peer = peer.trim_end_matches("/24");
+                NetnsPair::ip(&[
+                    "-n",
+                    ns,
+                    "neigh",
+                    "replace",
+                    peer,
+                    "lladdr",
+                    mac,
+                    "dev",
+                    dev,
+                    "nud",
+                    "permanent",
+                ])?;
+            }
             if let Some(rate) = rate {
                 token_bucket(&s, &vs, rate)?;
             }
