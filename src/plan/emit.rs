@@ -167,6 +167,14 @@ struct RunTable {
     #[serde(flatten)]
     io: IoKeys,
     #[serde(skip_serializing_if = "Option::is_none")]
+    stat_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_load: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_chunk: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_stop_latency: Option<String>,
@@ -357,6 +365,10 @@ impl RunTable {
             connections: r.connections,
             io_timeout: r.io_timeout_ns.map(format_duration_ns),
             io: IoKeys::from_tuning(&r.io),
+            stat_type: (!r.engine_opts.stat.is_default()).then(|| r.engine_opts.stat.name()),
+            cpu_load: r.engine_opts.cpu.map(|c| c.load_pct),
+            cpu_chunk: r.engine_opts.cpu.map(|c| format_duration_ns(c.chunk_ns)),
+            cpu_mode: r.engine_opts.cpu.map(|c| c.mode.name()),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
@@ -418,6 +430,11 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 EngineKind::Sync => "psync",
                 EngineKind::Null => "null",
                 EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
+                EngineKind::Falloc => "falloc",
+                EngineKind::Ftruncate => "ftruncate",
+                k if k.is_file_op() || k == EngineKind::Cpuio => {
+                    return Err(FioEmitError::Engine { engine: k.name() })
+                }
                 _ => "io_uring",
             };
             let _ = writeln!(
