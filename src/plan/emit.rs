@@ -549,6 +549,7 @@ mod tests {
                     ..Default::default()
                 }],
                 engine: EngineKind::Uring,
+                engine_opts: Default::default(),
                 duration_ns: Some(30_000_000_000),
                 passes: None,
                 warmup_ns: 5_000_000_000,

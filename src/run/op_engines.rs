@@ -6,7 +6,7 @@
 //! that visits a file twice would time an open of an existing file, not a create.
 
 use super::{RunError, RunOptions};
-use crate::plan::model::{AccessPattern, EngineKind, Op, Rate, RunSpec};
+use crate::plan::model::{AccessPattern, EngineKind, Op, Rate, RunSpec, TargetKind};
 use crate::target::fileset::SetUse;
 use crate::target::ProbeKind;
 
@@ -154,6 +154,39 @@ fn check_once_each(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<()
         return Err(invalid(format!(
             "the {name} engine does not take a share mix"
         )));
+    }
+    Ok(())
+}
+
+/// A create or delete run gives each stream its own equal share of a set's files:
+/// the count must divide by the streams, or the files past the last whole share would
+/// never be visited.
+pub(super) fn check_shares(
+    run: &RunSpec,
+    specs: &[crate::plan::model::TargetSpec],
+) -> Result<(), RunError> {
+    if !run.engine.consumes_files() {
+        return Ok(());
+    }
+    for w in &run.workloads {
+        let Some(spec) = specs.iter().find(|t| t.name == w.target) else {
+            continue;
+        };
+        if let Ok(TargetKind::Files(set)) = crate::target::parse_uri(&spec.uri) {
+            if set.count % w.streams as u64 != 0 {
+                return Err(RunError::Invalid {
+                    run: run.name.clone(),
+                    workload: w.name.clone(),
+                    msg: format!(
+                        "{} files do not divide among {} streams; the {} engine gives each \
+                         stream an equal share (give a count that is a multiple of the streams)",
+                        set.count,
+                        w.streams,
+                        run.engine.name()
+                    ),
+                });
+            }
+        }
     }
     Ok(())
 }

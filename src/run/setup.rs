@@ -522,6 +522,7 @@ fn check_probed(
     check_plan(run, opts)?;
     check_clock(run, specs)?;
     let used = used_targets(run, specs)?;
+    super::op_engines::check_shares(run, specs)?;
     check_paths(run, specs, &used, opts)?;
     let probes = used
         .iter()

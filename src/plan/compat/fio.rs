@@ -668,6 +668,7 @@ impl<'a> JobCx<'a> {
     /// The job, step by step.
     fn resolve(mut self) -> Result<Job, CompatError> {
         self.report_unsupported();
+        self.file_options();
         let (mut read_pct, mut pattern) = self.mix()?;
         let dist = match self.o.get("random_distribution") {
             Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
@@ -683,7 +684,6 @@ impl<'a> JobCx<'a> {
             format!("{engine_opts:?}"),
             self.section_loc.clone(),
         ));
-        self.file_options(engine);
         let data = self.data_settings();
         // O_DIRECT means nothing to an engine that reads and writes no bytes.
         let no_bytes = engine.is_file_op() || engine == EngineKind::Cpuio;

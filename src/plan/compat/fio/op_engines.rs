@@ -101,15 +101,19 @@ impl JobCx<'_> {
     /// `openfiles`, `filename_format` and `create_on_open`: read for every job; with
     /// an engine other than the file operations, listed as unsupported unless they
     /// ask for what ioscope does anyway.
-    pub(super) fn file_options(&mut self, engine: EngineKind) {
+    /// Read beside the table's own refusals, so they are listed in the same order.
+    pub(super) fn file_options(&mut self) {
         let o = self.o;
-        let file_op = engine.is_file_op();
+        let file_op = o
+            .get("ioengine")
+            .and_then(|(e, _)| EngineKind::parse(e))
+            .is_some_and(EngineKind::is_file_op);
         if let Some((v, loc)) = o.get("openfiles") {
             if !file_op && v.trim() != "1" {
                 self.unsupported.push(
                     format!(
                         "openfiles={v} — files a job keeps open at once; ioscope runs a job on \
-                         one file"
+                         one file (nrfiles=1)"
                     ),
                     loc,
                 );
