@@ -572,6 +572,52 @@ mod tests {
     }
 
     #[test]
+    fn engine_options_and_file_sets_read_back_from_toml() {
+        use crate::plan::engine_opts::{CpuBurn, CpuMode, EngineOptions, StatCall};
+        let mut p = sample();
+        p.targets[0].uri = "files:/tmp/meta?count=40&per=20&name=j.{clone}.{file}".into();
+        for (engine, opts) in [
+            (
+                EngineKind::FileStat,
+                EngineOptions {
+                    stat: StatCall::Lstat,
+                    cpu: None,
+                },
+            ),
+            (
+                EngineKind::Cpuio,
+                EngineOptions {
+                    stat: StatCall::Stat,
+                    cpu: Some(CpuBurn {
+                        load_pct: 30,
+                        chunk_ns: 20_000_000,
+                        mode: CpuMode::Qsort,
+                    }),
+                },
+            ),
+        ] {
+            p.runs[0].engine = engine;
+            p.runs[0].engine_opts = opts.clone();
+            let text = to_toml(&p).unwrap();
+            let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+            assert_eq!(back.targets, p.targets);
+            assert_eq!(back.runs[0].engine, engine);
+            assert_eq!(back.runs[0].engine_opts, opts, "{text}");
+        }
+        p.targets[0].uri = "/tmp/x.dat".into();
+        p.runs[0].workloads[0].dist = Distribution::Uniform;
+        p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
+        assert!(matches!(
+            to_fio(&p),
+            Err(FioEmitError::Engine { engine: "cpuio" })
+        ));
+        p.runs[0].engine = EngineKind::Falloc;
+        p.runs[0].engine_opts = Default::default();
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("ioengine=falloc"), "{fio}");
+    }
+
+    #[test]
     fn toml_reads_back_into_the_same_plan() {
         let p = sample();
         let text = to_toml(&p).unwrap();
