@@ -334,7 +334,7 @@ fn run_multipath(
     let connect: Connect = Arc::new(move |i, limit_ns| {
         let one: Targets = Arc::new(vec![paths[i].clone()]);
         let mut e: InnerEngine = match engine {
-            EngineKind::Iscsi => Box::new(IscsiEngine::new(&one, capacity)?),
+            EngineKind::Iscsi => Box::new(IscsiEngine::new_within(&one, capacity, limit_ns)?),
             _ => Box::new(NbdEngine::new_within(&one, capacity, limit_ns)?),
         };
         e.connect(1)?;
