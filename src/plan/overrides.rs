@@ -69,6 +69,25 @@ impl WorkloadData {
     }
 }
 
+/// Whether `engine` reads and writes bytes, and so can run beside workloads of
+/// another engine in one run. The engines that do something else (file operations,
+/// cpuio, falloc, ftruncate) shape the whole run — its targets, its checks — and
+/// need a run of their own.
+pub fn mixes_with_others(engine: EngineKind) -> bool {
+    matches!(
+        engine,
+        EngineKind::Auto
+            | EngineKind::Uring
+            | EngineKind::Sync
+            | EngineKind::Null
+            | EngineKind::Mem
+            | EngineKind::Sim
+            | EngineKind::Nbd
+            | EngineKind::Iscsi
+            | EngineKind::Smb
+    )
+}
+
 /// What makes workloads need workers of their own: engine, io_uring options, CPUs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerKey {

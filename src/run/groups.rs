@@ -71,10 +71,25 @@ pub(super) fn group_of(groups: &[Group], nworkloads: usize) -> Vec<usize> {
     of
 }
 
-/// Why a run's workloads cannot have workers of their own kinds, if they cannot: the
-/// members of a share mix run on one set of streams, so they need one engine and CPU
-/// set.
+/// Why a run's workloads cannot have workers of their own kinds, if they cannot: an
+/// engine that does not move bytes (file operations, cpuio, falloc) shapes the whole
+/// run, and the members of a share mix run on one set of streams, so they need one
+/// engine and CPU set.
 pub(super) fn check(run: &RunSpec) -> Result<(), String> {
+    if run.mixes_workers() {
+        let odd = run
+            .workloads
+            .iter()
+            .map(|w| run.engine_of(w))
+            .find(|&e| !crate::plan::overrides::mixes_with_others(e));
+        if let Some(e) = odd {
+            return Err(format!(
+                "the {} engine does not read or write bytes and needs a run of its own; \
+                 this run's workloads ask for different engines or CPUs",
+                e.name()
+            ));
+        }
+    }
     let mut mix = run.workloads.iter().filter(|w| w.share_pct.is_some());
     if let Some(first) = mix.next() {
         let key = run.worker_key(first);
