@@ -525,35 +525,7 @@ fn group_runs(
         let run = runs.last_mut().expect("a run exists");
         let first = run_opts.last().expect("run opts exist");
         own_settings(run, &mut job);
-        // An engine that does not move bytes cannot share a run with another.
-        let engines_mix = job.engine == run.engine
-            || [job.engine, run.engine]
-                .iter()
-                .all(|&e| crate::plan::overrides::mixes_with_others(e));
-        for (what, text, loc) in &job.run_opts {
-            if PER_JOB.contains(what) && (*what != "ioengine" || engines_mix) {
-                continue;
-            }
-            if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
-                // Time-based jobs keep their own runtimes (see own_runtimes).
-                let both_timed = *what == "runtime" && timed(first_text) && timed(text);
-                if first_text != text && !both_timed {
-                    let why = match *what {
-                        "ioengine" => "an engine that does not read or write bytes needs a run of its own (stonewall)",
-                        "durability" => "a target is opened once per run, with or without O_DSYNC, and flushes are per run",
-                        _ => "ioscope uses one setting per run",
-                    };
-                    unsupported.push(
-                        format!(
-                            "{text} — differs from {first_text} of job '{}' in the \
-                             same run; {why}",
-                            run.name
-                        ),
-                        loc,
-                    );
-                }
-            }
-        }
+        report_mismatches(run, first, &job, unsupported);
         if run.workloads.len() == 1 {
             run.name = format!("{}+", run.name);
         }
@@ -594,9 +566,48 @@ fn group_runs(
     (targets.targets, runs)
 }
 
+/// Lists the run-level options of a later job of a run that differ from the first
+/// job's and that a job cannot keep for itself (the first job's are used).
+fn report_mismatches(
+    run: &RunSpec,
+    first: &[RunOpt],
+    job: &Job,
+    unsupported: &mut UnsupportedList,
+) {
+    // An engine that does not move bytes cannot share a run with another.
+    let engines_mix = job.engine == run.engine
+        || [job.engine, run.engine]
+            .iter()
+            .all(|&e| crate::plan::overrides::mixes_with_others(e));
+    for (what, text, loc) in &job.run_opts {
+        if PER_JOB.contains(what) && (*what != "ioengine" || engines_mix) {
+            continue;
+        }
+        if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
+            // Time-based jobs keep their own runtimes (see own_runtimes).
+            let both_timed = *what == "runtime" && timed(first_text) && timed(text);
+            if first_text != text && !both_timed {
+                let why = match *what {
+                    "ioengine" => "an engine that does not read or write bytes needs a run of its own (stonewall)",
+                    "durability" => "a target is opened once per run, with or without O_DSYNC, and flushes are per run",
+                    _ => "ioscope uses one setting per run",
+                };
+                unsupported.push(
+                    format!(
+                        "{text} — differs from {first_text} of job '{}' in the \
+                         same run; {why}",
+                        run.name
+                    ),
+                    loc,
+                );
+            }
+        }
+    }
+}
+
 /// Run-level options a job of a run may set for itself: they become the workload's
 /// own settings ([`own_settings`], [`own_cpus`]) rather than mismatches.
-const PER_JOB: &[&str] = &["ioengine", "ramp_time", "cpus_allowed", "uring"];
+const PER_JOB: &[&str] = &["ioengine", "ramp_time", "cpus_allowed"];
 
 /// A later job of a run keeps its own engine, io_uring options and warm-up where they
 /// differ from the run's (the first job's).
