@@ -539,8 +539,10 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if let Some(p) = r.passes {
                 let _ = writeln!(s, "loops={p}");
             }
-            if r.warmup_of(w) > 0 {
-                let _ = writeln!(s, "ramp_time={}", format_duration_ns(r.warmup_of(w)));
+            // fio ramps a job after its start delay; the plan counts from the start.
+            let ramp_ns = r.warmup_of(w).saturating_sub(w.pauses.start_delay_ns);
+            if ramp_ns > 0 {
+                let _ = writeln!(s, "ramp_time={}", format_duration_ns(ramp_ns));
             }
             if let Some(c) = r.cpus_of(w) {
                 let _ = writeln!(s, "cpus_allowed={}", cpu_list(c));
@@ -705,6 +707,66 @@ mod tests {
         };
         assert_eq!(&renamed, wb);
         assert_eq!(a.pacing, b.pacing);
+    }
+
+    /// A workload's own engine, io_uring settings, warm-up, CPUs and data settings
+    /// survive TOML and fio output: the second workload keeps them, the first follows
+    /// its run.
+    #[test]
+    fn own_settings_read_back_from_toml_and_fio() {
+        let mut p = sample();
+        let w0 = &mut p.runs[0].workloads[0];
+        (w0.dist, w0.seq_layout, w0.rate) = (Distribution::Uniform, SeqLayout::Regions, Rate::Max);
+        let mut w1 = Workload {
+            name: "own".into(),
+            ..p.runs[0].workloads[0].clone()
+        };
+        w1.overrides = crate::plan::overrides::WorkloadOverrides {
+            engine: Some(EngineKind::Sync),
+            uring: None,
+            warmup_ns: Some(2_000_000_000),
+            cpus: Some(vec![1]),
+            data: crate::plan::overrides::WorkloadData {
+                verify: Some(true),
+                verify_after: Some(true),
+                compress_ratio: Some(2.0),
+                dedup_ratio: None,
+            },
+        };
+        p.runs[0].workloads.push(w1.clone());
+        let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();
+        assert!(back.runs[0].workloads[0].overrides.is_default());
+        assert_eq!(back.runs[0].workloads[1].overrides, w1.overrides);
+        let mut uring = w1.clone();
+        uring.overrides.engine = None;
+        uring.overrides.uring = Some(crate::plan::UringOptions {
+            batch_submit: 4,
+            ..Default::default()
+        });
+        p.runs[0].workloads[1] = uring.clone();
+        let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();
+        assert_eq!(back.runs[0].workloads[1].overrides, uring.overrides);
+        // fio: the engine, ramp, CPUs and verify come back per job (the data
+        // settings as the job's own, since the first job has none).
+        p.runs[0].workloads[1] = w1.clone();
+        let text = to_fio(&p).unwrap();
+        let t = crate::plan::compat::fio::parse_str(
+            "c.fio",
+            &text,
+            std::path::Path::new("/tmp"),
+            &|_| None,
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        let own = &run.workloads[1];
+        assert_eq!(run.engine_of(own), EngineKind::Sync);
+        assert_eq!(run.warmup_of(own), 2_000_000_000);
+        assert_eq!(run.warmup_of(&run.workloads[0]), 5_000_000_000);
+        assert_eq!(run.cpus_of(own), Some(&vec![1]));
+        assert_eq!(run.cpus_of(&run.workloads[0]), Some(&vec![0, 1]));
+        assert_eq!(own.overrides.data.verify, Some(true));
+        assert_eq!(own.overrides.data.compress_ratio, Some(2.0));
     }
 
     /// Start delay and think time survive TOML and fio output and come back the same.
