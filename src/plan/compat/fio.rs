@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::fio_options::{self, is_flag, normalise_key};
+use super::fio_subst;
 use super::{
     base_run, is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated,
     UnsupportedList, TRANSLATED_SEED,
@@ -28,11 +29,16 @@ use crate::plan::units::{
 /// How deep `include` may nest before we assume a cycle.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
-/// Looks up environment variables for `${VAR}` expansion.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+/// Looks up environment variables for `${VAR}` and fio's keywords (`$pagesize`) for
+/// their substitution (see [`fio_subst::SubstLookup`]).
+pub type EnvLookup<'a> = fio_subst::SubstLookup<'a>;
 
-/// The process environment, for [`parse_file`] and [`parse_str`].
+/// The process environment and this machine's keyword values, for [`parse_file`]
+/// and [`parse_str`].
 pub fn process_env(name: &str) -> Option<String> {
+    if name.starts_with('$') {
+        return fio_subst::machine_keyword(name);
+    }
     std::env::var(name).ok()
 }
 
@@ -57,8 +63,22 @@ pub fn parse_str(
     env: EnvLookup<'_>,
 ) -> Result<Translated, CompatError> {
     let mut items = Vec::new();
-    lex_ini(source_name, text, base_dir, env, 0, &mut items)?;
-    translate(items)
+    let mut notes = Vec::new();
+    lex_ini(source_name, text, base_dir, env, 0, &mut items, &mut notes)?;
+    let unset_at: Vec<String> = notes
+        .iter()
+        .filter(|n| n.contains(UNSET_NOTE))
+        .cloned()
+        .collect();
+    translate(items, notes).map_err(|mut e| {
+        // An error in a value that an unset variable emptied says so.
+        let at = format!("{}:{}: ", e.source_name, e.line);
+        if let Some(n) = unset_at.iter().find(|n| n.starts_with(&at)) {
+            let why = n.split(" — ").nth(1).unwrap_or(n);
+            e.msg = format!("{} ({why})", e.msg);
+        }
+        e
+    })
 }
 
 /// Translates a fio command line, argv style (the program name may come first).
@@ -135,7 +155,7 @@ pub fn parse_args(args: &[String]) -> Result<Translated, CompatError> {
         };
         items.push(Item::Section("job".into(), loc));
     }
-    translate(items)
+    translate(items, Vec::new())
 }
 
 fn looks_like_option(s: &str) -> bool {
@@ -156,6 +176,7 @@ fn lex_ini(
     env: EnvLookup<'_>,
     depth: usize,
     out: &mut Vec<Item>,
+    notes: &mut Vec<String>,
 ) -> Result<(), CompatError> {
     for (idx, raw) in text.lines().enumerate() {
         let loc = Loc::Line {
@@ -166,8 +187,6 @@ fn lex_ini(
         if line.is_empty() {
             continue;
         }
-        let line = expand_env(line, env).map_err(|e| loc.error(e.to_string()))?;
-        let line = line.trim();
         if let Some(rest) = line.strip_prefix('[') {
             let Some(name) = rest.strip_suffix(']') else {
                 return Err(loc.error(format!("'{line}' is not a [section] line")));
@@ -203,6 +222,7 @@ fn lex_ini(
                     env,
                     depth + 1,
                     out,
+                    notes,
                 )?;
                 continue;
             }
@@ -214,6 +234,10 @@ fn lex_ini(
         if key.is_empty() {
             return Err(loc.error(format!("'{line}' has no option name")));
         }
+        let value = match value {
+            Some(v) => Some(substitute(&key, &v, env, &loc, notes)?),
+            None => None,
+        };
         if !out.iter().any(|i| matches!(i, Item::Section(..))) {
             return Err(loc.error(format!(
                 "option '{key}' comes before any [section]; fio options belong to \
@@ -240,15 +264,6 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
-/// Why a `${VAR}` in a job line could not be expanded.
-#[derive(Debug, PartialEq, thiserror::Error)]
-enum EnvError {
-    #[error("unterminated '${{' in '{0}'")]
-    Unterminated(String),
-    #[error("environment variable '{0}' is not set")]
-    Unset(String),
-}
-
 /// Why a time in fio's microsecond default unit was refused.
 #[derive(Debug, thiserror::Error)]
 enum UsecError {
@@ -258,25 +273,36 @@ enum UsecError {
     Unit(#[from] crate::plan::units::UnitError),
 }
 
-/// Expands `${VAR}`; an unset variable is an error that names it.
-fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, EnvError> {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(pos) = rest.find("${") {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(EnvError::Unterminated(line.to_string()));
-        };
-        let name = &after[..end];
-        match env(name) {
-            Some(v) => out.push_str(&v),
-            None => return Err(EnvError::Unset(name.to_string())),
-        }
-        rest = &after[end + 1..];
+/// How the warning for an unset `${VAR}` goes on after the variable's name.
+const UNSET_NOTE: &str = "is not set; fio substitutes an empty string, and so does ioscope";
+
+/// fio's substitutions in one option value (see [`fio_subst`]): what fio would
+/// parse, with a warning for each unset variable and each keyword replaced.
+fn substitute(
+    key: &str,
+    value: &str,
+    env: EnvLookup<'_>,
+    loc: &Loc,
+    notes: &mut Vec<String>,
+) -> Result<String, CompatError> {
+    let key_n = normalise_key(key);
+    let s = fio_subst::substitute(value, env, fio_options::is_time(&key_n))
+        .map_err(|e| loc.error(format!("{key}={value}: {e}")))?;
+    for name in &s.unset {
+        notes.push(format!(
+            "{loc}: {key}={value} — environment variable '{name}' {UNSET_NOTE}"
+        ));
     }
-    out.push_str(rest);
-    Ok(out)
+    if !s.keywords.is_empty() {
+        let used: Vec<String> = s.keywords.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        notes.push(format!(
+            "{loc}: {key}={value} → {} (this machine's {}, as fio substitutes them where \
+             it runs)",
+            s.value,
+            used.join(", ")
+        ));
+    }
+    Ok(s.value)
 }
 
 pub(crate) fn parse_bool(v: Option<&str>) -> Option<bool> {
@@ -309,8 +335,9 @@ impl Opts {
         self.map
             .insert(key, (value, loc, raw_key.trim().to_string()));
     }
-    /// The option's value and place. A value with fio's `$` keywords or arithmetic
-    /// is listed as unsupported by [`JobCx::report_unsupported`] and reads as absent.
+    /// The option's value and place. A value with a `$` left after fio's
+    /// substitutions is listed as unsupported by [`JobCx::report_unsupported`] and
+    /// reads as absent.
     fn get(&self, key: &str) -> Option<(&str, &Loc)> {
         self.ask(key);
         self.map
@@ -366,10 +393,10 @@ struct Job {
     steady: Option<(SteadyStop, Option<u64>)>,
 }
 
-fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
+fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatError> {
     let jobs = group_jobs(items)?;
     let mut unsupported = UnsupportedList::default();
-    let mut warnings = Vec::new();
+    let mut warnings = notes;
     let mut resolved = Vec::new();
     for (section, loc, opts) in &jobs {
         let cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
@@ -674,6 +701,17 @@ impl<'a> JobCx<'a> {
         let (engine, qd) = self.engine()?;
         let data = self.data_settings();
         let direct = self.direct()?;
+        if engine == EngineKind::Nbd && !self.o.get("uri").is_some_and(|(u, _)| !u.is_empty()) {
+            let at = self
+                .o
+                .get("uri")
+                .map(|(_, l)| l)
+                .unwrap_or(self.section_loc);
+            return Err(at.error(format!(
+                "job '{}': ioengine=nbd needs uri= (the NBD export, nbd://HOST/NAME)",
+                self.name
+            )));
+        }
         let target = self.target(streams, engine == EngineKind::Auto)?;
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let pauses = self.pauses(&rate)?;
@@ -763,17 +801,22 @@ impl<'a> JobCx<'a> {
                 Some(v) => format!("{raw}={v}"),
                 None => raw.clone(),
             };
-            if v.as_deref().is_some_and(|v| v.contains('$')) {
-                self.unsupported
-                    .push(format!("{text} — fio arithmetic/keywords"), loc);
-                continue;
-            }
             if fio_options::is_unsupported(key, v.as_deref()) {
                 let text = match fio_options::unsupported_reason(key) {
                     Some(why) => format!("{text} — {why}"),
                     None => text,
                 };
                 self.unsupported.push(text, loc);
+            } else if v.as_deref().is_some_and(|v| v.contains('$')) {
+                // Job files come here substituted; what is left is not fio's.
+                self.unsupported.push(
+                    format!(
+                        "{text} — '$' left after fio's substitutions (${{VAR}}, $pagesize, \
+                         $mb_memory, $ncpus, which fio makes in job files, not on its \
+                         command line)"
+                    ),
+                    loc,
+                );
             } else if let Some(why) = fio_options::warning(key) {
                 self.warnings
                     .push(format!("job '{}': {text} — {why}", self.name));
@@ -2048,7 +2091,16 @@ mod tests {
     /// `text`.
     fn asked(text: &str) -> BTreeSet<String> {
         let mut items = Vec::new();
-        lex_ini("t.fio", text, Path::new("."), &no_env, 0, &mut items).unwrap();
+        lex_ini(
+            "t.fio",
+            text,
+            Path::new("."),
+            &no_env,
+            0,
+            &mut items,
+            &mut Vec::new(),
+        )
+        .unwrap();
         let mut names = BTreeSet::new();
         let (mut un, mut warnings) = (UnsupportedList::default(), Vec::new());
         for (section, loc, opts) in group_jobs(items).unwrap() {
@@ -2278,21 +2330,47 @@ mod tests {
     }
 
     #[test]
-    fn env_expansion_and_errors() {
-        let env = |k: &str| (k == "DEV").then(|| "/dev/nvme0n1".to_string());
+    fn env_expansion_as_fio_does_it() {
+        let env = |k: &str| match k {
+            "DEV" => Some("/dev/nvme0n1".to_string()),
+            "$pagesize" => Some("4096".to_string()),
+            _ => None,
+        };
         let t = parse_str(
             "t.fio",
-            "[j]\nfilename=${DEV}\nrw=randread\n",
+            "[j]\nfilename=${DEV}\nrw=randread\nbs=$pagesize\n",
             Path::new("."),
             &env,
         )
         .unwrap();
         assert_eq!(t.plan.targets[0].uri, "/dev/nvme0n1");
-        let e = parse("[j]\nfilename=${NOPE}\n").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "t.fio:2: environment variable 'NOPE' is not set"
+        assert_eq!(t.plan.runs[0].workloads[0].bs.single(), Some(4096));
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert!(
+            t.plan.warnings.iter().any(|w| w.contains("$pagesize=4096")),
+            "{:?}",
+            t.plan.warnings
         );
+        // Unset: fio substitutes nothing, and the translation says so.
+        let t = parse_str(
+            "t.fio",
+            "[j]\ndirectory=/mnt${NOPE}\nsize=1m\n",
+            Path::new("."),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(t.plan.targets[0].uri, "/mnt/j.0.0");
+        assert!(
+            t.plan
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("t.fio:2: ") && w.contains("'NOPE' is not set")),
+            "{:?}",
+            t.plan.warnings
+        );
+        // Section names are not substituted, as in fio.
+        let t = parse_str("t.fio", "[${DEV}]\nsize=1m\n", Path::new("."), &env).unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].name, "${DEV}");
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub struct FioOption {
     /// True when it takes no value on a command line (`--time_based`), so the next
     /// argument is never read as its value.
     pub flag: bool,
+    /// True for a time, where fio reads a bare number in a parenthesised arithmetic
+    /// expression as microseconds (see [`super::fio_subst`]).
+    pub time: bool,
     pub effect: Effect,
 }
 
@@ -48,6 +51,7 @@ const fn maps(name: &'static str, how: &'static str) -> FioOption {
         name,
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::Maps(how),
     }
 }
@@ -57,6 +61,7 @@ const fn no_effect(name: &'static str, why: &'static str) -> FioOption {
         name,
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::NoEffect(why),
     }
 }
@@ -66,6 +71,7 @@ const fn warn(name: &'static str, why: &'static str) -> FioOption {
         name,
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::Warn(why),
     }
 }
@@ -75,12 +81,18 @@ const fn unsupported(name: &'static str, why: &'static str) -> FioOption {
         name,
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::Unsupported(why),
     }
 }
 
 const fn flag(mut o: FioOption) -> FioOption {
     o.flag = true;
+    o
+}
+
+const fn time(mut o: FioOption) -> FioOption {
+    o.time = true;
     o
 }
 
@@ -156,22 +168,22 @@ pub const OPTIONS: &[FioOption] = &[
         "passes, when I/Os × bs are a whole multiple of size",
     ),
     maps("loops", "passes unless time_based"),
-    aka(maps("runtime", "run duration"), &["timeout"]),
+    aka(time(maps("runtime", "run duration")), &["timeout"]),
     flag(maps("time_based", "no pass limit")),
-    maps("ramp_time", "warm-up"),
-    maps(
+    time(maps("ramp_time", "warm-up")),
+    time(maps(
         "startdelay",
         "the workload's start delay (a range of delays unsupported)",
-    ),
-    maps(
+    )),
+    time(maps(
         "thinktime",
         "think time of each stream after every batch of I/Os (closed loop only)",
-    ),
+    )),
     maps("thinktime_blocks", "I/Os per think-time batch (default 1)"),
-    maps(
+    time(maps(
         "thinktime_spin",
         "part of the think time; ioscope waits it without spinning (warned)",
-    ),
+    )),
     maps(
         "thinktime_blocks_type",
         "complete or issue: the same here, a stream thinks once its batch completed",
@@ -226,6 +238,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "zonemode",
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::NoEffectWhen {
             accepts: is_none_word,
             why: "zonemode=none: I/O over the whole region, as ioscope does",
@@ -302,17 +315,17 @@ pub const OPTIONS: &[FioOption] = &[
         &["ss"],
     ),
     aka(
-        maps(
+        time(maps(
             "steadystate_duration",
             "the steady-state stop's rolling window (0 or absent: fio does not judge)",
-        ),
+        )),
         &["ss_dur"],
     ),
     aka(
-        maps(
+        time(maps(
             "steadystate_ramp_time",
             "measured time before the steady-state stop judges",
-        ),
+        )),
         &["ss_ramp"],
     ),
     aka(
@@ -386,11 +399,11 @@ pub const OPTIONS: &[FioOption] = &[
     maps("buffer_compress_percentage", "compress ratio 100/(100-P)"),
     maps("dedupe_percentage", "dedup ratio 100/(100-P)"),
     // Latency target and steady state.
-    maps(
+    time(maps(
         "latency_target",
         "the run becomes an SLA search (curve with max_latency)",
-    ),
-    maps("latency_window", "each probe's duration"),
+    )),
+    time(maps("latency_window", "each probe's duration")),
     maps(
         "latency_percentile",
         "the bound's percentile (100 → max; default 100)",
@@ -474,6 +487,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "invalidate",
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::NoEffectWhen {
             accepts: is_false,
             why: "invalidate=0: ioscope never drops the page cache",
@@ -548,6 +562,11 @@ pub fn normalise_key(key: &str) -> String {
         Some(o) => o.name.to_string(),
         None => k,
     }
+}
+
+/// True when the option is a time (see [`FioOption::time`]).
+pub fn is_time(key: &str) -> bool {
+    lookup(key).is_some_and(|o| o.time)
 }
 
 /// True when the option takes no value on a command line.
