@@ -107,9 +107,9 @@ fn is_false(v: Option<&str>) -> bool {
     super::fio::parse_bool(v) == Some(false)
 }
 
-/// fio's `none`: `zonemode=none` is the default, I/O over the whole region.
-fn is_none_word(v: Option<&str>) -> bool {
-    v.is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
+/// fio's default `dedupe_mode=repeat`: duplicates repeat earlier unique writes.
+fn is_repeat(v: Option<&str>) -> bool {
+    v.is_some_and(|v| v.trim().eq_ignore_ascii_case("repeat"))
 }
 
 /// Every option the fio reader knows, by name.
@@ -234,16 +234,11 @@ pub const OPTIONS: &[FioOption] = &[
         "filename_format",
         "fio's names for a job's files; ioscope names the one file JOBNAME.0.0",
     ),
-    FioOption {
-        name: "zonemode",
-        aliases: &[],
-        flag: false,
-        time: false,
-        effect: Effect::NoEffectWhen {
-            accepts: is_none_word,
-            why: "zonemode=none: I/O over the whole region, as ioscope does",
-        },
-    },
+    maps(
+        "zonemode",
+        "none: I/O over the whole region, as ioscope does; strided and zbd unsupported \
+         (each with its reason)",
+    ),
     unsupported(
         "zonesize",
         "fio's zones (zonemode=strided does zonesize of I/O then skips zoneskip; \
@@ -253,6 +248,11 @@ pub const OPTIONS: &[FioOption] = &[
     unsupported("zoneskip", "fio's strided zones (see zonesize)"),
     unsupported("zonerange", "fio's strided zones (see zonesize)"),
     unsupported(
+        "random_sequence_stride",
+        "part of random_distribution=sequence, a fixed order of block indices; ioscope \
+         draws random offsets from a distribution",
+    ),
+    unsupported(
         "zonecapacity",
         "zoned block devices (zonemode=zbd), which ioscope does not drive",
     ),
@@ -260,6 +260,122 @@ pub const OPTIONS: &[FioOption] = &[
         "max_open_zones",
         "zoned block devices (zonemode=zbd), which ioscope does not drive",
     ),
+    // Options of engines ioscope lacks (NVMe passthrough: io_uring_cmd, xnvme).
+    unsupported(
+        "md_per_io_size",
+        "NVMe metadata per I/O: an option of fio's io_uring_cmd and xnvme engines \
+         (NVMe passthrough), which ioscope lacks",
+    ),
+    unsupported(
+        "pi_act",
+        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
+         engines (NVMe passthrough), which ioscope lacks",
+    ),
+    unsupported(
+        "pi_chk",
+        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
+         engines (NVMe passthrough), which ioscope lacks",
+    ),
+    unsupported(
+        "apptag",
+        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
+         engines (NVMe passthrough), which ioscope lacks",
+    ),
+    unsupported(
+        "apptag_mask",
+        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
+         engines (NVMe passthrough), which ioscope lacks",
+    ),
+    aka(
+        unsupported(
+            "fdp",
+            "NVMe data placement (FDP): writes tagged with placement IDs through fio's \
+             io_uring_cmd and xnvme engines (NVMe passthrough), which ioscope lacks",
+        ),
+        &["dataplacement"],
+    ),
+    aka(
+        unsupported(
+            "fdp_pli",
+            "placement IDs of NVMe data placement (see fdp), which ioscope lacks",
+        ),
+        &["plids"],
+    ),
+    aka(
+        unsupported(
+            "fdp_pli_select",
+            "how placement IDs are picked in NVMe data placement (see fdp)",
+        ),
+        &["plid_select"],
+    ),
+    // Write flags and priorities.
+    flag(unsupported(
+        "atomic",
+        "fio writes with RWF_ATOMIC (torn-write protection, Linux 6.11+; refused by \
+         files that lack it); ioscope's writes carry no such flag",
+    )),
+    warn(
+        "log_prio",
+        "fio writes the priority column of its logs as the I/O's priority in hex \
+         (0x0000 for the default); ioscope issues every I/O at the default priority and \
+         writes 0 there, as fio does without log_prio",
+    ),
+    unsupported(
+        "cmdprio_percentage",
+        "fio gives that share of the I/Os a higher priority (io_uring/libaio per-I/O \
+         ioprio); ioscope issues every I/O at the default priority",
+    ),
+    unsupported(
+        "cmdprio_class",
+        "the priority class of cmdprio_percentage/cmdprio_bssplit I/Os; ioscope issues \
+         every I/O at the default priority",
+    ),
+    unsupported(
+        "cmdprio",
+        "the priority level of cmdprio_percentage/cmdprio_bssplit I/Os; ioscope issues \
+         every I/O at the default priority",
+    ),
+    unsupported(
+        "cmdprio_bssplit",
+        "per-block-size I/O priorities; ioscope issues every I/O at the default priority",
+    ),
+    unsupported(
+        "cmdprio_hint",
+        "I/O priority hints; ioscope issues every I/O at the default priority",
+    ),
+    unsupported(
+        "prio",
+        "the job's I/O priority (ioprio_set); ioscope issues every I/O at the default \
+         priority",
+    ),
+    unsupported(
+        "prioclass",
+        "the job's I/O priority class (ioprio_set); ioscope issues every I/O at the \
+         default priority",
+    ),
+    // Dedupe beyond a ratio.
+    FioOption {
+        name: "dedupe_mode",
+        aliases: &[],
+        flag: false,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_repeat,
+            why: "dedupe_mode=repeat (fio's default): duplicates repeat earlier unique \
+                  writes, as ioscope's do; working_set draws them from a set of \
+                  dedupe_working_set_percentage of the file, which ioscope does not",
+        },
+    },
+    unsupported(
+        "dedupe_working_set_percentage",
+        "the share of the file dedupe_mode=working_set draws duplicates from; ioscope's \
+         duplicates repeat recent unique writes",
+    ),
+    flag(unsupported(
+        "dedupe_global",
+        "duplicates shared between jobs; each ioscope worker repeats its own earlier \
+         writes",
+    )),
     // Verification beyond ioscope's own headers.
     maps(
         "do_verify",
@@ -342,11 +458,14 @@ pub const OPTIONS: &[FioOption] = &[
     )),
     unsupported(
         "continue_on_error",
-        "fio's per-kind error policy; ioscope's is --on-error (stop, count or retry)",
+        "fio's per-kind error policy (none, read, write, io, verify, all), part of the \
+         job; ioscope's is the run's --on-error (stop, count or retry), for every kind \
+         at once: give it on the command line",
     ),
     unsupported(
         "ignore_error",
-        "fio's per-errno error list; ioscope's policy is --on-error",
+        "fio's per-errno error list; ioscope's policy is the run's --on-error, for every \
+         error at once",
     ),
     unsupported(
         "exit_what",
