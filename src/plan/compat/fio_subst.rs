@@ -38,6 +38,8 @@ pub fn machine_keyword(word: &str) -> Option<String> {
     (v > 0).then(|| v.to_string())
 }
 
+// c_long is i64 on 64-bit targets and i32 on others; the conversion is for those.
+#[allow(clippy::useless_conversion)]
 fn sysconf(name: libc::c_int) -> i64 {
     // SAFETY: sysconf only reads a system setting by number; no memory is passed.
     i64::from(unsafe { libc::sysconf(name) })
