@@ -110,6 +110,8 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     align: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    seq_gap: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     think: Option<String>,
@@ -313,12 +315,23 @@ impl WorkloadTable {
             share: w.share_pct,
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
             align: w.align_bytes.map(format_size),
+            seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
         }
+    }
+}
+
+/// A signed byte count in the job file's size units (`"-8k"`).
+fn signed_size(bytes: i64) -> String {
+    let text = format_size(bytes.unsigned_abs());
+    if bytes < 0 {
+        format!("-{text}")
+    } else {
+        text
     }
 }
 
@@ -422,9 +435,14 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             };
             let _ = writeln!(
                 s,
-                "filename={}\nioengine={engine}\nrw={}\niodepth={}\nnumjobs={}",
+                "filename={}\nioengine={engine}\nrw={}{}\niodepth={}\nnumjobs={}",
                 t.uri,
                 rw_word(w),
+                if w.seq_gap_bytes != 0 {
+                    format!(":{}", signed_size(w.seq_gap_bytes))
+                } else {
+                    String::new()
+                },
                 w.qd,
                 w.streams
             );
@@ -821,5 +839,32 @@ mod tests {
         assert_eq!((w.read_pct, w.qd, w.streams), (70, 8, 2));
         assert_eq!(w.bs.split.len(), 2);
         assert_eq!(t.plan.runs[0].duration_ns, Some(30_000_000_000));
+    }
+
+    /// A sequential gap (fio's `rw=read:-8k`) survives TOML and fio output.
+    #[test]
+    fn a_sequential_gap_survives_conversion() {
+        let mut p = sample();
+        let w = &mut p.runs[0].workloads[0];
+        w.pattern = crate::plan::model::AccessPattern::Sequential;
+        w.seq_layout = SeqLayout::Regions;
+        w.dist = Distribution::Uniform;
+        w.rate = Rate::Max;
+        w.seq_gap_bytes = -8192;
+        let text = to_toml(&p).unwrap();
+        assert!(text.contains("seq_gap = \"-8k\""), "{text}");
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].workloads[0].seq_gap_bytes, -8192);
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("rw=rw:-8k\n"), "{fio}");
+        let t = crate::plan::compat::fio::parse_str(
+            "c.fio",
+            &fio,
+            std::path::Path::new("/tmp"),
+            &|_| None,
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.runs[0].workloads[0].seq_gap_bytes, -8192);
     }
 }

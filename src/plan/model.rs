@@ -427,6 +427,11 @@ pub struct Workload {
     /// smallest block size. A multiple of the smallest block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub align_bytes: Option<u64>,
+    /// Sequential access: bytes added to the offset after each I/O (fio's offset
+    /// modifier, `rw=read:N`). Positive leaves holes; negative walks backwards, so
+    /// `-2 × bs` reads the region from its end to its start. 0 = contiguous.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_gap_bytes: i64,
     /// Pauses in issuing: a late start, idle time between batches (fio's
     /// `startdelay` and `thinktime`).
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
@@ -528,6 +533,7 @@ impl Default for Workload {
             share_pct: None,
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
+            seq_gap_bytes: 0,
             pauses: Pauses::default(),
         }
     }
@@ -801,4 +807,8 @@ impl RunSpec {
             })
             .sum()
     }
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
 }

@@ -153,6 +153,10 @@ pub struct WorkloadEcho {
     /// block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub align_bytes: Option<u64>,
+    /// Sequential access: bytes added to the offset after each I/O (fio's
+    /// `rw=read:N`; negative walks backwards); absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_gap_bytes: i64,
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
@@ -181,6 +185,10 @@ fn is_zero_u32(v: &u32) -> bool {
     *v == 0
 }
 
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
+}
+
 impl Pauses {
     pub fn is_none(&self) -> bool {
         *self == Pauses::default()
@@ -206,6 +214,7 @@ impl Default for WorkloadEcho {
             share_pct: None,
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
+            seq_gap_bytes: 0,
             pauses: Pauses::default(),
         }
     }
@@ -396,6 +405,7 @@ mod tests {
             share_pct: Some(30.0),
             seq_layout: SeqLayout::Stride,
             align_bytes: None,
+            seq_gap_bytes: 0,
             pauses: Pauses::default(),
         };
         let v = serde_json::to_value(&w).unwrap();

@@ -740,3 +740,32 @@ fn fio_steadystate_stops_the_run_by_fios_rule() {
         run.duration_s
     );
 }
+
+/// fio's offset modifier `rw=write:4k` leaves a 4 KiB hole after every 4 KiB block:
+/// on a zeroed file one pass writes the even blocks (twice over, wrapping at the end,
+/// as fio does) and never touches the odd ones.
+#[test]
+fn fio_offset_modifier_leaves_holes_in_the_file() {
+    let d = tempdir();
+    let data = d.path().join("holes.dat");
+    std::fs::write(&data, vec![0u8; 64 << 10]).unwrap();
+    let job = d.path().join("holes.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[holes]\nfilename={}\nsize=64k\nbs=4k\nrw=write:4k\nioengine=psync\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let o = ioscope()
+        .args(["run", job.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bytes = std::fs::read(&data).unwrap();
+    for (i, block) in bytes.chunks(4096).enumerate() {
+        let written = block.iter().any(|&b| b != 0);
+        assert_eq!(written, i % 2 == 0, "block {i} written: {written}");
+    }
+}

@@ -690,7 +690,7 @@ impl<'a> JobCx<'a> {
     /// The job, step by step.
     fn resolve(mut self) -> Result<Job, CompatError> {
         self.report_unsupported();
-        let (read_pct, pattern) = self.mix()?;
+        let (read_pct, pattern, seq_gap_bytes) = self.mix()?;
         let dist = match self.o.get("random_distribution") {
             Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
             None => Distribution::Uniform,
@@ -768,6 +768,7 @@ impl<'a> JobCx<'a> {
                 share_pct: None,
                 seq_layout: Default::default(),
                 align_bytes,
+                seq_gap_bytes,
                 pauses,
             },
             engine,
@@ -824,18 +825,15 @@ impl<'a> JobCx<'a> {
         }
     }
 
-    /// `rw` and the read/write mix: (read_pct, pattern).
-    fn mix(&mut self) -> Result<(u8, AccessPattern), CompatError> {
+    /// `rw` and the read/write mix: (read_pct, pattern, bytes added to a sequential
+    /// offset after each I/O).
+    fn mix(&mut self) -> Result<(u8, AccessPattern, i64), CompatError> {
         let o = self.o;
         let (rw, rw_loc) = o.get("rw").unwrap_or(("read", self.section_loc));
         let (rw_base, rw_suffix) = match rw.split_once(':') {
             Some((a, b)) => (a, Some(b)),
             None => (rw, None),
         };
-        if let Some(s) = rw_suffix {
-            self.unsupported
-                .push(format!("rw={rw} — ':{s}' offset modifier"), rw_loc);
-        }
         let (mixed, pattern) = match rw_base.trim().to_ascii_lowercase().as_str() {
             "read" => (Some(100u8), AccessPattern::Sequential),
             "write" => (Some(0), AccessPattern::Sequential),
@@ -879,7 +877,43 @@ impl<'a> JobCx<'a> {
                 self.unsupported.push(format!("percentage_random={v}"), loc);
             }
         }
-        Ok((read_pct, pattern))
+        let gap = match rw_suffix {
+            None => 0,
+            Some(s) => self.offset_modifier(rw, s, &pattern, rw_loc)?,
+        };
+        Ok((read_pct, pattern, gap))
+    }
+
+    /// `rw=read:N`: fio adds N bytes (fio's size units, negative walks backwards) to
+    /// the offset after each sequential I/O. On random I/O the suffix counts I/Os
+    /// before a new random offset, which is listed.
+    fn offset_modifier(
+        &mut self,
+        rw: &str,
+        suffix: &str,
+        pattern: &AccessPattern,
+        loc: &Loc,
+    ) -> Result<i64, CompatError> {
+        if !matches!(pattern, AccessPattern::Sequential) {
+            self.unsupported.push(
+                format!(
+                    "rw={rw} — ':{suffix}' on random I/O: fio issues that many I/Os before \
+                     a new random offset; ioscope draws one for every I/O"
+                ),
+                loc,
+            );
+            return Ok(0);
+        }
+        let s = suffix.trim();
+        let (neg, digits) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let bytes = parse_size_allow_zero(digits)
+            .ok()
+            .and_then(|b| i64::try_from(b).ok())
+            .ok_or_else(|| opt_err(loc, "rw", rw, &"the ':N' offset modifier must be a size"))?;
+        Ok(if neg { -bytes } else { bytes })
     }
 
     /// `bssplit`, else `bsrange`, else `bs` (default 4k).

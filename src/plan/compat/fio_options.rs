@@ -112,6 +112,11 @@ fn is_repeat(v: Option<&str>) -> bool {
     v.is_some_and(|v| v.trim().eq_ignore_ascii_case("repeat"))
 }
 
+/// fio's default `rw_sequencer=sequential`: an offset modifier adds to the offset.
+fn is_sequential_word(v: Option<&str>) -> bool {
+    v.is_some_and(|v| v.trim().eq_ignore_ascii_case("sequential"))
+}
+
 /// Every option the fio reader knows, by name.
 pub const OPTIONS: &[FioOption] = &[
     // Jobs and runs.
@@ -124,10 +129,23 @@ pub const OPTIONS: &[FioOption] = &[
     aka(
         maps(
             "rw",
-            "read_pct and pattern; trim and ':N' suffixes unsupported",
+            "read_pct and pattern; ':N' adds N bytes to a sequential offset after each I/O \
+             (negative: backwards); trim and ':N' on random I/O unsupported",
         ),
         &["readwrite"],
     ),
+    FioOption {
+        name: "rw_sequencer",
+        aliases: &[],
+        flag: false,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_sequential_word,
+            why: "rw_sequencer=sequential (fio's default): the ':N' of rw adds to the \
+                  offset, as ioscope does; identical (repeat the offset N times) is not \
+                  reproduced",
+        },
+    },
     maps("rwmixread", "read_pct of a mix"),
     maps("rwmixwrite", "100 - read_pct of a mix"),
     maps(
