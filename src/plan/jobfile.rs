@@ -15,7 +15,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Pacing,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
 };
 use super::paths::MultipathSpec;
@@ -101,6 +101,9 @@ const WORKLOAD_KEYS: &[&str] = &[
     "stop_after",
     "align",
     "seq_gap",
+    "flow",
+    "flow_id",
+    "flow_sleep",
 ];
 const RUN_ONLY_KEYS: &[&str] = &[
     "name",
@@ -838,6 +841,7 @@ impl<'a> Ctx<'a> {
         let pauses = self.pauses(&sec, &rate)?;
         let align_bytes = self.align(&sec, &bs)?;
         let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
+        let flow = self.flow(&sec, &rate, share_pct)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -857,10 +861,52 @@ impl<'a> Ctx<'a> {
                 seq_layout,
                 align_bytes,
                 seq_gap_bytes,
+                flow,
                 pauses,
             },
             at,
         ))
+    }
+
+    /// `flow` (a weight), `flow_id` and `flow_sleep`: fio's flow control, for
+    /// closed-loop workloads outside a share mix.
+    fn flow(&self, sec: &Section<'_>, rate: &Rate, share: Option<f64>) -> Res<Option<Flow>> {
+        let Some(v) = sec.get("flow") else {
+            for k in ["flow_id", "flow_sleep"] {
+                if let Some(v) = sec.get(k) {
+                    return Err(self.err(v.span(), format!("'{k}' is only used with 'flow'")));
+                }
+            }
+            return Ok(None);
+        };
+        let weight: u32 = self.count("flow", v)?;
+        if matches!(rate, Rate::Iops(_)) || share.is_some() {
+            return Err(self.err(
+                v.span(),
+                "'flow' holds closed-loop workloads in a ratio; not with 'rate' or 'share'",
+            ));
+        }
+        let id = match sec.get("flow_id") {
+            Some(i) => {
+                let n = self.integer("flow_id", i)?;
+                u32::try_from(n).map_err(|_| {
+                    self.err(
+                        i.span(),
+                        format!("'flow_id' must be 0 to {}, found {n}", u32::MAX),
+                    )
+                })?
+            }
+            None => 0,
+        };
+        let sleep_ns = match sec.get("flow_sleep") {
+            Some(d) => self.duration("flow_sleep", d, true)?,
+            None => 0,
+        };
+        Ok(Some(Flow {
+            id,
+            weight,
+            sleep_ns,
+        }))
     }
 
     /// `seq_gap`: bytes added to a sequential offset after each I/O (`"-8k"` walks

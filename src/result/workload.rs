@@ -157,9 +157,23 @@ pub struct WorkloadEcho {
     /// `rw=read:N`; negative walks backwards); absent when 0.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_gap_bytes: i64,
+    /// fio's flow control: the workload's flow id and weight; absent when free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
+}
+
+/// A workload's place in fio's flow control: streams of workloads with the same
+/// `id` issued I/Os in the ratio of their `weight`s; a held stream waited `sleep_ns`
+/// (absent: a short retry) before asking again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flow {
+    pub id: u32,
+    pub weight: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sleep_ns: u64,
 }
 
 /// When a workload held back: its late start, and each stream's think time after
@@ -215,6 +229,7 @@ impl Default for WorkloadEcho {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             seq_gap_bytes: 0,
+            flow: None,
             pauses: Pauses::default(),
         }
     }
@@ -406,6 +421,7 @@ mod tests {
             seq_layout: SeqLayout::Stride,
             align_bytes: None,
             seq_gap_bytes: 0,
+            flow: None,
             pauses: Pauses::default(),
         };
         let v = serde_json::to_value(&w).unwrap();

@@ -26,6 +26,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         seq_layout,
         align_bytes,
         seq_gap_bytes,
+        flow,
         pauses,
     } = w;
     wire::WorkloadEcho {
@@ -59,6 +60,18 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         },
         align_bytes: *align_bytes,
         seq_gap_bytes: *seq_gap_bytes,
+        flow: flow.map(|f| {
+            let plan::Flow {
+                id,
+                weight,
+                sleep_ns,
+            } = f;
+            wire::Flow {
+                id,
+                weight,
+                sleep_ns,
+            }
+        }),
         pauses: {
             let plan::Pauses {
                 start_delay_ns,
@@ -132,6 +145,11 @@ mod tests {
                 seq_layout: plan::SeqLayout::Stride,
                 align_bytes: Some(65536),
                 seq_gap_bytes: -8192,
+                flow: Some(plan::Flow {
+                    id: 2,
+                    weight: 8,
+                    sleep_ns: 1_000_000,
+                }),
                 pauses: plan::Pauses {
                     start_delay_ns: 2_000_000_000,
                     think_ns: 500_000,

@@ -115,6 +115,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 think_ns: w.pauses.think_ns,
                 since_think: 0,
                 thinking: false,
+                flow_issued: w.flow.map(|_| 0),
+                flow_held: false,
             });
         }
     }
@@ -160,7 +162,11 @@ pub(super) fn launch(
         .workloads
         .iter()
         .zip(resolved)
-        .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
+        .zip(super::flow::shares(&run.workloads))
+        .map(|((w, r), flow)| WorkloadShape {
+            flow,
+            ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+        })
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));

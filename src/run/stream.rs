@@ -27,6 +27,8 @@ pub struct WorkloadShape {
     /// Sequential streams that walk their own region: bytes added to the offset
     /// after each I/O (fio's `rw=read:N`; negative walks backwards).
     pub seq_gap: i64,
+    /// fio's flow control: this workload's share of its flow group (set by launch).
+    pub flow: Option<super::flow::FlowShare>,
 }
 
 impl WorkloadShape {
@@ -56,6 +58,7 @@ impl WorkloadShape {
             max_bs: w.bs.max_bytes() as u32,
             open_loop: matches!(w.rate, Rate::Iops(_)),
             seq_gap: w.seq_gap_bytes,
+            flow: None,
         }
     }
 }
@@ -104,6 +107,12 @@ pub struct Stream {
     pub since_think: u32,
     /// Holding back: waiting for its I/Os to complete, then thinking.
     pub thinking: bool,
+    /// I/Os issued under flow control; `None` once the stream has left its flow
+    /// group (or never had one).
+    pub flow_issued: Option<u64>,
+    /// Held by flow control until its hold is over (one hold at a time, whatever
+    /// tokens it had).
+    pub flow_held: bool,
 }
 
 /// The next I/O a stream wants.
@@ -259,6 +268,8 @@ mod tests {
             think_ns: 1000,
             since_think: 0,
             thinking: false,
+            flow_issued: None,
+            flow_held: false,
         }
     }
 

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
+    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -715,6 +715,7 @@ impl<'a> JobCx<'a> {
         let target = self.target(streams, engine == EngineKind::Auto)?;
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let pauses = self.pauses(&rate)?;
+        let flow = self.flow(&rate)?;
         let timing = self.timing(target.size, bs.single())?;
         let curve = self.latency_target(timing.duration_ns)?;
         let fio_logs = self.fio_logs()?;
@@ -769,6 +770,7 @@ impl<'a> JobCx<'a> {
                 seq_layout: Default::default(),
                 align_bytes,
                 seq_gap_bytes,
+                flow,
                 pauses,
             },
             engine,
@@ -1342,6 +1344,69 @@ impl<'a> JobCx<'a> {
             },
         };
         Ok((rate, arrival))
+    }
+
+    /// `flow`, `flow_id`, `flow_sleep` (µs): fio's flow control between the jobs of
+    /// a flow id, each held to its weight's share of their I/Os. For closed-loop jobs
+    /// (a rate-limited job issues on its schedule).
+    fn flow(&mut self, rate: &Rate) -> Result<Option<Flow>, CompatError> {
+        let o = self.o;
+        let weight = match o.get("flow") {
+            None => None,
+            Some((v, loc)) => match v.trim().parse::<i64>() {
+                Ok(0) => None,
+                Ok(w) if w > 0 && matches!(rate, Rate::Iops(_)) => {
+                    self.unsupported.push(
+                        format!(
+                            "flow={v} — with a rate limit: ioscope's rate-limited streams issue \
+                             on their schedule and are not held by flow control"
+                        ),
+                        loc,
+                    );
+                    None
+                }
+                Ok(w) if w > 0 => {
+                    Some(u32::try_from(w).map_err(|_| opt_err(loc, "flow", v, &"too large"))?)
+                }
+                Ok(_) => {
+                    self.unsupported.push(
+                        format!(
+                            "flow={v} — a negative weight (fio's older signed flow counter); \
+                             fio's weights now are positive"
+                        ),
+                        loc,
+                    );
+                    None
+                }
+                Err(e) => return Err(opt_err(loc, "flow", v, &e)),
+            },
+        };
+        let Some(weight) = weight else {
+            if !o.has("flow") {
+                self.only_with("flow", &["flow_id", "flow_sleep"]);
+            }
+            return Ok(None);
+        };
+        let id = match o.get("flow_id") {
+            None => 0,
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u32>()
+                .map_err(|e| opt_err(loc, "flow_id", v, &e))?,
+        };
+        let sleep_ns = match o.get("flow_sleep") {
+            None => 0,
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| opt_err(loc, "flow_sleep", v, &e))?
+                .saturating_mul(1000),
+        };
+        Ok(Some(Flow {
+            id,
+            weight,
+            sleep_ns,
+        }))
     }
 
     /// `startdelay` (seconds unless a unit is given) and `thinktime` (µs unless a
@@ -2367,11 +2432,12 @@ mod tests {
             t.unsupported
         );
         assert!(parse("[j]\nfilename=/tmp/x\nzonemode=wobble\n").is_err());
-        let t = parse("[j]\nfilename=/tmp/x\nflow=2\nzonemode=strided\nzonemode=none\n").unwrap();
+        // The last setting wins, as in fio.
+        let t = parse("[j]\nfilename=/tmp/x\nflow=-2\nzonemode=strided\nzonemode=none\n").unwrap();
         let opts: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
         assert_eq!(opts.len(), 1, "{opts:?}");
         assert!(
-            opts[0].starts_with("flow=2 — fio throttles jobs"),
+            opts[0].starts_with("flow=-2 — a negative weight"),
             "{opts:?}"
         );
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\nzonesize=1m\n").unwrap();

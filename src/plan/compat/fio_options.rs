@@ -210,15 +210,19 @@ pub const OPTIONS: &[FioOption] = &[
         "thinktime_iotime",
         "fio thinks after a period of I/O time; ioscope counts I/Os (thinktime_blocks)",
     ),
-    // Throttles ioscope does not have.
-    unsupported(
+    // Flow control between jobs.
+    maps(
         "flow",
-        "fio throttles jobs against each other to hold their I/O in a ratio; ioscope's \
-         workloads do not pace each other (give each job rate_iops instead)",
+        "the job's weight in its flow group: closed-loop jobs of one flow_id issue I/Os \
+         in the ratio of their weights (per clone, as fio); with a rate limit or a \
+         negative weight unsupported",
     ),
-    unsupported("flow_watermark", "part of fio's flow control between jobs"),
-    unsupported("flow_sleep", "part of fio's flow control between jobs"),
-    unsupported("flow_id", "part of fio's flow control between jobs"),
+    maps("flow_id", "the flow group (default 0)"),
+    maps(
+        "flow_sleep",
+        "µs a held stream waits before it asks again (0: a 20 µs retry)",
+    ),
+    no_effect("flow_watermark", "deprecated in fio, which ignores it"),
     aka(
         warn(
             "rate_min",
