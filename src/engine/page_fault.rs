@@ -22,7 +22,7 @@ impl PerformIo for PageFaultIo {
     #[inline]
     fn perform(&mut self, req: &IoRequest) -> (i64, u64) {
         let (off, n) = (req.offset as usize, req.len as usize);
-        if off.checked_add(n).is_none_or(|end| end > self.len) {
+        if off.checked_add(n).map_or(true, |end| end > self.len) {
             return (-(libc::EINVAL as i64), 0);
         }
         // SAFETY: off + n is within the mapping (checked above), which lives until
