@@ -165,7 +165,7 @@ impl JobCx<'_> {
             }));
         }
         if engine == EngineKind::PageFault {
-            return self.page_fault_target().map(Some);
+            return self.page_fault_target(bs).map(Some);
         }
         if !engine.is_file_op() {
             return Ok(None);
@@ -220,9 +220,19 @@ impl JobCx<'_> {
 
     /// page_fault maps `size` bytes of anonymous memory per worker: a `null:SIZE`
     /// target (no filename, no offset, as fio requires).
-    fn page_fault_target(&mut self) -> Result<JobTarget, CompatError> {
+    fn page_fault_target(&mut self, bs: u64) -> Result<JobTarget, CompatError> {
         let o = self.o;
         let Some((v, loc)) = o.get("size").or_else(|| o.get("filesize")) else {
+            if o.map.contains_key("size") || o.map.contains_key("filesize") {
+                // Written with fio's arithmetic, already listed as unsupported: carry
+                // on with one block so the rest of the job is still translated.
+                return Ok(JobTarget {
+                    uri: format!("null:{bs}"),
+                    size: None,
+                    offset: 0,
+                    from_directory: true,
+                });
+            }
             return Err(self.section_loc.error(format!(
                 "job '{}': ioengine=page_fault needs size= (the memory it maps)",
                 self.name
