@@ -147,6 +147,10 @@ pub(super) struct Launched {
     pub nconns: usize,
     /// Why the worker count is what it is, when connections decided it.
     pub workers_reason: Option<String>,
+    /// On virtual time with a steady-state stop: the collector's own place among
+    /// the clock's participants, so it can hold time at each interval boundary until
+    /// it has judged the interval (see `collector::hold_at_boundary`).
+    pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -189,7 +193,13 @@ pub(super) fn launch(
     // On virtual time every worker counts before the first one waits, so none starts
     // ahead of the others.
     let virtual_time = crate::clock::is_virtual();
-    let mut participants = crate::clock::VIRTUAL.reserve(if virtual_time { nworkers } else { 0 });
+    let judge = virtual_time && run.steady_stop.is_some() && !crate::cluster::active();
+    let places = if virtual_time {
+        nworkers + judge as usize
+    } else {
+        0
+    };
+    let mut participants = crate::clock::VIRTUAL.reserve(places);
     let mut handles = Vec::with_capacity(nworkers);
     // Emptied per-interval stats go back to their worker for reuse, so a long run
     // allocates no histograms after its first intervals.
@@ -266,6 +276,7 @@ pub(super) fn launch(
         nworkers,
         nconns: targets.len() * opts.connections as usize,
         workers_reason: spread.reason,
+        judge: judge.then(|| participants.hand_over()),
     })
 }
 
