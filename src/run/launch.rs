@@ -17,6 +17,7 @@ use crate::engine::iscsi::IscsiEngine;
 use crate::engine::multipath::path::InnerEngine;
 use crate::engine::multipath::{Connect, MultipathEngine, MultipathSettings};
 use crate::engine::nbd::NbdEngine;
+use crate::engine::page_fault::PageFaultEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::space::{SpaceCall, SpaceEngine};
 use crate::engine::Targets;
@@ -126,6 +127,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 think_ns,
                 since_think: 0,
                 thinking: false,
+                flow_issued: w.flow.map(|_| 0),
+                flow_held: false,
             });
         }
     }
@@ -157,6 +160,19 @@ pub(super) struct Launched {
     pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
 }
 
+/// Each workload's shape for the workers, with its share of its flow group.
+fn shapes_of(run: &RunSpec, resolved: &[Resolved]) -> Vec<WorkloadShape> {
+    run.workloads
+        .iter()
+        .zip(resolved)
+        .zip(super::flow::shares(&run.workloads))
+        .map(|((w, r), flow)| WorkloadShape {
+            flow,
+            ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+        })
+        .collect()
+}
+
 /// Builds the streams, spreads them over workers and starts the worker threads,
 /// each with its own engine (its group's), at a common start time.
 pub(super) fn launch(
@@ -174,12 +190,7 @@ pub(super) fn launch(
     let (plans, workers_reason) = place(run, resolved, groups, opts);
     let nworkers = plans.len();
     let placed = Placed::of(&plans, run.workloads.len());
-    let shapes: Vec<WorkloadShape> = run
-        .workloads
-        .iter()
-        .zip(resolved)
-        .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
-        .collect();
+    let shapes = shapes_of(run, resolved);
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
@@ -502,6 +513,12 @@ fn run_with_engine(
         }
         EngineKind::Ftruncate => {
             worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
+        }
+        EngineKind::PageFault => {
+            match PageFaultEngine::new(t.first().map_or(0, |x| x.size_bytes), capacity) {
+                Ok(e) => worker::run_worker(e, setup),
+                Err(e) => worker::fail(setup, e.into()),
+            }
         }
         EngineKind::Cpuio => match engine_opts.cpu {
             Some(burn) => worker::run_worker(CpuEngine::new(burn, capacity), setup),
