@@ -64,6 +64,9 @@ pub enum AppError {
     /// A target that cannot be opened (outside a run: `verify`).
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// A `--credentials` file that cannot be used.
+    #[error(transparent)]
+    Credentials(#[from] crate::target::smb::credentials::CredentialsError),
     /// A crash journal that cannot be read.
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -138,6 +141,7 @@ impl AppError {
             | Refused(_)
             | Check(_)
             | Target(_)
+            | Credentials(_)
             | Journal(_)
             | Data(_)
             | Read { .. }

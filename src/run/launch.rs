@@ -168,7 +168,12 @@ pub(super) fn launch(
     // Start a little in the future so every worker is set up before the first I/O.
     // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
     let start_ns =
-        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(setup_err)?;
+        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(|source| {
+            RunError::Cluster {
+                run: run.name.clone(),
+                source,
+            }
+        })?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
