@@ -149,10 +149,6 @@ pub(super) fn launch(
     engine: EngineKind,
     verify_states: &[Option<TargetState>],
 ) -> Result<Launched, RunError> {
-    let setup_err = |msg: String| RunError::Setup {
-        run: run.name.clone(),
-        msg,
-    };
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
     let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
     let nworkers = spread.nworkers;
@@ -246,7 +242,10 @@ pub(super) fn launch(
                     }
                 }
             })
-            .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
+            .map_err(|source| RunError::Spawn {
+                run: run.name.clone(),
+                source,
+            })?;
         handles.push(h);
     }
     Ok(Launched {

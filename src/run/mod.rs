@@ -56,6 +56,15 @@ pub enum RunError {
         run: String,
         source: crate::cluster::PlacementError,
     },
+    /// A multipath setting the run's other settings contradict (the I/O deadline).
+    #[error("run '{run}'")]
+    Paths {
+        run: String,
+        source: crate::plan::paths::PathSpecError,
+    },
+    /// A worker thread could not be started.
+    #[error("run '{run}': cannot start worker thread")]
+    Spawn { run: String, source: std::io::Error },
     /// The ranks of a multi-rank run do not go on together.
     #[error("run '{run}'")]
     Cluster {

@@ -549,8 +549,12 @@ fn check_paths(
         ));
     }
     if let Some(ns) = opts.io_timeout_ns {
-        crate::plan::paths::check_path_timeout(&format!("{}ms", ns / 1_000_000), ns)
-            .map_err(|e| setup(e.to_string()))?;
+        crate::plan::paths::check_path_timeout(&format!("{}ms", ns / 1_000_000), ns).map_err(
+            |source| RunError::Paths {
+                run: run.name.clone(),
+                source,
+            },
+        )?;
     }
     Ok(())
 }
