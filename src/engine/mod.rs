@@ -63,6 +63,8 @@
 //! Buffers stay valid until the request's completion has been returned (or until
 //! `abandon` returned `true`).
 
+pub mod cpuio;
+pub mod fileops;
 pub mod inline;
 pub mod iscsi;
 pub mod mem;
@@ -73,6 +75,7 @@ pub mod reconnect;
 pub mod sim;
 #[cfg(feature = "smb")]
 pub mod smb;
+pub mod space;
 pub mod sync;
 pub mod uring;
 pub mod wait;

@@ -167,6 +167,14 @@ struct RunTable {
     #[serde(flatten)]
     io: IoKeys,
     #[serde(skip_serializing_if = "Option::is_none")]
+    stat_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_load: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_chunk: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_stop_latency: Option<String>,
@@ -357,6 +365,10 @@ impl RunTable {
             connections: r.connections,
             io_timeout: r.io_timeout_ns.map(format_duration_ns),
             io: IoKeys::from_tuning(&r.io),
+            stat_type: (!r.engine_opts.stat.is_default()).then(|| r.engine_opts.stat.name()),
+            cpu_load: r.engine_opts.cpu.map(|c| c.load_pct),
+            cpu_chunk: r.engine_opts.cpu.map(|c| format_duration_ns(c.chunk_ns)),
+            cpu_mode: r.engine_opts.cpu.map(|c| c.mode.name()),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
@@ -418,6 +430,11 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 EngineKind::Sync => "psync",
                 EngineKind::Null => "null",
                 EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
+                EngineKind::Falloc => "falloc",
+                EngineKind::Ftruncate => "ftruncate",
+                k if k.is_file_op() || k == EngineKind::Cpuio => {
+                    return Err(FioEmitError::Engine { engine: k.name() })
+                }
                 _ => "io_uring",
             };
             let _ = writeln!(
@@ -532,6 +549,7 @@ mod tests {
                     ..Default::default()
                 }],
                 engine: EngineKind::Uring,
+                engine_opts: Default::default(),
                 duration_ns: Some(30_000_000_000),
                 passes: None,
                 warmup_ns: 5_000_000_000,
@@ -551,6 +569,52 @@ mod tests {
             warnings: vec![],
             data: Default::default(),
         }
+    }
+
+    #[test]
+    fn engine_options_and_file_sets_read_back_from_toml() {
+        use crate::plan::engine_opts::{CpuBurn, CpuMode, EngineOptions, StatCall};
+        let mut p = sample();
+        p.targets[0].uri = "files:/tmp/meta?count=40&per=20&name=j.{clone}.{file}".into();
+        for (engine, opts) in [
+            (
+                EngineKind::FileStat,
+                EngineOptions {
+                    stat: StatCall::Lstat,
+                    cpu: None,
+                },
+            ),
+            (
+                EngineKind::Cpuio,
+                EngineOptions {
+                    stat: StatCall::Stat,
+                    cpu: Some(CpuBurn {
+                        load_pct: 30,
+                        chunk_ns: 20_000_000,
+                        mode: CpuMode::Qsort,
+                    }),
+                },
+            ),
+        ] {
+            p.runs[0].engine = engine;
+            p.runs[0].engine_opts = opts.clone();
+            let text = to_toml(&p).unwrap();
+            let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+            assert_eq!(back.targets, p.targets);
+            assert_eq!(back.runs[0].engine, engine);
+            assert_eq!(back.runs[0].engine_opts, opts, "{text}");
+        }
+        p.targets[0].uri = "/tmp/x.dat".into();
+        p.runs[0].workloads[0].dist = Distribution::Uniform;
+        p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
+        assert!(matches!(
+            to_fio(&p),
+            Err(FioEmitError::Engine { engine: "cpuio" })
+        ));
+        p.runs[0].engine = EngineKind::Falloc;
+        p.runs[0].engine_opts = Default::default();
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("ioengine=falloc"), "{fio}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::ops::Range;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
+use super::engine_opts::{CpuBurn, CpuMode, EngineOptions, StatCall, DEFAULT_CPU_CHUNK_NS};
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
@@ -68,6 +69,10 @@ const SETTINGS_KEYS: &[&str] = &[
     "write_through",
     "sync_every",
     "sync_kind",
+    "stat_type",
+    "cpu_load",
+    "cpu_chunk",
+    "cpu_mode",
 ];
 const TARGET_KEYS: &[&str] = &[
     "name",
@@ -1173,25 +1178,16 @@ impl<'a> Ctx<'a> {
     fn settings(&self, sec: &Section<'_>) -> Res<Settings> {
         let mut s = Settings::default();
         if let Some(v) = sec.get("engine") {
-            s.engine = Some(match self.string("engine", v)? {
-                "auto" => EngineKind::Auto,
-                "uring" => EngineKind::Uring,
-                "sync" => EngineKind::Sync,
-                "null" => EngineKind::Null,
-                "mem" => EngineKind::Mem,
-                "sim" => EngineKind::Sim,
-                "nbd" => EngineKind::Nbd,
-                "iscsi" => EngineKind::Iscsi,
-                "smb" => EngineKind::Smb,
-                other => {
-                    return Err(self.err(
-                        v.span(),
-                        format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd, iscsi or smb"
-                        ),
-                    ))
-                }
-            });
+            let name = self.string("engine", v)?;
+            s.engine = Some(EngineKind::parse(name).ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!(
+                        "'engine' = {name:?} is not known; use one of {}",
+                        EngineKind::names()
+                    ),
+                )
+            })?);
         }
         if let Some(v) = sec.get("duration") {
             s.duration_ns = Some(self.duration("duration", v, false)?);
@@ -1227,6 +1223,7 @@ impl<'a> Ctx<'a> {
             s.io_timeout_ns = Some(self.duration("io_timeout", v, false)?);
         }
         s.io = self.io_settings(sec)?;
+        s.engine_opts = self.engine_settings(sec)?;
         if let Some(v) = sec.get("seed") {
             let seed = self.integer("seed", v)?;
             s.seed = Some(u64::try_from(seed).map_err(|_| {
@@ -1241,6 +1238,47 @@ impl<'a> Ctx<'a> {
 
     /// The io_uring and durability keys of a `[defaults]` or `[[run]]` table (the
     /// `--fixed-bufs`, `--sqpoll`, `--write-through`, `--sync-every` … flags).
+    /// `stat_type`, `cpu_load` (1..=100), `cpu_chunk` and `cpu_mode`.
+    fn engine_settings(&self, sec: &Section<'_>) -> Res<EngineSettings> {
+        let mut e = EngineSettings::default();
+        if let Some(v) = sec.get("stat_type") {
+            let name = self.string("stat_type", v)?;
+            e.stat = Some(StatCall::parse(name).ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!("'stat_type' = {name:?}: expected \"stat\", \"lstat\" or \"statx\""),
+                )
+            })?);
+        }
+        if let Some(v) = sec.get("cpu_load") {
+            let n = self.integer("cpu_load", v)?;
+            e.cpu_load = Some(
+                u8::try_from(n)
+                    .ok()
+                    .filter(|p| (1..=100).contains(p))
+                    .ok_or_else(|| {
+                        self.err(
+                            v.span(),
+                            format!("'cpu_load' must be 1..=100 (%), found {n}"),
+                        )
+                    })?,
+            );
+        }
+        if let Some(v) = sec.get("cpu_chunk") {
+            e.cpu_chunk_ns = Some(self.duration("cpu_chunk", v, false)?);
+        }
+        if let Some(v) = sec.get("cpu_mode") {
+            let name = self.string("cpu_mode", v)?;
+            e.cpu_mode = Some(CpuMode::parse(name).ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!("'cpu_mode' = {name:?}: expected \"noop\" or \"qsort\""),
+                )
+            })?);
+        }
+        Ok(e)
+    }
+
     fn io_settings(&self, sec: &Section<'_>) -> Res<IoSettings> {
         let flag = |key: &str| sec.get(key).map(|v| self.boolean(key, v)).transpose();
         let number = |key: &str| -> Res<Option<u32>> {
@@ -1340,6 +1378,43 @@ struct Settings {
     connections: Option<u32>,
     io_timeout_ns: Option<u64>,
     io: IoSettings,
+    engine_opts: EngineSettings,
+}
+
+/// Engine options as written in one table (`stat_type`, `cpu_load`, `cpu_chunk`,
+/// `cpu_mode`); `None` = not given there.
+#[derive(Debug, Clone, Default)]
+struct EngineSettings {
+    stat: Option<StatCall>,
+    cpu_load: Option<u8>,
+    cpu_chunk_ns: Option<u64>,
+    cpu_mode: Option<CpuMode>,
+}
+
+impl EngineSettings {
+    fn overlay(self, over: EngineSettings) -> EngineSettings {
+        EngineSettings {
+            stat: over.stat.or(self.stat),
+            cpu_load: over.cpu_load.or(self.cpu_load),
+            cpu_chunk_ns: over.cpu_chunk_ns.or(self.cpu_chunk_ns),
+            cpu_mode: over.cpu_mode.or(self.cpu_mode),
+        }
+    }
+
+    /// The options; a CPU burn exists once any of its keys is given (a chunk or mode
+    /// without a load is refused by the run's checks as a load of 0).
+    fn into_options(self) -> EngineOptions {
+        let burn =
+            self.cpu_load.is_some() || self.cpu_chunk_ns.is_some() || self.cpu_mode.is_some();
+        EngineOptions {
+            stat: self.stat.unwrap_or_default(),
+            cpu: burn.then(|| CpuBurn {
+                load_pct: self.cpu_load.unwrap_or(0),
+                chunk_ns: self.cpu_chunk_ns.unwrap_or(DEFAULT_CPU_CHUNK_NS),
+                mode: self.cpu_mode.unwrap_or_default(),
+            }),
+        }
+    }
 }
 
 /// io_uring and durability keys as written in one table; `None` = not given there.
@@ -1417,6 +1492,7 @@ impl Settings {
             connections: over.connections.or(self.connections),
             io_timeout_ns: over.io_timeout_ns.or(self.io_timeout_ns),
             io: self.io.overlay(over.io),
+            engine_opts: self.engine_opts.overlay(over.engine_opts),
         }
     }
 
@@ -1432,6 +1508,7 @@ impl Settings {
             name,
             workloads,
             engine: self.engine.unwrap_or(base.engine),
+            engine_opts: self.engine_opts.into_options(),
             duration_ns,
             passes: self.passes,
             warmup_ns: self.warmup_ns.unwrap_or(base.warmup_ns),

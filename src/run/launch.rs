@@ -9,13 +9,17 @@ use super::stream::{Schedule, Stream, WorkloadShape};
 use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
+use crate::engine::cpuio::CpuEngine;
+use crate::engine::fileops::{FileOp, FileOpEngine};
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::multipath::path::InnerEngine;
 use crate::engine::multipath::{Connect, MultipathEngine, MultipathSettings};
 use crate::engine::nbd::NbdEngine;
 use crate::engine::sim::SimEngine;
+use crate::engine::space::{SpaceCall, SpaceEngine};
 use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
+use crate::plan::engine_opts::EngineOptions;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
@@ -60,6 +64,11 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             && w.seq_layout == SeqLayout::Stride
             && n.saturating_mul(max_bs) <= r.ws_len;
         let own_regions = sequential && !stride && slice >= max_bs;
+        // cpuio: after each burn the stream idles so the burn is its load.
+        let (think_batch, think_ns) = match (run.engine, run.engine_opts.cpu) {
+            (EngineKind::Cpuio, Some(burn)) => (1, burn.idle_ns()),
+            _ => (w.pauses.think_batch().unwrap_or(0), w.pauses.think_ns),
+        };
         for i in 0..n {
             let seed = run
                 .seed
@@ -111,8 +120,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 mix: if Some(wi) == lead { mix.clone() } else { None },
                 start_delay_ns: w.pauses.start_delay_ns,
                 stop_at_ns: w.pauses.stop_ns,
-                think_batch: w.pauses.think_batch().unwrap_or(0),
-                think_ns: w.pauses.think_ns,
+                think_batch,
+                think_ns,
                 since_think: 0,
                 thinking: false,
             });
@@ -137,6 +146,10 @@ pub(super) struct Launched {
     pub nconns: usize,
     /// Why the worker count is what it is, when connections decided it.
     pub workers_reason: Option<String>,
+    /// On virtual time with a steady-state stop: the collector's own place among
+    /// the clock's participants, so it can hold time at each interval boundary until
+    /// it has judged the interval (see `collector::hold_at_boundary`).
+    pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -180,7 +193,13 @@ pub(super) fn launch(
     // On virtual time every worker counts before the first one waits, so none starts
     // ahead of the others.
     let virtual_time = crate::clock::is_virtual();
-    let mut participants = crate::clock::VIRTUAL.reserve(if virtual_time { nworkers } else { 0 });
+    let judge = virtual_time && run.steady_stop.is_some() && !crate::cluster::active();
+    let places = if virtual_time {
+        nworkers + judge as usize
+    } else {
+        0
+    };
+    let mut participants = crate::clock::VIRTUAL.reserve(places);
     let mut handles = Vec::with_capacity(nworkers);
     // Emptied per-interval stats go back to their worker for reuse, so a long run
     // allocates no histograms after its first intervals.
@@ -225,6 +244,7 @@ pub(super) fn launch(
         };
         let participant = virtual_time.then(|| participants.hand_over());
         let uring_opts = run.io.uring.clone();
+        let engine_opts = run.engine_opts.clone();
         let h = std::thread::Builder::new()
             .name(format!("ioscope-w{wi}"))
             .spawn(move || {
@@ -238,7 +258,7 @@ pub(super) fn launch(
                     None => {
                         crate::clock::sleep_until(start_ns);
                         crate::cluster::mark_first_io();
-                        run_with_engine(engine, setup, &uring_opts)
+                        run_with_engine(engine, setup, &uring_opts, &engine_opts)
                     }
                 }
             })
@@ -259,6 +279,7 @@ pub(super) fn launch(
         nworkers,
         nconns: targets.len() * opts.connections as usize,
         workers_reason: spread.reason,
+        judge: judge.then(|| participants.hand_over()),
     })
 }
 
@@ -328,7 +349,7 @@ fn run_multipath(
     let connect: Connect = Arc::new(move |i, limit_ns| {
         let one: Targets = Arc::new(vec![paths[i].clone()]);
         let mut e: InnerEngine = match engine {
-            EngineKind::Iscsi => Box::new(IscsiEngine::new(&one, capacity)?),
+            EngineKind::Iscsi => Box::new(IscsiEngine::new_within(&one, capacity, limit_ns)?),
             _ => Box::new(NbdEngine::new_within(&one, capacity, limit_ns)?),
         };
         e.connect(1)?;
@@ -341,7 +362,12 @@ fn run_multipath(
 }
 
 /// Builds the worker's engine and runs the worker on it.
-fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::plan::UringOptions) {
+fn run_with_engine(
+    engine: EngineKind,
+    setup: WorkerSetup,
+    uring_opts: &crate::plan::UringOptions,
+    engine_opts: &EngineOptions,
+) {
     let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
     let t = setup.targets.clone();
     match engine {
@@ -349,6 +375,20 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
         EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
         EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
+        EngineKind::Falloc => {
+            worker::run_worker(SpaceEngine::new(&t, SpaceCall::Fallocate, capacity), setup)
+        }
+        EngineKind::Ftruncate => {
+            worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
+        }
+        EngineKind::Cpuio => match engine_opts.cpu {
+            Some(burn) => worker::run_worker(CpuEngine::new(burn, capacity), setup),
+            None => worker::fail(setup, no_setting("cpuio", "a CPU load").into()),
+        },
+        k if k.is_file_op() => match FileOp::of(k, engine_opts.stat) {
+            Some(op) => worker::run_worker(FileOpEngine::new(&t, k, op, capacity), setup),
+            None => worker::fail(setup, no_setting(k.name(), "a file operation").into()),
+        },
         EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
             Ok(e) => match reconnect(setup.policy) {
                 Some(r) => worker::run_worker(e.with_reconnect(r), setup),
@@ -368,6 +408,15 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, e.into()),
         },
+    }
+}
+
+/// A worker that cannot build its engine because a setting is missing (the run's
+/// checks refuse such a plan first).
+fn no_setting(engine: &'static str, what: &str) -> crate::engine::EngineError {
+    crate::engine::EngineError::Setup {
+        engine,
+        source: std::io::Error::other(format!("needs {what}")),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod flush;
 pub mod interrupt;
 pub mod launch;
 pub mod offsets;
+pub mod op_engines;
 pub mod pacing;
 pub mod paths;
 pub mod setup;

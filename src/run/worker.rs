@@ -450,7 +450,7 @@ impl<E: Engine> Worker<E> {
     }
 
     /// Starts one request; false (with `fatal` set) when the engine refused it.
-    #[inline]
+    #[inline(always)]
     fn start(&mut self, slot_idx: u32, issue: Issue, now: u64) -> bool {
         self.inflight += 1;
         if let Some(t) = self.setup.io_timeout_ns {
@@ -778,7 +778,7 @@ impl<E: Engine> Worker<E> {
     }
 
     /// Frees a slot and gives its stream the chance to issue again.
-    #[inline]
+    #[inline(always)]
     fn release(&mut self, tag: usize) {
         let slot = &mut self.table.slots[tag];
         slot.state = SlotState::Free;

@@ -25,6 +25,8 @@ use crate::plan::units::{
     parse_size_allow_zero,
 };
 
+mod op_engines;
+
 /// How deep `include` may nest before we assume a cycle.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
@@ -345,6 +347,8 @@ struct Job {
     direct: Option<bool>,
     workload: Workload,
     engine: EngineKind,
+    /// stat_type, cpuload/cpuchunks/cpumode.
+    engine_opts: crate::plan::engine_opts::EngineOptions,
     duration_ns: Option<u64>,
     passes: Option<u64>,
     warmup_ns: u64,
@@ -492,6 +496,7 @@ fn group_runs(
                 name: job.name.clone(),
                 workloads: vec![job.workload],
                 engine: job.engine,
+                engine_opts: job.engine_opts,
                 duration_ns: job.duration_ns,
                 passes: job.passes,
                 warmup_ns: job.warmup_ns,
@@ -663,7 +668,8 @@ impl<'a> JobCx<'a> {
     /// The job, step by step.
     fn resolve(mut self) -> Result<Job, CompatError> {
         self.report_unsupported();
-        let (read_pct, pattern) = self.mix()?;
+        self.file_options();
+        let (mut read_pct, mut pattern) = self.mix()?;
         let dist = match self.o.get("random_distribution") {
             Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
             None => Distribution::Uniform,
@@ -672,12 +678,24 @@ impl<'a> JobCx<'a> {
         let align_bytes = self.block_align(&bs)?;
         let (numjobs, streams) = self.clones()?;
         let (engine, qd) = self.engine()?;
+        let engine_opts = self.engine_options(engine)?;
+        self.run_opts.push((
+            "engine options",
+            format!("{engine_opts:?}"),
+            self.section_loc.clone(),
+        ));
         let data = self.data_settings();
-        let direct = self.direct()?;
-        let target = self.target(streams, engine == EngineKind::Auto)?;
+        // O_DIRECT means nothing to an engine that reads and writes no bytes.
+        let no_bytes = engine.is_file_op() || engine == EngineKind::Cpuio;
+        let direct = if no_bytes { None } else { self.direct()? };
+        let target = match self.op_engine_target(engine, streams, bs.max_bytes())? {
+            Some(t) => t,
+            None => self.target(streams, engine == EngineKind::Auto)?,
+        };
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let pauses = self.pauses(&rate)?;
-        let timing = self.timing(target.size, bs.single())?;
+        let mut timing = self.timing(target.size, bs.single())?;
+        self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
         let curve = self.latency_target(timing.duration_ns)?;
         let fio_logs = self.fio_logs()?;
         let steady = self.steady_stop(fio_logs.as_ref().and_then(|l| l.1))?;
@@ -733,6 +751,7 @@ impl<'a> JobCx<'a> {
                 pauses,
             },
             engine,
+            engine_opts,
             duration_ns: curve.as_ref().and_then(|c| c.1).or(timing.duration_ns),
             curve: curve.map(|c| c.0),
             fio_logs,
@@ -763,7 +782,9 @@ impl<'a> JobCx<'a> {
                 Some(v) => format!("{raw}={v}"),
                 None => raw.clone(),
             };
-            if v.as_deref().is_some_and(|v| v.contains('$')) {
+            // filename_format's $jobname/$jobnum/$filenum are names, read by
+            // op_engines::file_options.
+            if v.as_deref().is_some_and(|v| v.contains('$')) && key != "filename_format" {
                 self.unsupported
                     .push(format!("{text} — fio arithmetic/keywords"), loc);
                 continue;
@@ -971,6 +992,13 @@ impl<'a> JobCx<'a> {
                 EngineKind::Sync,
                 Some("one positioned read/write per I/O (pvsync2's per-I/O flags such as hipri are not set)"),
             ),
+            "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete"
+            | "cpuio" | "ftruncate" => (EngineKind::parse(&lower).unwrap_or(EngineKind::Auto), None),
+            "falloc" => (
+                EngineKind::Falloc,
+                Some("a new file is created as a hole, so each fallocate allocates (fio \
+                      preallocates a file it lays out unless fallocate=none)"),
+            ),
             "mmap" => (
                 EngineKind::Sync,
                 Some("pread/pwrite through the page cache instead of copies to and from a mapping (no page faults are measured)"),
@@ -993,7 +1021,11 @@ impl<'a> JobCx<'a> {
             format!("ioengine={engine_name}"),
             engine_loc.clone(),
         ));
-        if engine == EngineKind::Sync && qd > 1 {
+        let one_at_a_time = matches!(
+            engine,
+            EngineKind::Sync | EngineKind::Cpuio | EngineKind::Falloc | EngineKind::Ftruncate
+        ) || engine.is_file_op();
+        if one_at_a_time && qd > 1 {
             self.warnings.push(format!(
                 "job '{}': iodepth={qd} has no effect with the synchronous engine \
                  '{engine_name}' in fio; using queue depth 1",

@@ -210,17 +210,44 @@ pub const OPTIONS: &[FioOption] = &[
         &["ratecycle"],
     ),
     // Files and zones.
-    unsupported(
+    maps(
         "openfiles",
-        "files a job keeps open at once; ioscope runs a job on one file (nrfiles=1)",
+        "accepted with the file-operation engines (each operation opens nothing or one \
+         file); otherwise 1 only: ioscope runs a job on one file",
     ),
     unsupported(
         "file_service_type",
         "how a job moves between its files; ioscope runs a job on one file",
     ),
-    unsupported(
+    maps(
         "filename_format",
-        "fio's names for a job's files; ioscope names the one file JOBNAME.0.0",
+        "the names of a file-operation engine's files: target ($jobname, $jobnum, \
+         $filenum); otherwise fio's default only",
+    ),
+    maps(
+        "create_on_open",
+        "accepted with the file-operation engines (creating is their I/O); otherwise 0 \
+         only: ioscope creates a missing file before the run",
+    ),
+    no_effect(
+        "fallocate",
+        "fio's preallocation of files it lays out: ioscope writes a new file's data \
+         before the run, so its blocks are allocated anyway (for falloc and ftruncate it \
+         leaves a hole for the engine to allocate)",
+    ),
+    maps(
+        "stat_type",
+        "filestat/dirstat: the call timed (stat, lstat, statx)",
+    ),
+    maps(
+        "cpuload",
+        "cpuio: the share of each stream's time spent burning CPU",
+    ),
+    maps("cpuchunks", "cpuio: CPU time burnt per operation (µs)"),
+    maps("cpumode", "cpuio: noop or qsort"),
+    maps(
+        "exit_on_io_done",
+        "cpuio: 0 only (a cpuio run has no I/O jobs beside it)",
     ),
     FioOption {
         name: "zonemode",
@@ -380,7 +407,11 @@ pub const OPTIONS: &[FioOption] = &[
         "libblkio_path",
         "the file or device of ioengine=libblkio (the target)",
     ),
-    maps("nrfiles", "1 only; several files unsupported"),
+    maps(
+        "nrfiles",
+        "the file-operation engines: nrfiles × numjobs files in a files: target; \
+         otherwise 1 only",
+    ),
     // Data.
     maps("verify", "verify and read back after the run"),
     maps("buffer_compress_percentage", "compress ratio 100/(100-P)"),
@@ -492,7 +523,15 @@ pub const OPTIONS: &[FioOption] = &[
     )),
     flag(unsupported("minimal", "fio's terse output")),
     flag(unsupported("create_only", "creates the files and stops")),
-    flag(unsupported("unlink", "deletes the files afterwards")),
+    FioOption {
+        name: "unlink",
+        aliases: &[],
+        flag: true,
+        effect: Effect::NoEffectWhen {
+            accepts: is_false,
+            why: "unlink=0: the files stay after the run, as ioscope leaves them",
+        },
+    },
     flag(unsupported("per_job_logs", "fio's log files")),
     flag(unsupported(
         "allow_file_create",
