@@ -228,7 +228,8 @@ pub struct RunArgs {
     /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi, smb; or
     /// what stands for it: filecreate, filestat, filedelete, dircreate, dirstat,
     /// dirdelete (one call per file of a files:DIR?count=N target), cpuio (burn CPU,
-    /// with --cpuload), falloc, ftruncate.
+    /// with --cpuload), falloc, ftruncate, page_fault (a fresh anonymous mapping per
+    /// worker, the size of a null:SIZE target).
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
     pub engine: Option<EngineKind>,
     /// filestat/dirstat: the call timed: stat (default), lstat or statx.

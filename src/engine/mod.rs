@@ -71,6 +71,7 @@ pub mod mem;
 pub mod multipath;
 pub mod nbd;
 pub mod null;
+pub mod page_fault;
 pub mod reconnect;
 pub mod sim;
 #[cfg(feature = "smb")]

@@ -572,6 +572,10 @@ pub enum EngineKind {
     Falloc,
     /// ftruncate(2) of a file to each write's offset (fio's ftruncate).
     Ftruncate,
+    /// Copies to and from a fresh anonymous mapping of each worker's own, so first
+    /// touches take page faults (fio's page_fault).
+    #[serde(rename = "page_fault")]
+    PageFault,
 }
 
 impl EngineKind {
@@ -595,11 +599,12 @@ impl EngineKind {
             EngineKind::Cpuio => "cpuio",
             EngineKind::Falloc => "falloc",
             EngineKind::Ftruncate => "ftruncate",
+            EngineKind::PageFault => "page_fault",
         }
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 18] = [
+    pub const ALL: [EngineKind; 19] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -618,6 +623,7 @@ impl EngineKind {
         EngineKind::Cpuio,
         EngineKind::Falloc,
         EngineKind::Ftruncate,
+        EngineKind::PageFault,
     ];
 
     /// The engine named `name` (its [`EngineKind::name`]).

@@ -15,6 +15,7 @@ use crate::engine::iscsi::IscsiEngine;
 use crate::engine::multipath::path::InnerEngine;
 use crate::engine::multipath::{Connect, MultipathEngine, MultipathSettings};
 use crate::engine::nbd::NbdEngine;
+use crate::engine::page_fault::PageFaultEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::space::{SpaceCall, SpaceEngine};
 use crate::engine::Targets;
@@ -393,6 +394,12 @@ fn run_with_engine(
         }
         EngineKind::Ftruncate => {
             worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
+        }
+        EngineKind::PageFault => {
+            match PageFaultEngine::new(t.first().map_or(0, |x| x.size_bytes), capacity) {
+                Ok(e) => worker::run_worker(e, setup),
+                Err(e) => worker::fail(setup, e.into()),
+            }
         }
         EngineKind::Cpuio => match engine_opts.cpu {
             Some(burn) => worker::run_worker(CpuEngine::new(burn, capacity), setup),

@@ -44,14 +44,19 @@ pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunErro
     let special = engine.is_file_op()
         || matches!(
             engine,
-            EngineKind::Cpuio | EngineKind::Falloc | EngineKind::Ftruncate
+            EngineKind::Cpuio | EngineKind::Falloc | EngineKind::Ftruncate | EngineKind::PageFault
         );
     if !special {
         return Ok(());
     }
     if opts.data.verify || opts.data.journal.is_some() {
+        let why = if engine == EngineKind::PageFault {
+            "keeps each worker's data in a private mapping of its own"
+        } else {
+            "moves no data"
+        };
         return Err(setup(format!(
-            "the {} engine moves no data: verification and journals do not apply",
+            "the {} engine {why}: verification and journals do not apply",
             engine.name()
         )));
     }
@@ -219,6 +224,9 @@ pub(super) fn check_targets(engine: EngineKind, kinds: &[ProbeKind]) -> Option<S
         EngineKind::Cpuio if !all(ProbeKind::Null) => {
             Some("the cpuio engine does no I/O: give it a null:SIZE target".into())
         }
+        EngineKind::PageFault if !(all(ProbeKind::Null) && kinds.len() == 1) => Some(
+            "the page_fault engine maps its own memory: give it one null:SIZE target (the size of each worker's mapping)".into(),
+        ),
         EngineKind::Falloc | EngineKind::Ftruncate if !all(ProbeKind::File) => Some(format!(
             "the {name} engine works on regular files (it calls {} on them)",
             if engine == EngineKind::Falloc {

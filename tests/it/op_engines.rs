@@ -511,3 +511,46 @@ fn fio_file_operation_jobs_run_as_fio_names_their_files() {
         ["mk.0.0", "mk.0.1", "mk.0.2", "mk.1.0", "mk.1.1", "mk.1.2"]
     );
 }
+
+#[test]
+fn page_fault_copies_through_a_fresh_mapping_of_the_targets_size() {
+    let out = tempdir();
+    let r = ran(
+        out.path(),
+        &[
+            "--engine",
+            "page_fault",
+            "-t",
+            "null:16m",
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--passes",
+            "1",
+        ],
+    );
+    let run = r.run(0);
+    assert_eq!(run.engine, "page_fault");
+    assert_eq!(
+        (
+            run.totals.write.ios,
+            run.totals.write.bytes,
+            run.totals.write.errors
+        ),
+        (256, 16 << 20, 0)
+    );
+    // A fio job names it as fio does; its region is size=.
+    let job = out.path().join("pf.fio");
+    std::fs::write(
+        &job,
+        "[pf]\nioengine=page_fault\nsize=8m\nrw=randrw\nbs=4k\n",
+    )
+    .unwrap();
+    let r = ran(out.path(), &[job.to_str().unwrap()]);
+    let t = &r.run(0).totals;
+    assert_eq!(
+        (r.run(0).engine.as_str(), t.read.ios + t.write.ios),
+        ("page_fault", 2048)
+    );
+}

@@ -686,7 +686,8 @@ impl<'a> JobCx<'a> {
         ));
         let data = self.data_settings();
         // O_DIRECT means nothing to an engine that reads and writes no bytes.
-        let no_bytes = engine.is_file_op() || engine == EngineKind::Cpuio;
+        let no_bytes =
+            engine.is_file_op() || matches!(engine, EngineKind::Cpuio | EngineKind::PageFault);
         let direct = if no_bytes { None } else { self.direct()? };
         let target = match self.op_engine_target(engine, streams, bs.max_bytes())? {
             Some(t) => t,
@@ -993,7 +994,9 @@ impl<'a> JobCx<'a> {
                 Some("one positioned read/write per I/O (pvsync2's per-I/O flags such as hipri are not set)"),
             ),
             "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete"
-            | "cpuio" | "ftruncate" => (EngineKind::parse(&lower).unwrap_or(EngineKind::Auto), None),
+            | "cpuio" | "ftruncate" | "page_fault" => {
+                (EngineKind::parse(&lower).unwrap_or(EngineKind::Auto), None)
+            }
             "falloc" => (
                 EngineKind::Falloc,
                 Some("a new file is created as a hole, so each fallocate allocates (fio \
@@ -1023,7 +1026,11 @@ impl<'a> JobCx<'a> {
         ));
         let one_at_a_time = matches!(
             engine,
-            EngineKind::Sync | EngineKind::Cpuio | EngineKind::Falloc | EngineKind::Ftruncate
+            EngineKind::Sync
+                | EngineKind::Cpuio
+                | EngineKind::Falloc
+                | EngineKind::Ftruncate
+                | EngineKind::PageFault
         ) || engine.is_file_op();
         if one_at_a_time && qd > 1 {
             self.warnings.push(format!(
