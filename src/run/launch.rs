@@ -125,6 +125,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 think_ns,
                 since_think: 0,
                 thinking: false,
+                flow_issued: w.flow.map(|_| 0),
+                flow_held: false,
             });
         }
     }
@@ -153,6 +155,19 @@ pub(super) struct Launched {
     pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
 }
 
+/// Each workload's shape for the workers, with its share of its flow group.
+fn shapes_of(run: &RunSpec, resolved: &[Resolved]) -> Vec<WorkloadShape> {
+    run.workloads
+        .iter()
+        .zip(resolved)
+        .zip(super::flow::shares(&run.workloads))
+        .map(|((w, r), flow)| WorkloadShape {
+            flow,
+            ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+        })
+        .collect()
+}
+
 /// Builds the streams, spreads them over workers and starts the worker threads,
 /// each with its own `engine`, at a common start time.
 pub(super) fn launch(
@@ -163,26 +178,22 @@ pub(super) fn launch(
     engine: EngineKind,
     verify_states: &[Option<TargetState>],
 ) -> Result<Launched, RunError> {
-    let setup_err = |msg: String| RunError::Setup {
-        run: run.name.clone(),
-        msg,
-    };
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
     let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
     let nworkers = spread.nworkers;
-    let shapes: Vec<WorkloadShape> = run
-        .workloads
-        .iter()
-        .zip(resolved)
-        .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
-        .collect();
+    let shapes = shapes_of(run, resolved);
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // Start a little in the future so every worker is set up before the first I/O.
     // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
     let start_ns =
-        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(setup_err)?;
+        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(|source| {
+            RunError::Cluster {
+                run: run.name.clone(),
+                source,
+            }
+        })?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
@@ -243,26 +254,12 @@ pub(super) fn launch(
             },
         };
         let participant = virtual_time.then(|| participants.hand_over());
-        let uring_opts = run.io.uring.clone();
-        let engine_opts = run.engine_opts.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("ioscope-w{wi}"))
-            .spawn(move || {
-                // On virtual time this worker moves the clock with the others and
-                // lets go of it when it ends, however it ends.
-                let _participant = participant;
-                // Wait for the common start so intervals line up (a multichannel
-                // SMB session is set up before: binding channels takes a while).
-                match multipath {
-                    Some(mp) => run_multipath(engine, setup, mp, start_ns),
-                    None => {
-                        crate::clock::sleep_until(start_ns);
-                        crate::cluster::mark_first_io();
-                        run_with_engine(engine, setup, &uring_opts, &engine_opts)
-                    }
-                }
-            })
-            .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
+        let h = spawn_worker(run, engine, setup, multipath, start_ns, participant).map_err(
+            |source| RunError::Spawn {
+                run: run.name.clone(),
+                source,
+            },
+        )?;
         handles.push(h);
     }
     Ok(Launched {
@@ -278,6 +275,36 @@ pub(super) fn launch(
         workers_reason: spread.reason,
         judge: judge.then(|| participants.hand_over()),
     })
+}
+
+/// Starts the thread of the worker `setup` describes. It waits for the common start
+/// at `start_ns` so intervals line up (a multichannel SMB session is set up before:
+/// binding channels takes a while), then runs its streams on its own `engine`.
+fn spawn_worker(
+    run: &RunSpec,
+    engine: EngineKind,
+    setup: WorkerSetup,
+    multipath: Option<MultipathSettings>,
+    start_ns: u64,
+    participant: Option<crate::clock::virtual_time::Participant<'static>>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let uring_opts = run.io.uring.clone();
+    let engine_opts = run.engine_opts.clone();
+    std::thread::Builder::new()
+        .name(format!("ioscope-w{}", setup.index))
+        .spawn(move || {
+            // On virtual time this worker moves the clock with the others and lets go
+            // of it when it ends, however it ends.
+            let _participant = participant;
+            match multipath {
+                Some(mp) => run_multipath(engine, setup, mp, start_ns),
+                None => {
+                    crate::clock::sleep_until(start_ns);
+                    crate::cluster::mark_first_io();
+                    run_with_engine(engine, setup, &uring_opts, &engine_opts)
+                }
+            }
+        })
 }
 
 /// Builds the streams and deals them to the workers: round-robin, or by connection
