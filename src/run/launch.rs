@@ -183,10 +183,6 @@ pub(super) fn launch(
     groups: &[(Group, EngineChoice)],
     verify_states: &[Option<TargetState>],
 ) -> Result<Launched, RunError> {
-    let setup_err = |msg: String| RunError::Setup {
-        run: run.name.clone(),
-        msg,
-    };
     let (plans, workers_reason) = place(run, resolved, groups, opts);
     let nworkers = plans.len();
     let placed = Placed::of(&plans, run.workloads.len());
@@ -198,7 +194,12 @@ pub(super) fn launch(
     // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
     let engine_name = super::engine_choice::combined(groups).name();
     let start_ns =
-        crate::cluster::start_ns(run, &engine_name, now_ns() + 20_000_000).map_err(setup_err)?;
+        crate::cluster::start_ns(run, &engine_name, now_ns() + 20_000_000).map_err(|source| {
+            RunError::Cluster {
+                run: run.name.clone(),
+                source,
+            }
+        })?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
@@ -265,14 +266,13 @@ pub(super) fn launch(
         };
         let participant = virtual_time.then(|| participants.hand_over());
         let (group, choice) = &groups[plan.group];
-        let worker = (
-            wi,
-            choice.kind,
-            group.key.uring.clone(),
-            run.engine_opts.clone(),
-        );
-        let h = spawn_worker(worker, setup, multipath, participant, start_ns)
-            .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
+        let engine = (choice.kind, group.key.uring.clone());
+        let h = spawn_worker(run, engine, setup, multipath, start_ns, participant).map_err(
+            |source| RunError::Spawn {
+                run: run.name.clone(),
+                source,
+            },
+        )?;
         handles.push(h);
     }
     Ok(Launched {
@@ -291,27 +291,25 @@ pub(super) fn launch(
     })
 }
 
-/// Starts worker `wi` on its engine: it waits for the common start, then runs.
+/// Starts the thread of the worker `setup` describes. It waits for the common start
+/// at `start_ns` so intervals line up (a multichannel SMB session is set up before:
+/// binding channels takes a while), then runs its streams on its own `engine` (its
+/// group's, with the group's io_uring options).
 fn spawn_worker(
-    (wi, engine, uring_opts, engine_opts): (
-        usize,
-        EngineKind,
-        crate::plan::UringOptions,
-        EngineOptions,
-    ),
+    run: &RunSpec,
+    (engine, uring_opts): (EngineKind, crate::plan::UringOptions),
     setup: WorkerSetup,
     multipath: Option<MultipathSettings>,
-    participant: Option<crate::clock::virtual_time::Participant<'static>>,
     start_ns: u64,
+    participant: Option<crate::clock::virtual_time::Participant<'static>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let engine_opts = run.engine_opts.clone();
     std::thread::Builder::new()
-        .name(format!("ioscope-w{wi}"))
+        .name(format!("ioscope-w{}", setup.index))
         .spawn(move || {
             // On virtual time this worker moves the clock with the others and lets go
             // of it when it ends, however it ends.
             let _participant = participant;
-            // Wait for the common start so intervals line up (a multichannel SMB
-            // session is set up before: binding channels takes a while).
             match multipath {
                 Some(mp) => run_multipath(engine, setup, mp, start_ns),
                 None => {

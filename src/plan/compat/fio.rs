@@ -368,6 +368,8 @@ impl Opts {
 struct Job {
     name: String,
     loc: Loc,
+    /// exitall: which jobs end when this one does, and where it was asked for.
+    exit: Option<(ExitWhat, Loc)>,
     starts_group: bool,
     target_uri: String,
     target_size: Option<u64>,
@@ -505,6 +507,8 @@ fn group_runs(
     let mut run_opts: Vec<Vec<RunOpt>> = Vec::new();
     // Per run: each job's cpus_allowed, settled by own_cpus.
     let mut job_cpus: Vec<Vec<Option<Vec<usize>>>> = Vec::new();
+    // Per run, each workload's exitall.
+    let mut exits: Vec<Vec<Option<(ExitWhat, Loc)>>> = Vec::new();
     for mut job in resolved {
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
@@ -543,12 +547,17 @@ fn group_runs(
             });
             run_opts.push(job.run_opts);
             job_cpus.push(vec![job.cpus]);
+            exits.push(vec![job.exit]);
             continue;
         }
         job_cpus
             .last_mut()
             .expect("a run exists")
             .push(job.cpus.clone());
+        exits
+            .last_mut()
+            .expect("a run exists")
+            .push(job.exit.clone());
         let run = runs.last_mut().expect("a run exists");
         let first = run_opts.last().expect("run opts exist");
         own_settings(run, &mut job);
@@ -575,10 +584,11 @@ fn group_runs(
         }
         run.workloads.push(job.workload);
     }
-    for (run, cpus) in runs.iter_mut().zip(&job_cpus) {
+    for ((run, cpus), exits) in runs.iter_mut().zip(&job_cpus).zip(&exits) {
         own_cpus(run, cpus);
-        own_runtimes(run);
+        own_runtimes(run, exits, unsupported);
     }
+    exit_what_all(&mut runs, &exits);
     // Runs with several jobs are named after all of them.
     for run in &mut runs {
         if run.workloads.len() > 1 {
@@ -672,9 +682,16 @@ fn timed(runtime_text: &str) -> bool {
 
 /// fio runs each time-based job for its own runtime, after its own start delay: the
 /// run lasts until the last of them ends, and a job that ends before that stops
-/// issuing then (`pauses.stop_ns`). Each job's runtime is in `stop_ns` on entry
-/// (see [`group_runs`]); runs that are not time-based are left as they are.
-fn own_runtimes(run: &mut RunSpec) {
+/// issuing then (`pauses.stop_ns`). With `exitall` the run ends instead when the
+/// first job that carries it ends (fio stops the others of its group then). Each
+/// job's runtime is in `stop_ns` on entry (see [`group_runs`]); runs that are not
+/// time-based are left as they are, and exitall among several of their jobs is
+/// listed (ioscope's run ends when every job has done its passes).
+fn own_runtimes(
+    run: &mut RunSpec,
+    exits: &[Option<(ExitWhat, Loc)>],
+    unsupported: &mut UnsupportedList,
+) {
     // A job counts from the later of its start delay and its own warm-up (which the
     // translation measures from the run's start, start delay included).
     let ends: Option<Vec<u64>> = run
@@ -690,17 +707,59 @@ fn own_runtimes(run: &mut RunSpec) {
         w.pauses.stop_ns = 0;
     }
     let (Some(ends), None) = (ends, run.passes) else {
+        if run.workloads.len() > 1 {
+            for (_, loc) in exits.iter().flatten() {
+                unsupported.push(
+                    "exitall — in a run of several jobs that end on their I/O amounts: \
+                     ioscope's run ends when every job has done its share, not when the \
+                     first one has"
+                        .to_string(),
+                    loc,
+                );
+            }
+        }
         return;
     };
-    let Some(&last) = ends.iter().max() else {
+    let Some(&latest) = ends.iter().max() else {
         return;
     };
+    // exitall: the run ends when the first job that carries it ends.
+    let first_exit = ends
+        .iter()
+        .zip(exits)
+        .filter(|(_, e)| e.is_some())
+        .map(|(&end, _)| end)
+        .min();
+    let last = first_exit.map_or(latest, |e| e.min(latest));
     run.duration_ns = Some(last.saturating_sub(run.warmup_ns));
     for (w, end) in run.workloads.iter_mut().zip(ends) {
         if end < last {
             w.pauses.stop_ns = end;
         }
     }
+}
+
+/// `exit_what=all`: when a job with `exitall` ends, fio stops every job, so the runs
+/// after its run never start.
+fn exit_what_all(runs: &mut Vec<RunSpec>, exits: &[Vec<Option<(ExitWhat, Loc)>>]) {
+    let stop_after = exits
+        .iter()
+        .position(|e| e.iter().flatten().any(|(w, _)| *w == ExitWhat::All));
+    if let Some(i) = stop_after {
+        runs.truncate(i + 1);
+    }
+}
+
+/// fio's `exit_what`: which jobs a job with `exitall` stops when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExitWhat {
+    /// The jobs of its group (fio's default): ioscope's run.
+    Group,
+    /// The jobs running now, across groups; as ioscope runs one run at a time, the
+    /// run's.
+    Stonewall,
+    /// Every job, including those of later groups, which then never start.
+    All,
 }
 
 /// A run-level setting as one job wrote it: (which, option text, where), so that
@@ -823,6 +882,7 @@ impl<'a> JobCx<'a> {
             ));
         }
         let io = self.io_tuning()?;
+        let exit = self.exit_all()?;
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
@@ -840,6 +900,7 @@ impl<'a> JobCx<'a> {
             data,
             name: name.clone(),
             loc: self.section_loc.clone(),
+            exit,
             starts_group,
             target_size: target.size.map(|s| s.saturating_add(target.offset)),
             target_uri: target.uri,
@@ -1896,6 +1957,44 @@ impl<'a> JobCx<'a> {
         Ok(Some((spec, interval_ns)))
     }
 
+    /// `exitall` and `exit_what` (group, stonewall or all): which jobs end when this
+    /// one ends. `exit_what` alone is listed.
+    fn exit_all(&mut self) -> Result<Option<(ExitWhat, Loc)>, CompatError> {
+        if !self.o.flag("exitall")? {
+            self.only_with("exitall", &["exit_what"]);
+            return Ok(None);
+        }
+        let loc = self
+            .o
+            .get("exitall")
+            .map(|(_, l)| l.clone())
+            .unwrap_or_else(|| self.section_loc.clone());
+        let what = match self.o.get("exit_what") {
+            None => ExitWhat::Group,
+            Some((v, l)) => match v.trim().to_ascii_lowercase().as_str() {
+                "group" => ExitWhat::Group,
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => {
+                    return Err(opt_err(
+                        l,
+                        "exit_what",
+                        v,
+                        &"expected group, stonewall or all",
+                    ))
+                }
+            },
+        };
+        if what == ExitWhat::All {
+            self.warnings.push(format!(
+                "job '{}': exitall with exit_what=all — when it ends fio stops every job, \
+                 so the runs after its run never start, and ioscope leaves them out",
+                self.name
+            ));
+        }
+        Ok(Some((what, loc)))
+    }
+
     /// `cpus_allowed`: the run's CPU set.
     fn cpus(&mut self) -> Result<Option<Vec<usize>>, CompatError> {
         let Some((v, loc)) = self.o.get("cpus_allowed") else {
@@ -2001,7 +2100,7 @@ fn one_distribution(
             Ok(Distribution::Pareto { h })
         }
         "zoned" => Ok(Distribution::Zoned {
-            bands: parse_zoned(arg).map_err(|m| bad(&m))?,
+            bands: parse_zoned(arg).map_err(|e| bad(&e.to_string()))?,
         }),
         "normal" | "gauss" | "zoned_abs" => {
             unsupported.push(format!("random_distribution={whole}"), loc);
@@ -2013,36 +2112,67 @@ fn one_distribution(
     }
 }
 
+/// Why a percentage split (`random_distribution=zoned:…`, `bssplit=…`) was refused;
+/// the caller locates it (file and line or argument, and the option).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum SplitError {
+    /// An entry's percentage that is not a number from 0 to 100 (`part` is the entry).
+    #[error("'{text}' in '{part}' is not a percentage")]
+    ZonePct { text: String, part: String },
+    #[error("zoned needs IO%/RANGE% entries, e.g. zoned:60/10:30/20:10/70")]
+    NoZones,
+    /// The given percentages of `what` ("I/O", "range") exceed 100.
+    #[error("{what} percentages add up to {given}, more than 100")]
+    ZoneOver { what: &'static str, given: f64 },
+    #[error("I/O percentages add up to {total}, not 100")]
+    IoTotal { total: f64 },
+    #[error("a band with I/O has an empty range")]
+    EmptyRange,
+    /// A block size that does not parse.
+    #[error(transparent)]
+    Size(#[from] crate::plan::units::UnitError),
+    /// A block size's weight that is not a whole percentage.
+    #[error("'{0}' is not a percentage")]
+    Weight(String),
+    #[error("empty split")]
+    Empty,
+    #[error("percentages add up to {0}, more than 100")]
+    WeightOver(u32),
+    #[error("every percentage is zero")]
+    AllZero,
+}
+
 /// Parses fio's zoned split `60/10:30/20:10/70`: each entry sends its percentage of
 /// the I/O to the next percentage of the range. As in fio, entries without a number
 /// share what the others leave, the I/O must add up to 100, and a range that adds up
 /// to less than 100 leaves the rest of the working set untouched (an extra band with
 /// no I/O here).
-fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
+fn parse_zoned(arg: &str) -> Result<Vec<Zone>, SplitError> {
     let mut raw: Vec<(Option<f64>, Option<f64>)> = Vec::new();
     for part in arg.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let (io, range) = part.split_once('/').unwrap_or((part, ""));
-        let num = |s: &str| -> Result<Option<f64>, String> {
+        let num = |s: &str| -> Result<Option<f64>, SplitError> {
             let s = s.trim();
             if s.is_empty() {
                 return Ok(None);
             }
             match s.parse::<f64>() {
                 Ok(x) if x.is_finite() && (0.0..=100.0).contains(&x) => Ok(Some(x)),
-                _ => Err(format!("'{s}' in '{part}' is not a percentage")),
+                _ => Err(SplitError::ZonePct {
+                    text: s.to_string(),
+                    part: part.to_string(),
+                }),
             }
         };
         raw.push((num(io)?, num(range)?));
     }
     if raw.is_empty() {
-        return Err("zoned needs IO%/RANGE% entries, e.g. zoned:60/10:30/20:10/70".into());
+        return Err(SplitError::NoZones);
     }
-    let fill = |vals: Vec<Option<f64>>, what: &str| -> Result<Vec<f64>, String> {
+    let fill = |vals: Vec<Option<f64>>, what: &'static str| -> Result<Vec<f64>, SplitError> {
         let given: f64 = vals.iter().flatten().sum();
         if given > 100.0 + 1e-9 {
-            return Err(format!(
-                "{what} percentages add up to {given}, more than 100"
-            ));
+            return Err(SplitError::ZoneOver { what, given });
         }
         let blanks = vals.iter().filter(|v| v.is_none()).count();
         let share = if blanks > 0 {
@@ -2056,7 +2186,7 @@ fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
     let range = fill(raw.iter().map(|r| r.1).collect(), "range")?;
     let io_total: f64 = io.iter().sum();
     if (io_total - 100.0).abs() > 0.01 {
-        return Err(format!("I/O percentages add up to {io_total}, not 100"));
+        return Err(SplitError::IoTotal { total: io_total });
     }
     let mut bands: Vec<Zone> = io
         .into_iter()
@@ -2066,7 +2196,7 @@ fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
         .collect();
     let io_in_bands: f64 = bands.iter().map(|b| b.io_pct).sum();
     if (io_in_bands - 100.0).abs() > 0.01 {
-        return Err("a band with I/O has an empty range".into());
+        return Err(SplitError::EmptyRange);
     }
     let range_total: f64 = bands.iter().map(|b| b.range_pct).sum();
     if range_total < 100.0 - 0.01 {
@@ -2103,10 +2233,8 @@ fn rate_caps(
             return Ok(None);
         }
         let n = match bytes_per_io {
-            None => parse_count(s).map(|n| n as f64).map_err(|e| e.to_string()),
-            Some(bs) => parse_size(s)
-                .map(|b| b as f64 / bs as f64)
-                .map_err(|e| e.to_string()),
+            None => parse_count(s).map(|n| n as f64),
+            Some(bs) => parse_size(s).map(|b| b as f64 / bs as f64),
         };
         n.map(Some)
             .map_err(|e| loc.error(format!("{key}={v}: {e}")))
@@ -2278,7 +2406,7 @@ fn parse_bssplit(
 ) -> Result<BlockSizes, CompatError> {
     let mut lists = v.split(',').map(str::trim).filter(|s| !s.is_empty());
     let first = lists.next().unwrap_or("");
-    let split = parse_one_bssplit(first).map_err(|m| loc.error(format!("bssplit={v}: {m}")))?;
+    let split = parse_one_bssplit(first).map_err(|e| loc.error(format!("bssplit={v}: {e}")))?;
     for other in lists {
         if parse_one_bssplit(other).ok().as_ref() != Some(&split) {
             unsupported.push(format!("bssplit={v} — per-direction splits"), loc);
@@ -2288,31 +2416,31 @@ fn parse_bssplit(
     Ok(BlockSizes { split })
 }
 
-fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, String> {
+fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, SplitError> {
     let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
     for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let (size, p) = match part.split_once('/') {
             Some((a, b)) => (a, Some(b.trim())),
             None => (part, None),
         };
-        let bytes = parse_size(size).map_err(|e| e.to_string())?;
+        let bytes = parse_size(size)?;
         let weight = match p {
             None | Some("") => None,
             Some(p) => Some(
                 p.parse::<u32>()
                     .ok()
                     .filter(|&w| w <= 100)
-                    .ok_or_else(|| format!("'{p}' is not a percentage"))?,
+                    .ok_or_else(|| SplitError::Weight(p.to_string()))?,
             ),
         };
         entries.push((bytes, weight));
     }
     if entries.is_empty() {
-        return Err("empty split".into());
+        return Err(SplitError::Empty);
     }
     let given: u32 = entries.iter().filter_map(|e| e.1).sum();
     if given > 100 {
-        return Err(format!("percentages add up to {given}, more than 100"));
+        return Err(SplitError::WeightOver(given));
     }
     let blanks = entries.iter().filter(|e| e.1.is_none()).count() as u32;
     let share = (100 - given).checked_div(blanks).unwrap_or(0);
@@ -2328,7 +2456,7 @@ fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, String> {
         }
     }
     if out.is_empty() {
-        return Err("every percentage is zero".into());
+        return Err(SplitError::AllZero);
     }
     Ok(out)
 }
@@ -2586,7 +2714,23 @@ mod tests {
             parse_one_bssplit("4k/20:8k:16k").unwrap(),
             vec![(4096, 20), (8192, 40), (16384, 40)]
         );
-        assert!(parse_one_bssplit("4k/80:8k/30").is_err());
+        assert_eq!(
+            parse_one_bssplit("4k/80:8k/30"),
+            Err(SplitError::WeightOver(110))
+        );
+        assert_eq!(
+            parse_one_bssplit("4k/x").unwrap_err().to_string(),
+            "'x' is not a percentage"
+        );
+        assert_eq!(parse_one_bssplit("4k/0"), Err(SplitError::AllZero));
+        assert_eq!(
+            parse_zoned("60/10:50/20").unwrap_err().to_string(),
+            "I/O percentages add up to 110, more than 100"
+        );
+        assert_eq!(
+            parse_zoned("60/x").unwrap_err().to_string(),
+            "'x' in '60/x' is not a percentage"
+        );
     }
 
     #[test]
