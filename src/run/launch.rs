@@ -244,25 +244,7 @@ pub(super) fn launch(
             },
         };
         let participant = virtual_time.then(|| participants.hand_over());
-        let uring_opts = run.io.uring.clone();
-        let engine_opts = run.engine_opts.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("ioscope-w{wi}"))
-            .spawn(move || {
-                // On virtual time this worker moves the clock with the others and
-                // lets go of it when it ends, however it ends.
-                let _participant = participant;
-                // Wait for the common start so intervals line up (a multichannel
-                // SMB session is set up before: binding channels takes a while).
-                match multipath {
-                    Some(mp) => run_multipath(engine, setup, mp, start_ns),
-                    None => {
-                        crate::clock::sleep_until(start_ns);
-                        crate::cluster::mark_first_io();
-                        run_with_engine(engine, setup, &uring_opts, &engine_opts)
-                    }
-                }
-            })
+        let h = spawn_worker(wi, setup, engine, run, multipath, start_ns, participant)
             .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
         handles.push(h);
     }
@@ -279,6 +261,38 @@ pub(super) fn launch(
         workers_reason: spread.reason,
         judge: judge.then(|| participants.hand_over()),
     })
+}
+
+/// Starts worker `wi`'s thread: it waits for the common start, builds its engine and
+/// runs its streams.
+fn spawn_worker(
+    wi: usize,
+    setup: WorkerSetup,
+    engine: EngineKind,
+    run: &RunSpec,
+    multipath: Option<MultipathSettings>,
+    start_ns: u64,
+    participant: Option<crate::clock::virtual_time::Participant<'static>>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let uring_opts = run.io.uring.clone();
+    let engine_opts = run.engine_opts.clone();
+    std::thread::Builder::new()
+        .name(format!("ioscope-w{wi}"))
+        .spawn(move || {
+            // On virtual time this worker moves the clock with the others and
+            // lets go of it when it ends, however it ends.
+            let _participant = participant;
+            // Wait for the common start so intervals line up (a multichannel
+            // SMB session is set up before: binding channels takes a while).
+            match multipath {
+                Some(mp) => run_multipath(engine, setup, mp, start_ns),
+                None => {
+                    crate::clock::sleep_until(start_ns);
+                    crate::cluster::mark_first_io();
+                    run_with_engine(engine, setup, &uring_opts, &engine_opts)
+                }
+            }
+        })
 }
 
 /// Builds the streams and deals them to the workers: round-robin, or by connection
