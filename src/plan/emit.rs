@@ -110,6 +110,14 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     align: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    seq_gap: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_id: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_sleep: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     think: Option<String>,
@@ -329,12 +337,55 @@ impl WorkloadTable {
             share: w.share_pct,
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
             align: w.align_bytes.map(format_size),
+            seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
+            flow: w.flow.map(|f| f.weight),
+            flow_id: w.flow.map(|f| f.id).filter(|&id| id != 0),
+            flow_sleep: w
+                .flow
+                .filter(|f| f.sleep_ns > 0)
+                .map(|f| format_duration_ns(f.sleep_ns)),
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
         }
+    }
+}
+
+/// A workload's alignment, flow control, start delay and think time as fio options.
+fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
+    if let Some(a) = w.align_bytes {
+        let _ = writeln!(s, "blockalign={}", format_size(a));
+    }
+    if let Some(f) = w.flow {
+        let _ = writeln!(
+            s,
+            "flow={}\nflow_id={}\nflow_sleep={}",
+            f.weight,
+            f.id,
+            f.sleep_ns / 1000
+        );
+    }
+    if w.pauses.start_delay_ns > 0 {
+        let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);
+    }
+    if let Some(every) = w.pauses.think_batch() {
+        let _ = writeln!(
+            s,
+            "thinktime={}\nthinktime_blocks={every}",
+            w.pauses.think_ns / 1000
+        );
+    }
+}
+
+/// A signed byte count in the job file's size units (`"-8k"`).
+fn signed_size(bytes: i64) -> String {
+    let text = format_size(bytes.unsigned_abs());
+    if bytes < 0 {
+        format!("-{text}")
+    } else {
+        text
     }
 }
 
@@ -455,9 +506,14 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             };
             let _ = writeln!(
                 s,
-                "filename={}\nioengine={engine}\nrw={}\niodepth={}\nnumjobs={}",
+                "filename={}\nioengine={engine}\nrw={}{}\niodepth={}\nnumjobs={}",
                 t.uri,
                 rw_word(w),
+                if w.seq_gap_bytes != 0 {
+                    format!(":{}", signed_size(w.seq_gap_bytes))
+                } else {
+                    String::new()
+                },
                 w.qd,
                 w.streams
             );
@@ -493,19 +549,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                     (rate / w.streams as f64).round() as u64
                 );
             }
-            if let Some(a) = w.align_bytes {
-                let _ = writeln!(s, "blockalign={}", format_size(a));
-            }
-            if w.pauses.start_delay_ns > 0 {
-                let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);
-            }
-            if let Some(every) = w.pauses.think_batch() {
-                let _ = writeln!(
-                    s,
-                    "thinktime={}\nthinktime_blocks={every}",
-                    w.pauses.think_ns / 1000
-                );
-            }
+            fio_pauses_and_flow(&mut s, w);
             if let Some(d) = r.duration_ns {
                 let _ = writeln!(s, "time_based\nruntime={}", format_duration_ns(d));
             }
@@ -914,5 +958,43 @@ mod tests {
         assert_eq!((w.read_pct, w.qd, w.streams), (70, 8, 2));
         assert_eq!(w.bs.split.len(), 2);
         assert_eq!(t.plan.runs[0].duration_ns, Some(30_000_000_000));
+    }
+
+    /// A sequential gap (fio's `rw=read:-8k`) and flow control survive TOML and fio
+    /// output.
+    #[test]
+    fn a_sequential_gap_and_flow_survive_conversion() {
+        let mut p = sample();
+        let w = &mut p.runs[0].workloads[0];
+        w.pattern = crate::plan::model::AccessPattern::Sequential;
+        w.seq_layout = SeqLayout::Regions;
+        w.dist = Distribution::Uniform;
+        w.rate = Rate::Max;
+        w.seq_gap_bytes = -8192;
+        w.flow = Some(crate::plan::model::Flow {
+            id: 3,
+            weight: 8,
+            sleep_ns: 1_000_000,
+        });
+        let text = to_toml(&p).unwrap();
+        assert!(text.contains("seq_gap = \"-8k\""), "{text}");
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].workloads[0].seq_gap_bytes, -8192);
+        assert_eq!(back.runs[0].workloads[0].flow, p.runs[0].workloads[0].flow);
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("rw=rw:-8k\n"), "{fio}");
+        let t = crate::plan::compat::fio::parse_str(
+            "c.fio",
+            &fio,
+            std::path::Path::new("/tmp"),
+            &|_| None,
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.runs[0].workloads[0].seq_gap_bytes, -8192);
+        assert_eq!(
+            t.plan.runs[0].workloads[0].flow,
+            p.runs[0].workloads[0].flow
+        );
     }
 }

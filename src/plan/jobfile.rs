@@ -19,7 +19,7 @@ use super::engine_opts::{
     DEFAULT_EXEC_GRACE_NS,
 };
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Pacing,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
 };
 use super::paths::MultipathSpec;
@@ -112,6 +112,10 @@ const WORKLOAD_KEYS: &[&str] = &[
     "think_every",
     "stop_after",
     "align",
+    "seq_gap",
+    "flow",
+    "flow_id",
+    "flow_sleep",
 ];
 const RUN_ONLY_KEYS: &[&str] = &[
     "name",
@@ -848,6 +852,8 @@ impl<'a> Ctx<'a> {
         let (offset_bytes, size_bytes) = self.region(&sec)?;
         let pauses = self.pauses(&sec, &rate)?;
         let align_bytes = self.align(&sec, &bs)?;
+        let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
+        let flow = self.flow(&sec, &rate, share_pct)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -866,10 +872,84 @@ impl<'a> Ctx<'a> {
                 share_pct,
                 seq_layout,
                 align_bytes,
+                seq_gap_bytes,
+                flow,
                 pauses,
             },
             at,
         ))
+    }
+
+    /// `flow` (a weight), `flow_id` and `flow_sleep`: fio's flow control, for
+    /// closed-loop workloads outside a share mix.
+    fn flow(&self, sec: &Section<'_>, rate: &Rate, share: Option<f64>) -> Res<Option<Flow>> {
+        let Some(v) = sec.get("flow") else {
+            for k in ["flow_id", "flow_sleep"] {
+                if let Some(v) = sec.get(k) {
+                    return Err(self.err(v.span(), format!("'{k}' is only used with 'flow'")));
+                }
+            }
+            return Ok(None);
+        };
+        let weight: u32 = self.count("flow", v)?;
+        if matches!(rate, Rate::Iops(_)) || share.is_some() {
+            return Err(self.err(
+                v.span(),
+                "'flow' holds closed-loop workloads in a ratio; not with 'rate' or 'share'",
+            ));
+        }
+        let id = match sec.get("flow_id") {
+            Some(i) => {
+                let n = self.integer("flow_id", i)?;
+                u32::try_from(n).map_err(|_| {
+                    self.err(
+                        i.span(),
+                        format!("'flow_id' must be 0 to {}, found {n}", u32::MAX),
+                    )
+                })?
+            }
+            None => 0,
+        };
+        let sleep_ns = match sec.get("flow_sleep") {
+            Some(d) => self.duration("flow_sleep", d, true)?,
+            None => 0,
+        };
+        Ok(Some(Flow {
+            id,
+            weight,
+            sleep_ns,
+        }))
+    }
+
+    /// `seq_gap`: bytes added to a sequential offset after each I/O (`"-8k"` walks
+    /// backwards). Only for a sequential workload whose streams walk their own
+    /// regions (interleaved streams already step over each other's blocks).
+    fn seq_gap(&self, sec: &Section<'_>, pattern: &AccessPattern, layout: SeqLayout) -> Res<i64> {
+        let Some(v) = sec.get("seq_gap") else {
+            return Ok(0);
+        };
+        let text = self.unit_text("seq_gap", v, "a size such as \"-8k\" or \"4k\"")?;
+        let (neg, digits) = match text.trim().strip_prefix('-') {
+            Some(rest) => (true, rest.to_string()),
+            None => (false, text.trim().to_string()),
+        };
+        let bytes =
+            units::parse_size_allow_zero(&digits).map_err(|e| self.unit_err("seq_gap", v, e))?;
+        let bytes =
+            i64::try_from(bytes).map_err(|_| self.err(v.span(), "'seq_gap' is too large"))?;
+        if bytes != 0 && !matches!(pattern, AccessPattern::Sequential) {
+            return Err(self.err(
+                v.span(),
+                "'seq_gap' is for sequential workloads (rw = read, write or rw)",
+            ));
+        }
+        if bytes != 0 && layout != SeqLayout::Regions {
+            return Err(self.err(
+                v.span(),
+                "'seq_gap' needs seq_layout = \"regions\" (interleaved streams already step over each other's blocks)",
+            ));
+        }
+        Ok(if neg { -bytes } else { bytes })
     }
 
     /// `align`: random offsets are multiples of it; a multiple of the smallest block
@@ -1814,6 +1894,21 @@ passes = 2
         assert_eq!((w.qd, w.streams), (1, 1));
         assert_eq!(w.rate, Rate::Max);
         assert_eq!((w.offset_bytes, w.size_bytes), (0, None));
+    }
+
+    #[test]
+    fn seq_gap_is_signed_and_only_for_sequential_regions() {
+        let w = |body: &str| parse("job.toml", &format!("{T}[[workload]]\n{body}"));
+        let plan = w("rw = \"read\"\nseq_gap = \"-8k\"\n").unwrap();
+        assert_eq!(plan.runs[0].workloads[0].seq_gap_bytes, -8192);
+        let plan = w("rw = \"write\"\nseq_gap = \"112k\"\n").unwrap();
+        assert_eq!(plan.runs[0].workloads[0].seq_gap_bytes, 112 * 1024);
+        let e = w("rw = \"randread\"\nseq_gap = \"4k\"\n").unwrap_err();
+        assert!(e.to_string().contains("sequential"), "{e}");
+        let e = w("rw = \"read\"\nstreams = 2\nseq_layout = \"stride\"\nseq_gap = \"4k\"\n")
+            .unwrap_err();
+        assert!(e.to_string().contains("regions"), "{e}");
+        assert!(w("rw = \"read\"\nseq_gap = \"-x\"\n").is_err());
     }
 
     #[test]

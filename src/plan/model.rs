@@ -430,10 +430,36 @@ pub struct Workload {
     /// smallest block size. A multiple of the smallest block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub align_bytes: Option<u64>,
+    /// Sequential access: bytes added to the offset after each I/O (fio's offset
+    /// modifier, `rw=read:N`). Positive leaves holes; negative walks backwards, so
+    /// `-2 × bs` reads the region from its end to its start. 0 = contiguous.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_gap_bytes: i64,
+    /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
+    /// ratio of their weights (per stream, as fio's clones); `None` = free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
     /// Pauses in issuing: a late start, idle time between batches (fio's
     /// `startdelay` and `thinktime`).
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
+}
+
+/// A workload's place in fio's flow control (`flow`, `flow_id`, `flow_sleep`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flow {
+    /// Workloads with the same id are held in ratio to each other.
+    pub id: u32,
+    /// Weight of each stream (fio's `flow`), at least 1.
+    pub weight: u32,
+    /// Wait of a held stream before it asks again (fio's `flow_sleep`); 0 = a short
+    /// retry.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub sleep_ns: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 /// When a workload's streams hold back: a late start for the whole workload, and
@@ -531,6 +557,8 @@ impl Default for Workload {
             share_pct: None,
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
+            seq_gap_bytes: 0,
+            flow: None,
             pauses: Pauses::default(),
         }
     }
@@ -921,4 +949,8 @@ impl RunSpec {
             })
             .sum()
     }
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
 }

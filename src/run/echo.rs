@@ -25,6 +25,8 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         share_pct,
         seq_layout,
         align_bytes,
+        seq_gap_bytes,
+        flow,
         pauses,
     } = w;
     wire::WorkloadEcho {
@@ -57,6 +59,19 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
             plan::SeqLayout::Stride => wire::SeqLayout::Stride,
         },
         align_bytes: *align_bytes,
+        seq_gap_bytes: *seq_gap_bytes,
+        flow: flow.map(|f| {
+            let plan::Flow {
+                id,
+                weight,
+                sleep_ns,
+            } = f;
+            wire::Flow {
+                id,
+                weight,
+                sleep_ns,
+            }
+        }),
         pauses: {
             let plan::Pauses {
                 start_delay_ns,
@@ -129,6 +144,12 @@ mod tests {
                 share_pct: Some(25.0),
                 seq_layout: plan::SeqLayout::Stride,
                 align_bytes: Some(65536),
+                seq_gap_bytes: -8192,
+                flow: Some(plan::Flow {
+                    id: 2,
+                    weight: 8,
+                    sleep_ns: 1_000_000,
+                }),
                 pauses: plan::Pauses {
                     start_delay_ns: 2_000_000_000,
                     think_ns: 500_000,
@@ -173,6 +194,7 @@ mod tests {
         assert_eq!(e.share_pct, Some(25.0));
         assert_eq!(e.seq_layout, wire::SeqLayout::Stride);
         assert_eq!(e.align_bytes, Some(65536));
+        assert_eq!(e.seq_gap_bytes, -8192);
         assert_eq!(
             (
                 e.pauses.start_delay_ns,

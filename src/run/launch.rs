@@ -126,6 +126,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 think_ns,
                 since_think: 0,
                 thinking: false,
+                flow_issued: w.flow.map(|_| 0),
+                flow_held: false,
             });
         }
     }
@@ -154,6 +156,19 @@ pub(super) struct Launched {
     pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
 }
 
+/// Each workload's shape for the workers, with its share of its flow group.
+fn shapes_of(run: &RunSpec, resolved: &[Resolved]) -> Vec<WorkloadShape> {
+    run.workloads
+        .iter()
+        .zip(resolved)
+        .zip(super::flow::shares(&run.workloads))
+        .map(|((w, r), flow)| WorkloadShape {
+            flow,
+            ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+        })
+        .collect()
+}
+
 /// Builds the streams, spreads them over workers and starts the worker threads,
 /// each with its own `engine`, at a common start time.
 pub(super) fn launch(
@@ -171,12 +186,7 @@ pub(super) fn launch(
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
     let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
     let nworkers = spread.nworkers;
-    let shapes: Vec<WorkloadShape> = run
-        .workloads
-        .iter()
-        .zip(resolved)
-        .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
-        .collect();
+    let shapes = shapes_of(run, resolved);
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();

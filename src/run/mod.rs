@@ -12,6 +12,7 @@ pub mod collector;
 pub mod data;
 pub mod echo;
 pub mod engine_choice;
+pub mod flow;
 pub mod flush;
 pub mod interrupt;
 pub mod launch;

@@ -12,13 +12,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::fio_options::{self, is_flag, normalise_key};
+use super::fio_subst;
 use super::{
     base_run, is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated,
     UnsupportedList, TRANSLATED_SEED,
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
+    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -30,11 +31,16 @@ mod op_engines;
 /// How deep `include` may nest before we assume a cycle.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
-/// Looks up environment variables for `${VAR}` expansion.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+/// Looks up environment variables for `${VAR}` and fio's keywords (`$pagesize`) for
+/// their substitution (see [`fio_subst::SubstLookup`]).
+pub type EnvLookup<'a> = fio_subst::SubstLookup<'a>;
 
-/// The process environment, for [`parse_file`] and [`parse_str`].
+/// The process environment and this machine's keyword values, for [`parse_file`]
+/// and [`parse_str`].
 pub fn process_env(name: &str) -> Option<String> {
+    if name.starts_with('$') {
+        return fio_subst::machine_keyword(name);
+    }
     std::env::var(name).ok()
 }
 
@@ -59,8 +65,22 @@ pub fn parse_str(
     env: EnvLookup<'_>,
 ) -> Result<Translated, CompatError> {
     let mut items = Vec::new();
-    lex_ini(source_name, text, base_dir, env, 0, &mut items)?;
-    translate(items)
+    let mut notes = Vec::new();
+    lex_ini(source_name, text, base_dir, env, 0, &mut items, &mut notes)?;
+    let unset_at: Vec<String> = notes
+        .iter()
+        .filter(|n| n.contains(UNSET_NOTE))
+        .cloned()
+        .collect();
+    translate(items, notes).map_err(|mut e| {
+        // An error in a value that an unset variable emptied says so.
+        let at = format!("{}:{}: ", e.source_name, e.line);
+        if let Some(n) = unset_at.iter().find(|n| n.starts_with(&at)) {
+            let why = n.split(" — ").nth(1).unwrap_or(n);
+            e.msg = format!("{} ({why})", e.msg);
+        }
+        e
+    })
 }
 
 /// Translates a fio command line, argv style (the program name may come first).
@@ -137,7 +157,7 @@ pub fn parse_args(args: &[String]) -> Result<Translated, CompatError> {
         };
         items.push(Item::Section("job".into(), loc));
     }
-    translate(items)
+    translate(items, Vec::new())
 }
 
 fn looks_like_option(s: &str) -> bool {
@@ -158,6 +178,7 @@ fn lex_ini(
     env: EnvLookup<'_>,
     depth: usize,
     out: &mut Vec<Item>,
+    notes: &mut Vec<String>,
 ) -> Result<(), CompatError> {
     for (idx, raw) in text.lines().enumerate() {
         let loc = Loc::Line {
@@ -168,8 +189,6 @@ fn lex_ini(
         if line.is_empty() {
             continue;
         }
-        let line = expand_env(line, env).map_err(|e| loc.error(e.to_string()))?;
-        let line = line.trim();
         if let Some(rest) = line.strip_prefix('[') {
             let Some(name) = rest.strip_suffix(']') else {
                 return Err(loc.error(format!("'{line}' is not a [section] line")));
@@ -205,6 +224,7 @@ fn lex_ini(
                     env,
                     depth + 1,
                     out,
+                    notes,
                 )?;
                 continue;
             }
@@ -216,6 +236,10 @@ fn lex_ini(
         if key.is_empty() {
             return Err(loc.error(format!("'{line}' has no option name")));
         }
+        let value = match value {
+            Some(v) => Some(substitute(&key, &v, env, &loc, notes)?),
+            None => None,
+        };
         if !out.iter().any(|i| matches!(i, Item::Section(..))) {
             return Err(loc.error(format!(
                 "option '{key}' comes before any [section]; fio options belong to \
@@ -242,15 +266,6 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
-/// Why a `${VAR}` in a job line could not be expanded.
-#[derive(Debug, PartialEq, thiserror::Error)]
-enum EnvError {
-    #[error("unterminated '${{' in '{0}'")]
-    Unterminated(String),
-    #[error("environment variable '{0}' is not set")]
-    Unset(String),
-}
-
 /// Why a time in fio's microsecond default unit was refused.
 #[derive(Debug, thiserror::Error)]
 enum UsecError {
@@ -260,25 +275,36 @@ enum UsecError {
     Unit(#[from] crate::plan::units::UnitError),
 }
 
-/// Expands `${VAR}`; an unset variable is an error that names it.
-fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, EnvError> {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(pos) = rest.find("${") {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(EnvError::Unterminated(line.to_string()));
-        };
-        let name = &after[..end];
-        match env(name) {
-            Some(v) => out.push_str(&v),
-            None => return Err(EnvError::Unset(name.to_string())),
-        }
-        rest = &after[end + 1..];
+/// How the warning for an unset `${VAR}` goes on after the variable's name.
+const UNSET_NOTE: &str = "is not set; fio substitutes an empty string, and so does ioscope";
+
+/// fio's substitutions in one option value (see [`fio_subst`]): what fio would
+/// parse, with a warning for each unset variable and each keyword replaced.
+fn substitute(
+    key: &str,
+    value: &str,
+    env: EnvLookup<'_>,
+    loc: &Loc,
+    notes: &mut Vec<String>,
+) -> Result<String, CompatError> {
+    let key_n = normalise_key(key);
+    let s = fio_subst::substitute(value, env, fio_options::is_time(&key_n))
+        .map_err(|e| loc.error(format!("{key}={value}: {e}")))?;
+    for name in &s.unset {
+        notes.push(format!(
+            "{loc}: {key}={value} — environment variable '{name}' {UNSET_NOTE}"
+        ));
     }
-    out.push_str(rest);
-    Ok(out)
+    if !s.keywords.is_empty() {
+        let used: Vec<String> = s.keywords.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        notes.push(format!(
+            "{loc}: {key}={value} → {} (this machine's {}, as fio substitutes them where \
+             it runs)",
+            s.value,
+            used.join(", ")
+        ));
+    }
+    Ok(s.value)
 }
 
 pub(crate) fn parse_bool(v: Option<&str>) -> Option<bool> {
@@ -311,8 +337,9 @@ impl Opts {
         self.map
             .insert(key, (value, loc, raw_key.trim().to_string()));
     }
-    /// The option's value and place. A value with fio's `$` keywords or arithmetic
-    /// is listed as unsupported by [`JobCx::report_unsupported`] and reads as absent.
+    /// The option's value and place. A value with a `$` left after fio's
+    /// substitutions is listed as unsupported by [`JobCx::report_unsupported`] and
+    /// reads as absent.
     fn get(&self, key: &str) -> Option<(&str, &Loc)> {
         self.ask(key);
         self.map
@@ -370,10 +397,10 @@ struct Job {
     steady: Option<(SteadyStop, Option<u64>)>,
 }
 
-fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
+fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatError> {
     let jobs = group_jobs(items)?;
     let mut unsupported = UnsupportedList::default();
-    let mut warnings = Vec::new();
+    let mut warnings = notes;
     let mut resolved = Vec::new();
     for (section, loc, opts) in &jobs {
         let cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
@@ -667,9 +694,10 @@ impl<'a> JobCx<'a> {
 
     /// The job, step by step.
     fn resolve(mut self) -> Result<Job, CompatError> {
+        self.zone_mode()?;
         self.report_unsupported();
         self.file_options();
-        let (mut read_pct, mut pattern) = self.mix()?;
+        let (mut read_pct, mut pattern, seq_gap_bytes) = self.mix()?;
         let dist = match self.o.get("random_distribution") {
             Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
             None => Distribution::Uniform,
@@ -692,12 +720,24 @@ impl<'a> JobCx<'a> {
                 EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec
             );
         let direct = if no_bytes { None } else { self.direct()? };
+        if engine == EngineKind::Nbd && !self.o.get("uri").is_some_and(|(u, _)| !u.is_empty()) {
+            let at = self
+                .o
+                .get("uri")
+                .map(|(_, l)| l)
+                .unwrap_or(self.section_loc);
+            return Err(at.error(format!(
+                "job '{}': ioengine=nbd needs uri= (the NBD export, nbd://HOST/NAME)",
+                self.name
+            )));
+        }
         let target = match self.op_engine_target(engine, streams, bs.max_bytes())? {
             Some(t) => t,
             None => self.target(streams, engine == EngineKind::Auto)?,
         };
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let pauses = self.pauses(&rate)?;
+        let flow = self.flow(&rate)?;
         let mut timing = self.timing(target.size, bs.single())?;
         self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
         self.exec_timing(engine, &mut timing)?;
@@ -753,6 +793,8 @@ impl<'a> JobCx<'a> {
                 share_pct: None,
                 seq_layout: Default::default(),
                 align_bytes,
+                seq_gap_bytes,
+                flow,
                 pauses,
             },
             engine,
@@ -787,19 +829,24 @@ impl<'a> JobCx<'a> {
                 Some(v) => format!("{raw}={v}"),
                 None => raw.clone(),
             };
-            // filename_format's $jobname/$jobnum/$filenum are names, read by
-            // op_engines::file_options.
-            if v.as_deref().is_some_and(|v| v.contains('$')) && key != "filename_format" {
-                self.unsupported
-                    .push(format!("{text} — fio arithmetic/keywords"), loc);
-                continue;
-            }
             if fio_options::is_unsupported(key, v.as_deref()) {
                 let text = match fio_options::unsupported_reason(key) {
                     Some(why) => format!("{text} — {why}"),
                     None => text,
                 };
                 self.unsupported.push(text, loc);
+            } else if v.as_deref().is_some_and(|v| v.contains('$')) && key != "filename_format" {
+                // Job files come here substituted; what is left is not fio's
+                // (filename_format's $jobname/$jobnum/$filenum are names, read by
+                // op_engines::file_options).
+                self.unsupported.push(
+                    format!(
+                        "{text} — '$' left after fio's substitutions (${{VAR}}, $pagesize, \
+                         $mb_memory, $ncpus, which fio makes in job files, not on its \
+                         command line)"
+                    ),
+                    loc,
+                );
             } else if let Some(why) = fio_options::warning(key) {
                 self.warnings
                     .push(format!("job '{}': {text} — {why}", self.name));
@@ -807,18 +854,15 @@ impl<'a> JobCx<'a> {
         }
     }
 
-    /// `rw` and the read/write mix: (read_pct, pattern).
-    fn mix(&mut self) -> Result<(u8, AccessPattern), CompatError> {
+    /// `rw` and the read/write mix: (read_pct, pattern, bytes added to a sequential
+    /// offset after each I/O).
+    fn mix(&mut self) -> Result<(u8, AccessPattern, i64), CompatError> {
         let o = self.o;
         let (rw, rw_loc) = o.get("rw").unwrap_or(("read", self.section_loc));
         let (rw_base, rw_suffix) = match rw.split_once(':') {
             Some((a, b)) => (a, Some(b)),
             None => (rw, None),
         };
-        if let Some(s) = rw_suffix {
-            self.unsupported
-                .push(format!("rw={rw} — ':{s}' offset modifier"), rw_loc);
-        }
         let (mixed, pattern) = match rw_base.trim().to_ascii_lowercase().as_str() {
             "read" => (Some(100u8), AccessPattern::Sequential),
             "write" => (Some(0), AccessPattern::Sequential),
@@ -862,7 +906,43 @@ impl<'a> JobCx<'a> {
                 self.unsupported.push(format!("percentage_random={v}"), loc);
             }
         }
-        Ok((read_pct, pattern))
+        let gap = match rw_suffix {
+            None => 0,
+            Some(s) => self.offset_modifier(rw, s, &pattern, rw_loc)?,
+        };
+        Ok((read_pct, pattern, gap))
+    }
+
+    /// `rw=read:N`: fio adds N bytes (fio's size units, negative walks backwards) to
+    /// the offset after each sequential I/O. On random I/O the suffix counts I/Os
+    /// before a new random offset, which is listed.
+    fn offset_modifier(
+        &mut self,
+        rw: &str,
+        suffix: &str,
+        pattern: &AccessPattern,
+        loc: &Loc,
+    ) -> Result<i64, CompatError> {
+        if !matches!(pattern, AccessPattern::Sequential) {
+            self.unsupported.push(
+                format!(
+                    "rw={rw} — ':{suffix}' on random I/O: fio issues that many I/Os before \
+                     a new random offset; ioscope draws one for every I/O"
+                ),
+                loc,
+            );
+            return Ok(0);
+        }
+        let s = suffix.trim();
+        let (neg, digits) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let bytes = parse_size_allow_zero(digits)
+            .ok()
+            .and_then(|b| i64::try_from(b).ok())
+            .ok_or_else(|| opt_err(loc, "rw", rw, &"the ':N' offset modifier must be a size"))?;
+        Ok(if neg { -bytes } else { bytes })
     }
 
     /// `bssplit`, else `bsrange`, else `bs` (default 4k).
@@ -1097,6 +1177,36 @@ impl<'a> JobCx<'a> {
         Ok(direct)
     }
 
+    /// `zonemode`: `none` is ioscope's own way (one contiguous region); the others
+    /// are listed with what they would need.
+    fn zone_mode(&mut self) -> Result<(), CompatError> {
+        let Some((v, loc)) = self.o.get("zonemode") else {
+            return Ok(());
+        };
+        let why = match v.trim().to_ascii_lowercase().as_str() {
+            "none" => return Ok(()),
+            "strided" => {
+                "fio does zonesize of I/O, then skips zoneskip, zone by zone over the \
+                 file; an ioscope workload covers one contiguous region"
+            }
+            "zbd" => {
+                "fio drives a zoned block device (sequential write pointers, zone resets, \
+                 open-zone limits); ioscope does not, and fio too refuses zonemode=zbd \
+                 on a device that is not zoned"
+            }
+            other => {
+                return Err(opt_err(
+                    loc,
+                    "zonemode",
+                    other,
+                    &"expected none, strided or zbd",
+                ))
+            }
+        };
+        self.unsupported.push(format!("zonemode={v} — {why}"), loc);
+        Ok(())
+    }
+
     /// `size`/`filesize` and `offset`: (working-set length, start).
     fn region(&mut self) -> Result<(Option<u64>, u64), CompatError> {
         let mut size = None;
@@ -1278,6 +1388,69 @@ impl<'a> JobCx<'a> {
             },
         };
         Ok((rate, arrival))
+    }
+
+    /// `flow`, `flow_id`, `flow_sleep` (µs): fio's flow control between the jobs of
+    /// a flow id, each held to its weight's share of their I/Os. For closed-loop jobs
+    /// (a rate-limited job issues on its schedule).
+    fn flow(&mut self, rate: &Rate) -> Result<Option<Flow>, CompatError> {
+        let o = self.o;
+        let weight = match o.get("flow") {
+            None => None,
+            Some((v, loc)) => match v.trim().parse::<i64>() {
+                Ok(0) => None,
+                Ok(w) if w > 0 && matches!(rate, Rate::Iops(_)) => {
+                    self.unsupported.push(
+                        format!(
+                            "flow={v} — with a rate limit: ioscope's rate-limited streams issue \
+                             on their schedule and are not held by flow control"
+                        ),
+                        loc,
+                    );
+                    None
+                }
+                Ok(w) if w > 0 => {
+                    Some(u32::try_from(w).map_err(|_| opt_err(loc, "flow", v, &"too large"))?)
+                }
+                Ok(_) => {
+                    self.unsupported.push(
+                        format!(
+                            "flow={v} — a negative weight (fio's older signed flow counter); \
+                             fio's weights now are positive"
+                        ),
+                        loc,
+                    );
+                    None
+                }
+                Err(e) => return Err(opt_err(loc, "flow", v, &e)),
+            },
+        };
+        let Some(weight) = weight else {
+            if !o.has("flow") {
+                self.only_with("flow", &["flow_id", "flow_sleep"]);
+            }
+            return Ok(None);
+        };
+        let id = match o.get("flow_id") {
+            None => 0,
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u32>()
+                .map_err(|e| opt_err(loc, "flow_id", v, &e))?,
+        };
+        let sleep_ns = match o.get("flow_sleep") {
+            None => 0,
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| opt_err(loc, "flow_sleep", v, &e))?
+                .saturating_mul(1000),
+        };
+        Ok(Some(Flow {
+            id,
+            weight,
+            sleep_ns,
+        }))
     }
 
     /// `startdelay` (seconds unless a unit is given) and `thinktime` (µs unless a
@@ -2092,7 +2265,16 @@ mod tests {
     /// `text`.
     fn asked(text: &str) -> BTreeSet<String> {
         let mut items = Vec::new();
-        lex_ini("t.fio", text, Path::new("."), &no_env, 0, &mut items).unwrap();
+        lex_ini(
+            "t.fio",
+            text,
+            Path::new("."),
+            &no_env,
+            0,
+            &mut items,
+            &mut Vec::new(),
+        )
+        .unwrap();
         let mut names = BTreeSet::new();
         let (mut un, mut warnings) = (UnsupportedList::default(), Vec::new());
         for (section, loc, opts) in group_jobs(items).unwrap() {
@@ -2278,21 +2460,35 @@ mod tests {
     #[test]
     fn unsupported_options_say_why() {
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=zbd\n").unwrap();
-        assert_eq!(
-            t.unsupported[0].option,
-            "zonemode=zbd — accepted only as zonemode=none: I/O over the whole region, as \
-             ioscope does"
+        assert!(
+            t.unsupported[0]
+                .option
+                .starts_with("zonemode=zbd — fio drives a zoned block device"),
+            "{:?}",
+            t.unsupported
         );
-        let t = parse("[j]\nfilename=/tmp/x\nflow=2\nzonemode=strided\nzonemode=none\n").unwrap();
+        let t = parse("[j]\nfilename=/tmp/x\nmd_per_io_size=64\n").unwrap();
+        assert!(
+            t.unsupported[0]
+                .option
+                .contains("io_uring_cmd and xnvme engines"),
+            "{:?}",
+            t.unsupported
+        );
+        assert!(parse("[j]\nfilename=/tmp/x\nzonemode=wobble\n").is_err());
+        // The last setting wins, as in fio.
+        let t = parse("[j]\nfilename=/tmp/x\nflow=-2\nzonemode=strided\nzonemode=none\n").unwrap();
         let opts: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
         assert_eq!(opts.len(), 1, "{opts:?}");
         assert!(
-            opts[0].starts_with("flow=2 — fio throttles jobs"),
+            opts[0].starts_with("flow=-2 — a negative weight"),
             "{opts:?}"
         );
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\nzonesize=1m\n").unwrap();
         assert_eq!(t.unsupported.len(), 2, "{:?}", t.unsupported);
-        assert_eq!(t.unsupported[1].location, "t.fio:4");
+        let mut at: Vec<&str> = t.unsupported.iter().map(|u| u.location.as_str()).collect();
+        at.sort_unstable();
+        assert_eq!(at, ["t.fio:3", "t.fio:4"]);
     }
 
     #[test]
@@ -2322,21 +2518,47 @@ mod tests {
     }
 
     #[test]
-    fn env_expansion_and_errors() {
-        let env = |k: &str| (k == "DEV").then(|| "/dev/nvme0n1".to_string());
+    fn env_expansion_as_fio_does_it() {
+        let env = |k: &str| match k {
+            "DEV" => Some("/dev/nvme0n1".to_string()),
+            "$pagesize" => Some("4096".to_string()),
+            _ => None,
+        };
         let t = parse_str(
             "t.fio",
-            "[j]\nfilename=${DEV}\nrw=randread\n",
+            "[j]\nfilename=${DEV}\nrw=randread\nbs=$pagesize\n",
             Path::new("."),
             &env,
         )
         .unwrap();
         assert_eq!(t.plan.targets[0].uri, "/dev/nvme0n1");
-        let e = parse("[j]\nfilename=${NOPE}\n").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "t.fio:2: environment variable 'NOPE' is not set"
+        assert_eq!(t.plan.runs[0].workloads[0].bs.single(), Some(4096));
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert!(
+            t.plan.warnings.iter().any(|w| w.contains("$pagesize=4096")),
+            "{:?}",
+            t.plan.warnings
         );
+        // Unset: fio substitutes nothing, and the translation says so.
+        let t = parse_str(
+            "t.fio",
+            "[j]\ndirectory=/mnt${NOPE}\nsize=1m\n",
+            Path::new("."),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(t.plan.targets[0].uri, "/mnt/j.0.0");
+        assert!(
+            t.plan
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("t.fio:2: ") && w.contains("'NOPE' is not set")),
+            "{:?}",
+            t.plan.warnings
+        );
+        // Section names are not substituted, as in fio.
+        let t = parse_str("t.fio", "[${DEV}]\nsize=1m\n", Path::new("."), &env).unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].name, "${DEV}");
     }
 
     #[test]
