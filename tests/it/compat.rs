@@ -811,3 +811,33 @@ fn fio_flow_holds_jobs_to_the_ratio_of_their_weights() {
         assert_eq!(w.totals.all.bytes, 4 << 20, "{}", w.name);
     }
 }
+
+/// fio's `exitall`: the run ends when the first job carrying it ends (a 1 s job
+/// beside a 5 s one), and `exit_what=all` leaves the later groups out.
+#[test]
+fn fio_exitall_ends_the_run_with_the_first_job() {
+    let d = tempdir();
+    let job = d.path().join("exitall.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\nsize=64m\n\
+         ioengine=io_uring\niodepth=4\ntime_based\n\
+         [short]\nrw=randread\nruntime=1\nexitall\nexit_what=all\n\
+         [long]\nrw=randwrite\nruntime=5\n\
+         [later]\nstonewall\nrw=read\nruntime=1\n",
+    )
+    .unwrap();
+    let ran = run_on_sim(&job);
+    assert_eq!(
+        ran.doc.runs.len(),
+        1,
+        "exit_what=all leaves the later run out"
+    );
+    let run = ran.run(0);
+    assert!(
+        (run.duration_s - 1.0).abs() < 0.05,
+        "the run lasted {} s",
+        run.duration_s
+    );
+    assert!(run.workloads.iter().all(|w| w.totals.all.ios > 0));
+}

@@ -368,6 +368,8 @@ impl Opts {
 struct Job {
     name: String,
     loc: Loc,
+    /// exitall: which jobs end when this one does, and where it was asked for.
+    exit: Option<(ExitWhat, Loc)>,
     starts_group: bool,
     target_uri: String,
     target_size: Option<u64>,
@@ -505,6 +507,8 @@ fn group_runs(
     let mut targets = TargetTable::default();
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut run_opts: Vec<Vec<RunOpt>> = Vec::new();
+    // Per run, each workload's exitall.
+    let mut exits: Vec<Vec<Option<(ExitWhat, Loc)>>> = Vec::new();
     for mut job in resolved {
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
@@ -542,8 +546,10 @@ fn group_runs(
                 ..base_run()
             });
             run_opts.push(job.run_opts);
+            exits.push(vec![job.exit]);
             continue;
         }
+        exits.last_mut().expect("a run exists").push(job.exit);
         let run = runs.last_mut().expect("a run exists");
         let first = run_opts.last().expect("run opts exist");
         for (what, text, loc) in &job.run_opts {
@@ -584,9 +590,10 @@ fn group_runs(
         }
         run.workloads.push(job.workload);
     }
-    for run in &mut runs {
-        own_runtimes(run);
+    for (run, exits) in runs.iter_mut().zip(&exits) {
+        own_runtimes(run, exits, unsupported);
     }
+    exit_what_all(&mut runs, &exits);
     // Runs with several jobs are named after all of them.
     for run in &mut runs {
         if run.workloads.len() > 1 {
@@ -608,9 +615,16 @@ fn timed(runtime_text: &str) -> bool {
 
 /// fio runs each time-based job for its own runtime, after its own start delay: the
 /// run lasts until the last of them ends, and a job that ends before that stops
-/// issuing then (`pauses.stop_ns`). Each job's runtime is in `stop_ns` on entry
-/// (see [`group_runs`]); runs that are not time-based are left as they are.
-fn own_runtimes(run: &mut RunSpec) {
+/// issuing then (`pauses.stop_ns`). With `exitall` the run ends instead when the
+/// first job that carries it ends (fio stops the others of its group then). Each
+/// job's runtime is in `stop_ns` on entry (see [`group_runs`]); runs that are not
+/// time-based are left as they are, and exitall among several of their jobs is
+/// listed (ioscope's run ends when every job has done its passes).
+fn own_runtimes(
+    run: &mut RunSpec,
+    exits: &[Option<(ExitWhat, Loc)>],
+    unsupported: &mut UnsupportedList,
+) {
     let ends: Option<Vec<u64>> = run
         .workloads
         .iter()
@@ -623,17 +637,59 @@ fn own_runtimes(run: &mut RunSpec) {
         w.pauses.stop_ns = 0;
     }
     let (Some(ends), None) = (ends, run.passes) else {
+        if run.workloads.len() > 1 {
+            for (_, loc) in exits.iter().flatten() {
+                unsupported.push(
+                    "exitall — in a run of several jobs that end on their I/O amounts: \
+                     ioscope's run ends when every job has done its share, not when the \
+                     first one has"
+                        .to_string(),
+                    loc,
+                );
+            }
+        }
         return;
     };
-    let Some(&last) = ends.iter().max() else {
+    let Some(&latest) = ends.iter().max() else {
         return;
     };
+    // exitall: the run ends when the first job that carries it ends.
+    let first_exit = ends
+        .iter()
+        .zip(exits)
+        .filter(|(_, e)| e.is_some())
+        .map(|(&end, _)| end)
+        .min();
+    let last = first_exit.map_or(latest, |e| e.min(latest));
     run.duration_ns = Some(last);
     for (w, end) in run.workloads.iter_mut().zip(ends) {
         if end < last {
             w.pauses.stop_ns = end.saturating_add(run.warmup_ns);
         }
     }
+}
+
+/// `exit_what=all`: when a job with `exitall` ends, fio stops every job, so the runs
+/// after its run never start.
+fn exit_what_all(runs: &mut Vec<RunSpec>, exits: &[Vec<Option<(ExitWhat, Loc)>>]) {
+    let stop_after = exits
+        .iter()
+        .position(|e| e.iter().flatten().any(|(w, _)| *w == ExitWhat::All));
+    if let Some(i) = stop_after {
+        runs.truncate(i + 1);
+    }
+}
+
+/// fio's `exit_what`: which jobs a job with `exitall` stops when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExitWhat {
+    /// The jobs of its group (fio's default): ioscope's run.
+    Group,
+    /// The jobs running now, across groups; as ioscope runs one run at a time, the
+    /// run's.
+    Stonewall,
+    /// Every job, including those of later groups, which then never start.
+    All,
 }
 
 /// A run-level setting as one job wrote it: (which, option text, where), so that
@@ -762,6 +818,7 @@ impl<'a> JobCx<'a> {
         let io = super::fio_tuning::io_tuning(|k| self.o.get(k))?;
         self.run_opts
             .push(("io", format!("{io:?}"), self.section_loc.clone()));
+        let exit = self.exit_all()?;
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
@@ -773,6 +830,7 @@ impl<'a> JobCx<'a> {
             data,
             name: name.clone(),
             loc: self.section_loc.clone(),
+            exit,
             starts_group,
             target_size: target.size.map(|s| s.saturating_add(target.offset)),
             target_uri: target.uri,
@@ -1809,6 +1867,44 @@ impl<'a> JobCx<'a> {
             ramp_ns,
         };
         Ok(Some((spec, interval_ns)))
+    }
+
+    /// `exitall` and `exit_what` (group, stonewall or all): which jobs end when this
+    /// one ends. `exit_what` alone is listed.
+    fn exit_all(&mut self) -> Result<Option<(ExitWhat, Loc)>, CompatError> {
+        if !self.o.flag("exitall")? {
+            self.only_with("exitall", &["exit_what"]);
+            return Ok(None);
+        }
+        let loc = self
+            .o
+            .get("exitall")
+            .map(|(_, l)| l.clone())
+            .unwrap_or_else(|| self.section_loc.clone());
+        let what = match self.o.get("exit_what") {
+            None => ExitWhat::Group,
+            Some((v, l)) => match v.trim().to_ascii_lowercase().as_str() {
+                "group" => ExitWhat::Group,
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => {
+                    return Err(opt_err(
+                        l,
+                        "exit_what",
+                        v,
+                        &"expected group, stonewall or all",
+                    ))
+                }
+            },
+        };
+        if what == ExitWhat::All {
+            self.warnings.push(format!(
+                "job '{}': exitall with exit_what=all — when it ends fio stops every job, \
+                 so the runs after its run never start, and ioscope leaves them out",
+                self.name
+            ));
+        }
+        Ok(Some((what, loc)))
     }
 
     /// `cpus_allowed`: the run's CPU set.

@@ -529,9 +529,10 @@ pub const OPTIONS: &[FioOption] = &[
         "fio's per-errno error list; ioscope's policy is the run's --on-error, for every \
          error at once",
     ),
-    unsupported(
+    maps(
         "exit_what",
-        "which jobs exitall stops; ioscope's workloads of a run end together",
+        "which jobs exitall stops: group and stonewall → the run; all → the later runs \
+         are left out too",
     ),
     // How.
     maps(
@@ -680,10 +681,10 @@ pub const OPTIONS: &[FioOption] = &[
     },
     // Known, not reproduced. Flags are here so that a command line's next argument
     // is not taken as their value.
-    flag(unsupported(
+    flag(maps(
         "exitall",
-        "fio stops every job when one finishes; ioscope's workloads of a run end together \
-         at the run's duration or passes",
+        "the run ends when the first job carrying it ends (time-based runs; in a run of \
+         several jobs ending on their I/O amounts unsupported)",
     )),
     flag(unsupported(
         "exitall_on_error",
