@@ -846,17 +846,7 @@ impl<'a> JobCx<'a> {
                 EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec
             );
         let direct = if no_bytes { None } else { self.direct()? };
-        if engine == EngineKind::Nbd && !self.o.get("uri").is_some_and(|(u, _)| !u.is_empty()) {
-            let at = self
-                .o
-                .get("uri")
-                .map(|(_, l)| l)
-                .unwrap_or(self.section_loc);
-            return Err(at.error(format!(
-                "job '{}': ioengine=nbd needs uri= (the NBD export, nbd://HOST/NAME)",
-                self.name
-            )));
-        }
+        self.nbd_needs_uri(engine)?;
         let target = match self.op_engine_target(engine, streams, bs.max_bytes())? {
             Some(t) => t,
             None => self.target(streams, engine == EngineKind::Auto)?,
@@ -941,6 +931,22 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// `ioengine=nbd` addresses its export by `uri=`.
+    fn nbd_needs_uri(&self, engine: EngineKind) -> Result<(), CompatError> {
+        if engine == EngineKind::Nbd && !self.o.get("uri").is_some_and(|(u, _)| !u.is_empty()) {
+            let at = self
+                .o
+                .get("uri")
+                .map(|(_, l)| l)
+                .unwrap_or(self.section_loc);
+            return Err(at.error(format!(
+                "job '{}': ioengine=nbd needs uri= (the NBD export, nbd://HOST/NAME)",
+                self.name
+            )));
+        }
+        Ok(())
     }
 
     /// io_uring and durability options. The io_uring ones are the job's own (see
