@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -161,6 +162,10 @@ def main():
                     help="only start the server and the file, print how to reach them, wait"
                          " for Ctrl-C (for profiling by hand)")
     a = ap.parse_args()
+    # Stopped by a signal (also when started in the background, where SIGINT is
+    # ignored): still stop smbd and remove the directory.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if os.geteuid() != 0:
         sys.exit("needs root (smbd switches to the session's user)")
     for tool in ["smbd", "smbclient", "smbpasswd"]:
