@@ -36,16 +36,10 @@ impl Netns {
     /// link N is [`Netns::server_link`]`(tag, N)`; `tag` keeps tests apart.
     fn two_links(tag: &str) -> Result<Netns, String> {
         let pid = std::process::id();
-        let ns = Netns::add(&[
-            &format!("ios-mcc{tag}{pid}"),
-            &format!("ios-mcs{tag}{pid}"),
-        ])?;
+        let ns = Netns::add(&[&format!("ios-mcc{tag}{pid}"), &format!("ios-mcs{tag}{pid}")])?;
         let (c, s) = (&ns.names[0], &ns.names[1]);
         for n in 0..2 {
-            let (vc, vs) = (
-                format!("mcc{n}{tag}-{pid}"),
-                Netns::server_link(tag, n),
-            );
+            let (vc, vs) = (format!("mcc{n}{tag}-{pid}"), Netns::server_link(tag, n));
             NetnsPair::ip(&[
                 "-n", c, "link", "add", &vc, "type", "veth", "peer", "name", &vs, "netns", s,
             ])?;
@@ -219,7 +213,20 @@ fn smb_two_channels_of_one_session_both_carry_io() {
     .expect_code(0);
     let uris: Vec<&str> = r.run(0).paths.iter().map(|p| p.uri.as_str()).collect();
     assert_eq!(uris, [a.as_str(), b.as_str(), a.as_str()]);
-    assert!(r.run(0).paths.iter().all(|p| p.ios > 0));
+    assert!(
+        r.run(0).paths.iter().all(|p| p.ios > 0),
+        "paths {:?}; events {:?}",
+        r.run(0)
+            .paths
+            .iter()
+            .map(|p| (p.ios, p.errors, p.state.as_str()))
+            .collect::<Vec<_>>(),
+        r.run(0)
+            .events
+            .iter()
+            .map(|e| (e.t_s, e.path, e.kind.as_str()))
+            .collect::<Vec<_>>()
+    );
     // A channel to another file is refused before any I/O, naming both.
     let other = s.uri_at("127.0.0.2", "other.dat");
     let o = ioscope_in(&ns.names[0])
