@@ -69,6 +69,8 @@ pub struct IscsiEngine {
     events: Vec<EngineEvent>,
     /// Log in again after a loss on this schedule (`None`: a loss ends the run).
     reconnect: Option<Reconnect>,
+    /// Bound of each login `connect` makes (0: none).
+    connect_limit_ns: u64,
 }
 
 fn io_err(op: &'static str, msg: String) -> EngineError {
@@ -79,8 +81,9 @@ fn io_err(op: &'static str, msg: String) -> EngineError {
     }
 }
 
-fn open_link(spec: &IscsiSpec) -> Result<Link, EngineError> {
-    let session = iscsi::connect(spec).map_err(|e| EngineError::Setup {
+/// Logs in one session; `limit_ns` > 0 bounds the login.
+fn open_link(spec: &IscsiSpec, limit_ns: u64) -> Result<Link, EngineError> {
+    let session = iscsi::connect_within(spec, limit_ns).map_err(|e| EngineError::Setup {
         engine: "iscsi",
         source: std::io::Error::other(format!(
             "logging in to {} at {}: {e}",
@@ -124,6 +127,16 @@ unsafe fn send(session: &ffi::Session, block: u32, req: &IoRequest) -> Result<()
 impl IscsiEngine {
     /// Logs in one session per iSCSI target ([`Engine::connect`] opens the rest).
     pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
+        Self::new_within(targets, capacity, 0)
+    }
+
+    /// [`IscsiEngine::new`] with every login bounded by `limit_ns` (0: none): a
+    /// multipath probe must not hang on a stalled target or a cut link.
+    pub fn new_within(
+        targets: &Targets,
+        capacity: usize,
+        limit_ns: u64,
+    ) -> Result<Self, EngineError> {
         let mut luns = Vec::with_capacity(targets.len());
         for t in targets.iter() {
             let Backing::Iscsi(it) = &t.backing else {
@@ -133,7 +146,7 @@ impl IscsiEngine {
             luns.push(Some(Lun {
                 spec: it.spec.clone(),
                 block_bytes: it.block_bytes,
-                links: vec![open_link(&it.spec)?],
+                links: vec![open_link(&it.spec, limit_ns)?],
             }));
         }
         Ok(IscsiEngine {
@@ -144,6 +157,7 @@ impl IscsiEngine {
             poll_links: Vec::new(),
             events: Vec::new(),
             reconnect: None,
+            connect_limit_ns: limit_ns,
         })
     }
 
@@ -327,15 +341,30 @@ impl IscsiEngine {
     }
 }
 
+impl Drop for IscsiEngine {
+    fn drop(&mut self) {
+        // Destroying the sessions cancels their commands, and libiscsi records each
+        // cancellation in this thread's completion list, which every iscsi engine on
+        // the thread drains — also the other paths of a multipath target. Those
+        // requests are the owner's to settle now (a multipath engine issues them
+        // again on another path, under the same tags), so nothing of them may stay in
+        // the list for another engine to take as its own answer: it would end the
+        // re-issued request early and mark that engine's session dropped.
+        self.luns.clear();
+        ffi::discard_done(|tag| self.inflight.contains_key(&tag));
+    }
+}
+
 impl Engine for IscsiEngine {
     fn name(&self) -> &'static str {
         "iscsi"
     }
 
     fn connect(&mut self, per_target: u32) -> Result<(), EngineError> {
+        let limit_ns = self.connect_limit_ns;
         for u in self.luns.iter_mut().flatten() {
             while u.links.len() < per_target as usize {
-                u.links.push(open_link(&u.spec)?);
+                u.links.push(open_link(&u.spec, limit_ns)?);
             }
         }
         Ok(())

@@ -102,9 +102,19 @@ impl OffsetSampler {
         }
     }
 
-    /// A block index in `0..n`.
-    #[inline]
+    /// A block index in `0..n`. The uniform case is inlined into the issue path;
+    /// the skewed ones are a call.
+    #[inline(always)]
     pub fn sample(&self, rng: &mut Rng, n: u64) -> u64 {
+        match self {
+            OffsetSampler::Uniform => rng.below(n),
+            _ => self.sample_skewed(rng, n),
+        }
+    }
+
+    /// A block index in `0..n` under a skewed distribution.
+    #[inline(never)]
+    fn sample_skewed(&self, rng: &mut Rng, n: u64) -> u64 {
         match self {
             OffsetSampler::Uniform => rng.below(n),
             OffsetSampler::Zipf {

@@ -167,7 +167,7 @@ impl SlotTable {
 
     /// Prepares slot `idx` for `issue` (content, verify tickets) and queues it on the
     /// engine, submitted at `now`.
-    #[inline]
+    #[inline(always)]
     pub fn start<E: Engine>(
         &mut self,
         engine: &mut E,

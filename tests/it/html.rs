@@ -186,11 +186,54 @@ fn hour_long_result_stays_small_and_opens_fast() {
 
 /// The series of one chart (`data-chart="ID"`) in the DOM, as [`series`] gives them.
 pub(super) fn chart_series(dom: &str, id: &str) -> Vec<(String, usize, usize)> {
+    series(chart_fragment(dom, id))
+}
+
+/// The figure of one chart (`data-chart="ID"`) in the DOM, or "" without it.
+fn chart_fragment<'a>(dom: &'a str, id: &str) -> &'a str {
     let Some(start) = dom.find(&format!("data-chart=\"{id}\"")) else {
-        return Vec::new();
+        return "";
     };
     let fig = &dom[start..];
-    series(&fig[..fig.find("</figure>").unwrap()])
+    &fig[..fig.find("</figure>").unwrap_or(fig.len())]
+}
+
+/// The value of attribute `name` in the tag text `tag`.
+fn attr_f64(tag: &str, name: &str) -> Option<f64> {
+    let i = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    tag[i..i + tag[i..].find('"')?].parse().ok()
+}
+
+/// The drawn points (cx, cy in pixels) of series `series` in chart `id`, in order.
+pub(super) fn series_points(dom: &str, id: &str, series: &str) -> Vec<(f64, f64)> {
+    let fig = chart_fragment(dom, id);
+    let Some(start) = fig.find(&format!("data-series=\"{series}\"")) else {
+        return Vec::new();
+    };
+    let body = &fig[start..];
+    let body = &body[..body.find("</g>").unwrap_or(body.len())];
+    body.split("<circle class=\"pt\"")
+        .skip(1)
+        .filter_map(|c| {
+            let tag = &c[..c.find('>')?];
+            Some((attr_f64(tag, "cx")?, attr_f64(tag, "cy")?))
+        })
+        .collect()
+}
+
+/// The shaded bands of chart `id`: (kind, tooltip, x, width) in pixels.
+pub(super) fn chart_bands(dom: &str, id: &str) -> Vec<(String, String, f64, f64)> {
+    let fig = chart_fragment(dom, id);
+    fig.split("<rect class=\"band ")
+        .skip(1)
+        .filter_map(|r| {
+            let tag = &r[..r.find('>')?];
+            let kind = tag[..tag.find('"')?].to_string();
+            let title = r.split_once("<title>")?.1;
+            let title = title[..title.find("</title>")?].to_string();
+            Some((kind, title, attr_f64(tag, "x")?, attr_f64(tag, "width")?))
+        })
+        .collect()
 }
 
 #[test]

@@ -27,6 +27,7 @@ mod net_nbd;
 mod net_smb;
 #[cfg(feature = "smb")]
 mod net_smb_channels;
+mod op_engines;
 mod output;
 mod pipes;
 mod reports_cli;
@@ -458,27 +459,12 @@ impl NetnsPair {
         let (c, s) = (pair.client_ns.clone(), pair.server_ns.clone());
         Self::ip(&["netns", "add", &c])?;
         Self::ip(&["netns", "add", &s])?;
-        Self::ip(&[
-            "-n", &c, "link", "add", &vc, "mtu", "9000", "type", "veth", "peer", "name", &vs,
-            "netns", &s, "mtu", "9000",
-        ])?;
-        Self::ip(&["-n", &c, "addr", "add", "10.251.0.1/24", "dev", &vc])?;
-        Self::ip(&["-n", &s, "addr", "add", "10.251.0.2/24", "dev", &vs])?;
-        for (ns, dev) in [(&c, &vc), (&s, &vs)] {
+        veth_link(&c, &s, (&vc, "10.251.0.1/24"), (&vs, "10.251.0.2/24"))?;
+        for ns in [&c, &s] {
             Self::ip(&["-n", ns, "link", "set", "lo", "up"])?;
-            Self::ip(&["-n", ns, "link", "set", dev, "up"])?;
         }
         if let Some(rate) = rate {
-            let o = Command::new("ip")
-                .args([
-                    "netns", "exec", &c, "tc", "qdisc", "add", "dev", &vc, "root", "tbf",
-                ])
-                .args(["rate", rate, "burst", "128kb", "latency", "50ms"])
-                .output()
-                .map_err(|e| format!("tc: {e}"))?;
-            if !o.status.success() {
-                return Err(format!("tc: {}", String::from_utf8_lossy(&o.stderr)));
-            }
+            token_bucket(&c, &vc, rate)?;
         }
         Ok(pair)
     }
@@ -507,5 +493,141 @@ impl Drop for NetnsPair {
         let _ = Command::new("ip")
             .args(["netns", "del", &self.server_ns])
             .status();
+    }
+}
+
+/// A veth pair from namespace `c` (device and address `client`) to namespace `s`
+/// (`server`), MTU 9000, both ends up.
+fn veth_link(c: &str, s: &str, client: (&str, &str), server: (&str, &str)) -> Result<(), String> {
+    let ((vc, ca), (vs, sa)) = (client, server);
+    NetnsPair::ip(&[
+        "-n", c, "link", "add", vc, "mtu", "9000", "type", "veth", "peer", "name", vs, "netns", s,
+        "mtu", "9000",
+    ])?;
+    NetnsPair::ip(&["-n", c, "addr", "add", ca, "dev", vc])?;
+    NetnsPair::ip(&["-n", s, "addr", "add", sa, "dev", vs])?;
+    NetnsPair::ip(&["-n", c, "link", "set", vc, "up"])?;
+    NetnsPair::ip(&["-n", s, "link", "set", vs, "up"])
+}
+
+/// The MAC address of `dev` in namespace `ns`.
+fn mac_of(ns: &str, dev: &str) -> Result<String, String> {
+    let o = Command::new("ip")
+        .args(["-n", ns, "-br", "link", "show", "dev", dev])
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    text.split_whitespace()
+        .nth(2)
+        .map(str::to_string)
+        .ok_or_else(|| format!("no MAC address of {dev} in {ns}: {text:?}"))
+}
+
+/// A token bucket filter of `rate` (tc's syntax, `200mbit`) on `dev`'s egress in
+/// namespace `ns`: 128 kB of burst, packets queued up to 50 ms, the rest dropped.
+fn token_bucket(ns: &str, dev: &str, rate: &str) -> Result<(), String> {
+    let o = Command::new("ip")
+        .args([
+            "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
+        ])
+        .args(["rate", rate, "burst", "128kb", "latency", "50ms"])
+        .output()
+        .map_err(|e| format!("tc: {e}"))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!("tc: {}", String::from_utf8_lossy(&o.stderr)))
+    }
+}
+
+/// A client and a server namespace of the test's own joined by `n` veth pairs — `n`
+/// links, like the cables of a host with several NICs to one storage server. Link
+/// `k` is 10.252.`k`.1 (client) — 10.252.`k`.2 (server); the addresses exist only
+/// inside the namespaces. With a `rate`, each link's server end sends no faster
+/// (a token bucket on its egress: the direction reads flow), so the links, not the
+/// CPU, limit what the paths carry. Each side knows the other's MAC address for
+/// good (a permanent neighbour entry), so a cut link drops packets silently however
+/// long it lasts — like a cut beyond a switch, with no ARP failure turning a lost SYN
+/// into "no route to host". Deleted on drop, also when the test fails.
+pub struct NetnsLinks {
+    pub client_ns: String,
+    pub server_ns: String,
+    /// The veth end of each link inside the server namespace.
+    pub server_devs: Vec<String>,
+}
+
+impl NetnsLinks {
+    pub fn new(tag: &str, n: usize, rate: Option<&str>) -> Result<NetnsLinks, String> {
+        if !is_root() {
+            return Err("not root".into());
+        }
+        let pid = std::process::id();
+        let mut links = NetnsLinks {
+            client_ns: format!("ioscope-{tag}-c{pid}"),
+            server_ns: format!("ioscope-{tag}-s{pid}"),
+            server_devs: Vec::new(),
+        };
+        let (c, s) = (links.client_ns.clone(), links.server_ns.clone());
+        // `links` exists already: a step that fails drops it, deleting what was made.
+        NetnsPair::ip(&["netns", "add", &c])?;
+        NetnsPair::ip(&["netns", "add", &s])?;
+        for ns in [&c, &s] {
+            NetnsPair::ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        for k in 0..n {
+            let (vc, vs) = (format!("lkc{k}-{pid}"), format!("lks{k}-{pid}"));
+            let (ca, sa) = (format!("10.252.{k}.1/24"), format!("10.252.{k}.2/24"));
+            veth_link(&c, &s, (&vc, &ca), (&vs, &sa))?;
+            let (cmac, smac) = (mac_of(&c, &vc)?, mac_of(&s, &vs)?);
+            for (ns, dev, peer, mac) in [(&c, &vc, &sa, &smac), (&s, &vs, &ca, &cmac)] {
+                let peer = peer.trim_end_matches("/24");
+                NetnsPair::ip(&[
+                    "-n",
+                    ns,
+                    "neigh",
+                    "replace",
+                    peer,
+                    "lladdr",
+                    mac,
+                    "dev",
+                    dev,
+                    "nud",
+                    "permanent",
+                ])?;
+            }
+            if let Some(rate) = rate {
+                token_bucket(&s, &vs, rate)?;
+            }
+            links.server_devs.push(vs);
+        }
+        Ok(links)
+    }
+
+    /// The server's address on link `k`.
+    pub fn server_addr(k: usize) -> String {
+        format!("10.252.{k}.2")
+    }
+
+    /// Takes link `k`'s server end down (`up = false`: packets vanish, nothing is
+    /// reset, like a pulled cable) or up again.
+    pub fn set_link(&self, k: usize, up: bool) -> Result<(), String> {
+        let state = if up { "up" } else { "down" };
+        NetnsPair::ip(&[
+            "-n",
+            &self.server_ns,
+            "link",
+            "set",
+            &self.server_devs[k],
+            state,
+        ])
+    }
+}
+
+impl Drop for NetnsLinks {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes the veth ends inside it (and so their peers).
+        for ns in [&self.client_ns, &self.server_ns] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
     }
 }

@@ -29,6 +29,18 @@ impl Tgtd {
 
     /// The same on portal port `port` (a server started again where it was).
     fn start_on(port: u16, size_mib: u64) -> Result<Tgtd, String> {
+        Self::start_in(None, "127.0.0.1", port, size_mib)
+    }
+
+    /// The same with its portal on `host`:`port` inside the network namespace
+    /// `netns` of the test's own (`ip netns exec` execs tgtd: the child's PID is
+    /// tgtd's; tgtadm reaches it over its unix socket from here).
+    pub(super) fn start_in(
+        netns: Option<&str>,
+        host: &str,
+        port: u16,
+        size_mib: u64,
+    ) -> Result<Tgtd, String> {
         if !is_root() {
             return Err("tgtd needs root".into());
         }
@@ -43,13 +55,21 @@ impl Tgtd {
         // The control port names tgtd's management socket (tgtd takes numbers below
         // 32768); derived from the free portal port, so parallel tests differ.
         let control = (1000 + port % 30000).to_string();
-        let child = Command::new("tgtd")
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "tgtd"]);
+                c
+            }
+            None => Command::new("tgtd"),
+        };
+        let child = cmd
             .args([
                 "-f",
                 "-C",
                 &control,
                 "--iscsi",
-                &format!("portal=127.0.0.1:{port}"),
+                &format!("portal={host}:{port}"),
             ])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -57,8 +77,8 @@ impl Tgtd {
             .map_err(|e| format!("starting tgtd: {e}"))?;
         let mut t = Tgtd {
             child,
-            uri: format!("iscsi://127.0.0.1:{port}/{IQN}/1"),
-            portal: format!("127.0.0.1:{port}"),
+            uri: format!("iscsi://{host}:{port}/{IQN}/1"),
+            portal: format!("{host}:{port}"),
             port,
             lun_file,
             control,

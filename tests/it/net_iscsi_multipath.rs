@@ -5,7 +5,7 @@
 //! when it has the same size and (all-zero) content, which no content probe could
 //! tell apart.
 
-use super::net_iscsi::{server, IQN};
+use super::net_iscsi::{server, Tgtd, IQN};
 use super::*;
 
 #[test]
@@ -113,4 +113,116 @@ fn iscsi_path_to_another_lun_or_target_is_refused_naming_both() {
     // Before any I/O: the refused randwrite wrote nothing to path 0's LUN.
     let bytes = std::fs::read(&t.lun_file).unwrap();
     assert!(bytes.iter().all(|&b| b == 0), "path 0's LUN was written");
+}
+
+// A cut link to one of two iSCSI portals (tgtd in a network namespace of the test's
+// own, reached over two veth links): the path goes down by its deadline, and each
+// probe — a login — gives up after the longer of --io-timeout and --path-retry, so
+// the path is back within about a second of the link's return. A probe blocking in
+// libiscsi's login would wait for TCP's next SYN retransmission instead (1, 3, 7,
+// 15 s after it began), here some 7 s after the link returned.
+#[test]
+fn iscsi_a_cut_portal_link_is_logged_in_again_soon_after_it_returns() {
+    use std::time::{Duration, Instant};
+    let links = match NetnsLinks::new("iscut", 2, None) {
+        Ok(l) => l,
+        Err(why) => return skip_or_fail(&format!("network namespace test: {why}")),
+    };
+    // Any port is free inside the namespace; a free one here keeps tgtd's control
+    // port (derived from it) apart from other tests' tgtd.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let t = match Tgtd::start_in(
+        Some(&links.server_ns),
+        &NetnsLinks::server_addr(0),
+        port,
+        16,
+    ) {
+        Ok(t) => t,
+        Err(why) => return skip_or_fail(&format!("tgtd: {why}")),
+    };
+    let second = match t.add_portal(&NetnsLinks::server_addr(1)) {
+        Ok(p) => t.uri.replace(&t.portal, &p),
+        Err(why) => return skip_or_fail(&why),
+    };
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start_in_netns(
+        &links.client_ns,
+        [
+            "run",
+            "-t",
+            &t.uri,
+            "--path",
+            &second,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate",
+            "500",
+            "--qd",
+            "16",
+            "--duration",
+            "16s",
+            "--interval",
+            "500ms",
+            "--io-timeout",
+            "1s",
+            "--path-retry",
+            "300ms",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
+    let seen = Instant::now();
+    let run_t = || 0.5 + seen.elapsed().as_secs_f64();
+    // Link 1 out over t ≈ 3 … 12 s.
+    std::thread::sleep(Duration::from_millis(2500));
+    links.set_link(1, false).unwrap();
+    let cut_t = run_t();
+    std::thread::sleep(Duration::from_secs(9));
+    links.set_link(1, true).unwrap();
+    let back_t = run_t();
+    let r = child.finish_result(&json);
+    let run = r.run(0);
+    let events: Vec<(f64, u32, &str, &str)> = run
+        .events
+        .iter()
+        .map(|e| (e.t_s, e.path, e.kind.as_str(), e.detail.as_str()))
+        .collect();
+    assert_eq!(r.code, Some(0), "events {events:?}; stderr: {}", r.stderr);
+    assert_eq!(
+        run.totals.read.errors, 0,
+        "the workload saw errors: {events:?}"
+    );
+    let first = |kind: &str| run.events.iter().find(|e| e.path == 1 && e.kind == kind);
+    let (Some(down), Some(up)) = (first("down"), first("up")) else {
+        panic!("cut at {cut_t:.2} s, back at {back_t:.2} s: events {events:?}");
+    };
+    assert!(
+        down.t_s > cut_t && down.t_s < cut_t + 2.5,
+        "cut at {cut_t:.2} s: {events:?}"
+    );
+    eprintln!(
+        "iSCSI portal link cut at {cut_t:.2} s, down at {:.2} s, back at {back_t:.2} s, up at {:.2} s ({:.2} s later)",
+        down.t_s,
+        up.t_s,
+        up.t_s - back_t
+    );
+    assert!(
+        up.t_s > back_t && up.t_s < back_t + 2.5,
+        "link back at {back_t:.2} s, path 1 up at {:.2} s: {events:?}",
+        up.t_s
+    );
+    let after: u64 = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s - iv.duration_s >= up.t_s)
+        .map(|iv| iv.paths[1].ios)
+        .sum();
+    assert!(after > 100, "path 1 after it came back: {after} I/Os");
 }

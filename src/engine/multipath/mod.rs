@@ -21,9 +21,9 @@ use policy::{PathLoad, Selector};
 use std::sync::Arc;
 
 /// Opens a fresh inner engine for path `i` (used at start and by probes, on a
-/// probe thread), giving up after the second argument in ns where the inner engine
-/// can bound its connection set-up (NBD; iSCSI's blocking login cannot be bounded,
-/// so its probe ends when the attempt does).
+/// probe thread), giving up when its connection set-up (NBD's connection and
+/// handshake, iSCSI's connection and login, an SMB channel's binding) has taken the
+/// second argument in ns.
 pub type Connect = Arc<dyn Fn(usize, u64) -> Result<InnerEngine, EngineError> + Send + Sync>;
 
 /// Settings of a multipath engine.

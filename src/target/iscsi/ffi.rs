@@ -187,6 +187,12 @@ pub fn take_done(out: &mut Vec<(u64, i32)>) {
     DONE.with(|d| out.append(&mut d.borrow_mut()));
 }
 
+/// Drops the completions recorded on this thread whose tag `gone` names: those of
+/// an engine that is going away, which no other engine may take as its own.
+pub fn discard_done(mut gone: impl FnMut(u64) -> bool) {
+    DONE.with(|d| d.borrow_mut().retain(|&(tag, _)| !gone(tag)));
+}
+
 /// Called by libiscsi inside `iscsi_service` (or `iscsi_destroy_context`) when a
 /// command ends; `private_data` carries the request's tag.
 unsafe extern "C" fn on_task_done(
@@ -283,6 +289,58 @@ impl Session {
         chap: Option<&Chap>,
     ) -> Result<Session, IscsiError> {
         Self::open(portal, iqn, lun, chap, true)
+    }
+
+    /// [`Session::connect`] given at most `limit_ns` (0: no limit, the blocking
+    /// login): the asynchronous login, driven on this thread until it ends or the
+    /// time is up. A cut link swallows the SYN and a stalled target never answers
+    /// the login; either way the attempt ends at the deadline and the context is
+    /// destroyed (a multipath probe must not wait for TCP's own retries).
+    pub fn connect_within(
+        portal: &str,
+        iqn: &str,
+        lun: u32,
+        chap: Option<&Chap>,
+        limit_ns: u64,
+    ) -> Result<Session, IscsiError> {
+        if limit_ns == 0 {
+            return Self::connect(portal, iqn, lun, chap);
+        }
+        let deadline = crate::clock::now_ns().saturating_add(limit_ns);
+        let s = Self::start_connect(portal, iqn, lun, chap)?;
+        loop {
+            match s.login_state() {
+                Some(Ok(())) => return Ok(s),
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+            let now = crate::clock::now_ns();
+            if now >= deadline {
+                return Err(format!(
+                    "no iSCSI login within {:.1} s (the portal did not answer)",
+                    limit_ns as f64 / 1e9
+                )
+                .into());
+            }
+            // Waits at most 10 ms at a time: with no events wanted, libiscsi asks to
+            // be serviced again a little later (its own timers).
+            let ms = (deadline - now).div_ceil(1_000_000).min(10) as c_int;
+            let mut pfd = libc::pollfd {
+                fd: s.fd(),
+                events: s.which_events(),
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(format!("poll on the login's socket: {e}").into());
+                }
+                continue;
+            }
+            s.service(pfd.revents)?;
+        }
     }
 
     /// How an asynchronous login ended: `None` while it is under way.

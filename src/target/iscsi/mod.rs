@@ -86,7 +86,9 @@ fn percent_decode(s: &str) -> Result<String, UriError> {
 pub fn chap_from_env() -> Result<Option<ffi::Chap>, ffi::IscsiError> {
     use crate::target::smb::credentials;
     if let Some(p) = credentials::options().credentials_file {
-        let (user, password) = credentials::read_file(&p)?;
+        // IscsiError keeps its causes as text (its callers format it into messages):
+        // the whole chain goes in.
+        let (user, password) = credentials::read_file(&p).map_err(|e| crate::errors::chain(&e))?;
         let user = user.ok_or_else(|| {
             format!(
                 "--credentials '{}': no 'username =' line (CHAP needs one)",
@@ -109,8 +111,13 @@ pub fn chap_from_env() -> Result<Option<ffi::Chap>, ffi::IscsiError> {
 
 /// Logs in to the LUN `spec` names, with CHAP from the environment.
 pub fn connect(spec: &IscsiSpec) -> Result<ffi::Session, ffi::IscsiError> {
+    connect_within(spec, 0)
+}
+
+/// [`connect`] given at most `limit_ns` (0: no limit; [`ffi::Session::connect_within`]).
+pub fn connect_within(spec: &IscsiSpec, limit_ns: u64) -> Result<ffi::Session, ffi::IscsiError> {
     let chap = chap_from_env()?;
-    ffi::Session::connect(&spec.portal, &spec.iqn, spec.lun, chap.as_ref())
+    ffi::Session::connect_within(&spec.portal, &spec.iqn, spec.lun, chap.as_ref(), limit_ns)
 }
 
 /// Starts the same login without blocking ([`ffi::Session::start_connect`]).
