@@ -34,6 +34,9 @@ pub enum ValueError {
     /// A CPU list that does not parse.
     #[error(transparent)]
     CpuList(#[from] units::CpuListError),
+    /// A `--split` that is neither `all` nor `streams`.
+    #[error(transparent)]
+    Split(#[from] crate::cluster::placement::SplitError),
 }
 
 type Res<T> = Result<T, ValueError>;
@@ -300,8 +303,8 @@ pub fn failback(text: &str) -> Res<crate::plan::paths::Failback> {
 }
 
 /// `--split all|streams`.
-pub fn split(s: &str) -> Result<crate::cluster::Split, String> {
-    crate::cluster::Split::parse(s)
+pub fn split(s: &str) -> Res<crate::cluster::Split> {
+    Ok(crate::cluster::Split::parse(s)?)
 }
 
 #[cfg(test)]

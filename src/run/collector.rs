@@ -444,7 +444,7 @@ impl Collector {
                 .join(","),
             engine: engine.kind.name().into(),
             engine_reason: engine.reason.clone(),
-            io: (!run.io.is_default()).then(|| serde_json::to_value(&run.io).unwrap_or_default()),
+            io: (!run.io.is_default()).then(|| super::echo::io_echo(&run.io)),
             workload: super::echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,

@@ -5,7 +5,47 @@
 //! until someone decides how (or whether) the result shows it.
 
 use crate::plan::model as plan;
+use crate::plan::tuning;
+use crate::result::io as io_wire;
 use crate::result::workload as wire;
+
+/// The result's echo of a run's io settings (`runs[].io`).
+pub fn io_echo(io: &tuning::IoTuning) -> io_wire::IoEcho {
+    let tuning::IoTuning {
+        uring,
+        write_through,
+        sync_every,
+        sync_kind,
+    } = io;
+    let tuning::UringOptions {
+        fixed_bufs,
+        register_files,
+        sqpoll,
+        sqpoll_cpu,
+        hipri,
+        batch_submit,
+        batch_complete_min,
+        batch_complete_max,
+    } = uring;
+    io_wire::IoEcho {
+        uring: (!uring.is_default()).then_some(io_wire::UringEcho {
+            fixed_bufs: *fixed_bufs,
+            register_files: *register_files,
+            sqpoll: *sqpoll,
+            sqpoll_cpu: *sqpoll_cpu,
+            hipri: *hipri,
+            batch_submit: *batch_submit,
+            batch_complete_min: *batch_complete_min,
+            batch_complete_max: *batch_complete_max,
+        }),
+        write_through: *write_through,
+        sync_every: *sync_every,
+        sync_kind: match sync_kind {
+            tuning::SyncKind::Fsync => None,
+            tuning::SyncKind::Fdatasync => Some(io_wire::SyncKind::Fdatasync),
+        },
+    }
+}
 
 /// The result's echo of a plan workload.
 pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
@@ -180,6 +220,44 @@ mod tests {
             let plan_json = serde_json::to_value(&w).unwrap();
             let echo_json = serde_json::to_value(workload_echo(&w)).unwrap();
             assert_eq!(echo_json, plan_json, "{}", w.name);
+        }
+    }
+
+    // `runs[].io` used to be the plan's `io` table serialised as is; the typed echo
+    // publishes the same JSON.
+    #[test]
+    fn io_echo_serialises_as_the_plan_io_table_did() {
+        let samples = [
+            tuning::IoTuning {
+                write_through: true,
+                ..Default::default()
+            },
+            tuning::IoTuning {
+                uring: tuning::UringOptions {
+                    fixed_bufs: true,
+                    register_files: Some(false),
+                    sqpoll: true,
+                    sqpoll_cpu: Some(3),
+                    hipri: true,
+                    batch_submit: 8,
+                    batch_complete_min: 2,
+                    batch_complete_max: 16,
+                },
+                write_through: false,
+                sync_every: 4,
+                sync_kind: tuning::SyncKind::Fdatasync,
+            },
+            tuning::IoTuning {
+                sync_every: 1,
+                ..Default::default()
+            },
+        ];
+        for io in samples {
+            let plan_json = serde_json::to_value(&io).unwrap();
+            let echo = io_echo(&io);
+            assert_eq!(serde_json::to_value(&echo).unwrap(), plan_json, "{io:?}");
+            let back: io_wire::IoEcho = serde_json::from_value(plan_json).unwrap();
+            assert_eq!(back, echo, "an older result's io reads back");
         }
     }
 

@@ -178,10 +178,6 @@ pub(super) fn launch(
     engine: EngineKind,
     verify_states: &[Option<TargetState>],
 ) -> Result<Launched, RunError> {
-    let setup_err = |msg: String| RunError::Setup {
-        run: run.name.clone(),
-        msg,
-    };
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
     let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
     let nworkers = spread.nworkers;
@@ -192,7 +188,12 @@ pub(super) fn launch(
     // Start a little in the future so every worker is set up before the first I/O.
     // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
     let start_ns =
-        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(setup_err)?;
+        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(|source| {
+            RunError::Cluster {
+                run: run.name.clone(),
+                source,
+            }
+        })?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
@@ -253,26 +254,12 @@ pub(super) fn launch(
             },
         };
         let participant = virtual_time.then(|| participants.hand_over());
-        let uring_opts = run.io.uring.clone();
-        let engine_opts = run.engine_opts.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("ioscope-w{wi}"))
-            .spawn(move || {
-                // On virtual time this worker moves the clock with the others and
-                // lets go of it when it ends, however it ends.
-                let _participant = participant;
-                // Wait for the common start so intervals line up (a multichannel
-                // SMB session is set up before: binding channels takes a while).
-                match multipath {
-                    Some(mp) => run_multipath(engine, setup, mp, start_ns),
-                    None => {
-                        crate::clock::sleep_until(start_ns);
-                        crate::cluster::mark_first_io();
-                        run_with_engine(engine, setup, &uring_opts, &engine_opts)
-                    }
-                }
-            })
-            .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
+        let h = spawn_worker(run, engine, setup, multipath, start_ns, participant).map_err(
+            |source| RunError::Spawn {
+                run: run.name.clone(),
+                source,
+            },
+        )?;
         handles.push(h);
     }
     Ok(Launched {
@@ -288,6 +275,36 @@ pub(super) fn launch(
         workers_reason: spread.reason,
         judge: judge.then(|| participants.hand_over()),
     })
+}
+
+/// Starts the thread of the worker `setup` describes. It waits for the common start
+/// at `start_ns` so intervals line up (a multichannel SMB session is set up before:
+/// binding channels takes a while), then runs its streams on its own `engine`.
+fn spawn_worker(
+    run: &RunSpec,
+    engine: EngineKind,
+    setup: WorkerSetup,
+    multipath: Option<MultipathSettings>,
+    start_ns: u64,
+    participant: Option<crate::clock::virtual_time::Participant<'static>>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let uring_opts = run.io.uring.clone();
+    let engine_opts = run.engine_opts.clone();
+    std::thread::Builder::new()
+        .name(format!("ioscope-w{}", setup.index))
+        .spawn(move || {
+            // On virtual time this worker moves the clock with the others and lets go
+            // of it when it ends, however it ends.
+            let _participant = participant;
+            match multipath {
+                Some(mp) => run_multipath(engine, setup, mp, start_ns),
+                None => {
+                    crate::clock::sleep_until(start_ns);
+                    crate::cluster::mark_first_io();
+                    run_with_engine(engine, setup, &uring_opts, &engine_opts)
+                }
+            }
+        })
 }
 
 /// Builds the streams and deals them to the workers: round-robin, or by connection

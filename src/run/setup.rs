@@ -567,8 +567,12 @@ fn check_paths(
         ));
     }
     if let Some(ns) = opts.io_timeout_ns {
-        crate::plan::paths::check_path_timeout(&format!("{}ms", ns / 1_000_000), ns)
-            .map_err(|e| setup(e.to_string()))?;
+        crate::plan::paths::check_path_timeout(&format!("{}ms", ns / 1_000_000), ns).map_err(
+            |source| RunError::Paths {
+                run: run.name.clone(),
+                source,
+            },
+        )?;
     }
     Ok(())
 }
@@ -582,9 +586,9 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         .as_ref()
         .err()
         .map(|e| crate::errors::Chain(e).to_string());
-    let agreed = crate::cluster::agree(failure).map_err(|msg| RunError::Setup {
+    let agreed = crate::cluster::agree(failure).map_err(|source| RunError::Cluster {
         run: run.name.clone(),
-        msg,
+        source,
     });
     // Rank 0 speaks for all: its message names every rank that failed, itself too.
     match (outcome, agreed) {
@@ -600,9 +604,9 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
 /// [`check`] on this process alone.
 fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
     // Among MPI ranks: the rank's own share and target paths ({rank}, {host}).
-    let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
+    let local = crate::cluster::localize(run, specs).map_err(|source| RunError::Placement {
         run: run.name.clone(),
-        msg,
+        source,
     })?;
     let (run, specs) = match &local {
         Some((r, t)) => (r, t.as_slice()),

@@ -27,6 +27,21 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub enum TargetError {
     #[error("target '{uri}': {msg}")]
     Invalid { uri: String, msg: String },
+    /// A network target URI (`nbd://`, `iscsi://`, `smb://`) that does not parse.
+    #[error("target '{uri}'")]
+    Uri { uri: String, source: uri::UriError },
+    /// No credentials for a target that needs them (SMB).
+    #[error("target '{uri}'")]
+    Credentials {
+        uri: String,
+        source: smb::credentials::CredentialsError,
+    },
+    /// A server name that gives no address (SMB multichannel paths).
+    #[error("target '{uri}'")]
+    Address {
+        uri: String,
+        source: smb::AddressError,
+    },
     #[error("target '{uri}'")]
     Sim {
         uri: String,
@@ -75,15 +90,15 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
                 source,
             });
     }
+    let bad_uri = |source| TargetError::Uri {
+        uri: uri.to_string(),
+        source,
+    };
     if uri.starts_with("nbd") && uri.contains("://") {
-        return nbd::parse(uri)
-            .map(TargetKind::Nbd)
-            .map_err(|e| invalid(e.to_string()));
+        return nbd::parse(uri).map(TargetKind::Nbd).map_err(bad_uri);
     }
     if uri.starts_with("iscsi://") {
-        return iscsi::parse(uri)
-            .map(TargetKind::Iscsi)
-            .map_err(|e| invalid(e.to_string()));
+        return iscsi::parse(uri).map(TargetKind::Iscsi).map_err(bad_uri);
     }
     if let Some(rest) = uri.strip_prefix("files:") {
         return crate::plan::fileset::FileSetSpec::parse(rest)
@@ -91,7 +106,7 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
             .map_err(|e| invalid(e.to_string()));
     }
     if uri.starts_with("smb://") {
-        return smb::parse(uri).map(TargetKind::Smb).map_err(invalid);
+        return smb::parse(uri).map(TargetKind::Smb).map_err(bad_uri);
     }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));

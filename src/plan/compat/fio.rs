@@ -1996,7 +1996,7 @@ fn one_distribution(
             Ok(Distribution::Pareto { h })
         }
         "zoned" => Ok(Distribution::Zoned {
-            bands: parse_zoned(arg).map_err(|m| bad(&m))?,
+            bands: parse_zoned(arg).map_err(|e| bad(&e.to_string()))?,
         }),
         "normal" | "gauss" | "zoned_abs" => {
             unsupported.push(format!("random_distribution={whole}"), loc);
@@ -2008,36 +2008,67 @@ fn one_distribution(
     }
 }
 
+/// Why a percentage split (`random_distribution=zoned:…`, `bssplit=…`) was refused;
+/// the caller locates it (file and line or argument, and the option).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum SplitError {
+    /// An entry's percentage that is not a number from 0 to 100 (`part` is the entry).
+    #[error("'{text}' in '{part}' is not a percentage")]
+    ZonePct { text: String, part: String },
+    #[error("zoned needs IO%/RANGE% entries, e.g. zoned:60/10:30/20:10/70")]
+    NoZones,
+    /// The given percentages of `what` ("I/O", "range") exceed 100.
+    #[error("{what} percentages add up to {given}, more than 100")]
+    ZoneOver { what: &'static str, given: f64 },
+    #[error("I/O percentages add up to {total}, not 100")]
+    IoTotal { total: f64 },
+    #[error("a band with I/O has an empty range")]
+    EmptyRange,
+    /// A block size that does not parse.
+    #[error(transparent)]
+    Size(#[from] crate::plan::units::UnitError),
+    /// A block size's weight that is not a whole percentage.
+    #[error("'{0}' is not a percentage")]
+    Weight(String),
+    #[error("empty split")]
+    Empty,
+    #[error("percentages add up to {0}, more than 100")]
+    WeightOver(u32),
+    #[error("every percentage is zero")]
+    AllZero,
+}
+
 /// Parses fio's zoned split `60/10:30/20:10/70`: each entry sends its percentage of
 /// the I/O to the next percentage of the range. As in fio, entries without a number
 /// share what the others leave, the I/O must add up to 100, and a range that adds up
 /// to less than 100 leaves the rest of the working set untouched (an extra band with
 /// no I/O here).
-fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
+fn parse_zoned(arg: &str) -> Result<Vec<Zone>, SplitError> {
     let mut raw: Vec<(Option<f64>, Option<f64>)> = Vec::new();
     for part in arg.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let (io, range) = part.split_once('/').unwrap_or((part, ""));
-        let num = |s: &str| -> Result<Option<f64>, String> {
+        let num = |s: &str| -> Result<Option<f64>, SplitError> {
             let s = s.trim();
             if s.is_empty() {
                 return Ok(None);
             }
             match s.parse::<f64>() {
                 Ok(x) if x.is_finite() && (0.0..=100.0).contains(&x) => Ok(Some(x)),
-                _ => Err(format!("'{s}' in '{part}' is not a percentage")),
+                _ => Err(SplitError::ZonePct {
+                    text: s.to_string(),
+                    part: part.to_string(),
+                }),
             }
         };
         raw.push((num(io)?, num(range)?));
     }
     if raw.is_empty() {
-        return Err("zoned needs IO%/RANGE% entries, e.g. zoned:60/10:30/20:10/70".into());
+        return Err(SplitError::NoZones);
     }
-    let fill = |vals: Vec<Option<f64>>, what: &str| -> Result<Vec<f64>, String> {
+    let fill = |vals: Vec<Option<f64>>, what: &'static str| -> Result<Vec<f64>, SplitError> {
         let given: f64 = vals.iter().flatten().sum();
         if given > 100.0 + 1e-9 {
-            return Err(format!(
-                "{what} percentages add up to {given}, more than 100"
-            ));
+            return Err(SplitError::ZoneOver { what, given });
         }
         let blanks = vals.iter().filter(|v| v.is_none()).count();
         let share = if blanks > 0 {
@@ -2051,7 +2082,7 @@ fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
     let range = fill(raw.iter().map(|r| r.1).collect(), "range")?;
     let io_total: f64 = io.iter().sum();
     if (io_total - 100.0).abs() > 0.01 {
-        return Err(format!("I/O percentages add up to {io_total}, not 100"));
+        return Err(SplitError::IoTotal { total: io_total });
     }
     let mut bands: Vec<Zone> = io
         .into_iter()
@@ -2061,7 +2092,7 @@ fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
         .collect();
     let io_in_bands: f64 = bands.iter().map(|b| b.io_pct).sum();
     if (io_in_bands - 100.0).abs() > 0.01 {
-        return Err("a band with I/O has an empty range".into());
+        return Err(SplitError::EmptyRange);
     }
     let range_total: f64 = bands.iter().map(|b| b.range_pct).sum();
     if range_total < 100.0 - 0.01 {
@@ -2098,10 +2129,8 @@ fn rate_caps(
             return Ok(None);
         }
         let n = match bytes_per_io {
-            None => parse_count(s).map(|n| n as f64).map_err(|e| e.to_string()),
-            Some(bs) => parse_size(s)
-                .map(|b| b as f64 / bs as f64)
-                .map_err(|e| e.to_string()),
+            None => parse_count(s).map(|n| n as f64),
+            Some(bs) => parse_size(s).map(|b| b as f64 / bs as f64),
         };
         n.map(Some)
             .map_err(|e| loc.error(format!("{key}={v}: {e}")))
@@ -2273,7 +2302,7 @@ fn parse_bssplit(
 ) -> Result<BlockSizes, CompatError> {
     let mut lists = v.split(',').map(str::trim).filter(|s| !s.is_empty());
     let first = lists.next().unwrap_or("");
-    let split = parse_one_bssplit(first).map_err(|m| loc.error(format!("bssplit={v}: {m}")))?;
+    let split = parse_one_bssplit(first).map_err(|e| loc.error(format!("bssplit={v}: {e}")))?;
     for other in lists {
         if parse_one_bssplit(other).ok().as_ref() != Some(&split) {
             unsupported.push(format!("bssplit={v} — per-direction splits"), loc);
@@ -2283,31 +2312,31 @@ fn parse_bssplit(
     Ok(BlockSizes { split })
 }
 
-fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, String> {
+fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, SplitError> {
     let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
     for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let (size, p) = match part.split_once('/') {
             Some((a, b)) => (a, Some(b.trim())),
             None => (part, None),
         };
-        let bytes = parse_size(size).map_err(|e| e.to_string())?;
+        let bytes = parse_size(size)?;
         let weight = match p {
             None | Some("") => None,
             Some(p) => Some(
                 p.parse::<u32>()
                     .ok()
                     .filter(|&w| w <= 100)
-                    .ok_or_else(|| format!("'{p}' is not a percentage"))?,
+                    .ok_or_else(|| SplitError::Weight(p.to_string()))?,
             ),
         };
         entries.push((bytes, weight));
     }
     if entries.is_empty() {
-        return Err("empty split".into());
+        return Err(SplitError::Empty);
     }
     let given: u32 = entries.iter().filter_map(|e| e.1).sum();
     if given > 100 {
-        return Err(format!("percentages add up to {given}, more than 100"));
+        return Err(SplitError::WeightOver(given));
     }
     let blanks = entries.iter().filter(|e| e.1.is_none()).count() as u32;
     let share = (100 - given).checked_div(blanks).unwrap_or(0);
@@ -2323,7 +2352,7 @@ fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, String> {
         }
     }
     if out.is_empty() {
-        return Err("every percentage is zero".into());
+        return Err(SplitError::AllZero);
     }
     Ok(out)
 }
@@ -2581,7 +2610,23 @@ mod tests {
             parse_one_bssplit("4k/20:8k:16k").unwrap(),
             vec![(4096, 20), (8192, 40), (16384, 40)]
         );
-        assert!(parse_one_bssplit("4k/80:8k/30").is_err());
+        assert_eq!(
+            parse_one_bssplit("4k/80:8k/30"),
+            Err(SplitError::WeightOver(110))
+        );
+        assert_eq!(
+            parse_one_bssplit("4k/x").unwrap_err().to_string(),
+            "'x' is not a percentage"
+        );
+        assert_eq!(parse_one_bssplit("4k/0"), Err(SplitError::AllZero));
+        assert_eq!(
+            parse_zoned("60/10:50/20").unwrap_err().to_string(),
+            "I/O percentages add up to 110, more than 100"
+        );
+        assert_eq!(
+            parse_zoned("60/x").unwrap_err().to_string(),
+            "'x' in '60/x' is not a percentage"
+        );
     }
 
     #[test]
