@@ -121,6 +121,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "flow",
     "flow_id",
     "flow_sleep",
+    "exit_all",
     // The workload's own values of run settings (fio gives each job its own).
     "engine",
     "warmup",
@@ -893,6 +894,10 @@ impl<'a> Ctx<'a> {
         let align_bytes = self.align(&sec, &bs)?;
         let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
         let flow = self.flow(&sec, &rate, share_pct)?;
+        let exit_all = match sec.get("exit_all") {
+            Some(v) => self.boolean("exit_all", v)?,
+            None => false,
+        };
         let overrides = self.overrides(&sec, &name)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
@@ -914,6 +919,7 @@ impl<'a> Ctx<'a> {
                 align_bytes,
                 seq_gap_bytes,
                 flow,
+                exit_all,
                 pauses,
                 overrides,
             },

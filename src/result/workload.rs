@@ -162,6 +162,10 @@ pub struct WorkloadEcho {
     /// fio's flow control: the workload's flow id and weight; absent when free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
+    /// fio's `exitall`: the run stopped once a stream of this workload had done its
+    /// I/O budget; absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exit_all: bool,
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
@@ -236,6 +240,10 @@ fn is_zero_i64(v: &i64) -> bool {
     *v == 0
 }
 
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
 impl Pauses {
     pub fn is_none(&self) -> bool {
         *self == Pauses::default()
@@ -263,6 +271,7 @@ impl Default for WorkloadEcho {
             align_bytes: None,
             seq_gap_bytes: 0,
             flow: None,
+            exit_all: false,
             pauses: Pauses::default(),
             engine: None,
             warmup_ns: None,
@@ -460,6 +469,7 @@ mod tests {
             align_bytes: None,
             seq_gap_bytes: 0,
             flow: None,
+            exit_all: false,
             pauses: Pauses::default(),
             ..WorkloadEcho::default()
         };

@@ -586,7 +586,7 @@ fn group_runs(
     }
     for ((run, cpus), exits) in runs.iter_mut().zip(&job_cpus).zip(&exits) {
         own_cpus(run, cpus);
-        own_runtimes(run, exits, unsupported);
+        own_runtimes(run, exits);
     }
     exit_what_all(&mut runs, &exits);
     // Runs with several jobs are named after all of them.
@@ -685,13 +685,9 @@ fn timed(runtime_text: &str) -> bool {
 /// issuing then (`pauses.stop_ns`). With `exitall` the run ends instead when the
 /// first job that carries it ends (fio stops the others of its group then). Each
 /// job's runtime is in `stop_ns` on entry (see [`group_runs`]); runs that are not
-/// time-based are left as they are, and exitall among several of their jobs is
-/// listed (ioscope's run ends when every job has done its passes).
-fn own_runtimes(
-    run: &mut RunSpec,
-    exits: &[Option<(ExitWhat, Loc)>],
-    unsupported: &mut UnsupportedList,
-) {
+/// time-based are left as they are (there `Workload::exit_all` stops the run when a
+/// stream of the job has done its I/O).
+fn own_runtimes(run: &mut RunSpec, exits: &[Option<(ExitWhat, Loc)>]) {
     // A job counts from the later of its start delay and its own warm-up (which the
     // translation measures from the run's start, start delay included).
     let ends: Option<Vec<u64>> = run
@@ -707,17 +703,8 @@ fn own_runtimes(
         w.pauses.stop_ns = 0;
     }
     let (Some(ends), None) = (ends, run.passes) else {
-        if run.workloads.len() > 1 {
-            for (_, loc) in exits.iter().flatten() {
-                unsupported.push(
-                    "exitall — in a run of several jobs that end on their I/O amounts: \
-                     ioscope's run ends when every job has done its share, not when the \
-                     first one has"
-                        .to_string(),
-                    loc,
-                );
-            }
-        }
+        // Jobs that end on their I/O amounts: the workers stop the run when a stream
+        // of an exitall workload has done its share (Workload::exit_all).
         return;
     };
     let Some(&latest) = ends.iter().max() else {
@@ -877,6 +864,7 @@ impl<'a> JobCx<'a> {
         }
         let io = self.io_tuning()?;
         let exit = self.exit_all()?;
+        let exit_all = exit.is_some();
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
@@ -917,6 +905,7 @@ impl<'a> JobCx<'a> {
                 align_bytes,
                 seq_gap_bytes,
                 flow,
+                exit_all,
                 pauses,
                 overrides: Default::default(),
             },
