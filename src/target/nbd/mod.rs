@@ -2,8 +2,10 @@
 //! Parsing checks the URI's shape without I/O (so a typo is a located input error);
 //! opening connects once through libnbd to learn the export's size, whether it is
 //! writable and whether it allows several connections, and to look at its head
-//! before anything is written. That connection stays with the target for the
-//! `--verify-after` pass; the engine's workers open their own.
+//! before anything is written. That connection is closed once it has (nbdkit keeps
+//! a pool of threads per connection, which would sit beside the run's); the
+//! `--verify-after` pass opens another when it runs, and the engine's workers open
+//! their own.
 
 pub mod ffi;
 
