@@ -154,11 +154,13 @@ impl CurveRequest {
     /// From the curve a job description asked for (vdbench's `iorate=curve`, fio's
     /// `latency_target`).
     pub fn from_spec(spec: &CurveSpec) -> Result<Self, AppError> {
-        let bound = |what: &str, t: &Option<String>| {
+        let bound = |what: &'static str, t: &Option<String>| {
             t.as_deref()
                 .map(|t| {
-                    LatencyBound::parse(t).map_err(|e| {
-                        AppError::Refused(format!("the plan's curve: {what} '{t}': {e}"))
+                    LatencyBound::parse(t).map_err(|source| AppError::CurveBound {
+                        what,
+                        text: t.to_string(),
+                        source,
                     })
                 })
                 .transpose()

@@ -51,6 +51,17 @@ pub enum AppError {
     /// A plan that cannot be written as a native job file (`convert --to toml`).
     #[error(transparent)]
     Emit(#[from] crate::plan::emit::TomlEmitError),
+    /// A plan that cannot be written as a fio job file (`convert --to fio`).
+    #[error("cannot write as fio")]
+    EmitFio(#[source] crate::plan::emit::FioEmitError),
+    /// A curve's latency bound in a job description that does not parse (vdbench
+    /// `iorate=curve`, fio `latency_target`): which bound and its text.
+    #[error("the plan's curve: {what} '{text}'")]
+    CurveBound {
+        what: &'static str,
+        text: String,
+        source: super::BoundError,
+    },
     /// Input refused for a reason stated in words (unsupported options, a plan of the
     /// wrong shape for the command); nothing was run.
     #[error("{0}")]
@@ -64,6 +75,9 @@ pub enum AppError {
     /// A target that cannot be opened (outside a run: `verify`).
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// A `--credentials` file that cannot be used.
+    #[error(transparent)]
+    Credentials(#[from] crate::target::smb::credentials::CredentialsError),
     /// A crash journal that cannot be read.
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -135,9 +149,12 @@ impl AppError {
             | JobFile(_)
             | Foreign(_)
             | Emit(_)
+            | EmitFio(_)
+            | CurveBound { .. }
             | Refused(_)
             | Check(_)
             | Target(_)
+            | Credentials(_)
             | Journal(_)
             | Data(_)
             | Read { .. }

@@ -137,8 +137,7 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
     }
     let text = match a.to {
         ConvertTo::Toml => crate::plan::emit::to_toml(&translated.plan)?,
-        ConvertTo::Fio => crate::plan::emit::to_fio(&translated.plan)
-            .map_err(|e| AppError::Refused(format!("cannot write as fio: {e}")))?,
+        ConvertTo::Fio => crate::plan::emit::to_fio(&translated.plan).map_err(AppError::EmitFio)?,
     };
     stdout::print(&text)?;
     let dropped = translated.unsupported.len() + curves.len();

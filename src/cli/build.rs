@@ -171,8 +171,7 @@ fn run_options(a: &RunArgs, plan: &Plan) -> Result<RunOptions, AppError> {
     credentials::configure(credentials::SmbOptions {
         credentials_file: a.credentials.clone(),
         require_encryption: a.smb_encrypt,
-    })
-    .map_err(AppError::Refused)?;
+    })?;
     let mut settings = plan.data.clone();
     if let Some(r) = a.dedup_ratio {
         settings.dedup_ratio = Some(r);

@@ -281,11 +281,20 @@ mod tests {
         c: NetCommand,
     }
 
-    fn cfg(args: &[&str]) -> Result<NetRunConfig, String> {
+    /// A command line refused by clap or by the checks after it.
+    #[derive(Debug, thiserror::Error)]
+    enum CfgError {
+        #[error(transparent)]
+        Clap(#[from] clap::Error),
+        #[error(transparent)]
+        Flag(#[from] FlagError),
+    }
+
+    fn cfg(args: &[&str]) -> Result<NetRunConfig, CfgError> {
         let mut v = vec!["t", "run", "127.0.0.1:1"];
         v.extend_from_slice(args);
-        match T::try_parse_from(v).map_err(|e| e.to_string())?.c {
-            NetCommand::Run(r) => r.to_config(vec![]).map_err(|e| e.to_string()),
+        match T::try_parse_from(v)?.c {
+            NetCommand::Run(r) => Ok(r.to_config(vec![])?),
             NetCommand::Serve(_) => unreachable!(),
         }
     }
@@ -317,7 +326,7 @@ mod tests {
             (&["--duration", "1parsec"][..], "--duration '1parsec'"),
             (&["--rr", "1,1", "-R"][..], "--rr '1,1': request/response"),
         ] {
-            let e = cfg(args).unwrap_err();
+            let e = cfg(args).unwrap_err().to_string();
             assert!(e.contains(flag), "{args:?}: {e}");
         }
     }

@@ -223,11 +223,63 @@ pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) {
     }
 }
 
+/// Applies --stat-type and the cpuio flags (--cpuload, --cpuchunks, --cpumode) over
+/// what a job file said.
+fn apply_engine_flags(a: &RunArgs, e: &mut crate::plan::engine_opts::EngineOptions) {
+    use crate::plan::engine_opts::{CpuBurn, DEFAULT_CPU_CHUNK_NS};
+    if let Some(s) = a.stat_type {
+        e.stat = s;
+    }
+    if a.exec_program.is_some()
+        || a.exec_args.is_some()
+        || a.exec_grace.is_some()
+        || a.exec_output.is_some()
+    {
+        let x = e
+            .exec
+            .get_or_insert_with(|| crate::plan::engine_opts::ExecSpec {
+                program: String::new(),
+                args: Vec::new(),
+                grace_ns: crate::plan::engine_opts::DEFAULT_EXEC_GRACE_NS,
+                output: None,
+            });
+        if let Some(p) = &a.exec_program {
+            x.program = p.clone();
+        }
+        if let Some(args) = &a.exec_args {
+            x.args = args.split_whitespace().map(str::to_string).collect();
+        }
+        if let Some(g) = a.exec_grace {
+            x.grace_ns = g;
+        }
+        if let Some(o) = &a.exec_output {
+            x.output = Some(o.clone());
+        }
+    }
+    if a.cpuload.is_some() || a.cpuchunks.is_some() || a.cpumode.is_some() {
+        let burn = e.cpu.get_or_insert(CpuBurn {
+            load_pct: 0,
+            chunk_ns: DEFAULT_CPU_CHUNK_NS,
+            mode: Default::default(),
+        });
+        if let Some(l) = a.cpuload {
+            burn.load_pct = l;
+        }
+        if let Some(c) = a.cpuchunks {
+            burn.chunk_ns = c;
+        }
+        if let Some(m) = a.cpumode {
+            burn.mode = m;
+        }
+    }
+}
+
 /// Applies run flags (duration, warm-up, engine, …) given on the command line.
 pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) {
     if let Some(e) = a.engine {
         run.engine = e;
     }
+    apply_engine_flags(a, &mut run.engine_opts);
     if let Some(p) = a.passes {
         run.passes = Some(p);
         if a.duration.is_none() {

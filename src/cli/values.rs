@@ -34,6 +34,9 @@ pub enum ValueError {
     /// A CPU list that does not parse.
     #[error(transparent)]
     CpuList(#[from] units::CpuListError),
+    /// A `--split` that is neither `all` nor `streams`.
+    #[error(transparent)]
+    Split(#[from] crate::cluster::placement::SplitError),
 }
 
 type Res<T> = Result<T, ValueError>;
@@ -139,21 +142,34 @@ pub fn boolean(text: &str) -> Res<bool> {
 
 /// An engine name (fio's io_uring and psync spellings too).
 pub fn engine(text: &str) -> Res<EngineKind> {
-    Ok(match text.to_ascii_lowercase().as_str() {
-        "auto" => EngineKind::Auto,
-        "uring" | "io_uring" => EngineKind::Uring,
-        "sync" | "psync" => EngineKind::Sync,
-        "null" => EngineKind::Null,
-        "mem" => EngineKind::Mem,
-        "sim" => EngineKind::Sim,
-        "nbd" => EngineKind::Nbd,
-        "smb" => EngineKind::Smb,
-        _ => {
-            return Err(ValueError::Expected(
-                "auto, uring, sync, null, mem, sim, nbd or smb",
-            ))
-        }
-    })
+    match text.to_ascii_lowercase().as_str() {
+        "io_uring" => Ok(EngineKind::Uring),
+        "psync" => Ok(EngineKind::Sync),
+        other => EngineKind::parse(other).ok_or(ValueError::Expected(
+            "auto, uring, sync, null, mem, sim, nbd, iscsi, smb, filecreate, filestat, \
+             filedelete, dircreate, dirstat, dirdelete, cpuio, falloc, ftruncate, page_fault or exec",
+        )),
+    }
+}
+
+/// The stat call of the filestat/dirstat engines.
+pub fn stat_call(text: &str) -> Res<crate::plan::engine_opts::StatCall> {
+    crate::plan::engine_opts::StatCall::parse(text)
+        .ok_or(ValueError::Expected("stat, lstat or statx"))
+}
+
+/// How the cpuio engine burns CPU.
+pub fn cpu_mode(text: &str) -> Res<crate::plan::engine_opts::CpuMode> {
+    crate::plan::engine_opts::CpuMode::parse(text).ok_or(ValueError::Expected("noop or qsort"))
+}
+
+/// A CPU load percentage, 1 to 100.
+pub fn cpu_load(text: &str) -> Res<u8> {
+    text.trim()
+        .parse::<u8>()
+        .ok()
+        .filter(|p| (1..=100).contains(p))
+        .ok_or(ValueError::Expected("a whole percentage from 1 to 100"))
 }
 
 /// An access word and the read percentage it implies.
@@ -287,8 +303,8 @@ pub fn failback(text: &str) -> Res<crate::plan::paths::Failback> {
 }
 
 /// `--split all|streams`.
-pub fn split(s: &str) -> Result<crate::cluster::Split, String> {
-    crate::cluster::Split::parse(s)
+pub fn split(s: &str) -> Res<crate::cluster::Split> {
+    Ok(crate::cluster::Split::parse(s)?)
 }
 
 #[cfg(test)]

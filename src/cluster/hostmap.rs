@@ -12,6 +12,43 @@
 
 use crate::plan::hosts::HostDef;
 
+/// Why the ranks cannot play a plan's host definitions: the same on every rank, which
+/// all work it out from the same inputs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssignError {
+    #[error("no host definitions or no ranks to assign")]
+    Empty,
+    /// A rank runs on a host that no definition names (by-name matching).
+    #[error(
+        "rank {rank} runs on host {host}, which no hd= names (hd systems: {systems}): \
+         start ranks only on the hosts of the host definitions"
+    )]
+    HostUnnamed {
+        rank: usize,
+        host: String,
+        /// The definitions' systems, comma-separated.
+        systems: String,
+    },
+    /// More definitions name a host than ranks run there.
+    #[error(
+        "{defs} host definitions ({labels}) name host {host}, but only {ranks} rank(s) run \
+         there: start at least one rank per definition (e.g. mpirun --host {host}:{defs})"
+    )]
+    FewRanksOnHost {
+        defs: usize,
+        /// The definitions naming the host (`hd=NAME`, comma-separated).
+        labels: String,
+        host: String,
+        ranks: usize,
+    },
+    /// Fewer ranks than definitions (by-order matching).
+    #[error(
+        "{defs} host definitions (hd=) but {ranks} rank(s): start at least one rank per host \
+         definition (mpirun -n {defs})"
+    )]
+    FewRanks { defs: usize, ranks: usize },
+}
+
 /// How the ranks were matched to the definitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchedBy {
@@ -62,9 +99,9 @@ fn names(system: &str, host: &str, root_host: &str) -> bool {
 
 /// Assigns each rank (`hosts[r]` = rank r's host) a definition; an error says why
 /// the ranks cannot play the definitions.
-pub fn assign(hds: &[HostDef], hosts: &[String]) -> Result<Assignment, String> {
+pub fn assign(hds: &[HostDef], hosts: &[String]) -> Result<Assignment, AssignError> {
     if hds.is_empty() || hosts.is_empty() {
-        return Err("no host definitions or no ranks to assign".into());
+        return Err(AssignError::Empty);
     }
     let root = hosts[0].as_str();
     let all_named = hds
@@ -77,7 +114,7 @@ pub fn assign(hds: &[HostDef], hosts: &[String]) -> Result<Assignment, String> {
     }
 }
 
-fn by_name(hds: &[HostDef], hosts: &[String], root: &str) -> Result<Assignment, String> {
+fn by_name(hds: &[HostDef], hosts: &[String], root: &str) -> Result<Assignment, AssignError> {
     let mut of_rank = vec![usize::MAX; hosts.len()];
     // Ranks in rank order per host, dealt over the definitions naming the host.
     let mut seen: Vec<&str> = Vec::new();
@@ -93,21 +130,19 @@ fn by_name(hds: &[HostDef], hosts: &[String], root: &str) -> Result<Assignment, 
             .filter(|&i| names(hds[i].system_name(), host, root))
             .collect();
         if defs.is_empty() {
-            return Err(format!(
-                "rank {r} runs on host {host}, which no hd= names (hd systems: {}): \
-                 start ranks only on the hosts of the host definitions",
-                systems(hds)
-            ));
+            return Err(AssignError::HostUnnamed {
+                rank: r,
+                host: host.clone(),
+                systems: systems(hds),
+            });
         }
         if here.len() < defs.len() {
-            return Err(format!(
-                "{} host definitions ({}) name host {host}, but only {} rank(s) run there: \
-                 start at least one rank per definition (e.g. mpirun --host {host}:{})",
-                defs.len(),
-                labels(hds, &defs),
-                here.len(),
-                defs.len()
-            ));
+            return Err(AssignError::FewRanksOnHost {
+                defs: defs.len(),
+                labels: labels(hds, &defs),
+                host: host.clone(),
+                ranks: here.len(),
+            });
         }
         for (k, &x) in here.iter().enumerate() {
             of_rank[x] = defs[k % defs.len()];
@@ -119,15 +154,12 @@ fn by_name(hds: &[HostDef], hosts: &[String], root: &str) -> Result<Assignment, 
     })
 }
 
-fn by_order(hds: &[HostDef], hosts: &[String]) -> Result<Assignment, String> {
+fn by_order(hds: &[HostDef], hosts: &[String]) -> Result<Assignment, AssignError> {
     if hosts.len() < hds.len() {
-        return Err(format!(
-            "{} host definitions (hd=) but {} rank(s): start at least one rank per host \
-             definition (mpirun -n {})",
-            hds.len(),
-            hosts.len(),
-            hds.len()
-        ));
+        return Err(AssignError::FewRanks {
+            defs: hds.len(),
+            ranks: hosts.len(),
+        });
     }
     Ok(Assignment {
         of_rank: (0..hosts.len()).map(|r| r % hds.len()).collect(),
@@ -181,7 +213,7 @@ mod tests {
         assert_eq!((a.by, a.of_rank.clone()), (MatchedBy::Name, vec![0, 1]));
         let a = assign(&hds, &hosts(&["vm", "vm", "vm"])).unwrap();
         assert_eq!(a.of_rank, vec![0, 1, 0]);
-        let err = assign(&hds, &hosts(&["vm"])).unwrap_err();
+        let err = assign(&hds, &hosts(&["vm"])).unwrap_err().to_string();
         assert!(
             err.contains("2 host definitions (hd=h1, hd=h2) name host vm"),
             "{err}"
@@ -195,13 +227,21 @@ mod tests {
         let a = assign(&hds, &hosts(&["n0", "n1", "n2"])).unwrap();
         assert_eq!((a.by, a.of_rank.clone()), (MatchedBy::Order, vec![0, 1, 0]));
         let err = assign(&hds, &hosts(&["n0"])).unwrap_err();
-        assert!(err.contains("2 host definitions (hd=) but 1 rank"), "{err}");
+        assert_eq!(err, AssignError::FewRanks { defs: 2, ranks: 1 });
+        assert!(
+            err.to_string()
+                .contains("2 host definitions (hd=) but 1 rank"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_rank_on_a_host_no_definition_names_is_refused() {
         let hds = [hd("h1", Some("nodea")), hd("h2", Some("nodeb"))];
         let err = assign(&hds, &hosts(&["nodea", "nodeb", "nodec"])).unwrap_err();
-        assert!(err.starts_with("rank 2 runs on host nodec"), "{err}");
+        assert!(
+            err.to_string().starts_with("rank 2 runs on host nodec"),
+            "{err}"
+        );
     }
 }

@@ -22,16 +22,37 @@ use crate::plan::model::{RunSpec, TargetSpec};
 use crate::result::{Interval, RunResult};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::snapshot::OpStats;
-pub use placement::Split;
+pub use placement::{PlacementError, Split};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Why the ranks could not work together.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ClusterError {
     #[error("MPI: {0}")]
     Mpi(String),
     #[error("ranks differ: {0}")]
     Mismatch(String),
+    /// Rank 0 stopped the ranks (one refused, engines differ), or its decision
+    /// arrived malformed.
+    #[error(transparent)]
+    Decision(#[from] vote::DecisionError),
+    /// Ranks (`who`, named with their hosts) did not reach `step` in time.
+    #[error("{who} did not reach the {step} within {deadline_s} s")]
+    Late {
+        who: String,
+        step: vote::Step,
+        deadline_s: u64,
+    },
+    /// An earlier failure of the session (a lost rank, a failed start, differing
+    /// versions) refuses the checks of a later run.
+    #[error("not going on: {fault}")]
+    Halted { fault: String },
+    /// The same, refusing the start of a later run.
+    #[error("not starting: {fault}")]
+    NotStarting { fault: String },
+    /// A simulated target's virtual clock is this process's own.
+    #[error("virtual time cannot be shared among MPI ranks")]
+    VirtualTime,
 }
 
 /// Unix ns at which this process's first worker started issuing in the current run.
@@ -123,7 +144,7 @@ pub fn is_writer() -> bool {
 pub fn localize(
     run: &RunSpec,
     specs: &[TargetSpec],
-) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, String> {
+) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, PlacementError> {
     #[cfg(feature = "mpi")]
     {
         if active() {
@@ -133,13 +154,10 @@ pub fn localize(
     let _ = specs;
     if run.hosts.len() > 1 {
         let names: Vec<String> = run.hosts.iter().map(|h| format!("hd={}", h.name)).collect();
-        return Err(format!(
-            "the plan defines {n} hosts ({}): run it under mpirun with at least {n} ranks \
-             (an ioscope built with the `mpi` feature; docs/mpi.md), or remove the hd= lines \
-             to run here",
-            names.join(", "),
-            n = run.hosts.len()
-        ));
+        return Err(PlacementError::NeedsRanks {
+            hosts: run.hosts.len(),
+            names: names.join(", "),
+        });
     }
     Ok(None)
 }
@@ -147,7 +165,7 @@ pub fn localize(
 /// After checking a run (`failure` = why this rank's checks failed): among ranks,
 /// every rank learns whether all passed, so one rank's failure (naming it and its
 /// host) stops all of them alike. `Ok` outside a multi-rank run.
-pub fn agree(failure: Option<String>) -> Result<(), String> {
+pub fn agree(failure: Option<String>) -> Result<(), ClusterError> {
     #[cfg(feature = "mpi")]
     {
         session::agree(failure)
@@ -171,7 +189,7 @@ pub fn refuse_start(why: String) {
 /// The run's start on this process's monotonic clock: `default_ns` alone, or, among
 /// ranks, once every rank is ready with the same `engine` (per host definition), at
 /// one origin shared by all.
-pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, String> {
+pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, ClusterError> {
     #[cfg(feature = "mpi")]
     {
         session::start_ns(run, engine, default_ns)

@@ -9,6 +9,58 @@
 use super::hostmap;
 use crate::plan::model::{Rate, RunSpec, TargetSpec};
 
+/// A `--split` value that is neither `all` nor `streams` (the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a split: use 'all' or 'streams'")]
+pub struct SplitError(pub String);
+
+/// Why a rank's share of a plan cannot be worked out. Every rank works it out from
+/// the same inputs, so all fail alike, before any I/O.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlacementError {
+    /// The ranks cannot play the run's host definitions.
+    #[error(transparent)]
+    Hosts(#[from] hostmap::AssignError),
+    /// A host definition with nothing to do in this run.
+    #[error(
+        "run '{run}' has no workload on the sds of hd={host} ({targets}): every host \
+         definition needs one"
+    )]
+    IdleHost {
+        run: String,
+        host: String,
+        /// The definition's sds, comma-separated.
+        targets: String,
+    },
+    /// `skew=` shares across workloads that different host definitions run.
+    #[error(
+        "run '{run}': skew= mixes workloads on the sds of several host definitions; give \
+         each host its own wd"
+    )]
+    MixedSkew { run: String },
+    /// `--split streams` with fewer streams than ranks.
+    #[error(
+        "workload '{workload}' has {streams} streams, fewer than the {ranks} ranks running \
+         it: --split streams needs at least one per rank"
+    )]
+    FewStreams {
+        workload: String,
+        streams: u32,
+        ranks: u32,
+    },
+    /// A plan of several host definitions outside a multi-rank run.
+    #[error(
+        "the plan defines {hosts} hosts ({names}): run it under mpirun with at least {hosts} \
+         ranks (an ioscope built with the `mpi` feature; docs/mpi.md), or remove the hd= \
+         lines to run here"
+    )]
+    NeedsRanks {
+        hosts: usize,
+        /// The definitions (`hd=NAME`, comma-separated).
+        names: String,
+    },
+}
+
 /// How the ranks divide a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Split {
@@ -29,11 +81,11 @@ impl Split {
     }
 
     /// Parses `all` or `streams`.
-    pub fn parse(s: &str) -> Result<Split, String> {
+    pub fn parse(s: &str) -> Result<Split, SplitError> {
         match s {
             "all" => Ok(Split::All),
             "streams" => Ok(Split::Streams),
-            _ => Err(format!("'{s}' is not a split: use 'all' or 'streams'")),
+            _ => Err(SplitError(s.to_string())),
         }
     }
 }
@@ -77,7 +129,7 @@ impl Group {
 
 /// The group of `place` among `hosts` (every rank's host) for `run`; an error when
 /// the ranks cannot play the run's host definitions.
-fn group(run: &RunSpec, place: &Place, hosts: &[String]) -> Result<Group, String> {
+fn group(run: &RunSpec, place: &Place, hosts: &[String]) -> Result<Group, PlacementError> {
     if run.hosts.is_empty() {
         return Ok(Group {
             assignment: None,
@@ -88,12 +140,11 @@ fn group(run: &RunSpec, place: &Place, hosts: &[String]) -> Result<Group, String
     // Every definition must have work in this run, so that all ranks fail alike.
     for h in &run.hosts {
         if !run.workloads.iter().any(|w| h.targets.contains(&w.target)) {
-            return Err(format!(
-                "run '{}' has no workload on the sds of hd={} ({}): every host definition needs one",
-                run.name,
-                h.name,
-                h.targets.join(", ")
-            ));
+            return Err(PlacementError::IdleHost {
+                run: run.name.clone(),
+                host: h.name.clone(),
+                targets: h.targets.join(", "),
+            });
         }
     }
     let mine = a.of_rank[place.rank as usize];
@@ -118,7 +169,7 @@ pub fn localize(
     place: &Place,
     split: Split,
     hosts: &[String],
-) -> Result<(RunSpec, Vec<TargetSpec>), String> {
+) -> Result<(RunSpec, Vec<TargetSpec>), PlacementError> {
     let g = group(run, place, hosts)?;
     let mut run = run.clone();
     run.seed = run
@@ -128,11 +179,9 @@ pub fn localize(
         let mixed = run.workloads.iter().any(|w| w.share_pct.is_some())
             && run.workloads.iter().any(|w| !keep.contains(&w.target));
         if mixed {
-            return Err(format!(
-                "run '{}': skew= mixes workloads on the sds of several host definitions; \
-                 give each host its own wd",
-                run.name
-            ));
+            return Err(PlacementError::MixedSkew {
+                run: run.name.clone(),
+            });
         }
         run.workloads.retain(|w| keep.contains(&w.target));
     }
@@ -144,10 +193,11 @@ pub fn localize(
             Split::Streams => {
                 let mine = streams_of(w.streams, index, size);
                 if mine == 0 {
-                    return Err(format!(
-                        "workload '{}' has {} streams, fewer than the {size} ranks running it: --split streams needs at least one per rank",
-                        w.name, w.streams
-                    ));
+                    return Err(PlacementError::FewStreams {
+                        workload: w.name.clone(),
+                        streams: w.streams,
+                        ranks: size,
+                    });
                 }
                 (mine as f64 / w.streams as f64, mine)
             }
@@ -290,6 +340,8 @@ mod tests {
         // One rank for two definitions: refused on every rank alike.
         let one = vec!["vm".to_string()];
         let err = localize(&run, &specs, &place(0, 1), Split::All, &one).unwrap_err();
+        assert!(matches!(err, PlacementError::Hosts(_)), "{err:?}");
+        let err = err.to_string();
         assert!(err.contains("name host vm, but only 1 rank"), "{err}");
     }
 
@@ -299,7 +351,11 @@ mod tests {
         run.workloads.retain(|w| w.target == "sd1");
         let hosts: Vec<String> = vec!["vm".into(); 2];
         let err = localize(&run, &specs, &place(0, 2), Split::All, &hosts).unwrap_err();
-        assert!(err.contains("no workload on the sds of hd=h2"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("no workload on the sds of hd=h2 (sd2, shared)"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -318,8 +374,15 @@ mod tests {
         assert!((rate - 1_000.0).abs() < 1e-9);
         let (few, _) = plan(2, Rate::Max);
         let err = localize(&few, &specs, &place(3, 4), Split::Streams, &[]).unwrap_err();
-        assert!(err.contains("2 streams, fewer than the 4 ranks"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("2 streams, fewer than the 4 ranks"),
+            "{err}"
+        );
         assert_eq!(Split::parse("streams"), Ok(Split::Streams));
-        assert!(Split::parse("hosts").is_err());
+        assert_eq!(
+            Split::parse("hosts").unwrap_err().to_string(),
+            "'hosts' is not a split: use 'all' or 'streams'"
+        );
     }
 }

@@ -9,8 +9,8 @@
 //! dies or hangs is noticed by silence, never waited on forever.
 
 use super::gather::Gather;
-use super::placement::{self, Place, Split};
-use super::vote::{self, Vote};
+use super::placement::{self, Place, PlacementError, Split};
+use super::vote::{self, Step, Vote};
 use super::wire::{Done, IntervalLists, Message, RankExtras, RankReport, Summary, WorkloadOps};
 use super::ClusterError;
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -176,7 +176,7 @@ pub fn is_writer() -> bool {
 pub fn localize(
     run: &RunSpec,
     specs: &[TargetSpec],
-) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, String> {
+) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, PlacementError> {
     with(|s| {
         s.requested_iops = run.requested_iops();
         // Streams of all ranks together: each rank's share, as it works it out.
@@ -198,15 +198,16 @@ pub fn localize(
 /// Rank 0 collects every rank's vote and hands out its decision: the shared origin
 /// (its Unix time a little ahead) to go, or why not. Point-to-point messages polled
 /// against a deadline, so a rank that never votes is an error, not a hang.
-fn poll_vote(s: &mut Session, what: &str, mine: Vote) -> Result<u64, String> {
+fn poll_vote(s: &mut Session, step: Step, mine: Vote) -> Result<u64, ClusterError> {
     let deadline = Instant::now() + START_DEADLINE;
     let late = |s: &mut Session, who: String| {
-        let f = format!(
-            "{who} did not reach the {what} within {} s",
-            START_DEADLINE.as_secs()
-        );
-        s.fault = Some(f.clone());
-        Err(f)
+        let e = ClusterError::Late {
+            who,
+            step,
+            deadline_s: START_DEADLINE.as_secs(),
+        };
+        s.fault = Some(e.to_string());
+        Err(e)
     };
     if s.place.rank != 0 {
         let root = s.world.process_at_rank(0);
@@ -214,7 +215,7 @@ fn poll_vote(s: &mut Session, what: &str, mine: Vote) -> Result<u64, String> {
         loop {
             if let Some(probed) = root.immediate_matched_probe_with_tag(TAG_DECIDE) {
                 let (bytes, _) = probed.matched_receive_vec::<u8>();
-                return vote::decode_decision(&bytes);
+                return Ok(vote::decode_decision(&bytes)?);
             }
             if Instant::now() > deadline {
                 return late(s, "rank 0".into());
@@ -249,13 +250,16 @@ fn poll_vote(s: &mut Session, what: &str, mine: Vote) -> Result<u64, String> {
     let votes: Vec<Vote> = votes.into_iter().flatten().collect();
     let decision = vote::decide(&votes, |r| s.name(r))
         .map(|()| super::unix_ns() + 100_000_000)
-        .map_err(|e| format!("{what}: {e}"));
+        .map_err(|e| vote::Stop {
+            step,
+            why: e.to_string(),
+        });
     for r in 1..size {
         s.world
             .process_at_rank(r as i32)
             .send_with_tag(&vote::encode_decision(&decision)[..], TAG_DECIDE);
     }
-    decision
+    Ok(decision.map_err(vote::DecisionError::from)?)
 }
 
 impl Session {
@@ -270,10 +274,10 @@ impl Session {
     }
 }
 
-pub fn agree(failure: Option<String>) -> Result<(), String> {
+pub fn agree(failure: Option<String>) -> Result<(), ClusterError> {
     with(|s| {
         if let Some(f) = &s.fault {
-            return Err(format!("not going on: {f}"));
+            return Err(ClusterError::Halted { fault: f.clone() });
         }
         let mine = match failure {
             Some(why) => Vote::Refuse(why),
@@ -282,8 +286,7 @@ pub fn agree(failure: Option<String>) -> Result<(), String> {
                 engine: String::new(),
             },
         };
-        let what = "checks".to_string();
-        poll_vote(s, &what, mine).map(|_| ())
+        poll_vote(s, Step::Checks, mine).map(|_| ())
     })
     .unwrap_or(Ok(()))
 }
@@ -291,19 +294,18 @@ pub fn agree(failure: Option<String>) -> Result<(), String> {
 pub fn refuse_start(why: String) {
     with(|s| {
         if s.fault.is_none() {
-            let what = "start".to_string();
-            let _ = poll_vote(s, &what, Vote::Refuse(why));
+            let _ = poll_vote(s, Step::Start, Vote::Refuse(why));
         }
     });
 }
 
-pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, String> {
+pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, ClusterError> {
     with(|s| {
         if let Some(f) = &s.fault {
-            return Err(format!("not starting: {f}"));
+            return Err(ClusterError::NotStarting { fault: f.clone() });
         }
         if crate::clock::is_virtual() {
-            return Err("virtual time cannot be shared among MPI ranks".into());
+            return Err(ClusterError::VirtualTime);
         }
         // Everyone ready, with one engine per group: rank 0 answers with one origin,
         // which each rank maps onto its own monotonic clock.
@@ -311,8 +313,7 @@ pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, Str
             group: s.group(run),
             engine: engine.into(),
         };
-        let what = "start".to_string();
-        let origin_unix_ns = poll_vote(s, &what, mine)?;
+        let origin_unix_ns = poll_vote(s, Step::Start, mine)?;
         let ahead_ns = origin_unix_ns.saturating_sub(super::unix_ns());
         let origin_ns = crate::clock::now_ns() + ahead_ns;
         super::FIRST_IO_UNIX_NS.store(0, Ordering::Relaxed);

@@ -5,6 +5,92 @@
 //! every rank alike, naming the rank and host, before any I/O. No MPI here: the
 //! transport (session.rs) carries the encoded votes and decisions.
 
+use std::fmt;
+
+/// What the ranks are about to do together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The checks of a plan, before anything is created.
+    Checks,
+    /// The start of a run.
+    Start,
+}
+
+impl Step {
+    fn code(self) -> u8 {
+        match self {
+            Step::Checks => b'C',
+            Step::Start => b'S',
+        }
+    }
+
+    fn from_code(c: u8) -> Option<Step> {
+        match c {
+            b'C' => Some(Step::Checks),
+            b'S' => Some(Step::Start),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Step::Checks => "checks",
+            Step::Start => "start",
+        })
+    }
+}
+
+/// One thing rank 0 found wrong with the votes, naming the rank ("rank r on host h").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    /// The rank refused, for the reason it sent (text: it crossed the wire).
+    #[error("{rank}: {why}")]
+    Refused { rank: String, why: String },
+    /// The rank would run another engine than the first rank of its group.
+    #[error(
+        "{rank} would run engine {engine}, {first} runs {first_engine}: the engines \
+         available differ between the hosts"
+    )]
+    EngineDiffers {
+        rank: String,
+        engine: String,
+        first: String,
+        first_engine: String,
+    },
+}
+
+/// Everything rank 0 found wrong with the votes (at least one problem).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", join(.0))]
+pub struct Disagreement(pub Vec<Problem>);
+
+fn join(problems: &[Problem]) -> String {
+    let all: Vec<String> = problems.iter().map(Problem::to_string).collect();
+    all.join("; ")
+}
+
+/// Rank 0's decision to stop the ranks before `step`; `why` is its finding (the
+/// [`Disagreement`], or the ranks that did not vote in time), text once on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{step}: {why}")]
+pub struct Stop {
+    pub step: Step,
+    pub why: String,
+}
+
+/// Why the ranks do not go on, as every rank learns it from rank 0's decision.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecisionError {
+    #[error(transparent)]
+    Stopped(#[from] Stop),
+    #[error("rank 0 sent a malformed start")]
+    MalformedStart,
+    #[error("rank 0 sent a malformed decision")]
+    MalformedDecision,
+}
+
 /// One rank's vote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Vote {
@@ -41,11 +127,14 @@ impl Vote {
 
 /// Rank 0's decision over every rank's vote (`name(r)` = "rank r on host h"): `Ok`
 /// when all are ready and ranks of one group run one engine, else what is wrong.
-pub fn decide(votes: &[Vote], name: impl Fn(u32) -> String) -> Result<(), String> {
+pub fn decide(votes: &[Vote], name: impl Fn(u32) -> String) -> Result<(), Disagreement> {
     let mut problems = Vec::new();
     for (r, v) in votes.iter().enumerate() {
         match v {
-            Vote::Refuse(why) => problems.push(format!("{}: {why}", name(r as u32))),
+            Vote::Refuse(why) => problems.push(Problem::Refused {
+                rank: name(r as u32),
+                why: why.clone(),
+            }),
             Vote::Ready { group, engine } => {
                 // The first ready rank of the same group sets the engine.
                 let first = votes[..r].iter().enumerate().find_map(|(q, o)| match o {
@@ -57,12 +146,12 @@ pub fn decide(votes: &[Vote], name: impl Fn(u32) -> String) -> Result<(), String
                 });
                 if let Some((q, e)) = first {
                     if e != engine {
-                        problems.push(format!(
-                            "{} would run engine {engine}, {} runs {e}: the engines \
-                             available differ between the hosts",
-                            name(r as u32),
-                            name(q as u32)
-                        ));
+                        problems.push(Problem::EngineDiffers {
+                            rank: name(r as u32),
+                            engine: engine.clone(),
+                            first: name(q as u32),
+                            first_engine: e.clone(),
+                        });
                     }
                 }
             }
@@ -71,20 +160,21 @@ pub fn decide(votes: &[Vote], name: impl Fn(u32) -> String) -> Result<(), String
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("; "))
+        Err(Disagreement(problems))
     }
 }
 
-/// Rank 0's answer: go at `origin_unix_ns`, or stop with a reason.
-pub fn encode_decision(d: &Result<u64, String>) -> Vec<u8> {
+/// Rank 0's answer: go at `origin_unix_ns` (`G` + 8 bytes), or stop before a step
+/// with a reason (`S` + the step's letter + the reason's text).
+pub fn encode_decision(d: &Result<u64, Stop>) -> Vec<u8> {
     match d {
         Ok(origin) => {
             let mut out = vec![b'G'];
             out.extend_from_slice(&origin.to_le_bytes());
             out
         }
-        Err(why) => {
-            let mut out = vec![b'S'];
+        Err(Stop { step, why }) => {
+            let mut out = vec![b'S', step.code()];
             out.extend_from_slice(why.as_bytes());
             out
         }
@@ -92,14 +182,20 @@ pub fn encode_decision(d: &Result<u64, String>) -> Vec<u8> {
 }
 
 /// Decodes rank 0's answer; garbage is a stop.
-pub fn decode_decision(bytes: &[u8]) -> Result<u64, String> {
+pub fn decode_decision(bytes: &[u8]) -> Result<u64, DecisionError> {
     match bytes.split_first() {
         Some((b'G', rest)) => rest
             .try_into()
             .map(u64::from_le_bytes)
-            .map_err(|_| "rank 0 sent a malformed start".to_string()),
-        Some((b'S', why)) => Err(String::from_utf8_lossy(why).into_owned()),
-        _ => Err("rank 0 sent a malformed decision".into()),
+            .map_err(|_| DecisionError::MalformedStart),
+        Some((b'S', rest)) => match rest.split_first() {
+            Some((&c, why)) => Err(DecisionError::Stopped(Stop {
+                step: Step::from_code(c).ok_or(DecisionError::MalformedDecision)?,
+                why: String::from_utf8_lossy(why).into_owned(),
+            })),
+            None => Err(DecisionError::MalformedDecision),
+        },
+        _ => Err(DecisionError::MalformedDecision),
     }
 }
 
@@ -132,8 +228,13 @@ mod tests {
             name,
         )
         .unwrap_err();
-        assert_eq!(err, "rank 1 on host n1: libnbd.so.0 cannot be loaded");
-        let err = decide(&[ready("", "uring"), ready("", "sync")], name).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rank 1 on host n1: libnbd.so.0 cannot be loaded"
+        );
+        let err = decide(&[ready("", "uring"), ready("", "sync")], name)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with(
                 "rank 1 on host n1 would run engine sync, rank 0 on host n0 runs uring"
@@ -159,8 +260,19 @@ mod tests {
         }
         assert_eq!(Vote::decode(b"Zx"), None);
         assert_eq!(decode_decision(&encode_decision(&Ok(42))), Ok(42));
-        let stop = Err("rank 2 on host c: no engine".to_string());
-        assert_eq!(decode_decision(&encode_decision(&stop)), stop);
-        assert!(decode_decision(b"G12").is_err());
+        let stop = Stop {
+            step: Step::Checks,
+            why: "rank 2 on host c: no engine".to_string(),
+        };
+        assert_eq!(
+            decode_decision(&encode_decision(&Err(stop.clone()))),
+            Err(DecisionError::Stopped(stop.clone()))
+        );
+        assert_eq!(stop.to_string(), "checks: rank 2 on host c: no engine");
+        assert_eq!(decode_decision(b"G12"), Err(DecisionError::MalformedStart));
+        assert_eq!(
+            decode_decision(b"SXwhy"),
+            Err(DecisionError::MalformedDecision)
+        );
     }
 }

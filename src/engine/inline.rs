@@ -11,6 +11,12 @@ pub trait PerformIo {
     /// Engine name as reported in results.
     const NAME: &'static str;
 
+    /// The name of this instance, where one body serves several engines (the
+    /// file-operation engines, falloc and ftruncate); [`PerformIo::NAME`] otherwise.
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
     /// Performs `req` and returns (bytes transferred or a negated errno, completion
     /// time in ns or 0 for "when reaped"). The request's buffer is not touched after
     /// this returns.
@@ -33,11 +39,16 @@ impl<P: PerformIo> InlineEngine<P> {
             done: Vec::with_capacity(capacity),
         }
     }
+
+    /// What performs the requests.
+    pub fn io(&self) -> &P {
+        &self.io
+    }
 }
 
 impl<P: PerformIo> Engine for InlineEngine<P> {
     fn name(&self) -> &'static str {
-        P::NAME
+        self.io.name()
     }
 
     fn completes_inline(&self) -> bool {

@@ -63,16 +63,21 @@
 //! Buffers stay valid until the request's completion has been returned (or until
 //! `abandon` returned `true`).
 
+pub mod cpuio;
+pub mod exec;
+pub mod fileops;
 pub mod inline;
 pub mod iscsi;
 pub mod mem;
 pub mod multipath;
 pub mod nbd;
 pub mod null;
+pub mod page_fault;
 pub mod reconnect;
 pub mod sim;
 #[cfg(feature = "smb")]
 pub mod smb;
+pub mod space;
 pub mod sync;
 pub mod uring;
 pub mod wait;

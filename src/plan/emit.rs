@@ -110,6 +110,14 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     align: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    seq_gap: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_id: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_sleep: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     think: Option<String>,
@@ -166,6 +174,22 @@ struct RunTable {
     io_timeout: Option<String>,
     #[serde(flatten)]
     io: IoKeys,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stat_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_load: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_chunk: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_program: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_args: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_grace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_output: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -313,12 +337,55 @@ impl WorkloadTable {
             share: w.share_pct,
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
             align: w.align_bytes.map(format_size),
+            seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
+            flow: w.flow.map(|f| f.weight),
+            flow_id: w.flow.map(|f| f.id).filter(|&id| id != 0),
+            flow_sleep: w
+                .flow
+                .filter(|f| f.sleep_ns > 0)
+                .map(|f| format_duration_ns(f.sleep_ns)),
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
         }
+    }
+}
+
+/// A workload's alignment, flow control, start delay and think time as fio options.
+fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
+    if let Some(a) = w.align_bytes {
+        let _ = writeln!(s, "blockalign={}", format_size(a));
+    }
+    if let Some(f) = w.flow {
+        let _ = writeln!(
+            s,
+            "flow={}\nflow_id={}\nflow_sleep={}",
+            f.weight,
+            f.id,
+            f.sleep_ns / 1000
+        );
+    }
+    if w.pauses.start_delay_ns > 0 {
+        let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);
+    }
+    if let Some(every) = w.pauses.think_batch() {
+        let _ = writeln!(
+            s,
+            "thinktime={}\nthinktime_blocks={every}",
+            w.pauses.think_ns / 1000
+        );
+    }
+}
+
+/// A signed byte count in the job file's size units (`"-8k"`).
+fn signed_size(bytes: i64) -> String {
+    let text = format_size(bytes.unsigned_abs());
+    if bytes < 0 {
+        format!("-{text}")
+    } else {
+        text
     }
 }
 
@@ -357,6 +424,18 @@ impl RunTable {
             connections: r.connections,
             io_timeout: r.io_timeout_ns.map(format_duration_ns),
             io: IoKeys::from_tuning(&r.io),
+            stat_type: (!r.engine_opts.stat.is_default()).then(|| r.engine_opts.stat.name()),
+            cpu_load: r.engine_opts.cpu.map(|c| c.load_pct),
+            cpu_chunk: r.engine_opts.cpu.map(|c| format_duration_ns(c.chunk_ns)),
+            cpu_mode: r.engine_opts.cpu.map(|c| c.mode.name()),
+            exec_program: r.engine_opts.exec.as_ref().map(|x| x.program.clone()),
+            exec_args: r.engine_opts.exec.as_ref().map(|x| x.args.clone()),
+            exec_grace: r
+                .engine_opts
+                .exec
+                .as_ref()
+                .map(|x| format_duration_ns(x.grace_ns)),
+            exec_output: r.engine_opts.exec.as_ref().and_then(|x| x.output.clone()),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
@@ -418,13 +497,23 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 EngineKind::Sync => "psync",
                 EngineKind::Null => "null",
                 EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
+                EngineKind::Falloc => "falloc",
+                EngineKind::Ftruncate => "ftruncate",
+                k if k.is_file_op() || matches!(k, EngineKind::Cpuio | EngineKind::Exec) => {
+                    return Err(FioEmitError::Engine { engine: k.name() })
+                }
                 _ => "io_uring",
             };
             let _ = writeln!(
                 s,
-                "filename={}\nioengine={engine}\nrw={}\niodepth={}\nnumjobs={}",
+                "filename={}\nioengine={engine}\nrw={}{}\niodepth={}\nnumjobs={}",
                 t.uri,
                 rw_word(w),
+                if w.seq_gap_bytes != 0 {
+                    format!(":{}", signed_size(w.seq_gap_bytes))
+                } else {
+                    String::new()
+                },
                 w.qd,
                 w.streams
             );
@@ -460,19 +549,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                     (rate / w.streams as f64).round() as u64
                 );
             }
-            if let Some(a) = w.align_bytes {
-                let _ = writeln!(s, "blockalign={}", format_size(a));
-            }
-            if w.pauses.start_delay_ns > 0 {
-                let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);
-            }
-            if let Some(every) = w.pauses.think_batch() {
-                let _ = writeln!(
-                    s,
-                    "thinktime={}\nthinktime_blocks={every}",
-                    w.pauses.think_ns / 1000
-                );
-            }
+            fio_pauses_and_flow(&mut s, w);
             if let Some(d) = r.duration_ns {
                 let _ = writeln!(s, "time_based\nruntime={}", format_duration_ns(d));
             }
@@ -532,6 +609,7 @@ mod tests {
                     ..Default::default()
                 }],
                 engine: EngineKind::Uring,
+                engine_opts: Default::default(),
                 duration_ns: Some(30_000_000_000),
                 passes: None,
                 warmup_ns: 5_000_000_000,
@@ -551,6 +629,65 @@ mod tests {
             warnings: vec![],
             data: Default::default(),
         }
+    }
+
+    #[test]
+    fn engine_options_and_file_sets_read_back_from_toml() {
+        use crate::plan::engine_opts::{CpuBurn, CpuMode, EngineOptions, ExecSpec, StatCall};
+        let mut p = sample();
+        p.targets[0].uri = "files:/tmp/meta?count=40&per=20&name=j.{clone}.{file}".into();
+        for (engine, opts) in [
+            (
+                EngineKind::FileStat,
+                EngineOptions {
+                    stat: StatCall::Lstat,
+                    ..Default::default()
+                },
+            ),
+            (
+                EngineKind::Cpuio,
+                EngineOptions {
+                    stat: StatCall::Stat,
+                    cpu: Some(CpuBurn {
+                        load_pct: 30,
+                        chunk_ns: 20_000_000,
+                        mode: CpuMode::Qsort,
+                    }),
+                    ..Default::default()
+                },
+            ),
+            (
+                EngineKind::Exec,
+                EngineOptions {
+                    exec: Some(ExecSpec {
+                        program: "/usr/bin/iostat".into(),
+                        args: vec!["-x".into(), "a b".into()],
+                        grace_ns: 0,
+                        output: Some("mon".into()),
+                    }),
+                    ..Default::default()
+                },
+            ),
+        ] {
+            p.runs[0].engine = engine;
+            p.runs[0].engine_opts = opts.clone();
+            let text = to_toml(&p).unwrap();
+            let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+            assert_eq!(back.targets, p.targets);
+            assert_eq!(back.runs[0].engine, engine);
+            assert_eq!(back.runs[0].engine_opts, opts, "{text}");
+        }
+        p.targets[0].uri = "/tmp/x.dat".into();
+        p.runs[0].workloads[0].dist = Distribution::Uniform;
+        p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
+        assert!(matches!(
+            to_fio(&p),
+            Err(FioEmitError::Engine { engine: "exec" })
+        ));
+        p.runs[0].engine = EngineKind::Falloc;
+        p.runs[0].engine_opts = Default::default();
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("ioengine=falloc"), "{fio}");
     }
 
     #[test]
@@ -821,5 +958,43 @@ mod tests {
         assert_eq!((w.read_pct, w.qd, w.streams), (70, 8, 2));
         assert_eq!(w.bs.split.len(), 2);
         assert_eq!(t.plan.runs[0].duration_ns, Some(30_000_000_000));
+    }
+
+    /// A sequential gap (fio's `rw=read:-8k`) and flow control survive TOML and fio
+    /// output.
+    #[test]
+    fn a_sequential_gap_and_flow_survive_conversion() {
+        let mut p = sample();
+        let w = &mut p.runs[0].workloads[0];
+        w.pattern = crate::plan::model::AccessPattern::Sequential;
+        w.seq_layout = SeqLayout::Regions;
+        w.dist = Distribution::Uniform;
+        w.rate = Rate::Max;
+        w.seq_gap_bytes = -8192;
+        w.flow = Some(crate::plan::model::Flow {
+            id: 3,
+            weight: 8,
+            sleep_ns: 1_000_000,
+        });
+        let text = to_toml(&p).unwrap();
+        assert!(text.contains("seq_gap = \"-8k\""), "{text}");
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].workloads[0].seq_gap_bytes, -8192);
+        assert_eq!(back.runs[0].workloads[0].flow, p.runs[0].workloads[0].flow);
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("rw=rw:-8k\n"), "{fio}");
+        let t = crate::plan::compat::fio::parse_str(
+            "c.fio",
+            &fio,
+            std::path::Path::new("/tmp"),
+            &|_| None,
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.runs[0].workloads[0].seq_gap_bytes, -8192);
+        assert_eq!(
+            t.plan.runs[0].workloads[0].flow,
+            p.runs[0].workloads[0].flow
+        );
     }
 }

@@ -14,8 +14,12 @@ use std::ops::Range;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
+use super::engine_opts::{
+    CpuBurn, CpuMode, EngineOptions, ExecSpec, StatCall, DEFAULT_CPU_CHUNK_NS,
+    DEFAULT_EXEC_GRACE_NS,
+};
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Pacing,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
 };
 use super::paths::MultipathSpec;
@@ -68,6 +72,14 @@ const SETTINGS_KEYS: &[&str] = &[
     "write_through",
     "sync_every",
     "sync_kind",
+    "stat_type",
+    "cpu_load",
+    "cpu_chunk",
+    "cpu_mode",
+    "exec_program",
+    "exec_args",
+    "exec_grace",
+    "exec_output",
 ];
 const TARGET_KEYS: &[&str] = &[
     "name",
@@ -100,6 +112,10 @@ const WORKLOAD_KEYS: &[&str] = &[
     "think_every",
     "stop_after",
     "align",
+    "seq_gap",
+    "flow",
+    "flow_id",
+    "flow_sleep",
 ];
 const RUN_ONLY_KEYS: &[&str] = &[
     "name",
@@ -836,6 +852,8 @@ impl<'a> Ctx<'a> {
         let (offset_bytes, size_bytes) = self.region(&sec)?;
         let pauses = self.pauses(&sec, &rate)?;
         let align_bytes = self.align(&sec, &bs)?;
+        let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
+        let flow = self.flow(&sec, &rate, share_pct)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -854,10 +872,84 @@ impl<'a> Ctx<'a> {
                 share_pct,
                 seq_layout,
                 align_bytes,
+                seq_gap_bytes,
+                flow,
                 pauses,
             },
             at,
         ))
+    }
+
+    /// `flow` (a weight), `flow_id` and `flow_sleep`: fio's flow control, for
+    /// closed-loop workloads outside a share mix.
+    fn flow(&self, sec: &Section<'_>, rate: &Rate, share: Option<f64>) -> Res<Option<Flow>> {
+        let Some(v) = sec.get("flow") else {
+            for k in ["flow_id", "flow_sleep"] {
+                if let Some(v) = sec.get(k) {
+                    return Err(self.err(v.span(), format!("'{k}' is only used with 'flow'")));
+                }
+            }
+            return Ok(None);
+        };
+        let weight: u32 = self.count("flow", v)?;
+        if matches!(rate, Rate::Iops(_)) || share.is_some() {
+            return Err(self.err(
+                v.span(),
+                "'flow' holds closed-loop workloads in a ratio; not with 'rate' or 'share'",
+            ));
+        }
+        let id = match sec.get("flow_id") {
+            Some(i) => {
+                let n = self.integer("flow_id", i)?;
+                u32::try_from(n).map_err(|_| {
+                    self.err(
+                        i.span(),
+                        format!("'flow_id' must be 0 to {}, found {n}", u32::MAX),
+                    )
+                })?
+            }
+            None => 0,
+        };
+        let sleep_ns = match sec.get("flow_sleep") {
+            Some(d) => self.duration("flow_sleep", d, true)?,
+            None => 0,
+        };
+        Ok(Some(Flow {
+            id,
+            weight,
+            sleep_ns,
+        }))
+    }
+
+    /// `seq_gap`: bytes added to a sequential offset after each I/O (`"-8k"` walks
+    /// backwards). Only for a sequential workload whose streams walk their own
+    /// regions (interleaved streams already step over each other's blocks).
+    fn seq_gap(&self, sec: &Section<'_>, pattern: &AccessPattern, layout: SeqLayout) -> Res<i64> {
+        let Some(v) = sec.get("seq_gap") else {
+            return Ok(0);
+        };
+        let text = self.unit_text("seq_gap", v, "a size such as \"-8k\" or \"4k\"")?;
+        let (neg, digits) = match text.trim().strip_prefix('-') {
+            Some(rest) => (true, rest.to_string()),
+            None => (false, text.trim().to_string()),
+        };
+        let bytes =
+            units::parse_size_allow_zero(&digits).map_err(|e| self.unit_err("seq_gap", v, e))?;
+        let bytes =
+            i64::try_from(bytes).map_err(|_| self.err(v.span(), "'seq_gap' is too large"))?;
+        if bytes != 0 && !matches!(pattern, AccessPattern::Sequential) {
+            return Err(self.err(
+                v.span(),
+                "'seq_gap' is for sequential workloads (rw = read, write or rw)",
+            ));
+        }
+        if bytes != 0 && layout != SeqLayout::Regions {
+            return Err(self.err(
+                v.span(),
+                "'seq_gap' needs seq_layout = \"regions\" (interleaved streams already step over each other's blocks)",
+            ));
+        }
+        Ok(if neg { -bytes } else { bytes })
     }
 
     /// `align`: random offsets are multiples of it; a multiple of the smallest block
@@ -1173,25 +1265,16 @@ impl<'a> Ctx<'a> {
     fn settings(&self, sec: &Section<'_>) -> Res<Settings> {
         let mut s = Settings::default();
         if let Some(v) = sec.get("engine") {
-            s.engine = Some(match self.string("engine", v)? {
-                "auto" => EngineKind::Auto,
-                "uring" => EngineKind::Uring,
-                "sync" => EngineKind::Sync,
-                "null" => EngineKind::Null,
-                "mem" => EngineKind::Mem,
-                "sim" => EngineKind::Sim,
-                "nbd" => EngineKind::Nbd,
-                "iscsi" => EngineKind::Iscsi,
-                "smb" => EngineKind::Smb,
-                other => {
-                    return Err(self.err(
-                        v.span(),
-                        format!(
-                            "'engine' = {other:?} is not known; use auto, uring, sync, null, mem, sim, nbd, iscsi or smb"
-                        ),
-                    ))
-                }
-            });
+            let name = self.string("engine", v)?;
+            s.engine = Some(EngineKind::parse(name).ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!(
+                        "'engine' = {name:?} is not known; use one of {}",
+                        EngineKind::names()
+                    ),
+                )
+            })?);
         }
         if let Some(v) = sec.get("duration") {
             s.duration_ns = Some(self.duration("duration", v, false)?);
@@ -1227,6 +1310,7 @@ impl<'a> Ctx<'a> {
             s.io_timeout_ns = Some(self.duration("io_timeout", v, false)?);
         }
         s.io = self.io_settings(sec)?;
+        s.engine_opts = self.engine_settings(sec)?;
         if let Some(v) = sec.get("seed") {
             let seed = self.integer("seed", v)?;
             s.seed = Some(u64::try_from(seed).map_err(|_| {
@@ -1241,6 +1325,69 @@ impl<'a> Ctx<'a> {
 
     /// The io_uring and durability keys of a `[defaults]` or `[[run]]` table (the
     /// `--fixed-bufs`, `--sqpoll`, `--write-through`, `--sync-every` … flags).
+    /// `stat_type`, `cpu_load` (1..=100), `cpu_chunk` and `cpu_mode`.
+    fn engine_settings(&self, sec: &Section<'_>) -> Res<EngineSettings> {
+        let mut e = EngineSettings::default();
+        if let Some(v) = sec.get("stat_type") {
+            let name = self.string("stat_type", v)?;
+            e.stat = Some(StatCall::parse(name).ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!("'stat_type' = {name:?}: expected \"stat\", \"lstat\" or \"statx\""),
+                )
+            })?);
+        }
+        if let Some(v) = sec.get("cpu_load") {
+            let n = self.integer("cpu_load", v)?;
+            e.cpu_load = Some(
+                u8::try_from(n)
+                    .ok()
+                    .filter(|p| (1..=100).contains(p))
+                    .ok_or_else(|| {
+                        self.err(
+                            v.span(),
+                            format!("'cpu_load' must be 1..=100 (%), found {n}"),
+                        )
+                    })?,
+            );
+        }
+        if let Some(v) = sec.get("cpu_chunk") {
+            e.cpu_chunk_ns = Some(self.duration("cpu_chunk", v, false)?);
+        }
+        if let Some(v) = sec.get("exec_program") {
+            e.exec_program = Some(self.name("exec_program", v)?);
+        }
+        if let Some(v) = sec.get("exec_args") {
+            e.exec_args = Some(match v.get_ref() {
+                Node::Array(items) => items
+                    .iter()
+                    .map(|i| self.string("exec_args", i).map(str::to_string))
+                    .collect::<Res<Vec<_>>>()?,
+                _ => self
+                    .string("exec_args", v)?
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect(),
+            });
+        }
+        if let Some(v) = sec.get("exec_grace") {
+            e.exec_grace_ns = Some(self.duration("exec_grace", v, true)?);
+        }
+        if let Some(v) = sec.get("exec_output") {
+            e.exec_output = Some(self.name("exec_output", v)?);
+        }
+        if let Some(v) = sec.get("cpu_mode") {
+            let name = self.string("cpu_mode", v)?;
+            e.cpu_mode = Some(CpuMode::parse(name).ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!("'cpu_mode' = {name:?}: expected \"noop\" or \"qsort\""),
+                )
+            })?);
+        }
+        Ok(e)
+    }
+
     fn io_settings(&self, sec: &Section<'_>) -> Res<IoSettings> {
         let flag = |key: &str| sec.get(key).map(|v| self.boolean(key, v)).transpose();
         let number = |key: &str| -> Res<Option<u32>> {
@@ -1340,6 +1487,61 @@ struct Settings {
     connections: Option<u32>,
     io_timeout_ns: Option<u64>,
     io: IoSettings,
+    engine_opts: EngineSettings,
+}
+
+/// Engine options as written in one table (`stat_type`, `cpu_load`, `cpu_chunk`,
+/// `cpu_mode`); `None` = not given there.
+#[derive(Debug, Clone, Default)]
+struct EngineSettings {
+    stat: Option<StatCall>,
+    cpu_load: Option<u8>,
+    cpu_chunk_ns: Option<u64>,
+    cpu_mode: Option<CpuMode>,
+    exec_program: Option<String>,
+    exec_args: Option<Vec<String>>,
+    exec_grace_ns: Option<u64>,
+    exec_output: Option<String>,
+}
+
+impl EngineSettings {
+    fn overlay(self, over: EngineSettings) -> EngineSettings {
+        EngineSettings {
+            stat: over.stat.or(self.stat),
+            cpu_load: over.cpu_load.or(self.cpu_load),
+            cpu_chunk_ns: over.cpu_chunk_ns.or(self.cpu_chunk_ns),
+            cpu_mode: over.cpu_mode.or(self.cpu_mode),
+            exec_program: over.exec_program.or(self.exec_program),
+            exec_args: over.exec_args.or(self.exec_args),
+            exec_grace_ns: over.exec_grace_ns.or(self.exec_grace_ns),
+            exec_output: over.exec_output.or(self.exec_output),
+        }
+    }
+
+    /// The options; a CPU burn exists once any of its keys is given (a chunk or mode
+    /// without a load is refused by the run's checks as a load of 0).
+    fn into_options(self) -> EngineOptions {
+        let burn =
+            self.cpu_load.is_some() || self.cpu_chunk_ns.is_some() || self.cpu_mode.is_some();
+        let exec_given = self.exec_program.is_some()
+            || self.exec_args.is_some()
+            || self.exec_grace_ns.is_some()
+            || self.exec_output.is_some();
+        EngineOptions {
+            exec: exec_given.then(|| ExecSpec {
+                program: self.exec_program.unwrap_or_default(),
+                args: self.exec_args.unwrap_or_default(),
+                grace_ns: self.exec_grace_ns.unwrap_or(DEFAULT_EXEC_GRACE_NS),
+                output: self.exec_output,
+            }),
+            stat: self.stat.unwrap_or_default(),
+            cpu: burn.then(|| CpuBurn {
+                load_pct: self.cpu_load.unwrap_or(0),
+                chunk_ns: self.cpu_chunk_ns.unwrap_or(DEFAULT_CPU_CHUNK_NS),
+                mode: self.cpu_mode.unwrap_or_default(),
+            }),
+        }
+    }
 }
 
 /// io_uring and durability keys as written in one table; `None` = not given there.
@@ -1417,6 +1619,7 @@ impl Settings {
             connections: over.connections.or(self.connections),
             io_timeout_ns: over.io_timeout_ns.or(self.io_timeout_ns),
             io: self.io.overlay(over.io),
+            engine_opts: self.engine_opts.overlay(over.engine_opts),
         }
     }
 
@@ -1432,6 +1635,7 @@ impl Settings {
             name,
             workloads,
             engine: self.engine.unwrap_or(base.engine),
+            engine_opts: self.engine_opts.into_options(),
             duration_ns,
             passes: self.passes,
             warmup_ns: self.warmup_ns.unwrap_or(base.warmup_ns),
@@ -1690,6 +1894,21 @@ passes = 2
         assert_eq!((w.qd, w.streams), (1, 1));
         assert_eq!(w.rate, Rate::Max);
         assert_eq!((w.offset_bytes, w.size_bytes), (0, None));
+    }
+
+    #[test]
+    fn seq_gap_is_signed_and_only_for_sequential_regions() {
+        let w = |body: &str| parse("job.toml", &format!("{T}[[workload]]\n{body}"));
+        let plan = w("rw = \"read\"\nseq_gap = \"-8k\"\n").unwrap();
+        assert_eq!(plan.runs[0].workloads[0].seq_gap_bytes, -8192);
+        let plan = w("rw = \"write\"\nseq_gap = \"112k\"\n").unwrap();
+        assert_eq!(plan.runs[0].workloads[0].seq_gap_bytes, 112 * 1024);
+        let e = w("rw = \"randread\"\nseq_gap = \"4k\"\n").unwrap_err();
+        assert!(e.to_string().contains("sequential"), "{e}");
+        let e = w("rw = \"read\"\nstreams = 2\nseq_layout = \"stride\"\nseq_gap = \"4k\"\n")
+            .unwrap_err();
+        assert!(e.to_string().contains("regions"), "{e}");
+        assert!(w("rw = \"read\"\nseq_gap = \"-x\"\n").is_err());
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 pub mod compat;
 pub mod emit;
+pub mod engine_opts;
+pub mod fileset;
 pub mod hosts;
 pub mod jobfile;
 pub mod model;

@@ -80,6 +80,9 @@ pub enum TargetKind {
     Iscsi(IscsiSpec),
     /// A file on an SMB share (`smb://[USER@]HOST[:PORT]/SHARE/PATH`).
     Smb(SmbSpec),
+    /// N files in a directory, for the file-operation engines
+    /// (`files:DIR?count=N&…`, [`super::fileset`]).
+    Files(super::fileset::FileSetSpec),
 }
 
 /// Where a file on an SMB share is, as parsed by `crate::target::smb::parse`. Holds no
@@ -427,10 +430,36 @@ pub struct Workload {
     /// smallest block size. A multiple of the smallest block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub align_bytes: Option<u64>,
+    /// Sequential access: bytes added to the offset after each I/O (fio's offset
+    /// modifier, `rw=read:N`). Positive leaves holes; negative walks backwards, so
+    /// `-2 × bs` reads the region from its end to its start. 0 = contiguous.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_gap_bytes: i64,
+    /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
+    /// ratio of their weights (per stream, as fio's clones); `None` = free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
     /// Pauses in issuing: a late start, idle time between batches (fio's
     /// `startdelay` and `thinktime`).
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
+}
+
+/// A workload's place in fio's flow control (`flow`, `flow_id`, `flow_sleep`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flow {
+    /// Workloads with the same id are held in ratio to each other.
+    pub id: u32,
+    /// Weight of each stream (fio's `flow`), at least 1.
+    pub weight: u32,
+    /// Wait of a held stream before it asks again (fio's `flow_sleep`); 0 = a short
+    /// retry.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub sleep_ns: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 /// When a workload's streams hold back: a late start for the whole workload, and
@@ -528,6 +557,8 @@ impl Default for Workload {
             share_pct: None,
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
+            seq_gap_bytes: 0,
+            flow: None,
             pauses: Pauses::default(),
         }
     }
@@ -551,6 +582,30 @@ pub enum EngineKind {
     Iscsi,
     /// The smb crate's SMB2/3 client for `smb://` targets.
     Smb,
+    /// open(O_CREAT) of each file of a `files:` set, timed (fio's filecreate).
+    FileCreate,
+    /// stat/lstat/statx of each file of a `files:` set (fio's filestat).
+    FileStat,
+    /// unlink(2) of each file of a `files:` set (fio's filedelete).
+    FileDelete,
+    /// mkdir(2) of each name of a `files:` set (fio's dircreate).
+    DirCreate,
+    /// stat of each directory of a `files:` set (fio's dirstat).
+    DirStat,
+    /// rmdir(2) of each directory of a `files:` set (fio's dirdelete).
+    DirDelete,
+    /// Burns CPU time instead of doing I/O (fio's cpuio).
+    Cpuio,
+    /// fallocate(2) of each I/O's range of a file (fio's falloc).
+    Falloc,
+    /// ftruncate(2) of a file to each write's offset (fio's ftruncate).
+    Ftruncate,
+    /// Copies to and from a fresh anonymous mapping of each worker's own, so first
+    /// touches take page faults (fio's page_fault).
+    #[serde(rename = "page_fault")]
+    PageFault,
+    /// Runs a program for the run's duration (fio's exec).
+    Exec,
 }
 
 impl EngineKind {
@@ -565,6 +620,92 @@ impl EngineKind {
             EngineKind::Nbd => "nbd",
             EngineKind::Iscsi => "iscsi",
             EngineKind::Smb => "smb",
+            EngineKind::FileCreate => "filecreate",
+            EngineKind::FileStat => "filestat",
+            EngineKind::FileDelete => "filedelete",
+            EngineKind::DirCreate => "dircreate",
+            EngineKind::DirStat => "dirstat",
+            EngineKind::DirDelete => "dirdelete",
+            EngineKind::Cpuio => "cpuio",
+            EngineKind::Falloc => "falloc",
+            EngineKind::Ftruncate => "ftruncate",
+            EngineKind::PageFault => "page_fault",
+            EngineKind::Exec => "exec",
+        }
+    }
+
+    /// Every engine a user can name, in the order help texts list them.
+    pub const ALL: [EngineKind; 20] = [
+        EngineKind::Auto,
+        EngineKind::Uring,
+        EngineKind::Sync,
+        EngineKind::Null,
+        EngineKind::Mem,
+        EngineKind::Sim,
+        EngineKind::Nbd,
+        EngineKind::Iscsi,
+        EngineKind::Smb,
+        EngineKind::FileCreate,
+        EngineKind::FileStat,
+        EngineKind::FileDelete,
+        EngineKind::DirCreate,
+        EngineKind::DirStat,
+        EngineKind::DirDelete,
+        EngineKind::Cpuio,
+        EngineKind::Falloc,
+        EngineKind::Ftruncate,
+        EngineKind::PageFault,
+        EngineKind::Exec,
+    ];
+
+    /// The engine named `name` (its [`EngineKind::name`]).
+    pub fn parse(name: &str) -> Option<EngineKind> {
+        let lower = name.trim().to_ascii_lowercase();
+        EngineKind::ALL.into_iter().find(|k| k.name() == lower)
+    }
+
+    /// The names of [`EngineKind::ALL`], comma-separated, for messages.
+    pub fn names() -> String {
+        EngineKind::ALL.map(EngineKind::name).join(", ")
+    }
+
+    /// Engines whose I/O is one file-system operation on one file of a `files:` set.
+    pub fn is_file_op(self) -> bool {
+        matches!(
+            self,
+            EngineKind::FileCreate
+                | EngineKind::FileStat
+                | EngineKind::FileDelete
+                | EngineKind::DirCreate
+                | EngineKind::DirStat
+                | EngineKind::DirDelete
+        )
+    }
+
+    /// Engines that use each file once per run (creating or removing it): a second
+    /// visit would time something else (an open of an existing file, an ENOENT).
+    pub fn consumes_files(self) -> bool {
+        matches!(
+            self,
+            EngineKind::FileCreate
+                | EngineKind::FileDelete
+                | EngineKind::DirCreate
+                | EngineKind::DirDelete
+        )
+    }
+
+    /// The one direction an engine's operations have, as results count them:
+    /// creating, deleting and truncating change the file system (writes), stat
+    /// only looks (reads). `None`: reads and writes both mean something.
+    pub fn only_op(self) -> Option<Op> {
+        match self {
+            EngineKind::FileCreate
+            | EngineKind::FileDelete
+            | EngineKind::DirCreate
+            | EngineKind::DirDelete
+            | EngineKind::Ftruncate => Some(Op::Write),
+            EngineKind::FileStat | EngineKind::DirStat => Some(Op::Read),
+            _ => None,
         }
     }
 }
@@ -595,6 +736,12 @@ pub struct RunSpec {
         skip_serializing_if = "crate::plan::tuning::IoTuning::is_default"
     )]
     pub io: crate::plan::tuning::IoTuning,
+    /// Settings of the engine itself (stat call, CPU burn).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::plan::engine_opts::EngineOptions::is_default"
+    )]
+    pub engine_opts: crate::plan::engine_opts::EngineOptions,
     /// Run as a latency curve rather than once (vdbench's `iorate=curve`, fio's
     /// `latency_target`): `ioscope run` then measures it as `ioscope curve` does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -756,6 +903,7 @@ impl Default for RunSpec {
             name: "run".into(),
             workloads: Vec::new(),
             engine: EngineKind::Auto,
+            engine_opts: Default::default(),
             duration_ns: Some(DEFAULT_DURATION_NS),
             passes: None,
             warmup_ns: 0,
@@ -801,4 +949,8 @@ impl RunSpec {
             })
             .sum()
     }
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
 }

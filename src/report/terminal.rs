@@ -121,7 +121,7 @@ pub fn run_summary(r: &RunResult) -> String {
     if !r.engine_reason.is_empty() {
         let _ = writeln!(s, "engine {}: {}", r.engine, r.engine_reason);
     }
-    if let Some(io) = &r.io {
+    if let Some(io) = r.io.as_ref().and_then(|io| serde_json::to_value(io).ok()) {
         let _ = writeln!(s, "io settings: {io}");
     }
     let _ = writeln!(

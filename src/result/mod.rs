@@ -5,9 +5,11 @@
 //!
 //! This module depends on nothing else in the crate: the layers that measure (run,
 //! stats) build these types, and the reporters read them. Every field is typed
-//! except the two declared extension points of [`ResultDoc`], `env` and `plan`, whose
-//! shapes belong to the modules that write them.
+//! except the two declared extension points of [`ResultDoc`], `env` and `plan` (and
+//! each rank's `env`, the same shape as the top-level one), whose shapes belong to the
+//! modules that write them.
 
+pub mod io;
 pub mod paths;
 pub mod ranks;
 pub mod smb;
@@ -156,7 +158,7 @@ pub struct RunResult {
     /// `--write-through`, `--sync-every` …), as the plan's `io` table; absent when
     /// all are defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub io: Option<serde_json::Value>,
+    pub io: Option<io::IoEcho>,
     /// The effective workload settings (the first workload when several ran; the
     /// totals of each are in `workloads`), or a network run's settings.
     #[serde(default)]

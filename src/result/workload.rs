@@ -153,9 +153,27 @@ pub struct WorkloadEcho {
     /// block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub align_bytes: Option<u64>,
+    /// Sequential access: bytes added to the offset after each I/O (fio's
+    /// `rw=read:N`; negative walks backwards); absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_gap_bytes: i64,
+    /// fio's flow control: the workload's flow id and weight; absent when free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
+}
+
+/// A workload's place in fio's flow control: streams of workloads with the same
+/// `id` issued I/Os in the ratio of their `weight`s; a held stream waited `sleep_ns`
+/// (absent: a short retry) before asking again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flow {
+    pub id: u32,
+    pub weight: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sleep_ns: u64,
 }
 
 /// When a workload held back: its late start, and each stream's think time after
@@ -178,6 +196,10 @@ fn is_zero(v: &u64) -> bool {
 }
 
 fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+fn is_zero_i64(v: &i64) -> bool {
     *v == 0
 }
 
@@ -206,6 +228,8 @@ impl Default for WorkloadEcho {
             share_pct: None,
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
+            seq_gap_bytes: 0,
+            flow: None,
             pauses: Pauses::default(),
         }
     }
@@ -396,6 +420,8 @@ mod tests {
             share_pct: Some(30.0),
             seq_layout: SeqLayout::Stride,
             align_bytes: None,
+            seq_gap_bytes: 0,
+            flow: None,
             pauses: Pauses::default(),
         };
         let v = serde_json::to_value(&w).unwrap();

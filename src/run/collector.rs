@@ -444,7 +444,7 @@ impl Collector {
                 .join(","),
             engine: engine.kind.name().into(),
             engine_reason: engine.reason.clone(),
-            io: (!run.io.is_default()).then(|| serde_json::to_value(&run.io).unwrap_or_default()),
+            io: (!run.io.is_default()).then(|| super::echo::io_echo(&run.io)),
             workload: super::echo::workload_echo(&run.workloads[0]).into(),
             duration_s: dur_s,
             warmup_s: run.warmup_ns as f64 / 1e9,
@@ -541,6 +541,23 @@ fn active_s(w: &crate::plan::model::Workload, run: &RunSpec, run_s: f64) -> f64 
     (end_s - start_s).max(0.0).min(run_s)
 }
 
+/// On virtual time with a steady-state stop, the collector is one of the clock's
+/// participants: once it has closed (and judged) every interval up to `held`, it
+/// lets time run to the next boundary and no further. Time stands still while it
+/// judges, so the workers see a stop at their next event instead of running ahead
+/// on the simulated clock while the collector catches up in real time.
+fn hold_at_boundary(
+    judge: &crate::clock::virtual_time::Participant<'static>,
+    closed: u64,
+    held: &mut u64,
+    clock: &super::clock::IntervalClock,
+) {
+    if closed == *held {
+        judge.0.wait_until(clock.boundary_ns(*held));
+        *held += 1;
+    }
+}
+
 /// Receives the workers' snapshots until every worker has ended, stopping them at
 /// the end of the measured time or on an interrupt, and merges them into the result.
 pub(super) fn collect(
@@ -560,6 +577,7 @@ pub(super) fn collect(
         end_at,
         nworkers,
         nconns,
+        judge,
         ..
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
@@ -576,6 +594,7 @@ pub(super) fn collect(
         }
     }
     let mut interrupted = false;
+    let mut held = 0;
     loop {
         if !interrupted && super::interrupt::requested() {
             interrupted = true;
@@ -583,6 +602,9 @@ pub(super) fn collect(
         }
         if end_at.is_some_and(|end| now_ns() >= end) || coll.steady_reached() {
             stop.store(true, Ordering::Relaxed);
+        }
+        if let Some(j) = &judge {
+            hold_at_boundary(j, coll.intervals.len() as u64, &mut held, &clock);
         }
         // Among MPI ranks: rank 0 takes the others' reports; a lost rank, or rank 0's
         // steady-state stop, stops the run.

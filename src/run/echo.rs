@@ -5,7 +5,47 @@
 //! until someone decides how (or whether) the result shows it.
 
 use crate::plan::model as plan;
+use crate::plan::tuning;
+use crate::result::io as io_wire;
 use crate::result::workload as wire;
+
+/// The result's echo of a run's io settings (`runs[].io`).
+pub fn io_echo(io: &tuning::IoTuning) -> io_wire::IoEcho {
+    let tuning::IoTuning {
+        uring,
+        write_through,
+        sync_every,
+        sync_kind,
+    } = io;
+    let tuning::UringOptions {
+        fixed_bufs,
+        register_files,
+        sqpoll,
+        sqpoll_cpu,
+        hipri,
+        batch_submit,
+        batch_complete_min,
+        batch_complete_max,
+    } = uring;
+    io_wire::IoEcho {
+        uring: (!uring.is_default()).then_some(io_wire::UringEcho {
+            fixed_bufs: *fixed_bufs,
+            register_files: *register_files,
+            sqpoll: *sqpoll,
+            sqpoll_cpu: *sqpoll_cpu,
+            hipri: *hipri,
+            batch_submit: *batch_submit,
+            batch_complete_min: *batch_complete_min,
+            batch_complete_max: *batch_complete_max,
+        }),
+        write_through: *write_through,
+        sync_every: *sync_every,
+        sync_kind: match sync_kind {
+            tuning::SyncKind::Fsync => None,
+            tuning::SyncKind::Fdatasync => Some(io_wire::SyncKind::Fdatasync),
+        },
+    }
+}
 
 /// The result's echo of a plan workload.
 pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
@@ -25,6 +65,8 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         share_pct,
         seq_layout,
         align_bytes,
+        seq_gap_bytes,
+        flow,
         pauses,
     } = w;
     wire::WorkloadEcho {
@@ -57,6 +99,19 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
             plan::SeqLayout::Stride => wire::SeqLayout::Stride,
         },
         align_bytes: *align_bytes,
+        seq_gap_bytes: *seq_gap_bytes,
+        flow: flow.map(|f| {
+            let plan::Flow {
+                id,
+                weight,
+                sleep_ns,
+            } = f;
+            wire::Flow {
+                id,
+                weight,
+                sleep_ns,
+            }
+        }),
         pauses: {
             let plan::Pauses {
                 start_delay_ns,
@@ -129,6 +184,12 @@ mod tests {
                 share_pct: Some(25.0),
                 seq_layout: plan::SeqLayout::Stride,
                 align_bytes: Some(65536),
+                seq_gap_bytes: -8192,
+                flow: Some(plan::Flow {
+                    id: 2,
+                    weight: 8,
+                    sleep_ns: 1_000_000,
+                }),
                 pauses: plan::Pauses {
                     start_delay_ns: 2_000_000_000,
                     think_ns: 500_000,
@@ -159,6 +220,44 @@ mod tests {
         }
     }
 
+    // `runs[].io` used to be the plan's `io` table serialised as is; the typed echo
+    // publishes the same JSON.
+    #[test]
+    fn io_echo_serialises_as_the_plan_io_table_did() {
+        let samples = [
+            tuning::IoTuning {
+                write_through: true,
+                ..Default::default()
+            },
+            tuning::IoTuning {
+                uring: tuning::UringOptions {
+                    fixed_bufs: true,
+                    register_files: Some(false),
+                    sqpoll: true,
+                    sqpoll_cpu: Some(3),
+                    hipri: true,
+                    batch_submit: 8,
+                    batch_complete_min: 2,
+                    batch_complete_max: 16,
+                },
+                write_through: false,
+                sync_every: 4,
+                sync_kind: tuning::SyncKind::Fdatasync,
+            },
+            tuning::IoTuning {
+                sync_every: 1,
+                ..Default::default()
+            },
+        ];
+        for io in samples {
+            let plan_json = serde_json::to_value(&io).unwrap();
+            let echo = io_echo(&io);
+            assert_eq!(serde_json::to_value(&echo).unwrap(), plan_json, "{io:?}");
+            let back: io_wire::IoEcho = serde_json::from_value(plan_json).unwrap();
+            assert_eq!(back, echo, "an older result's io reads back");
+        }
+    }
+
     #[test]
     fn echo_keeps_every_setting() {
         let w = &samples()[1];
@@ -173,6 +272,7 @@ mod tests {
         assert_eq!(e.share_pct, Some(25.0));
         assert_eq!(e.seq_layout, wire::SeqLayout::Stride);
         assert_eq!(e.align_bytes, Some(65536));
+        assert_eq!(e.seq_gap_bytes, -8192);
         assert_eq!(
             (
                 e.pauses.start_delay_ns,

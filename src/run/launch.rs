@@ -9,13 +9,19 @@ use super::stream::{Schedule, Stream, WorkloadShape};
 use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
+use crate::engine::cpuio::CpuEngine;
+use crate::engine::exec::ExecEngine;
+use crate::engine::fileops::{FileOp, FileOpEngine};
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::multipath::path::InnerEngine;
 use crate::engine::multipath::{Connect, MultipathEngine, MultipathSettings};
 use crate::engine::nbd::NbdEngine;
+use crate::engine::page_fault::PageFaultEngine;
 use crate::engine::sim::SimEngine;
+use crate::engine::space::{SpaceCall, SpaceEngine};
 use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
+use crate::plan::engine_opts::EngineOptions;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
@@ -60,6 +66,11 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             && w.seq_layout == SeqLayout::Stride
             && n.saturating_mul(max_bs) <= r.ws_len;
         let own_regions = sequential && !stride && slice >= max_bs;
+        // cpuio: after each burn the stream idles so the burn is its load.
+        let (think_batch, think_ns) = match (run.engine, run.engine_opts.cpu) {
+            (EngineKind::Cpuio, Some(burn)) => (1, burn.idle_ns()),
+            _ => (w.pauses.think_batch().unwrap_or(0), w.pauses.think_ns),
+        };
         for i in 0..n {
             let seed = run
                 .seed
@@ -111,10 +122,12 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 mix: if Some(wi) == lead { mix.clone() } else { None },
                 start_delay_ns: w.pauses.start_delay_ns,
                 stop_at_ns: w.pauses.stop_ns,
-                think_batch: w.pauses.think_batch().unwrap_or(0),
-                think_ns: w.pauses.think_ns,
+                think_batch,
+                think_ns,
                 since_think: 0,
                 thinking: false,
+                flow_issued: w.flow.map(|_| 0),
+                flow_held: false,
             });
         }
     }
@@ -137,6 +150,23 @@ pub(super) struct Launched {
     pub nconns: usize,
     /// Why the worker count is what it is, when connections decided it.
     pub workers_reason: Option<String>,
+    /// On virtual time with a steady-state stop: the collector's own place among
+    /// the clock's participants, so it can hold time at each interval boundary until
+    /// it has judged the interval (see `collector::hold_at_boundary`).
+    pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
+}
+
+/// Each workload's shape for the workers, with its share of its flow group.
+fn shapes_of(run: &RunSpec, resolved: &[Resolved]) -> Vec<WorkloadShape> {
+    run.workloads
+        .iter()
+        .zip(resolved)
+        .zip(super::flow::shares(&run.workloads))
+        .map(|((w, r), flow)| WorkloadShape {
+            flow,
+            ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+        })
+        .collect()
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -149,26 +179,22 @@ pub(super) fn launch(
     engine: EngineKind,
     verify_states: &[Option<TargetState>],
 ) -> Result<Launched, RunError> {
-    let setup_err = |msg: String| RunError::Setup {
-        run: run.name.clone(),
-        msg,
-    };
     let cpus: Vec<usize> = run.cpus.clone().unwrap_or_else(allowed_cpus);
     let (per_worker, spread) = deal_streams(run, resolved, cpus.len(), opts, engine);
     let nworkers = spread.nworkers;
-    let shapes: Vec<WorkloadShape> = run
-        .workloads
-        .iter()
-        .zip(resolved)
-        .map(|(w, r)| WorkloadShape::new(w, r.target, r.ws_start, r.ws_len))
-        .collect();
+    let shapes = shapes_of(run, resolved);
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // Start a little in the future so every worker is set up before the first I/O.
     // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
     let start_ns =
-        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(setup_err)?;
+        crate::cluster::start_ns(run, engine.name(), now_ns() + 20_000_000).map_err(|source| {
+            RunError::Cluster {
+                run: run.name.clone(),
+                source,
+            }
+        })?;
     let clock = IntervalClock {
         start_ns,
         warmup_ns: run.warmup_ns,
@@ -179,7 +205,13 @@ pub(super) fn launch(
     // On virtual time every worker counts before the first one waits, so none starts
     // ahead of the others.
     let virtual_time = crate::clock::is_virtual();
-    let mut participants = crate::clock::VIRTUAL.reserve(if virtual_time { nworkers } else { 0 });
+    let judge = virtual_time && run.steady_stop.is_some() && !crate::cluster::active();
+    let places = if virtual_time {
+        nworkers + judge as usize
+    } else {
+        0
+    };
+    let mut participants = crate::clock::VIRTUAL.reserve(places);
     let mut handles = Vec::with_capacity(nworkers);
     // Emptied per-interval stats go back to their worker for reuse, so a long run
     // allocates no histograms after its first intervals.
@@ -223,25 +255,12 @@ pub(super) fn launch(
             },
         };
         let participant = virtual_time.then(|| participants.hand_over());
-        let uring_opts = run.io.uring.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("ioscope-w{wi}"))
-            .spawn(move || {
-                // On virtual time this worker moves the clock with the others and
-                // lets go of it when it ends, however it ends.
-                let _participant = participant;
-                // Wait for the common start so intervals line up (a multichannel
-                // SMB session is set up before: binding channels takes a while).
-                match multipath {
-                    Some(mp) => run_multipath(engine, setup, mp, start_ns),
-                    None => {
-                        crate::clock::sleep_until(start_ns);
-                        crate::cluster::mark_first_io();
-                        run_with_engine(engine, setup, &uring_opts)
-                    }
-                }
-            })
-            .map_err(|e| setup_err(format!("cannot start worker thread: {e}")))?;
+        let h = spawn_worker(run, engine, setup, multipath, start_ns, participant).map_err(
+            |source| RunError::Spawn {
+                run: run.name.clone(),
+                source,
+            },
+        )?;
         handles.push(h);
     }
     Ok(Launched {
@@ -255,7 +274,38 @@ pub(super) fn launch(
         nworkers,
         nconns: targets.len() * opts.connections as usize,
         workers_reason: spread.reason,
+        judge: judge.then(|| participants.hand_over()),
     })
+}
+
+/// Starts the thread of the worker `setup` describes. It waits for the common start
+/// at `start_ns` so intervals line up (a multichannel SMB session is set up before:
+/// binding channels takes a while), then runs its streams on its own `engine`.
+fn spawn_worker(
+    run: &RunSpec,
+    engine: EngineKind,
+    setup: WorkerSetup,
+    multipath: Option<MultipathSettings>,
+    start_ns: u64,
+    participant: Option<crate::clock::virtual_time::Participant<'static>>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let uring_opts = run.io.uring.clone();
+    let engine_opts = run.engine_opts.clone();
+    std::thread::Builder::new()
+        .name(format!("ioscope-w{}", setup.index))
+        .spawn(move || {
+            // On virtual time this worker moves the clock with the others and lets go
+            // of it when it ends, however it ends.
+            let _participant = participant;
+            match multipath {
+                Some(mp) => run_multipath(engine, setup, mp, start_ns),
+                None => {
+                    crate::clock::sleep_until(start_ns);
+                    crate::cluster::mark_first_io();
+                    run_with_engine(engine, setup, &uring_opts, &engine_opts)
+                }
+            }
+        })
 }
 
 /// Builds the streams and deals them to the workers: round-robin, or by connection
@@ -337,7 +387,12 @@ fn run_multipath(
 }
 
 /// Builds the worker's engine and runs the worker on it.
-fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::plan::UringOptions) {
+fn run_with_engine(
+    engine: EngineKind,
+    setup: WorkerSetup,
+    uring_opts: &crate::plan::UringOptions,
+    engine_opts: &EngineOptions,
+) {
     let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
     let t = setup.targets.clone();
     match engine {
@@ -345,6 +400,30 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
         EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
         EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
         EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
+        EngineKind::Falloc => {
+            worker::run_worker(SpaceEngine::new(&t, SpaceCall::Fallocate, capacity), setup)
+        }
+        EngineKind::Ftruncate => {
+            worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
+        }
+        EngineKind::PageFault => {
+            match PageFaultEngine::new(t.first().map_or(0, |x| x.size_bytes), capacity) {
+                Ok(e) => worker::run_worker(e, setup),
+                Err(e) => worker::fail(setup, e.into()),
+            }
+        }
+        EngineKind::Exec => match &engine_opts.exec {
+            Some(spec) => worker::run_worker(ExecEngine::new(spec.clone(), capacity), setup),
+            None => worker::fail(setup, no_setting("exec", "a program").into()),
+        },
+        EngineKind::Cpuio => match engine_opts.cpu {
+            Some(burn) => worker::run_worker(CpuEngine::new(burn, capacity), setup),
+            None => worker::fail(setup, no_setting("cpuio", "a CPU load").into()),
+        },
+        k if k.is_file_op() => match FileOp::of(k, engine_opts.stat) {
+            Some(op) => worker::run_worker(FileOpEngine::new(&t, k, op, capacity), setup),
+            None => worker::fail(setup, no_setting(k.name(), "a file operation").into()),
+        },
         EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
             Ok(e) => match reconnect(setup.policy) {
                 Some(r) => worker::run_worker(e.with_reconnect(r), setup),
@@ -364,6 +443,15 @@ fn run_with_engine(engine: EngineKind, setup: WorkerSetup, uring_opts: &crate::p
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, e.into()),
         },
+    }
+}
+
+/// A worker that cannot build its engine because a setting is missing (the run's
+/// checks refuse such a plan first).
+fn no_setting(engine: &'static str, what: &str) -> crate::engine::EngineError {
+    crate::engine::EngineError::Setup {
+        engine,
+        source: std::io::Error::other(format!("needs {what}")),
     }
 }
 

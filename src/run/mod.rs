@@ -12,10 +12,12 @@ pub mod collector;
 pub mod data;
 pub mod echo;
 pub mod engine_choice;
+pub mod flow;
 pub mod flush;
 pub mod interrupt;
 pub mod launch;
 pub mod offsets;
+pub mod op_engines;
 pub mod pacing;
 pub mod paths;
 pub mod setup;
@@ -50,6 +52,27 @@ pub enum RunError {
     },
     #[error("run '{run}': {msg}")]
     Setup { run: String, msg: String },
+    /// This rank's share of the plan cannot be worked out (host definitions, `--split`).
+    #[error("run '{run}'")]
+    Placement {
+        run: String,
+        source: crate::cluster::PlacementError,
+    },
+    /// A multipath setting the run's other settings contradict (the I/O deadline).
+    #[error("run '{run}'")]
+    Paths {
+        run: String,
+        source: crate::plan::paths::PathSpecError,
+    },
+    /// A worker thread could not be started.
+    #[error("run '{run}': cannot start worker thread")]
+    Spawn { run: String, source: std::io::Error },
+    /// The ranks of a multi-rank run do not go on together.
+    #[error("run '{run}'")]
+    Cluster {
+        run: String,
+        source: crate::cluster::ClusterError,
+    },
     #[error(transparent)]
     Engine(#[from] EngineError),
     /// Engine options the kernel, the device or the target refuses.
@@ -124,9 +147,9 @@ pub fn execute(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(RunResult, Vec<String>), RunError> {
     // Among MPI ranks: this rank's share of the run (docs/mpi.md).
-    let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
+    let local = crate::cluster::localize(run, specs).map_err(|source| RunError::Placement {
         run: run.name.clone(),
-        msg,
+        source,
     })?;
     let (run, specs) = match &local {
         Some((r, t)) => (r, t.as_slice()),

@@ -163,6 +163,12 @@ fn check_engine_fits(
     engine: EngineKind,
     kinds: &[ProbeKind],
 ) -> Result<(), RunError> {
+    if let Some(msg) = super::op_engines::check_targets(engine, kinds) {
+        return Err(RunError::Setup {
+            run: run.name.clone(),
+            msg,
+        });
+    }
     let all = |k: ProbeKind| kinds.iter().all(|&x| x == k);
     let engine = match engine {
         EngineKind::Auto if all(ProbeKind::Nbd) => EngineKind::Nbd,
@@ -228,6 +234,7 @@ fn kind_of(t: &OpenTarget) -> ProbeKind {
         Backing::Nbd(_) => ProbeKind::Nbd,
         Backing::Iscsi(_) => ProbeKind::Iscsi,
         Backing::Smb(_) => ProbeKind::Smb,
+        Backing::Files(_) => ProbeKind::Files,
     }
 }
 
@@ -354,7 +361,7 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
             }
         }
     }
-    Ok(())
+    super::op_engines::check_plan(run, opts)
 }
 
 /// Indices into `specs` of the targets the run uses, in first-use order.
@@ -378,11 +385,12 @@ fn used_targets(run: &RunSpec, specs: &[TargetSpec]) -> Result<Vec<usize>, RunEr
 
 /// How a target is to be opened for this run: written or not, and how large.
 fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::OpenOptionsIo {
-    let writes = run
+    let writes = (run
         .workloads
         .iter()
         .any(|w| w.target == spec.name && w.read_pct < 100)
-        && run.engine != EngineKind::Null;
+        && run.engine != EngineKind::Null)
+        || super::op_engines::writes(run.engine);
     let min_size = run
         .workloads
         .iter()
@@ -395,6 +403,15 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
         force: opts.force,
         min_size_bytes: min_size,
         write_through: run.io.write_through,
+        set_use: super::op_engines::set_use(run.engine),
+        slot_bytes: run
+            .workloads
+            .iter()
+            .filter(|w| w.target == spec.name)
+            .map(|w| w.bs.max_bytes())
+            .max()
+            .unwrap_or(1),
+        sparse: super::op_engines::sparse(run.engine),
     }
 }
 
@@ -505,6 +522,7 @@ fn check_probed(
     check_plan(run, opts)?;
     check_clock(run, specs)?;
     let used = used_targets(run, specs)?;
+    super::op_engines::check_shares(run, specs)?;
     check_paths(run, specs, &used, opts)?;
     let probes = used
         .iter()
@@ -549,8 +567,12 @@ fn check_paths(
         ));
     }
     if let Some(ns) = opts.io_timeout_ns {
-        crate::plan::paths::check_path_timeout(&format!("{}ms", ns / 1_000_000), ns)
-            .map_err(|e| setup(e.to_string()))?;
+        crate::plan::paths::check_path_timeout(&format!("{}ms", ns / 1_000_000), ns).map_err(
+            |source| RunError::Paths {
+                run: run.name.clone(),
+                source,
+            },
+        )?;
     }
     Ok(())
 }
@@ -564,9 +586,9 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
         .as_ref()
         .err()
         .map(|e| crate::errors::Chain(e).to_string());
-    let agreed = crate::cluster::agree(failure).map_err(|msg| RunError::Setup {
+    let agreed = crate::cluster::agree(failure).map_err(|source| RunError::Cluster {
         run: run.name.clone(),
-        msg,
+        source,
     });
     // Rank 0 speaks for all: its message names every rank that failed, itself too.
     match (outcome, agreed) {
@@ -582,9 +604,9 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
 /// [`check`] on this process alone.
 fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
     // Among MPI ranks: the rank's own share and target paths ({rank}, {host}).
-    let local = crate::cluster::localize(run, specs).map_err(|msg| RunError::Setup {
+    let local = crate::cluster::localize(run, specs).map_err(|source| RunError::Placement {
         run: run.name.clone(),
-        msg,
+        source,
     })?;
     let (run, specs) = match &local {
         Some((r, t)) => (r, t.as_slice()),
@@ -597,8 +619,10 @@ fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result
     // Nothing to create or extend (network targets, devices, files already large
     // enough, RAM): open them and run the checks that need an open target (io_uring
     // options, durability, multi-conn) here too, so they fail as bad input.
+    // A file set may be laid out when opened (stat and delete runs).
     let creates = |p: &Probe| {
         matches!(p.kind, ProbeKind::File) && p.existing_len.map_or(true, |l| l < p.size_bytes)
+            || p.kind == ProbeKind::Files
     };
     if !probes.iter().any(creates) {
         // Network targets only (nothing local to create): what the servers say when
@@ -627,6 +651,11 @@ impl Prepared {
 }
 
 fn undo_open(opened: &[Arc<OpenTarget>], existing_lens: &[Option<u64>]) {
+    for t in opened {
+        if let Backing::Files(set) = &t.backing {
+            set.undo();
+        }
+    }
     for (t, &len) in opened.iter().zip(existing_lens) {
         if let Backing::File {
             path,

@@ -24,6 +24,11 @@ pub struct WorkloadShape {
     /// Offset slots (of `offset_unit`) in the working set, for the largest size.
     pub slots: u64,
     pub offsets: OffsetSampler,
+    /// Sequential streams that walk their own region: bytes added to the offset
+    /// after each I/O (fio's `rw=read:N`; negative walks backwards).
+    pub seq_gap: i64,
+    /// fio's flow control: this workload's share of its flow group (set by launch).
+    pub flow: Option<super::flow::FlowShare>,
 }
 
 impl WorkloadShape {
@@ -52,6 +57,8 @@ impl WorkloadShape {
             target,
             max_bs: w.bs.max_bytes() as u32,
             open_loop: matches!(w.rate, Rate::Iops(_)),
+            seq_gap: w.seq_gap_bytes,
+            flow: None,
         }
     }
 }
@@ -100,6 +107,12 @@ pub struct Stream {
     pub since_think: u32,
     /// Holding back: waiting for its I/Os to complete, then thinking.
     pub thinking: bool,
+    /// I/Os issued under flow control; `None` once the stream has left its flow
+    /// group (or never had one).
+    pub flow_issued: Option<u64>,
+    /// Held by flow control until its hold is over (one hold at a time, whatever
+    /// tokens it had).
+    pub flow_held: bool,
 }
 
 /// The next I/O a stream wants.
@@ -163,14 +176,14 @@ impl Stream {
                 .unwrap_or(shape.max_bs)
         };
         let offset = if shape.sequential {
-            if self.pos + len as u64 > self.region_start + self.region_len {
+            if self.pos.saturating_add(len as u64) > self.region_start + self.region_len {
                 self.pos = self.region_start;
             }
             let o = self.pos;
-            self.pos += if self.stride_bytes > 0 {
-                self.stride_bytes
+            self.pos = if self.stride_bytes > 0 {
+                o + self.stride_bytes
             } else {
-                len as u64
+                self.step_from(o, len, shape)
             };
             o
         } else {
@@ -178,6 +191,20 @@ impl Stream {
         };
         self.bytes_left = self.bytes_left.saturating_sub(len as u64);
         Some(NextIo { op, offset, len })
+    }
+
+    /// The sequential position after an I/O of `len` bytes at `o`: the next block,
+    /// or `seq_gap` bytes further (fio's `rw=read:N`). A backward walk that passes
+    /// the region's start goes on from its last whole block.
+    #[inline]
+    fn step_from(&self, o: u64, len: u32, shape: &WorkloadShape) -> u64 {
+        let next = i128::from(o) + i128::from(len) + i128::from(shape.seq_gap);
+        if next >= i128::from(self.region_start) {
+            return u64::try_from(next).unwrap_or(u64::MAX);
+        }
+        let unit = shape.offset_unit.max(1);
+        let room = self.region_len.saturating_sub(u64::from(shape.max_bs));
+        self.region_start + room / unit * unit
     }
 
     /// Advances the schedule by one arrival and returns the intended time of the I/O
@@ -241,6 +268,8 @@ mod tests {
             think_ns: 1000,
             since_think: 0,
             thinking: false,
+            flow_issued: None,
+            flow_held: false,
         }
     }
 
@@ -282,5 +311,40 @@ mod tests {
         assert!(!s.count_for_think());
         assert!(s.count_for_think());
         assert!(s.thinking && s.since_think == 0);
+    }
+
+    fn sequential_offsets(gap: i64, region: u64, n: usize) -> Vec<u64> {
+        let w = Workload {
+            pattern: AccessPattern::Sequential,
+            seq_gap_bytes: gap,
+            ..Default::default()
+        };
+        let shape = WorkloadShape::new(&w, 0, 0, region);
+        let mut s = Stream {
+            region_len: region,
+            ..stream()
+        };
+        (0..n).map(|_| s.next_io(&shape).unwrap().offset).collect()
+    }
+
+    #[test]
+    fn a_negative_gap_walks_the_region_backwards() {
+        // rw=read:-8k at bs=4k over 16 KiB: the start, then from the last block down.
+        let k = 4096;
+        assert_eq!(
+            sequential_offsets(-8192, 4 * k, 9),
+            vec![0, 3 * k, 2 * k, k, 0, 3 * k, 2 * k, k, 0]
+        );
+    }
+
+    #[test]
+    fn a_positive_gap_leaves_holes_and_wraps() {
+        let k = 4096;
+        assert_eq!(
+            sequential_offsets(4096, 8 * k, 6),
+            vec![0, 2 * k, 4 * k, 6 * k, 0, 2 * k]
+        );
+        // No gap: every block in turn.
+        assert_eq!(sequential_offsets(0, 2 * k, 3), vec![0, k, 0]);
     }
 }

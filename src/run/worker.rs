@@ -363,6 +363,7 @@ impl<E: Engine> Worker<E> {
             self.held.pop();
             let s = &mut self.setup.streams[si as usize];
             s.thinking = false;
+            s.flow_held = false;
             if s.bytes_left > 0 {
                 let free = s.qd.saturating_sub(s.inflight) as usize;
                 self.ready.extend(std::iter::repeat(si).take(free));
@@ -375,17 +376,38 @@ impl<E: Engine> Worker<E> {
     fn issue_closed_loop(&mut self, now: u64) {
         while let Some(si) = self.ready.pop() {
             let s = &mut self.setup.streams[si as usize];
-            if s.thinking || now >= s.stop_at_ns {
+            if s.thinking || s.flow_held {
                 continue;
             }
             let wl = s.pick_workload();
             let shape = &self.shapes[wl as usize];
+            if now >= s.stop_at_ns {
+                leave_flow(s, shape);
+                continue;
+            }
+            // fio's flow control: held for the flow's sleep while ahead of its share.
+            if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued) {
+                if !f.may_issue(own) {
+                    s.flow_held = true;
+                    self.held.push(Reverse((now.saturating_add(f.hold_ns), si)));
+                    continue;
+                }
+            }
             let Some(io) = s.next_io(shape) else {
+                leave_flow(s, shape);
                 continue;
             };
             let Some(slot_idx) = self.table.free[si as usize].pop() else {
                 continue;
             };
+            if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued.as_mut()) {
+                f.count();
+                *own += 1;
+            }
+            if s.bytes_left == 0 {
+                // Its last I/O: it will not ask again.
+                leave_flow(s, shape);
+            }
             s.inflight += 1;
             s.count_for_think();
             let (target, stream_id) = (shape.target, s.id);
@@ -956,6 +978,14 @@ impl<E: Engine> Worker<E> {
 /// poll(2) on `fds` for at most `timeout_ns` (rounded up to whole milliseconds
 /// only by ppoll's own resolution: the timespec carries nanoseconds). EINTR is a
 /// normal early return.
+/// A stream that issues no more leaves its flow group (once), so the group's other
+/// streams are measured against those still running, as fio's exiting jobs do.
+fn leave_flow(s: &mut Stream, shape: &WorkloadShape) {
+    if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued.take()) {
+        f.leave(own);
+    }
+}
+
 fn poll_until(fds: &mut [libc::pollfd], timeout_ns: u64) -> std::io::Result<()> {
     let ts = libc::timespec {
         tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,

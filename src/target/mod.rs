@@ -5,6 +5,7 @@
 
 pub mod dm_paths;
 pub mod dylib;
+pub mod fileset;
 pub mod iscsi;
 pub mod multipath;
 pub mod nbd;
@@ -26,6 +27,21 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub enum TargetError {
     #[error("target '{uri}': {msg}")]
     Invalid { uri: String, msg: String },
+    /// A network target URI (`nbd://`, `iscsi://`, `smb://`) that does not parse.
+    #[error("target '{uri}'")]
+    Uri { uri: String, source: uri::UriError },
+    /// No credentials for a target that needs them (SMB).
+    #[error("target '{uri}'")]
+    Credentials {
+        uri: String,
+        source: smb::credentials::CredentialsError,
+    },
+    /// A server name that gives no address (SMB multichannel paths).
+    #[error("target '{uri}'")]
+    Address {
+        uri: String,
+        source: smb::AddressError,
+    },
     #[error("target '{uri}'")]
     Sim {
         uri: String,
@@ -74,25 +90,30 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
                 source,
             });
     }
+    let bad_uri = |source| TargetError::Uri {
+        uri: uri.to_string(),
+        source,
+    };
     if uri.starts_with("nbd") && uri.contains("://") {
-        return nbd::parse(uri)
-            .map(TargetKind::Nbd)
-            .map_err(|e| invalid(e.to_string()));
+        return nbd::parse(uri).map(TargetKind::Nbd).map_err(bad_uri);
     }
     if uri.starts_with("iscsi://") {
-        return iscsi::parse(uri)
-            .map(TargetKind::Iscsi)
+        return iscsi::parse(uri).map(TargetKind::Iscsi).map_err(bad_uri);
+    }
+    if let Some(rest) = uri.strip_prefix("files:") {
+        return crate::plan::fileset::FileSetSpec::parse(rest)
+            .map(TargetKind::Files)
             .map_err(|e| invalid(e.to_string()));
     }
     if uri.starts_with("smb://") {
-        return smb::parse(uri).map(TargetKind::Smb).map_err(invalid);
+        return smb::parse(uri).map(TargetKind::Smb).map_err(bad_uri);
     }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(invalid(format!(
-            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN, smb://[USER@]HOST[:PORT]/SHARE/PATH)"
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN, smb://[USER@]HOST[:PORT]/SHARE/PATH, files:DIR?count=N)"
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
@@ -116,6 +137,8 @@ pub enum Backing {
     Iscsi(iscsi::IscsiTarget),
     /// A file on an SMB share (cargo feature `smb`).
     Smb(Box<smb::SmbTarget>),
+    /// N files in a directory, for the file-operation engines.
+    Files(fileset::FileSetTarget),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -159,7 +182,7 @@ impl OpenTarget {
             Backing::Nbd(n) => Some(n.read_at(buf, offset)),
             Backing::Iscsi(i) => Some(i.read_at(buf, offset)),
             Backing::Smb(s) => Some(s.read_at(buf, offset)),
-            Backing::Mem(_) | Backing::Null | Backing::Sim(_) => None,
+            Backing::Mem(_) | Backing::Null | Backing::Sim(_) | Backing::Files(_) => None,
         }
     }
 
@@ -179,6 +202,14 @@ pub struct OpenOptionsIo {
     pub min_size_bytes: u64,
     /// Open with O_DSYNC: each write is stable when it completes (`--write-through`).
     pub write_through: bool,
+    /// A `files:` target: what the run does with it (`None`: an engine that cannot
+    /// use one, refused by the run's checks).
+    pub set_use: Option<fileset::SetUse>,
+    /// A `files:` target's slot per file: the block size of its workloads.
+    pub slot_bytes: u64,
+    /// Create a missing file as a hole of the working set's length rather than
+    /// filled with data (the falloc and ftruncate engines allocate it themselves).
+    pub sparse: bool,
 }
 
 /// Opens a target: creates a missing file at the requested size, refuses unsafe
@@ -241,6 +272,15 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         TargetKind::Iscsi(i) => open_iscsi(spec, &i, opts),
         TargetKind::Smb(s) => open_smb(spec, &s, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
+        TargetKind::Files(set) => Ok(OpenTarget {
+            name: spec.name.clone(),
+            uri: spec.uri.clone(),
+            size_bytes: set.count.saturating_mul(opts.slot_bytes.max(1)),
+            backing: Backing::Files(fileset::open(&spec.uri, &set, opts.set_use)?),
+            direct: false,
+            align_bytes: 1,
+            multipath: None,
+        }),
     }
 }
 
@@ -369,6 +409,8 @@ pub enum ProbeKind {
     Iscsi,
     /// A file on an SMB share: created or grown on the server, never locally.
     Smb,
+    /// A set of files in a directory (`files:`), for the file-operation engines.
+    Files,
 }
 
 /// Learns what [`open`] would find, without creating, extending or allocating
@@ -405,6 +447,13 @@ pub fn probe(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetErro
             Ok(fixed(ProbeKind::Smb, spec.size_bytes.unwrap_or(size)))
         }
         TargetKind::Path(path) => probe_path(spec, &path, opts),
+        TargetKind::Files(set) => {
+            fileset::probe(&spec.uri, &set, opts.set_use)?;
+            Ok(fixed(
+                ProbeKind::Files,
+                set.count.saturating_mul(opts.slot_bytes.max(1)),
+            ))
+        }
     }
 }
 
@@ -580,7 +629,13 @@ fn open_path(
 ) -> Result<OpenTarget, TargetError> {
     let probe = probe_path(spec, path, opts)?;
     if probe.existing_len.is_none() {
-        create_file(path, probe.size_bytes)?;
+        if opts.sparse {
+            File::create(path)
+                .and_then(|f| f.set_len(probe.size_bytes))
+                .map_err(io_err(path, "creating"))?;
+        } else {
+            create_file(path, probe.size_bytes)?;
+        }
     }
     let is_block = probe.kind == ProbeKind::BlockDevice;
     // O_DIRECT on a file in RAM bypasses nothing (tmpfs accepts it since Linux 6.6 and
@@ -620,7 +675,11 @@ fn open_path(
         // An existing file smaller than the working set: extend it with real data so
         // reads hit allocated blocks, as when it is created.
         let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
-        fill_file(path, size_bytes, want)?;
+        if opts.sparse {
+            file.set_len(want).map_err(io_err(path, "extending"))?;
+        } else {
+            fill_file(path, size_bytes, want)?;
+        }
         size_bytes = want;
     }
     let align_bytes = alignment(&file, path, direct, is_block);

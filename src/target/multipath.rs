@@ -143,13 +143,20 @@ fn smb_channels(
         msg,
     };
     let first = &s.spec;
-    let mut addrs = vec![super::smb::address(first).map_err(|m| invalid(&first.uri, m))?];
+    let no_address = |uri: &str, source| TargetError::Address {
+        uri: uri.to_string(),
+        source,
+    };
+    let mut addrs = vec![super::smb::address(first).map_err(|e| no_address(&first.uri, e))?];
     for uri in &mp.paths {
-        let p = super::smb::parse(uri).map_err(|m| invalid(uri, m))?;
+        let p = super::smb::parse(uri).map_err(|source| TargetError::Uri {
+            uri: uri.clone(),
+            source,
+        })?;
         if (&p.share, &p.path, &p.user) != (&first.share, &first.path, &first.user) {
             return Err(mismatch_smb(first, uri));
         }
-        let a = super::smb::address(&p).map_err(|m| invalid(uri, m))?;
+        let a = super::smb::address(&p).map_err(|e| no_address(uri, e))?;
         if addrs.contains(&a) {
             return Err(invalid(
                 uri,

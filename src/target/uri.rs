@@ -27,6 +27,9 @@ pub enum UriError {
     Escape(String),
     #[error("'{0}' is not UTF-8 once decoded")]
     Utf8(String),
+    /// A file path with empty, `.` or `..` components (the path given).
+    #[error("bad file path '{0}': no empty, '.' or '..' components")]
+    FilePath(String),
 }
 
 /// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT` (`default_port` when none is given).

@@ -27,6 +27,7 @@ mod net_nbd;
 mod net_smb;
 #[cfg(feature = "smb")]
 mod net_smb_channels;
+mod op_engines;
 mod output;
 mod pipes;
 mod reports_cli;

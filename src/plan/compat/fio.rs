@@ -12,27 +12,35 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::fio_options::{self, is_flag, normalise_key};
+use super::fio_subst;
 use super::{
     base_run, is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated,
     UnsupportedList, TRANSLATED_SEED,
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
+    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
     parse_size_allow_zero,
 };
 
+mod op_engines;
+
 /// How deep `include` may nest before we assume a cycle.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
-/// Looks up environment variables for `${VAR}` expansion.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+/// Looks up environment variables for `${VAR}` and fio's keywords (`$pagesize`) for
+/// their substitution (see [`fio_subst::SubstLookup`]).
+pub type EnvLookup<'a> = fio_subst::SubstLookup<'a>;
 
-/// The process environment, for [`parse_file`] and [`parse_str`].
+/// The process environment and this machine's keyword values, for [`parse_file`]
+/// and [`parse_str`].
 pub fn process_env(name: &str) -> Option<String> {
+    if name.starts_with('$') {
+        return fio_subst::machine_keyword(name);
+    }
     std::env::var(name).ok()
 }
 
@@ -57,8 +65,22 @@ pub fn parse_str(
     env: EnvLookup<'_>,
 ) -> Result<Translated, CompatError> {
     let mut items = Vec::new();
-    lex_ini(source_name, text, base_dir, env, 0, &mut items)?;
-    translate(items)
+    let mut notes = Vec::new();
+    lex_ini(source_name, text, base_dir, env, 0, &mut items, &mut notes)?;
+    let unset_at: Vec<String> = notes
+        .iter()
+        .filter(|n| n.contains(UNSET_NOTE))
+        .cloned()
+        .collect();
+    translate(items, notes).map_err(|mut e| {
+        // An error in a value that an unset variable emptied says so.
+        let at = format!("{}:{}: ", e.source_name, e.line);
+        if let Some(n) = unset_at.iter().find(|n| n.starts_with(&at)) {
+            let why = n.split(" — ").nth(1).unwrap_or(n);
+            e.msg = format!("{} ({why})", e.msg);
+        }
+        e
+    })
 }
 
 /// Translates a fio command line, argv style (the program name may come first).
@@ -135,7 +157,7 @@ pub fn parse_args(args: &[String]) -> Result<Translated, CompatError> {
         };
         items.push(Item::Section("job".into(), loc));
     }
-    translate(items)
+    translate(items, Vec::new())
 }
 
 fn looks_like_option(s: &str) -> bool {
@@ -156,6 +178,7 @@ fn lex_ini(
     env: EnvLookup<'_>,
     depth: usize,
     out: &mut Vec<Item>,
+    notes: &mut Vec<String>,
 ) -> Result<(), CompatError> {
     for (idx, raw) in text.lines().enumerate() {
         let loc = Loc::Line {
@@ -166,8 +189,6 @@ fn lex_ini(
         if line.is_empty() {
             continue;
         }
-        let line = expand_env(line, env).map_err(|e| loc.error(e.to_string()))?;
-        let line = line.trim();
         if let Some(rest) = line.strip_prefix('[') {
             let Some(name) = rest.strip_suffix(']') else {
                 return Err(loc.error(format!("'{line}' is not a [section] line")));
@@ -203,6 +224,7 @@ fn lex_ini(
                     env,
                     depth + 1,
                     out,
+                    notes,
                 )?;
                 continue;
             }
@@ -214,6 +236,10 @@ fn lex_ini(
         if key.is_empty() {
             return Err(loc.error(format!("'{line}' has no option name")));
         }
+        let value = match value {
+            Some(v) => Some(substitute(&key, &v, env, &loc, notes)?),
+            None => None,
+        };
         if !out.iter().any(|i| matches!(i, Item::Section(..))) {
             return Err(loc.error(format!(
                 "option '{key}' comes before any [section]; fio options belong to \
@@ -240,15 +266,6 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
-/// Why a `${VAR}` in a job line could not be expanded.
-#[derive(Debug, PartialEq, thiserror::Error)]
-enum EnvError {
-    #[error("unterminated '${{' in '{0}'")]
-    Unterminated(String),
-    #[error("environment variable '{0}' is not set")]
-    Unset(String),
-}
-
 /// Why a time in fio's microsecond default unit was refused.
 #[derive(Debug, thiserror::Error)]
 enum UsecError {
@@ -258,25 +275,36 @@ enum UsecError {
     Unit(#[from] crate::plan::units::UnitError),
 }
 
-/// Expands `${VAR}`; an unset variable is an error that names it.
-fn expand_env(line: &str, env: EnvLookup<'_>) -> Result<String, EnvError> {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(pos) = rest.find("${") {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(EnvError::Unterminated(line.to_string()));
-        };
-        let name = &after[..end];
-        match env(name) {
-            Some(v) => out.push_str(&v),
-            None => return Err(EnvError::Unset(name.to_string())),
-        }
-        rest = &after[end + 1..];
+/// How the warning for an unset `${VAR}` goes on after the variable's name.
+const UNSET_NOTE: &str = "is not set; fio substitutes an empty string, and so does ioscope";
+
+/// fio's substitutions in one option value (see [`fio_subst`]): what fio would
+/// parse, with a warning for each unset variable and each keyword replaced.
+fn substitute(
+    key: &str,
+    value: &str,
+    env: EnvLookup<'_>,
+    loc: &Loc,
+    notes: &mut Vec<String>,
+) -> Result<String, CompatError> {
+    let key_n = normalise_key(key);
+    let s = fio_subst::substitute(value, env, fio_options::is_time(&key_n))
+        .map_err(|e| loc.error(format!("{key}={value}: {e}")))?;
+    for name in &s.unset {
+        notes.push(format!(
+            "{loc}: {key}={value} — environment variable '{name}' {UNSET_NOTE}"
+        ));
     }
-    out.push_str(rest);
-    Ok(out)
+    if !s.keywords.is_empty() {
+        let used: Vec<String> = s.keywords.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        notes.push(format!(
+            "{loc}: {key}={value} → {} (this machine's {}, as fio substitutes them where \
+             it runs)",
+            s.value,
+            used.join(", ")
+        ));
+    }
+    Ok(s.value)
 }
 
 pub(crate) fn parse_bool(v: Option<&str>) -> Option<bool> {
@@ -309,8 +337,9 @@ impl Opts {
         self.map
             .insert(key, (value, loc, raw_key.trim().to_string()));
     }
-    /// The option's value and place. A value with fio's `$` keywords or arithmetic
-    /// is listed as unsupported by [`JobCx::report_unsupported`] and reads as absent.
+    /// The option's value and place. A value with a `$` left after fio's
+    /// substitutions is listed as unsupported by [`JobCx::report_unsupported`] and
+    /// reads as absent.
     fn get(&self, key: &str) -> Option<(&str, &Loc)> {
         self.ask(key);
         self.map
@@ -339,12 +368,16 @@ impl Opts {
 struct Job {
     name: String,
     loc: Loc,
+    /// exitall: which jobs end when this one does, and where it was asked for.
+    exit: Option<(ExitWhat, Loc)>,
     starts_group: bool,
     target_uri: String,
     target_size: Option<u64>,
     direct: Option<bool>,
     workload: Workload,
     engine: EngineKind,
+    /// stat_type, cpuload/cpuchunks/cpumode.
+    engine_opts: crate::plan::engine_opts::EngineOptions,
     duration_ns: Option<u64>,
     passes: Option<u64>,
     warmup_ns: u64,
@@ -366,10 +399,10 @@ struct Job {
     steady: Option<(SteadyStop, Option<u64>)>,
 }
 
-fn translate(items: Vec<Item>) -> Result<Translated, CompatError> {
+fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatError> {
     let jobs = group_jobs(items)?;
     let mut unsupported = UnsupportedList::default();
-    let mut warnings = Vec::new();
+    let mut warnings = notes;
     let mut resolved = Vec::new();
     for (section, loc, opts) in &jobs {
         let cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
@@ -474,6 +507,8 @@ fn group_runs(
     let mut targets = TargetTable::default();
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut run_opts: Vec<Vec<RunOpt>> = Vec::new();
+    // Per run, each workload's exitall.
+    let mut exits: Vec<Vec<Option<(ExitWhat, Loc)>>> = Vec::new();
     for mut job in resolved {
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
@@ -492,6 +527,7 @@ fn group_runs(
                 name: job.name.clone(),
                 workloads: vec![job.workload],
                 engine: job.engine,
+                engine_opts: job.engine_opts,
                 duration_ns: job.duration_ns,
                 passes: job.passes,
                 warmup_ns: job.warmup_ns,
@@ -510,8 +546,10 @@ fn group_runs(
                 ..base_run()
             });
             run_opts.push(job.run_opts);
+            exits.push(vec![job.exit]);
             continue;
         }
+        exits.last_mut().expect("a run exists").push(job.exit);
         let run = runs.last_mut().expect("a run exists");
         let first = run_opts.last().expect("run opts exist");
         for (what, text, loc) in &job.run_opts {
@@ -552,9 +590,10 @@ fn group_runs(
         }
         run.workloads.push(job.workload);
     }
-    for run in &mut runs {
-        own_runtimes(run);
+    for (run, exits) in runs.iter_mut().zip(&exits) {
+        own_runtimes(run, exits, unsupported);
     }
+    exit_what_all(&mut runs, &exits);
     // Runs with several jobs are named after all of them.
     for run in &mut runs {
         if run.workloads.len() > 1 {
@@ -576,9 +615,16 @@ fn timed(runtime_text: &str) -> bool {
 
 /// fio runs each time-based job for its own runtime, after its own start delay: the
 /// run lasts until the last of them ends, and a job that ends before that stops
-/// issuing then (`pauses.stop_ns`). Each job's runtime is in `stop_ns` on entry
-/// (see [`group_runs`]); runs that are not time-based are left as they are.
-fn own_runtimes(run: &mut RunSpec) {
+/// issuing then (`pauses.stop_ns`). With `exitall` the run ends instead when the
+/// first job that carries it ends (fio stops the others of its group then). Each
+/// job's runtime is in `stop_ns` on entry (see [`group_runs`]); runs that are not
+/// time-based are left as they are, and exitall among several of their jobs is
+/// listed (ioscope's run ends when every job has done its passes).
+fn own_runtimes(
+    run: &mut RunSpec,
+    exits: &[Option<(ExitWhat, Loc)>],
+    unsupported: &mut UnsupportedList,
+) {
     let ends: Option<Vec<u64>> = run
         .workloads
         .iter()
@@ -591,17 +637,59 @@ fn own_runtimes(run: &mut RunSpec) {
         w.pauses.stop_ns = 0;
     }
     let (Some(ends), None) = (ends, run.passes) else {
+        if run.workloads.len() > 1 {
+            for (_, loc) in exits.iter().flatten() {
+                unsupported.push(
+                    "exitall — in a run of several jobs that end on their I/O amounts: \
+                     ioscope's run ends when every job has done its share, not when the \
+                     first one has"
+                        .to_string(),
+                    loc,
+                );
+            }
+        }
         return;
     };
-    let Some(&last) = ends.iter().max() else {
+    let Some(&latest) = ends.iter().max() else {
         return;
     };
+    // exitall: the run ends when the first job that carries it ends.
+    let first_exit = ends
+        .iter()
+        .zip(exits)
+        .filter(|(_, e)| e.is_some())
+        .map(|(&end, _)| end)
+        .min();
+    let last = first_exit.map_or(latest, |e| e.min(latest));
     run.duration_ns = Some(last);
     for (w, end) in run.workloads.iter_mut().zip(ends) {
         if end < last {
             w.pauses.stop_ns = end.saturating_add(run.warmup_ns);
         }
     }
+}
+
+/// `exit_what=all`: when a job with `exitall` ends, fio stops every job, so the runs
+/// after its run never start.
+fn exit_what_all(runs: &mut Vec<RunSpec>, exits: &[Vec<Option<(ExitWhat, Loc)>>]) {
+    let stop_after = exits
+        .iter()
+        .position(|e| e.iter().flatten().any(|(w, _)| *w == ExitWhat::All));
+    if let Some(i) = stop_after {
+        runs.truncate(i + 1);
+    }
+}
+
+/// fio's `exit_what`: which jobs a job with `exitall` stops when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExitWhat {
+    /// The jobs of its group (fio's default): ioscope's run.
+    Group,
+    /// The jobs running now, across groups; as ioscope runs one run at a time, the
+    /// run's.
+    Stonewall,
+    /// Every job, including those of later groups, which then never start.
+    All,
 }
 
 /// A run-level setting as one job wrote it: (which, option text, where), so that
@@ -662,8 +750,10 @@ impl<'a> JobCx<'a> {
 
     /// The job, step by step.
     fn resolve(mut self) -> Result<Job, CompatError> {
+        self.zone_mode()?;
         self.report_unsupported();
-        let (read_pct, pattern) = self.mix()?;
+        self.file_options();
+        let (mut read_pct, mut pattern, seq_gap_bytes) = self.mix()?;
         let dist = match self.o.get("random_distribution") {
             Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
             None => Distribution::Uniform,
@@ -672,12 +762,41 @@ impl<'a> JobCx<'a> {
         let align_bytes = self.block_align(&bs)?;
         let (numjobs, streams) = self.clones()?;
         let (engine, qd) = self.engine()?;
+        let engine_opts = self.engine_options(engine)?;
+        self.run_opts.push((
+            "engine options",
+            op_engines::fio_text(&engine_opts),
+            self.section_loc.clone(),
+        ));
         let data = self.data_settings();
-        let direct = self.direct()?;
-        let target = self.target(streams, engine == EngineKind::Auto)?;
+        // O_DIRECT means nothing to an engine that reads and writes no bytes.
+        let no_bytes = engine.is_file_op()
+            || matches!(
+                engine,
+                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec
+            );
+        let direct = if no_bytes { None } else { self.direct()? };
+        if engine == EngineKind::Nbd && !self.o.get("uri").is_some_and(|(u, _)| !u.is_empty()) {
+            let at = self
+                .o
+                .get("uri")
+                .map(|(_, l)| l)
+                .unwrap_or(self.section_loc);
+            return Err(at.error(format!(
+                "job '{}': ioengine=nbd needs uri= (the NBD export, nbd://HOST/NAME)",
+                self.name
+            )));
+        }
+        let target = match self.op_engine_target(engine, streams, bs.max_bytes())? {
+            Some(t) => t,
+            None => self.target(streams, engine == EngineKind::Auto)?,
+        };
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let pauses = self.pauses(&rate)?;
-        let timing = self.timing(target.size, bs.single())?;
+        let flow = self.flow(&rate)?;
+        let mut timing = self.timing(target.size, bs.single())?;
+        self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
+        self.exec_timing(engine, &mut timing)?;
         let curve = self.latency_target(timing.duration_ns)?;
         let fio_logs = self.fio_logs()?;
         let steady = self.steady_stop(fio_logs.as_ref().and_then(|l| l.1))?;
@@ -699,6 +818,7 @@ impl<'a> JobCx<'a> {
         let io = super::fio_tuning::io_tuning(|k| self.o.get(k))?;
         self.run_opts
             .push(("io", format!("{io:?}"), self.section_loc.clone()));
+        let exit = self.exit_all()?;
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
@@ -710,6 +830,7 @@ impl<'a> JobCx<'a> {
             data,
             name: name.clone(),
             loc: self.section_loc.clone(),
+            exit,
             starts_group,
             target_size: target.size.map(|s| s.saturating_add(target.offset)),
             target_uri: target.uri,
@@ -730,9 +851,12 @@ impl<'a> JobCx<'a> {
                 share_pct: None,
                 seq_layout: Default::default(),
                 align_bytes,
+                seq_gap_bytes,
+                flow,
                 pauses,
             },
             engine,
+            engine_opts,
             duration_ns: curve.as_ref().and_then(|c| c.1).or(timing.duration_ns),
             curve: curve.map(|c| c.0),
             fio_logs,
@@ -763,17 +887,24 @@ impl<'a> JobCx<'a> {
                 Some(v) => format!("{raw}={v}"),
                 None => raw.clone(),
             };
-            if v.as_deref().is_some_and(|v| v.contains('$')) {
-                self.unsupported
-                    .push(format!("{text} — fio arithmetic/keywords"), loc);
-                continue;
-            }
             if fio_options::is_unsupported(key, v.as_deref()) {
                 let text = match fio_options::unsupported_reason(key) {
                     Some(why) => format!("{text} — {why}"),
                     None => text,
                 };
                 self.unsupported.push(text, loc);
+            } else if v.as_deref().is_some_and(|v| v.contains('$')) && key != "filename_format" {
+                // Job files come here substituted; what is left is not fio's
+                // (filename_format's $jobname/$jobnum/$filenum are names, read by
+                // op_engines::file_options).
+                self.unsupported.push(
+                    format!(
+                        "{text} — '$' left after fio's substitutions (${{VAR}}, $pagesize, \
+                         $mb_memory, $ncpus, which fio makes in job files, not on its \
+                         command line)"
+                    ),
+                    loc,
+                );
             } else if let Some(why) = fio_options::warning(key) {
                 self.warnings
                     .push(format!("job '{}': {text} — {why}", self.name));
@@ -781,18 +912,15 @@ impl<'a> JobCx<'a> {
         }
     }
 
-    /// `rw` and the read/write mix: (read_pct, pattern).
-    fn mix(&mut self) -> Result<(u8, AccessPattern), CompatError> {
+    /// `rw` and the read/write mix: (read_pct, pattern, bytes added to a sequential
+    /// offset after each I/O).
+    fn mix(&mut self) -> Result<(u8, AccessPattern, i64), CompatError> {
         let o = self.o;
         let (rw, rw_loc) = o.get("rw").unwrap_or(("read", self.section_loc));
         let (rw_base, rw_suffix) = match rw.split_once(':') {
             Some((a, b)) => (a, Some(b)),
             None => (rw, None),
         };
-        if let Some(s) = rw_suffix {
-            self.unsupported
-                .push(format!("rw={rw} — ':{s}' offset modifier"), rw_loc);
-        }
         let (mixed, pattern) = match rw_base.trim().to_ascii_lowercase().as_str() {
             "read" => (Some(100u8), AccessPattern::Sequential),
             "write" => (Some(0), AccessPattern::Sequential),
@@ -836,7 +964,43 @@ impl<'a> JobCx<'a> {
                 self.unsupported.push(format!("percentage_random={v}"), loc);
             }
         }
-        Ok((read_pct, pattern))
+        let gap = match rw_suffix {
+            None => 0,
+            Some(s) => self.offset_modifier(rw, s, &pattern, rw_loc)?,
+        };
+        Ok((read_pct, pattern, gap))
+    }
+
+    /// `rw=read:N`: fio adds N bytes (fio's size units, negative walks backwards) to
+    /// the offset after each sequential I/O. On random I/O the suffix counts I/Os
+    /// before a new random offset, which is listed.
+    fn offset_modifier(
+        &mut self,
+        rw: &str,
+        suffix: &str,
+        pattern: &AccessPattern,
+        loc: &Loc,
+    ) -> Result<i64, CompatError> {
+        if !matches!(pattern, AccessPattern::Sequential) {
+            self.unsupported.push(
+                format!(
+                    "rw={rw} — ':{suffix}' on random I/O: fio issues that many I/Os before \
+                     a new random offset; ioscope draws one for every I/O"
+                ),
+                loc,
+            );
+            return Ok(0);
+        }
+        let s = suffix.trim();
+        let (neg, digits) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let bytes = parse_size_allow_zero(digits)
+            .ok()
+            .and_then(|b| i64::try_from(b).ok())
+            .ok_or_else(|| opt_err(loc, "rw", rw, &"the ':N' offset modifier must be a size"))?;
+        Ok(if neg { -bytes } else { bytes })
     }
 
     /// `bssplit`, else `bsrange`, else `bs` (default 4k).
@@ -971,6 +1135,15 @@ impl<'a> JobCx<'a> {
                 EngineKind::Sync,
                 Some("one positioned read/write per I/O (pvsync2's per-I/O flags such as hipri are not set)"),
             ),
+            "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete"
+            | "cpuio" | "ftruncate" | "page_fault" | "exec" => {
+                (EngineKind::parse(&lower).unwrap_or(EngineKind::Auto), None)
+            }
+            "falloc" => (
+                EngineKind::Falloc,
+                Some("a new file is created as a hole, so each fallocate allocates (fio \
+                      preallocates a file it lays out unless fallocate=none)"),
+            ),
             "mmap" => (
                 EngineKind::Sync,
                 Some("pread/pwrite through the page cache instead of copies to and from a mapping (no page faults are measured)"),
@@ -993,7 +1166,16 @@ impl<'a> JobCx<'a> {
             format!("ioengine={engine_name}"),
             engine_loc.clone(),
         ));
-        if engine == EngineKind::Sync && qd > 1 {
+        let one_at_a_time = matches!(
+            engine,
+            EngineKind::Sync
+                | EngineKind::Cpuio
+                | EngineKind::Falloc
+                | EngineKind::Ftruncate
+                | EngineKind::PageFault
+                | EngineKind::Exec
+        ) || engine.is_file_op();
+        if one_at_a_time && qd > 1 {
             self.warnings.push(format!(
                 "job '{}': iodepth={qd} has no effect with the synchronous engine \
                  '{engine_name}' in fio; using queue depth 1",
@@ -1051,6 +1233,36 @@ impl<'a> JobCx<'a> {
             direct = Some(self.o.flag("direct")?);
         }
         Ok(direct)
+    }
+
+    /// `zonemode`: `none` is ioscope's own way (one contiguous region); the others
+    /// are listed with what they would need.
+    fn zone_mode(&mut self) -> Result<(), CompatError> {
+        let Some((v, loc)) = self.o.get("zonemode") else {
+            return Ok(());
+        };
+        let why = match v.trim().to_ascii_lowercase().as_str() {
+            "none" => return Ok(()),
+            "strided" => {
+                "fio does zonesize of I/O, then skips zoneskip, zone by zone over the \
+                 file; an ioscope workload covers one contiguous region"
+            }
+            "zbd" => {
+                "fio drives a zoned block device (sequential write pointers, zone resets, \
+                 open-zone limits); ioscope does not, and fio too refuses zonemode=zbd \
+                 on a device that is not zoned"
+            }
+            other => {
+                return Err(opt_err(
+                    loc,
+                    "zonemode",
+                    other,
+                    &"expected none, strided or zbd",
+                ))
+            }
+        };
+        self.unsupported.push(format!("zonemode={v} — {why}"), loc);
+        Ok(())
     }
 
     /// `size`/`filesize` and `offset`: (working-set length, start).
@@ -1234,6 +1446,69 @@ impl<'a> JobCx<'a> {
             },
         };
         Ok((rate, arrival))
+    }
+
+    /// `flow`, `flow_id`, `flow_sleep` (µs): fio's flow control between the jobs of
+    /// a flow id, each held to its weight's share of their I/Os. For closed-loop jobs
+    /// (a rate-limited job issues on its schedule).
+    fn flow(&mut self, rate: &Rate) -> Result<Option<Flow>, CompatError> {
+        let o = self.o;
+        let weight = match o.get("flow") {
+            None => None,
+            Some((v, loc)) => match v.trim().parse::<i64>() {
+                Ok(0) => None,
+                Ok(w) if w > 0 && matches!(rate, Rate::Iops(_)) => {
+                    self.unsupported.push(
+                        format!(
+                            "flow={v} — with a rate limit: ioscope's rate-limited streams issue \
+                             on their schedule and are not held by flow control"
+                        ),
+                        loc,
+                    );
+                    None
+                }
+                Ok(w) if w > 0 => {
+                    Some(u32::try_from(w).map_err(|_| opt_err(loc, "flow", v, &"too large"))?)
+                }
+                Ok(_) => {
+                    self.unsupported.push(
+                        format!(
+                            "flow={v} — a negative weight (fio's older signed flow counter); \
+                             fio's weights now are positive"
+                        ),
+                        loc,
+                    );
+                    None
+                }
+                Err(e) => return Err(opt_err(loc, "flow", v, &e)),
+            },
+        };
+        let Some(weight) = weight else {
+            if !o.has("flow") {
+                self.only_with("flow", &["flow_id", "flow_sleep"]);
+            }
+            return Ok(None);
+        };
+        let id = match o.get("flow_id") {
+            None => 0,
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u32>()
+                .map_err(|e| opt_err(loc, "flow_id", v, &e))?,
+        };
+        let sleep_ns = match o.get("flow_sleep") {
+            None => 0,
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| opt_err(loc, "flow_sleep", v, &e))?
+                .saturating_mul(1000),
+        };
+        Ok(Some(Flow {
+            id,
+            weight,
+            sleep_ns,
+        }))
     }
 
     /// `startdelay` (seconds unless a unit is given) and `thinktime` (µs unless a
@@ -1594,6 +1869,44 @@ impl<'a> JobCx<'a> {
         Ok(Some((spec, interval_ns)))
     }
 
+    /// `exitall` and `exit_what` (group, stonewall or all): which jobs end when this
+    /// one ends. `exit_what` alone is listed.
+    fn exit_all(&mut self) -> Result<Option<(ExitWhat, Loc)>, CompatError> {
+        if !self.o.flag("exitall")? {
+            self.only_with("exitall", &["exit_what"]);
+            return Ok(None);
+        }
+        let loc = self
+            .o
+            .get("exitall")
+            .map(|(_, l)| l.clone())
+            .unwrap_or_else(|| self.section_loc.clone());
+        let what = match self.o.get("exit_what") {
+            None => ExitWhat::Group,
+            Some((v, l)) => match v.trim().to_ascii_lowercase().as_str() {
+                "group" => ExitWhat::Group,
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => {
+                    return Err(opt_err(
+                        l,
+                        "exit_what",
+                        v,
+                        &"expected group, stonewall or all",
+                    ))
+                }
+            },
+        };
+        if what == ExitWhat::All {
+            self.warnings.push(format!(
+                "job '{}': exitall with exit_what=all — when it ends fio stops every job, \
+                 so the runs after its run never start, and ioscope leaves them out",
+                self.name
+            ));
+        }
+        Ok(Some((what, loc)))
+    }
+
     /// `cpus_allowed`: the run's CPU set.
     fn cpus(&mut self) -> Result<Option<Vec<usize>>, CompatError> {
         let Some((v, loc)) = self.o.get("cpus_allowed") else {
@@ -1699,7 +2012,7 @@ fn one_distribution(
             Ok(Distribution::Pareto { h })
         }
         "zoned" => Ok(Distribution::Zoned {
-            bands: parse_zoned(arg).map_err(|m| bad(&m))?,
+            bands: parse_zoned(arg).map_err(|e| bad(&e.to_string()))?,
         }),
         "normal" | "gauss" | "zoned_abs" => {
             unsupported.push(format!("random_distribution={whole}"), loc);
@@ -1711,36 +2024,67 @@ fn one_distribution(
     }
 }
 
+/// Why a percentage split (`random_distribution=zoned:…`, `bssplit=…`) was refused;
+/// the caller locates it (file and line or argument, and the option).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum SplitError {
+    /// An entry's percentage that is not a number from 0 to 100 (`part` is the entry).
+    #[error("'{text}' in '{part}' is not a percentage")]
+    ZonePct { text: String, part: String },
+    #[error("zoned needs IO%/RANGE% entries, e.g. zoned:60/10:30/20:10/70")]
+    NoZones,
+    /// The given percentages of `what` ("I/O", "range") exceed 100.
+    #[error("{what} percentages add up to {given}, more than 100")]
+    ZoneOver { what: &'static str, given: f64 },
+    #[error("I/O percentages add up to {total}, not 100")]
+    IoTotal { total: f64 },
+    #[error("a band with I/O has an empty range")]
+    EmptyRange,
+    /// A block size that does not parse.
+    #[error(transparent)]
+    Size(#[from] crate::plan::units::UnitError),
+    /// A block size's weight that is not a whole percentage.
+    #[error("'{0}' is not a percentage")]
+    Weight(String),
+    #[error("empty split")]
+    Empty,
+    #[error("percentages add up to {0}, more than 100")]
+    WeightOver(u32),
+    #[error("every percentage is zero")]
+    AllZero,
+}
+
 /// Parses fio's zoned split `60/10:30/20:10/70`: each entry sends its percentage of
 /// the I/O to the next percentage of the range. As in fio, entries without a number
 /// share what the others leave, the I/O must add up to 100, and a range that adds up
 /// to less than 100 leaves the rest of the working set untouched (an extra band with
 /// no I/O here).
-fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
+fn parse_zoned(arg: &str) -> Result<Vec<Zone>, SplitError> {
     let mut raw: Vec<(Option<f64>, Option<f64>)> = Vec::new();
     for part in arg.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let (io, range) = part.split_once('/').unwrap_or((part, ""));
-        let num = |s: &str| -> Result<Option<f64>, String> {
+        let num = |s: &str| -> Result<Option<f64>, SplitError> {
             let s = s.trim();
             if s.is_empty() {
                 return Ok(None);
             }
             match s.parse::<f64>() {
                 Ok(x) if x.is_finite() && (0.0..=100.0).contains(&x) => Ok(Some(x)),
-                _ => Err(format!("'{s}' in '{part}' is not a percentage")),
+                _ => Err(SplitError::ZonePct {
+                    text: s.to_string(),
+                    part: part.to_string(),
+                }),
             }
         };
         raw.push((num(io)?, num(range)?));
     }
     if raw.is_empty() {
-        return Err("zoned needs IO%/RANGE% entries, e.g. zoned:60/10:30/20:10/70".into());
+        return Err(SplitError::NoZones);
     }
-    let fill = |vals: Vec<Option<f64>>, what: &str| -> Result<Vec<f64>, String> {
+    let fill = |vals: Vec<Option<f64>>, what: &'static str| -> Result<Vec<f64>, SplitError> {
         let given: f64 = vals.iter().flatten().sum();
         if given > 100.0 + 1e-9 {
-            return Err(format!(
-                "{what} percentages add up to {given}, more than 100"
-            ));
+            return Err(SplitError::ZoneOver { what, given });
         }
         let blanks = vals.iter().filter(|v| v.is_none()).count();
         let share = if blanks > 0 {
@@ -1754,7 +2098,7 @@ fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
     let range = fill(raw.iter().map(|r| r.1).collect(), "range")?;
     let io_total: f64 = io.iter().sum();
     if (io_total - 100.0).abs() > 0.01 {
-        return Err(format!("I/O percentages add up to {io_total}, not 100"));
+        return Err(SplitError::IoTotal { total: io_total });
     }
     let mut bands: Vec<Zone> = io
         .into_iter()
@@ -1764,7 +2108,7 @@ fn parse_zoned(arg: &str) -> Result<Vec<Zone>, String> {
         .collect();
     let io_in_bands: f64 = bands.iter().map(|b| b.io_pct).sum();
     if (io_in_bands - 100.0).abs() > 0.01 {
-        return Err("a band with I/O has an empty range".into());
+        return Err(SplitError::EmptyRange);
     }
     let range_total: f64 = bands.iter().map(|b| b.range_pct).sum();
     if range_total < 100.0 - 0.01 {
@@ -1801,10 +2145,8 @@ fn rate_caps(
             return Ok(None);
         }
         let n = match bytes_per_io {
-            None => parse_count(s).map(|n| n as f64).map_err(|e| e.to_string()),
-            Some(bs) => parse_size(s)
-                .map(|b| b as f64 / bs as f64)
-                .map_err(|e| e.to_string()),
+            None => parse_count(s).map(|n| n as f64),
+            Some(bs) => parse_size(s).map(|b| b as f64 / bs as f64),
         };
         n.map(Some)
             .map_err(|e| loc.error(format!("{key}={v}: {e}")))
@@ -1976,7 +2318,7 @@ fn parse_bssplit(
 ) -> Result<BlockSizes, CompatError> {
     let mut lists = v.split(',').map(str::trim).filter(|s| !s.is_empty());
     let first = lists.next().unwrap_or("");
-    let split = parse_one_bssplit(first).map_err(|m| loc.error(format!("bssplit={v}: {m}")))?;
+    let split = parse_one_bssplit(first).map_err(|e| loc.error(format!("bssplit={v}: {e}")))?;
     for other in lists {
         if parse_one_bssplit(other).ok().as_ref() != Some(&split) {
             unsupported.push(format!("bssplit={v} — per-direction splits"), loc);
@@ -1986,31 +2328,31 @@ fn parse_bssplit(
     Ok(BlockSizes { split })
 }
 
-fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, String> {
+fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, SplitError> {
     let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
     for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let (size, p) = match part.split_once('/') {
             Some((a, b)) => (a, Some(b.trim())),
             None => (part, None),
         };
-        let bytes = parse_size(size).map_err(|e| e.to_string())?;
+        let bytes = parse_size(size)?;
         let weight = match p {
             None | Some("") => None,
             Some(p) => Some(
                 p.parse::<u32>()
                     .ok()
                     .filter(|&w| w <= 100)
-                    .ok_or_else(|| format!("'{p}' is not a percentage"))?,
+                    .ok_or_else(|| SplitError::Weight(p.to_string()))?,
             ),
         };
         entries.push((bytes, weight));
     }
     if entries.is_empty() {
-        return Err("empty split".into());
+        return Err(SplitError::Empty);
     }
     let given: u32 = entries.iter().filter_map(|e| e.1).sum();
     if given > 100 {
-        return Err(format!("percentages add up to {given}, more than 100"));
+        return Err(SplitError::WeightOver(given));
     }
     let blanks = entries.iter().filter(|e| e.1.is_none()).count() as u32;
     let share = (100 - given).checked_div(blanks).unwrap_or(0);
@@ -2026,7 +2368,7 @@ fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, String> {
         }
     }
     if out.is_empty() {
-        return Err("every percentage is zero".into());
+        return Err(SplitError::AllZero);
     }
     Ok(out)
 }
@@ -2048,7 +2390,16 @@ mod tests {
     /// `text`.
     fn asked(text: &str) -> BTreeSet<String> {
         let mut items = Vec::new();
-        lex_ini("t.fio", text, Path::new("."), &no_env, 0, &mut items).unwrap();
+        lex_ini(
+            "t.fio",
+            text,
+            Path::new("."),
+            &no_env,
+            0,
+            &mut items,
+            &mut Vec::new(),
+        )
+        .unwrap();
         let mut names = BTreeSet::new();
         let (mut un, mut warnings) = (UnsupportedList::default(), Vec::new());
         for (section, loc, opts) in group_jobs(items).unwrap() {
@@ -2234,21 +2585,35 @@ mod tests {
     #[test]
     fn unsupported_options_say_why() {
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=zbd\n").unwrap();
-        assert_eq!(
-            t.unsupported[0].option,
-            "zonemode=zbd — accepted only as zonemode=none: I/O over the whole region, as \
-             ioscope does"
+        assert!(
+            t.unsupported[0]
+                .option
+                .starts_with("zonemode=zbd — fio drives a zoned block device"),
+            "{:?}",
+            t.unsupported
         );
-        let t = parse("[j]\nfilename=/tmp/x\nflow=2\nzonemode=strided\nzonemode=none\n").unwrap();
+        let t = parse("[j]\nfilename=/tmp/x\nmd_per_io_size=64\n").unwrap();
+        assert!(
+            t.unsupported[0]
+                .option
+                .contains("io_uring_cmd and xnvme engines"),
+            "{:?}",
+            t.unsupported
+        );
+        assert!(parse("[j]\nfilename=/tmp/x\nzonemode=wobble\n").is_err());
+        // The last setting wins, as in fio.
+        let t = parse("[j]\nfilename=/tmp/x\nflow=-2\nzonemode=strided\nzonemode=none\n").unwrap();
         let opts: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
         assert_eq!(opts.len(), 1, "{opts:?}");
         assert!(
-            opts[0].starts_with("flow=2 — fio throttles jobs"),
+            opts[0].starts_with("flow=-2 — a negative weight"),
             "{opts:?}"
         );
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\nzonesize=1m\n").unwrap();
         assert_eq!(t.unsupported.len(), 2, "{:?}", t.unsupported);
-        assert_eq!(t.unsupported[1].location, "t.fio:4");
+        let mut at: Vec<&str> = t.unsupported.iter().map(|u| u.location.as_str()).collect();
+        at.sort_unstable();
+        assert_eq!(at, ["t.fio:3", "t.fio:4"]);
     }
 
     #[test]
@@ -2261,7 +2626,23 @@ mod tests {
             parse_one_bssplit("4k/20:8k:16k").unwrap(),
             vec![(4096, 20), (8192, 40), (16384, 40)]
         );
-        assert!(parse_one_bssplit("4k/80:8k/30").is_err());
+        assert_eq!(
+            parse_one_bssplit("4k/80:8k/30"),
+            Err(SplitError::WeightOver(110))
+        );
+        assert_eq!(
+            parse_one_bssplit("4k/x").unwrap_err().to_string(),
+            "'x' is not a percentage"
+        );
+        assert_eq!(parse_one_bssplit("4k/0"), Err(SplitError::AllZero));
+        assert_eq!(
+            parse_zoned("60/10:50/20").unwrap_err().to_string(),
+            "I/O percentages add up to 110, more than 100"
+        );
+        assert_eq!(
+            parse_zoned("60/x").unwrap_err().to_string(),
+            "'x' in '60/x' is not a percentage"
+        );
     }
 
     #[test]
@@ -2278,21 +2659,47 @@ mod tests {
     }
 
     #[test]
-    fn env_expansion_and_errors() {
-        let env = |k: &str| (k == "DEV").then(|| "/dev/nvme0n1".to_string());
+    fn env_expansion_as_fio_does_it() {
+        let env = |k: &str| match k {
+            "DEV" => Some("/dev/nvme0n1".to_string()),
+            "$pagesize" => Some("4096".to_string()),
+            _ => None,
+        };
         let t = parse_str(
             "t.fio",
-            "[j]\nfilename=${DEV}\nrw=randread\n",
+            "[j]\nfilename=${DEV}\nrw=randread\nbs=$pagesize\n",
             Path::new("."),
             &env,
         )
         .unwrap();
         assert_eq!(t.plan.targets[0].uri, "/dev/nvme0n1");
-        let e = parse("[j]\nfilename=${NOPE}\n").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "t.fio:2: environment variable 'NOPE' is not set"
+        assert_eq!(t.plan.runs[0].workloads[0].bs.single(), Some(4096));
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert!(
+            t.plan.warnings.iter().any(|w| w.contains("$pagesize=4096")),
+            "{:?}",
+            t.plan.warnings
         );
+        // Unset: fio substitutes nothing, and the translation says so.
+        let t = parse_str(
+            "t.fio",
+            "[j]\ndirectory=/mnt${NOPE}\nsize=1m\n",
+            Path::new("."),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(t.plan.targets[0].uri, "/mnt/j.0.0");
+        assert!(
+            t.plan
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("t.fio:2: ") && w.contains("'NOPE' is not set")),
+            "{:?}",
+            t.plan.warnings
+        );
+        // Section names are not substituted, as in fio.
+        let t = parse_str("t.fio", "[${DEV}]\nsize=1m\n", Path::new("."), &env).unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].name, "${DEV}");
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub struct FioOption {
     /// True when it takes no value on a command line (`--time_based`), so the next
     /// argument is never read as its value.
     pub flag: bool,
+    /// True for a time, where fio reads a bare number in a parenthesised arithmetic
+    /// expression as microseconds (see [`super::fio_subst`]).
+    pub time: bool,
     pub effect: Effect,
 }
 
@@ -48,6 +51,7 @@ const fn maps(name: &'static str, how: &'static str) -> FioOption {
         name,
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::Maps(how),
     }
 }
@@ -57,6 +61,7 @@ const fn no_effect(name: &'static str, why: &'static str) -> FioOption {
         name,
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::NoEffect(why),
     }
 }
@@ -66,6 +71,7 @@ const fn warn(name: &'static str, why: &'static str) -> FioOption {
         name,
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::Warn(why),
     }
 }
@@ -75,12 +81,18 @@ const fn unsupported(name: &'static str, why: &'static str) -> FioOption {
         name,
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::Unsupported(why),
     }
 }
 
 const fn flag(mut o: FioOption) -> FioOption {
     o.flag = true;
+    o
+}
+
+const fn time(mut o: FioOption) -> FioOption {
+    o.time = true;
     o
 }
 
@@ -95,9 +107,14 @@ fn is_false(v: Option<&str>) -> bool {
     super::fio::parse_bool(v) == Some(false)
 }
 
-/// fio's `none`: `zonemode=none` is the default, I/O over the whole region.
-fn is_none_word(v: Option<&str>) -> bool {
-    v.is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
+/// fio's default `dedupe_mode=repeat`: duplicates repeat earlier unique writes.
+fn is_repeat(v: Option<&str>) -> bool {
+    v.is_some_and(|v| v.trim().eq_ignore_ascii_case("repeat"))
+}
+
+/// fio's default `rw_sequencer=sequential`: an offset modifier adds to the offset.
+fn is_sequential_word(v: Option<&str>) -> bool {
+    v.is_some_and(|v| v.trim().eq_ignore_ascii_case("sequential"))
 }
 
 /// Every option the fio reader knows, by name.
@@ -112,10 +129,23 @@ pub const OPTIONS: &[FioOption] = &[
     aka(
         maps(
             "rw",
-            "read_pct and pattern; trim and ':N' suffixes unsupported",
+            "read_pct and pattern; ':N' adds N bytes to a sequential offset after each I/O \
+             (negative: backwards); trim and ':N' on random I/O unsupported",
         ),
         &["readwrite"],
     ),
+    FioOption {
+        name: "rw_sequencer",
+        aliases: &[],
+        flag: false,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_sequential_word,
+            why: "rw_sequencer=sequential (fio's default): the ':N' of rw adds to the \
+                  offset, as ioscope does; identical (repeat the offset N times) is not \
+                  reproduced",
+        },
+    },
     maps("rwmixread", "read_pct of a mix"),
     maps("rwmixwrite", "100 - read_pct of a mix"),
     maps(
@@ -156,22 +186,22 @@ pub const OPTIONS: &[FioOption] = &[
         "passes, when I/Os × bs are a whole multiple of size",
     ),
     maps("loops", "passes unless time_based"),
-    aka(maps("runtime", "run duration"), &["timeout"]),
+    aka(time(maps("runtime", "run duration")), &["timeout"]),
     flag(maps("time_based", "no pass limit")),
-    maps("ramp_time", "warm-up"),
-    maps(
+    time(maps("ramp_time", "warm-up")),
+    time(maps(
         "startdelay",
         "the workload's start delay (a range of delays unsupported)",
-    ),
-    maps(
+    )),
+    time(maps(
         "thinktime",
         "think time of each stream after every batch of I/Os (closed loop only)",
-    ),
+    )),
     maps("thinktime_blocks", "I/Os per think-time batch (default 1)"),
-    maps(
+    time(maps(
         "thinktime_spin",
         "part of the think time; ioscope waits it without spinning (warned)",
-    ),
+    )),
     maps(
         "thinktime_blocks_type",
         "complete or issue: the same here, a stream thinks once its batch completed",
@@ -180,15 +210,19 @@ pub const OPTIONS: &[FioOption] = &[
         "thinktime_iotime",
         "fio thinks after a period of I/O time; ioscope counts I/Os (thinktime_blocks)",
     ),
-    // Throttles ioscope does not have.
-    unsupported(
+    // Flow control between jobs.
+    maps(
         "flow",
-        "fio throttles jobs against each other to hold their I/O in a ratio; ioscope's \
-         workloads do not pace each other (give each job rate_iops instead)",
+        "the job's weight in its flow group: closed-loop jobs of one flow_id issue I/Os \
+         in the ratio of their weights (per clone, as fio); with a rate limit or a \
+         negative weight unsupported",
     ),
-    unsupported("flow_watermark", "part of fio's flow control between jobs"),
-    unsupported("flow_sleep", "part of fio's flow control between jobs"),
-    unsupported("flow_id", "part of fio's flow control between jobs"),
+    maps("flow_id", "the flow group (default 0)"),
+    maps(
+        "flow_sleep",
+        "µs a held stream waits before it asks again (0: a 20 µs retry)",
+    ),
+    no_effect("flow_watermark", "deprecated in fio, which ignores it"),
     aka(
         warn(
             "rate_min",
@@ -210,27 +244,63 @@ pub const OPTIONS: &[FioOption] = &[
         &["ratecycle"],
     ),
     // Files and zones.
-    unsupported(
+    maps(
         "openfiles",
-        "files a job keeps open at once; ioscope runs a job on one file (nrfiles=1)",
+        "accepted with the file-operation engines (each operation opens nothing or one \
+         file); otherwise 1 only: ioscope runs a job on one file",
     ),
     unsupported(
         "file_service_type",
         "how a job moves between its files; ioscope runs a job on one file",
     ),
-    unsupported(
+    maps(
         "filename_format",
-        "fio's names for a job's files; ioscope names the one file JOBNAME.0.0",
+        "the names of a file-operation engine's files: target ($jobname, $jobnum, \
+         $filenum); otherwise fio's default only",
     ),
-    FioOption {
-        name: "zonemode",
-        aliases: &[],
-        flag: false,
-        effect: Effect::NoEffectWhen {
-            accepts: is_none_word,
-            why: "zonemode=none: I/O over the whole region, as ioscope does",
-        },
-    },
+    maps(
+        "create_on_open",
+        "accepted with the file-operation engines (creating is their I/O); otherwise 0 \
+         only: ioscope creates a missing file before the run",
+    ),
+    no_effect(
+        "fallocate",
+        "fio's preallocation of files it lays out: ioscope writes a new file's data \
+         before the run, so its blocks are allocated anyway (for falloc and ftruncate it \
+         leaves a hole for the engine to allocate)",
+    ),
+    maps(
+        "stat_type",
+        "filestat/dirstat: the call timed (stat, lstat, statx)",
+    ),
+    maps(
+        "cpuload",
+        "cpuio: the share of each stream's time spent burning CPU",
+    ),
+    maps("cpuchunks", "cpuio: CPU time burnt per operation (µs)"),
+    maps("cpumode", "cpuio: noop or qsort"),
+    maps("program", "exec: the program run for the job's runtime"),
+    maps(
+        "arguments",
+        "exec: its arguments (%r → runtime in seconds, %n → job name), split at spaces",
+    ),
+    maps(
+        "grace_time",
+        "exec: seconds between SIGTERM and SIGKILL at the end",
+    ),
+    maps(
+        "std_redirect",
+        "exec: output to JOBNAME.stdout/.stderr (default), else to ioscope's stderr",
+    ),
+    maps(
+        "exit_on_io_done",
+        "cpuio: 0 only (a cpuio run has no I/O jobs beside it)",
+    ),
+    maps(
+        "zonemode",
+        "none: I/O over the whole region, as ioscope does; strided and zbd unsupported \
+         (each with its reason)",
+    ),
     unsupported(
         "zonesize",
         "fio's zones (zonemode=strided does zonesize of I/O then skips zoneskip; \
@@ -240,6 +310,11 @@ pub const OPTIONS: &[FioOption] = &[
     unsupported("zoneskip", "fio's strided zones (see zonesize)"),
     unsupported("zonerange", "fio's strided zones (see zonesize)"),
     unsupported(
+        "random_sequence_stride",
+        "part of random_distribution=sequence, a fixed order of block indices; ioscope \
+         draws random offsets from a distribution",
+    ),
+    unsupported(
         "zonecapacity",
         "zoned block devices (zonemode=zbd), which ioscope does not drive",
     ),
@@ -247,6 +322,122 @@ pub const OPTIONS: &[FioOption] = &[
         "max_open_zones",
         "zoned block devices (zonemode=zbd), which ioscope does not drive",
     ),
+    // Options of engines ioscope lacks (NVMe passthrough: io_uring_cmd, xnvme).
+    unsupported(
+        "md_per_io_size",
+        "NVMe metadata per I/O: an option of fio's io_uring_cmd and xnvme engines \
+         (NVMe passthrough), which ioscope lacks",
+    ),
+    unsupported(
+        "pi_act",
+        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
+         engines (NVMe passthrough), which ioscope lacks",
+    ),
+    unsupported(
+        "pi_chk",
+        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
+         engines (NVMe passthrough), which ioscope lacks",
+    ),
+    unsupported(
+        "apptag",
+        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
+         engines (NVMe passthrough), which ioscope lacks",
+    ),
+    unsupported(
+        "apptag_mask",
+        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
+         engines (NVMe passthrough), which ioscope lacks",
+    ),
+    aka(
+        unsupported(
+            "fdp",
+            "NVMe data placement (FDP): writes tagged with placement IDs through fio's \
+             io_uring_cmd and xnvme engines (NVMe passthrough), which ioscope lacks",
+        ),
+        &["dataplacement"],
+    ),
+    aka(
+        unsupported(
+            "fdp_pli",
+            "placement IDs of NVMe data placement (see fdp), which ioscope lacks",
+        ),
+        &["plids"],
+    ),
+    aka(
+        unsupported(
+            "fdp_pli_select",
+            "how placement IDs are picked in NVMe data placement (see fdp)",
+        ),
+        &["plid_select"],
+    ),
+    // Write flags and priorities.
+    flag(unsupported(
+        "atomic",
+        "fio writes with RWF_ATOMIC (torn-write protection, Linux 6.11+; refused by \
+         files that lack it); ioscope's writes carry no such flag",
+    )),
+    warn(
+        "log_prio",
+        "fio writes the priority column of its logs as the I/O's priority in hex \
+         (0x0000 for the default); ioscope issues every I/O at the default priority and \
+         writes 0 there, as fio does without log_prio",
+    ),
+    unsupported(
+        "cmdprio_percentage",
+        "fio gives that share of the I/Os a higher priority (io_uring/libaio per-I/O \
+         ioprio); ioscope issues every I/O at the default priority",
+    ),
+    unsupported(
+        "cmdprio_class",
+        "the priority class of cmdprio_percentage/cmdprio_bssplit I/Os; ioscope issues \
+         every I/O at the default priority",
+    ),
+    unsupported(
+        "cmdprio",
+        "the priority level of cmdprio_percentage/cmdprio_bssplit I/Os; ioscope issues \
+         every I/O at the default priority",
+    ),
+    unsupported(
+        "cmdprio_bssplit",
+        "per-block-size I/O priorities; ioscope issues every I/O at the default priority",
+    ),
+    unsupported(
+        "cmdprio_hint",
+        "I/O priority hints; ioscope issues every I/O at the default priority",
+    ),
+    unsupported(
+        "prio",
+        "the job's I/O priority (ioprio_set); ioscope issues every I/O at the default \
+         priority",
+    ),
+    unsupported(
+        "prioclass",
+        "the job's I/O priority class (ioprio_set); ioscope issues every I/O at the \
+         default priority",
+    ),
+    // Dedupe beyond a ratio.
+    FioOption {
+        name: "dedupe_mode",
+        aliases: &[],
+        flag: false,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_repeat,
+            why: "dedupe_mode=repeat (fio's default): duplicates repeat earlier unique \
+                  writes, as ioscope's do; working_set draws them from a set of \
+                  dedupe_working_set_percentage of the file, which ioscope does not",
+        },
+    },
+    unsupported(
+        "dedupe_working_set_percentage",
+        "the share of the file dedupe_mode=working_set draws duplicates from; ioscope's \
+         duplicates repeat recent unique writes",
+    ),
+    flag(unsupported(
+        "dedupe_global",
+        "duplicates shared between jobs; each ioscope worker repeats its own earlier \
+         writes",
+    )),
     // Verification beyond ioscope's own headers.
     maps(
         "do_verify",
@@ -302,17 +493,17 @@ pub const OPTIONS: &[FioOption] = &[
         &["ss"],
     ),
     aka(
-        maps(
+        time(maps(
             "steadystate_duration",
             "the steady-state stop's rolling window (0 or absent: fio does not judge)",
-        ),
+        )),
         &["ss_dur"],
     ),
     aka(
-        maps(
+        time(maps(
             "steadystate_ramp_time",
             "measured time before the steady-state stop judges",
-        ),
+        )),
         &["ss_ramp"],
     ),
     aka(
@@ -329,15 +520,19 @@ pub const OPTIONS: &[FioOption] = &[
     )),
     unsupported(
         "continue_on_error",
-        "fio's per-kind error policy; ioscope's is --on-error (stop, count or retry)",
+        "fio's per-kind error policy (none, read, write, io, verify, all), part of the \
+         job; ioscope's is the run's --on-error (stop, count or retry), for every kind \
+         at once: give it on the command line",
     ),
     unsupported(
         "ignore_error",
-        "fio's per-errno error list; ioscope's policy is --on-error",
+        "fio's per-errno error list; ioscope's policy is the run's --on-error, for every \
+         error at once",
     ),
-    unsupported(
+    maps(
         "exit_what",
-        "which jobs exitall stops; ioscope's workloads of a run end together",
+        "which jobs exitall stops: group and stonewall → the run; all → the later runs \
+         are left out too",
     ),
     // How.
     maps(
@@ -380,17 +575,21 @@ pub const OPTIONS: &[FioOption] = &[
         "libblkio_path",
         "the file or device of ioengine=libblkio (the target)",
     ),
-    maps("nrfiles", "1 only; several files unsupported"),
+    maps(
+        "nrfiles",
+        "the file-operation engines: nrfiles × numjobs files in a files: target; \
+         otherwise 1 only",
+    ),
     // Data.
     maps("verify", "verify and read back after the run"),
     maps("buffer_compress_percentage", "compress ratio 100/(100-P)"),
     maps("dedupe_percentage", "dedup ratio 100/(100-P)"),
     // Latency target and steady state.
-    maps(
+    time(maps(
         "latency_target",
         "the run becomes an SLA search (curve with max_latency)",
-    ),
-    maps("latency_window", "each probe's duration"),
+    )),
+    time(maps("latency_window", "each probe's duration")),
     maps(
         "latency_percentile",
         "the bound's percentile (100 → max; default 100)",
@@ -474,6 +673,7 @@ pub const OPTIONS: &[FioOption] = &[
         name: "invalidate",
         aliases: &[],
         flag: false,
+        time: false,
         effect: Effect::NoEffectWhen {
             accepts: is_false,
             why: "invalidate=0: ioscope never drops the page cache",
@@ -481,10 +681,10 @@ pub const OPTIONS: &[FioOption] = &[
     },
     // Known, not reproduced. Flags are here so that a command line's next argument
     // is not taken as their value.
-    flag(unsupported(
+    flag(maps(
         "exitall",
-        "fio stops every job when one finishes; ioscope's workloads of a run end together \
-         at the run's duration or passes",
+        "the run ends when the first job carrying it ends (time-based runs; in a run of \
+         several jobs ending on their I/O amounts unsupported)",
     )),
     flag(unsupported(
         "exitall_on_error",
@@ -492,7 +692,16 @@ pub const OPTIONS: &[FioOption] = &[
     )),
     flag(unsupported("minimal", "fio's terse output")),
     flag(unsupported("create_only", "creates the files and stops")),
-    flag(unsupported("unlink", "deletes the files afterwards")),
+    FioOption {
+        name: "unlink",
+        aliases: &[],
+        flag: true,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_false,
+            why: "unlink=0: the files stay after the run, as ioscope leaves them",
+        },
+    },
     flag(unsupported("per_job_logs", "fio's log files")),
     flag(unsupported(
         "allow_file_create",
@@ -548,6 +757,11 @@ pub fn normalise_key(key: &str) -> String {
         Some(o) => o.name.to_string(),
         None => k,
     }
+}
+
+/// True when the option is a time (see [`FioOption::time`]).
+pub fn is_time(key: &str) -> bool {
+    lookup(key).is_some_and(|o| o.time)
 }
 
 /// True when the option takes no value on a command line.

@@ -15,6 +15,7 @@
 pub mod diskspd;
 pub mod fio;
 pub mod fio_options;
+pub mod fio_subst;
 mod fio_tuning;
 pub mod vdbench;
 

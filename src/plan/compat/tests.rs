@@ -21,6 +21,10 @@ fn env(name: &str) -> Option<String> {
         "TESTDIR" => Some("/data/test".into()),
         "DEV" => Some("/dev/nvme0n1".into()),
         "BS" => Some("16k".into()),
+        // fio's keywords, as a machine with 4 KiB pages, 8 GiB and 4 CPUs has them.
+        "$pagesize" => Some("4096".into()),
+        "$mb_memory" => Some("8192".into()),
+        "$ncpus" => Some("4".into()),
         _ => None,
     }
 }

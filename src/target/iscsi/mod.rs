@@ -86,7 +86,9 @@ fn percent_decode(s: &str) -> Result<String, UriError> {
 pub fn chap_from_env() -> Result<Option<ffi::Chap>, ffi::IscsiError> {
     use crate::target::smb::credentials;
     if let Some(p) = credentials::options().credentials_file {
-        let (user, password) = credentials::read_file(&p)?;
+        // IscsiError keeps its causes as text (its callers format it into messages):
+        // the whole chain goes in.
+        let (user, password) = credentials::read_file(&p).map_err(|e| crate::errors::chain(&e))?;
         let user = user.ok_or_else(|| {
             format!(
                 "--credentials '{}': no 'username =' line (CHAP needs one)",

@@ -43,11 +43,59 @@ pub struct SmbOptions {
     pub require_encryption: bool,
 }
 
+/// Why no credentials could be had: a `--credentials` file that cannot be used (named
+/// with its path, and its line where one is at fault), or nothing to take them from.
+/// Never holds the password.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialsError {
+    /// The file cannot be looked at or read.
+    #[error("--credentials '{}'", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--credentials '{}': not a regular file", path.display())]
+    NotAFile { path: PathBuf },
+    /// Others than its owner may read the file.
+    #[error(
+        "--credentials '{}': mode {mode:04o} lets others read the password; chmod 600 it",
+        path.display()
+    )]
+    Readable { path: PathBuf, mode: u32 },
+    /// A line that is not `key = value`.
+    #[error(
+        "--credentials '{}' line {line}: expected 'key = value' (username, password, domain)",
+        path.display()
+    )]
+    Syntax { path: PathBuf, line: usize },
+    #[error(
+        "--credentials '{}' line {line}: unknown key '{key}' (username, password, domain)",
+        path.display()
+    )]
+    UnknownKey {
+        path: PathBuf,
+        line: usize,
+        key: String,
+    },
+    #[error("--credentials '{}': no 'password =' line", path.display())]
+    NoPassword { path: PathBuf },
+    /// Neither a credentials file nor `IOSCOPE_SMB_PASSWORD`.
+    #[error(
+        "no SMB password: set IOSCOPE_SMB_PASSWORD (and IOSCOPE_SMB_USER) or pass --credentials FILE"
+    )]
+    NoPasswordSource,
+    /// No user in the URI, the environment or the file.
+    #[error(
+        "no SMB user: put it in the URI (smb://USER@HOST/…), IOSCOPE_SMB_USER or the credentials file"
+    )]
+    NoUser,
+}
+
 static OPTIONS: OnceLock<SmbOptions> = OnceLock::new();
 
 /// Records the command line's SMB options (the first call wins) after checking the
 /// credentials file, so a bad file is an input error before anything runs.
-pub fn configure(opts: SmbOptions) -> Result<(), String> {
+pub fn configure(opts: SmbOptions) -> Result<(), CredentialsError> {
     if let Some(p) = &opts.credentials_file {
         read_file(p)?;
     }
@@ -62,20 +110,21 @@ pub fn options() -> SmbOptions {
 
 /// The credentials for a target: the file when `--credentials` was given, else the
 /// environment. The URI's user, when present, names the account.
-pub fn resolve(uri_user: Option<&str>) -> Result<Credentials, String> {
+pub fn resolve(uri_user: Option<&str>) -> Result<Credentials, CredentialsError> {
     let (file_user, password) = match options().credentials_file {
         Some(p) => read_file(&p)?,
         None => (
-            std::env::var("IOSCOPE_SMB_USER").ok().filter(|u| !u.is_empty()),
-            std::env::var("IOSCOPE_SMB_PASSWORD").map_err(|_| {
-                "no SMB password: set IOSCOPE_SMB_PASSWORD (and IOSCOPE_SMB_USER) or pass --credentials FILE"
-                    .to_string()
-            })?,
+            std::env::var("IOSCOPE_SMB_USER")
+                .ok()
+                .filter(|u| !u.is_empty()),
+            std::env::var("IOSCOPE_SMB_PASSWORD")
+                .map_err(|_| CredentialsError::NoPasswordSource)?,
         ),
     };
-    let user = uri_user.map(str::to_string).or(file_user).ok_or(
-        "no SMB user: put it in the URI (smb://USER@HOST/…), IOSCOPE_SMB_USER or the credentials file",
-    )?;
+    let user = uri_user
+        .map(str::to_string)
+        .or(file_user)
+        .ok_or(CredentialsError::NoUser)?;
     Ok(Credentials {
         user,
         password: Password(password),
@@ -84,21 +133,21 @@ pub fn resolve(uri_user: Option<&str>) -> Result<Credentials, String> {
 
 /// Reads a credentials file: (user, password). Refuses one that others may read.
 /// iSCSI CHAP reads the same file (`--credentials` serves both).
-pub(crate) fn read_file(path: &Path) -> Result<(Option<String>, String), String> {
+pub(crate) fn read_file(path: &Path) -> Result<(Option<String>, String), CredentialsError> {
     use std::os::unix::fs::MetadataExt;
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("--credentials '{shown}': {e}"))?;
+    let at = || path.to_path_buf();
+    let unreadable = |source| CredentialsError::Read { path: at(), source };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     if !meta.is_file() {
-        return Err(format!("--credentials '{shown}': not a regular file"));
+        return Err(CredentialsError::NotAFile { path: at() });
     }
     if meta.mode() & 0o077 != 0 {
-        return Err(format!(
-            "--credentials '{shown}': mode {:04o} lets others read the password; chmod 600 it",
-            meta.mode() & 0o7777
-        ));
+        return Err(CredentialsError::Readable {
+            path: at(),
+            mode: meta.mode() & 0o7777,
+        });
     }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("--credentials '{shown}': {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(unreadable)?;
     let (mut user, mut password, mut domain) = (None, None, None);
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -106,10 +155,10 @@ pub(crate) fn read_file(path: &Path) -> Result<(Option<String>, String), String>
             continue;
         }
         let Some((k, v)) = line.split_once('=') else {
-            return Err(format!(
-                "--credentials '{shown}' line {}: expected 'key = value' (username, password, domain)",
-                i + 1
-            ));
+            return Err(CredentialsError::Syntax {
+                path: at(),
+                line: i + 1,
+            });
         };
         let v = v.trim().to_string();
         match k.trim() {
@@ -117,15 +166,15 @@ pub(crate) fn read_file(path: &Path) -> Result<(Option<String>, String), String>
             "password" => password = Some(v),
             "domain" => domain = Some(v),
             other => {
-                return Err(format!(
-                    "--credentials '{shown}' line {}: unknown key '{other}' (username, password, domain)",
-                    i + 1
-                ))
+                return Err(CredentialsError::UnknownKey {
+                    path: at(),
+                    line: i + 1,
+                    key: other.to_string(),
+                })
             }
         }
     }
-    let password =
-        password.ok_or_else(|| format!("--credentials '{shown}': no 'password =' line"))?;
+    let password = password.ok_or_else(|| CredentialsError::NoPassword { path: at() })?;
     let user = match (domain, user) {
         (Some(d), Some(u)) if !d.is_empty() && !u.contains('\\') => Some(format!("{d}\\{u}")),
         (_, u) => u,
@@ -156,12 +205,30 @@ mod tests {
 
     #[test]
     fn refuses_a_file_others_can_read_and_bad_lines() {
+        let err = |p: &Path| read_file(p).unwrap_err().to_string();
         let (_d, p) = file_with("username = bob\npassword = x\n", 0o644);
-        assert!(read_file(&p).unwrap_err().contains("chmod 600"));
+        assert!(
+            err(&p).contains("mode 0644 lets others read"),
+            "{}",
+            err(&p)
+        );
+        assert!(err(&p).contains("chmod 600"));
         let (_d, p) = file_with("username bob\n", 0o600);
-        assert!(read_file(&p).unwrap_err().contains("line 1"));
+        assert!(err(&p).ends_with("line 1: expected 'key = value' (username, password, domain)"));
+        let (_d, p) = file_with("# c\nusername = bob\nsecret = x\n", 0o600);
+        assert!(
+            err(&p).contains("line 3: unknown key 'secret'"),
+            "{}",
+            err(&p)
+        );
         let (_d, p) = file_with("username = bob\n", 0o600);
-        assert!(read_file(&p).unwrap_err().contains("no 'password ='"));
+        assert!(err(&p).contains("no 'password ='"));
+        // The cause of an unreadable file is its source, printed once by the chain.
+        let gone = p.with_file_name("gone");
+        let e = read_file(&gone).unwrap_err();
+        assert_eq!(e.to_string(), format!("--credentials '{}'", gone.display()));
+        let chained = crate::errors::chain(&e);
+        assert!(chained.contains("No such file"), "{chained}");
     }
 
     #[test]

@@ -13,52 +13,50 @@ pub mod channels;
 #[cfg(feature = "smb")]
 pub mod client;
 
+use super::uri::UriError;
 use crate::plan::model::SmbSpec;
 
 /// The SMB port when a URI gives none.
 pub const DEFAULT_PORT: u16 = 445;
 
 /// Parses an `smb://` URI (`uri` is the whole text).
-pub fn parse(uri: &str) -> Result<SmbSpec, String> {
+pub fn parse(uri: &str) -> Result<SmbSpec, UriError> {
+    const SHAPE: &str = "expected smb://[USER@]HOST[:PORT]/SHARE/PATH";
+    const NO_FILE: &str = "no file path after the share: write smb://HOST/SHARE/PATH";
     let Some(rest) = uri.strip_prefix("smb://") else {
-        return Err("expected smb://[USER@]HOST[:PORT]/SHARE/PATH".into());
+        return Err(UriError::Shape(SHAPE));
     };
     if rest.contains('?') || rest.contains('#') {
-        return Err("smb:// URIs take no query parameters".into());
+        return Err(UriError::Shape("smb:// URIs take no query parameters"));
     }
-    let (authority, path) = rest
-        .split_once('/')
-        .ok_or("no share: write smb://[USER@]HOST[:PORT]/SHARE/PATH")?;
+    let (authority, path) = rest.split_once('/').ok_or(UriError::Shape(
+        "no share: write smb://[USER@]HOST[:PORT]/SHARE/PATH",
+    ))?;
     let (user, hostport) = match authority.rsplit_once('@') {
-        Some((u, _)) if u.contains(':') => return Err(
-            "a password does not belong in the URI: use IOSCOPE_SMB_PASSWORD or --credentials FILE"
-                .into(),
-        ),
-        Some(("", _)) => return Err("empty user name before '@'".into()),
+        Some((u, _)) if u.contains(':') => return Err(UriError::Secret(
+            "a password does not belong in the URI: use IOSCOPE_SMB_PASSWORD or --credentials FILE",
+        )),
+        Some(("", _)) => return Err(UriError::Shape("empty user name before '@'")),
         Some((u, h)) => (Some(u.to_string()), h),
         None => (None, authority),
     };
     let (host, port) = split_host_port(hostport)?;
-    let (share, file) = path
-        .split_once('/')
-        .ok_or("no file path after the share: write smb://HOST/SHARE/PATH")?;
+    let (share, file) = path.split_once('/').ok_or(UriError::Shape(NO_FILE))?;
     if share.is_empty() {
-        return Err("empty share name".into());
+        return Err(UriError::Shape("empty share name"));
     }
     let file = file.trim_matches('/');
     if file.is_empty() {
-        return Err("no file path after the share: write smb://HOST/SHARE/PATH".into());
+        return Err(UriError::Shape(NO_FILE));
     }
     if file
         .split('/')
         .any(|c| c.is_empty() || c == "." || c == "..")
     {
-        return Err(format!(
-            "bad file path '{file}': no empty, '.' or '..' components"
-        ));
+        return Err(UriError::FilePath(file.to_string()));
     }
     if file.contains('\\') {
-        return Err("use '/' between path components, not '\\'".into());
+        return Err(UriError::Shape("use '/' between path components, not '\\'"));
     }
     Ok(SmbSpec {
         uri: uri.to_string(),
@@ -72,12 +70,10 @@ pub fn parse(uri: &str) -> Result<SmbSpec, String> {
 
 /// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`: the NBD/iSCSI reader, with the
 /// missing-host message naming the SMB URI's shape.
-fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
+fn split_host_port(authority: &str) -> Result<(&str, u16), UriError> {
     super::uri::split_host_port(authority, DEFAULT_PORT).map_err(|e| match e {
-        super::uri::UriError::NoHost => {
-            "no host: write smb://[USER@]HOST[:PORT]/SHARE/PATH".to_string()
-        }
-        e => e.to_string(),
+        UriError::NoHost => UriError::Shape("no host: write smb://[USER@]HOST[:PORT]/SHARE/PATH"),
+        e => e,
     })
 }
 
@@ -90,14 +86,31 @@ pub fn server(spec: &SmbSpec) -> String {
     }
 }
 
+/// Why an SMB server's name gives no address to connect to.
+#[derive(Debug, thiserror::Error)]
+pub enum AddressError {
+    #[error("cannot resolve '{host}'")]
+    Lookup {
+        host: String,
+        source: std::io::Error,
+    },
+    #[error("'{host}' resolves to no address")]
+    NoAddress { host: String },
+}
+
 /// The socket address `spec`'s server resolves to (the first, as a client connects).
-pub fn address(spec: &SmbSpec) -> Result<std::net::SocketAddr, String> {
+pub fn address(spec: &SmbSpec) -> Result<std::net::SocketAddr, AddressError> {
     use std::net::ToSocketAddrs;
     (spec.host.as_str(), spec.port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve '{}': {e}", spec.host))?
+        .map_err(|source| AddressError::Lookup {
+            host: spec.host.clone(),
+            source,
+        })?
         .next()
-        .ok_or_else(|| format!("'{}' resolves to no address", spec.host))
+        .ok_or_else(|| AddressError::NoAddress {
+            host: spec.host.clone(),
+        })
 }
 
 /// `spec`'s URI with the server at `addr` (a channel's URI: no password, as ever).
@@ -175,7 +188,9 @@ impl SmbTarget {
         &self,
         plan: &channels::ChannelPlan,
     ) -> Result<channels::ChannelSet, client::OpenError> {
-        let primary = address(&self.spec).map_err(client::OpenError::Other)?;
+        // OpenError keeps its causes as text (see client.rs): the whole chain goes in.
+        let primary =
+            address(&self.spec).map_err(|e| client::OpenError::Other(crate::errors::chain(&e)))?;
         channels::ChannelSet::open(
             &self.spec,
             primary,
@@ -222,11 +237,12 @@ pub fn open(
         uri: spec.uri.clone(),
         msg,
     };
-    let creds =
-        credentials::resolve(spec.user.as_deref()).map_err(|msg| super::TargetError::Invalid {
+    let creds = credentials::resolve(spec.user.as_deref()).map_err(|source| {
+        super::TargetError::Credentials {
             uri: spec.uri.clone(),
-            msg,
-        })?;
+            source,
+        }
+    })?;
     let opts = credentials::options();
     let rt = client::runtime().map_err(|e| unavailable(e.to_string()))?;
     let session = client::Session::open(
@@ -275,11 +291,12 @@ pub fn open(
 /// (so a wrong password is found here, once).
 #[cfg(feature = "smb")]
 pub fn probe(spec: &SmbSpec, want_bytes: u64) -> Result<u64, super::TargetError> {
-    let creds =
-        credentials::resolve(spec.user.as_deref()).map_err(|msg| super::TargetError::Invalid {
+    let creds = credentials::resolve(spec.user.as_deref()).map_err(|source| {
+        super::TargetError::Credentials {
             uri: spec.uri.clone(),
-            msg,
-        })?;
+            source,
+        }
+    })?;
     let unavailable = |msg: String| super::TargetError::Unavailable {
         uri: spec.uri.clone(),
         msg,
@@ -355,7 +372,7 @@ mod tests {
             ("smb://h/s/f?x=1", "no query"),
             ("smb://:445/s/f", "no host"),
         ] {
-            let e = parse(uri).unwrap_err();
+            let e = parse(uri).unwrap_err().to_string();
             assert!(e.contains(want), "{uri}: {e}");
         }
     }

@@ -1,0 +1,287 @@
+//! Run checks for the engines whose "I/O" is not a read or write of bytes: the
+//! file-operation engines (one create, stat or delete per file of a `files:` set),
+//! cpuio (CPU time burnt), falloc and ftruncate (space allocated, lengths set). Each
+//! combination that would measure something other than what it says is refused
+//! here, before anything is opened, naming the engine and the setting — a create run
+//! that visits a file twice would time an open of an existing file, not a create.
+
+use super::{RunError, RunOptions};
+use crate::plan::model::{AccessPattern, EngineKind, Op, Rate, RunSpec, TargetKind};
+use crate::target::fileset::SetUse;
+use crate::target::ProbeKind;
+
+/// What a run on `engine` does with a `files:` target.
+pub(super) fn set_use(engine: EngineKind) -> Option<SetUse> {
+    match engine {
+        EngineKind::FileCreate | EngineKind::DirCreate => Some(SetUse::Create),
+        EngineKind::FileStat | EngineKind::FileDelete => Some(SetUse::Files),
+        EngineKind::DirStat | EngineKind::DirDelete => Some(SetUse::Dirs),
+        _ => None,
+    }
+}
+
+/// Engines that create a missing file target as a hole, allocating it themselves.
+pub(super) fn sparse(engine: EngineKind) -> bool {
+    matches!(engine, EngineKind::Falloc | EngineKind::Ftruncate)
+}
+
+/// Engines that need write access to a file target whatever the workload's mix
+/// (falloc's reads allocate too).
+pub(super) fn writes(engine: EngineKind) -> bool {
+    sparse(engine)
+}
+
+/// The checks on the plan alone (no target looked at).
+pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
+    let engine = run.engine;
+    let setup = |msg: String| RunError::Setup {
+        run: run.name.clone(),
+        msg,
+    };
+    if let Some(msg) = run.engine_opts.misplaced(engine) {
+        return Err(setup(format!("{msg}, not to the {} engine", engine.name())));
+    }
+    let special = engine.is_file_op()
+        || matches!(
+            engine,
+            EngineKind::Cpuio
+                | EngineKind::Falloc
+                | EngineKind::Ftruncate
+                | EngineKind::PageFault
+                | EngineKind::Exec
+        );
+    if !special {
+        return Ok(());
+    }
+    if opts.data.verify || opts.data.journal.is_some() {
+        let why = if engine == EngineKind::PageFault {
+            "keeps each worker's data in a private mapping of its own"
+        } else {
+            "moves no data"
+        };
+        return Err(setup(format!(
+            "the {} engine {why}: verification and journals do not apply",
+            engine.name()
+        )));
+    }
+    if engine == EngineKind::Cpuio {
+        match run.engine_opts.cpu {
+            Some(c) if (1..=100).contains(&c.load_pct) && c.chunk_ns > 0 => {}
+            _ => {
+                return Err(setup(
+                    "the cpuio engine needs a CPU load: --cpuload 1..100 (and a --cpuchunks longer than 0)".into(),
+                ))
+            }
+        }
+    }
+    if engine == EngineKind::Exec {
+        check_exec(run)?;
+    }
+    for w in &run.workloads {
+        check_workload(run, w)?;
+    }
+    Ok(())
+}
+
+/// exec runs one program for the run's duration: a program, one stream, a duration.
+fn check_exec(run: &RunSpec) -> Result<(), RunError> {
+    let setup = |msg: &str| RunError::Setup {
+        run: run.name.clone(),
+        msg: format!("the exec engine {msg}"),
+    };
+    match &run.engine_opts.exec {
+        Some(x) if !x.program.trim().is_empty() => {}
+        _ => return Err(setup("needs a program: --exec-program PROGRAM")),
+    }
+    if run.total_streams() != 1 || run.workloads.len() != 1 {
+        return Err(setup(
+            "runs one program: give it one workload of one stream",
+        ));
+    }
+    if run.duration_ns.is_none() || run.passes.is_some() {
+        return Err(setup(
+            "runs its program for the run's duration: give --duration, not --passes",
+        ));
+    }
+    Ok(())
+}
+
+/// One workload against its engine's rules.
+fn check_workload(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<(), RunError> {
+    let engine = run.engine;
+    let name = engine.name();
+    let invalid = |msg: String| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg,
+    };
+    match engine.only_op() {
+        Some(Op::Write) if w.read_pct != 0 => {
+            return Err(invalid(format!(
+                "the {name} engine only changes the file system (counted as writes); \
+                 reads have no meaning for it: use --rw write (fio rw=write)"
+            )))
+        }
+        Some(Op::Read) if w.read_pct != 100 => {
+            return Err(invalid(format!(
+                "the {name} engine only looks at files (counted as reads); writes have no \
+                 meaning for it: use --rw read (or randread), fio rw=read"
+            )))
+        }
+        _ => {}
+    }
+    if matches!(engine, EngineKind::Cpuio | EngineKind::Exec) {
+        if w.rate != Rate::Max || w.pauses.think_ns > 0 {
+            return Err(invalid(format!(
+                "the {name} engine paces itself; a rate or think time does not apply"
+            )));
+        }
+        return Ok(());
+    }
+    if !engine.is_file_op() {
+        return Ok(());
+    }
+    if w.bs.single().is_none() {
+        return Err(invalid(format!(
+            "each I/O of the {name} engine is one file: give one block size, not a mix"
+        )));
+    }
+    if w.offset_bytes != 0 || w.size_bytes.is_some() {
+        return Err(invalid(format!(
+            "the {name} engine works on every file of its files: target; --offset and --size do not apply"
+        )));
+    }
+    if engine.consumes_files() {
+        check_once_each(run, w)?;
+    }
+    Ok(())
+}
+
+/// Create and delete engines use each file exactly once: in order, one pass, no
+/// warm-up, every stream its own equal share of the files.
+fn check_once_each(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<(), RunError> {
+    let name = run.engine.name();
+    let invalid = |msg: String| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg,
+    };
+    if !matches!(w.pattern, AccessPattern::Sequential) {
+        return Err(invalid(format!(
+            "the {name} engine uses each file once; random order repeats files (the second \
+             visit would not be a {}): use sequential access (--rw write, fio rw=write)",
+            what(run.engine)
+        )));
+    }
+    if run.passes != Some(1) {
+        return Err(invalid(format!(
+            "the {name} engine uses each file once: run one pass (--passes 1, fio's default \
+             without time_based), optionally bounded by a duration"
+        )));
+    }
+    if run.warmup_ns > 0 {
+        return Err(invalid(format!(
+            "the {name} engine uses each file once: a warm-up would use files without \
+             counting them; drop --warmup (fio ramp_time)"
+        )));
+    }
+    if w.share_pct.is_some() {
+        return Err(invalid(format!(
+            "the {name} engine does not take a share mix"
+        )));
+    }
+    Ok(())
+}
+
+/// A create or delete run gives each stream its own equal share of a set's files:
+/// the count must divide by the streams, or the files past the last whole share would
+/// never be visited.
+pub(super) fn check_shares(
+    run: &RunSpec,
+    specs: &[crate::plan::model::TargetSpec],
+) -> Result<(), RunError> {
+    if !run.engine.consumes_files() {
+        return Ok(());
+    }
+    for w in &run.workloads {
+        let Some(spec) = specs.iter().find(|t| t.name == w.target) else {
+            continue;
+        };
+        if let Ok(TargetKind::Files(set)) = crate::target::parse_uri(&spec.uri) {
+            if set.count % w.streams as u64 != 0 {
+                return Err(RunError::Invalid {
+                    run: run.name.clone(),
+                    workload: w.name.clone(),
+                    msg: format!(
+                        "{} files do not divide among {} streams; the {} engine gives each \
+                         stream an equal share (give a count that is a multiple of the streams)",
+                        set.count,
+                        w.streams,
+                        run.engine.name()
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn what(engine: EngineKind) -> &'static str {
+    match engine {
+        EngineKind::FileCreate | EngineKind::DirCreate => "create",
+        _ => "delete",
+    }
+}
+
+/// The engine against the kinds of its targets: file sets for the file-operation
+/// engines (and nothing else for them), `null:` for cpuio, regular files for falloc
+/// and ftruncate. `None`: not one of these engines, and no file set involved.
+pub(super) fn check_targets(engine: EngineKind, kinds: &[ProbeKind]) -> Option<String> {
+    let all = |k: ProbeKind| kinds.iter().all(|&x| x == k);
+    let name = engine.name();
+    if engine.is_file_op() {
+        return (!all(ProbeKind::Files)).then(|| {
+            format!("the {name} engine works on files:DIR?count=N targets (a set of files in a directory)")
+        });
+    }
+    if kinds.contains(&ProbeKind::Files) {
+        return Some(format!(
+            "a files: target is for the file-operation engines (filecreate, filestat, \
+             filedelete, dircreate, dirstat, dirdelete), not {name}"
+        ));
+    }
+    match engine {
+        EngineKind::Cpuio | EngineKind::Exec if !all(ProbeKind::Null) => Some(format!(
+            "the {name} engine does no I/O: give it a null:SIZE target"
+        )),
+        EngineKind::PageFault if !(all(ProbeKind::Null) && kinds.len() == 1) => Some(
+            "the page_fault engine maps its own memory: give it one null:SIZE target (the size of each worker's mapping)".into(),
+        ),
+        EngineKind::Falloc | EngineKind::Ftruncate if !all(ProbeKind::File) => Some(format!(
+            "the {name} engine works on regular files (it calls {} on them)",
+            if engine == EngineKind::Falloc {
+                "fallocate(2)"
+            } else {
+                "ftruncate(2)"
+            }
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engines_and_targets_fit() {
+        assert!(check_targets(EngineKind::FileCreate, &[ProbeKind::Files]).is_none());
+        assert!(check_targets(EngineKind::FileCreate, &[ProbeKind::File]).is_some());
+        assert!(check_targets(EngineKind::Sync, &[ProbeKind::Files]).is_some());
+        assert!(check_targets(EngineKind::Auto, &[ProbeKind::Files]).is_some());
+        assert!(check_targets(EngineKind::Cpuio, &[ProbeKind::Null]).is_none());
+        assert!(check_targets(EngineKind::Cpuio, &[ProbeKind::File]).is_some());
+        assert!(check_targets(EngineKind::Falloc, &[ProbeKind::BlockDevice]).is_some());
+        assert!(check_targets(EngineKind::Sync, &[ProbeKind::File]).is_none());
+    }
+}

@@ -1,0 +1,621 @@
+//! The engines whose I/O is not a read or write of bytes: file operations on a
+//! `files:` target (what is on disk afterwards, and the operation counts), cpuio (the
+//! CPU time it burns), falloc (the blocks it allocates), ftruncate (the length it
+//! sets), their refusals, and fio job files that use them.
+
+use super::{ioscope_to, run, stderr, tempdir, Ran};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// Runs ioscope with `args`, its result in `dir`, and expects exit 0.
+#[track_caller]
+fn ran(dir: &Path, args: &[&str]) -> Ran {
+    let json = dir.join(format!("r{}.json", std::fs::read_dir(dir).unwrap().count()));
+    ioscope_to(&json, ["run"].iter().chain(args).chain(&["-q"])).expect_code(0)
+}
+
+/// `ioscope run ARGS`, for its exit code and messages.
+fn refused(args: &[&str]) -> std::process::Output {
+    run(&[&["run"], args].concat())
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn filecreate_filestat_filedelete_make_count_and_remove_exactly_the_files() {
+    let out = tempdir();
+    let work = tempdir();
+    let d = work.path().display().to_string();
+    let set = format!("files:{d}?count=400&per=200&name=j.{{clone}}.{{file}}&size=4k");
+    let base = ["--target", set.as_str(), "--streams", "2"];
+    let with = |engine: &str, rw: &str| -> Vec<String> {
+        let mut a: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        a.extend(["--engine", engine, "--rw", rw].map(String::from));
+        a
+    };
+    let once = |engine: &str, rw: &str| {
+        let mut a = with(engine, rw);
+        a.extend(["--passes", "1"].map(String::from));
+        a
+    };
+    let args = once("filecreate", "write");
+    let create = ran(
+        out.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let r = create.run(0);
+    assert_eq!(r.engine, "filecreate");
+    assert_eq!((r.totals.write.ios, r.totals.write.errors), (400, 0));
+    assert_eq!((r.totals.read.ios, r.totals.write.bytes), (0, 0));
+    assert!(r.totals.write.latency_us.mean > 0.0);
+    let names = names_in(work.path());
+    assert_eq!(names.len(), 400);
+    assert!(names.contains(&"j.0.0".to_string()) && names.contains(&"j.1.199".to_string()));
+    let f = work.path().join("j.1.7");
+    assert!(f.is_file() && f.metadata().unwrap().len() == 0);
+
+    // A second create run would time opens of existing files: refused, unchanged.
+    let o = refused(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("400 of the 400 names already exist"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Three passes of stat over the 400 files (statx), each stream its own 200.
+    let mut args = with("filestat", "randread");
+    args.extend(["--passes", "3", "--stat-type", "statx"].map(String::from));
+    let stat = ran(
+        out.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let r = stat.run(0);
+    assert_eq!(r.engine, "filestat");
+    assert_eq!(
+        (r.totals.read.ios, r.totals.read.errors, r.totals.write.ios),
+        (1200, 0, 0)
+    );
+    assert_eq!(stat.wire["plan"]["runs"][0]["engine_opts"]["stat"], "statx");
+
+    let args = once("filedelete", "write");
+    let del = ran(
+        out.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(del.run(0).engine, "filedelete");
+    assert_eq!(
+        (del.run(0).totals.write.ios, del.run(0).totals.write.errors),
+        (400, 0)
+    );
+    assert!(
+        names_in(work.path()).is_empty(),
+        "filedelete left files behind"
+    );
+}
+
+#[test]
+fn filestat_and_filedelete_lay_out_missing_files_first() {
+    let out = tempdir();
+    let work = tempdir();
+    let set = format!("files:{}?count=50&size=8k", work.path().display());
+    let stat = ran(
+        out.path(),
+        &[
+            "--engine", "filestat", "--target", &set, "--rw", "read", "--passes", "2",
+        ],
+    );
+    assert_eq!(stat.run(0).totals.read.ios, 100);
+    let names = names_in(work.path());
+    assert_eq!(names.len(), 50);
+    assert!(names
+        .iter()
+        .all(|n| work.path().join(n).metadata().unwrap().len() == 8192));
+    let del = ran(
+        out.path(),
+        &[
+            "--engine",
+            "filedelete",
+            "--target",
+            &set,
+            "--rw",
+            "write",
+            "--passes",
+            "1",
+        ],
+    );
+    assert_eq!(del.run(0).totals.write.ios, 50);
+    assert!(names_in(work.path()).is_empty());
+}
+
+#[test]
+fn dircreate_dirstat_dirdelete_work_on_directories() {
+    let out = tempdir();
+    let work = tempdir();
+    let set = format!("files:{}?count=60&name=d{{n}}", work.path().display());
+    let one = |engine: &str, rw: &str| {
+        ran(
+            out.path(),
+            &[
+                "--engine",
+                engine,
+                "--target",
+                &set,
+                "--rw",
+                rw,
+                "--passes",
+                "1",
+                "--streams",
+                "3",
+            ],
+        )
+    };
+    assert_eq!(one("dircreate", "write").run(0).totals.write.ios, 60);
+    let names = names_in(work.path());
+    assert_eq!(names.len(), 60);
+    assert!(names.iter().all(|n| work.path().join(n).is_dir()));
+    let stat = one("dirstat", "read");
+    assert_eq!(
+        (stat.run(0).engine.as_str(), stat.run(0).totals.read.ios),
+        ("dirstat", 60)
+    );
+    assert_eq!(one("dirdelete", "write").run(0).totals.write.errors, 0);
+    assert!(names_in(work.path()).is_empty());
+}
+
+#[test]
+fn combinations_that_would_measure_something_else_are_refused_and_create_nothing() {
+    let work = tempdir();
+    let d = work.path().display().to_string();
+    let set = format!("files:{d}?count=10");
+    let elsewhere = tempdir();
+    let plain_path = elsewhere.path().join("plain.dat");
+    std::fs::write(&plain_path, vec![0u8; 1 << 20]).unwrap();
+    let plain = plain_path.display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "--engine",
+                "filecreate",
+                "-t",
+                &set,
+                "--rw",
+                "read",
+                "--passes",
+                "1",
+            ],
+            "only changes the file system",
+        ),
+        (
+            vec![
+                "--engine",
+                "filecreate",
+                "-t",
+                &set,
+                "--rw",
+                "randwrite",
+                "--passes",
+                "1",
+            ],
+            "random order repeats files",
+        ),
+        (
+            vec![
+                "--engine",
+                "filedelete",
+                "-t",
+                &set,
+                "--rw",
+                "write",
+                "--duration",
+                "1s",
+            ],
+            "run one pass",
+        ),
+        (
+            vec![
+                "--engine",
+                "filecreate",
+                "-t",
+                &set,
+                "--rw",
+                "write",
+                "--passes",
+                "1",
+                "--warmup",
+                "1s",
+            ],
+            "warm-up",
+        ),
+        (
+            vec![
+                "--engine",
+                "filecreate",
+                "-t",
+                &set,
+                "--rw",
+                "write",
+                "--passes",
+                "1",
+                "--streams",
+                "3",
+            ],
+            "do not divide among 3 streams",
+        ),
+        (
+            vec![
+                "--engine", "filestat", "-t", &set, "--rw", "write", "--passes", "1",
+            ],
+            "only looks at files",
+        ),
+        (
+            vec!["--engine", "filestat", "-t", &plain, "--rw", "read"],
+            "works on files:DIR?count=N targets",
+        ),
+        (
+            vec!["--engine", "sync", "-t", &set, "--rw", "read"],
+            "a files: target is for the file-operation engines",
+        ),
+        (
+            vec!["-t", &set, "--rw", "read"],
+            "a files: target is for the file-operation engines",
+        ),
+        (
+            vec![
+                "--engine",
+                "filecreate",
+                "-t",
+                &set,
+                "--rw",
+                "write",
+                "--passes",
+                "1",
+                "--stat-type",
+                "lstat",
+            ],
+            "applies to the filestat and dirstat engines",
+        ),
+        (
+            vec!["--engine", "cpuio", "-t", "null:1m"],
+            "needs a CPU load",
+        ),
+        (
+            vec![
+                "--engine",
+                "cpuio",
+                "--cpuload",
+                "50",
+                "-t",
+                &plain,
+                "--size",
+                "1m",
+            ],
+            "give it a null:SIZE target",
+        ),
+        (
+            vec!["--engine", "null", "--cpuload", "50", "-t", "null:1m"],
+            "applies to the cpuio engine",
+        ),
+        (
+            vec![
+                "--engine",
+                "ftruncate",
+                "-t",
+                &plain,
+                "--size",
+                "1m",
+                "--rw",
+                "read",
+            ],
+            "only changes the file system",
+        ),
+        (
+            vec!["--engine", "falloc", "-t", "null:1m", "--rw", "write"],
+            "works on regular files",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = refused(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(want),
+            "{args:?}: expected '{want}' in: {}",
+            stderr(&o)
+        );
+    }
+    assert!(
+        names_in(work.path()).is_empty(),
+        "a refused run created {:?}",
+        names_in(work.path())
+    );
+}
+
+#[test]
+fn cpuio_burns_its_chunk_of_cpu_per_operation_then_idles_for_the_load() {
+    let out = tempdir();
+    let chunk_s = 0.02;
+    let r = ran(
+        out.path(),
+        &[
+            "--engine",
+            "cpuio",
+            "--cpuload",
+            "40",
+            "--cpuchunks",
+            "20ms",
+            "-t",
+            "null:1m",
+            "--duration",
+            "3s",
+        ],
+    );
+    let run = r.run(0);
+    assert_eq!(run.engine, "cpuio");
+    let ios = run.totals.read.ios as f64;
+    assert!(ios >= 5.0, "only {ios} chunks in 3 s");
+    // Each chunk is 20 ms of the thread's CPU time, so at least 20 ms of wall time.
+    assert!(
+        run.totals.read.latency_us.min >= 0.99 * chunk_s * 1e6,
+        "{:?}",
+        run.totals.read.latency_us
+    );
+    // The process used the chunks' CPU time (plus a little of its own).
+    let cpus = run.cpu.online_cpus.expect("online cpus") as f64;
+    let cpu_s = (run.cpu.user_pct + run.cpu.sys_pct) / 100.0 * cpus * run.duration_s;
+    let burnt = ios * chunk_s;
+    assert!(
+        cpu_s > 0.85 * burnt && cpu_s < 1.15 * burnt + 0.1,
+        "process CPU {cpu_s:.3} s for {ios} chunks of {chunk_s} s"
+    );
+    // After each chunk the stream idles 1.5 × the chunk (40 % load): the chunks'
+    // wall time plus the idle time fill the run. Without the idle time the figure
+    // would be 2.5; a loaded host wakes the stream late, which lowers it.
+    let idle_s = chunk_s * 60.0 / 40.0;
+    let cycle_s = run.totals.read.latency_us.mean / 1e6 + idle_s;
+    let filled = ios * cycle_s / run.duration_s;
+    assert!(
+        (0.6..1.2).contains(&filled),
+        "{ios} cycles of {cycle_s:.4} s fill {filled:.2} of the run"
+    );
+}
+
+#[test]
+fn falloc_allocates_the_blocks_of_a_hole_and_ftruncate_sets_the_length() {
+    let out = tempdir();
+    let work = tempdir();
+    let f = work.path().join("hole.dat");
+    std::fs::File::create(&f).unwrap().set_len(8 << 20).unwrap();
+    assert_eq!(
+        f.metadata().unwrap().blocks(),
+        0,
+        "the file starts as a hole"
+    );
+    let p = f.display().to_string();
+    let r = ran(
+        out.path(),
+        &[
+            "--engine", "falloc", "-t", &p, "--rw", "write", "--bs", "1m", "--passes", "1",
+            "--direct", "false",
+        ],
+    );
+    assert_eq!(r.run(0).engine, "falloc");
+    assert_eq!(
+        (r.run(0).totals.write.ios, r.run(0).totals.write.bytes),
+        (8, 8 << 20)
+    );
+    let m = f.metadata().unwrap();
+    assert!(
+        m.blocks() * 512 >= 8 << 20,
+        "{} bytes allocated",
+        m.blocks() * 512
+    );
+    assert_eq!(m.len(), 8 << 20);
+
+    // A read allocates without changing the length (FALLOC_FL_KEEP_SIZE): a new file
+    // of 4 MiB, created as a hole by the run.
+    let g = work.path().join("keep.dat");
+    let q = g.display().to_string();
+    let r = ran(
+        out.path(),
+        &[
+            "--engine", "falloc", "-t", &q, "--size", "4m", "--rw", "read", "--bs", "1m",
+            "--passes", "1", "--direct", "false",
+        ],
+    );
+    assert_eq!(r.run(0).totals.read.ios, 4);
+    let m = g.metadata().unwrap();
+    assert_eq!(m.len(), 4 << 20);
+    assert!(m.blocks() * 512 >= 4 << 20);
+
+    let t = work.path().join("trunc.dat");
+    let tp = t.display().to_string();
+    let r = ran(
+        out.path(),
+        &[
+            "--engine",
+            "ftruncate",
+            "-t",
+            &tp,
+            "--size",
+            "1m",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--passes",
+            "1",
+        ],
+    );
+    assert_eq!(r.run(0).engine, "ftruncate");
+    assert_eq!(
+        (r.run(0).totals.write.ios, r.run(0).totals.write.errors),
+        (256, 0)
+    );
+    // The last write truncated the file to its own offset.
+    assert_eq!(t.metadata().unwrap().len(), (1 << 20) - 4096);
+    assert_eq!(
+        t.metadata().unwrap().blocks(),
+        0,
+        "ftruncate allocates nothing"
+    );
+}
+
+#[test]
+fn fio_file_operation_jobs_run_as_fio_names_their_files() {
+    let out = tempdir();
+    let work = tempdir();
+    let job = out.path().join("meta.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nnrfiles=40\nfilesize=4k\nnumjobs=2\n\
+             [mk]\nioengine=filecreate\ncreate_on_open=1\nopenfiles=1\n\
+             [look]\nstonewall\nioengine=filestat\nstat_type=lstat\nfilename_format=mk.$jobnum.$filenum\n\
+             [rm]\nstonewall\nioengine=filedelete\nfilename_format=mk.$jobnum.$filenum\n",
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    let r = ran(out.path(), &[job.to_str().unwrap()]);
+    let engines: Vec<&str> = r.doc.runs.iter().map(|x| x.engine.as_str()).collect();
+    assert_eq!(engines, ["filecreate", "filestat", "filedelete"]);
+    assert_eq!(r.run(0).totals.write.ios, 80);
+    assert_eq!(r.run(1).totals.read.ios, 80);
+    assert_eq!(r.run(2).totals.write.ios, 80);
+    assert!(
+        names_in(work.path()).is_empty(),
+        "left: {:?}",
+        names_in(work.path())
+    );
+
+    // Only the create run: fio's names, JOBNAME.CLONE.FILE.
+    let only = out.path().join("mk.fio");
+    std::fs::write(
+        &only,
+        format!(
+            "[mk]\ndirectory={}\nnrfiles=3\nnumjobs=2\nioengine=filecreate\n",
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    ran(out.path(), &[only.to_str().unwrap()]);
+    assert_eq!(
+        names_in(work.path()),
+        ["mk.0.0", "mk.0.1", "mk.0.2", "mk.1.0", "mk.1.1", "mk.1.2"]
+    );
+}
+
+#[test]
+fn page_fault_copies_through_a_fresh_mapping_of_the_targets_size() {
+    let out = tempdir();
+    let r = ran(
+        out.path(),
+        &[
+            "--engine",
+            "page_fault",
+            "-t",
+            "null:16m",
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--passes",
+            "1",
+        ],
+    );
+    let run = r.run(0);
+    assert_eq!(run.engine, "page_fault");
+    assert_eq!(
+        (
+            run.totals.write.ios,
+            run.totals.write.bytes,
+            run.totals.write.errors
+        ),
+        (256, 16 << 20, 0)
+    );
+    // A fio job names it as fio does; its region is size=.
+    let job = out.path().join("pf.fio");
+    std::fs::write(
+        &job,
+        "[pf]\nioengine=page_fault\nsize=8m\nrw=randrw\nbs=4k\n",
+    )
+    .unwrap();
+    let r = ran(out.path(), &[job.to_str().unwrap()]);
+    let t = &r.run(0).totals;
+    assert_eq!(
+        (r.run(0).engine.as_str(), t.read.ios + t.write.ios),
+        ("page_fault", 2048)
+    );
+}
+
+#[test]
+fn exec_runs_the_program_for_the_run_and_stops_it_at_the_end() {
+    let out = tempdir();
+    let prefix = out.path().join("mon").display().to_string();
+    let script = out.path().join("mon.sh");
+    std::fs::write(&script, "#!/bin/sh\necho $$\nexec sleep \"$1\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let r = ran(
+        out.path(),
+        &[
+            "--engine",
+            "exec",
+            "--exec-program",
+            script.to_str().unwrap(),
+            "--exec-args",
+            "60",
+            "--exec-output",
+            &prefix,
+            "--exec-grace",
+            "100ms",
+            "-t",
+            "null:4k",
+            "--duration",
+            "1s",
+        ],
+    );
+    let run = r.run(0);
+    assert_eq!((run.engine.as_str(), run.totals.read.errors), ("exec", 0));
+    assert!(
+        run.totals.read.ios >= 5,
+        "{} watches of 50 ms in 1 s",
+        run.totals.read.ios
+    );
+    let pid = std::fs::read_to_string(format!("{prefix}.stdout")).unwrap();
+    let pid = pid.trim();
+    assert!(
+        !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()),
+        "{pid:?}"
+    );
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the program {pid} outlived the run"
+    );
+
+    // A program that fails is an error of the run.
+    let json = out.path().join("fail.json");
+    let r = ioscope_to(
+        &json,
+        [
+            "run",
+            "-q",
+            "--engine",
+            "exec",
+            "--exec-program",
+            "false",
+            "-t",
+            "null:4k",
+            "--duration",
+            "1s",
+        ],
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.run(0).totals.read.errors, 1);
+}
