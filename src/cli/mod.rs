@@ -229,7 +229,7 @@ pub struct RunArgs {
     /// what stands for it: filecreate, filestat, filedelete, dircreate, dirstat,
     /// dirdelete (one call per file of a files:DIR?count=N target), cpuio (burn CPU,
     /// with --cpuload), falloc, ftruncate, page_fault (a fresh anonymous mapping per
-    /// worker, the size of a null:SIZE target).
+    /// worker, the size of a null:SIZE target), exec (runs --exec-program).
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
     pub engine: Option<EngineKind>,
     /// filestat/dirstat: the call timed: stat (default), lstat or statx.
@@ -241,6 +241,19 @@ pub struct RunArgs {
     /// cpuio: CPU time burnt per operation (default 50ms).
     #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
     pub cpuchunks: Option<u64>,
+    /// exec: the program to run for the run's duration.
+    #[arg(long, value_name = "PROGRAM")]
+    pub exec_program: Option<String>,
+    /// exec: its arguments, split at white space (as fio's `arguments`).
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub exec_args: Option<String>,
+    /// exec: after the run, SIGTERM, then this long before SIGKILL (default 1s).
+    #[arg(long, value_name = "DUR", value_parser = values::duration_ns_or_zero)]
+    pub exec_grace: Option<u64>,
+    /// exec: its output goes to PREFIX.stdout and PREFIX.stderr (default: to
+    /// ioscope's standard error).
+    #[arg(long, value_name = "PREFIX")]
+    pub exec_output: Option<String>,
     /// cpuio: how CPU is burnt: noop (a tight loop, default) or qsort (sorting).
     #[arg(long, value_name = "MODE", value_parser = values::cpu_mode)]
     pub cpumode: Option<crate::plan::engine_opts::CpuMode>,

@@ -230,6 +230,32 @@ fn apply_engine_flags(a: &RunArgs, e: &mut crate::plan::engine_opts::EngineOptio
     if let Some(s) = a.stat_type {
         e.stat = s;
     }
+    if a.exec_program.is_some()
+        || a.exec_args.is_some()
+        || a.exec_grace.is_some()
+        || a.exec_output.is_some()
+    {
+        let x = e
+            .exec
+            .get_or_insert_with(|| crate::plan::engine_opts::ExecSpec {
+                program: String::new(),
+                args: Vec::new(),
+                grace_ns: crate::plan::engine_opts::DEFAULT_EXEC_GRACE_NS,
+                output: None,
+            });
+        if let Some(p) = &a.exec_program {
+            x.program = p.clone();
+        }
+        if let Some(args) = &a.exec_args {
+            x.args = args.split_whitespace().map(str::to_string).collect();
+        }
+        if let Some(g) = a.exec_grace {
+            x.grace_ns = g;
+        }
+        if let Some(o) = &a.exec_output {
+            x.output = Some(o.clone());
+        }
+    }
     if a.cpuload.is_some() || a.cpuchunks.is_some() || a.cpumode.is_some() {
         let burn = e.cpu.get_or_insert(CpuBurn {
             load_pct: 0,

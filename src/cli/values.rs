@@ -147,7 +147,7 @@ pub fn engine(text: &str) -> Res<EngineKind> {
         "psync" => Ok(EngineKind::Sync),
         other => EngineKind::parse(other).ok_or(ValueError::Expected(
             "auto, uring, sync, null, mem, sim, nbd, iscsi, smb, filecreate, filestat, \
-             filedelete, dircreate, dirstat, dirdelete, cpuio, falloc, ftruncate or page_fault",
+             filedelete, dircreate, dirstat, dirdelete, cpuio, falloc, ftruncate, page_fault or exec",
         )),
     }
 }

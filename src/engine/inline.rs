@@ -39,6 +39,11 @@ impl<P: PerformIo> InlineEngine<P> {
             done: Vec::with_capacity(capacity),
         }
     }
+
+    /// What performs the requests.
+    pub fn io(&self) -> &P {
+        &self.io
+    }
 }
 
 impl<P: PerformIo> Engine for InlineEngine<P> {

@@ -183,6 +183,14 @@ struct RunTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     cpu_mode: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    exec_program: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_args: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_grace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_stop_latency: Option<String>,
@@ -420,6 +428,14 @@ impl RunTable {
             cpu_load: r.engine_opts.cpu.map(|c| c.load_pct),
             cpu_chunk: r.engine_opts.cpu.map(|c| format_duration_ns(c.chunk_ns)),
             cpu_mode: r.engine_opts.cpu.map(|c| c.mode.name()),
+            exec_program: r.engine_opts.exec.as_ref().map(|x| x.program.clone()),
+            exec_args: r.engine_opts.exec.as_ref().map(|x| x.args.clone()),
+            exec_grace: r
+                .engine_opts
+                .exec
+                .as_ref()
+                .map(|x| format_duration_ns(x.grace_ns)),
+            exec_output: r.engine_opts.exec.as_ref().and_then(|x| x.output.clone()),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
@@ -483,7 +499,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
                 EngineKind::Falloc => "falloc",
                 EngineKind::Ftruncate => "ftruncate",
-                k if k.is_file_op() || k == EngineKind::Cpuio => {
+                k if k.is_file_op() || matches!(k, EngineKind::Cpuio | EngineKind::Exec) => {
                     return Err(FioEmitError::Engine { engine: k.name() })
                 }
                 _ => "io_uring",
@@ -617,7 +633,7 @@ mod tests {
 
     #[test]
     fn engine_options_and_file_sets_read_back_from_toml() {
-        use crate::plan::engine_opts::{CpuBurn, CpuMode, EngineOptions, StatCall};
+        use crate::plan::engine_opts::{CpuBurn, CpuMode, EngineOptions, ExecSpec, StatCall};
         let mut p = sample();
         p.targets[0].uri = "files:/tmp/meta?count=40&per=20&name=j.{clone}.{file}".into();
         for (engine, opts) in [
@@ -625,7 +641,7 @@ mod tests {
                 EngineKind::FileStat,
                 EngineOptions {
                     stat: StatCall::Lstat,
-                    cpu: None,
+                    ..Default::default()
                 },
             ),
             (
@@ -637,6 +653,19 @@ mod tests {
                         chunk_ns: 20_000_000,
                         mode: CpuMode::Qsort,
                     }),
+                    ..Default::default()
+                },
+            ),
+            (
+                EngineKind::Exec,
+                EngineOptions {
+                    exec: Some(ExecSpec {
+                        program: "/usr/bin/iostat".into(),
+                        args: vec!["-x".into(), "a b".into()],
+                        grace_ns: 0,
+                        output: Some("mon".into()),
+                    }),
+                    ..Default::default()
                 },
             ),
         ] {
@@ -653,7 +682,7 @@ mod tests {
         p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
         assert!(matches!(
             to_fio(&p),
-            Err(FioEmitError::Engine { engine: "cpuio" })
+            Err(FioEmitError::Engine { engine: "exec" })
         ));
         p.runs[0].engine = EngineKind::Falloc;
         p.runs[0].engine_opts = Default::default();

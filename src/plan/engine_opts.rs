@@ -15,6 +15,9 @@ pub struct EngineOptions {
     /// How `cpuio` burns CPU; `None` with cpuio is refused (it needs a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuBurn>,
+    /// The program the `exec` engine runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<ExecSpec>,
 }
 
 impl EngineOptions {
@@ -31,9 +34,33 @@ impl EngineOptions {
         if self.cpu.is_some() && engine != EngineKind::Cpuio {
             return Some("CPU load (--cpuload/--cpuchunks/--cpumode) applies to the cpuio engine");
         }
+        if self.exec.is_some() && engine != EngineKind::Exec {
+            return Some(
+                "a program (--exec-program/--exec-args/--exec-grace) applies to the exec engine",
+            );
+        }
         None
     }
 }
+
+/// A program the exec engine runs for the run's duration (fio's `program`,
+/// `arguments`, `grace_time`, `std_redirect`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecSpec {
+    /// Looked up in `PATH` when it has no `/`.
+    pub program: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// After the run, SIGTERM, then this long before SIGKILL.
+    pub grace_ns: u64,
+    /// Its standard output and error go to `PREFIX.stdout` and `PREFIX.stderr`;
+    /// `None`: to ioscope's standard error (never to its stdout, which may carry JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// fio's `grace_time` default: 1 s.
+pub const DEFAULT_EXEC_GRACE_NS: u64 = 1_000_000_000;
 
 /// The system call a stat engine times.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,7 +14,10 @@ use std::ops::Range;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
-use super::engine_opts::{CpuBurn, CpuMode, EngineOptions, StatCall, DEFAULT_CPU_CHUNK_NS};
+use super::engine_opts::{
+    CpuBurn, CpuMode, EngineOptions, ExecSpec, StatCall, DEFAULT_CPU_CHUNK_NS,
+    DEFAULT_EXEC_GRACE_NS,
+};
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
@@ -73,6 +76,10 @@ const SETTINGS_KEYS: &[&str] = &[
     "cpu_load",
     "cpu_chunk",
     "cpu_mode",
+    "exec_program",
+    "exec_args",
+    "exec_grace",
+    "exec_output",
 ];
 const TARGET_KEYS: &[&str] = &[
     "name",
@@ -1347,6 +1354,28 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("cpu_chunk") {
             e.cpu_chunk_ns = Some(self.duration("cpu_chunk", v, false)?);
         }
+        if let Some(v) = sec.get("exec_program") {
+            e.exec_program = Some(self.name("exec_program", v)?);
+        }
+        if let Some(v) = sec.get("exec_args") {
+            e.exec_args = Some(match v.get_ref() {
+                Node::Array(items) => items
+                    .iter()
+                    .map(|i| self.string("exec_args", i).map(str::to_string))
+                    .collect::<Res<Vec<_>>>()?,
+                _ => self
+                    .string("exec_args", v)?
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect(),
+            });
+        }
+        if let Some(v) = sec.get("exec_grace") {
+            e.exec_grace_ns = Some(self.duration("exec_grace", v, true)?);
+        }
+        if let Some(v) = sec.get("exec_output") {
+            e.exec_output = Some(self.name("exec_output", v)?);
+        }
         if let Some(v) = sec.get("cpu_mode") {
             let name = self.string("cpu_mode", v)?;
             e.cpu_mode = Some(CpuMode::parse(name).ok_or_else(|| {
@@ -1469,6 +1498,10 @@ struct EngineSettings {
     cpu_load: Option<u8>,
     cpu_chunk_ns: Option<u64>,
     cpu_mode: Option<CpuMode>,
+    exec_program: Option<String>,
+    exec_args: Option<Vec<String>>,
+    exec_grace_ns: Option<u64>,
+    exec_output: Option<String>,
 }
 
 impl EngineSettings {
@@ -1478,6 +1511,10 @@ impl EngineSettings {
             cpu_load: over.cpu_load.or(self.cpu_load),
             cpu_chunk_ns: over.cpu_chunk_ns.or(self.cpu_chunk_ns),
             cpu_mode: over.cpu_mode.or(self.cpu_mode),
+            exec_program: over.exec_program.or(self.exec_program),
+            exec_args: over.exec_args.or(self.exec_args),
+            exec_grace_ns: over.exec_grace_ns.or(self.exec_grace_ns),
+            exec_output: over.exec_output.or(self.exec_output),
         }
     }
 
@@ -1486,7 +1523,17 @@ impl EngineSettings {
     fn into_options(self) -> EngineOptions {
         let burn =
             self.cpu_load.is_some() || self.cpu_chunk_ns.is_some() || self.cpu_mode.is_some();
+        let exec_given = self.exec_program.is_some()
+            || self.exec_args.is_some()
+            || self.exec_grace_ns.is_some()
+            || self.exec_output.is_some();
         EngineOptions {
+            exec: exec_given.then(|| ExecSpec {
+                program: self.exec_program.unwrap_or_default(),
+                args: self.exec_args.unwrap_or_default(),
+                grace_ns: self.exec_grace_ns.unwrap_or(DEFAULT_EXEC_GRACE_NS),
+                output: self.exec_output,
+            }),
             stat: self.stat.unwrap_or_default(),
             cpu: burn.then(|| CpuBurn {
                 load_pct: self.cpu_load.unwrap_or(0),

@@ -604,6 +604,8 @@ pub enum EngineKind {
     /// touches take page faults (fio's page_fault).
     #[serde(rename = "page_fault")]
     PageFault,
+    /// Runs a program for the run's duration (fio's exec).
+    Exec,
 }
 
 impl EngineKind {
@@ -628,11 +630,12 @@ impl EngineKind {
             EngineKind::Falloc => "falloc",
             EngineKind::Ftruncate => "ftruncate",
             EngineKind::PageFault => "page_fault",
+            EngineKind::Exec => "exec",
         }
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 19] = [
+    pub const ALL: [EngineKind; 20] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -652,6 +655,7 @@ impl EngineKind {
         EngineKind::Falloc,
         EngineKind::Ftruncate,
         EngineKind::PageFault,
+        EngineKind::Exec,
     ];
 
     /// The engine named `name` (its [`EngineKind::name`]).

@@ -10,6 +10,7 @@ use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
 use crate::engine::cpuio::CpuEngine;
+use crate::engine::exec::ExecEngine;
 use crate::engine::fileops::{FileOp, FileOpEngine};
 use crate::engine::iscsi::IscsiEngine;
 use crate::engine::multipath::path::InnerEngine;
@@ -411,6 +412,10 @@ fn run_with_engine(
                 Err(e) => worker::fail(setup, e.into()),
             }
         }
+        EngineKind::Exec => match &engine_opts.exec {
+            Some(spec) => worker::run_worker(ExecEngine::new(spec.clone(), capacity), setup),
+            None => worker::fail(setup, no_setting("exec", "a program").into()),
+        },
         EngineKind::Cpuio => match engine_opts.cpu {
             Some(burn) => worker::run_worker(CpuEngine::new(burn, capacity), setup),
             None => worker::fail(setup, no_setting("cpuio", "a CPU load").into()),

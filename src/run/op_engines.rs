@@ -44,7 +44,11 @@ pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunErro
     let special = engine.is_file_op()
         || matches!(
             engine,
-            EngineKind::Cpuio | EngineKind::Falloc | EngineKind::Ftruncate | EngineKind::PageFault
+            EngineKind::Cpuio
+                | EngineKind::Falloc
+                | EngineKind::Ftruncate
+                | EngineKind::PageFault
+                | EngineKind::Exec
         );
     if !special {
         return Ok(());
@@ -70,8 +74,34 @@ pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunErro
             }
         }
     }
+    if engine == EngineKind::Exec {
+        check_exec(run)?;
+    }
     for w in &run.workloads {
         check_workload(run, w)?;
+    }
+    Ok(())
+}
+
+/// exec runs one program for the run's duration: a program, one stream, a duration.
+fn check_exec(run: &RunSpec) -> Result<(), RunError> {
+    let setup = |msg: &str| RunError::Setup {
+        run: run.name.clone(),
+        msg: format!("the exec engine {msg}"),
+    };
+    match &run.engine_opts.exec {
+        Some(x) if !x.program.trim().is_empty() => {}
+        _ => return Err(setup("needs a program: --exec-program PROGRAM")),
+    }
+    if run.total_streams() != 1 || run.workloads.len() != 1 {
+        return Err(setup(
+            "runs one program: give it one workload of one stream",
+        ));
+    }
+    if run.duration_ns.is_none() || run.passes.is_some() {
+        return Err(setup(
+            "runs its program for the run's duration: give --duration, not --passes",
+        ));
     }
     Ok(())
 }
@@ -100,11 +130,11 @@ fn check_workload(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<(),
         }
         _ => {}
     }
-    if engine == EngineKind::Cpuio {
+    if matches!(engine, EngineKind::Cpuio | EngineKind::Exec) {
         if w.rate != Rate::Max || w.pauses.think_ns > 0 {
-            return Err(invalid(
-                "the cpuio engine paces itself by its load (--cpuload); a rate or think time does not apply".into(),
-            ));
+            return Err(invalid(format!(
+                "the {name} engine paces itself; a rate or think time does not apply"
+            )));
         }
         return Ok(());
     }
@@ -221,9 +251,9 @@ pub(super) fn check_targets(engine: EngineKind, kinds: &[ProbeKind]) -> Option<S
         ));
     }
     match engine {
-        EngineKind::Cpuio if !all(ProbeKind::Null) => {
-            Some("the cpuio engine does no I/O: give it a null:SIZE target".into())
-        }
+        EngineKind::Cpuio | EngineKind::Exec if !all(ProbeKind::Null) => Some(format!(
+            "the {name} engine does no I/O: give it a null:SIZE target"
+        )),
         EngineKind::PageFault if !(all(ProbeKind::Null) && kinds.len() == 1) => Some(
             "the page_fault engine maps its own memory: give it one null:SIZE target (the size of each worker's mapping)".into(),
         ),

@@ -554,3 +554,68 @@ fn page_fault_copies_through_a_fresh_mapping_of_the_targets_size() {
         ("page_fault", 2048)
     );
 }
+
+#[test]
+fn exec_runs_the_program_for_the_run_and_stops_it_at_the_end() {
+    let out = tempdir();
+    let prefix = out.path().join("mon").display().to_string();
+    let script = out.path().join("mon.sh");
+    std::fs::write(&script, "#!/bin/sh\necho $$\nexec sleep \"$1\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let r = ran(
+        out.path(),
+        &[
+            "--engine",
+            "exec",
+            "--exec-program",
+            script.to_str().unwrap(),
+            "--exec-args",
+            "60",
+            "--exec-output",
+            &prefix,
+            "--exec-grace",
+            "100ms",
+            "-t",
+            "null:4k",
+            "--duration",
+            "1s",
+        ],
+    );
+    let run = r.run(0);
+    assert_eq!((run.engine.as_str(), run.totals.read.errors), ("exec", 0));
+    assert!(
+        run.totals.read.ios >= 5,
+        "{} watches of 50 ms in 1 s",
+        run.totals.read.ios
+    );
+    let pid = std::fs::read_to_string(format!("{prefix}.stdout")).unwrap();
+    let pid = pid.trim();
+    assert!(
+        !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()),
+        "{pid:?}"
+    );
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the program {pid} outlived the run"
+    );
+
+    // A program that fails is an error of the run.
+    let json = out.path().join("fail.json");
+    let r = ioscope_to(
+        &json,
+        [
+            "run",
+            "-q",
+            "--engine",
+            "exec",
+            "--exec-program",
+            "false",
+            "-t",
+            "null:4k",
+            "--duration",
+            "1s",
+        ],
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.run(0).totals.read.errors, 1);
+}

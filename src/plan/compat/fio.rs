@@ -765,13 +765,16 @@ impl<'a> JobCx<'a> {
         let engine_opts = self.engine_options(engine)?;
         self.run_opts.push((
             "engine options",
-            format!("{engine_opts:?}"),
+            op_engines::fio_text(&engine_opts),
             self.section_loc.clone(),
         ));
         let data = self.data_settings();
         // O_DIRECT means nothing to an engine that reads and writes no bytes.
-        let no_bytes =
-            engine.is_file_op() || matches!(engine, EngineKind::Cpuio | EngineKind::PageFault);
+        let no_bytes = engine.is_file_op()
+            || matches!(
+                engine,
+                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec
+            );
         let direct = if no_bytes { None } else { self.direct()? };
         if engine == EngineKind::Nbd && !self.o.get("uri").is_some_and(|(u, _)| !u.is_empty()) {
             let at = self
@@ -793,6 +796,7 @@ impl<'a> JobCx<'a> {
         let flow = self.flow(&rate)?;
         let mut timing = self.timing(target.size, bs.single())?;
         self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
+        self.exec_timing(engine, &mut timing)?;
         let curve = self.latency_target(timing.duration_ns)?;
         let fio_logs = self.fio_logs()?;
         let steady = self.steady_stop(fio_logs.as_ref().and_then(|l| l.1))?;
@@ -1132,7 +1136,7 @@ impl<'a> JobCx<'a> {
                 Some("one positioned read/write per I/O (pvsync2's per-I/O flags such as hipri are not set)"),
             ),
             "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete"
-            | "cpuio" | "ftruncate" | "page_fault" => {
+            | "cpuio" | "ftruncate" | "page_fault" | "exec" => {
                 (EngineKind::parse(&lower).unwrap_or(EngineKind::Auto), None)
             }
             "falloc" => (
@@ -1169,6 +1173,7 @@ impl<'a> JobCx<'a> {
                 | EngineKind::Falloc
                 | EngineKind::Ftruncate
                 | EngineKind::PageFault
+                | EngineKind::Exec
         ) || engine.is_file_op();
         if one_at_a_time && qd > 1 {
             self.warnings.push(format!(

@@ -279,6 +279,19 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps("cpuchunks", "cpuio: CPU time burnt per operation (µs)"),
     maps("cpumode", "cpuio: noop or qsort"),
+    maps("program", "exec: the program run for the job's runtime"),
+    maps(
+        "arguments",
+        "exec: its arguments (%r → runtime in seconds, %n → job name), split at spaces",
+    ),
+    maps(
+        "grace_time",
+        "exec: seconds between SIGTERM and SIGKILL at the end",
+    ),
+    maps(
+        "std_redirect",
+        "exec: output to JOBNAME.stdout/.stderr (default), else to ioscope's stderr",
+    ),
     maps(
         "exit_on_io_done",
         "cpuio: 0 only (a cpuio run has no I/O jobs beside it)",

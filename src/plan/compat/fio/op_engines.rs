@@ -9,7 +9,10 @@
 
 use super::{count_opt, JobCx, JobTarget, JobTiming};
 use crate::plan::compat::CompatError;
-use crate::plan::engine_opts::{CpuBurn, CpuMode, EngineOptions, StatCall, DEFAULT_CPU_CHUNK_NS};
+use crate::plan::engine_opts::{
+    CpuBurn, CpuMode, EngineOptions, ExecSpec, StatCall, DEFAULT_CPU_CHUNK_NS,
+    DEFAULT_EXEC_GRACE_NS,
+};
 use crate::plan::fileset::FileSetSpec;
 use crate::plan::model::{AccessPattern, EngineKind, Op};
 use crate::plan::units::parse_size;
@@ -59,6 +62,7 @@ impl JobCx<'_> {
                 );
             }
         }
+        opts.exec = self.exec_spec(engine)?;
         if engine != EngineKind::Cpuio {
             self.only_with("ioengine=cpuio", &["cpuload", "cpuchunks", "cpumode"]);
             return Ok(opts);
@@ -96,6 +100,61 @@ impl JobCx<'_> {
             }
         ));
         Ok(opts)
+    }
+
+    /// `program`, `arguments` (`%r` → the runtime in seconds, `%n` → the job's name;
+    /// split at spaces, as fio does), `grace_time` (s) and `std_redirect` (output to
+    /// JOBNAME.stdout/.stderr, fio's default) of an exec job.
+    fn exec_spec(&mut self, engine: EngineKind) -> Result<Option<ExecSpec>, CompatError> {
+        let o = self.o;
+        let keys = ["program", "arguments", "grace_time", "std_redirect"];
+        let program = o.get("program");
+        let args = o.get("arguments");
+        let grace = count_opt_zero(o, "grace_time")?;
+        let redirect = o.flag("std_redirect")?;
+        if engine != EngineKind::Exec {
+            self.only_with("ioengine=exec", &keys);
+            return Ok(None);
+        }
+        let Some((program, _)) = program.filter(|(p, _)| !p.trim().is_empty()) else {
+            return Err(self
+                .section_loc
+                .error(format!("job '{}': ioengine=exec needs program=", self.name)));
+        };
+        let runtime_s = super::dur_opt(o, "runtime", false)?.map_or(0, |ns| ns / 1_000_000_000);
+        let args = args.map_or(Vec::new(), |(a, _)| {
+            a.replace("%r", &runtime_s.to_string())
+                .replace("%n", &self.name)
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        });
+        Ok(Some(ExecSpec {
+            program: program.trim().to_string(),
+            args,
+            grace_ns: grace.map_or(DEFAULT_EXEC_GRACE_NS, |s| s.saturating_mul(1_000_000_000)),
+            output: (redirect || !o.has("std_redirect")).then(|| self.name.clone()),
+        }))
+    }
+
+    /// An exec job runs for its runtime, whatever its size or loops.
+    pub(super) fn exec_timing(
+        &mut self,
+        engine: EngineKind,
+        timing: &mut JobTiming,
+    ) -> Result<(), CompatError> {
+        if engine != EngineKind::Exec {
+            return Ok(());
+        }
+        if timing.duration_ns.is_none() {
+            return Err(self.section_loc.error(format!(
+                "job '{}': ioengine=exec needs runtime= (how long the program runs)",
+                self.name
+            )));
+        }
+        timing.passes = None;
+        Ok(())
     }
 
     /// `openfiles`, `filename_format` and `create_on_open`: read for every job; with
@@ -152,7 +211,7 @@ impl JobCx<'_> {
         streams: u32,
         bs: u64,
     ) -> Result<Option<JobTarget>, CompatError> {
-        if engine == EngineKind::Cpuio {
+        if matches!(engine, EngineKind::Cpuio | EngineKind::Exec) {
             let size = match self.o.get("size") {
                 Some((v, loc)) => parse_size(v).map_err(|e| loc.error(format!("size={v}: {e}")))?,
                 None => bs,
@@ -356,5 +415,45 @@ impl JobCx<'_> {
             timing.warmup_ns = 0;
         }
         Ok(())
+    }
+}
+
+/// A whole number that may be 0 (`grace_time=0`).
+fn count_opt_zero(o: &super::Opts, key: &str) -> Result<Option<u64>, CompatError> {
+    match o.get(key) {
+        None => Ok(None),
+        Some((v, loc)) => v
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|e| loc.error(format!("{key}={v}: {e}"))),
+    }
+}
+
+/// A job's engine options as fio's options, for messages ("cpuload=50 cpumode=noop").
+pub(super) fn fio_text(e: &EngineOptions) -> String {
+    let mut parts = Vec::new();
+    if !e.stat.is_default() {
+        parts.push(format!("stat_type={}", e.stat.name()));
+    }
+    if let Some(c) = e.cpu {
+        parts.push(format!(
+            "cpuload={} cpuchunks={} cpumode={}",
+            c.load_pct,
+            c.chunk_ns / 1000,
+            c.mode.name()
+        ));
+    }
+    if let Some(x) = &e.exec {
+        parts.push(format!(
+            "program={} arguments={}",
+            x.program,
+            x.args.join(" ")
+        ));
+    }
+    if parts.is_empty() {
+        "no engine options".into()
+    } else {
+        parts.join(" ")
     }
 }
