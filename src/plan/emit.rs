@@ -117,6 +117,8 @@ struct WorkloadTable {
     flow_id: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     flow_sleep: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    exit_all: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -344,6 +346,7 @@ impl WorkloadTable {
                 .flow
                 .filter(|f| f.sleep_ns > 0)
                 .map(|f| format_duration_ns(f.sleep_ns)),
+            exit_all: w.exit_all,
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
@@ -366,6 +369,9 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
             f.id,
             f.sleep_ns / 1000
         );
+    }
+    if w.exit_all {
+        let _ = writeln!(s, "exitall");
     }
     if w.pauses.start_delay_ns > 0 {
         let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);
@@ -976,11 +982,13 @@ mod tests {
             weight: 8,
             sleep_ns: 1_000_000,
         });
+        w.exit_all = true;
         let text = to_toml(&p).unwrap();
         assert!(text.contains("seq_gap = \"-8k\""), "{text}");
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
         assert_eq!(back.runs[0].workloads[0].seq_gap_bytes, -8192);
         assert_eq!(back.runs[0].workloads[0].flow, p.runs[0].workloads[0].flow);
+        assert!(back.runs[0].workloads[0].exit_all);
         let fio = to_fio(&p).unwrap();
         assert!(fio.contains("rw=rw:-8k\n"), "{fio}");
         let t = crate::plan::compat::fio::parse_str(
@@ -996,5 +1004,6 @@ mod tests {
             t.plan.runs[0].workloads[0].flow,
             p.runs[0].workloads[0].flow
         );
+        assert!(t.plan.runs[0].workloads[0].exit_all);
     }
 }

@@ -116,6 +116,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "flow",
     "flow_id",
     "flow_sleep",
+    "exit_all",
 ];
 const RUN_ONLY_KEYS: &[&str] = &[
     "name",
@@ -854,6 +855,10 @@ impl<'a> Ctx<'a> {
         let align_bytes = self.align(&sec, &bs)?;
         let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
         let flow = self.flow(&sec, &rate, share_pct)?;
+        let exit_all = match sec.get("exit_all") {
+            Some(v) => self.boolean("exit_all", v)?,
+            None => false,
+        };
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -874,6 +879,7 @@ impl<'a> Ctx<'a> {
                 align_bytes,
                 seq_gap_bytes,
                 flow,
+                exit_all,
                 pauses,
             },
             at,

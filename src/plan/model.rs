@@ -439,6 +439,10 @@ pub struct Workload {
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
+    /// fio's `exitall`: the run stops as soon as one of this workload's streams has
+    /// done its I/O budget (its passes), whatever the others have left.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exit_all: bool,
     /// Pauses in issuing: a late start, idle time between batches (fio's
     /// `startdelay` and `thinktime`).
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
@@ -559,6 +563,7 @@ impl Default for Workload {
             align_bytes: None,
             seq_gap_bytes: 0,
             flow: None,
+            exit_all: false,
             pauses: Pauses::default(),
         }
     }
@@ -953,4 +958,8 @@ impl RunSpec {
 
 fn is_zero_i64(v: &i64) -> bool {
     *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }

@@ -251,7 +251,8 @@ pub enum EndReason {
     /// The measured duration ran out.
     #[default]
     Duration,
-    /// Every stream finished its passes over its working set (or its I/O budget).
+    /// Every stream finished its passes over its working set (or its I/O budget), or
+    /// a stream of an `exit_all` workload (fio's `exitall`) finished its own.
     Passes,
     /// Ctrl-C stopped it.
     Interrupted,

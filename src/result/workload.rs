@@ -160,6 +160,10 @@ pub struct WorkloadEcho {
     /// fio's flow control: the workload's flow id and weight; absent when free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
+    /// fio's `exitall`: the run stopped once a stream of this workload had done its
+    /// I/O budget; absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exit_all: bool,
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
@@ -203,6 +207,10 @@ fn is_zero_i64(v: &i64) -> bool {
     *v == 0
 }
 
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
 impl Pauses {
     pub fn is_none(&self) -> bool {
         *self == Pauses::default()
@@ -230,6 +238,7 @@ impl Default for WorkloadEcho {
             align_bytes: None,
             seq_gap_bytes: 0,
             flow: None,
+            exit_all: false,
             pauses: Pauses::default(),
         }
     }
@@ -422,6 +431,7 @@ mod tests {
             align_bytes: None,
             seq_gap_bytes: 0,
             flow: None,
+            exit_all: false,
             pauses: Pauses::default(),
         };
         let v = serde_json::to_value(&w).unwrap();

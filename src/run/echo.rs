@@ -67,6 +67,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         align_bytes,
         seq_gap_bytes,
         flow,
+        exit_all,
         pauses,
     } = w;
     wire::WorkloadEcho {
@@ -112,6 +113,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 sleep_ns,
             }
         }),
+        exit_all: *exit_all,
         pauses: {
             let plan::Pauses {
                 start_delay_ns,
@@ -190,6 +192,7 @@ mod tests {
                     weight: 8,
                     sleep_ns: 1_000_000,
                 }),
+                exit_all: true,
                 pauses: plan::Pauses {
                     start_delay_ns: 2_000_000_000,
                     think_ns: 500_000,
@@ -273,6 +276,7 @@ mod tests {
         assert_eq!(e.seq_layout, wire::SeqLayout::Stride);
         assert_eq!(e.align_bytes, Some(65536));
         assert_eq!(e.seq_gap_bytes, -8192);
+        assert!(e.exit_all);
         assert_eq!(
             (
                 e.pauses.start_delay_ns,

@@ -27,6 +27,8 @@ pub struct WorkloadShape {
     /// Sequential streams that walk their own region: bytes added to the offset
     /// after each I/O (fio's `rw=read:N`; negative walks backwards).
     pub seq_gap: i64,
+    /// fio's `exitall`: the run stops once a stream of this workload is done.
+    pub exit_all: bool,
     /// fio's flow control: this workload's share of its flow group (set by launch).
     pub flow: Option<super::flow::FlowShare>,
 }
@@ -58,6 +60,7 @@ impl WorkloadShape {
             max_bs: w.bs.max_bytes() as u32,
             open_loop: matches!(w.rate, Rate::Iops(_)),
             seq_gap: w.seq_gap_bytes,
+            exit_all: w.exit_all,
             flow: None,
         }
     }

@@ -825,6 +825,10 @@ impl<E: Engine> Worker<E> {
         } else if s.bytes_left > 0 {
             self.ready.push(si as u32);
         }
+        if s.bytes_left == 0 && s.inflight == 0 && self.shapes[s.workload as usize].exit_all {
+            // fio's exitall: this stream has done its I/O, so the run stops.
+            self.setup.stop.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Fails every request older than the I/O timeout: counted as a timeout error

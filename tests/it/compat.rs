@@ -840,4 +840,22 @@ fn fio_exitall_ends_the_run_with_the_first_job() {
         run.duration_s
     );
     assert!(run.workloads.iter().all(|w| w.totals.all.ios > 0));
+    // Jobs that end on their I/O amounts: the run stops when the 1 MiB reader with
+    // exitall is done, long before the 64 MiB writer beside it.
+    let passes = d.path().join("passes.fio");
+    std::fs::write(
+        &passes,
+        "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\n\
+         ioengine=io_uring\niodepth=4\n\
+         [small]\nrw=read\nsize=1m\nexitall\n[big]\nrw=write\nsize=64m\n",
+    )
+    .unwrap();
+    let ran = run_on_sim(&passes);
+    let (small, big) = (&ran.run(0).workloads[0], &ran.run(0).workloads[1]);
+    assert_eq!(small.totals.all.bytes, 1 << 20);
+    assert!(
+        big.totals.all.bytes > 0 && big.totals.all.bytes < 8 << 20,
+        "the writer went on to {} bytes",
+        big.totals.all.bytes
+    );
 }

@@ -591,7 +591,7 @@ fn group_runs(
         run.workloads.push(job.workload);
     }
     for (run, exits) in runs.iter_mut().zip(&exits) {
-        own_runtimes(run, exits, unsupported);
+        own_runtimes(run, exits);
     }
     exit_what_all(&mut runs, &exits);
     // Runs with several jobs are named after all of them.
@@ -618,13 +618,9 @@ fn timed(runtime_text: &str) -> bool {
 /// issuing then (`pauses.stop_ns`). With `exitall` the run ends instead when the
 /// first job that carries it ends (fio stops the others of its group then). Each
 /// job's runtime is in `stop_ns` on entry (see [`group_runs`]); runs that are not
-/// time-based are left as they are, and exitall among several of their jobs is
-/// listed (ioscope's run ends when every job has done its passes).
-fn own_runtimes(
-    run: &mut RunSpec,
-    exits: &[Option<(ExitWhat, Loc)>],
-    unsupported: &mut UnsupportedList,
-) {
+/// time-based are left as they are (there `Workload::exit_all` stops the run when a
+/// stream of the job has done its I/O).
+fn own_runtimes(run: &mut RunSpec, exits: &[Option<(ExitWhat, Loc)>]) {
     let ends: Option<Vec<u64>> = run
         .workloads
         .iter()
@@ -637,17 +633,8 @@ fn own_runtimes(
         w.pauses.stop_ns = 0;
     }
     let (Some(ends), None) = (ends, run.passes) else {
-        if run.workloads.len() > 1 {
-            for (_, loc) in exits.iter().flatten() {
-                unsupported.push(
-                    "exitall — in a run of several jobs that end on their I/O amounts: \
-                     ioscope's run ends when every job has done its share, not when the \
-                     first one has"
-                        .to_string(),
-                    loc,
-                );
-            }
-        }
+        // Jobs that end on their I/O amounts: the workers stop the run when a stream
+        // of an exitall workload has done its share (Workload::exit_all).
         return;
     };
     let Some(&latest) = ends.iter().max() else {
@@ -819,6 +806,7 @@ impl<'a> JobCx<'a> {
         self.run_opts
             .push(("io", format!("{io:?}"), self.section_loc.clone()));
         let exit = self.exit_all()?;
+        let exit_all = exit.is_some();
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
@@ -853,6 +841,7 @@ impl<'a> JobCx<'a> {
                 align_bytes,
                 seq_gap_bytes,
                 flow,
+                exit_all,
                 pauses,
             },
             engine,

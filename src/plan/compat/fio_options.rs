@@ -683,8 +683,9 @@ pub const OPTIONS: &[FioOption] = &[
     // is not taken as their value.
     flag(maps(
         "exitall",
-        "the run ends when the first job carrying it ends (time-based runs; in a run of \
-         several jobs ending on their I/O amounts unsupported)",
+        "the run ends when the first job carrying it ends: a time-based run's duration \
+         becomes that job's end; otherwise the workload's exit_all stops the run once one \
+         of its streams has done its I/O",
     )),
     flag(unsupported(
         "exitall_on_error",
