@@ -82,6 +82,17 @@ struct TargetTable {
     size: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     direct: Option<bool>,
+    /// Multipath (`paths` 1.., path 0 being `path`) and SMB3 multichannel.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    paths: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    channels: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_policy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failback: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_retry: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -297,12 +308,34 @@ impl JobFileDoc {
 
 impl TargetTable {
     fn from_spec(t: &TargetSpec) -> Self {
-        TargetTable {
+        use crate::plan::paths::{Failback, PathPolicy, DEFAULT_PATH_RETRY_NS};
+        let mut table = TargetTable {
             name: t.name.clone(),
             path: t.uri.clone(),
             size: t.size_bytes.map(format_size),
             direct: t.direct,
-        }
+            paths: Vec::new(),
+            channels: None,
+            path_policy: None,
+            failback: None,
+            path_retry: None,
+        };
+        let Some(mp) = &t.multipath else {
+            return table;
+        };
+        // Defaults are left out, as the job file leaves them out; a multipath spec
+        // always has further paths or channels, so one of those keys says it is one.
+        table.paths = mp.paths.clone();
+        table.channels = mp.channels;
+        table.path_policy = (mp.policy != PathPolicy::default()).then(|| mp.policy.label());
+        table.failback = match mp.failback {
+            Failback::Immediate => None,
+            Failback::Manual => Some("manual".into()),
+            Failback::AfterNs(ns) => Some(format_duration_ns(ns)),
+        };
+        table.path_retry =
+            (mp.retry_ns != DEFAULT_PATH_RETRY_NS).then(|| format_duration_ns(mp.retry_ns));
+        table
     }
 }
 
@@ -634,6 +667,43 @@ mod tests {
             }],
             warnings: vec![],
             data: Default::default(),
+        }
+    }
+
+    #[test]
+    fn multipath_and_smb_channels_read_back_from_toml() {
+        use crate::plan::paths::{Failback, MultipathSpec, PathPolicy};
+        let mut p = sample();
+        p.targets[0].uri = "smb://u@10.0.0.1:4450/share/f.dat".into();
+        p.targets[0].direct = None;
+        for mp in [
+            MultipathSpec {
+                paths: vec!["smb://u@10.0.1.1:4450/share/f.dat".into()],
+                policy: PathPolicy::Failover,
+                retry_ns: 250_000_000,
+                failback: Failback::AfterNs(5_000_000_000),
+                channels: Some(4),
+            },
+            // Channels over the advertised interfaces: no paths, all defaults.
+            MultipathSpec {
+                paths: Vec::new(),
+                policy: PathPolicy::default(),
+                retry_ns: crate::plan::paths::DEFAULT_PATH_RETRY_NS,
+                failback: Failback::Immediate,
+                channels: Some(2),
+            },
+            MultipathSpec {
+                paths: vec!["smb://u@10.0.1.1:4450/share/f.dat".into()],
+                policy: PathPolicy::RoundRobin { n: 100 },
+                retry_ns: crate::plan::paths::DEFAULT_PATH_RETRY_NS,
+                failback: Failback::Manual,
+                channels: None,
+            },
+        ] {
+            p.targets[0].multipath = Some(mp);
+            let text = to_toml(&p).unwrap();
+            let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+            assert_eq!(back.targets, p.targets, "{text}");
         }
     }
 

@@ -142,6 +142,7 @@ impl ChannelSet {
         how: OpenHow,
         plan: &ChannelPlan,
     ) -> Result<ChannelSet, OpenError> {
+        super::heap::keep_large_buffers();
         let driver = Driver::start()?;
         let h = driver.handle.clone();
         let _entered = h.enter();

@@ -103,6 +103,7 @@ impl Session {
         require_encryption: bool,
         how: OpenHow,
     ) -> Result<Session, OpenError> {
+        super::heap::keep_large_buffers();
         // The crate's destructors (also on the error paths below) need the runtime.
         let _entered = rt.enter();
         let cfg = ClientConfig {

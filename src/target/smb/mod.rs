@@ -12,6 +12,8 @@ pub mod credentials;
 pub mod channels;
 #[cfg(feature = "smb")]
 pub mod client;
+#[cfg(feature = "smb")]
+pub mod heap;
 
 use super::uri::UriError;
 use crate::plan::model::SmbSpec;
