@@ -129,7 +129,14 @@ def start_nbdkit():
         sk.bind(("127.0.0.1", 0))
         port = sk.getsockname()[1]
     p = subprocess.Popen(["nbdkit", "--foreground", "--exit-with-parent", "-i", "127.0.0.1",
-                          "-p", str(port), "memory", "1G"])
+                          "-p", str(port), "memory", "1G"],
+                         # Its own session, as a daemon would run (nbdkit without
+                         # --foreground calls setsid itself): with autogroup scheduling
+                         # a server in the clients' session shares ioscope's scheduling
+                         # group, so its threads' wakeups preempt ioscope's worker,
+                         # while fio's job processes call setsid and escape that
+                         # (docs/benchmarks.md, Session 6).
+                         start_new_session=True)
     for _ in range(200):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()

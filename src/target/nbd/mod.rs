@@ -2,8 +2,10 @@
 //! Parsing checks the URI's shape without I/O (so a typo is a located input error);
 //! opening connects once through libnbd to learn the export's size, whether it is
 //! writable and whether it allows several connections, and to look at its head
-//! before anything is written. That connection stays with the target for the
-//! `--verify-after` pass; the engine's workers open their own.
+//! before anything is written. That connection is closed once it has (nbdkit keeps
+//! a pool of threads per connection, which would sit beside the run's); the
+//! `--verify-after` pass opens another when it runs, and the engine's workers open
+//! their own.
 
 pub mod ffi;
 
@@ -81,8 +83,11 @@ pub struct NbdTarget {
     pub multi_conn: bool,
     /// The whole export's size (a run may use a prefix of it).
     pub export_bytes: u64,
-    /// The connection opened to inspect the export, kept for the verify pass.
-    conn: Mutex<ffi::Conn>,
+    /// A connection for reads outside the engine (the verify pass), opened when
+    /// first needed: the one that inspected the export is closed once it has, so
+    /// the server carries only the engine's connections during the run (nbdkit
+    /// keeps a pool of threads per connection), as with fio's nbd engine.
+    conn: Mutex<Option<ffi::Conn>>,
 }
 
 impl std::fmt::Debug for NbdTarget {
@@ -98,9 +103,13 @@ impl std::fmt::Debug for NbdTarget {
 impl NbdTarget {
     /// Blocking read through the inspection connection (verify pass).
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        conn.pread(buf, offset)
-            .map_err(|e| std::io::Error::other(format!("{}: {e}", self.server)))
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let err = |e: ffi::NbdError| std::io::Error::other(format!("{}: {e}", self.server));
+        let conn = match guard.as_mut() {
+            Some(c) => c,
+            None => guard.insert(ffi::Conn::connect(&self.uri).map_err(err)?),
+        };
+        conn.pread(buf, offset).map_err(err)
     }
 }
 
@@ -159,7 +168,8 @@ pub fn open(spec: &NbdSpec, writes: bool, force: bool) -> Result<Opened, TargetE
             server: spec.server.clone(),
             multi_conn: conn.can_multi_conn(),
             export_bytes,
-            conn: Mutex::new(conn),
+            // Closed here: the verify pass connects again if it runs.
+            conn: Mutex::new(None),
         },
         export_bytes,
     })
