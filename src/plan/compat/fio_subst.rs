@@ -48,10 +48,31 @@ fn sysconf(name: libc::c_int) -> i64 {
 /// Why a value could not be substituted.
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum SubstError {
+    /// `why` is shown inline (not a `source`): it only makes sense next to `expr`.
     #[error("'{expr}' is not an arithmetic expression fio can evaluate: {why}")]
-    Arithmetic { expr: String, why: String },
+    Arithmetic { expr: String, why: ArithError },
     #[error("{0} has no value on this machine")]
     NoKeyword(String),
+}
+
+/// What is wrong in an arithmetic expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArithError {
+    #[error("unexpected '{0}'")]
+    Unexpected(char),
+    #[error("it ends too early")]
+    TooShort,
+    #[error("a '(' without its ')'")]
+    Unclosed,
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("overflow")]
+    Overflow,
+    #[error("a negative or huge exponent")]
+    Exponent,
+    /// A run of digits that is not an i64 (shown inline, not a `source`).
+    #[error("{0}")]
+    Number(std::num::ParseIntError),
 }
 
 /// What a substitution did, for the translation's warnings.
@@ -131,15 +152,15 @@ fn expand_env(line: &str, lookup: SubstLookup<'_>, unset: &mut Vec<String>) -> S
 /// and `^` (a power, right-associative, binding tighter than `*`), unary minus,
 /// parentheses; division truncates toward zero.
 pub fn eval(expr: &str) -> Result<i64, SubstError> {
-    let bad = |why: &str| SubstError::Arithmetic {
+    let bad = |why: ArithError| SubstError::Arithmetic {
         expr: expr.to_string(),
-        why: why.to_string(),
+        why,
     };
     let tokens: Vec<char> = expr.chars().filter(|c| !c.is_whitespace()).collect();
     let mut p = Parser { t: &tokens, i: 0 };
-    let v = p.sum().map_err(|w| bad(&w))?;
+    let v = p.sum().map_err(bad)?;
     if p.i != tokens.len() {
-        return Err(bad(&format!("unexpected '{}'", tokens[p.i])));
+        return Err(bad(ArithError::Unexpected(tokens[p.i])));
     }
     Ok(v)
 }
@@ -149,7 +170,7 @@ struct Parser<'a> {
     i: usize,
 }
 
-type Eval = Result<i64, String>;
+type Eval = Result<i64, ArithError>;
 
 impl Parser<'_> {
     fn peek(&self) -> Option<char> {
@@ -165,7 +186,7 @@ impl Parser<'_> {
             } else {
                 v.checked_sub(r)
             }
-            .ok_or("overflow")?;
+            .ok_or(ArithError::Overflow)?;
         }
         Ok(v)
     }
@@ -175,8 +196,8 @@ impl Parser<'_> {
             self.i += 1;
             let r = self.power()?;
             v = match op {
-                '*' => v.checked_mul(r).ok_or("overflow")?,
-                _ if r == 0 => return Err("division by zero".into()),
+                '*' => v.checked_mul(r).ok_or(ArithError::Overflow)?,
+                _ if r == 0 => return Err(ArithError::DivisionByZero),
                 '/' => v / r,
                 _ => v % r,
             };
@@ -188,8 +209,8 @@ impl Parser<'_> {
         if self.peek() == Some('^') {
             self.i += 1;
             let exp = self.power()?;
-            let exp = u32::try_from(exp).map_err(|_| "a negative or huge exponent")?;
-            return base.checked_pow(exp).ok_or_else(|| "overflow".into());
+            let exp = u32::try_from(exp).map_err(|_| ArithError::Exponent)?;
+            return base.checked_pow(exp).ok_or(ArithError::Overflow);
         }
         Ok(base)
     }
@@ -203,7 +224,7 @@ impl Parser<'_> {
                 self.i += 1;
                 let v = self.sum()?;
                 if self.peek() != Some(')') {
-                    return Err("a '(' without its ')'".into());
+                    return Err(ArithError::Unclosed);
                 }
                 self.i += 1;
                 Ok(v)
@@ -214,10 +235,10 @@ impl Parser<'_> {
                     self.i += 1;
                 }
                 let digits: String = self.t[start..self.i].iter().collect();
-                digits.parse::<i64>().map_err(|e| e.to_string())
+                digits.parse::<i64>().map_err(ArithError::Number)
             }
-            Some(c) => Err(format!("unexpected '{c}'")),
-            None => Err("it ends too early".into()),
+            Some(c) => Err(ArithError::Unexpected(c)),
+            None => Err(ArithError::TooShort),
         }
     }
 }
@@ -287,10 +308,20 @@ mod tests {
         assert_eq!(eval("2^3^2").unwrap(), 512);
         assert_eq!(eval("2*3^2").unwrap(), 18);
         assert_eq!(eval("10%4").unwrap(), 2);
-        assert!(eval("1/0").is_err());
-        assert!(eval("(1+2").is_err());
-        assert!(eval("4k*2").is_err());
-        assert!(eval("9223372036854775807*2").is_err());
+        let why = |e: &str| match eval(e) {
+            Err(SubstError::Arithmetic { why, .. }) => why,
+            other => panic!("{e}: {other:?}"),
+        };
+        assert_eq!(why("1/0"), ArithError::DivisionByZero);
+        assert_eq!(why("(1+2"), ArithError::Unclosed);
+        assert_eq!(why("4k*2"), ArithError::Unexpected('k'));
+        assert_eq!(why("9223372036854775807*2"), ArithError::Overflow);
+        assert_eq!(why("2^-1"), ArithError::Exponent);
+        assert_eq!(why("1+"), ArithError::TooShort);
+        assert_eq!(
+            eval("1/0").unwrap_err().to_string(),
+            "'1/0' is not an arithmetic expression fio can evaluate: division by zero"
+        );
     }
 
     #[test]
