@@ -21,12 +21,14 @@ import argparse
 import glob
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vs_fio import start_nbdkit  # noqa: E402  (one way to start the server)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IOSCOPE = os.path.join(ROOT, "target", "release", "ioscope")
@@ -69,26 +71,6 @@ def ctxt_delta(a, b):
     v = sum(b[t][0] - a[t][0] for t in b if t in a)
     n = sum(b[t][1] - a[t][1] for t in b if t in a)
     return v, n, sum(1 for t in b if t in a)
-
-
-def start_nbdkit(own_session=True):
-    """nbdkit memory on 127.0.0.1; in its own session by default, as a daemon (and
-    nbdkit without --foreground) would be: with autogroup scheduling, a server in the
-    client's session shares the client's group, and its threads' wakeups preempt
-    the client (fio's jobs escape that by calling setsid)."""
-    with socket.socket() as sk:
-        sk.bind(("127.0.0.1", 0))
-        port = sk.getsockname()[1]
-    p = subprocess.Popen(["nbdkit", "--foreground", "--exit-with-parent", "-i", "127.0.0.1",
-                          "-p", str(port), "memory", "1G"],
-                         start_new_session=own_session)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    return p, f"nbd://127.0.0.1:{port}"
 
 
 def client_cmd(tool, uri, rw, conns, seconds, res):

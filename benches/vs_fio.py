@@ -122,8 +122,10 @@ def make_file(path, size_mib):
                 f.write(chunk)
 
 
-def start_nbdkit():
-    """nbdkit's memory plugin on 127.0.0.1 with a free port: (process, URI)."""
+def start_nbdkit(own_session=True):
+    """nbdkit's memory plugin on 127.0.0.1 with a free port: (process, URI).
+    `own_session=False` runs it in the caller's session (benches/nbd_server_cost.py
+    --same-session shows what that costs)."""
     import socket
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
@@ -136,7 +138,7 @@ def start_nbdkit():
                          # group, so its threads' wakeups preempt ioscope's worker,
                          # while fio's job processes call setsid and escape that
                          # (docs/benchmarks.md, Session 6).
-                         start_new_session=True)
+                         start_new_session=own_session)
     for _ in range(200):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
