@@ -676,6 +676,20 @@ fn fio_data(s: &mut String, d: &crate::plan::overrides::WorkloadData) {
 mod tests {
     use super::*;
 
+    /// Reads fio text written by `to_fio` back through the fio translator, which
+    /// must keep every option.
+    fn read_back_fio(text: &str) -> crate::plan::compat::Translated {
+        let t = crate::plan::compat::fio::parse_str(
+            "c.fio",
+            text,
+            std::path::Path::new("/tmp"),
+            &|_| None,
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        t
+    }
+
     fn sample() -> Plan {
         Plan {
             targets: vec![TargetSpec {
@@ -899,14 +913,7 @@ mod tests {
         // settings as the job's own, since the first job has none).
         p.runs[0].workloads[1] = w1.clone();
         let text = to_fio(&p).unwrap();
-        let t = crate::plan::compat::fio::parse_str(
-            "c.fio",
-            &text,
-            std::path::Path::new("/tmp"),
-            &|_| None,
-        )
-        .unwrap();
-        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let t = read_back_fio(&text);
         let run = &t.plan.runs[0];
         let own = &run.workloads[1];
         assert_eq!(run.engine_of(own), EngineKind::Sync);
@@ -1146,14 +1153,7 @@ mod tests {
         p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
         p.runs[0].workloads[0].rate = Rate::Max;
         let text = to_fio(&p).unwrap();
-        let t = crate::plan::compat::fio::parse_str(
-            "c.fio",
-            &text,
-            std::path::Path::new("/tmp"),
-            &|_| None,
-        )
-        .unwrap();
-        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let t = read_back_fio(&text);
         let w = &t.plan.runs[0].workloads[0];
         assert_eq!((w.read_pct, w.qd, w.streams), (70, 8, 2));
         assert_eq!(w.bs.split.len(), 2);
@@ -1185,14 +1185,7 @@ mod tests {
         assert!(back.runs[0].workloads[0].exit_all);
         let fio = to_fio(&p).unwrap();
         assert!(fio.contains("rw=rw:-8k\n"), "{fio}");
-        let t = crate::plan::compat::fio::parse_str(
-            "c.fio",
-            &fio,
-            std::path::Path::new("/tmp"),
-            &|_| None,
-        )
-        .unwrap();
-        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let t = read_back_fio(&fio);
         assert_eq!(t.plan.runs[0].workloads[0].seq_gap_bytes, -8192);
         assert_eq!(
             t.plan.runs[0].workloads[0].flow,
