@@ -183,7 +183,8 @@ pub const OPTIONS: &[FioOption] = &[
     maps("io_limit", "as io_size"),
     maps(
         "number_ios",
-        "passes, when I/Os × bs are a whole multiple of size",
+        "passes, when I/Os × bs are a whole multiple of size; otherwise each stream \
+         stops after that many I/Os (stop_after_ios)",
     ),
     maps("loops", "passes unless time_based"),
     aka(time(maps("runtime", "run duration")), &["timeout"]),
