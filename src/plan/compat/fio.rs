@@ -1,8 +1,8 @@
 //! fio job files (INI) and fio command lines → [`Plan`].
 //!
 //! Each fio job becomes one workload; `numjobs` clones become streams of it. Jobs that
-//! fio runs together (no `stonewall`, `wait_for` or `new_group` between them) form one
-//! run. Options ioscope cannot reproduce are listed in [`Translated::unsupported`];
+//! fio runs together (no `stonewall` or `wait_for` between them; `new_group` only
+//! starts a reporting group) form one run. Options ioscope cannot reproduce are listed in [`Translated::unsupported`];
 //! documented differences go to [`Plan::warnings`]. Defaults follow fio: `bs=4k`,
 //! `iodepth=1`, `rw=read`, `ioengine=psync`, buffered I/O, `loops=1`.
 //! See docs/compat-fio.md.
@@ -871,7 +871,6 @@ impl<'a> JobCx<'a> {
         let o = self.o;
         let starts_group = o.flag("stonewall")?
             || o.flag("wait_for_previous")?
-            || o.flag("new_group")?
             || o.has("wait_for");
         // fio ramps a job after its start delay; ioscope counts warm-ups from the
         // run's start.

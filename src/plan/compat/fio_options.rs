@@ -124,7 +124,11 @@ pub const OPTIONS: &[FioOption] = &[
     flag(maps("stonewall", "starts a new run")),
     flag(maps("wait_for_previous", "starts a new run")),
     maps("wait_for", "starts a new run at the job that carries it"),
-    flag(maps("new_group", "starts a new run")),
+    flag(no_effect(
+        "new_group",
+        "a new reporting group only: fio still runs the job beside the others until a \
+         stonewall; ioscope reports every workload anyway",
+    )),
     // What to do.
     aka(
         maps(
