@@ -869,9 +869,8 @@ impl<'a> JobCx<'a> {
         let exit = self.exit_all()?;
         let exit_all = exit.is_some();
         let o = self.o;
-        let starts_group = o.flag("stonewall")?
-            || o.flag("wait_for_previous")?
-            || o.has("wait_for");
+        let starts_group =
+            o.flag("stonewall")? || o.flag("wait_for_previous")? || o.has("wait_for");
         // fio ramps a job after its start delay; ioscope counts warm-ups from the
         // run's start.
         let warmup_ns = match timing.warmup_ns {
