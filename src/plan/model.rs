@@ -493,6 +493,10 @@ pub struct Pauses {
     /// run ends.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_ns: u64,
+    /// Each stream issues at most this many I/Os, then stops as if its passes were
+    /// done (fio's `number_ios`, per job clone); 0 = no count limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_after_ios: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

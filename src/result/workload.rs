@@ -230,6 +230,9 @@ pub struct Pauses {
     /// The workload stopped issuing this long after the run's I/O started.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_ns: u64,
+    /// Each stream stopped after this many I/Os (fio's `number_ios`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_after_ios: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -124,7 +124,11 @@ pub const OPTIONS: &[FioOption] = &[
     flag(maps("stonewall", "starts a new run")),
     flag(maps("wait_for_previous", "starts a new run")),
     maps("wait_for", "starts a new run at the job that carries it"),
-    flag(maps("new_group", "starts a new run")),
+    flag(no_effect(
+        "new_group",
+        "a new reporting group only: fio still runs the job beside the others until a \
+         stonewall; ioscope reports every workload anyway",
+    )),
     // What to do.
     aka(
         maps(
@@ -183,7 +187,8 @@ pub const OPTIONS: &[FioOption] = &[
     maps("io_limit", "as io_size"),
     maps(
         "number_ios",
-        "passes, when I/Os × bs are a whole multiple of size",
+        "passes, when I/Os × bs are a whole multiple of size; otherwise each stream \
+         stops after that many I/Os (stop_after_ios)",
     ),
     maps("loops", "passes unless time_based"),
     aka(time(maps("runtime", "run duration")), &["timeout"]),
