@@ -9,6 +9,7 @@ pub mod fill;
 pub mod hosts;
 pub mod jobfile;
 pub mod model;
+pub mod net_endpoint;
 pub mod overrides;
 pub mod paths;
 pub mod tuning;

@@ -626,6 +626,10 @@ pub enum EngineKind {
     PageFault,
     /// Runs a program for the run's duration (fio's exec).
     Exec,
+    /// Writes to or reads from a plain socket (fio's net): the targets are network
+    /// endpoints (`tcp://…`, `udp://…`, `unix://…`, `vsock://…`,
+    /// [`super::net_endpoint`]) and the run is driven by `crate::net::peer`.
+    Net,
 }
 
 impl EngineKind {
@@ -651,11 +655,12 @@ impl EngineKind {
             EngineKind::Ftruncate => "ftruncate",
             EngineKind::PageFault => "page_fault",
             EngineKind::Exec => "exec",
+            EngineKind::Net => "net",
         }
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 20] = [
+    pub const ALL: [EngineKind; 21] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -676,6 +681,7 @@ impl EngineKind {
         EngineKind::Ftruncate,
         EngineKind::PageFault,
         EngineKind::Exec,
+        EngineKind::Net,
     ];
 
     /// The engine named `name` (its [`EngineKind::name`]).

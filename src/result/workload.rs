@@ -100,6 +100,9 @@ pub enum NetMode {
     Bidir,
     /// Request/response transactions.
     Rr,
+    /// fio-style network jobs (`ioengine=net`): each job one end of a plain
+    /// socket, per-job figures in `totals.streams` and the run's `workloads`.
+    Jobs,
 }
 
 impl NetMode {
@@ -109,6 +112,7 @@ impl NetMode {
             NetMode::Reverse => "reverse",
             NetMode::Bidir => "bidir",
             NetMode::Rr => "rr",
+            NetMode::Jobs => "jobs",
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::plan::units::{
     parse_size_allow_zero,
 };
 
+mod net;
 mod op_engines;
 
 /// How deep `include` may nest before we assume a cycle.
@@ -860,13 +861,17 @@ impl<'a> JobCx<'a> {
         let no_bytes = engine.is_file_op()
             || matches!(
                 engine,
-                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec
+                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec | EngineKind::Net
             );
         let direct = if no_bytes { None } else { self.direct()? };
         self.nbd_needs_uri(engine)?;
-        let target = match self.op_engine_target(engine, streams, bs.max_bytes())? {
+        let net_target = self.net_target(engine, read_pct, &pattern, streams)?;
+        let target = match net_target {
             Some(t) => t,
-            None => self.target(streams, engine == EngineKind::Auto)?,
+            None => match self.op_engine_target(engine, streams, bs.max_bytes())? {
+                Some(t) => t,
+                None => self.target(streams, engine == EngineKind::Auto)?,
+            },
         };
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let mut pauses = self.pauses(&rate)?;
@@ -1261,6 +1266,11 @@ impl<'a> JobCx<'a> {
                 Some("a new file is created as a hole, so each fallocate allocates (fio \
                       preallocates a file it lays out unless fallocate=none)"),
             ),
+            "net" => (EngineKind::Net, None),
+            "netsplice" => (
+                EngineKind::Net,
+                Some("the same sockets and bytes; ioscope copies with send/recv instead of splice(2) through a pipe"),
+            ),
             "mmap" => (
                 EngineKind::Sync,
                 Some("pread/pwrite through the page cache instead of copies to and from a mapping (no page faults are measured)"),
@@ -1291,6 +1301,7 @@ impl<'a> JobCx<'a> {
                 | EngineKind::Ftruncate
                 | EngineKind::PageFault
                 | EngineKind::Exec
+                | EngineKind::Net
         ) || engine.is_file_op();
         if one_at_a_time && qd > 1 {
             self.warnings.push(format!(

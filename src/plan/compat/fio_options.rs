@@ -552,7 +552,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
          vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
-         libblkio_driver=io_uring → uring (mappings warned)",
+         libblkio_driver=io_uring → uring; net, netsplice → net (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -587,6 +587,35 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "libblkio_path",
         "the file or device of ioengine=libblkio (the target)",
+    ),
+    // The network engines (net, netsplice): the job's endpoint URI.
+    maps(
+        "hostname",
+        "net: the peer's host, a multicast group, a unix socket's path or a vsock CID",
+    ),
+    maps(
+        "port",
+        "net: the port to connect to or bind (not with unix)",
+    ),
+    aka(
+        maps("protocol", "net: tcp, tcpv6, udp, udpv6, unix, vsock"),
+        &["proto"],
+    ),
+    flag(maps(
+        "listen",
+        "net: this end binds and accepts (TCP, vsock; a UDP or unix reader always binds)",
+    )),
+    flag(maps(
+        "pingpong",
+        "net: every message answered before the next; the latency is the round trip",
+    )),
+    maps("nodelay", "net: TCP_NODELAY"),
+    maps("window_size", "net: SO_SNDBUF and SO_RCVBUF"),
+    maps("mss", "net: TCP_MAXSEG"),
+    maps("ttl", "net: IP_MULTICAST_TTL of a multicast sender"),
+    maps(
+        "interface",
+        "net: IPv4 address of the interface multicast goes through",
     ),
     maps(
         "nrfiles",
