@@ -68,7 +68,12 @@ mod tests {
         }
         assert_eq!(r, 512 << 10);
         assert_eq!(meta.len(), 1 << 20, "KEEP_SIZE: the length stays");
-        assert!(meta.blocks() < before, "{} -> {} blocks", before, meta.blocks());
+        assert!(
+            meta.blocks() < before,
+            "{} -> {} blocks",
+            before,
+            meta.blocks()
+        );
         assert!(data[256 << 10..768 << 10].iter().all(|&b| b == 0));
         assert!(data[..256 << 10].iter().all(|&b| b == 0xa5));
         assert!(data[768 << 10..].iter().all(|&b| b == 0xa5));

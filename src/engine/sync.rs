@@ -23,7 +23,10 @@ impl PerformIo for SyncIo {
         let fd = self.fds[req.target as usize];
         if req.op == Op::Trim {
             let is_block = self.is_block[req.target as usize];
-            return (super::discard::discard(fd, is_block, req.offset, req.len), now_ns());
+            return (
+                super::discard::discard(fd, is_block, req.offset, req.len),
+                now_ns(),
+            );
         }
         let mut done_bytes: i64 = 0;
         // Short transfers are continued, as an application would; an error ends it.

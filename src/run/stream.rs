@@ -97,6 +97,10 @@ pub struct Stream {
     pub inflight: u32,
     /// Bytes this stream may still issue (passes budget); `u64::MAX` = unlimited.
     pub bytes_left: u64,
+    /// I/Os this stream may still issue (fio's `number_ios`); `u64::MAX` = no count
+    /// limit. Reaching 0 spends `bytes_left` too, so the stream ends as one whose
+    /// passes are done.
+    pub ios_left: u64,
     pub schedule: Option<Schedule>,
     /// A share mix: (cumulative weight, workload) pairs; each I/O picks one.
     pub mix: Option<std::sync::Arc<[(u32, u32)]>>,
@@ -165,7 +169,7 @@ impl Stream {
             return None;
         }
         if let Some((offset, len)) = self.pair.take() {
-            self.bytes_left = self.bytes_left.saturating_sub(len as u64);
+            self.charge(len);
             return Some(NextIo {
                 op: Op::Write,
                 offset,
@@ -211,10 +215,21 @@ impl Stream {
         };
         if shape.trim == TrimMode::ThenWrite {
             self.pair = Some((offset, len));
+            self.charge(0);
         } else {
-            self.bytes_left = self.bytes_left.saturating_sub(len as u64);
+            self.charge(len);
         }
         Some(NextIo { op, offset, len })
+    }
+
+    /// Counts an issued I/O of `len` budgeted bytes against the stream's budgets.
+    #[inline(always)]
+    fn charge(&mut self, len: u32) {
+        self.bytes_left = self.bytes_left.saturating_sub(len as u64);
+        self.ios_left -= 1;
+        if self.ios_left == 0 {
+            self.bytes_left = 0;
+        }
     }
 
     /// The sequential position after an I/O of `len` bytes at `o`: the next block,
@@ -284,6 +299,7 @@ mod tests {
             qd: 1,
             inflight: 0,
             bytes_left: u64::MAX,
+            ios_left: u64::MAX,
             schedule: None,
             mix: None,
             start_delay_ns: 0,

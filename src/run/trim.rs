@@ -159,6 +159,9 @@ mod tests {
         let mut opts = RunOptions::default();
         opts.data.verify = true;
         let e = check_plan(&run(EngineKind::Sync, TrimMode::Only), &opts).unwrap_err();
-        assert!(format!("{e:?}").contains("verification with trims"), "{e:?}");
+        assert!(
+            format!("{e:?}").contains("verification with trims"),
+            "{e:?}"
+        );
     }
 }

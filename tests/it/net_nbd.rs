@@ -870,8 +870,18 @@ fn nbd_trims_match_the_servers_count_and_need_its_trim_support() {
         return;
     };
     let r = run_json(&[
-        "run", "-t", &k.uri, "--rw", "randtrimwrite", "--bs", "64k", "--qd", "4", "--passes",
-        "1", "--force",
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randtrimwrite",
+        "--bs",
+        "64k",
+        "--qd",
+        "4",
+        "--passes",
+        "1",
+        "--force",
     ]);
     let t = &r.run(0).totals;
     let trims = t.trim.as_ref().expect("a trim section").ios;
@@ -886,7 +896,20 @@ fn nbd_trims_match_the_servers_count_and_need_its_trim_support() {
     ]) else {
         return;
     };
-    let o = run(&["run", "-t", &k.uri, "--rw", "randtrim", "--duration", "1s", "--force"]);
+    let o = run(&[
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randtrim",
+        "--duration",
+        "1s",
+        "--force",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("does not accept trims"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("does not accept trims"),
+        "{}",
+        stderr(&o)
+    );
 }

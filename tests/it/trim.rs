@@ -40,7 +40,11 @@ fn a_trim_pass_punches_the_whole_file_out_on_sync_and_uring() {
         let t = &r.run(0).totals;
         let trim = t.trim.as_ref().expect("a trim section");
         assert_eq!((trim.ios, trim.bytes), (128, 8 << 20), "{engine}");
-        assert_eq!((t.read.ios, t.write.ios, trim.errors), (0, 0, 0), "{engine}");
+        assert_eq!(
+            (t.read.ios, t.write.ios, trim.errors),
+            (0, 0, 0),
+            "{engine}"
+        );
         assert_eq!(r.wire_run(0)["workload"]["trim"], "only");
         let m = std::fs::metadata(&path).unwrap();
         assert_eq!(m.len(), 8 << 20, "{engine}: the file keeps its length");
@@ -56,7 +60,16 @@ fn trimwrite_trims_and_writes_each_block_once_per_pass() {
     let path = written_file(dir.path(), 4);
     let p = path.to_str().unwrap();
     let r = run_json(&[
-        "run", "-t", p, "--rw", "trimwrite", "--bs", "64k", "--passes", "1", "--engine",
+        "run",
+        "-t",
+        p,
+        "--rw",
+        "trimwrite",
+        "--bs",
+        "64k",
+        "--passes",
+        "1",
+        "--engine",
         "sync",
     ]);
     let t = &r.run(0).totals;
@@ -86,13 +99,17 @@ fn device_trims_match_the_kernels_discard_count() {
     for engine in ["sync", "uring"] {
         let before = kernel_discards(&dev.name());
         let r = run_json(&[
-            "run", "-t", &dev.dev, "--rw", "randtrim", "--bs", "256k", "--qd", "4",
-            "--passes", "1", "--engine", engine, "--force",
+            "run", "-t", &dev.dev, "--rw", "randtrim", "--bs", "256k", "--qd", "4", "--passes",
+            "1", "--engine", engine, "--force",
         ]);
         let after = kernel_discards(&dev.name());
         let trim = r.run(0).totals.trim.clone().expect("a trim section");
         assert_eq!((trim.ios, trim.errors), (128, 0), "{engine}");
-        assert_eq!(after.0 - before.0, 128, "{engine}: discards the kernel completed");
+        assert_eq!(
+            after.0 - before.0,
+            128,
+            "{engine}: discards the kernel completed"
+        );
         assert_eq!(after.1 - before.1, 128 * 512, "{engine}: 512-byte sectors");
         assert_eq!(r.run(0).engine, engine);
     }
@@ -103,14 +120,34 @@ fn verify_with_trims_is_refused_before_anything_is_created() {
     let dir = tempdir();
     let path = dir.path().join("never.dat");
     let o = run(&[
-        "run", "-t", path.to_str().unwrap(), "--size", "1m", "--rw", "randtrim",
-        "--verify", "--duration", "1s",
+        "run",
+        "-t",
+        path.to_str().unwrap(),
+        "--size",
+        "1m",
+        "--rw",
+        "randtrim",
+        "--verify",
+        "--duration",
+        "1s",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("verification with trims"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("verification with trims"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!path.exists());
     let o = run(&[
-        "run", "-t", "mem:1m", "--rw", "trim", "--read-pct", "30", "--duration", "1s",
+        "run",
+        "-t",
+        "mem:1m",
+        "--rw",
+        "trim",
+        "--read-pct",
+        "30",
+        "--duration",
+        "1s",
     ]);
     assert!(stderr(&o).contains("issues no reads"), "{}", stderr(&o));
 }
@@ -118,15 +155,32 @@ fn verify_with_trims_is_refused_before_anything_is_created() {
 #[test]
 fn sim_and_mem_targets_count_their_trims() {
     let r = run_json(&[
-        "run", "-t", "sim:4m?service=20us", "--rw", "randtrim", "--bs", "4k", "--qd", "2",
-        "--passes", "1",
+        "run",
+        "-t",
+        "sim:4m?service=20us",
+        "--rw",
+        "randtrim",
+        "--bs",
+        "4k",
+        "--qd",
+        "2",
+        "--passes",
+        "1",
     ]);
     let trim = r.run(0).totals.trim.clone().expect("a trim section");
     assert_eq!(trim.ios, 1024);
     // The model serves a trim like any request: at least its service time each.
     assert!(trim.latency_us.min >= 19.0, "{}", trim.latency_us.min);
     let r = run_json(&[
-        "run", "-t", "mem:4m", "--rw", "trimwrite", "--bs", "4k", "--passes", "2",
+        "run",
+        "-t",
+        "mem:4m",
+        "--rw",
+        "trimwrite",
+        "--bs",
+        "4k",
+        "--passes",
+        "2",
     ]);
     let t = &r.run(0).totals;
     assert_eq!((t.trim.as_ref().unwrap().ios, t.write.ios), (2048, 2048));

@@ -367,9 +367,7 @@ impl Conn {
     /// returns the command's cookie. No buffer is involved.
     pub fn aio_trim(&self, len: u32, offset: u64) -> Result<u64, NbdError> {
         // SAFETY: valid handle; the command carries no memory of ours.
-        let r = unsafe {
-            (self.lib.aio_trim)(self.h, u64::from(len), offset, NULL_COMPLETION, 0)
-        };
+        let r = unsafe { (self.lib.aio_trim)(self.h, u64::from(len), offset, NULL_COMPLETION, 0) };
         if r == -1 {
             return Err(self.error());
         }
