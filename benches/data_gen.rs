@@ -46,6 +46,7 @@ fn main() {
         dedup_unit: 4096,
         compress_ratio: 2.0,
         fill: None,
+        working_set: None,
     };
     println!("content generation, one core, 128 KiB buffers of 4 KiB units:");
     let r = time_fill(&default, total, |g, b, off| g.fill(b, off));

@@ -368,6 +368,9 @@ pub fn data_options(
     if let Some(b) = d.dedup_unit_bytes {
         spec.dedup_unit = u32::try_from(b).unwrap_or(u32::MAX);
     }
+    spec.working_set = d
+        .dedup_set
+        .map(|w| crate::data::WorkingSet::of_bytes(w.bytes, spec.dedup_unit, w.global));
     spec.validate()?;
     let verify = d.verify || d.verify_after || d.journal.is_some();
     if verify && spec.dedup_ratio > 1.0 {

@@ -54,6 +54,11 @@ pub enum FioEmitError {
     EarlyStop { workload: String },
     #[error("the {engine} engine has no fio equivalent")]
     Engine { engine: &'static str },
+    #[error(
+        "workload '{workload}': a dedup working set needs the size it is a percentage of \
+         in fio"
+    )]
+    DedupSet { workload: String },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -103,6 +108,7 @@ fn with_plan_data(plan: &Plan, w: &Workload) -> Workload {
     if own.pattern.is_none() {
         own.pattern = d.pattern.clone();
     }
+    own.dedup_set = own.dedup_set.or(d.dedup_set);
     w
 }
 
@@ -191,6 +197,10 @@ struct WorkloadTable {
     dedup_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pattern: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dedup_set: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    dedup_global: bool,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -461,6 +471,8 @@ impl WorkloadTable {
             compress_ratio: w.overrides.data.compress_ratio,
             dedup_ratio: w.overrides.data.dedup_ratio,
             pattern: w.overrides.data.pattern.as_ref().map(|p| p.hex()),
+            dedup_set: w.overrides.data.dedup_set.map(|d| format_size(d.bytes)),
+            dedup_global: w.overrides.data.dedup_set.is_some_and(|d| d.global),
         }
     }
 }
@@ -690,7 +702,25 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if let Some(c) = r.cpus_of(w) {
                 let _ = writeln!(s, "cpus_allowed={}", cpu_list(c));
             }
-            fio_data(&mut s, &with_plan_data(plan, w).overrides.data);
+            let data = with_plan_data(plan, w).overrides.data;
+            fio_data(&mut s, &data);
+            if let Some(set) = data.dedup_set {
+                let size = w
+                    .size_bytes
+                    .or(t.size_bytes)
+                    .filter(|&b| b > 0)
+                    .ok_or_else(|| FioEmitError::DedupSet {
+                        workload: w.name.clone(),
+                    })?;
+                let pct = (set.bytes as f64 * 100.0 / size as f64).round() as u64;
+                let _ = writeln!(
+                    s,
+                    "dedupe_mode=working_set\ndedupe_working_set_percentage={pct}"
+                );
+                if set.global {
+                    s.push_str("dedupe_global=1\n");
+                }
+            }
             if let Some(b) = plan.data.dedup_unit_bytes {
                 let _ = writeln!(s, "verify_interval={b}");
             }
@@ -945,6 +975,11 @@ mod tests {
                 compress_ratio: Some(2.0),
                 dedup_ratio: None,
                 pattern: crate::plan::fill::FillPattern::parse_fio("0x5a").ok(),
+                dedup_set: Some(crate::plan::model::DedupSet {
+                    // A quarter of the workload's 1g: fio writes it as a percentage.
+                    bytes: 256 << 20,
+                    global: true,
+                }),
             },
         };
         p.runs[0].workloads.push(w1.clone());

@@ -143,6 +143,8 @@ const WORKLOAD_KEYS: &[&str] = &[
     "compress_ratio",
     "dedup_ratio",
     "pattern",
+    "dedup_set",
+    "dedup_global",
 ];
 /// The io_uring keys a `[[workload]]` may give for its own workers.
 const WORKLOAD_URING_KEYS: &[&str] = &[
@@ -964,6 +966,13 @@ impl<'a> Ctx<'a> {
             let p = crate::plan::fill::FillPattern::parse_fio(&text)
                 .map_err(|e| self.err(v.span(), format!("'pattern' = {text}: {e}")))?;
             o.data.pattern = Some(p);
+        }
+        if let Some(v) = sec.get("dedup_set") {
+            let global = flag("dedup_global")?.unwrap_or(false);
+            let bytes = self.size("dedup_set", v, false)?;
+            o.data.dedup_set = Some(crate::plan::model::DedupSet { bytes, global });
+        } else if let Some(v) = sec.get("dedup_global") {
+            return Err(self.err(v.span(), "'dedup_global' needs 'dedup_set'"));
         }
         for (key, slot) in [
             ("compress_ratio", &mut o.data.compress_ratio),

@@ -42,6 +42,21 @@ pub struct DataSettings {
     /// `verify_pattern`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<super::fill::FillPattern>,
+    /// Duplicates repeat units of a fixed working set rather than recent writes
+    /// (fio's `dedupe_mode=working_set`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_set: Option<DedupSet>,
+}
+
+/// Where duplicates come from (fio's `dedupe_mode=working_set`): a set of
+/// `bytes / unit` contents, the first unique units written; each duplicate repeats one
+/// of them, drawn uniformly. `global` (fio's `dedupe_global`): one set shared by every
+/// workload of the run that has it, each worker writing an equal share of it first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DedupSet {
+    pub bytes: u64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub global: bool,
 }
 
 impl DataSettings {

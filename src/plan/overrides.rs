@@ -64,6 +64,10 @@ pub struct WorkloadData {
     /// The pattern this workload's writes carry (fio's per-job `verify_pattern`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<super::fill::FillPattern>,
+    /// Where this workload's duplicates come from (fio's per-job
+    /// `dedupe_mode=working_set`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_set: Option<super::model::DedupSet>,
 }
 
 impl WorkloadData {

@@ -51,6 +51,14 @@ impl DataOptions {
                     Some(p) => crate::data::FillBytes::new(p.bytes()),
                     None => self.spec.fill,
                 },
+                working_set: match own.dedup_set {
+                    Some(w) => Some(crate::data::WorkingSet::of_bytes(
+                        w.bytes,
+                        self.spec.dedup_unit,
+                        w.global,
+                    )),
+                    None => self.spec.working_set,
+                },
                 ..self.spec
             },
             verify: own.verify.unwrap_or(self.verify) || verify_after,
@@ -179,6 +187,14 @@ pub fn target_id(uri: &str) -> u16 {
     (crate::data::hash::hash64(uri.as_bytes(), 0x7a26) & 0xffff) as u16
 }
 
+/// How a run's workers share a global dedup working set (fio's `dedupe_global`):
+/// one seed for the run, each worker writing its share of the set first.
+#[derive(Debug, Clone, Copy)]
+pub struct SetShare {
+    pub workers: u64,
+    pub shared_seed: u64,
+}
+
 /// Most mismatch samples a worker keeps.
 const MAX_SAMPLES: usize = 16;
 
@@ -212,6 +228,7 @@ impl WorkerData {
         seed: u64,
         targets: Vec<Option<TargetState>>,
         worker: u32,
+        share: SetShare,
     ) -> Result<Self, VerifyStateError> {
         let mut out = Vec::with_capacity(targets.len());
         for t in targets {
@@ -231,6 +248,10 @@ impl WorkerData {
         for w in workloads {
             let spec = DataSpec {
                 dedup_unit: unit,
+                working_set: w
+                    .spec
+                    .working_set
+                    .map(|ws| ws.for_worker(u64::from(worker), share.workers, share.shared_seed)),
                 ..w.spec
             };
             let i = specs.iter().position(|s| *s == spec).unwrap_or_else(|| {

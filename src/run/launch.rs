@@ -215,6 +215,8 @@ pub(super) fn launch(
     let multipath = multipath_settings(targets, opts);
     let ramps = own_ramps(run);
     let data_opts = opts.data.per_workload(run);
+    // One seed for a dedup working set the workloads share (fio's dedupe_global).
+    let set_seed = run.seed ^ now_ns();
     // On virtual time every worker counts before the first one waits, so none starts
     // ahead of the others.
     let virtual_time = crate::clock::is_virtual();
@@ -238,6 +240,10 @@ pub(super) fn launch(
             run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ now_ns(),
             verify_states.to_vec(),
             wi as u32,
+            data::SetShare {
+                workers: nworkers as u64,
+                shared_seed: set_seed,
+            },
         )
         .map_err(|source| RunError::VerifyState {
             run: run.name.clone(),

@@ -944,3 +944,48 @@ fn fio_verify_pattern_is_written_and_a_changed_byte_is_caught() {
         v.samples
     );
 }
+
+/// fio's dedupe-global.fio on two 8 MiB files: duplicates come from a working set
+/// of half a file shared by both jobs, so the two files together dedupe about 2:1
+/// (fio's own tool: 25747 distinct of 51200) while each alone dedupes less, and
+/// most of one file's duplicates are found in the other.
+#[test]
+fn fio_dedupe_working_set_is_shared_between_jobs() {
+    let d = tempdir();
+    let job = d.path().join("dedupe.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nsize=8m\nbs=4k\nrw=write\ndedupe_mode=working_set\n\
+             dedupe_global=1\ndedupe_percentage=50\ndedupe_working_set_percentage=50\n\
+             [a]\n[b]\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    let o = run(&["convert", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "nothing dropped: {}", stderr(&o));
+    ioscope_result(["run", job.to_str().unwrap(), "-q"]).expect_code(0);
+    let files: Vec<Vec<u8>> = ["a.0.0", "b.0.0"]
+        .iter()
+        .map(|f| std::fs::read(d.path().join(f)).unwrap())
+        .collect();
+    let distinct = |bufs: &[&Vec<u8>]| {
+        let set: std::collections::HashSet<&[u8]> =
+            bufs.iter().flat_map(|b| b.chunks(4096)).collect();
+        set.len()
+    };
+    let (a, b) = (distinct(&[&files[0]]), distinct(&[&files[1]]));
+    let both = distinct(&[&files[0], &files[1]]);
+    eprintln!("distinct 4k units: a {a}, b {b} of 2048 each; both {both} of 4096");
+    // 2048 units per file, 4096 in all.
+    assert!(
+        (1900..2250).contains(&both),
+        "both files: {both} distinct of 4096"
+    );
+    assert!(a > 1100 && b > 1100, "each file alone: {a}, {b} of 2048");
+    assert!(
+        a + b > both + 500,
+        "the files share contents: {a} + {b} vs {both}"
+    );
+}

@@ -491,6 +491,10 @@ fn common_data(resolved: &mut [Job]) -> DataSettings {
     if resolved.iter().any(|j| j.data.pattern != data.pattern) {
         data.pattern = None;
     }
+    // Likewise a working set.
+    if resolved.iter().any(|j| j.data.dedup_set != data.dedup_set) {
+        data.dedup_set = None;
+    }
     for job in resolved.iter_mut() {
         if job.data != data {
             let own = &mut job.workload.overrides.data;
@@ -499,6 +503,7 @@ fn common_data(resolved: &mut [Job]) -> DataSettings {
             own.compress_ratio = Some(job.data.compress_ratio.unwrap_or(1.0));
             own.dedup_ratio = Some(job.data.dedup_ratio.unwrap_or(1.0));
             own.pattern = job.data.pattern.clone();
+            own.dedup_set = job.data.dedup_set;
         }
     }
     data
@@ -861,7 +866,7 @@ impl<'a> JobCx<'a> {
             op_engines::fio_text(&engine_opts),
             self.section_loc.clone(),
         ));
-        let data = self.data_settings();
+        let mut data = self.data_settings();
         self.trim_fits(trim, engine, &data);
         // O_DIRECT means nothing to an engine that reads and writes no bytes.
         let no_bytes = engine.is_file_op()
@@ -879,6 +884,7 @@ impl<'a> JobCx<'a> {
                 None => self.target(streams, engine == EngineKind::Auto)?,
             },
         };
+        self.dedup_set(&mut data, target.size)?;
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let mut pauses = self.pauses(&rate)?;
         let flow = self.flow(&rate)?;
@@ -1409,6 +1415,65 @@ impl<'a> JobCx<'a> {
                 ),
             }
         }
+    }
+
+    /// `dedupe_mode`, `dedupe_working_set_percentage` (of the job's size) and
+    /// `dedupe_global`: where duplicates come from.
+    fn dedup_set(&mut self, data: &mut DataSettings, size: Option<u64>) -> Result<(), CompatError> {
+        let o = self.o;
+        let working_set = match o.get("dedupe_mode") {
+            None => false,
+            Some((v, loc)) => match v.trim().to_ascii_lowercase().as_str() {
+                "repeat" => false,
+                "working_set" => true,
+                _ => {
+                    return Err(opt_err(
+                        loc,
+                        "dedupe_mode",
+                        v,
+                        &"expected repeat or working_set",
+                    ))
+                }
+            },
+        };
+        // An explicit dedupe_mode=repeat leaves the set options (from [global], say)
+        // unused, as fio does; without any dedupe_mode they are listed.
+        if !working_set && o.has("dedupe_mode") {
+            return Ok(());
+        }
+        if !working_set {
+            self.only_with(
+                "dedupe_mode=working_set",
+                &["dedupe_working_set_percentage", "dedupe_global"],
+            );
+            return Ok(());
+        }
+        let pct = match o.get("dedupe_working_set_percentage") {
+            None => 5,
+            Some((v, loc)) => match v.trim().parse::<u64>() {
+                Ok(p) if (1..=100).contains(&p) => p,
+                _ => {
+                    return Err(opt_err(
+                        loc,
+                        "dedupe_working_set_percentage",
+                        v,
+                        &"expected 1 to 100",
+                    ))
+                }
+            },
+        };
+        let global = o.flag("dedupe_global")?;
+        let Some(size) = size else {
+            let (v, loc) = o.get("dedupe_mode").expect("read above");
+            self.unsupported.push(
+                format!("dedupe_mode={v} — the working set is a percentage of size=, which the job does not give"),
+                loc,
+            );
+            return Ok(());
+        };
+        let bytes = u64::try_from(u128::from(size) * u128::from(pct) / 100).unwrap_or(u64::MAX);
+        data.dedup_set = Some(crate::plan::model::DedupSet { bytes, global });
+        Ok(())
     }
 
     /// Direct or buffered (fio's default: buffered).
@@ -2615,6 +2680,35 @@ mod tests {
         assert!(
             listed[1].starts_with("no verify_interval in job 'c'"),
             "{listed:?}"
+        );
+    }
+
+    #[test]
+    fn dedupe_working_set_is_a_share_of_the_jobs_size() {
+        let t = parse(
+            "[a]\nfilename=/tmp/x\nsize=64m\ndedupe_percentage=50\ndedupe_mode=working_set\n\
+             dedupe_working_set_percentage=25\n[b]\nfilename=/tmp/y\nsize=8m\n\
+             dedupe_mode=working_set\ndedupe_global=1\n\
+             [c]\nfilename=/tmp/z\ndedupe_global=1\n",
+        )
+        .unwrap();
+        let set = |w: usize| t.plan.runs[0].workloads[w].overrides.data.dedup_set;
+        assert_eq!(set(0).map(|s| (s.bytes, s.global)), Some((16 << 20, false)));
+        // fio's default share is 5 %.
+        assert_eq!(
+            set(1).map(|s| (s.bytes, s.global)),
+            Some(((8 << 20) / 20, true))
+        );
+        assert_eq!(set(2), None);
+        let listed: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
+        assert_eq!(
+            listed,
+            ["dedupe_global=1 — only used with dedupe_mode=working_set"]
+        );
+        let e = parse("[a]\nsize=1m\ndedupe_mode=fancy\n").unwrap_err();
+        assert!(
+            e.to_string().contains("expected repeat or working_set"),
+            "{e}"
         );
     }
 

@@ -107,11 +107,6 @@ fn is_false(v: Option<&str>) -> bool {
     super::fio::parse_bool(v) == Some(false)
 }
 
-/// fio's default `dedupe_mode=repeat`: duplicates repeat earlier unique writes.
-fn is_repeat(v: Option<&str>) -> bool {
-    v.is_some_and(|v| v.trim().eq_ignore_ascii_case("repeat"))
-}
-
 /// fio's default `rw_sequencer=sequential`: an offset modifier adds to the offset.
 fn is_sequential_word(v: Option<&str>) -> bool {
     v.is_some_and(|v| v.trim().eq_ignore_ascii_case("sequential"))
@@ -427,27 +422,20 @@ pub const OPTIONS: &[FioOption] = &[
          default priority",
     ),
     // Dedupe beyond a ratio.
-    FioOption {
-        name: "dedupe_mode",
-        aliases: &[],
-        flag: false,
-        time: false,
-        effect: Effect::NoEffectWhen {
-            accepts: is_repeat,
-            why: "dedupe_mode=repeat (fio's default): duplicates repeat earlier unique \
-                  writes, as ioscope's do; working_set draws them from a set of \
-                  dedupe_working_set_percentage of the file, which ioscope does not",
-        },
-    },
-    unsupported(
-        "dedupe_working_set_percentage",
-        "the share of the file dedupe_mode=working_set draws duplicates from; ioscope's \
-         duplicates repeat recent unique writes",
+    maps(
+        "dedupe_mode",
+        "repeat (fio's default): duplicates repeat recent unique writes; working_set: \
+         they repeat a set of dedupe_working_set_percentage of the job's size, written \
+         first (dedup_set)",
     ),
-    flag(unsupported(
+    maps(
+        "dedupe_working_set_percentage",
+        "with dedupe_mode=working_set: the set's share of size (default 5)",
+    ),
+    flag(maps(
         "dedupe_global",
-        "duplicates shared between jobs; each ioscope worker repeats its own earlier \
-         writes",
+        "with dedupe_mode=working_set: one set shared by the jobs that have it, each \
+         worker writing its share first",
     )),
     // Verification beyond ioscope's own headers.
     maps(
