@@ -126,6 +126,12 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     seq_gap: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    zone_size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_range: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_skip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     flow: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     flow_id: Option<u32>,
@@ -239,6 +245,8 @@ struct RunTable {
     fio_lat_log: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fio_iops_log: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fio_log_offset: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     steady_stop: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -395,6 +403,9 @@ impl WorkloadTable {
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
             align: w.align_bytes.map(format_size),
             seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
+            zone_size: w.zones.map(|z| format_size(z.io_bytes)),
+            zone_range: w.zones.map(|z| format_size(z.range_bytes)),
+            zone_skip: w.zones.map(|z| format_size(z.skip_bytes)),
             flow: w.flow.map(|f| f.weight),
             flow_id: w.flow.map(|f| f.id).filter(|&id| id != 0),
             flow_sleep: w
@@ -535,6 +546,7 @@ impl RunTable {
             fio_bw_log: r.fio_logs.as_ref().and_then(|l| l.bw.clone()),
             fio_lat_log: r.fio_logs.as_ref().and_then(|l| l.lat.clone()),
             fio_iops_log: r.fio_logs.as_ref().and_then(|l| l.iops.clone()),
+            fio_log_offset: r.fio_logs.as_ref().is_some_and(|l| l.offset),
             steady_stop: r.steady_stop.as_ref().map(SteadyStop::criterion),
             steady_window: r
                 .steady_stop
@@ -632,6 +644,15 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             }
             if w.offset_bytes > 0 {
                 let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
+            }
+            if let Some(z) = w.zones {
+                let _ = writeln!(
+                    s,
+                    "zonemode=strided\nzonesize={}\nzonerange={}\nzoneskip={}",
+                    format_size(z.io_bytes),
+                    format_size(z.range_bytes),
+                    format_size(z.skip_bytes)
+                );
             }
             if let Rate::Iops(rate) = w.rate {
                 let _ = writeln!(
@@ -991,6 +1012,7 @@ mod tests {
             bw: Some("a".into()),
             lat: None,
             iops: Some("c".into()),
+            offset: true,
         });
         p.runs[0].steady_stop = Some(SteadyStop {
             metric: SteadyMetric::Bw,
