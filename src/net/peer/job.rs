@@ -43,6 +43,8 @@ pub struct RunControl {
     pub deadline: Option<Instant>,
     /// Senders of this run still sending.
     pub senders_left: AtomicUsize,
+    /// The run has senders of its own (a UDP receiver may then end on their end).
+    pub has_senders: bool,
 }
 
 impl RunControl {
@@ -269,6 +271,7 @@ fn receive(
             Got::Eof => break,
             Got::Nothing => {
                 if sock.datagram
+                    && ctl.has_senders
                     && ctl.senders_left.load(Ordering::Acquire) == 0
                     && last_data.elapsed() >= UDP_IDLE_END
                 {

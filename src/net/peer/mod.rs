@@ -149,6 +149,7 @@ pub fn execute(
         stop: AtomicBool::new(false),
         deadline,
         senders_left: AtomicUsize::new(plans.iter().filter(|p| p.send).count()),
+        has_senders: plans.iter().any(|p| p.send),
     });
     let counters: Vec<Arc<JobCounters>> = plans.iter().map(|_| Arc::default()).collect();
     let mut handles = Vec::new();
