@@ -65,6 +65,7 @@
 
 pub mod cpuio;
 pub mod defrag;
+pub mod discard;
 pub mod exec;
 pub mod fileops;
 pub mod inline;

@@ -34,6 +34,7 @@ mod own_settings;
 mod pipes;
 mod reports_cli;
 mod sim;
+mod trim;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

@@ -48,6 +48,9 @@ fn job_plan(run: &RunSpec, w: &Workload, targets: &[TargetSpec]) -> Result<JobPl
             ))
         }
     };
+    if !w.trim.is_none() {
+        return Err(bad("a network job has nothing to trim (discard)".into()));
+    }
     if !matches!(w.pattern, AccessPattern::Sequential) {
         return Err(bad(
             "network I/O has no offsets: use a sequential read or write".into(),
