@@ -687,22 +687,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                     let _ = writeln!(s, "bssplit={}", parts.join(":"));
                 }
             }
-            let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
-            if let Some(z) = w.size_bytes.or(t.size_bytes) {
-                let _ = writeln!(s, "size={}", format_size(z));
-            }
-            if w.offset_bytes > 0 {
-                let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
-            }
-            if let Some(z) = w.zones {
-                let _ = writeln!(
-                    s,
-                    "zonemode=strided\nzonesize={}\nzonerange={}\nzoneskip={}",
-                    format_size(z.io_bytes),
-                    format_size(z.range_bytes),
-                    format_size(z.skip_bytes)
-                );
-            }
+            fio_region(&mut s, w, t);
             if let Rate::Iops(rate) = w.rate {
                 let _ = writeln!(
                     s,
@@ -733,6 +718,26 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
         }
     }
     Ok(s)
+}
+
+/// Where a workload's I/O goes as fio options: direct, size, offset and strided zones.
+fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
+    let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
+    if let Some(z) = w.size_bytes.or(t.size_bytes) {
+        let _ = writeln!(s, "size={}", format_size(z));
+    }
+    if w.offset_bytes > 0 {
+        let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
+    }
+    if let Some(z) = w.zones {
+        let _ = writeln!(
+            s,
+            "zonemode=strided\nzonesize={}\nzonerange={}\nzoneskip={}",
+            format_size(z.io_bytes),
+            format_size(z.range_bytes),
+            format_size(z.skip_bytes)
+        );
+    }
 }
 
 /// A workload's own data settings as fio options (true ratios back to fio's

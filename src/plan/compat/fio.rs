@@ -851,10 +851,7 @@ impl<'a> JobCx<'a> {
         self.report_unsupported();
         self.file_options();
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
-        let dist = match self.o.get("random_distribution") {
-            Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
-            None => Distribution::Uniform,
-        };
+        let dist = self.distribution()?;
         let bs = self.block_sizes()?;
         let align_bytes = self.block_align(&bs)?;
         let (numjobs, streams) = self.clones()?;
@@ -966,6 +963,14 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// `random_distribution` (uniform when not given).
+    fn distribution(&mut self) -> Result<Distribution, CompatError> {
+        match self.o.get("random_distribution") {
+            Some((v, loc)) => random_distribution(v, loc, self.unsupported),
+            None => Ok(Distribution::Uniform),
+        }
     }
 
     /// A trim job needs an engine ioscope can discard with, and no verification
