@@ -38,6 +38,10 @@ pub struct DataSettings {
     /// Crash journal directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<String>,
+    /// Writes carry this pattern instead of generated content (fio's
+    /// `verify_pattern`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<super::fill::FillPattern>,
 }
 
 impl DataSettings {
@@ -163,26 +167,78 @@ pub struct SimStall {
     pub period_ns: u64,
 }
 
-/// Read or write.
+/// Read, write or trim (discard: the range's blocks are released, fio's `trim`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,
     Write,
+    Trim,
 }
 
 impl Op {
+    /// Directions results count apart: read, write, trim.
+    pub const COUNT: usize = 3;
+
     pub fn index(self) -> usize {
         match self {
             Op::Read => 0,
             Op::Write => 1,
+            Op::Trim => 2,
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Trim => "trim",
         }
+    }
+}
+
+/// Whether and how a workload discards (fio's `rw=trim|randtrim|trimwrite|
+/// randtrimwrite`). Its reads and writes follow `read_pct` as ever; a trim workload
+/// has `read_pct` 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimMode {
+    /// No trims (every workload that is not one of the others).
+    #[default]
+    None,
+    /// Every operation discards its range (fio's `trim`, `randtrim`).
+    Only,
+    /// Each range is discarded, then written once the discard has completed (fio's
+    /// `trimwrite`, `randtrimwrite`): a trim and a write per offset.
+    ThenWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
+
+    /// fio's word for a pattern with this mode (`randtrim`, `trimwrite`), or `None`
+    /// for a workload without trims.
+    pub fn rw_word(self, pattern: &AccessPattern) -> Option<&'static str> {
+        let random = matches!(pattern, AccessPattern::Random);
+        match (self, random) {
+            (TrimMode::None, _) => None,
+            (TrimMode::Only, false) => Some("trim"),
+            (TrimMode::Only, true) => Some("randtrim"),
+            (TrimMode::ThenWrite, false) => Some("trimwrite"),
+            (TrimMode::ThenWrite, true) => Some("randtrimwrite"),
+        }
+    }
+
+    /// The access word's pattern and mode, for the trim words only.
+    pub fn parse_rw(word: &str) -> Option<(AccessPattern, TrimMode)> {
+        Some(match word {
+            "trim" => (AccessPattern::Sequential, TrimMode::Only),
+            "randtrim" => (AccessPattern::Random, TrimMode::Only),
+            "trimwrite" => (AccessPattern::Sequential, TrimMode::ThenWrite),
+            "randtrimwrite" => (AccessPattern::Random, TrimMode::ThenWrite),
+            _ => return None,
+        })
     }
 }
 
@@ -400,6 +456,9 @@ pub struct Workload {
     pub target: String,
     /// Percentage of operations that are reads (0..=100).
     pub read_pct: u8,
+    /// Discards instead of (or before) writes: fio's trim modes.
+    #[serde(default, skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
     pub pattern: AccessPattern,
     pub bs: BlockSizes,
     /// Operations in flight per stream.
@@ -435,6 +494,10 @@ pub struct Workload {
     /// `-2 × bs` reads the region from its end to its start. 0 = contiguous.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_gap_bytes: i64,
+    /// fio's `zonemode=strided`: I/O stays in one zone of the working set until
+    /// `io_bytes` have been done there, then moves `range_bytes + skip_bytes` on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -453,6 +516,46 @@ pub struct Workload {
         skip_serializing_if = "super::overrides::WorkloadOverrides::is_default"
     )]
     pub overrides: super::overrides::WorkloadOverrides,
+}
+
+/// Strided zones (fio's `zonemode=strided`): each stream starts in the zone at the
+/// working set's start, issues `io_bytes` of I/O there (sequential I/O walks the
+/// zone and wraps inside it; random offsets are uniform in it), then the next zone
+/// starts `range_bytes + skip_bytes` further on, wrapping to the working set's start
+/// when it would begin past the end. Skipped bytes count towards a pass, as fio's
+/// `io_skip_bytes` do, so a pass is one sweep over the working set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zones {
+    /// I/O done in a zone before moving on (fio's `zonesize`).
+    pub io_bytes: u64,
+    /// Length of a zone, where its I/O falls (fio's `zonerange`; default `io_bytes`).
+    pub range_bytes: u64,
+    /// Bytes left out between zones (fio's `zoneskip`).
+    #[serde(default)]
+    pub skip_bytes: u64,
+}
+
+impl Zones {
+    /// Why `w` cannot run with these zones, if it cannot.
+    pub fn misfit(&self, w: &Workload) -> Option<String> {
+        if self.io_bytes == 0 || self.range_bytes == 0 {
+            return Some("zones need a zone size and range above 0".into());
+        }
+        if self.range_bytes < w.bs.max_bytes() {
+            return Some(format!(
+                "a zone range of {} bytes is smaller than the largest block ({} bytes)",
+                self.range_bytes,
+                w.bs.max_bytes()
+            ));
+        }
+        if w.dist != Distribution::Uniform {
+            return Some("zones take uniform random offsets only (no dist)".into());
+        }
+        if w.seq_gap_bytes != 0 || w.seq_layout != SeqLayout::Regions || w.share_pct.is_some() {
+            return Some("zones walk their own offsets: no seq_gap, stride layout or share".into());
+        }
+        None
+    }
 }
 
 /// A workload's place in fio's flow control (`flow`, `flow_id`, `flow_sleep`).
@@ -493,6 +596,10 @@ pub struct Pauses {
     /// run ends.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_ns: u64,
+    /// Each stream issues at most this many I/Os, then stops as if its passes were
+    /// done (fio's `number_ios`, per job clone); 0 = no count limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_after_ios: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -555,6 +662,7 @@ impl Default for Workload {
             name: "w".into(),
             target: "t0".into(),
             read_pct: 100,
+            trim: TrimMode::None,
             pattern: AccessPattern::Random,
             bs: BlockSizes::fixed(4096),
             qd: 1,
@@ -568,6 +676,7 @@ impl Default for Workload {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             seq_gap_bytes: 0,
+            zones: None,
             flow: None,
             exit_all: false,
             pauses: Pauses::default(),
@@ -618,6 +727,13 @@ pub enum EngineKind {
     PageFault,
     /// Runs a program for the run's duration (fio's exec).
     Exec,
+    /// Moves each write's range of a file onto a donor file's blocks with
+    /// EXT4_IOC_MOVE_EXT, as a defragmenter does (fio's e4defrag).
+    E4defrag,
+    /// Writes to or reads from a plain socket (fio's net): the targets are network
+    /// endpoints (`tcp://…`, `udp://…`, `unix://…`, `vsock://…`,
+    /// [`super::net_endpoint`]) and the run is driven by `crate::net::peer`.
+    Net,
 }
 
 impl EngineKind {
@@ -643,11 +759,13 @@ impl EngineKind {
             EngineKind::Ftruncate => "ftruncate",
             EngineKind::PageFault => "page_fault",
             EngineKind::Exec => "exec",
+            EngineKind::E4defrag => "e4defrag",
+            EngineKind::Net => "net",
         }
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 20] = [
+    pub const ALL: [EngineKind; 22] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -668,6 +786,8 @@ impl EngineKind {
         EngineKind::Ftruncate,
         EngineKind::PageFault,
         EngineKind::Exec,
+        EngineKind::E4defrag,
+        EngineKind::Net,
     ];
 
     /// The engine named `name` (its [`EngineKind::name`]).
@@ -706,6 +826,23 @@ impl EngineKind {
         )
     }
 
+    /// Engines that can discard (`Op::Trim`): hole punches and discards on files and
+    /// devices (sync, uring, falloc), NBD_CMD_TRIM (nbd), and the in-process and
+    /// simulated targets. `auto` resolves to one of them or is refused when run.
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            EngineKind::Auto
+                | EngineKind::Uring
+                | EngineKind::Sync
+                | EngineKind::Null
+                | EngineKind::Mem
+                | EngineKind::Sim
+                | EngineKind::Nbd
+                | EngineKind::Falloc
+        )
+    }
+
     /// The one direction an engine's operations have, as results count them:
     /// creating, deleting and truncating change the file system (writes), stat
     /// only looks (reads). `None`: reads and writes both mean something.
@@ -715,7 +852,8 @@ impl EngineKind {
             | EngineKind::FileDelete
             | EngineKind::DirCreate
             | EngineKind::DirDelete
-            | EngineKind::Ftruncate => Some(Op::Write),
+            | EngineKind::Ftruncate
+            | EngineKind::E4defrag => Some(Op::Write),
             EngineKind::FileStat | EngineKind::DirStat => Some(Op::Read),
             _ => None,
         }
@@ -875,6 +1013,10 @@ pub struct FioLogs {
     pub lat: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iops: Option<String>,
+    /// fio's `log_offset`: lines carry an offset column (0: an averaged sample has
+    /// none, as fio writes it) before the priority column.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub offset: bool,
 }
 
 /// Curve points, % of the measured maximum, when none are given (vdbench's curve).

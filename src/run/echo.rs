@@ -53,6 +53,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         name,
         target,
         read_pct,
+        trim,
         pattern,
         bs,
         qd,
@@ -66,6 +67,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         seq_layout,
         align_bytes,
         seq_gap_bytes,
+        zones,
         flow,
         exit_all,
         pauses,
@@ -76,6 +78,11 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         name: name.clone(),
         target: target.clone(),
         read_pct: *read_pct,
+        trim: match trim {
+            plan::TrimMode::None => wire::TrimMode::None,
+            plan::TrimMode::Only => wire::TrimMode::Only,
+            plan::TrimMode::ThenWrite => wire::TrimMode::ThenWrite,
+        },
         pattern: match pattern {
             plan::AccessPattern::Sequential => wire::AccessPattern::Sequential,
             plan::AccessPattern::Random => wire::AccessPattern::Random,
@@ -103,6 +110,11 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         },
         align_bytes: *align_bytes,
         seq_gap_bytes: *seq_gap_bytes,
+        zones: zones.map(|z| wire::Zones {
+            io_bytes: z.io_bytes,
+            range_bytes: z.range_bytes,
+            skip_bytes: z.skip_bytes,
+        }),
         flow: flow.map(|f| {
             let plan::Flow {
                 id,
@@ -122,12 +134,14 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 think_ns,
                 think_every_ios,
                 stop_ns,
+                stop_after_ios,
             } = *pauses;
             wire::Pauses {
                 start_delay_ns,
                 think_ns,
                 think_every_ios,
                 stop_ns,
+                stop_after_ios,
             }
         },
         engine: None,
@@ -175,6 +189,10 @@ pub(super) fn own_settings(
             verify_after: d.verify_after,
             dedup_ratio: d.spec.dedup_ratio,
             compress_ratio: d.spec.compress_ratio,
+            pattern: d.spec.fill.map(|f| {
+                let hex: String = f.as_slice().iter().map(|b| format!("{b:02x}")).collect();
+                format!("0x{hex}")
+            }),
         });
     }
 }
@@ -209,6 +227,12 @@ mod tests {
                 name: "mix".into(),
                 target: "data".into(),
                 read_pct: 70,
+                trim: plan::TrimMode::None,
+                zones: Some(plan::Zones {
+                    io_bytes: 1 << 20,
+                    range_bytes: 2 << 20,
+                    skip_bytes: 4 << 20,
+                }),
                 pattern: plan::AccessPattern::Sequential,
                 bs: plan::BlockSizes {
                     split: vec![(4096, 60), (65536, 40)],
@@ -246,6 +270,7 @@ mod tests {
                     think_ns: 500_000,
                     think_every_ios: 4,
                     stop_ns: 9_000_000_000,
+                    stop_after_ios: 0,
                 },
                 overrides: Default::default(),
             },

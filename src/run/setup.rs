@@ -347,6 +347,9 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
                 )));
             }
         }
+        if let Some(why) = w.zones.as_ref().and_then(|z| z.misfit(w)) {
+            return Err(invalid(why));
+        }
         if let Some(p) = w.share_pct {
             if !(p.is_finite() && p > 0.0) {
                 return Err(invalid(format!("share {p} must be a positive number")));
@@ -368,6 +371,7 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
             }
         }
     }
+    super::trim::check_plan(run, opts)?;
     super::op_engines::check_plan(run, opts)
 }
 
@@ -793,6 +797,7 @@ fn check_opened(
         let kinds: Vec<_> = own.iter().map(|t| kind_of(t)).collect();
         check_engine_fits(run, choice.kind, &kinds)?;
         check_network(&g.run, choice.kind, &own, opts.connections)?;
+        super::trim::check_opened(&g.run, choice.kind, &own)?;
     }
     Ok(())
 }

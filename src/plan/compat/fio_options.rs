@@ -124,7 +124,11 @@ pub const OPTIONS: &[FioOption] = &[
     flag(maps("stonewall", "starts a new run")),
     flag(maps("wait_for_previous", "starts a new run")),
     maps("wait_for", "starts a new run at the job that carries it"),
-    flag(maps("new_group", "starts a new run")),
+    flag(no_effect(
+        "new_group",
+        "a new reporting group only: fio still runs the job beside the others until a \
+         stonewall; ioscope reports every workload anyway",
+    )),
     // What to do.
     aka(
         maps(
@@ -183,7 +187,8 @@ pub const OPTIONS: &[FioOption] = &[
     maps("io_limit", "as io_size"),
     maps(
         "number_ios",
-        "passes, when I/Os × bs are a whole multiple of size",
+        "passes, when I/Os × bs are a whole multiple of size; otherwise each stream \
+         stops after that many I/Os (stop_after_ios)",
     ),
     maps("loops", "passes unless time_based"),
     aka(time(maps("runtime", "run duration")), &["timeout"]),
@@ -264,6 +269,12 @@ pub const OPTIONS: &[FioOption] = &[
          only: ioscope creates a missing file before the run",
     ),
     no_effect(
+        "create_serialize",
+        "whether fio lays out its jobs' files one after another: ioscope creates and \
+         fills every new target before the run starts, so the order changes nothing \
+         measured",
+    ),
+    no_effect(
         "fallocate",
         "fio's preallocation of files it lays out: ioscope writes a new file's data \
          before the run, so its blocks are allocated anyway (for falloc and ftruncate it \
@@ -298,17 +309,21 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps(
         "zonemode",
-        "none: I/O over the whole region, as ioscope does; strided and zbd unsupported \
-         (each with its reason)",
+        "none: I/O over the whole region; strided: the workload's zones (zonesize of I/O \
+         per zonerange, then zoneskip left out); zbd unsupported",
     ),
-    unsupported(
+    maps(
         "zonesize",
-        "fio's zones (zonemode=strided does zonesize of I/O then skips zoneskip; \
-         zonemode=zbd drives a zoned device); an ioscope workload covers one contiguous \
-         region",
+        "zonemode=strided: the I/O done in a zone (zone_size)",
     ),
-    unsupported("zoneskip", "fio's strided zones (see zonesize)"),
-    unsupported("zonerange", "fio's strided zones (see zonesize)"),
+    maps(
+        "zoneskip",
+        "zonemode=strided: bytes left out after a zone (zone_skip)",
+    ),
+    maps(
+        "zonerange",
+        "zonemode=strided: the length of a zone (zone_range; default zonesize)",
+    ),
     unsupported(
         "random_sequence_stride",
         "part of random_distribution=sequence, a fixed order of block indices; ioscope \
@@ -443,13 +458,15 @@ pub const OPTIONS: &[FioOption] = &[
         "do_verify",
         "do_verify=0: stamp written data but skip the read-back after the run",
     ),
-    unsupported(
+    maps(
         "verify_pattern",
-        "ioscope writes its own self-checking header and content, not a given pattern",
+        "writes carry the pattern (hex, decimal, quoted strings; %o unsupported); with \
+         verify, each unit's header checksum covers it",
     ),
-    unsupported(
+    maps(
         "verify_interval",
-        "ioscope stamps every block it writes with its own header, not every N bytes",
+        "the verify (data) unit: a header every that many bytes (a power of two, 512 to \
+         1m; one per command)",
     ),
     unsupported(
         "verify_backlog",
@@ -539,7 +556,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
          vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
-         libblkio_driver=io_uring → uring (mappings warned)",
+         libblkio_driver=io_uring → uring; net, netsplice → net; e4defrag → e4defrag (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -576,6 +593,43 @@ pub const OPTIONS: &[FioOption] = &[
         "the file or device of ioengine=libblkio (the target)",
     ),
     maps(
+        "donorname",
+        "e4defrag: the donor file (in directory), created when missing",
+    ),
+    maps(
+        "inplace",
+        "e4defrag: 1 = the donor's blocks allocated for each move and freed after it",
+    ),
+    // The network engines (net, netsplice): the job's endpoint URI.
+    maps(
+        "hostname",
+        "net: the peer's host, a multicast group, a unix socket's path or a vsock CID",
+    ),
+    maps(
+        "port",
+        "net: the port to connect to or bind (not with unix)",
+    ),
+    aka(
+        maps("protocol", "net: tcp, tcpv6, udp, udpv6, unix, vsock"),
+        &["proto"],
+    ),
+    flag(maps(
+        "listen",
+        "net: this end binds and accepts (TCP, vsock; a UDP or unix reader always binds)",
+    )),
+    flag(maps(
+        "pingpong",
+        "net: every message answered before the next; the latency is the round trip",
+    )),
+    maps("nodelay", "net: TCP_NODELAY"),
+    maps("window_size", "net: SO_SNDBUF and SO_RCVBUF"),
+    maps("mss", "net: TCP_MAXSEG"),
+    maps("ttl", "net: IP_MULTICAST_TTL of a multicast sender"),
+    maps(
+        "interface",
+        "net: IPv4 address of the interface multicast goes through",
+    ),
+    maps(
         "nrfiles",
         "the file-operation engines: nrfiles × numjobs files in a files: target; \
          otherwise 1 only",
@@ -608,6 +662,10 @@ pub const OPTIONS: &[FioOption] = &[
         "PREFIX_iops.1.log from the run's intervals",
     ),
     maps("log_avg_msec", "the run's interval length"),
+    flag(maps(
+        "log_offset",
+        "an offset column in the fio logs (0: averaged samples have no offset, as in fio)",
+    )),
     // Accepted without effect.
     flag(no_effect(
         "norandommap",
