@@ -12,7 +12,9 @@ pub struct Inflight {
     /// Where the callback reports; boxed so tickets can point at it while the
     /// engine's vectors move.
     done: Box<DoneList>,
-    /// One ticket per slot ever used, each boxed (libnbd holds its address).
+    /// One ticket per slot ever used, each boxed: libnbd holds its address, which
+    /// must not move when the vector grows.
+    #[allow(clippy::vec_box)]
     tickets: Vec<Box<Ticket>>,
     /// (tag, len) of the request in each slot; `None` when the slot is free.
     reqs: Vec<Option<(u64, u32)>>,
