@@ -229,7 +229,10 @@ pub struct RunArgs {
     /// what stands for it: filecreate, filestat, filedelete, dircreate, dirstat,
     /// dirdelete (one call per file of a files:DIR?count=N target), cpuio (burn CPU,
     /// with --cpuload), falloc, ftruncate, page_fault (a fresh anonymous mapping per
-    /// worker, the size of a null:SIZE target), exec (runs --exec-program).
+    /// worker, the size of a null:SIZE target), exec (runs --exec-program), e4defrag
+    /// (EXT4_IOC_MOVE_EXT onto a job file's defrag_donor); net
+    /// (fio's net engine: each workload one end of a tcp://, udp://, unix:// or
+    /// vsock:// target, docs/net.md).
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
     pub engine: Option<EngineKind>,
     /// filestat/dirstat: the call timed: stat (default), lstat or statx.
@@ -257,7 +260,8 @@ pub struct RunArgs {
     /// cpuio: how CPU is burnt: noop (a tight loop, default) or qsort (sorting).
     #[arg(long, value_name = "MODE", value_parser = values::cpu_mode)]
     pub cpumode: Option<crate::plan::engine_opts::CpuMode>,
-    /// Access: read, write, randread, randwrite, rw, randrw.
+    /// Access: read, write, randread, randwrite, rw, randrw; trim, randtrim (discard),
+    /// trimwrite, randtrimwrite (discard each range, then write it).
     #[arg(long, value_name = "RW", value_parser = values::rw)]
     pub rw: Option<Rw>,
     /// Percentage of reads for rw/randrw (default 50). A comma list sweeps.

@@ -10,6 +10,9 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 fn rw_word(w: &Workload) -> &'static str {
+    if let Some(word) = w.trim.rw_word(&w.pattern) {
+        return word;
+    }
     match (&w.pattern, w.read_pct) {
         (AccessPattern::Random, 100) => "randread",
         (AccessPattern::Random, 0) => "randwrite",
@@ -66,12 +69,41 @@ pub fn to_toml(plan: &Plan) -> Result<String, TomlEmitError> {
 /// `[[run]]` tables of docs/job-file.md, in that order.
 #[derive(Debug, Serialize)]
 struct JobFileDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defaults: Option<DefaultsTable>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     target: Vec<TargetTable>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     workload: Vec<WorkloadTable>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     run: Vec<RunTable>,
+}
+
+/// `[defaults]` as `convert` writes it: only what holds for the whole plan.
+#[derive(Debug, Serialize)]
+struct DefaultsTable {
+    data_unit: String,
+}
+
+/// `w` with the plan's data settings (the job description's verify, ratios and
+/// pattern) as its own where it has none, so a job file or fio file written from
+/// the plan keeps them (neither has a plan-wide place for them).
+fn with_plan_data(plan: &Plan, w: &Workload) -> Workload {
+    let d = &plan.data;
+    let mut w = w.clone();
+    let own = &mut w.overrides.data;
+    if d.verify {
+        own.verify = own.verify.or(Some(true));
+    }
+    if d.verify_after {
+        own.verify_after = own.verify_after.or(Some(true));
+    }
+    own.compress_ratio = own.compress_ratio.or(d.compress_ratio);
+    own.dedup_ratio = own.dedup_ratio.or(d.dedup_ratio);
+    if own.pattern.is_none() {
+        own.pattern = d.pattern.clone();
+    }
+    w
 }
 
 #[derive(Debug, Serialize)]
@@ -139,6 +171,8 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_after: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    stop_after_ios: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     engine: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     warmup: Option<String>,
@@ -155,6 +189,8 @@ struct WorkloadTable {
     compress_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dedup_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pattern: Option<String>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -220,6 +256,10 @@ struct RunTable {
     exec_grace: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exec_output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defrag_donor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defrag_inplace: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -306,7 +346,7 @@ impl JobFileDoc {
             .flat_map(|(ri, r)| {
                 r.workloads
                     .iter()
-                    .map(move |w| WorkloadTable::from_workload(ri, w))
+                    .map(move |w| WorkloadTable::from_workload(ri, &with_plan_data(plan, w)))
             })
             .collect();
         let run = plan
@@ -316,6 +356,9 @@ impl JobFileDoc {
             .map(|(ri, r)| RunTable::from_run(ri, r))
             .collect::<Result<_, _>>()?;
         Ok(JobFileDoc {
+            defaults: plan.data.dedup_unit_bytes.map(|b| DefaultsTable {
+                data_unit: format_size(b),
+            }),
             target,
             workload,
             run,
@@ -402,6 +445,7 @@ impl WorkloadTable {
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
+            stop_after_ios: (w.pauses.stop_after_ios > 0).then_some(w.pauses.stop_after_ios),
             engine: w.overrides.engine.map(EngineKind::name),
             warmup: w.overrides.warmup_ns.map(format_duration_ns),
             cpus: w.overrides.cpus.as_ref().map(|c| cpu_list(c)),
@@ -420,6 +464,7 @@ impl WorkloadTable {
             verify_after: w.overrides.data.verify_after,
             compress_ratio: w.overrides.data.compress_ratio,
             dedup_ratio: w.overrides.data.dedup_ratio,
+            pattern: w.overrides.data.pattern.as_ref().map(|p| p.hex()),
         }
     }
 }
@@ -458,6 +503,9 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
             "thinktime={}\nthinktime_blocks={every}",
             w.pauses.think_ns / 1000
         );
+    }
+    if w.pauses.stop_after_ios > 0 {
+        let _ = writeln!(s, "number_ios={}", w.pauses.stop_after_ios);
     }
 }
 
@@ -518,6 +566,8 @@ impl RunTable {
                 .as_ref()
                 .map(|x| format_duration_ns(x.grace_ns)),
             exec_output: r.engine_opts.exec.as_ref().and_then(|x| x.output.clone()),
+            defrag_donor: r.engine_opts.defrag.as_ref().map(|d| d.donor.clone()),
+            defrag_inplace: r.engine_opts.defrag.as_ref().map(|d| d.inplace),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
@@ -581,7 +631,15 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
                 EngineKind::Falloc => "falloc",
                 EngineKind::Ftruncate => "ftruncate",
-                k if k.is_file_op() || matches!(k, EngineKind::Cpuio | EngineKind::Exec) => {
+                k if k.is_file_op()
+                    || matches!(
+                        k,
+                        EngineKind::Cpuio
+                            | EngineKind::Exec
+                            | EngineKind::E4defrag
+                            | EngineKind::Net
+                    ) =>
+                {
                     return Err(FioEmitError::Engine { engine: k.name() })
                 }
                 _ => "io_uring",
@@ -646,7 +704,10 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if let Some(c) = r.cpus_of(w) {
                 let _ = writeln!(s, "cpus_allowed={}", cpu_list(c));
             }
-            fio_data(&mut s, &w.overrides.data);
+            fio_data(&mut s, &with_plan_data(plan, w).overrides.data);
+            if let Some(b) = plan.data.dedup_unit_bytes {
+                let _ = writeln!(s, "verify_interval={b}");
+            }
             let _ = writeln!(s, "randseed={}\ngroup_reporting", r.seed);
         }
     }
@@ -669,6 +730,9 @@ fn fio_data(s: &mut String, d: &crate::plan::overrides::WorkloadData) {
         if let Some(r) = ratio {
             let _ = writeln!(s, "{key}={}", (100.0 - 100.0 / r).round() as u32);
         }
+    }
+    if let Some(p) = &d.pattern {
+        let _ = writeln!(s, "verify_pattern={}", p.hex());
     }
 }
 
@@ -894,6 +958,7 @@ mod tests {
                 verify_after: Some(true),
                 compress_ratio: Some(2.0),
                 dedup_ratio: None,
+                pattern: crate::plan::fill::FillPattern::parse_fio("0x5a").ok(),
             },
         };
         p.runs[0].workloads.push(w1.clone());
@@ -939,11 +1004,14 @@ mod tests {
             think_ns: 250_000,
             think_every_ios: 4,
             stop_ns: 0,
+            stop_after_ios: 1000,
         };
         w.pauses = pauses;
         let text = to_toml(&p).unwrap();
         assert!(
-            text.contains("start_delay = ") && text.contains("think_every = 4"),
+            text.contains("start_delay = ")
+                && text.contains("think_every = 4")
+                && text.contains("stop_after_ios = 1000"),
             "{text}"
         );
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();

@@ -20,7 +20,7 @@ use super::engine_opts::{
 };
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
-    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
+    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload,
 };
 use super::overrides::WorkloadOverrides;
 use super::paths::MultipathSpec;
@@ -85,7 +85,12 @@ const SETTINGS_KEYS: &[&str] = &[
     "exec_args",
     "exec_grace",
     "exec_output",
+    "defrag_donor",
+    "defrag_inplace",
 ];
+/// `[defaults]` keys that hold for the whole file rather than for each run: the data
+/// (dedup and verify) unit, `--dedup-unit` (fio's `verify_interval`).
+const PLAN_KEYS: &[&str] = &["data_unit"];
 const TARGET_KEYS: &[&str] = &[
     "name",
     "path",
@@ -116,6 +121,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "think",
     "think_every",
     "stop_after",
+    "stop_after_ios",
     "align",
     "seq_gap",
     "flow",
@@ -138,6 +144,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "verify_after",
     "compress_ratio",
     "dedup_ratio",
+    "pattern",
 ];
 /// The io_uring keys a `[[workload]]` may give for its own workers.
 const WORKLOAD_URING_KEYS: &[&str] = &[
@@ -448,9 +455,14 @@ impl<'a> Ctx<'a> {
             }
         }
         let top = self.section("the top level".into(), root, TOP_KEYS)?;
+        let mut data = crate::plan::model::DataSettings::default();
         let defaults = match top.get("defaults") {
             Some(node) => {
-                let sec = self.section("[defaults]".into(), node, SETTINGS_KEYS)?;
+                let allowed: Vec<&str> = SETTINGS_KEYS.iter().chain(PLAN_KEYS).copied().collect();
+                let sec = self.section("[defaults]".into(), node, &allowed)?;
+                if let Some(v) = sec.get("data_unit") {
+                    data.dedup_unit_bytes = Some(self.size("data_unit", v, false)?);
+                }
                 self.settings(&sec)?
             }
             None => Settings::default(),
@@ -463,7 +475,7 @@ impl<'a> Ctx<'a> {
             targets: targets.into_iter().map(|(t, _)| t).collect(),
             runs: runs.into_iter().map(|(r, _)| r).collect(),
             warnings,
-            data: Default::default(),
+            data,
         })
     }
 
@@ -864,7 +876,7 @@ impl<'a> Ctx<'a> {
         };
         let label = format!("[[workload]] '{name}'");
         let target = self.workload_target(&sec, &label, targets)?;
-        let (pattern, read_pct) = self.mix(&sec)?;
+        let (pattern, read_pct, trim) = self.mix(&sec)?;
         let bs = match sec.get("bs") {
             Some(v) => self.block_sizes(v)?,
             None => BlockSizes::fixed(DEFAULT_BS_BYTES),
@@ -905,6 +917,7 @@ impl<'a> Ctx<'a> {
                 name,
                 target,
                 read_pct,
+                trim,
                 pattern,
                 bs,
                 qd: qd.unwrap_or(1),
@@ -948,6 +961,12 @@ impl<'a> Ctx<'a> {
         let flag = |key: &str| sec.get(key).map(|v| self.boolean(key, v)).transpose();
         o.data.verify = flag("verify")?;
         o.data.verify_after = flag("verify_after")?;
+        if let Some(v) = sec.get("pattern") {
+            let text = self.unit_text("pattern", v, "a pattern such as \"0xaa555aa5\"")?;
+            let p = crate::plan::fill::FillPattern::parse_fio(&text)
+                .map_err(|e| self.err(v.span(), format!("'pattern' = {text}: {e}")))?;
+            o.data.pattern = Some(p);
+        }
         for (key, slot) in [
             ("compress_ratio", &mut o.data.compress_ratio),
             ("dedup_ratio", &mut o.data.dedup_ratio),
@@ -1074,7 +1093,7 @@ impl<'a> Ctx<'a> {
         Ok(Some(bytes))
     }
 
-    /// `start_delay`, `think`, `think_every` and `stop_after` (think time is for closed-loop
+    /// `start_delay`, `think`, `think_every`, `stop_after` and `stop_after_ios` (think time is for closed-loop
     /// workloads: an open-loop one issues on its schedule).
     fn pauses(&self, sec: &Section<'_>, rate: &Rate) -> Res<Pauses> {
         let dur = |k: &str| {
@@ -1094,6 +1113,11 @@ impl<'a> Ctx<'a> {
             stop_ns: sec
                 .get("stop_after")
                 .map(|v| self.duration("stop_after", v, false))
+                .transpose()?
+                .unwrap_or(0),
+            stop_after_ios: sec
+                .get("stop_after_ios")
+                .map(|v| self.count("stop_after_ios", v))
                 .transpose()?
                 .unwrap_or(0),
         };
@@ -1145,13 +1169,22 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// `rw` and `read_pct`: (pattern, read_pct). Without `rw`, random reads, or a
-    /// random mix when `read_pct` asks for one; a `read_pct` that contradicts `rw`
-    /// is an error.
-    fn mix(&self, sec: &Section<'_>) -> Res<(AccessPattern, u8)> {
+    /// `rw` and `read_pct`: (pattern, read_pct, trim mode). Without `rw`, random
+    /// reads, or a random mix when `read_pct` asks for one; a `read_pct` that
+    /// contradicts `rw` is an error. The trim words (trim, randtrim, trimwrite,
+    /// randtrimwrite) mean no reads.
+    fn mix(&self, sec: &Section<'_>) -> Res<(AccessPattern, u8, TrimMode)> {
+        let mut trim = TrimMode::None;
         let (pattern, implied_read_pct, rw_given) = match sec.get("rw") {
             Some(v) => {
-                let (p, pct) = match self.string("rw", v)? {
+                let word = self.string("rw", v)?;
+                let trim_word = TrimMode::parse_rw(word);
+                let (p, pct) = match word {
+                    _ if trim_word.is_some() => {
+                        let (p, t) = trim_word.clone().unzip();
+                        trim = t.unwrap_or_default();
+                        (p.unwrap_or(AccessPattern::Random), Some(0))
+                    }
                     "read" => (AccessPattern::Sequential, Some(100)),
                     "write" => (AccessPattern::Sequential, Some(0)),
                     "randread" => (AccessPattern::Random, Some(100)),
@@ -1163,7 +1196,8 @@ impl<'a> Ctx<'a> {
                             v.span(),
                             format!(
                                 "'rw' = {other:?} is not known; use read, write, randread, \
-                                 randwrite, rw or randrw"
+                                 randwrite, rw, randrw, trim, randtrim, trimwrite or \
+                                 randtrimwrite"
                             ),
                         ))
                     }
@@ -1174,7 +1208,7 @@ impl<'a> Ctx<'a> {
             None => (AccessPattern::Random, Some(100), None),
         };
         let Some(v) = sec.get("read_pct") else {
-            return Ok((pattern, implied_read_pct.unwrap_or(50)));
+            return Ok((pattern, implied_read_pct.unwrap_or(50), trim));
         };
         let pct = self.integer("read_pct", v)?;
         if !(0..=100).contains(&pct) {
@@ -1196,7 +1230,7 @@ impl<'a> Ctx<'a> {
                 ));
             }
         }
-        Ok((pattern, pct))
+        Ok((pattern, pct, trim))
     }
 
     /// `arrival` (default exponential).
@@ -1482,6 +1516,12 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("exec_output") {
             e.exec_output = Some(self.name("exec_output", v)?);
         }
+        if let Some(v) = sec.get("defrag_donor") {
+            e.defrag_donor = Some(self.name("defrag_donor", v)?);
+        }
+        if let Some(v) = sec.get("defrag_inplace") {
+            e.defrag_inplace = Some(self.boolean("defrag_inplace", v)?);
+        }
         if let Some(v) = sec.get("cpu_mode") {
             let name = self.string("cpu_mode", v)?;
             e.cpu_mode = Some(CpuMode::parse(name).ok_or_else(|| {
@@ -1608,6 +1648,8 @@ struct EngineSettings {
     exec_args: Option<Vec<String>>,
     exec_grace_ns: Option<u64>,
     exec_output: Option<String>,
+    defrag_donor: Option<String>,
+    defrag_inplace: Option<bool>,
 }
 
 impl EngineSettings {
@@ -1621,6 +1663,8 @@ impl EngineSettings {
             exec_args: over.exec_args.or(self.exec_args),
             exec_grace_ns: over.exec_grace_ns.or(self.exec_grace_ns),
             exec_output: over.exec_output.or(self.exec_output),
+            defrag_donor: over.defrag_donor.or(self.defrag_donor),
+            defrag_inplace: over.defrag_inplace.or(self.defrag_inplace),
         }
     }
 
@@ -1633,7 +1677,12 @@ impl EngineSettings {
             || self.exec_args.is_some()
             || self.exec_grace_ns.is_some()
             || self.exec_output.is_some();
+        let defrag_given = self.defrag_donor.is_some() || self.defrag_inplace.is_some();
         EngineOptions {
+            defrag: defrag_given.then(|| crate::plan::engine_opts::DefragSpec {
+                donor: self.defrag_donor.unwrap_or_default(),
+                inplace: self.defrag_inplace.unwrap_or(false),
+            }),
             exec: exec_given.then(|| ExecSpec {
                 program: self.exec_program.unwrap_or_default(),
                 args: self.exec_args.unwrap_or_default(),

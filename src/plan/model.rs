@@ -38,6 +38,10 @@ pub struct DataSettings {
     /// Crash journal directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<String>,
+    /// Writes carry this pattern instead of generated content (fio's
+    /// `verify_pattern`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<super::fill::FillPattern>,
 }
 
 impl DataSettings {
@@ -163,26 +167,78 @@ pub struct SimStall {
     pub period_ns: u64,
 }
 
-/// Read or write.
+/// Read, write or trim (discard: the range's blocks are released, fio's `trim`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,
     Write,
+    Trim,
 }
 
 impl Op {
+    /// Directions results count apart: read, write, trim.
+    pub const COUNT: usize = 3;
+
     pub fn index(self) -> usize {
         match self {
             Op::Read => 0,
             Op::Write => 1,
+            Op::Trim => 2,
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Trim => "trim",
         }
+    }
+}
+
+/// Whether and how a workload discards (fio's `rw=trim|randtrim|trimwrite|
+/// randtrimwrite`). Its reads and writes follow `read_pct` as ever; a trim workload
+/// has `read_pct` 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimMode {
+    /// No trims (every workload that is not one of the others).
+    #[default]
+    None,
+    /// Every operation discards its range (fio's `trim`, `randtrim`).
+    Only,
+    /// Each range is discarded, then written once the discard has completed (fio's
+    /// `trimwrite`, `randtrimwrite`): a trim and a write per offset.
+    ThenWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
+
+    /// fio's word for a pattern with this mode (`randtrim`, `trimwrite`), or `None`
+    /// for a workload without trims.
+    pub fn rw_word(self, pattern: &AccessPattern) -> Option<&'static str> {
+        let random = matches!(pattern, AccessPattern::Random);
+        match (self, random) {
+            (TrimMode::None, _) => None,
+            (TrimMode::Only, false) => Some("trim"),
+            (TrimMode::Only, true) => Some("randtrim"),
+            (TrimMode::ThenWrite, false) => Some("trimwrite"),
+            (TrimMode::ThenWrite, true) => Some("randtrimwrite"),
+        }
+    }
+
+    /// The access word's pattern and mode, for the trim words only.
+    pub fn parse_rw(word: &str) -> Option<(AccessPattern, TrimMode)> {
+        Some(match word {
+            "trim" => (AccessPattern::Sequential, TrimMode::Only),
+            "randtrim" => (AccessPattern::Random, TrimMode::Only),
+            "trimwrite" => (AccessPattern::Sequential, TrimMode::ThenWrite),
+            "randtrimwrite" => (AccessPattern::Random, TrimMode::ThenWrite),
+            _ => return None,
+        })
     }
 }
 
@@ -400,6 +456,9 @@ pub struct Workload {
     pub target: String,
     /// Percentage of operations that are reads (0..=100).
     pub read_pct: u8,
+    /// Discards instead of (or before) writes: fio's trim modes.
+    #[serde(default, skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
     pub pattern: AccessPattern,
     pub bs: BlockSizes,
     /// Operations in flight per stream.
@@ -493,6 +552,10 @@ pub struct Pauses {
     /// run ends.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_ns: u64,
+    /// Each stream issues at most this many I/Os, then stops as if its passes were
+    /// done (fio's `number_ios`, per job clone); 0 = no count limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_after_ios: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -555,6 +618,7 @@ impl Default for Workload {
             name: "w".into(),
             target: "t0".into(),
             read_pct: 100,
+            trim: TrimMode::None,
             pattern: AccessPattern::Random,
             bs: BlockSizes::fixed(4096),
             qd: 1,
@@ -618,6 +682,13 @@ pub enum EngineKind {
     PageFault,
     /// Runs a program for the run's duration (fio's exec).
     Exec,
+    /// Moves each write's range of a file onto a donor file's blocks with
+    /// EXT4_IOC_MOVE_EXT, as a defragmenter does (fio's e4defrag).
+    E4defrag,
+    /// Writes to or reads from a plain socket (fio's net): the targets are network
+    /// endpoints (`tcp://…`, `udp://…`, `unix://…`, `vsock://…`,
+    /// [`super::net_endpoint`]) and the run is driven by `crate::net::peer`.
+    Net,
 }
 
 impl EngineKind {
@@ -643,11 +714,13 @@ impl EngineKind {
             EngineKind::Ftruncate => "ftruncate",
             EngineKind::PageFault => "page_fault",
             EngineKind::Exec => "exec",
+            EngineKind::E4defrag => "e4defrag",
+            EngineKind::Net => "net",
         }
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 20] = [
+    pub const ALL: [EngineKind; 22] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -668,6 +741,8 @@ impl EngineKind {
         EngineKind::Ftruncate,
         EngineKind::PageFault,
         EngineKind::Exec,
+        EngineKind::E4defrag,
+        EngineKind::Net,
     ];
 
     /// The engine named `name` (its [`EngineKind::name`]).
@@ -706,6 +781,23 @@ impl EngineKind {
         )
     }
 
+    /// Engines that can discard (`Op::Trim`): hole punches and discards on files and
+    /// devices (sync, uring, falloc), NBD_CMD_TRIM (nbd), and the in-process and
+    /// simulated targets. `auto` resolves to one of them or is refused when run.
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            EngineKind::Auto
+                | EngineKind::Uring
+                | EngineKind::Sync
+                | EngineKind::Null
+                | EngineKind::Mem
+                | EngineKind::Sim
+                | EngineKind::Nbd
+                | EngineKind::Falloc
+        )
+    }
+
     /// The one direction an engine's operations have, as results count them:
     /// creating, deleting and truncating change the file system (writes), stat
     /// only looks (reads). `None`: reads and writes both mean something.
@@ -715,7 +807,8 @@ impl EngineKind {
             | EngineKind::FileDelete
             | EngineKind::DirCreate
             | EngineKind::DirDelete
-            | EngineKind::Ftruncate => Some(Op::Write),
+            | EngineKind::Ftruncate
+            | EngineKind::E4defrag => Some(Op::Write),
             EngineKind::FileStat | EngineKind::DirStat => Some(Op::Read),
             _ => None,
         }

@@ -445,6 +445,10 @@ pub struct Totals {
     pub all: OpTotals,
     pub read: OpTotals,
     pub write: OpTotals,
+    /// Trims (discards), counted apart from reads and writes; absent when the run
+    /// issued none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpTotals>,
     /// Average operations in flight (Little's law: summed service time / elapsed).
     pub queue_depth: f64,
     /// Network runs only (see the block at the end of this file).
@@ -558,6 +562,9 @@ pub struct Interval {
     pub lat_us: IntervalLatency,
     pub read_lat_us: IntervalLatency,
     pub write_lat_us: IntervalLatency,
+    /// Trims' latency, in intervals that had trims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_lat_us: Option<IntervalLatency>,
     pub queue_depth: f64,
     pub cpu: Cpu,
     /// Open-loop runs: issue lateness against the intended times in this interval.
@@ -714,6 +721,12 @@ pub struct NetStreamTotals {
     /// Per-transaction latency of this stream (`--rr` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<LatencyStats>,
+    /// The network job this stream is (runs of fio-style `net` jobs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub job: String,
+    /// Datagrams a UDP receiver found missing from the senders' sequence numbers.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub datagrams_lost: u64,
 }
 
 /// Service demand of both ends.

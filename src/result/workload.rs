@@ -100,6 +100,9 @@ pub enum NetMode {
     Bidir,
     /// Request/response transactions.
     Rr,
+    /// fio-style network jobs (`ioengine=net`): each job one end of a plain
+    /// socket, per-job figures in `totals.streams` and the run's `workloads`.
+    Jobs,
 }
 
 impl NetMode {
@@ -109,6 +112,7 @@ impl NetMode {
             NetMode::Reverse => "reverse",
             NetMode::Bidir => "bidir",
             NetMode::Rr => "rr",
+            NetMode::Jobs => "jobs",
         }
     }
 }
@@ -129,6 +133,9 @@ pub struct WorkloadEcho {
     pub target: String,
     /// Percentage of operations that are reads (0..=100).
     pub read_pct: u8,
+    /// Trims (discards): absent = none.
+    #[serde(skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
     pub pattern: AccessPattern,
     pub bs: BlockSizes,
     /// Operations in flight per stream.
@@ -189,7 +196,7 @@ pub struct WorkloadEcho {
 }
 
 /// A workload's data settings as run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DataEcho {
     /// Writes stamped and reads checked.
@@ -200,6 +207,10 @@ pub struct DataEcho {
     pub dedup_ratio: f64,
     /// Compression ratio of its writes (1 = incompressible).
     pub compress_ratio: f64,
+    /// The fixed pattern its writes carried (`0x` and hex bytes; fio's
+    /// `verify_pattern`); absent: generated content at the ratios above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
 }
 
 /// A workload's place in fio's flow control: streams of workloads with the same
@@ -211,6 +222,23 @@ pub struct Flow {
     pub weight: u32,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sleep_ns: u64,
+}
+
+/// Whether a workload discarded: `only` (every I/O a trim: fio's trim, randtrim) or
+/// `then_write` (each range trimmed, then written: trimwrite, randtrimwrite).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimMode {
+    #[default]
+    None,
+    Only,
+    ThenWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
 }
 
 /// When a workload held back: its late start, and each stream's think time after
@@ -226,6 +254,9 @@ pub struct Pauses {
     /// The workload stopped issuing this long after the run's I/O started.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_ns: u64,
+    /// Each stream stopped after this many I/Os (fio's `number_ios`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_after_ios: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -257,6 +288,7 @@ impl Default for WorkloadEcho {
             name: String::new(),
             target: String::new(),
             read_pct: 100,
+            trim: TrimMode::None,
             pattern: AccessPattern::Random,
             bs: BlockSizes::fixed(4096),
             qd: 1,
@@ -286,6 +318,14 @@ impl WorkloadEcho {
     /// fio's name for the pattern and mix: randread, randwrite, randrw, read, write
     /// or rw.
     pub fn rw(&self) -> &'static str {
+        let random = self.pattern == AccessPattern::Random;
+        match (self.trim, random) {
+            (TrimMode::Only, false) => return "trim",
+            (TrimMode::Only, true) => return "randtrim",
+            (TrimMode::ThenWrite, false) => return "trimwrite",
+            (TrimMode::ThenWrite, true) => return "randtrimwrite",
+            (TrimMode::None, _) => {}
+        }
         match (self.pattern, self.read_pct) {
             (AccessPattern::Random, 100) => "randread",
             (AccessPattern::Random, 0) => "randwrite",

@@ -53,6 +53,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         name,
         target,
         read_pct,
+        trim,
         pattern,
         bs,
         qd,
@@ -76,6 +77,11 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         name: name.clone(),
         target: target.clone(),
         read_pct: *read_pct,
+        trim: match trim {
+            plan::TrimMode::None => wire::TrimMode::None,
+            plan::TrimMode::Only => wire::TrimMode::Only,
+            plan::TrimMode::ThenWrite => wire::TrimMode::ThenWrite,
+        },
         pattern: match pattern {
             plan::AccessPattern::Sequential => wire::AccessPattern::Sequential,
             plan::AccessPattern::Random => wire::AccessPattern::Random,
@@ -122,12 +128,14 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 think_ns,
                 think_every_ios,
                 stop_ns,
+                stop_after_ios,
             } = *pauses;
             wire::Pauses {
                 start_delay_ns,
                 think_ns,
                 think_every_ios,
                 stop_ns,
+                stop_after_ios,
             }
         },
         engine: None,
@@ -175,6 +183,10 @@ pub(super) fn own_settings(
             verify_after: d.verify_after,
             dedup_ratio: d.spec.dedup_ratio,
             compress_ratio: d.spec.compress_ratio,
+            pattern: d.spec.fill.map(|f| {
+                let hex: String = f.as_slice().iter().map(|b| format!("{b:02x}")).collect();
+                format!("0x{hex}")
+            }),
         });
     }
 }
@@ -209,6 +221,7 @@ mod tests {
                 name: "mix".into(),
                 target: "data".into(),
                 read_pct: 70,
+                trim: plan::TrimMode::None,
                 pattern: plan::AccessPattern::Sequential,
                 bs: plan::BlockSizes {
                     split: vec![(4096, 60), (65536, 40)],
@@ -246,6 +259,7 @@ mod tests {
                     think_ns: 500_000,
                     think_every_ios: 4,
                     stop_ns: 9_000_000_000,
+                    stop_after_ios: 0,
                 },
                 overrides: Default::default(),
             },

@@ -12,6 +12,7 @@ use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
 use crate::engine::cpuio::CpuEngine;
+use crate::engine::defrag::DefragEngine;
 use crate::engine::exec::ExecEngine;
 use crate::engine::fileops::{FileOp, FileOpEngine};
 use crate::engine::iscsi::IscsiEngine;
@@ -120,6 +121,10 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 qd: w.qd,
                 inflight: 0,
                 bytes_left,
+                ios_left: match w.pauses.stop_after_ios {
+                    0 => u64::MAX,
+                    n => n,
+                },
                 schedule,
                 mix: if Some(wi) == lead { mix.clone() } else { None },
                 start_delay_ns: w.pauses.start_delay_ns,
@@ -130,6 +135,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 thinking: false,
                 flow_issued: w.flow.map(|_| 0),
                 flow_held: false,
+                pair: None,
             });
         }
     }
@@ -513,6 +519,20 @@ fn run_with_engine(
         EngineKind::Ftruncate => {
             worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
         }
+        EngineKind::E4defrag => match &engine_opts.defrag {
+            Some(spec) => match DefragEngine::new(&t, spec, capacity) {
+                Ok(e) => worker::run_worker(e, setup),
+                Err(source) => worker::fail(
+                    setup,
+                    crate::engine::EngineError::Setup {
+                        engine: "e4defrag",
+                        source,
+                    }
+                    .into(),
+                ),
+            },
+            None => worker::fail(setup, no_setting("e4defrag", "a donor file").into()),
+        },
         EngineKind::PageFault => {
             match PageFaultEngine::new(t.first().map_or(0, |x| x.size_bytes), capacity) {
                 Ok(e) => worker::run_worker(e, setup),

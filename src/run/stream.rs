@@ -3,13 +3,15 @@
 //! the next I/O costs a few RNG draws and no allocation.
 
 use super::offsets::OffsetSampler;
-use crate::plan::model::{AccessPattern, Op, Rate, Workload};
+use crate::plan::model::{AccessPattern, Op, Rate, TrimMode, Workload};
 use crate::rng::Rng;
 
 /// Per-workload tables shared by the workload's streams on one worker.
 #[derive(Debug, Clone)]
 pub struct WorkloadShape {
     pub read_pct: u8,
+    /// Trims instead of (or before) writes.
+    pub trim: TrimMode,
     pub sequential: bool,
     /// Cumulative weights for block-size choice: (upper bound, bytes).
     pub bs_table: Vec<(u32, u32)>,
@@ -50,6 +52,7 @@ impl WorkloadShape {
             slots,
             offsets: OffsetSampler::new(&w.dist, slots),
             read_pct: w.read_pct,
+            trim: w.trim,
             sequential: matches!(w.pattern, AccessPattern::Sequential),
             bs_table,
             bs_total_weight: acc,
@@ -94,6 +97,10 @@ pub struct Stream {
     pub inflight: u32,
     /// Bytes this stream may still issue (passes budget); `u64::MAX` = unlimited.
     pub bytes_left: u64,
+    /// I/Os this stream may still issue (fio's `number_ios`); `u64::MAX` = no count
+    /// limit. Reaching 0 spends `bytes_left` too, so the stream ends as one whose
+    /// passes are done.
+    pub ios_left: u64,
     pub schedule: Option<Schedule>,
     /// A share mix: (cumulative weight, workload) pairs; each I/O picks one.
     pub mix: Option<std::sync::Arc<[(u32, u32)]>>,
@@ -116,6 +123,8 @@ pub struct Stream {
     /// Held by flow control until its hold is over (one hold at a time, whatever
     /// tokens it had).
     pub flow_held: bool,
+    /// Trim-then-write: the range just trimmed, whose write is the next I/O.
+    pub pair: Option<(u64, u32)>,
 }
 
 /// The next I/O a stream wants.
@@ -150,16 +159,28 @@ impl Stream {
         }
     }
 
-    /// Chooses the next I/O, or `None` when the budget is spent.
+    /// Chooses the next I/O, or `None` when the budget is spent. A trim-then-write
+    /// workload alternates: a trim at a new offset, then the write of that range
+    /// (issued after the trim, not after its completion, as fio does); the budget
+    /// counts the writes, so a pass trims and writes every block once.
     #[inline(always)]
     pub fn next_io(&mut self, shape: &WorkloadShape) -> Option<NextIo> {
         if self.bytes_left == 0 {
             return None;
         }
-        let op = match shape.read_pct {
-            100 => Op::Read,
-            0 => Op::Write,
-            p => {
+        if let Some((offset, len)) = self.pair.take() {
+            self.charge(len);
+            return Some(NextIo {
+                op: Op::Write,
+                offset,
+                len,
+            });
+        }
+        let op = match (shape.trim, shape.read_pct) {
+            (TrimMode::Only | TrimMode::ThenWrite, _) => Op::Trim,
+            (TrimMode::None, 100) => Op::Read,
+            (TrimMode::None, 0) => Op::Write,
+            (TrimMode::None, p) => {
                 if self.rng.below(100) < p as u64 {
                     Op::Read
                 } else {
@@ -192,8 +213,23 @@ impl Stream {
         } else {
             shape.ws_start + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
-        self.bytes_left = self.bytes_left.saturating_sub(len as u64);
+        if shape.trim == TrimMode::ThenWrite {
+            self.pair = Some((offset, len));
+            self.charge(0);
+        } else {
+            self.charge(len);
+        }
         Some(NextIo { op, offset, len })
+    }
+
+    /// Counts an issued I/O of `len` budgeted bytes against the stream's budgets.
+    #[inline(always)]
+    fn charge(&mut self, len: u32) {
+        self.bytes_left = self.bytes_left.saturating_sub(len as u64);
+        self.ios_left -= 1;
+        if self.ios_left == 0 {
+            self.bytes_left = 0;
+        }
     }
 
     /// The sequential position after an I/O of `len` bytes at `o`: the next block,
@@ -263,6 +299,7 @@ mod tests {
             qd: 1,
             inflight: 0,
             bytes_left: u64::MAX,
+            ios_left: u64::MAX,
             schedule: None,
             mix: None,
             start_delay_ns: 0,
@@ -273,6 +310,7 @@ mod tests {
             thinking: false,
             flow_issued: None,
             flow_held: false,
+            pair: None,
         }
     }
 

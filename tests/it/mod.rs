@@ -18,6 +18,7 @@ mod loopdev;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod net;
+mod net_fio;
 mod net_iscsi;
 mod net_iscsi_multipath;
 mod net_multipath;
@@ -33,6 +34,7 @@ mod own_settings;
 mod pipes;
 mod reports_cli;
 mod sim;
+mod trim;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

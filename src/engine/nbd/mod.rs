@@ -153,6 +153,7 @@ impl Link {
             match req.op {
                 Op::Read => conn.aio_pread(req.buf, req.len, req.offset, ticket),
                 Op::Write => conn.aio_pwrite(req.buf, req.len, req.offset, ticket),
+                Op::Trim => conn.aio_trim(req.len, req.offset, ticket),
             }
         };
         if r.is_err() {

@@ -1,8 +1,8 @@
 //! fio job files (INI) and fio command lines → [`Plan`].
 //!
 //! Each fio job becomes one workload; `numjobs` clones become streams of it. Jobs that
-//! fio runs together (no `stonewall`, `wait_for` or `new_group` between them) form one
-//! run. Options ioscope cannot reproduce are listed in [`Translated::unsupported`];
+//! fio runs together (no `stonewall` or `wait_for` between them; `new_group` only
+//! starts a reporting group) form one run. Options ioscope cannot reproduce are listed in [`Translated::unsupported`];
 //! documented differences go to [`Plan::warnings`]. Defaults follow fio: `bs=4k`,
 //! `iodepth=1`, `rw=read`, `ioengine=psync`, buffered I/O, `loops=1`.
 //! See docs/compat-fio.md.
@@ -19,13 +19,14 @@ use super::{
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
+    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
     parse_size_allow_zero,
 };
 
+mod net;
 mod op_engines;
 
 /// How deep `include` may nest before we assume a cycle.
@@ -409,6 +410,7 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
         resolved.push(cx.resolve()?);
     }
     let data = common_data(&mut resolved);
+    one_data_unit(&resolved, &data, &mut unsupported);
     let curve_jobs: Vec<(String, Loc)> = resolved
         .iter()
         .filter(|j| j.curve.is_some())
@@ -480,10 +482,15 @@ fn group_jobs(items: Vec<Item>) -> Result<Vec<(String, Loc, Opts)>, CompatError>
     Ok(jobs)
 }
 
-/// The plan's data settings: the first job's. A job whose verify or buffer settings
-/// differ carries its own (`overrides.data`), so each job's data is what it asked for.
+/// The plan's data settings: the first job's (its pattern only when every job has
+/// it). A job whose verify, buffer or pattern settings differ carries its own (`overrides.data`), so each job's data is what it asked for.
 fn common_data(resolved: &mut [Job]) -> DataSettings {
-    let data = resolved.first().map(|j| j.data.clone()).unwrap_or_default();
+    let mut data = resolved.first().map(|j| j.data.clone()).unwrap_or_default();
+    // A workload's own pattern cannot say "none": a plan-wide pattern only when every
+    // job has it.
+    if resolved.iter().any(|j| j.data.pattern != data.pattern) {
+        data.pattern = None;
+    }
     for job in resolved.iter_mut() {
         if job.data != data {
             let own = &mut job.workload.overrides.data;
@@ -491,9 +498,31 @@ fn common_data(resolved: &mut [Job]) -> DataSettings {
             own.verify_after = Some(job.data.verify_after);
             own.compress_ratio = Some(job.data.compress_ratio.unwrap_or(1.0));
             own.dedup_ratio = Some(job.data.dedup_ratio.unwrap_or(1.0));
+            own.pattern = job.data.pattern.clone();
         }
     }
     data
+}
+
+/// `verify_interval` sets the data unit of the whole plan: a job that asks for
+/// another one is listed (the first job's is used).
+fn one_data_unit(resolved: &[Job], data: &DataSettings, unsupported: &mut UnsupportedList) {
+    for job in resolved {
+        if job.data.dedup_unit_bytes != data.dedup_unit_bytes {
+            let (text, loc) = match job.data.dedup_unit_bytes {
+                Some(b) => (format!("verify_interval={b}"), &job.loc),
+                None => ("no verify_interval".to_string(), &job.loc),
+            };
+            unsupported.push(
+                format!(
+                    "{text} in job '{}' — differs from the first job's; ioscope's verify \
+                     unit is one per command",
+                    job.name
+                ),
+                loc,
+            );
+        }
+    }
 }
 
 /// Targets and runs: jobs run together until one starts a new group; run-level
@@ -514,10 +543,15 @@ fn group_runs(
         if let (Some(d), None) = (job.duration_ns, job.passes) {
             job.workload.pauses.stop_ns = d;
         }
-        let tname = targets.intern(
+        let run_index = match runs.len() {
+            n if n == 0 || job.starts_group => n,
+            n => n - 1,
+        };
+        let tname = targets.intern_in_run(
             &job.target_uri,
             job.target_size,
             job.direct,
+            run_index,
             unsupported,
             &job.loc,
         );
@@ -777,6 +811,8 @@ struct JobTiming {
     duration_ns: Option<u64>,
     passes: Option<u64>,
     warmup_ns: u64,
+    /// number_ios: each stream's I/O count limit (0 = none).
+    stop_after_ios: u64,
 }
 
 fn opt_err(loc: &Loc, key: &str, v: &str, e: &dyn std::fmt::Display) -> CompatError {
@@ -810,7 +846,7 @@ impl<'a> JobCx<'a> {
         self.zone_mode()?;
         self.report_unsupported();
         self.file_options();
-        let (mut read_pct, mut pattern, seq_gap_bytes) = self.mix()?;
+        let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
         let dist = match self.o.get("random_distribution") {
             Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
             None => Distribution::Uniform,
@@ -826,22 +862,28 @@ impl<'a> JobCx<'a> {
             self.section_loc.clone(),
         ));
         let data = self.data_settings();
+        self.trim_fits(trim, engine, &data);
         // O_DIRECT means nothing to an engine that reads and writes no bytes.
         let no_bytes = engine.is_file_op()
             || matches!(
                 engine,
-                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec
+                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec | EngineKind::Net
             );
         let direct = if no_bytes { None } else { self.direct()? };
         self.nbd_needs_uri(engine)?;
-        let target = match self.op_engine_target(engine, streams, bs.max_bytes())? {
+        let net_target = self.net_target(engine, read_pct, &pattern, streams)?;
+        let target = match net_target {
             Some(t) => t,
-            None => self.target(streams, engine == EngineKind::Auto)?,
+            None => match self.op_engine_target(engine, streams, bs.max_bytes())? {
+                Some(t) => t,
+                None => self.target(streams, engine == EngineKind::Auto)?,
+            },
         };
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
-        let pauses = self.pauses(&rate)?;
+        let mut pauses = self.pauses(&rate)?;
         let flow = self.flow(&rate)?;
         let mut timing = self.timing(target.size, bs.single())?;
+        pauses.stop_after_ios = timing.stop_after_ios;
         self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
         self.exec_timing(engine, &mut timing)?;
         let curve = self.latency_target(timing.duration_ns)?;
@@ -866,10 +908,8 @@ impl<'a> JobCx<'a> {
         let exit = self.exit_all()?;
         let exit_all = exit.is_some();
         let o = self.o;
-        let starts_group = o.flag("stonewall")?
-            || o.flag("wait_for_previous")?
-            || o.flag("new_group")?
-            || o.has("wait_for");
+        let starts_group =
+            o.flag("stonewall")? || o.flag("wait_for_previous")? || o.has("wait_for");
         // fio ramps a job after its start delay; ioscope counts warm-ups from the
         // run's start.
         let warmup_ns = match timing.warmup_ns {
@@ -891,6 +931,7 @@ impl<'a> JobCx<'a> {
                 name,
                 target: String::new(),
                 read_pct,
+                trim,
                 pattern,
                 bs,
                 qd,
@@ -920,6 +961,36 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// A trim job needs an engine ioscope can discard with, and no verification
+    /// (ioscope does not verify runs that trim).
+    fn trim_fits(&mut self, trim: TrimMode, engine: EngineKind, data: &DataSettings) {
+        if trim == TrimMode::None {
+            return;
+        }
+        let (rw, loc) = self.o.get("rw").unwrap_or(("trim", self.section_loc));
+        if !engine.trims() {
+            let why = match engine {
+                EngineKind::Iscsi => "ioscope's iSCSI engine sends no SCSI UNMAP",
+                _ => "that engine moves no bytes of a range",
+            };
+            self.unsupported.push(
+                format!("rw={rw} with ioengine={} — {why}", engine.name()),
+                loc,
+            );
+        }
+        if data.verify {
+            let (v, vloc) = self.o.get("verify").unwrap_or(("1", loc));
+            self.unsupported.push(
+                format!(
+                    "verify={v} with rw={rw} — ioscope does not verify runs that trim (fio's \
+                     trim_verify_zero, zeros read back from a discarded block, is not \
+                     reproduced)"
+                ),
+                vloc,
+            );
+        }
     }
 
     /// `ioengine=nbd` addresses its export by `uri=`.
@@ -1001,35 +1072,29 @@ impl<'a> JobCx<'a> {
     }
 
     /// `rw` and the read/write mix: (read_pct, pattern, bytes added to a sequential
-    /// offset after each I/O).
-    fn mix(&mut self) -> Result<(u8, AccessPattern, i64), CompatError> {
+    /// offset after each I/O, trim mode).
+    fn mix(&mut self) -> Result<(u8, AccessPattern, i64, TrimMode), CompatError> {
         let o = self.o;
         let (rw, rw_loc) = o.get("rw").unwrap_or(("read", self.section_loc));
         let (rw_base, rw_suffix) = match rw.split_once(':') {
             Some((a, b)) => (a, Some(b)),
             None => (rw, None),
         };
-        let (mixed, pattern) = match rw_base.trim().to_ascii_lowercase().as_str() {
+        let word = rw_base.trim().to_ascii_lowercase();
+        let trim = TrimMode::parse_rw(&word).map_or(TrimMode::None, |(_, t)| t);
+        let (mixed, pattern) = match word.as_str() {
             "read" => (Some(100u8), AccessPattern::Sequential),
             "write" => (Some(0), AccessPattern::Sequential),
             "randread" => (Some(100), AccessPattern::Random),
             "randwrite" => (Some(0), AccessPattern::Random),
             "rw" | "readwrite" => (None, AccessPattern::Sequential),
             "randrw" => (None, AccessPattern::Random),
-            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                self.unsupported.push(
-                    format!(
-                        "rw={rw} — trim (discard): ioscope's engines issue reads and writes \
-                         only"
-                    ),
-                    rw_loc,
-                );
-                (Some(0), AccessPattern::Sequential)
-            }
+            "trim" | "trimwrite" => (Some(0), AccessPattern::Sequential),
+            "randtrim" | "randtrimwrite" => (Some(0), AccessPattern::Random),
             other => {
                 return Err(rw_loc.error(format!(
-                    "rw={other}: expected read, write, randread, randwrite, rw, readwrite or \
-                     randrw"
+                    "rw={other}: expected read, write, randread, randwrite, rw, readwrite, \
+                     randrw, trim, randtrim, trimwrite or randtrimwrite"
                 )))
             }
         };
@@ -1056,7 +1121,7 @@ impl<'a> JobCx<'a> {
             None => 0,
             Some(s) => self.offset_modifier(rw, s, &pattern, rw_loc)?,
         };
-        Ok((read_pct, pattern, gap))
+        Ok((read_pct, pattern, gap, trim))
     }
 
     /// `rw=read:N`: fio adds N bytes (fio's size units, negative walks backwards) to
@@ -1232,6 +1297,12 @@ impl<'a> JobCx<'a> {
                 Some("a new file is created as a hole, so each fallocate allocates (fio \
                       preallocates a file it lays out unless fallocate=none)"),
             ),
+            "net" => (EngineKind::Net, None),
+            "e4defrag" => (EngineKind::E4defrag, None),
+            "netsplice" => (
+                EngineKind::Net,
+                Some("the same sockets and bytes; ioscope copies with send/recv instead of splice(2) through a pipe"),
+            ),
             "mmap" => (
                 EngineKind::Sync,
                 Some("pread/pwrite through the page cache instead of copies to and from a mapping (no page faults are measured)"),
@@ -1262,6 +1333,8 @@ impl<'a> JobCx<'a> {
                 | EngineKind::Ftruncate
                 | EngineKind::PageFault
                 | EngineKind::Exec
+                | EngineKind::Net
+                | EngineKind::E4defrag
         ) || engine.is_file_op();
         if one_at_a_time && qd > 1 {
             self.warnings.push(format!(
@@ -1293,6 +1366,7 @@ impl<'a> JobCx<'a> {
                     .push(format!("do_verify={v} — not a boolean"), loc),
             }
         }
+        self.verify_pattern(&mut data);
         for (key, slot) in [
             ("buffer_compress_percentage", &mut data.compress_ratio),
             ("dedupe_percentage", &mut data.dedup_ratio),
@@ -1309,6 +1383,34 @@ impl<'a> JobCx<'a> {
             }
         }
         data
+    }
+
+    /// `verify_pattern` (what writes carry) and `verify_interval` (the verify unit: a
+    /// header every that many bytes, which is ioscope's data unit). Values ioscope
+    /// cannot reproduce are listed.
+    fn verify_pattern(&mut self, data: &mut DataSettings) {
+        if let Some((v, loc)) = self.o.get("verify_pattern") {
+            match crate::plan::fill::FillPattern::parse_fio(v) {
+                Ok(p) => data.pattern = Some(p),
+                Err(e) => self
+                    .unsupported
+                    .push(format!("verify_pattern={v} — {e}"), loc),
+            }
+        }
+        if let Some((v, loc)) = self.o.get("verify_interval") {
+            match parse_size(v) {
+                Ok(b) if b.is_power_of_two() && (512..=1 << 20).contains(&b) => {
+                    data.dedup_unit_bytes = Some(b)
+                }
+                _ => self.unsupported.push(
+                    format!(
+                        "verify_interval={v} — ioscope's verify unit is a power of two from \
+                         512 bytes to 1m"
+                    ),
+                    loc,
+                ),
+            }
+        }
     }
 
     /// Direct or buffered (fio's default: buffered).
@@ -1697,7 +1799,8 @@ impl<'a> JobCx<'a> {
                 ),
             }
         }
-        if let Some(p) = self.number_ios(size, bs_fixed, passes)? {
+        let (ios_passes, stop_after_ios) = self.number_ios(size, bs_fixed, passes)?;
+        if let Some(p) = ios_passes {
             passes = Some(p);
         }
         if time_based && runtime.is_none() {
@@ -1731,43 +1834,34 @@ impl<'a> JobCx<'a> {
             duration_ns: runtime,
             passes,
             warmup_ns,
+            stop_after_ios,
         })
     }
 
-    /// `number_ios=N`: fio stops after N I/Os if nothing stopped it before (it never
-    /// extends the job). With a fixed size, N I/Os that reach `passes` change nothing;
-    /// N I/Os that cover the working set a whole number of times are that many passes;
-    /// anything else is listed.
+    /// `number_ios=N`: fio stops each clone after N I/Os if nothing stopped it before
+    /// (it never extends the job). With a fixed size and block size, N I/Os that reach
+    /// `passes` change nothing and N I/Os that cover the working set a whole number of
+    /// times are that many passes; otherwise each stream stops after N I/Os
+    /// (`Pauses::stop_after_ios`). Returns (passes, I/O limit).
     fn number_ios(
         &mut self,
         size: Option<u64>,
         bs: Option<u64>,
         passes: Option<u64>,
-    ) -> Result<Option<u64>, CompatError> {
+    ) -> Result<(Option<u64>, u64), CompatError> {
         let Some(n) = count_opt(self.o, "number_ios")? else {
-            return Ok(None);
+            return Ok((None, 0));
         };
-        let (v, loc) = self.o.get("number_ios").expect("just read");
-        let bytes = |s: u64, b: u64| (u128::from(n) * u128::from(b), u128::from(s));
-        match (size, bs) {
-            (Some(s), Some(b))
-                if passes.is_some_and(|p| bytes(s, b).0 >= u128::from(p) * bytes(s, b).1) =>
-            {
-                Ok(None)
-            }
-            (Some(s), Some(b)) if bytes(s, b).0 % bytes(s, b).1 == 0 => {
-                Ok(Some((bytes(s, b).0 / bytes(s, b).1) as u64))
-            }
-            _ => {
-                self.unsupported.push(
-                    format!(
-                        "number_ios={v} — not a whole number of passes over size (ioscope \
-                         stops on time or passes, not on an I/O count)"
-                    ),
-                    loc,
-                );
-                Ok(None)
-            }
+        let (Some(s), Some(b)) = (size, bs) else {
+            return Ok((None, n));
+        };
+        let (bytes, size) = (u128::from(n) * u128::from(b), u128::from(s));
+        if passes.is_some_and(|p| bytes >= u128::from(p) * size) {
+            Ok((None, 0))
+        } else if bytes % size == 0 {
+            Ok((Some((bytes / size) as u64), 0))
+        } else {
+            Ok((None, n))
         }
     }
 
@@ -2497,6 +2591,49 @@ mod tests {
             names.extend(opts.asked.borrow().iter().cloned());
         }
         names
+    }
+
+    #[test]
+    fn verify_pattern_and_interval_are_the_plans_pattern_and_unit() {
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\nverify=crc32c\nverify_interval=1k\n\
+             [a]\nverify_pattern=0x0102\"ab\"\n[b]\nverify_pattern=7\n\
+             [c]\nstonewall\nverify_interval=3000\n",
+        )
+        .unwrap();
+        // Jobs with different patterns carry their own; one with none has none.
+        assert_eq!(t.plan.data.pattern, None);
+        assert_eq!(t.plan.data.dedup_unit_bytes, Some(1024));
+        let own = |r: usize, w: usize| {
+            let d = &t.plan.runs[r].workloads[w].overrides.data;
+            d.pattern.as_ref().map(|p| p.bytes().to_vec())
+        };
+        assert_eq!(own(0, 0), Some(vec![1, 2, b'a', b'b']));
+        assert_eq!(own(0, 1), Some(vec![7]));
+        assert_eq!(own(1, 0), None);
+        let listed: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
+        assert_eq!(listed.len(), 2, "{listed:?}");
+        assert!(listed[0].starts_with("verify_interval=3000 — ioscope's verify unit is a power"));
+        assert!(
+            listed[1].starts_with("no verify_interval in job 'c'"),
+            "{listed:?}"
+        );
+    }
+
+    #[test]
+    fn number_ios_short_of_a_pass_is_a_per_stream_io_limit() {
+        let t = parse(
+            "[a]\nfilename=/tmp/x\nsize=1m\nbs=4k\nnumjobs=2\nnumber_ios=100\n\
+             [b]\nstonewall\nfilename=/dev/sdz\nbssplit=4k/50:8k/50\nnumber_ios=7\n\
+             [c]\nstonewall\nfilename=/tmp/x\nsize=1m\nbs=4k\nnumber_ios=256\nloops=3\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let ios = |r: usize| t.plan.runs[r].workloads[0].pauses.stop_after_ios;
+        assert_eq!((ios(0), t.plan.runs[0].passes), (100, Some(1)));
+        assert_eq!(ios(1), 7, "no size or one block size: a count all the same");
+        // 256 × 4k is one whole pass of 1m: a pass limit, no count.
+        assert_eq!((ios(2), t.plan.runs[2].passes), (0, Some(1)));
     }
 
     #[test]

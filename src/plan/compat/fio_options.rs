@@ -124,7 +124,11 @@ pub const OPTIONS: &[FioOption] = &[
     flag(maps("stonewall", "starts a new run")),
     flag(maps("wait_for_previous", "starts a new run")),
     maps("wait_for", "starts a new run at the job that carries it"),
-    flag(maps("new_group", "starts a new run")),
+    flag(no_effect(
+        "new_group",
+        "a new reporting group only: fio still runs the job beside the others until a \
+         stonewall; ioscope reports every workload anyway",
+    )),
     // What to do.
     aka(
         maps(
@@ -183,7 +187,8 @@ pub const OPTIONS: &[FioOption] = &[
     maps("io_limit", "as io_size"),
     maps(
         "number_ios",
-        "passes, when I/Os × bs are a whole multiple of size",
+        "passes, when I/Os × bs are a whole multiple of size; otherwise each stream \
+         stops after that many I/Os (stop_after_ios)",
     ),
     maps("loops", "passes unless time_based"),
     aka(time(maps("runtime", "run duration")), &["timeout"]),
@@ -262,6 +267,12 @@ pub const OPTIONS: &[FioOption] = &[
         "create_on_open",
         "accepted with the file-operation engines (creating is their I/O); otherwise 0 \
          only: ioscope creates a missing file before the run",
+    ),
+    no_effect(
+        "create_serialize",
+        "whether fio lays out its jobs' files one after another: ioscope creates and \
+         fills every new target before the run starts, so the order changes nothing \
+         measured",
     ),
     no_effect(
         "fallocate",
@@ -443,13 +454,15 @@ pub const OPTIONS: &[FioOption] = &[
         "do_verify",
         "do_verify=0: stamp written data but skip the read-back after the run",
     ),
-    unsupported(
+    maps(
         "verify_pattern",
-        "ioscope writes its own self-checking header and content, not a given pattern",
+        "writes carry the pattern (hex, decimal, quoted strings; %o unsupported); with \
+         verify, each unit's header checksum covers it",
     ),
-    unsupported(
+    maps(
         "verify_interval",
-        "ioscope stamps every block it writes with its own header, not every N bytes",
+        "the verify (data) unit: a header every that many bytes (a power of two, 512 to \
+         1m; one per command)",
     ),
     unsupported(
         "verify_backlog",
@@ -539,7 +552,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
          vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
-         libblkio_driver=io_uring → uring (mappings warned)",
+         libblkio_driver=io_uring → uring; net, netsplice → net; e4defrag → e4defrag (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -574,6 +587,43 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "libblkio_path",
         "the file or device of ioengine=libblkio (the target)",
+    ),
+    maps(
+        "donorname",
+        "e4defrag: the donor file (in directory), created when missing",
+    ),
+    maps(
+        "inplace",
+        "e4defrag: 1 = the donor's blocks allocated for each move and freed after it",
+    ),
+    // The network engines (net, netsplice): the job's endpoint URI.
+    maps(
+        "hostname",
+        "net: the peer's host, a multicast group, a unix socket's path or a vsock CID",
+    ),
+    maps(
+        "port",
+        "net: the port to connect to or bind (not with unix)",
+    ),
+    aka(
+        maps("protocol", "net: tcp, tcpv6, udp, udpv6, unix, vsock"),
+        &["proto"],
+    ),
+    flag(maps(
+        "listen",
+        "net: this end binds and accepts (TCP, vsock; a UDP or unix reader always binds)",
+    )),
+    flag(maps(
+        "pingpong",
+        "net: every message answered before the next; the latency is the round trip",
+    )),
+    maps("nodelay", "net: TCP_NODELAY"),
+    maps("window_size", "net: SO_SNDBUF and SO_RCVBUF"),
+    maps("mss", "net: TCP_MAXSEG"),
+    maps("ttl", "net: IP_MULTICAST_TTL of a multicast sender"),
+    maps(
+        "interface",
+        "net: IPv4 address of the interface multicast goes through",
     ),
     maps(
         "nrfiles",
