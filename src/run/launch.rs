@@ -68,7 +68,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             && n > 1
             && w.seq_layout == SeqLayout::Stride
             && n.saturating_mul(max_bs) <= r.ws_len;
-        let own_regions = sequential && !stride && slice >= max_bs;
+        // fio's clones each walk the zones from the start, as one stream does.
+        let own_regions = sequential && !stride && slice >= max_bs && w.zones.is_none();
         // cpuio: after each burn the stream idles so the burn is its load.
         let (think_batch, think_ns) = match (run.engine, run.engine_opts.cpu) {
             (EngineKind::Cpuio, Some(burn)) => (1, burn.idle_ns()),
@@ -136,6 +137,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 flow_issued: w.flow.map(|_| 0),
                 flow_held: false,
                 pair: None,
+                zone_start: region_start,
+                zone_done_bytes: 0,
             });
         }
     }

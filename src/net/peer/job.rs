@@ -192,18 +192,15 @@ fn send(
 /// Writes all of `buf` (one datagram over UDP); false when the run stopped first.
 fn send_all(sock: &Sock, buf: &[u8], ctl: &RunControl) -> std::io::Result<bool> {
     let mut off = 0;
-    while off < buf.len() || buf.is_empty() {
+    while off < buf.len() {
         if ctl.stop.load(Ordering::Relaxed) || crate::run::interrupt::requested() {
             return Ok(false);
         }
         let n = sock.send(&buf[off..])?;
         if sock.datagram && n > 0 {
-            return Ok(true);
-        }
-        off += n;
-        if buf.is_empty() {
             break;
         }
+        off += n;
     }
     Ok(true)
 }
