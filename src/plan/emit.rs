@@ -161,6 +161,12 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     seq_gap: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    zone_size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_range: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_skip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     flow: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     flow_id: Option<u32>,
@@ -267,6 +273,10 @@ struct RunTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     exec_output: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    defrag_donor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defrag_inplace: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_stop_latency: Option<String>,
@@ -280,6 +290,8 @@ struct RunTable {
     fio_lat_log: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fio_iops_log: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fio_log_offset: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     steady_stop: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -439,6 +451,9 @@ impl WorkloadTable {
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
             align: w.align_bytes.map(format_size),
             seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
+            zone_size: w.zones.map(|z| format_size(z.io_bytes)),
+            zone_range: w.zones.map(|z| format_size(z.range_bytes)),
+            zone_skip: w.zones.map(|z| format_size(z.skip_bytes)),
             flow: w.flow.map(|f| f.weight),
             flow_id: w.flow.map(|f| f.id).filter(|&id| id != 0),
             flow_sleep: w
@@ -574,6 +589,8 @@ impl RunTable {
                 .as_ref()
                 .map(|x| format_duration_ns(x.grace_ns)),
             exec_output: r.engine_opts.exec.as_ref().and_then(|x| x.output.clone()),
+            defrag_donor: r.engine_opts.defrag.as_ref().map(|d| d.donor.clone()),
+            defrag_inplace: r.engine_opts.defrag.as_ref().map(|d| d.inplace),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
@@ -582,6 +599,7 @@ impl RunTable {
             fio_bw_log: r.fio_logs.as_ref().and_then(|l| l.bw.clone()),
             fio_lat_log: r.fio_logs.as_ref().and_then(|l| l.lat.clone()),
             fio_iops_log: r.fio_logs.as_ref().and_then(|l| l.iops.clone()),
+            fio_log_offset: r.fio_logs.as_ref().is_some_and(|l| l.offset),
             steady_stop: r.steady_stop.as_ref().map(SteadyStop::criterion),
             steady_window: r
                 .steady_stop
@@ -637,7 +655,15 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
                 EngineKind::Falloc => "falloc",
                 EngineKind::Ftruncate => "ftruncate",
-                k if k.is_file_op() || matches!(k, EngineKind::Cpuio | EngineKind::Exec) => {
+                k if k.is_file_op()
+                    || matches!(
+                        k,
+                        EngineKind::Cpuio
+                            | EngineKind::Exec
+                            | EngineKind::E4defrag
+                            | EngineKind::Net
+                    ) =>
+                {
                     return Err(FioEmitError::Engine { engine: k.name() })
                 }
                 _ => "io_uring",
@@ -673,13 +699,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                     let _ = writeln!(s, "bssplit={}", parts.join(":"));
                 }
             }
-            let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
-            if let Some(z) = w.size_bytes.or(t.size_bytes) {
-                let _ = writeln!(s, "size={}", format_size(z));
-            }
-            if w.offset_bytes > 0 {
-                let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
-            }
+            fio_region(&mut s, w, t);
             if let Rate::Iops(rate) = w.rate {
                 let _ = writeln!(
                     s,
@@ -728,6 +748,26 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
         }
     }
     Ok(s)
+}
+
+/// Where a workload's I/O goes as fio options: direct, size, offset and strided zones.
+fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
+    let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
+    if let Some(z) = w.size_bytes.or(t.size_bytes) {
+        let _ = writeln!(s, "size={}", format_size(z));
+    }
+    if w.offset_bytes > 0 {
+        let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
+    }
+    if let Some(z) = w.zones {
+        let _ = writeln!(
+            s,
+            "zonemode=strided\nzonesize={}\nzonerange={}\nzoneskip={}",
+            format_size(z.io_bytes),
+            format_size(z.range_bytes),
+            format_size(z.skip_bytes)
+        );
+    }
 }
 
 /// A workload's own data settings as fio options (true ratios back to fio's
@@ -1068,6 +1108,7 @@ mod tests {
             bw: Some("a".into()),
             lat: None,
             iops: Some("c".into()),
+            offset: true,
         });
         p.runs[0].steady_stop = Some(SteadyStop {
             metric: SteadyMetric::Bw,

@@ -20,7 +20,7 @@ use super::engine_opts::{
 };
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
-    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload,
+    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
 };
 use super::overrides::WorkloadOverrides;
 use super::paths::MultipathSpec;
@@ -85,6 +85,8 @@ const SETTINGS_KEYS: &[&str] = &[
     "exec_args",
     "exec_grace",
     "exec_output",
+    "defrag_donor",
+    "defrag_inplace",
 ];
 /// `[defaults]` keys that hold for the whole file rather than for each run: the data
 /// (dedup and verify) unit, `--dedup-unit` (fio's `verify_interval`).
@@ -122,6 +124,9 @@ const WORKLOAD_KEYS: &[&str] = &[
     "stop_after_ios",
     "align",
     "seq_gap",
+    "zone_size",
+    "zone_range",
+    "zone_skip",
     "flow",
     "flow_id",
     "flow_sleep",
@@ -167,6 +172,7 @@ const RUN_ONLY_KEYS: &[&str] = &[
     "fio_bw_log",
     "fio_lat_log",
     "fio_iops_log",
+    "fio_log_offset",
     "steady_stop",
     "steady_window",
     "steady_ramp",
@@ -688,6 +694,10 @@ impl<'a> Ctx<'a> {
             bw: prefix("fio_bw_log")?,
             lat: prefix("fio_lat_log")?,
             iops: prefix("fio_iops_log")?,
+            offset: match sec.get("fio_log_offset") {
+                Some(v) => self.boolean("fio_log_offset", v)?,
+                None => false,
+            },
         };
         Ok((logs != FioLogs::default()).then_some(logs))
     }
@@ -905,6 +915,7 @@ impl<'a> Ctx<'a> {
         let pauses = self.pauses(&sec, &rate)?;
         let align_bytes = self.align(&sec, &bs)?;
         let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
+        let zones = self.zones(&sec)?;
         let flow = self.flow(&sec, &rate, share_pct)?;
         let exit_all = match sec.get("exit_all") {
             Some(v) => self.boolean("exit_all", v)?,
@@ -931,6 +942,7 @@ impl<'a> Ctx<'a> {
                 seq_layout,
                 align_bytes,
                 seq_gap_bytes,
+                zones,
                 flow,
                 exit_all,
                 pauses,
@@ -1098,6 +1110,31 @@ impl<'a> Ctx<'a> {
             ));
         }
         Ok(Some(bytes))
+    }
+
+    /// `zone_size`, `zone_range` (default: `zone_size`), `zone_skip` (default 0):
+    /// fio's strided zones.
+    fn zones(&self, sec: &Section<'_>) -> Res<Option<Zones>> {
+        let Some(v) = sec.get("zone_size") else {
+            if let Some(v) = sec.get("zone_range").or_else(|| sec.get("zone_skip")) {
+                return Err(self.err(v.span(), "'zone_range' and 'zone_skip' need 'zone_size'"));
+            }
+            return Ok(None);
+        };
+        let io_bytes = self.size("zone_size", v, false)?;
+        let range_bytes = match sec.get("zone_range") {
+            Some(r) => self.size("zone_range", r, false)?,
+            None => io_bytes,
+        };
+        let skip_bytes = match sec.get("zone_skip") {
+            Some(s) => self.size("zone_skip", s, true)?,
+            None => 0,
+        };
+        Ok(Some(Zones {
+            io_bytes,
+            range_bytes,
+            skip_bytes,
+        }))
     }
 
     /// `start_delay`, `think`, `think_every`, `stop_after` and `stop_after_ios` (think time is for closed-loop
@@ -1523,6 +1560,12 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("exec_output") {
             e.exec_output = Some(self.name("exec_output", v)?);
         }
+        if let Some(v) = sec.get("defrag_donor") {
+            e.defrag_donor = Some(self.name("defrag_donor", v)?);
+        }
+        if let Some(v) = sec.get("defrag_inplace") {
+            e.defrag_inplace = Some(self.boolean("defrag_inplace", v)?);
+        }
         if let Some(v) = sec.get("cpu_mode") {
             let name = self.string("cpu_mode", v)?;
             e.cpu_mode = Some(CpuMode::parse(name).ok_or_else(|| {
@@ -1649,6 +1692,8 @@ struct EngineSettings {
     exec_args: Option<Vec<String>>,
     exec_grace_ns: Option<u64>,
     exec_output: Option<String>,
+    defrag_donor: Option<String>,
+    defrag_inplace: Option<bool>,
 }
 
 impl EngineSettings {
@@ -1662,6 +1707,8 @@ impl EngineSettings {
             exec_args: over.exec_args.or(self.exec_args),
             exec_grace_ns: over.exec_grace_ns.or(self.exec_grace_ns),
             exec_output: over.exec_output.or(self.exec_output),
+            defrag_donor: over.defrag_donor.or(self.defrag_donor),
+            defrag_inplace: over.defrag_inplace.or(self.defrag_inplace),
         }
     }
 
@@ -1674,7 +1721,12 @@ impl EngineSettings {
             || self.exec_args.is_some()
             || self.exec_grace_ns.is_some()
             || self.exec_output.is_some();
+        let defrag_given = self.defrag_donor.is_some() || self.defrag_inplace.is_some();
         EngineOptions {
+            defrag: defrag_given.then(|| crate::plan::engine_opts::DefragSpec {
+                donor: self.defrag_donor.unwrap_or_default(),
+                inplace: self.defrag_inplace.unwrap_or(false),
+            }),
             exec: exec_given.then(|| ExecSpec {
                 program: self.exec_program.unwrap_or_default(),
                 args: self.exec_args.unwrap_or_default(),

@@ -509,6 +509,10 @@ pub struct Workload {
     /// `-2 × bs` reads the region from its end to its start. 0 = contiguous.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_gap_bytes: i64,
+    /// fio's `zonemode=strided`: I/O stays in one zone of the working set until
+    /// `io_bytes` have been done there, then moves `range_bytes + skip_bytes` on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -527,6 +531,46 @@ pub struct Workload {
         skip_serializing_if = "super::overrides::WorkloadOverrides::is_default"
     )]
     pub overrides: super::overrides::WorkloadOverrides,
+}
+
+/// Strided zones (fio's `zonemode=strided`): each stream starts in the zone at the
+/// working set's start, issues `io_bytes` of I/O there (sequential I/O walks the
+/// zone and wraps inside it; random offsets are uniform in it), then the next zone
+/// starts `range_bytes + skip_bytes` further on, wrapping to the working set's start
+/// when it would begin past the end. Skipped bytes count towards a pass, as fio's
+/// `io_skip_bytes` do, so a pass is one sweep over the working set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zones {
+    /// I/O done in a zone before moving on (fio's `zonesize`).
+    pub io_bytes: u64,
+    /// Length of a zone, where its I/O falls (fio's `zonerange`; default `io_bytes`).
+    pub range_bytes: u64,
+    /// Bytes left out between zones (fio's `zoneskip`).
+    #[serde(default)]
+    pub skip_bytes: u64,
+}
+
+impl Zones {
+    /// Why `w` cannot run with these zones, if it cannot.
+    pub fn misfit(&self, w: &Workload) -> Option<String> {
+        if self.io_bytes == 0 || self.range_bytes == 0 {
+            return Some("zones need a zone size and range above 0".into());
+        }
+        if self.range_bytes < w.bs.max_bytes() {
+            return Some(format!(
+                "a zone range of {} bytes is smaller than the largest block ({} bytes)",
+                self.range_bytes,
+                w.bs.max_bytes()
+            ));
+        }
+        if w.dist != Distribution::Uniform {
+            return Some("zones take uniform random offsets only (no dist)".into());
+        }
+        if w.seq_gap_bytes != 0 || w.seq_layout != SeqLayout::Regions || w.share_pct.is_some() {
+            return Some("zones walk their own offsets: no seq_gap, stride layout or share".into());
+        }
+        None
+    }
 }
 
 /// A workload's place in fio's flow control (`flow`, `flow_id`, `flow_sleep`).
@@ -647,6 +691,7 @@ impl Default for Workload {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             seq_gap_bytes: 0,
+            zones: None,
             flow: None,
             exit_all: false,
             pauses: Pauses::default(),
@@ -697,6 +742,9 @@ pub enum EngineKind {
     PageFault,
     /// Runs a program for the run's duration (fio's exec).
     Exec,
+    /// Moves each write's range of a file onto a donor file's blocks with
+    /// EXT4_IOC_MOVE_EXT, as a defragmenter does (fio's e4defrag).
+    E4defrag,
     /// Writes to or reads from a plain socket (fio's net): the targets are network
     /// endpoints (`tcp://…`, `udp://…`, `unix://…`, `vsock://…`,
     /// [`super::net_endpoint`]) and the run is driven by `crate::net::peer`.
@@ -726,12 +774,13 @@ impl EngineKind {
             EngineKind::Ftruncate => "ftruncate",
             EngineKind::PageFault => "page_fault",
             EngineKind::Exec => "exec",
+            EngineKind::E4defrag => "e4defrag",
             EngineKind::Net => "net",
         }
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 21] = [
+    pub const ALL: [EngineKind; 22] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -752,6 +801,7 @@ impl EngineKind {
         EngineKind::Ftruncate,
         EngineKind::PageFault,
         EngineKind::Exec,
+        EngineKind::E4defrag,
         EngineKind::Net,
     ];
 
@@ -817,7 +867,8 @@ impl EngineKind {
             | EngineKind::FileDelete
             | EngineKind::DirCreate
             | EngineKind::DirDelete
-            | EngineKind::Ftruncate => Some(Op::Write),
+            | EngineKind::Ftruncate
+            | EngineKind::E4defrag => Some(Op::Write),
             EngineKind::FileStat | EngineKind::DirStat => Some(Op::Read),
             _ => None,
         }
@@ -977,6 +1028,10 @@ pub struct FioLogs {
     pub lat: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iops: Option<String>,
+    /// fio's `log_offset`: lines carry an offset column (0: an averaged sample has
+    /// none, as fio writes it) before the priority column.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub offset: bool,
 }
 
 /// Curve points, % of the measured maximum, when none are given (vdbench's curve).

@@ -166,6 +166,10 @@ pub struct WorkloadEcho {
     /// `rw=read:N`; negative walks backwards); absent when 0.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_gap_bytes: i64,
+    /// fio's strided zones: `io_bytes` of I/O per zone of `range_bytes`, then
+    /// `skip_bytes` left out; absent when the workload has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// fio's flow control: the workload's flow id and weight; absent when free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
@@ -222,6 +226,15 @@ pub struct Flow {
     pub weight: u32,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sleep_ns: u64,
+}
+
+/// Strided zones as run (see the plan's `Zones`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zones {
+    pub io_bytes: u64,
+    pub range_bytes: u64,
+    #[serde(default)]
+    pub skip_bytes: u64,
 }
 
 /// Whether a workload discarded: `only` (every I/O a trim: fio's trim, randtrim) or
@@ -302,6 +315,7 @@ impl Default for WorkloadEcho {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             seq_gap_bytes: 0,
+            zones: None,
             flow: None,
             exit_all: false,
             pauses: Pauses::default(),

@@ -347,6 +347,9 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
                 )));
             }
         }
+        if let Some(why) = w.zones.as_ref().and_then(|z| z.misfit(w)) {
+            return Err(invalid(why));
+        }
         if let Some(p) = w.share_pct {
             if !(p.is_finite() && p > 0.0) {
                 return Err(invalid(format!("share {p} must be a positive number")));

@@ -304,17 +304,21 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps(
         "zonemode",
-        "none: I/O over the whole region, as ioscope does; strided and zbd unsupported \
-         (each with its reason)",
+        "none: I/O over the whole region; strided: the workload's zones (zonesize of I/O \
+         per zonerange, then zoneskip left out); zbd unsupported",
     ),
-    unsupported(
+    maps(
         "zonesize",
-        "fio's zones (zonemode=strided does zonesize of I/O then skips zoneskip; \
-         zonemode=zbd drives a zoned device); an ioscope workload covers one contiguous \
-         region",
+        "zonemode=strided: the I/O done in a zone (zone_size)",
     ),
-    unsupported("zoneskip", "fio's strided zones (see zonesize)"),
-    unsupported("zonerange", "fio's strided zones (see zonesize)"),
+    maps(
+        "zoneskip",
+        "zonemode=strided: bytes left out after a zone (zone_skip)",
+    ),
+    maps(
+        "zonerange",
+        "zonemode=strided: the length of a zone (zone_range; default zonesize)",
+    ),
     unsupported(
         "random_sequence_stride",
         "part of random_distribution=sequence, a fixed order of block indices; ioscope \
@@ -540,7 +544,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
          vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
-         libblkio_driver=io_uring → uring; net, netsplice → net (mappings warned)",
+         libblkio_driver=io_uring → uring; net, netsplice → net; e4defrag → e4defrag (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -575,6 +579,14 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "libblkio_path",
         "the file or device of ioengine=libblkio (the target)",
+    ),
+    maps(
+        "donorname",
+        "e4defrag: the donor file (in directory), created when missing",
+    ),
+    maps(
+        "inplace",
+        "e4defrag: 1 = the donor's blocks allocated for each move and freed after it",
     ),
     // The network engines (net, netsplice): the job's endpoint URI.
     maps(
@@ -638,6 +650,10 @@ pub const OPTIONS: &[FioOption] = &[
         "PREFIX_iops.1.log from the run's intervals",
     ),
     maps("log_avg_msec", "the run's interval length"),
+    flag(maps(
+        "log_offset",
+        "an offset column in the fio logs (0: averaged samples have no offset, as in fio)",
+    )),
     // Accepted without effect.
     flag(no_effect(
         "norandommap",
