@@ -24,6 +24,7 @@ pub mod paths;
 pub mod setup;
 pub mod slots;
 pub mod spread;
+pub mod start_gate;
 pub mod steady;
 pub mod stream;
 pub mod timebase;
