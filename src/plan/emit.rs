@@ -161,6 +161,8 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     seq_gap: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    offset_increment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     zone_size: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     zone_range: Option<String>,
@@ -451,6 +453,8 @@ impl WorkloadTable {
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
             align: w.align_bytes.map(format_size),
             seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
+            offset_increment: (w.offset_increment_bytes > 0)
+                .then(|| format_size(w.offset_increment_bytes)),
             zone_size: w.zones.map(|z| format_size(z.io_bytes)),
             zone_range: w.zones.map(|z| format_size(z.range_bytes)),
             zone_skip: w.zones.map(|z| format_size(z.skip_bytes)),
@@ -758,6 +762,13 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
     }
     if w.offset_bytes > 0 {
         let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
+    }
+    if w.offset_increment_bytes > 0 {
+        let _ = writeln!(
+            s,
+            "offset_increment={}",
+            format_size(w.offset_increment_bytes)
+        );
     }
     if let Some(z) = w.zones {
         let _ = writeln!(

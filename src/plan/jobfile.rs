@@ -124,6 +124,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "stop_after_ios",
     "align",
     "seq_gap",
+    "offset_increment",
     "zone_size",
     "zone_range",
     "zone_skip",
@@ -916,6 +917,10 @@ impl<'a> Ctx<'a> {
         let align_bytes = self.align(&sec, &bs)?;
         let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
         let zones = self.zones(&sec)?;
+        let offset_increment_bytes = match sec.get("offset_increment") {
+            Some(v) => self.size("offset_increment", v, true)?,
+            None => 0,
+        };
         let flow = self.flow(&sec, &rate, share_pct)?;
         let exit_all = match sec.get("exit_all") {
             Some(v) => self.boolean("exit_all", v)?,
@@ -942,6 +947,7 @@ impl<'a> Ctx<'a> {
                 seq_layout,
                 align_bytes,
                 seq_gap_bytes,
+                offset_increment_bytes,
                 zones,
                 flow,
                 exit_all,

@@ -509,6 +509,11 @@ pub struct Workload {
     /// `-2 × bs` reads the region from its end to its start. 0 = contiguous.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_gap_bytes: i64,
+    /// fio's `offset_increment`: stream i's working set starts this much further
+    /// than stream i-1's (each stream then covers the whole `size` from its own
+    /// start, as fio's clones do); 0 = the streams share the working set.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset_increment_bytes: u64,
     /// fio's `zonemode=strided`: I/O stays in one zone of the working set until
     /// `io_bytes` have been done there, then moves `range_bytes + skip_bytes` on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -550,6 +555,15 @@ pub struct Zones {
     pub skip_bytes: u64,
 }
 
+impl Workload {
+    /// How far the last stream's working set starts past the first's
+    /// (`offset_increment_bytes` × (streams − 1)).
+    pub fn stream_spread_bytes(&self) -> u64 {
+        self.offset_increment_bytes
+            .saturating_mul(u64::from(self.streams.saturating_sub(1)))
+    }
+}
+
 impl Zones {
     /// Why `w` cannot run with these zones, if it cannot.
     pub fn misfit(&self, w: &Workload) -> Option<String> {
@@ -566,8 +580,16 @@ impl Zones {
         if w.dist != Distribution::Uniform {
             return Some("zones take uniform random offsets only (no dist)".into());
         }
-        if w.seq_gap_bytes != 0 || w.seq_layout != SeqLayout::Regions || w.share_pct.is_some() {
-            return Some("zones walk their own offsets: no seq_gap, stride layout or share".into());
+        if w.seq_gap_bytes != 0
+            || w.seq_layout != SeqLayout::Regions
+            || w.share_pct.is_some()
+            || w.offset_increment_bytes != 0
+        {
+            return Some(
+                "zones walk their own offsets: no seq_gap, stride layout, share or offset \
+                 increment"
+                    .into(),
+            );
         }
         None
     }
@@ -691,6 +713,7 @@ impl Default for Workload {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             seq_gap_bytes: 0,
+            offset_increment_bytes: 0,
             zones: None,
             flow: None,
             exit_all: false,

@@ -166,6 +166,10 @@ pub struct WorkloadEcho {
     /// `rw=read:N`; negative walks backwards); absent when 0.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_gap_bytes: i64,
+    /// fio's `offset_increment`: stream i's working set starts i × this further on;
+    /// absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub offset_increment_bytes: u64,
     /// fio's strided zones: `io_bytes` of I/O per zone of `range_bytes`, then
     /// `skip_bytes` left out; absent when the workload has none.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -315,6 +319,7 @@ impl Default for WorkloadEcho {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             seq_gap_bytes: 0,
+            offset_increment_bytes: 0,
             zones: None,
             flow: None,
             exit_all: false,

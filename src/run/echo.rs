@@ -67,6 +67,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         seq_layout,
         align_bytes,
         seq_gap_bytes,
+        offset_increment_bytes,
         zones,
         flow,
         exit_all,
@@ -110,6 +111,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         },
         align_bytes: *align_bytes,
         seq_gap_bytes: *seq_gap_bytes,
+        offset_increment_bytes: *offset_increment_bytes,
         zones: zones.map(|z| wire::Zones {
             io_bytes: z.io_bytes,
             range_bytes: z.range_bytes,
@@ -228,6 +230,7 @@ mod tests {
                 target: "data".into(),
                 read_pct: 70,
                 trim: plan::TrimMode::None,
+                offset_increment_bytes: 1 << 20,
                 zones: Some(plan::Zones {
                     io_bytes: 1 << 20,
                     range_bytes: 2 << 20,

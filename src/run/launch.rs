@@ -81,7 +81,11 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 .wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 .wrapping_add(((wi as u64) << 32) | i);
             let mut rng = crate::rng::Rng::new(seed);
-            let (region_start, region_len) = if own_regions {
+            let inc = w.offset_increment_bytes;
+            let (region_start, region_len) = if inc > 0 {
+                // offset_increment: each stream its whole working set, further on.
+                (r.ws_start + i * inc, r.ws_len)
+            } else if own_regions {
                 (r.ws_start + i * slice, slice)
             } else if stride {
                 (r.ws_start + i * max_bs, r.ws_len - i * max_bs)
@@ -90,7 +94,9 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             };
             let bytes_left = match run.passes {
                 Some(p) => {
-                    let per_stream = if sequential && own_regions {
+                    let per_stream = if inc > 0 {
+                        r.ws_len
+                    } else if sequential && own_regions {
                         region_len
                     } else {
                         r.ws_len / n
@@ -139,6 +145,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 pair: None,
                 zone_start: region_start,
                 zone_done_bytes: 0,
+                shift_bytes: i * inc,
             });
         }
     }

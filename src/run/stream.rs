@@ -131,6 +131,8 @@ pub struct Stream {
     /// Strided zones: where the current zone starts, and the bytes done in it.
     pub zone_start: u64,
     pub zone_done_bytes: u64,
+    /// fio's `offset_increment`: how far this stream's working set is moved.
+    pub shift_bytes: u64,
 }
 
 /// The next I/O a stream wants.
@@ -219,7 +221,8 @@ impl Stream {
             };
             o
         } else {
-            shape.ws_start + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
+            let base = shape.ws_start + self.shift_bytes;
+            base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
         if shape.trim == TrimMode::ThenWrite {
             self.pair = Some((offset, len));
@@ -358,6 +361,7 @@ mod tests {
             pair: None,
             zone_start: 0,
             zone_done_bytes: 0,
+            shift_bytes: 0,
         }
     }
 

@@ -259,3 +259,34 @@ fn strided_zones_trim_zonesize_then_skip_zoneskip() {
         (Some(64 * k), Some(192 * k))
     );
 }
+
+#[test]
+fn offset_increment_moves_each_clones_region() {
+    // fio's offset_increment: clone i works on [i × 512k, i × 512k + 128k).
+    let dir = tempdir();
+    let path = written_file(dir.path(), 1);
+    let job = dir.path().join("inc.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[inc]\nfilename={}\nioengine=psync\nrw=trim\nbs=64k\nsize=128k\nnumjobs=2\n\
+             offset_increment=512k\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let r = ioscope_to(&json, ["fio", job.to_str().unwrap()]).expect_code(0);
+    assert_eq!(r.run(0).totals.trim.as_ref().unwrap().ios, 4);
+    let k = 1024;
+    let holes: Vec<(u64, u64)> = extents(&path)
+        .into_iter()
+        .filter(|e| e.2)
+        .map(|e| (e.0, e.1))
+        .collect();
+    assert_eq!(holes, vec![(0, 128 * k), (512 * k, 640 * k)]);
+    assert_eq!(
+        r.wire_run(0)["workload"]["offset_increment_bytes"].as_u64(),
+        Some(512 * k)
+    );
+}

@@ -813,6 +813,10 @@ struct JobTarget {
     offset: u64,
     /// No filename: fio creates `DIRECTORY/JOBNAME.0.0`.
     from_directory: bool,
+    /// `offset_increment`: each clone's region starts this much after the last's.
+    increment: u64,
+    /// How far the last clone's region starts past the first's.
+    spread: u64,
 }
 
 /// When a job stops.
@@ -897,15 +901,10 @@ impl<'a> JobCx<'a> {
         let fio_logs = self.fio_logs()?;
         let steady = self.steady_stop(fio_logs.as_ref().and_then(|l| l.1))?;
         let cpus = self.cpus()?;
-        let seed = match self.o.get("randseed") {
-            Some((v, loc)) => v
-                .trim()
-                .parse::<u64>()
-                .map_err(|e| opt_err(loc, "randseed", v, &e))?,
-            None => TRANSLATED_SEED,
-        };
+        let seed = self.seed()?;
         let name = self.name.clone();
-        if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !target.from_directory {
+        let solo = target.from_directory || target.increment > 0;
+        if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !solo {
             self.warnings.push(format!(
                 "job '{name}': each fio clone reads the whole region sequentially from its \
                  start; ioscope's {streams} streams each walk their own slice of it"
@@ -931,7 +930,9 @@ impl<'a> JobCx<'a> {
             loc: self.section_loc.clone(),
             exit,
             starts_group,
-            target_size: target.size.map(|s| s.saturating_add(target.offset)),
+            target_size: target
+                .size
+                .map(|s| s.saturating_add(target.offset + target.spread)),
             target_uri: target.uri,
             direct,
             workload: Workload {
@@ -952,6 +953,7 @@ impl<'a> JobCx<'a> {
                 seq_layout: Default::default(),
                 align_bytes,
                 seq_gap_bytes,
+                offset_increment_bytes: target.increment,
                 zones,
                 flow,
                 exit_all,
@@ -969,6 +971,34 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// `randseed`, else the translation's fixed seed.
+    fn seed(&self) -> Result<u64, CompatError> {
+        match self.o.get("randseed") {
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| opt_err(loc, "randseed", v, &e)),
+            None => Ok(TRANSLATED_SEED),
+        }
+    }
+
+    /// `offset_increment`: bytes between the starts of successive clones' regions
+    /// (a percentage or a size in zones is listed).
+    fn offset_increment(&mut self) -> Result<u64, CompatError> {
+        let Some((v, loc)) = self.o.get("offset_increment") else {
+            return Ok(0);
+        };
+        let t = v.trim().to_ascii_lowercase();
+        if t.ends_with('%') || t.ends_with('z') {
+            self.unsupported.push(
+                format!("offset_increment={v} — a percentage or a size in zones"),
+                loc,
+            );
+            return Ok(0);
+        }
+        parse_size_allow_zero(v).map_err(|e| opt_err(loc, "offset_increment", v, &e))
     }
 
     /// `random_distribution` (uniform when not given).
@@ -1677,11 +1707,14 @@ impl<'a> JobCx<'a> {
                 );
             }
         }
+        let increment = self.offset_increment()?;
         Ok(JobTarget {
             uri,
             size,
             offset,
             from_directory,
+            increment,
+            spread: increment.saturating_mul(u64::from(streams.saturating_sub(1))),
         })
     }
 

@@ -308,6 +308,11 @@ pub const OPTIONS: &[FioOption] = &[
          per zonerange, then zoneskip left out); zbd unsupported",
     ),
     maps(
+        "offset_increment",
+        "each clone's region starts this much after the previous clone's (the workload's \
+         offset_increment)",
+    ),
+    maps(
         "zonesize",
         "zonemode=strided: the I/O done in a zone (zone_size)",
     ),
