@@ -10,6 +10,7 @@ pub mod jobfile;
 pub mod model;
 pub mod overrides;
 pub mod paths;
+pub mod priority;
 pub mod tuning;
 pub mod units;
 

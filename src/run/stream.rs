@@ -31,6 +31,31 @@ pub struct WorkloadShape {
     pub exit_all: bool,
     /// fio's flow control: this workload's share of its flow group (set by launch).
     pub flow: Option<super::flow::FlowShare>,
+    /// Shares of I/Os at a priority of their own (fio's cmdprio): empty for most
+    /// workloads, which then draw nothing for it.
+    pub prio_shares: Box<[PrioDraw]>,
+    /// Writes carry RWF_ATOMIC.
+    pub atomic_writes: bool,
+}
+
+/// One per-I/O priority share as the hot path draws it.
+#[derive(Debug, Clone, Copy)]
+pub struct PrioDraw {
+    pub op: Option<Op>,
+    pub len: Option<u32>,
+    pub pct: u8,
+    pub ioprio: u16,
+}
+
+impl PrioDraw {
+    fn of(s: &crate::plan::priority::PrioShare) -> PrioDraw {
+        PrioDraw {
+            op: s.op,
+            len: s.bs_bytes.map(|b| b.min(u64::from(u32::MAX)) as u32),
+            pct: s.pct,
+            ioprio: s.prio.value(),
+        }
+    }
 }
 
 impl WorkloadShape {
@@ -62,6 +87,8 @@ impl WorkloadShape {
             seq_gap: w.seq_gap_bytes,
             exit_all: w.exit_all,
             flow: None,
+            prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
+            atomic_writes: w.atomic_writes,
         }
     }
 }
@@ -124,6 +151,10 @@ pub struct NextIo {
     pub op: Op,
     pub offset: u64,
     pub len: u32,
+    /// Per-request priority (io_uring's sqe ioprio); 0 = the thread's.
+    pub ioprio: u16,
+    /// A write with RWF_ATOMIC.
+    pub atomic: bool,
 }
 
 impl Stream {
@@ -193,7 +224,35 @@ impl Stream {
             shape.ws_start + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
         self.bytes_left = self.bytes_left.saturating_sub(len as u64);
-        Some(NextIo { op, offset, len })
+        let ioprio = if shape.prio_shares.is_empty() {
+            0
+        } else {
+            self.draw_prio(shape, op, len)
+        };
+        Some(NextIo {
+            op,
+            offset,
+            len,
+            ioprio,
+            atomic: shape.atomic_writes && op == Op::Write,
+        })
+    }
+
+    /// The priority of an I/O of `op` and `len` bytes: one draw from 0 to 99 walks
+    /// the shares that cover it; past them (or none), 0.
+    #[cold]
+    fn draw_prio(&mut self, shape: &WorkloadShape, op: Op, len: u32) -> u16 {
+        let r = self.rng.below(100) as u32;
+        let mut acc = 0u32;
+        for d in shape.prio_shares.iter() {
+            if d.op.map_or(true, |o| o == op) && d.len.map_or(true, |l| l == len) {
+                acc += u32::from(d.pct);
+                if r < acc {
+                    return d.ioprio;
+                }
+            }
+        }
+        0
     }
 
     /// The sequential position after an I/O of `len` bytes at `o`: the next block,

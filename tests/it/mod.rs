@@ -32,6 +32,7 @@ mod output;
 mod own_settings;
 mod pipes;
 mod reports_cli;
+mod request_flags;
 mod sim;
 
 use std::ffi::{OsStr, OsString};
