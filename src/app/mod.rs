@@ -185,6 +185,10 @@ impl<'a> Session<'a> {
 
     /// Executes one run, prints it, records it and rewrites the outputs.
     pub fn run(&mut self, r: &RunSpec, label: &str) -> Result<&RunResult, AppError> {
+        if r.engine == crate::plan::EngineKind::Net {
+            let (result, warnings) = self.run_net(r, label)?;
+            return self.record(r, result, warnings);
+        }
         let quiet = self.quiet;
         if !quiet {
             outln!(
@@ -201,7 +205,7 @@ impl<'a> Session<'a> {
         let log = &mut self.log;
         let progress = self.progress.clone();
         let run_s = (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9;
-        let (result, mut warnings) = run::execute(r, &self.targets, self.opts, &mut |iv| {
+        let (result, warnings) = run::execute(r, &self.targets, self.opts, &mut |iv| {
             n += 1;
             if !quiet && !stdout::closed() {
                 if progress.is_some() {
@@ -239,6 +243,20 @@ impl<'a> Session<'a> {
             p.done_s += run_s;
             p.runs_done += 1;
         }
+        if let Some(e) = log_err {
+            eprintln!("warning: writing the intervals file failed: {e}");
+        }
+        self.record(r, result, warnings)
+    }
+
+    /// Prints a finished run's warnings, records it, sets the exit code and
+    /// rewrites the outputs.
+    fn record(
+        &mut self,
+        r: &RunSpec,
+        result: RunResult,
+        mut warnings: Vec<String>,
+    ) -> Result<&RunResult, AppError> {
         if let Some(sc) = &result.schedule {
             if sc.achieved_pct < 99.0 && !result.interrupted {
                 warnings.push(format!(
@@ -251,9 +269,6 @@ impl<'a> Session<'a> {
             eprintln!("warning: {w}");
         }
         self.doc.warnings.extend(warnings);
-        if let Some(e) = log_err {
-            eprintln!("warning: writing the intervals file failed: {e}");
-        }
         if result.verify.as_ref().is_some_and(|v| v.mismatches > 0) && self.exit_code == exit::OK {
             self.exit_code = exit::VERIFY_MISMATCH;
         }
@@ -278,9 +293,48 @@ impl<'a> Session<'a> {
             return Err(stdout::StdoutError::Closed.into());
         }
         if !self.out.stdout_is_doc() && !self.out.no_run_summaries {
-            out!("{}", terminal::run_summary(result))?;
+            if result.kind == crate::result::RunKind::Net {
+                out!("{}", crate::net::peer::summary(result))?;
+            } else {
+                out!("{}", terminal::run_summary(result))?;
+            }
         }
         Ok(result)
+    }
+
+    /// A run of network jobs (engine `net`): printed with the network mode's
+    /// interval lines, appended to the intervals file like any run.
+    fn run_net(&mut self, r: &RunSpec, label: &str) -> Result<(RunResult, Vec<String>), AppError> {
+        let quiet = self.quiet;
+        if !quiet {
+            outln!(
+                "\n{}{}: {} network job(s)",
+                r.name,
+                label,
+                r.workloads.len()
+            )?;
+            outln!("{}", crate::net::peer::interval_header())?;
+        }
+        let mut log_err: Option<std::io::Error> = None;
+        let log = &mut self.log;
+        let name = r.name.clone();
+        let res = crate::net::peer::execute(r, &self.targets, &mut |iv| {
+            if !quiet
+                && !stdout::closed()
+                && stdout::println(&crate::net::peer::interval_line(iv)).is_err()
+            {
+                run::interrupt::request();
+            }
+            if let Some(l) = log.as_mut() {
+                if let Err(e) = l.append(&name, iv) {
+                    log_err.get_or_insert(e);
+                }
+            }
+        })?;
+        if let Some(e) = log_err {
+            eprintln!("warning: writing the intervals file failed: {e}");
+        }
+        Ok(res)
     }
 
     /// Rewrites the outputs (after changing the document, e.g. the curve summary).
@@ -340,7 +394,11 @@ pub fn run_plan(
     }
     // Every check that can fail happens before the first I/O of the first run.
     for r in &plan.runs {
-        run::check(r, &plan.targets, opts).map_err(AppError::Check)?;
+        if r.engine == crate::plan::EngineKind::Net {
+            crate::net::peer::check(r, &plan.targets)?;
+        } else {
+            run::check(r, &plan.targets, opts).map_err(AppError::Check)?;
+        }
     }
     let mut session = Session::start(plan, out, opts, command)?;
     if plan.runs.len() > 1 {

@@ -229,7 +229,9 @@ pub struct RunArgs {
     /// what stands for it: filecreate, filestat, filedelete, dircreate, dirstat,
     /// dirdelete (one call per file of a files:DIR?count=N target), cpuio (burn CPU,
     /// with --cpuload), falloc, ftruncate, page_fault (a fresh anonymous mapping per
-    /// worker, the size of a null:SIZE target), exec (runs --exec-program).
+    /// worker, the size of a null:SIZE target), exec (runs --exec-program); net
+    /// (fio's net engine: each workload one end of a tcp://, udp://, unix:// or
+    /// vsock:// target, docs/net.md).
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
     pub engine: Option<EngineKind>,
     /// filestat/dirstat: the call timed: stat (default), lstat or statx.

@@ -15,6 +15,7 @@ mod config;
 mod env;
 mod iperf3_json;
 mod outcome;
+pub mod peer;
 mod protocol;
 mod report;
 mod server;

@@ -115,6 +115,7 @@ fn stream_figures(m: &Measured, t: &Tracked, srv: Option<&ServerStream>) -> Stre
             bytes_received: received,
             tps: rr.then(|| ops as f64 / measured_s),
             latency_us: rr.then(|| t.hist.summary_us(false)),
+            ..Default::default()
         },
         measured_bytes: bytes,
         measured_bytes_in: bytes_in,

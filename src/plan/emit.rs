@@ -150,6 +150,8 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_after: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    stop_after_ios: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     engine: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     warmup: Option<String>,
@@ -416,6 +418,7 @@ impl WorkloadTable {
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
+            stop_after_ios: (w.pauses.stop_after_ios > 0).then_some(w.pauses.stop_after_ios),
             engine: w.overrides.engine.map(EngineKind::name),
             warmup: w.overrides.warmup_ns.map(format_duration_ns),
             cpus: w.overrides.cpus.as_ref().map(|c| cpu_list(c)),
@@ -472,6 +475,9 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
             "thinktime={}\nthinktime_blocks={every}",
             w.pauses.think_ns / 1000
         );
+    }
+    if w.pauses.stop_after_ios > 0 {
+        let _ = writeln!(s, "number_ios={}", w.pauses.stop_after_ios);
     }
 }
 
@@ -1022,11 +1028,14 @@ mod tests {
             think_ns: 250_000,
             think_every_ios: 4,
             stop_ns: 0,
+            stop_after_ios: 1000,
         };
         w.pauses = pauses;
         let text = to_toml(&p).unwrap();
         assert!(
-            text.contains("start_delay = ") && text.contains("think_every = 4"),
+            text.contains("start_delay = ")
+                && text.contains("think_every = 4")
+                && text.contains("stop_after_ios = 1000"),
             "{text}"
         );
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();

@@ -117,6 +117,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "think",
     "think_every",
     "stop_after",
+    "stop_after_ios",
     "align",
     "seq_gap",
     "flow",
@@ -1114,7 +1115,7 @@ impl<'a> Ctx<'a> {
         Ok(Some(bytes))
     }
 
-    /// `start_delay`, `think`, `think_every` and `stop_after` (think time is for closed-loop
+    /// `start_delay`, `think`, `think_every`, `stop_after` and `stop_after_ios` (think time is for closed-loop
     /// workloads: an open-loop one issues on its schedule).
     fn pauses(&self, sec: &Section<'_>, rate: &Rate) -> Res<Pauses> {
         let dur = |k: &str| {
@@ -1134,6 +1135,11 @@ impl<'a> Ctx<'a> {
             stop_ns: sec
                 .get("stop_after")
                 .map(|v| self.duration("stop_after", v, false))
+                .transpose()?
+                .unwrap_or(0),
+            stop_after_ios: sec
+                .get("stop_after_ios")
+                .map(|v| self.count("stop_after_ios", v))
                 .transpose()?
                 .unwrap_or(0),
         };

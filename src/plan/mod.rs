@@ -8,6 +8,7 @@ pub mod fileset;
 pub mod hosts;
 pub mod jobfile;
 pub mod model;
+pub mod net_endpoint;
 pub mod overrides;
 pub mod paths;
 pub mod priority;

@@ -504,6 +504,10 @@ pub struct Pauses {
     /// run ends.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_ns: u64,
+    /// Each stream issues at most this many I/Os, then stops as if its passes were
+    /// done (fio's `number_ios`, per job clone); 0 = no count limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_after_ios: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -631,6 +635,10 @@ pub enum EngineKind {
     PageFault,
     /// Runs a program for the run's duration (fio's exec).
     Exec,
+    /// Writes to or reads from a plain socket (fio's net): the targets are network
+    /// endpoints (`tcp://…`, `udp://…`, `unix://…`, `vsock://…`,
+    /// [`super::net_endpoint`]) and the run is driven by `crate::net::peer`.
+    Net,
 }
 
 impl EngineKind {
@@ -656,11 +664,12 @@ impl EngineKind {
             EngineKind::Ftruncate => "ftruncate",
             EngineKind::PageFault => "page_fault",
             EngineKind::Exec => "exec",
+            EngineKind::Net => "net",
         }
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 20] = [
+    pub const ALL: [EngineKind; 21] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -681,6 +690,7 @@ impl EngineKind {
         EngineKind::Ftruncate,
         EngineKind::PageFault,
         EngineKind::Exec,
+        EngineKind::Net,
     ];
 
     /// The engine named `name` (its [`EngineKind::name`]).

@@ -35,7 +35,10 @@ pub fn render(doc: &ResultDoc) -> String {
         .runs
         .iter()
         .enumerate()
-        .map(|(i, r)| job(i, r))
+        .flat_map(|(i, r)| match net_jobs(i, r) {
+            Some(jobs) => jobs,
+            None => vec![job(i, r)],
+        })
         .collect();
     let v = json!({
         "fio version": format!("ioscope-{}", doc.tool.version),
@@ -214,6 +217,85 @@ fn job(i: usize, r: &RunResult) -> Value {
         "latency_percentile": 100.0,
         "latency_window": 0,
     })
+}
+
+/// A run of fio-style network jobs as fio reports it: one job per network job,
+/// its direction's figures over its own time, `bw_*`/`iops_*` from its intervals
+/// and `drop_ios` from the datagrams it found lost. `None` for any other run.
+fn net_jobs(i: usize, r: &RunResult) -> Option<Vec<Value>> {
+    let streams = r.totals.net.streams.as_ref()?;
+    if r.kind != crate::result::RunKind::Net || r.workloads.len() != streams.len() {
+        return None;
+    }
+    let jobs = r
+        .workloads
+        .iter()
+        .zip(streams)
+        .enumerate()
+        .map(|(k, (w, st))| {
+            let t = &w.totals.all;
+            let secs = if t.mbps > 0.0 {
+                t.bytes as f64 / (t.mbps * 1e6)
+            } else {
+                r.duration_s
+            };
+            let runtime_ms = (secs * 1000.0).round() as u64;
+            let mut v = job(i, r);
+            v["jobname"] = json!(w.name);
+            let o = &mut v["job options"];
+            o["name"] = json!(w.name);
+            o["filename"] = json!(w.target);
+            o["rw"] = json!(if st.direction == "send" {
+                "write"
+            } else {
+                "read"
+            });
+            o["runtime"] = json!(format!("{}", secs.round() as u64));
+            v["job_runtime"] = json!(runtime_ms);
+            let (ns, us, ms) = latency_buckets(&t.latency_us);
+            (v["latency_ns"], v["latency_us"], v["latency_ms"]) = (ns, us, ms);
+            for (dir, totals) in [("read", &w.totals.read), ("write", &w.totals.write)] {
+                let mut d = dir_obj(totals, runtime_ms);
+                if totals.ios > 0 {
+                    interval_stats(&mut d, r, k);
+                    if dir == "read" {
+                        d["drop_ios"] = json!(st.datagrams_lost);
+                    }
+                }
+                v[dir] = d;
+            }
+            v
+        })
+        .collect();
+    Some(jobs)
+}
+
+/// fio's bandwidth and IOPS sample statistics from network job `k`'s measured
+/// intervals in which it moved bytes.
+fn interval_stats(d: &mut Value, r: &RunResult, k: usize) {
+    let samples: Vec<(f64, f64)> = r
+        .intervals
+        .iter()
+        .filter(|iv| !iv.warmup && iv.duration_s > 0.0)
+        .filter_map(|iv| {
+            let s = iv.net.as_ref()?.streams.get(k)?;
+            (s.bytes > 0).then(|| (s.bytes as f64 / 1024.0 / iv.duration_s, iv.duration_s))
+        })
+        .collect();
+    if samples.is_empty() {
+        return;
+    }
+    let n = samples.len() as f64;
+    let kib: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    let mean = kib.iter().sum::<f64>() / n;
+    let dev = (kib.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let min = kib.iter().cloned().fold(f64::MAX, f64::min);
+    let max = kib.iter().cloned().fold(0.0, f64::max);
+    d["bw_min"] = json!(min as u64);
+    d["bw_max"] = json!(max as u64);
+    d["bw_mean"] = json!(mean);
+    d["bw_dev"] = json!(dev);
+    d["bw_samples"] = json!(samples.len());
 }
 
 #[cfg(test)]

@@ -714,6 +714,12 @@ pub struct NetStreamTotals {
     /// Per-transaction latency of this stream (`--rr` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<LatencyStats>,
+    /// The network job this stream is (runs of fio-style `net` jobs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub job: String,
+    /// Datagrams a UDP receiver found missing from the senders' sequence numbers.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub datagrams_lost: u64,
 }
 
 /// Service demand of both ends.

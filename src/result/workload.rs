@@ -100,6 +100,9 @@ pub enum NetMode {
     Bidir,
     /// Request/response transactions.
     Rr,
+    /// fio-style network jobs (`ioengine=net`): each job one end of a plain
+    /// socket, per-job figures in `totals.streams` and the run's `workloads`.
+    Jobs,
 }
 
 impl NetMode {
@@ -109,6 +112,7 @@ impl NetMode {
             NetMode::Reverse => "reverse",
             NetMode::Bidir => "bidir",
             NetMode::Rr => "rr",
+            NetMode::Jobs => "jobs",
         }
     }
 }
@@ -290,6 +294,9 @@ pub struct Pauses {
     /// The workload stopped issuing this long after the run's I/O started.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_ns: u64,
+    /// Each stream stopped after this many I/Os (fio's `number_ios`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stop_after_ios: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -124,12 +124,14 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 think_ns,
                 think_every_ios,
                 stop_ns,
+                stop_after_ios,
             } = *pauses;
             wire::Pauses {
                 start_delay_ns,
                 think_ns,
                 think_every_ios,
                 stop_ns,
+                stop_after_ios,
             }
         },
         priority: (!priority.is_default()).then(|| priorities(priority)),
@@ -291,6 +293,7 @@ mod tests {
                     think_ns: 500_000,
                     think_every_ios: 4,
                     stop_ns: 9_000_000_000,
+                    stop_after_ios: 0,
                 },
                 priority: crate::plan::priority::Priorities {
                     job: Some(crate::plan::priority::IoPriority::parse("be/7").unwrap()),

@@ -120,6 +120,10 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 qd: w.qd,
                 inflight: 0,
                 bytes_left,
+                ios_left: match w.pauses.stop_after_ios {
+                    0 => u64::MAX,
+                    n => n,
+                },
                 schedule,
                 mix: if Some(wi) == lead { mix.clone() } else { None },
                 start_delay_ns: w.pauses.start_delay_ns,

@@ -121,6 +121,10 @@ pub struct Stream {
     pub inflight: u32,
     /// Bytes this stream may still issue (passes budget); `u64::MAX` = unlimited.
     pub bytes_left: u64,
+    /// I/Os this stream may still issue (fio's `number_ios`); `u64::MAX` = no count
+    /// limit. Reaching 0 spends `bytes_left` too, so the stream ends as one whose
+    /// passes are done.
+    pub ios_left: u64,
     pub schedule: Option<Schedule>,
     /// A share mix: (cumulative weight, workload) pairs; each I/O picks one.
     pub mix: Option<std::sync::Arc<[(u32, u32)]>>,
@@ -224,6 +228,10 @@ impl Stream {
             shape.ws_start + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
         self.bytes_left = self.bytes_left.saturating_sub(len as u64);
+        self.ios_left -= 1;
+        if self.ios_left == 0 {
+            self.bytes_left = 0;
+        }
         let ioprio = if shape.prio_shares.is_empty() {
             0
         } else {
@@ -322,6 +330,7 @@ mod tests {
             qd: 1,
             inflight: 0,
             bytes_left: u64::MAX,
+            ios_left: u64::MAX,
             schedule: None,
             mix: None,
             start_delay_ns: 0,

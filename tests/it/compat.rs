@@ -859,3 +859,34 @@ fn fio_exitall_ends_the_run_with_the_first_job() {
         big.totals.all.bytes
     );
 }
+
+/// fio's `number_ios` that is not a whole number of passes: each clone stops after
+/// exactly N I/Os, whatever its queue depth, in a pass-limited job and beside a
+/// time-based one (which then runs on alone until its runtime).
+#[test]
+fn fio_number_ios_stops_each_clone_after_exactly_n_ios() {
+    let d = tempdir();
+    let job = d.path().join("number-ios.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=sim\\:64m?service=50us&servers=4&time=virtual\nsize=64m\n\
+         bs=4k\nioengine=io_uring\niodepth=8\n\
+         [counted]\nrw=randread\nnumjobs=3\nnumber_ios=1001\n\
+         [timed]\nstonewall\nrw=randwrite\nruntime=2\ntime_based\nnumber_ios=777\n",
+    )
+    .unwrap();
+    let ran = run_on_sim(&job);
+    assert_eq!(ran.run(0).totals.all.ios, 3 * 1001);
+    let timed = ran.run(1);
+    assert_eq!(timed.totals.all.ios, 777);
+    assert!(
+        timed.duration_s < 2.0,
+        "ended on its count: {}",
+        timed.duration_s
+    );
+    assert_eq!(
+        ran.wire_run(1)["workload"]["pauses"]["stop_after_ios"],
+        777,
+        "the limit is echoed in the result"
+    );
+}

@@ -18,6 +18,7 @@ mod loopdev;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod net;
+mod net_fio;
 mod net_iscsi;
 mod net_iscsi_multipath;
 mod net_multipath;

@@ -1,8 +1,8 @@
 //! fio job files (INI) and fio command lines → [`Plan`].
 //!
 //! Each fio job becomes one workload; `numjobs` clones become streams of it. Jobs that
-//! fio runs together (no `stonewall`, `wait_for` or `new_group` between them) form one
-//! run. Options ioscope cannot reproduce are listed in [`Translated::unsupported`];
+//! fio runs together (no `stonewall` or `wait_for` between them; `new_group` only
+//! starts a reporting group) form one run. Options ioscope cannot reproduce are listed in [`Translated::unsupported`];
 //! documented differences go to [`Plan::warnings`]. Defaults follow fio: `bs=4k`,
 //! `iodepth=1`, `rw=read`, `ioengine=psync`, buffered I/O, `loops=1`.
 //! See docs/compat-fio.md.
@@ -26,6 +26,7 @@ use crate::plan::units::{
     parse_size_allow_zero,
 };
 
+mod net;
 mod op_engines;
 mod priority;
 
@@ -778,6 +779,8 @@ struct JobTiming {
     duration_ns: Option<u64>,
     passes: Option<u64>,
     warmup_ns: u64,
+    /// number_ios: each stream's I/O count limit (0 = none).
+    stop_after_ios: u64,
 }
 
 fn opt_err(loc: &Loc, key: &str, v: &str, e: &dyn std::fmt::Display) -> CompatError {
@@ -833,31 +836,30 @@ impl<'a> JobCx<'a> {
         let no_bytes = engine.is_file_op()
             || matches!(
                 engine,
-                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec
+                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec | EngineKind::Net
             );
         let direct = if no_bytes { None } else { self.direct()? };
         self.nbd_needs_uri(engine)?;
-        let target = match self.op_engine_target(engine, streams, bs.max_bytes())? {
+        let net_target = self.net_target(engine, read_pct, &pattern, streams)?;
+        let target = match net_target {
             Some(t) => t,
-            None => self.target(streams, engine == EngineKind::Auto)?,
+            None => match self.op_engine_target(engine, streams, bs.max_bytes())? {
+                Some(t) => t,
+                None => self.target(streams, engine == EngineKind::Auto)?,
+            },
         };
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
-        let pauses = self.pauses(&rate)?;
+        let mut pauses = self.pauses(&rate)?;
         let flow = self.flow(&rate)?;
         let mut timing = self.timing(target.size, bs.single())?;
+        pauses.stop_after_ios = timing.stop_after_ios;
         self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
         self.exec_timing(engine, &mut timing)?;
         let curve = self.latency_target(timing.duration_ns)?;
         let fio_logs = self.fio_logs()?;
         let steady = self.steady_stop(fio_logs.as_ref().and_then(|l| l.1))?;
         let cpus = self.cpus()?;
-        let seed = match self.o.get("randseed") {
-            Some((v, loc)) => v
-                .trim()
-                .parse::<u64>()
-                .map_err(|e| opt_err(loc, "randseed", v, &e))?,
-            None => TRANSLATED_SEED,
-        };
+        let seed = self.seed()?;
         let name = self.name.clone();
         if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !target.from_directory {
             self.warnings.push(format!(
@@ -869,10 +871,8 @@ impl<'a> JobCx<'a> {
         let exit = self.exit_all()?;
         let exit_all = exit.is_some();
         let o = self.o;
-        let starts_group = o.flag("stonewall")?
-            || o.flag("wait_for_previous")?
-            || o.flag("new_group")?
-            || o.has("wait_for");
+        let starts_group =
+            o.flag("stonewall")? || o.flag("wait_for_previous")? || o.has("wait_for");
         // fio ramps a job after its start delay; ioscope counts warm-ups from the
         // run's start.
         let warmup_ns = match timing.warmup_ns {
@@ -925,6 +925,17 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// `randseed`, else the translation's fixed seed.
+    fn seed(&self) -> Result<u64, CompatError> {
+        match self.o.get("randseed") {
+            Some((v, loc)) => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| opt_err(loc, "randseed", v, &e)),
+            None => Ok(TRANSLATED_SEED),
+        }
     }
 
     /// `ioengine=nbd` addresses its export by `uri=`.
@@ -1237,6 +1248,11 @@ impl<'a> JobCx<'a> {
                 Some("a new file is created as a hole, so each fallocate allocates (fio \
                       preallocates a file it lays out unless fallocate=none)"),
             ),
+            "net" => (EngineKind::Net, None),
+            "netsplice" => (
+                EngineKind::Net,
+                Some("the same sockets and bytes; ioscope copies with send/recv instead of splice(2) through a pipe"),
+            ),
             "mmap" => (
                 EngineKind::Sync,
                 Some("pread/pwrite through the page cache instead of copies to and from a mapping (no page faults are measured)"),
@@ -1267,6 +1283,7 @@ impl<'a> JobCx<'a> {
                 | EngineKind::Ftruncate
                 | EngineKind::PageFault
                 | EngineKind::Exec
+                | EngineKind::Net
         ) || engine.is_file_op();
         if one_at_a_time && qd > 1 {
             self.warnings.push(format!(
@@ -1702,7 +1719,8 @@ impl<'a> JobCx<'a> {
                 ),
             }
         }
-        if let Some(p) = self.number_ios(size, bs_fixed, passes)? {
+        let (ios_passes, stop_after_ios) = self.number_ios(size, bs_fixed, passes)?;
+        if let Some(p) = ios_passes {
             passes = Some(p);
         }
         if time_based && runtime.is_none() {
@@ -1736,43 +1754,34 @@ impl<'a> JobCx<'a> {
             duration_ns: runtime,
             passes,
             warmup_ns,
+            stop_after_ios,
         })
     }
 
-    /// `number_ios=N`: fio stops after N I/Os if nothing stopped it before (it never
-    /// extends the job). With a fixed size, N I/Os that reach `passes` change nothing;
-    /// N I/Os that cover the working set a whole number of times are that many passes;
-    /// anything else is listed.
+    /// `number_ios=N`: fio stops each clone after N I/Os if nothing stopped it before
+    /// (it never extends the job). With a fixed size and block size, N I/Os that reach
+    /// `passes` change nothing and N I/Os that cover the working set a whole number of
+    /// times are that many passes; otherwise each stream stops after N I/Os
+    /// (`Pauses::stop_after_ios`). Returns (passes, I/O limit).
     fn number_ios(
         &mut self,
         size: Option<u64>,
         bs: Option<u64>,
         passes: Option<u64>,
-    ) -> Result<Option<u64>, CompatError> {
+    ) -> Result<(Option<u64>, u64), CompatError> {
         let Some(n) = count_opt(self.o, "number_ios")? else {
-            return Ok(None);
+            return Ok((None, 0));
         };
-        let (v, loc) = self.o.get("number_ios").expect("just read");
-        let bytes = |s: u64, b: u64| (u128::from(n) * u128::from(b), u128::from(s));
-        match (size, bs) {
-            (Some(s), Some(b))
-                if passes.is_some_and(|p| bytes(s, b).0 >= u128::from(p) * bytes(s, b).1) =>
-            {
-                Ok(None)
-            }
-            (Some(s), Some(b)) if bytes(s, b).0 % bytes(s, b).1 == 0 => {
-                Ok(Some((bytes(s, b).0 / bytes(s, b).1) as u64))
-            }
-            _ => {
-                self.unsupported.push(
-                    format!(
-                        "number_ios={v} — not a whole number of passes over size (ioscope \
-                         stops on time or passes, not on an I/O count)"
-                    ),
-                    loc,
-                );
-                Ok(None)
-            }
+        let (Some(s), Some(b)) = (size, bs) else {
+            return Ok((None, n));
+        };
+        let (bytes, size) = (u128::from(n) * u128::from(b), u128::from(s));
+        if passes.is_some_and(|p| bytes >= u128::from(p) * size) {
+            Ok((None, 0))
+        } else if bytes % size == 0 {
+            Ok((Some((bytes / size) as u64), 0))
+        } else {
+            Ok((None, n))
         }
     }
 
@@ -2502,6 +2511,22 @@ mod tests {
             names.extend(opts.asked.borrow().iter().cloned());
         }
         names
+    }
+
+    #[test]
+    fn number_ios_short_of_a_pass_is_a_per_stream_io_limit() {
+        let t = parse(
+            "[a]\nfilename=/tmp/x\nsize=1m\nbs=4k\nnumjobs=2\nnumber_ios=100\n\
+             [b]\nstonewall\nfilename=/dev/sdz\nbssplit=4k/50:8k/50\nnumber_ios=7\n\
+             [c]\nstonewall\nfilename=/tmp/x\nsize=1m\nbs=4k\nnumber_ios=256\nloops=3\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let ios = |r: usize| t.plan.runs[r].workloads[0].pauses.stop_after_ios;
+        assert_eq!((ios(0), t.plan.runs[0].passes), (100, Some(1)));
+        assert_eq!(ios(1), 7, "no size or one block size: a count all the same");
+        // 256 × 4k is one whole pass of 1m: a pass limit, no count.
+        assert_eq!((ios(2), t.plan.runs[2].passes), (0, Some(1)));
     }
 
     #[test]

@@ -124,7 +124,11 @@ pub const OPTIONS: &[FioOption] = &[
     flag(maps("stonewall", "starts a new run")),
     flag(maps("wait_for_previous", "starts a new run")),
     maps("wait_for", "starts a new run at the job that carries it"),
-    flag(maps("new_group", "starts a new run")),
+    flag(no_effect(
+        "new_group",
+        "a new reporting group only: fio still runs the job beside the others until a \
+         stonewall; ioscope reports every workload anyway",
+    )),
     // What to do.
     aka(
         maps(
@@ -183,7 +187,8 @@ pub const OPTIONS: &[FioOption] = &[
     maps("io_limit", "as io_size"),
     maps(
         "number_ios",
-        "passes, when I/Os × bs are a whole multiple of size",
+        "passes, when I/Os × bs are a whole multiple of size; otherwise each stream \
+         stops after that many I/Os (stop_after_ios)",
     ),
     maps("loops", "passes unless time_based"),
     aka(time(maps("runtime", "run duration")), &["timeout"]),
@@ -539,7 +544,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
          vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
-         libblkio_driver=io_uring → uring (mappings warned)",
+         libblkio_driver=io_uring → uring; net, netsplice → net (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -574,6 +579,35 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "libblkio_path",
         "the file or device of ioengine=libblkio (the target)",
+    ),
+    // The network engines (net, netsplice): the job's endpoint URI.
+    maps(
+        "hostname",
+        "net: the peer's host, a multicast group, a unix socket's path or a vsock CID",
+    ),
+    maps(
+        "port",
+        "net: the port to connect to or bind (not with unix)",
+    ),
+    aka(
+        maps("protocol", "net: tcp, tcpv6, udp, udpv6, unix, vsock"),
+        &["proto"],
+    ),
+    flag(maps(
+        "listen",
+        "net: this end binds and accepts (TCP, vsock; a UDP or unix reader always binds)",
+    )),
+    flag(maps(
+        "pingpong",
+        "net: every message answered before the next; the latency is the round trip",
+    )),
+    maps("nodelay", "net: TCP_NODELAY"),
+    maps("window_size", "net: SO_SNDBUF and SO_RCVBUF"),
+    maps("mss", "net: TCP_MAXSEG"),
+    maps("ttl", "net: IP_MULTICAST_TTL of a multicast sender"),
+    maps(
+        "interface",
+        "net: IPv4 address of the interface multicast goes through",
     ),
     maps(
         "nrfiles",
