@@ -259,7 +259,8 @@ pub struct RunArgs {
     /// cpuio: how CPU is burnt: noop (a tight loop, default) or qsort (sorting).
     #[arg(long, value_name = "MODE", value_parser = values::cpu_mode)]
     pub cpumode: Option<crate::plan::engine_opts::CpuMode>,
-    /// Access: read, write, randread, randwrite, rw, randrw.
+    /// Access: read, write, randread, randwrite, rw, randrw; trim, randtrim (discard),
+    /// trimwrite, randtrimwrite (discard each range, then write it).
     #[arg(long, value_name = "RW", value_parser = values::rw)]
     pub rw: Option<Rw>,
     /// Percentage of reads for rw/randrw (default 50). A comma list sweeps.

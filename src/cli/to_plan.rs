@@ -190,6 +190,7 @@ pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) {
     if let Some(rw) = &a.rw {
         w.pattern = rw.pattern.clone();
         w.read_pct = rw.read_pct;
+        w.trim = rw.trim;
     }
     if let Some(n) = last(&a.read_pct) {
         w.read_pct = n;

@@ -4,7 +4,7 @@
 //! or a duration means the same on the command line as in a job file.
 
 use crate::plan::model::{
-    AccessPattern, Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout,
+    AccessPattern, Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout, TrimMode,
 };
 use crate::plan::tuning::SyncKind;
 use crate::plan::units::{self, UnitError};
@@ -180,11 +180,21 @@ pub fn cpu_load(text: &str) -> Res<u8> {
 pub struct Rw {
     pub pattern: AccessPattern,
     pub read_pct: u8,
+    pub trim: TrimMode,
 }
 
-/// Parses an access word: read, write, randread, randwrite, rw (readwrite), randrw.
+/// Parses an access word: read, write, randread, randwrite, rw (readwrite), randrw,
+/// and the trim words trim, randtrim, trimwrite, randtrimwrite.
 pub fn rw(text: &str) -> Res<Rw> {
-    let (pattern, read_pct) = match text.to_ascii_lowercase().as_str() {
+    let lower = text.to_ascii_lowercase();
+    if let Some((pattern, trim)) = TrimMode::parse_rw(&lower) {
+        return Ok(Rw {
+            pattern,
+            read_pct: 0,
+            trim,
+        });
+    }
+    let (pattern, read_pct) = match lower.as_str() {
         "read" => (AccessPattern::Sequential, 100),
         "write" => (AccessPattern::Sequential, 0),
         "randread" => (AccessPattern::Random, 100),
@@ -193,11 +203,16 @@ pub fn rw(text: &str) -> Res<Rw> {
         "randrw" => (AccessPattern::Random, 50),
         _ => {
             return Err(ValueError::Expected(
-                "read, write, randread, randwrite, rw or randrw",
+                "read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or \
+                 randtrimwrite",
             ))
         }
     };
-    Ok(Rw { pattern, read_pct })
+    Ok(Rw {
+        pattern,
+        read_pct,
+        trim: TrimMode::None,
+    })
 }
 
 /// "max" or a positive IOPS number, with an optional k/m multiplier.
@@ -345,6 +360,12 @@ mod tests {
         assert!(ratio("0.5").is_err());
         assert_eq!(percent("50%").unwrap(), 50.0);
         assert_eq!(rw("RandRW").unwrap().read_pct, 50);
+        let t = rw("randtrim").unwrap();
+        assert_eq!(
+            (t.pattern, t.read_pct, t.trim),
+            (AccessPattern::Random, 0, TrimMode::Only)
+        );
+        assert_eq!(rw("trimwrite").unwrap().trim, TrimMode::ThenWrite);
         assert_eq!(engine("io_uring").unwrap(), EngineKind::Uring);
     }
 }

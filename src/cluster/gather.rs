@@ -11,7 +11,23 @@ use crate::result::{
     ConnectionResult, Interval, LatencyStats, MpiRun, RankResult, RunEvent, Totals, WorkloadResult,
 };
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::snapshot::OpStats;
+use crate::stats::snapshot::{dir_stats, DirStats, OpStats};
+
+/// Adds each direction of `b` to `a`'s.
+fn add_dirs(a: &mut DirStats, b: &DirStats) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+/// Every direction together.
+fn combined(dirs: &DirStats) -> OpStats {
+    let mut all = dirs[0].clone();
+    for d in &dirs[1..] {
+        all += d;
+    }
+    all
+}
 use std::collections::BTreeMap;
 
 /// One rank's state as rank 0 sees it.
@@ -25,7 +41,7 @@ struct RankState {
     reports: u64,
     done: Option<Done>,
     /// Measured (non-warm-up) counters summed over its reports.
-    totals: [OpStats; 2],
+    totals: DirStats,
     measure_start_s: Option<f64>,
     last_t_s: f64,
     first_io_unix_ns: u64,
@@ -45,7 +61,7 @@ pub struct Gather {
     patience_s: f64,
     requested_iops: f64,
     /// Merged measured counters and open-loop lateness.
-    pub totals: [OpStats; 2],
+    pub totals: DirStats,
     pub lag: Option<LatencyHistogram>,
     measure_start_s: Option<f64>,
     /// The merged rows so far.
@@ -188,7 +204,7 @@ impl Gather {
         if reps.is_empty() {
             return None;
         }
-        let mut dirs = [OpStats::new(false), OpStats::new(false)];
+        let mut dirs = dir_stats(false);
         let mut lag: Option<LatencyHistogram> = None;
         let mut end_s = self.prev_end_s;
         let mut warmup = false;
@@ -205,21 +221,18 @@ impl Gather {
                     st.measure_start_s = Some(r.t_s);
                 } else {
                     st.measure_start_s.get_or_insert(0.0);
-                    st.totals[0] += &r.ops[0];
-                    st.totals[1] += &r.ops[1];
+                    add_dirs(&mut st.totals, &r.ops);
                 }
                 st.last_t_s = st.last_t_s.max(r.t_s);
             }
             end_s = end_s.max(r.t_s);
             warmup |= r.warmup;
-            dirs[0] += &r.ops[0];
-            dirs[1] += &r.ops[1];
+            add_dirs(&mut dirs, &r.ops);
             if let Some(l) = &r.lag {
                 *lag.get_or_insert_with(LatencyHistogram::new) += l;
             }
         }
-        let mut all = dirs[0].clone();
-        all += &dirs[1];
+        let all = combined(&dirs);
         let dur_s = (end_s - self.prev_end_s).max(1e-9);
         // Rank 0's CPU figures (each rank measures its own host).
         let cpu = reps
@@ -244,8 +257,7 @@ impl Gather {
             self.measure_start_s = Some(end_s);
         } else {
             self.measure_start_s.get_or_insert(0.0);
-            self.totals[0] += &dirs[0];
-            self.totals[1] += &dirs[1];
+            add_dirs(&mut self.totals, &dirs);
             if let Some(l) = &lag {
                 *self.lag.get_or_insert_with(LatencyHistogram::new) += l;
             }
@@ -272,7 +284,7 @@ impl Gather {
     /// then plan order), when there is more than one workload; `dur_s` is the
     /// merged measured time. Ranks that never sent their summary (lost) are missing.
     pub fn workload_results(&self, dur_s: f64) -> Vec<WorkloadResult> {
-        let mut merged: Vec<(String, String, [OpStats; 2])> = Vec::new();
+        let mut merged: Vec<(String, String, DirStats)> = Vec::new();
         for w in self
             .ranks
             .iter()
@@ -281,8 +293,7 @@ impl Gather {
         {
             match merged.iter_mut().find(|m| m.0 == w.name) {
                 Some(m) => {
-                    m.2[0] += &w.ops[0];
-                    m.2[1] += &w.ops[1];
+                    add_dirs(&mut m.2, &w.ops);
                 }
                 None => merged.push((w.name.clone(), w.target.clone(), w.ops.clone())),
             }
@@ -293,8 +304,7 @@ impl Gather {
         merged
             .into_iter()
             .map(|(name, target, ops)| {
-                let mut all = ops[0].clone();
-                all += &ops[1];
+                let all = combined(&ops);
                 WorkloadResult {
                     name,
                     target,
@@ -305,6 +315,7 @@ impl Gather {
                         all: crate::stats::op_totals(&all, dur_s, false),
                         read: crate::stats::op_totals(&ops[0], dur_s, false),
                         write: crate::stats::op_totals(&ops[1], dur_s, false),
+                        trim: crate::stats::trim_totals(&ops[2], dur_s, false),
                         queue_depth: if dur_s > 0.0 {
                             all.service_sum_ns() as f64 / (dur_s * 1e9)
                         } else {
@@ -557,7 +568,7 @@ mod tests {
             let own = WorkloadOps {
                 name: format!("wd1/sd{r}"),
                 target: format!("sd{r}"),
-                ops: [OpStats::new(false), OpStats::new(false)],
+                ops: dir_stats(false),
             };
             g.add(rep, 1.0);
             let extras = RankExtras {

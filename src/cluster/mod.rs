@@ -21,7 +21,7 @@ pub mod wire;
 use crate::plan::model::{RunSpec, TargetSpec};
 use crate::result::{Interval, RunResult};
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::snapshot::OpStats;
+use crate::stats::snapshot::DirStats;
 pub use placement::{PlacementError, Split};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -206,7 +206,7 @@ pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, Clu
 /// through `on_interval` as they complete; other ranks show none.
 pub fn tap(
     iv: &Interval,
-    dirs: &[OpStats; 2],
+    dirs: &DirStats,
     lag: Option<&LatencyHistogram>,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> bool {

@@ -17,7 +17,7 @@ use crate::plan::model::{RunSpec, TargetSpec};
 use crate::result::{EndReason, Interval, RunResult};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::op_totals;
-use crate::stats::snapshot::OpStats;
+use crate::stats::snapshot::DirStats;
 use mpi::environment::Universe;
 use mpi::point_to_point::MatchedReceiveVec;
 use mpi::topology::SimpleCommunicator;
@@ -339,7 +339,7 @@ pub fn start_ns(run: &RunSpec, engine: &str, default_ns: u64) -> Result<u64, Clu
 
 pub fn tap(
     iv: &Interval,
-    dirs: &[OpStats; 2],
+    dirs: &DirStats,
     lag: Option<&LatencyHistogram>,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> bool {

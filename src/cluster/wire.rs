@@ -9,7 +9,7 @@
 use crate::result::paths::{IntervalPath, PathResult};
 use crate::result::{ConnectionResult, Cpu, IntervalConnection, RunEvent};
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::snapshot::OpStats;
+use crate::stats::snapshot::{DirStats, OpStats};
 use serde::{Deserialize, Serialize};
 
 /// Message kinds, the first byte of every message.
@@ -40,7 +40,7 @@ impl IntervalLists {
 pub struct WorkloadOps {
     pub name: String,
     pub target: String,
-    pub ops: [OpStats; 2],
+    pub ops: DirStats,
 }
 
 /// What a rank measured over a whole run besides its intervals: CPU, environment,
@@ -80,7 +80,7 @@ pub struct RankReport {
     /// Seconds from the shared clock origin to the end of this interval on the rank.
     pub t_s: f64,
     /// Read and write counters with their latency (and service-time) histograms.
-    pub ops: [OpStats; 2],
+    pub ops: DirStats,
     /// Open-loop issue lateness.
     pub lag: Option<LatencyHistogram>,
     /// The rank's own CPU figures over the interval.
@@ -234,7 +234,7 @@ impl RankReport {
         let index = r.u64()?;
         let warmup = r.u8()? != 0;
         let t_s = r.f64()?;
-        let ops = [r.ops()?, r.ops()?];
+        let ops = [r.ops()?, r.ops()?, r.ops()?];
         let lag = r.hist()?;
         let cpu = Cpu {
             user_pct: r.f64()?,
@@ -268,8 +268,9 @@ impl Summary {
         for w in &self.workloads {
             put_bytes(&mut out, w.name.as_bytes());
             put_bytes(&mut out, w.target.as_bytes());
-            put_ops(&mut out, &w.ops[0]);
-            put_ops(&mut out, &w.ops[1]);
+            for o in &w.ops {
+                put_ops(&mut out, o);
+            }
         }
         put_json(&mut out, Some(&self.extras));
         out
@@ -283,7 +284,7 @@ impl Summary {
             workloads.push(WorkloadOps {
                 name: r.text()?,
                 target: r.text()?,
-                ops: [r.ops()?, r.ops()?],
+                ops: [r.ops()?, r.ops()?, r.ops()?],
             });
         }
         let extras = r.json()?;

@@ -1,4 +1,5 @@
-//! The mem engine: reads and writes copy to and from an in-process RAM target. It is
+//! The mem engine: reads and writes copy to and from an in-process RAM target (a trim
+//! zeroes its range, as a hole punched in a file reads back). It is
 //! exact — every byte counted is a byte moved — which makes it the engine for tests of
 //! counts, verification and data patterns, and for measuring the tool's memory path.
 //! The copies go through [`crate::target::MemStore`]'s range locks, so workers
@@ -29,6 +30,8 @@ impl PerformIo for MemIo {
             match req.op {
                 Op::Read => m.read_into(req.offset, req.buf, len),
                 Op::Write => m.write_from(req.offset, req.buf, len),
+                // A trim leaves zeros, as a punched hole reads back.
+                Op::Trim => m.zero(req.offset, len),
             }
         };
         if done {

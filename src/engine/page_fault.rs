@@ -33,6 +33,8 @@ impl PerformIo for PageFaultIo {
             match req.op {
                 Op::Read => std::ptr::copy_nonoverlapping(at, req.buf, n),
                 Op::Write => std::ptr::copy_nonoverlapping(req.buf, at, n),
+                // Refused before the run (`run::op_engines`); nothing to release.
+                Op::Trim => return (-(libc::EOPNOTSUPP as i64), 0),
             }
         }
         (req.len as i64, 0)

@@ -193,6 +193,8 @@ async fn perform(
                 let s = unsafe { std::slice::from_raw_parts(buf.0.add(done), end - done) };
                 file.write_block(s, off, channel).await
             }
+            // Refused before the run (`run::trim`): no SMB trim is sent.
+            Op::Trim => return -(libc::EOPNOTSUPP as i64),
         };
         match r {
             Ok(0) => return -(libc::EIO as i64),
@@ -221,7 +223,7 @@ impl Engine for SmbEngine {
         };
         let max = match req.op {
             Op::Read => s.max_read_bytes,
-            Op::Write => s.max_write_bytes,
+            Op::Write | Op::Trim => s.max_write_bytes,
         }
         .max(4096) as usize;
         let (file, channel) = (s.file.clone(), s.channel);

@@ -1,7 +1,7 @@
 //! Engines that change a file's space rather than its bytes (fio's falloc and
 //! ftruncate): a request's range is allocated with fallocate(2) — a write extends
 //! the file (mode 0), a read allocates without changing its length
-//! (FALLOC_FL_KEEP_SIZE) — or a write sets the file's length to its offset with
+//! (FALLOC_FL_KEEP_SIZE), a trim releases it (FALLOC_FL_PUNCH_HOLE) — or a write sets the file's length to its offset with
 //! ftruncate(2). The run creates a missing target as a hole, so the allocation is the
 //! engine's own. A successful request completes with its length for falloc (bytes
 //! allocated) and 0 for ftruncate (nothing allocated or moved).
@@ -49,7 +49,14 @@ impl PerformIo for SpaceIo {
                         libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, req.len as libc::off_t)
                     }
                     (SpaceCall::Ftruncate, Op::Write) => libc::ftruncate(fd, off),
-                    (SpaceCall::Ftruncate, Op::Read) => {
+                    // fio's falloc trims by punching the range out.
+                    (SpaceCall::Fallocate, Op::Trim) => libc::fallocate(
+                        fd,
+                        super::discard::PUNCH_HOLE_MODE,
+                        off,
+                        req.len as libc::off_t,
+                    ),
+                    (SpaceCall::Ftruncate, Op::Read | Op::Trim) => {
                         break -(libc::EINVAL as i64);
                     }
                 }

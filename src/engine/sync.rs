@@ -1,4 +1,6 @@
-//! The sync engine: pread(2)/pwrite(2), one request at a time, each timed by itself.
+//! The sync engine: pread(2)/pwrite(2), one request at a time, each timed by itself;
+//! a trim punches a hole in a file or discards a block device's range
+//! ([`super::discard`]).
 //! Queue depth above one gains nothing here (the calls are serial), exactly like fio's
 //! psync; use several streams or the uring engine for concurrency.
 
@@ -10,6 +12,8 @@ use std::os::unix::io::RawFd;
 /// Performs one request with pread(2)/pwrite(2).
 pub struct SyncIo {
     fds: Vec<RawFd>,
+    /// Per target: a block device (trims are `BLKDISCARD`, else hole punches).
+    is_block: Vec<bool>,
 }
 
 impl PerformIo for SyncIo {
@@ -17,6 +21,13 @@ impl PerformIo for SyncIo {
 
     fn perform(&mut self, req: &IoRequest) -> (i64, u64) {
         let fd = self.fds[req.target as usize];
+        if req.op == Op::Trim {
+            let is_block = self.is_block[req.target as usize];
+            return (
+                super::discard::discard(fd, is_block, req.offset, req.len),
+                now_ns(),
+            );
+        }
         let mut done_bytes: i64 = 0;
         // Short transfers are continued, as an application would; an error ends it.
         let result = loop {
@@ -35,7 +46,7 @@ impl PerformIo for SyncIo {
                         };
                         libc::pwritev2(fd, &iov, 1, off, super::RWF_ATOMIC)
                     }
-                    Op::Write => libc::pwrite(fd, p, remaining, off),
+                    Op::Write | Op::Trim => libc::pwrite(fd, p, remaining, off),
                 }
             };
             if r < 0 {
@@ -66,6 +77,7 @@ impl SyncEngine {
         InlineEngine::with(
             SyncIo {
                 fds: targets.iter().map(|t| t.fd().unwrap_or(-1)).collect(),
+                is_block: targets.iter().map(|t| t.is_block_device()).collect(),
             },
             capacity,
         )

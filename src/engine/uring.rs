@@ -8,7 +8,10 @@
 //! submit/reap batch sizes.
 //!
 //! Opcodes: `IORING_OP_READ`/`IORING_OP_WRITE` (equivalent to pread(2)/pwrite(2) at
-//! an explicit offset), or their `_FIXED` forms on registered buffers.
+//! an explicit offset), or their `_FIXED` forms on registered buffers. A trim is
+//! `IORING_OP_FALLOCATE` with `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE` on a file,
+//! and on a block device `IORING_OP_URING_CMD` with `BLOCK_URING_CMD_DISCARD`
+//! (Linux 6.12 and later; start in `addr`, length in `addr3`): both complete with 0.
 
 use super::{Completion, Engine, EngineError, IoRequest, Targets};
 use crate::plan::model::Op;
@@ -26,6 +29,8 @@ pub struct UringEngine {
     _targets: Targets,
     /// Descriptors by target index, used when files are not registered.
     fds: Vec<i32>,
+    /// Per target: a block device (its trims are discard commands, not fallocate).
+    is_block: Vec<bool>,
     opts: UringOptions,
     /// The registered buffer region (start, end) when `fixed_bufs` is on.
     fixed: Option<(usize, usize)>,
@@ -83,6 +88,7 @@ impl UringEngine {
             ring,
             _targets: targets.clone(),
             fds,
+            is_block: targets.iter().map(|t| t.is_block_device()).collect(),
             opts: opts.clone(),
             fixed: None,
             queued: 0,
@@ -176,9 +182,15 @@ impl UringEngine {
             .filter(|&(lo, hi)| addr >= lo && addr + req.len as usize <= hi)
             .map(|_| 0u16);
         let rw_flags = if req.atomic { super::RWF_ATOMIC } else { 0 };
+        let block = self.is_block.get(req.target as usize) == Some(&true);
         macro_rules! build {
             ($fd:expr) => {
                 match (req.op, fixed_buf) {
+                    (Op::Trim, _) if block => discard_cmd($fd, req.offset, req.len),
+                    (Op::Trim, _) => opcode::Fallocate::new($fd, u64::from(req.len))
+                        .offset(req.offset)
+                        .mode(super::discard::PUNCH_HOLE_MODE)
+                        .build(),
                     (Op::Read, Some(i)) => opcode::ReadFixed::new($fd, req.buf, req.len, i)
                         .offset(req.offset)
                         .ioprio(req.ioprio)
@@ -257,6 +269,42 @@ impl UringEngine {
             self.enter(0, None)?;
             self.queued = 0;
         }
+    }
+}
+
+/// `BLOCK_URING_CMD_DISCARD` from linux/fs.h: `_IO(0x12, 0)`.
+const BLOCK_URING_CMD_DISCARD: u32 = 0x1200;
+
+/// A block device's discard of `len` bytes at `offset` as an io_uring command: the
+/// start goes in the entry's `addr`, the length in `addr3` (the first 8 bytes of the
+/// command area).
+fn discard_cmd(fd: impl Into<DiscardFd>, offset: u64, len: u32) -> squeue::Entry {
+    let mut cmd = [0u8; 16];
+    cmd[..8].copy_from_slice(&u64::from(len).to_ne_bytes());
+    match fd.into() {
+        DiscardFd::Fixed(f) => opcode::UringCmd16::new(f, BLOCK_URING_CMD_DISCARD),
+        DiscardFd::Fd(f) => opcode::UringCmd16::new(f, BLOCK_URING_CMD_DISCARD),
+    }
+    .addr(Some(offset))
+    .cmd(cmd)
+    .build()
+}
+
+/// A descriptor as [`discard_cmd`] takes it: registered or not.
+enum DiscardFd {
+    Fixed(types::Fixed),
+    Fd(types::Fd),
+}
+
+impl From<types::Fixed> for DiscardFd {
+    fn from(f: types::Fixed) -> Self {
+        DiscardFd::Fixed(f)
+    }
+}
+
+impl From<types::Fd> for DiscardFd {
+    fn from(f: types::Fd) -> Self {
+        DiscardFd::Fd(f)
     }
 }
 

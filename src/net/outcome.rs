@@ -203,6 +203,7 @@ fn build_run(m: &Measured) -> RunResult {
             measured_s,
             &empty,
         ),
+        trim: None,
         queue_depth: 0.0,
         net: NetTotals {
             gbps: Some(gbps),

@@ -10,6 +10,9 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 fn rw_word(w: &Workload) -> &'static str {
+    if let Some(word) = w.trim.rw_word(&w.pattern) {
+        return word;
+    }
     match (&w.pattern, w.read_pct) {
         (AccessPattern::Random, 100) => "randread",
         (AccessPattern::Random, 0) => "randwrite",

@@ -20,7 +20,7 @@ use super::engine_opts::{
 };
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
-    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, Workload,
+    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload,
 };
 use super::overrides::WorkloadOverrides;
 use super::paths::MultipathSpec;
@@ -869,7 +869,7 @@ impl<'a> Ctx<'a> {
         };
         let label = format!("[[workload]] '{name}'");
         let target = self.workload_target(&sec, &label, targets)?;
-        let (pattern, read_pct) = self.mix(&sec)?;
+        let (pattern, read_pct, trim) = self.mix(&sec)?;
         let bs = match sec.get("bs") {
             Some(v) => self.block_sizes(v)?,
             None => BlockSizes::fixed(DEFAULT_BS_BYTES),
@@ -915,6 +915,7 @@ impl<'a> Ctx<'a> {
                 name,
                 target,
                 read_pct,
+                trim,
                 pattern,
                 bs,
                 qd: qd.unwrap_or(1),
@@ -1191,13 +1192,22 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// `rw` and `read_pct`: (pattern, read_pct). Without `rw`, random reads, or a
-    /// random mix when `read_pct` asks for one; a `read_pct` that contradicts `rw`
-    /// is an error.
-    fn mix(&self, sec: &Section<'_>) -> Res<(AccessPattern, u8)> {
+    /// `rw` and `read_pct`: (pattern, read_pct, trim mode). Without `rw`, random
+    /// reads, or a random mix when `read_pct` asks for one; a `read_pct` that
+    /// contradicts `rw` is an error. The trim words (trim, randtrim, trimwrite,
+    /// randtrimwrite) mean no reads.
+    fn mix(&self, sec: &Section<'_>) -> Res<(AccessPattern, u8, TrimMode)> {
+        let mut trim = TrimMode::None;
         let (pattern, implied_read_pct, rw_given) = match sec.get("rw") {
             Some(v) => {
-                let (p, pct) = match self.string("rw", v)? {
+                let word = self.string("rw", v)?;
+                let trim_word = TrimMode::parse_rw(word);
+                let (p, pct) = match word {
+                    _ if trim_word.is_some() => {
+                        let (p, t) = trim_word.clone().unzip();
+                        trim = t.unwrap_or_default();
+                        (p.unwrap_or(AccessPattern::Random), Some(0))
+                    }
                     "read" => (AccessPattern::Sequential, Some(100)),
                     "write" => (AccessPattern::Sequential, Some(0)),
                     "randread" => (AccessPattern::Random, Some(100)),
@@ -1209,7 +1219,8 @@ impl<'a> Ctx<'a> {
                             v.span(),
                             format!(
                                 "'rw' = {other:?} is not known; use read, write, randread, \
-                                 randwrite, rw or randrw"
+                                 randwrite, rw, randrw, trim, randtrim, trimwrite or \
+                                 randtrimwrite"
                             ),
                         ))
                     }
@@ -1220,7 +1231,7 @@ impl<'a> Ctx<'a> {
             None => (AccessPattern::Random, Some(100), None),
         };
         let Some(v) = sec.get("read_pct") else {
-            return Ok((pattern, implied_read_pct.unwrap_or(50)));
+            return Ok((pattern, implied_read_pct.unwrap_or(50), trim));
         };
         let pct = self.integer("read_pct", v)?;
         if !(0..=100).contains(&pct) {
@@ -1242,7 +1253,7 @@ impl<'a> Ctx<'a> {
                 ));
             }
         }
-        Ok((pattern, pct))
+        Ok((pattern, pct, trim))
     }
 
     /// `arrival` (default exponential).

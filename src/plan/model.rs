@@ -163,26 +163,78 @@ pub struct SimStall {
     pub period_ns: u64,
 }
 
-/// Read or write.
+/// Read, write or trim (discard: the range's blocks are released, fio's `trim`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,
     Write,
+    Trim,
 }
 
 impl Op {
+    /// Directions results count apart: read, write, trim.
+    pub const COUNT: usize = 3;
+
     pub fn index(self) -> usize {
         match self {
             Op::Read => 0,
             Op::Write => 1,
+            Op::Trim => 2,
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Trim => "trim",
         }
+    }
+}
+
+/// Whether and how a workload discards (fio's `rw=trim|randtrim|trimwrite|
+/// randtrimwrite`). Its reads and writes follow `read_pct` as ever; a trim workload
+/// has `read_pct` 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimMode {
+    /// No trims (every workload that is not one of the others).
+    #[default]
+    None,
+    /// Every operation discards its range (fio's `trim`, `randtrim`).
+    Only,
+    /// Each range is discarded, then written once the discard has completed (fio's
+    /// `trimwrite`, `randtrimwrite`): a trim and a write per offset.
+    ThenWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
+
+    /// fio's word for a pattern with this mode (`randtrim`, `trimwrite`), or `None`
+    /// for a workload without trims.
+    pub fn rw_word(self, pattern: &AccessPattern) -> Option<&'static str> {
+        let random = matches!(pattern, AccessPattern::Random);
+        match (self, random) {
+            (TrimMode::None, _) => None,
+            (TrimMode::Only, false) => Some("trim"),
+            (TrimMode::Only, true) => Some("randtrim"),
+            (TrimMode::ThenWrite, false) => Some("trimwrite"),
+            (TrimMode::ThenWrite, true) => Some("randtrimwrite"),
+        }
+    }
+
+    /// The access word's pattern and mode, for the trim words only.
+    pub fn parse_rw(word: &str) -> Option<(AccessPattern, TrimMode)> {
+        Some(match word {
+            "trim" => (AccessPattern::Sequential, TrimMode::Only),
+            "randtrim" => (AccessPattern::Random, TrimMode::Only),
+            "trimwrite" => (AccessPattern::Sequential, TrimMode::ThenWrite),
+            "randtrimwrite" => (AccessPattern::Random, TrimMode::ThenWrite),
+            _ => return None,
+        })
     }
 }
 
@@ -400,6 +452,9 @@ pub struct Workload {
     pub target: String,
     /// Percentage of operations that are reads (0..=100).
     pub read_pct: u8,
+    /// Discards instead of (or before) writes: fio's trim modes.
+    #[serde(default, skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
     pub pattern: AccessPattern,
     pub bs: BlockSizes,
     /// Operations in flight per stream.
@@ -570,6 +625,7 @@ impl Default for Workload {
             name: "w".into(),
             target: "t0".into(),
             read_pct: 100,
+            trim: TrimMode::None,
             pattern: AccessPattern::Random,
             bs: BlockSizes::fixed(4096),
             qd: 1,
@@ -726,6 +782,23 @@ impl EngineKind {
                 | EngineKind::FileDelete
                 | EngineKind::DirCreate
                 | EngineKind::DirDelete
+        )
+    }
+
+    /// Engines that can discard (`Op::Trim`): hole punches and discards on files and
+    /// devices (sync, uring, falloc), NBD_CMD_TRIM (nbd), and the in-process and
+    /// simulated targets. `auto` resolves to one of them or is refused when run.
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            EngineKind::Auto
+                | EngineKind::Uring
+                | EngineKind::Sync
+                | EngineKind::Null
+                | EngineKind::Mem
+                | EngineKind::Sim
+                | EngineKind::Nbd
+                | EngineKind::Falloc
         )
     }
 

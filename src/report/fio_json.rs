@@ -200,7 +200,7 @@ fn job(i: usize, r: &RunResult) -> Value {
         "job options": opts,
         "read": dir_obj(&r.totals.read, runtime_ms),
         "write": dir_obj(&r.totals.write, runtime_ms),
-        "trim": dir_obj(&OpTotals::default(), runtime_ms),
+        "trim": dir_obj(r.totals.trim.as_ref().unwrap_or(&OpTotals::default()), runtime_ms),
         "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
         "job_runtime": runtime_ms,
         "usr_cpu": r.cpu.user_pct * cpus,

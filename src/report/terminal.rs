@@ -148,6 +148,9 @@ pub fn run_summary(r: &RunResult) -> String {
     if t.write.ios > 0 || t.write.errors > 0 {
         let _ = writeln!(s, "{}", op_row("write", &t.write));
     }
+    if let Some(trim) = &t.trim {
+        let _ = writeln!(s, "{}", op_row("trim", trim));
+    }
     let _ = writeln!(s, "{}", op_row("all", &t.all));
     if let Some(f) = &t.flush {
         let l = &f.latency_us;

@@ -106,6 +106,7 @@ pub fn run(
                 lat_us: lat(lat_us * g),
                 read_lat_us: lat(lat_us * g),
                 write_lat_us: lat(lat_us * g * 1.5),
+                trim_lat_us: None,
                 queue_depth: iops * f * lat_us * g / 1e6,
                 cpu: Cpu {
                     user_pct: 2.0,
@@ -141,6 +142,7 @@ pub fn run(
             all,
             read,
             write,
+            trim: None,
             queue_depth: iops * lat_us / 1e6,
             flush: None,
             net: Default::default(),

@@ -445,6 +445,10 @@ pub struct Totals {
     pub all: OpTotals,
     pub read: OpTotals,
     pub write: OpTotals,
+    /// Trims (discards), counted apart from reads and writes; absent when the run
+    /// issued none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpTotals>,
     /// Average operations in flight (Little's law: summed service time / elapsed).
     pub queue_depth: f64,
     /// Network runs only (see the block at the end of this file).
@@ -558,6 +562,9 @@ pub struct Interval {
     pub lat_us: IntervalLatency,
     pub read_lat_us: IntervalLatency,
     pub write_lat_us: IntervalLatency,
+    /// Trims' latency, in intervals that had trims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_lat_us: Option<IntervalLatency>,
     pub queue_depth: f64,
     pub cpu: Cpu,
     /// Open-loop runs: issue lateness against the intended times in this interval.

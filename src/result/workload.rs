@@ -133,6 +133,9 @@ pub struct WorkloadEcho {
     pub target: String,
     /// Percentage of operations that are reads (0..=100).
     pub read_pct: u8,
+    /// Trims (discards): absent = none.
+    #[serde(skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
     pub pattern: AccessPattern,
     pub bs: BlockSizes,
     /// Operations in flight per stream.
@@ -229,6 +232,7 @@ fn is_zero_u16(v: &u16) -> bool {
 pub enum PrioOp {
     Read,
     Write,
+    Trim,
 }
 
 /// A share of a workload's I/Os issued at a priority of its own.
@@ -281,6 +285,23 @@ pub struct Flow {
     pub sleep_ns: u64,
 }
 
+/// Whether a workload discarded: `only` (every I/O a trim: fio's trim, randtrim) or
+/// `then_write` (each range trimmed, then written: trimwrite, randtrimwrite).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimMode {
+    #[default]
+    None,
+    Only,
+    ThenWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
+}
+
 /// When a workload held back: its late start, and each stream's think time after
 /// every `think_every_ios` I/Os (all zero when it never pauses).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -328,6 +349,7 @@ impl Default for WorkloadEcho {
             name: String::new(),
             target: String::new(),
             read_pct: 100,
+            trim: TrimMode::None,
             pattern: AccessPattern::Random,
             bs: BlockSizes::fixed(4096),
             qd: 1,
@@ -359,6 +381,14 @@ impl WorkloadEcho {
     /// fio's name for the pattern and mix: randread, randwrite, randrw, read, write
     /// or rw.
     pub fn rw(&self) -> &'static str {
+        let random = self.pattern == AccessPattern::Random;
+        match (self.trim, random) {
+            (TrimMode::Only, false) => return "trim",
+            (TrimMode::Only, true) => return "randtrim",
+            (TrimMode::ThenWrite, false) => return "trimwrite",
+            (TrimMode::ThenWrite, true) => return "randtrimwrite",
+            (TrimMode::None, _) => {}
+        }
         match (self.pattern, self.read_pct) {
             (AccessPattern::Random, 100) => "randread",
             (AccessPattern::Random, 0) => "randwrite",

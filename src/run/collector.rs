@@ -13,8 +13,8 @@ use crate::result::{
 };
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::snapshot::{ConnStats, EventRecord, OpStats, Snapshot, WorkloadStats};
-use crate::stats::{interval_figures, op_totals};
+use crate::stats::snapshot::{dir_stats, ConnStats, EventRecord, OpStats, Snapshot, WorkloadStats};
+use crate::stats::{interval_figures, op_totals, trim_totals};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
@@ -237,16 +237,16 @@ impl Collector {
         let dur_ns = end_ns.saturating_sub(self.prev_end_ns).max(1);
         let dur_s = dur_ns as f64 / 1e9;
         let mut all = OpStats::new(self.open_loop.iter().any(|&o| o));
-        let mut dirs = [OpStats::new(false), OpStats::new(false)];
+        let mut dirs = dir_stats(false);
         let mut lag: Option<LatencyHistogram> = None;
         for w in &merged {
             if let Some(l) = &w.lag {
                 *lag.get_or_insert_with(LatencyHistogram::new) += l;
             }
-            all += &w.ops[0];
-            all += &w.ops[1];
-            dirs[0] += &w.ops[0];
-            dirs[1] += &w.ops[1];
+            for (d, o) in dirs.iter_mut().zip(&w.ops) {
+                all += o;
+                *d += o;
+            }
         }
         let cpu_now = CpuSample {
             at_ns: end_ns,
@@ -400,18 +400,19 @@ impl Collector {
         let measure_start = self.measure_start_ns.unwrap_or(self.last_end_ns);
         let dur_ns = self.last_end_ns.saturating_sub(measure_start);
         let dur_s = dur_ns as f64 / 1e9;
-        let mut all_ops = [OpStats::new(false), OpStats::new(false)];
+        let mut all_ops = dir_stats(false);
         let mut combined = OpStats::new(self.open_loop.iter().any(|&o| o));
         for w in &self.totals {
-            all_ops[0] += &w.ops[0];
-            all_ops[1] += &w.ops[1];
-            combined += &w.ops[0];
-            combined += &w.ops[1];
+            for (d, o) in all_ops.iter_mut().zip(&w.ops) {
+                combined += o;
+                *d += o;
+            }
         }
         let totals = Totals {
             all: op_totals(&combined, dur_s, true),
             read: op_totals(&all_ops[0], dur_s, true),
             write: op_totals(&all_ops[1], dur_s, true),
+            trim: trim_totals(&all_ops[Op::Trim.index()], dur_s, true),
             queue_depth: if dur_ns > 0 {
                 combined.service_sum_ns() as f64 / dur_ns as f64
             } else {
@@ -487,6 +488,7 @@ impl Collector {
                         all: op_totals(&c, dur_s, false),
                         read: op_totals(&t.ops[Op::Read.index()], dur_s, false),
                         write: op_totals(&t.ops[Op::Write.index()], dur_s, false),
+                        trim: trim_totals(&t.ops[Op::Trim.index()], dur_s, false),
                         queue_depth: if dur_s > 0.0 {
                             c.service_sum_ns() as f64 / (dur_s * 1e9)
                         } else {

@@ -53,6 +53,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         name,
         target,
         read_pct,
+        trim,
         pattern,
         bs,
         qd,
@@ -78,6 +79,11 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         name: name.clone(),
         target: target.clone(),
         read_pct: *read_pct,
+        trim: match trim {
+            plan::TrimMode::None => wire::TrimMode::None,
+            plan::TrimMode::Only => wire::TrimMode::Only,
+            plan::TrimMode::ThenWrite => wire::TrimMode::ThenWrite,
+        },
         pattern: match pattern {
             plan::AccessPattern::Sequential => wire::AccessPattern::Sequential,
             plan::AccessPattern::Random => wire::AccessPattern::Random,
@@ -216,6 +222,7 @@ fn priorities(p: &crate::plan::priority::Priorities) -> wire::Priorities {
                     op: op.map(|o| match o {
                         plan::Op::Read => wire::PrioOp::Read,
                         plan::Op::Write => wire::PrioOp::Write,
+                        plan::Op::Trim => wire::PrioOp::Trim,
                     }),
                     bs_bytes: *bs_bytes,
                     pct: *pct,
@@ -256,6 +263,7 @@ mod tests {
                 name: "mix".into(),
                 target: "data".into(),
                 read_pct: 70,
+                trim: plan::TrimMode::None,
                 pattern: plan::AccessPattern::Sequential,
                 bs: plan::BlockSizes {
                     split: vec![(4096, 60), (65536, 40)],

@@ -134,6 +134,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 thinking: false,
                 flow_issued: w.flow.map(|_| 0),
                 flow_held: false,
+                pair: None,
             });
         }
     }

@@ -28,6 +28,7 @@ pub mod spread;
 pub mod steady;
 pub mod stream;
 pub mod timebase;
+pub mod trim;
 pub mod verify;
 pub mod worker;
 pub mod worker_error;

@@ -370,6 +370,7 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
             }
         }
     }
+    super::trim::check_plan(run, opts)?;
     super::op_engines::check_plan(run, opts)
 }
 
@@ -796,6 +797,7 @@ fn check_opened(
         let kinds: Vec<_> = own.iter().map(|t| kind_of(t)).collect();
         check_engine_fits(run, choice.kind, &kinds)?;
         check_network(&g.run, choice.kind, &own, opts.connections)?;
+        super::trim::check_opened(&g.run, choice.kind, &own)?;
     }
     Ok(())
 }

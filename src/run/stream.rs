@@ -3,13 +3,15 @@
 //! the next I/O costs a few RNG draws and no allocation.
 
 use super::offsets::OffsetSampler;
-use crate::plan::model::{AccessPattern, Op, Rate, Workload};
+use crate::plan::model::{AccessPattern, Op, Rate, TrimMode, Workload};
 use crate::rng::Rng;
 
 /// Per-workload tables shared by the workload's streams on one worker.
 #[derive(Debug, Clone)]
 pub struct WorkloadShape {
     pub read_pct: u8,
+    /// Trims instead of (or before) writes.
+    pub trim: TrimMode,
     pub sequential: bool,
     /// Cumulative weights for block-size choice: (upper bound, bytes).
     pub bs_table: Vec<(u32, u32)>,
@@ -75,6 +77,7 @@ impl WorkloadShape {
             slots,
             offsets: OffsetSampler::new(&w.dist, slots),
             read_pct: w.read_pct,
+            trim: w.trim,
             sequential: matches!(w.pattern, AccessPattern::Sequential),
             bs_table,
             bs_total_weight: acc,
@@ -147,6 +150,8 @@ pub struct Stream {
     /// Held by flow control until its hold is over (one hold at a time, whatever
     /// tokens it had).
     pub flow_held: bool,
+    /// Trim-then-write: the range just trimmed, whose write is the next I/O.
+    pub pair: Option<(u64, u32)>,
 }
 
 /// The next I/O a stream wants.
@@ -185,16 +190,24 @@ impl Stream {
         }
     }
 
-    /// Chooses the next I/O, or `None` when the budget is spent.
+    /// Chooses the next I/O, or `None` when the budget is spent. A trim-then-write
+    /// workload alternates: a trim at a new offset, then the write of that range
+    /// (issued after the trim, not after its completion, as fio does); the budget
+    /// counts the writes, so a pass trims and writes every block once.
     #[inline(always)]
     pub fn next_io(&mut self, shape: &WorkloadShape) -> Option<NextIo> {
         if self.bytes_left == 0 {
             return None;
         }
-        let op = match shape.read_pct {
-            100 => Op::Read,
-            0 => Op::Write,
-            p => {
+        if let Some((offset, len)) = self.pair.take() {
+            self.charge(len);
+            return Some(self.with_flags(shape, Op::Write, offset, len));
+        }
+        let op = match (shape.trim, shape.read_pct) {
+            (TrimMode::Only | TrimMode::ThenWrite, _) => Op::Trim,
+            (TrimMode::None, 100) => Op::Read,
+            (TrimMode::None, 0) => Op::Write,
+            (TrimMode::None, p) => {
                 if self.rng.below(100) < p as u64 {
                     Op::Read
                 } else {
@@ -227,23 +240,41 @@ impl Stream {
         } else {
             shape.ws_start + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
-        self.bytes_left = self.bytes_left.saturating_sub(len as u64);
-        self.ios_left -= 1;
-        if self.ios_left == 0 {
-            self.bytes_left = 0;
+        if shape.trim == TrimMode::ThenWrite {
+            self.pair = Some((offset, len));
+            self.charge(0);
+        } else {
+            self.charge(len);
         }
-        let ioprio = if shape.prio_shares.is_empty() {
+        Some(self.with_flags(shape, op, offset, len))
+    }
+
+    /// The I/O with what its request carries beside its bytes: a priority drawn from
+    /// the workload's shares (none drawn when it has none) and RWF_ATOMIC on writes.
+    #[inline(always)]
+    fn with_flags(&mut self, shape: &WorkloadShape, op: Op, offset: u64, len: u32) -> NextIo {
+        let ioprio = if shape.prio_shares.is_empty() || op == Op::Trim {
             0
         } else {
             self.draw_prio(shape, op, len)
         };
-        Some(NextIo {
+        NextIo {
             op,
             offset,
             len,
             ioprio,
             atomic: shape.atomic_writes && op == Op::Write,
-        })
+        }
+    }
+
+    /// Counts an issued I/O of `len` budgeted bytes against the stream's budgets.
+    #[inline(always)]
+    fn charge(&mut self, len: u32) {
+        self.bytes_left = self.bytes_left.saturating_sub(len as u64);
+        self.ios_left -= 1;
+        if self.ios_left == 0 {
+            self.bytes_left = 0;
+        }
     }
 
     /// The priority of an I/O of `op` and `len` bytes: one draw from 0 to 99 walks
@@ -341,6 +372,7 @@ mod tests {
             thinking: false,
             flow_issued: None,
             flow_held: false,
+            pair: None,
         }
     }
 

@@ -32,13 +32,19 @@ pub fn op_totals(s: &OpStats, duration_s: f64, with_spectrum: bool) -> OpTotals 
     }
 }
 
+/// Totals of the trims, or `None` when there were none (the result then leaves
+/// `trim` out, as before trims existed).
+pub fn trim_totals(s: &OpStats, duration_s: f64, with_spectrum: bool) -> Option<OpTotals> {
+    (s.ios > 0 || s.errors > 0).then(|| op_totals(s, duration_s, with_spectrum))
+}
+
 /// An interval's figures from its merged counters (`all` = both directions): rates,
 /// read share, latency, queue depth and, in open loop, issue lag and backlog. The
 /// caller fills in what only it knows (index, times, CPU, per-connection lists); one
 /// body for a worker's collector and for rank 0's merge of every rank's interval.
 pub fn interval_figures(
     all: &OpStats,
-    dirs: &[OpStats; 2],
+    dirs: &snapshot::DirStats,
     lag: Option<&LatencyHistogram>,
     dur_s: f64,
     requested_iops: f64,
@@ -58,6 +64,7 @@ pub fn interval_figures(
         lat_us: interval_latency(&all.lat),
         read_lat_us: interval_latency(&dirs[0].lat),
         write_lat_us: interval_latency(&dirs[1].lat),
+        trim_lat_us: (dirs[2].ios > 0).then(|| interval_latency(&dirs[2].lat)),
         queue_depth: all.service_sum_ns() as f64 / (dur_s * 1e9),
         lag_us: lag.map(interval_latency),
         backlog_ios: lag.map(|l| l.max_ns() as f64 / 1e9 * requested_iops),

@@ -53,11 +53,20 @@ impl AddAssign<&OpStats> for OpStats {
     }
 }
 
-/// Read and write counters of one workload.
+/// Counters per direction, indexed by [`crate::plan::model::Op::index`]: read,
+/// write, trim.
+pub type DirStats = [OpStats; crate::plan::model::Op::COUNT];
+
+/// Empty counters for every direction.
+pub fn dir_stats(open_loop: bool) -> DirStats {
+    std::array::from_fn(|_| OpStats::new(open_loop))
+}
+
+/// Read, write and trim counters of one workload.
 #[derive(Debug, Clone, Default)]
 pub struct WorkloadStats {
     /// Indexed by [`crate::plan::model::Op::index`].
-    pub ops: [OpStats; 2],
+    pub ops: DirStats,
     /// Open loop only: how late each I/O was issued against its intended time.
     pub lag: Option<LatencyHistogram>,
     /// Flushes (fsync/fdatasync) issued every N writes: counted apart, since a flush
@@ -68,7 +77,7 @@ pub struct WorkloadStats {
 impl WorkloadStats {
     pub fn new(open_loop: bool) -> Self {
         WorkloadStats {
-            ops: [OpStats::new(open_loop), OpStats::new(open_loop)],
+            ops: dir_stats(open_loop),
             lag: open_loop.then(LatencyHistogram::new),
             flush: OpStats::default(),
         }
@@ -93,18 +102,21 @@ impl WorkloadStats {
         self.flush.lat.reset();
     }
 
-    /// Both directions together.
+    /// Every direction together.
     pub fn combined(&self) -> OpStats {
         let mut all = self.ops[0].clone();
-        all += &self.ops[1];
+        for o in &self.ops[1..] {
+            all += o;
+        }
         all
     }
 }
 
 impl AddAssign<&WorkloadStats> for WorkloadStats {
     fn add_assign(&mut self, o: &WorkloadStats) {
-        self.ops[0] += &o.ops[0];
-        self.ops[1] += &o.ops[1];
+        for (a, b) in self.ops.iter_mut().zip(&o.ops) {
+            *a += b;
+        }
         self.flush += &o.flush;
         match (&mut self.lag, &o.lag) {
             (Some(a), Some(b)) => *a += b,

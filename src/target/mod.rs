@@ -964,6 +964,24 @@ impl MemStore {
         true
     }
 
+    /// Discards `len` bytes at `offset`: they read back as zeros, as a hole punched in
+    /// a file does. False (nothing changed) when the range is outside the store.
+    pub fn zero(&self, offset: u64, len: usize) -> bool {
+        let Some(chunks) = self.chunks(offset, len) else {
+            return false;
+        };
+        for c in chunks.clone() {
+            lock_exclusive(&self.locks[c]);
+        }
+        // SAFETY: the range is inside the mapping and every chunk it covers is held
+        // exclusively.
+        unsafe { std::ptr::write_bytes(self.ptr.add(offset as usize), 0, len) };
+        for c in chunks {
+            self.locks[c].store(0, Ordering::Release);
+        }
+        true
+    }
+
     /// Lock indices covering `offset..offset + len`, if that lies inside the store.
     #[inline]
     fn chunks(&self, offset: u64, len: usize) -> Option<std::ops::Range<usize>> {

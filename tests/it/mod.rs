@@ -35,6 +35,7 @@ mod pipes;
 mod reports_cli;
 mod request_flags;
 mod sim;
+mod trim;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

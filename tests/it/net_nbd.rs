@@ -81,7 +81,13 @@ impl Nbdkit {
     }
 
     /// Stops the server and returns (reads, writes) as nbdkit counted them.
-    fn stop_and_count(mut self) -> (u64, u64) {
+    fn stop_and_count(self) -> (u64, u64) {
+        let [r, w, _] = self.stop_and_count_all();
+        (r, w)
+    }
+
+    /// Stops the server and returns (reads, writes, trims) as nbdkit counted them.
+    fn stop_and_count_all(mut self) -> [u64; 3] {
         self.stop();
         let text = std::fs::read_to_string(&self.stats).expect("nbdkit stats file");
         let ops = |name: &str| {
@@ -91,7 +97,7 @@ impl Nbdkit {
                 .map(|n| n.parse::<u64>().unwrap())
                 .unwrap_or(0)
         };
-        (ops("read"), ops("write"))
+        [ops("read"), ops("write"), ops("trim")]
     }
 
     fn stop(&mut self) {
@@ -855,5 +861,55 @@ fn nbd_server_restarted_mid_run_is_reconnected_under_on_error_continue() {
     assert!(
         reads >= after,
         "new server saw {reads} reads, the run {after}"
+    );
+}
+
+#[test]
+fn nbd_trims_match_the_servers_count_and_need_its_trim_support() {
+    let Some(k) = server(&["memory", "8M"]) else {
+        return;
+    };
+    let r = run_json(&[
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randtrimwrite",
+        "--bs",
+        "64k",
+        "--qd",
+        "4",
+        "--passes",
+        "1",
+        "--force",
+    ]);
+    let t = &r.run(0).totals;
+    let trims = t.trim.as_ref().expect("a trim section").ios;
+    assert_eq!((trims, t.write.ios, t.read.ios), (128, 128, 0));
+    assert_eq!(k.stop_and_count_all(), [0, 128, 128]);
+    // A server without trim (nbdkit's eval plugin with no trim method) is refused.
+    let Some(k) = server(&[
+        "eval",
+        "get_size=echo 8388608",
+        "pread=head -c $3 /dev/zero",
+        "pwrite=cat >/dev/null",
+    ]) else {
+        return;
+    };
+    let o = run(&[
+        "run",
+        "-t",
+        &k.uri,
+        "--rw",
+        "randtrim",
+        "--duration",
+        "1s",
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("does not accept trims"),
+        "{}",
+        stderr(&o)
     );
 }

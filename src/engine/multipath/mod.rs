@@ -394,6 +394,7 @@ impl MultipathEngine {
                 match req.op {
                     crate::plan::model::Op::Read => "read",
                     crate::plan::model::Op::Write => "write",
+                    crate::plan::model::Op::Trim => "trim",
                 },
                 req.len,
                 req.offset,

@@ -146,6 +146,7 @@ impl Link {
             match req.op {
                 Op::Read => conn.aio_pread(req.buf, req.len, req.offset),
                 Op::Write => conn.aio_pwrite(req.buf, req.len, req.offset),
+                Op::Trim => conn.aio_trim(req.len, req.offset),
             }
         }?;
         self.inflight.insert(cookie, (req.tag, req.len));

@@ -342,6 +342,7 @@ pub fn build(
             all,
             read,
             write,
+            trim: None,
             queue_depth: 0.0,
             net: NetTotals {
                 gbps: Some(gbps),

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, Workload, Zone,
+    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -516,10 +516,15 @@ fn group_runs(
         if let (Some(d), None) = (job.duration_ns, job.passes) {
             job.workload.pauses.stop_ns = d;
         }
-        let tname = targets.intern(
+        let run_index = match runs.len() {
+            n if n == 0 || job.starts_group => n,
+            n => n - 1,
+        };
+        let tname = targets.intern_in_run(
             &job.target_uri,
             job.target_size,
             job.direct,
+            run_index,
             unsupported,
             &job.loc,
         );
@@ -814,7 +819,7 @@ impl<'a> JobCx<'a> {
         self.zone_mode()?;
         self.report_unsupported();
         self.file_options();
-        let (mut read_pct, mut pattern, seq_gap_bytes) = self.mix()?;
+        let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
         let dist = match self.o.get("random_distribution") {
             Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
             None => Distribution::Uniform,
@@ -832,6 +837,7 @@ impl<'a> JobCx<'a> {
             self.section_loc.clone(),
         ));
         let data = self.data_settings();
+        self.trim_fits(trim, engine, &data);
         // O_DIRECT means nothing to an engine that reads and writes no bytes.
         let no_bytes = engine.is_file_op()
             || matches!(
@@ -894,6 +900,7 @@ impl<'a> JobCx<'a> {
                 name,
                 target: String::new(),
                 read_pct,
+                trim,
                 pattern,
                 bs,
                 qd,
@@ -935,6 +942,36 @@ impl<'a> JobCx<'a> {
                 .parse::<u64>()
                 .map_err(|e| opt_err(loc, "randseed", v, &e)),
             None => Ok(TRANSLATED_SEED),
+        }
+    }
+
+    /// A trim job needs an engine ioscope can discard with, and no verification
+    /// (ioscope does not verify runs that trim).
+    fn trim_fits(&mut self, trim: TrimMode, engine: EngineKind, data: &DataSettings) {
+        if trim == TrimMode::None {
+            return;
+        }
+        let (rw, loc) = self.o.get("rw").unwrap_or(("trim", self.section_loc));
+        if !engine.trims() {
+            let why = match engine {
+                EngineKind::Iscsi => "ioscope's iSCSI engine sends no SCSI UNMAP",
+                _ => "that engine moves no bytes of a range",
+            };
+            self.unsupported.push(
+                format!("rw={rw} with ioengine={} — {why}", engine.name()),
+                loc,
+            );
+        }
+        if data.verify {
+            let (v, vloc) = self.o.get("verify").unwrap_or(("1", loc));
+            self.unsupported.push(
+                format!(
+                    "verify={v} with rw={rw} — ioscope does not verify runs that trim (fio's \
+                     trim_verify_zero, zeros read back from a discarded block, is not \
+                     reproduced)"
+                ),
+                vloc,
+            );
         }
     }
 
@@ -1017,35 +1054,29 @@ impl<'a> JobCx<'a> {
     }
 
     /// `rw` and the read/write mix: (read_pct, pattern, bytes added to a sequential
-    /// offset after each I/O).
-    fn mix(&mut self) -> Result<(u8, AccessPattern, i64), CompatError> {
+    /// offset after each I/O, trim mode).
+    fn mix(&mut self) -> Result<(u8, AccessPattern, i64, TrimMode), CompatError> {
         let o = self.o;
         let (rw, rw_loc) = o.get("rw").unwrap_or(("read", self.section_loc));
         let (rw_base, rw_suffix) = match rw.split_once(':') {
             Some((a, b)) => (a, Some(b)),
             None => (rw, None),
         };
-        let (mixed, pattern) = match rw_base.trim().to_ascii_lowercase().as_str() {
+        let word = rw_base.trim().to_ascii_lowercase();
+        let trim = TrimMode::parse_rw(&word).map_or(TrimMode::None, |(_, t)| t);
+        let (mixed, pattern) = match word.as_str() {
             "read" => (Some(100u8), AccessPattern::Sequential),
             "write" => (Some(0), AccessPattern::Sequential),
             "randread" => (Some(100), AccessPattern::Random),
             "randwrite" => (Some(0), AccessPattern::Random),
             "rw" | "readwrite" => (None, AccessPattern::Sequential),
             "randrw" => (None, AccessPattern::Random),
-            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                self.unsupported.push(
-                    format!(
-                        "rw={rw} — trim (discard): ioscope's engines issue reads and writes \
-                         only"
-                    ),
-                    rw_loc,
-                );
-                (Some(0), AccessPattern::Sequential)
-            }
+            "trim" | "trimwrite" => (Some(0), AccessPattern::Sequential),
+            "randtrim" | "randtrimwrite" => (Some(0), AccessPattern::Random),
             other => {
                 return Err(rw_loc.error(format!(
-                    "rw={other}: expected read, write, randread, randwrite, rw, readwrite or \
-                     randrw"
+                    "rw={other}: expected read, write, randread, randwrite, rw, readwrite, \
+                     randrw, trim, randtrim, trimwrite or randtrimwrite"
                 )))
             }
         };
@@ -1072,7 +1103,7 @@ impl<'a> JobCx<'a> {
             None => 0,
             Some(s) => self.offset_modifier(rw, s, &pattern, rw_loc)?,
         };
-        Ok((read_pct, pattern, gap))
+        Ok((read_pct, pattern, gap, trim))
     }
 
     /// `rw=read:N`: fio adds N bytes (fio's size units, negative walks backwards) to

@@ -349,6 +349,8 @@ pub(crate) fn parse_cpu_mask(text: &str) -> Option<Vec<usize>> {
 #[derive(Debug, Default)]
 pub(crate) struct TargetTable {
     pub targets: Vec<super::model::TargetSpec>,
+    /// Per target: the runs that use it (see [`TargetTable::intern_in_run`]).
+    used_in: Vec<Vec<usize>>,
 }
 
 impl TargetTable {
@@ -362,24 +364,44 @@ impl TargetTable {
         unsupported: &mut UnsupportedList,
         loc: &Loc,
     ) -> String {
-        if let Some(t) = self.targets.iter_mut().find(|t| t.uri == uri) {
-            t.size_bytes = match (t.size_bytes, size_bytes) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            if t.direct != direct {
-                unsupported.push(
-                    format!(
-                        "direct={} on {uri} — another job opens it with direct={}; \
-                         ioscope opens a target one way",
-                        fmt_direct(direct),
-                        fmt_direct(t.direct)
-                    ),
-                    loc,
-                );
-            }
-            return t.name.clone();
+        self.intern_in_run(uri, size_bytes, direct, 0, unsupported, loc)
+    }
+
+    /// [`TargetTable::intern`] for a job of run `run`: a file that runs open
+    /// differently (O_DIRECT in one, buffered in another, as fio jobs separated by a
+    /// stonewall may) becomes one target per setting, since a run opens only its
+    /// own targets; within one run a different `direct` is still reported.
+    pub(crate) fn intern_in_run(
+        &mut self,
+        uri: &str,
+        size_bytes: Option<u64>,
+        direct: Option<bool>,
+        run: usize,
+        unsupported: &mut UnsupportedList,
+        loc: &Loc,
+    ) -> String {
+        self.used_in.resize(self.targets.len(), Vec::new());
+        // A target of this run opened the other way: one open per run, reported.
+        let clash = self.targets.iter().enumerate().position(|(i, t)| {
+            t.uri == uri && t.direct != direct && self.used_in[i].contains(&run)
+        });
+        let own = self
+            .targets
+            .iter()
+            .position(|t| t.uri == uri && t.direct == direct);
+        let Some(i) = clash.or(own) else {
+            let name = self.add(uri, size_bytes, direct);
+            self.used_in.push(vec![run]);
+            return name;
+        };
+        if !self.used_in[i].contains(&run) {
+            self.used_in[i].push(run);
         }
+        self.merge(i, size_bytes, direct, unsupported, loc)
+    }
+
+    /// Adds a target for `uri` and returns its name.
+    fn add(&mut self, uri: &str, size_bytes: Option<u64>, direct: Option<bool>) -> String {
         let name = format!("t{}", self.targets.len());
         self.targets.push(super::model::TargetSpec {
             name: name.clone(),
@@ -389,6 +411,36 @@ impl TargetTable {
             multipath: None,
         });
         name
+    }
+
+    /// Another job's use of target `i`: the size grows to the largest asked for; a
+    /// different `direct` is reported.
+    fn merge(
+        &mut self,
+        i: usize,
+        size_bytes: Option<u64>,
+        direct: Option<bool>,
+        unsupported: &mut UnsupportedList,
+        loc: &Loc,
+    ) -> String {
+        let t = &mut self.targets[i];
+        t.size_bytes = match (t.size_bytes, size_bytes) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        if t.direct != direct {
+            unsupported.push(
+                format!(
+                    "direct={} on {} — another job of the same run opens it with \
+                     direct={}; ioscope opens a target one way per run",
+                    fmt_direct(direct),
+                    t.uri,
+                    fmt_direct(t.direct)
+                ),
+                loc,
+            );
+        }
+        t.name.clone()
     }
 }
 

@@ -43,6 +43,8 @@ type FnAioPread =
     unsafe extern "C" fn(*mut Handle, *mut c_void, usize, u64, CompletionCallback, u32) -> i64;
 type FnAioPwrite =
     unsafe extern "C" fn(*mut Handle, *const c_void, usize, u64, CompletionCallback, u32) -> i64;
+/// `nbd_aio_trim(h, count, offset, completion, flags)`: the length comes first.
+type FnAioTrim = unsafe extern "C" fn(*mut Handle, u64, u64, CompletionCallback, u32) -> i64;
 type FnGetDirection = unsafe extern "C" fn(*mut Handle) -> c_uint;
 type FnCommandCompleted = unsafe extern "C" fn(*mut Handle, u64) -> c_int;
 type FnPeekCompleted = unsafe extern "C" fn(*mut Handle) -> i64;
@@ -66,6 +68,8 @@ struct Lib {
     pread: FnPread,
     aio_pread: FnAioPread,
     aio_pwrite: FnAioPwrite,
+    aio_trim: FnAioTrim,
+    can_trim: FnHandleInt,
     aio_get_fd: FnHandleInt,
     aio_get_direction: FnGetDirection,
     aio_notify_read: FnHandleInt,
@@ -100,6 +104,8 @@ fn load() -> Result<Lib, LoadError> {
         pread: sym!(l, "nbd_pread"),
         aio_pread: sym!(l, "nbd_aio_pread"),
         aio_pwrite: sym!(l, "nbd_aio_pwrite"),
+        aio_trim: sym!(l, "nbd_aio_trim"),
+        can_trim: sym!(l, "nbd_can_trim"),
         aio_get_fd: sym!(l, "nbd_aio_get_fd"),
         aio_get_direction: sym!(l, "nbd_aio_get_direction"),
         aio_notify_read: sym!(l, "nbd_aio_notify_read"),
@@ -355,6 +361,27 @@ impl Conn {
             return Err(self.error());
         }
         Ok(r as u64)
+    }
+
+    /// Starts an asynchronous trim (NBD_CMD_TRIM) of `len` bytes at `offset`;
+    /// returns the command's cookie. No buffer is involved.
+    pub fn aio_trim(&self, len: u32, offset: u64) -> Result<u64, NbdError> {
+        // SAFETY: valid handle; the command carries no memory of ours.
+        let r = unsafe { (self.lib.aio_trim)(self.h, u64::from(len), offset, NULL_COMPLETION, 0) };
+        if r == -1 {
+            return Err(self.error());
+        }
+        Ok(r as u64)
+    }
+
+    /// Whether the server accepts trims (it advertised NBD_FLAG_SEND_TRIM).
+    pub fn can_trim(&self) -> Result<bool, NbdError> {
+        // SAFETY: valid, connected handle.
+        let r = unsafe { (self.lib.can_trim)(self.h) };
+        if r == -1 {
+            return Err(self.error());
+        }
+        Ok(r == 1)
     }
 
     /// The socket libnbd drives; poll it for [`Conn::direction`].

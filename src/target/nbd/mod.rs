@@ -81,6 +81,8 @@ pub struct NbdTarget {
     pub server: String,
     /// The server advertises multi-conn: several connections see the same data.
     pub multi_conn: bool,
+    /// The server accepts trims (NBD_CMD_TRIM).
+    pub can_trim: bool,
     /// The whole export's size (a run may use a prefix of it).
     pub export_bytes: u64,
     /// A connection for reads outside the engine (the verify pass), opened when
@@ -167,6 +169,7 @@ pub fn open(spec: &NbdSpec, writes: bool, force: bool) -> Result<Opened, TargetE
             uri: spec.uri.clone(),
             server: spec.server.clone(),
             multi_conn: conn.can_multi_conn(),
+            can_trim: conn.can_trim().unwrap_or(false),
             export_bytes,
             // Closed here: the verify pass connects again if it runs.
             conn: Mutex::new(None),
