@@ -45,6 +45,7 @@ fn main() {
         dedup_ratio: 3.0,
         dedup_unit: 4096,
         compress_ratio: 2.0,
+        fill: None,
     };
     println!("content generation, one core, 128 KiB buffers of 4 KiB units:");
     let r = time_fill(&default, total, |g, b, off| g.fill(b, off));

@@ -23,5 +23,5 @@ pub mod reissued;
 pub use header::{check, stamp, Found, Mismatch, MismatchKind, Verified, HEADER_BYTES};
 pub use journal::{InFlight, Journal, JournalError, JournalWriter, Recovered, SyncPolicy};
 pub use keymap::{KeyExpectation, KeyMap, ReadTicket, WriteTicket};
-pub use pattern::{DataSpec, DataSpecError, Generator};
+pub use pattern::{DataSpec, DataSpecError, FillBytes, Generator};
 pub use reissued::ReissuedWrites;

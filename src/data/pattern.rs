@@ -36,6 +36,9 @@ pub struct DataSpec {
     pub dedup_unit: u32,
     /// Target compression ratio of each unit with a common compressor (1.0 = none).
     pub compress_ratio: f64,
+    /// A fixed pattern every write carries instead (fio's `verify_pattern`): the
+    /// ratios then do not apply.
+    pub fill: Option<FillBytes>,
 }
 
 impl Default for DataSpec {
@@ -44,7 +47,46 @@ impl Default for DataSpec {
             dedup_ratio: 1.0,
             dedup_unit: 4096,
             compress_ratio: 1.0,
+            fill: None,
         }
+    }
+}
+
+/// Longest fixed pattern (as `plan::fill::MAX_PATTERN_BYTES`).
+pub const MAX_FILL_BYTES: usize = 64;
+
+/// A fixed pattern of 1..=[`MAX_FILL_BYTES`] bytes, repeated over the target by
+/// offset: the byte at offset `o` is `bytes[o % len]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FillBytes {
+    bytes: [u8; MAX_FILL_BYTES],
+    len: u8,
+}
+
+impl FillBytes {
+    /// `None` when `pattern` is empty or longer than [`MAX_FILL_BYTES`].
+    pub fn new(pattern: &[u8]) -> Option<Self> {
+        if pattern.is_empty() || pattern.len() > MAX_FILL_BYTES {
+            return None;
+        }
+        let mut bytes = [0; MAX_FILL_BYTES];
+        bytes[..pattern.len()].copy_from_slice(pattern);
+        Some(FillBytes {
+            bytes,
+            len: pattern.len() as u8,
+        })
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// The pattern repeated to at least 4 KiB plus one more copy, so any run of up to
+    /// `tile.len() - len` bytes from any phase is one slice of it.
+    fn tile(&self) -> Box<[u8]> {
+        let p = self.as_slice();
+        let copies = 4096usize.div_ceil(p.len()) + 1;
+        p.repeat(copies).into_boxed_slice()
     }
 }
 
@@ -137,6 +179,9 @@ pub struct Generator {
     pool: Box<[u64]>,
     pool_len: usize,
     pool_next: usize,
+    /// A fixed pattern's tile and length (see [`FillBytes`]); empty = none.
+    tile: Box<[u8]>,
+    tile_period: usize,
 }
 
 impl Generator {
@@ -159,6 +204,21 @@ impl Generator {
             pool: vec![0u64; DEDUP_POOL].into_boxed_slice(),
             pool_len: 0,
             pool_next: 0,
+            tile: spec.fill.map(|f| f.tile()).unwrap_or_default(),
+            tile_period: spec.fill.map_or(0, |f| f.as_slice().len()),
+        }
+    }
+
+    /// Fills `buf` (to be written at `offset`) with the fixed pattern.
+    fn fill_pattern(&self, buf: &mut [u8], offset: u64) {
+        let period = self.tile_period;
+        let run = self.tile.len() - period;
+        let mut at = 0;
+        while at < buf.len() {
+            let phase = ((offset + at as u64) % period as u64) as usize;
+            let n = run.min(buf.len() - at);
+            buf[at..at + n].copy_from_slice(&self.tile[phase..phase + n]);
+            at += n;
         }
     }
 
@@ -173,6 +233,9 @@ impl Generator {
     /// bytes. With verify on, call [`crate::data::stamp`] on each unit afterwards.
     #[inline]
     pub fn fill(&mut self, buf: &mut [u8], offset: u64) {
+        if self.tile_period > 0 {
+            return self.fill_pattern(buf, offset);
+        }
         let unit = self.unit;
         let head = ((unit as u64 - offset % unit as u64) % unit as u64) as usize;
         let head = head.min(buf.len());
@@ -240,6 +303,25 @@ mod tests {
     use std::io::Write;
     use std::process::{Command, Stdio};
 
+    #[test]
+    fn a_fixed_pattern_repeats_by_target_offset() {
+        let spec = DataSpec {
+            fill: FillBytes::new(&[0xaa, 0x55, 0x5a]),
+            dedup_ratio: 3.0,
+            ..Default::default()
+        };
+        let mut g = Generator::new(&spec, 1);
+        for (offset, len) in [(0u64, 3usize), (4096, 8192), (5, 20000), (12289, 1)] {
+            let mut buf = vec![0u8; len];
+            g.fill(&mut buf, offset);
+            for (i, b) in buf.iter().enumerate() {
+                let want = [0xaa, 0x55, 0x5a][((offset + i as u64) % 3) as usize];
+                assert_eq!(*b, want, "offset {offset} + {i}");
+            }
+        }
+        assert!(FillBytes::new(&[]).is_none() && FillBytes::new(&[0; 65]).is_none());
+    }
+
     /// Compression ratio of `data` by an external compressor (`zstd -1` / `gzip -6`),
     /// or `None` (with the reason printed) when the binary is missing.
     fn ratio_with(cmd: &str, args: &[&str], data: &[u8]) -> Option<f64> {
@@ -303,6 +385,7 @@ mod tests {
             dedup_ratio: 3.0,
             dedup_unit: 4096,
             compress_ratio: 2.0,
+            fill: None,
         };
         let buf = generate(&spec, 256 << 20, 2);
         let units = buf.len() / 4096;
@@ -356,6 +439,7 @@ mod tests {
             dedup_ratio: 3.0,
             dedup_unit: 4096,
             compress_ratio: 2.0,
+            fill: None,
         };
         let mut buf = generate(&spec, 64 << 20, 5);
         for (i, u) in buf.chunks_exact_mut(4096).enumerate() {
@@ -401,6 +485,7 @@ mod tests {
                 dedup_ratio: d,
                 dedup_unit: u,
                 compress_ratio: c,
+                fill: None,
             }
             .validate()
             .is_err()

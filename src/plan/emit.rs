@@ -74,12 +74,41 @@ pub fn to_toml(plan: &Plan) -> Result<String, TomlEmitError> {
 /// `[[run]]` tables of docs/job-file.md, in that order.
 #[derive(Debug, Serialize)]
 struct JobFileDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defaults: Option<DefaultsTable>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     target: Vec<TargetTable>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     workload: Vec<WorkloadTable>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     run: Vec<RunTable>,
+}
+
+/// `[defaults]` as `convert` writes it: only what holds for the whole plan.
+#[derive(Debug, Serialize)]
+struct DefaultsTable {
+    data_unit: String,
+}
+
+/// `w` with the plan's data settings (the job description's verify, ratios and
+/// pattern) as its own where it has none, so a job file or fio file written from
+/// the plan keeps them (neither has a plan-wide place for them).
+fn with_plan_data(plan: &Plan, w: &Workload) -> Workload {
+    let d = &plan.data;
+    let mut w = w.clone();
+    let own = &mut w.overrides.data;
+    if d.verify {
+        own.verify = own.verify.or(Some(true));
+    }
+    if d.verify_after {
+        own.verify_after = own.verify_after.or(Some(true));
+    }
+    own.compress_ratio = own.compress_ratio.or(d.compress_ratio);
+    own.dedup_ratio = own.dedup_ratio.or(d.dedup_ratio);
+    if own.pattern.is_none() {
+        own.pattern = d.pattern.clone();
+    }
+    w
 }
 
 #[derive(Debug, Serialize)]
@@ -171,6 +200,8 @@ struct WorkloadTable {
     compress_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dedup_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pattern: Option<String>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -322,7 +353,7 @@ impl JobFileDoc {
             .flat_map(|(ri, r)| {
                 r.workloads
                     .iter()
-                    .map(move |w| WorkloadTable::from_workload(ri, w))
+                    .map(move |w| WorkloadTable::from_workload(ri, &with_plan_data(plan, w)))
             })
             .collect();
         let run = plan
@@ -332,6 +363,9 @@ impl JobFileDoc {
             .map(|(ri, r)| RunTable::from_run(ri, r))
             .collect::<Result<_, _>>()?;
         Ok(JobFileDoc {
+            defaults: plan.data.dedup_unit_bytes.map(|b| DefaultsTable {
+                data_unit: format_size(b),
+            }),
             target,
             workload,
             run,
@@ -440,6 +474,7 @@ impl WorkloadTable {
             verify_after: w.overrides.data.verify_after,
             compress_ratio: w.overrides.data.compress_ratio,
             dedup_ratio: w.overrides.data.dedup_ratio,
+            pattern: w.overrides.data.pattern.as_ref().map(|p| p.hex()),
         }
     }
 }
@@ -738,7 +773,10 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if let Some(c) = r.cpus_of(w) {
                 let _ = writeln!(s, "cpus_allowed={}", cpu_list(c));
             }
-            fio_data(&mut s, &w.overrides.data);
+            fio_data(&mut s, &with_plan_data(plan, w).overrides.data);
+            if let Some(b) = plan.data.dedup_unit_bytes {
+                let _ = writeln!(s, "verify_interval={b}");
+            }
             let _ = writeln!(s, "randseed={}\ngroup_reporting", r.seed);
         }
     }
@@ -761,6 +799,9 @@ fn fio_data(s: &mut String, d: &crate::plan::overrides::WorkloadData) {
         if let Some(r) = ratio {
             let _ = writeln!(s, "{key}={}", (100.0 - 100.0 / r).round() as u32);
         }
+    }
+    if let Some(p) = &d.pattern {
+        let _ = writeln!(s, "verify_pattern={}", p.hex());
     }
 }
 
@@ -986,6 +1027,7 @@ mod tests {
                 verify_after: Some(true),
                 compress_ratio: Some(2.0),
                 dedup_ratio: None,
+                pattern: crate::plan::fill::FillPattern::parse_fio("0x5a").ok(),
             },
         };
         p.runs[0].workloads.push(w1.clone());

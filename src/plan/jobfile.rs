@@ -87,6 +87,9 @@ const SETTINGS_KEYS: &[&str] = &[
     "exec_grace",
     "exec_output",
 ];
+/// `[defaults]` keys that hold for the whole file rather than for each run: the data
+/// (dedup and verify) unit, `--dedup-unit` (fio's `verify_interval`).
+const PLAN_KEYS: &[&str] = &["data_unit"];
 const TARGET_KEYS: &[&str] = &[
     "name",
     "path",
@@ -143,6 +146,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "verify_after",
     "compress_ratio",
     "dedup_ratio",
+    "pattern",
 ];
 /// The io_uring keys a `[[workload]]` may give for its own workers.
 const WORKLOAD_URING_KEYS: &[&str] = &[
@@ -453,9 +457,14 @@ impl<'a> Ctx<'a> {
             }
         }
         let top = self.section("the top level".into(), root, TOP_KEYS)?;
+        let mut data = crate::plan::model::DataSettings::default();
         let defaults = match top.get("defaults") {
             Some(node) => {
-                let sec = self.section("[defaults]".into(), node, SETTINGS_KEYS)?;
+                let allowed: Vec<&str> = SETTINGS_KEYS.iter().chain(PLAN_KEYS).copied().collect();
+                let sec = self.section("[defaults]".into(), node, &allowed)?;
+                if let Some(v) = sec.get("data_unit") {
+                    data.dedup_unit_bytes = Some(self.size("data_unit", v, false)?);
+                }
                 self.settings(&sec)?
             }
             None => Settings::default(),
@@ -468,7 +477,7 @@ impl<'a> Ctx<'a> {
             targets: targets.into_iter().map(|(t, _)| t).collect(),
             runs: runs.into_iter().map(|(r, _)| r).collect(),
             warnings,
-            data: Default::default(),
+            data,
         })
     }
 
@@ -990,6 +999,12 @@ impl<'a> Ctx<'a> {
         let flag = |key: &str| sec.get(key).map(|v| self.boolean(key, v)).transpose();
         o.data.verify = flag("verify")?;
         o.data.verify_after = flag("verify_after")?;
+        if let Some(v) = sec.get("pattern") {
+            let text = self.unit_text("pattern", v, "a pattern such as \"0xaa555aa5\"")?;
+            let p = crate::plan::fill::FillPattern::parse_fio(&text)
+                .map_err(|e| self.err(v.span(), format!("'pattern' = {text}: {e}")))?;
+            o.data.pattern = Some(p);
+        }
         for (key, slot) in [
             ("compress_ratio", &mut o.data.compress_ratio),
             ("dedup_ratio", &mut o.data.dedup_ratio),

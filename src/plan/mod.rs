@@ -5,6 +5,7 @@ pub mod compat;
 pub mod emit;
 pub mod engine_opts;
 pub mod fileset;
+pub mod fill;
 pub mod hosts;
 pub mod jobfile;
 pub mod model;

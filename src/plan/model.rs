@@ -38,6 +38,10 @@ pub struct DataSettings {
     /// Crash journal directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<String>,
+    /// Writes carry this pattern instead of generated content (fio's
+    /// `verify_pattern`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<super::fill::FillPattern>,
 }
 
 impl DataSettings {

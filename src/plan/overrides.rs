@@ -61,6 +61,9 @@ pub struct WorkloadData {
     /// Dedup ratio of this workload's writes (fio's `dedupe_percentage`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_ratio: Option<f64>,
+    /// The pattern this workload's writes carry (fio's per-job `verify_pattern`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<super::fill::FillPattern>,
 }
 
 impl WorkloadData {

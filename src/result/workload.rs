@@ -261,7 +261,7 @@ pub struct Priorities {
 }
 
 /// A workload's data settings as run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DataEcho {
     /// Writes stamped and reads checked.
@@ -272,6 +272,10 @@ pub struct DataEcho {
     pub dedup_ratio: f64,
     /// Compression ratio of its writes (1 = incompressible).
     pub compress_ratio: f64,
+    /// The fixed pattern its writes carried (`0x` and hex bytes; fio's
+    /// `verify_pattern`); absent: generated content at the ratios above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
 }
 
 /// A workload's place in fio's flow control: streams of workloads with the same

@@ -47,6 +47,10 @@ impl DataOptions {
             spec: DataSpec {
                 dedup_ratio: own.dedup_ratio.unwrap_or(self.spec.dedup_ratio),
                 compress_ratio: own.compress_ratio.unwrap_or(self.spec.compress_ratio),
+                fill: match &own.pattern {
+                    Some(p) => crate::data::FillBytes::new(p.bytes()),
+                    None => self.spec.fill,
+                },
                 ..self.spec
             },
             verify: own.verify.unwrap_or(self.verify) || verify_after,

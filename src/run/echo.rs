@@ -187,6 +187,10 @@ pub(super) fn own_settings(
             verify_after: d.verify_after,
             dedup_ratio: d.spec.dedup_ratio,
             compress_ratio: d.spec.compress_ratio,
+            pattern: d.spec.fill.map(|f| {
+                let hex: String = f.as_slice().iter().map(|b| format!("{b:02x}")).collect();
+                format!("0x{hex}")
+            }),
         });
     }
 }

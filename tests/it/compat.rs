@@ -890,3 +890,57 @@ fn fio_number_ios_stops_each_clone_after_exactly_n_ios() {
         "the limit is echoed in the result"
     );
 }
+
+/// fio's `verify_pattern` with `verify_interval` (surface-scan.fio's shape): the file
+/// holds the pattern after each 512-byte unit's header, the verify phase checks every
+/// unit, and a byte of the pattern changed on disk is caught as corruption.
+#[test]
+fn fio_verify_pattern_is_written_and_a_changed_byte_is_caught() {
+    let d = tempdir();
+    let f = d.path().join("datafile.tmp");
+    let journal = d.path().join("journal");
+    let global = format!(
+        "[global]\nbs=64k\nsize=1m\nioengine=sync\nverify=meta\nverify_pattern=0xaa555aa5\n\
+         verify_interval=512\nfilename={}\n",
+        f.display()
+    );
+    let read_phase = "[verify-phase]\nrw=read\ndo_verify=1\n";
+    let both = d.path().join("scan.fio");
+    std::fs::write(
+        &both,
+        format!("{global}[write-phase]\nrw=write\ndo_verify=0\n{read_phase}stonewall\n"),
+    )
+    .unwrap();
+    let j = journal.to_str().unwrap();
+    let ran = ioscope_result(["run", both.to_str().unwrap(), "--journal", j, "-q"]).expect_code(0);
+    let v = ran.run(1).verify.as_ref().expect("the verify phase checks");
+    assert_eq!((v.mismatches, v.ok % 2048, v.ok > 0), (0, 0, true), "{v:?}");
+    assert!(
+        ran.wire["plan"]
+            .to_string()
+            .contains("\"pattern\":\"0xaa555aa5\""),
+        "the result's plan carries the pattern"
+    );
+    let mut bytes = std::fs::read(&f).unwrap();
+    assert_eq!(bytes.len(), 1 << 20);
+    let pattern = [0xaa, 0x55, 0x5a, 0xa5];
+    for (u, unit) in bytes.chunks(512).enumerate() {
+        assert_eq!(&unit[..4], b"IOsc", "unit {u} has its header");
+        for (i, b) in unit.iter().enumerate().skip(32) {
+            assert_eq!(*b, pattern[i % 4], "unit {u} byte {i}");
+        }
+    }
+    // One byte of the pattern changed on disk: the next check finds that unit.
+    bytes[700 * 512 + 100] ^= 0x01;
+    std::fs::write(&f, &bytes).unwrap();
+    let again = d.path().join("again.fio");
+    std::fs::write(&again, format!("{global}{read_phase}")).unwrap();
+    let ran = ioscope_result(["run", again.to_str().unwrap(), "--journal", j, "-q"]);
+    let v = ran.run(0).verify.as_ref().expect("checked");
+    assert!(v.corrupted > 0 && v.mismatches == v.corrupted, "{v:?}");
+    assert!(
+        v.samples.iter().all(|s| s.offset == 700 * 512),
+        "{:?}",
+        v.samples
+    );
+}

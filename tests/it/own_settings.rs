@@ -192,7 +192,15 @@ fn fio_verify_on_one_job_verifies_only_that_jobs_data() {
         (512, 512, 0),
         "{v:?}"
     );
-    let data = |i: usize| run.workloads[i].settings.as_ref().unwrap().data.unwrap();
+    let data = |i: usize| {
+        run.workloads[i]
+            .settings
+            .as_ref()
+            .unwrap()
+            .data
+            .clone()
+            .unwrap()
+    };
     assert!(data(0).verify && data(0).verify_after);
     assert!(!data(1).verify && !data(1).verify_after);
     assert_eq!(data(1).compress_ratio, 2.0);

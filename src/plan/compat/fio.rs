@@ -411,6 +411,7 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
         resolved.push(cx.resolve()?);
     }
     let data = common_data(&mut resolved);
+    one_data_unit(&resolved, &data, &mut unsupported);
     let curve_jobs: Vec<(String, Loc)> = resolved
         .iter()
         .filter(|j| j.curve.is_some())
@@ -482,10 +483,15 @@ fn group_jobs(items: Vec<Item>) -> Result<Vec<(String, Loc, Opts)>, CompatError>
     Ok(jobs)
 }
 
-/// The plan's data settings: the first job's. A job whose verify or buffer settings
-/// differ carries its own (`overrides.data`), so each job's data is what it asked for.
+/// The plan's data settings: the first job's (its pattern only when every job has
+/// it). A job whose verify, buffer or pattern settings differ carries its own (`overrides.data`), so each job's data is what it asked for.
 fn common_data(resolved: &mut [Job]) -> DataSettings {
-    let data = resolved.first().map(|j| j.data.clone()).unwrap_or_default();
+    let mut data = resolved.first().map(|j| j.data.clone()).unwrap_or_default();
+    // A workload's own pattern cannot say "none": a plan-wide pattern only when every
+    // job has it.
+    if resolved.iter().any(|j| j.data.pattern != data.pattern) {
+        data.pattern = None;
+    }
     for job in resolved.iter_mut() {
         if job.data != data {
             let own = &mut job.workload.overrides.data;
@@ -493,9 +499,31 @@ fn common_data(resolved: &mut [Job]) -> DataSettings {
             own.verify_after = Some(job.data.verify_after);
             own.compress_ratio = Some(job.data.compress_ratio.unwrap_or(1.0));
             own.dedup_ratio = Some(job.data.dedup_ratio.unwrap_or(1.0));
+            own.pattern = job.data.pattern.clone();
         }
     }
     data
+}
+
+/// `verify_interval` sets the data unit of the whole plan: a job that asks for
+/// another one is listed (the first job's is used).
+fn one_data_unit(resolved: &[Job], data: &DataSettings, unsupported: &mut UnsupportedList) {
+    for job in resolved {
+        if job.data.dedup_unit_bytes != data.dedup_unit_bytes {
+            let (text, loc) = match job.data.dedup_unit_bytes {
+                Some(b) => (format!("verify_interval={b}"), &job.loc),
+                None => ("no verify_interval".to_string(), &job.loc),
+            };
+            unsupported.push(
+                format!(
+                    "{text} in job '{}' — differs from the first job's; ioscope's verify \
+                     unit is one per command",
+                    job.name
+                ),
+                loc,
+            );
+        }
+    }
 }
 
 /// Targets and runs: jobs run together until one starts a new group; run-level
@@ -1346,6 +1374,7 @@ impl<'a> JobCx<'a> {
                     .push(format!("do_verify={v} — not a boolean"), loc),
             }
         }
+        self.verify_pattern(&mut data);
         for (key, slot) in [
             ("buffer_compress_percentage", &mut data.compress_ratio),
             ("dedupe_percentage", &mut data.dedup_ratio),
@@ -1362,6 +1391,34 @@ impl<'a> JobCx<'a> {
             }
         }
         data
+    }
+
+    /// `verify_pattern` (what writes carry) and `verify_interval` (the verify unit: a
+    /// header every that many bytes, which is ioscope's data unit). Values ioscope
+    /// cannot reproduce are listed.
+    fn verify_pattern(&mut self, data: &mut DataSettings) {
+        if let Some((v, loc)) = self.o.get("verify_pattern") {
+            match crate::plan::fill::FillPattern::parse_fio(v) {
+                Ok(p) => data.pattern = Some(p),
+                Err(e) => self
+                    .unsupported
+                    .push(format!("verify_pattern={v} — {e}"), loc),
+            }
+        }
+        if let Some((v, loc)) = self.o.get("verify_interval") {
+            match parse_size(v) {
+                Ok(b) if b.is_power_of_two() && (512..=1 << 20).contains(&b) => {
+                    data.dedup_unit_bytes = Some(b)
+                }
+                _ => self.unsupported.push(
+                    format!(
+                        "verify_interval={v} — ioscope's verify unit is a power of two from \
+                         512 bytes to 1m"
+                    ),
+                    loc,
+                ),
+            }
+        }
     }
 
     /// Direct or buffered (fio's default: buffered).
@@ -2542,6 +2599,33 @@ mod tests {
             names.extend(opts.asked.borrow().iter().cloned());
         }
         names
+    }
+
+    #[test]
+    fn verify_pattern_and_interval_are_the_plans_pattern_and_unit() {
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\nverify=crc32c\nverify_interval=1k\n\
+             [a]\nverify_pattern=0x0102\"ab\"\n[b]\nverify_pattern=7\n\
+             [c]\nstonewall\nverify_interval=3000\n",
+        )
+        .unwrap();
+        // Jobs with different patterns carry their own; one with none has none.
+        assert_eq!(t.plan.data.pattern, None);
+        assert_eq!(t.plan.data.dedup_unit_bytes, Some(1024));
+        let own = |r: usize, w: usize| {
+            let d = &t.plan.runs[r].workloads[w].overrides.data;
+            d.pattern.as_ref().map(|p| p.bytes().to_vec())
+        };
+        assert_eq!(own(0, 0), Some(vec![1, 2, b'a', b'b']));
+        assert_eq!(own(0, 1), Some(vec![7]));
+        assert_eq!(own(1, 0), None);
+        let listed: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
+        assert_eq!(listed.len(), 2, "{listed:?}");
+        assert!(listed[0].starts_with("verify_interval=3000 — ioscope's verify unit is a power"));
+        assert!(
+            listed[1].starts_with("no verify_interval in job 'c'"),
+            "{listed:?}"
+        );
     }
 
     #[test]

@@ -269,6 +269,12 @@ pub const OPTIONS: &[FioOption] = &[
          only: ioscope creates a missing file before the run",
     ),
     no_effect(
+        "create_serialize",
+        "whether fio lays out its jobs' files one after another: ioscope creates and \
+         fills every new target before the run starts, so the order changes nothing \
+         measured",
+    ),
+    no_effect(
         "fallocate",
         "fio's preallocation of files it lays out: ioscope writes a new file's data \
          before the run, so its blocks are allocated anyway (for falloc and ftruncate it \
@@ -448,13 +454,15 @@ pub const OPTIONS: &[FioOption] = &[
         "do_verify",
         "do_verify=0: stamp written data but skip the read-back after the run",
     ),
-    unsupported(
+    maps(
         "verify_pattern",
-        "ioscope writes its own self-checking header and content, not a given pattern",
+        "writes carry the pattern (hex, decimal, quoted strings; %o unsupported); with \
+         verify, each unit's header checksum covers it",
     ),
-    unsupported(
+    maps(
         "verify_interval",
-        "ioscope stamps every block it writes with its own header, not every N bytes",
+        "the verify (data) unit: a header every that many bytes (a power of two, 512 to \
+         1m; one per command)",
     ),
     unsupported(
         "verify_backlog",
