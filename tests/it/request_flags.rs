@@ -271,7 +271,9 @@ fn atomic_writes_reach_the_file_system_with_rwf_atomic() {
         .expect_code(0);
         let (writes, atomic) = atomic_writes(&trace.lines());
         let ours = r.run(0).totals.write.ios as usize;
-        assert!(ours > 100, "{engine}: too few writes ({ours})");
+        // XFS does each atomic write as a copy-on-write with a log commit: on a busy
+        // 2-core VM a sync stream manages 50-500 a second.
+        assert!(ours >= 10, "{engine}: too few writes ({ours})");
         assert!(writes >= ours, "{engine}: traced {writes} of {ours} writes");
         assert_eq!(atomic, writes, "{engine}: a write without RWF_ATOMIC");
         assert_eq!(r.wire_run(0)["workload"]["atomic_writes"], true);
@@ -295,7 +297,7 @@ fn atomic_writes_reach_the_file_system_with_rwf_atomic() {
     .expect_code(0);
     let (writes, atomic) = atomic_writes(&trace.lines());
     assert!(
-        writes > 100 && atomic == 0,
+        writes >= 10 && atomic == 0,
         "{writes} writes, {atomic} atomic"
     );
 }
