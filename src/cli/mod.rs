@@ -229,7 +229,8 @@ pub struct RunArgs {
     /// what stands for it: filecreate, filestat, filedelete, dircreate, dirstat,
     /// dirdelete (one call per file of a files:DIR?count=N target), cpuio (burn CPU,
     /// with --cpuload), falloc, ftruncate, page_fault (a fresh anonymous mapping per
-    /// worker, the size of a null:SIZE target), exec (runs --exec-program); net
+    /// worker, the size of a null:SIZE target), exec (runs --exec-program), e4defrag
+    /// (EXT4_IOC_MOVE_EXT onto a job file's defrag_donor); net
     /// (fio's net engine: each workload one end of a tcp://, udp://, unix:// or
     /// vsock:// target, docs/net.md).
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]

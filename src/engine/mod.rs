@@ -64,6 +64,7 @@
 //! `abandon` returned `true`).
 
 pub mod cpuio;
+pub mod defrag;
 pub mod discard;
 pub mod exec;
 pub mod fileops;

@@ -268,6 +268,10 @@ struct RunTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     exec_output: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    defrag_donor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defrag_inplace: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_stop_latency: Option<String>,
@@ -644,6 +648,8 @@ impl RunTable {
                 .as_ref()
                 .map(|x| format_duration_ns(x.grace_ns)),
             exec_output: r.engine_opts.exec.as_ref().and_then(|x| x.output.clone()),
+            defrag_donor: r.engine_opts.defrag.as_ref().map(|d| d.donor.clone()),
+            defrag_inplace: r.engine_opts.defrag.as_ref().map(|d| d.inplace),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
@@ -707,7 +713,15 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
                 EngineKind::Falloc => "falloc",
                 EngineKind::Ftruncate => "ftruncate",
-                k if k.is_file_op() || matches!(k, EngineKind::Cpuio | EngineKind::Exec) => {
+                k if k.is_file_op()
+                    || matches!(
+                        k,
+                        EngineKind::Cpuio
+                            | EngineKind::Exec
+                            | EngineKind::E4defrag
+                            | EngineKind::Net
+                    ) =>
+                {
                     return Err(FioEmitError::Engine { engine: k.name() })
                 }
                 _ => "io_uring",

@@ -18,6 +18,20 @@ pub struct EngineOptions {
     /// The program the `exec` engine runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec: Option<ExecSpec>,
+    /// The donor file of the `e4defrag` engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defrag: Option<DefragSpec>,
+}
+
+/// Where the e4defrag engine takes its blocks from (fio's `donorname`, `inplace`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefragSpec {
+    /// The donor file, created when missing; on the target's ext4 file system.
+    pub donor: String,
+    /// Allocate the donor's blocks for each move and free them after it (fio's
+    /// `inplace=1`); otherwise the donor is allocated once, the target's size.
+    #[serde(default)]
+    pub inplace: bool,
 }
 
 impl EngineOptions {
@@ -33,6 +47,9 @@ impl EngineOptions {
         }
         if self.cpu.is_some() && engine != EngineKind::Cpuio {
             return Some("CPU load (--cpuload/--cpuchunks/--cpumode) applies to the cpuio engine");
+        }
+        if self.defrag.is_some() && engine != EngineKind::E4defrag {
+            return Some("a donor file (defrag_donor) applies to the e4defrag engine");
         }
         if self.exec.is_some() && engine != EngineKind::Exec {
             return Some(

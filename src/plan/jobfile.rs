@@ -86,6 +86,8 @@ const SETTINGS_KEYS: &[&str] = &[
     "exec_args",
     "exec_grace",
     "exec_output",
+    "defrag_donor",
+    "defrag_inplace",
 ];
 /// `[defaults]` keys that hold for the whole file rather than for each run: the data
 /// (dedup and verify) unit, `--dedup-unit` (fio's `verify_interval`).
@@ -1554,6 +1556,12 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("exec_output") {
             e.exec_output = Some(self.name("exec_output", v)?);
         }
+        if let Some(v) = sec.get("defrag_donor") {
+            e.defrag_donor = Some(self.name("defrag_donor", v)?);
+        }
+        if let Some(v) = sec.get("defrag_inplace") {
+            e.defrag_inplace = Some(self.boolean("defrag_inplace", v)?);
+        }
         if let Some(v) = sec.get("cpu_mode") {
             let name = self.string("cpu_mode", v)?;
             e.cpu_mode = Some(CpuMode::parse(name).ok_or_else(|| {
@@ -1680,6 +1688,8 @@ struct EngineSettings {
     exec_args: Option<Vec<String>>,
     exec_grace_ns: Option<u64>,
     exec_output: Option<String>,
+    defrag_donor: Option<String>,
+    defrag_inplace: Option<bool>,
 }
 
 impl EngineSettings {
@@ -1693,6 +1703,8 @@ impl EngineSettings {
             exec_args: over.exec_args.or(self.exec_args),
             exec_grace_ns: over.exec_grace_ns.or(self.exec_grace_ns),
             exec_output: over.exec_output.or(self.exec_output),
+            defrag_donor: over.defrag_donor.or(self.defrag_donor),
+            defrag_inplace: over.defrag_inplace.or(self.defrag_inplace),
         }
     }
 
@@ -1705,7 +1717,12 @@ impl EngineSettings {
             || self.exec_args.is_some()
             || self.exec_grace_ns.is_some()
             || self.exec_output.is_some();
+        let defrag_given = self.defrag_donor.is_some() || self.defrag_inplace.is_some();
         EngineOptions {
+            defrag: defrag_given.then(|| crate::plan::engine_opts::DefragSpec {
+                donor: self.defrag_donor.unwrap_or_default(),
+                inplace: self.defrag_inplace.unwrap_or(false),
+            }),
             exec: exec_given.then(|| ExecSpec {
                 program: self.exec_program.unwrap_or_default(),
                 args: self.exec_args.unwrap_or_default(),

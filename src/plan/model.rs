@@ -695,6 +695,9 @@ pub enum EngineKind {
     PageFault,
     /// Runs a program for the run's duration (fio's exec).
     Exec,
+    /// Moves each write's range of a file onto a donor file's blocks with
+    /// EXT4_IOC_MOVE_EXT, as a defragmenter does (fio's e4defrag).
+    E4defrag,
     /// Writes to or reads from a plain socket (fio's net): the targets are network
     /// endpoints (`tcp://…`, `udp://…`, `unix://…`, `vsock://…`,
     /// [`super::net_endpoint`]) and the run is driven by `crate::net::peer`.
@@ -724,12 +727,13 @@ impl EngineKind {
             EngineKind::Ftruncate => "ftruncate",
             EngineKind::PageFault => "page_fault",
             EngineKind::Exec => "exec",
+            EngineKind::E4defrag => "e4defrag",
             EngineKind::Net => "net",
         }
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 21] = [
+    pub const ALL: [EngineKind; 22] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -750,6 +754,7 @@ impl EngineKind {
         EngineKind::Ftruncate,
         EngineKind::PageFault,
         EngineKind::Exec,
+        EngineKind::E4defrag,
         EngineKind::Net,
     ];
 
@@ -815,7 +820,8 @@ impl EngineKind {
             | EngineKind::FileDelete
             | EngineKind::DirCreate
             | EngineKind::DirDelete
-            | EngineKind::Ftruncate => Some(Op::Write),
+            | EngineKind::Ftruncate
+            | EngineKind::E4defrag => Some(Op::Write),
             EngineKind::FileStat | EngineKind::DirStat => Some(Op::Read),
             _ => None,
         }

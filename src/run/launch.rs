@@ -12,6 +12,7 @@ use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
 use crate::engine::cpuio::CpuEngine;
+use crate::engine::defrag::DefragEngine;
 use crate::engine::exec::ExecEngine;
 use crate::engine::fileops::{FileOp, FileOpEngine};
 use crate::engine::iscsi::IscsiEngine;
@@ -551,6 +552,20 @@ fn run_with_engine(
         EngineKind::Ftruncate => {
             worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
         }
+        EngineKind::E4defrag => match &engine_opts.defrag {
+            Some(spec) => match DefragEngine::new(&t, spec, capacity) {
+                Ok(e) => worker::run_worker(e, setup),
+                Err(source) => worker::fail(
+                    setup,
+                    crate::engine::EngineError::Setup {
+                        engine: "e4defrag",
+                        source,
+                    }
+                    .into(),
+                ),
+            },
+            None => worker::fail(setup, no_setting("e4defrag", "a donor file").into()),
+        },
         EngineKind::PageFault => {
             match PageFaultEngine::new(t.first().map_or(0, |x| x.size_bytes), capacity) {
                 Ok(e) => worker::run_worker(e, setup),

@@ -26,9 +26,9 @@ pub(super) fn sparse(engine: EngineKind) -> bool {
 }
 
 /// Engines that need write access to a file target whatever the workload's mix
-/// (falloc's reads allocate too).
+/// (falloc's reads allocate too; e4defrag's moves need the file open for writing).
 pub(super) fn writes(engine: EngineKind) -> bool {
-    sparse(engine)
+    sparse(engine) || engine == EngineKind::E4defrag
 }
 
 /// The checks on the plan alone (no target looked at).
@@ -49,6 +49,7 @@ pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunErro
                 | EngineKind::Ftruncate
                 | EngineKind::PageFault
                 | EngineKind::Exec
+                | EngineKind::E4defrag
         );
     if !special {
         return Ok(());
@@ -76,6 +77,17 @@ pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunErro
     }
     if engine == EngineKind::Exec {
         check_exec(run)?;
+    }
+    if engine == EngineKind::E4defrag
+        && !run
+            .engine_opts
+            .defrag
+            .as_ref()
+            .is_some_and(|d| !d.donor.trim().is_empty())
+    {
+        return Err(setup(
+            "the e4defrag engine needs a donor file: defrag_donor = PATH (fio donorname)".into(),
+        ));
     }
     for w in &run.workloads {
         check_workload(run, w)?;
@@ -256,6 +268,10 @@ pub(super) fn check_targets(engine: EngineKind, kinds: &[ProbeKind]) -> Option<S
         )),
         EngineKind::PageFault if !(all(ProbeKind::Null) && kinds.len() == 1) => Some(
             "the page_fault engine maps its own memory: give it one null:SIZE target (the size of each worker's mapping)".into(),
+        ),
+        EngineKind::E4defrag if !all(ProbeKind::File) => Some(
+            "the e4defrag engine works on regular files of an ext4 file system (EXT4_IOC_MOVE_EXT)"
+                .into(),
         ),
         EngineKind::Falloc | EngineKind::Ftruncate if !all(ProbeKind::File) => Some(format!(
             "the {name} engine works on regular files (it calls {} on them)",

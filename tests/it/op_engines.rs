@@ -3,7 +3,7 @@
 //! CPU time it burns), falloc (the blocks it allocates), ftruncate (the length it
 //! sets), their refusals, and fio job files that use them.
 
-use super::{ioscope_to, run, stderr, tempdir, Ran};
+use super::{ioscope_result, ioscope_to, run, stderr, tempdir, Ran};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -618,4 +618,74 @@ fn exec_runs_the_program_for_the_run_and_stops_it_at_the_end() {
     );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert_eq!(r.run(0).totals.read.errors, 1);
+}
+
+/// Whether `p` is on ext4 (statfs f_type 0xEF53).
+fn on_ext4(p: &Path) -> bool {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: statfs fills the zeroed struct we pass; c is NUL-terminated.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    unsafe { libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type as i64 == 0xEF53 }
+}
+
+#[test]
+fn e4defrag_moves_every_block_onto_the_donor_and_keeps_the_bytes() {
+    let d = tempdir();
+    let f = d.path().join("file1");
+    let data: Vec<u8> = (0..4u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&f, &data).unwrap();
+    // fio's e4defrag.fio shape: the whole file in 64k moves onto a preallocated donor;
+    // then e4defrag2's fuzzer: random 4k moves, the donor allocated for each.
+    for (text, ios) in [
+        ("rw=write\nbs=64k\ninplace=0\n", 64u64),
+        ("rw=randwrite\nbs=4k\ninplace=1\nnumber_ios=200\n", 200),
+    ] {
+        let job = d.path().join("e4.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[e4defrag]\nioengine=e4defrag\ndirectory={}\nfilename=file1\n\
+                 donorname=file.def\nsize=4m\nbuffered=0\n{text}",
+                d.path().display()
+            ),
+        )
+        .unwrap();
+        let r = ioscope_result(["run", job.to_str().unwrap(), "-q"]);
+        if !on_ext4(d.path()) {
+            r.expect_code(1);
+            return;
+        }
+        let r = r.expect_code(0);
+        let w = &r.run(0).totals.write;
+        assert_eq!((w.ios, w.errors), (ios, 0), "{text}");
+        if ios == 64 {
+            assert_eq!(w.bytes, 4 << 20);
+        }
+        assert_eq!(r.run(0).engine, "e4defrag");
+        assert!(
+            std::fs::read(&f).unwrap() == data,
+            "{text}: the file's bytes changed"
+        );
+        assert!(d.path().join("file.def").exists());
+    }
+    let job = d.path().join("bad.fio");
+    std::fs::write(
+        &job,
+        "[r]\nioengine=e4defrag\nfilename=x\nsize=1m\nrw=write\n",
+    )
+    .unwrap();
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("needs donorname"), "{}", stderr(&o));
+    let o = refused(&[
+        "--engine",
+        "e4defrag",
+        "--target",
+        f.to_str().unwrap(),
+        "--rw",
+        "read",
+    ]);
+    assert!(stderr(&o).contains("e4defrag"), "{}", stderr(&o));
 }

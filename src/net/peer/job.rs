@@ -43,6 +43,8 @@ pub struct RunControl {
     pub deadline: Option<Instant>,
     /// Senders of this run still sending.
     pub senders_left: AtomicUsize,
+    /// The run has senders of its own (a UDP receiver may then end on their end).
+    pub has_senders: bool,
 }
 
 impl RunControl {
@@ -190,18 +192,15 @@ fn send(
 /// Writes all of `buf` (one datagram over UDP); false when the run stopped first.
 fn send_all(sock: &Sock, buf: &[u8], ctl: &RunControl) -> std::io::Result<bool> {
     let mut off = 0;
-    while off < buf.len() || buf.is_empty() {
+    while off < buf.len() {
         if ctl.stop.load(Ordering::Relaxed) || crate::run::interrupt::requested() {
             return Ok(false);
         }
         let n = sock.send(&buf[off..])?;
         if sock.datagram && n > 0 {
-            return Ok(true);
-        }
-        off += n;
-        if buf.is_empty() {
             break;
         }
+        off += n;
     }
     Ok(true)
 }
@@ -269,6 +268,7 @@ fn receive(
             Got::Eof => break,
             Got::Nothing => {
                 if sock.datagram
+                    && ctl.has_senders
                     && ctl.senders_left.load(Ordering::Acquire) == 0
                     && last_data.elapsed() >= UDP_IDLE_END
                 {

@@ -48,6 +48,9 @@ fn job_plan(run: &RunSpec, w: &Workload, targets: &[TargetSpec]) -> Result<JobPl
             ))
         }
     };
+    if !w.trim.is_none() {
+        return Err(bad("a network job has nothing to trim (discard)".into()));
+    }
     if !matches!(w.pattern, AccessPattern::Sequential) {
         return Err(bad(
             "network I/O has no offsets: use a sequential read or write".into(),
@@ -149,6 +152,7 @@ pub fn execute(
         stop: AtomicBool::new(false),
         deadline,
         senders_left: AtomicUsize::new(plans.iter().filter(|p| p.send).count()),
+        has_senders: plans.iter().any(|p| p.send),
     });
     let counters: Vec<Arc<JobCounters>> = plans.iter().map(|_| Arc::default()).collect();
     let mut handles = Vec::new();

@@ -1308,6 +1308,7 @@ impl<'a> JobCx<'a> {
                       preallocates a file it lays out unless fallocate=none)"),
             ),
             "net" => (EngineKind::Net, None),
+            "e4defrag" => (EngineKind::E4defrag, None),
             "netsplice" => (
                 EngineKind::Net,
                 Some("the same sockets and bytes; ioscope copies with send/recv instead of splice(2) through a pipe"),
@@ -1343,6 +1344,7 @@ impl<'a> JobCx<'a> {
                 | EngineKind::PageFault
                 | EngineKind::Exec
                 | EngineKind::Net
+                | EngineKind::E4defrag
         ) || engine.is_file_op();
         if one_at_a_time && qd > 1 {
             self.warnings.push(format!(

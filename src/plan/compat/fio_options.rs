@@ -552,7 +552,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
          vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
-         libblkio_driver=io_uring → uring; net, netsplice → net (mappings warned)",
+         libblkio_driver=io_uring → uring; net, netsplice → net; e4defrag → e4defrag (mappings warned)",
     ),
     maps(
         "iodepth",
@@ -587,6 +587,14 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "libblkio_path",
         "the file or device of ioengine=libblkio (the target)",
+    ),
+    maps(
+        "donorname",
+        "e4defrag: the donor file (in directory), created when missing",
+    ),
+    maps(
+        "inplace",
+        "e4defrag: 1 = the donor's blocks allocated for each move and freed after it",
     ),
     // The network engines (net, netsplice): the job's endpoint URI.
     maps(

@@ -63,6 +63,7 @@ impl JobCx<'_> {
             }
         }
         opts.exec = self.exec_spec(engine)?;
+        opts.defrag = self.defrag_spec(engine)?;
         if engine != EngineKind::Cpuio {
             self.only_with("ioengine=cpuio", &["cpuload", "cpuchunks", "cpumode"]);
             return Ok(opts);
@@ -100,6 +101,43 @@ impl JobCx<'_> {
             }
         ));
         Ok(opts)
+    }
+
+    /// `donorname` (joined to `directory`, as fio does) and `inplace` of an
+    /// e4defrag job; fio refuses such a job without a donor.
+    fn defrag_spec(
+        &mut self,
+        engine: EngineKind,
+    ) -> Result<Option<crate::plan::engine_opts::DefragSpec>, CompatError> {
+        let o = self.o;
+        if engine != EngineKind::E4defrag {
+            self.only_with("ioengine=e4defrag", &["donorname", "inplace"]);
+            return Ok(None);
+        }
+        let Some((donor, _)) = o.get("donorname").filter(|(d, _)| !d.trim().is_empty()) else {
+            return Err(self.section_loc.error(format!(
+                "job '{}': ioengine=e4defrag needs donorname=",
+                self.name
+            )));
+        };
+        let inplace = match o.get("inplace") {
+            Some((v, l)) => match v.trim() {
+                "0" => false,
+                "1" => true,
+                _ => return Err(l.error(format!("inplace={v}: expected 0 or 1"))),
+            },
+            None => false,
+        };
+        let donor = match o.get("directory") {
+            Some((d, _)) if !d.is_empty() => {
+                format!("{}/{}", d.trim_end_matches('/'), donor.trim())
+            }
+            _ => donor.trim().to_string(),
+        };
+        Ok(Some(crate::plan::engine_opts::DefragSpec {
+            donor,
+            inplace,
+        }))
     }
 
     /// `program`, `arguments` (`%r` → the runtime in seconds, `%n` → the job's name;
@@ -442,6 +480,13 @@ pub(super) fn fio_text(e: &EngineOptions) -> String {
             c.load_pct,
             c.chunk_ns / 1000,
             c.mode.name()
+        ));
+    }
+    if let Some(d) = &e.defrag {
+        parts.push(format!(
+            "donorname={} inplace={}",
+            d.donor,
+            u8::from(d.inplace)
         ));
     }
     if let Some(x) = &e.exec {
