@@ -742,21 +742,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if !(w.read_pct == 0 || w.read_pct == 100) {
                 let _ = writeln!(s, "rwmixread={}", w.read_pct);
             }
-            match w.bs.single() {
-                Some(b) => {
-                    let _ = writeln!(s, "bs={}", format_size(b));
-                }
-                None => {
-                    let total: u32 = w.bs.split.iter().map(|&(_, wt)| wt).sum();
-                    let parts: Vec<String> = w
-                        .bs
-                        .split
-                        .iter()
-                        .map(|&(b, wt)| format!("{}/{}", format_size(b), wt * 100 / total.max(1)))
-                        .collect();
-                    let _ = writeln!(s, "bssplit={}", parts.join(":"));
-                }
-            }
+            fio_block_sizes(&mut s, &w.bs);
             let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
             if let Some(z) = w.size_bytes.or(t.size_bytes) {
                 let _ = writeln!(s, "size={}", format_size(z));
@@ -795,6 +781,21 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
         }
     }
     Ok(s)
+}
+
+/// `bs=` for one size, else `bssplit=` with the weights as percentages.
+fn fio_block_sizes(s: &mut String, bs: &BlockSizes) {
+    if let Some(b) = bs.single() {
+        let _ = writeln!(s, "bs={}", format_size(b));
+        return;
+    }
+    let total: u32 = bs.split.iter().map(|&(_, wt)| wt).sum();
+    let parts: Vec<String> = bs
+        .split
+        .iter()
+        .map(|&(b, wt)| format!("{}/{}", format_size(b), wt * 100 / total.max(1)))
+        .collect();
+    let _ = writeln!(s, "bssplit={}", parts.join(":"));
 }
 
 /// A workload's own data settings as fio options (true ratios back to fio's
