@@ -75,11 +75,11 @@ def ctxt_delta(a, b):
 
 def client_cmd(tool, uri, rw, conns, seconds, res):
     if tool == "fio":
-        return ["fio", "--output-format=json", "--time_based", f"--runtime={seconds}",
+        return ["fio", "--output-format=json", "--time_based", f"--runtime={int(seconds * 1000)}ms",
                 "--group_reporting", "--name=n", "--ioengine=nbd", f"--uri={uri}",
                 f"--rw={rw}", "--bs=4k", "--iodepth=16", f"--numjobs={conns}",
                 f"--output={res}"]
-    cmd = [IOSCOPE, "run", "-q", "--duration", f"{seconds}s", "--json", res,
+    cmd = [IOSCOPE, "run", "-q", "--duration", f"{int(seconds * 1000)}ms", "--json", res,
            "--target", uri, "--rw", rw, "--bs", "4k", "--qd", "16"]
     if conns > 1:
         cmd += ["--streams", str(conns), "--connections", str(conns)]
@@ -95,6 +95,15 @@ def ios_of(tool, res):
     return doc["runs"][0]["totals"]["ios"]
 
 
+def window(seconds):
+    """(settle, length) of the context-switch sampling window inside a run of
+    `seconds`: 1.5 s settle and 1 s margin at the end when the run allows, else
+    30 % and 20 % of it."""
+    if seconds >= 5:
+        return 1.5, seconds - 2.5
+    return 0.3 * seconds, 0.5 * seconds
+
+
 def one(tool, server, uri, a, tmp, strace=False):
     res = os.path.join(tmp, f"{tool}.json")
     srv0 = cpu_s(server.pid)
@@ -107,9 +116,13 @@ def one(tool, server, uri, a, tmp, strace=False):
     t0 = time.monotonic()
     p = subprocess.Popen(client_cmd(tool, uri, a.rw, a.conns, a.seconds, res),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(1.5)
+    # The context-switch window: after start-up, ending before the run does. It
+    # shrinks with short runs (a fixed 1.5 s + 1 s made --seconds < 2.5 sleep a
+    # negative time).
+    settle_s, window_s = window(a.seconds)
+    time.sleep(settle_s)
     c0, s0 = ctxt(p.pid), ctxt(server.pid)
-    time.sleep(a.seconds - 2.5)
+    time.sleep(window_s)
     c1, s1 = ctxt(p.pid), ctxt(server.pid)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
@@ -118,7 +131,7 @@ def one(tool, server, uri, a, tmp, strace=False):
     srv = cpu_s(server.pid) - srv0
     ios = ios_of(tool, res)
     # The window's I/Os, estimated from the run's average rate.
-    win_ios = ios * (a.seconds - 2.5) / a.seconds
+    win_ios = ios * window_s / a.seconds
     cv, cn, cth = ctxt_delta(c0, c1)
     sv, sn, sth = ctxt_delta(s0, s1)
     out = {"iops": ios / a.seconds, "cli_us": 1e6 * (ru.ru_utime + ru.ru_stime) / ios,
@@ -143,7 +156,7 @@ def main():
     ap.add_argument("--rw", default="randread")
     ap.add_argument("--conns", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--strace", action="store_true")
     ap.add_argument("--same-session", action="store_true",
                     help="start nbdkit in this script's session (the old setup)")

@@ -145,6 +145,27 @@ def size_bytes(s):
     return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2)]
 
 
+def smbd_cpu(smbd):
+    """CPU seconds of smbd so far: the main process and its reaped children (each
+    connection is served by a child the main process forks and waits for)."""
+    f = open(f"/proc/{smbd.pid}/stat").read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return sum(int(x) for x in f[11:15]) / tick
+
+
+def server_cpu_of(smbd, run):
+    """Runs run(); returns (its result, smbd's CPU seconds meanwhile). Waits until the
+    connection's child has been reaped (its time lands in the parent's)."""
+    children = lambda: set(open(f"/proc/{smbd.pid}/task/{smbd.pid}/children").read().split())
+    idle = children()
+    before = smbd_cpu(smbd)
+    out = run()
+    t0 = time.time()
+    while children() - idle and time.time() - t0 < 10:
+        time.sleep(0.05)
+    return out, smbd_cpu(smbd) - before
+
+
 def loadavg():
     return open("/proc/loadavg").read().split()[0]
 
@@ -217,19 +238,26 @@ def main():
             got = {}
             for who in order:
                 if who == "smbclient":
-                    got[who] = smbclient(port, authfile, name)
+                    (mbps, cpu), srv = server_cpu_of(smbd, lambda: smbclient(port, authfile, name))
+                    got[who] = (mbps, cpu, srv)
                 else:
                     for q in qds:
-                        run, cpu = ioscope(port, name, ["--rw", "read", "--bs", a.bs, "--qd", str(q),
-                                                        "--passes", "1"], d)
-                        t = run["totals"]
-                        got[q] = (t["mbps"], cpu)
-            ref, ref_cpu = got["smbclient"]
-            line.append(f"smbclient {ref:7.1f} MB/s ({ref_cpu / total * (1 << 20) * 1e3:.2f} ms CPU/MiB)")
+                        args = ["--rw", "read", "--bs", a.bs, "--qd", str(q), "--passes", "1"]
+                        (run, cpu), srv = server_cpu_of(smbd, lambda: ioscope(port, name, args, d))
+                        if q == qds[0] and r == 0:
+                            smb = run.get("smb", [{}])[0]
+                            print("# ioscope negotiated: " + ", ".join(
+                                f"{k} {smb.get(k)}" for k in ["dialect", "signing_algorithm",
+                                                              "encryption_cipher", "credits_requested",
+                                                              "credits_granted", "max_read_bytes"]))
+                        got[q] = (run["totals"]["mbps"], cpu, srv)
+            ms = lambda c: c / total * (1 << 20) * 1e3
+            ref, ref_cpu, ref_srv = got["smbclient"]
+            line.append(f"smbclient {ref:7.1f} MB/s (CPU/MiB ms: client {ms(ref_cpu):.2f}, smbd {ms(ref_srv):.2f})")
             for q in qds:
-                mbps, cpu = got[q]
+                mbps, cpu, srv = got[q]
                 ratios[q].append(mbps / ref)
-                line.append(f"ioscope QD {q} {mbps:7.1f} MB/s ({cpu / total * (1 << 20) * 1e3:.2f} ms CPU/MiB)"
+                line.append(f"ioscope QD {q} {mbps:7.1f} MB/s (client {ms(cpu):.2f}, smbd {ms(srv):.2f})"
                             f" = {mbps / ref:.2f}x")
             print(f"round {r + 1} (load {loadavg()}): " + "; ".join(line))
         for q in qds:

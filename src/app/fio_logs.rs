@@ -46,7 +46,8 @@ fn kinds(logs: &FioLogs) -> Vec<(&str, &'static str, Value)> {
 
 /// The log text of one kind over the intervals. `bs` is the run's block size (0 for a
 /// mix of sizes).
-pub fn render(intervals: &[Interval], value: Value, bs: u64) -> String {
+pub fn render(intervals: &[Interval], value: Value, bs: u64, offset: bool) -> String {
+    let offset = if offset { "0, " } else { "" };
     let mut out = String::new();
     for iv in intervals.iter().filter(|iv| !iv.warmup && iv.ios > 0) {
         let t_ms = (iv.t_s * 1000.0).round() as u64;
@@ -56,7 +57,7 @@ pub fn render(intervals: &[Interval], value: Value, bs: u64) -> String {
                 continue;
             }
             let v = value(iv, dir, share).max(0.0).round() as u64;
-            let _ = writeln!(out, "{t_ms}, {v}, {dir}, {bs}, 0");
+            let _ = writeln!(out, "{t_ms}, {v}, {dir}, {bs}, {offset}0");
         }
     }
     out
@@ -76,9 +77,11 @@ pub fn write(run: &RunSpec, intervals: &[Interval]) -> Result<Vec<PathBuf>, AppE
     let mut written = Vec::new();
     for (prefix, kind, value) in kinds(logs) {
         let path = PathBuf::from(format!("{prefix}_{kind}.1.log"));
-        std::fs::write(&path, render(intervals, value, bs)).map_err(|source| AppError::Write {
-            path: path.clone(),
-            source,
+        std::fs::write(&path, render(intervals, value, bs, logs.offset)).map_err(|source| {
+            AppError::Write {
+                path: path.clone(),
+                source,
+            }
         })?;
         written.push(path);
     }
@@ -116,19 +119,25 @@ mod tests {
             bw: Some("x".into()),
             lat: Some("x".into()),
             iops: Some("x".into()),
+            offset: false,
         };
         let k = kinds(&logs);
+        // log_offset=1: an offset column (0 for an averaged sample) before the last.
+        assert_eq!(
+            render(&ivs[1..2], k[2].2, 4096, true),
+            "1000, 1500, 0, 4096, 0, 0\n1000, 500, 1, 4096, 0, 0\n"
+        );
         // 750 reads and 250 writes of 4 KiB in 0.5 s.
         assert_eq!(
-            render(&ivs, k[0].2, 4096),
+            render(&ivs, k[0].2, 4096, false),
             "1000, 6000, 0, 4096, 0\n1000, 2000, 1, 4096, 0\n"
         );
         assert_eq!(
-            render(&ivs, k[1].2, 4096),
+            render(&ivs, k[1].2, 4096, false),
             "1000, 100000, 0, 4096, 0\n1000, 250000, 1, 4096, 0\n"
         );
         assert_eq!(
-            render(&ivs, k[2].2, 4096),
+            render(&ivs, k[2].2, 4096, false),
             "1000, 1500, 0, 4096, 0\n1000, 500, 1, 4096, 0\n"
         );
     }

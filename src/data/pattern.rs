@@ -14,8 +14,10 @@
 //!
 //! The trade-off: content is a function of a 64-bit seed, so it can be regenerated,
 //! but it is no cipher — it defeats dedup and compression, not an adversary.
-//! Throughput is the point: one 64×64→128 multiply per 8 bytes, four independent
-//! words per step, measured above 4 GB/s per core (see `benches/data_gen.rs`).
+//! Throughput is the point: AES rounds over a counter where the CPU has them
+//! ([`super::aes_stream`]), else one 64×64→128 multiply per 8 bytes, four
+//! independent words per step, measured above 4 GB/s per core (see
+//! `benches/data_gen.rs`).
 
 use crate::data::hash::mix64;
 use crate::rng::Rng;
@@ -133,10 +135,24 @@ impl DataSpec {
 /// Bytes a compressor spends per unit on the zero tail (measured; docs/data.md).
 pub const ZERO_RUN_COST: f64 = 6.0;
 
+/// Fills `dst` with the content stream of `seed`: AES rounds over a counter where
+/// the CPU has AES instructions ([`super::aes_stream`], a third of the
+/// instructions), the multiply-fold stream otherwise. Within one process a seed
+/// always gives the same bytes.
+#[inline]
+pub fn fill_random(dst: &mut [u8], seed: u64) {
+    if super::aes_stream::available() {
+        // SAFETY: the CPU has AES-NI (checked just above).
+        unsafe { super::aes_stream::fill(dst, seed) }
+    } else {
+        fill_wyrand(dst, seed);
+    }
+}
+
 /// Fills `dst` with the PRNG stream of `seed` (wyrand: counter + multiply-fold). The
 /// counter form has no loop-carried multiply, so four words per step pipeline.
 #[inline]
-pub fn fill_random(dst: &mut [u8], seed: u64) {
+pub fn fill_wyrand(dst: &mut [u8], seed: u64) {
     #[inline(always)]
     fn wy(s: u64) -> u64 {
         let t = (s as u128) * ((s ^ WY_XOR) as u128);

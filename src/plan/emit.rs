@@ -160,6 +160,14 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     seq_gap: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    offset_increment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_range: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_skip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     flow: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     flow_id: Option<u32>,
@@ -285,6 +293,8 @@ struct RunTable {
     fio_lat_log: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fio_iops_log: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fio_log_offset: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     steady_stop: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -444,6 +454,11 @@ impl WorkloadTable {
             seq_layout: (!w.seq_layout.is_regions()).then(|| w.seq_layout.name()),
             align: w.align_bytes.map(format_size),
             seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
+            offset_increment: (w.offset_increment_bytes > 0)
+                .then(|| format_size(w.offset_increment_bytes)),
+            zone_size: w.zones.map(|z| format_size(z.io_bytes)),
+            zone_range: w.zones.map(|z| format_size(z.range_bytes)),
+            zone_skip: w.zones.map(|z| format_size(z.skip_bytes)),
             flow: w.flow.map(|f| f.weight),
             flow_id: w.flow.map(|f| f.id).filter(|&id| id != 0),
             flow_sleep: w
@@ -658,6 +673,7 @@ impl RunTable {
             fio_bw_log: r.fio_logs.as_ref().and_then(|l| l.bw.clone()),
             fio_lat_log: r.fio_logs.as_ref().and_then(|l| l.lat.clone()),
             fio_iops_log: r.fio_logs.as_ref().and_then(|l| l.iops.clone()),
+            fio_log_offset: r.fio_logs.as_ref().is_some_and(|l| l.offset),
             steady_stop: r.steady_stop.as_ref().map(SteadyStop::criterion),
             steady_window: r
                 .steady_stop
@@ -743,13 +759,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 let _ = writeln!(s, "rwmixread={}", w.read_pct);
             }
             fio_block_sizes(&mut s, &w.bs);
-            let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
-            if let Some(z) = w.size_bytes.or(t.size_bytes) {
-                let _ = writeln!(s, "size={}", format_size(z));
-            }
-            if w.offset_bytes > 0 {
-                let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
-            }
+            fio_region(&mut s, w, t);
             if let Rate::Iops(rate) = w.rate {
                 let _ = writeln!(
                     s,
@@ -796,6 +806,33 @@ fn fio_block_sizes(s: &mut String, bs: &BlockSizes) {
         .map(|&(b, wt)| format!("{}/{}", format_size(b), wt * 100 / total.max(1)))
         .collect();
     let _ = writeln!(s, "bssplit={}", parts.join(":"));
+}
+
+/// Where a workload's I/O goes as fio options: direct, size, offset and strided zones.
+fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
+    let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
+    if let Some(z) = w.size_bytes.or(t.size_bytes) {
+        let _ = writeln!(s, "size={}", format_size(z));
+    }
+    if w.offset_bytes > 0 {
+        let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
+    }
+    if w.offset_increment_bytes > 0 {
+        let _ = writeln!(
+            s,
+            "offset_increment={}",
+            format_size(w.offset_increment_bytes)
+        );
+    }
+    if let Some(z) = w.zones {
+        let _ = writeln!(
+            s,
+            "zonemode=strided\nzonesize={}\nzonerange={}\nzoneskip={}",
+            format_size(z.io_bytes),
+            format_size(z.range_bytes),
+            format_size(z.skip_bytes)
+        );
+    }
 }
 
 /// A workload's own data settings as fio options (true ratios back to fio's
@@ -1131,6 +1168,7 @@ mod tests {
             bw: Some("a".into()),
             lat: None,
             iops: Some("c".into()),
+            offset: true,
         });
         p.runs[0].steady_stop = Some(SteadyStop {
             metric: SteadyMetric::Bw,

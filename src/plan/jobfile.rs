@@ -20,7 +20,7 @@ use super::engine_opts::{
 };
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
-    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload,
+    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
 };
 use super::overrides::WorkloadOverrides;
 use super::paths::MultipathSpec;
@@ -125,6 +125,10 @@ const WORKLOAD_KEYS: &[&str] = &[
     "stop_after_ios",
     "align",
     "seq_gap",
+    "offset_increment",
+    "zone_size",
+    "zone_range",
+    "zone_skip",
     "flow",
     "flow_id",
     "flow_sleep",
@@ -171,6 +175,7 @@ const RUN_ONLY_KEYS: &[&str] = &[
     "fio_bw_log",
     "fio_lat_log",
     "fio_iops_log",
+    "fio_log_offset",
     "steady_stop",
     "steady_window",
     "steady_ramp",
@@ -692,6 +697,10 @@ impl<'a> Ctx<'a> {
             bw: prefix("fio_bw_log")?,
             lat: prefix("fio_lat_log")?,
             iops: prefix("fio_iops_log")?,
+            offset: match sec.get("fio_log_offset") {
+                Some(v) => self.boolean("fio_log_offset", v)?,
+                None => false,
+            },
         };
         Ok((logs != FioLogs::default()).then_some(logs))
     }
@@ -909,6 +918,11 @@ impl<'a> Ctx<'a> {
         let pauses = self.pauses(&sec, &rate)?;
         let align_bytes = self.align(&sec, &bs)?;
         let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
+        let zones = self.zones(&sec)?;
+        let offset_increment_bytes = match sec.get("offset_increment") {
+            Some(v) => self.size("offset_increment", v, true)?,
+            None => 0,
+        };
         let flow = self.flow(&sec, &rate, share_pct)?;
         let exit_all = match sec.get("exit_all") {
             Some(v) => self.boolean("exit_all", v)?,
@@ -940,6 +954,8 @@ impl<'a> Ctx<'a> {
                 seq_layout,
                 align_bytes,
                 seq_gap_bytes,
+                offset_increment_bytes,
+                zones,
                 flow,
                 exit_all,
                 pauses,
@@ -1131,6 +1147,31 @@ impl<'a> Ctx<'a> {
             ));
         }
         Ok(Some(bytes))
+    }
+
+    /// `zone_size`, `zone_range` (default: `zone_size`), `zone_skip` (default 0):
+    /// fio's strided zones.
+    fn zones(&self, sec: &Section<'_>) -> Res<Option<Zones>> {
+        let Some(v) = sec.get("zone_size") else {
+            if let Some(v) = sec.get("zone_range").or_else(|| sec.get("zone_skip")) {
+                return Err(self.err(v.span(), "'zone_range' and 'zone_skip' need 'zone_size'"));
+            }
+            return Ok(None);
+        };
+        let io_bytes = self.size("zone_size", v, false)?;
+        let range_bytes = match sec.get("zone_range") {
+            Some(r) => self.size("zone_range", r, false)?,
+            None => io_bytes,
+        };
+        let skip_bytes = match sec.get("zone_skip") {
+            Some(s) => self.size("zone_skip", s, true)?,
+            None => 0,
+        };
+        Ok(Some(Zones {
+            io_bytes,
+            range_bytes,
+            skip_bytes,
+        }))
     }
 
     /// `start_delay`, `think`, `think_every`, `stop_after` and `stop_after_ios` (think time is for closed-loop

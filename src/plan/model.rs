@@ -494,6 +494,15 @@ pub struct Workload {
     /// `-2 × bs` reads the region from its end to its start. 0 = contiguous.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_gap_bytes: i64,
+    /// fio's `offset_increment`: stream i's working set starts this much further
+    /// than stream i-1's (each stream then covers the whole `size` from its own
+    /// start, as fio's clones do); 0 = the streams share the working set.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset_increment_bytes: u64,
+    /// fio's `zonemode=strided`: I/O stays in one zone of the working set until
+    /// `io_bytes` have been done there, then moves `range_bytes + skip_bytes` on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -523,6 +532,63 @@ pub struct Workload {
         skip_serializing_if = "super::overrides::WorkloadOverrides::is_default"
     )]
     pub overrides: super::overrides::WorkloadOverrides,
+}
+
+/// Strided zones (fio's `zonemode=strided`): each stream starts in the zone at the
+/// working set's start, issues `io_bytes` of I/O there (sequential I/O walks the
+/// zone and wraps inside it; random offsets are uniform in it), then the next zone
+/// starts `range_bytes + skip_bytes` further on, wrapping to the working set's start
+/// when it would begin past the end. Skipped bytes count towards a pass, as fio's
+/// `io_skip_bytes` do, so a pass is one sweep over the working set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zones {
+    /// I/O done in a zone before moving on (fio's `zonesize`).
+    pub io_bytes: u64,
+    /// Length of a zone, where its I/O falls (fio's `zonerange`; default `io_bytes`).
+    pub range_bytes: u64,
+    /// Bytes left out between zones (fio's `zoneskip`).
+    #[serde(default)]
+    pub skip_bytes: u64,
+}
+
+impl Workload {
+    /// How far the last stream's working set starts past the first's
+    /// (`offset_increment_bytes` × (streams − 1)).
+    pub fn stream_spread_bytes(&self) -> u64 {
+        self.offset_increment_bytes
+            .saturating_mul(u64::from(self.streams.saturating_sub(1)))
+    }
+}
+
+impl Zones {
+    /// Why `w` cannot run with these zones, if it cannot.
+    pub fn misfit(&self, w: &Workload) -> Option<String> {
+        if self.io_bytes == 0 || self.range_bytes == 0 {
+            return Some("zones need a zone size and range above 0".into());
+        }
+        if self.range_bytes < w.bs.max_bytes() {
+            return Some(format!(
+                "a zone range of {} bytes is smaller than the largest block ({} bytes)",
+                self.range_bytes,
+                w.bs.max_bytes()
+            ));
+        }
+        if w.dist != Distribution::Uniform {
+            return Some("zones take uniform random offsets only (no dist)".into());
+        }
+        if w.seq_gap_bytes != 0
+            || w.seq_layout != SeqLayout::Regions
+            || w.share_pct.is_some()
+            || w.offset_increment_bytes != 0
+        {
+            return Some(
+                "zones walk their own offsets: no seq_gap, stride layout, share or offset \
+                 increment"
+                    .into(),
+            );
+        }
+        None
+    }
 }
 
 /// A workload's place in fio's flow control (`flow`, `flow_id`, `flow_sleep`).
@@ -643,6 +709,8 @@ impl Default for Workload {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             seq_gap_bytes: 0,
+            offset_increment_bytes: 0,
+            zones: None,
             flow: None,
             exit_all: false,
             pauses: Pauses::default(),
@@ -981,6 +1049,10 @@ pub struct FioLogs {
     pub lat: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iops: Option<String>,
+    /// fio's `log_offset`: lines carry an offset column (0: an averaged sample has
+    /// none, as fio writes it) before the priority column.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub offset: bool,
 }
 
 /// Curve points, % of the measured maximum, when none are given (vdbench's curve).

@@ -30,6 +30,11 @@ pub struct SmbSession {
     /// Credits the client asks the server to keep granted: the ceiling on requests in
     /// flight per connection.
     pub credits_requested: u16,
+    /// Credits the server had granted the session's connection once the target was
+    /// opened (after NEGOTIATE, log-on, TREE_CONNECT, CREATE and a size query): what
+    /// the first requests of a run can have in flight before later grants raise it.
+    #[serde(default)]
+    pub credits_granted: u16,
     /// Largest read and write the server accepts in one request.
     pub max_read_bytes: u32,
     pub max_write_bytes: u32,

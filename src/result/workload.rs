@@ -166,6 +166,14 @@ pub struct WorkloadEcho {
     /// `rw=read:N`; negative walks backwards); absent when 0.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_gap_bytes: i64,
+    /// fio's `offset_increment`: stream i's working set starts i × this further on;
+    /// absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub offset_increment_bytes: u64,
+    /// fio's strided zones: `io_bytes` of I/O per zone of `range_bytes`, then
+    /// `skip_bytes` left out; absent when the workload has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// fio's flow control: the workload's flow id and weight; absent when free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
@@ -289,6 +297,15 @@ pub struct Flow {
     pub sleep_ns: u64,
 }
 
+/// Strided zones as run (see the plan's `Zones`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zones {
+    pub io_bytes: u64,
+    pub range_bytes: u64,
+    #[serde(default)]
+    pub skip_bytes: u64,
+}
+
 /// Whether a workload discarded: `only` (every I/O a trim: fio's trim, randtrim) or
 /// `then_write` (each range trimmed, then written: trimwrite, randtrimwrite).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -367,6 +384,8 @@ impl Default for WorkloadEcho {
             seq_layout: SeqLayout::Regions,
             align_bytes: None,
             seq_gap_bytes: 0,
+            offset_increment_bytes: 0,
+            zones: None,
             flow: None,
             exit_all: false,
             priority: None,

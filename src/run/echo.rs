@@ -67,6 +67,8 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         seq_layout,
         align_bytes,
         seq_gap_bytes,
+        offset_increment_bytes,
+        zones,
         flow,
         exit_all,
         pauses,
@@ -111,6 +113,12 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         },
         align_bytes: *align_bytes,
         seq_gap_bytes: *seq_gap_bytes,
+        offset_increment_bytes: *offset_increment_bytes,
+        zones: zones.map(|z| wire::Zones {
+            io_bytes: z.io_bytes,
+            range_bytes: z.range_bytes,
+            skip_bytes: z.skip_bytes,
+        }),
         flow: flow.map(|f| {
             let plan::Flow {
                 id,
@@ -268,6 +276,12 @@ mod tests {
                 target: "data".into(),
                 read_pct: 70,
                 trim: plan::TrimMode::None,
+                offset_increment_bytes: 1 << 20,
+                zones: Some(plan::Zones {
+                    io_bytes: 1 << 20,
+                    range_bytes: 2 << 20,
+                    skip_bytes: 4 << 20,
+                }),
                 pattern: plan::AccessPattern::Sequential,
                 bs: plan::BlockSizes {
                     split: vec![(4096, 60), (65536, 40)],

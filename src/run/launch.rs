@@ -68,7 +68,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             && n > 1
             && w.seq_layout == SeqLayout::Stride
             && n.saturating_mul(max_bs) <= r.ws_len;
-        let own_regions = sequential && !stride && slice >= max_bs;
+        // fio's clones each walk the zones from the start, as one stream does.
+        let own_regions = sequential && !stride && slice >= max_bs && w.zones.is_none();
         // cpuio: after each burn the stream idles so the burn is its load.
         let (think_batch, think_ns) = match (run.engine, run.engine_opts.cpu) {
             (EngineKind::Cpuio, Some(burn)) => (1, burn.idle_ns()),
@@ -80,7 +81,11 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 .wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 .wrapping_add(((wi as u64) << 32) | i);
             let mut rng = crate::rng::Rng::new(seed);
-            let (region_start, region_len) = if own_regions {
+            let inc = w.offset_increment_bytes;
+            let (region_start, region_len) = if inc > 0 {
+                // offset_increment: each stream its whole working set, further on.
+                (r.ws_start + i * inc, r.ws_len)
+            } else if own_regions {
                 (r.ws_start + i * slice, slice)
             } else if stride {
                 (r.ws_start + i * max_bs, r.ws_len - i * max_bs)
@@ -89,7 +94,9 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             };
             let bytes_left = match run.passes {
                 Some(p) => {
-                    let per_stream = if sequential && own_regions {
+                    let per_stream = if inc > 0 {
+                        r.ws_len
+                    } else if sequential && own_regions {
                         region_len
                     } else {
                         r.ws_len / n
@@ -136,6 +143,9 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 flow_issued: w.flow.map(|_| 0),
                 flow_held: false,
                 pair: None,
+                zone_start: region_start,
+                zone_done_bytes: 0,
+                shift_bytes: i * inc,
             });
         }
     }
@@ -197,22 +207,15 @@ pub(super) fn launch(
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
-    // Start a little in the future so every worker is set up before the first I/O.
-    // Among MPI ranks: after a barrier, at one origin shared by all (docs/mpi.md).
-    let engine_name = super::engine_choice::combined(groups).name();
-    let start_ns =
-        crate::cluster::start_ns(run, &engine_name, now_ns() + 20_000_000).map_err(|source| {
-            RunError::Cluster {
-                run: run.name.clone(),
-                source,
-            }
-        })?;
-    let clock = IntervalClock {
-        start_ns,
+    // The workers get the start once all of them have their engines (start_gate);
+    // until then their clock counts from 0.
+    let gate = super::start_gate::StartGate::new();
+    let unset = IntervalClock {
+        start_ns: 0,
         warmup_ns: run.warmup_ns,
         interval_ns: run.interval_ns,
     };
-    let end_at = run.duration_ns.map(|d| start_ns + run.warmup_ns + d);
+    let run_ns = run.duration_ns.map(|d| run.warmup_ns + d);
     let multipath = multipath_settings(targets, opts);
     let ramps = own_ramps(run);
     let data_opts = opts.data.per_workload(run);
@@ -254,9 +257,10 @@ pub(super) fn launch(
             targets: targets.clone(),
             shapes: shapes.clone(),
             streams,
-            clock,
+            clock: unset,
             ramps: ramps.clone(),
-            end_ns: end_at,
+            end_ns: run_ns,
+            start: Some(gate.place()),
             stop: stop.clone(),
             error_stop: error_stop.clone(),
             tx: tx.clone(),
@@ -274,14 +278,17 @@ pub(super) fn launch(
         let participant = virtual_time.then(|| participants.hand_over());
         let (group, choice) = &groups[plan.group];
         let engine = (choice.kind, group.key.uring.clone(), group.key.prio);
-        let h = spawn_worker(run, engine, setup, multipath, start_ns, participant).map_err(
-            |source| RunError::Spawn {
+        let h = spawn_worker(run, engine, setup, multipath, participant).map_err(|source| {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            gate.open(now_ns());
+            RunError::Spawn {
                 run: run.name.clone(),
                 source,
-            },
-        )?;
+            }
+        })?;
         handles.push(h);
     }
+    let (clock, end_at) = common_start(run, groups, &gate, nworkers, unset)?;
     Ok(Launched {
         handles,
         rx,
@@ -298,10 +305,38 @@ pub(super) fn launch(
     })
 }
 
-/// Starts the thread of the worker `setup` describes. It waits for the common start
-/// at `start_ns` so intervals line up (a multichannel SMB session is set up before:
-/// binding channels takes a while), then runs its streams on its own `engine` (its
-/// group's, with the group's io_uring options).
+/// Waits until every worker has its engine, then fixes the common start a little in
+/// the future (among MPI ranks: after a barrier, at one origin shared by all,
+/// docs/mpi.md) and tells the workers; returns the run's clock and end.
+fn common_start(
+    run: &RunSpec,
+    groups: &[(Group, EngineChoice)],
+    gate: &super::start_gate::StartGate,
+    nworkers: usize,
+    unset: IntervalClock,
+) -> Result<(IntervalClock, Option<u64>), RunError> {
+    gate.wait_for(nworkers);
+    let engine_name = super::engine_choice::combined(groups).name();
+    let start = crate::cluster::start_ns(run, &engine_name, now_ns() + 20_000_000);
+    let start_ns = match start {
+        Ok(t) => t,
+        Err(source) => {
+            gate.open(now_ns());
+            return Err(RunError::Cluster {
+                run: run.name.clone(),
+                source,
+            });
+        }
+    };
+    gate.open(start_ns);
+    let clock = IntervalClock { start_ns, ..unset };
+    Ok((clock, run.duration_ns.map(|d| start_ns + run.warmup_ns + d)))
+}
+
+/// Starts the thread of the worker `setup` describes. It builds its engine (network
+/// engines connect and log on), waits for the common start (`start_gate`) so
+/// intervals line up and set-up is not measured, then runs its streams on its own
+/// `engine` (its group's, with the group's io_uring options).
 fn spawn_worker(
     run: &RunSpec,
     (engine, uring_opts, prio): (
@@ -311,7 +346,6 @@ fn spawn_worker(
     ),
     setup: WorkerSetup,
     multipath: Option<MultipathSettings>,
-    start_ns: u64,
     participant: Option<crate::clock::virtual_time::Participant<'static>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let engine_opts = run.engine_opts.clone();
@@ -329,12 +363,8 @@ fn spawn_worker(
                 }
             }
             match multipath {
-                Some(mp) => run_multipath(engine, setup, mp, start_ns),
-                None => {
-                    crate::clock::sleep_until(start_ns);
-                    crate::cluster::mark_first_io();
-                    run_with_engine(engine, setup, &uring_opts, &engine_opts)
-                }
+                Some(mp) => run_multipath(engine, setup, mp),
+                None => run_with_engine(engine, setup, &uring_opts, &engine_opts),
             }
         })
 }
@@ -499,19 +529,12 @@ fn multipath_settings(targets: &Targets, opts: &RunOptions) -> Option<MultipathS
 
 /// Builds a multipath engine over one nbd or iscsi engine per path (or one smb
 /// engine per channel of a multichannel session) and runs the worker on it.
-fn run_multipath(
-    engine: EngineKind,
-    setup: WorkerSetup,
-    settings: MultipathSettings,
-    start_ns: u64,
-) {
+fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSettings) {
     let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
     let first = setup.targets[0].clone();
     if engine == EngineKind::Smb {
-        return run_smb_channels(&first, capacity, setup, settings, start_ns);
+        return run_smb_channels(&first, capacity, setup, settings);
     }
-    crate::clock::sleep_until(start_ns);
-    crate::cluster::mark_first_io();
     let mut paths = vec![first.clone()];
     if let Some(mp) = &first.multipath {
         paths.extend(mp.extra.iter().cloned());
@@ -639,7 +662,6 @@ fn run_smb_channels(
     capacity: usize,
     setup: WorkerSetup,
     settings: MultipathSettings,
-    start_ns: u64,
 ) {
     use crate::target::smb::channels::ChannelPlan;
     let setup_err = |msg: String| crate::engine::EngineError::Setup {
@@ -661,8 +683,6 @@ fn run_smb_channels(
             return worker::fail(setup, e.into());
         }
     };
-    crate::clock::sleep_until(start_ns);
-    crate::cluster::mark_first_io();
     let npaths = set.addrs.len();
     let connect: Connect = Arc::new(move |i, limit_ns| {
         let limit = std::time::Duration::from_nanos(limit_ns);
@@ -682,7 +702,6 @@ fn run_smb_channels(
     _capacity: usize,
     setup: WorkerSetup,
     _settings: MultipathSettings,
-    _start_ns: u64,
 ) {
     worker::fail(
         setup,

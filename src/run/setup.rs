@@ -347,6 +347,9 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
                 )));
             }
         }
+        if let Some(why) = w.zones.as_ref().and_then(|z| z.misfit(w)) {
+            return Err(invalid(why));
+        }
         if let Some(p) = w.share_pct {
             if !(p.is_finite() && p > 0.0) {
                 return Err(invalid(format!("share {p} must be a positive number")));
@@ -405,7 +408,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
         .workloads
         .iter()
         .filter(|w| w.target == spec.name)
-        .map(|w| w.offset_bytes + w.size_bytes.unwrap_or(0))
+        .map(|w| w.offset_bytes + w.stream_spread_bytes() + w.size_bytes.unwrap_or(0))
         .max()
         .unwrap_or(0);
     target::OpenOptionsIo {
@@ -450,14 +453,22 @@ fn resolve_workloads(
                 w.offset_bytes, t.uri, t.size_bytes
             )));
         }
-        let ws_len = w.size_bytes.unwrap_or(t.size_bytes - w.offset_bytes);
-        if w.offset_bytes + ws_len > t.size_bytes {
+        // offset_increment: the last stream's working set starts `spread` further.
+        let spread = w.stream_spread_bytes();
+        let room = t.size_bytes - w.offset_bytes;
+        let ws_len = w.size_bytes.unwrap_or(room.saturating_sub(spread));
+        if w.offset_bytes + spread + ws_len > t.size_bytes || ws_len == 0 {
             return Err(invalid(format!(
-                "working set {}..{} extends beyond the end of target '{}' ({} bytes)",
+                "working set {}..{} extends beyond the end of target '{}' ({} bytes){}",
                 w.offset_bytes,
-                w.offset_bytes + ws_len,
+                w.offset_bytes + spread + ws_len,
                 t.uri,
-                t.size_bytes
+                t.size_bytes,
+                if spread > 0 {
+                    format!(" with its last stream {spread} bytes further (offset_increment)")
+                } else {
+                    String::new()
+                }
             )));
         }
         if w.bs.max_bytes() > ws_len {
@@ -478,7 +489,7 @@ fn resolve_workloads(
                     t.uri
                 )));
             }
-            if w.offset_bytes % a != 0 {
+            if w.offset_bytes % a != 0 || w.offset_increment_bytes % a != 0 {
                 return Err(invalid(format!(
                     "offset {} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires",
                     w.offset_bytes, t.uri

@@ -3,7 +3,7 @@
 //! the next I/O costs a few RNG draws and no allocation.
 
 use super::offsets::OffsetSampler;
-use crate::plan::model::{AccessPattern, Op, Rate, TrimMode, Workload};
+use crate::plan::model::{AccessPattern, Op, Rate, TrimMode, Workload, Zones};
 use crate::rng::Rng;
 
 /// Per-workload tables shared by the workload's streams on one worker.
@@ -29,6 +29,8 @@ pub struct WorkloadShape {
     /// Sequential streams that walk their own region: bytes added to the offset
     /// after each I/O (fio's `rw=read:N`; negative walks backwards).
     pub seq_gap: i64,
+    /// fio's strided zones.
+    pub zones: Option<Zones>,
     /// fio's `exitall`: the run stops once a stream of this workload is done.
     pub exit_all: bool,
     /// fio's flow control: this workload's share of its flow group (set by launch).
@@ -88,6 +90,7 @@ impl WorkloadShape {
             max_bs: w.bs.max_bytes() as u32,
             open_loop: matches!(w.rate, Rate::Iops(_)),
             seq_gap: w.seq_gap_bytes,
+            zones: w.zones,
             exit_all: w.exit_all,
             flow: None,
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
@@ -152,6 +155,11 @@ pub struct Stream {
     pub flow_held: bool,
     /// Trim-then-write: the range just trimmed, whose write is the next I/O.
     pub pair: Option<(u64, u32)>,
+    /// Strided zones: where the current zone starts, and the bytes done in it.
+    pub zone_start: u64,
+    pub zone_done_bytes: u64,
+    /// fio's `offset_increment`: how far this stream's working set is moved.
+    pub shift_bytes: u64,
 }
 
 /// The next I/O a stream wants.
@@ -226,7 +234,9 @@ impl Stream {
                 .map(|&(_, b)| b)
                 .unwrap_or(shape.max_bs)
         };
-        let offset = if shape.sequential {
+        let offset = if let Some(z) = &shape.zones {
+            self.zoned_offset(z, len, shape)
+        } else if shape.sequential {
             if self.pos.saturating_add(len as u64) > self.region_start + self.region_len {
                 self.pos = self.region_start;
             }
@@ -238,7 +248,8 @@ impl Stream {
             };
             o
         } else {
-            shape.ws_start + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
+            let base = shape.ws_start + self.shift_bytes;
+            base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
         if shape.trim == TrimMode::ThenWrite {
             self.pair = Some((offset, len));
@@ -265,6 +276,43 @@ impl Stream {
             ioprio,
             atomic: shape.atomic_writes && op == Op::Write,
         }
+    }
+
+    /// The offset of an I/O of `len` bytes under strided zones: in the current zone;
+    /// once the zone's I/O is done the next zone starts `range + skip` further on
+    /// (back at the working set's start when it would begin past the end), and the
+    /// skip counts towards the pass, so the budget can end before the next I/O.
+    #[inline(never)]
+    fn zoned_offset(&mut self, z: &Zones, len: u32, shape: &WorkloadShape) -> u64 {
+        let (start, end) = (shape.ws_start, shape.ws_start + shape.ws_len);
+        let len = u64::from(len);
+        let zone_end = (self.zone_start + z.range_bytes).min(end);
+        let o = if shape.sequential {
+            if self.pos + len > zone_end {
+                self.pos = self.zone_start;
+            }
+            let o = self.pos;
+            self.pos += len;
+            o
+        } else {
+            let unit = shape.offset_unit;
+            let room = zone_end.saturating_sub(self.zone_start + u64::from(shape.max_bs));
+            self.zone_start + self.rng.below(room / unit + 1) * unit
+        };
+        self.zone_done_bytes += len;
+        if self.zone_done_bytes >= z.io_bytes {
+            self.zone_done_bytes = 0;
+            let next = self.zone_start + z.range_bytes + z.skip_bytes;
+            let min_len = u64::from(shape.max_bs);
+            self.zone_start = if next.saturating_add(min_len) > end {
+                start
+            } else {
+                next
+            };
+            self.pos = self.zone_start;
+            self.bytes_left = self.bytes_left.saturating_sub(z.skip_bytes);
+        }
+        o
     }
 
     /// Counts an issued I/O of `len` budgeted bytes against the stream's budgets.
@@ -373,6 +421,9 @@ mod tests {
             flow_issued: None,
             flow_held: false,
             pair: None,
+            zone_start: 0,
+            zone_done_bytes: 0,
+            shift_bytes: 0,
         }
     }
 
@@ -449,5 +500,81 @@ mod tests {
         );
         // No gap: every block in turn.
         assert_eq!(sequential_offsets(0, 2 * k, 3), vec![0, k, 0]);
+    }
+    fn zoned_offsets(pattern: AccessPattern, zones: Zones, ws: u64, n: usize) -> Vec<u64> {
+        let w = Workload {
+            pattern,
+            zones: Some(zones),
+            ..Default::default()
+        };
+        let shape = WorkloadShape::new(&w, 0, 0, ws);
+        let mut s = Stream {
+            region_len: ws,
+            think_batch: 0,
+            ..stream()
+        };
+        (0..n).map(|_| s.next_io(&shape).unwrap().offset).collect()
+    }
+
+    #[test]
+    fn strided_zones_do_their_io_then_skip() {
+        let k = 4096;
+        // zonesize=8k zoneskip=8k over 32 KiB: two blocks, skip two, and wrap.
+        let z = Zones {
+            io_bytes: 2 * k,
+            range_bytes: 2 * k,
+            skip_bytes: 2 * k,
+        };
+        assert_eq!(
+            zoned_offsets(AccessPattern::Sequential, z, 8 * k, 6),
+            vec![0, k, 4 * k, 5 * k, 0, k]
+        );
+        // zonesize above zonerange: the zone is walked again before moving on.
+        let z = Zones {
+            io_bytes: 3 * k,
+            range_bytes: 2 * k,
+            skip_bytes: 0,
+        };
+        assert_eq!(
+            zoned_offsets(AccessPattern::Sequential, z, 8 * k, 7),
+            vec![0, k, 0, 2 * k, 3 * k, 2 * k, 4 * k]
+        );
+        // Random offsets stay inside their zone.
+        let z = Zones {
+            io_bytes: 16 * k,
+            range_bytes: 16 * k,
+            skip_bytes: 48 * k,
+        };
+        let offs = zoned_offsets(AccessPattern::Random, z, 256 * k, 64);
+        assert!(offs[..16].iter().all(|&o| o < 16 * k), "{offs:?}");
+        assert!(offs[16..32].iter().all(|&o| (64 * k..80 * k).contains(&o)));
+        assert!(offs[16..32].iter().any(|&o| o != offs[16]), "random inside");
+    }
+
+    #[test]
+    fn a_pass_over_zones_counts_the_skipped_bytes() {
+        let k = 4096;
+        let w = Workload {
+            pattern: AccessPattern::Sequential,
+            zones: Some(Zones {
+                io_bytes: 16 * k,
+                range_bytes: 16 * k,
+                skip_bytes: 48 * k,
+            }),
+            ..Default::default()
+        };
+        let shape = WorkloadShape::new(&w, 0, 0, 256 * k);
+        let mut s = Stream {
+            region_len: 256 * k,
+            bytes_left: 256 * k,
+            think_batch: 0,
+            ..stream()
+        };
+        let mut n = 0;
+        while s.next_io(&shape).is_some() {
+            n += 1;
+        }
+        // 4 zones of 16 blocks and their skips make the pass (256 blocks).
+        assert_eq!(n, 64);
     }
 }

@@ -60,8 +60,12 @@ pub struct WorkerSetup {
     /// their counting starts, workload), latest first. Their counts so far are
     /// dropped then, so their figures leave their own warm-up out.
     pub ramps: Vec<(u64, u32)>,
-    /// Monotonic ns at which measured time ends (`None` = pass-limited).
+    /// Monotonic ns at which measured time ends (`None` = pass-limited); until
+    /// [`WorkerSetup::start`] is passed, `clock.start_ns` is 0 and this is the time
+    /// from the start.
     pub end_ns: Option<u64>,
+    /// This worker's place at the common start, passed once its engine is built.
+    pub start: Option<super::start_gate::Arrival>,
     pub stop: Arc<AtomicBool>,
     pub error_stop: Arc<AtomicBool>,
     pub tx: Sender<Snapshot>,
@@ -97,8 +101,23 @@ pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
     Ok(())
 }
 
+impl WorkerSetup {
+    /// Waits at the gate for the common start (every worker has its engine), fixes
+    /// the clock and the end to it, and sleeps until then.
+    fn wait_for_start(&mut self) {
+        if let Some(place) = self.start.take() {
+            let start_ns = place.wait_start();
+            self.clock.start_ns = start_ns;
+            self.end_ns = self.end_ns.map(|d| start_ns + d);
+        }
+        crate::clock::sleep_until(self.clock.start_ns);
+        crate::cluster::mark_first_io();
+    }
+}
+
 /// Runs the worker loop to the end and sends its last snapshot.
-pub fn run_worker<E: Engine>(engine: E, setup: WorkerSetup) {
+pub fn run_worker<E: Engine>(engine: E, mut setup: WorkerSetup) {
+    setup.wait_for_start();
     // Precise sleeps for open-loop schedules: the default 50 us timer slack would
     // show up as issue jitter.
     // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.

@@ -343,6 +343,10 @@ fn smb_randrw_with_verify_is_clean_and_records_the_session() {
     assert!(smb.signed);
     assert_eq!(smb.user, USER);
     assert!(smb.credits_requested >= 32);
+    assert!(
+        (1..=smb.credits_requested).contains(&smb.credits_granted),
+        "{smb:?}"
+    );
     assert_no_password(d.path(), &[&r.stdout, &r.stderr]);
     assert!(!s.all_logs().is_empty());
 }

@@ -185,3 +185,108 @@ fn sim_and_mem_targets_count_their_trims() {
     let t = &r.run(0).totals;
     assert_eq!((t.trim.as_ref().unwrap().ios, t.write.ios), (2048, 2048));
 }
+
+/// The hole and data extents of a file: (start, end, is_hole), by SEEK_HOLE/SEEK_DATA.
+fn extents(path: &Path) -> Vec<(u64, u64, bool)> {
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len();
+    let seek = |from: u64, whence| {
+        // SAFETY: plain lseek on our own descriptor.
+        let r = unsafe { libc::lseek(f.as_raw_fd(), from as libc::off_t, whence) };
+        if r < 0 {
+            len
+        } else {
+            r as u64
+        }
+    };
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < len {
+        let hole = seek(at, libc::SEEK_HOLE) == at;
+        let next = seek(
+            at,
+            if hole {
+                libc::SEEK_DATA
+            } else {
+                libc::SEEK_HOLE
+            },
+        );
+        out.push((at, next, hole));
+        at = next;
+    }
+    out
+}
+
+#[test]
+fn strided_zones_trim_zonesize_then_skip_zoneskip() {
+    // fio's zonemode=strided, zonesize=64k, zoneskip=192k, over 1 MiB: trims mark
+    // exactly where the zones' I/O went.
+    let dir = tempdir();
+    let path = written_file(dir.path(), 1);
+    let job = dir.path().join("zones.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[z]\nfilename={}\nioengine=psync\nrw=trim\nbs=16k\nzonemode=strided\n\
+             zonesize=64k\nzoneskip=192k\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let r = ioscope_to(&json, ["fio", job.to_str().unwrap()]).expect_code(0);
+    let trim = r.run(0).totals.trim.clone().expect("a trim section");
+    // One pass: 4 zones of 4 trims; the skipped bytes complete the pass.
+    assert_eq!(trim.ios, 16);
+    let k = 1024;
+    let holes: Vec<(u64, u64)> = extents(&path)
+        .into_iter()
+        .filter(|e| e.2)
+        .map(|e| (e.0, e.1))
+        .collect();
+    assert_eq!(
+        holes,
+        vec![
+            (0, 64 * k),
+            (256 * k, 320 * k),
+            (512 * k, 576 * k),
+            (768 * k, 832 * k)
+        ]
+    );
+    let z = &r.wire_run(0)["workload"]["zones"];
+    assert_eq!(
+        (z["io_bytes"].as_u64(), z["skip_bytes"].as_u64()),
+        (Some(64 * k), Some(192 * k))
+    );
+}
+
+#[test]
+fn offset_increment_moves_each_clones_region() {
+    // fio's offset_increment: clone i works on [i × 512k, i × 512k + 128k).
+    let dir = tempdir();
+    let path = written_file(dir.path(), 1);
+    let job = dir.path().join("inc.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[inc]\nfilename={}\nioengine=psync\nrw=trim\nbs=64k\nsize=128k\nnumjobs=2\n\
+             offset_increment=512k\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let r = ioscope_to(&json, ["fio", job.to_str().unwrap()]).expect_code(0);
+    assert_eq!(r.run(0).totals.trim.as_ref().unwrap().ios, 4);
+    let k = 1024;
+    let holes: Vec<(u64, u64)> = extents(&path)
+        .into_iter()
+        .filter(|e| e.2)
+        .map(|e| (e.0, e.1))
+        .collect();
+    assert_eq!(holes, vec![(0, 128 * k), (512 * k, 640 * k)]);
+    assert_eq!(
+        r.wire_run(0)["workload"]["offset_increment_bytes"].as_u64(),
+        Some(512 * k)
+    );
+}

@@ -20,14 +20,16 @@
 //! meanwhile, sends them once it is back (an `up` event) and fails the run only
 //! when the reconnect window passes.
 
+mod inflight;
+
 use crate::target::nbd::ffi;
+use inflight::Inflight;
 
 use super::reconnect::{aborted, Parked, Reconnect, Retry};
 use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest, Targets};
 use crate::clock::now_ns;
 use crate::plan::model::Op;
 use crate::target::Backing;
-use std::collections::HashMap;
 
 /// One connection and the requests it carries.
 struct Link {
@@ -37,8 +39,8 @@ struct Link {
     fd: i32,
     /// Where the connection goes, for messages ("127.0.0.1:10809", a socket path).
     server: String,
-    /// cookie → (tag, len) of each command in flight.
-    inflight: HashMap<u64, (u64, u32)>,
+    /// The commands in flight, and where libnbd reports them finished.
+    inflight: Inflight,
     /// When the connection was opened, for "lost after N s" messages.
     opened_ns: u64,
     /// Why it was closed, once it is.
@@ -92,7 +94,7 @@ fn open_link(uri: &str, server: &str, capacity: usize, limit_ns: u64) -> Result<
         conn: Some(conn),
         fd,
         server: server.to_string(),
-        inflight: HashMap::with_capacity(capacity),
+        inflight: Inflight::with_capacity(capacity),
         opened_ns: now_ns(),
         lost: None,
         retry: None,
@@ -117,7 +119,10 @@ impl Link {
     /// its requests into `orphans`.
     fn close(&mut self, why: String, orphans: &mut Vec<Completion>) {
         self.conn = None;
-        orphans.extend(self.inflight.drain().map(|(_, (tag, _))| aborted(tag)));
+        // What libnbd reported finished keeps its result; the rest never will be.
+        self.inflight
+            .finish(|tag, result| orphans.push(done(tag, result)));
+        orphans.extend(self.inflight.drain().into_iter().map(aborted));
         self.lost = Some(why);
     }
 
@@ -141,16 +146,21 @@ impl Link {
                 errno: libc::ENOTCONN,
             });
         };
-        // SAFETY: the caller's promise.
-        let cookie = unsafe {
+        let (slot, ticket) = self.inflight.claim(req.tag, req.len);
+        // SAFETY: the caller's promise for the buffer; the ticket is boxed in
+        // `inflight`, which outlives the connection (declared after it).
+        let r = unsafe {
             match req.op {
-                Op::Read => conn.aio_pread(req.buf, req.len, req.offset),
-                Op::Write => conn.aio_pwrite(req.buf, req.len, req.offset),
-                Op::Trim => conn.aio_trim(req.len, req.offset),
+                Op::Read => conn.aio_pread(req.buf, req.len, req.offset, ticket),
+                Op::Write => conn.aio_pwrite(req.buf, req.len, req.offset, ticket),
+                Op::Trim => conn.aio_trim(req.len, req.offset, ticket),
             }
-        }?;
-        self.inflight.insert(cookie, (req.tag, req.len));
-        Ok(())
+        };
+        if r.is_err() {
+            // Refused: libnbd will not call back for it.
+            self.inflight.release(slot);
+        }
+        r
     }
 }
 
@@ -218,26 +228,18 @@ impl NbdEngine {
         }
     }
 
-    /// Retires every finished command of every connection into `out`.
-    fn harvest(&mut self, out: &mut Vec<Completion>) {
+    /// Moves every command libnbd reported finished into `out`; true when one of
+    /// them failed (its connection may have died).
+    fn harvest(&mut self, out: &mut Vec<Completion>) -> bool {
         out.append(&mut self.orphans);
+        let mut failed = false;
         for l in self.exports.iter_mut().flatten().flat_map(|e| &mut e.links) {
-            let Some(conn) = &l.conn else { continue };
-            while let Some(cookie) = conn.peek_completed() {
-                let r = conn.retire(cookie);
-                let Some((tag, len)) = l.inflight.remove(&cookie) else {
-                    continue;
-                };
-                out.push(Completion {
-                    tag,
-                    result: match r {
-                        Ok(()) => len as i64,
-                        Err(e) => -(e.errno as i64),
-                    },
-                    done_ns: 0,
-                });
-            }
+            l.inflight.finish(|tag, result| {
+                failed |= result < 0;
+                out.push(done(tag, result));
+            });
         }
+        failed
     }
 
     /// Every live connection that died on its own (the server closed it or went
@@ -367,6 +369,15 @@ impl NbdEngine {
     }
 }
 
+/// The completion of request `tag`: bytes moved, or a negated errno.
+fn done(tag: u64, result: i64) -> Completion {
+    Completion {
+        tag,
+        result,
+        done_ns: 0,
+    }
+}
+
 /// A reconnect attempt's handshake is done: the link is live again and the
 /// requests parked meanwhile go out on it (one that cannot is failed into
 /// `orphans`). Returns the `up` event's text.
@@ -453,8 +464,12 @@ impl Engine for NbdEngine {
         let mut fds = Vec::new();
         loop {
             self.tend()?;
-            self.harvest(out);
-            self.check_alive()?;
+            // A connection that died fails its commands (libnbd reports them with
+            // ENOTCONN) or shows in poll (on_ready checks): only then is it worth
+            // asking libnbd about every connection's state.
+            if self.harvest(out) || min_complete > 0 {
+                self.check_alive()?;
+            }
             let got = out.len() - start;
             if got >= min_complete as usize || self.pending() == 0 {
                 return Ok(());
@@ -530,15 +545,9 @@ impl Engine for NbdEngine {
                 if l.retry.as_mut().is_some_and(|r| r.forget(tag)) {
                     return true;
                 }
-                let Some(cookie) = l
-                    .inflight
-                    .iter()
-                    .find_map(|(&k, &(t, _))| (t == tag).then_some(k))
-                else {
-                    continue;
-                };
-                l.inflight.remove(&cookie);
-                found = Some((ti, ci));
+                if l.inflight.forget(tag) {
+                    found = Some((ti, ci));
+                }
             }
         }
         let Some((t, c)) = found else {

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone,
+    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone, Zones,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -540,6 +540,10 @@ fn group_runs(
     // Per run, each workload's exitall.
     let mut exits: Vec<Vec<Option<(ExitWhat, Loc)>>> = Vec::new();
     for mut job in resolved {
+        if let Some(why) = job.workload.zones.and_then(|z| z.misfit(&job.workload)) {
+            unsupported.push(format!("zonemode=strided — {why}"), &job.loc);
+            job.workload.zones = None;
+        }
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
             job.workload.pauses.stop_ns = d;
@@ -805,6 +809,10 @@ struct JobTarget {
     offset: u64,
     /// No filename: fio creates `DIRECTORY/JOBNAME.0.0`.
     from_directory: bool,
+    /// `offset_increment`: each clone's region starts this much after the last's.
+    increment: u64,
+    /// How far the last clone's region starts past the first's.
+    spread: u64,
 }
 
 /// When a job stops.
@@ -844,14 +852,11 @@ impl<'a> JobCx<'a> {
 
     /// The job, step by step.
     fn resolve(mut self) -> Result<Job, CompatError> {
-        self.zone_mode()?;
+        let zones = self.zone_mode()?;
         self.report_unsupported();
         self.file_options();
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
-        let dist = match self.o.get("random_distribution") {
-            Some((v, loc)) => random_distribution(v, loc, self.unsupported)?,
-            None => Distribution::Uniform,
-        };
+        let dist = self.distribution()?;
         let bs = self.block_sizes()?;
         let align_bytes = self.block_align(&bs)?;
         let (numjobs, streams) = self.clones()?;
@@ -895,7 +900,8 @@ impl<'a> JobCx<'a> {
         let cpus = self.cpus()?;
         let seed = self.seed()?;
         let name = self.name.clone();
-        if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !target.from_directory {
+        let solo = target.from_directory || target.increment > 0;
+        if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !solo {
             self.warnings.push(format!(
                 "job '{name}': each fio clone reads the whole region sequentially from its \
                  start; ioscope's {streams} streams each walk their own slice of it"
@@ -921,7 +927,9 @@ impl<'a> JobCx<'a> {
             loc: self.section_loc.clone(),
             exit,
             starts_group,
-            target_size: target.size.map(|s| s.saturating_add(target.offset)),
+            target_size: target
+                .size
+                .map(|s| s.saturating_add(target.offset + target.spread)),
             target_uri: target.uri,
             direct,
             workload: Workload {
@@ -942,6 +950,8 @@ impl<'a> JobCx<'a> {
                 seq_layout: Default::default(),
                 align_bytes,
                 seq_gap_bytes,
+                offset_increment_bytes: target.increment,
+                zones,
                 flow,
                 exit_all,
                 pauses,
@@ -970,6 +980,31 @@ impl<'a> JobCx<'a> {
                 .parse::<u64>()
                 .map_err(|e| opt_err(loc, "randseed", v, &e)),
             None => Ok(TRANSLATED_SEED),
+        }
+    }
+
+    /// `offset_increment`: bytes between the starts of successive clones' regions
+    /// (a percentage or a size in zones is listed).
+    fn offset_increment(&mut self) -> Result<u64, CompatError> {
+        let Some((v, loc)) = self.o.get("offset_increment") else {
+            return Ok(0);
+        };
+        let t = v.trim().to_ascii_lowercase();
+        if t.ends_with('%') || t.ends_with('z') {
+            self.unsupported.push(
+                format!("offset_increment={v} — a percentage or a size in zones"),
+                loc,
+            );
+            return Ok(0);
+        }
+        parse_size_allow_zero(v).map_err(|e| opt_err(loc, "offset_increment", v, &e))
+    }
+
+    /// `random_distribution` (uniform when not given).
+    fn distribution(&mut self) -> Result<Distribution, CompatError> {
+        match self.o.get("random_distribution") {
+            Some((v, loc)) => random_distribution(v, loc, self.unsupported),
+            None => Ok(Distribution::Uniform),
         }
     }
 
@@ -1435,18 +1470,19 @@ impl<'a> JobCx<'a> {
         Ok(direct)
     }
 
-    /// `zonemode`: `none` is ioscope's own way (one contiguous region); the others
-    /// are listed with what they would need.
-    fn zone_mode(&mut self) -> Result<(), CompatError> {
+    /// `zonemode`: `none` is ioscope's own way (one contiguous region); `strided`
+    /// becomes the workload's zones; `zbd` is listed with what it would need.
+    fn zone_mode(&mut self) -> Result<Option<Zones>, CompatError> {
         let Some((v, loc)) = self.o.get("zonemode") else {
-            return Ok(());
+            self.only_with("zonemode=strided", &["zonesize", "zonerange", "zoneskip"]);
+            return Ok(None);
         };
         let why = match v.trim().to_ascii_lowercase().as_str() {
-            "none" => return Ok(()),
-            "strided" => {
-                "fio does zonesize of I/O, then skips zoneskip, zone by zone over the \
-                 file; an ioscope workload covers one contiguous region"
+            "none" => {
+                self.only_with("zonemode=strided", &["zonesize", "zonerange", "zoneskip"]);
+                return Ok(None);
             }
+            "strided" => return self.strided_zones(v, loc),
             "zbd" => {
                 "fio drives a zoned block device (sequential write pointers, zone resets, \
                  open-zone limits); ioscope does not, and fio too refuses zonemode=zbd \
@@ -1462,7 +1498,44 @@ impl<'a> JobCx<'a> {
             }
         };
         self.unsupported.push(format!("zonemode={v} — {why}"), loc);
-        Ok(())
+        Ok(None)
+    }
+
+    /// `zonemode=strided` with `zonesize`, `zonerange` (default: zonesize) and
+    /// `zoneskip` (default 0). Sizes in zones (`Nz`) or percentages are listed.
+    fn strided_zones(&mut self, mode: &str, loc: &Loc) -> Result<Option<Zones>, CompatError> {
+        let mut get = |key: &str, zero_ok: bool| -> Result<Option<u64>, CompatError> {
+            let Some((v, l)) = self.o.get(key) else {
+                return Ok(None);
+            };
+            let t = v.trim().to_ascii_lowercase();
+            if t.ends_with('z') || t.ends_with('%') {
+                self.unsupported
+                    .push(format!("{key}={v} — a size in zones or a percentage"), l);
+                return Ok(None);
+            }
+            let parse = if zero_ok {
+                parse_size_allow_zero
+            } else {
+                parse_size
+            };
+            parse(v).map(Some).map_err(|e| opt_err(l, key, v, &e))
+        };
+        let size = get("zonesize", false)?;
+        let range = get("zonerange", false)?;
+        let skip = get("zoneskip", true)?.unwrap_or(0);
+        let Some(io_bytes) = size else {
+            self.unsupported.push(
+                format!("zonemode={mode} without zonesize — no zone to do I/O in"),
+                loc,
+            );
+            return Ok(None);
+        };
+        Ok(Some(Zones {
+            io_bytes,
+            range_bytes: range.unwrap_or(io_bytes),
+            skip_bytes: skip,
+        }))
     }
 
     /// `size`/`filesize` and `offset`: (working-set length, start).
@@ -1574,11 +1647,14 @@ impl<'a> JobCx<'a> {
                 );
             }
         }
+        let increment = self.offset_increment()?;
         Ok(JobTarget {
             uri,
             size,
             offset,
             from_directory,
+            increment,
+            spread: increment.saturating_mul(u64::from(streams.saturating_sub(1))),
         })
     }
 
@@ -1958,6 +2034,7 @@ impl<'a> JobCx<'a> {
             bw: prefix("write_bw_log"),
             lat: prefix("write_lat_log"),
             iops: prefix("write_iops_log"),
+            offset: o.flag("log_offset")?,
         };
         let avg = match o.get("log_avg_msec") {
             None => None,
@@ -2844,11 +2921,24 @@ mod tests {
             opts[0].starts_with("flow=-2 — a negative weight"),
             "{opts:?}"
         );
-        let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\nzonesize=1m\n").unwrap();
-        assert_eq!(t.unsupported.len(), 2, "{:?}", t.unsupported);
-        let mut at: Vec<&str> = t.unsupported.iter().map(|u| u.location.as_str()).collect();
-        at.sort_unstable();
-        assert_eq!(at, ["t.fio:3", "t.fio:4"]);
+        // Strided zones translate; zbd and zone sizes without strided are listed.
+        let t =
+            parse("[j]\nfilename=/tmp/x\nzonemode=strided\nzonesize=1m\nzoneskip=3m\n").unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let z = t.plan.runs[0].workloads[0].zones.unwrap();
+        assert_eq!(
+            (z.io_bytes, z.range_bytes, z.skip_bytes),
+            (1 << 20, 1 << 20, 3 << 20)
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\n").unwrap();
+        assert!(t.unsupported[0].option.contains("without zonesize"));
+        let t = parse("[j]\nfilename=/tmp/x\nzonesize=1m\n").unwrap();
+        assert!(t.unsupported[0]
+            .option
+            .contains("only used with zonemode=strided"));
+        let t = parse("[j]\nfilename=/tmp/x\nzonemode=zbd\nzonesize=1m\n").unwrap();
+        let at: Vec<&str> = t.unsupported.iter().map(|u| u.location.as_str()).collect();
+        assert_eq!(at, ["t.fio:3"]);
     }
 
     #[test]

@@ -309,17 +309,26 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps(
         "zonemode",
-        "none: I/O over the whole region, as ioscope does; strided and zbd unsupported \
-         (each with its reason)",
+        "none: I/O over the whole region; strided: the workload's zones (zonesize of I/O \
+         per zonerange, then zoneskip left out); zbd unsupported",
     ),
-    unsupported(
+    maps(
+        "offset_increment",
+        "each clone's region starts this much after the previous clone's (the workload's \
+         offset_increment)",
+    ),
+    maps(
         "zonesize",
-        "fio's zones (zonemode=strided does zonesize of I/O then skips zoneskip; \
-         zonemode=zbd drives a zoned device); an ioscope workload covers one contiguous \
-         region",
+        "zonemode=strided: the I/O done in a zone (zone_size)",
     ),
-    unsupported("zoneskip", "fio's strided zones (see zonesize)"),
-    unsupported("zonerange", "fio's strided zones (see zonesize)"),
+    maps(
+        "zoneskip",
+        "zonemode=strided: bytes left out after a zone (zone_skip)",
+    ),
+    maps(
+        "zonerange",
+        "zonemode=strided: the length of a zone (zone_range; default zonesize)",
+    ),
     unsupported(
         "random_sequence_stride",
         "part of random_distribution=sequence, a fixed order of block indices; ioscope \
@@ -658,6 +667,10 @@ pub const OPTIONS: &[FioOption] = &[
         "PREFIX_iops.1.log from the run's intervals",
     ),
     maps("log_avg_msec", "the run's interval length"),
+    flag(maps(
+        "log_offset",
+        "an offset column in the fio logs (0: averaged samples have no offset, as in fio)",
+    )),
     // Accepted without effect.
     flag(no_effect(
         "norandommap",

@@ -9,6 +9,7 @@
 
 use crate::target::dylib::{sym, LoadError, Loader};
 use libloading::Library;
+use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::OnceLock;
 
@@ -46,8 +47,6 @@ type FnAioPwrite =
 /// `nbd_aio_trim(h, count, offset, completion, flags)`: the length comes first.
 type FnAioTrim = unsafe extern "C" fn(*mut Handle, u64, u64, CompletionCallback, u32) -> i64;
 type FnGetDirection = unsafe extern "C" fn(*mut Handle) -> c_uint;
-type FnCommandCompleted = unsafe extern "C" fn(*mut Handle, u64) -> c_int;
-type FnPeekCompleted = unsafe extern "C" fn(*mut Handle) -> i64;
 type FnPoll = unsafe extern "C" fn(*mut Handle, c_int) -> c_int;
 
 /// The libnbd functions ioscope uses, with the library kept loaded for the process.
@@ -74,9 +73,6 @@ struct Lib {
     aio_get_direction: FnGetDirection,
     aio_notify_read: FnHandleInt,
     aio_notify_write: FnHandleInt,
-    aio_command_completed: FnCommandCompleted,
-    aio_peek_command_completed: FnPeekCompleted,
-    aio_in_flight: FnHandleInt,
     aio_is_dead: FnHandleInt,
     aio_is_closed: FnHandleInt,
 }
@@ -110,9 +106,6 @@ fn load() -> Result<Lib, LoadError> {
         aio_get_direction: sym!(l, "nbd_aio_get_direction"),
         aio_notify_read: sym!(l, "nbd_aio_notify_read"),
         aio_notify_write: sym!(l, "nbd_aio_notify_write"),
-        aio_command_completed: sym!(l, "nbd_aio_command_completed"),
-        aio_peek_command_completed: sym!(l, "nbd_aio_peek_command_completed"),
-        aio_in_flight: sym!(l, "nbd_aio_in_flight"),
         aio_is_dead: sym!(l, "nbd_aio_is_dead"),
         aio_is_closed: sym!(l, "nbd_aio_is_closed"),
         _lib: l.into_library(),
@@ -311,41 +304,51 @@ impl Conn {
         Ok(())
     }
 
-    /// Starts an asynchronous read into `buf`; returns the command's cookie.
+    /// Starts an asynchronous read into `buf`; when it finishes, libnbd's callback
+    /// appends `(ticket.slot, errno)` to the ticket's [`DoneList`] (and libnbd forgets
+    /// the command).
     ///
     /// # Safety
-    /// `buf` must stay valid for `len` bytes of writes, and untouched, until the
-    /// command has been retired by [`Conn::retire`] or the connection is closed.
-    pub unsafe fn aio_pread(&self, buf: *mut u8, len: u32, offset: u64) -> Result<u64, NbdError> {
-        // SAFETY: the caller keeps buf valid until retirement; a null callback means
-        // the command is retired by nbd_aio_command_completed.
+    /// `buf` must stay valid for `len` bytes of writes, and untouched, and `ticket`
+    /// and its list must stay where they are, until the ticket's slot shows up in
+    /// the list or the connection is closed.
+    pub unsafe fn aio_pread(
+        &self,
+        buf: *mut u8,
+        len: u32,
+        offset: u64,
+        ticket: &Ticket,
+    ) -> Result<(), NbdError> {
+        // SAFETY: the caller keeps buf and the ticket valid until completion.
         let r = unsafe {
             (self.lib.aio_pread)(
                 self.h,
                 buf as *mut c_void,
                 len as usize,
                 offset,
-                NULL_COMPLETION,
+                ticket.callback(),
                 0,
             )
         };
         if r == -1 {
             return Err(self.error());
         }
-        Ok(r as u64)
+        Ok(())
     }
 
-    /// Starts an asynchronous write from `buf`; returns the command's cookie.
+    /// Starts an asynchronous write from `buf`, finishing as [`Conn::aio_pread`] does.
     ///
     /// # Safety
-    /// `buf` must stay valid for `len` bytes of reads until the command is retired or
-    /// the connection is closed.
+    /// `buf` must stay valid for `len` bytes of reads, and `ticket` and its list
+    /// where they are, until the ticket's slot shows up in the list or the
+    /// connection is closed.
     pub unsafe fn aio_pwrite(
         &self,
         buf: *const u8,
         len: u32,
         offset: u64,
-    ) -> Result<u64, NbdError> {
+        ticket: &Ticket,
+    ) -> Result<(), NbdError> {
         // SAFETY: as for aio_pread, with the buffer only read.
         let r = unsafe {
             (self.lib.aio_pwrite)(
@@ -353,25 +356,31 @@ impl Conn {
                 buf as *const c_void,
                 len as usize,
                 offset,
-                NULL_COMPLETION,
+                ticket.callback(),
                 0,
             )
         };
         if r == -1 {
             return Err(self.error());
         }
-        Ok(r as u64)
+        Ok(())
     }
 
-    /// Starts an asynchronous trim (NBD_CMD_TRIM) of `len` bytes at `offset`;
-    /// returns the command's cookie. No buffer is involved.
-    pub fn aio_trim(&self, len: u32, offset: u64) -> Result<u64, NbdError> {
-        // SAFETY: valid handle; the command carries no memory of ours.
-        let r = unsafe { (self.lib.aio_trim)(self.h, u64::from(len), offset, NULL_COMPLETION, 0) };
+    /// Starts an asynchronous trim (NBD_CMD_TRIM) of `len` bytes at `offset`,
+    /// finishing as [`Conn::aio_pread`] does. No buffer is involved.
+    ///
+    /// # Safety
+    /// `ticket` and its list must stay where they are until the ticket's slot shows
+    /// up in the list or the connection is closed.
+    pub unsafe fn aio_trim(&self, len: u32, offset: u64, ticket: &Ticket) -> Result<(), NbdError> {
+        // SAFETY: valid handle; the command carries no memory of ours but the
+        // ticket, which the caller keeps in place.
+        let r =
+            unsafe { (self.lib.aio_trim)(self.h, u64::from(len), offset, ticket.callback(), 0) };
         if r == -1 {
             return Err(self.error());
         }
-        Ok(r as u64)
+        Ok(())
     }
 
     /// Whether the server accepts trims (it advertised NBD_FLAG_SEND_TRIM).
@@ -418,34 +427,6 @@ impl Conn {
         Ok(())
     }
 
-    /// The cookie of a completed command not yet retired, if any.
-    pub fn peek_completed(&self) -> Option<u64> {
-        // SAFETY: valid handle. 0 = none completed yet, -1 = none in flight.
-        let r = unsafe { (self.lib.aio_peek_command_completed)(self.h) };
-        (r > 0).then_some(r as u64)
-    }
-
-    /// Retires the completed command `cookie`: `Ok` on success, its error otherwise.
-    /// After this its buffer is the caller's again.
-    pub fn retire(&self, cookie: u64) -> Result<(), NbdError> {
-        // SAFETY: valid handle; cookie came from peek_completed.
-        let r = unsafe { (self.lib.aio_command_completed)(self.h, cookie) };
-        if r == 1 {
-            return Ok(());
-        }
-        let mut e = self.error();
-        if e.errno == 0 {
-            e.errno = libc::EIO;
-        }
-        Err(e)
-    }
-
-    /// Commands issued and not yet retired.
-    pub fn in_flight(&self) -> usize {
-        // SAFETY: valid handle.
-        unsafe { (self.lib.aio_in_flight)(self.h) }.max(0) as usize
-    }
-
     /// True once the connection has failed or been closed by the server for good.
     pub fn is_dead(&self) -> bool {
         // SAFETY: valid handle; both are plain state queries.
@@ -460,9 +441,68 @@ impl Drop for Conn {
     }
 }
 
-/// `NBD_NULL_COMPLETION`: no callback; commands are retired by polling.
-const NULL_COMPLETION: CompletionCallback = CompletionCallback {
-    callback: None,
-    user_data: std::ptr::null_mut(),
-    free: None,
-};
+/// Where libnbd's completion callback leaves the commands of one connection that
+/// finished: `(slot, errno)`, errno 0 on success. The callback runs inside the libnbd
+/// call that noticed the reply (`nbd_aio_notify_read`, or a command's issue when the
+/// connection dies), on the thread making it, so the list is only ever touched by
+/// that thread; it is read between libnbd calls with [`DoneList::take`]. libnbd
+/// does not call it when a handle is closed (`nbd_close` only frees callbacks).
+///
+/// This replaces polling with `nbd_aio_peek_command_completed`, which formats an
+/// error message (asprintf + free) every time no command has finished yet, and
+/// `nbd_aio_command_completed`: about 3,300 instructions per I/O of the 12,000 the
+/// worker spent on a 4 KiB write (callgrind, docs/benchmarks.md, Session 7).
+#[derive(Default)]
+pub struct DoneList(UnsafeCell<Vec<(u32, c_int)>>);
+
+impl DoneList {
+    /// Moves the finished commands into `out` (appending). Must not be called from
+    /// inside a libnbd call (the engine never does: it has no callbacks of its own).
+    pub fn take(&self, out: &mut Vec<(u32, c_int)>) {
+        // SAFETY: callbacks run only inside libnbd calls made by this thread, and
+        // none is under way while the engine calls this; no reference to the Vec
+        // outlives this call.
+        out.append(unsafe { &mut *self.0.get() });
+    }
+
+    /// True when no finished command waits.
+    pub fn is_empty(&self) -> bool {
+        // SAFETY: as in `take`.
+        unsafe { (*self.0.get()).is_empty() }
+    }
+}
+
+/// What libnbd hands back to the completion callback of one command: the list to
+/// report to and the slot to report. Lives in a `Box` so its address is stable.
+pub struct Ticket {
+    list: *const DoneList,
+    slot: u32,
+}
+
+impl Ticket {
+    /// A ticket for `slot`, reporting to `list`, which must outlive every command
+    /// the ticket is given to (the caller's promise in `aio_pread`/`aio_pwrite`).
+    pub fn new(list: &DoneList, slot: u32) -> Ticket {
+        Ticket { list, slot }
+    }
+
+    fn callback(&self) -> CompletionCallback {
+        CompletionCallback {
+            callback: Some(on_done),
+            user_data: self as *const Ticket as *mut c_void,
+            free: None,
+        }
+    }
+}
+
+/// libnbd's completion callback: records the command and retires it (returns 1).
+unsafe extern "C" fn on_done(user_data: *mut c_void, error: *mut c_int) -> c_int {
+    // SAFETY: user_data is the Ticket given with the command, still in place (the
+    // caller's promise), and `error` points at libnbd's errno for the command.
+    unsafe {
+        let t = &*(user_data as *const Ticket);
+        let errno = if error.is_null() { 0 } else { *error };
+        (*(*t.list).0.get()).push((t.slot, errno));
+    }
+    1
+}

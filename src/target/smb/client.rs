@@ -143,6 +143,7 @@ impl Session {
             encryption_required: require_encryption,
             encryption_cipher: n.encryption_cipher.map(|c| format!("{c:?}")),
             credits_requested: CREDITS,
+            credits_granted: 0,
             max_read_bytes: n.max_read_size,
             max_write_bytes: n.max_write_size,
             channels: 1,
@@ -150,6 +151,10 @@ impl Session {
         let size_bytes = rt
             .block_on(file.get_len())
             .map_err(|e| other("the file's size", e))?;
+        let info = SmbSession {
+            credits_granted: conn.credits_granted(),
+            ..info
+        };
         Ok(Session {
             max_read_bytes: n.max_read_size,
             max_write_bytes: n.max_write_size,

@@ -533,6 +533,12 @@ impl Connection {
     pub fn conn_info(&self) -> Option<&Arc<ConnectionInfo>> {
         self.handler.conn_info.get()
     }
+
+    /// ioscope patch: the credits the server has granted this connection so far,
+    /// those in use included (its ceiling on requests in flight).
+    pub fn credits_granted(&self) -> u16 {
+        self.handler.credit_pool.load(Ordering::SeqCst)
+    }
 }
 
 /// This struct is the internal message handler for the SMB client.

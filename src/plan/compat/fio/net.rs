@@ -88,6 +88,8 @@ impl JobCx<'_> {
             size,
             offset: 0,
             from_directory: false,
+            increment: 0,
+            spread: 0,
         }))
     }
 

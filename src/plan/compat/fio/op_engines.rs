@@ -259,6 +259,8 @@ impl JobCx<'_> {
                 size: None,
                 offset: 0,
                 from_directory: true,
+                increment: 0,
+                spread: 0,
             }));
         }
         if engine == EngineKind::PageFault {
@@ -312,6 +314,8 @@ impl JobCx<'_> {
             size: None,
             offset: 0,
             from_directory: true,
+            increment: 0,
+            spread: 0,
         }))
     }
 
@@ -328,6 +332,8 @@ impl JobCx<'_> {
                     size: None,
                     offset: 0,
                     from_directory: true,
+                    increment: 0,
+                    spread: 0,
                 });
             }
             return Err(self.section_loc.error(format!(
@@ -351,6 +357,8 @@ impl JobCx<'_> {
             size: None,
             offset: 0,
             from_directory: true,
+            increment: 0,
+            spread: 0,
         })
     }
 
