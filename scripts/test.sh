@@ -8,6 +8,8 @@ need=()
 command -v fio >/dev/null 2>&1 || need+=(fio)
 command -v losetup >/dev/null 2>&1 || need+=(util-linux)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
+# XFS offers atomic writes (RWF_ATOMIC) on any device: the atomic-write tests.
+command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
 command -v zstd >/dev/null 2>&1 || need+=(zstd)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # Network targets: real servers and the client libraries ioscope loads at run time.

@@ -324,6 +324,19 @@ pub struct RunArgs {
     /// slice, default) or stride (interleaved: together one sequential sweep).
     #[arg(long, value_name = "LAYOUT", value_parser = values::seq_layout)]
     pub seq_layout: Option<SeqLayout>,
+    /// I/O priority of the workload's worker threads (ioprio_set; fio prioclass/prio):
+    /// CLASS[/LEVEL[/HINT]], CLASS rt, be or idle, LEVEL 0 (highest) to 7.
+    #[arg(long, value_name = "PRIO", value_parser = values::priority)]
+    pub prio: Option<crate::plan::priority::IoPriority>,
+    /// A share of I/Os issued at a priority of their own, per io_uring request (fio
+    /// cmdprio_percentage/cmdprio_bssplit): [read:|write:][BS:]PCT%PRIO, e.g. 20%rt or
+    /// read:64k:25%rt/1. Repeat or comma-separate for several; uring engine only.
+    #[arg(long, value_name = "SHARE", value_delimiter = ',', value_parser = values::prio_share)]
+    pub cmdprio: Vec<crate::plan::priority::PrioShare>,
+    /// Writes carry RWF_ATOMIC (fio atomic=1): each lands whole or not at all. Needs
+    /// O_DIRECT and a target whose statx atomic-write limits hold the write size.
+    #[arg(long)]
+    pub atomic_writes: bool,
     /// io_uring: register the I/O buffers and issue fixed reads/writes (fio fixedbufs).
     #[arg(long)]
     pub fixed_bufs: bool,

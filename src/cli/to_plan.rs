@@ -222,6 +222,15 @@ pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) {
     if let Some(l) = &a.seq_layout {
         w.seq_layout = *l;
     }
+    if let Some(p) = a.prio {
+        w.priority.job = Some(p);
+    }
+    if !a.cmdprio.is_empty() {
+        w.priority.per_io = a.cmdprio.clone();
+    }
+    if a.atomic_writes {
+        w.atomic_writes = true;
+    }
     apply_own_setting_flags(a, w);
 }
 

@@ -37,6 +37,9 @@ pub enum ValueError {
     /// A `--split` that is neither `all` nor `streams`.
     #[error(transparent)]
     Split(#[from] crate::cluster::placement::SplitError),
+    /// An I/O priority or priority share that does not parse.
+    #[error(transparent)]
+    Priority(#[from] crate::plan::priority::PriorityError),
 }
 
 type Res<T> = Result<T, ValueError>;
@@ -240,6 +243,16 @@ pub fn arrival(text: &str) -> Res<Arrival> {
         "uniform" | "linear" => Ok(Arrival::Uniform),
         _ => Err(ValueError::Expected("exponential or uniform")),
     }
+}
+
+/// An I/O priority, CLASS[/LEVEL[/HINT]].
+pub fn priority(text: &str) -> Res<crate::plan::priority::IoPriority> {
+    Ok(crate::plan::priority::IoPriority::parse(text)?)
+}
+
+/// A share of I/Os at a priority, [read:|write:][BS:]PCT%CLASS[/LEVEL[/HINT]].
+pub fn prio_share(text: &str) -> Res<crate::plan::priority::PrioShare> {
+    Ok(crate::plan::priority::PrioShare::parse(text)?)
 }
 
 /// An offset distribution (uniform, zipf:THETA, pareto:H, zoned:…).

@@ -158,6 +158,8 @@ mod tests {
             buf: std::ptr::null_mut(),
             tag,
             conn: 0,
+            ioprio: 0,
+            atomic: false,
         })
         .unwrap();
         let mut out = Vec::new();

@@ -103,7 +103,19 @@ pub struct IoRequest {
     /// Connection to the target that carries this request, in `0..N` where `N` is
     /// what [`Engine::connect`] was given. Local engines ignore it.
     pub conn: u32,
+    /// The request's I/O priority (io_uring's `sqe->ioprio`); 0 = the issuing
+    /// thread's (ioprio_set). Only the uring engine sets it per request; the run's
+    /// checks refuse per-request priorities on others.
+    pub ioprio: u16,
+    /// A write that must land whole or not at all (RWF_ATOMIC; uring and sync). The
+    /// run's checks refuse it on other engines and on targets without atomic writes
+    /// of its size.
+    pub atomic: bool,
 }
+
+/// pwritev2(2)'s and io_uring's flag for a write that lands whole or not at all
+/// (include/uapi/linux/fs.h, Linux 6.11).
+pub const RWF_ATOMIC: i32 = 0x40;
 
 /// A finished request.
 #[derive(Debug, Clone, Copy)]

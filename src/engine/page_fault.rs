@@ -115,6 +115,8 @@ mod tests {
                     buf: buf.as_mut_ptr(),
                     tag: i,
                     conn: 0,
+                    ioprio: 0,
+                    atomic: false,
                 })
                 .unwrap();
             }

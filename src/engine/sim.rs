@@ -262,6 +262,8 @@ mod tests {
             buf: std::ptr::null_mut(),
             tag,
             conn: 0,
+            ioprio: 0,
+            atomic: false,
         }
     }
 

@@ -39,6 +39,13 @@ impl PerformIo for SyncIo {
                 let off = (req.offset + done_bytes as u64) as libc::off_t;
                 match req.op {
                     Op::Read => libc::pread(fd, p, remaining, off),
+                    Op::Write if req.atomic => {
+                        let iov = libc::iovec {
+                            iov_base: p,
+                            iov_len: remaining,
+                        };
+                        libc::pwritev2(fd, &iov, 1, off, super::RWF_ATOMIC)
+                    }
                     Op::Write | Op::Trim => libc::pwrite(fd, p, remaining, off),
                 }
             };

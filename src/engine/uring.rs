@@ -181,6 +181,7 @@ impl UringEngine {
             .fixed
             .filter(|&(lo, hi)| addr >= lo && addr + req.len as usize <= hi)
             .map(|_| 0u16);
+        let rw_flags = if req.atomic { super::RWF_ATOMIC } else { 0 };
         let block = self.is_block.get(req.target as usize) == Some(&true);
         macro_rules! build {
             ($fd:expr) => {
@@ -192,15 +193,21 @@ impl UringEngine {
                         .build(),
                     (Op::Read, Some(i)) => opcode::ReadFixed::new($fd, req.buf, req.len, i)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
                         .build(),
                     (Op::Write, Some(i)) => opcode::WriteFixed::new($fd, req.buf, req.len, i)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
+                        .rw_flags(rw_flags)
                         .build(),
                     (Op::Read, None) => opcode::Read::new($fd, req.buf, req.len)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
                         .build(),
                     (Op::Write, None) => opcode::Write::new($fd, req.buf, req.len)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
+                        .rw_flags(rw_flags)
                         .build(),
                 }
             };
@@ -487,6 +494,8 @@ mod tests {
             buf,
             tag,
             conn: 0,
+            ioprio: 0,
+            atomic: false,
         }
     }
 

@@ -59,6 +59,11 @@ pub enum FioEmitError {
          in fio"
     )]
     DedupSet { workload: String },
+    #[error(
+        "workload '{workload}': per-I/O priorities that mix shares with and without a \
+         block size, or several per direction without one, have no fio equivalent"
+    )]
+    Priorities { workload: String },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -176,6 +181,12 @@ struct WorkloadTable {
     flow_sleep: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     exit_all: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prio: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cmdprio: Vec<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    atomic_writes: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -465,6 +476,9 @@ impl WorkloadTable {
                 .filter(|f| f.sleep_ns > 0)
                 .map(|f| format_duration_ns(f.sleep_ns)),
             exit_all: w.exit_all,
+            prio: w.priority.job.map(|p| p.to_string()),
+            cmdprio: w.priority.per_io.iter().map(|p| p.to_string()).collect(),
+            atomic_writes: w.atomic_writes,
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
@@ -534,6 +548,74 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
     if w.pauses.stop_after_ios > 0 {
         let _ = writeln!(s, "number_ios={}", w.pauses.stop_after_ios);
     }
+}
+
+/// A workload's priorities and atomic writes as fio options: `prioclass`/`prio`/
+/// `priohint`, then `cmdprio_bssplit` (shares by block size) or `cmdprio_percentage`
+/// with `cmdprio_class`/`cmdprio`/`cmdprio_hint` (one share per direction), and
+/// `atomic=1`.
+fn fio_priorities(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
+    use crate::plan::priority::{IoPriority, PrioShare};
+    if let Some(p) = w.priority.job {
+        let _ = writeln!(s, "prioclass={}\nprio={}", p.class.number(), p.level);
+        if p.hint != 0 {
+            let _ = writeln!(s, "priohint={}", p.hint);
+        }
+    }
+    if w.atomic_writes {
+        let _ = writeln!(s, "atomic=1");
+    }
+    let shares = &w.priority.per_io;
+    if shares.is_empty() {
+        return Ok(());
+    }
+    let fail = || FioEmitError::Priorities {
+        workload: w.name.clone(),
+    };
+    let of = |op: Op| {
+        shares
+            .iter()
+            .filter(move |x| x.op.map_or(true, |o| o == op))
+    };
+    if shares.iter().all(|x| x.bs_bytes.is_some()) {
+        let list = |op: Op| {
+            of(op)
+                .map(|x| {
+                    let p = x.prio;
+                    let bs = format_size(x.bs_bytes.unwrap_or(0));
+                    format!("{bs}/{}/{}/{}/{}", x.pct, p.class.number(), p.level, p.hint)
+                })
+                .collect::<Vec<_>>()
+                .join(":")
+        };
+        let _ = writeln!(s, "cmdprio_bssplit={},{}", list(Op::Read), list(Op::Write));
+        return Ok(());
+    }
+    if shares.iter().any(|x| x.bs_bytes.is_some()) {
+        return Err(fail());
+    }
+    let one = |op: Op| -> Result<Option<&PrioShare>, FioEmitError> {
+        let mut it = of(op);
+        let first = it.next();
+        match it.next() {
+            Some(_) => Err(fail()),
+            None => Ok(first),
+        }
+    };
+    let pair = [one(Op::Read)?, one(Op::Write)?];
+    let pct = |x: Option<&PrioShare>| x.map_or(0, |x| x.pct);
+    let prio = |x: Option<&PrioShare>| x.map(|x| x.prio);
+    let field = |f: fn(IoPriority) -> u16| pair.map(|x| prio(x).map_or(0, f).to_string()).join(",");
+    let _ = writeln!(
+        s,
+        "cmdprio_percentage={},{}\ncmdprio_class={}\ncmdprio={}\ncmdprio_hint={}",
+        pct(pair[0]),
+        pct(pair[1]),
+        field(|p| p.class.number()),
+        field(|p| u16::from(p.level)),
+        field(|p| p.hint)
+    );
+    Ok(())
 }
 
 /// A signed byte count in the job file's size units (`"-8k"`).
@@ -688,21 +770,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if !(w.read_pct == 0 || w.read_pct == 100) {
                 let _ = writeln!(s, "rwmixread={}", w.read_pct);
             }
-            match w.bs.single() {
-                Some(b) => {
-                    let _ = writeln!(s, "bs={}", format_size(b));
-                }
-                None => {
-                    let total: u32 = w.bs.split.iter().map(|&(_, wt)| wt).sum();
-                    let parts: Vec<String> = w
-                        .bs
-                        .split
-                        .iter()
-                        .map(|&(b, wt)| format!("{}/{}", format_size(b), wt * 100 / total.max(1)))
-                        .collect();
-                    let _ = writeln!(s, "bssplit={}", parts.join(":"));
-                }
-            }
+            fio_block_sizes(&mut s, &w.bs);
             fio_region(&mut s, w, t);
             if let Rate::Iops(rate) = w.rate {
                 let _ = writeln!(
@@ -712,6 +780,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 );
             }
             fio_pauses_and_flow(&mut s, w);
+            fio_priorities(&mut s, w)?;
             if let Some(d) = r.duration_ns {
                 let _ = writeln!(s, "time_based\nruntime={}", format_duration_ns(d));
             }
@@ -752,6 +821,21 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
         }
     }
     Ok(s)
+}
+
+/// `bs=` for one size, else `bssplit=` with the weights as percentages.
+fn fio_block_sizes(s: &mut String, bs: &BlockSizes) {
+    if let Some(b) = bs.single() {
+        let _ = writeln!(s, "bs={}", format_size(b));
+        return;
+    }
+    let total: u32 = bs.split.iter().map(|&(_, wt)| wt).sum();
+    let parts: Vec<String> = bs
+        .split
+        .iter()
+        .map(|&(b, wt)| format!("{}/{}", format_size(b), wt * 100 / total.max(1)))
+        .collect();
+    let _ = writeln!(s, "bssplit={}", parts.join(":"));
 }
 
 /// Where a workload's I/O goes as fio options: direct, size, offset and strided zones.

@@ -24,6 +24,7 @@ use super::model::{
 };
 use super::overrides::WorkloadOverrides;
 use super::paths::MultipathSpec;
+use super::priority::{IoPriority, PrioShare, Priorities};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
 use super::units::{self, UnitError};
 
@@ -132,6 +133,9 @@ const WORKLOAD_KEYS: &[&str] = &[
     "flow_id",
     "flow_sleep",
     "exit_all",
+    "prio",
+    "cmdprio",
+    "atomic_writes",
     // The workload's own values of run settings (fio gives each job its own).
     "engine",
     "warmup",
@@ -926,6 +930,11 @@ impl<'a> Ctx<'a> {
             Some(v) => self.boolean("exit_all", v)?,
             None => false,
         };
+        let priority = self.priorities(&sec, &bs)?;
+        let atomic_writes = match sec.get("atomic_writes") {
+            Some(v) => self.boolean("atomic_writes", v)?,
+            None => false,
+        };
         let overrides = self.overrides(&sec, &name)?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
@@ -952,10 +961,41 @@ impl<'a> Ctx<'a> {
                 flow,
                 exit_all,
                 pauses,
+                priority,
+                atomic_writes,
                 overrides,
             },
             at,
         ))
+    }
+
+    /// `prio` (`CLASS[/LEVEL[/HINT]]`) and `cmdprio` (one share
+    /// `[read:|write:][BS:]PCT%PRIORITY` or a list of them).
+    fn priorities(&self, sec: &Section<'_>, bs: &BlockSizes) -> Res<Priorities> {
+        let mut p = Priorities::default();
+        if let Some(v) = sec.get("prio") {
+            let text = self.string("prio", v)?;
+            p.job = Some(
+                IoPriority::parse(text).map_err(|e| self.err(v.span(), format!("'prio' = {e}")))?,
+            );
+        }
+        let Some(v) = sec.get("cmdprio") else {
+            return Ok(p);
+        };
+        let items = match v.get_ref() {
+            Node::Array(items) => items.iter().collect(),
+            _ => vec![v],
+        };
+        for item in items {
+            let text = self.string("cmdprio", item)?;
+            let share = PrioShare::parse(text)
+                .map_err(|e| self.err(item.span(), format!("'cmdprio' = {e}")))?;
+            p.per_io.push(share);
+        }
+        let sizes: Vec<u64> = bs.split.iter().map(|&(b, _)| b).collect();
+        p.check(&sizes)
+            .map_err(|why| self.err(v.span(), format!("'cmdprio': {why}")))?;
+        Ok(p)
     }
 
     /// The workload's own `engine`, `warmup`, `cpus`, io_uring keys and data keys

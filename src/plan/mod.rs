@@ -12,6 +12,7 @@ pub mod model;
 pub mod net_endpoint;
 pub mod overrides;
 pub mod paths;
+pub mod priority;
 pub mod tuning;
 pub mod units;
 

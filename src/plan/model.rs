@@ -530,6 +530,17 @@ pub struct Workload {
     /// `startdelay` and `thinktime`).
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
+    /// I/O priorities: of all its I/O, and of shares of it (fio's `prio`,
+    /// `prioclass`, `cmdprio_*`); empty = the default priority.
+    #[serde(
+        default,
+        skip_serializing_if = "super::priority::Priorities::is_default"
+    )]
+    pub priority: super::priority::Priorities,
+    /// Writes carry RWF_ATOMIC (fio's `atomic=1`): each lands whole or not at all,
+    /// never torn by a crash; the target must support atomic writes of its size.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub atomic_writes: bool,
     /// Run settings this workload sets for itself (engine, warm-up, CPUs, data).
     #[serde(
         default,
@@ -718,6 +729,8 @@ impl Default for Workload {
             flow: None,
             exit_all: false,
             pauses: Pauses::default(),
+            priority: Default::default(),
+            atomic_writes: false,
             overrides: Default::default(),
         }
     }

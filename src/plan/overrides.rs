@@ -95,12 +95,14 @@ pub fn mixes_with_others(engine: EngineKind) -> bool {
     )
 }
 
-/// What makes workloads need workers of their own: engine, io_uring options, CPUs.
+/// What makes workloads need workers of their own: engine, io_uring options, CPUs,
+/// and the I/O priority of the worker threads (ioprio_set is per thread).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerKey {
     pub engine: EngineKind,
     pub uring: UringOptions,
     pub cpus: Option<Vec<usize>>,
+    pub prio: Option<super::priority::IoPriority>,
 }
 
 impl RunSpec {
@@ -130,6 +132,7 @@ impl RunSpec {
             engine: self.engine_of(w),
             uring: self.uring_of(w).clone(),
             cpus: self.cpus_of(w).cloned(),
+            prio: w.priority.job,
         }
     }
 

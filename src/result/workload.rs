@@ -184,6 +184,12 @@ pub struct WorkloadEcho {
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
+    /// I/O priorities: of all its I/O and of shares of it; absent when none was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Priorities>,
+    /// Writes carried RWF_ATOMIC (fio's atomic=1); absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub atomic_writes: bool,
     /// The engine that issued this workload's I/O (each workload of a run may have
     /// its own); written in `runs[].workloads[].settings`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,6 +207,65 @@ pub struct WorkloadEcho {
     /// What this workload's writes carried and whether its data was verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<DataEcho>,
+}
+
+/// Linux's I/O priority classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrioClass {
+    Rt,
+    Be,
+    Idle,
+}
+
+/// One I/O priority: class, level (0 highest … 7) and hint (absent = 0, none); the
+/// kernel's 16-bit ioprio value is class << 13 | hint << 3 | level (rt 1, be 2,
+/// idle 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoPriority {
+    pub class: PrioClass,
+    #[serde(default)]
+    pub level: u8,
+    #[serde(default, skip_serializing_if = "is_zero_u16")]
+    pub hint: u16,
+}
+
+fn is_zero_u16(v: &u16) -> bool {
+    *v == 0
+}
+
+/// The direction a priority share applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrioOp {
+    Read,
+    Write,
+    Trim,
+}
+
+/// A share of a workload's I/Os issued at a priority of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrioShare {
+    /// `read` or `write`; absent = both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<PrioOp>,
+    /// The block size it applies to; absent = every size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_bytes: Option<u64>,
+    pub pct: u8,
+    pub prio: IoPriority,
+}
+
+/// A workload's I/O priorities.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Priorities {
+    /// Of the worker threads that issued its I/O (ioprio_set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<IoPriority>,
+    /// Shares of its I/Os issued with a per-request priority (io_uring's sqe ioprio).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_io: Vec<PrioShare>,
 }
 
 /// A workload's data settings as run.
@@ -323,6 +388,8 @@ impl Default for WorkloadEcho {
             zones: None,
             flow: None,
             exit_all: false,
+            priority: None,
+            atomic_writes: false,
             pauses: Pauses::default(),
             engine: None,
             warmup_ns: None,
@@ -529,6 +596,8 @@ mod tests {
             seq_gap_bytes: 0,
             flow: None,
             exit_all: false,
+            priority: None,
+            atomic_writes: false,
             pauses: Pauses::default(),
             ..WorkloadEcho::default()
         };

@@ -72,6 +72,8 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         flow,
         exit_all,
         pauses,
+        priority,
+        atomic_writes,
         // Effective values need the run and the engine that ran it: `own_echo`.
         overrides: _,
     } = w;
@@ -146,6 +148,8 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 stop_after_ios,
             }
         },
+        priority: (!priority.is_default()).then(|| priorities(priority)),
+        atomic_writes: *atomic_writes,
         engine: None,
         warmup_ns: None,
         cpus: None,
@@ -196,6 +200,48 @@ pub(super) fn own_settings(
                 format!("0x{hex}")
             }),
         });
+    }
+}
+
+fn priorities(p: &crate::plan::priority::Priorities) -> wire::Priorities {
+    use crate::plan::priority as prio;
+    let one = |x: &prio::IoPriority| {
+        let prio::IoPriority { class, level, hint } = *x;
+        // The kernel's value (class << 13 | hint << 3 | level) follows from these.
+        wire::IoPriority {
+            class: match class {
+                prio::PrioClass::Rt => wire::PrioClass::Rt,
+                prio::PrioClass::Be => wire::PrioClass::Be,
+                prio::PrioClass::Idle => wire::PrioClass::Idle,
+            },
+            level,
+            hint,
+        }
+    };
+    let prio::Priorities { job, per_io } = p;
+    wire::Priorities {
+        job: job.as_ref().map(one),
+        per_io: per_io
+            .iter()
+            .map(|s| {
+                let prio::PrioShare {
+                    op,
+                    bs_bytes,
+                    pct,
+                    prio,
+                } = s;
+                wire::PrioShare {
+                    op: op.map(|o| match o {
+                        plan::Op::Read => wire::PrioOp::Read,
+                        plan::Op::Write => wire::PrioOp::Write,
+                        plan::Op::Trim => wire::PrioOp::Trim,
+                    }),
+                    bs_bytes: *bs_bytes,
+                    pct: *pct,
+                    prio: one(prio),
+                }
+            })
+            .collect(),
     }
 }
 
@@ -275,6 +321,14 @@ mod tests {
                     stop_ns: 9_000_000_000,
                     stop_after_ios: 0,
                 },
+                priority: crate::plan::priority::Priorities {
+                    job: Some(crate::plan::priority::IoPriority::parse("be/7").unwrap()),
+                    per_io: vec![
+                        crate::plan::priority::PrioShare::parse("read:64k:25%rt/1/2").unwrap(),
+                        crate::plan::priority::PrioShare::parse("10%idle").unwrap(),
+                    ],
+                },
+                atomic_writes: true,
                 overrides: Default::default(),
             },
             plan::Workload {

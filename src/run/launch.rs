@@ -22,8 +22,8 @@ use crate::engine::nbd::NbdEngine;
 use crate::engine::page_fault::PageFaultEngine;
 use crate::engine::sim::SimEngine;
 use crate::engine::space::{SpaceCall, SpaceEngine};
-use crate::engine::Targets;
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
+use crate::engine::{EngineError, Targets};
 use crate::plan::engine_opts::EngineOptions;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
@@ -283,7 +283,7 @@ pub(super) fn launch(
         };
         let participant = virtual_time.then(|| participants.hand_over());
         let (group, choice) = &groups[plan.group];
-        let engine = (choice.kind, group.key.uring.clone());
+        let engine = (choice.kind, group.key.uring.clone(), group.key.prio);
         let h = spawn_worker(run, engine, setup, multipath, participant).map_err(|source| {
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
             gate.open(now_ns());
@@ -345,7 +345,11 @@ fn common_start(
 /// `engine` (its group's, with the group's io_uring options).
 fn spawn_worker(
     run: &RunSpec,
-    (engine, uring_opts): (EngineKind, crate::plan::UringOptions),
+    (engine, uring_opts, prio): (
+        EngineKind,
+        crate::plan::UringOptions,
+        Option<crate::plan::priority::IoPriority>,
+    ),
     setup: WorkerSetup,
     multipath: Option<MultipathSettings>,
     participant: Option<crate::clock::virtual_time::Participant<'static>>,
@@ -357,11 +361,40 @@ fn spawn_worker(
             // On virtual time this worker moves the clock with the others and lets go
             // of it when it ends, however it ends.
             let _participant = participant;
+            // The thread's I/O priority, before its engine exists (an io_uring
+            // request without one of its own takes its submitter's).
+            if let Some(p) = prio {
+                if let Err(e) = set_thread_ioprio(p) {
+                    return worker::fail(setup, e.into());
+                }
+            }
             match multipath {
                 Some(mp) => run_multipath(engine, setup, mp),
                 None => run_with_engine(engine, setup, &uring_opts, &engine_opts),
             }
         })
+}
+
+/// ioprio_set(2) on the calling thread (IOPRIO_WHO_PROCESS with its thread id).
+fn set_thread_ioprio(p: crate::plan::priority::IoPriority) -> Result<(), EngineError> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    // SAFETY: ioprio_set takes three integers and touches no memory of ours.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0 as libc::c_long,
+            libc::c_long::from(p.value()),
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    Err(EngineError::Refused {
+        option: "prio",
+        what: format!("ioprio_set({p}) on a worker thread"),
+        source: std::io::Error::last_os_error(),
+    })
 }
 
 /// The workloads whose own warm-up outlasts the run's: (ns after the start at which

@@ -21,6 +21,7 @@ pub mod offsets;
 pub mod op_engines;
 pub mod pacing;
 pub mod paths;
+pub mod request_flags;
 pub mod setup;
 pub mod slots;
 pub mod spread;

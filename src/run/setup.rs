@@ -360,6 +360,8 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
                 return Err(invalid(format!("rate {r} must be a positive number")));
             }
         }
+        let sizes: Vec<u64> = w.bs.split.iter().map(|&(b, _)| b).collect();
+        w.priority.check(&sizes).map_err(invalid)?;
         let data = opts.data.for_workload(w);
         data.spec.validate().map_err(|e| invalid(e.to_string()))?;
         if data.verify {
@@ -802,6 +804,7 @@ fn check_opened(
             .collect();
         let own: Targets = Arc::new(own);
         check_uring(&g.run, choice.kind, &own)?;
+        super::request_flags::check(&g.run, choice.kind, &own)?;
         let kinds: Vec<_> = own.iter().map(|t| kind_of(t)).collect();
         check_engine_fits(run, choice.kind, &kinds)?;
         check_network(&g.run, choice.kind, &own, opts.connections)?;

@@ -39,6 +39,10 @@ pub(super) struct Slot {
     /// Connection of the request on its target (see `IoRequest::conn`).
     pub conn: u32,
     pub state: SlotState,
+    /// Per-request priority; 0 = the thread's.
+    pub ioprio: u16,
+    /// A write with RWF_ATOMIC.
+    pub atomic: bool,
 }
 
 impl Slot {
@@ -52,6 +56,8 @@ impl Slot {
             buf: self.buf,
             tag: tag as u64,
             conn: self.conn,
+            ioprio: self.ioprio,
+            atomic: self.atomic,
         }
     }
 }
@@ -133,6 +139,8 @@ impl SlotTable {
                     target: 0,
                     conn: 0,
                     state: SlotState::Free,
+                    ioprio: 0,
+                    atomic: false,
                 });
                 if !share_one {
                     cursor += slot_sizes[si];
@@ -195,6 +203,8 @@ impl SlotTable {
         slot.target = target;
         slot.conn = conn;
         slot.state = SlotState::InFlight;
+        slot.ioprio = io.ioprio;
+        slot.atomic = io.atomic;
         match io.op {
             Op::Write => {
                 // SAFETY: the slot's buffer holds at least max_bs ≥ len bytes, owned

@@ -35,6 +35,31 @@ pub struct WorkloadShape {
     pub exit_all: bool,
     /// fio's flow control: this workload's share of its flow group (set by launch).
     pub flow: Option<super::flow::FlowShare>,
+    /// Shares of I/Os at a priority of their own (fio's cmdprio): empty for most
+    /// workloads, which then draw nothing for it.
+    pub prio_shares: Box<[PrioDraw]>,
+    /// Writes carry RWF_ATOMIC.
+    pub atomic_writes: bool,
+}
+
+/// One per-I/O priority share as the hot path draws it.
+#[derive(Debug, Clone, Copy)]
+pub struct PrioDraw {
+    pub op: Option<Op>,
+    pub len: Option<u32>,
+    pub pct: u8,
+    pub ioprio: u16,
+}
+
+impl PrioDraw {
+    fn of(s: &crate::plan::priority::PrioShare) -> PrioDraw {
+        PrioDraw {
+            op: s.op,
+            len: s.bs_bytes.map(|b| b.min(u64::from(u32::MAX)) as u32),
+            pct: s.pct,
+            ioprio: s.prio.value(),
+        }
+    }
 }
 
 impl WorkloadShape {
@@ -68,6 +93,8 @@ impl WorkloadShape {
             zones: w.zones,
             exit_all: w.exit_all,
             flow: None,
+            prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
+            atomic_writes: w.atomic_writes,
         }
     }
 }
@@ -141,6 +168,10 @@ pub struct NextIo {
     pub op: Op,
     pub offset: u64,
     pub len: u32,
+    /// Per-request priority (io_uring's sqe ioprio); 0 = the thread's.
+    pub ioprio: u16,
+    /// A write with RWF_ATOMIC.
+    pub atomic: bool,
 }
 
 impl Stream {
@@ -178,11 +209,7 @@ impl Stream {
         }
         if let Some((offset, len)) = self.pair.take() {
             self.charge(len);
-            return Some(NextIo {
-                op: Op::Write,
-                offset,
-                len,
-            });
+            return Some(self.with_flags(shape, Op::Write, offset, len));
         }
         let op = match (shape.trim, shape.read_pct) {
             (TrimMode::Only | TrimMode::ThenWrite, _) => Op::Trim,
@@ -230,7 +257,25 @@ impl Stream {
         } else {
             self.charge(len);
         }
-        Some(NextIo { op, offset, len })
+        Some(self.with_flags(shape, op, offset, len))
+    }
+
+    /// The I/O with what its request carries beside its bytes: a priority drawn from
+    /// the workload's shares (none drawn when it has none) and RWF_ATOMIC on writes.
+    #[inline(always)]
+    fn with_flags(&mut self, shape: &WorkloadShape, op: Op, offset: u64, len: u32) -> NextIo {
+        let ioprio = if shape.prio_shares.is_empty() || op == Op::Trim {
+            0
+        } else {
+            self.draw_prio(shape, op, len)
+        };
+        NextIo {
+            op,
+            offset,
+            len,
+            ioprio,
+            atomic: shape.atomic_writes && op == Op::Write,
+        }
     }
 
     /// The offset of an I/O of `len` bytes under strided zones: in the current zone;
@@ -278,6 +323,23 @@ impl Stream {
         if self.ios_left == 0 {
             self.bytes_left = 0;
         }
+    }
+
+    /// The priority of an I/O of `op` and `len` bytes: one draw from 0 to 99 walks
+    /// the shares that cover it; past them (or none), 0.
+    #[cold]
+    fn draw_prio(&mut self, shape: &WorkloadShape, op: Op, len: u32) -> u16 {
+        let r = self.rng.below(100) as u32;
+        let mut acc = 0u32;
+        for d in shape.prio_shares.iter() {
+            if d.op.map_or(true, |o| o == op) && d.len.map_or(true, |l| l == len) {
+                acc += u32::from(d.pct);
+                if r < acc {
+                    return d.ioprio;
+                }
+            }
+        }
+        0
     }
 
     /// The sequential position after an I/O of `len` bytes at `o`: the next block,

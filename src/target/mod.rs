@@ -189,6 +189,38 @@ impl OpenTarget {
     pub fn is_block_device(&self) -> bool {
         matches!(self.backing, Backing::File { is_block: true, .. })
     }
+
+    /// The sizes of write that can land atomically (RWF_ATOMIC), smallest and largest,
+    /// as statx(STATX_WRITE_ATOMIC) reports them for this file or device (Linux
+    /// 6.11+); `None` when it has none (or is not a file or device).
+    pub fn atomic_write_limits(&self) -> Option<(u64, u64)> {
+        let Backing::File { file, .. } = &self.backing else {
+            return None;
+        };
+        // SAFETY: statx fills the zeroed struct; the empty path with AT_EMPTY_PATH
+        // names the open descriptor.
+        let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::statx(
+                file.as_raw_fd(),
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH,
+                libc::STATX_WRITE_ATOMIC,
+                &mut stx,
+            )
+        };
+        const STATX_ATTR_WRITE_ATOMIC: u64 = 0x0040_0000;
+        let ok = r == 0
+            && stx.stx_mask & libc::STATX_WRITE_ATOMIC != 0
+            && stx.stx_attributes & STATX_ATTR_WRITE_ATOMIC != 0
+            && stx.stx_atomic_write_unit_max > 0;
+        ok.then(|| {
+            (
+                u64::from(stx.stx_atomic_write_unit_min),
+                u64::from(stx.stx_atomic_write_unit_max),
+            )
+        })
+    }
 }
 
 /// Options for [`open`].

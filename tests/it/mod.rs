@@ -33,6 +33,7 @@ mod output;
 mod own_settings;
 mod pipes;
 mod reports_cli;
+mod request_flags;
 mod sim;
 mod trim;
 

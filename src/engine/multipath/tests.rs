@@ -129,6 +129,8 @@ fn req(i: u64, op: Op) -> IoRequest {
         buf: std::ptr::null_mut(),
         tag: i,
         conn: 0,
+        ioprio: 0,
+        atomic: false,
     }
 }
 

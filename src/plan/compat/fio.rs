@@ -28,6 +28,7 @@ use crate::plan::units::{
 
 mod net;
 mod op_engines;
+mod priority;
 
 /// How deep `include` may nest before we assume a cycle.
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -866,6 +867,8 @@ impl<'a> JobCx<'a> {
         let (numjobs, streams) = self.clones()?;
         let (engine, qd) = self.engine()?;
         let engine_opts = self.engine_options(engine)?;
+        let priority = self.priorities(engine, &bs)?;
+        let atomic_writes = self.atomic(engine)?;
         self.run_opts.push((
             "engine options",
             op_engines::fio_text(&engine_opts),
@@ -958,6 +961,8 @@ impl<'a> JobCx<'a> {
                 flow,
                 exit_all,
                 pauses,
+                priority,
+                atomic_writes,
                 overrides: Default::default(),
             },
             engine,

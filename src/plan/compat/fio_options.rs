@@ -386,49 +386,49 @@ pub const OPTIONS: &[FioOption] = &[
         &["plid_select"],
     ),
     // Write flags and priorities.
-    flag(unsupported(
+    flag(maps(
         "atomic",
-        "fio writes with RWF_ATOMIC (torn-write protection, Linux 6.11+; refused by \
-         files that lack it); ioscope's writes carry no such flag",
+        "writes carry RWF_ATOMIC (uring and sync engines); the target must support \
+         atomic writes of the write size (checked with statx before the run)",
     )),
     warn(
         "log_prio",
-        "fio writes the priority column of its logs as the I/O's priority in hex \
-         (0x0000 for the default); ioscope issues every I/O at the default priority and \
-         writes 0 there, as fio does without log_prio",
+        "fio writes the priority column of its logs as the I/O's priority in hex; \
+         ioscope's logs are written from its intervals, which are not split by \
+         priority, and carry 0 there, as fio does without log_prio",
     ),
-    unsupported(
+    maps(
         "cmdprio_percentage",
-        "fio gives that share of the I/Os a higher priority (io_uring/libaio per-I/O \
-         ioprio); ioscope issues every I/O at the default priority",
+        "that share of reads/writes at the cmdprio priority (io_uring's per-request \
+         ioprio; uring engine only)",
     ),
-    unsupported(
+    maps(
         "cmdprio_class",
-        "the priority class of cmdprio_percentage/cmdprio_bssplit I/Os; ioscope issues \
-         every I/O at the default priority",
+        "class of the cmdprio_percentage/cmdprio_bssplit I/Os (default 1, real time)",
     ),
-    unsupported(
+    maps(
         "cmdprio",
-        "the priority level of cmdprio_percentage/cmdprio_bssplit I/Os; ioscope issues \
-         every I/O at the default priority",
+        "level of the cmdprio_percentage/cmdprio_bssplit I/Os (default 0)",
     ),
-    unsupported(
+    maps(
         "cmdprio_bssplit",
-        "per-block-size I/O priorities; ioscope issues every I/O at the default priority",
+        "per-block-size shares of I/Os at their own priority (uring engine only)",
     ),
-    unsupported(
+    maps(
         "cmdprio_hint",
-        "I/O priority hints; ioscope issues every I/O at the default priority",
+        "hint of the cmdprio_percentage/cmdprio_bssplit I/Os (default 0)",
     ),
-    unsupported(
+    maps(
         "prio",
-        "the job's I/O priority (ioprio_set); ioscope issues every I/O at the default \
-         priority",
+        "the job's priority level (ioprio_set on its workers)",
     ),
-    unsupported(
+    maps(
         "prioclass",
-        "the job's I/O priority class (ioprio_set); ioscope issues every I/O at the \
-         default priority",
+        "the job's priority class (ioprio_set on its workers; 0 = best effort)",
+    ),
+    maps(
+        "priohint",
+        "the job's priority hint (ioprio_set on its workers)",
     ),
     // Dedupe beyond a ratio.
     maps(
