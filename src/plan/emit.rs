@@ -712,48 +712,12 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 .ok_or_else(|| FioEmitError::UnknownTarget {
                     workload: w.name.clone(),
                 })?;
-            if t.uri.contains(':') && !t.uri.starts_with('/') {
-                return Err(FioEmitError::Target { uri: t.uri.clone() });
-            }
-            if w.dist != Distribution::Uniform {
-                // fio has these too, but the parameterisation differs; say so.
-                return Err(FioEmitError::Distribution {
-                    workload: w.name.clone(),
-                });
-            }
-            if !w.seq_layout.is_regions() && w.streams > 1 {
-                return Err(FioEmitError::Stride {
-                    workload: w.name.clone(),
-                });
-            }
-            if w.pauses.stop_ns > 0 {
-                return Err(FioEmitError::EarlyStop {
-                    workload: w.name.clone(),
-                });
-            }
+            fio_can_express(w, t)?;
             let _ = writeln!(s, "\n[{}-{}]", r.name, w.name);
             if ri > 0 && wi == 0 {
                 s.push_str("stonewall\n");
             }
-            let engine = match r.engine_of(w) {
-                EngineKind::Sync => "psync",
-                EngineKind::Null => "null",
-                EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
-                EngineKind::Falloc => "falloc",
-                EngineKind::Ftruncate => "ftruncate",
-                k if k.is_file_op()
-                    || matches!(
-                        k,
-                        EngineKind::Cpuio
-                            | EngineKind::Exec
-                            | EngineKind::E4defrag
-                            | EngineKind::Net
-                    ) =>
-                {
-                    return Err(FioEmitError::Engine { engine: k.name() })
-                }
-                _ => "io_uring",
-            };
+            let engine = fio_engine(r.engine_of(w))?;
             let _ = writeln!(
                 s,
                 "filename={}\nioengine={engine}\nrw={}{}\niodepth={}\nnumjobs={}",
@@ -821,6 +785,51 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
         }
     }
     Ok(s)
+}
+
+/// Refuses what fio has no words for (or words with another meaning).
+fn fio_can_express(w: &Workload, t: &Target) -> Result<(), FioEmitError> {
+    if t.uri.contains(':') && !t.uri.starts_with('/') {
+        return Err(FioEmitError::Target { uri: t.uri.clone() });
+    }
+    let workload = || w.name.clone();
+    if w.dist != Distribution::Uniform {
+        // fio has these too, but the parameterisation differs; say so.
+        return Err(FioEmitError::Distribution {
+            workload: workload(),
+        });
+    }
+    if !w.seq_layout.is_regions() && w.streams > 1 {
+        return Err(FioEmitError::Stride {
+            workload: workload(),
+        });
+    }
+    if w.pauses.stop_ns > 0 {
+        return Err(FioEmitError::EarlyStop {
+            workload: workload(),
+        });
+    }
+    Ok(())
+}
+
+/// fio's `ioengine=` for the engine a workload runs on.
+fn fio_engine(kind: EngineKind) -> Result<&'static str, FioEmitError> {
+    Ok(match kind {
+        EngineKind::Sync => "psync",
+        EngineKind::Null => "null",
+        EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
+        EngineKind::Falloc => "falloc",
+        EngineKind::Ftruncate => "ftruncate",
+        k if k.is_file_op()
+            || matches!(
+                k,
+                EngineKind::Cpuio | EngineKind::Exec | EngineKind::E4defrag | EngineKind::Net
+            ) =>
+        {
+            return Err(FioEmitError::Engine { engine: k.name() })
+        }
+        _ => "io_uring",
+    })
 }
 
 /// `bs=` for one size, else `bssplit=` with the weights as percentages.

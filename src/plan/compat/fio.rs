@@ -883,15 +883,7 @@ impl<'a> JobCx<'a> {
                 EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec | EngineKind::Net
             );
         let direct = if no_bytes { None } else { self.direct()? };
-        self.nbd_needs_uri(engine)?;
-        let net_target = self.net_target(engine, read_pct, &pattern, streams)?;
-        let target = match net_target {
-            Some(t) => t,
-            None => match self.op_engine_target(engine, streams, bs.max_bytes())? {
-                Some(t) => t,
-                None => self.target(streams, engine == EngineKind::Auto)?,
-            },
-        };
+        let target = self.any_target(engine, read_pct, &pattern, streams, &bs)?;
         self.dedup_set(&mut data, target.size)?;
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let mut pauses = self.pauses(&rate)?;
@@ -976,6 +968,26 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// The job's target: a network peer, an operation engine's directory or files,
+    /// else the file or device it names.
+    fn any_target(
+        &mut self,
+        engine: EngineKind,
+        read_pct: u8,
+        pattern: &AccessPattern,
+        streams: u32,
+        bs: &BlockSizes,
+    ) -> Result<JobTarget, CompatError> {
+        self.nbd_needs_uri(engine)?;
+        if let Some(t) = self.net_target(engine, read_pct, pattern, streams)? {
+            return Ok(t);
+        }
+        match self.op_engine_target(engine, streams, bs.max_bytes())? {
+            Some(t) => Ok(t),
+            None => self.target(streams, engine == EngineKind::Auto),
+        }
     }
 
     /// `randseed`, else the translation's fixed seed.
