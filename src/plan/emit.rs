@@ -788,7 +788,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
 }
 
 /// Refuses what fio has no words for (or words with another meaning).
-fn fio_can_express(w: &Workload, t: &Target) -> Result<(), FioEmitError> {
+fn fio_can_express(w: &Workload, t: &TargetSpec) -> Result<(), FioEmitError> {
     if t.uri.contains(':') && !t.uri.starts_with('/') {
         return Err(FioEmitError::Target { uri: t.uri.clone() });
     }
