@@ -34,12 +34,49 @@ IOSCOPE = os.path.join(ROOT, "target", "release", "ioscope")
 LAST_WALL_S = 0.0
 
 
+# The kernel's count of read system calls (/proc/PID/io `syscr`, every thread of the
+# process) over a window both tools get alike: from WINDOW[0] to WINDOW[1] seconds
+# after the process started. On a page-cache file with psync/sync every I/O is one
+# pread, so this is an I/O rate that neither tool computes for itself. Left in
+# LAST_KERNEL_RATE (None when the window was not reached).
+WINDOW = None
+LAST_KERNEL_RATE = None
+
+
+def syscr(pid):
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            for line in f:
+                if line.startswith("syscr:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def sample_window(pid, t0, box):
+    """Reads pid's read-syscall count at t0+WINDOW[0] and t0+WINDOW[1]."""
+    marks = []
+    for at in WINDOW:
+        time.sleep(max(0.0, t0 + at - time.monotonic()))
+        n = syscr(pid)
+        marks.append((time.monotonic(), n))
+    (ta, na), (tb, nb) = marks
+    if na is not None and nb is not None and tb > ta:
+        box.append((nb - na) / (tb - ta))
+
+
 def run_timed(cmd):
     """Runs cmd, returns (stdout, user+sys CPU seconds, peak RSS KiB); the process's
     wall-clock seconds are left in LAST_WALL_S."""
-    global LAST_WALL_S
+    global LAST_WALL_S, LAST_KERNEL_RATE
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    box, sampler = [], None
+    if WINDOW is not None:
+        import threading
+        sampler = threading.Thread(target=sample_window, args=(p.pid, t0, box), daemon=True)
+        sampler.start()
     out, err = b"", b""
     # wait4 gives the child's own rusage (fio's forked job processes included once reaped).
     _, status, ru = os.wait4(p.pid, 0)
@@ -47,6 +84,9 @@ def run_timed(cmd):
     err = p.stderr.read()
     p.returncode = os.waitstatus_to_exitcode(status)
     LAST_WALL_S = time.monotonic() - t0
+    if sampler is not None:
+        sampler.join()
+    LAST_KERNEL_RATE = box[0] if box else None
     if p.returncode != 0:
         sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{err.decode()}")
     return out.decode(), ru.ru_utime + ru.ru_stime, ru.ru_maxrss
@@ -86,7 +126,7 @@ def fio(args, seconds):
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     iops = job["read"]["iops"] + job["write"]["iops"]
     return {"iops": iops, "ios": ios, "cpu_s": cpu, "rss_kib": rss, "wall_s": LAST_WALL_S,
-            "steady_iops": steady_rate(points),
+            "steady_iops": steady_rate(points), "kernel_rate": LAST_KERNEL_RATE,
             "p99_us": job["read"]["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1000,
             "read_share": job["read"]["total_ios"] / max(ios, 1)}
 
@@ -111,7 +151,8 @@ def ioscope(args, seconds, tmpdir, fio_args=None):
     # the last one, over that wall-clock time.
     points.insert(0, (0, 0))
     return {"iops": t["iops"], "ios": t["ios"], "cpu_s": cpu, "rss_kib": rss,
-            "wall_s": LAST_WALL_S, "steady_iops": steady_rate(points), "p99_us": t["latency_us"]["p99"], "read_share": t["read"]["ios"] / max(t["ios"], 1)}
+            "wall_s": LAST_WALL_S, "steady_iops": steady_rate(points),
+            "kernel_rate": LAST_KERNEL_RATE, "p99_us": t["latency_us"]["p99"], "read_share": t["read"]["ios"] / max(t["ios"], 1)}
 
 
 def make_file(path, size_mib):
@@ -392,7 +433,17 @@ def main():
                     help="also compare --engine auto with each explicit engine (issue 10)")
     ap.add_argument("--iscsi", action="store_true",
                     help="also compare with iscsi-perf on a tgtd LUN (needs root, tgt, libiscsi-bin)")
+    ap.add_argument("--window", default="",
+                    help="A,B: also count each process's read system calls from A to B "
+                         "seconds after its start (default: SECONDS/3 to SECONDS-1)")
     a = ap.parse_args()
+    global WINDOW
+    if a.window:
+        WINDOW = tuple(float(x) for x in a.window.split(","))
+    elif a.seconds >= 3:
+        # From a third of the run (hundreds of fio threads take a while to all start)
+        # to a second before its end.
+        WINDOW = (a.seconds / 3, a.seconds - 1.0)
     if not os.path.exists(IOSCOPE):
         sys.exit("build first: cargo build --release")
     bench_dir = os.environ.get("BENCH_DIR", "/var/tmp")
@@ -415,6 +466,7 @@ def main():
             if only and key not in only:
                 continue
             ratios, cpu_ratios, rows, wall_ratios, steady_ratios = [], [], [], [], []
+            kernel_ratios = []
             for _ in range(a.rounds):
                 f = fio(fargs, a.seconds)
                 i = ioscope(iargs, a.seconds, tmpdir, fargs if iargs is None else None)
@@ -425,6 +477,8 @@ def main():
                 wall_ratios.append((i["ios"] / i["wall_s"]) / (f["ios"] / f["wall_s"]))
                 if f["steady_iops"] and i["steady_iops"]:
                     steady_ratios.append(i["steady_iops"] / f["steady_iops"])
+                if f["kernel_rate"] and i["kernel_rate"]:
+                    kernel_ratios.append(i["kernel_rate"] / f["kernel_rate"])
                 cpu_ratios.append((i["cpu_s"] / max(i["ios"], 1)) / (f["cpu_s"] / max(f["ios"], 1)))
                 rows.append((f, i))
             print(f"\n## {key}: {title}")
@@ -441,7 +495,13 @@ def main():
                   f"(by I/Os over each process's wall-clock time: {statistics.median(wall_ratios):.2f}; "
                   f"steady window, 2nd to last 1 s report: "
                   f"{statistics.median(steady_ratios) if steady_ratios else float('nan'):.2f}); "
-                  f"median CPU-per-I/O ratio ioscope/fio: {statistics.median(cpu_ratios):.2f}; "
+                  + (f"kernel-counted preads/s in the same window "
+                     f"({WINDOW[0]:g}-{WINDOW[1]:g} s after start), per round: "
+                     + ", ".join(f"{i['kernel_rate']:.0f} vs fio {f['kernel_rate']:.0f}"
+                                 for f, i in rows if f["kernel_rate"] and i["kernel_rate"])
+                     + f" -> median ratio {statistics.median(kernel_ratios):.2f}; "
+                     if kernel_ratios and key.startswith("tmpfs") else "")
+                  + f"median CPU-per-I/O ratio ioscope/fio: {statistics.median(cpu_ratios):.2f}; "
                   f"ioscope peak RSS {max(i['rss_kib'] for _, i in rows)/1024:.1f} MiB")
         if a.iscsi:
             iscsi_vs_perf(a.seconds, a.rounds, tmpdir)
