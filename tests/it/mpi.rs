@@ -120,7 +120,10 @@ fn mpi_four_ranks_merge_exactly_every_interval() {
     let firsts: Vec<u64> = run.ranks.iter().map(|r| r.first_io_unix_ns).collect();
     assert!(firsts.iter().all(|&t| t > 0), "{firsts:?}");
     let spread_ms = (firsts.iter().max().unwrap() - firsts.iter().min().unwrap()) as f64 / 1e6;
-    assert!(spread_ms < 10.0, "first I/Os {spread_ms:.2} ms apart");
+    // Four ranks on two CPUs: two of them wait for a CPU after the start barrier,
+    // a scheduler time slice or two (13.7 ms seen under load). Ranks that did not
+    // start at the barrier would be apart by their set-up (connect, open: ~100 ms).
+    assert!(spread_ms < 40.0, "first I/Os {spread_ms:.2} ms apart");
     // The binding wire names.
     let r0 = &wire["runs"][0]["ranks"][0];
     for k in [
