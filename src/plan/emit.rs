@@ -64,6 +64,8 @@ pub enum FioEmitError {
          block size, or several per direction without one, have no fio equivalent"
     )]
     Priorities { workload: String },
+    #[error("workload '{workload}': its error policy {why}")]
+    OnError { workload: String, why: &'static str },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -220,6 +222,8 @@ struct WorkloadTable {
     dedup_set: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     dedup_global: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    on_error: Option<crate::plan::on_error::OnError>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -506,6 +510,7 @@ impl WorkloadTable {
             pattern: w.overrides.data.pattern.as_ref().map(|p| p.hex()),
             dedup_set: w.overrides.data.dedup_set.map(|d| format_size(d.bytes)),
             dedup_global: w.overrides.data.dedup_set.is_some_and(|d| d.global),
+            on_error: w.overrides.on_error.clone(),
         }
     }
 }
@@ -745,6 +750,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             }
             fio_pauses_and_flow(&mut s, w);
             fio_priorities(&mut s, w)?;
+            fio_on_error(&mut s, w)?;
             if let Some(d) = r.duration_ns {
                 let _ = writeln!(s, "time_based\nruntime={}", format_duration_ns(d));
             }
@@ -872,6 +878,42 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
             format_size(z.skip_bytes)
         );
     }
+}
+
+/// A workload's own error policy as fio's `continue_on_error` and `ignore_error`.
+/// fio continues on EIO and EILSEQ alone unless given the errnos, so a kind
+/// continued on any errno has no fio equivalent.
+fn fio_on_error(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
+    use crate::plan::on_error::{Errno, ErrorKind::*};
+    let Some(p) = &w.overrides.on_error else {
+        return Ok(());
+    };
+    let refuse = |why| FioEmitError::OnError {
+        workload: w.name.clone(),
+        why,
+    };
+    let word = match p.continue_on.as_slice() {
+        [] => "none",
+        [Read] => "read",
+        [Write] => "write",
+        [Read, Write] => "io",
+        [Verify] => "verify",
+        [Read, Write, Verify] => "all",
+        _ => return Err(refuse("continues on a set of kinds fio has no word for")),
+    };
+    let list = |kind, errnos: &Option<Vec<Errno>>| match errnos {
+        _ if !p.continue_on.contains(&kind) => Ok(String::new()),
+        Some(l) => Ok(l.iter().map(Errno::to_string).collect::<Vec<_>>().join(":")),
+        None => Err(refuse(
+            "continues on any errno; fio continues on EIO and EILSEQ unless given a list",
+        )),
+    };
+    let (read, write) = (list(Read, &p.read_errnos)?, list(Write, &p.write_errnos)?);
+    let _ = writeln!(s, "continue_on_error={word}");
+    if !(read.is_empty() && write.is_empty()) {
+        let _ = writeln!(s, "ignore_error={read},{write}");
+    }
+    Ok(())
 }
 
 /// A workload's own data settings as fio options (true ratios back to fio's
