@@ -1167,6 +1167,14 @@ mod tests {
                     global: true,
                 }),
             },
+            on_error: Some(crate::plan::on_error::OnError {
+                continue_on: vec![crate::plan::on_error::ErrorKind::Write],
+                read_errnos: None,
+                write_errnos: Some(vec![
+                    crate::plan::on_error::Errno(libc::ENOSPC),
+                    crate::plan::on_error::Errno(4000),
+                ]),
+            }),
         };
         p.runs[0].workloads.push(w1.clone());
         let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();
@@ -1195,6 +1203,32 @@ mod tests {
         assert_eq!(run.cpus_of(&run.workloads[0]), Some(&vec![0, 1]));
         assert_eq!(own.overrides.data.verify, Some(true));
         assert_eq!(own.overrides.data.compress_ratio, Some(2.0));
+        assert!(text.contains("continue_on_error=write\nignore_error=,ENOSPC:4000\n"));
+        assert_eq!(own.overrides.on_error, w1.overrides.on_error);
+        assert_eq!(run.workloads[0].overrides.on_error, None);
+    }
+
+    /// An error policy fio has no words for is refused, not approximated.
+    #[test]
+    fn error_policies_fio_cannot_express_are_refused() {
+        use crate::plan::on_error::{ErrorKind::*, OnError};
+        let mut p = sample();
+        p.targets[0].uri = "/tmp/x.dat".into();
+        let w = &mut p.runs[0].workloads[0];
+        (w.dist, w.seq_layout) = (Distribution::Uniform, SeqLayout::Regions);
+        for (kinds, why) in [(vec![Read, Verify], "no word"), (vec![Write], "any errno")] {
+            p.runs[0].workloads[0].overrides.on_error = Some(OnError {
+                continue_on: kinds,
+                ..Default::default()
+            });
+            let e = to_fio(&p).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+        p.runs[0].workloads[0].overrides.on_error = Some(OnError {
+            continue_on: vec![Verify],
+            ..Default::default()
+        });
+        assert!(to_fio(&p).unwrap().contains("continue_on_error=verify\n"));
     }
 
     /// Start delay and think time survive TOML and fio output and come back the same.

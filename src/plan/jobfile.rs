@@ -2415,6 +2415,77 @@ passes = 2
     }
 
     #[test]
+    fn a_workload_error_policy_reads_kinds_and_errnos() {
+        use crate::plan::on_error::{Errno, ErrorKind};
+        let base = "[[target]]\nname = \"t\"\npath = \"/tmp/x\"\n[[workload]]\nname = \"w\"\n";
+        let plan = parse(
+            "job.toml",
+            &format!(
+                "{base}on_error = {{ continue = [\"io\", \"verify\"], write_errnos = [\"enospc\", 122] }}\n"
+            ),
+        )
+        .unwrap();
+        let p = plan.runs[0].workloads[0]
+            .overrides
+            .on_error
+            .clone()
+            .unwrap();
+        assert_eq!(
+            p.continue_on,
+            vec![ErrorKind::Read, ErrorKind::Write, ErrorKind::Verify]
+        );
+        assert_eq!(p.read_errnos, None);
+        assert_eq!(
+            p.write_errnos,
+            Some(vec![Errno(libc::ENOSPC), Errno(libc::EDQUOT)])
+        );
+        let none = parse(
+            "job.toml",
+            &format!("{base}[workload.on_error]\ncontinue = []\n"),
+        )
+        .unwrap();
+        assert_eq!(
+            none.runs[0].workloads[0].overrides.on_error,
+            Some(Default::default())
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"writes\"] }}\n"),
+            6,
+            "'on_error.continue': unknown error kind 'writes'",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"write\"], write_errnos = [\"ENOPE\"] }}\n"),
+            6,
+            "'on_error.write_errnos': unknown errno 'ENOPE'",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"write\"], read_errnos = [\"EIO\"] }}\n"),
+            6,
+            "'on_error.read_errnos' needs \"read\"",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"read\"], read_errnos = [] }}\n"),
+            6,
+            "at least one errno",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"read\"], read_errnos = [0] }}\n"),
+            6,
+            "unknown errno '0'",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ stop = true }}\n"),
+            6,
+            "unknown key 'stop'",
+        );
+        assert_err(
+            &format!("{base}on_error = \"continue\"\n"),
+            6,
+            "must be a table",
+        );
+    }
+
+    #[test]
     fn a_workload_overrides_run_settings_for_itself() {
         let plan = parse(
             "job.toml",
