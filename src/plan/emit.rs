@@ -64,6 +64,8 @@ pub enum FioEmitError {
          block size, or several per direction without one, have no fio equivalent"
     )]
     Priorities { workload: String },
+    #[error("workload '{workload}': its error policy {why}")]
+    OnError { workload: String, why: &'static str },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -220,6 +222,8 @@ struct WorkloadTable {
     dedup_set: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     dedup_global: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    on_error: Option<crate::plan::on_error::OnError>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -506,6 +510,7 @@ impl WorkloadTable {
             pattern: w.overrides.data.pattern.as_ref().map(|p| p.hex()),
             dedup_set: w.overrides.data.dedup_set.map(|d| format_size(d.bytes)),
             dedup_global: w.overrides.data.dedup_set.is_some_and(|d| d.global),
+            on_error: w.overrides.on_error.clone(),
         }
     }
 }
@@ -745,6 +750,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             }
             fio_pauses_and_flow(&mut s, w);
             fio_priorities(&mut s, w)?;
+            fio_on_error(&mut s, w)?;
             if let Some(d) = r.duration_ns {
                 let _ = writeln!(s, "time_based\nruntime={}", format_duration_ns(d));
             }
@@ -872,6 +878,42 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
             format_size(z.skip_bytes)
         );
     }
+}
+
+/// A workload's own error policy as fio's `continue_on_error` and `ignore_error`.
+/// fio continues on EIO and EILSEQ alone unless given the errnos, so a kind
+/// continued on any errno has no fio equivalent.
+fn fio_on_error(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
+    use crate::plan::on_error::{Errno, ErrorKind::*};
+    let Some(p) = &w.overrides.on_error else {
+        return Ok(());
+    };
+    let refuse = |why| FioEmitError::OnError {
+        workload: w.name.clone(),
+        why,
+    };
+    let word = match p.continue_on.as_slice() {
+        [] => "none",
+        [Read] => "read",
+        [Write] => "write",
+        [Read, Write] => "io",
+        [Verify] => "verify",
+        [Read, Write, Verify] => "all",
+        _ => return Err(refuse("continues on a set of kinds fio has no word for")),
+    };
+    let list = |kind, errnos: &Option<Vec<Errno>>| match errnos {
+        _ if !p.continue_on.contains(&kind) => Ok(String::new()),
+        Some(l) => Ok(l.iter().map(Errno::to_string).collect::<Vec<_>>().join(":")),
+        None => Err(refuse(
+            "continues on any errno; fio continues on EIO and EILSEQ unless given a list",
+        )),
+    };
+    let (read, write) = (list(Read, &p.read_errnos)?, list(Write, &p.write_errnos)?);
+    let _ = writeln!(s, "continue_on_error={word}");
+    if !(read.is_empty() && write.is_empty()) {
+        let _ = writeln!(s, "ignore_error={read},{write}");
+    }
+    Ok(())
 }
 
 /// A workload's own data settings as fio options (true ratios back to fio's
@@ -1125,6 +1167,14 @@ mod tests {
                     global: true,
                 }),
             },
+            on_error: Some(crate::plan::on_error::OnError {
+                continue_on: vec![crate::plan::on_error::ErrorKind::Write],
+                read_errnos: None,
+                write_errnos: Some(vec![
+                    crate::plan::on_error::Errno(libc::ENOSPC),
+                    crate::plan::on_error::Errno(4000),
+                ]),
+            }),
         };
         p.runs[0].workloads.push(w1.clone());
         let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();
@@ -1153,6 +1203,32 @@ mod tests {
         assert_eq!(run.cpus_of(&run.workloads[0]), Some(&vec![0, 1]));
         assert_eq!(own.overrides.data.verify, Some(true));
         assert_eq!(own.overrides.data.compress_ratio, Some(2.0));
+        assert!(text.contains("continue_on_error=write\nignore_error=,ENOSPC:4000\n"));
+        assert_eq!(own.overrides.on_error, w1.overrides.on_error);
+        assert_eq!(run.workloads[0].overrides.on_error, None);
+    }
+
+    /// An error policy fio has no words for is refused, not approximated.
+    #[test]
+    fn error_policies_fio_cannot_express_are_refused() {
+        use crate::plan::on_error::{ErrorKind::*, OnError};
+        let mut p = sample();
+        p.targets[0].uri = "/tmp/x.dat".into();
+        let w = &mut p.runs[0].workloads[0];
+        (w.dist, w.seq_layout) = (Distribution::Uniform, SeqLayout::Regions);
+        for (kinds, why) in [(vec![Read, Verify], "no word"), (vec![Write], "any errno")] {
+            p.runs[0].workloads[0].overrides.on_error = Some(OnError {
+                continue_on: kinds,
+                ..Default::default()
+            });
+            let e = to_fio(&p).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+        p.runs[0].workloads[0].overrides.on_error = Some(OnError {
+            continue_on: vec![Verify],
+            ..Default::default()
+        });
+        assert!(to_fio(&p).unwrap().contains("continue_on_error=verify\n"));
     }
 
     /// Start delay and think time survive TOML and fio output and come back the same.

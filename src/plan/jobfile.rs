@@ -22,6 +22,7 @@ use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
 };
+use super::on_error::{self, Errno, ErrorKind, OnError};
 use super::overrides::WorkloadOverrides;
 use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
@@ -155,7 +156,10 @@ const WORKLOAD_KEYS: &[&str] = &[
     "pattern",
     "dedup_set",
     "dedup_global",
+    "on_error",
 ];
+/// The keys of a workload's `on_error` table.
+const ON_ERROR_KEYS: &[&str] = &["continue", "read_errnos", "write_errnos"];
 /// The io_uring keys a `[[workload]]` may give for its own workers.
 const WORKLOAD_URING_KEYS: &[&str] = &[
     "fixed_bufs",
@@ -1032,6 +1036,9 @@ impl<'a> Ctx<'a> {
         } else if let Some(v) = sec.get("dedup_global") {
             return Err(self.err(v.span(), "'dedup_global' needs 'dedup_set'"));
         }
+        if let Some(v) = sec.get("on_error") {
+            o.on_error = Some(self.on_error(v)?);
+        }
         for (key, slot) in [
             ("compress_ratio", &mut o.data.compress_ratio),
             ("dedup_ratio", &mut o.data.dedup_ratio),
@@ -1052,6 +1059,67 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(o)
+    }
+
+    /// A workload's `on_error` table: `continue` (kinds: read, write, verify, io,
+    /// all, none), and the errnos `read_errnos` / `write_errnos` that alone continue
+    /// for their kind (names or numbers).
+    fn on_error(&self, v: &Spanned<Node>) -> Res<OnError> {
+        let sec = self.section("'on_error'".into(), v, ON_ERROR_KEYS)?;
+        let words = |key: &str| -> Res<Option<Vec<&Spanned<Node>>>> {
+            match sec.get(key) {
+                None => Ok(None),
+                Some(n) => match n.get_ref() {
+                    Node::Array(items) => Ok(Some(items.iter().collect())),
+                    _ => Err(self.type_err(key, n, "an array")),
+                },
+            }
+        };
+        let mut p = OnError::default();
+        for item in words("continue")?.unwrap_or_default() {
+            let w = self.string("continue", item)?;
+            let kinds = on_error::parse_kinds(w)
+                .map_err(|e| self.err(item.span(), format!("'on_error.continue': {e}")))?;
+            p.set_kinds(&kinds);
+        }
+        for (key, kind) in [
+            ("read_errnos", ErrorKind::Read),
+            ("write_errnos", ErrorKind::Write),
+        ] {
+            let Some(items) = words(key)? else {
+                continue;
+            };
+            if !p.continue_on.contains(&kind) {
+                return Err(self.err(
+                    sec.get(key).map_or(sec.span.clone(), |n| n.span()),
+                    format!(
+                        "'on_error.{key}' needs \"{}\" in 'on_error.continue'",
+                        kind.name()
+                    ),
+                ));
+            }
+            if items.is_empty() {
+                return Err(self.err(
+                    sec.get(key).map_or(sec.span.clone(), |n| n.span()),
+                    format!(
+                        "'on_error.{key}' must name at least one errno (leave it out to \
+                         continue on any)"
+                    ),
+                ));
+            }
+            let mut list = Vec::with_capacity(items.len());
+            for item in items {
+                let text = self.unit_text(key, item, "an errno name or number")?;
+                let e = Errno::parse(&text)
+                    .map_err(|e| self.err(item.span(), format!("'on_error.{key}': {e}")))?;
+                list.push(e);
+            }
+            match kind {
+                ErrorKind::Read => p.read_errnos = Some(list),
+                _ => p.write_errnos = Some(list),
+            }
+        }
+        Ok(p)
     }
 
     /// Lays each workload's own io_uring keys over the run's (`io`).
@@ -2343,6 +2411,77 @@ passes = 2
             &format!("{T}[[workload]]\nrw = \"randread\"\nread_pct = 70\n"),
             6,
             "'read_pct' = 70 contradicts rw = \"randread\"",
+        );
+    }
+
+    #[test]
+    fn a_workload_error_policy_reads_kinds_and_errnos() {
+        use crate::plan::on_error::{Errno, ErrorKind};
+        let base = "[[target]]\nname = \"t\"\npath = \"/tmp/x\"\n[[workload]]\nname = \"w\"\n";
+        let plan = parse(
+            "job.toml",
+            &format!(
+                "{base}on_error = {{ continue = [\"io\", \"verify\"], write_errnos = [\"enospc\", 122] }}\n"
+            ),
+        )
+        .unwrap();
+        let p = plan.runs[0].workloads[0]
+            .overrides
+            .on_error
+            .clone()
+            .unwrap();
+        assert_eq!(
+            p.continue_on,
+            vec![ErrorKind::Read, ErrorKind::Write, ErrorKind::Verify]
+        );
+        assert_eq!(p.read_errnos, None);
+        assert_eq!(
+            p.write_errnos,
+            Some(vec![Errno(libc::ENOSPC), Errno(libc::EDQUOT)])
+        );
+        let none = parse(
+            "job.toml",
+            &format!("{base}[workload.on_error]\ncontinue = []\n"),
+        )
+        .unwrap();
+        assert_eq!(
+            none.runs[0].workloads[0].overrides.on_error,
+            Some(Default::default())
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"writes\"] }}\n"),
+            6,
+            "'on_error.continue': unknown error kind 'writes'",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"write\"], write_errnos = [\"ENOPE\"] }}\n"),
+            6,
+            "'on_error.write_errnos': unknown errno 'ENOPE'",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"write\"], read_errnos = [\"EIO\"] }}\n"),
+            6,
+            "'on_error.read_errnos' needs \"read\"",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"read\"], read_errnos = [] }}\n"),
+            6,
+            "at least one errno",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ continue = [\"read\"], read_errnos = [0] }}\n"),
+            6,
+            "unknown errno '0'",
+        );
+        assert_err(
+            &format!("{base}on_error = {{ stop = true }}\n"),
+            6,
+            "unknown key 'stop'",
+        );
+        assert_err(
+            &format!("{base}on_error = \"continue\"\n"),
+            6,
+            "must be a table",
         );
     }
 

@@ -10,6 +10,7 @@ pub mod hosts;
 pub mod jobfile;
 pub mod model;
 pub mod net_endpoint;
+pub mod on_error;
 pub mod overrides;
 pub mod paths;
 pub mod priority;

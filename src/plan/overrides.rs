@@ -35,6 +35,10 @@ pub struct WorkloadOverrides {
     /// What this workload's writes carry and whether its data is verified.
     #[serde(default, skip_serializing_if = "WorkloadData::is_default")]
     pub data: WorkloadData,
+    /// This workload's own error policy (fio's per-job `continue_on_error` and
+    /// `ignore_error`), in place of the run's `--on-error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<super::on_error::OnError>,
 }
 
 impl WorkloadOverrides {

@@ -207,6 +207,25 @@ pub struct WorkloadEcho {
     /// What this workload's writes carried and whether its data was verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<DataEcho>,
+    /// The workload's own error policy; absent: it followed the run's `--on-error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<OnErrorEcho>,
+}
+
+/// A workload's own error policy as run: errors of the kinds in `continue` (read,
+/// write, verify) were counted while the run went on, every other error of the
+/// workload stopped it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OnErrorEcho {
+    #[serde(rename = "continue", default)]
+    pub continue_on: Vec<String>,
+    /// With `read` continued, the errnos that alone continued (names such as
+    /// "ENOSPC", or numbers as text); absent: any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_errnos: Option<Vec<String>>,
+    /// The same for `write` (writes, trims and flushes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_errnos: Option<Vec<String>>,
 }
 
 /// Linux's I/O priority classes.
@@ -396,6 +415,7 @@ impl Default for WorkloadEcho {
             cpus: None,
             workers: None,
             data: None,
+            on_error: None,
         }
     }
 }

@@ -155,6 +155,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         cpus: None,
         workers: None,
         data: None,
+        on_error: None,
     }
 }
 
@@ -200,6 +201,20 @@ pub(super) fn own_settings(
                 format!("0x{hex}")
             }),
         });
+        echo.on_error = w.overrides.on_error.as_ref().map(on_error_echo);
+    }
+}
+
+/// A workload's own error policy as the result records it.
+fn on_error_echo(p: &crate::plan::on_error::OnError) -> wire::OnErrorEcho {
+    let names = |l: &Option<Vec<crate::plan::on_error::Errno>>| {
+        l.as_ref()
+            .map(|l| l.iter().map(|e| e.to_string()).collect())
+    };
+    wire::OnErrorEcho {
+        continue_on: p.continue_on.iter().map(|k| k.name().to_string()).collect(),
+        read_errnos: names(&p.read_errnos),
+        write_errnos: names(&p.write_errnos),
     }
 }
 

@@ -92,6 +92,15 @@ impl Flusher {
         self.inline |= inline;
     }
 
+    /// The workload a queued flush (by its tag) was issued for.
+    pub fn workload_of(&self, tag: u64) -> Option<u32> {
+        self.queued
+            .get((tag & !FLUSH_TAG) as usize)
+            .copied()
+            .flatten()
+            .map(|(w, _)| w)
+    }
+
     /// Accounts a queued flush's completion (`result` 0 or a negated errno, reaped at
     /// `now`) in its workload's `stats`. Returns the errno of a failed flush.
     pub fn complete(

@@ -40,6 +40,8 @@ pub struct WorkloadShape {
     pub prio_shares: Box<[PrioDraw]>,
     /// Writes carry RWF_ATOMIC.
     pub atomic_writes: bool,
+    /// The workload's own error policy (`None`: the run's `--on-error`).
+    pub on_error: Option<crate::plan::on_error::OnError>,
 }
 
 /// One per-I/O priority share as the hot path draws it.
@@ -95,6 +97,7 @@ impl WorkloadShape {
             flow: None,
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
             atomic_writes: w.atomic_writes,
+            on_error: w.overrides.on_error.clone(),
         }
     }
 }

@@ -20,6 +20,7 @@ use super::worker_error::WorkerError;
 use crate::clock::now_ns;
 use crate::engine::{Completion, Engine, EngineEvent, EngineEventKind, Targets};
 use crate::plan::model::Op;
+use crate::plan::on_error::ErrorKind;
 use crate::result::ErrorSample;
 use crate::stats::snapshot::{ConnStats, EventRecord, Snapshot, WorkloadStats};
 use std::cmp::Reverse;
@@ -729,38 +730,57 @@ impl<E: Engine> Worker<E> {
             }
         }
         let fs = &mut self.stats[slot.workload as usize].flush;
-        if self.setup.flush.call(fd, fs).is_some() {
-            self.flush_failed();
+        if let Some(errno) = self.setup.flush.call(fd, fs) {
+            self.flush_failed(slot.workload, errno);
         }
     }
 
     /// A queued flush came back: counted in its workload's flush totals.
     fn flushed(&mut self, c: Completion, now: u64) {
         self.inflight -= 1;
-        if self
+        let workload = self.setup.flush.workload_of(c.tag);
+        let failed = self
             .setup
             .flush
-            .complete(c.tag, c.result, now, &mut self.stats)
-            .is_some()
-        {
-            self.flush_failed();
+            .complete(c.tag, c.result, now, &mut self.stats);
+        if let (Some(w), Some(errno)) = (workload, failed) {
+            self.flush_failed(w, errno);
         }
     }
 
-    /// A failed flush stops the run unless errors are to be ignored.
-    fn flush_failed(&mut self) {
-        if self.setup.policy != ErrorPolicy::Continue {
-            self.setup.error_stop.store(true, Ordering::Relaxed);
-            self.setup.stop.store(true, Ordering::Relaxed);
+    /// A failed flush (a write error of its workload) stops the run unless the
+    /// policy continues on it.
+    fn flush_failed(&mut self, workload: u32, errno: i32) {
+        if self.stops_run(workload, ErrorKind::Write, errno) {
+            self.stop_for_error();
         }
+    }
+
+    /// Whether an error of `workload` (`kind`, `errno`) stops the run: the
+    /// workload's own policy decides, else the run's `--on-error`.
+    fn stops_run(&self, workload: u32, kind: ErrorKind, errno: i32) -> bool {
+        match &self.shapes[workload as usize].on_error {
+            Some(p) => !p.continues(kind, errno),
+            None => self.setup.policy != ErrorPolicy::Continue,
+        }
+    }
+
+    /// Ends the run because of an error.
+    fn stop_for_error(&self) {
+        self.setup.error_stop.store(true, Ordering::Relaxed);
+        self.setup.stop.store(true, Ordering::Relaxed);
     }
 
     /// Issues a failed request again in its slot when the policy allows; true if so.
+    /// A workload with a policy of its own is never retried (it replaces the run's).
     fn retry(&mut self, tag: usize, now: u64) -> bool {
         let ErrorPolicy::Retry(n) = self.setup.policy else {
             return false;
         };
         let slot = self.table.slots[tag];
+        if self.shapes[slot.workload as usize].on_error.is_some() {
+            return false;
+        }
         if slot.retries >= n || self.stopping {
             return false;
         }
@@ -818,6 +838,7 @@ impl<E: Engine> Worker<E> {
                     // SAFETY: the read completed; its `len` bytes in the slot are the
                     // worker's and no request uses them now.
                     let buf = unsafe { std::slice::from_raw_parts(slot.buf, slot.len as usize) };
+                    let before = data.counts.mismatches;
                     data.on_read_complete(
                         slot.target,
                         &self.setup.targets[slot.target as usize].uri,
@@ -826,6 +847,9 @@ impl<E: Engine> Worker<E> {
                         &mut self.table.rtickets[tag],
                         ok,
                     );
+                    if data.counts.mismatches > before {
+                        self.mismatched(slot.workload);
+                    }
                 }
                 Ok(())
             }
@@ -849,9 +873,26 @@ impl<E: Engine> Worker<E> {
                 message: std::io::Error::from_raw_os_error(errno).to_string(),
             });
         }
-        if self.setup.policy != ErrorPolicy::Continue {
-            self.setup.error_stop.store(true, Ordering::Relaxed);
-            self.setup.stop.store(true, Ordering::Relaxed);
+        let kind = match slot.op {
+            Op::Read => ErrorKind::Read,
+            Op::Write | Op::Trim => ErrorKind::Write,
+        };
+        if self.stops_run(slot.workload, kind, errno) {
+            self.stop_for_error();
+        }
+    }
+
+    /// A read of `workload` found a mismatch: the run stops when the workload's own
+    /// policy does not continue on verify errors (fio's `verify_fatal`); under the
+    /// run's `--on-error` mismatches are counted only.
+    #[inline(never)]
+    fn mismatched(&self, workload: u32) {
+        if self.shapes[workload as usize]
+            .on_error
+            .as_ref()
+            .is_some_and(|p| !p.continues_on_mismatch())
+        {
+            self.stop_for_error();
         }
     }
 

@@ -9,6 +9,7 @@ mod cli_errors;
 mod compat;
 mod data;
 mod dm_multipath;
+mod error_policy;
 mod exact;
 mod fastpath;
 mod generate;

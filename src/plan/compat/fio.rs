@@ -26,6 +26,7 @@ use crate::plan::units::{
     parse_size_allow_zero,
 };
 
+mod errors;
 mod net;
 mod op_engines;
 mod priority;
@@ -908,6 +909,7 @@ impl<'a> JobCx<'a> {
         let io = self.io_tuning()?;
         let exit = self.exit_all()?;
         let exit_all = exit.is_some();
+        let on_error = self.error_policy(engine)?;
         let o = self.o;
         let starts_group =
             o.flag("stonewall")? || o.flag("wait_for_previous")? || o.has("wait_for");
@@ -955,7 +957,10 @@ impl<'a> JobCx<'a> {
                 pauses,
                 priority,
                 atomic_writes,
-                overrides: Default::default(),
+                overrides: crate::plan::WorkloadOverrides {
+                    on_error,
+                    ..Default::default()
+                },
             },
             engine,
             engine_opts,

@@ -467,21 +467,26 @@ pub const OPTIONS: &[FioOption] = &[
          workload reads it and reads everything back after the run",
     ),
     unsupported("verify_backlog_batch", "part of verify_backlog (see there)"),
-    unsupported(
+    no_effect(
         "verify_async",
-        "fio checks in extra threads; ioscope checks on the worker",
+        "fio checks reads in that many extra threads instead of the submitting one; \
+         ioscope checks each read on its worker as it completes: the same blocks are \
+         checked with the same outcome",
     ),
     unsupported(
         "verify_offset",
         "ioscope's verify header has a fixed place in the block",
     ),
-    flag(unsupported(
+    flag(maps(
         "verify_fatal",
-        "fio stops at the first mismatch; ioscope counts mismatches (--on-error)",
+        "the job's own error policy stops the run at its first mismatch (unless \
+         continue_on_error covers verify)",
     )),
     flag(unsupported(
         "verify_dump",
-        "fio dumps mismatching blocks to files",
+        "fio writes each bad block and its expected content to files; ioscope records \
+         each mismatch's place and kind (verify samples) but cannot rebuild the \
+         expected bytes of a block",
     )),
     flag(unsupported(
         "verify_only",
@@ -528,16 +533,21 @@ pub const OPTIONS: &[FioOption] = &[
         "trim_backlog",
         "trim (discard): ioscope's engines issue reads and writes only",
     )),
-    unsupported(
+    maps(
         "continue_on_error",
-        "fio's per-kind error policy (none, read, write, io, verify, all), part of the \
-         job; ioscope's is the run's --on-error (stop, count or retry), for every kind \
-         at once: give it on the command line",
+        "the job's own error policy: errors of the kinds it names (none, read, write, \
+         io, verify, all; 0 and 1) are counted and the run goes on, others stop it",
     ),
-    unsupported(
+    maps(
         "ignore_error",
-        "fio's per-errno error list; ioscope's policy is the run's --on-error, for every \
-         error at once",
+        "with continue_on_error: the errnos (READ,WRITE,VERIFY lists, `:`-separated) \
+         that alone continue for each kind (fio's default: EIO and EILSEQ)",
+    ),
+    no_effect(
+        "error_dump",
+        "whether fio prints every error or only the fatal one; ioscope prints none \
+         per I/O: it counts every error per interval and keeps the first few (op, \
+         target, offset, errno) in the result's error samples",
     ),
     maps(
         "exit_what",

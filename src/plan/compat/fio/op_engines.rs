@@ -232,8 +232,10 @@ impl JobCx<'_> {
             if !file_op && super::parse_bool(Some(v)) != Some(false) {
                 self.unsupported.push(
                     format!(
-                        "create_on_open={v} — ioscope creates a missing file before the run, \
-                         not when the job first opens it"
+                        "create_on_open={v} — fio starts from an empty file that the job's \
+                         writes fill; ioscope lays a missing file out with data before the \
+                         run, which takes its whole size from the filesystem first and \
+                         changes what reads find"
                     ),
                     loc,
                 );
