@@ -27,6 +27,7 @@ use crate::plan::units::{
 };
 
 mod net;
+mod nfs;
 mod op_engines;
 mod priority;
 
@@ -984,6 +985,9 @@ impl<'a> JobCx<'a> {
         if let Some(t) = self.net_target(engine, read_pct, pattern, streams)? {
             return Ok(t);
         }
+        if let Some(t) = self.nfs_target(engine, streams)? {
+            return Ok(t);
+        }
         match self.op_engine_target(engine, streams, bs.max_bytes())? {
             Some(t) => Ok(t),
             None => self.target(streams, engine == EngineKind::Auto),
@@ -1343,6 +1347,7 @@ impl<'a> JobCx<'a> {
             "null" => (EngineKind::Null, None),
             "nbd" => (EngineKind::Nbd, None),
             "libiscsi" => (EngineKind::Iscsi, None),
+            "nfs" => (EngineKind::Nfs, None),
             "libaio" | "posixaio" => (
                 EngineKind::Uring,
                 Some("asynchronous submission at the queue depth, through io_uring"),

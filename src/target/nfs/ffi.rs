@@ -245,7 +245,9 @@ impl Client {
         // SAFETY: no arguments; NULL is checked.
         let ctx = unsafe { (l.init_context)() };
         if ctx.is_null() {
-            return Err(NfsError::Library("libnfs could not create a context".into()));
+            return Err(NfsError::Library(
+                "libnfs could not create a context".into(),
+            ));
         }
         let mut c = Client {
             lib: l,
@@ -403,7 +405,13 @@ impl Client {
     /// # Safety
     /// `buf` must stay valid for `len` bytes of writes until the completion has been
     /// recorded or the client is dropped.
-    pub unsafe fn pread(&self, buf: *mut u8, len: u32, offset: u64, tag: u64) -> Result<(), NfsError> {
+    pub unsafe fn pread(
+        &self,
+        buf: *mut u8,
+        len: u32,
+        offset: u64,
+        tag: u64,
+    ) -> Result<(), NfsError> {
         let p = Box::into_raw(Box::new(PendingRead {
             tag,
             buf,
@@ -412,7 +420,14 @@ impl Client {
         // SAFETY: valid context and handle; p is handed to the callback, which frees
         // it (libnfs calls it exactly once when the call was queued).
         let r = unsafe {
-            (self.lib.pread_async)(self.ctx, self.fh, offset, len as u64, on_read, p as *mut c_void)
+            (self.lib.pread_async)(
+                self.ctx,
+                self.fh,
+                offset,
+                len as u64,
+                on_read,
+                p as *mut c_void,
+            )
         };
         if r != 0 {
             // SAFETY: not queued: the callback will never run, p is still ours.
@@ -427,7 +442,13 @@ impl Client {
     /// # Safety
     /// `buf` must stay valid for `len` bytes of reads until the completion has been
     /// recorded or the client is dropped.
-    pub unsafe fn pwrite(&self, buf: *const u8, len: u32, offset: u64, tag: u64) -> Result<(), NfsError> {
+    pub unsafe fn pwrite(
+        &self,
+        buf: *const u8,
+        len: u32,
+        offset: u64,
+        tag: u64,
+    ) -> Result<(), NfsError> {
         // SAFETY: valid context and handle; the caller keeps buf valid.
         let r = unsafe {
             (self.lib.pwrite_async)(

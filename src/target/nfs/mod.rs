@@ -42,9 +42,12 @@ pub fn parse(uri: &str) -> Result<NfsSpec, UriError> {
         UriError::NoHost => UriError::Shape("no host: write nfs://HOST[:PORT]/EXPORT/PATH"),
         e => e,
     })?;
-    let (export, file) = path.trim_end_matches('/').rsplit_once('/').ok_or(UriError::Shape(
-        "no file after the export: write nfs://HOST[:PORT]/EXPORT/PATH",
-    ))?;
+    let (export, file) = path
+        .trim_end_matches('/')
+        .rsplit_once('/')
+        .ok_or(UriError::Shape(
+            "no file after the export: write nfs://HOST[:PORT]/EXPORT/PATH",
+        ))?;
     if export.is_empty() || file.is_empty() {
         return Err(UriError::Shape(
             "an export and a file are both needed: nfs://HOST[:PORT]/EXPORT/PATH",
@@ -190,8 +193,12 @@ pub fn open(spec: &NfsSpec, writes: bool, min_size_bytes: u64) -> Result<Opened,
         .size_bytes()
         .map_err(|e| unavailable(e.to_string()))?;
     if size < min_size_bytes {
-        fill(&client, size, min_size_bytes)
-            .map_err(|e| unavailable(format!("filling {} to {min_size_bytes} bytes: {e}", spec.file)))?;
+        fill(&client, size, min_size_bytes).map_err(|e| {
+            unavailable(format!(
+                "filling {} to {min_size_bytes} bytes: {e}",
+                spec.file
+            ))
+        })?;
         size = min_size_bytes;
     }
     if size == 0 {
@@ -244,12 +251,13 @@ pub fn probe(spec: &NfsSpec, want_bytes: u64) -> Result<u64, TargetError> {
         create: false,
     };
     match ffi::Client::open(&libnfs_url(spec), how) {
-        Ok(c) => c.size_bytes().map(|s| s.max(want_bytes)).map_err(|e| {
-            TargetError::Unavailable {
+        Ok(c) => c
+            .size_bytes()
+            .map(|s| s.max(want_bytes))
+            .map_err(|e| TargetError::Unavailable {
                 uri: spec.uri.clone(),
                 msg: format!("{srv}: {e}"),
-            }
-        }),
+            }),
         Err(ffi::NfsError::NotFound(_)) if want_bytes > 0 => Ok(want_bytes),
         Err(e @ ffi::NfsError::NotFound(_)) => Err(TargetError::Invalid {
             uri: spec.uri.clone(),
@@ -315,6 +323,9 @@ mod tests {
         .err()
         .unwrap()
         .to_string();
-        assert!(e.contains("install the Debian/Ubuntu package libnfs13"), "{e}");
+        assert!(
+            e.contains("install the Debian/Ubuntu package libnfs13"),
+            "{e}"
+        );
     }
 }
