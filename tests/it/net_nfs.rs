@@ -90,7 +90,10 @@ impl Ganesha {
         }
         let need = missing_packages();
         if !need.is_empty() {
-            return Err(format!("not installed: {} (Debian packages)", need.join(" ")));
+            return Err(format!(
+                "not installed: {} (Debian packages)",
+                need.join(" ")
+            ));
         }
         let rpcbind = if answers(111) {
             None
@@ -244,17 +247,27 @@ fn nfs_randrw_is_verified_clean_over_two_connections() {
     ]);
     let run = r.run(0);
     assert_eq!(run.engine, "nfs");
-    assert!(run.totals.read.ios > 0 && run.totals.write.ios > 0, "{:?}", run.totals);
+    assert!(
+        run.totals.read.ios > 0 && run.totals.write.ios > 0,
+        "{:?}",
+        run.totals
+    );
     let v = run.verify.as_ref().expect("verify counts");
     assert_eq!(v.mismatches, 0, "{v:?}");
     assert!(v.units_checked > 0, "{v:?}");
     // Two connections, each carrying I/O, summing to the total.
     assert_eq!(run.connections.len(), 2, "{:?}", run.connections);
-    assert!(run.connections.iter().all(|c| c.ios > 0), "{:?}", run.connections);
+    assert!(
+        run.connections.iter().all(|c| c.ios > 0),
+        "{:?}",
+        run.connections
+    );
     let total = run.totals.read.ios + run.totals.write.ios;
     assert_eq!(run.connections.iter().map(|c| c.ios).sum::<u64>(), total);
     // The file was created on the server at --size.
-    let len = std::fs::metadata(g.export_dir.join("rw.dat")).unwrap().len();
+    let len = std::fs::metadata(g.export_dir.join("rw.dat"))
+        .unwrap()
+        .len();
     assert_eq!(len, 8 << 20);
 }
 
@@ -336,7 +349,9 @@ fn nfs_fio_job_like_the_example_converts_whole_and_runs() {
     assert!(r.run(0).totals.write.ios > 0, "{:?}", r.run(0).totals);
     assert!(r.run(1).totals.read.ios > 0, "{:?}", r.run(1).totals);
     assert_eq!(r.run(1).totals.read.errors, 0);
-    let len = std::fs::metadata(g.export_dir.join("files..0.0")).unwrap().len();
+    let len = std::fs::metadata(g.export_dir.join("files..0.0"))
+        .unwrap()
+        .len();
     assert_eq!(len, 4 << 20);
 }
 

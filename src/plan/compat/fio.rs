@@ -1040,6 +1040,7 @@ impl<'a> JobCx<'a> {
         if !engine.trims() {
             let why = match engine {
                 EngineKind::Iscsi => "ioscope's iSCSI engine sends no SCSI UNMAP",
+                EngineKind::Nfs => "NFSv3 has no trim, and ioscope's nfs engine sends none",
                 _ => "that engine moves no bytes of a range",
             };
             self.unsupported.push(
