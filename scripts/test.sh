@@ -22,6 +22,12 @@ ldconfig -p 2>/dev/null | grep 'libiscsi\.so\.7' >/dev/null || need+=(libiscsi7)
 command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v tc >/dev/null 2>&1 || need+=(iproute2)
+# NFS targets: libnfs (loaded at run time) and an NFS-Ganesha server with its VFS
+# backend for the tests (NFSv3 registers with rpcbind, which the tests start by PID).
+ldconfig -p 2>/dev/null | grep 'libnfs\.so\.13' >/dev/null || need+=(libnfs13)
+command -v ganesha.nfsd >/dev/null 2>&1 || need+=(nfs-ganesha)
+ls /usr/lib/*/ganesha/libfsalvfs.so /usr/lib64/ganesha/libfsalvfs.so >/dev/null 2>&1 || need+=(nfs-ganesha-vfs)
+command -v rpcbind >/dev/null 2>&1 || need+=(rpcbind)
 # SMB targets: a Samba server for the tests (smbd, smbpasswd) and smbclient to compare.
 command -v smbd >/dev/null 2>&1 || need+=(samba)
 command -v smbclient >/dev/null 2>&1 || need+=(smbclient)

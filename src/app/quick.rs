@@ -41,6 +41,15 @@ fn is_network(t: &std::path::Path) -> bool {
     )
 }
 
+/// Whether `t` names a file on an NFS export.
+fn is_nfs_file(t: &std::path::Path) -> bool {
+    use crate::plan::model::TargetKind;
+    matches!(
+        crate::target::parse_uri(&t.to_string_lossy()),
+        Ok(TargetKind::Nfs(_))
+    )
+}
+
 /// `ioscope quick`: four short tests and a summary table.
 pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
     let duration_ns = a.duration_ns;
@@ -58,6 +67,9 @@ pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
         // A network target (nbd://, iscsi://) is treated like a block device: its
         // contents are someone's, so writes need --force.
         Some(t) if is_network(t) => (t.display().to_string(), None, a.force, None),
+        // A file on an NFS export follows a plain file's rules: writes are fine, and
+        // --size creates it when missing.
+        Some(t) if is_nfs_file(t) => (t.display().to_string(), None, true, a.size_bytes),
         Some(t) => {
             use std::os::unix::fs::FileTypeExt;
             let meta = std::fs::metadata(t).map_err(|source| AppError::Read {
@@ -117,7 +129,7 @@ pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
         warnings,
         data: Default::default(),
     };
-    if let Some(s) = size {
+    if let Some(s) = size.filter(|_| _guard.0.is_some()) {
         if !a.output.quiet {
             outln!(
                 "quick: scratch file of {} ({})",

@@ -201,7 +201,8 @@ pub struct RunArgs {
     /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or
     /// iscsi://HOST[:PORT]/IQN/LUN (CHAP from IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD),
     /// smb://[USER@]HOST[:PORT]/SHARE/PATH (password from IOSCOPE_SMB_PASSWORD or
-    /// --credentials). Repeatable.
+    /// --credentials), nfs://HOST[:PORT]/EXPORT/PATH[?mountport=N] (libnfs, NFSv3).
+    /// Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
     pub target: Vec<String>,
     /// A further path to the first target's storage (nbd:// or iscsi://, the same
@@ -225,7 +226,7 @@ pub struct RunArgs {
     /// channel is a path (policies, failover, per-path figures). 1 to 32.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     pub channels: Option<u32>,
-    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi, smb; or
+    /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi, smb, nfs; or
     /// what stands for it: filecreate, filestat, filedelete, dircreate, dirstat,
     /// dirdelete (one call per file of a files:DIR?count=N target), cpuio (burn CPU,
     /// with --cpuload), falloc, ftruncate, page_fault (a fresh anonymous mapping per

@@ -149,7 +149,7 @@ pub fn engine(text: &str) -> Res<EngineKind> {
         "io_uring" => Ok(EngineKind::Uring),
         "psync" => Ok(EngineKind::Sync),
         other => EngineKind::parse(other).ok_or(ValueError::Expected(
-            "auto, uring, sync, null, mem, sim, nbd, iscsi, smb, filecreate, filestat, \
+            "auto, uring, sync, null, mem, sim, nbd, iscsi, smb, nfs, filecreate, filestat, \
              filedelete, dircreate, dirstat, dirdelete, cpuio, falloc, ftruncate, page_fault or exec",
         )),
     }

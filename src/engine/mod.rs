@@ -73,6 +73,7 @@ pub mod iscsi;
 pub mod mem;
 pub mod multipath;
 pub mod nbd;
+pub mod nfs;
 pub mod null;
 pub mod page_fault;
 pub mod reconnect;

@@ -99,6 +99,8 @@ pub enum TargetKind {
     Iscsi(IscsiSpec),
     /// A file on an SMB share (`smb://[USER@]HOST[:PORT]/SHARE/PATH`).
     Smb(SmbSpec),
+    /// A file on an NFS export (`nfs://HOST[:PORT]/EXPORT/PATH`).
+    Nfs(NfsSpec),
     /// N files in a directory, for the file-operation engines
     /// (`files:DIR?count=N&…`, [`super::fileset`]).
     Files(super::fileset::FileSetSpec),
@@ -117,6 +119,22 @@ pub struct SmbSpec {
     pub share: String,
     /// The file's path inside the share, '/'-separated, never empty.
     pub path: String,
+}
+
+/// Where a file on an NFS export is, as parsed by `crate::target::nfs::parse`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NfsSpec {
+    /// The URI as given.
+    pub uri: String,
+    pub host: String,
+    /// The NFS service's port (`None`: the one the server's portmapper names).
+    pub nfs_port: Option<u16>,
+    /// The MOUNT service's port (`?mountport=N`; `None`: the portmapper's).
+    pub mount_port: Option<u16>,
+    /// The export's path on the server, starting with '/'.
+    pub export: String,
+    /// The file's name inside the export (no '/').
+    pub file: String,
 }
 
 /// Where an iSCSI LUN is, as parsed by `crate::target::iscsi::parse`.
@@ -754,6 +772,8 @@ pub enum EngineKind {
     Iscsi,
     /// The smb crate's SMB2/3 client for `smb://` targets.
     Smb,
+    /// libnfs's asynchronous API for `nfs://` targets.
+    Nfs,
     /// open(O_CREAT) of each file of a `files:` set, timed (fio's filecreate).
     FileCreate,
     /// stat/lstat/statx of each file of a `files:` set (fio's filestat).
@@ -799,6 +819,7 @@ impl EngineKind {
             EngineKind::Nbd => "nbd",
             EngineKind::Iscsi => "iscsi",
             EngineKind::Smb => "smb",
+            EngineKind::Nfs => "nfs",
             EngineKind::FileCreate => "filecreate",
             EngineKind::FileStat => "filestat",
             EngineKind::FileDelete => "filedelete",
@@ -816,7 +837,7 @@ impl EngineKind {
     }
 
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 22] = [
+    pub const ALL: [EngineKind; 23] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
@@ -826,6 +847,7 @@ impl EngineKind {
         EngineKind::Nbd,
         EngineKind::Iscsi,
         EngineKind::Smb,
+        EngineKind::Nfs,
         EngineKind::FileCreate,
         EngineKind::FileStat,
         EngineKind::FileDelete,

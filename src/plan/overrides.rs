@@ -96,6 +96,7 @@ pub fn mixes_with_others(engine: EngineKind) -> bool {
             | EngineKind::Nbd
             | EngineKind::Iscsi
             | EngineKind::Smb
+            | EngineKind::Nfs
     )
 }
 

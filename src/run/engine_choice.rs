@@ -189,6 +189,7 @@ fn resolve_with(kind: EngineKind, targets: &[Arc<OpenTarget>], uring_ok: bool) -
         Backing::Nbd(_) => Some(EngineKind::Nbd),
         Backing::Iscsi(_) => Some(EngineKind::Iscsi),
         Backing::Smb(_) => Some(EngineKind::Smb),
+        Backing::Nfs(_) => Some(EngineKind::Nfs),
         _ => None,
     });
     if let (EngineKind::Auto, Some(k)) = (kind, network) {

@@ -518,7 +518,7 @@ fn place(
 pub(super) fn is_network(engine: EngineKind) -> bool {
     matches!(
         engine,
-        EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Smb
+        EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Smb | EngineKind::Nfs
     )
 }
 
@@ -628,6 +628,10 @@ fn run_with_engine(
             Err(e) => worker::fail(setup, e.into()),
         },
         EngineKind::Smb => run_smb(&t, capacity, setup),
+        EngineKind::Nfs => match crate::engine::nfs::NfsEngine::new(&t, capacity) {
+            Ok(e) => worker::run_worker(e, setup),
+            Err(e) => worker::fail(setup, e.into()),
+        },
         _ => match UringEngine::new(&t, capacity, uring_opts) {
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, e.into()),

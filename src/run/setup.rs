@@ -174,6 +174,7 @@ fn check_engine_fits(
         EngineKind::Auto if all(ProbeKind::Nbd) => EngineKind::Nbd,
         EngineKind::Auto if all(ProbeKind::Iscsi) => EngineKind::Iscsi,
         EngineKind::Auto if all(ProbeKind::Smb) => EngineKind::Smb,
+        EngineKind::Auto if all(ProbeKind::Nfs) => EngineKind::Nfs,
         EngineKind::Auto if all(ProbeKind::Null) => EngineKind::Null,
         EngineKind::Auto if all(ProbeKind::Sim) => EngineKind::Sim,
         EngineKind::Auto if all(ProbeKind::Mem) => EngineKind::Mem,
@@ -198,6 +199,12 @@ fn check_engine_fits(
         }
         k if k != EngineKind::Smb && kinds.contains(&ProbeKind::Smb) => {
             format!("an SMB target needs the smb engine, not {}", k.name())
+        }
+        EngineKind::Nfs if !all(ProbeKind::Nfs) => {
+            "the nfs engine works only with nfs:// targets".to_string()
+        }
+        k if k != EngineKind::Nfs && kinds.contains(&ProbeKind::Nfs) => {
+            format!("an NFS target needs the nfs engine, not {}", k.name())
         }
         EngineKind::Mem if !all(ProbeKind::Mem) => {
             "the mem engine works only with mem:SIZE targets".to_string()
@@ -234,6 +241,7 @@ fn kind_of(t: &OpenTarget) -> ProbeKind {
         Backing::Nbd(_) => ProbeKind::Nbd,
         Backing::Iscsi(_) => ProbeKind::Iscsi,
         Backing::Smb(_) => ProbeKind::Smb,
+        Backing::Nfs(_) => ProbeKind::Nfs,
         Backing::Files(_) => ProbeKind::Files,
     }
 }
@@ -584,7 +592,12 @@ pub(super) fn group_targets(run: &RunSpec, specs: &[TargetSpec], used: &[usize])
 /// open their own engines on the run's targets: local targets only (a network target
 /// has its connections and multi-conn rules per run).
 fn check_mixed(run: &RunSpec, kinds: &[ProbeKind]) -> Result<(), RunError> {
-    let network = |k: &ProbeKind| matches!(k, ProbeKind::Nbd | ProbeKind::Iscsi | ProbeKind::Smb);
+    let network = |k: &ProbeKind| {
+        matches!(
+            k,
+            ProbeKind::Nbd | ProbeKind::Iscsi | ProbeKind::Smb | ProbeKind::Nfs
+        )
+    };
     if run.mixes_workers() && kinds.iter().any(network) {
         return Err(RunError::Setup {
             run: run.name.clone(),

@@ -90,6 +90,7 @@ fn check_engine(run: &RunSpec, w: &Workload, engine: EngineKind) -> Result<(), R
     let why = match engine {
         EngineKind::Iscsi => "ioscope sends no SCSI UNMAP",
         EngineKind::Smb => "ioscope's SMB client sends no trim (FSCTL_FILE_LEVEL_TRIM)",
+        EngineKind::Nfs => "NFSv3 has no trim, and ioscope sends none",
         _ => "it moves no bytes of a range",
     };
     Err(invalid(

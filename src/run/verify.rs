@@ -37,6 +37,7 @@ pub fn verify_pass(
             Backing::Nbd(n) => n.read_at(data, off)?,
             Backing::Iscsi(i) => i.read_at(data, off)?,
             Backing::Smb(s) => s.read_at(data, off)?,
+            Backing::Nfs(n) => n.read_at(data, off)?,
             Backing::Mem(m) => {
                 // SAFETY: `data` is this pass's own buffer of `bytes` bytes.
                 if !unsafe { m.read_into(off, data.as_mut_ptr(), bytes) } {

@@ -9,6 +9,7 @@ pub mod fileset;
 pub mod iscsi;
 pub mod multipath;
 pub mod nbd;
+pub mod nfs;
 pub mod safety;
 pub mod sim;
 pub mod smb;
@@ -108,12 +109,15 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
     if uri.starts_with("smb://") {
         return smb::parse(uri).map(TargetKind::Smb).map_err(bad_uri);
     }
+    if uri.starts_with("nfs://") {
+        return nfs::parse(uri).map(TargetKind::Nfs).map_err(bad_uri);
+    }
     if uri.is_empty() {
         return Err(invalid("empty target".into()));
     }
     if let Some((scheme, _)) = uri.split_once("://") {
         return Err(invalid(format!(
-            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN, smb://[USER@]HOST[:PORT]/SHARE/PATH, files:DIR?count=N)"
+            "the '{scheme}://' target type is not supported yet (supported: a path, mem:SIZE, null:SIZE, sim:SIZE, nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH, iscsi://HOST[:PORT]/IQN/LUN, smb://[USER@]HOST[:PORT]/SHARE/PATH, nfs://HOST[:PORT]/EXPORT/PATH, files:DIR?count=N)"
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
@@ -137,6 +141,8 @@ pub enum Backing {
     Iscsi(iscsi::IscsiTarget),
     /// A file on an SMB share (cargo feature `smb`).
     Smb(Box<smb::SmbTarget>),
+    /// A file on an NFS export reached through libnfs.
+    Nfs(Box<nfs::NfsTarget>),
     /// N files in a directory, for the file-operation engines.
     Files(fileset::FileSetTarget),
 }
@@ -169,7 +175,11 @@ impl OpenTarget {
     pub fn is_persistent(&self) -> bool {
         matches!(
             self.backing,
-            Backing::File { .. } | Backing::Nbd(_) | Backing::Iscsi(_) | Backing::Smb(_)
+            Backing::File { .. }
+                | Backing::Nbd(_)
+                | Backing::Iscsi(_)
+                | Backing::Smb(_)
+                | Backing::Nfs(_)
         )
     }
 
@@ -182,6 +192,7 @@ impl OpenTarget {
             Backing::Nbd(n) => Some(n.read_at(buf, offset)),
             Backing::Iscsi(i) => Some(i.read_at(buf, offset)),
             Backing::Smb(s) => Some(s.read_at(buf, offset)),
+            Backing::Nfs(n) => Some(n.read_at(buf, offset)),
             Backing::Mem(_) | Backing::Null | Backing::Sim(_) | Backing::Files(_) => None,
         }
     }
@@ -303,6 +314,7 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
         TargetKind::Iscsi(i) => open_iscsi(spec, &i, opts),
         TargetKind::Smb(s) => open_smb(spec, &s, opts),
+        TargetKind::Nfs(n) => open_nfs(spec, &n, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
         TargetKind::Files(set) => Ok(OpenTarget {
             name: spec.name.clone(),
@@ -359,6 +371,25 @@ fn open_smb(
         name: spec.name.clone(),
         uri: spec.uri.clone(),
         backing: Backing::Smb(Box::new(opened.target)),
+        size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
+        direct: false,
+        align_bytes: 1,
+        multipath: None,
+    })
+}
+
+/// A file on an NFS export, created or grown to the working set like a local file.
+fn open_nfs(
+    spec: &TargetSpec,
+    n: &crate::plan::model::NfsSpec,
+    opts: OpenOptionsIo,
+) -> Result<OpenTarget, TargetError> {
+    let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
+    let opened = nfs::open(n, opts.writes, want)?;
+    Ok(OpenTarget {
+        name: spec.name.clone(),
+        uri: spec.uri.clone(),
+        backing: Backing::Nfs(Box::new(opened.target)),
         size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
         direct: false,
         align_bytes: 1,
@@ -441,6 +472,8 @@ pub enum ProbeKind {
     Iscsi,
     /// A file on an SMB share: created or grown on the server, never locally.
     Smb,
+    /// A file on an NFS export: created or grown on the server, never locally.
+    Nfs,
     /// A set of files in a directory (`files:`), for the file-operation engines.
     Files,
 }
@@ -477,6 +510,12 @@ pub fn probe(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetErro
             let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
             let size = smb::probe(&s, want)?;
             Ok(fixed(ProbeKind::Smb, spec.size_bytes.unwrap_or(size)))
+        }
+        // Mounts the export and looks the file up; creates nothing.
+        TargetKind::Nfs(n) => {
+            let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
+            let size = nfs::probe(&n, want)?;
+            Ok(fixed(ProbeKind::Nfs, spec.size_bytes.unwrap_or(size)))
         }
         TargetKind::Path(path) => probe_path(spec, &path, opts),
         TargetKind::Files(set) => {

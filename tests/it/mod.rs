@@ -25,6 +25,7 @@ mod net_iscsi_multipath;
 mod net_multipath;
 mod net_multipath_verify;
 mod net_nbd;
+mod net_nfs;
 #[cfg(feature = "smb")]
 mod net_smb;
 #[cfg(feature = "smb")]

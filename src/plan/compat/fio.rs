@@ -28,6 +28,7 @@ use crate::plan::units::{
 
 mod errors;
 mod net;
+mod nfs;
 mod op_engines;
 mod priority;
 
@@ -989,6 +990,9 @@ impl<'a> JobCx<'a> {
         if let Some(t) = self.net_target(engine, read_pct, pattern, streams)? {
             return Ok(t);
         }
+        if let Some(t) = self.nfs_target(engine, streams)? {
+            return Ok(t);
+        }
         match self.op_engine_target(engine, streams, bs.max_bytes())? {
             Some(t) => Ok(t),
             None => self.target(streams, engine == EngineKind::Auto),
@@ -1041,6 +1045,7 @@ impl<'a> JobCx<'a> {
         if !engine.trims() {
             let why = match engine {
                 EngineKind::Iscsi => "ioscope's iSCSI engine sends no SCSI UNMAP",
+                EngineKind::Nfs => "NFSv3 has no trim, and ioscope's nfs engine sends none",
                 _ => "that engine moves no bytes of a range",
             };
             self.unsupported.push(
@@ -1348,6 +1353,7 @@ impl<'a> JobCx<'a> {
             "null" => (EngineKind::Null, None),
             "nbd" => (EngineKind::Nbd, None),
             "libiscsi" => (EngineKind::Iscsi, None),
+            "nfs" => (EngineKind::Nfs, None),
             "libaio" | "posixaio" => (
                 EngineKind::Uring,
                 Some("asynchronous submission at the queue depth, through io_uring"),

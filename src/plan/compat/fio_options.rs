@@ -256,7 +256,8 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "filename_format",
         "the names of a file-operation engine's files: target ($jobname, $jobnum, \
-         $filenum); otherwise fio's default only",
+         $filenum); with ioengine=nfs the file on the export (first clone's name); \
+         otherwise fio's default only",
     ),
     maps(
         "create_on_open",
@@ -558,7 +559,7 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "ioengine",
         "engine: io_uring, libaio, posixaio → uring; psync, sync, pvsync, pvsync2, \
-         vsync, mmap → sync; null, cpp_null → null; nbd, libiscsi → iscsi; libblkio with \
+         vsync, mmap → sync; null, cpp_null → null; nbd → nbd; libiscsi → iscsi; nfs → nfs; libblkio with \
          libblkio_driver=io_uring → uring; net, netsplice → net; e4defrag → e4defrag (mappings warned)",
     ),
     maps(
@@ -586,6 +587,11 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps("directory", "directory of filename, or of JOBNAME.0.0"),
     maps("uri", "the NBD export of ioengine=nbd (the target)"),
+    maps(
+        "nfs_url",
+        "the export of ioengine=nfs: the target is nfs://HOST[:PORT]/EXPORT/FILE, FILE \
+         from filename, filename_format or JOBNAME.0.0",
+    ),
     maps(
         "libblkio_driver",
         "io_uring: ioengine=libblkio runs on ioscope's io_uring engine; other drivers \

@@ -218,7 +218,8 @@ impl JobCx<'_> {
         }
         o.ask("filename_format");
         if let Some((Some(v), loc, _)) = o.map.get("filename_format") {
-            if !file_op && v != FIO_NAME_FORMAT {
+            let nfs = o.get("ioengine").is_some_and(|(e, _)| e.trim() == "nfs");
+            if !file_op && !nfs && v != FIO_NAME_FORMAT {
                 self.unsupported.push(
                     format!(
                         "filename_format={v} — fio's names for a job's files; ioscope names the \
