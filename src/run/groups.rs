@@ -211,6 +211,52 @@ mod tests {
     }
 
     #[test]
+    fn operation_engines_mix_but_keep_a_target_they_shape_to_themselves() {
+        // exec beside cpuio, e4defrag beside uring on one target: groups of their own.
+        let mut r = run(&[Some(EngineKind::Exec), Some(EngineKind::Cpuio)]);
+        assert!(check(&r).is_ok());
+        assert_eq!(groups(&r).len(), 2);
+        r = run(&[Some(EngineKind::E4defrag), Some(EngineKind::Uring)]);
+        assert!(check(&r).is_ok());
+        // A file operation or falloc sharing its target with another engine.
+        for e in [EngineKind::FileCreate, EngineKind::Falloc] {
+            r = run(&[Some(e), None]);
+            let why = check(&r).unwrap_err();
+            assert!(why.contains("shapes its target"), "{why}");
+            r.workloads[1].target = "other".into();
+            assert!(check(&r).is_ok());
+        }
+        // net runs socket peers, never beside workers.
+        r = run(&[Some(EngineKind::Net), None]);
+        assert!(check(&r).unwrap_err().contains("socket peers"));
+    }
+
+    #[test]
+    fn other_engine_options_make_another_group() {
+        use crate::plan::engine_opts::{DefragSpec, EngineOptions};
+        let mut r = run(&[Some(EngineKind::E4defrag), Some(EngineKind::E4defrag), None]);
+        let donor = |d: &str| {
+            Some(EngineOptions {
+                defrag: Some(DefragSpec {
+                    donor: d.into(),
+                    inplace: false,
+                }),
+                ..Default::default()
+            })
+        };
+        r.workloads[0].overrides.engine_opts = donor("a");
+        r.workloads[1].overrides.engine_opts = donor("b");
+        // The sync workload ignores a donor: its key has none.
+        r.workloads[2].overrides.engine_opts = donor("c");
+        let g = groups(&r);
+        assert_eq!(g.len(), 3);
+        assert_eq!(g[1].run.engine_opts, donor("b").unwrap());
+        assert_eq!(g[2].key.opts, EngineOptions::default());
+        r.workloads[1].overrides.engine_opts = donor("a");
+        assert_eq!(groups(&r).len(), 2);
+    }
+
+    #[test]
     fn a_share_mix_needs_one_kind_of_worker() {
         let mut r = run(&[None, Some(EngineKind::Uring)]);
         for w in &mut r.workloads {

@@ -242,7 +242,7 @@ pub(super) fn launch(
             &data_opts,
             opts.data.spec.dedup_unit,
             run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ now_ns(),
-            verify_states.to_vec(),
+            super::op_engines::verify_states_for(groups[plan.group].0.key.engine, verify_states),
             wi as u32,
             data::SetShare {
                 workers: nworkers as u64,

@@ -61,6 +61,30 @@ pub(super) fn check_options(run: &RunSpec) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The verify state a worker of `engine` sees: none for the engines that write no
+/// bytes (e4defrag moves a range's blocks and leaves its bytes as they are; the
+/// others do not write a buffer), so their "writes" on a target another workload
+/// verifies register no keys there.
+pub(super) fn verify_states_for(
+    engine: EngineKind,
+    states: &[Option<super::data::TargetState>],
+) -> Vec<Option<super::data::TargetState>> {
+    let no_bytes = engine.is_file_op()
+        || matches!(
+            engine,
+            EngineKind::Cpuio
+                | EngineKind::Exec
+                | EngineKind::E4defrag
+                | EngineKind::Falloc
+                | EngineKind::Ftruncate
+                | EngineKind::PageFault
+        );
+    match no_bytes {
+        true => vec![None; states.len()],
+        false => states.to_vec(),
+    }
+}
+
 /// The checks on the plan alone (no target looked at), for one worker group: `run`
 /// has the group's engine, its options and its workloads.
 pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
