@@ -135,7 +135,7 @@ impl JobCx<'_> {
             let replaced = self.in_own_section("ioengine");
             for key in ["donorname", "inplace"] {
                 if let Some((v, l)) = o.get(key) {
-                    if !(replaced && !self.in_own_section(key)) {
+                    if !replaced || self.in_own_section(key) {
                         self.unsupported
                             .push(format!("{key}={v} — only used with ioengine=e4defrag"), l);
                     }
