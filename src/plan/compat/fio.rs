@@ -554,15 +554,10 @@ fn group_runs(
         if let (Some(d), None) = (job.duration_ns, job.passes) {
             job.workload.pauses.stop_ns = d;
         }
-        let run_index = match runs.len() {
-            n if n == 0 || job.starts_group => n,
-            n => n - 1,
-        };
-        let tname = targets.intern_in_run(
+        let tname = targets.intern_per_direct(
             &job.target_uri,
             job.target_size,
             job.direct,
-            run_index,
             unsupported,
             &job.loc,
         );
