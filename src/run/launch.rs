@@ -582,7 +582,7 @@ fn run_with_engine(
             worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
         }
         EngineKind::E4defrag => match &engine_opts.defrag {
-            Some(spec) => match DefragEngine::new(&t, spec, capacity) {
+            Some(spec) => match DefragEngine::new(&t, &used_targets(&setup), spec, capacity) {
                 Ok(e) => worker::run_worker(e, setup),
                 Err(source) => worker::fail(
                     setup,
@@ -596,7 +596,10 @@ fn run_with_engine(
             None => worker::fail(setup, no_setting("e4defrag", "a donor file").into()),
         },
         EngineKind::PageFault => {
-            match PageFaultEngine::new(t.first().map_or(0, |x| x.size_bytes), capacity) {
+            // The size of its (one) target, not of another group's.
+            let used = used_targets(&setup);
+            let mine = t.iter().zip(&used).find(|(_, &u)| u).map(|(x, _)| x);
+            match PageFaultEngine::new(mine.map_or(0, |x| x.size_bytes), capacity) {
                 Ok(e) => worker::run_worker(e, setup),
                 Err(e) => worker::fail(setup, e.into()),
             }
@@ -633,6 +636,22 @@ fn run_with_engine(
             Err(e) => worker::fail(setup, e.into()),
         },
     }
+}
+
+/// Which of the run's targets the worker's streams use (a worker group's own, in a
+/// run of several engines).
+fn used_targets(setup: &WorkerSetup) -> Vec<bool> {
+    let mut used = vec![false; setup.targets.len()];
+    for s in &setup.streams {
+        for w in s.workloads() {
+            if let Some(shape) = setup.shapes.get(w as usize) {
+                if let Some(u) = used.get_mut(shape.target as usize) {
+                    *u = true;
+                }
+            }
+        }
+    }
+    used
 }
 
 /// A worker that cannot build its engine because a setting is missing (the run's

@@ -805,3 +805,75 @@ fn e4defrag_beside_a_byte_engine_on_the_same_file() {
     );
     assert!(d.path().join("file.def").exists() && d.path().join("file2.def").exists());
 }
+
+/// A job file's workloads on three engines in one run: file creates on a `files:` set,
+/// io_uring reads of a file, page faults on `null:` — each group on its own target,
+/// each counting what its engine does.
+#[test]
+fn a_job_file_mixes_file_operations_page_faults_and_reads_in_one_run() {
+    let d = tempdir();
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let job = d.path().join("mix.toml");
+    let write_job = |extra: &str| {
+        std::fs::write(
+            &job,
+            format!(
+                "[[target]]\nname = \"set\"\npath = \"files:{}?count=8\"\n\
+                 [[target]]\nname = \"f\"\npath = \"{}\"\nsize = \"1m\"\n\
+                 [[target]]\nname = \"mem\"\npath = \"null:64k\"\n\
+                 [[workload]]\nname = \"create\"\ntarget = \"set\"\nrw = \"write\"\nbs = \"4k\"\n\
+                 engine = \"filecreate\"\n\
+                 [[workload]]\nname = \"read\"\ntarget = \"f\"\nrw = \"randread\"\nbs = \"4k\"\n\
+                 qd = 4\nengine = \"uring\"\n{extra}\
+                 [[workload]]\nname = \"pf\"\ntarget = \"mem\"\nrw = \"write\"\nbs = \"4k\"\n\
+                 engine = \"page_fault\"\n\
+                 [[run]]\nname = \"mix\"\nworkloads = [\"create\", \"read\", \"pf\"]\n\
+                 engine = \"sync\"\npasses = 1\n",
+                set.display(),
+                d.path().join("data").display()
+            ),
+        )
+        .unwrap()
+    };
+    write_job("");
+    let r = ioscope_result(["run", job.to_str().unwrap(), "-q"]).expect_code(0);
+    let mix = r.run(0);
+    assert_eq!(
+        mix.engine, "filecreate+uring+page_fault",
+        "{}",
+        mix.engine_reason
+    );
+    let t = |i: usize| &mix.workloads[i].totals;
+    assert_eq!(
+        (t(0).write.ios, t(0).write.errors),
+        (8, 0),
+        "one create per file"
+    );
+    assert_eq!(t(1).read.ios, 256, "one pass of 1 MiB in 4 KiB");
+    assert_eq!(t(2).write.ios, 16, "one pass of 64 KiB in 4 KiB");
+    assert_eq!(names_in(&set).len(), 8);
+
+    // A time-based workload in a run of passes needs its own stop (or a duration).
+    std::fs::remove_dir_all(&set).unwrap();
+    std::fs::create_dir(&set).unwrap();
+    write_job("time_based = true\n");
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("stop_after"), "{}", stderr(&o));
+    assert!(names_in(&set).is_empty(), "a refused run created files");
+    write_job("time_based = true\npasses = 2\n");
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("contradict"), "{}", stderr(&o));
+
+    // A file operation does not share its target with another engine.
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("target = \"f\"", "target = \"set\"")
+        .replace("time_based = true\npasses = 2\n", "");
+    std::fs::write(&job, text).unwrap();
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("shapes its target"), "{}", stderr(&o));
+}
