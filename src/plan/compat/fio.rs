@@ -3251,4 +3251,48 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn jobs_with_and_without_time_based_keep_their_own_amounts() {
+        // A time-based job of 4 s beside a job of 2 passes bounded by 3 s, after a
+        // 1 s start delay: the run of 2 passes lasts up to 4 s.
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\n\
+             [p]\nloops=2\nruntime=3\nstartdelay=1\n[q]\nloops=3\nruntime=1\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        assert_eq!(
+            (run.passes, run.duration_ns),
+            (Some(2), Some(4_000_000_000))
+        );
+        let own = |i: usize| {
+            (
+                run.workloads[i].overrides.amount,
+                run.passes_of(&run.workloads[i]),
+            )
+        };
+        assert_eq!(own(0), (Some(Amount::TimeBased), None));
+        assert_eq!(own(1), (None, Some(2)));
+        assert_eq!(own(2), (Some(Amount::Passes(3)), Some(3)));
+        let stops: Vec<u64> = run.workloads.iter().map(|w| w.pauses.stop_ns).collect();
+        assert_eq!(stops, [0, 0, 1_000_000_000], "the last end is the run's");
+        // A job without a runtime: no duration, the run ends with the last job.
+        let t =
+            parse("[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\n[p]\n").unwrap();
+        let run = &t.plan.runs[0];
+        assert_eq!((run.passes, run.duration_ns), (Some(1), None));
+        assert_eq!(run.workloads[0].pauses.stop_ns, 4_000_000_000);
+        // With exitall the runtimes are listed (one per run).
+        let t =
+            parse("[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\nexitall\n[p]\n")
+                .unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+        assert!(
+            t.unsupported[0].option.contains("exitall"),
+            "{:?}",
+            t.unsupported
+        );
+    }
 }
