@@ -127,10 +127,22 @@ pub type DefragEngine = InlineEngine<DefragIo>;
 
 impl DefragEngine {
     /// Opens (creating) the donor and, unless `inplace`, allocates it the size of
-    /// the first target; refuses a target that is not on ext4.
-    pub fn new(targets: &Targets, spec: &DefragSpec, capacity: usize) -> io::Result<Self> {
-        let fds: Vec<RawFd> = targets.iter().map(|t| t.fd().unwrap_or(-1)).collect();
-        for &fd in &fds {
+    /// the first target it moves; refuses such a target that is not on ext4. `used`:
+    /// which of `targets` this worker moves (the run's other targets, of workloads on
+    /// other engines, are left alone).
+    pub fn new(
+        targets: &Targets,
+        used: &[bool],
+        spec: &DefragSpec,
+        capacity: usize,
+    ) -> io::Result<Self> {
+        let mine = |i: usize| used.get(i).copied().unwrap_or(true);
+        let fds: Vec<RawFd> = targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| if mine(i) { t.fd().unwrap_or(-1) } else { -1 })
+            .collect();
+        for &fd in fds.iter().filter(|&&fd| fd >= 0) {
             // SAFETY: statfs fills the zeroed struct we pass.
             let mut st: libc::statfs = unsafe { std::mem::zeroed() };
             if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
@@ -180,7 +192,9 @@ impl DefragEngine {
             return Err(io::Error::last_os_error());
         }
         io.block_bytes = (st.st_blksize as u64).max(512);
-        let size = targets.first().map_or(0, |t| t.size_bytes);
+        let size = (0..targets.len())
+            .find(|&i| mine(i))
+            .map_or(0, |i| targets[i].size_bytes);
         // SAFETY: fallocate on our donor descriptor.
         if !spec.inplace
             && size > 0

@@ -3,6 +3,7 @@
 //! and diff. The TOML output reads back into the same plan.
 
 use super::model::*;
+use super::overrides::Amount;
 use super::tuning::IoTuning;
 use super::units::{format_duration_ns, format_size};
 use serde::ser::{SerializeMap, Serializer};
@@ -54,6 +55,11 @@ pub enum FioEmitError {
     EarlyStop { workload: String },
     #[error("the {engine} engine has no fio equivalent")]
     Engine { engine: &'static str },
+    #[error(
+        "workload '{workload}': passes of its own (or time-based in a run of passes) are \
+         not translated to fio yet"
+    )]
+    OwnAmount { workload: String },
     #[error(
         "workload '{workload}': a dedup working set needs the size it is a percentage of \
          in fio"
@@ -224,6 +230,14 @@ struct WorkloadTable {
     dedup_global: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     on_error: Option<crate::plan::on_error::OnError>,
+    /// The workload's own passes, or that it is time-based in a run of passes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    passes: Option<u64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    time_based: bool,
+    /// The workload's own engine options, all of them.
+    #[serde(flatten)]
+    engine_keys: EngineKeys,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -245,6 +259,49 @@ impl Serialize for BsValue {
                 }
                 map.end()
             }
+        }
+    }
+}
+
+/// The engine options as keys (`stat_type`, `cpu_load` …, `exec_program` …,
+/// `defrag_donor` …), of a run or of a workload with options of its own.
+#[derive(Debug, Default, Serialize)]
+struct EngineKeys {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stat_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_load: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_chunk: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_program: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_args: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_grace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exec_output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defrag_donor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defrag_inplace: Option<bool>,
+}
+
+impl EngineKeys {
+    fn of(o: &crate::plan::engine_opts::EngineOptions) -> EngineKeys {
+        EngineKeys {
+            stat_type: (!o.stat.is_default()).then(|| o.stat.name()),
+            cpu_load: o.cpu.map(|c| c.load_pct),
+            cpu_chunk: o.cpu.map(|c| format_duration_ns(c.chunk_ns)),
+            cpu_mode: o.cpu.map(|c| c.mode.name()),
+            exec_program: o.exec.as_ref().map(|x| x.program.clone()),
+            exec_args: o.exec.as_ref().map(|x| x.args.clone()),
+            exec_grace: o.exec.as_ref().map(|x| format_duration_ns(x.grace_ns)),
+            exec_output: o.exec.as_ref().and_then(|x| x.output.clone()),
+            defrag_donor: o.defrag.as_ref().map(|d| d.donor.clone()),
+            defrag_inplace: o.defrag.as_ref().map(|d| d.inplace),
         }
     }
 }
@@ -273,26 +330,8 @@ struct RunTable {
     io_timeout: Option<String>,
     #[serde(flatten)]
     io: IoKeys,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stat_type: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_load: Option<u8>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_chunk: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_mode: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exec_program: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exec_args: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exec_grace: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exec_output: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    defrag_donor: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    defrag_inplace: Option<bool>,
+    #[serde(flatten)]
+    engine_keys: EngineKeys,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -511,6 +550,17 @@ impl WorkloadTable {
             dedup_set: w.overrides.data.dedup_set.map(|d| format_size(d.bytes)),
             dedup_global: w.overrides.data.dedup_set.is_some_and(|d| d.global),
             on_error: w.overrides.on_error.clone(),
+            passes: match w.overrides.amount {
+                Some(Amount::Passes(n)) => Some(n),
+                _ => None,
+            },
+            time_based: w.overrides.amount == Some(Amount::TimeBased),
+            engine_keys: w
+                .overrides
+                .engine_opts
+                .as_ref()
+                .map(EngineKeys::of)
+                .unwrap_or_default(),
         }
     }
 }
@@ -668,20 +718,7 @@ impl RunTable {
             connections: r.connections,
             io_timeout: r.io_timeout_ns.map(format_duration_ns),
             io: IoKeys::from_tuning(&r.io),
-            stat_type: (!r.engine_opts.stat.is_default()).then(|| r.engine_opts.stat.name()),
-            cpu_load: r.engine_opts.cpu.map(|c| c.load_pct),
-            cpu_chunk: r.engine_opts.cpu.map(|c| format_duration_ns(c.chunk_ns)),
-            cpu_mode: r.engine_opts.cpu.map(|c| c.mode.name()),
-            exec_program: r.engine_opts.exec.as_ref().map(|x| x.program.clone()),
-            exec_args: r.engine_opts.exec.as_ref().map(|x| x.args.clone()),
-            exec_grace: r
-                .engine_opts
-                .exec
-                .as_ref()
-                .map(|x| format_duration_ns(x.grace_ns)),
-            exec_output: r.engine_opts.exec.as_ref().and_then(|x| x.output.clone()),
-            defrag_donor: r.engine_opts.defrag.as_ref().map(|d| d.donor.clone()),
-            defrag_inplace: r.engine_opts.defrag.as_ref().map(|d| d.inplace),
+            engine_keys: EngineKeys::of(&r.engine_opts),
             // An empty list is how a curve with only a bound is written.
             curve_points: r.curve.as_ref().map(|c| c.points_pct.clone()),
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
@@ -812,6 +849,11 @@ fn fio_can_express(w: &Workload, t: &TargetSpec) -> Result<(), FioEmitError> {
     }
     if w.pauses.stop_ns > 0 {
         return Err(FioEmitError::EarlyStop {
+            workload: workload(),
+        });
+    }
+    if w.overrides.amount.is_some() {
+        return Err(FioEmitError::OwnAmount {
             workload: workload(),
         });
     }
@@ -1175,11 +1217,36 @@ mod tests {
                     crate::plan::on_error::Errno(4000),
                 ]),
             }),
+            amount: None,
+            engine_opts: None,
         };
         p.runs[0].workloads.push(w1.clone());
         let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();
         assert!(back.runs[0].workloads[0].overrides.is_default());
         assert_eq!(back.runs[0].workloads[1].overrides, w1.overrides);
+        // An operation engine of its own with its options, and amounts of its own.
+        let mut op = w1.clone();
+        op.overrides.engine = Some(EngineKind::E4defrag);
+        op.overrides.amount = Some(crate::plan::overrides::Amount::TimeBased);
+        op.overrides.engine_opts = Some(crate::plan::engine_opts::EngineOptions {
+            defrag: Some(crate::plan::engine_opts::DefragSpec {
+                donor: "/mnt/d.def".into(),
+                inplace: true,
+            }),
+            ..Default::default()
+        });
+        let mut passes = w1.clone();
+        passes.name = "passes".into();
+        passes.overrides.amount = Some(crate::plan::overrides::Amount::Passes(3));
+        let mut q = p.clone();
+        q.runs[0].workloads[1] = op.clone();
+        q.runs[0].workloads.push(passes.clone());
+        let back = crate::plan::jobfile::parse("c.toml", &to_toml(&q).unwrap()).unwrap();
+        assert_eq!(back.runs[0].workloads[1].overrides, op.overrides);
+        assert_eq!(back.runs[0].workloads[2].overrides, passes.overrides);
+        assert!(to_fio(&q).is_err(), "e4defrag has no fio export");
+        q.runs[0].workloads.remove(1);
+        assert!(matches!(to_fio(&q), Err(FioEmitError::OwnAmount { .. })));
         let mut uring = w1.clone();
         uring.overrides.engine = None;
         uring.overrides.uring = Some(crate::plan::UringOptions {

@@ -1,7 +1,8 @@
 //! Settings that belong to one engine only: which stat call the stat engines time,
 //! and how the cpuio engine burns CPU. They sit beside the run's engine in the plan
 //! (fio keeps them as engine options of a job: `stat_type`, `cpuload`, `cpuchunks`,
-//! `cpumode`), and each is refused with any other engine.
+//! `cpumode`), and each is refused with any other engine. A workload with an engine
+//! of its own may carry its own options too (`WorkloadOverrides::engine_opts`).
 
 use super::model::EngineKind;
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,24 @@ pub struct DefragSpec {
 impl EngineOptions {
     pub fn is_default(&self) -> bool {
         *self == EngineOptions::default()
+    }
+
+    /// Only the options `engine` uses: what decides whether two workloads of that
+    /// engine can share an engine instance.
+    pub fn for_engine(&self, engine: EngineKind) -> EngineOptions {
+        EngineOptions {
+            stat: if matches!(engine, EngineKind::FileStat | EngineKind::DirStat) {
+                self.stat
+            } else {
+                StatCall::default()
+            },
+            cpu: self.cpu.filter(|_| engine == EngineKind::Cpuio),
+            exec: self.exec.clone().filter(|_| engine == EngineKind::Exec),
+            defrag: self
+                .defrag
+                .clone()
+                .filter(|_| engine == EngineKind::E4defrag),
+        }
     }
 
     /// The option given that `engine` does not take, if any (its name as a flag).

@@ -23,7 +23,7 @@ use super::model::{
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
 };
 use super::on_error::{self, Errno, ErrorKind, OnError};
-use super::overrides::WorkloadOverrides;
+use super::overrides::{Amount, WorkloadOverrides};
 use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
@@ -157,6 +157,32 @@ const WORKLOAD_KEYS: &[&str] = &[
     "dedup_set",
     "dedup_global",
     "on_error",
+    "passes",
+    "time_based",
+    // Its own engine options (all of them, in place of the run's).
+    "stat_type",
+    "cpu_load",
+    "cpu_chunk",
+    "cpu_mode",
+    "exec_program",
+    "exec_args",
+    "exec_grace",
+    "exec_output",
+    "defrag_donor",
+    "defrag_inplace",
+];
+/// The engine-option keys, in a `[[workload]]` its own options.
+const ENGINE_KEYS: &[&str] = &[
+    "stat_type",
+    "cpu_load",
+    "cpu_chunk",
+    "cpu_mode",
+    "exec_program",
+    "exec_args",
+    "exec_grace",
+    "exec_output",
+    "defrag_donor",
+    "defrag_inplace",
 ];
 /// The keys of a workload's `on_error` table.
 const ON_ERROR_KEYS: &[&str] = &["continue", "read_errnos", "write_errnos"];
@@ -1002,7 +1028,8 @@ impl<'a> Ctx<'a> {
         Ok(p)
     }
 
-    /// The workload's own `engine`, `warmup`, `cpus`, io_uring keys and data keys
+    /// The workload's own `engine`, `warmup`, `cpus`, io_uring keys, engine options
+    /// (all of them when any is given), `passes` or `time_based`, and data keys
     /// (`verify`, `verify_after`, `compress_ratio`, `dedup_ratio`). The io_uring keys
     /// are laid over the run's when the run is built ([`Ctx::own_uring`]).
     fn overrides(&self, sec: &Section<'_>, name: &str) -> Res<WorkloadOverrides> {
@@ -1021,6 +1048,10 @@ impl<'a> Ctx<'a> {
             self.own_uring.borrow_mut().push((name.to_string(), io));
         }
         let flag = |key: &str| sec.get(key).map(|v| self.boolean(key, v)).transpose();
+        if ENGINE_KEYS.iter().any(|k| sec.get(k).is_some()) {
+            o.engine_opts = Some(self.engine_settings(sec)?.into_options());
+        }
+        o.amount = self.own_amount(sec)?;
         o.data.verify = flag("verify")?;
         o.data.verify_after = flag("verify_after")?;
         if let Some(v) = sec.get("pattern") {
@@ -1120,6 +1151,24 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(p)
+    }
+
+    /// `passes = N` (its own passes) or `time_based = true` (no pass limit in a run
+    /// of passes: until its `stop_after` or the run's end).
+    fn own_amount(&self, sec: &Section<'_>) -> Res<Option<Amount>> {
+        let time_based = match sec.get("time_based") {
+            Some(v) => self.boolean("time_based", v)?,
+            None => false,
+        };
+        match (sec.get("passes"), time_based) {
+            (Some(v), true) => Err(self.err(
+                v.span(),
+                "'passes' and 'time_based' = true contradict each other: give one",
+            )),
+            (Some(v), false) => Ok(Some(Amount::Passes(self.count("passes", v)?))),
+            (None, true) => Ok(Some(Amount::TimeBased)),
+            (None, false) => Ok(None),
+        }
     }
 
     /// Lays each workload's own io_uring keys over the run's (`io`).

@@ -11,6 +11,7 @@
 //! workers of their own, each owning one engine instance (docs/architecture.md). Warm-up
 //! and data settings are per workload inside a worker and need no workers of their own.
 
+use super::engine_opts::EngineOptions;
 use super::model::{EngineKind, RunSpec, Workload};
 use super::tuning::UringOptions;
 use serde::{Deserialize, Serialize};
@@ -39,12 +40,33 @@ pub struct WorkloadOverrides {
     /// `ignore_error`), in place of the run's `--on-error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_error: Option<super::on_error::OnError>,
+    /// How much this workload does, where it differs from its run's: passes of its
+    /// own, or time-based in a run of passes (fio's jobs of one group with and
+    /// without `time_based`). A time-based workload ends at its `pauses.stop_ns` or
+    /// the run's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<Amount>,
+    /// This workload's engine options (fio's per-job `donorname`, `program`,
+    /// `cpuload` …), in place of the run's: all of them, not laid over the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_opts: Option<EngineOptions>,
 }
 
 impl WorkloadOverrides {
     pub fn is_default(&self) -> bool {
         *self == WorkloadOverrides::default()
     }
+}
+
+/// A workload's own amount of I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Amount {
+    /// This many passes over its working set (then its streams stop; the run goes
+    /// on while others have work).
+    Passes(u64),
+    /// No pass limit: until its own stop time or the run's end.
+    TimeBased,
 }
 
 /// A workload's own data settings; `None` = the invocation's (job description and
@@ -80,31 +102,23 @@ impl WorkloadData {
     }
 }
 
-/// Whether `engine` reads and writes bytes, and so can run beside workloads of
-/// another engine in one run. The engines that do something else (file operations,
-/// cpuio, falloc, ftruncate) shape the whole run — its targets, its checks — and
-/// need a run of their own.
+/// Whether a workload on `engine` can run beside workloads of another engine in one
+/// run, on worker groups of its own. Every engine the runner's workers drive can
+/// (those that do something other than move bytes are checked per group, and the
+/// ones that shape their target keep it to themselves: `run::groups`); `net` cannot:
+/// its runs are socket peers, not workers (`net::peer`).
 pub fn mixes_with_others(engine: EngineKind) -> bool {
-    matches!(
-        engine,
-        EngineKind::Auto
-            | EngineKind::Uring
-            | EngineKind::Sync
-            | EngineKind::Null
-            | EngineKind::Mem
-            | EngineKind::Sim
-            | EngineKind::Nbd
-            | EngineKind::Iscsi
-            | EngineKind::Smb
-            | EngineKind::Nfs
-    )
+    engine != EngineKind::Net
 }
 
-/// What makes workloads need workers of their own: engine, io_uring options, CPUs,
-/// and the I/O priority of the worker threads (ioprio_set is per thread).
+/// What makes workloads need workers of their own: engine and its options, io_uring
+/// options, CPUs, and the I/O priority of the worker threads (ioprio_set is per
+/// thread).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerKey {
     pub engine: EngineKind,
+    /// The options of `engine` only ([`EngineOptions::for_engine`]).
+    pub opts: EngineOptions,
     pub uring: UringOptions,
     pub cpus: Option<Vec<usize>>,
     pub prio: Option<super::priority::IoPriority>,
@@ -114,6 +128,24 @@ impl RunSpec {
     /// The engine `w` asks for: its own, else the run's.
     pub fn engine_of(&self, w: &Workload) -> EngineKind {
         w.overrides.engine.unwrap_or(self.engine)
+    }
+
+    /// The engine options `w`'s engine gets: its own, else the run's.
+    pub fn engine_opts_of<'a>(&'a self, w: &'a Workload) -> &'a EngineOptions {
+        w.overrides
+            .engine_opts
+            .as_ref()
+            .unwrap_or(&self.engine_opts)
+    }
+
+    /// The passes `w` makes: its own amount, else the run's (`None`: no pass
+    /// limit, it runs for a time).
+    pub fn passes_of(&self, w: &Workload) -> Option<u64> {
+        match w.overrides.amount {
+            Some(Amount::Passes(n)) => Some(n),
+            Some(Amount::TimeBased) => None,
+            None => self.passes,
+        }
     }
 
     /// The io_uring settings of `w`'s workers.
@@ -133,16 +165,19 @@ impl RunSpec {
 
     /// The workers `w` needs: workloads with equal keys share them.
     pub fn worker_key(&self, w: &Workload) -> WorkerKey {
+        let engine = self.engine_of(w);
         WorkerKey {
-            engine: self.engine_of(w),
+            engine,
+            opts: self.engine_opts_of(w).for_engine(engine),
             uring: self.uring_of(w).clone(),
             cpus: self.cpus_of(w).cloned(),
             prio: w.priority.job,
         }
     }
 
-    /// Whether some workload sets an engine, io_uring options or CPUs of its own that
-    /// differ from the run's (then the run has more than one kind of worker).
+    /// Whether some workload sets an engine (or engine options), io_uring options or
+    /// CPUs of its own that differ from the run's (then the run has more than one kind
+    /// of worker).
     pub fn mixes_workers(&self) -> bool {
         let Some(first) = self.workloads.first() else {
             return false;

@@ -7,9 +7,11 @@
 //! group. A run whose workloads all follow the run's settings is one group: exactly
 //! the workers, placement and hot path of a run without per-workload settings.
 //!
-//! Each group is checked as a run of its own (its engine against its targets, its
-//! io_uring options against the kernel and devices) through [`Group::run`], a copy of
-//! the run with the group's settings and workloads.
+//! Each group is checked as a run of its own (its engine and engine options against
+//! its workloads and targets, its io_uring options against the kernel and devices)
+//! through [`Group::run`], a copy of the run with the group's settings and workloads.
+//! So an operation engine (exec, cpuio, e4defrag, the file operations …) runs beside
+//! engines that move bytes, each group under its own engine's rules.
 
 use crate::plan::model::RunSpec;
 use crate::plan::overrides::WorkerKey;
@@ -48,6 +50,7 @@ pub(super) fn groups(run: &RunSpec) -> Vec<Group> {
     for g in &mut out {
         let mut r = run.clone();
         r.engine = g.key.engine;
+        r.engine_opts = g.key.opts.clone();
         r.io.uring = g.key.uring.clone();
         r.cpus = g.key.cpus.clone();
         r.workloads = g
@@ -71,10 +74,11 @@ pub(super) fn group_of(groups: &[Group], nworkloads: usize) -> Vec<usize> {
     of
 }
 
-/// Why a run's workloads cannot have workers of their own kinds, if they cannot: an
-/// engine that does not move bytes (file operations, cpuio, falloc) shapes the whole
-/// run, and the members of a share mix run on one set of streams, so they need one
-/// engine and CPU set.
+/// Why a run's workloads cannot have workers of their own kinds, if they cannot: the
+/// `net` engine is not run by workers; an engine that shapes its target (a `files:` set created, visited or deleted by the
+/// file operations; a file created as a hole for falloc and ftruncate) cannot share
+/// that target with workloads of another engine, and the members of a share mix run
+/// on one set of streams, so they need one engine and CPU set.
 pub(super) fn check(run: &RunSpec) -> Result<(), String> {
     if run.mixes_workers() {
         let odd = run
@@ -84,9 +88,32 @@ pub(super) fn check(run: &RunSpec) -> Result<(), String> {
             .find(|&e| !crate::plan::overrides::mixes_with_others(e));
         if let Some(e) = odd {
             return Err(format!(
-                "the {} engine does not read or write bytes and needs a run of its own; \
+                "the {} engine runs socket peers, not workers, and needs a run of its own; \
                  this run's workloads ask for different engines or CPUs",
                 e.name()
+            ));
+        }
+    }
+    for w in &run.workloads {
+        let engine = run.engine_of(w);
+        if !shapes_target(engine) {
+            continue;
+        }
+        let other = run
+            .workloads
+            .iter()
+            .find(|o| o.target == w.target && run.engine_of(o) != engine);
+        if let Some(o) = other {
+            return Err(format!(
+                "workload '{}' (the {} engine) and workload '{}' (the {} engine) use target \
+                 '{}'; the {} engine shapes its target (creates, removes or allocates it), so \
+                 it cannot share it with another engine: give each its own target",
+                w.name,
+                engine.name(),
+                o.name,
+                run.engine_of(o).name(),
+                w.target,
+                engine.name()
             ));
         }
     }
@@ -102,6 +129,12 @@ pub(super) fn check(run: &RunSpec) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Engines whose target is theirs alone in a run: the file operations (their
+/// `files:` set) and falloc, ftruncate (a missing file is created as a hole for them).
+pub(super) fn shapes_target(engine: crate::plan::model::EngineKind) -> bool {
+    engine.is_file_op() || super::op_engines::sparse(engine)
 }
 
 /// How many workers each group gets: the user's `--workers` divided over the groups
@@ -175,6 +208,52 @@ mod tests {
         assert_eq!(worker_counts(Some(4), &[2, 2]), vec![Some(2), Some(2)]);
         // Fewer than the groups: each still has one.
         assert_eq!(worker_counts(Some(1), &[2, 2]), vec![Some(1), Some(1)]);
+    }
+
+    #[test]
+    fn operation_engines_mix_but_keep_a_target_they_shape_to_themselves() {
+        // exec beside cpuio, e4defrag beside uring on one target: groups of their own.
+        let mut r = run(&[Some(EngineKind::Exec), Some(EngineKind::Cpuio)]);
+        assert!(check(&r).is_ok());
+        assert_eq!(groups(&r).len(), 2);
+        r = run(&[Some(EngineKind::E4defrag), Some(EngineKind::Uring)]);
+        assert!(check(&r).is_ok());
+        // A file operation or falloc sharing its target with another engine.
+        for e in [EngineKind::FileCreate, EngineKind::Falloc] {
+            r = run(&[Some(e), None]);
+            let why = check(&r).unwrap_err();
+            assert!(why.contains("shapes its target"), "{why}");
+            r.workloads[1].target = "other".into();
+            assert!(check(&r).is_ok());
+        }
+        // net runs socket peers, never beside workers.
+        r = run(&[Some(EngineKind::Net), None]);
+        assert!(check(&r).unwrap_err().contains("socket peers"));
+    }
+
+    #[test]
+    fn other_engine_options_make_another_group() {
+        use crate::plan::engine_opts::{DefragSpec, EngineOptions};
+        let mut r = run(&[Some(EngineKind::E4defrag), Some(EngineKind::E4defrag), None]);
+        let donor = |d: &str| {
+            Some(EngineOptions {
+                defrag: Some(DefragSpec {
+                    donor: d.into(),
+                    inplace: false,
+                }),
+                ..Default::default()
+            })
+        };
+        r.workloads[0].overrides.engine_opts = donor("a");
+        r.workloads[1].overrides.engine_opts = donor("b");
+        // The sync workload ignores a donor: its key has none.
+        r.workloads[2].overrides.engine_opts = donor("c");
+        let g = groups(&r);
+        assert_eq!(g.len(), 3);
+        assert_eq!(g[1].run.engine_opts, donor("b").unwrap());
+        assert_eq!(g[2].key.opts, EngineOptions::default());
+        r.workloads[1].overrides.engine_opts = donor("a");
+        assert_eq!(groups(&r).len(), 2);
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
         // fio's clones each walk the zones from the start, as one stream does.
         let own_regions = sequential && !stride && slice >= max_bs && w.zones.is_none();
         // cpuio: after each burn the stream idles so the burn is its load.
-        let (think_batch, think_ns) = match (run.engine, run.engine_opts.cpu) {
+        let (think_batch, think_ns) = match (run.engine_of(w), run.engine_opts_of(w).cpu) {
             (EngineKind::Cpuio, Some(burn)) => (1, burn.idle_ns()),
             _ => (w.pauses.think_batch().unwrap_or(0), w.pauses.think_ns),
         };
@@ -92,7 +92,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             } else {
                 (r.ws_start, r.ws_len)
             };
-            let bytes_left = match run.passes {
+            let bytes_left = match run.passes_of(w) {
                 Some(p) => {
                     let per_stream = if inc > 0 {
                         r.ws_len
@@ -242,7 +242,7 @@ pub(super) fn launch(
             &data_opts,
             opts.data.spec.dedup_unit,
             run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ now_ns(),
-            verify_states.to_vec(),
+            super::op_engines::verify_states_for(groups[plan.group].0.key.engine, verify_states),
             wi as u32,
             data::SetShare {
                 workers: nworkers as u64,
@@ -283,8 +283,9 @@ pub(super) fn launch(
         };
         let participant = virtual_time.then(|| participants.hand_over());
         let (group, choice) = &groups[plan.group];
-        let engine = (choice.kind, group.key.uring.clone(), group.key.prio);
-        let h = spawn_worker(run, engine, setup, multipath, participant).map_err(|source| {
+        let key = &group.key;
+        let engine = (choice.kind, key.uring.clone(), key.prio, key.opts.clone());
+        let h = spawn_worker(engine, setup, multipath, participant).map_err(|source| {
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
             gate.open(now_ns());
             RunError::Spawn {
@@ -342,19 +343,18 @@ fn common_start(
 /// Starts the thread of the worker `setup` describes. It builds its engine (network
 /// engines connect and log on), waits for the common start (`start_gate`) so
 /// intervals line up and set-up is not measured, then runs its streams on its own
-/// `engine` (its group's, with the group's io_uring options).
+/// `engine` (its group's, with the group's io_uring and engine options).
 fn spawn_worker(
-    run: &RunSpec,
-    (engine, uring_opts, prio): (
+    (engine, uring_opts, prio, engine_opts): (
         EngineKind,
         crate::plan::UringOptions,
         Option<crate::plan::priority::IoPriority>,
+        EngineOptions,
     ),
     setup: WorkerSetup,
     multipath: Option<MultipathSettings>,
     participant: Option<crate::clock::virtual_time::Participant<'static>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let engine_opts = run.engine_opts.clone();
     std::thread::Builder::new()
         .name(format!("ioscope-w{}", setup.index))
         .spawn(move || {
@@ -582,7 +582,7 @@ fn run_with_engine(
             worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
         }
         EngineKind::E4defrag => match &engine_opts.defrag {
-            Some(spec) => match DefragEngine::new(&t, spec, capacity) {
+            Some(spec) => match DefragEngine::new(&t, &used_targets(&setup), spec, capacity) {
                 Ok(e) => worker::run_worker(e, setup),
                 Err(source) => worker::fail(
                     setup,
@@ -596,7 +596,10 @@ fn run_with_engine(
             None => worker::fail(setup, no_setting("e4defrag", "a donor file").into()),
         },
         EngineKind::PageFault => {
-            match PageFaultEngine::new(t.first().map_or(0, |x| x.size_bytes), capacity) {
+            // The size of its (one) target, not of another group's.
+            let used = used_targets(&setup);
+            let mine = t.iter().zip(&used).find(|(_, &u)| u).map(|(x, _)| x);
+            match PageFaultEngine::new(mine.map_or(0, |x| x.size_bytes), capacity) {
                 Ok(e) => worker::run_worker(e, setup),
                 Err(e) => worker::fail(setup, e.into()),
             }
@@ -637,6 +640,22 @@ fn run_with_engine(
             Err(e) => worker::fail(setup, e.into()),
         },
     }
+}
+
+/// Which of the run's targets the worker's streams use (a worker group's own, in a
+/// run of several engines).
+fn used_targets(setup: &WorkerSetup) -> Vec<bool> {
+    let mut used = vec![false; setup.targets.len()];
+    for s in &setup.streams {
+        for w in s.workloads() {
+            if let Some(shape) = setup.shapes.get(w as usize) {
+                if let Some(u) = used.get_mut(shape.target as usize) {
+                    *u = true;
+                }
+            }
+        }
+    }
+    used
 }
 
 /// A worker that cannot build its engine because a setting is missing (the run's

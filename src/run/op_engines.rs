@@ -31,16 +31,68 @@ pub(super) fn writes(engine: EngineKind) -> bool {
     sparse(engine) || engine == EngineKind::E4defrag
 }
 
-/// The checks on the plan alone (no target looked at).
+/// Engine options given to an engine that does not take them: the run's against the
+/// run's engine, a workload's own against its engine.
+pub(super) fn check_options(run: &RunSpec) -> Result<(), RunError> {
+    let misplaced = |opts: &crate::plan::engine_opts::EngineOptions, engine: EngineKind| {
+        opts.misplaced(engine)
+            .map(|msg| format!("{msg}, not to the {} engine", engine.name()))
+    };
+    if let Some(msg) = misplaced(&run.engine_opts, run.engine) {
+        return Err(RunError::Setup {
+            run: run.name.clone(),
+            msg,
+        });
+    }
+    for w in &run.workloads {
+        if let Some(msg) = w
+            .overrides
+            .engine_opts
+            .as_ref()
+            .and_then(|o| misplaced(o, run.engine_of(w)))
+        {
+            return Err(RunError::Invalid {
+                run: run.name.clone(),
+                workload: w.name.clone(),
+                msg,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The verify state a worker of `engine` sees: none for the engines that write no
+/// bytes (e4defrag moves a range's blocks and leaves its bytes as they are; the
+/// others do not write a buffer), so their "writes" on a target another workload
+/// verifies register no keys there.
+pub(super) fn verify_states_for(
+    engine: EngineKind,
+    states: &[Option<super::data::TargetState>],
+) -> Vec<Option<super::data::TargetState>> {
+    let no_bytes = engine.is_file_op()
+        || matches!(
+            engine,
+            EngineKind::Cpuio
+                | EngineKind::Exec
+                | EngineKind::E4defrag
+                | EngineKind::Falloc
+                | EngineKind::Ftruncate
+                | EngineKind::PageFault
+        );
+    match no_bytes {
+        true => vec![None; states.len()],
+        false => states.to_vec(),
+    }
+}
+
+/// The checks on the plan alone (no target looked at), for one worker group: `run`
+/// has the group's engine, its options and its workloads.
 pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
     let engine = run.engine;
     let setup = |msg: String| RunError::Setup {
         run: run.name.clone(),
         msg,
     };
-    if let Some(msg) = run.engine_opts.misplaced(engine) {
-        return Err(setup(format!("{msg}, not to the {} engine", engine.name())));
-    }
     let special = engine.is_file_op()
         || matches!(
             engine,
@@ -54,7 +106,11 @@ pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunErro
     if !special {
         return Ok(());
     }
-    if opts.data.verify || opts.data.journal.is_some() {
+    let verify = run
+        .workloads
+        .iter()
+        .any(|w| opts.data.for_workload(w).verify);
+    if verify || opts.data.journal.is_some() {
         let why = if engine == EngineKind::PageFault {
             "keeps each worker's data in a private mapping of its own"
         } else {
@@ -110,7 +166,9 @@ fn check_exec(run: &RunSpec) -> Result<(), RunError> {
             "runs one program: give it one workload of one stream",
         ));
     }
-    if run.duration_ns.is_none() || run.passes.is_some() {
+    let w = &run.workloads[0];
+    let timed = run.duration_ns.is_some() || w.pauses.stop_ns > 0;
+    if !timed || run.passes_of(w).is_some() {
         return Err(setup(
             "runs its program for the run's duration: give --duration, not --passes",
         ));
@@ -185,7 +243,7 @@ fn check_once_each(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<()
             what(run.engine)
         )));
     }
-    if run.passes != Some(1) {
+    if run.passes_of(w) != Some(1) {
         return Err(invalid(format!(
             "the {name} engine uses each file once: run one pass (--passes 1, fio's default \
              without time_based), optionally bounded by a duration"

@@ -303,6 +303,7 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
     if run.duration_ns.is_none() && run.passes.is_none() {
         return Err(setup("needs a duration or a number of passes".into()));
     }
+    check_endless(run)?;
     for g in super::groups::groups(run) {
         g.run.io.check().map_err(|source| RunError::Tuning {
             run: run.name.clone(),
@@ -382,7 +383,33 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         }
     }
     super::trim::check_plan(run, opts)?;
-    super::op_engines::check_plan(run, opts)
+    super::op_engines::check_options(run)?;
+    for g in super::groups::groups(run) {
+        super::op_engines::check_plan(&g.run, opts)?;
+    }
+    Ok(())
+}
+
+/// A time-based workload in a run of passes with no duration ends at its own stop
+/// time; without one it would never end.
+fn check_endless(run: &RunSpec) -> Result<(), RunError> {
+    if run.duration_ns.is_some() {
+        return Ok(());
+    }
+    let endless = run
+        .workloads
+        .iter()
+        .find(|w| run.passes_of(w).is_none() && w.pauses.stop_ns == 0);
+    match endless {
+        Some(w) => Err(RunError::Invalid {
+            run: run.name.clone(),
+            workload: w.name.clone(),
+            msg: "is time-based in a run of passes without a duration: give it a stop \
+                  time (stop_after) or the run a duration"
+                .into(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Indices into `specs` of the targets the run uses, in first-use order.
@@ -406,6 +433,13 @@ fn used_targets(run: &RunSpec, specs: &[TargetSpec]) -> Result<Vec<usize>, RunEr
 
 /// How a target is to be opened for this run: written or not, and how large.
 fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::OpenOptionsIo {
+    // The engine of the target's workloads; such an engine that shapes its target
+    // has it alone (`groups::check`).
+    let target_engine = run
+        .workloads
+        .iter()
+        .find(|w| w.target == spec.name)
+        .map(|w| run.engine_of(w));
     let writes = run.workloads.iter().any(|w| {
         let engine = run.engine_of(w);
         w.target == spec.name
@@ -424,7 +458,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
         force: opts.force,
         min_size_bytes: min_size,
         write_through: run.io.write_through,
-        set_use: super::op_engines::set_use(run.engine),
+        set_use: target_engine.and_then(super::op_engines::set_use),
         slot_bytes: run
             .workloads
             .iter()
@@ -432,7 +466,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
             .map(|w| w.bs.max_bytes())
             .max()
             .unwrap_or(1),
-        sparse: super::op_engines::sparse(run.engine),
+        sparse: target_engine.is_some_and(super::op_engines::sparse),
     }
 }
 
@@ -554,7 +588,9 @@ fn check_probed(
     check_plan(run, opts)?;
     check_clock(run, specs)?;
     let used = used_targets(run, specs)?;
-    super::op_engines::check_shares(run, specs)?;
+    for g in super::groups::groups(run) {
+        super::op_engines::check_shares(&g.run, specs)?;
+    }
     check_paths(run, specs, &used, opts)?;
     let probes = used
         .iter()

@@ -689,3 +689,191 @@ fn e4defrag_moves_every_block_onto_the_donor_and_keeps_the_bytes() {
     ]);
     assert!(stderr(&o).contains("e4defrag"), "{}", stderr(&o));
 }
+
+/// `ioscope convert FILE` for its exit code and messages (0: nothing dropped).
+fn converts_whole(job: &Path) {
+    let o = run(&["convert", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("not translated"), "{}", stderr(&o));
+}
+
+/// fio's exec.fio shape: a monitoring program (exec) beside cpuio burners in one
+/// group, each job on its own engine with its own options, then two burners of
+/// another mode and load in a group of their own.
+#[test]
+fn exec_beside_cpuio_in_one_run_each_on_its_own_engine() {
+    let d = tempdir();
+    let script = d.path().join("mon.sh");
+    std::fs::write(&script, "#!/bin/sh\necho $$ > \"$1\"\nexec sleep \"$2\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let pid_file = d.path().join("pid");
+    let job = d.path().join("exec.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ntime_based\nruntime=2\n\
+             [monitor]\nioengine=exec\nprogram={}\narguments={} %r\nstd_redirect=0\ngrace_time=0\n\
+             [burn]\nioengine=cpuio\ncpuload=50\ncpuchunks=20000\nnumjobs=2\ncpumode=qsort\n\
+             [burn2]\nstonewall\nioengine=cpuio\ncpuload=20\nruntime=1\n",
+            script.display(),
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    converts_whole(&job);
+    let r = ioscope_result(["run", job.to_str().unwrap(), "-q"]).expect_code(0);
+    let run = r.run(0);
+    assert_eq!(run.engine, "exec+cpuio", "{}", run.engine_reason);
+    let engine = |i: usize| run.workloads[i].settings.as_ref().unwrap().engine.clone();
+    assert_eq!(
+        (engine(0).as_deref(), engine(1).as_deref()),
+        (Some("exec"), Some("cpuio"))
+    );
+    let (mon, burn) = (&run.workloads[0].totals.read, &run.workloads[1].totals.read);
+    assert!(mon.ios > 0 && mon.errors == 0, "{mon:?}");
+    // 2 burners of 20 ms at 50 % for 2 s: up to 100 chunks; at least some.
+    assert!(burn.ios > 2 && burn.errors == 0, "{burn:?}");
+    let workers = run.workloads[1].settings.as_ref().unwrap().workers.clone();
+    assert_eq!(
+        workers.map(|w| w.len()),
+        Some(2),
+        "a cpuio worker per burner"
+    );
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{}", pid.trim())).exists(),
+        "the program {pid} outlived the run"
+    );
+    // The second group alone: cpuio with its own load, for its own runtime.
+    assert_eq!(r.run(1).engine, "cpuio");
+    assert!(r.run(1).totals.read.ios > 0);
+}
+
+/// fio's e4defrag.fio shape: a time-based defragmenter beside a random read job of one
+/// pass on the same file (the file's bytes unchanged after both), and, on another
+/// file, beside a verifying random read/write job whose data the moves keep.
+#[test]
+fn e4defrag_beside_a_byte_engine_on_the_same_file() {
+    let d = tempdir();
+    if !on_ext4(d.path()) {
+        eprintln!("skipped: {} is not on ext4", d.path().display());
+        return;
+    }
+    let data: Vec<u8> = (0..4u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+        .collect();
+    std::fs::write(d.path().join("file1"), &data).unwrap();
+    let job = d.path().join("e4.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nioengine=e4defrag\ndirectory={}\nsize=4m\ndonorname=file.def\nbs=32k\n\
+             [defrag]\nfilename=file1\nbuffered=0\ninplace=0\nrw=write\ntime_based\nruntime=2\n\
+             [reader]\nioengine=libaio\nfilename=file1\ndirect=1\nbs=64k\niodepth=8\n\
+             rw=randread\nruntime=2\n\
+             [defrag2]\nstonewall\nfilename=file2\ndonorname=file2.def\ninplace=1\nbs=4k\n\
+             rw=randwrite\ntime_based\nruntime=2\ndirect=1\n\
+             [writer]\nioengine=libaio\nfilename=file2\ndirect=1\nbs=16k\niodepth=8\n\
+             rw=randrw\nverify=md5\nnumjobs=2\nruntime=2\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    converts_whole(&job);
+    let r = ioscope_result(["run", job.to_str().unwrap(), "-q"]).expect_code(0);
+    for i in 0..2 {
+        let run = r.run(i);
+        assert_eq!(run.engine, "e4defrag+uring", "{}", run.engine_reason);
+        let s = |w: usize| run.workloads[w].settings.as_ref().unwrap();
+        assert_eq!(s(0).engine.as_deref(), Some("e4defrag"));
+        assert_eq!(s(1).engine.as_deref(), Some("uring"));
+        let (moves, io) = (&run.workloads[0].totals, &run.workloads[1].totals);
+        assert!(moves.write.ios > 0 && moves.write.errors == 0, "{moves:?}");
+        assert!(io.all.ios > 0 && io.all.errors == 0, "{io:?}");
+    }
+    // The writer's data is checked, and the moves beside it registered no writes of
+    // their own (they write no bytes): no unit reads as lost or never written.
+    let v = r.run(1).verify.clone().expect("the writer verifies");
+    assert!(v.ok > 0 && v.mismatches == 0, "{v:?}");
+    // The reader made exactly its one pass (4 MiB in 64 KiB) while the defragmenter
+    // ran for its time.
+    assert_eq!(r.run(0).workloads[1].totals.read.ios, 64);
+    assert_eq!(
+        std::fs::read(d.path().join("file1")).unwrap(),
+        data,
+        "the moves changed the file's bytes"
+    );
+    assert!(d.path().join("file.def").exists() && d.path().join("file2.def").exists());
+}
+
+/// A job file's workloads on three engines in one run: file creates on a `files:` set,
+/// io_uring reads of a file, page faults on `null:` — each group on its own target,
+/// each counting what its engine does.
+#[test]
+fn a_job_file_mixes_file_operations_page_faults_and_reads_in_one_run() {
+    let d = tempdir();
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let job = d.path().join("mix.toml");
+    let write_job = |extra: &str| {
+        std::fs::write(
+            &job,
+            format!(
+                "[[target]]\nname = \"set\"\npath = \"files:{}?count=8\"\n\
+                 [[target]]\nname = \"f\"\npath = \"{}\"\nsize = \"1m\"\n\
+                 [[target]]\nname = \"mem\"\npath = \"null:64k\"\n\
+                 [[workload]]\nname = \"create\"\ntarget = \"set\"\nrw = \"write\"\nbs = \"4k\"\n\
+                 engine = \"filecreate\"\n\
+                 [[workload]]\nname = \"read\"\ntarget = \"f\"\nrw = \"randread\"\nbs = \"4k\"\n\
+                 qd = 4\nengine = \"uring\"\n{extra}\
+                 [[workload]]\nname = \"pf\"\ntarget = \"mem\"\nrw = \"write\"\nbs = \"4k\"\n\
+                 engine = \"page_fault\"\n\
+                 [[run]]\nname = \"mix\"\nworkloads = [\"create\", \"read\", \"pf\"]\n\
+                 engine = \"sync\"\npasses = 1\n",
+                set.display(),
+                d.path().join("data").display()
+            ),
+        )
+        .unwrap()
+    };
+    write_job("");
+    let r = ioscope_result(["run", job.to_str().unwrap(), "-q"]).expect_code(0);
+    let mix = r.run(0);
+    assert_eq!(
+        mix.engine, "filecreate+uring+page_fault",
+        "{}",
+        mix.engine_reason
+    );
+    let t = |i: usize| &mix.workloads[i].totals;
+    assert_eq!(
+        (t(0).write.ios, t(0).write.errors),
+        (8, 0),
+        "one create per file"
+    );
+    assert_eq!(t(1).read.ios, 256, "one pass of 1 MiB in 4 KiB");
+    assert_eq!(t(2).write.ios, 16, "one pass of 64 KiB in 4 KiB");
+    assert_eq!(names_in(&set).len(), 8);
+
+    // A time-based workload in a run of passes needs its own stop (or a duration).
+    std::fs::remove_dir_all(&set).unwrap();
+    std::fs::create_dir(&set).unwrap();
+    write_job("time_based = true\n");
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("stop_after"), "{}", stderr(&o));
+    assert!(names_in(&set).is_empty(), "a refused run created files");
+    write_job("time_based = true\npasses = 2\n");
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("contradict"), "{}", stderr(&o));
+
+    // A file operation does not share its target with another engine.
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("target = \"f\"", "target = \"set\"")
+        .replace("time_based = true\npasses = 2\n", "");
+    std::fs::write(&job, text).unwrap();
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("shapes its target"), "{}", stderr(&o));
+}

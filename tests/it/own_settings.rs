@@ -253,3 +253,37 @@ fn job_file_workload_engine_overrides_the_runs() {
         run.engine_reason
     );
 }
+
+/// Jobs of one group that open one file differently (fio's e4defrag2.fio: a buffered
+/// and an O_DIRECT libaio job on one file) each get a target of their own, opened their
+/// own way, sharing the file and its verify state: both verify clean.
+#[test]
+fn fio_jobs_opening_one_file_buffered_and_direct_share_it_in_one_run() {
+    let d = tempdir();
+    let job = d.path().join("dd.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nfilename={}\nsize=4m\nbs=32k\niodepth=8\nioengine=libaio\nrw=randrw\n\
+             verify=md5\nruntime=1\ntime_based\n[buffered]\nbuffered=1\n[direct]\ndirect=1\n",
+            d.path().join("f").display()
+        ),
+    )
+    .unwrap();
+    let o = super::run(&["convert", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", super::stderr(&o));
+    let toml = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(toml.matches("[[target]]").count(), 2, "{toml}");
+    assert!(
+        toml.contains("direct = false") && toml.contains("direct = true"),
+        "{toml}"
+    );
+    let r = super::ioscope_result(["run", job.to_str().unwrap(), "-q"]).expect_code(0);
+    let run = r.run(0);
+    assert_ne!(run.workloads[0].target, run.workloads[1].target);
+    for w in &run.workloads {
+        assert!(w.totals.write.ios > 0 && w.totals.all.errors == 0, "{w:?}");
+    }
+    let v = run.verify.clone().expect("both jobs verify");
+    assert!(v.ok > 0 && v.mismatches == 0, "{v:?}");
+}

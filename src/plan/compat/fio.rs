@@ -7,6 +7,7 @@
 //! `iodepth=1`, `rw=read`, `ioengine=psync`, buffered I/O, `loops=1`.
 //! See docs/compat-fio.md.
 
+use crate::plan::overrides::Amount;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -542,8 +543,8 @@ fn group_runs(
     let mut targets = TargetTable::default();
     let mut runs: Vec<RunSpec> = Vec::new();
     let mut run_opts: Vec<Vec<RunOpt>> = Vec::new();
-    // Per run: each job's cpus_allowed, settled by own_cpus.
-    let mut job_cpus: Vec<Vec<Option<Vec<usize>>>> = Vec::new();
+    // Per run: each job's cpus_allowed and amount, settled by own_cpus, own_amounts.
+    let mut per_job: Vec<Vec<PerJob>> = Vec::new();
     // Per run, each workload's exitall.
     let mut exits: Vec<Vec<Option<(ExitWhat, Loc)>>> = Vec::new();
     for mut job in resolved {
@@ -555,20 +556,16 @@ fn group_runs(
         if let (Some(d), None) = (job.duration_ns, job.passes) {
             job.workload.pauses.stop_ns = d;
         }
-        let run_index = match runs.len() {
-            n if n == 0 || job.starts_group => n,
-            n => n - 1,
-        };
-        let tname = targets.intern_in_run(
+        let tname = targets.intern_per_direct(
             &job.target_uri,
             job.target_size,
             job.direct,
-            run_index,
             unsupported,
             &job.loc,
         );
         job.workload.target = tname;
         if runs.is_empty() || job.starts_group {
+            per_job.push(vec![PerJob::of(&job)]);
             runs.push(RunSpec {
                 name: job.name.clone(),
                 workloads: vec![job.workload],
@@ -592,14 +589,13 @@ fn group_runs(
                 ..base_run()
             });
             run_opts.push(job.run_opts);
-            job_cpus.push(vec![job.cpus]);
             exits.push(vec![job.exit]);
             continue;
         }
-        job_cpus
+        per_job
             .last_mut()
             .expect("a run exists")
-            .push(job.cpus.clone());
+            .push(PerJob::of(&job));
         exits
             .last_mut()
             .expect("a run exists")
@@ -630,9 +626,11 @@ fn group_runs(
         }
         run.workloads.push(job.workload);
     }
-    for ((run, cpus), exits) in runs.iter_mut().zip(&job_cpus).zip(&exits) {
-        own_cpus(run, cpus);
-        own_runtimes(run, exits);
+    for ((run, jobs), exits) in runs.iter_mut().zip(&per_job).zip(&exits) {
+        own_cpus(run, jobs);
+        if !own_amounts(run, jobs, exits, unsupported) {
+            own_runtimes(run, exits);
+        }
     }
     exit_what_all(&mut runs, &exits);
     // Runs with several jobs are named after all of them.
@@ -657,7 +655,7 @@ fn report_mismatches(
     job: &Job,
     unsupported: &mut UnsupportedList,
 ) {
-    // An engine that does not move bytes cannot share a run with another.
+    // A net job (socket peers, not workers) cannot share a run with another engine.
     let engines_mix = job.engine == run.engine
         || [job.engine, run.engine]
             .iter()
@@ -667,11 +665,10 @@ fn report_mismatches(
             continue;
         }
         if let Some((_, first_text, _)) = first.iter().find(|(w, _, _)| w == what) {
-            // Time-based jobs keep their own runtimes (see own_runtimes).
-            let both_timed = *what == "runtime" && timed(first_text) && timed(text);
-            if first_text != text && !both_timed {
+            // Jobs keep their own runtimes and passes (own_amounts, own_runtimes).
+            if first_text != text && *what != "runtime" {
                 let why = match *what {
-                    "ioengine" => "an engine that does not read or write bytes needs a run of its own (stonewall)",
+                    "ioengine" => "the net engine's jobs are socket peers and need a run of their own (stonewall)",
                     "durability" => "a target is opened once per run, with or without O_DSYNC, and flushes are per run",
                     _ => "ioscope uses one setting per run",
                 };
@@ -690,16 +687,22 @@ fn report_mismatches(
 
 /// Run-level options a job of a run may set for itself: they become the workload's
 /// own settings ([`own_settings`], [`own_cpus`]) rather than mismatches.
-const PER_JOB: &[&str] = &["ioengine", "ramp_time", "cpus_allowed"];
+const PER_JOB: &[&str] = &["ioengine", "engine options", "ramp_time", "cpus_allowed"];
 
-/// A later job of a run keeps its own engine, io_uring options and warm-up where they
-/// differ from the run's (the first job's).
+/// A later job of a run keeps its own engine and engine options, io_uring options and
+/// warm-up where they differ from the run's (the first job's).
 fn own_settings(run: &RunSpec, job: &mut Job) {
     let own = &mut job.workload.overrides;
     let mixes = |e| crate::plan::overrides::mixes_with_others(e);
     // Otherwise listed as unsupported by group_runs, the run's engine being used.
     if job.engine != run.engine && mixes(job.engine) && mixes(run.engine) {
         own.engine = Some(job.engine);
+    }
+    // The options of its engine (a donor, a program, a CPU load), where the run's
+    // (the first job's) would give it others.
+    let engine = own.engine.unwrap_or(run.engine);
+    if job.engine_opts.for_engine(engine) != run.engine_opts.for_engine(engine) {
+        own.engine_opts = Some(job.engine_opts.clone());
     }
     if job.io.uring != run.io.uring {
         own.uring = Some(job.io.uring.clone());
@@ -711,19 +714,14 @@ fn own_settings(run: &RunSpec, job: &mut Job) {
 
 /// `cpus_allowed` per job: one set for the whole run when the jobs agree, otherwise
 /// no run-level set and each job that names one pins its own workers to it.
-fn own_cpus(run: &mut RunSpec, cpus: &[Option<Vec<usize>>]) {
-    if cpus.iter().all(|c| *c == cpus[0]) {
+fn own_cpus(run: &mut RunSpec, jobs: &[PerJob]) {
+    if jobs.iter().all(|j| j.cpus == jobs[0].cpus) {
         return;
     }
     run.cpus = None;
-    for (w, c) in run.workloads.iter_mut().zip(cpus) {
-        w.overrides.cpus = c.clone();
+    for (w, j) in run.workloads.iter_mut().zip(jobs) {
+        w.overrides.cpus = j.cpus.clone();
     }
-}
-
-/// True for a time-based job's runtime as [`JobCx::timing`] writes it.
-fn timed(runtime_text: &str) -> bool {
-    runtime_text.starts_with("runtime=") && runtime_text.ends_with(" time_based")
 }
 
 /// fio runs each time-based job for its own runtime, after its own start delay: the
@@ -770,6 +768,97 @@ fn own_runtimes(run: &mut RunSpec, exits: &[Option<(ExitWhat, Loc)>]) {
             w.pauses.stop_ns = end;
         }
     }
+}
+
+/// What a job of a run does, for settling the run's amounts: its passes (`None`:
+/// time-based), its runtime, its CPUs, and its runtime as written (for the list).
+struct PerJob {
+    cpus: Option<Vec<usize>>,
+    passes: Option<u64>,
+    runtime_ns: Option<u64>,
+    name: String,
+    runtime: Option<(String, Loc)>,
+}
+
+impl PerJob {
+    fn of(job: &Job) -> PerJob {
+        PerJob {
+            cpus: job.cpus.clone(),
+            passes: job.passes,
+            runtime_ns: job.duration_ns,
+            name: job.name.clone(),
+            runtime: job
+                .run_opts
+                .iter()
+                .find(|(w, _, _)| *w == "runtime")
+                .map(|(_, t, l)| (t.clone(), l.clone())),
+        }
+    }
+}
+
+/// Jobs of one run that do not all run for the same time or the same passes: fio
+/// runs each until its own runtime or, without `time_based`, until its passes are
+/// done if that is sooner; the group lasts until the last job ends. The run becomes
+/// one of passes (the first such job's), each job with other passes or time-based
+/// keeps that as its own amount, each job with a runtime stops at its own end, and
+/// the run's duration is the last end when every job has one (else the run ends
+/// when the last job's passes are done). Returns false when the jobs agree, or are
+/// all time-based (see [`own_runtimes`]), or carry `exitall` or `latency_target`
+/// (listed: ioscope's workers stop a run for exitall only when a job's passes are
+/// done, and a latency search has one length per step).
+fn own_amounts(
+    run: &mut RunSpec,
+    jobs: &[PerJob],
+    exits: &[Option<(ExitWhat, Loc)>],
+    unsupported: &mut UnsupportedList,
+) -> bool {
+    let same = |j: &PerJob| (j.passes, j.runtime_ns) == (jobs[0].passes, jobs[0].runtime_ns);
+    let Some(passes) = jobs.iter().find_map(|j| j.passes) else {
+        return false;
+    };
+    if jobs.iter().all(same) {
+        return false;
+    }
+    if exits.iter().any(Option::is_some) || run.curve.is_some() {
+        let first = jobs[0].runtime.as_ref().map_or("", |r| r.0.as_str());
+        for (text, loc) in jobs
+            .iter()
+            .filter(|j| !same(j))
+            .filter_map(|j| j.runtime.as_ref())
+        {
+            unsupported.push(
+                format!(
+                    "{text} — differs from {first} of job '{}' in the same run; with exitall \
+                     or latency_target ioscope keeps one runtime per run",
+                    jobs[0].name
+                ),
+                loc,
+            );
+        }
+        return false;
+    }
+    let ends: Vec<Option<u64>> = run
+        .workloads
+        .iter()
+        .zip(jobs)
+        .map(|(w, j)| {
+            let from = w.pauses.start_delay_ns.max(run.warmup_of(w));
+            j.runtime_ns.map(|r| from.saturating_add(r))
+        })
+        .collect();
+    let last = ends.iter().copied().collect::<Option<Vec<u64>>>();
+    let last = last.and_then(|e| e.into_iter().max());
+    run.passes = Some(passes);
+    run.duration_ns = last.map(|l| l.saturating_sub(run.warmup_ns));
+    for ((w, j), end) in run.workloads.iter_mut().zip(jobs).zip(ends) {
+        w.overrides.amount = match j.passes {
+            None => Some(Amount::TimeBased),
+            Some(p) if p != passes => Some(Amount::Passes(p)),
+            Some(_) => None,
+        };
+        w.pauses.stop_ns = end.filter(|&e| Some(e) != last).unwrap_or(0);
+    }
+    true
 }
 
 /// `exit_what=all`: when a job with `exitall` ends, fio stops every job, so the runs
@@ -1954,8 +2043,10 @@ impl<'a> JobCx<'a> {
         bs_fixed: Option<u64>,
     ) -> Result<JobTiming, CompatError> {
         let o = self.o;
-        let time_based = o.flag("time_based")?;
         let runtime = dur_opt(o, "runtime", false)?;
+        // fio drops time_based without a runtime ("requires a runtime"): the job
+        // makes its passes.
+        let time_based = o.flag("time_based")? && runtime.is_some();
         let warmup_ns = dur_opt(o, "ramp_time", true)?.unwrap_or(0);
         let loops = count_opt(o, "loops")?.unwrap_or(1);
         let mut passes = if time_based { None } else { Some(loops) };
@@ -1977,9 +2068,10 @@ impl<'a> JobCx<'a> {
         if let Some(p) = ios_passes {
             passes = Some(p);
         }
-        if time_based && runtime.is_none() {
+        if o.flag("time_based")? && runtime.is_none() {
             self.warnings.push(format!(
-                "job '{}': time_based without runtime runs until stopped",
+                "job '{}': time_based without runtime is ignored, as fio ignores it: the \
+                 job makes its passes",
                 self.name
             ));
         }
@@ -3168,6 +3260,50 @@ mod tests {
         assert!(
             e.to_string().starts_with("argument 3 ('--rw=sideways'): "),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn jobs_with_and_without_time_based_keep_their_own_amounts() {
+        // A time-based job of 4 s beside a job of 2 passes bounded by 3 s, after a
+        // 1 s start delay: the run of 2 passes lasts up to 4 s.
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\n\
+             [p]\nloops=2\nruntime=3\nstartdelay=1\n[q]\nloops=3\nruntime=1\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        assert_eq!(
+            (run.passes, run.duration_ns),
+            (Some(2), Some(4_000_000_000))
+        );
+        let own = |i: usize| {
+            (
+                run.workloads[i].overrides.amount,
+                run.passes_of(&run.workloads[i]),
+            )
+        };
+        assert_eq!(own(0), (Some(Amount::TimeBased), None));
+        assert_eq!(own(1), (None, Some(2)));
+        assert_eq!(own(2), (Some(Amount::Passes(3)), Some(3)));
+        let stops: Vec<u64> = run.workloads.iter().map(|w| w.pauses.stop_ns).collect();
+        assert_eq!(stops, [0, 0, 1_000_000_000], "the last end is the run's");
+        // A job without a runtime: no duration, the run ends with the last job.
+        let t =
+            parse("[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\n[p]\n").unwrap();
+        let run = &t.plan.runs[0];
+        assert_eq!((run.passes, run.duration_ns), (Some(1), None));
+        assert_eq!(run.workloads[0].pauses.stop_ns, 4_000_000_000);
+        // With exitall the runtimes are listed (one per run).
+        let t =
+            parse("[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\nexitall\n[p]\n")
+                .unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+        assert!(
+            t.unsupported[0].option.contains("exitall"),
+            "{:?}",
+            t.unsupported
         );
     }
 }

@@ -349,8 +349,6 @@ pub(crate) fn parse_cpu_mask(text: &str) -> Option<Vec<usize>> {
 #[derive(Debug, Default)]
 pub(crate) struct TargetTable {
     pub targets: Vec<super::model::TargetSpec>,
-    /// Per target: the runs that use it (see [`TargetTable::intern_in_run`]).
-    used_in: Vec<Vec<usize>>,
 }
 
 impl TargetTable {
@@ -364,39 +362,33 @@ impl TargetTable {
         unsupported: &mut UnsupportedList,
         loc: &Loc,
     ) -> String {
-        self.intern_in_run(uri, size_bytes, direct, 0, unsupported, loc)
+        let i = match self.targets.iter().position(|t| t.uri == uri) {
+            Some(i) => i,
+            None => return self.add(uri, size_bytes, direct),
+        };
+        self.merge(i, size_bytes, direct, unsupported, loc)
     }
 
-    /// [`TargetTable::intern`] for a job of run `run`: a file that runs open
-    /// differently (O_DIRECT in one, buffered in another, as fio jobs separated by a
-    /// stonewall may) becomes one target per setting, since a run opens only its
-    /// own targets; within one run a different `direct` is still reported.
-    pub(crate) fn intern_in_run(
+    /// [`TargetTable::intern`] for a fio job: a file that jobs open
+    /// differently (O_DIRECT in one, buffered in another, as fio jobs may, in one
+    /// group or in groups separated by a stonewall) becomes one target per setting,
+    /// each opened its own way; they share the file, and its verify state (the key
+    /// map is the URI's).
+    pub(crate) fn intern_per_direct(
         &mut self,
         uri: &str,
         size_bytes: Option<u64>,
         direct: Option<bool>,
-        run: usize,
         unsupported: &mut UnsupportedList,
         loc: &Loc,
     ) -> String {
-        self.used_in.resize(self.targets.len(), Vec::new());
-        // A target of this run opened the other way: one open per run, reported.
-        let clash = self.targets.iter().enumerate().position(|(i, t)| {
-            t.uri == uri && t.direct != direct && self.used_in[i].contains(&run)
-        });
         let own = self
             .targets
             .iter()
             .position(|t| t.uri == uri && t.direct == direct);
-        let Some(i) = clash.or(own) else {
-            let name = self.add(uri, size_bytes, direct);
-            self.used_in.push(vec![run]);
-            return name;
+        let Some(i) = own else {
+            return self.add(uri, size_bytes, direct);
         };
-        if !self.used_in[i].contains(&run) {
-            self.used_in[i].push(run);
-        }
         self.merge(i, size_bytes, direct, unsupported, loc)
     }
 

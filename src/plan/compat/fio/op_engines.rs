@@ -103,15 +103,44 @@ impl JobCx<'_> {
         Ok(opts)
     }
 
+    /// Whether the job's `key` is written in its own section (not inherited from a
+    /// [global] one before it).
+    fn in_own_section(&self, key: &str) -> bool {
+        use crate::plan::compat::Loc;
+        match (self.o.get(key), &self.section_loc) {
+            (
+                Some((_, Loc::Line { source, line })),
+                Loc::Line {
+                    source: s,
+                    line: at,
+                },
+            ) => source != s || line > at,
+            (Some(_), _) => true,
+            (None, _) => false,
+        }
+    }
+
     /// `donorname` (joined to `directory`, as fio does) and `inplace` of an
-    /// e4defrag job; fio refuses such a job without a donor.
+    /// e4defrag job; fio refuses such a job without a donor. Given to a job of
+    /// another engine they are listed, unless the job inherits them from a [global]
+    /// section whose `ioengine` it replaced.
     fn defrag_spec(
         &mut self,
         engine: EngineKind,
     ) -> Result<Option<crate::plan::engine_opts::DefragSpec>, CompatError> {
         let o = self.o;
         if engine != EngineKind::E4defrag {
-            self.only_with("ioengine=e4defrag", &["donorname", "inplace"]);
+            // From a [global] section whose engine this job replaced in its own: fio
+            // gives them to that engine, and this job's never reads them.
+            let replaced = self.in_own_section("ioengine");
+            for key in ["donorname", "inplace"] {
+                if let Some((v, l)) = o.get(key) {
+                    if !replaced || self.in_own_section(key) {
+                        self.unsupported
+                            .push(format!("{key}={v} — only used with ioengine=e4defrag"), l);
+                    }
+                }
+            }
             return Ok(None);
         }
         let Some((donor, _)) = o.get("donorname").filter(|(d, _)| !d.trim().is_empty()) else {
