@@ -220,6 +220,10 @@ struct WorkloadTable {
     dedup_set: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     dedup_global: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify_backlog: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify_backlog_batch: Option<u32>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -506,6 +510,13 @@ impl WorkloadTable {
             pattern: w.overrides.data.pattern.as_ref().map(|p| p.hex()),
             dedup_set: w.overrides.data.dedup_set.map(|d| format_size(d.bytes)),
             dedup_global: w.overrides.data.dedup_set.is_some_and(|d| d.global),
+            verify_backlog: w.overrides.data.verify_backlog.map(|b| b.every_writes),
+            verify_backlog_batch: w
+                .overrides
+                .data
+                .verify_backlog
+                .filter(|b| b.batch_reads != b.every_writes)
+                .map(|b| b.batch_reads),
         }
     }
 }
@@ -893,6 +904,13 @@ fn fio_data(s: &mut String, d: &crate::plan::overrides::WorkloadData) {
     }
     if let Some(p) = &d.pattern {
         let _ = writeln!(s, "verify_pattern={}", p.hex());
+    }
+    if let Some(b) = d.verify_backlog {
+        let _ = writeln!(
+            s,
+            "verify_backlog={}\nverify_backlog_batch={}",
+            b.every_writes, b.batch_reads
+        );
     }
 }
 

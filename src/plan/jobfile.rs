@@ -22,7 +22,7 @@ use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
 };
-use super::overrides::WorkloadOverrides;
+use super::overrides::{VerifyBacklog, WorkloadOverrides};
 use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
@@ -155,6 +155,8 @@ const WORKLOAD_KEYS: &[&str] = &[
     "pattern",
     "dedup_set",
     "dedup_global",
+    "verify_backlog",
+    "verify_backlog_batch",
 ];
 /// The io_uring keys a `[[workload]]` may give for its own workers.
 const WORKLOAD_URING_KEYS: &[&str] = &[
@@ -936,6 +938,13 @@ impl<'a> Ctx<'a> {
             None => false,
         };
         let overrides = self.overrides(&sec, &name)?;
+        if let (Some(v), Rate::Iops(_)) = (sec.get("verify_backlog"), &rate) {
+            return Err(self.err(
+                v.span(),
+                "'verify_backlog' is for closed-loop workloads; one with a 'rate' issues on \
+                 its schedule",
+            ));
+        }
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -1032,6 +1041,7 @@ impl<'a> Ctx<'a> {
         } else if let Some(v) = sec.get("dedup_global") {
             return Err(self.err(v.span(), "'dedup_global' needs 'dedup_set'"));
         }
+        o.data.verify_backlog = self.verify_backlog(sec)?;
         for (key, slot) in [
             ("compress_ratio", &mut o.data.compress_ratio),
             ("dedup_ratio", &mut o.data.dedup_ratio),
@@ -1052,6 +1062,32 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(o)
+    }
+
+    /// `verify_backlog` (writes between read-backs) and `verify_backlog_batch`
+    /// (blocks read back each time, default the former); both at least 1.
+    fn verify_backlog(&self, sec: &Section<'_>) -> Res<Option<VerifyBacklog>> {
+        let positive = |key: &str| -> Res<Option<u32>> {
+            let Some(v) = sec.get(key) else {
+                return Ok(None);
+            };
+            match self.count::<u32>(key, v)? {
+                0 => Err(self.err(v.span(), format!("'{key}' must be at least 1"))),
+                n => Ok(Some(n)),
+            }
+        };
+        let batch = positive("verify_backlog_batch")?;
+        match (positive("verify_backlog")?, batch, sec.get("verify_backlog_batch")) {
+            (Some(every_writes), _, _) => Ok(Some(VerifyBacklog {
+                every_writes,
+                batch_reads: batch.unwrap_or(every_writes),
+            })),
+            (None, _, Some(v)) => Err(self.err(
+                v.span(),
+                "'verify_backlog_batch' needs 'verify_backlog'",
+            )),
+            (None, _, None) => Ok(None),
+        }
     }
 
     /// Lays each workload's own io_uring keys over the run's (`io`).

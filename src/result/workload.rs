@@ -284,6 +284,13 @@ pub struct DataEcho {
     /// `verify_pattern`); absent: generated content at the ratios above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// fio's `verify_backlog`: each stream, every this many completed writes, read
+    /// `verify_backlog_batch` of them back during the run; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<u32>,
+    /// Blocks read back each time (with `verify_backlog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog_batch: Option<u32>,
 }
 
 /// A workload's place in fio's flow control: streams of workloads with the same

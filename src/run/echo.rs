@@ -199,6 +199,8 @@ pub(super) fn own_settings(
                 let hex: String = f.as_slice().iter().map(|b| format!("{b:02x}")).collect();
                 format!("0x{hex}")
             }),
+            verify_backlog: w.overrides.data.verify_backlog.map(|b| b.every_writes),
+            verify_backlog_batch: w.overrides.data.verify_backlog.map(|b| b.batch_reads),
         });
     }
 }

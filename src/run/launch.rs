@@ -146,6 +146,10 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 zone_start: region_start,
                 zone_done_bytes: 0,
                 shift_bytes: i * inc,
+                backlog: match (w.overrides.data.verify_backlog, schedule.is_some()) {
+                    (Some(b), false) => Some(Box::new(super::backlog::Backlog::new(b))),
+                    _ => None,
+                },
             });
         }
     }

@@ -6,6 +6,7 @@
 //! `--verify-after` run. Workers never wait on the collector; the collector never
 //! touches a worker's counters.
 
+pub mod backlog;
 pub mod buffers;
 pub mod clock;
 pub mod collector;

@@ -160,6 +160,16 @@ pub struct Stream {
     pub zone_done_bytes: u64,
     /// fio's `offset_increment`: how far this stream's working set is moved.
     pub shift_bytes: u64,
+    /// fio's `verify_backlog`: its completed writes to read back during the run.
+    pub backlog: Option<Box<super::backlog::Backlog>>,
+}
+
+impl Stream {
+    /// Whether a read-back of its writes is due (fio's `verify_backlog`).
+    #[inline(always)]
+    pub fn backlog_due(&self) -> bool {
+        self.backlog.as_ref().is_some_and(|b| b.pending())
+    }
 }
 
 /// The next I/O a stream wants.
@@ -424,6 +434,7 @@ mod tests {
             zone_start: 0,
             zone_done_bytes: 0,
             shift_bytes: 0,
+            backlog: None,
         }
     }
 
