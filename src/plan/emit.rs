@@ -187,6 +187,8 @@ struct WorkloadTable {
     cmdprio: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     atomic_writes: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fill_fs: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -407,7 +409,11 @@ impl TargetTable {
         let mut table = TargetTable {
             name: t.name.clone(),
             path: t.uri.clone(),
-            size: t.size_bytes.map(format_size),
+            size: if t.fill {
+                Some("fill".into())
+            } else {
+                t.size_bytes.map(format_size)
+            },
             direct: t.direct,
             paths: Vec::new(),
             channels: None,
@@ -483,6 +489,7 @@ impl WorkloadTable {
             prio: w.priority.job.map(|p| p.to_string()),
             cmdprio: w.priority.per_io.iter().map(|p| p.to_string()).collect(),
             atomic_writes: w.atomic_writes,
+            fill_fs: w.fill_fs,
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
@@ -558,6 +565,9 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
     }
     if w.pauses.stop_after_ios > 0 {
         let _ = writeln!(s, "number_ios={}", w.pauses.stop_after_ios);
+    }
+    if w.fill_fs {
+        s.push_str("fill_device=1\n");
     }
 }
 
@@ -940,6 +950,7 @@ mod tests {
                 size_bytes: Some(1 << 30),
                 direct: Some(true),
                 multipath: None,
+                fill: false,
             }],
             runs: vec![RunSpec {
                 name: "run".into(),
@@ -1141,6 +1152,10 @@ mod tests {
                     // A quarter of the workload's 1g: fio writes it as a percentage.
                     bytes: 256 << 20,
                     global: true,
+                }),
+                verify_backlog: Some(crate::plan::overrides::VerifyBacklog {
+                    every_writes: 8,
+                    batch_reads: 4,
                 }),
             },
         };

@@ -136,6 +136,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "prio",
     "cmdprio",
     "atomic_writes",
+    "fill_fs",
     // The workload's own values of run settings (fio gives each job its own).
     "engine",
     "warmup",
@@ -782,8 +783,13 @@ impl<'a> Ctx<'a> {
                 })?;
             }
         }
+        // `size = "fill"`: as large as the filesystem holds (fio's fill_device).
+        let fill = sec
+            .get("size")
+            .is_some_and(|v| matches!(v.get_ref(), Node::Str(t) if t == "fill"));
         let size_bytes = sec
             .get("size")
+            .filter(|_| !fill)
             .map(|v| self.size("size", v, false))
             .transpose()?;
         let direct = sec
@@ -799,6 +805,7 @@ impl<'a> Ctx<'a> {
                 size_bytes,
                 direct,
                 multipath,
+                fill,
             },
             at,
         ))
@@ -937,6 +944,17 @@ impl<'a> Ctx<'a> {
             Some(v) => self.boolean("atomic_writes", v)?,
             None => false,
         };
+        let fill_fs = match sec.get("fill_fs") {
+            Some(v) if self.boolean("fill_fs", v)? && read_pct == 100 => {
+                return Err(self.err(
+                    v.span(),
+                    "'fill_fs' is for workloads that write (it writes until the \
+                     filesystem is full)",
+                ))
+            }
+            Some(v) => self.boolean("fill_fs", v)?,
+            None => false,
+        };
         let overrides = self.overrides(&sec, &name)?;
         if let (Some(v), Rate::Iops(_)) = (sec.get("verify_backlog"), &rate) {
             return Err(self.err(
@@ -972,6 +990,7 @@ impl<'a> Ctx<'a> {
                 pauses,
                 priority,
                 atomic_writes,
+                fill_fs,
                 overrides,
             },
             at,
@@ -1077,15 +1096,18 @@ impl<'a> Ctx<'a> {
             }
         };
         let batch = positive("verify_backlog_batch")?;
-        match (positive("verify_backlog")?, batch, sec.get("verify_backlog_batch")) {
+        match (
+            positive("verify_backlog")?,
+            batch,
+            sec.get("verify_backlog_batch"),
+        ) {
             (Some(every_writes), _, _) => Ok(Some(VerifyBacklog {
                 every_writes,
                 batch_reads: batch.unwrap_or(every_writes),
             })),
-            (None, _, Some(v)) => Err(self.err(
-                v.span(),
-                "'verify_backlog_batch' needs 'verify_backlog'",
-            )),
+            (None, _, Some(v)) => {
+                Err(self.err(v.span(), "'verify_backlog_batch' needs 'verify_backlog'"))
+            }
             (None, _, None) => Ok(None),
         }
     }
@@ -2103,6 +2125,7 @@ passes = 2
                 size_bytes: Some(10 << 30),
                 direct: Some(true),
                 multipath: None,
+                fill: false,
             }
         );
         assert_eq!(plan.targets[1].size_bytes, None);

@@ -190,6 +190,9 @@ pub struct WorkloadEcho {
     /// Writes carried RWF_ATOMIC (fio's atomic=1); absent when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub atomic_writes: bool,
+    /// Wrote until the filesystem was full (fio's `fill_device`); absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fill_fs: bool,
     /// The engine that issued this workload's I/O (each workload of a run may have
     /// its own); written in `runs[].workloads[].settings`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -397,6 +400,7 @@ impl Default for WorkloadEcho {
             exit_all: false,
             priority: None,
             atomic_writes: false,
+            fill_fs: false,
             pauses: Pauses::default(),
             engine: None,
             warmup_ns: None,

@@ -74,6 +74,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         pauses,
         priority,
         atomic_writes,
+        fill_fs,
         // Effective values need the run and the engine that ran it: `own_echo`.
         overrides: _,
     } = w;
@@ -150,6 +151,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         },
         priority: (!priority.is_default()).then(|| priorities(priority)),
         atomic_writes: *atomic_writes,
+        fill_fs: *fill_fs,
         engine: None,
         warmup_ns: None,
         cpus: None,
@@ -331,6 +333,7 @@ mod tests {
                     ],
                 },
                 atomic_writes: true,
+                fill_fs: false,
                 overrides: Default::default(),
             },
             plan::Workload {

@@ -295,6 +295,7 @@ mod tests {
             size_bytes: None,
             direct: None,
             multipath: None,
+            fill: false,
         };
         (run, vec![t])
     }

@@ -40,6 +40,8 @@ pub struct WorkloadShape {
     pub prio_shares: Box<[PrioDraw]>,
     /// Writes carry RWF_ATOMIC.
     pub atomic_writes: bool,
+    /// fio's `fill_device`: a write that finds the filesystem full ends the stream.
+    pub fill_fs: bool,
 }
 
 /// One per-I/O priority share as the hot path draws it.
@@ -95,6 +97,7 @@ impl WorkloadShape {
             flow: None,
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
             atomic_writes: w.atomic_writes,
+            fill_fs: w.fill_fs,
         }
     }
 }

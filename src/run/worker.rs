@@ -722,6 +722,10 @@ impl<E: Engine> Worker<E> {
         }
         let c = trim_result(c, self.table.slots[tag].op, len);
         let ok = c.result == len as i64;
+        if !ok && self.found_full(tag, c.result) {
+            self.filled(tag, reap_ns);
+            return;
+        }
         self.settle_data(tag, ok, reap_ns);
         let slot = &self.table.slots[tag];
         if slot.backlog {
@@ -750,6 +754,31 @@ impl<E: Engine> Worker<E> {
                 }
             }
         }
+        self.release(tag);
+    }
+
+    /// Whether a write that came back with `result` found its filesystem full
+    /// (ENOSPC, EDQUOT or a short write) on a workload that fills it (fio's
+    /// `fill_device`).
+    #[inline]
+    fn found_full(&self, tag: usize, result: i64) -> bool {
+        let slot = &self.table.slots[tag];
+        slot.op == Op::Write
+            && self.shapes[slot.workload as usize].fill_fs
+            && (result >= 0
+                || result == -i64::from(libc::ENOSPC)
+                || result == -i64::from(libc::EDQUOT))
+    }
+
+    /// The filesystem is full: the write is not counted (what it left is settled as
+    /// a failed write's), and its stream issues nothing more, as at the end of its
+    /// passes. Its read-backs already due still go out.
+    #[cold]
+    fn filled(&mut self, tag: usize, now: u64) {
+        self.settle_data(tag, false, now);
+        let s = &mut self.setup.streams[self.table.slots[tag].stream as usize];
+        s.bytes_left = 0;
+        s.pair = None;
         self.release(tag);
     }
 
@@ -962,7 +991,11 @@ impl<E: Engine> Worker<E> {
         } else if s.bytes_left > 0 || s.backlog_due() {
             self.ready.push(si as u32);
         }
-        if s.bytes_left == 0 && s.inflight == 0 && !s.backlog_due() && self.shapes[s.workload as usize].exit_all {
+        if s.bytes_left == 0
+            && s.inflight == 0
+            && !s.backlog_due()
+            && self.shapes[s.workload as usize].exit_all
+        {
             // fio's exitall: this stream has done its I/O, so the run stops.
             self.setup.stop.store(true, Ordering::Relaxed);
         }

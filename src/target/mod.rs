@@ -6,6 +6,7 @@
 pub mod dm_paths;
 pub mod dylib;
 pub mod fileset;
+pub mod fill;
 pub mod iscsi;
 pub mod multipath;
 pub mod nbd;
@@ -1121,6 +1122,7 @@ mod tests {
             size_bytes: Some(1 << 20),
             direct: None,
             multipath: None,
+            fill: false,
         };
         let opts = OpenOptionsIo {
             writes: true,
@@ -1155,6 +1157,7 @@ mod tests {
             size_bytes: None,
             direct: None,
             multipath: None,
+            fill: false,
         }
     }
 

@@ -21,6 +21,7 @@ use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
     Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone, Zones,
 };
+use crate::plan::overrides::{WorkloadData, WorkloadOverrides};
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
     parse_size_allow_zero,
@@ -29,6 +30,7 @@ use crate::plan::units::{
 mod net;
 mod op_engines;
 mod priority;
+mod verify;
 
 /// How deep `include` may nest before we assume a cycle.
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -565,6 +567,10 @@ fn group_runs(
             unsupported,
             &job.loc,
         );
+        if job.workload.fill_fs && job.target_size.is_none() {
+            // fio's fill_device without a size: as large as the filesystem holds.
+            targets.fill(&tname);
+        }
         job.workload.target = tname;
         if runs.is_empty() || job.starts_group {
             runs.push(RunSpec {
@@ -869,6 +875,7 @@ impl<'a> JobCx<'a> {
         let engine_opts = self.engine_options(engine)?;
         let priority = self.priorities(engine, &bs)?;
         let atomic_writes = self.atomic(engine)?;
+        let fill_fs = self.fill_device(read_pct)?;
         self.run_opts.push((
             "engine options",
             op_engines::fio_text(&engine_opts),
@@ -888,6 +895,7 @@ impl<'a> JobCx<'a> {
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let mut pauses = self.pauses(&rate)?;
         let flow = self.flow(&rate)?;
+        let verify_backlog = self.verify_backlog(&data, read_pct, &rate)?;
         let mut timing = self.timing(target.size, bs.single())?;
         pauses.stop_after_ios = timing.stop_after_ios;
         self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
@@ -955,7 +963,14 @@ impl<'a> JobCx<'a> {
                 pauses,
                 priority,
                 atomic_writes,
-                overrides: Default::default(),
+                fill_fs,
+                overrides: WorkloadOverrides {
+                    data: WorkloadData {
+                        verify_backlog,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
             },
             engine,
             engine_opts,
