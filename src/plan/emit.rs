@@ -200,6 +200,8 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_after_ios: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pass_size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     engine: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     warmup: Option<String>,
@@ -496,6 +498,7 @@ impl WorkloadTable {
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
             stop_after_ios: (w.pauses.stop_after_ios > 0).then_some(w.pauses.stop_after_ios),
+            pass_size: (w.pauses.pass_bytes > 0).then(|| format_size(w.pauses.pass_bytes)),
             engine: w.overrides.engine.map(EngineKind::name),
             warmup: w.overrides.warmup_ns.map(format_duration_ns),
             cpus: w.overrides.cpus.as_ref().map(|c| cpu_list(c)),
@@ -565,6 +568,9 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
     }
     if w.pauses.stop_after_ios > 0 {
         let _ = writeln!(s, "number_ios={}", w.pauses.stop_after_ios);
+    }
+    if w.pauses.pass_bytes > 0 {
+        let _ = writeln!(s, "io_size={}", format_size(w.pauses.pass_bytes));
     }
     if w.fill_fs {
         s.push_str("fill_device=1\n");
@@ -1203,13 +1209,15 @@ mod tests {
             think_every_ios: 4,
             stop_ns: 0,
             stop_after_ios: 1000,
+            pass_bytes: 3 << 20,
         };
         w.pauses = pauses;
         let text = to_toml(&p).unwrap();
         assert!(
             text.contains("start_delay = ")
                 && text.contains("think_every = 4")
-                && text.contains("stop_after_ios = 1000"),
+                && text.contains("stop_after_ios = 1000")
+                && text.contains("pass_size = \"3m\""),
             "{text}"
         );
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();

@@ -123,6 +123,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "think_every",
     "stop_after",
     "stop_after_ios",
+    "pass_size",
     "align",
     "seq_gap",
     "offset_increment",
@@ -1266,6 +1267,11 @@ impl<'a> Ctx<'a> {
             stop_after_ios: sec
                 .get("stop_after_ios")
                 .map(|v| self.count("stop_after_ios", v))
+                .transpose()?
+                .unwrap_or(0),
+            pass_bytes: sec
+                .get("pass_size")
+                .map(|v| self.size("pass_size", v, false))
                 .transpose()?
                 .unwrap_or(0),
         };

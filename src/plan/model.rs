@@ -661,6 +661,11 @@ pub struct Pauses {
     /// done (fio's `number_ios`, per job clone); 0 = no count limit.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_after_ios: u64,
+    /// Each stream transfers this many bytes per pass, starting each pass at its
+    /// region's start (fio's `io_size` when it is not whole passes over `size`, or
+    /// the size is the device's); 0 = a pass is the working set.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pass_bytes: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

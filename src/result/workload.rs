@@ -349,6 +349,9 @@ pub struct Pauses {
     /// Each stream stopped after this many I/Os (fio's `number_ios`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_after_ios: u64,
+    /// Each stream transferred this many bytes per pass (fio's `io_size`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pass_bytes: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -140,6 +140,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 think_every_ios,
                 stop_ns,
                 stop_after_ios,
+                pass_bytes,
             } = *pauses;
             wire::Pauses {
                 start_delay_ns,
@@ -147,6 +148,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 think_every_ios,
                 stop_ns,
                 stop_after_ios,
+                pass_bytes,
             }
         },
         priority: (!priority.is_default()).then(|| priorities(priority)),
@@ -324,6 +326,7 @@ mod tests {
                     think_every_ios: 4,
                     stop_ns: 9_000_000_000,
                     stop_after_ios: 0,
+                    pass_bytes: 0,
                 },
                 priority: crate::plan::priority::Priorities {
                     job: Some(crate::plan::priority::IoPriority::parse("be/7").unwrap()),

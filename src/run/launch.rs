@@ -93,6 +93,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 (r.ws_start, r.ws_len)
             };
             let bytes_left = match run.passes {
+                Some(p) if w.pauses.pass_bytes > 0 => p.saturating_mul(w.pauses.pass_bytes),
                 Some(p) => {
                     let per_stream = if inc > 0 {
                         r.ws_len
@@ -146,6 +147,14 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 zone_start: region_start,
                 zone_done_bytes: 0,
                 shift_bytes: i * inc,
+                pass_bytes: match w.pauses.pass_bytes {
+                    0 => u64::MAX,
+                    b => b,
+                },
+                pass_left: match w.pauses.pass_bytes {
+                    0 => u64::MAX,
+                    b => b,
+                },
                 backlog: match (w.overrides.data.verify_backlog, schedule.is_some()) {
                     (Some(b), false) => Some(Box::new(super::backlog::Backlog::new(b))),
                     _ => None,

@@ -833,6 +833,8 @@ struct JobTiming {
     warmup_ns: u64,
     /// number_ios: each stream's I/O count limit (0 = none).
     stop_after_ios: u64,
+    /// io_size that is not whole passes over size: bytes per pass (0 = none).
+    pass_bytes: u64,
 }
 
 fn opt_err(loc: &Loc, key: &str, v: &str, e: &dyn std::fmt::Display) -> CompatError {
@@ -895,9 +897,10 @@ impl<'a> JobCx<'a> {
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let mut pauses = self.pauses(&rate)?;
         let flow = self.flow(&rate)?;
-        let verify_backlog = self.verify_backlog(&data, read_pct, &rate)?;
+        let verify_backlog = self.verify_backlog(&data, read_pct, trim, &rate)?;
         let mut timing = self.timing(target.size, bs.single())?;
         pauses.stop_after_ios = timing.stop_after_ios;
+        pauses.pass_bytes = timing.pass_bytes;
         self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
         self.exec_timing(engine, &mut timing)?;
         let curve = self.latency_target(timing.duration_ns)?;
@@ -1963,6 +1966,9 @@ impl<'a> JobCx<'a> {
         let warmup_ns = dur_opt(o, "ramp_time", true)?.unwrap_or(0);
         let loops = count_opt(o, "loops")?.unwrap_or(1);
         let mut passes = if time_based { None } else { Some(loops) };
+        // io_size: whole passes over size, else a pass of its own length that
+        // starts at the region's start each loop, as fio's does.
+        let mut pass_bytes = 0;
         if let Some((v, loc)) = o.get("io_size").or_else(|| o.get("io_limit")) {
             let io = parse_size(v).map_err(|e| opt_err(loc, "io_size", v, &e))?;
             match size {
@@ -1971,13 +1977,11 @@ impl<'a> JobCx<'a> {
                         passes = Some((io / s).saturating_mul(loops));
                     }
                 }
-                _ => self.unsupported.push(
-                    format!("io_size={v} — not a whole number of passes over size"),
-                    loc,
-                ),
+                _ => pass_bytes = io,
             }
         }
-        let (ios_passes, stop_after_ios) = self.number_ios(size, bs_fixed, passes)?;
+        let counted_size = size.filter(|_| pass_bytes == 0);
+        let (ios_passes, stop_after_ios) = self.number_ios(counted_size, bs_fixed, passes)?;
         if let Some(p) = ios_passes {
             passes = Some(p);
         }
@@ -2013,6 +2017,7 @@ impl<'a> JobCx<'a> {
             passes,
             warmup_ns,
             stop_after_ios,
+            pass_bytes,
         })
     }
 

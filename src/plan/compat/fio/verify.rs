@@ -6,7 +6,7 @@
 
 use super::JobCx;
 use crate::plan::compat::CompatError;
-use crate::plan::model::{DataSettings, Rate};
+use crate::plan::model::{DataSettings, Rate, TrimMode};
 use crate::plan::overrides::VerifyBacklog;
 
 impl JobCx<'_> {
@@ -17,6 +17,7 @@ impl JobCx<'_> {
         &mut self,
         data: &DataSettings,
         read_pct: u8,
+        trim: TrimMode,
         rate: &Rate,
     ) -> Result<Option<VerifyBacklog>, CompatError> {
         let o = self.o;
@@ -34,6 +35,13 @@ impl JobCx<'_> {
                     self.name
                 ));
             }
+            return Ok(None);
+        }
+        if !trim.is_none() {
+            self.unsupported.push(
+                format!("verify_backlog={v} — ioscope does not verify runs that trim"),
+                loc,
+            );
             return Ok(None);
         }
         if matches!(rate, Rate::Iops(_)) {
