@@ -2222,6 +2222,46 @@ passes = 2
     }
 
     #[test]
+    fn verify_backlog_fill_and_pass_size_keys() {
+        let w = |body: &str| parse("job.toml", &format!("{T}[[workload]]\n{body}"));
+        let plan = w("rw = \"write\"\nverify_backlog = 8\n").unwrap();
+        let b = plan.runs[0].workloads[0]
+            .overrides
+            .data
+            .verify_backlog
+            .unwrap();
+        assert_eq!((b.every_writes, b.batch_reads), (8, 8));
+        let plan = w("rw = \"write\"\nverify_backlog = 8\nverify_backlog_batch = 2\n").unwrap();
+        let b = plan.runs[0].workloads[0]
+            .overrides
+            .data
+            .verify_backlog
+            .unwrap();
+        assert_eq!((b.every_writes, b.batch_reads), (8, 2));
+        for (body, want) in [
+            ("verify_backlog_batch = 2\n", "needs 'verify_backlog'"),
+            ("verify_backlog = 0\n", "at least 1"),
+            ("rate = 100\nverify_backlog = 4\n", "closed-loop"),
+            ("rw = \"read\"\nfill_fs = true\n", "workloads that write"),
+        ] {
+            let e = w(body).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("job.toml:"), "{body}: {e}");
+        }
+        let plan = w("rw = \"write\"\nfill_fs = true\npass_size = \"3m\"\n").unwrap();
+        let wl = &plan.runs[0].workloads[0];
+        assert!(wl.fill_fs);
+        assert_eq!(wl.pauses.pass_bytes, 3 << 20);
+        let plan = parse(
+            "job.toml",
+            "[[target]]\nname = \"t\"\npath = \"/tmp/f\"\nsize = \"fill\"\n[[workload]]\n",
+        )
+        .unwrap();
+        assert!(plan.targets[0].fill && plan.targets[0].size_bytes.is_none());
+        let text = crate::plan::emit::to_toml(&plan).unwrap();
+        assert!(text.contains("size = \"fill\""), "{text}");
+    }
+
+    #[test]
     fn passes_without_duration_means_no_time_limit() {
         let plan = parse(
             "job.toml",

@@ -58,7 +58,7 @@ impl Backlog {
     }
 
     /// The next block to read back.
-    pub fn next(&mut self) -> Option<Written> {
+    pub fn next_read(&mut self) -> Option<Written> {
         self.due.pop_front()
     }
 }
@@ -83,7 +83,7 @@ mod tests {
         let mut out = Vec::new();
         for i in 0..writes {
             b.written(w(i));
-            while let Some(r) = b.next() {
+            while let Some(r) = b.next_read() {
                 out.push(r.offset);
             }
         }
@@ -111,7 +111,9 @@ mod tests {
         for i in 0..4 {
             b.written(w(i));
         }
-        let got: Vec<u64> = std::iter::from_fn(|| b.next()).map(|x| x.offset).collect();
+        let got: Vec<u64> = std::iter::from_fn(|| b.next_read())
+            .map(|x| x.offset)
+            .collect();
         assert_eq!(got, vec![0, 1, 2, 3]);
         assert!(!b.pending());
     }

@@ -489,7 +489,7 @@ impl<E: Engine> Worker<E> {
         let Some(slot_idx) = self.table.free[si as usize].pop() else {
             return true;
         };
-        let Some(w) = s.backlog.as_mut().and_then(|b| b.next()) else {
+        let Some(w) = s.backlog.as_mut().and_then(|b| b.next_read()) else {
             self.table.free[si as usize].push(slot_idx);
             return true;
         };

@@ -21,7 +21,6 @@ use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
     Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone, Zones,
 };
-use crate::plan::overrides::{WorkloadData, WorkloadOverrides};
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
     parse_size_allow_zero,
@@ -967,13 +966,7 @@ impl<'a> JobCx<'a> {
                 priority,
                 atomic_writes,
                 fill_fs,
-                overrides: WorkloadOverrides {
-                    data: WorkloadData {
-                        verify_backlog,
-                        ..Default::default()
-                    },
-                    ..Default::default()
-                },
+                overrides: verify::backlog_overrides(verify_backlog),
             },
             engine,
             engine_opts,

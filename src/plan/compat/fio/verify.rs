@@ -7,7 +7,19 @@
 use super::JobCx;
 use crate::plan::compat::CompatError;
 use crate::plan::model::{DataSettings, Rate, TrimMode};
-use crate::plan::overrides::VerifyBacklog;
+use crate::plan::overrides::{VerifyBacklog, WorkloadData, WorkloadOverrides};
+
+/// A new job's own settings: only its read-backs, if any (the data settings that
+/// differ from the plan's are laid over them later).
+pub(super) fn backlog_overrides(verify_backlog: Option<VerifyBacklog>) -> WorkloadOverrides {
+    WorkloadOverrides {
+        data: WorkloadData {
+            verify_backlog,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
 
 impl JobCx<'_> {
     /// `verify_backlog=N` (with `verify_backlog_batch=M`, default N) on a job that
