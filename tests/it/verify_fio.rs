@@ -214,3 +214,59 @@ fn overlapping_writers_without_the_sequence_check_raise_no_false_alarm() {
         "{v:?}"
     );
 }
+
+/// Blocks damaged behind the tool's back during the job are found by the
+/// read-backs themselves: with `do_verify=0` and a job that only writes, nothing
+/// else reads. A thread keeps zeroing the block at 16 KiB while the job rewrites
+/// the file and reads each block back right after writing it.
+#[test]
+fn verify_backlog_finds_a_block_damaged_during_the_job() {
+    use std::os::unix::fs::FileExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let d = tempdir();
+    let f = d.path().join("f.dat");
+    let job = format!(
+        "[w]\nfilename={}\nsize=64k\nbs=4k\nrw=write\ndirect=1\nioengine=psync\n\
+         verify=crc32c\ndo_verify=0\nverify_backlog=1\nruntime=2\ntime_based\n",
+        f.display()
+    );
+    let done = Arc::new(AtomicBool::new(false));
+    let hammer = {
+        let (done, f) = (done.clone(), f.clone());
+        std::thread::spawn(move || {
+            let zeros = [0u8; 4096];
+            let mut hits = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                match std::fs::OpenOptions::new().write(true).open(&f) {
+                    Ok(file) => {
+                        while !done.load(Ordering::Relaxed) {
+                            file.write_at(&zeros, 16384).unwrap();
+                            hits += 1;
+                        }
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+                }
+            }
+            hits
+        })
+    };
+    let r = run_fio(d.path(), &job);
+    done.store(true, Ordering::Relaxed);
+    assert!(hammer.join().unwrap() > 0, "the file was never damaged");
+    // Mismatches make the exit code 3 (nothing was refused: that would be 2).
+    let r = r.expect_code(3);
+    let v = r.run(0).verify.clone().expect("verify counts");
+    // At least one whole pass over the 16 blocks was written and read back.
+    assert!(v.backlog_reads >= 16, "{v:?}");
+    assert_eq!(v.units_checked, v.backlog_reads, "{v:?}");
+    assert!(v.mismatches > 0, "{v:?}");
+    // Only the damaged block, reported as holding no header where a write was
+    // acknowledged.
+    assert_eq!(v.never_written, v.mismatches, "{v:?}");
+    assert!(
+        v.samples.iter().all(|s| s.offset == 16384),
+        "{:?}",
+        v.samples
+    );
+}
