@@ -503,12 +503,12 @@ pub const OPTIONS: &[FioOption] = &[
     )),
     flag(unsupported("verify_state_save", "fio's verify state file")),
     flag(unsupported("verify_state_load", "fio's verify state file")),
-    flag(no_effect(
+    no_effect(
         "verify_write_sequence",
         "ioscope's write keys (the header's sequence) are checked so that overlapping \
          writers never raise a false alarm, so 0 has nothing to turn off and 1 nothing \
          to add; a lost write is still reported (stale)",
-    )),
+    ),
     // Steady state (fio stops a job once a metric settles).
     aka(
         maps(
