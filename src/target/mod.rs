@@ -567,18 +567,20 @@ fn probe_new_file(spec: &TargetSpec, path: &Path, size: u64) -> Result<Probe, Ta
         uri: spec.uri.clone(),
         msg,
     };
-    if size == 0 {
-        return Err(invalid("does not exist; give --size to create it".into()));
-    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // First, so a target sized to fill its filesystem (whose size comes from the
+    // directory's filesystem) names the missing directory.
     if !dir.is_dir() {
         return Err(invalid(format!(
             "directory '{}' does not exist",
             dir.display()
         )));
+    }
+    if size == 0 {
+        return Err(invalid("does not exist; give --size to create it".into()));
     }
     let want = spec
         .direct
