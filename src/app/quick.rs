@@ -88,6 +88,7 @@ pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
         size_bytes: size,
         direct: None,
         multipath: None,
+        fill: false,
     };
     let mk = |name: &str, pattern: AccessPattern, read_pct: u8, bs: u64, qd: u32| RunSpec {
         name: name.into(),

@@ -206,6 +206,7 @@ pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
         size_bytes: size,
         direct: None,
         multipath: None,
+        fill: false,
     }];
     let cell = |name: String, bs: u64, read_pct: u8, pattern: AccessPattern| RunSpec {
         name,

@@ -53,6 +53,7 @@ fn verify_one(
             size_bytes: None,
             direct: None,
             multipath: None,
+            fill: false,
         },
         target::OpenOptionsIo::default(),
     )?;

@@ -28,6 +28,7 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
             size_bytes: a.size,
             direct: a.direct,
             multipath: None,
+            fill: false,
         })
         .collect();
     let runs = sweep_combinations(a)

@@ -242,6 +242,7 @@ mod tests {
             size_bytes: None,
             direct: None,
             multipath: None,
+            fill: false,
         };
         (run, vec![t])
     }
@@ -291,6 +292,7 @@ mod tests {
             size_bytes: None,
             direct: None,
             multipath: None,
+            fill: false,
         };
         (run, vec![t("sd1"), t("sd2"), t("shared")])
     }

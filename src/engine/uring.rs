@@ -472,6 +472,7 @@ mod tests {
             size_bytes: Some(1 << 20),
             direct: Some(direct),
             multipath: None,
+            fill: false,
         };
         let writable = OpenOptionsIo {
             writes: true,

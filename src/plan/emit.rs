@@ -195,6 +195,8 @@ struct WorkloadTable {
     cmdprio: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     atomic_writes: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fill_fs: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -205,6 +207,8 @@ struct WorkloadTable {
     stop_after: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_after_ios: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pass_size: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     engine: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -238,6 +242,10 @@ struct WorkloadTable {
     /// The workload's own engine options, all of them.
     #[serde(flatten)]
     engine_keys: EngineKeys,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify_backlog: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify_backlog_batch: Option<u32>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -446,7 +454,11 @@ impl TargetTable {
         let mut table = TargetTable {
             name: t.name.clone(),
             path: t.uri.clone(),
-            size: t.size_bytes.map(format_size),
+            size: if t.fill {
+                Some("fill".into())
+            } else {
+                t.size_bytes.map(format_size)
+            },
             direct: t.direct,
             paths: Vec::new(),
             channels: None,
@@ -522,12 +534,14 @@ impl WorkloadTable {
             prio: w.priority.job.map(|p| p.to_string()),
             cmdprio: w.priority.per_io.iter().map(|p| p.to_string()).collect(),
             atomic_writes: w.atomic_writes,
+            fill_fs: w.fill_fs,
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
             think_every: w.pauses.think_batch().filter(|&n| n > 1),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
             stop_after_ios: (w.pauses.stop_after_ios > 0).then_some(w.pauses.stop_after_ios),
+            pass_size: (w.pauses.pass_bytes > 0).then(|| format_size(w.pauses.pass_bytes)),
             engine: w.overrides.engine.map(EngineKind::name),
             warmup: w.overrides.warmup_ns.map(format_duration_ns),
             cpus: w.overrides.cpus.as_ref().map(|c| cpu_list(c)),
@@ -561,6 +575,13 @@ impl WorkloadTable {
                 .as_ref()
                 .map(EngineKeys::of)
                 .unwrap_or_default(),
+            verify_backlog: w.overrides.data.verify_backlog.map(|b| b.every_writes),
+            verify_backlog_batch: w
+                .overrides
+                .data
+                .verify_backlog
+                .filter(|b| b.batch_reads != b.every_writes)
+                .map(|b| b.batch_reads),
         }
     }
 }
@@ -602,6 +623,12 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
     }
     if w.pauses.stop_after_ios > 0 {
         let _ = writeln!(s, "number_ios={}", w.pauses.stop_after_ios);
+    }
+    if w.pauses.pass_bytes > 0 {
+        let _ = writeln!(s, "io_size={}", format_size(w.pauses.pass_bytes));
+    }
+    if w.fill_fs {
+        s.push_str("fill_device=1\n");
     }
 }
 
@@ -978,6 +1005,13 @@ fn fio_data(s: &mut String, d: &crate::plan::overrides::WorkloadData) {
     if let Some(p) = &d.pattern {
         let _ = writeln!(s, "verify_pattern={}", p.hex());
     }
+    if let Some(b) = d.verify_backlog {
+        let _ = writeln!(
+            s,
+            "verify_backlog={}\nverify_backlog_batch={}",
+            b.every_writes, b.batch_reads
+        );
+    }
 }
 
 #[cfg(test)]
@@ -1006,6 +1040,7 @@ mod tests {
                 size_bytes: Some(1 << 30),
                 direct: Some(true),
                 multipath: None,
+                fill: false,
             }],
             runs: vec![RunSpec {
                 name: "run".into(),
@@ -1208,6 +1243,10 @@ mod tests {
                     bytes: 256 << 20,
                     global: true,
                 }),
+                verify_backlog: Some(crate::plan::overrides::VerifyBacklog {
+                    every_writes: 8,
+                    batch_reads: 4,
+                }),
             },
             on_error: Some(crate::plan::on_error::OnError {
                 continue_on: vec![crate::plan::on_error::ErrorKind::Write],
@@ -1313,13 +1352,15 @@ mod tests {
             think_every_ios: 4,
             stop_ns: 0,
             stop_after_ios: 1000,
+            pass_bytes: 3 << 20,
         };
         w.pauses = pauses;
         let text = to_toml(&p).unwrap();
         assert!(
             text.contains("start_delay = ")
                 && text.contains("think_every = 4")
-                && text.contains("stop_after_ios = 1000"),
+                && text.contains("stop_after_ios = 1000")
+                && text.contains("pass_size = \"3m\""),
             "{text}"
         );
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();

@@ -23,7 +23,7 @@ use super::model::{
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
 };
 use super::on_error::{self, Errno, ErrorKind, OnError};
-use super::overrides::{Amount, WorkloadOverrides};
+use super::overrides::{Amount, VerifyBacklog, WorkloadOverrides};
 use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
@@ -124,6 +124,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "think_every",
     "stop_after",
     "stop_after_ios",
+    "pass_size",
     "align",
     "seq_gap",
     "offset_increment",
@@ -137,6 +138,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "prio",
     "cmdprio",
     "atomic_writes",
+    "fill_fs",
     // The workload's own values of run settings (fio gives each job its own).
     "engine",
     "warmup",
@@ -170,6 +172,8 @@ const WORKLOAD_KEYS: &[&str] = &[
     "exec_output",
     "defrag_donor",
     "defrag_inplace",
+    "verify_backlog",
+    "verify_backlog_batch",
 ];
 /// The engine-option keys, in a `[[workload]]` its own options.
 const ENGINE_KEYS: &[&str] = &[
@@ -810,8 +814,13 @@ impl<'a> Ctx<'a> {
                 })?;
             }
         }
+        // `size = "fill"`: as large as the filesystem holds (fio's fill_device).
+        let fill = sec
+            .get("size")
+            .is_some_and(|v| matches!(v.get_ref(), Node::Str(t) if t == "fill"));
         let size_bytes = sec
             .get("size")
+            .filter(|_| !fill)
             .map(|v| self.size("size", v, false))
             .transpose()?;
         let direct = sec
@@ -827,6 +836,7 @@ impl<'a> Ctx<'a> {
                 size_bytes,
                 direct,
                 multipath,
+                fill,
             },
             at,
         ))
@@ -965,7 +975,25 @@ impl<'a> Ctx<'a> {
             Some(v) => self.boolean("atomic_writes", v)?,
             None => false,
         };
+        let fill_fs = match sec.get("fill_fs") {
+            Some(v) if self.boolean("fill_fs", v)? && read_pct == 100 => {
+                return Err(self.err(
+                    v.span(),
+                    "'fill_fs' is for workloads that write (it writes until the \
+                     filesystem is full)",
+                ))
+            }
+            Some(v) => self.boolean("fill_fs", v)?,
+            None => false,
+        };
         let overrides = self.overrides(&sec, &name)?;
+        if let (Some(v), Rate::Iops(_)) = (sec.get("verify_backlog"), &rate) {
+            return Err(self.err(
+                v.span(),
+                "'verify_backlog' is for closed-loop workloads; one with a 'rate' issues on \
+                 its schedule",
+            ));
+        }
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         Ok((
             Workload {
@@ -993,6 +1021,7 @@ impl<'a> Ctx<'a> {
                 pauses,
                 priority,
                 atomic_writes,
+                fill_fs,
                 overrides,
             },
             at,
@@ -1070,6 +1099,7 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("on_error") {
             o.on_error = Some(self.on_error(v)?);
         }
+        o.data.verify_backlog = self.verify_backlog(sec)?;
         for (key, slot) in [
             ("compress_ratio", &mut o.data.compress_ratio),
             ("dedup_ratio", &mut o.data.dedup_ratio),
@@ -1168,6 +1198,35 @@ impl<'a> Ctx<'a> {
             (Some(v), false) => Ok(Some(Amount::Passes(self.count("passes", v)?))),
             (None, true) => Ok(Some(Amount::TimeBased)),
             (None, false) => Ok(None),
+        }
+    }
+
+    /// `verify_backlog` (writes between read-backs) and `verify_backlog_batch`
+    /// (blocks read back each time, default the former); both at least 1.
+    fn verify_backlog(&self, sec: &Section<'_>) -> Res<Option<VerifyBacklog>> {
+        let positive = |key: &str| -> Res<Option<u32>> {
+            let Some(v) = sec.get(key) else {
+                return Ok(None);
+            };
+            match self.count::<u32>(key, v)? {
+                0 => Err(self.err(v.span(), format!("'{key}' must be at least 1"))),
+                n => Ok(Some(n)),
+            }
+        };
+        let batch = positive("verify_backlog_batch")?;
+        match (
+            positive("verify_backlog")?,
+            batch,
+            sec.get("verify_backlog_batch"),
+        ) {
+            (Some(every_writes), _, _) => Ok(Some(VerifyBacklog {
+                every_writes,
+                batch_reads: batch.unwrap_or(every_writes),
+            })),
+            (None, _, Some(v)) => {
+                Err(self.err(v.span(), "'verify_backlog_batch' needs 'verify_backlog'"))
+            }
+            (None, _, None) => Ok(None),
         }
     }
 
@@ -1325,6 +1384,11 @@ impl<'a> Ctx<'a> {
             stop_after_ios: sec
                 .get("stop_after_ios")
                 .map(|v| self.count("stop_after_ios", v))
+                .transpose()?
+                .unwrap_or(0),
+            pass_bytes: sec
+                .get("pass_size")
+                .map(|v| self.size("pass_size", v, false))
                 .transpose()?
                 .unwrap_or(0),
         };
@@ -2184,6 +2248,7 @@ passes = 2
                 size_bytes: Some(10 << 30),
                 direct: Some(true),
                 multipath: None,
+                fill: false,
             }
         );
         assert_eq!(plan.targets[1].size_bytes, None);
@@ -2271,6 +2336,46 @@ passes = 2
             .unwrap_err();
         assert!(e.to_string().contains("regions"), "{e}");
         assert!(w("rw = \"read\"\nseq_gap = \"-x\"\n").is_err());
+    }
+
+    #[test]
+    fn verify_backlog_fill_and_pass_size_keys() {
+        let w = |body: &str| parse("job.toml", &format!("{T}[[workload]]\n{body}"));
+        let plan = w("rw = \"write\"\nverify_backlog = 8\n").unwrap();
+        let b = plan.runs[0].workloads[0]
+            .overrides
+            .data
+            .verify_backlog
+            .unwrap();
+        assert_eq!((b.every_writes, b.batch_reads), (8, 8));
+        let plan = w("rw = \"write\"\nverify_backlog = 8\nverify_backlog_batch = 2\n").unwrap();
+        let b = plan.runs[0].workloads[0]
+            .overrides
+            .data
+            .verify_backlog
+            .unwrap();
+        assert_eq!((b.every_writes, b.batch_reads), (8, 2));
+        for (body, want) in [
+            ("verify_backlog_batch = 2\n", "needs 'verify_backlog'"),
+            ("verify_backlog = 0\n", "at least 1"),
+            ("rate = 100\nverify_backlog = 4\n", "closed-loop"),
+            ("rw = \"read\"\nfill_fs = true\n", "workloads that write"),
+        ] {
+            let e = w(body).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("job.toml:"), "{body}: {e}");
+        }
+        let plan = w("rw = \"write\"\nfill_fs = true\npass_size = \"3m\"\n").unwrap();
+        let wl = &plan.runs[0].workloads[0];
+        assert!(wl.fill_fs);
+        assert_eq!(wl.pauses.pass_bytes, 3 << 20);
+        let plan = parse(
+            "job.toml",
+            "[[target]]\nname = \"t\"\npath = \"/tmp/f\"\nsize = \"fill\"\n[[workload]]\n",
+        )
+        .unwrap();
+        assert!(plan.targets[0].fill && plan.targets[0].size_bytes.is_none());
+        let text = crate::plan::emit::to_toml(&plan).unwrap();
+        assert!(text.contains("size = \"fill\""), "{text}");
     }
 
     #[test]

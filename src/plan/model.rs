@@ -80,6 +80,12 @@ pub struct TargetSpec {
     /// Further paths to the same storage and how I/O is spread over them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multipath: Option<super::paths::MultipathSpec>,
+    /// A file as large as its filesystem can hold (`size = "fill"`, fio's
+    /// `fill_device`): its allocated bytes plus the filesystem's free space, rounded
+    /// down to the largest block size of the run's workloads on it, created as a
+    /// hole so the writes are what fills it. Ignored on other targets.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fill: bool,
 }
 
 /// What kind of storage a target URI names.
@@ -559,6 +565,13 @@ pub struct Workload {
     /// never torn by a crash; the target must support atomic writes of its size.
     #[serde(default, skip_serializing_if = "is_false")]
     pub atomic_writes: bool,
+    /// Write until the filesystem is full (fio's `fill_device`): a file target is
+    /// created (or extended) to its allocated bytes plus the filesystem's free space,
+    /// rounded down to the largest block size, and a write that fails with ENOSPC or
+    /// comes back short ends its stream's I/O without counting as an error. On a
+    /// block device the working set is the whole device, as without it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fill_fs: bool,
     /// Run settings this workload sets for itself (engine, warm-up, CPUs, data).
     #[serde(
         default,
@@ -666,6 +679,11 @@ pub struct Pauses {
     /// done (fio's `number_ios`, per job clone); 0 = no count limit.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_after_ios: u64,
+    /// Each stream transfers this many bytes per pass, starting each pass at its
+    /// region's start (fio's `io_size` when it is not whole passes over `size`, or
+    /// the size is the device's); 0 = a pass is the working set.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pass_bytes: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -749,6 +767,7 @@ impl Default for Workload {
             pauses: Pauses::default(),
             priority: Default::default(),
             atomic_writes: false,
+            fill_fs: false,
             overrides: Default::default(),
         }
     }

@@ -94,6 +94,21 @@ pub struct WorkloadData {
     /// `dedupe_mode=working_set`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_set: Option<super::model::DedupSet>,
+    /// Each stream reads back what it wrote during the run (fio's `verify_backlog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<VerifyBacklog>,
+}
+
+/// fio's `verify_backlog` and `verify_backlog_batch`: once a stream has completed
+/// `every_writes` writes since its last read-back, it reads `batch_reads` of them
+/// back (oldest first; past `every_writes` it starts over at the oldest) and checks
+/// them before it writes again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyBacklog {
+    /// Completed writes between read-backs (at least 1).
+    pub every_writes: u32,
+    /// Blocks read back each time (at least 1).
+    pub batch_reads: u32,
 }
 
 impl WorkloadData {

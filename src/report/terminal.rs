@@ -219,6 +219,13 @@ pub fn run_summary(r: &RunResult) -> String {
                 v.reissued_copies
             );
         }
+        if v.backlog_reads > 0 {
+            let _ = writeln!(
+                s,
+                "verify: {} read-backs during the run ({} bytes; verify_backlog), not in the read figures above",
+                v.backlog_reads, v.backlog_bytes
+            );
+        }
         for m in &v.samples {
             let _ = writeln!(s, "  {}", m.detail);
         }

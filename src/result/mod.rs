@@ -352,6 +352,14 @@ pub struct VerifyResult {
     /// after a newer write. Ambiguous but not corruption. Absent when 0.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub reissued_copies: u64,
+    /// Reads of fio's `verify_backlog`: streams reading back their own completed
+    /// writes during the run. Their units are in the counts above; their I/Os are
+    /// not in the workloads' read figures. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub backlog_reads: u64,
+    /// Bytes those reads returned. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub backlog_bytes: u64,
     /// The first mismatches, with offsets, expected vs found, and a hex excerpt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<VerifySample>,
@@ -370,6 +378,8 @@ impl std::ops::AddAssign<&VerifyResult> for VerifyResult {
         self.never_written += o.never_written;
         self.unexpected += o.unexpected;
         self.reissued_copies += o.reissued_copies;
+        self.backlog_reads += o.backlog_reads;
+        self.backlog_bytes += o.backlog_bytes;
         for s in &o.samples {
             if self.samples.len() < 32 {
                 self.samples.push(s.clone());

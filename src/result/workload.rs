@@ -190,6 +190,9 @@ pub struct WorkloadEcho {
     /// Writes carried RWF_ATOMIC (fio's atomic=1); absent when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub atomic_writes: bool,
+    /// Wrote until the filesystem was full (fio's `fill_device`); absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fill_fs: bool,
     /// The engine that issued this workload's I/O (each workload of a run may have
     /// its own); written in `runs[].workloads[].settings`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -303,6 +306,13 @@ pub struct DataEcho {
     /// `verify_pattern`); absent: generated content at the ratios above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// fio's `verify_backlog`: each stream, every this many completed writes, read
+    /// `verify_backlog_batch` of them back during the run; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<u32>,
+    /// Blocks read back each time (with `verify_backlog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog_batch: Option<u32>,
 }
 
 /// A workload's place in fio's flow control: streams of workloads with the same
@@ -358,6 +368,9 @@ pub struct Pauses {
     /// Each stream stopped after this many I/Os (fio's `number_ios`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_after_ios: u64,
+    /// Each stream transferred this many bytes per pass (fio's `io_size`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pass_bytes: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -409,6 +422,7 @@ impl Default for WorkloadEcho {
             exit_all: false,
             priority: None,
             atomic_writes: false,
+            fill_fs: false,
             pauses: Pauses::default(),
             engine: None,
             warmup_ns: None,

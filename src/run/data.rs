@@ -61,7 +61,10 @@ impl DataOptions {
                 },
                 ..self.spec
             },
-            verify: own.verify.unwrap_or(self.verify) || verify_after,
+            // A read-back during the run checks what it reads: it verifies.
+            verify: own.verify.unwrap_or(self.verify)
+                || verify_after
+                || own.verify_backlog.is_some(),
             verify_after,
         }
     }

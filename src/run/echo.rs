@@ -74,6 +74,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         pauses,
         priority,
         atomic_writes,
+        fill_fs,
         // Effective values need the run and the engine that ran it: `own_echo`.
         overrides: _,
     } = w;
@@ -139,6 +140,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 think_every_ios,
                 stop_ns,
                 stop_after_ios,
+                pass_bytes,
             } = *pauses;
             wire::Pauses {
                 start_delay_ns,
@@ -146,10 +148,12 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
                 think_every_ios,
                 stop_ns,
                 stop_after_ios,
+                pass_bytes,
             }
         },
         priority: (!priority.is_default()).then(|| priorities(priority)),
         atomic_writes: *atomic_writes,
+        fill_fs: *fill_fs,
         engine: None,
         warmup_ns: None,
         cpus: None,
@@ -200,6 +204,8 @@ pub(super) fn own_settings(
                 let hex: String = f.as_slice().iter().map(|b| format!("{b:02x}")).collect();
                 format!("0x{hex}")
             }),
+            verify_backlog: w.overrides.data.verify_backlog.map(|b| b.every_writes),
+            verify_backlog_batch: w.overrides.data.verify_backlog.map(|b| b.batch_reads),
         });
         echo.on_error = w.overrides.on_error.as_ref().map(on_error_echo);
     }
@@ -335,6 +341,7 @@ mod tests {
                     think_every_ios: 4,
                     stop_ns: 9_000_000_000,
                     stop_after_ios: 0,
+                    pass_bytes: 0,
                 },
                 priority: crate::plan::priority::Priorities {
                     job: Some(crate::plan::priority::IoPriority::parse("be/7").unwrap()),
@@ -344,6 +351,7 @@ mod tests {
                     ],
                 },
                 atomic_writes: true,
+                fill_fs: false,
                 overrides: Default::default(),
             },
             plan::Workload {

@@ -261,6 +261,7 @@ mod tests {
             size_bytes: Some(1 << 20),
             direct,
             multipath: None,
+            fill: false,
         };
         Arc::new(open(&spec, OpenOptionsIo::default()).unwrap())
     }

@@ -34,25 +34,7 @@ use std::sync::{mpsc, Arc};
 /// Builds every stream of the run, with its region, budget and schedule.
 pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
     let mut out = Vec::new();
-    // A share mix: weights in per-mille of the shares, by workload.
-    let shared: Vec<(usize, f64)> = run
-        .workloads
-        .iter()
-        .enumerate()
-        .filter_map(|(i, w)| w.share_pct.map(|p| (i, p)))
-        .collect();
-    let mix: Option<std::sync::Arc<[(u32, u32)]>> = (!shared.is_empty()).then(|| {
-        let total: f64 = shared.iter().map(|&(_, p)| p).sum();
-        let mut acc = 0u32;
-        shared
-            .iter()
-            .map(|&(i, p)| {
-                acc += ((p / total) * 1_000_000.0).round().max(1.0) as u32;
-                (acc, i as u32)
-            })
-            .collect()
-    });
-    let lead = shared.first().map(|&(i, _)| i);
+    let (mix, lead) = share_mix(run);
     for (wi, w) in run.stream_owners() {
         let r = &resolved[wi];
         let n = w.streams as u64;
@@ -93,6 +75,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 (r.ws_start, r.ws_len)
             };
             let bytes_left = match run.passes_of(w) {
+                Some(p) if w.pauses.pass_bytes > 0 => p.saturating_mul(w.pauses.pass_bytes),
                 Some(p) => {
                     let per_stream = if inc > 0 {
                         r.ws_len
@@ -146,10 +129,46 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 zone_start: region_start,
                 zone_done_bytes: 0,
                 shift_bytes: i * inc,
+                pass_bytes: match w.pauses.pass_bytes {
+                    0 => u64::MAX,
+                    b => b,
+                },
+                pass_left: match w.pauses.pass_bytes {
+                    0 => u64::MAX,
+                    b => b,
+                },
+                backlog: match (w.overrides.data.verify_backlog, schedule.is_some()) {
+                    (Some(b), false) => Some(Box::new(super::backlog::Backlog::new(b))),
+                    _ => None,
+                },
             });
         }
     }
     out
+}
+
+/// A share mix: cumulative weights (per million of the shares) by workload, and the
+/// first workload with a share, whose streams issue for the mix.
+#[allow(clippy::type_complexity)]
+fn share_mix(run: &RunSpec) -> (Option<Arc<[(u32, u32)]>>, Option<usize>) {
+    let shared: Vec<(usize, f64)> = run
+        .workloads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| w.share_pct.map(|p| (i, p)))
+        .collect();
+    let mix = (!shared.is_empty()).then(|| {
+        let total: f64 = shared.iter().map(|&(_, p)| p).sum();
+        let mut acc = 0u32;
+        shared
+            .iter()
+            .map(|&(i, p)| {
+                acc += ((p / total) * 1_000_000.0).round().max(1.0) as u32;
+                (acc, i as u32)
+            })
+            .collect()
+    });
+    (mix, shared.first().map(|&(i, _)| i))
 }
 
 /// A run's workers, started, and what the collector needs to follow them.

@@ -6,6 +6,7 @@
 //! `--verify-after` run. Workers never wait on the collector; the collector never
 //! touches a worker's counters.
 
+pub mod backlog;
 pub mod buffers;
 pub mod clock;
 pub mod collector;
@@ -294,6 +295,7 @@ mod tests {
             size_bytes: None,
             direct: None,
             multipath: None,
+            fill: false,
         };
         (run, vec![t])
     }

@@ -446,13 +446,19 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
             && ((w.read_pct < 100 && engine != EngineKind::Null)
                 || super::op_engines::writes(engine))
     });
-    let min_size = run
+    let mut min_size = run
         .workloads
         .iter()
         .filter(|w| w.target == spec.name)
         .map(|w| w.offset_bytes + w.stream_spread_bytes() + w.size_bytes.unwrap_or(0))
         .max()
         .unwrap_or(0);
+    // `size = "fill"`: a file as large as its filesystem can hold, created as a
+    // hole so the writes are what fills it.
+    let fill = fill_size(run, spec);
+    if let Some(bytes) = fill {
+        min_size = min_size.max(bytes);
+    }
     target::OpenOptionsIo {
         writes,
         force: opts.force,
@@ -466,8 +472,32 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
             .map(|w| w.bs.max_bytes())
             .max()
             .unwrap_or(1),
-        sparse: target_engine.is_some_and(super::op_engines::sparse),
+        // A filling workload's file is created as a hole: its writes fill it.
+        sparse: target_engine.is_some_and(super::op_engines::sparse)
+            || fill.is_some()
+            || run
+                .workloads
+                .iter()
+                .any(|w| w.target == spec.name && w.fill_fs),
     }
+}
+
+/// A file target sized to fill its filesystem (`size = "fill"`, fio's
+/// `fill_device`): that size, in whole blocks of the run's largest size on it.
+fn fill_size(run: &RunSpec, spec: &TargetSpec) -> Option<u64> {
+    if !spec.fill {
+        return None;
+    }
+    let unit = run
+        .workloads
+        .iter()
+        .filter(|w| w.target == spec.name)
+        .map(|w| w.bs.max_bytes())
+        .max()?;
+    let Ok(crate::plan::model::TargetKind::Path(path)) = target::parse_uri(&spec.uri) else {
+        return None;
+    };
+    target::fill::fill_size_bytes(&path, unit)
 }
 
 /// Checks every workload against its target's geometry and resolves its working set.

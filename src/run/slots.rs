@@ -43,6 +43,9 @@ pub(super) struct Slot {
     pub ioprio: u16,
     /// A write with RWF_ATOMIC.
     pub atomic: bool,
+    /// A read-back of the stream's own writes (fio's `verify_backlog`), counted
+    /// apart from the workload's reads.
+    pub backlog: bool,
 }
 
 impl Slot {
@@ -70,6 +73,8 @@ pub(super) struct Issue {
     pub conn: u32,
     pub io: NextIo,
     pub intended_ns: u64,
+    /// A read-back of the stream's own writes (fio's `verify_backlog`).
+    pub backlog: bool,
 }
 
 /// Every request slot of a worker with its verify tickets, indexed by the request's tag.
@@ -141,6 +146,7 @@ impl SlotTable {
                     state: SlotState::Free,
                     ioprio: 0,
                     atomic: false,
+                    backlog: false,
                 });
                 if !share_one {
                     cursor += slot_sizes[si];
@@ -191,6 +197,7 @@ impl SlotTable {
             conn,
             io,
             intended_ns,
+            backlog,
         } = issue;
         let slot = &mut self.slots[idx as usize];
         slot.workload = workload;
@@ -205,6 +212,7 @@ impl SlotTable {
         slot.state = SlotState::InFlight;
         slot.ioprio = io.ioprio;
         slot.atomic = io.atomic;
+        slot.backlog = backlog;
         match io.op {
             Op::Write => {
                 // SAFETY: the slot's buffer holds at least max_bs ≥ len bytes, owned

@@ -42,6 +42,8 @@ pub struct WorkloadShape {
     pub atomic_writes: bool,
     /// The workload's own error policy (`None`: the run's `--on-error`).
     pub on_error: Option<crate::plan::on_error::OnError>,
+    /// fio's `fill_device`: a write that finds the filesystem full ends the stream.
+    pub fill_fs: bool,
 }
 
 /// One per-I/O priority share as the hot path draws it.
@@ -98,6 +100,7 @@ impl WorkloadShape {
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
             atomic_writes: w.atomic_writes,
             on_error: w.overrides.on_error.clone(),
+            fill_fs: w.fill_fs,
         }
     }
 }
@@ -163,6 +166,21 @@ pub struct Stream {
     pub zone_done_bytes: u64,
     /// fio's `offset_increment`: how far this stream's working set is moved.
     pub shift_bytes: u64,
+    /// fio's `io_size` as a pass: bytes each pass transfers (`u64::MAX` = a pass is
+    /// the working set), and what is left of the current one; a new pass starts at
+    /// the region's start.
+    pub pass_bytes: u64,
+    pub pass_left: u64,
+    /// fio's `verify_backlog`: its completed writes to read back during the run.
+    pub backlog: Option<Box<super::backlog::Backlog>>,
+}
+
+impl Stream {
+    /// Whether a read-back of its writes is due (fio's `verify_backlog`).
+    #[inline(always)]
+    pub fn backlog_due(&self) -> bool {
+        self.backlog.as_ref().is_some_and(|b| b.pending())
+    }
 }
 
 /// The next I/O a stream wants.
@@ -326,6 +344,23 @@ impl Stream {
         if self.ios_left == 0 {
             self.bytes_left = 0;
         }
+        if self.pass_bytes != u64::MAX {
+            self.end_of_pass(len);
+        }
+    }
+
+    /// Counts `len` bytes against the current pass of a workload whose passes are
+    /// a byte count (fio's `io_size`); a pass done starts the next at the region's
+    /// start, as fio restarts each loop.
+    #[cold]
+    fn end_of_pass(&mut self, len: u32) {
+        self.pass_left = self.pass_left.saturating_sub(u64::from(len));
+        if self.pass_left == 0 {
+            self.pass_left = self.pass_bytes;
+            self.pos = self.region_start;
+            self.zone_start = self.region_start;
+            self.zone_done_bytes = 0;
+        }
     }
 
     /// The priority of an I/O of `op` and `len` bytes: one draw from 0 to 99 walks
@@ -427,6 +462,9 @@ mod tests {
             zone_start: 0,
             zone_done_bytes: 0,
             shift_bytes: 0,
+            pass_bytes: u64::MAX,
+            pass_left: u64::MAX,
+            backlog: None,
         }
     }
 

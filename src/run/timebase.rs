@@ -40,6 +40,7 @@ mod tests {
             size_bytes: None,
             direct: None,
             multipath: None,
+            fill: false,
         }
     }
 

@@ -426,6 +426,12 @@ impl<E: Engine> Worker<E> {
             if s.thinking || s.flow_held {
                 continue;
             }
+            if s.backlog_due() {
+                if !self.issue_backlog(si, now) {
+                    return;
+                }
+                continue;
+            }
             let wl = s.pick_workload();
             let shape = &self.shapes[wl as usize];
             if now >= s.stop_at_ns {
@@ -465,11 +471,78 @@ impl<E: Engine> Worker<E> {
                 conn: self.conn_of(si),
                 io,
                 intended_ns: now,
+                backlog: false,
             };
             if !self.start(slot_idx, issue, now) {
                 return;
             }
         }
+    }
+
+    /// Issues the stream's next read-back of its own writes (fio's `verify_backlog`);
+    /// false (with `fatal` set) when the engine refused it.
+    #[cold]
+    fn issue_backlog(&mut self, si: u32, now: u64) -> bool {
+        let s = &mut self.setup.streams[si as usize];
+        if now >= s.stop_at_ns {
+            return true;
+        }
+        let Some(slot_idx) = self.table.free[si as usize].pop() else {
+            return true;
+        };
+        let Some(w) = s.backlog.as_mut().and_then(|b| b.next_read()) else {
+            self.table.free[si as usize].push(slot_idx);
+            return true;
+        };
+        s.inflight += 1;
+        let issue = Issue {
+            workload: w.workload,
+            target: self.shapes[w.workload as usize].target,
+            stream_id: s.id,
+            conn: self.conn_of(si),
+            io: super::stream::NextIo {
+                op: Op::Read,
+                offset: w.offset,
+                len: w.len,
+                ioprio: 0,
+                atomic: false,
+            },
+            intended_ns: now,
+            backlog: true,
+        };
+        self.start(slot_idx, issue, now)
+    }
+
+    /// A write completed whole: its stream remembers it for a read-back (fio's
+    /// `verify_backlog`).
+    #[cold]
+    fn backlog_written(&mut self, tag: usize) {
+        let slot = &self.table.slots[tag];
+        if let Some(b) = self.setup.streams[slot.stream as usize].backlog.as_mut() {
+            b.written(super::backlog::Written {
+                workload: slot.workload,
+                offset: slot.offset,
+                len: slot.len,
+            });
+        }
+    }
+
+    /// A read-back (fio's `verify_backlog`) completed: counted in the verify
+    /// figures, not the workload's reads; a failed one is a read error of its
+    /// workload like any other.
+    #[cold]
+    fn backlog_read(&mut self, tag: usize, result: i64) {
+        let slot = self.table.slots[tag];
+        if result < 0 {
+            self.stats[slot.workload as usize].ops[Op::Read.index()].errors += 1;
+            self.count_conn(tag, 0, 1);
+            self.error(tag, (-result) as i32);
+        } else {
+            let counts = &mut self.setup.data.counts;
+            counts.backlog_reads += 1;
+            counts.backlog_bytes += result as u64;
+        }
+        self.release(tag);
     }
 
     /// Open loop: issues everything whose intended time has come.
@@ -511,6 +584,7 @@ impl<E: Engine> Worker<E> {
                 conn: self.conn_of(si),
                 io,
                 intended_ns: intended,
+                backlog: false,
             };
             if !self.start(slot_idx, issue, now) {
                 return;
@@ -649,8 +723,16 @@ impl<E: Engine> Worker<E> {
         }
         let c = trim_result(c, self.table.slots[tag].op, len);
         let ok = c.result == len as i64;
+        if !ok && self.found_full(tag, c.result) {
+            self.filled(tag, reap_ns);
+            return;
+        }
         self.settle_data(tag, ok, reap_ns);
         let slot = &self.table.slots[tag];
+        if slot.backlog {
+            self.backlog_read(tag, c.result);
+            return;
+        }
         let ws = &mut self.stats[slot.workload as usize].ops[slot.op.index()];
         if c.result < 0 {
             ws.errors += 1;
@@ -664,12 +746,40 @@ impl<E: Engine> Worker<E> {
             if let Some(svc) = ws.svc.as_mut() {
                 svc.record(done.saturating_sub(slot.submit_ns));
             }
-            let write = slot.op == Op::Write;
+            let (write, si) = (slot.op == Op::Write, slot.stream as usize);
             self.count_conn(tag, c.result as u64, 0);
             if write {
                 self.flush_after_write(tag, reap_ns);
+                if ok && self.setup.streams[si].backlog.is_some() {
+                    self.backlog_written(tag);
+                }
             }
         }
+        self.release(tag);
+    }
+
+    /// Whether a write that came back with `result` found its filesystem full
+    /// (ENOSPC, EDQUOT or a short write) on a workload that fills it (fio's
+    /// `fill_device`).
+    #[inline]
+    fn found_full(&self, tag: usize, result: i64) -> bool {
+        let slot = &self.table.slots[tag];
+        slot.op == Op::Write
+            && self.shapes[slot.workload as usize].fill_fs
+            && (result >= 0
+                || result == -i64::from(libc::ENOSPC)
+                || result == -i64::from(libc::EDQUOT))
+    }
+
+    /// The filesystem is full: the write is not counted (what it left is settled as
+    /// a failed write's), and its stream issues nothing more, as at the end of its
+    /// passes. Its read-backs already due still go out.
+    #[cold]
+    fn filled(&mut self, tag: usize, now: u64) {
+        self.settle_data(tag, false, now);
+        let s = &mut self.setup.streams[self.table.slots[tag].stream as usize];
+        s.bytes_left = 0;
+        s.pair = None;
         self.release(tag);
     }
 
@@ -919,10 +1029,14 @@ impl<E: Engine> Worker<E> {
                 self.held
                     .push(Reverse((now_ns().saturating_add(s.think_ns), si as u32)));
             }
-        } else if s.bytes_left > 0 {
+        } else if s.bytes_left > 0 || s.backlog_due() {
             self.ready.push(si as u32);
         }
-        if s.bytes_left == 0 && s.inflight == 0 && self.shapes[s.workload as usize].exit_all {
+        if s.bytes_left == 0
+            && s.inflight == 0
+            && !s.backlog_due()
+            && self.shapes[s.workload as usize].exit_all
+        {
             // fio's exitall: this stream has done its I/O, so the run stops.
             self.setup.stop.store(true, Ordering::Relaxed);
         }

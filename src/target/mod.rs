@@ -6,6 +6,7 @@
 pub mod dm_paths;
 pub mod dylib;
 pub mod fileset;
+pub mod fill;
 pub mod iscsi;
 pub mod multipath;
 pub mod nbd;
@@ -605,18 +606,20 @@ fn probe_new_file(spec: &TargetSpec, path: &Path, size: u64) -> Result<Probe, Ta
         uri: spec.uri.clone(),
         msg,
     };
-    if size == 0 {
-        return Err(invalid("does not exist; give --size to create it".into()));
-    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // First, so a target sized to fill its filesystem (whose size comes from the
+    // directory's filesystem) names the missing directory.
     if !dir.is_dir() {
         return Err(invalid(format!(
             "directory '{}' does not exist",
             dir.display()
         )));
+    }
+    if size == 0 {
+        return Err(invalid("does not exist; give --size to create it".into()));
     }
     let want = spec
         .direct
@@ -1160,6 +1163,7 @@ mod tests {
             size_bytes: Some(1 << 20),
             direct: None,
             multipath: None,
+            fill: false,
         };
         let opts = OpenOptionsIo {
             writes: true,
@@ -1194,6 +1198,7 @@ mod tests {
             size_bytes: None,
             direct: None,
             multipath: None,
+            fill: false,
         }
     }
 

@@ -38,6 +38,7 @@ mod reports_cli;
 mod request_flags;
 mod sim;
 mod trim;
+mod verify_fio;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

@@ -32,6 +32,7 @@ mod net;
 mod nfs;
 mod op_engines;
 mod priority;
+mod verify;
 
 /// How deep `include` may nest before we assume a cycle.
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -563,6 +564,10 @@ fn group_runs(
             unsupported,
             &job.loc,
         );
+        if job.workload.fill_fs && job.target_size.is_none() {
+            // fio's fill_device without a size: as large as the filesystem holds.
+            targets.fill(&tname);
+        }
         job.workload.target = tname;
         if runs.is_empty() || job.starts_group {
             per_job.push(vec![PerJob::of(&job)]);
@@ -918,6 +923,8 @@ struct JobTiming {
     warmup_ns: u64,
     /// number_ios: each stream's I/O count limit (0 = none).
     stop_after_ios: u64,
+    /// io_size that is not whole passes over size: bytes per pass (0 = none).
+    pass_bytes: u64,
 }
 
 fn opt_err(loc: &Loc, key: &str, v: &str, e: &dyn std::fmt::Display) -> CompatError {
@@ -960,6 +967,7 @@ impl<'a> JobCx<'a> {
         let engine_opts = self.engine_options(engine)?;
         let priority = self.priorities(engine, &bs)?;
         let atomic_writes = self.atomic(engine)?;
+        let fill_fs = self.fill_device(read_pct)?;
         self.run_opts.push((
             "engine options",
             op_engines::fio_text(&engine_opts),
@@ -979,8 +987,10 @@ impl<'a> JobCx<'a> {
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
         let mut pauses = self.pauses(&rate)?;
         let flow = self.flow(&rate)?;
+        let verify_backlog = self.verify_backlog(&data, read_pct, trim, &rate)?;
         let mut timing = self.timing(target.size, bs.single())?;
         pauses.stop_after_ios = timing.stop_after_ios;
+        pauses.pass_bytes = timing.pass_bytes;
         self.op_engine_mix(engine, &mut read_pct, &mut pattern, &mut timing)?;
         self.exec_timing(engine, &mut timing)?;
         let curve = self.latency_target(timing.duration_ns)?;
@@ -1047,9 +1057,10 @@ impl<'a> JobCx<'a> {
                 pauses,
                 priority,
                 atomic_writes,
+                fill_fs,
                 overrides: crate::plan::WorkloadOverrides {
                     on_error,
-                    ..Default::default()
+                    ..verify::backlog_overrides(verify_backlog)
                 },
             },
             engine,
@@ -2050,6 +2061,9 @@ impl<'a> JobCx<'a> {
         let warmup_ns = dur_opt(o, "ramp_time", true)?.unwrap_or(0);
         let loops = count_opt(o, "loops")?.unwrap_or(1);
         let mut passes = if time_based { None } else { Some(loops) };
+        // io_size: whole passes over size, else a pass of its own length that
+        // starts at the region's start each loop, as fio's does.
+        let mut pass_bytes = 0;
         if let Some((v, loc)) = o.get("io_size").or_else(|| o.get("io_limit")) {
             let io = parse_size(v).map_err(|e| opt_err(loc, "io_size", v, &e))?;
             match size {
@@ -2058,13 +2072,11 @@ impl<'a> JobCx<'a> {
                         passes = Some((io / s).saturating_mul(loops));
                     }
                 }
-                _ => self.unsupported.push(
-                    format!("io_size={v} — not a whole number of passes over size"),
-                    loc,
-                ),
+                _ => pass_bytes = io,
             }
         }
-        let (ios_passes, stop_after_ios) = self.number_ios(size, bs_fixed, passes)?;
+        let counted_size = size.filter(|_| pass_bytes == 0);
+        let (ios_passes, stop_after_ios) = self.number_ios(counted_size, bs_fixed, passes)?;
         if let Some(p) = ios_passes {
             passes = Some(p);
         }
@@ -2101,6 +2113,7 @@ impl<'a> JobCx<'a> {
             passes,
             warmup_ns,
             stop_after_ios,
+            pass_bytes,
         })
     }
 

@@ -386,6 +386,15 @@ pub const OPTIONS: &[FioOption] = &[
         ),
         &["plid_select"],
     ),
+    flag(aka(
+        maps(
+            "fill_device",
+            "write until the filesystem is full: without size, the file's size is its \
+             filesystem's free space (target size = \"fill\"); ENOSPC ends the job's \
+             streams, not as an error (fill_fs)",
+        ),
+        &["fill_fs"],
+    )),
     // Write flags and priorities.
     flag(maps(
         "atomic",
@@ -462,12 +471,15 @@ pub const OPTIONS: &[FioOption] = &[
         "the verify (data) unit: a header every that many bytes (a power of two, 512 to \
          1m; one per command)",
     ),
-    unsupported(
+    maps(
         "verify_backlog",
-        "fio reads back written blocks during the job; ioscope checks data when the \
-         workload reads it and reads everything back after the run",
+        "each stream reads back its completed writes every N writes, during the run \
+         (counted as backlog_reads in the verify figures, not as the job's reads)",
     ),
-    unsupported("verify_backlog_batch", "part of verify_backlog (see there)"),
+    maps(
+        "verify_backlog_batch",
+        "blocks read back each time with verify_backlog (default: N)",
+    ),
     no_effect(
         "verify_async",
         "fio checks reads in that many extra threads instead of the submitting one; \
@@ -483,11 +495,11 @@ pub const OPTIONS: &[FioOption] = &[
         "the job's own error policy stops the run at its first mismatch (unless \
          continue_on_error covers verify)",
     )),
-    flag(unsupported(
+    flag(no_effect(
         "verify_dump",
-        "fio writes each bad block and its expected content to files; ioscope records \
-         each mismatch's place and kind (verify samples) but cannot rebuild the \
-         expected bytes of a block",
+        "changes nothing written or measured: ioscope reports each mismatch with its \
+         header, checksums and a hex excerpt in the result instead of dumping blocks to \
+         files",
     )),
     flag(unsupported(
         "verify_only",
@@ -495,9 +507,11 @@ pub const OPTIONS: &[FioOption] = &[
     )),
     flag(unsupported("verify_state_save", "fio's verify state file")),
     flag(unsupported("verify_state_load", "fio's verify state file")),
-    unsupported(
+    no_effect(
         "verify_write_sequence",
-        "fio's sequence numbers in verify headers",
+        "ioscope's write keys (the header's sequence) are checked so that overlapping \
+         writers never raise a false alarm, so 0 has nothing to turn off and 1 nothing \
+         to add; a lost write is still reported (stale)",
     ),
     // Steady state (fio stops a job once a metric settles).
     aka(

@@ -392,6 +392,13 @@ impl TargetTable {
         self.merge(i, size_bytes, direct, unsupported, loc)
     }
 
+    /// Sizes target `name` to fill its filesystem (fio's `fill_device`).
+    pub(crate) fn fill(&mut self, name: &str) {
+        if let Some(t) = self.targets.iter_mut().find(|t| t.name == name) {
+            t.fill = true;
+        }
+    }
+
     /// Adds a target for `uri` and returns its name.
     fn add(&mut self, uri: &str, size_bytes: Option<u64>, direct: Option<bool>) -> String {
         let name = format!("t{}", self.targets.len());
@@ -401,6 +408,7 @@ impl TargetTable {
             size_bytes,
             direct,
             multipath: None,
+            fill: false,
         });
         name
     }

@@ -107,6 +107,7 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
             size_bytes: s.size,
             direct: Some(s.direct),
             multipath: None,
+            fill: false,
         })
         .collect();
     Ok(Translated {
