@@ -2280,6 +2280,33 @@ passes = 2
     }
 
     #[test]
+    fn a_sequence_dist_parses_round_trips_and_refuses_a_bad_list() {
+        let text = format!(
+            "{T}[[workload]]\ndist = \"sequence:2,0,1\"\n\
+             [[workload]]\ndist = \"sequence: 4, 1 :stride\"\n"
+        );
+        let plan = parse("job.toml", &text).unwrap();
+        let ws = &plan.runs[0].workloads;
+        let want = Distribution::Sequence {
+            blocks: vec![2, 0, 1],
+            stride: false,
+        };
+        assert_eq!(ws[0].dist, want);
+        assert_eq!(Distribution::parse(&want.spec()), Ok(want));
+        assert_eq!(ws[1].dist.spec(), "sequence:4,1:stride");
+        assert_err(
+            &format!("{T}[[workload]]\ndist = \"sequence:2,-1\"\n"),
+            5,
+            "'dist' = \"sequence:2,-1\": sequence '2,-1' is not a list of block indices",
+        );
+        assert_err(
+            &format!("{T}[[workload]]\ndist = \"sequence:2,1:strid\"\n"),
+            5,
+            "is not a list of block indices, e.g. sequence:2,0,1 or sequence:2,0,1:stride",
+        );
+    }
+
+    #[test]
     fn error_bad_unit_names_the_text() {
         assert_err(
             &format!("{T}[[workload]]\nname = \"w\"\nbs = \"4kk\"\n"),

@@ -282,6 +282,15 @@ pub enum Distribution {
     /// Hot bands: each band sends `io_pct` of the I/O to the next `range_pct` of the
     /// working set, in order (fio's zoned distribution, vdbench's hotband).
     Zoned { bands: Vec<Zone> },
+    /// A fixed order of block indices, repeated (fio's `sequence:2,0,1`): the n-th
+    /// I/O of a direction goes to `blocks[n % len]`. With `stride`, each repetition
+    /// moves on by the sequence's length (2,0,1, 5,3,4, …), and the stream ends when
+    /// the next index is past the working set, as fio's job does.
+    Sequence {
+        blocks: Vec<u64>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        stride: bool,
+    },
 }
 
 impl Distribution {
@@ -298,11 +307,18 @@ impl Distribution {
                     .collect();
                 format!("zoned:{}", parts.join(":"))
             }
+            Distribution::Sequence { blocks, stride } => {
+                let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
+                let tail = if *stride { ":stride" } else { "" };
+                format!("sequence:{}{tail}", list.join(","))
+            }
         }
     }
 
     /// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
-    /// "zoned:80/10:20/90" (I/O % / range % per band, in order).
+    /// "zoned:80/10:20/90" (I/O % / range % per band, in order), "sequence:2,0,1"
+    /// (block indices in order, repeated) or "sequence:2,0,1:stride" (each repetition
+    /// moves on by the sequence's length).
     pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
         let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
         let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
@@ -336,9 +352,25 @@ impl Distribution {
                 }
                 Ok(Distribution::Zoned { bands })
             }
+            "sequence" => parse_sequence(arg),
             _ => Err(DistributionError::Unknown),
         }
     }
+}
+
+/// `2,0,1` or `2,0,1:stride`: the block indices of a sequence distribution.
+fn parse_sequence(arg: &str) -> Result<Distribution, DistributionError> {
+    let (list, stride) = match arg.rsplit_once(':') {
+        Some((list, tail)) if tail.trim().eq_ignore_ascii_case("stride") => (list, true),
+        Some(_) => return Err(DistributionError::Sequence(arg.to_string())),
+        None => (arg, false),
+    };
+    let blocks = list
+        .split(',')
+        .map(|b| b.trim().parse::<u64>())
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(|_| DistributionError::Sequence(arg.to_string()))?;
+    Ok(Distribution::Sequence { blocks, stride })
 }
 
 /// Why an offset distribution was refused; the message shows the accepted form.
@@ -354,7 +386,14 @@ pub enum DistributionError {
     BandNumbers(String),
     #[error("bands must add up to 100% of I/O and 100% of range (got {io}% and {range}%)")]
     BandSums { io: f64, range: f64 },
-    #[error("expected uniform, zipf:THETA, pareto:H or zoned:IO%/RANGE%:…")]
+    #[error(
+        "sequence '{0}' is not a list of block indices, e.g. sequence:2,0,1 or \
+         sequence:2,0,1:stride"
+    )]
+    Sequence(String),
+    #[error(
+        "expected uniform, zipf:THETA, pareto:H, zoned:IO%/RANGE%:… or sequence:B,B,…[:stride]"
+    )]
     Unknown,
 }
 

@@ -519,6 +519,13 @@ pub enum Distribution {
     Pareto { h: f64 },
     /// Hot bands, in order over the working set.
     Zoned { bands: Vec<Zone> },
+    /// A fixed order of block indices, repeated; with `stride`, each repetition
+    /// moves on by the sequence's length.
+    Sequence {
+        blocks: Vec<u64>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        stride: bool,
+    },
 }
 
 /// One band of a zoned distribution: `io_pct` of the I/O goes to the next

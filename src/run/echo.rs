@@ -259,6 +259,10 @@ fn distribution(d: &plan::Distribution) -> wire::Distribution {
                 })
                 .collect(),
         },
+        plan::Distribution::Sequence { blocks, stride } => wire::Distribution::Sequence {
+            blocks: blocks.clone(),
+            stride: *stride,
+        },
     }
 }
 

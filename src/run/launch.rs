@@ -31,17 +31,19 @@ use crate::stats::snapshot::{Snapshot, WorkloadStats};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 
-/// Builds every stream of the run, with its region, budget and schedule.
-pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
-    let mut out = Vec::new();
-    // A share mix: weights in per-mille of the shares, by workload.
+/// (cumulative weight, workload) pairs that a mixing stream picks its workload from.
+type ShareMix = std::sync::Arc<[(u32, u32)]>;
+
+/// A share mix: (cumulative weight in millionths of the shares, workload) pairs,
+/// and the workload whose streams carry it.
+fn share_mix(run: &RunSpec) -> (Option<ShareMix>, Option<usize>) {
     let shared: Vec<(usize, f64)> = run
         .workloads
         .iter()
         .enumerate()
         .filter_map(|(i, w)| w.share_pct.map(|p| (i, p)))
         .collect();
-    let mix: Option<std::sync::Arc<[(u32, u32)]>> = (!shared.is_empty()).then(|| {
+    let mix = (!shared.is_empty()).then(|| {
         let total: f64 = shared.iter().map(|&(_, p)| p).sum();
         let mut acc = 0u32;
         shared
@@ -52,7 +54,13 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             })
             .collect()
     });
-    let lead = shared.first().map(|&(i, _)| i);
+    (mix, shared.first().map(|&(i, _)| i))
+}
+
+/// Builds every stream of the run, with its region, budget and schedule.
+pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream> {
+    let mut out = Vec::new();
+    let (mix, lead) = share_mix(run);
     for (wi, w) in run.stream_owners() {
         let r = &resolved[wi];
         let n = w.streams as u64;
@@ -146,6 +154,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 zone_start: region_start,
                 zone_done_bytes: 0,
                 shift_bytes: i * inc,
+                seq_issued: [0; crate::plan::model::Op::COUNT],
             });
         }
     }

@@ -479,6 +479,7 @@ fn resolve_workloads(
             )));
         }
         check_blocks(run, w, t)?;
+        check_sequence(run, w, ws_len)?;
         if let (true, Some(a)) = (
             t.direct && run.engine_of(w) != EngineKind::Null,
             t.align_bytes,
@@ -503,6 +504,45 @@ fn resolve_workloads(
         });
     }
     Ok(resolved)
+}
+
+/// A sequence distribution's blocks must all lie in the working set (fio refuses a
+/// base block past it too), and only random access takes one.
+fn check_sequence(
+    run: &RunSpec,
+    w: &crate::plan::model::Workload,
+    ws_len: u64,
+) -> Result<(), RunError> {
+    let crate::plan::model::Distribution::Sequence { blocks, .. } = &w.dist else {
+        return Ok(());
+    };
+    let invalid = |msg: String| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg,
+    };
+    if blocks.is_empty() {
+        return Err(invalid(
+            "a sequence distribution needs at least one block".into(),
+        ));
+    }
+    if !matches!(w.pattern, crate::plan::model::AccessPattern::Random) || w.zones.is_some() {
+        return Err(invalid(
+            "a sequence distribution orders random offsets: it needs random access \
+             without zones"
+                .into(),
+        ));
+    }
+    let unit = w.align_bytes.unwrap_or(w.bs.min_bytes()).max(1);
+    let slots = (ws_len - w.bs.max_bytes()) / unit + 1;
+    if let Some(b) = blocks.iter().find(|&&b| b >= slots) {
+        return Err(invalid(format!(
+            "sequence block {b} is past the working set, which has {slots} blocks of \
+             {unit} bytes (0..{})",
+            slots - 1
+        )));
+    }
+    Ok(())
 }
 
 /// An iSCSI LUN takes only whole blocks: block sizes, offset and size must be

@@ -160,6 +160,9 @@ pub struct Stream {
     pub zone_done_bytes: u64,
     /// fio's `offset_increment`: how far this stream's working set is moved.
     pub shift_bytes: u64,
+    /// I/Os issued per direction (read, write, trim) under a sequence distribution,
+    /// whose next block each count picks (fio's `io_issues`); untouched otherwise.
+    pub seq_issued: [u64; Op::COUNT],
 }
 
 /// The next I/O a stream wants.
@@ -247,6 +250,13 @@ impl Stream {
                 self.step_from(o, len, shape)
             };
             o
+        } else if shape.offsets.is_sequence() {
+            let Some(o) = self.sequence_offset(shape, op) else {
+                // A strided sequence past the working set's end: the stream is done.
+                self.bytes_left = 0;
+                return None;
+            };
+            o
         } else {
             let base = shape.ws_start + self.shift_bytes;
             base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
@@ -276,6 +286,17 @@ impl Stream {
             ioprio,
             atomic: shape.atomic_writes && op == Op::Write,
         }
+    }
+
+    /// The offset of the next `op` under a sequence distribution (each direction
+    /// walks the sequence with its own count, as fio's do), or `None` once a strided
+    /// sequence has left the working set.
+    #[inline(never)]
+    fn sequence_offset(&mut self, shape: &WorkloadShape, op: Op) -> Option<u64> {
+        let issued = &mut self.seq_issued[op.index()];
+        let block = shape.offsets.sequence_block(*issued, shape.slots)?;
+        *issued += 1;
+        Some(shape.ws_start + self.shift_bytes + block * shape.offset_unit)
     }
 
     /// The offset of an I/O of `len` bytes under strided zones: in the current zone;
@@ -424,6 +445,7 @@ mod tests {
             zone_start: 0,
             zone_done_bytes: 0,
             shift_bytes: 0,
+            seq_issued: [0; Op::COUNT],
         }
     }
 
@@ -549,6 +571,49 @@ mod tests {
         assert!(offs[..16].iter().all(|&o| o < 16 * k), "{offs:?}");
         assert!(offs[16..32].iter().all(|&o| (64 * k..80 * k).contains(&o)));
         assert!(offs[16..32].iter().any(|&o| o != offs[16]), "random inside");
+    }
+
+    #[test]
+    fn a_sequence_walks_its_blocks_per_direction_and_a_stride_ends_the_stream() {
+        let k = 4096;
+        let w = Workload {
+            read_pct: 50,
+            dist: crate::plan::model::Distribution::parse("sequence:2,0,1").unwrap(),
+            ..Default::default()
+        };
+        // A working set of 12 blocks from 8k: reads and writes each walk 2,0,1 over.
+        let shape = WorkloadShape::new(&w, 0, 2 * k, 12 * k);
+        let mut s = stream();
+        let (mut reads, mut writes) = (Vec::new(), Vec::new());
+        for _ in 0..60 {
+            let io = s.next_io(&shape).unwrap();
+            let block = (io.offset - 2 * k) / k;
+            match io.op {
+                Op::Read => reads.push(block),
+                _ => writes.push(block),
+            }
+        }
+        assert!(
+            reads.len() > 15 && writes.len() > 15,
+            "{reads:?} {writes:?}"
+        );
+        for got in [&reads, &writes] {
+            let want: Vec<u64> = [2, 0, 1].iter().cycle().take(got.len()).copied().collect();
+            assert_eq!(got, &want);
+        }
+        // Strided over 7 blocks: 2,0,1, 5,3,4, then 8 is past the end and the stream
+        // is done (its budget spent), as fio's job ends.
+        let w = Workload {
+            dist: crate::plan::model::Distribution::parse("sequence:2,0,1:stride").unwrap(),
+            ..Default::default()
+        };
+        let shape = WorkloadShape::new(&w, 0, 0, 7 * k);
+        let mut s = stream();
+        let blocks: Vec<u64> = std::iter::from_fn(|| s.next_io(&shape))
+            .map(|io| io.offset / k)
+            .collect();
+        assert_eq!(blocks, vec![2, 0, 1, 5, 3, 4]);
+        assert_eq!(s.bytes_left, 0);
     }
 
     #[test]

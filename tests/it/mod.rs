@@ -34,6 +34,7 @@ mod own_settings;
 mod pipes;
 mod reports_cli;
 mod request_flags;
+mod shapes;
 mod sim;
 mod trim;
 

@@ -1018,10 +1018,12 @@ impl<'a> JobCx<'a> {
         parse_size_allow_zero(v).map_err(|e| opt_err(loc, "offset_increment", v, &e))
     }
 
-    /// `random_distribution` (uniform when not given).
+    /// `random_distribution` (uniform when not given), with `random_sequence_stride`
+    /// for a sequence (which alone it does not change).
     fn distribution(&mut self) -> Result<Distribution, CompatError> {
+        let stride = self.o.flag("random_sequence_stride")?;
         match self.o.get("random_distribution") {
-            Some((v, loc)) => random_distribution(v, loc, self.unsupported),
+            Some((v, loc)) => random_distribution(v, loc, stride, self.unsupported),
             None => Ok(Distribution::Uniform),
         }
     }
@@ -1948,23 +1950,38 @@ impl<'a> JobCx<'a> {
         let warmup_ns = dur_opt(o, "ramp_time", true)?.unwrap_or(0);
         let loops = count_opt(o, "loops")?.unwrap_or(1);
         let mut passes = if time_based { None } else { Some(loops) };
+        let mut io_size_ios = 0;
         if let Some((v, loc)) = o.get("io_size").or_else(|| o.get("io_limit")) {
             let io = parse_size(v).map_err(|e| opt_err(loc, "io_size", v, &e))?;
-            match size {
-                Some(s) if io % s == 0 => {
+            match (
+                size,
+                self.io_size_in_ios(io, size, bs_fixed, time_based, loops),
+            ) {
+                (Some(s), _) if io % s == 0 => {
                     if !time_based {
                         passes = Some((io / s).saturating_mul(loops));
                     }
                 }
+                (Some(s), Some(n)) => {
+                    passes = Some(io.div_ceil(s));
+                    io_size_ios = n;
+                }
                 _ => self.unsupported.push(
-                    format!("io_size={v} — not a whole number of passes over size"),
+                    format!(
+                        "io_size={v} — not a whole number of passes over size, nor of \
+                         I/Os of one block size in a job without clones, loops or \
+                         time_based"
+                    ),
                     loc,
                 ),
             }
         }
-        let (ios_passes, stop_after_ios) = self.number_ios(size, bs_fixed, passes)?;
+        let (ios_passes, mut stop_after_ios) = self.number_ios(size, bs_fixed, passes)?;
         if let Some(p) = ios_passes {
             passes = Some(p);
+        }
+        if io_size_ios > 0 && (stop_after_ios == 0 || io_size_ios < stop_after_ios) {
+            stop_after_ios = io_size_ios;
         }
         if time_based && runtime.is_none() {
             self.warnings.push(format!(
@@ -1999,6 +2016,26 @@ impl<'a> JobCx<'a> {
             warmup_ns,
             stop_after_ios,
         })
+    }
+
+    /// `io_size` short of (or between) whole passes over `size` as a count of I/Os:
+    /// each fio clone stops after `io` bytes, which with one block size that divides
+    /// it is `io / bs` I/Os; a job that loops or runs for a time restarts its count,
+    /// so it gets none, nor does one with clones (whose streams share the passes).
+    fn io_size_in_ios(
+        &self,
+        io: u64,
+        size: Option<u64>,
+        bs: Option<u64>,
+        time_based: bool,
+        loops: u64,
+    ) -> Option<u64> {
+        let (_, Some(b)) = (size?, bs) else {
+            return None;
+        };
+        let one_clone = matches!(self.clones(), Ok((1, _)));
+        (one_clone && !time_based && loops == 1 && b > 0 && io % b == 0 && io >= b)
+            .then_some(io / b)
     }
 
     /// `number_ios=N`: fio stops each clone after N I/Os if nothing stopped it before
@@ -2272,12 +2309,14 @@ impl<'a> JobCx<'a> {
 fn random_distribution(
     v: &str,
     loc: &Loc,
+    stride: bool,
     unsupported: &mut UnsupportedList,
 ) -> Result<Distribution, CompatError> {
-    if v.trim().to_ascii_lowercase().starts_with("sequence") {
-        // sequence:A,B,C lists offsets with commas; not per-direction settings.
-        unsupported.push(format!("random_distribution={v}"), loc);
-        return Ok(Distribution::Uniform);
+    if let Some(list) = v.trim().strip_prefix("sequence") {
+        // sequence:A,B,C lists block indices with commas; not per-direction settings.
+        let blocks = sequence_blocks(list)
+            .map_err(|m| loc.error(format!("random_distribution={v}: {m}, e.g. sequence:2,0,1")))?;
+        return Ok(Distribution::Sequence { blocks, stride });
     }
     let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
     let first = parts.next().unwrap_or("random");
@@ -2294,6 +2333,32 @@ fn random_distribution(
     }
     Ok(dist)
 }
+
+/// The block indices of `:2,0,1` (what follows `sequence`): at most
+/// [`FIO_SEQUENCE_MAX`] non-negative integers, as fio takes them.
+fn sequence_blocks(list: &str) -> Result<Vec<u64>, String> {
+    let Some(list) = list.strip_prefix(':').filter(|l| !l.trim().is_empty()) else {
+        return Err("the sequence needs its block indices".into());
+    };
+    let blocks = list
+        .split(',')
+        .map(|b| {
+            let b = b.trim();
+            b.parse::<u64>()
+                .map_err(|_| format!("'{b}' is not a block index (a non-negative integer)"))
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    if blocks.len() > FIO_SEQUENCE_MAX {
+        return Err(format!(
+            "{} block indices (fio takes at most {FIO_SEQUENCE_MAX})",
+            blocks.len()
+        ));
+    }
+    Ok(blocks)
+}
+
+/// The longest sequence fio's `random_distribution=sequence:…` takes.
+const FIO_SEQUENCE_MAX: usize = 64;
 
 /// One direction's distribution: `random`, `zipf[:θ[:center]]`, `pareto[:h[:center]]`,
 /// `zoned:IO/RANGE:…`. `normal`/`gauss` and `zoned_abs` are unsupported (uniform
