@@ -92,6 +92,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         },
         bs: wire::BlockSizes {
             split: bs.split.clone(),
+            write_split: bs.write_split.clone(),
         },
         qd: *qd,
         streams: *streams,
@@ -289,6 +290,7 @@ mod tests {
                 pattern: plan::AccessPattern::Sequential,
                 bs: plan::BlockSizes {
                     split: vec![(4096, 60), (65536, 40)],
+                    write_split: Some(vec![(1 << 20, 100)]),
                 },
                 qd: 16,
                 streams: 4,
@@ -404,6 +406,7 @@ mod tests {
         assert_eq!((e.read_pct, e.qd, e.streams), (70, 16, 4));
         assert_eq!(e.pattern, wire::AccessPattern::Sequential);
         assert_eq!(e.bs.split, vec![(4096, 60), (65536, 40)]);
+        assert_eq!(e.bs.write_split, Some(vec![(1 << 20, 100)]));
         assert_eq!(e.rate, wire::Rate::Iops(2500.0));
         assert_eq!((e.offset_bytes, e.size_bytes), (1 << 20, Some(1 << 30)));
         assert_eq!(e.arrival, wire::Arrival::Uniform);

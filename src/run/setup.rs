@@ -333,7 +333,10 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         if w.qd == 0 || w.streams == 0 {
             return Err(invalid("queue depth and streams must be at least 1".into()));
         }
-        if w.bs.split.is_empty() || w.bs.min_bytes() == 0 {
+        if w.bs.split.is_empty()
+            || w.bs.write_split.as_ref().is_some_and(Vec::is_empty)
+            || w.bs.min_bytes() == 0
+        {
             return Err(invalid("block size must be at least 1 byte".into()));
         }
         if w.bs.max_bytes() > u32::MAX as u64 / 2 {
@@ -360,13 +363,13 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
                 return Err(invalid(format!("rate {r} must be a positive number")));
             }
         }
-        let sizes: Vec<u64> = w.bs.split.iter().map(|&(b, _)| b).collect();
+        let sizes: Vec<u64> = w.bs.all().map(|&(b, _)| b).collect();
         w.priority.check(&sizes).map_err(invalid)?;
         let data = opts.data.for_workload(w);
         data.spec.validate().map_err(|e| invalid(e.to_string()))?;
         if data.verify {
             let unit = opts.data.spec.dedup_unit as u64;
-            if w.offset_bytes % unit != 0 || w.bs.split.iter().any(|&(b, _)| b % unit != 0) {
+            if w.offset_bytes % unit != 0 || w.bs.all().any(|&(b, _)| b % unit != 0) {
                 return Err(invalid(format!(
                     "verification needs block sizes and offsets in whole units of {unit} bytes (see --dedup-unit)"
                 )));
@@ -484,7 +487,7 @@ fn resolve_workloads(
             t.direct && run.engine_of(w) != EngineKind::Null,
             t.align_bytes,
         ) {
-            if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+            if let Some(&(b, _)) = w.bs.all().find(|&&(b, _)| b % a != 0) {
                 return Err(invalid(format!(
                     "block size {b} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires (use a multiple of {a} or --direct false)",
                     t.uri
@@ -560,7 +563,7 @@ fn check_blocks(
         workload: w.name.clone(),
         msg,
     };
-    if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+    if let Some(&(b, _)) = w.bs.all().find(|&&(b, _)| b % a != 0) {
         return Err(invalid(format!(
             "block size {b} is not a multiple of the LUN's {a}-byte blocks ('{}')",
             t.uri

@@ -13,9 +13,8 @@ pub struct WorkloadShape {
     /// Trims instead of (or before) writes.
     pub trim: TrimMode,
     pub sequential: bool,
-    /// Cumulative weights for block-size choice: (upper bound, bytes).
-    pub bs_table: Vec<(u32, u32)>,
-    pub bs_total_weight: u32,
+    /// Block-size choice per direction (read, write and trim share theirs).
+    pub bs_tables: [BsTable; 2],
     /// Random offsets are multiples of this (the smallest block size).
     pub offset_unit: u64,
     pub ws_start: u64,
@@ -42,6 +41,45 @@ pub struct WorkloadShape {
     pub atomic_writes: bool,
 }
 
+/// One direction's block sizes as the hot path draws them.
+#[derive(Debug, Clone)]
+pub struct BsTable {
+    /// Cumulative weights: (upper bound, bytes).
+    pub table: Box<[(u32, u32)]>,
+    pub total_weight: u32,
+}
+
+impl BsTable {
+    fn of(split: &[(u64, u32)]) -> BsTable {
+        let mut acc = 0u32;
+        let table = split
+            .iter()
+            .map(|&(b, weight)| {
+                acc += weight;
+                (acc, b as u32)
+            })
+            .collect();
+        BsTable {
+            table,
+            total_weight: acc,
+        }
+    }
+
+    /// The size of the next I/O: the one size, or one drawn by weight.
+    #[inline(always)]
+    fn draw(&self, rng: &mut Rng, max_bs: u32) -> u32 {
+        if self.table.len() == 1 {
+            return self.table[0].1;
+        }
+        let pick = rng.below(self.total_weight as u64) as u32;
+        self.table
+            .iter()
+            .find(|&&(upper, _)| pick < upper)
+            .map(|&(_, b)| b)
+            .unwrap_or(max_bs)
+    }
+}
+
 /// One per-I/O priority share as the hot path draws it.
 #[derive(Debug, Clone, Copy)]
 pub struct PrioDraw {
@@ -64,15 +102,10 @@ impl PrioDraw {
 
 impl WorkloadShape {
     pub fn new(w: &Workload, target: u32, ws_start: u64, ws_len: u64) -> Self {
-        let mut acc = 0u32;
-        let bs_table =
-            w.bs.split
-                .iter()
-                .map(|&(b, weight)| {
-                    acc += weight;
-                    (acc, b as u32)
-                })
-                .collect();
+        let bs_tables = [
+            BsTable::of(w.bs.for_op(Op::Read)),
+            BsTable::of(w.bs.for_op(Op::Write)),
+        ];
         let offset_unit = w.align_bytes.unwrap_or(w.bs.min_bytes()).max(1);
         let slots = (ws_len - w.bs.max_bytes()) / offset_unit + 1;
         WorkloadShape {
@@ -81,8 +114,7 @@ impl WorkloadShape {
             read_pct: w.read_pct,
             trim: w.trim,
             sequential: matches!(w.pattern, AccessPattern::Sequential),
-            bs_table,
-            bs_total_weight: acc,
+            bs_tables,
             offset_unit,
             ws_start,
             ws_len,
@@ -226,17 +258,8 @@ impl Stream {
                 }
             }
         };
-        let len = if shape.bs_table.len() == 1 {
-            shape.bs_table[0].1
-        } else {
-            let pick = self.rng.below(shape.bs_total_weight as u64) as u32;
-            shape
-                .bs_table
-                .iter()
-                .find(|&&(upper, _)| pick < upper)
-                .map(|&(_, b)| b)
-                .unwrap_or(shape.max_bs)
-        };
+        let table = &shape.bs_tables[usize::from(op != Op::Read)];
+        let len = table.draw(&mut self.rng, shape.max_bs);
         let offset = if let Some(z) = &shape.zones {
             self.zoned_offset(z, len, shape)
         } else if shape.sequential {
@@ -454,6 +477,7 @@ mod tests {
         let w = Workload {
             bs: BlockSizes {
                 split: vec![(512, 50), (4096, 50)],
+                write_split: None,
             },
             align_bytes: Some(4096),
             ..Default::default()

@@ -26,6 +26,7 @@ use crate::plan::units::{
     parse_size_allow_zero,
 };
 
+mod block_sizes;
 mod net;
 mod op_engines;
 mod priority;
@@ -1219,45 +1220,6 @@ impl<'a> JobCx<'a> {
             .and_then(|b| i64::try_from(b).ok())
             .ok_or_else(|| opt_err(loc, "rw", rw, &"the ':N' offset modifier must be a size"))?;
         Ok(if neg { -bytes } else { bytes })
-    }
-
-    /// `bssplit`, else `bsrange`, else `bs` (default 4k).
-    fn block_sizes(&mut self) -> Result<BlockSizes, CompatError> {
-        let o = self.o;
-        let bs = if let Some((v, loc)) = o.get("bssplit") {
-            if o.has("bs") {
-                let (bv, bl) = o.get("bs").unwrap_or(("", loc));
-                self.unsupported
-                    .push(format!("bs={bv} — bssplit takes precedence"), bl);
-            }
-            parse_bssplit(v, loc, self.unsupported)?
-        } else if let Some((v, loc)) = o.get("bs") {
-            let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
-            let first = parts.next().unwrap_or("");
-            let size = parse_size(first).map_err(|e| opt_err(loc, "bs", v, &e))?;
-            for p in parts {
-                match parse_size(p) {
-                    Ok(s) if s == size => {}
-                    _ => {
-                        self.unsupported
-                            .push(format!("bs={v} — per-direction block sizes"), loc);
-                        break;
-                    }
-                }
-            }
-            BlockSizes::fixed(size)
-        } else {
-            BlockSizes::fixed(4096)
-        };
-        match o.get("bsrange") {
-            Some((v, loc)) if !o.has("bssplit") => bsrange(v, loc, self.unsupported),
-            Some((v, loc)) => {
-                self.unsupported
-                    .push(format!("bsrange={v} — bssplit takes precedence"), loc);
-                Ok(bs)
-            }
-            None => Ok(bs),
-        }
     }
 
     /// `blockalign` (`ba`): random offsets are multiples of it. One value for every
@@ -2625,51 +2587,6 @@ fn usec_duration_allow_zero(v: &str) -> Result<u64, UsecError> {
     usec_duration(v)
 }
 
-/// Most sizes `bsrange` may expand to (fio picks any multiple of the smaller size).
-const MAX_BSRANGE_SIZES: u64 = 256;
-
-/// `bsrange=MIN-MAX`: fio picks each I/O's size at random between the two, rounded
-/// to a multiple of MIN; the plan gets an equal-weight split over those multiples.
-/// Per-direction ranges that differ, or more than [`MAX_BSRANGE_SIZES`] sizes, are
-/// listed (MIN is used).
-fn bsrange(
-    v: &str,
-    loc: &Loc,
-    unsupported: &mut UnsupportedList,
-) -> Result<BlockSizes, CompatError> {
-    let one = |r: &str| -> Result<(u64, u64), CompatError> {
-        let (a, b) = r
-            .split_once('-')
-            .or_else(|| r.split_once(':'))
-            .unwrap_or((r, r));
-        let lo = parse_size(a.trim()).map_err(|e| opt_err(loc, "bsrange", v, &e))?;
-        let hi = parse_size(b.trim()).map_err(|e| opt_err(loc, "bsrange", v, &e))?;
-        Ok((lo.min(hi), lo.max(hi)))
-    };
-    let mut ranges = v.split(',').map(str::trim).filter(|r| !r.is_empty());
-    let (lo, hi) = one(ranges.next().unwrap_or(""))?;
-    for r in ranges {
-        if one(r)? != (lo, hi) {
-            unsupported.push(format!("bsrange={v} — per-direction ranges"), loc);
-            break;
-        }
-    }
-    let count = (hi - lo) / lo + 1;
-    if count > MAX_BSRANGE_SIZES {
-        unsupported.push(
-            format!(
-                "bsrange={v} — {count} sizes (ioscope splits over at most \
-                 {MAX_BSRANGE_SIZES}); using {lo}"
-            ),
-            loc,
-        );
-        return Ok(BlockSizes::fixed(lo));
-    }
-    Ok(BlockSizes {
-        split: (0..count).map(|i| (lo * (i + 1), 1)).collect(),
-    })
-}
-
 /// Splits fio's `:`-separated filename list (`\:` escapes a colon).
 fn split_filenames(f: &str) -> Vec<String> {
     let mut out = vec![String::new()];
@@ -2720,25 +2637,8 @@ fn dur_opt(o: &Opts, key: &str, allow_zero: bool) -> Result<Option<u64>, CompatE
     }
 }
 
-/// Parses `4k/50:64k/50` (fio's bssplit). Entries without a percentage share what the
-/// others leave; a comma-separated second list for writes must equal the first.
-fn parse_bssplit(
-    v: &str,
-    loc: &Loc,
-    unsupported: &mut UnsupportedList,
-) -> Result<BlockSizes, CompatError> {
-    let mut lists = v.split(',').map(str::trim).filter(|s| !s.is_empty());
-    let first = lists.next().unwrap_or("");
-    let split = parse_one_bssplit(first).map_err(|e| loc.error(format!("bssplit={v}: {e}")))?;
-    for other in lists {
-        if parse_one_bssplit(other).ok().as_ref() != Some(&split) {
-            unsupported.push(format!("bssplit={v} — per-direction splits"), loc);
-            break;
-        }
-    }
-    Ok(BlockSizes { split })
-}
-
+/// Parses one direction's `4k/50:64k/50` (fio's bssplit). Entries without a
+/// percentage share what the others leave.
 fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, SplitError> {
     let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
     for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {

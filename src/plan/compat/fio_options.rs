@@ -156,10 +156,10 @@ pub const OPTIONS: &[FioOption] = &[
         "dist: zipf, pareto, zoned, sequence; normal and zoned_abs unsupported",
     ),
     aka(
-        maps("bs", "block size; per-direction sizes unsupported"),
+        maps("bs", "block size, per direction (reads, writes and trims)"),
         &["blocksize"],
     ),
-    maps("bssplit", "weighted block-size split"),
+    maps("bssplit", "weighted block-size split, per direction"),
     aka(
         maps(
             "bsrange",
