@@ -2795,6 +2795,37 @@ mod tests {
     }
 
     #[test]
+    fn io_size_short_of_a_pass_is_an_io_count_only_where_that_is_exact() {
+        let t = parse(
+            "[a]\nfilename=/tmp/x\nsize=48k\nio_size=24k\nbs=4k\n\
+             [b]\nstonewall\nfilename=/tmp/x\nsize=48k\nio_size=72k\nbs=4k\nnumber_ios=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let ios = |r: usize| t.plan.runs[r].workloads[0].pauses.stop_after_ios;
+        assert_eq!((ios(0), t.plan.runs[0].passes), (6, Some(1)));
+        // 1.5 passes: two passes' budget, 18 I/Os, and number_ios's 10 is fewer.
+        assert_eq!((ios(1), t.plan.runs[1].passes), (10, Some(2)));
+        // Clones, loops or several sizes: no exact count, so listed.
+        for extra in [
+            "numjobs=2",
+            "loops=2",
+            "bssplit=4k/50:8k/50",
+            "time_based\nruntime=1",
+        ] {
+            let t = parse(&format!(
+                "[c]\nfilename=/tmp/x\nsize=48k\nio_size=24k\nbs=4k\n{extra}\n"
+            ))
+            .unwrap();
+            let listed: Vec<&str> = t.unsupported.iter().map(|u| u.option.as_str()).collect();
+            assert!(
+                listed.iter().any(|o| o.starts_with("io_size=24k")),
+                "{extra}: {listed:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_translator_reads_exactly_the_options_the_table_maps() {
         // Two jobs between them take every branch that reads an option (rwmixread
         // before rwmixwrite, bssplit before bs, io_size before io_limit).
