@@ -317,8 +317,9 @@ pub struct RunArgs {
     /// learned from the host's wake-up lateness) or sleep (least CPU).
     #[arg(long, value_name = "MODE", value_parser = values::pacing)]
     pub pacing: Option<Pacing>,
-    /// Offset distribution for random access: uniform, zipf:THETA, pareto:H, or
-    /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form).
+    /// Offset distribution for random access: uniform, zipf:THETA, pareto:H,
+    /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form), or
+    /// sequence:B,B,…[:stride] (block indices in order, repeated).
     #[arg(long, value_name = "DIST", value_parser = values::dist)]
     pub dist: Option<Distribution>,
     /// How several sequential streams share the working set: regions (each its own

@@ -255,7 +255,7 @@ pub fn prio_share(text: &str) -> Res<crate::plan::priority::PrioShare> {
     Ok(crate::plan::priority::PrioShare::parse(text)?)
 }
 
-/// An offset distribution (uniform, zipf:THETA, pareto:H, zoned:…).
+/// An offset distribution (uniform, zipf:THETA, pareto:H, zoned:…, sequence:…).
 pub fn dist(text: &str) -> Res<Distribution> {
     Distribution::parse(text).map_err(ValueError::from)
 }

@@ -153,6 +153,8 @@ struct WorkloadTable {
     rw: &'static str,
     read_pct: u8,
     bs: BsValue,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    write_bs: Option<BsValue>,
     qd: u32,
     streams: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -254,6 +256,21 @@ struct WorkloadTable {
 enum BsValue {
     One(String),
     Split(Vec<(String, u32)>),
+}
+
+impl BsValue {
+    /// One size as a string, several as a table of size = weight.
+    fn of(split: &[(u64, u32)]) -> BsValue {
+        match split {
+            [(b, _)] => BsValue::One(format_size(*b)),
+            _ => BsValue::Split(
+                split
+                    .iter()
+                    .map(|&(b, weight)| (format_size(b), weight))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 impl Serialize for BsValue {
@@ -487,15 +504,8 @@ impl TargetTable {
 
 impl WorkloadTable {
     fn from_workload(run_index: usize, w: &Workload) -> Self {
-        let bs = match w.bs.single() {
-            Some(b) => BsValue::One(format_size(b)),
-            None => BsValue::Split(
-                w.bs.split
-                    .iter()
-                    .map(|&(b, weight)| (format_size(b), weight))
-                    .collect(),
-            ),
-        };
+        let bs = BsValue::of(&w.bs.split);
+        let write_bs = w.bs.write_split.as_deref().map(BsValue::of);
         let rate = match w.rate {
             Rate::Iops(r) => Some(r),
             Rate::Max => None,
@@ -508,6 +518,7 @@ impl WorkloadTable {
             rw: rw_word(w),
             read_pct: w.read_pct,
             bs,
+            write_bs,
             qd: w.qd,
             streams: w.streams,
             rate,
@@ -907,19 +918,30 @@ fn fio_engine(kind: EngineKind) -> Result<&'static str, FioEmitError> {
     })
 }
 
-/// `bs=` for one size, else `bssplit=` with the weights as percentages.
+/// `bs=` for one size per direction, else `bssplit=` with the weights as
+/// percentages; `READ,WRITE` when writes have sizes of their own.
 fn fio_block_sizes(s: &mut String, bs: &BlockSizes) {
-    if let Some(b) = bs.single() {
-        let _ = writeln!(s, "bs={}", format_size(b));
+    let lists: Vec<&[(u64, u32)]> = match &bs.write_split {
+        Some(w) => vec![&bs.split, w],
+        None => vec![&bs.split],
+    };
+    if lists.iter().all(|l| l.len() == 1) {
+        let sizes: Vec<String> = lists.iter().map(|l| format_size(l[0].0)).collect();
+        let _ = writeln!(s, "bs={}", sizes.join(","));
         return;
     }
-    let total: u32 = bs.split.iter().map(|&(_, wt)| wt).sum();
-    let parts: Vec<String> = bs
-        .split
+    let splits: Vec<String> = lists
         .iter()
-        .map(|&(b, wt)| format!("{}/{}", format_size(b), wt * 100 / total.max(1)))
+        .map(|l| {
+            let total: u32 = l.iter().map(|&(_, wt)| wt).sum();
+            let parts: Vec<String> = l
+                .iter()
+                .map(|&(b, wt)| format!("{}/{}", format_size(b), wt * 100 / total.max(1)))
+                .collect();
+            parts.join(":")
+        })
         .collect();
-    let _ = writeln!(s, "bssplit={}", parts.join(":"));
+    let _ = writeln!(s, "bssplit={}", splits.join(","));
 }
 
 /// Where a workload's I/O goes as fio options: direct, size, offset and strided zones.
@@ -1048,6 +1070,7 @@ mod tests {
                     read_pct: 70,
                     bs: BlockSizes {
                         split: vec![(4096, 50), (65536, 50)],
+                        write_split: None,
                     },
                     qd: 8,
                     streams: 2,
@@ -1185,6 +1208,24 @@ mod tests {
         p.runs[0].engine_opts = Default::default();
         let fio = to_fio(&p).unwrap();
         assert!(fio.contains("ioengine=falloc"), "{fio}");
+    }
+
+    #[test]
+    fn per_direction_block_sizes_are_written_for_fio_and_read_back_from_toml() {
+        let mut p = sample();
+        p.runs[0].workloads[0].bs =
+            BlockSizes::per_direction(vec![(65536, 40), (1 << 20, 60)], vec![(1 << 20, 100)]);
+        let w = &mut p.runs[0].workloads[0];
+        (w.dist, w.seq_layout) = (Distribution::Uniform, SeqLayout::Regions);
+        w.pauses.stop_ns = 0;
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("bssplit=64k/40:1m/60,1m/100\n"), "{fio}");
+        let text = to_toml(&p).unwrap();
+        assert!(text.contains("write_bs = \"1m\""), "{text}");
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].workloads[0].bs, p.runs[0].workloads[0].bs);
+        p.runs[0].workloads[0].bs = BlockSizes::per_direction(vec![(4096, 1)], vec![(16384, 1)]);
+        assert!(to_fio(&p).unwrap().contains("bs=4k,16k\n"));
     }
 
     #[test]

@@ -174,6 +174,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "defrag_inplace",
     "verify_backlog",
     "verify_backlog_batch",
+    "write_bs",
 ];
 /// The engine-option keys, in a `[[workload]]` its own options.
 const ENGINE_KEYS: &[&str] = &[
@@ -932,10 +933,7 @@ impl<'a> Ctx<'a> {
         let label = format!("[[workload]] '{name}'");
         let target = self.workload_target(&sec, &label, targets)?;
         let (pattern, read_pct, trim) = self.mix(&sec)?;
-        let bs = match sec.get("bs") {
-            Some(v) => self.block_sizes(v)?,
-            None => BlockSizes::fixed(DEFAULT_BS_BYTES),
-        };
+        let bs = self.workload_bs(&sec)?;
         let qd = sec.get("qd").map(|v| self.count("qd", v)).transpose()?;
         let streams = sec
             .get("streams")
@@ -1051,7 +1049,7 @@ impl<'a> Ctx<'a> {
                 .map_err(|e| self.err(item.span(), format!("'cmdprio' = {e}")))?;
             p.per_io.push(share);
         }
-        let sizes: Vec<u64> = bs.split.iter().map(|&(b, _)| b).collect();
+        let sizes: Vec<u64> = bs.all().map(|&(b, _)| b).collect();
         p.check(&sizes)
             .map_err(|why| self.err(v.span(), format!("'cmdprio': {why}")))?;
         Ok(p)
@@ -1574,13 +1572,26 @@ impl<'a> Ctx<'a> {
         Ok((offset_bytes, Some(size)))
     }
 
-    /// `bs = "8k"`, `bs = 8192`, or a weighted split `bs = { "4k" = 50, "64k" = 50 }`.
-    fn block_sizes(&self, v: &Spanned<Node>) -> Res<BlockSizes> {
+    /// `bs` (every I/O's sizes, or the reads' when `write_bs` is given) and
+    /// `write_bs` (the writes' and trims').
+    fn workload_bs(&self, sec: &Section<'_>) -> Res<BlockSizes> {
+        let read = match sec.get("bs") {
+            Some(v) => self.block_sizes("bs", v)?,
+            None => vec![(DEFAULT_BS_BYTES, 100)],
+        };
+        Ok(match sec.get("write_bs") {
+            Some(v) => BlockSizes::per_direction(read, self.block_sizes("write_bs", v)?),
+            None => BlockSizes::of(read),
+        })
+    }
+
+    /// `KEY = "8k"`, `KEY = 8192`, or a weighted split `KEY = { "4k" = 50, "64k" = 50 }`.
+    fn block_sizes(&self, key_name: &str, v: &Spanned<Node>) -> Res<Vec<(u64, u32)>> {
         let Node::Table(entries) = v.get_ref() else {
             return match v.get_ref() {
-                Node::Str(_) | Node::Int(_) => Ok(BlockSizes::fixed(self.size("bs", v, false)?)),
+                Node::Str(_) | Node::Int(_) => Ok(vec![(self.size(key_name, v, false)?, 100)]),
                 _ => Err(self.type_err(
-                    "bs",
+                    key_name,
                     v,
                     "a size such as \"4k\" or a split such as { \"4k\" = 50, \"64k\" = 50 }",
                 )),
@@ -1589,26 +1600,26 @@ impl<'a> Ctx<'a> {
         if entries.is_empty() {
             return Err(self.err(
                 v.span(),
-                "'bs' split is empty; give at least one size = weight pair",
+                format!("'{key_name}' split is empty; give at least one size = weight pair"),
             ));
         }
         let mut split: Vec<(u64, u32)> = Vec::with_capacity(entries.len());
         for (key, weight_v) in entries {
             let bytes = units::parse_size(key.get_ref())
-                .map_err(|e| self.err(key.span(), format!("'bs' split: {e}")))?;
+                .map_err(|e| self.err(key.span(), format!("'{key_name}' split: {e}")))?;
             if split.iter().any(|&(b, _)| b == bytes) {
                 return Err(self.err(
                     key.span(),
                     format!(
-                        "'bs' split names {} more than once",
+                        "'{key_name}' split names {} more than once",
                         units::format_size(bytes)
                     ),
                 ));
             }
-            let weight = self.count::<u32>(&format!("bs.{}", key.get_ref()), weight_v)?;
+            let weight = self.count::<u32>(&format!("{key_name}.{}", key.get_ref()), weight_v)?;
             split.push((bytes, weight));
         }
-        Ok(BlockSizes { split })
+        Ok(split)
     }
 
     /// `rate = "max"` or a positive number of IOPS (integer, float, or as a string).
@@ -2499,6 +2510,33 @@ passes = 2
             "'seed' must be an integer, found a float 1.5",
         );
         assert_err("[target]\npath = \"x\"\n", 1, "written [[target]]");
+    }
+
+    #[test]
+    fn a_sequence_dist_parses_round_trips_and_refuses_a_bad_list() {
+        let text = format!(
+            "{T}[[workload]]\ndist = \"sequence:2,0,1\"\n\
+             [[workload]]\ndist = \"sequence: 4, 1 :stride\"\n"
+        );
+        let plan = parse("job.toml", &text).unwrap();
+        let ws = &plan.runs[0].workloads;
+        let want = Distribution::Sequence {
+            blocks: vec![2, 0, 1],
+            stride: false,
+        };
+        assert_eq!(ws[0].dist, want);
+        assert_eq!(Distribution::parse(&want.spec()), Ok(want));
+        assert_eq!(ws[1].dist.spec(), "sequence:4,1:stride");
+        assert_err(
+            &format!("{T}[[workload]]\ndist = \"sequence:2,-1\"\n"),
+            5,
+            "'dist' = \"sequence:2,-1\": sequence '2,-1' is not a list of block indices",
+        );
+        assert_err(
+            &format!("{T}[[workload]]\ndist = \"sequence:2,1:strid\"\n"),
+            5,
+            "is not a list of block indices, e.g. sequence:2,0,1 or sequence:2,0,1:stride",
+        );
     }
 
     #[test]

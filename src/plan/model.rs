@@ -306,6 +306,15 @@ pub enum Distribution {
     /// Hot bands: each band sends `io_pct` of the I/O to the next `range_pct` of the
     /// working set, in order (fio's zoned distribution, vdbench's hotband).
     Zoned { bands: Vec<Zone> },
+    /// A fixed order of block indices, repeated (fio's `sequence:2,0,1`): the n-th
+    /// I/O of a direction goes to `blocks[n % len]`. With `stride`, each repetition
+    /// moves on by the sequence's length (2,0,1, 5,3,4, …), and the stream ends when
+    /// the next index is past the working set, as fio's job does.
+    Sequence {
+        blocks: Vec<u64>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        stride: bool,
+    },
 }
 
 impl Distribution {
@@ -322,11 +331,18 @@ impl Distribution {
                     .collect();
                 format!("zoned:{}", parts.join(":"))
             }
+            Distribution::Sequence { blocks, stride } => {
+                let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
+                let tail = if *stride { ":stride" } else { "" };
+                format!("sequence:{}{tail}", list.join(","))
+            }
         }
     }
 
     /// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
-    /// "zoned:80/10:20/90" (I/O % / range % per band, in order).
+    /// "zoned:80/10:20/90" (I/O % / range % per band, in order), "sequence:2,0,1"
+    /// (block indices in order, repeated) or "sequence:2,0,1:stride" (each repetition
+    /// moves on by the sequence's length).
     pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
         let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
         let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
@@ -360,9 +376,25 @@ impl Distribution {
                 }
                 Ok(Distribution::Zoned { bands })
             }
+            "sequence" => parse_sequence(arg),
             _ => Err(DistributionError::Unknown),
         }
     }
+}
+
+/// `2,0,1` or `2,0,1:stride`: the block indices of a sequence distribution.
+fn parse_sequence(arg: &str) -> Result<Distribution, DistributionError> {
+    let (list, stride) = match arg.rsplit_once(':') {
+        Some((list, tail)) if tail.trim().eq_ignore_ascii_case("stride") => (list, true),
+        Some(_) => return Err(DistributionError::Sequence(arg.to_string())),
+        None => (arg, false),
+    };
+    let blocks = list
+        .split(',')
+        .map(|b| b.trim().parse::<u64>())
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(|_| DistributionError::Sequence(arg.to_string()))?;
+    Ok(Distribution::Sequence { blocks, stride })
 }
 
 /// Why an offset distribution was refused; the message shows the accepted form.
@@ -378,7 +410,14 @@ pub enum DistributionError {
     BandNumbers(String),
     #[error("bands must add up to 100% of I/O and 100% of range (got {io}% and {range}%)")]
     BandSums { io: f64, range: f64 },
-    #[error("expected uniform, zipf:THETA, pareto:H or zoned:IO%/RANGE%:…")]
+    #[error(
+        "sequence '{0}' is not a list of block indices, e.g. sequence:2,0,1 or \
+         sequence:2,0,1:stride"
+    )]
+    Sequence(String),
+    #[error(
+        "expected uniform, zipf:THETA, pareto:H, zoned:IO%/RANGE%:… or sequence:B,B,…[:stride]"
+    )]
     Unknown,
 }
 
@@ -438,43 +477,75 @@ impl Pacing {
 }
 
 /// Transfer sizes: one size, or a weighted mix (fio's bssplit, vdbench's xfersize
-/// distribution).
+/// distribution); writes (and trims) may have a list of their own (fio's `bs=R,W`,
+/// `bssplit=R_LIST,W_LIST`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BlockSizes {
-    /// (bytes, weight) pairs; weights are relative.
+    /// (bytes, weight) pairs; weights are relative. Every I/O's sizes, or the reads'
+    /// when `write_split` is set.
     pub split: Vec<(u64, u32)>,
+    /// The writes' and trims' (bytes, weight) pairs; `None` = `split`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_split: Option<Vec<(u64, u32)>>,
 }
 
 impl BlockSizes {
     pub fn fixed(bytes: u64) -> Self {
+        BlockSizes::of(vec![(bytes, 100)])
+    }
+    /// One split for every direction.
+    pub fn of(split: Vec<(u64, u32)>) -> Self {
         BlockSizes {
-            split: vec![(bytes, 100)],
+            split,
+            write_split: None,
         }
     }
+    /// A read split and a write split; one split when they are the same.
+    pub fn per_direction(read: Vec<(u64, u32)>, write: Vec<(u64, u32)>) -> Self {
+        let write_split = (write != read).then_some(write);
+        BlockSizes {
+            split: read,
+            write_split,
+        }
+    }
+    /// The (bytes, weight) pairs an I/O of `op` draws its size from.
+    pub fn for_op(&self, op: Op) -> &[(u64, u32)] {
+        match (op, &self.write_split) {
+            (Op::Write | Op::Trim, Some(w)) => w,
+            _ => &self.split,
+        }
+    }
+    /// Every (bytes, weight) pair of every direction (a size may come twice).
+    pub fn all(&self) -> impl Iterator<Item = &(u64, u32)> + '_ {
+        self.split.iter().chain(self.write_split.iter().flatten())
+    }
     pub fn max_bytes(&self) -> u64 {
-        self.split.iter().map(|&(b, _)| b).max().unwrap_or(0)
+        self.all().map(|&(b, _)| b).max().unwrap_or(0)
     }
     pub fn min_bytes(&self) -> u64 {
-        self.split.iter().map(|&(b, _)| b).min().unwrap_or(0)
+        self.all().map(|&(b, _)| b).min().unwrap_or(0)
     }
-    /// The single size, when there is only one.
+    /// The single size, when there is only one (in every direction).
     pub fn single(&self) -> Option<u64> {
-        match self.split.as_slice() {
-            [(b, _)] => Some(*b),
+        match (self.split.as_slice(), &self.write_split) {
+            ([(b, _)], None) => Some(*b),
+            ([(b, _)], Some(w)) if w.iter().all(|&(wb, _)| wb == *b) => Some(*b),
             _ => None,
         }
     }
-    /// Mean transfer size weighted by frequency.
-    pub fn mean_bytes(&self) -> f64 {
-        let total: u64 = self.split.iter().map(|&(_, w)| w as u64).sum();
+    /// Mean transfer size of `op`'s I/Os, weighted by frequency.
+    pub fn mean_bytes_of(&self, op: Op) -> f64 {
+        let split = self.for_op(op);
+        let total: u64 = split.iter().map(|&(_, w)| w as u64).sum();
         if total == 0 {
             return 0.0;
         }
-        self.split
-            .iter()
-            .map(|&(b, w)| b as f64 * w as f64)
-            .sum::<f64>()
-            / total as f64
+        split.iter().map(|&(b, w)| b as f64 * w as f64).sum::<f64>() / total as f64
+    }
+    /// Mean transfer size weighted by frequency (of the reads' split when the
+    /// directions differ).
+    pub fn mean_bytes(&self) -> f64 {
+        self.mean_bytes_of(Op::Read)
     }
 }
 

@@ -343,7 +343,7 @@ pub(crate) fn detect_sweep(runs: &[RunResult]) -> Option<Sweep> {
     }
     // Everything but the swept settings must be equal.
     let blank = |w: &WorkloadEcho| WorkloadEcho {
-        bs: BlockSizes { split: Vec::new() },
+        bs: BlockSizes::of(Vec::new()),
         qd: 0,
         streams: 0,
         read_pct: 0,
@@ -767,6 +767,7 @@ mod tests {
         let mut split = runs.clone();
         sw(&mut split[0]).bs = BlockSizes {
             split: vec![(4096, 50), (8192, 50)],
+            write_split: None,
         };
         assert_eq!(detect_sweep(&split), None);
         // Plain-number settings (qd) work too.

@@ -369,6 +369,7 @@ mod tests {
             pattern: AccessPattern::Sequential,
             bs: BlockSizes {
                 split: vec![(65536, 80), (4096, 20)],
+                write_split: None,
             },
             qd: 16,
             streams: 4,

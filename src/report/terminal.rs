@@ -320,7 +320,7 @@ pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
     // The settings a sweep may vary, blanked: what is left must be the same.
     let key = |w: &WorkloadEcho| WorkloadEcho {
         name: String::new(),
-        bs: BlockSizes { split: Vec::new() },
+        bs: BlockSizes::of(Vec::new()),
         qd: 0,
         streams: 0,
         read_pct: 0,
@@ -589,6 +589,7 @@ mod tests {
         r.workload.storage_mut().unwrap().read_pct = 70;
         r.workload.storage_mut().unwrap().bs = BlockSizes {
             split: vec![(4096, 50), (1 << 20, 50)],
+            write_split: None,
         };
         r.workload.storage_mut().unwrap().qd = 32;
         r.workload.storage_mut().unwrap().streams = 4;

@@ -473,12 +473,15 @@ pub enum AccessPattern {
     Random,
 }
 
-/// Transfer sizes: `{"split": [[bytes, weight], …]}`; weights are relative. Reading
-/// also accepts a bare number of bytes (one size).
+/// Transfer sizes: `{"split": [[bytes, weight], …]}`; weights are relative. Writes
+/// (and trims) with sizes of their own add `"write_split"`, and `split` is then the
+/// reads'. Reading also accepts a bare number of bytes (one size).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "BlockSizesWire")]
 pub struct BlockSizes {
     pub split: Vec<(u64, u32)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_split: Option<Vec<(u64, u32)>>,
 }
 
 /// The two spellings [`BlockSizes`] is read from.
@@ -486,14 +489,18 @@ pub struct BlockSizes {
 #[serde(untagged)]
 enum BlockSizesWire {
     Bytes(u64),
-    Split { split: Vec<(u64, u32)> },
+    Split {
+        split: Vec<(u64, u32)>,
+        #[serde(default)]
+        write_split: Option<Vec<(u64, u32)>>,
+    },
 }
 
 impl From<BlockSizesWire> for BlockSizes {
     fn from(w: BlockSizesWire) -> Self {
         match w {
             BlockSizesWire::Bytes(b) => BlockSizes::fixed(b),
-            BlockSizesWire::Split { split } => BlockSizes { split },
+            BlockSizesWire::Split { split, write_split } => BlockSizes { split, write_split },
         }
     }
 }
@@ -506,15 +513,21 @@ impl Default for BlockSizes {
 
 impl BlockSizes {
     pub fn fixed(bytes: u64) -> Self {
+        BlockSizes::of(vec![(bytes, 100)])
+    }
+
+    /// One split for every direction.
+    pub fn of(split: Vec<(u64, u32)>) -> Self {
         BlockSizes {
-            split: vec![(bytes, 100)],
+            split,
+            write_split: None,
         }
     }
 
-    /// The single size, when there is only one.
+    /// The single size, when there is only one (in every direction).
     pub fn single(&self) -> Option<u64> {
-        match self.split.as_slice() {
-            [(b, _)] => Some(*b),
+        match (self.split.as_slice(), &self.write_split) {
+            ([(b, _)], None) => Some(*b),
             _ => None,
         }
     }
@@ -525,9 +538,12 @@ impl BlockSizes {
         self.split.first().map_or(0, |&(b, _)| b)
     }
 
-    /// Every size, in the order given.
+    /// Every size, in the order given (the reads', then the writes' own).
     pub fn sizes_bytes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.split.iter().map(|&(b, _)| b)
+        self.split
+            .iter()
+            .chain(self.write_split.iter().flatten())
+            .map(|&(b, _)| b)
     }
 }
 
@@ -553,6 +569,13 @@ pub enum Distribution {
     Pareto { h: f64 },
     /// Hot bands, in order over the working set.
     Zoned { bands: Vec<Zone> },
+    /// A fixed order of block indices, repeated; with `stride`, each repetition
+    /// moves on by the sequence's length.
+    Sequence {
+        blocks: Vec<u64>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        stride: bool,
+    },
 }
 
 /// One band of a zoned distribution: `io_pct` of the I/O goes to the next
@@ -605,6 +628,7 @@ mod tests {
             pattern: AccessPattern::Random,
             bs: BlockSizes {
                 split: vec![(4096, 50), (8192, 50)],
+                write_split: None,
             },
             qd: 8,
             streams: 2,

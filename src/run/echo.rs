@@ -93,6 +93,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         },
         bs: wire::BlockSizes {
             split: bs.split.clone(),
+            write_split: bs.write_split.clone(),
         },
         qd: *qd,
         streams: *streams,
@@ -280,6 +281,10 @@ fn distribution(d: &plan::Distribution) -> wire::Distribution {
                 })
                 .collect(),
         },
+        plan::Distribution::Sequence { blocks, stride } => wire::Distribution::Sequence {
+            blocks: blocks.clone(),
+            stride: *stride,
+        },
     }
 }
 
@@ -306,6 +311,7 @@ mod tests {
                 pattern: plan::AccessPattern::Sequential,
                 bs: plan::BlockSizes {
                     split: vec![(4096, 60), (65536, 40)],
+                    write_split: Some(vec![(1 << 20, 100)]),
                 },
                 qd: 16,
                 streams: 4,
@@ -423,6 +429,7 @@ mod tests {
         assert_eq!((e.read_pct, e.qd, e.streams), (70, 16, 4));
         assert_eq!(e.pattern, wire::AccessPattern::Sequential);
         assert_eq!(e.bs.split, vec![(4096, 60), (65536, 40)]);
+        assert_eq!(e.bs.write_split, Some(vec![(1 << 20, 100)]));
         assert_eq!(e.rate, wire::Rate::Iops(2500.0));
         assert_eq!((e.offset_bytes, e.size_bytes), (1 << 20, Some(1 << 30)));
         assert_eq!(e.arrival, wire::Arrival::Uniform);

@@ -141,6 +141,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                     (Some(b), false) => Some(Box::new(super::backlog::Backlog::new(b))),
                     _ => None,
                 },
+                seq_issued: [0; crate::plan::model::Op::COUNT],
             });
         }
     }

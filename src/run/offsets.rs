@@ -1,5 +1,6 @@
 //! Random offset distributions: uniform, Zipf, Pareto and zoned (hot bands). Each maps
-//! one or two RNG draws to a block index in `0..n`; none allocates per I/O.
+//! one or two RNG draws to a block index in `0..n`; none allocates per I/O. A sequence
+//! (fio's `sequence:2,0,1`) draws nothing: the stream's I/O count picks the block.
 //!
 //! Zipf uses inversion of the continuous power law x^-θ on [1, n+1) (one `powf` per
 //! sample, no O(n) set-up, any θ > 0); it matches the discrete Zipf closely except for
@@ -28,6 +29,13 @@ pub enum OffsetSampler {
     Zoned {
         /// Cumulative I/O share (0..1] and the band's [start, end) as fractions.
         bands: Vec<(f64, f64, f64)>,
+    },
+    /// Block indices in order, repeated; `stride` moves each repetition on by the
+    /// sequence's length. Not drawn: [`OffsetSampler::sequence_block`] maps the
+    /// stream's I/O count of a direction to the block.
+    Sequence {
+        blocks: Box<[u64]>,
+        stride: bool,
     },
 }
 
@@ -99,7 +107,35 @@ impl OffsetSampler {
                     .collect();
                 OffsetSampler::Zoned { bands: out }
             }
+            Distribution::Sequence { blocks, stride } => OffsetSampler::Sequence {
+                blocks: blocks.clone().into_boxed_slice(),
+                stride: *stride,
+            },
         }
+    }
+
+    /// The block of the I/O after `issued` I/Os of its direction under a sequence, or
+    /// `None` once a strided sequence has moved past the last of the `n` blocks (the
+    /// stream then ends, as fio's job does). `None` for every other distribution.
+    #[inline]
+    pub fn sequence_block(&self, issued: u64, n: u64) -> Option<u64> {
+        let OffsetSampler::Sequence { blocks, stride } = self else {
+            return None;
+        };
+        let len = blocks.len().max(1) as u64;
+        let base = blocks.get((issued % len) as usize).copied().unwrap_or(0);
+        let block = if *stride {
+            (issued / len).checked_mul(len)?.checked_add(base)?
+        } else {
+            base
+        };
+        (block < n).then_some(block)
+    }
+
+    /// True for a sequence, whose blocks come from [`OffsetSampler::sequence_block`].
+    #[inline(always)]
+    pub fn is_sequence(&self) -> bool {
+        matches!(self, OffsetSampler::Sequence { .. })
     }
 
     /// A block index in `0..n`. The uniform case is inlined into the issue path;
@@ -116,7 +152,8 @@ impl OffsetSampler {
     #[inline(never)]
     fn sample_skewed(&self, rng: &mut Rng, n: u64) -> u64 {
         match self {
-            OffsetSampler::Uniform => rng.below(n),
+            // A sequence's blocks are not drawn (the stream asks `sequence_block`).
+            OffsetSampler::Uniform | OffsetSampler::Sequence { .. } => rng.below(n),
             OffsetSampler::Zipf {
                 theta,
                 span,
@@ -238,5 +275,29 @@ mod tests {
         let first: u64 = h[..100].iter().sum();
         let share = first as f64 / 1e6;
         assert!((share - 0.8).abs() < 0.01, "{share}");
+    }
+
+    fn sequence(spec: &str, n: u64, ios: u64) -> Vec<Option<u64>> {
+        let s = OffsetSampler::new(&Distribution::parse(spec).unwrap(), n);
+        assert!(s.is_sequence());
+        (0..ios).map(|i| s.sequence_block(i, n)).collect()
+    }
+
+    #[test]
+    fn a_sequence_repeats_its_blocks_in_order() {
+        let got = sequence("sequence:2,0,1", 12, 7);
+        let want = [2, 0, 1, 2, 0, 1, 2].map(Some);
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_strided_sequence_moves_on_by_its_length_and_ends_past_the_last_block() {
+        let got = sequence("sequence:2,0,1:stride", 8, 9);
+        // Groups 0..3, 3..6, then 6..9: block 8 is past the 8 blocks, so the walk ends.
+        let mut want: Vec<Option<u64>> = [2, 0, 1, 5, 3, 4].map(Some).to_vec();
+        want.extend([None, Some(6), Some(7)]);
+        assert_eq!(got, want);
+        let uniform = OffsetSampler::new(&Distribution::Uniform, 8);
+        assert_eq!(uniform.sequence_block(0, 8), None);
     }
 }

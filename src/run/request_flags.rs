@@ -76,7 +76,7 @@ fn atomic(w: &Workload, engine: EngineKind, t: Option<&OpenTarget>) -> Result<()
         format_size(min),
         format_size(max)
     );
-    for &(b, _) in &w.bs.split {
+    for &(b, _) in w.bs.for_op(crate::plan::model::Op::Write) {
         if !b.is_power_of_two() || b < min || b > max {
             return Err(format!("a write of {} bytes: {limits}", b));
         }
@@ -93,7 +93,7 @@ fn aligned(w: &Workload) -> Result<(), String> {
             w.offset_bytes
         ));
     }
-    let several = w.bs.split.len() > 1;
+    let several = w.bs.single().is_none();
     match w.pattern {
         AccessPattern::Random => {
             let unit = w.align_bytes.unwrap_or(w.bs.min_bytes());

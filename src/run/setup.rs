@@ -342,7 +342,10 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         if w.qd == 0 || w.streams == 0 {
             return Err(invalid("queue depth and streams must be at least 1".into()));
         }
-        if w.bs.split.is_empty() || w.bs.min_bytes() == 0 {
+        if w.bs.split.is_empty()
+            || w.bs.write_split.as_ref().is_some_and(Vec::is_empty)
+            || w.bs.min_bytes() == 0
+        {
             return Err(invalid("block size must be at least 1 byte".into()));
         }
         if w.bs.max_bytes() > u32::MAX as u64 / 2 {
@@ -369,13 +372,13 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
                 return Err(invalid(format!("rate {r} must be a positive number")));
             }
         }
-        let sizes: Vec<u64> = w.bs.split.iter().map(|&(b, _)| b).collect();
+        let sizes: Vec<u64> = w.bs.all().map(|&(b, _)| b).collect();
         w.priority.check(&sizes).map_err(invalid)?;
         let data = opts.data.for_workload(w);
         data.spec.validate().map_err(|e| invalid(e.to_string()))?;
         if data.verify {
             let unit = opts.data.spec.dedup_unit as u64;
-            if w.offset_bytes % unit != 0 || w.bs.split.iter().any(|&(b, _)| b % unit != 0) {
+            if w.offset_bytes % unit != 0 || w.bs.all().any(|&(b, _)| b % unit != 0) {
                 return Err(invalid(format!(
                     "verification needs block sizes and offsets in whole units of {unit} bytes (see --dedup-unit)"
                 )));
@@ -551,11 +554,12 @@ fn resolve_workloads(
             )));
         }
         check_blocks(run, w, t)?;
+        check_sequence(run, w, ws_len)?;
         if let (true, Some(a)) = (
             t.direct && run.engine_of(w) != EngineKind::Null,
             t.align_bytes,
         ) {
-            if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+            if let Some(&(b, _)) = w.bs.all().find(|&&(b, _)| b % a != 0) {
                 return Err(invalid(format!(
                     "block size {b} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires (use a multiple of {a} or --direct false)",
                     t.uri
@@ -577,6 +581,45 @@ fn resolve_workloads(
     Ok(resolved)
 }
 
+/// A sequence distribution's blocks must all lie in the working set (fio refuses a
+/// base block past it too), and only random access takes one.
+fn check_sequence(
+    run: &RunSpec,
+    w: &crate::plan::model::Workload,
+    ws_len: u64,
+) -> Result<(), RunError> {
+    let crate::plan::model::Distribution::Sequence { blocks, .. } = &w.dist else {
+        return Ok(());
+    };
+    let invalid = |msg: String| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg,
+    };
+    if blocks.is_empty() {
+        return Err(invalid(
+            "a sequence distribution needs at least one block".into(),
+        ));
+    }
+    if !matches!(w.pattern, crate::plan::model::AccessPattern::Random) || w.zones.is_some() {
+        return Err(invalid(
+            "a sequence distribution orders random offsets: it needs random access \
+             without zones"
+                .into(),
+        ));
+    }
+    let unit = w.align_bytes.unwrap_or(w.bs.min_bytes()).max(1);
+    let slots = (ws_len - w.bs.max_bytes()) / unit + 1;
+    if let Some(b) = blocks.iter().find(|&&b| b >= slots) {
+        return Err(invalid(format!(
+            "sequence block {b} is past the working set, which has {slots} blocks of \
+             {unit} bytes (0..{})",
+            slots - 1
+        )));
+    }
+    Ok(())
+}
+
 /// An iSCSI LUN takes only whole blocks: block sizes, offset and size must be
 /// multiples of its block size.
 fn check_blocks(
@@ -592,7 +635,7 @@ fn check_blocks(
         workload: w.name.clone(),
         msg,
     };
-    if let Some(&(b, _)) = w.bs.split.iter().find(|&&(b, _)| b % a != 0) {
+    if let Some(&(b, _)) = w.bs.all().find(|&&(b, _)| b % a != 0) {
         return Err(invalid(format!(
             "block size {b} is not a multiple of the LUN's {a}-byte blocks ('{}')",
             t.uri

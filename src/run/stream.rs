@@ -13,9 +13,8 @@ pub struct WorkloadShape {
     /// Trims instead of (or before) writes.
     pub trim: TrimMode,
     pub sequential: bool,
-    /// Cumulative weights for block-size choice: (upper bound, bytes).
-    pub bs_table: Vec<(u32, u32)>,
-    pub bs_total_weight: u32,
+    /// Block-size choice per direction (read, write and trim share theirs).
+    pub bs_tables: [BsTable; 2],
     /// Random offsets are multiples of this (the smallest block size).
     pub offset_unit: u64,
     pub ws_start: u64,
@@ -46,6 +45,45 @@ pub struct WorkloadShape {
     pub fill_fs: bool,
 }
 
+/// One direction's block sizes as the hot path draws them.
+#[derive(Debug, Clone)]
+pub struct BsTable {
+    /// Cumulative weights: (upper bound, bytes).
+    pub table: Box<[(u32, u32)]>,
+    pub total_weight: u32,
+}
+
+impl BsTable {
+    fn of(split: &[(u64, u32)]) -> BsTable {
+        let mut acc = 0u32;
+        let table = split
+            .iter()
+            .map(|&(b, weight)| {
+                acc += weight;
+                (acc, b as u32)
+            })
+            .collect();
+        BsTable {
+            table,
+            total_weight: acc,
+        }
+    }
+
+    /// The size of the next I/O: the one size, or one drawn by weight.
+    #[inline(always)]
+    fn draw(&self, rng: &mut Rng, max_bs: u32) -> u32 {
+        if self.table.len() == 1 {
+            return self.table[0].1;
+        }
+        let pick = rng.below(self.total_weight as u64) as u32;
+        self.table
+            .iter()
+            .find(|&&(upper, _)| pick < upper)
+            .map(|&(_, b)| b)
+            .unwrap_or(max_bs)
+    }
+}
+
 /// One per-I/O priority share as the hot path draws it.
 #[derive(Debug, Clone, Copy)]
 pub struct PrioDraw {
@@ -68,15 +106,10 @@ impl PrioDraw {
 
 impl WorkloadShape {
     pub fn new(w: &Workload, target: u32, ws_start: u64, ws_len: u64) -> Self {
-        let mut acc = 0u32;
-        let bs_table =
-            w.bs.split
-                .iter()
-                .map(|&(b, weight)| {
-                    acc += weight;
-                    (acc, b as u32)
-                })
-                .collect();
+        let bs_tables = [
+            BsTable::of(w.bs.for_op(Op::Read)),
+            BsTable::of(w.bs.for_op(Op::Write)),
+        ];
         let offset_unit = w.align_bytes.unwrap_or(w.bs.min_bytes()).max(1);
         let slots = (ws_len - w.bs.max_bytes()) / offset_unit + 1;
         WorkloadShape {
@@ -85,8 +118,7 @@ impl WorkloadShape {
             read_pct: w.read_pct,
             trim: w.trim,
             sequential: matches!(w.pattern, AccessPattern::Sequential),
-            bs_table,
-            bs_total_weight: acc,
+            bs_tables,
             offset_unit,
             ws_start,
             ws_len,
@@ -173,6 +205,9 @@ pub struct Stream {
     pub pass_left: u64,
     /// fio's `verify_backlog`: its completed writes to read back during the run.
     pub backlog: Option<Box<super::backlog::Backlog>>,
+    /// I/Os issued per direction (read, write, trim) under a sequence distribution,
+    /// whose next block each count picks (fio's `io_issues`); untouched otherwise.
+    pub seq_issued: [u64; Op::COUNT],
 }
 
 impl Stream {
@@ -244,17 +279,8 @@ impl Stream {
                 }
             }
         };
-        let len = if shape.bs_table.len() == 1 {
-            shape.bs_table[0].1
-        } else {
-            let pick = self.rng.below(shape.bs_total_weight as u64) as u32;
-            shape
-                .bs_table
-                .iter()
-                .find(|&&(upper, _)| pick < upper)
-                .map(|&(_, b)| b)
-                .unwrap_or(shape.max_bs)
-        };
+        let table = &shape.bs_tables[usize::from(op != Op::Read)];
+        let len = table.draw(&mut self.rng, shape.max_bs);
         let offset = if let Some(z) = &shape.zones {
             self.zoned_offset(z, len, shape)
         } else if shape.sequential {
@@ -266,6 +292,13 @@ impl Stream {
                 o + self.stride_bytes
             } else {
                 self.step_from(o, len, shape)
+            };
+            o
+        } else if shape.offsets.is_sequence() {
+            let Some(o) = self.sequence_offset(shape, op) else {
+                // A strided sequence past the working set's end: the stream is done.
+                self.bytes_left = 0;
+                return None;
             };
             o
         } else {
@@ -297,6 +330,17 @@ impl Stream {
             ioprio,
             atomic: shape.atomic_writes && op == Op::Write,
         }
+    }
+
+    /// The offset of the next `op` under a sequence distribution (each direction
+    /// walks the sequence with its own count, as fio's do), or `None` once a strided
+    /// sequence has left the working set.
+    #[inline(never)]
+    fn sequence_offset(&mut self, shape: &WorkloadShape, op: Op) -> Option<u64> {
+        let issued = &mut self.seq_issued[op.index()];
+        let block = shape.offsets.sequence_block(*issued, shape.slots)?;
+        *issued += 1;
+        Some(shape.ws_start + self.shift_bytes + block * shape.offset_unit)
     }
 
     /// The offset of an I/O of `len` bytes under strided zones: in the current zone;
@@ -465,6 +509,7 @@ mod tests {
             pass_bytes: u64::MAX,
             pass_left: u64::MAX,
             backlog: None,
+            seq_issued: [0; Op::COUNT],
         }
     }
 
@@ -473,6 +518,7 @@ mod tests {
         let w = Workload {
             bs: BlockSizes {
                 split: vec![(512, 50), (4096, 50)],
+                write_split: None,
             },
             align_bytes: Some(4096),
             ..Default::default()
@@ -590,6 +636,49 @@ mod tests {
         assert!(offs[..16].iter().all(|&o| o < 16 * k), "{offs:?}");
         assert!(offs[16..32].iter().all(|&o| (64 * k..80 * k).contains(&o)));
         assert!(offs[16..32].iter().any(|&o| o != offs[16]), "random inside");
+    }
+
+    #[test]
+    fn a_sequence_walks_its_blocks_per_direction_and_a_stride_ends_the_stream() {
+        let k = 4096;
+        let w = Workload {
+            read_pct: 50,
+            dist: crate::plan::model::Distribution::parse("sequence:2,0,1").unwrap(),
+            ..Default::default()
+        };
+        // A working set of 12 blocks from 8k: reads and writes each walk 2,0,1 over.
+        let shape = WorkloadShape::new(&w, 0, 2 * k, 12 * k);
+        let mut s = stream();
+        let (mut reads, mut writes) = (Vec::new(), Vec::new());
+        for _ in 0..60 {
+            let io = s.next_io(&shape).unwrap();
+            let block = (io.offset - 2 * k) / k;
+            match io.op {
+                Op::Read => reads.push(block),
+                _ => writes.push(block),
+            }
+        }
+        assert!(
+            reads.len() > 15 && writes.len() > 15,
+            "{reads:?} {writes:?}"
+        );
+        for got in [&reads, &writes] {
+            let want: Vec<u64> = [2, 0, 1].iter().cycle().take(got.len()).copied().collect();
+            assert_eq!(got, &want);
+        }
+        // Strided over 7 blocks: 2,0,1, 5,3,4, then 8 is past the end and the stream
+        // is done (its budget spent), as fio's job ends.
+        let w = Workload {
+            dist: crate::plan::model::Distribution::parse("sequence:2,0,1:stride").unwrap(),
+            ..Default::default()
+        };
+        let shape = WorkloadShape::new(&w, 0, 0, 7 * k);
+        let mut s = stream();
+        let blocks: Vec<u64> = std::iter::from_fn(|| s.next_io(&shape))
+            .map(|io| io.offset / k)
+            .collect();
+        assert_eq!(blocks, vec![2, 0, 1, 5, 3, 4]);
+        assert_eq!(s.bytes_left, 0);
     }
 
     #[test]

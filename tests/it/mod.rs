@@ -36,6 +36,7 @@ mod own_settings;
 mod pipes;
 mod reports_cli;
 mod request_flags;
+mod shapes;
 mod sim;
 mod trim;
 mod verify_fio;

@@ -28,6 +28,7 @@ use crate::plan::units::{
 };
 
 mod errors;
+mod block_sizes;
 mod net;
 mod nfs;
 mod op_engines;
@@ -1127,10 +1128,12 @@ impl<'a> JobCx<'a> {
         parse_size_allow_zero(v).map_err(|e| opt_err(loc, "offset_increment", v, &e))
     }
 
-    /// `random_distribution` (uniform when not given).
+    /// `random_distribution` (uniform when not given), with `random_sequence_stride`
+    /// for a sequence (which alone it does not change).
     fn distribution(&mut self) -> Result<Distribution, CompatError> {
+        let stride = self.o.flag("random_sequence_stride")?;
         match self.o.get("random_distribution") {
-            Some((v, loc)) => random_distribution(v, loc, self.unsupported),
+            Some((v, loc)) => random_distribution(v, loc, stride, self.unsupported),
             None => Ok(Distribution::Uniform),
         }
     }
@@ -1327,45 +1330,6 @@ impl<'a> JobCx<'a> {
             .and_then(|b| i64::try_from(b).ok())
             .ok_or_else(|| opt_err(loc, "rw", rw, &"the ':N' offset modifier must be a size"))?;
         Ok(if neg { -bytes } else { bytes })
-    }
-
-    /// `bssplit`, else `bsrange`, else `bs` (default 4k).
-    fn block_sizes(&mut self) -> Result<BlockSizes, CompatError> {
-        let o = self.o;
-        let bs = if let Some((v, loc)) = o.get("bssplit") {
-            if o.has("bs") {
-                let (bv, bl) = o.get("bs").unwrap_or(("", loc));
-                self.unsupported
-                    .push(format!("bs={bv} — bssplit takes precedence"), bl);
-            }
-            parse_bssplit(v, loc, self.unsupported)?
-        } else if let Some((v, loc)) = o.get("bs") {
-            let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
-            let first = parts.next().unwrap_or("");
-            let size = parse_size(first).map_err(|e| opt_err(loc, "bs", v, &e))?;
-            for p in parts {
-                match parse_size(p) {
-                    Ok(s) if s == size => {}
-                    _ => {
-                        self.unsupported
-                            .push(format!("bs={v} — per-direction block sizes"), loc);
-                        break;
-                    }
-                }
-            }
-            BlockSizes::fixed(size)
-        } else {
-            BlockSizes::fixed(4096)
-        };
-        match o.get("bsrange") {
-            Some((v, loc)) if !o.has("bssplit") => bsrange(v, loc, self.unsupported),
-            Some((v, loc)) => {
-                self.unsupported
-                    .push(format!("bsrange={v} — bssplit takes precedence"), loc);
-                Ok(bs)
-            }
-            None => Ok(bs),
-        }
     }
 
     /// `blockalign` (`ba`): random offsets are multiples of it. One value for every
@@ -2388,12 +2352,14 @@ impl<'a> JobCx<'a> {
 fn random_distribution(
     v: &str,
     loc: &Loc,
+    stride: bool,
     unsupported: &mut UnsupportedList,
 ) -> Result<Distribution, CompatError> {
-    if v.trim().to_ascii_lowercase().starts_with("sequence") {
-        // sequence:A,B,C lists offsets with commas; not per-direction settings.
-        unsupported.push(format!("random_distribution={v}"), loc);
-        return Ok(Distribution::Uniform);
+    if let Some(list) = v.trim().strip_prefix("sequence") {
+        // sequence:A,B,C lists block indices with commas; not per-direction settings.
+        let blocks = sequence_blocks(list)
+            .map_err(|m| loc.error(format!("random_distribution={v}: {m}, e.g. sequence:2,0,1")))?;
+        return Ok(Distribution::Sequence { blocks, stride });
     }
     let mut parts = v.split(',').map(str::trim).filter(|s| !s.is_empty());
     let first = parts.next().unwrap_or("random");
@@ -2410,6 +2376,32 @@ fn random_distribution(
     }
     Ok(dist)
 }
+
+/// The block indices of `:2,0,1` (what follows `sequence`): at most
+/// [`FIO_SEQUENCE_MAX`] non-negative integers, as fio takes them.
+fn sequence_blocks(list: &str) -> Result<Vec<u64>, String> {
+    let Some(list) = list.strip_prefix(':').filter(|l| !l.trim().is_empty()) else {
+        return Err("the sequence needs its block indices".into());
+    };
+    let blocks = list
+        .split(',')
+        .map(|b| {
+            let b = b.trim();
+            b.parse::<u64>()
+                .map_err(|_| format!("'{b}' is not a block index (a non-negative integer)"))
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    if blocks.len() > FIO_SEQUENCE_MAX {
+        return Err(format!(
+            "{} block indices (fio takes at most {FIO_SEQUENCE_MAX})",
+            blocks.len()
+        ));
+    }
+    Ok(blocks)
+}
+
+/// The longest sequence fio's `random_distribution=sequence:…` takes.
+const FIO_SEQUENCE_MAX: usize = 64;
 
 /// One direction's distribution: `random`, `zipf[:θ[:center]]`, `pareto[:h[:center]]`,
 /// `zoned:IO/RANGE:…`. `normal`/`gauss` and `zoned_abs` are unsupported (uniform
@@ -2676,51 +2668,6 @@ fn usec_duration_allow_zero(v: &str) -> Result<u64, UsecError> {
     usec_duration(v)
 }
 
-/// Most sizes `bsrange` may expand to (fio picks any multiple of the smaller size).
-const MAX_BSRANGE_SIZES: u64 = 256;
-
-/// `bsrange=MIN-MAX`: fio picks each I/O's size at random between the two, rounded
-/// to a multiple of MIN; the plan gets an equal-weight split over those multiples.
-/// Per-direction ranges that differ, or more than [`MAX_BSRANGE_SIZES`] sizes, are
-/// listed (MIN is used).
-fn bsrange(
-    v: &str,
-    loc: &Loc,
-    unsupported: &mut UnsupportedList,
-) -> Result<BlockSizes, CompatError> {
-    let one = |r: &str| -> Result<(u64, u64), CompatError> {
-        let (a, b) = r
-            .split_once('-')
-            .or_else(|| r.split_once(':'))
-            .unwrap_or((r, r));
-        let lo = parse_size(a.trim()).map_err(|e| opt_err(loc, "bsrange", v, &e))?;
-        let hi = parse_size(b.trim()).map_err(|e| opt_err(loc, "bsrange", v, &e))?;
-        Ok((lo.min(hi), lo.max(hi)))
-    };
-    let mut ranges = v.split(',').map(str::trim).filter(|r| !r.is_empty());
-    let (lo, hi) = one(ranges.next().unwrap_or(""))?;
-    for r in ranges {
-        if one(r)? != (lo, hi) {
-            unsupported.push(format!("bsrange={v} — per-direction ranges"), loc);
-            break;
-        }
-    }
-    let count = (hi - lo) / lo + 1;
-    if count > MAX_BSRANGE_SIZES {
-        unsupported.push(
-            format!(
-                "bsrange={v} — {count} sizes (ioscope splits over at most \
-                 {MAX_BSRANGE_SIZES}); using {lo}"
-            ),
-            loc,
-        );
-        return Ok(BlockSizes::fixed(lo));
-    }
-    Ok(BlockSizes {
-        split: (0..count).map(|i| (lo * (i + 1), 1)).collect(),
-    })
-}
-
 /// Splits fio's `:`-separated filename list (`\:` escapes a colon).
 fn split_filenames(f: &str) -> Vec<String> {
     let mut out = vec![String::new()];
@@ -2771,25 +2718,8 @@ fn dur_opt(o: &Opts, key: &str, allow_zero: bool) -> Result<Option<u64>, CompatE
     }
 }
 
-/// Parses `4k/50:64k/50` (fio's bssplit). Entries without a percentage share what the
-/// others leave; a comma-separated second list for writes must equal the first.
-fn parse_bssplit(
-    v: &str,
-    loc: &Loc,
-    unsupported: &mut UnsupportedList,
-) -> Result<BlockSizes, CompatError> {
-    let mut lists = v.split(',').map(str::trim).filter(|s| !s.is_empty());
-    let first = lists.next().unwrap_or("");
-    let split = parse_one_bssplit(first).map_err(|e| loc.error(format!("bssplit={v}: {e}")))?;
-    for other in lists {
-        if parse_one_bssplit(other).ok().as_ref() != Some(&split) {
-            unsupported.push(format!("bssplit={v} — per-direction splits"), loc);
-            break;
-        }
-    }
-    Ok(BlockSizes { split })
-}
-
+/// Parses one direction's `4k/50:64k/50` (fio's bssplit). Entries without a
+/// percentage share what the others leave.
 fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, SplitError> {
     let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
     for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {
@@ -2943,6 +2873,24 @@ mod tests {
         assert_eq!(ios(1), 7, "no size or one block size: a count all the same");
         // 256 × 4k is one whole pass of 1m: a pass limit, no count.
         assert_eq!((ios(2), t.plan.runs[2].passes), (0, Some(1)));
+    }
+
+    #[test]
+    fn io_size_short_of_a_pass_is_a_pass_of_its_own_length() {
+        let t = parse(
+            "[a]\nfilename=/tmp/x\nsize=48k\nio_size=24k\nbs=4k\n\
+             [b]\nstonewall\nfilename=/tmp/x\nsize=48k\nio_size=72k\nbs=4k\nnumber_ios=10\n\
+             [c]\nstonewall\nfilename=/tmp/x\nsize=48k\nio_size=96k\nbs=4k\nnumjobs=2\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let w = |r: usize| &t.plan.runs[r].workloads[0].pauses;
+        // Half a pass: one pass of 24k bytes.
+        assert_eq!((w(0).pass_bytes, t.plan.runs[0].passes), (24 << 10, Some(1)));
+        // 1.5 passes: one pass of 72k, and number_ios's 10 I/Os stop it first.
+        assert_eq!((w(1).pass_bytes, w(1).stop_after_ios), (72 << 10, 10));
+        // A whole multiple of size: passes, no pass length of its own.
+        assert_eq!((w(2).pass_bytes, t.plan.runs[2].passes), (0, Some(2)));
     }
 
     #[test]

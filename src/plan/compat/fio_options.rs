@@ -153,13 +153,13 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps(
         "random_distribution",
-        "dist: zipf, pareto, zoned; normal and zoned_abs unsupported",
+        "dist: zipf, pareto, zoned, sequence; normal and zoned_abs unsupported",
     ),
     aka(
-        maps("bs", "block size; per-direction sizes unsupported"),
+        maps("bs", "block size, per direction (reads, writes and trims)"),
         &["blocksize"],
     ),
-    maps("bssplit", "weighted block-size split"),
+    maps("bssplit", "weighted block-size split, per direction"),
     aka(
         maps(
             "bsrange",
@@ -178,7 +178,10 @@ pub const OPTIONS: &[FioOption] = &[
     maps("size", "working-set length (and target size)"),
     maps("filesize", "as size for a single file"),
     maps("offset", "working-set start"),
-    maps("io_size", "passes, when a whole multiple of size"),
+    maps(
+        "io_size",
+        "passes, when a whole multiple of size; else an I/O count with one block size",
+    ),
     maps("io_limit", "as io_size"),
     maps(
         "number_ios",
@@ -325,10 +328,9 @@ pub const OPTIONS: &[FioOption] = &[
         "zonerange",
         "zonemode=strided: the length of a zone (zone_range; default zonesize)",
     ),
-    unsupported(
+    maps(
         "random_sequence_stride",
-        "part of random_distribution=sequence, a fixed order of block indices; ioscope \
-         draws random offsets from a distribution",
+        "random_distribution=sequence: each repetition moves on by the sequence's length",
     ),
     unsupported(
         "zonecapacity",

@@ -605,7 +605,7 @@ fn xfersize(p: &Param, unsupported: &mut UnsupportedList) -> Result<BlockSizes, 
                     p.value
                 )));
             }
-            Ok(BlockSizes { split })
+            Ok(BlockSizes::of(split))
         }
         _ => {
             unsupported.push(format!("xfersize={}", p.value), &p.loc);

@@ -49,7 +49,7 @@ impl JobCx<'_> {
             });
         }
         let p = Priorities { job, per_io };
-        let sizes: Vec<u64> = bs.split.iter().map(|&(b, _)| b).collect();
+        let sizes: Vec<u64> = bs.all().map(|&(b, _)| b).collect();
         if let Err(why) = p.check(&sizes) {
             let loc = self
                 .o
