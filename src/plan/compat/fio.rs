@@ -27,8 +27,8 @@ use crate::plan::units::{
     parse_size_allow_zero,
 };
 
-mod errors;
 mod block_sizes;
+mod errors;
 mod net;
 mod nfs;
 mod op_engines;
@@ -976,13 +976,7 @@ impl<'a> JobCx<'a> {
         ));
         let mut data = self.data_settings();
         self.trim_fits(trim, engine, &data);
-        // O_DIRECT means nothing to an engine that reads and writes no bytes.
-        let no_bytes = engine.is_file_op()
-            || matches!(
-                engine,
-                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec | EngineKind::Net
-            );
-        let direct = if no_bytes { None } else { self.direct()? };
+        let direct = self.direct_for(engine)?;
         let target = self.any_target(engine, read_pct, &pattern, streams, &bs)?;
         self.dedup_set(&mut data, target.size)?;
         let (rate, arrival) = self.rate(read_pct, numjobs, &bs)?;
@@ -1075,6 +1069,21 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// `direct`, where it means something: not to an engine that reads and writes no
+    /// bytes.
+    fn direct_for(&self, engine: EngineKind) -> Result<Option<bool>, CompatError> {
+        let no_bytes = engine.is_file_op()
+            || matches!(
+                engine,
+                EngineKind::Cpuio | EngineKind::PageFault | EngineKind::Exec | EngineKind::Net
+            );
+        if no_bytes {
+            Ok(None)
+        } else {
+            self.direct()
+        }
     }
 
     /// The job's target: a network peer, an operation engine's directory or files,
@@ -2886,7 +2895,10 @@ mod tests {
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         let w = |r: usize| &t.plan.runs[r].workloads[0].pauses;
         // Half a pass: one pass of 24k bytes.
-        assert_eq!((w(0).pass_bytes, t.plan.runs[0].passes), (24 << 10, Some(1)));
+        assert_eq!(
+            (w(0).pass_bytes, t.plan.runs[0].passes),
+            (24 << 10, Some(1))
+        );
         // 1.5 passes: one pass of 72k, and number_ios's 10 I/Os stop it first.
         assert_eq!((w(1).pass_bytes, w(1).stop_after_ios), (72 << 10, 10));
         // A whole multiple of size: passes, no pass length of its own.
