@@ -77,11 +77,20 @@ def run_timed(cmd):
         import threading
         sampler = threading.Thread(target=sample_window, args=(p.pid, t0, box), daemon=True)
         sampler.start()
-    out, err = b"", b""
+    # The pipes are drained while the child runs: fio's --status-interval reports
+    # outgrow a pipe's buffer in a few seconds, and a child blocked on a full pipe
+    # would never exit.
+    import threading
+    bufs = {}
+    readers = [threading.Thread(target=lambda k=k, f=f: bufs.__setitem__(k, f.read()))
+               for k, f in (("out", p.stdout), ("err", p.stderr))]
+    for r in readers:
+        r.start()
     # wait4 gives the child's own rusage (fio's forked job processes included once reaped).
     _, status, ru = os.wait4(p.pid, 0)
-    out = p.stdout.read()
-    err = p.stderr.read()
+    for r in readers:
+        r.join()
+    out, err = bufs["out"], bufs["err"]
     p.returncode = os.waitstatus_to_exitcode(status)
     LAST_WALL_S = time.monotonic() - t0
     if sampler is not None:
