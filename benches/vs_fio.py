@@ -43,15 +43,34 @@ WINDOW = None
 LAST_KERNEL_RATE = None
 
 
+def descendants(pid):
+    """pid and every process below it (fio forks its jobs unless --thread)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return out
+
+
 def syscr(pid):
-    try:
-        with open(f"/proc/{pid}/io") as f:
-            for line in f:
-                if line.startswith("syscr:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
+    """Read system calls of pid and its descendants (each process's /proc/PID/io
+    counts all of its threads)."""
+    total = None
+    for p in descendants(pid):
+        try:
+            with open(f"/proc/{p}/io") as f:
+                for line in f:
+                    if line.startswith("syscr:"):
+                        total = (total or 0) + int(line.split()[1])
+        except OSError:
+            pass
+    return total
 
 
 def sample_window(pid, t0, box):
