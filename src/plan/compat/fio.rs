@@ -1645,9 +1645,9 @@ impl<'a> JobCx<'a> {
             }
             "strided" => return self.strided_zones(v, loc),
             "zbd" => {
-                "fio drives a zoned block device (sequential write pointers, zone resets, \
-                 open-zone limits); ioscope does not, and fio too refuses zonemode=zbd \
-                 on a device that is not zoned"
+                "fio drives a zoned block device's write pointers, zone resets and \
+                 open-zone limits, or emulates zones of `zonesize` inside a regular file or \
+                 a device that is not zoned; ioscope does neither yet"
             }
             other => {
                 return Err(opt_err(
