@@ -265,6 +265,9 @@ impl<'a> Session<'a> {
                 ));
             }
         }
+        if let Some(w) = idle_connections(&result) {
+            warnings.push(w);
+        }
         for w in &warnings {
             eprintln!("warning: {w}");
         }
@@ -497,4 +500,21 @@ fn finish_stdout(out: &Output, doc: &ResultDoc) -> Result<(), AppError> {
         None => {}
     }
     Ok(())
+}
+
+/// A run whose connections were not all used: each stream keeps to one connection
+/// (stream i to connection i mod N), so fewer streams than connections leave the
+/// rest idle, and a user who asked for N connections should hear it.
+fn idle_connections(result: &RunResult) -> Option<String> {
+    let conns = &result.connections;
+    let idle = conns.iter().filter(|c| c.ios == 0 && c.errors == 0).count();
+    (conns.len() > 1 && idle > 0 && !result.interrupted).then(|| {
+        format!(
+            "run '{}': {idle} of {} connections carried no I/O: each stream keeps to one \
+             connection (stream i to connection i mod N), so N connections need at least \
+             N streams (--streams)",
+            result.name,
+            conns.len()
+        )
+    })
 }

@@ -792,6 +792,30 @@ fn nbd_connections_are_spread_over_workers_each_opened_once() {
 }
 
 #[test]
+fn connections_left_idle_by_too_few_streams_are_warned_about() {
+    // One stream keeps to one connection: of 3 connections, 2 carry nothing, and
+    // the user who asked for 3 hears why, on stderr and in the result.
+    let Some((r, _)) = count_connections("1", "3", &[]) else {
+        return;
+    };
+    let ios: Vec<u64> = r.run(0).connections.iter().map(|c| c.ios).collect();
+    assert_eq!(ios.iter().filter(|&&n| n == 0).count(), 2, "{ios:?}");
+    let said = "2 of 3 connections carried no I/O";
+    assert!(r.stderr.contains(said), "{}", r.stderr);
+    assert!(
+        r.doc.warnings.iter().any(|w| w.contains(said)),
+        "{:?}",
+        r.doc.warnings
+    );
+    // As many streams as connections: every connection works, nothing is said.
+    let Some((r, _)) = count_connections("3", "3", &[]) else {
+        return;
+    };
+    assert!(r.run(0).connections.iter().all(|c| c.ios > 0));
+    assert!(!r.stderr.contains("carried no I/O"), "{}", r.stderr);
+}
+
+#[test]
 fn nbd_server_restarted_mid_run_is_reconnected_under_on_error_continue() {
     let Some(mut k) = Nbdkit::tcp(&["memory", "64M"])
         .map_err(|e| skip_or_fail(&e))
