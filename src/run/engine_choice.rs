@@ -20,7 +20,7 @@
 //! ring, then a look for `iou-wrk-<tid>` threads — which is not built yet.
 
 use crate::engine::uring::UringEngine;
-use crate::plan::model::EngineKind;
+use crate::plan::model::{EngineKind, RunSpec};
 use crate::plan::tuning::UringOptions;
 use crate::target::{Backing, OpenTarget};
 use std::sync::Arc;
@@ -162,6 +162,28 @@ pub fn resolve(
             }
             c
         }
+    }
+}
+
+/// `auto`'s io_uring for a worker group that has a single request in flight (one
+/// workload, one stream, QD 1, no per-request priorities): io_uring has nothing to
+/// overlap, and pread costs less CPU per I/O. On an O_DIRECT ext4 file at QD 1
+/// io_uring reached 0.94× of sync twice in three-round runs (docs/benchmarks.md,
+/// session 8). The caller leaves io_uring to groups given io_uring options.
+pub fn one_in_flight(choice: &mut EngineChoice, asked: EngineKind, run: &RunSpec) {
+    let single = match run.workloads.as_slice() {
+        [w] => w.qd == 1 && w.streams == 1 && w.priority.is_default(),
+        _ => false,
+    };
+    if asked == EngineKind::Auto
+        && choice.kind == EngineKind::Uring
+        && choice.fallback.is_none()
+        && single
+    {
+        choice.kind = EngineKind::Sync;
+        choice.reason = "auto: one request in flight (one stream at QD 1): nothing for \
+                         io_uring to overlap, and pread costs less CPU"
+            .into();
     }
 }
 

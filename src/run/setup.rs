@@ -890,7 +890,10 @@ pub(super) fn prepare(
                 .into_iter()
                 .map(|i| targets[i].clone())
                 .collect();
-            let choice = super::engine_choice::resolve(g.key.engine, &own, &g.key.uring);
+            let mut choice = super::engine_choice::resolve(g.key.engine, &own, &g.key.uring);
+            if g.key.uring.is_default() {
+                super::engine_choice::one_in_flight(&mut choice, g.key.engine, &g.run);
+            }
             (g, choice)
         })
         .collect();

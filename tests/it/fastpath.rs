@@ -69,17 +69,22 @@ fn auto_engine_runs_sync_on_tmpfs_and_says_why() {
 fn auto_engine_runs_uring_on_a_direct_disk_file() {
     let d = tempdir();
     let f = d.path().join("f");
-    let r = result_json(&[
-        "run",
-        "--target",
-        f.to_str().unwrap(),
-        "--size",
-        "4m",
-        "--rw",
-        "randread",
-        "--duration",
-        "1s",
-    ]);
+    let run = |qd: &str| {
+        result_json(&[
+            "run",
+            "--target",
+            f.to_str().unwrap(),
+            "--size",
+            "4m",
+            "--rw",
+            "randread",
+            "--qd",
+            qd,
+            "--duration",
+            "1s",
+        ])
+    };
+    let r = run("4");
     let rr = &r["runs"][0];
     let why = rr["engine_reason"].as_str().unwrap();
     if why.contains("tmpfs") {
@@ -87,6 +92,12 @@ fn auto_engine_runs_uring_on_a_direct_disk_file() {
     }
     assert_eq!(rr["engine"], "uring", "{why}");
     assert!(why.contains("O_DIRECT"), "{why}");
+    // One request in flight (one stream at QD 1): nothing to overlap, pread.
+    let r = run("1");
+    let rr = &r["runs"][0];
+    let why = rr["engine_reason"].as_str().unwrap();
+    assert_eq!(rr["engine"], "sync", "{why}");
+    assert!(why.contains("one request in flight"), "{why}");
 }
 
 #[test]
