@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -93,13 +94,11 @@ def run_timed(cmd):
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     box, sampler = [], None
     if WINDOW is not None:
-        import threading
         sampler = threading.Thread(target=sample_window, args=(p.pid, t0, box), daemon=True)
         sampler.start()
     # The pipes are drained while the child runs: fio's --status-interval reports
     # outgrow a pipe's buffer in a few seconds, and a child blocked on a full pipe
     # would never exit.
-    import threading
     bufs = {}
     readers = [threading.Thread(target=lambda k=k, f=f: bufs.__setitem__(k, f.read()))
                for k, f in (("out", p.stdout), ("err", p.stderr))]
