@@ -1007,11 +1007,13 @@ fn fio_on_error(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
     Ok(())
 }
 
-/// A workload's own data settings as fio options (true ratios back to fio's
-/// percentages: ratio R → 100 − 100/R).
+/// A workload's own data settings, merged with the plan's ([`with_plan_data`]), as
+/// fio options (true ratios back to fio's percentages: ratio R → 100 − 100/R).
+/// Verification without the read-back after the run is fio's `do_verify=0`: once
+/// merged, an unset `verify_after` is the plan's `false`.
 fn fio_data(s: &mut String, d: &crate::plan::overrides::WorkloadData) {
     match (d.verify, d.verify_after) {
-        (Some(true), Some(false)) => s.push_str("verify=crc32c\ndo_verify=0\n"),
+        (Some(true), Some(false) | None) => s.push_str("verify=crc32c\ndo_verify=0\n"),
         (Some(true), _) | (_, Some(true)) => s.push_str("verify=crc32c\n"),
         (Some(false), _) => s.push_str("verify=0\n"),
         _ => {}
@@ -1353,6 +1355,29 @@ mod tests {
         assert!(text.contains("continue_on_error=write\nignore_error=,ENOSPC:4000\n"));
         assert_eq!(own.overrides.on_error, w1.overrides.on_error);
         assert_eq!(run.workloads[0].overrides.on_error, None);
+    }
+
+    /// fio's `do_verify=0` (stamp, no read-back) survives fio → plan → fio, also when
+    /// the plan holds it plan-wide (verify on, `verify_after` off) rather than per job.
+    #[test]
+    fn verify_without_read_back_goes_back_to_fio_as_do_verify_0() {
+        let t =
+            read_back_fio("[j]\nfilename=/tmp/x\nsize=1m\nrw=write\nverify=crc32c\ndo_verify=0\n");
+        let text = to_fio(&t.plan).unwrap();
+        assert!(text.contains("verify=crc32c\ndo_verify=0\n"), "{text}");
+        let back = read_back_fio(&text);
+        assert!(
+            back.plan.data.verify
+                || back.plan.runs[0].workloads[0].overrides.data.verify == Some(true)
+        );
+        assert!(!back.plan.data.verify_after);
+        // With the read-back, plain verify=crc32c.
+        let t = read_back_fio("[j]\nfilename=/tmp/x\nsize=1m\nrw=write\nverify=crc32c\n");
+        let text = to_fio(&t.plan).unwrap();
+        assert!(
+            text.contains("verify=crc32c\n") && !text.contains("do_verify"),
+            "{text}"
+        );
     }
 
     /// An error policy fio has no words for is refused, not approximated.
