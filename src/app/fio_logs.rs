@@ -4,10 +4,13 @@
 //! interval, so these are fio's averaged logs (`log_avg_msec` = the interval length):
 //! `time_ms, value, direction, bs, offset` per line, one line per direction that did
 //! I/O in the interval; warm-up intervals are left out, as fio leaves out ramp time.
+//! A run's own logs are over all its I/O; in a run of several workloads, a workload's
+//! logs (fio's per-job logs) are over its share of each interval
+//! ([`crate::result::Interval::workloads`]).
 
 use super::AppError;
 use crate::plan::model::{FioLogs, RunSpec};
-use crate::result::Interval;
+use crate::result::{Interval, IntervalLatency};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -15,75 +18,146 @@ use std::path::PathBuf;
 const READ: u8 = 0;
 const WRITE: u8 = 1;
 
-/// One kind of log: its file suffix and the value of one direction in an interval.
-type Value = fn(&Interval, u8, f64) -> f64;
+/// What one log line is made from: an interval's figures, or one workload's share.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    t_s: f64,
+    duration_s: f64,
+    ios: u64,
+    bytes: u64,
+    read_pct: f64,
+    read_lat_us: &'a IntervalLatency,
+    write_lat_us: &'a IntervalLatency,
+}
 
-/// (suffix, value): bandwidth in KiB/s, mean total latency in ns, IOPS.
+impl<'a> Row<'a> {
+    /// The whole interval.
+    fn of(iv: &'a Interval) -> Row<'a> {
+        Row {
+            t_s: iv.t_s,
+            duration_s: iv.duration_s,
+            ios: iv.ios,
+            bytes: iv.bytes,
+            read_pct: iv.read_pct,
+            read_lat_us: &iv.read_lat_us,
+            write_lat_us: &iv.write_lat_us,
+        }
+    }
+
+    /// Workload `w`'s share of the interval (`None` when the interval has no shares).
+    fn of_workload(iv: &'a Interval, w: usize) -> Option<Row<'a>> {
+        let s = iv.workloads.get(w)?;
+        Some(Row {
+            t_s: iv.t_s,
+            duration_s: iv.duration_s,
+            ios: s.ios,
+            bytes: s.bytes,
+            read_pct: s.read_pct,
+            read_lat_us: &s.read_lat_us,
+            write_lat_us: &s.write_lat_us,
+        })
+    }
+}
+
+/// One kind of log: its file suffix and the value of one direction in a row.
+type Value = fn(&Row<'_>, u8, f64) -> f64;
+
+/// (prefix, suffix, value): bandwidth in KiB/s, mean total latency in ns, IOPS.
 fn kinds(logs: &FioLogs) -> Vec<(&str, &'static str, Value)> {
     let mut v: Vec<(&str, &'static str, Value)> = Vec::new();
     if let Some(p) = &logs.bw {
-        v.push((p, "bw", |iv, _, share| {
-            iv.bytes as f64 * share / iv.duration_s / 1024.0
+        v.push((p, "bw", |r, _, share| {
+            r.bytes as f64 * share / r.duration_s / 1024.0
         }));
     }
     if let Some(p) = &logs.lat {
-        v.push((p, "lat", |iv, dir, _| {
+        v.push((p, "lat", |r, dir, _| {
             let l = if dir == READ {
-                &iv.read_lat_us
+                r.read_lat_us
             } else {
-                &iv.write_lat_us
+                r.write_lat_us
             };
             l.mean * 1000.0
         }));
     }
     if let Some(p) = &logs.iops {
-        v.push((p, "iops", |iv, _, share| {
-            iv.ios as f64 * share / iv.duration_s
-        }));
+        v.push((p, "iops", |r, _, share| r.ios as f64 * share / r.duration_s));
     }
     v
 }
 
-/// The log text of one kind over the intervals. `bs` is the run's block size (0 for a
-/// mix of sizes).
-pub fn render(intervals: &[Interval], value: Value, bs: u64, offset: bool) -> String {
+/// The log text of one kind over the rows of the measured intervals. `bs` is the
+/// block size (0 for a mix of sizes).
+pub fn render(rows: &[(bool, Row<'_>)], value: Value, bs: u64, offset: bool) -> String {
     let offset = if offset { "0, " } else { "" };
     let mut out = String::new();
-    for iv in intervals.iter().filter(|iv| !iv.warmup && iv.ios > 0) {
-        let t_ms = (iv.t_s * 1000.0).round() as u64;
-        let read_share = (iv.read_pct / 100.0).clamp(0.0, 1.0);
+    for (_, r) in rows.iter().filter(|(warmup, r)| !warmup && r.ios > 0) {
+        let t_ms = (r.t_s * 1000.0).round() as u64;
+        let read_share = (r.read_pct / 100.0).clamp(0.0, 1.0);
         for (dir, share) in [(READ, read_share), (WRITE, 1.0 - read_share)] {
-            if share <= 0.0 || iv.duration_s <= 0.0 {
+            if share <= 0.0 || r.duration_s <= 0.0 {
                 continue;
             }
-            let v = value(iv, dir, share).max(0.0).round() as u64;
+            let v = value(r, dir, share).max(0.0).round() as u64;
             let _ = writeln!(out, "{t_ms}, {v}, {dir}, {bs}, {offset}0");
         }
     }
     out
 }
 
-/// Writes the run's logs (`PREFIX_KIND.1.log`, relative to the working directory, as
-/// fio writes them); returns the files written.
-pub fn write(run: &RunSpec, intervals: &[Interval]) -> Result<Vec<PathBuf>, AppError> {
-    let Some(logs) = &run.fio_logs else {
-        return Ok(Vec::new());
-    };
-    let bs = run
-        .workloads
-        .first()
-        .and_then(|w| w.bs.single())
-        .unwrap_or(0);
-    let mut written = Vec::new();
+/// Writes one set of logs (`PREFIX_KIND.N.log`, relative to the working directory,
+/// as fio writes them) from `rows`; adds the files written to `written`.
+fn write_set(
+    logs: &FioLogs,
+    rows: &[(bool, Row<'_>)],
+    bs: u64,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), AppError> {
     for (prefix, kind, value) in kinds(logs) {
-        let path = PathBuf::from(format!("{prefix}_{kind}.1.log"));
-        std::fs::write(&path, render(intervals, value, bs, logs.offset)).map_err(|source| {
+        let path = PathBuf::from(format!("{prefix}_{kind}.{}.log", logs.job));
+        std::fs::write(&path, render(rows, value, bs, logs.offset)).map_err(|source| {
             AppError::Write {
                 path: path.clone(),
                 source,
             }
         })?;
         written.push(path);
+    }
+    Ok(())
+}
+
+/// Writes the run's logs and each workload's own; returns the files written.
+pub fn write(run: &RunSpec, intervals: &[Interval]) -> Result<Vec<PathBuf>, AppError> {
+    let mut written = Vec::new();
+    if let Some(logs) = &run.fio_logs {
+        let bs = run
+            .workloads
+            .first()
+            .and_then(|w| w.bs.single())
+            .unwrap_or(0);
+        let rows: Vec<_> = intervals
+            .iter()
+            .map(|iv| (iv.warmup, Row::of(iv)))
+            .collect();
+        write_set(logs, &rows, bs, &mut written)?;
+    }
+    for (i, w) in run.workloads.iter().enumerate() {
+        let Some(logs) = &w.overrides.fio_logs else {
+            continue;
+        };
+        // A run of one workload has no shares: its intervals are the workload's.
+        let rows: Vec<_> = intervals
+            .iter()
+            .map(|iv| {
+                let row = match run.workloads.len() {
+                    1 => Some(Row::of(iv)),
+                    _ => Row::of_workload(iv, i),
+                };
+                row.map(|r| (iv.warmup, r))
+            })
+            .collect::<Option<_>>()
+            .unwrap_or_default();
+        write_set(logs, &rows, w.bs.single().unwrap_or(0), &mut written)?;
     }
     Ok(written)
 }
@@ -108,6 +182,10 @@ mod tests {
         i
     }
 
+    fn rows(ivs: &[Interval]) -> Vec<(bool, Row<'_>)> {
+        ivs.iter().map(|iv| (iv.warmup, Row::of(iv))).collect()
+    }
+
     #[test]
     fn lines_per_direction_in_fio_units_without_warmup() {
         let ivs = [
@@ -115,29 +193,31 @@ mod tests {
             iv(1.0, 1000, 75.0, false),
             iv(1.5, 0, 100.0, false),
         ];
+        let all = rows(&ivs);
         let logs = FioLogs {
             bw: Some("x".into()),
             lat: Some("x".into()),
             iops: Some("x".into()),
             offset: false,
+            job: 1,
         };
         let k = kinds(&logs);
         // log_offset=1: an offset column (0 for an averaged sample) before the last.
         assert_eq!(
-            render(&ivs[1..2], k[2].2, 4096, true),
+            render(&all[1..2], k[2].2, 4096, true),
             "1000, 1500, 0, 4096, 0, 0\n1000, 500, 1, 4096, 0, 0\n"
         );
         // 750 reads and 250 writes of 4 KiB in 0.5 s.
         assert_eq!(
-            render(&ivs, k[0].2, 4096, false),
+            render(&all, k[0].2, 4096, false),
             "1000, 6000, 0, 4096, 0\n1000, 2000, 1, 4096, 0\n"
         );
         assert_eq!(
-            render(&ivs, k[1].2, 4096, false),
+            render(&all, k[1].2, 4096, false),
             "1000, 100000, 0, 4096, 0\n1000, 250000, 1, 4096, 0\n"
         );
         assert_eq!(
-            render(&ivs, k[2].2, 4096, false),
+            render(&all, k[2].2, 4096, false),
             "1000, 1500, 0, 4096, 0\n1000, 500, 1, 4096, 0\n"
         );
     }

@@ -113,7 +113,8 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
-    // The native job file carries curves and fio logs; a fio job file does not.
+    // The native job file carries curves; a fio job file does not. A run's own
+    // fio-format logs (over all its workloads) become its first job's in fio.
     let mut curves = Vec::new();
     if matches!(a.to, ConvertTo::Fio) {
         curves = curves_not_written(&translated.plan);
@@ -123,11 +124,13 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
             .plan
             .runs
             .iter()
-            .filter(|r| r.fio_logs.is_some() && matches!(a.to, ConvertTo::Fio))
+            .filter(|r| {
+                r.fio_logs.is_some() && r.workloads.len() > 1 && matches!(a.to, ConvertTo::Fio)
+            })
             .map(|r| {
                 format!(
-                    "run '{}' writes fio-format logs (write_*_log), which the output \
-                     does not carry — run the original job to get them",
+                    "run '{}' writes fio-format logs over all its workloads; in fio they \
+                     are its first job's own",
                     r.name
                 )
             }),

@@ -248,6 +248,39 @@ struct WorkloadTable {
     verify_backlog: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     verify_backlog_batch: Option<u32>,
+    /// The workload's own fio-format logs.
+    #[serde(flatten)]
+    fio_logs: LogKeys,
+}
+
+/// fio-format log keys, of a `[[run]]` or of a `[[workload]]` (its own share).
+#[derive(Debug, Default, Serialize)]
+struct LogKeys {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_bw_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_lat_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_iops_log: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fio_log_offset: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_log_job: Option<u32>,
+}
+
+impl LogKeys {
+    fn of(logs: Option<&FioLogs>) -> LogKeys {
+        let Some(l) = logs else {
+            return LogKeys::default();
+        };
+        LogKeys {
+            fio_bw_log: l.bw.clone(),
+            fio_lat_log: l.lat.clone(),
+            fio_iops_log: l.iops.clone(),
+            fio_log_offset: l.offset,
+            fio_log_job: (l.job != 1).then_some(l.job),
+        }
+    }
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -365,14 +398,8 @@ struct RunTable {
     curve_max_latency: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     curve_origin: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fio_bw_log: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fio_lat_log: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fio_iops_log: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    fio_log_offset: bool,
+    #[serde(flatten)]
+    fio_logs: LogKeys,
     #[serde(skip_serializing_if = "Option::is_none")]
     steady_stop: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -593,6 +620,7 @@ impl WorkloadTable {
                 .verify_backlog
                 .filter(|b| b.batch_reads != b.every_writes)
                 .map(|b| b.batch_reads),
+            fio_logs: LogKeys::of(w.overrides.fio_logs.as_ref()),
         }
     }
 }
@@ -762,10 +790,7 @@ impl RunTable {
             curve_stop_latency: r.curve.as_ref().and_then(|c| c.stop_latency.clone()),
             curve_max_latency: r.curve.as_ref().and_then(|c| c.max_latency.clone()),
             curve_origin: r.curve.as_ref().and_then(|c| c.origin.clone()),
-            fio_bw_log: r.fio_logs.as_ref().and_then(|l| l.bw.clone()),
-            fio_lat_log: r.fio_logs.as_ref().and_then(|l| l.lat.clone()),
-            fio_iops_log: r.fio_logs.as_ref().and_then(|l| l.iops.clone()),
-            fio_log_offset: r.fio_logs.as_ref().is_some_and(|l| l.offset),
+            fio_logs: LogKeys::of(r.fio_logs.as_ref()),
             steady_stop: r.steady_stop.as_ref().map(SteadyStop::criterion),
             steady_window: r
                 .steady_stop
@@ -862,10 +887,33 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if let Some(b) = plan.data.dedup_unit_bytes {
                 let _ = writeln!(s, "verify_interval={b}");
             }
+            // The run's own logs go with its first job.
+            let run_logs = r.fio_logs.as_ref().filter(|_| wi == 0);
+            if let Some(logs) = w.overrides.fio_logs.as_ref().or(run_logs) {
+                fio_logs(&mut s, logs, r.interval_ns);
+            }
             let _ = writeln!(s, "randseed={}\ngroup_reporting", r.seed);
         }
     }
     Ok(s)
+}
+
+/// fio-format logs as fio's options: the prefixes, and the interval as
+/// `log_avg_msec` (fio numbers the files itself, by the job's place in the file).
+fn fio_logs(s: &mut String, logs: &FioLogs, interval_ns: u64) {
+    for (key, prefix) in [
+        ("write_bw_log", &logs.bw),
+        ("write_lat_log", &logs.lat),
+        ("write_iops_log", &logs.iops),
+    ] {
+        if let Some(p) = prefix {
+            let _ = writeln!(s, "{key}={p}");
+        }
+    }
+    let _ = writeln!(s, "log_avg_msec={}", (interval_ns / 1_000_000).max(1));
+    if logs.offset {
+        s.push_str("log_offset=1\n");
+    }
 }
 
 /// Refuses what fio has no words for (or words with another meaning).
@@ -1300,6 +1348,13 @@ mod tests {
                 ]),
             }),
             amount: None,
+            fio_logs: Some(FioLogs {
+                bw: None,
+                lat: Some("own".into()),
+                iops: None,
+                offset: false,
+                job: 2,
+            }),
             engine_opts: None,
         };
         p.runs[0].workloads.push(w1.clone());
@@ -1463,6 +1518,7 @@ mod tests {
             lat: None,
             iops: Some("c".into()),
             offset: true,
+            job: 3,
         });
         p.runs[0].steady_stop = Some(SteadyStop {
             metric: SteadyMetric::Bw,

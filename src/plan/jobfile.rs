@@ -175,6 +175,12 @@ const WORKLOAD_KEYS: &[&str] = &[
     "verify_backlog",
     "verify_backlog_batch",
     "write_bs",
+    // Its own fio-format logs, from its share of each interval.
+    "fio_bw_log",
+    "fio_lat_log",
+    "fio_iops_log",
+    "fio_log_offset",
+    "fio_log_job",
 ];
 /// The engine-option keys, in a `[[workload]]` its own options.
 const ENGINE_KEYS: &[&str] = &[
@@ -213,6 +219,7 @@ const RUN_ONLY_KEYS: &[&str] = &[
     "fio_lat_log",
     "fio_iops_log",
     "fio_log_offset",
+    "fio_log_job",
     "steady_stop",
     "steady_window",
     "steady_ramp",
@@ -738,8 +745,12 @@ impl<'a> Ctx<'a> {
                 Some(v) => self.boolean("fio_log_offset", v)?,
                 None => false,
             },
+            job: match sec.get("fio_log_job") {
+                Some(v) => self.count("fio_log_job", v)?,
+                None => 1,
+            },
         };
-        Ok((logs != FioLogs::default()).then_some(logs))
+        Ok((!logs.is_empty()).then_some(logs))
     }
 
     /// Warnings for workloads no run uses and targets no workload uses.
@@ -1098,6 +1109,7 @@ impl<'a> Ctx<'a> {
             o.on_error = Some(self.on_error(v)?);
         }
         o.data.verify_backlog = self.verify_backlog(sec)?;
+        o.fio_logs = self.fio_logs(sec)?;
         for (key, slot) in [
             ("compress_ratio", &mut o.data.compress_ratio),
             ("dedup_ratio", &mut o.data.dedup_ratio),

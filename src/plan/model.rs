@@ -1164,11 +1164,12 @@ impl SteadyStop {
     }
 }
 
-/// fio-format logs of a run, one averaged sample per direction per interval: each
-/// prefix names files `PREFIX_bw.1.log` (KiB/s), `PREFIX_lat.1.log` (mean latency,
-/// ns) and `PREFIX_iops.1.log`, lines `time_ms, value, direction, bs, offset` as fio
-/// writes them with `log_avg_msec`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// fio-format logs of a run (or of one workload of it), one averaged sample per
+/// direction per interval: each prefix names files `PREFIX_bw.N.log` (KiB/s),
+/// `PREFIX_lat.N.log` (mean latency, ns) and `PREFIX_iops.N.log`, lines `time_ms,
+/// value, direction, bs, offset` as fio writes them with `log_avg_msec`. `N` is
+/// fio's job number ([`FioLogs::job`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FioLogs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bw: Option<String>,
@@ -1180,6 +1181,38 @@ pub struct FioLogs {
     /// none, as fio writes it) before the priority column.
     #[serde(default, skip_serializing_if = "is_false")]
     pub offset: bool,
+    /// The number in the file names: fio numbers its jobs from 1 in job-file order,
+    /// each clone (`numjobs`) its own; ioscope's workload of clones writes one set
+    /// of logs, under its first clone's number.
+    #[serde(default = "first_job", skip_serializing_if = "is_first_job")]
+    pub job: u32,
+}
+
+impl Default for FioLogs {
+    fn default() -> Self {
+        FioLogs {
+            bw: None,
+            lat: None,
+            iops: None,
+            offset: false,
+            job: 1,
+        }
+    }
+}
+
+impl FioLogs {
+    /// True when no log is asked for.
+    pub fn is_empty(&self) -> bool {
+        self.bw.is_none() && self.lat.is_none() && self.iops.is_none()
+    }
+}
+
+fn first_job() -> u32 {
+    1
+}
+
+fn is_first_job(n: &u32) -> bool {
+    *n == 1
 }
 
 /// Curve points, % of the measured maximum, when none are given (vdbench's curve).

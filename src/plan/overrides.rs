@@ -50,6 +50,10 @@ pub struct WorkloadOverrides {
     /// `cpuload` …), in place of the run's: all of them, not laid over the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_opts: Option<EngineOptions>,
+    /// fio-format logs of this workload's own share of each interval (fio's per-job
+    /// `write_bw_log`, `write_lat_log`, `write_iops_log` in a group of several jobs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_logs: Option<super::model::FioLogs>,
 }
 
 impl WorkloadOverrides {

@@ -118,6 +118,7 @@ pub fn run(
                 lag_us: None,
                 backlog_ios: None,
                 connections: Vec::new(),
+                workloads: Vec::new(),
                 paths: Vec::new(),
                 events: Vec::new(),
                 net: None,

@@ -597,6 +597,24 @@ pub struct Interval {
     /// Network runs only: throughput, retransmits and TCP_INFO per stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<NetInterval>,
+    /// Runs of several workloads: each workload's share of this interval, in the
+    /// order of the run's `workloads`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<IntervalWorkload>,
+}
+
+/// One workload's share of an interval: its own rate, mix and latency.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalWorkload {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub mbps: f64,
+    /// Reads as a percentage of its I/Os.
+    pub read_pct: f64,
+    pub errors: u64,
+    pub read_lat_us: IntervalLatency,
+    pub write_lat_us: IntervalLatency,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -267,6 +267,14 @@ impl Collector {
             events,
             paths: self.paths.close(dur_s, !warmup),
             net: None,
+            workloads: if self.nworkloads > 1 {
+                merged
+                    .iter()
+                    .map(|w| crate::stats::workload_interval(w, dur_s))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             ..interval_figures(&all, &dirs, lag.as_ref(), dur_s, self.requested_iops)
         };
         // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones

@@ -72,6 +72,30 @@ pub fn interval_figures(
     }
 }
 
+/// One workload's share of an interval, from its merged counters (all directions).
+pub fn workload_interval(
+    w: &snapshot::WorkloadStats,
+    dur_s: f64,
+) -> crate::result::IntervalWorkload {
+    let (ios, bytes, errors) = w.ops.iter().fold((0, 0, 0), |(i, b, e), o| {
+        (i + o.ios, b + o.bytes, e + o.errors)
+    });
+    crate::result::IntervalWorkload {
+        ios,
+        bytes,
+        iops: ios as f64 / dur_s,
+        mbps: bytes as f64 / dur_s / 1e6,
+        read_pct: if ios > 0 {
+            100.0 * w.ops[0].ios as f64 / ios as f64
+        } else {
+            0.0
+        },
+        errors,
+        read_lat_us: interval_latency(&w.ops[0].lat),
+        write_lat_us: interval_latency(&w.ops[1].lat),
+    }
+}
+
 /// The short latency summary shown per interval.
 pub fn interval_latency(h: &LatencyHistogram) -> IntervalLatency {
     let us = |ns: f64| ns / 1000.0;

@@ -533,6 +533,69 @@ fn fio_logs_are_written_in_fio_format() {
     }
 }
 
+/// fio's per-job logs in a group of several jobs: each job's files carry its own
+/// figures (its share of each interval), numbered as fio numbers its jobs — clones
+/// (numjobs) count — and the run's JSON has each workload's share per interval.
+#[test]
+fn fio_per_job_logs_in_one_group_carry_each_jobs_own_figures() {
+    let d = tempdir();
+    std::fs::write(
+        d.path().join("two.fio"),
+        "[global]\nfilename=mem\\:16m\nsize=16m\nruntime=3\ntime_based\nlog_avg_msec=500\n\
+         [r]\nrw=randread\nrate_iops=200\nnumjobs=2\nwrite_iops_log=r\n\
+         [w]\nrw=randwrite\nbs=8k\nrate_iops=500\nwrite_iops_log=w\nwrite_bw_log=w\n",
+    )
+    .unwrap();
+    let o = ioscope()
+        .current_dir(d.path())
+        .args(["run", "two.fio", "--engine", "mem", "--json", "r.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = |name: &str| -> Vec<Vec<u64>> {
+        let text =
+            std::fs::read_to_string(d.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        text.lines()
+            .map(|l| l.split(", ").map(|c| c.parse().unwrap()).collect())
+            .collect()
+    };
+    // r's two clones are jobs 1 and 2 (one set of logs, the first clone's number);
+    // w is job 3. Each file holds only its job's direction and rate.
+    let (r, w, wbw) = (
+        rows("r_iops.1.log"),
+        rows("w_iops.3.log"),
+        rows("w_bw.3.log"),
+    );
+    assert!(!d.path().join("r_iops.2.log").exists());
+    for (name, rows, dir, want, bs) in [
+        ("r_iops", &r, 0, 400.0, 4096),
+        ("w_iops", &w, 1, 500.0, 8192),
+        ("w_bw", &wbw, 1, 500.0 * 8.0, 8192),
+    ] {
+        assert!(rows.len() >= 5, "{name}: {rows:?}");
+        for row in rows.iter() {
+            assert_eq!((row[2], row[3]), (dir, bs), "{name}: {row:?}");
+        }
+        // Paced rates: the middle samples within 5% of the job's own rate.
+        for row in &rows[1..rows.len() - 1] {
+            let got = row[1] as f64;
+            assert!(
+                (got / want - 1.0).abs() < 0.05,
+                "{name}: {row:?}, want {want}"
+            );
+        }
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("r.json")).unwrap()).unwrap();
+    let ivs = doc["runs"][0]["intervals"].as_array().unwrap();
+    let shares = ivs[2]["workloads"].as_array().expect("per-workload shares");
+    assert_eq!(shares.len(), 2);
+    assert_eq!(shares[0]["read_pct"], 100.0);
+    assert_eq!(shares[1]["read_pct"], 0.0);
+    let sum: u64 = shares.iter().map(|s| s["ios"].as_u64().unwrap()).sum();
+    assert_eq!(sum, ivs[2]["ios"].as_u64().unwrap());
+}
+
 #[test]
 fn vdbench_host_definitions_without_mpirun_are_refused_before_anything_is_created() {
     let d = tempdir();

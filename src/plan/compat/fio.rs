@@ -549,7 +549,10 @@ fn group_runs(
     let mut per_job: Vec<Vec<PerJob>> = Vec::new();
     // Per run, each workload's exitall.
     let mut exits: Vec<Vec<Option<(ExitWhat, Loc)>>> = Vec::new();
+    // fio numbers its jobs from 1 in file order, each clone its own (log file names).
+    let mut job_number = 1u32;
     for mut job in resolved {
+        let streams = job.workload.streams.max(1);
         if let Some(why) = job.workload.zones.and_then(|z| z.misfit(&job.workload)) {
             unsupported.push(format!("zonemode=strided — {why}"), &job.loc);
             job.workload.zones = None;
@@ -572,30 +575,11 @@ fn group_runs(
         job.workload.target = tname;
         if runs.is_empty() || job.starts_group {
             per_job.push(vec![PerJob::of(&job)]);
-            runs.push(RunSpec {
-                name: job.name.clone(),
-                workloads: vec![job.workload],
-                engine: job.engine,
-                engine_opts: job.engine_opts,
-                duration_ns: job.duration_ns,
-                passes: job.passes,
-                warmup_ns: job.warmup_ns,
-                cpus: job.cpus.clone(),
-                seed: job.seed,
-                curve: job.curve,
-                io: job.io,
-                interval_ns: job
-                    .fio_logs
-                    .as_ref()
-                    .and_then(|l| l.1)
-                    .or(job.steady.as_ref().and_then(|s| s.1))
-                    .unwrap_or(base_run().interval_ns),
-                steady_stop: job.steady.map(|s| s.0),
-                fio_logs: job.fio_logs.map(|l| l.0),
-                ..base_run()
-            });
-            run_opts.push(job.run_opts);
-            exits.push(vec![job.exit]);
+            let (run, opts, exit) = first_job_run(job, job_number);
+            runs.push(run);
+            job_number += streams;
+            run_opts.push(opts);
+            exits.push(vec![exit]);
             continue;
         }
         per_job
@@ -613,23 +597,11 @@ fn group_runs(
         if run.workloads.len() == 1 {
             run.name = format!("{}+", run.name);
         }
+        own_logs(run, &mut job, job_number, unsupported);
         if run.curve.is_none() {
             run.curve = job.curve;
         }
-        if job.fio_logs.is_some() || run.fio_logs.is_some() {
-            let with_logs = match job.fio_logs {
-                Some(_) => &job.name,
-                None => &run.workloads[0].name,
-            };
-            unsupported.push(
-                format!(
-                    "write_*_log of job '{with_logs}' in a run of several jobs — ioscope's \
-                     intervals are per run, so its logs would not be the job's own"
-                ),
-                &job.loc,
-            );
-            run.fio_logs = None;
-        }
+        job_number += streams;
         run.workloads.push(job.workload);
     }
     for ((run, jobs), exits) in runs.iter_mut().zip(&per_job).zip(&exits) {
@@ -651,6 +623,69 @@ fn group_runs(
         }
     }
     (targets.targets, runs)
+}
+
+/// The run a job starts (the first of a file or of a group), its run-level options
+/// and its exitall. `number` is its fio job number, for its logs' file names.
+fn first_job_run(job: Job, number: u32) -> (RunSpec, Vec<RunOpt>, Option<(ExitWhat, Loc)>) {
+    let run = RunSpec {
+        name: job.name.clone(),
+        workloads: vec![job.workload],
+        engine: job.engine,
+        engine_opts: job.engine_opts,
+        duration_ns: job.duration_ns,
+        passes: job.passes,
+        warmup_ns: job.warmup_ns,
+        cpus: job.cpus.clone(),
+        seed: job.seed,
+        curve: job.curve,
+        io: job.io,
+        interval_ns: job
+            .fio_logs
+            .as_ref()
+            .and_then(|l| l.1)
+            .or(job.steady.as_ref().and_then(|s| s.1))
+            .unwrap_or(base_run().interval_ns),
+        steady_stop: job.steady.map(|s| s.0),
+        fio_logs: job.fio_logs.map(|l| FioLogs { job: number, ..l.0 }),
+        ..base_run()
+    };
+    (run, job.run_opts, job.exit)
+}
+
+/// fio's per-job logs in a run of several jobs: each job's logs become its workload's
+/// own (written from its share of each interval), the first job's too once a second
+/// joins. Their `log_avg_msec` is the run's interval; a later job's differing one is
+/// listed once the run's interval is settled by earlier logs or a steady-state check.
+fn own_logs(run: &mut RunSpec, job: &mut Job, number: u32, unsupported: &mut UnsupportedList) {
+    if let Some(first) = run.fio_logs.take() {
+        run.workloads[0].overrides.fio_logs = Some(first);
+    }
+    let Some((logs, avg_ns)) = job.fio_logs.take() else {
+        return;
+    };
+    if let Some(avg_ns) = avg_ns.filter(|&a| a != run.interval_ns) {
+        let settled = run.steady_stop.is_some()
+            || run.workloads.iter().any(|w| w.overrides.fio_logs.is_some());
+        if settled {
+            unsupported.push(
+                format!(
+                    "log_avg_msec={} of job '{}' — differs from the run's interval of {} ms \
+                     (set by an earlier job); ioscope's intervals are per run",
+                    avg_ns / 1_000_000,
+                    job.name,
+                    run.interval_ns / 1_000_000
+                ),
+                &job.loc,
+            );
+        } else {
+            run.interval_ns = avg_ns;
+        }
+    }
+    job.workload.overrides.fio_logs = Some(FioLogs {
+        job: number,
+        ..logs
+    });
 }
 
 /// Lists the run-level options of a later job of a run that differ from the first
@@ -2201,6 +2236,7 @@ impl<'a> JobCx<'a> {
             lat: prefix("write_lat_log"),
             iops: prefix("write_iops_log"),
             offset: o.flag("log_offset")?,
+            ..Default::default()
         };
         let avg = match o.get("log_avg_msec") {
             None => None,
@@ -2212,13 +2248,20 @@ impl<'a> JobCx<'a> {
                 (ms > 0).then_some(ms * 1_000_000)
             }
         };
-        if logs == FioLogs::default() {
+        if logs.is_empty() {
             return Ok(None);
         }
         if avg.is_none() {
             self.warnings.push(format!(
                 "job '{}': fio logs every I/O without log_avg_msec; ioscope writes one \
                  averaged sample per direction per interval (1 s)",
+                self.name
+            ));
+        }
+        if let Some(n) = count_opt(o, "numjobs")?.filter(|&n| n > 1) {
+            self.warnings.push(format!(
+                "job '{}': its {n} clones (numjobs) write one set of logs, over all of \
+                 their I/O, numbered as the first clone's; fio writes one set per clone",
                 self.name
             ));
         }
@@ -2785,6 +2828,47 @@ mod tests {
 
     fn parse(text: &str) -> Result<Translated, CompatError> {
         parse_str("t.fio", text, Path::new("."), &no_env)
+    }
+
+    /// Per-job logs in a group: each job's logs are its workload's own, numbered as
+    /// fio numbers jobs (clones count); the first log_avg_msec sets the interval and
+    /// a later, different one is listed.
+    #[test]
+    fn per_job_logs_are_the_workloads_own_and_numbered_as_fio_numbers_jobs() {
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[a]\nnumjobs=3\nrw=read\n\
+             [b]\nrw=write\nwrite_bw_log=bee\nlog_avg_msec=250\n\
+             [c]\nwrite_iops_log\nlog_avg_msec=250\nlog_offset=1\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let r = &t.plan.runs[0];
+        assert!(r.fio_logs.is_none());
+        assert_eq!(r.interval_ns, 250_000_000);
+        let logs: Vec<_> = r
+            .workloads
+            .iter()
+            .map(|w| w.overrides.fio_logs.clone())
+            .collect();
+        assert_eq!(logs[0], None);
+        let b = logs[1].as_ref().unwrap();
+        assert_eq!((b.bw.as_deref(), b.job), (Some("bee"), 4));
+        let c = logs[2].as_ref().unwrap();
+        assert_eq!((c.iops.as_deref(), c.job, c.offset), (Some("c"), 5, true));
+        // A later job's other averaging time is listed; the first one's stays.
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[a]\nwrite_lat_log=a\nlog_avg_msec=500\n\
+             [b]\nwrite_lat_log=b\nlog_avg_msec=100\n",
+        )
+        .unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+        assert!(t.unsupported[0]
+            .option
+            .starts_with("log_avg_msec=100 of job 'b'"));
+        let r = &t.plan.runs[0];
+        assert_eq!(r.interval_ns, 500_000_000);
+        assert_eq!(r.workloads[0].overrides.fio_logs.as_ref().unwrap().job, 1);
+        assert_eq!(r.workloads[1].overrides.fio_logs.as_ref().unwrap().job, 2);
     }
 
     /// The option names the translator asks about while resolving every job of
