@@ -114,14 +114,28 @@ fn write_set(
     written: &mut Vec<PathBuf>,
 ) -> Result<(), AppError> {
     for (prefix, kind, value) in kinds(logs) {
-        let path = PathBuf::from(format!("{prefix}_{kind}.{}.log", logs.job));
-        std::fs::write(&path, render(rows, value, bs, logs.offset)).map_err(|source| {
-            AppError::Write {
-                path: path.clone(),
-                source,
-            }
+        let text = render(rows, value, bs, logs.offset);
+        // fio's per_job_logs=0: one file per name, appended to.
+        let (path, append) = match logs.job {
+            0 => (PathBuf::from(format!("{prefix}_{kind}.log")), true),
+            n => (PathBuf::from(format!("{prefix}_{kind}.{n}.log")), false),
+        };
+        let r = if append {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        } else {
+            std::fs::write(&path, text)
+        };
+        r.map_err(|source| AppError::Write {
+            path: path.clone(),
+            source,
         })?;
-        written.push(path);
+        if !written.contains(&path) {
+            written.push(path);
+        }
     }
     Ok(())
 }
@@ -220,5 +234,31 @@ mod tests {
             render(&all, k[2].2, 4096, false),
             "1000, 1500, 0, 4096, 0\n1000, 500, 1, 4096, 0\n"
         );
+    }
+
+    /// fio's per_job_logs=0 (job 0): no number in the name, and a second set with
+    /// the same prefix is appended to the first's file; numbered sets are rewritten.
+    #[test]
+    fn unnumbered_logs_are_appended_and_numbered_ones_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let prefix = d.path().join("p").to_string_lossy().into_owned();
+        let ivs = [iv(1.0, 1000, 100.0, false)];
+        let all = rows(&ivs);
+        let mut logs = FioLogs {
+            iops: Some(prefix.clone()),
+            job: 0,
+            ..Default::default()
+        };
+        let mut written = Vec::new();
+        write_set(&logs, &all, 4096, &mut written).unwrap();
+        write_set(&logs, &all, 4096, &mut written).unwrap();
+        assert_eq!(written, [PathBuf::from(format!("{prefix}_iops.log"))]);
+        let text = std::fs::read_to_string(&written[0]).unwrap();
+        assert_eq!(text, "1000, 2000, 0, 4096, 0\n".repeat(2));
+        logs.job = 7;
+        write_set(&logs, &all, 4096, &mut written).unwrap();
+        write_set(&logs, &all, 4096, &mut written).unwrap();
+        let text = std::fs::read_to_string(format!("{prefix}_iops.7.log")).unwrap();
+        assert_eq!(text, "1000, 2000, 0, 4096, 0\n");
     }
 }

@@ -746,7 +746,15 @@ impl<'a> Ctx<'a> {
                 None => false,
             },
             job: match sec.get("fio_log_job") {
-                Some(v) => self.count("fio_log_job", v)?,
+                Some(v) => {
+                    let n = self.integer("fio_log_job", v)?;
+                    u32::try_from(n).map_err(|_| {
+                        self.err(
+                            v.span(),
+                            format!("'fio_log_job' must be 0 (no number) or more, found {n}"),
+                        )
+                    })?
+                }
                 None => 1,
             },
         };

@@ -1183,7 +1183,8 @@ pub struct FioLogs {
     pub offset: bool,
     /// The number in the file names: fio numbers its jobs from 1 in job-file order,
     /// each clone (`numjobs`) its own; ioscope's workload of clones writes one set
-    /// of logs, under its first clone's number.
+    /// of logs, under its first clone's number. 0: no number, and the lines are
+    /// appended to what the file holds (fio's `per_job_logs=0`).
     #[serde(default = "first_job", skip_serializing_if = "is_first_job")]
     pub job: u32,
 }

@@ -647,10 +647,16 @@ fn first_job_run(job: Job, number: u32) -> (RunSpec, Vec<RunOpt>, Option<(ExitWh
             .or(job.steady.as_ref().and_then(|s| s.1))
             .unwrap_or(base_run().interval_ns),
         steady_stop: job.steady.map(|s| s.0),
-        fio_logs: job.fio_logs.map(|l| FioLogs { job: number, ..l.0 }),
+        fio_logs: job.fio_logs.map(|l| numbered(l.0, number)),
         ..base_run()
     };
     (run, job.run_opts, job.exit)
+}
+
+/// Logs under the job's fio number, unless `per_job_logs=0` asked for none (job 0).
+fn numbered(logs: FioLogs, number: u32) -> FioLogs {
+    let job = if logs.job == 0 { 0 } else { number };
+    FioLogs { job, ..logs }
 }
 
 /// fio's per-job logs in a run of several jobs: each job's logs become its workload's
@@ -682,10 +688,7 @@ fn own_logs(run: &mut RunSpec, job: &mut Job, number: u32, unsupported: &mut Uns
             run.interval_ns = avg_ns;
         }
     }
-    job.workload.overrides.fio_logs = Some(FioLogs {
-        job: number,
-        ..logs
-    });
+    job.workload.overrides.fio_logs = Some(numbered(logs, number));
 }
 
 /// Lists the run-level options of a later job of a run that differ from the first
@@ -2238,6 +2241,8 @@ impl<'a> JobCx<'a> {
             offset: o.flag("log_offset")?,
             ..Default::default()
         };
+        // per_job_logs=0: no job number in the names (0 until group_runs numbers jobs).
+        let per_job = o.get("per_job_logs").is_none() || o.flag("per_job_logs")?;
         let avg = match o.get("log_avg_msec") {
             None => None,
             Some((v, loc)) => {
@@ -2265,7 +2270,13 @@ impl<'a> JobCx<'a> {
                 self.name
             ));
         }
-        Ok(Some((logs, avg)))
+        Ok(Some((
+            FioLogs {
+                job: u32::from(per_job),
+                ..logs
+            },
+            avg,
+        )))
     }
 
     /// `steadystate` (`ss`), `steadystate_duration`, `steadystate_ramp_time`,
@@ -2869,6 +2880,16 @@ mod tests {
         assert_eq!(r.interval_ns, 500_000_000);
         assert_eq!(r.workloads[0].overrides.fio_logs.as_ref().unwrap().job, 1);
         assert_eq!(r.workloads[1].overrides.fio_logs.as_ref().unwrap().job, 2);
+        // per_job_logs=0: no numbers (job 0: appended to one file per name).
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\nper_job_logs=0\nwrite_iops_log=x\n\
+             log_avg_msec=500\n[a]\n[b]\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        for w in &t.plan.runs[0].workloads {
+            assert_eq!(w.overrides.fio_logs.as_ref().unwrap().job, 0);
+        }
     }
 
     /// The option names the translator asks about while resolving every job of

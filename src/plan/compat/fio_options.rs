@@ -107,6 +107,11 @@ fn is_false(v: Option<&str>) -> bool {
     super::fio::parse_bool(v) == Some(false)
 }
 
+/// A flag given bare or true (`exitall_on_error`, `exitall_on_error=1`).
+fn is_not_false(v: Option<&str>) -> bool {
+    !is_false(v)
+}
+
 /// fio's default `rw_sequencer=sequential`: an offset modifier adds to the offset.
 fn is_sequential_word(v: Option<&str>) -> bool {
     v.is_some_and(|v| v.trim().eq_ignore_ascii_case("sequential"))
@@ -546,10 +551,11 @@ pub const OPTIONS: &[FioOption] = &[
         &["ss_interval"],
     ),
     // Discard and errors.
-    flag(unsupported(
+    unsupported(
         "trim_backlog",
-        "trim (discard): ioscope's engines issue reads and writes only",
-    )),
+        "fio discards verified blocks during a verify run (with trim_percentage) and \
+         checks that they read back as zeros; ioscope does not verify runs that trim",
+    ),
     maps(
         "continue_on_error",
         "the job's own error policy: errors of the kinds it names (none, read, write, \
@@ -770,10 +776,18 @@ pub const OPTIONS: &[FioOption] = &[
          becomes that job's end; otherwise the workload's exit_all stops the run once one \
          of its streams has done its I/O",
     )),
-    flag(unsupported(
-        "exitall_on_error",
-        "stops every job on the first error",
-    )),
+    FioOption {
+        name: "exitall_on_error",
+        aliases: &[],
+        flag: true,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_not_false,
+            why: "exitall_on_error: an error a job does not continue past stops every \
+                  job, which is what ioscope does with any such error (=0, where fio's \
+                  other jobs go on, is not reproduced)",
+        },
+    },
     flag(unsupported("minimal", "fio's terse output")),
     flag(unsupported("create_only", "creates the files and stops")),
     FioOption {
@@ -786,7 +800,10 @@ pub const OPTIONS: &[FioOption] = &[
             why: "unlink=0: the files stay after the run, as ioscope leaves them",
         },
     },
-    flag(unsupported("per_job_logs", "fio's log files")),
+    flag(maps(
+        "per_job_logs",
+        "per_job_logs=0: write_*_log files without the job number, appended to",
+    )),
     flag(unsupported(
         "allow_file_create",
         "fio's file-creation policy",
@@ -940,6 +957,9 @@ mod tests {
 
     #[test]
     fn invalidate_is_accepted_only_when_off() {
+        assert!(!is_unsupported("exitall_on_error", None));
+        assert!(!is_unsupported("exitall_on_error", Some("1")));
+        assert!(is_unsupported("exitall_on_error", Some("0")));
         assert!(!is_unsupported("invalidate", Some("0")));
         assert!(is_unsupported("invalidate", Some("1")));
         assert!(is_unsupported("invalidate", None));
