@@ -206,6 +206,8 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     think_every: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    think_io_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     stop_after: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop_after_ios: Option<u64>,
@@ -576,7 +578,13 @@ impl WorkloadTable {
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
-            think_every: w.pauses.think_batch().filter(|&n| n > 1),
+            // 1 is the default only when no I/O time paces the thinking.
+            think_every: w
+                .pauses
+                .think_batch()
+                .filter(|&n| n > 1 || w.pauses.think_io_ns > 0),
+            think_io_time: (w.pauses.think_io_ns > 0)
+                .then(|| format_duration_ns(w.pauses.think_io_ns)),
             stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
             stop_after_ios: (w.pauses.stop_after_ios > 0).then_some(w.pauses.stop_after_ios),
             pass_size: (w.pauses.pass_bytes > 0).then(|| format_size(w.pauses.pass_bytes)),
@@ -653,12 +661,14 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
     if w.pauses.start_delay_ns > 0 {
         let _ = writeln!(s, "startdelay={}us", w.pauses.start_delay_ns / 1000);
     }
-    if let Some(every) = w.pauses.think_batch() {
-        let _ = writeln!(
-            s,
-            "thinktime={}\nthinktime_blocks={every}",
-            w.pauses.think_ns / 1000
-        );
+    if w.pauses.think_ns > 0 {
+        let _ = writeln!(s, "thinktime={}", w.pauses.think_ns / 1000);
+        if let Some(every) = w.pauses.think_batch() {
+            let _ = writeln!(s, "thinktime_blocks={every}");
+        }
+        if w.pauses.think_io_ns > 0 {
+            let _ = writeln!(s, "thinktime_iotime={}us", w.pauses.think_io_ns / 1000);
+        }
     }
     if w.pauses.stop_after_ios > 0 {
         let _ = writeln!(s, "number_ios={}", w.pauses.stop_after_ios);
@@ -1471,6 +1481,7 @@ mod tests {
             start_delay_ns: 1_500_000_000,
             think_ns: 250_000,
             think_every_ios: 4,
+            think_io_ns: 0,
             stop_ns: 0,
             stop_after_ios: 1000,
             pass_bytes: 3 << 20,
@@ -1501,6 +1512,27 @@ mod tests {
         .unwrap();
         assert_eq!(t.plan.runs[0].workloads[0].pauses, pauses, "{fio}");
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        // Thinking paced by I/O time (fio's thinktime_iotime), alone or with a count
+        // of 1, comes back as it was from both forms.
+        for every in [0, 1] {
+            let timed = Pauses {
+                think_every_ios: every,
+                think_io_ns: 9_000_000_000,
+                ..pauses
+            };
+            p.runs[0].workloads[0].pauses = timed;
+            let back = crate::plan::jobfile::parse("t.toml", &to_toml(&p).unwrap()).unwrap();
+            assert_eq!(back.runs[0].workloads[0].pauses, timed);
+            let fio = to_fio(&p).unwrap();
+            let t = crate::plan::compat::fio::parse_str(
+                "t.fio",
+                &fio,
+                std::path::Path::new("."),
+                &|_| None,
+            )
+            .unwrap();
+            assert_eq!(t.plan.runs[0].workloads[0].pauses, timed, "{fio}");
+        }
     }
 
     /// A run's curve and fio logs are written to the job file and read back.

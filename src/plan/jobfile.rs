@@ -122,6 +122,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "start_delay",
     "think",
     "think_every",
+    "think_io_time",
     "stop_after",
     "stop_after_ios",
     "pass_size",
@@ -1394,6 +1395,11 @@ impl<'a> Ctx<'a> {
                 .map(|v| self.count("think_every", v))
                 .transpose()?
                 .unwrap_or(0),
+            think_io_ns: sec
+                .get("think_io_time")
+                .map(|v| self.duration("think_io_time", v, false))
+                .transpose()?
+                .unwrap_or(0),
             stop_ns: sec
                 .get("stop_after")
                 .map(|v| self.duration("stop_after", v, false))
@@ -1419,8 +1425,10 @@ impl<'a> Ctx<'a> {
                 ));
             }
         }
-        if let (Some(v), 0) = (sec.get("think_every"), pauses.think_ns) {
-            return Err(self.err(v.span(), "'think_every' needs 'think'"));
+        for key in ["think_every", "think_io_time"] {
+            if let (Some(v), 0) = (sec.get(key), pauses.think_ns) {
+                return Err(self.err(v.span(), format!("'{key}' needs 'think'")));
+            }
         }
         Ok(pauses)
     }

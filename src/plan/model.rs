@@ -738,9 +738,16 @@ pub struct Pauses {
     /// with `thinktime_blocks`). 0 = no think time.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub think_ns: u64,
-    /// I/Os between think times (at least 1 when `think_ns` is set).
+    /// I/Os between think times (at least 1 when `think_ns` is set, unless
+    /// `think_io_ns` alone sets the pace).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub think_every_ios: u32,
+    /// Time spent issuing I/O between think times (fio's `thinktime_iotime`): the
+    /// stream thinks once this long has passed since its last think ended (or its
+    /// first I/O), or after `think_every_ios` I/Os when both are set, whichever comes
+    /// first. 0 = by count only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_io_ns: u64,
     /// Nothing is issued later than this long after the run's I/O starts, warm-up
     /// included (a fio job whose runtime is shorter than its run's); 0 = until the
     /// run ends.
@@ -770,9 +777,11 @@ impl Pauses {
         *self == Pauses::default()
     }
 
-    /// I/Os between think times, or `None` when the workload never thinks.
+    /// I/Os between think times, or `None` when the workload never thinks by count
+    /// (no think time, or only `think_io_ns` sets the pace).
     pub fn think_batch(&self) -> Option<u32> {
-        (self.think_ns > 0).then_some(self.think_every_ios.max(1))
+        let by_time_only = self.think_io_ns > 0 && self.think_every_ios == 0;
+        (self.think_ns > 0 && !by_time_only).then_some(self.think_every_ios.max(1))
     }
 }
 

@@ -362,6 +362,9 @@ pub struct Pauses {
     pub think_ns: u64,
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub think_every_ios: u32,
+    /// Each stream thought after issuing for this long (fio's `thinktime_iotime`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_io_ns: u64,
     /// The workload stopped issuing this long after the run's I/O started.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stop_ns: u64,

@@ -121,6 +121,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 stop_at_ns: w.pauses.stop_ns,
                 think_batch,
                 think_ns,
+                think_io_ns: w.pauses.think_io_ns,
+                io_since_ns: 0,
                 since_think: 0,
                 thinking: false,
                 flow_issued: w.flow.map(|_| 0),

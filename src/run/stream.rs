@@ -181,6 +181,10 @@ pub struct Stream {
     /// complete, then idles `think_ns`.
     pub think_batch: u32,
     pub think_ns: u64,
+    /// Think after this long issuing I/O (0 = by count only), measured from
+    /// `io_since_ns`: the end of the last think time, or the first I/O.
+    pub think_io_ns: u64,
+    pub io_since_ns: u64,
     /// I/Os issued since the last think time.
     pub since_think: u32,
     /// Holding back: waiting for its I/Os to complete, then thinking.
@@ -455,11 +459,22 @@ impl Stream {
         due as u64
     }
 
-    /// Counts an issued I/O; true when the stream must now stop to think.
+    /// Counts an I/O issued at `now_ns`; true when the stream must now stop to think
+    /// (after its batch of I/Os, or once it has issued for its think I/O time).
     #[inline]
-    pub fn count_for_think(&mut self) -> bool {
+    pub fn count_for_think(&mut self, now_ns: u64) -> bool {
+        if self.think_io_ns > 0 {
+            if self.io_since_ns == 0 {
+                self.io_since_ns = now_ns;
+            }
+            if now_ns.saturating_sub(self.io_since_ns) >= self.think_io_ns {
+                self.since_think = 0;
+                self.thinking = true;
+                return true;
+            }
+        }
         if self.think_batch == 0 {
-            return false;
+            return self.thinking;
         }
         self.since_think += 1;
         if self.since_think >= self.think_batch {
@@ -498,6 +513,8 @@ mod tests {
             stop_at_ns: u64::MAX,
             think_batch: 3,
             think_ns: 1000,
+            think_io_ns: 0,
+            io_since_ns: 0,
             since_think: 0,
             thinking: false,
             flow_issued: None,
@@ -548,10 +565,31 @@ mod tests {
     #[test]
     fn a_stream_thinks_after_each_batch() {
         let mut s = stream();
-        assert!(!s.count_for_think());
-        assert!(!s.count_for_think());
-        assert!(s.count_for_think());
+        assert!(!s.count_for_think(1));
+        assert!(!s.count_for_think(2));
+        assert!(s.count_for_think(3));
         assert!(s.thinking && s.since_think == 0);
+    }
+
+    /// fio's thinktime_iotime: the stream thinks once it has issued for its I/O time
+    /// since its first I/O (then since its last think ended); with a count as well,
+    /// whichever comes first.
+    #[test]
+    fn a_stream_thinks_after_its_io_time() {
+        let mut s = stream();
+        (s.think_batch, s.think_io_ns) = (0, 1_000);
+        assert!(!s.count_for_think(5_000));
+        assert!(!s.count_for_think(5_999));
+        assert!(s.count_for_think(6_000));
+        // The think ended at 10_000: the clock starts over from there.
+        (s.thinking, s.io_since_ns) = (false, 10_000);
+        assert!(!s.count_for_think(10_500));
+        assert!(s.count_for_think(11_000));
+        // With a count of 3 too: the count comes first here.
+        (s.thinking, s.io_since_ns, s.think_batch) = (false, 20_000, 3);
+        assert!(!s.count_for_think(20_001));
+        assert!(!s.count_for_think(20_002));
+        assert!(s.count_for_think(20_003));
     }
 
     fn sequential_offsets(gap: i64, region: u64, n: usize) -> Vec<u64> {

@@ -409,6 +409,10 @@ impl<E: Engine> Worker<E> {
             }
             self.held.pop();
             let s = &mut self.setup.streams[si as usize];
+            if s.thinking {
+                // Its think time is over: its I/O time starts again.
+                s.io_since_ns = now;
+            }
             s.thinking = false;
             s.flow_held = false;
             if s.bytes_left > 0 {
@@ -462,7 +466,7 @@ impl<E: Engine> Worker<E> {
                 leave_flow(s, shape);
             }
             s.inflight += 1;
-            s.count_for_think();
+            s.count_for_think(now);
             let (target, stream_id) = (shape.target, s.id);
             let issue = Issue {
                 workload: wl,

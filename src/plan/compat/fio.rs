@@ -2011,6 +2011,7 @@ impl<'a> JobCx<'a> {
                     "thinktime_blocks",
                     "thinktime_spin",
                     "thinktime_blocks_type",
+                    "thinktime_iotime",
                 ],
             );
             return Ok(p);
@@ -2030,8 +2031,15 @@ impl<'a> JobCx<'a> {
             return Ok(p);
         }
         p.think_ns = think_ns;
+        // thinktime_iotime (seconds unless a unit is given): think after that long
+        // issuing; alone, it sets the pace (fio skips its default of one block).
+        if let Some((t, tl)) = o.get("thinktime_iotime") {
+            p.think_io_ns = parse_duration_ns_allow_zero(t)
+                .map_err(|e| opt_err(tl, "thinktime_iotime", t, &e))?;
+        }
         p.think_every_ios = match count_opt(o, "thinktime_blocks")? {
             Some(n) => u32::try_from(n).map_err(|_| loc.error("thinktime_blocks is too large"))?,
+            None if p.think_io_ns > 0 => 0,
             None => 1,
         };
         if let Some((t, tl)) = o.get("thinktime_blocks_type") {
@@ -3083,6 +3091,29 @@ mod tests {
         );
         assert_eq!((w.offset_bytes, w.size_bytes), (32 << 20, Some(16 << 20)));
         assert_eq!((w.pauses.think_ns, w.pauses.think_every_ios), (100_000, 8));
+    }
+
+    /// thinktime_iotime: seconds unless a unit is given; alone it paces the thinking
+    /// (no count), with thinktime_blocks whichever comes first.
+    #[test]
+    fn thinktime_iotime_paces_thinking_by_io_time() {
+        let p = |extra: &str| {
+            let t = parse(&format!("[j]\nfilename=/tmp/x\nthinktime=1s\n{extra}")).unwrap();
+            assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+            t.plan.runs[0].workloads[0].pauses
+        };
+        let alone = p("thinktime_iotime=9\n");
+        assert_eq!(
+            (alone.think_io_ns, alone.think_every_ios),
+            (9_000_000_000, 0)
+        );
+        assert_eq!(alone.think_batch(), None);
+        let both = p("thinktime_iotime=250ms\nthinktime_blocks=16\n");
+        assert_eq!(
+            (both.think_io_ns, both.think_batch()),
+            (250_000_000, Some(16))
+        );
+        assert_eq!(p("").think_batch(), Some(1));
     }
 
     #[test]

@@ -214,9 +214,9 @@ pub const OPTIONS: &[FioOption] = &[
         "thinktime_blocks_type",
         "complete or issue: the same here, a stream thinks once its batch completed",
     ),
-    unsupported(
+    maps(
         "thinktime_iotime",
-        "fio thinks after a period of I/O time; ioscope counts I/Os (thinktime_blocks)",
+        "think after issuing for this long (seconds unless a unit is given)",
     ),
     // Flow control between jobs.
     maps(
