@@ -19,7 +19,8 @@ use super::engine_opts::{
     DEFAULT_EXEC_GRACE_NS,
 };
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FileCreate, FioLogs,
+    Flow, Pacing,
     Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
 };
 use super::on_error::{self, Errno, ErrorKind, OnError};
@@ -98,6 +99,7 @@ const TARGET_KEYS: &[&str] = &[
     "path",
     "size",
     "direct",
+    "create",
     "paths",
     "path_policy",
     "failback",
@@ -830,6 +832,10 @@ impl<'a> Ctx<'a> {
             .transpose()?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         let multipath = self.multipath(&sec)?;
+        let create = match sec.get("create") {
+            Some(v) => self.file_create(&uri, v)?,
+            None => FileCreate::Data,
+        };
         Ok((
             TargetSpec {
                 name,
@@ -838,9 +844,32 @@ impl<'a> Ctx<'a> {
                 direct,
                 multipath,
                 fill,
+                create,
             },
             at,
         ))
+    }
+
+    /// `create` of a target: how a missing file is made. Only a local file is
+    /// created by ioscope (a device exists, the other targets are not files here).
+    fn file_create(&self, uri: &str, v: &Spanned<Node>) -> Res<FileCreate> {
+        let word = self.string("create", v)?;
+        let Some(create) = FileCreate::parse(word) else {
+            return Err(self.err(
+                v.span(),
+                format!(
+                    "'create' = {word:?}: expected \"data\" (laid out before the run), \
+                     \"empty\" (a hole) or \"allocated\" (fallocate, unwritten)"
+                ),
+            ));
+        };
+        if !FileCreate::applies_to(uri) && create != FileCreate::Data {
+            return Err(self.err(
+                v.span(),
+                format!("'create' applies to a local file; {uri:?} is not one"),
+            ));
+        }
+        Ok(create)
     }
 
     /// `paths`, `channels`, `path_policy`, `failback`, `path_retry` of a target.
@@ -2260,6 +2289,7 @@ passes = 2
                 direct: Some(true),
                 multipath: None,
                 fill: false,
+                create: Default::default(),
             }
         );
         assert_eq!(plan.targets[1].size_bytes, None);

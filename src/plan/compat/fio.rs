@@ -29,6 +29,7 @@ use crate::plan::units::{
 
 mod block_sizes;
 mod errors;
+mod file_create;
 mod net;
 mod nfs;
 mod op_engines;
@@ -381,6 +382,8 @@ struct Job {
     target_uri: String,
     target_size: Option<u64>,
     direct: Option<bool>,
+    /// create_on_open: the job's own open creates its file, empty.
+    create_on_open: bool,
     workload: Workload,
     engine: EngineKind,
     /// stat_type, cpuload/cpuchunks/cpumode.
@@ -422,7 +425,13 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
         .filter(|j| j.curve.is_some())
         .map(|j| (j.name.clone(), j.loc.clone()))
         .collect();
-    let (targets, mut runs) = group_runs(resolved, &mut unsupported);
+    let empty_files = file_create::files_created_on_open(
+        resolved
+            .iter()
+            .map(|j| (j.target_uri.as_str(), j.create_on_open)),
+    );
+    let (mut targets, mut runs) = group_runs(resolved, &mut unsupported);
+    file_create::mark_empty(&mut targets, &empty_files);
     if runs.len() > 1 && !curve_jobs.is_empty() {
         // ioscope measures one curve (SLA search) per command.
         for (name, loc) in &curve_jobs {
@@ -958,7 +967,7 @@ impl<'a> JobCx<'a> {
     fn resolve(mut self) -> Result<Job, CompatError> {
         let zones = self.zone_mode()?;
         self.report_unsupported();
-        self.file_options();
+        let create_on_open = self.file_options();
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
         let dist = self.distribution()?;
         let bs = self.block_sizes()?;
@@ -1027,6 +1036,7 @@ impl<'a> JobCx<'a> {
                 .map(|s| s.saturating_add(target.offset + target.spread)),
             target_uri: target.uri,
             direct,
+            create_on_open,
             workload: Workload {
                 name,
                 target: String::new(),

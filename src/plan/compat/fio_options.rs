@@ -264,8 +264,9 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps(
         "create_on_open",
-        "accepted with the file-operation engines (creating is their I/O); otherwise 0 \
-         only: ioscope creates a missing file before the run",
+        "accepted with the file-operation engines (creating is their I/O); otherwise \
+         the target's create = \"empty\" when every job on the file has it: a hole, not \
+         laid out with data",
     ),
     no_effect(
         "create_serialize",
