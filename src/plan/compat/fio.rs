@@ -817,10 +817,12 @@ impl PerJob {
 /// one of passes (the first such job's), each job with other passes or time-based
 /// keeps that as its own amount, each job with a runtime stops at its own end, and
 /// the run's duration is the last end when every job has one (else the run ends
-/// when the last job's passes are done). Returns false when the jobs agree, or are
-/// all time-based (see [`own_runtimes`]), or carry `exitall` or `latency_target`
-/// (listed: ioscope's workers stop a run for exitall only when a job's passes are
-/// done, and a latency search has one length per step).
+/// when the last job's passes are done). With `exitall` the run ends instead when
+/// the first job carrying it ends: at the earliest runtime of such a job (the run's
+/// duration), or when one of them has done its passes (`Workload::exit_all`, in the
+/// workers), whichever comes first. Returns false when the jobs agree, or are all
+/// time-based (see [`own_runtimes`]), or the run is a `latency_target` search
+/// (listed: each probe of ioscope's SLA search runs the whole run for one length).
 fn own_amounts(
     run: &mut RunSpec,
     jobs: &[PerJob],
@@ -834,7 +836,7 @@ fn own_amounts(
     if jobs.iter().all(same) {
         return false;
     }
-    if exits.iter().any(Option::is_some) || run.curve.is_some() {
+    if run.curve.is_some() {
         let first = jobs[0].runtime.as_ref().map_or("", |r| r.0.as_str());
         for (text, loc) in jobs
             .iter()
@@ -843,8 +845,9 @@ fn own_amounts(
         {
             unsupported.push(
                 format!(
-                    "{text} — differs from {first} of job '{}' in the same run; with exitall \
-                     or latency_target ioscope keeps one runtime per run",
+                    "{text} — differs from {first} of job '{}' in the same run; with \
+                     latency_target each probe of ioscope's SLA search runs every job for \
+                     the probe's length",
                     jobs[0].name
                 ),
                 loc,
@@ -863,15 +866,27 @@ fn own_amounts(
         .collect();
     let last = ends.iter().copied().collect::<Option<Vec<u64>>>();
     let last = last.and_then(|e| e.into_iter().max());
+    // exitall: the first runtime of a job carrying it ends the run (one that ends on
+    // its passes stops it from the workers).
+    let first_exit = ends
+        .iter()
+        .zip(exits)
+        .filter(|(_, e)| e.is_some())
+        .filter_map(|(&end, _)| end)
+        .min();
+    let run_end = match (last, first_exit) {
+        (Some(l), Some(e)) => Some(l.min(e)),
+        (l, e) => l.or(e),
+    };
     run.passes = Some(passes);
-    run.duration_ns = last.map(|l| l.saturating_sub(run.warmup_ns));
+    run.duration_ns = run_end.map(|l| l.saturating_sub(run.warmup_ns));
     for ((w, j), end) in run.workloads.iter_mut().zip(jobs).zip(ends) {
         w.overrides.amount = match j.passes {
             None => Some(Amount::TimeBased),
             Some(p) if p != passes => Some(Amount::Passes(p)),
             Some(_) => None,
         };
-        w.pauses.stop_ns = end.filter(|&e| Some(e) != last).unwrap_or(0);
+        w.pauses.stop_ns = end.filter(|&e| run_end.map_or(true, |r| e < r)).unwrap_or(0);
     }
     true
 }
