@@ -1640,6 +1640,26 @@ mod tests {
         assert_eq!(t.plan.runs[0].duration_ns, Some(30_000_000_000));
     }
 
+    /// A file created empty is fio's `create_on_open=1` and reads back so; one
+    /// only allocated has no fio option and is refused.
+    #[test]
+    fn file_creation_is_written_for_fio_or_refused() {
+        let mut p = sample();
+        p.runs[0].workloads[0].dist = Distribution::Uniform;
+        p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
+        p.runs[0].workloads[0].rate = Rate::Max;
+        p.targets[0].create = FileCreate::Empty;
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("create_on_open=1\n"), "{fio}");
+        let t = read_back_fio(&fio);
+        assert_eq!(t.plan.targets[0].create, FileCreate::Empty);
+        p.targets[0].create = FileCreate::Allocated;
+        let e = to_fio(&p).unwrap_err();
+        assert!(matches!(e, FioEmitError::AllocatedCreate { .. }), "{e}");
+        p.targets[0].create = FileCreate::Data;
+        assert!(!to_fio(&p).unwrap().contains("create_on_open"));
+    }
+
     /// A sequential gap (fio's `rw=read:-8k`) and flow control survive TOML and fio
     /// output.
     #[test]

@@ -20,8 +20,8 @@ use super::engine_opts::{
 };
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FileCreate, FioLogs,
-    Flow, Pacing,
-    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
+    Flow, Pacing, Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode,
+    Workload, Zones,
 };
 use super::on_error::{self, Errno, ErrorKind, OnError};
 use super::overrides::{Amount, VerifyBacklog, WorkloadOverrides};
@@ -2417,6 +2417,51 @@ passes = 2
         assert!(plan.targets[0].fill && plan.targets[0].size_bytes.is_none());
         let text = crate::plan::emit::to_toml(&plan).unwrap();
         assert!(text.contains("size = \"fill\""), "{text}");
+    }
+
+    #[test]
+    fn target_create_key() {
+        let t = |path: &str, create: &str| {
+            parse(
+                "job.toml",
+                &format!(
+                    "[[target]]\nname = \"t\"\npath = \"{path}\"\nsize = \"1m\"\n\
+                     create = {create}\n[[workload]]\n"
+                ),
+            )
+        };
+        for (word, want) in [
+            ("data", FileCreate::Data),
+            ("empty", FileCreate::Empty),
+            ("allocated", FileCreate::Allocated),
+        ] {
+            let plan = t("/tmp/f", &format!("\"{word}\"")).unwrap();
+            assert_eq!(plan.targets[0].create, want);
+            // Written back only when not the default, and read back the same.
+            let text = crate::plan::emit::to_toml(&plan).unwrap();
+            assert_eq!(
+                text.contains("create = "),
+                want != FileCreate::Data,
+                "{text}"
+            );
+            let back = parse("converted.toml", &text).unwrap();
+            assert_eq!(back.targets[0].create, want);
+        }
+        for (path, create, want) in [
+            (
+                "/tmp/f",
+                "\"sparse\"",
+                "job.toml:5:10: 'create' = \"sparse\": expected",
+            ),
+            ("/tmp/f", "true", "'create'"),
+            ("mem:1m", "\"empty\"", "applies to a local file"),
+            ("nbd://h/e", "\"allocated\"", "applies to a local file"),
+        ] {
+            let e = t(path, create).unwrap_err().to_string();
+            assert!(e.contains(want), "{path} {create}: {e}");
+        }
+        // The default on any target.
+        assert!(t("mem:1m", "\"data\"").is_ok());
     }
 
     #[test]

@@ -886,7 +886,9 @@ fn own_amounts(
             Some(p) if p != passes => Some(Amount::Passes(p)),
             Some(_) => None,
         };
-        w.pauses.stop_ns = end.filter(|&e| run_end.map_or(true, |r| e < r)).unwrap_or(0);
+        w.pauses.stop_ns = end
+            .filter(|&e| run_end.map_or(true, |r| e < r))
+            .unwrap_or(0);
     }
     true
 }
@@ -3293,15 +3295,67 @@ mod tests {
         let run = &t.plan.runs[0];
         assert_eq!((run.passes, run.duration_ns), (Some(1), None));
         assert_eq!(run.workloads[0].pauses.stop_ns, 4_000_000_000);
-        // With exitall the runtimes are listed (one per run).
-        let t =
-            parse("[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\nexitall\n[p]\n")
-                .unwrap();
+        // With latency_target the runtimes are listed (one length per probe).
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\n\
+             latency_target=10ms\n[p]\n",
+        )
+        .unwrap();
         assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
         assert!(
-            t.unsupported[0].option.contains("exitall"),
+            t.unsupported[0].option.contains("latency_target"),
             "{:?}",
             t.unsupported
         );
+    }
+
+    #[test]
+    fn exitall_ends_the_run_with_the_first_runtime_of_a_job_carrying_it() {
+        // A time-based job of 4 s with exitall beside a job of one pass: the run of
+        // passes lasts 4 s at most, its pass may end it sooner only without exitall.
+        let t =
+            parse("[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\nexitall\n[p]\n")
+                .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        assert_eq!(
+            (run.passes, run.duration_ns),
+            (Some(1), Some(4_000_000_000))
+        );
+        let w = &run.workloads;
+        assert_eq!(w[0].overrides.amount, Some(Amount::TimeBased));
+        assert!(w[0].exit_all && !w[1].exit_all);
+        assert_eq!((w[0].pauses.stop_ns, w[1].pauses.stop_ns), (0, 0));
+        // The reverse: a job of passes with exitall beside a time-based job of 60 s;
+        // no duration but the time-based job's own end, and the passes job stops
+        // the run from the workers.
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[p]\nexitall\n[t]\ntime_based\nruntime=60\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        assert_eq!((run.passes, run.duration_ns), (Some(1), None));
+        let w = &run.workloads;
+        assert!(w[0].exit_all && w[0].overrides.amount.is_none());
+        assert_eq!(w[1].overrides.amount, Some(Amount::TimeBased));
+        assert_eq!(w[1].pauses.stop_ns, 60_000_000_000);
+        // Two exitall jobs with runtimes (one also bounded by passes) and a later
+        // one without: the first end (2 s, after a 1 s start delay) is the run's,
+        // and the 5 s job ends with it.
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\nexitall\n[a]\ntime_based\nruntime=5\n\
+             [b]\nloops=2\nruntime=1\nstartdelay=1\n[c]\nexitall=0\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        assert_eq!(run.duration_ns, Some(2_000_000_000));
+        let stops: Vec<u64> = run.workloads.iter().map(|w| w.pauses.stop_ns).collect();
+        assert_eq!(stops, [0, 0, 0]);
+        // The run's passes are the first job of passes' (b's 2): c keeps its one.
+        assert_eq!(run.passes, Some(2));
+        assert_eq!(run.workloads[2].overrides.amount, Some(Amount::Passes(1)));
+        assert!(!run.workloads[2].exit_all);
     }
 }

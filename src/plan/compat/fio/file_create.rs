@@ -57,10 +57,53 @@ pub(super) fn mark_empty(targets: &mut [TargetSpec], files: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::compat::fio::parse_str;
+    use crate::plan::compat::Translated;
+    use std::path::Path;
+
+    fn parse(text: &str) -> Translated {
+        parse_str("t.fio", text, Path::new("."), &|_| None).unwrap()
+    }
+
+    #[test]
+    fn create_on_open_makes_the_file_an_empty_target() {
+        // The file opened both O_DIRECT and buffered (two targets) by two jobs that
+        // both ask for it; a third file shared with a job that does not ask is laid
+        // out, as fio lays it out for that job.
+        let t = parse(
+            "[global]\nsize=1m\ncreate_on_open=1\n[d]\nfilename=/tmp/e\ndirect=1\n\
+             rw=randwrite\n[b]\nfilename=/tmp/e\nrw=randread\n\
+             [x]\nfilename=/tmp/l\nrw=write\n[y]\nfilename=/tmp/l\nrw=read\n\
+             create_on_open=0\n",
+        );
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let create: Vec<(&str, FileCreate)> = t
+            .plan
+            .targets
+            .iter()
+            .map(|t| (t.uri.as_str(), t.create))
+            .collect();
+        assert_eq!(
+            create,
+            [
+                ("/tmp/e", FileCreate::Empty),
+                ("/tmp/e", FileCreate::Empty),
+                ("/tmp/l", FileCreate::Data),
+            ]
+        );
+        // fallocate does not change it: fio never preallocates a file it creates
+        // on open.
+        let t = parse("[a]\nfilename=/tmp/e\nsize=1m\ncreate_on_open=1\nfallocate=posix\n");
+        assert_eq!(t.plan.targets[0].create, FileCreate::Empty);
+        // create_on_open=0 is fio's default.
+        let t = parse("[a]\nfilename=/tmp/e\nsize=1m\ncreate_on_open=0\n");
+        assert_eq!(t.plan.targets[0].create, FileCreate::Data);
+    }
 
     #[test]
     fn a_file_is_created_empty_only_when_every_job_on_it_asks() {
-        let files = files_created_on_open([("/a", true), ("/b", true), ("/a", false), ("/c", true)]);
+        let files =
+            files_created_on_open([("/a", true), ("/b", true), ("/a", false), ("/c", true)]);
         assert_eq!(files, vec!["/b".to_string(), "/c".to_string()]);
     }
 }
