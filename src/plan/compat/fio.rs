@@ -414,8 +414,10 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
     let mut unsupported = UnsupportedList::default();
     let mut warnings = notes;
     let mut resolved = Vec::new();
+    let exitall_anywhere = jobs.iter().any(|(_, _, o)| o.map.contains_key("exitall"));
     for (section, loc, opts) in &jobs {
-        let cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
+        let mut cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
+        cx.exitall_anywhere = exitall_anywhere;
         resolved.push(cx.resolve()?);
     }
     let data = common_data(&mut resolved);
@@ -928,6 +930,9 @@ struct JobCx<'a> {
     unsupported: &'a mut UnsupportedList,
     warnings: &'a mut Vec<String>,
     run_opts: Vec<RunOpt>,
+    /// Some job of the file names `exitall` (any value): fio's flag is then the
+    /// whole process's, so every job that ends stops its group.
+    exitall_anywhere: bool,
 }
 
 /// Where a job's data goes, as its options say.
@@ -977,6 +982,7 @@ impl<'a> JobCx<'a> {
             unsupported,
             warnings,
             run_opts: Vec::new(),
+            exitall_anywhere: false,
         }
     }
 
@@ -2332,11 +2338,22 @@ impl<'a> JobCx<'a> {
     }
 
     /// `exitall` and `exit_what` (group, stonewall or all): which jobs end when this
-    /// one ends. `exit_what` alone is listed.
+    /// one ends. fio keeps `exitall` in one flag for the whole process, set by any
+    /// job that names it (even `exitall=0`), so then every job's end stops its group,
+    /// by its own `exit_what`. `exit_what` in a file without `exitall` is listed.
     fn exit_all(&mut self) -> Result<Option<(ExitWhat, Loc)>, CompatError> {
-        if !self.o.flag("exitall")? {
+        let own = self.o.flag("exitall")?;
+        if !own && !self.exitall_anywhere {
             self.only_with("exitall", &["exit_what"]);
             return Ok(None);
+        }
+        if !own {
+            self.warnings.push(format!(
+                "job '{}': exitall of another job (fio's exitall holds for every job of \
+                 the file, whichever names it, even as exitall=0): this job's end ends its \
+                 run too",
+                self.name
+            ));
         }
         let loc = self
             .o
@@ -3324,25 +3341,30 @@ mod tests {
         );
         let w = &run.workloads;
         assert_eq!(w[0].overrides.amount, Some(Amount::TimeBased));
-        assert!(w[0].exit_all && !w[1].exit_all);
+        // fio's flag is the process's: p's end would end the run too.
+        assert!(w[0].exit_all && w[1].exit_all);
         assert_eq!((w[0].pauses.stop_ns, w[1].pauses.stop_ns), (0, 0));
-        // The reverse: a job of passes with exitall beside a time-based job of 60 s;
-        // no duration but the time-based job's own end, and the passes job stops
-        // the run from the workers.
+        // The reverse: a job of passes with exitall beside a time-based job of 60 s
+        // (exitall too, fio's flag being the process's): the run lasts 60 s at
+        // most, and the passes job stops it sooner from the workers.
         let t = parse(
             "[global]\nfilename=/tmp/x\nsize=1m\n[p]\nexitall\n[t]\ntime_based\nruntime=60\n",
         )
         .unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         let run = &t.plan.runs[0];
-        assert_eq!((run.passes, run.duration_ns), (Some(1), None));
+        assert_eq!(
+            (run.passes, run.duration_ns),
+            (Some(1), Some(60_000_000_000))
+        );
         let w = &run.workloads;
         assert!(w[0].exit_all && w[0].overrides.amount.is_none());
         assert_eq!(w[1].overrides.amount, Some(Amount::TimeBased));
-        assert_eq!(w[1].pauses.stop_ns, 60_000_000_000);
+        assert_eq!(w[1].pauses.stop_ns, 0);
         // Two exitall jobs with runtimes (one also bounded by passes) and a later
-        // one without: the first end (2 s, after a 1 s start delay) is the run's,
-        // and the 5 s job ends with it.
+        // one with exitall=0, which in fio sets the same process-wide flag: the first
+        // end (2 s, after a 1 s start delay) is the run's, and the 5 s job ends
+        // with it.
         let t = parse(
             "[global]\nfilename=/tmp/x\nsize=1m\nexitall\n[a]\ntime_based\nruntime=5\n\
              [b]\nloops=2\nruntime=1\nstartdelay=1\n[c]\nexitall=0\n",
@@ -3356,6 +3378,21 @@ mod tests {
         // The run's passes are the first job of passes' (b's 2): c keeps its one.
         assert_eq!(run.passes, Some(2));
         assert_eq!(run.workloads[2].overrides.amount, Some(Amount::Passes(1)));
-        assert!(!run.workloads[2].exit_all);
+        assert!(run.workloads[2].exit_all);
+        assert!(
+            t.plan
+                .warnings
+                .iter()
+                .any(|w| w.contains("job 'c': exitall of another")),
+            "{:?}",
+            t.plan.warnings
+        );
+        // Without exitall anywhere nobody stops the run.
+        let t = parse("[global]\nfilename=/tmp/x\nsize=1m\n[a]\n[b]\nstonewall\n").unwrap();
+        assert!(t
+            .plan
+            .runs
+            .iter()
+            .all(|r| r.workloads.iter().all(|w| !w.exit_all)));
     }
 }
