@@ -675,7 +675,8 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
     /// fio's `exitall`: the run stops as soon as one of this workload's streams has
-    /// done its I/O budget (its passes), whatever the others have left.
+    /// done its I/O budget (its passes) or reached its own stop time
+    /// (`pauses.stop_ns`), whatever the others have left.
     #[serde(default, skip_serializing_if = "is_false")]
     pub exit_all: bool,
     /// Pauses in issuing: a late start, idle time between batches (fio's

@@ -767,9 +767,9 @@ pub const OPTIONS: &[FioOption] = &[
     // is not taken as their value.
     flag(maps(
         "exitall",
-        "the run ends when the first job carrying it ends: a time-based run's duration \
-         becomes that job's end; otherwise the workload's exit_all stops the run once one \
-         of its streams has done its I/O",
+        "fio's flag for the whole file, whichever job names it: the run ends when its \
+         first job ends — the earliest runtime becomes the run's duration, and each \
+         workload's exit_all stops the run once one of its streams has done its I/O",
     )),
     flag(unsupported(
         "exitall_on_error",
