@@ -89,6 +89,7 @@ pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
         direct: None,
         multipath: None,
         fill: false,
+        create: Default::default(),
     };
     let mk = |name: &str, pattern: AccessPattern, read_pct: u8, bs: u64, qd: u32| RunSpec {
         name: name.into(),

@@ -207,6 +207,7 @@ pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
         direct: None,
         multipath: None,
         fill: false,
+        create: Default::default(),
     }];
     let cell = |name: String, bs: u64, read_pct: u8, pattern: AccessPattern| RunSpec {
         name,

@@ -54,6 +54,7 @@ fn verify_one(
             direct: None,
             multipath: None,
             fill: false,
+            create: Default::default(),
         },
         target::OpenOptionsIo::default(),
     )?;

@@ -29,6 +29,7 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
             direct: a.direct,
             multipath: None,
             fill: false,
+            create: Default::default(),
         })
         .collect();
     let runs = sweep_combinations(a)

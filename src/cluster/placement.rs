@@ -243,6 +243,7 @@ mod tests {
             direct: None,
             multipath: None,
             fill: false,
+            create: Default::default(),
         };
         (run, vec![t])
     }
@@ -293,6 +294,7 @@ mod tests {
             direct: None,
             multipath: None,
             fill: false,
+            create: Default::default(),
         };
         (run, vec![t("sd1"), t("sd2"), t("shared")])
     }

@@ -473,6 +473,7 @@ mod tests {
             direct: Some(direct),
             multipath: None,
             fill: false,
+            create: Default::default(),
         };
         let writable = OpenOptionsIo {
             writes: true,

@@ -72,6 +72,13 @@ pub enum FioEmitError {
     Priorities { workload: String },
     #[error("workload '{workload}': its error policy {why}")]
     OnError { workload: String, why: &'static str },
+    /// fio reserves a file's blocks without writing them only for jobs that do not
+    /// read it (and `overwrite=0`): no option says so for any job.
+    #[error(
+        "target '{uri}': create = \"allocated\" has no fio option (fio allocates a file \
+         without writing it only for jobs that never read it)"
+    )]
+    AllocatedCreate { uri: String },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -133,6 +140,9 @@ struct TargetTable {
     size: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     direct: Option<bool>,
+    /// How a missing file is made, when not laid out with data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    create: Option<&'static str>,
     /// Multipath (`paths` 1.., path 0 being `path`) and SMB3 multichannel.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     paths: Vec<String>,
@@ -506,6 +516,7 @@ impl TargetTable {
                 t.size_bytes.map(format_size)
             },
             direct: t.direct,
+            create: (!t.create.is_data()).then(|| t.create.name()),
             paths: Vec::new(),
             channels: None,
             path_policy: None,
@@ -931,6 +942,9 @@ fn fio_can_express(w: &Workload, t: &TargetSpec) -> Result<(), FioEmitError> {
     if t.uri.contains(':') && !t.uri.starts_with('/') {
         return Err(FioEmitError::Target { uri: t.uri.clone() });
     }
+    if t.create == FileCreate::Allocated {
+        return Err(FioEmitError::AllocatedCreate { uri: t.uri.clone() });
+    }
     let workload = || w.name.clone();
     if w.dist != Distribution::Uniform {
         // fio has these too, but the parameterisation differs; say so.
@@ -1002,9 +1016,15 @@ fn fio_block_sizes(s: &mut String, bs: &BlockSizes) {
     let _ = writeln!(s, "bssplit={}", splits.join(","));
 }
 
-/// Where a workload's I/O goes as fio options: direct, size, offset and strided zones.
+/// Where a workload's I/O goes as fio options: direct, how the file is created,
+/// size, offset and strided zones.
 fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
     let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
+    if t.create == FileCreate::Empty {
+        // fio creates the file when the job opens it, empty, and never preallocates
+        // it then.
+        s.push_str("create_on_open=1\n");
+    }
     if let Some(z) = w.size_bytes.or(t.size_bytes) {
         let _ = writeln!(s, "size={}", format_size(z));
     }
@@ -1123,6 +1143,7 @@ mod tests {
                 direct: Some(true),
                 multipath: None,
                 fill: false,
+                create: Default::default(),
             }],
             runs: vec![RunSpec {
                 name: "run".into(),
@@ -1730,6 +1751,26 @@ mod tests {
         assert_eq!((w.read_pct, w.qd, w.streams), (70, 8, 2));
         assert_eq!(w.bs.split.len(), 2);
         assert_eq!(t.plan.runs[0].duration_ns, Some(30_000_000_000));
+    }
+
+    /// A file created empty is fio's `create_on_open=1` and reads back so; one
+    /// only allocated has no fio option and is refused.
+    #[test]
+    fn file_creation_is_written_for_fio_or_refused() {
+        let mut p = sample();
+        p.runs[0].workloads[0].dist = Distribution::Uniform;
+        p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
+        p.runs[0].workloads[0].rate = Rate::Max;
+        p.targets[0].create = FileCreate::Empty;
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("create_on_open=1\n"), "{fio}");
+        let t = read_back_fio(&fio);
+        assert_eq!(t.plan.targets[0].create, FileCreate::Empty);
+        p.targets[0].create = FileCreate::Allocated;
+        let e = to_fio(&p).unwrap_err();
+        assert!(matches!(e, FioEmitError::AllocatedCreate { .. }), "{e}");
+        p.targets[0].create = FileCreate::Data;
+        assert!(!to_fio(&p).unwrap().contains("create_on_open"));
     }
 
     /// A sequential gap (fio's `rw=read:-8k`) and flow control survive TOML and fio

@@ -19,8 +19,9 @@ use super::engine_opts::{
     DEFAULT_EXEC_GRACE_NS,
 };
 use super::model::{
-    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FioLogs, Flow, Pacing,
-    Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode, Workload, Zones,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FileCreate, FioLogs,
+    Flow, Pacing, Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode,
+    Workload, Zones,
 };
 use super::on_error::{self, Errno, ErrorKind, OnError};
 use super::overrides::{Amount, VerifyBacklog, WorkloadOverrides};
@@ -98,6 +99,7 @@ const TARGET_KEYS: &[&str] = &[
     "path",
     "size",
     "direct",
+    "create",
     "paths",
     "path_policy",
     "failback",
@@ -850,6 +852,10 @@ impl<'a> Ctx<'a> {
             .transpose()?;
         let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
         let multipath = self.multipath(&sec)?;
+        let create = match sec.get("create") {
+            Some(v) => self.file_create(&uri, v)?,
+            None => FileCreate::Data,
+        };
         Ok((
             TargetSpec {
                 name,
@@ -858,9 +864,32 @@ impl<'a> Ctx<'a> {
                 direct,
                 multipath,
                 fill,
+                create,
             },
             at,
         ))
+    }
+
+    /// `create` of a target: how a missing file is made. Only a local file is
+    /// created by ioscope (a device exists, the other targets are not files here).
+    fn file_create(&self, uri: &str, v: &Spanned<Node>) -> Res<FileCreate> {
+        let word = self.string("create", v)?;
+        let Some(create) = FileCreate::parse(word) else {
+            return Err(self.err(
+                v.span(),
+                format!(
+                    "'create' = {word:?}: expected \"data\" (laid out before the run), \
+                     \"empty\" (a hole) or \"allocated\" (fallocate, unwritten)"
+                ),
+            ));
+        };
+        if !FileCreate::applies_to(uri) && create != FileCreate::Data {
+            return Err(self.err(
+                v.span(),
+                format!("'create' applies to a local file; {uri:?} is not one"),
+            ));
+        }
+        Ok(create)
     }
 
     /// `paths`, `channels`, `path_policy`, `failback`, `path_retry` of a target.
@@ -2288,6 +2317,7 @@ passes = 2
                 direct: Some(true),
                 multipath: None,
                 fill: false,
+                create: Default::default(),
             }
         );
         assert_eq!(plan.targets[1].size_bytes, None);
@@ -2415,6 +2445,51 @@ passes = 2
         assert!(plan.targets[0].fill && plan.targets[0].size_bytes.is_none());
         let text = crate::plan::emit::to_toml(&plan).unwrap();
         assert!(text.contains("size = \"fill\""), "{text}");
+    }
+
+    #[test]
+    fn target_create_key() {
+        let t = |path: &str, create: &str| {
+            parse(
+                "job.toml",
+                &format!(
+                    "[[target]]\nname = \"t\"\npath = \"{path}\"\nsize = \"1m\"\n\
+                     create = {create}\n[[workload]]\n"
+                ),
+            )
+        };
+        for (word, want) in [
+            ("data", FileCreate::Data),
+            ("empty", FileCreate::Empty),
+            ("allocated", FileCreate::Allocated),
+        ] {
+            let plan = t("/tmp/f", &format!("\"{word}\"")).unwrap();
+            assert_eq!(plan.targets[0].create, want);
+            // Written back only when not the default, and read back the same.
+            let text = crate::plan::emit::to_toml(&plan).unwrap();
+            assert_eq!(
+                text.contains("create = "),
+                want != FileCreate::Data,
+                "{text}"
+            );
+            let back = parse("converted.toml", &text).unwrap();
+            assert_eq!(back.targets[0].create, want);
+        }
+        for (path, create, want) in [
+            (
+                "/tmp/f",
+                "\"sparse\"",
+                "job.toml:5:10: 'create' = \"sparse\": expected",
+            ),
+            ("/tmp/f", "true", "'create'"),
+            ("mem:1m", "\"empty\"", "applies to a local file"),
+            ("nbd://h/e", "\"allocated\"", "applies to a local file"),
+        ] {
+            let e = t(path, create).unwrap_err().to_string();
+            assert!(e.contains(want), "{path} {create}: {e}");
+        }
+        // The default on any target.
+        assert!(t("mem:1m", "\"data\"").is_ok());
     }
 
     #[test]

@@ -86,6 +86,63 @@ pub struct TargetSpec {
     /// hole so the writes are what fills it. Ignored on other targets.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fill: bool,
+    /// How a missing file is created, and an existing one shorter than the working
+    /// set extended: with data (the default), as a hole, or allocated but unwritten.
+    #[serde(default, skip_serializing_if = "FileCreate::is_data")]
+    pub create: FileCreate,
+}
+
+/// How a file target that does not exist yet is made before the run (and how the
+/// missing end of a shorter existing file is added). Laying data out costs the whole
+/// size on the filesystem before the first measured I/O, but reads then find real
+/// blocks; a file left empty is what fio's `create_on_open` starts from: the run's
+/// writes are what allocate it, and reads of blocks not yet written find zeros.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileCreate {
+    /// Written with data before the run.
+    #[default]
+    Data,
+    /// A hole of the target's size: nothing allocated, nothing written.
+    Empty,
+    /// Blocks reserved with fallocate(2) but not written: the writes cannot run out
+    /// of space, and reads of unwritten blocks find zeros (unwritten extents).
+    Allocated,
+}
+
+impl FileCreate {
+    pub fn is_data(&self) -> bool {
+        *self == FileCreate::Data
+    }
+
+    /// The job-file word (`create = "…"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileCreate::Data => "data",
+            FileCreate::Empty => "empty",
+            FileCreate::Allocated => "allocated",
+        }
+    }
+
+    /// Whether a target URI names a file ioscope itself creates (a local path, not
+    /// `mem:`, `null:`, `sim:`, a `files:` set or a network URI); only there does
+    /// anything but `Data` mean something.
+    pub fn applies_to(uri: &str) -> bool {
+        !uri.contains("://")
+            && !["mem:", "null:", "sim:", "files:"]
+                .iter()
+                .any(|p| uri.starts_with(p))
+    }
+
+    /// Parses the job-file word.
+    pub fn parse(s: &str) -> Option<FileCreate> {
+        match s {
+            "data" => Some(FileCreate::Data),
+            "empty" => Some(FileCreate::Empty),
+            "allocated" => Some(FileCreate::Allocated),
+            _ => None,
+        }
+    }
 }
 
 /// What kind of storage a target URI names.
@@ -618,7 +675,8 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
     /// fio's `exitall`: the run stops as soon as one of this workload's streams has
-    /// done its I/O budget (its passes), whatever the others have left.
+    /// done its I/O budget (its passes) or reached its own stop time
+    /// (`pauses.stop_ns`), whatever the others have left.
     #[serde(default, skip_serializing_if = "is_false")]
     pub exit_all: bool,
     /// Pauses in issuing: a late start, idle time between batches (fio's

@@ -252,7 +252,8 @@ pub enum EndReason {
     #[default]
     Duration,
     /// Every stream finished its passes over its working set (or its I/O budget), or
-    /// a stream of an `exit_all` workload (fio's `exitall`) finished its own.
+    /// a stream of an `exit_all` workload (fio's `exitall`) finished its own (or
+    /// reached its own stop time).
     Passes,
     /// Ctrl-C stopped it.
     Interrupted,

@@ -284,6 +284,7 @@ mod tests {
             direct,
             multipath: None,
             fill: false,
+            create: Default::default(),
         };
         Arc::new(open(&spec, OpenOptionsIo::default()).unwrap())
     }

@@ -296,6 +296,7 @@ mod tests {
             direct: None,
             multipath: None,
             fill: false,
+            create: Default::default(),
         };
         (run, vec![t])
     }

@@ -14,7 +14,7 @@
 use super::{RunError, RunOptions};
 use crate::engine::uring::{PollSite, UringEngine};
 use crate::engine::Targets;
-use crate::plan::model::{EngineKind, Rate, RunSpec, TargetKind, TargetSpec};
+use crate::plan::model::{EngineKind, FileCreate, Rate, RunSpec, TargetKind, TargetSpec};
 use crate::target::{self, Backing, OpenTarget, Probe, ProbeKind};
 use std::sync::Arc;
 
@@ -475,13 +475,16 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
             .map(|w| w.bs.max_bytes())
             .max()
             .unwrap_or(1),
-        // A filling workload's file is created as a hole: its writes fill it.
+        // A filling workload's file is created as a hole: its writes fill it; so is
+        // a file the job description wants created empty or only allocated.
         sparse: target_engine.is_some_and(super::op_engines::sparse)
             || fill.is_some()
+            || !spec.create.is_data()
             || run
                 .workloads
                 .iter()
                 .any(|w| w.target == spec.name && w.fill_fs),
+        allocate: spec.create == FileCreate::Allocated,
     }
 }
 

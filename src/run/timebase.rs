@@ -41,6 +41,7 @@ mod tests {
             direct: None,
             multipath: None,
             fill: false,
+            create: Default::default(),
         }
     }
 

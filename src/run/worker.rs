@@ -440,6 +440,10 @@ impl<E: Engine> Worker<E> {
             let shape = &self.shapes[wl as usize];
             if now >= s.stop_at_ns {
                 leave_flow(s, shape);
+                if self.shapes[s.workload as usize].exit_all {
+                    // fio's exitall on a job with a runtime of its own: it is over.
+                    self.setup.stop.store(true, Ordering::Relaxed);
+                }
                 continue;
             }
             // fio's flow control: held for the flow's sleep while ahead of its share.
@@ -558,7 +562,11 @@ impl<E: Engine> Worker<E> {
             self.timers.pop();
             let s = &mut self.setup.streams[si as usize];
             if due >= s.stop_at_ns {
-                // Its workload has stopped: no more arrivals.
+                // Its workload has stopped: no more arrivals (and with exit_all, the
+                // run stops with it).
+                if self.shapes[s.workload as usize].exit_all {
+                    self.setup.stop.store(true, Ordering::Relaxed);
+                }
                 continue;
             }
             let Some(slot_idx) = self.table.free[si as usize].pop() else {

@@ -254,6 +254,9 @@ pub struct OpenOptionsIo {
     /// Create a missing file as a hole of the working set's length rather than
     /// filled with data (the falloc and ftruncate engines allocate it themselves).
     pub sparse: bool,
+    /// With `sparse`: reserve the hole's blocks with fallocate(2), still unwritten
+    /// (`create = "allocated"`).
+    pub allocate: bool,
 }
 
 /// Opens a target: creates a missing file at the requested size, refuses unsafe
@@ -704,9 +707,8 @@ fn open_path(
     let probe = probe_path(spec, path, opts)?;
     if probe.existing_len.is_none() {
         if opts.sparse {
-            File::create(path)
-                .and_then(|f| f.set_len(probe.size_bytes))
-                .map_err(io_err(path, "creating"))?;
+            let f = File::create(path).map_err(io_err(path, "creating"))?;
+            extend_unwritten(&f, path, 0, probe.size_bytes, opts.allocate)?;
         } else {
             create_file(path, probe.size_bytes)?;
         }
@@ -750,7 +752,7 @@ fn open_path(
         // reads hit allocated blocks, as when it is created.
         let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
         if opts.sparse {
-            file.set_len(want).map_err(io_err(path, "extending"))?;
+            extend_unwritten(&file, path, size_bytes, want, opts.allocate)?;
         } else {
             fill_file(path, size_bytes, want)?;
         }
@@ -808,6 +810,35 @@ fn open_file(path: &Path, opts: OpenOptionsIo, direct: bool) -> std::io::Result<
 
 /// Creates a file of `size` bytes filled with pseudo-random data, so reads measure
 /// real allocated blocks rather than holes that the filesystem answers from nothing.
+/// Makes `file` `to` bytes long without writing `from..to`: a hole, or with
+/// `allocate` blocks reserved by fallocate(2) as unwritten extents. Either way a
+/// read of that range finds zeros until the run writes it.
+fn extend_unwritten(
+    file: &File,
+    path: &Path,
+    from: u64,
+    to: u64,
+    allocate: bool,
+) -> Result<(), TargetError> {
+    if allocate && to > from {
+        // SAFETY: fallocate on our own open descriptor touches no memory of ours.
+        let r = unsafe {
+            libc::fallocate(
+                file.as_raw_fd(),
+                0,
+                from as libc::off_t,
+                (to - from) as libc::off_t,
+            )
+        };
+        if r != 0 {
+            return Err(io_err(path, "allocating (create = \"allocated\")")(
+                std::io::Error::last_os_error(),
+            ));
+        }
+    }
+    file.set_len(to).map_err(io_err(path, "extending"))
+}
+
 fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
     File::create(path).map_err(io_err(path, "creating"))?;
     fill_file(path, 0, size)
@@ -1148,6 +1179,7 @@ mod mem_store_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::model::FileCreate;
 
     fn status_flags(t: &OpenTarget) -> i32 {
         // SAFETY: F_GETFL on a descriptor the target holds open.
@@ -1164,6 +1196,7 @@ mod tests {
             direct: None,
             multipath: None,
             fill: false,
+            create: Default::default(),
         };
         let opts = OpenOptionsIo {
             writes: true,
@@ -1191,6 +1224,49 @@ mod tests {
         assert_ne!(status_flags(&t) & libc::O_DSYNC, 0);
     }
 
+    /// Blocks of 512 bytes the file holds on disk.
+    fn allocated_bytes(path: &Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).unwrap().blocks() * 512
+    }
+
+    #[test]
+    fn create_modes_lay_out_leave_a_hole_or_only_allocate() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let size = 4u64 << 20;
+        let mut found = Vec::new();
+        for create in [FileCreate::Data, FileCreate::Empty, FileCreate::Allocated] {
+            let path = dir.path().join(create.name());
+            let spec = TargetSpec {
+                size_bytes: Some(size),
+                direct: Some(false),
+                create,
+                ..spec(&path.to_string_lossy())
+            };
+            let opts = OpenOptionsIo {
+                writes: true,
+                min_size_bytes: size,
+                sparse: !create.is_data(),
+                allocate: create == FileCreate::Allocated,
+                ..Default::default()
+            };
+            let t = open(&spec, opts).unwrap();
+            assert_eq!(t.size_bytes, size);
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
+            let mut head = vec![0xffu8; 4096];
+            std::fs::File::open(&path)
+                .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut head, 8192))
+                .unwrap();
+            found.push((create, allocated_bytes(&path), head.iter().all(|&b| b == 0)));
+        }
+        // Laid out: every block allocated and holding data.
+        assert!(found[0].1 >= size && !found[0].2, "{found:?}");
+        // A hole: nothing allocated, zeros read.
+        assert!(found[1].1 < size / 8 && found[1].2, "{found:?}");
+        // Allocated (where the filesystem can; /var/tmp here): blocks, zeros read.
+        assert!(found[2].1 >= size && found[2].2, "{found:?}");
+    }
+
     fn spec(uri: &str) -> TargetSpec {
         TargetSpec {
             name: "t0".into(),
@@ -1199,6 +1275,7 @@ mod tests {
             direct: None,
             multipath: None,
             fill: false,
+            create: Default::default(),
         }
     }
 

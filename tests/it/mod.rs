@@ -11,6 +11,7 @@ mod data;
 mod dm_multipath;
 mod error_policy;
 mod exact;
+mod exitall;
 mod fastpath;
 mod generate;
 mod html;

@@ -29,6 +29,7 @@ use crate::plan::units::{
 
 mod block_sizes;
 mod errors;
+mod file_create;
 mod net;
 mod nfs;
 mod op_engines;
@@ -381,6 +382,8 @@ struct Job {
     target_uri: String,
     target_size: Option<u64>,
     direct: Option<bool>,
+    /// create_on_open: the job's own open creates its file, empty.
+    create_on_open: bool,
     workload: Workload,
     engine: EngineKind,
     /// stat_type, cpuload/cpuchunks/cpumode.
@@ -411,8 +414,10 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
     let mut unsupported = UnsupportedList::default();
     let mut warnings = notes;
     let mut resolved = Vec::new();
+    let exitall_anywhere = jobs.iter().any(|(_, _, o)| o.map.contains_key("exitall"));
     for (section, loc, opts) in &jobs {
-        let cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
+        let mut cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
+        cx.exitall_anywhere = exitall_anywhere;
         resolved.push(cx.resolve()?);
     }
     let data = common_data(&mut resolved);
@@ -422,7 +427,13 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
         .filter(|j| j.curve.is_some())
         .map(|j| (j.name.clone(), j.loc.clone()))
         .collect();
-    let (targets, mut runs) = group_runs(resolved, &mut unsupported);
+    let empty_files = file_create::files_created_on_open(
+        resolved
+            .iter()
+            .map(|j| (j.target_uri.as_str(), j.create_on_open)),
+    );
+    let (mut targets, mut runs) = group_runs(resolved, &mut unsupported);
+    file_create::mark_empty(&mut targets, &empty_files);
     if runs.len() > 1 && !curve_jobs.is_empty() {
         // ioscope measures one curve (SLA search) per command.
         for (name, loc) in &curve_jobs {
@@ -846,10 +857,12 @@ impl PerJob {
 /// one of passes (the first such job's), each job with other passes or time-based
 /// keeps that as its own amount, each job with a runtime stops at its own end, and
 /// the run's duration is the last end when every job has one (else the run ends
-/// when the last job's passes are done). Returns false when the jobs agree, or are
-/// all time-based (see [`own_runtimes`]), or carry `exitall` or `latency_target`
-/// (listed: ioscope's workers stop a run for exitall only when a job's passes are
-/// done, and a latency search has one length per step).
+/// when the last job's passes are done). With `exitall` the run ends instead when
+/// the first job carrying it ends: at the earliest runtime of such a job (the run's
+/// duration), or when one of them has done its passes (`Workload::exit_all`, in the
+/// workers), whichever comes first. Returns false when the jobs agree, or are all
+/// time-based (see [`own_runtimes`]), or the run is a `latency_target` search
+/// (listed: each probe of ioscope's SLA search runs the whole run for one length).
 fn own_amounts(
     run: &mut RunSpec,
     jobs: &[PerJob],
@@ -863,7 +876,7 @@ fn own_amounts(
     if jobs.iter().all(same) {
         return false;
     }
-    if exits.iter().any(Option::is_some) || run.curve.is_some() {
+    if run.curve.is_some() {
         let first = jobs[0].runtime.as_ref().map_or("", |r| r.0.as_str());
         for (text, loc) in jobs
             .iter()
@@ -872,8 +885,9 @@ fn own_amounts(
         {
             unsupported.push(
                 format!(
-                    "{text} — differs from {first} of job '{}' in the same run; with exitall \
-                     or latency_target ioscope keeps one runtime per run",
+                    "{text} — differs from {first} of job '{}' in the same run; with \
+                     latency_target each probe of ioscope's SLA search runs every job for \
+                     the probe's length",
                     jobs[0].name
                 ),
                 loc,
@@ -892,15 +906,29 @@ fn own_amounts(
         .collect();
     let last = ends.iter().copied().collect::<Option<Vec<u64>>>();
     let last = last.and_then(|e| e.into_iter().max());
+    // exitall: the first runtime of a job carrying it ends the run (one that ends on
+    // its passes stops it from the workers).
+    let first_exit = ends
+        .iter()
+        .zip(exits)
+        .filter(|(_, e)| e.is_some())
+        .filter_map(|(&end, _)| end)
+        .min();
+    let run_end = match (last, first_exit) {
+        (Some(l), Some(e)) => Some(l.min(e)),
+        (l, e) => l.or(e),
+    };
     run.passes = Some(passes);
-    run.duration_ns = last.map(|l| l.saturating_sub(run.warmup_ns));
+    run.duration_ns = run_end.map(|l| l.saturating_sub(run.warmup_ns));
     for ((w, j), end) in run.workloads.iter_mut().zip(jobs).zip(ends) {
         w.overrides.amount = match j.passes {
             None => Some(Amount::TimeBased),
             Some(p) if p != passes => Some(Amount::Passes(p)),
             Some(_) => None,
         };
-        w.pauses.stop_ns = end.filter(|&e| Some(e) != last).unwrap_or(0);
+        w.pauses.stop_ns = end
+            .filter(|&e| run_end.map_or(true, |r| e < r))
+            .unwrap_or(0);
     }
     true
 }
@@ -940,6 +968,9 @@ struct JobCx<'a> {
     unsupported: &'a mut UnsupportedList,
     warnings: &'a mut Vec<String>,
     run_opts: Vec<RunOpt>,
+    /// Some job of the file names `exitall` (any value): fio's flag is then the
+    /// whole process's, so every job that ends stops its group.
+    exitall_anywhere: bool,
 }
 
 /// Where a job's data goes, as its options say.
@@ -989,6 +1020,7 @@ impl<'a> JobCx<'a> {
             unsupported,
             warnings,
             run_opts: Vec::new(),
+            exitall_anywhere: false,
         }
     }
 
@@ -996,7 +1028,7 @@ impl<'a> JobCx<'a> {
     fn resolve(mut self) -> Result<Job, CompatError> {
         let zones = self.zone_mode()?;
         self.report_unsupported();
-        self.file_options();
+        let create_on_open = self.file_options();
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
         let dist = self.distribution()?;
         let bs = self.block_sizes()?;
@@ -1065,6 +1097,7 @@ impl<'a> JobCx<'a> {
                 .map(|s| s.saturating_add(target.offset + target.spread)),
             target_uri: target.uri,
             direct,
+            create_on_open,
             workload: Workload {
                 name,
                 target: String::new(),
@@ -2367,11 +2400,22 @@ impl<'a> JobCx<'a> {
     }
 
     /// `exitall` and `exit_what` (group, stonewall or all): which jobs end when this
-    /// one ends. `exit_what` alone is listed.
+    /// one ends. fio keeps `exitall` in one flag for the whole process, set by any
+    /// job that names it (even `exitall=0`), so then every job's end stops its group,
+    /// by its own `exit_what`. `exit_what` in a file without `exitall` is listed.
     fn exit_all(&mut self) -> Result<Option<(ExitWhat, Loc)>, CompatError> {
-        if !self.o.flag("exitall")? {
+        let own = self.o.flag("exitall")?;
+        if !own && !self.exitall_anywhere {
             self.only_with("exitall", &["exit_what"]);
             return Ok(None);
+        }
+        if !own {
+            self.warnings.push(format!(
+                "job '{}': exitall of another job (fio's exitall holds for every job of \
+                 the file, whichever names it, even as exitall=0): this job's end ends its \
+                 run too",
+                self.name
+            ));
         }
         let loc = self
             .o
@@ -3404,15 +3448,87 @@ mod tests {
         let run = &t.plan.runs[0];
         assert_eq!((run.passes, run.duration_ns), (Some(1), None));
         assert_eq!(run.workloads[0].pauses.stop_ns, 4_000_000_000);
-        // With exitall the runtimes are listed (one per run).
-        let t =
-            parse("[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\nexitall\n[p]\n")
-                .unwrap();
+        // With latency_target the runtimes are listed (one length per probe).
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\n\
+             latency_target=10ms\n[p]\n",
+        )
+        .unwrap();
         assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
         assert!(
-            t.unsupported[0].option.contains("exitall"),
+            t.unsupported[0].option.contains("latency_target"),
             "{:?}",
             t.unsupported
         );
+    }
+
+    #[test]
+    fn exitall_ends_the_run_with_the_first_runtime_of_a_job_carrying_it() {
+        // A time-based job of 4 s with exitall beside a job of one pass: the run of
+        // passes lasts 4 s at most, its pass may end it sooner only without exitall.
+        let t =
+            parse("[global]\nfilename=/tmp/x\nsize=1m\n[t]\ntime_based\nruntime=4\nexitall\n[p]\n")
+                .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        assert_eq!(
+            (run.passes, run.duration_ns),
+            (Some(1), Some(4_000_000_000))
+        );
+        let w = &run.workloads;
+        assert_eq!(w[0].overrides.amount, Some(Amount::TimeBased));
+        // fio's flag is the process's: p's end would end the run too.
+        assert!(w[0].exit_all && w[1].exit_all);
+        assert_eq!((w[0].pauses.stop_ns, w[1].pauses.stop_ns), (0, 0));
+        // The reverse: a job of passes with exitall beside a time-based job of 60 s
+        // (exitall too, fio's flag being the process's): the run lasts 60 s at
+        // most, and the passes job stops it sooner from the workers.
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[p]\nexitall\n[t]\ntime_based\nruntime=60\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        assert_eq!(
+            (run.passes, run.duration_ns),
+            (Some(1), Some(60_000_000_000))
+        );
+        let w = &run.workloads;
+        assert!(w[0].exit_all && w[0].overrides.amount.is_none());
+        assert_eq!(w[1].overrides.amount, Some(Amount::TimeBased));
+        assert_eq!(w[1].pauses.stop_ns, 0);
+        // Two exitall jobs with runtimes (one also bounded by passes) and a later
+        // one with exitall=0, which in fio sets the same process-wide flag: the first
+        // end (2 s, after a 1 s start delay) is the run's, and the 5 s job ends
+        // with it.
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\nexitall\n[a]\ntime_based\nruntime=5\n\
+             [b]\nloops=2\nruntime=1\nstartdelay=1\n[c]\nexitall=0\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let run = &t.plan.runs[0];
+        assert_eq!(run.duration_ns, Some(2_000_000_000));
+        let stops: Vec<u64> = run.workloads.iter().map(|w| w.pauses.stop_ns).collect();
+        assert_eq!(stops, [0, 0, 0]);
+        // The run's passes are the first job of passes' (b's 2): c keeps its one.
+        assert_eq!(run.passes, Some(2));
+        assert_eq!(run.workloads[2].overrides.amount, Some(Amount::Passes(1)));
+        assert!(run.workloads[2].exit_all);
+        assert!(
+            t.plan
+                .warnings
+                .iter()
+                .any(|w| w.contains("job 'c': exitall of another")),
+            "{:?}",
+            t.plan.warnings
+        );
+        // Without exitall anywhere nobody stops the run.
+        let t = parse("[global]\nfilename=/tmp/x\nsize=1m\n[a]\n[b]\nstonewall\n").unwrap();
+        assert!(t
+            .plan
+            .runs
+            .iter()
+            .all(|r| r.workloads.iter().all(|w| !w.exit_all)));
     }
 }

@@ -269,8 +269,9 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps(
         "create_on_open",
-        "accepted with the file-operation engines (creating is their I/O); otherwise 0 \
-         only: ioscope creates a missing file before the run",
+        "accepted with the file-operation engines (creating is their I/O); otherwise \
+         the target's create = \"empty\" when every job on the file has it: a hole, not \
+         laid out with data",
     ),
     no_effect(
         "create_serialize",
@@ -772,9 +773,9 @@ pub const OPTIONS: &[FioOption] = &[
     // is not taken as their value.
     flag(maps(
         "exitall",
-        "the run ends when the first job carrying it ends: a time-based run's duration \
-         becomes that job's end; otherwise the workload's exit_all stops the run once one \
-         of its streams has done its I/O",
+        "fio's flag for the whole file, whichever job names it: the run ends when its \
+         first job ends — the earliest runtime becomes the run's duration, and each \
+         workload's exit_all stops the run once one of its streams has done its I/O",
     )),
     FioOption {
         name: "exitall_on_error",

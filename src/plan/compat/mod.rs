@@ -409,6 +409,7 @@ impl TargetTable {
             direct,
             multipath: None,
             fill: false,
+            create: Default::default(),
         });
         name
     }

@@ -108,6 +108,7 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
             direct: Some(s.direct),
             multipath: None,
             fill: false,
+            create: Default::default(),
         })
         .collect();
     Ok(Translated {

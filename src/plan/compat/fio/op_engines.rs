@@ -4,8 +4,8 @@
 //! plan's: `nrfiles` × `numjobs` files named by `filename_format` in `directory` make
 //! a `files:` target, `stat_type` and `cpuload`/`cpuchunks`/`cpumode` the run's engine
 //! options; and the file options that mean something only to these engines
-//! (`openfiles`, `filename_format`, `create_on_open`) are listed as unsupported for
-//! any other engine, as before.
+//! (`openfiles`, `filename_format`) are listed as unsupported for any other engine,
+//! as before (`create_on_open` there is `file_create`'s).
 
 use super::{count_opt, JobCx, JobTarget, JobTiming};
 use crate::plan::compat::CompatError;
@@ -228,7 +228,9 @@ impl JobCx<'_> {
     /// an engine other than the file operations, listed as unsupported unless they
     /// ask for what ioscope does anyway.
     /// Read beside the table's own refusals, so they are listed in the same order.
-    pub(super) fn file_options(&mut self) {
+    /// Returns whether the job's file is created on open (`create_on_open`, see
+    /// `file_create`).
+    pub(super) fn file_options(&mut self) -> bool {
         let o = self.o;
         let file_op = o
             .get("ioengine")
@@ -258,19 +260,7 @@ impl JobCx<'_> {
                 );
             }
         }
-        if let Some((v, loc)) = o.get("create_on_open") {
-            if !file_op && super::parse_bool(Some(v)) != Some(false) {
-                self.unsupported.push(
-                    format!(
-                        "create_on_open={v} — fio starts from an empty file that the job's \
-                         writes fill; ioscope lays a missing file out with data before the \
-                         run, which takes its whole size from the filesystem first and \
-                         changes what reads find"
-                    ),
-                    loc,
-                );
-            }
-        }
+        self.create_on_open(file_op)
     }
 
     /// The target of a job on a file-operation engine (a `files:` set) or on cpuio
