@@ -989,3 +989,54 @@ fn fio_dedupe_working_set_is_shared_between_jobs() {
         "the files share contents: {a} + {b} vs {both}"
     );
 }
+
+/// fio's common form `fio --filename=DEV --size=… JOBFILE`: the command line's
+/// options are defaults for the job file's jobs, which its own [global] and job
+/// sections override, and `--section` keeps only the named job.
+#[test]
+fn fio_command_line_options_apply_to_the_job_files_jobs() {
+    let d = tempdir();
+    let target = d.path().join("target.dat");
+    let job = d.path().join("seq.fio");
+    std::fs::write(
+        &job,
+        "[global]\nrw=write\nbs=4k\n\n[fill]\n\n[other]\nrw=read\n",
+    )
+    .unwrap();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        [
+            "fio",
+            &format!("--filename={}", target.display()),
+            "--size=1m",
+            "--bs=64k",
+            "--ioengine=sync",
+            "--section=fill",
+            job.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    assert_eq!(r.doc.runs.len(), 1);
+    let run0 = r.run(0);
+    assert_eq!(run0.name, "fill", "--section=fill left out [other]");
+    // One pass of 1 MiB (the command line's size) in the file's 4k blocks, not the
+    // command line's 64k.
+    assert_eq!(run0.totals.write.bytes, 1 << 20);
+    assert_eq!(run0.totals.write.ios, 256);
+    assert_eq!(run0.totals.read.ios, 0);
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), 1 << 20);
+    // An error in the job file names its line.
+    std::fs::write(&job, "[global]\nrw=write\n[fill]\nbs=sixteen\n").unwrap();
+    let o = run(&[
+        "fio",
+        &format!("--filename={}", target.display()),
+        "--size=1m",
+        job.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{}:4: ", job.display())),
+        "{}",
+        stderr(&o)
+    );
+}
