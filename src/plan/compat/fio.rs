@@ -34,6 +34,7 @@ mod net;
 mod nfs;
 mod op_engines;
 mod priority;
+mod sprandom;
 mod verify;
 
 /// How deep `include` may nest before we assume a cycle.
@@ -554,6 +555,10 @@ fn group_runs(
             unsupported.push(format!("zonemode=strided — {why}"), &job.loc);
             job.workload.zones = None;
         }
+        if let Some(why) = job.workload.sprandom.and_then(|s| s.misfit(&job.workload)) {
+            unsupported.push(format!("sprandom=1 — {why}"), &job.loc);
+            job.workload.sprandom = None;
+        }
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
             job.workload.pauses.stop_ns = d;
@@ -969,6 +974,7 @@ impl<'a> JobCx<'a> {
         let priority = self.priorities(engine, &bs)?;
         let atomic_writes = self.atomic(engine)?;
         let fill_fs = self.fill_device(read_pct)?;
+        let sprandom = self.sprandom(read_pct, &pattern)?;
         self.run_opts.push((
             "engine options",
             op_engines::fio_text(&engine_opts),
@@ -1053,6 +1059,7 @@ impl<'a> JobCx<'a> {
                 priority,
                 atomic_writes,
                 fill_fs,
+                sprandom,
                 overrides: crate::plan::WorkloadOverrides {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
