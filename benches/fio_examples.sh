@@ -10,6 +10,13 @@
 # give (placeholders where a comment only says "your credentials"; those files' engines
 # are ones ioscope lacks, so they are refused for the engine either way).
 #
+# Some examples are meant to be run with fio options on the command line around the
+# file. In the second count such a file is converted with the command line its own
+# comment gives, as `ioscope convert fio OPTIONS… FILE` (example_args below; today
+# only sprandom.fio: `fio --filename=/dev/nvme0n1 examples/sprandom.fio`, whose target
+# is named nowhere in the file). The first count converts every file alone, so a file
+# that needs its command line is counted there as it fares without it.
+#
 # usage: benches/fio_examples.sh DIR [IOSCOPE_BINARY]   (-v lists every file)
 set -u
 verbose=0
@@ -33,6 +40,13 @@ example_env() {
     esac
 }
 
+# The fio options an example's comment puts on its command line (empty: none).
+example_args() {
+    case "$1" in
+    sprandom.fio) echo "--filename=/dev/nvme0n1" ;;
+    esac
+}
+
 count() { # count WITH_ENV(0|1)
 ok=0 refused=0
 : >"$reasons"
@@ -40,8 +54,14 @@ for f in "$dir"/*.fio; do
     [ -e "$f" ] || continue
     # shellcheck disable=SC2086 # word splitting of the variable lists is wanted
     if [ "$1" -eq 1 ]; then
-        err=$(env -u ${example_vars// / -u } $(example_env "$(basename "$f")") \
-            "$bin" convert "$f" 2>&1 >/dev/null)
+        args=$(example_args "$(basename "$f")")
+        if [ -n "$args" ]; then
+            err=$(env -u ${example_vars// / -u } $(example_env "$(basename "$f")") \
+                "$bin" convert fio $args "$f" 2>&1 >/dev/null)
+        else
+            err=$(env -u ${example_vars// / -u } $(example_env "$(basename "$f")") \
+                "$bin" convert "$f" 2>&1 >/dev/null)
+        fi
     else
         err=$(env -u ${example_vars// / -u } "$bin" convert "$f" 2>&1 >/dev/null)
     fi

@@ -29,17 +29,8 @@ pub fn translate_args(
     target: Option<&str>,
 ) -> Result<Translated, AppError> {
     match tool {
-        Tool::Fio => {
-            let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-            if !files.is_empty() && files.len() == args.len() {
-                if files.len() > 1 {
-                    return Err(refused("give one fio job file at a time"));
-                }
-                Ok(fio::parse_file(Path::new(files[0]), &fio::process_env)?)
-            } else {
-                Ok(fio::parse_args(args)?)
-            }
-        }
+        // Options, `--name` jobs and job files, as fio reads them.
+        Tool::Fio => Ok(fio::parse_args(args)?),
         Tool::Vdbench => {
             let mut file = None;
             let mut i = 0;

@@ -210,6 +210,8 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     fill_fs: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    precondition: Option<PreconditionTable>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     think: Option<String>,
@@ -293,6 +295,16 @@ impl LogKeys {
             fio_log_job: (l.job != 1).then_some(l.job),
         }
     }
+}
+
+/// `precondition = { method = "sprandom", op = 0.15, regions = 100, cache = "1m" }`.
+#[derive(Debug, Serialize)]
+struct PreconditionTable {
+    method: &'static str,
+    op: f64,
+    regions: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache: Option<String>,
 }
 
 /// `bs = "4k"` or an ordered split `bs = { "4k" = 50, "64k" = 50 }` (the order is the
@@ -586,6 +598,12 @@ impl WorkloadTable {
             cmdprio: w.priority.per_io.iter().map(|p| p.to_string()).collect(),
             atomic_writes: w.atomic_writes,
             fill_fs: w.fill_fs,
+            precondition: w.sprandom.map(|spr| PreconditionTable {
+                method: "sprandom",
+                op: spr.op,
+                regions: spr.regions,
+                cache: (spr.cache_bytes > 0).then(|| format_size(spr.cache_bytes)),
+            }),
             start_delay: (w.pauses.start_delay_ns > 0)
                 .then(|| format_duration_ns(w.pauses.start_delay_ns)),
             think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
@@ -689,6 +707,16 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
     }
     if w.fill_fs {
         s.push_str("fill_device=1\n");
+    }
+    if let Some(spr) = w.sprandom {
+        let _ = writeln!(
+            s,
+            "sprandom=1\nspr_op={}\nspr_num_regions={}\nnorandommap=1",
+            spr.op, spr.regions
+        );
+        if spr.cache_bytes > 0 {
+            let _ = writeln!(s, "spr_cs={}", spr.cache_bytes);
+        }
     }
 }
 

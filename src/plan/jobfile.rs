@@ -20,8 +20,8 @@ use super::engine_opts::{
 };
 use super::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, Distribution, EngineKind, FileCreate, FioLogs,
-    Flow, Pacing, Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TargetSpec, TrimMode,
-    Workload, Zones,
+    Flow, Pacing, Pauses, Plan, Rate, RunSpec, SeqLayout, Sprandom, SteadyStop, TargetSpec,
+    TrimMode, Workload, Zones,
 };
 use super::on_error::{self, Errno, ErrorKind, OnError};
 use super::overrides::{Amount, VerifyBacklog, WorkloadOverrides};
@@ -142,6 +142,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "cmdprio",
     "atomic_writes",
     "fill_fs",
+    "precondition",
     // The workload's own values of run settings (fio gives each job its own).
     "engine",
     "warmup",
@@ -1034,6 +1035,10 @@ impl<'a> Ctx<'a> {
             None => false,
         };
         let overrides = self.overrides(&sec, &name)?;
+        let sprandom = sec
+            .get("precondition")
+            .map(|v| self.precondition(v))
+            .transpose()?;
         if let (Some(v), Rate::Iops(_)) = (sec.get("verify_backlog"), &rate) {
             return Err(self.err(
                 v.span(),
@@ -1069,10 +1074,75 @@ impl<'a> Ctx<'a> {
                 priority,
                 atomic_writes,
                 fill_fs,
+                sprandom,
                 overrides,
             },
             at,
         ))
+        .and_then(|(w, at)| match w.sprandom.and_then(|s| s.misfit(&w)) {
+            Some(why) => Err(self.err(
+                sec.get("precondition")
+                    .map_or(sec.span.clone(), |v| v.span()),
+                format!("'precondition' (sprandom): {why}"),
+            )),
+            None => Ok((w, at)),
+        })
+    }
+
+    /// `precondition = { method = "sprandom", op = 0.15, regions = 100, cache = "0" }`:
+    /// fio's SPRandom (`op`, `regions`, `cache` default to fio's 0.15, 100 and 0).
+    fn precondition(&self, v: &Spanned<Node>) -> Res<Sprandom> {
+        let want = "a table such as { method = \"sprandom\", op = 0.15, regions = 100 }";
+        let Node::Table(entries) = v.get_ref() else {
+            return Err(self.type_err("precondition", v, want));
+        };
+        let mut spr = Sprandom::default();
+        let mut method = None;
+        for (key, val) in entries {
+            match key.get_ref().as_str() {
+                "method" => method = Some((self.string("precondition.method", val)?, val)),
+                "op" => {
+                    spr.op = match val.get_ref() {
+                        Node::Float(x) => *x,
+                        Node::Int(i) => *i as f64,
+                        _ => {
+                            return Err(self.type_err(
+                                "precondition.op",
+                                val,
+                                "a ratio such as 0.15",
+                            ))
+                        }
+                    };
+                    if !(spr.op > 0.0 && spr.op < 1.0) {
+                        return Err(self.err(
+                            val.span(),
+                            format!(
+                                "'precondition.op' must be between 0 and 1 (exclusive), found {}",
+                                spr.op
+                            ),
+                        ));
+                    }
+                }
+                "regions" => spr.regions = self.count("precondition.regions", val)?,
+                "cache" => spr.cache_bytes = self.size("precondition.cache", val, true)?,
+                other => {
+                    return Err(self.err(
+                        key.span(),
+                        format!(
+                        "unknown key 'precondition.{other}' (expected method, op, regions, cache)"
+                    ),
+                    ))
+                }
+            }
+        }
+        match method {
+            Some(("sprandom", _)) => Ok(spr),
+            Some((m, val)) => Err(self.err(
+                val.span(),
+                format!("'precondition.method' = {m:?}: the one method is \"sprandom\""),
+            )),
+            None => Err(self.err(v.span(), "'precondition' needs method = \"sprandom\"")),
+        }
     }
 
     /// `prio` (`CLASS[/LEVEL[/HINT]]`) and `cmdprio` (one share

@@ -670,6 +670,11 @@ pub struct Workload {
     /// `io_bytes` have been done there, then moves `range_bytes + skip_bytes` on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,
+    /// SPRandom preconditioning (fio's `sprandom`): the random writes follow the
+    /// order that leaves an SSD's flash as steady-state random writing would, and
+    /// write its physical capacity once (see `run::sprandom`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprandom: Option<Sprandom>,
     /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -724,6 +729,72 @@ pub struct Zones {
     /// Bytes left out between zones (fio's `zoneskip`).
     #[serde(default)]
     pub skip_bytes: u64,
+}
+
+/// SPRandom's settings (fio's `spr_op`, `spr_num_regions`, `spr_cs`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sprandom {
+    /// The drive's over-provisioning ratio, 0 < op < 1 (fio's default 0.15).
+    pub op: f64,
+    /// Equal regions the physical capacity is cut into (fio's default 100).
+    pub regions: u32,
+    /// The drive's write cache; above 0, rewrites wait a region (fio's default 0).
+    #[serde(default)]
+    pub cache_bytes: u64,
+}
+
+impl Default for Sprandom {
+    fn default() -> Self {
+        Sprandom {
+            op: 0.15,
+            regions: 100,
+            cache_bytes: 0,
+        }
+    }
+}
+
+impl Sprandom {
+    /// Why `w` cannot run with SPRandom, if it cannot: the order is one stream's
+    /// random writes of one block size over the whole working set.
+    pub fn misfit(&self, w: &Workload) -> Option<String> {
+        if !(self.op > 0.0 && self.op < 1.0) {
+            return Some(format!(
+                "op {} must be between 0 and 1 (exclusive)",
+                self.op
+            ));
+        }
+        if self.regions == 0 {
+            return Some("regions must be at least 1".into());
+        }
+        if w.read_pct != 0 || w.trim != TrimMode::None {
+            return Some("it writes only (rw = \"randwrite\")".into());
+        }
+        if !matches!(w.pattern, AccessPattern::Random) {
+            return Some("its writes are random (rw = \"randwrite\")".into());
+        }
+        if w.bs.min_bytes() != w.bs.max_bytes() {
+            return Some("it takes one block size".into());
+        }
+        if w.streams != 1 {
+            return Some(format!(
+                "its order is one stream's; streams = {} (fio: numjobs=1)",
+                w.streams
+            ));
+        }
+        if w.dist != Distribution::Uniform
+            || w.zones.is_some()
+            || w.share_pct.is_some()
+            || w.offset_increment_bytes != 0
+        {
+            return Some(
+                "it chooses every offset itself (no dist, zones, share or offset_increment)".into(),
+            );
+        }
+        if w.align_bytes.is_some_and(|a| a != w.bs.max_bytes()) {
+            return Some("its offsets are multiples of the block size (align = bs)".into());
+        }
+        None
+    }
 }
 
 impl Workload {
@@ -906,6 +977,7 @@ impl Default for Workload {
             priority: Default::default(),
             atomic_writes: false,
             fill_fs: false,
+            sprandom: None,
             overrides: Default::default(),
         }
     }

@@ -174,6 +174,10 @@ pub struct WorkloadEcho {
     /// `skip_bytes` left out; absent when the workload has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,
+    /// SPRandom preconditioning (fio's `sprandom`); absent when the workload's random
+    /// writes are plain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprandom: Option<Sprandom>,
     /// fio's flow control: the workload's flow id and weight; absent when free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
@@ -335,6 +339,15 @@ pub struct Zones {
     pub skip_bytes: u64,
 }
 
+/// SPRandom as run (see the plan's `Sprandom`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sprandom {
+    pub op: f64,
+    pub regions: u32,
+    #[serde(default)]
+    pub cache_bytes: u64,
+}
+
 /// Whether a workload discarded: `only` (every I/O a trim: fio's trim, randtrim) or
 /// `then_write` (each range trimmed, then written: trimwrite, randtrimwrite).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -426,6 +439,7 @@ impl Default for WorkloadEcho {
             priority: None,
             atomic_writes: false,
             fill_fs: false,
+            sprandom: None,
             pauses: Pauses::default(),
             engine: None,
             warmup_ns: None,

@@ -47,6 +47,20 @@ pub fn io_echo(io: &tuning::IoTuning) -> io_wire::IoEcho {
     }
 }
 
+/// The result's echo of SPRandom's settings.
+fn sprandom_echo(s: plan::Sprandom) -> wire::Sprandom {
+    let plan::Sprandom {
+        op,
+        regions,
+        cache_bytes,
+    } = s;
+    wire::Sprandom {
+        op,
+        regions,
+        cache_bytes,
+    }
+}
+
 /// The result's echo of a plan workload.
 pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
     let plan::Workload {
@@ -75,6 +89,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         priority,
         atomic_writes,
         fill_fs,
+        sprandom,
         // Effective values need the run and the engine that ran it: `own_echo`.
         overrides: _,
     } = w;
@@ -157,6 +172,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         priority: (!priority.is_default()).then(|| priorities(priority)),
         atomic_writes: *atomic_writes,
         fill_fs: *fill_fs,
+        sprandom: sprandom.map(sprandom_echo),
         engine: None,
         warmup_ns: None,
         cpus: None,
@@ -361,6 +377,7 @@ mod tests {
                 },
                 atomic_writes: true,
                 fill_fs: false,
+                sprandom: Some(plan::Sprandom::default()),
                 overrides: Default::default(),
             },
             plan::Workload {

@@ -7,6 +7,7 @@ use super::data::TargetState;
 use super::engine_choice::EngineChoice;
 use super::groups::Group;
 use super::setup::{allowed_cpus, Resolved};
+use super::sprandom::{Layout, SprandomOrder};
 use super::stream::{Schedule, Stream, WorkloadShape};
 use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
@@ -75,6 +76,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 (r.ws_start, r.ws_len)
             };
             let bytes_left = match run.passes_of(w) {
+                // SPRandom's order ends the stream itself, past one pass.
+                _ if w.sprandom.is_some() => u64::MAX,
                 Some(p) if w.pauses.pass_bytes > 0 => p.saturating_mul(w.pauses.pass_bytes),
                 Some(p) => {
                     let per_stream = if inc > 0 {
@@ -144,10 +147,23 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                     _ => None,
                 },
                 seq_issued: [0; crate::plan::model::Op::COUNT],
+                sprandom: sprandom_order(w, r, seed),
             });
         }
     }
     out
+}
+
+/// SPRandom's write order for a stream of `w`; its layout was checked with the
+/// working set before the run.
+fn sprandom_order(
+    w: &crate::plan::model::Workload,
+    r: &Resolved,
+    seed: u64,
+) -> Option<Box<SprandomOrder>> {
+    let spec = w.sprandom?;
+    let layout = Layout::new(&spec, r.ws_len, w.bs.max_bytes()).ok()?;
+    Some(Box::new(SprandomOrder::new(layout, seed)))
 }
 
 /// A share mix: cumulative weights (per million of the shares) by workload, and the

@@ -25,6 +25,7 @@ pub mod paths;
 pub mod request_flags;
 pub mod setup;
 pub mod slots;
+pub mod sprandom;
 pub mod spread;
 pub mod start_gate;
 pub mod steady;

@@ -362,6 +362,9 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         if let Some(why) = w.zones.as_ref().and_then(|z| z.misfit(w)) {
             return Err(invalid(why));
         }
+        if let Some(why) = w.sprandom.as_ref().and_then(|s| s.misfit(w)) {
+            return Err(invalid(format!("sprandom: {why}")));
+        }
         if let Some(p) = w.share_pct {
             if !(p.is_finite() && p > 0.0) {
                 return Err(invalid(format!("share {p} must be a positive number")));
@@ -558,6 +561,16 @@ fn resolve_workloads(
         }
         check_blocks(run, w, t)?;
         check_sequence(run, w, ws_len)?;
+        if let Some(spec) = &w.sprandom {
+            // Regions of at least a block, a cache no larger than a region.
+            super::sprandom::Layout::new(spec, ws_len, w.bs.max_bytes()).map_err(|e| {
+                RunError::Invalid {
+                    run: run.name.clone(),
+                    workload: w.name.clone(),
+                    msg: e.to_string(),
+                }
+            })?;
+        }
         if let (true, Some(a)) = (
             t.direct && run.engine_of(w) != EngineKind::Null,
             t.align_bytes,

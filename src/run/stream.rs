@@ -212,6 +212,8 @@ pub struct Stream {
     /// I/Os issued per direction (read, write, trim) under a sequence distribution,
     /// whose next block each count picks (fio's `io_issues`); untouched otherwise.
     pub seq_issued: [u64; Op::COUNT],
+    /// SPRandom preconditioning: the order of its writes, which ends the stream.
+    pub sprandom: Option<Box<super::sprandom::SprandomOrder>>,
 }
 
 impl Stream {
@@ -298,6 +300,13 @@ impl Stream {
                 self.step_from(o, len, shape)
             };
             o
+        } else if self.sprandom.is_some() {
+            let Some(o) = self.sprandom_offset(shape) else {
+                // Every block written and the rewrites done: the stream is done.
+                self.bytes_left = 0;
+                return None;
+            };
+            o
         } else if shape.offsets.is_sequence() {
             let Some(o) = self.sequence_offset(shape, op) else {
                 // A strided sequence past the working set's end: the stream is done.
@@ -334,6 +343,13 @@ impl Stream {
             ioprio,
             atomic: shape.atomic_writes && op == Op::Write,
         }
+    }
+
+    /// The offset of SPRandom's next write, or `None` once its order is over.
+    #[inline(never)]
+    fn sprandom_offset(&mut self, shape: &WorkloadShape) -> Option<u64> {
+        let block = self.sprandom.as_mut()?.next_block()?;
+        Some(shape.ws_start + block * shape.offset_unit)
     }
 
     /// The offset of the next `op` under a sequence distribution (each direction
@@ -527,6 +543,7 @@ mod tests {
             pass_left: u64::MAX,
             backlog: None,
             seq_issued: [0; Op::COUNT],
+            sprandom: None,
         }
     }
 

@@ -1052,3 +1052,141 @@ fn fio_dedupe_working_set_is_shared_between_jobs() {
         "the files share contents: {a} + {b} vs {both}"
     );
 }
+
+/// fio's common form `fio --filename=DEV --size=… JOBFILE`: the command line's
+/// options are defaults for the job file's jobs, which its own [global] and job
+/// sections override, and `--section` keeps only the named job.
+#[test]
+fn fio_command_line_options_apply_to_the_job_files_jobs() {
+    let d = tempdir();
+    let target = d.path().join("target.dat");
+    let job = d.path().join("seq.fio");
+    std::fs::write(
+        &job,
+        "[global]\nrw=write\nbs=4k\n\n[fill]\n\n[other]\nrw=read\n",
+    )
+    .unwrap();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        [
+            "fio",
+            &format!("--filename={}", target.display()),
+            "--size=1m",
+            "--bs=64k",
+            "--ioengine=sync",
+            "--section=fill",
+            job.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    assert_eq!(r.doc.runs.len(), 1);
+    let run0 = r.run(0);
+    assert_eq!(run0.name, "fill", "--section=fill left out [other]");
+    // One pass of 1 MiB (the command line's size) in the file's 4k blocks, not the
+    // command line's 64k.
+    assert_eq!(run0.totals.write.bytes, 1 << 20);
+    assert_eq!(run0.totals.write.ios, 256);
+    assert_eq!(run0.totals.read.ios, 0);
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), 1 << 20);
+    // An error in the job file names its line.
+    std::fs::write(&job, "[global]\nrw=write\n[fill]\nbs=sixteen\n").unwrap();
+    let o = run(&[
+        "fio",
+        &format!("--filename={}", target.display()),
+        "--size=1m",
+        job.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{}:4: ", job.display())),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// SPRandom from a native job file against a temp file: the stream writes the
+/// physical capacity (logical × 1.15) once, in 4k random writes, and stops there.
+#[test]
+fn sprandom_precondition_writes_the_physical_capacity_once() {
+    let d = tempdir();
+    let target = d.path().join("ssd.img");
+    let job = d.path().join("spr.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "[[target]]\nname = \"t\"\npath = {:?}\nsize = \"16m\"\n\n\
+             [[workload]]\nname = \"spr\"\ntarget = \"t\"\nrw = \"randwrite\"\nbs = \"4k\"\n\
+             qd = 8\nprecondition = {{ method = \"sprandom\", op = 0.15, regions = 10 }}\n\n\
+             [[run]]\nname = \"pre\"\nworkloads = [\"spr\"]\nengine = \"uring\"\n",
+            target.display().to_string()
+        ),
+    )
+    .unwrap();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        ["run", job.to_str().unwrap(), "-q"],
+    )
+    .expect_code(0);
+    let run0 = r.run(0);
+    let logical_blocks = 4096u64; // 16 MiB of 4k
+    let physical = (logical_blocks as f64 * 1.15) * 4096.0;
+    let written = run0.totals.write.bytes as f64;
+    assert_eq!(run0.totals.write.bytes, run0.totals.write.ios * 4096);
+    assert_eq!(run0.totals.read.ios, 0);
+    assert!(
+        (written / physical - 1.0).abs() < 0.01,
+        "wrote {written} bytes for a physical capacity of {physical}"
+    );
+    assert_eq!(r.wire_run(0)["workload"]["sprandom"]["regions"], 10);
+    // Too many regions for the target: refused before any I/O, naming the workload.
+    let bad = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("regions = 10", "regions = 100000");
+    std::fs::write(&job, bad).unwrap();
+    let o = run(&["run", job.to_str().unwrap(), "-q"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("sprandom"), "{}", stderr(&o));
+}
+
+/// fio's examples/sprandom.fio as its comment runs it, on a loop device with direct
+/// I/O: `FIO_BS=4096 fio --filename=/dev/loopN examples/sprandom.fio`.
+#[test]
+fn fio_sprandom_example_runs_on_a_loop_device() {
+    let dev = match LoopDev::new(64) {
+        Ok(d) => d,
+        Err(why) => return skip_or_fail(&format!("loop device: {why}")),
+    };
+    let d = tempdir();
+    let job = d.path().join("sprandom.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=libaio\nrw=randwrite\nbs=${FIO_BS}\nblockalign=${FIO_BS}\n\
+         direct=1\nnorandommap=1\niodepth=64\n[preconditioning]\nsprandom=1\n\
+         spr_op=0.15\nspr_num_regions=100\n",
+    )
+    .unwrap();
+    let json = d.path().join("r.json");
+    let o = ioscope()
+        .env("FIO_BS", "4096")
+        .args([
+            "fio",
+            &format!("--filename={}", dev.dev),
+            "--ioengine=io_uring",
+        ])
+        .arg(&job)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = read_json(&json);
+    let w = &v["runs"][0]["totals"]["write"];
+    let physical = 64.0 * 1.15 * 1048576.0;
+    let bytes = w["bytes"].as_f64().unwrap();
+    assert!(
+        (bytes / physical - 1.0).abs() < 0.01,
+        "wrote {bytes} bytes to {} for a physical capacity of {physical}",
+        dev.dev
+    );
+    assert_eq!(v["runs"][0]["workload"]["sprandom"]["op"], 0.15);
+}

@@ -28,12 +28,14 @@ use crate::plan::units::{
 };
 
 mod block_sizes;
+mod command_line;
 mod errors;
 mod file_create;
 mod net;
 mod nfs;
 mod op_engines;
 mod priority;
+mod sprandom;
 mod verify;
 
 /// How deep `include` may nest before we assume a cycle.
@@ -72,16 +74,26 @@ pub fn parse_str(
     base_dir: &Path,
     env: EnvLookup<'_>,
 ) -> Result<Translated, CompatError> {
-    let mut items = Vec::new();
-    let mut notes = Vec::new();
-    lex_ini(source_name, text, base_dir, env, 0, &mut items, &mut notes)?;
+    let mut lexed = Lexed::default();
+    let at = Lexing {
+        source: source_name,
+        base_dir,
+        env,
+        depth: 0,
+    };
+    lex_ini(&at, text, &[], &mut lexed)?;
+    translate_noted(lexed)
+}
+
+/// Translates lexed items; an error in a value that an unset variable emptied says so.
+fn translate_noted(lexed: Lexed) -> Result<Translated, CompatError> {
+    let Lexed { items, notes, .. } = lexed;
     let unset_at: Vec<String> = notes
         .iter()
         .filter(|n| n.contains(UNSET_NOTE))
         .cloned()
         .collect();
     translate(items, notes).map_err(|mut e| {
-        // An error in a value that an unset variable emptied says so.
         let at = format!("{}:{}: ", e.source_name, e.line);
         if let Some(n) = unset_at.iter().find(|n| n.starts_with(&at)) {
             let why = n.split(" — ").nth(1).unwrap_or(n);
@@ -91,81 +103,18 @@ pub fn parse_str(
     })
 }
 
-/// Translates a fio command line, argv style (the program name may come first).
-/// Accepts `--opt=value`, `--opt value`, and fio's single-dash forms `-opt=value` and
-/// `-opt value`; `--name` starts a new job and options before the first `--name` are
-/// global.
+/// Translates a fio command line, argv style (the program name may come first), with
+/// the job files it names read as fio reads them (see [`command_line`]). Accepts
+/// `--opt=value`, `--opt value`, and fio's single-dash forms `-opt=value` and `-opt
+/// value`; `--name` starts a new job and options before the first `--name` are global.
+/// `${VAR}` in the job files is looked up in the process environment.
 pub fn parse_args(args: &[String]) -> Result<Translated, CompatError> {
-    let mut items = Vec::new();
-    let mut i = 0;
-    if let Some(first) = args.first() {
-        let prog = first.rsplit('/').next().unwrap_or(first);
-        if prog == "fio" || prog == "fio.exe" {
-            i = 1;
-        }
-    }
-    let mut saw_name = false;
-    while i < args.len() {
-        let arg = &args[i];
-        let loc = Loc::Arg {
-            index: i + 1,
-            text: arg.clone(),
-        };
-        let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
-            return Err(loc.error(
-                "job files on a fio command line are not read here; \
-                 translate the job file itself",
-            ));
-        };
-        if body.is_empty() {
-            return Err(loc.error("empty option"));
-        }
-        let (key, value) = match body.split_once('=') {
-            Some((k, v)) => (k.to_string(), Some(v.to_string())),
-            None => {
-                let key = body.to_string();
-                let takes_value = !is_flag(&normalise_key(&key));
-                match args.get(i + 1) {
-                    Some(next) if takes_value && !looks_like_option(next) => {
-                        i += 1;
-                        (key, Some(next.clone()))
-                    }
-                    _ => (key, None),
-                }
-            }
-        };
-        let key_n = normalise_key(&key);
-        if key_n == "name" {
-            let Some(v) = value.clone() else {
-                return Err(loc.error("--name needs a value"));
-            };
-            saw_name = true;
-            items.push(Item::Section(v, loc.clone()));
-        } else if !saw_name && !items.iter().any(|it| matches!(it, Item::Section(..))) {
-            items.push(Item::Section("global".into(), loc.clone()));
-            items.push(Item::Opt(key, value, loc));
-        } else {
-            items.push(Item::Opt(key, value, loc));
-        }
-        i += 1;
-    }
-    if items.is_empty() {
-        return Err(CompatError {
-            source_name: "command line".into(),
-            line: 0,
-            column_or_arg: None,
-            msg: "no fio options given".into(),
-        });
-    }
-    if !saw_name {
-        // fio wants --name; a lone set of options still describes one job.
-        let loc = Loc::Arg {
-            index: args.len(),
-            text: args.last().cloned().unwrap_or_default(),
-        };
-        items.push(Item::Section("job".into(), loc));
-    }
-    translate(items, Vec::new())
+    command_line::parse(args, &process_env)
+}
+
+/// [`parse_args`] with the job files' `${VAR}` looked up in `env`.
+pub fn parse_args_env(args: &[String], env: EnvLookup<'_>) -> Result<Translated, CompatError> {
+    command_line::parse(args, env)
 }
 
 fn looks_like_option(s: &str) -> bool {
@@ -177,20 +126,50 @@ fn looks_like_option(s: &str) -> bool {
 enum Item {
     Section(String, Loc),
     Opt(String, Option<String>, Loc),
+    /// fio starts each job file after the first from its built-in defaults: the
+    /// global options set so far (command line, earlier files) are forgotten.
+    ResetGlobal,
 }
 
-fn lex_ini(
-    source: &str,
-    text: &str,
-    base_dir: &Path,
-    env: EnvLookup<'_>,
+/// What lexing produced: the items, and notes that become the plan's warnings.
+#[derive(Debug, Default)]
+struct Lexed {
+    items: Vec<Item>,
+    notes: Vec<String>,
+    /// Where the current job file's items start (options before its first section
+    /// are refused).
+    file_start: usize,
+}
+
+/// Where the text being lexed comes from.
+struct Lexing<'a> {
+    source: &'a str,
+    /// `include` paths are relative to it.
+    base_dir: &'a Path,
+    env: EnvLookup<'a>,
+    /// How many includes deep.
     depth: usize,
-    out: &mut Vec<Item>,
-    notes: &mut Vec<String>,
+}
+
+/// fio's `--section` rule: with sections selected, a job section not among them is
+/// skipped; a section whose name starts with `global` never is.
+fn section_selected(name: &str, select: &[String]) -> bool {
+    select.is_empty() || name.starts_with("global") || select.iter().any(|s| s == name)
+}
+
+/// Lexes job-file text into `out`. With `select` non-empty, job sections not among
+/// it are skipped with their options (fio's `--section`); includes in them are not
+/// read.
+fn lex_ini(
+    at: &Lexing<'_>,
+    text: &str,
+    select: &[String],
+    out: &mut Lexed,
 ) -> Result<(), CompatError> {
+    let mut skipping = false;
     for (idx, raw) in text.lines().enumerate() {
         let loc = Loc::Line {
-            source: source.to_string(),
+            source: at.source.to_string(),
             line: idx + 1,
         };
         let line = strip_comment(raw).trim();
@@ -205,35 +184,18 @@ fn lex_ini(
             if name.is_empty() {
                 return Err(loc.error("empty section name"));
             }
-            out.push(Item::Section(name.to_string(), loc));
+            skipping = !section_selected(name, select);
+            if !skipping {
+                out.items.push(Item::Section(name.to_string(), loc));
+            }
+            continue;
+        }
+        if skipping {
             continue;
         }
         if let Some(rest) = line.strip_prefix("include") {
             if rest.starts_with(char::is_whitespace) {
-                let file = rest.trim();
-                if depth >= MAX_INCLUDE_DEPTH {
-                    return Err(loc.error(format!(
-                        "include nested more than {MAX_INCLUDE_DEPTH} deep (a cycle?)"
-                    )));
-                }
-                let path: PathBuf = if Path::new(file).is_absolute() {
-                    PathBuf::from(file)
-                } else {
-                    base_dir.join(file)
-                };
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    loc.error(format!("cannot read include '{}': {e}", path.display()))
-                })?;
-                let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-                lex_ini(
-                    &path.display().to_string(),
-                    &text,
-                    &base,
-                    env,
-                    depth + 1,
-                    out,
-                    notes,
-                )?;
+                lex_include(at, rest.trim(), &loc, select, out)?;
                 continue;
             }
         }
@@ -245,18 +207,52 @@ fn lex_ini(
             return Err(loc.error(format!("'{line}' has no option name")));
         }
         let value = match value {
-            Some(v) => Some(substitute(&key, &v, env, &loc, notes)?),
+            Some(v) => Some(substitute(&key, &v, at.env, &loc, &mut out.notes)?),
             None => None,
         };
-        if !out.iter().any(|i| matches!(i, Item::Section(..))) {
+        if !out.items[out.file_start..]
+            .iter()
+            .any(|i| matches!(i, Item::Section(..)))
+        {
             return Err(loc.error(format!(
                 "option '{key}' comes before any [section]; fio options belong to \
                  [global] or a job section"
             )));
         }
-        out.push(Item::Opt(key, value, loc));
+        out.items.push(Item::Opt(key, value, loc));
     }
     Ok(())
+}
+
+/// Reads an `include FILE` line's file in place.
+fn lex_include(
+    at: &Lexing<'_>,
+    file: &str,
+    loc: &Loc,
+    select: &[String],
+    out: &mut Lexed,
+) -> Result<(), CompatError> {
+    if at.depth >= MAX_INCLUDE_DEPTH {
+        return Err(loc.error(format!(
+            "include nested more than {MAX_INCLUDE_DEPTH} deep (a cycle?)"
+        )));
+    }
+    let path: PathBuf = if Path::new(file).is_absolute() {
+        PathBuf::from(file)
+    } else {
+        at.base_dir.join(file)
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| loc.error(format!("cannot read include '{}': {e}", path.display())))?;
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let source = path.display().to_string();
+    let inner = Lexing {
+        source: &source,
+        base_dir: &base,
+        env: at.env,
+        depth: at.depth + 1,
+    };
+    lex_ini(&inner, &text, select, out)
 }
 
 /// Removes a `;` or `#` comment: a whole line, or text after whitespace + `;`/`#`.
@@ -470,12 +466,17 @@ fn group_jobs(items: Vec<Item>) -> Result<Vec<(String, Loc, Opts)>, CompatError>
     for item in items {
         match item {
             Item::Section(name, loc) => {
-                if name == "global" {
+                // fio takes any section named global… as [global].
+                if name.starts_with("global") {
                     in_global = true;
                 } else {
                     in_global = false;
                     jobs.push((name, loc, global.clone()));
                 }
+            }
+            Item::ResetGlobal => {
+                global = Opts::default();
+                in_global = false;
             }
             Item::Opt(k, v, loc) => {
                 if in_global {
@@ -567,6 +568,10 @@ fn group_runs(
         if let Some(why) = job.workload.zones.and_then(|z| z.misfit(&job.workload)) {
             unsupported.push(format!("zonemode=strided — {why}"), &job.loc);
             job.workload.zones = None;
+        }
+        if let Some(why) = job.workload.sprandom.and_then(|s| s.misfit(&job.workload)) {
+            unsupported.push(format!("sprandom=1 — {why}"), &job.loc);
+            job.workload.sprandom = None;
         }
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
@@ -1039,6 +1044,7 @@ impl<'a> JobCx<'a> {
         let priority = self.priorities(engine, &bs)?;
         let atomic_writes = self.atomic(engine)?;
         let fill_fs = self.fill_device(read_pct)?;
+        let sprandom = self.sprandom(read_pct, &pattern)?;
         self.run_opts.push((
             "engine options",
             op_engines::fio_text(&engine_opts),
@@ -1124,6 +1130,7 @@ impl<'a> JobCx<'a> {
                 priority,
                 atomic_writes,
                 fill_fs,
+                sprandom,
                 overrides: crate::plan::WorkloadOverrides {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
@@ -2947,17 +2954,15 @@ mod tests {
     /// The option names the translator asks about while resolving every job of
     /// `text`.
     fn asked(text: &str) -> BTreeSet<String> {
-        let mut items = Vec::new();
-        lex_ini(
-            "t.fio",
-            text,
-            Path::new("."),
-            &no_env,
-            0,
-            &mut items,
-            &mut Vec::new(),
-        )
-        .unwrap();
+        let mut lexed = Lexed::default();
+        let at = Lexing {
+            source: "t.fio",
+            base_dir: Path::new("."),
+            env: &no_env,
+            depth: 0,
+        };
+        lex_ini(&at, text, &[], &mut lexed).unwrap();
+        let items = lexed.items;
         let mut names = BTreeSet::new();
         let (mut un, mut warnings) = (UnsupportedList::default(), Vec::new());
         for (section, loc, opts) in group_jobs(items).unwrap() {

@@ -698,6 +698,14 @@ pub const OPTIONS: &[FioOption] = &[
         "log_offset",
         "an offset column in the fio logs (0: averaged samples have no offset, as in fio)",
     )),
+    flag(maps(
+        "sprandom",
+        "SPRandom preconditioning: the workload's sprandom order (random writes of the \
+         physical capacity, leaving the model's validity per region)",
+    )),
+    maps("spr_op", "sprandom: the over-provisioning ratio (default 0.15)"),
+    maps("spr_num_regions", "sprandom: the number of regions (default 100)"),
+    maps("spr_cs", "sprandom: the drive's cache size; rewrites wait a region"),
     // Accepted without effect.
     flag(no_effect(
         "norandommap",
