@@ -178,11 +178,25 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Option::is_none")]
     offset_increment: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    zone_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     zone_size: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     zone_range: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     zone_skip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_capacity: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_open_zones: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_max_open_zones: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_reset_threshold: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_reset_frequency: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    read_beyond_wp: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     flow: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -532,9 +546,28 @@ impl WorkloadTable {
             seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
             offset_increment: (w.offset_increment_bytes > 0)
                 .then(|| format_size(w.offset_increment_bytes)),
-            zone_size: w.zones.map(|z| format_size(z.io_bytes)),
+            zone_size: w
+                .zones
+                .map(|z| format_size(z.io_bytes))
+                .or(w.zbd.map(|z| format_size(z.zone_bytes))),
             zone_range: w.zones.map(|z| format_size(z.range_bytes)),
             zone_skip: w.zones.map(|z| format_size(z.skip_bytes)),
+            zone_mode: w.zbd.map(|_| "zbd"),
+            zone_capacity: w
+                .zbd
+                .filter(|z| z.capacity_bytes != z.zone_bytes)
+                .map(|z| format_size(z.capacity_bytes)),
+            max_open_zones: w.zbd.map(|z| z.max_open).filter(|&n| n > 0),
+            stream_max_open_zones: w.zbd.map(|z| z.stream_max_open).filter(|&n| n > 0),
+            zone_reset_threshold: w
+                .zbd
+                .filter(|z| z.reset_threshold > 0.0)
+                .map(|z| z.reset_threshold),
+            zone_reset_frequency: w
+                .zbd
+                .filter(|z| z.reset_frequency > 0.0)
+                .map(|z| z.reset_frequency),
+            read_beyond_wp: w.zbd.is_some_and(|z| z.read_beyond_wp),
             flow: w.flow.map(|f| f.weight),
             flow_id: w.flow.map(|f| f.id).filter(|&id| id != 0),
             flow_sleep: w
@@ -968,6 +1001,33 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
             format_size(z.range_bytes),
             format_size(z.skip_bytes)
         );
+    }
+    if let Some(z) = w.zbd {
+        fio_zbd(s, &z);
+    }
+}
+
+/// Emulated zones as fio's `zonemode=zbd` options.
+fn fio_zbd(s: &mut String, z: &crate::plan::zbd::Zbd) {
+    let _ = writeln!(s, "zonemode=zbd\nzonesize={}", format_size(z.zone_bytes));
+    if z.capacity_bytes != z.zone_bytes {
+        let _ = writeln!(s, "zonecapacity={}", format_size(z.capacity_bytes));
+    }
+    if z.max_open > 0 {
+        let _ = writeln!(s, "max_open_zones={}", z.max_open);
+    }
+    if z.stream_max_open > 0 {
+        let _ = writeln!(s, "job_max_open_zones={}", z.stream_max_open);
+    }
+    if z.reset_frequency > 0.0 {
+        let _ = writeln!(
+            s,
+            "zone_reset_threshold={}\nzone_reset_frequency={}",
+            z.reset_threshold, z.reset_frequency
+        );
+    }
+    if z.read_beyond_wp {
+        let _ = writeln!(s, "read_beyond_wp=1");
     }
 }
 

@@ -28,6 +28,7 @@ use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
 use super::units::{self, UnitError};
+use super::zbd::Zbd;
 
 /// A job-file error with its location.
 #[derive(Debug, thiserror::Error)]
@@ -131,6 +132,13 @@ const WORKLOAD_KEYS: &[&str] = &[
     "zone_size",
     "zone_range",
     "zone_skip",
+    "zone_mode",
+    "zone_capacity",
+    "max_open_zones",
+    "stream_max_open_zones",
+    "zone_reset_threshold",
+    "zone_reset_frequency",
+    "read_beyond_wp",
     "flow",
     "flow_id",
     "flow_sleep",
@@ -958,7 +966,7 @@ impl<'a> Ctx<'a> {
         let pauses = self.pauses(&sec, &rate)?;
         let align_bytes = self.align(&sec, &bs)?;
         let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
-        let zones = self.zones(&sec)?;
+        let (zones, zbd) = self.zone_modes(&sec)?;
         let offset_increment_bytes = match sec.get("offset_increment") {
             Some(v) => self.size("offset_increment", v, true)?,
             None => 0,
@@ -1014,6 +1022,7 @@ impl<'a> Ctx<'a> {
                 seq_gap_bytes,
                 offset_increment_bytes,
                 zones,
+                zbd,
                 flow,
                 exit_all,
                 pauses,
@@ -1355,6 +1364,93 @@ impl<'a> Ctx<'a> {
             range_bytes,
             skip_bytes,
         }))
+    }
+
+    /// `zone_mode`: `"strided"` (the default when `zone_size` is given: see
+    /// [`Self::zones`]) or `"zbd"`, emulated zones of `zone_size` with
+    /// `zone_capacity`, `max_open_zones`, `stream_max_open_zones`,
+    /// `zone_reset_threshold`, `zone_reset_frequency` and `read_beyond_wp`.
+    fn zone_modes(&self, sec: &Section<'_>) -> Res<(Option<Zones>, Option<Zbd>)> {
+        const ZBD_KEYS: [&str; 6] = [
+            "zone_capacity",
+            "max_open_zones",
+            "stream_max_open_zones",
+            "zone_reset_threshold",
+            "zone_reset_frequency",
+            "read_beyond_wp",
+        ];
+        let mode = sec.get("zone_mode");
+        let zbd_mode = match mode {
+            None => false,
+            Some(v) => match self.string("zone_mode", v)? {
+                "strided" => false,
+                "zbd" => true,
+                other => {
+                    return Err(self.err(
+                        v.span(),
+                        format!("'zone_mode' must be \"strided\" or \"zbd\", found {other:?}"),
+                    ))
+                }
+            },
+        };
+        if !zbd_mode {
+            if let Some(k) = ZBD_KEYS.iter().find(|k| sec.get(k).is_some()) {
+                let v = sec.get(k).expect("found above");
+                return Err(self.err(v.span(), format!("'{k}' needs zone_mode = \"zbd\"")));
+            }
+            if let (Some(v), None) = (mode, sec.get("zone_size")) {
+                return Err(self.err(v.span(), "'zone_mode' needs 'zone_size'"));
+            }
+            return Ok((self.zones(sec)?, None));
+        }
+        let mode = mode.expect("zbd_mode");
+        if let Some(v) = sec.get("zone_range").or_else(|| sec.get("zone_skip")) {
+            return Err(self.err(
+                v.span(),
+                "'zone_range' and 'zone_skip' are for strided zones, not zone_mode = \"zbd\"",
+            ));
+        }
+        let Some(size) = sec.get("zone_size") else {
+            return Err(self.err(mode.span(), "zone_mode = \"zbd\" needs 'zone_size'"));
+        };
+        let zone_bytes = self.size("zone_size", size, false)?;
+        let open = |k: &str| -> Res<u32> {
+            match sec.get(k) {
+                None => Ok(0),
+                Some(v) => self.count(k, v),
+            }
+        };
+        let ratio = |k: &str| -> Res<f64> {
+            let Some(v) = sec.get(k) else { return Ok(0.0) };
+            let x = match v.get_ref() {
+                Node::Int(i) => *i as f64,
+                Node::Float(x) => *x,
+                _ => return Err(self.type_err(k, v, "a number from 0 to 1")),
+            };
+            if !(0.0..=1.0).contains(&x) {
+                return Err(self.err(v.span(), format!("'{k}' must be from 0 to 1, found {x}")));
+            }
+            Ok(x)
+        };
+        let z = Zbd {
+            zone_bytes,
+            capacity_bytes: match sec.get("zone_capacity") {
+                Some(v) => self.size("zone_capacity", v, false)?,
+                None => zone_bytes,
+            },
+            max_open: open("max_open_zones")?,
+            stream_max_open: open("stream_max_open_zones")?,
+            reset_threshold: ratio("zone_reset_threshold")?,
+            reset_frequency: ratio("zone_reset_frequency")?,
+            read_beyond_wp: match sec.get("read_beyond_wp") {
+                Some(v) => self.boolean("read_beyond_wp", v)?,
+                None => false,
+            },
+        };
+        if let Some(why) = z.invalid() {
+            return Err(self.err(mode.span(), format!("zone_mode = \"zbd\": {why}")));
+        }
+        Ok((None, Some(z)))
     }
 
     /// `start_delay`, `think`, `think_every`, `stop_after` and `stop_after_ios` (think time is for closed-loop

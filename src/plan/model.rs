@@ -613,6 +613,10 @@ pub struct Workload {
     /// `io_bytes` have been done there, then moves `range_bytes + skip_bytes` on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,
+    /// fio's `zonemode=zbd` on a file or a device that is not zoned: writes go to
+    /// the write pointers of emulated zones, reads stay below them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<super::zbd::Zbd>,
     /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -833,6 +837,7 @@ impl Default for Workload {
             seq_gap_bytes: 0,
             offset_increment_bytes: 0,
             zones: None,
+            zbd: None,
             flow: None,
             exit_all: false,
             pauses: Pauses::default(),

@@ -69,6 +69,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         seq_gap_bytes,
         offset_increment_bytes,
         zones,
+        zbd,
         flow,
         exit_all,
         pauses,
@@ -120,6 +121,15 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
             io_bytes: z.io_bytes,
             range_bytes: z.range_bytes,
             skip_bytes: z.skip_bytes,
+        }),
+        zbd: zbd.map(|z| wire::Zbd {
+            zone_bytes: z.zone_bytes,
+            capacity_bytes: z.capacity_bytes,
+            max_open: (z.max_open > 0).then_some(z.max_open),
+            stream_max_open: (z.stream_max_open > 0).then_some(z.stream_max_open),
+            reset_threshold: (z.reset_frequency > 0.0).then_some(z.reset_threshold),
+            reset_frequency: (z.reset_frequency > 0.0).then_some(z.reset_frequency),
+            read_beyond_wp: z.read_beyond_wp,
         }),
         flow: flow.map(|f| {
             let plan::Flow {

@@ -142,6 +142,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                     _ => None,
                 },
                 seq_issued: [0; crate::plan::model::Op::COUNT],
+                zbd_wrote: false,
             });
         }
     }
@@ -195,16 +196,26 @@ pub(super) struct Launched {
     /// the clock's participants, so it can hold time at each interval boundary until
     /// it has judged the interval (see `collector::hold_at_boundary`).
     pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
+    /// Each workload's use of its target's zone table (zonemode=zbd), for the zone
+    /// resets in the result.
+    pub zbd: Vec<Option<super::zbd::ZbdUse>>,
 }
 
 /// Each workload's shape for the workers, with its share of its flow group.
-fn shapes_of(run: &RunSpec, resolved: &[Resolved]) -> Vec<WorkloadShape> {
+/// A zoned workload's shape holds its use of its target's zone table.
+fn shapes_of(
+    run: &RunSpec,
+    resolved: &[Resolved],
+    zbd: &[Option<super::zbd::ZbdUse>],
+) -> Vec<WorkloadShape> {
     run.workloads
         .iter()
         .zip(resolved)
         .zip(super::flow::shares(&run.workloads))
-        .map(|((w, r), flow)| WorkloadShape {
+        .zip(zbd)
+        .map(|(((w, r), flow), zbd)| WorkloadShape {
             flow,
+            zbd: zbd.clone(),
             ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
         })
         .collect()
@@ -223,7 +234,8 @@ pub(super) fn launch(
     let (plans, workers_reason) = place(run, resolved, groups, opts);
     let nworkers = plans.len();
     let placed = Placed::of(&plans, run.workloads.len());
-    let shapes = shapes_of(run, resolved);
+    let zbd = super::zbd::tables(run, resolved)?;
+    let shapes = shapes_of(run, resolved, &zbd);
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
@@ -329,6 +341,7 @@ pub(super) fn launch(
         workers_reason,
         placed,
         judge: judge.then(|| participants.hand_over()),
+        zbd,
     })
 }
 

@@ -34,6 +34,7 @@ pub mod trim;
 pub mod verify;
 pub mod worker;
 pub mod worker_error;
+pub mod zbd;
 
 use crate::engine::EngineError;
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -195,6 +196,7 @@ pub fn execute(
         choice.reason = format!("{}; {why}", choice.reason);
     }
     let placed = launched.placed.clone();
+    let zbd = launched.zbd.clone();
     let collector::Collected {
         mut result,
         mut verify,
@@ -203,6 +205,7 @@ pub fn execute(
         workload_ops,
     } = collector::collect(run, targets, &choice, launched, on_interval);
     echo::own_settings(&mut result, run, &prepared.groups, &placed, opts);
+    zbd::count_resets(&mut result, run, &zbd);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }

@@ -30,6 +30,9 @@ pub struct WorkloadShape {
     pub seq_gap: i64,
     /// fio's strided zones.
     pub zones: Option<Zones>,
+    /// fio's zonemode=zbd: the target's zone table (set by launch); `None` keeps
+    /// the hot path free of it.
+    pub zbd: Option<super::zbd::ZbdUse>,
     /// fio's `exitall`: the run stops once a stream of this workload is done.
     pub exit_all: bool,
     /// fio's flow control: this workload's share of its flow group (set by launch).
@@ -127,6 +130,7 @@ impl WorkloadShape {
             open_loop: matches!(w.rate, Rate::Iops(_)),
             seq_gap: w.seq_gap_bytes,
             zones: w.zones,
+            zbd: None,
             exit_all: w.exit_all,
             flow: None,
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
@@ -208,6 +212,9 @@ pub struct Stream {
     /// I/Os issued per direction (read, write, trim) under a sequence distribution,
     /// whose next block each count picks (fio's `io_issues`); untouched otherwise.
     pub seq_issued: [u64; Op::COUNT],
+    /// Zoned workloads: whether this stream has issued a write (a mixed stream's
+    /// first I/O is a write until then, as fio's zbd_adjust_ddir makes it).
+    pub zbd_wrote: bool,
 }
 
 impl Stream {
@@ -267,7 +274,7 @@ impl Stream {
             self.charge(len);
             return Some(self.with_flags(shape, Op::Write, offset, len));
         }
-        let op = match (shape.trim, shape.read_pct) {
+        let mut op = match (shape.trim, shape.read_pct) {
             (TrimMode::Only | TrimMode::ThenWrite, _) => Op::Trim,
             (TrimMode::None, 100) => Op::Read,
             (TrimMode::None, 0) => Op::Write,
@@ -279,6 +286,9 @@ impl Stream {
                 }
             }
         };
+        if shape.zbd.is_some() && op == Op::Read && !self.zbd_wrote && shape.read_pct < 100 {
+            op = Self::zbd_first_op(shape, op);
+        }
         let table = &shape.bs_tables[usize::from(op != Op::Read)];
         let len = table.draw(&mut self.rng, shape.max_bs);
         let offset = if let Some(z) = &shape.zones {
@@ -305,6 +315,10 @@ impl Stream {
             let base = shape.ws_start + self.shift_bytes;
             base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
+        let (offset, len) = match &shape.zbd {
+            None => (offset, len),
+            Some(_) => self.zbd_place(shape, op, offset, len)?,
+        };
         if shape.trim == TrimMode::ThenWrite {
             self.pair = Some((offset, len));
             self.charge(0);
@@ -312,6 +326,43 @@ impl Stream {
             self.charge(len);
         }
         Some(self.with_flags(shape, op, offset, len))
+    }
+
+    /// A zoned mixed workload's read before the stream's first write becomes a
+    /// write (nothing is written yet to read), unless reads may pass the pointer.
+    #[cold]
+    fn zbd_first_op(shape: &WorkloadShape, op: Op) -> Op {
+        match &shape.zbd {
+            Some(z) if !z.read_beyond_wp => Op::Write,
+            _ => op,
+        }
+    }
+
+    /// Moves a zoned workload's I/O where its zone table puts it; `None` (the
+    /// stream's I/O is over) when nothing fits, as fio's job meets its end of file.
+    /// A sequential stream goes on from the moved I/O.
+    #[inline(never)]
+    fn zbd_place(
+        &mut self,
+        shape: &WorkloadShape,
+        op: Op,
+        offset: u64,
+        len: u32,
+    ) -> Option<(u64, u32)> {
+        let z = shape.zbd.as_ref()?;
+        match z.place(op, offset, len, self.id) {
+            super::zbd::Placed::Io { offset, len } => {
+                if shape.sequential {
+                    self.pos = offset + u64::from(len);
+                }
+                self.zbd_wrote |= op == Op::Write;
+                Some((offset, len))
+            }
+            super::zbd::Placed::Eof => {
+                self.bytes_left = 0;
+                None
+            }
+        }
     }
 
     /// The I/O with what its request carries beside its bytes: a priority drawn from
@@ -510,6 +561,7 @@ mod tests {
             pass_left: u64::MAX,
             backlog: None,
             seq_issued: [0; Op::COUNT],
+            zbd_wrote: false,
         }
     }
 

@@ -26,6 +26,7 @@ use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
     parse_size_allow_zero,
 };
+use crate::plan::zbd::Zbd;
 
 mod block_sizes;
 mod errors;
@@ -554,6 +555,10 @@ fn group_runs(
             unsupported.push(format!("zonemode=strided — {why}"), &job.loc);
             job.workload.zones = None;
         }
+        if let Some(why) = job.workload.zbd.and_then(|z| z.misfit(&job.workload)) {
+            unsupported.push(format!("zonemode=zbd — {why}"), &job.loc);
+            job.workload.zbd = None;
+        }
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
             job.workload.pauses.stop_ns = d;
@@ -902,6 +907,8 @@ struct JobCx<'a> {
     unsupported: &'a mut UnsupportedList,
     warnings: &'a mut Vec<String>,
     run_opts: Vec<RunOpt>,
+    /// `zonesize` under zonemode=strided or zbd: what a size in zones (`8z`) counts.
+    zone_bytes: Option<u64>,
 }
 
 /// Where a job's data goes, as its options say.
@@ -951,12 +958,13 @@ impl<'a> JobCx<'a> {
             unsupported,
             warnings,
             run_opts: Vec::new(),
+            zone_bytes: None,
         }
     }
 
     /// The job, step by step.
     fn resolve(mut self) -> Result<Job, CompatError> {
-        let zones = self.zone_mode()?;
+        let (zones, zbd) = self.zone_mode()?;
         self.report_unsupported();
         self.file_options();
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
@@ -1047,6 +1055,7 @@ impl<'a> JobCx<'a> {
                 seq_gap_bytes,
                 offset_increment_bytes: target.increment,
                 zones,
+                zbd,
                 flow,
                 exit_all,
                 pauses,
@@ -1126,6 +1135,9 @@ impl<'a> JobCx<'a> {
         let Some((v, loc)) = self.o.get("offset_increment") else {
             return Ok(0);
         };
+        if let Some(bytes) = self.in_zones("offset_increment", v, loc) {
+            return bytes;
+        }
         let t = v.trim().to_ascii_lowercase();
         if t.ends_with('%') || t.ends_with('z') {
             self.unsupported.push(
@@ -1632,46 +1644,135 @@ impl<'a> JobCx<'a> {
     }
 
     /// `zonemode`: `none` is ioscope's own way (one contiguous region); `strided`
-    /// becomes the workload's zones; `zbd` is listed with what it would need.
-    fn zone_mode(&mut self) -> Result<Option<Zones>, CompatError> {
-        let Some((v, loc)) = self.o.get("zonemode") else {
-            self.only_with("zonemode=strided", &["zonesize", "zonerange", "zoneskip"]);
-            return Ok(None);
-        };
-        let why = match v.trim().to_ascii_lowercase().as_str() {
-            "none" => {
-                self.only_with("zonemode=strided", &["zonesize", "zonerange", "zoneskip"]);
-                return Ok(None);
+    /// becomes the workload's zones; `zbd` its emulated zoned device.
+    fn zone_mode(&mut self) -> Result<(Option<Zones>, Option<Zbd>), CompatError> {
+        const STRIDED: [&str; 3] = ["zonesize", "zonerange", "zoneskip"];
+        const ZBD: [&str; 6] = [
+            "zonecapacity",
+            "max_open_zones",
+            "job_max_open_zones",
+            "zone_reset_threshold",
+            "zone_reset_frequency",
+            "read_beyond_wp",
+        ];
+        let mode = self.o.get("zonemode");
+        let mode_name = mode.map(|(v, _)| v.trim().to_ascii_lowercase());
+        match mode_name.as_deref() {
+            None | Some("none") => {
+                self.only_with("zonemode=strided", &STRIDED);
+                self.only_with("zonemode=zbd", &ZBD);
+                Ok((None, None))
             }
-            "strided" => return self.strided_zones(v, loc),
-            "zbd" => {
-                "fio drives a zoned block device's write pointers, zone resets and \
-                 open-zone limits, or emulates zones of `zonesize` inside a regular file or \
-                 a device that is not zoned; ioscope does neither yet"
+            Some("strided") => {
+                self.only_with("zonemode=zbd", &ZBD);
+                let (v, loc) = mode.expect("matched above");
+                Ok((self.strided_zones(v, loc)?, None))
             }
-            other => {
-                return Err(opt_err(
+            Some("zbd") => {
+                let (v, loc) = mode.expect("matched above");
+                Ok((None, self.zbd_zones(v, loc)?))
+            }
+            Some(other) => {
+                let (_, loc) = mode.expect("matched above");
+                Err(opt_err(
                     loc,
                     "zonemode",
                     other,
                     &"expected none, strided or zbd",
                 ))
             }
+        }
+    }
+
+    /// A size or offset given in zones (`8z`, fio's `size_nz`): `Some(bytes)` when
+    /// `v` is one and the job has a zone size, `Some(Err)` for a bad count, `None`
+    /// when `v` is not in zones or there is no zone size (the caller lists it).
+    fn in_zones(&self, key: &str, v: &str, loc: &Loc) -> Option<Result<u64, CompatError>> {
+        let t = v.trim().to_ascii_lowercase();
+        let n = t.strip_suffix('z')?;
+        let zone = self.zone_bytes?;
+        Some(
+            n.trim()
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| n.checked_mul(zone))
+                .ok_or_else(|| opt_err(loc, key, v, &"expected a whole number of zones (e.g. 8z)")),
+        )
+    }
+
+    /// `zonemode=zbd` with `zonesize` (required: ioscope emulates the zones),
+    /// `zonecapacity`, `max_open_zones`, `job_max_open_zones`,
+    /// `zone_reset_threshold`, `zone_reset_frequency` and `read_beyond_wp`.
+    /// `zonerange` is ignored as fio ignores it; a `zoneskip` other than 0 is listed.
+    fn zbd_zones(&mut self, mode: &str, loc: &Loc) -> Result<Option<Zbd>, CompatError> {
+        let size = |cx: &Self, key: &str| -> Result<Option<u64>, CompatError> {
+            match cx.o.get(key) {
+                None => Ok(None),
+                Some((v, l)) => parse_size(v).map(Some).map_err(|e| opt_err(l, key, v, &e)),
+            }
         };
-        self.unsupported.push(format!("zonemode={v} — {why}"), loc);
-        Ok(None)
+        let count = |cx: &Self, key: &str| -> Result<u32, CompatError> {
+            match cx.o.get(key) {
+                None => Ok(0),
+                Some((v, l)) => v.trim().parse::<u32>().map_err(|e| opt_err(l, key, v, &e)),
+            }
+        };
+        let ratio = |cx: &Self, key: &str| -> Result<f64, CompatError> {
+            match cx.o.get(key) {
+                None => Ok(0.0),
+                Some((v, l)) => match v.trim().parse::<f64>() {
+                    Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+                    _ => Err(opt_err(l, key, v, &"expected a number from 0 to 1")),
+                },
+            }
+        };
+        if let Some((v, l)) = self.o.get("zoneskip") {
+            if parse_size_allow_zero(v).map_or(true, |b| b != 0) {
+                self.unsupported
+                    .push(format!("zoneskip={v} — must be 0 with zonemode=zbd"), l);
+            }
+        }
+        let Some(zone_bytes) = size(self, "zonesize")? else {
+            self.unsupported.push(
+                format!(
+                    "zonemode={mode} without zonesize — the zones of a zoned device come from \
+                     the device, which ioscope does not drive; give zonesize to emulate zones"
+                ),
+                loc,
+            );
+            return Ok(None);
+        };
+        self.zone_bytes = Some(zone_bytes);
+        let z = Zbd {
+            zone_bytes,
+            capacity_bytes: size(self, "zonecapacity")?.unwrap_or(zone_bytes),
+            max_open: count(self, "max_open_zones")?,
+            stream_max_open: count(self, "job_max_open_zones")?,
+            reset_threshold: ratio(self, "zone_reset_threshold")?,
+            reset_frequency: ratio(self, "zone_reset_frequency")?,
+            read_beyond_wp: self.o.flag("read_beyond_wp")?,
+        };
+        if let Some(why) = z.invalid() {
+            self.unsupported
+                .push(format!("zonemode={mode} — {why}"), loc);
+            return Ok(None);
+        }
+        Ok(Some(z))
     }
 
     /// `zonemode=strided` with `zonesize`, `zonerange` (default: zonesize) and
-    /// `zoneskip` (default 0). Sizes in zones (`Nz`) or percentages are listed.
+    /// `zoneskip` (default 0). Percentages are listed; `zoneskip` may be in zones.
     fn strided_zones(&mut self, mode: &str, loc: &Loc) -> Result<Option<Zones>, CompatError> {
-        let mut get = |key: &str, zero_ok: bool| -> Result<Option<u64>, CompatError> {
-            let Some((v, l)) = self.o.get(key) else {
+        let get = |cx: &mut Self, key: &str, zero_ok: bool| -> Result<Option<u64>, CompatError> {
+            let Some((v, l)) = cx.o.get(key) else {
                 return Ok(None);
             };
+            if let Some(bytes) = cx.in_zones(key, v, l) {
+                return bytes.map(Some);
+            }
             let t = v.trim().to_ascii_lowercase();
             if t.ends_with('z') || t.ends_with('%') {
-                self.unsupported
+                cx.unsupported
                     .push(format!("{key}={v} — a size in zones or a percentage"), l);
                 return Ok(None);
             }
@@ -1682,9 +1783,10 @@ impl<'a> JobCx<'a> {
             };
             parse(v).map(Some).map_err(|e| opt_err(l, key, v, &e))
         };
-        let size = get("zonesize", false)?;
-        let range = get("zonerange", false)?;
-        let skip = get("zoneskip", true)?.unwrap_or(0);
+        let size = get(self, "zonesize", false)?;
+        self.zone_bytes = size;
+        let range = get(self, "zonerange", false)?;
+        let skip = get(self, "zoneskip", true)?.unwrap_or(0);
         let Some(io_bytes) = size else {
             self.unsupported.push(
                 format!("zonemode={mode} without zonesize — no zone to do I/O in"),
@@ -1711,9 +1813,13 @@ impl<'a> JobCx<'a> {
                 } else if v.contains('-') || v.contains(':') {
                     self.unsupported
                         .push(format!("{key}={v} — size range"), loc);
+                } else if let Some(bytes) = self.in_zones(key, v, loc) {
+                    size = Some(bytes?);
                 } else if v.trim().to_ascii_lowercase().ends_with('z') {
-                    self.unsupported
-                        .push(format!("{key}={v} — a size in zones (zonemode=zbd)"), loc);
+                    self.unsupported.push(
+                        format!("{key}={v} — a size in zones without a zonesize"),
+                        loc,
+                    );
                 } else {
                     size = Some(parse_size(v).map_err(|e| opt_err(loc, key, v, &e))?);
                 }
@@ -1724,9 +1830,11 @@ impl<'a> JobCx<'a> {
             if v.ends_with('%') {
                 self.unsupported
                     .push(format!("offset={v} — percentage of the target"), loc);
+            } else if let Some(bytes) = self.in_zones("offset", v, loc) {
+                offset = bytes?;
             } else if v.trim().to_ascii_lowercase().ends_with('z') {
                 self.unsupported.push(
-                    format!("offset={v} — an offset in zones (zonemode=zbd)"),
+                    format!("offset={v} — an offset in zones without a zonesize"),
                     loc,
                 );
             } else {
