@@ -1289,6 +1289,37 @@ mod tests {
     }
 
     #[test]
+    fn emulated_zones_read_back_from_toml_and_fio() {
+        let mut p = sample();
+        let zbd = crate::plan::zbd::Zbd {
+            capacity_bytes: 768 << 10,
+            max_open: 8,
+            stream_max_open: 2,
+            reset_threshold: 0.7,
+            reset_frequency: 0.125,
+            read_beyond_wp: true,
+            ..crate::plan::zbd::Zbd::of_size(1 << 20)
+        };
+        let w = &mut p.runs[0].workloads[0];
+        (w.dist, w.seq_layout) = (Distribution::Uniform, SeqLayout::Regions);
+        w.pauses.stop_ns = 0;
+        w.rate = Rate::Max;
+        w.zbd = Some(zbd);
+        let text = to_toml(&p).unwrap();
+        assert!(text.contains("zone_mode = \"zbd\""), "{text}");
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].workloads[0].zbd, Some(zbd), "{text}");
+        let fio = to_fio(&p).unwrap();
+        let t =
+            crate::plan::compat::fio::parse_str("e.fio", &fio, std::path::Path::new("."), &|_| {
+                None
+            })
+            .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}\n{fio}", t.unsupported);
+        assert_eq!(t.plan.runs[0].workloads[0].zbd, Some(zbd), "{fio}");
+    }
+
+    #[test]
     fn toml_reads_back_into_the_same_plan() {
         let p = sample();
         let text = to_toml(&p).unwrap();

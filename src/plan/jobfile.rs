@@ -3035,4 +3035,60 @@ passes = 2
             assert!(e.contains(want) && e.contains("job.toml:3"), "{e}");
         }
     }
+
+    #[test]
+    fn zone_mode_zbd_reads_its_keys() {
+        let base = "[[target]]\nname = \"t\"\npath = \"/tmp/x\"\nsize = \"64m\"\n\
+                    [[workload]]\nname = \"w\"\ntarget = \"t\"\nrw = \"randwrite\"\n";
+        let run = "[[run]]\nname = \"r\"\nworkloads = [\"w\"]\nduration = \"1s\"\n";
+        let p = parse(
+            "z.toml",
+            &format!(
+                "{base}zone_mode = \"zbd\"\nzone_size = \"1m\"\nzone_capacity = \"512k\"\n\
+                 max_open_zones = 4\nstream_max_open_zones = 2\nzone_reset_threshold = 0.5\n\
+                 zone_reset_frequency = 0.25\nread_beyond_wp = true\n{run}"
+            ),
+        )
+        .unwrap();
+        let z = p.runs[0].workloads[0].zbd.unwrap();
+        assert_eq!(
+            (
+                z.zone_bytes,
+                z.capacity_bytes,
+                z.max_open,
+                z.stream_max_open
+            ),
+            (1 << 20, 512 << 10, 4, 2)
+        );
+        assert_eq!(
+            (z.reset_threshold, z.reset_frequency, z.read_beyond_wp),
+            (0.5, 0.25, true)
+        );
+        assert!(p.runs[0].workloads[0].zones.is_none());
+        for (extra, want) in [
+            (
+                "max_open_zones = 4\n",
+                "'max_open_zones' needs zone_mode = \"zbd\"",
+            ),
+            ("zone_mode = \"zbd\"\n", "needs 'zone_size'"),
+            ("zone_mode = \"zoned\"\n", "'zone_mode' must be"),
+            (
+                "zone_mode = \"zbd\"\nzone_size = \"1m\"\nzone_skip = \"1m\"\n",
+                "are for strided zones",
+            ),
+            (
+                "zone_mode = \"zbd\"\nzone_size = \"1m\"\nzone_capacity = \"2m\"\n",
+                "capacity",
+            ),
+            (
+                "zone_mode = \"zbd\"\nzone_size = \"1m\"\nzone_reset_threshold = 1.5\n",
+                "from 0 to 1",
+            ),
+        ] {
+            let e = parse("z.toml", &format!("{base}{extra}{run}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{extra}: {e}");
+        }
+    }
 }

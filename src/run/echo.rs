@@ -368,7 +368,20 @@ mod tests {
                 },
                 atomic_writes: true,
                 fill_fs: false,
+                zbd: None,
                 overrides: Default::default(),
+            },
+            plan::Workload {
+                zbd: Some(crate::plan::zbd::Zbd {
+                    capacity_bytes: 1 << 19,
+                    max_open: 4,
+                    stream_max_open: 2,
+                    reset_threshold: 0.7,
+                    reset_frequency: 0.125,
+                    read_beyond_wp: true,
+                    ..crate::plan::zbd::Zbd::of_size(1 << 20)
+                }),
+                ..base.clone()
             },
             plan::Workload {
                 dist: plan::Distribution::Zipf { theta: 1.2 },

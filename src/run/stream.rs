@@ -759,4 +759,72 @@ mod tests {
         // 4 zones of 16 blocks and their skips make the pass (256 blocks).
         assert_eq!(n, 64);
     }
+
+    /// A stream of a zoned workload on 4 zones of 64 KiB, with its own table.
+    fn zoned_stream(read_pct: u8, pattern: AccessPattern) -> (Stream, WorkloadShape) {
+        let w = Workload {
+            read_pct,
+            pattern,
+            bs: BlockSizes::fixed(16 << 10),
+            zbd: Some(crate::plan::zbd::Zbd::of_size(64 << 10)),
+            ..Workload::default()
+        };
+        let run = crate::plan::model::RunSpec {
+            workloads: vec![w.clone()],
+            ..Default::default()
+        };
+        let resolved = [super::super::setup::Resolved {
+            target: 0,
+            ws_start: 0,
+            ws_len: 256 << 10,
+        }];
+        let zbd = super::super::zbd::tables(&run, &resolved).unwrap();
+        let shape = WorkloadShape {
+            zbd: zbd[0].clone(),
+            ..WorkloadShape::new(&w, 0, 0, 256 << 10)
+        };
+        let mut s = stream();
+        s.region_len = 256 << 10;
+        (s, shape)
+    }
+
+    #[test]
+    fn zoned_mixed_streams_write_first_and_read_what_was_written() {
+        let (mut s, shape) = zoned_stream(90, AccessPattern::Random);
+        let first = s.next_io(&shape).unwrap();
+        assert_eq!(
+            first.op,
+            Op::Write,
+            "nothing written yet: the first I/O writes"
+        );
+        let mut written = [0u64; 4];
+        written[(first.offset >> 16) as usize] = u64::from(first.len);
+        for _ in 0..2000 {
+            let io = s.next_io(&shape).unwrap();
+            let z = (io.offset >> 16) as usize;
+            let zone_start = (z as u64) << 16;
+            match io.op {
+                Op::Write => {
+                    assert!(io.offset == zone_start + written[z] || io.offset == zone_start);
+                    if io.offset == zone_start {
+                        written[z] = 0;
+                    }
+                    written[z] += u64::from(io.len);
+                }
+                _ => assert!(io.offset + u64::from(io.len) <= zone_start + written[z]),
+            }
+        }
+    }
+
+    #[test]
+    fn zoned_sequential_writes_fill_zone_after_zone() {
+        let (mut s, shape) = zoned_stream(0, AccessPattern::Sequential);
+        let offsets: Vec<u64> = (0..20).map(|_| s.next_io(&shape).unwrap().offset).collect();
+        let k = 16 << 10;
+        // 16 writes fill the 4 zones in order; then the first zone is reset once and
+        // written again.
+        let want: Vec<u64> = (0..20u64).map(|i| (i % 16) * k).collect();
+        assert_eq!(offsets, want);
+        assert_eq!(shape.zbd.as_ref().unwrap().table.resets_of(0), 1);
+    }
 }

@@ -513,3 +513,336 @@ pub(super) fn count_resets(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::{BlockSizes, EngineKind, TrimMode, Workload};
+    use crate::rng::Rng;
+
+    const MIB: u64 = 1 << 20;
+    const KIB: u64 = 1 << 10;
+
+    fn run_of(workloads: Vec<Workload>) -> RunSpec {
+        RunSpec {
+            name: "r".into(),
+            workloads,
+            engine: EngineKind::Mem,
+            ..Default::default()
+        }
+    }
+
+    fn zoned(zbd: Zbd, read_pct: u8, bs: u64, pattern: AccessPattern) -> Workload {
+        Workload {
+            read_pct,
+            bs: BlockSizes::fixed(bs),
+            pattern,
+            zbd: Some(zbd),
+            ..Default::default()
+        }
+    }
+
+    /// Each workload's use of one table over `ws_start..ws_start + ws_len`.
+    fn uses(workloads: Vec<Workload>, ws_start: u64, ws_len: u64) -> Vec<ZbdUse> {
+        let run = run_of(workloads);
+        let resolved: Vec<Resolved> = run
+            .workloads
+            .iter()
+            .map(|_| Resolved {
+                target: 0,
+                ws_start,
+                ws_len,
+            })
+            .collect();
+        tables(&run, &resolved)
+            .unwrap()
+            .into_iter()
+            .map(Option::unwrap)
+            .collect()
+    }
+
+    fn io(p: Placed) -> (u64, u64) {
+        match p {
+            Placed::Io { offset, len } => (offset, u64::from(len)),
+            Placed::Eof => panic!("expected an I/O, got eof"),
+        }
+    }
+
+    fn wps(u: &ZbdUse) -> Vec<u64> {
+        u.table.lock().wp.clone()
+    }
+
+    fn random_offset(rng: &mut Rng, ws_start: u64, ws_len: u64, bs: u64) -> u64 {
+        ws_start + rng.below(ws_len / bs) * bs
+    }
+
+    #[test]
+    fn random_writes_land_at_the_write_pointers() {
+        // 8 zones of 1 MiB at 2 MiB into the target; 64 KiB random writes.
+        let (start, len) = (2 * MIB, 8 * MIB);
+        let u = &uses(
+            vec![zoned(Zbd::of_size(MIB), 0, 64 * KIB, AccessPattern::Random)],
+            start,
+            len,
+        )[0];
+        let mut rng = Rng::new(3);
+        let mut shadow = [0u64; 8];
+        let mut resets_seen = 0;
+        for _ in 0..2000 {
+            let drawn = random_offset(&mut rng, start, len, 64 * KIB);
+            let (offset, n) = io(u.place(Op::Write, drawn, 64 * KIB as u32, 0));
+            let z = ((offset - start) / MIB) as usize;
+            // The write goes to the zone its offset was drawn in (no open limit).
+            assert_eq!(z as u64, (drawn - start) / MIB);
+            let resets = u.table.resets_of(0);
+            if resets > resets_seen {
+                // A reset: the zone was full and the write starts it again.
+                assert_eq!(shadow[z], MIB, "only a full zone is reset");
+                shadow[z] = 0;
+                resets_seen = resets;
+            }
+            // Sequential within the zone: exactly at its write pointer.
+            assert_eq!(offset, start + z as u64 * MIB + shadow[z]);
+            assert_eq!(n, 64 * KIB);
+            shadow[z] += n;
+            assert!(shadow[z] <= MIB);
+            assert_eq!(wps(u)[z], shadow[z]);
+        }
+        // 2000 writes of 64 KiB are 125 MiB into 8 MiB of zones: many resets.
+        assert!(resets_seen > 100, "{resets_seen} resets");
+        assert_eq!(u.table.lock().valid_bytes, shadow.iter().sum::<u64>());
+    }
+
+    #[test]
+    fn open_zone_limits_hold() {
+        let z = Zbd {
+            max_open: 3,
+            stream_max_open: 2,
+            ..Zbd::of_size(MIB)
+        };
+        let (start, len) = (0, 16 * MIB);
+        let u = &uses(
+            vec![zoned(z, 0, 128 * KIB, AccessPattern::Random)],
+            start,
+            len,
+        )[0];
+        let mut rng = Rng::new(11);
+        let mut written = std::collections::BTreeSet::new();
+        for i in 0..3000u32 {
+            let drawn = random_offset(&mut rng, start, len, 128 * KIB);
+            let owner = i % 3;
+            let (offset, _) = io(u.place(Op::Write, drawn, 128 * KIB as u32, owner));
+            written.insert(offset / MIB);
+            let st = u.table.lock();
+            // Partly written zones are the open ones: never more than the limit.
+            let partial = st.wp.iter().filter(|&&w| w > 0 && w < MIB).count();
+            assert!(partial <= 3, "{partial} zones partly written");
+            assert!(st.open.len() <= 3);
+            for o in 0..3 {
+                assert!(st.open.iter().filter(|z| z.owner == o).count() <= 2);
+            }
+        }
+        // The writes still wander over the zones as zones fill and close.
+        assert!(written.len() > 8, "{written:?}");
+    }
+
+    #[test]
+    fn reset_threshold_and_frequency_reset_every_nth_write() {
+        // 4 zones of 1 MiB, 256 KiB writes; above 2 MiB written every 4th write
+        // resets its zone first.
+        let z = Zbd {
+            reset_threshold: 0.5,
+            reset_frequency: 0.25,
+            ..Zbd::of_size(MIB)
+        };
+        let u = &uses(
+            vec![zoned(z, 0, 256 * KIB, AccessPattern::Random)],
+            0,
+            4 * MIB,
+        )[0];
+        // Zone by zone, four writes each.
+        for zone in 0..4 {
+            for _ in 0..4 {
+                io(u.place(Op::Write, zone * MIB, 256 * KIB as u32, 0));
+            }
+        }
+        // Writes 9..=16 are above the threshold: the 12th resets zone 2 (768 KiB
+        // in it), the 16th zone 3.
+        assert_eq!(u.table.resets_of(0), 2);
+        assert_eq!(wps(u), vec![MIB, MIB, 256 * KIB, 256 * KIB]);
+        // Without a frequency, full zones are the only ones reset.
+        let u = &uses(
+            vec![zoned(
+                Zbd::of_size(MIB),
+                0,
+                256 * KIB,
+                AccessPattern::Random,
+            )],
+            0,
+            4 * MIB,
+        )[0];
+        for zone in 0..4 {
+            for _ in 0..4 {
+                io(u.place(Op::Write, zone * MIB, 256 * KIB as u32, 0));
+            }
+        }
+        assert_eq!(u.table.resets_of(0), 0);
+        io(u.place(Op::Write, MIB, 256 * KIB as u32, 0));
+        assert_eq!(u.table.resets_of(0), 1);
+    }
+
+    #[test]
+    fn reads_stay_below_the_write_pointers() {
+        let z = Zbd::of_size(MIB);
+        let all = uses(
+            vec![
+                zoned(z, 0, 64 * KIB, AccessPattern::Random),
+                zoned(z, 100, 128 * KIB, AccessPattern::Random),
+                zoned(z, 100, 64 * KIB, AccessPattern::Sequential),
+            ],
+            0,
+            8 * MIB,
+        );
+        let (w, r, seq) = (&all[0], &all[1], &all[2]);
+        // Nothing written: nothing to read (fio's eof).
+        assert_eq!(r.place(Op::Read, 3 * MIB, 128 * KIB as u32, 1), Placed::Eof);
+        assert_eq!(seq.place(Op::Read, 0, 64 * KIB as u32, 2), Placed::Eof);
+        // Zone 1 gets 320 KiB, zone 5 gets 64 KiB.
+        for _ in 0..5 {
+            io(w.place(Op::Write, MIB, 64 * KIB as u32, 0));
+        }
+        io(w.place(Op::Write, 5 * MIB, 64 * KIB as u32, 0));
+        let mut rng = Rng::new(5);
+        for _ in 0..500 {
+            let drawn = random_offset(&mut rng, 0, 8 * MIB, 128 * KIB);
+            let (offset, n) = io(r.place(Op::Read, drawn, 128 * KIB as u32, 1));
+            // Zone 5 holds less than one 128 KiB read: only zone 1 is read.
+            assert_eq!(offset / MIB, 1, "read at {offset}");
+            assert_eq!(n, 128 * KIB);
+            assert!(offset + n <= MIB + 320 * KIB);
+        }
+        // Sequential reads skip to the next zone with data and end at its pointer.
+        let (o, n) = io(seq.place(Op::Read, 0, 64 * KIB as u32, 2));
+        assert_eq!((o, n), (MIB, 64 * KIB));
+        let (o, _) = io(seq.place(Op::Read, MIB + 320 * KIB, 64 * KIB as u32, 2));
+        assert_eq!(o, 5 * MIB);
+        assert_eq!(
+            seq.place(Op::Read, 6 * MIB, 64 * KIB as u32, 2),
+            Placed::Eof
+        );
+        // read_beyond_wp leaves the offset alone.
+        let free = &uses(
+            vec![zoned(
+                Zbd {
+                    read_beyond_wp: true,
+                    ..z
+                },
+                100,
+                4096,
+                AccessPattern::Random,
+            )],
+            0,
+            8 * MIB,
+        )[0];
+        assert_eq!(
+            free.place(Op::Read, 7 * MIB, 4096, 0),
+            Placed::Io {
+                offset: 7 * MIB,
+                len: 4096
+            }
+        );
+    }
+
+    #[test]
+    fn trims_reset_zones_with_data() {
+        let z = Zbd::of_size(MIB);
+        let trimmer = Workload {
+            trim: TrimMode::Only,
+            ..zoned(z, 0, MIB, AccessPattern::Random)
+        };
+        let all = uses(
+            vec![zoned(z, 0, 64 * KIB, AccessPattern::Random), trimmer],
+            0,
+            4 * MIB,
+        );
+        let (w, t) = (&all[0], &all[1]);
+        assert_eq!(t.place(Op::Trim, 0, MIB as u32, 1), Placed::Eof);
+        io(w.place(Op::Write, 2 * MIB, 64 * KIB as u32, 0));
+        // A random trim of an empty zone moves to the nearest zone with data.
+        assert_eq!(
+            io(t.place(Op::Trim, 3 * MIB, MIB as u32, 1)),
+            (2 * MIB, MIB)
+        );
+        assert_eq!(wps(w), vec![0; 4]);
+        assert_eq!((w.table.resets_of(0), w.table.resets_of(1)), (0, 1));
+        assert_eq!(w.table.lock().valid_bytes, 0);
+    }
+
+    #[test]
+    fn capacity_below_the_zone_size_is_written_and_finished() {
+        // 1 MiB zones of 600 KiB capacity, 256 KiB writes: two fit, then the zone is
+        // finished (88 KiB left over is less than a write).
+        let z = Zbd {
+            capacity_bytes: 600 * KIB,
+            max_open: 1,
+            ..Zbd::of_size(MIB)
+        };
+        let u = &uses(
+            vec![zoned(z, 0, 256 * KIB, AccessPattern::Random)],
+            0,
+            2 * MIB,
+        )[0];
+        assert_eq!(
+            io(u.place(Op::Write, 0, 256 * KIB as u32, 0)),
+            (0, 256 * KIB)
+        );
+        assert_eq!(
+            io(u.place(Op::Write, MIB, 256 * KIB as u32, 0)),
+            (256 * KIB, 256 * KIB)
+        );
+        assert_eq!(wps(u)[0], 600 * KIB);
+        assert!(u.table.lock().open.is_empty());
+        assert_eq!(
+            io(u.place(Op::Write, MIB, 256 * KIB as u32, 0)),
+            (MIB, 256 * KIB)
+        );
+    }
+
+    #[test]
+    fn plans_are_checked() {
+        let z = Zbd::of_size(MIB);
+        let opts = super::super::RunOptions::default();
+        let w = zoned(z, 0, 64 * KIB, AccessPattern::Random);
+        assert!(check_plan(&run_of(vec![w.clone()]), &opts).is_ok());
+        let big = zoned(z, 0, 2 * MIB, AccessPattern::Random);
+        let e = check_plan(&run_of(vec![big]), &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("larger than a zone"), "{e}");
+        let other = Workload {
+            name: "other".into(),
+            zbd: Some(Zbd::of_size(2 * MIB)),
+            ..w.clone()
+        };
+        let e = check_plan(&run_of(vec![w.clone(), other]), &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("same zone size"), "{e}");
+        let verifying = Workload {
+            overrides: crate::plan::WorkloadOverrides {
+                data: crate::plan::WorkloadData {
+                    verify: Some(true),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            ..w
+        };
+        let e = check_plan(&run_of(vec![verifying]), &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("verification is not supported"), "{e}");
+        assert_eq!(whole_zones(&z, 3 * MIB + 5), Some(3 * MIB));
+        assert_eq!(whole_zones(&z, MIB - 1), None);
+    }
+}

@@ -1767,7 +1767,11 @@ impl<'a> JobCx<'a> {
             let Some((v, l)) = cx.o.get(key) else {
                 return Ok(None);
             };
-            if let Some(bytes) = cx.in_zones(key, v, l) {
+            // Of the three, fio counts only zoneskip in zones.
+            if let Some(bytes) = (key == "zoneskip")
+                .then(|| cx.in_zones(key, v, l))
+                .flatten()
+            {
                 return bytes.map(Some);
             }
             let t = v.trim().to_ascii_lowercase();
@@ -2146,7 +2150,10 @@ impl<'a> JobCx<'a> {
         // starts at the region's start each loop, as fio's does.
         let mut pass_bytes = 0;
         if let Some((v, loc)) = o.get("io_size").or_else(|| o.get("io_limit")) {
-            let io = parse_size(v).map_err(|e| opt_err(loc, "io_size", v, &e))?;
+            let io = match self.in_zones("io_size", v, loc) {
+                Some(bytes) => bytes?,
+                None => parse_size(v).map_err(|e| opt_err(loc, "io_size", v, &e))?,
+            };
             match size {
                 Some(s) if io % s == 0 => {
                     if !time_based {
@@ -3190,7 +3197,7 @@ mod tests {
         assert!(
             t.unsupported[0]
                 .option
-                .starts_with("zonemode=zbd — fio drives a zoned block device"),
+                .starts_with("zonemode=zbd without zonesize — the zones of a zoned device"),
             "{:?}",
             t.unsupported
         );
@@ -3227,8 +3234,60 @@ mod tests {
             .option
             .contains("only used with zonemode=strided"));
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=zbd\nzonesize=1m\n").unwrap();
-        let at: Vec<&str> = t.unsupported.iter().map(|u| u.location.as_str()).collect();
-        assert_eq!(at, ["t.fio:3"]);
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let t = parse("[j]\nfilename=/tmp/x\nmax_open_zones=4\n").unwrap();
+        assert!(t.unsupported[0]
+            .option
+            .contains("only used with zonemode=zbd"));
+    }
+
+    #[test]
+    fn zbd_zones_translate_with_sizes_in_zones() {
+        let t = parse(
+            "[j]\nfilename=/tmp/x\nrw=randwrite\nbs=64k\nzonemode=zbd\nzonesize=1m\n\
+             zonecapacity=768k\nmax_open_zones=4\njob_max_open_zones=2\n\
+             zone_reset_threshold=0.7\nzone_reset_frequency=0.125\nread_beyond_wp=1\n\
+             offset=2z\nsize=8z\nio_size=16z\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let w = &t.plan.runs[0].workloads[0];
+        assert_eq!((w.offset_bytes, w.size_bytes), (2 << 20, Some(8 << 20)));
+        assert_eq!(t.plan.runs[0].passes, Some(2));
+        let z = w.zbd.unwrap();
+        assert_eq!(
+            (
+                z.zone_bytes,
+                z.capacity_bytes,
+                z.max_open,
+                z.stream_max_open
+            ),
+            (1 << 20, 768 << 10, 4, 2)
+        );
+        assert_eq!((z.reset_threshold, z.reset_frequency), (0.7, 0.125));
+        assert!(z.read_beyond_wp);
+        // A size in zones needs a zone size; zonerange is never in zones.
+        let t = parse("[j]\nfilename=/tmp/x\nsize=8z\n").unwrap();
+        assert!(t.unsupported[0].option.contains("without a zonesize"));
+        // Writes larger than a zone, or a trim of other than one zone, are listed.
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randwrite\nbs=2m\nzonemode=zbd\nzonesize=1m\n")
+            .unwrap();
+        assert!(
+            t.unsupported[0].option.contains("larger than a zone"),
+            "{:?}",
+            t.unsupported
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randtrim\nbs=64k\nzonemode=zbd\nzonesize=1m\n")
+            .unwrap();
+        assert!(
+            t.unsupported[0].option.contains("zone size"),
+            "{:?}",
+            t.unsupported
+        );
+        assert!(
+            parse("[j]\nfilename=/tmp/x\nzonemode=zbd\nzonesize=1m\nzone_reset_threshold=2\n")
+                .is_err()
+        );
     }
 
     #[test]
