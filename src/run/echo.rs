@@ -47,6 +47,19 @@ pub fn io_echo(io: &tuning::IoTuning) -> io_wire::IoEcho {
     }
 }
 
+/// Emulated zones as the result shows them (limits and resets only when set).
+fn zbd_echo(z: &crate::plan::zbd::Zbd) -> wire::Zbd {
+    wire::Zbd {
+        zone_bytes: z.zone_bytes,
+        capacity_bytes: z.capacity_bytes,
+        max_open: (z.max_open > 0).then_some(z.max_open),
+        stream_max_open: (z.stream_max_open > 0).then_some(z.stream_max_open),
+        reset_threshold: (z.reset_frequency > 0.0).then_some(z.reset_threshold),
+        reset_frequency: (z.reset_frequency > 0.0).then_some(z.reset_frequency),
+        read_beyond_wp: z.read_beyond_wp,
+    }
+}
+
 /// The result's echo of a plan workload.
 pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
     let plan::Workload {
@@ -122,15 +135,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
             range_bytes: z.range_bytes,
             skip_bytes: z.skip_bytes,
         }),
-        zbd: zbd.map(|z| wire::Zbd {
-            zone_bytes: z.zone_bytes,
-            capacity_bytes: z.capacity_bytes,
-            max_open: (z.max_open > 0).then_some(z.max_open),
-            stream_max_open: (z.stream_max_open > 0).then_some(z.stream_max_open),
-            reset_threshold: (z.reset_frequency > 0.0).then_some(z.reset_threshold),
-            reset_frequency: (z.reset_frequency > 0.0).then_some(z.reset_frequency),
-            read_beyond_wp: z.read_beyond_wp,
-        }),
+        zbd: zbd.as_ref().map(zbd_echo),
         flow: flow.map(|f| {
             let plan::Flow {
                 id,

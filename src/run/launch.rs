@@ -201,24 +201,33 @@ pub(super) struct Launched {
     pub zbd: Vec<Option<super::zbd::ZbdUse>>,
 }
 
-/// Each workload's shape for the workers, with its share of its flow group.
-/// A zoned workload's shape holds its use of its target's zone table.
+/// Each workload's shape for the workers, with its share of its flow group; a
+/// zoned workload's shape holds its use of its target's zone table (returned too,
+/// for the zone resets in the result).
+type ZbdUses = Vec<Option<super::zbd::ZbdUse>>;
 fn shapes_of(
     run: &RunSpec,
     resolved: &[Resolved],
-    zbd: &[Option<super::zbd::ZbdUse>],
-) -> Vec<WorkloadShape> {
-    run.workloads
+    targets: &Targets,
+) -> Result<(Vec<WorkloadShape>, ZbdUses), RunError> {
+    let sizes: Vec<(String, u64)> = targets
+        .iter()
+        .map(|t| (t.uri.clone(), t.size_bytes))
+        .collect();
+    let zbd = super::zbd::tables(run, resolved, &sizes, &super::zbd::REGISTRY)?;
+    let shapes = run
+        .workloads
         .iter()
         .zip(resolved)
         .zip(super::flow::shares(&run.workloads))
-        .zip(zbd)
+        .zip(&zbd)
         .map(|(((w, r), flow), zbd)| WorkloadShape {
             flow,
             zbd: zbd.clone(),
             ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
         })
-        .collect()
+        .collect();
+    Ok((shapes, zbd))
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -234,8 +243,7 @@ pub(super) fn launch(
     let (plans, workers_reason) = place(run, resolved, groups, opts);
     let nworkers = plans.len();
     let placed = Placed::of(&plans, run.workloads.len());
-    let zbd = super::zbd::tables(run, resolved)?;
-    let shapes = shapes_of(run, resolved, &zbd);
+    let (shapes, zbd) = shapes_of(run, resolved, targets)?;
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();

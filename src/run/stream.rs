@@ -778,7 +778,9 @@ mod tests {
             ws_start: 0,
             ws_len: 256 << 10,
         }];
-        let zbd = super::super::zbd::tables(&run, &resolved).unwrap();
+        let registry = super::super::zbd::Registry::new();
+        let targets = [("t".to_string(), 256 << 10)];
+        let zbd = super::super::zbd::tables(&run, &resolved, &targets, &registry).unwrap();
         let shape = WorkloadShape {
             zbd: zbd[0].clone(),
             ..WorkloadShape::new(&w, 0, 0, 256 << 10)
@@ -825,6 +827,6 @@ mod tests {
         // written again.
         let want: Vec<u64> = (0..20u64).map(|i| (i % 16) * k).collect();
         assert_eq!(offsets, want);
-        assert_eq!(shape.zbd.as_ref().unwrap().table.resets_of(0), 1);
+        assert_eq!(shape.zbd.as_ref().unwrap().resets(), 1);
     }
 }

@@ -1,6 +1,9 @@
 //! Emulated zones at run time (fio's `zonemode=zbd` on a file or a device that is
 //! not zoned): one zone table per target, shared by every stream of every workload
-//! that uses it, as fio shares a file's zone information between its jobs.
+//! that uses it, as fio shares a file's zone information between its jobs. The
+//! table outlives the run: a later run of the same process on the same target (a
+//! fio job after a stonewall) finds the write pointers the earlier runs left, as
+//! fio's later jobs do; all zones are empty when the process first uses the target.
 //!
 //! Each zone has a write pointer; all zones start empty. A stream draws its offset
 //! as ever, then the table moves it: a write goes to the write pointer of the zone
@@ -17,21 +20,54 @@ use super::setup::Resolved;
 use super::RunError;
 use crate::plan::model::{AccessPattern, Op, RunSpec};
 use crate::plan::zbd::Zbd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// At most this many zones in one table (8 bytes each).
 const MAX_ZONES: u64 = 1 << 24;
 
-/// The zones of one target.
+/// The zones of one target, from its start.
 #[derive(Debug)]
 pub struct ZoneTable {
     zone_bytes: u64,
     capacity_bytes: u64,
-    /// Zone number (from the target's start) of the table's first zone.
-    first_zone: u64,
-    /// Zones written at once over the whole target; 0 = no limit.
-    max_open: u32,
     state: Mutex<State>,
+}
+
+/// The zone tables of the process, one per target and zone layout.
+pub struct Registry(Mutex<Vec<(String, Arc<ZoneTable>)>>);
+
+/// The process's tables: runs of one invocation share their targets' zones.
+pub static REGISTRY: Registry = Registry::new();
+
+impl Default for Registry {
+    fn default() -> Registry {
+        Registry::new()
+    }
+}
+
+impl Registry {
+    pub const fn new() -> Registry {
+        Registry(Mutex::new(Vec::new()))
+    }
+
+    /// The table of target `uri` with `zones` zones laid out as `z`: the one the
+    /// process has, or a new one with every zone empty (also when the layout
+    /// changed).
+    fn table(&self, uri: &str, z: &Zbd, zones: usize) -> Arc<ZoneTable> {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let fits = |t: &ZoneTable| {
+            (t.zone_bytes, t.capacity_bytes) == (z.zone_bytes, z.capacity_bytes)
+                && t.lock().wp.len() == zones
+        };
+        if let Some((_, t)) = all.iter().find(|(u, t)| u == uri && fits(t)) {
+            return Arc::clone(t);
+        }
+        all.retain(|(u, _)| u != uri);
+        let t = Arc::new(ZoneTable::new(z, zones));
+        all.push((uri.to_string(), Arc::clone(&t)));
+        t
+    }
 }
 
 #[derive(Debug)]
@@ -45,8 +81,6 @@ struct State {
     valid_bytes: u64,
     /// Writes left until the next reset under the reset threshold.
     write_cnt: u32,
-    /// Zone resets per workload of the run.
-    resets: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -73,6 +107,10 @@ pub struct ZbdUse {
     /// The workload's zones: table indices `min_zone..max_zone`.
     min_zone: u32,
     max_zone: u32,
+    /// Zones written at once over the whole target; 0 = no limit.
+    max_open: u32,
+    /// This run's zone resets by this workload.
+    resets: Arc<AtomicU64>,
     ws_start: u64,
     ws_len: u64,
     stream_max_open: u32,
@@ -84,22 +122,18 @@ pub struct ZbdUse {
     random: bool,
     /// Smallest read and write sizes.
     min_bs: [u64; 2],
-    workload: u32,
 }
 
 impl ZoneTable {
-    fn new(z: &Zbd, first_zone: u64, zones: usize, workloads: usize) -> ZoneTable {
+    fn new(z: &Zbd, zones: usize) -> ZoneTable {
         ZoneTable {
             zone_bytes: z.zone_bytes,
             capacity_bytes: z.capacity_bytes,
-            first_zone,
-            max_open: z.max_open,
             state: Mutex::new(State {
                 wp: vec![0; zones],
                 open: Vec::new(),
                 valid_bytes: 0,
                 write_cnt: 0,
-                resets: vec![0; workloads],
             }),
         }
     }
@@ -110,23 +144,18 @@ impl ZoneTable {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Zone resets of workload `w` so far.
-    pub fn resets_of(&self, w: usize) -> u64 {
-        self.lock().resets.get(w).copied().unwrap_or(0)
-    }
-
     fn zone_start(&self, z: u32) -> u64 {
-        (self.first_zone + u64::from(z)) * self.zone_bytes
+        u64::from(z) * self.zone_bytes
     }
 }
 
 impl State {
-    /// Empties zone `z`; counts a reset when it held data.
-    fn reset(&mut self, z: u32, workload: u32) {
+    /// Empties zone `z`; counts a reset in `resets` when it held data.
+    fn reset(&mut self, z: u32, resets: &AtomicU64) {
         let w = std::mem::take(&mut self.wp[z as usize]);
         if w > 0 {
             self.valid_bytes = self.valid_bytes.saturating_sub(w);
-            self.resets[workload as usize] += 1;
+            resets.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -136,10 +165,14 @@ impl State {
 }
 
 impl ZbdUse {
+    /// This run's zone resets by this workload so far.
+    pub fn resets(&self) -> u64 {
+        self.resets.load(Ordering::Relaxed)
+    }
+
     /// The table index of the zone `offset` falls in, kept in the workload's zones.
     fn slot_of(&self, offset: u64) -> u32 {
-        let t = &self.table;
-        let z = (offset / t.zone_bytes).saturating_sub(t.first_zone);
+        let z = offset / self.table.zone_bytes;
         z.clamp(u64::from(self.min_zone), u64::from(self.max_zone - 1)) as u32
     }
 
@@ -230,7 +263,7 @@ impl ZbdUse {
             }
         }
         if reset || t.capacity_bytes - st.wp[z as usize] < min_bs {
-            st.reset(z, self.workload);
+            st.reset(z, &self.resets);
         }
         let wp = st.wp[z as usize];
         let offset = t.zone_start(z) + wp;
@@ -251,7 +284,7 @@ impl ZbdUse {
     /// zones of the workload's range, picked from the offset's place in the working
     /// set (fio's quasi-random pick). `None` when no open zone is in the range.
     fn write_zone(&self, st: &mut State, z: u32, offset: u64, owner: u32) -> Option<u32> {
-        let max_open = self.table.max_open as usize;
+        let max_open = self.max_open as usize;
         if max_open == 0 || st.open.iter().any(|o| o.zone == z) {
             return Some(z);
         }
@@ -276,7 +309,7 @@ impl ZbdUse {
         if self.random && st.wp[z as usize] == 0 {
             z = self.find_data(st, z, 1)?;
         }
-        st.reset(z, self.workload);
+        st.reset(z, &self.resets);
         st.close(z);
         Some((self.table.zone_start(z), self.table.zone_bytes))
     }
@@ -299,8 +332,8 @@ pub(super) fn check_plan(run: &RunSpec, opts: &super::RunOptions) -> Result<(), 
         let data = opts.data.for_workload(w);
         if data.verify || data.verify_after {
             return Err(invalid(
-                "verification is not supported with zones (a zone reset leaves old data \
-                 under the write pointer that the verifier would take for new)"
+                "verification is not supported with zones yet (the verifier does not \
+                 follow write pointers and zone resets)"
                     .into(),
             ));
         }
@@ -353,52 +386,42 @@ pub(super) fn refuse_zoned_device(run: &RunSpec, uri: &str) -> Result<(), RunErr
 }
 
 /// Each workload's use of its target's zone table (`None` for workloads without
-/// zones); the workloads of one target share one table.
+/// zones); the workloads of one target share one table, taken from `registry`.
+/// `targets` are the run's targets' (uri, size in bytes), as `resolved` indexes them.
 pub(super) fn tables(
     run: &RunSpec,
     resolved: &[Resolved],
+    targets: &[(String, u64)],
+    registry: &Registry,
 ) -> Result<Vec<Option<ZbdUse>>, RunError> {
     let mut uses = vec![None; run.workloads.len()];
-    let mut targets: Vec<u32> = resolved.iter().map(|r| r.target).collect();
-    targets.sort_unstable();
-    targets.dedup();
-    for t in targets {
+    for (t, (uri, size)) in targets.iter().enumerate() {
         let users: Vec<usize> = (0..run.workloads.len())
-            .filter(|&i| resolved[i].target == t && run.workloads[i].zbd.is_some())
+            .filter(|&i| resolved[i].target as usize == t && run.workloads[i].zbd.is_some())
             .collect();
         let Some(&first) = users.first() else {
             continue;
         };
         let z = run.workloads[first].zbd.expect("filtered above");
         let zb = z.zone_bytes;
-        let lo = users
-            .iter()
-            .map(|&i| resolved[i].ws_start / zb)
-            .min()
-            .unwrap_or(0);
-        let hi = users
+        let zones = users
             .iter()
             .map(|&i| (resolved[i].ws_start + resolved[i].ws_len) / zb)
-            .max()
-            .unwrap_or(0);
-        if hi - lo > MAX_ZONES {
+            .fold(size / zb, u64::max);
+        if zones > MAX_ZONES {
             return Err(RunError::Invalid {
                 run: run.name.clone(),
                 workload: run.workloads[first].name.clone(),
                 msg: format!(
-                    "zone_mode = \"zbd\": {} zones of {zb} bytes is more than {MAX_ZONES}; \
-                     use larger zones",
-                    hi - lo
+                    "zone_mode = \"zbd\": '{uri}' holds {zones} zones of {zb} bytes, more \
+                     than {MAX_ZONES}; use larger zones"
                 ),
             });
         }
         check_reset_ranges(run, resolved, &users)?;
-        let table = Arc::new(ZoneTable::new(
-            &z,
-            lo,
-            (hi - lo) as usize,
-            run.workloads.len(),
-        ));
+        let table = registry.table(uri, &z, zones as usize);
+        // Each run counts its writes to the next reset afresh (fio: at each job's
+        // start).
         if let Some(every) = users
             .iter()
             .map(|&i| reset_every(&run.workloads[i]))
@@ -407,7 +430,7 @@ pub(super) fn tables(
             table.lock().write_cnt = every;
         }
         for &i in &users {
-            uses[i] = Some(use_of(run, resolved, i, &table, lo));
+            uses[i] = Some(use_of(run, resolved, i, &table));
         }
     }
     Ok(uses)
@@ -457,13 +480,7 @@ fn check_reset_ranges(
     }
 }
 
-fn use_of(
-    run: &RunSpec,
-    resolved: &[Resolved],
-    i: usize,
-    table: &Arc<ZoneTable>,
-    lo: u64,
-) -> ZbdUse {
+fn use_of(run: &RunSpec, resolved: &[Resolved], i: usize, table: &Arc<ZoneTable>) -> ZbdUse {
     let w = &run.workloads[i];
     let z = w.zbd.expect("a zoned workload");
     let r = &resolved[i];
@@ -477,8 +494,10 @@ fn use_of(
     };
     ZbdUse {
         table: Arc::clone(table),
-        min_zone: (r.ws_start / z.zone_bytes - lo) as u32,
-        max_zone: ((r.ws_start + r.ws_len) / z.zone_bytes - lo) as u32,
+        min_zone: (r.ws_start / z.zone_bytes) as u32,
+        max_zone: ((r.ws_start + r.ws_len) / z.zone_bytes) as u32,
+        max_open: z.max_open,
+        resets: Arc::new(AtomicU64::new(0)),
         ws_start: r.ws_start,
         ws_len: r.ws_len,
         stream_max_open: z.stream_max_open,
@@ -487,7 +506,6 @@ fn use_of(
         read_beyond_wp: z.read_beyond_wp,
         random: !matches!(w.pattern, AccessPattern::Sequential),
         min_bs: [min_of(Op::Read), min_of(Op::Write)],
-        workload: i as u32,
     }
 }
 
@@ -498,10 +516,14 @@ pub(super) fn count_resets(
     run: &RunSpec,
     uses: &[Option<ZbdUse>],
 ) {
+    // As fio, only workloads that write or trim count zone resets.
     let per: Vec<Option<u64>> = uses
         .iter()
-        .enumerate()
-        .map(|(i, u)| u.as_ref().map(|u| u.table.resets_of(i)))
+        .zip(&run.workloads)
+        .map(|(u, w)| {
+            let resets = w.read_pct < 100 || w.trim != crate::plan::model::TrimMode::None;
+            u.as_ref().filter(|_| resets).map(ZbdUse::resets)
+        })
         .collect();
     if per.iter().all(Option::is_none) {
         return;
@@ -554,7 +576,8 @@ mod tests {
                 ws_len,
             })
             .collect();
-        tables(&run, &resolved)
+        let size = ws_start + ws_len;
+        tables(&run, &resolved, &[("t".into(), size)], &Registry::new())
             .unwrap()
             .into_iter()
             .map(Option::unwrap)
@@ -594,7 +617,7 @@ mod tests {
             let z = ((offset - start) / MIB) as usize;
             // The write goes to the zone its offset was drawn in (no open limit).
             assert_eq!(z as u64, (drawn - start) / MIB);
-            let resets = u.table.resets_of(0);
+            let resets = u.resets();
             if resets > resets_seen {
                 // A reset: the zone was full and the write starts it again.
                 assert_eq!(shadow[z], MIB, "only a full zone is reset");
@@ -606,7 +629,7 @@ mod tests {
             assert_eq!(n, 64 * KIB);
             shadow[z] += n;
             assert!(shadow[z] <= MIB);
-            assert_eq!(wps(u)[z], shadow[z]);
+            assert_eq!(wps(u)[(offset / MIB) as usize], shadow[z]);
         }
         // 2000 writes of 64 KiB are 125 MiB into 8 MiB of zones: many resets.
         assert!(resets_seen > 100, "{resets_seen} resets");
@@ -668,7 +691,7 @@ mod tests {
         }
         // Writes 9..=16 are above the threshold: the 12th resets zone 2 (768 KiB
         // in it), the 16th zone 3.
-        assert_eq!(u.table.resets_of(0), 2);
+        assert_eq!(u.resets(), 2);
         assert_eq!(wps(u), vec![MIB, MIB, 256 * KIB, 256 * KIB]);
         // Without a frequency, full zones are the only ones reset.
         let u = &uses(
@@ -686,9 +709,9 @@ mod tests {
                 io(u.place(Op::Write, zone * MIB, 256 * KIB as u32, 0));
             }
         }
-        assert_eq!(u.table.resets_of(0), 0);
+        assert_eq!(u.resets(), 0);
         io(u.place(Op::Write, MIB, 256 * KIB as u32, 0));
-        assert_eq!(u.table.resets_of(0), 1);
+        assert_eq!(u.resets(), 1);
     }
 
     #[test]
@@ -774,7 +797,7 @@ mod tests {
             (2 * MIB, MIB)
         );
         assert_eq!(wps(w), vec![0; 4]);
-        assert_eq!((w.table.resets_of(0), w.table.resets_of(1)), (0, 1));
+        assert_eq!((w.resets(), t.resets()), (0, 1));
         assert_eq!(w.table.lock().valid_bytes, 0);
     }
 
@@ -844,5 +867,41 @@ mod tests {
         assert!(e.contains("verification is not supported"), "{e}");
         assert_eq!(whole_zones(&z, 3 * MIB + 5), Some(3 * MIB));
         assert_eq!(whole_zones(&z, MIB - 1), None);
+    }
+
+    #[test]
+    fn later_runs_on_a_target_find_its_write_pointers() {
+        let registry = Registry::new();
+        let z = Zbd::of_size(MIB);
+        let tables_of = |w: Workload, zbd: Zbd| {
+            let run = run_of(vec![Workload {
+                zbd: Some(zbd),
+                ..w
+            }]);
+            let r = [Resolved {
+                target: 0,
+                ws_start: 0,
+                ws_len: 4 * MIB,
+            }];
+            tables(&run, &r, &[("f".into(), 4 * MIB)], &registry).unwrap()[0]
+                .clone()
+                .unwrap()
+        };
+        let w = tables_of(zoned(z, 0, 64 * KIB, AccessPattern::Random), z);
+        io(w.place(Op::Write, 2 * MIB, 64 * KIB as u32, 0));
+        // The next run's reader finds the data; its resets count from 0.
+        let r = tables_of(zoned(z, 100, 64 * KIB, AccessPattern::Sequential), z);
+        assert_eq!(
+            io(r.place(Op::Read, 0, 64 * KIB as u32, 0)),
+            (2 * MIB, 64 * KIB)
+        );
+        assert_eq!(r.resets(), 0);
+        // Another zone layout starts empty.
+        let other = Zbd::of_size(2 * MIB);
+        let r = tables_of(
+            zoned(other, 100, 64 * KIB, AccessPattern::Sequential),
+            other,
+        );
+        assert_eq!(r.place(Op::Read, 0, 64 * KIB as u32, 0), Placed::Eof);
     }
 }

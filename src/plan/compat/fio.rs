@@ -1727,7 +1727,7 @@ impl<'a> JobCx<'a> {
             }
         };
         if let Some((v, l)) = self.o.get("zoneskip") {
-            if parse_size_allow_zero(v).map_or(true, |b| b != 0) {
+            if parse_size_allow_zero(v).ok() != Some(0) {
                 self.unsupported
                     .push(format!("zoneskip={v} — must be 0 with zonemode=zbd"), l);
             }
