@@ -219,6 +219,7 @@ fn build_run(m: &Measured) -> RunResult {
             remote_cpu,
         },
         flush: None,
+        zone_resets: None,
     };
     let c = &m.cfg;
     let mode = match (c.rr, c.direction) {

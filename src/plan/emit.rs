@@ -187,12 +187,9 @@ struct WorkloadTable {
     seq_gap: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     offset_increment: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    zone_size: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    zone_range: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    zone_skip: Option<String>,
+    /// Strided or emulated zones.
+    #[serde(flatten)]
+    zones: ZoneKeys,
     #[serde(skip_serializing_if = "Option::is_none")]
     flow: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -211,20 +208,9 @@ struct WorkloadTable {
     fill_fs: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     precondition: Option<PreconditionTable>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    start_delay: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    think: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    think_every: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    think_io_time: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stop_after: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stop_after_ios: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pass_size: Option<String>,
+    /// Late start, think time and stops.
+    #[serde(flatten)]
+    pauses: PauseKeys,
     #[serde(skip_serializing_if = "Option::is_none")]
     engine: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -265,6 +251,95 @@ struct WorkloadTable {
     /// The workload's own fio-format logs.
     #[serde(flatten)]
     fio_logs: LogKeys,
+}
+
+/// A workload's zone keys: strided zones (`zone_size`, `zone_range`, `zone_skip`) or
+/// emulated zoned-device zones (`zone_mode = "zbd"` and its limits).
+#[derive(Debug, Default, Serialize)]
+struct ZoneKeys {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_range: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_skip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_capacity: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_open_zones: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_max_open_zones: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_reset_threshold: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone_reset_frequency: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    read_beyond_wp: bool,
+}
+
+impl ZoneKeys {
+    fn of(w: &Workload) -> ZoneKeys {
+        ZoneKeys {
+            zone_size: w
+                .zones
+                .map(|z| format_size(z.io_bytes))
+                .or(w.zbd.map(|z| format_size(z.zone_bytes))),
+            zone_range: w.zones.map(|z| format_size(z.range_bytes)),
+            zone_skip: w.zones.map(|z| format_size(z.skip_bytes)),
+            zone_mode: w.zbd.map(|_| "zbd"),
+            zone_capacity: w
+                .zbd
+                .filter(|z| z.capacity_bytes != z.zone_bytes)
+                .map(|z| format_size(z.capacity_bytes)),
+            max_open_zones: w.zbd.map(|z| z.max_open).filter(|&n| n > 0),
+            stream_max_open_zones: w.zbd.map(|z| z.stream_max_open).filter(|&n| n > 0),
+            zone_reset_threshold: w
+                .zbd
+                .filter(|z| z.reset_threshold > 0.0)
+                .map(|z| z.reset_threshold),
+            zone_reset_frequency: w
+                .zbd
+                .filter(|z| z.reset_frequency > 0.0)
+                .map(|z| z.reset_frequency),
+            read_beyond_wp: w.zbd.is_some_and(|z| z.read_beyond_wp),
+        }
+    }
+}
+
+/// A workload's pause keys: late start, think time, stops and pass size.
+#[derive(Debug, Default, Serialize)]
+struct PauseKeys {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_delay: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    think: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    think_every: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    think_io_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_after: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_after_ios: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pass_size: Option<String>,
+}
+
+impl PauseKeys {
+    fn of(p: &Pauses) -> PauseKeys {
+        PauseKeys {
+            start_delay: (p.start_delay_ns > 0).then(|| format_duration_ns(p.start_delay_ns)),
+            think: (p.think_ns > 0).then(|| format_duration_ns(p.think_ns)),
+            // 1 is the default only when no I/O time paces the thinking.
+            think_every: p.think_batch().filter(|&n| n > 1 || p.think_io_ns > 0),
+            think_io_time: (p.think_io_ns > 0).then(|| format_duration_ns(p.think_io_ns)),
+            stop_after: (p.stop_ns > 0).then(|| format_duration_ns(p.stop_ns)),
+            stop_after_ios: (p.stop_after_ios > 0).then_some(p.stop_after_ios),
+            pass_size: (p.pass_bytes > 0).then(|| format_size(p.pass_bytes)),
+        }
+    }
 }
 
 /// fio-format log keys, of a `[[run]]` or of a `[[workload]]` (its own share).
@@ -584,9 +659,7 @@ impl WorkloadTable {
             seq_gap: (w.seq_gap_bytes != 0).then(|| signed_size(w.seq_gap_bytes)),
             offset_increment: (w.offset_increment_bytes > 0)
                 .then(|| format_size(w.offset_increment_bytes)),
-            zone_size: w.zones.map(|z| format_size(z.io_bytes)),
-            zone_range: w.zones.map(|z| format_size(z.range_bytes)),
-            zone_skip: w.zones.map(|z| format_size(z.skip_bytes)),
+            zones: ZoneKeys::of(w),
             flow: w.flow.map(|f| f.weight),
             flow_id: w.flow.map(|f| f.id).filter(|&id| id != 0),
             flow_sleep: w
@@ -604,19 +677,7 @@ impl WorkloadTable {
                 regions: spr.regions,
                 cache: (spr.cache_bytes > 0).then(|| format_size(spr.cache_bytes)),
             }),
-            start_delay: (w.pauses.start_delay_ns > 0)
-                .then(|| format_duration_ns(w.pauses.start_delay_ns)),
-            think: (w.pauses.think_ns > 0).then(|| format_duration_ns(w.pauses.think_ns)),
-            // 1 is the default only when no I/O time paces the thinking.
-            think_every: w
-                .pauses
-                .think_batch()
-                .filter(|&n| n > 1 || w.pauses.think_io_ns > 0),
-            think_io_time: (w.pauses.think_io_ns > 0)
-                .then(|| format_duration_ns(w.pauses.think_io_ns)),
-            stop_after: (w.pauses.stop_ns > 0).then(|| format_duration_ns(w.pauses.stop_ns)),
-            stop_after_ios: (w.pauses.stop_after_ios > 0).then_some(w.pauses.stop_after_ios),
-            pass_size: (w.pauses.pass_bytes > 0).then(|| format_size(w.pauses.pass_bytes)),
+            pauses: PauseKeys::of(&w.pauses),
             engine: w.overrides.engine.map(EngineKind::name),
             warmup: w.overrides.warmup_ns.map(format_duration_ns),
             cpus: w.overrides.cpus.as_ref().map(|c| cpu_list(c)),
@@ -1075,6 +1136,33 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
             format_size(z.skip_bytes)
         );
     }
+    if let Some(z) = w.zbd {
+        fio_zbd(s, &z);
+    }
+}
+
+/// Emulated zones as fio's `zonemode=zbd` options.
+fn fio_zbd(s: &mut String, z: &crate::plan::zbd::Zbd) {
+    let _ = writeln!(s, "zonemode=zbd\nzonesize={}", format_size(z.zone_bytes));
+    if z.capacity_bytes != z.zone_bytes {
+        let _ = writeln!(s, "zonecapacity={}", format_size(z.capacity_bytes));
+    }
+    if z.max_open > 0 {
+        let _ = writeln!(s, "max_open_zones={}", z.max_open);
+    }
+    if z.stream_max_open > 0 {
+        let _ = writeln!(s, "job_max_open_zones={}", z.stream_max_open);
+    }
+    if z.reset_frequency > 0.0 {
+        let _ = writeln!(
+            s,
+            "zone_reset_threshold={}\nzone_reset_frequency={}",
+            z.reset_threshold, z.reset_frequency
+        );
+    }
+    if z.read_beyond_wp {
+        let _ = writeln!(s, "read_beyond_wp=1");
+    }
 }
 
 /// A workload's own error policy as fio's `continue_on_error` and `ignore_error`.
@@ -1335,6 +1423,37 @@ mod tests {
         assert_eq!(back.runs[0].workloads[0].bs, p.runs[0].workloads[0].bs);
         p.runs[0].workloads[0].bs = BlockSizes::per_direction(vec![(4096, 1)], vec![(16384, 1)]);
         assert!(to_fio(&p).unwrap().contains("bs=4k,16k\n"));
+    }
+
+    #[test]
+    fn emulated_zones_read_back_from_toml_and_fio() {
+        let mut p = sample();
+        let zbd = crate::plan::zbd::Zbd {
+            capacity_bytes: 768 << 10,
+            max_open: 8,
+            stream_max_open: 2,
+            reset_threshold: 0.7,
+            reset_frequency: 0.125,
+            read_beyond_wp: true,
+            ..crate::plan::zbd::Zbd::of_size(1 << 20)
+        };
+        let w = &mut p.runs[0].workloads[0];
+        (w.dist, w.seq_layout) = (Distribution::Uniform, SeqLayout::Regions);
+        w.pauses.stop_ns = 0;
+        w.rate = Rate::Max;
+        w.zbd = Some(zbd);
+        let text = to_toml(&p).unwrap();
+        assert!(text.contains("zone_mode = \"zbd\""), "{text}");
+        let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
+        assert_eq!(back.runs[0].workloads[0].zbd, Some(zbd), "{text}");
+        let fio = to_fio(&p).unwrap();
+        let t =
+            crate::plan::compat::fio::parse_str("e.fio", &fio, std::path::Path::new("."), &|_| {
+                None
+            })
+            .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}\n{fio}", t.unsupported);
+        assert_eq!(t.plan.runs[0].workloads[0].zbd, Some(zbd), "{fio}");
     }
 
     #[test]

@@ -29,6 +29,7 @@ use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
 use super::units::{self, UnitError};
+use super::zbd::Zbd;
 
 /// A job-file error with its location.
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +135,13 @@ const WORKLOAD_KEYS: &[&str] = &[
     "zone_size",
     "zone_range",
     "zone_skip",
+    "zone_mode",
+    "zone_capacity",
+    "max_open_zones",
+    "stream_max_open_zones",
+    "zone_reset_threshold",
+    "zone_reset_frequency",
+    "read_beyond_wp",
     "flow",
     "flow_id",
     "flow_sleep",
@@ -1008,7 +1016,7 @@ impl<'a> Ctx<'a> {
         let pauses = self.pauses(&sec, &rate)?;
         let align_bytes = self.align(&sec, &bs)?;
         let seq_gap_bytes = self.seq_gap(&sec, &pattern, seq_layout)?;
-        let zones = self.zones(&sec)?;
+        let (zones, zbd) = self.zone_modes(&sec)?;
         let offset_increment_bytes = match sec.get("offset_increment") {
             Some(v) => self.size("offset_increment", v, true)?,
             None => 0,
@@ -1068,6 +1076,7 @@ impl<'a> Ctx<'a> {
                 seq_gap_bytes,
                 offset_increment_bytes,
                 zones,
+                zbd,
                 flow,
                 exit_all,
                 pauses,
@@ -1475,6 +1484,93 @@ impl<'a> Ctx<'a> {
             range_bytes,
             skip_bytes,
         }))
+    }
+
+    /// `zone_mode`: `"strided"` (the default when `zone_size` is given: see
+    /// [`Self::zones`]) or `"zbd"`, emulated zones of `zone_size` with
+    /// `zone_capacity`, `max_open_zones`, `stream_max_open_zones`,
+    /// `zone_reset_threshold`, `zone_reset_frequency` and `read_beyond_wp`.
+    fn zone_modes(&self, sec: &Section<'_>) -> Res<(Option<Zones>, Option<Zbd>)> {
+        const ZBD_KEYS: [&str; 6] = [
+            "zone_capacity",
+            "max_open_zones",
+            "stream_max_open_zones",
+            "zone_reset_threshold",
+            "zone_reset_frequency",
+            "read_beyond_wp",
+        ];
+        let mode = sec.get("zone_mode");
+        let zbd_mode = match mode {
+            None => false,
+            Some(v) => match self.string("zone_mode", v)? {
+                "strided" => false,
+                "zbd" => true,
+                other => {
+                    return Err(self.err(
+                        v.span(),
+                        format!("'zone_mode' must be \"strided\" or \"zbd\", found {other:?}"),
+                    ))
+                }
+            },
+        };
+        if !zbd_mode {
+            if let Some(k) = ZBD_KEYS.iter().find(|k| sec.get(k).is_some()) {
+                let v = sec.get(k).expect("found above");
+                return Err(self.err(v.span(), format!("'{k}' needs zone_mode = \"zbd\"")));
+            }
+            if let (Some(v), None) = (mode, sec.get("zone_size")) {
+                return Err(self.err(v.span(), "'zone_mode' needs 'zone_size'"));
+            }
+            return Ok((self.zones(sec)?, None));
+        }
+        let mode = mode.expect("zbd_mode");
+        if let Some(v) = sec.get("zone_range").or_else(|| sec.get("zone_skip")) {
+            return Err(self.err(
+                v.span(),
+                "'zone_range' and 'zone_skip' are for strided zones, not zone_mode = \"zbd\"",
+            ));
+        }
+        let Some(size) = sec.get("zone_size") else {
+            return Err(self.err(mode.span(), "zone_mode = \"zbd\" needs 'zone_size'"));
+        };
+        let zone_bytes = self.size("zone_size", size, false)?;
+        let open = |k: &str| -> Res<u32> {
+            match sec.get(k) {
+                None => Ok(0),
+                Some(v) => self.count(k, v),
+            }
+        };
+        let ratio = |k: &str| -> Res<f64> {
+            let Some(v) = sec.get(k) else { return Ok(0.0) };
+            let x = match v.get_ref() {
+                Node::Int(i) => *i as f64,
+                Node::Float(x) => *x,
+                _ => return Err(self.type_err(k, v, "a number from 0 to 1")),
+            };
+            if !(0.0..=1.0).contains(&x) {
+                return Err(self.err(v.span(), format!("'{k}' must be from 0 to 1, found {x}")));
+            }
+            Ok(x)
+        };
+        let z = Zbd {
+            zone_bytes,
+            capacity_bytes: match sec.get("zone_capacity") {
+                Some(v) => self.size("zone_capacity", v, false)?,
+                None => zone_bytes,
+            },
+            max_open: open("max_open_zones")?,
+            stream_max_open: open("stream_max_open_zones")?,
+            reset_threshold: ratio("zone_reset_threshold")?,
+            reset_frequency: ratio("zone_reset_frequency")?,
+            read_beyond_wp: match sec.get("read_beyond_wp") {
+                Some(v) => self.boolean("read_beyond_wp", v)?,
+                None => false,
+            },
+        };
+        if let Some(why) = z.invalid() {
+            return Err(self.err(mode.span(), format!("zone_mode = \"zbd\": {why}")));
+        }
+        Ok((None, Some(z)))
     }
 
     /// `start_delay`, `think`, `think_every`, `stop_after` and `stop_after_ios` (think time is for closed-loop
@@ -3110,6 +3206,62 @@ passes = 2
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(want) && e.contains("job.toml:3"), "{e}");
+        }
+    }
+
+    #[test]
+    fn zone_mode_zbd_reads_its_keys() {
+        let base = "[[target]]\nname = \"t\"\npath = \"/tmp/x\"\nsize = \"64m\"\n\
+                    [[workload]]\nname = \"w\"\ntarget = \"t\"\nrw = \"randwrite\"\n";
+        let run = "[[run]]\nname = \"r\"\nworkloads = [\"w\"]\nduration = \"1s\"\n";
+        let p = parse(
+            "z.toml",
+            &format!(
+                "{base}zone_mode = \"zbd\"\nzone_size = \"1m\"\nzone_capacity = \"512k\"\n\
+                 max_open_zones = 4\nstream_max_open_zones = 2\nzone_reset_threshold = 0.5\n\
+                 zone_reset_frequency = 0.25\nread_beyond_wp = true\n{run}"
+            ),
+        )
+        .unwrap();
+        let z = p.runs[0].workloads[0].zbd.unwrap();
+        assert_eq!(
+            (
+                z.zone_bytes,
+                z.capacity_bytes,
+                z.max_open,
+                z.stream_max_open
+            ),
+            (1 << 20, 512 << 10, 4, 2)
+        );
+        assert_eq!(
+            (z.reset_threshold, z.reset_frequency, z.read_beyond_wp),
+            (0.5, 0.25, true)
+        );
+        assert!(p.runs[0].workloads[0].zones.is_none());
+        for (extra, want) in [
+            (
+                "max_open_zones = 4\n",
+                "'max_open_zones' needs zone_mode = \"zbd\"",
+            ),
+            ("zone_mode = \"zbd\"\n", "needs 'zone_size'"),
+            ("zone_mode = \"zoned\"\n", "'zone_mode' must be"),
+            (
+                "zone_mode = \"zbd\"\nzone_size = \"1m\"\nzone_skip = \"1m\"\n",
+                "are for strided zones",
+            ),
+            (
+                "zone_mode = \"zbd\"\nzone_size = \"1m\"\nzone_capacity = \"2m\"\n",
+                "capacity",
+            ),
+            (
+                "zone_mode = \"zbd\"\nzone_size = \"1m\"\nzone_reset_threshold = 1.5\n",
+                "from 0 to 1",
+            ),
+        ] {
+            let e = parse("z.toml", &format!("{base}{extra}{run}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{extra}: {e}");
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod paths;
 pub mod priority;
 pub mod tuning;
 pub mod units;
+pub mod zbd;
 
 pub use hosts::HostDef;
 pub use model::*;

@@ -675,6 +675,10 @@ pub struct Workload {
     /// write its physical capacity once (see `run::sprandom`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprandom: Option<Sprandom>,
+    /// fio's `zonemode=zbd` on a file or a device that is not zoned: writes go to
+    /// the write pointers of emulated zones, reads stay below them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<super::zbd::Zbd>,
     /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -971,6 +975,7 @@ impl Default for Workload {
             seq_gap_bytes: 0,
             offset_increment_bytes: 0,
             zones: None,
+            zbd: None,
             flow: None,
             exit_all: false,
             pauses: Pauses::default(),

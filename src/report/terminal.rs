@@ -161,6 +161,19 @@ pub fn run_summary(r: &RunResult) -> String {
             f.kind, f.ios, f.per_s, l.mean, l.p99, l.max, f.errors
         );
     }
+    if let Some(n) = t.zone_resets {
+        let per: Vec<String> = r
+            .workloads
+            .iter()
+            .filter_map(|w| Some(format!("{} {}", w.name, w.totals.zone_resets?)))
+            .collect();
+        let per = if per.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", per.join(", "))
+        };
+        let _ = writeln!(s, "{n} zone resets{per}");
+    }
     if t.all.service_us != t.all.latency_us {
         let l = &t.all.service_us;
         let _ = writeln!(

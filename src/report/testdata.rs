@@ -146,6 +146,7 @@ pub fn run(
             trim: None,
             queue_depth: iops * lat_us / 1e6,
             flush: None,
+            zone_resets: None,
             net: Default::default(),
         },
         cpu: Cpu {

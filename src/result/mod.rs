@@ -468,6 +468,10 @@ pub struct Totals {
     /// Flushes issued by `--sync-every` (not counted in `all`, `read` or `write`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<FlushTotals>,
+    /// Zone resets (emulated zones, fio's `zonemode=zbd`): by writes that found
+    /// their zone full or due for a reset, and by trims; absent without zones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_resets: Option<u64>,
 }
 
 /// Flushes (fsync/fdatasync) a run issued, and how long each call took.

@@ -178,6 +178,9 @@ pub struct WorkloadEcho {
     /// writes are plain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprandom: Option<Sprandom>,
+    /// fio's emulated zoned block device (`zonemode=zbd`); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<Zbd>,
     /// fio's flow control: the workload's flow id and weight; absent when free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
@@ -348,6 +351,27 @@ pub struct Sprandom {
     pub cache_bytes: u64,
 }
 
+/// Emulated zones as run (fio's `zonemode=zbd`; see the plan's `Zbd`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zbd {
+    pub zone_bytes: u64,
+    pub capacity_bytes: u64,
+    /// Zones written at once on the target; absent when unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_open: Option<u32>,
+    /// Zones written at once by one stream; absent when unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_max_open: Option<u32>,
+    /// Reset threshold and frequency; absent when writes never reset zones early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_frequency: Option<f64>,
+    /// Reads went past the write pointers; absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub read_beyond_wp: bool,
+}
+
 /// Whether a workload discarded: `only` (every I/O a trim: fio's trim, randtrim) or
 /// `then_write` (each range trimmed, then written: trimwrite, randtrimwrite).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -434,6 +458,7 @@ impl Default for WorkloadEcho {
             seq_gap_bytes: 0,
             offset_increment_bytes: 0,
             zones: None,
+            zbd: None,
             flow: None,
             exit_all: false,
             priority: None,

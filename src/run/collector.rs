@@ -428,6 +428,7 @@ impl Collector {
             },
             net: Default::default(),
             flush: super::flush::totals(&self.totals, run, dur_s),
+            zone_resets: None,
         };
         let cpu_end = CpuSample {
             at_ns: self.last_end_ns.max(self.cpu_prev.at_ns),
@@ -504,6 +505,7 @@ impl Collector {
                         },
                         net: Default::default(),
                         flush: super::flush::totals(std::slice::from_ref(t), run, dur_s),
+                        zone_resets: None,
                     },
                 }
             })

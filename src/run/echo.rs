@@ -61,6 +61,41 @@ fn sprandom_echo(s: plan::Sprandom) -> wire::Sprandom {
     }
 }
 
+/// Emulated zones as the result shows them (limits and resets only when set).
+fn zbd_echo(z: &crate::plan::zbd::Zbd) -> wire::Zbd {
+    wire::Zbd {
+        zone_bytes: z.zone_bytes,
+        capacity_bytes: z.capacity_bytes,
+        max_open: (z.max_open > 0).then_some(z.max_open),
+        stream_max_open: (z.stream_max_open > 0).then_some(z.stream_max_open),
+        reset_threshold: (z.reset_frequency > 0.0).then_some(z.reset_threshold),
+        reset_frequency: (z.reset_frequency > 0.0).then_some(z.reset_frequency),
+        read_beyond_wp: z.read_beyond_wp,
+    }
+}
+
+/// The result's echo of a workload's pauses (every field, so a new one is not missed).
+fn pauses_echo(p: plan::Pauses) -> wire::Pauses {
+    let plan::Pauses {
+        start_delay_ns,
+        think_ns,
+        think_every_ios,
+        think_io_ns,
+        stop_ns,
+        stop_after_ios,
+        pass_bytes,
+    } = p;
+    wire::Pauses {
+        start_delay_ns,
+        think_ns,
+        think_every_ios,
+        think_io_ns,
+        stop_ns,
+        stop_after_ios,
+        pass_bytes,
+    }
+}
+
 /// The result's echo of a plan workload.
 pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
     let plan::Workload {
@@ -83,6 +118,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         seq_gap_bytes,
         offset_increment_bytes,
         zones,
+        zbd,
         flow,
         exit_all,
         pauses,
@@ -136,6 +172,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
             range_bytes: z.range_bytes,
             skip_bytes: z.skip_bytes,
         }),
+        zbd: zbd.as_ref().map(zbd_echo),
         flow: flow.map(|f| {
             let plan::Flow {
                 id,
@@ -149,26 +186,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
             }
         }),
         exit_all: *exit_all,
-        pauses: {
-            let plan::Pauses {
-                start_delay_ns,
-                think_ns,
-                think_every_ios,
-                think_io_ns,
-                stop_ns,
-                stop_after_ios,
-                pass_bytes,
-            } = *pauses;
-            wire::Pauses {
-                start_delay_ns,
-                think_ns,
-                think_every_ios,
-                think_io_ns,
-                stop_ns,
-                stop_after_ios,
-                pass_bytes,
-            }
-        },
+        pauses: pauses_echo(*pauses),
         priority: (!priority.is_default()).then(|| priorities(priority)),
         atomic_writes: *atomic_writes,
         fill_fs: *fill_fs,
@@ -378,7 +396,20 @@ mod tests {
                 atomic_writes: true,
                 fill_fs: false,
                 sprandom: Some(plan::Sprandom::default()),
+                zbd: None,
                 overrides: Default::default(),
+            },
+            plan::Workload {
+                zbd: Some(crate::plan::zbd::Zbd {
+                    capacity_bytes: 1 << 19,
+                    max_open: 4,
+                    stream_max_open: 2,
+                    reset_threshold: 0.7,
+                    reset_frequency: 0.125,
+                    read_beyond_wp: true,
+                    ..crate::plan::zbd::Zbd::of_size(1 << 20)
+                }),
+                ..base.clone()
             },
             plan::Workload {
                 dist: plan::Distribution::Zipf { theta: 1.2 },

@@ -75,34 +75,16 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
             } else {
                 (r.ws_start, r.ws_len)
             };
-            let bytes_left = match run.passes_of(w) {
-                // SPRandom's order ends the stream itself, past one pass.
-                _ if w.sprandom.is_some() => u64::MAX,
-                Some(p) if w.pauses.pass_bytes > 0 => p.saturating_mul(w.pauses.pass_bytes),
-                Some(p) => {
-                    let per_stream = if inc > 0 {
-                        r.ws_len
-                    } else if sequential && own_regions {
-                        region_len
-                    } else {
-                        r.ws_len / n
-                    };
-                    (p.saturating_mul(per_stream)).max(w.bs.min_bytes())
-                }
-                None => u64::MAX,
+            // A stream's share of a pass: its own region, or an even share.
+            let per_stream = if inc > 0 {
+                r.ws_len
+            } else if sequential && own_regions {
+                region_len
+            } else {
+                r.ws_len / n
             };
-            let schedule = match w.rate {
-                Rate::Max => None,
-                Rate::Iops(total) => {
-                    let gap_ns = 1e9 * n as f64 / total;
-                    Some(Schedule {
-                        gap_ns,
-                        exponential: w.arrival == Arrival::Exponential,
-                        // Spread first arrivals so streams do not fire in lockstep.
-                        next_due_ns: w.pauses.start_delay_ns as f64 + rng.unit_f64() * gap_ns,
-                    })
-                }
-            };
+            let bytes_left = bytes_of(run, w, per_stream);
+            let schedule = schedule_of(w, n, &mut rng);
             out.push(Stream {
                 workload: wi as u32,
                 id: out.len() as u32,
@@ -148,10 +130,37 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 },
                 seq_issued: [0; crate::plan::model::Op::COUNT],
                 sprandom: sprandom_order(w, r, seed),
+                zbd_wrote: false,
             });
         }
     }
     out
+}
+
+/// The bytes a stream of `w` moves before it is done: its passes over its share
+/// (`per_stream`) or over `pass_bytes`; unbounded when time-based.
+fn bytes_of(run: &RunSpec, w: &crate::plan::Workload, per_stream: u64) -> u64 {
+    match run.passes_of(w) {
+        // SPRandom's order ends the stream itself, past one pass.
+        _ if w.sprandom.is_some() => u64::MAX,
+        Some(p) if w.pauses.pass_bytes > 0 => p.saturating_mul(w.pauses.pass_bytes),
+        Some(p) => (p.saturating_mul(per_stream)).max(w.bs.min_bytes()),
+        None => u64::MAX,
+    }
+}
+
+/// An open-loop stream's schedule: one of `n` streams sharing the workload's rate,
+/// its first arrival spread over one gap so streams do not fire in lockstep.
+fn schedule_of(w: &crate::plan::Workload, n: u64, rng: &mut crate::rng::Rng) -> Option<Schedule> {
+    let Rate::Iops(total) = w.rate else {
+        return None;
+    };
+    let gap_ns = 1e9 * n as f64 / total;
+    Some(Schedule {
+        gap_ns,
+        exponential: w.arrival == Arrival::Exponential,
+        next_due_ns: w.pauses.start_delay_ns as f64 + rng.unit_f64() * gap_ns,
+    })
 }
 
 /// SPRandom's write order for a stream of `w`; its layout was checked with the
@@ -213,19 +222,38 @@ pub(super) struct Launched {
     /// the clock's participants, so it can hold time at each interval boundary until
     /// it has judged the interval (see `collector::hold_at_boundary`).
     pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
+    /// Each workload's use of its target's zone table (zonemode=zbd), for the zone
+    /// resets in the result.
+    pub zbd: Vec<Option<super::zbd::ZbdUse>>,
 }
 
-/// Each workload's shape for the workers, with its share of its flow group.
-fn shapes_of(run: &RunSpec, resolved: &[Resolved]) -> Vec<WorkloadShape> {
-    run.workloads
+/// Each workload's shape for the workers, with its share of its flow group; a
+/// zoned workload's shape holds its use of its target's zone table (returned too,
+/// for the zone resets in the result).
+type ZbdUses = Vec<Option<super::zbd::ZbdUse>>;
+fn shapes_of(
+    run: &RunSpec,
+    resolved: &[Resolved],
+    targets: &Targets,
+) -> Result<(Vec<WorkloadShape>, ZbdUses), RunError> {
+    let sizes: Vec<(String, u64)> = targets
+        .iter()
+        .map(|t| (t.uri.clone(), t.size_bytes))
+        .collect();
+    let zbd = super::zbd::tables(run, resolved, &sizes, &super::zbd::REGISTRY)?;
+    let shapes = run
+        .workloads
         .iter()
         .zip(resolved)
         .zip(super::flow::shares(&run.workloads))
-        .map(|((w, r), flow)| WorkloadShape {
+        .zip(&zbd)
+        .map(|(((w, r), flow), zbd)| WorkloadShape {
             flow,
+            zbd: zbd.clone(),
             ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
         })
-        .collect()
+        .collect();
+    Ok((shapes, zbd))
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -241,7 +269,7 @@ pub(super) fn launch(
     let (plans, workers_reason) = place(run, resolved, groups, opts);
     let nworkers = plans.len();
     let placed = Placed::of(&plans, run.workloads.len());
-    let shapes = shapes_of(run, resolved);
+    let (shapes, zbd) = shapes_of(run, resolved, targets)?;
     let stop = Arc::new(AtomicBool::new(false));
     let error_stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Snapshot>();
@@ -347,6 +375,7 @@ pub(super) fn launch(
         workers_reason,
         placed,
         judge: judge.then(|| participants.hand_over()),
+        zbd,
     })
 }
 

@@ -35,6 +35,7 @@ pub mod trim;
 pub mod verify;
 pub mod worker;
 pub mod worker_error;
+pub mod zbd;
 
 use crate::engine::EngineError;
 use crate::plan::model::{RunSpec, TargetSpec};
@@ -196,6 +197,7 @@ pub fn execute(
         choice.reason = format!("{}; {why}", choice.reason);
     }
     let placed = launched.placed.clone();
+    let zbd = launched.zbd.clone();
     let collector::Collected {
         mut result,
         mut verify,
@@ -204,6 +206,7 @@ pub fn execute(
         workload_ops,
     } = collector::collect(run, targets, &choice, launched, on_interval);
     echo::own_settings(&mut result, run, &prepared.groups, &placed, opts);
+    zbd::count_resets(&mut result, run, &zbd);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }

@@ -389,6 +389,7 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         }
     }
     super::trim::check_plan(run, opts)?;
+    super::zbd::check_plan(run, opts)?;
     super::op_engines::check_options(run)?;
     for g in super::groups::groups(run) {
         super::op_engines::check_plan(&g.run, opts)?;
@@ -537,7 +538,17 @@ fn resolve_workloads(
         // offset_increment: the last stream's working set starts `spread` further.
         let spread = w.stream_spread_bytes();
         let room = t.size_bytes - w.offset_bytes;
-        let ws_len = w.size_bytes.unwrap_or(room.saturating_sub(spread));
+        let mut ws_len = w.size_bytes.unwrap_or(room.saturating_sub(spread));
+        if let Some(z) = &w.zbd {
+            super::zbd::refuse_zoned_device(run, t.uri)?;
+            ws_len = super::zbd::whole_zones(z, ws_len).ok_or_else(|| {
+                invalid(format!(
+                    "zone_mode = \"zbd\": the working set ({ws_len} bytes) holds not one \
+                     zone of {} bytes",
+                    z.zone_bytes
+                ))
+            })?;
+        }
         if w.offset_bytes + spread + ws_len > t.size_bytes || ws_len == 0 {
             return Err(invalid(format!(
                 "working set {}..{} extends beyond the end of target '{}' ({} bytes){}",

@@ -30,6 +30,9 @@ pub struct WorkloadShape {
     pub seq_gap: i64,
     /// fio's strided zones.
     pub zones: Option<Zones>,
+    /// fio's zonemode=zbd: the target's zone table (set by launch); `None` keeps
+    /// the hot path free of it.
+    pub zbd: Option<super::zbd::ZbdUse>,
     /// fio's `exitall`: the run stops once a stream of this workload is done.
     pub exit_all: bool,
     /// fio's flow control: this workload's share of its flow group (set by launch).
@@ -127,6 +130,7 @@ impl WorkloadShape {
             open_loop: matches!(w.rate, Rate::Iops(_)),
             seq_gap: w.seq_gap_bytes,
             zones: w.zones,
+            zbd: None,
             exit_all: w.exit_all,
             flow: None,
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
@@ -214,6 +218,9 @@ pub struct Stream {
     pub seq_issued: [u64; Op::COUNT],
     /// SPRandom preconditioning: the order of its writes, which ends the stream.
     pub sprandom: Option<Box<super::sprandom::SprandomOrder>>,
+    /// Zoned workloads: whether this stream has issued a write (a mixed stream's
+    /// first I/O is a write until then, as fio's zbd_adjust_ddir makes it).
+    pub zbd_wrote: bool,
 }
 
 impl Stream {
@@ -273,7 +280,7 @@ impl Stream {
             self.charge(len);
             return Some(self.with_flags(shape, Op::Write, offset, len));
         }
-        let op = match (shape.trim, shape.read_pct) {
+        let mut op = match (shape.trim, shape.read_pct) {
             (TrimMode::Only | TrimMode::ThenWrite, _) => Op::Trim,
             (TrimMode::None, 100) => Op::Read,
             (TrimMode::None, 0) => Op::Write,
@@ -285,6 +292,9 @@ impl Stream {
                 }
             }
         };
+        if shape.zbd.is_some() && op == Op::Read && !self.zbd_wrote && shape.read_pct < 100 {
+            op = Self::zbd_first_op(shape, op);
+        }
         let table = &shape.bs_tables[usize::from(op != Op::Read)];
         let len = table.draw(&mut self.rng, shape.max_bs);
         let offset = if let Some(z) = &shape.zones {
@@ -318,6 +328,10 @@ impl Stream {
             let base = shape.ws_start + self.shift_bytes;
             base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
         };
+        let (offset, len) = match &shape.zbd {
+            None => (offset, len),
+            Some(_) => self.zbd_place(shape, op, offset, len)?,
+        };
         if shape.trim == TrimMode::ThenWrite {
             self.pair = Some((offset, len));
             self.charge(0);
@@ -325,6 +339,43 @@ impl Stream {
             self.charge(len);
         }
         Some(self.with_flags(shape, op, offset, len))
+    }
+
+    /// A zoned mixed workload's read before the stream's first write becomes a
+    /// write (nothing is written yet to read), unless reads may pass the pointer.
+    #[cold]
+    fn zbd_first_op(shape: &WorkloadShape, op: Op) -> Op {
+        match &shape.zbd {
+            Some(z) if !z.read_beyond_wp => Op::Write,
+            _ => op,
+        }
+    }
+
+    /// Moves a zoned workload's I/O where its zone table puts it; `None` (the
+    /// stream's I/O is over) when nothing fits, as fio's job meets its end of file.
+    /// A sequential stream goes on from the moved I/O.
+    #[inline(never)]
+    fn zbd_place(
+        &mut self,
+        shape: &WorkloadShape,
+        op: Op,
+        offset: u64,
+        len: u32,
+    ) -> Option<(u64, u32)> {
+        let z = shape.zbd.as_ref()?;
+        match z.place(op, offset, len, self.id) {
+            super::zbd::Placed::Io { offset, len } => {
+                if shape.sequential {
+                    self.pos = offset + u64::from(len);
+                }
+                self.zbd_wrote |= op == Op::Write;
+                Some((offset, len))
+            }
+            super::zbd::Placed::Eof => {
+                self.bytes_left = 0;
+                None
+            }
+        }
     }
 
     /// The I/O with what its request carries beside its bytes: a priority drawn from
@@ -544,6 +595,7 @@ mod tests {
             backlog: None,
             seq_issued: [0; Op::COUNT],
             sprandom: None,
+            zbd_wrote: false,
         }
     }
 
@@ -761,5 +813,75 @@ mod tests {
         }
         // 4 zones of 16 blocks and their skips make the pass (256 blocks).
         assert_eq!(n, 64);
+    }
+
+    /// A stream of a zoned workload on 4 zones of 64 KiB, with its own table.
+    fn zoned_stream(read_pct: u8, pattern: AccessPattern) -> (Stream, WorkloadShape) {
+        let w = Workload {
+            read_pct,
+            pattern,
+            bs: BlockSizes::fixed(16 << 10),
+            zbd: Some(crate::plan::zbd::Zbd::of_size(64 << 10)),
+            ..Workload::default()
+        };
+        let run = crate::plan::model::RunSpec {
+            workloads: vec![w.clone()],
+            ..Default::default()
+        };
+        let resolved = [super::super::setup::Resolved {
+            target: 0,
+            ws_start: 0,
+            ws_len: 256 << 10,
+        }];
+        let registry = super::super::zbd::Registry::new();
+        let targets = [("t".to_string(), 256 << 10)];
+        let zbd = super::super::zbd::tables(&run, &resolved, &targets, &registry).unwrap();
+        let shape = WorkloadShape {
+            zbd: zbd[0].clone(),
+            ..WorkloadShape::new(&w, 0, 0, 256 << 10)
+        };
+        let mut s = stream();
+        s.region_len = 256 << 10;
+        (s, shape)
+    }
+
+    #[test]
+    fn zoned_mixed_streams_write_first_and_read_what_was_written() {
+        let (mut s, shape) = zoned_stream(90, AccessPattern::Random);
+        let first = s.next_io(&shape).unwrap();
+        assert_eq!(
+            first.op,
+            Op::Write,
+            "nothing written yet: the first I/O writes"
+        );
+        let mut written = [0u64; 4];
+        written[(first.offset >> 16) as usize] = u64::from(first.len);
+        for _ in 0..2000 {
+            let io = s.next_io(&shape).unwrap();
+            let z = (io.offset >> 16) as usize;
+            let zone_start = (z as u64) << 16;
+            match io.op {
+                Op::Write => {
+                    assert!(io.offset == zone_start + written[z] || io.offset == zone_start);
+                    if io.offset == zone_start {
+                        written[z] = 0;
+                    }
+                    written[z] += u64::from(io.len);
+                }
+                _ => assert!(io.offset + u64::from(io.len) <= zone_start + written[z]),
+            }
+        }
+    }
+
+    #[test]
+    fn zoned_sequential_writes_fill_zone_after_zone() {
+        let (mut s, shape) = zoned_stream(0, AccessPattern::Sequential);
+        let offsets: Vec<u64> = (0..20).map(|_| s.next_io(&shape).unwrap().offset).collect();
+        let k = 16 << 10;
+        // 16 writes fill the 4 zones in order; then the first zone is reset once and
+        // written again.
+        let want: Vec<u64> = (0..20u64).map(|i| (i % 16) * k).collect();
+        assert_eq!(offsets, want);
+        assert_eq!(shape.zbd.as_ref().unwrap().resets(), 1);
     }
 }

@@ -197,6 +197,26 @@ pub(crate) fn block_info(root: &Root, major: u32, minor: u32) -> Option<BlockInf
     })
 }
 
+/// The zoned model of block device `major:minor` (`host-managed`, `host-aware`)
+/// from its disk's `queue/zoned`; `None` when it is not zoned (`none`) or sysfs does
+/// not say.
+pub(crate) fn zoned_model(root: &Root, major: u32, minor: u32) -> Option<String> {
+    let (_, disk) = device_dirs(root, major, minor)?;
+    read_trimmed(&disk.join("queue/zoned")).filter(|m| m != "none")
+}
+
+/// The zoned model of the block device at `path` (see [`zoned_model`]); `None` for
+/// anything that is not a zoned block device, files included.
+pub(crate) fn zoned_model_at(path: &Path) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let md = std::fs::metadata(path).ok()?;
+    if !md.file_type().is_block_device() {
+        return None;
+    }
+    let (major, minor) = dev_major_minor(md.rdev());
+    zoned_model(&Root::system(), major, minor)
+}
+
 fn dm_info(disk: &Path, depth: usize) -> Option<DmInfo> {
     if depth > MAX_DM_DEPTH || !disk.join("dm").is_dir() {
         return None;
@@ -369,6 +389,23 @@ mod tests {
         .unwrap();
         symlink("../../devices/virtual/block/dm-0", devblock.join("253:0")).unwrap();
         t
+    }
+
+    #[test]
+    fn zoned_model_comes_from_the_disk_queue() {
+        let t = fake_sys();
+        let root = Root::at(t.path());
+        // No queue/zoned, or "none": not zoned.
+        assert_eq!(zoned_model(&root, 8, 0), None);
+        let q = t
+            .path()
+            .join("sys/devices/pci0/host0/block/sda/queue/zoned");
+        write(&q, "none\n");
+        assert_eq!(zoned_model(&root, 8, 1), None);
+        // A partition of a host-managed disk is zoned too.
+        write(&q, "host-managed\n");
+        assert_eq!(zoned_model(&root, 8, 1).as_deref(), Some("host-managed"));
+        assert_eq!(zoned_model_at(Path::new("/proc/self/status")), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod mount;
 mod render;
 
 pub use advice::{advise, Advice, AdviceLevel};
+pub(crate) use block::zoned_model_at;
 pub use block::{BlockInfo, DmInfo, LoopInfo, SlaveInfo};
 pub use host::{HostInfo, IrqSummary};
 pub use mount::FsInfo;

@@ -41,6 +41,7 @@ mod shapes;
 mod sim;
 mod trim;
 mod verify_fio;
+mod zbd;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

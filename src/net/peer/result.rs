@@ -350,6 +350,7 @@ pub fn build(
                 ..Default::default()
             },
             flush: None,
+            zone_resets: None,
         },
         cpu,
         workloads: jobs.into_iter().map(|j| j.workload).collect(),

@@ -26,6 +26,7 @@ use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
     parse_size_allow_zero,
 };
+use crate::plan::zbd::Zbd;
 
 mod block_sizes;
 mod command_line;
@@ -573,6 +574,10 @@ fn group_runs(
             unsupported.push(format!("sprandom=1 — {why}"), &job.loc);
             job.workload.sprandom = None;
         }
+        if let Some(why) = job.workload.zbd.and_then(|z| z.misfit(&job.workload)) {
+            unsupported.push(format!("zonemode=zbd — {why}"), &job.loc);
+            job.workload.zbd = None;
+        }
         // The job's own runtime rides in stop_ns until own_runtimes settles it.
         if let (Some(d), None) = (job.duration_ns, job.passes) {
             job.workload.pauses.stop_ns = d;
@@ -976,6 +981,8 @@ struct JobCx<'a> {
     /// Some job of the file names `exitall` (any value): fio's flag is then the
     /// whole process's, so every job that ends stops its group.
     exitall_anywhere: bool,
+    /// `zonesize` under zonemode=strided or zbd: what a size in zones (`8z`) counts.
+    zone_bytes: Option<u64>,
 }
 
 /// Where a job's data goes, as its options say.
@@ -1026,12 +1033,13 @@ impl<'a> JobCx<'a> {
             warnings,
             run_opts: Vec::new(),
             exitall_anywhere: false,
+            zone_bytes: None,
         }
     }
 
     /// The job, step by step.
     fn resolve(mut self) -> Result<Job, CompatError> {
-        let zones = self.zone_mode()?;
+        let (zones, zbd) = self.zone_mode()?;
         self.report_unsupported();
         let create_on_open = self.file_options();
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
@@ -1124,6 +1132,7 @@ impl<'a> JobCx<'a> {
                 seq_gap_bytes,
                 offset_increment_bytes: target.increment,
                 zones,
+                zbd,
                 flow,
                 exit_all,
                 pauses,
@@ -1204,6 +1213,9 @@ impl<'a> JobCx<'a> {
         let Some((v, loc)) = self.o.get("offset_increment") else {
             return Ok(0);
         };
+        if let Some(bytes) = self.in_zones("offset_increment", v, loc) {
+            return bytes;
+        }
         let t = v.trim().to_ascii_lowercase();
         if t.ends_with('%') || t.ends_with('z') {
             self.unsupported.push(
@@ -1710,46 +1722,139 @@ impl<'a> JobCx<'a> {
     }
 
     /// `zonemode`: `none` is ioscope's own way (one contiguous region); `strided`
-    /// becomes the workload's zones; `zbd` is listed with what it would need.
-    fn zone_mode(&mut self) -> Result<Option<Zones>, CompatError> {
-        let Some((v, loc)) = self.o.get("zonemode") else {
-            self.only_with("zonemode=strided", &["zonesize", "zonerange", "zoneskip"]);
-            return Ok(None);
-        };
-        let why = match v.trim().to_ascii_lowercase().as_str() {
-            "none" => {
-                self.only_with("zonemode=strided", &["zonesize", "zonerange", "zoneskip"]);
-                return Ok(None);
+    /// becomes the workload's zones; `zbd` its emulated zoned device.
+    fn zone_mode(&mut self) -> Result<(Option<Zones>, Option<Zbd>), CompatError> {
+        const STRIDED: [&str; 3] = ["zonesize", "zonerange", "zoneskip"];
+        const ZBD: [&str; 6] = [
+            "zonecapacity",
+            "max_open_zones",
+            "job_max_open_zones",
+            "zone_reset_threshold",
+            "zone_reset_frequency",
+            "read_beyond_wp",
+        ];
+        let mode = self.o.get("zonemode");
+        let mode_name = mode.map(|(v, _)| v.trim().to_ascii_lowercase());
+        match mode_name.as_deref() {
+            None | Some("none") => {
+                self.only_with("zonemode=strided", &STRIDED);
+                self.only_with("zonemode=zbd", &ZBD);
+                Ok((None, None))
             }
-            "strided" => return self.strided_zones(v, loc),
-            "zbd" => {
-                "fio drives a zoned block device's write pointers, zone resets and \
-                 open-zone limits, or emulates zones of `zonesize` inside a regular file or \
-                 a device that is not zoned; ioscope does neither yet"
+            Some("strided") => {
+                self.only_with("zonemode=zbd", &ZBD);
+                let (v, loc) = mode.expect("matched above");
+                Ok((self.strided_zones(v, loc)?, None))
             }
-            other => {
-                return Err(opt_err(
+            Some("zbd") => {
+                let (v, loc) = mode.expect("matched above");
+                Ok((None, self.zbd_zones(v, loc)?))
+            }
+            Some(other) => {
+                let (_, loc) = mode.expect("matched above");
+                Err(opt_err(
                     loc,
                     "zonemode",
                     other,
                     &"expected none, strided or zbd",
                 ))
             }
+        }
+    }
+
+    /// A size or offset given in zones (`8z`, fio's `size_nz`): `Some(bytes)` when
+    /// `v` is one and the job has a zone size, `Some(Err)` for a bad count, `None`
+    /// when `v` is not in zones or there is no zone size (the caller lists it).
+    fn in_zones(&self, key: &str, v: &str, loc: &Loc) -> Option<Result<u64, CompatError>> {
+        let t = v.trim().to_ascii_lowercase();
+        let n = t.strip_suffix('z')?;
+        let zone = self.zone_bytes?;
+        Some(
+            n.trim()
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| n.checked_mul(zone))
+                .ok_or_else(|| opt_err(loc, key, v, &"expected a whole number of zones (e.g. 8z)")),
+        )
+    }
+
+    /// `zonemode=zbd` with `zonesize` (required: ioscope emulates the zones),
+    /// `zonecapacity`, `max_open_zones`, `job_max_open_zones`,
+    /// `zone_reset_threshold`, `zone_reset_frequency` and `read_beyond_wp`.
+    /// `zonerange` is ignored as fio ignores it; a `zoneskip` other than 0 is listed.
+    fn zbd_zones(&mut self, mode: &str, loc: &Loc) -> Result<Option<Zbd>, CompatError> {
+        let size = |cx: &Self, key: &str| -> Result<Option<u64>, CompatError> {
+            match cx.o.get(key) {
+                None => Ok(None),
+                Some((v, l)) => parse_size(v).map(Some).map_err(|e| opt_err(l, key, v, &e)),
+            }
         };
-        self.unsupported.push(format!("zonemode={v} — {why}"), loc);
-        Ok(None)
+        let count = |cx: &Self, key: &str| -> Result<u32, CompatError> {
+            match cx.o.get(key) {
+                None => Ok(0),
+                Some((v, l)) => v.trim().parse::<u32>().map_err(|e| opt_err(l, key, v, &e)),
+            }
+        };
+        let ratio = |cx: &Self, key: &str| -> Result<f64, CompatError> {
+            match cx.o.get(key) {
+                None => Ok(0.0),
+                Some((v, l)) => match v.trim().parse::<f64>() {
+                    Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+                    _ => Err(opt_err(l, key, v, &"expected a number from 0 to 1")),
+                },
+            }
+        };
+        if let Some((v, l)) = self.o.get("zoneskip") {
+            if parse_size_allow_zero(v).ok() != Some(0) {
+                self.unsupported
+                    .push(format!("zoneskip={v} — must be 0 with zonemode=zbd"), l);
+            }
+        }
+        let Some(zone_bytes) = size(self, "zonesize")? else {
+            self.unsupported.push(
+                format!(
+                    "zonemode={mode} without zonesize — the zones of a zoned device come from \
+                     the device, which ioscope does not drive; give zonesize to emulate zones"
+                ),
+                loc,
+            );
+            return Ok(None);
+        };
+        self.zone_bytes = Some(zone_bytes);
+        let z = Zbd {
+            zone_bytes,
+            capacity_bytes: size(self, "zonecapacity")?.unwrap_or(zone_bytes),
+            max_open: count(self, "max_open_zones")?,
+            stream_max_open: count(self, "job_max_open_zones")?,
+            reset_threshold: ratio(self, "zone_reset_threshold")?,
+            reset_frequency: ratio(self, "zone_reset_frequency")?,
+            read_beyond_wp: self.o.flag("read_beyond_wp")?,
+        };
+        if let Some(why) = z.invalid() {
+            self.unsupported
+                .push(format!("zonemode={mode} — {why}"), loc);
+            return Ok(None);
+        }
+        Ok(Some(z))
     }
 
     /// `zonemode=strided` with `zonesize`, `zonerange` (default: zonesize) and
-    /// `zoneskip` (default 0). Sizes in zones (`Nz`) or percentages are listed.
+    /// `zoneskip` (default 0). Percentages are listed; `zoneskip` may be in zones.
     fn strided_zones(&mut self, mode: &str, loc: &Loc) -> Result<Option<Zones>, CompatError> {
-        let mut get = |key: &str, zero_ok: bool| -> Result<Option<u64>, CompatError> {
-            let Some((v, l)) = self.o.get(key) else {
+        let get = |cx: &mut Self, key: &str, zero_ok: bool| -> Result<Option<u64>, CompatError> {
+            let Some((v, l)) = cx.o.get(key) else {
                 return Ok(None);
             };
+            // Of the three, fio counts only zoneskip in zones.
+            if let Some(bytes) = (key == "zoneskip")
+                .then(|| cx.in_zones(key, v, l))
+                .flatten()
+            {
+                return bytes.map(Some);
+            }
             let t = v.trim().to_ascii_lowercase();
             if t.ends_with('z') || t.ends_with('%') {
-                self.unsupported
+                cx.unsupported
                     .push(format!("{key}={v} — a size in zones or a percentage"), l);
                 return Ok(None);
             }
@@ -1760,9 +1865,10 @@ impl<'a> JobCx<'a> {
             };
             parse(v).map(Some).map_err(|e| opt_err(l, key, v, &e))
         };
-        let size = get("zonesize", false)?;
-        let range = get("zonerange", false)?;
-        let skip = get("zoneskip", true)?.unwrap_or(0);
+        let size = get(self, "zonesize", false)?;
+        self.zone_bytes = size;
+        let range = get(self, "zonerange", false)?;
+        let skip = get(self, "zoneskip", true)?.unwrap_or(0);
         let Some(io_bytes) = size else {
             self.unsupported.push(
                 format!("zonemode={mode} without zonesize — no zone to do I/O in"),
@@ -1789,9 +1895,13 @@ impl<'a> JobCx<'a> {
                 } else if v.contains('-') || v.contains(':') {
                     self.unsupported
                         .push(format!("{key}={v} — size range"), loc);
+                } else if let Some(bytes) = self.in_zones(key, v, loc) {
+                    size = Some(bytes?);
                 } else if v.trim().to_ascii_lowercase().ends_with('z') {
-                    self.unsupported
-                        .push(format!("{key}={v} — a size in zones (zonemode=zbd)"), loc);
+                    self.unsupported.push(
+                        format!("{key}={v} — a size in zones without a zonesize"),
+                        loc,
+                    );
                 } else {
                     size = Some(parse_size(v).map_err(|e| opt_err(loc, key, v, &e))?);
                 }
@@ -1802,9 +1912,11 @@ impl<'a> JobCx<'a> {
             if v.ends_with('%') {
                 self.unsupported
                     .push(format!("offset={v} — percentage of the target"), loc);
+            } else if let Some(bytes) = self.in_zones("offset", v, loc) {
+                offset = bytes?;
             } else if v.trim().to_ascii_lowercase().ends_with('z') {
                 self.unsupported.push(
-                    format!("offset={v} — an offset in zones (zonemode=zbd)"),
+                    format!("offset={v} — an offset in zones without a zonesize"),
                     loc,
                 );
             } else {
@@ -2124,7 +2236,10 @@ impl<'a> JobCx<'a> {
         // starts at the region's start each loop, as fio's does.
         let mut pass_bytes = 0;
         if let Some((v, loc)) = o.get("io_size").or_else(|| o.get("io_limit")) {
-            let io = parse_size(v).map_err(|e| opt_err(loc, "io_size", v, &e))?;
+            let io = match self.in_zones("io_size", v, loc) {
+                Some(bytes) => bytes?,
+                None => parse_size(v).map_err(|e| opt_err(loc, "io_size", v, &e))?,
+            };
             match size {
                 Some(s) if io % s == 0 => {
                     if !time_based {
@@ -3267,7 +3382,7 @@ mod tests {
         assert!(
             t.unsupported[0]
                 .option
-                .starts_with("zonemode=zbd — fio drives a zoned block device"),
+                .starts_with("zonemode=zbd without zonesize — the zones of a zoned device"),
             "{:?}",
             t.unsupported
         );
@@ -3304,8 +3419,60 @@ mod tests {
             .option
             .contains("only used with zonemode=strided"));
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=zbd\nzonesize=1m\n").unwrap();
-        let at: Vec<&str> = t.unsupported.iter().map(|u| u.location.as_str()).collect();
-        assert_eq!(at, ["t.fio:3"]);
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let t = parse("[j]\nfilename=/tmp/x\nmax_open_zones=4\n").unwrap();
+        assert!(t.unsupported[0]
+            .option
+            .contains("only used with zonemode=zbd"));
+    }
+
+    #[test]
+    fn zbd_zones_translate_with_sizes_in_zones() {
+        let t = parse(
+            "[j]\nfilename=/tmp/x\nrw=randwrite\nbs=64k\nzonemode=zbd\nzonesize=1m\n\
+             zonecapacity=768k\nmax_open_zones=4\njob_max_open_zones=2\n\
+             zone_reset_threshold=0.7\nzone_reset_frequency=0.125\nread_beyond_wp=1\n\
+             offset=2z\nsize=8z\nio_size=16z\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let w = &t.plan.runs[0].workloads[0];
+        assert_eq!((w.offset_bytes, w.size_bytes), (2 << 20, Some(8 << 20)));
+        assert_eq!(t.plan.runs[0].passes, Some(2));
+        let z = w.zbd.unwrap();
+        assert_eq!(
+            (
+                z.zone_bytes,
+                z.capacity_bytes,
+                z.max_open,
+                z.stream_max_open
+            ),
+            (1 << 20, 768 << 10, 4, 2)
+        );
+        assert_eq!((z.reset_threshold, z.reset_frequency), (0.7, 0.125));
+        assert!(z.read_beyond_wp);
+        // A size in zones needs a zone size; zonerange is never in zones.
+        let t = parse("[j]\nfilename=/tmp/x\nsize=8z\n").unwrap();
+        assert!(t.unsupported[0].option.contains("without a zonesize"));
+        // Writes larger than a zone, or a trim of other than one zone, are listed.
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randwrite\nbs=2m\nzonemode=zbd\nzonesize=1m\n")
+            .unwrap();
+        assert!(
+            t.unsupported[0].option.contains("larger than a zone"),
+            "{:?}",
+            t.unsupported
+        );
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randtrim\nbs=64k\nzonemode=zbd\nzonesize=1m\n")
+            .unwrap();
+        assert!(
+            t.unsupported[0].option.contains("zone size"),
+            "{:?}",
+            t.unsupported
+        );
+        assert!(
+            parse("[j]\nfilename=/tmp/x\nzonemode=zbd\nzonesize=1m\nzone_reset_threshold=2\n")
+                .is_err()
+        );
     }
 
     #[test]

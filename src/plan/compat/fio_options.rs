@@ -315,7 +315,8 @@ pub const OPTIONS: &[FioOption] = &[
     maps(
         "zonemode",
         "none: I/O over the whole region; strided: the workload's zones (zonesize of I/O \
-         per zonerange, then zoneskip left out); zbd unsupported",
+         per zonerange, then zoneskip left out); zbd: emulated zones of zonesize on a \
+         file or a device that is not zoned (writes at write pointers), zbd",
     ),
     maps(
         "offset_increment",
@@ -324,7 +325,8 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps(
         "zonesize",
-        "zonemode=strided: the I/O done in a zone (zone_size)",
+        "zonemode=strided: the I/O done in a zone (zone_size); zonemode=zbd: the length \
+         of a zone; what a size in zones (8z) counts",
     ),
     maps(
         "zoneskip",
@@ -338,13 +340,43 @@ pub const OPTIONS: &[FioOption] = &[
         "random_sequence_stride",
         "random_distribution=sequence: each repetition moves on by the sequence's length",
     ),
-    unsupported(
+    maps(
         "zonecapacity",
-        "zoned block devices (zonemode=zbd), which ioscope does not drive",
+        "zonemode=zbd: the bytes of a zone that can be written (zone_capacity)",
+    ),
+    maps(
+        "max_open_zones",
+        "zonemode=zbd: zones written at once on the target (max_open_zones)",
+    ),
+    maps(
+        "job_max_open_zones",
+        "zonemode=zbd: zones written at once by one clone (stream_max_open_zones)",
+    ),
+    maps(
+        "zone_reset_threshold",
+        "zonemode=zbd: written share of the region above which writes reset zones",
+    ),
+    maps(
+        "zone_reset_frequency",
+        "zonemode=zbd: above the threshold, every 1/this-th write resets its zone",
+    ),
+    maps(
+        "read_beyond_wp",
+        "zonemode=zbd: reads may go past the write pointers",
+    ),
+    no_effect(
+        "ignore_zone_limits",
+        "the device's open-zone limit: emulated zones have none",
     ),
     unsupported(
-        "max_open_zones",
-        "zoned block devices (zonemode=zbd), which ioscope does not drive",
+        "write_zone_remainder",
+        "writes into the remainder of a zone smaller than a block: ioscope finishes such \
+         a zone",
+    ),
+    unsupported(
+        "recover_zbd_write_error",
+        "write-pointer recovery after failed writes on a zoned block device, which \
+         ioscope does not drive",
     ),
     // Options of engines ioscope lacks (NVMe passthrough: io_uring_cmd, xnvme).
     unsupported(
