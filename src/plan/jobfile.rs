@@ -139,6 +139,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "cmdprio",
     "atomic_writes",
     "fill_fs",
+    "file_service",
     // The workload's own values of run settings (fio gives each job its own).
     "engine",
     "warmup",
@@ -951,6 +952,14 @@ impl<'a> Ctx<'a> {
             }
             None => Distribution::Uniform,
         };
+        let file_service = match sec.get("file_service") {
+            Some(v) => {
+                let text = self.string("file_service", v)?;
+                crate::plan::file_service::FileService::parse(text)
+                    .map_err(|e| self.err(v.span(), format!("'file_service' = {text:?}: {e}")))?
+            }
+            None => Default::default(),
+        };
         let arrival = self.arrival(&sec)?;
         let seq_layout = self.seq_layout(&sec)?;
         let share_pct = sec.get("share").map(|v| self.share(v)).transpose()?;
@@ -1020,6 +1029,7 @@ impl<'a> Ctx<'a> {
                 priority,
                 atomic_writes,
                 fill_fs,
+                file_service,
                 overrides,
             },
             at,

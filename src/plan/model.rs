@@ -643,6 +643,10 @@ pub struct Workload {
     /// block device the working set is the whole device, as without it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub fill_fs: bool,
+    /// On a `files:` target read and written as bytes: which file each I/O goes to
+    /// (fio's `file_service_type`); ignored on any other target.
+    #[serde(default)]
+    pub file_service: super::file_service::FileService,
     /// Run settings this workload sets for itself (engine, warm-up, CPUs, data).
     #[serde(
         default,
@@ -839,6 +843,7 @@ impl Default for Workload {
             priority: Default::default(),
             atomic_writes: false,
             fill_fs: false,
+            file_service: Default::default(),
             overrides: Default::default(),
         }
     }

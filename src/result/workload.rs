@@ -193,6 +193,10 @@ pub struct WorkloadEcho {
     /// Wrote until the filesystem was full (fio's `fill_device`); absent when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub fill_fs: bool,
+    /// On a file set: how each I/O chose its file, in fio's words (`random`,
+    /// `roundrobin:4`, `zipf:1.2`); absent for the default (`roundrobin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_service: Option<String>,
     /// The engine that issued this workload's I/O (each workload of a run may have
     /// its own); written in `runs[].workloads[].settings`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -423,6 +427,7 @@ impl Default for WorkloadEcho {
             priority: None,
             atomic_writes: false,
             fill_fs: false,
+            file_service: None,
             pauses: Pauses::default(),
             engine: None,
             warmup_ns: None,

@@ -75,6 +75,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         priority,
         atomic_writes,
         fill_fs,
+        file_service,
         // Effective values need the run and the engine that ran it: `own_echo`.
         overrides: _,
     } = w;
@@ -155,6 +156,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         priority: (!priority.is_default()).then(|| priorities(priority)),
         atomic_writes: *atomic_writes,
         fill_fs: *fill_fs,
+        file_service: (!file_service.is_default()).then(|| file_service.text()),
         engine: None,
         warmup_ns: None,
         cpus: None,
@@ -358,6 +360,7 @@ mod tests {
                 },
                 atomic_writes: true,
                 fill_fs: false,
+                file_service: Default::default(),
                 overrides: Default::default(),
             },
             plan::Workload {

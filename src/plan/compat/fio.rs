@@ -915,6 +915,8 @@ struct JobTarget {
     increment: u64,
     /// How far the last clone's region starts past the first's.
     spread: u64,
+    /// On a file set: which file each I/O goes to (`file_service_type`).
+    file_service: crate::plan::file_service::FileService,
 }
 
 /// When a job stops.
@@ -1053,6 +1055,7 @@ impl<'a> JobCx<'a> {
                 priority,
                 atomic_writes,
                 fill_fs,
+                file_service: target.file_service,
                 overrides: crate::plan::WorkloadOverrides {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
@@ -1816,6 +1819,7 @@ impl<'a> JobCx<'a> {
             from_directory,
             increment,
             spread: increment.saturating_mul(u64::from(streams.saturating_sub(1))),
+            file_service: Default::default(),
         })
     }
 

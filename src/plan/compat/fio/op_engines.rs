@@ -293,6 +293,7 @@ impl JobCx<'_> {
                 from_directory: true,
                 increment: 0,
                 spread: 0,
+                file_service: Default::default(),
             }));
         }
         if engine == EngineKind::PageFault {
@@ -336,6 +337,8 @@ impl JobCx<'_> {
             per: nrfiles,
             name,
             file_bytes,
+            list: None,
+            unlink: false,
         };
         // The URI is read back when the target opens; check it now, at the job.
         let uri = spec.uri();
@@ -348,6 +351,7 @@ impl JobCx<'_> {
             from_directory: true,
             increment: 0,
             spread: 0,
+            file_service: Default::default(),
         }))
     }
 
@@ -366,6 +370,7 @@ impl JobCx<'_> {
                     from_directory: true,
                     increment: 0,
                     spread: 0,
+                    file_service: Default::default(),
                 });
             }
             return Err(self.section_loc.error(format!(
@@ -391,6 +396,7 @@ impl JobCx<'_> {
             from_directory: true,
             increment: 0,
             spread: 0,
+            file_service: Default::default(),
         })
     }
 
