@@ -142,6 +142,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                     _ => None,
                 },
                 seq_issued: [0; crate::plan::model::Op::COUNT],
+                files: None,
             });
         }
     }
@@ -203,9 +204,15 @@ fn shapes_of(run: &RunSpec, resolved: &[Resolved]) -> Vec<WorkloadShape> {
         .iter()
         .zip(resolved)
         .zip(super::flow::shares(&run.workloads))
-        .map(|((w, r), flow)| WorkloadShape {
-            flow,
-            ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+        .map(|((w, r), flow)| {
+            let shape = WorkloadShape {
+                flow,
+                ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+            };
+            match r.file_bytes {
+                0 => shape,
+                b => shape.with_files(w, b),
+            }
         })
         .collect()
 }
@@ -792,6 +799,7 @@ mod tests {
             target: 0,
             ws_start: 8192,
             ws_len: 64 * 4096,
+            file_bytes: 0,
         };
         (run, vec![r])
     }

@@ -43,6 +43,9 @@ pub struct WorkloadShape {
     pub on_error: Option<crate::plan::on_error::OnError>,
     /// fio's `fill_device`: a write that finds the filesystem full ends the stream.
     pub fill_fs: bool,
+    /// On a file set read as bytes: its files and the policy that picks one per
+    /// I/O (`None` for every other target, which never looks further).
+    pub files: Option<Box<super::file_sets::FileShape>>,
 }
 
 /// One direction's block sizes as the hot path draws them.
@@ -133,7 +136,18 @@ impl WorkloadShape {
             atomic_writes: w.atomic_writes,
             on_error: w.overrides.on_error.clone(),
             fill_fs: w.fill_fs,
+            files: None,
         }
+    }
+
+    /// The shape on a file set of `file_bytes` files: random offsets are drawn
+    /// inside one file, and each I/O's file is picked by the workload's policy.
+    pub fn with_files(mut self, w: &Workload, file_bytes: u64) -> Self {
+        let fs = super::file_sets::FileShape::new(w, file_bytes, self.ws_len, self.offset_unit);
+        self.slots = fs.slots;
+        self.offsets = OffsetSampler::new(&w.dist, fs.slots);
+        self.files = Some(Box::new(fs));
+        self
     }
 }
 
@@ -208,6 +222,9 @@ pub struct Stream {
     /// I/Os issued per direction (read, write, trim) under a sequence distribution,
     /// whose next block each count picks (fio's `io_issues`); untouched otherwise.
     pub seq_issued: [u64; Op::COUNT],
+    /// On a file set: which file it is on and each file's position, made at its
+    /// first I/O.
+    pub files: Option<Box<super::file_sets::FileCursor>>,
 }
 
 impl Stream {
@@ -281,7 +298,9 @@ impl Stream {
         };
         let table = &shape.bs_tables[usize::from(op != Op::Read)];
         let len = table.draw(&mut self.rng, shape.max_bs);
-        let offset = if let Some(z) = &shape.zones {
+        let offset = if let Some(fs) = &shape.files {
+            self.file_offset(fs, shape, len)
+        } else if let Some(z) = &shape.zones {
             self.zoned_offset(z, len, shape)
         } else if shape.sequential {
             if self.pos.saturating_add(len as u64) > self.region_start + self.region_len {
@@ -330,6 +349,27 @@ impl Stream {
             ioprio,
             atomic: shape.atomic_writes && op == Op::Write,
         }
+    }
+
+    /// The offset of an I/O of `len` bytes on a file set: in the file the policy
+    /// picks, where the pattern says.
+    #[inline(never)]
+    fn file_offset(
+        &mut self,
+        fs: &super::file_sets::FileShape,
+        shape: &WorkloadShape,
+        len: u32,
+    ) -> u64 {
+        let io = super::file_sets::IoShape {
+            sequential: shape.sequential,
+            unit: shape.offset_unit,
+            max_bs: u64::from(shape.max_bs),
+            offsets: &shape.offsets,
+        };
+        let cursor = self
+            .files
+            .get_or_insert_with(|| Box::new(super::file_sets::FileCursor::new(fs)));
+        shape.ws_start + self.shift_bytes + cursor.next(fs, &io, &mut self.rng, len)
     }
 
     /// The offset of the next `op` under a sequence distribution (each direction
@@ -401,6 +441,9 @@ impl Stream {
         self.pass_left = self.pass_left.saturating_sub(u64::from(len));
         if self.pass_left == 0 {
             self.pass_left = self.pass_bytes;
+            if let Some(c) = self.files.as_mut() {
+                c.reset();
+            }
             self.pos = self.region_start;
             self.zone_start = self.region_start;
             self.zone_done_bytes = 0;
@@ -510,6 +553,7 @@ mod tests {
             pass_left: u64::MAX,
             backlog: None,
             seq_issued: [0; Op::COUNT],
+            files: None,
         }
     }
 
