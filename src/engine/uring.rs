@@ -185,10 +185,9 @@ impl UringEngine {
         match self.sets.get(target as usize) {
             None => (target, offset),
             Some(&(first, 0)) => (first, offset),
-            Some(&(first, file_bytes)) => (
-                first + (offset / file_bytes) as u32,
-                offset % file_bytes,
-            ),
+            Some(&(first, file_bytes)) => {
+                (first + (offset / file_bytes) as u32, offset % file_bytes)
+            }
         }
     }
 
@@ -251,9 +250,7 @@ impl UringEngine {
             types::FsyncFlags::empty()
         };
         let sqe = if self.opts.registers_files() {
-            opcode::Fsync::new(types::Fixed(slot))
-                .flags(flags)
-                .build()
+            opcode::Fsync::new(types::Fixed(slot)).flags(flags).build()
         } else {
             opcode::Fsync::new(types::Fd(self.fds[slot as usize]))
                 .flags(flags)

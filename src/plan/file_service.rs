@@ -155,7 +155,14 @@ mod tests {
 
     #[test]
     fn refuses_what_fio_refuses() {
-        for bad in ["zipf:1", "pareto:1.5", "random:0", "lru", "normal:200", "zipf:1.2:0.3"] {
+        for bad in [
+            "zipf:1",
+            "pareto:1.5",
+            "random:0",
+            "lru",
+            "normal:200",
+            "zipf:1.2:0.3",
+        ] {
             assert!(FileService::parse(bad).is_err(), "{bad}");
         }
     }

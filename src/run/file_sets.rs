@@ -44,7 +44,9 @@ impl FileShape {
             FileService::Zipf { theta } => {
                 Some(OffsetSampler::new(&Distribution::Zipf { theta }, files))
             }
-            FileService::Pareto { h } => Some(OffsetSampler::new(&Distribution::Pareto { h }, files)),
+            FileService::Pareto { h } => {
+                Some(OffsetSampler::new(&Distribution::Pareto { h }, files))
+            }
             _ => None,
         };
         FileShape {
@@ -173,10 +175,9 @@ impl FileCursor {
                 self.left = ios - 1;
                 self.random_open(rng, n)
             }
-            FileService::Zipf { .. } | FileService::Pareto { .. } => fs
-                .skew
-                .as_ref()
-                .map_or(0, |s| s.sample(rng, n)),
+            FileService::Zipf { .. } | FileService::Pareto { .. } => {
+                fs.skew.as_ref().map_or(0, |s| s.sample(rng, n))
+            }
             FileService::Normal { dev_pct } => normal_file(rng, n, dev_pct, &fs.scatter),
         };
         if matches!(
@@ -206,7 +207,10 @@ impl FileCursor {
             }
         }
         let k = rng.below(n.saturating_sub(self.done).max(1));
-        (0..n).filter(|&f| self.open(f)).nth(k as usize).unwrap_or(0)
+        (0..n)
+            .filter(|&f| self.open(f))
+            .nth(k as usize)
+            .unwrap_or(0)
     }
 }
 
@@ -336,7 +340,13 @@ mod tests {
     }
 
     /// (file, offset inside it) of `n` I/Os.
-    fn walk(service: &str, files: u64, file_bytes: u64, sequential: bool, n: usize) -> Vec<(u64, u64)> {
+    fn walk(
+        service: &str,
+        files: u64,
+        file_bytes: u64,
+        sequential: bool,
+        n: usize,
+    ) -> Vec<(u64, u64)> {
         let (fs, offsets) = shape(service, files, file_bytes);
         let io = IoShape {
             sequential,
@@ -356,16 +366,25 @@ mod tests {
 
     #[test]
     fn round_robin_switches_after_each_io_or_every_n() {
-        let files: Vec<u64> = walk("roundrobin", 3, 4 * K, true, 7).iter().map(|x| x.0).collect();
+        let files: Vec<u64> = walk("roundrobin", 3, 4 * K, true, 7)
+            .iter()
+            .map(|x| x.0)
+            .collect();
         assert_eq!(files, [0, 1, 2, 0, 1, 2, 0]);
-        let files: Vec<u64> = walk("roundrobin:2", 3, 4 * K, true, 7).iter().map(|x| x.0).collect();
+        let files: Vec<u64> = walk("roundrobin:2", 3, 4 * K, true, 7)
+            .iter()
+            .map(|x| x.0)
+            .collect();
         assert_eq!(files, [0, 0, 1, 1, 2, 2, 0]);
     }
 
     #[test]
     fn each_file_keeps_its_own_sequential_position() {
         let got = walk("roundrobin", 2, 3 * K, true, 6);
-        assert_eq!(got, [(0, 0), (1, 0), (0, K), (1, K), (0, 2 * K), (1, 2 * K)]);
+        assert_eq!(
+            got,
+            [(0, 0), (1, 0), (0, K), (1, K), (0, 2 * K), (1, 2 * K)]
+        );
         // Then a new pass starts every file again from its start.
         let got = walk("roundrobin", 2, 2 * K, true, 6);
         assert_eq!(got, [(0, 0), (1, 0), (0, K), (1, K), (0, 0), (1, 0)]);
@@ -374,9 +393,15 @@ mod tests {
     #[test]
     fn sequential_service_finishes_a_file_before_the_next() {
         let got = walk("sequential", 3, 2 * K, true, 7);
-        assert_eq!(got, [(0, 0), (0, K), (1, 0), (1, K), (2, 0), (2, K), (0, 0)]);
+        assert_eq!(
+            got,
+            [(0, 0), (0, K), (1, 0), (1, K), (2, 0), (2, K), (0, 0)]
+        );
         // Random offsets: each file takes its share (two blocks) before the next.
-        let files: Vec<u64> = walk("sequential", 3, 2 * K, false, 6).iter().map(|x| x.0).collect();
+        let files: Vec<u64> = walk("sequential", 3, 2 * K, false, 6)
+            .iter()
+            .map(|x| x.0)
+            .collect();
         assert_eq!(files, [0, 0, 1, 1, 2, 2]);
     }
 
@@ -399,7 +424,10 @@ mod tests {
             "not round robin"
         );
         // random:4 stays four I/Os on each file it draws.
-        let files: Vec<u64> = walk("random:4", 8, 64 * K, false, 40).iter().map(|x| x.0).collect();
+        let files: Vec<u64> = walk("random:4", 8, 64 * K, false, 40)
+            .iter()
+            .map(|x| x.0)
+            .collect();
         for chunk in files.chunks(4) {
             assert!(chunk.iter().all(|&f| f == chunk[0]), "{files:?}");
         }

@@ -106,7 +106,10 @@ impl ByteFiles {
 }
 
 /// Each file of the set as a file target of its own, `file_bytes` long.
-fn members(spec: &TargetSpec, set: &FileSetSpec) -> Result<Vec<(TargetSpec, PathBuf)>, TargetError> {
+fn members(
+    spec: &TargetSpec,
+    set: &FileSetSpec,
+) -> Result<Vec<(TargetSpec, PathBuf)>, TargetError> {
     let invalid = |msg: String| TargetError::Invalid {
         uri: spec.uri.clone(),
         msg,
@@ -150,7 +153,11 @@ fn member_opts(set: &FileSetSpec, opts: OpenOptionsIo) -> OpenOptionsIo {
 
 /// What [`open`] will find or make, creating nothing: every file probed as a file
 /// target (a device in the set is refused), the set's O_DIRECT and alignment.
-pub fn probe(spec: &TargetSpec, set: &FileSetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetError> {
+pub fn probe(
+    spec: &TargetSpec,
+    set: &FileSetSpec,
+    opts: OpenOptionsIo,
+) -> Result<Probe, TargetError> {
     let members = members(spec, set)?;
     let mut direct = None;
     let mut align = Some(1u64);
@@ -296,7 +303,10 @@ mod tests {
     fn opens_each_file_and_maps_offsets_to_them() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("f.1"), vec![7u8; 8192]).unwrap();
-        let (t, set) = spec(format!("files:{}?count=3&size=4k&unlink=1", d.path().display()));
+        let (t, set) = spec(format!(
+            "files:{}?count=3&size=4k&unlink=1",
+            d.path().display()
+        ));
         let opts = OpenOptionsIo {
             writes: true,
             ..Default::default()
@@ -307,7 +317,9 @@ mod tests {
         assert_eq!(o.size_bytes, 3 * 4096);
         let b = o.byte_files().unwrap();
         for i in 0..3 {
-            let len = std::fs::metadata(d.path().join(format!("f.{i}"))).unwrap().len();
+            let len = std::fs::metadata(d.path().join(format!("f.{i}")))
+                .unwrap()
+                .len();
             assert_eq!(len, if i == 1 { 8192 } else { 4096 }, "file {i}");
         }
         assert_eq!(b.locate(4096 + 10), (b.fds()[1], 10));

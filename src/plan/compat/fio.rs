@@ -29,6 +29,7 @@ use crate::plan::units::{
 
 mod block_sizes;
 mod errors;
+mod file_sets;
 mod net;
 mod nfs;
 mod op_engines;
@@ -960,7 +961,7 @@ impl<'a> JobCx<'a> {
     fn resolve(mut self) -> Result<Job, CompatError> {
         let zones = self.zone_mode()?;
         self.report_unsupported();
-        self.file_options();
+        self.file_options()?;
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
         let dist = self.distribution()?;
         let bs = self.block_sizes()?;
@@ -1108,7 +1109,15 @@ impl<'a> JobCx<'a> {
         }
         match self.op_engine_target(engine, streams, bs.max_bytes())? {
             Some(t) => Ok(t),
-            None => self.target(streams, engine == EngineKind::Auto),
+            None => {
+                // The engines that read and write files can spread a job over several.
+                let sets = matches!(
+                    engine,
+                    EngineKind::Auto | EngineKind::Sync | EngineKind::Uring
+                )
+                .then(|| bs.min_bytes());
+                self.target(streams, engine == EngineKind::Auto, sets)
+            }
         }
     }
 
@@ -1742,8 +1751,20 @@ impl<'a> JobCx<'a> {
     /// The file (`filename`, `directory`, or fio's JOBNAME.0.0) and the region of it.
     /// A job of an engine ioscope does not have (`engine_unknown`, already listed) may
     /// address something other than a file, so a missing size is not an error there.
-    fn target(&mut self, streams: u32, engine_unknown: bool) -> Result<JobTarget, CompatError> {
+    /// With `sets` (the job's smallest block size, on an engine that reads and
+    /// writes files), a job over several files becomes a file set.
+    fn target(
+        &mut self,
+        streams: u32,
+        engine_unknown: bool,
+        sets: Option<u64>,
+    ) -> Result<JobTarget, CompatError> {
         let (size, offset) = self.region()?;
+        if let Some(min_bs) = sets {
+            if let Some(t) = self.set_target(streams, size, offset, min_bs)? {
+                return Ok(t);
+            }
+        }
         let o = self.o;
         let name = &self.name;
         let directory = o.get("directory").map(|(v, _)| v.to_string());
@@ -1804,8 +1825,19 @@ impl<'a> JobCx<'a> {
             if v.trim() != "1" {
                 self.unsupported.push(
                     format!(
-                        "nrfiles={v} — fio spreads a job over {v} files; ioscope runs a job \
-                         on one file"
+                        "nrfiles={v} — fio spreads a job over {v} files; ioscope does so on \
+                         files read and written by the sync and uring engines, not here"
+                    ),
+                    loc,
+                );
+            }
+        }
+        if let Some((v, loc)) = o.get("unlink") {
+            if parse_bool(Some(v)) != Some(false) {
+                self.unsupported.push(
+                    format!(
+                        "unlink={v} — ioscope removes after the run only the files it \
+                         created in a file set read and written by the sync or uring engine"
                     ),
                     loc,
                 );

@@ -18,7 +18,7 @@ use crate::plan::model::{AccessPattern, EngineKind, Op};
 use crate::plan::units::parse_size;
 
 /// fio's default `filename_format`.
-const FIO_NAME_FORMAT: &str = "$jobname.$jobnum.$filenum";
+pub(super) const FIO_NAME_FORMAT: &str = "$jobname.$jobnum.$filenum";
 
 impl JobCx<'_> {
     /// `stat_type` (filestat, dirstat) and `cpuload`, `cpuchunks`, `cpumode`,
@@ -228,14 +228,24 @@ impl JobCx<'_> {
     /// an engine other than the file operations, listed as unsupported unless they
     /// ask for what ioscope does anyway.
     /// Read beside the table's own refusals, so they are listed in the same order.
-    pub(super) fn file_options(&mut self) {
+    pub(super) fn file_options(&mut self) -> Result<(), CompatError> {
         let o = self.o;
         let file_op = o
             .get("ioengine")
             .and_then(|(e, _)| EngineKind::parse(e))
             .is_some_and(EngineKind::is_file_op);
+        // A job over several files (a file set, `file_sets`) names them and opens them
+        // as these say; one file needs none of them.
+        let several = super::count_opt(o, "nrfiles")?.is_some_and(|n| n > 1)
+            || o.get("filename")
+                .is_some_and(|(f, _)| super::split_filenames(f).len() > 1)
+            || o.flag("unlink")?;
+        if let Some((v, loc)) = o.get("file_service_type") {
+            crate::plan::file_service::FileService::parse(v)
+                .map_err(|e| loc.error(format!("file_service_type={v}: {e}")))?;
+        }
         if let Some((v, loc)) = o.get("openfiles") {
-            if !file_op && v.trim() != "1" {
+            if !file_op && !several && v.trim() != "1" {
                 self.unsupported.push(
                     format!(
                         "openfiles={v} — files a job keeps open at once; ioscope runs a job on \
@@ -248,7 +258,7 @@ impl JobCx<'_> {
         o.ask("filename_format");
         if let Some((Some(v), loc, _)) = o.map.get("filename_format") {
             let nfs = o.get("ioengine").is_some_and(|(e, _)| e.trim() == "nfs");
-            if !file_op && !nfs && v != FIO_NAME_FORMAT {
+            if !file_op && !nfs && !several && v != FIO_NAME_FORMAT {
                 self.unsupported.push(
                     format!(
                         "filename_format={v} — fio's names for a job's files; ioscope names the \
@@ -271,6 +281,7 @@ impl JobCx<'_> {
                 );
             }
         }
+        Ok(())
     }
 
     /// The target of a job on a file-operation engine (a `files:` set) or on cpuio
@@ -402,7 +413,7 @@ impl JobCx<'_> {
 
     /// fio's `filename_format` in the `files:` form: `$jobname` → the job's name,
     /// `$jobnum` → `{clone}`, `$filenum` → `{file}`.
-    fn name_format(&self, fmt: &str, loc: &super::Loc) -> Result<String, CompatError> {
+    pub(super) fn name_format(&self, fmt: &str, loc: &super::Loc) -> Result<String, CompatError> {
         let name = fmt
             .replace("$jobname", &self.name)
             .replace("$jobnum", "{clone}")
