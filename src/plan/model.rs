@@ -645,7 +645,10 @@ pub struct Workload {
     pub fill_fs: bool,
     /// On a `files:` target read and written as bytes: which file each I/O goes to
     /// (fio's `file_service_type`); ignored on any other target.
-    #[serde(default)]
+    #[serde(
+        default,
+        skip_serializing_if = "super::file_service::FileService::is_default"
+    )]
     pub file_service: super::file_service::FileService,
     /// Run settings this workload sets for itself (engine, warm-up, CPUs, data).
     #[serde(

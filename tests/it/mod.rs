@@ -12,6 +12,7 @@ mod dm_multipath;
 mod error_policy;
 mod exact;
 mod fastpath;
+mod file_sets;
 mod generate;
 mod html;
 mod load;

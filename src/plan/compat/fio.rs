@@ -1821,8 +1821,14 @@ impl<'a> JobCx<'a> {
                 ));
             }
         }
+        let named = o.get("filename").is_some_and(|(f, _)| !f.is_empty());
         if let Some((v, loc)) = o.get("nrfiles") {
-            if v.trim() != "1" {
+            if v.trim() != "1" && named {
+                self.warnings.push(format!(
+                    "job '{name}': filename names the job's files, so nrfiles={v} is ignored \
+                     (as fio does)"
+                ));
+            } else if v.trim() != "1" {
                 self.unsupported.push(
                     format!(
                         "nrfiles={v} — fio spreads a job over {v} files; ioscope does so on \

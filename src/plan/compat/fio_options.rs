@@ -252,9 +252,8 @@ pub const OPTIONS: &[FioOption] = &[
     // Files and zones.
     maps(
         "openfiles",
-        "accepted with the file-operation engines (each operation opens nothing or one \
-         file); with several files, a warning below their count (ioscope keeps them all \
-         open); otherwise 1 only",
+        "no effect on one file (fio caps it at the job's file count); with several \
+         files, a warning below their count (ioscope keeps them all open)",
     ),
     maps(
         "file_service_type",
