@@ -226,7 +226,7 @@ pub struct IoShape<'a> {
 /// moved by up to `dev_pct` percent of the set, then scattered over the files.
 fn normal_file(rng: &mut Rng, n: u64, dev_pct: f64, scatter: &Permutation) -> u64 {
     let sum: u64 = (0..12).map(|_| rng.below(n)).sum();
-    let mut rank = (sum + 11) / 12;
+    let mut rank = sum.div_ceil(12);
     let width = ((n as f64 * dev_pct / 100.0).ceil() as u64).min(n / 2);
     if width > 0 {
         let mut dev = rng.below(width) as i64 - (width / 2) as i64;
