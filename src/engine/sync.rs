@@ -14,17 +14,35 @@ pub struct SyncIo {
     fds: Vec<RawFd>,
     /// Per target: a block device (trims are `BLKDISCARD`, else hole punches).
     is_block: Vec<bool>,
+    /// Per target: a file set's descriptors and file length, whose offsets name a
+    /// file and a place in it (empty when no target is a set).
+    sets: Vec<Option<(Box<[RawFd]>, u64)>>,
+}
+
+impl SyncIo {
+    /// The descriptor and file offset of `req`.
+    #[inline(always)]
+    fn locate(&self, req: &IoRequest) -> (RawFd, u64) {
+        let t = req.target as usize;
+        match self.sets.get(t) {
+            Some(Some((fds, file_bytes))) => {
+                let i = (req.offset / file_bytes) as usize;
+                (fds[i.min(fds.len() - 1)], req.offset % file_bytes)
+            }
+            _ => (self.fds[t], req.offset),
+        }
+    }
 }
 
 impl PerformIo for SyncIo {
     const NAME: &'static str = "sync";
 
     fn perform(&mut self, req: &IoRequest) -> (i64, u64) {
-        let fd = self.fds[req.target as usize];
+        let (fd, offset) = self.locate(req);
         if req.op == Op::Trim {
             let is_block = self.is_block[req.target as usize];
             return (
-                super::discard::discard(fd, is_block, req.offset, req.len),
+                super::discard::discard(fd, is_block, offset, req.len),
                 now_ns(),
             );
         }
@@ -36,7 +54,7 @@ impl PerformIo for SyncIo {
             // valid and not aliased by any other in-flight request.
             let r = unsafe {
                 let p = req.buf.add(done_bytes as usize) as *mut libc::c_void;
-                let off = (req.offset + done_bytes as u64) as libc::off_t;
+                let off = (offset + done_bytes as u64) as libc::off_t;
                 match req.op {
                     Op::Read => libc::pread(fd, p, remaining, off),
                     Op::Write if req.atomic => {
@@ -69,6 +87,18 @@ impl PerformIo for SyncIo {
     }
 }
 
+/// Per target, a file set's descriptors and file length; empty when no target is a
+/// set, so single-file targets look no further than their own descriptor.
+pub(crate) fn set_fds(targets: &Targets) -> Vec<Option<(Box<[RawFd]>, u64)>> {
+    if targets.iter().all(|t| t.byte_files().is_none()) {
+        return Vec::new();
+    }
+    targets
+        .iter()
+        .map(|t| t.byte_files().map(|s| (s.fds().into(), s.file_bytes)))
+        .collect()
+}
+
 /// Performs each request synchronously as it is queued.
 pub type SyncEngine = InlineEngine<SyncIo>;
 
@@ -78,6 +108,7 @@ impl SyncEngine {
             SyncIo {
                 fds: targets.iter().map(|t| t.fd().unwrap_or(-1)).collect(),
                 is_block: targets.iter().map(|t| t.is_block_device()).collect(),
+                sets: set_fds(targets),
             },
             capacity,
         )

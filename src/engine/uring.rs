@@ -27,8 +27,12 @@ const SQPOLL_IDLE_MS: u32 = 100;
 pub struct UringEngine {
     ring: IoUring<squeue::Entry>,
     _targets: Targets,
-    /// Descriptors by target index, used when files are not registered.
+    /// Descriptors by file slot (the registered table's order): one per target, or
+    /// one per file of a file set; used when files are not registered.
     fds: Vec<i32>,
+    /// Per target: its first slot and, for a file set, its file length (0 for one
+    /// file). Empty when no target is a set: then slot = target index.
+    sets: Vec<(u32, u64)>,
     /// Per target: a block device (its trims are discard commands, not fallocate).
     is_block: Vec<bool>,
     opts: UringOptions,
@@ -80,7 +84,7 @@ impl UringEngine {
             },
             _ => setup(e),
         })?;
-        let fds: Vec<i32> = targets.iter().map(|t| t.fd().unwrap_or(-1)).collect();
+        let (fds, sets) = slots(targets);
         if opts.registers_files() && fds.iter().any(|&fd| fd >= 0) {
             ring.submitter().register_files(&fds).map_err(setup)?;
         }
@@ -88,6 +92,7 @@ impl UringEngine {
             ring,
             _targets: targets.clone(),
             fds,
+            sets,
             is_block: targets.iter().map(|t| t.is_block_device()).collect(),
             opts: opts.clone(),
             fixed: None,
@@ -174,8 +179,21 @@ impl UringEngine {
         }
     }
 
+    /// The file slot and file offset of an I/O at `offset` of `target`.
+    #[inline(always)]
+    fn locate(&self, target: u32, offset: u64) -> (u32, u64) {
+        match self.sets.get(target as usize) {
+            None => (target, offset),
+            Some(&(first, 0)) => (first, offset),
+            Some(&(first, file_bytes)) => {
+                (first + (offset / file_bytes) as u32, offset % file_bytes)
+            }
+        }
+    }
+
     /// The submission entry for `req` as this engine's settings make it.
     fn sqe(&self, req: &IoRequest) -> squeue::Entry {
+        let (slot, offset) = self.locate(req.target, req.offset);
         let addr = req.buf as usize;
         let fixed_buf = self
             .fixed
@@ -186,26 +204,26 @@ impl UringEngine {
         macro_rules! build {
             ($fd:expr) => {
                 match (req.op, fixed_buf) {
-                    (Op::Trim, _) if block => discard_cmd($fd, req.offset, req.len),
+                    (Op::Trim, _) if block => discard_cmd($fd, offset, req.len),
                     (Op::Trim, _) => opcode::Fallocate::new($fd, u64::from(req.len))
-                        .offset(req.offset)
+                        .offset(offset)
                         .mode(super::discard::PUNCH_HOLE_MODE)
                         .build(),
                     (Op::Read, Some(i)) => opcode::ReadFixed::new($fd, req.buf, req.len, i)
-                        .offset(req.offset)
+                        .offset(offset)
                         .ioprio(req.ioprio)
                         .build(),
                     (Op::Write, Some(i)) => opcode::WriteFixed::new($fd, req.buf, req.len, i)
-                        .offset(req.offset)
+                        .offset(offset)
                         .ioprio(req.ioprio)
                         .rw_flags(rw_flags)
                         .build(),
                     (Op::Read, None) => opcode::Read::new($fd, req.buf, req.len)
-                        .offset(req.offset)
+                        .offset(offset)
                         .ioprio(req.ioprio)
                         .build(),
                     (Op::Write, None) => opcode::Write::new($fd, req.buf, req.len)
-                        .offset(req.offset)
+                        .offset(offset)
                         .ioprio(req.ioprio)
                         .rw_flags(rw_flags)
                         .build(),
@@ -213,9 +231,9 @@ impl UringEngine {
             };
         }
         let sqe = if self.opts.registers_files() {
-            build!(types::Fixed(req.target))
+            build!(types::Fixed(slot))
         } else {
-            build!(types::Fd(self.fds[req.target as usize]))
+            build!(types::Fd(self.fds[slot as usize]))
         };
         sqe.user_data(req.tag)
     }
@@ -225,17 +243,16 @@ impl UringEngine {
     /// before it has completed, and starts none submitted after it until it is done,
     /// so it flushes exactly the writes that preceded it.
     fn flush_sqe(&self, target: u32, datasync: bool, tag: u64) -> squeue::Entry {
+        let (slot, _) = self.locate(target, 0);
         let flags = if datasync {
             types::FsyncFlags::DATASYNC
         } else {
             types::FsyncFlags::empty()
         };
         let sqe = if self.opts.registers_files() {
-            opcode::Fsync::new(types::Fixed(target))
-                .flags(flags)
-                .build()
+            opcode::Fsync::new(types::Fixed(slot)).flags(flags).build()
         } else {
-            opcode::Fsync::new(types::Fd(self.fds[target as usize]))
+            opcode::Fsync::new(types::Fd(self.fds[slot as usize]))
                 .flags(flags)
                 .build()
         };
@@ -270,6 +287,31 @@ impl UringEngine {
             self.queued = 0;
         }
     }
+}
+
+/// The registered table's descriptors and each target's place in it: a target per
+/// slot, except that a file set takes one slot per file.
+fn slots(targets: &Targets) -> (Vec<i32>, Vec<(u32, u64)>) {
+    if targets.iter().all(|t| t.byte_files().is_none()) {
+        let fds = targets.iter().map(|t| t.fd().unwrap_or(-1)).collect();
+        return (fds, Vec::new());
+    }
+    let mut fds = Vec::new();
+    let mut sets = Vec::with_capacity(targets.len());
+    for t in targets.iter() {
+        let first = fds.len() as u32;
+        match t.byte_files() {
+            Some(s) => {
+                fds.extend_from_slice(s.fds());
+                sets.push((first, s.file_bytes));
+            }
+            None => {
+                fds.push(t.fd().unwrap_or(-1));
+                sets.push((first, 0));
+            }
+        }
+    }
+    (fds, sets)
 }
 
 /// `BLOCK_URING_CMD_DISCARD` from linux/fs.h: `_IO(0x12, 0)`.
@@ -341,6 +383,10 @@ impl Engine for UringEngine {
     }
 
     fn push_flush(&mut self, target: u32, datasync: bool, tag: u64) -> Result<bool, EngineError> {
+        // A file set: the worker flushes the file the write went to itself.
+        if self.sets.get(target as usize).is_some_and(|&(_, b)| b > 0) {
+            return Ok(false);
+        }
         let sqe = self.flush_sqe(target, datasync, tag);
         self.push_sqe(&sqe)?;
         Ok(true)

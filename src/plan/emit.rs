@@ -79,6 +79,8 @@ pub enum FioEmitError {
          without writing it only for jobs that never read it)"
     )]
     AllocatedCreate { uri: String },
+    #[error("target '{uri}': {why}")]
+    FileSet { uri: String, why: &'static str },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -208,6 +210,8 @@ struct WorkloadTable {
     fill_fs: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     precondition: Option<PreconditionTable>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_service: Option<String>,
     /// Late start, think time and stops.
     #[serde(flatten)]
     pauses: PauseKeys,
@@ -677,6 +681,7 @@ impl WorkloadTable {
                 regions: spr.regions,
                 cache: (spr.cache_bytes > 0).then(|| format_size(spr.cache_bytes)),
             }),
+            file_service: (!w.file_service.is_default()).then(|| w.file_service.text()),
             pauses: PauseKeys::of(&w.pauses),
             engine: w.overrides.engine.map(EngineKind::name),
             warmup: w.overrides.warmup_ns.map(format_duration_ns),
@@ -933,10 +938,13 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 s.push_str("stonewall\n");
             }
             let engine = fio_engine(r.engine_of(w))?;
+            let files = fio_files(w, t)?;
             let _ = writeln!(
                 s,
-                "filename={}\nioengine={engine}\nrw={}{}\niodepth={}\nnumjobs={}",
-                t.uri,
+                "{}\nioengine={engine}\nrw={}{}\niodepth={}\nnumjobs={}",
+                files
+                    .as_deref()
+                    .map_or(format!("filename={}", t.uri), |f| f.trim_end().to_string()),
                 rw_word(w),
                 if w.seq_gap_bytes != 0 {
                     format!(":{}", signed_size(w.seq_gap_bytes))
@@ -950,7 +958,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 let _ = writeln!(s, "rwmixread={}", w.read_pct);
             }
             fio_block_sizes(&mut s, &w.bs);
-            fio_region(&mut s, w, t);
+            fio_region(&mut s, w, t, files.is_some());
             if let Rate::Iops(rate) = w.rate {
                 let _ = writeln!(
                     s,
@@ -1026,9 +1034,58 @@ fn fio_logs(s: &mut String, logs: &FioLogs, interval_ns: u64) {
     }
 }
 
+/// A `files:` target as fio's file options (`directory`, `nrfiles` and
+/// `filename_format`, or `filename=A:B:C`; `filesize`, `file_service_type`,
+/// `unlink`), one per line; `None` for any other target.
+fn fio_files(w: &Workload, t: &TargetSpec) -> Result<Option<String>, FioEmitError> {
+    let Some(rest) = t.uri.strip_prefix("files:") else {
+        return Ok(None);
+    };
+    let bad = |why: &'static str| FioEmitError::FileSet {
+        uri: t.uri.clone(),
+        why,
+    };
+    let set = crate::plan::fileset::FileSetSpec::parse(rest)
+        .map_err(|_| bad("does not parse as a file set"))?;
+    let mut s = format!("directory={}\n", set.dir.display());
+    match &set.list {
+        Some(names) => {
+            let escaped: Vec<String> = names.iter().map(|n| n.replace(':', "\\:")).collect();
+            let _ = writeln!(s, "filename={}", escaped.join(":"));
+        }
+        None => {
+            let clones = set.count / set.per.max(1);
+            if clones != 1 && clones != u64::from(w.streams) {
+                return Err(bad(
+                    "its files are not one group per clone (per × numjobs), which fio cannot name",
+                ));
+            }
+            if set.name.contains("{n}") && set.per != set.count {
+                return Err(bad(
+                    "names files with {n} across clones, which fio cannot name",
+                ));
+            }
+            let fmt = set
+                .name
+                .replace("{n}", "$filenum")
+                .replace("{clone}", "$jobnum")
+                .replace("{file}", "$filenum");
+            let _ = writeln!(s, "nrfiles={}\nfilename_format={fmt}", set.per);
+        }
+    }
+    let _ = writeln!(s, "filesize={}", format_size(set.file_bytes));
+    if !w.file_service.is_default() {
+        let _ = writeln!(s, "file_service_type={}", w.file_service.text());
+    }
+    if set.unlink {
+        s.push_str("unlink=1\n");
+    }
+    Ok(Some(s))
+}
+
 /// Refuses what fio has no words for (or words with another meaning).
 fn fio_can_express(w: &Workload, t: &TargetSpec) -> Result<(), FioEmitError> {
-    if t.uri.contains(':') && !t.uri.starts_with('/') {
+    if t.uri.contains(':') && !t.uri.starts_with('/') && !t.uri.starts_with("files:") {
         return Err(FioEmitError::Target { uri: t.uri.clone() });
     }
     if t.create == FileCreate::Allocated {
@@ -1106,8 +1163,10 @@ fn fio_block_sizes(s: &mut String, bs: &BlockSizes) {
 }
 
 /// Where a workload's I/O goes as fio options: direct, how the file is created,
-/// size, offset and strided zones.
-fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
+/// size, offset and strided zones. With `set`, the target is a file set whose
+/// clones' own files already place each clone (`offset_increment` is implied, not
+/// written).
+fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec, set: bool) {
     let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
     if t.create == FileCreate::Empty {
         // fio creates the file when the job opens it, empty, and never preallocates
@@ -1120,7 +1179,7 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec) {
     if w.offset_bytes > 0 {
         let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
     }
-    if w.offset_increment_bytes > 0 {
+    if w.offset_increment_bytes > 0 && !set {
         let _ = writeln!(
             s,
             "offset_increment={}",

@@ -1,15 +1,24 @@
-//! File sets: a directory and the names of N files (or directories) in it, the
-//! target of the file-operation engines (`filecreate`, `filestat`, `filedelete`,
-//! `dircreate`, `dirstat`, `dirdelete`), which time one file-system call per file
-//! rather than reads and writes of bytes. Written as a target URI,
-//! `files:DIR?count=N[&per=M][&name=FORMAT][&size=BYTES]`, so that it travels through
-//! every front end (flags, native job file, fio's `nrfiles`/`filename_format`) like
-//! any other target, and the result records it as given.
+//! File sets: a directory and the names of N files (or directories) in it. Written
+//! as a target URI,
+//! `files:DIR?count=N[&per=M][&name=FORMAT][&size=BYTES][&unlink=1]` (or
+//! `files:DIR?list=A:B:C` for names given one by one, fio's `filename=A:B:C`), so
+//! that it travels through every front end (flags, native job file, fio's
+//! `nrfiles`/`filename_format`) like any other target, and the result records it as
+//! given. A set has two uses:
 //!
-//! The set is laid out as N slots of the workload's block size: the I/O at offset
-//! `i × bs` is the operation on file `i`. Sequential streams therefore walk the
-//! files in order, each stream its own `count / streams` of them, which is fio's
-//! layout of `nrfiles` files per clone of a job.
+//! - The file-operation engines (`filecreate`, `filestat`, `filedelete`,
+//!   `dircreate`, `dirstat`, `dirdelete`) time one file-system call per file rather
+//!   than reads and writes of bytes. The set is laid out as N slots of the
+//!   workload's block size: the I/O at offset `i × bs` is the operation on file `i`.
+//!   Sequential streams therefore walk the files in order, each stream its own
+//!   `count / streams` of them, which is fio's layout of `nrfiles` files per clone
+//!   of a job.
+//! - The byte engines (sync, uring) read and write the files: each is `size` bytes
+//!   long, and the set's address space is the files one after the other, so file
+//!   `i` holds offsets `i × size .. (i + 1) × size`. A workload picks a file per I/O
+//!   by its file-service policy ([`super::file_service`]); no request crosses from
+//!   one file into the next. `unlink=1` removes, after the run, the files that the
+//!   run itself created (fio's `unlink`), never one that was there before.
 
 use std::path::PathBuf;
 
@@ -25,8 +34,14 @@ pub struct FileSetSpec {
     pub per: u64,
     /// Name of file `i` inside `dir`: `{n}` = i, `{clone}`, `{file}` as above.
     pub name: String,
-    /// Length given to each file that a stat or delete run lays out beforehand.
+    /// Length given to each file that a stat or delete run lays out beforehand, and
+    /// of each file a byte engine reads and writes.
     pub file_bytes: u64,
+    /// Names given one by one (`list=A:B:C`, fio's `filename=A:B:C`): relative to
+    /// `dir` or absolute; `count` is their number. `None`: named by `name`.
+    pub list: Option<Vec<String>>,
+    /// Remove after the run the files this run created (fio's `unlink`).
+    pub unlink: bool,
 }
 
 /// The name format when none is given: `f.0`, `f.1`, …
@@ -35,7 +50,7 @@ pub const DEFAULT_NAME: &str = "f.{n}";
 /// Why a `files:` URI was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FileSetError {
-    #[error("expected files:DIR?count=N[&per=M][&name=FORMAT][&size=BYTES]")]
+    #[error("expected files:DIR?count=N[&per=M][&name=FORMAT][&size=BYTES][&unlink=1] or files:DIR?list=A:B:C[&size=BYTES]")]
     Shape,
     #[error("files: needs count=N (the number of files, at least 1)")]
     NoCount,
@@ -45,7 +60,7 @@ pub enum FileSetError {
         value: String,
         why: String,
     },
-    #[error("unknown parameter '{0}' (known: count, per, name, size)")]
+    #[error("unknown parameter '{0}' (known: count, per, name, list, size, unlink)")]
     Unknown(String),
     #[error(
         "name '{0}' must name files inside the directory: no '/', and {{n}} or {{file}} \
@@ -65,6 +80,8 @@ impl FileSetSpec {
         let mut per = None;
         let mut name = DEFAULT_NAME.to_string();
         let mut file_bytes = 0;
+        let mut list = None;
+        let mut unlink = false;
         for part in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = part.split_once('=').ok_or(FileSetError::Shape)?;
             let bad = |why: String| FileSetError::Value {
@@ -80,12 +97,23 @@ impl FileSetSpec {
                     per = Some(super::units::parse_count(value).map_err(|e| bad(e.to_string()))?)
                 }
                 "name" => name = value.to_string(),
+                "list" => list = Some(split_list(value)),
+                "unlink" => {
+                    unlink = match value {
+                        "0" => false,
+                        "1" => true,
+                        _ => return Err(bad("expected 0 or 1".into())),
+                    }
+                }
                 "size" => {
                     file_bytes = super::units::parse_size_allow_zero(value)
                         .map_err(|e| bad(e.to_string()))?
                 }
                 other => return Err(FileSetError::Unknown(other.into())),
             }
+        }
+        if let Some(names) = &list {
+            return Self::listed(dir, names, count, file_bytes, unlink);
         }
         let count = count.ok_or(FileSetError::NoCount)?;
         let per = per.unwrap_or(count);
@@ -107,11 +135,63 @@ impl FileSetSpec {
             per,
             name,
             file_bytes,
+            list: None,
+            unlink,
+        })
+    }
+
+    /// A set whose names are given one by one.
+    fn listed(
+        dir: &str,
+        names: &[String],
+        count: Option<u64>,
+        file_bytes: u64,
+        unlink: bool,
+    ) -> Result<FileSetSpec, FileSetError> {
+        let bad = |value: String, why: String| FileSetError::Value {
+            key: "list".into(),
+            value,
+            why,
+        };
+        let joined = names.join(":");
+        if names.is_empty() {
+            return Err(bad(joined, "names no file".into()));
+        }
+        if let Some(c) = count.filter(|&c| c != names.len() as u64) {
+            return Err(FileSetError::Value {
+                key: "count".into(),
+                value: c.to_string(),
+                why: format!("the list names {} files", names.len()),
+            });
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
+            return Err(bad(joined.clone(), format!("'{dup}' is named twice")));
+        }
+        Ok(FileSetSpec {
+            dir: PathBuf::from(dir),
+            count: names.len() as u64,
+            per: names.len() as u64,
+            name: DEFAULT_NAME.into(),
+            file_bytes,
+            list: Some(names.to_vec()),
+            unlink,
         })
     }
 
     /// The URI [`FileSetSpec::parse`] reads back.
     pub fn uri(&self) -> String {
+        if let Some(names) = &self.list {
+            let escaped: Vec<String> = names.iter().map(|n| n.replace(':', "\\:")).collect();
+            let mut s = format!("files:{}?list={}", self.dir.display(), escaped.join(":"));
+            if self.file_bytes > 0 {
+                s.push_str(&format!("&size={}", self.file_bytes));
+            }
+            if self.unlink {
+                s.push_str("&unlink=1");
+            }
+            return s;
+        }
         let mut s = format!("files:{}?count={}", self.dir.display(), self.count);
         if self.per != self.count {
             s.push_str(&format!("&per={}", self.per));
@@ -122,16 +202,42 @@ impl FileSetSpec {
         if self.file_bytes > 0 {
             s.push_str(&format!("&size={}", self.file_bytes));
         }
+        if self.unlink {
+            s.push_str("&unlink=1");
+        }
         s
     }
 
-    /// The name of file `i` (inside [`FileSetSpec::dir`]).
+    /// The name of file `i` (inside [`FileSetSpec::dir`], or absolute for a listed
+    /// name that is).
     pub fn file_name(&self, i: u64) -> String {
+        if let Some(names) = &self.list {
+            return names.get(i as usize).cloned().unwrap_or_default();
+        }
         self.name
             .replace("{n}", &i.to_string())
             .replace("{clone}", &(i / self.per).to_string())
             .replace("{file}", &(i % self.per).to_string())
     }
+}
+
+/// Splits fio's `:`-separated list of names (a backslash before `:` keeps the colon
+/// inside a name).
+fn split_list(v: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                out.last_mut().expect("non-empty").push(':');
+                chars.next();
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().expect("non-empty").push(c),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
 }
 
 #[cfg(test)]
@@ -151,6 +257,15 @@ mod tests {
         );
         let d = FileSetSpec::parse("dir?count=2").unwrap();
         assert_eq!((d.file_name(1).as_str(), d.per), ("f.1", 2));
+        let l = FileSetSpec::parse("/d?list=a:/abs/b:c\\:d&size=1m&unlink=1").unwrap();
+        assert_eq!(l.count, 3);
+        assert_eq!(l.file_name(1), "/abs/b");
+        assert_eq!(l.file_name(2), "c:d");
+        assert!(l.unlink);
+        assert_eq!(
+            FileSetSpec::parse(l.uri().strip_prefix("files:").unwrap()),
+            Ok(l)
+        );
     }
 
     #[test]
@@ -180,5 +295,8 @@ mod tests {
             FileSetSpec::parse("/d?count=4&x=1"),
             Err(FileSetError::Unknown("x".into()))
         );
+        assert!(FileSetSpec::parse("/d?list=a:b:a").is_err());
+        assert!(FileSetSpec::parse("/d?list=a:b&count=3").is_err());
+        assert!(FileSetSpec::parse("/d?count=2&unlink=yes").is_err());
     }
 }

@@ -151,6 +151,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "atomic_writes",
     "fill_fs",
     "precondition",
+    "file_service",
     // The workload's own values of run settings (fio gives each job its own).
     "engine",
     "warmup",
@@ -1001,14 +1002,16 @@ impl<'a> Ctx<'a> {
             Some(v) => self.rate(v)?,
             None => Rate::Max,
         };
-        let dist = match sec.get("dist") {
-            Some(v) => {
-                let text = self.string("dist", v)?;
-                Distribution::parse(text)
-                    .map_err(|e| self.err(v.span(), format!("'dist' = {text:?}: {e}")))?
-            }
-            None => Distribution::Uniform,
-        };
+        let dist = self
+            .parsed(&sec, "dist", Distribution::parse)?
+            .unwrap_or(Distribution::Uniform);
+        let file_service = self
+            .parsed(
+                &sec,
+                "file_service",
+                crate::plan::file_service::FileService::parse,
+            )?
+            .unwrap_or_default();
         let arrival = self.arrival(&sec)?;
         let seq_layout = self.seq_layout(&sec)?;
         let share_pct = sec.get("share").map(|v| self.share(v)).transpose()?;
@@ -1022,15 +1025,9 @@ impl<'a> Ctx<'a> {
             None => 0,
         };
         let flow = self.flow(&sec, &rate, share_pct)?;
-        let exit_all = match sec.get("exit_all") {
-            Some(v) => self.boolean("exit_all", v)?,
-            None => false,
-        };
+        let exit_all = self.flag_key(&sec, "exit_all")?;
         let priority = self.priorities(&sec, &bs)?;
-        let atomic_writes = match sec.get("atomic_writes") {
-            Some(v) => self.boolean("atomic_writes", v)?,
-            None => false,
-        };
+        let atomic_writes = self.flag_key(&sec, "atomic_writes")?;
         let fill_fs = match sec.get("fill_fs") {
             Some(v) if self.boolean("fill_fs", v)? && read_pct == 100 => {
                 return Err(self.err(
@@ -1084,6 +1081,7 @@ impl<'a> Ctx<'a> {
                 atomic_writes,
                 fill_fs,
                 sprandom,
+                file_service,
                 overrides,
             },
             at,
@@ -1096,6 +1094,30 @@ impl<'a> Ctx<'a> {
             )),
             None => Ok((w, at)),
         })
+    }
+
+    /// A boolean key; false when absent.
+    fn flag_key(&self, sec: &Section<'_>, key: &str) -> Res<bool> {
+        match sec.get(key) {
+            Some(v) => self.boolean(key, v),
+            None => Ok(false),
+        }
+    }
+
+    /// A string key read by `parse`; its error is reported at the value.
+    fn parsed<T, E: std::fmt::Display>(
+        &self,
+        sec: &Section<'_>,
+        key: &str,
+        parse: impl Fn(&str) -> Result<T, E>,
+    ) -> Res<Option<T>> {
+        let Some(v) = sec.get(key) else {
+            return Ok(None);
+        };
+        let text = self.string(key, v)?;
+        parse(text)
+            .map(Some)
+            .map_err(|e| self.err(v.span(), format!("'{key}' = {text:?}: {e}")))
     }
 
     /// `precondition = { method = "sprandom", op = 0.15, regions = 100, cache = "0" }`:

@@ -4,6 +4,7 @@
 pub mod compat;
 pub mod emit;
 pub mod engine_opts;
+pub mod file_service;
 pub mod fileset;
 pub mod fill;
 pub mod hosts;

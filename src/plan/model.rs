@@ -710,6 +710,13 @@ pub struct Workload {
     /// block device the working set is the whole device, as without it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub fill_fs: bool,
+    /// On a `files:` target read and written as bytes: which file each I/O goes to
+    /// (fio's `file_service_type`); ignored on any other target.
+    #[serde(
+        default,
+        skip_serializing_if = "super::file_service::FileService::is_default"
+    )]
+    pub file_service: super::file_service::FileService,
     /// Run settings this workload sets for itself (engine, warm-up, CPUs, data).
     #[serde(
         default,
@@ -983,6 +990,7 @@ impl Default for Workload {
             atomic_writes: false,
             fill_fs: false,
             sprandom: None,
+            file_service: Default::default(),
             overrides: Default::default(),
         }
     }

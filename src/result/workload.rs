@@ -200,6 +200,10 @@ pub struct WorkloadEcho {
     /// Wrote until the filesystem was full (fio's `fill_device`); absent when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub fill_fs: bool,
+    /// On a file set: how each I/O chose its file, in fio's words (`random`,
+    /// `roundrobin:4`, `zipf:1.2`); absent for the default (`roundrobin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_service: Option<String>,
     /// The engine that issued this workload's I/O (each workload of a run may have
     /// its own); written in `runs[].workloads[].settings`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -465,6 +469,7 @@ impl Default for WorkloadEcho {
             atomic_writes: false,
             fill_fs: false,
             sprandom: None,
+            file_service: None,
             pauses: Pauses::default(),
             engine: None,
             warmup_ns: None,

@@ -126,6 +126,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         atomic_writes,
         fill_fs,
         sprandom,
+        file_service,
         // Effective values need the run and the engine that ran it: `own_echo`.
         overrides: _,
     } = w;
@@ -191,6 +192,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         atomic_writes: *atomic_writes,
         fill_fs: *fill_fs,
         sprandom: sprandom.map(sprandom_echo),
+        file_service: (!file_service.is_default()).then(|| file_service.text()),
         engine: None,
         warmup_ns: None,
         cpus: None,
@@ -397,6 +399,7 @@ mod tests {
                 fill_fs: false,
                 sprandom: Some(plan::Sprandom::default()),
                 zbd: None,
+                file_service: Default::default(),
                 overrides: Default::default(),
             },
             plan::Workload {

@@ -131,6 +131,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 seq_issued: [0; crate::plan::model::Op::COUNT],
                 sprandom: sprandom_order(w, r, seed),
                 zbd_wrote: false,
+                files: None,
             });
         }
     }
@@ -247,10 +248,16 @@ fn shapes_of(
         .zip(resolved)
         .zip(super::flow::shares(&run.workloads))
         .zip(&zbd)
-        .map(|(((w, r), flow), zbd)| WorkloadShape {
-            flow,
-            zbd: zbd.clone(),
-            ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+        .map(|(((w, r), flow), zbd)| {
+            let shape = WorkloadShape {
+                flow,
+                zbd: zbd.clone(),
+                ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
+            };
+            match r.file_bytes {
+                0 => shape,
+                b => shape.with_files(w, b),
+            }
         })
         .collect();
     Ok((shapes, zbd))
@@ -839,6 +846,7 @@ mod tests {
             target: 0,
             ws_start: 8192,
             ws_len: 64 * 4096,
+            file_bytes: 0,
         };
         (run, vec![r])
     }

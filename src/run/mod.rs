@@ -13,6 +13,7 @@ pub mod collector;
 pub mod data;
 pub mod echo;
 pub mod engine_choice;
+pub mod file_sets;
 pub mod flow;
 pub mod flush;
 pub mod groups;
@@ -226,14 +227,20 @@ pub fn execute(
         let unit = opts.data.spec.dedup_unit as u64;
         for (t, st) in targets.iter().zip(&verify_states) {
             if let (Some(st), true) = (st, read_back(t)) {
-                verify_pass(t, st, unit, &mut verify).map_err(|source| RunError::VerifyPass {
-                    run: run.name.clone(),
-                    uri: t.uri.clone(),
-                    source,
-                })?;
+                let passed = verify_pass(t, st, unit, &mut verify);
+                if let Err(source) = passed {
+                    file_sets::unlink_after(targets);
+                    return Err(RunError::VerifyPass {
+                        run: run.name.clone(),
+                        uri: t.uri.clone(),
+                        source,
+                    });
+                }
             }
         }
     }
+    // fio's unlink: after the read-back, the files this run created go.
+    warnings.extend(file_sets::unlink_after(targets));
     if data.iter().any(|d| d.verify) {
         result.verify = Some(verify);
     }

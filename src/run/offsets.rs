@@ -47,7 +47,7 @@ pub struct Permutation {
 }
 
 impl Permutation {
-    fn new(n: u64) -> Self {
+    pub(crate) fn new(n: u64) -> Self {
         const PRIMES: [u64; 4] = [
             0x9E37_79B9_7F4A_7C15 | 1,
             2_654_435_761,
@@ -64,7 +64,7 @@ impl Permutation {
     }
 
     #[inline]
-    fn apply(&self, k: u64, n: u64) -> u64 {
+    pub(crate) fn apply(&self, k: u64, n: u64) -> u64 {
         ((k as u128 * self.mult as u128 + self.add as u128) % n as u128) as u64
     }
 }

@@ -16,6 +16,8 @@ pub(super) fn set_use(engine: EngineKind) -> Option<SetUse> {
         EngineKind::FileCreate | EngineKind::DirCreate => Some(SetUse::Create),
         EngineKind::FileStat | EngineKind::FileDelete => Some(SetUse::Files),
         EngineKind::DirStat | EngineKind::DirDelete => Some(SetUse::Dirs),
+        // Reads and writes of the files' bytes: `auto` chooses one of these two.
+        EngineKind::Sync | EngineKind::Uring | EngineKind::Auto => Some(SetUse::Bytes),
         _ => None,
     }
 }
@@ -317,7 +319,8 @@ pub(super) fn check_targets(engine: EngineKind, kinds: &[ProbeKind]) -> Option<S
     if kinds.contains(&ProbeKind::Files) {
         return Some(format!(
             "a files: target is for the file-operation engines (filecreate, filestat, \
-             filedelete, dircreate, dirstat, dirdelete), not {name}"
+             filedelete, dircreate, dirstat, dirdelete) and for reads and writes on the \
+             sync and uring engines, not {name}"
         ));
     }
     match engine {

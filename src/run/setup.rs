@@ -23,6 +23,8 @@ pub(super) struct Resolved {
     pub target: u32,
     pub ws_start: u64,
     pub ws_len: u64,
+    /// On a file set read and written as bytes: each file's length (0 otherwise).
+    pub file_bytes: u64,
 }
 
 /// What a workload is checked against: a probed or an opened target.
@@ -34,6 +36,8 @@ struct Geometry<'a> {
     align_bytes: Option<u64>,
     /// Whole blocks of `align_bytes` only, whatever O_DIRECT says (an iSCSI LUN).
     blocks: bool,
+    /// A file set read and written as bytes: each file's length (0 otherwise).
+    file_bytes: u64,
 }
 
 impl<'a> From<&'a Probe> for Geometry<'a> {
@@ -44,6 +48,7 @@ impl<'a> From<&'a Probe> for Geometry<'a> {
             direct: p.direct,
             align_bytes: p.align_bytes,
             blocks: p.kind == ProbeKind::Iscsi,
+            file_bytes: set_file_bytes(&p.uri, p.kind),
         }
     }
 }
@@ -56,7 +61,17 @@ impl<'a> From<&'a OpenTarget> for Geometry<'a> {
             direct: t.direct,
             align_bytes: Some(t.align_bytes),
             blocks: matches!(t.backing, Backing::Iscsi(_)),
+            file_bytes: t.byte_files().map_or(0, |s| s.file_bytes),
         }
+    }
+}
+
+/// Each file's length when a probed target is a file set read as bytes (its probe
+/// says "file"), else 0.
+fn set_file_bytes(uri: &str, kind: ProbeKind) -> u64 {
+    match (kind, target::parse_uri(uri)) {
+        (ProbeKind::File, Ok(TargetKind::Files(set))) => set.file_bytes,
+        _ => 0,
     }
 }
 
@@ -582,6 +597,7 @@ fn resolve_workloads(
                 }
             })?;
         }
+        super::file_sets::check_workload(run, w, t.file_bytes, t.uri, ws_len)?;
         if let (true, Some(a)) = (
             t.direct && run.engine_of(w) != EngineKind::Null,
             t.align_bytes,
@@ -603,6 +619,7 @@ fn resolve_workloads(
             target: ti as u32,
             ws_start: w.offset_bytes,
             ws_len,
+            file_bytes: t.file_bytes,
         });
     }
     Ok(resolved)
@@ -867,11 +884,15 @@ fn undo_open(opened: &[Arc<OpenTarget>], existing_lens: &[Option<u64>]) {
         if let Backing::Files(set) = &t.backing {
             set.undo();
         }
+        if let Some(set) = t.byte_files() {
+            set.undo();
+        }
     }
     for (t, &len) in opened.iter().zip(existing_lens) {
         if let Backing::File {
             path,
             is_block: false,
+            set: None,
             ..
         } = &t.backing
         {

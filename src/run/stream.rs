@@ -46,6 +46,9 @@ pub struct WorkloadShape {
     pub on_error: Option<crate::plan::on_error::OnError>,
     /// fio's `fill_device`: a write that finds the filesystem full ends the stream.
     pub fill_fs: bool,
+    /// On a file set read as bytes: its files and the policy that picks one per
+    /// I/O (`None` for every other target, which never looks further).
+    pub files: Option<Box<super::file_sets::FileShape>>,
 }
 
 /// One direction's block sizes as the hot path draws them.
@@ -137,7 +140,18 @@ impl WorkloadShape {
             atomic_writes: w.atomic_writes,
             on_error: w.overrides.on_error.clone(),
             fill_fs: w.fill_fs,
+            files: None,
         }
+    }
+
+    /// The shape on a file set of `file_bytes` files: random offsets are drawn
+    /// inside one file, and each I/O's file is picked by the workload's policy.
+    pub fn with_files(mut self, w: &Workload, file_bytes: u64) -> Self {
+        let fs = super::file_sets::FileShape::new(w, file_bytes, self.ws_len, self.offset_unit);
+        self.slots = fs.slots;
+        self.offsets = OffsetSampler::new(&w.dist, fs.slots);
+        self.files = Some(Box::new(fs));
+        self
     }
 }
 
@@ -221,6 +235,9 @@ pub struct Stream {
     /// Zoned workloads: whether this stream has issued a write (a mixed stream's
     /// first I/O is a write until then, as fio's zbd_adjust_ddir makes it).
     pub zbd_wrote: bool,
+    /// On a file set: which file it is on and each file's position, made at its
+    /// first I/O.
+    pub files: Option<Box<super::file_sets::FileCursor>>,
 }
 
 impl Stream {
@@ -297,7 +314,9 @@ impl Stream {
         }
         let table = &shape.bs_tables[usize::from(op != Op::Read)];
         let len = table.draw(&mut self.rng, shape.max_bs);
-        let offset = if let Some(z) = &shape.zones {
+        let offset = if let Some(fs) = &shape.files {
+            self.file_offset(fs, shape, len)
+        } else if let Some(z) = &shape.zones {
             self.zoned_offset(z, len, shape)
         } else if shape.sequential {
             if self.pos.saturating_add(len as u64) > self.region_start + self.region_len {
@@ -403,6 +422,27 @@ impl Stream {
         Some(shape.ws_start + block * shape.offset_unit)
     }
 
+    /// The offset of an I/O of `len` bytes on a file set: in the file the policy
+    /// picks, where the pattern says.
+    #[inline(never)]
+    fn file_offset(
+        &mut self,
+        fs: &super::file_sets::FileShape,
+        shape: &WorkloadShape,
+        len: u32,
+    ) -> u64 {
+        let io = super::file_sets::IoShape {
+            sequential: shape.sequential,
+            unit: shape.offset_unit,
+            max_bs: u64::from(shape.max_bs),
+            offsets: &shape.offsets,
+        };
+        let cursor = self
+            .files
+            .get_or_insert_with(|| Box::new(super::file_sets::FileCursor::new(fs)));
+        shape.ws_start + self.shift_bytes + cursor.next(fs, &io, &mut self.rng, len)
+    }
+
     /// The offset of the next `op` under a sequence distribution (each direction
     /// walks the sequence with its own count, as fio's do), or `None` once a strided
     /// sequence has left the working set.
@@ -472,6 +512,9 @@ impl Stream {
         self.pass_left = self.pass_left.saturating_sub(u64::from(len));
         if self.pass_left == 0 {
             self.pass_left = self.pass_bytes;
+            if let Some(c) = self.files.as_mut() {
+                c.reset();
+            }
             self.pos = self.region_start;
             self.zone_start = self.region_start;
             self.zone_done_bytes = 0;
@@ -596,6 +639,7 @@ mod tests {
             seq_issued: [0; Op::COUNT],
             sprandom: None,
             zbd_wrote: false,
+            files: None,
         }
     }
 
@@ -832,6 +876,7 @@ mod tests {
             target: 0,
             ws_start: 0,
             ws_len: 256 << 10,
+            file_bytes: 0,
         }];
         let registry = super::super::zbd::Registry::new();
         let targets = [("t".to_string(), 256 << 10)];

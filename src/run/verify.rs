@@ -30,6 +30,7 @@ pub fn verify_pass(
         let off = u * unit;
         let data = &mut buf.as_mut_slice()[..bytes];
         match &t.backing {
+            Backing::File { set: Some(s), .. } => s.read_exact_at(data, off)?,
             Backing::File { file, .. } => {
                 use std::os::unix::fs::FileExt;
                 file.read_exact_at(data, off)?;

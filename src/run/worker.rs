@@ -833,9 +833,12 @@ impl<E: Engine> Worker<E> {
         if !self.setup.flush.due(slot.stream as usize) {
             return;
         }
-        let Some(fd) = self.setup.targets[slot.target as usize].fd() else {
+        let target = &self.setup.targets[slot.target as usize];
+        let Some(fd) = target.fd() else {
             return;
         };
+        // A file set: the file the write went to.
+        let fd = target.byte_files().map_or(fd, |s| s.locate(slot.offset).0);
         let flush = &mut self.setup.flush;
         if let Some(ftag) = flush.reserve(slot.workload, now) {
             match self.engine.push_flush(slot.target, flush.datasync(), ftag) {

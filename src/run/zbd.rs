@@ -574,6 +574,7 @@ mod tests {
                 target: 0,
                 ws_start,
                 ws_len,
+                file_bytes: 0,
             })
             .collect();
         let size = ws_start + ws_len;
@@ -882,6 +883,7 @@ mod tests {
                 target: 0,
                 ws_start: 0,
                 ws_len: 4 * MIB,
+                file_bytes: 0,
             }];
             tables(&run, &r, &[("f".into(), 4 * MIB)], &registry).unwrap()[0]
                 .clone()

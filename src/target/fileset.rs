@@ -25,6 +25,9 @@ pub enum SetUse {
     Files,
     /// Stat or remove directories: missing ones are made first.
     Dirs,
+    /// Read and write the files' bytes (the sync and uring engines): opened by
+    /// [`super::fileset_bytes`], not here.
+    Bytes,
 }
 
 /// An opened file set.

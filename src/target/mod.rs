@@ -6,6 +6,7 @@
 pub mod dm_paths;
 pub mod dylib;
 pub mod fileset;
+pub mod fileset_bytes;
 pub mod fill;
 pub mod iscsi;
 pub mod multipath;
@@ -127,10 +128,14 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
 /// How a target's bytes are reached.
 #[derive(Debug)]
 pub enum Backing {
+    /// A file or block device; or a `files:` set read and written as bytes, whose
+    /// `file` and `path` are then its first file's (what the engine choice and the
+    /// checks look at) and whose I/O goes through `set`.
     File {
         file: File,
         path: PathBuf,
         is_block: bool,
+        set: Option<Box<fileset_bytes::ByteFiles>>,
     },
     Mem(MemStore),
     Null,
@@ -165,12 +170,22 @@ pub struct OpenTarget {
 }
 
 impl OpenTarget {
+    /// The descriptor of a file or device target; of a byte-I/O file set, its first
+    /// file's (engines map each offset with [`OpenTarget::byte_files`]).
     pub fn fd(&self) -> Option<RawFd> {
         match &self.backing {
             Backing::File { file, .. } => Some(file.as_raw_fd()),
             _ => None,
         }
     }
+    /// The files of a `files:` set read and written as bytes.
+    pub fn byte_files(&self) -> Option<&fileset_bytes::ByteFiles> {
+        match &self.backing {
+            Backing::File { set: Some(s), .. } => Some(s),
+            _ => None,
+        }
+    }
+
     /// Whether the target's data outlives this process (files, devices, network
     /// targets; not mem:, null:, sim:), so it can be checked after the fact.
     pub fn is_persistent(&self) -> bool {
@@ -189,6 +204,7 @@ impl OpenTarget {
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<std::io::Result<()>> {
         use std::os::unix::fs::FileExt;
         match &self.backing {
+            Backing::File { set: Some(s), .. } => Some(s.read_exact_at(buf, offset)),
             Backing::File { file, .. } => Some(file.read_exact_at(buf, offset)),
             Backing::Nbd(n) => Some(n.read_at(buf, offset)),
             Backing::Iscsi(i) => Some(i.read_at(buf, offset)),
@@ -320,6 +336,9 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         TargetKind::Smb(s) => open_smb(spec, &s, opts),
         TargetKind::Nfs(n) => open_nfs(spec, &n, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
+        TargetKind::Files(set) if opts.set_use == Some(fileset::SetUse::Bytes) => {
+            fileset_bytes::open(spec, &set, opts)
+        }
         TargetKind::Files(set) => Ok(OpenTarget {
             name: spec.name.clone(),
             uri: spec.uri.clone(),
@@ -522,6 +541,9 @@ pub fn probe(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetErro
             Ok(fixed(ProbeKind::Nfs, spec.size_bytes.unwrap_or(size)))
         }
         TargetKind::Path(path) => probe_path(spec, &path, opts),
+        TargetKind::Files(set) if opts.set_use == Some(fileset::SetUse::Bytes) => {
+            fileset_bytes::probe(spec, &set, opts)
+        }
         TargetKind::Files(set) => {
             fileset::probe(&spec.uri, &set, opts.set_use)?;
             Ok(fixed(
@@ -766,6 +788,7 @@ fn open_path(
             file,
             path: path.to_path_buf(),
             is_block,
+            set: None,
         },
         size_bytes,
         direct,

@@ -13,6 +13,7 @@ mod error_policy;
 mod exact;
 mod exitall;
 mod fastpath;
+mod file_sets;
 mod generate;
 mod html;
 mod load;

@@ -260,12 +260,17 @@ fn combinations_that_would_measure_something_else_are_refused_and_create_nothing
             "works on files:DIR?count=N targets",
         ),
         (
-            vec!["--engine", "sync", "-t", &set, "--rw", "read"],
+            vec!["--engine", "null", "-t", &set, "--rw", "read"],
             "a files: target is for the file-operation engines",
+        ),
+        // sync and uring (and auto) read and write a set's files: each needs a size.
+        (
+            vec!["--engine", "sync", "-t", &set, "--rw", "read"],
+            "a file set read and written as bytes needs size=BYTES",
         ),
         (
             vec!["-t", &set, "--rw", "read"],
-            "a files: target is for the file-operation engines",
+            "a file set read and written as bytes needs size=BYTES",
         ),
         (
             vec![

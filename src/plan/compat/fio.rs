@@ -32,6 +32,7 @@ mod block_sizes;
 mod command_line;
 mod errors;
 mod file_create;
+mod file_sets;
 mod net;
 mod nfs;
 mod op_engines;
@@ -996,6 +997,8 @@ struct JobTarget {
     increment: u64,
     /// How far the last clone's region starts past the first's.
     spread: u64,
+    /// On a file set: which file each I/O goes to (`file_service_type`).
+    file_service: crate::plan::file_service::FileService,
 }
 
 /// When a job stops.
@@ -1041,7 +1044,7 @@ impl<'a> JobCx<'a> {
     fn resolve(mut self) -> Result<Job, CompatError> {
         let (zones, zbd) = self.zone_mode()?;
         self.report_unsupported();
-        let create_on_open = self.file_options();
+        let create_on_open = self.file_options()?;
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
         let dist = self.distribution()?;
         let bs = self.block_sizes()?;
@@ -1140,6 +1143,7 @@ impl<'a> JobCx<'a> {
                 atomic_writes,
                 fill_fs,
                 sprandom,
+                file_service: target.file_service,
                 overrides: crate::plan::WorkloadOverrides {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
@@ -1192,7 +1196,15 @@ impl<'a> JobCx<'a> {
         }
         match self.op_engine_target(engine, streams, bs.max_bytes())? {
             Some(t) => Ok(t),
-            None => self.target(streams, engine == EngineKind::Auto),
+            None => {
+                // The engines that read and write files can spread a job over several.
+                let sets = matches!(
+                    engine,
+                    EngineKind::Auto | EngineKind::Sync | EngineKind::Uring
+                )
+                .then(|| bs.min_bytes());
+                self.target(streams, engine == EngineKind::Auto, sets)
+            }
         }
     }
 
@@ -1929,8 +1941,20 @@ impl<'a> JobCx<'a> {
     /// The file (`filename`, `directory`, or fio's JOBNAME.0.0) and the region of it.
     /// A job of an engine ioscope does not have (`engine_unknown`, already listed) may
     /// address something other than a file, so a missing size is not an error there.
-    fn target(&mut self, streams: u32, engine_unknown: bool) -> Result<JobTarget, CompatError> {
+    /// With `sets` (the job's smallest block size, on an engine that reads and
+    /// writes files), a job over several files becomes a file set.
+    fn target(
+        &mut self,
+        streams: u32,
+        engine_unknown: bool,
+        sets: Option<u64>,
+    ) -> Result<JobTarget, CompatError> {
         let (size, offset) = self.region()?;
+        if let Some(min_bs) = sets {
+            if let Some(t) = self.set_target(streams, size, offset, min_bs)? {
+                return Ok(t);
+            }
+        }
         let o = self.o;
         let name = &self.name;
         let directory = o.get("directory").map(|(v, _)| v.to_string());
@@ -1987,12 +2011,29 @@ impl<'a> JobCx<'a> {
                 ));
             }
         }
+        let named = o.get("filename").is_some_and(|(f, _)| !f.is_empty());
         if let Some((v, loc)) = o.get("nrfiles") {
-            if v.trim() != "1" {
+            if v.trim() != "1" && named {
+                self.warnings.push(format!(
+                    "job '{name}': filename names the job's files, so nrfiles={v} is ignored \
+                     (as fio does)"
+                ));
+            } else if v.trim() != "1" {
                 self.unsupported.push(
                     format!(
-                        "nrfiles={v} — fio spreads a job over {v} files; ioscope runs a job \
-                         on one file"
+                        "nrfiles={v} — fio spreads a job over {v} files; ioscope does so on \
+                         files read and written by the sync and uring engines, not here"
+                    ),
+                    loc,
+                );
+            }
+        }
+        if let Some((v, loc)) = o.get("unlink") {
+            if parse_bool(Some(v)) != Some(false) {
+                self.unsupported.push(
+                    format!(
+                        "unlink={v} — ioscope removes after the run only the files it \
+                         created in a file set read and written by the sync or uring engine"
                     ),
                     loc,
                 );
@@ -2006,6 +2047,7 @@ impl<'a> JobCx<'a> {
             from_directory,
             increment,
             spread: increment.saturating_mul(u64::from(streams.saturating_sub(1))),
+            file_service: Default::default(),
         })
     }
 

@@ -181,7 +181,10 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     // How much and how long.
     maps("size", "working-set length (and target size)"),
-    maps("filesize", "as size for a single file"),
+    maps(
+        "filesize",
+        "as size for a single file; with several files, each file's length",
+    ),
     maps("offset", "working-set start"),
     maps(
         "io_size",
@@ -254,18 +257,19 @@ pub const OPTIONS: &[FioOption] = &[
     // Files and zones.
     maps(
         "openfiles",
-        "accepted with the file-operation engines (each operation opens nothing or one \
-         file); otherwise 1 only: ioscope runs a job on one file",
+        "no effect on one file (fio caps it at the job's file count); with several \
+         files, a warning below their count (ioscope keeps them all open)",
     ),
-    unsupported(
+    maps(
         "file_service_type",
-        "how a job moves between its files; ioscope runs a job on one file",
+        "with several files, the workload's file-service policy (roundrobin[:N], \
+         sequential, random[:N], zipf:θ, pareto:h, normal:σ); no effect on one file",
     ),
     maps(
         "filename_format",
-        "the names of a file-operation engine's files: target ($jobname, $jobnum, \
-         $filenum); with ioengine=nfs the file on the export (first clone's name); \
-         otherwise fio's default only",
+        "the names of a files: target's files ($jobname, $jobnum, $filenum): the \
+         file-operation engines, and jobs over several files; with ioengine=nfs the file \
+         on the export (first clone's name); otherwise fio's default only",
     ),
     maps(
         "create_on_open",
@@ -695,8 +699,8 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     maps(
         "nrfiles",
-        "the file-operation engines: nrfiles × numjobs files in a files: target; \
-         otherwise 1 only",
+        "nrfiles (× numjobs with $jobnum in the names) files in a files: target: the \
+         file-operation engines, and the sync and uring engines' reads and writes",
     ),
     // Data.
     maps("verify", "verify and read back after the run"),
@@ -831,16 +835,16 @@ pub const OPTIONS: &[FioOption] = &[
     },
     flag(unsupported("minimal", "fio's terse output")),
     flag(unsupported("create_only", "creates the files and stops")),
-    FioOption {
-        name: "unlink",
-        aliases: &[],
-        flag: true,
-        time: false,
-        effect: Effect::NoEffectWhen {
-            accepts: is_false,
-            why: "unlink=0: the files stay after the run, as ioscope leaves them",
-        },
-    },
+    flag(maps(
+        "unlink",
+        "unlink=1: a files: target's unlink=1 (the files this run created are removed \
+         after it; never one that was there before)",
+    )),
+    flag(unsupported(
+        "unlink_each_loop",
+        "removes the files after every loop; ioscope's passes follow each other without a \
+         pause (unlink=1 removes them once, after the run)",
+    )),
     flag(maps(
         "per_job_logs",
         "per_job_logs=0: write_*_log files without the job number, appended to",

@@ -90,6 +90,7 @@ impl JobCx<'_> {
             from_directory: false,
             increment: 0,
             spread: 0,
+            file_service: Default::default(),
         }))
     }
 

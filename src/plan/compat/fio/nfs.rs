@@ -37,7 +37,7 @@ impl JobCx<'_> {
         // created at the job's size when missing, as fio's nfs engine does.
         // One stream asked of it: the clone warnings are this module's (the file is
         // on the export, not in a local directory).
-        let mut t = self.target(1, false)?;
+        let mut t = self.target(1, false, None)?;
         t.spread = t
             .increment
             .saturating_mul(u64::from(streams.saturating_sub(1)));

@@ -18,7 +18,7 @@ use crate::plan::model::{AccessPattern, EngineKind, Op};
 use crate::plan::units::parse_size;
 
 /// fio's default `filename_format`.
-const FIO_NAME_FORMAT: &str = "$jobname.$jobnum.$filenum";
+pub(super) const FIO_NAME_FORMAT: &str = "$jobname.$jobnum.$filenum";
 
 impl JobCx<'_> {
     /// `stat_type` (filestat, dirstat) and `cpuload`, `cpuchunks`, `cpumode`,
@@ -230,27 +230,29 @@ impl JobCx<'_> {
     /// Read beside the table's own refusals, so they are listed in the same order.
     /// Returns whether the job's file is created on open (`create_on_open`, see
     /// `file_create`).
-    pub(super) fn file_options(&mut self) -> bool {
+    pub(super) fn file_options(&mut self) -> Result<bool, CompatError> {
         let o = self.o;
         let file_op = o
             .get("ioengine")
             .and_then(|(e, _)| EngineKind::parse(e))
             .is_some_and(EngineKind::is_file_op);
-        if let Some((v, loc)) = o.get("openfiles") {
-            if !file_op && v.trim() != "1" {
-                self.unsupported.push(
-                    format!(
-                        "openfiles={v} — files a job keeps open at once; ioscope runs a job on \
-                         one file (nrfiles=1)"
-                    ),
-                    loc,
-                );
-            }
+        // A job over several files (a file set, `file_sets`) names them and opens them
+        // as these say; one file needs none of them.
+        let several = super::count_opt(o, "nrfiles")?.is_some_and(|n| n > 1)
+            || o.get("filename")
+                .is_some_and(|(f, _)| super::split_filenames(f).len() > 1)
+            || o.flag("unlink")?;
+        if let Some((v, loc)) = o.get("file_service_type") {
+            crate::plan::file_service::FileService::parse(v)
+                .map_err(|e| loc.error(format!("file_service_type={v}: {e}")))?;
         }
+        // fio caps openfiles at the job's file count: with one file it changes
+        // nothing, and a set warns below its count (`file_sets`).
+        o.ask("openfiles");
         o.ask("filename_format");
         if let Some((Some(v), loc, _)) = o.map.get("filename_format") {
             let nfs = o.get("ioengine").is_some_and(|(e, _)| e.trim() == "nfs");
-            if !file_op && !nfs && v != FIO_NAME_FORMAT {
+            if !file_op && !nfs && !several && v != FIO_NAME_FORMAT {
                 self.unsupported.push(
                     format!(
                         "filename_format={v} — fio's names for a job's files; ioscope names the \
@@ -260,7 +262,7 @@ impl JobCx<'_> {
                 );
             }
         }
-        self.create_on_open(file_op)
+        Ok(self.create_on_open(file_op))
     }
 
     /// The target of a job on a file-operation engine (a `files:` set) or on cpuio
@@ -283,6 +285,7 @@ impl JobCx<'_> {
                 from_directory: true,
                 increment: 0,
                 spread: 0,
+                file_service: Default::default(),
             }));
         }
         if engine == EngineKind::PageFault {
@@ -326,6 +329,8 @@ impl JobCx<'_> {
             per: nrfiles,
             name,
             file_bytes,
+            list: None,
+            unlink: false,
         };
         // The URI is read back when the target opens; check it now, at the job.
         let uri = spec.uri();
@@ -338,6 +343,7 @@ impl JobCx<'_> {
             from_directory: true,
             increment: 0,
             spread: 0,
+            file_service: Default::default(),
         }))
     }
 
@@ -356,6 +362,7 @@ impl JobCx<'_> {
                     from_directory: true,
                     increment: 0,
                     spread: 0,
+                    file_service: Default::default(),
                 });
             }
             return Err(self.section_loc.error(format!(
@@ -381,12 +388,13 @@ impl JobCx<'_> {
             from_directory: true,
             increment: 0,
             spread: 0,
+            file_service: Default::default(),
         })
     }
 
     /// fio's `filename_format` in the `files:` form: `$jobname` → the job's name,
     /// `$jobnum` → `{clone}`, `$filenum` → `{file}`.
-    fn name_format(&self, fmt: &str, loc: &super::Loc) -> Result<String, CompatError> {
+    pub(super) fn name_format(&self, fmt: &str, loc: &super::Loc) -> Result<String, CompatError> {
         let name = fmt
             .replace("$jobname", &self.name)
             .replace("$jobnum", "{clone}")

@@ -1,0 +1,456 @@
+//! Workloads on a `files:` set read and written as bytes (fio's `nrfiles`,
+//! `filename=A:B:C`): the checks that keep every request inside one file, and the
+//! file-service policy (fio's `file_service_type`) that picks the file of each I/O.
+//!
+//! A stream's working set is whole files; its cursor ([`FileCursor`], made on the
+//! stream's first I/O, so a single-file workload never has one) remembers which file
+//! it is on, how many I/Os are left before it moves on, and each file's own
+//! sequential position and share of the pass. As in fio, a file whose share of the
+//! pass is done is skipped by round robin, sequential and random service until
+//! every file is done, when the next pass starts them all again; the skewed
+//! policies (zipf, pareto, normal) never finish a file, they wrap inside it. The
+//! offset inside the chosen file follows the workload's own pattern and
+//! distribution.
+
+use super::offsets::{OffsetSampler, Permutation};
+use super::RunError;
+use crate::plan::file_service::FileService;
+use crate::plan::model::{AccessPattern, Distribution, RunSpec, SeqLayout, Workload};
+use crate::rng::Rng;
+
+/// A workload's files as its streams pick them.
+#[derive(Debug, Clone)]
+pub struct FileShape {
+    /// Length of each file.
+    pub file_bytes: u64,
+    /// Files in one stream's working set.
+    pub files: u64,
+    pub service: FileService,
+    /// Offset slots (of the workload's offset unit) in one file, for its largest
+    /// block size.
+    pub slots: u64,
+    /// The skewed file draws: Zipf or Pareto over the files.
+    skew: Option<OffsetSampler>,
+    /// Normal draws: the scatter of ranks over the files.
+    scatter: Permutation,
+}
+
+impl FileShape {
+    /// The files of a working set of `ws_len` bytes, `file_bytes` each.
+    pub fn new(w: &Workload, file_bytes: u64, ws_len: u64, unit: u64) -> FileShape {
+        let files = (ws_len / file_bytes).max(1);
+        let service = w.file_service;
+        let skew = match service {
+            FileService::Zipf { theta } => {
+                Some(OffsetSampler::new(&Distribution::Zipf { theta }, files))
+            }
+            FileService::Pareto { h } => {
+                Some(OffsetSampler::new(&Distribution::Pareto { h }, files))
+            }
+            _ => None,
+        };
+        FileShape {
+            file_bytes,
+            files,
+            service,
+            slots: file_bytes.saturating_sub(w.bs.max_bytes()) / unit.max(1) + 1,
+            skew,
+            scatter: Permutation::new(files),
+        }
+    }
+}
+
+/// One stream's place among its files.
+#[derive(Debug, Clone)]
+pub struct FileCursor {
+    file_bytes: u64,
+    current: u64,
+    /// I/Os still to go to the current file before the next is picked.
+    left: u32,
+    /// Where round robin looks next.
+    next_rr: u64,
+    /// Per file: where its sequential I/O goes on, from the file's start.
+    pos: Box<[u64]>,
+    /// Per file: bytes it may still take in this pass (empty for the skewed
+    /// policies, which never finish a file).
+    budget: Box<[u64]>,
+    /// Files whose share of the pass is done.
+    done: u64,
+    /// The current file may take the next I/O (false before the first pick and
+    /// once the current file is finished).
+    keep: bool,
+}
+
+impl FileCursor {
+    pub fn new(fs: &FileShape) -> FileCursor {
+        let n = fs.files as usize;
+        FileCursor {
+            file_bytes: fs.file_bytes,
+            current: 0,
+            left: 0,
+            next_rr: 0,
+            pos: vec![0; n].into_boxed_slice(),
+            budget: if fs.service.is_skewed() {
+                Box::new([])
+            } else {
+                vec![fs.file_bytes; n].into_boxed_slice()
+            },
+            done: 0,
+            keep: false,
+        }
+    }
+
+    /// Starts a new pass over every file (all positions back at the start).
+    pub fn reset(&mut self) {
+        self.pos.fill(0);
+        self.budget.fill(self.file_bytes);
+        self.done = 0;
+        self.left = 0;
+    }
+
+    /// The offset, from the start of the stream's working set, of its next I/O of
+    /// `len` bytes: the file by the policy, the place in it by the pattern.
+    pub fn next(&mut self, fs: &FileShape, io: &IoShape<'_>, rng: &mut Rng, len: u32) -> u64 {
+        let f = self.pick(fs, rng);
+        let len = u64::from(len);
+        let within = if io.sequential {
+            let mut p = self.pos[f as usize];
+            if p + len > fs.file_bytes {
+                p = 0;
+            }
+            self.pos[f as usize] = p + len;
+            p
+        } else {
+            io.offsets.sample(rng, fs.slots) * io.unit
+        };
+        if !self.budget.is_empty() {
+            self.spend(fs, f, len, io);
+        }
+        f * fs.file_bytes + within
+    }
+
+    /// Counts `len` bytes against file `f`'s share of the pass; a file whose share
+    /// is done (or whose next sequential block would not fit) is finished, and the
+    /// last one finished starts the next pass.
+    fn spend(&mut self, fs: &FileShape, f: u64, len: u64, io: &IoShape<'_>) {
+        let b = &mut self.budget[f as usize];
+        *b = b.saturating_sub(len);
+        let full = io.sequential && self.pos[f as usize] + io.max_bs > fs.file_bytes;
+        if *b > 0 && !full {
+            return;
+        }
+        *b = 0;
+        self.done += 1;
+        self.keep = false;
+        if self.done >= fs.files {
+            self.reset();
+        }
+    }
+
+    fn open(&self, f: u64) -> bool {
+        self.budget.is_empty() || self.budget[f as usize] > 0
+    }
+
+    /// The file of the next I/O.
+    fn pick(&mut self, fs: &FileShape, rng: &mut Rng) -> u64 {
+        if self.keep && self.open(self.current) {
+            match fs.service {
+                FileService::Sequential => return self.current,
+                FileService::RoundRobin { .. } | FileService::Random { .. } if self.left > 0 => {
+                    self.left -= 1;
+                    return self.current;
+                }
+                _ => {}
+            }
+        }
+        self.keep = true;
+        let n = fs.files;
+        self.current = match fs.service {
+            FileService::RoundRobin { ios } => {
+                self.left = ios - 1;
+                self.next_open_from(self.next_rr, n)
+            }
+            FileService::Sequential => self.next_open_from(self.next_rr, n),
+            FileService::Random { ios } => {
+                self.left = ios - 1;
+                self.random_open(rng, n)
+            }
+            FileService::Zipf { .. } | FileService::Pareto { .. } => {
+                fs.skew.as_ref().map_or(0, |s| s.sample(rng, n))
+            }
+            FileService::Normal { dev_pct } => normal_file(rng, n, dev_pct, &fs.scatter),
+        };
+        if matches!(
+            fs.service,
+            FileService::RoundRobin { .. } | FileService::Sequential
+        ) {
+            self.next_rr = (self.current + 1) % n;
+        }
+        self.current
+    }
+
+    /// The first unfinished file at or after `from`, wrapping.
+    fn next_open_from(&self, from: u64, n: u64) -> u64 {
+        (0..n)
+            .map(|k| (from + k) % n)
+            .find(|&f| self.open(f))
+            .unwrap_or(from % n)
+    }
+
+    /// An unfinished file drawn uniformly: a few draws among all files, then a draw
+    /// among the unfinished ones.
+    fn random_open(&self, rng: &mut Rng, n: u64) -> u64 {
+        for _ in 0..8 {
+            let f = rng.below(n);
+            if self.open(f) {
+                return f;
+            }
+        }
+        let k = rng.below(n.saturating_sub(self.done).max(1));
+        (0..n)
+            .filter(|&f| self.open(f))
+            .nth(k as usize)
+            .unwrap_or(0)
+    }
+}
+
+/// What [`FileCursor::next`] needs of the workload's shape.
+pub struct IoShape<'a> {
+    pub sequential: bool,
+    pub unit: u64,
+    pub max_bs: u64,
+    pub offsets: &'a OffsetSampler,
+}
+
+/// fio's normal file draw: the mean of twelve uniform draws (near the middle file),
+/// moved by up to `dev_pct` percent of the set, then scattered over the files.
+fn normal_file(rng: &mut Rng, n: u64, dev_pct: f64, scatter: &Permutation) -> u64 {
+    let sum: u64 = (0..12).map(|_| rng.below(n)).sum();
+    let mut rank = sum.div_ceil(12);
+    let width = ((n as f64 * dev_pct / 100.0).ceil() as u64).min(n / 2);
+    if width > 0 {
+        let mut dev = rng.below(width) as i64 - (width / 2) as i64;
+        while rank as i64 + dev >= n as i64 || (rank as i64 + dev) < 0 {
+            dev /= 2;
+        }
+        rank = (rank as i64 + dev) as u64;
+    }
+    scatter.apply(rank.min(n - 1), n)
+}
+
+/// A workload on a file set read as bytes: its working set is whole files, no
+/// request may cross into the next file, and what only makes sense over one
+/// address space (zones, sequences, gaps, interleaved streams) is refused.
+pub(super) fn check_workload(
+    run: &RunSpec,
+    w: &Workload,
+    file_bytes: u64,
+    uri: &str,
+    ws_len: u64,
+) -> Result<(), RunError> {
+    if file_bytes == 0 {
+        return Ok(());
+    }
+    let invalid = |msg: String| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg,
+    };
+    let size = crate::plan::units::format_size(file_bytes);
+    if w.offset_bytes % file_bytes != 0
+        || ws_len % file_bytes != 0
+        || w.offset_increment_bytes % file_bytes != 0
+    {
+        return Err(invalid(format!(
+            "works on whole files of '{uri}': its offset, size and offset_increment must be \
+             multiples of the file size ({size})"
+        )));
+    }
+    if w.bs.max_bytes() > file_bytes {
+        return Err(invalid(format!(
+            "block size {} is larger than a file of '{uri}' ({size}); no request crosses \
+             into the next file",
+            crate::plan::units::format_size(w.bs.max_bytes())
+        )));
+    }
+    let sequential = matches!(w.pattern, AccessPattern::Sequential);
+    let refused = if w.zones.is_some() {
+        Some("zones (fio's zonemode=strided)")
+    } else if matches!(w.dist, Distribution::Sequence { .. }) {
+        Some("a sequence distribution")
+    } else if w.seq_gap_bytes != 0 {
+        Some("a sequential gap (fio's rw=read:N)")
+    } else if sequential && w.streams > 1 && w.seq_layout == SeqLayout::Stride {
+        Some("interleaved sequential streams (seq_layout = \"stride\")")
+    } else {
+        None
+    };
+    match refused {
+        Some(what) => Err(invalid(format!(
+            "{what} is not supported on a file set ('{uri}'); each file is walked on its own"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Removes, after a run, the files of its `unlink=1` file sets that the run created
+/// (fio's `unlink`); files that were there before stay. Returns a warning per set
+/// that kept files or could not remove one.
+pub(crate) fn unlink_after(targets: &crate::engine::Targets) -> Vec<String> {
+    let mut notes = Vec::new();
+    for t in targets.iter() {
+        let Some(set) = t.byte_files().filter(|s| s.unlink) else {
+            continue;
+        };
+        let (_, failed) = set.unlink_created();
+        let kept = set.existing_count();
+        let mut parts = Vec::new();
+        if kept > 0 {
+            parts.push(format!(
+                "unlink kept the {kept} files that were there before the run (ioscope \
+                 removes only the files it created)"
+            ));
+        }
+        for (path, e) in failed {
+            parts.push(format!("could not remove {}: {e}", path.display()));
+        }
+        if !parts.is_empty() {
+            notes.push(format!("{}: {}", t.uri, parts.join("; ")));
+        }
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::BlockSizes;
+
+    const K: u64 = 4096;
+
+    fn shape(service: &str, files: u64, file_bytes: u64) -> (FileShape, OffsetSampler) {
+        let w = Workload {
+            bs: BlockSizes::fixed(K),
+            file_service: FileService::parse(service).unwrap(),
+            ..Default::default()
+        };
+        let fs = FileShape::new(&w, file_bytes, files * file_bytes, K);
+        let offsets = OffsetSampler::new(&Distribution::Uniform, fs.slots);
+        (fs, offsets)
+    }
+
+    /// (file, offset inside it) of `n` I/Os.
+    fn walk(
+        service: &str,
+        files: u64,
+        file_bytes: u64,
+        sequential: bool,
+        n: usize,
+    ) -> Vec<(u64, u64)> {
+        let (fs, offsets) = shape(service, files, file_bytes);
+        let io = IoShape {
+            sequential,
+            unit: K,
+            max_bs: K,
+            offsets: &offsets,
+        };
+        let mut c = FileCursor::new(&fs);
+        let mut rng = Rng::new(5);
+        (0..n)
+            .map(|_| {
+                let o = c.next(&fs, &io, &mut rng, K as u32);
+                (o / file_bytes, o % file_bytes)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn round_robin_switches_after_each_io_or_every_n() {
+        let files: Vec<u64> = walk("roundrobin", 3, 4 * K, true, 7)
+            .iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(files, [0, 1, 2, 0, 1, 2, 0]);
+        let files: Vec<u64> = walk("roundrobin:2", 3, 4 * K, true, 7)
+            .iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(files, [0, 0, 1, 1, 2, 2, 0]);
+    }
+
+    #[test]
+    fn each_file_keeps_its_own_sequential_position() {
+        let got = walk("roundrobin", 2, 3 * K, true, 6);
+        assert_eq!(
+            got,
+            [(0, 0), (1, 0), (0, K), (1, K), (0, 2 * K), (1, 2 * K)]
+        );
+        // Then a new pass starts every file again from its start.
+        let got = walk("roundrobin", 2, 2 * K, true, 6);
+        assert_eq!(got, [(0, 0), (1, 0), (0, K), (1, K), (0, 0), (1, 0)]);
+    }
+
+    #[test]
+    fn sequential_service_finishes_a_file_before_the_next() {
+        let got = walk("sequential", 3, 2 * K, true, 7);
+        assert_eq!(
+            got,
+            [(0, 0), (0, K), (1, 0), (1, K), (2, 0), (2, K), (0, 0)]
+        );
+        // Random offsets: each file takes its share (two blocks) before the next.
+        let files: Vec<u64> = walk("sequential", 3, 2 * K, false, 6)
+            .iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(files, [0, 0, 1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn random_service_covers_every_file_and_finishes_each_once_a_pass() {
+        let got = walk("random", 8, 4 * K, true, 32);
+        let mut per = [0u32; 8];
+        for &(f, _) in &got {
+            per[f as usize] += 1;
+        }
+        // One pass: each file's four blocks exactly once, in order within it.
+        assert_eq!(per, [4; 8], "{got:?}");
+        for f in 0..8 {
+            let offs: Vec<u64> = got.iter().filter(|x| x.0 == f).map(|x| x.1).collect();
+            assert_eq!(offs, [0, K, 2 * K, 3 * K]);
+        }
+        assert_ne!(
+            got.iter().map(|x| x.0).take(8).collect::<Vec<_>>(),
+            (0..8).collect::<Vec<_>>(),
+            "not round robin"
+        );
+        // random:4 stays four I/Os on each file it draws.
+        let files: Vec<u64> = walk("random:4", 8, 64 * K, false, 40)
+            .iter()
+            .map(|x| x.0)
+            .collect();
+        for chunk in files.chunks(4) {
+            assert!(chunk.iter().all(|&f| f == chunk[0]), "{files:?}");
+        }
+    }
+
+    #[test]
+    fn skewed_service_prefers_some_files_and_wraps_inside_them() {
+        for service in ["zipf:1.2", "pareto:0.3", "normal:10"] {
+            let got = walk(service, 16, 2 * K, true, 4000);
+            let mut per = [0u32; 16];
+            for &(f, o) in &got {
+                per[f as usize] += 1;
+                assert!(o < 2 * K);
+            }
+            let max = *per.iter().max().unwrap();
+            assert!(max > 4000 / 16 * 2, "{service}: {per:?}");
+        }
+    }
+
+    #[test]
+    fn offsets_stay_inside_each_file() {
+        for (i, (f, o)) in walk("random", 5, 3 * K, false, 500).into_iter().enumerate() {
+            assert!(f < 5 && o + K <= 3 * K && o % K == 0, "{i}: {f} {o}");
+        }
+    }
+}
