@@ -1168,10 +1168,12 @@ fn fio_block_sizes(s: &mut String, bs: &BlockSizes) {
 /// written).
 fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec, set: bool) {
     let _ = writeln!(s, "direct={}", if t.direct == Some(false) { 0 } else { 1 });
-    if t.create == FileCreate::Empty {
+    match t.create {
         // fio creates the file when the job opens it, empty, and never preallocates
         // it then.
-        s.push_str("create_on_open=1\n");
+        FileCreate::Empty => s.push_str("create_on_open=1\n"),
+        FileCreate::Never => s.push_str("allow_file_create=0\n"),
+        FileCreate::Data | FileCreate::Allocated => {}
     }
     if let Some(z) = w.size_bytes.or(t.size_bytes) {
         let _ = writeln!(s, "size={}", format_size(z));
@@ -1975,6 +1977,15 @@ mod tests {
         p.targets[0].create = FileCreate::Allocated;
         let e = to_fio(&p).unwrap_err();
         assert!(matches!(e, FioEmitError::AllocatedCreate { .. }), "{e}");
+        p.targets[0].create = FileCreate::Never;
+        let fio = to_fio(&p).unwrap();
+        assert!(fio.contains("allow_file_create=0\n"), "{fio}");
+        assert_eq!(
+            read_back_fio(&fio).plan.targets[0].create,
+            FileCreate::Never
+        );
+        let back = crate::plan::jobfile::parse("n.toml", &to_toml(&p).unwrap()).unwrap();
+        assert_eq!(back.targets[0].create, FileCreate::Never);
         p.targets[0].create = FileCreate::Data;
         assert!(!to_fio(&p).unwrap().contains("create_on_open"));
     }

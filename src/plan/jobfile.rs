@@ -889,7 +889,8 @@ impl<'a> Ctx<'a> {
                 v.span(),
                 format!(
                     "'create' = {word:?}: expected \"data\" (laid out before the run), \
-                     \"empty\" (a hole) or \"allocated\" (fallocate, unwritten)"
+                     \"empty\" (a hole), \"allocated\" (fallocate, unwritten) or \"never\" \
+                     (it must exist)"
                 ),
             ));
         };

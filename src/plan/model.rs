@@ -108,11 +108,20 @@ pub enum FileCreate {
     /// Blocks reserved with fallocate(2) but not written: the writes cannot run out
     /// of space, and reads of unwritten blocks find zeros (unwritten extents).
     Allocated,
+    /// Never created: a missing file is an error before anything is written (fio's
+    /// `allow_file_create=0`, which guards against a mistyped device path becoming
+    /// a file in /dev); an existing shorter one is extended with data.
+    Never,
 }
 
 impl FileCreate {
     pub fn is_data(&self) -> bool {
         *self == FileCreate::Data
+    }
+
+    /// Whether a missing or shorter file is made a hole rather than written.
+    pub fn is_sparse(&self) -> bool {
+        matches!(self, FileCreate::Empty | FileCreate::Allocated)
     }
 
     /// The job-file word (`create = "…"`).
@@ -121,6 +130,7 @@ impl FileCreate {
             FileCreate::Data => "data",
             FileCreate::Empty => "empty",
             FileCreate::Allocated => "allocated",
+            FileCreate::Never => "never",
         }
     }
 
@@ -140,6 +150,7 @@ impl FileCreate {
             "data" => Some(FileCreate::Data),
             "empty" => Some(FileCreate::Empty),
             "allocated" => Some(FileCreate::Allocated),
+            "never" => Some(FileCreate::Never),
             _ => None,
         }
     }

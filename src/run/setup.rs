@@ -498,7 +498,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
         // a file the job description wants created empty or only allocated.
         sparse: target_engine.is_some_and(super::op_engines::sparse)
             || fill.is_some()
-            || !spec.create.is_data()
+            || spec.create.is_sparse()
             || run
                 .workloads
                 .iter()

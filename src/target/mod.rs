@@ -562,6 +562,13 @@ fn probe_path(spec: &TargetSpec, path: &Path, opts: OpenOptionsIo) -> Result<Pro
     let want_size = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
+        Err(_) if spec.create == crate::plan::model::FileCreate::Never => {
+            return Err(invalid(
+                "does not exist, and its target's create = \"never\" (fio's \
+                 allow_file_create=0) forbids creating it"
+                    .into(),
+            ))
+        }
         Err(_) => return probe_new_file(spec, path, want_size),
     };
     let is_block = meta.file_type().is_block_device();
@@ -1288,6 +1295,31 @@ mod tests {
         assert!(found[1].1 < size / 8 && found[1].2, "{found:?}");
         // Allocated (where the filesystem can; /var/tmp here): blocks, zeros read.
         assert!(found[2].1 >= size && found[2].2, "{found:?}");
+    }
+
+    /// create = "never" (fio's allow_file_create=0): a missing file is refused by the
+    /// probe and by open, and nothing is created; an existing one opens as usual.
+    #[test]
+    fn a_never_created_target_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nvme0n1");
+        let spec = TargetSpec {
+            size_bytes: Some(1 << 20),
+            create: FileCreate::Never,
+            ..spec(&path.to_string_lossy())
+        };
+        let opts = OpenOptionsIo {
+            writes: true,
+            min_size_bytes: 1 << 20,
+            ..Default::default()
+        };
+        for e in [probe(&spec, opts).err(), open(&spec, opts).err()] {
+            let e = e.expect("refused").to_string();
+            assert!(e.contains("does not exist") && e.contains("never"), "{e}");
+        }
+        assert!(!path.exists());
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        assert_eq!(open(&spec, opts).unwrap().size_bytes, 1 << 20);
     }
 
     fn spec(uri: &str) -> TargetSpec {

@@ -380,8 +380,9 @@ struct Job {
     target_uri: String,
     target_size: Option<u64>,
     direct: Option<bool>,
-    /// create_on_open: the job's own open creates its file, empty.
-    create_on_open: bool,
+    /// create_on_open (its own open creates its file, empty) or allow_file_create=0
+    /// (it must exist).
+    create: crate::plan::model::FileCreate,
     workload: Workload,
     engine: EngineKind,
     /// stat_type, cpuload/cpuchunks/cpumode.
@@ -425,13 +426,9 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
         .filter(|j| j.curve.is_some())
         .map(|j| (j.name.clone(), j.loc.clone()))
         .collect();
-    let empty_files = file_create::files_created_on_open(
-        resolved
-            .iter()
-            .map(|j| (j.target_uri.as_str(), j.create_on_open)),
-    );
+    let created = file_create::settle(resolved.iter().map(|j| (j.target_uri.as_str(), j.create)));
     let (mut targets, mut runs) = group_runs(resolved, &mut unsupported);
-    file_create::mark_empty(&mut targets, &empty_files);
+    file_create::mark(&mut targets, &created);
     if runs.len() > 1 && !curve_jobs.is_empty() {
         // ioscope measures one curve (SLA search) per command.
         for (name, loc) in &curve_jobs {
@@ -1044,7 +1041,7 @@ impl<'a> JobCx<'a> {
     fn resolve(mut self) -> Result<Job, CompatError> {
         let (zones, zbd) = self.zone_mode()?;
         self.report_unsupported();
-        let create_on_open = self.file_options()?;
+        let create = self.file_options()?;
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
         let dist = self.distribution()?;
         let bs = self.block_sizes()?;
@@ -1114,7 +1111,7 @@ impl<'a> JobCx<'a> {
                 .map(|s| s.saturating_add(target.offset + target.spread)),
             target_uri: target.uri,
             direct,
-            create_on_open,
+            create,
             workload: Workload {
                 name,
                 target: String::new(),

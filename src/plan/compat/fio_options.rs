@@ -849,9 +849,10 @@ pub const OPTIONS: &[FioOption] = &[
         "per_job_logs",
         "per_job_logs=0: write_*_log files without the job number, appended to",
     )),
-    flag(unsupported(
+    flag(maps(
         "allow_file_create",
-        "fio's file-creation policy",
+        "allow_file_create=0: the target's create = \"never\" (a missing file is an \
+         error, never created)",
     )),
     flag(unsupported("eta_newline", "fio's progress display")),
     flag(unsupported("parse_only", "parses the job and stops")),

@@ -1,55 +1,76 @@
-//! fio's `create_on_open`: the job's file is not laid out before the job runs; the
-//! job's own open creates it, empty, and its writes are what allocate it (fio then
-//! never preallocates it either, whatever `fallocate` says). Such a file becomes a
-//! target with `create = "empty"`: ioscope creates it as a hole of the job's file
-//! size, so reads of blocks the run has not written find zeros, where fio's file is
-//! still shorter and the read comes back empty. A file that another job of the file
-//! uses without the option is laid out, as fio lays it out for that job.
+//! How fio's jobs may create their files. `create_on_open`: the job's file is not
+//! laid out before the job runs; the job's own open creates it, empty, and its
+//! writes are what allocate it (fio then never preallocates it either, whatever
+//! `fallocate` says). Such a file becomes a target with `create = "empty"`: ioscope
+//! creates it as a hole of the job's file size, so reads of blocks the run has not
+//! written find zeros, where fio's file is still shorter and the read comes back
+//! empty. A file that another job of the file uses without the option is laid out,
+//! as fio lays it out for that job. `allow_file_create=0`: the file must exist
+//! (`create = "never"`), whichever job of the file says so.
 
-use super::{parse_bool, JobCx};
+use super::{parse_bool, CompatError, JobCx};
 use crate::plan::model::{FileCreate, TargetSpec};
 use std::collections::HashMap;
 
 impl JobCx<'_> {
-    /// Whether the job asks for `create_on_open` on the file it reads and writes
-    /// (the file-operation engines time their own creates, see `op_engines`).
-    pub(super) fn create_on_open(&self, file_op: bool) -> bool {
-        !file_op
-            && self
-                .o
-                .get("create_on_open")
-                .is_some_and(|(v, _)| parse_bool(Some(v)) != Some(false))
+    /// How the job would have its file created: `Empty` when it asks for
+    /// `create_on_open` on the file it reads and writes (the file-operation engines
+    /// time their own creates, see `op_engines`), `Never` with `allow_file_create=0`.
+    pub(super) fn file_creation(&self, file_op: bool) -> Result<FileCreate, CompatError> {
+        let on = |key: &str| {
+            self.o
+                .get(key)
+                .map(|(v, loc)| {
+                    parse_bool(Some(v)).ok_or_else(|| {
+                        loc.error(format!("{key}={v} is not a boolean (use 0 or 1)"))
+                    })
+                })
+                .transpose()
+        };
+        if on("allow_file_create")? == Some(false) {
+            return Ok(FileCreate::Never);
+        }
+        Ok(match on("create_on_open")? {
+            Some(true) if !file_op => FileCreate::Empty,
+            _ => FileCreate::Data,
+        })
     }
 }
 
-/// The files every job of which asked for `create_on_open`, from (file, asked) per
-/// job.
-pub(super) fn files_created_on_open<'a>(
-    jobs: impl IntoIterator<Item = (&'a str, bool)>,
-) -> Vec<String> {
-    let mut all: HashMap<&str, bool> = HashMap::new();
+/// How each file is created, from (file, the job's wish) per job: `never` when any
+/// job forbids creating it, `empty` when every job asks for `create_on_open`, else
+/// laid out with data.
+pub(super) fn settle<'a>(
+    jobs: impl IntoIterator<Item = (&'a str, FileCreate)>,
+) -> Vec<(String, FileCreate)> {
+    let mut all: HashMap<&str, (bool, bool)> = HashMap::new();
     let mut order = Vec::new();
-    for (uri, asked) in jobs {
-        all.entry(uri)
-            .and_modify(|a| *a &= asked)
-            .or_insert_with(|| {
-                order.push(uri);
-                asked
-            });
+    for (uri, wish) in jobs {
+        let e = all.entry(uri).or_insert_with(|| {
+            order.push(uri);
+            (false, true)
+        });
+        e.0 |= wish == FileCreate::Never;
+        e.1 &= wish == FileCreate::Empty;
     }
     order
         .into_iter()
-        .filter(|u| all[u])
-        .map(str::to_string)
+        .filter_map(|u| match all[u] {
+            (true, _) => Some((u.to_string(), FileCreate::Never)),
+            (false, true) => Some((u.to_string(), FileCreate::Empty)),
+            _ => None,
+        })
         .collect()
 }
 
-/// Marks the targets of those files `create = "empty"` (every target of a file, as
-/// a file opened both O_DIRECT and buffered has one target per way).
-pub(super) fn mark_empty(targets: &mut [TargetSpec], files: &[String]) {
+/// Marks the targets of those files (every target of a file, as a file opened both
+/// O_DIRECT and buffered has one target per way).
+pub(super) fn mark(targets: &mut [TargetSpec], files: &[(String, FileCreate)]) {
     for t in targets {
-        if files.contains(&t.uri) && FileCreate::applies_to(&t.uri) {
-            t.create = FileCreate::Empty;
+        if let Some((_, c)) = files.iter().find(|(f, _)| *f == t.uri) {
+            if FileCreate::applies_to(&t.uri) {
+                t.create = *c;
+            }
         }
     }
 }
@@ -102,8 +123,27 @@ mod tests {
 
     #[test]
     fn a_file_is_created_empty_only_when_every_job_on_it_asks() {
-        let files =
-            files_created_on_open([("/a", true), ("/b", true), ("/a", false), ("/c", true)]);
-        assert_eq!(files, vec!["/b".to_string(), "/c".to_string()]);
+        use FileCreate::*;
+        let files = settle([("/a", Empty), ("/b", Empty), ("/a", Data), ("/c", Empty)]);
+        assert_eq!(
+            files,
+            vec![("/b".to_string(), Empty), ("/c".to_string(), Empty)]
+        );
+        // One job that forbids creating a file decides for it.
+        let files = settle([("/a", Empty), ("/a", Never), ("/b", Data)]);
+        assert_eq!(files, vec![("/a".to_string(), Never)]);
+    }
+
+    /// allow_file_create=0 (fio's guard against a mistyped device becoming a file):
+    /// the target is never created; create_on_open beside it changes nothing.
+    #[test]
+    fn allow_file_create_0_makes_the_target_never_created() {
+        let t = parse(
+            "[global]\nallow_file_create=0\n[a]\nfilename=/tmp/nvme\nsize=1m\n\
+             create_on_open=1\n[b]\nfilename=/tmp/other\nsize=1m\nallow_file_create=1\n",
+        );
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let create: Vec<FileCreate> = t.plan.targets.iter().map(|t| t.create).collect();
+        assert_eq!(create, [FileCreate::Never, FileCreate::Data]);
     }
 }

@@ -14,7 +14,7 @@ use crate::plan::engine_opts::{
     DEFAULT_EXEC_GRACE_NS,
 };
 use crate::plan::fileset::FileSetSpec;
-use crate::plan::model::{AccessPattern, EngineKind, Op};
+use crate::plan::model::{AccessPattern, EngineKind, FileCreate, Op};
 use crate::plan::units::parse_size;
 
 /// fio's default `filename_format`.
@@ -228,9 +228,9 @@ impl JobCx<'_> {
     /// an engine other than the file operations, listed as unsupported unless they
     /// ask for what ioscope does anyway.
     /// Read beside the table's own refusals, so they are listed in the same order.
-    /// Returns whether the job's file is created on open (`create_on_open`, see
-    /// `file_create`).
-    pub(super) fn file_options(&mut self) -> Result<bool, CompatError> {
+    /// Returns how the job would have its file created (`create_on_open`,
+    /// `allow_file_create`, see `file_create`).
+    pub(super) fn file_options(&mut self) -> Result<FileCreate, CompatError> {
         let o = self.o;
         let file_op = o
             .get("ioengine")
@@ -262,7 +262,7 @@ impl JobCx<'_> {
                 );
             }
         }
-        Ok(self.create_on_open(file_op))
+        self.file_creation(file_op)
     }
 
     /// The target of a job on a file-operation engine (a `files:` set) or on cpuio
