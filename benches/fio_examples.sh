@@ -12,10 +12,13 @@
 #
 # Some examples are meant to be run with fio options on the command line around the
 # file. In the second count such a file is converted with the command line its own
-# comment gives, as `ioscope convert fio OPTIONS… FILE` (example_args below; today
-# only sprandom.fio: `fio --filename=/dev/nvme0n1 examples/sprandom.fio`, whose target
-# is named nowhere in the file). The first count converts every file alone, so a file
-# that needs its command line is counted there as it fares without it.
+# comment gives, as `ioscope convert fio OPTIONS… FILE` (example_args below):
+# sprandom.fio (`fio --filename=/dev/nvme0n1 examples/sprandom.fio`, whose target is
+# named nowhere in the file) and xnvme-compare.fio / xnvme-zoned.fio, whose first
+# command line is the io_uring baseline (`--section=default --ioengine=io_uring
+# --sqthread_poll=1 --filename=/dev/nvme0n1`; their other lines use the xnvme engine,
+# which ioscope lacks). The first count converts every file alone, so a file that
+# needs its command line is counted there as it fares without it.
 #
 # usage: benches/fio_examples.sh DIR [IOSCOPE_BINARY]   (-v lists every file)
 set -u
@@ -44,6 +47,9 @@ example_env() {
 example_args() {
     case "$1" in
     sprandom.fio) echo "--filename=/dev/nvme0n1" ;;
+    xnvme-compare.fio | xnvme-zoned.fio)
+        echo "--section=default --ioengine=io_uring --sqthread_poll=1 --filename=/dev/nvme0n1"
+        ;;
     esac
 }
 
