@@ -223,7 +223,7 @@ impl FileSetSpec {
 
 /// Splits fio's `:`-separated list of names (a backslash before `:` keeps the colon
 /// inside a name).
-fn split_list(v: &str) -> Vec<String> {
+pub(crate) fn split_list(v: &str) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut chars = v.chars().peekable();
     while let Some(c) = chars.next() {

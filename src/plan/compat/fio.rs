@@ -2944,21 +2944,10 @@ fn usec_duration_allow_zero(v: &str) -> Result<u64, UsecError> {
     usec_duration(v)
 }
 
-/// Splits fio's `:`-separated filename list (`\:` escapes a colon).
+/// Splits fio's `:`-separated filename list (`\:` escapes a colon); a list of no
+/// names is the text itself.
 fn split_filenames(f: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut chars = f.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&':') => {
-                out.last_mut().expect("non-empty").push(':');
-                chars.next();
-            }
-            ':' => out.push(String::new()),
-            c => out.last_mut().expect("non-empty").push(c),
-        }
-    }
-    out.retain(|s| !s.is_empty());
+    let mut out = crate::plan::fileset::split_list(f);
     if out.is_empty() {
         out.push(f.to_string());
     }
