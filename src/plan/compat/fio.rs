@@ -376,7 +376,9 @@ struct Job {
     loc: Loc,
     /// exitall: which jobs end when this one does, and where it was asked for.
     exit: Option<(ExitWhat, Loc)>,
-    starts_group: bool,
+    /// When the job starts: with the jobs before it, or after them (`stonewall`), or
+    /// after one named job (`wait_for`).
+    starts_group: GroupStart,
     target_uri: String,
     target_size: Option<u64>,
     direct: Option<bool>,
@@ -592,7 +594,7 @@ fn group_runs(
             targets.fill(&tname);
         }
         job.workload.target = tname;
-        if runs.is_empty() || job.starts_group {
+        if runs.is_empty() || starts_new_run(&job, runs.last(), &runs, unsupported) {
             per_job.push(vec![PerJob::of(&job)]);
             let (run, opts, exit) = first_job_run(job, job_number);
             runs.push(run);
@@ -642,6 +644,45 @@ fn group_runs(
         }
     }
     (targets.targets, runs)
+}
+
+/// When a fio job starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum GroupStart {
+    /// With the jobs before it.
+    Together,
+    /// After every job before it (`stonewall`, `wait_for_previous`).
+    AfterAll,
+    /// After the named job's workers are done (`wait_for`).
+    After(String),
+}
+
+/// Whether `job` starts a run of its own rather than joining the last one. A
+/// `wait_for` job joins the last run when its waitee ran in an earlier one (fio
+/// starts it once the waitee is done, together with the last run's jobs, which
+/// waited for the same), and starts a new run when the waitee is in the last one.
+/// A waitee no job before it has is listed, and the job starts after all.
+fn starts_new_run(
+    job: &Job,
+    last: Option<&RunSpec>,
+    runs: &[RunSpec],
+    unsupported: &mut UnsupportedList,
+) -> bool {
+    let GroupStart::After(waitee) = &job.starts_group else {
+        return job.starts_group == GroupStart::AfterAll;
+    };
+    let has = |r: &RunSpec| r.workloads.iter().any(|w| &w.name == waitee);
+    if last.is_some_and(has) {
+        return true;
+    }
+    if !runs.iter().any(has) {
+        unsupported.push(
+            format!("wait_for={waitee} — no job before this one is named so; it starts after all"),
+            &job.loc,
+        );
+        return true;
+    }
+    false
 }
 
 /// The run a job starts (the first of a file or of a group), its run-level options
@@ -1089,9 +1130,7 @@ impl<'a> JobCx<'a> {
         let exit = self.exit_all()?;
         let exit_all = exit.is_some();
         let on_error = self.error_policy(engine)?;
-        let o = self.o;
-        let starts_group =
-            o.flag("stonewall")? || o.flag("wait_for_previous")? || o.has("wait_for");
+        let starts_group = self.group_start()?;
         // fio ramps a job after its start delay; ioscope counts warm-ups from the
         // run's start.
         let warmup_ns = match timing.warmup_ns {
@@ -2560,6 +2599,20 @@ impl<'a> JobCx<'a> {
         Ok(Some((spec, interval_ns)))
     }
 
+    /// `stonewall`/`wait_for_previous` (after every job before it) or `wait_for=NAME`
+    /// (after that job).
+    fn group_start(&self) -> Result<GroupStart, CompatError> {
+        let o = self.o;
+        if o.flag("stonewall")? || o.flag("wait_for_previous")? {
+            return Ok(GroupStart::AfterAll);
+        }
+        Ok(match o.get("wait_for") {
+            Some((w, _)) if !w.trim().is_empty() => GroupStart::After(w.trim().to_string()),
+            Some(_) => GroupStart::AfterAll,
+            None => GroupStart::Together,
+        })
+    }
+
     /// `exitall` and `exit_what` (group, stonewall or all): which jobs end when this
     /// one ends. fio keeps `exitall` in one flag for the whole process, set by any
     /// job that names it (even `exitall=0`), so then every job's end stops its group,
@@ -3283,6 +3336,27 @@ mod tests {
         );
         assert_eq!((w.offset_bytes, w.size_bytes), (32 << 20, Some(16 << 20)));
         assert_eq!((w.pauses.think_ns, w.pauses.think_every_ios), (100_000, 8));
+    }
+
+    /// wait_for=NAME: jobs waiting for a job of an earlier run start together, in the
+    /// last run; waiting for a job of the last run starts a new one; an unknown
+    /// waitee is listed and the job starts after all.
+    #[test]
+    fn wait_for_groups_jobs_that_wait_for_the_same_finished_job() {
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[a]\n[b]\nwait_for=a\n[c]\nwait_for=a\n\
+             [d]\nwait_for=c\n[e]\nwait_for=nobody\n",
+        )
+        .unwrap();
+        let runs: Vec<Vec<&str>> = t
+            .plan
+            .runs
+            .iter()
+            .map(|r| r.workloads.iter().map(|w| w.name.as_str()).collect())
+            .collect();
+        assert_eq!(runs, [vec!["a"], vec!["b", "c"], vec!["d"], vec!["e"]]);
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+        assert!(t.unsupported[0].option.starts_with("wait_for=nobody"));
     }
 
     /// thinktime_iotime: seconds unless a unit is given; alone it paces the thinking
