@@ -404,7 +404,7 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         }
     }
     super::trim::check_plan(run, opts)?;
-    super::zbd::check_plan(run, opts)?;
+    super::zbd::check_plan(run)?;
     super::op_engines::check_options(run)?;
     for g in super::groups::groups(run) {
         super::op_engines::check_plan(&g.run, opts)?;
