@@ -828,37 +828,20 @@ mod tests {
     #[test]
     fn plans_are_checked() {
         let z = Zbd::of_size(MIB);
-        let opts = super::super::RunOptions::default();
         let w = zoned(z, 0, 64 * KIB, AccessPattern::Random);
-        assert!(check_plan(&run_of(vec![w.clone()]), &opts).is_ok());
+        assert!(check_plan(&run_of(vec![w.clone()])).is_ok());
         let big = zoned(z, 0, 2 * MIB, AccessPattern::Random);
-        let e = check_plan(&run_of(vec![big]), &opts)
-            .unwrap_err()
-            .to_string();
+        let e = check_plan(&run_of(vec![big])).unwrap_err().to_string();
         assert!(e.contains("larger than a zone"), "{e}");
         let other = Workload {
             name: "other".into(),
             zbd: Some(Zbd::of_size(2 * MIB)),
             ..w.clone()
         };
-        let e = check_plan(&run_of(vec![w.clone(), other]), &opts)
+        let e = check_plan(&run_of(vec![w.clone(), other]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("same zone size"), "{e}");
-        let verifying = Workload {
-            overrides: crate::plan::WorkloadOverrides {
-                data: crate::plan::WorkloadData {
-                    verify: Some(true),
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
-            ..w
-        };
-        let e = check_plan(&run_of(vec![verifying]), &opts)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("verification is not supported"), "{e}");
         assert_eq!(whole_zones(&z, 3 * MIB + 5), Some(3 * MIB));
         assert_eq!(whole_zones(&z, MIB - 1), None);
     }
