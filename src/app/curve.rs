@@ -227,17 +227,37 @@ pub fn run_curve(
             plan.runs.len()
         )));
     }
-    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
     let base = &plan.runs[0];
-    if base.duration_ns.is_none() {
-        return Err(AppError::Refused(
-            "a curve needs --duration for each point".into(),
-        ));
-    }
+    check_curve_run(base)?;
     crate::run::check(base, &plan.targets, opts).map_err(AppError::Check)?;
+    let mut s = Session::start(plan, output, opts, command)?;
+    measure_curve(&mut s, base, req)?;
+    s.finish()
+}
+
+/// A curve's run needs a duration: each point runs that long.
+pub(super) fn check_curve_run(base: &RunSpec) -> Result<(), AppError> {
+    if base.duration_ns.is_none() {
+        return Err(AppError::Refused(format!(
+            "run '{}': a curve needs a duration for each point (--duration, or fio's \
+             runtime)",
+            base.name
+        )));
+    }
+    Ok(())
+}
+
+/// Measures the curve `req` over `base` in the session: its max run, its points and
+/// SLA search are the session's next runs, and the summary is the document's
+/// `curve` (one per document).
+pub(super) fn measure_curve(
+    s: &mut Session,
+    base: &RunSpec,
+    req: &CurveRequest,
+) -> Result<(), AppError> {
+    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
     let total = 1 + points.len() + if sla.is_some() { SLA_MAX_PROBES } else { 0 };
     let per_run_s = (base.warmup_ns + base.duration_ns.unwrap_or(0)) as f64 / 1e9;
-    let mut s = Session::start(plan, output, opts, command)?;
     s.say(&format!(
         "curve: a max run and {} points{}, {:.0} s each (at most {} runs, about {:.0} s)",
         points.len(),
@@ -255,7 +275,10 @@ pub fn run_curve(
         .run(&at_rate(base, "max".into(), None), " (closed loop)")?
         .clone();
     curve.max_iops = max.totals.all.iops;
-    curve.points.push(point(0, 100.0, 0.0, &max));
+    // Its index in the document: runs before the curve's come first.
+    curve
+        .points
+        .push(point(s.doc.runs.len() - 1, 100.0, 0.0, &max));
     if curve.max_iops <= 0.0 {
         return Err(AppError::Failed(
             "the max run completed no I/O; no curve to draw".into(),
@@ -288,15 +311,17 @@ pub fn run_curve(
         }
     }
     if let Some(b) = sla {
-        curve.sla = Some(search(&mut s, base, &curve, b)?);
+        curve.sla = Some(search(s, base, &curve, b)?);
     }
     print_curve(&curve, &s.doc.runs)?;
     if let Some(found) = &curve.sla {
-        let ws = plan
-            .runs
-            .first()
-            .and_then(|r| r.workloads[0].size_bytes)
-            .or_else(|| plan.targets[0].size_bytes);
+        let target_size = || {
+            s.plan_targets()
+                .iter()
+                .find(|t| t.name == base.workloads[0].target)
+                .and_then(|t| t.size_bytes)
+        };
+        let ws = base.workloads[0].size_bytes.or_else(target_size);
         let b = sla.as_ref().expect("sla searched");
         if found.iops > 0.0 {
             outln!(
@@ -314,8 +339,7 @@ pub fn run_curve(
         }
     }
     s.doc.curve = Some(curve);
-    s.save()?;
-    s.finish()
+    s.save()
 }
 
 /// Brackets and bisects the rate until the bound's percentile sits just within it.

@@ -176,6 +176,11 @@ impl<'a> Session<'a> {
     }
 
     /// Prints a line unless quiet.
+    /// The plan's targets, as the session opens them.
+    pub fn plan_targets(&self) -> &[TargetSpec] {
+        &self.targets
+    }
+
     pub fn say(&self, text: &str) -> Result<(), AppError> {
         if !self.quiet {
             stdout::println(text)?;
@@ -397,13 +402,28 @@ pub fn run_plan(
     opts: &RunOptions,
     command: Vec<String>,
 ) -> Result<Outcome, AppError> {
-    // A job that asks for a curve (vdbench's iorate=curve) is measured as one.
-    if let Some(spec) = plan.runs.iter().find_map(|r| r.curve.as_ref()) {
+    // A job that asks for a curve (vdbench's iorate=curve, fio's latency_target) is
+    // measured as one; beside other runs, in its place among them.
+    let curves = plan.runs.iter().filter(|r| r.curve.is_some()).count();
+    if curves > 1 {
+        return Err(AppError::Refused(format!(
+            "the plan asks for {curves} curves; ioscope measures one curve per command \
+             (its result holds one curve summary)"
+        )));
+    }
+    if let (Some(spec), 1) = (
+        plan.runs.iter().find_map(|r| r.curve.as_ref()),
+        plan.runs.len(),
+    ) {
         let req = curve::CurveRequest::from_spec(spec)?;
         return curve::run_curve(plan, &req, out, opts, command);
     }
     // Every check that can fail happens before the first I/O of the first run.
     for r in &plan.runs {
+        if let Some(spec) = &r.curve {
+            curve::CurveRequest::from_spec(spec)?;
+            curve::check_curve_run(r)?;
+        }
         if r.engine == crate::plan::EngineKind::Net {
             crate::net::peer::check(r, &plan.targets)?;
         } else {
@@ -431,6 +451,11 @@ pub fn run_plan(
     for (ri, r) in plan.runs.iter().enumerate() {
         if session.stopped() {
             break;
+        }
+        if let Some(spec) = &r.curve {
+            let req = curve::CurveRequest::from_spec(spec)?;
+            curve::measure_curve(&mut session, r, &req)?;
+            continue;
         }
         session.run(r, &format!(" ({}/{})", ri + 1, plan.runs.len()))?;
     }

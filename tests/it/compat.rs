@@ -489,6 +489,55 @@ fn fio_latency_target_matches_curve_max_latency() {
     );
 }
 
+/// A latency_target job beside plain groups: the plain runs run in their place and
+/// the SLA search is measured for its group only, in one result.
+#[test]
+fn fio_latency_target_beside_other_groups_searches_its_own_group() {
+    let d = tempdir();
+    let job = d.path().join("mixed.fio");
+    std::fs::write(
+        &job,
+        "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\nsize=64m\n\
+         rw=randread\nbs=4k\nioengine=io_uring\nruntime=1\ntime_based\n\
+         [before]\niodepth=2\n\
+         [device]\nstonewall\niodepth=8\nnumjobs=4\nlatency_target=400\nlatency_percentile=99\n\
+         [after]\nstonewall\niodepth=1\n",
+    )
+    .unwrap();
+    let ran = ioscope_to(
+        &d.path().join("r.json"),
+        ["run", job.to_str().unwrap(), "--engine", "sim"],
+    )
+    .expect_code(0);
+    let names: Vec<&str> = ran.doc.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names.first(), Some(&"before"), "{names:?}");
+    assert_eq!(names.last(), Some(&"after"), "{names:?}");
+    let c = ran.doc.curve.as_ref().expect("the curve summary");
+    let sla = c.sla.as_ref().expect("an SLA search");
+    assert!(sla.iops > 0.0, "{sla:?}");
+    // The curve's runs (its max run and probes) lie between the two plain runs.
+    let max_run = c.points[0].run;
+    assert!(
+        max_run >= 1
+            && sla
+                .probes
+                .iter()
+                .all(|&p| p > max_run && p < names.len() - 1)
+    );
+    // Two latency_target groups are still one curve too many.
+    std::fs::write(
+        &job,
+        "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\nsize=64m\n\
+         runtime=1\ntime_based\nlatency_target=400\n[a]\n[b]\nstonewall\n",
+    )
+    .unwrap();
+    let o = run(&["run", job.to_str().unwrap(), "--engine", "sim"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("latency_target of job 'a' in a file of 2 runs with latency_target")
+    );
+}
+
 /// `write_bw_log`/`write_lat_log`/`write_iops_log` with `log_avg_msec` write fio's
 /// averaged log files (time_ms, value, direction, bs, offset) from the intervals,
 /// in the working directory as fio does.

@@ -431,14 +431,16 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
     let created = file_create::settle(resolved.iter().map(|j| (j.target_uri.as_str(), j.create)));
     let (mut targets, mut runs) = group_runs(resolved, &mut unsupported);
     file_create::mark(&mut targets, &created);
-    if runs.len() > 1 && !curve_jobs.is_empty() {
-        // ioscope measures one curve (SLA search) per command.
+    let curve_runs = runs.iter().filter(|r| r.curve.is_some()).count();
+    if curve_runs > 1 {
+        // ioscope measures one curve (SLA search) per command; beside plain runs it
+        // is measured in its place among them.
         for (name, loc) in &curve_jobs {
             unsupported.push(
                 format!(
-                    "latency_target of job '{name}' in a file of {} runs — ioscope searches \
-                     one run per command; its run runs once",
-                    runs.len()
+                    "latency_target of job '{name}' in a file of {curve_runs} runs with \
+                     latency_target — ioscope searches one run per command; its run runs \
+                     once"
                 ),
                 loc,
             );
