@@ -566,6 +566,8 @@ fn group_runs(
     let mut exits: Vec<Vec<Option<(ExitWhat, Loc)>>> = Vec::new();
     // fio numbers its jobs from 1 in file order, each clone its own (log file names).
     let mut job_number = 1u32;
+    // The first run since the last stonewall: where jobs that wait for nothing go.
+    let mut segment_start = 0usize;
     for mut job in resolved {
         let streams = job.workload.streams.max(1);
         if let Some(why) = job.workload.zones.and_then(|z| z.misfit(&job.workload)) {
@@ -596,7 +598,7 @@ fn group_runs(
             targets.fill(&tname);
         }
         job.workload.target = tname;
-        if runs.is_empty() || starts_new_run(&job, runs.last(), &runs, unsupported) {
+        let Some(ri) = run_for(&job, &runs, &mut segment_start, unsupported) else {
             per_job.push(vec![PerJob::of(&job)]);
             let (run, opts, exit) = first_job_run(job, job_number);
             runs.push(run);
@@ -604,17 +606,10 @@ fn group_runs(
             run_opts.push(opts);
             exits.push(vec![exit]);
             continue;
-        }
-        per_job
-            .last_mut()
-            .expect("a run exists")
-            .push(PerJob::of(&job));
-        exits
-            .last_mut()
-            .expect("a run exists")
-            .push(job.exit.clone());
-        let run = runs.last_mut().expect("a run exists");
-        let first = run_opts.last().expect("run opts exist");
+        };
+        per_job[ri].push(PerJob::of(&job));
+        exits[ri].push(job.exit.clone());
+        let (run, first) = (&mut runs[ri], &run_opts[ri]);
         own_settings(run, &mut job);
         report_mismatches(run, first, &job, unsupported);
         if run.workloads.len() == 1 {
@@ -659,32 +654,45 @@ enum GroupStart {
     After(String),
 }
 
-/// Whether `job` starts a run of its own rather than joining the last one. A
-/// `wait_for` job joins the last run when its waitee ran in an earlier one (fio
-/// starts it once the waitee is done, together with the last run's jobs, which
-/// waited for the same), and starts a new run when the waitee is in the last one.
-/// A waitee no job before it has is listed, and the job starts after all.
-fn starts_new_run(
+/// The run `job` joins, or `None` for a run of its own (its index then `runs.len()`).
+/// fio starts the jobs between two stonewalls together, except that a `wait_for`
+/// job starts once its waitee is done. So a job that waits for nothing joins the
+/// first run since the last stonewall (`segment_start`, moved by a stonewall), and a
+/// `wait_for` job joins the run after its waitee's (jobs waiting for the same job
+/// start together there), or starts that run. A waitee no job before it has is
+/// listed, and the job starts after all, as after a stonewall.
+fn run_for(
     job: &Job,
-    last: Option<&RunSpec>,
     runs: &[RunSpec],
+    segment_start: &mut usize,
     unsupported: &mut UnsupportedList,
-) -> bool {
-    let GroupStart::After(waitee) = &job.starts_group else {
-        return job.starts_group == GroupStart::AfterAll;
+) -> Option<usize> {
+    let after_all = |segment_start: &mut usize| {
+        *segment_start = runs.len();
+        None
     };
-    let has = |r: &RunSpec| r.workloads.iter().any(|w| &w.name == waitee);
-    if last.is_some_and(has) {
-        return true;
+    match &job.starts_group {
+        _ if runs.is_empty() => after_all(segment_start),
+        GroupStart::Together => Some(*segment_start),
+        GroupStart::AfterAll => after_all(segment_start),
+        GroupStart::After(waitee) => {
+            let has = |r: &RunSpec| r.workloads.iter().any(|w| &w.name == waitee);
+            match runs.iter().rposition(has) {
+                Some(i) if i + 1 < runs.len() => Some(i + 1),
+                Some(_) => None,
+                None => {
+                    unsupported.push(
+                        format!(
+                            "wait_for={waitee} — no job before this one is named so; it \
+                             starts after all"
+                        ),
+                        &job.loc,
+                    );
+                    after_all(segment_start)
+                }
+            }
+        }
     }
-    if !runs.iter().any(has) {
-        unsupported.push(
-            format!("wait_for={waitee} — no job before this one is named so; it starts after all"),
-            &job.loc,
-        );
-        return true;
-    }
-    false
 }
 
 /// The run a job starts (the first of a file or of a group), its run-level options
@@ -3340,8 +3348,8 @@ mod tests {
         assert_eq!((w.pauses.think_ns, w.pauses.think_every_ios), (100_000, 8));
     }
 
-    /// wait_for=NAME: jobs waiting for a job of an earlier run start together, in the
-    /// last run; waiting for a job of the last run starts a new one; an unknown
+    /// wait_for=NAME: jobs waiting for the same job start together, in the run after
+    /// its run; waiting for a job of the last run starts a new one; an unknown
     /// waitee is listed and the job starts after all.
     #[test]
     fn wait_for_groups_jobs_that_wait_for_the_same_finished_job() {
@@ -3359,6 +3367,24 @@ mod tests {
         assert_eq!(runs, [vec!["a"], vec!["b", "c"], vec!["d"], vec!["e"]]);
         assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
         assert!(t.unsupported[0].option.starts_with("wait_for=nobody"));
+        // A job that waits for nothing starts with the first run since the last
+        // stonewall (fio starts it at once); one waiting for a job of an earlier run
+        // starts in the run after that job's; a stonewall starts after all.
+        let t = parse(
+            "[global]\nfilename=/tmp/x\nsize=1m\n[a]\n[b]\nwait_for=a\n[c]\nwait_for=b\n\
+             [d]\n[e]\nwait_for=a\n[f]\nstonewall\n[g]\n",
+        )
+        .unwrap();
+        let runs: Vec<Vec<&str>> = t
+            .plan
+            .runs
+            .iter()
+            .map(|r| r.workloads.iter().map(|w| w.name.as_str()).collect())
+            .collect();
+        assert_eq!(
+            runs,
+            [vec!["a", "d"], vec!["b", "e"], vec!["c"], vec!["f", "g"]]
+        );
     }
 
     /// thinktime_iotime: seconds unless a unit is given; alone it paces the thinking
