@@ -294,16 +294,7 @@ pub(super) fn launch(
     let data_opts = opts.data.per_workload(run);
     // One seed for a dedup working set the workloads share (fio's dedupe_global).
     let set_seed = run.seed ^ now_ns();
-    // On virtual time every worker counts before the first one waits, so none starts
-    // ahead of the others.
-    let virtual_time = crate::clock::is_virtual();
-    let judge = virtual_time && run.steady_stop.is_some() && !crate::cluster::active();
-    let places = if virtual_time {
-        nworkers + judge as usize
-    } else {
-        0
-    };
-    let mut participants = crate::clock::VIRTUAL.reserve(places);
+    let (virtual_time, judge, mut participants) = virtual_places(run, nworkers);
     let mut handles = Vec::with_capacity(nworkers);
     // Emptied per-interval stats go back to their worker for reuse, so a long run
     // allocates no histograms after its first intervals.
@@ -348,11 +339,7 @@ pub(super) fn launch(
             recycled: back_rx,
             connections: opts.connections,
             // A multipath engine keeps the deadline per path and re-issues itself.
-            io_timeout_ns: if multipath.is_some() {
-                None
-            } else {
-                opts.io_timeout_ns
-            },
+            io_timeout_ns: opts.io_timeout_ns.filter(|_| multipath.is_none()),
         };
         let participant = virtual_time.then(|| participants.hand_over());
         let (group, choice) = &groups[plan.group];
@@ -384,6 +371,23 @@ pub(super) fn launch(
         judge: judge.then(|| participants.hand_over()),
         zbd,
     })
+}
+
+/// On virtual time every worker counts before the first one waits, so none starts
+/// ahead of the others: whether the clock is virtual, whether the collector judges a
+/// steady-state stop as one more participant, and the places reserved.
+fn virtual_places(
+    run: &RunSpec,
+    nworkers: usize,
+) -> (bool, bool, crate::clock::virtual_time::Reservation<'static>) {
+    let virtual_time = crate::clock::is_virtual();
+    let judge = virtual_time && run.steady_stop.is_some() && !crate::cluster::active();
+    let places = if virtual_time {
+        nworkers + judge as usize
+    } else {
+        0
+    };
+    (virtual_time, judge, crate::clock::VIRTUAL.reserve(places))
 }
 
 /// Waits until every worker has its engine, then fixes the common start a little in

@@ -1129,13 +1129,7 @@ impl<'a> JobCx<'a> {
         let cpus = self.cpus()?;
         let seed = self.seed()?;
         let name = self.name.clone();
-        let solo = target.from_directory || target.increment > 0;
-        if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !solo {
-            self.warnings.push(format!(
-                "job '{name}': each fio clone reads the whole region sequentially from its \
-                 start; ioscope's {streams} streams each walk their own slice of it"
-            ));
-        }
+        self.warn_clone_slices(&pattern, streams, &target);
         let io = self.io_tuning()?;
         let exit = self.exit_all()?;
         let exit_all = exit.is_some();
@@ -1206,6 +1200,20 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// fio's sequential clones each read the whole region from its start; ioscope's
+    /// streams walk their own slices of it (unless each clone has a region of its own:
+    /// its own files, or `offset_increment`).
+    fn warn_clone_slices(&mut self, pattern: &AccessPattern, streams: u32, target: &JobTarget) {
+        let solo = target.from_directory || target.increment > 0;
+        if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !solo {
+            self.warnings.push(format!(
+                "job '{}': each fio clone reads the whole region sequentially from its \
+                 start; ioscope's {streams} streams each walk their own slice of it",
+                self.name
+            ));
+        }
     }
 
     /// `direct`, where it means something: not to an engine that reads and writes no
