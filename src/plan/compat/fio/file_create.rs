@@ -8,7 +8,7 @@
 //! as fio lays it out for that job. `allow_file_create=0`: the file must exist
 //! (`create = "never"`), whichever job of the file says so.
 
-use super::{parse_bool, CompatError, JobCx};
+use super::{CompatError, JobCx};
 use crate::plan::model::{FileCreate, TargetSpec};
 use std::collections::HashMap;
 
@@ -17,21 +17,12 @@ impl JobCx<'_> {
     /// `create_on_open` on the file it reads and writes (the file-operation engines
     /// time their own creates, see `op_engines`), `Never` with `allow_file_create=0`.
     pub(super) fn file_creation(&self, file_op: bool) -> Result<FileCreate, CompatError> {
-        let on = |key: &str| {
-            self.o
-                .get(key)
-                .map(|(v, loc)| {
-                    parse_bool(Some(v)).ok_or_else(|| {
-                        loc.error(format!("{key}={v} is not a boolean (use 0 or 1)"))
-                    })
-                })
-                .transpose()
-        };
-        if on("allow_file_create")? == Some(false) {
+        let o = self.o;
+        if o.has("allow_file_create") && !o.flag("allow_file_create")? {
             return Ok(FileCreate::Never);
         }
-        Ok(match on("create_on_open")? {
-            Some(true) if !file_op => FileCreate::Empty,
+        Ok(match o.flag("create_on_open")? {
+            true if !file_op => FileCreate::Empty,
             _ => FileCreate::Data,
         })
     }
