@@ -9,6 +9,7 @@ pub mod build;
 pub mod foreign;
 pub mod generate;
 pub mod net;
+pub mod settings;
 pub mod to_plan;
 pub mod values;
 
@@ -436,6 +437,9 @@ pub struct RunArgs {
     /// (they are listed as warnings in the output and the result).
     #[arg(long)]
     pub ignore_unsupported: bool,
+    /// The declared settings' flags (`plan::settings`).
+    #[command(flatten)]
+    pub settings: settings::SettingFlags,
     #[command(flatten)]
     pub output: OutputArgs,
 }

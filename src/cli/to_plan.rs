@@ -233,6 +233,7 @@ pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) {
     if a.atomic_writes {
         w.atomic_writes = true;
     }
+    a.settings.apply(&mut w.settings);
     apply_own_setting_flags(a, w);
 }
 

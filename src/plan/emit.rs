@@ -81,6 +81,8 @@ pub enum FioEmitError {
     AllocatedCreate { uri: String },
     #[error("target '{uri}': {why}")]
     FileSet { uri: String, why: &'static str },
+    #[error("workload '{workload}': setting '{key}' has no fio option")]
+    Setting { workload: String, key: &'static str },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -255,6 +257,10 @@ struct WorkloadTable {
     /// The workload's own fio-format logs.
     #[serde(flatten)]
     fio_logs: LogKeys,
+    /// The declared settings ([`crate::plan::settings`]) that differ from their
+    /// defaults.
+    #[serde(flatten)]
+    declared: toml::Table,
 }
 
 /// A workload's zone keys: strided zones (`zone_size`, `zone_range`, `zone_skip`) or
@@ -724,6 +730,7 @@ impl WorkloadTable {
                 .filter(|b| b.batch_reads != b.every_writes)
                 .map(|b| b.batch_reads),
             fio_logs: LogKeys::of(w.overrides.fio_logs.as_ref()),
+            declared: w.settings.to_toml(),
         }
     }
 }
@@ -967,6 +974,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 );
             }
             fio_pauses_and_flow(&mut s, w);
+            fio_settings(&mut s, w)?;
             fio_priorities(&mut s, w)?;
             fio_on_error(&mut s, w)?;
             if let Some(d) = r.duration_ns {
@@ -1014,6 +1022,21 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
         }
     }
     Ok(s)
+}
+
+/// The declared settings that differ from their defaults, as the fio options that
+/// mean them (fio's option table); one that no fio option means is refused.
+fn fio_settings(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
+    for (d, v) in w.settings.changed() {
+        let (name, _) = crate::plan::compat::fio_options::settings()
+            .find(|(_, decl)| std::ptr::eq(*decl, d))
+            .ok_or(FioEmitError::Setting {
+                workload: w.name.clone(),
+                key: d.key,
+            })?;
+        let _ = writeln!(s, "{name}={}", v.to_fio());
+    }
+    Ok(())
 }
 
 /// fio-format logs as fio's options: the prefixes, and the interval as

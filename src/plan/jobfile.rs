@@ -27,6 +27,7 @@ use super::on_error::{self, Errno, ErrorKind, OnError};
 use super::overrides::{Amount, VerifyBacklog, WorkloadOverrides};
 use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
+use super::settings::{self, Input, Scope, WorkloadSettings};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
 use super::units::{self, UnitError};
 use super::zbd::Zbd;
@@ -985,7 +986,8 @@ impl<'a> Ctx<'a> {
         node: &Spanned<Node>,
         targets: &[(TargetSpec, Range<usize>)],
     ) -> Res<(Workload, Range<usize>)> {
-        let sec = self.section(label_of("workload", i, node), node, WORKLOAD_KEYS)?;
+        let keys = settings::keys_with(WORKLOAD_KEYS, Scope::Workload);
+        let sec = self.section(label_of("workload", i, node), node, &keys)?;
         let name = match sec.get("name") {
             Some(v) => self.name("name", v)?,
             None => format!("w{i}"),
@@ -1084,6 +1086,7 @@ impl<'a> Ctx<'a> {
                 sprandom,
                 file_service,
                 overrides,
+                settings: self.declared(&sec, Scope::Workload)?,
             },
             at,
         ))
@@ -1095,6 +1098,25 @@ impl<'a> Ctx<'a> {
             )),
             None => Ok((w, at)),
         })
+    }
+
+    /// The declared settings ([`settings`]) of `scope` that a table gives.
+    fn declared(&self, sec: &Section<'_>, scope: Scope) -> Res<WorkloadSettings> {
+        let mut out = WorkloadSettings::default();
+        for d in settings::of_scope(scope) {
+            let Some(v) = sec.get(d.key) else { continue };
+            let input = match v.get_ref() {
+                Node::Bool(b) => Input::Bool(*b),
+                Node::Int(i) => Input::Int(*i),
+                Node::Str(s) => Input::Str(s),
+                other => Input::Other(other.type_name()),
+            };
+            let value = d
+                .parse_input(input)
+                .map_err(|e| self.err(v.span(), format!("'{}' {e}", d.key)))?;
+            out.set(d, value);
+        }
+        Ok(out)
     }
 
     /// A boolean key; false when absent.

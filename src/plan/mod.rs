@@ -15,6 +15,7 @@ pub mod on_error;
 pub mod overrides;
 pub mod paths;
 pub mod priority;
+pub mod settings;
 pub mod tuning;
 pub mod units;
 pub mod zbd;

@@ -734,6 +734,12 @@ pub struct Workload {
         skip_serializing_if = "super::overrides::WorkloadOverrides::is_default"
     )]
     pub overrides: super::overrides::WorkloadOverrides,
+    /// The declared settings ([`super::settings`]), as given or by default.
+    #[serde(
+        default,
+        skip_serializing_if = "super::settings::WorkloadSettings::is_default"
+    )]
+    pub settings: super::settings::WorkloadSettings,
 }
 
 /// Strided zones (fio's `zonemode=strided`): each stream starts in the zone at the
@@ -1003,6 +1009,7 @@ impl Default for Workload {
             sprandom: None,
             file_service: Default::default(),
             overrides: Default::default(),
+            settings: Default::default(),
         }
     }
 }

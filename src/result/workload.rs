@@ -224,6 +224,11 @@ pub struct WorkloadEcho {
     /// The workload's own error policy; absent: it followed the run's `--on-error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_error: Option<OnErrorEcho>,
+    /// The declared settings (the settings registry, `plan::settings`), every one
+    /// under its own field name, whether given or by default (docs/job-file.md's
+    /// settings table names the fields). Results older than a setting lack it.
+    #[serde(flatten)]
+    pub declared: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A workload's own error policy as run: errors of the kinds in `continue` (read,
@@ -471,6 +476,7 @@ impl Default for WorkloadEcho {
             sprandom: None,
             file_service: None,
             pauses: Pauses::default(),
+            declared: Default::default(),
             engine: None,
             warmup_ns: None,
             cpus: None,

@@ -129,6 +129,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         file_service,
         // Effective values need the run and the engine that ran it: `own_echo`.
         overrides: _,
+        settings,
     } = w;
     wire::WorkloadEcho {
         name: name.clone(),
@@ -193,6 +194,7 @@ pub fn workload_echo(w: &plan::Workload) -> wire::WorkloadEcho {
         fill_fs: *fill_fs,
         sprandom: sprandom.map(sprandom_echo),
         file_service: (!file_service.is_default()).then(|| file_service.text()),
+        declared: settings.echo(),
         engine: None,
         warmup_ns: None,
         cpus: None,
@@ -401,6 +403,7 @@ mod tests {
                 zbd: None,
                 file_service: Default::default(),
                 overrides: Default::default(),
+                settings: Default::default(),
             },
             plan::Workload {
                 zbd: Some(crate::plan::zbd::Zbd {

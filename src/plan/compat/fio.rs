@@ -1188,6 +1188,7 @@ impl<'a> JobCx<'a> {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
                 },
+                settings: self.declared_settings()?,
             },
             engine,
             engine_opts,
@@ -1200,6 +1201,19 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// The declared settings the options of the table's `Sets` rows give: each read
+    /// by its declaration, its error naming the option as written.
+    fn declared_settings(&self) -> Result<crate::plan::settings::WorkloadSettings, CompatError> {
+        let mut out = crate::plan::settings::WorkloadSettings::default();
+        for (name, decl) in fio_options::settings() {
+            if let Some((v, loc)) = self.o.get(name) {
+                let value = decl.parse_text(v).map_err(|e| opt_err(loc, name, v, &e))?;
+                out.set(decl, value);
+            }
+        }
+        Ok(out)
     }
 
     /// fio's sequential clones each read the whole region from its start; ioscope's
@@ -3292,7 +3306,7 @@ mod tests {
         );
         let maps: BTreeSet<String> = fio_options::OPTIONS
             .iter()
-            .filter(|o| matches!(o.effect, Effect::Maps(_)))
+            .filter(|o| matches!(o.effect, Effect::Maps(_) | Effect::Sets(_)))
             .map(|o| o.name.to_string())
             .collect();
         let unmapped: Vec<_> = asked.difference(&maps).collect();
@@ -3324,7 +3338,10 @@ mod tests {
             let key = line.split('=').next().unwrap_or(line);
             let known = fio_options::lookup(key).map(|o| o.effect);
             assert!(
-                matches!(known, Some(Effect::Maps(_)) | Some(Effect::NoEffect(_))),
+                matches!(
+                    known,
+                    Some(Effect::Maps(_) | Effect::Sets(_) | Effect::NoEffect(_))
+                ),
                 "to_fio writes '{key}', which the table does not map: {known:?}"
             );
         }

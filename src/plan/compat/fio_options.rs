@@ -15,6 +15,11 @@ pub enum Effect {
     /// Read by the translator and carried into the plan (how, in short). Values it
     /// cannot reproduce are listed as unsupported by the translator itself.
     Maps(&'static str),
+    /// Means exactly the declared setting of this job-file key
+    /// ([`crate::plan::settings`]): read, written by `convert --to fio` and documented
+    /// from the declaration, with no code of its own. fio's default for it must be
+    /// the declaration's.
+    Sets(&'static str),
     /// Accepted and ignored: it changes nothing ioscope does (why).
     NoEffect(&'static str),
     /// Accepted, but what it asks for is not reproduced in a way that can matter:
@@ -53,6 +58,17 @@ const fn maps(name: &'static str, how: &'static str) -> FioOption {
         flag: false,
         time: false,
         effect: Effect::Maps(how),
+    }
+}
+
+#[allow(dead_code)] // until a fio option means a declared setting
+const fn sets(name: &'static str, key: &'static str) -> FioOption {
+    FioOption {
+        name,
+        aliases: &[],
+        flag: false,
+        time: false,
+        effect: Effect::Sets(key),
     }
 }
 
@@ -115,6 +131,14 @@ fn is_not_false(v: Option<&str>) -> bool {
 /// fio's default `rw_sequencer=sequential`: an offset modifier adds to the offset.
 fn is_sequential_word(v: Option<&str>) -> bool {
     v.is_some_and(|v| v.trim().eq_ignore_ascii_case("sequential"))
+}
+
+/// The options that mean a declared setting: (fio's name, the setting).
+pub fn settings() -> impl Iterator<Item = (&'static str, &'static crate::plan::settings::Decl)> {
+    OPTIONS.iter().filter_map(|o| match o.effect {
+        Effect::Sets(key) => crate::plan::settings::lookup(key).map(|d| (o.name, d)),
+        _ => None,
+    })
 }
 
 /// Every option the fio reader knows, by name.
@@ -940,7 +964,7 @@ pub fn unsupported_reason(key: &str) -> Option<String> {
 pub fn is_unsupported(key: &str, value: Option<&str>) -> bool {
     match lookup(key).map(|o| o.effect) {
         None | Some(Effect::Unsupported(_)) => true,
-        Some(Effect::Maps(_)) | Some(Effect::NoEffect(_)) | Some(Effect::Warn(_)) => false,
+        Some(Effect::Maps(_) | Effect::Sets(_) | Effect::NoEffect(_) | Effect::Warn(_)) => false,
         Some(Effect::NoEffectWhen { accepts, .. }) => !accepts(value),
     }
 }
@@ -955,6 +979,7 @@ mod tests {
         for o in OPTIONS {
             let why = match o.effect {
                 Effect::Maps(s)
+                | Effect::Sets(s)
                 | Effect::NoEffect(s)
                 | Effect::Warn(s)
                 | Effect::Unsupported(s) => s,
@@ -987,6 +1012,19 @@ mod tests {
                 assert!(
                     doc.contains(&format!("`{n}`")) || doc.contains(&format!("`{n}=")),
                     "docs/compat-fio.md does not mention `{n}`"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_setting_row_names_a_declared_setting() {
+        for o in OPTIONS {
+            if let Effect::Sets(key) = o.effect {
+                assert!(
+                    crate::plan::settings::lookup(key).is_some(),
+                    "'{}' maps '{key}', which is not declared",
+                    o.name
                 );
             }
         }

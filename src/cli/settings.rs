@@ -1,0 +1,72 @@
+//! The command-line flags of the declared settings ([`crate::plan::settings`]): each
+//! declaration that names a flag becomes one, with its help text, `--help` heading
+//! and value parser taken from the declaration, so a new setting needs no code here.
+//! Flags take a value (`--invalidate false`), as `--direct` does, so a flag before
+//! the job file never swallows its path.
+
+use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
+
+use crate::plan::settings::{self, Decl, Kind, Scope, Value, WorkloadSettings};
+
+/// The declared settings given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct SettingFlags {
+    given: Vec<(&'static Decl, Value)>,
+}
+
+impl SettingFlags {
+    /// Lays the flags given over a workload's settings (a flag wins over a job file).
+    pub fn apply(&self, w: &mut WorkloadSettings) {
+        for (d, v) in &self.given {
+            w.set(d, *v);
+        }
+    }
+}
+
+fn id(d: &Decl) -> String {
+    format!("setting-{}", d.key)
+}
+
+fn flagged() -> impl Iterator<Item = (&'static Decl, &'static str)> {
+    settings::of_scope(Scope::Workload).filter_map(|d| d.flag.map(|f| (d, f)))
+}
+
+fn arg(d: &'static Decl, flag: &'static str) -> Arg {
+    let value_name = match d.kind {
+        Kind::Flag => "BOOL",
+        Kind::Count => "N",
+        Kind::Bytes => "SIZE",
+        Kind::Nanos => "DUR",
+    };
+    Arg::new(id(d))
+        .long(flag)
+        .value_name(value_name)
+        .help(format!("{} [default: {}]", d.doc, d.default.text()))
+        .help_heading(d.heading)
+        .value_parser(move |s: &str| d.parse_text(s))
+}
+
+impl Args for SettingFlags {
+    fn augment_args(cmd: Command) -> Command {
+        flagged().fold(cmd, |cmd, (d, f)| cmd.arg(arg(d, f)))
+    }
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for SettingFlags {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let given = flagged()
+            .filter_map(|(d, _)| {
+                let v = m.try_get_one::<Value>(&id(d)).ok().flatten()?;
+                Some((d, *v))
+            })
+            .collect();
+        Ok(SettingFlags { given })
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}

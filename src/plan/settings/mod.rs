@@ -1,0 +1,413 @@
+//! The settings registry: each setting declared once ([`declared`]) with its name,
+//! value kind and unit, default, scope, one-line doc, native job-file key, command-line
+//! flag and result field. The job-file reader and writer, the `--help` text of the
+//! flags, the fio reader and writer (through fio's option table), the result echo and
+//! the settings table in docs/job-file.md all read the declaration, so a new setting is
+//! one declaration plus the code that acts on it.
+//!
+//! The trade-off: a declared setting's value is held by key in a small map
+//! ([`WorkloadSettings`]) and read with a typed getter, not as a struct field. The
+//! run core reads a setting once, at set-up, so the lookup never sits on the I/O path.
+//! Settings older than the registry keep their model fields until they are moved.
+
+pub mod declared;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::units;
+
+/// What kind of value a setting takes, and so how it is read and written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// true or false (`1`/`0`, `yes`/`no`, `on`/`off` in text).
+    Flag,
+    /// A whole number of things.
+    Count,
+    /// A byte size (`4k`, `1m`, plain bytes).
+    Bytes,
+    /// A duration (`250ms`, `30s`, a bare number of seconds).
+    Nanos,
+}
+
+impl Kind {
+    fn type_doc(self) -> &'static str {
+        match self {
+            Kind::Flag => "boolean",
+            Kind::Count => "integer",
+            Kind::Bytes => "size",
+            Kind::Nanos => "duration",
+        }
+    }
+}
+
+/// Where a setting applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One `[[workload]]` (a fio job, a vdbench wd).
+    Workload,
+}
+
+/// A setting's value, in the unit its kind names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value {
+    Flag(bool),
+    Count(u64),
+    Bytes(u64),
+    Nanos(u64),
+}
+
+impl Value {
+    fn kind(self) -> Kind {
+        match self {
+            Value::Flag(_) => Kind::Flag,
+            Value::Count(_) => Kind::Count,
+            Value::Bytes(_) => Kind::Bytes,
+            Value::Nanos(_) => Kind::Nanos,
+        }
+    }
+
+    /// The value as a job file writes it (`true`, `8`, `"4k"`, `"250ms"`).
+    pub fn to_toml(self) -> toml::Value {
+        match self {
+            Value::Flag(b) => toml::Value::Boolean(b),
+            Value::Count(n) => toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX)),
+            Value::Bytes(b) => toml::Value::String(units::format_size(b)),
+            Value::Nanos(ns) => toml::Value::String(units::format_duration_ns(ns)),
+        }
+    }
+
+    /// The value as fio reads it (`1`/`0`, bytes, microseconds with their unit).
+    pub fn to_fio(self) -> String {
+        match self {
+            Value::Flag(b) => u8::from(b).to_string(),
+            Value::Count(n) | Value::Bytes(n) => n.to_string(),
+            Value::Nanos(ns) => format!("{}us", ns / 1000),
+        }
+    }
+
+    /// The value as the result's JSON holds it (the unit is in the field's name).
+    pub fn to_json(self) -> serde_json::Value {
+        match self {
+            Value::Flag(b) => serde_json::Value::Bool(b),
+            Value::Count(n) | Value::Bytes(n) | Value::Nanos(n) => n.into(),
+        }
+    }
+
+    /// The value as text in the unit people write (`true`, `4k`, `250ms`).
+    pub fn text(self) -> String {
+        match self {
+            Value::Flag(b) => b.to_string(),
+            Value::Count(n) => n.to_string(),
+            Value::Bytes(b) => units::format_size(b),
+            Value::Nanos(ns) => units::format_duration_ns(ns),
+        }
+    }
+}
+
+/// One setting, declared once.
+#[derive(Debug)]
+pub struct Decl {
+    /// The native job-file key, and the setting's name everywhere.
+    pub key: &'static str,
+    pub kind: Kind,
+    pub scope: Scope,
+    pub default: Value,
+    /// One line: what it does, for `--help`, the docs table and error messages.
+    pub doc: &'static str,
+    /// The long command-line flag (`--invalidate`), where it has one.
+    pub flag: Option<&'static str>,
+    /// The `--help` heading the flag is listed under.
+    pub heading: &'static str,
+    /// The field that carries it in the result's workload echo (units in the name).
+    pub echo: &'static str,
+}
+
+impl Decl {
+    /// Reads the setting from text (a command line, a foreign format), in the units
+    /// people write.
+    pub fn parse_text(&self, text: &str) -> Result<Value, String> {
+        let t = text.trim();
+        let v = match self.kind {
+            Kind::Flag => Value::Flag(match t.to_ascii_lowercase().as_str() {
+                "" | "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => return Err(format!("'{t}' is not true or false (or 1 or 0)")),
+            }),
+            Kind::Count => Value::Count(units::parse_count(t).map_err(|e| e.to_string())?),
+            Kind::Bytes => {
+                Value::Bytes(units::parse_size_allow_zero(t).map_err(|e| e.to_string())?)
+            }
+            Kind::Nanos => {
+                Value::Nanos(units::parse_duration_ns_allow_zero(t).map_err(|e| e.to_string())?)
+            }
+        };
+        Ok(v)
+    }
+
+    /// Reads the setting from a job file's value; `Err` says what was expected.
+    pub fn parse_input(&self, input: Input<'_>) -> Result<Value, String> {
+        match (self.kind, input) {
+            (Kind::Flag, Input::Bool(b)) => Ok(Value::Flag(b)),
+            (Kind::Count, Input::Int(i)) => u64::try_from(i)
+                .map(Value::Count)
+                .map_err(|_| format!("must not be negative, found {i}")),
+            (Kind::Bytes | Kind::Nanos, Input::Int(i)) if i >= 0 => self.parse_text(&i.to_string()),
+            (Kind::Bytes | Kind::Nanos, Input::Str(s)) => self.parse_text(s),
+            (kind, other) => Err(format!(
+                "must be {}, found {}",
+                match kind {
+                    Kind::Flag => "true or false",
+                    Kind::Count => "an integer",
+                    Kind::Bytes => "a size such as \"4k\" or a number of bytes",
+                    Kind::Nanos => "a duration such as \"30s\" or a number of seconds",
+                },
+                other.found()
+            )),
+        }
+    }
+}
+
+/// A job-file value handed to [`Decl::parse_input`].
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    Bool(bool),
+    Int(i64),
+    Str(&'a str),
+    /// Anything else, by the name of its type ("a table", "a float").
+    Other(&'static str),
+}
+
+impl Input<'_> {
+    fn found(self) -> String {
+        match self {
+            Input::Bool(b) => format!("a boolean {b}"),
+            Input::Int(i) => format!("an integer {i}"),
+            Input::Str(s) => format!("a string {s:?}"),
+            Input::Other(what) => what.to_string(),
+        }
+    }
+}
+
+/// Every declared setting of `scope`.
+pub fn of_scope(scope: Scope) -> impl Iterator<Item = &'static Decl> {
+    declared::ALL
+        .iter()
+        .copied()
+        .filter(move |d| d.scope == scope)
+}
+
+/// The declaration whose job-file key is `key`.
+pub fn lookup(key: &str) -> Option<&'static Decl> {
+    declared::ALL.iter().copied().find(|d| d.key == key)
+}
+
+/// `fixed` followed by the keys of `scope`'s settings: what a job-file table accepts.
+pub fn keys_with(fixed: &[&'static str], scope: Scope) -> Vec<&'static str> {
+    let mut keys = fixed.to_vec();
+    keys.extend(of_scope(scope).map(|d| d.key));
+    keys
+}
+
+/// A workload's declared settings: the values given (from a job file, a command line
+/// or a foreign format); every other setting has its declared default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkloadSettings {
+    given: BTreeMap<&'static str, Value>,
+}
+
+impl WorkloadSettings {
+    /// The setting's value: as given, or its default.
+    pub fn get(&self, d: &Decl) -> Value {
+        self.given.get(d.key).copied().unwrap_or(d.default)
+    }
+
+    /// A flag setting's value (false for a setting of another kind).
+    pub fn flag(&self, d: &Decl) -> bool {
+        matches!(self.get(d), Value::Flag(true))
+    }
+
+    /// Sets a value; a value of the wrong kind for the declaration is a programming
+    /// error and is refused with a panic in debug builds, ignored in release.
+    pub fn set(&mut self, d: &'static Decl, v: Value) {
+        debug_assert_eq!(v.kind(), d.kind, "{}: wrong kind of value", d.key);
+        if v.kind() == d.kind {
+            self.given.insert(d.key, v);
+        }
+    }
+
+    /// True when every setting has its default.
+    pub fn is_default(&self) -> bool {
+        of_scope(Scope::Workload).all(|d| self.get(d) == d.default)
+    }
+
+    /// The settings that differ from their defaults, in declaration order.
+    pub fn changed(&self) -> impl Iterator<Item = (&'static Decl, Value)> + '_ {
+        of_scope(Scope::Workload)
+            .map(|d| (d, self.get(d)))
+            .filter(|(d, v)| *v != d.default)
+    }
+
+    /// Every setting as the result's workload echo carries it: all of them, default
+    /// or not, under their echo names.
+    pub fn echo(&self) -> serde_json::Map<String, serde_json::Value> {
+        of_scope(Scope::Workload)
+            .map(|d| (d.echo.to_string(), self.get(d).to_json()))
+            .collect()
+    }
+
+    /// The settings that differ from their defaults, as job-file keys and values.
+    pub fn to_toml(&self) -> toml::Table {
+        self.changed()
+            .map(|(d, v)| (d.key.to_string(), v.to_toml()))
+            .collect()
+    }
+}
+
+// A plan serialises a workload's settings as a map of job-file keys to text values
+// (`{"invalidate": "false"}`), read back through the declarations.
+impl Serialize for WorkloadSettings {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let map: BTreeMap<&str, String> = self.changed().map(|(d, v)| (d.key, v.text())).collect();
+        map.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadSettings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, String>::deserialize(d)?;
+        let mut out = WorkloadSettings::default();
+        for (key, text) in map {
+            let decl = lookup(&key)
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown setting '{key}'")))?;
+            let v = decl
+                .parse_text(&text)
+                .map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))?;
+            out.set(decl, v);
+        }
+        Ok(out)
+    }
+}
+
+/// The Markdown table of `scope`'s settings that docs/job-file.md carries between
+/// its `settings-table` markers.
+pub fn markdown_table(scope: Scope) -> String {
+    let mut s = String::from(
+        "| key | type | default | flag | result field | what it does |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for d in of_scope(scope) {
+        let flag = d.flag.map(|f| format!("`--{f}`")).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | `{}` | {flag} | `{}` | {} |",
+            d.key,
+            d.kind.type_doc(),
+            d.default.text(),
+            d.echo,
+            d.doc
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEGIN: &str = "<!-- settings-table:workload:begin (generated from src/plan/settings; \
+                         IOSCOPE_BLESS=1 cargo test settings_table rewrites it) -->\n";
+    const END: &str = "<!-- settings-table:workload:end -->";
+
+    #[test]
+    fn declarations_are_unique_and_their_defaults_have_their_kind() {
+        let mut seen = std::collections::BTreeSet::new();
+        for d in declared::ALL {
+            assert!(seen.insert(d.key), "{} declared twice", d.key);
+            assert_eq!(
+                d.default.kind(),
+                d.kind,
+                "{}: default of another kind",
+                d.key
+            );
+            assert!(!d.doc.is_empty() && !d.doc.contains('|'), "{}: doc", d.key);
+            let unit_named = match d.kind {
+                Kind::Bytes => d.echo.ends_with("_bytes"),
+                Kind::Nanos => d.echo.ends_with("_ns"),
+                Kind::Flag | Kind::Count => true,
+            };
+            assert!(unit_named, "{}: the echo field must name its unit", d.key);
+        }
+    }
+
+    #[test]
+    fn settings_round_trip_through_text_toml_and_serde() {
+        let mut s = WorkloadSettings::default();
+        assert!(s.is_default());
+        for d in of_scope(Scope::Workload) {
+            let other = match d.default {
+                Value::Flag(b) => Value::Flag(!b),
+                Value::Count(n) => Value::Count(n + 1),
+                Value::Bytes(n) => Value::Bytes(n + 4096),
+                Value::Nanos(n) => Value::Nanos(n + 1_000_000),
+            };
+            assert_eq!(d.parse_text(&other.text()), Ok(other), "{}", d.key);
+            let back = match other.to_toml() {
+                toml::Value::Boolean(b) => d.parse_input(Input::Bool(b)),
+                toml::Value::Integer(i) => d.parse_input(Input::Int(i)),
+                toml::Value::String(t) => d.parse_input(Input::Str(&t)),
+                v => panic!("{v:?}"),
+            };
+            assert_eq!(back, Ok(other), "{}", d.key);
+            s.set(d, other);
+        }
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<WorkloadSettings>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn a_wrong_value_says_what_was_expected() {
+        static FLAG: Decl = Decl {
+            key: "some_flag",
+            kind: Kind::Flag,
+            scope: Scope::Workload,
+            default: Value::Flag(true),
+            doc: "a flag",
+            flag: None,
+            heading: "Workload",
+            echo: "some_flag",
+        };
+        let d = &FLAG;
+        let e = d.parse_text("maybe").unwrap_err();
+        assert!(e.contains("'maybe' is not true or false"), "{e}");
+        let e = d.parse_input(Input::Str("yes")).unwrap_err();
+        assert!(
+            e.contains("must be true or false, found a string \"yes\""),
+            "{e}"
+        );
+    }
+
+    /// docs/job-file.md's settings table is generated from the declarations; this
+    /// fails when it is stale (`IOSCOPE_BLESS=1` rewrites it).
+    #[test]
+    fn settings_table_in_the_job_file_docs_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/job-file.md");
+        let doc = std::fs::read_to_string(path).expect("docs/job-file.md");
+        let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
+            panic!("docs/job-file.md lacks the settings-table markers");
+        };
+        let current = &doc[b + BEGIN.len()..e];
+        let want = markdown_table(Scope::Workload);
+        if current != want && std::env::var_os("IOSCOPE_BLESS").is_some() {
+            let fresh = format!("{}{want}{}", &doc[..b + BEGIN.len()], &doc[e..]);
+            std::fs::write(path, fresh).expect("write docs/job-file.md");
+            return;
+        }
+        assert_eq!(
+            current, want,
+            "docs/job-file.md's settings table is stale: run IOSCOPE_BLESS=1 cargo test settings_table"
+        );
+    }
+}
