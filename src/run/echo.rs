@@ -435,7 +435,12 @@ mod tests {
     fn echo_serialises_as_the_plan_workload_did() {
         for w in samples() {
             let plan_json = serde_json::to_value(&w).unwrap();
-            let echo_json = serde_json::to_value(workload_echo(&w)).unwrap();
+            let mut echo_json = serde_json::to_value(workload_echo(&w)).unwrap();
+            // Declared settings are echoed given or not; a plan writes those given.
+            for d in crate::plan::settings::of_scope(crate::plan::settings::Scope::Workload) {
+                let echoed = echo_json.as_object_mut().unwrap().remove(d.echo);
+                assert_eq!(echoed, Some(d.default.to_json()), "{}: {}", w.name, d.key);
+            }
             assert_eq!(echo_json, plan_json, "{}", w.name);
         }
     }
