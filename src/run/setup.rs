@@ -922,6 +922,7 @@ pub(super) fn prepare(
             }
         }
     }
+    invalidate_caches(run, specs, &used, &opened);
     let geometry: Vec<Geometry> = opened.iter().map(|t| Geometry::from(&**t)).collect();
     let resolved = match resolve_workloads(run, specs, &used, &geometry) {
         Ok(r) => r,
@@ -957,6 +958,39 @@ pub(super) fn prepare(
         Err(e) => {
             prepared.undo();
             Err(e)
+        }
+    }
+}
+
+/// The declared setting `invalidate` (fio's): the page cache of each buffered file or
+/// device a workload asks it of is dropped before the run, so buffered reads start
+/// cold. Dirty pages survive POSIX_FADV_DONTNEED, so they are written back first.
+/// Under O_DIRECT the cache is never read, and other targets have none. Advisory, as
+/// in fio: a file system that keeps its pages anyway (tmpfs) is not an error.
+fn invalidate_caches(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+    used: &[usize],
+    opened: &[Arc<OpenTarget>],
+) {
+    use crate::plan::settings::declared::INVALIDATE;
+    for (&ti, t) in used.iter().zip(opened) {
+        let asks =
+            |w: &crate::plan::Workload| w.target == specs[ti].name && w.settings.flag(&INVALIDATE);
+        if t.direct || !run.workloads.iter().any(asks) {
+            continue;
+        }
+        let fds: Vec<i32> = match t.byte_files() {
+            Some(set) => set.fds().to_vec(),
+            None => t.fd().into_iter().collect(),
+        };
+        for fd in fds {
+            // SAFETY: `fd` belongs to the open target, which outlives this call;
+            // fdatasync and posix_fadvise read and write no memory of ours.
+            unsafe {
+                libc::fdatasync(fd);
+                libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
+            }
         }
     }
 }

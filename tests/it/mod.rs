@@ -38,6 +38,7 @@ mod own_settings;
 mod pipes;
 mod reports_cli;
 mod request_flags;
+mod settings;
 mod shapes;
 mod sim;
 mod trim;

@@ -61,7 +61,6 @@ const fn maps(name: &'static str, how: &'static str) -> FioOption {
     }
 }
 
-#[allow(dead_code)] // until a fio option means a declared setting
 const fn sets(name: &'static str, key: &'static str) -> FioOption {
     FioOption {
         name,
@@ -117,8 +116,7 @@ const fn aka(mut o: FioOption, aliases: &'static [&'static str]) -> FioOption {
     o
 }
 
-/// fio's value for "no": `invalidate=0` asks fio not to drop the page cache, which
-/// ioscope never does anyway.
+/// fio's value for "no" (`exitall_on_error=0`).
 fn is_false(v: Option<&str>) -> bool {
     super::fio::parse_bool(v) == Some(false)
 }
@@ -827,16 +825,7 @@ pub const OPTIONS: &[FioOption] = &[
     flag(no_effect("unified_rw_reporting", "reporting only")),
     no_effect("disk_util", "reporting only"),
     no_effect("randrepeat", "runs are repeatable by default"),
-    FioOption {
-        name: "invalidate",
-        aliases: &[],
-        flag: false,
-        time: false,
-        effect: Effect::NoEffectWhen {
-            accepts: is_false,
-            why: "invalidate=0: ioscope never drops the page cache",
-        },
-    },
+    sets("invalidate", "invalidate"),
     // Known, not reproduced. Flags are here so that a command line's next argument
     // is not taken as their value.
     flag(maps(
@@ -1040,13 +1029,13 @@ mod tests {
     }
 
     #[test]
-    fn invalidate_is_accepted_only_when_off() {
+    fn exitall_on_error_is_accepted_only_when_on_and_invalidate_always() {
         assert!(!is_unsupported("exitall_on_error", None));
         assert!(!is_unsupported("exitall_on_error", Some("1")));
         assert!(is_unsupported("exitall_on_error", Some("0")));
         assert!(!is_unsupported("invalidate", Some("0")));
-        assert!(is_unsupported("invalidate", Some("1")));
-        assert!(is_unsupported("invalidate", None));
+        assert!(!is_unsupported("invalidate", Some("1")));
+        assert!(!is_unsupported("invalidate", None));
         assert!(is_unsupported("no_such_option", Some("1")));
         assert!(!is_unsupported("group_reporting", None));
     }

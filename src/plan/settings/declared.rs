@@ -6,8 +6,22 @@
 //! To add a setting: declare it here, add it to [`ALL`], map the foreign keys that
 //! mean it in their tables, and write the code that acts on it.
 
-#[allow(unused_imports)] // the kinds and scopes the declarations below use
 use super::{Decl, Kind, Scope, Value};
 
 /// Every declared setting, in the order the docs and `--help` list them.
-pub static ALL: &[&Decl] = &[];
+pub static ALL: &[&Decl] = &[&INVALIDATE];
+
+/// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
+/// default.
+pub static INVALIDATE: Decl = Decl {
+    key: "invalidate",
+    kind: Kind::Flag,
+    scope: Scope::Workload,
+    default: Value::Flag(true),
+    doc: "Drop the target's page cache before the run (written back, then \
+          posix_fadvise DONTNEED), so buffered I/O starts cold; nothing to drop under \
+          O_DIRECT or on mem:, null: and network targets",
+    flag: Some("invalidate"),
+    heading: "Target",
+    echo: "invalidate",
+};
