@@ -162,6 +162,7 @@ pub struct SysinfoArgs {
 
 /// Output settings shared by every command that measures.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Output")]
 pub struct OutputArgs {
     /// Write the result JSON here (atomically); intervals stream to PATH.intervals.jsonl.
     #[arg(long, value_name = "PATH")]
@@ -192,11 +193,6 @@ pub struct RunArgs {
     /// Job file: native TOML, fio or vdbench (detected). Flags below override it.
     #[arg(value_name = "JOBFILE")]
     pub job: Option<PathBuf>,
-    /// Under mpirun (built with the `mpi` feature): how the ranks divide the plan:
-    /// `all` runs every workload on every rank, `streams` divides each workload's
-    /// streams among them; rates are divided either way (docs/mpi.md).
-    #[arg(long, value_name = "HOW", default_value = "all", value_parser = values::split)]
-    pub split: crate::cluster::Split,
     /// Target: a file, a block device, mem:SIZE, null:SIZE,
     /// sim:SIZE?service=DUR&dist=fixed|exp&servers=N&stall=DUR@PERIOD&error_rate=P,
     /// nbd://HOST[:PORT][/EXPORT], nbd+unix:///EXPORT?socket=PATH or
@@ -205,28 +201,228 @@ pub struct RunArgs {
     /// --credentials), nfs://HOST[:PORT]/EXPORT/PATH[?mountport=N] (libnfs, NFSv3).
     /// Repeatable.
     #[arg(long, short = 't', value_name = "PATH")]
+    #[arg(help_heading = "Target")]
     pub target: Vec<String>,
+    /// Working-set size; a new file target is created at this size.
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
+    #[arg(help_heading = "Target")]
+    pub size: Option<u64>,
+    /// Start of the working set within the target.
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size_or_zero)]
+    #[arg(help_heading = "Target")]
+    pub offset: Option<u64>,
+    /// O_DIRECT: true or false (default: true where the target supports it).
+    #[arg(long, value_name = "BOOL", value_parser = values::boolean)]
+    #[arg(help_heading = "Target")]
+    pub direct: Option<bool>,
+    /// Allow writes to a block device that looks in use (destroys its contents).
+    #[arg(long)]
+    #[arg(help_heading = "Target")]
+    pub force: bool,
+    /// Access: read, write, randread, randwrite, rw, randrw; trim, randtrim (discard),
+    /// trimwrite, randtrimwrite (discard each range, then write it).
+    #[arg(long, value_name = "RW", value_parser = values::rw)]
+    #[arg(help_heading = "Workload")]
+    pub rw: Option<Rw>,
+    /// Percentage of reads for rw/randrw (default 50). A comma list sweeps.
+    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::read_pct)]
+    #[arg(help_heading = "Workload")]
+    pub read_pct: Vec<u8>,
+    /// Transfer size, e.g. 4k, 1m. A comma list (4k,64k) sweeps.
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::size)]
+    #[arg(help_heading = "Workload")]
+    pub bs: Vec<u64>,
+    /// Operations in flight per stream. A comma list sweeps.
+    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::qd)]
+    #[arg(help_heading = "Workload")]
+    pub qd: Vec<u32>,
+    /// Independent I/O streams (multiplexed over workers, not one thread each). A
+    /// comma list sweeps.
+    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::streams)]
+    #[arg(help_heading = "Workload")]
+    pub streams: Vec<u32>,
+    /// Offset distribution for random access: uniform, zipf:THETA, pareto:H,
+    /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form), or
+    /// sequence:B,B,…[:stride] (block indices in order, repeated).
+    #[arg(long, value_name = "DIST", value_parser = values::dist)]
+    #[arg(help_heading = "Workload")]
+    pub dist: Option<Distribution>,
+    /// How several sequential streams share the working set: regions (each its own
+    /// slice, default) or stride (interleaved: together one sequential sweep).
+    #[arg(long, value_name = "LAYOUT", value_parser = values::seq_layout)]
+    #[arg(help_heading = "Workload")]
+    pub seq_layout: Option<SeqLayout>,
+    /// Seed for offsets and data.
+    #[arg(long, value_name = "N", value_parser = values::seed)]
+    #[arg(help_heading = "Workload")]
+    pub seed: Option<u64>,
+    /// I/O priority of the workload's worker threads (ioprio_set; fio prioclass/prio):
+    /// CLASS[/LEVEL[/HINT]], CLASS rt, be or idle, LEVEL 0 (highest) to 7.
+    #[arg(long, value_name = "PRIO", value_parser = values::priority)]
+    #[arg(help_heading = "Workload")]
+    pub prio: Option<crate::plan::priority::IoPriority>,
+    /// A share of I/Os issued at a priority of their own, per io_uring request (fio
+    /// cmdprio_percentage/cmdprio_bssplit): [read:|write:][BS:]PCT%PRIO, e.g. 20%rt or
+    /// read:64k:25%rt/1. Repeat or comma-separate for several; uring engine only.
+    #[arg(long, value_name = "SHARE", value_delimiter = ',', value_parser = values::prio_share)]
+    #[arg(help_heading = "Workload")]
+    pub cmdprio: Vec<crate::plan::priority::PrioShare>,
+    /// Writes carry RWF_ATOMIC (fio atomic=1): each lands whole or not at all. Needs
+    /// O_DIRECT and a target whose statx atomic-write limits hold the write size.
+    #[arg(long)]
+    #[arg(help_heading = "Workload")]
+    pub atomic_writes: bool,
+    /// Run a fio/vdbench job even though some of its options are not supported
+    /// (they are listed as warnings in the output and the result).
+    #[arg(long)]
+    #[arg(help_heading = "Workload")]
+    pub ignore_unsupported: bool,
+    /// Measured time (after warm-up), e.g. 30s, 2m.
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::duration_ns)]
+    #[arg(help_heading = "Load and timing")]
+    pub duration: Option<u64>,
+    /// Stop after N full passes over the working set (whichever of duration or passes
+    /// comes first).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = values::count)]
+    #[arg(help_heading = "Load and timing")]
+    pub passes: Option<u64>,
+    /// Warm-up time, shown but left out of the totals.
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::duration_ns_or_zero)]
+    #[arg(help_heading = "Load and timing")]
+    pub warmup: Option<u64>,
+    /// Reporting interval (at least 10ms).
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::interval_ns)]
+    #[arg(help_heading = "Load and timing")]
+    pub interval: Option<u64>,
+    /// Open-loop rate in IOPS for the workload, or max (closed loop, the default).
+    #[arg(long, value_name = "IOPS", allow_hyphen_values = true, value_parser = values::rate)]
+    #[arg(help_heading = "Load and timing")]
+    pub rate: Option<Rate>,
+    /// Arrival process with --rate: exponential (Poisson, default) or uniform.
+    #[arg(long, value_name = "PROCESS", value_parser = values::arrival)]
+    #[arg(help_heading = "Load and timing")]
+    pub arrival: Option<Arrival>,
+    /// How workers wait for the next intended issue time with --rate: spin (default:
+    /// sleep, then busy-wait the last 100 µs; least jitter), hybrid (busy-wait a margin
+    /// learned from the host's wake-up lateness) or sleep (least CPU).
+    #[arg(long, value_name = "MODE", value_parser = values::pacing)]
+    #[arg(help_heading = "Load and timing")]
+    pub pacing: Option<Pacing>,
+    /// Repeat the run in rounds until the tracked metric is steady (SNIA PTS rule:
+    /// the last 5 rounds within 20% of their average, slope under 10%), or
+    /// --max-rounds pass.
+    #[arg(long)]
+    #[arg(help_heading = "Load and timing")]
+    pub steady_state: bool,
+    /// Metric tracked for steady state: iops (default), mbps, mean_us, p99_us.
+    #[arg(long, value_name = "METRIC", value_enum)]
+    #[arg(help_heading = "Load and timing")]
+    pub steady_metric: Option<SteadyMetricArg>,
+    /// Most rounds for --steady-state (default 25).
+    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Load and timing")]
+    pub max_rounds: Option<usize>,
+    /// Stamp every written unit and check every read of one; mismatches are
+    /// classified (corrupted, misplaced, stale, never-written) and exit with 3.
+    #[arg(long)]
+    #[arg(help_heading = "Data and verification")]
+    pub verify: bool,
+    /// After each run, read back every written unit and check it.
+    #[arg(long)]
+    #[arg(help_heading = "Data and verification")]
+    pub verify_after: bool,
+    /// Crash journal directory: write intents and completions durably so
+    /// `ioscope verify --journal DIR` finds lost writes after a crash; a later run with
+    /// the same journal continues it.
+    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Data and verification")]
+    pub journal: Option<PathBuf>,
+    /// Dedup ratio of written data (vdbench semantics: about 1/R of units unique).
+    #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = values::ratio)]
+    #[arg(help_heading = "Data and verification")]
+    pub dedup_ratio: Option<f64>,
+    /// Unit of deduplication and verification (default 4k).
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
+    #[arg(help_heading = "Data and verification")]
+    pub dedup_unit: Option<u64>,
+    /// Compression ratio of written data (each unit compresses about C:1).
+    #[arg(long, value_name = "C", allow_hyphen_values = true, value_parser = values::ratio)]
+    #[arg(help_heading = "Data and verification")]
+    pub compress_ratio: Option<f64>,
+    /// What an I/O error does: stop (default), continue, or retry=N.
+    #[arg(long, value_name = "POLICY", value_parser = values::on_error)]
+    #[arg(help_heading = "Data and verification")]
+    pub on_error: Option<ErrorPolicy>,
+    /// Open targets with O_DSYNC: every write is stable when it completes.
+    #[arg(long)]
+    #[arg(help_heading = "Data and verification")]
+    pub write_through: bool,
+    /// Flush after every N writes of each stream (fio fsync=N); counted apart.
+    #[arg(long, value_name = "N", value_parser = values::sync_every)]
+    #[arg(help_heading = "Data and verification")]
+    pub sync_every: Option<u32>,
+    /// The flush --sync-every issues: fsync (default) or fdatasync.
+    #[arg(long, value_name = "KIND", value_parser = values::sync_kind)]
+    #[arg(help_heading = "Data and verification")]
+    pub sync_kind: Option<SyncKind>,
+    /// The declared settings' flags (`plan::settings`).
+    #[command(flatten)]
+    pub settings: settings::SettingFlags,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// A further path to the first target's storage (nbd:// or iscsi://, the same
     /// device; smb://, another address of the same server, as a multichannel
     /// channel); --target is path 0. Repeatable.
     #[arg(long = "path", value_name = "URI")]
+    #[arg(help_heading = "Network and paths")]
     pub path: Vec<String>,
     /// How I/O is spread over the paths: rr[:N] (switch every N I/Os, default rr:1),
     /// queue (fewest outstanding), service-time, failover.
     #[arg(long, value_name = "POLICY", value_parser = values::path_policy)]
+    #[arg(help_heading = "Network and paths")]
     pub path_policy: Option<crate::plan::paths::PathPolicy>,
     /// With --path-policy failover, when I/O returns to a better path that came back:
     /// immediate (default), manual, or after it has been up for DUR.
     #[arg(long, value_name = "WHEN", value_parser = values::failback)]
+    #[arg(help_heading = "Network and paths")]
     pub failback: Option<crate::plan::paths::Failback>,
     /// How often a failed path is probed (default 1s).
     #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
+    #[arg(help_heading = "Network and paths")]
     pub path_retry: Option<u64>,
     /// SMB3 multichannel: N channels bound to the smb:// target's one session, over
     /// the --path addresses given or else the interfaces the server advertises; each
     /// channel is a path (policies, failover, per-path figures). 1 to 32.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    #[arg(help_heading = "Network and paths")]
     pub channels: Option<u32>,
+    /// Connections (NBD multi-conn, iSCSI sessions) each worker opens to every
+    /// network target; streams are spread over them. NBD needs a server that
+    /// advertises multi-conn for N > 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(help_heading = "Network and paths")]
+    pub connections: Option<u32>,
+    /// Per-I/O deadline, e.g. 500ms or 5s: an I/O unanswered this long counts as a
+    /// timeout error (re-issued under --on-error retry=N where the engine allows).
+    #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
+    #[arg(help_heading = "Network and paths")]
+    pub io_timeout: Option<u64>,
+    /// Credentials file for smb:// targets and iSCSI CHAP (smbclient's format:
+    /// `username = …`, `password = …`, optional `domain = …`; mode 0600). Default:
+    /// IOSCOPE_SMB_USER/IOSCOPE_SMB_PASSWORD, IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD.
+    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Network and paths")]
+    pub credentials: Option<PathBuf>,
+    /// Require SMB encryption: refuse a session the server will not encrypt.
+    #[arg(long)]
+    #[arg(help_heading = "Network and paths")]
+    pub smb_encrypt: bool,
+    /// Under mpirun (built with the `mpi` feature): how the ranks divide the plan:
+    /// `all` runs every workload on every rank, `streams` divides each workload's
+    /// streams among them; rates are divided either way (docs/mpi.md).
+    #[arg(long, value_name = "HOW", default_value = "all", value_parser = values::split)]
+    #[arg(help_heading = "Multi-host")]
+    pub split: crate::cluster::Split,
     /// How I/O is issued: auto, uring, sync, null, mem, sim, nbd, iscsi, smb, nfs; or
     /// what stands for it: filecreate, filestat, filedelete, dircreate, dirstat,
     /// dirdelete (one call per file of a files:DIR?count=N target), cpuio (burn CPU,
@@ -236,212 +432,83 @@ pub struct RunArgs {
     /// (fio's net engine: each workload one end of a tcp://, udp://, unix:// or
     /// vsock:// target, docs/net.md).
     #[arg(long, value_name = "ENGINE", value_parser = values::engine)]
+    #[arg(help_heading = "Engine and CPUs")]
     pub engine: Option<EngineKind>,
-    /// filestat/dirstat: the call timed: stat (default), lstat or statx.
-    #[arg(long, value_name = "CALL", value_parser = values::stat_call)]
-    pub stat_type: Option<crate::plan::engine_opts::StatCall>,
-    /// cpuio: percentage of each stream's time spent burning CPU (1-100).
-    #[arg(long, value_name = "PCT", value_parser = values::cpu_load)]
-    pub cpuload: Option<u8>,
-    /// cpuio: CPU time burnt per operation (default 50ms).
-    #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
-    pub cpuchunks: Option<u64>,
-    /// exec: the program to run for the run's duration.
-    #[arg(long, value_name = "PROGRAM")]
-    pub exec_program: Option<String>,
-    /// exec: its arguments, split at white space (as fio's `arguments`).
-    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
-    pub exec_args: Option<String>,
-    /// exec: after the run, SIGTERM, then this long before SIGKILL (default 1s).
-    #[arg(long, value_name = "DUR", value_parser = values::duration_ns_or_zero)]
-    pub exec_grace: Option<u64>,
-    /// exec: its output goes to PREFIX.stdout and PREFIX.stderr (default: to
-    /// ioscope's standard error).
-    #[arg(long, value_name = "PREFIX")]
-    pub exec_output: Option<String>,
-    /// cpuio: how CPU is burnt: noop (a tight loop, default) or qsort (sorting).
-    #[arg(long, value_name = "MODE", value_parser = values::cpu_mode)]
-    pub cpumode: Option<crate::plan::engine_opts::CpuMode>,
-    /// Access: read, write, randread, randwrite, rw, randrw; trim, randtrim (discard),
-    /// trimwrite, randtrimwrite (discard each range, then write it).
-    #[arg(long, value_name = "RW", value_parser = values::rw)]
-    pub rw: Option<Rw>,
-    /// Percentage of reads for rw/randrw (default 50). A comma list sweeps.
-    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::read_pct)]
-    pub read_pct: Vec<u8>,
-    /// Transfer size, e.g. 4k, 1m. A comma list (4k,64k) sweeps.
-    #[arg(long, value_name = "SIZE", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::size)]
-    pub bs: Vec<u64>,
-    /// Operations in flight per stream. A comma list sweeps.
-    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::qd)]
-    pub qd: Vec<u32>,
-    /// Independent I/O streams (multiplexed over workers, not one thread each). A
-    /// comma list sweeps.
-    #[arg(long, value_name = "N", value_delimiter = ',', allow_hyphen_values = true, value_parser = values::streams)]
-    pub streams: Vec<u32>,
-    /// Working-set size; a new file target is created at this size.
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
-    pub size: Option<u64>,
-    /// Start of the working set within the target.
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size_or_zero)]
-    pub offset: Option<u64>,
-    /// Measured time (after warm-up), e.g. 30s, 2m.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::duration_ns)]
-    pub duration: Option<u64>,
-    /// Stop after N full passes over the working set (whichever of duration or passes
-    /// comes first).
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = values::count)]
-    pub passes: Option<u64>,
-    /// Warm-up time, shown but left out of the totals.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::duration_ns_or_zero)]
-    pub warmup: Option<u64>,
-    /// Reporting interval (at least 10ms).
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true, value_parser = values::interval_ns)]
-    pub interval: Option<u64>,
-    /// O_DIRECT: true or false (default: true where the target supports it).
-    #[arg(long, value_name = "BOOL", value_parser = values::boolean)]
-    pub direct: Option<bool>,
     /// Pin workers to these CPUs, e.g. 0-3,6.
     #[arg(long, value_name = "LIST", value_parser = values::cpus)]
+    #[arg(help_heading = "Engine and CPUs")]
     pub cpus: Option<CpuList>,
     /// Worker threads (default: one per allowed CPU, at most one per stream).
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = values::workers)]
+    #[arg(help_heading = "Engine and CPUs")]
     pub workers: Option<usize>,
-    /// Open-loop rate in IOPS for the workload, or max (closed loop, the default).
-    #[arg(long, value_name = "IOPS", allow_hyphen_values = true, value_parser = values::rate)]
-    pub rate: Option<Rate>,
-    /// Arrival process with --rate: exponential (Poisson, default) or uniform.
-    #[arg(long, value_name = "PROCESS", value_parser = values::arrival)]
-    pub arrival: Option<Arrival>,
-    /// How workers wait for the next intended issue time with --rate: spin (default:
-    /// sleep, then busy-wait the last 100 µs; least jitter), hybrid (busy-wait a margin
-    /// learned from the host's wake-up lateness) or sleep (least CPU).
-    #[arg(long, value_name = "MODE", value_parser = values::pacing)]
-    pub pacing: Option<Pacing>,
-    /// Offset distribution for random access: uniform, zipf:THETA, pareto:H,
-    /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form), or
-    /// sequence:B,B,…[:stride] (block indices in order, repeated).
-    #[arg(long, value_name = "DIST", value_parser = values::dist)]
-    pub dist: Option<Distribution>,
-    /// How several sequential streams share the working set: regions (each its own
-    /// slice, default) or stride (interleaved: together one sequential sweep).
-    #[arg(long, value_name = "LAYOUT", value_parser = values::seq_layout)]
-    pub seq_layout: Option<SeqLayout>,
-    /// I/O priority of the workload's worker threads (ioprio_set; fio prioclass/prio):
-    /// CLASS[/LEVEL[/HINT]], CLASS rt, be or idle, LEVEL 0 (highest) to 7.
-    #[arg(long, value_name = "PRIO", value_parser = values::priority)]
-    pub prio: Option<crate::plan::priority::IoPriority>,
-    /// A share of I/Os issued at a priority of their own, per io_uring request (fio
-    /// cmdprio_percentage/cmdprio_bssplit): [read:|write:][BS:]PCT%PRIO, e.g. 20%rt or
-    /// read:64k:25%rt/1. Repeat or comma-separate for several; uring engine only.
-    #[arg(long, value_name = "SHARE", value_delimiter = ',', value_parser = values::prio_share)]
-    pub cmdprio: Vec<crate::plan::priority::PrioShare>,
-    /// Writes carry RWF_ATOMIC (fio atomic=1): each lands whole or not at all. Needs
-    /// O_DIRECT and a target whose statx atomic-write limits hold the write size.
-    #[arg(long)]
-    pub atomic_writes: bool,
     /// io_uring: register the I/O buffers and issue fixed reads/writes (fio fixedbufs).
     #[arg(long)]
+    #[arg(help_heading = "io_uring")]
     pub fixed_bufs: bool,
     /// io_uring: register the targets' descriptors (fio registerfiles; default true).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", value_parser = values::boolean)]
+    #[arg(help_heading = "io_uring")]
     pub register_files: Option<bool>,
     /// io_uring: a kernel thread polls the submission queue (fio sqthread_poll).
     #[arg(long)]
+    #[arg(help_heading = "io_uring")]
     pub sqpoll: bool,
     /// io_uring: CPU for the submission polling thread (fio sqthread_poll_cpu); implies
     /// --sqpoll.
     #[arg(long, value_name = "CPU", value_parser = values::cpu_number)]
+    #[arg(help_heading = "io_uring")]
     pub sqpoll_cpu: Option<u32>,
     /// io_uring: polled completions (fio hipri); needs O_DIRECT and a device with
     /// poll queues.
     #[arg(long)]
+    #[arg(help_heading = "io_uring")]
     pub hipri: bool,
     /// io_uring: requests queued before they are submitted (fio iodepth_batch_submit).
     #[arg(long, value_name = "N", value_parser = values::qd)]
+    #[arg(help_heading = "io_uring")]
     pub batch_submit: Option<u32>,
     /// io_uring: completions to wait for at least (fio iodepth_batch_complete_min).
     #[arg(long, value_name = "N", value_parser = values::qd)]
+    #[arg(help_heading = "io_uring")]
     pub batch_complete_min: Option<u32>,
     /// io_uring: completions reaped at most per wait (fio iodepth_batch_complete_max).
     #[arg(long, value_name = "N", value_parser = values::qd)]
+    #[arg(help_heading = "io_uring")]
     pub batch_complete_max: Option<u32>,
-    /// Open targets with O_DSYNC: every write is stable when it completes.
-    #[arg(long)]
-    pub write_through: bool,
-    /// Flush after every N writes of each stream (fio fsync=N); counted apart.
-    #[arg(long, value_name = "N", value_parser = values::sync_every)]
-    pub sync_every: Option<u32>,
-    /// The flush --sync-every issues: fsync (default) or fdatasync.
-    #[arg(long, value_name = "KIND", value_parser = values::sync_kind)]
-    pub sync_kind: Option<SyncKind>,
-    /// Seed for offsets and data.
-    #[arg(long, value_name = "N", value_parser = values::seed)]
-    pub seed: Option<u64>,
-    /// Dedup ratio of written data (vdbench semantics: about 1/R of units unique).
-    #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = values::ratio)]
-    pub dedup_ratio: Option<f64>,
-    /// Unit of deduplication and verification (default 4k).
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = values::size)]
-    pub dedup_unit: Option<u64>,
-    /// Compression ratio of written data (each unit compresses about C:1).
-    #[arg(long, value_name = "C", allow_hyphen_values = true, value_parser = values::ratio)]
-    pub compress_ratio: Option<f64>,
-    /// Stamp every written unit and check every read of one; mismatches are
-    /// classified (corrupted, misplaced, stale, never-written) and exit with 3.
-    #[arg(long)]
-    pub verify: bool,
-    /// After each run, read back every written unit and check it.
-    #[arg(long)]
-    pub verify_after: bool,
-    /// Crash journal directory: write intents and completions durably so
-    /// `ioscope verify --journal DIR` finds lost writes after a crash; a later run with
-    /// the same journal continues it.
-    #[arg(long, value_name = "DIR")]
-    pub journal: Option<PathBuf>,
-    /// What an I/O error does: stop (default), continue, or retry=N.
-    #[arg(long, value_name = "POLICY", value_parser = values::on_error)]
-    pub on_error: Option<ErrorPolicy>,
-    /// Per-I/O deadline, e.g. 500ms or 5s: an I/O unanswered this long counts as a
-    /// timeout error (re-issued under --on-error retry=N where the engine allows).
+    /// filestat/dirstat: the call timed: stat (default), lstat or statx.
+    #[arg(long, value_name = "CALL", value_parser = values::stat_call)]
+    #[arg(help_heading = "Operation engines")]
+    pub stat_type: Option<crate::plan::engine_opts::StatCall>,
+    /// cpuio: percentage of each stream's time spent burning CPU (1-100).
+    #[arg(long, value_name = "PCT", value_parser = values::cpu_load)]
+    #[arg(help_heading = "Operation engines")]
+    pub cpuload: Option<u8>,
+    /// cpuio: CPU time burnt per operation (default 50ms).
     #[arg(long, value_name = "DUR", value_parser = values::duration_ns)]
-    pub io_timeout: Option<u64>,
-    /// Connections (NBD multi-conn, iSCSI sessions) each worker opens to every
-    /// network target; streams are spread over them. NBD needs a server that
-    /// advertises multi-conn for N > 1.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub connections: Option<u32>,
-    /// Allow writes to a block device that looks in use (destroys its contents).
-    #[arg(long)]
-    pub force: bool,
-    /// Credentials file for smb:// targets and iSCSI CHAP (smbclient's format:
-    /// `username = …`, `password = …`, optional `domain = …`; mode 0600). Default:
-    /// IOSCOPE_SMB_USER/IOSCOPE_SMB_PASSWORD, IOSCOPE_ISCSI_USER/IOSCOPE_ISCSI_PASSWORD.
-    #[arg(long, value_name = "FILE")]
-    pub credentials: Option<PathBuf>,
-    /// Require SMB encryption: refuse a session the server will not encrypt.
-    #[arg(long)]
-    pub smb_encrypt: bool,
-    /// Repeat the run in rounds until the tracked metric is steady (SNIA PTS rule:
-    /// the last 5 rounds within 20% of their average, slope under 10%), or
-    /// --max-rounds pass.
-    #[arg(long)]
-    pub steady_state: bool,
-    /// Metric tracked for steady state: iops (default), mbps, mean_us, p99_us.
-    #[arg(long, value_name = "METRIC", value_enum)]
-    pub steady_metric: Option<SteadyMetricArg>,
-    /// Most rounds for --steady-state (default 25).
-    #[arg(long, value_name = "N")]
-    pub max_rounds: Option<usize>,
-    /// Run a fio/vdbench job even though some of its options are not supported
-    /// (they are listed as warnings in the output and the result).
-    #[arg(long)]
-    pub ignore_unsupported: bool,
-    /// The declared settings' flags (`plan::settings`).
-    #[command(flatten)]
-    pub settings: settings::SettingFlags,
-    #[command(flatten)]
-    pub output: OutputArgs,
+    #[arg(help_heading = "Operation engines")]
+    pub cpuchunks: Option<u64>,
+    /// cpuio: how CPU is burnt: noop (a tight loop, default) or qsort (sorting).
+    #[arg(long, value_name = "MODE", value_parser = values::cpu_mode)]
+    #[arg(help_heading = "Operation engines")]
+    pub cpumode: Option<crate::plan::engine_opts::CpuMode>,
+    /// exec: the program to run for the run's duration.
+    #[arg(long, value_name = "PROGRAM")]
+    #[arg(help_heading = "Operation engines")]
+    pub exec_program: Option<String>,
+    /// exec: its arguments, split at white space (as fio's `arguments`).
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    #[arg(help_heading = "Operation engines")]
+    pub exec_args: Option<String>,
+    /// exec: after the run, SIGTERM, then this long before SIGKILL (default 1s).
+    #[arg(long, value_name = "DUR", value_parser = values::duration_ns_or_zero)]
+    #[arg(help_heading = "Operation engines")]
+    pub exec_grace: Option<u64>,
+    /// exec: its output goes to PREFIX.stdout and PREFIX.stderr (default: to
+    /// ioscope's standard error).
+    #[arg(long, value_name = "PREFIX")]
+    #[arg(help_heading = "Operation engines")]
+    pub exec_output: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
