@@ -261,17 +261,7 @@ fn build_run(m: &Measured) -> RunResult {
         cpu,
         workloads: Vec::new(),
         intervals: m.intervals.clone(),
-        schedule: None,
-        verify: None,
-        error_samples: Vec::new(),
-        smb: Vec::new(),
-        connections: Vec::new(),
-        paths: Vec::new(),
-        events: Vec::new(),
-        failover: None,
-        ranks: Vec::new(),
-        mpi: None,
-        steady_stop: None,
+        ..RunResult::empty()
     }
 }
 

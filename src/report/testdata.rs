@@ -158,17 +158,7 @@ pub fn run(
         },
         workloads: Vec::new(),
         intervals,
-        schedule: None,
-        verify: None,
-        error_samples: Vec::new(),
-        smb: Vec::new(),
-        connections: Vec::new(),
-        paths: Vec::new(),
-        events: Vec::new(),
-        failover: None,
-        ranks: Vec::new(),
-        mpi: None,
-        steady_stop: None,
+        ..RunResult::empty()
     }
 }
 

@@ -355,17 +355,7 @@ pub fn build(
         cpu,
         workloads: jobs.into_iter().map(|j| j.workload).collect(),
         intervals: m.intervals,
-        schedule: None,
-        verify: None,
-        error_samples: Vec::new(),
-        smb: Vec::new(),
-        connections: Vec::new(),
-        paths: Vec::new(),
-        events: Vec::new(),
-        failover: None,
-        ranks: Vec::new(),
-        mpi: None,
-        steady_stop: None,
+        ..RunResult::empty()
     };
     (result, warnings)
 }
