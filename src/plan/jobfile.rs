@@ -551,19 +551,30 @@ impl<'a> Ctx<'a> {
         let mut targets: Vec<(TargetSpec, Range<usize>)> = Vec::new();
         for (i, node) in self.table_array(top, "target")?.iter().enumerate() {
             let (spec, span) = self.target(i, node)?;
-            if let Some((_, first)) = targets.iter().find(|(t, _)| t.name == spec.name) {
-                return Err(self.err(
-                    span,
-                    format!(
-                        "duplicate target name '{}' (first defined at line {})",
-                        spec.name,
-                        line_col(self.text, first.start).0
-                    ),
-                ));
-            }
+            self.unique("target", &targets, spec.name(), &span)?;
             targets.push((spec, span));
         }
         Ok(targets)
+    }
+
+    /// Refuses `name` at `at` when an earlier table of `kind` already took it.
+    fn unique<T: Named>(
+        &self,
+        kind: &str,
+        earlier: &[(T, Range<usize>)],
+        name: &str,
+        at: &Range<usize>,
+    ) -> Res<()> {
+        match earlier.iter().find(|(x, _)| x.name() == name) {
+            Some((_, first)) => Err(self.err(
+                at.clone(),
+                format!(
+                    "duplicate {kind} name '{name}' (first defined at line {})",
+                    line_col(self.text, first.start).0
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The `[[workload]]` tables (at least one), each with where it was defined;
@@ -583,16 +594,7 @@ impl<'a> Ctx<'a> {
         let mut workloads: Vec<(Workload, Range<usize>)> = Vec::new();
         for (i, node) in workload_tables.iter().enumerate() {
             let (w, span) = self.workload(i, node, targets)?;
-            if let Some((_, first)) = workloads.iter().find(|(x, _)| x.name == w.name) {
-                return Err(self.err(
-                    span,
-                    format!(
-                        "duplicate workload name '{}' (first defined at line {})",
-                        w.name,
-                        line_col(self.text, first.start).0
-                    ),
-                ));
-            }
+            self.unique("workload", &workloads, w.name(), &span)?;
             workloads.push((w, span));
         }
         Ok(workloads)
@@ -623,16 +625,8 @@ impl<'a> Ctx<'a> {
                 None if run_tables.len() == 1 => "run".to_string(),
                 None => format!("run{i}"),
             };
-            if let Some((_, first)) = runs.iter().find(|(r, _)| r.name == name) {
-                let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
-                return Err(self.err(
-                    at,
-                    format!(
-                        "duplicate run name '{name}' (first defined at line {})",
-                        line_col(self.text, first.start).0
-                    ),
-                ));
-            }
+            let at = sec.get("name").map_or(sec.span.clone(), |v| v.span());
+            self.unique("run", &runs, &name, &at)?;
             let chosen = match sec.get("workloads") {
                 Some(v) => self.run_workloads(v, workloads)?,
                 None => workloads.iter().map(|(w, _)| w.clone()).collect(),
@@ -2407,6 +2401,11 @@ impl Named for TargetSpec {
     }
 }
 impl Named for Workload {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+impl Named for RunSpec {
     fn name(&self) -> &str {
         &self.name
     }
