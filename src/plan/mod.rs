@@ -3,6 +3,7 @@
 
 pub mod compat;
 pub mod emit;
+pub mod engine_kind;
 pub mod engine_opts;
 pub mod file_service;
 pub mod fileset;
@@ -12,6 +13,7 @@ pub mod jobfile;
 pub mod model;
 pub mod net_endpoint;
 pub mod on_error;
+pub mod op;
 pub mod overrides;
 pub mod paths;
 pub mod priority;

@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::engine_kind::EngineKind;
+pub use super::op::Op;
+
 /// Everything one invocation will do: targets and the runs that use them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -272,35 +275,6 @@ pub enum SimDist {
 pub struct SimStall {
     pub len_ns: u64,
     pub period_ns: u64,
-}
-
-/// Read, write or trim (discard: the range's blocks are released, fio's `trim`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    Read,
-    Write,
-    Trim,
-}
-
-impl Op {
-    /// Directions results count apart: read, write, trim.
-    pub const COUNT: usize = 3;
-
-    pub fn index(self) -> usize {
-        match self {
-            Op::Read => 0,
-            Op::Write => 1,
-            Op::Trim => 2,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Trim => "trim",
-        }
-    }
 }
 
 /// Whether and how a workload discards (fio's `rw=trim|randtrim|trimwrite|
@@ -1010,185 +984,6 @@ impl Default for Workload {
             file_service: Default::default(),
             overrides: Default::default(),
             settings: Default::default(),
-        }
-    }
-}
-
-/// How I/O is issued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    /// io_uring where the kernel allows it, else sync.
-    Auto,
-    Uring,
-    Sync,
-    Null,
-    Mem,
-    /// The simulated-device engine for `sim:` targets.
-    Sim,
-    /// libnbd's asynchronous API for `nbd://` targets.
-    Nbd,
-    /// libiscsi's asynchronous API for `iscsi://` targets.
-    Iscsi,
-    /// The smb crate's SMB2/3 client for `smb://` targets.
-    Smb,
-    /// libnfs's asynchronous API for `nfs://` targets.
-    Nfs,
-    /// open(O_CREAT) of each file of a `files:` set, timed (fio's filecreate).
-    FileCreate,
-    /// stat/lstat/statx of each file of a `files:` set (fio's filestat).
-    FileStat,
-    /// unlink(2) of each file of a `files:` set (fio's filedelete).
-    FileDelete,
-    /// mkdir(2) of each name of a `files:` set (fio's dircreate).
-    DirCreate,
-    /// stat of each directory of a `files:` set (fio's dirstat).
-    DirStat,
-    /// rmdir(2) of each directory of a `files:` set (fio's dirdelete).
-    DirDelete,
-    /// Burns CPU time instead of doing I/O (fio's cpuio).
-    Cpuio,
-    /// fallocate(2) of each I/O's range of a file (fio's falloc).
-    Falloc,
-    /// ftruncate(2) of a file to each write's offset (fio's ftruncate).
-    Ftruncate,
-    /// Copies to and from a fresh anonymous mapping of each worker's own, so first
-    /// touches take page faults (fio's page_fault).
-    #[serde(rename = "page_fault")]
-    PageFault,
-    /// Runs a program for the run's duration (fio's exec).
-    Exec,
-    /// Moves each write's range of a file onto a donor file's blocks with
-    /// EXT4_IOC_MOVE_EXT, as a defragmenter does (fio's e4defrag).
-    E4defrag,
-    /// Writes to or reads from a plain socket (fio's net): the targets are network
-    /// endpoints (`tcp://…`, `udp://…`, `unix://…`, `vsock://…`,
-    /// [`super::net_endpoint`]) and the run is driven by `crate::net::peer`.
-    Net,
-}
-
-impl EngineKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Auto => "auto",
-            EngineKind::Uring => "uring",
-            EngineKind::Sync => "sync",
-            EngineKind::Null => "null",
-            EngineKind::Mem => "mem",
-            EngineKind::Sim => "sim",
-            EngineKind::Nbd => "nbd",
-            EngineKind::Iscsi => "iscsi",
-            EngineKind::Smb => "smb",
-            EngineKind::Nfs => "nfs",
-            EngineKind::FileCreate => "filecreate",
-            EngineKind::FileStat => "filestat",
-            EngineKind::FileDelete => "filedelete",
-            EngineKind::DirCreate => "dircreate",
-            EngineKind::DirStat => "dirstat",
-            EngineKind::DirDelete => "dirdelete",
-            EngineKind::Cpuio => "cpuio",
-            EngineKind::Falloc => "falloc",
-            EngineKind::Ftruncate => "ftruncate",
-            EngineKind::PageFault => "page_fault",
-            EngineKind::Exec => "exec",
-            EngineKind::E4defrag => "e4defrag",
-            EngineKind::Net => "net",
-        }
-    }
-
-    /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 23] = [
-        EngineKind::Auto,
-        EngineKind::Uring,
-        EngineKind::Sync,
-        EngineKind::Null,
-        EngineKind::Mem,
-        EngineKind::Sim,
-        EngineKind::Nbd,
-        EngineKind::Iscsi,
-        EngineKind::Smb,
-        EngineKind::Nfs,
-        EngineKind::FileCreate,
-        EngineKind::FileStat,
-        EngineKind::FileDelete,
-        EngineKind::DirCreate,
-        EngineKind::DirStat,
-        EngineKind::DirDelete,
-        EngineKind::Cpuio,
-        EngineKind::Falloc,
-        EngineKind::Ftruncate,
-        EngineKind::PageFault,
-        EngineKind::Exec,
-        EngineKind::E4defrag,
-        EngineKind::Net,
-    ];
-
-    /// The engine named `name` (its [`EngineKind::name`]).
-    pub fn parse(name: &str) -> Option<EngineKind> {
-        let lower = name.trim().to_ascii_lowercase();
-        EngineKind::ALL.into_iter().find(|k| k.name() == lower)
-    }
-
-    /// The names of [`EngineKind::ALL`], comma-separated, for messages.
-    pub fn names() -> String {
-        EngineKind::ALL.map(EngineKind::name).join(", ")
-    }
-
-    /// Engines whose I/O is one file-system operation on one file of a `files:` set.
-    pub fn is_file_op(self) -> bool {
-        matches!(
-            self,
-            EngineKind::FileCreate
-                | EngineKind::FileStat
-                | EngineKind::FileDelete
-                | EngineKind::DirCreate
-                | EngineKind::DirStat
-                | EngineKind::DirDelete
-        )
-    }
-
-    /// Engines that use each file once per run (creating or removing it): a second
-    /// visit would time something else (an open of an existing file, an ENOENT).
-    pub fn consumes_files(self) -> bool {
-        matches!(
-            self,
-            EngineKind::FileCreate
-                | EngineKind::FileDelete
-                | EngineKind::DirCreate
-                | EngineKind::DirDelete
-        )
-    }
-
-    /// Engines that can discard (`Op::Trim`): hole punches and discards on files and
-    /// devices (sync, uring, falloc), NBD_CMD_TRIM (nbd), and the in-process and
-    /// simulated targets. `auto` resolves to one of them or is refused when run.
-    pub fn trims(self) -> bool {
-        matches!(
-            self,
-            EngineKind::Auto
-                | EngineKind::Uring
-                | EngineKind::Sync
-                | EngineKind::Null
-                | EngineKind::Mem
-                | EngineKind::Sim
-                | EngineKind::Nbd
-                | EngineKind::Falloc
-        )
-    }
-
-    /// The one direction an engine's operations have, as results count them:
-    /// creating, deleting and truncating change the file system (writes), stat
-    /// only looks (reads). `None`: reads and writes both mean something.
-    pub fn only_op(self) -> Option<Op> {
-        match self {
-            EngineKind::FileCreate
-            | EngineKind::FileDelete
-            | EngineKind::DirCreate
-            | EngineKind::DirDelete
-            | EngineKind::Ftruncate
-            | EngineKind::E4defrag => Some(Op::Write),
-            EngineKind::FileStat | EngineKind::DirStat => Some(Op::Read),
-            _ => None,
         }
     }
 }

@@ -24,13 +24,13 @@ pub(super) fn set_use(engine: EngineKind) -> Option<SetUse> {
 
 /// Engines that create a missing file target as a hole, allocating it themselves.
 pub(super) fn sparse(engine: EngineKind) -> bool {
-    matches!(engine, EngineKind::Falloc | EngineKind::Ftruncate)
+    engine.desc().shapes_target
 }
 
 /// Engines that need write access to a file target whatever the workload's mix
 /// (falloc's reads allocate too; e4defrag's moves need the file open for writing).
 pub(super) fn writes(engine: EngineKind) -> bool {
-    sparse(engine) || engine == EngineKind::E4defrag
+    engine.desc().writes_target
 }
 
 /// Engine options given to an engine that does not take them: the run's against the
@@ -71,19 +71,9 @@ pub(super) fn verify_states_for(
     engine: EngineKind,
     states: &[Option<super::data::TargetState>],
 ) -> Vec<Option<super::data::TargetState>> {
-    let no_bytes = engine.is_file_op()
-        || matches!(
-            engine,
-            EngineKind::Cpuio
-                | EngineKind::Exec
-                | EngineKind::E4defrag
-                | EngineKind::Falloc
-                | EngineKind::Ftruncate
-                | EngineKind::PageFault
-        );
-    match no_bytes {
-        true => vec![None; states.len()],
-        false => states.to_vec(),
+    match engine.desc().moves_bytes {
+        false => vec![None; states.len()],
+        true => states.to_vec(),
     }
 }
 
@@ -95,17 +85,7 @@ pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunErro
         run: run.name.clone(),
         msg,
     };
-    let special = engine.is_file_op()
-        || matches!(
-            engine,
-            EngineKind::Cpuio
-                | EngineKind::Falloc
-                | EngineKind::Ftruncate
-                | EngineKind::PageFault
-                | EngineKind::Exec
-                | EngineKind::E4defrag
-        );
-    if !special {
+    if engine.desc().moves_bytes {
         return Ok(());
     }
     let verify = run
