@@ -93,7 +93,8 @@ pub fn compare(a: &CompareInvocation) -> Result<i32, AppError> {
 
 /// `ioscope convert FILE|ARGS --to toml|fio`.
 pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
-    use super::foreign::{read_job_file, translate_args, Tool};
+    use super::foreign::{read_job_file, translate_args};
+    use super::invocation::Tool;
     let Some(first) = a.input.first().map(String::as_str) else {
         return Err(AppError::Refused(
             "convert needs a job file or a command line".into(),

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::fio_options::{self, is_flag, normalise_key};
+use super::fio_options::{self, is_flag, normalise_key, parse_bool};
 use super::fio_subst;
 use super::{
     base_run, is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated,
@@ -311,14 +311,6 @@ fn substitute(
         ));
     }
     Ok(s.value)
-}
-
-pub(crate) fn parse_bool(v: Option<&str>) -> Option<bool> {
-    match v.map(|s| s.trim().to_ascii_lowercase()).as_deref() {
-        None | Some("") | Some("1") | Some("true") | Some("yes") | Some("on") => Some(true),
-        Some("0") | Some("false") | Some("no") | Some("off") => Some(false),
-        _ => None,
-    }
 }
 
 /// The effective options of one job: later settings win, each remembers its location.
