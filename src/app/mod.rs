@@ -36,7 +36,7 @@ pub use invocation::Tool as ForeignTool;
 pub use invocation::*;
 pub use quick::quick;
 pub use steady::{pts, steady_run};
-pub use tools::{compare, convert, report, rerun, sysinfo};
+pub use tools::{compare, convert, net_run, net_serve, report, rerun, sysinfo};
 pub use verify::verify;
 
 use crate::plan::model::*;

@@ -1,5 +1,5 @@
 //! Commands that read or describe rather than measure: `sysinfo`, `report`,
-//! `compare` and `convert`.
+//! `compare` and `convert`; and `net serve|run`, handed to the network mode.
 
 use super::{
     exit, stdout, AppError, CompareInvocation, ConvertInvocation, ConvertTo, FlagError,
@@ -225,4 +225,14 @@ pub fn rerun(a: RerunInvocation) -> Result<i32, AppError> {
         ..Default::default()
     };
     Ok(super::run_plan(&plan, &a.output, &opts, a.command)?.exit_code)
+}
+
+/// `ioscope net serve`: answers network tests until stopped.
+pub fn net_serve(cfg: &crate::net::ServeConfig) -> Result<i32, AppError> {
+    Ok(crate::net::serve(cfg)?)
+}
+
+/// `ioscope net run`: one network test; the exit code says how it ended.
+pub fn net_run(cfg: &crate::net::NetRunConfig) -> Result<i32, AppError> {
+    Ok(crate::net::run(cfg)?.exit_code)
 }
