@@ -129,8 +129,6 @@ def parse_use(code, pos):
                 i += 1
         if segs and segs != list(prefix):
             leaves.append((segs, None, first))
-        elif segs and segs[-1:] != ["self"]:
-            pass
         return i
 
     tree(0, [])

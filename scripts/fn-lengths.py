@@ -112,7 +112,15 @@ def read_baseline(path):
     return base
 
 
-def write_baseline(path, over, limit):
+def write_baseline(path, over, limit, dirs):
+    """Writes the functions now over the limit; entries outside dirs are kept."""
+    kept = [
+        (length, p, 0, name, False)
+        for (p, name), lengths in read_baseline(path).items()
+        for length in lengths
+        if not any(p.startswith(d + "/") or p == d for d in dirs)
+    ]
+    over = over + kept
     with open(path, "w", encoding="utf-8") as f:
         f.write(
             "# Functions longer than %d lines when the ratchet started (scripts/fn-lengths.py):\n"
@@ -141,7 +149,7 @@ def main(argv):
         elif a.startswith("-"):
             sys.exit(__doc__)
         else:
-            dirs.append(a.rstrip("/"))
+            dirs.append(os.path.normpath(a))
     allf = []
     for d in dirs:
         for root, subdirs, files in os.walk(d):
@@ -154,17 +162,15 @@ def main(argv):
     too_long = [f for f in allf if f[0] > flat]
     over = [f for f in allf if limit < f[0] <= flat and not f[4]]
     if write:
-        write_baseline(baseline, over, limit)
+        write_baseline(baseline, over, limit, dirs)
         print(f"wrote {len(over)} function(s) to {baseline}")
         if too_long:
             print(f"note: {len(too_long)} function(s) over {flat} lines cannot be baselined", file=sys.stderr)
 
     base = read_baseline(baseline)
-    errors, grown = [], set()
+    errors, baselined = [], set()
     for f in too_long:
         errors.append(f"{f[1]}:{f[2]} {f[3]}: {f[0]} lines, over the hard limit of {flat}")
-    for f in [f for f in allf if limit < f[0] <= flat and f[4]]:
-        pass  # a marked flat list, within its limit
     by_key = {}
     for f in over:
         by_key.setdefault((f[1], f[3]), []).append(f)
@@ -179,12 +185,12 @@ def main(argv):
             elif f[0] > allowed[k]:
                 errors.append(f"{f[1]}:{f[2]} {f[3]}: {f[0]} lines, grew beyond its baseline of {allowed[k]}")
             else:
-                grown.add(key)
+                baselined.add(key)
     # Baseline entries that shrank or went: say so, the baseline can tighten.
     slack = []
     for key, lengths in sorted(base.items()):
         now = sorted((f[0] for f in by_key.get(key, [])), reverse=True)
-        if not any(d.startswith(key[0]) or key[0].startswith(d + "/") or key[0] == d for d in dirs):
+        if not any(key[0].startswith(d + "/") or key[0] == d for d in dirs):
             continue
         for k, length in enumerate(lengths):
             cur = now[k] if k < len(now) else None
@@ -199,7 +205,7 @@ def main(argv):
         elif marked:
             mark = "  (flat list)"
         elif length > limit:
-            mark = "  (baseline)" if (path, name) in grown else "  TOO LONG"
+            mark = "  (baseline)" if (path, name) in baselined else "  TOO LONG"
         print(f"{length:5} {path}:{line} {name}{mark}")
     if slack:
         print(f"{len(slack)} baseline entr{'y' if len(slack) == 1 else 'ies'} shrank; tighten with --write-baseline:")
