@@ -49,10 +49,12 @@ fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
-# One direction of dependency between top-level modules (docs/architecture.md).
+# Module edges only as docs/architecture.md's module table allows, no clap outside
+# the edge, no import cycle among the files of a module.
 bash scripts/deps.sh
-# Issue 11: no function in src/plan or src/run longer than 120 lines.
-python3 scripts/fn-lengths.py --max 120 --top 3 src/plan src/run
+# Function lengths over all of src/: 80 lines, 120 for a marked flat list, never
+# longer than the baseline (scripts/fn-lengths.baseline) says.
+python3 scripts/fn-lengths.py --top 5 src
 # The default build (no SMB, no MPI) must stay clean on its own.
 cargo clippy --all-targets -- -D warnings
 # The optional features: `smb` (the smb:// client; the smb crate needs Rust 1.89 and

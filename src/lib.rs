@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod data;
 pub mod engine;
 pub mod errors;
+pub mod interrupt;
 pub mod net;
 pub mod plan;
 pub mod report;

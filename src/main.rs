@@ -59,7 +59,7 @@ fn exit_with(e: &AppError) -> ! {
 fn net(a: &ioscope::cli::net::NetArgs, command: Vec<String>) -> Result<i32, AppError> {
     use ioscope::cli::net::NetCommand;
     match &a.command {
-        NetCommand::Serve(s) => Ok(ioscope::net::serve(&s.to_config()?)?),
-        NetCommand::Run(r) => Ok(ioscope::net::run(&r.to_config(command)?)?.exit_code),
+        NetCommand::Serve(s) => app::net_serve(&s.to_config()?),
+        NetCommand::Run(r) => app::net_run(&r.to_config(command)?),
     }
 }

@@ -4,7 +4,7 @@
 //! within a bound ("max IOPS at p99 ≤ 0.5 ms"). Every run is kept in the result, with
 //! the `curve` summary beside them.
 
-use super::{AppError, CurveInvocation, LatencyBound, Outcome, Output, Session};
+use super::{AppError, BoundError, CurveInvocation, LatencyBound, Outcome, Output, Session};
 use crate::plan::model::{CurveSpec, Plan, Rate, RunSpec};
 use crate::plan::units::{parse_duration_ns, HumanBytes};
 use crate::result::{Curve, CurvePoint, LatencyStats, RunResult, Sla};
@@ -16,17 +16,6 @@ pub use crate::plan::model::DEFAULT_CURVE_POINTS_PCT as DEFAULT_POINTS;
 const SLA_RESOLUTION: f64 = 0.02;
 /// Most probe runs an SLA search makes.
 const SLA_MAX_PROBES: usize = 20;
-
-/// Why a latency bound was refused (the caller names the flag and the text).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum BoundError {
-    #[error("expected PERCENTILE=DURATION, e.g. p99=0.5ms")]
-    Shape,
-    #[error("percentile must be one of mean, p50, p90, p95, p99, p99.9, p99.99, max")]
-    Statistic,
-    #[error(transparent)]
-    Duration(#[from] crate::plan::units::UnitError),
-}
 
 impl LatencyBound {
     /// Parses "p99=0.5ms", "p99.9=2ms", "mean=200us".

@@ -60,7 +60,7 @@ pub enum AppError {
     CurveBound {
         what: &'static str,
         text: String,
-        source: super::BoundError,
+        source: BoundError,
     },
     /// Input refused for a reason stated in words (unsupported options, a plan of the
     /// wrong shape for the command); nothing was run.
@@ -176,4 +176,15 @@ impl AppError {
                 | AppError::Net(crate::net::NetError::Stdout(StdoutError::Closed))
         )
     }
+}
+
+/// Why a latency bound was refused (the caller names the flag and the text).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BoundError {
+    #[error("expected PERCENTILE=DURATION, e.g. p99=0.5ms")]
+    Shape,
+    #[error("percentile must be one of mean, p50, p90, p95, p99, p99.9, p99.99, max")]
+    Statistic,
+    #[error(transparent)]
+    Duration(#[from] crate::plan::units::UnitError),
 }

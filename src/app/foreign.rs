@@ -3,20 +3,12 @@
 //! silently ignored: the run is refused with their list and locations unless
 //! `--ignore-unsupported`, which repeats the list as warnings in the output and result.
 
+use super::invocation::Tool;
 use super::{run_plan, AppError, ForeignInvocation};
 use crate::plan::compat::{self, diskspd, fio, vdbench, Format, Translated};
 use crate::plan::model::Plan;
 use crate::run::RunOptions;
 use std::path::Path;
-
-/// Which foreign tool's language the arguments are in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
-    Fio,
-    Vdbench,
-    Diskspd,
-    Sqlio,
-}
 
 fn refused(e: impl std::fmt::Display) -> AppError {
     AppError::Refused(e.to_string())

@@ -3,10 +3,9 @@
 //! formats, policies are checked there, each error naming its flag) and builds one of
 //! these; [`execute`](super::execute) runs it.
 
-use super::foreign::Tool;
-use super::steady::Metric;
 use crate::plan::model::{EngineKind, Plan};
 use crate::report::export::Format;
+use crate::result::RunResult;
 use crate::run::RunOptions;
 use std::path::PathBuf;
 
@@ -212,4 +211,46 @@ pub struct SysinfoInvocation {
     pub targets: Vec<String>,
     pub qd: Option<u32>,
     pub json: bool,
+}
+
+/// Which foreign tool's language the arguments are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Fio,
+    Vdbench,
+    Diskspd,
+    Sqlio,
+}
+
+/// The metric tracked for steady state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    #[default]
+    Iops,
+    Mbps,
+    MeanUs,
+    P99Us,
+}
+
+impl Metric {
+    /// The name recorded in the result (`steady_state.metric`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Iops => "iops",
+            Metric::Mbps => "mbps",
+            Metric::MeanUs => "mean_us",
+            Metric::P99Us => "p99_us",
+        }
+    }
+
+    /// The metric's value in a run.
+    pub fn of(self, r: &RunResult) -> f64 {
+        let t = &r.totals.all;
+        match self {
+            Metric::Iops => t.iops,
+            Metric::Mbps => t.mbps,
+            Metric::MeanUs => t.latency_us.mean,
+            Metric::P99Us => t.latency_us.p99,
+        }
+    }
 }

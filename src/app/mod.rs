@@ -29,19 +29,20 @@ mod verify;
 /// Every write to stdout (kept in the top-level [`crate::stdout`] so `net`, which
 /// `app` calls, can use it too).
 pub use crate::stdout;
-pub use curve::{curve, BoundError};
-pub use error::{chain, AppError, FlagError};
-pub use foreign::{accept as accept_translated, foreign, read_job_file, Tool as ForeignTool};
+pub use curve::curve;
+pub use error::{chain, AppError, BoundError, FlagError};
+pub use foreign::{accept as accept_translated, foreign, read_job_file};
+pub use invocation::Tool as ForeignTool;
 pub use invocation::*;
 pub use quick::quick;
-pub use steady::{pts, steady_run, Metric};
-pub use tools::{compare, convert, report, rerun, sysinfo};
+pub use steady::{pts, steady_run};
+pub use tools::{compare, convert, net_run, net_serve, report, rerun, sysinfo};
 pub use verify::verify;
 
 use crate::plan::model::*;
 use crate::report::json::{check_writable, intervals_path, write_atomic_bytes, IntervalLog};
 use crate::report::terminal;
-use crate::result::{ResultDoc, RunResult, Tool, SCHEMA};
+use crate::result::{ResultDoc, RunResult, SCHEMA};
 use crate::run::{self, RunOptions};
 
 /// Exit codes, documented in the README.
@@ -122,10 +123,10 @@ impl<'a> Session<'a> {
         command: Vec<String>,
     ) -> Result<Self, AppError> {
         let log = check_outputs(out)?;
-        run::interrupt::install();
+        crate::interrupt::install();
         let doc = ResultDoc {
             schema: SCHEMA.into(),
-            tool: Tool::current(),
+            tool: crate::result::Tool::current(),
             started_unix_s: crate::clock::unix_s(),
             command,
             interrupted: false,
@@ -172,7 +173,7 @@ impl<'a> Session<'a> {
 
     /// Whether the session should stop (Ctrl-C).
     pub fn stopped(&self) -> bool {
-        self.doc.interrupted || run::interrupt::requested()
+        self.doc.interrupted || crate::interrupt::requested()
     }
 
     /// Prints a line unless quiet.
@@ -219,7 +220,7 @@ impl<'a> Session<'a> {
                 // A closed stdout ends the run as Ctrl-C would: what was measured so
                 // far is kept, and the command then ends quietly.
                 if stdout::println(&terminal::interval_line(iv, n)).is_err() {
-                    run::interrupt::request();
+                    crate::interrupt::request();
                 }
             }
             if let Some(p) = &progress {
@@ -331,7 +332,7 @@ impl<'a> Session<'a> {
                 && !stdout::closed()
                 && stdout::println(&crate::net::peer::interval_line(iv)).is_err()
             {
-                run::interrupt::request();
+                crate::interrupt::request();
             }
             if let Some(l) = log.as_mut() {
                 if let Err(e) = l.append(&name, iv) {

@@ -3,45 +3,12 @@
 //! each round feeds `run::steady::judge`, and rounds stop when it says steady or the
 //! round limit passes. Every run of every round is kept in the result.
 
-use super::{AppError, PtsInvocation, PtsTest, RunInvocation, Session, Steady};
+use super::{AppError, Metric, PtsInvocation, PtsTest, RunInvocation, Session, Steady};
 use crate::plan::model::*;
 use crate::plan::units::format_duration_ns;
-use crate::result::{RunResult, SteadyState};
+use crate::result::SteadyState;
 use crate::run::steady::{judge, MAX_ROUNDS, WINDOW};
 use crate::run::RunOptions;
-
-/// The metric tracked for steady state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Metric {
-    #[default]
-    Iops,
-    Mbps,
-    MeanUs,
-    P99Us,
-}
-
-impl Metric {
-    /// The name recorded in the result (`steady_state.metric`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Iops => "iops",
-            Metric::Mbps => "mbps",
-            Metric::MeanUs => "mean_us",
-            Metric::P99Us => "p99_us",
-        }
-    }
-
-    /// The metric's value in a run.
-    pub fn of(self, r: &RunResult) -> f64 {
-        let t = &r.totals.all;
-        match self {
-            Metric::Iops => t.iops,
-            Metric::Mbps => t.mbps,
-            Metric::MeanUs => t.latency_us.mean,
-            Metric::P99Us => t.latency_us.p99,
-        }
-    }
-}
 
 /// Repeats `rounds` until the metric is steady; `round(session, i)` runs round `i`
 /// and returns the run whose metric is tracked.

@@ -1,5 +1,5 @@
 //! Commands that read or describe rather than measure: `sysinfo`, `report`,
-//! `compare` and `convert`.
+//! `compare` and `convert`; and `net serve|run`, handed to the network mode.
 
 use super::{
     exit, stdout, AppError, CompareInvocation, ConvertInvocation, ConvertTo, FlagError,
@@ -93,7 +93,8 @@ pub fn compare(a: &CompareInvocation) -> Result<i32, AppError> {
 
 /// `ioscope convert FILE|ARGS --to toml|fio`.
 pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
-    use super::foreign::{read_job_file, translate_args, Tool};
+    use super::foreign::{read_job_file, translate_args};
+    use super::invocation::Tool;
     let Some(first) = a.input.first().map(String::as_str) else {
         return Err(AppError::Refused(
             "convert needs a job file or a command line".into(),
@@ -224,4 +225,14 @@ pub fn rerun(a: RerunInvocation) -> Result<i32, AppError> {
         ..Default::default()
     };
     Ok(super::run_plan(&plan, &a.output, &opts, a.command)?.exit_code)
+}
+
+/// `ioscope net serve`: answers network tests until stopped.
+pub fn net_serve(cfg: &crate::net::ServeConfig) -> Result<i32, AppError> {
+    Ok(crate::net::serve(cfg)?)
+}
+
+/// `ioscope net run`: one network test; the exit code says how it ended.
+pub fn net_run(cfg: &crate::net::NetRunConfig) -> Result<i32, AppError> {
+    Ok(crate::net::run(cfg)?.exit_code)
 }

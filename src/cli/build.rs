@@ -4,6 +4,7 @@
 //! laid over it.
 
 use super::foreign::split_own;
+use super::values::stdout_doc;
 use super::*;
 use crate::app::{
     self, AppError, CompareInvocation, ConvertInvocation, ConvertTo, CurveInvocation, FlagError,
@@ -14,15 +15,6 @@ use crate::app::{
 use crate::plan::model::Plan;
 use crate::report::export::Format;
 use crate::run::RunOptions;
-
-/// The document stdout carries for an `--output-format` (None: text).
-pub fn stdout_doc(form: Option<StdoutForm>) -> Option<Format> {
-    match form? {
-        StdoutForm::Text => None,
-        StdoutForm::Json => Some(Format::Json),
-        StdoutForm::FioJson => Some(Format::FioJson),
-    }
-}
 
 impl From<&OutputArgs> for Output {
     fn from(o: &OutputArgs) -> Self {

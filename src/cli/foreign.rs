@@ -75,7 +75,7 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                         StdoutForm::Json if fio_mode => StdoutForm::FioJson,
                         f => f,
                     };
-                    own.output.stdout_doc = super::build::stdout_doc(Some(form));
+                    own.output.stdout_doc = super::values::stdout_doc(Some(form));
                 }
                 _ => own.target = Some(value),
             }

@@ -3,11 +3,13 @@
 //! WHY` (exit 2) before anything runs. They reuse the plan's unit parsers, so a size
 //! or a duration means the same on the command line as in a job file.
 
+use super::StdoutForm;
 use crate::plan::model::{
     AccessPattern, Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout, TrimMode,
 };
 use crate::plan::tuning::SyncKind;
 use crate::plan::units::{self, UnitError};
+use crate::report::export::Format;
 use crate::run::worker::ErrorPolicy;
 
 /// Why a flag's text was refused; clap prints it after the flag and the text.
@@ -333,6 +335,15 @@ pub fn failback(text: &str) -> Res<crate::plan::paths::Failback> {
 /// `--split all|streams`.
 pub fn split(s: &str) -> Res<crate::cluster::Split> {
     Ok(crate::cluster::Split::parse(s)?)
+}
+
+/// The document stdout carries for an `--output-format` (None: text).
+pub fn stdout_doc(form: Option<StdoutForm>) -> Option<Format> {
+    match form? {
+        StdoutForm::Text => None,
+        StdoutForm::Json => Some(Format::Json),
+        StdoutForm::FioJson => Some(Format::FioJson),
+    }
 }
 
 #[cfg(test)]

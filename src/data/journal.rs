@@ -389,36 +389,12 @@ impl Journal {
             }
         }
         let (base_session, mut map) = base.unwrap_or((0, vec![0u16; units as usize]));
-        let mut records: Vec<(u32, u64, u64, u16, u8, u8)> = Vec::new();
+        let mut records: Vec<LogRecord> = Vec::new();
         let mut torn_tail_bytes = 0u64;
         let mut session = base_session;
         for (s, _, path) in logs.iter().filter(|(s, _, _)| *s >= base_session) {
             session = session.max(*s);
-            let mut bytes = Vec::new();
-            File::open(path)
-                .and_then(|mut f| f.read_to_end(&mut bytes))
-                .map_err(io_err("read", path))?;
-            let mut good = 0;
-            for r in bytes.chunks_exact(RECORD_BYTES) {
-                let check = u32::from_le_bytes(r[20..24].try_into().unwrap());
-                if hash64(&r[..20], *s as u64) as u32 != check {
-                    break;
-                }
-                let unit = u64::from_le_bytes(r[8..16].try_into().unwrap());
-                if unit >= units {
-                    break;
-                }
-                records.push((
-                    *s,
-                    u64::from_le_bytes(r[0..8].try_into().unwrap()),
-                    unit,
-                    u16::from_le_bytes([r[16], r[17]]),
-                    r[18],
-                    r[19],
-                ));
-                good += RECORD_BYTES;
-            }
-            torn_tail_bytes += (bytes.len() - good) as u64;
+            torn_tail_bytes += read_log(*s, path, units, &mut records)?;
         }
         // Merge the workers' logs by time; per unit, keys order intents (see replay).
         records.sort_by_key(|r| (r.0, r.1));
@@ -482,6 +458,44 @@ impl Journal {
             torn_tail_bytes,
         })
     }
+}
+
+/// One log record: session, time, unit, key, kind, flags.
+type LogRecord = (u32, u64, u64, u16, u8, u8);
+
+/// Appends the whole records of one worker's log of session `s` (up to the first
+/// that fails its check or names a unit past the end); returns the torn tail's bytes.
+fn read_log(
+    s: u32,
+    path: &Path,
+    units: u64,
+    records: &mut Vec<LogRecord>,
+) -> Result<u64, JournalError> {
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(io_err("read", path))?;
+    let mut good = 0;
+    for r in bytes.chunks_exact(RECORD_BYTES) {
+        let check = u32::from_le_bytes(r[20..24].try_into().unwrap());
+        if hash64(&r[..20], s as u64) as u32 != check {
+            break;
+        }
+        let unit = u64::from_le_bytes(r[8..16].try_into().unwrap());
+        if unit >= units {
+            break;
+        }
+        records.push((
+            s,
+            u64::from_le_bytes(r[0..8].try_into().unwrap()),
+            unit,
+            u16::from_le_bytes([r[16], r[17]]),
+            r[18],
+            r[19],
+        ));
+        good += RECORD_BYTES;
+    }
+    Ok((bytes.len() - good) as u64)
 }
 
 fn parse_map(bytes: &[u8], units: u64) -> Option<Vec<u16>> {

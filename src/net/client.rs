@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use super::config::{Direction, NetRunConfig};
 use super::env::{self, NetEnv};
+use super::measured::{Measured, Tracked};
+use super::outcome::NetOutcome;
 use super::protocol::{self, ConnKind, Ctrl, DataHello, Role, ServerStream, TestParams};
 use super::report as term;
 use super::sockopt::{self, SocketOpts};
@@ -23,7 +25,7 @@ use super::stream::{self, Control, Job, StreamState};
 use super::tcp_info::{self, TcpSample};
 use super::NetError;
 use crate::clock::now_ns;
-use crate::result::{EndReason, Interval, NetInterval, NetStreamInterval, ResultDoc};
+use crate::result::{EndReason, Interval, NetInterval, NetStreamInterval};
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
 
@@ -31,50 +33,6 @@ use crate::stats::histogram::LatencyHistogram;
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the interval loop looks for a stop, a failed stream or a lost server.
 const WATCH_SLICE_NS: u64 = 50_000_000;
-
-/// What a finished test produced.
-pub struct NetOutcome {
-    pub doc: ResultDoc,
-    pub exit_code: i32,
-}
-
-/// One stream as the client tracks it between intervals.
-pub(super) struct Tracked {
-    pub st: Arc<StreamState>,
-    prev_out: u64,
-    prev_in: u64,
-    prev_ops: u64,
-    prev_retrans: u64,
-    /// Counters at the warm-up mark.
-    pub mark_out: u64,
-    pub mark_in: u64,
-    pub mark_ops: u64,
-    /// Latency over the measured intervals.
-    pub hist: LatencyHistogram,
-    /// The last TCP_INFO sample.
-    pub tcp: TcpSample,
-}
-
-/// Everything measured, for the result builder and the iperf3 writer.
-pub(super) struct Measured {
-    pub cfg: NetRunConfig,
-    pub addr: SocketAddr,
-    pub cookie: String,
-    pub local_addrs: Vec<(String, String)>,
-    pub streams: Vec<Tracked>,
-    pub intervals: Vec<Interval>,
-    pub start_ns: u64,
-    pub mark_ns: u64,
-    pub end_ns: u64,
-    pub cpu_mark: CpuSample,
-    pub cpu_end: CpuSample,
-    pub end_reason: EndReason,
-    pub errors: Vec<String>,
-    pub server: Option<(Vec<ServerStream>, protocol::CpuTimes)>,
-    pub local_env: NetEnv,
-    pub remote_env: Option<NetEnv>,
-    pub started_unix_s: f64,
-}
 
 fn connect_err(cfg: &NetRunConfig, what: String) -> NetError {
     NetError::Connect {
@@ -115,7 +73,7 @@ pub fn run(cfg: &NetRunConfig) -> Result<NetOutcome, NetError> {
             "--cpus: CPU {c} is not available to this process"
         )));
     }
-    crate::run::interrupt::install();
+    crate::interrupt::install();
     let started_unix_s = crate::clock::unix_s();
     let timeout = Duration::from_nanos(cfg.connect_timeout_ns);
     let mut ctrl = TcpStream::connect_timeout(&addr, timeout)
@@ -343,7 +301,7 @@ fn run_intervals(
 /// command then ends quietly (the totals print finds stdout closed).
 fn say(line: &str) {
     if !crate::stdout::closed() && crate::stdout::println(line).is_err() {
-        crate::run::interrupt::request();
+        crate::interrupt::request();
     }
 }
 
@@ -440,7 +398,7 @@ fn measure(
 /// interrupts, a stream fails, or the server closes the control connection.
 fn watch_until(at_ns: u64, ctrl: &TcpStream, streams: &[Tracked]) -> Option<EndReason> {
     loop {
-        if crate::run::interrupt::requested() {
+        if crate::interrupt::requested() {
             return Some(EndReason::Interrupted);
         }
         if streams.iter().any(|t| t.st.error().is_some()) {

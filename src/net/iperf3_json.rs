@@ -9,7 +9,7 @@
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 
-use super::client::Measured;
+use super::measured::Measured;
 use super::protocol::Role;
 use crate::result::RunResult;
 

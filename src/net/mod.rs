@@ -14,6 +14,7 @@ mod client;
 mod config;
 mod env;
 mod iperf3_json;
+mod measured;
 mod outcome;
 pub mod peer;
 mod protocol;
@@ -23,8 +24,9 @@ mod sockopt;
 mod stream;
 mod tcp_info;
 
-pub use client::{run, NetOutcome};
+pub use client::run;
 pub use config::{Direction, NetOutput, NetRunConfig, RrSize, ServeConfig, DEFAULT_PORT};
+pub use outcome::NetOutcome;
 pub use server::serve;
 
 use crate::stdout::StdoutError;

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use super::client::{Measured, NetOutcome, Tracked};
-use super::config::{Direction, NetOutput};
-use super::protocol::{Role, ServerStream};
+use super::config::{Direction, NetOutput, NetRunConfig};
+use super::measured::{Measured, Tracked};
+use super::protocol::{CpuTimes, Role, ServerStream};
 use super::NetError;
 use crate::report::json::{check_writable, write_atomic, write_atomic_bytes};
 use crate::result::{
@@ -15,6 +15,12 @@ use crate::result::{
     ResultDoc, RrTotals, RunKind, RunResult, RunWorkload, ServiceDemand, Tool, Totals, SCHEMA,
 };
 use crate::stats::histogram::LatencyHistogram;
+
+/// What a finished test produced.
+pub struct NetOutcome {
+    pub doc: ResultDoc,
+    pub exit_code: i32,
+}
 
 /// Refuses unwritable output paths before anything is sent.
 pub fn check_outputs(o: &NetOutput) -> Result<(), NetError> {
@@ -142,6 +148,42 @@ fn op_totals(ios: u64, bytes: u64, gbps: f64, secs: f64, lat: &LatencyHistogram)
     }
 }
 
+/// The server's CPU use over the test, as the server reported it.
+fn remote_cpu(c: &CpuTimes, ios: u64) -> Cpu {
+    let wall = c.wall_ns.max(1) as f64 * c.cpus.max(1) as f64;
+    Cpu {
+        user_pct: 100.0 * c.user_ns as f64 / wall,
+        sys_pct: 100.0 * c.sys_ns as f64 / wall,
+        system_pct: 0.0,
+        cpu_us_per_io: if ios > 0 {
+            (c.user_ns + c.sys_ns) as f64 / 1e3 / ios as f64
+        } else {
+            0.0
+        },
+        online_cpus: Some(c.cpus.max(1)),
+    }
+}
+
+/// The test's settings as the result echoes them.
+fn workload_echo(c: &NetRunConfig, mode: NetMode) -> NetWorkloadEcho {
+    NetWorkloadEcho {
+        mode,
+        streams: c.streams,
+        bs: c.bs_bytes,
+        window: c.window_bytes,
+        mss: c.mss_bytes,
+        nodelay: c.nodelay,
+        zerocopy: c.zerocopy,
+        rate: c.rate,
+        rr: c.rr.map(|r| NetRrEcho {
+            req: r.req_bytes,
+            resp: r.resp_bytes,
+        }),
+        cpus: c.cpus.clone(),
+        remote_cpus: c.remote_cpus.clone(),
+    }
+}
+
 /// The run record of a finished (or failed) test.
 fn build_run(m: &Measured) -> RunResult {
     let measured_s = m.end_ns.saturating_sub(m.mark_ns).max(1) as f64 / 1e9;
@@ -178,20 +220,7 @@ fn build_run(m: &Measured) -> RunResult {
         .saturating_sub(m.cpu_mark.self_user_ns + m.cpu_mark.self_sys_ns) as f64
         / 1e3;
     let remote = m.server.as_ref().map(|(_, c)| c);
-    let remote_cpu = remote.map(|c| {
-        let wall = c.wall_ns.max(1) as f64 * c.cpus.max(1) as f64;
-        Cpu {
-            user_pct: 100.0 * c.user_ns as f64 / wall,
-            sys_pct: 100.0 * c.sys_ns as f64 / wall,
-            system_pct: 0.0,
-            cpu_us_per_io: if ios > 0 {
-                (c.user_ns + c.sys_ns) as f64 / 1e3 / ios as f64
-            } else {
-                0.0
-            },
-            online_cpus: Some(c.cpus.max(1)),
-        }
-    });
+    let remote_cpu = remote.map(|c| remote_cpu(c, ios));
     let rr = m.cfg.rr.is_some();
     let totals = Totals {
         all: op_totals(ios, bytes, gbps, measured_s, &lat),
@@ -235,22 +264,7 @@ fn build_run(m: &Measured) -> RunResult {
         engine: if c.zerocopy { "tcp-sendfile" } else { "tcp" }.into(),
         engine_reason: String::new(),
         io: None,
-        workload: RunWorkload::Net(NetWorkloadEcho {
-            mode,
-            streams: c.streams,
-            bs: c.bs_bytes,
-            window: c.window_bytes,
-            mss: c.mss_bytes,
-            nodelay: c.nodelay,
-            zerocopy: c.zerocopy,
-            rate: c.rate,
-            rr: c.rr.map(|r| NetRrEcho {
-                req: r.req_bytes,
-                resp: r.resp_bytes,
-            }),
-            cpus: c.cpus.clone(),
-            remote_cpus: c.remote_cpus.clone(),
-        }),
+        workload: RunWorkload::Net(workload_echo(c, mode)),
         duration_s: measured_s,
         warmup_s: m.mark_ns.saturating_sub(m.start_ns) as f64 / 1e9,
         interrupted: m.end_reason == EndReason::Interrupted,

@@ -67,7 +67,7 @@ pub fn serve(cfg: &ServeConfig) -> Result<i32, NetError> {
     let bound = listener
         .local_addr()
         .map_err(|e| NetError::io("listener address", e))?;
-    crate::run::interrupt::install();
+    crate::interrupt::install();
     // Flushed at once: a script waits for this line to learn the port. A reader that
     // goes away afterwards (`| head -1`) is fine: nothing else goes to stdout.
     crate::stdout::println(&format!(
@@ -77,7 +77,7 @@ pub fn serve(cfg: &ServeConfig) -> Result<i32, NetError> {
     let sessions: Sessions = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
     let cfg = Arc::new(cfg.clone());
-    while !done.load(Ordering::Acquire) && !crate::run::interrupt::requested() {
+    while !done.load(Ordering::Acquire) && !crate::interrupt::requested() {
         let mut pfd = libc::pollfd {
             fd: listener.as_raw_fd(),
             events: libc::POLLIN,

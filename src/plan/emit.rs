@@ -641,8 +641,6 @@ impl TargetTable {
 
 impl WorkloadTable {
     fn from_workload(run_index: usize, w: &Workload) -> Self {
-        let bs = BsValue::of(&w.bs.split);
-        let write_bs = w.bs.write_split.as_deref().map(BsValue::of);
         let rate = match w.rate {
             Rate::Iops(r) => Some(r),
             Rate::Max => None,
@@ -654,8 +652,8 @@ impl WorkloadTable {
             target: w.target.clone(),
             rw: rw_word(w),
             read_pct: w.read_pct,
-            bs,
-            write_bs,
+            bs: BsValue::of(&w.bs.split),
+            write_bs: w.bs.write_split.as_deref().map(BsValue::of),
             qd: w.qd,
             streams: w.streams,
             rate,
@@ -932,13 +930,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
     let mut s = String::from("; written by ioscope convert\n");
     for (ri, r) in plan.runs.iter().enumerate() {
         for (wi, w) in r.workloads.iter().enumerate() {
-            let t = plan
-                .targets
-                .iter()
-                .find(|t| t.name == w.target)
-                .ok_or_else(|| FioEmitError::UnknownTarget {
-                    workload: w.name.clone(),
-                })?;
+            let t = target_of(plan, w)?;
             fio_can_express(w, t)?;
             let _ = writeln!(s, "\n[{}-{}]", r.name, w.name);
             if ri > 0 && wi == 0 {
@@ -1022,6 +1014,16 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
         }
     }
     Ok(s)
+}
+
+/// The target a workload names.
+fn target_of<'p>(plan: &'p Plan, w: &Workload) -> Result<&'p TargetSpec, FioEmitError> {
+    plan.targets
+        .iter()
+        .find(|t| t.name == w.target)
+        .ok_or_else(|| FioEmitError::UnknownTarget {
+            workload: w.name.clone(),
+        })
 }
 
 /// The declared settings that differ from their defaults, as the fio options that

@@ -1025,17 +1025,7 @@ impl<'a> Ctx<'a> {
         let exit_all = self.flag_key(&sec, "exit_all")?;
         let priority = self.priorities(&sec, &bs)?;
         let atomic_writes = self.flag_key(&sec, "atomic_writes")?;
-        let fill_fs = match sec.get("fill_fs") {
-            Some(v) if self.boolean("fill_fs", v)? && read_pct == 100 => {
-                return Err(self.err(
-                    v.span(),
-                    "'fill_fs' is for workloads that write (it writes until the \
-                     filesystem is full)",
-                ))
-            }
-            Some(v) => self.boolean("fill_fs", v)?,
-            None => false,
-        };
+        let fill_fs = self.fill_fs(&sec, read_pct)?;
         let overrides = self.overrides(&sec, &name)?;
         let sprandom = sec
             .get("precondition")
@@ -1092,6 +1082,19 @@ impl<'a> Ctx<'a> {
             )),
             None => Ok((w, at)),
         })
+    }
+
+    /// `fill_fs`: write until the file system is full, only for workloads that write.
+    fn fill_fs(&self, sec: &Section<'_>, read_pct: u8) -> Res<bool> {
+        match sec.get("fill_fs") {
+            Some(v) if self.boolean("fill_fs", v)? && read_pct == 100 => Err(self.err(
+                v.span(),
+                "'fill_fs' is for workloads that write (it writes until the filesystem is \
+                 full)",
+            )),
+            Some(v) => self.boolean("fill_fs", v),
+            None => Ok(false),
+        }
     }
 
     /// The declared settings ([`settings`]) of `scope` that a table gives.

@@ -12,8 +12,7 @@
 use std::fmt::Write;
 
 use super::format::{esc, human};
-use super::html::PALETTE;
-use super::svg::{Axis, Band, Chart, HBand, Mark, Marker, Rule, RuleAt, Series, TickUnit};
+use super::svg::{Axis, Band, Chart, HBand, Mark, Marker, Rule, RuleAt, Series, TickUnit, PALETTE};
 use crate::result::{
     BlockSizes, Curve, CurvePoint, ResultDoc, RunResult, SteadyState, WorkloadEcho,
 };

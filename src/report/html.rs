@@ -11,15 +11,11 @@ use serde_json::Value;
 
 use super::analysis;
 use super::format::{esc, human, utc_datetime};
-use super::svg::{Axis, Band, BarChart, Chart, Mark, Series};
+use super::svg::{Axis, Band, BarChart, Chart, Mark, Series, PALETTE};
 use crate::result::{
     Interval, LatencyStats, OpTotals, ResultDoc, RunResult, ScheduleResult, VerifyResult,
 };
 
-/// Series colours: distinguishable for common colour-vision deficiencies.
-pub(crate) const PALETTE: [&str; 8] = [
-    "#1f77b4", "#e6780b", "#2a9d3a", "#9467bd", "#8c564b", "#d6279b", "#5f6b73", "#17a2b8",
-];
 const ERROR_COLOR: &str = "#d62728";
 const WARMUP_COLOR: &str = "#e8e3d3";
 
@@ -473,24 +469,18 @@ fn warmup_spans(intervals: &[Interval]) -> Vec<(f64, f64)> {
     spans
 }
 
-/// The IOPS, MB/s and latency timelines. With several sides (compare), each side's
-/// series is named after its label and overlaid; warm-up bands come from every side.
-pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec<Chart> {
-    let overlay = sides.len() > 1;
-    let xs = sides
-        .iter()
-        .flat_map(|(_, ivs)| ivs.iter().flat_map(|iv| [iv.t_s, iv.t_s - iv.duration_s]));
-    let x = Axis::linear("time since start (s)", xs.collect::<Vec<_>>());
+/// The warm-up bands of every side; sides with the same warm-up share one band
+/// instead of darkening it.
+fn warmup_bands(sides: &[(&str, &Vec<Interval>)]) -> Vec<Band> {
     let mut spans: Vec<(f64, f64)> = Vec::new();
     for (_, ivs) in sides {
         for span in warmup_spans(ivs) {
-            // Sides with the same warm-up share one band instead of darkening it.
             if !spans.contains(&span) {
                 spans.push(span);
             }
         }
     }
-    let bands: Vec<Band> = spans
+    spans
         .into_iter()
         .map(|(x0, x1)| Band {
             kind: "warmup".into(),
@@ -499,7 +489,38 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
             x1,
             color: WARMUP_COLOR.into(),
         })
+        .collect()
+}
+
+/// Flags on the intervals with errors, placed on a series' values (None: no errors).
+fn error_series(name: &str, ivs: &[Interval], pick: fn(&Interval) -> f64) -> Option<Series> {
+    let errs: Vec<&Interval> = ivs.iter().filter(|iv| iv.errors > 0).collect();
+    if errs.is_empty() {
+        return None;
+    }
+    let mut s = Series::line(
+        name,
+        "errors",
+        ERROR_COLOR,
+        errs.iter().map(|iv| (iv.t_s, pick(iv))).collect(),
+    );
+    s.mark = Mark::Flags;
+    s.tips = errs
+        .iter()
+        .map(|iv| format!("t={} s: {} I/O errors", human(iv.t_s), iv.errors))
         .collect();
+    Some(s)
+}
+
+/// The IOPS, MB/s and latency timelines. With several sides (compare), each side's
+/// series is named after its label and overlaid; warm-up bands come from every side.
+pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec<Chart> {
+    let overlay = sides.len() > 1;
+    let xs = sides
+        .iter()
+        .flat_map(|(_, ivs)| ivs.iter().flat_map(|iv| [iv.t_s, iv.t_s - iv.duration_s]));
+    let x = Axis::linear("time since start (s)", xs.collect::<Vec<_>>());
+    let bands = warmup_bands(sides);
     let series_name = |label: &str, base: &str| {
         if overlay {
             format!("{label}:{base}")
@@ -545,21 +566,8 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
             }
             // Intervals with errors, flagged on the first series of this side.
             let (_, _, pick, _) = picks[0];
-            let errs: Vec<&Interval> = ivs.iter().filter(|iv| iv.errors > 0).collect();
-            if !errs.is_empty() {
-                let mut s = Series::line(
-                    &series_name(side, "errors"),
-                    "errors",
-                    ERROR_COLOR,
-                    errs.iter().map(|iv| (iv.t_s, pick(iv))).collect(),
-                );
-                s.mark = Mark::Flags;
-                s.tips = errs
-                    .iter()
-                    .map(|iv| format!("t={} s: {} I/O errors", human(iv.t_s), iv.errors))
-                    .collect();
-                c.series.push(s);
-            }
+            c.series
+                .extend(error_series(&series_name(side, "errors"), ivs, pick));
         }
         c
     };

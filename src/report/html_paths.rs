@@ -12,8 +12,7 @@
 use std::fmt::Write;
 
 use super::format::{esc, human};
-use super::html::PALETTE;
-use super::svg::{Axis, Band, Chart, Mark, Rule, RuleAt, Series};
+use super::svg::{Axis, Band, Chart, Mark, Rule, RuleAt, Series, PALETTE};
 use crate::result::{Interval, RunEvent, RunResult};
 
 const DOWN_COLOR: &str = "#f4c7c3";

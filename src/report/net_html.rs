@@ -5,8 +5,7 @@
 use std::fmt::Write;
 
 use super::format::{esc, human};
-use super::html::PALETTE;
-use super::svg::{Axis, Band, Chart, Series};
+use super::svg::{Axis, Band, Chart, Series, PALETTE};
 use crate::result::{Interval, RunResult};
 
 fn warmup_band(ivs: &[Interval]) -> Vec<Band> {

@@ -15,6 +15,11 @@ use std::fmt::Write;
 
 use super::format::{coord, esc, trim_zeros};
 
+/// Series colours: distinguishable for common colour-vision deficiencies.
+pub(crate) const PALETTE: [&str; 8] = [
+    "#1f77b4", "#e6780b", "#2a9d3a", "#9467bd", "#8c564b", "#d6279b", "#5f6b73", "#17a2b8",
+];
+
 /// Above this many points a series is drawn as one path, without per-point markers.
 pub const MARKER_LIMIT: usize = 500;
 

@@ -187,6 +187,23 @@ pub fn run_summary(r: &RunResult) -> String {
         "queue depth {:.1}; ioscope CPU {:.1}% user + {:.1}% sys of all CPUs ({:.2} us CPU per I/O); system busy {:.1}%",
         t.queue_depth, r.cpu.user_pct, r.cpu.sys_pct, r.cpu.cpu_us_per_io, r.cpu.system_pct
     );
+    schedule_lines(&mut s, r);
+    if let Some(f) = &r.failover {
+        let _ = writeln!(s, "{}", failover_line(f));
+    }
+    steady_and_verify_lines(&mut s, r);
+    for e in &r.error_samples {
+        let _ = writeln!(
+            s,
+            "error: {} at offset {} ({} bytes) on {}: {} (errno {})",
+            e.op, e.offset, e.len, e.target, e.message, e.errno
+        );
+    }
+    s
+}
+
+/// The rate schedule's lines: requested against achieved, issue lag, pacing.
+fn schedule_lines(s: &mut String, r: &RunResult) {
     if let Some(sc) = &r.schedule {
         let _ = writeln!(
             s,
@@ -201,9 +218,10 @@ pub fn run_summary(r: &RunResult) -> String {
             );
         }
     }
-    if let Some(f) = &r.failover {
-        let _ = writeln!(s, "{}", failover_line(f));
-    }
+}
+
+/// The steady-state stop's verdict and the verify pass's counts.
+fn steady_and_verify_lines(s: &mut String, r: &RunResult) {
     if let Some(st) = &r.steady_stop {
         let judged = match (st.mean, st.value) {
             (Some(m), Some(v)) => format!("last window mean {m:.1}, value {v:.2}"),
@@ -243,14 +261,6 @@ pub fn run_summary(r: &RunResult) -> String {
             let _ = writeln!(s, "  {}", m.detail);
         }
     }
-    for e in &r.error_samples {
-        let _ = writeln!(
-            s,
-            "error: {} at offset {} ({} bytes) on {}: {} (errno {})",
-            e.op, e.offset, e.len, e.target, e.message, e.errno
-        );
-    }
-    s
 }
 
 /// The one-line summary of what path failures cost the workload (latency from the

@@ -610,7 +610,7 @@ pub(super) fn collect(
     let mut interrupted = false;
     let mut held = 0;
     loop {
-        if !interrupted && super::interrupt::requested() {
+        if !interrupted && crate::interrupt::requested() {
             interrupted = true;
             stop.store(true, Ordering::Relaxed);
         }

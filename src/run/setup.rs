@@ -11,21 +11,13 @@
 //! may be known only now), as are the engine's options; if that or anything else
 //! before the first I/O fails, what opening did is undone ([`Prepared::undo`]).
 
+use super::resolved::Resolved;
 use super::{RunError, RunOptions};
 use crate::engine::uring::{PollSite, UringEngine};
 use crate::engine::Targets;
 use crate::plan::model::{EngineKind, FileCreate, Rate, RunSpec, TargetKind, TargetSpec};
 use crate::target::{self, Backing, OpenTarget, Probe, ProbeKind};
 use std::sync::Arc;
-
-/// A workload's resolved geometry.
-pub(super) struct Resolved {
-    pub target: u32,
-    pub ws_start: u64,
-    pub ws_len: u64,
-    /// On a file set read and written as bytes: each file's length (0 otherwise).
-    pub file_bytes: u64,
-}
 
 /// What a workload is checked against: a probed or an opened target.
 struct Geometry<'a> {

@@ -872,7 +872,7 @@ mod tests {
             workloads: vec![w.clone()],
             ..Default::default()
         };
-        let resolved = [super::super::setup::Resolved {
+        let resolved = [super::super::resolved::Resolved {
             target: 0,
             ws_start: 0,
             ws_len: 256 << 10,

@@ -16,7 +16,7 @@
 //! without zones never see the table (their shape has none), so their hot path has
 //! no lock.
 
-use super::setup::Resolved;
+use super::resolved::Resolved;
 use super::RunError;
 use crate::plan::model::{AccessPattern, Op, RunSpec};
 use crate::plan::zbd::Zbd;

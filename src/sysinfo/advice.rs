@@ -3,7 +3,7 @@
 //! udev rule, to make it persist) that changes it. ioscope never applies a fix
 //! itself: changing a shared machine is the operator's decision.
 
-use super::{BlockInfo, Environment};
+use super::{BlockInfo, DmInfo, Environment, LoopInfo};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -105,6 +105,7 @@ fn udev_rule(dev: &str, attr: &str, value: &str) -> String {
     )
 }
 
+// fn-length: flat list
 fn block_advice(b: &BlockInfo, planned_qd: Option<u32>, out: &mut Vec<Advice>) {
     let q = &b.queue_device;
     let is_loop = b.loop_dev.is_some();
@@ -147,37 +148,7 @@ fn block_advice(b: &BlockInfo, planned_qd: Option<u32>, out: &mut Vec<Advice>) {
     }
 
     if let Some(l) = &b.loop_dev {
-        if b.rotational == Some(true) && l.backing_rotational != Some(true) {
-            let on = l
-                .backing_device
-                .as_deref()
-                .map(|d| format!(" (backing device {d} is not known to be rotational)"))
-                .unwrap_or_default();
-            out.push(Advice {
-                level: AdviceLevel::Warn,
-                item: format!("{q}: rotational"),
-                reason: format!(
-                    "loop device reports rotational=1{on}: usually it sits on a file on an \
-                     SSD, and the flag makes the kernel and filesystems treat it as a hard \
-                     disk (scheduler choice, merging, read-ahead)"
-                ),
-                fix: format!("echo 0 > /sys/block/{q}/queue/rotational"),
-            });
-        }
-        if l.direct_io == Some(false) {
-            out.push(Advice {
-                level: AdviceLevel::Warn,
-                item: format!("{q}: direct I/O"),
-                reason: "loop device does not use direct I/O on its backing file: every I/O \
-                         goes through the page cache too, so reads can be served from RAM and \
-                         memory is used twice — the numbers describe the cache, not the storage"
-                    .into(),
-                fix: format!(
-                    "losetup --direct-io=on /dev/{q} (or create it with: losetup --find --show \
-                     --direct-io=on FILE)"
-                ),
-            });
-        }
+        loop_advice(b, l, out);
     }
 
     if let Some(ra) = b.read_ahead_kb {
@@ -231,28 +202,69 @@ fn block_advice(b: &BlockInfo, planned_qd: Option<u32>, out: &mut Vec<Advice>) {
     }
 
     if let Some(dm) = &b.dm {
-        for s in &dm.slaves {
-            if let Some(state) = s.state.as_deref().filter(|&st| st != "running") {
-                out.push(Advice {
-                    level: AdviceLevel::Warn,
-                    item: format!("{q}: path {}", s.name),
-                    reason: format!(
-                        "{} path {} is '{state}': I/O runs over the remaining paths only, so \
-                         the result describes a degraded setup",
-                        if dm.multipath {
-                            "multipath"
-                        } else {
-                            "device-mapper"
-                        },
-                        s.name
-                    ),
-                    fix: format!(
-                        "inspect with multipath -ll; bring the path back (echo running > \
-                         /sys/block/{}/device/state) or fix the link, then re-run",
-                        s.name
-                    ),
-                });
-            }
+        path_advice(q, dm, out);
+    }
+}
+
+/// A loop device's flags: rotational over a file on an SSD, no direct I/O.
+fn loop_advice(b: &BlockInfo, l: &LoopInfo, out: &mut Vec<Advice>) {
+    let q = &b.queue_device;
+    if b.rotational == Some(true) && l.backing_rotational != Some(true) {
+        let on = l
+            .backing_device
+            .as_deref()
+            .map(|d| format!(" (backing device {d} is not known to be rotational)"))
+            .unwrap_or_default();
+        out.push(Advice {
+            level: AdviceLevel::Warn,
+            item: format!("{q}: rotational"),
+            reason: format!(
+                "loop device reports rotational=1{on}: usually it sits on a file on an \
+                 SSD, and the flag makes the kernel and filesystems treat it as a hard \
+                 disk (scheduler choice, merging, read-ahead)"
+            ),
+            fix: format!("echo 0 > /sys/block/{q}/queue/rotational"),
+        });
+    }
+    if l.direct_io == Some(false) {
+        out.push(Advice {
+            level: AdviceLevel::Warn,
+            item: format!("{q}: direct I/O"),
+            reason: "loop device does not use direct I/O on its backing file: every I/O \
+                     goes through the page cache too, so reads can be served from RAM and \
+                     memory is used twice — the numbers describe the cache, not the storage"
+                .into(),
+            fix: format!(
+                "losetup --direct-io=on /dev/{q} (or create it with: losetup --find --show \
+                 --direct-io=on FILE)"
+            ),
+        });
+    }
+}
+
+/// Device-mapper paths that are not running (a degraded multipath).
+fn path_advice(q: &str, dm: &DmInfo, out: &mut Vec<Advice>) {
+    for s in &dm.slaves {
+        if let Some(state) = s.state.as_deref().filter(|&st| st != "running") {
+            out.push(Advice {
+                level: AdviceLevel::Warn,
+                item: format!("{q}: path {}", s.name),
+                reason: format!(
+                    "{} path {} is '{state}': I/O runs over the remaining paths only, so \
+                     the result describes a degraded setup",
+                    if dm.multipath {
+                        "multipath"
+                    } else {
+                        "device-mapper"
+                    },
+                    s.name
+                ),
+                fix: format!(
+                    "inspect with multipath -ll; bring the path back (echo running > \
+                     /sys/block/{}/device/state) or fix the link, then re-run",
+                    s.name
+                ),
+            });
         }
     }
 }

@@ -50,7 +50,7 @@ pub struct RunControl {
 impl RunControl {
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
-            || crate::run::interrupt::requested()
+            || crate::interrupt::requested()
             || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
@@ -193,7 +193,7 @@ fn send(
 fn send_all(sock: &Sock, buf: &[u8], ctl: &RunControl) -> std::io::Result<bool> {
     let mut off = 0;
     while off < buf.len() {
-        if ctl.stop.load(Ordering::Relaxed) || crate::run::interrupt::requested() {
+        if ctl.stop.load(Ordering::Relaxed) || crate::interrupt::requested() {
             return Ok(false);
         }
         let n = sock.send(&buf[off..])?;
@@ -210,7 +210,7 @@ fn send_all(sock: &Sock, buf: &[u8], ctl: &RunControl) -> std::io::Result<bool> 
 fn recv_answer(sock: &mut Sock, buf: &mut [u8], ctl: &RunControl) -> std::io::Result<bool> {
     let mut off = 0;
     while off < buf.len() {
-        if ctl.stop.load(Ordering::Relaxed) || crate::run::interrupt::requested() {
+        if ctl.stop.load(Ordering::Relaxed) || crate::interrupt::requested() {
             return Ok(false);
         }
         match sock.recv(&mut buf[off..], false)? {

@@ -113,7 +113,7 @@ fn end_reason(counters: &[std::sync::Arc<JobCounters>], ctl: &RunControl) -> End
         .any(|c| c.error.lock().map(|e| e.is_some()).unwrap_or(true))
     {
         EndReason::Error
-    } else if crate::run::interrupt::requested() {
+    } else if crate::interrupt::requested() {
         EndReason::Interrupted
     } else if ctl.deadline.is_some_and(|d| Instant::now() >= d) {
         EndReason::Duration

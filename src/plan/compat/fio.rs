@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::fio_options::{self, is_flag, normalise_key};
+use super::fio_options::{self, is_flag, normalise_key, parse_bool};
 use super::fio_subst;
 use super::{
     base_run, is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated,
@@ -311,14 +311,6 @@ fn substitute(
         ));
     }
     Ok(s.value)
-}
-
-pub(crate) fn parse_bool(v: Option<&str>) -> Option<bool> {
-    match v.map(|s| s.trim().to_ascii_lowercase()).as_deref() {
-        None | Some("") | Some("1") | Some("true") | Some("yes") | Some("on") => Some(true),
-        Some("0") | Some("false") | Some("no") | Some("off") => Some(false),
-        _ => None,
-    }
 }
 
 /// The effective options of one job: later settings win, each remembers its location.
@@ -1104,11 +1096,7 @@ impl<'a> JobCx<'a> {
         let atomic_writes = self.atomic(engine)?;
         let fill_fs = self.fill_device(read_pct)?;
         let sprandom = self.sprandom(read_pct, &pattern)?;
-        self.run_opts.push((
-            "engine options",
-            op_engines::fio_text(&engine_opts),
-            self.section_loc.clone(),
-        ));
+        self.note_engine_options(&engine_opts);
         let mut data = self.data_settings();
         self.trim_fits(trim, engine, &data);
         let direct = self.direct_for(engine)?;
@@ -1201,6 +1189,14 @@ impl<'a> JobCx<'a> {
             seed,
             run_opts: self.run_opts,
         })
+    }
+
+    /// The engine options go with the run's settings, so that jobs of one run that
+    /// differ in them are reported.
+    fn note_engine_options(&mut self, o: &crate::plan::engine_opts::EngineOptions) {
+        let at = self.section_loc.clone();
+        self.run_opts
+            .push(("engine options", op_engines::fio_text(o), at));
     }
 
     /// The declared settings the options of the table's `Sets` rows give: each read

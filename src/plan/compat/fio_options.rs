@@ -116,9 +116,19 @@ const fn aka(mut o: FioOption, aliases: &'static [&'static str]) -> FioOption {
     o
 }
 
+/// fio's boolean option values: bare, `1`, `true`, `yes`, `on`; `0`, `false`, `no`,
+/// `off` (any case); None for anything else.
+pub(crate) fn parse_bool(v: Option<&str>) -> Option<bool> {
+    match v.map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("") | Some("1") | Some("true") | Some("yes") | Some("on") => Some(true),
+        Some("0") | Some("false") | Some("no") | Some("off") => Some(false),
+        _ => None,
+    }
+}
+
 /// fio's value for "no" (`exitall_on_error=0`).
 fn is_false(v: Option<&str>) -> bool {
-    super::fio::parse_bool(v) == Some(false)
+    parse_bool(v) == Some(false)
 }
 
 /// A flag given bare or true (`exitall_on_error`, `exitall_on_error=1`).

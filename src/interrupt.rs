@@ -1,5 +1,6 @@
 //! Ctrl-C: the first press asks the current run to stop and report what it measured;
-//! the second exits at once (code 130).
+//! the second exits at once (code 130). A bottom module: the runner, `net` and `app`
+//! all read the one flag.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
