@@ -22,3 +22,4 @@ pub mod stats;
 pub mod stdout;
 pub mod sysinfo;
 pub mod target;
+pub mod vocab;
