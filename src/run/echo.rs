@@ -26,72 +26,58 @@ pub fn io_echo(io: &IoTuning) -> IoEcho {
     }
 }
 
-/// The result's echo of a plan workload.
+/// The result's echo of a plan workload. The settings it shows as they are are named
+/// once, in the list at the end; the pattern is exhaustive, so a new plan setting
+/// stops the build here until it is listed or given a conversion of its own.
 pub fn workload_echo(w: &Workload) -> WorkloadEcho {
-    let Workload {
-        name,
-        target,
-        read_pct,
-        trim,
-        pattern,
-        bs,
-        qd,
-        streams,
-        rate,
-        offset_bytes,
-        size_bytes,
-        dist,
-        arrival,
-        share_pct,
-        seq_layout,
-        align_bytes,
-        seq_gap_bytes,
-        offset_increment_bytes,
-        zones,
-        zbd,
-        flow,
-        exit_all,
-        pauses,
-        priority,
-        atomic_writes,
-        fill_fs,
-        sprandom,
-        file_service,
-        // Effective values need the run and the engine that ran it: `own_settings`.
-        overrides: _,
-    } = w.clone();
-    WorkloadEcho {
-        name,
-        target,
-        read_pct,
-        trim,
-        pattern,
-        bs,
-        qd,
-        streams,
-        rate,
-        offset_bytes,
-        size_bytes,
-        dist,
-        arrival,
-        share_pct,
-        seq_layout,
-        align_bytes,
-        seq_gap_bytes,
-        offset_increment_bytes,
-        zones,
-        zbd: zbd.as_ref().map(ZbdEcho::from),
-        flow,
-        exit_all,
-        pauses,
-        priority: (!priority.is_default()).then_some(priority),
-        atomic_writes,
-        fill_fs,
-        sprandom,
-        file_service: (!file_service.is_default()).then(|| file_service.text()),
-        // What the run and its engine made of the workload: `own_settings`.
-        ..WorkloadEcho::default()
+    macro_rules! echo_of {
+        ($($same:ident),* $(,)?) => {{
+            let Workload {
+                $($same,)*
+                zbd,
+                priority,
+                file_service,
+                // Effective values need the run and the engine that ran it:
+                // `run::own_settings`.
+                overrides: _,
+            } = w.clone();
+            WorkloadEcho {
+                $($same,)*
+                zbd: zbd.as_ref().map(ZbdEcho::from),
+                priority: (!priority.is_default()).then_some(priority),
+                file_service: (!file_service.is_default()).then(|| file_service.text()),
+                // What the run and its engine made of the workload: `own_settings`.
+                ..WorkloadEcho::default()
+            }
+        }};
     }
+    echo_of!(
+        name,
+        target,
+        read_pct,
+        trim,
+        pattern,
+        bs,
+        qd,
+        streams,
+        rate,
+        offset_bytes,
+        size_bytes,
+        dist,
+        arrival,
+        share_pct,
+        seq_layout,
+        align_bytes,
+        seq_gap_bytes,
+        offset_increment_bytes,
+        zones,
+        flow,
+        exit_all,
+        pauses,
+        atomic_writes,
+        fill_fs,
+        sprandom,
+    )
 }
 
 #[cfg(test)]
