@@ -12,9 +12,9 @@
 //! QD 1 × 1 stream), not as "unknown".
 
 use crate::vocab::skip::{is_false, is_zero, is_zero_i64};
+use crate::vocab::Zbd;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::Zbd;
 pub use crate::vocab::{
     AccessPattern, Arrival, BlockSizes, Distribution, Flow, Pauses, Priorities, Rate, SeqLayout,
     Sprandom, TrimMode, Zone, Zones,
