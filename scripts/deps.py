@@ -37,7 +37,6 @@ TABLE_TITLE = "Top-level modules and what they may read"
 # check says when an entry no longer closes a cycle, so the list only shrinks.
 CYCLE_EXCEPTIONS = {
     ("src/plan/model.rs", "src/plan/overrides.rs"),
-    ("src/plan/model.rs", "src/plan/zbd.rs"),
 }
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"

@@ -23,3 +23,4 @@ pub mod stats;
 pub mod stdout;
 pub mod sysinfo;
 pub mod target;
+pub mod vocab;

@@ -214,7 +214,7 @@ pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
                 format!("{}k {}/{}", bs as f64 / 1024.0, mix, 100 - mix),
                 bs,
                 mix,
-                pattern.clone(),
+                pattern,
             ));
         }
     }

@@ -190,7 +190,7 @@ fn last<T: Copy>(v: &[T]) -> Option<T> {
 /// Applies workload flags (rw, bs, qd, …) given on the command line.
 pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) {
     if let Some(rw) = &a.rw {
-        w.pattern = rw.pattern.clone();
+        w.pattern = rw.pattern;
         w.read_pct = rw.read_pct;
         w.trim = rw.trim;
     }

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::op::Op;
+use crate::vocab::Op;
 
 /// How I/O is issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

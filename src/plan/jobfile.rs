@@ -1715,7 +1715,7 @@ impl<'a> Ctx<'a> {
                 let trim_word = TrimMode::parse_rw(word);
                 let (p, pct) = match word {
                     _ if trim_word.is_some() => {
-                        let (p, t) = trim_word.clone().unzip();
+                        let (p, t) = trim_word.unzip();
                         trim = t.unwrap_or_default();
                         (p.unwrap_or(AccessPattern::Random), Some(0))
                     }

@@ -13,7 +13,6 @@ pub mod jobfile;
 pub mod model;
 pub mod net_endpoint;
 pub mod on_error;
-pub mod op;
 pub mod overrides;
 pub mod paths;
 pub mod priority;

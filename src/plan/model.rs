@@ -3,10 +3,16 @@
 //! produces a [`Plan`]; the runner consumes it. It is plain data, serialisable, so a
 //! result can carry the exact effective plan and `ioscope rerun` can repeat it.
 
+use crate::vocab::skip::{is_false, is_zero, is_zero_i64};
 use serde::{Deserialize, Serialize};
 
 pub use super::engine_kind::EngineKind;
-pub use super::op::Op;
+// The value types the result's workload echo shares with the plan, declared once in
+// `vocab`; the plan's own checks of them against a workload (`misfit`) are below.
+pub use crate::vocab::{
+    AccessPattern, Arrival, BlockSizes, Distribution, DistributionError, Flow, Op, Pauses,
+    Priorities, Rate, SeqLayout, Sprandom, TrimMode, Zbd, Zone, Zones,
+};
 
 /// Everything one invocation will do: targets and the runs that use them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -277,210 +283,6 @@ pub struct SimStall {
     pub period_ns: u64,
 }
 
-/// Whether and how a workload discards (fio's `rw=trim|randtrim|trimwrite|
-/// randtrimwrite`). Its reads and writes follow `read_pct` as ever; a trim workload
-/// has `read_pct` 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TrimMode {
-    /// No trims (every workload that is not one of the others).
-    #[default]
-    None,
-    /// Every operation discards its range (fio's `trim`, `randtrim`).
-    Only,
-    /// Each range is discarded, then written once the discard has completed (fio's
-    /// `trimwrite`, `randtrimwrite`): a trim and a write per offset.
-    ThenWrite,
-}
-
-impl TrimMode {
-    pub fn is_none(&self) -> bool {
-        *self == TrimMode::None
-    }
-
-    /// fio's word for a pattern with this mode (`randtrim`, `trimwrite`), or `None`
-    /// for a workload without trims.
-    pub fn rw_word(self, pattern: &AccessPattern) -> Option<&'static str> {
-        let random = matches!(pattern, AccessPattern::Random);
-        match (self, random) {
-            (TrimMode::None, _) => None,
-            (TrimMode::Only, false) => Some("trim"),
-            (TrimMode::Only, true) => Some("randtrim"),
-            (TrimMode::ThenWrite, false) => Some("trimwrite"),
-            (TrimMode::ThenWrite, true) => Some("randtrimwrite"),
-        }
-    }
-
-    /// The access word's pattern and mode, for the trim words only.
-    pub fn parse_rw(word: &str) -> Option<(AccessPattern, TrimMode)> {
-        Some(match word {
-            "trim" => (AccessPattern::Sequential, TrimMode::Only),
-            "randtrim" => (AccessPattern::Random, TrimMode::Only),
-            "trimwrite" => (AccessPattern::Sequential, TrimMode::ThenWrite),
-            "randtrimwrite" => (AccessPattern::Random, TrimMode::ThenWrite),
-            _ => return None,
-        })
-    }
-}
-
-/// How the offsets of successive I/Os are chosen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum AccessPattern {
-    /// Each stream walks its own slice of the working set from start to end, wrapping.
-    Sequential,
-    /// Uniformly random block-aligned offsets over the working set.
-    Random,
-}
-
-/// How random offsets are spread over the working set.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Distribution {
-    /// Every block equally likely.
-    #[default]
-    Uniform,
-    /// Zipf with exponent `theta` (> 0, ≠ 1 allowed either side): block of rank k is
-    /// chosen with probability ∝ 1/k^θ. Ranks are scattered over the range.
-    Zipf { theta: f64 },
-    /// Pareto with parameter `h` in (0, 1), as fio's pareto:h.
-    Pareto { h: f64 },
-    /// Hot bands: each band sends `io_pct` of the I/O to the next `range_pct` of the
-    /// working set, in order (fio's zoned distribution, vdbench's hotband).
-    Zoned { bands: Vec<Zone> },
-    /// A fixed order of block indices, repeated (fio's `sequence:2,0,1`): the n-th
-    /// I/O of a direction goes to `blocks[n % len]`. With `stride`, each repetition
-    /// moves on by the sequence's length (2,0,1, 5,3,4, …), and the stream ends when
-    /// the next index is past the working set, as fio's job does.
-    Sequence {
-        blocks: Vec<u64>,
-        #[serde(default, skip_serializing_if = "is_false")]
-        stride: bool,
-    },
-}
-
-impl Distribution {
-    /// The text form [`Distribution::parse`] reads back (`zipf:1.2`, `zoned:80/10:20/90`).
-    pub fn spec(&self) -> String {
-        match self {
-            Distribution::Uniform => "uniform".into(),
-            Distribution::Zipf { theta } => format!("zipf:{theta}"),
-            Distribution::Pareto { h } => format!("pareto:{h}"),
-            Distribution::Zoned { bands } => {
-                let parts: Vec<String> = bands
-                    .iter()
-                    .map(|z| format!("{}/{}", z.io_pct, z.range_pct))
-                    .collect();
-                format!("zoned:{}", parts.join(":"))
-            }
-            Distribution::Sequence { blocks, stride } => {
-                let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
-                let tail = if *stride { ":stride" } else { "" };
-                format!("sequence:{}{tail}", list.join(","))
-            }
-        }
-    }
-
-    /// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
-    /// "zoned:80/10:20/90" (I/O % / range % per band, in order), "sequence:2,0,1"
-    /// (block indices in order, repeated) or "sequence:2,0,1:stride" (each repetition
-    /// moves on by the sequence's length).
-    pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
-        let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
-        let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
-        match kind.to_ascii_lowercase().as_str() {
-            "uniform" | "random" if arg.is_empty() => Ok(Distribution::Uniform),
-            "zipf" => match num(arg) {
-                Some(theta) if theta > 0.0 => Ok(Distribution::Zipf { theta }),
-                _ => Err(DistributionError::Zipf),
-            },
-            "pareto" => match num(arg) {
-                Some(h) if h > 0.0 && h < 1.0 => Ok(Distribution::Pareto { h }),
-                _ => Err(DistributionError::Pareto),
-            },
-            "zoned" | "hotband" => {
-                let mut bands = Vec::new();
-                for part in arg.split(':') {
-                    let (io, range) = part
-                        .split_once('/')
-                        .ok_or_else(|| DistributionError::BandShape(part.to_string()))?;
-                    match (num(io), num(range)) {
-                        (Some(io_pct), Some(range_pct)) if io_pct >= 0.0 && range_pct > 0.0 => {
-                            bands.push(Zone { io_pct, range_pct })
-                        }
-                        _ => return Err(DistributionError::BandNumbers(part.to_string())),
-                    }
-                }
-                let io: f64 = bands.iter().map(|b| b.io_pct).sum();
-                let range: f64 = bands.iter().map(|b| b.range_pct).sum();
-                if (io - 100.0).abs() > 0.01 || (range - 100.0).abs() > 0.01 {
-                    return Err(DistributionError::BandSums { io, range });
-                }
-                Ok(Distribution::Zoned { bands })
-            }
-            "sequence" => parse_sequence(arg),
-            _ => Err(DistributionError::Unknown),
-        }
-    }
-}
-
-/// `2,0,1` or `2,0,1:stride`: the block indices of a sequence distribution.
-fn parse_sequence(arg: &str) -> Result<Distribution, DistributionError> {
-    let (list, stride) = match arg.rsplit_once(':') {
-        Some((list, tail)) if tail.trim().eq_ignore_ascii_case("stride") => (list, true),
-        Some(_) => return Err(DistributionError::Sequence(arg.to_string())),
-        None => (arg, false),
-    };
-    let blocks = list
-        .split(',')
-        .map(|b| b.trim().parse::<u64>())
-        .collect::<Result<Vec<u64>, _>>()
-        .map_err(|_| DistributionError::Sequence(arg.to_string()))?;
-    Ok(Distribution::Sequence { blocks, stride })
-}
-
-/// Why an offset distribution was refused; the message shows the accepted form.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum DistributionError {
-    #[error("zipf needs a positive exponent, e.g. zipf:1.2")]
-    Zipf,
-    #[error("pareto needs h between 0 and 1, e.g. pareto:0.9")]
-    Pareto,
-    #[error("band '{0}' is not IO%/RANGE%")]
-    BandShape(String),
-    #[error("band '{0}' needs non-negative numbers")]
-    BandNumbers(String),
-    #[error("bands must add up to 100% of I/O and 100% of range (got {io}% and {range}%)")]
-    BandSums { io: f64, range: f64 },
-    #[error(
-        "sequence '{0}' is not a list of block indices, e.g. sequence:2,0,1 or \
-         sequence:2,0,1:stride"
-    )]
-    Sequence(String),
-    #[error(
-        "expected uniform, zipf:THETA, pareto:H, zoned:IO%/RANGE%:… or sequence:B,B,…[:stride]"
-    )]
-    Unknown,
-}
-
-/// One band of a zoned distribution.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Zone {
-    pub io_pct: f64,
-    pub range_pct: f64,
-}
-
-/// Arrival process of an open-loop workload.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrival {
-    /// Evenly spaced intended issue times.
-    Uniform,
-    /// Poisson arrivals (exponential gaps): what independent clients produce.
-    #[default]
-    Exponential,
-}
-
 /// How a worker waits for the next intended issue time of an open-loop schedule when
 /// nothing is in flight: the trade between issue jitter and idle CPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -516,88 +318,6 @@ impl Pacing {
             _ => None,
         }
     }
-}
-
-/// Transfer sizes: one size, or a weighted mix (fio's bssplit, vdbench's xfersize
-/// distribution); writes (and trims) may have a list of their own (fio's `bs=R,W`,
-/// `bssplit=R_LIST,W_LIST`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BlockSizes {
-    /// (bytes, weight) pairs; weights are relative. Every I/O's sizes, or the reads'
-    /// when `write_split` is set.
-    pub split: Vec<(u64, u32)>,
-    /// The writes' and trims' (bytes, weight) pairs; `None` = `split`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_split: Option<Vec<(u64, u32)>>,
-}
-
-impl BlockSizes {
-    pub fn fixed(bytes: u64) -> Self {
-        BlockSizes::of(vec![(bytes, 100)])
-    }
-    /// One split for every direction.
-    pub fn of(split: Vec<(u64, u32)>) -> Self {
-        BlockSizes {
-            split,
-            write_split: None,
-        }
-    }
-    /// A read split and a write split; one split when they are the same.
-    pub fn per_direction(read: Vec<(u64, u32)>, write: Vec<(u64, u32)>) -> Self {
-        let write_split = (write != read).then_some(write);
-        BlockSizes {
-            split: read,
-            write_split,
-        }
-    }
-    /// The (bytes, weight) pairs an I/O of `op` draws its size from.
-    pub fn for_op(&self, op: Op) -> &[(u64, u32)] {
-        match (op, &self.write_split) {
-            (Op::Write | Op::Trim, Some(w)) => w,
-            _ => &self.split,
-        }
-    }
-    /// Every (bytes, weight) pair of every direction (a size may come twice).
-    pub fn all(&self) -> impl Iterator<Item = &(u64, u32)> + '_ {
-        self.split.iter().chain(self.write_split.iter().flatten())
-    }
-    pub fn max_bytes(&self) -> u64 {
-        self.all().map(|&(b, _)| b).max().unwrap_or(0)
-    }
-    pub fn min_bytes(&self) -> u64 {
-        self.all().map(|&(b, _)| b).min().unwrap_or(0)
-    }
-    /// The single size, when there is only one (in every direction).
-    pub fn single(&self) -> Option<u64> {
-        match (self.split.as_slice(), &self.write_split) {
-            ([(b, _)], None) => Some(*b),
-            ([(b, _)], Some(w)) if w.iter().all(|&(wb, _)| wb == *b) => Some(*b),
-            _ => None,
-        }
-    }
-    /// Mean transfer size of `op`'s I/Os, weighted by frequency.
-    pub fn mean_bytes_of(&self, op: Op) -> f64 {
-        let split = self.for_op(op);
-        let total: u64 = split.iter().map(|&(_, w)| w as u64).sum();
-        if total == 0 {
-            return 0.0;
-        }
-        split.iter().map(|&(b, w)| b as f64 * w as f64).sum::<f64>() / total as f64
-    }
-    /// Mean transfer size weighted by frequency (of the reads' split when the
-    /// directions differ).
-    pub fn mean_bytes(&self) -> f64 {
-        self.mean_bytes_of(Op::Read)
-    }
-}
-
-/// Issue rate: closed loop at full speed, or open loop at a fixed rate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Rate {
-    Max,
-    /// Operations per second for the whole workload, split evenly over its streams.
-    Iops(f64),
 }
 
 /// One kind of I/O aimed at one target.
@@ -663,7 +383,7 @@ pub struct Workload {
     /// fio's `zonemode=zbd` on a file or a device that is not zoned: writes go to
     /// the write pointers of emulated zones, reads stay below them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zbd: Option<super::zbd::Zbd>,
+    pub zbd: Option<Zbd>,
     /// fio's flow control: closed-loop workloads sharing a flow id issue I/Os in the
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -679,11 +399,8 @@ pub struct Workload {
     pub pauses: Pauses,
     /// I/O priorities: of all its I/O, and of shares of it (fio's `prio`,
     /// `prioclass`, `cmdprio_*`); empty = the default priority.
-    #[serde(
-        default,
-        skip_serializing_if = "super::priority::Priorities::is_default"
-    )]
-    pub priority: super::priority::Priorities,
+    #[serde(default, skip_serializing_if = "Priorities::is_default")]
+    pub priority: Priorities,
     /// Writes carry RWF_ATOMIC (fio's `atomic=1`): each lands whole or not at all,
     /// never torn by a crash; the target must support atomic writes of its size.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -714,45 +431,6 @@ pub struct Workload {
         skip_serializing_if = "super::settings::WorkloadSettings::is_default"
     )]
     pub settings: super::settings::WorkloadSettings,
-}
-
-/// Strided zones (fio's `zonemode=strided`): each stream starts in the zone at the
-/// working set's start, issues `io_bytes` of I/O there (sequential I/O walks the
-/// zone and wraps inside it; random offsets are uniform in it), then the next zone
-/// starts `range_bytes + skip_bytes` further on, wrapping to the working set's start
-/// when it would begin past the end. Skipped bytes count towards a pass, as fio's
-/// `io_skip_bytes` do, so a pass is one sweep over the working set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Zones {
-    /// I/O done in a zone before moving on (fio's `zonesize`).
-    pub io_bytes: u64,
-    /// Length of a zone, where its I/O falls (fio's `zonerange`; default `io_bytes`).
-    pub range_bytes: u64,
-    /// Bytes left out between zones (fio's `zoneskip`).
-    #[serde(default)]
-    pub skip_bytes: u64,
-}
-
-/// SPRandom's settings (fio's `spr_op`, `spr_num_regions`, `spr_cs`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Sprandom {
-    /// The drive's over-provisioning ratio, 0 < op < 1 (fio's default 0.15).
-    pub op: f64,
-    /// Equal regions the physical capacity is cut into (fio's default 100).
-    pub regions: u32,
-    /// The drive's write cache; above 0, rewrites wait a region (fio's default 0).
-    #[serde(default)]
-    pub cache_bytes: u64,
-}
-
-impl Default for Sprandom {
-    fn default() -> Self {
-        Sprandom {
-            op: 0.15,
-            regions: 100,
-            cache_bytes: 0,
-        }
-    }
 }
 
 impl Sprandom {
@@ -836,117 +514,6 @@ impl Zones {
             );
         }
         None
-    }
-}
-
-/// A workload's place in fio's flow control (`flow`, `flow_id`, `flow_sleep`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Flow {
-    /// Workloads with the same id are held in ratio to each other.
-    pub id: u32,
-    /// Weight of each stream (fio's `flow`), at least 1.
-    pub weight: u32,
-    /// Wait of a held stream before it asks again (fio's `flow_sleep`); 0 = a short
-    /// retry.
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
-    pub sleep_ns: u64,
-}
-
-fn is_zero_u64(v: &u64) -> bool {
-    *v == 0
-}
-
-/// When a workload's streams hold back: a late start for the whole workload, and
-/// think time for each stream of a closed-loop workload.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pauses {
-    /// Nothing is issued until this long after the run's I/O starts (fio's
-    /// `startdelay`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub start_delay_ns: u64,
-    /// A closed-loop stream that has issued `think_every_ios` I/Os waits for them all
-    /// to complete, then idles this long before it issues again (fio's `thinktime`
-    /// with `thinktime_blocks`). 0 = no think time.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub think_ns: u64,
-    /// I/Os between think times (at least 1 when `think_ns` is set, unless
-    /// `think_io_ns` alone sets the pace).
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
-    pub think_every_ios: u32,
-    /// Time spent issuing I/O between think times (fio's `thinktime_iotime`): the
-    /// stream thinks once this long has passed since its last think ended (or its
-    /// first I/O), or after `think_every_ios` I/Os when both are set, whichever comes
-    /// first. 0 = by count only.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub think_io_ns: u64,
-    /// Nothing is issued later than this long after the run's I/O starts, warm-up
-    /// included (a fio job whose runtime is shorter than its run's); 0 = until the
-    /// run ends.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub stop_ns: u64,
-    /// Each stream issues at most this many I/Os, then stops as if its passes were
-    /// done (fio's `number_ios`, per job clone); 0 = no count limit.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub stop_after_ios: u64,
-    /// Each stream transfers this many bytes per pass, starting each pass at its
-    /// region's start (fio's `io_size` when it is not whole passes over `size`, or
-    /// the size is the device's); 0 = a pass is the working set.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub pass_bytes: u64,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-fn is_zero_u32(v: &u32) -> bool {
-    *v == 0
-}
-
-impl Pauses {
-    pub fn is_none(&self) -> bool {
-        *self == Pauses::default()
-    }
-
-    /// I/Os between think times, or `None` when the workload never thinks by count
-    /// (no think time, or only `think_io_ns` sets the pace).
-    pub fn think_batch(&self) -> Option<u32> {
-        let by_time_only = self.think_io_ns > 0 && self.think_every_ios == 0;
-        (self.think_ns > 0 && !by_time_only).then_some(self.think_every_ios.max(1))
-    }
-}
-
-/// How the streams of a sequential workload share its working set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SeqLayout {
-    /// Each stream walks its own equal slice (fio's `offset_increment` style).
-    #[default]
-    Regions,
-    /// Streams interleave over the whole set: stream i of n issues blocks i, i+n,
-    /// i+2n…, so together they make one sequential sweep with n I/Os outstanding
-    /// (vdbench threads on a sequential workload).
-    Stride,
-}
-
-impl SeqLayout {
-    pub fn is_regions(&self) -> bool {
-        *self == SeqLayout::Regions
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SeqLayout::Regions => "regions",
-            SeqLayout::Stride => "stride",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<SeqLayout> {
-        match s.to_ascii_lowercase().as_str() {
-            "regions" | "region" => Some(SeqLayout::Regions),
-            "stride" | "interleave" => Some(SeqLayout::Stride),
-            _ => None,
-        }
     }
 }
 
@@ -1265,12 +832,4 @@ impl RunSpec {
             })
             .sum()
     }
-}
-
-fn is_zero_i64(v: &i64) -> bool {
-    *v == 0
-}
-
-fn is_false(v: &bool) -> bool {
-    !*v
 }

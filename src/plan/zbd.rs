@@ -1,109 +1,18 @@
 //! Emulated zoned-block-device zones (fio's `zonemode=zbd` on a regular file or a
 //! device that is not zoned, fio's zoned model "none"): the working set is cut into
-//! zones that are written only at their write pointers. This module holds the plan's
-//! settings and the checks that need nothing but the plan; the zone table that the
-//! run shares between streams is `run::zbd`.
+//! zones that are written only at their write pointers. The settings are
+//! `vocab::zones::Zbd` (shared with the result's echo); this module holds the checks
+//! of them against a workload; the zone table that the run shares between streams is
+//! `run::zbd`.
 //!
 //! ioscope issues no zone ioctls (report, reset, open, finish), so a real zoned
 //! device is refused at run time; a zone reset is a move of the write pointer only.
 
 use super::model::{Distribution, Op, SeqLayout, TrimMode, Workload};
-use serde::{Deserialize, Serialize};
 
-/// A workload's emulated zones.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Zbd {
-    /// Length of a zone; zones start at multiples of it from the target's start.
-    pub zone_bytes: u64,
-    /// Bytes of a zone that can be written (fio's `zonecapacity`); at most
-    /// `zone_bytes`.
-    pub capacity_bytes: u64,
-    /// Zones written at once by every workload on the target together (fio's
-    /// `max_open_zones`); 0 = no limit.
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
-    pub max_open: u32,
-    /// Zones written at once by one stream (fio's `job_max_open_zones`, per clone);
-    /// 0 = no limit. Needs `max_open`.
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
-    pub stream_max_open: u32,
-    /// Share of the working set written (0..=1) above which writes start resetting
-    /// zones (fio's `zone_reset_threshold`).
-    #[serde(default, skip_serializing_if = "is_zero_f64")]
-    pub reset_threshold: f64,
-    /// Above the threshold, every 1/this-th write resets its zone first (fio's
-    /// `zone_reset_frequency`); 0 = never.
-    #[serde(default, skip_serializing_if = "is_zero_f64")]
-    pub reset_frequency: f64,
-    /// Reads may go past a zone's write pointer (fio's `read_beyond_wp`).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub read_beyond_wp: bool,
-}
-
-fn is_zero_u32(v: &u32) -> bool {
-    *v == 0
-}
-fn is_zero_f64(v: &f64) -> bool {
-    *v == 0.0
-}
-fn is_false(v: &bool) -> bool {
-    !*v
-}
-
-/// fio keeps at most this many write zones (its `ZBD_MAX_WRITE_ZONES`).
-pub const MAX_OPEN_LIMIT: u32 = 4096;
+pub use crate::vocab::zones::{Zbd, MAX_OPEN_LIMIT};
 
 impl Zbd {
-    /// Zones of `zone_bytes` whose capacity is the whole zone, no limits.
-    pub fn of_size(zone_bytes: u64) -> Zbd {
-        Zbd {
-            zone_bytes,
-            capacity_bytes: zone_bytes,
-            max_open: 0,
-            stream_max_open: 0,
-            reset_threshold: 0.0,
-            reset_frequency: 0.0,
-            read_beyond_wp: false,
-        }
-    }
-
-    /// Why these settings are wrong on their own, if they are.
-    pub fn invalid(&self) -> Option<String> {
-        if self.zone_bytes < 512 {
-            return Some(format!(
-                "the zone size must be at least 512 bytes, found {}",
-                self.zone_bytes
-            ));
-        }
-        if self.capacity_bytes == 0 || self.capacity_bytes > self.zone_bytes {
-            return Some(format!(
-                "the zone capacity ({} bytes) must be above 0 and at most the zone size ({} bytes)",
-                self.capacity_bytes, self.zone_bytes
-            ));
-        }
-        if self.max_open > MAX_OPEN_LIMIT {
-            return Some(format!(
-                "at most {MAX_OPEN_LIMIT} open zones, found {}",
-                self.max_open
-            ));
-        }
-        if self.stream_max_open > 0 && self.max_open == 0 {
-            return Some(
-                "a per-stream open-zone limit needs an open-zone limit for the target".into(),
-            );
-        }
-        for (what, v) in [
-            ("reset threshold", self.reset_threshold),
-            ("reset frequency", self.reset_frequency),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Some(format!(
-                    "the zone {what} must be between 0 and 1, found {v}"
-                ));
-            }
-        }
-        None
-    }
-
     /// Why `w` cannot run in these zones, if it cannot: fio's checks (writes no
     /// larger than a zone, trims of exactly one zone) and the ways of choosing
     /// offsets that zones replace.

@@ -3,11 +3,11 @@
 //! else, so a chart can never disagree with the JSON. The wire format is documented in
 //! docs/result-schema.md; changing a field's meaning means bumping [`SCHEMA`].
 //!
-//! This module depends on nothing else in the crate: the layers that measure (run,
-//! stats) build these types, and the reporters read them. Every field is typed
-//! except the two declared extension points of [`ResultDoc`], `env` and `plan` (and
-//! each rank's `env`, the same shape as the top-level one), whose shapes belong to the
-//! modules that write them.
+//! This module depends on nothing else in the crate but `vocab` (the value types it
+//! shares with the plan): the layers that measure (run, stats) build these types, and
+//! the reporters read them. Every field is typed except the two declared extension
+//! points of [`ResultDoc`], `env` and `plan` (and each rank's `env`, the same shape as
+//! the top-level one), whose shapes belong to the modules that write them.
 
 pub mod io;
 pub mod paths;

@@ -1,8 +1,9 @@
 //! The workload echo: the effective settings of a run's workload as the result file
-//! publishes them (`runs[].workload`). These are wire types, deliberately apart from
-//! the plan's internal `Workload`: the run layer converts one into the other
-//! (`crate::run::echo`), so a change inside the plan cannot silently change the
-//! published schema — it fails to compile at that conversion instead.
+//! publishes them (`runs[].workload`). The echo is a wire type of its own, apart from
+//! the plan's internal `Workload`: the run layer fills it (`crate::run::echo`), so a
+//! new plan setting cannot silently change the published schema — it fails to compile
+//! at that conversion instead. Its value types (pattern, sizes, rate, pauses, zones,
+//! priorities) are the `vocab` ones the plan uses: one declaration each.
 //!
 //! The wire format is the one ioscope has always written (docs/result-schema.md),
 //! and reading is lenient: every field has a default, unknown fields are ignored and
@@ -10,7 +11,14 @@
 //! The trade-off: a missing field reads as the plan default (4 KiB random reads at
 //! QD 1 × 1 stream), not as "unknown".
 
+use crate::vocab::skip::{is_false, is_zero, is_zero_i64};
+use crate::vocab::Zbd;
 use serde::{Deserialize, Serialize};
+
+pub use crate::vocab::{
+    AccessPattern, Arrival, BlockSizes, Distribution, Flow, Pauses, Priorities, Rate, SeqLayout,
+    Sprandom, TrimMode, Zone, Zones,
+};
 
 /// The settings a run echoes: a storage workload, or a network test's settings
 /// (`ioscope net`, a run of kind `net`). On the wire the two are told apart by the
@@ -180,7 +188,7 @@ pub struct WorkloadEcho {
     pub sprandom: Option<Sprandom>,
     /// fio's emulated zoned block device (`zonemode=zbd`); absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zbd: Option<Zbd>,
+    pub zbd: Option<ZbdEcho>,
     /// fio's flow control: the workload's flow id and weight; absent when free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
@@ -247,65 +255,6 @@ pub struct OnErrorEcho {
     pub write_errnos: Option<Vec<String>>,
 }
 
-/// Linux's I/O priority classes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PrioClass {
-    Rt,
-    Be,
-    Idle,
-}
-
-/// One I/O priority: class, level (0 highest … 7) and hint (absent = 0, none); the
-/// kernel's 16-bit ioprio value is class << 13 | hint << 3 | level (rt 1, be 2,
-/// idle 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoPriority {
-    pub class: PrioClass,
-    #[serde(default)]
-    pub level: u8,
-    #[serde(default, skip_serializing_if = "is_zero_u16")]
-    pub hint: u16,
-}
-
-fn is_zero_u16(v: &u16) -> bool {
-    *v == 0
-}
-
-/// The direction a priority share applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PrioOp {
-    Read,
-    Write,
-    Trim,
-}
-
-/// A share of a workload's I/Os issued at a priority of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PrioShare {
-    /// `read` or `write`; absent = both.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub op: Option<PrioOp>,
-    /// The block size it applies to; absent = every size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bs_bytes: Option<u64>,
-    pub pct: u8,
-    pub prio: IoPriority,
-}
-
-/// A workload's I/O priorities.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Priorities {
-    /// Of the worker threads that issued its I/O (ioprio_set).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub job: Option<IoPriority>,
-    /// Shares of its I/Os issued with a per-request priority (io_uring's sqe ioprio).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub per_io: Vec<PrioShare>,
-}
-
 /// A workload's data settings as run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -331,38 +280,10 @@ pub struct DataEcho {
     pub verify_backlog_batch: Option<u32>,
 }
 
-/// A workload's place in fio's flow control: streams of workloads with the same
-/// `id` issued I/Os in the ratio of their `weight`s; a held stream waited `sleep_ns`
-/// (absent: a short retry) before asking again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Flow {
-    pub id: u32,
-    pub weight: u32,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub sleep_ns: u64,
-}
-
-/// Strided zones as run (see the plan's `Zones`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Zones {
-    pub io_bytes: u64,
-    pub range_bytes: u64,
-    #[serde(default)]
-    pub skip_bytes: u64,
-}
-
-/// SPRandom as run (see the plan's `Sprandom`).
+/// Emulated zones as run (fio's `zonemode=zbd`; see `vocab::Zbd`): a summary of its
+/// own, with each limit and the reset settings written only when they are in force.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Sprandom {
-    pub op: f64,
-    pub regions: u32,
-    #[serde(default)]
-    pub cache_bytes: u64,
-}
-
-/// Emulated zones as run (fio's `zonemode=zbd`; see the plan's `Zbd`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Zbd {
+pub struct ZbdEcho {
     pub zone_bytes: u64,
     pub capacity_bytes: u64,
     /// Zones written at once on the target; absent when unlimited.
@@ -381,66 +302,18 @@ pub struct Zbd {
     pub read_beyond_wp: bool,
 }
 
-/// Whether a workload discarded: `only` (every I/O a trim: fio's trim, randtrim) or
-/// `then_write` (each range trimmed, then written: trimwrite, randtrimwrite).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TrimMode {
-    #[default]
-    None,
-    Only,
-    ThenWrite,
-}
-
-impl TrimMode {
-    pub fn is_none(&self) -> bool {
-        *self == TrimMode::None
-    }
-}
-
-/// When a workload held back: its late start, and each stream's think time after
-/// every `think_every_ios` I/Os (all zero when it never pauses).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pauses {
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub start_delay_ns: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub think_ns: u64,
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
-    pub think_every_ios: u32,
-    /// Each stream thought after issuing for this long (fio's `thinktime_iotime`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub think_io_ns: u64,
-    /// The workload stopped issuing this long after the run's I/O started.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub stop_ns: u64,
-    /// Each stream stopped after this many I/Os (fio's `number_ios`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub stop_after_ios: u64,
-    /// Each stream transferred this many bytes per pass (fio's `io_size`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub pass_bytes: u64,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-fn is_zero_u32(v: &u32) -> bool {
-    *v == 0
-}
-
-fn is_zero_i64(v: &i64) -> bool {
-    *v == 0
-}
-
-fn is_false(v: &bool) -> bool {
-    !*v
-}
-
-impl Pauses {
-    pub fn is_none(&self) -> bool {
-        *self == Pauses::default()
+impl From<&Zbd> for ZbdEcho {
+    /// The plan's zones as the result shows them (limits and resets only when set).
+    fn from(z: &Zbd) -> Self {
+        ZbdEcho {
+            zone_bytes: z.zone_bytes,
+            capacity_bytes: z.capacity_bytes,
+            max_open: (z.max_open > 0).then_some(z.max_open),
+            stream_max_open: (z.stream_max_open > 0).then_some(z.stream_max_open),
+            reset_threshold: (z.reset_frequency > 0.0).then_some(z.reset_threshold),
+            reset_frequency: (z.reset_frequency > 0.0).then_some(z.reset_frequency),
+            read_beyond_wp: z.read_beyond_wp,
+        }
     }
 }
 
@@ -512,158 +385,6 @@ impl WorkloadEcho {
     /// Whether both reads and writes are issued.
     pub fn is_mixed(&self) -> bool {
         self.read_pct != 0 && self.read_pct != 100
-    }
-}
-
-/// How the offsets of successive I/Os are chosen (`{"kind": "random"}`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum AccessPattern {
-    /// Each stream walks its part of the working set in order.
-    Sequential,
-    /// Block-aligned offsets spread by `dist`.
-    #[default]
-    Random,
-}
-
-/// Transfer sizes: `{"split": [[bytes, weight], …]}`; weights are relative. Writes
-/// (and trims) with sizes of their own add `"write_split"`, and `split` is then the
-/// reads'. Reading also accepts a bare number of bytes (one size).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "BlockSizesWire")]
-pub struct BlockSizes {
-    pub split: Vec<(u64, u32)>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_split: Option<Vec<(u64, u32)>>,
-}
-
-/// The two spellings [`BlockSizes`] is read from.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum BlockSizesWire {
-    Bytes(u64),
-    Split {
-        split: Vec<(u64, u32)>,
-        #[serde(default)]
-        write_split: Option<Vec<(u64, u32)>>,
-    },
-}
-
-impl From<BlockSizesWire> for BlockSizes {
-    fn from(w: BlockSizesWire) -> Self {
-        match w {
-            BlockSizesWire::Bytes(b) => BlockSizes::fixed(b),
-            BlockSizesWire::Split { split, write_split } => BlockSizes { split, write_split },
-        }
-    }
-}
-
-impl Default for BlockSizes {
-    fn default() -> Self {
-        BlockSizes::fixed(4096)
-    }
-}
-
-impl BlockSizes {
-    pub fn fixed(bytes: u64) -> Self {
-        BlockSizes::of(vec![(bytes, 100)])
-    }
-
-    /// One split for every direction.
-    pub fn of(split: Vec<(u64, u32)>) -> Self {
-        BlockSizes {
-            split,
-            write_split: None,
-        }
-    }
-
-    /// The single size, when there is only one (in every direction).
-    pub fn single(&self) -> Option<u64> {
-        match (self.split.as_slice(), &self.write_split) {
-            ([(b, _)], None) => Some(*b),
-            _ => None,
-        }
-    }
-
-    /// The first size of the split (0 when there is none): the one a single-size
-    /// format such as fio's `bs` can show.
-    pub fn first_bytes(&self) -> u64 {
-        self.split.first().map_or(0, |&(b, _)| b)
-    }
-
-    /// Every size, in the order given (the reads', then the writes' own).
-    pub fn sizes_bytes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.split
-            .iter()
-            .chain(self.write_split.iter().flatten())
-            .map(|&(b, _)| b)
-    }
-}
-
-/// Issue rate: `"max"` (closed loop) or `{"iops": N}` (open loop, for the whole
-/// workload).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Rate {
-    #[default]
-    Max,
-    Iops(f64),
-}
-
-/// Spread of random offsets over the working set (`{"kind": "zipf", "theta": 1.2}`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Distribution {
-    #[default]
-    Uniform,
-    /// Block of rank k chosen with probability ∝ 1/k^θ.
-    Zipf { theta: f64 },
-    /// fio's pareto:h.
-    Pareto { h: f64 },
-    /// Hot bands, in order over the working set.
-    Zoned { bands: Vec<Zone> },
-    /// A fixed order of block indices, repeated; with `stride`, each repetition
-    /// moves on by the sequence's length.
-    Sequence {
-        blocks: Vec<u64>,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        stride: bool,
-    },
-}
-
-/// One band of a zoned distribution: `io_pct` of the I/O goes to the next
-/// `range_pct` of the working set.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Zone {
-    pub io_pct: f64,
-    pub range_pct: f64,
-}
-
-/// Arrival process of an open-loop workload.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrival {
-    /// Evenly spaced intended issue times.
-    Uniform,
-    /// Poisson arrivals.
-    #[default]
-    Exponential,
-}
-
-/// How the streams of a sequential workload share its working set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SeqLayout {
-    /// Each stream walks its own equal slice.
-    #[default]
-    Regions,
-    /// Streams interleave block by block over the whole set.
-    Stride,
-}
-
-impl SeqLayout {
-    pub fn is_regions(&self) -> bool {
-        *self == SeqLayout::Regions
     }
 }
 

@@ -20,6 +20,7 @@ pub mod groups;
 pub mod launch;
 pub mod offsets;
 pub mod op_engines;
+mod own_settings;
 pub mod pacing;
 pub mod paths;
 pub mod request_flags;
@@ -206,7 +207,7 @@ pub fn execute(
         fatal,
         workload_ops,
     } = collector::collect(run, targets, &choice, launched, on_interval);
-    echo::own_settings(&mut result, run, &prepared.groups, &placed, opts);
+    own_settings::own_settings(&mut result, run, &prepared.groups, &placed, opts);
     zbd::count_resets(&mut result, run, &zbd);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));

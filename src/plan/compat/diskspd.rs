@@ -664,7 +664,7 @@ impl SqlioLine {
                 name: format!("w{}", workloads.len()),
                 target: name,
                 read_pct: if self.read { 100 } else { 0 },
-                pattern: pattern.clone(),
+                pattern,
                 bs: BlockSizes::fixed(bs),
                 qd: to_u32(self.qd, loc)?,
                 streams: to_u32(t.unwrap_or(self.threads), loc)?,

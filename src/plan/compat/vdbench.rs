@@ -1198,7 +1198,7 @@ impl RdCx<'_> {
             Rate::Iops(n) if share.is_some() => Rate::Iops(n),
             Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
         };
-        let pattern = pt.seek.clone().unwrap_or(wd.pattern.clone());
+        let pattern = pt.seek.unwrap_or(wd.pattern);
         let seq_layout = if pattern == AccessPattern::Sequential {
             // vdbench's threads on a sequential wd take the next block in turn:
             // one sweep with N outstanding, which is the stride layout.

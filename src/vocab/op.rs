@@ -1,5 +1,7 @@
-//! The direction of one I/O: read, write or trim. Its own file because engine kinds
-//! ([`super::engine_kind`]) and the workload model both name it.
+//! The direction of one I/O: read, write or trim. The smallest word of the
+//! vocabulary, here because a priority share (`vocab::priority`) and a block-size
+//! split (`vocab::block_sizes`) are per direction; results count per direction with
+//! [`Op::index`]. The trade-off: its serde spelling (`"read"`) is the wire format's.
 
 use serde::{Deserialize, Serialize};
 

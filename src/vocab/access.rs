@@ -1,0 +1,239 @@
+//! How a workload walks its working set: sequential or random access, the spread of
+//! random offsets (with its text form, `zipf:1.2`, `zoned:80/10:20/90`), how
+//! sequential streams share the set, and whether it discards. These are the words
+//! both the plan and the result's workload echo use; the trade-off is that the
+//! distribution's text form lives here too (it needs nothing but the type), while
+//! fio's `rw` words beyond the trim modes stay with their readers in `plan`.
+
+use super::skip::is_false;
+use serde::{Deserialize, Serialize};
+
+/// Whether and how a workload discards (fio's `rw=trim|randtrim|trimwrite|
+/// randtrimwrite`). Its reads and writes follow `read_pct` as ever; a trim workload
+/// has `read_pct` 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimMode {
+    /// No trims (every workload that is not one of the others).
+    #[default]
+    None,
+    /// Every operation discards its range (fio's `trim`, `randtrim`).
+    Only,
+    /// Each range is discarded, then written once the discard has completed (fio's
+    /// `trimwrite`, `randtrimwrite`): a trim and a write per offset.
+    ThenWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
+
+    /// fio's word for a pattern with this mode (`randtrim`, `trimwrite`), or `None`
+    /// for a workload without trims.
+    pub fn rw_word(self, pattern: &AccessPattern) -> Option<&'static str> {
+        let random = matches!(pattern, AccessPattern::Random);
+        match (self, random) {
+            (TrimMode::None, _) => None,
+            (TrimMode::Only, false) => Some("trim"),
+            (TrimMode::Only, true) => Some("randtrim"),
+            (TrimMode::ThenWrite, false) => Some("trimwrite"),
+            (TrimMode::ThenWrite, true) => Some("randtrimwrite"),
+        }
+    }
+
+    /// The access word's pattern and mode, for the trim words only.
+    pub fn parse_rw(word: &str) -> Option<(AccessPattern, TrimMode)> {
+        Some(match word {
+            "trim" => (AccessPattern::Sequential, TrimMode::Only),
+            "randtrim" => (AccessPattern::Random, TrimMode::Only),
+            "trimwrite" => (AccessPattern::Sequential, TrimMode::ThenWrite),
+            "randtrimwrite" => (AccessPattern::Random, TrimMode::ThenWrite),
+            _ => return None,
+        })
+    }
+}
+
+/// How the offsets of successive I/Os are chosen (`{"kind": "random"}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum AccessPattern {
+    /// Each stream walks its own slice of the working set from start to end, wrapping.
+    Sequential,
+    /// Uniformly random block-aligned offsets over the working set (spread by the
+    /// workload's `dist`).
+    #[default]
+    Random,
+}
+
+/// How random offsets are spread over the working set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Distribution {
+    /// Every block equally likely.
+    #[default]
+    Uniform,
+    /// Zipf with exponent `theta` (> 0, ≠ 1 allowed either side): block of rank k is
+    /// chosen with probability ∝ 1/k^θ. Ranks are scattered over the range.
+    Zipf { theta: f64 },
+    /// Pareto with parameter `h` in (0, 1), as fio's pareto:h.
+    Pareto { h: f64 },
+    /// Hot bands: each band sends `io_pct` of the I/O to the next `range_pct` of the
+    /// working set, in order (fio's zoned distribution, vdbench's hotband).
+    Zoned { bands: Vec<Zone> },
+    /// A fixed order of block indices, repeated (fio's `sequence:2,0,1`): the n-th
+    /// I/O of a direction goes to `blocks[n % len]`. With `stride`, each repetition
+    /// moves on by the sequence's length (2,0,1, 5,3,4, …), and the stream ends when
+    /// the next index is past the working set, as fio's job does.
+    Sequence {
+        blocks: Vec<u64>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        stride: bool,
+    },
+}
+
+impl Distribution {
+    /// The text form [`Distribution::parse`] reads back (`zipf:1.2`, `zoned:80/10:20/90`).
+    pub fn spec(&self) -> String {
+        match self {
+            Distribution::Uniform => "uniform".into(),
+            Distribution::Zipf { theta } => format!("zipf:{theta}"),
+            Distribution::Pareto { h } => format!("pareto:{h}"),
+            Distribution::Zoned { bands } => {
+                let parts: Vec<String> = bands
+                    .iter()
+                    .map(|z| format!("{}/{}", z.io_pct, z.range_pct))
+                    .collect();
+                format!("zoned:{}", parts.join(":"))
+            }
+            Distribution::Sequence { blocks, stride } => {
+                let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
+                let tail = if *stride { ":stride" } else { "" };
+                format!("sequence:{}{tail}", list.join(","))
+            }
+        }
+    }
+
+    /// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
+    /// "zoned:80/10:20/90" (I/O % / range % per band, in order), "sequence:2,0,1"
+    /// (block indices in order, repeated) or "sequence:2,0,1:stride" (each repetition
+    /// moves on by the sequence's length).
+    pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
+        let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
+        let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+        match kind.to_ascii_lowercase().as_str() {
+            "uniform" | "random" if arg.is_empty() => Ok(Distribution::Uniform),
+            "zipf" => match num(arg) {
+                Some(theta) if theta > 0.0 => Ok(Distribution::Zipf { theta }),
+                _ => Err(DistributionError::Zipf),
+            },
+            "pareto" => match num(arg) {
+                Some(h) if h > 0.0 && h < 1.0 => Ok(Distribution::Pareto { h }),
+                _ => Err(DistributionError::Pareto),
+            },
+            "zoned" | "hotband" => {
+                let mut bands = Vec::new();
+                for part in arg.split(':') {
+                    let (io, range) = part
+                        .split_once('/')
+                        .ok_or_else(|| DistributionError::BandShape(part.to_string()))?;
+                    match (num(io), num(range)) {
+                        (Some(io_pct), Some(range_pct)) if io_pct >= 0.0 && range_pct > 0.0 => {
+                            bands.push(Zone { io_pct, range_pct })
+                        }
+                        _ => return Err(DistributionError::BandNumbers(part.to_string())),
+                    }
+                }
+                let io: f64 = bands.iter().map(|b| b.io_pct).sum();
+                let range: f64 = bands.iter().map(|b| b.range_pct).sum();
+                if (io - 100.0).abs() > 0.01 || (range - 100.0).abs() > 0.01 {
+                    return Err(DistributionError::BandSums { io, range });
+                }
+                Ok(Distribution::Zoned { bands })
+            }
+            "sequence" => parse_sequence(arg),
+            _ => Err(DistributionError::Unknown),
+        }
+    }
+}
+
+/// `2,0,1` or `2,0,1:stride`: the block indices of a sequence distribution.
+fn parse_sequence(arg: &str) -> Result<Distribution, DistributionError> {
+    let (list, stride) = match arg.rsplit_once(':') {
+        Some((list, tail)) if tail.trim().eq_ignore_ascii_case("stride") => (list, true),
+        Some(_) => return Err(DistributionError::Sequence(arg.to_string())),
+        None => (arg, false),
+    };
+    let blocks = list
+        .split(',')
+        .map(|b| b.trim().parse::<u64>())
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(|_| DistributionError::Sequence(arg.to_string()))?;
+    Ok(Distribution::Sequence { blocks, stride })
+}
+
+/// Why an offset distribution was refused; the message shows the accepted form.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DistributionError {
+    #[error("zipf needs a positive exponent, e.g. zipf:1.2")]
+    Zipf,
+    #[error("pareto needs h between 0 and 1, e.g. pareto:0.9")]
+    Pareto,
+    #[error("band '{0}' is not IO%/RANGE%")]
+    BandShape(String),
+    #[error("band '{0}' needs non-negative numbers")]
+    BandNumbers(String),
+    #[error("bands must add up to 100% of I/O and 100% of range (got {io}% and {range}%)")]
+    BandSums { io: f64, range: f64 },
+    #[error(
+        "sequence '{0}' is not a list of block indices, e.g. sequence:2,0,1 or \
+         sequence:2,0,1:stride"
+    )]
+    Sequence(String),
+    #[error(
+        "expected uniform, zipf:THETA, pareto:H, zoned:IO%/RANGE%:… or sequence:B,B,…[:stride]"
+    )]
+    Unknown,
+}
+
+/// One band of a zoned distribution: `io_pct` of the I/O goes to the next
+/// `range_pct` of the working set.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    pub io_pct: f64,
+    pub range_pct: f64,
+}
+
+/// How the streams of a sequential workload share its working set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeqLayout {
+    /// Each stream walks its own equal slice (fio's `offset_increment` style).
+    #[default]
+    Regions,
+    /// Streams interleave over the whole set: stream i of n issues blocks i, i+n,
+    /// i+2n…, so together they make one sequential sweep with n I/Os outstanding
+    /// (vdbench threads on a sequential workload).
+    Stride,
+}
+
+impl SeqLayout {
+    pub fn is_regions(&self) -> bool {
+        *self == SeqLayout::Regions
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SeqLayout::Regions => "regions",
+            SeqLayout::Stride => "stride",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SeqLayout> {
+        match s.to_ascii_lowercase().as_str() {
+            "regions" | "region" => Some(SeqLayout::Regions),
+            "stride" | "interleave" => Some(SeqLayout::Stride),
+            _ => None,
+        }
+    }
+}
