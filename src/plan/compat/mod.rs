@@ -13,6 +13,7 @@
 //! the option tables.
 
 pub mod diskspd;
+pub mod diskspd_options;
 pub mod fio;
 pub mod fio_options;
 pub mod fio_subst;
