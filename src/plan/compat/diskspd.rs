@@ -850,43 +850,35 @@ mod tests {
                                   -g100 -a0 -n -R -D500 -z1";
     const SQLIO_MAPPED: &str = "-kR -s5 -t1 -o1 -b8 -frandom -BN -a0x1 -Fparam.txt";
 
-    /// The letters of the table's mapped switches, and of the sample line's.
-    fn letters(table: &[Switch], line: &str) -> (Vec<String>, Vec<String>) {
-        let mut maps: Vec<String> = table
+    /// Checks that `line` writes exactly the switches `table` maps, and that its
+    /// translation `t` read every one of them.
+    fn reads_all(table: &[Switch], line: &str, t: Result<Translated, CompatError>) {
+        let mut maps: Vec<&str> = table
             .iter()
             .filter(|s| matches!(s.effect, Effect::Maps(_) | Effect::Sets(_)))
-            .map(|s| s.letter.to_string())
+            .map(|s| s.letter)
             .collect();
-        let mut written: Vec<String> = line
-            .split_whitespace()
-            .map(|a| a[1..2].to_string())
-            .collect();
-        maps.sort();
-        written.sort();
-        (maps, written)
+        let mut written: Vec<&str> = line.split_whitespace().map(|a| &a[1..2]).collect();
+        maps.sort_unstable();
+        written.sort_unstable();
+        assert_eq!(
+            written, maps,
+            "'{line}' and the table's mapped switches differ"
+        );
+        let un = t.unwrap().unsupported;
+        assert!(un.iter().all(|u| !u.option.contains("not read")), "{un:?}");
     }
 
     // Only switches the table maps reach the readers' own code (`table_reads`); this
     // holds the other direction: every mapped switch has code that reads it.
     #[test]
     fn the_readers_read_exactly_the_switches_the_tables_map() {
-        let (maps, written) = letters(diskspd_options::DISKSPD, DISKSPD_MAPPED);
-        assert_eq!(written, maps, "DISKSPD_MAPPED and the table differ");
-        let t = parse_diskspd(&args(&format!("diskspd {DISKSPD_MAPPED} /tmp/f")), None).unwrap();
-        assert!(
-            t.unsupported.iter().all(|u| !u.option.contains("not read")),
-            "{:?}",
-            t.unsupported
-        );
-        let (maps, written) = letters(diskspd_options::SQLIO, SQLIO_MAPPED);
-        assert_eq!(written, maps, "SQLIO_MAPPED and the table differ");
+        let line = format!("diskspd {DISKSPD_MAPPED} /tmp/f");
+        let t = parse_diskspd(&args(&line), None);
+        reads_all(diskspd_options::DISKSPD, DISKSPD_MAPPED, t);
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat/diskspd");
-        let t = parse_sqlio(&args(&format!("sqlio {SQLIO_MAPPED}")), &dir, None).unwrap();
-        assert!(
-            t.unsupported.iter().all(|u| !u.option.contains("not read")),
-            "{:?}",
-            t.unsupported
-        );
+        let t = parse_sqlio(&args(&format!("sqlio {SQLIO_MAPPED}")), &dir, None);
+        reads_all(diskspd_options::SQLIO, SQLIO_MAPPED, t);
     }
 
     #[test]
