@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::diskspd_options::{self, Effect, Switch};
 use super::{
     base_run, is_windows_path, parse_cpu_list, parse_cpu_mask, CompatError, Loc, TargetTable,
     Translated, UnsupportedList,
@@ -17,6 +18,40 @@ use crate::plan::tuning::IoTuning;
 use crate::plan::units::{
     parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
 };
+
+/// Looks switch `flag` up in the tool's table: true when its own code reads it.
+/// Otherwise it is accepted without effect, listed as unsupported with the table's
+/// reason, or refused; a switch missing from the table is an error, as in the tool.
+fn table_reads(
+    (table, tool): (&'static [Switch], &str),
+    a: &str,
+    flag: &str,
+    rest: &str,
+    loc: &Loc,
+    un: &mut UnsupportedList,
+) -> Result<bool, CompatError> {
+    let Some(s) = diskspd_options::lookup(table, flag) else {
+        return Err(loc.error(format!("unknown {tool} option '{a}'")));
+    };
+    match s.effect {
+        Effect::Maps(_) | Effect::Sets(_) => return Ok(true),
+        Effect::NoEffect(_) | Effect::Warn(_) => {}
+        Effect::NoEffectWhen { accepts, why } => {
+            if !accepts(Some(rest)) {
+                un.push(format!("{a} — accepted only as {why}"), loc);
+            }
+        }
+        Effect::Unsupported(why) => un.push(format!("{a} — {why}"), loc),
+        Effect::Refused(why) => return Err(loc.error(why)),
+    }
+    Ok(false)
+}
+
+/// A switch the table maps that the reader has no code for: listed, so a table row
+/// without a reader shows (a unit test keeps this from happening).
+fn not_read(a: &str, loc: &Loc, un: &mut UnsupportedList) {
+    un.push(format!("{a} — mapped in the table, not read"), loc);
+}
 
 fn arg_loc(args: &[String], i: usize) -> Loc {
     Loc::Arg {
@@ -121,6 +156,10 @@ pub fn parse_diskspd(
             continue;
         };
         let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
+        let table = (diskspd_options::DISKSPD, "diskspd");
+        if !table_reads(table, a, flag, rest, &loc, &mut un)? {
+            continue;
+        }
         if !line.workload_option(a, flag, rest, &loc, &mut un)? {
             line.run_option(a, flag, rest, &loc, &mut un)?;
         }
@@ -256,7 +295,6 @@ impl DiskspdLine {
                     }
                 }
             }
-            "L" if rest.is_empty() => {}
             "c" => self.create_size = Some(ds_size(rest, false, loc)?),
             "f" => {
                 if rest.starts_with(['r', 's', 't', 'p']) {
@@ -266,14 +304,12 @@ impl DiskspdLine {
                 }
             }
             "B" => self.base = ds_size(rest, true, loc)?,
-            "Z" => un.push(format!("{a} — write buffer content"), loc),
             _ => return Ok(false),
         }
         Ok(true)
     }
 
-    /// Options of the run as a whole (rate, affinity, output, seed) and the options
-    /// ioscope refuses; an unknown flag is an error.
+    /// Options of the run as a whole (rate, affinity, output, seed).
     fn run_option(
         &mut self,
         a: &str,
@@ -302,6 +338,7 @@ impl DiskspdLine {
                 }
             }
             "n" if rest.is_empty() => self.cpus = None,
+            "n" => return Err(loc.error(format!("unknown diskspd option '{a}'"))),
             "R" => {
                 if !matches!(rest, "" | "text" | "ptext" | "p") {
                     un.push(format!("{a} — output format"), loc);
@@ -320,19 +357,7 @@ impl DiskspdLine {
                         .map_err(|_| loc.error(format!("'{rest}' is not a seed")))?;
                 }
             }
-            "v" | "P" => {}
-            "T" => un.push(format!("{a} — stride between threads"), loc),
-            "F" => un.push(format!("{a} — total threads shared by all targets"), loc),
-            "x" | "l" | "p" | "i" | "j" | "I" | "N" | "e" | "O" | "y" | "u" | "U" => {
-                un.push(a.to_string(), loc)
-            }
-            "X" => {
-                return Err(loc.error(
-                    "XML profiles (-X) are not supported; write the options on the \
-                     command line",
-                ))
-            }
-            _ => return Err(loc.error(format!("unknown diskspd option '{a}'"))),
+            _ => not_read(a, loc, un),
         }
         Ok(())
     }
@@ -430,7 +455,10 @@ pub fn parse_sqlio(
             continue;
         };
         let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
-        line.option(a, flag, rest, &loc, &mut un, base_dir, target_override)?;
+        let table = (diskspd_options::SQLIO, "SQLIO");
+        if table_reads(table, a, flag, rest, &loc, &mut un)? {
+            line.option(a, flag, rest, &loc, &mut un, base_dir, target_override)?;
+        }
     }
     // Where whole-line remarks point: the last argument.
     let end = Loc::Arg {
@@ -591,14 +619,6 @@ impl SqlioLine {
                     ));
                 }
             }
-            "L" => {
-                if !matches!(
-                    rest.to_ascii_uppercase().as_str(),
-                    "" | "S" | "P" | "SI" | "PI"
-                ) {
-                    return Err(loc.error("-L takes S or P"));
-                }
-            }
             "a" => {
                 let mask = rest.trim_start_matches(['R', 'I', 'r', 'i']);
                 self.cpus =
@@ -609,19 +629,13 @@ impl SqlioLine {
                     un.push(format!("{a} — round-robin/ideal affinity"), loc);
                 }
             }
-            "T" => {
-                if pct(rest, loc)? != 100 {
-                    un.push(a.to_string(), loc);
-                }
-            }
             "F" => {
                 if rest.is_empty() {
                     return Err(loc.error("-F needs a parameter file name"));
                 }
                 read_param_file(rest, base_dir, target_override, loc, &mut self.files)?;
             }
-            "p" | "d" | "R" | "i" | "m" | "S" | "v" => un.push(a.to_string(), loc),
-            _ => return Err(loc.error(format!("unknown SQLIO option '{a}'"))),
+            _ => not_read(a, loc, un),
         }
         Ok(())
     }
@@ -829,5 +843,78 @@ mod tests {
         );
         let e = parse_sqlio(&args("sqlio -kR -BNY /tmp/f"), Path::new("."), None).unwrap_err();
         assert!(e.to_string().starts_with("argument 3 ('-BNY')"), "{e}");
+    }
+
+    /// One argument per switch the table maps, each read by its own code.
+    const DISKSPD_MAPPED: &str = "-b8K -d5 -W1 -C0 -o2 -t2 -r -s -w10 -S -h -c1M -f1M -B0 \
+                                  -g100 -a0 -n -R -D500 -z1";
+    const SQLIO_MAPPED: &str = "-kR -s5 -t1 -o1 -b8 -frandom -BN -a0x1 -Fparam.txt";
+
+    /// Checks that `line` writes exactly the switches `table` maps, and that its
+    /// translation `t` read every one of them.
+    fn reads_all(table: &[Switch], line: &str, t: Result<Translated, CompatError>) {
+        let mut maps: Vec<&str> = table
+            .iter()
+            .filter(|s| matches!(s.effect, Effect::Maps(_) | Effect::Sets(_)))
+            .map(|s| s.letter)
+            .collect();
+        let mut written: Vec<&str> = line.split_whitespace().map(|a| &a[1..2]).collect();
+        maps.sort_unstable();
+        written.sort_unstable();
+        assert_eq!(
+            written, maps,
+            "'{line}' and the table's mapped switches differ"
+        );
+        let un = t.unwrap().unsupported;
+        assert!(un.iter().all(|u| !u.option.contains("not read")), "{un:?}");
+    }
+
+    // Only switches the table maps reach the readers' own code (`table_reads`); this
+    // holds the other direction: every mapped switch has code that reads it.
+    #[test]
+    fn the_readers_read_exactly_the_switches_the_tables_map() {
+        let line = format!("diskspd {DISKSPD_MAPPED} /tmp/f");
+        let t = parse_diskspd(&args(&line), None);
+        reads_all(diskspd_options::DISKSPD, DISKSPD_MAPPED, t);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat/diskspd");
+        let t = parse_sqlio(&args(&format!("sqlio {SQLIO_MAPPED}")), &dir, None);
+        reads_all(diskspd_options::SQLIO, SQLIO_MAPPED, t);
+    }
+
+    #[test]
+    fn the_tables_decide_what_is_unknown_listed_or_refused() {
+        let ds = |line: &str| parse_diskspd(&args(&format!("diskspd {line} /tmp/f")), None);
+        let listed = |t: Translated| -> Vec<String> {
+            t.unsupported.into_iter().map(|u| u.option).collect()
+        };
+        assert_eq!(listed(ds("-v -P -L").unwrap()), Vec::<String>::new());
+        assert_eq!(
+            listed(ds("-x -Lx").unwrap()),
+            [
+                "-x — completion routines instead of completion ports",
+                "-Lx — accepted only as -L, latency statistics, which ioscope always measures"
+            ]
+        );
+        let e = ds("-q").unwrap_err().to_string();
+        assert!(e.contains("unknown diskspd option '-q'"), "{e}");
+        let e = ds("-Xp.xml").unwrap_err().to_string();
+        assert!(e.contains("argument 2 ('-Xp.xml'): XML profiles"), "{e}");
+        let sq = |line: &str| {
+            parse_sqlio(
+                &args(&format!("sqlio -frandom {line} /tmp/f")),
+                Path::new("."),
+                None,
+            )
+        };
+        assert_eq!(listed(sq("-LP -T100").unwrap()), Vec::<String>::new());
+        assert_eq!(
+            listed(sq("-T50 -m8").unwrap()),
+            [
+                "-T50 — accepted only as -T100: every I/O goes to the target",
+                "-m8 — multi-block I/O (copy or scatter/gather)"
+            ]
+        );
+        let e = sq("-U").unwrap_err().to_string();
+        assert!(e.contains("unknown SQLIO option '-U'"), "{e}");
     }
 }

@@ -33,6 +33,25 @@ pub enum Effect {
     },
     /// Known to fio, not reproduced: listed as unsupported when given (why).
     Unsupported(&'static str),
+    /// Known, and the input is not translated at all: an error giving the reason
+    /// (vdbench's `fsd=`, diskspd's `-X`). No fio option is refused this way.
+    Refused(&'static str),
+}
+
+impl Effect {
+    /// What the row says about the option: how it maps, or why it has no effect or
+    /// is not reproduced.
+    pub fn text(&self) -> &'static str {
+        match *self {
+            Effect::Maps(s)
+            | Effect::Sets(s)
+            | Effect::NoEffect(s)
+            | Effect::Warn(s)
+            | Effect::Unsupported(s)
+            | Effect::Refused(s) => s,
+            Effect::NoEffectWhen { why, .. } => why,
+        }
+    }
 }
 
 /// One fio option.
@@ -951,7 +970,7 @@ pub fn warning(key: &str) -> Option<&'static str> {
 /// have no reason).
 pub fn unsupported_reason(key: &str) -> Option<String> {
     match lookup(key).map(|o| o.effect) {
-        Some(Effect::Unsupported(why)) => Some(why.to_string()),
+        Some(Effect::Unsupported(why) | Effect::Refused(why)) => Some(why.to_string()),
         Some(Effect::NoEffectWhen { why, .. }) => Some(format!("accepted only as {why}")),
         _ => None,
     }
@@ -962,7 +981,7 @@ pub fn unsupported_reason(key: &str) -> Option<String> {
 /// own unsupported values.
 pub fn is_unsupported(key: &str, value: Option<&str>) -> bool {
     match lookup(key).map(|o| o.effect) {
-        None | Some(Effect::Unsupported(_)) => true,
+        None | Some(Effect::Unsupported(_) | Effect::Refused(_)) => true,
         Some(Effect::Maps(_) | Effect::Sets(_) | Effect::NoEffect(_) | Effect::Warn(_)) => false,
         Some(Effect::NoEffectWhen { accepts, .. }) => !accepts(value),
     }
@@ -976,14 +995,7 @@ mod tests {
     fn names_are_unique_normalised_and_described() {
         let mut seen = std::collections::BTreeSet::new();
         for o in OPTIONS {
-            let why = match o.effect {
-                Effect::Maps(s)
-                | Effect::Sets(s)
-                | Effect::NoEffect(s)
-                | Effect::Warn(s)
-                | Effect::Unsupported(s) => s,
-                Effect::NoEffectWhen { why, .. } => why,
-            };
+            let why = o.effect.text();
             assert!(
                 !why.is_empty(),
                 "'{}' says nothing about its effect",

@@ -13,11 +13,13 @@
 //! the option tables.
 
 pub mod diskspd;
+pub mod diskspd_options;
 pub mod fio;
 pub mod fio_options;
 pub mod fio_subst;
 mod fio_tuning;
 pub mod vdbench;
+pub mod vdbench_options;
 
 use std::fmt;
 

@@ -7,6 +7,7 @@
 //! interval and the measured duration is `elapsed` minus the warm-up.
 //! See docs/compat-vdbench.md.
 
+use super::vdbench_options::{self, Effect, Key, Kind};
 use super::{base_run, is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::hosts::HostDef;
 use crate::plan::model::{
@@ -31,19 +32,67 @@ struct Param {
     fresh: bool,
 }
 
-/// An sd, wd, rd or hd (or fsd/fwd, refused) definition.
+/// An sd, wd, rd or hd definition; its parameters' keys are the table's names
+/// where the table knows them.
 #[derive(Debug, Clone)]
 struct Def {
-    kind: String,
+    kind: Kind,
     name: String,
     loc: Loc,
     params: Vec<Param>,
 }
 
 impl Def {
+    /// The last `key=` (a name the table maps for this kind).
     fn get(&self, key: &str) -> Option<&Param> {
+        debug_assert!(
+            vdbench_options::is_read(self.kind, key),
+            "{key} is not mapped for {}",
+            self.kind.label()
+        );
         self.params.iter().rev().find(|p| p.key == key)
     }
+}
+
+/// Writes the table's name for `p`'s key in definitions of `kind` (`el` → `elapsed`);
+/// unknown and ambiguous keys stay as written, and [`read`] lists them.
+fn normalise(kind: Kind, mut p: Param) -> Param {
+    if let Key::Known(o) = vdbench_options::resolve(kind, &p.key) {
+        p.key = o.name.to_string();
+    }
+    p
+}
+
+/// True when the translator reads `p` (the table maps it for `kind`). Otherwise it is
+/// skipped when the table says it has no effect, or listed as unsupported: known and
+/// not reproduced, an ambiguous abbreviation, or unknown.
+fn read(kind: Kind, p: &Param, unsupported: &mut UnsupportedList) -> bool {
+    let listed = match vdbench_options::resolve(kind, &p.key) {
+        Key::Known(o) => match o.effect {
+            Effect::Maps(_) | Effect::Sets(_) => return true,
+            Effect::NoEffect(_) | Effect::Warn(_) => return false,
+            Effect::NoEffectWhen { accepts, .. } if accepts(Some(&p.value)) => return false,
+            _ => format!("{}={}", p.key, p.value),
+        },
+        Key::Ambiguous(names) => format!(
+            "{}={} — an abbreviation of {}; write the parameter in full",
+            p.key,
+            p.value,
+            names.join(" or ")
+        ),
+        Key::Unknown => format!("{}={}", p.key, p.value),
+    };
+    unsupported.push(listed, &p.loc);
+    false
+}
+
+/// A parameter the table maps that the translator has no code for: listed, so a
+/// table row without a reader shows (a unit test keeps this from happening).
+fn not_read(p: &Param, unsupported: &mut UnsupportedList) {
+    unsupported.push(
+        format!("{}={} — mapped in the table, not read", p.key, p.value),
+        &p.loc,
+    );
 }
 
 /// Translates vdbench parameter-file text.
@@ -131,34 +180,36 @@ fn definitions(
 ) -> Result<Vec<Def>, CompatError> {
     let mut defs: Vec<Def> = Vec::new();
     for p in tokens {
-        match p.key.as_str() {
+        let opens = match vdbench_options::resolve(Kind::Definition, &p.key) {
             // `sd=` inside a wd and `wd=`/`sd=` inside an rd are references, unless
             // they open a fresh line.
-            "sd" | "wd" | "rd" | "hd" | "fsd" | "fwd" if !is_reference(&p, defs.last()) => {
-                if p.value.is_empty() {
-                    return Err(p.loc.error(format!("{}= needs a name", p.key)));
-                }
-                match p.key.as_str() {
-                    "fsd" | "fwd" => {
-                        return Err(p.loc.error(format!(
-                            "{}={}: file-system workloads (fsd/fwd) are not supported yet",
-                            p.key, p.value
-                        )))
-                    }
-                    _ => {}
-                }
-                defs.push(Def {
-                    kind: p.key.clone(),
-                    name: p.value.clone(),
-                    loc: p.loc.clone(),
-                    params: Vec::new(),
-                });
+            Key::Known(o) if !is_reference(&p, defs.last()) => Some(o),
+            _ => None,
+        };
+        let Some(o) = opens else {
+            match defs.last_mut() {
+                Some(d) => d.params.push(normalise(d.kind, p)),
+                None => general(&normalise(Kind::General, p), data, unsupported)?,
             }
-            _ => match defs.last_mut() {
-                Some(d) => d.params.push(p),
-                None => general(&p, data, unsupported)?,
-            },
+            continue;
+        };
+        if p.value.is_empty() {
+            return Err(p.loc.error(format!("{}= needs a name", p.key)));
         }
+        let kind = match (o.effect, Kind::opened_by(o.name)) {
+            (Effect::Maps(_), Some(kind)) => kind,
+            (effect, _) => {
+                return Err(p
+                    .loc
+                    .error(format!("{}={}: {}", p.key, p.value, effect.text())))
+            }
+        };
+        defs.push(Def {
+            kind,
+            name: p.value.clone(),
+            loc: p.loc.clone(),
+            params: Vec::new(),
+        });
     }
 
     Ok(defs)
@@ -174,10 +225,10 @@ fn apply_defaults(defs: Vec<Def>) -> Result<Definitions, CompatError> {
     let mut hds = Vec::new();
     let mut defaults: [Vec<Param>; 4] = Default::default();
     for d in defs {
-        let slot = match d.kind.as_str() {
-            "sd" => 0,
-            "wd" => 1,
-            "hd" => 3,
+        let slot = match d.kind {
+            Kind::Storage => 0,
+            Kind::Workload => 1,
+            Kind::Host => 3,
             _ => 2,
         };
         if d.name.eq_ignore_ascii_case("default") {
@@ -214,12 +265,12 @@ struct Definitions {
 
 fn is_reference(p: &Param, current: Option<&Def>) -> bool {
     let Some(d) = current else { return false };
-    let accepts = match d.kind.as_str() {
-        "wd" => p.key == "sd",
-        "rd" => p.key == "wd" || p.key == "sd",
+    let accepts = match d.kind {
+        Kind::Workload => p.key == "sd",
+        Kind::Run => p.key == "wd" || p.key == "sd",
         _ => false,
     };
-    accepts && !p.fresh && d.get(&p.key).is_none()
+    accepts && !p.fresh && !d.params.iter().any(|q| q.key == p.key)
 }
 
 /// Splits the file into `key=value` parameters. Commas and blanks separate them
@@ -378,6 +429,9 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
         host: None,
     };
     for p in &d.params {
+        if !read(d.kind, p, unsupported) {
+            continue;
+        }
         match p.key.as_str() {
             "lun" => {}
             "size" => sd.size = Some(size(p)?),
@@ -386,7 +440,7 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
             "openflags" => openflags(p, &mut sd.direct, unsupported),
             "journal" => sd.journal = Some(p.value.clone()),
             "host" => sd.host = Some(p.clone()),
-            _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+            _ => not_read(p, unsupported),
         }
     }
     Ok(sd)
@@ -460,6 +514,9 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         skew: None,
     };
     for p in &d.params {
+        if !read(d.kind, p, unsupported) {
+            continue;
+        }
         match p.key.as_str() {
             "sd" => {}
             "xfersize" => wd.bs = xfersize(p, unsupported)?,
@@ -512,7 +569,7 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
                         .error(format!("skew={}: expected a percentage above 0", p.value)))
                 }
             },
-            _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+            _ => not_read(p, unsupported),
         }
     }
     Ok(wd)
@@ -707,11 +764,13 @@ fn host_defs(
     for d in hds {
         let mut system = None;
         for p in &d.params {
+            if !read(d.kind, p, unsupported) {
+                continue;
+            }
             match p.key.as_str() {
                 "system" if !p.value.is_empty() => system = Some(p.value.clone()),
                 "system" => return Err(p.loc.error("system= needs a host name or address")),
-                "vdbench" | "user" | "shell" | "jvms" => {}
-                _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+                _ => not_read(p, unsupported),
             }
         }
         out.push(HostDef {
@@ -854,6 +913,9 @@ impl RdSettings {
         let mut curve_points: Option<&Param> = None;
         let mut stopcurve: Option<&Param> = None;
         for p in &rd.params {
+            if !read(rd.kind, p, unsupported) {
+                continue;
+            }
             let dur = |p: &Param| parse_duration_ns(&p.value).map_err(|e| perr(p, &e));
             match p.key.as_str() {
                 "wd" => {}
@@ -881,7 +943,7 @@ impl RdSettings {
                     st.loops.retain(|l| l.0 != dim);
                     st.loops.push((dim, values, p.clone()));
                 }
-                _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+                _ => not_read(p, unsupported),
             }
         }
         if let Some(p) = &iorate_param {
@@ -1308,8 +1370,10 @@ fn general(
                 ))
             })
     };
+    if !read(Kind::General, p, unsupported) {
+        return Ok(());
+    }
     match p.key.as_str() {
-        "messagescan" => {}
         "compratio" => data.compress_ratio = Some(ratio(p)?),
         "dedupratio" => data.dedup_ratio = Some(ratio(p)?),
         "dedupunit" => {
@@ -1323,7 +1387,7 @@ fn general(
             "no" | "n" | "false" => data.verify = false,
             _ => unsupported.push(format!("validate={}", p.value), &p.loc),
         },
-        _ => unsupported.push(format!("{}={}", p.key, p.value), &p.loc),
+        _ => not_read(p, unsupported),
     }
     Ok(())
 }
@@ -1402,5 +1466,124 @@ mod tests {
         .unwrap();
         let w = &t.plan.runs[0].workloads[0];
         assert_eq!((w.streams, w.bs.single()), (4, Some(8192)));
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// A parameter file that writes every parameter the table maps, once.
+    const EVERY_MAPPED: &str = "\
+compratio=2,dedupratio=2,dedupunit=4k,validate=yes
+hd=h1,system=localhost
+sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1
+wd=w1,sd=s1,xfersize=4k,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
+rd=r1,wd=w1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
+";
+
+    /// (kind, key) of every parameter [`EVERY_MAPPED`] writes.
+    fn written() -> BTreeSet<(&'static str, String)> {
+        let mut out = BTreeSet::new();
+        for line in EVERY_MAPPED.lines() {
+            // Words without '=' are the rest of a parenthesised list.
+            let mut words = line
+                .split(',')
+                .filter_map(|w| w.split_once('=').map(|(k, _)| k));
+            let first = words.clone().next().unwrap_or("");
+            let kind = match Kind::opened_by(first) {
+                Some(k) => {
+                    words.next();
+                    k
+                }
+                None => Kind::General,
+            };
+            out.extend(words.map(|k| (kind.label(), k.to_string())));
+        }
+        out
+    }
+
+    // The translator reads a parameter only when the table maps it (`read`), and
+    // `Def::get` asserts that every parameter it asks for by name is mapped; this
+    // holds the other direction: every mapped row has code that reads it.
+    #[test]
+    fn the_translator_reads_exactly_the_parameters_the_table_maps() {
+        let maps: BTreeSet<(&'static str, String)> = vdbench_options::OPTIONS
+            .iter()
+            .filter(|o| o.kind != Kind::Definition)
+            .filter(|o| matches!(o.effect, Effect::Maps(_) | Effect::Sets(_)))
+            .map(|o| (o.kind.label(), o.name.to_string()))
+            .collect();
+        assert_eq!(
+            written(),
+            maps,
+            "EVERY_MAPPED and the table's mapped rows differ"
+        );
+        let t = parse_str("x.parm", EVERY_MAPPED).unwrap();
+        let unread: Vec<_> = t
+            .unsupported
+            .iter()
+            .filter(|u| u.option.contains("not read"))
+            .collect();
+        assert!(unread.is_empty(), "mapped but not read: {unread:?}");
+    }
+
+    #[test]
+    fn abbreviations_read_as_the_parameter() {
+        let full = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,threads=4\nwd=w1,sd=s1,xfersize=8k,rdpct=70,seekpct=0\n\
+             rd=r1,wd=w1,elapsed=20,interval=2,iorate=100,forthreads=(1,2)\n",
+        )
+        .unwrap();
+        let short = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,th=4\nwd=w1,sd=s1,xf=8k,rd=70,seek=0\n\
+             rd=r1,wd=w1,el=20,in=2,io=100,forth=(1,2)\n",
+        );
+        // `rd=` opens a run definition, even inside a wd line, as in vdbench.
+        assert!(short.is_err());
+        let short = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,th=4\nwd=w1,sd=s1,xf=8k,readpct=70,seek=0\n\
+             rd=r1,wd=w1,el=20,in=2,io=100,forth=(1,2)\n",
+        )
+        .unwrap();
+        assert_eq!(short, full);
+        assert!(full.unsupported.is_empty(), "{:?}", full.unsupported);
+    }
+
+    #[test]
+    fn ambiguous_and_unknown_keys_are_listed_where_written() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,s=1g\nwd=w1,sd=s1,bogus=1\nrd=r1,wd=w1,elapsed=10,e=5\n",
+        )
+        .unwrap();
+        let listed: Vec<_> = t
+            .unsupported
+            .iter()
+            .map(|u| (u.option.as_str(), u.location.as_str()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                (
+                    "s=1g — an abbreviation of size or streams; write the parameter in full",
+                    "x.parm:1"
+                ),
+                ("bogus=1", "x.parm:2"),
+                (
+                    "e=5 — an abbreviation of elapsed or endcmd; write the parameter in full",
+                    "x.parm:3"
+                ),
+            ]
+        );
+        let e = parse_str("x.parm", "fsd=f1,anchor=/tmp\n").unwrap_err();
+        assert!(
+            e.to_string().contains("fsd=f1: file-system workloads"),
+            "{e}"
+        );
     }
 }
