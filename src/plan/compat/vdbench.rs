@@ -487,7 +487,8 @@ enum RangeEnd {
     Bytes(u64),
 }
 
-fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<Wd, CompatError> {
+/// The sds a wd's `sd=` names (names and globs), each once, in the order named.
+fn wd_sds(d: &Def, sds: &[Sd]) -> Result<Vec<usize>, CompatError> {
     let Some(sdp) = d.get("sd") else {
         return Err(d.loc.error(format!("wd={} has no sd=", d.name)));
     };
@@ -503,9 +504,13 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
             return Err(sdp.loc.error(format!("sd={pat}: no such sd")));
         }
     }
+    Ok(idx)
+}
+
+fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<Wd, CompatError> {
     let mut wd = Wd {
         name: d.name.clone(),
-        sds: idx,
+        sds: wd_sds(d, sds)?,
         bs: BlockSizes::fixed(4096),
         read_pct: 100,
         pattern: AccessPattern::Random,
@@ -929,17 +934,7 @@ impl RdSettings {
                 "curve" => curve_points = Some(p),
                 "stopcurve" => stopcurve = Some(p),
                 "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
-                    let dim = match p.key.as_str() {
-                        "forthreads" => Dim::Threads,
-                        "forxfersize" => Dim::Xfersize,
-                        "forrdpct" => Dim::Rdpct,
-                        _ => Dim::Seekpct,
-                    };
-                    let values = match dim {
-                        Dim::Threads => expand_values(p, false)?,
-                        Dim::Xfersize => expand_values(p, true)?,
-                        _ => list(&p.value),
-                    };
+                    let (dim, values) = for_loop(p)?;
                     st.loops.retain(|l| l.0 != dim);
                     st.loops.push((dim, values, p.clone()));
                 }
@@ -985,6 +980,22 @@ impl RdSettings {
         }
         Ok(st)
     }
+}
+
+/// A `for…` loop of an rd: what it varies and its values (ranges expanded).
+fn for_loop(p: &Param) -> Result<(Dim, Vec<String>), CompatError> {
+    let dim = match p.key.as_str() {
+        "forthreads" => Dim::Threads,
+        "forxfersize" => Dim::Xfersize,
+        "forrdpct" => Dim::Rdpct,
+        _ => Dim::Seekpct,
+    };
+    let values = match dim {
+        Dim::Threads => expand_values(p, false)?,
+        Dim::Xfersize => expand_values(p, true)?,
+        _ => list(&p.value),
+    };
+    Ok((dim, values))
 }
 
 /// vdbench's curve: `curve=(10,50,…)` are the points, % of the maximum (vdbench's
