@@ -2,6 +2,7 @@
 //! from a native job file. Pure: nothing here opens a target or issues I/O.
 
 pub mod compat;
+pub mod effective;
 pub mod emit;
 pub mod engine_kind;
 pub mod engine_opts;
@@ -13,6 +14,7 @@ pub mod jobfile;
 pub mod model;
 pub mod net_endpoint;
 pub mod on_error;
+pub mod outputs;
 pub mod overrides;
 pub mod paths;
 pub mod priority;

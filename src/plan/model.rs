@@ -7,6 +7,7 @@ use crate::vocab::skip::{is_false, is_zero, is_zero_i64};
 use serde::{Deserialize, Serialize};
 
 pub use super::engine_kind::EngineKind;
+pub use super::outputs::{DedupSet, FioLogs};
 // The value types the result's workload echo shares with the plan, declared once in
 // `vocab`; the plan's own checks of them against a workload (`misfit`) are below.
 pub use crate::vocab::{
@@ -55,17 +56,6 @@ pub struct DataSettings {
     /// (fio's `dedupe_mode=working_set`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_set: Option<DedupSet>,
-}
-
-/// Where duplicates come from (fio's `dedupe_mode=working_set`): a set of
-/// `bytes / unit` contents, the first unique units written; each duplicate repeats one
-/// of them, drawn uniformly. `global` (fio's `dedupe_global`): one set shared by every
-/// workload of the run that has it, each worker writing an equal share of it first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DedupSet {
-    pub bytes: u64,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub global: bool,
 }
 
 impl DataSettings {
@@ -694,58 +684,6 @@ impl SteadyStop {
             if self.limit_is_pct { "%" } else { "" }
         )
     }
-}
-
-/// fio-format logs of a run (or of one workload of it), one averaged sample per
-/// direction per interval: each prefix names files `PREFIX_bw.N.log` (KiB/s),
-/// `PREFIX_lat.N.log` (mean latency, ns) and `PREFIX_iops.N.log`, lines `time_ms,
-/// value, direction, bs, offset` as fio writes them with `log_avg_msec`. `N` is
-/// fio's job number ([`FioLogs::job`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FioLogs {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bw: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lat: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iops: Option<String>,
-    /// fio's `log_offset`: lines carry an offset column (0: an averaged sample has
-    /// none, as fio writes it) before the priority column.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub offset: bool,
-    /// The number in the file names: fio numbers its jobs from 1 in job-file order,
-    /// each clone (`numjobs`) its own; ioscope's workload of clones writes one set
-    /// of logs, under its first clone's number. 0: no number, and the lines are
-    /// appended to what the file holds (fio's `per_job_logs=0`).
-    #[serde(default = "first_job", skip_serializing_if = "is_first_job")]
-    pub job: u32,
-}
-
-impl Default for FioLogs {
-    fn default() -> Self {
-        FioLogs {
-            bw: None,
-            lat: None,
-            iops: None,
-            offset: false,
-            job: 1,
-        }
-    }
-}
-
-impl FioLogs {
-    /// True when no log is asked for.
-    pub fn is_empty(&self) -> bool {
-        self.bw.is_none() && self.lat.is_none() && self.iops.is_none()
-    }
-}
-
-fn first_job() -> u32 {
-    1
-}
-
-fn is_first_job(n: &u32) -> bool {
-    *n == 1
 }
 
 /// Curve points, % of the measured maximum, when none are given (vdbench's curve).

@@ -11,8 +11,8 @@
 //! workers of their own, each owning one engine instance (docs/architecture.md). Warm-up
 //! and data settings are per workload inside a worker and need no workers of their own.
 
+use super::engine_kind::EngineKind;
 use super::engine_opts::EngineOptions;
-use super::model::{EngineKind, RunSpec, Workload};
 use super::tuning::UringOptions;
 use serde::{Deserialize, Serialize};
 
@@ -53,7 +53,7 @@ pub struct WorkloadOverrides {
     /// fio-format logs of this workload's own share of each interval (fio's per-job
     /// `write_bw_log`, `write_lat_log`, `write_iops_log` in a group of several jobs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fio_logs: Option<super::model::FioLogs>,
+    pub fio_logs: Option<super::outputs::FioLogs>,
 }
 
 impl WorkloadOverrides {
@@ -97,7 +97,7 @@ pub struct WorkloadData {
     /// Where this workload's duplicates come from (fio's per-job
     /// `dedupe_mode=working_set`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dedup_set: Option<super::model::DedupSet>,
+    pub dedup_set: Option<super::outputs::DedupSet>,
     /// Each stream reads back what it wrote during the run (fio's `verify_backlog`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_backlog: Option<VerifyBacklog>,
@@ -143,97 +143,10 @@ pub struct WorkerKey {
     pub prio: Option<super::priority::IoPriority>,
 }
 
-impl RunSpec {
-    /// The engine `w` asks for: its own, else the run's.
-    pub fn engine_of(&self, w: &Workload) -> EngineKind {
-        w.overrides.engine.unwrap_or(self.engine)
-    }
-
-    /// The engine options `w`'s engine gets: its own, else the run's.
-    pub fn engine_opts_of<'a>(&'a self, w: &'a Workload) -> &'a EngineOptions {
-        w.overrides
-            .engine_opts
-            .as_ref()
-            .unwrap_or(&self.engine_opts)
-    }
-
-    /// The passes `w` makes: its own amount, else the run's (`None`: no pass
-    /// limit, it runs for a time).
-    pub fn passes_of(&self, w: &Workload) -> Option<u64> {
-        match w.overrides.amount {
-            Some(Amount::Passes(n)) => Some(n),
-            Some(Amount::TimeBased) => None,
-            None => self.passes,
-        }
-    }
-
-    /// The io_uring settings of `w`'s workers.
-    pub fn uring_of<'a>(&'a self, w: &'a Workload) -> &'a UringOptions {
-        w.overrides.uring.as_ref().unwrap_or(&self.io.uring)
-    }
-
-    /// The CPUs `w`'s workers are pinned to (`None`: not pinned).
-    pub fn cpus_of<'a>(&'a self, w: &'a Workload) -> Option<&'a Vec<usize>> {
-        w.overrides.cpus.as_ref().or(self.cpus.as_ref())
-    }
-
-    /// How long after the run's I/O starts `w`'s I/O is counted.
-    pub fn warmup_of(&self, w: &Workload) -> u64 {
-        w.overrides.warmup_ns.unwrap_or(self.warmup_ns)
-    }
-
-    /// The workers `w` needs: workloads with equal keys share them.
-    pub fn worker_key(&self, w: &Workload) -> WorkerKey {
-        let engine = self.engine_of(w);
-        WorkerKey {
-            engine,
-            opts: self.engine_opts_of(w).for_engine(engine),
-            uring: self.uring_of(w).clone(),
-            cpus: self.cpus_of(w).cloned(),
-            prio: w.priority.job,
-        }
-    }
-
-    /// Whether some workload sets an engine (or engine options), io_uring options or
-    /// CPUs of its own that differ from the run's (then the run has more than one kind
-    /// of worker).
-    pub fn mixes_workers(&self) -> bool {
-        let Some(first) = self.workloads.first() else {
-            return false;
-        };
-        let key = self.worker_key(first);
-        self.workloads.iter().any(|w| self.worker_key(w) != key)
-    }
-
-    /// The run with every workload's own warm-up settled: the run's warm-up becomes the
-    /// shortest of them (intervals before it are warm-up for all), its duration grows by
-    /// what that took off (the run still ends when its own warm-up and duration are
-    /// over), and each workload carries its own warm-up explicitly. `None` when no
-    /// workload has a warm-up of its own.
-    pub fn with_own_warmups(&self) -> Option<RunSpec> {
-        if self
-            .workloads
-            .iter()
-            .all(|w| w.overrides.warmup_ns.is_none())
-        {
-            return None;
-        }
-        let mut run = self.clone();
-        let own: Vec<u64> = self.workloads.iter().map(|w| self.warmup_of(w)).collect();
-        let common = own.iter().copied().min().unwrap_or(0);
-        let cut = self.warmup_ns.saturating_sub(common);
-        run.duration_ns = run.duration_ns.map(|d| d.saturating_add(cut));
-        run.warmup_ns = common;
-        for (w, ns) in run.workloads.iter_mut().zip(own) {
-            w.overrides.warmup_ns = Some(ns);
-        }
-        Some(run)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::model::{RunSpec, Workload};
 
     #[test]
     fn own_warmups_lower_the_common_one_and_keep_the_end() {
