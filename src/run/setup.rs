@@ -703,7 +703,10 @@ fn check_probed(
     check_paths(run, specs, &used, opts)?;
     let probes = used
         .iter()
-        .map(|&ti| target::probe(&specs[ti], open_options(run, &specs[ti], opts)))
+        .map(|&ti| {
+            let io = open_options(run, &specs[ti], opts);
+            again(&specs[ti], opts, || target::probe(&specs[ti], io))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let kinds: Vec<ProbeKind> = probes.iter().map(|p| p.kind).collect();
     check_mixed(run, &kinds)?;
@@ -906,7 +909,7 @@ pub(super) fn prepare(
     let existing_lens: Vec<Option<u64>> = probes.iter().map(|p| p.existing_len).collect();
     let mut opened: Vec<Arc<OpenTarget>> = Vec::with_capacity(used.len());
     for &ti in &used {
-        match target::open(&specs[ti], open_options(run, &specs[ti], opts)) {
+        match open_target(&specs[ti], open_options(run, &specs[ti], opts), opts) {
             Ok(t) => opened.push(Arc::new(t)),
             Err(e) => {
                 undo_open(&opened, &existing_lens);
@@ -952,6 +955,33 @@ pub(super) fn prepare(
             Err(e)
         }
     }
+}
+
+/// Opens a target; under `--on-error continue` or `retry=N` a server that fails its
+/// start-up probe (connection, login, the read of the first bytes) is tried again on
+/// the reconnect schedule, as a lost connection is during the run, and the run says
+/// so on standard error.
+fn open_target(
+    spec: &TargetSpec,
+    io: target::OpenOptionsIo,
+    opts: &RunOptions,
+) -> Result<OpenTarget, target::TargetError> {
+    again(spec, opts, || target::open(spec, io))
+}
+
+/// `attempt` (a probe or an open of `spec`), tried again as [`open_target`] says.
+fn again<T>(
+    spec: &TargetSpec,
+    opts: &RunOptions,
+    attempt: impl FnMut() -> Result<T, target::TargetError>,
+) -> Result<T, target::TargetError> {
+    let mut attempt = attempt;
+    if opts.policy == super::ErrorPolicy::Stop {
+        return attempt();
+    }
+    target::retry::open_again(&target::retry::Reconnect::default(), attempt, |how| {
+        eprintln!("ioscope: target '{}': {how}", spec.uri)
+    })
 }
 
 /// The declared setting `invalidate` (fio's): the page cache of each buffered file or

@@ -12,6 +12,7 @@ pub mod iscsi;
 pub mod multipath;
 pub mod nbd;
 pub mod nfs;
+pub mod retry;
 pub mod safety;
 pub mod sim;
 pub mod smb;

@@ -937,3 +937,73 @@ fn nbd_trims_match_the_servers_count_and_need_its_trim_support() {
         stderr(&o)
     );
 }
+
+/// Waits until nbdkit's log filter has logged a read (the start-up probe's read of
+/// the export's first bytes reached the server).
+fn wait_for_logged_read(log: &Path) {
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .contains("Read id=")
+    {
+        // A generous bound: the probe's read comes right after the connection.
+        assert!(t0.elapsed() < Duration::from_secs(20), "no read logged");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+// Regression (issue 28): with nbdkit's error filter on, the start-up safety probe's
+// read of the export's first bytes hit an injected EIO and the run ended with exit 1
+// before any I/O, although the user said `--on-error continue`. Now the probe is
+// tried again on the reconnect schedule and the run says so; with the default policy
+// it stops, naming the read.
+#[test]
+fn a_start_up_probe_that_fails_is_tried_again_under_on_error_continue() {
+    let dir = tempdir();
+    let log = dir.path().join("log.txt");
+    let errors_on = dir.path().join("errors-on");
+    let logfile = format!("logfile={}", log.display());
+    let error_file = format!("error-file={}", errors_on.display());
+    std::fs::write(&errors_on, "").unwrap();
+    let Some(k) = server(&[
+        "--filter=log",
+        "--filter=error",
+        "memory",
+        "16M",
+        &logfile,
+        "error-rate=100%",
+        &error_file,
+    ]) else {
+        return;
+    };
+    let args = [
+        "run", "-t", &k.uri, "--rw", "randrw", "--qd", "4", "--passes", "1",
+    ];
+    // The default policy: the first failed read ends the run before any I/O.
+    let stopped = run(&args);
+    assert_eq!(stopped.status.code(), Some(1), "{}", stderr(&stopped));
+    assert!(
+        stderr(&stopped).contains("reading the export's first bytes"),
+        "{}",
+        stderr(&stopped)
+    );
+
+    let json = dir.path().join("r.json");
+    let mut go = args.to_vec();
+    go.extend(["--on-error", "continue", "--json", json.to_str().unwrap()]);
+    std::fs::write(&log, "").unwrap();
+    let child = Spawned::start(&go);
+    // The probe's read has failed at least once; the server recovers.
+    wait_for_logged_read(&log);
+    std::fs::remove_file(&errors_on).unwrap();
+    let out = child.finish();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("opened at attempt"),
+        "{}",
+        stderr(&out)
+    );
+    let r = read_json(&json);
+    assert!(r["runs"][0]["totals"]["ios"].as_u64().unwrap() > 0);
+    drop(k);
+}
