@@ -267,11 +267,6 @@ pub struct RunArgs {
     #[arg(long, value_name = "SHARE", value_delimiter = ',', value_parser = values::prio_share)]
     #[arg(help_heading = "Workload")]
     pub cmdprio: Vec<crate::plan::priority::PrioShare>,
-    /// Writes carry RWF_ATOMIC (fio atomic=1): each lands whole or not at all. Needs
-    /// O_DIRECT and a target whose statx atomic-write limits hold the write size.
-    #[arg(long)]
-    #[arg(help_heading = "Workload")]
-    pub atomic_writes: bool,
     /// Run a fio/vdbench job even though some of its options are not supported
     /// (they are listed as warnings in the output and the result).
     #[arg(long)]

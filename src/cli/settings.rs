@@ -1,8 +1,9 @@
 //! The command-line flags of the declared settings ([`crate::plan::settings`]): each
 //! declaration that names a flag becomes one, with its help text, `--help` heading
 //! and value parser taken from the declaration, so a new setting needs no code here.
-//! Flags take a value (`--invalidate false`), as `--direct` does, so a flag before
-//! the job file never swallows its path.
+//! Flags take a value (`--invalidate false`), as `--direct` does; a switch
+//! (`--atomic-writes`) may be given alone and takes a value only after `=`, so a flag
+//! before the job file never swallows its path.
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
@@ -38,12 +39,21 @@ fn arg(d: &'static Decl, flag: &'static str) -> Arg {
         Kind::Bytes => "SIZE",
         Kind::Nanos => "DUR",
     };
-    Arg::new(id(d))
+    let a = Arg::new(id(d))
         .long(flag)
         .value_name(value_name)
         .help(format!("{} [default: {}]", d.doc, d.default.text()))
         .help_heading(d.heading)
-        .value_parser(move |s: &str| d.parse_text(s))
+        .value_parser(move |s: &str| d.parse_text(s));
+    match d.switch {
+        // Given alone it means true; a value needs `=`, so it never takes the job
+        // file's path.
+        true => a
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("true"),
+        false => a,
+    }
 }
 
 impl Args for SettingFlags {

@@ -230,9 +230,6 @@ pub fn apply_workload_flags(a: &RunArgs, w: &mut Workload) {
     if !a.cmdprio.is_empty() {
         w.priority.per_io = a.cmdprio.clone();
     }
-    if a.atomic_writes {
-        w.atomic_writes = true;
-    }
     a.settings.apply(&mut w.settings);
     apply_own_setting_flags(a, w);
 }

@@ -207,8 +207,6 @@ struct WorkloadTable {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     cmdprio: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    atomic_writes: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     fill_fs: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     precondition: Option<PreconditionTable>,
@@ -677,7 +675,6 @@ impl WorkloadTable {
             exit_all: w.exit_all,
             prio: w.priority.job.map(|p| p.to_string()),
             cmdprio: w.priority.per_io.iter().map(|p| p.to_string()).collect(),
-            atomic_writes: w.atomic_writes,
             fill_fs: w.fill_fs,
             precondition: w.sprandom.map(|spr| PreconditionTable {
                 method: "sprandom",
@@ -802,9 +799,6 @@ fn fio_priorities(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
         if p.hint != 0 {
             let _ = writeln!(s, "priohint={}", p.hint);
         }
-    }
-    if w.atomic_writes {
-        let _ = writeln!(s, "atomic=1");
     }
     let shares = &w.priority.per_io;
     if shares.is_empty() {

@@ -149,7 +149,6 @@ const WORKLOAD_KEYS: &[&str] = &[
     "exit_all",
     "prio",
     "cmdprio",
-    "atomic_writes",
     "fill_fs",
     "precondition",
     "file_service",
@@ -1024,7 +1023,6 @@ impl<'a> Ctx<'a> {
         let flow = self.flow(&sec, &rate, share_pct)?;
         let exit_all = self.flag_key(&sec, "exit_all")?;
         let priority = self.priorities(&sec, &bs)?;
-        let atomic_writes = self.flag_key(&sec, "atomic_writes")?;
         let fill_fs = self.fill_fs(&sec, read_pct)?;
         let overrides = self.overrides(&sec, &name)?;
         let sprandom = sec
@@ -1065,7 +1063,6 @@ impl<'a> Ctx<'a> {
                 exit_all,
                 pauses,
                 priority,
-                atomic_writes,
                 fill_fs,
                 sprandom,
                 file_service,

@@ -391,10 +391,6 @@ pub struct Workload {
     /// `prioclass`, `cmdprio_*`); empty = the default priority.
     #[serde(default, skip_serializing_if = "Priorities::is_default")]
     pub priority: Priorities,
-    /// Writes carry RWF_ATOMIC (fio's `atomic=1`): each lands whole or not at all,
-    /// never torn by a crash; the target must support atomic writes of its size.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub atomic_writes: bool,
     /// Write until the filesystem is full (fio's `fill_device`): a file target is
     /// created (or extended) to its allocated bytes plus the filesystem's free space,
     /// rounded down to the largest block size, and a write that fails with ENOSPC or
@@ -415,11 +411,9 @@ pub struct Workload {
         skip_serializing_if = "super::overrides::WorkloadOverrides::is_default"
     )]
     pub overrides: super::overrides::WorkloadOverrides,
-    /// The declared settings ([`super::settings`]), as given or by default.
-    #[serde(
-        default,
-        skip_serializing_if = "super::settings::WorkloadSettings::is_default"
-    )]
+    /// The declared settings ([`super::settings`]), as given or by default; in JSON,
+    /// flattened into the workload under their echo fields.
+    #[serde(flatten)]
     pub settings: super::settings::WorkloadSettings,
 }
 
@@ -535,7 +529,6 @@ impl Default for Workload {
             exit_all: false,
             pauses: Pauses::default(),
             priority: Default::default(),
-            atomic_writes: false,
             fill_fs: false,
             sprandom: None,
             file_service: Default::default(),

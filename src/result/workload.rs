@@ -202,9 +202,6 @@ pub struct WorkloadEcho {
     /// I/O priorities: of all its I/O and of shares of it; absent when none was set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<Priorities>,
-    /// Writes carried RWF_ATOMIC (fio's atomic=1); absent when false.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub atomic_writes: bool,
     /// Wrote until the filesystem was full (fio's `fill_device`); absent when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub fill_fs: bool,
@@ -344,7 +341,6 @@ impl Default for WorkloadEcho {
             flow: None,
             exit_all: false,
             priority: None,
-            atomic_writes: false,
             fill_fs: false,
             sprandom: None,
             file_service: None,
@@ -429,7 +425,6 @@ mod tests {
             flow: None,
             exit_all: false,
             priority: None,
-            atomic_writes: false,
             pauses: Pauses::default(),
             ..WorkloadEcho::default()
         };

@@ -8,6 +8,7 @@
 
 use super::RunError;
 use crate::plan::model::{AccessPattern, EngineKind, RunSpec, Workload};
+use crate::plan::settings::declared::ATOMIC_WRITES;
 use crate::plan::units::format_size;
 use crate::target::OpenTarget;
 use std::sync::Arc;
@@ -32,7 +33,7 @@ pub(super) fn check(
                 engine.name()
             )));
         }
-        if w.atomic_writes && w.read_pct < 100 {
+        if w.settings.flag(&ATOMIC_WRITES) && w.read_pct < 100 {
             let t = targets.iter().find(|t| t.name == w.target);
             atomic(w, engine, t.map(|t| &**t)).map_err(|m| {
                 invalid(format!(

@@ -137,7 +137,9 @@ impl WorkloadShape {
             exit_all: w.exit_all,
             flow: None,
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
-            atomic_writes: w.atomic_writes,
+            atomic_writes: w
+                .settings
+                .flag(&crate::plan::settings::declared::ATOMIC_WRITES),
             on_error: w.overrides.on_error.clone(),
             fill_fs: w.fill_fs,
             files: None,

@@ -1093,7 +1093,6 @@ impl<'a> JobCx<'a> {
         let (engine, qd) = self.engine()?;
         let engine_opts = self.engine_options(engine)?;
         let priority = self.priorities(engine, &bs)?;
-        let atomic_writes = self.atomic(engine)?;
         let fill_fs = self.fill_device(read_pct)?;
         let sprandom = self.sprandom(read_pct, &pattern)?;
         self.note_engine_options(&engine_opts);
@@ -1168,7 +1167,6 @@ impl<'a> JobCx<'a> {
                 exit_all,
                 pauses,
                 priority,
-                atomic_writes,
                 fill_fs,
                 sprandom,
                 file_service: target.file_service,
@@ -1176,7 +1174,7 @@ impl<'a> JobCx<'a> {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
                 },
-                settings: self.declared_settings()?,
+                settings: self.declared_settings(engine)?,
             },
             engine,
             engine_opts,
@@ -1201,7 +1199,10 @@ impl<'a> JobCx<'a> {
 
     /// The declared settings the options of the table's `Sets` rows give: each read
     /// by its declaration, its error naming the option as written.
-    fn declared_settings(&self) -> Result<crate::plan::settings::WorkloadSettings, CompatError> {
+    fn declared_settings(
+        &mut self,
+        engine: EngineKind,
+    ) -> Result<crate::plan::settings::WorkloadSettings, CompatError> {
         let mut out = crate::plan::settings::WorkloadSettings::default();
         for (name, decl) in fio_options::settings() {
             if let Some((v, loc)) = self.o.get(name) {
@@ -1209,6 +1210,7 @@ impl<'a> JobCx<'a> {
                 out.set(decl, value);
             }
         }
+        self.atomic_fits(engine, &mut out);
         Ok(out)
     }
 

@@ -491,11 +491,9 @@ pub const OPTIONS: &[FioOption] = &[
         &["fill_fs"],
     )),
     // Write flags and priorities.
-    flag(maps(
-        "atomic",
-        "writes carry RWF_ATOMIC (uring and sync engines); the target must support \
-         atomic writes of the write size (checked with statx before the run)",
-    )),
+    // Writes carry RWF_ATOMIC (uring and sync engines; others list it as
+    // unsupported); the target's statx limits are checked before the run.
+    flag(sets("atomic", "atomic_writes")),
     warn(
         "log_prio",
         "fio writes the priority column of its logs as the I/O's priority in hex; \

@@ -9,7 +9,7 @@
 use super::{Decl, Kind, Scope, Value};
 
 /// Every declared setting, in the order the docs and `--help` list them.
-pub static ALL: &[&Decl] = &[&INVALIDATE];
+pub static ALL: &[&Decl] = &[&INVALIDATE, &ATOMIC_WRITES];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
 /// default.
@@ -24,4 +24,22 @@ pub static INVALIDATE: Decl = Decl {
     flag: Some("invalidate"),
     heading: "Target",
     echo: "invalidate",
+    switch: false,
+};
+
+/// fio's `atomic=1`: the checks that the target can take them run before the first
+/// I/O (`run::request_flags`).
+pub static ATOMIC_WRITES: Decl = Decl {
+    key: "atomic_writes",
+    kind: Kind::Flag,
+    scope: Scope::Workload,
+    default: Value::Flag(false),
+    doc: "Every write carries RWF_ATOMIC: it lands whole or not at all, never torn by \
+          a crash. uring and sync engines, O_DIRECT, on a target whose statx \
+          (STATX_WRITE_ATOMIC) limits hold every write size at offsets that are \
+          multiples of it; checked before the first I/O",
+    flag: Some("atomic-writes"),
+    heading: "Workload",
+    echo: "atomic_writes",
+    switch: true,
 };

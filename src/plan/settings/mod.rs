@@ -96,6 +96,16 @@ impl Value {
         }
     }
 
+    /// The value of `kind` that [`Value::to_json`] wrote.
+    pub fn from_json(kind: Kind, json: &serde_json::Value) -> Option<Value> {
+        Some(match kind {
+            Kind::Flag => Value::Flag(json.as_bool()?),
+            Kind::Count => Value::Count(json.as_u64()?),
+            Kind::Bytes => Value::Bytes(json.as_u64()?),
+            Kind::Nanos => Value::Nanos(json.as_u64()?),
+        })
+    }
+
     /// The value as text in the unit people write (`true`, `4k`, `250ms`).
     pub fn text(self) -> String {
         match self {
@@ -123,6 +133,9 @@ pub struct Decl {
     pub heading: &'static str,
     /// The field that carries it in the result's workload echo (units in the name).
     pub echo: &'static str,
+    /// A flag setting whose command-line flag may be given alone to mean true
+    /// (`--atomic-writes`; `--atomic-writes=false` also works).
+    pub switch: bool,
 }
 
 impl Decl {
@@ -266,25 +279,31 @@ impl WorkloadSettings {
     }
 }
 
-// A plan serialises a workload's settings as a map of job-file keys to text values
-// (`{"invalidate": "false"}`), read back through the declarations.
+// A plan serialises a workload's settings flattened into the workload, each under
+// its echo field and as the result's JSON holds it (`"atomic_writes": true`), and only
+// those that differ from their defaults: a setting moved into the registry keeps the
+// plan JSON it had as a model field, so `rerun` reads older results unchanged.
 impl Serialize for WorkloadSettings {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let map: BTreeMap<&str, String> = self.changed().map(|(d, v)| (d.key, v.text())).collect();
+        let map: BTreeMap<&str, serde_json::Value> =
+            self.changed().map(|(d, v)| (d.echo, v.to_json())).collect();
         map.serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for WorkloadSettings {
+    /// Reads the declared fields of a flattened map; other keys belong to the rest of
+    /// the workload (or to a newer version) and are left alone.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let map = BTreeMap::<String, String>::deserialize(d)?;
+        let map = BTreeMap::<String, serde_json::Value>::deserialize(d)?;
         let mut out = WorkloadSettings::default();
-        for (key, text) in map {
-            let decl = lookup(&key)
-                .ok_or_else(|| serde::de::Error::custom(format!("unknown setting '{key}'")))?;
-            let v = decl
-                .parse_text(&text)
-                .map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))?;
+        for decl in declared::ALL {
+            let Some(json) = map.get(decl.echo) else {
+                continue;
+            };
+            let v = Value::from_json(decl.kind, json).ok_or_else(|| {
+                serde::de::Error::custom(format!("{}: not a {}", decl.echo, decl.kind.type_doc()))
+            })?;
             out.set(decl, v);
         }
         Ok(out)
@@ -378,6 +397,7 @@ mod tests {
             flag: None,
             heading: "Workload",
             echo: "some_flag",
+            switch: false,
         };
         let d = &FLAG;
         let e = d.parse_text("maybe").unwrap_err();

@@ -9,6 +9,8 @@ use super::JobCx;
 use crate::plan::compat::{CompatError, Loc};
 use crate::plan::model::{BlockSizes, EngineKind, Op};
 use crate::plan::priority::{IoPriority, PrioClass, PrioShare, Priorities, MAX_HINT, MAX_LEVEL};
+use crate::plan::settings::declared::ATOMIC_WRITES;
+use crate::plan::settings::{Value, WorkloadSettings};
 use crate::plan::units::parse_size;
 
 /// The per-I/O priority options.
@@ -139,16 +141,16 @@ impl JobCx<'_> {
 
     /// `atomic=1`: writes carry RWF_ATOMIC (fio's pvsync2, libaio and io_uring;
     /// ioscope's sync and uring engines).
-    pub(super) fn atomic(&mut self, engine: EngineKind) -> Result<bool, CompatError> {
-        if !self.o.flag("atomic")? {
-            return Ok(false);
+    pub(super) fn atomic_fits(&mut self, engine: EngineKind, s: &mut WorkloadSettings) {
+        if !s.flag(&ATOMIC_WRITES)
+            || matches!(
+                engine,
+                EngineKind::Uring | EngineKind::Sync | EngineKind::Auto
+            )
+        {
+            return;
         }
-        if matches!(
-            engine,
-            EngineKind::Uring | EngineKind::Sync | EngineKind::Auto
-        ) {
-            return Ok(true);
-        }
+        s.set(&ATOMIC_WRITES, Value::Flag(false));
         let loc = self.o.get("atomic").map_or(self.section_loc, |(_, l)| l);
         self.unsupported.push(
             format!(
@@ -158,7 +160,6 @@ impl JobCx<'_> {
             ),
             loc,
         );
-        Ok(false)
     }
 }
 
@@ -359,9 +360,13 @@ mod tests {
     fn atomic_marks_writes_on_engines_that_can_carry_it() {
         let t = parse(&format!("{HEAD}ioengine=pvsync2\nrw=randwrite\natomic=1\n")).unwrap();
         assert!(t.unsupported.is_empty());
-        assert!(t.plan.runs[0].workloads[0].atomic_writes);
+        assert!(t.plan.runs[0].workloads[0]
+            .settings
+            .flag(&crate::plan::settings::declared::ATOMIC_WRITES));
         let t = parse(&format!("{HEAD}ioengine=null\nrw=randwrite\natomic=1\n")).unwrap();
         assert!(t.unsupported[0].option.starts_with("atomic=1"));
-        assert!(!t.plan.runs[0].workloads[0].atomic_writes);
+        assert!(!t.plan.runs[0].workloads[0]
+            .settings
+            .flag(&crate::plan::settings::declared::ATOMIC_WRITES));
     }
 }
