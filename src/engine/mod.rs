@@ -66,6 +66,7 @@
 pub mod cpuio;
 pub mod defrag;
 pub mod discard;
+pub mod driver;
 pub mod exec;
 pub mod fileops;
 pub mod inline;
