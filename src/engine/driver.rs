@@ -32,34 +32,57 @@ pub enum Attempt {
     Failed(String),
 }
 
+/// How the driver's blocking reap paces one library.
+#[derive(Debug, Clone, Copy)]
+pub struct Pacing {
+    /// The first turn only sends what is queued and reads what has arrived (a
+    /// poll with no wait), and never returns before it.
+    pub first_turn_polls: bool,
+    /// The longest one wait.
+    pub max_wait_ns: u64,
+    /// Service every polled descriptor, even with no `revents`; otherwise only
+    /// those poll found ready.
+    pub service_idle: bool,
+}
+
+impl Pacing {
+    /// A library acting only on what poll(2) found ready (libnbd).
+    pub const WHEN_READY: Pacing = Pacing {
+        first_turn_polls: false,
+        max_wait_ns: u64::MAX,
+        service_idle: false,
+    };
+    /// A library that runs timers of its own in its service call (libiscsi,
+    /// libnfs): serviced at every turn, never waited on longer than 100 ms, and a
+    /// blocking reap's first turn always polls.
+    pub const OWN_TIMERS: Pacing = Pacing {
+        first_turn_polls: true,
+        max_wait_ns: 100_000_000,
+        service_idle: true,
+    };
+}
+
 /// The calls one client library supplies to the [`Driver`].
 pub trait Protocol: Sized {
     /// The engine's name ("nbd").
     const NAME: &'static str;
     /// The target kind with its article, for "target 3 is not an NBD target".
     const KIND: &'static str;
-    /// The operation a lost link's error names ("connection", "session").
-    const LINK: &'static str;
-    /// What a reconnect attempt's failures start with ("reconnecting").
-    const RETRYING: &'static str;
+    /// The operation a lost link's error names ("session" for iSCSI).
+    const LINK: &'static str = "connection";
+    /// What a reconnect attempt's failures start with ("logging in again").
+    const RETRYING: &'static str = "reconnecting";
     /// Why an attempt that did not finish in time failed ("no handshake in time").
-    const ATTEMPT_TIMED_OUT: &'static str;
-    /// The first turn of a blocking reap only sends what is queued and reads what
-    /// has arrived (a poll with no wait), and never returns before it.
-    const FIRST_TURN_POLLS: bool;
-    /// The longest one wait of a blocking reap (a library with timers of its own
-    /// wants servicing that often).
-    const MAX_WAIT_NS: u64;
-    /// Service every polled descriptor, even with no `revents` (the library runs
-    /// its timers in its service call); otherwise only those poll found ready.
-    const SERVICE_IDLE: bool;
+    const ATTEMPT_TIMED_OUT: &'static str = "no answer in time";
+    /// How the blocking reap waits and which descriptors are serviced.
+    const PACING: Pacing;
     /// A blocking reap with nothing to poll returns at once, deadline or not.
-    const RETURN_WHEN_NOTHING_POLLED: bool;
+    const RETURN_WHEN_NOTHING_POLLED: bool = false;
     /// Losing a link that is already lost does nothing (no second `down` event).
-    const LOSES_ONCE: bool;
+    const LOSES_ONCE: bool = false;
     /// After servicing, ask every live connection whether it died
     /// ([`Protocol::is_dead`]).
-    const CHECKS_LIVENESS: bool;
+    const CHECKS_LIVENESS: bool = false;
 
     /// Where one target is.
     type Spec;
@@ -74,6 +97,9 @@ pub trait Protocol: Sized {
     fn server(spec: &Self::Spec) -> &str;
     /// Opens one connection; `limit_ns` > 0 bounds its set-up.
     fn open(&self, spec: &Self::Spec, limit_ns: u64) -> Result<Self::Conn, EngineError>;
+    /// The protocol's state for an engine that keeps up to `capacity` requests in
+    /// flight.
+    fn with_capacity(capacity: usize) -> Self;
     /// A new link's bookkeeping.
     fn link_state(&self) -> Self::LinkState;
     /// Whether `per_target` connections may be opened to the target.
@@ -215,8 +241,20 @@ fn lost_err<P: Protocol>(server: &str, opened_ns: u64, what: &str, n: usize) -> 
 
 impl<P: Protocol> Driver<P> {
     /// Opens one connection per target of this protocol ([`Engine::connect`] opens
-    /// the rest); `limit_ns` > 0 bounds each set-up.
-    pub fn open(proto: P, targets: &Targets, limit_ns: u64) -> Result<Self, EngineError> {
+    /// the rest), for up to `capacity` requests in flight.
+    pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
+        Self::new_within(targets, capacity, 0)
+    }
+
+    /// [`Driver::new`] with every connection's set-up bounded by `limit_ns` (0:
+    /// none; a protocol may not bound it): a multipath probe must not hang on a
+    /// stalled server or a cut link.
+    pub fn new_within(
+        targets: &Targets,
+        capacity: usize,
+        limit_ns: u64,
+    ) -> Result<Self, EngineError> {
+        let proto = P::with_capacity(capacity);
         let mut out = Vec::with_capacity(targets.len());
         for t in targets.iter() {
             let Some(spec) = P::spec(t) else {
@@ -335,7 +373,7 @@ impl<P: Protocol> Driver<P> {
         fds: &[libc::pollfd],
     ) -> Result<(), EngineError> {
         for (&(t, c), fd) in links.iter().zip(fds) {
-            if !P::SERVICE_IDLE && fd.revents == 0 {
+            if !P::PACING.service_idle && fd.revents == 0 {
                 continue;
             }
             let Some(l) = self.targets[t].as_mut().and_then(|u| u.links.get_mut(c)) else {
@@ -526,7 +564,7 @@ impl<P: Protocol> Engine for Driver<P> {
         let start = out.len();
         let deadline = timeout_ns.map_or(u64::MAX, |t| now_ns().saturating_add(t));
         let mut fds = Vec::new();
-        let mut first = P::FIRST_TURN_POLLS;
+        let mut first = P::PACING.first_turn_polls;
         loop {
             self.tend()?;
             out.append(&mut self.orphans);
@@ -548,7 +586,7 @@ impl<P: Protocol> Engine for Driver<P> {
             let wait = if first {
                 0
             } else {
-                until.saturating_sub(now).min(P::MAX_WAIT_NS)
+                until.saturating_sub(now).min(P::PACING.max_wait_ns)
             };
             super::wait::poll_until(&mut fds, wait).map_err(|e| EngineError::Io {
                 engine: P::NAME,

@@ -24,8 +24,8 @@
 //! always polls and no wait is longer than 100 ms, and a session libiscsi cancelled
 //! or logged out is lost to the engine too.
 
-use super::driver::{Attempt, Driver, Protocol, Reconnects, Target};
-use super::{Completion, EngineError, IoRequest, Targets};
+use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects, Target};
+use super::{Completion, EngineError, IoRequest};
 use crate::plan::model::IscsiSpec;
 use crate::plan::model::Op;
 use crate::target::iscsi::{self, ffi};
@@ -50,44 +50,15 @@ pub struct Lun {
     block_bytes: u32,
 }
 
-impl IscsiEngine {
-    /// Logs in one session per iSCSI target ([`super::Engine::connect`] opens the
-    /// rest).
-    pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
-        Self::new_within(targets, capacity, 0)
-    }
-
-    /// [`IscsiEngine::new`] with every login bounded by `limit_ns` (0: none): a
-    /// multipath probe must not hang on a stalled target or a cut link.
-    pub fn new_within(
-        targets: &Targets,
-        capacity: usize,
-        limit_ns: u64,
-    ) -> Result<Self, EngineError> {
-        let proto = Iscsi {
-            inflight: HashMap::with_capacity(capacity),
-            done: Vec::with_capacity(capacity),
-        };
-        Driver::open(proto, targets, limit_ns)
-    }
-}
-
 impl Protocol for Iscsi {
     const NAME: &'static str = "iscsi";
     const KIND: &'static str = "an iSCSI";
     const LINK: &'static str = "session";
     const RETRYING: &'static str = "logging in again";
-    const ATTEMPT_TIMED_OUT: &'static str = "no answer in time";
-    // The first turn only sends what is queued and reads what has arrived.
-    // libiscsi may ask for no events for a while: never wait longer than 100 ms
-    // without servicing it.
-    const FIRST_TURN_POLLS: bool = true;
-    const MAX_WAIT_NS: u64 = 100_000_000;
-    // iscsi_service also runs timers, so it is called even with no revents.
-    const SERVICE_IDLE: bool = true;
-    const RETURN_WHEN_NOTHING_POLLED: bool = false;
+    // iscsi_service also runs timers, and libiscsi may ask for no events for a
+    // while: serviced at every turn, at least every 100 ms.
+    const PACING: Pacing = Pacing::OWN_TIMERS;
     const LOSES_ONCE: bool = true;
-    const CHECKS_LIVENESS: bool = false;
 
     type Spec = Lun;
     type Conn = ffi::Session;
@@ -116,6 +87,13 @@ impl Protocol for Iscsi {
                 spec.iqn, spec.portal
             )),
         })
+    }
+
+    fn with_capacity(capacity: usize) -> Iscsi {
+        Iscsi {
+            inflight: HashMap::with_capacity(capacity),
+            done: Vec::with_capacity(capacity),
+        }
     }
 
     fn link_state(&self) {}

@@ -18,8 +18,8 @@
 //! As with libiscsi, every connection is serviced at each turn (libnfs's timers),
 //! a blocking reap's first turn always polls and no wait is longer than 100 ms.
 
-use super::driver::{Driver, Protocol, Target};
-use super::{Completion, EngineError, IoRequest, Targets};
+use super::driver::{Driver, Pacing, Protocol, Target};
+use super::{Completion, EngineError, IoRequest};
 use crate::plan::model::Op;
 use crate::target::nfs::{ffi, NfsTarget};
 use crate::target::{Backing, OpenTarget};
@@ -51,33 +51,14 @@ impl Share {
     }
 }
 
-impl NfsEngine {
-    /// Opens one connection per NFS target ([`super::Engine::connect`] opens the
-    /// rest).
-    pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
-        let proto = Nfs {
-            inflight: HashMap::with_capacity(capacity),
-            done: Vec::with_capacity(capacity),
-        };
-        Driver::open(proto, targets, 0)
-    }
-}
-
 impl Protocol for Nfs {
     const NAME: &'static str = "nfs";
     const KIND: &'static str = "an NFS";
-    const LINK: &'static str = "connection";
-    const RETRYING: &'static str = "reconnecting";
-    const ATTEMPT_TIMED_OUT: &'static str = "no answer in time";
-    // The first turn only sends what is queued and reads what has arrived;
-    // libnfs's timers want servicing at least every 100 ms.
-    const FIRST_TURN_POLLS: bool = true;
-    const MAX_WAIT_NS: u64 = 100_000_000;
-    // nfs_service also runs libnfs's timers, so it is called with no revents.
-    const SERVICE_IDLE: bool = true;
+    // nfs_service also runs libnfs's timers: serviced at every turn, at least
+    // every 100 ms.
+    const PACING: Pacing = Pacing::OWN_TIMERS;
+    // Nothing to poll: every connection is lost, and none comes back.
     const RETURN_WHEN_NOTHING_POLLED: bool = true;
-    const LOSES_ONCE: bool = false;
-    const CHECKS_LIVENESS: bool = false;
 
     type Spec = Share;
     type Conn = ffi::Client;
@@ -101,6 +82,13 @@ impl Protocol for Nfs {
                 n.server, n.server, n.spec.export, n.spec.file
             )),
         })
+    }
+
+    fn with_capacity(capacity: usize) -> Nfs {
+        Nfs {
+            inflight: HashMap::with_capacity(capacity),
+            done: Vec::with_capacity(capacity),
+        }
     }
 
     fn link_state(&self) {}

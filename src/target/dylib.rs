@@ -3,8 +3,9 @@
 //! machine without them, so a library is opened with `dlopen` the first time a
 //! target needs it ([`Loaded`]), under a name an environment variable may override
 //! (how the tests simulate a machine without it), and a failure names the package to
-//! install. The parts every binding repeats live here too: the per-thread list its
-//! completion callback records into ([`thread_done_list!`]) and the copy of a C
+//! install. The parts every binding repeats live here too: the load-once functions
+//! ([`loaded_library!`]), the per-thread list its completion callback records into
+//! ([`thread_done_list!`]) and the copy of a C
 //! error string ([`c_message`]).
 
 use libloading::Library;
@@ -102,6 +103,25 @@ impl<L> Default for Loaded<L> {
         Self::new()
     }
 }
+
+/// Declares `fn lib()`, the library's function table `$lib` loaded once per process
+/// with `$load` (or the reason it could not be), and `pub fn available()`.
+macro_rules! loaded_library {
+    ($lib:ty, $load:path) => {
+        /// The library, loaded once per process (or the reason it could not be).
+        fn lib() -> Result<&'static $lib, $crate::target::dylib::LoadError> {
+            static LIB: $crate::target::dylib::Loaded<$lib> = $crate::target::dylib::Loaded::new();
+            LIB.get($load)
+        }
+
+        /// Whether the library can be loaded here; `Err` says which package to
+        /// install.
+        pub fn available() -> Result<(), $crate::target::dylib::LoadError> {
+            lib().map(|_| ())
+        }
+    };
+}
+pub(crate) use loaded_library;
 
 /// A C library's error string, copied; `fallback` when it is NULL or empty.
 ///

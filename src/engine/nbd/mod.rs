@@ -31,8 +31,8 @@ mod inflight;
 use crate::target::nbd::ffi;
 use inflight::Inflight;
 
-use super::driver::{Attempt, Driver, Protocol, Reconnects, Target};
-use super::{Completion, EngineError, IoRequest, Targets};
+use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects, Target};
+use super::{Completion, EngineError, IoRequest};
 use crate::plan::model::Op;
 use crate::target::{Backing, OpenTarget};
 use std::sync::Arc;
@@ -69,24 +69,6 @@ impl Conn {
     }
 }
 
-impl NbdEngine {
-    /// Opens one connection per NBD target ([`super::Engine::connect`] opens the
-    /// rest).
-    pub fn new(targets: &Targets, capacity: usize) -> Result<Self, EngineError> {
-        Self::new_within(targets, capacity, 0)
-    }
-
-    /// [`NbdEngine::new`] with every connection's set-up bounded by `limit_ns` (0:
-    /// none): a multipath probe must not hang on a stalled server or a cut link.
-    pub fn new_within(
-        targets: &Targets,
-        capacity: usize,
-        limit_ns: u64,
-    ) -> Result<Self, EngineError> {
-        Driver::open(Nbd { capacity }, targets, limit_ns)
-    }
-}
-
 /// The completion of request `tag`: bytes moved, or a negated errno.
 fn done(tag: u64, result: i64) -> Completion {
     Completion {
@@ -99,14 +81,9 @@ fn done(tag: u64, result: i64) -> Completion {
 impl Protocol for Nbd {
     const NAME: &'static str = "nbd";
     const KIND: &'static str = "an NBD";
-    const LINK: &'static str = "connection";
-    const RETRYING: &'static str = "reconnecting";
     const ATTEMPT_TIMED_OUT: &'static str = "no handshake in time";
-    const FIRST_TURN_POLLS: bool = false;
-    const MAX_WAIT_NS: u64 = u64::MAX;
-    const SERVICE_IDLE: bool = false;
-    const RETURN_WHEN_NOTHING_POLLED: bool = false;
-    const LOSES_ONCE: bool = false;
+    const PACING: Pacing = Pacing::WHEN_READY;
+    // libnbd reports a socket that died by the handle's state.
     const CHECKS_LIVENESS: bool = true;
 
     type Spec = Export;
@@ -136,6 +113,10 @@ impl Protocol for Nbd {
         let conn = ffi::Conn::connect_within(&e.uri, limit_ns)
             .map_err(|err| setup(format!("connecting to {}: {err}", e.server)))?;
         Conn::new(conn).map_err(|err| setup(format!("{}: {err}", e.server)))
+    }
+
+    fn with_capacity(capacity: usize) -> Nbd {
+        Nbd { capacity }
     }
 
     fn link_state(&self) -> Inflight {

@@ -8,7 +8,7 @@
 //! in that thread's list, which the caller drains with [`take_done`]: no allocation
 //! and no lock per I/O. `IOSCOPE_LIBISCSI` overrides the library's name.
 
-use crate::target::dylib::{c_message, sym, thread_done_list, LoadError, Loaded, Loader};
+use crate::target::dylib::{c_message, loaded_library, sym, thread_done_list, LoadError, Loader};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -165,15 +165,7 @@ fn load() -> Result<Lib, LoadError> {
     })
 }
 
-fn lib() -> Result<&'static Lib, LoadError> {
-    static LIB: Loaded<Lib> = Loaded::new();
-    LIB.get(load)
-}
-
-/// Whether libiscsi can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), LoadError> {
-    lib().map(|_| ())
-}
+loaded_library!(Lib, load);
 
 // `(tag, SCSI status)` of the commands completed on this thread.
 thread_done_list!(i32);

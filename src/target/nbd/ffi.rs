@@ -7,7 +7,7 @@
 //! The library name can be overridden with `IOSCOPE_LIBNBD` (a path or soname), which
 //! is how the tests simulate a machine without it.
 
-use crate::target::dylib::{sym, LoadError, Loaded, Loader};
+use crate::target::dylib::{loaded_library, sym, LoadError, Loader};
 use libloading::Library;
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
@@ -116,16 +116,7 @@ fn load() -> Result<Lib, LoadError> {
     })
 }
 
-/// libnbd, loaded once per process (or the reason it could not be).
-fn lib() -> Result<&'static Lib, LoadError> {
-    static LIB: Loaded<Lib> = Loaded::new();
-    LIB.get(load)
-}
-
-/// Whether libnbd can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), LoadError> {
-    lib().map(|_| ())
-}
+loaded_library!(Lib, load);
 
 /// The last libnbd error of this thread, as text and errno.
 fn last_error(l: &Lib) -> (String, i32) {

@@ -10,7 +10,7 @@
 //! thread's list, drained with [`take_done`]. `IOSCOPE_LIBNFS` overrides the
 //! library's name.
 
-use crate::target::dylib::{c_message, sym, thread_done_list, LoadError, Loaded, Loader};
+use crate::target::dylib::{c_message, loaded_library, sym, thread_done_list, LoadError, Loader};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
@@ -144,15 +144,7 @@ fn load() -> Result<Lib, LoadError> {
     })
 }
 
-fn lib() -> Result<&'static Lib, LoadError> {
-    static LIB: Loaded<Lib> = Loaded::new();
-    LIB.get(load)
-}
-
-/// Whether libnfs can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), LoadError> {
-    lib().map(|_| ())
-}
+loaded_library!(Lib, load);
 
 // `(tag, result)` of the requests completed on this thread: bytes moved, or a
 // negated errno.
