@@ -649,3 +649,175 @@ impl<P: Protocol> Engine for Driver<P> {
         out.append(&mut self.events);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::Op;
+
+    /// A scripted protocol: connections are numbers, sent tags are kept per link,
+    /// reconnect attempts succeed at once.
+    struct Fake;
+
+    impl Protocol for Fake {
+        const NAME: &'static str = "fake";
+        const KIND: &'static str = "a fake";
+        const PACING: Pacing = Pacing::WHEN_READY;
+        type Spec = String;
+        type Conn = u32;
+        type LinkState = Vec<u64>;
+
+        fn spec(_t: &Arc<OpenTarget>) -> Option<String> {
+            None
+        }
+        fn server(spec: &String) -> &str {
+            spec
+        }
+        fn open(&self, _spec: &String, _limit_ns: u64) -> Result<u32, EngineError> {
+            Ok(1)
+        }
+        fn with_capacity(_capacity: usize) -> Self {
+            Fake
+        }
+        fn link_state(&self) -> Vec<u64> {
+            Vec::new()
+        }
+        fn pollfd(_conn: &u32) -> libc::pollfd {
+            libc::pollfd {
+                fd: -1,
+                events: 0,
+                revents: 0,
+            }
+        }
+        fn service(_conn: &u32, _revents: i16, _live: bool) -> Result<(), String> {
+            Ok(())
+        }
+        unsafe fn send(
+            &mut self,
+            _spec: &String,
+            sent: &mut Vec<u64>,
+            _conn: &u32,
+            _at: (usize, usize),
+            req: &IoRequest,
+        ) -> Result<(), String> {
+            sent.push(req.tag);
+            Ok(())
+        }
+        fn closed(sent: &mut Vec<u64>, orphans: &mut Vec<Completion>) {
+            orphans.extend(sent.drain(..).map(aborted));
+        }
+        fn loss_count(&self, sent: &Vec<u64>) -> usize {
+            sent.len()
+        }
+        fn in_flight(&self, targets: &[Option<Target<Self>>]) -> usize {
+            targets
+                .iter()
+                .flatten()
+                .flat_map(|t| &t.links)
+                .map(|l| l.state.len())
+                .sum()
+        }
+        fn reap(
+            _d: &mut Driver<Self>,
+            _out: &mut Vec<Completion>,
+            _m: u32,
+        ) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn abandoned(d: &mut Driver<Self>, tag: u64) -> Option<(usize, usize)> {
+            let l = d.targets[0].as_mut()?.links.get_mut(0)?;
+            let k = l.state.iter().position(|&t| t == tag)?;
+            l.state.remove(k);
+            Some((0, 0))
+        }
+        fn start_attempt(_spec: &String) -> Result<u32, String> {
+            Ok(2)
+        }
+        fn attempt(_conn: &u32) -> Attempt {
+            Attempt::Ready
+        }
+    }
+
+    impl Reconnects for Fake {}
+
+    fn driver() -> Driver<Fake> {
+        let spec = "srv:1".to_string();
+        let link = Link::open(&Fake, &spec, 0).unwrap();
+        Driver {
+            targets: vec![Some(Target {
+                spec,
+                links: vec![link],
+            })],
+            proto: Fake,
+            poll_links: Vec::new(),
+            orphans: Vec::new(),
+            events: Vec::new(),
+            reconnect: None,
+            connect_limit_ns: 0,
+        }
+    }
+
+    fn req(tag: u64) -> IoRequest {
+        IoRequest {
+            op: Op::Read,
+            target: 0,
+            offset: 0,
+            len: 512,
+            buf: std::ptr::null_mut(),
+            tag,
+            conn: 0,
+            ioprio: 0,
+            atomic: false,
+        }
+    }
+
+    #[test]
+    fn an_abandoned_request_loses_its_link_and_without_reconnect_the_run() {
+        let mut d = driver();
+        d.push(req(7)).unwrap();
+        d.push(req(8)).unwrap();
+        assert!(d.abandon(7));
+        let mut ev = Vec::new();
+        d.take_events(&mut ev);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].kind, EngineEventKind::Down);
+        assert!(
+            ev[0].detail.contains("connection to srv:1 lost after"),
+            "{}",
+            ev[0].detail
+        );
+        assert!(
+            ev[0].detail.contains("(1 I/Os in flight)"),
+            "{}",
+            ev[0].detail
+        );
+        // The other request on it comes back aborted, and the next push fails.
+        let mut out = Vec::new();
+        d.submit_and_reap(0, Some(0), &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            (out[0].tag, out[0].result),
+            (8, -(libc::ECONNABORTED as i64))
+        );
+        let e = crate::errors::chain(&d.push(req(9)).unwrap_err());
+        assert!(e.contains("no answer within the I/O timeout"), "{e}");
+    }
+
+    #[test]
+    fn a_lost_link_reconnects_and_sends_what_was_parked() {
+        let mut d = driver().with_reconnect(Reconnect::default());
+        d.lose(0, 0, "reset").unwrap();
+        d.push(req(5)).unwrap();
+        assert_eq!(d.pending(), 1, "parked");
+        assert!(d.wake_ns().is_some());
+        // The first attempt starts at once; the next turn finds it ready.
+        d.on_ready(&[]).unwrap();
+        d.on_ready(&[]).unwrap();
+        let mut ev = Vec::new();
+        d.take_events(&mut ev);
+        let kinds: Vec<_> = ev.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [EngineEventKind::Down, EngineEventKind::Up]);
+        let l = d.link(0, 0).unwrap();
+        assert_eq!((l.conn, &l.state[..]), (Some(2), &[5][..]));
+    }
+}
