@@ -25,23 +25,21 @@
 //! or logged out is lost to the engine too.
 
 use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects, Target};
+use super::tag_table::TagTable;
 use super::{Completion, EngineError, IoRequest};
 use crate::plan::model::IscsiSpec;
 use crate::plan::model::Op;
 use crate::target::iscsi::{self, ffi};
 use crate::target::{Backing, OpenTarget};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One worker's sessions to the iSCSI targets it serves.
 pub type IscsiEngine = Driver<Iscsi>;
 
-/// libiscsi's calls for the driver, and the requests in flight on all sessions.
+/// libiscsi's calls for the driver, and the requests in flight on all sessions
+/// (with their SCSI status once libiscsi reports them).
 pub struct Iscsi {
-    /// tag → (target, session, len) of each request in flight.
-    inflight: HashMap<u64, (u32, u32, u32)>,
-    /// Scratch for the completions drained from libiscsi's thread list.
-    done: Vec<(u64, i32)>,
+    tags: TagTable<i32>,
 }
 
 /// One iSCSI target: where it is and its block size.
@@ -91,8 +89,7 @@ impl Protocol for Iscsi {
 
     fn with_capacity(capacity: usize) -> Iscsi {
         Iscsi {
-            inflight: HashMap::with_capacity(capacity),
-            done: Vec::with_capacity(capacity),
+            tags: TagTable::with_capacity(capacity),
         }
     }
 
@@ -119,7 +116,7 @@ impl Protocol for Iscsi {
         u: &Lun,
         _state: &mut (),
         session: &ffi::Session,
-        (t, c): (usize, usize),
+        at: (usize, usize),
         req: &IoRequest,
     ) -> Result<(), String> {
         let block = u.block_bytes;
@@ -134,16 +131,16 @@ impl Protocol for Iscsi {
             }
         };
         r.map_err(|e| e.to_string())?;
-        self.inflight.insert(req.tag, (t as u32, c as u32, req.len));
+        self.tags.sent(req, at);
         Ok(())
     }
 
     fn loss_count(&self, _state: &()) -> usize {
-        self.inflight.len()
+        self.tags.len()
     }
 
     fn in_flight(&self, _targets: &[Option<Target<Self>>]) -> usize {
-        self.inflight.len()
+        self.tags.len()
     }
 
     /// Turns the callbacks' records into completions. libiscsi cancels every
@@ -152,28 +149,25 @@ impl Protocol for Iscsi {
     /// command fails with ECONNABORTED, and a session libiscsi lost on its own is
     /// lost to the engine too.
     fn reap(d: &mut Driver<Self>, out: &mut Vec<Completion>, _min: u32) -> Result<(), EngineError> {
-        let p = &mut d.proto;
-        ffi::take_done(&mut p.done);
         let mut dropped = Vec::new();
-        for (tag, status) in p.done.drain(..) {
-            let Some((t, c, len)) = p.inflight.remove(&tag) else {
-                continue;
-            };
-            let result = match status {
-                ffi::STATUS_GOOD => len as i64,
-                ffi::STATUS_TIMEOUT => -(libc::ETIMEDOUT as i64),
-                ffi::STATUS_CANCELLED => {
-                    dropped.push((t as usize, c as usize));
-                    -(libc::ECONNABORTED as i64)
-                }
-                _ => -(libc::EIO as i64),
-            };
-            out.push(Completion {
-                tag,
-                result,
-                done_ns: 0,
+        d.proto
+            .tags
+            .finished(ffi::take_done, |tag, status, at, len| {
+                let result = match status {
+                    ffi::STATUS_GOOD => len as i64,
+                    ffi::STATUS_TIMEOUT => -(libc::ETIMEDOUT as i64),
+                    ffi::STATUS_CANCELLED => {
+                        dropped.push(at);
+                        -(libc::ECONNABORTED as i64)
+                    }
+                    _ => -(libc::EIO as i64),
+                };
+                out.push(Completion {
+                    tag,
+                    result,
+                    done_ns: 0,
+                });
             });
-        }
         for (t, c) in dropped {
             let Some(s) = d.link(t, c).and_then(|l| l.conn.as_ref()) else {
                 continue;
@@ -187,8 +181,7 @@ impl Protocol for Iscsi {
     /// Destroying the session cancels its tasks: libiscsi touches none of their
     /// buffers afterwards.
     fn abandoned(d: &mut Driver<Self>, tag: u64) -> Option<(usize, usize)> {
-        let (t, c, _) = d.proto.inflight.remove(&tag)?;
-        Some((t as usize, c as usize))
+        d.proto.tags.remove(tag)
     }
 
     fn start_attempt(u: &Lun) -> Result<ffi::Session, String> {
@@ -212,7 +205,7 @@ impl Protocol for Iscsi {
     /// answer: it would end the re-issued request early and mark that engine's
     /// session dropped.
     fn dropped(&mut self) {
-        ffi::discard_done(|tag| self.inflight.contains_key(&tag));
+        ffi::discard_done(|tag| self.tags.holds(tag));
     }
 }
 

@@ -83,6 +83,7 @@ pub mod sim;
 pub mod smb;
 pub mod space;
 pub mod sync;
+pub mod tag_table;
 pub mod uring;
 pub mod wait;
 

@@ -19,22 +19,20 @@
 //! a blocking reap's first turn always polls and no wait is longer than 100 ms.
 
 use super::driver::{Driver, Pacing, Protocol, Target};
+use super::tag_table::TagTable;
 use super::{Completion, EngineError, IoRequest};
 use crate::plan::model::Op;
 use crate::target::nfs::{ffi, NfsTarget};
 use crate::target::{Backing, OpenTarget};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One worker's connections to the NFS targets it serves.
 pub type NfsEngine = Driver<Nfs>;
 
-/// libnfs's calls for the driver, and the requests in flight on all connections.
+/// libnfs's calls for the driver, and the requests in flight on all connections
+/// (with their result once libnfs reports them: bytes, or a negated errno).
 pub struct Nfs {
-    /// tag → (target, connection, len) of each request in flight.
-    inflight: HashMap<u64, (u32, u32, u32)>,
-    /// Scratch for the completions drained from libnfs's thread list.
-    done: Vec<(u64, i64)>,
+    tags: TagTable<i64>,
 }
 
 /// One NFS target.
@@ -86,8 +84,7 @@ impl Protocol for Nfs {
 
     fn with_capacity(capacity: usize) -> Nfs {
         Nfs {
-            inflight: HashMap::with_capacity(capacity),
-            done: Vec::with_capacity(capacity),
+            tags: TagTable::with_capacity(capacity),
         }
     }
 
@@ -110,7 +107,7 @@ impl Protocol for Nfs {
         _s: &Share,
         _state: &mut (),
         client: &ffi::Client,
-        (t, c): (usize, usize),
+        at: (usize, usize),
         req: &IoRequest,
     ) -> Result<(), String> {
         // SAFETY: the caller's promise: libnfs reports the request, or its
@@ -126,56 +123,54 @@ impl Protocol for Nfs {
             }
         };
         r.map_err(|e| e.to_string())?;
-        self.inflight.insert(req.tag, (t as u32, c as u32, req.len));
+        self.tags.sent(req, at);
         Ok(())
     }
 
     fn loss_count(&self, _state: &()) -> usize {
-        self.inflight.len()
+        self.tags.len()
     }
 
     fn in_flight(&self, _targets: &[Option<Target<Self>>]) -> usize {
-        self.inflight.len()
+        self.tags.len()
     }
 
     /// Turns the callbacks' records into completions: bytes moved, or the negated
     /// errno libnfs reports (a cancelled request: ECONNABORTED).
     fn reap(d: &mut Driver<Self>, out: &mut Vec<Completion>, _min: u32) -> Result<(), EngineError> {
-        ffi::take_done(&mut d.proto.done);
-        for (tag, result) in d.proto.done.drain(..) {
-            let Some((t, c, _len)) = d.proto.inflight.remove(&tag) else {
-                continue;
-            };
-            let gone = d.targets[t as usize]
-                .as_ref()
-                .is_some_and(|s| s.links[c as usize].conn.is_none());
-            out.push(Completion {
-                tag,
-                result: if gone && result < 0 {
-                    -(libc::ECONNABORTED as i64)
-                } else {
-                    result
-                },
-                done_ns: 0,
+        let targets = &d.targets;
+        d.proto
+            .tags
+            .finished(ffi::take_done, |tag, result, (t, c), _len| {
+                let gone = targets[t]
+                    .as_ref()
+                    .is_some_and(|s| s.links[c].conn.is_none());
+                out.push(Completion {
+                    tag,
+                    result: if gone && result < 0 {
+                        -(libc::ECONNABORTED as i64)
+                    } else {
+                        result
+                    },
+                    done_ns: 0,
+                });
             });
-        }
         Ok(())
     }
 
     /// Dropping the connection cancels its requests: libnfs touches none of their
     /// buffers afterwards. The request stays counted until its link is lost.
     fn abandoned(d: &mut Driver<Self>, tag: u64) -> Option<(usize, usize)> {
-        let &(t, c, _) = d.proto.inflight.get(&tag)?;
-        Some((t as usize, c as usize))
+        d.proto.tags.link_of(tag)
     }
 
     fn after_abandon(&mut self, tag: u64) {
-        self.inflight.remove(&tag);
+        self.tags.remove(tag);
     }
 
     /// Dropping the connections cancels their requests through the callbacks,
     /// which record them on this thread: none may stay for another engine.
     fn dropped(&mut self) {
-        ffi::discard_done(|tag| self.inflight.contains_key(&tag));
+        ffi::discard_done(|tag| self.tags.holds(tag));
     }
 }
