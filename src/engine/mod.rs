@@ -66,6 +66,7 @@
 pub mod cpuio;
 pub mod defrag;
 pub mod discard;
+pub mod driver;
 pub mod exec;
 pub mod fileops;
 pub mod inline;
@@ -82,6 +83,7 @@ pub mod sim;
 pub mod smb;
 pub mod space;
 pub mod sync;
+pub mod tag_table;
 pub mod uring;
 pub mod wait;
 

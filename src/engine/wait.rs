@@ -1,6 +1,8 @@
-//! Waiting on an engine's descriptors from inside the engine: network engines use
-//! it when `submit_and_reap` is asked to block (callers outside the worker loop);
-//! the worker itself waits on [`super::Engine::poll_fds`] directly.
+//! Waiting on descriptors with ppoll(2), the one copy: the worker waits on
+//! [`super::Engine::poll_fds`] with it, and the fd-polled network engines use it
+//! when `submit_and_reap` is asked to block (callers outside the worker loop). The
+//! timespec carries nanoseconds, so the wait is rounded only by ppoll's own
+//! resolution.
 
 /// poll(2) on `fds` for at most `timeout_ns` (nanosecond timespec). EINTR is a
 /// normal early return.

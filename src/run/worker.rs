@@ -671,7 +671,7 @@ impl<E: Engine> Worker<E> {
         if !self.completions.is_empty() {
             return Ok(());
         }
-        poll_until(&mut self.fds, timeout).map_err(WorkerError::Poll)?;
+        crate::engine::wait::poll_until(&mut self.fds, timeout).map_err(WorkerError::Poll)?;
         self.engine.on_ready(&self.fds)?;
         Ok(self
             .engine
@@ -1205,39 +1205,12 @@ impl<E: Engine> Worker<E> {
     }
 }
 
-/// poll(2) on `fds` for at most `timeout_ns` (rounded up to whole milliseconds
-/// only by ppoll's own resolution: the timespec carries nanoseconds). EINTR is a
-/// normal early return.
 /// A stream that issues no more leaves its flow group (once), so the group's other
 /// streams are measured against those still running, as fio's exiting jobs do.
 fn leave_flow(s: &mut Stream, shape: &WorkloadShape) {
     if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued.take()) {
         f.leave(own);
     }
-}
-
-fn poll_until(fds: &mut [libc::pollfd], timeout_ns: u64) -> std::io::Result<()> {
-    let ts = libc::timespec {
-        tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: `fds` is a valid slice of pollfd for its length; `ts` outlives the
-    // call; a null signal mask leaves the mask as it is.
-    let r = unsafe {
-        libc::ppoll(
-            fds.as_mut_ptr(),
-            fds.len() as libc::nfds_t,
-            &ts,
-            std::ptr::null(),
-        )
-    };
-    if r < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-    Ok(())
 }
 
 /// The end of interval `interval` or of the next own warm-up, whichever is first.

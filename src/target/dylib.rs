@@ -1,10 +1,16 @@
-//! Loading a C library at run time, the one way both network bindings (libnbd,
-//! libiscsi) do it: ioscope must build and run its local targets on a machine without
-//! them, so a library is opened with `dlopen` the first time a target needs it, under
-//! a name an environment variable may override (how the tests simulate a machine
-//! without it), and a failure names the package to install.
+//! Loading a C library at run time, the one way the network bindings (libnbd,
+//! libiscsi, libnfs) do it: ioscope must build and run its local targets on a
+//! machine without them, so a library is opened with `dlopen` the first time a
+//! target needs it ([`Loaded`]), under a name an environment variable may override
+//! (how the tests simulate a machine without it), and a failure names the package to
+//! install. The parts every binding repeats live here too: the load-once functions
+//! ([`loaded_library!`]), the per-thread list its completion callback records into
+//! ([`thread_done_list!`]) and the copy of a C
+//! error string ([`c_message`]).
 
 use libloading::Library;
+use std::ffi::{c_char, CStr};
+use std::sync::OnceLock;
 
 /// A library or one of its functions could not be loaded: which library, under which
 /// file name, the loader's words, and what needs it (the package to install).
@@ -76,6 +82,96 @@ impl Loader {
         self.lib
     }
 }
+
+/// A library's function table, loaded once per process on first use; the first
+/// failure is remembered and returned to every later caller.
+pub struct Loaded<L>(OnceLock<Result<L, LoadError>>);
+
+impl<L> Loaded<L> {
+    pub const fn new() -> Self {
+        Loaded(OnceLock::new())
+    }
+
+    /// The table, loading it with `load` the first time.
+    pub fn get(&'static self, load: fn() -> Result<L, LoadError>) -> Result<&'static L, LoadError> {
+        self.0.get_or_init(load).as_ref().map_err(|e| e.clone())
+    }
+}
+
+impl<L> Default for Loaded<L> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Declares `fn lib()`, the library's function table `$lib` loaded once per process
+/// with `$load` (or the reason it could not be), and `pub fn available()`.
+macro_rules! loaded_library {
+    ($lib:ty, $load:path) => {
+        /// The library, loaded once per process (or the reason it could not be).
+        fn lib() -> Result<&'static $lib, $crate::target::dylib::LoadError> {
+            static LIB: $crate::target::dylib::Loaded<$lib> = $crate::target::dylib::Loaded::new();
+            LIB.get($load)
+        }
+
+        /// Whether the library can be loaded here; `Err` says which package to
+        /// install.
+        pub fn available() -> Result<(), $crate::target::dylib::LoadError> {
+            lib().map(|_| ())
+        }
+    };
+}
+pub(crate) use loaded_library;
+
+/// A C library's error string, copied; `fallback` when it is NULL or empty.
+///
+/// # Safety
+/// `p` is NULL or points at a NUL-terminated string that stays valid for the call.
+pub unsafe fn c_message(p: *const c_char, fallback: &str) -> String {
+    if p.is_null() {
+        return fallback.to_string();
+    }
+    // SAFETY: non-null and NUL-terminated (the caller's promise).
+    let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    if s.is_empty() {
+        fallback.to_string()
+    } else {
+        s
+    }
+}
+
+/// Declares the per-thread list a binding's completion callback records
+/// `(tag, $value)` into, with its three functions: `record` (for the callback),
+/// `pub take_done` (the engine drains it between library calls: no allocation and
+/// no lock per I/O) and `pub discard_done` (an engine going away drops what its
+/// cancelled requests recorded, so that no other engine on the thread — another
+/// path of a multipath target — takes them as its own answers).
+macro_rules! thread_done_list {
+    ($value:ty) => {
+        thread_local! {
+            /// `(tag, result)` of the requests completed on this thread, in order.
+            static DONE: std::cell::RefCell<Vec<(u64, $value)>> =
+                const { std::cell::RefCell::new(Vec::new()) };
+        }
+
+        /// Records the completion of request `tag` (from the callback).
+        fn record(tag: u64, v: $value) {
+            DONE.with(|d| d.borrow_mut().push((tag, v)));
+        }
+
+        /// Moves the completions recorded on this thread into `out`.
+        pub fn take_done(out: &mut Vec<(u64, $value)>) {
+            DONE.with(|d| out.append(&mut d.borrow_mut()));
+        }
+
+        /// Drops the completions recorded on this thread whose tag `gone` names:
+        /// those of an engine going away, which no other engine may take as its own.
+        pub fn discard_done(mut gone: impl FnMut(u64) -> bool) {
+            DONE.with(|d| d.borrow_mut().retain(|&(tag, _)| !gone(tag)));
+        }
+    };
+}
+pub(crate) use thread_done_list;
 
 /// Looks up a function by its C name in a [`Loader`], typed by the field it fills.
 macro_rules! sym {

@@ -8,12 +8,10 @@
 //! in that thread's list, which the caller drains with [`take_done`]: no allocation
 //! and no lock per I/O. `IOSCOPE_LIBISCSI` overrides the library's name.
 
-use crate::target::dylib::{sym, LoadError, Loader};
+use crate::target::dylib::{c_message, loaded_library, sym, thread_done_list, LoadError, Loader};
 use libloading::Library;
-use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::OnceLock;
 
 /// `SCSI_STATUS_GOOD`.
 pub const STATUS_GOOD: i32 = 0;
@@ -167,31 +165,10 @@ fn load() -> Result<Lib, LoadError> {
     })
 }
 
-fn lib() -> Result<&'static Lib, LoadError> {
-    static LIB: OnceLock<Result<Lib, LoadError>> = OnceLock::new();
-    LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
-}
+loaded_library!(Lib, load);
 
-/// Whether libiscsi can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), LoadError> {
-    lib().map(|_| ())
-}
-
-thread_local! {
-    /// `(tag, SCSI status)` of the commands completed on this thread, in order.
-    static DONE: RefCell<Vec<(u64, i32)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Moves the completions recorded on this thread into `out`.
-pub fn take_done(out: &mut Vec<(u64, i32)>) {
-    DONE.with(|d| out.append(&mut d.borrow_mut()));
-}
-
-/// Drops the completions recorded on this thread whose tag `gone` names: those of
-/// an engine that is going away, which no other engine may take as its own.
-pub fn discard_done(mut gone: impl FnMut(u64) -> bool) {
-    DONE.with(|d| d.borrow_mut().retain(|&(tag, _)| !gone(tag)));
-}
+// `(tag, SCSI status)` of the commands completed on this thread.
+thread_done_list!(i32);
 
 /// Called by libiscsi inside `iscsi_service` (or `iscsi_destroy_context`) when a
 /// command ends; `private_data` carries the request's tag.
@@ -201,7 +178,7 @@ unsafe extern "C" fn on_task_done(
     command_data: *mut c_void,
     private_data: *mut c_void,
 ) {
-    DONE.with(|d| d.borrow_mut().push((private_data as usize as u64, status)));
+    record(private_data as usize as u64, status);
     if let Ok(l) = lib() {
         if !command_data.is_null() {
             // SAFETY: for SCSI commands command_data is the task libiscsi created for
@@ -405,18 +382,9 @@ impl Session {
 
     /// libiscsi's last error on this context.
     pub fn error(&self) -> String {
-        // SAFETY: valid context; the string is copied at once.
-        let p = unsafe { (self.lib.get_error)(self.ctx) };
-        if p.is_null() {
-            return "unknown libiscsi error".into();
-        }
-        // SAFETY: non-null, NUL-terminated, owned by the context.
-        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-        if s.is_empty() {
-            "unknown libiscsi error".into()
-        } else {
-            s
-        }
+        // SAFETY: valid context; the string (NULL, or NUL-terminated and owned by
+        // the context) is copied at once.
+        unsafe { c_message((self.lib.get_error)(self.ctx), "unknown libiscsi error") }
     }
 
     /// READ CAPACITY (16): (number of blocks, block size in bytes).

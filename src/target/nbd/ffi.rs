@@ -7,11 +7,10 @@
 //! The library name can be overridden with `IOSCOPE_LIBNBD` (a path or soname), which
 //! is how the tests simulate a machine without it.
 
-use crate::target::dylib::{sym, LoadError, Loader};
+use crate::target::dylib::{loaded_library, sym, LoadError, Loader};
 use libloading::Library;
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
-use std::sync::OnceLock;
 
 /// `LIBNBD_AIO_DIRECTION_READ`: the handle waits for the socket to be readable.
 pub const DIRECTION_READ: c_uint = 1;
@@ -117,16 +116,7 @@ fn load() -> Result<Lib, LoadError> {
     })
 }
 
-/// libnbd, loaded once per process (or the reason it could not be).
-fn lib() -> Result<&'static Lib, LoadError> {
-    static LIB: OnceLock<Result<Lib, LoadError>> = OnceLock::new();
-    LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
-}
-
-/// Whether libnbd can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), LoadError> {
-    lib().map(|_| ())
-}
+loaded_library!(Lib, load);
 
 /// The last libnbd error of this thread, as text and errno.
 fn last_error(l: &Lib) -> (String, i32) {

@@ -10,11 +10,9 @@
 //! thread's list, drained with [`take_done`]. `IOSCOPE_LIBNFS` overrides the
 //! library's name.
 
-use crate::target::dylib::{sym, LoadError, Loader};
+use crate::target::dylib::{c_message, loaded_library, sym, thread_done_list, LoadError, Loader};
 use libloading::Library;
-use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::sync::OnceLock;
 
 #[repr(C)]
 struct Context {
@@ -146,32 +144,11 @@ fn load() -> Result<Lib, LoadError> {
     })
 }
 
-fn lib() -> Result<&'static Lib, LoadError> {
-    static LIB: OnceLock<Result<Lib, LoadError>> = OnceLock::new();
-    LIB.get_or_init(load).as_ref().map_err(|e| e.clone())
-}
+loaded_library!(Lib, load);
 
-/// Whether libnfs can be loaded here; `Err` says which package to install.
-pub fn available() -> Result<(), LoadError> {
-    lib().map(|_| ())
-}
-
-thread_local! {
-    /// `(tag, result)` of the requests completed on this thread, in order: bytes
-    /// moved, or a negated errno.
-    static DONE: RefCell<Vec<(u64, i64)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Moves the completions recorded on this thread into `out`.
-pub fn take_done(out: &mut Vec<(u64, i64)>) {
-    DONE.with(|d| out.append(&mut d.borrow_mut()));
-}
-
-/// Drops the completions recorded on this thread whose tag `gone` names (those of
-/// an engine going away).
-pub fn discard_done(mut gone: impl FnMut(u64) -> bool) {
-    DONE.with(|d| d.borrow_mut().retain(|&(tag, _)| !gone(tag)));
-}
+// `(tag, result)` of the requests completed on this thread: bytes moved, or a
+// negated errno.
+thread_done_list!(i64);
 
 /// A read in flight: where its data goes. Boxed; its address is the callback's
 /// `private_data`, and the callback frees it.
@@ -193,12 +170,12 @@ unsafe extern "C" fn on_read(err: c_int, _nfs: *mut Context, data: *mut c_void, 
         // valid for `len` bytes until this completion is recorded.
         unsafe { std::ptr::copy_nonoverlapping(data as *const u8, p.buf, n) };
     }
-    DONE.with(|d| d.borrow_mut().push((p.tag, err as i64)));
+    record(p.tag, err as i64);
 }
 
 /// Called by libnfs when a write ends; `pd` carries the request's tag.
 unsafe extern "C" fn on_write(err: c_int, _nfs: *mut Context, _d: *mut c_void, pd: *mut c_void) {
-    DONE.with(|d| d.borrow_mut().push((pd as usize as u64, err as i64)));
+    record(pd as usize as u64, err as i64);
 }
 
 /// A libnfs failure: the library could not be loaded, or its own words about a call.
@@ -306,18 +283,9 @@ impl Client {
 
     /// libnfs's last error on this context.
     pub fn error(&self) -> String {
-        // SAFETY: valid context; the string is copied at once.
-        let p = unsafe { (self.lib.get_error)(self.ctx) };
-        if p.is_null() {
-            return "unknown libnfs error".into();
-        }
-        // SAFETY: non-null, NUL-terminated, owned by the context.
-        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-        if s.is_empty() {
-            "unknown libnfs error".into()
-        } else {
-            s
-        }
+        // SAFETY: valid context; the string (NULL, or NUL-terminated and owned by
+        // the context) is copied at once.
+        unsafe { c_message((self.lib.get_error)(self.ctx), "unknown libnfs error") }
     }
 
     fn check(&self, r: c_int, what: &str) -> Result<c_int, NfsError> {
