@@ -206,8 +206,6 @@ struct WorkloadTable {
     prio: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     cmdprio: Vec<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    fill_fs: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     precondition: Option<PreconditionTable>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -675,7 +673,6 @@ impl WorkloadTable {
             exit_all: w.exit_all,
             prio: w.priority.job.map(|p| p.to_string()),
             cmdprio: w.priority.per_io.iter().map(|p| p.to_string()).collect(),
-            fill_fs: w.fill_fs,
             precondition: w.sprandom.map(|spr| PreconditionTable {
                 method: "sprandom",
                 op: spr.op,
@@ -772,9 +769,6 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
     }
     if w.pauses.pass_bytes > 0 {
         let _ = writeln!(s, "io_size={}", format_size(w.pauses.pass_bytes));
-    }
-    if w.fill_fs {
-        s.push_str("fill_device=1\n");
     }
     if let Some(spr) = w.sprandom {
         let _ = writeln!(

@@ -27,6 +27,7 @@ use super::on_error::{self, Errno, ErrorKind, OnError};
 use super::overrides::{Amount, VerifyBacklog, WorkloadOverrides};
 use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
+use super::settings::declared::FILL_FS;
 use super::settings::{self, Input, Scope, WorkloadSettings};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
 use super::units::{self, UnitError};
@@ -149,7 +150,6 @@ const WORKLOAD_KEYS: &[&str] = &[
     "exit_all",
     "prio",
     "cmdprio",
-    "fill_fs",
     "precondition",
     "file_service",
     // The workload's own values of run settings (fio gives each job its own).
@@ -1023,7 +1023,8 @@ impl<'a> Ctx<'a> {
         let flow = self.flow(&sec, &rate, share_pct)?;
         let exit_all = self.flag_key(&sec, "exit_all")?;
         let priority = self.priorities(&sec, &bs)?;
-        let fill_fs = self.fill_fs(&sec, read_pct)?;
+        let settings = self.declared(&sec, Scope::Workload)?;
+        self.fill_fits(&sec, read_pct, &settings)?;
         let overrides = self.overrides(&sec, &name)?;
         let sprandom = sec
             .get("precondition")
@@ -1063,11 +1064,10 @@ impl<'a> Ctx<'a> {
                 exit_all,
                 pauses,
                 priority,
-                fill_fs,
                 sprandom,
                 file_service,
                 overrides,
-                settings: self.declared(&sec, Scope::Workload)?,
+                settings,
             },
             at,
         ))
@@ -1081,16 +1081,15 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// `fill_fs`: write until the file system is full, only for workloads that write.
-    fn fill_fs(&self, sec: &Section<'_>, read_pct: u8) -> Res<bool> {
+    /// `fill_fs` is for workloads that write: it writes until the file system is full.
+    fn fill_fits(&self, sec: &Section<'_>, read_pct: u8, s: &WorkloadSettings) -> Res<()> {
         match sec.get("fill_fs") {
-            Some(v) if self.boolean("fill_fs", v)? && read_pct == 100 => Err(self.err(
+            Some(v) if s.flag(&FILL_FS) && read_pct == 100 => Err(self.err(
                 v.span(),
                 "'fill_fs' is for workloads that write (it writes until the filesystem is \
                  full)",
             )),
-            Some(v) => self.boolean("fill_fs", v),
-            None => Ok(false),
+            _ => Ok(()),
         }
     }
 
@@ -2645,7 +2644,7 @@ passes = 2
         }
         let plan = w("rw = \"write\"\nfill_fs = true\npass_size = \"3m\"\n").unwrap();
         let wl = &plan.runs[0].workloads[0];
-        assert!(wl.fill_fs);
+        assert!(wl.settings.flag(&FILL_FS));
         assert_eq!(wl.pauses.pass_bytes, 3 << 20);
         let plan = parse(
             "job.toml",

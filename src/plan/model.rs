@@ -391,13 +391,6 @@ pub struct Workload {
     /// `prioclass`, `cmdprio_*`); empty = the default priority.
     #[serde(default, skip_serializing_if = "Priorities::is_default")]
     pub priority: Priorities,
-    /// Write until the filesystem is full (fio's `fill_device`): a file target is
-    /// created (or extended) to its allocated bytes plus the filesystem's free space,
-    /// rounded down to the largest block size, and a write that fails with ENOSPC or
-    /// comes back short ends its stream's I/O without counting as an error. On a
-    /// block device the working set is the whole device, as without it.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub fill_fs: bool,
     /// On a `files:` target read and written as bytes: which file each I/O goes to
     /// (fio's `file_service_type`); ignored on any other target.
     #[serde(
@@ -529,7 +522,6 @@ impl Default for Workload {
             exit_all: false,
             pauses: Pauses::default(),
             priority: Default::default(),
-            fill_fs: false,
             sprandom: None,
             file_service: Default::default(),
             overrides: Default::default(),

@@ -76,7 +76,7 @@ impl Zbd {
             || w.share_pct.is_some()
             || w.offset_increment_bytes != 0
             || w.zones.is_some()
-            || w.fill_fs
+            || w.settings.flag(&crate::plan::settings::declared::FILL_FS)
         {
             return Some(
                 "zones place their own offsets: no sequence dist, seq_gap, stride layout, \

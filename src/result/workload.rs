@@ -202,9 +202,6 @@ pub struct WorkloadEcho {
     /// I/O priorities: of all its I/O and of shares of it; absent when none was set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<Priorities>,
-    /// Wrote until the filesystem was full (fio's `fill_device`); absent when false.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub fill_fs: bool,
     /// On a file set: how each I/O chose its file, in fio's words (`random`,
     /// `roundrobin:4`, `zipf:1.2`); absent for the default (`roundrobin`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -341,7 +338,6 @@ impl Default for WorkloadEcho {
             flow: None,
             exit_all: false,
             priority: None,
-            fill_fs: false,
             sprandom: None,
             file_service: None,
             pauses: Pauses::default(),

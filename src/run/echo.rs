@@ -76,7 +76,6 @@ pub fn workload_echo(w: &Workload) -> WorkloadEcho {
         flow,
         exit_all,
         pauses,
-        fill_fs,
         sprandom,
     )
 }

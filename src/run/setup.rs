@@ -491,10 +491,9 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
         sparse: target_engine.is_some_and(super::op_engines::sparse)
             || fill.is_some()
             || spec.create.is_sparse()
-            || run
-                .workloads
-                .iter()
-                .any(|w| w.target == spec.name && w.fill_fs),
+            || run.workloads.iter().any(|w| {
+                w.target == spec.name && w.settings.flag(&crate::plan::settings::declared::FILL_FS)
+            }),
         allocate: spec.create == FileCreate::Allocated,
     }
 }

@@ -141,7 +141,7 @@ impl WorkloadShape {
                 .settings
                 .flag(&crate::plan::settings::declared::ATOMIC_WRITES),
             on_error: w.overrides.on_error.clone(),
-            fill_fs: w.fill_fs,
+            fill_fs: w.settings.flag(&crate::plan::settings::declared::FILL_FS),
             files: None,
         }
     }

@@ -187,12 +187,17 @@ fn udp_multicast_pingpong_reaches_both_readers_in_a_namespace() {
         "{st:?}"
     );
     assert_eq!(st[2].bytes_sent, size);
-    // The other reader got every datagram too (or counted it lost).
-    assert_eq!(
-        st[1].bytes_received + 64 * st[1].datagrams_lost,
-        size,
+    // The other reader has no flow control: when it is off the CPU for ~10 ms (two
+    // cores, three busy threads) its socket buffer (~270 such datagrams) overflows
+    // and the kernel drops what comes next. A datagram lost before its last received
+    // one is counted (a gap in the sequence numbers); one lost after it cannot be
+    // seen by anyone (the close message carries no count, as in fio). So: never more
+    // than was sent, and every gap counted; one CI run lost 483 at the tail.
+    assert!(
+        st[1].bytes_received + 64 * st[1].datagrams_lost <= size,
         "{st:?}"
     );
+    assert!(st[1].bytes_received >= size / 2, "{st:?}");
     // The writer's latency is the round trip, one per datagram.
     let tps = st[2].tps.unwrap();
     let lat = st[2].latency_us.as_ref().unwrap();

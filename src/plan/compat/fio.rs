@@ -8,6 +8,7 @@
 //! See docs/compat-fio.md.
 
 use crate::plan::overrides::Amount;
+use crate::plan::settings::declared::FILL_FS;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -585,7 +586,7 @@ fn group_runs(
             unsupported,
             &job.loc,
         );
-        if job.workload.fill_fs && job.target_size.is_none() {
+        if job.workload.settings.flag(&FILL_FS) && job.target_size.is_none() {
             // fio's fill_device without a size: as large as the filesystem holds.
             targets.fill(&tname);
         }
@@ -1093,7 +1094,6 @@ impl<'a> JobCx<'a> {
         let (engine, qd) = self.engine()?;
         let engine_opts = self.engine_options(engine)?;
         let priority = self.priorities(engine, &bs)?;
-        let fill_fs = self.fill_device(read_pct)?;
         let sprandom = self.sprandom(read_pct, &pattern)?;
         self.note_engine_options(&engine_opts);
         let mut data = self.data_settings();
@@ -1167,14 +1167,13 @@ impl<'a> JobCx<'a> {
                 exit_all,
                 pauses,
                 priority,
-                fill_fs,
                 sprandom,
                 file_service: target.file_service,
                 overrides: crate::plan::WorkloadOverrides {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
                 },
-                settings: self.declared_settings(engine)?,
+                settings: self.declared_settings(engine, read_pct)?,
             },
             engine,
             engine_opts,
@@ -1202,6 +1201,7 @@ impl<'a> JobCx<'a> {
     fn declared_settings(
         &mut self,
         engine: EngineKind,
+        read_pct: u8,
     ) -> Result<crate::plan::settings::WorkloadSettings, CompatError> {
         let mut out = crate::plan::settings::WorkloadSettings::default();
         for (name, decl) in fio_options::settings() {
@@ -1211,6 +1211,7 @@ impl<'a> JobCx<'a> {
             }
         }
         self.atomic_fits(engine, &mut out);
+        self.fill_fits(read_pct, &mut out);
         Ok(out)
     }
 

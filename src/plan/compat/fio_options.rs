@@ -481,15 +481,9 @@ pub const OPTIONS: &[FioOption] = &[
         ),
         &["plid_select"],
     ),
-    flag(aka(
-        maps(
-            "fill_device",
-            "write until the filesystem is full: without size, the file's size is its \
-             filesystem's free space (target size = \"fill\"); ENOSPC ends the job's \
-             streams, not as an error (fill_fs)",
-        ),
-        &["fill_fs"],
-    )),
+    // Without size, the file's size is its filesystem's free space (target size =
+    // "fill"); a job that only reads lists it as unsupported.
+    flag(aka(sets("fill_device", "fill_fs"), &["fill_fs"])),
     // Write flags and priorities.
     // Writes carry RWF_ATOMIC (uring and sync engines; others list it as
     // unsupported); the target's statx limits are checked before the run.

@@ -9,7 +9,7 @@
 use super::{Decl, Kind, Scope, Value};
 
 /// Every declared setting, in the order the docs and `--help` list them.
-pub static ALL: &[&Decl] = &[&INVALIDATE, &ATOMIC_WRITES];
+pub static ALL: &[&Decl] = &[&INVALIDATE, &ATOMIC_WRITES, &FILL_FS];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
 /// default.
@@ -42,4 +42,22 @@ pub static ATOMIC_WRITES: Decl = Decl {
     heading: "Workload",
     echo: "atomic_writes",
     switch: true,
+};
+
+/// fio's `fill_device`: only for workloads that write (the job-file reader and fio's
+/// table check it against the mix); a target's size = "fill" makes the file as large
+/// as its file system holds.
+pub static FILL_FS: Decl = Decl {
+    key: "fill_fs",
+    kind: Kind::Flag,
+    scope: Scope::Workload,
+    default: Value::Flag(false),
+    doc: "Write until the file system is full (fio's fill_device): a write that fails \
+          with ENOSPC or EDQUOT, or comes back short, ends that stream's I/O, uncounted \
+          and not an error; give the target size = \"fill\" for fio's size = the free \
+          space; only for workloads that write",
+    flag: None,
+    heading: "Workload",
+    echo: "fill_fs",
+    switch: false,
 };

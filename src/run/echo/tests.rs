@@ -72,7 +72,6 @@ fn samples() -> Vec<plan::Workload> {
                     crate::plan::priority::PrioShare::parse("10%idle").unwrap(),
                 ],
             },
-            fill_fs: false,
             sprandom: Some(plan::Sprandom::default()),
             zbd: None,
             file_service: Default::default(),

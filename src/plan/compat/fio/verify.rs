@@ -8,6 +8,8 @@ use super::JobCx;
 use crate::plan::compat::CompatError;
 use crate::plan::model::{DataSettings, Rate, TrimMode};
 use crate::plan::overrides::{VerifyBacklog, WorkloadData, WorkloadOverrides};
+use crate::plan::settings::declared::FILL_FS;
+use crate::plan::settings::{Value, WorkloadSettings};
 
 /// A new job's own settings: only its read-backs, if any (the data settings that
 /// differ from the plan's are laid over them later).
@@ -75,24 +77,21 @@ impl JobCx<'_> {
 
     /// `fill_device=1` (`fill_fs`): the job writes until the filesystem is full, and
     /// ENOSPC ends it cleanly. fio lays out the file of a job that only reads before
-    /// reading it: listed.
-    pub(super) fn fill_device(&mut self, read_pct: u8) -> Result<bool, CompatError> {
-        if !self.o.flag("fill_device")? {
-            return Ok(false);
+    /// reading it: listed, and the setting dropped.
+    pub(super) fn fill_fits(&mut self, read_pct: u8, s: &mut WorkloadSettings) {
+        if !s.flag(&FILL_FS) || read_pct < 100 {
+            return;
         }
-        if read_pct == 100 {
-            let loc = self
-                .o
-                .get("fill_device")
-                .map_or(self.section_loc, |(_, l)| l);
-            self.unsupported.push(
-                "fill_device=1 — on a job that only reads, fio first fills the filesystem \
-                 by laying out the file; ioscope does not write for a read job",
-                loc,
-            );
-            return Ok(false);
-        }
-        Ok(true)
+        s.set(&FILL_FS, Value::Flag(false));
+        let loc = self
+            .o
+            .get("fill_device")
+            .map_or(self.section_loc, |(_, l)| l);
+        self.unsupported.push(
+            "fill_device=1 — on a job that only reads, fio first fills the filesystem \
+             by laying out the file; ioscope does not write for a read job",
+            loc,
+        );
     }
 }
 
@@ -155,11 +154,20 @@ mod tests {
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         assert!(t.plan.targets[0].fill);
         assert_eq!(t.plan.targets[0].size_bytes, None);
-        assert!(t.plan.runs[0].workloads[0].fill_fs);
-        assert!(!t.plan.runs[1].workloads[0].fill_fs);
+        assert!(t.plan.runs[0].workloads[0]
+            .settings
+            .flag(&crate::plan::settings::declared::FILL_FS));
+        assert!(!t.plan.runs[1].workloads[0]
+            .settings
+            .flag(&crate::plan::settings::declared::FILL_FS));
         // With a size, the size stays and only the end at ENOSPC is fio's.
         let t = parse("[w]\nfilename=/tmp/f\nsize=1m\nrw=write\nfill_fs=1\n");
-        assert!((!t.plan.targets[0].fill) && t.plan.runs[0].workloads[0].fill_fs);
+        assert!(
+            (!t.plan.targets[0].fill)
+                && t.plan.runs[0].workloads[0]
+                    .settings
+                    .flag(&crate::plan::settings::declared::FILL_FS)
+        );
         let t = parse("[r]\nfilename=/tmp/f\nsize=1m\nrw=read\nfill_device=1\n");
         assert!(t.unsupported[0].option.starts_with("fill_device=1"));
     }
