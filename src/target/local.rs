@@ -4,6 +4,7 @@
 
 use super::{io_err, safety, Backing, OpenOptionsIo, OpenTarget, Probe, ProbeKind, TargetError};
 use crate::plan::model::TargetSpec;
+use crate::plan::units::format_size;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
@@ -246,7 +247,10 @@ pub(super) fn open_path(
         if opts.sparse {
             extend_unwritten(&file, path, size_bytes, want, opts.allocate)?;
         } else {
-            fill_file(path, size_bytes, want)?;
+            // What was added is taken back if the layout fails.
+            fill_file(path, size_bytes, want).inspect_err(|_| {
+                let _ = file.set_len(size_bytes);
+            })?;
         }
         size_bytes = want;
     }
@@ -332,13 +336,38 @@ pub(super) fn extend_unwritten(
     file.set_len(to).map_err(io_err(path, "extending"))
 }
 
+/// Creates a file laid out with data; a file that could not be laid out whole (no
+/// room, an error, Ctrl-C) is removed again, so a refused run leaves nothing behind.
 pub(super) fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
     File::create(path).map_err(io_err(path, "creating"))?;
-    fill_file(path, 0, size)
+    fill_file(path, 0, size).inspect_err(|_| {
+        let _ = std::fs::remove_file(path);
+    })
 }
 
+/// Writes data from `from` to `to`. Refused before the first byte when its file
+/// system has less room than that (a 100 GiB layout on a smaller disk used to fill
+/// the disk and then fail); stopped by Ctrl-C.
 pub(super) fn fill_file(path: &Path, from: u64, to: u64) -> Result<(), TargetError> {
     use std::io::{Seek, SeekFrom, Write};
+    let refuse = |msg: String| TargetError::Invalid {
+        uri: path.display().to_string(),
+        msg,
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Some(free) = super::fill::free_bytes(dir).filter(|&f| f < to - from) {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(refuse(format!(
+            "laying it out takes {} ({:.1} GiB) and its file system has {:.1} GiB free; \
+             give a smaller size",
+            format_size(to - from),
+            gib(to - from),
+            gib(free)
+        )));
+    }
     let mut f = OpenOptions::new()
         .write(true)
         .open(path)
@@ -349,6 +378,9 @@ pub(super) fn fill_file(path: &Path, from: u64, to: u64) -> Result<(), TargetErr
     let mut rng = crate::rng::Rng::new(0x5eed_f11e ^ from);
     let mut pos = from;
     while pos < to {
+        if crate::interrupt::requested() {
+            return Err(refuse("interrupted while laying it out".into()));
+        }
         for w in chunk.chunks_exact_mut(8) {
             w.copy_from_slice(&rng.next_u64().to_le_bytes());
         }

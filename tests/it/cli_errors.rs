@@ -250,3 +250,31 @@ fn channels_apply_only_to_smb_targets_and_create_nothing() {
     assert_bad(&["run", "-t", "mem:1m", "--channels", "0"], "--channels");
     assert_bad(&["run", "-t", "mem:1m", "--channels", "33"], "--channels");
 }
+
+// Regression: a file target larger than its file system's free space (fio's
+// examples ask for size=100g) was laid out until ENOSPC, filling the disk, and the
+// half-written file stayed behind. It is refused before the first byte, naming both
+// sizes, and nothing is left.
+#[test]
+fn a_file_larger_than_the_free_space_is_refused_before_anything_is_written() {
+    let dir = tempdir();
+    let file = dir.path().join("big.dat");
+    let o = run(&[
+        "run",
+        "--target",
+        file.to_str().unwrap(),
+        "--size",
+        "100t",
+        "--rw",
+        "read",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("laying it out takes 100t (102400.0 GiB)") && e.contains("GiB free"),
+        "{e}"
+    );
+    assert!(!file.exists(), "the refused file was left behind");
+}
