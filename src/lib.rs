@@ -23,4 +23,5 @@ pub mod stats;
 pub mod stdout;
 pub mod sysinfo;
 pub mod target;
+pub mod trace;
 pub mod vocab;
