@@ -21,6 +21,7 @@ fn main() {
     // Under mpirun (with the `mpi` feature): join the other ranks first.
     let split = match &cli.command {
         Command::Run(a) => a.split,
+        Command::Replay(a) => a.run.split,
         Command::Curve(a) => a.run.split,
         Command::Fio(a) | Command::Vdbench(a) | Command::Diskspd(a) | Command::Sqlio(a) => {
             // A bad value is refused with the other own options, in build.

@@ -60,6 +60,7 @@ impl From<ReportForm> for Format {
 pub fn invocation(cmd: Command, command: Vec<String>) -> Result<Invocation, AppError> {
     Ok(match cmd {
         Command::Run(a) => Invocation::Run(run_invocation(&a, command)?),
+        Command::Replay(a) => Invocation::Run(run_invocation(&a.into_run(), command)?),
         Command::Curve(a) => Invocation::Curve(CurveInvocation {
             run: run_invocation(&a.run, command)?,
             points: a.points,

@@ -32,6 +32,12 @@ pub struct Cli {
 pub enum Command {
     /// Run workloads from flags or from a job file.
     Run(Box<RunArgs>),
+    /// Replay a block trace or I/O log against a target, each I/O at its recorded
+    /// time (fio I/O logs, blktrace, SNIA/MSR CSV, time_s,op,offset,bytes CSV):
+    /// `ioscope replay TRACE --target FILE`. Takes every `run` flag; without
+    /// --duration or --passes it replays the whole trace, with no warm-up, at most
+    /// --qd I/Os in flight (default 64).
+    Replay(Box<ReplayArgs>),
     /// A quick look at a filesystem or device: 4 KiB random read/write, 1 MiB
     /// sequential read/write, a few seconds each.
     Quick(Box<QuickArgs>),
@@ -186,6 +192,35 @@ pub struct OutputArgs {
     /// Print nothing but errors and the final summary.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `ioscope replay TRACE …`: a run whose workload replays TRACE.
+#[derive(Debug, Args, Clone)]
+pub struct ReplayArgs {
+    /// The trace file (for a blktrace: one of its per-CPU files, or their common
+    /// name without the .N).
+    #[arg(value_name = "TRACE")]
+    pub trace: String,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl ReplayArgs {
+    /// The run it means: the trace as the workload's `trace` setting, the whole
+    /// trace (one pass, no warm-up) unless told otherwise, 64 I/Os in flight at most.
+    pub fn into_run(self) -> RunArgs {
+        use crate::plan::settings::{declared::TRACE, intern, Value};
+        let mut a = self.run;
+        a.settings.give(&TRACE, Value::Text(intern(&self.trace)));
+        if a.duration.is_none() && a.passes.is_none() {
+            a.passes = Some(1);
+        }
+        a.warmup.get_or_insert(0);
+        if a.qd.is_empty() {
+            a.qd = vec![64];
+        }
+        a
+    }
 }
 
 #[derive(Debug, Args, Clone)]

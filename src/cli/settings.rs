@@ -22,6 +22,13 @@ impl SettingFlags {
             w.set(d, *v);
         }
     }
+
+    /// Gives a setting as if its flag had been (a subcommand's positional
+    /// argument that means a setting, such as `replay TRACE`).
+    pub fn give(&mut self, d: &'static Decl, v: Value) {
+        self.given.retain(|(g, _)| !std::ptr::eq(*g, d));
+        self.given.push((d, v));
+    }
 }
 
 fn id(d: &Decl) -> String {
@@ -32,17 +39,32 @@ fn flagged() -> impl Iterator<Item = (&'static Decl, &'static str)> {
     settings::of_scope(Scope::Workload).filter_map(|d| d.flag.map(|f| (d, f)))
 }
 
+/// The flag's help: the doc, its words when it is a choice, and its default.
+fn help(d: &Decl) -> String {
+    let words = match d.kind {
+        Kind::Choice(words) => format!(" [{}]", words.join(", ")),
+        _ => String::new(),
+    };
+    match d.default.text() {
+        t if t.is_empty() => format!("{}{words}", d.doc),
+        t => format!("{}{words} [default: {t}]", d.doc),
+    }
+}
+
 fn arg(d: &'static Decl, flag: &'static str) -> Arg {
     let value_name = match d.kind {
         Kind::Flag => "BOOL",
         Kind::Count => "N",
         Kind::Bytes => "SIZE",
         Kind::Nanos => "DUR",
+        Kind::Ratio => "X",
+        Kind::Text => "TEXT",
+        Kind::Choice(_) => "WORD",
     };
     let a = Arg::new(id(d))
         .long(flag)
         .value_name(value_name)
-        .help(format!("{} [default: {}]", d.doc, d.default.text()))
+        .help(help(d))
         .help_heading(d.heading)
         .value_parser(move |s: &str| d.parse_text(s));
     match d.switch {

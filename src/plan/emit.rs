@@ -1018,13 +1018,18 @@ fn target_of<'p>(plan: &'p Plan, w: &Workload) -> Result<&'p TargetSpec, FioEmit
 /// mean them (fio's option table); one that no fio option means is refused.
 fn fio_settings(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
     for (d, v) in w.settings.changed() {
-        let (name, _) = crate::plan::compat::fio_options::settings()
-            .find(|(_, decl)| std::ptr::eq(*decl, d))
-            .ok_or(FioEmitError::Setting {
-                workload: w.name.clone(),
-                key: d.key,
-            })?;
-        let _ = writeln!(s, "{name}={}", v.to_fio());
+        let missing = || FioEmitError::Setting {
+            workload: w.name.clone(),
+            key: d.key,
+        };
+        let (name, _, conv) = crate::plan::compat::fio_options::settings()
+            .find(|(_, decl, _)| std::ptr::eq(*decl, d))
+            .ok_or_else(missing)?;
+        let value = match conv {
+            None => v.to_fio(),
+            Some(c) => (c.to_fio)(v).ok_or_else(missing)?,
+        };
+        let _ = writeln!(s, "{name}={value}");
     }
     Ok(())
 }

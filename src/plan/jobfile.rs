@@ -1102,6 +1102,7 @@ impl<'a> Ctx<'a> {
                 Node::Bool(b) => Input::Bool(*b),
                 Node::Int(i) => Input::Int(*i),
                 Node::Str(s) => Input::Str(s),
+                Node::Float(x) => Input::Float(*x),
                 other => Input::Other(other.type_name()),
             };
             let value = d

@@ -311,9 +311,7 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         out.push_str(&chart.render());
         out.push_str("<p class=\"caption\">Latency at each percentile of the measured I/Os; each step right adds a nine (90 → 99 → 99.9). Dashed: service time, when it differs from latency (rate-limited runs).</p>\n");
     }
-    if let Some(sched) = &run.schedule {
-        schedule_table(out, sched);
-    }
+    schedule_table(out, run);
     if let Some(v) = &run.verify {
         verify_table(out, v);
     }
@@ -358,8 +356,22 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
     out.push_str("</details></section>\n");
 }
 
+/// What each trace workload replayed and how faithfully, then the rate schedule.
+fn schedule_table(out: &mut String, run: &RunResult) {
+    for rp in &run.replay {
+        let _ = writeln!(
+            out,
+            "<p class=\"replay\">{}</p>",
+            esc(&super::terminal::replay_line(rp))
+        );
+    }
+    if let Some(s) = &run.schedule {
+        rate_table(out, s);
+    }
+}
+
 /// Requested against achieved rate and issue lag of an open-loop run.
-fn schedule_table(out: &mut String, s: &ScheduleResult) {
+fn rate_table(out: &mut String, s: &ScheduleResult) {
     let l = &s.lag_us;
     let _ = write!(
         out,
@@ -514,6 +526,41 @@ fn error_series(name: &str, ivs: &[Interval], pick: fn(&Interval) -> f64) -> Opt
 
 /// The IOPS, MB/s and latency timelines. With several sides (compare), each side's
 /// series is named after its label and overlaid; warm-up bands come from every side.
+/// A value of an interval that a timeline chart plots.
+type Pick = fn(&Interval) -> f64;
+
+/// One series of a timeline chart: its name in the data, its label, what it plots
+/// and whether its line is dashed.
+type Plotted = (&'static str, &'static str, Pick, bool);
+
+/// The IOPS chart's title and series: the IOPS achieved, and beside them on a trace
+/// replay on time the rate its trace asked for.
+fn iops_series(sides: &[(&str, &Vec<Interval>)]) -> (&'static str, &'static [Plotted]) {
+    let replayed = sides
+        .iter()
+        .any(|(_, ivs)| ivs.iter().any(|iv| iv.recorded_iops.is_some()));
+    if !replayed {
+        return ("IOPS", &[("iops", "", |iv| iv.iops, false)]);
+    }
+    (
+        "IOPS, achieved / recorded",
+        &[
+            ("iops", "achieved", |iv| iv.iops, false),
+            (
+                "recorded_iops",
+                "recorded",
+                |iv| iv.recorded_iops.unwrap_or(0.0),
+                true,
+            ),
+        ],
+    )
+}
+
+/// The higher of an interval's achieved and recorded IOPS, for the IOPS axis.
+fn iops_peak(iv: &Interval) -> f64 {
+    iv.iops.max(iv.recorded_iops.unwrap_or(0.0))
+}
+
 pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec<Chart> {
     let overlay = sides.len() > 1;
     let xs = sides
@@ -528,7 +575,6 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
             base.to_string()
         }
     };
-    type Pick = fn(&Interval) -> f64;
     let metric = |chart_id: &str, title: &str, axis: Axis, picks: &[(&str, &str, Pick, bool)]| {
         let mut c = Chart::new(chart_id, title, x.clone(), axis);
         c.bands = bands.clone();
@@ -581,12 +627,13 @@ pub(crate) fn timeline_charts(id: &str, sides: &[(&str, &Vec<Interval>)]) -> Vec
         .into_iter()
         .chain(all(|iv| iv.lat_us.p99))
         .collect();
+    let (iops_title, iops_picks) = iops_series(sides);
     let mut charts = vec![
         metric(
             &format!("{id}-iops"),
-            "IOPS",
-            Axis::linear("IOPS", all(|iv| iv.iops)),
-            &[("iops", "", |iv| iv.iops, false)],
+            iops_title,
+            Axis::linear("IOPS", all(iops_peak)),
+            iops_picks,
         ),
         metric(
             &format!("{id}-mbps"),

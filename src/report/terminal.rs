@@ -202,8 +202,37 @@ pub fn run_summary(r: &RunResult) -> String {
     s
 }
 
+/// One trace workload's replay: what it replayed, how, and how faithfully.
+pub(crate) fn replay_line(r: &crate::result::ReplayResult) -> String {
+    let mut line = format!(
+        "replay {} ({}, device {}, {} at speed {}): {} of {} recorded I/Os issued over a {:.3} s span",
+        r.trace, r.format, r.device, r.timing, r.speed, r.issued_ios, r.recorded_ios, r.replay_s
+    );
+    if r.cut_s > 0.0 {
+        let _ = write!(line, " ({:.3} s of idle time cut)", r.cut_s);
+    }
+    if r.remapped_ios > 0 {
+        let _ = write!(line, "; {} I/Os remapped ({})", r.remapped_ios, r.remap);
+    }
+    if let (Some(l), Some(late)) = (&r.lag_us, r.late_ios) {
+        let _ = write!(
+            line,
+            "; issue lag p50 {:.1} us, p99 {:.1} us, max {:.1} us; {late} I/Os more than 1 ms late",
+            l.p50, l.p99, l.max
+        );
+    }
+    if !r.skipped.is_empty() {
+        let kinds: Vec<String> = r.skipped.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = write!(line, "; not replayed: {}", kinds.join(", "));
+    }
+    line
+}
+
 /// The rate schedule's lines: requested against achieved, issue lag, pacing.
 fn schedule_lines(s: &mut String, r: &RunResult) {
+    for rp in &r.replay {
+        let _ = writeln!(s, "{}", replay_line(rp));
+    }
     if let Some(sc) = &r.schedule {
         let _ = writeln!(
             s,

@@ -106,7 +106,6 @@ pub fn run(
                 lat_us: lat(lat_us * g),
                 read_lat_us: lat(lat_us * g),
                 write_lat_us: lat(lat_us * g * 1.5),
-                trim_lat_us: None,
                 queue_depth: iops * f * lat_us * g / 1e6,
                 cpu: Cpu {
                     user_pct: 2.0,
@@ -115,13 +114,7 @@ pub fn run(
                     cpu_us_per_io: 1.2 * g,
                     online_cpus: Some(8),
                 },
-                lag_us: None,
-                backlog_ios: None,
-                connections: Vec::new(),
-                workloads: Vec::new(),
-                paths: Vec::new(),
-                events: Vec::new(),
-                net: None,
+                ..Default::default()
             }
         })
         .collect();

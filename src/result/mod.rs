@@ -12,10 +12,12 @@
 pub mod io;
 pub mod paths;
 pub mod ranks;
+pub mod replay;
 pub mod smb;
 pub mod workload;
 
 pub use ranks::{MpiRun, RankResult};
+pub use replay::ReplayResult;
 
 use serde::{Deserialize, Serialize};
 pub use workload::{
@@ -182,6 +184,9 @@ pub struct RunResult {
     /// the schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<ScheduleResult>,
+    /// Trace workloads: what each replayed and how close to its trace's schedule.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replay: Vec<ReplayResult>,
     /// Data verification counts and mismatch samples, with --verify / --verify-after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
@@ -422,6 +427,7 @@ impl RunResult {
             workloads: Vec::new(),
             intervals: Vec::new(),
             schedule: None,
+            replay: Vec::new(),
             verify: None,
             error_samples: Vec::new(),
             smb: Vec::new(),
@@ -589,6 +595,10 @@ pub struct Interval {
     /// as the interval's maximum lateness × the requested rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog_ios: Option<f64>,
+    /// Trace replays on time: the I/Os per second the trace's schedule asked for in
+    /// this interval (against `iops`, what was achieved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_iops: Option<f64>,
     // --- connections and events (engine contract; see the block at the end) ---
     /// Per connection, in the order of the run's `connections`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -12,6 +12,15 @@ pub struct IntervalClock {
 }
 
 impl IntervalClock {
+    /// A run's clock before its start is known: it counts from 0.
+    pub fn unstarted(run: &crate::plan::model::RunSpec) -> Self {
+        IntervalClock {
+            start_ns: 0,
+            warmup_ns: run.warmup_ns,
+            interval_ns: run.interval_ns,
+        }
+    }
+
     /// Intervals that fall inside warm-up.
     pub fn warmup_intervals(&self) -> u64 {
         self.warmup_ns.div_ceil(self.interval_ns)

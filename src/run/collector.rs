@@ -335,6 +335,32 @@ impl Collector {
             .is_some_and(|w| w.reached_at_s.is_some())
     }
 
+    /// The paths of the first target, when it has several: a multipath target's own,
+    /// or a device-mapper multipath device's.
+    fn follow_paths(&mut self, targets: &Targets) {
+        let Some(t) = targets.first() else { return };
+        if let Some(mp) = &t.multipath {
+            self.paths = super::paths::PathTally::new(&mp.described(t));
+        } else if t.is_block_device() {
+            if let Some(dm) =
+                crate::target::dm_paths::DmPaths::discover(std::path::Path::new(&t.uri))
+            {
+                self.paths = super::paths::PathTally::for_dm(dm);
+            }
+        }
+    }
+
+    /// Per workload: its issue lateness (open loop) and the I/Os it issued.
+    fn by_workload(&self) -> Vec<(Option<LatencyHistogram>, u64)> {
+        self.totals
+            .iter()
+            .map(|t| {
+                let ios = t.ops.iter().map(|o| o.ios + o.errors).sum();
+                (t.lag.clone(), ios)
+            })
+            .collect()
+    }
+
     /// Requested vs achieved rate and issue lateness of the open-loop workloads.
     fn schedule_result(&self, run: &RunSpec, dur_s: f64, cpu: &Cpu) -> Option<ScheduleResult> {
         let requested = self.requested_iops;
@@ -445,13 +471,10 @@ impl Collector {
         RunResult {
             kind: Default::default(),
             schedule,
+            replay: Vec::new(),
             verify: None,
             name: run.name.clone(),
-            target: targets
-                .iter()
-                .map(|t| t.uri.clone())
-                .collect::<Vec<_>>()
-                .join(","),
+            target: uri_list(targets),
             engine: engine.name(),
             engine_reason: engine.reason.clone(),
             io: (!run.io.is_default()).then(|| super::echo::io_echo(&run.io)),
@@ -539,6 +562,8 @@ pub(super) struct Collected {
     pub fatal: Option<String>,
     /// Per-workload counters with histograms, kept only among MPI ranks.
     pub workload_ops: Vec<crate::cluster::wire::WorkloadOps>,
+    /// Per workload: its issue lateness (open loop) and the I/Os it issued.
+    pub by_workload: Vec<(Option<LatencyHistogram>, u64)>,
 }
 
 /// A workload's own measured seconds: the run's, less what passed before its start
@@ -596,17 +621,7 @@ pub(super) fn collect(
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
     coll.recycle = recycle;
-    if let Some(t) = targets.first() {
-        if let Some(mp) = &t.multipath {
-            coll.paths = super::paths::PathTally::new(&mp.described(t));
-        } else if t.is_block_device() {
-            if let Some(dm) =
-                crate::target::dm_paths::DmPaths::discover(std::path::Path::new(&t.uri))
-            {
-                coll.paths = super::paths::PathTally::for_dm(dm);
-            }
-        }
-    }
+    coll.follow_paths(targets);
     let mut interrupted = false;
     let mut held = 0;
     loop {
@@ -666,6 +681,7 @@ pub(super) fn collect(
     } else {
         Vec::new()
     };
+    let by_workload = coll.by_workload();
     let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
     Collected {
         result,
@@ -673,7 +689,14 @@ pub(super) fn collect(
         interrupted,
         fatal,
         workload_ops,
+        by_workload,
     }
+}
+
+/// The targets as the result names them: their URIs, comma-separated.
+fn uri_list(targets: &Targets) -> String {
+    let uris: Vec<&str> = targets.iter().map(|t| t.uri.as_str()).collect();
+    uris.join(",")
 }
 
 /// What the SMB targets' sessions negotiated, for the result.

@@ -85,6 +85,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 r.ws_len / n
             };
             let bytes_left = bytes_of(run, w, per_stream);
+            // fio's io_size passes (0: a pass is the working set).
+            let pass = Some(w.pauses.pass_bytes).filter(|&b| b > 0);
             let schedule = schedule_of(w, n, &mut rng);
             out.push(Stream {
                 workload: wi as u32,
@@ -97,10 +99,9 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 qd: w.qd,
                 inflight: 0,
                 bytes_left,
-                ios_left: match w.pauses.stop_after_ios {
-                    0 => u64::MAX,
-                    n => n,
-                },
+                ios_left: Some(w.pauses.stop_after_ios)
+                    .filter(|&n| n > 0)
+                    .unwrap_or(u64::MAX),
                 schedule,
                 mix: if Some(wi) == lead { mix.clone() } else { None },
                 start_delay_ns: w.pauses.start_delay_ns,
@@ -117,14 +118,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 zone_start: region_start,
                 zone_done_bytes: 0,
                 shift_bytes: i * inc,
-                pass_bytes: match w.pauses.pass_bytes {
-                    0 => u64::MAX,
-                    b => b,
-                },
-                pass_left: match w.pauses.pass_bytes {
-                    0 => u64::MAX,
-                    b => b,
-                },
+                pass_bytes: pass.unwrap_or(u64::MAX),
+                pass_left: pass.unwrap_or(u64::MAX),
                 backlog: match (w.overrides.data.verify_backlog, schedule.is_some()) {
                     (Some(b), false) => Some(Box::new(super::backlog::Backlog::new(b))),
                     _ => None,
@@ -133,10 +128,27 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 sprandom: sprandom_order(w, r, seed),
                 zbd_wrote: false,
                 files: None,
+                replay: None,
             });
         }
     }
     out
+}
+
+/// Gives each stream of a trace workload its cursor: its first intended time is
+/// the trace's first I/O (after the workload's start delay), and the trace's
+/// end, not a byte budget, ends it.
+fn attach_replays(replays: &super::replay::Replays, streams: &mut [Stream]) {
+    for s in streams {
+        let Some(c) = replays.cursor(s.workload as usize) else {
+            continue;
+        };
+        s.bytes_left = u64::MAX;
+        if let Some(sched) = s.schedule.as_mut() {
+            sched.next_due_ns = (s.start_delay_ns + c.next_t_ns().unwrap_or(0)) as f64;
+        }
+        s.replay = Some(c);
+    }
 }
 
 /// The bytes a stream of `w` moves before it is done: its passes over its share
@@ -271,10 +283,11 @@ pub(super) fn launch(
     opts: &RunOptions,
     targets: &Targets,
     resolved: &[Resolved],
+    replays: &super::replay::Replays,
     groups: &[(Group, EngineChoice)],
     verify_states: &[Option<TargetState>],
 ) -> Result<Launched, RunError> {
-    let (plans, workers_reason) = place(run, resolved, groups, opts);
+    let (plans, workers_reason) = place(run, resolved, replays, groups, opts);
     let nworkers = plans.len();
     let placed = Placed::of(&plans, run.workloads.len());
     let (shapes, zbd) = shapes_of(run, resolved, targets)?;
@@ -284,11 +297,7 @@ pub(super) fn launch(
     // The workers get the start once all of them have their engines (start_gate);
     // until then their clock counts from 0.
     let gate = super::start_gate::StartGate::new();
-    let unset = IntervalClock {
-        start_ns: 0,
-        warmup_ns: run.warmup_ns,
-        interval_ns: run.interval_ns,
-    };
+    let unset = IntervalClock::unstarted(run);
     let run_ns = run.duration_ns.map(|d| run.warmup_ns + d);
     let multipath = multipath_settings(targets, opts);
     let ramps = own_ramps(run);
@@ -319,9 +328,8 @@ pub(super) fn launch(
             source,
         })?;
         let streams = plan.streams;
-        let flush = super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len());
         let setup = WorkerSetup {
-            flush,
+            flush: super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len()),
             data: wdata,
             index: wi,
             cpu: plan.cpu,
@@ -341,6 +349,7 @@ pub(super) fn launch(
             connections: opts.connections,
             // A multipath engine keeps the deadline per path and re-issues itself.
             io_timeout_ns: opts.io_timeout_ns.filter(|_| multipath.is_none()),
+            recorded: replays.sink.clone(),
         };
         let participant = virtual_time.then(|| participants.hand_over());
         let (group, choice) = &groups[plan.group];
@@ -534,6 +543,7 @@ impl Placed {
 fn place(
     run: &RunSpec,
     resolved: &[Resolved],
+    replays: &super::replay::Replays,
     groups: &[(Group, EngineChoice)],
     opts: &RunOptions,
 ) -> (Vec<WorkerPlan>, Option<String>) {
@@ -542,7 +552,9 @@ fn place(
         run.workloads.len(),
     );
     let mut per_group: Vec<Vec<Stream>> = groups.iter().map(|_| Vec::new()).collect();
-    for s in build_streams(run, resolved) {
+    let mut streams = build_streams(run, resolved);
+    attach_replays(replays, &mut streams);
+    for s in streams {
         per_group[group_of[s.workload as usize]].push(s);
     }
     let sizes: Vec<usize> = per_group.iter().map(Vec::len).collect();

@@ -23,6 +23,7 @@ pub mod op_engines;
 mod own_settings;
 pub mod pacing;
 pub mod paths;
+pub mod replay;
 pub mod request_flags;
 mod resolved;
 pub mod setup;
@@ -164,25 +165,26 @@ pub fn execute(
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    // Trace workloads: their traces read, one workload per traced device.
+    let (replay_run, mut replays) = replay::prepare(run)
+        .map_err(refused)?
+        .map_or_else(Default::default, |(r, p)| (Some(r), p));
+    let run = replay_run.as_ref().unwrap_or(run);
     // Workloads with warm-ups of their own: the run's becomes the shortest of them.
     let own_warmups = run.with_own_warmups();
     let run = own_warmups.as_ref().unwrap_or(run);
     let opts = &*opts.for_run(run);
     let mut warnings = Vec::new();
-    let (prepared, verify_states) = match prepare_run(run, specs, opts, &mut warnings) {
-        Ok(p) => p,
-        Err(e) => {
-            // Among MPI ranks the others stop too, naming this rank.
-            crate::cluster::refuse_start(crate::errors::Chain(&e).to_string());
-            return Err(e);
-        }
-    };
+    let (prepared, verify_states) =
+        prepare_run(run, specs, opts, &mut warnings).map_err(refused)?;
     let (targets, choice) = (&prepared.targets, &prepared.choice);
+    replays.place(&prepared.resolved);
     let launched = launch::launch(
         run,
         opts,
         targets,
         &prepared.resolved,
+        &replays,
         &prepared.groups,
         &verify_states,
     );
@@ -206,7 +208,9 @@ pub fn execute(
         interrupted,
         fatal,
         workload_ops,
+        by_workload,
     } = collector::collect(run, targets, &choice, launched, on_interval);
+    replays.finish(&mut result, run, targets, &by_workload, &mut warnings);
     own_settings::own_settings(&mut result, run, &prepared.groups, &placed, opts);
     zbd::count_resets(&mut result, run, &zbd);
     if let Some(f) = &fatal {
@@ -217,35 +221,53 @@ pub fn execute(
     if let Some(e) = crate::cluster::finish_run(&mut result, workload_ops, &uris, on_interval) {
         warnings.push(format!("run '{}': {e}", run.name));
     }
+    if !interrupted {
+        read_back(run, opts, targets, &verify_states, &mut verify)?;
+    }
+    // fio's unlink: after the read-back, the files this run created go.
+    warnings.extend(file_sets::unlink_after(targets));
+    if opts.data.per_workload(run).iter().any(|d| d.verify) {
+        result.verify = Some(verify);
+    }
+    Ok((result, warnings))
+}
+
+/// `--verify-after`: reads back every target a workload that asked for it wrote.
+/// A failed read-back ends the run (its files unlinked first, as fio's unlink).
+fn read_back(
+    run: &RunSpec,
+    opts: &RunOptions,
+    targets: &crate::engine::Targets,
+    verify_states: &[Option<data::TargetState>],
+    verify: &mut crate::result::VerifyResult,
+) -> Result<(), RunError> {
     let data = opts.data.per_workload(run);
-    let read_back = |t: &target::OpenTarget| {
+    let asked = |t: &target::OpenTarget| {
         run.workloads
             .iter()
             .zip(&data)
             .any(|(w, d)| w.target == t.name && d.verify_after)
     };
-    if !interrupted {
-        let unit = opts.data.spec.dedup_unit as u64;
-        for (t, st) in targets.iter().zip(&verify_states) {
-            if let (Some(st), true) = (st, read_back(t)) {
-                let passed = verify_pass(t, st, unit, &mut verify);
-                if let Err(source) = passed {
-                    file_sets::unlink_after(targets);
-                    return Err(RunError::VerifyPass {
-                        run: run.name.clone(),
-                        uri: t.uri.clone(),
-                        source,
-                    });
-                }
+    let unit = opts.data.spec.dedup_unit as u64;
+    for (t, st) in targets.iter().zip(verify_states) {
+        if let (Some(st), true) = (st, asked(t)) {
+            if let Err(source) = verify_pass(t, st, unit, verify) {
+                file_sets::unlink_after(targets);
+                return Err(RunError::VerifyPass {
+                    run: run.name.clone(),
+                    uri: t.uri.clone(),
+                    source,
+                });
             }
         }
     }
-    // fio's unlink: after the read-back, the files this run created go.
-    warnings.extend(file_sets::unlink_after(targets));
-    if data.iter().any(|d| d.verify) {
-        result.verify = Some(verify);
-    }
-    Ok((result, warnings))
+    Ok(())
+}
+
+/// A run that cannot start: among MPI ranks the others stop too, naming this rank.
+fn refused(e: RunError) -> RunError {
+    crate::cluster::refuse_start(crate::errors::Chain(&e).to_string());
+    e
 }
 
 /// Opens the targets and settles the engine and the verification state per

@@ -832,6 +832,9 @@ fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
+    // Trace workloads: the trace read (a bad one is bad input) and expanded.
+    let replayed = super::replay::prepare(run)?;
+    let run = replayed.as_ref().map_or(run, |(r, _)| r);
     let opts = &*opts.for_run(run);
     let (_, probes) = check_probed(run, specs, opts)?;
     // Opening (network targets below, and every later open) needs the clock chosen.

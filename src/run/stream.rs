@@ -49,6 +49,8 @@ pub struct WorkloadShape {
     /// On a file set read as bytes: its files and the policy that picks one per
     /// I/O (`None` for every other target, which never looks further).
     pub files: Option<Box<super::file_sets::FileShape>>,
+    /// Its issued I/Os are kept for an I/O log (`record`).
+    pub record: bool,
 }
 
 /// One direction's block sizes as the hot path draws them.
@@ -142,6 +144,11 @@ impl WorkloadShape {
                 .flag(&crate::plan::settings::declared::ATOMIC_WRITES),
             on_error: w.overrides.on_error.clone(),
             fill_fs: w.settings.flag(&crate::plan::settings::declared::FILL_FS),
+            record: !w
+                .settings
+                .get(&crate::plan::settings::declared::RECORD)
+                .as_str()
+                .is_empty(),
             files: None,
         }
     }
@@ -240,6 +247,9 @@ pub struct Stream {
     /// On a file set: which file it is on and each file's position, made at its
     /// first I/O.
     pub files: Option<Box<super::file_sets::FileCursor>>,
+    /// A trace workload's stream: where it is in the trace, whose I/Os (and, on
+    /// time, whose times) it issues instead of drawing its own.
+    pub replay: Option<Box<super::replay::ReplayCursor>>,
 }
 
 impl Stream {
@@ -294,6 +304,9 @@ impl Stream {
     pub fn next_io(&mut self, shape: &WorkloadShape) -> Option<NextIo> {
         if self.bytes_left == 0 {
             return None;
+        }
+        if self.replay.is_some() {
+            return self.replayed_io(shape);
         }
         if let Some((offset, len)) = self.pair.take() {
             self.charge(len);
@@ -360,6 +373,17 @@ impl Stream {
             self.charge(len);
         }
         Some(self.with_flags(shape, op, offset, len))
+    }
+
+    /// The trace's next I/O; at its end the stream is done.
+    #[inline(never)]
+    fn replayed_io(&mut self, shape: &WorkloadShape) -> Option<NextIo> {
+        let Some(io) = self.replay.as_mut()?.take() else {
+            self.bytes_left = 0;
+            return None;
+        };
+        self.charge(io.len);
+        Some(self.with_flags(shape, io.op, io.offset, io.len))
     }
 
     /// A zoned mixed workload's read before the stream's first write becomes a
@@ -562,7 +586,10 @@ impl Stream {
             return 0;
         };
         let due = s.next_due_ns;
-        let gap = if s.exponential {
+        let gap = if let Some(r) = self.replay.as_deref() {
+            // The trace's own gap to its next I/O.
+            r.next_t_ns().map_or(0, |n| n.saturating_sub(r.last_t_ns())) as f64
+        } else if s.exponential {
             s.gap_ns * self.rng.exp1()
         } else {
             s.gap_ns
@@ -597,6 +624,13 @@ impl Stream {
     }
 
     pub fn next_due_ns(&self) -> Option<u64> {
+        if self
+            .replay
+            .as_ref()
+            .is_some_and(|r| r.next_t_ns().is_none())
+        {
+            return None;
+        }
         self.schedule.map(|s| s.next_due_ns as u64)
     }
 }
@@ -642,6 +676,7 @@ mod tests {
             sprandom: None,
             zbd_wrote: false,
             files: None,
+            replay: None,
         }
     }
 

@@ -84,6 +84,9 @@ pub struct WorkerSetup {
     pub io_timeout_ns: Option<u64>,
     /// Flushes every N writes per stream (`--sync-every`).
     pub flush: super::flush::Flusher,
+    /// Where the I/Os of recording workloads (`record`) go when the worker ends;
+    /// `None` when no workload records.
+    pub recorded: Option<Arc<std::sync::Mutex<Vec<super::replay::Recorded>>>>,
 }
 
 /// Pins the calling thread to one CPU. Failure is reported, not fatal.
@@ -147,6 +150,8 @@ pub struct Worker<E: Engine> {
     setup: WorkerSetup,
     shapes: Vec<WorkloadShape>,
     table: SlotTable,
+    /// I/Os of recording workloads issued so far (handed over at the end).
+    recorded: Vec<super::replay::Recorded>,
     /// Closed-loop tokens: one per free slot of a stream with work left.
     ready: Vec<u32>,
     /// Open-loop timers: (intended time, stream).
@@ -236,6 +241,7 @@ impl<E: Engine> Worker<E> {
         let shapes = std::mem::take(&mut setup.shapes);
         let nconns = setup.targets.len() * setup.connections as usize;
         Ok(Worker {
+            recorded: Vec::new(),
             waiting: vec![false; setup.streams.len()],
             held,
             open_loop_any: shapes.iter().any(|s| s.open_loop),
@@ -608,6 +614,9 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn start(&mut self, slot_idx: u32, issue: Issue, now: u64) -> bool {
         self.inflight += 1;
+        if self.shapes[issue.workload as usize].record {
+            self.record(&issue, now);
+        }
         if let Some(t) = self.setup.io_timeout_ns {
             self.next_deadline_ns = self.next_deadline_ns.min(now + t);
         }
@@ -622,6 +631,19 @@ impl<E: Engine> Worker<E> {
                 false
             }
         }
+    }
+
+    /// Keeps an issued I/O of a recording workload for its I/O log.
+    #[cold]
+    fn record(&mut self, issue: &Issue, now: u64) {
+        self.recorded.push(super::replay::Recorded {
+            t_ns: now.saturating_sub(self.setup.clock.start_ns),
+            workload: issue.workload,
+            target: issue.target,
+            op: issue.io.op,
+            offset: issue.io.offset,
+            len: issue.io.len,
+        });
     }
 
     /// Frees the slot of a request the engine refused: it is not in flight, so
@@ -1173,6 +1195,10 @@ impl<E: Engine> Worker<E> {
     /// Sends the last snapshot.
     fn finish(mut self) {
         self.fill_conns();
+        if let Some(sink) = &self.setup.recorded {
+            let mut all = sink.lock().unwrap_or_else(|p| p.into_inner());
+            all.append(&mut self.recorded);
+        }
         if let Err(e) = self.setup.data.finish() {
             self.fatal.get_or_insert(WorkerError::Journal(e));
         }

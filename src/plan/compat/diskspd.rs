@@ -34,7 +34,7 @@ fn table_reads(
         return Err(loc.error(format!("unknown {tool} option '{a}'")));
     };
     match s.effect {
-        Effect::Maps(_) | Effect::Sets(_) => return Ok(true),
+        Effect::Maps(_) | Effect::Sets(_) | Effect::SetsAs(..) => return Ok(true),
         Effect::NoEffect(_) | Effect::Warn(_) => {}
         Effect::NoEffectWhen { accepts, why } => {
             if !accepts(Some(rest)) {
@@ -855,7 +855,12 @@ mod tests {
     fn reads_all(table: &[Switch], line: &str, t: Result<Translated, CompatError>) {
         let mut maps: Vec<&str> = table
             .iter()
-            .filter(|s| matches!(s.effect, Effect::Maps(_) | Effect::Sets(_)))
+            .filter(|s| {
+                matches!(
+                    s.effect,
+                    Effect::Maps(_) | Effect::Sets(_) | Effect::SetsAs(..)
+                )
+            })
             .map(|s| s.letter)
             .collect();
         let mut written: Vec<&str> = line.split_whitespace().map(|a| &a[1..2]).collect();

@@ -1204,9 +1204,16 @@ impl<'a> JobCx<'a> {
         read_pct: u8,
     ) -> Result<crate::plan::settings::WorkloadSettings, CompatError> {
         let mut out = crate::plan::settings::WorkloadSettings::default();
-        for (name, decl) in fio_options::settings() {
+        for (name, decl, conv) in fio_options::settings() {
             if let Some((v, loc)) = self.o.get(name) {
-                let value = decl.parse_text(v).map_err(|e| opt_err(loc, name, v, &e))?;
+                let ours = match conv {
+                    None => Some(v.to_string()),
+                    Some(c) => (c.to_ours)(v),
+                };
+                let value = ours
+                    .ok_or_else(|| format!("'{v}' is not a value of {name}"))
+                    .and_then(|t| decl.parse_text(&t))
+                    .map_err(|e| opt_err(loc, name, v, &e))?;
                 out.set(decl, value);
             }
         }
@@ -3305,7 +3312,12 @@ mod tests {
         );
         let maps: BTreeSet<String> = fio_options::OPTIONS
             .iter()
-            .filter(|o| matches!(o.effect, Effect::Maps(_) | Effect::Sets(_)))
+            .filter(|o| {
+                matches!(
+                    o.effect,
+                    Effect::Maps(_) | Effect::Sets(_) | Effect::SetsAs(..)
+                )
+            })
             .map(|o| o.name.to_string())
             .collect();
         let unmapped: Vec<_> = asked.difference(&maps).collect();
@@ -3339,7 +3351,12 @@ mod tests {
             assert!(
                 matches!(
                     known,
-                    Some(Effect::Maps(_) | Effect::Sets(_) | Effect::NoEffect(_))
+                    Some(
+                        Effect::Maps(_)
+                            | Effect::Sets(_)
+                            | Effect::SetsAs(..)
+                            | Effect::NoEffect(_)
+                    )
                 ),
                 "to_fio writes '{key}', which the table does not map: {known:?}"
             );

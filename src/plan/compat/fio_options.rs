@@ -20,6 +20,9 @@ pub enum Effect {
     /// from the declaration, with no code of its own. fio's default for it must be
     /// the declaration's.
     Sets(&'static str),
+    /// Means the declared setting of this job-file key in other words or units:
+    /// read and written through the conversion, like `Sets` otherwise.
+    SetsAs(&'static str, &'static Conv),
     /// Accepted and ignored: it changes nothing ioscope does (why).
     NoEffect(&'static str),
     /// Accepted, but what it asks for is not reproduced in a way that can matter:
@@ -45,6 +48,7 @@ impl Effect {
         match *self {
             Effect::Maps(s)
             | Effect::Sets(s)
+            | Effect::SetsAs(s, _)
             | Effect::NoEffect(s)
             | Effect::Warn(s)
             | Effect::Unsupported(s)
@@ -53,6 +57,42 @@ impl Effect {
         }
     }
 }
+
+/// How an option's value becomes a setting's, and back.
+#[derive(Debug)]
+pub struct Conv {
+    /// fio's value as the setting's text (`None`: not a value fio takes).
+    pub to_ours: fn(&str) -> Option<String>,
+    /// The setting's value as fio's (`None`: fio cannot say it).
+    pub to_fio: fn(crate::plan::settings::Value) -> Option<String>,
+}
+
+/// `replay_no_stall`: fio's boolean for "ignore the log's timing".
+static NO_STALL: Conv = Conv {
+    to_ours: |v| {
+        Some(
+            if parse_bool(Some(v))? {
+                "asap"
+            } else {
+                "on-time"
+            }
+            .into(),
+        )
+    },
+    to_fio: |v| Some(if v.as_str() == "asap" { "1" } else { "0" }.into()),
+};
+
+/// `replay_time_scale`: fio's percentage of the recorded rate.
+static TIME_SCALE: Conv = Conv {
+    to_ours: |v| {
+        let pct: f64 = v.trim().parse().ok()?;
+        (pct.is_finite() && pct > 0.0).then(|| (pct / 100.0).to_string())
+    },
+    to_fio: |v| match v {
+        crate::plan::settings::Value::Ratio(x) => Some(format!("{}", (x * 100.0).round())),
+        _ => None,
+    },
+};
 
 /// One fio option.
 #[derive(Debug, Clone, Copy)]
@@ -160,11 +200,23 @@ fn is_sequential_word(v: Option<&str>) -> bool {
     v.is_some_and(|v| v.trim().eq_ignore_ascii_case("sequential"))
 }
 
-/// The options that mean a declared setting: (fio's name, the setting).
-pub fn settings() -> impl Iterator<Item = (&'static str, &'static crate::plan::settings::Decl)> {
-    OPTIONS.iter().filter_map(|o| match o.effect {
-        Effect::Sets(key) => crate::plan::settings::lookup(key).map(|d| (o.name, d)),
-        _ => None,
+/// An option that means a declared setting: fio's name, the setting, and the
+/// conversion of its values when they are not the setting's own.
+pub type SettingRow = (
+    &'static str,
+    &'static crate::plan::settings::Decl,
+    Option<&'static Conv>,
+);
+
+/// The options that mean a declared setting.
+pub fn settings() -> impl Iterator<Item = SettingRow> {
+    OPTIONS.iter().filter_map(|o| {
+        let (key, conv) = match o.effect {
+            Effect::Sets(key) => (key, None),
+            Effect::SetsAs(key, conv) => (key, Some(conv)),
+            _ => return None,
+        };
+        crate::plan::settings::lookup(key).map(|d| (o.name, d, conv))
     })
 }
 
@@ -847,6 +899,29 @@ pub const OPTIONS: &[FioOption] = &[
     no_effect("disk_util", "reporting only"),
     no_effect("randrepeat", "runs are repeatable by default"),
     sets("invalidate", "invalidate"),
+    // Trace replay (docs/replay.md).
+    aka(sets("read_iolog", "trace"), &["read_iolog_file"]),
+    sets("write_iolog", "record"),
+    FioOption {
+        effect: Effect::SetsAs("trace_timing", &NO_STALL),
+        ..flag(sets("replay_no_stall", ""))
+    },
+    FioOption {
+        effect: Effect::SetsAs("trace_speed", &TIME_SCALE),
+        ..sets("replay_time_scale", "")
+    },
+    unsupported(
+        "replay_redirect",
+        "give the device to replay on as the job's filename or --target; every device \
+         of the log is replayed on it",
+    ),
+    unsupported("replay_align", "offsets are replayed as recorded (remapped only to fit)"),
+    unsupported("replay_scale", "offsets are replayed as recorded (remapped only to fit)"),
+    unsupported("replay_skip", "every recorded direction is replayed"),
+    unsupported("merge_blktrace_file", "several traces are not merged into one"),
+    unsupported("merge_blktrace_scalars", "several traces are not merged into one"),
+    unsupported("merge_blktrace_iters", "several traces are not merged into one"),
+    no_effect("read_iolog_chunked", "the trace is read whole before the run"),
     // Known, not reproduced. Flags are here so that a command line's next argument
     // is not taken as their value.
     flag(maps(
@@ -974,7 +1049,13 @@ pub fn unsupported_reason(key: &str) -> Option<String> {
 pub fn is_unsupported(key: &str, value: Option<&str>) -> bool {
     match lookup(key).map(|o| o.effect) {
         None | Some(Effect::Unsupported(_) | Effect::Refused(_)) => true,
-        Some(Effect::Maps(_) | Effect::Sets(_) | Effect::NoEffect(_) | Effect::Warn(_)) => false,
+        Some(
+            Effect::Maps(_)
+            | Effect::Sets(_)
+            | Effect::SetsAs(..)
+            | Effect::NoEffect(_)
+            | Effect::Warn(_),
+        ) => false,
         Some(Effect::NoEffectWhen { accepts, .. }) => !accepts(value),
     }
 }
@@ -1023,7 +1104,7 @@ mod tests {
     #[test]
     fn every_setting_row_names_a_declared_setting() {
         for o in OPTIONS {
-            if let Effect::Sets(key) = o.effect {
+            if let Effect::Sets(key) | Effect::SetsAs(key, _) = o.effect {
                 assert!(
                     crate::plan::settings::lookup(key).is_some(),
                     "'{}' maps '{key}', which is not declared",

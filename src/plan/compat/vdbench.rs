@@ -69,7 +69,7 @@ fn normalise(kind: Kind, mut p: Param) -> Param {
 fn read(kind: Kind, p: &Param, unsupported: &mut UnsupportedList) -> bool {
     let listed = match vdbench_options::resolve(kind, &p.key) {
         Key::Known(o) => match o.effect {
-            Effect::Maps(_) | Effect::Sets(_) => return true,
+            Effect::Maps(_) | Effect::Sets(_) | Effect::SetsAs(..) => return true,
             Effect::NoEffect(_) | Effect::Warn(_) => return false,
             Effect::NoEffectWhen { accepts, .. } if accepts(Some(&p.value)) => return false,
             _ => format!("{}={}", p.key, p.value),
@@ -1523,7 +1523,12 @@ rd=r1,wd=w1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=1
         let maps: BTreeSet<(&'static str, String)> = vdbench_options::OPTIONS
             .iter()
             .filter(|o| o.kind != Kind::Definition)
-            .filter(|o| matches!(o.effect, Effect::Maps(_) | Effect::Sets(_)))
+            .filter(|o| {
+                matches!(
+                    o.effect,
+                    Effect::Maps(_) | Effect::Sets(_) | Effect::SetsAs(..)
+                )
+            })
             .map(|o| (o.kind.label(), o.name.to_string()))
             .collect();
         assert_eq!(

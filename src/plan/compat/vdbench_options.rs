@@ -500,9 +500,11 @@ pub fn resolve(kind: Kind, key: &str) -> Key {
 
 /// True when the translator reads `name` (a row's name) in definitions of `kind`.
 pub fn is_read(kind: Kind, name: &str) -> bool {
-    OPTIONS
-        .iter()
-        .any(|o| o.kind == kind && o.name == name && matches!(o.effect, Maps(_) | Effect::Sets(_)))
+    OPTIONS.iter().any(|o| {
+        o.kind == kind
+            && o.name == name
+            && matches!(o.effect, Maps(_) | Effect::Sets(_) | Effect::SetsAs(..))
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,20 @@
 use super::{Decl, Kind, Scope, Value};
 
 /// Every declared setting, in the order the docs and `--help` list them.
-pub static ALL: &[&Decl] = &[&INVALIDATE, &ATOMIC_WRITES, &FILL_FS];
+pub static ALL: &[&Decl] = &[
+    &INVALIDATE,
+    &ATOMIC_WRITES,
+    &FILL_FS,
+    &TRACE,
+    &TRACE_FORMAT,
+    &TRACE_DEVICE,
+    &TRACE_EVENT,
+    &TRACE_TIMING,
+    &TRACE_SPEED,
+    &TRACE_MAX_GAP,
+    &TRACE_REMAP,
+    &RECORD,
+];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
 /// default.
@@ -59,5 +72,141 @@ pub static FILL_FS: Decl = Decl {
     flag: None,
     heading: "Workload",
     echo: "fill_fs",
+    switch: false,
+};
+
+/// A trace workload (`run::replay`): its I/Os are the trace's, issued at their
+/// recorded times; the workload's own pattern, mix, sizes and rate do not apply.
+pub static TRACE: Decl = Decl {
+    key: "trace",
+    kind: Kind::Text,
+    scope: Scope::Workload,
+    default: Value::Text(""),
+    doc: "Replay this trace instead of generating I/O: fio I/O log (v2, v3), blktrace \
+          binary (DEV.blktrace.N), SNIA/MSR Cambridge CSV or time_s,op,offset,bytes CSV, \
+          told apart by content; each I/O issued at its recorded time, latency counted \
+          from then (docs/replay.md)",
+    flag: Some("trace"),
+    heading: "Replay",
+    echo: "trace",
+    switch: false,
+};
+
+/// The trace's format when its content should not decide.
+pub static TRACE_FORMAT: Decl = Decl {
+    key: "trace_format",
+    kind: Kind::Choice(&["auto", "fio2", "fio3", "blktrace", "msr", "csv"]),
+    scope: Scope::Workload,
+    default: Value::Choice("auto"),
+    doc: "The trace's format; auto tells them apart by content",
+    flag: Some("trace-format"),
+    heading: "Replay",
+    echo: "trace_format",
+    switch: false,
+};
+
+/// One device of a trace that holds several; a trace workload without one becomes
+/// one workload per device.
+pub static TRACE_DEVICE: Decl = Decl {
+    key: "trace_device",
+    kind: Kind::Text,
+    scope: Scope::Workload,
+    default: Value::Text(""),
+    doc: "Replay only this device of the trace (its name as the result lists it: a \
+          file of a fio log, MAJ,MIN of blktrace, HOST/DISK of an MSR trace); empty: \
+          each device becomes a workload of its own on the same target",
+    flag: Some("trace-device"),
+    heading: "Replay",
+    echo: "trace_device",
+    switch: false,
+};
+
+/// blktrace records several events per I/O; one of them is replayed.
+pub static TRACE_EVENT: Decl = Decl {
+    key: "trace_event",
+    kind: Kind::Choice(&["queue", "issue"]),
+    scope: Scope::Workload,
+    default: Value::Choice("queue"),
+    doc: "For a blktrace: replay the queue (Q) events, the I/Os as the application \
+          asked for them (as fio replays a blktrace), or the issue (D) events, as the \
+          device received them after merging and scheduling",
+    flag: Some("trace-event"),
+    heading: "Replay",
+    echo: "trace_event",
+    switch: false,
+};
+
+/// On time is the open-loop schedule; asap is a closed loop at the recorded
+/// concurrency.
+pub static TRACE_TIMING: Decl = Decl {
+    key: "trace_timing",
+    kind: Kind::Choice(&["on-time", "asap"]),
+    scope: Scope::Workload,
+    default: Value::Choice("on-time"),
+    doc: "on-time: each I/O issued at its recorded time (scaled by the speed), \
+          latency counted from that time; asap: times ignored, the I/Os issued in \
+          order as fast as the queue depth allows (the recorded concurrency where the \
+          trace has it, capped by --qd)",
+    flag: Some("timing"),
+    heading: "Replay",
+    echo: "trace_timing",
+    switch: false,
+};
+
+/// Divides the trace's times.
+pub static TRACE_SPEED: Decl = Decl {
+    key: "trace_speed",
+    kind: Kind::Ratio,
+    scope: Scope::Workload,
+    default: Value::Ratio(1.0),
+    doc: "Replay this many times as fast as recorded (2: twice the rate, 0.5: half)",
+    flag: Some("speed"),
+    heading: "Replay",
+    echo: "trace_speed",
+    switch: false,
+};
+
+/// Idle time cut from a trace; the result says how much.
+pub static TRACE_MAX_GAP: Decl = Decl {
+    key: "trace_max_gap",
+    kind: Kind::Nanos,
+    scope: Scope::Workload,
+    default: Value::Nanos(0),
+    doc: "Cut idle gaps between recorded I/Os down to this long (after the speed is \
+          applied); the result says how much time was cut; 0 keeps every gap",
+    flag: Some("max-gap"),
+    heading: "Replay",
+    echo: "trace_max_gap_ns",
+    switch: false,
+};
+
+/// How a trace's offsets land on a smaller target.
+pub static TRACE_REMAP: Decl = Decl {
+    key: "trace_remap",
+    kind: Kind::Choice(&["modulo", "scale"]),
+    scope: Scope::Workload,
+    default: Value::Choice("modulo"),
+    doc: "When the trace's device is larger than the working set: modulo wraps each \
+          offset into it (locality kept, distant regions folded together); scale \
+          shrinks offsets in proportion (the spread kept, nearby I/Os drawn closer); \
+          offsets stay aligned to 512 bytes; the result counts the I/Os moved",
+    flag: Some("remap"),
+    heading: "Replay",
+    echo: "trace_remap",
+    switch: false,
+};
+
+/// fio's `write_iolog`: what a workload issued, replayable by ioscope and fio.
+pub static RECORD: Decl = Decl {
+    key: "record",
+    kind: Kind::Text,
+    scope: Scope::Workload,
+    default: Value::Text(""),
+    doc: "Write the I/Os the workload issued, with their issue times, to this file as \
+          a fio version 3 I/O log (fio's write_iolog): replayable by ioscope and by \
+          fio's read_iolog; workloads naming one file share it",
+    flag: Some("record"),
+    heading: "Replay",
+    echo: "record",
     switch: false,
 };

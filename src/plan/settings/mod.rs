@@ -30,15 +30,37 @@ pub enum Kind {
     Bytes,
     /// A duration (`250ms`, `30s`, a bare number of seconds).
     Nanos,
+    /// A number with a fraction (a speed factor).
+    Ratio,
+    /// Free text: a path, a name (`""` = none).
+    Text,
+    /// One of a fixed list of words; the first is the default's usual place.
+    Choice(&'static [&'static str]),
 }
 
 impl Kind {
-    fn type_doc(self) -> &'static str {
+    fn type_doc(self) -> String {
         match self {
-            Kind::Flag => "boolean",
-            Kind::Count => "integer",
-            Kind::Bytes => "size",
-            Kind::Nanos => "duration",
+            Kind::Flag => "boolean".into(),
+            Kind::Count => "integer".into(),
+            Kind::Bytes => "size".into(),
+            Kind::Nanos => "duration".into(),
+            Kind::Ratio => "number".into(),
+            Kind::Text => "string".into(),
+            Kind::Choice(words) => format!("one of {}", words.join(", ")),
+        }
+    }
+
+    /// What a job file must give, for type errors.
+    fn wanted(self) -> String {
+        match self {
+            Kind::Flag => "true or false".into(),
+            Kind::Count => "an integer".into(),
+            Kind::Bytes => "a size such as \"4k\" or a number of bytes".into(),
+            Kind::Nanos => "a duration such as \"30s\" or a number of seconds".into(),
+            Kind::Ratio => "a number such as 1.5".into(),
+            Kind::Text => "a string".into(),
+            Kind::Choice(words) => format!("one of \"{}\"", words.join("\", \"")),
         }
     }
 }
@@ -50,22 +72,50 @@ pub enum Scope {
     Workload,
 }
 
-/// A setting's value, in the unit its kind names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A setting's value, in the unit its kind names. Text is interned for the life of
+/// the process ([`intern`]) so that a value stays `Copy`: a command reads a handful
+/// of them once.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
     Flag(bool),
     Count(u64),
     Bytes(u64),
     Nanos(u64),
+    Ratio(f64),
+    Text(&'static str),
+    /// One of its kind's words (the declaration's own `&'static str`).
+    Choice(&'static str),
+}
+
+/// Text held for the rest of the process: a setting's text is read once per command,
+/// and the same text is held once.
+pub fn intern(text: &str) -> &'static str {
+    use std::sync::{Mutex, OnceLock};
+    static HELD: OnceLock<Mutex<std::collections::BTreeSet<&'static str>>> = OnceLock::new();
+    let mut held = HELD
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = held.get(text) {
+        return t;
+    }
+    let t: &'static str = Box::leak(text.to_owned().into_boxed_str());
+    held.insert(t);
+    t
 }
 
 impl Value {
-    fn kind(self) -> Kind {
-        match self {
-            Value::Flag(_) => Kind::Flag,
-            Value::Count(_) => Kind::Count,
-            Value::Bytes(_) => Kind::Bytes,
-            Value::Nanos(_) => Kind::Nanos,
+    /// Whether the value is of `kind` (a choice: one of its words).
+    fn is_of(self, kind: Kind) -> bool {
+        match (self, kind) {
+            (Value::Flag(_), Kind::Flag)
+            | (Value::Count(_), Kind::Count)
+            | (Value::Bytes(_), Kind::Bytes)
+            | (Value::Nanos(_), Kind::Nanos)
+            | (Value::Ratio(_), Kind::Ratio)
+            | (Value::Text(_), Kind::Text) => true,
+            (Value::Choice(w), Kind::Choice(words)) => words.contains(&w),
+            _ => false,
         }
     }
 
@@ -76,6 +126,8 @@ impl Value {
             Value::Count(n) => toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX)),
             Value::Bytes(b) => toml::Value::String(units::format_size(b)),
             Value::Nanos(ns) => toml::Value::String(units::format_duration_ns(ns)),
+            Value::Ratio(x) => toml::Value::Float(x),
+            Value::Text(t) | Value::Choice(t) => toml::Value::String(t.to_string()),
         }
     }
 
@@ -85,6 +137,8 @@ impl Value {
             Value::Flag(b) => u8::from(b).to_string(),
             Value::Count(n) | Value::Bytes(n) => n.to_string(),
             Value::Nanos(ns) => format!("{}us", ns / 1000),
+            Value::Ratio(x) => x.to_string(),
+            Value::Text(t) | Value::Choice(t) => t.to_string(),
         }
     }
 
@@ -93,6 +147,8 @@ impl Value {
         match self {
             Value::Flag(b) => serde_json::Value::Bool(b),
             Value::Count(n) | Value::Bytes(n) | Value::Nanos(n) => n.into(),
+            Value::Ratio(x) => x.into(),
+            Value::Text(t) | Value::Choice(t) => t.into(),
         }
     }
 
@@ -103,6 +159,9 @@ impl Value {
             Kind::Count => Value::Count(json.as_u64()?),
             Kind::Bytes => Value::Bytes(json.as_u64()?),
             Kind::Nanos => Value::Nanos(json.as_u64()?),
+            Kind::Ratio => Value::Ratio(json.as_f64()?),
+            Kind::Text => Value::Text(intern(json.as_str()?)),
+            Kind::Choice(words) => Value::Choice(choice(words, json.as_str()?)?),
         })
     }
 
@@ -113,8 +172,23 @@ impl Value {
             Value::Count(n) => n.to_string(),
             Value::Bytes(b) => units::format_size(b),
             Value::Nanos(ns) => units::format_duration_ns(ns),
+            Value::Ratio(x) => x.to_string(),
+            Value::Text(t) | Value::Choice(t) => t.to_string(),
         }
     }
+
+    /// A text or choice value's words (`""` for any other kind).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Value::Text(t) | Value::Choice(t) => t,
+            _ => "",
+        }
+    }
+}
+
+/// The word of `words` that `text` names (ASCII case aside).
+fn choice(words: &'static [&'static str], text: &str) -> Option<&'static str> {
+    words.iter().copied().find(|w| w.eq_ignore_ascii_case(text))
 }
 
 /// One setting, declared once.
@@ -156,6 +230,14 @@ impl Decl {
             Kind::Nanos => {
                 Value::Nanos(units::parse_duration_ns_allow_zero(t).map_err(|e| e.to_string())?)
             }
+            Kind::Ratio => match t.parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 => Value::Ratio(x),
+                _ => return Err(format!("'{t}' is not a number greater than 0")),
+            },
+            Kind::Text => Value::Text(intern(t)),
+            Kind::Choice(words) => Value::Choice(
+                choice(words, t).ok_or_else(|| format!("'{t}' is not {}", self.kind.wanted()))?,
+            ),
         };
         Ok(v)
     }
@@ -168,15 +250,15 @@ impl Decl {
                 .map(Value::Count)
                 .map_err(|_| format!("must not be negative, found {i}")),
             (Kind::Bytes | Kind::Nanos, Input::Int(i)) if i >= 0 => self.parse_text(&i.to_string()),
-            (Kind::Bytes | Kind::Nanos, Input::Str(s)) => self.parse_text(s),
+            (Kind::Bytes | Kind::Nanos | Kind::Text, Input::Str(s)) => self.parse_text(s),
+            (Kind::Choice(_), Input::Str(s)) => self
+                .parse_text(s)
+                .map_err(|_| format!("must be {}, found {}", self.kind.wanted(), input.found())),
+            (Kind::Ratio, Input::Int(i)) => self.parse_text(&i.to_string()),
+            (Kind::Ratio, Input::Float(x)) => self.parse_text(&x.to_string()),
             (kind, other) => Err(format!(
                 "must be {}, found {}",
-                match kind {
-                    Kind::Flag => "true or false",
-                    Kind::Count => "an integer",
-                    Kind::Bytes => "a size such as \"4k\" or a number of bytes",
-                    Kind::Nanos => "a duration such as \"30s\" or a number of seconds",
-                },
+                kind.wanted(),
                 other.found()
             )),
         }
@@ -189,6 +271,7 @@ pub enum Input<'a> {
     Bool(bool),
     Int(i64),
     Str(&'a str),
+    Float(f64),
     /// Anything else, by the name of its type ("a table", "a float").
     Other(&'static str),
 }
@@ -199,6 +282,7 @@ impl Input<'_> {
             Input::Bool(b) => format!("a boolean {b}"),
             Input::Int(i) => format!("an integer {i}"),
             Input::Str(s) => format!("a string {s:?}"),
+            Input::Float(x) => format!("a float {x}"),
             Input::Other(what) => what.to_string(),
         }
     }
@@ -245,8 +329,8 @@ impl WorkloadSettings {
     /// Sets a value; a value of the wrong kind for the declaration is a programming
     /// error and is refused with a panic in debug builds, ignored in release.
     pub fn set(&mut self, d: &'static Decl, v: Value) {
-        debug_assert_eq!(v.kind(), d.kind, "{}: wrong kind of value", d.key);
-        if v.kind() == d.kind {
+        debug_assert!(v.is_of(d.kind), "{}: wrong kind of value", d.key);
+        if v.is_of(d.kind) {
             self.given.insert(d.key, v);
         }
     }
@@ -319,12 +403,15 @@ pub fn markdown_table(scope: Scope) -> String {
     );
     for d in of_scope(scope) {
         let flag = d.flag.map(|f| format!("`--{f}`")).unwrap_or_default();
+        let default = match d.default.text() {
+            t if t.is_empty() => "none".to_string(),
+            t => format!("`{t}`"),
+        };
         let _ = writeln!(
             s,
-            "| `{}` | {} | `{}` | {flag} | `{}` | {} |",
+            "| `{}` | {} | {default} | {flag} | `{}` | {} |",
             d.key,
             d.kind.type_doc(),
-            d.default.text(),
             d.echo,
             d.doc
         );
@@ -345,9 +432,8 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for d in declared::ALL {
             assert!(seen.insert(d.key), "{} declared twice", d.key);
-            assert_eq!(
-                d.default.kind(),
-                d.kind,
+            assert!(
+                d.default.is_of(d.kind),
                 "{}: default of another kind",
                 d.key
             );
@@ -355,7 +441,7 @@ mod tests {
             let unit_named = match d.kind {
                 Kind::Bytes => d.echo.ends_with("_bytes"),
                 Kind::Nanos => d.echo.ends_with("_ns"),
-                Kind::Flag | Kind::Count => true,
+                _ => true,
             };
             assert!(unit_named, "{}: the echo field must name its unit", d.key);
         }
@@ -371,12 +457,19 @@ mod tests {
                 Value::Count(n) => Value::Count(n + 1),
                 Value::Bytes(n) => Value::Bytes(n + 4096),
                 Value::Nanos(n) => Value::Nanos(n + 1_000_000),
+                Value::Ratio(x) => Value::Ratio(x * 2.0),
+                Value::Text(t) => Value::Text(intern(&format!("{t}x.log"))),
+                Value::Choice(w) => match d.kind {
+                    Kind::Choice(words) => Value::Choice(words.iter().find(|&&o| o != w).unwrap()),
+                    _ => unreachable!(),
+                },
             };
             assert_eq!(d.parse_text(&other.text()), Ok(other), "{}", d.key);
             let back = match other.to_toml() {
                 toml::Value::Boolean(b) => d.parse_input(Input::Bool(b)),
                 toml::Value::Integer(i) => d.parse_input(Input::Int(i)),
                 toml::Value::String(t) => d.parse_input(Input::Str(&t)),
+                toml::Value::Float(x) => d.parse_input(Input::Float(x)),
                 v => panic!("{v:?}"),
             };
             assert_eq!(back, Ok(other), "{}", d.key);
