@@ -52,10 +52,12 @@ pub struct Replays {
 }
 
 /// One issued I/O of a recording workload: when (from the run's start), of which
-/// workload, to which target, what.
+/// workload, to which target, what. Requests issued in one turn of a worker share
+/// their submission time; their intended times keep a replay's order among them.
 #[derive(Debug, Clone, Copy)]
 pub struct Recorded {
     pub t_ns: u64,
+    pub intended_ns: u64,
     pub workload: u32,
     pub target: u32,
     pub op: Op,
@@ -277,7 +279,7 @@ pub fn write_records(
     sink: &Mutex<Vec<Recorded>>,
 ) -> Result<Vec<String>, RunError> {
     let mut all = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-    all.sort_by_key(|r| r.t_ns);
+    all.sort_by_key(|r| (r.t_ns, r.intended_ns));
     let mut files: BTreeMap<&str, Vec<Recorded>> = BTreeMap::new();
     for r in all {
         if let Some(w) = run.workloads.get(r.workload as usize) {

@@ -150,8 +150,10 @@ pub struct Worker<E: Engine> {
     setup: WorkerSetup,
     shapes: Vec<WorkloadShape>,
     table: SlotTable,
-    /// I/Os of recording workloads issued so far (handed over at the end).
+    /// I/Os of recording workloads settled so far (handed over at the end), and
+    /// whether any workload of this worker records.
     recorded: Vec<super::replay::Recorded>,
+    recording: bool,
     /// Closed-loop tokens: one per free slot of a stream with work left.
     ready: Vec<u32>,
     /// Open-loop timers: (intended time, stream).
@@ -242,6 +244,7 @@ impl<E: Engine> Worker<E> {
         let nconns = setup.targets.len() * setup.connections as usize;
         Ok(Worker {
             recorded: Vec::new(),
+            recording: shapes.iter().any(|s| s.record),
             waiting: vec![false; setup.streams.len()],
             held,
             open_loop_any: shapes.iter().any(|s| s.open_loop),
@@ -614,9 +617,6 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn start(&mut self, slot_idx: u32, issue: Issue, now: u64) -> bool {
         self.inflight += 1;
-        if self.shapes[issue.workload as usize].record {
-            self.record(&issue, now);
-        }
         if let Some(t) = self.setup.io_timeout_ns {
             self.next_deadline_ns = self.next_deadline_ns.min(now + t);
         }
@@ -634,15 +634,24 @@ impl<E: Engine> Worker<E> {
     }
 
     /// Keeps an issued I/O of a recording workload for its I/O log.
+    /// Keeps a settled request of a recording workload for its I/O log, with the
+    /// time it was submitted. Done as it settles, in the call every completion
+    /// already makes, so the issue path carries nothing for it.
     #[cold]
-    fn record(&mut self, issue: &Issue, now: u64) {
+    #[inline(never)]
+    fn record(&mut self, tag: usize) {
+        let slot = &self.table.slots[tag];
+        if slot.backlog || !self.shapes[slot.workload as usize].record {
+            return;
+        }
         self.recorded.push(super::replay::Recorded {
-            t_ns: now.saturating_sub(self.setup.clock.start_ns),
-            workload: issue.workload,
-            target: issue.target,
-            op: issue.io.op,
-            offset: issue.io.offset,
-            len: issue.io.len,
+            t_ns: slot.submit_ns.saturating_sub(self.setup.clock.start_ns),
+            intended_ns: slot.intended_ns,
+            workload: slot.workload,
+            target: slot.target,
+            op: slot.op,
+            offset: slot.offset,
+            len: slot.len,
         });
     }
 
@@ -969,6 +978,9 @@ impl<E: Engine> Worker<E> {
     /// Settles a finished request's verification: commits or checks its units.
     #[inline]
     fn settle_data(&mut self, tag: usize, ok: bool, now: u64) {
+        if self.recording {
+            self.record(tag);
+        }
         let reissued = self.was_reissued(tag);
         let slot = &self.table.slots[tag];
         let data = &mut self.setup.data;
