@@ -449,7 +449,8 @@ pub struct RunArgs {
     pub smb_encrypt: bool,
     /// Under mpirun (built with the `mpi` feature): how the ranks divide the plan:
     /// `all` runs every workload on every rank, `streams` divides each workload's
-    /// streams among them; rates are divided either way (docs/mpi.md).
+    /// streams among them; rates are divided either way; a trace is shared out by
+    /// 10 ms time slices, or with `devices` one traced device per rank (docs/mpi.md).
     #[arg(long, value_name = "HOW", default_value = "all", value_parser = values::split)]
     #[arg(help_heading = "Multi-host")]
     pub split: crate::cluster::Split,

@@ -8,6 +8,8 @@
 
 use super::hostmap;
 use crate::plan::model::{Rate, RunSpec, TargetSpec};
+use crate::plan::settings::declared::{TRACE, TRACE_SHARE};
+use crate::plan::settings::{intern, Value};
 
 /// A `--split` value that is neither `all` nor `streams` (the text given).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,6 +71,9 @@ pub enum Split {
     All,
     /// Each workload's streams divided among the ranks (rates in proportion).
     Streams,
+    /// Each trace workload (one per traced device) on one rank, round-robin; other
+    /// workloads as `all`.
+    Devices,
 }
 
 impl Split {
@@ -77,14 +82,16 @@ impl Split {
         match self {
             Split::All => "all",
             Split::Streams => "streams",
+            Split::Devices => "devices",
         }
     }
 
-    /// Parses `all` or `streams`.
+    /// Parses `all`, `streams` or `devices`.
     pub fn parse(s: &str) -> Result<Split, SplitError> {
         match s {
             "all" => Ok(Split::All),
             "streams" => Ok(Split::Streams),
+            "devices" => Ok(Split::Devices),
             _ => Err(SplitError(s.to_string())),
         }
     }
@@ -186,10 +193,11 @@ pub fn localize(
         run.workloads.retain(|w| keep.contains(&w.target));
     }
     let original = run.clone();
-    for w in &mut run.workloads {
+    share_traces(&mut run, &original, &g, place, split);
+    for w in run.workloads.iter_mut().filter(|w| !is_trace(w)) {
         let (index, size) = g.runners(&original, place, &w.target);
         let (share, streams) = match split {
-            Split::All => (1.0 / size as f64, w.streams),
+            Split::All | Split::Devices => (1.0 / size as f64, w.streams),
             Split::Streams => {
                 let mine = streams_of(w.streams, index, size);
                 if mine == 0 {
@@ -219,6 +227,33 @@ pub fn localize(
         })
         .collect();
     Ok((run, specs))
+}
+
+fn is_trace(w: &crate::plan::model::Workload) -> bool {
+    !w.settings.get(&TRACE).as_str().is_empty()
+}
+
+/// The rank's part of each trace workload: under `devices` the workloads (one per
+/// traced device) dealt round-robin to the ranks that share their target, the
+/// others dropped; otherwise the rank's time slices of each (`trace_share`), so the
+/// ranks replay the whole trace between them, once.
+fn share_traces(run: &mut RunSpec, original: &RunSpec, g: &Group, place: &Place, split: Split) {
+    let mut dealt = 0usize;
+    run.workloads.retain_mut(|w| {
+        if !is_trace(w) {
+            return true;
+        }
+        let (index, size) = g.runners(original, place, &w.target);
+        if split == Split::Devices {
+            dealt += 1;
+            return (dealt - 1) % size as usize == index as usize;
+        }
+        if size > 1 {
+            let share = format!("{}/{size}", index + 1);
+            w.settings.set(&TRACE_SHARE, Value::Text(intern(&share)));
+        }
+        true
+    });
 }
 
 #[cfg(test)]

@@ -156,6 +156,9 @@ pub fn execute(
     opts: &RunOptions,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<(RunResult, Vec<String>), RunError> {
+    // Trace workloads: one per traced device, before the ranks share them out.
+    let expanded = replay::expand(run).map_err(refused)?;
+    let run = expanded.as_ref().unwrap_or(run);
     // Among MPI ranks: this rank's share of the run (docs/mpi.md).
     let local = crate::cluster::localize(run, specs).map_err(|source| RunError::Placement {
         run: run.name.clone(),
@@ -165,7 +168,7 @@ pub fn execute(
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
-    // Trace workloads: their traces read, one workload per traced device.
+    // Trace workloads: their I/Os (this rank's share), rates and sizes.
     let (replay_run, mut replays) = replay::prepare(run)
         .map_err(refused)?
         .map_or_else(Default::default, |(r, p)| (Some(r), p));

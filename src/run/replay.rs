@@ -17,7 +17,7 @@ use crate::plan::model::Op;
 use crate::plan::model::{Arrival, BlockSizes, Rate, RunSpec, Workload};
 use crate::plan::settings::declared::{
     RECORD, TRACE, TRACE_DEVICE, TRACE_EVENT, TRACE_FORMAT, TRACE_MAX_GAP, TRACE_REMAP,
-    TRACE_SPEED, TRACE_TIMING,
+    TRACE_SHARE, TRACE_SPEED, TRACE_TIMING,
 };
 use crate::plan::settings::{intern, Value};
 use crate::result::ReplayResult;
@@ -323,32 +323,74 @@ pub fn prepare(run: &RunSpec) -> Result<Option<(RunSpec, Replays)>, RunError> {
         return Ok(records.then(|| (run.clone(), replays)));
     }
     let mut out = run.clone();
-    out.workloads.clear();
     let mut replays = Replays {
         sink: records.then(Default::default),
         ..Replays::default()
     };
+    for w in &mut out.workloads {
+        let path = trace_of(w);
+        if path.is_empty() {
+            replays.by_workload.push(None);
+            continue;
+        }
+        let t = loaded(run, w, path)?;
+        let (dev, _) = devices(run, w, &t)?[0];
+        let share = share_of(run, w)?;
+        replays
+            .by_workload
+            .push(Some(plan_of(w, &t, dev, path, share)));
+    }
+    Ok(Some((out, replays)))
+}
+
+/// Before a run is placed among ranks: a trace workload of several devices becomes
+/// a workload per device named `WORKLOAD.DEVICE` (unless `trace_device` names one),
+/// each naming its device. `None` when the run has no trace workload.
+pub fn expand(run: &RunSpec) -> Result<Option<RunSpec>, RunError> {
+    if run.workloads.iter().all(|w| trace_of(w).is_empty()) {
+        return Ok(None);
+    }
+    let mut out = run.clone();
+    out.workloads.clear();
     for w in &run.workloads {
         let path = trace_of(w);
         if path.is_empty() {
             out.workloads.push(w.clone());
-            replays.by_workload.push(None);
             continue;
         }
         let t = loaded(run, w, path)?;
         for (dev, device_named) in devices(run, w, &t)? {
             let mut ww = w.clone();
-            if t.devices.len() > 1 && !device_named {
-                ww.name = format!("{}.{}", w.name, t.devices[dev].name);
-                ww.settings
-                    .set(&TRACE_DEVICE, Value::Text(intern(&t.devices[dev].name)));
+            if !device_named {
+                let name = &t.devices[dev].name;
+                if t.devices.len() > 1 {
+                    ww.name = format!("{}.{name}", w.name);
+                }
+                ww.settings.set(&TRACE_DEVICE, Value::Text(intern(name)));
             }
-            let plan = plan_of(&mut ww, &t, dev, path);
             out.workloads.push(ww);
-            replays.by_workload.push(Some(plan));
         }
     }
-    Ok(Some((out, replays)))
+    Ok(Some(out))
+}
+
+/// The workload's `trace_share` as (K − 1, N); (0, 1) when it has none.
+fn share_of(run: &RunSpec, w: &Workload) -> Result<(u64, u64), RunError> {
+    let text = w.settings.get(&TRACE_SHARE).as_str();
+    if text.is_empty() {
+        return Ok((0, 1));
+    }
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)));
+    match parsed {
+        Some((k, n)) if k >= 1 && k <= n => Ok((k - 1, n)),
+        _ => Err(invalid(
+            run,
+            w,
+            format!("trace_share '{text}' is not K/N with 1 <= K <= N"),
+        )),
+    }
 }
 
 /// Traces read in this process, by (path, format, blktrace event): the checks
@@ -424,8 +466,13 @@ fn devices(run: &RunSpec, w: &Workload, t: &Trace) -> Result<Vec<(usize, bool)>,
     }
 }
 
-/// Sets `w` up as the replay of device `dev` of `t`, and returns its replay.
-fn plan_of(w: &mut Workload, t: &Trace, dev: usize, path: &str) -> ReplayPlan {
+/// The time slices of a trace share: slice i of the replay's time goes to share
+/// i mod N.
+pub const SHARE_SLICE_NS: u64 = 10_000_000;
+
+/// Sets `w` up as the replay of device `dev` of `t` (its `share`: K − 1 of N),
+/// and returns its replay.
+fn plan_of(w: &mut Workload, t: &Trace, dev: usize, path: &str, (k, n): (u64, u64)) -> ReplayPlan {
     let d = &t.devices[dev];
     let speed = match w.settings.get(&TRACE_SPEED) {
         Value::Ratio(x) if x > 0.0 => x,
@@ -435,7 +482,20 @@ fn plan_of(w: &mut Workload, t: &Trace, dev: usize, path: &str) -> ReplayPlan {
         Value::Nanos(n) => n,
         _ => 0,
     };
-    let (ios, recorded_ns, cut_ns) = retimed(&d.ios, t.timed, speed, max_gap_ns);
+    let (mut ios, recorded_ns, cut_ns) = retimed(&d.ios, t.timed, speed, max_gap_ns);
+    if n > 1 {
+        // Timed: by 10 ms slice of replay time; untimed: by I/O, in turn.
+        let mut i = 0u64;
+        ios.retain(|io| {
+            i += 1;
+            let slice = if t.timed {
+                io.t_ns / SHARE_SLICE_NS
+            } else {
+                i - 1
+            };
+            slice % n == k
+        });
+    }
     let span_ns = ios.last().map_or(0, |io| io.t_ns);
     let n = ios.len() as u64;
     let timed = on_time(w) && t.timed;

@@ -823,6 +823,8 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
 
 /// [`check`] on this process alone.
 fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
+    let expanded = super::replay::expand(run)?;
+    let run = expanded.as_ref().unwrap_or(run);
     // Among MPI ranks: the rank's own share and target paths ({rank}, {host}).
     let local = crate::cluster::localize(run, specs).map_err(|source| RunError::Placement {
         run: run.name.clone(),
@@ -832,7 +834,7 @@ fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result
         Some((r, t)) => (r, t.as_slice()),
         None => (run, specs),
     };
-    // Trace workloads: the trace read (a bad one is bad input) and expanded.
+    // Trace workloads: the trace read (a bad one is bad input).
     let replayed = super::replay::prepare(run)?;
     let run = replayed.as_ref().map_or(run, |(r, _)| r);
     let opts = &*opts.for_run(run);

@@ -180,6 +180,46 @@ fn mpi_rate_is_divided_among_ranks() {
     }
 }
 
+/// A trace of two devices under `--split devices`: each rank replays one device's
+/// workload; under the default split the two ranks share each device's time slices.
+/// Either way the merged result has every recorded I/O once.
+#[test]
+fn mpi_trace_replay_splits_by_device_or_time_slice() {
+    let dir = tempdir();
+    let trace = dir.path().join("two.csv");
+    let mut s = String::new();
+    for i in 0..600u64 {
+        // MSR layout: two disks of one host, 1 ms apart, reads of 4 KiB.
+        let ts = 128_166_372_003_061_629 + i * 10_000;
+        s.push_str(&format!(
+            "{ts},h,{},Read,{},4096,1000\n",
+            i % 2,
+            (i % 100) * 4096
+        ));
+    }
+    std::fs::write(&trace, s).unwrap();
+    let target = dir.path().join("t{rank}.dat");
+    for split in ["devices", "all"] {
+        let doc = mpi_json(
+            2,
+            &[
+                "replay",
+                trace.to_str().unwrap(),
+                "--target",
+                target.to_str().unwrap(),
+                "--size",
+                "4m",
+                "--split",
+                split,
+                "-q",
+            ],
+        );
+        let run = &doc.runs[0];
+        let t = &run.totals.read;
+        assert_eq!(t.ios, 600, "--split {split}: {} reads", t.ios);
+    }
+}
+
 /// The PID of rank `rank` among `mpirun`'s children.
 fn rank_pid(mpirun: u32, rank: u32) -> Option<u32> {
     let want = format!("OMPI_COMM_WORLD_RANK={rank}");

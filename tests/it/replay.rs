@@ -384,3 +384,34 @@ fn a_blktrace_capture_replays_with_blkparse_counts_and_bytes() {
     assert_eq!((r.format.as_str(), r.device.as_str()), ("blktrace", "7,0"));
     assert_eq!(r.skipped.get("flush"), Some(&4));
 }
+
+/// Two shares of one trace (`--trace-share 1/2` and `2/2`, what two MPI ranks are
+/// given) replay it between them: every I/O once, each 10 ms slice by one of them,
+/// the second starting at the trace's second slice, on the trace's own clock.
+#[test]
+fn two_trace_shares_replay_the_whole_trace_once() {
+    let dir = tempdir();
+    let trace = dir.path().join("p.csv");
+    poisson_csv(&trace, 2_000.0, 2_000, 30);
+    let target = dir.path().join("t.dat");
+    let mut issued = 0;
+    for share in ["1/2", "2/2"] {
+        let rec = dir.path().join(format!("share{}.log", &share[..1]));
+        let ran = replay(
+            &trace,
+            target.to_str().unwrap(),
+            "8m",
+            &["--trace-share", share, "--record", rec.to_str().unwrap()],
+        );
+        let r = &ran.run(0).replay[0];
+        assert_eq!(r.issued_ios, r.recorded_ios, "share {share}");
+        issued += r.issued_ios;
+        let (_, times) = fio_log_ios(&rec);
+        // Share 2's first I/O is in the trace's second 10 ms slice: 10 ms after the
+        // run's start at the earliest (times in µs).
+        if share == "2/2" {
+            assert!(times[0] >= 10_000, "share 2 began at {} us", times[0]);
+        }
+    }
+    assert_eq!(issued, 2_000);
+}

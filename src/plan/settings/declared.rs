@@ -21,6 +21,7 @@ pub static ALL: &[&Decl] = &[
     &TRACE_SPEED,
     &TRACE_MAX_GAP,
     &TRACE_REMAP,
+    &TRACE_SHARE,
     &RECORD,
 ];
 
@@ -193,6 +194,22 @@ pub static TRACE_REMAP: Decl = Decl {
     flag: Some("remap"),
     heading: "Replay",
     echo: "trace_remap",
+    switch: false,
+};
+
+/// A share of a trace, for several processes (MPI ranks, or hosts run by hand) that
+/// replay one trace together: each takes the 10 ms time slices of its number.
+pub static TRACE_SHARE: Decl = Decl {
+    key: "trace_share",
+    kind: Kind::Text,
+    scope: Scope::Workload,
+    default: Value::Text(""),
+    doc: "Replay only share K of N (\"K/N\", K from 1): the trace cut into 10 ms time \
+          slices, slice i replayed by share i mod N + 1, so N processes replay the \
+          whole trace between them; set for each rank under mpirun; empty: all of it",
+    flag: Some("trace-share"),
+    heading: "Replay",
+    echo: "trace_share",
     switch: false,
 };
 
