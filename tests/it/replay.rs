@@ -415,3 +415,39 @@ fn two_trace_shares_replay_the_whole_trace_once() {
     }
     assert_eq!(issued, 2_000);
 }
+
+/// A fio job that only names its log replays onto the file the log names, as fio
+/// does; `replay_redirect` sends it elsewhere.
+#[test]
+fn a_fio_replay_job_goes_where_fio_would_send_it() {
+    let dir = tempdir();
+    let (src, other) = (dir.path().join("src.dat"), dir.path().join("other.dat"));
+    let log = dir.path().join("l.iolog");
+    let s = src.display();
+    std::fs::write(
+        &log,
+        format!("fio version 3 iolog\n0 {s} add\n0 {s} open\n10 {s} read 0 4096\n20 {s} close\n"),
+    )
+    .unwrap();
+    let job = dir.path().join("r.fio");
+    let convert = |extra: &str| {
+        std::fs::write(
+            &job,
+            format!("[r]\nsize=1m\nread_iolog={}\n{extra}", log.display()),
+        )
+        .unwrap();
+        let out = run(&["convert", job.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let toml = convert("");
+    assert!(
+        toml.contains(&format!("path = {:?}", s.to_string())),
+        "{toml}"
+    );
+    let toml = convert(&format!("replay_redirect={}\n", other.display()));
+    assert!(
+        toml.contains(&format!("path = {:?}", other.display().to_string())),
+        "{toml}"
+    );
+}

@@ -1238,6 +1238,33 @@ impl<'a> JobCx<'a> {
 
     /// `direct`, where it means something: not to an engine that reads and writes no
     /// bytes.
+    /// Where a job that replays a log (`read_iolog`) replays it: `replay_redirect`'s
+    /// device; else, without a `filename`, the file a fio log names in its first
+    /// `add` line (fio replays onto the log's files). `None` for any other job.
+    fn replay_target(&self) -> Option<String> {
+        use std::io::{BufRead, Read};
+        self.o.get("read_iolog")?;
+        if let Some((r, _)) = self.o.get("replay_redirect").filter(|(r, _)| !r.is_empty()) {
+            return Some(r.to_string());
+        }
+        if self.o.get("filename").is_some_and(|(f, _)| !f.is_empty()) {
+            return None;
+        }
+        // The head of the log is enough: fio writes its `add` lines first.
+        let (log, _) = self.o.get("read_iolog")?;
+        let head = std::fs::File::open(log).ok()?.take(64 << 10);
+        std::io::BufReader::new(head)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                match f.as_slice() {
+                    [.., file, "add"] if file.starts_with('/') => Some(file.to_string()),
+                    _ => None,
+                }
+            })
+    }
+
     fn direct_for(&self, engine: EngineKind) -> Result<Option<bool>, CompatError> {
         let no_bytes = engine.is_file_op()
             || matches!(
@@ -2041,6 +2068,11 @@ impl<'a> JobCx<'a> {
                     .unwrap_or_default(),
                 false,
             ),
+            // Replaying a log: fio replays onto replay_redirect, else onto the files
+            // the log names.
+            _ if self.replay_target().is_some() => {
+                (self.replay_target().unwrap_or_default(), false)
+            }
             // ioengine=nbd names its export with uri= (filename is ignored by fio).
             _ if o.get("uri").is_some_and(|(u, _)| !u.is_empty()) => (
                 o.get("uri").map(|(u, _)| u.to_string()).unwrap_or_default(),

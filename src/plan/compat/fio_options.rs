@@ -910,10 +910,9 @@ pub const OPTIONS: &[FioOption] = &[
         effect: Effect::SetsAs("trace_speed", &TIME_SCALE),
         ..sets("replay_time_scale", "")
     },
-    unsupported(
+    maps(
         "replay_redirect",
-        "give the device to replay on as the job's filename or --target; every device \
-         of the log is replayed on it",
+        "the job's target: every device of the log is replayed on it",
     ),
     unsupported("replay_align", "offsets are replayed as recorded (remapped only to fit)"),
     unsupported("replay_scale", "offsets are replayed as recorded (remapped only to fit)"),
