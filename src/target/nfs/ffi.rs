@@ -604,7 +604,15 @@ impl Client {
     pub fn service(&self, revents: i16) -> Result<(), NfsError> {
         // SAFETY: valid context; callbacks run on this thread.
         if unsafe { (self.lib.service)(self.ctx, revents as c_int) } < 0 {
-            return Err(NfsError::Library(self.error()));
+            // libnfs sets no error when a read finds the socket closed.
+            // SAFETY: valid context; the string is copied at once.
+            let why = unsafe {
+                c_message(
+                    (self.lib.get_error)(self.ctx),
+                    "the server closed the connection",
+                )
+            };
+            return Err(NfsError::Library(why));
         }
         Ok(())
     }
