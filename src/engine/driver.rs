@@ -628,8 +628,8 @@ impl<P: Protocol> Engine for Driver<P> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::reconnect::req;
     use super::*;
-    use crate::plan::model::Op;
 
     /// A scripted protocol: connections are numbers, sent tags are kept per link,
     /// reconnect attempts succeed at once.
@@ -730,20 +730,6 @@ mod tests {
             events: Vec::new(),
             reconnect: None,
             connect_limit_ns: 0,
-        }
-    }
-
-    fn req(tag: u64) -> IoRequest {
-        IoRequest {
-            op: Op::Read,
-            target: 0,
-            offset: 0,
-            len: 512,
-            buf: std::ptr::null_mut(),
-            tag,
-            conn: 0,
-            ioprio: 0,
-            atomic: false,
         }
     }
 

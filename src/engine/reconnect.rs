@@ -174,6 +174,22 @@ impl<C> Retry<C> {
     }
 }
 
+/// A 512-byte read of target 0 with `tag` and no buffer, for the engines' tests.
+#[cfg(test)]
+pub(crate) fn req(tag: u64) -> IoRequest {
+    IoRequest {
+        op: crate::plan::model::Op::Read,
+        target: 0,
+        offset: 0,
+        len: 512,
+        buf: std::ptr::null_mut(),
+        tag,
+        conn: 0,
+        ioprio: 0,
+        atomic: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,20 +199,6 @@ mod tests {
         timed_out: "no answer in time",
     };
     const S: u64 = 1_000_000_000;
-
-    fn req(tag: u64) -> IoRequest {
-        IoRequest {
-            op: crate::plan::model::Op::Read,
-            target: 0,
-            offset: 0,
-            len: 512,
-            buf: std::ptr::null_mut(),
-            tag,
-            conn: 0,
-            ioprio: 0,
-            atomic: false,
-        }
-    }
 
     #[test]
     fn a_step_starts_judges_times_out_and_gives_up_on_schedule() {
