@@ -12,25 +12,18 @@
 //! The trade-off: where the three engines behaved differently (libiscsi and libnfs
 //! are serviced even with nothing ready, their first reap turn always polls, they
 //! are never waited on for more than 100 ms; only libnbd's connections are asked
-//! whether they died; NFS does not reconnect), the difference is a constant or a hook
-//! of the protocol, not a unified semantics. The hot path (push, reap with no wait)
+//! whether they died), the difference is a constant or a hook of the protocol, not
+//! a unified semantics. The hot path (push, reap with no wait)
 //! makes the same library calls as before and allocates nothing per request.
 
-use super::reconnect::{aborted, Parked, Reconnect, Retry};
+pub use super::reconnect::Attempt;
+use super::reconnect::{
+    aborted, lost_message, Parked, Reconnect, Retry, Step, WithReconnect, Words,
+};
 use super::{Completion, Engine, EngineError, EngineEvent, EngineEventKind, IoRequest, Targets};
 use crate::clock::now_ns;
 use crate::target::OpenTarget;
 use std::sync::Arc;
-
-/// How a reconnect attempt under way stands.
-pub enum Attempt {
-    /// Still connecting (or logging in).
-    Pending,
-    /// Done: the connection can carry requests.
-    Ready,
-    /// Failed, in the library's words.
-    Failed(String),
-}
 
 /// How the driver's blocking reap paces one library.
 #[derive(Debug, Clone, Copy)]
@@ -76,7 +69,8 @@ pub trait Protocol: Sized {
     const ATTEMPT_TIMED_OUT: &'static str = "no answer in time";
     /// How the blocking reap waits and which descriptors are serviced.
     const PACING: Pacing;
-    /// A blocking reap with nothing to poll returns at once, deadline or not.
+    /// A blocking reap with nothing to poll and no reconnect attempt ahead returns
+    /// at once, deadline or not.
     const RETURN_WHEN_NOTHING_POLLED: bool = false;
     /// Losing a link that is already lost does nothing (no second `down` event).
     const LOSES_ONCE: bool = false;
@@ -160,7 +154,7 @@ pub trait Protocol: Sized {
     fn dropped(&mut self) {}
 }
 
-/// A protocol whose lost connections can be set up again ([`Driver::with_reconnect`]).
+/// A protocol whose lost connections can be set up again ([`WithReconnect`]).
 pub trait Reconnects: Protocol {}
 
 /// One connection and its state.
@@ -232,11 +226,7 @@ pub fn io_err<P: Protocol>(op: &'static str, msg: String) -> EngineError {
 
 /// The failure of a connection that died, naming the server.
 fn lost_err<P: Protocol>(server: &str, opened_ns: u64, what: &str, n: usize) -> EngineError {
-    let secs = now_ns().saturating_sub(opened_ns) as f64 / 1e9;
-    io_err::<P>(
-        P::LINK,
-        format!("connection to {server} lost after {secs:.1} s: {what} ({n} I/Os in flight)"),
-    )
+    io_err::<P>(P::LINK, lost_message(server, opened_ns, what, n))
 }
 
 impl<P: Protocol> Driver<P> {
@@ -396,9 +386,8 @@ impl<P: Protocol> Driver<P> {
     }
 }
 
-impl<P: Reconnects> Driver<P> {
-    /// Reconnects lost connections on schedule `r` instead of failing the run.
-    pub fn with_reconnect(mut self, r: Reconnect) -> Self {
+impl<P: Reconnects> WithReconnect for Driver<P> {
+    fn with_reconnect(mut self, r: Reconnect) -> Self {
         self.reconnect = Some(r);
         self
     }
@@ -428,44 +417,29 @@ impl<P: Protocol> Driver<P> {
         let Some(retry) = l.retry.as_mut() else {
             return Ok(());
         };
-        let due = now >= retry.attempts.next_ns;
-        let failure = match &retry.pending {
-            Some(_) if retry.broken.is_some() => retry.broken.take(),
-            Some(p) => match P::attempt(p) {
-                Attempt::Ready => None,
-                Attempt::Failed(e) => Some(format!("{}: {e}", P::RETRYING)),
-                Attempt::Pending if due => {
-                    Some(format!("{}: {}", P::RETRYING, P::ATTEMPT_TIMED_OUT))
-                }
-                Attempt::Pending => return Ok(()),
-            },
-            None if due => {
-                retry.attempts.start(now, r);
-                match P::start_attempt(&tg.spec) {
-                    Ok(p) => {
-                        retry.pending = Some(p);
-                        return Ok(());
-                    }
-                    Err(e) => Some(format!("{}: {e}", P::RETRYING)),
-                }
+        let words = Words {
+            retrying: P::RETRYING,
+            timed_out: P::ATTEMPT_TIMED_OUT,
+        };
+        let spec = &tg.spec;
+        let start = || P::start_attempt(spec);
+        match retry.step(now, r, words, start, P::attempt, &mut self.orphans) {
+            Step::Wait => Ok(()),
+            Step::Ready => {
+                let detail = up(&mut self.proto, tg, (t, c), now, &mut self.orphans);
+                self.events
+                    .push(EngineEvent::now(t, c, EngineEventKind::Up, detail));
+                Ok(())
             }
-            None => return Ok(()),
-        };
-        let Some(why) = failure else {
-            let detail = up(&mut self.proto, tg, (t, c), now, &mut self.orphans);
-            self.events
-                .push(EngineEvent::now(t, c, EngineEventKind::Up, detail));
-            return Ok(());
-        };
-        let Some(summary) = retry.failed(now, why, r, &mut self.orphans) else {
-            return Ok(());
-        };
-        // The window is over: what waited failed, and so does the run.
-        l.retry = None;
-        let why = format!("{}; {summary}", l.lost.as_deref().unwrap_or("lost"));
-        l.lost = Some(why.clone());
-        let n = self.proto.loss_count(&l.state);
-        Err(lost_err::<P>(P::server(&tg.spec), l.opened_ns, &why, n))
+            Step::GaveUp(summary) => {
+                // The window is over: what waited failed, and so does the run.
+                l.retry = None;
+                let why = format!("{}; {summary}", l.lost.as_deref().unwrap_or("lost"));
+                l.lost = Some(why.clone());
+                let n = self.proto.loss_count(&l.state);
+                Err(lost_err::<P>(P::server(&tg.spec), l.opened_ns, &why, n))
+            }
+        }
     }
 }
 
@@ -577,10 +551,12 @@ impl<P: Protocol> Engine for Driver<P> {
             if !first && now >= deadline {
                 return Ok(());
             }
-            let until = self.next_attempt_ns().map_or(deadline, |a| a.min(deadline));
+            let next = self.next_attempt_ns();
+            let until = next.map_or(deadline, |a| a.min(deadline));
             fds.clear();
             self.poll_fds(&mut fds);
-            if fds.is_empty() && (until == u64::MAX || P::RETURN_WHEN_NOTHING_POLLED) {
+            let no_attempt = P::RETURN_WHEN_NOTHING_POLLED && next.is_none();
+            if fds.is_empty() && (until == u64::MAX || no_attempt) {
                 return Ok(());
             }
             let wait = if first {
@@ -652,8 +628,8 @@ impl<P: Protocol> Engine for Driver<P> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::reconnect::req;
     use super::*;
-    use crate::plan::model::Op;
 
     /// A scripted protocol: connections are numbers, sent tags are kept per link,
     /// reconnect attempts succeed at once.
@@ -754,20 +730,6 @@ mod tests {
             events: Vec::new(),
             reconnect: None,
             connect_limit_ns: 0,
-        }
-    }
-
-    fn req(tag: u64) -> IoRequest {
-        IoRequest {
-            op: Op::Read,
-            target: 0,
-            offset: 0,
-            len: 512,
-            buf: std::ptr::null_mut(),
-            tag,
-            conn: 0,
-            ioprio: 0,
-            atomic: false,
         }
     }
 

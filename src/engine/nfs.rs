@@ -8,17 +8,22 @@
 //! completion callback of every finished request. Many I/Os are in flight per
 //! connection and no thread is spent per I/O.
 //!
-//! A lost connection (or a request past `--io-timeout`, abandoned by destroying its
-//! connection: libnfs cancels its requests and touches none of their buffers
-//! afterwards) fails its requests with ECONNABORTED, raises a `down` event, and ends
-//! the run with "connection to … lost after N s": this engine does not reconnect.
+//! A lost connection (the server went away, or a request past `--io-timeout`,
+//! abandoned by destroying its connection: libnfs cancels its requests and touches
+//! none of their buffers afterwards) fails its requests with ECONNABORTED and raises
+//! a `down` event. Under the stop policy the run then ends with "connection to …
+//! lost after N s"; under `--on-error continue` or `retry=N` the engine mounts the
+//! export and opens the file again without blocking the worker
+//! ([`super::reconnect`]: `nfs_mount_async`, then `nfs_open_async`, serviced like
+//! the other connections), holds the requests sent to the connection meanwhile and
+//! sends them once it is back (an `up` event), as the nbd and iscsi engines do.
 //!
-//! The loop and the losses are the shared [`super::driver`]'s; this file holds only
-//! libnfs's calls ([`Nfs`]), which do not implement [`super::driver::Reconnects`].
-//! As with libiscsi, every connection is serviced at each turn (libnfs's timers),
-//! a blocking reap's first turn always polls and no wait is longer than 100 ms.
+//! The loop, the losses and the reconnects are the shared [`super::driver`]'s;
+//! this file holds only libnfs's calls ([`Nfs`]). As with libiscsi, every
+//! connection is serviced at each turn (libnfs's timers), a blocking reap's first
+//! turn always polls and no wait is longer than 100 ms.
 
-use super::driver::{Driver, Pacing, Protocol, Target};
+use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects, Target};
 use super::tag_table::TagTable;
 use super::{Completion, EngineError, IoRequest};
 use crate::plan::model::Op;
@@ -52,11 +57,17 @@ impl Share {
 impl Protocol for Nfs {
     const NAME: &'static str = "nfs";
     const KIND: &'static str = "an NFS";
+    const RETRYING: &'static str = "mounting again";
+    const ATTEMPT_TIMED_OUT: &'static str = "no mount and open in time";
     // nfs_service also runs libnfs's timers: serviced at every turn, at least
     // every 100 ms.
     const PACING: Pacing = Pacing::OWN_TIMERS;
-    // Nothing to poll: every connection is lost, and none comes back.
+    // Nothing to poll and no reconnect attempt ahead: every connection is lost,
+    // and none comes back.
     const RETURN_WHEN_NOTHING_POLLED: bool = true;
+    // A link is found by its requests' tags, which stay counted until reaped: an
+    // abandoned request's link may be lost already.
+    const LOSES_ONCE: bool = true;
 
     type Spec = Share;
     type Conn = ffi::Client;
@@ -168,9 +179,23 @@ impl Protocol for Nfs {
         self.tags.remove(tag);
     }
 
+    fn start_attempt(s: &Share) -> Result<ffi::Client, String> {
+        s.nfs().start_connect().map_err(|e| e.to_string())
+    }
+
+    fn attempt(client: &ffi::Client) -> Attempt {
+        match client.progress() {
+            ffi::Progress::Pending => Attempt::Pending,
+            ffi::Progress::Ready => Attempt::Ready,
+            ffi::Progress::Failed(e) => Attempt::Failed(e),
+        }
+    }
+
     /// Dropping the connections cancels their requests through the callbacks,
     /// which record them on this thread: none may stay for another engine.
     fn dropped(&mut self) {
         ffi::discard_done(|tag| self.tags.holds(tag));
     }
 }
+
+impl Reconnects for Nfs {}

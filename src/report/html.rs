@@ -275,6 +275,13 @@ fn runs_charts(runs: &[RunResult]) -> String {
     out
 }
 
+/// The events of a run over one path per target are its connections'.
+const CONNECTION_EVENTS: super::html_paths::EventsOf = super::html_paths::EventsOf {
+    title: "Connection events",
+    column: "connection",
+    who: "",
+};
+
 fn run_section(out: &mut String, i: usize, run: &RunResult) {
     let _ = writeln!(
         out,
@@ -298,10 +305,26 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         out.push_str("<p class=\"caption\">No intervals were recorded for this run.</p>\n");
     } else {
         out.push_str("<h3>Timeline</h3>");
-        for chart in timeline_charts(&format!("run{i}"), &[("", &run.intervals)]) {
+        let mut charts = timeline_charts(&format!("run{i}"), &[("", &run.intervals)]);
+        // A run over one path per target: its connections' events flag the IOPS
+        // chart (a multipath run has them on its paths' chart, below).
+        let flagged = run.paths.is_empty() && !run.events.is_empty();
+        if let Some(c) = charts.first_mut().filter(|_| flagged) {
+            let top = c.y.hi;
+            let flags = super::html_paths::event_flags(&run.events, top, "connection ");
+            c.series.extend(flags);
+        }
+        for chart in charts {
             out.push_str(&chart.render());
         }
-        out.push_str("<p class=\"caption\">One point per interval, at the interval's end. Shaded: warm-up (not in the totals). Red triangles: intervals with I/O errors.</p>\n");
+        out.push_str("<p class=\"caption\">One point per interval, at the interval's end. Shaded: warm-up (not in the totals). Red triangles: intervals with I/O errors.");
+        if flagged {
+            out.push_str(" Flags on IOPS: connection events (down, timeout, re-issue, up; hover for the connection and detail).");
+        }
+        out.push_str("</p>\n");
+        if flagged {
+            super::html_paths::list_events(out, &run.events, &CONNECTION_EVENTS);
+        }
     }
     out.push_str(&super::html_paths::paths_section(run, &format!("run{i}")));
     out.push_str(&super::net_html::net_section(run, &format!("run{i}")));
@@ -881,6 +904,44 @@ pub(crate) mod tests {
             assert_eq!(declared, expect(&chart, &series), "{chart}/{series}");
         }
         assert_eq!(expect("run0-iops", "errors"), 2);
+    }
+
+    #[test]
+    fn a_lost_and_reconnected_connection_is_flagged_on_the_timeline() {
+        let mut d = sample();
+        let ev = |t_s: f64, kind: &str, detail: &str| crate::result::RunEvent {
+            t_s,
+            path: 0,
+            kind: kind.into(),
+            detail: detail.into(),
+            rank: None,
+            host: None,
+        };
+        d.runs[0].events = vec![
+            ev(4.0, "down", "connection to 127.0.0.1:2049 lost after 4.0 s"),
+            ev(
+                4.5,
+                "up",
+                "reconnected to 127.0.0.1:2049 after 0.5 s (attempt 2)",
+            ),
+        ];
+        let html = render_html(&d);
+        let flags: Vec<_> = series_counts(&html)
+            .into_iter()
+            .filter(|c| c.1.starts_with("event_"))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                ("run0-iops".into(), "event_down".into(), 1, 1),
+                ("run0-iops".into(), "event_up".into(), 1, 1)
+            ]
+        );
+        assert!(html.contains("<summary>Connection events</summary>"));
+        assert!(html.contains("reconnected to 127.0.0.1:2049 after 0.5 s (attempt 2)"));
+        // Without events: neither flags nor the table.
+        let html = render_html(&sample());
+        assert!(!html.contains("event_down") && !html.contains("Connection events"));
     }
 
     #[test]

@@ -156,14 +156,15 @@ fn throughput_chart(run: &RunResult, ivs: &[&Interval], id: &str) -> Chart {
         c.series.push(s);
     }
     let top = c.y.hi;
-    for s in event_flags(&run.events, top) {
+    for s in event_flags(&run.events, top, "p") {
         c.series.push(s);
     }
     c
 }
 
-/// One flag series per event kind that occurred, at a fixed height per kind.
-fn event_flags(events: &[RunEvent], top: f64) -> Vec<Series> {
+/// One flag series per event kind that occurred, at a fixed height per kind; a
+/// flag's tip names the path or connection as `who` and its index ("p0").
+pub(crate) fn event_flags(events: &[RunEvent], top: f64, who: &str) -> Vec<Series> {
     let mut out = Vec::new();
     for (kind, color, height) in EVENT_KINDS {
         let evs: Vec<&RunEvent> = events.iter().filter(|e| e.kind == kind).collect();
@@ -179,7 +180,10 @@ fn event_flags(events: &[RunEvent], top: f64) -> Vec<Series> {
         s.mark = Mark::Flags;
         s.tips = evs
             .iter()
-            .map(|e| format!("t={} s: p{} {}: {}", human(e.t_s), e.path, e.kind, e.detail))
+            .map(|e| {
+                let t = human(e.t_s);
+                format!("t={t} s: {who}{} {}: {}", e.path, e.kind, e.detail)
+            })
             .collect();
         out.push(s);
     }
@@ -250,17 +254,40 @@ fn paths_table(out: &mut String, run: &RunResult) {
     out.push_str("</tbody></table>\n");
 }
 
+/// Whose events a table lists: its title, the column's name and the index prefix.
+pub(crate) struct EventsOf {
+    pub title: &'static str,
+    pub column: &'static str,
+    pub who: &'static str,
+}
+
+const PATH_EVENTS: EventsOf = EventsOf {
+    title: "Path events",
+    column: "path",
+    who: "p",
+};
+
 fn events_table(out: &mut String, events: &[RunEvent]) {
     if events.is_empty() {
         out.push_str("<p class=\"caption\">No path events: every path stayed up.</p>\n");
         return;
     }
-    out.push_str("<details open><summary>Path events</summary><table class=\"events\"><thead><tr><th>t (s)</th><th>path</th><th>event</th><th>detail</th></tr></thead><tbody>");
+    list_events(out, events, &PATH_EVENTS);
+}
+
+/// The table of `events` (the first [`EVENT_ROWS`], the rest counted).
+pub(crate) fn list_events(out: &mut String, events: &[RunEvent], of: &EventsOf) {
+    let _ = write!(
+        out,
+        "<details open><summary>{}</summary><table class=\"events\"><thead><tr><th>t (s)</th><th>{}</th><th>event</th><th>detail</th></tr></thead><tbody>",
+        of.title, of.column
+    );
     for e in events.iter().take(EVENT_ROWS) {
         let _ = write!(
             out,
-            "<tr class=\"ev-{k}\"><td class=\"n\">{:.3}</td><td>p{}</td><td>{k}</td><td>{}</td></tr>",
+            "<tr class=\"ev-{k}\"><td class=\"n\">{:.3}</td><td>{}{}</td><td>{k}</td><td>{}</td></tr>",
             e.t_s,
+            of.who,
             e.path,
             esc(&e.detail),
             k = esc(&e.kind)

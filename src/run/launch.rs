@@ -21,11 +21,13 @@ use crate::engine::iscsi::IscsiEngine;
 use crate::engine::multipath::path::InnerEngine;
 use crate::engine::multipath::{Connect, MultipathEngine, MultipathSettings};
 use crate::engine::nbd::NbdEngine;
+use crate::engine::nfs::NfsEngine;
 use crate::engine::page_fault::PageFaultEngine;
+use crate::engine::reconnect::WithReconnect;
 use crate::engine::sim::SimEngine;
 use crate::engine::space::{SpaceCall, SpaceEngine};
 use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
-use crate::engine::{EngineError, Targets};
+use crate::engine::{Engine, EngineError, Targets};
 use crate::plan::engine_opts::EngineOptions;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
@@ -707,25 +709,10 @@ fn run_with_engine(
             Some(op) => worker::run_worker(FileOpEngine::new(&t, k, op, capacity), setup),
             None => worker::fail(setup, no_setting(k.name(), "a file operation").into()),
         },
-        EngineKind::Nbd => match NbdEngine::new(&t, capacity) {
-            Ok(e) => match reconnect(setup.policy) {
-                Some(r) => worker::run_worker(e.with_reconnect(r), setup),
-                None => worker::run_worker(e, setup),
-            },
-            Err(e) => worker::fail(setup, e.into()),
-        },
-        EngineKind::Iscsi => match IscsiEngine::new(&t, capacity) {
-            Ok(e) => match reconnect(setup.policy) {
-                Some(r) => worker::run_worker(e.with_reconnect(r), setup),
-                None => worker::run_worker(e, setup),
-            },
-            Err(e) => worker::fail(setup, e.into()),
-        },
+        EngineKind::Nbd => run_reconnecting(NbdEngine::new(&t, capacity), setup),
+        EngineKind::Iscsi => run_reconnecting(IscsiEngine::new(&t, capacity), setup),
+        EngineKind::Nfs => run_reconnecting(NfsEngine::new(&t, capacity), setup),
         EngineKind::Smb => run_smb(&t, capacity, setup),
-        EngineKind::Nfs => match crate::engine::nfs::NfsEngine::new(&t, capacity) {
-            Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, e.into()),
-        },
         _ => match UringEngine::new(&t, capacity, uring_opts) {
             Ok(e) => worker::run_worker(e, setup),
             Err(e) => worker::fail(setup, e.into()),
@@ -764,13 +751,25 @@ fn reconnect(policy: worker::ErrorPolicy) -> Option<crate::engine::reconnect::Re
     (policy != worker::ErrorPolicy::Stop).then(Default::default)
 }
 
+/// A worker on a network engine (nbd, iscsi, nfs, smb), reconnecting as
+/// [`reconnect`] says.
+fn run_reconnecting<E>(engine: Result<E, EngineError>, setup: WorkerSetup)
+where
+    E: Engine + WithReconnect,
+{
+    match engine {
+        Ok(e) => match reconnect(setup.policy) {
+            Some(r) => worker::run_worker(e.with_reconnect(r), setup),
+            None => worker::run_worker(e, setup),
+        },
+        Err(e) => worker::fail(setup, e.into()),
+    }
+}
+
 /// A worker on the smb engine: its own sessions to the SMB targets.
 #[cfg(feature = "smb")]
 fn run_smb(t: &crate::engine::Targets, capacity: usize, setup: WorkerSetup) {
-    match crate::engine::smb::SmbEngine::new(t, capacity) {
-        Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, e.into()),
-    }
+    run_reconnecting(crate::engine::smb::SmbEngine::new(t, capacity), setup)
 }
 
 /// A worker on one SMB3 multichannel session of its own: each channel is a path of

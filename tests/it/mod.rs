@@ -222,7 +222,8 @@ impl Spawned {
         Self::start_with(cmd, args)
     }
 
-    fn start_with<I, S>(mut cmd: Command, args: I) -> Spawned
+    /// [`Spawned::start`] of `cmd` (ioscope, or a command that execs it).
+    pub fn start_with<I, S>(mut cmd: Command, args: I) -> Spawned
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -254,23 +255,45 @@ impl Spawned {
     /// with what it saw when the child ends first or `timeout` passes.
     #[track_caller]
     pub fn wait_first_interval(&mut self, json: &Path, timeout: std::time::Duration) -> Interval {
+        self.wait_intervals(json, 1, timeout).remove(0)
+    }
+
+    /// Waits until the interval stream beside `json` holds `n` complete lines and
+    /// returns them, as [`Spawned::wait_first_interval`] does for one.
+    #[track_caller]
+    pub fn wait_intervals(
+        &mut self,
+        json: &Path,
+        n: usize,
+        timeout: std::time::Duration,
+    ) -> Vec<Interval> {
         let stream = intervals_jsonl(json);
         let start = std::time::Instant::now();
         loop {
             let text = std::fs::read_to_string(&stream).unwrap_or_default();
-            if let Some((line, _)) = text.split_once('\n') {
-                return serde_json::from_str(line).unwrap_or_else(|e| {
-                    panic!(
-                        "{}: interval line {line:?} does not parse: {e}",
-                        self.command
-                    )
-                });
+            // Only lines ended by a newline are complete.
+            let lines: Vec<&str> = text
+                .split_inclusive('\n')
+                .filter(|l| l.ends_with('\n'))
+                .collect();
+            if lines.len() >= n {
+                return lines[..n]
+                    .iter()
+                    .map(|line| {
+                        serde_json::from_str(line).unwrap_or_else(|e| {
+                            panic!(
+                                "{}: interval line {line:?} does not parse: {e}",
+                                self.command
+                            )
+                        })
+                    })
+                    .collect();
             }
             let ended = self.child().try_wait().expect("try_wait");
             if ended.is_some() || start.elapsed() > timeout {
                 let why = match ended {
-                    Some(status) => format!("ended ({status}) before writing an interval"),
-                    None => format!("wrote no interval within {timeout:?}"),
+                    Some(status) => format!("ended ({status}) before writing {n} intervals"),
+                    None => format!("wrote fewer than {n} intervals within {timeout:?}"),
                 };
                 let out = self.finish_now();
                 panic!(
@@ -324,6 +347,146 @@ impl Drop for Spawned {
             let _ = self.finish_now();
         }
     }
+}
+
+/// The run lost a connection and connected again: a `down` event, then an `up`
+/// event saying "reconnected to `server`", which is returned.
+#[track_caller]
+pub fn reconnected<'a>(run: &'a RunResult, server: &str) -> &'a ioscope::result::RunEvent {
+    eprintln!("events: {:?}", run.events);
+    let kinds: Vec<&str> = run.events.iter().map(|e| e.kind.as_str()).collect();
+    let down = kinds.iter().position(|&k| k == "down");
+    let up = kinds.iter().position(|&k| k == "up");
+    assert!(down.is_some() && up > down, "{:?}", run.events);
+    let up = &run.events[up.unwrap()];
+    assert!(
+        up.detail.contains(&format!("reconnected to {server}")),
+        "{up:?}"
+    );
+    up
+}
+
+/// A test server that can be killed outright and started again where it was.
+pub trait Restartable {
+    /// Kills the server (SIGKILL by PID) and reaps it.
+    fn kill(&mut self);
+    /// Starts it again on the same port(s), configuration and storage, returning
+    /// once it answers.
+    fn start_again(&mut self) -> Result<(), String>;
+}
+
+/// Runs `cmd` (ioscope, with what the target needs in its environment): 10 s of
+/// verified 4 KiB randrw at QD 8 against `uri` under `--on-error retry=2`, with
+/// 500 ms intervals and a read-back after the run. After six intervals `srv` is
+/// killed and started again. The run must reconnect to `server` (a `down`, then an
+/// `up` event), end by its duration with no error (the I/Os the loss aborted are
+/// issued again), find no mismatch, and be back to speed within 5 s of the server's
+/// return. Returns the result for the caller's own checks.
+#[track_caller]
+pub fn assert_run_survives_restart(
+    cmd: Command,
+    uri: &str,
+    server: &str,
+    srv: &mut impl Restartable,
+) -> Ran {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start_with(
+        cmd,
+        [
+            "run",
+            "-t",
+            uri,
+            "--size",
+            "16m",
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--duration",
+            "10s",
+            "--interval",
+            "500ms",
+            "--verify",
+            "--verify-after",
+            "--on-error",
+            "retry=2",
+            "-q",
+            "--json",
+        ]
+        .map(OsStr::new)
+        .into_iter()
+        .chain([json.as_os_str()]),
+    );
+    // Six intervals (3 s) of steady I/O to compare the return with: the median of
+    // five (the first holds the start) stands up to one odd interval either way.
+    child.wait_intervals(&json, 6, FIRST_INTERVAL_TIMEOUT);
+    let killed = unix_now_s();
+    srv.kill();
+    srv.start_again().expect("the server again where it was");
+    let back = unix_now_s();
+    let mut r = child.finish_result(&json).expect_code(0);
+    let run = r.run(0);
+    assert_eq!(run.end_reason, ioscope::result::EndReason::Duration);
+    reconnected(run, server);
+    assert_eq!(run.totals.all.errors, 0, "{:?}", run.totals);
+    let v = run.verify.as_ref().expect("verify counts");
+    assert_eq!(v.mismatches, 0, "{v:?}");
+    assert!(v.units_checked > 0, "{v:?}");
+    // The bound: reconnect attempts are at most 1 s apart, and one 500 ms interval
+    // must then pass whole; the rest of the 5 s is spread for a loaded machine.
+    assert_throughput_back(run, killed, back, 5.0);
+    r._dir = Some(d);
+    r
+}
+
+/// Now, in Unix seconds: the clock the result's `intervals[].unix_s` are on.
+pub fn unix_now_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is past 1970")
+        .as_secs_f64()
+}
+
+/// A run whose server was killed at `killed_s` and answered again at `back_s` (Unix
+/// seconds) went on as before: some interval that began after the server's return
+/// and ended within `within_s` of it moved at least 90 % of the I/Os per second of
+/// the median interval before the kill (the first interval, which holds the start,
+/// left out). Prints the figures either way.
+#[track_caller]
+pub fn assert_throughput_back(run: &RunResult, killed_s: f64, back_s: f64, within_s: f64) {
+    let mut before: Vec<f64> = run
+        .intervals
+        .iter()
+        .skip(1)
+        .filter(|iv| iv.unix_s <= killed_s)
+        .map(|iv| iv.iops)
+        .collect();
+    assert!(
+        !before.is_empty(),
+        "no interval before the kill: {:?}",
+        run.intervals
+    );
+    before.sort_by(f64::total_cmp);
+    let median = before[before.len() / 2];
+    let after: Vec<(f64, f64)> = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.unix_s - iv.duration_s >= back_s && iv.unix_s <= back_s + within_s)
+        .map(|iv| (iv.unix_s - back_s, iv.iops))
+        .collect();
+    let best = after.iter().map(|&(_, iops)| iops).fold(0.0, f64::max);
+    eprintln!(
+        "IOPS before the kill: {before:.0?}, median {median:.0}; after the return, (s since, IOPS): {after:.1?}; down {:.2} s",
+        back_s - killed_s
+    );
+    assert!(
+        best >= 0.9 * median,
+        "within {within_s} s of the server's return the best interval made {best:.0} IOPS, \
+         under 90 % of {median:.0} before the kill: {after:?}"
+    );
 }
 
 /// [`ioscope_to`] into a fresh temporary directory, kept as long as the [`Ran`].

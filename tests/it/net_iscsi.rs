@@ -624,15 +624,7 @@ fn iscsi_target_restarted_mid_run_is_logged_in_again_under_on_error_continue() {
         "{}",
         r.stderr
     );
-    let kinds: Vec<&str> = run.events.iter().map(|e| e.kind.as_str()).collect();
-    let down = kinds.iter().position(|&k| k == "down");
-    let up = kinds.iter().position(|&k| k == "up");
-    assert!(down.is_some() && up > down, "{:?}", run.events);
-    let up = &run.events[up.unwrap()];
-    assert!(
-        up.detail.contains(&format!("reconnected to {}", t.portal)),
-        "{up:?}"
-    );
+    let up = reconnected(run, &t.portal);
     let errors = run.totals.all.errors;
     assert!((1..=8).contains(&errors), "{errors} errors");
     let after: u64 = run

@@ -860,12 +860,7 @@ fn nbd_server_restarted_mid_run_is_reconnected_under_on_error_continue() {
         "{}",
         r.stderr
     );
-    let kinds: Vec<&str> = run.events.iter().map(|e| e.kind.as_str()).collect();
-    let down = kinds.iter().position(|&k| k == "down");
-    let up = kinds.iter().position(|&k| k == "up");
-    assert!(down.is_some() && up > down, "{:?}", run.events);
-    let up = &run.events[up.unwrap()];
-    assert!(up.detail.contains("reconnected to 127.0.0.1:"), "{up:?}");
+    let up = reconnected(run, "127.0.0.1:");
     // Errors: what was in flight when the connection dropped (QD 8), no more.
     let errors = run.totals.all.errors;
     assert!((1..=8).contains(&errors), "{errors} errors");

@@ -117,28 +117,15 @@ impl Smbd {
         if !add.wait().map_err(|e| e.to_string())?.success() {
             return Err("smbpasswd -a failed".into());
         }
-        let out = std::fs::File::create(d.join("smbd.out")).unwrap();
-        // smbd signals its whole process group when it stops: give it its own group,
-        // or the test binary would be terminated with it.
-        use std::os::unix::process::CommandExt;
-        // `ip netns exec` execs smbd: the child's PID is smbd's.
-        let mut cmd = match at.netns {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns, "smbd"]);
-                c
-            }
-            None => Command::new("smbd"),
-        };
-        let child = cmd
-            .args(["--foreground", "--no-process-group", "--debug-stdout", "-s"])
-            .arg(&conf)
-            .process_group(0)
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .map_err(|e| format!("starting smbd: {e}"))?;
+        let child = spawn_smbd(d, at.netns)?;
         let mut s = Smbd { child, port, dir };
+        s.wait_listening(&at)?;
+        Ok(s)
+    }
+
+    /// Waits until smbd listens where `at` says (every address in a namespace).
+    fn wait_listening(&mut self, at: &SmbdAt) -> Result<(), String> {
+        let port = self.port;
         let t0 = Instant::now();
         let listening = || match at.netns {
             // One listening socket per address in the namespace.
@@ -152,17 +139,42 @@ impl Smbd {
             None => std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
         };
         while !listening() {
-            if let Ok(Some(st)) = s.child.try_wait() {
-                return Err(format!("smbd exited at start: {st}: {}", s.output()));
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Err(format!("smbd exited at start: {st}: {}", self.output()));
             }
             if t0.elapsed() > Duration::from_secs(15) {
                 return Err("smbd did not listen within 15 s".into());
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(s)
+        Ok(())
+    }
+}
+
+impl Restartable for Smbd {
+    /// Kills smbd and the processes it forked to serve connections outright: its
+    /// process group, whose id is its PID (SIGKILL), then reaps it. The
+    /// connections drop with nothing said.
+    fn kill(&mut self) {
+        // SAFETY: signalling the process group our own child leads (its PGID is its
+        // PID, which is still its: the child is reaped only below).
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
     }
 
+    /// Starts smbd again (on 127.0.0.1) with the same port, configuration, users
+    /// and share, and waits until it listens.
+    fn start_again(&mut self) -> Result<(), String> {
+        self.child = spawn_smbd(self.dir.path(), None)?;
+        let at = SmbdAt {
+            netns: None,
+            addrs: &["127.0.0.1"],
+        };
+        self.wait_listening(&at)
+    }
+}
+
+impl Smbd {
     /// `smb://root@127.0.0.1:PORT/share/NAME`.
     fn uri(&self, name: &str) -> String {
         format!("smb://{USER}@127.0.0.1:{}/share/{name}", self.port)
@@ -207,6 +219,35 @@ impl Drop for Smbd {
             self.stop();
         }
     }
+}
+
+/// Starts smbd on the configuration in `d` (inside `netns`, if any), appending its
+/// output to `d/smbd.out`.
+fn spawn_smbd(d: &Path, netns: Option<&str>) -> Result<std::process::Child, String> {
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(d.join("smbd.out"))
+        .map_err(|e| e.to_string())?;
+    // smbd signals its whole process group when it stops: give it its own group,
+    // or the test binary would be terminated with it.
+    use std::os::unix::process::CommandExt;
+    // `ip netns exec` execs smbd: the child's PID is smbd's.
+    let mut cmd = match netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns, "smbd"]);
+            c
+        }
+        None => Command::new("smbd"),
+    };
+    cmd.args(["--foreground", "--no-process-group", "--debug-stdout", "-s"])
+        .arg(d.join("smb.conf"))
+        .process_group(0)
+        .stdout(out.try_clone().map_err(|e| e.to_string())?)
+        .stderr(out)
+        .spawn()
+        .map_err(|e| format!("starting smbd: {e}"))
 }
 
 fn free_port() -> u16 {
@@ -626,4 +667,18 @@ fn smb_teched_sqlio_lines_and_a_diskspd_line_run_against_the_share() {
     outputs.push(stdout(&o) + &stderr(&o));
     let texts: Vec<&str> = outputs.iter().map(String::as_str).collect();
     assert_no_password(d.path(), &texts);
+}
+
+// Issue 28: smbd and the process serving the session killed outright (SIGKILL) mid-run
+// under verified writes, and started again on the same port and share. The engine
+// connects, logs in and opens the file again on the reconnect schedule and issues
+// the aborted I/Os again; the reads during the run and the read-back after it find
+// every unit as written, and no output holds the password.
+#[test]
+fn smb_server_killed_and_restarted_mid_run_is_reconnected() {
+    let Some(mut s) = server() else { return };
+    let uri = s.uri("restart.dat");
+    let at = format!("127.0.0.1:{}", s.port);
+    let r = assert_run_survives_restart(with_password(PASSWORD), &uri, &at, &mut s);
+    assert_no_password(r.json.parent().unwrap(), &[&r.stdout, &r.stderr]);
 }

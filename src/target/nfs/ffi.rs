@@ -7,11 +7,16 @@
 //! asynchronous read hands the callback a pointer to the data it received (libnfs 5
 //! reads into the caller's buffer instead), so [`on_read`] copies it into the
 //! request's buffer. Completions are recorded as `(tag, result)` in the driving
-//! thread's list, drained with [`take_done`]. `IOSCOPE_LIBNFS` overrides the
-//! library's name.
+//! thread's list, drained with [`take_done`]. A connection is opened either
+//! blocking ([`Client::open`]) or, to reconnect without stalling a worker, started
+//! with [`Client::start_open`] (`nfs_mount_async`, then `nfs_open_async` from its
+//! callback) and driven by the same poll and service calls as the I/O, its
+//! [`Progress`] asked until it is ready. `IOSCOPE_LIBNFS` overrides the library's
+//! name.
 
 use crate::target::dylib::{c_message, loaded_library, sym, thread_done_list, LoadError, Loader};
 use libloading::Library;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 #[repr(C)]
@@ -66,6 +71,15 @@ type FnGetError = unsafe extern "C" fn(*mut Context) -> *mut c_char;
 type FnParseUrl = unsafe extern "C" fn(*mut Context, *const c_char) -> *mut Url;
 type FnDestroyUrl = unsafe extern "C" fn(*mut Url);
 type FnMount = unsafe extern "C" fn(*mut Context, *const c_char, *const c_char) -> c_int;
+type FnMountAsync = unsafe extern "C" fn(
+    *mut Context,
+    *const c_char,
+    *const c_char,
+    Callback,
+    *mut c_void,
+) -> c_int;
+type FnOpenAsync =
+    unsafe extern "C" fn(*mut Context, *const c_char, c_int, Callback, *mut c_void) -> c_int;
 type FnOpen =
     unsafe extern "C" fn(*mut Context, *const c_char, c_int, *mut *mut FileHandle) -> c_int;
 type FnFstat = unsafe extern "C" fn(*mut Context, *mut FileHandle, *mut Stat64) -> c_int;
@@ -96,7 +110,9 @@ struct Lib {
     parse_url_full: FnParseUrl,
     destroy_url: FnDestroyUrl,
     mount: FnMount,
+    mount_async: FnMountAsync,
     open: FnOpen,
+    open_async: FnOpenAsync,
     creat: FnOpen,
     fstat64: FnFstat,
     fsync: FnFh,
@@ -126,7 +142,9 @@ fn load() -> Result<Lib, LoadError> {
         parse_url_full: sym!(l, "nfs_parse_url_full"),
         destroy_url: sym!(l, "nfs_destroy_url"),
         mount: sym!(l, "nfs_mount"),
+        mount_async: sym!(l, "nfs_mount_async"),
         open: sym!(l, "nfs_open"),
+        open_async: sym!(l, "nfs_open_async"),
         creat: sym!(l, "nfs_creat"),
         fstat64: sym!(l, "nfs_fstat64"),
         fsync: sym!(l, "nfs_fsync"),
@@ -198,26 +216,109 @@ pub struct OpenHow {
     pub create: bool,
 }
 
-/// One NFS connection: a context with the export mounted and one file open.
+/// How far a connection started with [`Client::start_open`] has come.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// Still connecting, mounting or opening.
+    Pending,
+    /// The file is open: the connection can carry requests.
+    Ready,
+    /// Set-up failed, in libnfs's words.
+    Failed(String),
+}
+
+/// The open file's handle and, while a connection is set up without blocking, the
+/// file to open once the export is mounted and how far it has come. Boxed: its
+/// address is the set-up callbacks' `private_data`, and it outlives the context.
+struct Handle {
+    fh: Cell<*mut FileHandle>,
+    progress: RefCell<Progress>,
+    file: CString,
+    flags: c_int,
+}
+
+impl Handle {
+    fn opened(&self, fh: *mut FileHandle) {
+        self.fh.set(fh);
+        *self.progress.borrow_mut() = Progress::Ready;
+    }
+
+    fn failed(&self, why: String) {
+        *self.progress.borrow_mut() = Progress::Failed(why);
+    }
+
+    /// Opening the file failed for `why`.
+    fn open_failed(&self, why: String) {
+        self.failed(format!("opening {}: {why}", self.file.to_string_lossy()));
+    }
+}
+
+/// Called by libnfs when [`Client::start_open`]'s mount ends: opens the file.
+unsafe extern "C" fn on_mounted(err: c_int, nfs: *mut Context, data: *mut c_void, pd: *mut c_void) {
+    // SAFETY: pd is the Handle boxed in the Client whose context runs this callback;
+    // the box is dropped only after the context is destroyed.
+    let h = unsafe { &*(pd as *const Handle) };
+    if err != 0 {
+        // SAFETY: on failure, data is libnfs's error string (or NULL).
+        let why = unsafe { c_message(data as *const c_char, "mount failed") };
+        return h.failed(format!("mounting the export: {why}"));
+    }
+    let l = match lib() {
+        Ok(l) => l,
+        Err(e) => return h.open_failed(e.to_string()),
+    };
+    // SAFETY: the context libnfs called back with, the Handle's C string (which
+    // outlives the context) and the same private_data for the next callback.
+    if unsafe { (l.open_async)(nfs, h.file.as_ptr(), h.flags, on_opened, pd) } != 0 {
+        // SAFETY: a valid context; its error string is copied at once.
+        let why = unsafe { c_message((l.get_error)(nfs), "unknown libnfs error") };
+        h.open_failed(why);
+    }
+}
+
+/// Called by libnfs when the open [`on_mounted`] started ends.
+unsafe extern "C" fn on_opened(err: c_int, _nfs: *mut Context, data: *mut c_void, pd: *mut c_void) {
+    // SAFETY: as in `on_mounted`.
+    let h = unsafe { &*(pd as *const Handle) };
+    if err != 0 {
+        // SAFETY: on failure, data is libnfs's error string (or NULL).
+        let why = unsafe { c_message(data as *const c_char, "open failed") };
+        return h.open_failed(why);
+    }
+    // On success, data is the new struct nfsfh.
+    h.opened(data as *mut FileHandle);
+}
+
+/// One NFS connection: a context with the export mounted and one file open (or, from
+/// [`Client::start_open`], on its way there).
 pub struct Client {
     lib: &'static Lib,
     ctx: *mut Context,
-    fh: *mut FileHandle,
+    /// Declared after the context, and dropped after it is destroyed (whose
+    /// cancelled callbacks may still write to it).
+    handle: Box<Handle>,
 }
 
 // SAFETY: a Client owns its context exclusively and is used by one thread at a time
-// (a worker, or behind a Mutex); libnfs keeps no thread-affine state in it.
+// (a worker, or behind a Mutex); libnfs keeps no thread-affine state in it, and the
+// Handle's cells are touched only by callbacks running inside that thread's calls.
 unsafe impl Send for Client {}
 
 fn cstring(s: &str) -> Result<CString, NfsError> {
     CString::new(s).map_err(|_| NfsError::Library("a NUL byte in the URL".into()))
 }
 
+/// What a URL names: the server and the export, as C strings for the mount.
+struct Mount {
+    server: CString,
+    export: CString,
+}
+
 impl Client {
-    /// Mounts the export `url` (libnfs's `nfs://SERVER/EXPORT/FILE?…` form) names and
-    /// opens its file. A lost connection fails its requests: libnfs's own
-    /// reconnection is off.
-    pub fn open(url: &str, how: OpenHow) -> Result<Client, NfsError> {
+    /// A context for `url` (libnfs's `nfs://SERVER/EXPORT/FILE?…` form, whose
+    /// query sets the ports) with libnfs's own reconnection off, the file to be
+    /// opened with `how`, and where to mount it.
+    fn context(url: &str, how: OpenHow) -> Result<(Client, Mount), NfsError> {
         let l = lib()?;
         // SAFETY: no arguments; NULL is checked.
         let ctx = unsafe { (l.init_context)() };
@@ -226,10 +327,20 @@ impl Client {
                 "libnfs could not create a context".into(),
             ));
         }
+        let flags = if how.write {
+            libc::O_RDWR
+        } else {
+            libc::O_RDONLY
+        };
         let mut c = Client {
             lib: l,
             ctx,
-            fh: std::ptr::null_mut(),
+            handle: Box::new(Handle {
+                fh: Cell::new(std::ptr::null_mut()),
+                progress: RefCell::new(Progress::Pending),
+                file: CString::default(),
+                flags,
+            }),
         };
         // SAFETY: a valid context.
         unsafe { (l.set_autoreconnect)(ctx, 0) };
@@ -252,24 +363,34 @@ impl Client {
         let (Some(server), Some(export), Some(file)) = (server, export, file) else {
             return Err(NfsError::Library(format!("libnfs could not split '{url}'")));
         };
-        let (c_server, c_export, c_file) = (cstring(&server)?, cstring(&export)?, cstring(&file)?);
+        c.handle.file = cstring(&file)?;
+        let m = Mount {
+            server: cstring(&server)?,
+            export: cstring(&export)?,
+        };
+        Ok((c, m))
+    }
+
+    /// Mounts the export `url` names and opens its file, blocking. A lost
+    /// connection fails its requests: libnfs's own reconnection is off.
+    pub fn open(url: &str, how: OpenHow) -> Result<Client, NfsError> {
+        let (c, m) = Client::context(url, how)?;
+        let (l, ctx) = (c.lib, c.ctx);
+        let export = m.export.to_string_lossy();
         // SAFETY: valid context and C strings that outlive the call.
-        if unsafe { (l.mount)(ctx, c_server.as_ptr(), c_export.as_ptr()) } != 0 {
+        if unsafe { (l.mount)(ctx, m.server.as_ptr(), m.export.as_ptr()) } != 0 {
             return Err(NfsError::Library(format!(
                 "mounting {export}: {}",
                 c.error()
             )));
         }
-        let flags = if how.write {
-            libc::O_RDWR
-        } else {
-            libc::O_RDONLY
-        };
+        let file = c.handle.file.to_string_lossy().into_owned();
+        let mut fh = std::ptr::null_mut();
         // SAFETY: valid context, C string and out-pointer.
-        let r = unsafe { (l.open)(ctx, c_file.as_ptr(), flags, &mut c.fh) };
+        let r = unsafe { (l.open)(ctx, c.handle.file.as_ptr(), c.handle.flags, &mut fh) };
         if r == -libc::ENOENT && how.create {
             // SAFETY: as above; creat opens the new file read-write.
-            let r = unsafe { (l.creat)(ctx, c_file.as_ptr(), 0o644, &mut c.fh) };
+            let r = unsafe { (l.creat)(ctx, c.handle.file.as_ptr(), 0o644, &mut fh) };
             if r != 0 {
                 return Err(NfsError::Library(format!("creating {file}: {}", c.error())));
             }
@@ -278,9 +399,40 @@ impl Client {
         } else if r != 0 {
             return Err(NfsError::Library(format!("opening {file}: {}", c.error())));
         }
+        c.handle.opened(fh);
         Ok(c)
     }
 
+    /// Starts mounting the export `url` names and opening its file (never creating
+    /// it) without blocking: the returned connection is polled and serviced like a
+    /// live one, and [`Client::progress`] says when it is ready.
+    pub fn start_open(url: &str, how: OpenHow) -> Result<Client, NfsError> {
+        let (c, m) = Client::context(url, how)?;
+        let pd = &*c.handle as *const Handle as *mut c_void;
+        // SAFETY: valid context and C strings (libnfs copies them); pd is the boxed
+        // Handle, which outlives the context and so every callback.
+        let r = unsafe {
+            (c.lib.mount_async)(c.ctx, m.server.as_ptr(), m.export.as_ptr(), on_mounted, pd)
+        };
+        if r != 0 {
+            let export = m.export.to_string_lossy();
+            return Err(NfsError::Library(format!(
+                "mounting {export}: {}",
+                c.error()
+            )));
+        }
+        Ok(c)
+    }
+
+    /// How far [`Client::start_open`]'s set-up has come (a blocking open: ready).
+    pub fn progress(&self) -> Progress {
+        self.handle.progress.borrow().clone()
+    }
+
+    /// The open file.
+    fn fh(&self) -> *mut FileHandle {
+        self.handle.fh.get()
+    }
     /// libnfs's last error on this context.
     pub fn error(&self) -> String {
         // SAFETY: valid context; the string (NULL, or NUL-terminated and owned by
@@ -300,7 +452,7 @@ impl Client {
     pub fn size_bytes(&self) -> Result<u64, NfsError> {
         let mut st = Stat64::default();
         // SAFETY: valid context, handle and out-struct of libnfs.h's layout.
-        let r = unsafe { (self.lib.fstat64)(self.ctx, self.fh, &mut st) };
+        let r = unsafe { (self.lib.fstat64)(self.ctx, self.fh(), &mut st) };
         self.check(r, "fstat")?;
         Ok(st.size)
     }
@@ -314,7 +466,7 @@ impl Client {
             let r = unsafe {
                 (self.lib.pread)(
                     self.ctx,
-                    self.fh,
+                    self.fh(),
                     offset + done as u64,
                     rest.len() as u64,
                     rest.as_mut_ptr() as *mut c_void,
@@ -340,7 +492,7 @@ impl Client {
             let r = unsafe {
                 (self.lib.pwrite)(
                     self.ctx,
-                    self.fh,
+                    self.fh(),
                     offset + done as u64,
                     rest.len() as u64,
                     rest.as_ptr() as *const c_void,
@@ -357,7 +509,7 @@ impl Client {
     /// COMMIT: what was written is on the server's stable storage.
     pub fn fsync(&self) -> Result<(), NfsError> {
         // SAFETY: valid context and handle.
-        let r = unsafe { (self.lib.fsync)(self.ctx, self.fh) };
+        let r = unsafe { (self.lib.fsync)(self.ctx, self.fh()) };
         self.check(r, "commit").map(|_| ())
     }
 
@@ -390,7 +542,7 @@ impl Client {
         let r = unsafe {
             (self.lib.pread_async)(
                 self.ctx,
-                self.fh,
+                self.fh(),
                 offset,
                 len as u64,
                 on_read,
@@ -421,7 +573,7 @@ impl Client {
         let r = unsafe {
             (self.lib.pwrite_async)(
                 self.ctx,
-                self.fh,
+                self.fh(),
                 offset,
                 len as u64,
                 buf as *const c_void,
@@ -452,7 +604,15 @@ impl Client {
     pub fn service(&self, revents: i16) -> Result<(), NfsError> {
         // SAFETY: valid context; callbacks run on this thread.
         if unsafe { (self.lib.service)(self.ctx, revents as c_int) } < 0 {
-            return Err(NfsError::Library(self.error()));
+            // libnfs sets no error when a read finds the socket closed.
+            // SAFETY: valid context; the string is copied at once.
+            let why = unsafe {
+                c_message(
+                    (self.lib.get_error)(self.ctx),
+                    "the server closed the connection",
+                )
+            };
+            return Err(NfsError::Library(why));
         }
         Ok(())
     }
@@ -469,8 +629,8 @@ impl Drop for Client {
         // SAFETY: closing the handle and destroying the context this Client owns,
         // once each; requests still in flight are cancelled through their callbacks.
         unsafe {
-            if !self.fh.is_null() && self.queue_length() == 0 {
-                (self.lib.close)(self.ctx, self.fh);
+            if !self.fh().is_null() && self.queue_length() == 0 {
+                (self.lib.close)(self.ctx, self.fh());
             }
             (self.lib.destroy_context)(self.ctx);
         }

@@ -140,22 +140,35 @@ impl std::fmt::Debug for NfsTarget {
 }
 
 impl NfsTarget {
-    /// Blocking read through the inspection connection (verify pass).
+    /// Blocking read through the inspection connection (verify pass). A read that
+    /// fails is tried once more on a new connection: the server may have been
+    /// restarted during the run, which the workers reconnected through.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let c = self.client.lock().unwrap_or_else(|p| p.into_inner());
-        c.read_at(buf, offset)
-            .map_err(|e| std::io::Error::other(format!("{}: {e}", self.server)))
+        let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let r = c.read_at(buf, offset).or_else(|_| {
+            *c = self.connect()?;
+            c.read_at(buf, offset)
+        });
+        r.map_err(|e| std::io::Error::other(format!("{}: {e}", self.server)))
+    }
+
+    /// How the workers open the file: never creating it.
+    fn worker_how(&self) -> ffi::OpenHow {
+        ffi::OpenHow {
+            write: self.writes,
+            create: false,
+        }
     }
 
     /// A new connection to the same file (one per worker and `--connections`).
     pub fn connect(&self) -> Result<ffi::Client, ffi::NfsError> {
-        ffi::Client::open(
-            &libnfs_url(&self.spec),
-            ffi::OpenHow {
-                write: self.writes,
-                create: false,
-            },
-        )
+        ffi::Client::open(&libnfs_url(&self.spec), self.worker_how())
+    }
+
+    /// [`NfsTarget::connect`] without blocking: the mount and open are under way,
+    /// driven by polling and servicing the connection (a worker reconnecting).
+    pub fn start_connect(&self) -> Result<ffi::Client, ffi::NfsError> {
+        ffi::Client::start_open(&libnfs_url(&self.spec), self.worker_how())
     }
 }
 

@@ -42,6 +42,9 @@ pub struct Session {
     /// Taken in `drop`: the crate's destructors spawn tasks, so they must run with the
     /// runtime entered.
     client: Option<Client>,
+    /// The session's connection, asked whether it was lost; taken in `drop`, like
+    /// the client.
+    conn: Option<Arc<smb::Connection>>,
     /// Dropped in `drop` with the runtime entered, for the same reason.
     file: std::mem::ManuallyDrop<Arc<smb::File>>,
     /// The file's size when it was opened (after any growing).
@@ -94,6 +97,16 @@ pub fn runtime() -> Result<Arc<tokio::runtime::Runtime>, OpenError> {
         .map_err(|e| other("starting the SMB client's runtime", e))
 }
 
+/// Everything a session is opened from, owned, so that opening can run as a task of
+/// its own (a worker reconnecting).
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    pub spec: SmbSpec,
+    pub creds: Credentials,
+    pub require_encryption: bool,
+    pub how: OpenHow,
+}
+
 impl Session {
     /// Connects, authenticates, and opens (creating or growing it when asked) the file.
     pub fn open(
@@ -103,12 +116,26 @@ impl Session {
         require_encryption: bool,
         how: OpenHow,
     ) -> Result<Session, OpenError> {
+        let s = SessionSpec {
+            spec: spec.clone(),
+            creds: creds.clone(),
+            require_encryption,
+            how,
+        };
+        rt.clone().block_on(Session::open_async(rt, s))
+    }
+
+    /// [`Session::open`] as a future on `rt` (run inside it: the crate's destructors,
+    /// also on the error paths, need the runtime).
+    pub async fn open_async(
+        rt: Arc<tokio::runtime::Runtime>,
+        s: SessionSpec,
+    ) -> Result<Session, OpenError> {
         super::heap::keep_large_buffers();
-        // The crate's destructors (also on the error paths below) need the runtime.
-        let _entered = rt.enter();
+        let (spec, creds) = (&s.spec, &s.creds);
         let cfg = ClientConfig {
             dfs: false,
-            connection: connection_config(spec, require_encryption),
+            connection: connection_config(spec, s.require_encryption),
             ..Default::default()
         };
         let client = Client::new(cfg);
@@ -116,23 +143,24 @@ impl Session {
         let share = UncPath::from_str(&format!(r"\\{}\{}", spec.host, spec.share))
             .map_err(|e| other("the share's name", e))?;
         let path = share.clone().with_path(&spec.path.replace('/', "\\"));
-        let (file, conn) = rt.block_on(async {
-            client
-                .share_connect(&share, &creds.user, creds.password.expose().to_string())
-                .await
-                .map_err(|e| classify(e, &creds.user, &host))?;
-            let conn = client
-                .get_connection(&spec.host)
-                .await
-                .map_err(|e| other("the connection", e))?;
-            let file = open_file(&client, &path, how).await?;
-            Ok::<_, OpenError>((file, conn))
-        })?;
+        client
+            .share_connect(&share, &creds.user, creds.password.expose().to_string())
+            .await
+            .map_err(|e| classify(e, &creds.user, &host))?;
+        let conn = client
+            .get_connection(&spec.host)
+            .await
+            .map_err(|e| other("the connection", e))?;
+        let file = open_file(&client, &path, s.how).await?;
         let ci = conn
             .conn_info()
             .ok_or_else(|| OpenError::Other("the connection was not negotiated".into()))?;
         nodelay_to(ci.server_address);
         let n = &ci.negotiation;
+        let size_bytes = file
+            .get_len()
+            .await
+            .map_err(|e| other("the file's size", e))?;
         let info = SmbSession {
             target: spec.uri.clone(),
             server: host,
@@ -140,30 +168,30 @@ impl Session {
             dialect: dialect_name(n.dialect_rev).into(),
             signed: true,
             signing_algorithm: signing_name(n.signing_algo, n.dialect_rev).into(),
-            encryption_required: require_encryption,
+            encryption_required: s.require_encryption,
             encryption_cipher: n.encryption_cipher.map(|c| format!("{c:?}")),
             credits_requested: CREDITS,
-            credits_granted: 0,
+            credits_granted: conn.credits_granted(),
             max_read_bytes: n.max_read_size,
             max_write_bytes: n.max_write_size,
             channels: 1,
         };
-        let size_bytes = rt
-            .block_on(file.get_len())
-            .map_err(|e| other("the file's size", e))?;
-        let info = SmbSession {
-            credits_granted: conn.credits_granted(),
-            ..info
-        };
         Ok(Session {
             max_read_bytes: n.max_read_size,
             max_write_bytes: n.max_write_size,
-            rt: rt.clone(),
+            rt,
             client: Some(client),
+            conn: Some(conn),
             file: std::mem::ManuallyDrop::new(Arc::new(file)),
             size_bytes,
             info,
         })
+    }
+
+    /// True once the server closed the connection (or it broke): nothing more goes
+    /// over it, and the session must be opened again.
+    pub fn is_lost(&self) -> bool {
+        self.conn.as_ref().is_some_and(|c| c.is_stopped())
     }
 
     /// The open file, shared with the tasks that do I/O on it.
@@ -207,6 +235,7 @@ impl Drop for Session {
         let _entered = rt.enter();
         let file = Arc::clone(&self.file);
         let client = self.client.take();
+        let conn = self.conn.take();
         rt.block_on(async {
             let _ = tokio::time::timeout(Duration::from_secs(2), async {
                 let _ = file.close().await;
@@ -216,6 +245,7 @@ impl Drop for Session {
             })
             .await;
             drop(client);
+            drop(conn);
             drop(file);
         });
         // SAFETY: `self.file` is never used again: this is the session's destructor.

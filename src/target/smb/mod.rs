@@ -168,11 +168,18 @@ impl std::fmt::Debug for SmbTarget {
 
 #[cfg(feature = "smb")]
 impl SmbTarget {
-    /// Blocking read through the inspection session (verify pass).
+    /// Blocking read through the inspection session (verify pass). A read on a
+    /// session that was lost is tried once more on a new one: the server may have
+    /// been restarted during the run, which the workers reconnected through.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let s = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        s.read_at(buf, offset)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.server)))
+        let mut s = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = s.read_at(buf, offset);
+        if r.is_err() && s.is_lost() {
+            let rt = s.runtime().clone();
+            *s = self.connect(rt).map_err(std::io::Error::other)?;
+            r = s.read_at(buf, offset);
+        }
+        r.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.server)))
     }
 
     /// How the workers open the file.
@@ -208,12 +215,24 @@ impl SmbTarget {
         &self,
         rt: std::sync::Arc<tokio::runtime::Runtime>,
     ) -> Result<client::Session, client::OpenError> {
-        client::Session::open(
+        rt.clone().block_on(self.connect_async(rt))
+    }
+
+    /// [`SmbTarget::connect`] as a future to run on `rt`, owning what it needs: a
+    /// worker's reconnect attempt runs it as a task of its own.
+    pub fn connect_async(
+        &self,
+        rt: std::sync::Arc<tokio::runtime::Runtime>,
+    ) -> impl std::future::Future<Output = Result<client::Session, client::OpenError>> + Send + 'static
+    {
+        client::Session::open_async(
             rt,
-            &self.spec,
-            &self.creds,
-            self.require_encryption,
-            self.worker_how(),
+            client::SessionSpec {
+                spec: self.spec.clone(),
+                creds: self.creds.clone(),
+                require_encryption: self.require_encryption,
+                how: self.worker_how(),
+            },
         )
     }
 }

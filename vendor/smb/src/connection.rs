@@ -539,6 +539,12 @@ impl Connection {
     pub fn credits_granted(&self) -> u16 {
         self.handler.credit_pool.load(Ordering::SeqCst)
     }
+
+    /// ioscope patch: whether the connection's worker is stopped (closed by the
+    /// client, or by the server: lost).
+    pub fn is_stopped(&self) -> bool {
+        self.handler.worker().is_some_and(|w| w.stopped())
+    }
 }
 
 /// This struct is the internal message handler for the SMB client.

@@ -33,6 +33,8 @@ impl AsyncBackend {
                 Ok(_) => {}
                 Err(Error::TransportError(TransportError::NotConnected)) => {
                     log::error!("Connection was force-closed by the server.");
+                    // ioscope patch: stopped before the waiting requests hear of it.
+                    worker.set_stopped();
                     self_ref.token.cancel();
                     break;
                 }
@@ -70,6 +72,8 @@ impl AsyncBackend {
                 Ok(_) => {}
                 Err(Error::TransportError(TransportError::NotConnected)) => {
                     log::error!("Connection was force-closed by the server.");
+                    // ioscope patch: stopped before the waiting requests hear of it.
+                    worker.set_stopped();
                     self_ref.token.cancel();
                     break;
                 }

@@ -90,6 +90,14 @@ where
         self.stopped.load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// ioscope patch: the server closed the connection, so the worker is stopped as
+    /// if the client had stopped it (a caller can tell a lost connection from a
+    /// failed request, and requests after it fail at once).
+    pub(crate) fn set_stopped(&self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// This is a function that should be used by multi worker implementations (async/mtd),
     /// after gettting a messages from the server, this function processes it and
     /// notifies the awaiting tasks.
