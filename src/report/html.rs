@@ -301,31 +301,7 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
     if run.interrupted {
         out.push_str("<p class=\"warn\">This run was interrupted.</p>\n");
     }
-    if run.intervals.is_empty() {
-        out.push_str("<p class=\"caption\">No intervals were recorded for this run.</p>\n");
-    } else {
-        out.push_str("<h3>Timeline</h3>");
-        let mut charts = timeline_charts(&format!("run{i}"), &[("", &run.intervals)]);
-        // A run over one path per target: its connections' events flag the IOPS
-        // chart (a multipath run has them on its paths' chart, below).
-        let flagged = run.paths.is_empty() && !run.events.is_empty();
-        if let Some(c) = charts.first_mut().filter(|_| flagged) {
-            let top = c.y.hi;
-            let flags = super::html_paths::event_flags(&run.events, top, "connection ");
-            c.series.extend(flags);
-        }
-        for chart in charts {
-            out.push_str(&chart.render());
-        }
-        out.push_str("<p class=\"caption\">One point per interval, at the interval's end. Shaded: warm-up (not in the totals). Red triangles: intervals with I/O errors.");
-        if flagged {
-            out.push_str(" Flags on IOPS: connection events (down, timeout, re-issue, up; hover for the connection and detail).");
-        }
-        out.push_str("</p>\n");
-        if flagged {
-            super::html_paths::list_events(out, &run.events, &CONNECTION_EVENTS);
-        }
-    }
+    timeline_section(out, i, run);
     out.push_str(&super::html_paths::paths_section(run, &format!("run{i}")));
     out.push_str(&super::net_html::net_section(run, &format!("run{i}")));
     out.push_str(&super::ranks_html::ranks_section(run));
@@ -377,6 +353,36 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         0,
     ));
     out.push_str("</details></section>\n");
+}
+
+/// A run's timeline charts, with a one-path run's connection events flagged on its
+/// IOPS chart and listed.
+fn timeline_section(out: &mut String, i: usize, run: &RunResult) {
+    if run.intervals.is_empty() {
+        out.push_str("<p class=\"caption\">No intervals were recorded for this run.</p>\n");
+    } else {
+        out.push_str("<h3>Timeline</h3>");
+        let mut charts = timeline_charts(&format!("run{i}"), &[("", &run.intervals)]);
+        // A run over one path per target: its connections' events flag the IOPS
+        // chart (a multipath run has them on its paths' chart, below).
+        let flagged = run.paths.is_empty() && !run.events.is_empty();
+        if let Some(c) = charts.first_mut().filter(|_| flagged) {
+            let top = c.y.hi;
+            let flags = super::html_paths::event_flags(&run.events, top, "connection ");
+            c.series.extend(flags);
+        }
+        for chart in charts {
+            out.push_str(&chart.render());
+        }
+        out.push_str("<p class=\"caption\">One point per interval, at the interval's end. Shaded: warm-up (not in the totals). Red triangles: intervals with I/O errors.");
+        if flagged {
+            out.push_str(" Flags on IOPS: connection events (down, timeout, re-issue, up; hover for the connection and detail).");
+        }
+        out.push_str("</p>\n");
+        if flagged {
+            super::html_paths::list_events(out, &run.events, &CONNECTION_EVENTS);
+        }
+    }
 }
 
 /// What each trace workload replayed and how faithfully, then the rate schedule.

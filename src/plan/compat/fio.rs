@@ -2059,20 +2059,14 @@ impl<'a> JobCx<'a> {
         let o = self.o;
         let name = &self.name;
         let directory = o.get("directory").map(|(v, _)| v.to_string());
+        // ioengine=libblkio names its file or device with libblkio_path; a replayed
+        // log goes where fio replays it (replay_redirect, or the log's own file).
         let blkio_path = o.get("libblkio_path").filter(|(p, _)| !p.trim().is_empty());
+        let given = blkio_path
+            .map(|(p, _)| p.trim().to_string())
+            .or_else(|| self.replay_target());
         let (uri, from_directory) = match o.get("filename") {
-            // ioengine=libblkio names its file or device with libblkio_path.
-            _ if blkio_path.is_some() => (
-                blkio_path
-                    .map(|(p, _)| p.trim().to_string())
-                    .unwrap_or_default(),
-                false,
-            ),
-            // Replaying a log: fio replays onto replay_redirect, else onto the files
-            // the log names.
-            _ if self.replay_target().is_some() => {
-                (self.replay_target().unwrap_or_default(), false)
-            }
+            _ if given.is_some() => (given.clone().unwrap_or_default(), false),
             // ioengine=nbd names its export with uri= (filename is ignored by fio).
             _ if o.get("uri").is_some_and(|(u, _)| !u.is_empty()) => (
                 o.get("uri").map(|(u, _)| u.to_string()).unwrap_or_default(),
@@ -3336,11 +3330,13 @@ mod tests {
     #[test]
     fn the_translator_reads_exactly_the_options_the_table_maps() {
         // Two jobs between them take every branch that reads an option (rwmixread
-        // before rwmixwrite, bssplit before bs, io_size before io_limit).
+        // before rwmixwrite, bssplit before bs, io_size before io_limit, a replay
+        // without a filename for replay_redirect).
         let asked = asked(
             "[a]\nfilename=/tmp/x\nsize=1m\nrw=randrw\nrwmixread=70\nbssplit=4k/50:8k/50\n\
              io_size=2m\n\
-             [b]\nsize=1m\nrw=randrw\nrwmixwrite=30\nbs=4k\nio_limit=2m\n",
+             [b]\nsize=1m\nrw=randrw\nrwmixwrite=30\nbs=4k\nio_limit=2m\n\
+             read_iolog=/nonexistent.iolog\n",
         );
         let maps: BTreeSet<String> = fio_options::OPTIONS
             .iter()
