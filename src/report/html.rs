@@ -913,6 +913,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_replay_draws_the_recorded_rate_beside_the_achieved_one() {
+        let mut d = sample();
+        let run = &mut d.runs[0];
+        for iv in &mut run.intervals {
+            iv.recorded_iops = Some(iv.iops * 1.01);
+        }
+        run.replay.push(crate::result::ReplayResult {
+            trace: "prod.iolog".into(),
+            format: "fio3".into(),
+            timing: "on-time".into(),
+            speed: 1.0,
+            recorded_ios: 10,
+            issued_ios: 10,
+            ..Default::default()
+        });
+        let n = run.intervals.len();
+        let html = render_html(&d);
+        let iops: Vec<_> = series_counts(&html)
+            .into_iter()
+            .filter(|c| c.0 == "run0-iops" && c.1 != "errors")
+            .map(|c| (c.1, c.2))
+            .collect();
+        assert_eq!(
+            iops,
+            [("iops".to_string(), n), ("recorded_iops".to_string(), n)]
+        );
+        assert!(html.contains("IOPS, achieved / recorded"));
+        assert!(html.contains("replay prod.iolog (fio3"), "the replay line");
+    }
+
+    #[test]
     fn a_lost_and_reconnected_connection_is_flagged_on_the_timeline() {
         let mut d = sample();
         let ev = |t_s: f64, kind: &str, detail: &str| crate::result::RunEvent {
