@@ -210,6 +210,19 @@ pub fn run_curve(
     opts: &RunOptions,
     command: Vec<String>,
 ) -> Result<Outcome, AppError> {
+    // A replay's rate is its trace's: the curve's fractions of a maximum rate would
+    // not be what was measured.
+    let replays = plan.runs.iter().flat_map(|r| &r.workloads).find(|w| {
+        let trace = &crate::plan::settings::declared::TRACE;
+        !w.settings.get(trace).as_str().is_empty()
+    });
+    if let Some(w) = replays {
+        return Err(AppError::Refused(format!(
+            "workload '{}' replays a trace, whose rate is the trace's: a curve cannot \
+             set it (use --speed to replay faster or slower)",
+            w.name
+        )));
+    }
     if plan.runs.len() != 1 {
         return Err(AppError::Refused(format!(
             "a curve needs exactly one run; this plan has {} (no sweeps with curve)",
