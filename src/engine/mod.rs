@@ -68,6 +68,7 @@ pub mod defrag;
 pub mod discard;
 pub mod driver;
 pub mod exec;
+pub mod factory;
 pub mod fileops;
 pub mod inline;
 pub mod iscsi;
@@ -153,6 +154,9 @@ pub enum EngineError {
     /// Polled completions (`--hipri`) that this target cannot have.
     #[error("--hipri")]
     Hipri(#[source] uring::HipriError),
+    /// The target needs an engine this build leaves out (a cargo feature).
+    #[error("this ioscope was built without {feature} support")]
+    NotBuiltIn { feature: &'static str },
     #[error("{engine}: {op}")]
     Io {
         engine: &'static str,

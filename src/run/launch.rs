@@ -13,21 +13,8 @@ use super::stream::{Schedule, Stream, WorkloadShape};
 use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
-use crate::engine::cpuio::CpuEngine;
-use crate::engine::defrag::DefragEngine;
-use crate::engine::exec::ExecEngine;
-use crate::engine::fileops::{FileOp, FileOpEngine};
-use crate::engine::iscsi::IscsiEngine;
-use crate::engine::multipath::path::InnerEngine;
-use crate::engine::multipath::{Connect, MultipathEngine, MultipathSettings};
-use crate::engine::nbd::NbdEngine;
-use crate::engine::nfs::NfsEngine;
-use crate::engine::page_fault::PageFaultEngine;
-use crate::engine::reconnect::WithReconnect;
-use crate::engine::sim::SimEngine;
-use crate::engine::space::{SpaceCall, SpaceEngine};
-use crate::engine::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
-use crate::engine::{Engine, EngineError, Targets};
+use crate::engine::multipath::MultipathSettings;
+use crate::engine::{EngineError, Targets};
 use crate::plan::engine_opts::EngineOptions;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
@@ -458,10 +445,20 @@ fn spawn_worker(
                     return worker::fail(setup, e.into());
                 }
             }
-            match multipath {
-                Some(mp) => run_multipath(engine, setup, mp),
-                None => run_with_engine(engine, setup, &uring_opts, &engine_opts),
-            }
+            let used = used_targets(&setup);
+            let targets = setup.targets.clone();
+            let build = crate::engine::factory::Build {
+                kind: engine,
+                targets: &targets,
+                capacity: setup.streams.iter().map(|s| s.qd as usize).sum(),
+                uring: &uring_opts,
+                opts: &engine_opts,
+                used: &used,
+                // Network engines reconnect when the error policy carries on.
+                reconnect: (setup.policy != worker::ErrorPolicy::Stop).then(Default::default),
+                multipath,
+            };
+            crate::engine::factory::build(build, worker::Runner(setup));
         })
 }
 
@@ -626,100 +623,6 @@ fn multipath_settings(targets: &Targets, opts: &RunOptions) -> Option<MultipathS
     })
 }
 
-/// Builds a multipath engine over one nbd or iscsi engine per path (or one smb
-/// engine per channel of a multichannel session) and runs the worker on it.
-fn run_multipath(engine: EngineKind, setup: WorkerSetup, settings: MultipathSettings) {
-    let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
-    let first = setup.targets[0].clone();
-    if engine == EngineKind::Smb {
-        return run_smb_channels(&first, capacity, setup, settings);
-    }
-    let mut paths = vec![first.clone()];
-    if let Some(mp) = &first.multipath {
-        paths.extend(mp.extra.iter().cloned());
-    }
-    let npaths = paths.len();
-    let connect: Connect = Arc::new(move |i, limit_ns| {
-        let one: Targets = Arc::new(vec![paths[i].clone()]);
-        let mut e: InnerEngine = match engine {
-            EngineKind::Iscsi => Box::new(IscsiEngine::new_within(&one, capacity, limit_ns)?),
-            _ => Box::new(NbdEngine::new_within(&one, capacity, limit_ns)?),
-        };
-        e.connect(1)?;
-        Ok(e)
-    });
-    match MultipathEngine::new(npaths, capacity, settings, connect) {
-        Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, e.into()),
-    }
-}
-
-/// Builds the worker's engine and runs the worker on it.
-fn run_with_engine(
-    engine: EngineKind,
-    setup: WorkerSetup,
-    uring_opts: &crate::plan::UringOptions,
-    engine_opts: &EngineOptions,
-) {
-    let capacity: usize = setup.streams.iter().map(|s| s.qd as usize).sum();
-    let t = setup.targets.clone();
-    match engine {
-        EngineKind::Null => worker::run_worker(NullEngine::new(capacity), setup),
-        EngineKind::Mem => worker::run_worker(MemEngine::new(&t, capacity), setup),
-        EngineKind::Sim => worker::run_worker(SimEngine::new(&t, capacity), setup),
-        EngineKind::Sync => worker::run_worker(SyncEngine::new(&t, capacity), setup),
-        EngineKind::Falloc => {
-            worker::run_worker(SpaceEngine::new(&t, SpaceCall::Fallocate, capacity), setup)
-        }
-        EngineKind::Ftruncate => {
-            worker::run_worker(SpaceEngine::new(&t, SpaceCall::Ftruncate, capacity), setup)
-        }
-        EngineKind::E4defrag => match &engine_opts.defrag {
-            Some(spec) => match DefragEngine::new(&t, &used_targets(&setup), spec, capacity) {
-                Ok(e) => worker::run_worker(e, setup),
-                Err(source) => worker::fail(
-                    setup,
-                    crate::engine::EngineError::Setup {
-                        engine: "e4defrag",
-                        source,
-                    }
-                    .into(),
-                ),
-            },
-            None => worker::fail(setup, no_setting("e4defrag", "a donor file").into()),
-        },
-        EngineKind::PageFault => {
-            // The size of its (one) target, not of another group's.
-            let used = used_targets(&setup);
-            let mine = t.iter().zip(&used).find(|(_, &u)| u).map(|(x, _)| x);
-            match PageFaultEngine::new(mine.map_or(0, |x| x.size_bytes), capacity) {
-                Ok(e) => worker::run_worker(e, setup),
-                Err(e) => worker::fail(setup, e.into()),
-            }
-        }
-        EngineKind::Exec => match &engine_opts.exec {
-            Some(spec) => worker::run_worker(ExecEngine::new(spec.clone(), capacity), setup),
-            None => worker::fail(setup, no_setting("exec", "a program").into()),
-        },
-        EngineKind::Cpuio => match engine_opts.cpu {
-            Some(burn) => worker::run_worker(CpuEngine::new(burn, capacity), setup),
-            None => worker::fail(setup, no_setting("cpuio", "a CPU load").into()),
-        },
-        k if k.is_file_op() => match FileOp::of(k, engine_opts.stat) {
-            Some(op) => worker::run_worker(FileOpEngine::new(&t, k, op, capacity), setup),
-            None => worker::fail(setup, no_setting(k.name(), "a file operation").into()),
-        },
-        EngineKind::Nbd => run_reconnecting(NbdEngine::new(&t, capacity), setup),
-        EngineKind::Iscsi => run_reconnecting(IscsiEngine::new(&t, capacity), setup),
-        EngineKind::Nfs => run_reconnecting(NfsEngine::new(&t, capacity), setup),
-        EngineKind::Smb => run_smb(&t, capacity, setup),
-        _ => match UringEngine::new(&t, capacity, uring_opts) {
-            Ok(e) => worker::run_worker(e, setup),
-            Err(e) => worker::fail(setup, e.into()),
-        },
-    }
-}
-
 /// Which of the run's targets the worker's streams use (a worker group's own, in a
 /// run of several engines).
 fn used_targets(setup: &WorkerSetup) -> Vec<bool> {
@@ -734,107 +637,6 @@ fn used_targets(setup: &WorkerSetup) -> Vec<bool> {
         }
     }
     used
-}
-
-/// A worker that cannot build its engine because a setting is missing (the run's
-/// checks refuse such a plan first).
-fn no_setting(engine: &'static str, what: &str) -> crate::engine::EngineError {
-    crate::engine::EngineError::Setup {
-        engine,
-        source: std::io::Error::other(format!("needs {what}")),
-    }
-}
-
-/// Network engines reconnect a lost connection when the error policy carries on
-/// (`continue`, `retry=N`); under `stop` the loss ends the run.
-fn reconnect(policy: worker::ErrorPolicy) -> Option<crate::engine::reconnect::Reconnect> {
-    (policy != worker::ErrorPolicy::Stop).then(Default::default)
-}
-
-/// A worker on a network engine (nbd, iscsi, nfs, smb), reconnecting as
-/// [`reconnect`] says.
-fn run_reconnecting<E>(engine: Result<E, EngineError>, setup: WorkerSetup)
-where
-    E: Engine + WithReconnect,
-{
-    match engine {
-        Ok(e) => match reconnect(setup.policy) {
-            Some(r) => worker::run_worker(e.with_reconnect(r), setup),
-            None => worker::run_worker(e, setup),
-        },
-        Err(e) => worker::fail(setup, e.into()),
-    }
-}
-
-/// A worker on the smb engine: its own sessions to the SMB targets.
-#[cfg(feature = "smb")]
-fn run_smb(t: &crate::engine::Targets, capacity: usize, setup: WorkerSetup) {
-    run_reconnecting(crate::engine::smb::SmbEngine::new(t, capacity), setup)
-}
-
-/// A worker on one SMB3 multichannel session of its own: each channel is a path of
-/// the multipath engine, served by an smb engine sending on that channel. The
-/// session and its channels are set up before the common start.
-#[cfg(feature = "smb")]
-fn run_smb_channels(
-    first: &Arc<crate::target::OpenTarget>,
-    capacity: usize,
-    setup: WorkerSetup,
-    settings: MultipathSettings,
-) {
-    use crate::target::smb::channels::ChannelPlan;
-    let setup_err = |msg: String| crate::engine::EngineError::Setup {
-        engine: "smb",
-        source: std::io::Error::other(msg),
-    };
-    let (crate::target::Backing::Smb(s), Some(mp)) = (&first.backing, &first.multipath) else {
-        let e = setup_err("multichannel needs an smb:// target".into());
-        return worker::fail(setup, e.into());
-    };
-    let plan = ChannelPlan::Addresses(mp.channels.iter().map(|c| c.addr).collect());
-    let set = match s
-        .open_channels(&plan)
-        .and_then(|set| set.bind_all().map(|()| set))
-    {
-        Ok(set) => Arc::new(set),
-        Err(e) => {
-            let e = setup_err(format!("{}: multichannel: {e}", s.server));
-            return worker::fail(setup, e.into());
-        }
-    };
-    let npaths = set.addrs.len();
-    let connect: Connect = Arc::new(move |i, limit_ns| {
-        let limit = std::time::Duration::from_nanos(limit_ns);
-        let e: InnerEngine = Box::new(crate::engine::smb::SmbEngine::channel(&set, i, limit)?);
-        Ok(e)
-    });
-    match MultipathEngine::new(npaths, capacity, settings, connect) {
-        Ok(e) => worker::run_worker(e, setup),
-        Err(e) => worker::fail(setup, e.into()),
-    }
-}
-
-/// Without the `smb` feature no SMB target opens, so this only says why.
-#[cfg(not(feature = "smb"))]
-fn run_smb_channels(
-    _first: &Arc<crate::target::OpenTarget>,
-    _capacity: usize,
-    setup: WorkerSetup,
-    _settings: MultipathSettings,
-) {
-    worker::fail(
-        setup,
-        super::worker_error::WorkerError::NotBuiltIn { feature: "SMB" },
-    )
-}
-
-/// Without the `smb` feature no SMB target opens, so this only says why.
-#[cfg(not(feature = "smb"))]
-fn run_smb(_t: &crate::engine::Targets, _capacity: usize, setup: WorkerSetup) {
-    worker::fail(
-        setup,
-        super::worker_error::WorkerError::NotBuiltIn { feature: "SMB" },
-    )
 }
 
 #[cfg(test)]

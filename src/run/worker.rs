@@ -89,6 +89,19 @@ pub struct WorkerSetup {
     pub recorded: Option<Arc<std::sync::Mutex<Vec<super::replay::Recorded>>>>,
 }
 
+/// A worker waiting for its engine: the engine factory runs it on the engine it
+/// builds, or fails it with the reason none could be built.
+pub struct Runner(pub WorkerSetup);
+
+impl crate::engine::factory::Drive for Runner {
+    fn run<E: Engine>(self, engine: E) {
+        run_worker(engine, self.0)
+    }
+    fn fail(self, e: crate::engine::EngineError) {
+        fail(self.0, e.into())
+    }
+}
+
 /// Pins the calling thread to one CPU. Failure is reported, not fatal.
 pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
     // SAFETY: cpu_set_t is plain data; CPU_SET indexes within its fixed size (checked).

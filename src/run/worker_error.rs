@@ -17,9 +17,6 @@ pub enum WorkerError {
     /// The crash journal could not be written.
     #[error("journal")]
     Journal(#[source] std::io::Error),
-    /// The target needs an engine this build leaves out (a cargo feature).
-    #[error("this ioscope was built without {feature} support")]
-    NotBuiltIn { feature: &'static str },
     /// Waiting on the engine's descriptors failed.
     #[error("poll")]
     Poll(#[source] std::io::Error),
