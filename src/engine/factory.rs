@@ -65,11 +65,9 @@ pub fn build(b: Build<'_>, d: impl Drive) {
         EngineKind::E4defrag => match &b.opts.defrag {
             Some(spec) => outcome(
                 d,
-                DefragEngine::new(t, b.used, spec, capacity).map_err(|source| {
-                    EngineError::Setup {
-                        engine: "e4defrag",
-                        source,
-                    }
+                DefragEngine::new(t, b.used, spec, capacity).map_err(|source| EngineError::Setup {
+                    engine: "e4defrag",
+                    source,
                 }),
             ),
             None => d.fail(no_setting("e4defrag", "a donor file")),

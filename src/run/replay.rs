@@ -16,8 +16,8 @@ use super::RunError;
 use crate::plan::model::Op;
 use crate::plan::model::{Arrival, BlockSizes, Rate, RunSpec, Workload};
 use crate::plan::settings::declared::{
-    RECORD, TRACE, TRACE_DEVICE, TRACE_EVENT, TRACE_FORMAT, TRACE_MAX_GAP, TRACE_REMAP,
-    TRACE_SHARE, TRACE_SPEED, TRACE_TIMING,
+    RECORD, TRACE, TRACE_ALIGN, TRACE_DEVICE, TRACE_EVENT, TRACE_FORMAT, TRACE_MAX_GAP,
+    TRACE_REMAP, TRACE_SCALE, TRACE_SHARE, TRACE_SPEED, TRACE_TIMING,
 };
 use crate::plan::settings::{intern, Value};
 use crate::result::ReplayResult;
@@ -483,6 +483,13 @@ fn plan_of(w: &mut Workload, t: &Trace, dev: usize, path: &str, (k, n): (u64, u6
         _ => 0,
     };
     let (mut ios, recorded_ns, cut_ns) = retimed(&d.ios, t.timed, speed, max_gap_ns);
+    let (scale, align) = match (w.settings.get(&TRACE_SCALE), w.settings.get(&TRACE_ALIGN)) {
+        (Value::Count(s), Value::Bytes(a)) => (s.max(1), a.max(1)),
+        _ => (1, 1),
+    };
+    for io in &mut ios {
+        io.offset = io.offset / scale / align * align;
+    }
     if n > 1 {
         // Timed: by 10 ms slice of replay time; untimed: by I/O, in turn.
         let mut i = 0u64;
@@ -535,7 +542,7 @@ fn plan_of(w: &mut Workload, t: &Trace, dev: usize, path: &str, (k, n): (u64, u6
         replay_s: span_ns as f64 / 1e9,
         cut_s: cut_ns as f64 / 1e9,
         remap: w.settings.get(&TRACE_REMAP).as_str().to_string(),
-        device_extent_bytes: d.extent_bytes,
+        device_extent_bytes: d.extent_bytes / scale,
         skipped: t
             .skipped
             .iter()
@@ -547,7 +554,7 @@ fn plan_of(w: &mut Workload, t: &Trace, dev: usize, path: &str, (k, n): (u64, u6
         ios: ios.into(),
         facts,
         remap_scale: w.settings.get(&TRACE_REMAP).as_str() == "scale",
-        extent_bytes: d.extent_bytes,
+        extent_bytes: d.extent_bytes / scale,
     }
 }
 

@@ -322,7 +322,8 @@ fn fio_replay_options_translate_onto_the_trace_settings() {
     std::fs::write(
         &job,
         format!(
-            "[r]\nfilename={}\nsize=8m\nread_iolog={}\nreplay_time_scale=200\n",
+            "[r]\nfilename={}\nsize=8m\nread_iolog={}\nreplay_time_scale=200\n\
+             replay_scale=2\nreplay_align=8192\n",
             target.display(),
             trace.display()
         ),
@@ -332,13 +333,19 @@ fn fio_replay_options_translate_onto_the_trace_settings() {
     let text = stdout(&out);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        text.contains("trace = ") && text.contains("trace_speed = 2.0"),
+        text.contains("trace = ")
+            && text.contains("trace_speed = 2.0")
+            && text.contains("trace_scale = 2")
+            && text.contains("trace_align = \"8k\""),
         "{text}"
     );
     let back = run(&["convert", job.to_str().unwrap(), "--to", "fio"]);
     let fio = stdout(&back);
     assert!(
-        fio.contains("read_iolog=") && fio.contains("replay_time_scale=200"),
+        fio.contains("read_iolog=")
+            && fio.contains("replay_time_scale=200")
+            && fio.contains("replay_scale=2")
+            && fio.contains("replay_align=8192"),
         "{fio}{}",
         stderr(&back)
     );

@@ -914,12 +914,22 @@ pub const OPTIONS: &[FioOption] = &[
         "replay_redirect",
         "the job's target: every device of the log is replayed on it",
     ),
-    unsupported("replay_align", "offsets are replayed as recorded (remapped only to fit)"),
-    unsupported("replay_scale", "offsets are replayed as recorded (remapped only to fit)"),
+    sets("replay_align", "trace_align"),
+    sets("replay_scale", "trace_scale"),
     unsupported("replay_skip", "every recorded direction is replayed"),
-    unsupported("merge_blktrace_file", "several traces are not merged into one"),
-    unsupported("merge_blktrace_scalars", "several traces are not merged into one"),
-    unsupported("merge_blktrace_iters", "several traces are not merged into one"),
+    unsupported(
+        "merge_blktrace_file",
+        "several traces are not merged into one file: give each trace a workload of its \
+         own, and they replay together",
+    ),
+    unsupported(
+        "merge_blktrace_scalars",
+        "give each trace a workload of its own with its own trace_speed",
+    ),
+    unsupported(
+        "merge_blktrace_iters",
+        "give each trace a workload of its own; a trace is replayed once",
+    ),
     no_effect("read_iolog_chunked", "the trace is read whole before the run"),
     // Known, not reproduced. Flags are here so that a command line's next argument
     // is not taken as their value.

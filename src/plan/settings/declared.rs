@@ -21,6 +21,8 @@ pub static ALL: &[&Decl] = &[
     &TRACE_SPEED,
     &TRACE_MAX_GAP,
     &TRACE_REMAP,
+    &TRACE_SCALE,
+    &TRACE_ALIGN,
     &TRACE_SHARE,
     &RECORD,
 ];
@@ -194,6 +196,33 @@ pub static TRACE_REMAP: Decl = Decl {
     flag: Some("remap"),
     heading: "Replay",
     echo: "trace_remap",
+    switch: false,
+};
+
+/// fio's `replay_scale`: a trace of a larger device brought down in proportion.
+pub static TRACE_SCALE: Decl = Decl {
+    key: "trace_scale",
+    kind: Kind::Count,
+    scope: Scope::Workload,
+    default: Value::Count(1),
+    doc: "Divide the trace's offsets by this (fio's replay_scale), before any remap",
+    flag: Some("trace-scale"),
+    heading: "Replay",
+    echo: "trace_scale",
+    switch: false,
+};
+
+/// fio's `replay_align`: offsets aligned down, as a device with larger sectors needs.
+pub static TRACE_ALIGN: Decl = Decl {
+    key: "trace_align",
+    kind: Kind::Bytes,
+    scope: Scope::Workload,
+    default: Value::Bytes(0),
+    doc: "Align the trace's offsets down to a multiple of this (fio's replay_align), \
+          after trace_scale; 0 keeps them",
+    flag: Some("trace-align"),
+    heading: "Replay",
+    echo: "trace_align_bytes",
     switch: false,
 };
 
