@@ -254,27 +254,39 @@ impl Spawned {
     /// with what it saw when the child ends first or `timeout` passes.
     #[track_caller]
     pub fn wait_first_interval(&mut self, json: &Path, timeout: std::time::Duration) -> Interval {
+        self.wait_interval(json, timeout, "an interval", |_| true)
+    }
+
+    /// Waits until the interval stream beside `json` holds a complete line for which
+    /// `seen` is true (`what` names it in the failure), and returns that interval: the
+    /// event a test acts on — the run has reached a time of its clock, a path went
+    /// down or carries I/O. Fails the test, with the intervals so far, the child's
+    /// output and `what`, when the child ends first or `timeout` passes.
+    #[track_caller]
+    pub fn wait_interval(
+        &mut self,
+        json: &Path,
+        timeout: std::time::Duration,
+        what: &str,
+        seen: impl Fn(&Interval) -> bool,
+    ) -> Interval {
         let stream = intervals_jsonl(json);
         let start = std::time::Instant::now();
         loop {
-            let text = std::fs::read_to_string(&stream).unwrap_or_default();
-            if let Some((line, _)) = text.split_once('\n') {
-                return serde_json::from_str(line).unwrap_or_else(|e| {
-                    panic!(
-                        "{}: interval line {line:?} does not parse: {e}",
-                        self.command
-                    )
-                });
+            let so_far = intervals_so_far(json);
+            if let Some(iv) = so_far.iter().find(|iv| seen(iv)) {
+                return iv.clone();
             }
             let ended = self.child().try_wait().expect("try_wait");
             if ended.is_some() || start.elapsed() > timeout {
                 let why = match ended {
-                    Some(status) => format!("ended ({status}) before writing an interval"),
-                    None => format!("wrote no interval within {timeout:?}"),
+                    Some(status) => format!("ended ({status}) before"),
+                    None => format!("did not within {timeout:?} write"),
                 };
                 let out = self.finish_now();
+                let times: Vec<f64> = so_far.iter().map(|iv| iv.t_s).collect();
                 panic!(
-                    "{} {why} to {}; stdout: {}; stderr: {}",
+                    "{} {why} {what} to {} (intervals ending at {times:?} s); stdout: {}; stderr: {}",
                     self.command,
                     stream.display(),
                     stdout(&out),
@@ -283,6 +295,12 @@ impl Spawned {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
+    }
+
+    /// Whether the child still runs (false once it has ended; it is reaped by
+    /// [`Spawned::finish`] as before).
+    pub fn running(&mut self) -> bool {
+        self.child().try_wait().expect("try_wait").is_none()
     }
 
     /// Sends `signal` to the child.
@@ -350,6 +368,21 @@ pub fn intervals_jsonl(json: &Path) -> PathBuf {
     let mut p = json.as_os_str().to_owned();
     p.push(".intervals.jsonl");
     PathBuf::from(p)
+}
+
+/// The complete lines of the interval stream beside `json` so far, in the typed
+/// model (none before the file exists; a line still being written is left out).
+#[track_caller]
+pub fn intervals_so_far(json: &Path) -> Vec<Interval> {
+    let text = std::fs::read_to_string(intervals_jsonl(json)).unwrap_or_default();
+    let complete = text.rsplit_once('\n').map_or("", |(lines, _)| lines);
+    complete
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("interval line {l:?} does not parse: {e}"))
+        })
+        .collect()
 }
 
 /// The first JSON path at which `a` and `b` differ, if any.

@@ -255,28 +255,104 @@ fn net_iperf3_json_has_iperf3_fields() {
     assert!(i3["end"]["sender_tcp_congestion"].as_str().is_some());
 }
 
+/// A `net run` client whose interval lines (stdout) are read as they come, so a
+/// test can act on the run's progress; its stderr is collected by [`Client::finish`].
+struct Client {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Client {
+    /// Starts `ioscope net run ARGS` (without `-q`: the interval lines are the events).
+    fn start(args: &[&str]) -> Client {
+        let mut child = ioscope()
+            .args(["net", "run"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Client { child, lines }
+    }
+
+    /// Waits for the run's `n`-th interval line ("HH:MM:SS.mmm  N  …"); fails the test
+    /// when stdout ends first or `timeout` passes.
+    #[track_caller]
+    fn wait_intervals(&mut self, n: usize, timeout: Duration) {
+        let until = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        while seen.len() < n {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    let b = l.as_bytes();
+                    if b.len() > 12 && b[2] == b':' && b[5] == b':' && b[8] == b'.' {
+                        seen.push(l);
+                    }
+                }
+                Err(e) => panic!("{e:?} before interval line {n}; lines so far {seen:?}"),
+            }
+        }
+    }
+
+    /// Waits for the client to end; its exit code and stderr.
+    fn finish(mut self) -> (Option<i32>, String) {
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+        }
+        let status = self.child.wait().unwrap();
+        (status.code(), err)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn net_server_dying_mid_run_keeps_the_intervals_so_far() {
     let mut srv = Server::start();
     let d = tempdir();
     let json = d.path().join("r.json");
-    let c = ioscope()
-        .args(["net", "run", &srv.addr, "-q", "--duration", "8s"])
-        .args(["--json", json.to_str().unwrap()])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    let mut c = Client::start(&[
+        &srv.addr,
+        "--duration",
+        "8s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // Killed once two intervals are out (the result must keep them).
+    c.wait_intervals(2, FIRST_INTERVAL_TIMEOUT);
     srv.child.kill().unwrap();
     let t = Instant::now();
-    let o = c.wait_with_output().unwrap();
+    let (code, err) = c.finish();
+    eprintln!(
+        "net client ended {:?} after its server was killed",
+        t.elapsed()
+    );
+    // The kill resets the connections, so the client ends at once: 55-62 ms after
+    // it here, beside a CPU hog too. 4 s tells that from one waiting out its 8 s.
     assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains(&srv.addr), "{}", stderr(&o));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(&srv.addr), "{err}");
     let v = read_json(&json);
     let r = &v["runs"][0];
     assert_eq!(r["end_reason"], "error");
+    // The two seen, one more if its boundary passed before the loss was noticed, and
+    // the partial interval the loss ends.
     let n = r["intervals"].as_array().unwrap().len();
     assert!((2..=4).contains(&n), "{n} intervals");
     assert!(f(r, "totals.gbps") > 0.0);
@@ -302,16 +378,10 @@ fn net_connect_refused_names_the_address_quickly() {
 #[test]
 fn net_server_survives_vanishing_clients_and_strangers() {
     let srv = Server::start();
-    // A client killed mid-test.
-    let mut c = ioscope()
-        .args(["net", "run", &srv.addr, "-q", "--duration", "10s"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
-    c.kill().unwrap();
-    let _ = c.wait();
+    // A client killed mid-test, once it measures (its first interval line is out).
+    let mut c = Client::start(&[&srv.addr, "--duration", "10s"]);
+    c.wait_intervals(1, FIRST_INTERVAL_TIMEOUT);
+    drop(c);
     // Something that is not ioscope: dropped without a reply.
     let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
     s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
