@@ -5,24 +5,41 @@ use super::*;
 
 #[test]
 fn requested_rates_are_achieved_within_one_percent() {
+    let d = tempdir();
     for rate in ["1000", "10000", "100000", "1000000"] {
-        let r = run_json(&[
-            "run",
-            "--target",
-            "null:1g",
-            "--rate",
-            rate,
-            "--arrival",
-            "uniform",
-            "--duration",
-            "5s",
-        ]);
+        // 1 M IOPS is most of a core's work for one debug-build worker: beside two
+        // CPU hogs it reached 50-53% at the normal priority, and 97-98% at nice −20
+        // while other sessions' builds ran; favoured, 100.000% beside four hogs.
+        let r = ioscope_cmd_to(
+            favoured(ioscope()),
+            &d.path().join("r.json"),
+            [
+                "run",
+                "--target",
+                "null:1g",
+                "--rate",
+                rate,
+                "--arrival",
+                "uniform",
+                "--duration",
+                "5s",
+                "-q",
+            ],
+        )
+        .expect_code(0);
         let s = r
             .run(0)
             .schedule
             .as_ref()
             .expect("an open-loop run has a schedule");
         let pct = s.achieved_pct;
+        eprintln!(
+            "rate {rate}: achieved {pct:.3}%, lag p99 {:.0} us",
+            s.lag_us.p99
+        );
+        // What falls short is the I/Os due in the lag at the end; 1% is 50 ms of the
+        // 5 s. Seen favoured: 100.000% at every rate, lag p99 0-463 µs, alone and
+        // beside four CPU hogs.
         assert!((pct - 100.0).abs() <= 1.0, "rate {rate}: achieved {pct}%");
         assert!(
             s.lag_us.p99.is_finite(),
