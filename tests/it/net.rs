@@ -74,12 +74,16 @@ impl Drop for Server {
 }
 
 /// Runs a client against `addr` with `--json`, returning (exit code, stderr, result).
+/// The client is [`favoured`]: its rates and latencies are its own, not the load's
+/// beside it.
 fn client(addr: &str, args: &[&str]) -> (Option<i32>, String, Option<Value>) {
     let d = tempdir();
     let json = d.path().join("r.json");
-    let mut all = vec!["net", "run", addr, "-q", "--json", json.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let o = run(&all);
+    let o = favoured(ioscope())
+        .args(["net", "run", addr, "-q", "--json", json.to_str().unwrap()])
+        .args(args)
+        .output()
+        .expect("spawn ioscope");
     let v = std::fs::read_to_string(&json)
         .ok()
         .map(|s| serde_json::from_str(&s).unwrap());
@@ -181,34 +185,35 @@ fn net_rr_rate_matches_mean_latency_per_stream() {
     let srv = Server::start();
     // Closed loop, one transaction in flight: the rate is 1/latency, up to the loop's
     // own time between transactions, and the time the host takes the thread away
-    // there. On a heavily shared 2-CPU host that can reach the 5 % bound, so, like the
-    // other real-time tests, three attempts.
-    let mut seen = Vec::new();
-    for _ in 0..3 {
-        let (code, err, v) = client(
-            &srv.addr,
-            &["--rr", "1,1", "--streams", "2", "--duration", "2s"],
-        );
-        assert_eq!(code, Some(0), "{err}");
-        let r = &v.unwrap()["runs"][0];
-        let mut worst = 0f64;
-        for s in r["totals"]["streams"].as_array().unwrap() {
-            let tps = s["tps"].as_f64().unwrap();
-            let mean_us = f(s, "latency_us.mean");
-            assert!(tps > 100.0, "{s}");
-            worst = worst.max((1e6 / mean_us / tps - 1.0).abs());
-            assert!(f(s, "latency_us.p50") <= f(s, "latency_us.p99"));
-            assert!(f(s, "latency_us.p99") <= f(s, "latency_us.p99_9"));
-        }
-        let rr = &r["totals"]["rr"];
-        assert!(f(rr, "tps") > 200.0);
-        assert!(f(rr, "latency_us.p99_9") > 0.0);
-        seen.push(worst);
-        if worst < 0.05 {
-            return;
-        }
+    // there — which the favoured client is spared (it reached the 5 % bound at the
+    // normal priority on this shared 2-CPU host).
+    let (code, err, v) = client(
+        &srv.addr,
+        &["--rr", "1,1", "--streams", "2", "--duration", "2s"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let r = &v.unwrap()["runs"][0];
+    let mut worst = 0f64;
+    for s in r["totals"]["streams"].as_array().unwrap() {
+        let tps = s["tps"].as_f64().unwrap();
+        let mean_us = f(s, "latency_us.mean");
+        assert!(tps > 100.0, "{s}");
+        worst = worst.max((1e6 / mean_us / tps - 1.0).abs());
+        assert!(f(s, "latency_us.p50") <= f(s, "latency_us.p99"));
+        assert!(f(s, "latency_us.p99") <= f(s, "latency_us.p99_9"));
     }
-    panic!("1/(mean latency) against transactions/s, worst stream per attempt: {seen:?}");
+    let rr = &r["totals"]["rr"];
+    assert!(f(rr, "tps") > 200.0);
+    assert!(f(rr, "latency_us.p99_9") > 0.0);
+    eprintln!(
+        "1/(mean latency) against transactions/s: {:.2}% apart",
+        100.0 * worst
+    );
+    // 1.0-2.0% apart here in seven runs, three of them beside four CPU hogs.
+    assert!(
+        worst < 0.05,
+        "1/(mean latency) against transactions/s, worst stream: {worst}"
+    );
 }
 
 #[test]
@@ -365,6 +370,8 @@ fn net_connect_refused_names_the_address_quickly() {
     drop(l);
     let t = Instant::now();
     let (code, err, v) = client(&addr, &["--duration", "1s"]);
+    // A refused connect is answered at once (the whole test takes a few ms here);
+    // 5 s tells that from a connect that waits for TCP's retries.
     assert!(t.elapsed() < Duration::from_secs(5));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains(&addr) && err.contains("refused"), "{err}");
@@ -407,54 +414,41 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
     let d = tempdir();
     let json = d.path().join("r.json");
     // Two streams keep the bucket fuller than one. TCP itself does not always fill
-    // a token bucket on a loaded host (iperf3 gets
-    // 0.93-0.98 Gbit/s on this veth pair too, from stalls of the sender longer than
-    // the bucket's 50 ms queue), so, like the other real-time tests, three attempts:
-    // a measurement that is right must come within 3% in at least one.
-    let mut seen = Vec::new();
-    let mut v = Value::Null;
-    for _ in 0..3 {
-        let o = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &ns.client_ns,
-                env!("CARGO_BIN_EXE_ioscope"),
-            ])
-            .args([
-                "net",
-                "run",
-                &srv.addr,
-                "-q",
-                "--duration",
-                "3s",
-                "--warmup",
-                "1s",
-                "--streams",
-                "2",
-            ])
-            .args(["--json", json.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        v = read_json(&json);
-        // Payload under a 1 Gbit/s bucket that also counts 66 bytes of headers per
-        // 9000-byte frame: 0.993 Gbit/s at best.
-        let gbps = f(&v["runs"][0], "totals.gbps");
-        seen.push(gbps);
-        if (gbps - 1.0).abs() <= 0.03 {
-            break;
-        }
-    }
-    eprintln!("tbf 1gbit: Gbit/s per attempt {seen:?}");
-    assert!(
-        seen.iter().any(|g| (g - 1.0).abs() <= 0.03),
-        "Gbit/s in three attempts: {seen:?}"
-    );
-    assert!(
-        seen.iter().all(|g| *g < 1.0),
-        "{seen:?}: faster than the bucket"
-    );
+    // a token bucket on a loaded host: iperf3 gets 0.93-0.98 Gbit/s on this veth pair
+    // too, from stalls of the sender longer than the bucket's 50 ms queue. The client
+    // is favoured, so other programs do not stall it.
+    let o = favoured(Command::new("ip"))
+        .args([
+            "netns",
+            "exec",
+            &ns.client_ns,
+            env!("CARGO_BIN_EXE_ioscope"),
+        ])
+        .args([
+            "net",
+            "run",
+            &srv.addr,
+            "-q",
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+            "--streams",
+            "2",
+        ])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = read_json(&json);
+    // Payload under a 1 Gbit/s bucket that also counts 66 bytes of headers per
+    // 9000-byte frame: about 0.993 Gbit/s. Seen: 0.992-0.994 alone, 0.983-0.986
+    // beside four CPU hogs (three attempts were needed before the client was
+    // favoured).
+    let gbps = f(&v["runs"][0], "totals.gbps");
+    eprintln!("tbf 1gbit: {gbps} Gbit/s");
+    assert!((gbps - 1.0).abs() <= 0.03, "{gbps} Gbit/s");
+    assert!(gbps < 1.0, "{gbps} Gbit/s: faster than the bucket");
     let r = &v["runs"][0];
     let s = &r["totals"]["streams"][0];
     assert!(s["retransmits"].as_u64().is_some(), "{s}");
@@ -483,6 +477,7 @@ fn net_rate_is_kept_and_latency_is_from_the_intended_time() {
     assert_eq!(code, Some(0), "{err}");
     let r = &v.unwrap()["runs"][0];
     let gbps = f(r, "totals.gbps");
+    // 0.1991 Gbit/s here (0.4% under): paced writes land on their intended times.
     assert!(
         (gbps / 0.2 - 1.0).abs() < 0.02,
         "{gbps} Gbit/s for 200 Mbit/s"

@@ -642,6 +642,7 @@ fn multipath_a_cut_link_in_a_netns_is_invisible_and_fails_back() {
     );
     let f = run.failover.as_ref().expect("runs[].failover");
     assert!(f.intervals >= 2 && f.ios_over_p99 >= 1, "{f:?}");
+    // The deadline, 1 s: 1.008-1.033 s here, beside a CPU hog too.
     assert!(f.max_us >= 900_000.0, "the failover cost ~1 s: {f:?}");
     eprintln!(
         "netns cut at {cut_t:.2} s: down at {:.2} s, back at {back_t:.2} s, up at {:.2} s; {f:?}",
