@@ -64,5 +64,11 @@ cargo clippy --all-targets --all-features -- -D warnings
 cargo test --lib --bins --all-features -- --test-threads=2
 # Integration tests measure real time (rates, latencies, stalls): one at a time, so
 # they do not steal each other's CPU. With --all-features this includes the SMB
-# tests against a real smbd and the mpirun tests (it::mpi::).
-cargo test --test tests --all-features -- --test-threads=1
+# tests against a real smbd and the mpirun tests (it::mpi::). Their output passes
+# through scripts/slowest-tests.py unchanged, which then names the 10 slowest (one
+# at a time, libtest's own lines show when each starts and ends); the status is
+# cargo's (pipefail). Colours as on a terminal when this runs on one.
+color=auto
+[ -t 1 ] && color=always
+cargo test --test tests --all-features -- --test-threads=1 --color "$color" |
+  python3 scripts/slowest-tests.py 10

@@ -41,12 +41,20 @@ fn dm_multipath_paths_are_sampled_from_sysfs_per_interval() {
     }
     write(&sys.join("block/sdy/device/state"), "running\n");
     let json = d.path().join("r.json");
-    let mut child = ioscope()
-        .env("IOSCOPE_SYSFS_ROOT", &sys)
-        .args([
-            "run", "-t", &dev.dev, "--rw", "randread", "--bs", "4k", "--qd", "1",
-        ])
-        .args([
+    let mut cmd = ioscope();
+    cmd.env("IOSCOPE_SYSFS_ROOT", &sys);
+    let mut child = Spawned::start_with(
+        cmd,
+        [
+            "run",
+            "-t",
+            &dev.dev,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "1",
             "--rate",
             "200",
             "--duration",
@@ -55,28 +63,35 @@ fn dm_multipath_paths_are_sampled_from_sysfs_per_interval() {
             "500ms",
             "-q",
             "--json",
-        ])
-        .arg(&json)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn ioscope");
+            json.to_str().unwrap(),
+        ],
+    );
     // The kernel's paths, as the fake tree tells them: sdx 10 reads per 50 ms, sdy
-    // 30 until 1.5 s, then sdy goes offline and carries nothing.
+    // 30 until 1.5 s of the run, then sdy goes offline and carries nothing. The run's
+    // clock is read off its interval lines (the first closes at 0.5 s), not counted
+    // from the spawn: a loaded machine can take seconds to start it.
     let t0 = Instant::now();
+    let mut run_clock: Option<(f64, Instant)> = None;
     let (mut x, mut y) = (1000, 1000);
-    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(30) {
+    while child.running() && t0.elapsed() < Duration::from_secs(30) {
+        if run_clock.is_none() {
+            run_clock = intervals_so_far(&json)
+                .first()
+                .map(|iv| (iv.t_s, Instant::now()));
+        }
+        let run_t = run_clock.map_or(0.0, |(t_s, seen)| t_s + seen.elapsed().as_secs_f64());
         x += 10;
         stat(&sys, "sdx", x);
-        if t0.elapsed() < Duration::from_millis(1500) {
+        if run_t < 1.5 {
             y += 30;
             stat(&sys, "sdy", y);
         } else {
             write(&sys.join("block/sdy/device/state"), "offline\n");
         }
+        // The stimulus's own pace (10 and 30 reads per step), not a wait.
         std::thread::sleep(Duration::from_millis(50));
     }
-    let out = child.wait_with_output().unwrap();
+    let out = child.finish();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = read_json(&json);
     let run = &r["runs"][0];

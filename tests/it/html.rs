@@ -170,6 +170,7 @@ fn hour_long_result_stays_small_and_opens_fast() {
     let (_, _, base) = render(browser, &empty, None);
     let (dom, err, secs) = render(browser, &html, None);
     assert!(!err.contains(":CONSOLE("), "{err}");
+    // -0.04 s here: Chromium's own timing noise; 2 s tells a page slow to draw.
     assert!(
         secs - base < 2.0,
         "opening took {:.2} s beyond an empty page",

@@ -5,24 +5,41 @@ use super::*;
 
 #[test]
 fn requested_rates_are_achieved_within_one_percent() {
+    let d = tempdir();
     for rate in ["1000", "10000", "100000", "1000000"] {
-        let r = run_json(&[
-            "run",
-            "--target",
-            "null:1g",
-            "--rate",
-            rate,
-            "--arrival",
-            "uniform",
-            "--duration",
-            "5s",
-        ]);
+        // 1 M IOPS is most of a core's work for one debug-build worker: beside two
+        // CPU hogs it reached 50-53% at the normal priority, and 97-98% at nice −20
+        // while other sessions' builds ran; favoured, 100.000% beside four hogs.
+        let r = ioscope_cmd_to(
+            favoured(ioscope()),
+            &d.path().join("r.json"),
+            [
+                "run",
+                "--target",
+                "null:1g",
+                "--rate",
+                rate,
+                "--arrival",
+                "uniform",
+                "--duration",
+                "5s",
+                "-q",
+            ],
+        )
+        .expect_code(0);
         let s = r
             .run(0)
             .schedule
             .as_ref()
             .expect("an open-loop run has a schedule");
         let pct = s.achieved_pct;
+        eprintln!(
+            "rate {rate}: achieved {pct:.3}%, lag p99 {:.0} us",
+            s.lag_us.p99
+        );
+        // What falls short is the I/Os due in the lag at the end; 1% is 50 ms of the
+        // 5 s. Seen favoured: 100.000% at every rate, lag p99 0-463 µs, alone and
+        // beside four CPU hogs.
         assert!((pct - 100.0).abs() <= 1.0, "rate {rate}: achieved {pct}%");
         assert!(
             s.lag_us.p99.is_finite(),
@@ -54,6 +71,8 @@ fn pacing_modes_trade_cpu_for_jitter_and_report_it() {
         let run = r.run(0);
         let s = run.schedule.as_ref().expect("schedule");
         let pct = s.achieved_pct;
+        // 99.998-100% here: 2000 IOPS is little work, and 1% is 20 ms of lag at the
+        // end of the 2 s.
         assert!((pct - 100.0).abs() <= 1.0, "{mode}: achieved {pct}%");
         let p = s.pacing.as_ref().expect("pacing");
         assert_eq!(p.mode, mode);
@@ -166,6 +185,8 @@ fn a_stall_shows_on_the_real_clock_too() {
     ]);
     let lat = &r.run(0).totals.all.latency_us;
     let (lat_p99, lat_p50) = (lat.p99, lat.p50);
+    // 80 ms here against 50: the stall's backlog, which host noise only adds to; and
+    // a p50 of 4 µs against 1 ms: a host taking the CPU for milliseconds is rare.
     assert!(lat_p99 >= 50_000.0, "latency p99 {lat_p99} us");
     assert!(lat_p50 < 1_000.0, "latency p50 {lat_p50} us");
 }
@@ -208,6 +229,7 @@ fn curve_rises_and_tops_out_at_capacity() {
     }
     // Below saturation the mean is queueing theory's (the curve's arrivals are
     // Poisson). Near saturation a few seconds are too short for the mean to settle.
+    // Virtual time: within 0.6% here; 10% is the sampling of a 4 s Poisson run.
     for p in open {
         let requested = p.requested_iops;
         let rho = requested / 10_000.0;
@@ -253,6 +275,7 @@ fn sla_search_finds_the_edge() {
     assert!((6_000.0..9_500.0).contains(&iops), "sla {sla:?}");
     let more = format!("{:.0}", iops * 1.1);
     let r = at_qd16("run", "--rate", &more);
+    // Virtual time: 1475 µs here.
     let p99 = r.run(0).totals.all.latency_us.p99;
     assert!(
         p99 > 1000.0,
@@ -325,6 +348,8 @@ fn a_share_mix_keeps_one_rate_for_the_whole_mix() {
     let s = r.run(0).schedule.as_ref().expect("schedule");
     assert_eq!(s.requested_iops, 5000.0);
     let pct = s.achieved_pct;
+    // 99.27% in every run here, 99.05% once beside four CPU hogs; 2% is 40 ms of
+    // the 2 s.
     assert!((pct - 100.0).abs() <= 2.0, "achieved {pct}%");
     let w = &r.run(0).workloads;
     let a = w[0].totals.all.ios as f64;

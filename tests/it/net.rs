@@ -74,12 +74,16 @@ impl Drop for Server {
 }
 
 /// Runs a client against `addr` with `--json`, returning (exit code, stderr, result).
+/// The client is [`favoured`]: its rates and latencies are its own, not the load's
+/// beside it.
 fn client(addr: &str, args: &[&str]) -> (Option<i32>, String, Option<Value>) {
     let d = tempdir();
     let json = d.path().join("r.json");
-    let mut all = vec!["net", "run", addr, "-q", "--json", json.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let o = run(&all);
+    let o = favoured(ioscope())
+        .args(["net", "run", addr, "-q", "--json", json.to_str().unwrap()])
+        .args(args)
+        .output()
+        .expect("spawn ioscope");
     let v = std::fs::read_to_string(&json)
         .ok()
         .map(|s| serde_json::from_str(&s).unwrap());
@@ -181,34 +185,35 @@ fn net_rr_rate_matches_mean_latency_per_stream() {
     let srv = Server::start();
     // Closed loop, one transaction in flight: the rate is 1/latency, up to the loop's
     // own time between transactions, and the time the host takes the thread away
-    // there. On a heavily shared 2-CPU host that can reach the 5 % bound, so, like the
-    // other real-time tests, three attempts.
-    let mut seen = Vec::new();
-    for _ in 0..3 {
-        let (code, err, v) = client(
-            &srv.addr,
-            &["--rr", "1,1", "--streams", "2", "--duration", "2s"],
-        );
-        assert_eq!(code, Some(0), "{err}");
-        let r = &v.unwrap()["runs"][0];
-        let mut worst = 0f64;
-        for s in r["totals"]["streams"].as_array().unwrap() {
-            let tps = s["tps"].as_f64().unwrap();
-            let mean_us = f(s, "latency_us.mean");
-            assert!(tps > 100.0, "{s}");
-            worst = worst.max((1e6 / mean_us / tps - 1.0).abs());
-            assert!(f(s, "latency_us.p50") <= f(s, "latency_us.p99"));
-            assert!(f(s, "latency_us.p99") <= f(s, "latency_us.p99_9"));
-        }
-        let rr = &r["totals"]["rr"];
-        assert!(f(rr, "tps") > 200.0);
-        assert!(f(rr, "latency_us.p99_9") > 0.0);
-        seen.push(worst);
-        if worst < 0.05 {
-            return;
-        }
+    // there — which the favoured client is spared (it reached the 5 % bound at the
+    // normal priority on this shared 2-CPU host).
+    let (code, err, v) = client(
+        &srv.addr,
+        &["--rr", "1,1", "--streams", "2", "--duration", "2s"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let r = &v.unwrap()["runs"][0];
+    let mut worst = 0f64;
+    for s in r["totals"]["streams"].as_array().unwrap() {
+        let tps = s["tps"].as_f64().unwrap();
+        let mean_us = f(s, "latency_us.mean");
+        assert!(tps > 100.0, "{s}");
+        worst = worst.max((1e6 / mean_us / tps - 1.0).abs());
+        assert!(f(s, "latency_us.p50") <= f(s, "latency_us.p99"));
+        assert!(f(s, "latency_us.p99") <= f(s, "latency_us.p99_9"));
     }
-    panic!("1/(mean latency) against transactions/s, worst stream per attempt: {seen:?}");
+    let rr = &r["totals"]["rr"];
+    assert!(f(rr, "tps") > 200.0);
+    assert!(f(rr, "latency_us.p99_9") > 0.0);
+    eprintln!(
+        "1/(mean latency) against transactions/s: {:.2}% apart",
+        100.0 * worst
+    );
+    // 1.0-2.0% apart here in seven runs, three of them beside four CPU hogs.
+    assert!(
+        worst < 0.05,
+        "1/(mean latency) against transactions/s, worst stream: {worst}"
+    );
 }
 
 #[test]
@@ -255,28 +260,104 @@ fn net_iperf3_json_has_iperf3_fields() {
     assert!(i3["end"]["sender_tcp_congestion"].as_str().is_some());
 }
 
+/// A `net run` client whose interval lines (stdout) are read as they come, so a
+/// test can act on the run's progress; its stderr is collected by [`Client::finish`].
+struct Client {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Client {
+    /// Starts `ioscope net run ARGS` (without `-q`: the interval lines are the events).
+    fn start(args: &[&str]) -> Client {
+        let mut child = ioscope()
+            .args(["net", "run"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Client { child, lines }
+    }
+
+    /// Waits for the run's `n`-th interval line ("HH:MM:SS.mmm  N  …"); fails the test
+    /// when stdout ends first or `timeout` passes.
+    #[track_caller]
+    fn wait_intervals(&mut self, n: usize, timeout: Duration) {
+        let until = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        while seen.len() < n {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    let b = l.as_bytes();
+                    if b.len() > 12 && b[2] == b':' && b[5] == b':' && b[8] == b'.' {
+                        seen.push(l);
+                    }
+                }
+                Err(e) => panic!("{e:?} before interval line {n}; lines so far {seen:?}"),
+            }
+        }
+    }
+
+    /// Waits for the client to end; its exit code and stderr.
+    fn finish(mut self) -> (Option<i32>, String) {
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+        }
+        let status = self.child.wait().unwrap();
+        (status.code(), err)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn net_server_dying_mid_run_keeps_the_intervals_so_far() {
     let mut srv = Server::start();
     let d = tempdir();
     let json = d.path().join("r.json");
-    let c = ioscope()
-        .args(["net", "run", &srv.addr, "-q", "--duration", "8s"])
-        .args(["--json", json.to_str().unwrap()])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    let mut c = Client::start(&[
+        &srv.addr,
+        "--duration",
+        "8s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // Killed once two intervals are out (the result must keep them).
+    c.wait_intervals(2, FIRST_INTERVAL_TIMEOUT);
     srv.child.kill().unwrap();
     let t = Instant::now();
-    let o = c.wait_with_output().unwrap();
+    let (code, err) = c.finish();
+    eprintln!(
+        "net client ended {:?} after its server was killed",
+        t.elapsed()
+    );
+    // The kill resets the connections, so the client ends at once: 55-62 ms after
+    // it here, beside a CPU hog too. 4 s tells that from one waiting out its 8 s.
     assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains(&srv.addr), "{}", stderr(&o));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(&srv.addr), "{err}");
     let v = read_json(&json);
     let r = &v["runs"][0];
     assert_eq!(r["end_reason"], "error");
+    // The two seen, one more if its boundary passed before the loss was noticed, and
+    // the partial interval the loss ends.
     let n = r["intervals"].as_array().unwrap().len();
     assert!((2..=4).contains(&n), "{n} intervals");
     assert!(f(r, "totals.gbps") > 0.0);
@@ -289,6 +370,8 @@ fn net_connect_refused_names_the_address_quickly() {
     drop(l);
     let t = Instant::now();
     let (code, err, v) = client(&addr, &["--duration", "1s"]);
+    // A refused connect is answered at once (the whole test takes a few ms here);
+    // 5 s tells that from a connect that waits for TCP's retries.
     assert!(t.elapsed() < Duration::from_secs(5));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains(&addr) && err.contains("refused"), "{err}");
@@ -302,16 +385,10 @@ fn net_connect_refused_names_the_address_quickly() {
 #[test]
 fn net_server_survives_vanishing_clients_and_strangers() {
     let srv = Server::start();
-    // A client killed mid-test.
-    let mut c = ioscope()
-        .args(["net", "run", &srv.addr, "-q", "--duration", "10s"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
-    c.kill().unwrap();
-    let _ = c.wait();
+    // A client killed mid-test, once it measures (its first interval line is out).
+    let mut c = Client::start(&[&srv.addr, "--duration", "10s"]);
+    c.wait_intervals(1, FIRST_INTERVAL_TIMEOUT);
+    drop(c);
     // Something that is not ioscope: dropped without a reply.
     let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
     s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
@@ -337,54 +414,41 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
     let d = tempdir();
     let json = d.path().join("r.json");
     // Two streams keep the bucket fuller than one. TCP itself does not always fill
-    // a token bucket on a loaded host (iperf3 gets
-    // 0.93-0.98 Gbit/s on this veth pair too, from stalls of the sender longer than
-    // the bucket's 50 ms queue), so, like the other real-time tests, three attempts:
-    // a measurement that is right must come within 3% in at least one.
-    let mut seen = Vec::new();
-    let mut v = Value::Null;
-    for _ in 0..3 {
-        let o = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &ns.client_ns,
-                env!("CARGO_BIN_EXE_ioscope"),
-            ])
-            .args([
-                "net",
-                "run",
-                &srv.addr,
-                "-q",
-                "--duration",
-                "3s",
-                "--warmup",
-                "1s",
-                "--streams",
-                "2",
-            ])
-            .args(["--json", json.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        v = read_json(&json);
-        // Payload under a 1 Gbit/s bucket that also counts 66 bytes of headers per
-        // 9000-byte frame: 0.993 Gbit/s at best.
-        let gbps = f(&v["runs"][0], "totals.gbps");
-        seen.push(gbps);
-        if (gbps - 1.0).abs() <= 0.03 {
-            break;
-        }
-    }
-    eprintln!("tbf 1gbit: Gbit/s per attempt {seen:?}");
-    assert!(
-        seen.iter().any(|g| (g - 1.0).abs() <= 0.03),
-        "Gbit/s in three attempts: {seen:?}"
-    );
-    assert!(
-        seen.iter().all(|g| *g < 1.0),
-        "{seen:?}: faster than the bucket"
-    );
+    // a token bucket on a loaded host: iperf3 gets 0.93-0.98 Gbit/s on this veth pair
+    // too, from stalls of the sender longer than the bucket's 50 ms queue. The client
+    // is favoured, so other programs do not stall it.
+    let o = favoured(Command::new("ip"))
+        .args([
+            "netns",
+            "exec",
+            &ns.client_ns,
+            env!("CARGO_BIN_EXE_ioscope"),
+        ])
+        .args([
+            "net",
+            "run",
+            &srv.addr,
+            "-q",
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+            "--streams",
+            "2",
+        ])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = read_json(&json);
+    // Payload under a 1 Gbit/s bucket that also counts 66 bytes of headers per
+    // 9000-byte frame: about 0.993 Gbit/s. Seen: 0.992-0.994 alone, 0.983-0.986
+    // beside four CPU hogs (three attempts were needed before the client was
+    // favoured).
+    let gbps = f(&v["runs"][0], "totals.gbps");
+    eprintln!("tbf 1gbit: {gbps} Gbit/s");
+    assert!((gbps - 1.0).abs() <= 0.03, "{gbps} Gbit/s");
+    assert!(gbps < 1.0, "{gbps} Gbit/s: faster than the bucket");
     let r = &v["runs"][0];
     let s = &r["totals"]["streams"][0];
     assert!(s["retransmits"].as_u64().is_some(), "{s}");
@@ -413,6 +477,7 @@ fn net_rate_is_kept_and_latency_is_from_the_intended_time() {
     assert_eq!(code, Some(0), "{err}");
     let r = &v.unwrap()["runs"][0];
     let gbps = f(r, "totals.gbps");
+    // 0.1991 Gbit/s here (0.4% under): paced writes land on their intended times.
     assert!(
         (gbps / 0.2 - 1.0).abs() < 0.02,
         "{gbps} Gbit/s for 200 Mbit/s"

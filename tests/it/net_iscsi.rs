@@ -334,31 +334,34 @@ fn iscsi_server_killed_mid_run_fails_fast_naming_it() {
     };
     let d = tempdir();
     let json = d.path().join("r.json");
-    let child = ioscope()
-        .args([
-            "run",
-            "-t",
-            &t.uri,
-            "--rw",
-            "randread",
-            "--qd",
-            "8",
-            "--duration",
-            "30s",
-            "--interval",
-            "500ms",
-            "-q",
-            "--json",
-            json.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut child = Spawned::start([
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "8",
+        "--duration",
+        "30s",
+        "--interval",
+        "500ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // Killed once the run measures (the result must hold its intervals so far).
+    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
     let t0 = Instant::now();
     t.kill();
-    let out = child.wait_with_output().unwrap();
+    let out = child.finish();
+    eprintln!(
+        "iSCSI run ended {:?} after its server was killed",
+        t0.elapsed()
+    );
+    // The kill resets the connection, so the run ends at once: 44-74 ms after it
+    // here, beside a CPU hog too. 5 s tells that from a run waiting out a deadline or
+    // its 30 s.
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let e = format!("{}{}", stdout(&out), stderr(&out));
@@ -612,8 +615,15 @@ fn iscsi_target_restarted_mid_run_is_logged_in_again_under_on_error_continue() {
         json.to_str().unwrap(),
     ]);
     child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
+    // Started again on its portal once the run has noticed the loss (its interval
+    // holds the `down`), so the engine's first logins meet a closed port.
     t.kill();
-    std::thread::sleep(Duration::from_millis(400));
+    child.wait_interval(
+        &json,
+        FIRST_INTERVAL_TIMEOUT,
+        "the session's `down`",
+        |iv| iv.events.iter().any(|e| e.kind == "down"),
+    );
     let _t2 = Tgtd::start_on(port, 64).expect("tgtd again on its portal");
     let r = child.finish_result(&json);
     let r = r.expect_code(1);

@@ -94,7 +94,7 @@ fn multipath_writes_reissued_after_a_timeout_verify_clean() {
     };
     let json = d.path().join("r.json");
     let journal = d.path().join("journal");
-    // Path 1 is paused from t ≈ 0.5 s to t ≈ 5.4 s of 6 s: every write sent there
+    // Path 1 is paused from t ≈ 0.5 s to t ≈ 5.5 s of 6 s: every write sent there
     // times out and is re-issued on path 0. (The deadline is 1 s, not less: on a
     // loaded machine path 0 must not time out too — nbdkit 1.32 can abort when a
     // client closes a connection with replies pending, and path 0's server also
@@ -136,7 +136,11 @@ fn multipath_writes_reissued_after_a_timeout_verify_clean() {
     );
     child.wait_first_interval(&json, Duration::from_secs(20));
     pause_filter(&sock, b'p');
-    std::thread::sleep(Duration::from_millis(4900));
+    // Resumed on the run's clock, not after a fixed time: a run seen late by a loaded
+    // machine would otherwise still be paused at its end.
+    child.wait_interval(&json, FIRST_INTERVAL_TIMEOUT, "t = 5.5 s", |iv| {
+        iv.t_s >= 5.5
+    });
     pause_filter(&sock, b'r');
     let r = child.finish_result(&json);
     let run = r.run(0);

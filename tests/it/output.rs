@@ -102,6 +102,7 @@ fn ctrl_c_writes_what_was_measured() {
         "{:?}",
         r.run(0).totals
     );
+    // 1.03 s here: the SIGINT ends the 60 s run at once; 10 s allows a loaded machine.
     assert!(r.run(0).duration_s < 10.0, "{}", r.run(0).duration_s);
 }
 

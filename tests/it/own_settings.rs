@@ -157,6 +157,7 @@ fn fio_ramp_time_per_job_leaves_each_jobs_own_ramp_out() {
             "{} counted {ios} I/Os",
             w.name
         );
+        // Virtual time: 10 000 IOPS exactly here.
         assert!(
             (w.totals.all.iops - 10_000.0).abs() < 100.0,
             "{}: {} IOPS",

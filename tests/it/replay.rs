@@ -189,6 +189,7 @@ fn a_stalling_device_shows_its_backlog_in_latency_from_the_trace_times() {
         &["--qd", "1"],
     );
     let t = &ran.run(0).totals.read;
+    // 90 ms and 86 µs here: the stall's 100 ms against the 50 µs service.
     assert!(
         t.latency_us.p99 >= 50_000.0,
         "latency p99 {}",

@@ -319,11 +319,18 @@ fn a_path_unreachable_at_start_starts_down_and_joins_later() {
     run_qd1(&mut e, 0, 4);
     assert_eq!(log_of(&states[0]).len(), 4);
     states[1].lock().unwrap().unreachable = false;
-    // The probe is due after the retry interval, starts on the next reap and
-    // delivers its connection to a later one.
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    e.submit_and_reap(0, Some(0), &mut Vec::new()).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    // The probe is due after the retry interval, starts on a reap and delivers its
+    // connection (from its own thread) to a later one: reaped until path 1 is up,
+    // not for a fixed time, which a loaded machine can outlast.
+    let t0 = std::time::Instant::now();
+    while !e.paths[1].is_up() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(5),
+            "path 1 never joined"
+        );
+        e.submit_and_reap(0, Some(1_000_000), &mut Vec::new())
+            .unwrap();
+    }
     run_qd1(&mut e, 10, 4);
     assert_eq!(log_of(&states[1]).len(), 2);
 }
