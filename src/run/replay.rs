@@ -483,26 +483,7 @@ fn plan_of(w: &mut Workload, t: &Trace, dev: usize, path: &str, (k, n): (u64, u6
         _ => 0,
     };
     let (mut ios, recorded_ns, cut_ns) = retimed(&d.ios, t.timed, speed, max_gap_ns);
-    let (scale, align) = match (w.settings.get(&TRACE_SCALE), w.settings.get(&TRACE_ALIGN)) {
-        (Value::Count(s), Value::Bytes(a)) => (s.max(1), a.max(1)),
-        _ => (1, 1),
-    };
-    for io in &mut ios {
-        io.offset = io.offset / scale / align * align;
-    }
-    if n > 1 {
-        // Timed: by 10 ms slice of replay time; untimed: by I/O, in turn.
-        let mut i = 0u64;
-        ios.retain(|io| {
-            i += 1;
-            let slice = if t.timed {
-                io.t_ns / SHARE_SLICE_NS
-            } else {
-                i - 1
-            };
-            slice % n == k
-        });
-    }
+    let scale = scale_and_share(w, &mut ios, t.timed, (k, n));
     let span_ns = ios.last().map_or(0, |io| io.t_ns);
     let n = ios.len() as u64;
     let timed = on_time(w) && t.timed;
@@ -556,6 +537,32 @@ fn plan_of(w: &mut Workload, t: &Trace, dev: usize, path: &str, (k, n): (u64, u6
         remap_scale: w.settings.get(&TRACE_REMAP).as_str() == "scale",
         extent_bytes: d.extent_bytes / scale,
     }
+}
+
+/// Applies `trace_scale` and `trace_align` to the I/Os' offsets and keeps only the
+/// share's (K − 1 of N): by 10 ms slice of replay time, or by I/O in turn for an
+/// untimed trace. Returns the scale.
+fn scale_and_share(w: &Workload, ios: &mut Vec<TraceIo>, timed: bool, (k, n): (u64, u64)) -> u64 {
+    let (scale, align) = match (w.settings.get(&TRACE_SCALE), w.settings.get(&TRACE_ALIGN)) {
+        (Value::Count(s), Value::Bytes(a)) => (s.max(1), a.max(1)),
+        _ => (1, 1),
+    };
+    for io in ios.iter_mut() {
+        io.offset = io.offset / scale / align * align;
+    }
+    if n > 1 {
+        let mut i = 0u64;
+        ios.retain(|io| {
+            i += 1;
+            let slice = if timed {
+                io.t_ns / SHARE_SLICE_NS
+            } else {
+                i - 1
+            };
+            slice % n == k
+        });
+    }
+    scale
 }
 
 /// The block sizes of a trace's I/Os per direction, weighted by count: the 15 most
