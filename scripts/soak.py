@@ -534,7 +534,8 @@ class Workload:
         self.verify_json = os.path.join(d, f"{name}.verify.json")
         self.output = os.path.join(d, f"{name}.out")
         self.proc = None
-        self.samples = []  # (soak time s, RSS kB, fds, threads)
+        # (soak time s, RSS kB, fds, threads, anonymous kB, file-backed kB)
+        self.samples = []
         self.exited = None  # soak time at which it was seen to have ended
         self.result = None
 
@@ -597,11 +598,12 @@ verify = true
             fds = len(os.listdir(f"/proc/{pid}/fd"))
         except (FileNotFoundError, ProcessLookupError):
             return
-        rss = re.search(r"^VmRSS:\s+(\d+)", status, re.M)
-        threads = re.search(r"^Threads:\s+(\d+)", status, re.M)
-        if rss is None or threads is None:
+        got = [re.search(rf"^{k}:\s+(\d+)", status, re.M)
+               for k in ("VmRSS", "Threads", "RssAnon", "RssFile")]
+        if None in got:
             return  # it has just exited (a zombie has no memory)
-        self.samples.append((t, int(rss.group(1)), fds, int(threads.group(1))))
+        rss, threads, anon, file = (int(m.group(1)) for m in got)
+        self.samples.append((t, rss, fds, threads, anon, file))
 
     def stop(self):
         if self.alive():
@@ -1050,8 +1052,10 @@ class Soak:
             dfd = (e[2] - r[2]) / r[2]
             self.check(abs(drss) <= DRIFT_LIMIT,
                        f"{w.name:5} RSS {r[1] / 1024:.1f} MiB at {r[0]:.0f} s -> "
-                       f"{e[1] / 1024:.1f} MiB at {e[0]:.0f} s ({drss * 100:+.1f} %; "
-                       f"max {max(x[1] for x in s) / 1024:.1f} MiB)")
+                       f"{e[1] / 1024:.1f} MiB at {e[0]:.0f} s ({drss * 100:+.1f} %: "
+                       f"anonymous {(e[4] - r[4]) / 1024:+.2f} MiB, file-backed "
+                       f"{(e[5] - r[5]) / 1024:+.2f} MiB; max "
+                       f"{max(x[1] for x in s) / 1024:.1f} MiB)")
             self.check(abs(dfd) <= DRIFT_LIMIT,
                        f"{w.name:5} fds {r[2]} at {r[0]:.0f} s -> {e[2]} at {e[0]:.0f} s "
                        f"({dfd * 100:+.1f} %; max {max(x[2] for x in s)}; "
