@@ -72,3 +72,12 @@ color=auto
 [ -t 1 ] && color=always
 cargo test --test tests --all-features -- --test-threads=1 --color "$color" |
   python3 scripts/slowest-tests.py 10
+# The soak campaign's 3-minute form (docs/methodology.md, "Soak campaigns"): the four
+# network initiators at once under a fault schedule from a drawn, printed seed (rerun
+# a failure with `--seed S`), on the debug build the integration tests just built.
+# It needs root for its network namespaces, tgtd and smbd.
+if [ "$(id -u)" = 0 ]; then
+  scripts/soak.sh --minutes 3 --ioscope "${CARGO_TARGET_DIR:-target}/debug/ioscope"
+else
+  echo "warning: not root: the soak campaign (scripts/soak.sh --minutes 3) is skipped" >&2
+fi

@@ -208,6 +208,10 @@ pub struct Driver<P: Protocol> {
     poll_links: Vec<(usize, usize)>,
     /// Requests failed by the engine itself, returned at the next reap.
     pub orphans: Vec<Completion>,
+    /// Tags of parked requests sent when their link came back, until they complete:
+    /// one whose deadline passes now ran out of time waiting for the link, and is
+    /// not worth the new connection ([`Engine::abandon`]).
+    resent: Vec<u64>,
     events: Vec<EngineEvent>,
     /// Reconnect lost connections on this schedule (`None`: a loss ends the run).
     reconnect: Option<Reconnect>,
@@ -262,6 +266,7 @@ impl<P: Protocol> Driver<P> {
             proto,
             poll_links: Vec::new(),
             orphans: Vec::new(),
+            resent: Vec::new(),
             events: Vec::new(),
             reconnect: None,
             connect_limit_ns: limit_ns,
@@ -426,7 +431,8 @@ impl<P: Protocol> Driver<P> {
         match retry.step(now, r, words, start, P::attempt, &mut self.orphans) {
             Step::Wait => Ok(()),
             Step::Ready => {
-                let detail = up(&mut self.proto, tg, (t, c), now, &mut self.orphans);
+                let sent = (&mut self.orphans, &mut self.resent);
+                let detail = up(&mut self.proto, tg, (t, c), now, sent);
                 self.events
                     .push(EngineEvent::now(t, c, EngineEventKind::Up, detail));
                 Ok(())
@@ -444,15 +450,16 @@ impl<P: Protocol> Driver<P> {
 }
 
 /// A reconnect attempt of link `at` is done: the link is live again and the
-/// requests parked meanwhile go out on it (one that cannot is failed into
-/// `orphans`). Returns the `up` event's text.
+/// requests parked meanwhile go out on it (their tags into `sent.1`; one that cannot
+/// is failed into `sent.0`, the orphans). Returns the `up` event's text.
 fn up<P: Protocol>(
     proto: &mut P,
     tg: &mut Target<P>,
     at: (usize, usize),
     now: u64,
-    orphans: &mut Vec<Completion>,
+    sent: (&mut Vec<Completion>, &mut Vec<u64>),
 ) -> String {
+    let (orphans, resent) = sent;
     let l = &mut tg.links[at.1];
     let retry = l.retry.take().expect("a reconnecting link");
     let detail = retry.up_detail(P::server(&tg.spec), now);
@@ -465,6 +472,8 @@ fn up<P: Protocol>(
         // touched since.
         if unsafe { proto.send(&tg.spec, &mut l.state, conn, at, &req) }.is_err() {
             orphans.push(aborted(req.tag));
+        } else {
+            resent.push(req.tag);
         }
     }
     detail
@@ -543,6 +552,10 @@ impl<P: Protocol> Engine for Driver<P> {
             self.tend()?;
             out.append(&mut self.orphans);
             P::reap(self, out, min_complete)?;
+            if !self.resent.is_empty() {
+                let done = &out[start..];
+                self.resent.retain(|t| !done.iter().any(|c| c.tag == *t));
+            }
             let got = out.len() - start;
             if !first && (got >= min_complete as usize || self.pending() == 0) {
                 return Ok(());
@@ -609,6 +622,13 @@ impl<P: Protocol> Engine for Driver<P> {
             .any(|l| l.retry.as_mut().is_some_and(|r| r.forget(tag)))
         {
             return true;
+        }
+        // Sent when its link came back, its deadline ran out while it waited for
+        // the link: the new connection is not dropped for it. It stays in flight,
+        // and the caller counts its timeout and waits for its completion.
+        if let Some(k) = self.resent.iter().position(|&t| t == tag) {
+            self.resent.swap_remove(k);
+            return false;
         }
         let Some((t, c)) = P::abandoned(self, tag) else {
             return false;
@@ -727,6 +747,7 @@ mod tests {
             proto: Fake,
             poll_links: Vec::new(),
             orphans: Vec::new(),
+            resent: Vec::new(),
             events: Vec::new(),
             reconnect: None,
             connect_limit_ns: 0,
@@ -781,5 +802,47 @@ mod tests {
         assert_eq!(kinds, [EngineEventKind::Down, EngineEventKind::Up]);
         let l = d.link(0, 0).unwrap();
         assert_eq!((l.conn, &l.state[..]), (Some(2), &[5][..]));
+    }
+
+    // Found by the soak campaign: an NFS request parked while its connection was
+    // set up again went out when it came back — 2 s after the loss, at the request's
+    // 2 s deadline — and timed out at once; abandoning it dropped the new
+    // connection, whose parked requests then did the same, until the reconnect
+    // window closed and the run ended.
+    #[test]
+    fn a_parked_request_past_its_deadline_when_sent_keeps_the_new_connection() {
+        let mut d = driver().with_reconnect(Reconnect::default());
+        d.lose(0, 0, "reset").unwrap();
+        d.push(req(5)).unwrap();
+        d.on_ready(&[]).unwrap();
+        d.on_ready(&[]).unwrap();
+        // Sent on connection 2; its deadline passes: kept, and the link too.
+        assert!(!d.abandon(5), "not forgotten: the caller waits for it");
+        let l = d.link(0, 0).unwrap();
+        assert_eq!((l.conn, &l.state[..]), (Some(2), &[5][..]));
+        // Once it completed, its tag (reused) is a request like any other.
+        d.orphans.push(Completion {
+            tag: 5,
+            result: 512,
+            done_ns: 0,
+        });
+        let mut out = Vec::new();
+        d.submit_and_reap(0, Some(0), &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        // (The fake forgets a request only when it is abandoned.)
+        d.targets[0].as_mut().unwrap().links[0].state.clear();
+        d.push(req(5)).unwrap();
+        assert!(d.abandon(5));
+        let mut ev = Vec::new();
+        d.take_events(&mut ev);
+        let kinds: Vec<_> = ev.iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                EngineEventKind::Down,
+                EngineEventKind::Up,
+                EngineEventKind::Down
+            ]
+        );
     }
 }

@@ -328,7 +328,10 @@ impl<E: Engine> Worker<E> {
                 break;
             }
             let wake = self.wake_at();
-            if self.inflight == 0 {
+            // An engine whose own timer is due (a reconnect attempt to start) is given
+            // a turn even with nothing in flight: waiting for a time already past
+            // would hand back this turn's `now`, and the clock would never move again.
+            if self.inflight == 0 && !self.engine.wake_ns().is_some_and(|w| w <= now) {
                 // Nothing in flight and nothing due yet: wait for the next event the
                 // way the pacing mode says (sleep, busy-wait, or sleep then busy-wait).
                 woke_at = Some(self.setup.pacer.wait_until(now, wake));

@@ -682,3 +682,63 @@ fn smb_server_killed_and_restarted_mid_run_is_reconnected() {
     let r = assert_run_survives_restart(with_password(PASSWORD), &uri, &at, &mut s);
     assert_no_password(r.json.parent().unwrap(), &[&r.stdout, &r.stderr]);
 }
+
+// Found by the soak campaign (scripts/soak.sh): smbd killed under an open-loop rate.
+// The loss fails every request in flight, and when none is due as the engine returns
+// them, the worker has nothing in flight. It then waited for the engine's wake time —
+// the session's first reconnect attempt, due at once, so already past — with the
+// clock of its last turn, which never moved again: no attempt, no interval, a core
+// busy until the run's end. At 20 IOPS almost every loss comes to that.
+#[test]
+fn smb_server_killed_under_an_open_loop_rate_is_reconnected() {
+    let Some(mut s) = server() else { return };
+    let uri = s.uri("rate.dat");
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start_with(
+        with_password(PASSWORD),
+        [
+            "run",
+            "-t",
+            &uri,
+            "--size",
+            "8m",
+            "--rw",
+            "randrw",
+            "--rate",
+            "20",
+            "--qd",
+            "8",
+            "--duration",
+            "8s",
+            "--interval",
+            "500ms",
+            "--on-error",
+            "continue",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    child.wait_intervals(&json, 4, FIRST_INTERVAL_TIMEOUT);
+    s.kill();
+    s.start_again().expect("smbd again on its port");
+    let r = child.finish_result(&json);
+    let run = r.run(0);
+    assert_eq!(
+        run.end_reason,
+        ioscope::result::EndReason::Duration,
+        "{}",
+        r.stderr
+    );
+    let up = reconnected(run, &format!("127.0.0.1:{}", s.port));
+    // Every interval was closed: the worker's clock kept moving.
+    assert_eq!(run.intervals.len(), 16, "{:?}", run.intervals);
+    let after: u64 = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s > up.t_s + 0.5)
+        .map(|iv| iv.ios)
+        .sum();
+    assert!(after >= 20, "{after} I/Os after the reconnection");
+}
