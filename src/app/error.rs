@@ -143,8 +143,12 @@ impl AppError {
         match self {
             // A target that cannot be reached (library missing, server down) is a
             // run-time failure, not bad input, even when found by the checks.
-            Check(RunError::Target(TargetError::Unavailable { .. }))
-            | Target(TargetError::Unavailable { .. }) => exit::RUN_FAILED,
+            Check(RunError::Target(
+                TargetError::Unavailable { .. } | TargetError::NoAnswer { .. },
+            ))
+            | Target(TargetError::Unavailable { .. } | TargetError::NoAnswer { .. }) => {
+                exit::RUN_FAILED
+            }
             Flag(_)
             | JobFile(_)
             | Foreign(_)

@@ -704,7 +704,7 @@ fn check_probed(
         .iter()
         .map(|&ti| {
             let io = open_options(run, &specs[ti], opts);
-            again(&specs[ti], opts, || target::probe(&specs[ti], io))
+            again(&specs[ti], opts, io, target::probe)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let kinds: Vec<ProbeKind> = probes.iter().map(|p| p.kind).collect();
@@ -970,20 +970,33 @@ fn open_target(
     io: target::OpenOptionsIo,
     opts: &RunOptions,
 ) -> Result<OpenTarget, target::TargetError> {
-    again(spec, opts, || target::open(spec, io))
+    again(spec, opts, io, target::open)
 }
 
-/// `attempt` (a probe or an open of `spec`), tried again as [`open_target`] says.
-fn again<T>(
+/// `attempt` (a probe or an open of `spec`), tried again as [`open_target`] says. A
+/// network target's attempt must answer within the start-up deadline (`--io-timeout`,
+/// else [`target::retry::STARTUP_LIMIT_NS`]; [`target::retry::answered_within`]).
+fn again<T: Send + 'static>(
     spec: &TargetSpec,
     opts: &RunOptions,
-    attempt: impl FnMut() -> Result<T, target::TargetError>,
+    io: target::OpenOptionsIo,
+    attempt: fn(&TargetSpec, target::OpenOptionsIo) -> Result<T, target::TargetError>,
 ) -> Result<T, target::TargetError> {
-    let mut attempt = attempt;
+    let limit_ns = opts
+        .io_timeout_ns
+        .unwrap_or(target::retry::STARTUP_LIMIT_NS);
+    let network = target::over_network(&spec.uri);
+    let once = || {
+        if !network {
+            return attempt(spec, io);
+        }
+        let own = spec.clone();
+        target::retry::answered_within(&spec.uri, limit_ns, move || attempt(&own, io))
+    };
     if opts.policy == super::ErrorPolicy::Stop {
-        return attempt();
+        return once();
     }
-    target::retry::open_again(&target::retry::Reconnect::default(), attempt, |how| {
+    target::retry::open_again(&target::retry::Reconnect::default(), once, |how| {
         eprintln!("ioscope: target '{}': {how}", spec.uri)
     })
 }

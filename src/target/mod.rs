@@ -67,6 +67,10 @@ pub enum TargetError {
     /// server down): a run-time failure (exit 1), not bad input.
     #[error("target '{uri}': {msg}")]
     Unavailable { uri: String, msg: String },
+    /// A network target that did not answer its start-up probe in time (a stalled
+    /// server, a link that drops everything): not tried again ([`retry::answered_within`]).
+    #[error("target '{uri}': {msg}")]
+    NoAnswer { uri: String, msg: String },
     /// A further path of a multipath target leads somewhere else than path 0.
     #[error("target '{first}': path '{other}' does not lead to the same device ({why}); refusing to use them as paths of one target")]
     PathMismatch {
@@ -130,6 +134,15 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
         )));
     }
     Ok(TargetKind::Path(PathBuf::from(uri)))
+}
+
+/// True for a target reached over the network (NBD, iSCSI, SMB, NFS), whose
+/// start-up can wait on a server that never answers.
+pub fn over_network(uri: &str) -> bool {
+    matches!(
+        parse_uri(uri),
+        Ok(TargetKind::Nbd(_) | TargetKind::Iscsi(_) | TargetKind::Smb(_) | TargetKind::Nfs(_))
+    )
 }
 
 /// How a target's bytes are reached.

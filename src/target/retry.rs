@@ -139,9 +139,76 @@ pub fn open_again<T>(
     }
 }
 
+/// Runs one start-up `attempt` of the network target `uri` (a probe or an open: a
+/// connection, a handshake or login, the read of the first bytes) on a thread of its
+/// own and waits for it at most `limit_ns`. A server whose kernel accepts the
+/// connection while the server itself is stopped, or a link that drops every packet,
+/// would otherwise hold the run before its first I/O for as long as TCP keeps trying
+/// (minutes), or for ever. Past the deadline the attempt is left to end on its own
+/// thread (it holds nothing the run needs; the run is ending) and the error names the
+/// target and the deadline. Not tried again by [`open_again`]: a target that failed
+/// is worth another attempt, one that never answered already had its time.
+pub fn answered_within<T: Send + 'static>(
+    uri: &str,
+    limit_ns: u64,
+    attempt: impl FnOnce() -> Result<T, TargetError> + Send + 'static,
+) -> Result<T, TargetError> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let spawned = std::thread::Builder::new()
+        .name("ioscope-open".into())
+        .spawn(move || {
+            // The receiver is gone only when the deadline passed: nothing to tell.
+            let _ = tx.send(attempt());
+        });
+    let no_answer = |msg: String| TargetError::NoAnswer {
+        uri: uri.to_string(),
+        msg,
+    };
+    spawned.map_err(|e| no_answer(format!("cannot start the opening thread: {e}")))?;
+    match rx.recv_timeout(Duration::from_nanos(limit_ns)) {
+        Ok(r) => r,
+        Err(_) => Err(no_answer(format!(
+            "no answer within {:.1} s (the start-up deadline: --io-timeout, else {:.0} s)",
+            limit_ns as f64 / 1e9,
+            STARTUP_LIMIT_NS as f64 / 1e9
+        ))),
+    }
+}
+
+/// How long a network target's start-up attempt may take without `--io-timeout`.
+pub const STARTUP_LIMIT_NS: u64 = 10_000_000_000;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_attempt_past_its_deadline_is_no_answer_and_not_tried_again() {
+        // Each attempt waits on a channel whose sender is held here until the end: a
+        // server that never answers.
+        let mut held = Vec::new();
+        let t0 = std::time::Instant::now();
+        let r: Result<(), _> = open_again(
+            &Reconnect::default(),
+            || {
+                let (hold, wait) = std::sync::mpsc::channel::<()>();
+                held.push(hold);
+                answered_within("nbd://x", 50_000_000, move || {
+                    let _ = wait.recv();
+                    Ok(())
+                })
+            },
+            |_| {},
+        );
+        let tries = held.len();
+        drop(held);
+        assert!(matches!(r, Err(TargetError::NoAnswer { .. })), "{r:?}");
+        assert_eq!(tries, 1);
+        // 50 ms deadline; the bound allows 2 s for a thread start on a loaded machine.
+        assert!(t0.elapsed() < Duration::from_secs(2));
+        let ok = answered_within("nbd://x", 1_000_000_000, || Ok(7));
+        assert_eq!(ok.unwrap(), 7);
+    }
 
     #[test]
     fn attempts_back_off_and_end_with_the_window() {

@@ -1010,3 +1010,40 @@ fn a_start_up_probe_that_fails_is_tried_again_under_on_error_continue() {
     assert!(r["runs"][0]["totals"]["ios"].as_u64().unwrap() > 0);
     drop(k);
 }
+
+// Issue 28: a server stopped before the run (its kernel accepts the TCP connection,
+// nothing answers the handshake) held the start-up probe for ever, under every error
+// policy. Now the start-up attempt has the I/O timeout's time, is not tried again,
+// and the error names the target.
+#[test]
+fn a_target_that_never_answers_at_start_up_is_an_error_within_the_io_timeout() {
+    let Some(k) = Nbdkit::tcp(&["memory", "64M"])
+        .map_err(|e| skip_or_fail(&e))
+        .ok()
+    else {
+        return;
+    };
+    let pid = k.child.id() as i32;
+    // SAFETY: signalling our own child by its PID.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    for policy in ["stop", "continue"] {
+        let t0 = Instant::now();
+        let r = ioscope()
+            .args(["run", "-t", &k.uri, "--rw", "randwrite", "--duration", "2s"])
+            .args(["--io-timeout", "1s", "--on-error", policy, "-q"])
+            .output()
+            .unwrap();
+        let took = t0.elapsed();
+        let e = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{policy}: {e}");
+        assert!(
+            e.contains(&k.uri) && e.contains("no answer within 1.0 s"),
+            "{policy}: {e}"
+        );
+        // The deadline is 1 s; the issue allows --io-timeout + 2 s, for a loaded
+        // machine's thread start and process exit (1.02 s here).
+        assert!(took < Duration::from_secs(3), "{policy}: took {took:?}");
+    }
+    // SAFETY: as above; the server must run again to be stopped on drop.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+}
