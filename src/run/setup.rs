@@ -704,7 +704,7 @@ fn check_probed(
         .iter()
         .map(|&ti| {
             let io = open_options(run, &specs[ti], opts);
-            again(&specs[ti], opts, io, target::probe)
+            again(&specs[ti], (opts, true), io, target::probe)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let kinds: Vec<ProbeKind> = probes.iter().map(|p| p.kind).collect();
@@ -970,22 +970,21 @@ fn open_target(
     io: target::OpenOptionsIo,
     opts: &RunOptions,
 ) -> Result<OpenTarget, target::TargetError> {
-    again(spec, opts, io, target::open)
+    again(spec, (opts, false), io, target::open)
 }
 
-/// `attempt` (a probe or an open of `spec`), tried again as [`open_target`] says. A
-/// network target's attempt must answer within the start-up deadline (`--io-timeout`,
-/// else [`target::retry::STARTUP_LIMIT_NS`]; [`target::retry::answered_within`]).
+/// `attempt` (a probe or an open of `spec`), tried again as [`open_target`] says.
+/// With `answer`, a network target's attempt (the probe, which connects, logs in and
+/// reads the first bytes but lays nothing out) must answer within the start-up
+/// deadline ([`target::retry::answered_within`]).
 fn again<T: Send + 'static>(
     spec: &TargetSpec,
-    opts: &RunOptions,
+    (opts, answer): (&RunOptions, bool),
     io: target::OpenOptionsIo,
     attempt: fn(&TargetSpec, target::OpenOptionsIo) -> Result<T, target::TargetError>,
 ) -> Result<T, target::TargetError> {
-    let limit_ns = opts
-        .io_timeout_ns
-        .unwrap_or(target::retry::STARTUP_LIMIT_NS);
-    let network = target::over_network(&spec.uri);
+    let limit_ns = target::retry::startup_limit_ns(opts.io_timeout_ns);
+    let network = answer && target::over_network(&spec.uri);
     let once = || {
         if !network {
             return attempt(spec, io);

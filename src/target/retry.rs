@@ -168,15 +168,22 @@ pub fn answered_within<T: Send + 'static>(
     match rx.recv_timeout(Duration::from_nanos(limit_ns)) {
         Ok(r) => r,
         Err(_) => Err(no_answer(format!(
-            "no answer within {:.1} s (the start-up deadline: --io-timeout, else {:.0} s)",
+            "no answer within {:.1} s (the start-up deadline: --io-timeout + 1 s, else {:.0} s)",
             limit_ns as f64 / 1e9,
             STARTUP_LIMIT_NS as f64 / 1e9
         ))),
     }
 }
 
-/// How long a network target's start-up attempt may take without `--io-timeout`.
+/// How long a network target's start-up probe may take without `--io-timeout`.
 pub const STARTUP_LIMIT_NS: u64 = 10_000_000_000;
+
+/// The start-up deadline of a network target's probe: `--io-timeout` (a per-I/O
+/// deadline) plus a second for the connection, handshake or login and its
+/// negotiation around the I/O, else [`STARTUP_LIMIT_NS`].
+pub fn startup_limit_ns(io_timeout_ns: Option<u64>) -> u64 {
+    io_timeout_ns.map_or(STARTUP_LIMIT_NS, |t| t.saturating_add(1_000_000_000))
+}
 
 #[cfg(test)]
 mod tests {
