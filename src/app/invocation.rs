@@ -57,6 +57,7 @@ pub enum Invocation {
     Convert(ConvertInvocation),
     Report(ReportInvocation),
     Compare(CompareInvocation),
+    Merge(super::merge::MergeInvocation),
     Verify(VerifyInvocation),
     Sysinfo(SysinfoInvocation),
 }

@@ -113,6 +113,11 @@ pub fn invocation(cmd: Command, command: Vec<String>) -> Result<Invocation, AppE
             results: a.results,
             html: a.html,
         }),
+        Command::Merge(a) => Invocation::Merge(crate::app::MergeInvocation {
+            results: a.results,
+            output: a.output,
+            command,
+        }),
         Command::Verify(a) => Invocation::Verify(VerifyInvocation {
             journal: a.journal,
             target: a.target,

@@ -70,6 +70,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare results side by side, with ratios and a verdict per metric.
     Compare(CompareArgs),
+    /// Combine results of separate hosts or processes that ran one workload between
+    /// them: percentiles exactly those of all their I/Os (their raw histograms added),
+    /// rates over the time they all ran, each source kept as a part.
+    Merge(MergeArgs),
     /// Read back a journaled data set and report lost, misplaced and corrupted writes.
     Verify(VerifyArgs),
     /// Show the environment behind the numbers (kernel, CPU, device queue settings,
@@ -608,6 +612,16 @@ pub struct CompareArgs {
     /// Also write an HTML comparison with overlaid timelines.
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// Two or more result JSON files (written by --json), merged run by run.
+    #[arg(value_name = "RESULT", num_args = 2.., required = true)]
+    pub results: Vec<PathBuf>,
+    /// Write the merged result here (atomically); without it, to stdout.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -53,6 +53,7 @@ fn op(ios: u64, secs: f64, lat_us: f64, spectrum: bool) -> OpTotals {
         errors: 0,
         latency_us: latency(lat_us, spectrum),
         service_us: latency(lat_us, spectrum),
+        ..Default::default()
     }
 }
 
@@ -90,6 +91,7 @@ pub fn run(
                 p99: m * 3.0,
                 max: m * 5.0,
                 stddev: m * 0.3,
+                hdr: None,
             };
             Interval {
                 index: i as u64,

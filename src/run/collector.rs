@@ -14,7 +14,7 @@ use crate::result::{
 use crate::stats::cpu::CpuSample;
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::snapshot::{dir_stats, ConnStats, EventRecord, OpStats, Snapshot, WorkloadStats};
-use crate::stats::{interval_figures, op_totals, trim_totals};
+use crate::stats::{dir_totals, interval_figures, op_totals, trim_dir_totals, trim_totals};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
@@ -444,9 +444,9 @@ impl Collector {
         }
         let totals = Totals {
             all: op_totals(&combined, dur_s, true),
-            read: op_totals(&all_ops[0], dur_s, true),
-            write: op_totals(&all_ops[1], dur_s, true),
-            trim: trim_totals(&all_ops[Op::Trim.index()], dur_s, true),
+            read: dir_totals(&all_ops[0], dur_s),
+            write: dir_totals(&all_ops[1], dur_s),
+            trim: trim_dir_totals(&all_ops[Op::Trim.index()], dur_s),
             queue_depth: if dur_ns > 0 {
                 combined.service_sum_ns() as f64 / dur_ns as f64
             } else {
@@ -498,6 +498,7 @@ impl Collector {
             ranks: Vec::new(),
             mpi: None,
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
+            parts: Vec::new(),
         }
     }
 
