@@ -7,13 +7,17 @@ use super::clock::IntervalClock;
 use crate::clock::{now_ns, unix_s};
 use crate::engine::Targets;
 use crate::plan::model::{Op, Rate, RunSpec};
+use crate::plan::settings::declared::HISTOGRAMS;
 use crate::result::{
     ConnectionResult, Cpu, EndReason, Interval, IntervalConnection, PacingResult, RunEvent,
     RunResult, ScheduleResult, Totals, WorkloadResult,
 };
 use crate::stats::cpu::CpuSample;
+use crate::stats::encoded;
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::snapshot::{dir_stats, ConnStats, EventRecord, OpStats, Snapshot, WorkloadStats};
+use crate::stats::snapshot::{
+    dir_stats, ConnStats, DirStats, EventRecord, OpStats, Snapshot, WorkloadStats,
+};
 use crate::stats::{dir_totals, interval_figures, op_totals, trim_dir_totals, trim_totals};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
@@ -55,6 +59,14 @@ struct Collector {
     paths: super::paths::PathTally,
     /// A steady-state stop (fio's `steadystate`) watching the measured intervals.
     steady: Option<super::steady::SteadyWatch>,
+    /// `histograms = "intervals"`: each interval row carries its raw histograms.
+    interval_hdr: bool,
+    /// `hdr_log`: the interval log files of the run's workloads.
+    hdr_logs: super::hdr_log::HdrLogs,
+    /// Unix seconds at clock time 0, for the interval log's timestamps.
+    unix_at_zero_s: f64,
+    /// Warnings about the run's outputs (an interval log that failed).
+    warnings: Vec<String>,
 }
 
 /// One interval's snapshots summed.
@@ -111,6 +123,36 @@ impl Collector {
                 .steady_stop
                 .as_ref()
                 .map(|s| super::steady::SteadyWatch::new(s, run.interval_ns)),
+            interval_hdr: run
+                .workloads
+                .iter()
+                .any(|w| w.settings.get(&HISTOGRAMS).as_str() == "intervals"),
+            hdr_logs: Default::default(),
+            unix_at_zero_s: unix_s() - now_ns() as f64 / 1e9,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Opens the run's interval logs (`hdr_log`).
+    fn open_hdr_logs(&mut self, run: &RunSpec) {
+        let start_unix_s = self.unix_at_zero_s + self.clock.start_ns as f64 / 1e9;
+        self.hdr_logs = super::hdr_log::HdrLogs::open(run, start_unix_s, &mut self.warnings);
+    }
+
+    /// The raw histograms of an interval's directions, when the run asked for them,
+    /// and its line in the interval logs when measured.
+    fn interval_histograms(&mut self, iv: &mut Interval, dirs: &DirStats, m: &[WorkloadStats]) {
+        if self.interval_hdr {
+            iv.read_lat_us.hdr = encoded(&dirs[Op::Read.index()].lat);
+            iv.write_lat_us.hdr = encoded(&dirs[Op::Write.index()].lat);
+            if let Some(t) = iv.trim_lat_us.as_mut() {
+                t.hdr = encoded(&dirs[Op::Trim.index()].lat);
+            }
+        }
+        if !iv.warmup {
+            let start_unix_s = self.unix_at_zero_s + self.prev_end_ns as f64 / 1e9;
+            self.hdr_logs
+                .write(m, start_unix_s, iv.duration_s, &mut self.warnings);
         }
     }
 
@@ -254,7 +296,7 @@ impl Collector {
         };
         let cpu = cpu_now.since(&self.cpu_prev, all.ios);
         self.cpu_prev = cpu_now;
-        let iv = Interval {
+        let mut iv = Interval {
             index: k,
             t_s: end_ns.saturating_sub(self.clock.start_ns) as f64 / 1e9,
             unix_s: unix_s(),
@@ -277,6 +319,7 @@ impl Collector {
             },
             ..interval_figures(&all, &dirs, lag.as_ref(), dur_s, self.requested_iops)
         };
+        self.interval_histograms(&mut iv, &dirs, &merged);
         // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones
         // (and judges a steady-state stop on them, see `observe_merged`).
         let mut rows = Vec::new();
@@ -565,6 +608,8 @@ pub(super) struct Collected {
     pub workload_ops: Vec<crate::cluster::wire::WorkloadOps>,
     /// Per workload: its issue lateness (open loop) and the I/Os it issued.
     pub by_workload: Vec<(Option<LatencyHistogram>, u64)>,
+    /// Warnings about the run's outputs (`hdr_log`).
+    pub warnings: Vec<String>,
 }
 
 /// A workload's own measured seconds: the run's, less what passed before its start
@@ -621,6 +666,7 @@ pub(super) fn collect(
         ..
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
+    coll.open_hdr_logs(run);
     coll.recycle = recycle;
     coll.follow_paths(targets);
     let mut interrupted = false;
@@ -683,6 +729,7 @@ pub(super) fn collect(
         Vec::new()
     };
     let by_workload = coll.by_workload();
+    let warnings = std::mem::take(&mut coll.warnings);
     let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
     Collected {
         result,
@@ -691,6 +738,7 @@ pub(super) fn collect(
         fatal,
         workload_ops,
         by_workload,
+        warnings,
     }
 }
 
