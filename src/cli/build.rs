@@ -49,6 +49,7 @@ impl From<ReportForm> for Format {
             ReportForm::Csv => Format::Csv,
             ReportForm::Markdown => Format::Markdown,
             ReportForm::FioJson => Format::FioJson,
+            ReportForm::FioJsonPlus => Format::FioJsonPlus,
         }
     }
 }

@@ -111,6 +111,9 @@ pub enum StdoutForm {
     Json,
     /// fio 3.x-compatible JSON.
     FioJson,
+    /// fio's json+: fio JSON with latency histogram bins (clat_ns.bins).
+    #[value(name = "fio-json+")]
+    FioJsonPlus,
 }
 
 /// What `report` renders.
@@ -121,6 +124,8 @@ pub enum ReportForm {
     #[value(alias = "md")]
     Markdown,
     FioJson,
+    #[value(name = "fio-json+")]
+    FioJsonPlus,
 }
 
 /// The metric steady state tracks.
@@ -189,7 +194,8 @@ pub struct OutputArgs {
     /// Print a Markdown summary table at the end (for pasting into a ticket).
     #[arg(long)]
     pub markdown: bool,
-    /// What stdout carries: text (default), json (the result) or fio-json. With json
+    /// What stdout carries: text (default), json (the result), fio-json or fio-json+
+    /// (fio's json+: with latency bins). With json
     /// forms stdout is pure JSON; progress goes nowhere.
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub output_format: Option<StdoutForm>,
@@ -599,7 +605,7 @@ pub struct ReportArgs {
     /// Output file; the form follows --format, or the extension (.html, .csv, .md, .json).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// html, csv, markdown or fio-json.
+    /// html, csv, markdown, fio-json or fio-json+ (with latency bins).
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<ReportForm>,
 }
