@@ -68,7 +68,7 @@ pub enum AppError {
     Refused(String),
     /// Results that `ioscope merge` cannot combine; nothing was written.
     #[error(transparent)]
-    Merge(#[from] super::merge::MergeError),
+    Merge(#[from] super::merge_error::MergeError),
     /// A run refused by the checks made before any I/O.
     #[error(transparent)]
     Check(RunError),

@@ -14,77 +14,11 @@
 //! CPU, connections) is left out of the merged run; each source is kept as a part.
 
 use super::error::AppError;
-use crate::result::hdr::HdrError;
+use super::invocation::MergeInvocation;
+use super::merge_error::MergeError;
 use crate::result::parts::Part;
 use crate::result::{Cpu, OpTotals, ResultDoc, RunResult, Totals};
 use crate::stats::histogram::{LatencyHistogram, Moments};
-use std::path::PathBuf;
-
-/// `ioscope merge`.
-#[derive(Debug)]
-pub struct MergeInvocation {
-    pub results: Vec<PathBuf>,
-    /// None: the merged result goes to stdout.
-    pub output: Option<PathBuf>,
-    pub command: Vec<String>,
-}
-
-/// Why results cannot be merged; nothing is written.
-#[derive(Debug, thiserror::Error)]
-pub enum MergeError {
-    #[error(
-        "'{first}' holds {first_runs} runs and '{other}' {other_runs}: results merge run \
-         by run, so each must hold as many"
-    )]
-    RunCount {
-        first: String,
-        first_runs: usize,
-        other: String,
-        other_runs: usize,
-    },
-    #[error(
-        "run {run} of '{source_path}' has {ios} {dir}s but no raw histogram (`hdr`): it \
-         was written before results carried them, so its percentiles cannot be merged \
-         exactly; run it again with this version"
-    )]
-    NoHistogram {
-        source_path: String,
-        run: usize,
-        dir: &'static str,
-        ios: u64,
-    },
-    #[error("run {run} of '{source_path}': its {dir} histogram")]
-    Histogram {
-        source_path: String,
-        run: usize,
-        dir: &'static str,
-        source: HdrError,
-    },
-    #[error(
-        "run {run} of '{source_path}': its {dir} histogram has another bucket layout \
-         than ioscope's (1 ns, 3 significant digits), so its buckets cannot be added"
-    )]
-    Layout {
-        source_path: String,
-        run: usize,
-        dir: &'static str,
-    },
-    #[error(
-        "run {run}: '{first}' and '{other}' ran different workloads ({what}: {a} vs {b}); \
-         only parts of one workload merge (targets, queue depths, streams and rates may \
-         differ, the transfer sizes, read share and access pattern may not)"
-    )]
-    Shape {
-        run: usize,
-        first: String,
-        other: String,
-        what: &'static str,
-        a: String,
-        b: String,
-    },
-    #[error("run {run} of '{source_path}' is a network run; only storage runs merge")]
-    Network { source_path: String, run: usize },
-}
 
 /// One source run with where it came from.
 struct Source<'a> {
@@ -257,7 +191,7 @@ fn merged_run(sources: &[Source], totals: Totals, duration_s: f64, parts: Vec<Pa
             io: sources[0].run.io.clone(),
             workload: sources[0].run.workload.clone(),
             warmup_s: sources[0].run.warmup_s,
-            end_reason: sources[0].run.end_reason.clone(),
+            end_reason: sources[0].run.end_reason,
             ..RunResult::empty()
         }
     }
@@ -293,7 +227,7 @@ impl Direction {
     }
 }
 
-fn dir_totals<'a>(t: &'a Totals, k: usize) -> Option<&'a OpTotals> {
+fn dir_totals(t: &Totals, k: usize) -> Option<&OpTotals> {
     match k {
         0 => Some(&t.read),
         1 => Some(&t.write),
@@ -439,7 +373,7 @@ fn part_of(s: &Source) -> Part {
 /// warm-up and duration) ends.
 fn measured_span(s: &Source) -> (f64, f64) {
     let measured = || s.run.intervals.iter().filter(|i| !i.warmup);
-    match (measured().next(), measured().last()) {
+    match (measured().next(), measured().next_back()) {
         (Some(first), Some(last)) => (first.unix_s - first.duration_s, last.unix_s),
         _ => {
             let start = s.doc.started_unix_s + s.run.warmup_s;

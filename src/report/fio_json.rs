@@ -336,7 +336,7 @@ mod tests {
     use crate::result::{AccessPattern, BlockSizes};
 
     fn job_of(r: RunResult) -> Value {
-        let v: Value = serde_json::from_str(&render(&doc(vec![r]))).unwrap();
+        let v: Value = serde_json::from_str(&render(&doc(vec![r]), false)).unwrap();
         v["jobs"][0].clone()
     }
 

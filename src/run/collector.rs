@@ -131,12 +131,30 @@ impl Collector {
             unix_at_zero_s: unix_s() - now_ns() as f64 / 1e9,
             warnings: Vec::new(),
         }
+        .with_hdr_logs(run)
+    }
+
+    /// Among MPI ranks, the workloads' counters and histograms for rank 0's merge.
+    fn workload_ops(&self, run: &RunSpec) -> Vec<crate::cluster::wire::WorkloadOps> {
+        if !crate::cluster::active() {
+            return Vec::new();
+        }
+        run.workloads
+            .iter()
+            .zip(&self.totals)
+            .map(|(w, t)| crate::cluster::wire::WorkloadOps {
+                name: w.name.clone(),
+                target: w.target.clone(),
+                ops: t.ops.clone(),
+            })
+            .collect()
     }
 
     /// Opens the run's interval logs (`hdr_log`).
-    fn open_hdr_logs(&mut self, run: &RunSpec) {
+    fn with_hdr_logs(mut self, run: &RunSpec) -> Self {
         let start_unix_s = self.unix_at_zero_s + self.clock.start_ns as f64 / 1e9;
         self.hdr_logs = super::hdr_log::HdrLogs::open(run, start_unix_s, &mut self.warnings);
+        self
     }
 
     /// The raw histograms of an interval's directions, when the run asked for them,
@@ -276,8 +294,7 @@ impl Collector {
             events,
         } = m;
         let warmup = self.clock.is_warmup(k);
-        let dur_ns = end_ns.saturating_sub(self.prev_end_ns).max(1);
-        let dur_s = dur_ns as f64 / 1e9;
+        let dur_s = end_ns.saturating_sub(self.prev_end_ns).max(1) as f64 / 1e9;
         let mut all = OpStats::new(self.open_loop.iter().any(|&o| o));
         let mut dirs = dir_stats(false);
         let mut lag: Option<LatencyHistogram> = None;
@@ -538,10 +555,8 @@ impl Collector {
             events: self.events,
             failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
-            ranks: Vec::new(),
-            mpi: None,
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
-            parts: Vec::new(),
+            ..RunResult::empty()
         }
     }
 
@@ -608,8 +623,6 @@ pub(super) struct Collected {
     pub workload_ops: Vec<crate::cluster::wire::WorkloadOps>,
     /// Per workload: its issue lateness (open loop) and the I/Os it issued.
     pub by_workload: Vec<(Option<LatencyHistogram>, u64)>,
-    /// Warnings about the run's outputs (`hdr_log`).
-    pub warnings: Vec<String>,
 }
 
 /// A workload's own measured seconds: the run's, less what passed before its start
@@ -651,6 +664,7 @@ pub(super) fn collect(
     engine: &super::engine_choice::EngineChoice,
     launched: super::launch::Launched,
     on_interval: &mut dyn FnMut(&Interval),
+    warnings: &mut Vec<String>,
 ) -> Collected {
     let super::launch::Launched {
         handles,
@@ -666,7 +680,6 @@ pub(super) fn collect(
         ..
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
-    coll.open_hdr_logs(run);
     coll.recycle = recycle;
     coll.follow_paths(targets);
     let mut interrupted = false;
@@ -714,22 +727,9 @@ pub(super) fn collect(
     };
     let fatal = coll.fatal.clone();
     let verify = std::mem::take(&mut coll.verify);
-    // Among MPI ranks, rank 0 merges the workloads' counters and histograms.
-    let workload_ops = if crate::cluster::active() {
-        run.workloads
-            .iter()
-            .zip(&coll.totals)
-            .map(|(w, t)| crate::cluster::wire::WorkloadOps {
-                name: w.name.clone(),
-                target: w.target.clone(),
-                ops: t.ops.clone(),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let workload_ops = coll.workload_ops(run);
     let by_workload = coll.by_workload();
-    let warnings = std::mem::take(&mut coll.warnings);
+    warnings.append(&mut coll.warnings);
     let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
     Collected {
         result,
@@ -738,7 +738,6 @@ pub(super) fn collect(
         fatal,
         workload_ops,
         by_workload,
-        warnings,
     }
 }
 

@@ -213,9 +213,7 @@ pub fn execute(
         fatal,
         workload_ops,
         by_workload,
-        warnings: output_warnings,
-    } = collector::collect(run, targets, &choice, launched, on_interval);
-    warnings.extend(output_warnings);
+    } = collector::collect(run, targets, &choice, launched, on_interval, &mut warnings);
     replays.finish(&mut result, run, targets, &by_workload, &mut warnings);
     own_settings::own_settings(&mut result, run, &prepared.groups, &placed, opts);
     zbd::count_resets(&mut result, run, &zbd);
