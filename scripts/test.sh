@@ -46,6 +46,10 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "warning: missing ${need[*]} and cannot install them (not root or no apt-get); tests that need them will say so" >&2
   fi
 fi
+# Python's HdrHistogram (hdrh): an independent decoder of the result's raw histograms
+# and of the --hdr-log interval log (tests/it/histograms.rs).
+python3 -c 'import hdrh' >/dev/null 2>&1 || python3 -m pip install -q hdrhistogram || \
+  echo "warning: cannot install the hdrhistogram Python package; the raw-histogram tests will say so" >&2
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check

@@ -66,6 +66,9 @@ pub enum AppError {
     /// wrong shape for the command); nothing was run.
     #[error("{0}")]
     Refused(String),
+    /// Results that `ioscope merge` cannot combine; nothing was written.
+    #[error(transparent)]
+    Merge(#[from] super::merge_error::MergeError),
     /// A run refused by the checks made before any I/O.
     #[error(transparent)]
     Check(RunError),
@@ -156,6 +159,7 @@ impl AppError {
             | EmitFio(_)
             | CurveBound { .. }
             | Refused(_)
+            | Merge(_)
             | Check(_)
             | Target(_)
             | Credentials(_)

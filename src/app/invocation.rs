@@ -57,6 +57,7 @@ pub enum Invocation {
     Convert(ConvertInvocation),
     Report(ReportInvocation),
     Compare(CompareInvocation),
+    Merge(MergeInvocation),
     Verify(VerifyInvocation),
     Sysinfo(SysinfoInvocation),
 }
@@ -195,6 +196,15 @@ pub struct ReportInvocation {
 pub struct CompareInvocation {
     pub results: Vec<PathBuf>,
     pub html: Option<PathBuf>,
+}
+
+/// `ioscope merge`: results combined run by run (`app::merge`).
+#[derive(Debug)]
+pub struct MergeInvocation {
+    pub results: Vec<PathBuf>,
+    /// None: the merged result goes to stdout.
+    pub output: Option<PathBuf>,
+    pub command: Vec<String>,
 }
 
 /// `ioscope verify`.

@@ -21,6 +21,8 @@ mod error;
 mod fio_logs;
 mod foreign;
 mod invocation;
+mod merge;
+mod merge_error;
 mod quick;
 mod steady;
 mod tools;
@@ -34,6 +36,8 @@ pub use error::{chain, AppError, BoundError, FlagError};
 pub use foreign::{accept as accept_translated, foreign, read_job_file};
 pub use invocation::Tool as ForeignTool;
 pub use invocation::*;
+pub use merge::merge;
+pub use merge_error::MergeError;
 pub use quick::quick;
 pub use steady::{pts, steady_run};
 pub use tools::{compare, convert, net_run, net_serve, report, rerun, sysinfo};
@@ -77,6 +81,7 @@ pub fn execute(inv: Invocation) -> Result<i32, AppError> {
         Invocation::Convert(c) => convert(&c),
         Invocation::Report(r) => report(&r),
         Invocation::Compare(c) => compare(&c),
+        Invocation::Merge(m) => merge(&m),
         Invocation::Verify(v) => verify(&v),
         Invocation::Sysinfo(s) => sysinfo(&s),
     }

@@ -9,7 +9,7 @@ use crate::report::export::Format;
 use std::path::Path;
 
 /// An output file written atomically, or the error naming it.
-fn write_file(p: &Path, text: &str) -> Result<(), AppError> {
+pub(super) fn write_file(p: &Path, text: &str) -> Result<(), AppError> {
     crate::report::json::write_atomic_bytes(p, text.as_bytes()).map_err(|source| AppError::Write {
         path: p.to_path_buf(),
         source,
@@ -34,7 +34,7 @@ pub fn sysinfo(a: &SysinfoInvocation) -> Result<i32, AppError> {
     Ok(exit::OK)
 }
 
-fn read_result(path: &std::path::Path) -> Result<crate::result::ResultDoc, AppError> {
+pub(super) fn read_result(path: &std::path::Path) -> Result<crate::result::ResultDoc, AppError> {
     let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
         what: "result",
         path: path.to_path_buf(),

@@ -49,6 +49,7 @@ impl From<ReportForm> for Format {
             ReportForm::Csv => Format::Csv,
             ReportForm::Markdown => Format::Markdown,
             ReportForm::FioJson => Format::FioJson,
+            ReportForm::FioJsonPlus => Format::FioJsonPlus,
         }
     }
 }
@@ -112,6 +113,11 @@ pub fn invocation(cmd: Command, command: Vec<String>) -> Result<Invocation, AppE
         Command::Compare(a) => Invocation::Compare(CompareInvocation {
             results: a.results,
             html: a.html,
+        }),
+        Command::Merge(a) => Invocation::Merge(crate::app::MergeInvocation {
+            results: a.results,
+            output: a.output,
+            command,
         }),
         Command::Verify(a) => Invocation::Verify(VerifyInvocation {
             journal: a.journal,

@@ -62,12 +62,16 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                 "--html" => own.output.html = Some(PathBuf::from(value)),
                 "--csv" => own.output.csv = Some(PathBuf::from(value)),
                 "--fio-json" => own.output.fio_json = Some(PathBuf::from(value)),
+                // fio's own `--output-format=json+`: fio JSON with latency bins.
+                "--output-format" if fio_mode && value == "json+" => {
+                    own.output.stdout_doc = super::values::stdout_doc(Some(StdoutForm::FioJsonPlus))
+                }
                 "--output-format" => {
                     let form = StdoutForm::from_str(&value, false).map_err(|_| {
                         FlagError::new(
                             "--output-format",
                             value.as_str(),
-                            "expected text, json or fio-json",
+                            "expected text, json, fio-json or fio-json+ (json+ as fio's own)",
                         )
                     })?;
                     // fio's own `--output-format=json` is fio's JSON to a fio user.
@@ -132,6 +136,11 @@ mod tests {
             Some(crate::report::export::Format::FioJson)
         );
         assert_eq!(rest, v(&["--name=x"]));
+        let (own, _) = split_own(&v(&["--output-format=json+"]), true).unwrap();
+        assert_eq!(
+            own.output.stdout_doc,
+            Some(crate::report::export::Format::FioJsonPlus)
+        );
         assert!(split_own(&v(&["--json"]), false).is_err());
         assert!(split_own(&v(&["--output-format=xml"]), false).is_err());
     }

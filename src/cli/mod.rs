@@ -70,6 +70,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare results side by side, with ratios and a verdict per metric.
     Compare(CompareArgs),
+    /// Combine results of separate hosts or processes that ran one workload between
+    /// them: percentiles exactly those of all their I/Os (their raw histograms added),
+    /// rates over the time they all ran, each source kept as a part.
+    Merge(MergeArgs),
     /// Read back a journaled data set and report lost, misplaced and corrupted writes.
     Verify(VerifyArgs),
     /// Show the environment behind the numbers (kernel, CPU, device queue settings,
@@ -107,6 +111,9 @@ pub enum StdoutForm {
     Json,
     /// fio 3.x-compatible JSON.
     FioJson,
+    /// fio's json+: fio JSON with latency histogram bins (clat_ns.bins).
+    #[value(name = "fio-json+")]
+    FioJsonPlus,
 }
 
 /// What `report` renders.
@@ -117,6 +124,8 @@ pub enum ReportForm {
     #[value(alias = "md")]
     Markdown,
     FioJson,
+    #[value(name = "fio-json+")]
+    FioJsonPlus,
 }
 
 /// The metric steady state tracks.
@@ -185,7 +194,8 @@ pub struct OutputArgs {
     /// Print a Markdown summary table at the end (for pasting into a ticket).
     #[arg(long)]
     pub markdown: bool,
-    /// What stdout carries: text (default), json (the result) or fio-json. With json
+    /// What stdout carries: text (default), json (the result), fio-json or fio-json+
+    /// (fio's json+: with latency bins). With json
     /// forms stdout is pure JSON; progress goes nowhere.
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub output_format: Option<StdoutForm>,
@@ -595,7 +605,7 @@ pub struct ReportArgs {
     /// Output file; the form follows --format, or the extension (.html, .csv, .md, .json).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// html, csv, markdown or fio-json.
+    /// html, csv, markdown, fio-json or fio-json+ (with latency bins).
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<ReportForm>,
 }
@@ -608,6 +618,16 @@ pub struct CompareArgs {
     /// Also write an HTML comparison with overlaid timelines.
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// Two or more result JSON files (written by --json), merged run by run.
+    #[arg(value_name = "RESULT", num_args = 2.., required = true)]
+    pub results: Vec<PathBuf>,
+    /// Write the merged result here (atomically); without it, to stdout.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -343,6 +343,7 @@ pub fn stdout_doc(form: Option<StdoutForm>) -> Option<Format> {
         StdoutForm::Text => None,
         StdoutForm::Json => Some(Format::Json),
         StdoutForm::FioJson => Some(Format::FioJson),
+        StdoutForm::FioJsonPlus => Some(Format::FioJsonPlus),
     }
 }
 

@@ -16,8 +16,8 @@ use super::ClusterError;
 use crate::plan::model::{RunSpec, TargetSpec};
 use crate::result::{EndReason, Interval, RunResult};
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::op_totals;
 use crate::stats::snapshot::DirStats;
+use crate::stats::{dir_totals, op_totals};
 use mpi::environment::Universe;
 use mpi::point_to_point::MatchedReceiveVec;
 use mpi::topology::SimpleCommunicator;
@@ -617,8 +617,8 @@ fn merge_into(result: &mut RunResult, g: &Gather, s: &Session, error: Option<Str
     let mut all = g.totals[0].clone();
     all += &g.totals[1];
     result.totals.all = op_totals(&all, dur_s, true);
-    result.totals.read = op_totals(&g.totals[0], dur_s, true);
-    result.totals.write = op_totals(&g.totals[1], dur_s, true);
+    result.totals.read = dir_totals(&g.totals[0], dur_s);
+    result.totals.write = dir_totals(&g.totals[1], dur_s);
     result.totals.queue_depth = if dur_s > 0.0 {
         all.service_sum_ns() as f64 / (dur_s * 1e9)
     } else {

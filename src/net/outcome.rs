@@ -145,6 +145,7 @@ fn op_totals(ios: u64, bytes: u64, gbps: f64, secs: f64, lat: &LatencyHistogram)
         errors: 0,
         latency_us: l.clone(),
         service_us: l,
+        ..Default::default()
     }
 }
 

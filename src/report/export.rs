@@ -12,6 +12,9 @@ pub enum Format {
     Json,
     /// fio 3.x-compatible JSON.
     FioJson,
+    /// fio's `json+`: fio JSON with each direction's completion-latency histogram
+    /// (`clat_ns.bins`).
+    FioJsonPlus,
     /// Self-contained HTML with charts.
     Html,
     /// Runs and intervals as CSV.
@@ -29,7 +32,8 @@ impl Format {
                 s.push('\n');
                 s
             }
-            Format::FioJson => super::fio_json::render(doc),
+            Format::FioJson => super::fio_json::render(doc, false),
+            Format::FioJsonPlus => super::fio_json::render(doc, true),
             Format::Html => super::html::render_html(doc),
             Format::Csv => super::csv::render_csv(doc),
             Format::Markdown => {
@@ -63,6 +67,7 @@ mod tests {
         for f in [
             Format::Json,
             Format::FioJson,
+            Format::FioJsonPlus,
             Format::Html,
             Format::Csv,
             Format::Markdown,

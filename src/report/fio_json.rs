@@ -29,15 +29,22 @@ const FIO_PERCENTILES: [(f64, &str); 17] = [
     (99.99, "99.990000"),
 ];
 
-/// Renders a whole result document in fio's JSON layout.
-pub fn render(doc: &ResultDoc) -> String {
+/// Renders a whole result document in fio's JSON layout; `bins`: fio's `json+`,
+/// with each direction's completion-latency histogram.
+pub fn render(doc: &ResultDoc, bins: bool) -> String {
     let jobs: Vec<Value> = doc
         .runs
         .iter()
         .enumerate()
         .flat_map(|(i, r)| match net_jobs(i, r) {
             Some(jobs) => jobs,
-            None => vec![job(i, r)],
+            None => {
+                let mut j = job(i, r);
+                if bins {
+                    add_bins(&mut j, r);
+                }
+                vec![j]
+            }
         })
         .collect();
     let v = json!({
@@ -116,6 +123,30 @@ fn dir_obj(t: &OpTotals, runtime_ms: u64) -> Value {
         "iops_stddev": 0.0,
         "iops_samples": 1,
     })
+}
+
+/// fio's json+ `clat_ns.bins` of each direction: its completion-latency (service
+/// time) histogram's non-empty buckets, keyed by the bucket's value in ns, from the
+/// raw histogram the result carries (results without one get no bins).
+fn add_bins(job: &mut Value, r: &RunResult) {
+    let dirs = [
+        ("read", Some(&r.totals.read)),
+        ("write", Some(&r.totals.write)),
+        ("trim", r.totals.trim.as_ref()),
+    ];
+    for (name, t) in dirs {
+        let Some(text) = t.and_then(|t| t.service_hdr.as_ref().or(t.hdr.as_ref())) else {
+            continue;
+        };
+        let Ok(h) = crate::result::hdr::decode(text) else {
+            continue;
+        };
+        let bins: Map<String, Value> = crate::result::hdr::bins_ns(&h)
+            .into_iter()
+            .map(|(ns, n)| (ns.to_string(), json!(n)))
+            .collect();
+        job[name]["clat_ns"]["bins"] = Value::Object(bins);
+    }
 }
 
 /// fio's latency_ns/us/ms bucket objects from the totals' cumulative distribution.
@@ -305,7 +336,7 @@ mod tests {
     use crate::result::{AccessPattern, BlockSizes};
 
     fn job_of(r: RunResult) -> Value {
-        let v: Value = serde_json::from_str(&render(&doc(vec![r]))).unwrap();
+        let v: Value = serde_json::from_str(&render(&doc(vec![r]), false)).unwrap();
         v["jobs"][0].clone()
     }
 

@@ -42,6 +42,18 @@ pub fn latency(mean_us: f64, with_spectrum: bool) -> LatencyStats {
     }
 }
 
+/// An interval's latency summary around a mean of `m` µs.
+fn interval_latency(m: f64) -> IntervalLatency {
+    IntervalLatency {
+        mean: m,
+        p50: m * 0.9,
+        p99: m * 3.0,
+        max: m * 5.0,
+        stddev: m * 0.3,
+        hdr: None,
+    }
+}
+
 fn op(ios: u64, secs: f64, lat_us: f64, spectrum: bool) -> OpTotals {
     let bytes = ios * 4096;
     OpTotals {
@@ -53,6 +65,7 @@ fn op(ios: u64, secs: f64, lat_us: f64, spectrum: bool) -> OpTotals {
         errors: 0,
         latency_us: latency(lat_us, spectrum),
         service_us: latency(lat_us, spectrum),
+        ..Default::default()
     }
 }
 
@@ -84,13 +97,7 @@ pub fn run(
             let f = 1.0 + noise * rng.next();
             let g = 1.0 + noise * rng.next();
             let ios = (iops * f).round() as u64;
-            let lat = |m: f64| IntervalLatency {
-                mean: m,
-                p50: m * 0.9,
-                p99: m * 3.0,
-                max: m * 5.0,
-                stddev: m * 0.3,
-            };
+            let lat = interval_latency;
             Interval {
                 index: i as u64,
                 t_s: (i + 1) as f64,

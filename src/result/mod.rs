@@ -9,7 +9,9 @@
 //! points of [`ResultDoc`], `env` and `plan` (and each rank's `env`, the same shape as
 //! the top-level one), whose shapes belong to the modules that write them.
 
+pub mod hdr;
 pub mod io;
+pub mod parts;
 pub mod paths;
 pub mod ranks;
 pub mod replay;
@@ -221,6 +223,9 @@ pub struct RunResult {
     /// how it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_stop: Option<SteadyStopResult>,
+    /// A run made by `ioscope merge`: the runs it combined, one per source result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<parts::Part>,
 }
 
 /// How a run's steady-state stop was judged (fio's `steadystate` rule).
@@ -438,6 +443,7 @@ impl RunResult {
             ranks: Vec::new(),
             mpi: None,
             steady_stop: None,
+            parts: Vec::new(),
         }
     }
 }
@@ -508,6 +514,15 @@ pub struct OpTotals {
     pub latency_us: LatencyStats,
     /// Service time (from the actual submission). Equal to `latency_us` in closed loop.
     pub service_us: LatencyStats,
+    /// The latency histogram (`latency_us`'s) in HdrHistogram's V2 deflate encoding,
+    /// base64, values in ns ([`hdr`]): a run's read, write and trim totals carry it,
+    /// so results merge exactly. Absent elsewhere and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hdr: Option<String>,
+    /// The service-time histogram, encoded as `hdr`; only in open loop, where it
+    /// differs from the latency one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_hdr: Option<String>,
 }
 
 /// Latency summary in microseconds.
@@ -639,6 +654,10 @@ pub struct IntervalLatency {
     pub p99: f64,
     pub max: f64,
     pub stddev: f64,
+    /// The interval's histogram, encoded as [`OpTotals::hdr`]: per direction, with
+    /// the `histograms = "intervals"` setting only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hdr: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,14 +7,18 @@ use super::clock::IntervalClock;
 use crate::clock::{now_ns, unix_s};
 use crate::engine::Targets;
 use crate::plan::model::{Op, Rate, RunSpec};
+use crate::plan::settings::declared::HISTOGRAMS;
 use crate::result::{
     ConnectionResult, Cpu, EndReason, Interval, IntervalConnection, PacingResult, RunEvent,
     RunResult, ScheduleResult, Totals, WorkloadResult,
 };
 use crate::stats::cpu::CpuSample;
+use crate::stats::encoded;
 use crate::stats::histogram::LatencyHistogram;
-use crate::stats::snapshot::{dir_stats, ConnStats, EventRecord, OpStats, Snapshot, WorkloadStats};
-use crate::stats::{interval_figures, op_totals, trim_totals};
+use crate::stats::snapshot::{
+    dir_stats, ConnStats, DirStats, EventRecord, OpStats, Snapshot, WorkloadStats,
+};
+use crate::stats::{dir_totals, interval_figures, op_totals, trim_dir_totals, trim_totals};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
@@ -55,6 +59,14 @@ struct Collector {
     paths: super::paths::PathTally,
     /// A steady-state stop (fio's `steadystate`) watching the measured intervals.
     steady: Option<super::steady::SteadyWatch>,
+    /// `histograms = "intervals"`: each interval row carries its raw histograms.
+    interval_hdr: bool,
+    /// `hdr_log`: the interval log files of the run's workloads.
+    hdr_logs: super::hdr_log::HdrLogs,
+    /// Unix seconds at clock time 0, for the interval log's timestamps.
+    unix_at_zero_s: f64,
+    /// Warnings about the run's outputs (an interval log that failed).
+    warnings: Vec<String>,
 }
 
 /// One interval's snapshots summed.
@@ -111,6 +123,54 @@ impl Collector {
                 .steady_stop
                 .as_ref()
                 .map(|s| super::steady::SteadyWatch::new(s, run.interval_ns)),
+            interval_hdr: run
+                .workloads
+                .iter()
+                .any(|w| w.settings.get(&HISTOGRAMS).as_str() == "intervals"),
+            hdr_logs: Default::default(),
+            unix_at_zero_s: unix_s() - now_ns() as f64 / 1e9,
+            warnings: Vec::new(),
+        }
+        .with_hdr_logs(run)
+    }
+
+    /// Among MPI ranks, the workloads' counters and histograms for rank 0's merge.
+    fn workload_ops(&self, run: &RunSpec) -> Vec<crate::cluster::wire::WorkloadOps> {
+        if !crate::cluster::active() {
+            return Vec::new();
+        }
+        run.workloads
+            .iter()
+            .zip(&self.totals)
+            .map(|(w, t)| crate::cluster::wire::WorkloadOps {
+                name: w.name.clone(),
+                target: w.target.clone(),
+                ops: t.ops.clone(),
+            })
+            .collect()
+    }
+
+    /// Opens the run's interval logs (`hdr_log`).
+    fn with_hdr_logs(mut self, run: &RunSpec) -> Self {
+        let start_unix_s = self.unix_at_zero_s + self.clock.start_ns as f64 / 1e9;
+        self.hdr_logs = super::hdr_log::HdrLogs::open(run, start_unix_s, &mut self.warnings);
+        self
+    }
+
+    /// The raw histograms of an interval's directions, when the run asked for them,
+    /// and its line in the interval logs when measured.
+    fn interval_histograms(&mut self, iv: &mut Interval, dirs: &DirStats, m: &[WorkloadStats]) {
+        if self.interval_hdr {
+            iv.read_lat_us.hdr = encoded(&dirs[Op::Read.index()].lat);
+            iv.write_lat_us.hdr = encoded(&dirs[Op::Write.index()].lat);
+            if let Some(t) = iv.trim_lat_us.as_mut() {
+                t.hdr = encoded(&dirs[Op::Trim.index()].lat);
+            }
+        }
+        if !iv.warmup {
+            let start_unix_s = self.unix_at_zero_s + self.prev_end_ns as f64 / 1e9;
+            self.hdr_logs
+                .write(m, start_unix_s, iv.duration_s, &mut self.warnings);
         }
     }
 
@@ -234,8 +294,7 @@ impl Collector {
             events,
         } = m;
         let warmup = self.clock.is_warmup(k);
-        let dur_ns = end_ns.saturating_sub(self.prev_end_ns).max(1);
-        let dur_s = dur_ns as f64 / 1e9;
+        let dur_s = end_ns.saturating_sub(self.prev_end_ns).max(1) as f64 / 1e9;
         let mut all = OpStats::new(self.open_loop.iter().any(|&o| o));
         let mut dirs = dir_stats(false);
         let mut lag: Option<LatencyHistogram> = None;
@@ -254,7 +313,7 @@ impl Collector {
         };
         let cpu = cpu_now.since(&self.cpu_prev, all.ios);
         self.cpu_prev = cpu_now;
-        let iv = Interval {
+        let mut iv = Interval {
             index: k,
             t_s: end_ns.saturating_sub(self.clock.start_ns) as f64 / 1e9,
             unix_s: unix_s(),
@@ -277,6 +336,7 @@ impl Collector {
             },
             ..interval_figures(&all, &dirs, lag.as_ref(), dur_s, self.requested_iops)
         };
+        self.interval_histograms(&mut iv, &dirs, &merged);
         // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones
         // (and judges a steady-state stop on them, see `observe_merged`).
         let mut rows = Vec::new();
@@ -444,9 +504,9 @@ impl Collector {
         }
         let totals = Totals {
             all: op_totals(&combined, dur_s, true),
-            read: op_totals(&all_ops[0], dur_s, true),
-            write: op_totals(&all_ops[1], dur_s, true),
-            trim: trim_totals(&all_ops[Op::Trim.index()], dur_s, true),
+            read: dir_totals(&all_ops[0], dur_s),
+            write: dir_totals(&all_ops[1], dur_s),
+            trim: trim_dir_totals(&all_ops[Op::Trim.index()], dur_s),
             queue_depth: if dur_ns > 0 {
                 combined.service_sum_ns() as f64 / dur_ns as f64
             } else {
@@ -495,9 +555,8 @@ impl Collector {
             events: self.events,
             failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
-            ranks: Vec::new(),
-            mpi: None,
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
+            ..RunResult::empty()
         }
     }
 
@@ -605,6 +664,7 @@ pub(super) fn collect(
     engine: &super::engine_choice::EngineChoice,
     launched: super::launch::Launched,
     on_interval: &mut dyn FnMut(&Interval),
+    warnings: &mut Vec<String>,
 ) -> Collected {
     let super::launch::Launched {
         handles,
@@ -667,21 +727,9 @@ pub(super) fn collect(
     };
     let fatal = coll.fatal.clone();
     let verify = std::mem::take(&mut coll.verify);
-    // Among MPI ranks, rank 0 merges the workloads' counters and histograms.
-    let workload_ops = if crate::cluster::active() {
-        run.workloads
-            .iter()
-            .zip(&coll.totals)
-            .map(|(w, t)| crate::cluster::wire::WorkloadOps {
-                name: w.name.clone(),
-                target: w.target.clone(),
-                ops: t.ops.clone(),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let workload_ops = coll.workload_ops(run);
     let by_workload = coll.by_workload();
+    warnings.append(&mut coll.warnings);
     let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
     Collected {
         result,

@@ -17,6 +17,7 @@ pub mod file_sets;
 pub mod flow;
 pub mod flush;
 pub mod groups;
+mod hdr_log;
 pub mod launch;
 pub mod offsets;
 pub mod op_engines;
@@ -212,7 +213,7 @@ pub fn execute(
         fatal,
         workload_ops,
         by_workload,
-    } = collector::collect(run, targets, &choice, launched, on_interval);
+    } = collector::collect(run, targets, &choice, launched, on_interval, &mut warnings);
     replays.finish(&mut result, run, targets, &by_workload, &mut warnings);
     own_settings::own_settings(&mut result, run, &prepared.groups, &placed, opts);
     zbd::count_resets(&mut result, run, &zbd);

@@ -71,6 +71,31 @@ fn bucket_value(i: usize) -> u64 {
     sub << bucket
 }
 
+/// The exact figures a histogram keeps beside its buckets (an encoded histogram has
+/// only the buckets; a result's summary has these).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Moments {
+    pub sum_ns: u128,
+    pub sum_sq_ns: u128,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Moments {
+    /// The figures behind a summary of `count` latencies (µs, as the result holds
+    /// them): sums from the mean and standard deviation, so as exact as those are.
+    pub fn of_summary_us(s: &LatencyStats, count: u64) -> Moments {
+        let n = count as f64;
+        let (mean_ns, sd_ns) = (s.mean * 1e3, s.stddev * 1e3);
+        Moments {
+            sum_ns: (mean_ns * n).round().max(0.0) as u128,
+            sum_sq_ns: ((sd_ns * sd_ns + mean_ns * mean_ns) * n).round().max(0.0) as u128,
+            min_ns: (s.min * 1e3).round() as u64,
+            max_ns: (s.max * 1e3).round() as u64,
+        }
+    }
+}
+
 /// A latency histogram with exact moments.
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
@@ -170,8 +195,9 @@ impl LatencyHistogram {
         var.sqrt()
     }
 
-    /// The counters as an `hdrhistogram::Histogram`, for queries.
-    fn hdr(&self) -> Histogram<u64> {
+    /// The counters as an `hdrhistogram::Histogram`: for queries, and for the
+    /// result's encoded histograms (`result::hdr`).
+    pub fn to_hdr(&self) -> Histogram<u64> {
         // Sized to what was recorded; the bucket layout depends only on the lowest
         // value and the digits, so every counter lands in the same bucket.
         let high = self.max_ns.clamp(2, MAX_TRACKABLE_NS);
@@ -190,7 +216,7 @@ impl LatencyHistogram {
         if self.count == 0 {
             return 0;
         }
-        self.percentile_in(&self.hdr(), p)
+        self.percentile_in(&self.to_hdr(), p)
     }
 
     fn percentile_in(&self, hist: &Histogram<u64>, p: f64) -> u64 {
@@ -203,8 +229,13 @@ impl LatencyHistogram {
         if p <= 0.0 {
             return self.min_ns();
         }
+        // The sample of nearest rank ceil(p·n), taken as a quantile half a rank below
+        // it: the crate's own ceil of (p / 100)·n lets float error push a whole rank
+        // up (p99.9 of 4000 samples is the 3996th; 0.999 × 4000 is 3996.0000000000005).
+        let n = self.count as f64;
+        let rank = (p / 100.0 * n * (1.0 - 1e-12)).ceil().max(1.0);
         // Report the midpoint-equivalent of the bucket, clamped into [min, max].
-        let v = hist.value_at_percentile(p);
+        let v = hist.value_at_quantile((rank - 0.5) / n);
         let v = hist.median_equivalent(v);
         v.clamp(self.min_ns(), self.max_ns)
     }
@@ -212,7 +243,7 @@ impl LatencyHistogram {
     /// Summary in microseconds; `with_spectrum` adds the percentile spectrum.
     pub fn summary_us(&self, with_spectrum: bool) -> LatencyStats {
         let us = |ns: f64| ns / 1000.0;
-        let hist = self.hdr();
+        let hist = self.to_hdr();
         let p = |q: f64| us(self.percentile_in(&hist, q) as f64);
         LatencyStats {
             min: us(self.min_ns() as f64),
@@ -235,6 +266,42 @@ impl LatencyHistogram {
             } else {
                 Vec::new()
             },
+        }
+    }
+
+    /// The histogram whose buckets are `h`'s and whose exact figures are `m`'s: the
+    /// inverse of [`LatencyHistogram::to_hdr`] with [`LatencyHistogram::moments`].
+    /// `None` when `h` has another bucket layout (lowest value other than 1 or other
+    /// than 3 significant digits), whose buckets would not land in ours exactly.
+    pub fn from_hdr(h: &Histogram<u64>, m: Moments) -> Option<Self> {
+        if h.low() != 1 || h.sigfig() != SIGNIFICANT_DIGITS {
+            return None;
+        }
+        let mut out = LatencyHistogram {
+            counts: Vec::new(),
+            count: h.len(),
+            sum_ns: m.sum_ns,
+            sum_sq_ns: m.sum_sq_ns,
+            min_ns: if h.is_empty() { u64::MAX } else { m.min_ns },
+            max_ns: m.max_ns,
+        };
+        for v in h.iter_recorded() {
+            let i = bucket_index(v.value_iterated_to().clamp(1, MAX_TRACKABLE_NS));
+            if i >= out.counts.len() {
+                out.grow(i);
+            }
+            out.counts[i] += v.count_at_value();
+        }
+        Some(out)
+    }
+
+    /// The exact figures kept beside the buckets.
+    pub fn moments(&self) -> Moments {
+        Moments {
+            sum_ns: self.sum_ns,
+            sum_sq_ns: self.sum_sq_ns,
+            min_ns: self.min_ns(),
+            max_ns: self.max_ns,
         }
     }
 
@@ -386,6 +453,60 @@ mod tests {
         assert!(LatencyHistogram::from_wire(&mut &bytes[..bytes.len() - 9]).is_none());
     }
 
+    /// A histogram encoded as the result carries it, decoded and rebuilt with its
+    /// summary's figures, is the same histogram: same buckets, same percentiles.
+    #[test]
+    fn result_encoding_round_trip_is_exact() {
+        let mut rng = Rng::new(11);
+        let mut h = LatencyHistogram::new();
+        for _ in 0..100_000 {
+            h.record(10f64.powf(2.0 + rng.unit_f64() * 6.0) as u64);
+        }
+        let text = crate::result::hdr::encode(&h.to_hdr()).unwrap();
+        let decoded = crate::result::hdr::decode(&text).unwrap();
+        let summary = h.summary_us(false);
+        let back =
+            LatencyHistogram::from_hdr(&decoded, Moments::of_summary_us(&summary, h.count()))
+                .expect("same layout");
+        let used = |c: &[u64]| c.len() - c.iter().rev().take_while(|&&n| n == 0).count();
+        assert_eq!(
+            back.counts[..used(&back.counts)],
+            h.counts[..used(&h.counts)]
+        );
+        let (b, a) = (back.summary_us(true), h.summary_us(true));
+        assert_eq!(b.named(), a.named());
+        assert_eq!((b.min, b.max), (a.min, a.max));
+        assert_eq!((&b.spectrum, &b.cdf), (&a.spectrum, &a.cdf));
+        assert!(
+            (b.mean - a.mean).abs() <= a.mean * 1e-12,
+            "{} {}",
+            b.mean,
+            a.mean
+        );
+        assert!((b.stddev - a.stddev).abs() <= a.stddev * 1e-9);
+        // Another layout's buckets would not land in ours.
+        let other = Histogram::<u64>::new_with_bounds(1, 1_000_000, 2).unwrap();
+        assert!(LatencyHistogram::from_hdr(&other, Moments::default()).is_none());
+    }
+
+    /// Regression: p99.9 of 4000 samples was the 4000 × 0.999 = 3996.0000000000005th,
+    /// rounded up to the 3997th, one sample too high (found against Python's decoder).
+    #[test]
+    fn percentile_rank_is_not_pushed_up_by_float_error() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=4000u64 {
+            h.record(v * 1000);
+        }
+        assert_eq!(
+            h.percentile_ns(99.9),
+            h.to_hdr().median_equivalent(3_996_000)
+        );
+        assert_eq!(
+            h.percentile_ns(50.0),
+            h.to_hdr().median_equivalent(2_000_000)
+        );
+    }
+
     /// Percentiles of a known synthetic set stay within the documented bound.
     #[test]
     fn percentiles_within_error_bound() {
@@ -436,7 +557,7 @@ mod tests {
                 "value {v}"
             );
         }
-        let rebuilt = h.hdr();
+        let rebuilt = h.to_hdr();
         assert_eq!(rebuilt.len(), reference.len());
         for q in [0.1, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999] {
             assert_eq!(

@@ -29,7 +29,30 @@ pub fn op_totals(s: &OpStats, duration_s: f64, with_spectrum: bool) -> OpTotals 
         errors: s.errors,
         latency_us: s.lat.summary_us(with_spectrum),
         service_us: s.service().summary_us(with_spectrum),
+        hdr: None,
+        service_hdr: None,
     }
+}
+
+/// A run's totals of one direction: [`op_totals`] with its spectrum, and its raw
+/// histograms encoded (`hdr`; `service_hdr` in open loop), so results merge exactly.
+pub fn dir_totals(s: &OpStats, duration_s: f64) -> OpTotals {
+    OpTotals {
+        hdr: encoded(&s.lat),
+        service_hdr: s.svc.as_ref().and_then(encoded),
+        ..op_totals(s, duration_s, true)
+    }
+}
+
+/// A run's trim totals as [`dir_totals`] has them, or `None` without trims.
+pub fn trim_dir_totals(s: &OpStats, duration_s: f64) -> Option<OpTotals> {
+    (s.ios > 0 || s.errors > 0).then(|| dir_totals(s, duration_s))
+}
+
+/// `h` as the result's `hdr` fields carry it (`None` only if the crate cannot
+/// encode it, which counts of a real run never cause).
+pub fn encoded(h: &LatencyHistogram) -> Option<String> {
+    crate::result::hdr::encode(&h.to_hdr()).ok()
 }
 
 /// Totals of the trims, or `None` when there were none (the result then leaves
@@ -105,5 +128,6 @@ pub fn interval_latency(h: &LatencyHistogram) -> IntervalLatency {
         p99: us(h.percentile_ns(99.0) as f64),
         max: us(h.max_ns() as f64),
         stddev: us(h.stddev_ns()),
+        hdr: None,
     }
 }

@@ -15,6 +15,7 @@ mod exitall;
 mod fastpath;
 mod file_sets;
 mod generate;
+mod histograms;
 mod html;
 mod load;
 mod loopdev;

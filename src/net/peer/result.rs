@@ -204,6 +204,7 @@ fn op_totals(ios: u64, bytes: u64, secs: f64, lat: &LatencyHistogram) -> OpTotal
         errors: 0,
         latency_us: l.clone(),
         service_us: l,
+        ..Default::default()
     }
 }
 

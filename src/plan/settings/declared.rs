@@ -25,6 +25,8 @@ pub static ALL: &[&Decl] = &[
     &TRACE_ALIGN,
     &TRACE_SHARE,
     &RECORD,
+    &HISTOGRAMS,
+    &HDR_LOG,
 ];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
@@ -254,5 +256,37 @@ pub static RECORD: Decl = Decl {
     flag: Some("record"),
     heading: "Replay",
     echo: "record",
+    switch: false,
+};
+
+/// Raw histograms per interval (`run::collector`): the run's totals always carry
+/// theirs; a run carries its intervals' when any of its workloads asks.
+pub static HISTOGRAMS: Decl = Decl {
+    key: "histograms",
+    kind: Kind::Choice(&["totals", "intervals"]),
+    scope: Scope::Workload,
+    default: Value::Choice("totals"),
+    doc: "Which raw latency histograms (HdrHistogram V2, base64) the result carries: \
+          totals, each run's per direction; intervals, each interval's too (a run does \
+          when any of its workloads asks)",
+    flag: Some("histograms"),
+    heading: "Output",
+    echo: "histograms",
+    switch: false,
+};
+
+/// An HdrHistogram interval log (`run::hdr_log`), readable by any HdrHistogram
+/// implementation's log reader.
+pub static HDR_LOG: Decl = Decl {
+    key: "hdr_log",
+    kind: Kind::Text,
+    scope: Scope::Workload,
+    default: Value::Text(""),
+    doc: "Write each measured interval's latency histograms to this file in \
+          HdrHistogram's interval log format, tagged read, write and trim (values in \
+          ns); workloads naming one file share it, their I/Os added per direction",
+    flag: Some("hdr-log"),
+    heading: "Output",
+    echo: "hdr_log",
     switch: false,
 };
