@@ -96,6 +96,16 @@ fn lat_obj(l: &LatencyStats, n: u64, with_percentiles: bool) -> Value {
     o
 }
 
+/// fio's `sync` section from the run's flushes (`--sync-every`, fio's `fsync=N` or
+/// `fdatasync=N`): their count and the latency of each call with its percentiles, as
+/// the etcd disk check reads them (`jobs[].sync.lat_ns.percentile["99.000000"]`).
+fn sync_obj(flush: Option<&crate::result::FlushTotals>) -> Value {
+    match flush {
+        Some(f) => json!({"total_ios": f.ios, "lat_ns": lat_obj(&f.latency_us, f.ios, true)}),
+        None => json!({"total_ios": 0, "lat_ns": lat_obj(&LatencyStats::default(), 0, false)}),
+    }
+}
+
 fn dir_obj(t: &OpTotals, runtime_ms: u64) -> Value {
     let kib_s = t.bytes as f64 / 1024.0 / (runtime_ms.max(1) as f64 / 1000.0);
     json!({
@@ -232,7 +242,7 @@ fn job(i: usize, r: &RunResult) -> Value {
         "read": dir_obj(&r.totals.read, runtime_ms),
         "write": dir_obj(&r.totals.write, runtime_ms),
         "trim": dir_obj(r.totals.trim.as_ref().unwrap_or(&OpTotals::default()), runtime_ms),
-        "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
+        "sync": sync_obj(r.totals.flush.as_ref()),
         "job_runtime": runtime_ms,
         "usr_cpu": r.cpu.user_pct * cpus,
         "sys_cpu": r.cpu.sys_pct * cpus,

@@ -1261,3 +1261,39 @@ fn fio_sprandom_example_runs_on_a_loop_device() {
     );
     assert_eq!(v["runs"][0]["workload"]["sprandom"]["op"], 0.15);
 }
+
+/// The etcd disk check (etcd's docs, "tuning": fio with `--fdatasync=1`) reads
+/// `jobs[].sync.lat_ns.percentile["99.000000"]`; the section had N = 0 and no
+/// percentiles. Its N is the flushes made, its percentiles ioscope's own flush
+/// percentiles (issue 25).
+#[test]
+fn fio_json_sync_section_carries_the_flushes_etcd_checks() {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let out = ioscope()
+        .args(["fio", "--rw=write", "--ioengine=sync", "--fdatasync=1"])
+        .arg(format!("--directory={}", d.path().display()))
+        .args(["--size=2200k", "--bs=2300", "--name=mytest"])
+        .args(["--output-format=json", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pure JSON on stdout");
+    let sync = &v["jobs"][0]["sync"];
+    let own = read_json(&json);
+    let flush = &own["runs"][0]["totals"]["flush"];
+    // 2200 KiB in 2300-byte writes, one fdatasync after each.
+    assert_eq!(flush["ios"], 979);
+    assert_eq!(sync["total_ios"], flush["ios"]);
+    assert_eq!(sync["lat_ns"]["N"], flush["ios"]);
+    for (fio_key, own_key) in [
+        ("50.000000", "p50"),
+        ("99.000000", "p99"),
+        ("99.900000", "p99_9"),
+    ] {
+        let fio_ns = sync["lat_ns"]["percentile"][fio_key].as_u64().unwrap();
+        let own_ns = (flush["latency_us"][own_key].as_f64().unwrap() * 1000.0) as u64;
+        assert_eq!(fio_ns, own_ns, "{fio_key}");
+        assert!(fio_ns > 0);
+    }
+}
