@@ -2988,7 +2988,8 @@ fn rate_caps(
 ) -> Result<Rate, CompatError> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
     let cap = |s: &str| -> Result<Option<f64>, CompatError> {
-        if s.is_empty() {
+        // Empty, or 0 (fio's own default: "no limit"): this direction is not capped.
+        if s.is_empty() || s.trim_start_matches('0').is_empty() {
             return Ok(None);
         }
         let n = match bytes_per_io {
@@ -3013,7 +3014,7 @@ fn rate_caps(
     match (read_pct, reads, writes) {
         (100, Some(r), _) => Ok(total(r)),
         (0, _, Some(w)) => Ok(total(w)),
-        (100, None, _) | (0, _, None) => Ok(Rate::Max),
+        (100, None, _) | (0, _, None) | (_, None, None) => Ok(Rate::Max),
         (_, Some(r), Some(w)) if in_proportion(r, w) => {
             warnings.push(format!(
                 "job '{name}': {key}={v} caps reads and writes separately in fio; \
@@ -3477,6 +3478,19 @@ mod tests {
             (250_000_000, Some(16))
         );
         assert_eq!(p("").think_batch(), Some(1));
+    }
+
+    #[test]
+    fn a_rate_of_zero_is_no_limit_as_in_fio() {
+        for opt in ["rate_iops=0", "rate=0", "rate_iops=0,0", "rate_iops=00"] {
+            let t = parse(&format!("[j]\nfilename=/tmp/x\nrw=randrw\n{opt}\n")).unwrap();
+            assert_eq!(t.plan.runs[0].workloads[0].rate, Rate::Max, "{opt}");
+            assert!(t.unsupported.is_empty(), "{opt}: {:?}", t.unsupported);
+        }
+        // Reads capped, writes not: fio paces only the reads; not reproducible.
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randrw\nrate_iops=100,0\n").unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].rate, Rate::Max);
+        assert!(!t.unsupported.is_empty());
     }
 
     #[test]

@@ -723,7 +723,7 @@ pub const OPTIONS: &[FioOption] = &[
     maps("numjobs", "streams"),
     maps("direct", "target O_DIRECT"),
     maps("buffered", "buffered=0 is direct=1"),
-    maps("rate_iops", "open-loop rate (per job × numjobs)"),
+    maps("rate_iops", "open-loop rate (per job × numjobs); 0, as in fio, is no limit"),
     maps(
         "rate",
         "bandwidth cap → open-loop rate in IOPS (one block size only)",
