@@ -272,6 +272,10 @@ pub(super) fn measure_curve(
         total,
         total as f64 * per_run_s
     ))?;
+    // Its length is known ahead unless an SLA search follows the points.
+    let known = sla.is_none().then_some(1 + points.len());
+    s.expect(known, known.map(|n| n as f64 * per_run_s));
+    s.phase(crate::metrics::Phase::CurvePoint(0));
     let mut curve = Curve::default();
     let max = s
         .run(&at_rate(base, "max".into(), None), " (closed loop)")?
@@ -286,10 +290,11 @@ pub(super) fn measure_curve(
             "the max run completed no I/O; no curve to draw".into(),
         ));
     }
-    for &pct in points {
+    for (k, &pct) in points.iter().enumerate() {
         if s.stopped() {
             break;
         }
+        s.phase(crate::metrics::Phase::CurvePoint(k as u64 + 1));
         let rate = curve.max_iops * pct / 100.0;
         let r = s
             .run(
@@ -391,6 +396,7 @@ fn search(
         let mut measured = 0.0;
         for attempt in 0..2 {
             probes += 1;
+            s.phase(crate::metrics::Phase::CurvePoint(s.doc.runs.len() as u64));
             let label = if attempt == 0 {
                 format!(" (SLA probe at {mid:.0} IOPS)")
             } else {

@@ -55,6 +55,8 @@ struct Collector {
     paths: super::paths::PathTally,
     /// A steady-state stop (fio's `steadystate`) watching the measured intervals.
     steady: Option<super::steady::SteadyWatch>,
+    /// The command's live metrics (`--metrics`), fed every interval.
+    feed: Option<crate::metrics::RunFeed>,
 }
 
 /// One interval's snapshots summed.
@@ -111,7 +113,35 @@ impl Collector {
                 .steady_stop
                 .as_ref()
                 .map(|s| super::steady::SteadyWatch::new(s, run.interval_ns)),
+            feed: None,
         }
+    }
+
+    /// Binds the run's series in the command's metrics registry.
+    fn feed_metrics(&mut self, live: &crate::metrics::Live, run: &RunSpec, targets: &Targets) {
+        use crate::metrics::{RunFeed, WorkloadName};
+        let workloads: Vec<WorkloadName> = run
+            .workloads
+            .iter()
+            .map(|w| WorkloadName {
+                name: &w.name,
+                target: targets
+                    .iter()
+                    .find(|t| t.name == w.target)
+                    .map_or(w.target.as_str(), |t| t.uri.as_str()),
+            })
+            .collect();
+        let per_target = (self.conn_totals.len() / targets.len().max(1)).max(1);
+        let conns: Vec<(&str, u32)> = (0..self.conn_totals.len())
+            .map(|i| {
+                (
+                    targets[i / per_target].uri.as_str(),
+                    (i % per_target) as u32,
+                )
+            })
+            .collect();
+        let paths_of = targets.first().map_or("", |t| t.uri.as_str());
+        self.feed = Some(RunFeed::new(live, &workloads, &conns, paths_of));
     }
 
     fn add(&mut self, s: Snapshot, on_interval: &mut dyn FnMut(&Interval)) {
@@ -277,6 +307,9 @@ impl Collector {
             },
             ..interval_figures(&all, &dirs, lag.as_ref(), dur_s, self.requested_iops)
         };
+        if let Some(f) = self.feed.as_mut() {
+            f.interval(&merged, &conns, &iv);
+        }
         // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones
         // (and judges a steady-state stop on them, see `observe_merged`).
         let mut rows = Vec::new();
@@ -604,6 +637,7 @@ pub(super) fn collect(
     targets: &Targets,
     engine: &super::engine_choice::EngineChoice,
     launched: super::launch::Launched,
+    opts: &super::RunOptions,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Collected {
     let super::launch::Launched {
@@ -622,6 +656,9 @@ pub(super) fn collect(
     let mut coll = Collector::new(run, nworkers, clock, nconns);
     coll.recycle = recycle;
     coll.follow_paths(targets);
+    if let Some(live) = &opts.metrics {
+        coll.feed_metrics(live, run, targets);
+    }
     let mut interrupted = false;
     let mut held = 0;
     loop {
