@@ -9,7 +9,18 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The families fed at interval ends: their samples carry the interval's end as
+/// their timestamp (see [`Families::fed_at`]).
+const FED: [&str; 6] = [
+    "ioscope_ios",
+    "ioscope_bytes",
+    "ioscope_errors",
+    "ioscope_latency_seconds",
+    "ioscope_connection_",
+    "ioscope_path_",
+];
 
 /// A workload's I/O in one direction on its target.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -88,6 +99,8 @@ pub struct Families {
     pub runs: Gauge,
     pub curve_point: Gauge,
     pub round: Gauge,
+    /// Unix ms of the last interval end fed (0: none yet).
+    fed_at_ms: AtomicU64,
 }
 
 impl Families {
@@ -110,6 +123,7 @@ impl Families {
             runs: Default::default(),
             curve_point: Default::default(),
             round: Default::default(),
+            fed_at_ms: AtomicU64::new(0),
         };
         f.registered(command)
     }
@@ -210,6 +224,13 @@ impl Families {
 
     /// The registry in the OpenMetrics text format.
     pub fn render(&self) -> String {
+        let at_ms = self.fed_at_ms.load(Ordering::Relaxed);
+        stamped(&self.open_metrics(), at_ms, |ms| {
+            format!("{}.{:03}", ms / 1000, ms % 1000)
+        })
+    }
+
+    fn open_metrics(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail; a metric that could not encode would
         // leave the body short, which a scraper reports.
@@ -217,12 +238,25 @@ impl Families {
         out
     }
 
+    /// Records that the counters now hold everything up to an interval that ended
+    /// at `unix_s`. Their samples carry that time: a counter moves only at interval
+    /// ends, and stamped with the scrape's time instead, a rate over a few scrapes
+    /// would count one interval too many or too few whenever a scrape fell close
+    /// to an interval end (25 % off over a 5 s window of 1 s intervals).
+    pub fn fed_at(&self, unix_s: f64) {
+        let ms = (unix_s * 1e3).round().max(0.0) as u64;
+        self.fed_at_ms.fetch_max(ms, Ordering::Relaxed);
+    }
+
     /// The registry in Prometheus' older text format (0.0.4), for a scraper that does
     /// not ask for OpenMetrics (curl, `promtool check metrics`): the same samples;
     /// a counter's HELP and TYPE name its `_total` series, an info metric is a gauge
     /// named `…_info`, and OpenMetrics' `# UNIT` and `# EOF` lines are left out.
     pub fn render_text(&self) -> String {
-        to_text_format(&self.render())
+        let at_ms = self.fed_at_ms.load(Ordering::Relaxed);
+        stamped(&to_text_format(&self.open_metrics()), at_ms, |ms| {
+            ms.to_string()
+        })
     }
 
     /// Marks `state` as the path's current state.
@@ -238,6 +272,26 @@ impl Families {
                 .set(i64::from(s == state));
         }
     }
+}
+
+/// `text` with the samples of the [`FED`] families timestamped `at_ms` (written by
+/// `form`: seconds in OpenMetrics, milliseconds in the older format); unchanged
+/// before the first interval.
+fn stamped(text: &str, at_ms: u64, form: impl Fn(u64) -> String) -> String {
+    if at_ms == 0 {
+        return text.to_string();
+    }
+    let stamp = form(at_ms);
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    for line in text.lines() {
+        out.push_str(line);
+        if !line.starts_with('#') && FED.iter().any(|f| line.starts_with(f)) {
+            out.push(' ');
+            out.push_str(&stamp);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// OpenMetrics text as Prometheus text format 0.0.4 (see [`Families::render_text`]).
@@ -295,5 +349,15 @@ mod tests {
         }
         assert!(!text.contains("# EOF"));
         assert!(f.render().ends_with("# EOF\n"));
+        // Fed: the interval's end stamps the counters (not the gauges), in ms in the
+        // older format and in seconds in OpenMetrics.
+        f.fed_at(1_700_000_000.25);
+        let text = f.render_text();
+        assert!(
+            text.contains("target=\"null:1g\"} 7 1700000000250\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nioscope_warmup 0\n"), "{text}");
+        assert!(f.render().contains("} 7 1700000000.250\n"));
     }
 }

@@ -92,6 +92,7 @@ impl Live {
         f.bytes.get_or_create(&labels).inc_by(iv.bytes);
         f.errors.get_or_create(&labels).inc_by(iv.errors);
         f.warmup.set(i64::from(iv.warmup));
+        f.fed_at(iv.unix_s);
     }
 }
 
@@ -214,5 +215,6 @@ impl RunFeed {
         }
         f.inflight.set(iv.queue_depth);
         f.warmup.set(i64::from(iv.warmup));
+        f.fed_at(iv.unix_s);
     }
 }

@@ -18,6 +18,7 @@ mod generate;
 mod html;
 mod load;
 mod loopdev;
+mod metrics;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod net;
@@ -36,6 +37,7 @@ mod op_engines;
 mod output;
 mod own_settings;
 mod pipes;
+mod progress;
 mod replay;
 mod reports_cli;
 mod request_flags;
