@@ -249,15 +249,10 @@ pub(super) fn check_curve_run(base: &RunSpec) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Measures the curve `req` over `base` in the session: its max run, its points and
-/// SLA search are the session's next runs, and the summary is the document's
-/// `curve` (one per document).
-pub(super) fn measure_curve(
-    s: &mut Session,
-    base: &RunSpec,
-    req: &CurveRequest,
-) -> Result<(), AppError> {
-    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
+/// Says what the curve will run, and tells the session's status line: its length is
+/// known ahead unless an SLA search follows the points.
+fn announce(s: &mut Session, base: &RunSpec, req: &CurveRequest) -> Result<(), AppError> {
+    let (points, sla) = (&req.points, &req.sla);
     let total = 1 + points.len() + if sla.is_some() { SLA_MAX_PROBES } else { 0 };
     let per_run_s = (base.warmup_ns + base.duration_ns.unwrap_or(0)) as f64 / 1e9;
     s.say(&format!(
@@ -272,9 +267,21 @@ pub(super) fn measure_curve(
         total,
         total as f64 * per_run_s
     ))?;
-    // Its length is known ahead unless an SLA search follows the points.
     let known = sla.is_none().then_some(1 + points.len());
     s.expect(known, known.map(|n| n as f64 * per_run_s));
+    Ok(())
+}
+
+/// Measures the curve `req` over `base` in the session: its max run, its points and
+/// SLA search are the session's next runs, and the summary is the document's
+/// `curve` (one per document).
+pub(super) fn measure_curve(
+    s: &mut Session,
+    base: &RunSpec,
+    req: &CurveRequest,
+) -> Result<(), AppError> {
+    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
+    announce(s, base, req)?;
     s.phase(crate::metrics::Phase::CurvePoint(0));
     let mut curve = Curve::default();
     let max = s

@@ -158,6 +158,34 @@ fn matrix(test: PtsTest) -> PtsMatrix {
     }
 }
 
+/// Runs PTS's preconditioning, if asked for (capped at `cap` bytes), then tells the
+/// session what `rounds` rounds of `cells` take at most: a steady state ends them
+/// sooner.
+fn precondition_then_rounds(
+    s: &mut Session,
+    precondition: Option<RunSpec>,
+    cap: Option<u64>,
+    cells: &[RunSpec],
+    rounds: usize,
+) -> Result<(), AppError> {
+    if let Some(mut p) = precondition {
+        if let Some(cap) = cap {
+            // Bound the work: a duration long enough for `cap` bytes is not knowable, so
+            // cap the working set the passes cover instead.
+            p.workloads[0].size_bytes = Some(cap / 2);
+        }
+        // Preconditioning runs by passes: how long it takes is not known ahead.
+        s.expect(None, None);
+        s.run(&p, " (2x capacity of 128 KiB sequential writes)")?;
+    }
+    let cells_s: Option<f64> = cells.iter().map(super::progress::run_s).sum();
+    s.expect(
+        Some(cells.len() * rounds),
+        cells_s.map(|t| t * rounds as f64),
+    );
+    Ok(())
+}
+
 /// `ioscope pts iops|throughput|latency TARGET`.
 pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
     let PtsMatrix {
@@ -252,23 +280,7 @@ pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
             ""
         }
     ))?;
-    if let Some(mut p) = precondition {
-        if let Some(cap) = cap {
-            // Bound the work: a duration long enough for `cap` bytes is not knowable, so
-            // cap the working set the passes cover instead.
-            p.workloads[0].size_bytes = Some(cap / 2);
-        }
-        // Preconditioning runs by passes: how long it takes is not known ahead.
-        s.expect(None, None);
-        s.run(&p, " (2x capacity of 128 KiB sequential writes)")?;
-    }
-    // At most this many rounds: a steady state ends them sooner.
-    let cells_s: Option<f64> = runs.iter().map(super::progress::run_s).sum();
-    let rounds = a.max_rounds.max(1);
-    s.expect(
-        Some(runs.len() * rounds),
-        cells_s.map(|t| t * rounds as f64),
-    );
+    precondition_then_rounds(&mut s, precondition, cap, &runs, a.max_rounds.max(1))?;
     let st = rounds_until_steady(&mut s, metric, a.max_rounds.max(1), |s, i| {
         let mut tracked_idx = 0;
         for r in &runs {

@@ -117,6 +117,22 @@ impl Collector {
         }
     }
 
+    /// What the collector works with beyond the counters: the workers' return
+    /// channels, the paths it follows and the command's live metrics.
+    fn attach(
+        &mut self,
+        recycle: Vec<mpsc::Sender<Vec<WorkloadStats>>>,
+        run: &RunSpec,
+        targets: &Targets,
+        live: Option<&crate::metrics::Live>,
+    ) {
+        self.recycle = recycle;
+        self.follow_paths(targets);
+        if let Some(live) = live {
+            self.feed_metrics(live, run, targets);
+        }
+    }
+
     /// Binds the run's series in the command's metrics registry.
     fn feed_metrics(&mut self, live: &crate::metrics::Live, run: &RunSpec, targets: &Targets) {
         use crate::metrics::{RunFeed, WorkloadName};
@@ -310,21 +326,7 @@ impl Collector {
         if let Some(f) = self.feed.as_mut() {
             f.interval(&merged, &conns, &iv);
         }
-        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones
-        // (and judges a steady-state stop on them, see `observe_merged`).
-        let mut rows = Vec::new();
-        let tapped = crate::cluster::tap(&iv, &dirs, lag.as_ref(), &mut |row| {
-            on_interval(row);
-            rows.push(row.clone());
-        });
-        if tapped {
-            self.observe_merged(&rows);
-        } else {
-            on_interval(&iv);
-            if let (Some(w), false) = (self.steady.as_mut(), warmup) {
-                w.observe(&iv);
-            }
-        }
+        self.show(&iv, &dirs, lag.as_ref(), on_interval);
         if !warmup {
             self.paths.add_latency(&iv, &all.lat);
         }
@@ -345,6 +347,31 @@ impl Collector {
         }
         self.prev_end_ns = end_ns;
         self.last_end_ns = end_ns;
+    }
+
+    /// Hands a closed interval on. Among MPI ranks it goes to rank 0's merge, which
+    /// shows merged ones (and judges a steady-state stop on them, see
+    /// `observe_merged`).
+    fn show(
+        &mut self,
+        iv: &Interval,
+        dirs: &crate::stats::snapshot::DirStats,
+        lag: Option<&LatencyHistogram>,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) {
+        let mut rows = Vec::new();
+        let tapped = crate::cluster::tap(iv, dirs, lag, &mut |row| {
+            on_interval(row);
+            rows.push(row.clone());
+        });
+        if tapped {
+            self.observe_merged(&rows);
+        } else {
+            on_interval(iv);
+            if let (Some(w), false) = (self.steady.as_mut(), iv.warmup) {
+                w.observe(iv);
+            }
+        }
     }
 
     /// Among MPI ranks (rank 0): a steady-state stop judges the merged intervals, and
@@ -654,11 +681,7 @@ pub(super) fn collect(
         ..
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
-    coll.recycle = recycle;
-    coll.follow_paths(targets);
-    if let Some(live) = &opts.metrics {
-        coll.feed_metrics(live, run, targets);
-    }
+    coll.attach(recycle, run, targets, opts.metrics.as_ref());
     let mut interrupted = false;
     let mut held = 0;
     loop {
