@@ -156,6 +156,23 @@ mod tests {
     }
 
     #[test]
+    fn fio_eta_options_set_the_status_line_and_metrics_are_own_options() {
+        use crate::plan::settings::declared::{METRICS, PROGRESS};
+        let (own, rest) =
+            split_own(&v(&["--name=x", "--eta=never", "--metrics", "9100"]), true).unwrap();
+        assert_eq!(rest, v(&["--name=x"]));
+        assert_eq!(own.output.settings.get(&PROGRESS).as_str(), "never");
+        assert_eq!(own.output.settings.get(&METRICS).as_str(), "9100");
+        let (own, _) = split_own(&v(&["--eta-newline=2", "--name=x"]), true).unwrap();
+        assert_eq!(own.output.settings.get(&PROGRESS).as_str(), "lines");
+        let e = split_own(&v(&["--eta=sometimes"]), true).unwrap_err();
+        assert!(e.to_string().contains("sometimes"), "{e}");
+        // Other tools' parsers get them as they are.
+        let (_, rest) = split_own(&v(&["--eta=never"]), false).unwrap();
+        assert_eq!(rest, v(&["--eta=never"]));
+    }
+
+    #[test]
     fn fio_output_format_json_means_fio_json() {
         let (own, rest) = split_own(&v(&["--name=x", "--output-format=json"]), true).unwrap();
         assert_eq!(
