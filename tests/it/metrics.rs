@@ -226,3 +226,33 @@ fn assert_rate_agrees(prom: &Prometheus, intervals: &[ioscope::result::Interval]
         report.join("\n")
     );
 }
+
+#[test]
+fn an_address_that_cannot_be_served_is_refused_before_anything_is_written() {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_port = taken.local_addr().unwrap().port().to_string();
+    for (given, says) in [
+        ("nine", "--metrics 'nine': expected PORT or HOST:PORT"),
+        (
+            taken_port.as_str(),
+            "--metrics: cannot listen on 127.0.0.1:",
+        ),
+    ] {
+        let o = run(&[
+            "run",
+            "-t",
+            "null:1g",
+            "--duration",
+            "1s",
+            "--metrics",
+            given,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        assert!(!json.exists() && !intervals_jsonl(&json).exists());
+    }
+}
