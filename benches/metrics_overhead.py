@@ -39,13 +39,33 @@ def free_port():
         return s.getsockname()[1]
 
 
-def scrape_every_second(port, stop, counts):
-    """Fetches /metrics once a second until `stop` is set (bounded by the run)."""
+def thread_cpu_ns(pid, comm):
+    """CPU time (ns, from schedstat) of the process's threads named `comm`."""
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            base = f"/proc/{pid}/task/{tid}"
+            with open(f"{base}/comm") as f:
+                if f.read().strip() != comm:
+                    continue
+            with open(f"{base}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except OSError:
+        pass
+    return total
+
+
+def scrape_every_second(port, pid, stop, counts):
+    """Fetches /metrics once a second until `stop` is set (bounded by the run), and
+    follows the CPU time of the thread that answers."""
     while not stop.wait(1.0):
         try:
+            t0 = time.perf_counter()
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
                 counts["bytes"] += len(r.read())
                 counts["scrapes"] += 1
+            counts["wall_s"] += time.perf_counter() - t0
+            counts["thread_ns"] = max(counts["thread_ns"], thread_cpu_ns(pid, "ioscope-metrics"))
         except OSError:
             counts["failed"] += 1
 
@@ -55,15 +75,16 @@ def one_run(binary, case_args, seconds, metrics):
         out = os.path.join(d, "r.json")
         cmd = [binary, "run", *case_args, "--duration", f"{seconds}s", "--warmup", "1s",
                "--interval", "1s", "--json", out, "--quiet"]
-        counts = {"bytes": 0, "scrapes": 0, "failed": 0}
+        counts = {"bytes": 0, "scrapes": 0, "failed": 0, "wall_s": 0.0, "thread_ns": 0}
         stop = threading.Event()
         scraper = None
+        port = free_port()
         if metrics:
-            port = free_port()
             cmd += ["--metrics", str(port)]
-            scraper = threading.Thread(target=scrape_every_second, args=(port, stop, counts))
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if scraper:
+        if metrics:
+            scraper = threading.Thread(target=scrape_every_second,
+                                       args=(port, p.pid, stop, counts))
             scraper.start()
         _, err = p.communicate(timeout=seconds + 120)
         stop.set()
@@ -73,7 +94,7 @@ def one_run(binary, case_args, seconds, metrics):
             raise SystemExit(f"{' '.join(cmd)} failed: {err.decode()}")
         with open(out) as f:
             doc = json.load(f)
-        return doc["runs"][0]["totals"]["all"]["iops"], counts
+        return doc["runs"][0]["totals"]["iops"], counts
 
 
 def main():
@@ -95,10 +116,13 @@ def main():
                         scraped = counts
                 ratio = iops[True] / iops[False]
                 ratios.append(ratio)
+                n = max(scraped["scrapes"], 1)
                 print(f"{name} round {r + 1}: without {iops[False]:,.0f} IOPS, with "
                       f"{iops[True]:,.0f} IOPS ({scraped['scrapes']} scrapes of "
-                      f"{scraped['bytes'] // max(scraped['scrapes'], 1):,} bytes, "
-                      f"{scraped['failed']} failed): {ratio:.3f}", flush=True)
+                      f"{scraped['bytes'] // n:,} bytes, {scraped['failed']} failed, "
+                      f"{scraped['wall_s'] / n * 1e3:.1f} ms each, endpoint thread "
+                      f"{scraped['thread_ns'] / n / 1e6:.2f} ms CPU per scrape): "
+                      f"{ratio:.3f}", flush=True)
             med = statistics.median(ratios)
             print(f"{name}: median with/without {med:.3f} ({(1 - med) * 100:+.1f} % cost), "
                   f"rounds {min(ratios):.3f}-{max(ratios):.3f}", flush=True)

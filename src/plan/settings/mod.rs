@@ -367,24 +367,20 @@ impl WorkloadSettings {
 }
 
 /// A command's settings (scope [`Scope::Command`]): the values given on its command
-/// line; every other has its declared default.
+/// line; every other has its declared default. The same map as a workload's, whose
+/// scope-wide views (`changed`, `echo`) it does not offer.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CommandSettings {
-    given: BTreeMap<&'static str, Value>,
-}
+pub struct CommandSettings(WorkloadSettings);
 
 impl CommandSettings {
     /// The setting's value: as given, or its default.
     pub fn get(&self, d: &Decl) -> Value {
-        self.given.get(d.key).copied().unwrap_or(d.default)
+        self.0.get(d)
     }
 
-    /// Sets a value of the declaration's kind (another kind is ignored).
+    /// Sets a value of the declaration's kind.
     pub fn set(&mut self, d: &'static Decl, v: Value) {
-        debug_assert!(v.is_of(d.kind), "{}: wrong kind of value", d.key);
-        if v.is_of(d.kind) {
-            self.given.insert(d.key, v);
-        }
+        self.0.set(d, v);
     }
 }
 
