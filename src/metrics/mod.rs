@@ -179,10 +179,17 @@ impl RunFeed {
         }
     }
 
-    /// Adds one merged interval: each workload's counters and latencies, each
-    /// connection's counters, the paths' I/Os and states, the in-flight average and
-    /// whether it was warm-up.
-    pub fn interval(&mut self, workloads: &[WorkloadStats], conns: &[ConnStats], iv: &Interval) {
+    /// Adds one merged interval that ended at `end_unix_s` (its boundary on the
+    /// workers' clock, not the moment the collector closed it, which a loaded host
+    /// delays): each workload's counters and latencies, each connection's counters,
+    /// the paths' I/Os and states, the in-flight average and whether it was warm-up.
+    pub fn interval(
+        &mut self,
+        workloads: &[WorkloadStats],
+        conns: &[ConnStats],
+        iv: &Interval,
+        end_unix_s: f64,
+    ) {
         const OPS: [Op; Op::COUNT] = [Op::Read, Op::Write, Op::Trim];
         for ((feed, w), (name, target)) in self.workloads.iter_mut().zip(workloads).zip(&self.names)
         {
@@ -215,6 +222,6 @@ impl RunFeed {
         }
         f.inflight.set(iv.queue_depth);
         f.warmup.set(i64::from(iv.warmup));
-        f.fed_at(iv.unix_s);
+        f.fed_at(end_unix_s);
     }
 }

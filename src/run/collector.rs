@@ -324,7 +324,8 @@ impl Collector {
             ..interval_figures(&all, &dirs, lag.as_ref(), dur_s, self.requested_iops)
         };
         if let Some(f) = self.feed.as_mut() {
-            f.interval(&merged, &conns, &iv);
+            let end_unix_s = unix_s() - now_ns().saturating_sub(end_ns) as f64 / 1e9;
+            f.interval(&merged, &conns, &iv, end_unix_s);
         }
         self.show(&iv, &dirs, lag.as_ref(), on_interval);
         if !warmup {

