@@ -31,6 +31,12 @@ command -v rpcbind >/dev/null 2>&1 || need+=(rpcbind)
 # SMB targets: a Samba server for the tests (smbd, smbpasswd) and smbclient to compare.
 command -v smbd >/dev/null 2>&1 || need+=(samba)
 command -v smbclient >/dev/null 2>&1 || need+=(smbclient)
+# Live metrics and the status line (issue 26): a real Prometheus server and promtool
+# scrape `--metrics`; tmux gives the status line a terminal to draw on.
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 # MPI (issue 16): Open MPI for `--features mpi` and its tests; clang for rsmpi's
 # bindings (bindgen needs libclang).
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)

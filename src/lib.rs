@@ -13,6 +13,7 @@ pub mod data;
 pub mod engine;
 pub mod errors;
 pub mod interrupt;
+pub mod metrics;
 pub mod net;
 pub mod plan;
 pub mod report;

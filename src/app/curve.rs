@@ -249,15 +249,10 @@ pub(super) fn check_curve_run(base: &RunSpec) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Measures the curve `req` over `base` in the session: its max run, its points and
-/// SLA search are the session's next runs, and the summary is the document's
-/// `curve` (one per document).
-pub(super) fn measure_curve(
-    s: &mut Session,
-    base: &RunSpec,
-    req: &CurveRequest,
-) -> Result<(), AppError> {
-    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
+/// Says what the curve will run, and tells the session's status line: its length is
+/// known ahead unless an SLA search follows the points.
+fn announce(s: &mut Session, base: &RunSpec, req: &CurveRequest) -> Result<(), AppError> {
+    let (points, sla) = (&req.points, &req.sla);
     let total = 1 + points.len() + if sla.is_some() { SLA_MAX_PROBES } else { 0 };
     let per_run_s = (base.warmup_ns + base.duration_ns.unwrap_or(0)) as f64 / 1e9;
     s.say(&format!(
@@ -272,6 +267,22 @@ pub(super) fn measure_curve(
         total,
         total as f64 * per_run_s
     ))?;
+    let known = sla.is_none().then_some(1 + points.len());
+    s.expect(known, known.map(|n| n as f64 * per_run_s));
+    Ok(())
+}
+
+/// Measures the curve `req` over `base` in the session: its max run, its points and
+/// SLA search are the session's next runs, and the summary is the document's
+/// `curve` (one per document).
+pub(super) fn measure_curve(
+    s: &mut Session,
+    base: &RunSpec,
+    req: &CurveRequest,
+) -> Result<(), AppError> {
+    let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
+    announce(s, base, req)?;
+    s.phase(crate::metrics::Phase::CurvePoint(0));
     let mut curve = Curve::default();
     let max = s
         .run(&at_rate(base, "max".into(), None), " (closed loop)")?
@@ -286,10 +297,11 @@ pub(super) fn measure_curve(
             "the max run completed no I/O; no curve to draw".into(),
         ));
     }
-    for &pct in points {
+    for (k, &pct) in points.iter().enumerate() {
         if s.stopped() {
             break;
         }
+        s.phase(crate::metrics::Phase::CurvePoint(k as u64 + 1));
         let rate = curve.max_iops * pct / 100.0;
         let r = s
             .run(
@@ -391,6 +403,7 @@ fn search(
         let mut measured = 0.0;
         for attempt in 0..2 {
             probes += 1;
+            s.phase(crate::metrics::Phase::CurvePoint(s.doc.runs.len() as u64));
             let label = if attempt == 0 {
                 format!(" (SLA probe at {mid:.0} IOPS)")
             } else {

@@ -137,6 +137,9 @@ pub enum AppError {
     /// Writing to stdout failed, or its reader went away.
     #[error(transparent)]
     Stdout(#[from] StdoutError),
+    /// `--metrics` names an address that cannot be served; nothing was run.
+    #[error(transparent)]
+    Metrics(#[from] crate::metrics::EndpointError),
 }
 
 impl AppError {
@@ -168,7 +171,8 @@ impl AppError {
             | Read { .. }
             | NotAResult { .. }
             | PlanUnreadable { .. }
-            | Unwritable { .. } => exit::BAD_INPUT,
+            | Unwritable { .. }
+            | Metrics(_) => exit::BAD_INPUT,
             Run(_) | Write { .. } | ReadBack { .. } | Failed(_) => exit::RUN_FAILED,
             Net(e) => e.exit_code(),
             Stdout(StdoutError::Closed) => exit::OK,

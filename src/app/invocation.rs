@@ -26,6 +26,8 @@ pub struct Output {
     pub quiet: bool,
     /// Leave out the per-run summaries (`quick` prints its own table).
     pub no_run_summaries: bool,
+    /// The command settings (`--metrics`, `--progress`; `plan::settings::Scope::Command`).
+    pub settings: crate::plan::settings::CommandSettings,
 }
 
 impl Output {

@@ -21,8 +21,10 @@ mod error;
 mod fio_logs;
 mod foreign;
 mod invocation;
+mod live;
 mod merge;
 mod merge_error;
+mod progress;
 mod quick;
 mod steady;
 mod tools;
@@ -103,20 +105,13 @@ pub struct Session<'a> {
     opts: &'a RunOptions,
     log: Option<IntervalLog>,
     quiet: bool,
-    /// Live progress line on a terminal.
-    progress: Option<Progress>,
+    /// The status line on standard error (`--progress`).
+    progress: Option<progress::Progress>,
+    /// The command's live metrics (`--metrics`), served until the session ends.
+    live: Option<live::Served>,
+    /// Runs the whole command plans (`None`: not known ahead).
+    runs_planned: Option<usize>,
     pub exit_code: i32,
-}
-
-/// What the live progress line knows about the whole plan.
-#[derive(Debug, Clone, Default)]
-pub struct Progress {
-    /// Seconds the planned runs take in all (0 = unknown, e.g. adaptive curves).
-    pub total_s: f64,
-    /// Seconds of runs already finished.
-    pub done_s: f64,
-    pub runs_total: usize,
-    pub runs_done: usize,
 }
 
 impl<'a> Session<'a> {
@@ -127,6 +122,8 @@ impl<'a> Session<'a> {
         opts: &'a RunOptions,
         command: Vec<String>,
     ) -> Result<Self, AppError> {
+        // Before any output file is touched: a refused address writes nothing.
+        let live = live::serve(out, &command)?;
         let log = check_outputs(out)?;
         crate::interrupt::install();
         let doc = ResultDoc {
@@ -153,13 +150,7 @@ impl<'a> Session<'a> {
             eprintln!("warning: {w}");
         }
         let quiet = out.quiet || out.stdout_is_doc();
-        // SAFETY: isatty only inspects the descriptor.
-        let tty = unsafe { libc::isatty(1) == 1 && libc::isatty(2) == 1 };
-        let total_s: f64 = plan
-            .runs
-            .iter()
-            .map(|r| (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9)
-            .sum();
+        let total_s: Option<f64> = plan.runs.iter().map(progress::run_s).sum();
         Ok(Session {
             doc,
             targets: plan.targets.clone(),
@@ -167,13 +158,28 @@ impl<'a> Session<'a> {
             opts,
             log,
             quiet,
-            progress: (tty && !quiet).then(|| Progress {
-                total_s,
-                runs_total: plan.runs.len(),
-                ..Default::default()
-            }),
+            progress: progress::mode(out)
+                .map(|m| progress::Progress::new(m, Some(plan.runs.len()), total_s)),
+            live,
+            runs_planned: Some(plan.runs.len()),
             exit_code: exit::OK,
         })
+    }
+
+    /// What the command now expects to run in all, from here on (a curve or PTS
+    /// that knows its plan once it starts): runs and seconds, `None` if not known.
+    pub fn expect(&mut self, runs: Option<usize>, secs: Option<f64>) {
+        if let Some(p) = self.progress.as_mut() {
+            p.expect(runs, secs);
+        }
+        self.runs_planned = runs.map(|n| n + self.doc.runs.len());
+    }
+
+    /// Sets a phase gauge of the live metrics (a curve point, a round).
+    pub fn phase(&self, p: crate::metrics::Phase) {
+        if let Some(l) = &self.live {
+            l.phase(p);
+        }
     }
 
     /// Whether the session should stop (Ctrl-C).
@@ -194,8 +200,23 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
+    /// The run options with the command's live metrics in them.
+    fn run_options(&self) -> std::borrow::Cow<'a, RunOptions> {
+        match &self.live {
+            Some(l) => std::borrow::Cow::Owned(RunOptions {
+                metrics: Some(l.live.clone()),
+                ..self.opts.clone()
+            }),
+            None => std::borrow::Cow::Borrowed(self.opts),
+        }
+    }
+
     /// Executes one run, prints it, records it and rewrites the outputs.
     pub fn run(&mut self, r: &RunSpec, label: &str) -> Result<&RunResult, AppError> {
+        self.phase(crate::metrics::Phase::Run {
+            k: self.doc.runs.len() as u64 + 1,
+            n: self.runs_planned.unwrap_or(0) as u64,
+        });
         if r.engine == crate::plan::EngineKind::Net {
             let (result, warnings) = self.run_net(r, label)?;
             return self.record(r, result, warnings);
@@ -213,14 +234,15 @@ impl<'a> Session<'a> {
         let mut n = 0u64;
         let mut log_err: Option<std::io::Error> = None;
         let name = r.name.clone();
+        let run_s = progress::run_s(r);
+        let opts = self.run_options();
         let log = &mut self.log;
-        let progress = self.progress.clone();
-        let run_s = (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9;
-        let (result, warnings) = run::execute(r, &self.targets, self.opts, &mut |iv| {
+        let progress = &mut self.progress;
+        let (result, warnings) = run::execute(r, &self.targets, &opts, &mut |iv| {
             n += 1;
             if !quiet && !stdout::closed() {
-                if progress.is_some() {
-                    eprint!("\r\x1b[K");
+                if let Some(p) = progress.as_mut() {
+                    p.clear();
                 }
                 // A closed stdout ends the run as Ctrl-C would: what was measured so
                 // far is kept, and the command then ends quietly.
@@ -228,19 +250,8 @@ impl<'a> Session<'a> {
                     crate::interrupt::request();
                 }
             }
-            if let Some(p) = &progress {
-                eprint!(
-                    "{}",
-                    terminal::progress_line(
-                        p.done_s,
-                        p.total_s,
-                        p.runs_done,
-                        p.runs_total,
-                        iv.t_s,
-                        run_s,
-                        iv
-                    )
-                );
+            if let Some(p) = progress.as_mut() {
+                p.show(iv, run_s);
             }
             if let Some(l) = log.as_mut() {
                 if let Err(e) = l.append(&name, iv) {
@@ -250,9 +261,7 @@ impl<'a> Session<'a> {
         })
         .map_err(AppError::Run)?;
         if let Some(p) = self.progress.as_mut() {
-            eprint!("\r\x1b[K");
-            p.done_s += run_s;
-            p.runs_done += 1;
+            p.run_done(run_s);
         }
         if let Some(e) = log_err {
             eprintln!("warning: writing the intervals file failed: {e}");
@@ -332,12 +341,29 @@ impl<'a> Session<'a> {
         let mut log_err: Option<std::io::Error> = None;
         let log = &mut self.log;
         let name = r.name.clone();
+        let run_s = progress::run_s(r);
+        let progress = &mut self.progress;
+        let live = self.live.as_ref().map(|l| &l.live);
+        // A network run counts its jobs together: one series for the run.
+        let (workload, target) = match r.workloads.as_slice() {
+            [w] => (w.name.as_str(), w.target.as_str()),
+            _ => ("all", "all"),
+        };
         let res = crate::net::peer::execute(r, &self.targets, &mut |iv| {
+            if let Some(p) = progress.as_mut() {
+                p.clear();
+            }
             if !quiet
                 && !stdout::closed()
                 && stdout::println(&crate::net::peer::interval_line(iv)).is_err()
             {
                 crate::interrupt::request();
+            }
+            if let Some(p) = progress.as_mut() {
+                p.show(iv, run_s);
+            }
+            if let Some(l) = live {
+                l.net_interval(workload, target, iv);
             }
             if let Some(l) = log.as_mut() {
                 if let Err(e) = l.append(&name, iv) {
@@ -345,6 +371,9 @@ impl<'a> Session<'a> {
                 }
             }
         })?;
+        if let Some(p) = self.progress.as_mut() {
+            p.run_done(run_s);
+        }
         if let Some(e) = log_err {
             eprintln!("warning: writing the intervals file failed: {e}");
         }

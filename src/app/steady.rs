@@ -26,6 +26,7 @@ fn rounds_until_steady(
         if s.stopped() {
             break;
         }
+        s.phase(crate::metrics::Phase::Round(i as u64 + 1));
         let run_idx = round(s, i)?;
         let v = metric.of(&s.doc.runs[run_idx]);
         st.rounds.push(v);
@@ -97,6 +98,9 @@ pub fn steady_run(inv: &RunInvocation, steady: Steady) -> Result<i32, AppError> 
     crate::run::check(base, &plan.targets, opts).map_err(AppError::Check)?;
     let mut s = Session::start(plan, output, opts, inv.command.clone())?;
     let max_rounds = steady.max_rounds.unwrap_or(MAX_ROUNDS).max(1);
+    // At most this long: a steady state ends it sooner.
+    let round_s = super::progress::run_s(base);
+    s.expect(Some(max_rounds), round_s.map(|t| t * max_rounds as f64));
     let st = rounds_until_steady(&mut s, metric, max_rounds, |s, i| {
         let mut r = base.clone();
         r.name = format!("round {}", i + 1);
@@ -152,6 +156,34 @@ fn matrix(test: PtsTest) -> PtsMatrix {
             streams: 1,
         },
     }
+}
+
+/// Runs PTS's preconditioning, if asked for (capped at `cap` bytes), then tells the
+/// session what `rounds` rounds of `cells` take at most: a steady state ends them
+/// sooner.
+fn precondition_then_rounds(
+    s: &mut Session,
+    precondition: Option<RunSpec>,
+    cap: Option<u64>,
+    cells: &[RunSpec],
+    rounds: usize,
+) -> Result<(), AppError> {
+    if let Some(mut p) = precondition {
+        if let Some(cap) = cap {
+            // Bound the work: a duration long enough for `cap` bytes is not knowable, so
+            // cap the working set the passes cover instead.
+            p.workloads[0].size_bytes = Some(cap / 2);
+        }
+        // Preconditioning runs by passes: how long it takes is not known ahead.
+        s.expect(None, None);
+        s.run(&p, " (2x capacity of 128 KiB sequential writes)")?;
+    }
+    let cells_s: Option<f64> = cells.iter().map(super::progress::run_s).sum();
+    s.expect(
+        Some(cells.len() * rounds),
+        cells_s.map(|t| t * rounds as f64),
+    );
+    Ok(())
 }
 
 /// `ioscope pts iops|throughput|latency TARGET`.
@@ -248,14 +280,7 @@ pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
             ""
         }
     ))?;
-    if let Some(mut p) = precondition {
-        if let Some(cap) = cap {
-            // Bound the work: a duration long enough for `cap` bytes is not knowable, so
-            // cap the working set the passes cover instead.
-            p.workloads[0].size_bytes = Some(cap / 2);
-        }
-        s.run(&p, " (2x capacity of 128 KiB sequential writes)")?;
-    }
+    precondition_then_rounds(&mut s, precondition, cap, &runs, a.max_rounds.max(1))?;
     let st = rounds_until_steady(&mut s, metric, a.max_rounds.max(1), |s, i| {
         let mut tracked_idx = 0;
         for r in &runs {

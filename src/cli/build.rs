@@ -27,6 +27,7 @@ impl From<&OutputArgs> for Output {
             stdout_doc: stdout_doc(o.output_format),
             quiet: o.quiet,
             no_run_summaries: false,
+            settings: o.command.settings(),
         }
     }
 }
@@ -192,6 +193,7 @@ fn run_options(a: &RunArgs, plan: &Plan) -> Result<RunOptions, AppError> {
         data: app::data_options(&settings)?,
         io_timeout_ns: a.io_timeout,
         connections: a.connections.unwrap_or(1),
+        metrics: None,
     })
 }
 

@@ -19,7 +19,12 @@ pub struct OwnArgs {
 }
 
 /// Options that take a value.
-const WITH_VALUE: [&str; 7] = [
+const WITH_VALUE: [&str; 11] = [
+    "--metrics",
+    "--progress",
+    // fio's own status-line options, read as `--progress` (fio mode only).
+    "--eta",
+    "--eta-newline",
     "--split",
     "--json",
     "--html",
@@ -29,7 +34,12 @@ const WITH_VALUE: [&str; 7] = [
     "--target",
 ];
 /// Options that are flags.
-const FLAGS: [&str; 3] = ["--markdown", "--ignore-unsupported", "--force"];
+const FLAGS: [&str; 4] = [
+    "--markdown",
+    "--ignore-unsupported",
+    "--force",
+    "--metrics-per-rank",
+];
 
 /// Splits ioscope's own options from the foreign ones. `fio_mode` maps fio's own
 /// `--output-format=json` to fio-compatible JSON, which is what a fio user expects.
@@ -43,7 +53,8 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
             Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
             _ => (a.as_str(), None),
         };
-        if WITH_VALUE.contains(&name) {
+        let fio_only = matches!(name, "--eta" | "--eta-newline");
+        if WITH_VALUE.contains(&name) && (fio_mode || !fio_only) {
             let value = match inline {
                 Some(v) => v,
                 None => {
@@ -81,12 +92,14 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                     };
                     own.output.stdout_doc = super::values::stdout_doc(Some(form));
                 }
-                _ => own.target = Some(value),
+                "--target" => own.target = Some(value),
+                _ => command_setting(&mut own.output, name, &value)?,
             }
         } else if FLAGS.contains(&name) && inline.is_none() {
             match name {
                 "--markdown" => own.output.markdown = true,
                 "--ignore-unsupported" => own.ignore_unsupported = true,
+                "--metrics-per-rank" => command_setting(&mut own.output, name, "true")?,
                 _ => own.force = true,
             }
         } else {
@@ -95,6 +108,24 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
         i += 1;
     }
     Ok((own, rest))
+}
+
+/// A command setting among foreign arguments: ioscope's own flags by their
+/// declarations, and fio's `--eta=always|never|auto` and `--eta-newline=TIME` as the
+/// status line they ask for (`--eta-newline`: a new line every interval).
+fn command_setting(out: &mut Output, name: &str, value: &str) -> Result<(), FlagError> {
+    use crate::plan::settings::declared::{METRICS, METRICS_PER_RANK, PROGRESS};
+    let (decl, text) = match name {
+        "--metrics" => (&METRICS, value),
+        "--metrics-per-rank" => (&METRICS_PER_RANK, value),
+        "--eta-newline" => (&PROGRESS, "lines"),
+        _ => (&PROGRESS, value),
+    };
+    let v = decl
+        .parse_text(text)
+        .map_err(|e| FlagError::new(name, value, e))?;
+    out.settings.set(decl, v);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -126,6 +157,23 @@ mod tests {
         assert_eq!(own.output.json.unwrap().to_str(), Some("r.json"));
         assert_eq!(own.output.html.unwrap().to_str(), Some("r.html"));
         assert!(own.ignore_unsupported);
+    }
+
+    #[test]
+    fn fio_eta_options_set_the_status_line_and_metrics_are_own_options() {
+        use crate::plan::settings::declared::{METRICS, PROGRESS};
+        let (own, rest) =
+            split_own(&v(&["--name=x", "--eta=never", "--metrics", "9100"]), true).unwrap();
+        assert_eq!(rest, v(&["--name=x"]));
+        assert_eq!(own.output.settings.get(&PROGRESS).as_str(), "never");
+        assert_eq!(own.output.settings.get(&METRICS).as_str(), "9100");
+        let (own, _) = split_own(&v(&["--eta-newline=2", "--name=x"]), true).unwrap();
+        assert_eq!(own.output.settings.get(&PROGRESS).as_str(), "lines");
+        let e = split_own(&v(&["--eta=sometimes"]), true).unwrap_err();
+        assert!(e.to_string().contains("sometimes"), "{e}");
+        // Other tools' parsers get them as they are.
+        let (_, rest) = split_own(&v(&["--eta=never"]), false).unwrap();
+        assert_eq!(rest, v(&["--eta=never"]));
     }
 
     #[test]

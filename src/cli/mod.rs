@@ -202,6 +202,9 @@ pub struct OutputArgs {
     /// Print nothing but errors and the final summary.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The declared command settings: `--metrics`, `--metrics-per-rank`, `--progress`.
+    #[command(flatten)]
+    pub command: settings::CommandFlags,
 }
 
 /// `ioscope replay TRACE …`: a run whose workload replays TRACE.

@@ -3,16 +3,54 @@
 //! and value parser taken from the declaration, so a new setting needs no code here.
 //! Flags take a value (`--invalidate false`), as `--direct` does; a switch
 //! (`--atomic-writes`) may be given alone and takes a value only after `=`, so a flag
-//! before the job file never swallows its path.
+//! before the job file never swallows its path. Workload settings
+//! ([`SettingFlags`]) are laid over every workload; command settings
+//! ([`CommandFlags`], flattened into the output options) go to the command as a whole.
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
-use crate::plan::settings::{self, Decl, Kind, Scope, Value, WorkloadSettings};
+use crate::plan::settings::{self, CommandSettings, Decl, Kind, Scope, Value, WorkloadSettings};
 
-/// The declared settings given on the command line.
+/// Which declarations a set of flags is made from.
+pub trait OfScope {
+    const SCOPE: Scope;
+}
+
+/// The workload settings' flags.
 #[derive(Debug, Clone, Default)]
-pub struct SettingFlags {
+pub struct Workloads;
+impl OfScope for Workloads {
+    const SCOPE: Scope = Scope::Workload;
+}
+
+/// The command settings' flags.
+#[derive(Debug, Clone, Default)]
+pub struct Commands;
+impl OfScope for Commands {
+    const SCOPE: Scope = Scope::Command;
+}
+
+/// The declared settings of one scope given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Flags<S> {
     given: Vec<(&'static Decl, Value)>,
+    scope: std::marker::PhantomData<S>,
+}
+
+/// The workload settings given on the command line.
+pub type SettingFlags = Flags<Workloads>;
+/// The command settings given on the command line.
+pub type CommandFlags = Flags<Commands>;
+
+impl CommandFlags {
+    /// The command's settings: the flags given, defaults for the rest.
+    pub fn settings(&self) -> CommandSettings {
+        let mut c = CommandSettings::default();
+        for (d, v) in &self.given {
+            c.set(d, *v);
+        }
+        c
+    }
 }
 
 impl SettingFlags {
@@ -35,8 +73,8 @@ fn id(d: &Decl) -> String {
     format!("setting-{}", d.key)
 }
 
-fn flagged() -> impl Iterator<Item = (&'static Decl, &'static str)> {
-    settings::of_scope(Scope::Workload).filter_map(|d| d.flag.map(|f| (d, f)))
+fn flagged(scope: Scope) -> impl Iterator<Item = (&'static Decl, &'static str)> {
+    settings::of_scope(scope).filter_map(|d| d.flag.map(|f| (d, f)))
 }
 
 /// The flag's help: the doc, its words when it is a choice, and its default.
@@ -78,24 +116,27 @@ fn arg(d: &'static Decl, flag: &'static str) -> Arg {
     }
 }
 
-impl Args for SettingFlags {
+impl<S: OfScope + Clone + Default + std::fmt::Debug> Args for Flags<S> {
     fn augment_args(cmd: Command) -> Command {
-        flagged().fold(cmd, |cmd, (d, f)| cmd.arg(arg(d, f)))
+        flagged(S::SCOPE).fold(cmd, |cmd, (d, f)| cmd.arg(arg(d, f)))
     }
     fn augment_args_for_update(cmd: Command) -> Command {
         Self::augment_args(cmd)
     }
 }
 
-impl FromArgMatches for SettingFlags {
+impl<S: OfScope + Default> FromArgMatches for Flags<S> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let given = flagged()
+        let given = flagged(S::SCOPE)
             .filter_map(|(d, _)| {
                 let v = m.try_get_one::<Value>(&id(d)).ok().flatten()?;
                 Some((d, *v))
             })
             .collect();
-        Ok(SettingFlags { given })
+        Ok(Flags {
+            given,
+            scope: Default::default(),
+        })
     }
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
         *self = Self::from_arg_matches(m)?;

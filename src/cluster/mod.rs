@@ -125,6 +125,18 @@ pub fn active() -> bool {
     }
 }
 
+/// This process's rank among the MPI ranks (0 outside a multi-rank run).
+pub fn rank() -> u32 {
+    #[cfg(feature = "mpi")]
+    {
+        session::rank()
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        0
+    }
+}
+
 /// Whether this process writes results and prints: always, except on ranks other
 /// than 0 of a multi-rank run.
 pub fn is_writer() -> bool {

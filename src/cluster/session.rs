@@ -169,6 +169,10 @@ pub fn active() -> bool {
     with(|_| ()).is_some()
 }
 
+pub fn rank() -> u32 {
+    with(|s| s.place.rank).unwrap_or(0)
+}
+
 pub fn is_writer() -> bool {
     with(|s| s.place.rank == 0).unwrap_or(true)
 }

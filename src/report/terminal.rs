@@ -470,39 +470,45 @@ fn hms(s: f64) -> String {
     }
 }
 
-/// The live progress line shown on a terminal (no newline; the caller rewrites it).
-pub fn progress_line(
-    done_s: f64,
-    total_s: f64,
-    runs_done: usize,
-    runs_total: usize,
-    run_elapsed_s: f64,
-    run_s: f64,
-    iv: &Interval,
-) -> String {
-    const WIDTH: usize = 24;
-    let (elapsed, total) = if total_s > 0.0 {
-        (done_s + run_elapsed_s.min(run_s), total_s)
-    } else {
-        (run_elapsed_s, run_s)
+/// Where a command stands, for the status line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Whereabouts {
+    /// Seconds of the command's planned run time behind it.
+    pub elapsed_s: f64,
+    /// Seconds the whole command's runs take (`None`: not known ahead).
+    pub total_s: Option<f64>,
+    /// The run in progress, from 1.
+    pub run: usize,
+    /// Runs planned (`None`: not known ahead).
+    pub runs: Option<usize>,
+}
+
+/// The status line (no line end: the caller redraws it in place or ends it):
+/// progress through the whole command, remaining time, and the last interval's
+/// IOPS, MB/s, p99 and errors. What is not known ahead shows as `?`.
+pub fn progress_line(at: &Whereabouts, iv: &Interval) -> String {
+    const WIDTH: usize = 20;
+    let total = at.total_s.filter(|t| *t > 0.0);
+    let bar = match total {
+        Some(t) => {
+            let filled = ((at.elapsed_s / t).clamp(0.0, 1.0) * WIDTH as f64).round() as usize;
+            format!("{}{}", "#".repeat(filled), ".".repeat(WIDTH - filled))
+        }
+        None => "?".repeat(WIDTH),
     };
-    let frac = if total > 0.0 {
-        (elapsed / total).clamp(0.0, 1.0)
-    } else {
-        0.0
+    let runs = at.runs.map_or("?".to_string(), |n| n.max(1).to_string());
+    let (total, left) = match total {
+        Some(t) => (hms(t), hms(t - at.elapsed_s)),
+        None => ("?".to_string(), "?".to_string()),
     };
-    let filled = (frac * WIDTH as f64).round() as usize;
     format!(
-        "\r[{}{}] run {}/{}  {} / {}  ETA {}  {:.0} IOPS  p99 {:.3} ms",
-        "#".repeat(filled),
-        ".".repeat(WIDTH - filled),
-        (runs_done + 1).min(runs_total.max(1)),
-        runs_total.max(1),
-        hms(elapsed),
-        hms(total),
-        hms(total - elapsed),
+        "[{bar}] run {}/{runs}  {} / {total}  ETA {left}  {:.0} IOPS  {:.1} MB/s  p99 {:.3} ms  {} errors",
+        at.run,
+        hms(at.elapsed_s),
         iv.iops,
-        iv.lat_us.p99 / 1000.0
+        iv.mbps,
+        iv.lat_us.p99 / 1000.0,
+        iv.errors
     )
 }
 
@@ -510,6 +516,40 @@ pub fn progress_line(
 mod tests {
     use super::*;
     use crate::report::testdata::{doc, run};
+
+    #[test]
+    fn the_status_line_counts_down_and_says_what_it_does_not_know() {
+        let iv = Interval {
+            iops: 51234.4,
+            mbps: 209.84,
+            errors: 2,
+            lat_us: crate::result::IntervalLatency {
+                p99: 123.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let at = Whereabouts {
+            elapsed_s: 12.0,
+            total_s: Some(30.0),
+            run: 2,
+            runs: Some(3),
+        };
+        assert_eq!(
+            progress_line(&at, &iv),
+            "[########............] run 2/3  12s / 30s  ETA 18s  51234 IOPS  209.8 MB/s  p99 0.123 ms  2 errors"
+        );
+        let unknown = Whereabouts {
+            total_s: None,
+            runs: None,
+            ..at
+        };
+        let line = progress_line(&unknown, &iv);
+        assert!(
+            line.starts_with("[????????????????????] run 2/?  12s / ?  ETA ?"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn interval_line_shows_paths_and_their_events() {

@@ -67,6 +67,8 @@ struct Collector {
     unix_at_zero_s: f64,
     /// Warnings about the run's outputs (an interval log that failed).
     warnings: Vec<String>,
+    /// The command's live metrics (`--metrics`), fed every interval.
+    feed: Option<crate::metrics::RunFeed>,
 }
 
 /// One interval's snapshots summed.
@@ -130,6 +132,7 @@ impl Collector {
             hdr_logs: Default::default(),
             unix_at_zero_s: unix_s() - now_ns() as f64 / 1e9,
             warnings: Vec::new(),
+            feed: None,
         }
         .with_hdr_logs(run)
     }
@@ -172,6 +175,49 @@ impl Collector {
             self.hdr_logs
                 .write(m, start_unix_s, iv.duration_s, &mut self.warnings);
         }
+    }
+
+    /// What the collector works with beyond the counters: the workers' return
+    /// channels, the paths it follows and the command's live metrics.
+    fn attach(
+        &mut self,
+        recycle: Vec<mpsc::Sender<Vec<WorkloadStats>>>,
+        run: &RunSpec,
+        targets: &Targets,
+        live: Option<&crate::metrics::Live>,
+    ) {
+        self.recycle = recycle;
+        self.follow_paths(targets);
+        if let Some(live) = live {
+            self.feed_metrics(live, run, targets);
+        }
+    }
+
+    /// Binds the run's series in the command's metrics registry.
+    fn feed_metrics(&mut self, live: &crate::metrics::Live, run: &RunSpec, targets: &Targets) {
+        use crate::metrics::{RunFeed, WorkloadName};
+        let workloads: Vec<WorkloadName> = run
+            .workloads
+            .iter()
+            .map(|w| WorkloadName {
+                name: &w.name,
+                target: targets
+                    .iter()
+                    .find(|t| t.name == w.target)
+                    .map_or(w.target.as_str(), |t| t.uri.as_str()),
+            })
+            .collect();
+        let per_target = (self.conn_totals.len() / targets.len().max(1)).max(1);
+        let conns: Vec<(&str, u32)> = (0..self.conn_totals.len())
+            .map(|i| {
+                (
+                    targets[i / per_target].uri.as_str(),
+                    (i % per_target) as u32,
+                )
+            })
+            .collect();
+        let paths_of = targets.first().map_or("", |t| t.uri.as_str());
+        self.feed = Some(RunFeed::new(live, &workloads, &conns, paths_of));
     }
 
     fn add(&mut self, s: Snapshot, on_interval: &mut dyn FnMut(&Interval)) {
@@ -337,21 +383,11 @@ impl Collector {
             ..interval_figures(&all, &dirs, lag.as_ref(), dur_s, self.requested_iops)
         };
         self.interval_histograms(&mut iv, &dirs, &merged);
-        // Among MPI ranks the interval goes to rank 0's merge, which shows merged ones
-        // (and judges a steady-state stop on them, see `observe_merged`).
-        let mut rows = Vec::new();
-        let tapped = crate::cluster::tap(&iv, &dirs, lag.as_ref(), &mut |row| {
-            on_interval(row);
-            rows.push(row.clone());
-        });
-        if tapped {
-            self.observe_merged(&rows);
-        } else {
-            on_interval(&iv);
-            if let (Some(w), false) = (self.steady.as_mut(), warmup) {
-                w.observe(&iv);
-            }
+        if let Some(f) = self.feed.as_mut() {
+            let end_unix_s = unix_s() - now_ns().saturating_sub(end_ns) as f64 / 1e9;
+            f.interval(&merged, &conns, &iv, end_unix_s);
         }
+        self.show(&iv, &dirs, lag.as_ref(), on_interval);
         if !warmup {
             self.paths.add_latency(&iv, &all.lat);
         }
@@ -372,6 +408,31 @@ impl Collector {
         }
         self.prev_end_ns = end_ns;
         self.last_end_ns = end_ns;
+    }
+
+    /// Hands a closed interval on. Among MPI ranks it goes to rank 0's merge, which
+    /// shows merged ones (and judges a steady-state stop on them, see
+    /// `observe_merged`).
+    fn show(
+        &mut self,
+        iv: &Interval,
+        dirs: &crate::stats::snapshot::DirStats,
+        lag: Option<&LatencyHistogram>,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) {
+        let mut rows = Vec::new();
+        let tapped = crate::cluster::tap(iv, dirs, lag, &mut |row| {
+            on_interval(row);
+            rows.push(row.clone());
+        });
+        if tapped {
+            self.observe_merged(&rows);
+        } else {
+            on_interval(iv);
+            if let (Some(w), false) = (self.steady.as_mut(), iv.warmup) {
+                w.observe(iv);
+            }
+        }
     }
 
     /// Among MPI ranks (rank 0): a steady-state stop judges the merged intervals, and
@@ -663,6 +724,7 @@ pub(super) fn collect(
     targets: &Targets,
     engine: &super::engine_choice::EngineChoice,
     launched: super::launch::Launched,
+    opts: &super::RunOptions,
     on_interval: &mut dyn FnMut(&Interval),
     warnings: &mut Vec<String>,
 ) -> Collected {
@@ -680,8 +742,7 @@ pub(super) fn collect(
         ..
     } = launched;
     let mut coll = Collector::new(run, nworkers, clock, nconns);
-    coll.recycle = recycle;
-    coll.follow_paths(targets);
+    coll.attach(recycle, run, targets, opts.metrics.as_ref());
     let mut interrupted = false;
     let mut held = 0;
     loop {

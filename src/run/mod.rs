@@ -121,6 +121,9 @@ pub struct RunOptions {
     /// Per-I/O deadline (`--io-timeout`): an I/O older than this is failed as a
     /// timeout, or re-issued under `--on-error retry=N`.
     pub io_timeout_ns: Option<u64>,
+    /// The command's live metrics (`--metrics`), which the collector feeds at every
+    /// interval end.
+    pub metrics: Option<crate::metrics::Live>,
 }
 
 impl RunOptions {
@@ -145,6 +148,7 @@ impl Default for RunOptions {
             data: data::DataOptions::default(),
             connections: 1,
             io_timeout_ns: None,
+            metrics: None,
         }
     }
 }
@@ -213,7 +217,15 @@ pub fn execute(
         fatal,
         workload_ops,
         by_workload,
-    } = collector::collect(run, targets, &choice, launched, on_interval, &mut warnings);
+    } = collector::collect(
+        run,
+        targets,
+        &choice,
+        launched,
+        opts,
+        on_interval,
+        &mut warnings,
+    );
     replays.finish(&mut result, run, targets, &by_workload, &mut warnings);
     own_settings::own_settings(&mut result, run, &prepared.groups, &placed, opts);
     zbd::count_resets(&mut result, run, &zbd);

@@ -19,6 +19,7 @@ mod histograms;
 mod html;
 mod load;
 mod loopdev;
+mod metrics;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod net;
@@ -37,6 +38,7 @@ mod op_engines;
 mod output;
 mod own_settings;
 mod pipes;
+mod progress;
 mod replay;
 mod reports_cli;
 mod request_flags;

@@ -972,7 +972,11 @@ pub const OPTIONS: &[FioOption] = &[
         "allow_file_create=0: the target's create = \"never\" (a missing file is an \
          error, never created)",
     )),
-    flag(unsupported("eta_newline", "fio's progress display")),
+    flag(unsupported(
+        "eta_newline",
+        "fio's progress display in a job file; on the command line `--eta-newline` is \
+         read as `--progress lines` and `--eta` as `--progress`",
+    )),
     flag(unsupported("parse_only", "parses the job and stops")),
     flag(unsupported("readonly", "fio's guard against writes")),
     aka(

@@ -27,6 +27,9 @@ pub static ALL: &[&Decl] = &[
     &RECORD,
     &HISTOGRAMS,
     &HDR_LOG,
+    &METRICS,
+    &METRICS_PER_RANK,
+    &PROGRESS,
 ];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
@@ -288,5 +291,52 @@ pub static HDR_LOG: Decl = Decl {
     flag: Some("hdr-log"),
     heading: "Output",
     echo: "hdr_log",
+    switch: false,
+};
+
+/// The live Prometheus endpoint (`metrics`): served from the command's metrics
+/// registry, closed when the command ends.
+pub static METRICS: Decl = Decl {
+    key: "metrics",
+    kind: Kind::Text,
+    scope: Scope::Command,
+    default: Value::Text(""),
+    doc: "Serve Prometheus / OpenMetrics text at http://ADDR:PORT/metrics while the \
+          command runs: I/Os, bytes, errors, latency histograms, phase (docs/metrics.md). \
+          PORT alone binds 127.0.0.1:PORT; give 0.0.0.0:PORT to serve other hosts",
+    flag: Some("metrics"),
+    heading: "Output",
+    echo: "metrics",
+    switch: false,
+};
+
+/// Under `mpirun`: each rank serves its own endpoint instead of rank 0 the merged one.
+pub static METRICS_PER_RANK: Decl = Decl {
+    key: "metrics_per_rank",
+    kind: Kind::Flag,
+    scope: Scope::Command,
+    default: Value::Flag(false),
+    doc: "Under mpirun: every rank serves its own figures on --metrics' port plus its \
+          rank number",
+    flag: Some("metrics-per-rank"),
+    heading: "Output",
+    echo: "metrics_per_rank",
+    switch: true,
+};
+
+/// The status line on standard error (`app::progress`); fio's `--eta` and
+/// `--eta-newline` map onto it.
+pub static PROGRESS: Decl = Decl {
+    key: "progress",
+    kind: Kind::Choice(&["auto", "always", "never", "lines"]),
+    scope: Scope::Command,
+    default: Value::Choice("auto"),
+    doc: "A status line on standard error redrawn in place (elapsed and remaining for \
+          the whole command, IOPS, MB/s, p99, errors): auto when stdout and stderr are \
+          both terminals, always, never, or lines (a new line every interval, as fio's \
+          --eta-newline)",
+    flag: Some("progress"),
+    heading: "Output",
+    echo: "progress",
     switch: false,
 };

@@ -70,6 +70,9 @@ impl Kind {
 pub enum Scope {
     /// One `[[workload]]` (a fio job, a vdbench wd).
     Workload,
+    /// The whole command (how it reports while it runs), from the command line only:
+    /// no job-file key, not echoed in a workload; held in [`CommandSettings`].
+    Command,
 }
 
 /// A setting's value, in the unit its kind names. Text is interned for the life of
@@ -363,6 +366,24 @@ impl WorkloadSettings {
     }
 }
 
+/// A command's settings (scope [`Scope::Command`]): the values given on its command
+/// line; every other has its declared default. The same map as a workload's, whose
+/// scope-wide views (`changed`, `echo`) it does not offer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommandSettings(WorkloadSettings);
+
+impl CommandSettings {
+    /// The setting's value: as given, or its default.
+    pub fn get(&self, d: &Decl) -> Value {
+        self.0.get(d)
+    }
+
+    /// Sets a value of the declaration's kind.
+    pub fn set(&mut self, d: &'static Decl, v: Value) {
+        self.0.set(d, v);
+    }
+}
+
 // A plan serialises a workload's settings flattened into the workload, each under
 // its echo field and as the result's JSON holds it (`"atomic_writes": true`), and only
 // those that differ from their defaults: a setting moved into the registry keeps the
@@ -423,9 +444,20 @@ pub fn markdown_table(scope: Scope) -> String {
 mod tests {
     use super::*;
 
-    const BEGIN: &str = "<!-- settings-table:workload:begin (generated from src/plan/settings; \
-                         IOSCOPE_BLESS=1 cargo test settings_table rewrites it) -->\n";
-    const END: &str = "<!-- settings-table:workload:end -->";
+    /// The markers around `scope`'s table in docs/job-file.md.
+    fn markers(scope: Scope) -> (String, String) {
+        let name = match scope {
+            Scope::Workload => "workload",
+            Scope::Command => "command",
+        };
+        (
+            format!(
+                "<!-- settings-table:{name}:begin (generated from src/plan/settings; \
+                 IOSCOPE_BLESS=1 cargo test settings_table rewrites it) -->\n"
+            ),
+            format!("<!-- settings-table:{name}:end -->"),
+        )
+    }
 
     #[test]
     fn declarations_are_unique_and_their_defaults_have_their_kind() {
@@ -507,20 +539,23 @@ mod tests {
     #[test]
     fn settings_table_in_the_job_file_docs_is_current() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/job-file.md");
-        let doc = std::fs::read_to_string(path).expect("docs/job-file.md");
-        let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
-            panic!("docs/job-file.md lacks the settings-table markers");
-        };
-        let current = &doc[b + BEGIN.len()..e];
-        let want = markdown_table(Scope::Workload);
-        if current != want && std::env::var_os("IOSCOPE_BLESS").is_some() {
-            let fresh = format!("{}{want}{}", &doc[..b + BEGIN.len()], &doc[e..]);
-            std::fs::write(path, fresh).expect("write docs/job-file.md");
-            return;
+        for scope in [Scope::Workload, Scope::Command] {
+            let doc = std::fs::read_to_string(path).expect("docs/job-file.md");
+            let (begin, end) = markers(scope);
+            let (Some(b), Some(e)) = (doc.find(&begin), doc.find(&end)) else {
+                panic!("docs/job-file.md lacks the markers {begin}");
+            };
+            let current = &doc[b + begin.len()..e];
+            let want = markdown_table(scope);
+            if current != want && std::env::var_os("IOSCOPE_BLESS").is_some() {
+                let fresh = format!("{}{want}{}", &doc[..b + begin.len()], &doc[e..]);
+                std::fs::write(path, fresh).expect("write docs/job-file.md");
+                continue;
+            }
+            assert_eq!(
+                current, want,
+                "docs/job-file.md's settings table is stale: run IOSCOPE_BLESS=1 cargo test settings_table"
+            );
         }
-        assert_eq!(
-            current, want,
-            "docs/job-file.md's settings table is stale: run IOSCOPE_BLESS=1 cargo test settings_table"
-        );
     }
 }
