@@ -1087,6 +1087,7 @@ impl<'a> JobCx<'a> {
         self.report_unsupported();
         let create = self.file_options()?;
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
+        self.read_only_kept(read_pct, trim)?;
         let dist = self.distribution()?;
         let bs = self.block_sizes()?;
         let align_bytes = self.block_align(&bs)?;
@@ -1307,6 +1308,24 @@ impl<'a> JobCx<'a> {
                 self.target(streams, engine == EngineKind::Auto, sets)
             }
         }
+    }
+
+    /// fio's `--readonly` (its safety check against writes): a job that would write or
+    /// trim is refused, as fio refuses it, before anything is created.
+    fn read_only_kept(&self, read_pct: u8, trim: TrimMode) -> Result<(), CompatError> {
+        if !self.o.flag("readonly")? || (read_pct == 100 && trim == TrimMode::None) {
+            return Ok(());
+        }
+        Err(self.o.map["readonly"].1.error(format!(
+            "readonly: job '{}' writes or trims (read share {read_pct} %{}), which \
+             fio's --readonly refuses; nothing was created",
+            self.name,
+            if trim == TrimMode::None {
+                ""
+            } else {
+                ", trims"
+            }
+        )))
     }
 
     /// `randseed`, else the translation's fixed seed.
@@ -1633,6 +1652,11 @@ impl<'a> JobCx<'a> {
             "libaio" | "posixaio" => (
                 EngineKind::Uring,
                 Some("asynchronous submission at the queue depth, through io_uring"),
+            ),
+            // Job files written for Windows hosts, run here.
+            "windowsaio" => (
+                EngineKind::Uring,
+                Some("Windows' overlapped I/O at the queue depth becomes io_uring's on Linux"),
             ),
             "pvsync" | "pvsync2" => (
                 EngineKind::Sync,
@@ -3478,6 +3502,34 @@ mod tests {
             (250_000_000, Some(16))
         );
         assert_eq!(p("").think_batch(), Some(1));
+    }
+
+    #[test]
+    fn readonly_refuses_a_job_that_writes_or_trims() {
+        for rw in ["write", "randrw", "trim", "randtrimwrite"] {
+            let e = parse(&format!("[j]\nfilename=/tmp/x\nrw={rw}\nreadonly\n")).unwrap_err();
+            assert!(e.to_string().contains("readonly: job 'j'"), "{rw}: {e}");
+        }
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randread\nreadonly\n").unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+    }
+
+    #[test]
+    fn guides_buffer_and_hint_options_are_said_not_dropped() {
+        let t = parse(
+            "[j]\nfilename=/tmp/x\nrw=randwrite\nrefill_buffers\nscramble_buffers=1\n\
+             allrandrepeat=1\nfadvise_hint=0\nioengine=windowsaio\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let w = t.plan.warnings.join("\n");
+        assert!(
+            w.contains("fadvise_hint=0") && w.contains("windowsaio"),
+            "{w}"
+        );
+        // fio's same buffer written again and again is not what ioscope writes.
+        let t = parse("[j]\nfilename=/tmp/x\nrw=write\nscramble_buffers=0\n").unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
     }
 
     #[test]
