@@ -1087,7 +1087,6 @@ impl<'a> JobCx<'a> {
         self.report_unsupported();
         let create = self.file_options()?;
         let (mut read_pct, mut pattern, seq_gap_bytes, trim) = self.mix()?;
-        self.read_only_kept(read_pct, trim)?;
         let dist = self.distribution()?;
         let bs = self.block_sizes()?;
         let align_bytes = self.block_align(&bs)?;
@@ -1478,9 +1477,16 @@ impl<'a> JobCx<'a> {
         }
     }
 
+    /// [`JobCx::rw_mix`], kept within fio's `--readonly`.
+    fn mix(&mut self) -> Result<(u8, AccessPattern, i64, TrimMode), CompatError> {
+        let m = self.rw_mix()?;
+        self.read_only_kept(m.0, m.3)?;
+        Ok(m)
+    }
+
     /// `rw` and the read/write mix: (read_pct, pattern, bytes added to a sequential
     /// offset after each I/O, trim mode).
-    fn mix(&mut self) -> Result<(u8, AccessPattern, i64, TrimMode), CompatError> {
+    fn rw_mix(&mut self) -> Result<(u8, AccessPattern, i64, TrimMode), CompatError> {
         let o = self.o;
         let (rw, rw_loc) = o.get("rw").unwrap_or(("read", self.section_loc));
         let (rw_base, rw_suffix) = match rw.split_once(':') {
@@ -1649,14 +1655,9 @@ impl<'a> JobCx<'a> {
             "nbd" => (EngineKind::Nbd, None),
             "libiscsi" => (EngineKind::Iscsi, None),
             "nfs" => (EngineKind::Nfs, None),
-            "libaio" | "posixaio" => (
+            "libaio" | "posixaio" | "windowsaio" => (
                 EngineKind::Uring,
                 Some("asynchronous submission at the queue depth, through io_uring"),
-            ),
-            // Job files written for Windows hosts, run here.
-            "windowsaio" => (
-                EngineKind::Uring,
-                Some("Windows' overlapped I/O at the queue depth becomes io_uring's on Linux"),
             ),
             "pvsync" | "pvsync2" => (
                 EngineKind::Sync,
