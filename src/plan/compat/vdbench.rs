@@ -1684,9 +1684,9 @@ mod table_tests {
     const EVERY_MAPPED: &str = "\
 compratio=2,dedupratio=2,dedupunit=4k,validate=yes
 hd=h1,system=localhost
-sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1
+sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
 wd=w1,sd=s1,xfersize=4k,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
-rd=r1,wd=w1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
+rd=r1,wd=w1,sd=s1,maxdata=999t,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 
     /// (kind, key) of every parameter [`EVERY_MAPPED`] writes.
