@@ -143,7 +143,11 @@ fn published_vdbench_files_match_expectations() {
     let dir = fixtures().join("published").join("vdbench");
     let mut failures = Vec::new();
     let files = files_with(&dir, "parm");
-    assert!(files.len() >= 15, "only {} published vdbench files", files.len());
+    assert!(
+        files.len() >= 15,
+        "only {} published vdbench files",
+        files.len()
+    );
     for p in files {
         let text = std::fs::read_to_string(&p).expect("read fixture");
         let name = p.file_name().unwrap().to_string_lossy().to_string();
