@@ -1337,6 +1337,38 @@ mod tests {
         t
     }
 
+    // vdbench hd= definitions are written as [[host]] tables and read back into
+    // every run; runs with different ones are refused, not written wrong.
+    #[test]
+    fn host_definitions_round_trip_as_host_tables() {
+        let t = crate::plan::compat::vdbench::parse_str(
+            "h.parm",
+            "hd=default,user=root,shell=ssh\nhd=a,system=node-a\nhd=b,system=node-b\n\
+             sd=s1,host=a,lun=/dev/x\nsd=s2,host=b,lun=/dev/y\nwd=w1,sd=s*\n\
+             rd=r1,wd=w1,elapsed=10\nrd=r2,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let text = to_toml(&t.plan).unwrap();
+        assert!(text.contains("[[host]]"), "{text}");
+        let back = crate::plan::jobfile::parse("h.toml", &text).unwrap();
+        for r in &back.runs {
+            assert_eq!(r.hosts, t.plan.runs[0].hosts);
+        }
+        assert_eq!(back.runs[0].hosts[1].targets, ["s2"]);
+        let mut differ = t.plan.clone();
+        differ.runs[1].hosts.pop();
+        assert!(matches!(
+            to_toml(&differ),
+            Err(TomlEmitError::HostDefs { run }) if run == "r2"
+        ));
+        let bad = text.replace("targets = [\"s2\"]", "targets = [\"nope\"]");
+        let e = crate::plan::jobfile::parse("h.toml", &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no target named 'nope'"), "{e}");
+    }
+
     fn sample() -> Plan {
         Plan {
             targets: vec![TargetSpec {
