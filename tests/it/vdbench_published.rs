@@ -12,6 +12,22 @@ fn published(name: &str) -> String {
     std::fs::read_to_string(p).unwrap()
 }
 
+/// The one workload of the one run, checked for (read %, block size, streams)
+/// and its access pattern.
+#[track_caller]
+fn only_workload<'a>(r: &'a Ran, mix: (u64, u64, u64), kind: &str) -> &'a serde_json::Value {
+    assert_eq!(r.doc.runs.len(), 1);
+    let w = &r.wire["plan"]["runs"][0]["workloads"][0];
+    let got = (
+        w["read_pct"].as_u64(),
+        w["bs"]["split"][0][0].as_u64(),
+        w["streams"].as_u64(),
+    );
+    assert_eq!(got, (Some(mix.0), Some(mix.1), Some(mix.2)), "{w}");
+    assert_eq!(w["pattern"]["kind"], kind);
+    w
+}
+
 /// A simulated device in virtual time: no host noise, no disk space.
 const SIM: &str = "sim:64m?service=100us&servers=4&time=virtual";
 
@@ -37,18 +53,7 @@ fn published_template_runs_with_its_command_line_values() {
         "threads=4",
     ];
     let r = ioscope_to(&d.path().join("r.json"), args).expect_code(0);
-    assert_eq!(r.doc.runs.len(), 1);
-    let w = &r.wire["plan"]["runs"][0]["workloads"][0];
-    assert_eq!(
-        (
-            w["read_pct"].as_u64(),
-            w["bs"]["split"][0][0].as_u64(),
-            w["streams"].as_u64()
-        ),
-        (Some(100), Some(8192), Some(4)),
-        "{w}"
-    );
-    assert_eq!(w["pattern"]["kind"], "random");
+    let w = only_workload(&r, (100, 8192, 4), "random");
     assert_eq!(w["rate"]["iops"], 100.0);
     // vdbench leaves the first interval out: 2 s measured at 100 IOPS with
     // exponential arrivals (vdbench's default): 200 ± 14 (one σ); 4 σ allowed.
@@ -93,18 +98,7 @@ fn published_journal_example_validates_with_a_journal() {
         "2",
     ];
     let r = ioscope_to(&d.path().join("r.json"), args).expect_code(0);
-    assert_eq!(r.doc.runs.len(), 1);
-    let w = &r.wire["plan"]["runs"][0]["workloads"][0];
-    assert_eq!(
-        (
-            w["read_pct"].as_u64(),
-            w["bs"]["split"][0][0].as_u64(),
-            w["streams"].as_u64()
-        ),
-        (Some(25), Some(65536), Some(4)),
-        "{w}"
-    );
-    assert_eq!(w["pattern"]["kind"], "sequential");
+    only_workload(&r, (25, 65536, 4), "sequential");
     // -e 2 over elapsed=60: one interval of warm-up, one measured.
     assert!(
         (r.run(0).duration_s - 1.0).abs() < 0.5,
