@@ -7,7 +7,8 @@
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
-use crate::plan::settings::{self, Decl, Kind, Scope, Value, WorkloadSettings};
+use crate::plan::settings::{self, Decl, RunSettings, Scope, ScopeMark, SettingMap, Value};
+use crate::plan::settings::{Kind, WorkloadSettings};
 
 /// The declared settings given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -18,8 +19,17 @@ pub struct SettingFlags {
 impl SettingFlags {
     /// Lays the flags given over a workload's settings (a flag wins over a job file).
     pub fn apply(&self, w: &mut WorkloadSettings) {
-        for (d, v) in &self.given {
-            w.set(d, *v);
+        self.apply_scope(w);
+    }
+
+    /// Lays the flags given over a run's settings (a flag wins over a job file).
+    pub fn apply_run(&self, r: &mut RunSettings) {
+        self.apply_scope(r);
+    }
+
+    fn apply_scope<S: ScopeMark>(&self, m: &mut SettingMap<S>) {
+        for (d, v) in self.given.iter().filter(|(d, _)| d.scope == S::SCOPE) {
+            m.set(d, *v);
         }
     }
 
@@ -36,7 +46,9 @@ fn id(d: &Decl) -> String {
 }
 
 fn flagged() -> impl Iterator<Item = (&'static Decl, &'static str)> {
-    settings::of_scope(Scope::Workload).filter_map(|d| d.flag.map(|f| (d, f)))
+    settings::of_scope(Scope::Workload)
+        .chain(settings::of_scope(Scope::Run))
+        .filter_map(|d| d.flag.map(|f| (d, f)))
 }
 
 /// The flag's help: the doc, its words when it is a choice, and its default.

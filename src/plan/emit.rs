@@ -83,6 +83,10 @@ pub enum FioEmitError {
     FileSet { uri: String, why: &'static str },
     #[error("workload '{workload}': setting '{key}' has no fio option")]
     Setting { workload: String, key: &'static str },
+    /// fio's `loops` repeats a job but reports the repetitions as one, so `repeat`
+    /// has no fio option.
+    #[error("run '{run}': setting '{key}' has no fio option")]
+    RunSetting { run: String, key: &'static str },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -511,6 +515,9 @@ struct RunTable {
     steady_window: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     steady_ramp: Option<String>,
+    /// The declared run settings that differ from their defaults.
+    #[serde(flatten)]
+    declared: toml::Table,
 }
 
 /// A run's io_uring and durability settings as the job file's flat keys; only those
@@ -909,6 +916,7 @@ impl RunTable {
                 .as_ref()
                 .filter(|s| s.ramp_ns > 0)
                 .map(|s| format_duration_ns(s.ramp_ns)),
+            declared: r.settings.to_toml(),
         })
     }
 }
@@ -917,6 +925,12 @@ impl RunTable {
 pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
     let mut s = String::from("; written by ioscope convert\n");
     for (ri, r) in plan.runs.iter().enumerate() {
+        if let Some((d, _)) = r.settings.changed().next() {
+            return Err(FioEmitError::RunSetting {
+                run: r.name.clone(),
+                key: d.key,
+            });
+        }
         for (wi, w) in r.workloads.iter().enumerate() {
             let t = target_of(plan, w)?;
             fio_can_express(w, t)?;
@@ -1384,6 +1398,7 @@ mod tests {
                 connections: None,
                 io_timeout_ns: None,
                 steady_stop: None,
+                settings: Default::default(),
             }],
             warnings: vec![],
             data: Default::default(),

@@ -583,6 +583,10 @@ pub struct RunSpec {
     /// End the run early once a metric has settled (fio's `steadystate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_stop: Option<SteadyStop>,
+    /// The declared run settings (`plan::settings`, scope run: `repeat`), flattened
+    /// as the workloads' are; only those that differ from their defaults are written.
+    #[serde(default, flatten)]
+    pub settings: super::settings::RunSettings,
 }
 
 /// Stop a run once its metric has settled over a rolling window of intervals, by
@@ -725,6 +729,7 @@ impl Default for RunSpec {
             connections: None,
             io_timeout_ns: None,
             steady_stop: None,
+            settings: Default::default(),
         }
     }
 }
