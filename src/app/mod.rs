@@ -22,6 +22,7 @@ mod fio_logs;
 mod foreign;
 mod invocation;
 mod quick;
+mod repeat;
 mod steady;
 mod tools;
 mod verify;
@@ -150,11 +151,7 @@ impl<'a> Session<'a> {
         let quiet = out.quiet || out.stdout_is_doc();
         // SAFETY: isatty only inspects the descriptor.
         let tty = unsafe { libc::isatty(1) == 1 && libc::isatty(2) == 1 };
-        let total_s: f64 = plan
-            .runs
-            .iter()
-            .map(|r| (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9)
-            .sum();
+        let total_s: f64 = plan.runs.iter().map(planned_s).sum();
         Ok(Session {
             doc,
             targets: plan.targets.clone(),
@@ -164,7 +161,7 @@ impl<'a> Session<'a> {
             quiet,
             progress: (tty && !quiet).then(|| Progress {
                 total_s,
-                runs_total: plan.runs.len(),
+                runs_total: plan.runs.iter().map(repeat::count).sum(),
                 ..Default::default()
             }),
             exit_code: exit::OK,
@@ -189,11 +186,27 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Executes one run, prints it, records it and rewrites the outputs.
+    /// Executes one run (each of its repetitions under `--repeat`), prints it,
+    /// records it and rewrites the outputs.
     pub fn run(&mut self, r: &RunSpec, label: &str) -> Result<&RunResult, AppError> {
+        let n = r.settings.count(&crate::plan::settings::declared::REPEAT);
+        if n > 1 {
+            return repeat::run(self, r, label, n);
+        }
+        let opts = self.opts;
+        let (result, warnings) = self.measure(r, label, opts)?;
+        self.record(r, result, warnings)
+    }
+
+    /// Executes one run and prints its interval lines; records nothing.
+    fn measure(
+        &mut self,
+        r: &RunSpec,
+        label: &str,
+        opts: &RunOptions,
+    ) -> Result<(RunResult, Vec<String>), AppError> {
         if r.engine == crate::plan::EngineKind::Net {
-            let (result, warnings) = self.run_net(r, label)?;
-            return self.record(r, result, warnings);
+            return self.run_net(r, label);
         }
         let quiet = self.quiet;
         if !quiet {
@@ -211,7 +224,7 @@ impl<'a> Session<'a> {
         let log = &mut self.log;
         let progress = self.progress.clone();
         let run_s = (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9;
-        let (result, warnings) = run::execute(r, &self.targets, self.opts, &mut |iv| {
+        let (result, warnings) = run::execute(r, &self.targets, opts, &mut |iv| {
             n += 1;
             if !quiet && !stdout::closed() {
                 if progress.is_some() {
@@ -252,7 +265,7 @@ impl<'a> Session<'a> {
         if let Some(e) = log_err {
             eprintln!("warning: writing the intervals file failed: {e}");
         }
-        self.record(r, result, warnings)
+        Ok((result, warnings))
     }
 
     /// Prints a finished run's warnings, records it, sets the exit code and
@@ -433,11 +446,7 @@ pub fn run_plan(
     }
     let mut session = Session::start(plan, out, opts, command)?;
     if plan.runs.len() > 1 {
-        let secs: f64 = plan
-            .runs
-            .iter()
-            .map(|r| (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9)
-            .sum();
+        let secs: f64 = plan.runs.iter().map(planned_s).sum();
         session.say(&format!(
             "plan: {} runs, about {:.0} s{}",
             plan.runs.len(),
@@ -466,6 +475,11 @@ pub fn run_plan(
         }
     }
     session.finish()
+}
+
+/// Seconds a run is planned to take: warm-up and duration, each repetition.
+fn planned_s(r: &RunSpec) -> f64 {
+    (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9 * repeat::count(r) as f64
 }
 
 /// Checks every output path before the first I/O and opens the intervals stream.

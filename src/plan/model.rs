@@ -257,6 +257,15 @@ pub struct SimSpec {
 // The floats are validated finite when parsed, so equality is reflexive.
 impl Eq for SimSpec {}
 
+impl SimSpec {
+    /// The device as it draws in repetition `draw` of a run (`--repeat`): its seed
+    /// moved on by `draw`, so each repetition is an independent, reproducible draw.
+    pub fn draw(mut self, draw: u64) -> Self {
+        self.seed = self.seed.wrapping_add(draw);
+        self
+    }
+}
+
 /// Service-time distribution of a simulated device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimDist {

@@ -192,6 +192,9 @@ pub fn run_summary(r: &RunResult) -> String {
         let _ = writeln!(s, "{}", failover_line(f));
     }
     steady_and_verify_lines(&mut s, r);
+    if let Some(line) = super::repeats::terminal_line(r) {
+        let _ = writeln!(s, "{line}");
+    }
     for e in &r.error_samples {
         let _ = writeln!(
             s,

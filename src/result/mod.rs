@@ -12,6 +12,7 @@
 pub mod io;
 pub mod paths;
 pub mod ranks;
+pub mod repeats;
 pub mod replay;
 pub mod smb;
 pub mod workload;
@@ -221,6 +222,13 @@ pub struct RunResult {
     /// how it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_stop: Option<SteadyStopResult>,
+    /// `--repeat N`: each repetition's totals, in order (the entry's own totals and
+    /// intervals are the last repetition's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repetitions: Vec<repeats::Repetition>,
+    /// `--repeat N`: each figure over the completed repetitions (two or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<repeats::Repeats>,
 }
 
 /// How a run's steady-state stop was judged (fio's `steadystate` rule).
@@ -438,6 +446,8 @@ impl RunResult {
             ranks: Vec::new(),
             mpi: None,
             steady_stop: None,
+            repetitions: Vec::new(),
+            repeats: None,
         }
     }
 }

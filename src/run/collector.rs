@@ -498,6 +498,8 @@ impl Collector {
             ranks: Vec::new(),
             mpi: None,
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
+            repetitions: Vec::new(),
+            repeats: None,
         }
     }
 

@@ -120,6 +120,9 @@ pub struct RunOptions {
     /// Per-I/O deadline (`--io-timeout`): an I/O older than this is failed as a
     /// timeout, or re-issued under `--on-error retry=N`.
     pub io_timeout_ns: Option<u64>,
+    /// Which repetition of the run this is (`--repeat`, from 0): a `sim:` device
+    /// draws from its seed + this, so repetitions are independent draws.
+    pub repetition: u64,
 }
 
 impl RunOptions {
@@ -144,6 +147,7 @@ impl Default for RunOptions {
             data: data::DataOptions::default(),
             connections: 1,
             io_timeout_ns: None,
+            repetition: 0,
         }
     }
 }
