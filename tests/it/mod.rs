@@ -36,6 +36,7 @@ mod op_engines;
 mod output;
 mod own_settings;
 mod pipes;
+mod repeat;
 mod replay;
 mod reports_cli;
 mod request_flags;
