@@ -924,13 +924,7 @@ impl RunTable {
 /// The plan as a fio job file, or why fio cannot express it.
 pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
     let mut s = String::from("; written by ioscope convert\n");
-    for (ri, r) in plan.runs.iter().enumerate() {
-        if let Some((d, _)) = r.settings.changed().next() {
-            return Err(FioEmitError::RunSetting {
-                run: r.name.clone(),
-                key: d.key,
-            });
-        }
+    for (ri, r) in fio_runs(plan)?.enumerate() {
         for (wi, w) in r.workloads.iter().enumerate() {
             let t = target_of(plan, w)?;
             fio_can_express(w, t)?;
@@ -1026,6 +1020,19 @@ fn target_of<'p>(plan: &'p Plan, w: &Workload) -> Result<&'p TargetSpec, FioEmit
         .ok_or_else(|| FioEmitError::UnknownTarget {
             workload: w.name.clone(),
         })
+}
+
+/// The plan's runs, once none sets a declared run setting: fio has none of them.
+fn fio_runs(plan: &Plan) -> Result<std::slice::Iter<'_, RunSpec>, FioEmitError> {
+    for r in &plan.runs {
+        if let Some((d, _)) = r.settings.changed().next() {
+            return Err(FioEmitError::RunSetting {
+                run: r.name.clone(),
+                key: d.key,
+            });
+        }
+    }
+    Ok(plan.runs.iter())
 }
 
 /// The declared settings that differ from their defaults, as the fio options that

@@ -2613,6 +2613,45 @@ passes = 2
     }
 
     #[test]
+    fn run_settings_come_from_defaults_and_runs_and_round_trip() {
+        use crate::plan::settings::declared::REPEAT;
+        let text = format!(
+            "[defaults]\nrepeat = 3\n{T}[[workload]]\n[[run]]\nname = \"a\"\n\
+             [[run]]\nname = \"b\"\nrepeat = 5\n"
+        );
+        let plan = parse("job.toml", &text).unwrap();
+        let counts: Vec<u64> = plan
+            .runs
+            .iter()
+            .map(|r| r.settings.count(&REPEAT))
+            .collect();
+        assert_eq!(counts, [3, 5], "a run's own value wins over [defaults]");
+        let written = crate::plan::emit::to_toml(&plan).unwrap();
+        assert!(written.contains("repeat = 5"), "{written}");
+        let back = parse("job.toml", &written).unwrap();
+        let back_counts: Vec<u64> = back
+            .runs
+            .iter()
+            .map(|r| r.settings.count(&REPEAT))
+            .collect();
+        assert_eq!(back_counts, counts, "{written}");
+        let json = serde_json::to_value(&plan.runs[1]).unwrap();
+        assert_eq!(json["repeat"], 5, "the plan's JSON echoes it");
+        let e = crate::plan::emit::to_fio(&plan).unwrap_err().to_string();
+        assert!(e.contains("'repeat' has no fio option"), "{e}");
+        assert_err(
+            &format!("{T}[[workload]]\n[[run]]\nrepeat = 0\n"),
+            6,
+            "'repeat' must be at least 1, found 0",
+        );
+        assert_err(
+            &format!("repeat = 2\n{T}[[workload]]\n"),
+            1,
+            "'repeat' is a run setting",
+        );
+    }
+
+    #[test]
     fn seq_gap_is_signed_and_only_for_sequential_regions() {
         let w = |body: &str| parse("job.toml", &format!("{T}[[workload]]\n{body}"));
         let plan = w("rw = \"read\"\nseq_gap = \"-8k\"\n").unwrap();

@@ -426,13 +426,19 @@ pub const NOISE_RULE: &str = "A difference counts only if it exceeds max(3 × th
 /// How repeated runs are judged, for the text and HTML renderings.
 pub const WELCH_RULE: &str = "Runs repeated on every side (--repeat) are compared by their repetitions' means with Welch's t-test: p < 0.05 is better or worse, otherwise \"not distinguishable\".";
 
-/// Whether any metric of `c` was judged by the repetitions.
-fn any_repeated(c: &Comparison) -> bool {
-    c.runs
+/// The rules `c` was judged by: the noise rule, and Welch's when any metric was
+/// judged by its repetitions.
+fn rules(c: &Comparison) -> String {
+    let repeated = c
+        .runs
         .iter()
         .flat_map(|r| &r.metrics)
         .flat_map(|m| &m.deltas)
-        .any(|d| d.welch.is_some())
+        .any(|d| d.welch.is_some());
+    match repeated {
+        true => format!("{NOISE_RULE}\n{WELCH_RULE}"),
+        false => NOISE_RULE.to_string(),
+    }
 }
 
 fn run_heading(c: &Comparison, rc: &RunComparison) -> String {
@@ -471,10 +477,7 @@ pub fn render_compare_text(c: &Comparison) -> String {
     if let Some((base, others)) = c.labels.split_first() {
         let _ = writeln!(out, "Baseline: {base}; compared: {}", others.join(", "));
     }
-    let _ = writeln!(out, "{NOISE_RULE}");
-    if any_repeated(c) {
-        let _ = writeln!(out, "{WELCH_RULE}");
-    }
+    let _ = writeln!(out, "{}", rules(c));
     for rc in &c.runs {
         let _ = writeln!(out, "\nRun {}", run_heading(c, rc));
         let mut header = vec!["metric".to_string()];
@@ -542,14 +545,9 @@ pub fn render_compare_html(c: &Comparison) -> String {
     if let Some(base) = c.labels.first() {
         let _ = writeln!(
             out,
-            "<p class=\"meta\">Baseline: <strong>{}</strong>. Ratios are side / baseline. {}{}</p>",
+            "<p class=\"meta\">Baseline: <strong>{}</strong>. Ratios are side / baseline. {}</p>",
             esc(base),
-            esc(NOISE_RULE),
-            if any_repeated(c) {
-                format!(" {}", esc(WELCH_RULE))
-            } else {
-                String::new()
-            }
+            esc(&rules(c))
         );
     }
     for (ri, rc) in c.runs.iter().enumerate() {

@@ -63,9 +63,9 @@ pub fn html_table(r: &RunResult) -> String {
     let Some(rep) = &r.repeats else {
         return String::new();
     };
-    let mut out = format!(
+    let mut out = String::from(
         "<h3>Repetitions</h3><table class=\"repeats\"><thead><tr><th>figure</th><th>mean</th>\
-         <th>95% CI</th><th>± of mean</th><th>stddev</th><th>CV</th><th></th></tr></thead><tbody>"
+         <th>95% CI</th><th>± of mean</th><th>stddev</th><th>CV</th><th></th></tr></thead><tbody>",
     );
     for (label, unit, f) in figures(rep) {
         let _ = write!(

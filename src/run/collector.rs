@@ -495,11 +495,9 @@ impl Collector {
             events: self.events,
             failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
-            ranks: Vec::new(),
-            mpi: None,
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
-            repetitions: Vec::new(),
-            repeats: None,
+            // No ranks (the cluster adds them), no repetitions (`app` adds them).
+            ..RunResult::empty()
         }
     }
 

@@ -99,7 +99,10 @@ fn a_stable_shape_reports_a_small_cv_in_every_output() {
         assert!(!f.unstable, "{name}: {f:?}");
     }
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("<h3>Repetitions</h3>"), "no repetitions table");
+    assert!(
+        page.contains("<h3>Repetitions</h3>"),
+        "no repetitions table"
+    );
     // Printed: one summary line per repetition, the last over all three.
     let out = ioscope()
         .args([
