@@ -710,6 +710,56 @@ mod tests {
     }
 
     #[test]
+    fn repeated_runs_are_judged_by_welch_only_when_every_side_repeated() {
+        use crate::result::repeats::{LatencyFigures, Repeats, Repetition};
+        let repeated = |iops: &[f64]| {
+            let mut r = run("r", iops[0], 100.0, 30, 0, 0.03, 1.0, 1);
+            let reps: Vec<Repetition> = iops
+                .iter()
+                .map(|&x| Repetition {
+                    iops: x,
+                    mbps: x / 250.0,
+                    latency_us: LatencyFigures {
+                        mean: 1e6 / x,
+                        p50: 1e6 / x,
+                        p99: 2e6 / x,
+                        p99_9: 3e6 / x,
+                    },
+                    ..Default::default()
+                })
+                .collect();
+            r.repeats = Repeats::of(&reps);
+            doc(vec![r])
+        };
+        let a = repeated(&[10_000.0, 10_400.0, 9_600.0]);
+        let near = repeated(&[10_100.0, 10_500.0, 9_700.0]);
+        let far = repeated(&[12_000.0, 12_100.0, 11_900.0]);
+        let c = compare(&[("A".into(), a.clone()), ("B".into(), near)]);
+        assert_eq!(
+            verdicts(&c, 0)[0],
+            (Metric::Iops, Verdict::NotDistinguishable)
+        );
+        let iops = &c.runs[0].metrics[0];
+        assert_eq!(iops.values, [10_000.0, 10_100.0], "the repetitions' means");
+        assert!(iops.deltas[0].welch.is_some_and(|w| w.p > 0.05));
+        let c = compare(&[("A".into(), a.clone()), ("B".into(), far.clone())]);
+        let v = verdicts(&c, 0);
+        assert_eq!(v[0], (Metric::Iops, Verdict::Better));
+        assert_eq!(v[2], (Metric::LatMeanUs, Verdict::Better));
+        // CPU per I/O is not repeated: the interval rule.
+        assert_eq!(v[6], (Metric::CpuUsPerIo, Verdict::WithinNoise));
+        assert!(render_compare_text(&c).contains("Welch's t-test"));
+        // One side measured once: the interval rule for every metric.
+        let once = doc(vec![run("r", 12_000.0, 100.0, 30, 0, 0.03, 1.0, 2)]);
+        let c = compare(&[("A".into(), a), ("B".into(), once)]);
+        assert!(c.runs[0]
+            .metrics
+            .iter()
+            .all(|m| m.deltas[0].welch.is_none()));
+        assert!(!render_compare_text(&c).contains("Welch"));
+    }
+
+    #[test]
     fn unmatched_runs_are_reported() {
         let a = doc(vec![
             run("x", 1.0, 1.0, 3, 0, 0.0, 1.0, 1),
