@@ -711,25 +711,9 @@ mod tests {
 
     #[test]
     fn repeated_runs_are_judged_by_welch_only_when_every_side_repeated() {
-        use crate::result::repeats::{LatencyFigures, Repeats, Repetition};
         let repeated = |iops: &[f64]| {
-            let mut r = run("r", iops[0], 100.0, 30, 0, 0.03, 1.0, 1);
-            let reps: Vec<Repetition> = iops
-                .iter()
-                .map(|&x| Repetition {
-                    iops: x,
-                    mbps: x / 250.0,
-                    latency_us: LatencyFigures {
-                        mean: 1e6 / x,
-                        p50: 1e6 / x,
-                        p99: 2e6 / x,
-                        p99_9: 3e6 / x,
-                    },
-                    ..Default::default()
-                })
-                .collect();
-            r.repeats = Repeats::of(&reps);
-            doc(vec![r])
+            let r = run("r", iops[0], 100.0, 30, 0, 0.03, 1.0, 1);
+            doc(vec![crate::report::testdata::repeated(r, iops)])
         };
         let a = repeated(&[10_000.0, 10_400.0, 9_600.0]);
         let near = repeated(&[10_100.0, 10_500.0, 9_700.0]);

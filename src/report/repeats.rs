@@ -96,26 +96,9 @@ pub fn html_table(r: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::repeats::{LatencyFigures, Repetition};
 
     fn repeated(iops: &[f64]) -> RunResult {
-        let mut r = RunResult::empty();
-        r.repetitions = iops
-            .iter()
-            .map(|&x| Repetition {
-                iops: x,
-                mbps: x / 250.0,
-                latency_us: LatencyFigures {
-                    mean: 1e6 / x,
-                    p50: 1e6 / x,
-                    p99: 3e6 / x,
-                    p99_9: 4e6 / x,
-                },
-                ..Default::default()
-            })
-            .collect();
-        r.repeats = Repeats::of(&r.repetitions);
-        r
+        crate::report::testdata::repeated(RunResult::empty(), iops)
     }
 
     #[test]
