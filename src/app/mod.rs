@@ -26,6 +26,7 @@ mod merge;
 mod merge_error;
 mod progress;
 mod quick;
+mod repeat;
 mod steady;
 mod tools;
 mod verify;
@@ -150,7 +151,13 @@ impl<'a> Session<'a> {
             eprintln!("warning: {w}");
         }
         let quiet = out.quiet || out.stdout_is_doc();
-        let total_s: Option<f64> = plan.runs.iter().map(progress::run_s).sum();
+        // Each repetition (`--repeat`) is a run of the plan's length.
+        let total_s: Option<f64> = plan
+            .runs
+            .iter()
+            .map(|r| progress::run_s(r).map(|s| s * repeat::count(r) as f64))
+            .sum();
+        let runs: usize = plan.runs.iter().map(repeat::count).sum();
         Ok(Session {
             doc,
             targets: plan.targets.clone(),
@@ -158,10 +165,9 @@ impl<'a> Session<'a> {
             opts,
             log,
             quiet,
-            progress: progress::mode(out)
-                .map(|m| progress::Progress::new(m, Some(plan.runs.len()), total_s)),
+            progress: progress::mode(out).map(|m| progress::Progress::new(m, Some(runs), total_s)),
             live,
-            runs_planned: Some(plan.runs.len()),
+            runs_planned: Some(runs),
             exit_code: exit::OK,
         })
     }
@@ -200,26 +206,42 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// The run options with the command's live metrics in them.
-    fn run_options(&self) -> std::borrow::Cow<'a, RunOptions> {
+    /// `opts` with the command's live metrics in them.
+    fn with_metrics<'o>(&self, opts: &'o RunOptions) -> std::borrow::Cow<'o, RunOptions> {
         match &self.live {
             Some(l) => std::borrow::Cow::Owned(RunOptions {
                 metrics: Some(l.live.clone()),
-                ..self.opts.clone()
+                ..opts.clone()
             }),
-            None => std::borrow::Cow::Borrowed(self.opts),
+            None => std::borrow::Cow::Borrowed(opts),
         }
     }
 
-    /// Executes one run, prints it, records it and rewrites the outputs.
+    /// Executes one run (each of its repetitions under `--repeat`), prints it,
+    /// records it and rewrites the outputs.
     pub fn run(&mut self, r: &RunSpec, label: &str) -> Result<&RunResult, AppError> {
+        let n = r.settings.count(&crate::plan::settings::declared::REPEAT);
+        if n > 1 {
+            return repeat::run(self, r, label, n);
+        }
+        let opts = self.opts;
+        let (result, warnings) = self.measure(r, label, opts)?;
+        self.record(r, result, warnings)
+    }
+
+    /// Executes one run and prints its interval lines; records nothing.
+    fn measure(
+        &mut self,
+        r: &RunSpec,
+        label: &str,
+        opts: &RunOptions,
+    ) -> Result<(RunResult, Vec<String>), AppError> {
         self.phase(crate::metrics::Phase::Run {
             k: self.doc.runs.len() as u64 + 1,
             n: self.runs_planned.unwrap_or(0) as u64,
         });
         if r.engine == crate::plan::EngineKind::Net {
-            let (result, warnings) = self.run_net(r, label)?;
-            return self.record(r, result, warnings);
+            return self.run_net(r, label);
         }
         let quiet = self.quiet;
         if !quiet {
@@ -235,7 +257,7 @@ impl<'a> Session<'a> {
         let mut log_err: Option<std::io::Error> = None;
         let name = r.name.clone();
         let run_s = progress::run_s(r);
-        let opts = self.run_options();
+        let opts = self.with_metrics(opts);
         let log = &mut self.log;
         let progress = &mut self.progress;
         let (result, warnings) = run::execute(r, &self.targets, &opts, &mut |iv| {
@@ -266,7 +288,7 @@ impl<'a> Session<'a> {
         if let Some(e) = log_err {
             eprintln!("warning: writing the intervals file failed: {e}");
         }
-        self.record(r, result, warnings)
+        Ok((result, warnings))
     }
 
     /// Prints a finished run's warnings, records it, sets the exit code and
@@ -467,11 +489,7 @@ pub fn run_plan(
     }
     let mut session = Session::start(plan, out, opts, command)?;
     if plan.runs.len() > 1 {
-        let secs: f64 = plan
-            .runs
-            .iter()
-            .map(|r| (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9)
-            .sum();
+        let secs: f64 = plan.runs.iter().map(planned_s).sum();
         session.say(&format!(
             "plan: {} runs, about {:.0} s{}",
             plan.runs.len(),
@@ -500,6 +518,11 @@ pub fn run_plan(
         }
     }
     session.finish()
+}
+
+/// Seconds a run is planned to take: warm-up and duration, each repetition.
+fn planned_s(r: &RunSpec) -> f64 {
+    (r.warmup_ns + r.duration_ns.unwrap_or(0)) as f64 / 1e9 * repeat::count(r) as f64
 }
 
 /// Checks every output path before the first I/O and opens the intervals stream.

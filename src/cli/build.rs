@@ -192,6 +192,7 @@ fn run_options(a: &RunArgs, plan: &Plan) -> Result<RunOptions, AppError> {
         policy: a.on_error.unwrap_or(crate::run::worker::ErrorPolicy::Stop),
         data: app::data_options(&settings)?,
         io_timeout_ns: a.io_timeout,
+        repetition: 0,
         connections: a.connections.unwrap_or(1),
         metrics: None,
     })

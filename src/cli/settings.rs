@@ -9,7 +9,8 @@
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
-use crate::plan::settings::{self, CommandSettings, Decl, Kind, Scope, Value, WorkloadSettings};
+use crate::plan::settings::{self, CommandSettings, Decl, Kind, RunSettings, Scope};
+use crate::plan::settings::{ScopeMark, SettingMap, Value, WorkloadSettings};
 
 /// Which declarations a set of flags is made from.
 pub trait OfScope {
@@ -56,8 +57,17 @@ impl CommandFlags {
 impl SettingFlags {
     /// Lays the flags given over a workload's settings (a flag wins over a job file).
     pub fn apply(&self, w: &mut WorkloadSettings) {
-        for (d, v) in &self.given {
-            w.set(d, *v);
+        self.apply_scope(w);
+    }
+
+    /// Lays the flags given over a run's settings (a flag wins over a job file).
+    pub fn apply_run(&self, r: &mut RunSettings) {
+        self.apply_scope(r);
+    }
+
+    fn apply_scope<S: ScopeMark>(&self, m: &mut SettingMap<S>) {
+        for (d, v) in self.given.iter().filter(|(d, _)| d.scope == S::SCOPE) {
+            m.set(d, *v);
         }
     }
 
@@ -73,8 +83,13 @@ fn id(d: &Decl) -> String {
     format!("setting-{}", d.key)
 }
 
+/// The flags of `scope`'s declarations; the workload flags bring the run settings'
+/// with them (both are laid over a plan, [`SettingFlags::apply_run`]).
 fn flagged(scope: Scope) -> impl Iterator<Item = (&'static Decl, &'static str)> {
-    settings::of_scope(scope).filter_map(|d| d.flag.map(|f| (d, f)))
+    let runs = (scope == Scope::Workload).then(|| settings::of_scope(Scope::Run));
+    settings::of_scope(scope)
+        .chain(runs.into_iter().flatten())
+        .filter_map(|d| d.flag.map(|f| (d, f)))
 }
 
 /// The flag's help: the doc, its words when it is a choice, and its default.

@@ -360,6 +360,7 @@ pub fn apply_run_flags(a: &RunArgs, run: &mut RunSpec) {
         run.io_timeout_ns = Some(t);
     }
     apply_io_flags(a, &mut run.io);
+    a.settings.apply_run(&mut run.settings);
 }
 
 /// Applies io_uring and write-durability flags (`--fixed-bufs`, `--sync-every` …).

@@ -83,6 +83,10 @@ pub enum FioEmitError {
     FileSet { uri: String, why: &'static str },
     #[error("workload '{workload}': setting '{key}' has no fio option")]
     Setting { workload: String, key: &'static str },
+    /// fio's `loops` repeats a job but reports the repetitions as one, so `repeat`
+    /// has no fio option.
+    #[error("run '{run}': setting '{key}' has no fio option")]
+    RunSetting { run: String, key: &'static str },
 }
 
 /// The plan as a native job file. The document is typed ([`JobFileDoc`]) and encoded
@@ -513,6 +517,9 @@ struct RunTable {
     steady_window: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     steady_ramp: Option<String>,
+    /// The declared run settings that differ from their defaults.
+    #[serde(flatten)]
+    declared: toml::Table,
 }
 
 /// A run's io_uring and durability settings as the job file's flat keys; only those
@@ -917,6 +924,7 @@ impl RunTable {
                 .as_ref()
                 .filter(|s| s.ramp_ns > 0)
                 .map(|s| format_duration_ns(s.ramp_ns)),
+            declared: r.settings.to_toml(),
         })
     }
 }
@@ -924,7 +932,7 @@ impl RunTable {
 /// The plan as a fio job file, or why fio cannot express it.
 pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
     let mut s = String::from("; written by ioscope convert\n");
-    for (ri, r) in plan.runs.iter().enumerate() {
+    for (ri, r) in fio_runs(plan)?.enumerate() {
         for (wi, w) in r.workloads.iter().enumerate() {
             let t = target_of(plan, w)?;
             fio_can_express(w, t)?;
@@ -1020,6 +1028,19 @@ fn target_of<'p>(plan: &'p Plan, w: &Workload) -> Result<&'p TargetSpec, FioEmit
         .ok_or_else(|| FioEmitError::UnknownTarget {
             workload: w.name.clone(),
         })
+}
+
+/// The plan's runs, once none sets a declared run setting: fio has none of them.
+fn fio_runs(plan: &Plan) -> Result<std::slice::Iter<'_, RunSpec>, FioEmitError> {
+    for r in &plan.runs {
+        if let Some((d, _)) = r.settings.changed().next() {
+            return Err(FioEmitError::RunSetting {
+                run: r.name.clone(),
+                key: d.key,
+            });
+        }
+    }
+    Ok(plan.runs.iter())
 }
 
 /// The declared settings that differ from their defaults, as the fio options that
@@ -1424,6 +1445,7 @@ mod tests {
                 connections: None,
                 io_timeout_ns: None,
                 steady_stop: None,
+                settings: Default::default(),
             }],
             warnings: vec![],
             data: Default::default(),

@@ -28,7 +28,7 @@ use super::overrides::{Amount, VerifyBacklog, WorkloadOverrides};
 use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
 use super::settings::declared::FILL_FS;
-use super::settings::{self, Input, Scope, WorkloadSettings};
+use super::settings::{self, Input, RunSettings, Scope, ScopeMark, SettingMap, WorkloadSettings};
 use super::tuning::{IoTuning, SyncKind, UringOptions};
 use super::units::{self, UnitError};
 use super::zbd::Zbd;
@@ -511,7 +511,10 @@ impl<'a> Ctx<'a> {
     fn plan(&self, root: &Spanned<Node>) -> Res<Plan> {
         if let Node::Table(entries) = root.get_ref() {
             for (key, _) in entries {
-                if SETTINGS_KEYS.contains(&key.get_ref().as_str()) {
+                let key_text = key.get_ref().as_str();
+                if SETTINGS_KEYS.contains(&key_text)
+                    || settings::lookup(key_text).is_some_and(|d| d.scope == Scope::Run)
+                {
                     return Err(self.err(
                         key.span(),
                         format!(
@@ -526,7 +529,8 @@ impl<'a> Ctx<'a> {
         let mut data = crate::plan::model::DataSettings::default();
         let defaults = match top.get("defaults") {
             Some(node) => {
-                let allowed: Vec<&str> = SETTINGS_KEYS.iter().chain(PLAN_KEYS).copied().collect();
+                let fixed: Vec<&str> = SETTINGS_KEYS.iter().chain(PLAN_KEYS).copied().collect();
+                let allowed = settings::keys_with(&fixed, Scope::Run);
                 let sec = self.section("[defaults]".into(), node, &allowed)?;
                 if let Some(v) = sec.get("data_unit") {
                     data.dedup_unit_bytes = Some(self.size("data_unit", v, false)?);
@@ -673,6 +677,7 @@ impl<'a> Ctx<'a> {
         }
         let mut allowed_run_keys = RUN_ONLY_KEYS.to_vec();
         allowed_run_keys.extend_from_slice(SETTINGS_KEYS);
+        let allowed_run_keys = settings::keys_with(&allowed_run_keys, Scope::Run);
         for (i, node) in run_tables.iter().enumerate() {
             let sec = self.section(label_of("run", i, node), node, &allowed_run_keys)?;
             let name = match sec.get("name") {
@@ -1079,7 +1084,7 @@ impl<'a> Ctx<'a> {
         let flow = self.flow(&sec, &rate, share_pct)?;
         let exit_all = self.flag_key(&sec, "exit_all")?;
         let priority = self.priorities(&sec, &bs)?;
-        let settings = self.declared(&sec, Scope::Workload)?;
+        let settings = self.declared(&sec)?;
         self.fill_fits(&sec, read_pct, &settings)?;
         let overrides = self.overrides(&sec, &name)?;
         let sprandom = sec
@@ -1150,9 +1155,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// The declared settings ([`settings`]) of `scope` that a table gives.
-    fn declared(&self, sec: &Section<'_>, scope: Scope) -> Res<WorkloadSettings> {
-        let mut out = WorkloadSettings::default();
-        for d in settings::of_scope(scope) {
+    fn declared<S: ScopeMark>(&self, sec: &Section<'_>) -> Res<SettingMap<S>> {
+        let mut out = SettingMap::<S>::default();
+        for d in settings::of_scope(S::SCOPE) {
             let Some(v) = sec.get(d.key) else { continue };
             let input = match v.get_ref() {
                 Node::Bool(b) => Input::Bool(*b),
@@ -2051,6 +2056,7 @@ impl<'a> Ctx<'a> {
         }
         s.io = self.io_settings(sec)?;
         s.engine_opts = self.engine_settings(sec)?;
+        s.declared = self.declared(sec)?;
         if let Some(v) = sec.get("seed") {
             let seed = self.integer("seed", v)?;
             s.seed = Some(u64::try_from(seed).map_err(|_| {
@@ -2234,6 +2240,8 @@ struct Settings {
     io_timeout_ns: Option<u64>,
     io: IoSettings,
     engine_opts: EngineSettings,
+    /// The declared run settings given in the table.
+    declared: RunSettings,
 }
 
 /// Engine options as written in one table (`stat_type`, `cpu_load`, `cpu_chunk`,
@@ -2375,6 +2383,7 @@ impl Settings {
             io_timeout_ns: over.io_timeout_ns.or(self.io_timeout_ns),
             io: self.io.overlay(over.io),
             engine_opts: self.engine_opts.overlay(over.engine_opts),
+            declared: self.declared.overlay(over.declared),
         }
     }
 
@@ -2406,6 +2415,7 @@ impl Settings {
             connections: self.connections,
             io_timeout_ns: self.io_timeout_ns,
             steady_stop: None,
+            settings: self.declared,
         }
     }
 }
@@ -2661,6 +2671,45 @@ passes = 2
         assert_eq!((w.qd, w.streams), (1, 1));
         assert_eq!(w.rate, Rate::Max);
         assert_eq!((w.offset_bytes, w.size_bytes), (0, None));
+    }
+
+    #[test]
+    fn run_settings_come_from_defaults_and_runs_and_round_trip() {
+        use crate::plan::settings::declared::REPEAT;
+        let text = format!(
+            "[defaults]\nrepeat = 3\n{T}[[workload]]\n[[run]]\nname = \"a\"\n\
+             [[run]]\nname = \"b\"\nrepeat = 5\n"
+        );
+        let plan = parse("job.toml", &text).unwrap();
+        let counts: Vec<u64> = plan
+            .runs
+            .iter()
+            .map(|r| r.settings.count(&REPEAT))
+            .collect();
+        assert_eq!(counts, [3, 5], "a run's own value wins over [defaults]");
+        let written = crate::plan::emit::to_toml(&plan).unwrap();
+        assert!(written.contains("repeat = 5"), "{written}");
+        let back = parse("job.toml", &written).unwrap();
+        let back_counts: Vec<u64> = back
+            .runs
+            .iter()
+            .map(|r| r.settings.count(&REPEAT))
+            .collect();
+        assert_eq!(back_counts, counts, "{written}");
+        let json = serde_json::to_value(&plan.runs[1]).unwrap();
+        assert_eq!(json["repeat"], 5, "the plan's JSON echoes it");
+        let e = crate::plan::emit::to_fio(&plan).unwrap_err().to_string();
+        assert!(e.contains("'repeat' has no fio option"), "{e}");
+        assert_err(
+            &format!("{T}[[workload]]\n[[run]]\nrepeat = 0\n"),
+            6,
+            "'repeat' must be at least 1, found 0",
+        );
+        assert_err(
+            &format!("repeat = 2\n{T}[[workload]]\n"),
+            1,
+            "'repeat' is a run setting",
+        );
     }
 
     #[test]

@@ -257,6 +257,15 @@ pub struct SimSpec {
 // The floats are validated finite when parsed, so equality is reflexive.
 impl Eq for SimSpec {}
 
+impl SimSpec {
+    /// The device as it draws in repetition `draw` of a run (`--repeat`): its seed
+    /// moved on by `draw`, so each repetition is an independent, reproducible draw.
+    pub fn draw(mut self, draw: u64) -> Self {
+        self.seed = self.seed.wrapping_add(draw);
+        self
+    }
+}
+
 /// Service-time distribution of a simulated device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimDist {
@@ -583,6 +592,10 @@ pub struct RunSpec {
     /// End the run early once a metric has settled (fio's `steadystate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_stop: Option<SteadyStop>,
+    /// The declared run settings (`plan::settings`, scope run: `repeat`), flattened
+    /// as the workloads' are; only those that differ from their defaults are written.
+    #[serde(default, flatten)]
+    pub settings: super::settings::RunSettings,
 }
 
 /// Stop a run once its metric has settled over a rolling window of intervals, by
@@ -725,6 +738,7 @@ impl Default for RunSpec {
             connections: None,
             io_timeout_ns: None,
             steady_stop: None,
+            settings: Default::default(),
         }
     }
 }

@@ -10,6 +10,13 @@
 //! steady runs from turning trivia into verdicts. Intervals do not store p99.9, so
 //! p99.9 borrows the relative spread of the interval p99. With fewer than two
 //! measured intervals on a side only the 2% floor applies, and the text says so.
+//!
+//! Repeated runs (`--repeat N`, `runs[].repeats`) are compared by what the
+//! repetitions say instead, when both sides have them: each side's mean over its
+//! repetitions, and Welch's t-test of the two means (`result::repeats::Welch`:
+//! unequal variances, Welch–Satterthwaite degrees of freedom). p < 0.05 is better or
+//! worse by the metric's direction; otherwise the sides are "not distinguishable".
+//! CPU per I/O, which repetitions do not keep, stays with the interval rule.
 
 use std::fmt::Write;
 
@@ -17,6 +24,7 @@ use serde::Serialize;
 
 use super::format::{esc, human, ratio};
 use super::html::{page_head, spectrum_chart, timeline_charts};
+use crate::result::repeats::{Figure, Repeats, Welch};
 use crate::result::{Interval, ResultDoc, RunResult};
 
 /// The metrics compared, in display order.
@@ -101,6 +109,20 @@ impl Metric {
         }
     }
 
+    /// This metric's figure over a repeated run's repetitions, where they keep it.
+    fn figure(self, r: &Repeats) -> Option<&Figure> {
+        let l = &r.latency_us;
+        match self {
+            Metric::Iops => Some(&r.iops),
+            Metric::Mbps => Some(&r.mbps),
+            Metric::LatMeanUs => Some(&l.mean),
+            Metric::LatP50Us => Some(&l.p50),
+            Metric::LatP99Us => Some(&l.p99),
+            Metric::LatP99_9Us => Some(&l.p99_9),
+            Metric::CpuUsPerIo | Metric::Gbps => None,
+        }
+    }
+
     /// The per-interval value whose spread measures this metric's noise.
     fn interval(self, iv: &Interval) -> f64 {
         match self {
@@ -150,6 +172,8 @@ pub enum Verdict {
     Better,
     Worse,
     WithinNoise,
+    /// Repeated runs whose means Welch's test cannot tell apart (p ≥ 0.05).
+    NotDistinguishable,
 }
 
 impl Verdict {
@@ -158,6 +182,7 @@ impl Verdict {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::WithinNoise => "within noise",
+            Verdict::NotDistinguishable => "not distinguishable",
         }
     }
 }
@@ -180,8 +205,13 @@ pub struct Delta {
     /// Pooled standard error of the two sides' interval means; None when a side had
     /// fewer than two measured intervals.
     pub pooled_std_err: Option<f64>,
-    /// The smallest |diff| that counts: max(3 × pooled_std_err, 2% of baseline).
+    /// The smallest |diff| that counts: max(3 × pooled_std_err, 2% of baseline);
+    /// 0 when the repetitions decided ([`Delta::welch`]).
     pub threshold: f64,
+    /// Both sides repeated: Welch's t-test of their repetition means, which decided
+    /// the verdict (the values compared are then those means).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub welch: Option<Welch>,
     pub verdict: Verdict,
 }
 
@@ -311,6 +341,14 @@ pub fn compare(docs: &[(String, ResultDoc)]) -> Comparison {
 }
 
 fn metric_row(m: Metric, sides: &[RunResult]) -> MetricRow {
+    // Every side repeated: compared by their repetitions.
+    let figures: Option<Vec<(&Figure, u32)>> = sides
+        .iter()
+        .map(|r| r.repeats.as_ref().and_then(|x| Some((m.figure(x)?, x.n))))
+        .collect();
+    if let Some(figures) = figures {
+        return repeated_row(m, &figures);
+    }
     let values: Vec<f64> = sides.iter().map(|r| m.total(r)).collect();
     let a = values[0];
     let se_a = m.std_err(&sides[0]);
@@ -334,6 +372,7 @@ fn metric_row(m: Metric, sides: &[RunResult]) -> MetricRow {
                 diff,
                 pooled_std_err: pooled,
                 threshold,
+                welch: None,
                 verdict,
             }
         })
@@ -345,8 +384,62 @@ fn metric_row(m: Metric, sides: &[RunResult]) -> MetricRow {
     }
 }
 
+/// A metric of repeated runs: their repetition means, judged by Welch's t-test.
+fn repeated_row(m: Metric, figures: &[(&Figure, u32)]) -> MetricRow {
+    let (base, n_base) = figures[0];
+    let a = base.mean;
+    let deltas = figures[1..]
+        .iter()
+        .map(|&(f, n)| {
+            let welch = Welch::test(base, n_base, f, n);
+            let diff = f.mean - a;
+            let verdict = match welch {
+                Some(w) if w.distinguishable() && diff != 0.0 => {
+                    if (diff > 0.0) == m.higher_is_better() {
+                        Verdict::Better
+                    } else {
+                        Verdict::Worse
+                    }
+                }
+                _ => Verdict::NotDistinguishable,
+            };
+            Delta {
+                ratio: (a != 0.0).then(|| f.mean / a),
+                diff,
+                pooled_std_err: None,
+                threshold: 0.0,
+                welch,
+                verdict,
+            }
+        })
+        .collect();
+    MetricRow {
+        metric: m,
+        values: figures.iter().map(|(f, _)| f.mean).collect(),
+        deltas,
+    }
+}
+
 /// The noise rule in one sentence, shared by the text and HTML renderings.
 pub const NOISE_RULE: &str = "A difference counts only if it exceeds max(3 × the pooled standard error of the two runs' non-warm-up interval means, 2% of the baseline); otherwise it is \"within noise\".";
+
+/// How repeated runs are judged, for the text and HTML renderings.
+pub const WELCH_RULE: &str = "Runs repeated on every side (--repeat) are compared by their repetitions' means with Welch's t-test: p < 0.05 is better or worse, otherwise \"not distinguishable\".";
+
+/// The rules `c` was judged by: the noise rule, and Welch's when any metric was
+/// judged by its repetitions.
+fn rules(c: &Comparison) -> String {
+    let repeated = c
+        .runs
+        .iter()
+        .flat_map(|r| &r.metrics)
+        .flat_map(|m| &m.deltas)
+        .any(|d| d.welch.is_some());
+    match repeated {
+        true => format!("{NOISE_RULE}\n{WELCH_RULE}"),
+        false => NOISE_RULE.to_string(),
+    }
+}
 
 fn run_heading(c: &Comparison, rc: &RunComparison) -> String {
     let names: Vec<String> = rc
@@ -366,6 +459,12 @@ fn run_heading(c: &Comparison, rc: &RunComparison) -> String {
 }
 
 fn delta_note(d: &Delta) -> String {
+    if let Some(w) = &d.welch {
+        return match w.p {
+            p if p < 0.001 => "Welch p<0.001".to_string(),
+            p => format!("Welch p={}", human(p)),
+        };
+    }
     match d.pooled_std_err {
         Some(_) => format!("±{}", human(d.threshold)),
         None => format!("±{} (2% floor only: too few intervals)", human(d.threshold)),
@@ -378,7 +477,7 @@ pub fn render_compare_text(c: &Comparison) -> String {
     if let Some((base, others)) = c.labels.split_first() {
         let _ = writeln!(out, "Baseline: {base}; compared: {}", others.join(", "));
     }
-    let _ = writeln!(out, "{NOISE_RULE}");
+    let _ = writeln!(out, "{}", rules(c));
     for rc in &c.runs {
         let _ = writeln!(out, "\nRun {}", run_heading(c, rc));
         let mut header = vec!["metric".to_string()];
@@ -448,7 +547,7 @@ pub fn render_compare_html(c: &Comparison) -> String {
             out,
             "<p class=\"meta\">Baseline: <strong>{}</strong>. Ratios are side / baseline. {}</p>",
             esc(base),
-            esc(NOISE_RULE)
+            esc(&rules(c))
         );
     }
     for (ri, rc) in c.runs.iter().enumerate() {
@@ -480,7 +579,7 @@ pub fn render_compare_html(c: &Comparison) -> String {
                 let cls = match d.verdict {
                     Verdict::Better => "better",
                     Verdict::Worse => "worse",
-                    Verdict::WithinNoise => "noise",
+                    Verdict::WithinNoise | Verdict::NotDistinguishable => "noise",
                 };
                 let _ = write!(
                     out,
@@ -608,6 +707,40 @@ mod tests {
             ("B".into(), steady(10_100.0, 2)),
         ]);
         assert_eq!(verdicts(&c, 0)[0], (Metric::Iops, Verdict::WithinNoise));
+    }
+
+    #[test]
+    fn repeated_runs_are_judged_by_welch_only_when_every_side_repeated() {
+        let repeated = |iops: &[f64]| {
+            let r = run("r", iops[0], 100.0, 30, 0, 0.03, 1.0, 1);
+            doc(vec![crate::report::testdata::repeated(r, iops)])
+        };
+        let a = repeated(&[10_000.0, 10_400.0, 9_600.0]);
+        let near = repeated(&[10_100.0, 10_500.0, 9_700.0]);
+        let far = repeated(&[12_000.0, 12_100.0, 11_900.0]);
+        let c = compare(&[("A".into(), a.clone()), ("B".into(), near)]);
+        assert_eq!(
+            verdicts(&c, 0)[0],
+            (Metric::Iops, Verdict::NotDistinguishable)
+        );
+        let iops = &c.runs[0].metrics[0];
+        assert_eq!(iops.values, [10_000.0, 10_100.0], "the repetitions' means");
+        assert!(iops.deltas[0].welch.is_some_and(|w| w.p > 0.05));
+        let c = compare(&[("A".into(), a.clone()), ("B".into(), far.clone())]);
+        let v = verdicts(&c, 0);
+        assert_eq!(v[0], (Metric::Iops, Verdict::Better));
+        assert_eq!(v[2], (Metric::LatMeanUs, Verdict::Better));
+        // CPU per I/O is not repeated: the interval rule.
+        assert_eq!(v[6], (Metric::CpuUsPerIo, Verdict::WithinNoise));
+        assert!(render_compare_text(&c).contains("Welch's t-test"));
+        // One side measured once: the interval rule for every metric.
+        let once = doc(vec![run("r", 12_000.0, 100.0, 30, 0, 0.03, 1.0, 2)]);
+        let c = compare(&[("A".into(), a), ("B".into(), once)]);
+        assert!(c.runs[0]
+            .metrics
+            .iter()
+            .all(|m| m.deltas[0].welch.is_none()));
+        assert!(!render_compare_text(&c).contains("Welch"));
     }
 
     #[test]

@@ -310,6 +310,7 @@ fn run_section(out: &mut String, i: usize, run: &RunResult) {
         out.push_str(&chart.render());
         out.push_str("<p class=\"caption\">Latency at each percentile of the measured I/Os; each step right adds a nine (90 → 99 → 99.9). Dashed: service time, when it differs from latency (rate-limited runs).</p>\n");
     }
+    out.push_str(&super::repeats::html_table(run));
     schedule_table(out, run);
     if let Some(v) = &run.verify {
         verify_table(out, v);

@@ -13,6 +13,7 @@ pub mod json;
 pub mod markdown;
 pub mod net_html;
 pub mod ranks_html;
+pub mod repeats;
 pub mod svg;
 pub mod terminal;
 #[cfg(test)]

@@ -191,7 +191,7 @@ pub fn run_summary(r: &RunResult) -> String {
     if let Some(f) = &r.failover {
         let _ = writeln!(s, "{}", failover_line(f));
     }
-    steady_and_verify_lines(&mut s, r);
+    judged_lines(&mut s, r);
     for e in &r.error_samples {
         let _ = writeln!(
             s,
@@ -246,6 +246,15 @@ fn schedule_lines(s: &mut String, r: &RunResult) {
                 p.mode, p.spin_s, p.sleep_s, p.sleeps, p.wake_late_us.p50, p.wake_late_us.p99, p.margin_us, p.cpu_us_per_io_excl_spin
             );
         }
+    }
+}
+
+/// What was judged of the run: the steady-state stop, the verify pass, the spread of
+/// its repetitions.
+fn judged_lines(s: &mut String, r: &RunResult) {
+    steady_and_verify_lines(s, r);
+    if let Some(line) = super::repeats::terminal_line(r) {
+        let _ = writeln!(s, "{line}");
     }
 }
 

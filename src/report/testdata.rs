@@ -210,6 +210,28 @@ pub fn fixtures() -> Vec<(&'static str, ResultDoc)> {
     vec![("run-with-warmup.json", warm), ("two-runs.json", two)]
 }
 
+/// `r` as a repeated run whose repetitions measured `iops` (one each, in order), its
+/// latency and MB/s following from them, with their `repeats` summary.
+pub fn repeated(mut r: RunResult, iops: &[f64]) -> RunResult {
+    use crate::result::repeats::{LatencyFigures, Repeats, Repetition};
+    r.repetitions = iops
+        .iter()
+        .map(|&x| Repetition {
+            iops: x,
+            mbps: x / 250.0,
+            latency_us: LatencyFigures {
+                mean: 1e6 / x,
+                p50: 1e6 / x,
+                p99: 3e6 / x,
+                p99_9: 4e6 / x,
+            },
+            ..Default::default()
+        })
+        .collect();
+    r.repeats = Repeats::of(&r.repetitions);
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ pub mod io;
 pub mod parts;
 pub mod paths;
 pub mod ranks;
+pub mod repeats;
 pub mod replay;
 pub mod smb;
 pub mod workload;
@@ -226,6 +227,13 @@ pub struct RunResult {
     /// A run made by `ioscope merge`: the runs it combined, one per source result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<parts::Part>,
+    /// `--repeat N`: each repetition's totals, in order (the entry's own totals and
+    /// intervals are the last repetition's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repetitions: Vec<repeats::Repetition>,
+    /// `--repeat N`: each figure over the completed repetitions (two or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<repeats::Repeats>,
 }
 
 /// How a run's steady-state stop was judged (fio's `steadystate` rule).
@@ -444,6 +452,8 @@ impl RunResult {
             mpi: None,
             steady_stop: None,
             parts: Vec::new(),
+            repetitions: Vec::new(),
+            repeats: None,
         }
     }
 }

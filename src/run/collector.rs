@@ -546,8 +546,7 @@ impl Collector {
         nworkers: usize,
     ) -> RunResult {
         // Flush any interval left open (a worker that ended without peers).
-        let rest: Vec<u64> = self.pending.keys().copied().collect();
-        for k in rest {
+        for k in self.pending.keys().copied().collect::<Vec<u64>>() {
             if let Some(snaps) = self.pending.remove(&k) {
                 self.close_interval(k, snaps, &mut |_| {});
             }
@@ -617,6 +616,7 @@ impl Collector {
             failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
+            // No ranks (the cluster adds them), repetitions (`app`) or parts (merge).
             ..RunResult::empty()
         }
     }

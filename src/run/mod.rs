@@ -124,6 +124,9 @@ pub struct RunOptions {
     /// The command's live metrics (`--metrics`), which the collector feeds at every
     /// interval end.
     pub metrics: Option<crate::metrics::Live>,
+    /// Which repetition of the run this is (`--repeat`, from 0): a `sim:` device
+    /// draws from its seed + this, so repetitions are independent draws.
+    pub repetition: u64,
 }
 
 impl RunOptions {
@@ -149,6 +152,7 @@ impl Default for RunOptions {
             connections: 1,
             io_timeout_ns: None,
             metrics: None,
+            repetition: 0,
         }
     }
 }

@@ -495,6 +495,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
                 w.target == spec.name && w.settings.flag(&crate::plan::settings::declared::FILL_FS)
             }),
         allocate: spec.create == FileCreate::Allocated,
+        draw: opts.repetition,
     }
 }
 

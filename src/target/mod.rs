@@ -293,6 +293,9 @@ pub struct OpenOptionsIo {
     /// With `sparse`: reserve the hole's blocks with fallocate(2), still unwritten
     /// (`create = "allocated"`).
     pub allocate: bool,
+    /// Which draw of a `sim:` device's randomness: its seed + this (a run's
+    /// repetition under `--repeat`; 0 otherwise).
+    pub draw: u64,
 }
 
 /// Opens a target: creates a missing file at the requested size, refuses unsafe
@@ -345,7 +348,7 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
                 name: spec.name.clone(),
                 uri: spec.uri.clone(),
                 size_bytes: sim.size_bytes,
-                backing: Backing::Sim(sim::SimDevice::new(sim)),
+                backing: Backing::Sim(sim::SimDevice::new(sim.draw(opts.draw))),
                 direct: false,
                 align_bytes: 1,
                 multipath: None,

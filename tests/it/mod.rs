@@ -39,6 +39,7 @@ mod output;
 mod own_settings;
 mod pipes;
 mod progress;
+mod repeat;
 mod replay;
 mod reports_cli;
 mod request_flags;

@@ -30,6 +30,7 @@ pub static ALL: &[&Decl] = &[
     &METRICS,
     &METRICS_PER_RANK,
     &PROGRESS,
+    &REPEAT,
 ];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
@@ -338,5 +339,23 @@ pub static PROGRESS: Decl = Decl {
     flag: Some("progress"),
     heading: "Output",
     echo: "progress",
+    switch: false,
+};
+
+/// `--repeat N`: each run measured N times over (`app::repeat`), its figures then
+/// given with their spread and a confidence interval.
+pub static REPEAT: Decl = Decl {
+    key: "repeat",
+    kind: Kind::Count,
+    scope: Scope::Run,
+    default: Value::Count(1),
+    doc: "Measure each run this many times, each time a full run with its own warm-up \
+          (repetition i with the run's seed + i, a sim: device's seed + i); the result \
+          gives each figure's mean, standard deviation, CV and 95 % confidence interval \
+          (Student's t), and marks unstable a figure whose interval is wider than ±5 % \
+          of its mean (docs/repeat.md)",
+    flag: Some("repeat"),
+    heading: "Load and timing",
+    echo: "repeat",
     switch: false,
 };

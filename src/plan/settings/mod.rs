@@ -9,6 +9,10 @@
 //! ([`WorkloadSettings`]) and read with a typed getter, not as a struct field. The
 //! run core reads a setting once, at set-up, so the lookup never sits on the I/O path.
 //! Settings older than the registry keep their model fields until they are moved.
+//!
+//! A setting applies to one workload or to a whole run ([`Scope`]); the two kinds of
+//! map are one type over a scope marker ([`WorkloadSettings`], [`RunSettings`]), so a
+//! map can only hold, echo and write back settings of its own scope.
 
 pub mod declared;
 
@@ -73,6 +77,45 @@ pub enum Scope {
     /// The whole command (how it reports while it runs), from the command line only:
     /// no job-file key, not echoed in a workload; held in [`CommandSettings`].
     Command,
+    /// A whole run: `[defaults]` and `[[run]]` in a job file, held by the run spec.
+    Run,
+}
+
+impl Scope {
+    /// The scope's name in docs markers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Workload => "workload",
+            Scope::Run => "run",
+            Scope::Command => "command",
+        }
+    }
+}
+
+/// The scope of a settings map, as a type.
+pub trait ScopeMark: std::fmt::Debug + Clone + Default + PartialEq {
+    const SCOPE: Scope;
+}
+
+/// Marks a map of [`Scope::Workload`] settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OfWorkload;
+impl ScopeMark for OfWorkload {
+    const SCOPE: Scope = Scope::Workload;
+}
+
+/// Marks a map of [`Scope::Run`] settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OfRun;
+impl ScopeMark for OfRun {
+    const SCOPE: Scope = Scope::Run;
+}
+
+/// Marks a map of [`Scope::Command`] settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OfCommand;
+impl ScopeMark for OfCommand {
+    const SCOPE: Scope = Scope::Command;
 }
 
 /// A setting's value, in the unit its kind names. Text is interned for the life of
@@ -249,9 +292,11 @@ impl Decl {
     pub fn parse_input(&self, input: Input<'_>) -> Result<Value, String> {
         match (self.kind, input) {
             (Kind::Flag, Input::Bool(b)) => Ok(Value::Flag(b)),
-            (Kind::Count, Input::Int(i)) => u64::try_from(i)
-                .map(Value::Count)
-                .map_err(|_| format!("must not be negative, found {i}")),
+            (Kind::Count, Input::Int(i)) => match u64::try_from(i) {
+                Ok(0) => Err("must be at least 1, found 0".into()),
+                Ok(n) => Ok(Value::Count(n)),
+                Err(_) => Err(format!("must not be negative, found {i}")),
+            },
             (Kind::Bytes | Kind::Nanos, Input::Int(i)) if i >= 0 => self.parse_text(&i.to_string()),
             (Kind::Bytes | Kind::Nanos | Kind::Text, Input::Str(s)) => self.parse_text(s),
             (Kind::Choice(_), Input::Str(s)) => self
@@ -311,14 +356,21 @@ pub fn keys_with(fixed: &[&'static str], scope: Scope) -> Vec<&'static str> {
     keys
 }
 
-/// A workload's declared settings: the values given (from a job file, a command line
-/// or a foreign format); every other setting has its declared default.
+/// A workload's or a run's declared settings: the values given (from a job file, a
+/// command line or a foreign format); every other setting of the scope has its
+/// declared default.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct WorkloadSettings {
+pub struct SettingMap<S: ScopeMark> {
     given: BTreeMap<&'static str, Value>,
+    scope: std::marker::PhantomData<S>,
 }
 
-impl WorkloadSettings {
+/// A workload's declared settings.
+pub type WorkloadSettings = SettingMap<OfWorkload>;
+/// A run's declared settings.
+pub type RunSettings = SettingMap<OfRun>;
+
+impl<S: ScopeMark> SettingMap<S> {
     /// The setting's value: as given, or its default.
     pub fn get(&self, d: &Decl) -> Value {
         self.given.get(d.key).copied().unwrap_or(d.default)
@@ -329,23 +381,40 @@ impl WorkloadSettings {
         matches!(self.get(d), Value::Flag(true))
     }
 
-    /// Sets a value; a value of the wrong kind for the declaration is a programming
-    /// error and is refused with a panic in debug builds, ignored in release.
+    /// A count setting's value (its default's count for a setting of another kind).
+    pub fn count(&self, d: &Decl) -> u64 {
+        match (self.get(d), d.default) {
+            (Value::Count(n), _) | (_, Value::Count(n)) => n,
+            _ => 0,
+        }
+    }
+
+    /// Sets a value; a value of the wrong kind or scope for the declaration is a
+    /// programming error and is refused with a panic in debug builds, ignored in
+    /// release.
     pub fn set(&mut self, d: &'static Decl, v: Value) {
-        debug_assert!(v.is_of(d.kind), "{}: wrong kind of value", d.key);
-        if v.is_of(d.kind) {
+        let fits = v.is_of(d.kind) && d.scope == S::SCOPE;
+        debug_assert!(fits, "{}: wrong kind of value or scope", d.key);
+        if fits {
             self.given.insert(d.key, v);
         }
     }
 
+    /// These settings with `over`'s given values in place (a `[[run]]` over
+    /// `[defaults]`).
+    pub fn overlay(mut self, over: SettingMap<S>) -> Self {
+        self.given.extend(over.given);
+        self
+    }
+
     /// True when every setting has its default.
     pub fn is_default(&self) -> bool {
-        of_scope(Scope::Workload).all(|d| self.get(d) == d.default)
+        of_scope(S::SCOPE).all(|d| self.get(d) == d.default)
     }
 
     /// The settings that differ from their defaults, in declaration order.
     pub fn changed(&self) -> impl Iterator<Item = (&'static Decl, Value)> + '_ {
-        of_scope(Scope::Workload)
+        of_scope(S::SCOPE)
             .map(|d| (d, self.get(d)))
             .filter(|(d, v)| *v != d.default)
     }
@@ -353,7 +422,7 @@ impl WorkloadSettings {
     /// Every setting as the result's workload echo carries it: all of them, default
     /// or not, under their echo names.
     pub fn echo(&self) -> serde_json::Map<String, serde_json::Value> {
-        of_scope(Scope::Workload)
+        of_scope(S::SCOPE)
             .map(|d| (d.echo.to_string(), self.get(d).to_json()))
             .collect()
     }
@@ -367,42 +436,28 @@ impl WorkloadSettings {
 }
 
 /// A command's settings (scope [`Scope::Command`]): the values given on its command
-/// line; every other has its declared default. The same map as a workload's, whose
-/// scope-wide views (`changed`, `echo`) it does not offer.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CommandSettings(WorkloadSettings);
-
-impl CommandSettings {
-    /// The setting's value: as given, or its default.
-    pub fn get(&self, d: &Decl) -> Value {
-        self.0.get(d)
-    }
-
-    /// Sets a value of the declaration's kind.
-    pub fn set(&mut self, d: &'static Decl, v: Value) {
-        self.0.set(d, v);
-    }
-}
+/// line; every other has its declared default. They have no job-file key and no echo.
+pub type CommandSettings = SettingMap<OfCommand>;
 
 // A plan serialises a workload's settings flattened into the workload, each under
 // its echo field and as the result's JSON holds it (`"atomic_writes": true`), and only
 // those that differ from their defaults: a setting moved into the registry keeps the
 // plan JSON it had as a model field, so `rerun` reads older results unchanged.
-impl Serialize for WorkloadSettings {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl<S: ScopeMark> Serialize for SettingMap<S> {
+    fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
         let map: BTreeMap<&str, serde_json::Value> =
             self.changed().map(|(d, v)| (d.echo, v.to_json())).collect();
         map.serialize(s)
     }
 }
 
-impl<'de> Deserialize<'de> for WorkloadSettings {
+impl<'de, S: ScopeMark> Deserialize<'de> for SettingMap<S> {
     /// Reads the declared fields of a flattened map; other keys belong to the rest of
     /// the workload (or to a newer version) and are left alone.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let map = BTreeMap::<String, serde_json::Value>::deserialize(d)?;
-        let mut out = WorkloadSettings::default();
-        for decl in declared::ALL {
+        let mut out = SettingMap::<S>::default();
+        for decl in of_scope(S::SCOPE) {
             let Some(json) = map.get(decl.echo) else {
                 continue;
             };
@@ -444,12 +499,9 @@ pub fn markdown_table(scope: Scope) -> String {
 mod tests {
     use super::*;
 
-    /// The markers around `scope`'s table in docs/job-file.md.
+    /// The markers around `scope`'s generated table in docs/job-file.md.
     fn markers(scope: Scope) -> (String, String) {
-        let name = match scope {
-            Scope::Workload => "workload",
-            Scope::Command => "command",
-        };
+        let name = scope.name();
         (
             format!(
                 "<!-- settings-table:{name}:begin (generated from src/plan/settings; \
@@ -534,16 +586,19 @@ mod tests {
         );
     }
 
-    /// docs/job-file.md's settings table is generated from the declarations; this
-    /// fails when it is stale (`IOSCOPE_BLESS=1` rewrites it).
+    /// docs/job-file.md's settings tables are generated from the declarations; this
+    /// fails when one is stale (`IOSCOPE_BLESS=1` rewrites them).
     #[test]
     fn settings_table_in_the_job_file_docs_is_current() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/job-file.md");
-        for scope in [Scope::Workload, Scope::Command] {
+        for scope in [Scope::Workload, Scope::Run, Scope::Command] {
             let doc = std::fs::read_to_string(path).expect("docs/job-file.md");
             let (begin, end) = markers(scope);
             let (Some(b), Some(e)) = (doc.find(&begin), doc.find(&end)) else {
-                panic!("docs/job-file.md lacks the markers {begin}");
+                panic!(
+                    "docs/job-file.md lacks the {} settings-table markers",
+                    scope.name()
+                );
             };
             let current = &doc[b + begin.len()..e];
             let want = markdown_table(scope);
@@ -554,7 +609,8 @@ mod tests {
             }
             assert_eq!(
                 current, want,
-                "docs/job-file.md's settings table is stale: run IOSCOPE_BLESS=1 cargo test settings_table"
+                "docs/job-file.md's {} settings table is stale: run IOSCOPE_BLESS=1 cargo test settings_table",
+                scope.name()
             );
         }
     }
