@@ -7,6 +7,8 @@
 //! interval and the measured duration is `elapsed` minus the warm-up.
 //! See docs/compat-vdbench.md.
 
+mod fs;
+
 use super::vdbench_options::{self, Effect, Key, Kind};
 use super::{base_run, is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::hosts::HostDef;
@@ -99,6 +101,9 @@ fn not_read(p: &Param, unsupported: &mut UnsupportedList) {
 pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatError> {
     let tokens = tokenize(source_name, text)?;
     let mut unsupported = UnsupportedList::default();
+    if fs::is_file_system(&tokens) {
+        return fs::translate(source_name, tokens, unsupported);
+    }
     let mut data = DataSettings::default();
     let defs = definitions(tokens, &mut data, &mut unsupported)?;
     let Definitions { sds, wds, rds, hds } = apply_defaults(defs)?;
