@@ -39,6 +39,9 @@ fn main() {
         Command::Completions(a) => generate::completions(a.shell),
         Command::Man(a) => generate::man(a.dir.as_deref()),
         Command::Net(a) => net(&a, command),
+        Command::Vdbench(a) if a.asks_help() => generate::subcommand_help("vdbench"),
+        Command::Diskspd(a) if a.asks_help() => generate::subcommand_help("diskspd"),
+        Command::Sqlio(a) if a.asks_help() => generate::subcommand_help("sqlio"),
         cmd => build::invocation(cmd, command).and_then(app::execute),
     };
     match result {

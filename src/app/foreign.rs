@@ -23,32 +23,8 @@ pub fn translate_args(
     match tool {
         // Options, `--name` jobs and job files, as fio reads them.
         Tool::Fio => Ok(fio::parse_args(args)?),
-        Tool::Vdbench => {
-            let mut file = None;
-            let mut i = 0;
-            while i < args.len() {
-                if args[i] == "-f" {
-                    file = args.get(i + 1).cloned();
-                    i += 2;
-                } else if let Some(f) = args[i].strip_prefix("-f").filter(|f| !f.is_empty()) {
-                    file = Some(f.to_string());
-                    i += 1;
-                } else {
-                    return Err(refused(format!(
-                        "argument {} ('{}'): only -f PARMFILE is supported for vdbench",
-                        i + 1,
-                        args[i]
-                    )));
-                }
-            }
-            let file = file.ok_or_else(|| refused("vdbench needs -f PARMFILE"))?;
-            let text = std::fs::read_to_string(&file).map_err(|source| AppError::Read {
-                what: "parameter file",
-                path: file.clone().into(),
-                source,
-            })?;
-            Ok(vdbench::parse_str(&file, &text)?)
-        }
+        // `-f PARMFILE`, vdbench's other options and `name=value` substitutions.
+        Tool::Vdbench => Ok(vdbench::parse_command(args)?),
         Tool::Diskspd => Ok(diskspd::parse_diskspd(args, target)?),
         Tool::Sqlio => Ok(diskspd::parse_sqlio(args, Path::new("."), target)?),
     }
@@ -84,7 +60,12 @@ pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
     };
     match compat::detect(&text) {
         Format::Fio => Ok(fio::parse_file(path, &fio::process_env)?),
-        Format::Vdbench => Ok(vdbench::parse_str(&name, &text)?),
+        Format::Vdbench => Ok(vdbench::parse_text(
+            &name,
+            &text,
+            path.parent().unwrap_or(Path::new(".")),
+            &[],
+        )?),
         Format::FioArgs => Ok(fio::parse_args(&words()?)?),
         Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, None)?),
         Format::Sqlio => Ok(diskspd::parse_sqlio(

@@ -114,6 +114,11 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
+    // What the translation reproduces in other words (fio's libaio on io_uring, a seed
+    // drawn afresh): one line each, as the run itself says them.
+    for w in &translated.plan.warnings {
+        eprintln!("warning: {w}");
+    }
     // The native job file carries curves; a fio job file does not. A run's own
     // fio-format logs (over all its workloads) become its first job's in fio.
     let mut curves = Vec::new();

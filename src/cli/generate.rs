@@ -8,6 +8,22 @@ use crate::app::{stdout, AppError};
 use clap::CommandFactory;
 use std::path::Path;
 
+/// The long help of subcommand `name` (`ioscope vdbench --help`: the foreign
+/// front-ends take their arguments raw, so clap does not see `--help` there).
+pub fn subcommand_help(name: &str) -> Result<i32, AppError> {
+    let mut cmd = Cli::command();
+    let text = match cmd.find_subcommand_mut(name) {
+        Some(sub) => sub
+            .clone()
+            .bin_name(format!("ioscope {name}"))
+            .render_long_help()
+            .to_string(),
+        None => format!("no subcommand '{name}'\n"),
+    };
+    stdout::print(&text)?;
+    Ok(crate::app::exit::OK)
+}
+
 /// The completion script for `shell`.
 pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut cmd = Cli::command();

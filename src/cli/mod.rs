@@ -47,13 +47,13 @@ pub enum Command {
     #[command(disable_help_flag = true)]
     Fio(ForeignArgs),
     /// Run a vdbench parameter file: `ioscope vdbench -f PARMFILE`.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, after_long_help = VDBENCH_HELP)]
     Vdbench(ForeignArgs),
     /// Run a diskspd command line: `ioscope diskspd -b8K -d60 -o4 -t2 -r -w30 FILE`.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, after_long_help = DISKSPD_HELP)]
     Diskspd(ForeignArgs),
     /// Run a SQLIO command line: `ioscope sqlio -kR -s10 -o16 -b8 -frandom FILE`.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, after_long_help = SQLIO_HELP)]
     Sqlio(ForeignArgs),
     /// Print the native TOML (or a fio job) equivalent of a job file or command line.
     Convert(ConvertArgs),
@@ -584,6 +584,48 @@ pub struct ForeignArgs {
     )]
     pub args: Vec<String>,
 }
+
+impl ForeignArgs {
+    /// `--help` given (the tools' own options never take that spelling; diskspd's
+    /// `-h` is write-through, so only the long form asks for help), or `-?`.
+    pub fn asks_help(&self) -> bool {
+        self.args.iter().any(|a| a == "--help") || self.args == ["-?"]
+    }
+}
+
+/// What `ioscope vdbench --help` adds below the arguments.
+const VDBENCH_HELP: &str = "\
+vdbench's command line, as vdbench reads it:
+  -f PARMFILE      the parameter file (sd/wd/rd, hd, include=)
+  name=value       the value of $name (and !name) in the file
+  -v               data validation (ioscope's --verify)
+  -j               validation with a journal (kept in the -o directory, else ./output)
+  -e S, -i S, -w S every rd's elapsed, interval and warm-up
+  -o DIR, -m N     accepted without effect (vdbench's report directory, its JVMs)
+  -vr -vw -vt -jr -jn -jm -s -k -t   listed as unsupported (refused unless
+                   --ignore-unsupported)
+ioscope's own options may be mixed in: --json/--html/--csv/--fio-json PATH,
+--output-format text|json|fio-json, --target PATH (every sd's lun),
+--ignore-unsupported, --force, --split all|streams.
+Every parameter: docs/compat-vdbench.md. `ioscope convert vdbench -f PARMFILE`
+prints the native job file it runs.";
+
+/// What `ioscope diskspd --help` adds below the arguments.
+const DISKSPD_HELP: &str = "\
+diskspd's switches (-b -d -W -o -t -r -s -w -S -c -f -B -g -a -n -D -z -L ...)
+then one or more targets. Every switch: docs/compat-vdbench.md (diskspd section);
+one it does not know is an error, one it does not reproduce is listed.
+ioscope's own options may be mixed in: --json/--html/--csv/--fio-json PATH,
+--output-format text|json|fio-json, --target PATH (replaces every target,
+e.g. a #N physical disk), --ignore-unsupported, --force.";
+
+/// What `ioscope sqlio --help` adds below the arguments.
+const SQLIO_HELP: &str = "\
+SQLIO's switches (-k -s -f -o -b -t -B -L -F PARAMFILE ...) then a target; the
+defaults are SQLIO's (-kW -t1 -s30 -f64 -b2 -BN). Every switch:
+docs/compat-vdbench.md (SQLIO section).
+ioscope's own options may be mixed in: --json/--html/--csv/--fio-json PATH,
+--output-format text|json|fio-json, --target PATH, --ignore-unsupported, --force.";
 
 #[derive(Debug, Args, Clone)]
 pub struct ConvertArgs {

@@ -30,9 +30,9 @@ pub enum TomlEmitError {
     /// A value the job-file format cannot hold (TOML integers are signed 64-bit).
     #[error("run '{run}': seed {seed} is larger than a job file can hold (at most {max})", max = i64::MAX)]
     SeedTooLarge { run: String, seed: u64 },
-    /// Host definitions (vdbench `hd=`) have no job-file form: dropping them would
-    /// turn a multi-host plan into a one-host one.
-    #[error("run '{run}': host definitions (hd=) cannot be written to a job file yet; convert the file without its hd= lines")]
+    /// Host definitions (vdbench `hd=`) are written once, as `[[host]]` tables for
+    /// every run: runs with different ones have no job-file form.
+    #[error("run '{run}': its host definitions (hd=) differ from the first run's; a job file's [[host]] tables hold for every run")]
     HostDefs { run: String },
     /// The TOML encoder refused the document.
     #[error("cannot encode the job file as TOML")]
@@ -106,6 +106,8 @@ struct JobFileDoc {
     workload: Vec<WorkloadTable>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     run: Vec<RunTable>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    host: Vec<crate::plan::hosts::HostDef>,
 }
 
 /// `[defaults]` as `convert` writes it: only what holds for the whole plan.
@@ -586,6 +588,16 @@ impl JobFileDoc {
             .enumerate()
             .map(|(ri, r)| RunTable::from_run(ri, r))
             .collect::<Result<_, _>>()?;
+        let host = plan
+            .runs
+            .first()
+            .map(|r| r.hosts.clone())
+            .unwrap_or_default();
+        if let Some(r) = plan.runs.iter().find(|r| r.hosts != host) {
+            return Err(TomlEmitError::HostDefs {
+                run: r.name.clone(),
+            });
+        }
         Ok(JobFileDoc {
             defaults: plan.data.dedup_unit_bytes.map(|b| DefaultsTable {
                 data_unit: format_size(b),
@@ -593,6 +605,7 @@ impl JobFileDoc {
             target,
             workload,
             run,
+            host,
         })
     }
 }
@@ -863,11 +876,6 @@ impl RunTable {
             run: r.name.clone(),
             seed: r.seed,
         })?;
-        if !r.hosts.is_empty() {
-            return Err(TomlEmitError::HostDefs {
-                run: r.name.clone(),
-            });
-        }
         Ok(RunTable {
             name: r.name.clone(),
             workloads: r
@@ -1327,6 +1335,38 @@ mod tests {
         .unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         t
+    }
+
+    // vdbench hd= definitions are written as [[host]] tables and read back into
+    // every run; runs with different ones are refused, not written wrong.
+    #[test]
+    fn host_definitions_round_trip_as_host_tables() {
+        let t = crate::plan::compat::vdbench::parse_str(
+            "h.parm",
+            "hd=default,user=root,shell=ssh\nhd=a,system=node-a\nhd=b,system=node-b\n\
+             sd=s1,host=a,lun=/dev/x\nsd=s2,host=b,lun=/dev/y\nwd=w1,sd=s*\n\
+             rd=r1,wd=w1,elapsed=10\nrd=r2,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let text = to_toml(&t.plan).unwrap();
+        assert!(text.contains("[[host]]"), "{text}");
+        let back = crate::plan::jobfile::parse("h.toml", &text).unwrap();
+        for r in &back.runs {
+            assert_eq!(r.hosts, t.plan.runs[0].hosts);
+        }
+        assert_eq!(back.runs[0].hosts[1].targets, ["s2"]);
+        let mut differ = t.plan.clone();
+        differ.runs[1].hosts.pop();
+        assert!(matches!(
+            to_toml(&differ),
+            Err(TomlEmitError::HostDefs { run }) if run == "r2"
+        ));
+        let bad = text.replace("targets = [\"s2\"]", "targets = [\"nope\"]");
+        let e = crate::plan::jobfile::parse("h.toml", &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no target named 'nope'"), "{e}");
     }
 
     fn sample() -> Plan {

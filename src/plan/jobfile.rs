@@ -59,7 +59,9 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, JobFileError> {
 // ---------------------------------------------------------------------------------
 // Keys each table accepts. Error messages list them, and docs/job-file.md mirrors them.
 
-const TOP_KEYS: &[&str] = &["defaults", "target", "workload", "run"];
+const TOP_KEYS: &[&str] = &["defaults", "target", "workload", "run", "host"];
+/// Keys of a `[[host]]` table (vdbench's `hd=`).
+const HOST_KEYS: &[&str] = &["name", "system", "targets"];
 const SETTINGS_KEYS: &[&str] = &[
     "engine",
     "duration",
@@ -535,7 +537,11 @@ impl<'a> Ctx<'a> {
         };
         let targets = self.targets(&top)?;
         let workloads = self.workloads(&top, &targets)?;
-        let runs = self.runs(&top, &defaults, &workloads)?;
+        let mut runs = self.runs(&top, &defaults, &workloads)?;
+        let hosts = self.hosts(&top, &targets)?;
+        for (r, _) in &mut runs {
+            r.hosts = hosts.clone();
+        }
         let warnings = self.unused(&targets, &workloads, &runs);
         Ok(Plan {
             targets: targets.into_iter().map(|(t, _)| t).collect(),
@@ -543,6 +549,56 @@ impl<'a> Ctx<'a> {
             warnings,
             data,
         })
+    }
+
+    /// The `[[host]]` tables (vdbench's `hd=`): the hosts a multi-host plan spans
+    /// under mpirun, each with the targets it drives (docs/mpi.md); every run has
+    /// them. Names are unique and each target named must exist.
+    fn hosts(
+        &self,
+        top: &Section<'_>,
+        targets: &[(TargetSpec, Range<usize>)],
+    ) -> Res<Vec<crate::plan::hosts::HostDef>> {
+        let mut hosts: Vec<(crate::plan::hosts::HostDef, Range<usize>)> = Vec::new();
+        for (i, node) in self.table_array(top, "host")?.iter().enumerate() {
+            let sec = self.section(label_of("host", i, node), node, HOST_KEYS)?;
+            let Some(name_v) = sec.get("name") else {
+                return Err(self.err(sec.span.clone(), "a [[host]] needs a 'name'"));
+            };
+            let name = self.name("name", name_v)?;
+            self.unique("host", &hosts, &name, &name_v.span())?;
+            let system = match sec.get("system") {
+                Some(v) => Some(self.name("system", v)?),
+                None => None,
+            };
+            let Some(tv) = sec.get("targets") else {
+                return Err(self.err(
+                    sec.span.clone(),
+                    format!("[[host]] '{name}' needs 'targets'"),
+                ));
+            };
+            let Node::Array(items) = tv.get_ref() else {
+                return Err(self.type_err("targets", tv, "a list of target names"));
+            };
+            let mut names = Vec::new();
+            for item in items {
+                let t = self.name("targets", item)?;
+                if !targets.iter().any(|(x, _)| x.name == t) {
+                    return Err(self.err(
+                        item.span(),
+                        format!("[[host]] '{name}': no target named '{t}'"),
+                    ));
+                }
+                names.push(t);
+            }
+            let def = crate::plan::hosts::HostDef {
+                name,
+                system,
+                targets: names,
+            };
+            hosts.push((def, sec.span.clone()));
+        }
+        Ok(hosts.into_iter().map(|(h, _)| h).collect())
     }
 
     /// The `[[target]]` tables, each with where it was defined; names are unique.
@@ -2401,6 +2457,11 @@ impl Named for TargetSpec {
     }
 }
 impl Named for Workload {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+impl Named for crate::plan::hosts::HostDef {
     fn name(&self) -> &str {
         &self.name
     }

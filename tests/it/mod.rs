@@ -46,6 +46,7 @@ mod settings;
 mod shapes;
 mod sim;
 mod trim;
+mod vdbench_published;
 mod verify_fio;
 mod zbd;
 

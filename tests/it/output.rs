@@ -67,7 +67,10 @@ fn result_json_has_the_binding_fields() {
         .sum();
     assert_eq!(measured, t["ios"].as_u64().unwrap());
     let dur = run["duration_s"].as_f64().unwrap();
-    assert!((dur - 2.0).abs() < 0.1, "duration {dur}");
+    // 2.0 s asked. The measured time ends when the workers have stopped, which a
+    // machine at load average 11 delayed past 2.1 s once; 2.4 s allows for that, while
+    // a duration that counted the warm-up (3 s) or an extra interval (2.5 s) fails.
+    assert!((1.95..2.4).contains(&dur), "duration {dur}");
     // The interval stream holds the same intervals.
     let jl = std::fs::read_to_string(intervals_jsonl(&ran.json)).unwrap();
     assert_eq!(jl.lines().count(), ivs.len());

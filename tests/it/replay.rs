@@ -145,10 +145,14 @@ fn a_poisson_trace_keeps_its_rate_in_every_interval() {
         &["--interval", "500ms"],
     );
     let run = ran.run(0);
+    // Whole intervals: the trace's rate is the same throughout, so an interval the
+    // collector closed a few ms late (a machine at load average 12 closed two of six
+    // more than 1 ms off) still compares rate with rate; 20 ms allows that and
+    // leaves out the last, partial one.
     let whole: Vec<&Interval> = run
         .intervals
         .iter()
-        .filter(|iv| (iv.duration_s - 0.5).abs() < 1e-3 && iv.recorded_iops.unwrap_or(0.0) > 0.0)
+        .filter(|iv| (iv.duration_s - 0.5).abs() < 0.02 && iv.recorded_iops.unwrap_or(0.0) > 0.0)
         .collect();
     assert!(whole.len() >= 4, "{} whole intervals", whole.len());
     for iv in &whole[..whole.len() - 1] {

@@ -1309,6 +1309,24 @@ impl<'a> JobCx<'a> {
         }
     }
 
+    /// fio's `--readonly` (its safety check against writes): a job that would write or
+    /// trim is refused, as fio refuses it, before anything is created.
+    fn read_only_kept(&self, read_pct: u8, trim: TrimMode) -> Result<(), CompatError> {
+        if !self.o.flag("readonly")? || (read_pct == 100 && trim == TrimMode::None) {
+            return Ok(());
+        }
+        Err(self.o.map["readonly"].1.error(format!(
+            "readonly: job '{}' writes or trims (read share {read_pct} %{}), which \
+             fio's --readonly refuses; nothing was created",
+            self.name,
+            if trim == TrimMode::None {
+                ""
+            } else {
+                ", trims"
+            }
+        )))
+    }
+
     /// `randseed`, else the translation's fixed seed.
     fn seed(&self) -> Result<u64, CompatError> {
         match self.o.get("randseed") {
@@ -1459,9 +1477,16 @@ impl<'a> JobCx<'a> {
         }
     }
 
+    /// [`JobCx::rw_mix`], kept within fio's `--readonly`.
+    fn mix(&mut self) -> Result<(u8, AccessPattern, i64, TrimMode), CompatError> {
+        let m = self.rw_mix()?;
+        self.read_only_kept(m.0, m.3)?;
+        Ok(m)
+    }
+
     /// `rw` and the read/write mix: (read_pct, pattern, bytes added to a sequential
     /// offset after each I/O, trim mode).
-    fn mix(&mut self) -> Result<(u8, AccessPattern, i64, TrimMode), CompatError> {
+    fn rw_mix(&mut self) -> Result<(u8, AccessPattern, i64, TrimMode), CompatError> {
         let o = self.o;
         let (rw, rw_loc) = o.get("rw").unwrap_or(("read", self.section_loc));
         let (rw_base, rw_suffix) = match rw.split_once(':') {
@@ -1630,7 +1655,7 @@ impl<'a> JobCx<'a> {
             "nbd" => (EngineKind::Nbd, None),
             "libiscsi" => (EngineKind::Iscsi, None),
             "nfs" => (EngineKind::Nfs, None),
-            "libaio" | "posixaio" => (
+            "libaio" | "posixaio" | "windowsaio" => (
                 EngineKind::Uring,
                 Some("asynchronous submission at the queue depth, through io_uring"),
             ),
@@ -3478,6 +3503,34 @@ mod tests {
             (250_000_000, Some(16))
         );
         assert_eq!(p("").think_batch(), Some(1));
+    }
+
+    #[test]
+    fn readonly_refuses_a_job_that_writes_or_trims() {
+        for rw in ["write", "randrw", "trim", "randtrimwrite"] {
+            let e = parse(&format!("[j]\nfilename=/tmp/x\nrw={rw}\nreadonly\n")).unwrap_err();
+            assert!(e.to_string().contains("readonly: job 'j'"), "{rw}: {e}");
+        }
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randread\nreadonly\n").unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+    }
+
+    #[test]
+    fn guides_buffer_and_hint_options_are_said_not_dropped() {
+        let t = parse(
+            "[j]\nfilename=/tmp/x\nrw=randwrite\nrefill_buffers\nscramble_buffers=1\n\
+             allrandrepeat=1\nfadvise_hint=0\nioengine=windowsaio\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let w = t.plan.warnings.join("\n");
+        assert!(
+            w.contains("fadvise_hint=0") && w.contains("windowsaio"),
+            "{w}"
+        );
+        // fio's same buffer written again and again is not what ioscope writes.
+        let t = parse("[j]\nfilename=/tmp/x\nrw=write\nscramble_buffers=0\n").unwrap();
+        assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
     }
 
     #[test]

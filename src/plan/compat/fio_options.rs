@@ -897,7 +897,36 @@ pub const OPTIONS: &[FioOption] = &[
     flag(no_effect("lat_percentiles", "reporting only")),
     flag(no_effect("unified_rw_reporting", "reporting only")),
     no_effect("disk_util", "reporting only"),
-    no_effect("randrepeat", "runs are repeatable by default"),
+    aka(
+        no_effect("randrepeat", "runs are repeatable by default"),
+        &["allrandrepeat"],
+    ),
+    flag(no_effect(
+        "refill_buffers",
+        "every write already carries fresh contents (ioscope's default data; \
+         dedupe_percentage and buffer_compress_percentage change that)",
+    )),
+    FioOption {
+        name: "scramble_buffers",
+        aliases: &[],
+        flag: true,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_not_false,
+            why: "scramble_buffers=1 (fio's default): every write already carries fresh \
+                  contents (=0, fio's same buffer written again and again, is not \
+                  reproduced; dedupe_percentage=100 comes closest)",
+        },
+    },
+    warn(
+        "fadvise_hint",
+        "ioscope gives the kernel no posix_fadvise hint (fio's fadvise_hint=0): with \
+         direct=1 nothing differs; buffered I/O gets the kernel's own readahead",
+    ),
+    unsupported(
+        "file_append",
+        "writes from the file's end, growing it; ioscope writes within its working set",
+    ),
     sets("invalidate", "invalidate"),
     // Trace replay (docs/replay.md).
     aka(sets("read_iolog", "trace"), &["read_iolog_file"]),
@@ -978,7 +1007,11 @@ pub const OPTIONS: &[FioOption] = &[
          read as `--progress lines` and `--eta` as `--progress`",
     )),
     flag(unsupported("parse_only", "parses the job and stops")),
-    flag(unsupported("readonly", "fio's guard against writes")),
+    flag(maps(
+        "readonly",
+        "fio's guard against writes: a job that writes or trims is refused before \
+         anything is created",
+    )),
     aka(
         maps(
             "iodepth_batch_submit",

@@ -19,6 +19,8 @@ pub mod fio_options;
 pub mod fio_subst;
 mod fio_tuning;
 pub mod vdbench;
+pub mod vdbench_args;
+mod vdbench_lines;
 pub mod vdbench_options;
 
 use std::fmt;
@@ -193,8 +195,9 @@ pub fn detect(text: &str) -> Format {
             "sqlio" => return Format::Sqlio,
             _ => {}
         }
-        // vdbench general parameters (compratio=, messagescan=, ...) come before sd=.
-        if line.contains('=') && !line.contains(' ') {
+        // vdbench general parameters (compratio=, messagescan=, ...) come before sd=;
+        // vdbench ignores a line after its first blank or tab (`compratio=2<TAB># …`).
+        if first.contains('=') && !first.starts_with('"') {
             continue;
         }
         return Format::Unknown;

@@ -134,6 +134,34 @@ fn vdbench_fixtures_match_expectations() {
     assert!(failures.is_empty(), "{}", fail_listing(&failures));
 }
 
+/// Parameter files published in public repositories (tests/fixtures/compat/published/
+/// vdbench/, each naming its source), translated with the command-line arguments
+/// their `* run:` line gives, as their sources run them; scripts/published.py
+/// tabulates how `convert` fares on them for docs/compat-vdbench.md.
+#[test]
+fn published_vdbench_files_match_expectations() {
+    let dir = fixtures().join("published").join("vdbench");
+    let mut failures = Vec::new();
+    let files = files_with(&dir, "parm");
+    assert!(
+        files.len() >= 15,
+        "only {} published vdbench files",
+        files.len()
+    );
+    for p in files {
+        let text = std::fs::read_to_string(&p).expect("read fixture");
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let args: Vec<String> = text
+            .lines()
+            .find_map(|l| l.strip_prefix("* run:"))
+            .map(|a| a.split_whitespace().map(String::from).collect())
+            .unwrap_or_default();
+        let translated = vdbench::parse_text(&name, &text, &dir, &args);
+        check(&p, &snapshot_name(&p), &render(&translated), &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", fail_listing(&failures));
+}
+
 /// One command per line; `#` lines are comments.
 #[test]
 fn diskspd_and_sqlio_lines_match_expectations() {

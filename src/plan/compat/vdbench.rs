@@ -9,6 +9,8 @@
 
 mod fs;
 
+use super::vdbench_args::{self, VdbArgs};
+use super::vdbench_lines::{self, Param};
 use super::vdbench_options::{self, Effect, Key, Kind};
 use super::{base_run, is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::hosts::HostDef;
@@ -16,23 +18,17 @@ use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Plan, Rate, RunSpec, SeqLayout,
     TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
 };
+use crate::plan::overrides::{Amount, WorkloadOverrides};
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size, parse_size_allow_zero};
+use std::path::Path;
 
 /// vdbench's default `threads=` per sd.
 const DEFAULT_THREADS: u64 = 8;
+/// A `maxdata=` above this many bytes per second of `elapsed` cannot be reached
+/// (100 GB/s: beyond what one host moves), so it cannot end the run early.
+const MAXDATA_UNREACHABLE_BPS: f64 = 100e9;
 /// Refuse loop expansions larger than this: a typo like (1-1000000) is not a plan.
 const MAX_LOOP_VALUES: usize = 4096;
-
-/// One `key=value` with where it was written.
-#[derive(Debug, Clone)]
-struct Param {
-    key: String,
-    value: String,
-    loc: Loc,
-    /// First on its line, and the line before did not end with ',' (so it cannot be
-    /// a continuation).
-    fresh: bool,
-}
 
 /// An sd, wd, rd or hd definition; its parameters' keys are the table's names
 /// where the table knows them.
@@ -97,28 +93,87 @@ fn not_read(p: &Param, unsupported: &mut UnsupportedList) {
     );
 }
 
-/// Translates vdbench parameter-file text.
+/// Translates vdbench parameter-file text (its `include=` names looked up in the
+/// current directory), as `./vdbench -f FILE` would run it.
 pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatError> {
-    let tokens = tokenize(source_name, text)?;
+    parse_text(source_name, text, Path::new("."), &[])
+}
+
+/// Translates a parameter file run with vdbench's command line `args` (`-f FILE`
+/// among them): the file and its includes are read here.
+pub fn parse_command(args: &[String]) -> Result<Translated, CompatError> {
     let mut unsupported = UnsupportedList::default();
+    let cmd = vdbench_args::parse_args(args, &mut unsupported)?;
+    let Some(file) = cmd.file.clone() else {
+        return Err(Loc::Arg {
+            index: 0,
+            text: String::new(),
+        }
+        .error("vdbench needs -f PARMFILE"));
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| CompatError {
+        source_name: file.clone(),
+        line: 0,
+        column_or_arg: None,
+        msg: format!("cannot read the parameter file: {e}"),
+    })?;
+    let base = Path::new(&file)
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let src = vdbench_lines::Source {
+        name: &file,
+        text: &text,
+        base_dir: &base,
+    };
+    translate(&src, &cmd, unsupported)
+}
+
+/// Translates parameter-file text whose includes are relative to `base_dir`, with
+/// vdbench's command-line arguments `args` besides `-f`.
+pub fn parse_text(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    args: &[String],
+) -> Result<Translated, CompatError> {
+    let mut unsupported = UnsupportedList::default();
+    let cmd = vdbench_args::parse_args(args, &mut unsupported)?;
+    let src = vdbench_lines::Source {
+        name: source_name,
+        text,
+        base_dir,
+    };
+    translate(&src, &cmd, unsupported)
+}
+
+fn translate(
+    src: &vdbench_lines::Source<'_>,
+    cmd: &VdbArgs,
+    mut unsupported: UnsupportedList,
+) -> Result<Translated, CompatError> {
+    let tokens = vdbench_lines::params(src, &cmd.subst)?;
     if fs::is_file_system(&tokens) {
-        return fs::translate(source_name, tokens, unsupported);
+        return fs::translate(src.name, tokens, cmd, unsupported);
     }
     let mut data = DataSettings::default();
     let defs = definitions(tokens, &mut data, &mut unsupported)?;
-    let Definitions { sds, wds, rds, hds } = apply_defaults(defs)?;
-    if rds.is_empty() {
-        let loc = wds
-            .last()
-            .or(sds.last())
-            .map(|d| d.loc.clone())
-            .unwrap_or(Loc::Line {
-                source: source_name.into(),
-                line: 0,
-            });
+    let Definitions {
+        sds,
+        wds,
+        mut rds,
+        hds,
+    } = apply_defaults(defs)?;
+    let Some(last) = rds.last() else {
+        let loc = wds.last().or(sds.last()).map(|d| d.loc.clone());
+        let loc = loc.unwrap_or(Loc::Line {
+            source: src.name.into(),
+            line: 0,
+        });
         return Err(loc.error("no rd= (run definition): nothing to run"));
-    }
-
+    };
+    let _ = last;
+    command_line_overrides(cmd, &mut rds, &mut data);
     let sd_infos = sds
         .iter()
         .map(|d| resolve_sd(d, &mut unsupported))
@@ -132,28 +187,62 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
         .iter()
         .map(|d| resolve_wd(d, &sd_infos, &mut unsupported))
         .collect::<Result<Vec<_>, _>>()?;
-
     let mut runs = Vec::new();
     let mut used_sds = vec![false; sd_infos.len()];
     let mut curves = Vec::new();
+    let mut warnings = Vec::new();
     for rd in &rds {
-        curves.extend(expand_rd(
-            rd,
-            &sd_infos,
-            &wd_infos,
-            &mut used_sds,
-            &mut runs,
-            &mut unsupported,
-        )?);
+        let cx = RdInputs {
+            sds: &sd_infos,
+            wds: &wd_infos,
+        };
+        let out = RdOutputs {
+            used_sds: &mut used_sds,
+            runs: &mut runs,
+            unsupported: &mut unsupported,
+            warnings: &mut warnings,
+        };
+        curves.extend(expand_rd(rd, &cx, out)?);
     }
     one_curve_per_plan(&mut runs, &curves, &mut unsupported);
     let hosts = host_defs(&hds, &sd_infos, &used_sds, &mut unsupported)?;
     for r in &mut runs {
         r.hosts = hosts.clone();
     }
-    let targets = sd_infos
-        .iter()
-        .zip(&used_sds)
+    Ok(Translated {
+        plan: Plan {
+            targets: used_targets(&sd_infos, &used_sds),
+            runs,
+            warnings,
+            data,
+        },
+        unsupported: unsupported.0,
+    })
+}
+
+/// `-v`/`-j` (validation and its journal) and `-e`/`-i`/`-w` (every rd's elapsed,
+/// interval and warm-up, over what the file says).
+fn command_line_overrides(cmd: &VdbArgs, rds: &mut [Def], data: &mut DataSettings) {
+    data.verify |= cmd.validate;
+    if cmd.journal.is_some() {
+        data.journal = cmd.journal.clone();
+    }
+    for rd in rds {
+        for (key, value, loc) in &cmd.overrides {
+            rd.params.push(Param {
+                key: key.to_string(),
+                value: value.clone(),
+                loc: loc.clone(),
+                fresh: false,
+            });
+        }
+    }
+}
+
+/// The targets: the sds some run uses.
+fn used_targets(sds: &[Sd], used: &[bool]) -> Vec<TargetSpec> {
+    sds.iter()
+        .zip(used)
         .filter(|(_, used)| **used)
         .map(|(s, _)| TargetSpec {
             name: s.name.clone(),
@@ -164,16 +253,7 @@ pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatErro
             fill: false,
             create: Default::default(),
         })
-        .collect();
-    Ok(Translated {
-        plan: Plan {
-            targets,
-            runs,
-            warnings: Vec::new(),
-            data,
-        },
-        unsupported: unsupported.0,
-    })
+        .collect()
 }
 
 /// Groups the parameters into sd/wd/rd definitions; parameters before the first
@@ -270,93 +350,14 @@ struct Definitions {
 
 fn is_reference(p: &Param, current: Option<&Def>) -> bool {
     let Some(d) = current else { return false };
+    // `hd=` inside an sd or wd is vdbench's other spelling of `host=`.
     let accepts = match d.kind {
-        Kind::Workload => p.key == "sd",
+        Kind::Storage => p.key == "hd",
+        Kind::Workload => p.key == "sd" || p.key == "hd",
         Kind::Run => p.key == "wd" || p.key == "sd",
         _ => false,
     };
     accepts && !p.fresh && !d.params.iter().any(|q| q.key == p.key)
-}
-
-/// Splits the file into `key=value` parameters. Commas and blanks separate them
-/// outside parentheses and quotes, so a line ending with ',' simply continues on the
-/// next; `*`, `#` and `/` start comment lines, and ` #` or `/*` end a line early.
-fn tokenize(source: &str, text: &str) -> Result<Vec<Param>, CompatError> {
-    let mut out = Vec::new();
-    let mut continued = false;
-    for (idx, raw) in text.lines().enumerate() {
-        let loc = Loc::Line {
-            source: source.to_string(),
-            line: idx + 1,
-        };
-        let t = raw.trim();
-        if t.is_empty() || t.starts_with(['*', '#', '/']) {
-            continue;
-        }
-        let mut line = raw;
-        if let Some(p) = line.find("/*") {
-            line = &line[..p];
-        }
-        if let Some(p) = line.find(" #").or_else(|| line.find("\t#")) {
-            line = &line[..p];
-        }
-        let mut words = Vec::new();
-        let mut cur = String::new();
-        let mut depth = 0usize;
-        let mut quote = false;
-        for c in line.chars() {
-            match c {
-                '"' => {
-                    quote = !quote;
-                }
-                '(' if !quote => {
-                    depth += 1;
-                    cur.push(c)
-                }
-                ')' if !quote => {
-                    if depth == 0 {
-                        return Err(loc.error("')' without '('"));
-                    }
-                    depth -= 1;
-                    cur.push(c)
-                }
-                c if !quote && depth == 0 && (c == ',' || c.is_whitespace()) => {
-                    if !cur.is_empty() {
-                        words.push(std::mem::take(&mut cur));
-                    }
-                }
-                c => cur.push(c),
-            }
-        }
-        if quote {
-            return Err(loc.error("unterminated '\"'"));
-        }
-        if depth != 0 {
-            return Err(loc.error("'(' without ')' on the same line"));
-        }
-        if !cur.is_empty() {
-            words.push(cur);
-        }
-        let was_continued = continued;
-        continued = line.trim_end().ends_with(',');
-        for (i, w) in words.into_iter().enumerate() {
-            let Some((k, v)) = w.split_once('=') else {
-                return Err(loc.error(format!("'{w}' is not key=value")));
-            };
-            if v.contains('$') || v.starts_with('!') {
-                return Err(loc.error(format!(
-                    "'{w}': variable substitution is not supported; write the value"
-                )));
-            }
-            out.push(Param {
-                key: k.trim().to_ascii_lowercase(),
-                value: v.trim().to_string(),
-                loc: loc.clone(),
-                fresh: i == 0 && !was_continued,
-            });
-        }
-    }
-    Ok(out)
 }
 
 /// Splits "(a,b,c)" into its items; a bare value is a list of one.
@@ -411,6 +412,10 @@ struct Sd {
     journal: Option<String>,
     /// host= (names or `*` patterns of hds), where the sd is driven from.
     host: Option<Param>,
+    /// align=: offsets are multiples of this (vdbench's default: the transfer size).
+    align: Option<u64>,
+    /// range=: the part of the sd its wds use, unless a wd gives its own.
+    range: Option<(RangeEnd, RangeEnd)>,
 }
 
 fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatError> {
@@ -432,6 +437,8 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
         offset: 0,
         journal: None,
         host: None,
+        align: None,
+        range: None,
     };
     for p in &d.params {
         if !read(d.kind, p, unsupported) {
@@ -445,6 +452,8 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
             "openflags" => openflags(p, &mut sd.direct, unsupported),
             "journal" => sd.journal = Some(p.value.clone()),
             "host" => sd.host = Some(p.clone()),
+            "align" => sd.align = Some(size(p)?),
+            "range" => sd.range = range_param(p, unsupported),
             _ => not_read(p, unsupported),
         }
     }
@@ -478,7 +487,7 @@ struct Wd {
     sds: Vec<usize>,
     bs: BlockSizes,
     read_pct: u8,
-    pattern: AccessPattern,
+    seek: Seek,
     /// (start, end) in percent or bytes, resolved per sd.
     range: Option<(RangeEnd, RangeEnd)>,
     direct: bool,
@@ -492,13 +501,19 @@ enum RangeEnd {
     Bytes(u64),
 }
 
-/// The sds a wd's `sd=` names (names and globs), each once, in the order named.
+/// The sds a wd's `sd=` names; none when it names none (an rd's `sd=` must then).
 fn wd_sds(d: &Def, sds: &[Sd]) -> Result<Vec<usize>, CompatError> {
-    let Some(sdp) = d.get("sd") else {
-        return Err(d.loc.error(format!("wd={} has no sd=", d.name)));
-    };
+    match d.get("sd") {
+        Some(p) => pick_sds(p, sds),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The sds `p` names (names, `*` wildcards and `(sd1-sd8)` ranges), each once, in
+/// the order named.
+fn pick_sds(p: &Param, sds: &[Sd]) -> Result<Vec<usize>, CompatError> {
     let mut idx = Vec::new();
-    for pat in list(&sdp.value) {
+    for pat in name_list(&p.value) {
         let before = idx.len();
         for (i, s) in sds.iter().enumerate() {
             if glob(&pat, &s.name) && !idx.contains(&i) {
@@ -506,10 +521,44 @@ fn wd_sds(d: &Def, sds: &[Sd]) -> Result<Vec<usize>, CompatError> {
             }
         }
         if idx.len() == before {
-            return Err(sdp.loc.error(format!("sd={pat}: no such sd")));
+            return Err(p.loc.error(format!("sd={pat}: no such sd")));
         }
     }
     Ok(idx)
+}
+
+/// A list of names as vdbench reads it: in parentheses, `sd1-sd8` is the names
+/// from `sd1` to `sd8` (the same letters, the number counting up); anything else
+/// is a name or a wildcard.
+fn name_list(value: &str) -> Vec<String> {
+    let items = list(value);
+    if !value.trim_start().starts_with('(') {
+        return items;
+    }
+    let mut out = Vec::new();
+    for it in items {
+        match name_range(&it) {
+            Some(names) => out.extend(names),
+            None => out.push(it),
+        }
+    }
+    out
+}
+
+/// `sd1-sd8` → sd1, sd2, … sd8; `None` when `item` is not such a range.
+fn name_range(item: &str) -> Option<Vec<String>> {
+    let (a, b) = item.split_once('-')?;
+    let split = |s: &str| {
+        let digits = s.len() - s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, num) = s.split_at(s.len() - digits);
+        Some((prefix.to_string(), num.parse::<u64>().ok()?))
+    };
+    let ((pa, na), (pb, nb)) = (split(a)?, split(b)?);
+    if pa != pb || pa.is_empty() || nb <= na || nb - na > MAX_LOOP_VALUES as u64 {
+        return None;
+    }
+    // As vdbench: the numbers are written without leading zeros.
+    Some((na..=nb).map(|n| format!("{pa}{n}")).collect())
 }
 
 fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<Wd, CompatError> {
@@ -518,7 +567,10 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         sds: wd_sds(d, sds)?,
         bs: BlockSizes::fixed(4096),
         read_pct: 100,
-        pattern: AccessPattern::Random,
+        seek: Seek {
+            pattern: AccessPattern::Random,
+            to_eof: false,
+        },
         range: None,
         direct: false,
         skew: None,
@@ -531,18 +583,8 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
             "sd" => {}
             "xfersize" => wd.bs = xfersize(p, unsupported)?,
             "rdpct" => wd.read_pct = pct(p)?,
-            "seekpct" => wd.pattern = seekpct(p, &p.value, unsupported)?,
-            "range" => {
-                let items = list(&p.value);
-                let ends = items
-                    .iter()
-                    .map(|s| range_end(s))
-                    .collect::<Option<Vec<_>>>();
-                match ends.as_deref() {
-                    Some([a, b]) => wd.range = Some((*a, *b)),
-                    _ => unsupported.push(format!("range={}", p.value), &p.loc),
-                }
-            }
+            "seekpct" => wd.seek = seekpct(p, &p.value, unsupported)?,
+            "range" => wd.range = range_param(p, unsupported),
             "hotband" => {
                 let ends = list(&p.value)
                     .iter()
@@ -583,6 +625,21 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         }
     }
     Ok(wd)
+}
+
+/// `range=(low,high)`: percent of the sd, or bytes; anything else is listed.
+fn range_param(p: &Param, unsupported: &mut UnsupportedList) -> Option<(RangeEnd, RangeEnd)> {
+    let ends = list(&p.value)
+        .iter()
+        .map(|s| range_end(s))
+        .collect::<Option<Vec<_>>>();
+    match ends.as_deref() {
+        Some([a, b]) => Some((*a, *b)),
+        _ => {
+            unsupported.push(format!("range={}", p.value), &p.loc);
+            None
+        }
+    }
 }
 
 fn range_end(s: &str) -> Option<RangeEnd> {
@@ -627,22 +684,43 @@ fn pct_text(p: &Param, v: &str) -> Result<u8, CompatError> {
         })
 }
 
-fn seekpct(
-    p: &Param,
-    v: &str,
-    unsupported: &mut UnsupportedList,
-) -> Result<AccessPattern, CompatError> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "0" | "seq" | "sequential" => Ok(AccessPattern::Sequential),
-        "100" | "random" => Ok(AccessPattern::Random),
+/// How a wd seeks (`seekpct=`).
+#[derive(Clone, Copy, PartialEq)]
+struct Seek {
+    pattern: AccessPattern,
+    /// `seekpct=eof`: sequential, and the wd stops at the end of its range.
+    to_eof: bool,
+}
+
+/// `seekpct=` as vdbench reads it: a prefix of `sequential` or `random`, `eof`, or
+/// a percentage of random I/Os. 0 and 100 are sequential and random; other
+/// percentages (a mix of random and sequential I/Os) and `poisson` are listed,
+/// random used.
+fn seekpct(p: &Param, v: &str, unsupported: &mut UnsupportedList) -> Result<Seek, CompatError> {
+    let word = v.trim().to_ascii_lowercase();
+    let seek = |pattern, to_eof| Ok(Seek { pattern, to_eof });
+    match word.as_str() {
+        "eof" => return seek(AccessPattern::Sequential, true),
+        "0" => return seek(AccessPattern::Sequential, false),
+        "100" => return seek(AccessPattern::Random, false),
+        w if !w.is_empty() && "sequential".starts_with(w) => {
+            return seek(AccessPattern::Sequential, false)
+        }
+        w if !w.is_empty() && "random".starts_with(w) => return seek(AccessPattern::Random, false),
+        w if !w.is_empty() && "poisson".starts_with(w) => {}
         other => {
-            if other != "eof" {
-                pct_text(p, other)?;
-            }
-            unsupported.push(format!("{}={v}", p.key), &p.loc);
-            Ok(AccessPattern::Random)
+            pct_text(p, other)?;
         }
     }
+    unsupported.push(
+        format!(
+            "{}={v} — a mix of random and sequential I/Os; ioscope's workloads are one or \
+             the other",
+            p.key
+        ),
+        &p.loc,
+    );
+    seek(AccessPattern::Random, false)
 }
 
 /// `4k`, `(4k)`, or a distribution `(4k,50,64k,50)`.
@@ -821,20 +899,21 @@ fn host_defs(
     Ok(out)
 }
 
-/// `ioscope run` measures one curve per command, so `iorate=curve` is carried over
-/// only when its run is the plan's only one; otherwise each is listed (at `locs`)
-/// and its runs run once at `iorate=max`.
+/// `ioscope run` measures one curve per command (its result holds one curve
+/// summary), in its place among the other runs; so `iorate=curve` is carried over
+/// when one run of the plan asks for it. Several are each listed (at `locs`), and
+/// their runs run once at `iorate=max`.
 fn one_curve_per_plan(runs: &mut [RunSpec], locs: &[Loc], unsupported: &mut UnsupportedList) {
-    if runs.len() <= 1 || locs.is_empty() {
+    let curves = runs.iter().filter(|r| r.curve.is_some()).count();
+    if curves <= 1 {
         return;
     }
     for loc in locs {
         unsupported.push(
             format!(
-                "iorate=curve in a parameter file of {} runs — ioscope measures one \
-                 curve per command (give it one rd without for-loops); running \
-                 iorate=max",
-                runs.len()
+                "iorate=curve in {curves} runs — ioscope measures one curve per command \
+                 (its result holds one curve summary; run each rd's curve on its own); \
+                 running iorate=max"
             ),
             loc,
         );
@@ -844,42 +923,57 @@ fn one_curve_per_plan(runs: &mut [RunSpec], locs: &[Loc], unsupported: &mut Unsu
     }
 }
 
+/// What expanding an rd reads: the file's sds and wds.
+struct RdInputs<'a> {
+    sds: &'a [Sd],
+    wds: &'a [Wd],
+}
+
+/// What expanding an rd adds to.
+struct RdOutputs<'a> {
+    used_sds: &'a mut [bool],
+    runs: &'a mut Vec<RunSpec>,
+    unsupported: &'a mut UnsupportedList,
+    warnings: &'a mut Vec<String>,
+}
+
 /// Expands one rd into a run per combination of its `for…` loops. Returns where it
 /// asked for a curve, if it did.
-fn expand_rd(
-    rd: &Def,
-    sds: &[Sd],
-    wds: &[Wd],
-    used_sds: &mut [bool],
-    runs: &mut Vec<RunSpec>,
-    unsupported: &mut UnsupportedList,
-) -> Result<Option<Loc>, CompatError> {
-    let settings = RdSettings::read(rd, wds, unsupported)?;
+fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<Loc>, CompatError> {
+    let (sds, wds) = (inp.sds, inp.wds);
+    let settings = RdSettings::read(rd, inp, out.unsupported, out.warnings)?;
     let cx = RdCx {
         rd,
         sds,
         wds,
         settings: &settings,
     };
+    // (wd, sd) pairs; an sd's threads are shared by the wds that use it. The rd's
+    // sd= replaces the sds its wds name.
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for &w in &settings.wd_idx {
+        let on = settings.sd_override.as_ref().unwrap_or(&wds[w].sds);
+        if on.is_empty() {
+            return Err(rd.loc.error(format!(
+                "wd={} has no sd=, and rd={} names none",
+                wds[w].name, rd.name
+            )));
+        }
+        pairs.extend(on.iter().map(|&s| (w, s)));
+    }
     for combo in loop_combinations(rd, &settings.loops)? {
-        let point = cx.point(&combo, unsupported)?;
-        // (wd, sd) pairs; an sd's threads are shared by the wds that use it.
-        let pairs: Vec<(usize, usize)> = settings
-            .wd_idx
-            .iter()
-            .flat_map(|&w| wds[w].sds.iter().map(move |&s| (w, s)))
-            .collect();
-        let shares = cx.skew_shares(&pairs, unsupported)?;
+        let point = cx.point(&combo, out.unsupported)?;
+        let shares = cx.skew_shares(&pairs, out.unsupported)?;
         let mut workloads = Vec::new();
         for (pi, &(w, s)) in pairs.iter().enumerate() {
-            used_sds[s] = true;
+            out.used_sds[s] = true;
             let share = shares.as_ref().map(|v| v[pi]);
-            workloads.push(cx.workload(&point, &pairs, (w, s), share, unsupported)?);
+            workloads.push(cx.workload(&point, &pairs, (w, s), share, out.unsupported)?);
         }
-        runs.push(RunSpec {
+        out.runs.push(RunSpec {
             name: point.name,
             workloads,
-            duration_ns: Some(settings.elapsed - settings.warmup),
+            duration_ns: Some(settings.measured),
             warmup_ns: settings.warmup,
             interval_ns: settings.interval,
             curve: settings.curve.as_ref().map(|c| c.0.clone()),
@@ -893,9 +987,13 @@ fn expand_rd(
 struct RdSettings {
     /// Indexes of the wds it runs.
     wd_idx: Vec<usize>,
+    /// `sd=` on the rd: the sds every wd of the run uses instead of its own.
+    sd_override: Option<Vec<usize>>,
     elapsed: u64,
     interval: u64,
     warmup: u64,
+    /// The measured time: `elapsed`, less the first interval without `warmup=`.
+    measured: u64,
     threads: Option<u64>,
     direct: bool,
     /// The `for…` loops (and a list of iorates), first-written first.
@@ -905,23 +1003,37 @@ struct RdSettings {
     curve: Option<(CurveSpec, Loc)>,
 }
 
+/// The parameters of an rd that are read after the others: they depend on them.
+#[derive(Default)]
+struct RdLater<'a> {
+    warmup: Option<u64>,
+    iorate: Option<&'a Param>,
+    curve_points: Option<&'a Param>,
+    stopcurve: Option<&'a Param>,
+    maxdata: Option<&'a Param>,
+}
+
 impl RdSettings {
-    fn read(rd: &Def, wds: &[Wd], unsupported: &mut UnsupportedList) -> Result<Self, CompatError> {
+    fn read(
+        rd: &Def,
+        inp: &RdInputs<'_>,
+        unsupported: &mut UnsupportedList,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self, CompatError> {
         let mut st = RdSettings {
-            wd_idx: select_wds(rd, wds)?,
+            wd_idx: select_wds(rd, inp.wds)?,
+            sd_override: None,
             elapsed: 30_000_000_000,
             interval: 1_000_000_000,
             warmup: 0,
+            measured: 0,
             threads: None,
             direct: false,
             loops: Vec::new(),
             arrival: Arrival::Exponential,
             curve: None,
         };
-        let mut warmup = None;
-        let mut iorate_param = None;
-        let mut curve_points: Option<&Param> = None;
-        let mut stopcurve: Option<&Param> = None;
+        let mut later = RdLater::default();
         for p in &rd.params {
             if !read(rd.kind, p, unsupported) {
                 continue;
@@ -929,15 +1041,17 @@ impl RdSettings {
             let dur = |p: &Param| parse_duration_ns(&p.value).map_err(|e| perr(p, &e));
             match p.key.as_str() {
                 "wd" => {}
+                "sd" => st.sd_override = Some(pick_sds(p, inp.sds)?),
                 "elapsed" => st.elapsed = dur(p)?,
                 "interval" => st.interval = dur(p)?,
-                "warmup" => warmup = Some(dur(p)?),
+                "warmup" => later.warmup = Some(dur(p)?),
                 "threads" => st.threads = Some(count(p)?),
                 "openflags" => openflags(p, &mut st.direct, unsupported),
-                "iorate" => iorate_param = Some(p.clone()),
+                "iorate" => later.iorate = Some(p),
                 "distribution" => st.arrival = arrival(p, unsupported)?,
-                "curve" => curve_points = Some(p),
-                "stopcurve" => stopcurve = Some(p),
+                "curve" => later.curve_points = Some(p),
+                "stopcurve" => later.stopcurve = Some(p),
+                "maxdata" => later.maxdata = Some(p),
                 "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
                     let (dim, values) = for_loop(p)?;
                     st.loops.retain(|l| l.0 != dim);
@@ -946,7 +1060,36 @@ impl RdSettings {
                 _ => not_read(p, unsupported),
             }
         }
-        if let Some(p) = &iorate_param {
+        st.iorate_and_curve(&later, unsupported)?;
+        // vdbench counts elapsed after an explicit warm-up; without one, the first
+        // interval is the warm-up and elapsed includes it.
+        st.warmup = later.warmup.unwrap_or(st.interval);
+        st.measured = match later.warmup {
+            Some(_) => st.elapsed,
+            None if st.elapsed > st.interval => st.elapsed - st.interval,
+            None => {
+                return Err(rd.loc.error(format!(
+                    "rd={}: elapsed must be longer than one interval ({}s), which vdbench \
+                     leaves out as the warm-up",
+                    rd.name,
+                    st.interval / 1_000_000_000
+                )))
+            }
+        };
+        if let Some(p) = later.maxdata {
+            st.maxdata(rd, p, unsupported, warnings)?;
+        }
+        Ok(st)
+    }
+
+    /// `iorate=` (a rate, a list or range of rates: one run each, or `curve`) and
+    /// the curve's `curve=`/`stopcurve=`.
+    fn iorate_and_curve(
+        &mut self,
+        later: &RdLater<'_>,
+        unsupported: &mut UnsupportedList,
+    ) -> Result<(), CompatError> {
+        if let Some(p) = later.iorate {
             let values = list(&p.value);
             let is_curve = |v: &String| v.eq_ignore_ascii_case("curve");
             if values.iter().any(is_curve) {
@@ -959,31 +1102,64 @@ impl RdSettings {
                         &p.loc,
                     );
                 }
-                let spec = curve_spec(curve_points, stopcurve)?;
-                st.curve = Some((spec, p.loc.clone()));
-                st.loops.push((Dim::Iorate, vec!["max".into()], p.clone()));
+                let spec = curve_spec(later.curve_points, later.stopcurve)?;
+                self.curve = Some((spec, p.loc.clone()));
+                self.loops
+                    .push((Dim::Iorate, vec!["max".into()], p.clone()));
+            } else if values.iter().any(|v| v.contains('-')) {
+                self.loops
+                    .push((Dim::Iorate, expand_values(p, false)?, p.clone()));
             } else {
-                st.loops.push((Dim::Iorate, values, p.clone()));
+                self.loops.push((Dim::Iorate, values, p.clone()));
             }
         }
-        if st.curve.is_none() {
-            for p in [curve_points, stopcurve].into_iter().flatten() {
+        if self.curve.is_none() {
+            for p in [later.curve_points, later.stopcurve].into_iter().flatten() {
                 unsupported.push(
                     format!("{}={} — only used with iorate=curve", p.key, p.value),
                     &p.loc,
                 );
             }
         }
-        st.warmup = warmup.unwrap_or(st.interval);
-        if st.warmup >= st.elapsed {
-            return Err(rd.loc.error(format!(
-                "rd={}: elapsed must be longer than the warm-up ({}s; the first interval \
-                 when warmup= is not given)",
+        Ok(())
+    }
+
+    /// `maxdata=`: vdbench ends the run after this many bytes (below 100: this many
+    /// times the sds' size). ioscope cannot end a run on an amount of data; a limit
+    /// no run can reach within `elapsed` (more than [`MAXDATA_UNREACHABLE_BPS`]) has
+    /// no effect and is said so; any other is listed.
+    fn maxdata(
+        &self,
+        rd: &Def,
+        p: &Param,
+        unsupported: &mut UnsupportedList,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), CompatError> {
+        let numeric = p.value.parse::<f64>().ok();
+        let bytes = match numeric {
+            Some(n) if n < 100.0 => None,
+            _ => Some(parse_size(&p.value).map_err(|e| perr(p, &e))?),
+        };
+        let elapsed_s = (self.warmup + self.measured) as f64 / 1e9;
+        match bytes {
+            Some(b) if b as f64 / elapsed_s >= MAXDATA_UNREACHABLE_BPS => warnings.push(format!(
+                "{}: rd={} maxdata={} — not reachable in elapsed={}s below {} GB/s; \
+                 the run ends at elapsed, as vdbench's would",
+                p.loc,
                 rd.name,
-                st.warmup / 1_000_000_000
-            )));
+                p.value,
+                elapsed_s,
+                MAXDATA_UNREACHABLE_BPS / 1e9
+            )),
+            _ => unsupported.push(
+                format!(
+                    "maxdata={} — ending a run after an amount of data is not reproduced",
+                    p.value
+                ),
+                &p.loc,
+            ),
         }
-        Ok(st)
+        Ok(())
     }
 }
 
@@ -1009,6 +1185,11 @@ fn for_loop(p: &Param) -> Result<(Dim, Vec<String>), CompatError> {
 fn curve_spec(points: Option<&Param>, stop: Option<&Param>) -> Result<CurveSpec, CompatError> {
     let points_pct = match points {
         None => DEFAULT_CURVE_POINTS_PCT.to_vec(),
+        // `(10-100,10)` steps, as in the for-loops.
+        Some(p) if p.value.contains('-') => expand_values(p, false)?
+            .iter()
+            .map(|v| v.parse::<f64>().unwrap_or(0.0))
+            .collect(),
         Some(p) => list(&p.value)
             .iter()
             .map(|v| {
@@ -1054,7 +1235,7 @@ fn select_wds(rd: &Def, wds: &[Wd]) -> Result<Vec<usize>, CompatError> {
         return Err(rd.loc.error(format!("rd={} has no wd=", rd.name)));
     };
     let mut wd_idx = Vec::new();
-    for pat in list(&wdp.value) {
+    for pat in name_list(&wdp.value) {
         let before = wd_idx.len();
         for (i, w) in wds.iter().enumerate() {
             if glob(&pat, &w.name) && !wd_idx.contains(&i) {
@@ -1123,7 +1304,7 @@ struct RdPoint {
     threads: Option<u64>,
     bs: Option<BlockSizes>,
     rdpct: Option<u8>,
-    seek: Option<AccessPattern>,
+    seek: Option<Seek>,
     rate: Rate,
 }
 
@@ -1276,7 +1457,8 @@ impl RdCx<'_> {
             Rate::Iops(n) if share.is_some() => Rate::Iops(n),
             Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
         };
-        let pattern = pt.seek.unwrap_or(wd.pattern);
+        let seek = pt.seek.unwrap_or(wd.seek);
+        let pattern = seek.pattern;
         let seq_layout = if pattern == AccessPattern::Sequential {
             // vdbench's threads on a sequential wd take the next block in turn:
             // one sweep with N outstanding, which is the stride layout.
@@ -1295,7 +1477,7 @@ impl RdCx<'_> {
             );
         }
         Ok(Workload {
-            name: if wd.sds.len() > 1 {
+            name: if pairs.iter().filter(|p| p.0 == w).count() > 1 {
                 format!("{}/{}", wd.name, sd.name)
             } else {
                 wd.name.clone()
@@ -1312,26 +1494,39 @@ impl RdCx<'_> {
             arrival: self.settings.arrival,
             share_pct: share,
             seq_layout,
+            align_bytes: sd.align,
+            // seekpct=eof: one sequential pass, then the wd stops (as vdbench's).
+            overrides: WorkloadOverrides {
+                amount: seek.to_eof.then_some(Amount::Passes(1)),
+                ..Default::default()
+            },
             ..Default::default()
         })
     }
 
     /// (offset, length) of a wd on an sd: the wd's range= within the sd, or the sd.
     fn region(&self, wd: &Wd, sd: &Sd, unsupported: &mut UnsupportedList) -> (u64, Option<u64>) {
-        let Some((a, b)) = wd.range else {
+        // vdbench: a wd's range= wins over its sd's; (0,100) is the whole sd.
+        let Some((a, b)) = wd.range.or(sd.range) else {
             return (sd.offset, sd.size);
         };
+        if matches!((a, b), (RangeEnd::Pct(lo), RangeEnd::Pct(hi)) if lo == 0.0 && hi == 100.0) {
+            return (sd.offset, sd.size);
+        }
         match range_bytes(a, b, sd.size)
             .and_then(|(o, l)| Some((sd.offset.checked_add(o)?, Some(l))))
         {
             Some(ol) => ol,
             None => {
                 unsupported.push(
-                    format!(
-                        "range on wd={} — empty or backwards, or in percent without a size \
-                         on sd={}",
-                        wd.name, sd.name
-                    ),
+                    match sd.size {
+                        None => format!(
+                            "range on wd={} — a percentage of an sd without size= (give \
+                             size= on the sd); the whole sd is used",
+                            wd.name
+                        ),
+                        Some(_) => format!("range on wd={} — empty or backwards", wd.name),
+                    },
                     &self.rd.loc,
                 );
                 (sd.offset, sd.size)
@@ -1494,9 +1689,9 @@ mod table_tests {
     const EVERY_MAPPED: &str = "\
 compratio=2,dedupratio=2,dedupunit=4k,validate=yes
 hd=h1,system=localhost
-sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1
+sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
 wd=w1,sd=s1,xfersize=4k,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
-rd=r1,wd=w1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
+rd=r1,wd=w1,sd=s1,maxdata=999t,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 
     /// (kind, key) of every parameter [`EVERY_MAPPED`] writes.

@@ -99,6 +99,11 @@ const NO_CMD: Effect = Unsupported("runs a command around the run; run it yourse
 const NO_FILE_LOOP: Effect = Unsupported("a file-system (fwd) loop");
 const NO_HIT: Effect =
     Unsupported("cache-hit workloads (hitarea, rhpct, whpct) are not reproduced");
+const ZERO_HIT: Effect = Effect::NoEffectWhen {
+    accepts: |v| v.is_some_and(|v| v.trim().parse::<f64>() == Ok(0.0)),
+    why: "0 (vdbench's default): no cache hits asked for; other values: cache-hit \
+          workloads are not reproduced",
+};
 const NO_COMP_LOOP: Effect = Unsupported("a loop over the data's compressibility");
 const REPORTING: &str = "changes vdbench's own reports only; ioscope writes its own";
 
@@ -189,7 +194,15 @@ pub static OPTIONS: &[VdbOption] = &[
         Unsupported("the size of vdbench's pattern buffer"),
     )),
     aka(
-        row(G, "data_errors", Unsupported("error tolerance")),
+        row(
+            G,
+            "data_errors",
+            Effect::NoEffectWhen {
+                accepts: |v| v.is_some_and(|v| v.trim() == "1"),
+                why: "1: the run stops at its first error, as ioscope's does (--on-error \
+                      stop); a higher count of errors to go on through is not reproduced",
+            },
+        ),
         &["dataerrors"],
     ),
     row(G, "swat", Unsupported(REPORTING)),
@@ -287,13 +300,20 @@ pub static OPTIONS: &[VdbOption] = &[
         "journal",
         Maps("data validation with a crash journal (--journal)"),
     ),
-    row(S, "host", Maps("the hds that drive the sd under mpirun")),
+    aka(
+        row(S, "host", Maps("the hds that drive the sd under mpirun")),
+        &["hd"],
+    ),
     row(S, "count", Unsupported("a numbered series of luns")),
-    row(S, "hitarea", NO_HIT),
+    row(
+        S,
+        "hitarea",
+        NoEffect("the cache-hit area of rhpct/whpct, which are listed unless 0"),
+    ),
     row(
         S,
         "align",
-        Unsupported("an alignment other than the transfer size"),
+        Maps("the offsets' alignment (default: the transfer size)"),
     ),
     row(S, "kstat", Unsupported("Solaris kstat names for reports")),
     row(
@@ -307,7 +327,7 @@ pub static OPTIONS: &[VdbOption] = &[
     row(
         S,
         "range",
-        Unsupported("a range on the sd; give range= on the wd"),
+        Maps("offset and length within the sd, for wds without one"),
     ),
     row(
         S,
@@ -353,14 +373,17 @@ pub static OPTIONS: &[VdbOption] = &[
         "iorate",
         Unsupported("a rate per wd; give iorate on the rd"),
     ),
-    row(W, "rhpct", NO_HIT),
-    row(W, "whpct", NO_HIT),
+    row(W, "rhpct", ZERO_HIT),
+    row(W, "whpct", ZERO_HIT),
     row(W, "priority", Unsupported("priorities between wds")),
     row(W, "stride", Unsupported("a random stride between I/Os")),
-    row(
-        W,
-        "host",
-        Unsupported("wds bound to hosts; give host on the sd"),
+    aka(
+        row(
+            W,
+            "host",
+            Unsupported("wds bound to hosts; give host on the sd"),
+        ),
+        &["hd"],
     ),
     exact(row(W, "user", Unsupported("a user-written workload class"))),
     row(
@@ -412,12 +435,12 @@ pub static OPTIONS: &[VdbOption] = &[
     exact(row(
         R,
         "sd",
-        Unsupported("sds chosen by the rd; name them in the wd"),
+        Maps("the sds its wds run on, instead of their own"),
     )),
     exact(row(
         R,
         "maxdata",
-        Unsupported("ending a run after an amount of data"),
+        Maps("a limit no run reaches in elapsed is said to have no effect; others listed"),
     )),
     exact(row(
         R,

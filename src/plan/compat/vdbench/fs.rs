@@ -81,10 +81,12 @@ impl FsDef {
 pub(super) fn translate(
     source_name: &str,
     tokens: Vec<Param>,
+    cmd: &super::VdbArgs,
     mut unsupported: UnsupportedList,
 ) -> Result<Translated, CompatError> {
     let mut data = DataSettings::default();
-    let defs = fs_definitions(tokens, &mut data, &mut unsupported)?;
+    let mut defs = fs_definitions(tokens, &mut data, &mut unsupported)?;
+    command_line(cmd, &mut defs, &mut unsupported);
     let of = |k: &str| {
         defs.iter()
             .filter(|d| d.kind == k)
@@ -120,6 +122,28 @@ pub(super) fn translate(
         },
         unsupported: unsupported.0,
     })
+}
+
+/// vdbench's `-e`, `-i`, `-w` apply to every rd; `-v`/`-j` (data validation) are
+/// listed: the file-operation engines write no data to check.
+fn command_line(cmd: &super::VdbArgs, defs: &mut [FsDef], unsupported: &mut UnsupportedList) {
+    for rd in defs.iter_mut().filter(|d| d.kind == "rd") {
+        for (key, value, loc) in &cmd.overrides {
+            rd.params.push(Param {
+                key: key.to_string(),
+                value: value.clone(),
+                loc: loc.clone(),
+                fresh: false,
+            });
+        }
+    }
+    if cmd.validate {
+        let loc = Loc::Line {
+            source: "command line".into(),
+            line: 0,
+        };
+        unsupported.push("-v/-j — data validation of file-system workloads", &loc);
+    }
 }
 
 /// Groups parameters into fsd, fwd and rd definitions (general ones before the first

@@ -1,0 +1,186 @@
+//! Parameter files published in public repositories
+//! (tests/fixtures/compat/published/vdbench/), run through `ioscope vdbench` with
+//! only their devices, sizes and durations scaled down: the runs, mixes, sizes and
+//! rates they get are the ones their authors wrote.
+
+use super::*;
+
+fn published(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/compat/published/vdbench")
+        .join(name);
+    std::fs::read_to_string(p).unwrap()
+}
+
+/// The one workload of the one run, checked for (read %, block size, streams)
+/// and its access pattern.
+#[track_caller]
+fn only_workload<'a>(r: &'a Ran, mix: (u64, u64, u64), kind: &str) -> &'a serde_json::Value {
+    assert_eq!(r.doc.runs.len(), 1);
+    let w = &r.wire["plan"]["runs"][0]["workloads"][0];
+    let got = (
+        w["read_pct"].as_u64(),
+        w["bs"]["split"][0][0].as_u64(),
+        w["streams"].as_u64(),
+    );
+    assert_eq!(got, (Some(mix.0), Some(mix.1), Some(mix.2)), "{w}");
+    assert_eq!(w["pattern"]["kind"], kind);
+    w
+}
+
+/// A simulated device in virtual time: no host noise, no disk space.
+const SIM: &str = "sim:64m?service=100us&servers=4&time=virtual";
+
+// Template 8 of sine-io/byte-of-vdbench: every value is a `$name` given on the
+// command line, as its page runs it.
+#[test]
+fn published_template_runs_with_its_command_line_values() {
+    let d = tempdir();
+    let pf = d.path().join("reusable.parm");
+    std::fs::write(&pf, published("sine-io-reusable.parm")).unwrap();
+    let args = [
+        "vdbench",
+        "-f",
+        pf.to_str().unwrap(),
+        &format!("lun={SIM}"),
+        "size=64m",
+        "xfersize=8k",
+        "rdpct=100",
+        "seekpct=random",
+        "iorate=100",
+        "elapsed=3",
+        "interval=1",
+        "threads=4",
+    ];
+    let r = ioscope_to(&d.path().join("r.json"), args).expect_code(0);
+    let w = only_workload(&r, (100, 8192, 4), "random");
+    assert_eq!(w["rate"]["iops"], 100.0);
+    // vdbench leaves the first interval out: 2 s measured at 100 IOPS with
+    // exponential arrivals (vdbench's default): 200 ± 14 (one σ); 4 σ allowed.
+    let ios = r.run(0).totals.read.ios;
+    assert!(
+        (144..=256).contains(&ios),
+        "{ios} reads in 2 s at iorate=100"
+    );
+    assert!(
+        (r.run(0).duration_s - 2.0).abs() < 0.5,
+        "{}",
+        r.run(0).duration_s
+    );
+}
+
+// AlexTzib/vdbench's vdb1.txt, run with -j as its README does: validation with a
+// journal, data_errors=1 (stop at the first error, ioscope's way too).
+#[test]
+fn published_journal_example_validates_with_a_journal() {
+    let d = tempdir();
+    let target = d.path().join("lun.dat");
+    let parm = published("alextzib-vdb1.parm")
+        .replace(
+            "lun=/dev/sdc",
+            &format!("lun={},size=32m", target.display()),
+        )
+        .replace(
+            "journal=/tmp/vdb1",
+            &format!("journal={}", d.path().join("jnl").display()),
+        );
+    let pf = d.path().join("vdb1.parm");
+    std::fs::write(&pf, parm).unwrap();
+    let out = d.path().join("out");
+    let args = [
+        "vdbench",
+        "-j",
+        "-f",
+        pf.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-e",
+        "2",
+    ];
+    let r = ioscope_to(&d.path().join("r.json"), args).expect_code(0);
+    only_workload(&r, (25, 65536, 4), "sequential");
+    // -e 2 over elapsed=60: one interval of warm-up, one measured.
+    assert!(
+        (r.run(0).duration_s - 1.0).abs() < 0.5,
+        "{}",
+        r.run(0).duration_s
+    );
+    let t = &r.run(0).totals;
+    assert!(t.read.ios > 0 && t.write.ios > 0, "{t:?}");
+    assert_eq!(
+        r.wire["plan"]["data"]["verify"], true,
+        "{}",
+        r.wire["plan"]["data"]
+    );
+    // The sd's journal= wins over -j's directory.
+    assert!(d.path().join("jnl").exists(), "no journal written");
+}
+
+// claytondukes/vdbench's logzilla-single-server.vdb: one host (localhost), four
+// drives, wd=default carrying sd=, forthreads=(24), maxdata=999t that no run reaches.
+#[test]
+fn published_single_host_file_runs_its_two_runs_here() {
+    let d = tempdir();
+    let mut parm = published("claytondukes-logzilla-single.parm")
+        .replace("range=(1,100),", "range=(1,100),size=64m,")
+        .replace("elapsed=1h", "elapsed=3")
+        .replace("warmup=10", "warmup=1");
+    for i in 0..4 {
+        parm = parm.replace(&format!("lun=/dev/nvme{i}n1"), &format!("lun={SIM}"));
+    }
+    let pf = d.path().join("logzilla.parm");
+    std::fs::write(&pf, parm).unwrap();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        ["vdbench", "-f", pf.to_str().unwrap()],
+    )
+    .expect_code(0);
+    let names: Vec<&str> = r.doc.runs.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["rd1 threads=24", "rd2 threads=24"]);
+    for (i, run) in r.doc.runs.iter().enumerate() {
+        // Four sds × 24 threads, each a stream at queue depth 1.
+        assert_eq!(run.streams, 96, "run {i}");
+        let ws = r.wire["plan"]["runs"][i]["workloads"].as_array().unwrap();
+        assert_eq!(ws.len(), 4);
+        for w in ws {
+            assert_eq!(
+                (w["read_pct"].as_u64(), w["qd"].as_u64()),
+                (Some(70), Some(1)),
+                "{w}"
+            );
+            assert_eq!(w["bs"]["split"][0][0], 4096);
+            assert_eq!(w["pattern"]["kind"], "random");
+            // range=(1,100): from 1 % of the 64 MiB sd to its end.
+            assert_eq!(
+                w["offset_bytes"].as_u64(),
+                Some(64 * 1024 * 1024 / 100),
+                "{w}"
+            );
+        }
+        let t = &run.totals;
+        assert!(t.read.ios > 0 && t.write.ios > 0, "{t:?}");
+        assert!((run.duration_s - 3.0).abs() < 0.5, "{}", run.duration_s);
+    }
+    assert!(
+        r.doc
+            .warnings
+            .iter()
+            .any(|w| w.contains("maxdata=999t — not reachable")),
+        "{:?}",
+        r.doc.warnings
+    );
+}
+
+#[test]
+fn foreign_front_ends_print_help() {
+    for tool in ["vdbench", "diskspd", "sqlio"] {
+        let o = run(&[tool, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{tool}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains(&format!("Usage: ioscope {tool}")),
+            "{}",
+            stdout(&o)
+        );
+    }
+    assert!(stdout(&run(&["vdbench", "--help"])).contains("name=value"));
+}
