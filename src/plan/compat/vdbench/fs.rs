@@ -30,7 +30,15 @@ use crate::plan::on_error::{Errno, ErrorKind, OnError};
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size};
 
 /// Parameters an fsd reads, then those it accepts without effect, with why.
-const FSD_KEYS: &[&str] = &["anchor", "depth", "width", "files", "size", "openflags"];
+const FSD_KEYS: &[&str] = &[
+    "anchor",
+    "depth",
+    "width",
+    "files",
+    "size",
+    "sizes",
+    "openflags",
+];
 const FSD_NO_EFFECT: &[(&str, &str)] = &[
     ("shared", "one host: nothing to share"),
     ("count", "not read"),
@@ -44,8 +52,11 @@ const FWD_KEYS: &[&str] = &[
     "threads",
     "rdpct",
     "stopafter",
+    "skew",
 ];
 const FWD_NO_EFFECT: &[(&str, &str)] = &[("host", "one host")];
+/// `sizes=`: vdbench's other spelling of `size=` (a list of sizes and percentages).
+const FSD_SIZES: &str = "sizes";
 const RD_KEYS: &[&str] = &[
     "fwd",
     "fwdrate",
@@ -94,6 +105,7 @@ pub(super) fn translate(
             .collect::<Vec<_>>()
     };
     let (fsds, fwds, rds) = (of("fsd"), of("fwd"), of("rd"));
+    hosts(&of("hd"), &mut unsupported);
     if rds.is_empty() {
         return Err(Loc::Line {
             source: source_name.into(),
@@ -122,6 +134,20 @@ pub(super) fn translate(
         },
         unsupported: unsupported.0,
     })
+}
+
+/// `hd=`: one host is this one; several are listed (file-system runs over several
+/// hosts are not translated).
+fn hosts(hds: &[FsDef], unsupported: &mut UnsupportedList) {
+    if let [_, second, ..] = hds {
+        unsupported.push(
+            format!(
+                "hd={} — file-system workloads on several hosts",
+                second.name
+            ),
+            &second.loc,
+        );
+    }
 }
 
 /// vdbench's `-e`, `-i`, `-w` apply to every rd; `-v`/`-j` (data validation) are
@@ -157,11 +183,11 @@ fn fs_definitions(
     let mut defs: Vec<FsDef> = Vec::new();
     for p in tokens {
         let opens = match p.key.as_str() {
-            "fsd" | "fwd" | "rd" if !is_reference(&p, defs.last()) => Some(opener(&p.key)),
-            "sd" | "wd" | "hd" if p.fresh => {
+            "fsd" | "fwd" | "rd" | "hd" if !is_reference(&p, defs.last()) => Some(opener(&p.key)),
+            "sd" | "wd" if p.fresh => {
                 return Err(p.loc.error(format!(
-                    "{}={}: raw-I/O (sd/wd) and host (hd) definitions beside file-system \
-                     ones (fsd/fwd) are not supported; translate them as separate files",
+                    "{}={}: raw-I/O definitions (sd/wd) beside file-system ones (fsd/fwd) \
+                     are not supported; translate them as separate files",
                     p.key, p.value
                 )))
             }
@@ -220,6 +246,7 @@ fn opener(key: &str) -> &'static str {
     match key {
         "fsd" => "fsd",
         "fwd" => "fwd",
+        "hd" => "hd",
         _ => "rd",
     }
 }
@@ -236,6 +263,10 @@ fn is_reference(p: &Param, current: Option<&FsDef>) -> bool {
 /// prefix: `th=` is `threads=`); `None` when it has no effect or is listed as
 /// unsupported.
 fn known(kind: &str, mut p: Param, unsupported: &mut UnsupportedList) -> Option<Param> {
+    if kind == "hd" {
+        // How vdbench reaches a host; with one host, ioscope runs here (see `hosts`).
+        return None;
+    }
     let (keys, no_effect) = match kind {
         "fsd" => (FSD_KEYS, FSD_NO_EFFECT),
         "fwd" => (FWD_KEYS, FWD_NO_EFFECT),
@@ -291,6 +322,7 @@ impl Fsd {
         let (depth, width, files) = (n("depth", 1)?, n("width", 1)?, n("files", 1)?);
         let size = d
             .get("size")
+            .or_else(|| d.get(FSD_SIZES))
             .ok_or_else(|| d.loc.error(format!("fsd={}: size= is required", d.name)))?;
         let sizes = list(&size.value);
         if sizes.len() > 1 {
@@ -358,6 +390,15 @@ impl Fwd {
             if idx.len() == before {
                 return Err(fsd_p.loc.error(format!("fwd={}: no fsd={pat}", d.name)));
             }
+        }
+        if let Some(p) = d.get("skew") {
+            unsupported.push(
+                format!(
+                    "skew={} — fwdrate is divided evenly among the fwds",
+                    p.value
+                ),
+                &p.loc,
+            );
         }
         let fileio = d.get("fileio").map(|p| list(&p.value)).unwrap_or_default();
         if fileio.iter().any(|w| w.eq_ignore_ascii_case("shared")) {
