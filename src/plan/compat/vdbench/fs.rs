@@ -440,7 +440,7 @@ impl Fwd {
                 .is_some_and(|w| w.eq_ignore_ascii_case("random")),
             random_select: d
                 .get("fileselect")
-                .is_none_or(|p| !p.value.eq_ignore_ascii_case("sequential")),
+                .map_or(true, |p| !p.value.eq_ignore_ascii_case("sequential")),
             threads: num("threads")?.unwrap_or(1),
             rdpct,
             stopafter: num("stopafter")?,
