@@ -11,6 +11,13 @@
 //! An operation moves no data: a successful one completes with 0 bytes, so byte
 //! rates stay 0 and the I/O counts are the operations. Creating a file that exists
 //! fails (`O_EXCL`), so a count of creates is a count of new files.
+//!
+//! On a directory tree (`tree:` targets, vdbench's fsd) a create that finds its file
+//! already there, or a delete that finds it gone, moves on to the next file of the
+//! tree (wrapping) until one serves — vdbench looks for a file that does not exist
+//! to create and one that does to delete — so creates and deletes can run side by
+//! side for a duration. The I/O's time includes those looks; a tree with no file
+//! left to create (or delete) completes the I/O with EEXIST (ENOENT).
 
 use super::inline::{InlineEngine, PerformIo};
 use super::{neg_errno, now_ns, IoRequest, Targets};
@@ -61,13 +68,51 @@ pub struct FileOpIo {
 }
 
 impl FileOpIo {
-    fn name_of(&self, req: &IoRequest) -> Option<(RawFd, &CStr)> {
+    /// The directory, the names, the index of the request's file, and whether the
+    /// set is a tree.
+    fn names_of(&self, req: &IoRequest) -> Option<(RawFd, &[std::ffi::CString], usize, bool)> {
         let set = self.sets.get(req.target as usize)?.as_ref()?;
         let Backing::Files(f) = &set.targets[set.index].backing else {
             return None;
         };
-        let i = req.offset / (req.len.max(1) as u64);
-        f.names.get(i as usize).map(|n| (set.dir, n.as_c_str()))
+        let i = (req.offset / (req.len.max(1) as u64)) as usize;
+        (i < f.names.len()).then_some((set.dir, f.names.as_slice(), i, f.spec.tree.is_some()))
+    }
+}
+
+/// The call on `name` in `dir`.
+fn call(op: FileOp, dir: RawFd, name: &CStr) -> i64 {
+    let p = name.as_ptr();
+    match op {
+        FileOp::CreateFile => {
+            let flags = libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC;
+            let mut fd = -1;
+            // SAFETY: dir is an open directory and p a NUL-terminated name.
+            let r = complete(|| {
+                fd = unsafe { libc::openat(dir, p, flags, 0o600 as libc::c_uint) };
+                fd
+            });
+            if fd >= 0 {
+                // SAFETY: fd was opened just above and is closed once, here.
+                unsafe { libc::close(fd) };
+            }
+            r
+        }
+        FileOp::StatFile(how) | FileOp::StatDir(how) => stat_at(dir, name, how),
+        // SAFETY (the four calls below): dir is an open directory and p a
+        // NUL-terminated name; none of them keeps either pointer.
+        FileOp::DeleteFile => complete(|| unsafe { libc::unlinkat(dir, p, 0) }),
+        FileOp::MakeDir => complete(|| unsafe { libc::mkdirat(dir, p, 0o700) }),
+        FileOp::RemoveDir => complete(|| unsafe { libc::unlinkat(dir, p, libc::AT_REMOVEDIR) }),
+    }
+}
+
+/// On a tree: the errno that sends a create or delete on to the next file.
+fn moves_on(op: FileOp) -> Option<i64> {
+    match op {
+        FileOp::CreateFile => Some(-(libc::EEXIST as i64)),
+        FileOp::DeleteFile => Some(-(libc::ENOENT as i64)),
+        _ => None,
     }
 }
 
@@ -115,32 +160,18 @@ impl PerformIo for FileOpIo {
     }
 
     fn perform(&mut self, req: &IoRequest) -> (i64, u64) {
-        let Some((dir, name)) = self.name_of(req) else {
+        let Some((dir, names, i, tree)) = self.names_of(req) else {
             return (-(libc::EINVAL as i64), 0);
         };
-        let p = name.as_ptr();
-        let result = match self.op {
-            FileOp::CreateFile => {
-                let flags = libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC;
-                let mut fd = -1;
-                // SAFETY: dir is an open directory and p a NUL-terminated name.
-                let r = complete(|| {
-                    fd = unsafe { libc::openat(dir, p, flags, 0o600 as libc::c_uint) };
-                    fd
-                });
-                if fd >= 0 {
-                    // SAFETY: fd was opened just above and is closed once, here.
-                    unsafe { libc::close(fd) };
+        let mut result = call(self.op, dir, &names[i]);
+        if let (true, Some(skip)) = (tree, moves_on(self.op)) {
+            for k in 1..names.len() {
+                if result != skip {
+                    break;
                 }
-                r
+                result = call(self.op, dir, &names[(i + k) % names.len()]);
             }
-            FileOp::StatFile(how) | FileOp::StatDir(how) => stat_at(dir, name, how),
-            // SAFETY (the four calls below): dir is an open directory and p a
-            // NUL-terminated name; none of them keeps either pointer.
-            FileOp::DeleteFile => complete(|| unsafe { libc::unlinkat(dir, p, 0) }),
-            FileOp::MakeDir => complete(|| unsafe { libc::mkdirat(dir, p, 0o700) }),
-            FileOp::RemoveDir => complete(|| unsafe { libc::unlinkat(dir, p, libc::AT_REMOVEDIR) }),
-        };
+        }
         (result, now_ns())
     }
 }

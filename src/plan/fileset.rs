@@ -20,6 +20,7 @@
 //!   one file into the next. `unlink=1` removes, after the run, the files that the
 //!   run itself created (fio's `unlink`), never one that was there before.
 
+use super::file_tree::TreeShape;
 use std::path::PathBuf;
 
 /// A set of files in one directory.
@@ -42,6 +43,9 @@ pub struct FileSetSpec {
     pub list: Option<Vec<String>>,
     /// Remove after the run the files this run created (fio's `unlink`).
     pub unlink: bool,
+    /// A directory tree (`tree:` URIs, [`super::file_tree`]): the names are its
+    /// files, and `count` their number.
+    pub tree: Option<TreeShape>,
 }
 
 /// The name format when none is given: `f.0`, `f.1`, …
@@ -62,6 +66,10 @@ pub enum FileSetError {
     },
     #[error("unknown parameter '{0}' (known: count, per, name, list, size, unlink)")]
     Unknown(String),
+    #[error("expected tree:DIR?depth=D&width=W&files=F&size=BYTES")]
+    TreeShape,
+    #[error("unknown parameter '{0}' (known in a tree: depth, width, files, size)")]
+    UnknownInTree(String),
     #[error(
         "name '{0}' must name files inside the directory: no '/', and {{n}} or {{file}} \
          so that the names differ"
@@ -137,6 +145,7 @@ impl FileSetSpec {
             file_bytes,
             list: None,
             unlink,
+            tree: None,
         })
     }
 
@@ -176,11 +185,60 @@ impl FileSetSpec {
             file_bytes,
             list: Some(names.to_vec()),
             unlink,
+            tree: None,
         })
     }
 
-    /// The URI [`FileSetSpec::parse`] reads back.
+    /// Parses what follows `tree:` (`DIR?depth=D&width=W&files=F&size=BYTES`).
+    pub fn parse_tree(rest: &str) -> Result<FileSetSpec, FileSetError> {
+        let (dir, query) = rest.split_once('?').unwrap_or((rest, ""));
+        if dir.is_empty() {
+            return Err(FileSetError::TreeShape);
+        }
+        let mut tree = TreeShape::default();
+        let mut file_bytes = 0;
+        for part in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = part.split_once('=').ok_or(FileSetError::TreeShape)?;
+            let bad = |why: String| FileSetError::Value {
+                key: key.into(),
+                value: value.into(),
+                why,
+            };
+            match (key, tree.take(key, value)) {
+                (_, Some(r)) => r.map_err(bad)?,
+                ("size", None) => {
+                    file_bytes = super::units::parse_size_allow_zero(value)
+                        .map_err(|e| bad(e.to_string()))?
+                }
+                (other, None) => return Err(FileSetError::UnknownInTree(other.into())),
+            }
+        }
+        let count = tree.file_count().ok_or_else(|| FileSetError::Value {
+            key: "files".into(),
+            value: tree.files.to_string(),
+            why: format!("width^depth × files is past 2^64 ({})", tree.query()),
+        })?;
+        Ok(FileSetSpec {
+            dir: PathBuf::from(dir),
+            count,
+            per: count,
+            name: DEFAULT_NAME.into(),
+            file_bytes,
+            list: None,
+            unlink: false,
+            tree: Some(tree),
+        })
+    }
+
+    /// The URI [`FileSetSpec::parse`] (or [`FileSetSpec::parse_tree`]) reads back.
     pub fn uri(&self) -> String {
+        if let Some(t) = &self.tree {
+            let mut s = format!("tree:{}?{}", self.dir.display(), t.query());
+            if self.file_bytes > 0 {
+                s.push_str(&format!("&size={}", self.file_bytes));
+            }
+            return s;
+        }
         if let Some(names) = &self.list {
             let escaped: Vec<String> = names.iter().map(|n| n.replace(':', "\\:")).collect();
             let mut s = format!("files:{}?list={}", self.dir.display(), escaped.join(":"));
@@ -211,6 +269,9 @@ impl FileSetSpec {
     /// The name of file `i` (inside [`FileSetSpec::dir`], or absolute for a listed
     /// name that is).
     pub fn file_name(&self, i: u64) -> String {
+        if let Some(t) = &self.tree {
+            return t.file_name(i);
+        }
         if let Some(names) = &self.list {
             return names.get(i as usize).cloned().unwrap_or_default();
         }
@@ -298,5 +359,23 @@ mod tests {
         assert!(FileSetSpec::parse("/d?list=a:b:a").is_err());
         assert!(FileSetSpec::parse("/d?list=a:b&count=3").is_err());
         assert!(FileSetSpec::parse("/d?count=2&unlink=yes").is_err());
+    }
+
+    #[test]
+    fn a_tree_parses_and_writes_back() {
+        let t = FileSetSpec::parse_tree("/a?depth=2&width=3&files=4&size=8k").unwrap();
+        assert_eq!((t.count, t.file_bytes), (36, 8192));
+        assert_eq!(t.file_name(4), "vdb.1_1.dir/vdb.2_2.dir/vdb_f0001.file");
+        assert_eq!(t.uri(), "tree:/a?depth=2&width=3&files=4&size=8192");
+        assert_eq!(
+            FileSetSpec::parse_tree(t.uri().strip_prefix("tree:").unwrap()),
+            Ok(t)
+        );
+        assert_eq!(
+            FileSetSpec::parse_tree("/a?count=3"),
+            Err(FileSetError::UnknownInTree("count".into()))
+        );
+        assert!(FileSetSpec::parse_tree("/a?width=0").is_err());
+        assert!(FileSetSpec::parse_tree("?depth=1").is_err());
     }
 }

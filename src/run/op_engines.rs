@@ -203,9 +203,6 @@ fn check_workload(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<(),
             "the {name} engine works on every file of its files: target; --offset and --size do not apply"
         )));
     }
-    if engine.consumes_files() {
-        check_once_each(run, w)?;
-    }
     Ok(())
 }
 
@@ -245,34 +242,47 @@ fn check_once_each(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<()
     Ok(())
 }
 
-/// A create or delete run gives each stream its own equal share of a set's files:
-/// the count must divide by the streams, or the files past the last whole share would
-/// never be visited.
+/// A create or delete run on a `files:` set uses each file once and gives each
+/// stream its own equal share of the files: the count must divide by the streams, or
+/// the files past the last whole share would never be visited. On a tree (`tree:`)
+/// a create looks for a missing file and a delete for a present one, so neither
+/// rule applies; the directory engines have no files of a tree to work on.
 pub(super) fn check_shares(
     run: &RunSpec,
     specs: &[crate::plan::model::TargetSpec],
 ) -> Result<(), RunError> {
-    if !run.engine.consumes_files() {
-        return Ok(());
-    }
     for w in &run.workloads {
         let Some(spec) = specs.iter().find(|t| t.name == w.target) else {
             continue;
         };
-        if let Ok(TargetKind::Files(set)) = crate::target::parse_uri(&spec.uri) {
-            if set.count % w.streams as u64 != 0 {
-                return Err(RunError::Invalid {
-                    run: run.name.clone(),
-                    workload: w.name.clone(),
-                    msg: format!(
-                        "{} files do not divide among {} streams; the {} engine gives each \
-                         stream an equal share (give a count that is a multiple of the streams)",
-                        set.count,
-                        w.streams,
-                        run.engine.name()
-                    ),
-                });
+        let Ok(TargetKind::Files(set)) = crate::target::parse_uri(&spec.uri) else {
+            continue;
+        };
+        let invalid = |msg: String| RunError::Invalid {
+            run: run.name.clone(),
+            workload: w.name.clone(),
+            msg,
+        };
+        let name = run.engine.name();
+        if set.tree.is_some() {
+            if set_use(run.engine) == Some(SetUse::Dirs) || run.engine == EngineKind::DirCreate {
+                return Err(invalid(format!(
+                    "the {name} engine works on the names of a files: set; a tree: target's \
+                     names are its files, not its directories"
+                )));
             }
+            continue;
+        }
+        if !run.engine.consumes_files() {
+            continue;
+        }
+        check_once_each(run, w)?;
+        if set.count % w.streams as u64 != 0 {
+            return Err(invalid(format!(
+                "{} files do not divide among {} streams; the {name} engine gives each \
+                 stream an equal share (give a count that is a multiple of the streams)",
+                set.count, w.streams
+            )));
         }
     }
     Ok(())

@@ -80,7 +80,9 @@ pub fn probe(
     for i in 0..spec.count {
         let name = CString::new(spec.file_name(i))
             .map_err(|_| invalid(uri, "a file name holds a NUL byte".into()))?;
-        if use_ == Some(SetUse::Create) && exists_at(dir.as_raw_fd(), &name) {
+        // A tree's creates look for a name that does not exist (vdbench's rule).
+        let once = spec.tree.is_none();
+        if once && use_ == Some(SetUse::Create) && exists_at(dir.as_raw_fd(), &name) {
             existing += 1;
             first_existing.get_or_insert_with(|| spec.file_name(i));
         }
@@ -108,6 +110,7 @@ pub fn open(
     use_: Option<SetUse>,
 ) -> Result<FileSetTarget, TargetError> {
     let names = probe(uri, spec, use_)?;
+    make_tree_dirs(uri, spec)?;
     let dir = open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?;
     let t = FileSetTarget {
         spec: spec.clone(),
@@ -122,6 +125,31 @@ pub fn open(
         }
     }
     Ok(t)
+}
+
+/// Makes the directories of a tree target that are missing, parents first; a set
+/// that is no tree has none. The directories stay: they are the tree's, as the
+/// files a run lays out are once it starts.
+pub fn make_tree_dirs(uri: &str, spec: &FileSetSpec) -> Result<(), TargetError> {
+    let Some(tree) = &spec.tree else {
+        return Ok(());
+    };
+    if !spec.dir.is_dir() {
+        return Err(invalid(
+            uri,
+            format!("directory '{}' does not exist", spec.dir.display()),
+        ));
+    }
+    for rel in tree.dirs() {
+        let path = spec.dir.join(rel);
+        match std::fs::create_dir(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(super::io_err(&path, "making a directory of the tree")(e))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn open_dir(spec: &FileSetSpec) -> std::io::Result<File> {

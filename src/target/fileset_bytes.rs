@@ -147,7 +147,9 @@ fn member_opts(set: &FileSetSpec, opts: OpenOptionsIo) -> OpenOptionsIo {
     OpenOptionsIo {
         min_size_bytes: set.file_bytes,
         set_use: None,
-        sparse: false,
+        // A tree's files may be laid out as holes (`create = "empty"`), for a
+        // format pass whose writes fill them.
+        sparse: set.tree.is_some() && opts.sparse,
         ..opts
     }
 }
@@ -164,6 +166,12 @@ pub fn probe(
     let mut align = Some(1u64);
     let mut all_there = true;
     for (m, path) in &members {
+        // A tree's directories are made when it opens: a file in one not made yet
+        // is simply not there.
+        if set.tree.is_some() && !path.parent().is_some_and(|d| d.is_dir()) {
+            all_there = false;
+            continue;
+        }
         let p = super::probe_path(m, path, member_opts(set, opts))?;
         if p.kind != ProbeKind::File {
             return Err(TargetError::Invalid {
@@ -215,6 +223,7 @@ pub fn open(
     opts: OpenOptionsIo,
 ) -> Result<OpenTarget, TargetError> {
     let members = members(spec, set)?;
+    super::fileset::make_tree_dirs(&spec.uri, set)?;
     let mut files = Vec::with_capacity(members.len());
     let mut paths = Vec::with_capacity(members.len());
     let mut existing = Vec::with_capacity(members.len());

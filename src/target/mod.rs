@@ -119,6 +119,11 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
             .map(TargetKind::Files)
             .map_err(|e| invalid(e.to_string()));
     }
+    if let Some(rest) = uri.strip_prefix("tree:") {
+        return crate::plan::fileset::FileSetSpec::parse_tree(rest)
+            .map(TargetKind::Files)
+            .map_err(|e| invalid(e.to_string()));
+    }
     if uri.starts_with("smb://") {
         return smb::parse(uri).map(TargetKind::Smb).map_err(bad_uri);
     }

@@ -14,6 +14,7 @@ mod exact;
 mod exitall;
 mod fastpath;
 mod file_sets;
+mod file_trees;
 mod generate;
 mod histograms;
 mod html;

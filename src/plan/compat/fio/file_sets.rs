@@ -69,6 +69,7 @@ impl JobCx<'_> {
                 file_bytes,
                 list: None,
                 unlink,
+                tree: None,
             },
             Names::Listed(list) => FileSetSpec {
                 dir: dir.into(),
@@ -78,6 +79,7 @@ impl JobCx<'_> {
                 file_bytes,
                 list: Some(list),
                 unlink,
+                tree: None,
             },
         };
         let uri = spec.uri();

@@ -331,6 +331,7 @@ impl JobCx<'_> {
             file_bytes,
             list: None,
             unlink: false,
+            tree: None,
         };
         // The URI is read back when the target opens; check it now, at the job.
         let uri = spec.uri();

@@ -1,0 +1,784 @@
+//! vdbench file-system workloads (`fsd=`, `fwd=`, and the `rd=`s that run them) →
+//! [`Plan`] on `tree:` targets ([`crate::plan::file_tree`]).
+//!
+//! An fsd is a directory tree: its anchor, depth, width, files and size become a
+//! `tree:` URI. Each fwd becomes one workload per fsd it names, on the engine its
+//! operation needs: reads and writes (`rdpct=` mixes them) on the sync engine over
+//! the tree's files (`fileselect=` picks the file, `fileio=` the place in it,
+//! `xfersize=` the size of each I/O), `create` on filecreate, `delete` on
+//! filedelete, `getattr` on filestat. A workload on another engine than the byte one
+//! needs a target of its own (an engine that creates or removes files does not share
+//! its target), so each such workload's tree is its own target entry with the same
+//! URI. A create that finds no missing file and a delete that finds none left
+//! (vdbench blocks them) are counted as the workload's errors, and the run goes on.
+//!
+//! `format=yes` (or `restart`, `only`) puts a run before the rd's, named
+//! `format_for_RD`: the tree's files laid out as holes and written once, in order,
+//! so the formatting is timed and reported on its own; `format=only` runs only it.
+//! Each rd is one run: `elapsed` (less the warm-up, the first interval unless
+//! `warmup=` says) is its duration, `fwdrate=N` is divided evenly among its
+//! workloads, `operations=` replaces each fwd's operation (a list makes one
+//! workload per operation). See docs/compat-vdbench.md.
+
+use super::{general, list, perr, xfersize, Param};
+use crate::plan::compat::{base_run, CompatError, Loc, Translated, UnsupportedList};
+use crate::plan::file_service::FileService;
+use crate::plan::model::{
+    AccessPattern, BlockSizes, DataSettings, FileCreate, Plan, Rate, RunSpec, TargetSpec, Workload,
+};
+use crate::plan::on_error::{Errno, ErrorKind, OnError};
+use crate::plan::units::{parse_count, parse_duration_ns, parse_size};
+
+/// Parameters an fsd reads, then those it accepts without effect, with why.
+const FSD_KEYS: &[&str] = &[
+    "anchor",
+    "depth",
+    "width",
+    "files",
+    "size",
+    "sizes",
+    "openflags",
+];
+const FSD_NO_EFFECT: &[(&str, &str)] = &[
+    ("shared", "one host: nothing to share"),
+    ("count", "not read"),
+];
+const FWD_KEYS: &[&str] = &[
+    "fsd",
+    "operation",
+    "xfersize",
+    "fileio",
+    "fileselect",
+    "threads",
+    "rdpct",
+    "stopafter",
+    "skew",
+];
+const FWD_NO_EFFECT: &[(&str, &str)] = &[("host", "one host")];
+/// `sizes=`: vdbench's other spelling of `size=` (a list of sizes and percentages).
+const FSD_SIZES: &str = "sizes";
+const RD_KEYS: &[&str] = &[
+    "fwd",
+    "fwdrate",
+    "format",
+    "elapsed",
+    "interval",
+    "warmup",
+    "operations",
+];
+const RD_NO_EFFECT: &[(&str, &str)] = &[("pause", "runs follow each other")];
+
+/// Whether a parameter file describes file-system workloads (an `fsd=` or `fwd=`).
+pub(super) fn is_file_system(tokens: &[Param]) -> bool {
+    tokens.iter().any(|p| p.key == "fsd" || p.key == "fwd")
+}
+
+/// One fsd, fwd or rd with its parameters (`xx=default` ones first).
+#[derive(Debug, Clone)]
+struct FsDef {
+    kind: &'static str,
+    name: String,
+    loc: Loc,
+    params: Vec<Param>,
+}
+
+impl FsDef {
+    fn get(&self, key: &str) -> Option<&Param> {
+        self.params.iter().rev().find(|p| p.key == key)
+    }
+}
+
+/// Translates a file-system parameter file's parameters.
+pub(super) fn translate(
+    source_name: &str,
+    tokens: Vec<Param>,
+    cmd: &super::VdbArgs,
+    mut unsupported: UnsupportedList,
+) -> Result<Translated, CompatError> {
+    let mut data = DataSettings::default();
+    let mut defs = fs_definitions(tokens, &mut data, &mut unsupported)?;
+    command_line(cmd, &mut defs, &mut unsupported);
+    let of = |k: &str| {
+        defs.iter()
+            .filter(|d| d.kind == k)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let (fsds, fwds, rds) = (of("fsd"), of("fwd"), of("rd"));
+    hosts(&of("hd"), &mut unsupported);
+    if rds.is_empty() {
+        return Err(Loc::Line {
+            source: source_name.into(),
+            line: 0,
+        }
+        .error("no rd= (run definition): nothing to run"));
+    }
+    let fsds = fsds
+        .iter()
+        .map(|d| Fsd::read(d, &mut unsupported))
+        .collect::<Result<Vec<_>, _>>()?;
+    let fwds = fwds
+        .iter()
+        .map(|d| Fwd::read(d, &fsds, &mut unsupported))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Output::default();
+    for rd in &rds {
+        rd_runs(rd, &fsds, &fwds, &mut out, &mut unsupported)?;
+    }
+    Ok(Translated {
+        plan: Plan {
+            targets: out.targets,
+            runs: out.runs,
+            warnings: Vec::new(),
+            data,
+        },
+        unsupported: unsupported.0,
+    })
+}
+
+/// `hd=`: one host is this one; several are listed (file-system runs over several
+/// hosts are not translated).
+fn hosts(hds: &[FsDef], unsupported: &mut UnsupportedList) {
+    if let [_, second, ..] = hds {
+        unsupported.push(
+            format!(
+                "hd={} — file-system workloads on several hosts",
+                second.name
+            ),
+            &second.loc,
+        );
+    }
+}
+
+/// vdbench's `-e`, `-i`, `-w` apply to every rd; `-v`/`-j` (data validation) are
+/// listed: the file-operation engines write no data to check.
+fn command_line(cmd: &super::VdbArgs, defs: &mut [FsDef], unsupported: &mut UnsupportedList) {
+    for rd in defs.iter_mut().filter(|d| d.kind == "rd") {
+        for (key, value, loc) in &cmd.overrides {
+            rd.params.push(Param {
+                key: key.to_string(),
+                value: value.clone(),
+                loc: loc.clone(),
+                fresh: false,
+            });
+        }
+    }
+    if cmd.validate {
+        let loc = Loc::Line {
+            source: "command line".into(),
+            line: 0,
+        };
+        unsupported.push("-v/-j — data validation of file-system workloads", &loc);
+    }
+}
+
+/// Groups parameters into fsd, fwd and rd definitions (general ones before the first
+/// definition), applies `xx=default`, and keeps only the keys the kind knows:
+/// others are listed as unsupported or, when they have no effect, dropped.
+fn fs_definitions(
+    tokens: Vec<Param>,
+    data: &mut DataSettings,
+    unsupported: &mut UnsupportedList,
+) -> Result<Vec<FsDef>, CompatError> {
+    let mut defs: Vec<FsDef> = Vec::new();
+    for p in tokens {
+        let opens = match p.key.as_str() {
+            "fsd" | "fwd" | "rd" | "hd" if !is_reference(&p, defs.last()) => Some(opener(&p.key)),
+            "sd" | "wd" if p.fresh => {
+                return Err(p.loc.error(format!(
+                    "{}={}: raw-I/O definitions (sd/wd) beside file-system ones (fsd/fwd) \
+                     are not supported; translate them as separate files",
+                    p.key, p.value
+                )))
+            }
+            _ => None,
+        };
+        match (opens, defs.last_mut()) {
+            (Some(kind), _) => {
+                if p.value.is_empty() {
+                    return Err(p.loc.error(format!("{}= needs a name", p.key)));
+                }
+                defs.push(FsDef {
+                    kind,
+                    name: p.value.clone(),
+                    loc: p.loc.clone(),
+                    params: Vec::new(),
+                });
+            }
+            (None, Some(d)) => {
+                if let Some(p) = known(d.kind, p, unsupported) {
+                    d.params.push(p);
+                }
+            }
+            (None, None) => general(&p, data, unsupported)?,
+        }
+    }
+    split_defaults(defs)
+}
+
+/// Moves `xx=default` definitions out, laying their parameters under the
+/// definitions of their kind that follow them; a name defined twice is an error.
+fn split_defaults(defs: Vec<FsDef>) -> Result<Vec<FsDef>, CompatError> {
+    let mut out: Vec<FsDef> = Vec::new();
+    let mut defaults: Vec<(&'static str, Vec<Param>)> = Vec::new();
+    for d in defs {
+        if d.name.eq_ignore_ascii_case("default") {
+            defaults.push((d.kind, d.params));
+            continue;
+        }
+        if out.iter().any(|o| o.kind == d.kind && o.name == d.name) {
+            return Err(d
+                .loc
+                .error(format!("{}={} is defined twice", d.kind, d.name)));
+        }
+        let mut params: Vec<Param> = defaults
+            .iter()
+            .filter(|x| x.0 == d.kind)
+            .flat_map(|x| x.1.clone())
+            .collect();
+        params.extend(d.params);
+        out.push(FsDef { params, ..d });
+    }
+    Ok(out)
+}
+
+fn opener(key: &str) -> &'static str {
+    match key {
+        "fsd" => "fsd",
+        "fwd" => "fwd",
+        "hd" => "hd",
+        _ => "rd",
+    }
+}
+
+/// `fsd=` inside an fwd and `fwd=` inside an rd are references, unless they open a
+/// fresh line.
+fn is_reference(p: &Param, current: Option<&FsDef>) -> bool {
+    let Some(d) = current else { return false };
+    let accepts = matches!((d.kind, p.key.as_str()), ("fwd", "fsd") | ("rd", "fwd"));
+    accepts && !p.fresh && !d.params.iter().any(|q| q.key == p.key)
+}
+
+/// The parameter under its full name when `kind` reads it (vdbench takes a unique
+/// prefix: `th=` is `threads=`); `None` when it has no effect or is listed as
+/// unsupported.
+fn known(kind: &str, mut p: Param, unsupported: &mut UnsupportedList) -> Option<Param> {
+    if kind == "hd" {
+        // How vdbench reaches a host; with one host, ioscope runs here (see `hosts`).
+        return None;
+    }
+    let (keys, no_effect) = match kind {
+        "fsd" => (FSD_KEYS, FSD_NO_EFFECT),
+        "fwd" => (FWD_KEYS, FWD_NO_EFFECT),
+        _ => (RD_KEYS, RD_NO_EFFECT),
+    };
+    let fits: Vec<&str> = keys
+        .iter()
+        .copied()
+        .filter(|k| k.starts_with(p.key.as_str()))
+        .collect();
+    match fits.as_slice() {
+        [one] => {
+            p.key = one.to_string();
+            Some(p)
+        }
+        _ if fits.contains(&p.key.as_str()) => Some(p),
+        _ if no_effect.iter().any(|(k, _)| *k == p.key) => None,
+        _ => {
+            let why = match kind {
+                "rd" if p.key.starts_with("for") => " — a file-system loop",
+                _ if fits.len() > 1 => " — an ambiguous abbreviation",
+                _ => "",
+            };
+            unsupported.push(format!("{}={}{why}", p.key, p.value), &p.loc);
+            None
+        }
+    }
+}
+
+/// A directory tree.
+struct Fsd {
+    name: String,
+    uri: String,
+    file_bytes: u64,
+    direct: bool,
+}
+
+impl Fsd {
+    fn read(d: &FsDef, unsupported: &mut UnsupportedList) -> Result<Fsd, CompatError> {
+        let anchor = d.get("anchor").ok_or_else(|| {
+            d.loc.error(format!(
+                "fsd={}: anchor= (the tree's directory) is required",
+                d.name
+            ))
+        })?;
+        let n = |key: &str, default: u64| -> Result<u64, CompatError> {
+            d.get(key).map_or(Ok(default), |p| {
+                parse_count(&p.value)
+                    .or_else(|e| if p.value == "0" { Ok(0) } else { Err(e) })
+                    .map_err(|e| perr(p, &e))
+            })
+        };
+        let (depth, width, files) = (n("depth", 1)?, n("width", 1)?, n("files", 1)?);
+        let size = d
+            .get("size")
+            .or_else(|| d.get(FSD_SIZES))
+            .ok_or_else(|| d.loc.error(format!("fsd={}: size= is required", d.name)))?;
+        let sizes = list(&size.value);
+        if sizes.len() > 1 {
+            unsupported.push(
+                format!(
+                    "size={} — a size distribution; every file gets {}",
+                    size.value, sizes[0]
+                ),
+                &size.loc,
+            );
+        }
+        let file_bytes = parse_size(&sizes[0]).map_err(|e| perr(size, &e))?;
+        let mut direct = false;
+        if let Some(p) = d.get("openflags") {
+            for f in list(&p.value) {
+                match f.to_ascii_lowercase().as_str() {
+                    "o_direct" | "directio" => direct = true,
+                    _ => unsupported.push(format!("openflags={f}"), &p.loc),
+                }
+            }
+        }
+        let uri = format!(
+            "tree:{}?depth={depth}&width={width}&files={files}&size={file_bytes}",
+            anchor.value.trim_end_matches('/')
+        );
+        crate::plan::fileset::FileSetSpec::parse_tree(uri.trim_start_matches("tree:"))
+            .map_err(|e| d.loc.error(format!("fsd={}: {e}", d.name)))?;
+        Ok(Fsd {
+            name: d.name.clone(),
+            uri,
+            file_bytes,
+            direct,
+        })
+    }
+}
+
+/// What an fwd asks for.
+#[derive(Clone)]
+struct Fwd {
+    name: String,
+    loc: Loc,
+    fsds: Vec<usize>,
+    operation: String,
+    bs: BlockSizes,
+    random_io: bool,
+    random_select: bool,
+    threads: u64,
+    rdpct: Option<u8>,
+    stopafter: Option<u64>,
+}
+
+impl Fwd {
+    fn read(
+        d: &FsDef,
+        fsds: &[Fsd],
+        unsupported: &mut UnsupportedList,
+    ) -> Result<Fwd, CompatError> {
+        let fsd_p = d
+            .get("fsd")
+            .ok_or_else(|| d.loc.error(format!("fwd={}: fsd= is required", d.name)))?;
+        let mut idx = Vec::new();
+        for pat in list(&fsd_p.value) {
+            let before = idx.len();
+            idx.extend((0..fsds.len()).filter(|&i| super::glob(&pat, &fsds[i].name)));
+            if idx.len() == before {
+                return Err(fsd_p.loc.error(format!("fwd={}: no fsd={pat}", d.name)));
+            }
+        }
+        if let Some(p) = d.get("skew") {
+            unsupported.push(
+                format!(
+                    "skew={} — fwdrate is divided evenly among the fwds",
+                    p.value
+                ),
+                &p.loc,
+            );
+        }
+        let fileio = d.get("fileio").map(|p| list(&p.value)).unwrap_or_default();
+        if fileio.iter().any(|w| w.eq_ignore_ascii_case("shared")) {
+            let p = d.get("fileio").expect("read above");
+            unsupported.push(
+                format!("fileio={} — threads sharing one file", p.value),
+                &p.loc,
+            );
+        }
+        let num = |key: &str| -> Result<Option<u64>, CompatError> {
+            d.get(key)
+                .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
+                .transpose()
+        };
+        let rdpct = match d.get("rdpct") {
+            Some(p) => Some(
+                p.value
+                    .trim()
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|&v| v <= 100)
+                    .ok_or_else(|| p.loc.error(format!("rdpct={}: expected 0 to 100", p.value)))?,
+            ),
+            None => None,
+        };
+        Ok(Fwd {
+            name: d.name.clone(),
+            loc: d.loc.clone(),
+            fsds: idx,
+            operation: d
+                .get("operation")
+                .map_or("read".into(), |p| p.value.to_ascii_lowercase()),
+            bs: match d.get("xfersize") {
+                Some(p) => xfersize(p, unsupported)?,
+                None => BlockSizes::fixed(4096),
+            },
+            random_io: fileio
+                .first()
+                .is_some_and(|w| w.eq_ignore_ascii_case("random")),
+            random_select: d
+                .get("fileselect")
+                .map_or(true, |p| !p.value.eq_ignore_ascii_case("sequential")),
+            threads: num("threads")?.unwrap_or(1),
+            rdpct,
+            stopafter: num("stopafter")?,
+        })
+    }
+}
+
+/// What the rds have made so far.
+#[derive(Default)]
+struct Output {
+    targets: Vec<TargetSpec>,
+    runs: Vec<RunSpec>,
+}
+
+impl Output {
+    /// The target for `fsd` used by `engine_use` ("" for reads and writes, else the
+    /// operation's name), added on first use.
+    fn target(&mut self, fsd: &Fsd, engine_use: &str, formats: bool) -> String {
+        let name = match engine_use {
+            "" => fsd.name.clone(),
+            op => format!("{}.{op}", fsd.name),
+        };
+        match self.targets.iter_mut().find(|t| t.name == name) {
+            Some(t) if formats => t.create = FileCreate::Empty,
+            Some(_) => {}
+            None => self.targets.push(TargetSpec {
+                name: name.clone(),
+                uri: fsd.uri.clone(),
+                size_bytes: None,
+                direct: Some(fsd.direct),
+                multipath: None,
+                fill: false,
+                create: if formats {
+                    FileCreate::Empty
+                } else {
+                    FileCreate::Data
+                },
+            }),
+        }
+        name
+    }
+}
+
+/// What an rd sets for its run.
+struct Rd {
+    fwds: Vec<usize>,
+    rate: Rate,
+    format: Format,
+    elapsed_ns: u64,
+    interval_ns: u64,
+    warmup_ns: Option<u64>,
+    /// `operations=`: replaces each fwd's operation (one workload per entry).
+    operations: Option<Vec<String>>,
+}
+
+/// `format=`: what is done to the trees before the rd's run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    No,
+    Yes,
+    Only,
+}
+
+impl Rd {
+    fn read(d: &FsDef, fwds: &[Fwd], unsupported: &mut UnsupportedList) -> Result<Rd, CompatError> {
+        let fwd_p = d
+            .get("fwd")
+            .ok_or_else(|| d.loc.error(format!("rd={}: fwd= is required", d.name)))?;
+        let mut idx = Vec::new();
+        for pat in list(&fwd_p.value) {
+            let before = idx.len();
+            idx.extend((0..fwds.len()).filter(|&i| super::glob(&pat, &fwds[i].name)));
+            if idx.len() == before {
+                return Err(fwd_p.loc.error(format!("rd={}: no fwd={pat}", d.name)));
+            }
+        }
+        let dur = |key: &str| -> Result<Option<u64>, CompatError> {
+            d.get(key)
+                .map(|p| parse_duration_ns(&p.value).map_err(|e| perr(p, &e)))
+                .transpose()
+        };
+        let rate = match d.get("fwdrate") {
+            None => Rate::Max,
+            Some(p) if p.value.eq_ignore_ascii_case("max") => Rate::Max,
+            Some(p) => match p.value.trim().parse::<f64>() {
+                Ok(n) if n > 0.0 && n.is_finite() => Rate::Iops(n),
+                _ => {
+                    return Err(p.loc.error(format!(
+                        "fwdrate={}: expected max or operations per second",
+                        p.value
+                    )))
+                }
+            },
+        };
+        Ok(Rd {
+            fwds: idx,
+            rate,
+            format: format(d, unsupported),
+            elapsed_ns: dur("elapsed")?.unwrap_or(30_000_000_000),
+            interval_ns: dur("interval")?.unwrap_or(1_000_000_000),
+            warmup_ns: dur("warmup")?,
+            operations: d.get("operations").map(|p| {
+                list(&p.value)
+                    .iter()
+                    .map(|o| o.to_ascii_lowercase())
+                    .collect()
+            }),
+        })
+    }
+}
+
+/// `format=no|yes|only|restart|clean|(…)`: yes and restart lay the trees out and
+/// write them (restart, which only completes what is missing in vdbench, writes
+/// every file too); clean, and words ioscope does not know, are listed.
+fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Format {
+    let Some(p) = d.get("format") else {
+        return Format::No;
+    };
+    let mut f = Format::No;
+    for w in list(&p.value) {
+        match w.to_ascii_lowercase().as_str() {
+            "no" => {}
+            "yes" | "restart" | "create" => f = f.max_with(Format::Yes),
+            "only" => f = Format::Only,
+            other => unsupported.push(
+                format!("format={other} — only yes, restart and only are translated"),
+                &p.loc,
+            ),
+        }
+    }
+    f
+}
+
+impl Format {
+    fn max_with(self, o: Format) -> Format {
+        if self == Format::Only {
+            self
+        } else {
+            o
+        }
+    }
+}
+
+/// An fwd operation: its engine, whether it is counted as a read, and the errno that
+/// means "nothing to act on" (vdbench blocks; here it is counted and the run goes on).
+fn operation_engine(op: &str) -> Option<(crate::plan::model::EngineKind, bool, Option<i32>)> {
+    use crate::plan::model::EngineKind as E;
+    Some(match op {
+        "read" => (E::Sync, true, None),
+        "write" => (E::Sync, false, None),
+        "create" => (E::FileCreate, false, Some(libc::EEXIST)),
+        "delete" => (E::FileDelete, false, Some(libc::ENOENT)),
+        "getattr" => (E::FileStat, true, None),
+        _ => return None,
+    })
+}
+
+/// Why an operation ioscope has no engine for is refused.
+fn refused(op: &str) -> String {
+    match op {
+        "mkdir" | "rmdir" => {
+            "directory creates and removes on a tree are not translated yet (dircreate/dirdelete work on files: sets)".into()
+        }
+        "open" | "close" | "setattr" | "access" | "copy" | "move" => format!(
+            "ioscope has no engine timing '{op}' alone yet"
+        ),
+        other => format!("unknown operation '{other}'"),
+    }
+}
+
+/// The runs of one rd: its format run, then (unless `format=only`) the rd's own.
+fn rd_runs(
+    d: &FsDef,
+    fsds: &[Fsd],
+    fwds: &[Fwd],
+    out: &mut Output,
+    unsupported: &mut UnsupportedList,
+) -> Result<(), CompatError> {
+    let rd = Rd::read(d, fwds, unsupported)?;
+    let warmup_ns = rd.warmup_ns.unwrap_or(rd.interval_ns);
+    if rd.format == Format::No && warmup_ns >= rd.elapsed_ns {
+        return Err(d.loc.error(format!(
+            "rd={}: elapsed must be longer than the warm-up (the first interval when warmup= \
+             is not given)",
+            d.name
+        )));
+    }
+    if rd.format != Format::No {
+        let run = format_run(d, &rd, fsds, fwds, out);
+        out.runs.push(run);
+    }
+    if rd.format == Format::Only {
+        return Ok(());
+    }
+    let mut workloads = Vec::new();
+    for &f in &rd.fwds {
+        let fwd = &fwds[f];
+        let ops = rd
+            .operations
+            .clone()
+            .unwrap_or_else(|| vec![fwd.operation.clone()]);
+        for op in &ops {
+            for &s in &fwd.fsds {
+                let named = ops.len() > 1 || fwd.fsds.len() > 1;
+                let name = match named {
+                    true if fwd.fsds.len() > 1 => format!("{}.{op}/{}", fwd.name, fsds[s].name),
+                    true => format!("{}.{op}", fwd.name),
+                    false => fwd.name.clone(),
+                };
+                workloads.push(fwd_workload(fwd, op, &fsds[s], name, out)?);
+            }
+        }
+    }
+    let n = workloads.len().max(1) as f64;
+    for w in &mut workloads {
+        w.rate = match rd.rate {
+            Rate::Iops(r) => Rate::Iops(r / n),
+            other => other,
+        };
+    }
+    out.runs.push(RunSpec {
+        name: d.name.clone(),
+        workloads,
+        duration_ns: Some(rd.elapsed_ns.saturating_sub(warmup_ns).max(rd.interval_ns)),
+        warmup_ns,
+        interval_ns: rd.interval_ns,
+        ..base_run()
+    });
+    Ok(())
+}
+
+/// The workload of fwd `fwd` doing `op` on `fsd`.
+fn fwd_workload(
+    fwd: &Fwd,
+    op: &str,
+    fsd: &Fsd,
+    name: String,
+    out: &mut Output,
+) -> Result<Workload, CompatError> {
+    let (engine, reads, blocked) = operation_engine(op).ok_or_else(|| {
+        fwd.loc
+            .error(format!("fwd={}: operation={op}: {}", fwd.name, refused(op)))
+    })?;
+    let bytes = engine == crate::plan::model::EngineKind::Sync;
+    let target = out.target(fsd, if bytes { "" } else { op }, false);
+    let per_file = (fsd.file_bytes / fwd.bs.max_bytes().max(1)).max(1);
+    let ios = fwd
+        .stopafter
+        .unwrap_or(per_file)
+        .clamp(1, u64::from(u32::MAX)) as u32;
+    let random = if bytes {
+        fwd.random_io
+    } else {
+        fwd.random_select
+    };
+    let mut w = Workload {
+        name,
+        target,
+        read_pct: match (bytes, fwd.rdpct) {
+            (true, Some(p)) => p,
+            _ if reads => 100,
+            _ => 0,
+        },
+        pattern: if random {
+            AccessPattern::Random
+        } else {
+            AccessPattern::Sequential
+        },
+        bs: if bytes {
+            fwd.bs.clone()
+        } else {
+            BlockSizes::fixed(4096)
+        },
+        qd: 1,
+        streams: u32::try_from(fwd.threads).map_err(|_| fwd.loc.error("threads is too large"))?,
+        file_service: if fwd.random_select {
+            FileService::Random { ios }
+        } else {
+            FileService::Sequential
+        },
+        ..Default::default()
+    };
+    w.overrides.engine = Some(engine);
+    if let Some(errno) = blocked {
+        w.overrides.on_error = Some(OnError {
+            continue_on: vec![ErrorKind::Write],
+            read_errnos: None,
+            write_errnos: Some(vec![Errno::number(errno).expect("a kernel errno")]),
+        });
+    }
+    Ok(w)
+}
+
+/// `format_for_RD`: each tree the rd's fwds use, laid out as holes and written once
+/// in order, one workload per tree, at the largest xfersize its fwds use.
+fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) -> RunSpec {
+    let mut used: Vec<usize> = Vec::new();
+    for &f in &rd.fwds {
+        for &s in &fwds[f].fsds {
+            if !used.contains(&s) {
+                used.push(s);
+            }
+        }
+    }
+    let workloads = used
+        .iter()
+        .map(|&s| {
+            let fsd = &fsds[s];
+            let bs = rd
+                .fwds
+                .iter()
+                .filter(|&&f| fwds[f].fsds.contains(&s))
+                .map(|&f| fwds[f].bs.max_bytes())
+                .max()
+                .unwrap_or(4096)
+                .min(fsd.file_bytes.max(1));
+            let mut w = Workload {
+                name: format!("format/{}", fsd.name),
+                target: out.target(fsd, "", true),
+                read_pct: 0,
+                pattern: AccessPattern::Sequential,
+                bs: BlockSizes::fixed(bs),
+                qd: 1,
+                streams: 1,
+                file_service: FileService::Sequential,
+                ..Default::default()
+            };
+            w.overrides.engine = Some(crate::plan::model::EngineKind::Sync);
+            w
+        })
+        .collect();
+    RunSpec {
+        name: format!("format_for_{}", d.name),
+        workloads,
+        duration_ns: None,
+        passes: Some(1),
+        warmup_ns: 0,
+        interval_ns: rd.interval_ns,
+        ..base_run()
+    }
+}

@@ -1,0 +1,152 @@
+//! Directory trees of files (vdbench's file system definitions, `fsd=`): a `tree:`
+//! target, `tree:DIR?depth=D&width=W&files=F&size=BYTES`, is a file set
+//! ([`super::fileset::FileSetSpec`]) whose names are laid out as a tree under `DIR`:
+//! `width` directories at the first level, `width` more inside each of those, down to
+//! `depth` levels, and `files` files in each directory of the last level — `width^depth
+//! × files` files in all, named as vdbench names them
+//! (`vdb.1_2.dir/vdb.2_1.dir/vdb_f0003.file`: each level's directories numbered from
+//! 1 inside their parent, each directory's files from 1). Everything a `files:` set
+//! does, a tree does: the file-operation engines make one call per file, the byte
+//! engines read and write the files (file `i` holds offsets `i × size ..`), and the
+//! directories are made when the target is opened. What differs (vdbench's rule):
+//! a create on a tree looks for a file that does not exist and a delete for one that
+//! does, so creates and deletes can run for a duration, side by side, on one tree.
+
+/// The shape of a tree: levels, directories per parent, files per leaf directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeShape {
+    pub depth: u32,
+    pub width: u64,
+    /// Files in each directory of the last level.
+    pub files: u64,
+}
+
+/// Deepest tree accepted (vdbench's own trees rarely pass 6 levels).
+const MAX_DEPTH: u32 = 32;
+
+impl TreeShape {
+    /// Directories of the last level (`width^depth`; 1, the anchor, at depth 0).
+    pub fn leaves(&self) -> Option<u64> {
+        self.width.checked_pow(self.depth)
+    }
+
+    /// Files in the tree, when the count fits in 64 bits.
+    pub fn file_count(&self) -> Option<u64> {
+        self.leaves()?.checked_mul(self.files)
+    }
+
+    /// Directories in the tree, every level counted.
+    pub fn dir_count(&self) -> u64 {
+        (1..=self.depth).map(|l| self.width.saturating_pow(l)).sum()
+    }
+
+    /// Path, relative to the anchor, of directory `index` (0-based) of `level`
+    /// (1-based): its ancestors' names, then its own.
+    pub fn dir_path(&self, level: u32, index: u64) -> String {
+        let mut parts = Vec::with_capacity(level as usize);
+        let mut rest = index;
+        for l in (1..=level).rev() {
+            parts.push(format!("vdb.{l}_{}.dir", rest % self.width + 1));
+            rest /= self.width;
+        }
+        parts.reverse();
+        parts.join("/")
+    }
+
+    /// Every directory, parents before their children (the order to make them in).
+    pub fn dirs(&self) -> impl Iterator<Item = String> + '_ {
+        (1..=self.depth)
+            .flat_map(move |l| (0..self.width.saturating_pow(l)).map(move |i| self.dir_path(l, i)))
+    }
+
+    /// Name of file `i`, relative to the anchor.
+    pub fn file_name(&self, i: u64) -> String {
+        let files = self.files.max(1);
+        let file = format!("vdb_f{:04}.file", i % files + 1);
+        match self.depth {
+            0 => file,
+            d => format!("{}/{file}", self.dir_path(d, i / files)),
+        }
+    }
+
+    /// Reads `depth`, `width` and `files` from a `tree:` query (`Err`: why the value
+    /// is refused); `None` for any other key.
+    pub fn take(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
+        let n = || super::units::parse_count(value).map_err(|e| e.to_string());
+        Some(match key {
+            "depth" => value
+                .parse::<u32>()
+                .ok()
+                .filter(|&d| d <= MAX_DEPTH)
+                .map(|d| self.depth = d)
+                .ok_or_else(|| format!("expected 0 to {MAX_DEPTH} levels")),
+            "width" => n().map(|w| self.width = w),
+            "files" => n().map(|f| self.files = f),
+            _ => return None,
+        })
+    }
+
+    /// The query part of the URI (`depth=…&width=…&files=…`).
+    pub fn query(&self) -> String {
+        format!(
+            "depth={}&width={}&files={}",
+            self.depth, self.width, self.files
+        )
+    }
+}
+
+impl Default for TreeShape {
+    /// vdbench's fsd defaults: one level of one directory, one file.
+    fn default() -> Self {
+        TreeShape {
+            depth: 1,
+            width: 1,
+            files: 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_as_vdbench_lays_them_out() {
+        let t = TreeShape {
+            depth: 2,
+            width: 3,
+            files: 2,
+        };
+        assert_eq!(t.file_count(), Some(18));
+        assert_eq!(t.dir_count(), 12);
+        assert_eq!(t.file_name(0), "vdb.1_1.dir/vdb.2_1.dir/vdb_f0001.file");
+        assert_eq!(t.file_name(1), "vdb.1_1.dir/vdb.2_1.dir/vdb_f0002.file");
+        assert_eq!(t.file_name(2), "vdb.1_1.dir/vdb.2_2.dir/vdb_f0001.file");
+        assert_eq!(t.file_name(17), "vdb.1_3.dir/vdb.2_3.dir/vdb_f0002.file");
+        let dirs: Vec<String> = t.dirs().collect();
+        assert_eq!(dirs[0], "vdb.1_1.dir");
+        assert_eq!(dirs[3], "vdb.1_1.dir/vdb.2_1.dir");
+        assert_eq!(dirs[11], "vdb.1_3.dir/vdb.2_3.dir");
+        let flat = TreeShape {
+            depth: 0,
+            width: 5,
+            files: 3,
+        };
+        assert_eq!((flat.file_count(), flat.dir_count()), (Some(3), 0));
+        assert_eq!(flat.file_name(2), "vdb_f0003.file");
+    }
+
+    #[test]
+    fn refuses_bad_shapes() {
+        let mut t = TreeShape::default();
+        assert!(matches!(t.take("depth", "33"), Some(Err(_))));
+        assert!(matches!(t.take("width", "0"), Some(Err(_))));
+        assert!(t.take("size", "1k").is_none());
+        let huge = TreeShape {
+            depth: 32,
+            width: 1000,
+            files: 1,
+        };
+        assert_eq!(huge.file_count(), None);
+    }
+}

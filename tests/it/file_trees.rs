@@ -1,0 +1,118 @@
+//! Directory trees of files (`tree:` targets) through vdbench file-system parameter
+//! files: `format=` lays out exactly width^depth leaf directories of `files` files of
+//! the declared size, and a read/write/create/delete mix reports each operation per
+//! interval, adding up to its totals.
+
+use super::*;
+
+/// A vdbench parameter file on a tree under `anchor`, with `fwds` and `rd` lines.
+fn parm(dir: &Path, anchor: &Path, body: &str) -> PathBuf {
+    let p = dir.join("fs.parm");
+    let text = format!(
+        "fsd=fsd1,anchor={},depth=2,width=3,files=4,size=8k\n{body}",
+        anchor.display()
+    );
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Every directory and regular file below `root`, counted.
+fn census(root: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, u64)>) {
+    let (mut dirs, mut files) = (Vec::new(), Vec::new());
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let md = e.metadata().unwrap();
+            if md.is_dir() {
+                dirs.push(e.path());
+                todo.push(e.path());
+            } else {
+                files.push((e.path(), md.len()));
+            }
+        }
+    }
+    (dirs, files)
+}
+
+#[test]
+fn format_only_lays_out_the_declared_tree() {
+    let d = tempfile::tempdir().unwrap();
+    let anchor = d.path().join("anchor");
+    std::fs::create_dir(&anchor).unwrap();
+    let p = parm(
+        d.path(),
+        &anchor,
+        "fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\n\
+         rd=rd1,fwd=fwd1,format=only,elapsed=2,interval=1\n",
+    );
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    assert_eq!(r.doc.runs.len(), 1, "format=only runs the format alone");
+    assert_eq!(r.run(0).name, "format_for_rd1");
+    let (dirs, files) = census(&anchor);
+    // 3 + 9 directories; 9 leaves × 4 files, each 8 KiB, in the leaves only.
+    assert_eq!(dirs.len(), 12, "{dirs:?}");
+    assert_eq!(files.len(), 36);
+    assert!(files.iter().all(|(_, len)| *len == 8192), "{files:?}");
+    assert!(files
+        .iter()
+        .all(|(p, _)| p.components().count() == anchor.components().count() + 3));
+    assert!(anchor
+        .join("vdb.1_3.dir/vdb.2_3.dir/vdb_f0004.file")
+        .is_file());
+    // The format run wrote every byte once: 36 files × 8 KiB in 4 KiB writes.
+    assert_eq!(r.run(0).totals.write.ios, 72);
+    assert_eq!(r.run(0).totals.write.bytes, 36 * 8192);
+}
+
+#[test]
+fn a_mix_reports_each_operation_per_interval() {
+    let d = tempfile::tempdir().unwrap();
+    let anchor = d.path().join("anchor");
+    std::fs::create_dir(&anchor).unwrap();
+    let p = parm(
+        d.path(),
+        &anchor,
+        "fwd=default,fsd=fsd1,xfersize=4k,fileio=sequential,fileselect=random\n\
+         fwd=fr,operation=read\nfwd=fw,operation=write\n\
+         fwd=fc,operation=create\nfwd=fd,operation=delete\n\
+         rd=rd1,fwd=f*,fwdrate=max,format=yes,elapsed=4,interval=1\n",
+    );
+    // A create that finds no missing file, or a delete none left, is counted as an
+    // error of its workload (vdbench blocks it) and the run goes on; errors make the
+    // command's exit code 1.
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]);
+    assert!(matches!(r.code, Some(0 | 1)), "stderr: {}", r.stderr);
+    assert_eq!(r.doc.runs.len(), 2, "the format run, then rd1");
+    let run = r.run(1);
+    assert_eq!(
+        run.end_reason,
+        ioscope::result::EndReason::Duration,
+        "{}",
+        r.stderr
+    );
+    let names: Vec<&str> = run.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["fr", "fw", "fc", "fd"]);
+    let measured: Vec<_> = run.intervals.iter().filter(|i| !i.warmup).collect();
+    assert!(!measured.is_empty());
+    for (k, w) in run.workloads.iter().enumerate() {
+        let per_interval: u64 = measured.iter().map(|i| i.workloads[k].ios).sum();
+        assert_eq!(
+            per_interval, w.totals.all.ios,
+            "{}: intervals add up to the total",
+            w.name
+        );
+        assert!(w.totals.all.ios > 0, "{} did nothing: {}", w.name, r.stderr);
+        let lat = if k == 0 {
+            &w.totals.read.latency_us
+        } else {
+            &w.totals.write.latency_us
+        };
+        assert!(lat.mean > 0.0, "{} has a response time", w.name);
+    }
+    for i in &measured {
+        let sum: u64 = i.workloads.iter().map(|w| w.ios).sum();
+        assert_eq!(sum, i.ios, "interval {}: the operations add up", i.index);
+    }
+    assert_eq!(run.workloads[0].totals.write.ios, 0, "reads only read");
+}
