@@ -459,6 +459,7 @@ pub fn run_plan(
     opts: &RunOptions,
     command: Vec<String>,
 ) -> Result<Outcome, AppError> {
+    let plan = &*fresh_seeds(plan);
     // A job that asks for a curve (vdbench's iorate=curve, fio's latency_target) is
     // measured as one; beside other runs, in its place among them.
     let curves = plan.runs.iter().filter(|r| r.curve.is_some()).count();
@@ -518,6 +519,31 @@ pub fn run_plan(
         }
     }
     session.finish()
+}
+
+/// The plan with a seed drawn now for each run whose `fresh_seed` is set (fio's
+/// `randrepeat=0`): before the session records the plan, so the result says which
+/// seed ran and `rerun` repeats exactly that.
+fn fresh_seeds(plan: &Plan) -> std::borrow::Cow<'_, Plan> {
+    use crate::plan::settings::declared::FRESH_SEED;
+    if !plan.runs.iter().any(|r| r.settings.flag(&FRESH_SEED)) {
+        return std::borrow::Cow::Borrowed(plan);
+    }
+    let mut plan = plan.clone();
+    for r in plan
+        .runs
+        .iter_mut()
+        .filter(|r| r.settings.flag(&FRESH_SEED))
+    {
+        let mut bytes = [0u8; 8];
+        // SAFETY: getrandom(2) writes at most `bytes.len()` bytes into the buffer.
+        let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+        r.seed = match n {
+            8 => u64::from_le_bytes(bytes),
+            _ => crate::clock::now_ns() ^ u64::from(std::process::id()).rotate_left(32),
+        } >> 1; // a job file's seed is a TOML integer: at most i64::MAX
+    }
+    std::borrow::Cow::Owned(plan)
 }
 
 /// Seconds a run is planned to take: warm-up and duration, each repetition.

@@ -386,7 +386,8 @@ struct Job {
     passes: Option<u64>,
     warmup_ns: u64,
     cpus: Option<Vec<usize>>,
-    seed: u64,
+    /// `None`: a seed drawn for every run (`randrepeat=0`, the run's `fresh_seed`).
+    seed: Option<u64>,
     /// (option text, location) for the run-level settings, to report mismatches.
     run_opts: Vec<(&'static str, String, Loc)>,
     /// verify / buffer_compress_percentage / dedupe_percentage.
@@ -700,7 +701,7 @@ fn first_job_run(job: Job, number: u32) -> (RunSpec, Vec<RunOpt>, Option<(ExitWh
         passes: job.passes,
         warmup_ns: job.warmup_ns,
         cpus: job.cpus.clone(),
-        seed: job.seed,
+        seed: job.seed.unwrap_or(TRANSLATED_SEED),
         curve: job.curve,
         io: job.io,
         interval_ns: job
@@ -713,6 +714,13 @@ fn first_job_run(job: Job, number: u32) -> (RunSpec, Vec<RunOpt>, Option<(ExitWh
         fio_logs: job.fio_logs.map(|l| numbered(l.0, number)),
         ..base_run()
     };
+    let mut run = run;
+    if job.seed.is_none() {
+        run.settings.set(
+            &crate::plan::settings::declared::FRESH_SEED,
+            crate::plan::settings::Value::Flag(true),
+        );
+    }
     (run, job.run_opts, job.exit)
 }
 
@@ -1327,15 +1335,26 @@ impl<'a> JobCx<'a> {
         )))
     }
 
-    /// `randseed`, else the translation's fixed seed.
-    fn seed(&self) -> Result<u64, CompatError> {
-        match self.o.get("randseed") {
-            Some((v, loc)) => v
+    /// `randseed`; else the translation's fixed seed, or `None` under `randrepeat=0`
+    /// (`allrandrepeat=0`): fio then draws a new seed every run, and so does the run
+    /// (`fresh_seed`), saying so.
+    fn seed(&mut self) -> Result<Option<u64>, CompatError> {
+        if let Some((v, loc)) = self.o.get("randseed") {
+            return v
                 .trim()
                 .parse::<u64>()
-                .map_err(|e| opt_err(loc, "randseed", v, &e)),
-            None => Ok(TRANSLATED_SEED),
+                .map(Some)
+                .map_err(|e| opt_err(loc, "randseed", v, &e));
         }
+        if self.o.has("randrepeat") && !self.o.flag("randrepeat")? {
+            self.warnings.push(format!(
+                "job '{}': randrepeat=0 draws a new seed for every run, as fio does \
+                 (fresh_seed); the result's plan records the seed that ran",
+                self.name
+            ));
+            return Ok(None);
+        }
+        Ok(Some(TRANSLATED_SEED))
     }
 
     /// `offset_increment`: bytes between the starts of successive clones' regions
@@ -3531,6 +3550,19 @@ mod tests {
         // fio's same buffer written again and again is not what ioscope writes.
         let t = parse("[j]\nfilename=/tmp/x\nrw=write\nscramble_buffers=0\n").unwrap();
         assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+    }
+
+    #[test]
+    fn randrepeat_0_draws_a_seed_for_every_run_unless_randseed_fixes_it() {
+        use crate::plan::settings::declared::FRESH_SEED;
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randread\nrandrepeat=0\n").unwrap();
+        assert!(t.plan.runs[0].settings.flag(&FRESH_SEED));
+        assert!(t.plan.warnings.iter().any(|w| w.contains("randrepeat=0")));
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randread\nrandrepeat=0\nrandseed=7\n").unwrap();
+        assert!(!t.plan.runs[0].settings.flag(&FRESH_SEED));
+        assert_eq!(t.plan.runs[0].seed, 7);
+        let t = parse("[j]\nfilename=/tmp/x\nrw=randread\n").unwrap();
+        assert!(!t.plan.runs[0].settings.flag(&FRESH_SEED));
     }
 
     #[test]

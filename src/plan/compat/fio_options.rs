@@ -898,7 +898,11 @@ pub const OPTIONS: &[FioOption] = &[
     flag(no_effect("unified_rw_reporting", "reporting only")),
     no_effect("disk_util", "reporting only"),
     aka(
-        no_effect("randrepeat", "runs are repeatable by default"),
+        maps(
+            "randrepeat",
+            "runs are repeatable by default; randrepeat=0 without randseed: a new seed \
+             for every run (fresh_seed)",
+        ),
         &["allrandrepeat"],
     ),
     flag(no_effect(

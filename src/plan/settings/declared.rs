@@ -31,6 +31,7 @@ pub static ALL: &[&Decl] = &[
     &METRICS_PER_RANK,
     &PROGRESS,
     &REPEAT,
+    &FRESH_SEED,
 ];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
@@ -358,4 +359,21 @@ pub static REPEAT: Decl = Decl {
     heading: "Load and timing",
     echo: "repeat",
     switch: false,
+};
+
+/// A seed drawn anew for every run (fio's `randrepeat=0`): resolved when the command
+/// starts (`app::fresh_seeds`), so the result's plan records the seed that ran and
+/// `rerun` repeats it.
+pub static FRESH_SEED: Decl = Decl {
+    key: "fresh_seed",
+    kind: Kind::Flag,
+    scope: Scope::Run,
+    default: Value::Flag(false),
+    doc: "Draw a new seed for each run instead of the run's fixed seed (fio's \
+          randrepeat=0): offsets and mixes differ from run to run; the seed drawn is \
+          recorded in the result's plan",
+    flag: Some("fresh-seed"),
+    heading: "Load and timing",
+    echo: "fresh_seed",
+    switch: true,
 };
