@@ -57,6 +57,13 @@ pub fn translate_args(
 /// Reads a job file of any supported kind: native TOML, fio, vdbench, or a file that
 /// holds one fio/diskspd/SQLIO command line.
 pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
+    read_job_file_for(path, None)
+}
+
+/// [`read_job_file`], with `target` replacing every target of a diskspd or SQLIO
+/// line (`convert --target`). Lines starting with `#` in a command-line file are
+/// comments (a source note above a published line).
+pub fn read_job_file_for(path: &Path, target: Option<&str>) -> Result<Translated, AppError> {
     let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
         what: "job file",
         path: path.to_path_buf(),
@@ -76,7 +83,11 @@ pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
         });
     }
     let words = || -> Result<Vec<String>, AppError> {
-        let mut w = compat::split_command_line(&text)?;
+        let lines: Vec<&str> = text
+            .lines()
+            .map(|l| if l.trim_start().starts_with('#') { "" } else { l })
+            .collect();
+        let mut w = compat::split_command_line(&lines.join("\n"))?;
         if !w.is_empty() {
             w.remove(0);
         }
@@ -86,11 +97,11 @@ pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
         Format::Fio => Ok(fio::parse_file(path, &fio::process_env)?),
         Format::Vdbench => Ok(vdbench::parse_str(&name, &text)?),
         Format::FioArgs => Ok(fio::parse_args(&words()?)?),
-        Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, None)?),
+        Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, target)?),
         Format::Sqlio => Ok(diskspd::parse_sqlio(
             &words()?,
             path.parent().unwrap_or(Path::new(".")),
-            None,
+            target,
         )?),
         Format::Unknown => {
             let plan = crate::plan::jobfile::parse(&name, &text)?;

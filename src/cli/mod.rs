@@ -587,6 +587,10 @@ pub struct ConvertArgs {
     /// Output form: toml or fio.
     #[arg(long, value_name = "FORM", value_enum, default_value = "toml")]
     pub to: ConvertForm,
+    /// Replaces every target of a diskspd or SQLIO command line (their Windows
+    /// paths name nothing here), as `ioscope diskspd --target` does.
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<String>,
     /// A job file (fio, vdbench, native) or a foreign command line (fio …, diskspd …).
     #[arg(
         trailing_var_arg = true,
