@@ -1470,10 +1470,10 @@ impl<'a> Ctx<'a> {
                 "'seq_gap' is for sequential workloads (rw = read, write or rw)",
             ));
         }
-        if bytes != 0 && layout != SeqLayout::Regions {
+        if bytes != 0 && layout == SeqLayout::Stride {
             return Err(self.err(
                 v.span(),
-                "'seq_gap' needs seq_layout = \"regions\" (interleaved streams already step over each other's blocks)",
+                "'seq_gap' does not go with seq_layout = \"stride\" (interleaved streams already step over each other's blocks)",
             ));
         }
         Ok(if neg { -bytes } else { bytes })
@@ -1788,7 +1788,10 @@ impl<'a> Ctx<'a> {
         SeqLayout::parse(name).ok_or_else(|| {
             self.err(
                 v.span(),
-                format!("'seq_layout' = {name:?}: expected \"regions\" or \"stride\""),
+                format!(
+                    "'seq_layout' = {name:?}: expected \"regions\", \"stride\", \"whole\" \
+                     or \"shared\""
+                ),
             )
         })
     }
