@@ -16,6 +16,7 @@ pub mod paths;
 pub mod ranks;
 pub mod replay;
 pub mod smb;
+pub mod threads;
 pub mod workload;
 
 pub use ranks::{MpiRun, RankResult};
@@ -226,6 +227,10 @@ pub struct RunResult {
     /// A run made by `ioscope merge`: the runs it combined, one per source result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<parts::Part>,
+    /// Per worker thread, per workload: I/O counts over the measured time (they
+    /// sum to `totals`). Absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<threads::ThreadResult>,
 }
 
 /// How a run's steady-state stop was judged (fio's `steadystate` rule).
@@ -444,6 +449,7 @@ impl RunResult {
             mpi: None,
             steady_stop: None,
             parts: Vec::new(),
+            threads: Vec::new(),
         }
     }
 }

@@ -67,6 +67,8 @@ struct Collector {
     unix_at_zero_s: f64,
     /// Warnings about the run's outputs (an interval log that failed).
     warnings: Vec<String>,
+    /// Per worker and workload, over the measured intervals.
+    threads: super::thread_tally::ThreadTally,
 }
 
 /// One interval's snapshots summed.
@@ -130,6 +132,7 @@ impl Collector {
             hdr_logs: Default::default(),
             unix_at_zero_s: unix_s() - now_ns() as f64 / 1e9,
             warnings: Vec::new(),
+            threads: Default::default(),
         }
         .with_hdr_logs(run)
     }
@@ -225,6 +228,9 @@ impl Collector {
                 self.events.extend(events);
             }
             return;
+        }
+        if !self.clock.is_warmup(k) {
+            snaps.iter().for_each(|s| self.threads.add(s));
         }
         let merged = self.merge(snaps);
         self.close_merged(k, merged, on_interval);
@@ -556,6 +562,7 @@ impl Collector {
             failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
+            threads: self.threads.results(nworkers),
             ..RunResult::empty()
         }
     }
