@@ -76,14 +76,14 @@ impl Default for DataSpec {
 }
 
 /// Longest fixed pattern (as `plan::fill::MAX_PATTERN_BYTES`).
-pub const MAX_FILL_BYTES: usize = 64;
+pub const MAX_FILL_BYTES: usize = 256;
 
 /// A fixed pattern of 1..=[`MAX_FILL_BYTES`] bytes, repeated over the target by
 /// offset: the byte at offset `o` is `bytes[o % len]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FillBytes {
     bytes: [u8; MAX_FILL_BYTES],
-    len: u8,
+    len: u16,
 }
 
 impl FillBytes {
@@ -96,7 +96,7 @@ impl FillBytes {
         bytes[..pattern.len()].copy_from_slice(pattern);
         Some(FillBytes {
             bytes,
-            len: pattern.len() as u8,
+            len: pattern.len() as u16,
         })
     }
 
