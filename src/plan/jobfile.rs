@@ -1487,11 +1487,12 @@ impl<'a> Ctx<'a> {
         };
         let bytes = self.size("align", v, false)?;
         let min = bs.min_bytes().max(1);
-        if bytes == 0 || bytes % min != 0 {
+        if !crate::plan::model::align_fits(bytes, min) {
             return Err(self.err(
                 v.span(),
                 format!(
-                    "'align' must be a multiple of the smallest block size ({}), found {}",
+                    "'align' must be a multiple of the smallest block size ({}), or a \
+                     multiple of 512 that divides it, found {}",
                     units::format_size(min),
                     units::format_size(bytes)
                 ),

@@ -359,9 +359,10 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
             return Err(invalid("block size over 2 GiB is not supported".into()));
         }
         if let Some(a) = w.align_bytes {
-            if a == 0 || a % w.bs.min_bytes() != 0 {
+            if !crate::plan::model::align_fits(a, w.bs.min_bytes()) {
                 return Err(invalid(format!(
-                    "alignment {a} bytes is not a multiple of the smallest block size ({} bytes)",
+                    "alignment {a} bytes is neither a multiple of the smallest block size \
+                     ({} bytes) nor a multiple of 512 that divides it",
                     w.bs.min_bytes()
                 )));
             }

@@ -18,6 +18,7 @@ pub mod fio;
 pub mod fio_options;
 pub mod fio_subst;
 mod fio_tuning;
+pub mod sqlio;
 pub mod vdbench;
 pub mod vdbench_options;
 
