@@ -383,36 +383,4 @@ mod tests {
         let e = parse_sqlio(&args("sqlio -kR -BNY /tmp/f"), Path::new("."), None).unwrap_err();
         assert!(e.to_string().starts_with("argument 3 ('-BNY')"), "{e}");
     }
-
-    /// One argument per switch the table maps, each read by its own code.
-    const DISKSPD_MAPPED: &str = "-b8K -d5 -W1 -C0 -o2 -t2 -r -s -w10 -S -h -c1M -f1M -B0 \
-                                  -g100 -a0 -n -R -D500 -z1";
-    const SQLIO_MAPPED: &str = "-kR -s5 -t1 -o1 -b8 -frandom -BN -a0x1 -Fparam.txt";
-
-    /// Checks that `line` writes exactly the switches `table` maps, and that its
-    /// translation `t` read every one of them.
-    fn reads_all(table: &[Switch], line: &str, t: Result<Translated, CompatError>) {
-        let mut maps: Vec<&str> = table
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.effect,
-                    Effect::Maps(_) | Effect::Sets(_) | Effect::SetsAs(..)
-                )
-            })
-            .map(|s| s.letter)
-            .collect();
-        let mut written: Vec<&str> = line.split_whitespace().map(|a| &a[1..2]).collect();
-        maps.sort_unstable();
-        written.sort_unstable();
-        assert_eq!(
-            written, maps,
-            "'{line}' and the table's mapped switches differ"
-        );
-        let un = t.unwrap().unsupported;
-        assert!(un.iter().all(|u| !u.option.contains("not read")), "{un:?}");
-    }
-
-    // Only switches the table maps reach the readers' own code (`table_reads`); this
-    // holds the other direction: every mapped switch has code that reads it.
 }
