@@ -5,7 +5,7 @@
 
 use super::invocation::Tool;
 use super::{run_plan, AppError, ForeignInvocation};
-use crate::plan::compat::{self, diskspd, fio, vdbench, Format, Translated};
+use crate::plan::compat::{self, diskspd, fio, sqlio, vdbench, Format, Translated};
 use crate::plan::model::Plan;
 use crate::run::RunOptions;
 use std::path::Path;
@@ -50,7 +50,7 @@ pub fn translate_args(
             Ok(vdbench::parse_str(&file, &text)?)
         }
         Tool::Diskspd => Ok(diskspd::parse_diskspd(args, target)?),
-        Tool::Sqlio => Ok(diskspd::parse_sqlio(args, Path::new("."), target)?),
+        Tool::Sqlio => Ok(sqlio::parse_sqlio(args, Path::new("."), target)?),
     }
 }
 
@@ -85,7 +85,13 @@ pub fn read_job_file_for(path: &Path, target: Option<&str>) -> Result<Translated
     let words = || -> Result<Vec<String>, AppError> {
         let lines: Vec<&str> = text
             .lines()
-            .map(|l| if l.trim_start().starts_with('#') { "" } else { l })
+            .map(|l| {
+                if l.trim_start().starts_with('#') {
+                    ""
+                } else {
+                    l
+                }
+            })
             .collect();
         let mut w = compat::split_command_line(&lines.join("\n"))?;
         if !w.is_empty() {
@@ -98,7 +104,7 @@ pub fn read_job_file_for(path: &Path, target: Option<&str>) -> Result<Translated
         Format::Vdbench => Ok(vdbench::parse_str(&name, &text)?),
         Format::FioArgs => Ok(fio::parse_args(&words()?)?),
         Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, target)?),
-        Format::Sqlio => Ok(diskspd::parse_sqlio(
+        Format::Sqlio => Ok(sqlio::parse_sqlio(
             &words()?,
             path.parent().unwrap_or(Path::new(".")),
             target,
@@ -149,6 +155,21 @@ pub fn foreign(a: ForeignInvocation) -> Result<i32, AppError> {
         ));
     }
     let translated = translate_args(a.tool, &a.args, a.target.as_deref())?;
+    let mut a = a;
+    if a.tool == Tool::Diskspd {
+        match diskspd_output(&a.args) {
+            // -Rp…: diskspd checks the profile and prints it without running.
+            DiskspdOutput::ProfileOnly => {
+                let text = crate::plan::emit::to_toml(&translated.plan)?;
+                crate::stdout::print(&text)?;
+                return Ok(super::exit::OK);
+            }
+            DiskspdOutput::Xml if a.output.stdout_doc.is_none() => {
+                a.output.stdout_doc = Some(crate::report::export::Format::DiskspdXml)
+            }
+            _ => {}
+        }
+    }
     let mut plan = accept(translated, a.ignore_unsupported)?;
     if let Some(t) = &a.target {
         compat::apply_target_override(&mut plan, t);
@@ -159,4 +180,27 @@ pub fn foreign(a: ForeignInvocation) -> Result<i32, AppError> {
         ..Default::default()
     };
     Ok(run_plan(&plan, &a.output, &opts, a.command)?.exit_code)
+}
+
+/// What diskspd's `-R` asks of the output.
+#[derive(Debug, PartialEq, Eq)]
+enum DiskspdOutput {
+    Text,
+    Xml,
+    ProfileOnly,
+}
+
+/// diskspd's last `-R` among its switches (before the first target).
+fn diskspd_output(args: &[String]) -> DiskspdOutput {
+    let mut out = DiskspdOutput::Text;
+    for a in args.iter().take_while(|a| a.starts_with('-')) {
+        if let Some(r) = a.strip_prefix("-R") {
+            out = match r {
+                _ if r.starts_with('p') => DiskspdOutput::ProfileOnly,
+                "xml" => DiskspdOutput::Xml,
+                _ => DiskspdOutput::Text,
+            };
+        }
+    }
+    out
 }

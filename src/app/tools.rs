@@ -115,6 +115,10 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
+    // What the translation does another way than the source: one line each.
+    for w in &translated.plan.warnings {
+        eprintln!("note: {w}");
+    }
     // The native job file carries curves; a fio job file does not. A run's own
     // fio-format logs (over all its workloads) become its first job's in fio.
     let mut curves = Vec::new();

@@ -50,6 +50,7 @@ impl From<ReportForm> for Format {
             ReportForm::Markdown => Format::Markdown,
             ReportForm::FioJson => Format::FioJson,
             ReportForm::FioJsonPlus => Format::FioJsonPlus,
+            ReportForm::DiskspdXml => Format::DiskspdXml,
         }
     }
 }

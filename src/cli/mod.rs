@@ -126,6 +126,8 @@ pub enum ReportForm {
     FioJson,
     #[value(name = "fio-json+")]
     FioJsonPlus,
+    /// diskspd's XML result (`-Rxml`).
+    DiskspdXml,
 }
 
 /// The metric steady state tracks.
@@ -609,7 +611,7 @@ pub struct ReportArgs {
     /// Output file; the form follows --format, or the extension (.html, .csv, .md, .json).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// html, csv, markdown, fio-json or fio-json+ (with latency bins).
+    /// html, csv, markdown, fio-json, fio-json+ (with latency bins) or diskspd-xml.
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<ReportForm>,
 }

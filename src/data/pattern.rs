@@ -457,7 +457,17 @@ mod tests {
                 assert_eq!(*b, want, "offset {offset} + {i}");
             }
         }
-        assert!(FillBytes::new(&[]).is_none() && FillBytes::new(&[0; 65]).is_none());
+        assert!(FillBytes::new(&[]).is_none() && FillBytes::new(&[0; 257]).is_none());
+        // diskspd's default write content: the bytes 0..=255, by offset.
+        let counting: Vec<u8> = (0..=255u8).collect();
+        let spec = DataSpec {
+            fill: FillBytes::new(&counting),
+            ..Default::default()
+        };
+        let mut g = Generator::new(&spec, 1);
+        let mut buf = vec![0u8; 8192];
+        g.fill(&mut buf, 4096 + 7);
+        assert!(buf.iter().enumerate().all(|(i, &b)| b == ((7 + i) % 256) as u8));
     }
 
     /// Compression ratio of `data` by an external compressor (`zstd -1` / `gzip -6`),

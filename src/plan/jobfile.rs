@@ -2607,7 +2607,7 @@ passes = 2
     }
 
     #[test]
-    fn seq_gap_is_signed_and_only_for_sequential_regions() {
+    fn seq_gap_is_signed_and_not_for_interleaved_streams() {
         let w = |body: &str| parse("job.toml", &format!("{T}[[workload]]\n{body}"));
         let plan = w("rw = \"read\"\nseq_gap = \"-8k\"\n").unwrap();
         assert_eq!(plan.runs[0].workloads[0].seq_gap_bytes, -8192);
@@ -2617,7 +2617,11 @@ passes = 2
         assert!(e.to_string().contains("sequential"), "{e}");
         let e = w("rw = \"read\"\nstreams = 2\nseq_layout = \"stride\"\nseq_gap = \"4k\"\n")
             .unwrap_err();
-        assert!(e.to_string().contains("regions"), "{e}");
+        assert!(e.to_string().contains("stride"), "{e}");
+        // diskspd's -b256K -si4K: streams sharing one position, 4 KiB apart.
+        let plan = w("rw = \"read\"\nstreams = 2\nseq_layout = \"shared\"\nseq_gap = \"-252k\"\n")
+            .unwrap();
+        assert_eq!(plan.runs[0].workloads[0].seq_layout, SeqLayout::Shared);
         assert!(w("rw = \"read\"\nseq_gap = \"-x\"\n").is_err());
     }
 

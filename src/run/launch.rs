@@ -118,13 +118,15 @@ fn place_of(w: &crate::plan::Workload, r: &Resolved, i: u64) -> Place {
     // Interleaved streams step over each other's blocks, in units of the largest
     // block size; they need one such block each.
     let max_bs = w.bs.max_bytes();
-    let layout = if sequential { w.seq_layout } else { SeqLayout::Regions };
+    let layout = if sequential {
+        w.seq_layout
+    } else {
+        SeqLayout::Regions
+    };
     let stride = layout == SeqLayout::Stride && n > 1 && n.saturating_mul(max_bs) <= r.ws_len;
     // fio's clones each walk the zones from the start, as one stream does.
-    let own_regions = sequential
-        && layout == SeqLayout::Regions
-        && slice >= max_bs
-        && w.zones.is_none();
+    let own_regions =
+        sequential && layout == SeqLayout::Regions && slice >= max_bs && w.zones.is_none();
     let inc = w.offset_increment_bytes;
     let whole = |pos: u64, per_stream: u64| Place {
         start: r.ws_start,

@@ -573,7 +573,12 @@ impl Stream {
     /// advances by the I/O's length (and `seq_gap`) for whichever stream asks, and
     /// wraps at the last step at which an I/O of `len` bytes still fits.
     #[inline]
-    fn shared_offset(&self, shared: &std::sync::atomic::AtomicU64, len: u32, shape: &WorkloadShape) -> u64 {
+    fn shared_offset(
+        &self,
+        shared: &std::sync::atomic::AtomicU64,
+        len: u32,
+        shape: &WorkloadShape,
+    ) -> u64 {
         let step = (i128::from(len) + i128::from(shape.seq_gap)).max(1) as u64;
         let room = self.region_len.saturating_sub(u64::from(len));
         let span = (room / step + 1) * step;

@@ -15,8 +15,6 @@ use super::diskspd_options::{self, Effect, Switch};
 use super::{is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::units::{parse_count, parse_duration_ns, parse_duration_ns_allow_zero};
 
-pub use super::sqlio::parse_sqlio;
-
 mod line;
 
 use line::DiskspdLine;
@@ -130,9 +128,11 @@ pub(super) fn to_u32(v: u64, loc: &Loc) -> Result<u32, CompatError> {
 /// the text, after the size, is returned for switches that go on (`-B1G:2G`).
 fn ds_size_rest<'a>(text: &'a str, block: u64, loc: &Loc) -> Result<(u64, &'a str), CompatError> {
     let digits = text.chars().take_while(char::is_ascii_digit).count();
-    let n: u64 = text[..digits]
-        .parse()
-        .map_err(|_| loc.error(format!("'{text}' is not a size (bytes, K, M, G, T or b blocks)")))?;
+    let n: u64 = text[..digits].parse().map_err(|_| {
+        loc.error(format!(
+            "'{text}' is not a size (bytes, K, M, G, T or b blocks)"
+        ))
+    })?;
     let rest = &text[digits..];
     let (mult, rest) = match rest.chars().next().map(|c| c.to_ascii_uppercase()) {
         Some('K') => (1u64 << 10, &rest[1..]),

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 
 use super::diskspd::{arg_loc, cnt, not_read, secs, skip_program, table_reads, target_uri, to_u32};
 use super::diskspd_options;
-use super::{base_run, is_windows_path, parse_cpu_mask, CompatError, Loc, TargetTable, Translated, UnsupportedList};
+use super::{
+    base_run, is_windows_path, parse_cpu_mask, CompatError, Loc, TargetTable, Translated,
+    UnsupportedList,
+};
 use crate::plan::model::{AccessPattern, BlockSizes, Plan, Rate, RunSpec, Workload};
 use crate::plan::tuning::IoTuning;
 

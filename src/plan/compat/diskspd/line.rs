@@ -6,8 +6,8 @@ use super::{affinity, cnt, ds_size, ds_size_rest, not_read, pct, secs, to_u32};
 use crate::plan::compat::{base_run, CompatError, Loc, TargetTable, Translated, UnsupportedList};
 use crate::plan::fill::FillPattern;
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, DataSettings, Distribution, Pauses, Plan, Rate,
-    RunSpec, SeqLayout, Workload, Zone,
+    AccessPattern, Arrival, BlockSizes, DataSettings, Distribution, Pauses, Plan, Rate, RunSpec,
+    SeqLayout, Workload, Zone,
 };
 use crate::plan::tuning::IoTuning;
 
@@ -21,8 +21,13 @@ enum Threads {
 /// `-r`/`-s`: random at an alignment, or sequential at a stride (interlocked: `-si`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Access {
-    Random { align: Option<u64> },
-    Sequential { stride: Option<u64>, interlocked: bool },
+    Random {
+        align: Option<u64>,
+    },
+    Sequential {
+        stride: Option<u64>,
+        interlocked: bool,
+    },
 }
 
 /// What diskspd's write buffers hold (`-Z`).
@@ -131,9 +136,7 @@ impl DiskspdLine {
         un: &mut UnsupportedList,
     ) -> Result<(), CompatError> {
         match flag {
-            "b" | "d" | "W" | "C" | "o" | "t" | "F" | "w" | "D" => {
-                self.number(flag, rest, loc)?
-            }
+            "b" | "d" | "W" | "C" | "o" | "t" | "F" | "w" | "D" => self.number(flag, rest, loc)?,
             "r" | "s" | "T" | "p" => self.access_option(flag, rest, loc)?,
             "B" | "c" | "f" => self.region_option(a, flag, rest, loc)?,
             "S" | "h" => self.cache(flag, rest, a, loc, un)?,
@@ -229,7 +232,10 @@ impl DiskspdLine {
                 let stride = (!stride.is_empty())
                     .then(|| ds_size(stride, self.block, loc))
                     .transpose()?;
-                self.access = Some(Access::Sequential { stride, interlocked });
+                self.access = Some(Access::Sequential {
+                    stride,
+                    interlocked,
+                });
             }
             ("T", _) => {
                 self.thread_stride = Some(ds_size(rest, self.block, loc)?)
@@ -242,7 +248,13 @@ impl DiskspdLine {
     }
 
     /// `-B<base>[:length]`, `-c<size>`, `-f<size>` or `-f<rst>` (open hints).
-    fn region_option(&mut self, a: &str, flag: &str, rest: &str, loc: &Loc) -> Result<(), CompatError> {
+    fn region_option(
+        &mut self,
+        a: &str,
+        flag: &str,
+        rest: &str,
+        loc: &Loc,
+    ) -> Result<(), CompatError> {
         match flag {
             "B" => {
                 let (base, tail) = ds_size_rest(rest, self.block, loc)?;
@@ -309,7 +321,13 @@ impl DiskspdLine {
     }
 
     /// `-Z`, `-Zr`, `-Z<size>`, `-Z<size>,<file>`.
-    fn content(&mut self, rest: &str, a: &str, loc: &Loc, un: &mut UnsupportedList) -> Result<(), CompatError> {
+    fn content(
+        &mut self,
+        rest: &str,
+        a: &str,
+        loc: &Loc,
+        un: &mut UnsupportedList,
+    ) -> Result<(), CompatError> {
         self.content = match rest {
             "" => Content::Zero,
             "r" => Content::PerIoRandom,

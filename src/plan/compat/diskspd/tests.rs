@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::plan::compat::diskspd_options;
-use crate::plan::model::{AccessPattern, Distribution, Rate, SeqLayout};
 use crate::plan::compat::diskspd_options::Switch;
 use crate::plan::compat::fio_options::Effect;
+use crate::plan::compat::sqlio::parse_sqlio;
+use crate::plan::model::{AccessPattern, Distribution, Rate, SeqLayout};
 use std::path::Path;
 
 fn args(s: &str) -> Vec<String> {
@@ -102,10 +103,12 @@ fn the_readers_read_exactly_the_switches_the_tables_map() {
 #[test]
 fn the_tables_decide_what_is_unknown_listed_or_refused() {
     let ds = |line: &str| parse_diskspd(&args(&format!("diskspd {line} /tmp/f")), None);
-    let listed = |t: Translated| -> Vec<String> {
-        t.unsupported.into_iter().map(|u| u.option).collect()
-    };
-    assert_eq!(listed(ds("-v -P -L -x -I3 -:1").unwrap()), Vec::<String>::new());
+    let listed =
+        |t: Translated| -> Vec<String> { t.unsupported.into_iter().map(|u| u.option).collect() };
+    assert_eq!(
+        listed(ds("-v -P -L -x -I3 -:1").unwrap()),
+        Vec::<String>::new()
+    );
     assert_eq!(
         listed(ds("-l -Lx").unwrap()),
         [
@@ -170,7 +173,13 @@ fn threads_become_streams_and_one_worker_each() {
 fn sequential_threads_overlap_share_or_stride_as_diskspd_has_them() {
     let layout = |line: &str| {
         let w = ds(line).plan.runs[0].workloads[0].clone();
-        (w.seq_layout, w.offset_increment_bytes, w.seq_gap_bytes, w.streams, w.qd)
+        (
+            w.seq_layout,
+            w.offset_increment_bytes,
+            w.seq_gap_bytes,
+            w.streams,
+            w.qd,
+        )
     };
     assert_eq!(layout("-t4 -s"), (SeqLayout::Whole, 0, 0, 4, 2));
     assert_eq!(layout("-t4 -s -T1G"), (SeqLayout::Whole, 1 << 30, 0, 4, 2));
@@ -184,7 +193,10 @@ fn sequential_threads_overlap_share_or_stride_as_diskspd_has_them() {
     // -p: every outstanding I/O walks on its own.
     assert_eq!(layout("-t2 -o8 -p"), (SeqLayout::Whole, 0, 0, 16, 1));
     for bad in ["-si -T1M", "-r -s", "-s -r", "-r -T1M", "-rdpct50/50"] {
-        assert!(parse_diskspd(&args(&format!("diskspd {bad} /tmp/f")), None).is_err(), "{bad}");
+        assert!(
+            parse_diskspd(&args(&format!("diskspd {bad} /tmp/f")), None).is_err(),
+            "{bad}"
+        );
     }
 }
 
@@ -201,9 +213,16 @@ fn distributions_become_hot_bands_with_the_rest_applied_to_the_rest() {
         bands("-r -rdpct90/10:0/10:5/20"),
         [(90.0, 10.0), (0.0, 10.0), (5.0, 20.0), (5.0, 60.0)]
     );
-    assert_eq!(bands("-r -c100G -rdabs90/10G"), [(90.0, 10.0), (10.0, 90.0)]);
+    assert_eq!(
+        bands("-r -c100G -rdabs90/10G"),
+        [(90.0, 10.0), (10.0, 90.0)]
+    );
     let t = ds("-r -rdabs90/10G");
-    assert!(t.unsupported[0].option.starts_with("-rdabs"), "{:?}", t.unsupported);
+    assert!(
+        t.unsupported[0].option.starts_with("-rdabs"),
+        "{:?}",
+        t.unsupported
+    );
     let e = parse_diskspd(&args("diskspd -r -rdpct90/100 /tmp/f"), None).unwrap_err();
     assert!(e.to_string().contains("10% of the I/O left"), "{e}");
 }
@@ -220,7 +239,11 @@ fn throttles_bursts_and_seeds_mean_what_diskspd_means() {
     assert_eq!(ds("").plan.runs[0].seed, 0);
     assert_eq!(ds("-z42").plan.runs[0].seed, 42);
     let t = ds("-z");
-    assert!(t.plan.warnings.iter().any(|w| w.starts_with("-z: seed")), "{:?}", t.plan.warnings);
+    assert!(
+        t.plan.warnings.iter().any(|w| w.starts_with("-z: seed")),
+        "{:?}",
+        t.plan.warnings
+    );
 }
 
 #[test]
@@ -232,9 +255,17 @@ fn write_content_is_diskspds() {
     assert_eq!(pattern("-w0"), None);
     let t = ds("-w100 -Z20M");
     assert_eq!(t.plan.data.pattern, None);
-    assert!(t.plan.warnings.iter().any(|w| w.starts_with("-Z20971520")), "{:?}", t.plan.warnings);
+    assert!(
+        t.plan.warnings.iter().any(|w| w.starts_with("-Z20971520")),
+        "{:?}",
+        t.plan.warnings
+    );
     let t = ds("-w100 -Z1M,/tmp/src");
-    assert!(t.unsupported[0].option.contains("read from a file"), "{:?}", t.unsupported);
+    assert!(
+        t.unsupported[0].option.contains("read from a file"),
+        "{:?}",
+        t.unsupported
+    );
 }
 
 #[test]

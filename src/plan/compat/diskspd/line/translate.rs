@@ -71,7 +71,13 @@ impl DiskspdLine {
     /// diskspd's own refusals of switches that contradict each other.
     fn check_access(&self, loc: &Loc) -> Result<(), CompatError> {
         let seq = matches!(self.access, None | Some(Access::Sequential { .. }));
-        let interlocked = matches!(self.access, Some(Access::Sequential { interlocked: true, .. }));
+        let interlocked = matches!(
+            self.access,
+            Some(Access::Sequential {
+                interlocked: true,
+                ..
+            })
+        );
         if self.thread_stride > 0 && !seq {
             return Err(loc.error("-T (thread stride) applies to sequential I/O, not -r"));
         }
@@ -111,7 +117,10 @@ impl DiskspdLine {
                     w.dist = self.distribution(d, un);
                 }
             }
-            Access::Sequential { stride, interlocked } => {
+            Access::Sequential {
+                stride,
+                interlocked,
+            } => {
                 w.pattern = AccessPattern::Sequential;
                 let step = stride.unwrap_or(self.block);
                 w.seq_gap_bytes = step as i64 - self.block as i64;
@@ -196,8 +205,8 @@ impl DiskspdLine {
         match (self.think_ms, self.rate) {
             (Some(ms), None) => Pauses {
                 think_ns: ms.saturating_mul(1_000_000),
-                think_every_ios: (self.burst.unwrap_or(0) / streams.max(1)).clamp(1, u64::from(u32::MAX))
-                    as u32,
+                think_every_ios: (self.burst.unwrap_or(0) / streams.max(1))
+                    .clamp(1, u64::from(u32::MAX)) as u32,
                 ..Default::default()
             },
             _ => Pauses::default(),
@@ -219,7 +228,11 @@ impl DiskspdLine {
             ));
         }
         if let Some((n, iops)) = self.rate {
-            let unit = if iops { "I/Os per second" } else { "bytes per ms" };
+            let unit = if iops {
+                "I/Os per second"
+            } else {
+                "bytes per ms"
+            };
             say(format!(
                 "-g{n}{}: each thread paced at {n} {unit} with evenly spaced issue times; \
                  latency counts from each I/O's intended time (service time is what \
