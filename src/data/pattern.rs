@@ -467,7 +467,10 @@ mod tests {
         let mut g = Generator::new(&spec, 1);
         let mut buf = vec![0u8; 8192];
         g.fill(&mut buf, 4096 + 7);
-        assert!(buf.iter().enumerate().all(|(i, &b)| b == ((7 + i) % 256) as u8));
+        assert!(buf
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| b == ((7 + i) % 256) as u8));
     }
 
     /// Compression ratio of `data` by an external compressor (`zstd -1` / `gzip -6`),

@@ -532,11 +532,10 @@ impl Collector {
                 .unwrap_or(&self.cpu_run_start),
             combined.ios,
         );
-        let workloads = self.workload_results(run, dur_s);
-        let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
             kind: Default::default(),
-            schedule,
+            schedule: self.schedule_result(run, dur_s, &cpu),
+            workloads: self.workload_results(run, dur_s),
             replay: Vec::new(),
             verify: None,
             name: run.name.clone(),
@@ -553,7 +552,6 @@ impl Collector {
             streams: run.total_streams(),
             totals,
             cpu,
-            workloads,
             connections: self.connection_results(targets),
             paths: self.paths.results(),
             intervals: self.intervals,

@@ -759,4 +759,39 @@ mod tests {
             "second pass starts where the first did"
         );
     }
+
+    #[test]
+    fn whole_streams_each_walk_the_whole_set_from_their_own_start() {
+        let (mut run, res) = seq_run(3, SeqLayout::Whole);
+        run.workloads[0].offset_increment_bytes = 8 * 4096;
+        let per = offsets(&run, &res);
+        for (i, offs) in per.iter().enumerate() {
+            // A pass each: 64 blocks from block 8·i, wrapping at the end (diskspd's -T).
+            let want: Vec<u64> = (0..64)
+                .map(|k| 8192 + ((8 * i as u64 + k) % 64) * 4096)
+                .collect();
+            assert_eq!(offs, &want, "stream {i}");
+        }
+    }
+
+    #[test]
+    fn shared_streams_take_turns_on_one_position() {
+        let (mut run, res) = seq_run(3, SeqLayout::Shared);
+        // Time-based: no stream runs out of its share of a pass.
+        (run.passes, run.duration_ns) = (None, Some(1));
+        let shape = WorkloadShape::new(&run.workloads[0], 0, res[0].ws_start, res[0].ws_len);
+        let mut streams = build_streams(&run, &res);
+        // However unevenly the streams ask, the offsets are one sweep (diskspd's -si).
+        let order = [0usize, 0, 2, 1, 0, 2, 2, 2, 1];
+        let got: Vec<u64> = (0..70)
+            .map(|k| {
+                streams[order[k % order.len()]]
+                    .next_io(&shape)
+                    .unwrap()
+                    .offset
+            })
+            .collect();
+        let want: Vec<u64> = (0..70).map(|b| 8192 + (b % 64) * 4096).collect();
+        assert_eq!(got, want);
+    }
 }

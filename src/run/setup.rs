@@ -360,11 +360,8 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         }
         if let Some(a) = w.align_bytes {
             if !crate::plan::model::align_fits(a, w.bs.min_bytes()) {
-                return Err(invalid(format!(
-                    "alignment {a} bytes is neither a multiple of the smallest block size \
-                     ({} bytes) nor a multiple of 512 that divides it",
-                    w.bs.min_bytes()
-                )));
+                let min = w.bs.min_bytes();
+                return Err(invalid(format!("alignment {a} bytes does not fit {min}-byte blocks (a multiple of them, or of 512 dividing them)")));
             }
         }
         if let Some(why) = w.zones.as_ref().and_then(|z| z.misfit(w)) {
