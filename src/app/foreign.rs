@@ -5,7 +5,7 @@
 
 use super::invocation::Tool;
 use super::{run_plan, AppError, ForeignInvocation};
-use crate::plan::compat::{self, diskspd, fio, vdbench, Format, Translated};
+use crate::plan::compat::{self, diskspd, fio, sqlio, vdbench, Format, Translated};
 use crate::plan::model::Plan;
 use crate::run::RunOptions;
 use std::path::Path;
@@ -26,13 +26,20 @@ pub fn translate_args(
         // `-f PARMFILE`, vdbench's other options and `name=value` substitutions.
         Tool::Vdbench => Ok(vdbench::parse_command(args)?),
         Tool::Diskspd => Ok(diskspd::parse_diskspd(args, target)?),
-        Tool::Sqlio => Ok(diskspd::parse_sqlio(args, Path::new("."), target)?),
+        Tool::Sqlio => Ok(sqlio::parse_sqlio(args, Path::new("."), target)?),
     }
 }
 
 /// Reads a job file of any supported kind: native TOML, fio, vdbench, or a file that
 /// holds one fio/diskspd/SQLIO command line.
 pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
+    read_job_file_for(path, None)
+}
+
+/// [`read_job_file`], with `target` replacing every target of a diskspd or SQLIO
+/// line (`convert --target`). Lines starting with `#` in a command-line file are
+/// comments (a source note above a published line).
+pub fn read_job_file_for(path: &Path, target: Option<&str>) -> Result<Translated, AppError> {
     let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
         what: "job file",
         path: path.to_path_buf(),
@@ -52,7 +59,17 @@ pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
         });
     }
     let words = || -> Result<Vec<String>, AppError> {
-        let mut w = compat::split_command_line(&text)?;
+        let lines: Vec<&str> = text
+            .lines()
+            .map(|l| {
+                if l.trim_start().starts_with('#') {
+                    ""
+                } else {
+                    l
+                }
+            })
+            .collect();
+        let mut w = compat::split_command_line(&lines.join("\n"))?;
         if !w.is_empty() {
             w.remove(0);
         }
@@ -67,11 +84,11 @@ pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
             &[],
         )?),
         Format::FioArgs => Ok(fio::parse_args(&words()?)?),
-        Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, None)?),
-        Format::Sqlio => Ok(diskspd::parse_sqlio(
+        Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, target)?),
+        Format::Sqlio => Ok(sqlio::parse_sqlio(
             &words()?,
             path.parent().unwrap_or(Path::new(".")),
-            None,
+            target,
         )?),
         Format::Unknown => {
             let plan = crate::plan::jobfile::parse(&name, &text)?;
@@ -119,6 +136,21 @@ pub fn foreign(a: ForeignInvocation) -> Result<i32, AppError> {
         ));
     }
     let translated = translate_args(a.tool, &a.args, a.target.as_deref())?;
+    let mut a = a;
+    if a.tool == Tool::Diskspd {
+        match diskspd_output(&a.args) {
+            // -Rp…: diskspd checks the profile and prints it without running.
+            DiskspdOutput::ProfileOnly => {
+                let text = crate::plan::emit::to_toml(&translated.plan)?;
+                crate::stdout::print(&text)?;
+                return Ok(super::exit::OK);
+            }
+            DiskspdOutput::Xml if a.output.stdout_doc.is_none() => {
+                a.output.stdout_doc = Some(crate::report::export::Format::DiskspdXml)
+            }
+            _ => {}
+        }
+    }
     let mut plan = accept(translated, a.ignore_unsupported)?;
     if let Some(t) = &a.target {
         compat::apply_target_override(&mut plan, t);
@@ -129,4 +161,27 @@ pub fn foreign(a: ForeignInvocation) -> Result<i32, AppError> {
         ..Default::default()
     };
     Ok(run_plan(&plan, &a.output, &opts, a.command)?.exit_code)
+}
+
+/// What diskspd's `-R` asks of the output.
+#[derive(Debug, PartialEq, Eq)]
+enum DiskspdOutput {
+    Text,
+    Xml,
+    ProfileOnly,
+}
+
+/// diskspd's last `-R` among its switches (before the first target).
+fn diskspd_output(args: &[String]) -> DiskspdOutput {
+    let mut out = DiskspdOutput::Text;
+    for a in args.iter().take_while(|a| a.starts_with('-')) {
+        if let Some(r) = a.strip_prefix("-R") {
+            out = match r {
+                _ if r.starts_with('p') => DiskspdOutput::ProfileOnly,
+                "xml" => DiskspdOutput::Xml,
+                _ => DiskspdOutput::Text,
+            };
+        }
+    }
+    out
 }

@@ -182,6 +182,8 @@ pub struct ConvertInvocation {
     pub to: ConvertTo,
     /// A job file, or a foreign command line starting with its tool's name.
     pub input: Vec<String>,
+    /// `--target`: replaces every target of a diskspd or SQLIO line.
+    pub target: Option<String>,
 }
 
 /// `ioscope report`.

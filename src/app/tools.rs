@@ -93,19 +93,20 @@ pub fn compare(a: &CompareInvocation) -> Result<i32, AppError> {
 
 /// `ioscope convert FILE|ARGS --to toml|fio`.
 pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
-    use super::foreign::{read_job_file, translate_args};
+    use super::foreign::{read_job_file_for, translate_args};
     use super::invocation::Tool;
     let Some(first) = a.input.first().map(String::as_str) else {
         return Err(AppError::Refused(
             "convert needs a job file or a command line".into(),
         ));
     };
+    let target = a.target.as_deref();
     let translated = match first {
         "fio" => translate_args(Tool::Fio, &a.input[1..], None)?,
         "vdbench" => translate_args(Tool::Vdbench, &a.input[1..], None)?,
-        "diskspd" => translate_args(Tool::Diskspd, &a.input[1..], None)?,
-        "sqlio" => translate_args(Tool::Sqlio, &a.input[1..], None)?,
-        _ if a.input.len() == 1 => read_job_file(Path::new(first))?,
+        "diskspd" => translate_args(Tool::Diskspd, &a.input[1..], target)?,
+        "sqlio" => translate_args(Tool::Sqlio, &a.input[1..], target)?,
+        _ if a.input.len() == 1 => read_job_file_for(Path::new(first), target)?,
         _ => translate_args(Tool::Fio, &a.input, None)?,
     };
     for u in &translated.unsupported {
@@ -114,10 +115,9 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
             u.location, u.option
         );
     }
-    // What the translation reproduces in other words (fio's libaio on io_uring, a seed
-    // drawn afresh): one line each, as the run itself says them.
+    // What the translation does another way than the source: one line each.
     for w in &translated.plan.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("note: {w}");
     }
     // The native job file carries curves; a fio job file does not. A run's own
     // fio-format logs (over all its workloads) become its first job's in fio.

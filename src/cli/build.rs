@@ -51,6 +51,7 @@ impl From<ReportForm> for Format {
             ReportForm::Markdown => Format::Markdown,
             ReportForm::FioJson => Format::FioJson,
             ReportForm::FioJsonPlus => Format::FioJsonPlus,
+            ReportForm::DiskspdXml => Format::DiskspdXml,
         }
     }
 }
@@ -220,6 +221,7 @@ fn foreign(
 /// trailing list.
 fn convert(a: ConvertArgs) -> Result<ConvertInvocation, AppError> {
     let mut to = a.to;
+    let mut target = a.target;
     let mut input: Vec<String> = Vec::with_capacity(a.input.len());
     let mut it = a.input.into_iter();
     let parse = |v: &str| {
@@ -234,6 +236,13 @@ fn convert(a: ConvertArgs) -> Result<ConvertInvocation, AppError> {
             to = parse(&v)?;
         } else if let Some(v) = x.strip_prefix("--to=") {
             to = parse(v)?;
+        } else if x == "--target" {
+            target = Some(
+                it.next()
+                    .ok_or_else(|| FlagError::new("--target", "", "needs a value"))?,
+            );
+        } else if let Some(v) = x.strip_prefix("--target=") {
+            target = Some(v.to_string());
         } else {
             input.push(x);
         }
@@ -244,6 +253,7 @@ fn convert(a: ConvertArgs) -> Result<ConvertInvocation, AppError> {
             ConvertForm::Fio => ConvertTo::Fio,
         },
         input,
+        target,
     })
 }
 
@@ -294,13 +304,21 @@ mod tests {
     fn convert_takes_to_after_the_input() {
         let c = convert(ConvertArgs {
             to: ConvertForm::Toml,
-            input: vec!["job.fio".into(), "--to".into(), "fio".into()],
+            target: None,
+            input: vec![
+                "job.fio".into(),
+                "--to".into(),
+                "fio".into(),
+                "--target=/tmp/x".into(),
+            ],
         })
         .unwrap();
         assert_eq!(c.to, ConvertTo::Fio);
         assert_eq!(c.input, vec!["job.fio".to_string()]);
+        assert_eq!(c.target.as_deref(), Some("/tmp/x"));
         assert!(convert(ConvertArgs {
             to: ConvertForm::Toml,
+            target: None,
             input: vec!["job.fio".into(), "--to=xml".into()],
         })
         .is_err());

@@ -126,6 +126,8 @@ pub enum ReportForm {
     FioJson,
     #[value(name = "fio-json+")]
     FioJsonPlus,
+    /// diskspd's XML result (`-Rxml`).
+    DiskspdXml,
 }
 
 /// The metric steady state tracks.
@@ -632,6 +634,10 @@ pub struct ConvertArgs {
     /// Output form: toml or fio.
     #[arg(long, value_name = "FORM", value_enum, default_value = "toml")]
     pub to: ConvertForm,
+    /// Replaces every target of a diskspd or SQLIO command line (their Windows
+    /// paths name nothing here), as `ioscope diskspd --target` does.
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<String>,
     /// A job file (fio, vdbench, native) or a foreign command line (fio …, diskspd …).
     #[arg(
         trailing_var_arg = true,
@@ -650,7 +656,7 @@ pub struct ReportArgs {
     /// Output file; the form follows --format, or the extension (.html, .csv, .md, .json).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// html, csv, markdown, fio-json or fio-json+ (with latency bins).
+    /// html, csv, markdown, fio-json, fio-json+ (with latency bins) or diskspd-xml.
     #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<ReportForm>,
 }

@@ -264,7 +264,7 @@ pub fn dist(text: &str) -> Res<Distribution> {
 
 /// How sequential streams share the working set.
 pub fn seq_layout(text: &str) -> Res<SeqLayout> {
-    SeqLayout::parse(text).ok_or(ValueError::Expected("regions or stride"))
+    SeqLayout::parse(text).ok_or(ValueError::Expected("regions, stride, whole or shared"))
 }
 
 /// How workers wait for the next issue time.

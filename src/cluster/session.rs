@@ -620,6 +620,8 @@ fn merge_into(result: &mut RunResult, g: &Gather, s: &Session, error: Option<Str
     let dur_s = (end - start).max(0.0);
     let mut all = g.totals[0].clone();
     all += &g.totals[1];
+    // Rank 0's own threads would no longer add up to the merged totals.
+    result.threads.clear();
     result.totals.all = op_totals(&all, dur_s, true);
     result.totals.read = dir_totals(&g.totals[0], dur_s);
     result.totals.write = dir_totals(&g.totals[1], dur_s);

@@ -76,14 +76,14 @@ impl Default for DataSpec {
 }
 
 /// Longest fixed pattern (as `plan::fill::MAX_PATTERN_BYTES`).
-pub const MAX_FILL_BYTES: usize = 64;
+pub const MAX_FILL_BYTES: usize = 256;
 
 /// A fixed pattern of 1..=[`MAX_FILL_BYTES`] bytes, repeated over the target by
 /// offset: the byte at offset `o` is `bytes[o % len]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FillBytes {
     bytes: [u8; MAX_FILL_BYTES],
-    len: u8,
+    len: u16,
 }
 
 impl FillBytes {
@@ -96,7 +96,7 @@ impl FillBytes {
         bytes[..pattern.len()].copy_from_slice(pattern);
         Some(FillBytes {
             bytes,
-            len: pattern.len() as u8,
+            len: pattern.len() as u16,
         })
     }
 
@@ -457,7 +457,20 @@ mod tests {
                 assert_eq!(*b, want, "offset {offset} + {i}");
             }
         }
-        assert!(FillBytes::new(&[]).is_none() && FillBytes::new(&[0; 65]).is_none());
+        assert!(FillBytes::new(&[]).is_none() && FillBytes::new(&[0; 257]).is_none());
+        // diskspd's default write content: the bytes 0..=255, by offset.
+        let counting: Vec<u8> = (0..=255u8).collect();
+        let spec = DataSpec {
+            fill: FillBytes::new(&counting),
+            ..Default::default()
+        };
+        let mut g = Generator::new(&spec, 1);
+        let mut buf = vec![0u8; 8192];
+        g.fill(&mut buf, 4096 + 7);
+        assert!(buf
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| b == ((7 + i) % 256) as u8));
     }
 
     /// Compression ratio of `data` by an external compressor (`zstd -1` / `gzip -6`),

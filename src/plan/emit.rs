@@ -49,8 +49,11 @@ pub enum FioEmitError {
     Target { uri: String },
     #[error("workload '{workload}': its offset distribution is not translated to fio yet")]
     Distribution { workload: String },
-    #[error("workload '{workload}': seq_layout stride is not translated to fio yet")]
-    Stride { workload: String },
+    #[error("workload '{workload}': seq_layout {layout} is not translated to fio yet")]
+    Stride {
+        workload: String,
+        layout: &'static str,
+    },
     #[error("workload '{workload}': a stop before its run ends is not translated to fio yet")]
     EarlyStop { workload: String },
     #[error("the {engine} engine has no fio equivalent")]
@@ -1148,6 +1151,7 @@ fn fio_can_express(w: &Workload, t: &TargetSpec) -> Result<(), FioEmitError> {
     if !w.seq_layout.is_regions() && w.streams > 1 {
         return Err(FioEmitError::Stride {
             workload: workload(),
+            layout: w.seq_layout.name(),
         });
     }
     if w.pauses.stop_ns > 0 {

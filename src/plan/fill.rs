@@ -8,9 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Longest pattern a plan carries (fio allows longer; 64 bytes covers its examples and
-/// keeps the runtime's copy of it fixed-size).
-pub const MAX_PATTERN_BYTES: usize = 64;
+/// Longest pattern a plan carries (fio allows longer; 256 bytes covers its examples and
+/// diskspd's default write content, the bytes 0 to 255, and keeps the runtime's copy
+/// of it fixed-size).
+pub const MAX_PATTERN_BYTES: usize = 256;
 
 /// The bytes, in the order they are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,8 +139,8 @@ mod tests {
         assert_eq!(p("%o"), Err(FillPatternError::Offset));
         assert!(matches!(p("zz"), Err(FillPatternError::Part(_))));
         assert!(matches!(
-            p(&format!("0x{}", "ab".repeat(65))),
-            Err(FillPatternError::TooLong(65))
+            p(&format!("0x{}", "ab".repeat(257))),
+            Err(FillPatternError::TooLong(257))
         ));
         let back: FillPattern = serde_json::from_str(
             &serde_json::to_string(&FillPattern::parse_fio("0xaa55").unwrap()).unwrap(),

@@ -1531,10 +1531,10 @@ impl<'a> Ctx<'a> {
                 "'seq_gap' is for sequential workloads (rw = read, write or rw)",
             ));
         }
-        if bytes != 0 && layout != SeqLayout::Regions {
+        if bytes != 0 && layout == SeqLayout::Stride {
             return Err(self.err(
                 v.span(),
-                "'seq_gap' needs seq_layout = \"regions\" (interleaved streams already step over each other's blocks)",
+                "'seq_gap' does not go with seq_layout = \"stride\" (interleaved streams already step over each other's blocks)",
             ));
         }
         Ok(if neg { -bytes } else { bytes })
@@ -1548,11 +1548,12 @@ impl<'a> Ctx<'a> {
         };
         let bytes = self.size("align", v, false)?;
         let min = bs.min_bytes().max(1);
-        if bytes == 0 || bytes % min != 0 {
+        if !crate::plan::model::align_fits(bytes, min) {
             return Err(self.err(
                 v.span(),
                 format!(
-                    "'align' must be a multiple of the smallest block size ({}), found {}",
+                    "'align' must be a multiple of the smallest block size ({}), or a \
+                     multiple of 512 that divides it, found {}",
                     units::format_size(min),
                     units::format_size(bytes)
                 ),
@@ -1849,7 +1850,10 @@ impl<'a> Ctx<'a> {
         SeqLayout::parse(name).ok_or_else(|| {
             self.err(
                 v.span(),
-                format!("'seq_layout' = {name:?}: expected \"regions\" or \"stride\""),
+                format!(
+                    "'seq_layout' = {name:?}: expected \"regions\", \"stride\", \"whole\" \
+                     or \"shared\""
+                ),
             )
         })
     }
@@ -2713,7 +2717,7 @@ passes = 2
     }
 
     #[test]
-    fn seq_gap_is_signed_and_only_for_sequential_regions() {
+    fn seq_gap_is_signed_and_not_for_interleaved_streams() {
         let w = |body: &str| parse("job.toml", &format!("{T}[[workload]]\n{body}"));
         let plan = w("rw = \"read\"\nseq_gap = \"-8k\"\n").unwrap();
         assert_eq!(plan.runs[0].workloads[0].seq_gap_bytes, -8192);
@@ -2723,7 +2727,11 @@ passes = 2
         assert!(e.to_string().contains("sequential"), "{e}");
         let e = w("rw = \"read\"\nstreams = 2\nseq_layout = \"stride\"\nseq_gap = \"4k\"\n")
             .unwrap_err();
-        assert!(e.to_string().contains("regions"), "{e}");
+        assert!(e.to_string().contains("stride"), "{e}");
+        // diskspd's -b256K -si4K: streams sharing one position, 4 KiB apart.
+        let plan = w("rw = \"read\"\nstreams = 2\nseq_layout = \"shared\"\nseq_gap = \"-252k\"\n")
+            .unwrap();
+        assert_eq!(plan.runs[0].workloads[0].seq_layout, SeqLayout::Shared);
         assert!(w("rw = \"read\"\nseq_gap = \"-x\"\n").is_err());
     }
 

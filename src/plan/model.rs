@@ -357,7 +357,7 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "SeqLayout::is_regions")]
     pub seq_layout: SeqLayout,
     /// Random offsets are multiples of this (fio's `blockalign`); `None` = the
-    /// smallest block size. A multiple of the smallest block size.
+    /// smallest block size. See [`align_fits`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub align_bytes: Option<u64>,
     /// Sequential access: bytes added to the offset after each I/O (fio's offset
@@ -461,6 +461,15 @@ impl Sprandom {
         }
         None
     }
+}
+
+/// Whether random offsets in multiples of `align` bytes suit blocks of at least
+/// `min_bs`: a multiple of the block, or finer (diskspd's `-b8K -r4K`, fio's
+/// `blockalign=4k` with `bs=8k`): a multiple of 512 that divides it, so blocks overlap
+/// in whole sectors.
+pub fn align_fits(align: u64, min_bs: u64) -> bool {
+    let min = min_bs.max(1);
+    align > 0 && (align % min == 0 || (align % 512 == 0 && min % align == 0))
 }
 
 impl Workload {

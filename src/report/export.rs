@@ -21,6 +21,8 @@ pub enum Format {
     Csv,
     /// A Markdown summary table.
     Markdown,
+    /// diskspd's XML result (`-Rxml`).
+    DiskspdXml,
 }
 
 impl Format {
@@ -41,6 +43,7 @@ impl Format {
                 s.push('\n');
                 s
             }
+            Format::DiskspdXml => super::diskspd_xml::render(doc),
         }
     }
 
@@ -51,6 +54,7 @@ impl Format {
             "html" | "htm" => Format::Html,
             "csv" => Format::Csv,
             "md" => Format::Markdown,
+            "xml" => Format::DiskspdXml,
             "json" => Format::FioJson,
             _ => return None,
         })
@@ -71,6 +75,7 @@ mod tests {
             Format::Html,
             Format::Csv,
             Format::Markdown,
+            Format::DiskspdXml,
         ] {
             assert!(!f.render(&doc).is_empty(), "{f:?}");
         }

@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod compare;
 pub mod csv;
+pub mod diskspd_xml;
 pub mod export;
 pub mod fio_json;
 pub mod format;

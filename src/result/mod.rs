@@ -17,6 +17,7 @@ pub mod ranks;
 pub mod repeats;
 pub mod replay;
 pub mod smb;
+pub mod threads;
 pub mod workload;
 
 pub use ranks::{MpiRun, RankResult};
@@ -234,6 +235,10 @@ pub struct RunResult {
     /// `--repeat N`: each figure over the completed repetitions (two or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<repeats::Repeats>,
+    /// Per worker thread, per workload: I/O counts over the measured time (they
+    /// sum to `totals`). Absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<threads::ThreadResult>,
 }
 
 /// How a run's steady-state stop was judged (fio's `steadystate` rule).
@@ -454,6 +459,7 @@ impl RunResult {
             parts: Vec::new(),
             repetitions: Vec::new(),
             repeats: None,
+            threads: Vec::new(),
         }
     }
 }

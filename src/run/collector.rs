@@ -69,6 +69,8 @@ struct Collector {
     warnings: Vec<String>,
     /// The command's live metrics (`--metrics`), fed every interval.
     feed: Option<crate::metrics::RunFeed>,
+    /// Per worker and workload, over the measured intervals.
+    threads: super::thread_tally::ThreadTally,
 }
 
 /// One interval's snapshots summed.
@@ -133,6 +135,7 @@ impl Collector {
             unix_at_zero_s: unix_s() - now_ns() as f64 / 1e9,
             warnings: Vec::new(),
             feed: None,
+            threads: Default::default(),
         }
         .with_hdr_logs(run)
     }
@@ -271,6 +274,9 @@ impl Collector {
                 self.events.extend(events);
             }
             return;
+        }
+        if !self.clock.is_warmup(k) {
+            snaps.iter().for_each(|s| self.threads.add(s));
         }
         let merged = self.merge(snaps);
         self.close_merged(k, merged, on_interval);
@@ -586,11 +592,10 @@ impl Collector {
                 .unwrap_or(&self.cpu_run_start),
             combined.ios,
         );
-        let workloads = self.workload_results(run, dur_s);
-        let schedule = self.schedule_result(run, dur_s, &cpu);
         RunResult {
             kind: Default::default(),
-            schedule,
+            schedule: self.schedule_result(run, dur_s, &cpu),
+            workloads: self.workload_results(run, dur_s),
             replay: Vec::new(),
             verify: None,
             name: run.name.clone(),
@@ -607,7 +612,6 @@ impl Collector {
             streams: run.total_streams(),
             totals,
             cpu,
-            workloads,
             connections: self.connection_results(targets),
             paths: self.paths.results(),
             intervals: self.intervals,
@@ -616,6 +620,7 @@ impl Collector {
             failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
+            threads: self.threads.results(nworkers),
             // No ranks (the cluster adds them), repetitions (`app`) or parts (merge).
             ..RunResult::empty()
         }

@@ -15,7 +15,7 @@
 use super::offsets::{OffsetSampler, Permutation};
 use super::RunError;
 use crate::plan::file_service::FileService;
-use crate::plan::model::{AccessPattern, Distribution, RunSpec, SeqLayout, Workload};
+use crate::plan::model::{AccessPattern, Distribution, RunSpec, Workload};
 use crate::rng::Rng;
 
 /// A workload's files as its streams pick them.
@@ -280,8 +280,8 @@ pub(super) fn check_workload(
         Some("a sequence distribution")
     } else if w.seq_gap_bytes != 0 {
         Some("a sequential gap (fio's rw=read:N)")
-    } else if sequential && w.streams > 1 && w.seq_layout == SeqLayout::Stride {
-        Some("interleaved sequential streams (seq_layout = \"stride\")")
+    } else if sequential && w.streams > 1 && !w.seq_layout.is_regions() {
+        Some("sequential streams that share the working set (seq_layout other than \"regions\")")
     } else {
         None
     };

@@ -29,20 +29,10 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
     for (wi, w) in run.stream_owners() {
         let r = &resolved[wi];
         let n = w.streams as u64;
-        let unit = w.bs.min_bytes().max(1);
-        let sequential = matches!(w.pattern, AccessPattern::Sequential);
-        // Sequential streams own equal, block-aligned slices when the working set is
-        // big enough; otherwise they all walk the whole set.
-        let slice = (r.ws_len / n) / unit * unit;
-        // Interleaved streams step over each other's blocks, in units of the largest
-        // block size; they need one such block each.
-        let max_bs = w.bs.max_bytes();
-        let stride = sequential
-            && n > 1
-            && w.seq_layout == SeqLayout::Stride
-            && n.saturating_mul(max_bs) <= r.ws_len;
-        // fio's clones each walk the zones from the start, as one stream does.
-        let own_regions = sequential && !stride && slice >= max_bs && w.zones.is_none();
+        // diskspd's -si: the workload's streams share one position.
+        let shared = (matches!(w.pattern, AccessPattern::Sequential)
+            && w.seq_layout == SeqLayout::Shared)
+            .then(|| Arc::new(std::sync::atomic::AtomicU64::new(0)));
         // cpuio: after each burn the stream idles so the burn is its load.
         let (think_batch, think_ns) = match (run.engine_of(w), run.engine_opts_of(w).cpu) {
             (EngineKind::Cpuio, Some(burn)) => (1, burn.idle_ns()),
@@ -54,26 +44,8 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 .wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 .wrapping_add(((wi as u64) << 32) | i);
             let mut rng = crate::rng::Rng::new(seed);
-            let inc = w.offset_increment_bytes;
-            let (region_start, region_len) = if inc > 0 {
-                // offset_increment: each stream its whole working set, further on.
-                (r.ws_start + i * inc, r.ws_len)
-            } else if own_regions {
-                (r.ws_start + i * slice, slice)
-            } else if stride {
-                (r.ws_start + i * max_bs, r.ws_len - i * max_bs)
-            } else {
-                (r.ws_start, r.ws_len)
-            };
-            // A stream's share of a pass: its own region, or an even share.
-            let per_stream = if inc > 0 {
-                r.ws_len
-            } else if sequential && own_regions {
-                region_len
-            } else {
-                r.ws_len / n
-            };
-            let bytes_left = bytes_of(run, w, per_stream);
+            let place = place_of(w, r, i);
+            let bytes_left = bytes_of(run, w, place.per_stream);
             // fio's io_size passes (0: a pass is the working set).
             let pass = Some(w.pauses.pass_bytes).filter(|&b| b > 0);
             let schedule = schedule_of(w, n, &mut rng);
@@ -81,10 +53,11 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 workload: wi as u32,
                 id: out.len() as u32,
                 rng,
-                region_start,
-                region_len,
-                pos: region_start,
-                stride_bytes: if stride { n * max_bs } else { 0 },
+                region_start: place.start,
+                region_len: place.len,
+                pos: place.pos,
+                stride_bytes: place.stride_bytes,
+                shared_pos: shared.clone(),
                 qd: w.qd,
                 inflight: 0,
                 bytes_left,
@@ -104,9 +77,9 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 flow_issued: w.flow.map(|_| 0),
                 flow_held: false,
                 pair: None,
-                zone_start: region_start,
+                zone_start: place.start,
                 zone_done_bytes: 0,
-                shift_bytes: i * inc,
+                shift_bytes: i * w.offset_increment_bytes,
                 pass_bytes: pass.unwrap_or(u64::MAX),
                 pass_left: pass.unwrap_or(u64::MAX),
                 backlog: match (w.overrides.data.verify_backlog, schedule.is_some()) {
@@ -122,6 +95,70 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
         }
     }
     out
+}
+
+/// Where stream `i` of a workload walks: its region, its first position, its step
+/// over the other streams' blocks and its share of a pass.
+struct Place {
+    start: u64,
+    len: u64,
+    pos: u64,
+    stride_bytes: u64,
+    per_stream: u64,
+}
+
+/// Stream `i`'s [`Place`] in the working set `r` of `w`, by its sequential layout.
+fn place_of(w: &crate::plan::Workload, r: &Resolved, i: u64) -> Place {
+    let n = w.streams as u64;
+    let unit = w.bs.min_bytes().max(1);
+    let sequential = matches!(w.pattern, AccessPattern::Sequential);
+    // Sequential streams own equal, block-aligned slices when the working set is
+    // big enough; otherwise they all walk the whole set.
+    let slice = (r.ws_len / n) / unit * unit;
+    // Interleaved streams step over each other's blocks, in units of the largest
+    // block size; they need one such block each.
+    let max_bs = w.bs.max_bytes();
+    let layout = if sequential {
+        w.seq_layout
+    } else {
+        SeqLayout::Regions
+    };
+    let stride = layout == SeqLayout::Stride && n > 1 && n.saturating_mul(max_bs) <= r.ws_len;
+    // fio's clones each walk the zones from the start, as one stream does.
+    let own_regions =
+        sequential && layout == SeqLayout::Regions && slice >= max_bs && w.zones.is_none();
+    let inc = w.offset_increment_bytes;
+    let whole = |pos: u64, per_stream: u64| Place {
+        start: r.ws_start,
+        len: r.ws_len,
+        pos,
+        stride_bytes: 0,
+        per_stream,
+    };
+    match layout {
+        // diskspd's -s (-T): the whole set each, starting i × increment in.
+        SeqLayout::Whole => whole(r.ws_start + (i * inc) % r.ws_len.max(1), r.ws_len),
+        // offset_increment: each stream its whole working set, further on.
+        _ if inc > 0 => Place {
+            start: r.ws_start + i * inc,
+            ..whole(r.ws_start + i * inc, r.ws_len)
+        },
+        _ if own_regions => Place {
+            start: r.ws_start + i * slice,
+            len: slice,
+            pos: r.ws_start + i * slice,
+            stride_bytes: 0,
+            per_stream: slice,
+        },
+        _ if stride => Place {
+            start: r.ws_start + i * max_bs,
+            len: r.ws_len - i * max_bs,
+            pos: r.ws_start + i * max_bs,
+            stride_bytes: n * max_bs,
+            per_stream: r.ws_len / n,
+        },
+        _ => whole(r.ws_start, r.ws_len / n),
+    }
 }
 
 /// Gives each stream of a trace workload its cursor: its first intended time is
@@ -721,5 +758,40 @@ mod tests {
             per[3][16], per[3][0],
             "second pass starts where the first did"
         );
+    }
+
+    #[test]
+    fn whole_streams_each_walk_the_whole_set_from_their_own_start() {
+        let (mut run, res) = seq_run(3, SeqLayout::Whole);
+        run.workloads[0].offset_increment_bytes = 8 * 4096;
+        let per = offsets(&run, &res);
+        for (i, offs) in per.iter().enumerate() {
+            // A pass each: 64 blocks from block 8·i, wrapping at the end (diskspd's -T).
+            let want: Vec<u64> = (0..64)
+                .map(|k| 8192 + ((8 * i as u64 + k) % 64) * 4096)
+                .collect();
+            assert_eq!(offs, &want, "stream {i}");
+        }
+    }
+
+    #[test]
+    fn shared_streams_take_turns_on_one_position() {
+        let (mut run, res) = seq_run(3, SeqLayout::Shared);
+        // Time-based: no stream runs out of its share of a pass.
+        (run.passes, run.duration_ns) = (None, Some(1));
+        let shape = WorkloadShape::new(&run.workloads[0], 0, res[0].ws_start, res[0].ws_len);
+        let mut streams = build_streams(&run, &res);
+        // However unevenly the streams ask, the offsets are one sweep (diskspd's -si).
+        let order = [0usize, 0, 2, 1, 0, 2, 2, 2, 1];
+        let got: Vec<u64> = (0..70)
+            .map(|k| {
+                streams[order[k % order.len()]]
+                    .next_io(&shape)
+                    .unwrap()
+                    .offset
+            })
+            .collect();
+        let want: Vec<u64> = (0..70).map(|b| 8192 + (b % 64) * 4096).collect();
+        assert_eq!(got, want);
     }
 }

@@ -34,6 +34,7 @@ pub mod spread;
 pub mod start_gate;
 pub mod steady;
 pub mod stream;
+mod thread_tally;
 pub mod timebase;
 pub mod trim;
 pub mod verify;

@@ -359,11 +359,9 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
             return Err(invalid("block size over 2 GiB is not supported".into()));
         }
         if let Some(a) = w.align_bytes {
-            if a == 0 || a % w.bs.min_bytes() != 0 {
-                return Err(invalid(format!(
-                    "alignment {a} bytes is not a multiple of the smallest block size ({} bytes)",
-                    w.bs.min_bytes()
-                )));
+            if !crate::plan::model::align_fits(a, w.bs.min_bytes()) {
+                let min = w.bs.min_bytes();
+                return Err(invalid(format!("alignment {a} bytes does not fit {min}-byte blocks (a multiple of them, or of 512 dividing them)")));
             }
         }
         if let Some(why) = w.zones.as_ref().and_then(|z| z.misfit(w)) {

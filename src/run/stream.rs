@@ -188,6 +188,9 @@ pub struct Stream {
     /// Sequential step per I/O in bytes; 0 = the I/O's own length. Interleaved
     /// (stride) streams step over the blocks of the others.
     pub stride_bytes: u64,
+    /// diskspd's interlocked `-si`: the position all the workload's streams take
+    /// their next offset from (bytes advanced since the start of the region).
+    pub shared_pos: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     pub qd: u32,
     pub inflight: u32,
     /// Bytes this stream may still issue (passes budget); `u64::MAX` = unlimited.
@@ -333,6 +336,8 @@ impl Stream {
             self.file_offset(fs, shape, len)
         } else if let Some(z) = &shape.zones {
             self.zoned_offset(z, len, shape)
+        } else if let (true, Some(shared)) = (shape.sequential, &self.shared_pos) {
+            self.shared_offset(shared, len, shape)
         } else if shape.sequential {
             if self.pos.saturating_add(len as u64) > self.region_start + self.region_len {
                 self.pos = self.region_start;
@@ -564,6 +569,23 @@ impl Stream {
         0
     }
 
+    /// The next offset of the position the streams share (diskspd's `-si`): it
+    /// advances by the I/O's length (and `seq_gap`) for whichever stream asks, and
+    /// wraps at the last step at which an I/O of `len` bytes still fits.
+    #[inline]
+    fn shared_offset(
+        &self,
+        shared: &std::sync::atomic::AtomicU64,
+        len: u32,
+        shape: &WorkloadShape,
+    ) -> u64 {
+        let step = (i128::from(len) + i128::from(shape.seq_gap)).max(1) as u64;
+        let room = self.region_len.saturating_sub(u64::from(len));
+        let span = (room / step + 1) * step;
+        let k = shared.fetch_add(step, std::sync::atomic::Ordering::Relaxed);
+        self.region_start + k % span
+    }
+
     /// The sequential position after an I/O of `len` bytes at `o`: the next block,
     /// or `seq_gap` bytes further (fio's `rw=read:N`). A backward walk that passes
     /// the region's start goes on from its last whole block.
@@ -649,6 +671,7 @@ mod tests {
             region_len: 1 << 20,
             pos: 0,
             stride_bytes: 0,
+            shared_pos: None,
             qd: 1,
             inflight: 0,
             bytes_left: u64::MAX,

@@ -215,6 +215,14 @@ pub enum SeqLayout {
     /// i+2n…, so together they make one sequential sweep with n I/Os outstanding
     /// (vdbench threads on a sequential workload).
     Stride,
+    /// Every stream walks the whole set, wrapping at its end; stream i starts
+    /// `offset_increment` × i bytes in (diskspd's `-s` with `-T`), so without an
+    /// increment the streams overlap, reading the same blocks one after another.
+    Whole,
+    /// The streams take the next offset from one position they share, in the order
+    /// they issue (diskspd's interlocked `-si`): one sequential sweep, however
+    /// unevenly the streams run.
+    Shared,
 }
 
 impl SeqLayout {
@@ -226,6 +234,8 @@ impl SeqLayout {
         match self {
             SeqLayout::Regions => "regions",
             SeqLayout::Stride => "stride",
+            SeqLayout::Whole => "whole",
+            SeqLayout::Shared => "shared",
         }
     }
 
@@ -233,6 +243,8 @@ impl SeqLayout {
         match s.to_ascii_lowercase().as_str() {
             "regions" | "region" => Some(SeqLayout::Regions),
             "stride" | "interleave" => Some(SeqLayout::Stride),
+            "whole" => Some(SeqLayout::Whole),
+            "shared" => Some(SeqLayout::Shared),
             _ => None,
         }
     }

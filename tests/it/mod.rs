@@ -8,6 +8,7 @@
 mod cli_errors;
 mod compat;
 mod data;
+mod diskspd;
 mod dm_multipath;
 mod error_policy;
 mod exact;

@@ -1,28 +1,28 @@
-//! diskspd and SQLIO command lines → [`Plan`].
+//! diskspd command lines → [`Plan`], meaning what diskspd 2.x means by each switch.
 //!
-//! Both are Windows tools, so their targets are usually Windows paths, which name
-//! nothing here: those are refused with a hint to use `--target`, or replaced when the
-//! caller passes the override. Each target becomes one workload whose streams are the
-//! tool's threads per target and whose queue depth is its outstanding I/Os per thread.
-//! See docs/compat-vdbench.md (diskspd and SQLIO sections).
-
-use std::path::{Path, PathBuf};
+//! diskspd runs threads, each pinned to one target (`-t`, per target) or to all of
+//! them (`-F`, shared). Each target becomes one workload whose streams are the
+//! threads on it and whose queue depth is `-o`; the run gets one worker (OS thread)
+//! per diskspd thread, so a `-F` thread's streams of every target share one worker,
+//! as diskspd's do, and the result's per-thread counts are diskspd's. Windows targets
+//! (`C:\x`, `#1`) name nothing here: they are refused with a hint to use `--target`.
+//! Where the translation substitutes something for what diskspd does, the plan's
+//! warnings say so in one line each; what it cannot reproduce is listed. The
+//! SQLIO reader ([`super::sqlio`]) shares the switch helpers. See
+//! docs/compat-diskspd.md.
 
 use super::diskspd_options::{self, Effect, Switch};
-use super::{
-    base_run, is_windows_path, parse_cpu_list, parse_cpu_mask, CompatError, Loc, TargetTable,
-    Translated, UnsupportedList,
-};
-use crate::plan::model::{AccessPattern, BlockSizes, Plan, Rate, RunSpec, Workload};
-use crate::plan::tuning::IoTuning;
-use crate::plan::units::{
-    parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size, parse_size_allow_zero,
-};
+use super::{is_windows_path, CompatError, Loc, Translated, UnsupportedList};
+use crate::plan::units::{parse_count, parse_duration_ns, parse_duration_ns_allow_zero};
+
+mod line;
+
+use line::DiskspdLine;
 
 /// Looks switch `flag` up in the tool's table: true when its own code reads it.
 /// Otherwise it is accepted without effect, listed as unsupported with the table's
 /// reason, or refused; a switch missing from the table is an error, as in the tool.
-fn table_reads(
+pub(super) fn table_reads(
     (table, tool): (&'static [Switch], &str),
     a: &str,
     flag: &str,
@@ -49,18 +49,19 @@ fn table_reads(
 
 /// A switch the table maps that the reader has no code for: listed, so a table row
 /// without a reader shows (a unit test keeps this from happening).
-fn not_read(a: &str, loc: &Loc, un: &mut UnsupportedList) {
+pub(super) fn not_read(a: &str, loc: &Loc, un: &mut UnsupportedList) {
     un.push(format!("{a} — mapped in the table, not read"), loc);
 }
 
-fn arg_loc(args: &[String], i: usize) -> Loc {
+pub(super) fn arg_loc(args: &[String], i: usize) -> Loc {
     Loc::Arg {
         index: i + 1,
         text: args[i].clone(),
     }
 }
 
-fn skip_program(args: &[String], names: &[&str]) -> usize {
+/// 1 when `args` starts with the program (`diskspd`, `C:\run\diskspd.exe`, `.\diskspd`).
+pub(super) fn skip_program(args: &[String], names: &[&str]) -> usize {
     match args.first() {
         Some(a) => {
             let prog = a
@@ -76,7 +77,7 @@ fn skip_program(args: &[String], names: &[&str]) -> usize {
 }
 
 /// Resolves a target path: Windows paths need the override.
-fn target_uri(path: &str, over: Option<&str>, loc: &Loc) -> Result<String, CompatError> {
+pub(super) fn target_uri(path: &str, over: Option<&str>, loc: &Loc) -> Result<String, CompatError> {
     if let Some(o) = over {
         return Ok(o.to_string());
     }
@@ -94,23 +95,8 @@ fn target_uri(path: &str, over: Option<&str>, loc: &Loc) -> Result<String, Compa
     Ok(path.to_string())
 }
 
-/// diskspd size: bytes or K/M/G/T. diskspd's `b` suffix (block multiples) is refused.
-fn ds_size(text: &str, allow_zero: bool, loc: &Loc) -> Result<u64, CompatError> {
-    let t = text.trim();
-    if t.ends_with(['b', 'B']) && t[..t.len() - 1].chars().all(|c| c.is_ascii_digit()) {
-        return Err(loc.error(format!(
-            "'{t}': sizes in blocks ('b' suffix) are not supported; write bytes or K/M/G"
-        )));
-    }
-    let r = if allow_zero {
-        parse_size_allow_zero(t)
-    } else {
-        parse_size(t)
-    };
-    r.map_err(|e| loc.error(e.to_string()))
-}
-
-fn secs(text: &str, allow_zero: bool, loc: &Loc) -> Result<u64, CompatError> {
+/// A whole number of seconds.
+pub(super) fn secs(text: &str, allow_zero: bool, loc: &Loc) -> Result<u64, CompatError> {
     if !text.chars().all(|c| c.is_ascii_digit()) || text.is_empty() {
         return Err(loc.error(format!("'{text}' is not a whole number of seconds")));
     }
@@ -122,19 +108,69 @@ fn secs(text: &str, allow_zero: bool, loc: &Loc) -> Result<u64, CompatError> {
     r.map_err(|e| loc.error(e.to_string()))
 }
 
-fn cnt(text: &str, loc: &Loc) -> Result<u64, CompatError> {
+pub(super) fn cnt(text: &str, loc: &Loc) -> Result<u64, CompatError> {
     parse_count(text).map_err(|e| loc.error(e.to_string()))
 }
 
-fn pct(text: &str, loc: &Loc) -> Result<u8, CompatError> {
+pub(super) fn pct(text: &str, loc: &Loc) -> Result<u8, CompatError> {
     text.parse::<u8>()
         .ok()
         .filter(|&p| p <= 100)
         .ok_or_else(|| loc.error(format!("'{text}' is not a percentage 0..100")))
 }
 
-fn to_u32(v: u64, loc: &Loc) -> Result<u32, CompatError> {
+pub(super) fn to_u32(v: u64, loc: &Loc) -> Result<u32, CompatError> {
     u32::try_from(v).map_err(|_| loc.error("value is too large"))
+}
+
+/// A diskspd size: a whole number of bytes, or with K, M, G, T (binary) or `b`
+/// (blocks of the line's `-b`), in either case, as diskspd reads it. The rest of
+/// the text, after the size, is returned for switches that go on (`-B1G:2G`).
+fn ds_size_rest<'a>(text: &'a str, block: u64, loc: &Loc) -> Result<(u64, &'a str), CompatError> {
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    let n: u64 = text[..digits].parse().map_err(|_| {
+        loc.error(format!(
+            "'{text}' is not a size (bytes, K, M, G, T or b blocks)"
+        ))
+    })?;
+    let rest = &text[digits..];
+    let (mult, rest) = match rest.chars().next().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (1u64 << 10, &rest[1..]),
+        Some('M') => (1 << 20, &rest[1..]),
+        Some('G') => (1 << 30, &rest[1..]),
+        Some('T') => (1 << 40, &rest[1..]),
+        Some('B') => (block, &rest[1..]),
+        _ => (1, rest),
+    };
+    let v = n
+        .checked_mul(mult)
+        .ok_or_else(|| loc.error(format!("'{text}' is too large")))?;
+    Ok((v, rest))
+}
+
+/// [`ds_size_rest`] for a switch whose whole value is the size.
+fn ds_size(text: &str, block: u64, loc: &Loc) -> Result<u64, CompatError> {
+    match ds_size_rest(text, block, loc)? {
+        (v, "") => Ok(v),
+        (_, rest) => Err(loc.error(format!(
+            "'{rest}' after the size in '{text}' (sizes are bytes, K, M, G, T or b blocks)"
+        ))),
+    }
+}
+
+/// The block size `-b` gives the line (the last one; diskspd's default 64 KiB), which
+/// sizes written in blocks (`-c100b`, `-s1b`) count in, wherever they stand.
+fn line_block(args: &[String], loc_of: impl Fn(usize) -> Loc) -> Result<u64, CompatError> {
+    let mut block = 64 * 1024;
+    for (i, a) in args.iter().enumerate() {
+        if let Some(v) = a.strip_prefix("-b") {
+            block = ds_size(v, 64 * 1024, &loc_of(i))?;
+            if block == 0 || block >= u64::from(u32::MAX) {
+                return Err(loc_of(i).error("-b needs a block size above 0 and below 4 GiB"));
+            }
+        }
+    }
+    Ok(block)
 }
 
 /// Translates a diskspd command line, argv style (the program name may come first).
@@ -145,8 +181,9 @@ pub fn parse_diskspd(
     target_override: Option<&str>,
 ) -> Result<Translated, CompatError> {
     let mut un = UnsupportedList::default();
-    let mut line = DiskspdLine::default();
     let start = skip_program(args, &["diskspd"]);
+    let block = line_block(&args[start..], |i| arg_loc(args, start + i))?;
+    let mut line = DiskspdLine::new(block);
     for i in start..args.len() {
         let a = &args[i];
         let loc = arg_loc(args, i);
@@ -155,771 +192,51 @@ pub fn parse_diskspd(
                 .push((target_uri(a, target_override, &loc)?, loc));
             continue;
         };
+        if !line.targets.is_empty() {
+            return Err(loc.error(format!(
+                "'{a}': diskspd takes its switches before the targets"
+            )));
+        }
         let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
         let table = (diskspd_options::DISKSPD, "diskspd");
-        if !table_reads(table, a, flag, rest, &loc, &mut un)? {
-            continue;
-        }
-        if !line.workload_option(a, flag, rest, &loc, &mut un)? {
-            line.run_option(a, flag, rest, &loc, &mut un)?;
+        if table_reads(table, a, flag, rest, &loc, &mut un)? {
+            line.option(a, flag, rest, &loc, &mut un)?;
         }
     }
     line.into_translated(un)
 }
 
-/// Everything a diskspd command line sets, starting from diskspd's own defaults
-/// (`-b64K -d10 -W5 -o2 -t1`, sequential reads, cached I/O).
-struct DiskspdLine {
-    bs: u64,
-    duration: u64,
-    warmup: u64,
-    qd: u64,
-    threads: u64,
-    random: bool,
-    write_pct: u8,
-    direct: bool,
-    /// Write-through (O_DSYNC): `-Sw`, `-Sh`, `-h`.
-    write_through: bool,
-    create_size: Option<u64>,
-    max_size: Option<u64>,
-    base: u64,
-    /// `-g`: (amount, true for I/Os rather than bytes, where).
-    rate: Option<(u64, bool, Loc)>,
-    cpus: Option<Vec<usize>>,
-    interval: u64,
-    seed: u64,
-    targets: Vec<(String, Loc)>,
-    /// `-s` without `i`: each thread starts at the same offset.
-    seq_private: bool,
-}
-
-impl Default for DiskspdLine {
-    fn default() -> Self {
-        let run = base_run();
-        DiskspdLine {
-            bs: 64 * 1024,
-            duration: 10_000_000_000,
-            warmup: 5_000_000_000,
-            qd: 2,
-            threads: 1,
-            random: false,
-            write_pct: 0,
-            direct: false,
-            write_through: false,
-            create_size: None,
-            max_size: None,
-            base: 0,
-            rate: None,
-            cpus: None,
-            interval: run.interval_ns,
-            seed: run.seed,
-            targets: Vec::new(),
-            seq_private: false,
+/// `-a` CPU numbers in diskspd's order (threads go round-robin over them), with its
+/// processor groups: group 0 is this machine's CPUs (`-ag0,0,1,2` = `-a0,1,2`); CPUs
+/// of another group are not named here. `None`: `-a`/`-ag` alone, the default.
+fn affinity(rest: &str, loc: &Loc) -> Result<Option<Vec<usize>>, CompatError> {
+    if rest.is_empty() || rest == "g" {
+        return Ok(None);
+    }
+    let mut cpus = Vec::new();
+    let mut group = 0u32;
+    for p in rest.split(',') {
+        if let Some(g) = p.strip_prefix('g') {
+            group = g
+                .parse()
+                .map_err(|_| loc.error(format!("'{p}' is not a processor group (g0, g1, …)")))?;
+        } else if group != 0 {
+            return Err(loc.error(format!(
+                "processor group {group}: Linux numbers CPUs without groups; give them \
+                 in group 0 (-a0,1,…) as this machine numbers them"
+            )));
+        } else {
+            cpus.push(
+                p.parse::<usize>()
+                    .map_err(|_| loc.error(format!("'{p}' is not a CPU number")))?,
+            );
         }
     }
-}
-
-impl DiskspdLine {
-    /// Options that shape the I/O (size, mix, pattern, caching, region). Returns false
-    /// for a flag it does not own.
-    fn workload_option(
-        &mut self,
-        a: &str,
-        flag: &str,
-        rest: &str,
-        loc: &Loc,
-        un: &mut UnsupportedList,
-    ) -> Result<bool, CompatError> {
-        match flag {
-            "b" => self.bs = ds_size(rest, false, loc)?,
-            "d" => self.duration = secs(rest, false, loc)?,
-            "W" => {
-                self.warmup = if rest.is_empty() {
-                    0
-                } else {
-                    secs(rest, true, loc)?
-                }
-            }
-            "C" => {
-                if !rest.is_empty() && secs(rest, true, loc)? > 0 {
-                    un.push(format!("{a} — cool-down"), loc);
-                }
-            }
-            "o" => self.qd = cnt(rest, loc)?,
-            "t" => self.threads = cnt(rest, loc)?,
-            "r" => {
-                if rest.starts_with('s') {
-                    un.push(format!("{a} — mixed random/sequential"), loc);
-                } else if !rest.is_empty() {
-                    let align = ds_size(rest, false, loc)?;
-                    if align != self.bs {
-                        un.push(
-                            format!("{a} — random alignment other than the block size"),
-                            loc,
-                        );
-                    }
-                }
-                self.random = true;
-            }
-            "s" => {
-                self.random = false;
-                let stride = match rest.strip_prefix('i') {
-                    Some(s) => s,
-                    None => {
-                        self.seq_private = true;
-                        rest
-                    }
-                };
-                if !stride.is_empty() && ds_size(stride, false, loc)? != self.bs {
-                    un.push(format!("{a} — stride other than the block size"), loc);
-                }
-            }
-            "w" => self.write_pct = pct(rest, loc)?,
-            "S" | "h" => {
-                // -S = -Su; letters combine: u unbuffered, w write-through, h = uw
-                // (-h is the old spelling of -Sh), b buffered.
-                let mode = if flag == "h" { "h" } else { rest };
-                if mode.is_empty() {
-                    self.direct = true;
-                }
-                for c in mode.chars() {
-                    match c {
-                        'u' => self.direct = true,
-                        'w' => self.write_through = true,
-                        'h' => {
-                            self.direct = true;
-                            self.write_through = true;
-                        }
-                        'b' => self.direct = false,
-                        _ => un.push(format!("{a} — cache mode '{c}'"), loc),
-                    }
-                }
-            }
-            "c" => self.create_size = Some(ds_size(rest, false, loc)?),
-            "f" => {
-                if rest.starts_with(['r', 's', 't', 'p']) {
-                    un.push(format!("{a} — access hint"), loc);
-                } else {
-                    self.max_size = Some(ds_size(rest, false, loc)?);
-                }
-            }
-            "B" => self.base = ds_size(rest, true, loc)?,
-            _ => return Ok(false),
-        }
-        Ok(true)
+    if cpus.is_empty() {
+        return Err(loc.error(format!("'-a{rest}' names no CPU")));
     }
-
-    /// Options of the run as a whole (rate, affinity, output, seed).
-    fn run_option(
-        &mut self,
-        a: &str,
-        flag: &str,
-        rest: &str,
-        loc: &Loc,
-        un: &mut UnsupportedList,
-    ) -> Result<(), CompatError> {
-        match flag {
-            "g" => {
-                let (n, iops) = match rest.strip_suffix('i') {
-                    Some(n) => (n, true),
-                    None => (rest, false),
-                };
-                self.rate = Some((cnt(n, loc)?, iops, loc.clone()));
-            }
-            "a" => {
-                if rest == "g" || rest.is_empty() {
-                    // Group-wide round-robin affinity: the default, nothing to pin.
-                } else if rest.starts_with('g') {
-                    un.push(format!("{a} — processor-group affinity"), loc);
-                } else {
-                    self.cpus = Some(parse_cpu_list(rest).ok_or_else(|| {
-                        loc.error(format!("'{rest}' is not a CPU list like 0,1,2"))
-                    })?);
-                }
-            }
-            "n" if rest.is_empty() => self.cpus = None,
-            "n" => return Err(loc.error(format!("unknown diskspd option '{a}'"))),
-            "R" => {
-                if !matches!(rest, "" | "text" | "ptext" | "p") {
-                    un.push(format!("{a} — output format"), loc);
-                }
-            }
-            "D" => {
-                if !rest.is_empty() {
-                    let ms = cnt(rest, loc)?;
-                    self.interval = ms.saturating_mul(1_000_000);
-                }
-            }
-            "z" => {
-                if !rest.is_empty() {
-                    self.seed = rest
-                        .parse()
-                        .map_err(|_| loc.error(format!("'{rest}' is not a seed")))?;
-                }
-            }
-            _ => not_read(a, loc, un),
-        }
-        Ok(())
-    }
-
-    /// The plan: one workload per target, one run.
-    fn into_translated(self, mut un: UnsupportedList) -> Result<Translated, CompatError> {
-        if self.targets.is_empty() {
-            return Err(CompatError {
-                source_name: "command line".into(),
-                line: 0,
-                column_or_arg: None,
-                msg: "diskspd needs at least one target".into(),
-            });
-        }
-        let read_pct = 100 - self.write_pct;
-        let mut warnings = Vec::new();
-        if !self.random && self.seq_private && self.threads > 1 {
-            warnings.push(format!(
-                "each diskspd thread reads sequentially from the same start; ioscope's \
-                 {} streams each walk their own slice (-si is the closer match)",
-                self.threads
-            ));
-        }
-        let threads = self.threads;
-        let rate = match self.rate {
-            None => Rate::Max,
-            Some((n, true, _)) => Rate::Iops(n as f64 * threads as f64),
-            // bytes per millisecond per thread → I/Os per second per thread.
-            Some((n, false, _)) => Rate::Iops(n as f64 * 1000.0 / self.bs as f64 * threads as f64),
-        };
-        let mut table = TargetTable::default();
-        let mut workloads = Vec::new();
-        for (uri, loc) in &self.targets {
-            let name = table.intern(uri, self.create_size, Some(self.direct), &mut un, loc);
-            workloads.push(Workload {
-                name: format!("w{}", workloads.len()),
-                target: name,
-                read_pct,
-                pattern: if self.random {
-                    AccessPattern::Random
-                } else {
-                    AccessPattern::Sequential
-                },
-                bs: BlockSizes::fixed(self.bs),
-                qd: to_u32(self.qd, loc)?,
-                streams: to_u32(threads, loc)?,
-                rate,
-                offset_bytes: self.base,
-                size_bytes: self.max_size.map(|m| m.saturating_sub(self.base)),
-                ..Default::default()
-            });
-        }
-        Ok(Translated {
-            plan: Plan {
-                targets: table.targets,
-                runs: vec![RunSpec {
-                    name: "diskspd".into(),
-                    workloads,
-                    duration_ns: Some(self.duration),
-                    warmup_ns: self.warmup,
-                    interval_ns: self.interval,
-                    cpus: self.cpus,
-                    seed: self.seed,
-                    io: IoTuning {
-                        write_through: self.write_through,
-                        ..Default::default()
-                    },
-                    ..base_run()
-                }],
-                warnings,
-                data: Default::default(),
-            },
-            unsupported: un.0,
-        })
-    }
-}
-
-/// Translates an SQLIO command line. `-F` parameter files are read relative to
-/// `base_dir`. Defaults follow SQLIO's usage text: `-kW -t1 -s30 -f64 -b2 -BN`, one
-/// outstanding I/O per thread.
-pub fn parse_sqlio(
-    args: &[String],
-    base_dir: &Path,
-    target_override: Option<&str>,
-) -> Result<Translated, CompatError> {
-    let mut un = UnsupportedList::default();
-    let mut line = SqlioLine::default();
-    let start = skip_program(args, &["sqlio"]);
-    for i in start..args.len() {
-        let a = &args[i];
-        let loc = arg_loc(args, i);
-        let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) else {
-            line.files
-                .push((target_uri(a, target_override, &loc)?, None, None, None, loc));
-            continue;
-        };
-        let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
-        let table = (diskspd_options::SQLIO, "SQLIO");
-        if table_reads(table, a, flag, rest, &loc, &mut un)? {
-            line.option(a, flag, rest, &loc, &mut un, base_dir, target_override)?;
-        }
-    }
-    // Where whole-line remarks point: the last argument.
-    let end = Loc::Arg {
-        index: args.len().max(1),
-        text: args.last().cloned().unwrap_or_default(),
-    };
-    if line.files.is_empty() {
-        line.files.push((
-            target_uri("testfile.dat", target_override, &end)?,
-            None,
-            None,
-            None,
-            end.clone(),
-        ));
-    }
-    line.into_translated(un, &end)
-}
-
-/// Everything an SQLIO command line sets, starting from SQLIO's defaults.
-struct SqlioLine {
-    read: bool,
-    duration: u64,
-    threads: u64,
-    qd: u64,
-    bs_kib: u64,
-    /// `None` until `-f` says: SQLIO's default is a stripe factor.
-    pattern: Option<AccessPattern>,
-    direct: bool,
-    /// Write-through (O_DSYNC): `-BN` (the default) and `-BS`.
-    write_through: bool,
-    cpus: Option<Vec<usize>>,
-    files: Vec<SqlioFile>,
-    warnings: Vec<String>,
-}
-
-/// What SQLIO's `-B` letters ask of the caches. SQLIO documents `N` (none), `Y`
-/// (all), `H` (hardware only) and `S` (software only); a combined flag such as `-BYRT`
-/// adds `R` and `T`, the Windows open hints FILE_FLAG_RANDOM_ACCESS and
-/// FILE_ATTRIBUTE_TEMPORARY.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct SqlioBuffering {
-    /// The OS file cache is used (not O_DIRECT).
-    os_cache: bool,
-    /// Writes may stay in the device's write cache (no write-through).
-    device_cache: bool,
-    /// `R` or `T` was given.
-    hints: bool,
-}
-
-/// Why SQLIO's `-B` letters were refused.
-#[derive(Debug, PartialEq, thiserror::Error)]
-enum BufferingError {
-    #[error("-B needs letters: N (none), Y (all), H (hardware), S (software)")]
-    NoLetters,
-    #[error(
-        "-B{letters}: '{letter}' is not a buffering letter (N none, Y all, \
-         H hardware, S software; R and T are open hints)"
-    )]
-    Letter { letters: String, letter: char },
-    #[error("-B{letters}: N (no caching) contradicts the other cache letters")]
-    Contradiction { letters: String },
-}
-
-/// Reads `-B`'s letters (any order, any case, repeats allowed). Without a cache letter
-/// SQLIO's default `N` holds; `N` with another cache letter contradicts itself.
-fn sqlio_buffering(letters: &str) -> Result<SqlioBuffering, BufferingError> {
-    let (mut none, mut os, mut dev, mut hints) = (false, false, false, false);
-    if letters.is_empty() {
-        return Err(BufferingError::NoLetters);
-    }
-    for c in letters.chars() {
-        match c.to_ascii_uppercase() {
-            'N' => none = true,
-            'Y' => (os, dev) = (true, true),
-            'H' => dev = true,
-            'S' => os = true,
-            'R' | 'T' => hints = true,
-            letter => {
-                return Err(BufferingError::Letter {
-                    letters: letters.to_string(),
-                    letter,
-                })
-            }
-        }
-    }
-    if none && (os || dev) {
-        return Err(BufferingError::Contradiction {
-            letters: letters.to_string(),
-        });
-    }
-    Ok(SqlioBuffering {
-        os_cache: os,
-        device_cache: dev,
-        hints,
-    })
-}
-
-impl Default for SqlioLine {
-    fn default() -> Self {
-        SqlioLine {
-            read: false,
-            duration: 30_000_000_000,
-            threads: 1,
-            qd: 1,
-            bs_kib: 2,
-            pattern: None,
-            direct: true,
-            write_through: true,
-            cpus: None,
-            files: Vec::new(),
-            warnings: Vec::new(),
-        }
-    }
-}
-
-impl SqlioLine {
-    /// One `-X…` option.
-    #[allow(clippy::too_many_arguments)]
-    fn option(
-        &mut self,
-        a: &str,
-        flag: &str,
-        rest: &str,
-        loc: &Loc,
-        un: &mut UnsupportedList,
-        base_dir: &Path,
-        target_override: Option<&str>,
-    ) -> Result<(), CompatError> {
-        match flag {
-            "k" => match rest.to_ascii_uppercase().as_str() {
-                "R" => self.read = true,
-                "W" => self.read = false,
-                _ => return Err(loc.error("-k takes R (reads) or W (writes)")),
-            },
-            "s" => self.duration = secs(rest, false, loc)?,
-            "t" => self.threads = cnt(rest, loc)?,
-            "o" => self.qd = cnt(rest, loc)?,
-            "b" => self.bs_kib = cnt(rest, loc)?,
-            "f" => match rest.to_ascii_lowercase().as_str() {
-                "random" => self.pattern = Some(AccessPattern::Random),
-                "sequential" => self.pattern = Some(AccessPattern::Sequential),
-                _ => {
-                    cnt(rest, loc)?;
-                    un.push(format!("{a} — stripe factor"), loc);
-                    self.pattern = Some(AccessPattern::Sequential);
-                }
-            },
-            "B" => {
-                let b = sqlio_buffering(rest).map_err(|e| loc.error(e.to_string()))?;
-                self.direct = !b.os_cache;
-                // No device write cache (N, S): every write is stable when it completes.
-                self.write_through = !b.device_cache;
-                if b.hints {
-                    self.warnings.push(format!(
-                        "{a}: R and T are Windows open hints (random access, temporary \
-                         file) that steer its cache manager; Linux has no equivalent, so \
-                         they change nothing here"
-                    ));
-                }
-            }
-            "a" => {
-                let mask = rest.trim_start_matches(['R', 'I', 'r', 'i']);
-                self.cpus =
-                    Some(parse_cpu_mask(mask).ok_or_else(|| {
-                        loc.error(format!("'{mask}' is not a hexadecimal CPU mask"))
-                    })?);
-                if mask.len() != rest.len() {
-                    un.push(format!("{a} — round-robin/ideal affinity"), loc);
-                }
-            }
-            "F" => {
-                if rest.is_empty() {
-                    return Err(loc.error("-F needs a parameter file name"));
-                }
-                read_param_file(rest, base_dir, target_override, loc, &mut self.files)?;
-            }
-            _ => not_read(a, loc, un),
-        }
-        Ok(())
-    }
-
-    /// The plan: one workload per file, one run. `end` locates remarks about the line
-    /// as a whole.
-    fn into_translated(
-        mut self,
-        mut un: UnsupportedList,
-        end: &Loc,
-    ) -> Result<Translated, CompatError> {
-        let pattern = match self.pattern {
-            Some(p) => p,
-            None => {
-                un.push(
-                    "-f64 (SQLIO's default stripe factor) — give -frandom or -fsequential",
-                    end,
-                );
-                AccessPattern::Sequential
-            }
-        };
-        let bs = self.bs_kib.checked_mul(1024).ok_or_else(|| CompatError {
-            source_name: "command line".into(),
-            line: 0,
-            column_or_arg: None,
-            msg: "-b is too large".into(),
-        })?;
-        let mut table = TargetTable::default();
-        let mut workloads = Vec::new();
-        for (uri, t, fcpus, size, loc) in &self.files {
-            if fcpus.is_some() {
-                if self.cpus.is_none() {
-                    self.cpus = fcpus.clone();
-                } else if &self.cpus != fcpus {
-                    un.push("per-file CPU mask — ioscope pins one CPU set per run", loc);
-                }
-            }
-            let name = table.intern(uri, *size, Some(self.direct), &mut un, loc);
-            workloads.push(Workload {
-                name: format!("w{}", workloads.len()),
-                target: name,
-                read_pct: if self.read { 100 } else { 0 },
-                pattern,
-                bs: BlockSizes::fixed(bs),
-                qd: to_u32(self.qd, loc)?,
-                streams: to_u32(t.unwrap_or(self.threads), loc)?,
-                rate: Rate::Max,
-                offset_bytes: 0,
-                size_bytes: None,
-                ..Default::default()
-            });
-        }
-        Ok(Translated {
-            plan: Plan {
-                targets: table.targets,
-                runs: vec![RunSpec {
-                    name: "sqlio".into(),
-                    workloads,
-                    duration_ns: Some(self.duration),
-                    warmup_ns: 0,
-                    cpus: self.cpus,
-                    io: IoTuning {
-                        write_through: self.write_through,
-                        ..Default::default()
-                    },
-                    ..base_run()
-                }],
-                warnings: self.warnings,
-                data: Default::default(),
-            },
-            unsupported: un.0,
-        })
-    }
-}
-
-/// One SQLIO target: (path, threads, CPUs, size in bytes, where it was named).
-type SqlioFile = (String, Option<u64>, Option<Vec<usize>>, Option<u64>, Loc);
-
-/// SQLIO parameter file: one target per line, `path threads mask size_MiB`.
-fn read_param_file(
-    name: &str,
-    base_dir: &Path,
-    target_override: Option<&str>,
-    arg: &Loc,
-    files: &mut Vec<SqlioFile>,
-) -> Result<(), CompatError> {
-    if is_windows_path(name) {
-        return Err(arg.error(format!(
-            "parameter file {name} is a Windows path; give its path on this machine"
-        )));
-    }
-    let path: PathBuf = base_dir.join(name);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| arg.error(format!("cannot read {}: {e}", path.display())))?;
-    for (idx, raw) in text.lines().enumerate() {
-        let loc = Loc::Line {
-            source: name.to_string(),
-            line: idx + 1,
-        };
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let uri = target_uri(f[0], target_override, &loc)?;
-        let threads = f.get(1).map(|t| cnt(t, &loc)).transpose()?;
-        let cpus = match f.get(2) {
-            Some(m) if u128::from_str_radix(m.trim_start_matches("0x"), 16).ok() == Some(0) => None,
-            Some(m) => Some(
-                parse_cpu_mask(m)
-                    .ok_or_else(|| loc.error(format!("'{m}' is not a hexadecimal CPU mask")))?,
-            ),
-            None => None,
-        };
-        let size = f
-            .get(3)
-            .map(|s| {
-                cnt(s, &loc)?
-                    .checked_mul(1 << 20)
-                    .ok_or_else(|| loc.error("size is too large"))
-            })
-            .transpose()?;
-        files.push((uri, threads, cpus, size, loc));
-    }
-    Ok(())
+    Ok(Some(cpus))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
-    }
-
-    #[test]
-    fn windows_paths_need_the_override() {
-        let e = parse_diskspd(&args(r"diskspd -b8K C:\test.dat"), None).unwrap_err();
-        assert!(e.to_string().contains("--target"), "{e}");
-        let t = parse_diskspd(&args(r"diskspd -b8K C:\test.dat"), Some("/tmp/x")).unwrap();
-        assert_eq!(t.plan.targets[0].uri, "/tmp/x");
-    }
-
-    #[test]
-    fn cache_flags_map_to_direct_and_write_through() {
-        let ds = |flag: &str| {
-            let t = parse_diskspd(&args(&format!("diskspd -w50 {flag} /tmp/f")), None).unwrap();
-            assert!(t.unsupported.is_empty(), "{flag}: {:?}", t.unsupported);
-            (t.plan.targets[0].direct, t.plan.runs[0].io.write_through)
-        };
-        assert_eq!(ds("-Sh"), (Some(true), true));
-        assert_eq!(ds("-h"), (Some(true), true));
-        assert_eq!(ds("-Suw"), (Some(true), true));
-        assert_eq!(ds("-Sw"), (Some(false), true));
-        assert_eq!(ds("-Su"), (Some(true), false));
-        assert_eq!(ds("-Sb"), (Some(false), false));
-        let sq = |flag: &str| {
-            let t = parse_sqlio(
-                &args(&format!("sqlio -kW {flag} /tmp/f")),
-                Path::new("."),
-                None,
-            )
-            .unwrap();
-            (t.plan.targets[0].direct, t.plan.runs[0].io.write_through)
-        };
-        assert_eq!(sq(""), (Some(true), true));
-        assert_eq!(sq("-BN"), (Some(true), true));
-        assert_eq!(sq("-BH"), (Some(true), false));
-        assert_eq!(sq("-BS"), (Some(false), true));
-        assert_eq!(sq("-BY"), (Some(false), false));
-    }
-
-    #[test]
-    fn every_combination_of_buffering_letters() {
-        let b = |l: &str| sqlio_buffering(l).map(|b| (b.os_cache, b.device_cache, b.hints));
-        assert_eq!(b("N"), Ok((false, false, false)));
-        assert_eq!(b("Y"), Ok((true, true, false)));
-        assert_eq!(b("H"), Ok((false, true, false)));
-        assert_eq!(b("S"), Ok((true, false, false)));
-        assert_eq!(b("HS"), Ok((true, true, false)));
-        assert_eq!(b("sh"), Ok((true, true, false)));
-        assert_eq!(b("YRT"), Ok((true, true, true)));
-        assert_eq!(b("NR"), Ok((false, false, true)));
-        assert_eq!(b("T"), Ok((false, false, true)));
-        assert!(b("NY").unwrap_err().to_string().contains("contradicts"));
-        assert!(b("HN").is_err());
-        assert!(b("YX").unwrap_err().to_string().contains("'X'"));
-        assert!(b("").is_err());
-    }
-
-    #[test]
-    fn combined_buffering_flag_runs_buffered_with_a_warning() {
-        let t = parse_sqlio(
-            &args("sqlio -kR -frandom -BYRT /tmp/f"),
-            Path::new("."),
-            None,
-        )
-        .unwrap();
-        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
-        assert_eq!(t.plan.targets[0].direct, Some(false));
-        assert!(
-            t.plan.warnings[0].contains("-BYRT"),
-            "{:?}",
-            t.plan.warnings
-        );
-        let e = parse_sqlio(&args("sqlio -kR -BNY /tmp/f"), Path::new("."), None).unwrap_err();
-        assert!(e.to_string().starts_with("argument 3 ('-BNY')"), "{e}");
-    }
-
-    /// One argument per switch the table maps, each read by its own code.
-    const DISKSPD_MAPPED: &str = "-b8K -d5 -W1 -C0 -o2 -t2 -r -s -w10 -S -h -c1M -f1M -B0 \
-                                  -g100 -a0 -n -R -D500 -z1";
-    const SQLIO_MAPPED: &str = "-kR -s5 -t1 -o1 -b8 -frandom -BN -a0x1 -Fparam.txt";
-
-    /// Checks that `line` writes exactly the switches `table` maps, and that its
-    /// translation `t` read every one of them.
-    fn reads_all(table: &[Switch], line: &str, t: Result<Translated, CompatError>) {
-        let mut maps: Vec<&str> = table
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s.effect,
-                    Effect::Maps(_) | Effect::Sets(_) | Effect::SetsAs(..)
-                )
-            })
-            .map(|s| s.letter)
-            .collect();
-        let mut written: Vec<&str> = line.split_whitespace().map(|a| &a[1..2]).collect();
-        maps.sort_unstable();
-        written.sort_unstable();
-        assert_eq!(
-            written, maps,
-            "'{line}' and the table's mapped switches differ"
-        );
-        let un = t.unwrap().unsupported;
-        assert!(un.iter().all(|u| !u.option.contains("not read")), "{un:?}");
-    }
-
-    // Only switches the table maps reach the readers' own code (`table_reads`); this
-    // holds the other direction: every mapped switch has code that reads it.
-    #[test]
-    fn the_readers_read_exactly_the_switches_the_tables_map() {
-        let line = format!("diskspd {DISKSPD_MAPPED} /tmp/f");
-        let t = parse_diskspd(&args(&line), None);
-        reads_all(diskspd_options::DISKSPD, DISKSPD_MAPPED, t);
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat/diskspd");
-        let t = parse_sqlio(&args(&format!("sqlio {SQLIO_MAPPED}")), &dir, None);
-        reads_all(diskspd_options::SQLIO, SQLIO_MAPPED, t);
-    }
-
-    #[test]
-    fn the_tables_decide_what_is_unknown_listed_or_refused() {
-        let ds = |line: &str| parse_diskspd(&args(&format!("diskspd {line} /tmp/f")), None);
-        let listed = |t: Translated| -> Vec<String> {
-            t.unsupported.into_iter().map(|u| u.option).collect()
-        };
-        assert_eq!(listed(ds("-v -P -L").unwrap()), Vec::<String>::new());
-        assert_eq!(
-            listed(ds("-x -Lx").unwrap()),
-            [
-                "-x — completion routines instead of completion ports",
-                "-Lx — accepted only as -L, latency statistics, which ioscope always measures"
-            ]
-        );
-        let e = ds("-q").unwrap_err().to_string();
-        assert!(e.contains("unknown diskspd option '-q'"), "{e}");
-        let e = ds("-Xp.xml").unwrap_err().to_string();
-        assert!(e.contains("argument 2 ('-Xp.xml'): XML profiles"), "{e}");
-        let sq = |line: &str| {
-            parse_sqlio(
-                &args(&format!("sqlio -frandom {line} /tmp/f")),
-                Path::new("."),
-                None,
-            )
-        };
-        assert_eq!(listed(sq("-LP -T100").unwrap()), Vec::<String>::new());
-        assert_eq!(
-            listed(sq("-T50 -m8").unwrap()),
-            [
-                "-T50 — accepted only as -T100: every I/O goes to the target",
-                "-m8 — multi-block I/O (copy or scatter/gather)"
-            ]
-        );
-        let e = sq("-U").unwrap_err().to_string();
-        assert!(e.contains("unknown SQLIO option '-U'"), "{e}");
-    }
-}
+mod tests;

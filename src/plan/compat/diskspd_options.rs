@@ -4,8 +4,9 @@
 //! it without effect and why, lists it as unsupported, or refuses the line). The
 //! readers in [`super::diskspd`] look every switch up here first, so a switch missing
 //! from the table is unknown (an error, as both tools refuse one), and only switches
-//! the table maps reach their own code. docs/compat-vdbench.md carries the same
-//! tables; unit tests hold the readers and the documentation against these.
+//! the table maps reach their own code. docs/compat-diskspd.md and docs/compat-sqlio.md
+//! carry the same tables; unit tests hold the readers and the documentation against
+//! these.
 
 pub use super::fio_options::Effect;
 
@@ -44,56 +45,38 @@ fn is_hundred(v: Option<&str>) -> bool {
     v == Some("100")
 }
 
-/// diskspd's switches.
+/// diskspd's switches (2.x, every one its parser takes).
 pub static DISKSPD: &[Switch] = &[
-    sw("b", "-b<size>", Maps("block size (default 64K)")),
-    sw("d", "-d<s>", Maps("duration (default 10 s)")),
+    sw("b", "-b<size>", Maps("block size (default 64K); the unit of `b` sizes")),
+    sw("d", "-d<s>", Maps("measured time (default 10 s)")),
     sw("W", "-W<s>", Maps("warm-up (default 5 s)")),
     sw(
         "C",
         "-C<s>",
-        Maps("cool-down: 0 accepted, longer listed as unsupported"),
+        Maps("cool-down: load after measuring ends, for other instances; this run stops at the end of its measured time (said)"),
     ),
-    sw("o", "-o<n>", Maps("queue depth per thread (default 2)")),
-    sw(
-        "t",
-        "-t<n>",
-        Maps("threads per target → streams (default 1)"),
-    ),
-    sw(
-        "r",
-        "-r[align]",
-        Maps("random; other alignments and -rs listed"),
-    ),
-    sw(
-        "s",
-        "-s[stride]",
-        Maps("sequential; -si interlocked; other strides listed"),
-    ),
+    sw("o", "-o<n>", Maps("outstanding I/Os per thread per target → queue depth (default 2)")),
+    sw("t", "-t<n>", Maps("threads per target → streams per target, one worker each (default 1)")),
+    sw("F", "-F<n>", Maps("threads shared by all targets → n streams per target, n workers, each worker one stream of every target")),
+    sw("r", "-r[align]", Maps("random at the alignment (default the block size); -rs100 is -r; -rdpct/-rdabs → hot bands")),
+    sw("s", "-s[i][stride]", Maps("sequential at the stride: threads overlap from the start (-T apart), or share one offset (-si)")),
+    sw("T", "-T<offset>", Maps("sequential threads start this far apart, each walking the whole target")),
+    sw("p", "-p", Maps("each outstanding I/O of a sequential thread walks on its own from the same start")),
     sw("w", "-w<pct>", Maps("write percentage (default 0)")),
-    sw(
-        "S",
-        "-S",
-        Maps("cache letters → O_DIRECT and write-through"),
-    ),
-    sw(
-        "h",
-        "-h",
-        Maps("old spelling of -Sh: O_DIRECT and write-through"),
-    ),
+    sw("S", "-S[bhmruw]", Maps("u (and bare -S) O_DIRECT, w write-through, h both, b cached; m, r listed")),
+    sw("h", "-h", Maps("old spelling of -Sh: O_DIRECT and write-through")),
     sw("c", "-c<size>", Maps("target (creation) size")),
-    sw(
-        "f",
-        "-f<size>",
-        Maps("working-set end; access hints listed"),
-    ),
-    sw("B", "-B<offset>", Maps("working-set start")),
-    sw("g", "-g<bytes/ms>", Maps("per-thread throttle → IOPS")),
-    sw("a", "-a#,#,…", Maps("CPU set; processor groups listed")),
-    sw("n", "-n", Maps("no CPU pinning")),
-    sw("R", "-R", Maps("text output accepted; -Rxml listed")),
-    sw("D", "-D<ms>", Maps("interval length")),
-    sw("z", "-z[seed]", Maps("seed")),
+    sw("f", "-f<size>", Maps("working-set end; -f<rst> Windows open hints accepted (said)")),
+    sw("B", "-B<base>[:length]", Maps("working-set start (and length)")),
+    sw("g", "-g<bytes/ms>[i]", Maps("per-thread, per-target throttle → the workload's IOPS, evenly spaced (said)")),
+    sw("i", "-i<count>", Maps("I/Os per burst, shared by a target's threads (with -j)")),
+    sw("j", "-j<ms>", Maps("pause after each burst → think time")),
+    sw("a", "-a[g#,]#[,#…]", Maps("CPUs the threads go round-robin over; group 0 only")),
+    sw("n", "-n", Maps("no CPU pinning (diskspd pins round-robin by default; said)")),
+    sw("R", "-R[p]text|xml", Maps("-Rxml: diskspd's XML result on stdout; -Rp: the translation, nothing run")),
+    sw("D", "-D[ms]", Maps("interval length (default 1000 ms)")),
+    sw("z", "-z[seed]", Maps("seed (without -z diskspd's seed is 0; bare -z the clock's, said)")),
+    sw("Z", "-Z[r|size[,file]]", Maps("write content: 0..255 repeated by default, zeros, fresh random bytes; a file's content listed")),
     sw(
         "L",
         "-L",
@@ -102,60 +85,33 @@ pub static DISKSPD: &[Switch] = &[
             why: "-L, latency statistics, which ioscope always measures",
         },
     ),
-    sw(
-        "v",
-        "-v",
-        NoEffect("verbose output; changes nothing measured"),
-    ),
-    sw(
-        "P",
-        "-P",
-        NoEffect("progress dots; changes nothing measured"),
-    ),
-    sw(
-        "F",
-        "-F<n>",
-        Unsupported("total threads shared by all targets"),
-    ),
-    sw(
-        "O",
-        "-O",
-        Unsupported("outstanding I/Os per thread across targets (with -F)"),
-    ),
-    sw("T", "-T<offset>", Unsupported("stride between threads")),
-    sw("Z", "-Z", Unsupported("write buffer content")),
+    sw("v", "-v[s]", NoEffect("verbose output; changes nothing measured")),
+    sw("P", "-P<count>", NoEffect("progress dots; changes nothing measured")),
+    sw(":", "-:<flags>", NoEffect("experimental throttle sleeps of diskspd's own pacing")),
     sw(
         "x",
         "-x",
-        Unsupported("completion routines instead of completion ports"),
+        NoEffect("how Windows delivers completions (routines or ports); ioscope's engine completes I/O its own way either way"),
     ),
+    sw("O", "-O<n>", Unsupported("outstanding I/Os per thread across targets (with -F)")),
     sw("l", "-l", Unsupported("large pages for the I/O buffers")),
-    sw("p", "-p", Unsupported("parallel I/Os at the same offset")),
-    sw("i", "-i", Unsupported("I/O bursts")),
-    sw("j", "-j", Unsupported("the pause between I/O bursts")),
-    sw("I", "-I", Unsupported("I/O priority")),
-    sw("N", "-N", Unsupported("flush mode of memory-mapped I/O")),
+    sw(
+        "I",
+        "-I<1-3>",
+        NoEffectWhen {
+            accepts: |v| v == Some("3"),
+            why: "-I3, the normal I/O priority",
+        },
+    ),
+    sw("N", "-N<vni>", Unsupported("flush mode of memory-mapped I/O")),
     sw("e", "-e…", Unsupported("Windows event tracing")),
-    sw(
-        "y",
-        "-y",
-        Unsupported("synchronisation through Windows events"),
-    ),
-    sw(
-        "u",
-        "-u",
-        Unsupported("a diskspd switch ioscope does not reproduce"),
-    ),
-    sw(
-        "U",
-        "-U",
-        Unsupported("a diskspd switch ioscope does not reproduce"),
-    ),
+    sw("y", "-y…", Unsupported("synchronisation through Windows events")),
     sw(
         "X",
         "-X<profile.xml>",
-        Refused("XML profiles (-X) are not supported; write the options on the command line"),
+        Refused("XML profiles (-X) are not read yet; write the profile's options on the command line"),
     ),
+    sw("?", "-?", Refused("-? prints diskspd's usage; there is nothing to run")),
 ];
 
 /// SQLIO's switches.
@@ -246,18 +202,16 @@ mod tests {
 
     #[test]
     fn the_documentation_names_every_switch() {
-        let doc = include_str!("../../../docs/compat-vdbench.md");
-        for (tool, table, heading) in [
-            ("diskspd", DISKSPD, "## diskspd"),
-            ("SQLIO", SQLIO, "## SQLIO"),
+        for (doc, table) in [
+            (include_str!("../../../docs/compat-diskspd.md"), DISKSPD),
+            (include_str!("../../../docs/compat-sqlio.md"), SQLIO),
         ] {
-            let start = doc.find(heading).expect(heading);
-            let section = &doc[start..];
-            let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+            // A `|` in a form is `\|` in a Markdown table.
+            let doc = doc.replace("\\|", "|");
             for s in table {
                 assert!(
-                    section.contains(&format!("`{}`", s.form)),
-                    "docs/compat-vdbench.md's {tool} section does not mention `{}`",
+                    doc.contains(&format!("| `{}` |", s.form)),
+                    "the compat page has no row for `{}`",
                     s.form
                 );
             }

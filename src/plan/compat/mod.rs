@@ -9,8 +9,8 @@
 //! file and line (or the argument number) of the offending text.
 //!
 //! The readers are pure: the only I/O is reading files that a job file includes
-//! (fio `include`, SQLIO `-F`). See docs/compat-fio.md and docs/compat-vdbench.md for
-//! the option tables.
+//! (fio `include`, SQLIO `-F`). See docs/compat-fio.md, docs/compat-vdbench.md,
+//! docs/compat-diskspd.md and docs/compat-sqlio.md for the option tables.
 
 pub mod diskspd;
 pub mod diskspd_options;
@@ -18,6 +18,7 @@ pub mod fio;
 pub mod fio_options;
 pub mod fio_subst;
 mod fio_tuning;
+pub mod sqlio;
 pub mod vdbench;
 pub mod vdbench_args;
 mod vdbench_lines;

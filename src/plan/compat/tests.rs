@@ -174,7 +174,7 @@ fn diskspd_and_sqlio_lines_match_expectations() {
             continue;
         }
         let r = split_command_line(l).and_then(|args| match detect(l) {
-            Format::Sqlio => diskspd::parse_sqlio(&args, &fixtures().join("diskspd"), None),
+            Format::Sqlio => sqlio::parse_sqlio(&args, &fixtures().join("diskspd"), None),
             _ => diskspd::parse_diskspd(&args, None),
         });
         results.push(serde_json::json!({ "line": l, "result": render(&r) }));
@@ -314,13 +314,13 @@ fn feed_all_parsers(text: &str) {
     if let Ok(args) = split_command_line(text) {
         let _ = fio::parse_args(&args);
         let _ = diskspd::parse_diskspd(&args, None);
-        let _ = diskspd::parse_sqlio(&args, Path::new("/nonexistent"), None);
+        let _ = sqlio::parse_sqlio(&args, Path::new("/nonexistent"), None);
         let _ = diskspd::parse_diskspd(&args, Some("/tmp/x"));
     }
     let words: Vec<String> = text.split_whitespace().map(String::from).collect();
     let _ = fio::parse_args(&words);
     let _ = diskspd::parse_diskspd(&words, None);
-    let _ = diskspd::parse_sqlio(&words, Path::new("/nonexistent"), None);
+    let _ = sqlio::parse_sqlio(&words, Path::new("/nonexistent"), None);
 }
 
 // Guards the "never panic on any input" rule: truncations, byte flips and random

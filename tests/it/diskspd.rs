@@ -1,0 +1,176 @@
+//! diskspd lines end to end: published lines through `convert`, and diskspd's XML
+//! result (`-Rxml`) read back by an XML reader using diskspd's element names.
+
+use super::*;
+use std::path::PathBuf;
+
+fn published() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat/published/diskspd")
+}
+
+/// `convert`'s outcome for one file: clean (exit 0, nothing said), said (exit 0
+/// with notes of what is done another way), drops (exit 3, with what was dropped)
+/// or refused (with why).
+fn outcome(file: &std::path::Path) -> String {
+    let o = run(&["convert", "--target", "/tmp/x", file.to_str().unwrap()]);
+    let err = stderr(&o);
+    // Each line's head: the switch it is about (`-C30`, `-g500i`), or its first
+    // words (a clock seed differs from run to run; its head does not).
+    let first = |prefix: &str| {
+        err.lines()
+            .filter_map(|l| l.strip_prefix(prefix))
+            .map(|l| {
+                let l = l.split(" — ").next().unwrap_or(l);
+                match l.split_once(':') {
+                    Some((head, _)) if l.starts_with('-') => head.to_string(),
+                    _ => l.split_whitespace().take(4).collect::<Vec<_>>().join(" "),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match o.status.code() {
+        Some(0) if err.contains("note: ") => format!("said: {}", first("note: ")),
+        Some(0) => "clean".into(),
+        Some(3) => format!(
+            "drops: {}",
+            first("warning: not translated (unsupported) at ")
+        ),
+        _ => format!("refused: {}", err.lines().next().unwrap_or("")),
+    }
+}
+
+// Regression guard for issue 25: real users' diskspd lines, each with its source in
+// its first line; a change in how any of them converts shows here.
+#[test]
+fn published_diskspd_lines_convert_as_expected() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(published())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt") && !p.ends_with("expected.txt"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 15, "{} published lines", files.len());
+    let got: String = files
+        .iter()
+        .map(|f| {
+            let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+            format!("{name} | {}\n", outcome(f))
+        })
+        .collect();
+    let path = published().join("expected.txt");
+    if std::env::var_os("IOSCOPE_BLESS").is_some() {
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        got, want,
+        "published lines convert differently (IOSCOPE_BLESS=1 to accept)"
+    );
+}
+
+/// Sums of the XML's per-thread, per-target counts by diskspd's element names, read
+/// by Python's xml.etree, as JSON: {"threads": n, "targets": {path: [rc, rb, wc, wb]},
+/// "all": [...], "percentiles": n}.
+const SUM_XML: &str = r#"
+import json, sys, xml.etree.ElementTree as ET
+root = ET.fromstring(sys.stdin.read())
+ts = root.find("TimeSpan")
+out = {"threads": 0, "targets": {}, "all": [0, 0, 0, 0, 0, 0]}
+for th in ts.findall("Thread"):
+    out["threads"] += 1
+    int(th.find("Id").text)
+    for t in th.findall("Target"):
+        v = [int(t.find(k).text) for k in ("ReadCount", "ReadBytes", "WriteCount", "WriteBytes", "IOCount", "BytesCount")]
+        s = out["targets"].setdefault(t.find("Path").text, [0, 0, 0, 0, 0, 0])
+        for i in range(6):
+            s[i] += v[i]
+            out["all"][i] += v[i]
+out["percentiles"] = len(ts.find("Latency").findall("Bucket"))
+out["iops_stddev"] = float(ts.find("Iops").find("IopsStdDev").text)
+out["profile_targets"] = len(root.find("Profile").find("TimeSpans").find("TimeSpan").find("Targets").findall("Target"))
+print(json.dumps(out))
+"#;
+
+fn sum_xml(xml: &str) -> Option<serde_json::Value> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", SUM_XML])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(xml.as_bytes()).ok()?;
+    let o = child.wait_with_output().ok()?;
+    assert!(
+        o.status.success(),
+        "python3: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(serde_json::from_slice(&o.stdout).unwrap())
+}
+
+// Acceptance (issue 25): -Rxml of a 2-thread, 2-target run parses with an XML reader
+// by diskspd's element names, and the per-thread/per-target counts sum exactly to the
+// totals of ioscope's own result.
+#[test]
+fn diskspd_xml_counts_add_up_to_the_result_per_thread_and_target() {
+    // tmpfs when there is one: small files, no disk wear; cached I/O (no -S) works there.
+    let shm = std::path::Path::new("/dev/shm");
+    let d = if shm.is_dir() {
+        tempfile::Builder::new()
+            .prefix("ioscope-ds")
+            .tempdir_in(shm)
+            .unwrap()
+    } else {
+        tempdir()
+    };
+    let (a, b) = (d.path().join("a.dat"), d.path().join("b.dat"));
+    let json = d.path().join("r.json");
+    let o = ioscope()
+        .args([
+            "diskspd", "-b4K", "-d1", "-W0", "-t2", "-o2", "-r", "-w30", "-c4M", "-n", "-Rxml",
+        ])
+        .args([a.to_str().unwrap(), b.to_str().unwrap()])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let xml = stdout(&o);
+    assert!(
+        xml.starts_with("<Results>"),
+        "{}",
+        &xml[..xml.len().min(200)]
+    );
+    let Some(sums) = sum_xml(&xml) else {
+        return skip_or_fail("python3 is not installed");
+    };
+    let doc = read_json(&json);
+    let run = &doc["runs"][0];
+    assert_eq!(sums["threads"], 4, "2 threads on each of 2 targets");
+    assert_eq!(run["workers"], 4);
+    let t = &run["totals"];
+    let want = [
+        &t["read"]["ios"],
+        &t["read"]["bytes"],
+        &t["write"]["ios"],
+        &t["write"]["bytes"],
+        &t["ios"],
+        &t["bytes"],
+    ];
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(&sums["all"][i], *w, "column {i}: {sums}");
+    }
+    assert!(t["ios"].as_u64().unwrap() > 0, "the run did I/O");
+    for (i, p) in [&a, &b].iter().enumerate() {
+        let wt = &run["workloads"][i]["totals"];
+        let got = &sums["targets"][p.to_str().unwrap()];
+        assert_eq!(got[0], wt["read"]["ios"], "{}", p.display());
+        assert_eq!(got[2], wt["write"]["ios"], "{}", p.display());
+        assert_eq!(got[5], wt["bytes"], "{}", p.display());
+    }
+    // Percentiles 0, 1–99, 99.9 … 99.99999 and 100, as diskspd writes them.
+    assert_eq!(sums["percentiles"], 106);
+    assert_eq!(sums["profile_targets"], 2);
+}
