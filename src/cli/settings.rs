@@ -96,6 +96,7 @@ fn arg(d: &'static Decl, flag: &'static str) -> Arg {
         Kind::Bytes => "SIZE",
         Kind::Nanos => "DUR",
         Kind::Ratio => "X",
+        Kind::Percent => "PCT",
         Kind::Text => "TEXT",
         Kind::Choice(_) => "WORD",
     };

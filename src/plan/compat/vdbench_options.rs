@@ -197,11 +197,11 @@ pub static OPTIONS: &[VdbOption] = &[
         row(
             G,
             "data_errors",
-            Effect::NoEffectWhen {
-                accepts: |v| v.is_some_and(|v| v.trim() == "1"),
-                why: "1: the run stops at its first error, as ioscope's does (--on-error \
-                      stop); a higher count of errors to go on through is not reproduced",
-            },
+            Maps(
+                "1: the run stops at its first error, as ioscope's does; N above 1: \
+                 errors are counted and the run goes on (every workload's own error \
+                 policy), said in a warning: vdbench would end it at the N-th",
+            ),
         ),
         &["dataerrors"],
     ),
@@ -209,7 +209,11 @@ pub static OPTIONS: &[VdbOption] = &[
     exact(aka(row(G, "startcmd", NO_CMD), &["start_cmd"])),
     exact(aka(row(G, "endcmd", NO_CMD), &["end_cmd"])),
     exact(row(G, "heartbeat_error", NO_CMD)),
-    exact(row(G, "debug", Unsupported("vdbench's debugging switches"))),
+    exact(row(
+        G,
+        "debug",
+        Maps("vdbench's debugging switches: accepted, said in a warning, no effect"),
+    )),
     row(
         G,
         "unix2windows",
