@@ -298,6 +298,8 @@ pub(super) fn measure_curve(
         ));
     }
     for (k, &pct) in points.iter().enumerate() {
+        // vdbench's pause= comes before each next run, a curve's points included.
+        s.pause(base)?;
         if s.stopped() {
             break;
         }

@@ -74,6 +74,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "pacing",
     "connections",
     "io_timeout",
+    "pause",
     "fixed_bufs",
     "register_files",
     "sqpoll",
@@ -2049,6 +2050,9 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("io_timeout") {
             s.io_timeout_ns = Some(self.duration("io_timeout", v, false)?);
         }
+        if let Some(v) = sec.get("pause") {
+            s.pause_ns = Some(self.duration("pause", v, true)?);
+        }
         s.io = self.io_settings(sec)?;
         s.engine_opts = self.engine_settings(sec)?;
         if let Some(v) = sec.get("seed") {
@@ -2232,6 +2236,7 @@ struct Settings {
     pacing: Option<Pacing>,
     connections: Option<u32>,
     io_timeout_ns: Option<u64>,
+    pause_ns: Option<u64>,
     io: IoSettings,
     engine_opts: EngineSettings,
 }
@@ -2373,6 +2378,7 @@ impl Settings {
             pacing: over.pacing.or(self.pacing),
             connections: over.connections.or(self.connections),
             io_timeout_ns: over.io_timeout_ns.or(self.io_timeout_ns),
+            pause_ns: over.pause_ns.or(self.pause_ns),
             io: self.io.overlay(over.io),
             engine_opts: self.engine_opts.overlay(over.engine_opts),
         }
@@ -2406,6 +2412,7 @@ impl Settings {
             connections: self.connections,
             io_timeout_ns: self.io_timeout_ns,
             steady_stop: None,
+            pause_ns: self.pause_ns.unwrap_or(0),
         }
     }
 }

@@ -583,6 +583,10 @@ pub struct RunSpec {
     /// End the run early once a metric has settled (fio's `steadystate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_stop: Option<SteadyStop>,
+    /// Idle time after the run, before the next one starts (vdbench's `pause=`): the
+    /// device settles, nothing is measured; 0 = none. Not after the plan's last run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pause_ns: u64,
 }
 
 /// Stop a run once its metric has settled over a rolling window of intervals, by
@@ -725,6 +729,7 @@ impl Default for RunSpec {
             connections: None,
             io_timeout_ns: None,
             steady_stop: None,
+            pause_ns: 0,
         }
     }
 }

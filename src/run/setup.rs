@@ -1201,3 +1201,47 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
     (0..crate::stats::cpu::online_cpus()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::settings::declared::{RANDOM_PCT, RANGE_FROM_PCT, RANGE_TO_PCT};
+    use crate::plan::settings::Value;
+
+    // vdbench's range=(10,20) on a 1 GiB device: 10 % to 20 % of it, both ends
+    // rounded down to the largest transfer size (64 KiB here), after the offset.
+    #[test]
+    fn a_range_in_percent_narrows_the_working_set_to_whole_blocks() {
+        let mut w = crate::plan::model::Workload {
+            bs: crate::plan::model::BlockSizes::of(vec![(4096, 50), (65536, 50)]),
+            ..Default::default()
+        };
+        let gib = 1u64 << 30;
+        assert_eq!(super::narrowed(&w, 4096, gib), (4096, gib));
+        w.settings.set(&RANGE_FROM_PCT, Value::Ratio(10.0));
+        w.settings.set(&RANGE_TO_PCT, Value::Ratio(20.0));
+        let down = |b: u64| b / 65536 * 65536;
+        let (from, to) = (down(gib / 10), down(gib / 5));
+        assert_eq!(super::narrowed(&w, 4096, gib), (4096 + from, to - from));
+        let mut bad = w.clone();
+        bad.settings.set(&RANGE_FROM_PCT, Value::Ratio(30.0));
+        let e = super::check_shares_and_ranges(&bad).unwrap_err();
+        assert!(e.contains("must be below range_to_pct"), "{e}");
+    }
+
+    #[test]
+    fn random_pct_below_100_needs_drawn_random_offsets() {
+        let mut w = crate::plan::model::Workload {
+            pattern: crate::plan::model::AccessPattern::Sequential,
+            bs: crate::plan::model::BlockSizes::fixed(4096),
+            ..Default::default()
+        };
+        w.settings.set(&RANDOM_PCT, Value::Ratio(50.0));
+        let e = super::check_shares_and_ranges(&w).unwrap_err();
+        assert!(
+            e.contains("random_pct below 100 needs random access"),
+            "{e}"
+        );
+        w.pattern = crate::plan::model::AccessPattern::Random;
+        assert_eq!(super::check_shares_and_ranges(&w), Ok(()));
+    }
+}

@@ -1030,6 +1030,7 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<
             warmup_ns: settings.warmup,
             interval_ns: settings.interval,
             curve: settings.curve.as_ref().map(|c| c.0.clone()),
+            pause_ns: settings.pause,
             ..base_run()
         });
     }
@@ -1067,6 +1068,8 @@ struct RdSettings {
     warmup: u64,
     /// The measured time: `elapsed`, less the first interval without `warmup=`.
     measured: u64,
+    /// `pause=`: idle time before the next run.
+    pause: u64,
     threads: Option<u64>,
     direct: bool,
     /// The `for…` loops (and a list of iorates), first-written first.
@@ -1100,6 +1103,7 @@ impl RdSettings {
             interval: 1_000_000_000,
             warmup: 0,
             measured: 0,
+            pause: 0,
             threads: None,
             direct: false,
             loops: Vec::new(),
@@ -1117,6 +1121,10 @@ impl RdSettings {
                 "sd" => st.sd_override = Some(pick_sds(p, inp.sds)?),
                 "elapsed" => st.elapsed = dur(p)?,
                 "interval" => st.interval = dur(p)?,
+                "pause" => {
+                    st.pause = crate::plan::units::parse_duration_ns_allow_zero(&p.value)
+                        .map_err(|e| perr(p, &e))?
+                }
                 "warmup" => later.warmup = Some(dur(p)?),
                 "threads" => st.threads = Some(count(p)?),
                 "openflags" => openflags(p, &mut st.direct, unsupported),
@@ -1822,7 +1830,7 @@ compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86
 hd=h1,system=localhost
 sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
 wd=w1,sd=s1,xfersize=4k,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
-rd=r1,wd=w1,sd=s1,maxdata=999t,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
+rd=r1,wd=w1,sd=s1,maxdata=999t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 
     /// (kind, key) of every parameter [`EVERY_MAPPED`] writes.

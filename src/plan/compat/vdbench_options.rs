@@ -459,7 +459,7 @@ pub static OPTIONS: &[VdbOption] = &[
     row(
         R,
         "pause",
-        Unsupported("a pause after the run; run them one by one"),
+        Maps("idle seconds before the next run (the run's pause)"),
     ),
     exact(row(R, "replay", Unsupported("I/O trace replay"))),
     aka(row(R, "startcmd", NO_CMD), &["start_cmd"]),
