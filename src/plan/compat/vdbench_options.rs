@@ -358,9 +358,16 @@ pub static OPTIONS: &[VdbOption] = &[
     row(
         W,
         "seekpct",
-        Maps("0/seq → sequential, 100/random → random; others listed"),
+        Maps(
+            "0/seq → sequential, 100/random → random, N between → random_pct N \
+             (the others continue from the previous I/O); poisson listed",
+        ),
     ),
-    row(W, "range", Maps("offset and length within the sd")),
+    row(
+        W,
+        "range",
+        Maps("offset and length within the sd; percent of an sd without size= → range_from_pct/range_to_pct"),
+    ),
     row(
         W,
         "hotband",
