@@ -298,6 +298,8 @@ pub(super) fn measure_curve(
         ));
     }
     for (k, &pct) in points.iter().enumerate() {
+        // vdbench's pause= comes before each next run, a curve's points included.
+        s.pause(base)?;
         if s.stopped() {
             break;
         }
@@ -328,32 +330,38 @@ pub(super) fn measure_curve(
         curve.sla = Some(search(s, base, &curve, b)?);
     }
     print_curve(&curve, &s.doc.runs)?;
-    if let Some(found) = &curve.sla {
-        let target_size = || {
-            s.plan_targets()
-                .iter()
-                .find(|t| t.name == base.workloads[0].target)
-                .and_then(|t| t.size_bytes)
-        };
-        let ws = base.workloads[0].size_bytes.or_else(target_size);
-        let b = sla.as_ref().expect("sla searched");
-        if found.iops > 0.0 {
-            outln!(
-                "{} IOPS at {}: {}",
-                thousands(found.iops),
-                b.describe(),
-                shape_words(base, ws)
-            )?;
-        } else {
-            outln!(
-                "no rate keeps {}: even the lowest probe exceeded it ({})",
-                b.describe(),
-                shape_words(base, ws)
-            )?;
-        }
+    if let (Some(found), Some(b)) = (&curve.sla, sla) {
+        print_sla(s, base, found, b)?;
     }
     s.doc.curve = Some(curve);
     s.save()
+}
+
+/// The SLA search's answer in one line: the rate that keeps the bound, for the
+/// workload's shape.
+fn print_sla(s: &Session, base: &RunSpec, found: &Sla, b: &LatencyBound) -> Result<(), AppError> {
+    let target_size = || {
+        s.plan_targets()
+            .iter()
+            .find(|t| t.name == base.workloads[0].target)
+            .and_then(|t| t.size_bytes)
+    };
+    let ws = base.workloads[0].size_bytes.or_else(target_size);
+    if found.iops > 0.0 {
+        outln!(
+            "{} IOPS at {}: {}",
+            thousands(found.iops),
+            b.describe(),
+            shape_words(base, ws)
+        )?;
+    } else {
+        outln!(
+            "no rate keeps {}: even the lowest probe exceeded it ({})",
+            b.describe(),
+            shape_words(base, ws)
+        )?;
+    }
+    Ok(())
 }
 
 /// Brackets and bisects the rate until the bound's percentile sits just within it.

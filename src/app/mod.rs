@@ -193,12 +193,34 @@ impl<'a> Session<'a> {
         self.doc.interrupted || crate::interrupt::requested()
     }
 
-    /// Prints a line unless quiet.
+    /// Idles for the run's `pause` (vdbench's `pause=`) before the next run: the
+    /// device settles, nothing is measured. Ctrl-C ends it at once.
+    pub fn pause(&self, r: &RunSpec) -> Result<(), AppError> {
+        if r.pause_ns == 0 || self.stopped() {
+            return Ok(());
+        }
+        self.say(&format!(
+            "pause: {} after run '{}'",
+            crate::plan::units::format_duration_ns(r.pause_ns),
+            r.name
+        ))?;
+        let end = std::time::Instant::now() + std::time::Duration::from_nanos(r.pause_ns);
+        while !self.stopped() {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+        }
+        Ok(())
+    }
+
     /// The plan's targets, as the session opens them.
     pub fn plan_targets(&self) -> &[TargetSpec] {
         &self.targets
     }
 
+    /// Prints a line unless quiet.
     pub fn say(&self, text: &str) -> Result<(), AppError> {
         if !self.quiet {
             stdout::println(text)?;
@@ -509,9 +531,12 @@ pub fn run_plan(
         if let Some(spec) = &r.curve {
             let req = curve::CurveRequest::from_spec(spec)?;
             curve::measure_curve(&mut session, r, &req)?;
-            continue;
+        } else {
+            session.run(r, &format!(" ({}/{})", ri + 1, plan.runs.len()))?;
         }
-        session.run(r, &format!(" ({}/{})", ri + 1, plan.runs.len()))?;
+        if ri + 1 < plan.runs.len() {
+            session.pause(r)?;
+        }
     }
     if !out.stdout_is_doc() {
         if let Some(t) = terminal::sweep_table(&session.doc) {

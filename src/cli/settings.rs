@@ -111,6 +111,7 @@ fn arg(d: &'static Decl, flag: &'static str) -> Arg {
         Kind::Bytes => "SIZE",
         Kind::Nanos => "DUR",
         Kind::Ratio => "X",
+        Kind::Percent => "PCT",
         Kind::Text => "TEXT",
         Kind::Choice(_) => "WORD",
     };

@@ -370,16 +370,7 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         if let Some(why) = w.sprandom.as_ref().and_then(|s| s.misfit(w)) {
             return Err(invalid(format!("sprandom: {why}")));
         }
-        if let Some(p) = w.share_pct {
-            if !(p.is_finite() && p > 0.0) {
-                return Err(invalid(format!("share {p} must be a positive number")));
-            }
-        }
-        if let Rate::Iops(r) = w.rate {
-            if !(r.is_finite() && r > 0.0) {
-                return Err(invalid(format!("rate {r} must be a positive number")));
-            }
-        }
+        check_shares_and_ranges(w).map_err(invalid)?;
         let sizes: Vec<u64> = w.bs.all().map(|&(b, _)| b).collect();
         w.priority.check(&sizes).map_err(invalid)?;
         let data = opts.data.for_workload(w);
@@ -543,7 +534,11 @@ fn resolve_workloads(
         // offset_increment: the last stream's working set starts `spread` further.
         let spread = w.stream_spread_bytes();
         let room = t.size_bytes - w.offset_bytes;
-        let mut ws_len = w.size_bytes.unwrap_or(room.saturating_sub(spread));
+        let (ws_start, mut ws_len) = narrowed(
+            w,
+            w.offset_bytes,
+            w.size_bytes.unwrap_or(room.saturating_sub(spread)),
+        );
         if let Some(z) = &w.zbd {
             super::zbd::refuse_zoned_device(run, t.uri)?;
             ws_len = super::zbd::whole_zones(z, ws_len).ok_or_else(|| {
@@ -579,13 +574,8 @@ fn resolve_workloads(
         check_sequence(run, w, ws_len)?;
         if let Some(spec) = &w.sprandom {
             // Regions of at least a block, a cache no larger than a region.
-            super::sprandom::Layout::new(spec, ws_len, w.bs.max_bytes()).map_err(|e| {
-                RunError::Invalid {
-                    run: run.name.clone(),
-                    workload: w.name.clone(),
-                    msg: e.to_string(),
-                }
-            })?;
+            super::sprandom::Layout::new(spec, ws_len, w.bs.max_bytes())
+                .map_err(|e| invalid(e.to_string()))?;
         }
         super::file_sets::check_workload(run, w, t.file_bytes, t.uri, ws_len)?;
         if let (true, Some(a)) = (
@@ -607,12 +597,67 @@ fn resolve_workloads(
         }
         resolved.push(Resolved {
             target: ti as u32,
-            ws_start: w.offset_bytes,
+            ws_start,
             ws_len,
             file_bytes: t.file_bytes,
         });
     }
     Ok(resolved)
+}
+
+/// A workload's share, rate, partly random access and narrowed range: numbers in
+/// their ranges, and a partly random workload one whose offsets the stream draws.
+fn check_shares_and_ranges(w: &crate::plan::model::Workload) -> Result<(), String> {
+    use crate::plan::settings::declared::{RANDOM_PCT, RANGE_FROM_PCT, RANGE_TO_PCT};
+    if let Some(p) = w.share_pct.filter(|p| !(p.is_finite() && *p > 0.0)) {
+        return Err(format!("share {p} must be a positive number"));
+    }
+    if let Rate::Iops(r) = w.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(format!("rate {r} must be a positive number"));
+        }
+    }
+    let partly = w.settings.ratio(&RANDOM_PCT) < 100.0;
+    let drawn = matches!(w.pattern, crate::plan::model::AccessPattern::Random)
+        && w.zones.is_none()
+        && w.zbd.is_none()
+        && w.sprandom.is_none()
+        && !matches!(w.dist, crate::plan::model::Distribution::Sequence { .. });
+    if partly && !drawn {
+        return Err(
+            "random_pct below 100 needs random access without zones, zbd, \
+                    sprandom or a sequence distribution"
+                .into(),
+        );
+    }
+    let (from, to) = (
+        w.settings.ratio(&RANGE_FROM_PCT),
+        w.settings.ratio(&RANGE_TO_PCT),
+    );
+    if from >= to {
+        return Err(format!(
+            "range_from_pct ({from}) must be below range_to_pct ({to})"
+        ));
+    }
+    Ok(())
+}
+
+/// The working set `(start, len)` narrowed to its part from `range_from_pct` to
+/// `range_to_pct`, both ends rounded down to a multiple of the largest block size
+/// from its start (as vdbench rounds a range); unchanged without them.
+fn narrowed(w: &crate::plan::model::Workload, start: u64, len: u64) -> (u64, u64) {
+    use crate::plan::settings::declared::{RANGE_FROM_PCT, RANGE_TO_PCT};
+    let (from, to) = (
+        w.settings.ratio(&RANGE_FROM_PCT),
+        w.settings.ratio(&RANGE_TO_PCT),
+    );
+    if from <= 0.0 && to >= 100.0 {
+        return (start, len);
+    }
+    let unit = w.bs.max_bytes().max(1);
+    let at = |pct: f64| ((len as f64 * pct / 100.0) as u64).min(len) / unit * unit;
+    let (a, b) = (at(from), at(to));
+    (start + a, b.saturating_sub(a))
 }
 
 /// A sequence distribution's blocks must all lie in the working set (fio refuses a
@@ -1154,4 +1199,48 @@ pub fn allowed_cpus() -> Vec<usize> {
         }
     }
     (0..crate::stats::cpu::online_cpus()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::settings::declared::{RANDOM_PCT, RANGE_FROM_PCT, RANGE_TO_PCT};
+    use crate::plan::settings::Value;
+
+    // vdbench's range=(10,20) on a 1 GiB device: 10 % to 20 % of it, both ends
+    // rounded down to the largest transfer size (64 KiB here), after the offset.
+    #[test]
+    fn a_range_in_percent_narrows_the_working_set_to_whole_blocks() {
+        let mut w = crate::plan::model::Workload {
+            bs: crate::plan::model::BlockSizes::of(vec![(4096, 50), (65536, 50)]),
+            ..Default::default()
+        };
+        let gib = 1u64 << 30;
+        assert_eq!(super::narrowed(&w, 4096, gib), (4096, gib));
+        w.settings.set(&RANGE_FROM_PCT, Value::Ratio(10.0));
+        w.settings.set(&RANGE_TO_PCT, Value::Ratio(20.0));
+        let down = |b: u64| b / 65536 * 65536;
+        let (from, to) = (down(gib / 10), down(gib / 5));
+        assert_eq!(super::narrowed(&w, 4096, gib), (4096 + from, to - from));
+        let mut bad = w.clone();
+        bad.settings.set(&RANGE_FROM_PCT, Value::Ratio(30.0));
+        let e = super::check_shares_and_ranges(&bad).unwrap_err();
+        assert!(e.contains("must be below range_to_pct"), "{e}");
+    }
+
+    #[test]
+    fn random_pct_below_100_needs_drawn_random_offsets() {
+        let mut w = crate::plan::model::Workload {
+            pattern: crate::plan::model::AccessPattern::Sequential,
+            bs: crate::plan::model::BlockSizes::fixed(4096),
+            ..Default::default()
+        };
+        w.settings.set(&RANDOM_PCT, Value::Ratio(50.0));
+        let e = super::check_shares_and_ranges(&w).unwrap_err();
+        assert!(
+            e.contains("random_pct below 100 needs random access"),
+            "{e}"
+        );
+        w.pattern = crate::plan::model::AccessPattern::Random;
+        assert_eq!(super::check_shares_and_ranges(&w), Ok(()));
+    }
 }

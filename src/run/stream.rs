@@ -51,7 +51,14 @@ pub struct WorkloadShape {
     pub files: Option<Box<super::file_sets::FileShape>>,
     /// Its issued I/Os are kept for an I/O log (`record`).
     pub record: bool,
+    /// Random access: I/Os per million at a random offset ([`ALL_RANDOM_PPM`] for a
+    /// fully random workload); the others continue from the stream's previous I/O
+    /// (`random_pct`: vdbench's seekpct=N, fio's percentage_random).
+    pub random_ppm: u32,
 }
+
+/// [`WorkloadShape::random_ppm`] of a workload whose every I/O is random.
+pub const ALL_RANDOM_PPM: u32 = 1_000_000;
 
 /// One direction's block sizes as the hot path draws them.
 #[derive(Debug, Clone)]
@@ -150,6 +157,7 @@ impl WorkloadShape {
                 .as_str()
                 .is_empty(),
             files: None,
+            random_ppm: random_ppm(w),
         }
     }
 
@@ -162,6 +170,18 @@ impl WorkloadShape {
         self.files = Some(Box::new(fs));
         self
     }
+}
+
+/// The share of a workload's I/Os at a random offset, per million: all of a random
+/// workload's unless `random_pct` says less (`run::setup` refuses it on others).
+fn random_ppm(w: &Workload) -> u32 {
+    if !matches!(w.pattern, AccessPattern::Random) {
+        return ALL_RANDOM_PPM;
+    }
+    let pct = w
+        .settings
+        .ratio(&crate::plan::settings::declared::RANDOM_PCT);
+    (pct.clamp(0.0, 100.0) * 10_000.0).round() as u32
 }
 
 /// Inter-arrival schedule for an open-loop stream.
@@ -363,6 +383,8 @@ impl Stream {
                 return None;
             };
             o
+        } else if shape.random_ppm < ALL_RANDOM_PPM {
+            self.partly_random_offset(shape, len)
         } else {
             let base = shape.ws_start + self.shift_bytes;
             base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
@@ -444,6 +466,25 @@ impl Stream {
             ioprio,
             atomic: shape.atomic_writes && op == Op::Write,
         }
+    }
+
+    /// `random_pct` below 100: the I/O is random with that probability, else it
+    /// starts where the stream's previous I/O ended (random or not), as vdbench's
+    /// seekpct and fio's percentage_random do; past the working set's end it wraps to
+    /// its start.
+    #[inline(never)]
+    fn partly_random_offset(&mut self, shape: &WorkloadShape, len: u32) -> u64 {
+        let base = shape.ws_start + self.shift_bytes;
+        let end = base + shape.ws_len;
+        let o = if self.rng.below(u64::from(ALL_RANDOM_PPM)) < u64::from(shape.random_ppm) {
+            base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
+        } else if self.pos < base || self.pos.saturating_add(u64::from(len)) > end {
+            base
+        } else {
+            self.pos
+        };
+        self.pos = o + u64::from(len);
+        o
     }
 
     /// The offset of SPRandom's next write, or `None` once its order is over.

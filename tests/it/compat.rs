@@ -1297,3 +1297,36 @@ fn fio_json_sync_section_carries_the_flushes_etcd_checks() {
         assert!(fio_ns > 0);
     }
 }
+
+/// vdbench's `pause=` idles before the next run (Reporter.prepareNextRun), not after
+/// the last: two runs on a virtual-time device take milliseconds of wall time, so a
+/// command that takes at least the one pause between them (and says so) paused. Only
+/// a lower bound: a loaded host may take longer, never shorter.
+#[test]
+fn vdbench_pause_idles_between_runs() {
+    let d = tempdir();
+    let pf = d.path().join("pause.parm");
+    std::fs::write(
+        &pf,
+        "sd=sd1,lun=sim:16m?service=100us&time=virtual,threads=1\n\
+         wd=wd1,sd=sd1,xfersize=4k,rdpct=100,seekpct=50\n\
+         rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1,pause=1,forthreads=(1,2)\n",
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        ["vdbench", "-f", pf.to_str().unwrap()],
+    )
+    .expect_code(0);
+    let took = t0.elapsed().as_secs_f64();
+    assert_eq!(r.doc.runs.len(), 2);
+    assert_eq!(r.wire["plan"]["runs"][0]["pause_ns"], 1_000_000_000u64);
+    assert!(took >= 1.0, "two runs and one pause took {took:.3} s");
+    assert_eq!(
+        r.stdout.matches("pause: 1s after run").count(),
+        1,
+        "{}",
+        r.stdout
+    );
+}

@@ -143,3 +143,93 @@ fn fio_bssplit_per_direction_runs_with_its_cmdprio_shares() {
     );
     assert_eq!(w["bs"]["write_split"], serde_json::json!([[1048576, 100]]));
 }
+
+/// (offset, length) of every I/O of a fio version 3 I/O log, in issue order.
+fn logged_ios(path: &Path) -> Vec<(u64, u64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 5 && matches!(f[2], "read" | "write"))
+        .map(|f| (f[3].parse().unwrap(), f[4].parse().unwrap()))
+        .collect()
+}
+
+/// `ioscope run JOB --record LOG` for a job of one partly random workload: the
+/// recorded (offset, length) of its I/Os, after checking the plan's `random_pct`.
+fn recorded_run(dir: &Path, job: &Path, random_pct: f64) -> Vec<(u64, u64)> {
+    let rec = dir.join("rec.iolog");
+    let r = ioscope_to(
+        &dir.join("r.json"),
+        [
+            "run",
+            job.to_str().unwrap(),
+            "--record",
+            rec.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    let w = &r.wire["plan"]["runs"][0]["workloads"][0];
+    assert_eq!(w["random_pct"], random_pct, "{w}");
+    logged_ios(&rec)
+}
+
+/// The share of `ios` that start where their predecessor ended is `want`, within
+/// 4 σ of a binomial share (σ = sqrt(p(1-p)/n)) plus `slack` for the few I/Os that
+/// follow by other means (a wrap to the start, a random draw that lands just after).
+#[track_caller]
+fn assert_following_share(ios: &[(u64, u64)], want: f64, slack: f64) {
+    let follow = ios.windows(2).filter(|w| w[1].0 == w[0].0 + w[0].1).count();
+    let share = follow as f64 / (ios.len() - 1) as f64;
+    let sigma = (want * (1.0 - want) / ios.len() as f64).sqrt();
+    assert!(
+        (share - want).abs() <= 4.0 * sigma + slack,
+        "{share:.4} of {} I/Os continued their predecessor, not {want}",
+        ios.len()
+    );
+}
+
+// vdbench's seekpct=30: each I/O is random with probability 30 %, else it continues
+// from the previous one (WG_entry.wg_random_or_seq). Recorded with --record and
+// counted: one thread, so the log's order is the stream's; about 30,000 I/Os (the
+// warm-up's included) give σ ≈ 0.003; the slack covers wraps (a 64 MiB set of 8 KiB
+// blocks: at most 3 here) and random I/Os that land just after (1 in 8192).
+#[test]
+fn a_partly_random_vdbench_wd_continues_from_its_previous_io_as_often_as_it_says() {
+    let dir = tempdir();
+    let parm = dir.path().join("mix.parm");
+    std::fs::write(
+        &parm,
+        "sd=sd1,lun=sim:64m?service=100us&servers=1&time=virtual,threads=1\n\
+         wd=wd1,sd=sd1,xfersize=8k,rdpct=70,seekpct=30\n\
+         rd=rd1,wd=wd1,iorate=max,elapsed=3,interval=1\n",
+    )
+    .unwrap();
+    let ios = recorded_run(dir.path(), &parm, 30.0);
+    assert!(ios.len() > 4000, "{} I/Os recorded", ios.len());
+    assert_following_share(&ios, 0.70, 0.005);
+    // The other 30 % are spread over the whole set, not a second sweep.
+    let highest_jump = ios
+        .windows(2)
+        .filter(|w| w[1].0 != w[0].0 + w[0].1)
+        .map(|w| w[1].0)
+        .max();
+    assert!(highest_jump > Some(48 << 20), "random I/Os stay low");
+}
+
+// fio's percentage_random=80 on a random job: 20 % of the I/Os continue from the
+// previous one, the same way (fio's get_next_block); 5,000 I/Os on a 16 MiB file of
+// 8 KiB blocks (a random I/O lands after its predecessor 1 in 2048).
+#[test]
+fn fio_percentage_random_gives_the_same_mix() {
+    let dir = tempdir();
+    let job = dir.path().join("mix.fio");
+    let text = format!(
+        "[mix]\nfilename={}\nsize=16m\nioengine=psync\nrw=randread\nbs=8k\n\
+         percentage_random=80\nnumber_ios=5000\ntime_based\nruntime=60\n",
+        dir.path().join("mix.dat").display()
+    );
+    std::fs::write(&job, text).unwrap();
+    let ios = recorded_run(dir.path(), &job, 80.0);
+    assert_eq!(ios.len(), 5000, "I/Os recorded");
+    assert_following_share(&ios, 0.20, 0.001);
+}

@@ -37,6 +37,7 @@ mod file_sets;
 mod net;
 mod nfs;
 mod op_engines;
+mod percentage_random;
 mod priority;
 mod sprandom;
 mod verify;
@@ -1181,7 +1182,7 @@ impl<'a> JobCx<'a> {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
                 },
-                settings: self.declared_settings(engine, read_pct)?,
+                settings: self.declared_settings(engine, read_pct, &pattern)?,
             },
             engine,
             engine_opts,
@@ -1210,6 +1211,7 @@ impl<'a> JobCx<'a> {
         &mut self,
         engine: EngineKind,
         read_pct: u8,
+        pattern: &AccessPattern,
     ) -> Result<crate::plan::settings::WorkloadSettings, CompatError> {
         let mut out = crate::plan::settings::WorkloadSettings::default();
         for (name, decl, conv) in fio_options::settings() {
@@ -1227,6 +1229,7 @@ impl<'a> JobCx<'a> {
         }
         self.atomic_fits(engine, &mut out);
         self.fill_fits(read_pct, &mut out);
+        self.random_fits(read_pct, pattern, &mut out)?;
         Ok(out)
     }
 
@@ -1542,13 +1545,6 @@ impl<'a> JobCx<'a> {
                 }
             }
         };
-        if let Some((v, loc)) = o.get("percentage_random") {
-            let p = pct(v.split(',').next().unwrap_or(v))
-                .ok_or_else(|| opt_err(loc, "percentage_random", v, &"expected 0..100"))?;
-            if p != 0 && p != 100 {
-                self.unsupported.push(format!("percentage_random={v}"), loc);
-            }
-        }
         let gap = match rw_suffix {
             None => 0,
             Some(s) => self.offset_modifier(rw, s, &pattern, rw_loc)?,

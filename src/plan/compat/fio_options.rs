@@ -94,6 +94,20 @@ static TIME_SCALE: Conv = Conv {
     },
 };
 
+/// `percentage_random=R[,W[,T]]`: the reads' share of random I/Os (fio's default,
+/// 100, when the reads' is left empty); the writes' is fitted by the job's reader
+/// (`fio::percentage_random`).
+static PERCENTAGE_RANDOM: Conv = Conv {
+    to_ours: |v| {
+        let reads = v.split(',').next().unwrap_or("").trim();
+        Some(if reads.is_empty() { "100" } else { reads }.to_string())
+    },
+    to_fio: |v| match v {
+        crate::plan::settings::Value::Ratio(x) => Some(x.to_string()),
+        _ => None,
+    },
+};
+
 /// One fio option.
 #[derive(Debug, Clone, Copy)]
 pub struct FioOption {
@@ -255,10 +269,10 @@ pub const OPTIONS: &[FioOption] = &[
     },
     maps("rwmixread", "read_pct of a mix"),
     maps("rwmixwrite", "100 - read_pct of a mix"),
-    maps(
-        "percentage_random",
-        "0 or 100 only; other mixes unsupported",
-    ),
+    FioOption {
+        effect: Effect::SetsAs("random_pct", &PERCENTAGE_RANDOM),
+        ..sets("percentage_random", "")
+    },
     maps(
         "random_distribution",
         "dist: zipf, pareto, zoned, sequence; normal and zoned_abs unsupported",

@@ -19,6 +19,8 @@ use crate::plan::model::{
     TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
 };
 use crate::plan::overrides::{Amount, WorkloadOverrides};
+use crate::plan::settings::declared::{RANDOM_PCT, RANGE_FROM_PCT, RANGE_TO_PCT};
+use crate::plan::settings::{Value, WorkloadSettings};
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size, parse_size_allow_zero};
 use std::path::Path;
 
@@ -156,8 +158,13 @@ fn translate(
     if fs::is_file_system(&tokens) {
         return fs::translate(src.name, tokens, cmd, unsupported);
     }
-    let mut data = DataSettings::default();
-    let defs = definitions(tokens, &mut data, &mut unsupported)?;
+    let mut general = General::default();
+    let defs = definitions(tokens, &mut general, &mut unsupported)?;
+    let General {
+        mut data,
+        errors_to_go,
+        mut warnings,
+    } = general;
     let Definitions {
         sds,
         wds,
@@ -190,7 +197,6 @@ fn translate(
     let mut runs = Vec::new();
     let mut used_sds = vec![false; sd_infos.len()];
     let mut curves = Vec::new();
-    let mut warnings = Vec::new();
     for rd in &rds {
         let cx = RdInputs {
             sds: &sd_infos,
@@ -205,6 +211,9 @@ fn translate(
         curves.extend(expand_rd(rd, &cx, out)?);
     }
     one_curve_per_plan(&mut runs, &curves, &mut unsupported);
+    if let Some(n) = errors_to_go {
+        go_on_through_errors(&mut runs, n, &mut warnings);
+    }
     let hosts = host_defs(&hds, &sd_infos, &used_sds, &mut unsupported)?;
     for r in &mut runs {
         r.hosts = hosts.clone();
@@ -260,7 +269,7 @@ fn used_targets(sds: &[Sd], used: &[bool]) -> Vec<TargetSpec> {
 /// definition are general ones (compratio=, …).
 fn definitions(
     tokens: Vec<Param>,
-    data: &mut DataSettings,
+    general: &mut General,
     unsupported: &mut UnsupportedList,
 ) -> Result<Vec<Def>, CompatError> {
     let mut defs: Vec<Def> = Vec::new();
@@ -274,7 +283,7 @@ fn definitions(
         let Some(o) = opens else {
             match defs.last_mut() {
                 Some(d) => d.params.push(normalise(d.kind, p)),
-                None => general(&normalise(Kind::General, p), data, unsupported)?,
+                None => general_param(&normalise(Kind::General, p), general, unsupported)?,
             }
             continue;
         };
@@ -567,10 +576,7 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         sds: wd_sds(d, sds)?,
         bs: BlockSizes::fixed(4096),
         read_pct: 100,
-        seek: Seek {
-            pattern: AccessPattern::Random,
-            to_eof: false,
-        },
+        seek: Seek::of(AccessPattern::Random),
         range: None,
         direct: false,
         skew: None,
@@ -690,37 +696,88 @@ struct Seek {
     pattern: AccessPattern,
     /// `seekpct=eof`: sequential, and the wd stops at the end of its range.
     to_eof: bool,
+    /// `seekpct=N` between 0 and 100: the percentage of random I/Os, the others
+    /// continuing from the previous one (`random_pct`).
+    random_pct: Option<f64>,
+}
+
+impl Seek {
+    fn of(pattern: AccessPattern) -> Seek {
+        Seek {
+            pattern,
+            to_eof: false,
+            random_pct: None,
+        }
+    }
+
+    /// vdbench's threads on a sequential wd take the next block in turn: one sweep
+    /// with N outstanding, which is the stride layout.
+    fn layout(self) -> SeqLayout {
+        match self.pattern {
+            AccessPattern::Sequential => SeqLayout::Stride,
+            AccessPattern::Random => SeqLayout::Regions,
+        }
+    }
+
+    /// `random_pct` for a partly random wd.
+    fn settings(self) -> WorkloadSettings {
+        let mut s = WorkloadSettings::default();
+        if let Some(p) = self.random_pct {
+            s.set(&RANDOM_PCT, Value::Ratio(p));
+        }
+        s
+    }
+
+    /// seekpct=eof: one sequential pass, then the wd stops (as vdbench's).
+    fn overrides(self) -> WorkloadOverrides {
+        WorkloadOverrides {
+            amount: self.to_eof.then_some(Amount::Passes(1)),
+            ..Default::default()
+        }
+    }
 }
 
 /// `seekpct=` as vdbench reads it: a prefix of `sequential` or `random`, `eof`, or
-/// a percentage of random I/Os. 0 and 100 are sequential and random; other
-/// percentages (a mix of random and sequential I/Os) and `poisson` are listed,
-/// random used.
+/// a percentage of random I/Os. 0 and 100 are sequential and random; a percentage
+/// between them is random with `random_pct` (each I/O random with that probability,
+/// else continuing from the previous one: vdbench's `wg_random_or_seq`); `poisson`
+/// is listed, random used.
 fn seekpct(p: &Param, v: &str, unsupported: &mut UnsupportedList) -> Result<Seek, CompatError> {
     let word = v.trim().to_ascii_lowercase();
-    let seek = |pattern, to_eof| Ok(Seek { pattern, to_eof });
+    let seq = Seek::of(AccessPattern::Sequential);
+    let random = Seek::of(AccessPattern::Random);
     match word.as_str() {
-        "eof" => return seek(AccessPattern::Sequential, true),
-        "0" => return seek(AccessPattern::Sequential, false),
-        "100" => return seek(AccessPattern::Random, false),
-        w if !w.is_empty() && "sequential".starts_with(w) => {
-            return seek(AccessPattern::Sequential, false)
+        "eof" => Ok(Seek {
+            to_eof: true,
+            ..seq
+        }),
+        "0" => Ok(seq),
+        "100" => Ok(random),
+        w if !w.is_empty() && "sequential".starts_with(w) => Ok(seq),
+        w if !w.is_empty() && "random".starts_with(w) => Ok(random),
+        w if !w.is_empty() && "poisson".starts_with(w) => {
+            unsupported.push(
+                format!(
+                    "{}={v} — random offsets drawn from a Poisson distribution around a \
+                     midpoint; uniform used",
+                    p.key
+                ),
+                &p.loc,
+            );
+            Ok(random)
         }
-        w if !w.is_empty() && "random".starts_with(w) => return seek(AccessPattern::Random, false),
-        w if !w.is_empty() && "poisson".starts_with(w) => {}
-        other => {
-            pct_text(p, other)?;
-        }
+        other => match other.parse::<f64>() {
+            Ok(x) if x > 0.0 && x < 100.0 => Ok(Seek {
+                random_pct: Some(x),
+                ..random
+            }),
+            Ok(0.0) => Ok(seq),
+            Ok(100.0) => Ok(random),
+            _ => Err(p
+                .loc
+                .error(format!("{}={v}: expected a percentage 0..100", p.key))),
+        },
     }
-    unsupported.push(
-        format!(
-            "{}={v} — a mix of random and sequential I/Os; ioscope's workloads are one or \
-             the other",
-            p.key
-        ),
-        &p.loc,
-    );
-    seek(AccessPattern::Random, false)
 }
 
 /// `4k`, `(4k)`, or a distribution `(4k,50,64k,50)`.
@@ -970,6 +1027,7 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<
             let share = shares.as_ref().map(|v| v[pi]);
             workloads.push(cx.workload(&point, &pairs, (w, s), share, out.unsupported)?);
         }
+        note_partly_random(&workloads, out.warnings);
         out.runs.push(RunSpec {
             name: point.name,
             workloads,
@@ -977,10 +1035,31 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<
             warmup_ns: settings.warmup,
             interval_ns: settings.interval,
             curve: settings.curve.as_ref().map(|c| c.0.clone()),
+            pause_ns: settings.pause,
             ..base_run()
         });
     }
     Ok(settings.curve.map(|c| c.1))
+}
+
+/// A partly random wd (`seekpct=50`) on several threads: vdbench's threads take
+/// turns continuing the wd's one sequence, ioscope's streams each their own. Said
+/// once per percentage.
+fn note_partly_random(workloads: &[Workload], warnings: &mut Vec<String>) {
+    for w in workloads {
+        let pct = w.settings.ratio(&RANDOM_PCT);
+        if w.streams < 2 || pct >= 100.0 {
+            continue;
+        }
+        let line = format!(
+            "seekpct={pct} on several threads — vdbench's threads take turns continuing \
+             their wd's one sequence; ioscope's streams (one per thread) each continue \
+             their own"
+        );
+        if !warnings.contains(&line) {
+            warnings.push(line);
+        }
+    }
 }
 
 /// What an rd sets for all of its runs.
@@ -994,6 +1073,8 @@ struct RdSettings {
     warmup: u64,
     /// The measured time: `elapsed`, less the first interval without `warmup=`.
     measured: u64,
+    /// `pause=`: idle time before the next run.
+    pause: u64,
     threads: Option<u64>,
     direct: bool,
     /// The `for…` loops (and a list of iorates), first-written first.
@@ -1027,6 +1108,7 @@ impl RdSettings {
             interval: 1_000_000_000,
             warmup: 0,
             measured: 0,
+            pause: 0,
             threads: None,
             direct: false,
             loops: Vec::new(),
@@ -1044,6 +1126,10 @@ impl RdSettings {
                 "sd" => st.sd_override = Some(pick_sds(p, inp.sds)?),
                 "elapsed" => st.elapsed = dur(p)?,
                 "interval" => st.interval = dur(p)?,
+                "pause" => {
+                    st.pause = crate::plan::units::parse_duration_ns_allow_zero(&p.value)
+                        .map_err(|e| perr(p, &e))?
+                }
                 "warmup" => later.warmup = Some(dur(p)?),
                 "threads" => st.threads = Some(count(p)?),
                 "openflags" => openflags(p, &mut st.direct, unsupported),
@@ -1450,21 +1536,18 @@ impl RdCx<'_> {
                 rd.name, sd.name
             )));
         }
-        let (offset, len) = self.region(wd, sd, unsupported);
+        let region = self.region(wd, sd, unsupported);
+        let seek = pt.seek.unwrap_or(wd.seek);
+        let mut settings = seek.settings();
+        if let Some((from, to)) = region.pct {
+            settings.set(&RANGE_FROM_PCT, Value::Ratio(from));
+            settings.set(&RANGE_TO_PCT, Value::Ratio(to));
+        }
         let wrate = match pt.rate {
             Rate::Max => Rate::Max,
             // A share mix is paced as a whole by its first workload.
             Rate::Iops(n) if share.is_some() => Rate::Iops(n),
             Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
-        };
-        let seek = pt.seek.unwrap_or(wd.seek);
-        let pattern = seek.pattern;
-        let seq_layout = if pattern == AccessPattern::Sequential {
-            // vdbench's threads on a sequential wd take the next block in turn:
-            // one sweep with N outstanding, which is the stride layout.
-            SeqLayout::Stride
-        } else {
-            SeqLayout::Regions
         };
         if (wd.direct || self.settings.direct) && !sd.direct {
             unsupported.push(
@@ -1484,55 +1567,76 @@ impl RdCx<'_> {
             },
             target: sd.name.clone(),
             read_pct: pt.rdpct.unwrap_or(wd.read_pct),
-            pattern,
+            pattern: seek.pattern,
             bs: pt.bs.clone().unwrap_or(wd.bs.clone()),
             qd: 1,
             streams: u32::try_from(mine).map_err(|_| rd.loc.error("threads is too large"))?,
             rate: wrate,
-            offset_bytes: offset,
-            size_bytes: len,
+            offset_bytes: region.offset,
+            size_bytes: region.len,
             arrival: self.settings.arrival,
             share_pct: share,
-            seq_layout,
+            seq_layout: seek.layout(),
             align_bytes: sd.align,
-            // seekpct=eof: one sequential pass, then the wd stops (as vdbench's).
-            overrides: WorkloadOverrides {
-                amount: seek.to_eof.then_some(Amount::Passes(1)),
-                ..Default::default()
-            },
+            overrides: seek.overrides(),
+            settings,
             ..Default::default()
         })
     }
 
-    /// (offset, length) of a wd on an sd: the wd's range= within the sd, or the sd.
-    fn region(&self, wd: &Wd, sd: &Sd, unsupported: &mut UnsupportedList) -> (u64, Option<u64>) {
+    /// Where a wd works on an sd: the wd's range= within the sd, or the sd. A range
+    /// in percent of an sd without size= is narrowed once the device's size is known
+    /// (`range_from_pct`, `range_to_pct`).
+    fn region(&self, wd: &Wd, sd: &Sd, unsupported: &mut UnsupportedList) -> Region {
+        let whole = Region {
+            offset: sd.offset,
+            len: sd.size,
+            pct: None,
+        };
         // vdbench: a wd's range= wins over its sd's; (0,100) is the whole sd.
         let Some((a, b)) = wd.range.or(sd.range) else {
-            return (sd.offset, sd.size);
+            return whole;
         };
-        if matches!((a, b), (RangeEnd::Pct(lo), RangeEnd::Pct(hi)) if lo == 0.0 && hi == 100.0) {
-            return (sd.offset, sd.size);
+        match (a, b, sd.size) {
+            (RangeEnd::Pct(lo), RangeEnd::Pct(hi), _) if lo == 0.0 && hi == 100.0 => return whole,
+            (RangeEnd::Pct(lo), RangeEnd::Pct(hi), None) if lo < hi => {
+                return Region {
+                    pct: Some((lo, hi)),
+                    ..whole
+                }
+            }
+            _ => {}
         }
-        match range_bytes(a, b, sd.size)
-            .and_then(|(o, l)| Some((sd.offset.checked_add(o)?, Some(l))))
-        {
-            Some(ol) => ol,
-            None => {
-                unsupported.push(
-                    match sd.size {
-                        None => format!(
-                            "range on wd={} — a percentage of an sd without size= (give \
-                             size= on the sd); the whole sd is used",
-                            wd.name
-                        ),
-                        Some(_) => format!("range on wd={} — empty or backwards", wd.name),
-                    },
-                    &self.rd.loc,
-                );
-                (sd.offset, sd.size)
+        if let Some((o, l)) = range_bytes(a, b, sd.size) {
+            if let Some(offset) = sd.offset.checked_add(o) {
+                return Region {
+                    offset,
+                    len: Some(l),
+                    pct: None,
+                };
             }
         }
+        let why = match sd.size {
+            None => {
+                "a percentage of an sd without size= beside a size in bytes (give size= on the sd)"
+            }
+            Some(_) => "empty or backwards",
+        };
+        unsupported.push(
+            format!("range on wd={} — {why}; the whole sd is used", wd.name),
+            &self.rd.loc,
+        );
+        whole
     }
+}
+
+/// Where a wd works on an sd: bytes, or a part in percent of a size known only when
+/// the device is open.
+struct Region {
+    offset: u64,
+    len: Option<u64>,
+    /// (from, to) percent of the sd.
+    pct: Option<(f64, f64)>,
 }
 
 /// One iorate value: `max` or a positive number of I/Os per second.
@@ -1562,12 +1666,64 @@ fn range_bytes(a: RangeEnd, b: RangeEnd, sd_size: Option<u64>) -> Option<(u64, u
     (b > a).then(|| (a, b - a))
 }
 
-/// A general parameter (before the first sd=): data content and validation.
+/// A general parameter of a file-system parameter file (`fs`): its data settings;
+/// what only block workloads carry out (`data_errors=N`, notes) is listed as not
+/// applied rather than dropped unsaid.
 fn general(
     p: &Param,
     data: &mut DataSettings,
     unsupported: &mut UnsupportedList,
 ) -> Result<(), CompatError> {
+    let mut g = General {
+        data: std::mem::take(data),
+        ..Default::default()
+    };
+    let r = general_param(p, &mut g, unsupported);
+    *data = g.data;
+    if g.errors_to_go.is_some() || !g.warnings.is_empty() {
+        let listed = format!(
+            "{}={} — not applied to file-system workloads yet",
+            p.key, p.value
+        );
+        unsupported.push(listed, &p.loc);
+    }
+    r
+}
+
+/// What the general parameters (before the first sd=) set.
+#[derive(Default)]
+struct General {
+    /// Data content and validation.
+    data: DataSettings,
+    /// `data_errors=N` above 1: the errors vdbench goes on through.
+    errors_to_go: Option<u64>,
+    warnings: Vec<String>,
+}
+
+/// `data_errors=N` above 1: every workload counts its errors and goes on (its own
+/// error policy continues reads, writes and mismatches); vdbench would end the run
+/// at the N-th, which ioscope cannot, and the warning says so.
+fn go_on_through_errors(runs: &mut [RunSpec], n: u64, warnings: &mut Vec<String>) {
+    use crate::plan::on_error::{ErrorKind, OnError};
+    let mut policy = OnError::default();
+    policy.set_kinds(&[ErrorKind::Read, ErrorKind::Write, ErrorKind::Verify]);
+    for w in runs.iter_mut().flat_map(|r| r.workloads.iter_mut()) {
+        w.overrides.on_error = Some(policy.clone());
+    }
+    warnings.push(format!(
+        "data_errors={n}: I/O errors and mismatches are counted and every run goes on \
+         to its end; vdbench would end the run at the {n}th"
+    ));
+}
+
+/// A general parameter (before the first sd=): data content and validation, the
+/// errors to go on through, vdbench's debug switches.
+fn general_param(
+    p: &Param,
+    general: &mut General,
+    unsupported: &mut UnsupportedList,
+) -> Result<(), CompatError> {
+    let data = &mut general.data;
     let ratio = |p: &Param| -> Result<f64, CompatError> {
         p.value
             .trim()
@@ -1598,6 +1754,18 @@ fn general(
             "no" | "n" | "false" => data.verify = false,
             _ => unsupported.push(format!("validate={}", p.value), &p.loc),
         },
+        "data_errors" => match parse_count(p.value.trim()) {
+            Ok(0 | 1) => {}
+            Ok(n) => general.errors_to_go = Some(n),
+            // A command to run, or remove_device.
+            Err(_) => unsupported.push(format!("data_errors={}", p.value), &p.loc),
+        },
+        "debug" => general.warnings.push(format!(
+            "{}: debug={} — vdbench's debugging switches change its own logging and \
+             internal checks (86: how an fsd format truncates files), nothing measured \
+             here; ignored",
+            p.loc, p.value
+        )),
         _ => not_read(p, unsupported),
     }
     Ok(())
@@ -1687,11 +1855,11 @@ mod table_tests {
 
     /// A parameter file that writes every parameter the table maps, once.
     const EVERY_MAPPED: &str = "\
-compratio=2,dedupratio=2,dedupunit=4k,validate=yes
+compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86
 hd=h1,system=localhost
 sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
 wd=w1,sd=s1,xfersize=4k,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
-rd=r1,wd=w1,sd=s1,maxdata=999t,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
+rd=r1,wd=w1,sd=s1,maxdata=999t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 
     /// (kind, key) of every parameter [`EVERY_MAPPED`] writes.

@@ -197,11 +197,11 @@ pub static OPTIONS: &[VdbOption] = &[
         row(
             G,
             "data_errors",
-            Effect::NoEffectWhen {
-                accepts: |v| v.is_some_and(|v| v.trim() == "1"),
-                why: "1: the run stops at its first error, as ioscope's does (--on-error \
-                      stop); a higher count of errors to go on through is not reproduced",
-            },
+            Maps(
+                "1: the run stops at its first error, as ioscope's does; N above 1: \
+                 errors are counted and the run goes on (every workload's own error \
+                 policy), said in a warning: vdbench would end it at the N-th",
+            ),
         ),
         &["dataerrors"],
     ),
@@ -209,7 +209,11 @@ pub static OPTIONS: &[VdbOption] = &[
     exact(aka(row(G, "startcmd", NO_CMD), &["start_cmd"])),
     exact(aka(row(G, "endcmd", NO_CMD), &["end_cmd"])),
     exact(row(G, "heartbeat_error", NO_CMD)),
-    exact(row(G, "debug", Unsupported("vdbench's debugging switches"))),
+    exact(row(
+        G,
+        "debug",
+        Maps("vdbench's debugging switches: accepted, said in a warning, no effect"),
+    )),
     row(
         G,
         "unix2windows",
@@ -354,9 +358,16 @@ pub static OPTIONS: &[VdbOption] = &[
     row(
         W,
         "seekpct",
-        Maps("0/seq → sequential, 100/random → random; others listed"),
+        Maps(
+            "0/seq → sequential, 100/random → random, N between → random_pct N \
+             (the others continue from the previous I/O); poisson listed",
+        ),
     ),
-    row(W, "range", Maps("offset and length within the sd")),
+    row(
+        W,
+        "range",
+        Maps("offset and length within the sd; percent of an sd without size= → range_from_pct/range_to_pct"),
+    ),
     row(
         W,
         "hotband",
@@ -455,7 +466,7 @@ pub static OPTIONS: &[VdbOption] = &[
     row(
         R,
         "pause",
-        Unsupported("a pause after the run; run them one by one"),
+        Maps("idle seconds before the next run (the run's pause)"),
     ),
     exact(row(R, "replay", Unsupported("I/O trace replay"))),
     aka(row(R, "startcmd", NO_CMD), &["start_cmd"]),

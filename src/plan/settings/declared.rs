@@ -13,6 +13,9 @@ pub static ALL: &[&Decl] = &[
     &INVALIDATE,
     &ATOMIC_WRITES,
     &FILL_FS,
+    &RANDOM_PCT,
+    &RANGE_FROM_PCT,
+    &RANGE_TO_PCT,
     &TRACE,
     &TRACE_FORMAT,
     &TRACE_DEVICE,
@@ -82,6 +85,54 @@ pub static FILL_FS: Decl = Decl {
     flag: None,
     heading: "Workload",
     echo: "fill_fs",
+    switch: false,
+};
+
+/// vdbench's `seekpct=N`, fio's `percentage_random`: a random workload whose other
+/// I/Os continue from where the stream's previous I/O ended (`run::stream`).
+pub static RANDOM_PCT: Decl = Decl {
+    key: "random_pct",
+    kind: Kind::Percent,
+    scope: Scope::Workload,
+    default: Value::Ratio(100.0),
+    doc: "For random access: the percentage of I/Os at a random offset; every other \
+          I/O starts where the stream's previous one ended (random or not), wrapping \
+          at the end of the working set (vdbench's seekpct=N, fio's percentage_random); \
+          100: all random",
+    flag: Some("random-pct"),
+    heading: "Workload",
+    echo: "random_pct",
+    switch: false,
+};
+
+/// vdbench's `range=(10,20)` on an sd whose size is the device's: the working set
+/// narrowed to a part of itself, known in bytes only once the target is open
+/// (`run::setup`).
+pub static RANGE_FROM_PCT: Decl = Decl {
+    key: "range_from_pct",
+    kind: Kind::Percent,
+    scope: Scope::Workload,
+    default: Value::Ratio(0.0),
+    doc: "Narrow the working set to start this far into it, as a percentage of its \
+          length (with range_to_pct; vdbench's range=(from,to) on a target of unknown \
+          size); rounded down to the largest block size",
+    flag: Some("range-from-pct"),
+    heading: "Workload",
+    echo: "range_from_pct",
+    switch: false,
+};
+
+/// The other end of [`RANGE_FROM_PCT`].
+pub static RANGE_TO_PCT: Decl = Decl {
+    key: "range_to_pct",
+    kind: Kind::Percent,
+    scope: Scope::Workload,
+    default: Value::Ratio(100.0),
+    doc: "Narrow the working set to end this far into it, as a percentage of its \
+          length (above range_from_pct); rounded down to the largest block size",
+    flag: Some("range-to-pct"),
+    heading: "Workload",
+    echo: "range_to_pct",
     switch: false,
 };
 

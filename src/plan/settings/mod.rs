@@ -36,6 +36,8 @@ pub enum Kind {
     Nanos,
     /// A number with a fraction (a speed factor).
     Ratio,
+    /// A percentage, 0 to 100, fraction allowed; held as a [`Value::Ratio`].
+    Percent,
     /// Free text: a path, a name (`""` = none).
     Text,
     /// One of a fixed list of words; the first is the default's usual place.
@@ -50,6 +52,7 @@ impl Kind {
             Kind::Bytes => "size".into(),
             Kind::Nanos => "duration".into(),
             Kind::Ratio => "number".into(),
+            Kind::Percent => "percentage".into(),
             Kind::Text => "string".into(),
             Kind::Choice(words) => format!("one of {}", words.join(", ")),
         }
@@ -63,6 +66,7 @@ impl Kind {
             Kind::Bytes => "a size such as \"4k\" or a number of bytes".into(),
             Kind::Nanos => "a duration such as \"30s\" or a number of seconds".into(),
             Kind::Ratio => "a number such as 1.5".into(),
+            Kind::Percent => "a percentage from 0 to 100".into(),
             Kind::Text => "a string".into(),
             Kind::Choice(words) => format!("one of \"{}\"", words.join("\", \"")),
         }
@@ -158,7 +162,7 @@ impl Value {
             | (Value::Count(_), Kind::Count)
             | (Value::Bytes(_), Kind::Bytes)
             | (Value::Nanos(_), Kind::Nanos)
-            | (Value::Ratio(_), Kind::Ratio)
+            | (Value::Ratio(_), Kind::Ratio | Kind::Percent)
             | (Value::Text(_), Kind::Text) => true,
             (Value::Choice(w), Kind::Choice(words)) => words.contains(&w),
             _ => false,
@@ -205,7 +209,7 @@ impl Value {
             Kind::Count => Value::Count(json.as_u64()?),
             Kind::Bytes => Value::Bytes(json.as_u64()?),
             Kind::Nanos => Value::Nanos(json.as_u64()?),
-            Kind::Ratio => Value::Ratio(json.as_f64()?),
+            Kind::Ratio | Kind::Percent => Value::Ratio(json.as_f64()?),
             Kind::Text => Value::Text(intern(json.as_str()?)),
             Kind::Choice(words) => Value::Choice(choice(words, json.as_str()?)?),
         })
@@ -280,6 +284,10 @@ impl Decl {
                 Ok(x) if x.is_finite() && x > 0.0 => Value::Ratio(x),
                 _ => return Err(format!("'{t}' is not a number greater than 0")),
             },
+            Kind::Percent => match t.trim_end_matches('%').trim().parse::<f64>() {
+                Ok(x) if (0.0..=100.0).contains(&x) => Value::Ratio(x),
+                _ => return Err(format!("'{t}' is not a percentage from 0 to 100")),
+            },
             Kind::Text => Value::Text(intern(t)),
             Kind::Choice(words) => Value::Choice(
                 choice(words, t).ok_or_else(|| format!("'{t}' is not {}", self.kind.wanted()))?,
@@ -302,8 +310,8 @@ impl Decl {
             (Kind::Choice(_), Input::Str(s)) => self
                 .parse_text(s)
                 .map_err(|_| format!("must be {}, found {}", self.kind.wanted(), input.found())),
-            (Kind::Ratio, Input::Int(i)) => self.parse_text(&i.to_string()),
-            (Kind::Ratio, Input::Float(x)) => self.parse_text(&x.to_string()),
+            (Kind::Ratio | Kind::Percent, Input::Int(i)) => self.parse_text(&i.to_string()),
+            (Kind::Ratio | Kind::Percent, Input::Float(x)) => self.parse_text(&x.to_string()),
             (kind, other) => Err(format!(
                 "must be {}, found {}",
                 kind.wanted(),
@@ -386,6 +394,14 @@ impl<S: ScopeMark> SettingMap<S> {
         match (self.get(d), d.default) {
             (Value::Count(n), _) | (_, Value::Count(n)) => n,
             _ => 0,
+        }
+    }
+
+    /// A ratio or percentage setting's value (its default's for another kind).
+    pub fn ratio(&self, d: &Decl) -> f64 {
+        match (self.get(d), d.default) {
+            (Value::Ratio(x), _) | (_, Value::Ratio(x)) => x,
+            _ => 0.0,
         }
     }
 
@@ -525,6 +541,7 @@ mod tests {
             let unit_named = match d.kind {
                 Kind::Bytes => d.echo.ends_with("_bytes"),
                 Kind::Nanos => d.echo.ends_with("_ns"),
+                Kind::Percent => d.echo.ends_with("_pct"),
                 _ => true,
             };
             assert!(unit_named, "{}: the echo field must name its unit", d.key);
@@ -541,6 +558,7 @@ mod tests {
                 Value::Count(n) => Value::Count(n + 1),
                 Value::Bytes(n) => Value::Bytes(n + 4096),
                 Value::Nanos(n) => Value::Nanos(n + 1_000_000),
+                Value::Ratio(x) if d.kind == Kind::Percent => Value::Ratio(x / 2.0 + 1.0),
                 Value::Ratio(x) => Value::Ratio(x * 2.0),
                 Value::Text(t) => Value::Text(intern(&format!("{t}x.log"))),
                 Value::Choice(w) => match d.kind {
