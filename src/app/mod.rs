@@ -196,15 +196,16 @@ impl<'a> Session<'a> {
     /// Idles for the run's `pause` (vdbench's `pause=`) before the next run: the
     /// device settles, nothing is measured. Ctrl-C ends it at once.
     pub fn pause(&self, r: &RunSpec) -> Result<(), AppError> {
-        if r.pause_ns == 0 || self.stopped() {
+        let pause_ns = r.settings.nanos(&crate::plan::settings::declared::PAUSE);
+        if pause_ns == 0 || self.stopped() {
             return Ok(());
         }
         self.say(&format!(
             "pause: {} after run '{}'",
-            crate::plan::units::format_duration_ns(r.pause_ns),
+            crate::plan::units::format_duration_ns(pause_ns),
             r.name
         ))?;
-        let end = std::time::Instant::now() + std::time::Duration::from_nanos(r.pause_ns);
+        let end = std::time::Instant::now() + std::time::Duration::from_nanos(pause_ns);
         while !self.stopped() {
             let left = end.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {

@@ -500,8 +500,6 @@ struct RunTable {
     connections: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     io_timeout: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pause: Option<String>,
     #[serde(flatten)]
     io: IoKeys,
     #[serde(flatten)]
@@ -911,7 +909,6 @@ impl RunTable {
             pacing: (r.pacing != Pacing::default()).then(|| r.pacing.name()),
             connections: r.connections,
             io_timeout: r.io_timeout_ns.map(format_duration_ns),
-            pause: (r.pause_ns > 0).then(|| format_duration_ns(r.pause_ns)),
             io: IoKeys::from_tuning(&r.io),
             engine_keys: EngineKeys::of(&r.engine_opts),
             // An empty list is how a curve with only a bound is written.
@@ -1453,7 +1450,6 @@ mod tests {
                 io_timeout_ns: None,
                 steady_stop: None,
                 settings: Default::default(),
-                pause_ns: 0,
             }],
             warnings: vec![],
             data: Default::default(),
@@ -1929,17 +1925,22 @@ mod tests {
     fn pause_reads_back_and_a_run_overrides_the_defaults() {
         let mut p = sample();
         assert!(!to_toml(&p).unwrap().contains("pause"));
-        p.runs[0].pause_ns = 10_000_000_000;
+        use crate::plan::settings::{declared::PAUSE, Value};
+        p.runs[0].settings.set(&PAUSE, Value::Nanos(10_000_000_000));
         let text = to_toml(&p).unwrap();
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
-        assert_eq!(back.runs[0].pause_ns, 10_000_000_000, "{text}");
+        assert_eq!(
+            back.runs[0].settings.nanos(&PAUSE),
+            10_000_000_000,
+            "{text}"
+        );
         let text = "[defaults]\npause = \"2s\"\n\
                     [[target]]\nname = \"t\"\npath = \"mem:1m\"\n\
                     [[workload]]\nname = \"a\"\ntarget = \"t\"\n\
                     [[run]]\nname = \"one\"\nworkloads = [\"a\"]\n\
                     [[run]]\nname = \"two\"\nworkloads = [\"a\"]\npause = 0\n";
         let p = crate::plan::jobfile::parse("pause.toml", text).unwrap();
-        let got: Vec<u64> = p.runs.iter().map(|r| r.pause_ns).collect();
+        let got: Vec<u64> = p.runs.iter().map(|r| r.settings.nanos(&PAUSE)).collect();
         assert_eq!(got, [2_000_000_000, 0]);
     }
 

@@ -74,7 +74,6 @@ const SETTINGS_KEYS: &[&str] = &[
     "pacing",
     "connections",
     "io_timeout",
-    "pause",
     "fixed_bufs",
     "register_files",
     "sqpoll",
@@ -2059,9 +2058,6 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("io_timeout") {
             s.io_timeout_ns = Some(self.duration("io_timeout", v, false)?);
         }
-        if let Some(v) = sec.get("pause") {
-            s.pause_ns = Some(self.duration("pause", v, true)?);
-        }
         s.io = self.io_settings(sec)?;
         s.engine_opts = self.engine_settings(sec)?;
         s.declared = self.declared(sec)?;
@@ -2246,7 +2242,6 @@ struct Settings {
     pacing: Option<Pacing>,
     connections: Option<u32>,
     io_timeout_ns: Option<u64>,
-    pause_ns: Option<u64>,
     io: IoSettings,
     engine_opts: EngineSettings,
     /// The declared run settings given in the table.
@@ -2390,7 +2385,6 @@ impl Settings {
             pacing: over.pacing.or(self.pacing),
             connections: over.connections.or(self.connections),
             io_timeout_ns: over.io_timeout_ns.or(self.io_timeout_ns),
-            pause_ns: over.pause_ns.or(self.pause_ns),
             io: self.io.overlay(over.io),
             engine_opts: self.engine_opts.overlay(over.engine_opts),
             declared: self.declared.overlay(over.declared),
@@ -2426,7 +2420,6 @@ impl Settings {
             io_timeout_ns: self.io_timeout_ns,
             steady_stop: None,
             settings: self.declared,
-            pause_ns: self.pause_ns.unwrap_or(0),
         }
     }
 }

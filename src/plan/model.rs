@@ -605,10 +605,6 @@ pub struct RunSpec {
     /// as the workloads' are; only those that differ from their defaults are written.
     #[serde(default, flatten)]
     pub settings: super::settings::RunSettings,
-    /// Idle time after the run, before the next one starts (vdbench's `pause=`): the
-    /// device settles, nothing is measured; 0 = none. Not after the plan's last run.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub pause_ns: u64,
 }
 
 /// Stop a run once its metric has settled over a rolling window of intervals, by
@@ -752,7 +748,6 @@ impl Default for RunSpec {
             io_timeout_ns: None,
             steady_stop: None,
             settings: Default::default(),
-            pause_ns: 0,
         }
     }
 }

@@ -1028,16 +1028,18 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<
             workloads.push(cx.workload(&point, &pairs, (w, s), share, out.unsupported)?);
         }
         note_partly_random(&workloads, out.warnings);
-        out.runs.push(RunSpec {
+        let mut run = RunSpec {
             name: point.name,
             workloads,
             duration_ns: Some(settings.measured),
             warmup_ns: settings.warmup,
             interval_ns: settings.interval,
             curve: settings.curve.as_ref().map(|c| c.0.clone()),
-            pause_ns: settings.pause,
             ..base_run()
-        });
+        };
+        use crate::plan::settings::{declared::PAUSE, Value};
+        run.settings.set(&PAUSE, Value::Nanos(settings.pause));
+        out.runs.push(run);
     }
     Ok(settings.curve.map(|c| c.1))
 }

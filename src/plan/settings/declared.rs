@@ -35,6 +35,7 @@ pub static ALL: &[&Decl] = &[
     &PROGRESS,
     &REPEAT,
     &FRESH_SEED,
+    &PAUSE,
 ];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
@@ -427,4 +428,20 @@ pub static FRESH_SEED: Decl = Decl {
     heading: "Load and timing",
     echo: "fresh_seed",
     switch: true,
+};
+
+/// Idle time after a run before the next one (vdbench's `pause=`, `app::Session::pause`):
+/// the device settles, nothing is measured; never after the plan's last run.
+pub static PAUSE: Decl = Decl {
+    key: "pause",
+    kind: Kind::Nanos,
+    scope: Scope::Run,
+    default: Value::Nanos(0),
+    doc: "Idle this long after the run, before the next one starts (vdbench's pause=): \
+          the device settles, nothing is measured; not after the plan's last run; \
+          Ctrl-C ends it",
+    flag: Some("pause"),
+    heading: "Load and timing",
+    echo: "pause_ns",
+    switch: false,
 };

@@ -397,6 +397,14 @@ impl<S: ScopeMark> SettingMap<S> {
         }
     }
 
+    /// A duration setting's value in ns (its default's for another kind).
+    pub fn nanos(&self, d: &Decl) -> u64 {
+        match (self.get(d), d.default) {
+            (Value::Nanos(n), _) | (_, Value::Nanos(n)) => n,
+            _ => 0,
+        }
+    }
+
     /// A ratio or percentage setting's value (its default's for another kind).
     pub fn ratio(&self, d: &Decl) -> f64 {
         match (self.get(d), d.default) {
