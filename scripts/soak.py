@@ -157,6 +157,7 @@ class Netns:
         self.made = []
 
     def up(self):
+        remove_stale()
         for ns in (self.client, self.server):
             run_cmd(["ip", "netns", "add", ns])
             self.made.append(ns)
@@ -190,8 +191,21 @@ class Netns:
     def delete(self):
         # Deleting a namespace deletes the veth ends inside it (and so their peers).
         for ns in reversed(self.made):
-            run_cmd(["ip", "netns", "del", ns], check=False)
+            p = run_cmd(["ip", "netns", "del", ns], check=False)
+            if p.returncode != 0:
+                log(f"soak: could not delete namespace {ns}: {p.stderr.strip()}")
         self.made = []
+
+
+def remove_stale():
+    """Deletes the namespaces of soak runs whose process is gone (one killed with
+    SIGKILL never ran its teardown), so they do not pile up on the machine."""
+    out = run_cmd(["ip", "netns", "list"], check=False).stdout
+    for ns in (line.split()[0] for line in out.splitlines() if line.strip()):
+        m = re.fullmatch(r"ioscope-soak-[cs](\d+)", ns)
+        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+            log(f"soak: deleting namespace {ns} of a soak run that is gone")
+            run_cmd(["ip", "netns", "del", ns], check=False)
 
 
 def spawn(argv, logfile, **kw):
