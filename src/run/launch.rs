@@ -14,10 +14,12 @@ use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
 use crate::clock::now_ns;
 use crate::engine::multipath::MultipathSettings;
+use crate::engine::reconnect::Reconnect;
 use crate::engine::{EngineError, Targets};
 use crate::plan::engine_opts::EngineOptions;
 use crate::plan::model::{AccessPattern, Arrival, EngineKind, Rate, RunSpec, SeqLayout};
 use crate::plan::paths::DEFAULT_PATH_TIMEOUT_NS;
+use crate::plan::settings::declared::RECONNECT_WINDOW;
 use crate::stats::snapshot::{Snapshot, WorkloadStats};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
@@ -375,6 +377,7 @@ pub(super) fn launch(
             connections: opts.connections,
             // A multipath engine keeps the deadline per path and re-issues itself.
             io_timeout_ns: opts.io_timeout_ns.filter(|_| multipath.is_none()),
+            reconnect: reconnect_schedule(run, opts),
             recorded: replays.sink.clone(),
         };
         let participant = virtual_time.then(|| participants.hand_over());
@@ -491,8 +494,7 @@ fn spawn_worker(
                 uring: &uring_opts,
                 opts: &engine_opts,
                 used: &used,
-                // Network engines reconnect when the error policy carries on.
-                reconnect: (setup.policy != worker::ErrorPolicy::Stop).then(Default::default),
+                reconnect: setup.reconnect,
                 multipath,
             };
             crate::engine::factory::build(build, worker::Runner(setup));
@@ -649,6 +651,22 @@ pub(super) fn is_network(engine: EngineKind) -> bool {
     )
 }
 
+/// How network engines set a lost connection up again: only when the error policy
+/// carries on, for the run's `reconnect_window`, each attempt given the I/O timeout
+/// (a handshake is several round trips a recovering server may answer slowly), at
+/// least the schedule's default.
+fn reconnect_schedule(run: &RunSpec, opts: &RunOptions) -> Option<Reconnect> {
+    if opts.policy == worker::ErrorPolicy::Stop {
+        return None;
+    }
+    let d = Reconnect::default();
+    Some(Reconnect {
+        window_ns: run.settings.nanos(&RECONNECT_WINDOW),
+        attempt_ns: opts.io_timeout_ns.unwrap_or(0).max(d.attempt_ns),
+        ..d
+    })
+}
+
 /// The multipath settings of a run whose (only) target has several paths.
 fn multipath_settings(targets: &Targets, opts: &RunOptions) -> Option<MultipathSettings> {
     let mp = targets.first()?.multipath.as_ref()?;
@@ -712,6 +730,27 @@ mod tests {
             .into_iter()
             .map(|mut s| std::iter::from_fn(|| s.next_io(&shape).map(|io| io.offset)).collect())
             .collect()
+    }
+
+    #[test]
+    fn reconnects_only_when_carrying_on_for_the_window_with_attempts_of_the_io_timeout() {
+        let mut run = RunSpec::default();
+        let mut opts = RunOptions::default();
+        assert_eq!(reconnect_schedule(&run, &opts), None, "the stop policy");
+        opts.policy = worker::ErrorPolicy::Continue;
+        let r = reconnect_schedule(&run, &opts).expect("a schedule");
+        assert_eq!((r.window_ns, r.attempt_ns), (30_000_000_000, 1_000_000_000));
+        opts.io_timeout_ns = Some(2_500_000_000);
+        let window = crate::plan::settings::Value::Nanos(5_000_000_000);
+        run.settings.set(&RECONNECT_WINDOW, window);
+        let r = reconnect_schedule(&run, &opts).expect("a schedule");
+        assert_eq!((r.window_ns, r.attempt_ns), (5_000_000_000, 2_500_000_000));
+        // A short I/O timeout does not cut a handshake below the default second.
+        opts.io_timeout_ns = Some(200_000_000);
+        assert_eq!(
+            reconnect_schedule(&run, &opts).unwrap().attempt_ns,
+            1_000_000_000
+        );
     }
 
     #[test]

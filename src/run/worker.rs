@@ -82,6 +82,9 @@ pub struct WorkerSetup {
     pub connections: u32,
     /// Per-I/O deadline (`--io-timeout`).
     pub io_timeout_ns: Option<u64>,
+    /// How network engines set a lost connection up again (`None`: a loss ends the
+    /// run, the stop policy).
+    pub reconnect: Option<crate::engine::reconnect::Reconnect>,
     /// Flushes every N writes per stream (`--sync-every`).
     pub flush: super::flush::Flusher,
     /// Where the I/Os of recording workloads (`record`) go when the worker ends;

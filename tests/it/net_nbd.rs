@@ -667,9 +667,10 @@ fn nbd_server_that_stops_answering_times_out_within_the_io_timeout() {
     assert!(down.is_some() && down > timeout, "{:?}", run.events);
     // Carrying on: every stalled I/O is a counted timeout, the connection is
     // closed and connected again — the TCP connect succeeds, the stopped server
-    // never answers the handshake — until the 5 s reconnect window ends the run
-    // with the server named.
-    let Some((r, took)) = against_a_stopped_server(&["--on-error", "continue"]) else {
+    // never answers the handshake — until the reconnect window (5 s here, 30 s by
+    // default) ends the run with the server named.
+    let continuing = ["--on-error", "continue", "--reconnect-window", "5s"];
+    let Some((r, took)) = against_a_stopped_server(&continuing) else {
         return;
     };
     // 5.74 s here: the 5 s window, then the attempt under way; 8 s allows a loaded

@@ -36,6 +36,7 @@ pub static ALL: &[&Decl] = &[
     &REPEAT,
     &FRESH_SEED,
     &PAUSE,
+    &RECONNECT_WINDOW,
 ];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
@@ -443,5 +444,23 @@ pub static PAUSE: Decl = Decl {
     flag: Some("pause"),
     heading: "Load and timing",
     echo: "pause_ns",
+    switch: false,
+};
+
+/// How long a network engine keeps setting a lost connection up again under
+/// `--on-error continue|retry=N` (`run::launch::reconnect_schedule`): a server that
+/// stalls or restarts, an array's controller failing over, takes seconds, not one.
+pub static RECONNECT_WINDOW: Decl = Decl {
+    key: "reconnect_window",
+    kind: Kind::Nanos,
+    scope: Scope::Run,
+    default: Value::Nanos(30_000_000_000),
+    doc: "Under --on-error continue or retry=N, how long a lost NBD, iSCSI, NFS or SMB \
+          connection is set up again before the run ends naming the server: attempts \
+          at once, then 100 ms apart doubling to 1 s, each given the I/O timeout (at \
+          least 1 s); I/Os meanwhile wait, their --io-timeout still running",
+    flag: Some("reconnect-window"),
+    heading: "Network and paths",
+    echo: "reconnect_window_ns",
     switch: false,
 };
