@@ -107,18 +107,8 @@ mod tests {
         let mut pass = |op| {
             let before = minor_faults();
             for i in 0..pages {
-                e.push(IoRequest {
-                    op,
-                    target: 0,
-                    offset: i * 4096,
-                    len: 4096,
-                    buf: buf.as_mut_ptr(),
-                    tag: i,
-                    conn: 0,
-                    ioprio: 0,
-                    atomic: false,
-                })
-                .unwrap();
+                e.push(IoRequest::plain(op, i * 4096, 4096, buf.as_mut_ptr(), i))
+                    .unwrap();
             }
             let mut out = Vec::new();
             e.submit_and_reap(0, None, &mut out).unwrap();
