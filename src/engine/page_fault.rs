@@ -61,28 +61,8 @@ impl PageFaultEngine {
         };
         let len = usize::try_from(len_bytes.max(1))
             .map_err(|_| setup(std::io::Error::other("the region does not fit in memory")))?;
-        // SAFETY: an anonymous private mapping at an address of the kernel's choosing;
-        // the result is checked before use.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(setup(std::io::Error::last_os_error()));
-        }
-        Ok(InlineEngine::with(
-            PageFaultIo {
-                base: p as *mut u8,
-                len,
-            },
-            capacity,
-        ))
+        let base = crate::target::map_anonymous(len).map_err(setup)?;
+        Ok(InlineEngine::with(PageFaultIo { base, len }, capacity))
     }
 }
 

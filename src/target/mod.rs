@@ -23,7 +23,7 @@ pub mod uri;
 
 pub use local::{in_ram_filesystem, undo_open};
 use local::{open_path, probe_path};
-pub use mem_store::MemStore;
+pub use mem_store::{map_anonymous, MemStore};
 use network::{open_iscsi, open_nbd, open_nfs, open_smb};
 
 use crate::plan::model::{TargetKind, TargetSpec};
@@ -588,15 +588,7 @@ mod tests {
     }
 
     fn spec(uri: &str) -> TargetSpec {
-        TargetSpec {
-            name: "t0".into(),
-            uri: uri.into(),
-            size_bytes: None,
-            direct: None,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
-        }
+        TargetSpec::new("t0", uri)
     }
 
     // Regression: opening a `time=virtual` sim target switched the whole process to
