@@ -83,13 +83,8 @@ pub fn quick(a: QuickInvocation) -> Result<Outcome, AppError> {
     };
     let _guard = Scratch(scratch);
     let target = TargetSpec {
-        name: "t0".into(),
-        uri,
         size_bytes: size,
-        direct: None,
-        multipath: None,
-        fill: false,
-        create: Default::default(),
+        ..TargetSpec::new("t0", uri)
     };
     let mk = |name: &str, pattern: AccessPattern, read_pct: u8, bs: u64, qd: u32| RunSpec {
         name: name.into(),

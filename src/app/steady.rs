@@ -200,13 +200,8 @@ pub fn pts(a: &PtsInvocation) -> Result<i32, AppError> {
     let (round_ns, size, engine, cap) =
         (a.round_ns, a.size_bytes, a.engine, a.precondition_max_bytes);
     let targets = vec![TargetSpec {
-        name: "t0".into(),
-        uri: a.target.clone(),
         size_bytes: size,
-        direct: None,
-        multipath: None,
-        fill: false,
-        create: Default::default(),
+        ..TargetSpec::new("t0", a.target.clone())
     }];
     let cell = |name: String, bs: u64, read_pct: u8, pattern: AccessPattern| RunSpec {
         name,

@@ -47,15 +47,7 @@ fn verify_one(
     let id = target_id(&rec.header.target);
     let unit = rec.header.unit_bytes as u64;
     let t = target::open(
-        &TargetSpec {
-            name: "t0".into(),
-            uri: uri.clone(),
-            size_bytes: None,
-            direct: None,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
-        },
+        &TargetSpec::new("t0", uri.clone()),
         target::OpenOptionsIo::default(),
     )?;
     if !t.is_persistent() {

@@ -23,13 +23,9 @@ pub fn plan_from_flags(a: &RunArgs) -> Result<Plan, FlagError> {
         .iter()
         .enumerate()
         .map(|(i, uri)| TargetSpec {
-            name: format!("t{i}"),
-            uri: uri.clone(),
             size_bytes: a.size,
             direct: a.direct,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
+            ..TargetSpec::new(format!("t{i}"), uri.clone())
         })
         .collect();
     let runs = sweep_combinations(a)

@@ -271,15 +271,7 @@ mod tests {
             }],
             ..RunSpec::default()
         };
-        let t = TargetSpec {
-            name: "t0".into(),
-            uri: "/data/{host}/f{rank}".into(),
-            size_bytes: None,
-            direct: None,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
-        };
+        let t = TargetSpec::new("t0", "/data/{host}/f{rank}");
         (run, vec![t])
     }
 
@@ -322,15 +314,7 @@ mod tests {
             hosts: vec![hd("h1", &["sd1", "shared"]), hd("h2", &["sd2", "shared"])],
             ..RunSpec::default()
         };
-        let t = |n: &str| TargetSpec {
-            name: n.into(),
-            uri: format!("/data/{n}"),
-            size_bytes: None,
-            direct: None,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
-        };
+        let t = |n: &str| TargetSpec::new(n, format!("/data/{n}"));
         (run, vec![t("sd1"), t("sd2"), t("shared")])
     }
 

@@ -115,17 +115,13 @@ mod tests {
             let mut e = CpuEngine::new(burn, 4);
             let before = thread_cpu_ns();
             for tag in 0..3 {
-                e.push(IoRequest {
-                    op: Op::Read,
-                    target: 0,
-                    offset: 0,
-                    len: 4096,
-                    buf: std::ptr::null_mut(),
+                e.push(IoRequest::plain(
+                    Op::Read,
+                    0,
+                    4096,
+                    std::ptr::null_mut(),
                     tag,
-                    conn: 0,
-                    ioprio: 0,
-                    atomic: false,
-                })
+                ))
                 .unwrap();
             }
             let used = thread_cpu_ns() - before;

@@ -150,17 +150,13 @@ mod tests {
     use crate::plan::model::Op;
 
     fn op(e: &mut ExecEngine, tag: u64) -> i64 {
-        e.push(IoRequest {
-            op: Op::Read,
-            target: 0,
-            offset: 0,
-            len: 4096,
-            buf: std::ptr::null_mut(),
+        e.push(IoRequest::plain(
+            Op::Read,
+            0,
+            4096,
+            std::ptr::null_mut(),
             tag,
-            conn: 0,
-            ioprio: 0,
-            atomic: false,
-        })
+        ))
         .unwrap();
         let mut out = Vec::new();
         e.submit_and_reap(0, None, &mut out).unwrap();

@@ -117,6 +117,25 @@ pub struct IoRequest {
     pub atomic: bool,
 }
 
+impl IoRequest {
+    /// A request on target 0 over connection 0, at the thread's priority and not
+    /// atomic: what the engines' tests push.
+    #[cfg(test)]
+    pub(crate) fn plain(op: Op, offset: u64, len: u32, buf: *mut u8, tag: u64) -> IoRequest {
+        IoRequest {
+            op,
+            target: 0,
+            offset,
+            len,
+            buf,
+            tag,
+            conn: 0,
+            ioprio: 0,
+            atomic: false,
+        }
+    }
+}
+
 /// pwritev2(2)'s and io_uring's flag for a write that lands whole or not at all
 /// (include/uapi/linux/fs.h, Linux 6.11).
 pub const RWF_ATOMIC: i32 = 0x40;

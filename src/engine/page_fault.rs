@@ -61,28 +61,8 @@ impl PageFaultEngine {
         };
         let len = usize::try_from(len_bytes.max(1))
             .map_err(|_| setup(std::io::Error::other("the region does not fit in memory")))?;
-        // SAFETY: an anonymous private mapping at an address of the kernel's choosing;
-        // the result is checked before use.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(setup(std::io::Error::last_os_error()));
-        }
-        Ok(InlineEngine::with(
-            PageFaultIo {
-                base: p as *mut u8,
-                len,
-            },
-            capacity,
-        ))
+        let base = crate::target::map_anonymous(len).map_err(setup)?;
+        Ok(InlineEngine::with(PageFaultIo { base, len }, capacity))
     }
 }
 
@@ -107,18 +87,8 @@ mod tests {
         let mut pass = |op| {
             let before = minor_faults();
             for i in 0..pages {
-                e.push(IoRequest {
-                    op,
-                    target: 0,
-                    offset: i * 4096,
-                    len: 4096,
-                    buf: buf.as_mut_ptr(),
-                    tag: i,
-                    conn: 0,
-                    ioprio: 0,
-                    atomic: false,
-                })
-                .unwrap();
+                e.push(IoRequest::plain(op, i * 4096, 4096, buf.as_mut_ptr(), i))
+                    .unwrap();
             }
             let mut out = Vec::new();
             e.submit_and_reap(0, None, &mut out).unwrap();

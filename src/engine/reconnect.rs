@@ -177,17 +177,13 @@ impl<C> Retry<C> {
 /// A 512-byte read of target 0 with `tag` and no buffer, for the engines' tests.
 #[cfg(test)]
 pub(crate) fn req(tag: u64) -> IoRequest {
-    IoRequest {
-        op: crate::plan::model::Op::Read,
-        target: 0,
-        offset: 0,
-        len: 512,
-        buf: std::ptr::null_mut(),
+    IoRequest::plain(
+        crate::plan::model::Op::Read,
+        0,
+        512,
+        std::ptr::null_mut(),
         tag,
-        conn: 0,
-        ioprio: 0,
-        atomic: false,
-    }
+    )
 }
 
 #[cfg(test)]

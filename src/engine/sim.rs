@@ -254,17 +254,7 @@ mod tests {
     }
 
     fn req(tag: u64, offset: u64) -> IoRequest {
-        IoRequest {
-            op: Op::Read,
-            target: 0,
-            offset,
-            len: 4096,
-            buf: std::ptr::null_mut(),
-            tag,
-            conn: 0,
-            ioprio: 0,
-            atomic: false,
-        }
+        IoRequest::plain(Op::Read, offset, 4096, std::ptr::null_mut(), tag)
     }
 
     /// Pushes `n` requests at once and reaps them all; returns completions in order

@@ -513,13 +513,9 @@ mod tests {
     fn fixture(direct: bool) -> Fixture {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let spec = TargetSpec {
-            name: "t0".into(),
-            uri: dir.path().join("f").to_string_lossy().into_owned(),
             size_bytes: Some(1 << 20),
             direct: Some(direct),
-            multipath: None,
-            fill: false,
-            create: Default::default(),
+            ..TargetSpec::new("t0", dir.path().join("f").to_string_lossy().into_owned())
         };
         let writable = OpenOptionsIo {
             writes: true,
@@ -534,17 +530,7 @@ mod tests {
     }
 
     fn read(buf: *mut u8, offset: u64, tag: u64) -> IoRequest {
-        IoRequest {
-            op: Op::Read,
-            target: 0,
-            offset,
-            len: 4096,
-            buf,
-            tag,
-            conn: 0,
-            ioprio: 0,
-            atomic: false,
-        }
+        IoRequest::plain(Op::Read, offset, 4096, buf, tag)
     }
 
     /// The opcode and flags of an entry, from its Debug form.

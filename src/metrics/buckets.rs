@@ -9,8 +9,8 @@
 //! ioscope's HDR histograms (`stats::histogram`) do.
 //!
 //! Feeding: at each interval end the collector hands over each workload's interval
-//! histogram; its non-zero HDR buckets (read from the histogram's exact wire form,
-//! `LatencyHistogram::to_wire`) are added to the Prometheus bucket holding the HDR
+//! histogram; its non-zero HDR buckets (`LatencyHistogram::buckets`, by counts
+//! index) are added to the Prometheus bucket holding the HDR
 //! bucket's highest value. An HDR bucket is at most 1/1024 of its value wide, so a
 //! latency is counted at most 0.1 % above its own bucket's bound. The cost is one pass
 //! over the non-zero HDR buckets per workload and direction per interval, none per I/O.
@@ -61,27 +61,6 @@ fn bucket_of_index() -> &'static [u16] {
     })
 }
 
-/// The non-zero buckets of `h` as (HDR counts index, count), read from its wire form
-/// (count u64, sum u128, sum of squares u128, min u64, max u64, then a u32 number of
-/// (index u32, count u64) pairs, little-endian). Empty if the form is not that.
-fn nonzero_buckets(h: &LatencyHistogram) -> Vec<(usize, u64)> {
-    const HEAD: usize = 8 + 16 + 16 + 8 + 8;
-    let mut wire = Vec::new();
-    h.to_wire(&mut wire);
-    let Some(n) = wire.get(HEAD..HEAD + 4) else {
-        return Vec::new();
-    };
-    let n = u32::from_le_bytes(n.try_into().expect("4 bytes")) as usize;
-    wire[HEAD + 4..]
-        .chunks_exact(12)
-        .take(n)
-        .map(|c| {
-            let i = u32::from_le_bytes(c[..4].try_into().expect("4 bytes")) as usize;
-            (i, u64::from_le_bytes(c[4..].try_into().expect("8 bytes")))
-        })
-        .collect()
-}
-
 #[derive(Debug, Default)]
 struct Counts {
     /// Per finite bound (not cumulative), then the overflow.
@@ -107,7 +86,7 @@ impl BucketHistogram {
         if c.per_bucket.is_empty() {
             c.per_bucket = vec![0; BOUNDS + 1];
         }
-        for (i, n) in nonzero_buckets(h) {
+        for (i, n) in h.buckets() {
             let b = table.get(i).map_or(BOUNDS, |&b| b as usize);
             c.per_bucket[b] += n;
         }

@@ -15,6 +15,7 @@ use crate::result::{
     ResultDoc, RrTotals, RunKind, RunResult, RunWorkload, ServiceDemand, Tool, Totals, SCHEMA,
 };
 use crate::stats::histogram::LatencyHistogram;
+use crate::stats::timed_totals;
 
 /// What a finished test produced.
 pub struct NetOutcome {
@@ -129,24 +130,9 @@ fn stream_figures(m: &Measured, t: &Tracked, srv: Option<&ServerStream>) -> Stre
     }
 }
 
+/// [`timed_totals`] at `gbps` (10^9 bits per second).
 fn op_totals(ios: u64, bytes: u64, gbps: f64, secs: f64, lat: &LatencyHistogram) -> OpTotals {
-    let mbps = gbps * 1e3 / 8.0;
-    let l = if lat.count() > 0 {
-        lat.summary_us(true)
-    } else {
-        Default::default()
-    };
-    OpTotals {
-        ios,
-        bytes,
-        iops: ios as f64 / secs,
-        mbps,
-        mibps: mbps * 1e6 / (1u64 << 20) as f64,
-        errors: 0,
-        latency_us: l.clone(),
-        service_us: l,
-        ..Default::default()
-    }
+    timed_totals(ios, bytes, secs, gbps * 1e3 / 8.0, lat)
 }
 
 /// The server's CPU use over the test, as the server reported it.

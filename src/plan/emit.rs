@@ -103,9 +103,12 @@ pub fn to_toml(plan: &Plan) -> Result<String, TomlEmitError> {
 
 /// A native job file as written by `convert`: the `[[target]]`, `[[workload]]` and
 /// `[[run]]` tables of docs/job-file.md, in that order.
+///
+/// The tables below are written only as TOML, whose encoder leaves out a key whose
+/// value is `None`: an `Option` field is written when it is `Some`, with no
+/// `skip_serializing_if` of its own (empty lists and false flags still need one).
 #[derive(Debug, Serialize)]
 struct JobFileDoc {
-    #[serde(skip_serializing_if = "Option::is_none")]
     defaults: Option<DefaultsTable>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     target: Vec<TargetTable>,
@@ -149,23 +152,16 @@ fn with_plan_data(plan: &Plan, w: &Workload) -> Workload {
 struct TargetTable {
     name: String,
     path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     size: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     direct: Option<bool>,
     /// How a missing file is made, when not laid out with data.
-    #[serde(skip_serializing_if = "Option::is_none")]
     create: Option<&'static str>,
     /// Multipath (`paths` 1.., path 0 being `path`) and SMB3 multichannel.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     paths: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     channels: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     path_policy: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     failback: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     path_retry: Option<String>,
 }
 
@@ -176,88 +172,58 @@ struct WorkloadTable {
     rw: &'static str,
     read_pct: u8,
     bs: BsValue,
-    #[serde(skip_serializing_if = "Option::is_none")]
     write_bs: Option<BsValue>,
     qd: u32,
     streams: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
     rate: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     offset: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     size: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     dist: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     arrival: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     share: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     seq_layout: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     align: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     seq_gap: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     offset_increment: Option<String>,
     /// Strided or emulated zones.
     #[serde(flatten)]
     zones: ZoneKeys,
-    #[serde(skip_serializing_if = "Option::is_none")]
     flow: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     flow_id: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     flow_sleep: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     exit_all: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
     prio: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     cmdprio: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     precondition: Option<PreconditionTable>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     file_service: Option<String>,
     /// Late start, think time and stops.
     #[serde(flatten)]
     pauses: PauseKeys,
-    #[serde(skip_serializing_if = "Option::is_none")]
     engine: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     warmup: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cpus: Option<String>,
     /// The workload's own io_uring settings (only those that differ from the defaults).
     #[serde(flatten)]
     io: IoKeys,
-    #[serde(skip_serializing_if = "Option::is_none")]
     verify: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     verify_after: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     compress_ratio: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     dedup_ratio: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pattern: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     dedup_set: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     dedup_global: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
     on_error: Option<crate::plan::on_error::OnError>,
     /// The workload's own passes, or that it is time-based in a run of passes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     passes: Option<u64>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     time_based: bool,
     /// The workload's own engine options, all of them.
     #[serde(flatten)]
     engine_keys: EngineKeys,
-    #[serde(skip_serializing_if = "Option::is_none")]
     verify_backlog: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     verify_backlog_batch: Option<u32>,
     /// The workload's own fio-format logs.
     #[serde(flatten)]
@@ -272,23 +238,14 @@ struct WorkloadTable {
 /// emulated zoned-device zones (`zone_mode = "zbd"` and its limits).
 #[derive(Debug, Default, Serialize)]
 struct ZoneKeys {
-    #[serde(skip_serializing_if = "Option::is_none")]
     zone_mode: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     zone_size: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     zone_range: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     zone_skip: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     zone_capacity: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     max_open_zones: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     stream_max_open_zones: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     zone_reset_threshold: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     zone_reset_frequency: Option<f64>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     read_beyond_wp: bool,
@@ -326,19 +283,12 @@ impl ZoneKeys {
 /// A workload's pause keys: late start, think time, stops and pass size.
 #[derive(Debug, Default, Serialize)]
 struct PauseKeys {
-    #[serde(skip_serializing_if = "Option::is_none")]
     start_delay: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     think: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     think_every: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     think_io_time: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     stop_after: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     stop_after_ios: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pass_size: Option<String>,
 }
 
@@ -360,15 +310,11 @@ impl PauseKeys {
 /// fio-format log keys, of a `[[run]]` or of a `[[workload]]` (its own share).
 #[derive(Debug, Default, Serialize)]
 struct LogKeys {
-    #[serde(skip_serializing_if = "Option::is_none")]
     fio_bw_log: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     fio_lat_log: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     fio_iops_log: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     fio_log_offset: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
     fio_log_job: Option<u32>,
 }
 
@@ -393,7 +339,6 @@ struct PreconditionTable {
     method: &'static str,
     op: f64,
     regions: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cache: Option<String>,
 }
 
@@ -439,25 +384,15 @@ impl Serialize for BsValue {
 /// `defrag_donor` …), of a run or of a workload with options of its own.
 #[derive(Debug, Default, Serialize)]
 struct EngineKeys {
-    #[serde(skip_serializing_if = "Option::is_none")]
     stat_type: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cpu_load: Option<u8>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cpu_chunk: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cpu_mode: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     exec_program: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     exec_args: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     exec_grace: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     exec_output: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     defrag_donor: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     defrag_inplace: Option<bool>,
 }
 
@@ -483,42 +418,28 @@ struct RunTable {
     name: String,
     workloads: Vec<String>,
     engine: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     duration: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     passes: Option<u64>,
     warmup: String,
     interval: String,
     seed: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cpus: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     workers: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pacing: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     connections: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     io_timeout: Option<String>,
     #[serde(flatten)]
     io: IoKeys,
     #[serde(flatten)]
     engine_keys: EngineKeys,
-    #[serde(skip_serializing_if = "Option::is_none")]
     curve_points: Option<Vec<f64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     curve_stop_latency: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     curve_max_latency: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     curve_origin: Option<String>,
     #[serde(flatten)]
     fio_logs: LogKeys,
-    #[serde(skip_serializing_if = "Option::is_none")]
     steady_stop: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     steady_window: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     steady_ramp: Option<String>,
     /// The declared run settings that differ from their defaults.
     #[serde(flatten)]
@@ -529,27 +450,16 @@ struct RunTable {
 /// that differ from ioscope's defaults are written.
 #[derive(Debug, Default, Serialize)]
 struct IoKeys {
-    #[serde(skip_serializing_if = "Option::is_none")]
     fixed_bufs: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     register_files: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     sqpoll: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     sqpoll_cpu: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     hipri: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     batch_submit: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     batch_complete_min: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     batch_complete_max: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     write_through: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     sync_every: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     sync_kind: Option<&'static str>,
 }
 
@@ -1397,13 +1307,9 @@ mod tests {
     fn sample() -> Plan {
         Plan {
             targets: vec![TargetSpec {
-                name: "t0".into(),
-                uri: "/tmp/x.dat".into(),
                 size_bytes: Some(1 << 30),
                 direct: Some(true),
-                multipath: None,
-                fill: false,
-                create: Default::default(),
+                ..TargetSpec::new("t0", "/tmp/x.dat")
             }],
             runs: vec![RunSpec {
                 name: "run".into(),

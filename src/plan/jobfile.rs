@@ -2596,13 +2596,9 @@ passes = 2
         assert_eq!(
             plan.targets[0],
             TargetSpec {
-                name: "data".into(),
-                uri: "/mnt/array/ioscope.dat".into(),
                 size_bytes: Some(10 << 30),
                 direct: Some(true),
-                multipath: None,
-                fill: false,
-                create: Default::default(),
+                ..TargetSpec::new("data", "/mnt/array/ioscope.dat")
             }
         );
         assert_eq!(plan.targets[1].size_bytes, None);

@@ -91,6 +91,22 @@ pub struct TargetSpec {
     pub create: FileCreate,
 }
 
+impl TargetSpec {
+    /// Target `uri` named `name`, at its own size, O_DIRECT where supported, one
+    /// path, created with data: what a target is when nothing more is said.
+    pub fn new(name: impl Into<String>, uri: impl Into<String>) -> TargetSpec {
+        TargetSpec {
+            name: name.into(),
+            uri: uri.into(),
+            size_bytes: None,
+            direct: None,
+            multipath: None,
+            fill: false,
+            create: FileCreate::default(),
+        }
+    }
+}
+
 /// How a file target that does not exist yet is made before the run (and how the
 /// missing end of a shorter existing file is added). Laying data out costs the whole
 /// size on the filesystem before the first measured I/O, but reads then find real

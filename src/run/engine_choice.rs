@@ -278,13 +278,9 @@ mod tests {
 
     fn target(uri: &str, direct: Option<bool>) -> Arc<OpenTarget> {
         let spec = TargetSpec {
-            name: "t0".into(),
-            uri: uri.into(),
             size_bytes: Some(1 << 20),
             direct,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
+            ..TargetSpec::new("t0", uri)
         };
         Arc::new(open(&spec, OpenOptionsIo::default()).unwrap())
     }

@@ -344,15 +344,7 @@ mod tests {
             workers: Some(2),
             ..RunSpec::default()
         };
-        let t = TargetSpec {
-            name: "t0".into(),
-            uri: "null:8m".into(),
-            size_bytes: None,
-            direct: None,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
-        };
+        let t = TargetSpec::new("t0", "null:8m");
         (run, vec![t])
     }
 

@@ -34,15 +34,7 @@ mod tests {
     use super::*;
 
     fn spec(uri: &str) -> TargetSpec {
-        TargetSpec {
-            name: "t".into(),
-            uri: uri.into(),
-            size_bytes: None,
-            direct: None,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
-        }
+        TargetSpec::new("t", uri)
     }
 
     // Only the decision is tested here: switching the clock is process-wide and

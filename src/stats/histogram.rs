@@ -203,12 +203,20 @@ impl LatencyHistogram {
         let high = self.max_ns.clamp(2, MAX_TRACKABLE_NS);
         let mut h = Histogram::new_with_bounds(1, high, SIGNIFICANT_DIGITS)
             .expect("histogram bounds 1..high with high >= 2 are valid");
-        for (i, &c) in self.counts.iter().enumerate() {
-            if c > 0 {
-                h.saturating_record_n(bucket_value(i), c);
-            }
+        for (i, c) in self.buckets() {
+            h.saturating_record_n(bucket_value(i), c);
         }
         h
+    }
+
+    /// The non-zero buckets as (HDR counts index, count), lowest first: what
+    /// [`LatencyHistogram::to_wire`], [`LatencyHistogram::to_hdr`] and the live
+    /// metrics' buckets (`metrics::buckets`) read.
+    pub fn buckets(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &c)| (c > 0).then_some((i, c)))
     }
 
     /// The value at percentile `p` (0..=100), in ns. Within 0.1 % of the true sample.
@@ -315,9 +323,9 @@ impl LatencyHistogram {
         out.extend_from_slice(&self.sum_sq_ns.to_le_bytes());
         out.extend_from_slice(&self.min_ns.to_le_bytes());
         out.extend_from_slice(&self.max_ns.to_le_bytes());
-        let nonzero = self.counts.iter().filter(|&&c| c > 0).count() as u32;
+        let nonzero = self.buckets().count() as u32;
         out.extend_from_slice(&nonzero.to_le_bytes());
-        for (i, &c) in self.counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+        for (i, c) in self.buckets() {
             out.extend_from_slice(&(i as u32).to_le_bytes());
             out.extend_from_slice(&c.to_le_bytes());
         }

@@ -34,6 +34,34 @@ pub fn op_totals(s: &OpStats, duration_s: f64, with_spectrum: bool) -> OpTotals 
     }
 }
 
+/// Totals of `ios` timed operations moving `bytes` in `secs` at `mbps` (10^6 bytes
+/// per second, which a network run takes from its receiving ends), with `lat` as both
+/// latency and service time: a network run's totals (`net::outcome`, `net::peer`).
+pub fn timed_totals(
+    ios: u64,
+    bytes: u64,
+    secs: f64,
+    mbps: f64,
+    lat: &LatencyHistogram,
+) -> OpTotals {
+    let l = if lat.count() > 0 {
+        lat.summary_us(true)
+    } else {
+        Default::default()
+    };
+    OpTotals {
+        ios,
+        bytes,
+        iops: ios as f64 / secs,
+        mbps,
+        mibps: mbps * 1e6 / (1u64 << 20) as f64,
+        errors: 0,
+        latency_us: l.clone(),
+        service_us: l,
+        ..Default::default()
+    }
+}
+
 /// A run's totals of one direction: [`op_totals`] with its spectrum, and its raw
 /// histograms encoded (`hdr`; `service_hdr` in open loop), so results merge exactly.
 pub fn dir_totals(s: &OpStats, duration_s: f64) -> OpTotals {

@@ -298,13 +298,8 @@ mod tests {
         let set = FileSetSpec::parse(uri.strip_prefix("files:").unwrap()).unwrap();
         (
             TargetSpec {
-                name: "t".into(),
-                uri,
-                size_bytes: None,
                 direct: Some(false),
-                fill: false,
-                multipath: None,
-                create: Default::default(),
+                ..TargetSpec::new("t", uri)
             },
             set,
         )

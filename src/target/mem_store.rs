@@ -15,6 +15,28 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Cost: one uncontended atomic read-modify-write to take and one to release per
 /// chunk covered (two for a 4 KiB I/O); contention only when two I/Os touch the
 /// same chunk at the same time.
+/// `len` bytes of private anonymous memory, read and written, reserved as pages are
+/// first touched (MAP_NORESERVE): a `mem:` target's store, and the page_fault
+/// engine's region. The caller unmaps it (munmap) when done.
+pub fn map_anonymous(len: usize) -> std::io::Result<*mut u8> {
+    // SAFETY: an anonymous private mapping at an address of the kernel's choosing;
+    // the result is checked before use.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(p as *mut u8)
+}
+
 #[derive(Debug)]
 pub struct MemStore {
     ptr: *mut u8,
@@ -37,23 +59,10 @@ unsafe impl Sync for MemStore {}
 impl MemStore {
     pub fn new(len: u64) -> std::io::Result<Self> {
         let len = usize::try_from(len).map_err(|_| std::io::Error::other("size too large"))?;
-        // SAFETY: anonymous private mapping; the result is checked.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
+        let ptr = map_anonymous(len)?;
         let chunks = len.div_ceil(CHUNK_BYTES);
         Ok(MemStore {
-            ptr: ptr as *mut u8,
+            ptr,
             len,
             locks: (0..chunks).map(|_| AtomicU32::new(0)).collect(),
         })

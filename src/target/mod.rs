@@ -23,7 +23,7 @@ pub mod uri;
 
 pub use local::{in_ram_filesystem, undo_open};
 use local::{open_path, probe_path};
-pub use mem_store::MemStore;
+pub use mem_store::{map_anonymous, MemStore};
 use network::{open_iscsi, open_nbd, open_nfs, open_smb};
 
 use crate::plan::model::{TargetKind, TargetSpec};
@@ -195,6 +195,21 @@ pub struct OpenTarget {
 }
 
 impl OpenTarget {
+    /// Target `spec` on `backing`, `size_bytes` long, without O_DIRECT, alignment
+    /// rules (1) or further paths: how memory, null, sim, network and file-set
+    /// targets open.
+    pub fn buffered(spec: &TargetSpec, backing: Backing, size_bytes: u64) -> OpenTarget {
+        OpenTarget {
+            name: spec.name.clone(),
+            uri: spec.uri.clone(),
+            backing,
+            size_bytes,
+            direct: false,
+            align_bytes: 1,
+            multipath: None,
+        }
+    }
+
     /// The descriptor of a file or device target; of a byte-I/O file set, its first
     /// file's (engines map each offset with [`OpenTarget::byte_files`]).
     pub fn fd(&self) -> Option<RawFd> {
@@ -316,28 +331,16 @@ pub fn open(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
 /// Opens one path of a target (its own URI).
 fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, TargetError> {
     match parse_uri(&spec.uri)? {
-        TargetKind::Mem(size) => Ok(OpenTarget {
-            name: spec.name.clone(),
-            uri: spec.uri.clone(),
-            backing: Backing::Mem(MemStore::new(size).map_err(|e| TargetError::Io {
+        TargetKind::Mem(size) => Ok(OpenTarget::buffered(
+            spec,
+            Backing::Mem(MemStore::new(size).map_err(|e| TargetError::Io {
                 path: PathBuf::from(&spec.uri),
                 op: "allocating memory",
                 source: e,
             })?),
-            size_bytes: size,
-            direct: false,
-            align_bytes: 1,
-            multipath: None,
-        }),
-        TargetKind::Null(size) => Ok(OpenTarget {
-            name: spec.name.clone(),
-            uri: spec.uri.clone(),
-            backing: Backing::Null,
-            size_bytes: size,
-            direct: false,
-            align_bytes: 1,
-            multipath: None,
-        }),
+            size,
+        )),
+        TargetKind::Null(size) => Ok(OpenTarget::buffered(spec, Backing::Null, size)),
         TargetKind::Sim(sim) => {
             // The run chose the clock before opening (crate::run::timebase): a device
             // on virtual time must not take its origin from the real clock.
@@ -349,15 +352,12 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
                         .into(),
                 });
             }
-            Ok(OpenTarget {
-                name: spec.name.clone(),
-                uri: spec.uri.clone(),
-                size_bytes: sim.size_bytes,
-                backing: Backing::Sim(sim::SimDevice::new(sim.draw(opts.draw))),
-                direct: false,
-                align_bytes: 1,
-                multipath: None,
-            })
+            let size_bytes = sim.size_bytes;
+            Ok(OpenTarget::buffered(
+                spec,
+                Backing::Sim(sim::SimDevice::new(sim.draw(opts.draw))),
+                size_bytes,
+            ))
         }
         TargetKind::Nbd(n) => open_nbd(spec, &n, opts),
         TargetKind::Iscsi(i) => open_iscsi(spec, &i, opts),
@@ -367,15 +367,11 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         TargetKind::Files(set) if opts.set_use == Some(fileset::SetUse::Bytes) => {
             fileset_bytes::open(spec, &set, opts)
         }
-        TargetKind::Files(set) => Ok(OpenTarget {
-            name: spec.name.clone(),
-            uri: spec.uri.clone(),
-            size_bytes: set.count.saturating_mul(opts.slot_bytes.max(1)),
-            backing: Backing::Files(fileset::open(&spec.uri, &set, opts.set_use)?),
-            direct: false,
-            align_bytes: 1,
-            multipath: None,
-        }),
+        TargetKind::Files(set) => Ok(OpenTarget::buffered(
+            spec,
+            Backing::Files(fileset::open(&spec.uri, &set, opts.set_use)?),
+            set.count.saturating_mul(opts.slot_bytes.max(1)),
+        )),
     }
 }
 
@@ -494,13 +490,8 @@ mod tests {
     fn write_through_opens_with_o_dsync() {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let spec = TargetSpec {
-            name: "t0".into(),
-            uri: dir.path().join("f").to_string_lossy().into_owned(),
             size_bytes: Some(1 << 20),
-            direct: None,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
+            ..TargetSpec::new("t0", dir.path().join("f").to_string_lossy().into_owned())
         };
         let opts = OpenOptionsIo {
             writes: true,
@@ -597,15 +588,7 @@ mod tests {
     }
 
     fn spec(uri: &str) -> TargetSpec {
-        TargetSpec {
-            name: "t0".into(),
-            uri: uri.into(),
-            size_bytes: None,
-            direct: None,
-            multipath: None,
-            fill: false,
-            create: Default::default(),
-        }
+        TargetSpec::new("t0", uri)
     }
 
     // Regression: opening a `time=virtual` sim target switched the whole process to

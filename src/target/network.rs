@@ -24,15 +24,11 @@ pub(super) fn open_nbd(
         Some(s) => s,
         None => opened.export_bytes,
     };
-    Ok(OpenTarget {
-        name: spec.name.clone(),
-        uri: spec.uri.clone(),
-        backing: Backing::Nbd(opened.target),
+    Ok(OpenTarget::buffered(
+        spec,
+        Backing::Nbd(opened.target),
         size_bytes,
-        direct: false,
-        align_bytes: 1,
-        multipath: None,
-    })
+    ))
 }
 
 /// A file on an SMB share, created or grown to the working set like a local file.
@@ -43,15 +39,11 @@ pub(super) fn open_smb(
 ) -> Result<OpenTarget, TargetError> {
     let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
     let opened = smb::open(s, opts.writes, want, opts.write_through)?;
-    Ok(OpenTarget {
-        name: spec.name.clone(),
-        uri: spec.uri.clone(),
-        backing: Backing::Smb(Box::new(opened.target)),
-        size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
-        direct: false,
-        align_bytes: 1,
-        multipath: None,
-    })
+    Ok(OpenTarget::buffered(
+        spec,
+        Backing::Smb(Box::new(opened.target)),
+        spec.size_bytes.unwrap_or(opened.file_bytes),
+    ))
 }
 
 /// A file on an NFS export, created or grown to the working set like a local file.
@@ -62,15 +54,11 @@ pub(super) fn open_nfs(
 ) -> Result<OpenTarget, TargetError> {
     let want = opts.min_size_bytes.max(spec.size_bytes.unwrap_or(0));
     let opened = nfs::open(n, opts.writes, want)?;
-    Ok(OpenTarget {
-        name: spec.name.clone(),
-        uri: spec.uri.clone(),
-        backing: Backing::Nfs(Box::new(opened.target)),
-        size_bytes: spec.size_bytes.unwrap_or(opened.file_bytes),
-        direct: false,
-        align_bytes: 1,
-        multipath: None,
-    })
+    Ok(OpenTarget::buffered(
+        spec,
+        Backing::Nfs(Box::new(opened.target)),
+        spec.size_bytes.unwrap_or(opened.file_bytes),
+    ))
 }
 
 /// An iSCSI LUN: its size is the LUN's, or the `--size` prefix of it; every I/O must
@@ -96,12 +84,7 @@ pub(super) fn open_iscsi(
         None => opened.lun_bytes,
     };
     Ok(OpenTarget {
-        name: spec.name.clone(),
-        uri: spec.uri.clone(),
-        backing: Backing::Iscsi(opened.target),
-        size_bytes,
-        direct: false,
         align_bytes: block,
-        multipath: None,
+        ..OpenTarget::buffered(spec, Backing::Iscsi(opened.target), size_bytes)
     })
 }

@@ -472,6 +472,73 @@ pub fn assert_run_survives_restart(
     r
 }
 
+/// Runs `run -t uri --rw randread --qd 8 --duration duration` under `--on-error
+/// continue`. After the first interval `kill` kills the server outright; once the run
+/// has noticed (an interval holds the `down`) `start_again` starts it on the same
+/// port, so the engine's first attempts meet a closed port. The run must end by its
+/// duration with exit 1 (the I/Os the loss aborted are counted errors), reconnect
+/// to `server`, count as errors what was in flight (QD 8) and no more, and carry
+/// over 100 I/Os after its `up`. Returns what `start_again` made (the new server)
+/// and those I/Os.
+#[track_caller]
+pub fn assert_run_continues_after_restart<T>(
+    uri: &str,
+    duration: &str,
+    server: &str,
+    kill: impl FnOnce(),
+    start_again: impl FnOnce() -> T,
+) -> (T, u64) {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let mut child = Spawned::start([
+        "run",
+        "-t",
+        uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "8",
+        "--duration",
+        duration,
+        "--interval",
+        "500ms",
+        "--on-error",
+        "continue",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
+    kill();
+    child.wait_interval(&json, FIRST_INTERVAL_TIMEOUT, "the `down`", |iv| {
+        iv.events.iter().any(|e| e.kind == "down")
+    });
+    let again = start_again();
+    let r = child.finish_result(&json).expect_code(1);
+    let run = r.run(0);
+    assert_eq!(
+        run.end_reason,
+        ioscope::result::EndReason::Duration,
+        "{}",
+        r.stderr
+    );
+    let up = reconnected(run, server);
+    let errors = run.totals.all.errors;
+    assert!((1..=8).contains(&errors), "{errors} errors");
+    let after: u64 = run
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s > up.t_s + 0.5)
+        .map(|iv| iv.ios)
+        .sum();
+    assert!(
+        after > 100,
+        "{after} I/Os after the `up`: {:?}",
+        run.intervals
+    );
+    (again, after)
+}
+
 /// Now, in Unix seconds: the clock the result's `intervals[].unix_s` are on.
 pub fn unix_now_s() -> f64 {
     std::time::SystemTime::now()
@@ -530,6 +597,32 @@ where
     let mut r = ioscope_to(&d.path().join("r.json"), args);
     r._dir = Some(d);
     r
+}
+
+/// `run --target TARGET --rw randread --bs 4k --qd QD --duration DURATION` and then
+/// `extra`: the closed-loop random-read command line the sim, repeat and report
+/// tests start from.
+pub fn randread_args<'a>(
+    target: &'a str,
+    qd: &'a str,
+    duration: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--target",
+        target,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        qd,
+        "--duration",
+        duration,
+    ];
+    args.extend_from_slice(extra);
+    args
 }
 
 /// The common case: `args` with `-q`, which must succeed (exit 0).

@@ -594,58 +594,15 @@ fn iscsi_target_restarted_mid_run_is_logged_in_again_under_on_error_continue() {
         return;
     };
     let port: u16 = t.portal.rsplit(':').next().unwrap().parse().unwrap();
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let mut child = Spawned::start([
-        "run",
-        "-t",
-        &t.uri,
-        "--rw",
-        "randread",
-        "--qd",
-        "8",
-        "--duration",
+    let portal = t.portal.clone();
+    let uri = t.uri.clone();
+    // Started again on its portal once the run has noticed the loss, so the
+    // engine's first logins meet a closed port.
+    let (_t2, _) = assert_run_continues_after_restart(
+        &uri,
         "6s",
-        "--interval",
-        "500ms",
-        "--on-error",
-        "continue",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
-    // Started again on its portal once the run has noticed the loss (its interval
-    // holds the `down`), so the engine's first logins meet a closed port.
-    t.kill();
-    child.wait_interval(
-        &json,
-        FIRST_INTERVAL_TIMEOUT,
-        "the session's `down`",
-        |iv| iv.events.iter().any(|e| e.kind == "down"),
-    );
-    let _t2 = Tgtd::start_on(port, 64).expect("tgtd again on its portal");
-    let r = child.finish_result(&json);
-    let r = r.expect_code(1);
-    let run = r.run(0);
-    assert_eq!(
-        run.end_reason,
-        ioscope::result::EndReason::Duration,
-        "{}",
-        r.stderr
-    );
-    let up = reconnected(run, &t.portal);
-    let errors = run.totals.all.errors;
-    assert!((1..=8).contains(&errors), "{errors} errors");
-    let after: u64 = run
-        .intervals
-        .iter()
-        .filter(|iv| iv.t_s > up.t_s + 0.5)
-        .map(|iv| iv.ios)
-        .sum();
-    assert!(
-        after > 100,
-        "{after} I/Os after the login: {:?}",
-        run.intervals
+        &portal,
+        || t.kill(),
+        || Tgtd::start_on(port, 64).expect("tgtd again on its portal"),
     );
 }

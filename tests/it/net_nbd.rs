@@ -827,64 +827,16 @@ fn nbd_server_restarted_mid_run_is_reconnected_under_on_error_continue() {
         return;
     };
     let port: u16 = k.uri.rsplit(':').next().unwrap().parse().unwrap();
-    let d = tempdir();
-    let json = d.path().join("r.json");
-    let mut child = Spawned::start([
-        "run",
-        "-t",
-        &k.uri,
-        "--rw",
-        "randread",
-        "--qd",
-        "8",
-        "--duration",
+    let uri = k.uri.clone();
+    // Killed outright (the connection resets), then started again on the same port.
+    let (k2, after) = assert_run_continues_after_restart(
+        &uri,
         "5s",
-        "--interval",
-        "500ms",
-        "--on-error",
-        "continue",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    child.wait_first_interval(&json, FIRST_INTERVAL_TIMEOUT);
-    // Killed outright (the connection resets), then started again on the same port
-    // once the run has noticed the loss (its interval holds the `down`), so the
-    // engine's first attempts meet a closed port.
-    k.signal(libc::SIGKILL);
-    child.wait_interval(
-        &json,
-        FIRST_INTERVAL_TIMEOUT,
-        "the connection's `down`",
-        |iv| iv.events.iter().any(|e| e.kind == "down"),
+        "127.0.0.1:",
+        || k.signal(libc::SIGKILL),
+        || Nbdkit::tcp_on(port, &["memory", "64M"]).expect("nbdkit again on its port"),
     );
-    let k2 = Nbdkit::tcp_on(port, &["memory", "64M"]).expect("nbdkit again on its port");
-    let r = child.finish_result(&json);
-    // The I/Os the loss aborted are counted errors: exit 1, but the run went on.
-    let r = r.expect_code(1);
-    let run = r.run(0);
-    assert_eq!(
-        run.end_reason,
-        ioscope::result::EndReason::Duration,
-        "{}",
-        r.stderr
-    );
-    let up = reconnected(run, "127.0.0.1:");
-    // Errors: what was in flight when the connection dropped (QD 8), no more.
-    let errors = run.totals.all.errors;
-    assert!((1..=8).contains(&errors), "{errors} errors");
     // I/O went on after the reconnection, and reached the new server.
-    let after: u64 = run
-        .intervals
-        .iter()
-        .filter(|iv| iv.t_s > up.t_s + 0.5)
-        .map(|iv| iv.ios)
-        .sum();
-    assert!(
-        after > 100,
-        "{after} I/Os after the reconnection: {:?}",
-        run.intervals
-    );
     let (reads, _) = k2.stop_and_count();
     assert!(
         reads >= after,

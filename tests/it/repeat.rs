@@ -14,23 +14,12 @@ use ioscope::result::repeats::Repeats;
 
 /// A closed-loop QD 1 random-read run on `target`, repeated `n` times.
 fn repeated(target: &str, duration: &str, n: &str, extra: &[&str]) -> Ran {
-    let mut args = vec![
-        "run",
-        "--target",
+    let mut args = randread_args(
         target,
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--qd",
         "1",
-        "--duration",
         duration,
-        "--interval",
-        "100ms",
-        "--repeat",
-        n,
-    ];
+        &["--interval", "100ms", "--repeat", n],
+    );
     args.extend_from_slice(extra);
     run_json(&args)
 }

@@ -8,22 +8,7 @@ use std::path::Path;
 
 /// Runs a closed-loop sim job with `--interval 250ms` and writes its result to `json`.
 fn sim_result(target: &str, qd: &str, json: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "run",
-        "--target",
-        target,
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--qd",
-        qd,
-        "--duration",
-        "3s",
-        "--interval",
-        "250ms",
-        "-q",
-    ];
+    let mut args = randread_args(target, qd, "3s", &["--interval", "250ms", "-q"]);
     args.extend_from_slice(extra);
     ioscope_to(json, &args).expect_code(0);
 }

@@ -12,22 +12,7 @@ pub static REALTIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Runs a closed-loop sim workload and returns `runs[0]` of the result.
 fn sim_run(target: &str, qd: &str, extra: &[&str]) -> RunResult {
     let _serial = REALTIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut args = vec![
-        "run",
-        "--target",
-        target,
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--qd",
-        qd,
-        "--duration",
-        "2s",
-        "-q",
-    ];
-    args.extend_from_slice(extra);
-    let r = ioscope_result(&args);
+    let r = ioscope_result(randread_args(target, qd, "2s", &[&["-q"], extra].concat()));
     // Any counted I/O error makes the exit code 1 (the policy only says whether the
     // run went on); otherwise the run must succeed.
     let want = if r.run(0).totals.all.errors > 0 { 1 } else { 0 };

@@ -121,17 +121,7 @@ fn engine(policy: PathPolicy, n: usize, timeout_ns: u64) -> (MultipathEngine, Ve
 }
 
 fn req(i: u64, op: Op) -> IoRequest {
-    IoRequest {
-        op,
-        target: 0,
-        offset: i * 4096,
-        len: 4096,
-        buf: std::ptr::null_mut(),
-        tag: i,
-        conn: 0,
-        ioprio: 0,
-        atomic: false,
-    }
+    IoRequest::plain(op, i * 4096, 4096, std::ptr::null_mut(), i)
 }
 
 /// Runs `n` requests one at a time; returns their completions.

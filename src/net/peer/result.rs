@@ -188,24 +188,9 @@ fn gbps_of(plans: &[JobPlan], per_job: impl Iterator<Item = f64>) -> f64 {
         .sum()
 }
 
+/// [`crate::stats::timed_totals`] at the rate `bytes` in `secs` make.
 fn op_totals(ios: u64, bytes: u64, secs: f64, lat: &LatencyHistogram) -> OpTotals {
-    let mbps = bytes as f64 / secs / 1e6;
-    let l = if lat.count() > 0 {
-        lat.summary_us(true)
-    } else {
-        Default::default()
-    };
-    OpTotals {
-        ios,
-        bytes,
-        iops: ios as f64 / secs,
-        mbps,
-        mibps: bytes as f64 / secs / (1u64 << 20) as f64,
-        errors: 0,
-        latency_us: l.clone(),
-        service_us: l,
-        ..Default::default()
-    }
+    crate::stats::timed_totals(ios, bytes, secs, bytes as f64 / secs / 1e6, lat)
 }
 
 /// One job's totals over the measured time.

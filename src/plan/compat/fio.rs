@@ -1051,6 +1051,22 @@ struct JobTarget {
     file_service: crate::plan::file_service::FileService,
 }
 
+impl JobTarget {
+    /// `uri` whole, from offset 0, for every clone alike; `from_directory` when
+    /// fio would make its name from the job's directory.
+    fn whole(uri: String, from_directory: bool) -> JobTarget {
+        JobTarget {
+            uri,
+            size: None,
+            offset: 0,
+            from_directory,
+            increment: 0,
+            spread: 0,
+            file_service: Default::default(),
+        }
+    }
+}
+
 /// When a job stops.
 struct JobTiming {
     duration_ns: Option<u64>,

@@ -234,6 +234,10 @@ pub fn settings() -> impl Iterator<Item = SettingRow> {
     })
 }
 
+/// Why the NVMe protection-information options are unsupported.
+const NVME_PI: &str = "NVMe protection information: an option of fio's io_uring_cmd and \
+                       xnvme engines (NVMe passthrough), which ioscope lacks";
+
 /// Every option the fio reader knows, by name.
 pub const OPTIONS: &[FioOption] = &[
     // Jobs and runs.
@@ -505,26 +509,10 @@ pub const OPTIONS: &[FioOption] = &[
         "NVMe metadata per I/O: an option of fio's io_uring_cmd and xnvme engines \
          (NVMe passthrough), which ioscope lacks",
     ),
-    unsupported(
-        "pi_act",
-        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
-         engines (NVMe passthrough), which ioscope lacks",
-    ),
-    unsupported(
-        "pi_chk",
-        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
-         engines (NVMe passthrough), which ioscope lacks",
-    ),
-    unsupported(
-        "apptag",
-        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
-         engines (NVMe passthrough), which ioscope lacks",
-    ),
-    unsupported(
-        "apptag_mask",
-        "NVMe protection information: an option of fio's io_uring_cmd and xnvme \
-         engines (NVMe passthrough), which ioscope lacks",
-    ),
+    unsupported("pi_act", NVME_PI),
+    unsupported("pi_chk", NVME_PI),
+    unsupported("apptag", NVME_PI),
+    unsupported("apptag_mask", NVME_PI),
     aka(
         unsupported(
             "fdp",

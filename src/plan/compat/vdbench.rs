@@ -254,13 +254,9 @@ fn used_targets(sds: &[Sd], used: &[bool]) -> Vec<TargetSpec> {
         .zip(used)
         .filter(|(_, used)| **used)
         .map(|(s, _)| TargetSpec {
-            name: s.name.clone(),
-            uri: s.lun.clone(),
             size_bytes: s.size,
             direct: Some(s.direct),
-            multipath: None,
-            fill: false,
-            create: Default::default(),
+            ..TargetSpec::new(s.name.clone(), s.lun.clone())
         })
         .collect()
 }

@@ -84,13 +84,8 @@ impl JobCx<'_> {
         let endpoint = self.endpoint(send)?;
         let (size, _) = self.region()?;
         Ok(Some(JobTarget {
-            uri: endpoint.to_uri(),
             size,
-            offset: 0,
-            from_directory: false,
-            increment: 0,
-            spread: 0,
-            file_service: Default::default(),
+            ..JobTarget::whole(endpoint.to_uri(), false)
         }))
     }
 

@@ -278,15 +278,7 @@ impl JobCx<'_> {
                 Some((v, loc)) => parse_size(v).map_err(|e| loc.error(format!("size={v}: {e}")))?,
                 None => bs,
             };
-            return Ok(Some(JobTarget {
-                uri: format!("null:{size}"),
-                size: None,
-                offset: 0,
-                from_directory: true,
-                increment: 0,
-                spread: 0,
-                file_service: Default::default(),
-            }));
+            return Ok(Some(JobTarget::whole(format!("null:{size}"), true)));
         }
         if engine == EngineKind::PageFault {
             return self.page_fault_target(bs).map(Some);
@@ -337,15 +329,7 @@ impl JobCx<'_> {
         let uri = spec.uri();
         FileSetSpec::parse(uri.trim_start_matches("files:"))
             .map_err(|e| self.section_loc.error(format!("job '{}': {e}", self.name)))?;
-        Ok(Some(JobTarget {
-            uri,
-            size: None,
-            offset: 0,
-            from_directory: true,
-            increment: 0,
-            spread: 0,
-            file_service: Default::default(),
-        }))
+        Ok(Some(JobTarget::whole(uri, true)))
     }
 
     /// page_fault maps `size` bytes of anonymous memory per worker: a `null:SIZE`
@@ -356,15 +340,7 @@ impl JobCx<'_> {
             if o.map.contains_key("size") || o.map.contains_key("filesize") {
                 // Written with fio's arithmetic, already listed as unsupported: carry
                 // on with one block so the rest of the job is still translated.
-                return Ok(JobTarget {
-                    uri: format!("null:{bs}"),
-                    size: None,
-                    offset: 0,
-                    from_directory: true,
-                    increment: 0,
-                    spread: 0,
-                    file_service: Default::default(),
-                });
+                return Ok(JobTarget::whole(format!("null:{bs}"), true));
             }
             return Err(self.section_loc.error(format!(
                 "job '{}': ioengine=page_fault needs size= (the memory it maps)",
@@ -382,15 +358,7 @@ impl JobCx<'_> {
              clone)",
             self.name
         ));
-        Ok(JobTarget {
-            uri: format!("null:{size}"),
-            size: None,
-            offset: 0,
-            from_directory: true,
-            increment: 0,
-            spread: 0,
-            file_service: Default::default(),
-        })
+        Ok(JobTarget::whole(format!("null:{size}"), true))
     }
 
     /// fio's `filename_format` in the `files:` form: `$jobname` → the job's name,
