@@ -634,7 +634,9 @@ pub fn write_outputs(out: &Output, doc: &ResultDoc) -> Result<(), AppError> {
         }
     }
     if let Some(dir) = &out.vdbench_dir {
-        let name = dir.file_name().map_or("output".into(), |n| n.to_string_lossy());
+        let name = dir
+            .file_name()
+            .map_or("output".into(), |n| n.to_string_lossy());
         for (file, text) in crate::report::vdbench::files(doc, &name) {
             let p = dir.join(file);
             write_atomic_bytes(&p, text.as_bytes())

@@ -297,8 +297,15 @@ mod tests {
         assert_eq!(
             writes,
             [
-                FileCreate, FileDelete, DirCreate, DirDelete, FileSetattr, FileCopy, FileMove,
-                Ftruncate, E4defrag
+                FileCreate,
+                FileDelete,
+                DirCreate,
+                DirDelete,
+                FileSetattr,
+                FileCopy,
+                FileMove,
+                Ftruncate,
+                E4defrag
             ]
         );
         let no_bytes: Vec<_> = EngineKind::ALL
@@ -308,9 +315,24 @@ mod tests {
         assert_eq!(
             no_bytes,
             [
-                FileCreate, FileStat, FileDelete, DirCreate, DirStat, DirDelete, FileOpen, FileClose,
-                FileSetattr, FileAccess, FileCopy, FileMove, Cpuio, Falloc,
-                Ftruncate, PageFault, Exec, E4defrag
+                FileCreate,
+                FileStat,
+                FileDelete,
+                DirCreate,
+                DirStat,
+                DirDelete,
+                FileOpen,
+                FileClose,
+                FileSetattr,
+                FileAccess,
+                FileCopy,
+                FileMove,
+                Cpuio,
+                Falloc,
+                Ftruncate,
+                PageFault,
+                Exec,
+                E4defrag
             ]
         );
     }

@@ -17,6 +17,6 @@ pub mod ranks_html;
 pub mod repeats;
 pub mod svg;
 pub mod terminal;
-pub mod vdbench;
 #[cfg(test)]
 mod testdata;
+pub mod vdbench;

@@ -188,7 +188,9 @@ pub fn render_summary(doc: &ResultDoc, dir_name: &str) -> String {
     let mut s = head(dir_name, "summary.html");
     for run in &doc.runs {
         let rows = rows(run);
-        let start = rows.first().map_or(doc.started_unix_s, |r| r.unix_s - r.dur_s);
+        let start = rows
+            .first()
+            .map_or(doc.started_unix_s, |r| r.unix_s - r.dur_s);
         s.push_str(&format!(
             "\n{} Starting RD={}\n",
             super::terminal::time_of_day(start),

@@ -68,7 +68,8 @@ fn open_first(
     for k in 0..n {
         let j = (from + k) % n;
         // SAFETY: at.dir is an open directory and the name NUL-terminated.
-        let fd = unsafe { libc::openat(at.dir, at.names[j].as_ptr(), flags, 0o600 as libc::c_uint) };
+        let fd =
+            unsafe { libc::openat(at.dir, at.names[j].as_ptr(), flags, 0o600 as libc::c_uint) };
         if fd >= 0 {
             // SAFETY: fd was just opened and is owned here only.
             return Ok(Some((j, unsafe { OwnedFd::from_raw_fd(fd) })));
@@ -84,7 +85,10 @@ fn open_first(
 /// A file of the tree that exists, opened for reading, from name `from` on.
 pub(super) fn open_existing(at: &At, from: usize) -> Option<OwnedFd> {
     let flags = libc::O_RDONLY | libc::O_CLOEXEC;
-    open_first(at, from, flags, &[libc::ENOENT]).ok().flatten().map(|(_, fd)| fd)
+    open_first(at, from, flags, &[libc::ENOENT])
+        .ok()
+        .flatten()
+        .map(|(_, fd)| fd)
 }
 
 /// copy: an existing file read through `buf` and written to the first missing name
@@ -117,7 +121,8 @@ pub(super) fn copy(at: &At, buf: &mut [u8]) -> i64 {
                 while off < n as usize {
                     let chunk = &buf[off..n as usize];
                     // SAFETY: dst is open for writing and chunk readable.
-                    let w = unsafe { libc::write(dst.as_raw_fd(), chunk.as_ptr().cast(), chunk.len()) };
+                    let w =
+                        unsafe { libc::write(dst.as_raw_fd(), chunk.as_ptr().cast(), chunk.len()) };
                     if w < 0 {
                         return neg_errno();
                     }

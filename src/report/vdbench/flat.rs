@@ -18,10 +18,34 @@ enum Cell {
 
 /// The raw-I/O (wd) columns, in vdbench's order.
 const RAW: [&str; 28] = [
-    "Run", "Interval", "reqrate", "rate", "MB/sec", "bytes/io", "read%", "resp", "read_resp",
-    "write_resp", "resp_max", "resp_std", "xfersize", "threads", "rdpct", "rhpct", "whpct",
-    "seekpct", "lunsize", "version", "compratio", "dedupratio", "queue_depth", "cpu_used",
-    "cpu_user", "cpu_kernel", "cpu_wait", "cpu_idle",
+    "Run",
+    "Interval",
+    "reqrate",
+    "rate",
+    "MB/sec",
+    "bytes/io",
+    "read%",
+    "resp",
+    "read_resp",
+    "write_resp",
+    "resp_max",
+    "resp_std",
+    "xfersize",
+    "threads",
+    "rdpct",
+    "rhpct",
+    "whpct",
+    "seekpct",
+    "lunsize",
+    "version",
+    "compratio",
+    "dedupratio",
+    "queue_depth",
+    "cpu_used",
+    "cpu_user",
+    "cpu_kernel",
+    "cpu_wait",
+    "cpu_idle",
 ];
 
 /// What each column holds (the comment lines above the header).
@@ -67,8 +91,16 @@ fn fs_columns() -> Vec<String> {
         cols.push(format!("{name}_resp"));
     }
     cols.extend(
-        ["compratio", "dedupratio", "cpu_used", "cpu_user", "cpu_kernel", "cpu_wait", "cpu_idle"]
-            .map(String::from),
+        [
+            "compratio",
+            "dedupratio",
+            "cpu_used",
+            "cpu_user",
+            "cpu_kernel",
+            "cpu_wait",
+            "cpu_idle",
+        ]
+        .map(String::from),
     );
     cols
 }
@@ -80,7 +112,8 @@ pub(super) fn render(doc: &ResultDoc, fs: bool) -> String {
     } else {
         RAW.map(String::from).to_vec()
     };
-    let mut s = String::from("*\n* flatfile.html: the figures of every interval and run average, one\n");
+    let mut s =
+        String::from("*\n* flatfile.html: the figures of every interval and run average, one\n");
     s.push_str("* column each, written by ioscope from its result in vdbench's layout.\n*\n");
     for c in &cols {
         s.push_str(&describe(c));
@@ -170,8 +203,11 @@ fn cell(col: &str, r: &Row, doc: &ResultDoc) -> Cell {
         "queue_depth" => Cell::Num(r.queue_depth),
         "cpu_used" => Cell::Num(r.system_pct),
         "cpu_idle" => Cell::Num((100.0 - r.system_pct).max(0.0)),
-        "xfersize" => same(r.run, |w| w.bs.single().map(|b| b as f64)).map_or(Cell::NotAvailable, |v| Cell::Int(v as i64)),
-        "rdpct" => same(r.run, |w| Some(f64::from(w.read_pct))).map_or(Cell::NotAvailable, Cell::Num),
+        "xfersize" => same(r.run, |w| w.bs.single().map(|b| b as f64))
+            .map_or(Cell::NotAvailable, |v| Cell::Int(v as i64)),
+        "rdpct" => {
+            same(r.run, |w| Some(f64::from(w.read_pct))).map_or(Cell::NotAvailable, Cell::Num)
+        }
         "seekpct" => same(r.run, seekpct).map_or(Cell::NotAvailable, Cell::Num),
         _ => Cell::NotAvailable,
     }
@@ -203,13 +239,14 @@ fn seekpct(w: &WorkloadEcho) -> Option<f64> {
 fn same(run: &RunResult, f: impl Fn(&WorkloadEcho) -> Option<f64>) -> Option<f64> {
     let echoes: Vec<&WorkloadEcho> = match run.workloads.is_empty() {
         true => run.workload.storage().into_iter().collect(),
-        false => run.workloads.iter().filter_map(|w| w.settings.as_ref()).collect(),
+        false => run
+            .workloads
+            .iter()
+            .filter_map(|w| w.settings.as_ref())
+            .collect(),
     };
     let first = f(echoes.first()?)?;
-    echoes
-        .iter()
-        .all(|w| f(w) == Some(first))
-        .then_some(first)
+    echoes.iter().all(|w| f(w) == Some(first)).then_some(first)
 }
 
 /// The compression ratio the plan asked for, or `n/a`.

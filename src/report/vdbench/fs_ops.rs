@@ -89,7 +89,10 @@ impl OpFigures {
             self.ios[op as usize] += ios;
             self.lat_ms[op as usize] += lat_ms;
         };
-        let (r_ms, w_ms) = (s.reads as f64 * s.read_us / 1e3, s.writes as f64 * s.write_us / 1e3);
+        let (r_ms, w_ms) = (
+            s.reads as f64 * s.read_us / 1e3,
+            s.writes as f64 * s.write_us / 1e3,
+        );
         match FsOp::of_engine(s.engine) {
             Some(op) => put(op, s.reads + s.writes, r_ms + w_ms),
             None => {
@@ -181,7 +184,10 @@ impl OpFigures {
     pub fn total(&self, dur_s: f64) -> (f64, f64) {
         let n: u64 = self.ios.iter().sum();
         let lat: f64 = self.lat_ms.iter().sum();
-        (per_s(n as f64, dur_s), if n == 0 { 0.0 } else { lat / n as f64 })
+        (
+            per_s(n as f64, dur_s),
+            if n == 0 { 0.0 } else { lat / n as f64 },
+        )
     }
 
     /// Average bytes per read or write.
@@ -192,7 +198,10 @@ impl OpFigures {
 
     /// Reads as a percentage of reads and writes (the other operations apart).
     pub fn read_pct(&self) -> f64 {
-        let (r, w) = (self.ios[FsOp::Read as usize], self.ios[FsOp::Write as usize]);
+        let (r, w) = (
+            self.ios[FsOp::Read as usize],
+            self.ios[FsOp::Write as usize],
+        );
         if r + w == 0 {
             0.0
         } else {
@@ -223,12 +232,30 @@ struct Group {
 
 /// The groups before the per-operation ones.
 const LEAD: [Group; 6] = [
-    Group { name: "ReqstdOps.", cols: &[("rate", 6, 1), ("resp", 6, 3)] },
-    Group { name: " read", cols: &[("pct", 5, 1)] },
-    Group { name: "read", cols: &[("rate", 6, 1), ("resp", 6, 3)] },
-    Group { name: "write", cols: &[("rate", 6, 1), ("resp", 6, 3)] },
-    Group { name: "mb/sec", cols: &[("read", 5, 2), ("write", 5, 2)] },
-    Group { name: "mb/sec", cols: &[("total", 6, 2)] },
+    Group {
+        name: "ReqstdOps.",
+        cols: &[("rate", 6, 1), ("resp", 6, 3)],
+    },
+    Group {
+        name: " read",
+        cols: &[("pct", 5, 1)],
+    },
+    Group {
+        name: "read",
+        cols: &[("rate", 6, 1), ("resp", 6, 3)],
+    },
+    Group {
+        name: "write",
+        cols: &[("rate", 6, 1), ("resp", 6, 3)],
+    },
+    Group {
+        name: "mb/sec",
+        cols: &[("read", 5, 2), ("write", 5, 2)],
+    },
+    Group {
+        name: "mb/sec",
+        cols: &[("total", 6, 2)],
+    },
 ];
 /// An operation's group: rate and response time.
 const OP_COLS: &[(&str, usize, usize)] = &[("rate", 5, 1), ("resp", 6, 3)];

@@ -678,8 +678,10 @@ fn fwd_workload(
     out: &mut Output,
 ) -> Result<Workload, CompatError> {
     let engine = operation_engine(op).ok_or_else(|| {
-        fwd.loc
-            .error(format!("fwd={}: operation={op}: unknown operation", fwd.name))
+        fwd.loc.error(format!(
+            "fwd={}: operation={op}: unknown operation",
+            fwd.name
+        ))
     })?;
     let bytes = engine == crate::plan::model::EngineKind::Sync;
     let reads = match engine.only_op() {
