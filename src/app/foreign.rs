@@ -151,6 +151,9 @@ pub fn foreign(a: ForeignInvocation) -> Result<i32, AppError> {
             _ => {}
         }
     }
+    if a.tool == Tool::Vdbench {
+        a.output.vdbench_dir = vdbench::report_dir(&a.args)?.map(std::path::PathBuf::from);
+    }
     let mut plan = accept(translated, a.ignore_unsupported)?;
     if let Some(t) = &a.target {
         compat::apply_target_override(&mut plan, t);

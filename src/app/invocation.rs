@@ -28,6 +28,9 @@ pub struct Output {
     pub no_run_summaries: bool,
     /// The command settings (`--metrics`, `--progress`; `plan::settings::Scope::Command`).
     pub settings: crate::plan::settings::CommandSettings,
+    /// vdbench's `-o DIR`: its `summary.html`, `totals.html` and `flatfile.html`
+    /// (`report::vdbench`) written there, rewritten after every run.
+    pub vdbench_dir: Option<PathBuf>,
 }
 
 impl Output {

@@ -205,6 +205,7 @@ struct Direction {
     ios: u64,
     bytes: u64,
     errors: u64,
+    skipped: u64,
     /// I/Os and bytes within the common window (or, without one, per second of
     /// the part's own time × the merged duration: see [`direction`]).
     ios_per_s: f64,
@@ -219,6 +220,7 @@ impl Direction {
         self.ios += o.ios;
         self.bytes += o.bytes;
         self.errors += o.errors;
+        self.skipped += o.skipped;
         self.ios_per_s += o.ios_per_s;
         self.bytes_per_s += o.bytes_per_s;
         self.lat += &o.lat;
@@ -267,6 +269,7 @@ fn direction(
         ios: t.ios,
         bytes: t.bytes,
         errors: t.errors,
+        skipped: t.skipped,
         ios_per_s: match window {
             Some((a, b)) => t.ios as f64 * share / (b - a),
             None => t.iops,
@@ -332,6 +335,7 @@ fn op_totals(d: &Direction, hdr: bool) -> OpTotals {
         mbps: d.bytes_per_s / 1e6,
         mibps: d.bytes_per_s / (1u64 << 20) as f64,
         errors: d.errors,
+        skipped: d.skipped,
         latency_us: d.lat.summary_us(true),
         service_us: d.svc.summary_us(true),
         hdr: if hdr {

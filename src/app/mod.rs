@@ -592,6 +592,16 @@ fn check_outputs(out: &Output) -> Result<Option<IntervalLog>, AppError> {
             })?;
         }
     }
+    if let Some(dir) = &out.vdbench_dir {
+        let probe = dir.join("summary.html");
+        std::fs::create_dir_all(dir)
+            .and_then(|()| check_writable(&probe))
+            .map_err(|source| AppError::Unwritable {
+                flag: "-o",
+                path: probe.clone(),
+                source,
+            })?;
+    }
     match &out.json {
         Some(p) => {
             let path = intervals_path(p);
@@ -621,6 +631,16 @@ pub fn write_outputs(out: &Output, doc: &ResultDoc) -> Result<(), AppError> {
                     source,
                 }
             })?;
+        }
+    }
+    if let Some(dir) = &out.vdbench_dir {
+        let name = dir
+            .file_name()
+            .map_or("output".into(), |n| n.to_string_lossy());
+        for (file, text) in crate::report::vdbench::files(doc, &name) {
+            let p = dir.join(file);
+            write_atomic_bytes(&p, text.as_bytes())
+                .map_err(|source| AppError::Write { path: p, source })?;
         }
     }
     Ok(())

@@ -28,6 +28,7 @@ impl From<&OutputArgs> for Output {
             quiet: o.quiet,
             no_run_summaries: false,
             settings: o.command.settings(),
+            vdbench_dir: None,
         }
     }
 }

@@ -603,7 +603,8 @@ vdbench's command line, as vdbench reads it:
   -v               data validation (ioscope's --verify)
   -j               validation with a journal (kept in the -o directory, else ./output)
   -e S, -i S, -w S every rd's elapsed, interval and warm-up
-  -o DIR, -m N     accepted without effect (vdbench's report directory, its JVMs)
+  -o DIR           vdbench's summary.html, totals.html and flatfile.html, in DIR
+  -m N             accepted without effect (vdbench's JVMs)
   -vr -vw -vt -jr -jn -jm -s -k -t   listed as unsupported (refused unless
                    --ignore-unsupported)
 ioscope's own options may be mixed in: --json/--html/--csv/--fio-json PATH,

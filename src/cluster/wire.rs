@@ -144,6 +144,7 @@ fn put_ops(out: &mut Vec<u8>, o: &OpStats) {
     put_u64(out, o.ios);
     put_u64(out, o.bytes);
     put_u64(out, o.errors);
+    put_u64(out, o.skipped);
     put_hist(out, Some(&o.lat));
     put_hist(out, o.svc.as_ref());
 }
@@ -191,6 +192,7 @@ impl Reader<'_> {
             ios: self.u64()?,
             bytes: self.u64()?,
             errors: self.u64()?,
+            skipped: self.u64()?,
             ..Default::default()
         };
         o.lat = self.hist()??;
@@ -349,6 +351,7 @@ mod tests {
         rep.ops[0].ios = 3;
         rep.ops[0].bytes = 3 * 4096;
         rep.ops[1].errors = 1;
+        rep.ops[1].skipped = 2;
         rep.cpu.user_pct = 12.5;
         rep.cpu.online_cpus = Some(2);
         let bytes = rep.encode();
@@ -361,6 +364,7 @@ mod tests {
         assert_eq!(back.ops[0].ios, 3);
         assert_eq!(back.ops[0].bytes, 3 * 4096);
         assert_eq!(back.ops[1].errors, 1);
+        assert_eq!(back.ops[1].skipped, 2);
         assert_eq!(back.ops[0].lat.count(), 3);
         assert_eq!(back.ops[0].svc.as_ref().unwrap().max_ns(), 15_000);
         assert!(back.ops[1].svc.is_none() && back.lag.is_none());

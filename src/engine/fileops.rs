@@ -12,19 +12,29 @@
 //! rates stay 0 and the I/O counts are the operations. Creating a file that exists
 //! fails (`O_EXCL`), so a count of creates is a count of new files.
 //!
-//! On a directory tree (`tree:` targets, vdbench's fsd) a create that finds its file
-//! already there, or a delete that finds it gone, moves on to the next file of the
-//! tree (wrapping) until one serves — vdbench looks for a file that does not exist
-//! to create and one that does to delete — so creates and deletes can run side by
-//! side for a duration. The I/O's time includes those looks; a tree with no file
-//! left to create (or delete) completes the I/O with EEXIST (ENOENT).
+//! vdbench's other file-system operations are engines here too: open (timed up to
+//! the open; the close follows untimed), close (of a file the engine opened, untimed,
+//! right after its previous close), setattr (the modification time set to now),
+//! access, and on trees copy and move (an existing file copied, or renamed, into a
+//! name of the tree that is missing).
+//!
+//! On a directory tree (`tree:` targets, vdbench's fsd) an operation that finds
+//! nothing to act on at its name moves on to the next name of the tree (wrapping)
+//! until one serves ([`tree`]) — vdbench looks for a file that does not exist to
+//! create and one that does to delete, read or stat — so operations can run side by
+//! side for a duration; the directory engines act on the tree's directories. The
+//! I/O's time includes those looks; when no name serves, the request completes with
+//! [`super::NOTHING_TO_DO`], a counted skip (vdbench waits for one), not an error.
+
+mod tree;
 
 use super::inline::{InlineEngine, PerformIo};
 use super::{neg_errno, now_ns, IoRequest, Targets};
 use crate::plan::engine_opts::StatCall;
 use crate::plan::model::EngineKind;
 use crate::target::Backing;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
+use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::io::RawFd;
 
 /// The call one engine makes.
@@ -36,6 +46,12 @@ pub enum FileOp {
     MakeDir,
     StatDir(StatCall),
     RemoveDir,
+    Open,
+    Close,
+    SetAttr,
+    Access,
+    Copy,
+    Move,
 }
 
 impl FileOp {
@@ -48,6 +64,12 @@ impl FileOp {
             EngineKind::DirCreate => FileOp::MakeDir,
             EngineKind::DirStat => FileOp::StatDir(stat),
             EngineKind::DirDelete => FileOp::RemoveDir,
+            EngineKind::FileOpen => FileOp::Open,
+            EngineKind::FileClose => FileOp::Close,
+            EngineKind::FileSetattr => FileOp::SetAttr,
+            EngineKind::FileAccess => FileOp::Access,
+            EngineKind::FileCopy => FileOp::Copy,
+            EngineKind::FileMove => FileOp::Move,
             _ => return None,
         })
     }
@@ -65,23 +87,67 @@ pub struct FileOpIo {
     op: FileOp,
     sets: Vec<Option<Set>>,
     name: &'static str,
+    /// copy's buffer: the file goes through it as through an application's.
+    buf: Vec<u8>,
+    /// close's next file, opened (untimed) right after the previous close.
+    pending: Option<OwnedFd>,
 }
 
-impl FileOpIo {
-    /// The directory, the names, the index of the request's file, and whether the
-    /// set is a tree.
-    fn names_of(&self, req: &IoRequest) -> Option<(RawFd, &[std::ffi::CString], usize, bool)> {
-        let set = self.sets.get(req.target as usize)?.as_ref()?;
+/// Where one request acts: the set's directory, its names, the request's index.
+pub(super) struct At<'a> {
+    pub dir: RawFd,
+    pub names: &'a [CString],
+    /// A tree's directories (empty for a set that is no tree).
+    pub dirs: &'a [CString],
+    pub i: usize,
+    pub tree: bool,
+}
+
+/// Where `req` acts, among the engine's `sets`.
+fn at_of<'a>(sets: &'a [Option<Set>], req: &IoRequest) -> Option<At<'a>> {
+    {
+        let set = sets.get(req.target as usize)?.as_ref()?;
         let Backing::Files(f) = &set.targets[set.index].backing else {
             return None;
         };
         let i = (req.offset / (req.len.max(1) as u64)) as usize;
-        (i < f.names.len()).then_some((set.dir, f.names.as_slice(), i, f.spec.tree.is_some()))
+        (i < f.names.len()).then_some(At {
+            dir: set.dir,
+            names: &f.names,
+            dirs: &f.dirs,
+            i,
+            tree: f.spec.tree.is_some(),
+        })
+    }
+}
+
+impl FileOpIo {
+    /// close: the file opened after the previous close (or, the first time, one
+    /// opened now: that close's time includes an open), then the next one opened
+    /// once the time is taken.
+    fn close(&mut self, req: &IoRequest) -> (i64, u64) {
+        let Some(at) = at_of(&self.sets, req) else {
+            return (-(libc::EINVAL as i64), 0);
+        };
+        let fd = match self.pending.take() {
+            Some(fd) => fd,
+            None => match tree::open_existing(&at, at.i) {
+                Some(fd) => fd,
+                None => return (super::NOTHING_TO_DO, now_ns()),
+            },
+        };
+        // SAFETY: the descriptor is ours (taken from an OwnedFd) and closed once.
+        // close is not retried on EINTR: Linux has released the descriptor by then.
+        let r = unsafe { libc::close(fd.into_raw_fd()) };
+        let result = if r == 0 { 0 } else { neg_errno() };
+        let done = now_ns();
+        self.pending = tree::open_existing(&at, at.i + 1);
+        (result, done)
     }
 }
 
 /// The call on `name` in `dir`.
-fn call(op: FileOp, dir: RawFd, name: &CStr) -> i64 {
+pub(super) fn call(op: FileOp, dir: RawFd, name: &CStr) -> i64 {
     let p = name.as_ptr();
     match op {
         FileOp::CreateFile => {
@@ -104,20 +170,41 @@ fn call(op: FileOp, dir: RawFd, name: &CStr) -> i64 {
         FileOp::DeleteFile => complete(|| unsafe { libc::unlinkat(dir, p, 0) }),
         FileOp::MakeDir => complete(|| unsafe { libc::mkdirat(dir, p, 0o700) }),
         FileOp::RemoveDir => complete(|| unsafe { libc::unlinkat(dir, p, libc::AT_REMOVEDIR) }),
+        FileOp::Access => complete(|| unsafe { libc::faccessat(dir, p, libc::R_OK, 0) }),
+        FileOp::SetAttr => {
+            let times = [
+                libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: libc::UTIME_OMIT,
+                },
+                libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: libc::UTIME_NOW,
+                },
+            ];
+            // SAFETY: as above; times is two timespecs, read only.
+            complete(|| unsafe { libc::utimensat(dir, p, times.as_ptr(), 0) })
+        }
+        // open, close, copy and move are made by their own functions.
+        FileOp::Open | FileOp::Close | FileOp::Copy | FileOp::Move => -(libc::EINVAL as i64),
     }
 }
 
-/// On a tree: the errno that sends a create or delete on to the next file.
-fn moves_on(op: FileOp) -> Option<i64> {
-    match op {
-        FileOp::CreateFile => Some(-(libc::EEXIST as i64)),
-        FileOp::DeleteFile => Some(-(libc::ENOENT as i64)),
-        _ => None,
+/// open: the time is taken once the file is open; the close comes after it.
+pub(super) fn open_timed(dir: RawFd, name: &CStr) -> (i64, u64) {
+    // SAFETY: dir is an open directory and name NUL-terminated.
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    let result = if fd >= 0 { 0 } else { neg_errno() };
+    let done = now_ns();
+    if fd >= 0 {
+        // SAFETY: fd was opened just above and is owned (and closed) here only.
+        drop(unsafe { OwnedFd::from_raw_fd(fd) });
     }
+    (result, done)
 }
 
 /// Runs `call` once (again on EINTR) and turns its result into a completion result.
-fn complete(mut call: impl FnMut() -> libc::c_int) -> i64 {
+pub(super) fn complete(mut call: impl FnMut() -> libc::c_int) -> i64 {
     loop {
         if call() >= 0 {
             return 0;
@@ -160,21 +247,29 @@ impl PerformIo for FileOpIo {
     }
 
     fn perform(&mut self, req: &IoRequest) -> (i64, u64) {
-        let Some((dir, names, i, tree)) = self.names_of(req) else {
+        if self.op == FileOp::Close {
+            return self.close(req);
+        }
+        let op = self.op;
+        let Some(at) = at_of(&self.sets, req) else {
             return (-(libc::EINVAL as i64), 0);
         };
-        let mut result = call(self.op, dir, &names[i]);
-        if let (true, Some(skip)) = (tree, moves_on(self.op)) {
-            for k in 1..names.len() {
-                if result != skip {
-                    break;
-                }
-                result = call(self.op, dir, &names[(i + k) % names.len()]);
-            }
-        }
+        let result = match op {
+            FileOp::Copy => tree::copy(&at, &mut self.buf),
+            FileOp::Move => tree::rename(&at),
+            _ if at.tree => match tree::serve(op, &at) {
+                tree::Served::Timed(r, done) => return (r, done),
+                tree::Served::Done(r) => r,
+            },
+            FileOp::Open => return open_timed(at.dir, &at.names[at.i]),
+            _ => call(op, at.dir, &at.names[at.i]),
+        };
         (result, now_ns())
     }
 }
+
+/// copy's buffer (vdbench copies through its own buffers, a transfer at a time).
+const COPY_BUF_BYTES: usize = 128 << 10;
 
 /// The file-operation engines (one body, the call chosen by [`FileOp`]).
 pub type FileOpEngine = InlineEngine<FileOpIo>;
@@ -182,7 +277,7 @@ pub type FileOpEngine = InlineEngine<FileOpIo>;
 impl FileOpEngine {
     /// An engine making `engine`'s operation on the `files:` targets among `targets`.
     pub fn new(targets: &Targets, engine: EngineKind, op: FileOp, capacity: usize) -> Self {
-        let sets = targets
+        let sets: Vec<Option<Set>> = targets
             .iter()
             .enumerate()
             .map(|(index, t)| match &t.backing {
@@ -194,11 +289,35 @@ impl FileOpEngine {
                 _ => None,
             })
             .collect();
+        // close's first file is opened here, before the run, so no close's time
+        // includes an open.
+        let first = (op == FileOp::Close)
+            .then(|| sets.iter().flatten().next())
+            .flatten()
+            .and_then(|set| {
+                let Backing::Files(f) = &set.targets[set.index].backing else {
+                    return None;
+                };
+                let at = At {
+                    dir: set.dir,
+                    names: &f.names,
+                    dirs: &f.dirs,
+                    i: 0,
+                    tree: f.spec.tree.is_some(),
+                };
+                tree::open_existing(&at, 0)
+            });
         InlineEngine::with(
             FileOpIo {
                 op,
                 sets,
                 name: engine.name(),
+                buf: if op == FileOp::Copy {
+                    vec![0u8; COPY_BUF_BYTES]
+                } else {
+                    Vec::new()
+                },
+                pending: first,
             },
             capacity,
         )

@@ -151,6 +151,12 @@ pub struct Completion {
     pub done_ns: u64,
 }
 
+/// A [`Completion::result`] meaning "nothing to act on": a tree operation that found
+/// no file (or directory) it could serve — no missing name to create, none left to
+/// delete. vdbench waits and goes on; the runner counts it as a skip of the workload,
+/// neither an operation nor an error.
+pub const NOTHING_TO_DO: i64 = i64::MIN;
+
 /// Errors an engine returns for the ring or connection as a whole (not per I/O:
 /// per-I/O failures arrive as negative `Completion::result`).
 #[derive(Debug, thiserror::Error)]

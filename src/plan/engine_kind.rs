@@ -45,6 +45,18 @@ pub enum EngineKind {
     DirStat,
     /// rmdir(2) of each directory of a `files:` set (fio's dirdelete).
     DirDelete,
+    /// open(2) of a file, closed after the time is taken (vdbench's open).
+    FileOpen,
+    /// close(2) of a file opened, untimed, after the previous close (vdbench's close).
+    FileClose,
+    /// utimensat(2): a file's modification time set to now (vdbench's setattr).
+    FileSetattr,
+    /// access(2) of a file (vdbench's access).
+    FileAccess,
+    /// A tree's existing file copied into one of its missing names (vdbench's copy).
+    FileCopy,
+    /// A tree's existing file renamed to one of its missing names (vdbench's move).
+    FileMove,
     /// Burns CPU time instead of doing I/O (fio's cpuio).
     Cpuio,
     /// fallocate(2) of each I/O's range of a file (fio's falloc).
@@ -146,7 +158,7 @@ const fn changes(d: EngineDesc, shapes: bool) -> EngineDesc {
 }
 
 /// Every engine kind, in the enum's order (the order help texts list them).
-pub static ENGINES: [EngineDesc; 23] = [
+pub static ENGINES: [EngineDesc; 29] = [
     trims(kind(EngineKind::Auto, "auto")),
     trims(kind(EngineKind::Uring, "uring")),
     trims(kind(EngineKind::Sync, "sync")),
@@ -163,6 +175,16 @@ pub static ENGINES: [EngineDesc; 23] = [
     files(kind(EngineKind::DirCreate, "dircreate"), FileOp::Create),
     files(kind(EngineKind::DirStat, "dirstat"), FileOp::Look),
     files(kind(EngineKind::DirDelete, "dirdelete"), FileOp::Remove),
+    files(kind(EngineKind::FileOpen, "fileopen"), FileOp::Look),
+    files(kind(EngineKind::FileClose, "fileclose"), FileOp::Look),
+    {
+        let mut d = files(kind(EngineKind::FileSetattr, "filesetattr"), FileOp::Look);
+        d.only_op = Some(Op::Write);
+        d
+    },
+    files(kind(EngineKind::FileAccess, "fileaccess"), FileOp::Look),
+    files(kind(EngineKind::FileCopy, "filecopy"), FileOp::Create),
+    files(kind(EngineKind::FileMove, "filemove"), FileOp::Create),
     no_bytes(kind(EngineKind::Cpuio, "cpuio")),
     trims(changes(kind(EngineKind::Falloc, "falloc"), true)),
     {
@@ -182,8 +204,8 @@ pub static ENGINES: [EngineDesc; 23] = [
 
 impl EngineKind {
     /// Every engine a user can name, in the order help texts list them.
-    pub const ALL: [EngineKind; 23] = {
-        let mut all = [EngineKind::Auto; 23];
+    pub const ALL: [EngineKind; 29] = {
+        let mut all = [EngineKind::Auto; 29];
         let mut i = 0;
         while i < all.len() {
             all[i] = ENGINES[i].kind;
@@ -259,19 +281,32 @@ mod tests {
             .into_iter()
             .filter(|k| k.consumes_files())
             .collect();
-        assert_eq!(consuming, [FileCreate, FileDelete, DirCreate, DirDelete]);
+        assert_eq!(
+            consuming,
+            [FileCreate, FileDelete, DirCreate, DirDelete, FileCopy, FileMove]
+        );
         let reads: Vec<_> = EngineKind::ALL
             .into_iter()
             .filter(|k| k.only_op() == Some(Op::Read))
             .collect();
-        assert_eq!(reads, [FileStat, DirStat]);
+        assert_eq!(reads, [FileStat, DirStat, FileOpen, FileClose, FileAccess]);
         let writes: Vec<_> = EngineKind::ALL
             .into_iter()
             .filter(|k| k.only_op() == Some(Op::Write))
             .collect();
         assert_eq!(
             writes,
-            [FileCreate, FileDelete, DirCreate, DirDelete, Ftruncate, E4defrag]
+            [
+                FileCreate,
+                FileDelete,
+                DirCreate,
+                DirDelete,
+                FileSetattr,
+                FileCopy,
+                FileMove,
+                Ftruncate,
+                E4defrag
+            ]
         );
         let no_bytes: Vec<_> = EngineKind::ALL
             .into_iter()
@@ -280,8 +315,24 @@ mod tests {
         assert_eq!(
             no_bytes,
             [
-                FileCreate, FileStat, FileDelete, DirCreate, DirStat, DirDelete, Cpuio, Falloc,
-                Ftruncate, PageFault, Exec, E4defrag
+                FileCreate,
+                FileStat,
+                FileDelete,
+                DirCreate,
+                DirStat,
+                DirDelete,
+                FileOpen,
+                FileClose,
+                FileSetattr,
+                FileAccess,
+                FileCopy,
+                FileMove,
+                Cpuio,
+                Falloc,
+                Ftruncate,
+                PageFault,
+                Exec,
+                E4defrag
             ]
         );
     }

@@ -19,3 +19,4 @@ pub mod svg;
 pub mod terminal;
 #[cfg(test)]
 mod testdata;
+pub mod vdbench;

@@ -161,19 +161,7 @@ pub fn run_summary(r: &RunResult) -> String {
             f.kind, f.ios, f.per_s, l.mean, l.p99, l.max, f.errors
         );
     }
-    if let Some(n) = t.zone_resets {
-        let per: Vec<String> = r
-            .workloads
-            .iter()
-            .filter_map(|w| Some(format!("{} {}", w.name, w.totals.zone_resets?)))
-            .collect();
-        let per = if per.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", per.join(", "))
-        };
-        let _ = writeln!(s, "{n} zone resets{per}");
-    }
+    count_lines(&mut s, r);
     if t.all.service_us != t.all.latency_us {
         let l = &t.all.service_us;
         let _ = writeln!(
@@ -229,6 +217,34 @@ pub(crate) fn replay_line(r: &crate::result::ReplayResult) -> String {
 }
 
 /// The rate schedule's lines: requested against achieved, issue lag, pacing.
+/// Zone resets and skips (requests that found nothing to act on), with each
+/// workload's share.
+fn count_lines(s: &mut String, r: &RunResult) {
+    let per = |f: &dyn Fn(&crate::result::Totals) -> Option<u64>| {
+        let per: Vec<String> = r
+            .workloads
+            .iter()
+            .filter_map(|w| Some(format!("{} {}", w.name, f(&w.totals)?)))
+            .collect();
+        if per.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", per.join(", "))
+        }
+    };
+    if let Some(n) = r.totals.zone_resets {
+        let _ = writeln!(s, "{n} zone resets{}", per(&|t| t.zone_resets));
+    }
+    if r.totals.all.skipped > 0 {
+        let skips = per(&|t| (t.all.skipped > 0).then_some(t.all.skipped));
+        let _ = writeln!(
+            s,
+            "{} requests found nothing to act on (skips: neither operations nor errors){skips}",
+            r.totals.all.skipped
+        );
+    }
+}
+
 fn schedule_lines(s: &mut String, r: &RunResult) {
     for rp in &r.replay {
         let _ = writeln!(s, "{}", replay_line(rp));

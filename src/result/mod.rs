@@ -526,6 +526,10 @@ pub struct OpTotals {
     /// 2^20 bytes per second.
     pub mibps: f64,
     pub errors: u64,
+    /// Requests that found nothing to act on (a tree with no missing file to create,
+    /// none left to delete: `engine::NOTHING_TO_DO`): neither operations nor errors.
+    #[serde(default, skip_serializing_if = "crate::vocab::skip::is_zero")]
+    pub skipped: u64,
     /// Latency as the application sees it (from the intended issue time).
     pub latency_us: LatencyStats,
     /// Service time (from the actual submission). Equal to `latency_us` in closed loop.
@@ -659,6 +663,10 @@ pub struct IntervalWorkload {
     /// Reads as a percentage of its I/Os.
     pub read_pct: f64,
     pub errors: u64,
+    /// Requests that found nothing to act on (a tree with no missing file to create,
+    /// none left to delete: `engine::NOTHING_TO_DO`): neither operations nor errors.
+    #[serde(default, skip_serializing_if = "crate::vocab::skip::is_zero")]
+    pub skipped: u64,
     pub read_lat_us: IntervalLatency,
     pub write_lat_us: IntervalLatency,
 }

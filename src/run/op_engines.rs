@@ -13,8 +13,17 @@ use crate::target::ProbeKind;
 /// What a run on `engine` does with a `files:` target.
 pub(super) fn set_use(engine: EngineKind) -> Option<SetUse> {
     match engine {
-        EngineKind::FileCreate | EngineKind::DirCreate => Some(SetUse::Create),
-        EngineKind::FileStat | EngineKind::FileDelete => Some(SetUse::Files),
+        // copy and move (trees only) make missing names from the files there.
+        EngineKind::FileCreate
+        | EngineKind::DirCreate
+        | EngineKind::FileCopy
+        | EngineKind::FileMove => Some(SetUse::Create),
+        EngineKind::FileStat
+        | EngineKind::FileDelete
+        | EngineKind::FileOpen
+        | EngineKind::FileClose
+        | EngineKind::FileSetattr
+        | EngineKind::FileAccess => Some(SetUse::Files),
         EngineKind::DirStat | EngineKind::DirDelete => Some(SetUse::Dirs),
         // Reads and writes of the files' bytes: `auto` chooses one of these two.
         EngineKind::Sync | EngineKind::Uring | EngineKind::Auto => Some(SetUse::Bytes),
@@ -246,7 +255,8 @@ fn check_once_each(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<()
 /// stream its own equal share of the files: the count must divide by the streams, or
 /// the files past the last whole share would never be visited. On a tree (`tree:`)
 /// a create looks for a missing file and a delete for a present one, so neither
-/// rule applies; the directory engines have no files of a tree to work on.
+/// rule applies; the directory engines work on the tree's directories. copy and
+/// move (a file into a missing name) work on trees only.
 pub(super) fn check_shares(
     run: &RunSpec,
     specs: &[crate::plan::model::TargetSpec],
@@ -265,13 +275,15 @@ pub(super) fn check_shares(
         };
         let name = run.engine.name();
         if set.tree.is_some() {
-            if set_use(run.engine) == Some(SetUse::Dirs) || run.engine == EngineKind::DirCreate {
-                return Err(invalid(format!(
-                    "the {name} engine works on the names of a files: set; a tree: target's \
-                     names are its files, not its directories"
-                )));
-            }
             continue;
+        }
+        let own = run.engine_of(w);
+        if matches!(own, EngineKind::FileCopy | EngineKind::FileMove) {
+            return Err(invalid(format!(
+                "the {} engine works on tree: targets (it fills a tree's missing names \
+                 from its files); a files: set has none",
+                own.name()
+            )));
         }
         if !run.engine.consumes_files() {
             continue;

@@ -780,6 +780,14 @@ impl<E: Engine> Worker<E> {
             self.release(tag);
             return;
         }
+        if c.result == crate::engine::NOTHING_TO_DO {
+            // Nothing to act on (a tree operation found no name in the right state):
+            // a skip of the workload, not an operation and not an error.
+            let slot = &self.table.slots[tag];
+            self.stats[slot.workload as usize].ops[slot.op.index()].skipped += 1;
+            self.release(tag);
+            return;
+        }
         if c.result < 0 && self.retry(tag, reap_ns) {
             return;
         }

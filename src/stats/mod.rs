@@ -27,6 +27,7 @@ pub fn op_totals(s: &OpStats, duration_s: f64, with_spectrum: bool) -> OpTotals 
         mbps: per_s(s.bytes as f64) / 1e6,
         mibps: per_s(s.bytes as f64) / (1u64 << 20) as f64,
         errors: s.errors,
+        skipped: s.skipped,
         latency_us: s.lat.summary_us(with_spectrum),
         service_us: s.service().summary_us(with_spectrum),
         hdr: None,
@@ -142,6 +143,7 @@ pub fn workload_interval(
             0.0
         },
         errors,
+        skipped: w.ops.iter().map(|o| o.skipped).sum(),
         read_lat_us: interval_latency(&w.ops[0].lat),
         write_lat_us: interval_latency(&w.ops[1].lat),
     }

@@ -13,6 +13,8 @@ pub struct OpStats {
     pub ios: u64,
     pub bytes: u64,
     pub errors: u64,
+    /// Requests that found nothing to act on (`engine::NOTHING_TO_DO`).
+    pub skipped: u64,
     /// Latency from the intended issue time (the application's view).
     pub lat: LatencyHistogram,
     /// Service time from the actual submission; recorded only in open loop, where it
@@ -44,6 +46,7 @@ impl AddAssign<&OpStats> for OpStats {
         self.ios += o.ios;
         self.bytes += o.bytes;
         self.errors += o.errors;
+        self.skipped += o.skipped;
         self.lat += &o.lat;
         match (&mut self.svc, &o.svc) {
             (Some(a), Some(b)) => *a += b,
@@ -89,6 +92,7 @@ impl WorkloadStats {
             o.ios = 0;
             o.bytes = 0;
             o.errors = 0;
+            o.skipped = 0;
             o.lat.reset();
             if let Some(s) = o.svc.as_mut() {
                 s.reset();

@@ -37,6 +37,9 @@ pub struct FileSetTarget {
     dir: File,
     /// File `i`'s name, relative to the directory.
     pub names: Vec<CString>,
+    /// A tree's directories, parents first, relative to the directory (empty for a
+    /// set that is no tree): what the directory engines act on in a tree.
+    pub dirs: Vec<CString>,
     /// Indices this process laid out before the run (undone if the run is refused).
     laid_out: Mutex<Vec<u64>>,
 }
@@ -112,13 +115,20 @@ pub fn open(
     let names = probe(uri, spec, use_)?;
     make_tree_dirs(uri, spec)?;
     let dir = open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?;
+    let dirs = spec.tree.iter().flat_map(|t| t.dirs()).map(|d| {
+        CString::new(d).map_err(|_| invalid(uri, "a directory name holds a NUL byte".into()))
+    });
     let t = FileSetTarget {
         spec: spec.clone(),
         dir,
         names,
+        dirs: dirs.collect::<Result<_, _>>()?,
         laid_out: Mutex::new(Vec::new()),
     };
-    if let Some(u @ (SetUse::Files | SetUse::Dirs)) = use_ {
+    // A tree's directories are made above; its names are files, never laid out as
+    // directories.
+    let tree_dirs = spec.tree.is_some() && use_ == Some(SetUse::Dirs);
+    if let (Some(u @ (SetUse::Files | SetUse::Dirs)), false) = (use_, tree_dirs) {
         if let Err(e) = t.lay_out(u) {
             t.undo();
             return Err(e);

@@ -49,6 +49,7 @@ mod settings;
 mod shapes;
 mod sim;
 mod trim;
+mod vdbench_output;
 mod vdbench_published;
 mod verify_fio;
 mod zbd;

@@ -131,6 +131,12 @@ pub fn parse_command(args: &[String]) -> Result<Translated, CompatError> {
     translate(&src, &cmd, unsupported)
 }
 
+/// vdbench's report directory (`-o DIR`) among its arguments, if given.
+pub fn report_dir(args: &[String]) -> Result<Option<String>, CompatError> {
+    let mut listed = UnsupportedList::default();
+    Ok(vdbench_args::parse_args(args, &mut listed)?.output_dir)
+}
+
 /// Translates parameter-file text whose includes are relative to `base_dir`, with
 /// vdbench's command-line arguments `args` besides `-f`.
 pub fn parse_text(

@@ -19,6 +19,9 @@ pub struct VdbArgs {
     /// `-j`: validation with a journal, kept in this directory (`-o`, else
     /// vdbench's default output directory `output`).
     pub journal: Option<String>,
+    /// `-o`: vdbench's report directory, where `summary.html`, `totals.html` and
+    /// `flatfile.html` are written.
+    pub output_dir: Option<String>,
     /// `-e`, `-i`, `-w`: every rd's elapsed, interval and warm-up, with the argument
     /// that gave it.
     pub(crate) overrides: Vec<(&'static str, String, Loc)>,
@@ -26,10 +29,6 @@ pub struct VdbArgs {
 
 /// Options that change only vdbench's own reports or processes.
 const NO_EFFECT: &[(&str, &str)] = &[
-    (
-        "-o",
-        "vdbench's report directory; ioscope writes its results where --json/--html say",
-    ),
     ("-m", "Java VMs per host; ioscope's workers are threads"),
     (
         "-c",
@@ -116,8 +115,9 @@ pub(crate) fn parse_args(
     }
     if journal {
         out.validate = true;
-        out.journal = Some(output_dir.unwrap_or_else(|| "output".into()));
+        out.journal = Some(output_dir.clone().unwrap_or_else(|| "output".into()));
     }
+    out.output_dir = output_dir;
     Ok(out)
 }
 

@@ -6,11 +6,14 @@
 //! operation needs: reads and writes (`rdpct=` mixes them) on the sync engine over
 //! the tree's files (`fileselect=` picks the file, `fileio=` the place in it,
 //! `xfersize=` the size of each I/O), `create` on filecreate, `delete` on
-//! filedelete, `getattr` on filestat. A workload on another engine than the byte one
+//! filedelete, `getattr` on filestat, `mkdir`/`rmdir` on dircreate/dirdelete (the
+//! tree's directories), `open`, `close`, `setattr`, `access`, `copy`, `move` on
+//! their engines. A workload on another engine than the byte one
 //! needs a target of its own (an engine that creates or removes files does not share
 //! its target), so each such workload's tree is its own target entry with the same
-//! URI. A create that finds no missing file and a delete that finds none left
-//! (vdbench blocks them) are counted as the workload's errors, and the run goes on.
+//! URI. An operation that finds nothing to act on (no missing file to create, none
+//! left to delete; vdbench blocks it) is counted as the workload's skip, not an
+//! error, and the run goes on.
 //!
 //! `format=yes` (or `restart`, `only`) puts a run before the rd's, named
 //! `format_for_RD`: the tree's files laid out as holes and written once, in order,
@@ -26,7 +29,6 @@ use crate::plan::file_service::FileService;
 use crate::plan::model::{
     AccessPattern, BlockSizes, DataSettings, FileCreate, Plan, Rate, RunSpec, TargetSpec, Workload,
 };
-use crate::plan::on_error::{Errno, ErrorKind, OnError};
 use crate::plan::units::{parse_count, parse_duration_ns, parse_size};
 
 /// Parameters an fsd reads, then those it accepts without effect, with why.
@@ -584,31 +586,26 @@ impl Format {
     }
 }
 
-/// An fwd operation: its engine, whether it is counted as a read, and the errno that
-/// means "nothing to act on" (vdbench blocks; here it is counted and the run goes on).
-fn operation_engine(op: &str) -> Option<(crate::plan::model::EngineKind, bool, Option<i32>)> {
+/// An fwd operation's engine: the byte engine for reads and writes, a
+/// file-operation engine for the others (on a tree, each looks for a name it can act
+/// on; finding none is a counted skip, as vdbench waits and goes on).
+fn operation_engine(op: &str) -> Option<crate::plan::model::EngineKind> {
     use crate::plan::model::EngineKind as E;
     Some(match op {
-        "read" => (E::Sync, true, None),
-        "write" => (E::Sync, false, None),
-        "create" => (E::FileCreate, false, Some(libc::EEXIST)),
-        "delete" => (E::FileDelete, false, Some(libc::ENOENT)),
-        "getattr" => (E::FileStat, true, None),
+        "read" | "write" => E::Sync,
+        "create" => E::FileCreate,
+        "delete" => E::FileDelete,
+        "getattr" => E::FileStat,
+        "mkdir" => E::DirCreate,
+        "rmdir" => E::DirDelete,
+        "open" => E::FileOpen,
+        "close" => E::FileClose,
+        "setattr" => E::FileSetattr,
+        "access" => E::FileAccess,
+        "copy" => E::FileCopy,
+        "move" => E::FileMove,
         _ => return None,
     })
-}
-
-/// Why an operation ioscope has no engine for is refused.
-fn refused(op: &str) -> String {
-    match op {
-        "mkdir" | "rmdir" => {
-            "directory creates and removes on a tree are not translated yet (dircreate/dirdelete work on files: sets)".into()
-        }
-        "open" | "close" | "setattr" | "access" | "copy" | "move" => format!(
-            "ioscope has no engine timing '{op}' alone yet"
-        ),
-        other => format!("unknown operation '{other}'"),
-    }
 }
 
 /// The runs of one rd: its format run, then (unless `format=only`) the rd's own.
@@ -680,11 +677,17 @@ fn fwd_workload(
     name: String,
     out: &mut Output,
 ) -> Result<Workload, CompatError> {
-    let (engine, reads, blocked) = operation_engine(op).ok_or_else(|| {
-        fwd.loc
-            .error(format!("fwd={}: operation={op}: {}", fwd.name, refused(op)))
+    let engine = operation_engine(op).ok_or_else(|| {
+        fwd.loc.error(format!(
+            "fwd={}: operation={op}: unknown operation",
+            fwd.name
+        ))
     })?;
     let bytes = engine == crate::plan::model::EngineKind::Sync;
+    let reads = match engine.only_op() {
+        Some(o) => o == crate::plan::model::Op::Read,
+        None => op == "read",
+    };
     let target = out.target(fsd, if bytes { "" } else { op }, false);
     let per_file = (fsd.file_bytes / fwd.bs.max_bytes().max(1)).max(1);
     let ios = fwd
@@ -724,13 +727,6 @@ fn fwd_workload(
         ..Default::default()
     };
     w.overrides.engine = Some(engine);
-    if let Some(errno) = blocked {
-        w.overrides.on_error = Some(OnError {
-            continue_on: vec![ErrorKind::Write],
-            read_errnos: None,
-            write_errnos: Some(vec![Errno::number(errno).expect("a kernel errno")]),
-        });
-    }
     Ok(w)
 }
 
