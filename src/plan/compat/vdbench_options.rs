@@ -133,12 +133,12 @@ pub static OPTIONS: &[VdbOption] = &[
     exact(row(
         D,
         "fsd",
-        Refused("file-system workloads (fsd/fwd) are not supported yet"),
+        Maps("a file-system definition → a `tree:` target (anchor, depth, width, files, size) on a local directory"),
     )),
     exact(row(
         D,
         "fwd",
-        Refused("file-system workloads (fsd/fwd) are not supported yet"),
+        Maps("a file-system workload → a workload per operation on its fsd's tree"),
     )),
     // General parameters.
     row(
