@@ -276,9 +276,7 @@ fn run_intervals(
                 !tl.marked,
                 &mut cpu_prev,
             );
-            if !quiet {
-                say(&term::interval_line(&iv, cfg.rr.is_some()));
-            }
+            // Fed before the line is printed: a scrape after line k holds interval k.
             if let Some(f) = feed.as_mut() {
                 super::live::client_interval(
                     f,
@@ -287,6 +285,9 @@ fn run_intervals(
                     cfg.rr.is_some(),
                     &iv,
                 );
+            }
+            if !quiet {
+                say(&term::interval_line(&iv, cfg.rr.is_some()));
             }
             tl.intervals.push(iv);
             t_prev = now;
