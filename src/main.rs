@@ -63,7 +63,7 @@ fn exit_with(e: &AppError) -> ! {
 fn net(a: &ioscope::cli::net::NetArgs, command: Vec<String>) -> Result<i32, AppError> {
     use ioscope::cli::net::NetCommand;
     match &a.command {
-        NetCommand::Serve(s) => app::net_serve(&s.to_config()?),
-        NetCommand::Run(r) => app::net_run(&r.to_config(command)?),
+        NetCommand::Serve(s) => app::net_serve(s.to_config()?, &s.command.settings()),
+        NetCommand::Run(r) => app::net_run(r.to_config(command)?, &r.command.settings()),
     }
 }

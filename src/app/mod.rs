@@ -124,7 +124,8 @@ impl<'a> Session<'a> {
         command: Vec<String>,
     ) -> Result<Self, AppError> {
         // Before any output file is touched: a refused address writes nothing.
-        let live = live::serve(out, &command)?;
+        let name = command.get(1).map_or("ioscope", String::as_str);
+        let live = live::serve(&out.settings, name)?;
         let log = check_outputs(out)?;
         crate::interrupt::install();
         let doc = ResultDoc {

@@ -5,6 +5,7 @@ use super::{
     exit, stdout, AppError, CompareInvocation, ConvertInvocation, ConvertTo, FlagError,
     ReportInvocation, RerunInvocation, SysinfoInvocation,
 };
+use crate::plan::settings::CommandSettings;
 use crate::report::export::Format;
 use std::path::Path;
 
@@ -232,12 +233,24 @@ pub fn rerun(a: RerunInvocation) -> Result<i32, AppError> {
     Ok(super::run_plan(&plan, &a.output, &opts, a.command)?.exit_code)
 }
 
-/// `ioscope net serve`: answers network tests until stopped.
-pub fn net_serve(cfg: &crate::net::ServeConfig) -> Result<i32, AppError> {
-    Ok(crate::net::serve(cfg)?)
+/// `ioscope net serve`: answers network tests until stopped, feeding `--metrics`'
+/// registry from every test it serves.
+pub fn net_serve(
+    mut cfg: crate::net::ServeConfig,
+    settings: &CommandSettings,
+) -> Result<i32, AppError> {
+    let served = super::live::serve(settings, "net serve")?;
+    cfg.metrics = served.as_ref().map(|s| s.live.clone());
+    Ok(crate::net::serve(&cfg)?)
 }
 
-/// `ioscope net run`: one network test; the exit code says how it ended.
-pub fn net_run(cfg: &crate::net::NetRunConfig) -> Result<i32, AppError> {
-    Ok(crate::net::run(cfg)?.exit_code)
+/// `ioscope net run`: one network test, its intervals fed to `--metrics`' registry;
+/// the exit code says how it ended.
+pub fn net_run(
+    mut cfg: crate::net::NetRunConfig,
+    settings: &CommandSettings,
+) -> Result<i32, AppError> {
+    let served = super::live::serve(settings, "net run")?;
+    cfg.metrics = served.as_ref().map(|s| s.live.clone());
+    Ok(crate::net::run(&cfg)?.exit_code)
 }

@@ -41,6 +41,9 @@ pub struct NetServeArgs {
     /// Log only problems, not every test.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The declared command settings `net` takes: `--metrics`.
+    #[command(flatten)]
+    pub command: super::settings::NetCommandFlags,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -115,6 +118,9 @@ pub struct NetRunArgs {
     /// No interval lines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The declared command settings `net` takes: `--metrics`.
+    #[command(flatten)]
+    pub command: super::settings::NetCommandFlags,
 }
 
 fn bad(flag: &str, text: &str, why: impl std::fmt::Display) -> FlagError {
@@ -180,11 +186,20 @@ impl NetServeArgs {
             once: self.once,
             cpus: cpus("--cpus", &self.cpus)?,
             quiet: self.quiet,
+            metrics: None,
         })
     }
 }
 
 impl NetRunArgs {
+    fn direction(&self) -> Direction {
+        match (self.bidir, self.reverse) {
+            (true, _) => Direction::Bidir,
+            (false, true) => Direction::Reverse,
+            (false, false) => Direction::Send,
+        }
+    }
+
     pub fn to_config(&self, command: Vec<String>) -> Result<NetRunConfig, FlagError> {
         let dur = |flag: &str, t: &str, zero_ok: bool| {
             if zero_ok {
@@ -227,13 +242,7 @@ impl NetRunArgs {
             duration_ns: dur("--duration", &self.duration, false)?,
             warmup_ns: dur("--warmup", &self.warmup, true)?,
             interval_ns,
-            direction: if self.bidir {
-                Direction::Bidir
-            } else if self.reverse {
-                Direction::Reverse
-            } else {
-                Direction::Send
-            },
+            direction: self.direction(),
             bs_bytes,
             window_bytes: self
                 .window
@@ -266,6 +275,7 @@ impl NetRunArgs {
                 quiet: self.quiet,
             },
             command,
+            metrics: None,
         })
     }
 }

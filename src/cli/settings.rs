@@ -15,7 +15,12 @@ use crate::plan::settings::{ScopeMark, SettingMap, Value, WorkloadSettings};
 /// Which declarations a set of flags is made from.
 pub trait OfScope {
     const SCOPE: Scope;
+    /// Only these keys of the scope (`None`: all of them).
+    const KEYS: Option<&'static [&'static str]> = None;
 }
+
+/// Flags of command settings, which make a command's [`CommandSettings`].
+pub trait OfCommand: OfScope {}
 
 /// The workload settings' flags.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +35,17 @@ pub struct Commands;
 impl OfScope for Commands {
     const SCOPE: Scope = Scope::Command;
 }
+impl OfCommand for Commands {}
+
+/// The command settings `ioscope net serve|run` take: `--metrics` (the status line
+/// and the per-rank endpoints mean nothing there).
+#[derive(Debug, Clone, Default)]
+pub struct NetCommands;
+impl OfScope for NetCommands {
+    const SCOPE: Scope = Scope::Command;
+    const KEYS: Option<&'static [&'static str]> = Some(&["metrics"]);
+}
+impl OfCommand for NetCommands {}
 
 /// The declared settings of one scope given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -42,8 +58,10 @@ pub struct Flags<S> {
 pub type SettingFlags = Flags<Workloads>;
 /// The command settings given on the command line.
 pub type CommandFlags = Flags<Commands>;
+/// The command settings given to `ioscope net serve|run`.
+pub type NetCommandFlags = Flags<NetCommands>;
 
-impl CommandFlags {
+impl<S: OfCommand> Flags<S> {
     /// The command's settings: the flags given, defaults for the rest.
     pub fn settings(&self) -> CommandSettings {
         let mut c = CommandSettings::default();
@@ -83,12 +101,13 @@ fn id(d: &Decl) -> String {
     format!("setting-{}", d.key)
 }
 
-/// The flags of `scope`'s declarations; the workload flags bring the run settings'
+/// The flags of `S`'s declarations; the workload flags bring the run settings'
 /// with them (both are laid over a plan, [`SettingFlags::apply_run`]).
-fn flagged(scope: Scope) -> impl Iterator<Item = (&'static Decl, &'static str)> {
-    let runs = (scope == Scope::Workload).then(|| settings::of_scope(Scope::Run));
-    settings::of_scope(scope)
+fn flagged<S: OfScope>() -> impl Iterator<Item = (&'static Decl, &'static str)> {
+    let runs = (S::SCOPE == Scope::Workload).then(|| settings::of_scope(Scope::Run));
+    settings::of_scope(S::SCOPE)
         .chain(runs.into_iter().flatten())
+        .filter(|d| S::KEYS.map_or(true, |keys| keys.contains(&d.key)))
         .filter_map(|d| d.flag.map(|f| (d, f)))
 }
 
@@ -134,7 +153,7 @@ fn arg(d: &'static Decl, flag: &'static str) -> Arg {
 
 impl<S: OfScope + Clone + Default + std::fmt::Debug> Args for Flags<S> {
     fn augment_args(cmd: Command) -> Command {
-        flagged(S::SCOPE).fold(cmd, |cmd, (d, f)| cmd.arg(arg(d, f)))
+        flagged::<S>().fold(cmd, |cmd, (d, f)| cmd.arg(arg(d, f)))
     }
     fn augment_args_for_update(cmd: Command) -> Command {
         Self::augment_args(cmd)
@@ -143,7 +162,7 @@ impl<S: OfScope + Clone + Default + std::fmt::Debug> Args for Flags<S> {
 
 impl<S: OfScope + Default> FromArgMatches for Flags<S> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let given = flagged(S::SCOPE)
+        let given = flagged::<S>()
             .filter_map(|(d, _)| {
                 let v = m.try_get_one::<Value>(&id(d)).ok().flatten()?;
                 Some((d, *v))

@@ -30,6 +30,14 @@ fn combined(dirs: &DirStats) -> OpStats {
 }
 use std::collections::BTreeMap;
 
+/// An interval as rank 0 closes it: its merged row, and every rank's counters and
+/// histograms summed per direction (what the live metrics' merged view adds).
+#[derive(Debug, Clone)]
+pub struct Merged {
+    pub row: Interval,
+    pub dirs: DirStats,
+}
+
 /// One rank's state as rank 0 sees it.
 #[derive(Debug, Clone, Default)]
 struct RankState {
@@ -105,7 +113,7 @@ impl Gather {
     }
 
     /// Takes one report at time `now_s`; returns the intervals it completed, merged.
-    pub fn add(&mut self, rep: RankReport, now_s: f64) -> Vec<Interval> {
+    pub fn add(&mut self, rep: RankReport, now_s: f64) -> Vec<Merged> {
         let Some(st) = self.ranks.get_mut(rep.rank as usize) else {
             return Vec::new();
         };
@@ -124,7 +132,7 @@ impl Gather {
     }
 
     /// Takes a rank's closing message; returns the intervals that no longer wait.
-    pub fn done(&mut self, d: Done, now_s: f64) -> Vec<Interval> {
+    pub fn done(&mut self, d: Done, now_s: f64) -> Vec<Merged> {
         if let Some(st) = self.ranks.get_mut(d.rank as usize) {
             st.last_heard_s = now_s;
             st.done = Some(d);
@@ -178,7 +186,7 @@ impl Gather {
         format!("rank {r} on host {host}")
     }
 
-    fn close_ready(&mut self) -> Vec<Interval> {
+    fn close_ready(&mut self) -> Vec<Merged> {
         let mut out = Vec::new();
         loop {
             let k = self.next_index;
@@ -200,7 +208,7 @@ impl Gather {
     }
 
     /// Merges one interval's reports into one row (and, outside warm-up, the totals).
-    fn merge(&mut self, k: u64, reps: Vec<RankReport>) -> Option<Interval> {
+    fn merge(&mut self, k: u64, reps: Vec<RankReport>) -> Option<Merged> {
         if reps.is_empty() {
             return None;
         }
@@ -264,7 +272,7 @@ impl Gather {
         }
         self.prev_end_s = end_s;
         self.intervals.push(iv.clone());
-        Some(iv)
+        Some(Merged { row: iv, dirs })
     }
 
     /// Events of rank `rank`, tagged with it and its host.
@@ -511,7 +519,14 @@ mod tests {
             }
         }
         assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].ios, 3300);
+        assert_eq!(rows[0].row.ios, 3300);
+        // The merged counters and histogram are the ranks' sums, bucket for bucket.
+        assert_eq!(rows[0].dirs[0].ios, 3300);
+        let both = rows[0].dirs[0].lat.clone();
+        let mut both = both;
+        both += &rows[1].dirs[0].lat;
+        assert_eq!(both.count(), union.count());
+        assert_eq!(both.percentile_ns(99.0), union.percentile_ns(99.0));
         for r in 0..3 {
             g.done(
                 Done {
@@ -638,7 +653,7 @@ mod tests {
         };
         let rows = g.done(d, 1.0);
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].ios, 10);
+        assert_eq!(rows[0].row.ios, 10);
     }
 
     #[test]

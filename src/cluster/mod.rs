@@ -22,6 +22,7 @@ use crate::plan::model::{RunSpec, TargetSpec};
 use crate::result::{Interval, RunResult};
 use crate::stats::histogram::LatencyHistogram;
 use crate::stats::snapshot::DirStats;
+pub use gather::Merged;
 pub use placement::{PlacementError, Split};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -220,7 +221,7 @@ pub fn tap(
     iv: &Interval,
     dirs: &DirStats,
     lag: Option<&LatencyHistogram>,
-    on_interval: &mut dyn FnMut(&Interval),
+    on_interval: &mut dyn FnMut(&Merged),
 ) -> bool {
     #[cfg(feature = "mpi")]
     {
@@ -235,7 +236,7 @@ pub fn tap(
 
 /// While a run goes on: rank 0 takes the other ranks' reports and shows merged
 /// intervals. Returns `true` when the run must stop (a rank was lost).
-pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
+pub fn poll(on_interval: &mut dyn FnMut(&Merged)) -> bool {
     #[cfg(feature = "mpi")]
     {
         session::poll(on_interval)
@@ -263,7 +264,7 @@ pub fn finish_run(
     result: &mut RunResult,
     workloads: Vec<wire::WorkloadOps>,
     target_uris: &[String],
-    on_interval: &mut dyn FnMut(&Interval),
+    on_interval: &mut dyn FnMut(&Merged),
 ) -> Option<String> {
     #[cfg(feature = "mpi")]
     {

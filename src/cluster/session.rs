@@ -8,7 +8,7 @@
 //! point-to-point messages that rank 0 probes for without blocking, so a rank that
 //! dies or hangs is noticed by silence, never waited on forever.
 
-use super::gather::Gather;
+use super::gather::{Gather, Merged};
 use super::placement::{self, Place, PlacementError, Split};
 use super::vote::{self, Step, Vote};
 use super::wire::{Done, IntervalLists, Message, RankExtras, RankReport, Summary, WorkloadOps};
@@ -345,7 +345,7 @@ pub fn tap(
     iv: &Interval,
     dirs: &DirStats,
     lag: Option<&LatencyHistogram>,
-    on_interval: &mut dyn FnMut(&Interval),
+    on_interval: &mut dyn FnMut(&Merged),
 ) -> bool {
     let merged = with(|s| {
         let rank = s.place.rank;
@@ -387,7 +387,7 @@ pub fn tap(
 }
 
 /// Rank 0: takes every waiting message without blocking; returns merged rows.
-fn drain(s: &mut Session) -> Vec<Interval> {
+fn drain(s: &mut Session) -> Vec<Merged> {
     let mut rows = Vec::new();
     let Some(run) = s.run.as_mut() else {
         return rows;
@@ -431,7 +431,7 @@ fn lost_message(g: &Gather, ranks: &[u32], silent_s: f64) -> String {
     )
 }
 
-pub fn poll(on_interval: &mut dyn FnMut(&Interval)) -> bool {
+pub fn poll(on_interval: &mut dyn FnMut(&Merged)) -> bool {
     let out = with(|s| {
         let rows = drain(s);
         let stop = s.run.as_ref().is_some_and(|r| r.error.is_some()) || stop_received(s);
@@ -486,7 +486,7 @@ pub fn finish_run(
     result: &mut RunResult,
     workloads: Vec<WorkloadOps>,
     target_uris: &[String],
-    on_interval: &mut dyn FnMut(&Interval),
+    on_interval: &mut dyn FnMut(&Merged),
 ) -> Option<String> {
     let end_s = result.intervals.last().map_or(0.0, |iv| iv.t_s);
     let reqs: Vec<_> = target_uris
@@ -536,7 +536,7 @@ pub fn finish_run(
         }
     })
     .flatten();
-    let rows: Vec<Interval> = match root_rows? {
+    let rows: Vec<Merged> = match root_rows? {
         Some(rows) => rows,
         None => {
             // Every rank goes on from the same merged result, so decisions taken from

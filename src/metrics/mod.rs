@@ -13,11 +13,13 @@
 pub mod buckets;
 pub mod endpoint;
 mod families;
+mod net_feed;
 
 pub use endpoint::{Endpoint, EndpointError, MetricsAddr};
+pub use net_feed::{NetConnCounts, NetConnName, NetFeed};
 
 use crate::result::Interval;
-use crate::stats::snapshot::{ConnStats, WorkloadStats};
+use crate::stats::snapshot::{ConnStats, DirStats, OpStats, WorkloadStats};
 use crate::vocab::Op;
 use buckets::BucketHistogram;
 use families::{ConnLabels, Families, IoLabels, LatLabels, PathLabels};
@@ -28,6 +30,8 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Live {
     families: Arc<Families>,
+    /// Rank 0 under mpirun: fed every rank's merged intervals, not its own.
+    merging_ranks: bool,
 }
 
 impl std::fmt::Debug for Live {
@@ -52,7 +56,21 @@ impl Live {
     pub fn new(command: &str) -> Self {
         Live {
             families: Arc::new(Families::new(command)),
+            merging_ranks: false,
         }
+    }
+
+    /// The same registry as rank 0's merged view of all MPI ranks.
+    pub fn merging_ranks(self) -> Self {
+        Live {
+            merging_ranks: true,
+            ..self
+        }
+    }
+
+    /// Whether runs feed it the ranks' merged intervals instead of their own.
+    pub fn merges_ranks(&self) -> bool {
+        self.merging_ranks
     }
 
     /// The whole registry in the OpenMetrics text format.
@@ -96,6 +114,16 @@ impl Live {
     }
 }
 
+/// The directions, in `DirStats`' order.
+const OPS: [Op; Op::COUNT] = [Op::Read, Op::Write, Op::Trim];
+
+/// The `workload` and `target` of rank 0's merged view under mpirun: every workload
+/// of every rank, per direction.
+const ALL: WorkloadName<'static> = WorkloadName {
+    name: "all",
+    target: "all",
+};
+
 /// One direction of one workload: its series, bound once per run.
 struct DirFeed {
     ios: Counter,
@@ -119,6 +147,30 @@ impl DirFeed {
             latency: f.latency.get_or_create_owned(&lat),
         }
     }
+
+    /// Adds one interval's figures of this direction.
+    fn add(&self, o: &OpStats) {
+        self.ios.inc_by(o.ios);
+        self.bytes.inc_by(o.bytes);
+        self.errors.inc_by(o.errors);
+        self.latency.add(&o.lat);
+    }
+}
+
+/// Adds `dirs` to a workload's direction series, binding a direction's when it
+/// first has I/O (so a read-only workload shows no write histogram).
+fn add_dirs(
+    live: &Live,
+    feed: &mut [Option<DirFeed>; Op::COUNT],
+    w: &WorkloadName,
+    dirs: &DirStats,
+) {
+    for ((d, o), op) in feed.iter_mut().zip(dirs).zip(OPS) {
+        if d.is_none() && o.ios + o.errors == 0 {
+            continue;
+        }
+        d.get_or_insert_with(|| DirFeed::new(live, w, op)).add(o);
+    }
 }
 
 /// A workload as its series name it.
@@ -136,6 +188,8 @@ pub struct RunFeed {
     live: Live,
     names: Vec<(String, String)>,
     workloads: Vec<[Option<DirFeed>; Op::COUNT]>,
+    /// Rank 0's merged view under mpirun.
+    all: [Option<DirFeed>; Op::COUNT],
     /// Per connection, target-major: (ios, bytes, errors).
     conns: Vec<[Counter; 3]>,
     /// The first target's URI, which the per-path series name.
@@ -153,8 +207,10 @@ impl RunFeed {
         paths_of: &str,
     ) -> Self {
         let f = &live.families;
+        // Rank 0's merged view has no per-connection figures (the ranks' own have).
         let conns = conns
             .iter()
+            .filter(|_| !live.merges_ranks())
             .map(|&(target, index)| {
                 let l = ConnLabels {
                     target: target.to_string(),
@@ -174,6 +230,7 @@ impl RunFeed {
                 .map(|w| (w.name.to_string(), w.target.to_string()))
                 .collect(),
             workloads: workloads.iter().map(|_| Default::default()).collect(),
+            all: Default::default(),
             conns,
             path_target: paths_of.to_string(),
         }
@@ -183,6 +240,7 @@ impl RunFeed {
     /// workers' clock, not the moment the collector closed it, which a loaded host
     /// delays): each workload's counters and latencies, each connection's counters,
     /// the paths' I/Os and states, the in-flight average and whether it was warm-up.
+    /// Nothing when the registry is rank 0's merged view (see [`RunFeed::merged`]).
     pub fn interval(
         &mut self,
         workloads: &[WorkloadStats],
@@ -190,20 +248,12 @@ impl RunFeed {
         iv: &Interval,
         end_unix_s: f64,
     ) {
-        const OPS: [Op; Op::COUNT] = [Op::Read, Op::Write, Op::Trim];
+        if self.live.merges_ranks() {
+            return;
+        }
         for ((feed, w), (name, target)) in self.workloads.iter_mut().zip(workloads).zip(&self.names)
         {
-            for ((d, o), op) in feed.iter_mut().zip(&w.ops).zip(OPS) {
-                if d.is_none() && o.ios + o.errors == 0 {
-                    continue;
-                }
-                let named = WorkloadName { name, target };
-                let d = d.get_or_insert_with(|| DirFeed::new(&self.live, &named, op));
-                d.ios.inc_by(o.ios);
-                d.bytes.inc_by(o.bytes);
-                d.errors.inc_by(o.errors);
-                d.latency.add(&o.lat);
-            }
+            add_dirs(&self.live, feed, &WorkloadName { name, target }, &w.ops);
         }
         for (feed, c) in self.conns.iter().zip(conns) {
             feed[0].inc_by(c.ios);
@@ -223,5 +273,20 @@ impl RunFeed {
         f.inflight.set(iv.queue_depth);
         f.warmup.set(i64::from(iv.warmup));
         f.fed_at(end_unix_s);
+    }
+
+    /// Rank 0 under mpirun: adds one interval merged from every rank (`dirs`: the
+    /// ranks' counters and histograms summed, bucket by bucket) to the series of
+    /// `workload="all"`, `target="all"`, and the merged row's in-flight sum and
+    /// warm-up flag. Nothing unless the registry is the merged view.
+    pub fn merged(&mut self, dirs: &DirStats, row: &Interval) {
+        if !self.live.merges_ranks() {
+            return;
+        }
+        add_dirs(&self.live, &mut self.all, &ALL, dirs);
+        let f = &self.live.families;
+        f.inflight.set(row.queue_depth);
+        f.warmup.set(i64::from(row.warmup));
+        f.fed_at(row.unix_s);
     }
 }

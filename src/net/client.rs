@@ -256,6 +256,9 @@ fn run_intervals(
     }
     let mut t_prev = start_ns;
     let mut next_tick = start_ns + cfg.interval_ns;
+    let peer = streams[0].st.sock.peer_addr().map(|a| a.to_string());
+    let peer = peer.unwrap_or_else(|_| cfg.addr_text.clone());
+    let mut feed = super::live::client_feed(cfg.metrics.as_ref(), &peer, streams);
     loop {
         let target = next_tick.min(if tl.marked { end_at } else { warm_end });
         let why = watch_until(target, ctrl, streams);
@@ -264,7 +267,7 @@ fn run_intervals(
             tl.end_reason = w;
         }
         if now.saturating_sub(t_prev) >= 10_000_000 || why.is_none() {
-            let iv = interval(
+            let (iv, lat) = interval(
                 streams,
                 ctl,
                 timed,
@@ -273,6 +276,16 @@ fn run_intervals(
                 !tl.marked,
                 &mut cpu_prev,
             );
+            // Fed before the line is printed: a scrape after line k holds interval k.
+            if let Some(f) = feed.as_mut() {
+                super::live::client_interval(
+                    f,
+                    streams,
+                    timed.then_some(&lat),
+                    cfg.rr.is_some(),
+                    &iv,
+                );
+            }
             if !quiet {
                 say(&term::interval_line(&iv, cfg.rr.is_some()));
             }
@@ -423,7 +436,8 @@ fn watch_until(at_ns: u64, ctrl: &TcpStream, streams: &[Tracked]) -> Option<EndR
     }
 }
 
-/// Builds one interval from the streams' counters, TCP_INFO and latency.
+/// Builds one interval from the streams' counters, TCP_INFO and latency (the
+/// interval's histogram beside it, empty unless sends are timed).
 fn interval(
     streams: &mut [Tracked],
     ctl: &Control,
@@ -432,7 +446,7 @@ fn interval(
     (t0, t1, start): (u64, u64, u64),
     warmup: bool,
     cpu_prev: &mut CpuSample,
-) -> Interval {
+) -> (Interval, LatencyHistogram) {
     let mut lat = LatencyHistogram::new();
     if timed {
         let epoch = ctl.epoch.fetch_add(1, Ordering::AcqRel) + 1;
@@ -482,7 +496,7 @@ fn interval(
     let cpu_now = CpuSample::now();
     let cpu = cpu_now.since(cpu_prev, ops);
     *cpu_prev = cpu_now;
-    Interval {
+    let iv = Interval {
         index,
         t_s: t1.saturating_sub(start) as f64 / 1e9,
         duration_s: secs,
@@ -492,11 +506,7 @@ fn interval(
         bytes,
         iops: ops as f64 / secs,
         mbps: bytes as f64 / secs / 1e6,
-        read_pct: if bytes > 0 {
-            100.0 * bytes_in as f64 / bytes as f64
-        } else {
-            0.0
-        },
+        read_pct: 100.0 * bytes_in as f64 / bytes.max(1) as f64,
         errors: 0,
         lat_us: crate::stats::interval_latency(&lat),
         cpu,
@@ -506,5 +516,6 @@ fn interval(
             streams: per,
         }),
         ..Default::default()
-    }
+    };
+    (iv, lat)
 }

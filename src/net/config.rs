@@ -71,6 +71,8 @@ pub struct NetRunConfig {
     pub output: NetOutput,
     /// The command line, recorded in the result.
     pub command: Vec<String>,
+    /// The command's live metrics (`--metrics`), fed every interval.
+    pub metrics: Option<crate::metrics::Live>,
 }
 
 /// A server.
@@ -83,4 +85,6 @@ pub struct ServeConfig {
     /// CPUs the stream threads are pinned to unless the client asks otherwise.
     pub cpus: Option<Vec<usize>>,
     pub quiet: bool,
+    /// The command's live metrics (`--metrics`), sampled during every test.
+    pub metrics: Option<crate::metrics::Live>,
 }

@@ -14,6 +14,7 @@ mod client;
 mod config;
 mod env;
 mod iperf3_json;
+mod live;
 mod measured;
 mod outcome;
 pub mod peer;

@@ -401,6 +401,10 @@ fn run_session(
     let ctl = Arc::new(Control::default());
     ctl.start_ns.store(now_ns(), Ordering::Release);
     let (states, threads) = spawn_streams(conns, p, cfg, &ctl);
+    let sampler = match (&cfg.metrics, ctrl.peer_addr()) {
+        (Some(live), Ok(peer)) => Some(super::live::Sampler::start(live, peer, &states)),
+        _ => None,
+    };
     // After the options are applied: the buffers in effect for the test.
     let env = env::capture(&states[0].sock);
     let started =
@@ -413,6 +417,8 @@ fn run_session(
     for t in threads {
         let _ = t.join();
     }
+    // Its last sample holds every byte the streams moved.
+    drop(sampler);
     let mark = mark?;
     let (mark_ns, cpu_mark, at_mark) = (mark.ns, mark.cpu, mark.bytes);
     let cpu_end = CpuSample::now();

@@ -427,9 +427,10 @@ impl Collector {
         on_interval: &mut dyn FnMut(&Interval),
     ) {
         let mut rows = Vec::new();
-        let tapped = crate::cluster::tap(iv, dirs, lag, &mut |row| {
-            on_interval(row);
-            rows.push(row.clone());
+        let feed = &mut self.feed;
+        let tapped = crate::cluster::tap(iv, dirs, lag, &mut |m| {
+            show_merged(m, feed.as_mut(), on_interval);
+            rows.push(m.row.clone());
         });
         if tapped {
             self.observe_merged(&rows);
@@ -439,6 +440,20 @@ impl Collector {
                 w.observe(iv);
             }
         }
+    }
+
+    /// Among MPI ranks: rank 0 takes the others' reports and shows and feeds the
+    /// merged rows. `true` when the run must stop (a lost rank, or rank 0's
+    /// steady-state stop).
+    fn poll_ranks(&mut self, on_interval: &mut dyn FnMut(&Interval)) -> bool {
+        let mut rows = Vec::new();
+        let feed = &mut self.feed;
+        let stop = crate::cluster::poll(&mut |m| {
+            show_merged(m, feed.as_mut(), on_interval);
+            rows.push(m.row.clone());
+        });
+        self.observe_merged(&rows);
+        stop
     }
 
     /// Among MPI ranks (rank 0): a steady-state stop judges the merged intervals, and
@@ -689,6 +704,8 @@ pub(super) struct Collected {
     pub workload_ops: Vec<crate::cluster::wire::WorkloadOps>,
     /// Per workload: its issue lateness (open loop) and the I/Os it issued.
     pub by_workload: Vec<(Option<LatencyHistogram>, u64)>,
+    /// The run's live metrics series, for the merged rows that close after it.
+    pub feed: Option<crate::metrics::RunFeed>,
 }
 
 /// A workload's own measured seconds: the run's, less what passed before its start
@@ -761,16 +778,9 @@ pub(super) fn collect(
         if let Some(j) = &judge {
             hold_at_boundary(j, coll.intervals.len() as u64, &mut held, &clock);
         }
-        // Among MPI ranks: rank 0 takes the others' reports; a lost rank, or rank 0's
-        // steady-state stop, stops the run.
-        let mut rows = Vec::new();
-        if crate::cluster::poll(&mut |row| {
-            on_interval(row);
-            rows.push(row.clone());
-        }) {
+        if coll.poll_ranks(on_interval) {
             stop.store(true, Ordering::Relaxed);
         }
-        coll.observe_merged(&rows);
         match rx.recv_timeout(std::time::Duration::from_millis(20)) {
             Ok(s) => coll.add(s, on_interval),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -796,6 +806,7 @@ pub(super) fn collect(
     let workload_ops = coll.workload_ops(run);
     let by_workload = coll.by_workload();
     warnings.append(&mut coll.warnings);
+    let feed = coll.feed.take();
     let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
     Collected {
         result,
@@ -804,6 +815,20 @@ pub(super) fn collect(
         fatal,
         workload_ops,
         by_workload,
+        feed,
+    }
+}
+
+/// Shows an interval merged from every MPI rank and, on rank 0's merged metrics
+/// view, feeds it.
+pub(super) fn show_merged(
+    m: &crate::cluster::Merged,
+    feed: Option<&mut crate::metrics::RunFeed>,
+    on_interval: &mut dyn FnMut(&Interval),
+) {
+    on_interval(&m.row);
+    if let Some(f) = feed {
+        f.merged(&m.dirs, &m.row);
     }
 }
 

@@ -222,6 +222,7 @@ pub fn execute(
         fatal,
         workload_ops,
         by_workload,
+        feed,
     } = collector::collect(
         run,
         targets,
@@ -238,8 +239,7 @@ pub fn execute(
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }
     // Among MPI ranks: rank 0's result becomes the merged one.
-    let uris: Vec<String> = specs.iter().map(|t| t.uri.clone()).collect();
-    if let Some(e) = crate::cluster::finish_run(&mut result, workload_ops, &uris, on_interval) {
+    if let Some(e) = finish_ranks(&mut result, workload_ops, specs, feed, on_interval) {
         warnings.push(format!("run '{}': {e}", run.name));
     }
     if !interrupted {
@@ -251,6 +251,23 @@ pub fn execute(
         result.verify = Some(verify);
     }
     Ok((result, warnings))
+}
+
+/// Among MPI ranks, after a run: rank 0's result becomes the merged one, and the
+/// merged rows that close meanwhile are shown and fed to its merged metrics view.
+/// The message naming a lost rank, if any.
+fn finish_ranks(
+    result: &mut RunResult,
+    workload_ops: Vec<crate::cluster::wire::WorkloadOps>,
+    specs: &[TargetSpec],
+    mut feed: Option<crate::metrics::RunFeed>,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Option<String> {
+    let uris: Vec<String> = specs.iter().map(|t| t.uri.clone()).collect();
+    let mut show = |m: &crate::cluster::Merged| {
+        collector::show_merged(m, feed.as_mut(), on_interval);
+    };
+    crate::cluster::finish_run(result, workload_ops, &uris, &mut show)
 }
 
 /// `--verify-after`: reads back every target a workload that asked for it wrote.

@@ -8,13 +8,13 @@ use std::io::{Read, Write};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0");
     l.local_addr().expect("local addr").port()
 }
 
 /// A plain HTTP/1.0 GET on loopback: (status line and headers, body).
-fn http_get(port: u16, path: &str) -> std::io::Result<(String, String)> {
+pub(super) fn http_get(port: u16, path: &str) -> std::io::Result<(String, String)> {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
     write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
@@ -144,13 +144,27 @@ fn prometheus_scrapes_the_live_endpoint_and_its_rate_matches_the_intervals() {
     run.wait_intervals(&json, 2, FIRST_INTERVAL_TIMEOUT);
     let (head, body) = http_get(port, "/metrics").expect("scrape the endpoint");
     assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+    assert_promtool_clean(&body);
+    let ran = run.finish_result(&json);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    // The endpoint went with the command.
+    assert!(
+        http_get(port, "/metrics").is_err(),
+        "the endpoint outlived the command"
+    );
+    assert_rate_agrees(&prom, &intervals_so_far(&json));
+}
+
+/// `promtool check metrics` finds nothing to say about a scraped body.
+#[track_caller]
+pub(super) fn assert_promtool_clean(body: &str) {
     let mut promtool = std::process::Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("promtool");
+        .expect("promtool (scripts/test.sh installs Debian's prometheus package)");
     promtool
         .stdin
         .take()
@@ -165,16 +179,23 @@ fn prometheus_scrapes_the_live_endpoint_and_its_rate_matches_the_intervals() {
     );
     assert!(
         checked.status.success() && said.trim().is_empty(),
-        "promtool: {said}"
+        "promtool: {said}\n{body}"
     );
-    let ran = run.finish_result(&json);
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
-    // The endpoint went with the command.
-    assert!(
-        http_get(port, "/metrics").is_err(),
-        "the endpoint outlived the command"
-    );
-    assert_rate_agrees(&prom, &intervals_so_far(&json));
+}
+
+/// A sample of the 0.0.4 text format: the value and timestamp (ms; 0 when none) of
+/// the series of `name` whose labels contain every one of `labels`.
+pub(super) fn sample(body: &str, name: &str, labels: &[&str]) -> Option<(f64, u64)> {
+    body.lines().find_map(|l| {
+        let (series, rest) = l.split_once(' ')?;
+        let (n, ls) = series.split_once('{').unwrap_or((series, ""));
+        if n != name || !labels.iter().all(|want| ls.contains(want)) {
+            return None;
+        }
+        let mut it = rest.split_whitespace();
+        let v = it.next()?.parse().ok()?;
+        Some((v, it.next().and_then(|t| t.parse().ok()).unwrap_or(0)))
+    })
 }
 
 /// `rate(ioscope_ios_total[5s])` at each interval end against ioscope's own IOPS

@@ -22,6 +22,7 @@ mod html;
 mod load;
 mod loopdev;
 mod metrics;
+mod metrics_net;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod net;

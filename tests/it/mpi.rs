@@ -621,3 +621,104 @@ fn mpi_split_reaches_the_ranks_of_a_fio_command_line() {
         assert_eq!(run.ranks.len(), 2);
     }
 }
+
+/// `--metrics` under mpirun: rank 0 serves the merged view of both ranks (the
+/// other rank serves nothing), whose counters and latency histogram hold exactly
+/// the I/Os of both ranks, as the merged result counts them.
+#[test]
+fn mpi_rank_zero_serves_the_merged_counters_of_every_rank() {
+    use super::metrics::{assert_promtool_clean, free_port, http_get, sample};
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let port = free_port();
+    // Two runs (a queue-depth sweep) with a pause between them: once the result
+    // holds the first, rank 0's endpoint holds everything the first run did and
+    // nothing of the second for the next 20 s; the scrape checks that it came then
+    // (`ioscope_run` is still 1).
+    let job = mpirun(
+        2,
+        &[
+            "run",
+            "--target",
+            "null:1g",
+            "--rw",
+            "randrw",
+            "--qd",
+            "1,2",
+            "--rate",
+            "2000",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0",
+            "--pause",
+            "20s",
+            "--metrics",
+            &port.to_string(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let until = Instant::now() + Duration::from_secs(120);
+    let first = loop {
+        let doc = std::fs::read(&json)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        if let Some(run) = doc.and_then(|d| d["runs"].get(0).cloned()) {
+            break run;
+        }
+        assert!(Instant::now() < until, "no first run within 120 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (_, body) = http_get(port, "/metrics").expect("rank 0's endpoint");
+    assert!(http_get(port + 1, "/metrics").is_err(), "rank 1 serves too");
+    assert_eq!(
+        sample(&body, "ioscope_run", &[]).map(|s| s.0),
+        Some(1.0),
+        "{body}"
+    );
+    assert_promtool_clean(&body);
+    let per_rank: u64 = first["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ios"].as_u64().unwrap())
+        .sum();
+    let mut served = 0;
+    for dir in ["read", "write"] {
+        let d = format!("direction=\"{dir}\"");
+        let labels = ["workload=\"all\"", "target=\"all\"", d.as_str()];
+        let got = |name: &str| sample(&body, name, &labels).map_or(0.0, |s| s.0);
+        let t = &first["totals"][dir];
+        let ios = t["ios"].as_u64().unwrap();
+        assert!(ios > 0, "{t}");
+        assert_eq!(got("ioscope_ios_total") as u64, ios, "{dir}\n{body}");
+        assert_eq!(
+            got("ioscope_bytes_total") as u64,
+            t["bytes"].as_u64().unwrap()
+        );
+        // The ranks' histograms merged bucket by bucket: every I/O in it once, and
+        // its sum the result's mean × count (to the text format's 9 digits).
+        let lat = ["workload=\"all\"", d.as_str()];
+        let count = sample(&body, "ioscope_latency_seconds_count", &lat)
+            .unwrap()
+            .0;
+        assert_eq!(count as u64, ios, "{body}");
+        let sum_s = sample(&body, "ioscope_latency_seconds_sum", &lat)
+            .unwrap()
+            .0;
+        let want_s = t["latency_us"]["mean"].as_f64().unwrap() * ios as f64 / 1e6;
+        assert!(
+            (sum_s - want_s).abs() <= 1e-6 * want_s.max(1.0),
+            "{sum_s} vs {want_s}"
+        );
+        served += ios;
+    }
+    assert_eq!(served, per_rank, "both ranks' I/Os, summed");
+    assert!(
+        !body.contains("rank="),
+        "the aggregate carries no rank label"
+    );
+    let (code, out, err) = finish(job);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+}

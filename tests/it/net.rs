@@ -20,9 +20,9 @@ pub(super) struct Server {
 }
 
 impl Server {
-    /// Starts a server on `bind` (port 0 picks a free one), optionally inside a
-    /// network namespace, and waits for its "listening on" line.
-    fn start_in(netns: Option<&str>, bind: &str) -> Server {
+    /// Starts a server on `bind` (port 0 picks a free one) with `args`, optionally
+    /// inside a network namespace, and waits for its "listening on" line.
+    fn start_in(netns: Option<&str>, bind: &str, args: &[&str]) -> Server {
         let dir = tempdir();
         let stderr_path = dir.path().join("server.err");
         let mut cmd = match netns {
@@ -35,6 +35,7 @@ impl Server {
         };
         let mut child = cmd
             .args(["net", "serve", "--bind", bind])
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_path).unwrap())
             .spawn()
@@ -58,7 +59,12 @@ impl Server {
     }
 
     pub(super) fn start() -> Server {
-        Server::start_in(None, "127.0.0.1:0")
+        Server::start_in(None, "127.0.0.1:0", &[])
+    }
+
+    /// A server on a free loopback port, given `args` besides.
+    pub(super) fn start_with(args: &[&str]) -> Server {
+        Server::start_in(None, "127.0.0.1:0", args)
     }
 
     fn log(&self) -> String {
@@ -262,14 +268,14 @@ fn net_iperf3_json_has_iperf3_fields() {
 
 /// A `net run` client whose interval lines (stdout) are read as they come, so a
 /// test can act on the run's progress; its stderr is collected by [`Client::finish`].
-struct Client {
+pub(super) struct Client {
     child: Child,
     lines: std::sync::mpsc::Receiver<String>,
 }
 
 impl Client {
     /// Starts `ioscope net run ARGS` (without `-q`: the interval lines are the events).
-    fn start(args: &[&str]) -> Client {
+    pub(super) fn start(args: &[&str]) -> Client {
         let mut child = ioscope()
             .args(["net", "run"])
             .args(args)
@@ -292,7 +298,7 @@ impl Client {
     /// Waits for the run's `n`-th interval line ("HH:MM:SS.mmm  N  …"); fails the test
     /// when stdout ends first or `timeout` passes.
     #[track_caller]
-    fn wait_intervals(&mut self, n: usize, timeout: Duration) {
+    pub(super) fn wait_intervals(&mut self, n: usize, timeout: Duration) {
         let until = Instant::now() + timeout;
         let mut seen = Vec::new();
         while seen.len() < n {
@@ -310,7 +316,7 @@ impl Client {
     }
 
     /// Waits for the client to end; its exit code and stderr.
-    fn finish(mut self) -> (Option<i32>, String) {
+    pub(super) fn finish(mut self) -> (Option<i32>, String) {
         let mut err = String::new();
         if let Some(mut e) = self.child.stderr.take() {
             std::io::Read::read_to_string(&mut e, &mut err).unwrap();
@@ -410,7 +416,7 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
         Ok(n) => n,
         Err(why) => return skip_or_fail(&format!("network namespace test: {why}")),
     };
-    let srv = Server::start_in(Some(&ns.server_ns), "10.251.0.2:0");
+    let srv = Server::start_in(Some(&ns.server_ns), "10.251.0.2:0", &[]);
     let d = tempdir();
     let json = d.path().join("r.json");
     // Two streams keep the bucket fuller than one. TCP itself does not always fill
