@@ -319,8 +319,7 @@ pub(super) fn launch(
     let nworkers = plans.len();
     let placed = Placed::of(&plans, run.workloads.len());
     let (shapes, zbd) = shapes_of(run, resolved, targets)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let error_stop = Arc::new(AtomicBool::new(false));
+    let (stop, error_stop): (Arc<AtomicBool>, Arc<AtomicBool>) = Default::default();
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // The workers get the start once all of them have their engines (start_gate);
     // until then their clock counts from 0.
