@@ -91,7 +91,7 @@ const fn aka(mut o: VdbOption, aliases: &'static [&'static str]) -> VdbOption {
     o
 }
 
-use Effect::{Maps, NoEffect, Refused, Unsupported};
+use Effect::{Maps, NoEffect, Unsupported};
 use Kind::{Definition as D, General as G, Host as H, Run as R, Storage as S, Workload as W};
 
 const NO_DEDUP: Effect = Unsupported("dedup tuning beyond dedupratio/dedupunit");
