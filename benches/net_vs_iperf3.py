@@ -81,7 +81,7 @@ def iperf3(port, streams, seconds, zerocopy):
     d = json.loads(out)
     rec = d["end"]["sum_received"]
     return {"gbps": rec["bits_per_second"] / 1e9, "bytes": rec["bytes"],
-            "cpu_s": ccpu + scpu}
+            "cpu_s": ccpu + scpu, "client_cpu_s": ccpu}
 
 
 def ioscope(port, streams, seconds, zerocopy, tmp):
@@ -100,7 +100,8 @@ def ioscope(port, streams, seconds, zerocopy, tmp):
         sys.exit(f"ioscope failed: {cli.stderr.read()[-500:]!r}")
     run = json.load(open(res))["runs"][0]
     nbytes = sum(s["bytes_received"] for s in run["totals"]["streams"])
-    return {"gbps": run["totals"]["gbps"], "bytes": nbytes, "cpu_s": ccpu + scpu}
+    return {"gbps": run["totals"]["gbps"], "bytes": nbytes, "cpu_s": ccpu + scpu,
+            "client_cpu_s": ccpu}
 
 
 def main():

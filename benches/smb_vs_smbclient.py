@@ -166,6 +166,36 @@ def server_cpu_of(smbd, run):
     return out, smbd_cpu(smbd) - before
 
 
+def prepare(d, size_mib):
+    """smbd in d with a file of size_mib MiB of pseudo-random bytes on its share, read
+    once locally (so the server reads it from the page cache), and an smbclient
+    authentication file: (smbd, port, file name, auth file)."""
+    smbd, port = start_smbd(d)
+    name = "bench.dat"
+    path = os.path.join(d, "share", name)
+    with open(path, "wb") as f:
+        for _ in range(size_mib):
+            f.write(os.urandom(1 << 20))
+    with open(path, "rb") as f:
+        while f.read(1 << 20):
+            pass
+    authfile = os.path.join(d, "auth")
+    fd = os.open(authfile, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, f"username = {USER}\npassword = {PASSWORD}\n".encode())
+    os.close(fd)
+    return smbd, port, name, authfile
+
+
+def stop(smbd):
+    """Stops smbd (by its PID, which the connections' children follow)."""
+    smbd.terminate()
+    try:
+        smbd.wait(10)
+    except subprocess.TimeoutExpired:
+        smbd.kill()
+        smbd.wait()
+
+
 def loadavg():
     return open("/proc/loadavg").read().split()[0]
 
@@ -197,20 +227,8 @@ def main():
     d = tempfile.mkdtemp(prefix="smbbench-")
     smbd = None
     try:
-        smbd, port = start_smbd(d)
-        name = "bench.dat"
-        path = os.path.join(d, "share", name)
-        with open(path, "wb") as f:
-            for _ in range(a.size_mib):
-                f.write(os.urandom(1 << 20))
-        with open(path, "rb") as f:
-            while f.read(1 << 20):
-                pass
+        smbd, port, name, authfile = prepare(d, a.size_mib)
         total = a.size_mib << 20
-        authfile = os.path.join(d, "auth")
-        fd = os.open(authfile, os.O_WRONLY | os.O_CREAT, 0o600)
-        os.write(fd, f"username = {USER}\npassword = {PASSWORD}\n".encode())
-        os.close(fd)
         print(f"# smbd {subprocess.run(['smbd', '--version'], capture_output=True, text=True).stdout.strip()}"
               f" on 127.0.0.1:{port}, {a.size_mib} MiB file, load average {loadavg()} at start")
         if a.serve:
@@ -266,12 +284,7 @@ def main():
         print(f"# load average {loadavg()} at end")
     finally:
         if smbd is not None:
-            smbd.terminate()
-            try:
-                smbd.wait(10)
-            except subprocess.TimeoutExpired:
-                smbd.kill()
-                smbd.wait()
+            stop(smbd)
         shutil.rmtree(d, ignore_errors=True)
 
 

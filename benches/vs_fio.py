@@ -137,12 +137,13 @@ def steady_rate(points):
     return (n1 - n0) / ((t1 - t0) / 1000) if t1 > t0 else None
 
 
-def fio(args, seconds):
+def fio(args, seconds, status=True):
     # --status-interval makes fio print its cumulative group totals every second with
     # a wall-clock timestamp: I/Os between two of those reports over the time between
     # them is a window both tools can be measured on alike (see steady_rate).
+    # status=False leaves them out (benches/peers.py: fio's CPU without that work).
     cmd = ["fio", "--output-format=json", "--time_based", f"--runtime={seconds}",
-           "--group_reporting", "--status-interval=1"] + args
+           "--group_reporting"] + (["--status-interval=1"] if status else []) + args
     out, cpu, rss = run_timed(cmd)
     # fio may print non-JSON lines before the objects; the last object is the final one.
     docs = json_docs(out)
@@ -274,21 +275,41 @@ def start_tgtd(tmpdir):
 
 
 def iscsi_perf(uri, seconds):
-    """libiscsi's own benchmark, 4k random reads at 16 in flight, stopped by SIGINT
-    after `seconds`; its last whole-second average over the same window."""
+    """libiscsi's own benchmark, 4k random reads at 16 in flight. It runs until SIGINT
+    and prints, once a second, the average since it started: it is stopped just after
+    its `seconds`-th report, so that average over `seconds` whole seconds is its I/O
+    count (no untallied tail whose CPU would be counted against it)."""
     import re
     import signal
     p = subprocess.Popen(["iscsi-perf", "-m", "16", "-b", "8", "-r", uri],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    time.sleep(seconds + 0.3)
+    text, avgs = b"", []
+    while len(avgs) < seconds:
+        c = p.stdout.read1(4096)
+        if not c:
+            break
+        text += c
+        avgs = re.findall(rb"iops average (\d+)", text)
     p.send_signal(signal.SIGINT)
+    text += p.stdout.read()
     _, _, ru = os.wait4(p.pid, 0)
-    out = p.stdout.read().decode(errors="replace")
-    avgs = re.findall(r"iops average (\d+)", out)
     if not avgs:
-        sys.exit(f"iscsi-perf printed no figures:\n{out}")
+        sys.exit(f"iscsi-perf printed no figures:\n{text.decode(errors='replace')}")
     iops = float(avgs[-1])
     return {"iops": iops, "ios": iops * len(avgs), "cpu_s": ru.ru_utime + ru.ru_stime}
+
+
+def stop_tgtd(server, uri):
+    """Stops tgtd started by start_tgtd: `tgtadm --op delete --mode system` on its
+    control port, then SIGKILL by PID if it has not exited within 5 s."""
+    port = int(uri.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+    subprocess.run(["tgtadm", "-C", str(1000 + port % 30000), "--op", "delete", "--mode",
+                    "system"], capture_output=True)
+    try:
+        server.wait(5)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
 
 
 def iscsi_vs_perf(seconds, rounds, tmpdir):
@@ -311,8 +332,7 @@ def iscsi_vs_perf(seconds, rounds, tmpdir):
         print(f"median IOPS ratio ioscope/iscsi-perf: {statistics.median(ratios):.2f}; "
               f"median CPU-per-I/O ratio: {statistics.median(cpu_ratios):.2f}")
     finally:
-        server.kill()
-        server.wait()
+        stop_tgtd(server, uri)
 
 
 def cases(shm_file, disk_file):

@@ -28,8 +28,8 @@ use std::sync::Arc;
 /// How the driver's blocking reap paces one library.
 #[derive(Debug, Clone, Copy)]
 pub struct Pacing {
-    /// The first turn only sends what is queued and reads what has arrived (a
-    /// poll with no wait), and never returns before it.
+    /// The first turn sends what is queued ([`Protocol::flush`], or a poll with no
+    /// wait that also reads what has arrived), and a reap never returns before it.
     pub first_turn_polls: bool,
     /// The longest one wait.
     pub max_wait_ns: u64,
@@ -105,6 +105,14 @@ pub trait Protocol: Sized {
     /// Lets the library act on `revents`; `live` is false for a reconnect attempt.
     /// `Err`: the connection (or attempt) failed, in the library's words.
     fn service(conn: &Self::Conn, revents: i16, live: bool) -> Result<(), String>;
+    /// Sends what the library queued on a live connection without asking poll(2)
+    /// first; `None` when the library cannot (a first turn that polls does it
+    /// then). Called at the first turn of every reap of a `first_turn_polls`
+    /// protocol instead of that turn's zero-wait poll, which cost a system call per
+    /// worker turn.
+    fn flush(_conn: &Self::Conn) -> Option<Result<(), String>> {
+        None
+    }
     /// True once the connection died on its own (used with `CHECKS_LIVENESS`, and
     /// to tell a refused request from a lost connection).
     fn is_dead(_conn: &Self::Conn) -> bool {
@@ -206,6 +214,9 @@ pub struct Driver<P: Protocol> {
     pub proto: P,
     /// (target, connection) of each entry last handed out by `poll_fds`.
     poll_links: Vec<(usize, usize)>,
+    /// The descriptors of a reap's own polls, kept between calls so a reap
+    /// allocates nothing.
+    poll_buf: Vec<libc::pollfd>,
     /// Requests failed by the engine itself, returned at the next reap.
     pub orphans: Vec<Completion>,
     /// Tags of parked requests sent when their link came back, until they complete:
@@ -265,6 +276,7 @@ impl<P: Protocol> Driver<P> {
             targets: out,
             proto,
             poll_links: Vec::new(),
+            poll_buf: Vec::new(),
             orphans: Vec::new(),
             resent: Vec::new(),
             events: Vec::new(),
@@ -359,6 +371,86 @@ impl<P: Protocol> Driver<P> {
             .flat_map(|t| &t.links)
             .filter_map(|l| l.retry.as_ref().map(|r| r.attempts.next_ns))
             .min()
+    }
+
+    /// The turns of one reap ([`Engine::submit_and_reap`]): collect what finished;
+    /// return once `min_complete` did, nothing is pending or `deadline` passed;
+    /// otherwise wait in poll(2) on the links. A `first_turn_polls` protocol's first
+    /// turn sends what is queued before anything else: with [`Protocol::flush`]
+    /// where it can (every link live), with a poll that does not wait otherwise.
+    fn reap_turns(
+        &mut self,
+        min_complete: u32,
+        deadline: u64,
+        start: usize,
+        fds: &mut Vec<libc::pollfd>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        let mut first = P::PACING.first_turn_polls;
+        if first && self.flush_live()? {
+            first = false;
+        }
+        loop {
+            self.tend()?;
+            out.append(&mut self.orphans);
+            P::reap(self, out, min_complete)?;
+            if !self.resent.is_empty() {
+                let done = &out[start..];
+                self.resent.retain(|t| !done.iter().any(|c| c.tag == *t));
+            }
+            let got = out.len() - start;
+            if !first && (got >= min_complete as usize || self.pending() == 0) {
+                return Ok(());
+            }
+            let now = now_ns();
+            if !first && now >= deadline {
+                return Ok(());
+            }
+            let next = self.next_attempt_ns();
+            let until = next.map_or(deadline, |a| a.min(deadline));
+            fds.clear();
+            self.poll_fds(fds);
+            let no_attempt = P::RETURN_WHEN_NOTHING_POLLED && next.is_none();
+            if fds.is_empty() && (until == u64::MAX || no_attempt) {
+                return Ok(());
+            }
+            let wait = if first {
+                0
+            } else {
+                until.saturating_sub(now).min(P::PACING.max_wait_ns)
+            };
+            super::wait::poll_until(fds, wait).map_err(|e| EngineError::Io {
+                engine: P::NAME,
+                op: "ppoll",
+                source: e,
+            })?;
+            self.on_ready(fds)?;
+            first = false;
+        }
+    }
+
+    /// Sends what each link's library queued ([`Protocol::flush`]); false (nothing
+    /// done) when the protocol cannot or a link is not live (a reconnect attempt is
+    /// polled instead). A link whose flush fails is lost.
+    fn flush_live(&mut self) -> Result<bool, EngineError> {
+        let mut failed = None;
+        for (t, tg) in self.targets.iter().enumerate() {
+            let Some(tg) = tg else { continue };
+            for (c, l) in tg.links.iter().enumerate() {
+                let Some(conn) = &l.conn else {
+                    return Ok(false);
+                };
+                match P::flush(conn) {
+                    None => return Ok(false),
+                    Some(Ok(())) => {}
+                    Some(Err(e)) => failed = Some((t, c, e)),
+                }
+            }
+        }
+        if let Some((t, c, e)) = failed {
+            self.lose(t, c, &e)?;
+        }
+        Ok(true)
     }
 
     /// Services the links poll(2) looked at (`links[k]` is `fds[k]`'s).
@@ -545,46 +637,15 @@ impl<P: Protocol> Engine for Driver<P> {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         let start = out.len();
-        let deadline = timeout_ns.map_or(u64::MAX, |t| now_ns().saturating_add(t));
-        let mut fds = Vec::new();
-        let mut first = P::PACING.first_turn_polls;
-        loop {
-            self.tend()?;
-            out.append(&mut self.orphans);
-            P::reap(self, out, min_complete)?;
-            if !self.resent.is_empty() {
-                let done = &out[start..];
-                self.resent.retain(|t| !done.iter().any(|c| c.tag == *t));
-            }
-            let got = out.len() - start;
-            if !first && (got >= min_complete as usize || self.pending() == 0) {
-                return Ok(());
-            }
-            let now = now_ns();
-            if !first && now >= deadline {
-                return Ok(());
-            }
-            let next = self.next_attempt_ns();
-            let until = next.map_or(deadline, |a| a.min(deadline));
-            fds.clear();
-            self.poll_fds(&mut fds);
-            let no_attempt = P::RETURN_WHEN_NOTHING_POLLED && next.is_none();
-            if fds.is_empty() && (until == u64::MAX || no_attempt) {
-                return Ok(());
-            }
-            let wait = if first {
-                0
-            } else {
-                until.saturating_sub(now).min(P::PACING.max_wait_ns)
-            };
-            super::wait::poll_until(&mut fds, wait).map_err(|e| EngineError::Io {
-                engine: P::NAME,
-                op: "ppoll",
-                source: e,
-            })?;
-            self.on_ready(&fds)?;
-            first = false;
-        }
+        let deadline = match timeout_ns {
+            // A reap that does not wait needs no clock.
+            Some(0) => 0,
+            t => t.map_or(u64::MAX, |t| now_ns().saturating_add(t)),
+        };
+        let mut fds = std::mem::take(&mut self.poll_buf);
+        let r = self.reap_turns(min_complete, deadline, start, &mut fds, out);
+        self.poll_buf = fds;
+        r
     }
 
     fn poll_fds(&mut self, out: &mut Vec<libc::pollfd>) {
@@ -746,6 +807,7 @@ mod tests {
             })],
             proto: Fake,
             poll_links: Vec::new(),
+            poll_buf: Vec::new(),
             orphans: Vec::new(),
             resent: Vec::new(),
             events: Vec::new(),

@@ -111,6 +111,15 @@ impl Protocol for Iscsi {
         Ok(())
     }
 
+    /// libiscsi queues a command's PDU and writes it when serviced with POLLOUT; a
+    /// socket that cannot take it yet leaves it queued (EAGAIN is no error there).
+    fn flush(s: &ffi::Session) -> Option<Result<(), String>> {
+        if s.which_events() & libc::POLLOUT == 0 {
+            return Some(Ok(()));
+        }
+        Some(Self::service(s, libc::POLLOUT, true))
+    }
+
     unsafe fn send(
         &mut self,
         u: &Lun,

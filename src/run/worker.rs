@@ -721,6 +721,10 @@ impl<E: Engine> Worker<E> {
         if !self.completions.is_empty() {
             return Ok(());
         }
+        // Asked again: the reap may have sent what was queued (iSCSI), and polling
+        // for writability it no longer wants would return at once for nothing.
+        self.fds.clear();
+        self.engine.poll_fds(&mut self.fds);
         crate::engine::wait::poll_until(&mut self.fds, timeout).map_err(WorkerError::Poll)?;
         self.engine.on_ready(&self.fds)?;
         Ok(self
