@@ -6,10 +6,14 @@ use super::*;
 #[test]
 fn requested_rates_are_achieved_within_one_percent() {
     let d = tempdir();
-    for rate in ["1000", "10000", "100000", "1000000"] {
-        // 1 M IOPS is most of a core's work for one debug-build worker: beside two
-        // CPU hogs it reached 50-53% at the normal priority, and 97-98% at nice −20
-        // while other sessions' builds ran; favoured, 100.000% beside four hogs.
+    for rate in ["1000", "10000", "100000", "500000"] {
+        // The top rate leaves the debug-build worker room to catch up after the
+        // machine takes its CPU away for a moment. On 2026-11-27 one debug worker
+        // did 1.38-1.42 M IOPS closed loop on null:, and paced at 1 M it ran at the
+        // edge even on a quiet machine: lag p99 14-380 ms, achieved 72-100 % (the
+        // build of the session before alike: 83-86 %), and a fresh-clone CI failed
+        // at 96.19 %. At 500 k: 100.000 %, lag p99 17-85 µs. Favoured (nice −20)
+        // against other processes' CPU use.
         let r = ioscope_cmd_to(
             favoured(ioscope()),
             &d.path().join("r.json"),
