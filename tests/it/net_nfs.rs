@@ -312,7 +312,8 @@ fn nfs_server_killed_and_restarted_mid_run_is_reconnected() {
     };
     let uri = g.uri("restart.dat");
     let at = format!("127.0.0.1:{}", g.nfs_port);
-    assert_run_survives_restart(ioscope(), &uri, &at, &mut g);
+    // Half the ~9,400 IOPS a debug build moves here unpaced.
+    assert_run_survives_restart(ioscope(), &uri, &at, &mut g, 4000);
 }
 
 #[test]
