@@ -48,7 +48,8 @@ At the end, each figure is printed with PASS or FAIL (exit 1 on any FAIL):
   its total;
 - RSS and open file descriptors of each ioscope process at the end (the last sample
   with no fault under way, 10 s or more before it ended) within 5 % of the first
-  minute's (its last such sample).
+  minute's (its last such sample); for RSS, no more than 5 % above it (a drop is
+  the kernel reclaiming file-backed pages, printed).
 
 Why four processes and not four workloads of one job file: ioscope runs one engine
 per run (a workload with an engine of its own needs local targets) and a target with
@@ -99,10 +100,9 @@ SETTLE_S = 10.0
 # No fault under way in the last QUIET_S seconds: the end samples are steady.
 QUIET_S = 30.0
 SAMPLE_EVERY_S = 5.0
-# The workloads' interval: a result keeps every interval in memory (about 0.5-1.5
-# KiB each here), so at 1 s a 60-minute run would grow its RSS by 2-5 MiB, beyond
-# the drift bound on its own; at 10 s it is under 0.6 MiB.
-INTERVAL_S = 10
+# The workloads' interval: what a user watching a fault sets. A run spools its
+# interval rows to disk (run::spool), so its memory does not grow with them.
+INTERVAL_S = 1
 DRIFT_LIMIT = 0.05
 # nbdkit's error filter during a burst.
 ERROR_RATE = "25%"
@@ -1064,7 +1064,10 @@ class Soak:
             r, e = ref[-1], end[-1]
             drss = (e[1] - r[1]) / r[1]
             dfd = (e[2] - r[2]) / r[2]
-            self.check(abs(drss) <= DRIFT_LIMIT,
+            # Growth is what a leak makes. A drop is the kernel taking back
+            # file-backed pages (the binary's code; this VM runs DAMON's pageout),
+            # printed, not failed: it is not memory the process holds on to.
+            self.check(drss <= DRIFT_LIMIT,
                        f"{w.name:5} RSS {r[1] / 1024:.1f} MiB at {r[0]:.0f} s -> "
                        f"{e[1] / 1024:.1f} MiB at {e[0]:.0f} s ({drss * 100:+.1f} %: "
                        f"anonymous {(e[4] - r[4]) / 1024:+.2f} MiB, file-backed "

@@ -40,7 +40,8 @@ struct Collector {
     totals: Vec<WorkloadStats>,
     /// Waiting for open-loop intended times, over the measured intervals.
     pacing: crate::stats::pacing::PacingStats,
-    intervals: Vec<Interval>,
+    /// The rows so far, spooled to disk: a long run's memory stays flat.
+    intervals: super::spool::IntervalSpool,
     samples: Vec<crate::result::ErrorSample>,
     fatal: Option<String>,
     /// Verification counts from the workers' last snapshots.
@@ -112,7 +113,7 @@ impl Collector {
             last_end_ns: clock.start_ns,
             totals: open_loop.iter().map(|&o| WorkloadStats::new(o)).collect(),
             pacing: Default::default(),
-            intervals: Vec::new(),
+            intervals: super::spool::IntervalSpool::new(),
             samples: Vec::new(),
             fatal: None,
             verify: Default::default(),
@@ -629,7 +630,6 @@ impl Collector {
             cpu,
             connections: self.connection_results(targets),
             paths: self.paths.results(),
-            intervals: self.intervals,
             error_samples: self.samples,
             events: self.events,
             failover: self.paths.failover_cost(),
@@ -807,7 +807,10 @@ pub(super) fn collect(
     let by_workload = coll.by_workload();
     warnings.append(&mut coll.warnings);
     let feed = coll.feed.take();
-    let result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
+    let (rows, lost) = std::mem::take(&mut coll.intervals).into_vec();
+    warnings.extend(lost);
+    let mut result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
+    result.intervals = rows;
     Collected {
         result,
         verify,

@@ -29,6 +29,7 @@ pub mod request_flags;
 mod resolved;
 pub mod setup;
 pub mod slots;
+pub mod spool;
 pub mod sprandom;
 pub mod spread;
 pub mod start_gate;
