@@ -2,22 +2,23 @@
 //! tag into one list per thread (libiscsi, libnfs: `thread_done_list!` in
 //! `target::dylib`), shared by every engine on the thread. The table says which
 //! reports are this engine's and on which link each request went; a hash map keyed
-//! by tag, preallocated for the engine's capacity, so a request costs no allocation.
+//! by tag (Fx hashing: a few instructions, where SipHash took ~280 per I/O),
+//! preallocated for the engine's capacity, so a request costs no allocation.
 
 use super::IoRequest;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Tag → (target, link, len) of each request in flight, and the scratch the
 /// thread's reports are drained into (`V`: the library's result for one request).
 pub struct TagTable<V> {
-    inflight: HashMap<u64, (u32, u32, u32)>,
+    inflight: FxHashMap<u64, (u32, u32, u32)>,
     done: Vec<(u64, V)>,
 }
 
 impl<V> TagTable<V> {
     pub fn with_capacity(capacity: usize) -> Self {
         TagTable {
-            inflight: HashMap::with_capacity(capacity),
+            inflight: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
             done: Vec::with_capacity(capacity),
         }
     }
