@@ -35,9 +35,12 @@ const TAG_RESULT: i32 = 16;
 const TAG_STOP: i32 = 17;
 /// How long ranks may take to reach the start of a run together.
 const START_DEADLINE: Duration = Duration::from_secs(120);
-/// After Ctrl-C or mpirun's SIGTERM (sent when a rank dies), how long rank 0 waits
-/// for the others before writing what it has: mpirun kills it soon after.
-const INTERRUPTED_WAIT: Duration = Duration::from_millis(500);
+/// After Ctrl-C or mpirun's SIGTERM (sent when a rank dies), how long from the
+/// signal rank 0 waits for the others before writing what it has: mpirun kills it
+/// 1 s after the SIGTERM, and on a loaded two-core host merging and writing took up
+/// to 0.5 s more (at 500 ms the result was written 53 ms before the SIGKILL, or
+/// not at all). Ranks that were told to stop report within a few ms unloaded.
+const INTERRUPTED_WAIT: Duration = Duration::from_millis(300);
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 struct Session {
@@ -553,7 +556,11 @@ pub fn finish_run(
             let rows = drain(s);
             let run = s.run.as_mut().expect("run state on rank 0");
             let g = run.gather.as_ref().expect("gather on rank 0");
-            if run.error.is_none() && result.interrupted && since.elapsed() > INTERRUPTED_WAIT {
+            // Counted from the signal: the time rank 0 took to stop its own workers
+            // was the others' time to stop theirs, and mpirun's SIGKILL follows its
+            // SIGTERM by 1 s (Open MPI 4's odls_base_sigkill_timeout).
+            let waited = crate::interrupt::since().unwrap_or_else(|| since.elapsed());
+            if run.error.is_none() && result.interrupted && waited > INTERRUPTED_WAIT {
                 let missing = g.unfinished();
                 if !missing.is_empty() {
                     let names: Vec<String> = missing.iter().map(|&r| g.name(r)).collect();
