@@ -556,19 +556,8 @@ pub fn finish_run(
             let rows = drain(s);
             let run = s.run.as_mut().expect("run state on rank 0");
             let g = run.gather.as_ref().expect("gather on rank 0");
-            // Counted from the signal: the time rank 0 took to stop its own workers
-            // was the others' time to stop theirs, and mpirun's SIGKILL follows its
-            // SIGTERM by 1 s (Open MPI 4's odls_base_sigkill_timeout).
-            let waited = crate::interrupt::since().unwrap_or_else(|| since.elapsed());
-            if run.error.is_none() && result.interrupted && waited > INTERRUPTED_WAIT {
-                let missing = g.unfinished();
-                if !missing.is_empty() {
-                    let names: Vec<String> = missing.iter().map(|&r| g.name(r)).collect();
-                    run.error = Some(format!(
-                        "stopped (Ctrl-C, or mpirun after a rank died) while {} had not finished; the merged intervals so far are kept",
-                        names.join(", ")
-                    ));
-                }
+            if run.error.is_none() && result.interrupted && waited_enough(since) {
+                run.error = unfinished_error(g);
             }
             (rows, run.error.is_some() || g.complete())
         });
@@ -596,6 +585,26 @@ pub fn finish_run(
         run.error
     })
     .flatten()
+}
+
+/// After an interrupt, whether rank 0 has waited long enough for the others. Counted
+/// from the signal: the time rank 0 took to stop its own workers was the others'
+/// time to stop theirs, and mpirun's SIGKILL follows its SIGTERM by 1 s (Open MPI
+/// 4's odls_base_sigkill_timeout). `since`: when rank 0 began to wait.
+fn waited_enough(since: Instant) -> bool {
+    crate::interrupt::since().unwrap_or_else(|| since.elapsed()) > INTERRUPTED_WAIT
+}
+
+/// The error of a run stopped while some ranks had not finished, if any had not.
+fn unfinished_error(g: &Gather) -> Option<String> {
+    let missing = g.unfinished();
+    let names: Vec<String> = missing.iter().map(|&r| g.name(r)).collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "stopped (Ctrl-C, or mpirun after a rank died) while {} had not finished; the merged intervals so far are kept",
+            names.join(", ")
+        )
+    })
 }
 
 /// Ranks other than 0: takes rank 0's merged result in place of this rank's own.
