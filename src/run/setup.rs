@@ -572,6 +572,9 @@ fn resolve_workloads(
         }
         check_blocks(run, w, t)?;
         check_sequence(run, w, ws_len)?;
+        if let Some(why) = super::hotband::misfit(w, ws_len) {
+            return Err(invalid(why));
+        }
         if let Some(spec) = &w.sprandom {
             // Regions of at least a block, a cache no larger than a region.
             super::sprandom::Layout::new(spec, ws_len, w.bs.max_bytes())

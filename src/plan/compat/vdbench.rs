@@ -15,8 +15,8 @@ use super::vdbench_options::{self, Effect, Key, Kind};
 use super::{base_run, is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::hosts::HostDef;
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Plan, Rate, RunSpec, SeqLayout,
-    TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, Plan, Rate, RunSpec,
+    SeqLayout, TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
 };
 use crate::plan::overrides::{Amount, WorkloadOverrides};
 use crate::plan::settings::declared::{RANDOM_PCT, RANGE_FROM_PCT, RANGE_TO_PCT};
@@ -501,6 +501,8 @@ struct Wd {
     seek: Seek,
     /// (start, end) in percent or bytes, resolved per sd.
     range: Option<(RangeEnd, RangeEnd)>,
+    /// `hotband=`: the range is a hot band, its random I/O on vdbench's curve.
+    hotband: bool,
     direct: bool,
     /// Percentage of the run's I/O (skew=).
     skew: Option<f64>,
@@ -580,6 +582,7 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         read_pct: 100,
         seek: Seek::of(AccessPattern::Random),
         range: None,
+        hotband: false,
         direct: false,
         skew: None,
     };
@@ -592,34 +595,9 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
             "xfersize" => wd.bs = xfersize(p, unsupported)?,
             "rdpct" => wd.read_pct = pct(p)?,
             "seekpct" => wd.seek = seekpct(p, &p.value, unsupported)?,
+            // As vdbench: range= moves the band; the wd keeps its hotband curve.
             "range" => wd.range = range_param(p, unsupported),
-            "hotband" => {
-                let ends = list(&p.value)
-                    .iter()
-                    .map(|s| hotband_end(s))
-                    .collect::<Option<Vec<_>>>();
-                match ends.as_deref() {
-                    Some([a, b]) => {
-                        wd.range = Some((*a, *b));
-                        unsupported.push(
-                            format!(
-                                "hotband={} — vdbench skews access toward the band's low \
-                                 LBAs; ioscope spreads it uniformly over the band",
-                                p.value
-                            ),
-                            &p.loc,
-                        );
-                    }
-                    _ => unsupported.push(
-                        format!(
-                            "hotband={} — a band wrapping past the end of the sd, or not \
-                             (low,high)",
-                            p.value
-                        ),
-                        &p.loc,
-                    ),
-                }
-            }
+            "hotband" => hotband_param(p, &mut wd, unsupported),
             "openflags" => openflags(p, &mut wd.direct, unsupported),
             "skew" => match p.value.trim().parse::<f64>() {
                 Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => wd.skew = Some(v),
@@ -633,6 +611,27 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         }
     }
     Ok(wd)
+}
+
+/// `hotband=(low,high)`: the band is the wd's range (vdbench sets the same range
+/// as `range=`), and its random I/O follows vdbench's hotband curve
+/// (`Distribution::VdbenchHotband`). A band wrapping past the end of the sd is
+/// listed, and the whole sd is used.
+fn hotband_param(p: &Param, wd: &mut Wd, unsupported: &mut UnsupportedList) {
+    let ends = list(&p.value)
+        .iter()
+        .map(|s| hotband_end(s))
+        .collect::<Option<Vec<_>>>();
+    match ends.as_deref() {
+        Some([a, b]) => (wd.range, wd.hotband) = (Some((*a, *b)), true),
+        _ => unsupported.push(
+            format!(
+                "hotband={} — a band wrapping past the end of the sd, or not (low,high)",
+                p.value
+            ),
+            &p.loc,
+        ),
+    }
 }
 
 /// `range=(low,high)`: percent of the sd, or bytes; anything else is listed.
@@ -1022,7 +1021,7 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<
     }
     for combo in loop_combinations(rd, &settings.loops)? {
         let point = cx.point(&combo, out.unsupported)?;
-        let shares = cx.skew_shares(&pairs, out.unsupported)?;
+        let shares = cx.skew_shares(&pairs)?;
         let mut workloads = Vec::new();
         for (pi, &(w, s)) in pairs.iter().enumerate() {
             out.used_sds[s] = true;
@@ -1463,31 +1462,20 @@ impl RdCx<'_> {
         Ok(pt)
     }
 
-    /// skew: the wds of the run form one share mix on the sd's threads (wds without
-    /// a skew split what the others leave, as vdbench does). `None` without skew, or
-    /// when the wds use several sds (listed as unsupported).
-    fn skew_shares(
-        &self,
-        pairs: &[(usize, usize)],
-        unsupported: &mut UnsupportedList,
-    ) -> Result<Option<Vec<f64>>, CompatError> {
+    /// skew: the wds of the run form one share mix (wds without a skew split what
+    /// the others leave, as vdbench does); a wd on several sds spreads its skew
+    /// evenly over them, as vdbench splits a wd's skew over its workload
+    /// generators. Per (wd, sd) pair; `None` without skew.
+    fn skew_shares(&self, pairs: &[(usize, usize)]) -> Result<Option<Vec<f64>>, CompatError> {
         let (rd, wds) = (self.rd, self.wds);
-        let skewed = pairs.iter().any(|&(w, _)| wds[w].skew.is_some());
-        let one_sd = pairs.iter().all(|p| p.1 == pairs[0].1);
-        if !(skewed && one_sd) {
-            if skewed {
-                unsupported.push(
-                    format!("skew on rd={} — its wds use several sds", rd.name),
-                    &rd.loc,
-                );
-            }
+        let mut used: Vec<usize> = pairs.iter().map(|p| p.0).collect();
+        used.sort_unstable();
+        used.dedup();
+        if !used.iter().any(|&w| wds[w].skew.is_some()) {
             return Ok(None);
         }
-        let given: f64 = pairs.iter().filter_map(|&(w, _)| wds[w].skew).sum();
-        let rest = pairs
-            .iter()
-            .filter(|&&(w, _)| wds[w].skew.is_none())
-            .count();
+        let given: f64 = used.iter().filter_map(|&w| wds[w].skew).sum();
+        let rest = used.iter().filter(|&&w| wds[w].skew.is_none()).count();
         if given > 100.0 + 1e-9 || (rest == 0 && (given - 100.0).abs() > 0.01) {
             return Err(rd.loc.error(format!(
                 "rd={}: the wds' skew adds up to {given}%, not 100%",
@@ -1508,9 +1496,23 @@ impl RdCx<'_> {
         Ok(Some(
             pairs
                 .iter()
-                .map(|&(w, _)| wds[w].skew.unwrap_or(each))
+                .map(|&(w, _)| {
+                    let on = pairs.iter().filter(|p| p.0 == w).count() as f64;
+                    wds[w].skew.unwrap_or(each) / on
+                })
                 .collect(),
         ))
+    }
+
+    /// The streams of a share mix: every sd's threads, as each sd of vdbench's
+    /// skewed run keeps its own.
+    fn mix_streams(&self, pt: &RdPoint, pairs: &[(usize, usize)]) -> u64 {
+        let mut sds: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+        sds.sort_unstable();
+        sds.dedup();
+        sds.iter()
+            .map(|&s| pt.threads.unwrap_or(self.sds[s].threads))
+            .sum()
     }
 
     /// The workload of wd `w` on sd `s` at this point of the loops; `share` is its
@@ -1528,9 +1530,9 @@ impl RdCx<'_> {
         let total = pt.threads.unwrap_or(sd.threads);
         let k = sharing.len() as u64;
         let pos = sharing.iter().position(|&x| x == w).unwrap_or(0) as u64;
-        // In a share mix every I/O comes from the sd's whole thread pool.
+        // In a share mix every I/O comes from the mix's one pool of streams.
         let mine = if share.is_some() {
-            total
+            self.mix_streams(pt, pairs)
         } else {
             total / k + u64::from(pos < total % k)
         };
@@ -1578,6 +1580,13 @@ impl RdCx<'_> {
             rate: wrate,
             offset_bytes: region.offset,
             size_bytes: region.len,
+            // vdbench draws a hot band's random I/O on its curve (sequential I/O
+            // just stays in the band).
+            dist: if wd.hotband && seek.pattern == AccessPattern::Random {
+                Distribution::VdbenchHotband
+            } else {
+                Distribution::Uniform
+            },
             arrival: self.settings.arrival,
             share_pct: share,
             seq_layout: seek.layout(),
