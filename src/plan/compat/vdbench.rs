@@ -1850,6 +1850,93 @@ mod tests {
     }
 
     #[test]
+    fn a_random_wd_with_hotband_draws_on_vdbenchs_curve_in_its_band() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,size=100g\n\
+             wd=hot,sd=s1,seekpct=rand,hotband=(25,29)\n\
+             wd=seq,sd=s1,seekpct=seq,hotband=(25,29)\n\
+             wd=moved,sd=s1,seekpct=rand,hotband=(25,29),range=(50,60)\n\
+             rd=r1,wd=*,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let ws = &t.plan.runs[0].workloads;
+        let gb = 1u64 << 30;
+        assert_eq!(ws[0].dist, Distribution::VdbenchHotband);
+        assert_eq!(
+            (ws[0].offset_bytes, ws[0].size_bytes),
+            (25 * gb, Some(4 * gb))
+        );
+        // vdbench draws only random I/O on the curve: a sequential wd stays in the band.
+        assert_eq!(ws[1].dist, Distribution::Uniform);
+        assert_eq!(ws[1].offset_bytes, 25 * gb);
+        // range= after hotband= moves the band; the curve stays (vdbench keeps it).
+        assert_eq!(ws[2].dist, Distribution::VdbenchHotband);
+        assert_eq!(ws[2].offset_bytes, 50 * gb);
+    }
+
+    #[test]
+    fn a_wrapping_hotband_is_listed_and_leaves_access_uniform() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,size=100g\nwd=w1,sd=s1,hotband=(90,110)\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported[0].option.starts_with("hotband=(90,110)"));
+        assert_eq!(t.plan.runs[0].workloads[0].dist, Distribution::Uniform);
+    }
+
+    #[test]
+    fn skew_on_wds_over_several_sds_spreads_each_wds_share_over_its_sds() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/a,threads=2\nsd=s2,lun=/dev/b,threads=4\nsd=s3,lun=/dev/c\n\
+             wd=w1,sd=(s1,s2),skew=70\nwd=w2,sd=(s1-s3)\n\
+             rd=r1,wd=w*,elapsed=10,iorate=1000\n\
+             rd=r2,wd=w*,elapsed=10,threads=3\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let got: Vec<(&str, &str, f64)> = t.plan.runs[0]
+            .workloads
+            .iter()
+            .map(|w| (w.name.as_str(), w.target.as_str(), w.share_pct.unwrap()))
+            .collect();
+        // w1 has 70 % over two sds; w2 the 30 % left, over three.
+        let want = [
+            ("w1/s1", "s1", 35.0),
+            ("w1/s2", "s2", 35.0),
+            ("w2/s1", "s1", 10.0),
+            ("w2/s2", "s2", 10.0),
+            ("w2/s3", "s3", 10.0),
+        ];
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!((g.0, g.1), (w.0, w.1));
+            assert!((g.2 - w.2).abs() < 1e-9, "{g:?} vs {w:?}");
+        }
+        let run = &t.plan.runs[0];
+        // The mix's streams: every sd's threads (2 + 4 + vdbench's default 8); the
+        // rate is the run's total, paced by the mix as a whole.
+        assert_eq!(run.total_streams(), 14);
+        assert_eq!(run.requested_iops(), 1000.0);
+        // rd threads= gives every sd that many: 3 × 3.
+        assert_eq!(t.plan.runs[1].total_streams(), 9);
+    }
+
+    #[test]
+    fn skews_over_several_sds_adding_past_100_are_an_error() {
+        let e = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/a\nsd=s2,lun=/dev/b\nwd=w1,sd=(s1,s2),skew=70\n\
+             wd=w2,sd=s2,skew=40\nrd=r1,wd=w*,elapsed=10\n",
+        )
+        .unwrap_err();
+        assert!(e.msg.contains("adds up to 110"), "{}", e.msg);
+    }
+
+    #[test]
     fn continuation_lines_join() {
         let t = parse_str(
             "x.parm",
