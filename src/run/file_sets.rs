@@ -278,6 +278,8 @@ pub(super) fn check_workload(
         Some("zones (fio's zonemode=strided)")
     } else if matches!(w.dist, Distribution::Sequence { .. }) {
         Some("a sequence distribution")
+    } else if w.dist == Distribution::VdbenchHotband {
+        Some("vdbench's hotband distribution (it places offsets in one band)")
     } else if w.seq_gap_bytes != 0 {
         Some("a sequential gap (fio's rw=read:N)")
     } else if sequential && w.streams > 1 && !w.seq_layout.is_regions() {

@@ -18,6 +18,7 @@ pub mod flow;
 pub mod flush;
 pub mod groups;
 mod hdr_log;
+pub mod hotband;
 pub mod launch;
 pub mod offsets;
 pub mod op_engines;

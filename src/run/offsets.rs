@@ -1,6 +1,8 @@
 //! Random offset distributions: uniform, Zipf, Pareto and zoned (hot bands). Each maps
 //! one or two RNG draws to a block index in `0..n`; none allocates per I/O. A sequence
 //! (fio's `sequence:2,0,1`) draws nothing: the stream's I/O count picks the block.
+//! vdbench's hotband curve places an I/O by its size and direction, so it gives a
+//! byte offset instead ([`super::hotband`]).
 //!
 //! Zipf uses inversion of the continuous power law x^-θ on [1, n+1) (one `powf` per
 //! sample, no O(n) set-up, any θ > 0); it matches the discrete Zipf closely except for
@@ -8,6 +10,7 @@
 //! Skewed ranks are scattered over the range by a multiplicative permutation so the
 //! hot blocks are not all at the start of the device (as fio does by default).
 
+use super::hotband::Hotband;
 use crate::plan::model::Distribution;
 use crate::rng::Rng;
 
@@ -37,6 +40,9 @@ pub enum OffsetSampler {
         blocks: Box<[u64]>,
         stride: bool,
     },
+    /// vdbench's hotband curve: not drawn as a block; the stream asks
+    /// [`Hotband::offset`] with the I/O's size and direction.
+    Hotband(Hotband),
 }
 
 /// A bijection on 0..n: k → (k·p + c) mod n with gcd(p, n) = 1.
@@ -77,7 +83,16 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 impl OffsetSampler {
-    /// Prepares a sampler for `n` blocks.
+    /// Prepares a sampler for `n` blocks of a working set of `ws_bytes`.
+    pub fn of_working_set(dist: &Distribution, n: u64, ws_bytes: u64) -> Self {
+        match dist {
+            Distribution::VdbenchHotband => OffsetSampler::Hotband(Hotband::new(ws_bytes)),
+            _ => Self::new(dist, n),
+        }
+    }
+
+    /// Prepares a sampler for `n` blocks (of no known size in bytes: vdbench's
+    /// hotband, which counts bytes, gets a band of none).
     pub fn new(dist: &Distribution, n: u64) -> Self {
         let n = n.max(1);
         match dist {
@@ -111,6 +126,7 @@ impl OffsetSampler {
                 blocks: blocks.clone().into_boxed_slice(),
                 stride: *stride,
             },
+            Distribution::VdbenchHotband => OffsetSampler::Hotband(Hotband::new(0)),
         }
     }
 
@@ -152,8 +168,11 @@ impl OffsetSampler {
     #[inline(never)]
     fn sample_skewed(&self, rng: &mut Rng, n: u64) -> u64 {
         match self {
-            // A sequence's blocks are not drawn (the stream asks `sequence_block`).
-            OffsetSampler::Uniform | OffsetSampler::Sequence { .. } => rng.below(n),
+            // A sequence's blocks are not drawn (the stream asks `sequence_block`), nor
+            // the hotband's (the stream asks `Hotband::offset`).
+            OffsetSampler::Uniform | OffsetSampler::Sequence { .. } | OffsetSampler::Hotband(_) => {
+                rng.below(n)
+            }
             OffsetSampler::Zipf {
                 theta,
                 span,

@@ -571,7 +571,7 @@ fn resolve_workloads(
             )));
         }
         check_blocks(run, w, t)?;
-        check_sequence(run, w, ws_len)?;
+        check_dist(run, w, ws_len)?;
         if let Some(spec) = &w.sprandom {
             // Regions of at least a block, a cache no larger than a region.
             super::sprandom::Layout::new(spec, ws_len, w.bs.max_bytes())
@@ -661,19 +661,23 @@ fn narrowed(w: &crate::plan::model::Workload, start: u64, len: u64) -> (u64, u64
 }
 
 /// A sequence distribution's blocks must all lie in the working set (fio refuses a
-/// base block past it too), and only random access takes one.
-fn check_sequence(
+/// base block past it too), and only random access takes one; vdbench's hotband
+/// needs a band it can use (`hotband::misfit`).
+fn check_dist(
     run: &RunSpec,
     w: &crate::plan::model::Workload,
     ws_len: u64,
 ) -> Result<(), RunError> {
-    let crate::plan::model::Distribution::Sequence { blocks, .. } = &w.dist else {
-        return Ok(());
-    };
     let invalid = |msg: String| RunError::Invalid {
         run: run.name.clone(),
         workload: w.name.clone(),
         msg,
+    };
+    if let Some(why) = super::hotband::misfit(w, ws_len) {
+        return Err(invalid(why));
+    }
+    let crate::plan::model::Distribution::Sequence { blocks, .. } = &w.dist else {
+        return Ok(());
     };
     if blocks.is_empty() {
         return Err(invalid(

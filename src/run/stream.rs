@@ -129,7 +129,7 @@ impl WorkloadShape {
         let slots = (ws_len - w.bs.max_bytes()) / offset_unit + 1;
         WorkloadShape {
             slots,
-            offsets: OffsetSampler::new(&w.dist, slots),
+            offsets: OffsetSampler::of_working_set(&w.dist, slots, ws_len),
             read_pct: w.read_pct,
             trim: w.trim,
             sequential: matches!(w.pattern, AccessPattern::Sequential),
@@ -384,10 +384,9 @@ impl Stream {
             };
             o
         } else if shape.random_ppm < ALL_RANDOM_PPM {
-            self.partly_random_offset(shape, len)
+            self.partly_random_offset(shape, len, op)
         } else {
-            let base = shape.ws_start + self.shift_bytes;
-            base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
+            self.random_offset(shape, len, op)
         };
         let (offset, len) = match &shape.zbd {
             None => (offset, len),
@@ -473,11 +472,11 @@ impl Stream {
     /// seekpct and fio's percentage_random do; past the working set's end it wraps to
     /// its start.
     #[inline(never)]
-    fn partly_random_offset(&mut self, shape: &WorkloadShape, len: u32) -> u64 {
+    fn partly_random_offset(&mut self, shape: &WorkloadShape, len: u32, op: Op) -> u64 {
         let base = shape.ws_start + self.shift_bytes;
         let end = base + shape.ws_len;
         let o = if self.rng.below(u64::from(ALL_RANDOM_PPM)) < u64::from(shape.random_ppm) {
-            base + shape.offsets.sample(&mut self.rng, shape.slots) * shape.offset_unit
+            self.random_offset(shape, len, op)
         } else if self.pos < base || self.pos.saturating_add(u64::from(len)) > end {
             base
         } else {
@@ -485,6 +484,17 @@ impl Stream {
         };
         self.pos = o + u64::from(len);
         o
+    }
+
+    /// A random offset in the working set: a block drawn from the distribution, or
+    /// vdbench's hotband curve, which places an I/O by its size and direction.
+    #[inline(always)]
+    fn random_offset(&mut self, shape: &WorkloadShape, len: u32, op: Op) -> u64 {
+        let base = shape.ws_start + self.shift_bytes;
+        match &shape.offsets {
+            OffsetSampler::Hotband(h) => base + h.offset(self.rng.unit_f64(), len, op != Op::Read),
+            s => base + s.sample(&mut self.rng, shape.slots) * shape.offset_unit,
+        }
     }
 
     /// The offset of SPRandom's next write, or `None` once its order is over.

@@ -90,6 +90,11 @@ pub enum Distribution {
         #[serde(default, skip_serializing_if = "is_false")]
         stride: bool,
     },
+    /// vdbench's `hotband=`: its cache-access curve over the working set, which
+    /// sends most I/O to the band's first bytes (8.7 % to its first 16 KB, a third
+    /// to its first MB) and the rest ever more thinly to its end (`run::hotband`).
+    #[serde(rename = "vdbench_hotband")]
+    VdbenchHotband,
 }
 
 impl Distribution {
@@ -111,13 +116,14 @@ impl Distribution {
                 let tail = if *stride { ":stride" } else { "" };
                 format!("sequence:{}{tail}", list.join(","))
             }
+            Distribution::VdbenchHotband => "vdbench_hotband".into(),
         }
     }
 
     /// Parses an offset distribution: "uniform", "zipf:1.2", "pareto:0.9",
     /// "zoned:80/10:20/90" (I/O % / range % per band, in order), "sequence:2,0,1"
-    /// (block indices in order, repeated) or "sequence:2,0,1:stride" (each repetition
-    /// moves on by the sequence's length).
+    /// (block indices in order, repeated), "sequence:2,0,1:stride" (each repetition
+    /// moves on by the sequence's length) or "vdbench_hotband" (vdbench's curve).
     pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
         let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
         let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
@@ -152,6 +158,7 @@ impl Distribution {
                 Ok(Distribution::Zoned { bands })
             }
             "sequence" => parse_sequence(arg),
+            "vdbench_hotband" if arg.is_empty() => Ok(Distribution::VdbenchHotband),
             _ => Err(DistributionError::Unknown),
         }
     }
@@ -191,7 +198,8 @@ pub enum DistributionError {
     )]
     Sequence(String),
     #[error(
-        "expected uniform, zipf:THETA, pareto:H, zoned:IO%/RANGE%:… or sequence:B,B,…[:stride]"
+        "expected uniform, zipf:THETA, pareto:H, zoned:IO%/RANGE%:…, sequence:B,B,…[:stride] \
+         or vdbench_hotband"
     )]
     Unknown,
 }

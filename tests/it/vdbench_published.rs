@@ -184,3 +184,117 @@ fn foreign_front_ends_print_help() {
     }
     assert!(stdout(&run(&["vdbench", "--help"])).contains("name=value"));
 }
+
+/// mfinkelstine/vdbenchScripts' tms840.cfg, its rd over four sds: two wds at skew=50
+/// each over sd101-sd104, one with hotband=(25,29). Reduced: the hd= lines (one
+/// host here), openflags=directio (temp files), four 8 GiB sparse files with
+/// size=8g, elapsed=3.
+fn tms840_reduced(dir: &std::path::Path) -> String {
+    let text = published("mfinkelstine-tms840.parm");
+    let mut out = String::from("compratio=5\n");
+    for i in 1..=4 {
+        let lun = dir.join(format!("lun{i}"));
+        std::fs::File::create(&lun)
+            .and_then(|f| f.set_len(TMS840_SD_BYTES))
+            .unwrap();
+        out.push_str(&format!("sd=sd10{i},lun={},size=8g\n", lun.display()));
+    }
+    out.extend(
+        text.lines()
+            .filter(|l| l.starts_with("wd="))
+            .map(|l| format!("{l}\n")),
+    );
+    let rd = text
+        .lines()
+        .find(|l| l.starts_with("rd=BL-rd_65-35rand_threads-8,"))
+        .unwrap();
+    out.push_str(&rd.replace("elapsed=240,interval=2", "elapsed=3,interval=1"));
+    out.push('\n');
+    out
+}
+
+const TMS840_SD_BYTES: u64 = 8 << 30;
+
+/// (reads, writes) in the log, and of them those at `[lo, hi)` on any lun.
+fn iolog_counts(log: &str, lo: u64, hi: u64) -> ((u64, u64), (u64, u64)) {
+    let (mut all, mut low) = ((0, 0), (0, 0));
+    for l in log.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let (Some(&op), Some(off)) = (f.get(2), f.get(3).and_then(|o| o.parse::<u64>().ok()))
+        else {
+            continue;
+        };
+        let (a, b) = match op {
+            "read" => (&mut all.0, &mut low.0),
+            "write" => (&mut all.1, &mut low.1),
+            _ => continue,
+        };
+        *a += 1;
+        if (lo..hi).contains(&off) {
+            *b += 1;
+        }
+    }
+    (all, low)
+}
+
+// Issue 25: tms840's hotband=(25,29) ran uniformly over the band and its skew over
+// several sds was dropped. vdbench's curve sends 32.645 % of a hot band's random
+// reads to the band's first 1,024,000 bytes (HotBand's table: P(position < 1024)),
+// and each wd's skew=50 is spread over its four sds: 12.5 % of the I/O per wd/sd.
+#[test]
+fn published_tms840_runs_its_hotband_curve_and_per_sd_skew() {
+    let d = tempdir();
+    let pf = d.path().join("tms840.parm");
+    std::fs::write(&pf, tms840_reduced(d.path())).unwrap();
+    let rec = d.path().join("rec.log");
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        [
+            "run",
+            pf.to_str().unwrap(),
+            "--record",
+            rec.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    let run = r.run(0);
+    // Four sds × forthreads=2: the mix's streams, as vdbench's 8 threads.
+    assert_eq!(run.streams, 8);
+    let total = run.totals.all.ios as f64;
+    assert!(total >= 2000.0, "only {total} I/Os");
+    assert_eq!(run.workloads.len(), 8);
+    // Each wd/sd pair is picked with probability 0.125 per I/O: within 5 σ.
+    let bound = 5.0 * (0.125 * 0.875 / total).sqrt();
+    for w in &run.workloads {
+        let share = w.totals.all.ios as f64 / total;
+        assert!(
+            (share - 0.125).abs() < bound,
+            "{}: {share} of {total}",
+            w.name
+        );
+    }
+    // The band: 25 % to 29 % of 8 GiB; the first 1,024,000 bytes of it.
+    let start = TMS840_SD_BYTES / 4;
+    let log = std::fs::read_to_string(&rec).unwrap();
+    let ((reads, writes), (low_reads, low_writes)) = iolog_counts(&log, start, start + 1_024_000);
+    // Half the reads are the hotband wd's (skew=50), 0.32645 of them in the low part,
+    // up to 0.0013 more from positions 1024-1056 rounded down to a 32k record and
+    // 0.003 from the tail wrapping around the 343 MB band; the uniform wd puts
+    // 1,024,000 / 8 GiB of its half there. Spread uniformly, it would be 0.0015.
+    let frac = low_reads as f64 / reads as f64;
+    let sigma = (0.17 * 0.83 / reads as f64).sqrt();
+    let (lo, hi) = (
+        0.5 * 0.32645 - 5.0 * sigma,
+        0.5 * (0.32645 + 0.0013 + 0.003) + 0.5 * 1.024e6 / TMS840_SD_BYTES as f64 + 5.0 * sigma,
+    );
+    assert!(
+        (lo..hi).contains(&frac),
+        "{frac} of {reads} reads in the band's first 1,024,000 bytes, not in {lo}..{hi}"
+    );
+    // vdbench moves writes on by 1 % of the band (3.43 MB), off the hottest reads.
+    let wfrac = low_writes as f64 / writes.max(1) as f64;
+    assert!(
+        wfrac < 0.01,
+        "{wfrac} of {writes} writes in the reads' hot spot"
+    );
+}

@@ -15,8 +15,8 @@ use super::vdbench_options::{self, Effect, Key, Kind};
 use super::{base_run, is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::hosts::HostDef;
 use crate::plan::model::{
-    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Plan, Rate, RunSpec, SeqLayout,
-    TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
+    AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, Plan, Rate, RunSpec,
+    SeqLayout, TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
 };
 use crate::plan::overrides::{Amount, WorkloadOverrides};
 use crate::plan::settings::declared::{RANDOM_PCT, RANGE_FROM_PCT, RANGE_TO_PCT};
@@ -501,6 +501,8 @@ struct Wd {
     seek: Seek,
     /// (start, end) in percent or bytes, resolved per sd.
     range: Option<(RangeEnd, RangeEnd)>,
+    /// `hotband=`: the range is a hot band, its random I/O on vdbench's curve.
+    hotband: bool,
     direct: bool,
     /// Percentage of the run's I/O (skew=).
     skew: Option<f64>,
@@ -580,6 +582,7 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         read_pct: 100,
         seek: Seek::of(AccessPattern::Random),
         range: None,
+        hotband: false,
         direct: false,
         skew: None,
     };
@@ -592,34 +595,9 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
             "xfersize" => wd.bs = xfersize(p, unsupported)?,
             "rdpct" => wd.read_pct = pct(p)?,
             "seekpct" => wd.seek = seekpct(p, &p.value, unsupported)?,
+            // As vdbench: range= moves the band; the wd keeps its hotband curve.
             "range" => wd.range = range_param(p, unsupported),
-            "hotband" => {
-                let ends = list(&p.value)
-                    .iter()
-                    .map(|s| hotband_end(s))
-                    .collect::<Option<Vec<_>>>();
-                match ends.as_deref() {
-                    Some([a, b]) => {
-                        wd.range = Some((*a, *b));
-                        unsupported.push(
-                            format!(
-                                "hotband={} — vdbench skews access toward the band's low \
-                                 LBAs; ioscope spreads it uniformly over the band",
-                                p.value
-                            ),
-                            &p.loc,
-                        );
-                    }
-                    _ => unsupported.push(
-                        format!(
-                            "hotband={} — a band wrapping past the end of the sd, or not \
-                             (low,high)",
-                            p.value
-                        ),
-                        &p.loc,
-                    ),
-                }
-            }
+            "hotband" => hotband_param(p, &mut wd, unsupported),
             "openflags" => openflags(p, &mut wd.direct, unsupported),
             "skew" => match p.value.trim().parse::<f64>() {
                 Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => wd.skew = Some(v),
@@ -633,6 +611,27 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         }
     }
     Ok(wd)
+}
+
+/// `hotband=(low,high)`: the band is the wd's range (vdbench sets the same range
+/// as `range=`), and its random I/O follows vdbench's hotband curve
+/// (`Distribution::VdbenchHotband`). A band wrapping past the end of the sd is
+/// listed, and the whole sd is used.
+fn hotband_param(p: &Param, wd: &mut Wd, unsupported: &mut UnsupportedList) {
+    let ends = list(&p.value)
+        .iter()
+        .map(|s| hotband_end(s))
+        .collect::<Option<Vec<_>>>();
+    match ends.as_deref() {
+        Some([a, b]) => (wd.range, wd.hotband) = (Some((*a, *b)), true),
+        _ => unsupported.push(
+            format!(
+                "hotband={} — a band wrapping past the end of the sd, or not (low,high)",
+                p.value
+            ),
+            &p.loc,
+        ),
+    }
 }
 
 /// `range=(low,high)`: percent of the sd, or bytes; anything else is listed.
@@ -1022,7 +1021,7 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<
     }
     for combo in loop_combinations(rd, &settings.loops)? {
         let point = cx.point(&combo, out.unsupported)?;
-        let shares = cx.skew_shares(&pairs, out.unsupported)?;
+        let shares = cx.skew_shares(&pairs)?;
         let mut workloads = Vec::new();
         for (pi, &(w, s)) in pairs.iter().enumerate() {
             out.used_sds[s] = true;
@@ -1463,31 +1462,20 @@ impl RdCx<'_> {
         Ok(pt)
     }
 
-    /// skew: the wds of the run form one share mix on the sd's threads (wds without
-    /// a skew split what the others leave, as vdbench does). `None` without skew, or
-    /// when the wds use several sds (listed as unsupported).
-    fn skew_shares(
-        &self,
-        pairs: &[(usize, usize)],
-        unsupported: &mut UnsupportedList,
-    ) -> Result<Option<Vec<f64>>, CompatError> {
+    /// skew: the wds of the run form one share mix (wds without a skew split what
+    /// the others leave, as vdbench does); a wd on several sds spreads its skew
+    /// evenly over them, as vdbench splits a wd's skew over its workload
+    /// generators. Per (wd, sd) pair; `None` without skew.
+    fn skew_shares(&self, pairs: &[(usize, usize)]) -> Result<Option<Vec<f64>>, CompatError> {
         let (rd, wds) = (self.rd, self.wds);
-        let skewed = pairs.iter().any(|&(w, _)| wds[w].skew.is_some());
-        let one_sd = pairs.iter().all(|p| p.1 == pairs[0].1);
-        if !(skewed && one_sd) {
-            if skewed {
-                unsupported.push(
-                    format!("skew on rd={} — its wds use several sds", rd.name),
-                    &rd.loc,
-                );
-            }
+        let mut used: Vec<usize> = pairs.iter().map(|p| p.0).collect();
+        used.sort_unstable();
+        used.dedup();
+        if !used.iter().any(|&w| wds[w].skew.is_some()) {
             return Ok(None);
         }
-        let given: f64 = pairs.iter().filter_map(|&(w, _)| wds[w].skew).sum();
-        let rest = pairs
-            .iter()
-            .filter(|&&(w, _)| wds[w].skew.is_none())
-            .count();
+        let given: f64 = used.iter().filter_map(|&w| wds[w].skew).sum();
+        let rest = used.iter().filter(|&&w| wds[w].skew.is_none()).count();
         if given > 100.0 + 1e-9 || (rest == 0 && (given - 100.0).abs() > 0.01) {
             return Err(rd.loc.error(format!(
                 "rd={}: the wds' skew adds up to {given}%, not 100%",
@@ -1508,9 +1496,23 @@ impl RdCx<'_> {
         Ok(Some(
             pairs
                 .iter()
-                .map(|&(w, _)| wds[w].skew.unwrap_or(each))
+                .map(|&(w, _)| {
+                    let on = pairs.iter().filter(|p| p.0 == w).count() as f64;
+                    wds[w].skew.unwrap_or(each) / on
+                })
                 .collect(),
         ))
+    }
+
+    /// The streams of a share mix: every sd's threads, as each sd of vdbench's
+    /// skewed run keeps its own.
+    fn mix_streams(&self, pt: &RdPoint, pairs: &[(usize, usize)]) -> u64 {
+        let mut sds: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+        sds.sort_unstable();
+        sds.dedup();
+        sds.iter()
+            .map(|&s| pt.threads.unwrap_or(self.sds[s].threads))
+            .sum()
     }
 
     /// The workload of wd `w` on sd `s` at this point of the loops; `share` is its
@@ -1528,9 +1530,9 @@ impl RdCx<'_> {
         let total = pt.threads.unwrap_or(sd.threads);
         let k = sharing.len() as u64;
         let pos = sharing.iter().position(|&x| x == w).unwrap_or(0) as u64;
-        // In a share mix every I/O comes from the sd's whole thread pool.
+        // In a share mix every I/O comes from the mix's one pool of streams.
         let mine = if share.is_some() {
-            total
+            self.mix_streams(pt, pairs)
         } else {
             total / k + u64::from(pos < total % k)
         };
@@ -1578,6 +1580,13 @@ impl RdCx<'_> {
             rate: wrate,
             offset_bytes: region.offset,
             size_bytes: region.len,
+            // vdbench draws a hot band's random I/O on its curve (sequential I/O
+            // just stays in the band).
+            dist: if wd.hotband && seek.pattern == AccessPattern::Random {
+                Distribution::VdbenchHotband
+            } else {
+                Distribution::Uniform
+            },
             arrival: self.settings.arrival,
             share_pct: share,
             seq_layout: seek.layout(),
@@ -1838,6 +1847,93 @@ mod tests {
         )
         .unwrap();
         assert!(t.unsupported[0].option.starts_with("range on wd=w1"));
+    }
+
+    #[test]
+    fn a_random_wd_with_hotband_draws_on_vdbenchs_curve_in_its_band() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,size=100g\n\
+             wd=hot,sd=s1,seekpct=rand,hotband=(25,29)\n\
+             wd=seq,sd=s1,seekpct=seq,hotband=(25,29)\n\
+             wd=moved,sd=s1,seekpct=rand,hotband=(25,29),range=(50,60)\n\
+             rd=r1,wd=*,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let ws = &t.plan.runs[0].workloads;
+        let gb = 1u64 << 30;
+        assert_eq!(ws[0].dist, Distribution::VdbenchHotband);
+        assert_eq!(
+            (ws[0].offset_bytes, ws[0].size_bytes),
+            (25 * gb, Some(4 * gb))
+        );
+        // vdbench draws only random I/O on the curve: a sequential wd stays in the band.
+        assert_eq!(ws[1].dist, Distribution::Uniform);
+        assert_eq!(ws[1].offset_bytes, 25 * gb);
+        // range= after hotband= moves the band; the curve stays (vdbench keeps it).
+        assert_eq!(ws[2].dist, Distribution::VdbenchHotband);
+        assert_eq!(ws[2].offset_bytes, 50 * gb);
+    }
+
+    #[test]
+    fn a_wrapping_hotband_is_listed_and_leaves_access_uniform() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,size=100g\nwd=w1,sd=s1,hotband=(90,110)\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported[0].option.starts_with("hotband=(90,110)"));
+        assert_eq!(t.plan.runs[0].workloads[0].dist, Distribution::Uniform);
+    }
+
+    #[test]
+    fn skew_on_wds_over_several_sds_spreads_each_wds_share_over_its_sds() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/a,threads=2\nsd=s2,lun=/dev/b,threads=4\nsd=s3,lun=/dev/c\n\
+             wd=w1,sd=(s1,s2),skew=70\nwd=w2,sd=(s1-s3)\n\
+             rd=r1,wd=w*,elapsed=10,iorate=1000\n\
+             rd=r2,wd=w*,elapsed=10,threads=3\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let got: Vec<(&str, &str, f64)> = t.plan.runs[0]
+            .workloads
+            .iter()
+            .map(|w| (w.name.as_str(), w.target.as_str(), w.share_pct.unwrap()))
+            .collect();
+        // w1 has 70 % over two sds; w2 the 30 % left, over three.
+        let want = [
+            ("w1/s1", "s1", 35.0),
+            ("w1/s2", "s2", 35.0),
+            ("w2/s1", "s1", 10.0),
+            ("w2/s2", "s2", 10.0),
+            ("w2/s3", "s3", 10.0),
+        ];
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!((g.0, g.1), (w.0, w.1));
+            assert!((g.2 - w.2).abs() < 1e-9, "{g:?} vs {w:?}");
+        }
+        let run = &t.plan.runs[0];
+        // The mix's streams: every sd's threads (2 + 4 + vdbench's default 8); the
+        // rate is the run's total, paced by the mix as a whole.
+        assert_eq!(run.total_streams(), 14);
+        assert_eq!(run.requested_iops(), 1000.0);
+        // rd threads= gives every sd that many: 3 × 3.
+        assert_eq!(t.plan.runs[1].total_streams(), 9);
+    }
+
+    #[test]
+    fn skews_over_several_sds_adding_past_100_are_an_error() {
+        let e = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/a\nsd=s2,lun=/dev/b\nwd=w1,sd=(s1,s2),skew=70\n\
+             wd=w2,sd=s2,skew=40\nrd=r1,wd=w*,elapsed=10\n",
+        )
+        .unwrap_err();
+        assert!(e.msg.contains("adds up to 110"), "{}", e.msg);
     }
 
     #[test]

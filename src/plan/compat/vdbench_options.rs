@@ -371,10 +371,14 @@ pub static OPTIONS: &[VdbOption] = &[
     row(
         W,
         "hotband",
-        Maps("a range within the sd (access spread uniformly; listed)"),
+        Maps("a range within the sd, its random I/O on vdbench's hotband curve (vdbench_hotband)"),
     ),
     row(W, "openflags", Maps("o_direct when the sd has it too")),
-    row(W, "skew", Maps("the wd's share of a mix on one sd")),
+    row(
+        W,
+        "skew",
+        Maps("the wd's share of the run's I/O (a share mix), spread evenly over its sds"),
+    ),
     aka(
         row(W, "writepct", Unsupported("give rdpct (100 minus it)")),
         &["wrpct"],
