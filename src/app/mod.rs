@@ -476,6 +476,20 @@ pub fn data_options(
     })
 }
 
+/// Says, before the first run, what each tree of files of several lengths holds
+/// (each length's count and the bytes in all): the tree a run creates is drawn,
+/// so its total is not the URI's.
+fn say_file_sizes(session: &Session, plan: &Plan) -> Result<(), AppError> {
+    for t in &plan.targets {
+        if let Ok(crate::plan::model::TargetKind::Files(set)) = crate::target::parse_uri(&t.uri) {
+            if let Some(line) = set.sizes_summary() {
+                session.say(&format!("target {}: {line}", t.name))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs every run of `plan` in order.
 pub fn run_plan(
     plan: &Plan,
@@ -526,6 +540,7 @@ pub fn run_plan(
             }
         ))?;
     }
+    say_file_sizes(&session, plan)?;
     for (ri, r) in plan.runs.iter().enumerate() {
         if session.stopped() {
             break;

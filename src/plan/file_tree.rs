@@ -5,10 +5,14 @@
 //! `depth` levels, and `files` files in each directory of the last level — `width^depth
 //! × files` files in all, named as vdbench names them
 //! (`vdb.1_2.dir/vdb.2_1.dir/vdb_f0003.file`: each level's directories numbered from
-//! 1 inside their parent, each directory's files from 1). Everything a `files:` set
+//! 1 inside their parent, each directory's files from 1). `size=LEN:PCT,…&seed=N`
+//! gives the files lengths drawn from a distribution ([`super::file_sizes`],
+//! vdbench's `size=(64k,25,1m,75)`). Everything a `files:` set
 //! does, a tree does: the file-operation engines make one call per file, the byte
 //! engines read and write the files (file `i` holds offsets `i × size ..`), and the
-//! directories are made when the target is opened. What differs (vdbench's rule):
+//! directories are made when the target is opened (the anchor too, with its
+//! parents, under `mkdir=parents`: vdbench's `create_anchors=yes`; otherwise the
+//! anchor must exist). What differs (vdbench's rule):
 //! a create on a tree looks for a file that does not exist and a delete for one that
 //! does, so creates and deletes can run for a duration, side by side, on one tree.
 
@@ -19,6 +23,9 @@ pub struct TreeShape {
     pub width: u64,
     /// Files in each directory of the last level.
     pub files: u64,
+    /// Make the anchor directory, and any of its parents, when missing (`mkdir=parents`,
+    /// vdbench's `create_anchors=yes`); otherwise the anchor must exist.
+    pub make_anchor: bool,
 }
 
 /// Deepest tree accepted (vdbench's own trees rarely pass 6 levels).
@@ -82,14 +89,24 @@ impl TreeShape {
                 .ok_or_else(|| format!("expected 0 to {MAX_DEPTH} levels")),
             "width" => n().map(|w| self.width = w),
             "files" => n().map(|f| self.files = f),
+            "mkdir" if value == "parents" => {
+                self.make_anchor = true;
+                Ok(())
+            }
+            "mkdir" => Err("expected parents (make the anchor and its parents)".into()),
             _ => return None,
         })
     }
 
-    /// The query part of the URI (`depth=…&width=…&files=…`).
+    /// The query part of the URI (`depth=…&width=…&files=…[&mkdir=parents]`).
     pub fn query(&self) -> String {
+        let mkdir = if self.make_anchor {
+            "&mkdir=parents"
+        } else {
+            ""
+        };
         format!(
-            "depth={}&width={}&files={}",
+            "depth={}&width={}&files={}{mkdir}",
             self.depth, self.width, self.files
         )
     }
@@ -102,6 +119,7 @@ impl Default for TreeShape {
             depth: 1,
             width: 1,
             files: 1,
+            make_anchor: false,
         }
     }
 }
@@ -116,6 +134,7 @@ mod tests {
             depth: 2,
             width: 3,
             files: 2,
+            make_anchor: false,
         };
         assert_eq!(t.file_count(), Some(18));
         assert_eq!(t.dir_count(), 12);
@@ -131,6 +150,7 @@ mod tests {
             depth: 0,
             width: 5,
             files: 3,
+            make_anchor: false,
         };
         assert_eq!((flat.file_count(), flat.dir_count()), (Some(3), 0));
         assert_eq!(flat.file_name(2), "vdb_f0003.file");
@@ -142,10 +162,14 @@ mod tests {
         assert!(matches!(t.take("depth", "33"), Some(Err(_))));
         assert!(matches!(t.take("width", "0"), Some(Err(_))));
         assert!(t.take("size", "1k").is_none());
+        assert!(matches!(t.take("mkdir", "yes"), Some(Err(_))));
+        assert!(matches!(t.take("mkdir", "parents"), Some(Ok(()))));
+        assert!(t.make_anchor && t.query().ends_with("&mkdir=parents"));
         let huge = TreeShape {
             depth: 32,
             width: 1000,
             files: 1,
+            make_anchor: false,
         };
         assert_eq!(huge.file_count(), None);
     }

@@ -20,6 +20,7 @@
 //!   one file into the next. `unlink=1` removes, after the run, the files that the
 //!   run itself created (fio's `unlink`), never one that was there before.
 
+use super::file_sizes::FileSizes;
 use super::file_tree::TreeShape;
 use std::path::PathBuf;
 
@@ -46,6 +47,9 @@ pub struct FileSetSpec {
     /// A directory tree (`tree:` URIs, [`super::file_tree`]): the names are its
     /// files, and `count` their number.
     pub tree: Option<TreeShape>,
+    /// Files of several lengths (a tree's `size=LEN:PCT,…`): `file_bytes` is then
+    /// the largest, each file's stride in the address space.
+    pub sizes: Option<FileSizes>,
 }
 
 /// The name format when none is given: `f.0`, `f.1`, …
@@ -66,9 +70,9 @@ pub enum FileSetError {
     },
     #[error("unknown parameter '{0}' (known: count, per, name, list, size, unlink)")]
     Unknown(String),
-    #[error("expected tree:DIR?depth=D&width=W&files=F&size=BYTES")]
+    #[error("expected tree:DIR?depth=D&width=W&files=F&size=BYTES (or size=LEN:PCT,…&seed=N)")]
     TreeShape,
-    #[error("unknown parameter '{0}' (known in a tree: depth, width, files, size)")]
+    #[error("unknown parameter '{0}' (known in a tree: depth, width, files, size, seed)")]
     UnknownInTree(String),
     #[error(
         "name '{0}' must name files inside the directory: no '/', and {{n}} or {{file}} \
@@ -146,6 +150,7 @@ impl FileSetSpec {
             list: None,
             unlink,
             tree: None,
+            sizes: None,
         })
     }
 
@@ -186,6 +191,7 @@ impl FileSetSpec {
             list: Some(names.to_vec()),
             unlink,
             tree: None,
+            sizes: None,
         })
     }
 
@@ -197,6 +203,7 @@ impl FileSetSpec {
         }
         let mut tree = TreeShape::default();
         let mut file_bytes = 0;
+        let (mut split, mut seed) = (None, None);
         for part in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = part.split_once('=').ok_or(FileSetError::TreeShape)?;
             let bad = |why: String| FileSetError::Value {
@@ -206,12 +213,38 @@ impl FileSetSpec {
             };
             match (key, tree.take(key, value)) {
                 (_, Some(r)) => r.map_err(bad)?,
+                ("size", None) if value.contains(':') => split = Some(value),
                 ("size", None) => {
                     file_bytes = super::units::parse_size_allow_zero(value)
                         .map_err(|e| bad(e.to_string()))?
                 }
+                ("seed", None) => {
+                    seed = Some(value.parse::<u64>().map_err(|e| bad(e.to_string()))?)
+                }
                 (other, None) => return Err(FileSetError::UnknownInTree(other.into())),
             }
+        }
+        let sizes = match (split, seed) {
+            (Some(v), seed) => {
+                Some(
+                    FileSizes::parse(v, seed.unwrap_or(0)).map_err(|why| FileSetError::Value {
+                        key: "size".into(),
+                        value: v.into(),
+                        why,
+                    })?,
+                )
+            }
+            (None, Some(s)) => {
+                return Err(FileSetError::Value {
+                    key: "seed".into(),
+                    value: s.to_string(),
+                    why: "a seed draws the lengths of size=LEN:PCT,…; one size needs none".into(),
+                })
+            }
+            (None, None) => None,
+        };
+        if let Some(s) = &sizes {
+            file_bytes = s.largest();
         }
         let count = tree.file_count().ok_or_else(|| FileSetError::Value {
             key: "files".into(),
@@ -227,6 +260,7 @@ impl FileSetSpec {
             list: None,
             unlink: false,
             tree: Some(tree),
+            sizes,
         })
     }
 
@@ -234,8 +268,10 @@ impl FileSetSpec {
     pub fn uri(&self) -> String {
         if let Some(t) = &self.tree {
             let mut s = format!("tree:{}?{}", self.dir.display(), t.query());
-            if self.file_bytes > 0 {
-                s.push_str(&format!("&size={}", self.file_bytes));
+            match &self.sizes {
+                Some(z) => s.push_str(&format!("&size={}&seed={}", z.text(), z.seed)),
+                None if self.file_bytes > 0 => s.push_str(&format!("&size={}", self.file_bytes)),
+                None => {}
             }
             return s;
         }
@@ -264,6 +300,46 @@ impl FileSetSpec {
             s.push_str("&unlink=1");
         }
         s
+    }
+
+    /// The length of file `i`: its draw from [`FileSetSpec::sizes`], else
+    /// `file_bytes`.
+    pub fn file_len(&self, i: u64) -> u64 {
+        self.sizes.as_ref().map_or(self.file_bytes, |s| s.of(i))
+    }
+
+    /// Every file's length, when they differ (`None`: each is `file_bytes`).
+    pub fn file_lens(&self) -> Option<Vec<u64>> {
+        let s = self.sizes.as_ref()?;
+        Some((0..self.count).map(|i| s.of(i)).collect())
+    }
+
+    /// What a set of files of several lengths holds, in a line: each length with
+    /// the number of files that drew it, and the bytes in all (`None`: one length).
+    pub fn sizes_summary(&self) -> Option<String> {
+        let z = self.sizes.as_ref()?;
+        let mut counts = vec![0u64; z.split.len()];
+        let mut total = 0u64;
+        for len in self.file_lens()? {
+            total = total.saturating_add(len);
+            if let Some(k) = z.split.iter().position(|s| s.0 == len) {
+                counts[k] += 1;
+            }
+        }
+        let parts: Vec<String> = z
+            .split
+            .iter()
+            .zip(&counts)
+            .map(|(&(b, _), n)| format!("{} × {n}", super::units::format_size(b)))
+            .collect();
+        Some(format!(
+            "{} files of {} lengths drawn with seed {} ({}), {} in all",
+            self.count,
+            z.split.len(),
+            z.seed,
+            parts.join(", "),
+            super::units::format_size(total)
+        ))
     }
 
     /// The name of file `i` (inside [`FileSetSpec::dir`], or absolute for a listed
@@ -376,6 +452,24 @@ mod tests {
             Err(FileSetError::UnknownInTree("count".into()))
         );
         assert!(FileSetSpec::parse_tree("/a?width=0").is_err());
+        let z = FileSetSpec::parse_tree("/a?files=3&size=4k:50,16k:50&seed=9").unwrap();
+        assert_eq!(z.file_bytes, 16384, "the stride is the largest length");
+        assert!((0..3).all(|i| [4096, 16384].contains(&z.file_len(i))));
+        assert_eq!(
+            z.uri(),
+            "tree:/a?depth=1&width=1&files=3&size=4096:50,16384:50&seed=9"
+        );
+        assert_eq!(
+            FileSetSpec::parse_tree(z.uri().strip_prefix("tree:").unwrap()),
+            Ok(z.clone())
+        );
+        let line = z.sizes_summary().unwrap();
+        assert!(
+            line.starts_with("3 files of 2 lengths drawn with seed 9 ("),
+            "{line}"
+        );
+        assert!(FileSetSpec::parse_tree("/a?size=4k:50,16k:40").is_err());
+        assert!(FileSetSpec::parse_tree("/a?size=4k&seed=3").is_err());
         assert!(FileSetSpec::parse_tree("?depth=1").is_err());
     }
 }

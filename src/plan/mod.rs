@@ -7,6 +7,7 @@ pub mod emit;
 pub mod engine_kind;
 pub mod engine_opts;
 pub mod file_service;
+pub mod file_sizes;
 pub mod file_tree;
 pub mod fileset;
 pub mod fill;

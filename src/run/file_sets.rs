@@ -17,12 +17,17 @@ use super::RunError;
 use crate::plan::file_service::FileService;
 use crate::plan::model::{AccessPattern, Distribution, RunSpec, Workload};
 use crate::rng::Rng;
+use std::sync::Arc;
 
 /// A workload's files as its streams pick them.
 #[derive(Debug, Clone)]
 pub struct FileShape {
-    /// Length of each file.
+    /// Each file's stride in the address space: its length, or the largest length
+    /// when they differ.
     pub file_bytes: u64,
+    /// Each file's own length when the files differ (a tree's `size=LEN:PCT,…`),
+    /// from the working set's first file.
+    lens: Option<Arc<[u64]>>,
     /// Files in one stream's working set.
     pub files: u64,
     pub service: FileService,
@@ -36,8 +41,15 @@ pub struct FileShape {
 }
 
 impl FileShape {
-    /// The files of a working set of `ws_len` bytes, `file_bytes` each.
-    pub fn new(w: &Workload, file_bytes: u64, ws_len: u64, unit: u64) -> FileShape {
+    /// The files of a working set of `ws_len` bytes, `file_bytes` apart, each
+    /// `file_bytes` long or as long as `lens` says.
+    pub fn new(
+        w: &Workload,
+        file_bytes: u64,
+        ws_len: u64,
+        unit: u64,
+        lens: Option<Arc<[u64]>>,
+    ) -> FileShape {
         let files = (ws_len / file_bytes).max(1);
         let service = w.file_service;
         let skew = match service {
@@ -51,6 +63,7 @@ impl FileShape {
         };
         FileShape {
             file_bytes,
+            lens,
             files,
             service,
             slots: file_bytes.saturating_sub(w.bs.max_bytes()) / unit.max(1) + 1,
@@ -58,12 +71,28 @@ impl FileShape {
             scatter: Permutation::new(files),
         }
     }
+
+    /// The length of file `f` of the working set.
+    #[inline]
+    pub fn len_of(&self, f: u64) -> u64 {
+        match &self.lens {
+            Some(l) => l.get(f as usize).copied().unwrap_or(self.file_bytes),
+            None => self.file_bytes,
+        }
+    }
+
+    /// Offset slots in file `f` (fewer than [`FileShape::slots`] in a shorter file).
+    fn slots_of(&self, f: u64, max_bs: u64, unit: u64) -> u64 {
+        match self.lens {
+            None => self.slots,
+            Some(_) => self.len_of(f).saturating_sub(max_bs) / unit.max(1) + 1,
+        }
+    }
 }
 
 /// One stream's place among its files.
 #[derive(Debug, Clone)]
 pub struct FileCursor {
-    file_bytes: u64,
     current: u64,
     /// I/Os still to go to the current file before the next is picked.
     left: u32,
@@ -85,7 +114,6 @@ impl FileCursor {
     pub fn new(fs: &FileShape) -> FileCursor {
         let n = fs.files as usize;
         FileCursor {
-            file_bytes: fs.file_bytes,
             current: 0,
             left: 0,
             next_rr: 0,
@@ -93,7 +121,7 @@ impl FileCursor {
             budget: if fs.service.is_skewed() {
                 Box::new([])
             } else {
-                vec![fs.file_bytes; n].into_boxed_slice()
+                (0..n as u64).map(|f| fs.len_of(f)).collect()
             },
             done: 0,
             keep: false,
@@ -101,32 +129,48 @@ impl FileCursor {
     }
 
     /// Starts a new pass over every file (all positions back at the start).
-    pub fn reset(&mut self) {
+    pub fn reset(&mut self, fs: &FileShape) {
         self.pos.fill(0);
-        self.budget.fill(self.file_bytes);
+        for (f, b) in self.budget.iter_mut().enumerate() {
+            *b = fs.len_of(f as u64);
+        }
         self.done = 0;
         self.left = 0;
     }
 
     /// The offset, from the start of the stream's working set, of its next I/O of
-    /// `len` bytes: the file by the policy, the place in it by the pattern.
-    pub fn next(&mut self, fs: &FileShape, io: &IoShape<'_>, rng: &mut Rng, len: u32) -> u64 {
+    /// `len` bytes (and its length): the file by the policy, the place in it by the
+    /// pattern. An I/O longer than a shorter file of a set whose files differ is
+    /// shortened to the file, at its start (vdbench's rule for such a file).
+    pub fn next(
+        &mut self,
+        fs: &FileShape,
+        io: &IoShape<'_>,
+        rng: &mut Rng,
+        len: u32,
+    ) -> (u64, u32) {
         let f = self.pick(fs, rng);
-        let len = u64::from(len);
+        let len = u64::from(len).min(fs.len_of(f));
         let within = if io.sequential {
             let mut p = self.pos[f as usize];
-            if p + len > fs.file_bytes {
+            if p + len > fs.len_of(f) {
                 p = 0;
             }
             self.pos[f as usize] = p + len;
             p
         } else {
-            io.offsets.sample(rng, fs.slots) * io.unit
+            let slots = fs.slots_of(f, io.max_bs, io.unit);
+            let slot = match (slots == fs.slots, io.offsets) {
+                (true, _) | (false, OffsetSampler::Uniform) => io.offsets.sample(rng, slots),
+                // A shorter file: the draw over a whole file's slots, scaled to its own.
+                (false, o) => o.sample(rng, fs.slots) * slots / fs.slots,
+            };
+            slot * io.unit
         };
         if !self.budget.is_empty() {
             self.spend(fs, f, len, io);
         }
-        f * fs.file_bytes + within
+        (f * fs.file_bytes + within, len as u32)
     }
 
     /// Counts `len` bytes against file `f`'s share of the pass; a file whose share
@@ -135,7 +179,7 @@ impl FileCursor {
     fn spend(&mut self, fs: &FileShape, f: u64, len: u64, io: &IoShape<'_>) {
         let b = &mut self.budget[f as usize];
         *b = b.saturating_sub(len);
-        let full = io.sequential && self.pos[f as usize] + io.max_bs > fs.file_bytes;
+        let full = io.sequential && self.pos[f as usize] + io.max_bs > fs.len_of(f);
         if *b > 0 && !full {
             return;
         }
@@ -143,7 +187,7 @@ impl FileCursor {
         self.done += 1;
         self.keep = false;
         if self.done >= fs.files {
-            self.reset();
+            self.reset(fs);
         }
     }
 
@@ -238,19 +282,30 @@ fn normal_file(rng: &mut Rng, n: u64, dev_pct: f64, scatter: &Permutation) -> u6
     scatter.apply(rank.min(n - 1), n)
 }
 
+/// The files of a set read as bytes, as setup checks a workload against them.
+pub(super) struct SetFiles<'a> {
+    /// Each file's stride in the address space (0: not a file set).
+    pub stride_bytes: u64,
+    /// Each file's own length when they differ.
+    pub lens: Option<&'a [u64]>,
+}
+
 /// A workload on a file set read as bytes: its working set is whole files, no
-/// request may cross into the next file, and what only makes sense over one
-/// address space (zones, sequences, gaps, interleaved streams) is refused.
+/// request may cross into the next file (nor past a shorter file's end), and what
+/// only makes sense over one address space (zones, sequences, gaps, interleaved
+/// streams) is refused.
 pub(super) fn check_workload(
     run: &RunSpec,
     w: &Workload,
-    file_bytes: u64,
+    files: &SetFiles<'_>,
     uri: &str,
     ws_len: u64,
 ) -> Result<(), RunError> {
+    let file_bytes = files.stride_bytes;
     if file_bytes == 0 {
         return Ok(());
     }
+    let shortest = files.lens.and_then(|l| l.iter().min().copied());
     let invalid = |msg: String| RunError::Invalid {
         run: run.name.clone(),
         workload: w.name.clone(),
@@ -266,11 +321,18 @@ pub(super) fn check_workload(
              multiples of the file size ({size})"
         )));
     }
+    // Files of several lengths: an I/O longer than a shorter one is shortened to it.
     if w.bs.max_bytes() > file_bytes {
         return Err(invalid(format!(
             "block size {} is larger than a file of '{uri}' ({size}); no request crosses \
              into the next file",
             crate::plan::units::format_size(w.bs.max_bytes())
+        )));
+    }
+    if shortest.is_some() && (w.offset_increment_bytes != 0 || w.pauses.pass_bytes != 0) {
+        return Err(invalid(format!(
+            "an offset_increment or a pass size (io_size) is not supported on '{uri}', whose \
+             files differ in length; each stream walks whole files"
         )));
     }
     let sequential = matches!(w.pattern, AccessPattern::Sequential);
@@ -336,7 +398,7 @@ mod tests {
             file_service: FileService::parse(service).unwrap(),
             ..Default::default()
         };
-        let fs = FileShape::new(&w, file_bytes, files * file_bytes, K);
+        let fs = FileShape::new(&w, file_bytes, files * file_bytes, K, None);
         let offsets = OffsetSampler::new(&Distribution::Uniform, fs.slots);
         (fs, offsets)
     }
@@ -360,7 +422,7 @@ mod tests {
         let mut rng = Rng::new(5);
         (0..n)
             .map(|_| {
-                let o = c.next(&fs, &io, &mut rng, K as u32);
+                let (o, _) = c.next(&fs, &io, &mut rng, K as u32);
                 (o / file_bytes, o % file_bytes)
             })
             .collect()

@@ -47,7 +47,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 .wrapping_add(((wi as u64) << 32) | i);
             let mut rng = crate::rng::Rng::new(seed);
             let place = place_of(w, r, i);
-            let bytes_left = bytes_of(run, w, place.per_stream);
+            let bytes_left = bytes_of(run, w, in_files(r, place.per_stream));
             // fio's io_size passes (0: a pass is the working set).
             let pass = Some(w.pauses.pass_bytes).filter(|&b| b > 0);
             let schedule = schedule_of(w, n, &mut rng);
@@ -179,6 +179,22 @@ fn attach_replays(replays: &super::replay::Replays, streams: &mut [Stream]) {
     }
 }
 
+/// A stream's share of a pass on a set whose files differ in length: the same
+/// share of the working set's files' own bytes (not of their strides).
+fn in_files(r: &Resolved, per_stream: u64) -> u64 {
+    let Some(lens) = r
+        .file_lens
+        .as_deref()
+        .filter(|_| r.file_bytes > 0 && r.ws_len > 0)
+    else {
+        return per_stream;
+    };
+    let first = (r.ws_start / r.file_bytes) as usize;
+    let files = (r.ws_len / r.file_bytes) as usize;
+    let bytes: u64 = lens.iter().skip(first).take(files).sum();
+    (u128::from(per_stream) * u128::from(bytes) / u128::from(r.ws_len)) as u64
+}
+
 /// The bytes a stream of `w` moves before it is done: its passes over its share
 /// (`per_stream`) or over `pass_bytes`; unbounded when time-based.
 fn bytes_of(run: &RunSpec, w: &crate::plan::Workload, per_stream: u64) -> u64 {
@@ -297,7 +313,7 @@ fn shapes_of(
             };
             match r.file_bytes {
                 0 => shape,
-                b => shape.with_files(w, b),
+                b => shape.with_files(w, b, r.file_lens.as_deref()),
             }
         })
         .collect();
@@ -719,6 +735,7 @@ mod tests {
             ws_start: 8192,
             ws_len: 64 * 4096,
             file_bytes: 0,
+            file_lens: None,
         };
         (run, vec![r])
     }

@@ -30,6 +30,9 @@ struct Geometry<'a> {
     blocks: bool,
     /// A file set read and written as bytes: each file's length (0 otherwise).
     file_bytes: u64,
+    /// ... and when its files differ in length, each one's (`file_bytes` is then the
+    /// largest, each file's stride).
+    file_lens: Option<Arc<[u64]>>,
 }
 
 impl<'a> From<&'a Probe> for Geometry<'a> {
@@ -41,6 +44,7 @@ impl<'a> From<&'a Probe> for Geometry<'a> {
             align_bytes: p.align_bytes,
             blocks: p.kind == ProbeKind::Iscsi,
             file_bytes: set_file_bytes(&p.uri, p.kind),
+            file_lens: set_file_lens(&p.uri, p.kind == ProbeKind::File),
         }
     }
 }
@@ -54,6 +58,7 @@ impl<'a> From<&'a OpenTarget> for Geometry<'a> {
             align_bytes: Some(t.align_bytes),
             blocks: matches!(t.backing, Backing::Iscsi(_)),
             file_bytes: t.byte_files().map_or(0, |s| s.file_bytes),
+            file_lens: set_file_lens(&t.uri, t.byte_files().is_some()),
         }
     }
 }
@@ -64,6 +69,14 @@ fn set_file_bytes(uri: &str, kind: ProbeKind) -> u64 {
     match (kind, target::parse_uri(uri)) {
         (ProbeKind::File, Ok(TargetKind::Files(set))) => set.file_bytes,
         _ => 0,
+    }
+}
+
+/// Each file's length when a file set read as bytes has files of several lengths.
+fn set_file_lens(uri: &str, bytes: bool) -> Option<Arc<[u64]>> {
+    match target::parse_uri(uri) {
+        Ok(TargetKind::Files(set)) if bytes => set.file_lens().map(Arc::from),
+        _ => None,
     }
 }
 
@@ -506,6 +519,34 @@ fn fill_size(run: &RunSpec, spec: &TargetSpec) -> Option<u64> {
     target::fill::fill_size_bytes(&path, unit)
 }
 
+/// Under O_DIRECT (unless the null engine runs it), a workload's block sizes and
+/// offsets must be multiples of the target's alignment.
+fn check_direct(
+    run: &RunSpec,
+    w: &crate::plan::model::Workload,
+    t: &Geometry,
+) -> Result<(), String> {
+    let (true, Some(a)) = (
+        t.direct && run.engine_of(w) != EngineKind::Null,
+        t.align_bytes,
+    ) else {
+        return Ok(());
+    };
+    if let Some(&(b, _)) = w.bs.all().find(|&&(b, _)| b % a != 0) {
+        return Err(format!(
+            "block size {b} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires (use a multiple of {a} or --direct false)",
+            t.uri
+        ));
+    }
+    if w.offset_bytes % a != 0 || w.offset_increment_bytes % a != 0 {
+        return Err(format!(
+            "offset {} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires",
+            w.offset_bytes, t.uri
+        ));
+    }
+    Ok(())
+}
+
 /// Checks every workload against its target's geometry and resolves its working set.
 fn resolve_workloads(
     run: &RunSpec,
@@ -577,29 +618,18 @@ fn resolve_workloads(
             super::sprandom::Layout::new(spec, ws_len, w.bs.max_bytes())
                 .map_err(|e| invalid(e.to_string()))?;
         }
-        super::file_sets::check_workload(run, w, t.file_bytes, t.uri, ws_len)?;
-        if let (true, Some(a)) = (
-            t.direct && run.engine_of(w) != EngineKind::Null,
-            t.align_bytes,
-        ) {
-            if let Some(&(b, _)) = w.bs.all().find(|&&(b, _)| b % a != 0) {
-                return Err(invalid(format!(
-                    "block size {b} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires (use a multiple of {a} or --direct false)",
-                    t.uri
-                )));
-            }
-            if w.offset_bytes % a != 0 || w.offset_increment_bytes % a != 0 {
-                return Err(invalid(format!(
-                    "offset {} is not a multiple of {a} bytes, which O_DIRECT on '{}' requires",
-                    w.offset_bytes, t.uri
-                )));
-            }
-        }
+        let files = super::file_sets::SetFiles {
+            stride_bytes: t.file_bytes,
+            lens: t.file_lens.as_deref(),
+        };
+        super::file_sets::check_workload(run, w, &files, t.uri, ws_len)?;
+        check_direct(run, w, t).map_err(invalid)?;
         resolved.push(Resolved {
             target: ti as u32,
             ws_start,
             ws_len,
             file_bytes: t.file_bytes,
+            file_lens: t.file_lens.clone(),
         });
     }
     Ok(resolved)

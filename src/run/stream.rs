@@ -163,8 +163,13 @@ impl WorkloadShape {
 
     /// The shape on a file set of `file_bytes` files: random offsets are drawn
     /// inside one file, and each I/O's file is picked by the workload's policy.
-    pub fn with_files(mut self, w: &Workload, file_bytes: u64) -> Self {
-        let fs = super::file_sets::FileShape::new(w, file_bytes, self.ws_len, self.offset_unit);
+    /// `lens`: every file's own length when they differ (from the set's first).
+    pub fn with_files(mut self, w: &Workload, file_bytes: u64, lens: Option<&[u64]>) -> Self {
+        let first = (self.ws_start / file_bytes.max(1)) as usize;
+        let files = (self.ws_len / file_bytes.max(1)) as usize;
+        let lens = lens.map(|l| l.iter().skip(first).take(files).copied().collect());
+        let fs =
+            super::file_sets::FileShape::new(w, file_bytes, self.ws_len, self.offset_unit, lens);
         self.slots = fs.slots;
         self.offsets = OffsetSampler::new(&w.dist, fs.slots);
         self.files = Some(Box::new(fs));
@@ -332,7 +337,7 @@ impl Stream {
             return self.replayed_io(shape);
         }
         if let Some((offset, len)) = self.pair.take() {
-            self.charge(len);
+            self.charge(len, shape);
             return Some(self.with_flags(shape, Op::Write, offset, len));
         }
         let mut op = match (shape.trim, shape.read_pct) {
@@ -351,9 +356,11 @@ impl Stream {
             op = Self::zbd_first_op(shape, op);
         }
         let table = &shape.bs_tables[usize::from(op != Op::Read)];
-        let len = table.draw(&mut self.rng, shape.max_bs);
+        let mut len = table.draw(&mut self.rng, shape.max_bs);
         let offset = if let Some(fs) = &shape.files {
-            self.file_offset(fs, shape, len)
+            let (o, fits) = self.file_offset(fs, shape, len);
+            len = fits;
+            o
         } else if let Some(z) = &shape.zones {
             self.zoned_offset(z, len, shape)
         } else if let (true, Some(shared)) = (shape.sequential, &self.shared_pos) {
@@ -394,9 +401,9 @@ impl Stream {
         };
         if shape.trim == TrimMode::ThenWrite {
             self.pair = Some((offset, len));
-            self.charge(0);
+            self.charge(0, shape);
         } else {
-            self.charge(len);
+            self.charge(len, shape);
         }
         Some(self.with_flags(shape, op, offset, len))
     }
@@ -408,7 +415,7 @@ impl Stream {
             self.bytes_left = 0;
             return None;
         };
-        self.charge(io.len);
+        self.charge(io.len, shape);
         Some(self.with_flags(shape, io.op, io.offset, io.len))
     }
 
@@ -504,15 +511,15 @@ impl Stream {
         Some(shape.ws_start + block * shape.offset_unit)
     }
 
-    /// The offset of an I/O of `len` bytes on a file set: in the file the policy
-    /// picks, where the pattern says.
+    /// The offset of an I/O of `len` bytes on a file set (and its length, shortened
+    /// to a shorter file): in the file the policy picks, where the pattern says.
     #[inline(never)]
     fn file_offset(
         &mut self,
         fs: &super::file_sets::FileShape,
         shape: &WorkloadShape,
         len: u32,
-    ) -> u64 {
+    ) -> (u64, u32) {
         let io = super::file_sets::IoShape {
             sequential: shape.sequential,
             unit: shape.offset_unit,
@@ -522,7 +529,8 @@ impl Stream {
         let cursor = self
             .files
             .get_or_insert_with(|| Box::new(super::file_sets::FileCursor::new(fs)));
-        shape.ws_start + self.shift_bytes + cursor.next(fs, &io, &mut self.rng, len)
+        let (o, len) = cursor.next(fs, &io, &mut self.rng, len);
+        (shape.ws_start + self.shift_bytes + o, len)
     }
 
     /// The offset of the next `op` under a sequence distribution (each direction
@@ -575,14 +583,14 @@ impl Stream {
 
     /// Counts an issued I/O of `len` budgeted bytes against the stream's budgets.
     #[inline(always)]
-    fn charge(&mut self, len: u32) {
+    fn charge(&mut self, len: u32, shape: &WorkloadShape) {
         self.bytes_left = self.bytes_left.saturating_sub(len as u64);
         self.ios_left -= 1;
         if self.ios_left == 0 {
             self.bytes_left = 0;
         }
         if self.pass_bytes != u64::MAX {
-            self.end_of_pass(len);
+            self.end_of_pass(len, shape);
         }
     }
 
@@ -590,12 +598,12 @@ impl Stream {
     /// a byte count (fio's `io_size`); a pass done starts the next at the region's
     /// start, as fio restarts each loop.
     #[cold]
-    fn end_of_pass(&mut self, len: u32) {
+    fn end_of_pass(&mut self, len: u32, shape: &WorkloadShape) {
         self.pass_left = self.pass_left.saturating_sub(u64::from(len));
         if self.pass_left == 0 {
             self.pass_left = self.pass_bytes;
-            if let Some(c) = self.files.as_mut() {
-                c.reset();
+            if let (Some(c), Some(fs)) = (self.files.as_mut(), shape.files.as_deref()) {
+                c.reset(fs);
             }
             self.pos = self.region_start;
             self.zone_start = self.region_start;
@@ -988,6 +996,7 @@ mod tests {
             ws_start: 0,
             ws_len: 256 << 10,
             file_bytes: 0,
+            file_lens: None,
         }];
         let registry = super::super::zbd::Registry::new();
         let targets = [("t".to_string(), 256 << 10)];

@@ -568,6 +568,7 @@ mod tests {
                 ws_start,
                 ws_len,
                 file_bytes: 0,
+                file_lens: None,
             })
             .collect();
         let size = ws_start + ws_len;
@@ -860,6 +861,7 @@ mod tests {
                 ws_start: 0,
                 ws_len: 4 * MIB,
                 file_bytes: 0,
+                file_lens: None,
             }];
             tables(&run, &r, &[("f".into(), 4 * MIB)], &registry).unwrap()[0]
                 .clone()

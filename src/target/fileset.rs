@@ -70,13 +70,20 @@ pub fn probe(
             ),
         ));
     }
-    if !spec.dir.is_dir() {
+    // A tree that makes its anchor checks nothing in it before it is made.
+    let made_later = spec.tree.is_some_and(|t| t.make_anchor) && !spec.dir.exists();
+    if !made_later && !spec.dir.is_dir() {
         return Err(invalid(
             uri,
             format!("directory '{}' does not exist", spec.dir.display()),
         ));
     }
-    let dir = open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?;
+    let dir = match made_later {
+        true => None,
+        false => {
+            Some(open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?)
+        }
+    };
     let mut names = Vec::with_capacity(spec.count as usize);
     let mut existing = 0u64;
     let mut first_existing = None;
@@ -85,7 +92,12 @@ pub fn probe(
             .map_err(|_| invalid(uri, "a file name holds a NUL byte".into()))?;
         // A tree's creates look for a name that does not exist (vdbench's rule).
         let once = spec.tree.is_none();
-        if once && use_ == Some(SetUse::Create) && exists_at(dir.as_raw_fd(), &name) {
+        if once
+            && use_ == Some(SetUse::Create)
+            && dir
+                .as_ref()
+                .is_some_and(|d| exists_at(d.as_raw_fd(), &name))
+        {
             existing += 1;
             first_existing.get_or_insert_with(|| spec.file_name(i));
         }
@@ -144,6 +156,10 @@ pub fn make_tree_dirs(uri: &str, spec: &FileSetSpec) -> Result<(), TargetError> 
     let Some(tree) = &spec.tree else {
         return Ok(());
     };
+    if tree.make_anchor && !spec.dir.exists() {
+        std::fs::create_dir_all(&spec.dir)
+            .map_err(|e| super::io_err(&spec.dir, "making the tree's anchor directory")(e))?;
+    }
     if !spec.dir.is_dir() {
         return Err(invalid(
             uri,
@@ -182,7 +198,7 @@ impl FileSetTarget {
         self.dir.as_raw_fd()
     }
 
-    /// Creates the missing files (`file_bytes` long, real data) or directories.
+    /// Creates the missing files (each its own length, real data) or directories.
     fn lay_out(&self, use_: SetUse) -> Result<(), TargetError> {
         let fd = self.dir_fd();
         let data = vec![0xa5u8; self.spec.file_bytes.min(1 << 20) as usize];
@@ -197,7 +213,7 @@ impl FileSetTarget {
                 .join(std::ffi::OsStr::from_bytes(name.as_bytes()));
             let r = match use_ {
                 SetUse::Dirs => std::fs::create_dir(&path),
-                _ => write_file(&path, &data, self.spec.file_bytes),
+                _ => write_file(&path, &data, self.spec.file_len(i as u64)),
             };
             r.map_err(|e| super::io_err(&path, "laying out")(e))?;
             made.push(i as u64);

@@ -119,7 +119,9 @@ fn members(
             "a file set read and written as bytes needs size=BYTES (each file's length)".into(),
         ));
     }
-    if !set.dir.is_dir() {
+    // A tree that makes its anchor (with its parents) makes it when it opens.
+    let made_later = set.tree.is_some_and(|t| t.make_anchor) && !set.dir.exists();
+    if !made_later && !set.dir.is_dir() {
         return Err(invalid(format!(
             "directory '{}' does not exist",
             set.dir.display()
@@ -131,7 +133,7 @@ fn members(
             let member = TargetSpec {
                 name: spec.name.clone(),
                 uri: path.display().to_string(),
-                size_bytes: Some(set.file_bytes),
+                size_bytes: Some(set.file_len(i)),
                 direct: spec.direct,
                 fill: false,
                 multipath: None,
@@ -142,10 +144,10 @@ fn members(
         .collect())
 }
 
-/// Options for one file of the set: as the set's, sized to one file.
-fn member_opts(set: &FileSetSpec, opts: OpenOptionsIo) -> OpenOptionsIo {
+/// Options for one file of the set (`len` bytes long): as the set's, sized to it.
+fn member_opts(set: &FileSetSpec, opts: OpenOptionsIo, len: u64) -> OpenOptionsIo {
     OpenOptionsIo {
-        min_size_bytes: set.file_bytes,
+        min_size_bytes: len,
         set_use: None,
         // A tree's files may be laid out as holes (`create = "empty"`), for a
         // format pass whose writes fill them.
@@ -165,14 +167,15 @@ pub fn probe(
     let mut direct = None;
     let mut align = Some(1u64);
     let mut all_there = true;
-    for (m, path) in &members {
+    for (i, (m, path)) in members.iter().enumerate() {
+        let len = set.file_len(i as u64);
         // A tree's directories are made when it opens: a file in one not made yet
         // is simply not there.
         if set.tree.is_some() && !path.parent().is_some_and(|d| d.is_dir()) {
             all_there = false;
             continue;
         }
-        let p = super::probe_path(m, path, member_opts(set, opts))?;
+        let p = super::probe_path(m, path, member_opts(set, opts, len))?;
         if p.kind != ProbeKind::File {
             return Err(TargetError::Invalid {
                 uri: spec.uri.clone(),
@@ -187,7 +190,7 @@ pub fn probe(
             (Some(a), Some(b)) => Some(a.max(b)),
             _ => None,
         };
-        all_there &= p.existing_len.is_some_and(|l| l >= set.file_bytes);
+        all_there &= p.existing_len.is_some_and(|l| l >= len);
     }
     let size_bytes = set.count.saturating_mul(set.file_bytes);
     Ok(Probe {
@@ -234,9 +237,10 @@ pub fn open(
     };
     let mut direct = None;
     let mut align = 1u64;
-    for (m, path) in &members {
+    for (i, (m, path)) in members.iter().enumerate() {
         let before = std::fs::metadata(path).ok().map(|md| md.len());
-        let opened = super::open_path(m, path, member_opts(set, opts)).and_then(|t| {
+        let o = member_opts(set, opts, set.file_len(i as u64));
+        let opened = super::open_path(m, path, o).and_then(|t| {
             same_direct(spec, &mut direct, t.direct)?;
             Ok(t)
         });

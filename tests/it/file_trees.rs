@@ -2,7 +2,8 @@
 //! files: `format=` lays out exactly width^depth leaf directories of `files` files of
 //! the declared size, a read/write/create/delete mix and a mix of every fwd
 //! operation report each operation per interval, adding up to their totals, and
-//! operations that find nothing to act on are skips, not errors.
+//! operations that find nothing to act on are skips, not errors. A published file
+//! runs with its size distribution, made anchor, skew and shared files.
 
 use super::*;
 
@@ -206,5 +207,138 @@ fn every_operation_reports_per_interval_and_nothing_to_do_is_a_skip() {
     assert_eq!(
         sum, run.totals.all.ios,
         "the operations add up to the run's"
+    );
+}
+
+/// iul1an/vdbench-tests' 5050RW.vdb (tests/fixtures/compat/published/vdbench), its
+/// tree scaled from 4^4 × 4000 files to 2 × 32 and its hour to 4 s: files of four
+/// lengths (25 % each), an anchor made with its parents (create_anchors=yes), two
+/// fwds of 25 threads sharing files (fileio=(random,shared)) at skew=50 each under
+/// fwdrate=max.
+#[test]
+fn published_5050rw_runs_with_its_sizes_skew_and_shared_files() {
+    let d = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/compat/published/vdbench/iul1an-5050rw.parm");
+    let text = std::fs::read_to_string(fixture)
+        .unwrap()
+        .replace("width=4,depth=4,files=4000", "width=2,depth=1,files=32")
+        .replace("elapsed=1h,interval=60", "elapsed=4,interval=1");
+    let p = d.path().join("5050rw.parm");
+    std::fs::write(&p, text).unwrap();
+    let anchor = d.path().join("not/made/yet");
+    let vars = [
+        "vdbench_path=/opt/vdbench".to_string(),
+        "host1=localhost".into(),
+        format!("anchor1={}", anchor.display()),
+    ];
+    let mut args = vec!["vdbench".to_string(), "-f".into(), p.display().to_string()];
+    args.extend(vars);
+    let r = ioscope_to(&d.path().join("r.json"), &args).expect_code(0);
+    let (_, files) = census(&anchor);
+    assert_eq!(files.len(), 64, "2 leaf directories × 32 files");
+    let lens = [64 << 10, 128 << 10, 256 << 10, 1 << 20];
+    let mut per = [0u64; 4];
+    for (path, len) in &files {
+        let k = lens.iter().position(|l| l == len);
+        per[k.unwrap_or_else(|| panic!("{}: {len} bytes", path.display()))] += 1;
+    }
+    // Drawn from the run's seed: each length near a quarter of 64 (16 ± 3.5).
+    assert!(per.iter().all(|&n| (5..=27).contains(&n)), "{per:?}");
+    let total: u64 = files.iter().map(|f| f.1).sum();
+    let line = format!(
+        "64 files of 4 lengths drawn with seed 137 (64k × {}",
+        per[0]
+    );
+    assert!(r.stdout.contains(&line), "{line} in: {}", r.stdout);
+    let format = r.run(0);
+    assert_eq!(format.name, "format_for_rd1");
+    assert_eq!(
+        format.totals.write.bytes, total,
+        "the format wrote every file once"
+    );
+    // skew=50 each under max: equal operation counts (flow control); 2 % allowed.
+    let run = r.run(1);
+    let (reads, writes) = (run.totals.read.ios, run.totals.write.ios);
+    assert!(
+        reads > 100 && writes > 100,
+        "{reads} reads, {writes} writes"
+    );
+    let off = reads.abs_diff(writes) as f64 / (reads + writes) as f64;
+    assert!(off < 0.02, "{reads} reads against {writes} writes");
+    assert!(r.wire["plan"]["targets"][0]["uri"]
+        .as_str()
+        .unwrap()
+        .ends_with("&size=65536:25,131072:25,262144:25,1048576:25&seed=137"));
+}
+
+/// skew= under a rate: fwd a gets 75 % of fwdrate=400, b the 25 % left.
+#[test]
+fn skew_splits_the_rate_between_fwds() {
+    let d = tempfile::tempdir().unwrap();
+    let anchor = d.path().join("anchor");
+    std::fs::create_dir(&anchor).unwrap();
+    let p = parm(
+        d.path(),
+        &anchor,
+        "fwd=default,fsd=fsd1,xfersize=4k,fileio=random\nfwd=a,operation=read,skew=75\n\
+         fwd=b,operation=write\nrd=rd1,fwd=(a,b),fwdrate=400,format=yes,elapsed=4,interval=1\n",
+    );
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    let run = r.run(1);
+    let rates: Vec<f64> = run.workloads.iter().map(|w| w.totals.all.iops).collect();
+    // 300 and 100 a second over 3 s measured, exponential arrivals: 900 ± 30 and
+    // 300 ± 17 operations (one σ); 4 σ allowed.
+    let s = run.duration_s;
+    assert!((rates[0] * s - 900.0).abs() < 120.0, "{rates:?} over {s} s");
+    assert!((rates[1] * s - 300.0).abs() < 70.0, "{rates:?} over {s} s");
+}
+
+/// fileio=(random,shared): the fwd's threads use one file at the same time. vdbench
+/// hands the files out in order; ioscope's threads each walk them in order from
+/// the first, a file's bytes on each before the next, so with 4 threads on 1 MiB
+/// files read 4 KiB at a time their first 4 × 256 reads fall on the first file.
+#[test]
+fn shared_files_are_used_by_every_thread_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let anchor = d.path().join("anchor");
+    std::fs::create_dir(&anchor).unwrap();
+    let p = d.path().join("shared.parm");
+    std::fs::write(
+        &p,
+        format!(
+            "fsd=fsd1,anchor={},depth=1,width=1,files=8,size=1m\n\
+             fwd=fwd1,fsd=fsd1,xfersize=4k,threads=4,fileio=(random,shared),operation=read\n\
+             rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
+            anchor.display()
+        ),
+    )
+    .unwrap();
+    let o = run(&["convert", "vdbench", "-f", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = d.path().join("rec.log");
+    let toml = stdout(&o).replace(
+        "name = \"r1-fwd1\"\n",
+        &format!("name = \"r1-fwd1\"\nrecord = \"{}\"\n", log.display()),
+    );
+    assert!(toml.contains("file_service = \"sequential\""), "{toml}");
+    let job = d.path().join("shared.toml");
+    std::fs::write(&job, toml).unwrap();
+    let r = ioscope_to(&d.path().join("r.json"), ["run", job.to_str().unwrap()]).expect_code(0);
+    assert_eq!(r.run(1).streams, 4);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let files: Vec<u64> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"read")).then(|| f[3].parse::<u64>().unwrap() >> 20)
+        })
+        .take(4 * 256)
+        .collect();
+    assert_eq!(files.len(), 4 * 256, "{} reads recorded", files.len());
+    let first = files.iter().filter(|&&f| f == 0).count();
+    assert!(
+        first >= 900,
+        "{first} of the first 1024 reads on the first file"
     );
 }

@@ -1773,6 +1773,9 @@ fn general_param(
             // A command to run, or remove_device.
             Err(_) => unsupported.push(format!("data_errors={}", p.value), &p.loc),
         },
+        // Anchors are fsd directories; a raw-I/O run has none (the file-system
+        // reader reads this one itself).
+        "create_anchors" => {}
         "debug" => general.warnings.push(format!(
             "{}: debug={} — vdbench's debugging switches change its own logging and \
              internal checks (86: how an fsd format truncates files), nothing measured \
@@ -1955,7 +1958,7 @@ mod table_tests {
 
     /// A parameter file that writes every parameter the table maps, once.
     const EVERY_MAPPED: &str = "\
-compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86
+compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86,create_anchors=yes
 hd=h1,system=localhost
 sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
 wd=w1,sd=s1,xfersize=4k,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100

@@ -227,7 +227,10 @@ pub static OPTIONS: &[VdbOption] = &[
     row(
         G,
         "create_anchors",
-        Unsupported("file-system anchors (fsd)"),
+        Maps(
+            "yes: each fsd's anchor directory is made, with its missing parents, when the \
+             tree opens (a tree's mkdir=parents); no effect on raw-I/O (sd) runs",
+        ),
     ),
     row(
         G,

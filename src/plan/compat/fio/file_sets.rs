@@ -70,6 +70,7 @@ impl JobCx<'_> {
                 list: None,
                 unlink,
                 tree: None,
+                sizes: None,
             },
             Names::Listed(list) => FileSetSpec {
                 dir: dir.into(),
@@ -80,6 +81,7 @@ impl JobCx<'_> {
                 list: Some(list),
                 unlink,
                 tree: None,
+                sizes: None,
             },
         };
         let uri = spec.uri();

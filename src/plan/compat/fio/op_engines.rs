@@ -324,6 +324,7 @@ impl JobCx<'_> {
             list: None,
             unlink: false,
             tree: None,
+            sizes: None,
         };
         // The URI is read back when the target opens; check it now, at the job.
         let uri = spec.uri();

@@ -19,9 +19,13 @@
 //! `format_for_RD`: the tree's files laid out as holes and written once, in order,
 //! so the formatting is timed and reported on its own; `format=only` runs only it.
 //! Each rd is one run: `elapsed` (less the warm-up, the first interval unless
-//! `warmup=` says) is its duration, `fwdrate=N` is divided evenly among its
-//! workloads, `operations=` replaces each fwd's operation (a list makes one
-//! workload per operation). See docs/compat-vdbench.md.
+//! `warmup=` says) is its duration, `fwdrate=N` is divided among its workloads by
+//! their fwds' `skew=` (evenly among those without; under `fwdrate=max` a skew holds
+//! them to operation counts in proportion), `operations=` replaces each fwd's
+//! operation (a list makes one workload per operation). `fileio=(random,shared)`
+//! lets an fwd's threads use one file at the same time, as ioscope's streams may;
+//! vdbench then hands files out in order, so the fwd's file service is sequential.
+//! See docs/compat-vdbench.md.
 
 use super::{general, list, perr, xfersize, Param};
 use crate::plan::compat::{base_run, CompatError, Loc, Translated, UnsupportedList};
@@ -98,7 +102,8 @@ pub(super) fn translate(
     mut unsupported: UnsupportedList,
 ) -> Result<Translated, CompatError> {
     let mut data = DataSettings::default();
-    let mut defs = fs_definitions(tokens, &mut data, &mut unsupported)?;
+    let mut make_anchors = false;
+    let mut defs = fs_definitions(tokens, &mut data, &mut make_anchors, &mut unsupported)?;
     command_line(cmd, &mut defs, &mut unsupported);
     let of = |k: &str| {
         defs.iter()
@@ -117,7 +122,7 @@ pub(super) fn translate(
     }
     let fsds = fsds
         .iter()
-        .map(|d| Fsd::read(d, &mut unsupported))
+        .map(|d| Fsd::read(d, make_anchors, &mut unsupported))
         .collect::<Result<Vec<_>, _>>()?;
     let fwds = fwds
         .iter()
@@ -180,6 +185,7 @@ fn command_line(cmd: &super::VdbArgs, defs: &mut [FsDef], unsupported: &mut Unsu
 fn fs_definitions(
     tokens: Vec<Param>,
     data: &mut DataSettings,
+    make_anchors: &mut bool,
     unsupported: &mut UnsupportedList,
 ) -> Result<Vec<FsDef>, CompatError> {
     let mut defs: Vec<FsDef> = Vec::new();
@@ -212,10 +218,27 @@ fn fs_definitions(
                     d.params.push(p);
                 }
             }
+            (None, None) if p.key == "create_anchors" => {
+                *make_anchors = create_anchors(&p, unsupported)
+            }
             (None, None) => general(&p, data, unsupported)?,
         }
     }
     split_defaults(defs)
+}
+
+/// `create_anchors=yes`: each fsd's anchor is made, with its missing parents, when
+/// the tree opens (`mkdir=parents`); `no` leaves ioscope's rule, an anchor that
+/// must exist (vdbench would make the anchor itself, not its parents).
+fn create_anchors(p: &Param, unsupported: &mut UnsupportedList) -> bool {
+    match p.value.to_ascii_lowercase().chars().next() {
+        Some('y') => true,
+        Some('n') => false,
+        _ => {
+            unsupported.push(format!("create_anchors={}", p.value), &p.loc);
+            false
+        }
+    }
 }
 
 /// Moves `xx=default` definitions out, laying their parameters under the
@@ -307,7 +330,11 @@ struct Fsd {
 }
 
 impl Fsd {
-    fn read(d: &FsDef, unsupported: &mut UnsupportedList) -> Result<Fsd, CompatError> {
+    fn read(
+        d: &FsDef,
+        make_anchor: bool,
+        unsupported: &mut UnsupportedList,
+    ) -> Result<Fsd, CompatError> {
         let anchor = d.get("anchor").ok_or_else(|| {
             d.loc.error(format!(
                 "fsd={}: anchor= (the tree's directory) is required",
@@ -326,17 +353,7 @@ impl Fsd {
             .get("size")
             .or_else(|| d.get(FSD_SIZES))
             .ok_or_else(|| d.loc.error(format!("fsd={}: size= is required", d.name)))?;
-        let sizes = list(&size.value);
-        if sizes.len() > 1 {
-            unsupported.push(
-                format!(
-                    "size={} — a size distribution; every file gets {}",
-                    size.value, sizes[0]
-                ),
-                &size.loc,
-            );
-        }
-        let file_bytes = parse_size(&sizes[0]).map_err(|e| perr(size, &e))?;
+        let (size_query, file_bytes) = file_sizes(size, unsupported)?;
         let mut direct = false;
         if let Some(p) = d.get("openflags") {
             for f in list(&p.value) {
@@ -347,8 +364,9 @@ impl Fsd {
             }
         }
         let uri = format!(
-            "tree:{}?depth={depth}&width={width}&files={files}&size={file_bytes}",
-            anchor.value.trim_end_matches('/')
+            "tree:{}?depth={depth}&width={width}&files={files}{}&size={size_query}",
+            anchor.value.trim_end_matches('/'),
+            if make_anchor { "&mkdir=parents" } else { "" }
         );
         crate::plan::fileset::FileSetSpec::parse_tree(uri.trim_start_matches("tree:"))
             .map_err(|e| d.loc.error(format!("fsd={}: {e}", d.name)))?;
@@ -359,6 +377,45 @@ impl Fsd {
             direct,
         })
     }
+}
+
+/// `size=` (or `sizes=`): one length, or lengths each with the percentage of the
+/// files that get it, drawn per file from the run's seed (vdbench draws them from
+/// its own fixed seed). Returns the `tree:` URI's size (and seed) and the largest
+/// length. `(N,0)`, vdbench's lengths spread around an average of N, is listed.
+fn file_sizes(
+    size: &Param,
+    unsupported: &mut UnsupportedList,
+) -> Result<(String, u64), CompatError> {
+    let sizes = list(&size.value);
+    let bytes = |v: &str| parse_size(v).map_err(|e| perr(size, &e));
+    match sizes.as_slice() {
+        [one] => return bytes(one).map(|b| (b.to_string(), b)),
+        [avg, zero] if zero.trim() == "0" => {
+            let why = format!("lengths spread around an average of {avg}; every file gets {avg}");
+            unsupported.push(format!("size={} — {why}", size.value), &size.loc);
+            return bytes(avg).map(|b| (b.to_string(), b));
+        }
+        _ => {}
+    }
+    let bad = |why: &str| {
+        size.loc.error(format!(
+            "size={}: {why}; vdbench takes one length, or pairs of a length and the \
+             percentage of the files that get it, adding up to 100",
+            size.value
+        ))
+    };
+    if sizes.len() % 2 != 0 {
+        return Err(bad("an odd number of values"));
+    }
+    let mut parts = Vec::new();
+    for pair in sizes.chunks(2) {
+        parts.push(format!("{}:{}", bytes(&pair[0])?, pair[1].trim()));
+    }
+    let seed = base_run().seed;
+    let split =
+        crate::plan::file_sizes::FileSizes::parse(&parts.join(","), seed).map_err(|e| bad(&e))?;
+    Ok((format!("{}&seed={seed}", split.text()), split.largest()))
 }
 
 /// What an fwd asks for.
@@ -374,6 +431,58 @@ struct Fwd {
     threads: u64,
     rdpct: Option<u8>,
     stopafter: Option<u64>,
+    /// `skew=`: the fwd's percentage of the rd's fwdrate (`None`: a share of what the
+    /// skewed fwds leave).
+    skew: Option<f64>,
+}
+
+/// `skew=N`: a percentage above 0 and at most 100; 0 is vdbench's "not given".
+fn skew_pct(p: &Param) -> Result<Option<f64>, CompatError> {
+    match p.value.trim().parse::<f64>() {
+        Ok(0.0) => Ok(None),
+        Ok(v) if v > 0.0 && v <= 100.0 => Ok(Some(v)),
+        _ => Err(p.loc.error(format!(
+            "skew={}: expected a percentage of the rd's fwdrate, above 0 and at most 100",
+            p.value
+        ))),
+    }
+}
+
+/// `fileio=(random,shared)`: whether the fwd's threads share files. vdbench takes
+/// `shared` only after `random` (and `delete` only after `sequential`, listed here),
+/// and refuses `shared` with `fileselect=random`.
+fn shared_files(
+    d: &FsDef,
+    fileio: &[String],
+    unsupported: &mut UnsupportedList,
+) -> Result<bool, CompatError> {
+    let Some(second) = fileio.get(1) else {
+        return Ok(false);
+    };
+    let p = d.get("fileio").expect("fileio was read");
+    let first = fileio[0].to_ascii_lowercase();
+    if first == "sequential" && second.eq_ignore_ascii_case("delete") {
+        let why = "each file deleted and created again before it is written";
+        unsupported.push(format!("fileio={} — {why}", p.value), &p.loc);
+        return Ok(false);
+    }
+    if first != "random" || !second.eq_ignore_ascii_case("shared") {
+        return Err(p.loc.error(format!(
+            "fileio={}: expected random, sequential or (random,shared)",
+            p.value
+        )));
+    }
+    if let Some(s) = d
+        .get("fileselect")
+        .filter(|s| s.value.eq_ignore_ascii_case("random"))
+    {
+        return Err(s.loc.error(format!(
+            "fwd={}: fileio=(random,shared) and fileselect=random are mutually exclusive \
+             (vdbench refuses them together)",
+            d.name
+        )));
+    }
+    Ok(true)
 }
 
 impl Fwd {
@@ -393,23 +502,9 @@ impl Fwd {
                 return Err(fsd_p.loc.error(format!("fwd={}: no fsd={pat}", d.name)));
             }
         }
-        if let Some(p) = d.get("skew") {
-            unsupported.push(
-                format!(
-                    "skew={} — fwdrate is divided evenly among the fwds",
-                    p.value
-                ),
-                &p.loc,
-            );
-        }
+        let skew = d.get("skew").map(skew_pct).transpose()?.flatten();
         let fileio = d.get("fileio").map(|p| list(&p.value)).unwrap_or_default();
-        if fileio.iter().any(|w| w.eq_ignore_ascii_case("shared")) {
-            let p = d.get("fileio").expect("read above");
-            unsupported.push(
-                format!("fileio={} — threads sharing one file", p.value),
-                &p.loc,
-            );
-        }
+        let shared = shared_files(d, &fileio, unsupported)?;
         let num = |key: &str| -> Result<Option<u64>, CompatError> {
             d.get(key)
                 .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
@@ -440,9 +535,12 @@ impl Fwd {
             random_io: fileio
                 .first()
                 .is_some_and(|w| w.eq_ignore_ascii_case("random")),
-            random_select: d
-                .get("fileselect")
-                .map_or(true, |p| !p.value.eq_ignore_ascii_case("sequential")),
+            // vdbench hands the files of a shared fwd out in order (it refuses
+            // random selection with them).
+            random_select: !shared
+                && d.get("fileselect")
+                    .map_or(true, |p| !p.value.eq_ignore_ascii_case("sequential")),
+            skew,
             threads: num("threads")?.unwrap_or(1),
             rdpct,
             stopafter: num("stopafter")?,
@@ -633,6 +731,7 @@ fn rd_runs(
         return Ok(());
     }
     let mut workloads = Vec::new();
+    let mut skews = Vec::new();
     for &f in &rd.fwds {
         let fwd = &fwds[f];
         let ops = rd
@@ -648,16 +747,17 @@ fn rd_runs(
                     false => fwd.name.clone(),
                 };
                 workloads.push(fwd_workload(fwd, op, &fsds[s], name, out)?);
+                skews.push(fwd.skew);
             }
         }
     }
-    let n = workloads.len().max(1) as f64;
-    for w in &mut workloads {
-        w.rate = match rd.rate {
-            Rate::Iops(r) => Rate::Iops(r / n),
-            other => other,
-        };
-    }
+    let shares = skew_shares(&skews).map_err(|e| d.loc.error(format!("rd={}: {e}", d.name)))?;
+    share_rate(
+        rd.rate,
+        &mut workloads,
+        &shares,
+        skews.iter().any(Option::is_some),
+    );
     out.runs.push(RunSpec {
         name: d.name.clone(),
         workloads,
@@ -667,6 +767,76 @@ fn rd_runs(
         ..base_run()
     });
     Ok(())
+}
+
+/// Each workload's percentage of the rd's fwdrate, as vdbench's `FwgRun.calcSkew`
+/// sets it: a skewed fwd's own, and what those leave shared evenly among the others;
+/// the total must be 100.
+fn skew_shares(skews: &[Option<f64>]) -> Result<Vec<f64>, String> {
+    let given: f64 = skews.iter().flatten().sum();
+    let others = skews.iter().filter(|s| s.is_none()).count();
+    let rest = if others > 0 {
+        (100.0 - given) / others as f64
+    } else {
+        0.0
+    };
+    let total = given + rest * others as f64;
+    if skews.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !(99.9999..=100.0001).contains(&total) || (others > 0 && rest <= 0.0) {
+        return Err(format!(
+            "the fwds' skew= adds up to {given:.2} %{}; it must come to 100 % (vdbench \
+             refuses the rd)",
+            match others {
+                0 => String::new(),
+                n => format!(", leaving nothing for the {n} fwds without skew="),
+            }
+        ));
+    }
+    Ok(skews.iter().map(|s| s.unwrap_or(rest)).collect())
+}
+
+/// Gives each workload its share (percent) of the rd's rate. A rate in operations
+/// per second is split; under `fwdrate=max` a skew holds the workloads to operation
+/// counts in its proportion (flow control, each stream weighted by its workload's
+/// share over its thread count), as vdbench's FwgWaiter releases their operations in
+/// that proportion however fast each could go. Without a skew, `max` leaves them free.
+fn share_rate(rate: Rate, workloads: &mut [Workload], shares: &[f64], skewed: bool) {
+    /// Weight of a whole rate: fine enough that rounding a stream's weight moves
+    /// the proportion by under 0.1 % up to 1,000 threads at 1 %.
+    const WEIGHT_OF_100_PCT: f64 = 100_000_000.0;
+    let weights: Vec<u32> = workloads
+        .iter()
+        .zip(shares)
+        .map(|(w, pct)| {
+            let each = pct / 100.0 * WEIGHT_OF_100_PCT / f64::from(w.streams.max(1));
+            (each.round() as u32).max(1)
+        })
+        .collect();
+    let gcd = weights.iter().fold(0, |a, &b| gcd(a, b)).max(1);
+    let flow = matches!(rate, Rate::Max) && skewed && workloads.len() > 1;
+    for ((w, pct), weight) in workloads.iter_mut().zip(shares).zip(weights) {
+        w.rate = match rate {
+            Rate::Iops(r) => Rate::Iops(r * pct / 100.0),
+            other => other,
+        };
+        if flow {
+            w.flow = Some(crate::plan::model::Flow {
+                id: 0,
+                weight: weight / gcd,
+                sleep_ns: 0,
+            });
+        }
+    }
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// The workload of fwd `fwd` doing `op` on `fsd`.
@@ -778,3 +948,6 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
         ..base_run()
     }
 }
+
+#[cfg(test)]
+mod tests;

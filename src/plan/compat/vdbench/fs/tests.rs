@@ -1,0 +1,143 @@
+//! The file-system reader's mappings of fsd sizes, anchors, fwd skew and shared
+//! files, each against what vdbench does with it.
+
+use crate::plan::compat::vdbench::parse_str;
+use crate::plan::compat::Translated;
+use crate::plan::file_service::FileService;
+use crate::plan::model::Rate;
+
+const FSD: &str = "fsd=fsd1,anchor=/a,depth=1,width=2,files=8,size=1m\n";
+
+fn translate(text: &str) -> Translated {
+    parse_str("t.parm", text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn dropped(t: &Translated) -> Vec<&str> {
+    t.unsupported.iter().map(|u| u.option.as_str()).collect()
+}
+
+#[test]
+fn a_size_distribution_goes_into_the_tree_with_the_runs_seed() {
+    let t = translate(
+        "fsd=fsd1,anchor=/a,files=8,sizes=(64k,25,128k,25,256k,25,1m,25)\n\
+         fwd=fwd1,fsd=fsd1,xfersize=4k\nrd=rd1,fwd=fwd1,elapsed=4,interval=1\n",
+    );
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    let uri = &t.plan.targets[0].uri;
+    assert!(
+        uri.ends_with("&size=65536:25,131072:25,262144:25,1048576:25&seed=137"),
+        "{uri}"
+    );
+    assert_eq!(
+        t.plan.runs[0].seed, 137,
+        "the seed the sizes are drawn from"
+    );
+    // vdbench's other spellings: one length; (N,0) spreads lengths around N.
+    let one = translate(&format!("{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4\n"));
+    assert!(one.plan.targets[0].uri.ends_with("&size=1048576"));
+    let avg = translate("fsd=fsd1,anchor=/a,size=(1m,0)\nfwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4\n");
+    assert_eq!(
+        dropped(&avg),
+        ["size=(1m,0) — lengths spread around an average of 1m; every file gets 1m"]
+    );
+}
+
+#[test]
+fn a_size_distribution_vdbench_refuses_is_refused() {
+    for bad in ["(64k,25,128k)", "(64k,50,128k,40)", "(64k,x,1m,50)"] {
+        let text = format!("fsd=fsd1,anchor=/a,size={bad}\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n");
+        let e = parse_str("t.parm", &text).unwrap_err().to_string();
+        assert!(
+            e.contains("t.parm:1") && e.contains("percentage"),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
+fn create_anchors_makes_the_anchor_and_its_parents() {
+    let t = translate(&format!(
+        "create_anchors=yes\n{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    assert!(t.plan.targets[0].uri.contains("&mkdir=parents&"));
+    let no = translate(&format!(
+        "create_anchors=no\n{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4\n"
+    ));
+    assert!(!no.plan.targets[0].uri.contains("mkdir"));
+}
+
+#[test]
+fn skew_splits_a_rate_and_the_rest_goes_evenly_to_the_others() {
+    let t = translate(&format!(
+        "{FSD}fwd=default,fsd=fsd1,xfersize=4k\nfwd=a,skew=50\nfwd=b\nfwd=c\n\
+         rd=rd1,fwd=(a,b,c),fwdrate=300,elapsed=4,interval=1\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    let rates: Vec<Rate> = t.plan.runs[0].workloads.iter().map(|w| w.rate).collect();
+    assert_eq!(
+        rates,
+        [Rate::Iops(150.0), Rate::Iops(75.0), Rate::Iops(75.0)]
+    );
+    assert!(t.plan.runs[0].workloads.iter().all(|w| w.flow.is_none()));
+}
+
+#[test]
+fn skew_under_max_holds_the_fwds_to_its_proportion() {
+    let t = translate(&format!(
+        "{FSD}fwd=default,fsd=fsd1,xfersize=4k\nfwd=a,skew=75,threads=3\nfwd=b,skew=25\n\
+         rd=rd1,fwd=(a,b),fwdrate=max,elapsed=4,interval=1\n"
+    ));
+    let w = &t.plan.runs[0].workloads;
+    let (a, b) = (w[0].flow.unwrap(), w[1].flow.unwrap());
+    assert_eq!(a.id, b.id, "one flow group");
+    // Per stream: 75 % over 3 threads, 25 % over 1: the same weight.
+    assert_eq!((a.weight, b.weight), (1, 1));
+    let total = |i: usize| f64::from(w[i].flow.unwrap().weight) * f64::from(w[i].streams);
+    assert_eq!(total(0) / (total(0) + total(1)), 0.75);
+    // Without a skew, max leaves the fwds free (as before).
+    let free = translate(&format!(
+        "{FSD}fwd=default,fsd=fsd1\nfwd=a\nfwd=b\nrd=rd1,fwd=(a,b),fwdrate=max,elapsed=4\n"
+    ));
+    assert!(free.plan.runs[0].workloads.iter().all(|w| w.flow.is_none()));
+}
+
+#[test]
+fn skew_that_does_not_come_to_100_is_refused() {
+    for (skews, why) in [
+        ("fwd=a,skew=60\nfwd=b,skew=30\n", "adds up to 90.00 %"),
+        ("fwd=a,skew=100\nfwd=b\n", "leaving nothing for the 1 fwds"),
+        ("fwd=a,skew=150\nfwd=b\n", "skew=150: expected a percentage"),
+    ] {
+        let text = format!("{FSD}fwd=default,fsd=fsd1\n{skews}rd=rd1,fwd=(a,b),fwdrate=100\n");
+        let e = parse_str("t.parm", &text).unwrap_err().to_string();
+        assert!(e.contains(why), "{skews}: {e}");
+    }
+}
+
+#[test]
+fn shared_files_are_handed_out_in_order() {
+    let t = translate(&format!(
+        "{FSD}fwd=f,fsd=fsd1,fileio=(random,shared),threads=4\nrd=r,fwd=f,elapsed=4\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    let w = &t.plan.runs[0].workloads[0];
+    assert_eq!(w.file_service, FileService::Sequential);
+    assert_eq!(w.streams, 4);
+    let e = parse_str(
+        "t.parm",
+        &format!("{FSD}fwd=f,fsd=fsd1,fileio=(random,shared),fileselect=random\nrd=r,fwd=f\n"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("mutually exclusive"), "{e}");
+    let del = translate(&format!(
+        "{FSD}fwd=f,fsd=fsd1,fileio=(sequential,delete)\nrd=r,fwd=f,elapsed=4\n"
+    ));
+    assert_eq!(dropped(&del).len(), 1, "{:?}", dropped(&del));
+    assert!(parse_str(
+        "t.parm",
+        &format!("{FSD}fwd=f,fsd=fsd1,fileio=(random,odd)\nrd=r,fwd=f\n")
+    )
+    .is_err());
+}
