@@ -467,7 +467,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
         force: opts.force,
         min_size_bytes: min_size,
         write_through: run.io.write_through,
-        set_use: target_engine.and_then(super::op_engines::set_use),
+        set_use: target_engine.and_then(|e| e.desc().set_use),
         slot_bytes: run
             .workloads
             .iter()
