@@ -21,6 +21,9 @@ pub enum ValueError {
     /// A word or number outside the accepted set; says what is accepted.
     #[error("expected {0}")]
     Expected(&'static str),
+    /// A name outside a list built at run time (the engine kinds' names).
+    #[error("expected one of {0}")]
+    OneOf(String),
     /// A count above its limit.
     #[error("at most {0}")]
     AtMost(u32),
@@ -150,10 +153,7 @@ pub fn engine(text: &str) -> Res<EngineKind> {
     match text.to_ascii_lowercase().as_str() {
         "io_uring" => Ok(EngineKind::Uring),
         "psync" => Ok(EngineKind::Sync),
-        other => EngineKind::parse(other).ok_or(ValueError::Expected(
-            "auto, uring, sync, null, mem, sim, nbd, iscsi, smb, nfs, filecreate, filestat, \
-             filedelete, dircreate, dirstat, dirdelete, cpuio, falloc, ftruncate, page_fault or exec",
-        )),
+        other => EngineKind::parse(other).ok_or_else(|| ValueError::OneOf(EngineKind::names())),
     }
 }
 

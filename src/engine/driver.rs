@@ -637,11 +637,7 @@ impl<P: Protocol> Engine for Driver<P> {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         let start = out.len();
-        let deadline = match timeout_ns {
-            // A reap that does not wait needs no clock.
-            Some(0) => 0,
-            t => t.map_or(u64::MAX, |t| now_ns().saturating_add(t)),
-        };
+        let deadline = super::wait::deadline_ns(timeout_ns);
         let mut fds = std::mem::take(&mut self.poll_buf);
         let r = self.reap_turns(min_complete, deadline, start, &mut fds, out);
         self.poll_buf = fds;
@@ -740,11 +736,7 @@ mod tests {
             Vec::new()
         }
         fn pollfd(_conn: &u32) -> libc::pollfd {
-            libc::pollfd {
-                fd: -1,
-                events: 0,
-                revents: 0,
-            }
+            crate::engine::wait::pollfd(-1, 0)
         }
         fn service(_conn: &u32, _revents: i16, _live: bool) -> Result<(), String> {
             Ok(())
@@ -883,11 +875,7 @@ mod tests {
         let l = d.link(0, 0).unwrap();
         assert_eq!((l.conn, &l.state[..]), (Some(2), &[5][..]));
         // Once it completed, its tag (reused) is a request like any other.
-        d.orphans.push(Completion {
-            tag: 5,
-            result: 512,
-            done_ns: 0,
-        });
+        d.orphans.push(Completion::reaped(5, 512));
         let mut out = Vec::new();
         d.submit_and_reap(0, Some(0), &mut out).unwrap();
         assert_eq!(out.len(), 1);

@@ -96,11 +96,7 @@ impl Protocol for Iscsi {
     fn link_state(&self) {}
 
     fn pollfd(s: &ffi::Session) -> libc::pollfd {
-        libc::pollfd {
-            fd: s.fd(),
-            events: s.which_events(),
-            revents: 0,
-        }
+        super::wait::pollfd(s.fd(), s.which_events())
     }
 
     fn service(s: &ffi::Session, revents: i16, live: bool) -> Result<(), String> {
@@ -171,11 +167,7 @@ impl Protocol for Iscsi {
                     }
                     _ => -(libc::EIO as i64),
                 };
-                out.push(Completion {
-                    tag,
-                    result,
-                    done_ns: 0,
-                });
+                out.push(Completion::reaped(tag, result));
             });
         for (t, c) in dropped {
             let Some(s) = d.link(t, c).and_then(|l| l.conn.as_ref()) else {

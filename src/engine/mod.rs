@@ -151,6 +151,18 @@ pub struct Completion {
     pub done_ns: u64,
 }
 
+impl Completion {
+    /// Request `tag` finished with `result`, timed when the runner reaps it.
+    #[inline]
+    pub const fn reaped(tag: u64, result: i64) -> Completion {
+        Completion {
+            tag,
+            result,
+            done_ns: 0,
+        }
+    }
+}
+
 /// A [`Completion::result`] meaning "nothing to act on": a tree operation that found
 /// no file (or directory) it could serve — no missing name to create, none left to
 /// delete. vdbench waits and goes on; the runner counts it as a skip of the workload,

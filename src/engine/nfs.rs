@@ -102,11 +102,7 @@ impl Protocol for Nfs {
     fn link_state(&self) {}
 
     fn pollfd(client: &ffi::Client) -> libc::pollfd {
-        libc::pollfd {
-            fd: client.fd(),
-            events: client.which_events(),
-            revents: 0,
-        }
+        super::wait::pollfd(client.fd(), client.which_events())
     }
 
     fn service(client: &ffi::Client, revents: i16, _live: bool) -> Result<(), String> {
@@ -156,14 +152,10 @@ impl Protocol for Nfs {
                 let gone = targets[t]
                     .as_ref()
                     .is_some_and(|s| s.links[c].conn.is_none());
-                out.push(Completion {
-                    tag,
-                    result: if gone && result < 0 {
-                        -(libc::ECONNABORTED as i64)
-                    } else {
-                        result
-                    },
-                    done_ns: 0,
+                out.push(if gone && result < 0 {
+                    super::reconnect::aborted(tag)
+                } else {
+                    Completion::reaped(tag, result)
                 });
             });
         Ok(())

@@ -66,11 +66,7 @@ unsafe impl Send for Parked {}
 
 /// A failed completion for a request whose connection is gone.
 pub fn aborted(tag: u64) -> Completion {
-    Completion {
-        tag,
-        result: -(libc::ECONNABORTED as i64),
-        done_ns: 0,
-    }
+    Completion::reaped(tag, -(libc::ECONNABORTED as i64))
 }
 
 /// A lost connection being set up again; `C` is the engine's connection handle.

@@ -140,11 +140,7 @@ impl Engine for SimEngine {
                 std::ptr::null_mut(),
             )
         };
-        out.push(libc::pollfd {
-            fd: timer.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        });
+        out.push(super::wait::pollfd(timer.as_raw_fd(), libc::POLLIN));
     }
 
     fn on_ready(&mut self, fds: &[libc::pollfd]) -> Result<(), EngineError> {
@@ -194,18 +190,17 @@ impl Engine for SimEngine {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         let start = now_ns();
-        let deadline = timeout_ns.map(|t| start.saturating_add(t));
+        let deadline = super::wait::deadline_ns(timeout_ns);
         let mut got = self.reap_ready(start, out);
         while got < min_complete {
             let Some(&Reverse((next, _, _))) = self.inflight.peek() else {
                 // Nothing more can complete.
                 break;
             };
-            let wake = deadline.map_or(next, |dl| next.min(dl));
-            wait_until(wake);
+            wait_until(next.min(deadline));
             let now = now_ns();
             got += self.reap_ready(now, out);
-            if deadline.is_some_and(|dl| now >= dl) {
+            if now >= deadline {
                 break;
             }
         }

@@ -418,11 +418,7 @@ impl Engine for UringEngine {
         };
         for cqe in self.ring.completion().take(max) {
             self.inflight = self.inflight.saturating_sub(1);
-            out.push(Completion {
-                tag: cqe.user_data(),
-                result: cqe.result() as i64,
-                done_ns: 0,
-            });
+            out.push(Completion::reaped(cqe.user_data(), cqe.result() as i64));
         }
         Ok(())
     }

@@ -2,7 +2,27 @@
 //! [`super::Engine::poll_fds`] with it, and the fd-polled network engines use it
 //! when `submit_and_reap` is asked to block (callers outside the worker loop). The
 //! timespec carries nanoseconds, so the wait is rounded only by ppoll's own
-//! resolution.
+//! resolution. Also here: the descriptor entry an engine hands out, and the
+//! deadline a blocking `submit_and_reap` waits until.
+
+/// `fd` polled for `events`.
+pub const fn pollfd(fd: i32, events: i16) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
+/// When a `submit_and_reap` given `timeout_ns` stops waiting: `u64::MAX` without
+/// one; 0 (past) for a reap that does not wait, which needs no clock.
+#[inline]
+pub fn deadline_ns(timeout_ns: Option<u64>) -> u64 {
+    match timeout_ns {
+        Some(0) => 0,
+        t => t.map_or(u64::MAX, |t| crate::clock::now_ns().saturating_add(t)),
+    }
+}
 
 /// poll(2) on `fds` for at most `timeout_ns` (nanosecond timespec). EINTR is a
 /// normal early return.

@@ -1,7 +1,8 @@
 //! Engine kinds as descriptors: each kind of engine is declared once, in
 //! [`ENGINES`], with its name and what it is and can do (whether it moves bytes,
-//! trims, works file by file, shapes its target); the rest of the code asks the
-//! descriptor instead of matching on kinds. How an engine is built and which
+//! trims, works file by file and what it needs of a `files:` set, shapes its
+//! target, has connections of its own, paces itself, performs one request at a
+//! time); the rest of the code asks the descriptor instead of matching on kinds. How an engine is built and which
 //! engine a target gets live with the engines and the run (`engine`, `run`), which
 //! read these properties.
 //!
@@ -89,6 +90,21 @@ pub enum FileOp {
     Remove,
 }
 
+/// What a run on an engine does with a `files:` target, which decides what must
+/// already be there when the target is opened (`crate::target::fileset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetUse {
+    /// Create the files or directories: none may exist yet.
+    Create,
+    /// Stat or delete files: missing ones are created (of the set's file size) first.
+    Files,
+    /// Stat or remove directories: missing ones are made first.
+    Dirs,
+    /// Read and write the files' bytes (the sync and uring engines): opened by
+    /// `crate::target::fileset_bytes`, not as a set of names.
+    Bytes,
+}
+
 /// One engine kind: what it is and what it can do.
 #[derive(Debug)]
 pub struct EngineDesc {
@@ -113,6 +129,22 @@ pub struct EngineDesc {
     /// Changes its target although it writes no buffer (allocation, truncation,
     /// block moves).
     pub writes_target: bool,
+    /// What it does with a `files:` target; `None`: it takes none. `auto` reads and
+    /// writes the files' bytes, as the sync and uring engines it chooses between do.
+    pub set_use: Option<SetUse>,
+    /// Works on a tree's files only (`tree:`): fills its missing names from the
+    /// files there (copy, move).
+    pub trees_only: bool,
+    /// Reaches its targets over connections of its own (nbd, iscsi, smb, nfs).
+    pub network: bool,
+    /// Paces itself (it burns CPU or runs a program for the run's duration): a rate
+    /// or think time does not apply.
+    pub paces_itself: bool,
+    /// Takes the stat call option (`--stat-type`, fio's `stat_type`).
+    pub stat_call: bool,
+    /// Performs one request at a time inside its submit call, as fio's synchronous
+    /// engines do: a queue depth above one gains nothing.
+    pub serial: bool,
 }
 
 const fn kind(kind: EngineKind, name: &'static str) -> EngineDesc {
@@ -125,6 +157,12 @@ const fn kind(kind: EngineKind, name: &'static str) -> EngineDesc {
         only_op: None,
         shapes_target: false,
         writes_target: false,
+        set_use: None,
+        trees_only: false,
+        network: false,
+        paces_itself: false,
+        stat_call: false,
+        serial: false,
     }
 }
 
@@ -139,9 +177,12 @@ const fn no_bytes(mut d: EngineDesc) -> EngineDesc {
     d
 }
 
-const fn files(d: EngineDesc, op: FileOp) -> EngineDesc {
-    let mut d = no_bytes(d);
+/// A file-by-file engine: `op` on each name, which the set must hold as `set_use`
+/// says; one name per request.
+const fn files(d: EngineDesc, op: FileOp, set_use: SetUse) -> EngineDesc {
+    let mut d = serial(no_bytes(d));
     d.file_op = Some(op);
+    d.set_use = Some(set_use);
     d.only_op = Some(match op {
         FileOp::Look => Op::Read,
         FileOp::Create | FileOp::Remove => Op::Write,
@@ -151,55 +192,89 @@ const fn files(d: EngineDesc, op: FileOp) -> EngineDesc {
 
 /// An engine that changes its file without writing a buffer.
 const fn changes(d: EngineDesc, shapes: bool) -> EngineDesc {
-    let mut d = no_bytes(d);
+    let mut d = serial(no_bytes(d));
     d.writes_target = true;
     d.shapes_target = shapes;
     d
 }
 
+/// An engine that reads and writes the bytes of a `files:` set's files (the sync
+/// and uring engines, and `auto`, which picks one of them).
+const fn sets(mut d: EngineDesc) -> EngineDesc {
+    d.set_use = Some(SetUse::Bytes);
+    d
+}
+
+/// An engine with connections of its own to its targets.
+const fn network(mut d: EngineDesc) -> EngineDesc {
+    d.network = true;
+    d
+}
+
+/// A file-by-file engine that takes the stat call option.
+const fn stats(mut d: EngineDesc) -> EngineDesc {
+    d.stat_call = true;
+    d
+}
+
+/// An engine whose every operation counts as a write.
+const fn writes_only(mut d: EngineDesc) -> EngineDesc {
+    d.only_op = Some(Op::Write);
+    d
+}
+
+/// An engine that performs one request at a time.
+const fn serial(mut d: EngineDesc) -> EngineDesc {
+    d.serial = true;
+    d
+}
+
+/// An engine that moves no bytes, does no I/O and sets its own pace.
+const fn self_paced(d: EngineDesc) -> EngineDesc {
+    let mut d = serial(no_bytes(d));
+    d.paces_itself = true;
+    d
+}
+
+/// A file-by-file engine working on trees only, making a missing name of each.
+const fn trees(d: EngineDesc) -> EngineDesc {
+    let mut d = files(d, FileOp::Create, SetUse::Create);
+    d.trees_only = true;
+    d
+}
+
 /// Every engine kind, in the enum's order (the order help texts list them).
+#[rustfmt::skip] // a table: one kind a line
 pub static ENGINES: [EngineDesc; 29] = [
-    trims(kind(EngineKind::Auto, "auto")),
-    trims(kind(EngineKind::Uring, "uring")),
-    trims(kind(EngineKind::Sync, "sync")),
+    sets(trims(kind(EngineKind::Auto, "auto"))),
+    sets(trims(kind(EngineKind::Uring, "uring"))),
+    serial(sets(trims(kind(EngineKind::Sync, "sync")))),
     trims(kind(EngineKind::Null, "null")),
     trims(kind(EngineKind::Mem, "mem")),
     trims(kind(EngineKind::Sim, "sim")),
-    trims(kind(EngineKind::Nbd, "nbd")),
-    kind(EngineKind::Iscsi, "iscsi"),
-    kind(EngineKind::Smb, "smb"),
-    kind(EngineKind::Nfs, "nfs"),
-    files(kind(EngineKind::FileCreate, "filecreate"), FileOp::Create),
-    files(kind(EngineKind::FileStat, "filestat"), FileOp::Look),
-    files(kind(EngineKind::FileDelete, "filedelete"), FileOp::Remove),
-    files(kind(EngineKind::DirCreate, "dircreate"), FileOp::Create),
-    files(kind(EngineKind::DirStat, "dirstat"), FileOp::Look),
-    files(kind(EngineKind::DirDelete, "dirdelete"), FileOp::Remove),
-    files(kind(EngineKind::FileOpen, "fileopen"), FileOp::Look),
-    files(kind(EngineKind::FileClose, "fileclose"), FileOp::Look),
-    {
-        let mut d = files(kind(EngineKind::FileSetattr, "filesetattr"), FileOp::Look);
-        d.only_op = Some(Op::Write);
-        d
-    },
-    files(kind(EngineKind::FileAccess, "fileaccess"), FileOp::Look),
-    files(kind(EngineKind::FileCopy, "filecopy"), FileOp::Create),
-    files(kind(EngineKind::FileMove, "filemove"), FileOp::Create),
-    no_bytes(kind(EngineKind::Cpuio, "cpuio")),
+    network(trims(kind(EngineKind::Nbd, "nbd"))),
+    network(kind(EngineKind::Iscsi, "iscsi")),
+    network(kind(EngineKind::Smb, "smb")),
+    network(kind(EngineKind::Nfs, "nfs")),
+    files(kind(EngineKind::FileCreate, "filecreate"), FileOp::Create, SetUse::Create),
+    stats(files(kind(EngineKind::FileStat, "filestat"), FileOp::Look, SetUse::Files)),
+    files(kind(EngineKind::FileDelete, "filedelete"), FileOp::Remove, SetUse::Files),
+    files(kind(EngineKind::DirCreate, "dircreate"), FileOp::Create, SetUse::Create),
+    stats(files(kind(EngineKind::DirStat, "dirstat"), FileOp::Look, SetUse::Dirs)),
+    files(kind(EngineKind::DirDelete, "dirdelete"), FileOp::Remove, SetUse::Dirs),
+    files(kind(EngineKind::FileOpen, "fileopen"), FileOp::Look, SetUse::Files),
+    files(kind(EngineKind::FileClose, "fileclose"), FileOp::Look, SetUse::Files),
+    writes_only(files(kind(EngineKind::FileSetattr, "filesetattr"), FileOp::Look, SetUse::Files)),
+    files(kind(EngineKind::FileAccess, "fileaccess"), FileOp::Look, SetUse::Files),
+    trees(kind(EngineKind::FileCopy, "filecopy")),
+    trees(kind(EngineKind::FileMove, "filemove")),
+    self_paced(kind(EngineKind::Cpuio, "cpuio")),
     trims(changes(kind(EngineKind::Falloc, "falloc"), true)),
-    {
-        let mut d = changes(kind(EngineKind::Ftruncate, "ftruncate"), true);
-        d.only_op = Some(Op::Write);
-        d
-    },
-    no_bytes(kind(EngineKind::PageFault, "page_fault")),
-    no_bytes(kind(EngineKind::Exec, "exec")),
-    {
-        let mut d = changes(kind(EngineKind::E4defrag, "e4defrag"), false);
-        d.only_op = Some(Op::Write);
-        d
-    },
-    kind(EngineKind::Net, "net"),
+    writes_only(changes(kind(EngineKind::Ftruncate, "ftruncate"), true)),
+    serial(no_bytes(kind(EngineKind::PageFault, "page_fault"))),
+    self_paced(kind(EngineKind::Exec, "exec")),
+    writes_only(changes(kind(EngineKind::E4defrag, "e4defrag"), false)),
+    serial(kind(EngineKind::Net, "net")),
 ];
 
 impl EngineKind {
@@ -272,68 +347,68 @@ mod tests {
         }
     }
 
+    /// One descriptor's facts, one word each, in the fields' order.
+    fn facts(d: &EngineDesc) -> String {
+        let word = |on: bool, w: &str| on.then(|| w.to_string());
+        let lower = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+        [
+            word(!d.moves_bytes, "no-bytes"),
+            word(d.trims, "trims"),
+            d.file_op.map(|o| format!("op={}", lower(&o))),
+            d.only_op.map(|o| format!("only={}", lower(&o))),
+            word(d.shapes_target, "shapes"),
+            word(d.writes_target, "writes"),
+            d.set_use.map(|u| format!("set={}", lower(&u))),
+            word(d.trees_only, "trees"),
+            word(d.network, "network"),
+            word(d.paces_itself, "paced"),
+            word(d.stat_call, "stat"),
+            word(d.serial, "serial"),
+        ]
+        .into_iter()
+        .flatten()
+        .fold(format!("{}:", d.name), |line, w| line + " " + &w)
+    }
+
+    // Regression: the facts were lists of kinds in the run checks, the fio reader
+    // and the engine set-up; moved here, each kind keeps what those lists said.
     #[test]
     fn properties_as_before() {
-        use EngineKind::*;
-        let trimming: Vec<_> = EngineKind::ALL.into_iter().filter(|k| k.trims()).collect();
-        assert_eq!(trimming, [Auto, Uring, Sync, Null, Mem, Sim, Nbd, Falloc]);
-        let consuming: Vec<_> = EngineKind::ALL
-            .into_iter()
-            .filter(|k| k.consumes_files())
-            .collect();
-        assert_eq!(
-            consuming,
-            [FileCreate, FileDelete, DirCreate, DirDelete, FileCopy, FileMove]
-        );
-        let reads: Vec<_> = EngineKind::ALL
-            .into_iter()
-            .filter(|k| k.only_op() == Some(Op::Read))
-            .collect();
-        assert_eq!(reads, [FileStat, DirStat, FileOpen, FileClose, FileAccess]);
-        let writes: Vec<_> = EngineKind::ALL
-            .into_iter()
-            .filter(|k| k.only_op() == Some(Op::Write))
-            .collect();
-        assert_eq!(
-            writes,
-            [
-                FileCreate,
-                FileDelete,
-                DirCreate,
-                DirDelete,
-                FileSetattr,
-                FileCopy,
-                FileMove,
-                Ftruncate,
-                E4defrag
-            ]
-        );
-        let no_bytes: Vec<_> = EngineKind::ALL
-            .into_iter()
-            .filter(|k| !k.desc().moves_bytes)
-            .collect();
-        assert_eq!(
-            no_bytes,
-            [
-                FileCreate,
-                FileStat,
-                FileDelete,
-                DirCreate,
-                DirStat,
-                DirDelete,
-                FileOpen,
-                FileClose,
-                FileSetattr,
-                FileAccess,
-                FileCopy,
-                FileMove,
-                Cpuio,
-                Falloc,
-                Ftruncate,
-                PageFault,
-                Exec,
-                E4defrag
-            ]
-        );
+        let all: Vec<String> = ENGINES.iter().map(facts).collect();
+        let expected = "\
+auto: trims set=bytes
+uring: trims set=bytes
+sync: trims set=bytes serial
+null: trims
+mem: trims
+sim: trims
+nbd: trims network
+iscsi: network
+smb: network
+nfs: network
+filecreate: no-bytes op=create only=write set=create serial
+filestat: no-bytes op=look only=read set=files stat serial
+filedelete: no-bytes op=remove only=write set=files serial
+dircreate: no-bytes op=create only=write set=create serial
+dirstat: no-bytes op=look only=read set=dirs stat serial
+dirdelete: no-bytes op=remove only=write set=dirs serial
+fileopen: no-bytes op=look only=read set=files serial
+fileclose: no-bytes op=look only=read set=files serial
+filesetattr: no-bytes op=look only=write set=files serial
+fileaccess: no-bytes op=look only=read set=files serial
+filecopy: no-bytes op=create only=write set=create trees serial
+filemove: no-bytes op=create only=write set=create trees serial
+cpuio: no-bytes paced serial
+falloc: no-bytes trims shapes writes serial
+ftruncate: no-bytes only=write shapes writes serial
+page_fault: no-bytes serial
+exec: no-bytes paced serial
+e4defrag: no-bytes only=write writes serial
+net: serial";
+        assert_eq!(all.join("\n"), expected);
+        let consuming = EngineKind::ALL.into_iter().filter(|k| k.consumes_files());
+        let consuming: Vec<_> = consuming.map(EngineKind::name).collect();
+        let expected = "filecreate filedelete dircreate dirdelete filecopy filemove";
+        assert_eq!(consuming.join(" "), expected);
     }
 }

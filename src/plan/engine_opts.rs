@@ -44,7 +44,7 @@ impl EngineOptions {
     /// engine can share an engine instance.
     pub fn for_engine(&self, engine: EngineKind) -> EngineOptions {
         EngineOptions {
-            stat: if matches!(engine, EngineKind::FileStat | EngineKind::DirStat) {
+            stat: if engine.desc().stat_call {
                 self.stat
             } else {
                 StatCall::default()
@@ -60,8 +60,7 @@ impl EngineOptions {
 
     /// The option given that `engine` does not take, if any (its name as a flag).
     pub fn misplaced(&self, engine: EngineKind) -> Option<&'static str> {
-        let stats = matches!(engine, EngineKind::FileStat | EngineKind::DirStat);
-        if !self.stat.is_default() && !stats {
+        if !self.stat.is_default() && !engine.desc().stat_call {
             return Some("stat type (--stat-type) applies to the filestat and dirstat engines");
         }
         if self.cpu.is_some() && engine != EngineKind::Cpuio {

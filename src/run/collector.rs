@@ -750,53 +750,43 @@ pub(super) fn collect(
     on_interval: &mut dyn FnMut(&Interval),
     warnings: &mut Vec<String>,
 ) -> Collected {
-    let super::launch::Launched {
-        handles,
-        rx,
-        recycle,
-        stop,
-        error_stop,
-        clock,
-        end_at,
-        nworkers,
-        nconns,
-        judge,
-        ..
-    } = launched;
-    let mut coll = Collector::new(run, nworkers, clock, nconns);
-    coll.attach(recycle, run, targets, opts.metrics.as_ref());
+    let mut coll = Collector::new(run, launched.nworkers, launched.clock, launched.nconns);
+    coll.attach(launched.recycle, run, targets, opts.metrics.as_ref());
     let mut interrupted = false;
     let mut held = 0;
     loop {
         if !interrupted && crate::interrupt::requested() {
             interrupted = true;
-            stop.store(true, Ordering::Relaxed);
+            launched.stop.store(true, Ordering::Relaxed);
         }
-        if end_at.is_some_and(|end| now_ns() >= end) || coll.steady_reached() {
-            stop.store(true, Ordering::Relaxed);
+        if launched.end_at.is_some_and(|end| now_ns() >= end) || coll.steady_reached() {
+            launched.stop.store(true, Ordering::Relaxed);
         }
-        if let Some(j) = &judge {
-            hold_at_boundary(j, coll.intervals.len() as u64, &mut held, &clock);
+        if let Some(j) = &launched.judge {
+            hold_at_boundary(j, coll.intervals.len() as u64, &mut held, &launched.clock);
         }
         if coll.poll_ranks(on_interval) {
-            stop.store(true, Ordering::Relaxed);
+            launched.stop.store(true, Ordering::Relaxed);
         }
-        match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+        match launched
+            .rx
+            .recv_timeout(std::time::Duration::from_millis(20))
+        {
             Ok(s) => coll.add(s, on_interval),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    for h in handles {
+    for h in launched.handles {
         let _ = h.join();
     }
     let end_reason = if interrupted {
         EndReason::Interrupted
-    } else if error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
+    } else if launched.error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
         EndReason::Error
     } else if coll.steady_reached() {
         EndReason::SteadyState
-    } else if end_at.is_some_and(|e| now_ns() >= e) {
+    } else if launched.end_at.is_some_and(|e| now_ns() >= e) {
         EndReason::Duration
     } else {
         EndReason::Passes
@@ -809,7 +799,14 @@ pub(super) fn collect(
     let feed = coll.feed.take();
     let (rows, lost) = std::mem::take(&mut coll.intervals).into_vec();
     warnings.extend(lost);
-    let mut result = coll.finish(run, targets, engine, end_reason, interrupted, nworkers);
+    let mut result = coll.finish(
+        run,
+        targets,
+        engine,
+        end_reason,
+        interrupted,
+        launched.nworkers,
+    );
     result.intervals = rows;
     Collected {
         result,

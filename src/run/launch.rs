@@ -622,7 +622,7 @@ fn place(
             cpus.len(),
             streams.len(),
             opts.connections,
-            is_network(choice.kind),
+            choice.kind.desc().network,
         );
         let first = plans.len();
         for w in 0..spread.nworkers {
@@ -656,14 +656,6 @@ fn place(
     }
     let reason = (!reasons.is_empty()).then(|| reasons.join("; "));
     (plans, reason)
-}
-
-/// Engines that reach their targets over connections of their own.
-pub(super) fn is_network(engine: EngineKind) -> bool {
-    matches!(
-        engine,
-        EngineKind::Nbd | EngineKind::Iscsi | EngineKind::Smb | EngineKind::Nfs
-    )
 }
 
 /// How network engines set a lost connection up again: only when the error policy

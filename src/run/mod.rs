@@ -172,14 +172,10 @@ pub fn execute(
     let expanded = replay::expand(run).map_err(refused)?;
     let run = expanded.as_ref().unwrap_or(run);
     // Among MPI ranks: this rank's share of the run (docs/mpi.md).
-    let local = crate::cluster::localize(run, specs).map_err(|source| RunError::Placement {
-        run: run.name.clone(),
-        source,
-    })?;
-    let (run, specs) = match &local {
-        Some((r, t)) => (r, t.as_slice()),
-        None => (run, specs),
-    };
+    let local = setup::rank_share(run, specs)?;
+    let (run, specs) = local
+        .as_ref()
+        .map_or((run, specs), |(r, t)| (r, t.as_slice()));
     // Trace workloads: their I/Os (this rank's share), rates and sizes.
     let (replay_run, mut replays) = replay::prepare(run)
         .map_err(refused)?

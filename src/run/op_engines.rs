@@ -6,30 +6,9 @@
 //! that visits a file twice would time an open of an existing file, not a create.
 
 use super::{RunError, RunOptions};
+use crate::plan::engine_kind::FileOp;
 use crate::plan::model::{AccessPattern, EngineKind, Op, Rate, RunSpec, TargetKind};
-use crate::target::fileset::SetUse;
 use crate::target::ProbeKind;
-
-/// What a run on `engine` does with a `files:` target.
-pub(super) fn set_use(engine: EngineKind) -> Option<SetUse> {
-    match engine {
-        // copy and move (trees only) make missing names from the files there.
-        EngineKind::FileCreate
-        | EngineKind::DirCreate
-        | EngineKind::FileCopy
-        | EngineKind::FileMove => Some(SetUse::Create),
-        EngineKind::FileStat
-        | EngineKind::FileDelete
-        | EngineKind::FileOpen
-        | EngineKind::FileClose
-        | EngineKind::FileSetattr
-        | EngineKind::FileAccess => Some(SetUse::Files),
-        EngineKind::DirStat | EngineKind::DirDelete => Some(SetUse::Dirs),
-        // Reads and writes of the files' bytes: `auto` chooses one of these two.
-        EngineKind::Sync | EngineKind::Uring | EngineKind::Auto => Some(SetUse::Bytes),
-        _ => None,
-    }
-}
 
 /// Engines that create a missing file target as a hole, allocating it themselves.
 pub(super) fn sparse(engine: EngineKind) -> bool {
@@ -191,7 +170,7 @@ fn check_workload(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<(),
         }
         _ => {}
     }
-    if matches!(engine, EngineKind::Cpuio | EngineKind::Exec) {
+    if engine.desc().paces_itself {
         if w.rate != Rate::Max || w.pauses.think_ns > 0 {
             return Err(invalid(format!(
                 "the {name} engine paces itself; a rate or think time does not apply"
@@ -278,7 +257,7 @@ pub(super) fn check_shares(
             continue;
         }
         let own = run.engine_of(w);
-        if matches!(own, EngineKind::FileCopy | EngineKind::FileMove) {
+        if own.desc().trees_only {
             return Err(invalid(format!(
                 "the {} engine works on tree: targets (it fills a tree's missing names \
                  from its files); a files: set has none",
@@ -301,8 +280,8 @@ pub(super) fn check_shares(
 }
 
 fn what(engine: EngineKind) -> &'static str {
-    match engine {
-        EngineKind::FileCreate | EngineKind::DirCreate => "create",
+    match engine.desc().file_op {
+        Some(FileOp::Create) => "create",
         _ => "delete",
     }
 }

@@ -480,7 +480,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
         force: opts.force,
         min_size_bytes: min_size,
         write_through: run.io.write_through,
-        set_use: target_engine.and_then(super::op_engines::set_use),
+        set_use: target_engine.and_then(|e| e.desc().set_use),
         slot_bytes: run
             .workloads
             .iter()
@@ -899,19 +899,27 @@ pub fn check(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(
     }
 }
 
+/// Among MPI ranks, this rank's share of `run` and its targets with their paths
+/// resolved ({rank}, {host}); `None`: the run as given (no launcher).
+pub(super) fn rank_share(
+    run: &RunSpec,
+    specs: &[TargetSpec],
+) -> Result<Option<(RunSpec, Vec<TargetSpec>)>, RunError> {
+    crate::cluster::localize(run, specs).map_err(|source| RunError::Placement {
+        run: run.name.clone(),
+        source,
+    })
+}
+
 /// [`check`] on this process alone.
 fn check_local(run: &RunSpec, specs: &[TargetSpec], opts: &RunOptions) -> Result<(), RunError> {
     let expanded = super::replay::expand(run)?;
     let run = expanded.as_ref().unwrap_or(run);
     // Among MPI ranks: the rank's own share and target paths ({rank}, {host}).
-    let local = crate::cluster::localize(run, specs).map_err(|source| RunError::Placement {
-        run: run.name.clone(),
-        source,
-    })?;
-    let (run, specs) = match &local {
-        Some((r, t)) => (r, t.as_slice()),
-        None => (run, specs),
-    };
+    let local = rank_share(run, specs)?;
+    let (run, specs) = local
+        .as_ref()
+        .map_or((run, specs), |(r, t)| (r, t.as_slice()));
     // Trace workloads: the trace read (a bad one is bad input).
     let replayed = super::replay::prepare(run)?;
     let run = replayed.as_ref().map_or(run, |(r, _)| r);

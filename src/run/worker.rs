@@ -499,16 +499,7 @@ impl<E: Engine> Worker<E> {
             }
             s.inflight += 1;
             s.count_for_think(now);
-            let (target, stream_id) = (shape.target, s.id);
-            let issue = Issue {
-                workload: wl,
-                target,
-                stream_id,
-                conn: self.conn_of(si),
-                io,
-                intended_ns: now,
-                backlog: false,
-            };
+            let issue = self.issue_of(si, wl, io, now);
             if !self.start(slot_idx, issue, now) {
                 return;
             }
@@ -531,22 +522,32 @@ impl<E: Engine> Worker<E> {
             return true;
         };
         s.inflight += 1;
+        let io = super::stream::NextIo {
+            op: Op::Read,
+            offset: w.offset,
+            len: w.len,
+            ioprio: 0,
+            atomic: false,
+        };
         let issue = Issue {
-            workload: w.workload,
-            target: self.shapes[w.workload as usize].target,
-            stream_id: s.id,
-            conn: self.conn_of(si),
-            io: super::stream::NextIo {
-                op: Op::Read,
-                offset: w.offset,
-                len: w.len,
-                ioprio: 0,
-                atomic: false,
-            },
-            intended_ns: now,
             backlog: true,
+            ..self.issue_of(si, w.workload, io, now)
         };
         self.start(slot_idx, issue, now)
+    }
+
+    /// Stream `si`'s I/O `io` of workload `wl`, meant to start at `intended_ns`.
+    #[inline]
+    fn issue_of(&self, si: u32, wl: u32, io: super::stream::NextIo, intended_ns: u64) -> Issue {
+        Issue {
+            workload: wl,
+            target: self.shapes[wl as usize].target,
+            stream_id: self.setup.streams[si as usize].id,
+            conn: self.conn_of(si),
+            io,
+            intended_ns,
+            backlog: false,
+        }
     }
 
     /// A write completed whole: its stream remembers it for a read-back (fio's
@@ -616,16 +617,7 @@ impl<E: Engine> Worker<E> {
             if let Some(d) = s.next_due_ns() {
                 self.timers.push(Reverse((d, si)));
             }
-            let (target, stream_id) = (shape.target, s.id);
-            let issue = Issue {
-                workload: wl,
-                target,
-                stream_id,
-                conn: self.conn_of(si),
-                io,
-                intended_ns: intended,
-                backlog: false,
-            };
+            let issue = self.issue_of(si, wl, io, intended);
             if !self.start(slot_idx, issue, now) {
                 return;
             }

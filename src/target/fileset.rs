@@ -16,19 +16,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::sync::Mutex;
 
-/// What a run will do with a file set, which decides what must already be there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetUse {
-    /// Create the files or directories: none may exist yet.
-    Create,
-    /// Stat or delete files: missing ones are created (of the set's file size) first.
-    Files,
-    /// Stat or remove directories: missing ones are made first.
-    Dirs,
-    /// Read and write the files' bytes (the sync and uring engines): opened by
-    /// [`super::fileset_bytes`], not here.
-    Bytes,
-}
+/// What a run will do with a file set, which decides what must already be there:
+/// a fact of the run's engine kind.
+pub use crate::plan::engine_kind::SetUse;
 
 /// An opened file set.
 #[derive(Debug)]

@@ -260,11 +260,8 @@ impl MultipathEngine {
             if p.moved && p.req.op == crate::plan::model::Op::Write {
                 self.reissued_writes.push(p.req.tag);
             }
-            self.ready.push(Completion {
-                tag: p.req.tag,
-                result: -(errno as i64),
-                done_ns: 0,
-            });
+            self.ready
+                .push(Completion::reaped(p.req.tag, -(errno as i64)));
         }
     }
 
@@ -590,8 +587,7 @@ impl Engine for MultipathEngine {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         let start = out.len();
-        let t0 = crate::clock::now_ns();
-        let deadline = timeout_ns.map(|t| t0.saturating_add(t));
+        let deadline = super::wait::deadline_ns(timeout_ns);
         loop {
             let now = crate::clock::now_ns();
             self.tend(now);
@@ -606,13 +602,11 @@ impl Engine for MultipathEngine {
                 return Ok(());
             }
             let now = crate::clock::now_ns();
-            let mut wait_ns = self.next_deadline_check_ns.saturating_sub(now).max(1);
-            if let Some(d) = deadline {
-                if now >= d {
-                    return Ok(());
-                }
-                wait_ns = wait_ns.min(d - now);
+            if now >= deadline {
+                return Ok(());
             }
+            let wait_ns = self.next_deadline_check_ns.saturating_sub(now).max(1);
+            let wait_ns = wait_ns.min(deadline - now);
             // Probes are collected in `tend`: come back to it at least every 10 ms.
             self.wait(wait_ns.min(10_000_000), out);
         }

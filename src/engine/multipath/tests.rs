@@ -53,11 +53,8 @@ impl Engine for Fake {
             return Ok(());
         }
         for (tag, len) in self.queued.drain(..) {
-            out.push(Completion {
-                tag,
-                result: st.fail_errno.map_or(len as i64, |e| -(e as i64)),
-                done_ns: 0,
-            });
+            let result = st.fail_errno.map_or(len as i64, |e| -(e as i64));
+            out.push(Completion::reaped(tag, result));
         }
         Ok(())
     }

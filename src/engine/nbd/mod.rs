@@ -69,15 +69,6 @@ impl Conn {
     }
 }
 
-/// The completion of request `tag`: bytes moved, or a negated errno.
-fn done(tag: u64, result: i64) -> Completion {
-    Completion {
-        tag,
-        result,
-        done_ns: 0,
-    }
-}
-
 impl Protocol for Nbd {
     const NAME: &'static str = "nbd";
     const KIND: &'static str = "an NBD";
@@ -145,11 +136,7 @@ impl Protocol for Nbd {
         if dir & ffi::DIRECTION_WRITE != 0 {
             events |= libc::POLLOUT;
         }
-        libc::pollfd {
-            fd: c.fd,
-            events,
-            revents: 0,
-        }
+        super::wait::pollfd(c.fd, events)
     }
 
     fn service(c: &Conn, revents: i16, _live: bool) -> Result<(), String> {
@@ -195,7 +182,7 @@ impl Protocol for Nbd {
     /// Closing the handle makes libnbd touch none of its buffers: what it reported
     /// finished keeps its result, the rest never will be.
     fn closed(inflight: &mut Inflight, orphans: &mut Vec<Completion>) {
-        inflight.finish(|tag, result| orphans.push(done(tag, result)));
+        inflight.finish(|tag, result| orphans.push(Completion::reaped(tag, result)));
         orphans.extend(inflight.drain().into_iter().map(super::reconnect::aborted));
     }
 
@@ -225,7 +212,7 @@ impl Protocol for Nbd {
         for l in d.links_mut() {
             l.state.finish(|tag, result| {
                 failed |= result < 0;
-                out.push(done(tag, result));
+                out.push(Completion::reaped(tag, result));
             });
         }
         if failed || min_complete > 0 {

@@ -385,7 +385,7 @@ impl Engine for SmbEngine {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         let start = out.len();
-        let deadline = timeout_ns.map_or(u64::MAX, |t| now_ns().saturating_add(t));
+        let deadline = super::wait::deadline_ns(timeout_ns);
         loop {
             self.tend()?;
             out.append(&mut self.orphans);

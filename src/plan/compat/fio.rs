@@ -1731,18 +1731,7 @@ impl<'a> JobCx<'a> {
             format!("ioengine={engine_name}"),
             engine_loc.clone(),
         ));
-        let one_at_a_time = matches!(
-            engine,
-            EngineKind::Sync
-                | EngineKind::Cpuio
-                | EngineKind::Falloc
-                | EngineKind::Ftruncate
-                | EngineKind::PageFault
-                | EngineKind::Exec
-                | EngineKind::Net
-                | EngineKind::E4defrag
-        ) || engine.is_file_op();
-        if one_at_a_time && qd > 1 {
+        if engine.desc().serial && qd > 1 {
             self.warnings.push(format!(
                 "job '{}': iodepth={qd} has no effect with the synchronous engine \
                  '{engine_name}' in fio; using queue depth 1",

@@ -8,6 +8,7 @@
 //! in that thread's list, which the caller drains with [`take_done`]: no allocation
 //! and no lock per I/O. `IOSCOPE_LIBISCSI` overrides the library's name.
 
+use crate::plan::model::IscsiSpec;
 use crate::target::dylib::{c_message, loaded_library, sym, thread_done_list, LoadError, Loader};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -247,25 +248,16 @@ pub struct Session {
 unsafe impl Send for Session {}
 
 impl Session {
-    /// Connects to `portal` (`HOST:PORT`), logs in to `iqn` and checks `lun`.
-    pub fn connect(
-        portal: &str,
-        iqn: &str,
-        lun: u32,
-        chap: Option<&Chap>,
-    ) -> Result<Session, IscsiError> {
-        Self::open(portal, iqn, lun, chap, false)
+    /// Connects to the spec's portal (`HOST:PORT`), logs in to its IQN and checks
+    /// its LUN.
+    pub fn connect(spec: &IscsiSpec, chap: Option<&Chap>) -> Result<Session, IscsiError> {
+        Self::open(spec, chap, false)
     }
 
     /// Starts the same without blocking: drive it with [`Session::which_events`] and
     /// [`Session::service`] until [`Session::login_state`] says how it ended.
-    pub fn start_connect(
-        portal: &str,
-        iqn: &str,
-        lun: u32,
-        chap: Option<&Chap>,
-    ) -> Result<Session, IscsiError> {
-        Self::open(portal, iqn, lun, chap, true)
+    pub fn start_connect(spec: &IscsiSpec, chap: Option<&Chap>) -> Result<Session, IscsiError> {
+        Self::open(spec, chap, true)
     }
 
     /// [`Session::connect`] given at most `limit_ns` (0: no limit, the blocking
@@ -274,17 +266,15 @@ impl Session {
     /// the login; either way the attempt ends at the deadline and the context is
     /// destroyed (a multipath probe must not wait for TCP's own retries).
     pub fn connect_within(
-        portal: &str,
-        iqn: &str,
-        lun: u32,
+        spec: &IscsiSpec,
         chap: Option<&Chap>,
         limit_ns: u64,
     ) -> Result<Session, IscsiError> {
         if limit_ns == 0 {
-            return Self::connect(portal, iqn, lun, chap);
+            return Self::connect(spec, chap);
         }
         let deadline = crate::clock::now_ns().saturating_add(limit_ns);
-        let s = Self::start_connect(portal, iqn, lun, chap)?;
+        let s = Self::start_connect(spec, chap)?;
         loop {
             match s.login_state() {
                 Some(Ok(())) => return Ok(s),
@@ -329,13 +319,8 @@ impl Session {
         }
     }
 
-    fn open(
-        portal: &str,
-        iqn: &str,
-        lun: u32,
-        chap: Option<&Chap>,
-        aio: bool,
-    ) -> Result<Session, IscsiError> {
+    fn open(spec: &IscsiSpec, chap: Option<&Chap>, aio: bool) -> Result<Session, IscsiError> {
+        let (portal, iqn, lun) = (&spec.portal, &spec.iqn, spec.lun);
         let l = lib()?;
         let cstr = |s: &str| CString::new(s).map_err(|_| "a NUL byte in the URI".to_string());
         let initiator = cstr(INITIATOR)?;
@@ -387,13 +372,19 @@ impl Session {
         unsafe { c_message((self.lib.get_error)(self.ctx), "unknown libiscsi error") }
     }
 
-    /// READ CAPACITY (16): (number of blocks, block size in bytes).
-    pub fn read_capacity(&self) -> Result<(u64, u32), IscsiError> {
-        // SAFETY: valid, logged-in context.
-        let task = unsafe { (self.lib.readcapacity16_sync)(self.ctx, self.lun) };
+    /// The task a call made, or libiscsi's error when it made none.
+    #[inline]
+    fn task(&self, task: *mut TaskHead) -> Result<*mut TaskHead, IscsiError> {
         if task.is_null() {
             return Err(self.error().into());
         }
+        Ok(task)
+    }
+
+    /// READ CAPACITY (16): (number of blocks, block size in bytes).
+    pub fn read_capacity(&self) -> Result<(u64, u32), IscsiError> {
+        // SAFETY: valid, logged-in context.
+        let task = self.task(unsafe { (self.lib.readcapacity16_sync)(self.ctx, self.lun) })?;
         // SAFETY: task is a live scsi_task; its first member is the status.
         let status = unsafe { (*task).status };
         let r = if status != STATUS_GOOD {
@@ -430,7 +421,7 @@ impl Session {
         tag: u64,
     ) -> Result<(), IscsiError> {
         // SAFETY: valid context; the callback and tag are plain values.
-        let task = unsafe {
+        let task = self.task(unsafe {
             (self.lib.read16_task)(
                 self.ctx,
                 self.lun,
@@ -445,10 +436,7 @@ impl Session {
                 on_task_done,
                 tag as usize as *mut c_void,
             )
-        };
-        if task.is_null() {
-            return Err(self.error().into());
-        }
+        })?;
         // SAFETY: the task is queued but its data cannot arrive before the next
         // iscsi_service on this thread; the caller keeps buf valid until completion.
         if unsafe { (self.lib.add_data_in_buffer)(task, len as c_int, buf) } != 0 {
@@ -471,7 +459,7 @@ impl Session {
         tag: u64,
     ) -> Result<(), IscsiError> {
         // SAFETY: valid context; libiscsi only reads buf, which the caller keeps valid.
-        let task = unsafe {
+        self.task(unsafe {
             (self.lib.write16_task)(
                 self.ctx,
                 self.lun,
@@ -487,11 +475,8 @@ impl Session {
                 on_task_done,
                 tag as usize as *mut c_void,
             )
-        };
-        if task.is_null() {
-            return Err(self.error().into());
-        }
-        Ok(())
+        })
+        .map(drop)
     }
 
     /// Starts INQUIRY with EVPD set for VPD page `page`, its answer (at most
@@ -503,7 +488,7 @@ impl Session {
     pub unsafe fn inquiry_vpd(&self, buf: &mut [u8], page: u8, tag: u64) -> Result<(), IscsiError> {
         let len = buf.len().min(u16::MAX as usize) as c_int;
         // SAFETY: valid context; the callback and tag are plain values.
-        let task = unsafe {
+        let task = self.task(unsafe {
             (self.lib.inquiry_task)(
                 self.ctx,
                 self.lun,
@@ -513,10 +498,7 @@ impl Session {
                 on_task_done,
                 tag as usize as *mut c_void,
             )
-        };
-        if task.is_null() {
-            return Err(self.error().into());
-        }
+        })?;
         // SAFETY: as in read16: no data can arrive before the next iscsi_service on
         // this thread, and the caller keeps buf valid until completion.
         if unsafe { (self.lib.add_data_in_buffer)(task, len, buf.as_mut_ptr()) } != 0 {

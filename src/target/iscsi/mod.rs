@@ -117,13 +117,13 @@ pub fn connect(spec: &IscsiSpec) -> Result<ffi::Session, ffi::IscsiError> {
 /// [`connect`] given at most `limit_ns` (0: no limit; [`ffi::Session::connect_within`]).
 pub fn connect_within(spec: &IscsiSpec, limit_ns: u64) -> Result<ffi::Session, ffi::IscsiError> {
     let chap = chap_from_env()?;
-    ffi::Session::connect_within(&spec.portal, &spec.iqn, spec.lun, chap.as_ref(), limit_ns)
+    ffi::Session::connect_within(spec, chap.as_ref(), limit_ns)
 }
 
 /// Starts the same login without blocking ([`ffi::Session::start_connect`]).
 pub fn start_connect(spec: &IscsiSpec) -> Result<ffi::Session, ffi::IscsiError> {
     let chap = chap_from_env()?;
-    ffi::Session::start_connect(&spec.portal, &spec.iqn, spec.lun, chap.as_ref())
+    ffi::Session::start_connect(spec, chap.as_ref())
 }
 
 /// An opened iSCSI LUN.

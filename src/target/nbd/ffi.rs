@@ -163,9 +163,7 @@ impl Conn {
     pub fn connect(uri: &str) -> Result<Conn, NbdError> {
         let (conn, c_uri) = Conn::create(uri)?;
         // SAFETY: valid handle and NUL-terminated URI that outlives the call.
-        if unsafe { (conn.lib.connect_uri)(conn.h, c_uri.as_ptr()) } == -1 {
-            return Err(conn.error());
-        }
+        conn.ok(unsafe { (conn.lib.connect_uri)(conn.h, c_uri.as_ptr()) })?;
         Ok(conn)
     }
 
@@ -233,9 +231,7 @@ impl Conn {
             let ms = (deadline - now).div_ceil(1_000_000).min(i32::MAX as u64) as c_int;
             // SAFETY: valid handle; nbd_poll waits on the handle's own socket for at
             // most `ms` milliseconds.
-            if unsafe { (l.poll)(h, ms) } == -1 {
-                return Err(conn.error());
-            }
+            conn.ok(unsafe { (l.poll)(h, ms) })?;
         }
     }
 
@@ -245,9 +241,7 @@ impl Conn {
     pub fn start_connect(uri: &str) -> Result<Conn, NbdError> {
         let (conn, c_uri) = Conn::create(uri)?;
         // SAFETY: valid handle and NUL-terminated URI that outlives the call.
-        if unsafe { (conn.lib.aio_connect_uri)(conn.h, c_uri.as_ptr()) } == -1 {
-            return Err(conn.error());
-        }
+        conn.ok(unsafe { (conn.lib.aio_connect_uri)(conn.h, c_uri.as_ptr()) })?;
         Ok(conn)
     }
 
@@ -268,14 +262,21 @@ impl Conn {
         NbdError { msg, errno }
     }
 
+    /// A call's result `r`, or libnbd's error when it failed (every call returns -1
+    /// then), read at once, before another call on this thread replaces it.
+    #[inline]
+    fn ok<T: Copy + Into<i64>>(&self, r: T) -> Result<T, NbdError> {
+        if r.into() < 0 {
+            return Err(self.error());
+        }
+        Ok(r)
+    }
+
     /// The export's size in bytes.
     pub fn size_bytes(&self) -> Result<u64, NbdError> {
         // SAFETY: valid, connected handle.
         let r = unsafe { (self.lib.get_size)(self.h) };
-        if r < 0 {
-            return Err(self.error());
-        }
-        Ok(r as u64)
+        Ok(self.ok(r)? as u64)
     }
 
     /// Whether the server advertises multi-conn (several connections see one cache).
@@ -302,10 +303,7 @@ impl Conn {
                 0,
             )
         };
-        if r == -1 {
-            return Err(self.error());
-        }
-        Ok(())
+        self.ok(r).map(drop)
     }
 
     /// Starts an asynchronous read into `buf`; when it finishes, libnbd's callback
@@ -334,10 +332,7 @@ impl Conn {
                 0,
             )
         };
-        if r == -1 {
-            return Err(self.error());
-        }
-        Ok(())
+        self.ok(r).map(drop)
     }
 
     /// Starts an asynchronous write from `buf`, finishing as [`Conn::aio_pread`] does.
@@ -364,10 +359,7 @@ impl Conn {
                 0,
             )
         };
-        if r == -1 {
-            return Err(self.error());
-        }
-        Ok(())
+        self.ok(r).map(drop)
     }
 
     /// Starts an asynchronous trim (NBD_CMD_TRIM) of `len` bytes at `offset`,
@@ -381,30 +373,21 @@ impl Conn {
         // ticket, which the caller keeps in place.
         let r =
             unsafe { (self.lib.aio_trim)(self.h, u64::from(len), offset, ticket.callback(), 0) };
-        if r == -1 {
-            return Err(self.error());
-        }
-        Ok(())
+        self.ok(r).map(drop)
     }
 
     /// Whether the server accepts trims (it advertised NBD_FLAG_SEND_TRIM).
     pub fn can_trim(&self) -> Result<bool, NbdError> {
         // SAFETY: valid, connected handle.
         let r = unsafe { (self.lib.can_trim)(self.h) };
-        if r == -1 {
-            return Err(self.error());
-        }
-        Ok(r == 1)
+        Ok(self.ok(r)? == 1)
     }
 
     /// The socket libnbd drives; poll it for [`Conn::direction`].
     pub fn fd(&self) -> Result<i32, NbdError> {
         // SAFETY: valid handle.
         let r = unsafe { (self.lib.aio_get_fd)(self.h) };
-        if r == -1 {
-            return Err(self.error());
-        }
-        Ok(r)
+        self.ok(r)
     }
 
     /// What the handle waits for: a mix of [`DIRECTION_READ`] and [`DIRECTION_WRITE`].
@@ -416,19 +399,15 @@ impl Conn {
     /// Tells libnbd the socket is readable; it reads what it can without blocking.
     pub fn notify_read(&self) -> Result<(), NbdError> {
         // SAFETY: valid handle.
-        if unsafe { (self.lib.aio_notify_read)(self.h) } == -1 {
-            return Err(self.error());
-        }
-        Ok(())
+        self.ok(unsafe { (self.lib.aio_notify_read)(self.h) })
+            .map(drop)
     }
 
     /// Tells libnbd the socket is writable; it sends what it can without blocking.
     pub fn notify_write(&self) -> Result<(), NbdError> {
         // SAFETY: valid handle.
-        if unsafe { (self.lib.aio_notify_write)(self.h) } == -1 {
-            return Err(self.error());
-        }
-        Ok(())
+        self.ok(unsafe { (self.lib.aio_notify_write)(self.h) })
+            .map(drop)
     }
 
     /// True once the connection has failed or been closed by the server for good.

@@ -9,6 +9,7 @@
 
 use super::{count_opt, JobCx, JobTarget, JobTiming};
 use crate::plan::compat::CompatError;
+use crate::plan::engine_kind::FileOp;
 use crate::plan::engine_opts::{
     CpuBurn, CpuMode, EngineOptions, ExecSpec, StatCall, DEFAULT_CPU_CHUNK_NS,
     DEFAULT_EXEC_GRACE_NS,
@@ -29,10 +30,9 @@ impl JobCx<'_> {
     ) -> Result<EngineOptions, CompatError> {
         let o = self.o;
         let mut opts = EngineOptions::default();
-        let stats = matches!(engine, EngineKind::FileStat | EngineKind::DirStat);
         if let Some((v, loc)) = o.get("stat_type") {
             match StatCall::parse(v) {
-                Some(s) if stats => opts.stat = s,
+                Some(s) if engine.desc().stat_call => opts.stat = s,
                 Some(_) => self.unsupported.push(
                     format!("stat_type={v} — only used with ioengine=filestat or dirstat"),
                     loc,
@@ -273,7 +273,7 @@ impl JobCx<'_> {
         streams: u32,
         bs: u64,
     ) -> Result<Option<JobTarget>, CompatError> {
-        if matches!(engine, EngineKind::Cpuio | EngineKind::Exec) {
+        if engine.desc().paces_itself {
             let size = match self.o.get("size") {
                 Some((v, loc)) => parse_size(v).map_err(|e| loc.error(format!("size={v}: {e}")))?,
                 None => bs,
@@ -439,7 +439,7 @@ impl JobCx<'_> {
                 format!(
                     "time_based/loops with ioengine={} — each file is {} once (one pass)",
                     engine.name(),
-                    if engine == EngineKind::FileCreate || engine == EngineKind::DirCreate {
+                    if engine.desc().file_op == Some(FileOp::Create) {
                         "created"
                     } else {
                         "deleted"
