@@ -18,6 +18,14 @@ fn parm(dir: &Path, anchor: &Path, body: &str) -> PathBuf {
     p
 }
 
+/// A temporary directory holding an empty `anchor` directory, and that anchor.
+fn with_anchor() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let anchor = d.path().join("anchor");
+    std::fs::create_dir(&anchor).unwrap();
+    (d, anchor)
+}
+
 /// Every directory and regular file below `root`, counted.
 fn census(root: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, u64)>) {
     let (mut dirs, mut files) = (Vec::new(), Vec::new());
@@ -39,9 +47,7 @@ fn census(root: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, u64)>) {
 
 #[test]
 fn format_only_lays_out_the_declared_tree() {
-    let d = tempfile::tempdir().unwrap();
-    let anchor = d.path().join("anchor");
-    std::fs::create_dir(&anchor).unwrap();
+    let (d, anchor) = with_anchor();
     let p = parm(
         d.path(),
         &anchor,
@@ -69,9 +75,7 @@ fn format_only_lays_out_the_declared_tree() {
 
 #[test]
 fn a_mix_reports_each_operation_per_interval() {
-    let d = tempfile::tempdir().unwrap();
-    let anchor = d.path().join("anchor");
-    std::fs::create_dir(&anchor).unwrap();
+    let (d, anchor) = with_anchor();
     let p = parm(
         d.path(),
         &anchor,
@@ -120,9 +124,7 @@ fn a_mix_reports_each_operation_per_interval() {
 
 #[test]
 fn format_yes_lays_out_the_tree_before_the_run() {
-    let d = tempfile::tempdir().unwrap();
-    let anchor = d.path().join("anchor");
-    std::fs::create_dir(&anchor).unwrap();
+    let (d, anchor) = with_anchor();
     let p = parm(
         d.path(),
         &anchor,
@@ -149,9 +151,7 @@ const ALL_OPS: &str = "fwd=default,fsd=fsd1,xfersize=4k,fileio=sequential,filese
 
 #[test]
 fn every_operation_reports_per_interval_and_nothing_to_do_is_a_skip() {
-    let d = tempfile::tempdir().unwrap();
-    let anchor = d.path().join("anchor");
-    std::fs::create_dir(&anchor).unwrap();
+    let (d, anchor) = with_anchor();
     let p = parm(d.path(), &anchor, ALL_OPS);
     // Creates finding no missing name and deletes finding none left are skips
     // (vdbench waits for one), not errors: the command exits 0.
@@ -275,9 +275,7 @@ fn published_5050rw_runs_with_its_sizes_skew_and_shared_files() {
 /// skew= under a rate: fwd a gets 75 % of fwdrate=400, b the 25 % left.
 #[test]
 fn skew_splits_the_rate_between_fwds() {
-    let d = tempfile::tempdir().unwrap();
-    let anchor = d.path().join("anchor");
-    std::fs::create_dir(&anchor).unwrap();
+    let (d, anchor) = with_anchor();
     let p = parm(
         d.path(),
         &anchor,
@@ -300,9 +298,7 @@ fn skew_splits_the_rate_between_fwds() {
 /// files read 4 KiB at a time their first 4 × 256 reads fall on the first file.
 #[test]
 fn shared_files_are_used_by_every_thread_at_once() {
-    let d = tempfile::tempdir().unwrap();
-    let anchor = d.path().join("anchor");
-    std::fs::create_dir(&anchor).unwrap();
+    let (d, anchor) = with_anchor();
     let p = d.path().join("shared.parm");
     std::fs::write(
         &p,
