@@ -101,9 +101,11 @@ fn a_fio_iolog_replays_io_by_io_and_on_time() {
     assert_eq!(r.issued_ios, want.len() as u64);
 }
 
-/// A plain CSV trace of `n` I/Os at exponential gaps of mean `1/iops` s.
-fn poisson_csv(path: &Path, iops: f64, n: usize, write_pct: u64) {
+/// A plain CSV trace of `n` I/Os at exponential gaps of mean `1/iops` s; returns
+/// the I/Os' times in seconds.
+fn poisson_csv(path: &Path, iops: f64, n: usize, write_pct: u64) -> Vec<f64> {
     let mut s = String::from("time_s,op,offset,bytes\n");
+    let mut times = Vec::with_capacity(n);
     let mut t = 0f64;
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {
@@ -122,21 +124,31 @@ fn poisson_csv(path: &Path, iops: f64, n: usize, write_pct: u64) {
         };
         let off = (next() % 2048) * 4096;
         s.push_str(&format!("{t:.9},{op},{off},4096\n"));
+        times.push((t * 1e9).round() / 1e9);
     }
     std::fs::write(path, s).expect("write the trace");
+    times
 }
 
-/// A 20 k IOPS Poisson trace replayed on time on tmpfs: every whole interval
-/// achieves the rate the trace asked for in it. The acceptance figure (0.5 %) is
-/// measured on a quiet machine by benches/replay_vs_fio.py; this test allows 3 %,
-/// since a worker preempted for a few ms by the other tests at an interval boundary
-/// moves up to ~100 I/Os of a 20 k interval into the next (measured spread on this
-/// 2-core machine under the parallel suite: under 1 %).
+/// A 5 k IOPS Poisson trace replayed on time on tmpfs keeps to the trace's
+/// schedule at every interval's end: the I/Os issued by then are the I/Os the
+/// trace had due by then, within 100 ms of the trace's rate (500 I/Os). A worker
+/// preempted near a boundary issues its backlog in the next interval, so one
+/// interval's own rate is not the figure to bound (beside `stress-ng --cpu 4` one
+/// interval of the 20 k version read 19,276 IOPS against 20,272 due and the next
+/// made it good). Measured beside `stress-ng --cpu 4` and three debug builds (load
+/// 5–7): deficits of 0–24 I/Os, median issue lag 0.04–19 µs. A replay that ran
+/// slow fails instead: its deficit grows with the run, and its median issue lag
+/// passes the 1 ms bound. The rate is 5 k, not 20 k, because a debug build at
+/// 20 k IOPS needs most of a core: at load 7 it fell 2,000–22,000 I/Os behind, a
+/// starved machine rather than a replay fault. The acceptance figure (0.5 % per
+/// interval at 20 k) is measured on a quiet machine by benches/replay_vs_fio.py.
 #[test]
 fn a_poisson_trace_keeps_its_rate_in_every_interval() {
+    const IOPS: f64 = 5_000.0;
     let dir = tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempdir());
     let trace = dir.path().join("p.csv");
-    poisson_csv(&trace, 20_000.0, 60_000, 30);
+    let times = poisson_csv(&trace, IOPS, 15_000, 30);
     let target = dir.path().join("t.dat");
     let ran = replay(
         &trace,
@@ -145,28 +157,36 @@ fn a_poisson_trace_keeps_its_rate_in_every_interval() {
         &["--interval", "500ms"],
     );
     let run = ran.run(0);
-    // Whole intervals: the trace's rate is the same throughout, so an interval the
-    // collector closed a few ms late (a machine at load average 12 closed two of six
-    // more than 1 ms off) still compares rate with rate; 20 ms allows that and
-    // leaves out the last, partial one.
-    let whole: Vec<&Interval> = run
-        .intervals
-        .iter()
-        .filter(|iv| (iv.duration_s - 0.5).abs() < 0.02 && iv.recorded_iops.unwrap_or(0.0) > 0.0)
-        .collect();
-    assert!(whole.len() >= 4, "{} whole intervals", whole.len());
-    for iv in &whole[..whole.len() - 1] {
-        let want = iv.recorded_iops.unwrap();
-        assert!(
-            (iv.iops - want).abs() <= 0.03 * want,
-            "interval {}: {} IOPS against the trace's {want}",
+    let due_by = |t_s: f64| times.partition_point(|&t| t <= t_s) as f64;
+    let mut issued = 0f64;
+    let mut rows = Vec::new();
+    let mut worst = 0f64;
+    // Every interval but the last (the trace ends inside it).
+    for iv in &run.intervals[..run.intervals.len() - 1] {
+        issued += iv.ios as f64;
+        let deficit = due_by(iv.t_s) - issued;
+        worst = worst.max(deficit.abs());
+        rows.push(format!(
+            "#{} t={:.3} s: {:.0} IOPS (trace {:.0}), {} issued, {} due",
             iv.index,
-            iv.iops
-        );
+            iv.t_s,
+            iv.iops,
+            iv.recorded_iops.unwrap_or(f64::NAN),
+            issued,
+            due_by(iv.t_s)
+        ));
     }
+    assert!(rows.len() >= 4, "{} intervals", rows.len());
+    assert!(
+        worst <= 0.100 * IOPS,
+        "off the trace's schedule by {worst} I/Os at an interval's end:\n{}",
+        rows.join("\n")
+    );
     let r = &run.replay[0];
-    assert_eq!(r.issued_ios, 60_000);
-    assert!(r.lag_us.is_some() && r.late_ios.is_some());
+    assert_eq!(r.issued_ios, 15_000);
+    let lag = r.lag_us.as_ref().expect("issue lag of an on-time replay");
+    assert!(lag.p50 <= 1_000.0, "median issue lag {} us", lag.p50);
+    assert!(r.late_ios.is_some());
 }
 
 /// Replaying a steady trace (1000 IOPS, one at a time) against a simulated device
@@ -321,7 +341,7 @@ fn a_recorded_log_is_replayed_by_fio() {
 fn fio_replay_options_translate_onto_the_trace_settings() {
     let dir = tempdir();
     let trace = dir.path().join("p.csv");
-    poisson_csv(&trace, 1000.0, 200, 50);
+    let _ = poisson_csv(&trace, 1000.0, 200, 50);
     let target = dir.path().join("t.dat");
     let job = dir.path().join("r.fio");
     std::fs::write(
@@ -404,7 +424,7 @@ fn a_blktrace_capture_replays_with_blkparse_counts_and_bytes() {
 fn two_trace_shares_replay_the_whole_trace_once() {
     let dir = tempdir();
     let trace = dir.path().join("p.csv");
-    poisson_csv(&trace, 2_000.0, 2_000, 30);
+    let _ = poisson_csv(&trace, 2_000.0, 2_000, 30);
     let target = dir.path().join("t.dat");
     let mut issued = 0;
     for share in ["1/2", "2/2"] {
