@@ -793,6 +793,8 @@ pub struct NetnsPair {
     pub server_ns: String,
     /// The veth end inside the server namespace (taking it down cuts the link).
     pub server_dev: String,
+    /// The veth end inside the client namespace (the token bucket's device).
+    pub client_dev: String,
 }
 
 impl NetnsPair {
@@ -824,6 +826,7 @@ impl NetnsPair {
             client_ns: format!("ioscope-{tag}-c{pid}"),
             server_ns: format!("ioscope-{tag}-s{pid}"),
             server_dev: vs.clone(),
+            client_dev: vc.clone(),
         };
         let (c, s) = (pair.client_ns.clone(), pair.server_ns.clone());
         Self::ip(&["netns", "add", &c])?;
@@ -836,6 +839,30 @@ impl NetnsPair {
             token_bucket(&c, &vc, rate)?;
         }
         Ok(pair)
+    }
+
+    /// Bytes the client's egress qdisc has sent (the kernel's count, `tc -s`):
+    /// frames with their Ethernet, IP and TCP headers.
+    pub fn client_sent_bytes(&self) -> Result<u64, String> {
+        let o = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.client_ns,
+                "tc",
+                "-s",
+                "qdisc",
+                "show",
+            ])
+            .args(["dev", &self.client_dev])
+            .output()
+            .map_err(|e| format!("tc: {e}"))?;
+        let text = String::from_utf8_lossy(&o.stdout);
+        text.split_whitespace()
+            .skip_while(|w| *w != "Sent")
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("no \"Sent N bytes\" in tc's output: {text}"))
     }
 
     /// Takes the server's veth end down (`up = false`: packets vanish, nothing is

@@ -26,8 +26,11 @@ impl Server {
         let dir = tempdir();
         let stderr_path = dir.path().join("server.err");
         let mut cmd = match netns {
+            // The one server in a namespace measures a shaped link's rate: it is
+            // favoured like its client, or a receiver starved by the load beside it
+            // closes the window (0.86 Gbit/s under a 1 Gbit/s bucket at load 8).
             Some(ns) => {
-                let mut c = Command::new("ip");
+                let mut c = favoured(Command::new("ip"));
                 c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_ioscope")]);
                 c
             }
@@ -419,6 +422,7 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
     let srv = Server::start_in(Some(&ns.server_ns), "10.251.0.2:0", &[]);
     let d = tempdir();
     let json = d.path().join("r.json");
+    let sent_before = ns.client_sent_bytes().unwrap();
     // Two streams keep the bucket fuller than one. TCP itself does not always fill
     // a token bucket on a loaded host: iperf3 gets 0.93-0.98 Gbit/s on this veth pair
     // too, from stalls of the sender longer than the bucket's 50 ms queue. The client
@@ -446,14 +450,30 @@ fn net_netns_veth_with_tbf_measures_one_gigabit() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let wire = ns.client_sent_bytes().unwrap() - sent_before;
     let v = read_json(&json);
+    // The payload ioscope counts against the frames the kernel's qdisc sent: each
+    // 9000-byte frame carries 8948 bytes after 66 of headers (Ethernet, IP, TCP
+    // with timestamps), 0.74 % more on the wire; the control connection and the
+    // handshakes add a few kB. Seen: 1.0074–1.0075.
+    let payload: u64 = v["runs"][0]["totals"]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["bytes_sent"].as_u64().unwrap())
+        .sum();
+    let ratio = wire as f64 / payload as f64;
+    eprintln!("tbf 1gbit: {wire} bytes on the wire for {payload} of payload: {ratio}");
+    assert!((1.0..=1.02).contains(&ratio), "wire/payload {ratio}");
     // Payload under a 1 Gbit/s bucket that also counts 66 bytes of headers per
-    // 9000-byte frame: about 0.993 Gbit/s. Seen: 0.992-0.994 alone, 0.983-0.986
-    // beside four CPU hogs (three attempts were needed before the client was
-    // favoured).
+    // 9000-byte frame: at most 0.993 Gbit/s. Whether TCP keeps the bucket full is
+    // the scheduler's doing as much as the tool's (the byte count above is the
+    // measurement's truth): seen 0.992-0.994 alone; 0.963-0.993 with both ends
+    // favoured beside `stress-ng --cpu 6` and three builds (load 7.5); 0.864 in a
+    // CI run at load 8 before the server was favoured. 0.90 allows that spread.
     let gbps = f(&v["runs"][0], "totals.gbps");
     eprintln!("tbf 1gbit: {gbps} Gbit/s");
-    assert!((gbps - 1.0).abs() <= 0.03, "{gbps} Gbit/s");
+    assert!(gbps >= 0.90, "{gbps} Gbit/s");
     assert!(gbps < 1.0, "{gbps} Gbit/s: faster than the bucket");
     let r = &v["runs"][0];
     let s = &r["totals"]["streams"][0];
