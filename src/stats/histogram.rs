@@ -17,9 +17,10 @@
 //! Recording is on the hot path (up to three records per open-loop I/O), so the
 //! counters are kept here, in HdrHistogram's own bucket layout with its parameters as
 //! constants: a record is a leading-zero count, two shifts and an add, with none of the
-//! loads of a general histogram's settings. Queries build an `hdrhistogram::Histogram`
-//! from the counters (each bucket maps to the same bucket there), so percentiles come
-//! from the crate and agree with it exactly (a test checks this).
+//! loads of a general histogram's settings. Percentiles are read by one walk over the
+//! counters and agree exactly with the crate's query on the same buckets (a test
+//! checks this); the encoded histograms and the CDF build an `hdrhistogram::Histogram`
+//! from the counters (each bucket maps to the same bucket there).
 
 use crate::result::LatencyStats;
 use hdrhistogram::Histogram;
@@ -69,6 +70,13 @@ fn bucket_value(i: usize) -> u64 {
         bucket = 0;
     }
     sub << bucket
+}
+
+/// The middle of counts index `i`'s range: HdrHistogram's median-equivalent of
+/// the values that land there (its range is `1 << bucket` wide).
+fn bucket_median(i: usize) -> u64 {
+    let bucket = ((i >> SUB_BUCKET_HALF_MAGNITUDE) as u32).saturating_sub(1);
+    bucket_value(i) + ((1u64 << bucket) >> 1)
 }
 
 /// The exact figures a histogram keeps beside its buckets (an encoded histogram has
@@ -221,59 +229,73 @@ impl LatencyHistogram {
 
     /// The value at percentile `p` (0..=100), in ns. Within 0.1 % of the true sample.
     pub fn percentile_ns(&self, p: f64) -> u64 {
-        if self.count == 0 {
-            return 0;
-        }
-        self.percentile_in(&self.to_hdr(), p)
+        let mut out = [0];
+        self.percentiles_ns(&[p], &mut out);
+        out[0]
     }
 
-    fn percentile_in(&self, hist: &Histogram<u64>, p: f64) -> u64 {
+    /// The values at percentiles `ps` (each 0..=100, ascending), in ns, into `out`:
+    /// one walk over the counters, with no `hdrhistogram::Histogram` built (the
+    /// per-interval summaries ask for these every second, per workload, direction,
+    /// connection and path). The same figures as the crate's query on
+    /// [`LatencyHistogram::to_hdr`] (a test compares them): the median-equivalent of
+    /// the bucket that holds the sample of nearest rank, clamped into [min, max].
+    pub fn percentiles_ns(&self, ps: &[f64], out: &mut [u64]) {
+        debug_assert!(ps.windows(2).all(|w| w[0] <= w[1]) && out.len() == ps.len());
         if self.count == 0 {
-            return 0;
+            out.fill(0);
+            return;
         }
-        if p >= 100.0 {
-            return self.max_ns;
-        }
-        if p <= 0.0 {
-            return self.min_ns();
-        }
-        // The sample of nearest rank ceil(p·n), taken as a quantile half a rank below
-        // it: the crate's own ceil of (p / 100)·n lets float error push a whole rank
-        // up (p99.9 of 4000 samples is the 3996th; 0.999 × 4000 is 3996.0000000000005).
         let n = self.count as f64;
-        let rank = (p / 100.0 * n * (1.0 - 1e-12)).ceil().max(1.0);
-        // Report the midpoint-equivalent of the bucket, clamped into [min, max].
-        let v = hist.value_at_quantile((rank - 0.5) / n);
-        let v = hist.median_equivalent(v);
-        v.clamp(self.min_ns(), self.max_ns)
+        let mut buckets = self.buckets();
+        let (mut seen, mut at) = (0u64, 0usize);
+        for (p, slot) in ps.iter().zip(out.iter_mut()) {
+            *slot = if *p >= 100.0 {
+                self.max_ns
+            } else if *p <= 0.0 {
+                self.min_ns()
+            } else {
+                // The sample of nearest rank ceil(p·n), kept from being pushed a whole
+                // rank up by float error (0.999 × 4000 is 3996.0000000000005).
+                let rank = (p / 100.0 * n * (1.0 - 1e-12)).ceil().max(1.0) as u64;
+                while seen < rank {
+                    match buckets.next() {
+                        Some((i, c)) => (seen, at) = (seen + c, i),
+                        None => break,
+                    }
+                }
+                bucket_median(at).clamp(self.min_ns(), self.max_ns)
+            };
+        }
     }
 
     /// Summary in microseconds; `with_spectrum` adds the percentile spectrum.
     pub fn summary_us(&self, with_spectrum: bool) -> LatencyStats {
         let us = |ns: f64| ns / 1000.0;
-        let hist = self.to_hdr();
-        let p = |q: f64| us(self.percentile_in(&hist, q) as f64);
+        let mut p = [0u64; SUMMARY_PERCENTILES.len()];
+        self.percentiles_ns(&SUMMARY_PERCENTILES, &mut p);
+        let p = p.map(|v| us(v as f64));
+        let (spectrum, cdf) = if with_spectrum && self.count > 0 {
+            let mut s = [0u64; SPECTRUM.len()];
+            self.percentiles_ns(&SPECTRUM, &mut s);
+            let spectrum = SPECTRUM.iter().zip(s).map(|(&q, v)| (q, us(v as f64)));
+            (spectrum.collect(), cdf_us(&self.to_hdr()))
+        } else {
+            (Vec::new(), Vec::new())
+        };
         LatencyStats {
             min: us(self.min_ns() as f64),
             mean: us(self.mean_ns()),
             stddev: us(self.stddev_ns()),
             max: us(self.max_ns as f64),
-            p50: p(50.0),
-            p90: p(90.0),
-            p95: p(95.0),
-            p99: p(99.0),
-            p99_9: p(99.9),
-            p99_99: p(99.99),
-            spectrum: if with_spectrum && self.count > 0 {
-                SPECTRUM.iter().map(|&q| (q, p(q))).collect()
-            } else {
-                Vec::new()
-            },
-            cdf: if with_spectrum && self.count > 0 {
-                cdf_us(&hist)
-            } else {
-                Vec::new()
-            },
+            p50: p[0],
+            p90: p[1],
+            p95: p[2],
+            p99: p[3],
+            p99_9: p[4],
+            p99_99: p[5],
+            spectrum,
+            cdf,
         }
     }
 
@@ -513,6 +535,49 @@ mod tests {
             h.percentile_ns(50.0),
             h.to_hdr().median_equivalent(2_000_000)
         );
+    }
+
+    /// The old query, through the crate: the sample of nearest rank as a quantile
+    /// half a rank below it, its bucket's median-equivalent, clamped to [min, max].
+    fn crate_percentile(h: &LatencyHistogram, hist: &Histogram<u64>, p: f64) -> u64 {
+        if h.count() == 0 {
+            return 0;
+        }
+        if p >= 100.0 {
+            return h.max_ns();
+        }
+        if p <= 0.0 {
+            return h.min_ns();
+        }
+        let n = h.count() as f64;
+        let rank = (p / 100.0 * n * (1.0 - 1e-12)).ceil().max(1.0);
+        let v = hist.median_equivalent(hist.value_at_quantile((rank - 0.5) / n));
+        v.clamp(h.min_ns(), h.max_ns())
+    }
+
+    /// The counters' own walk gives the crate's figures exactly, for every
+    /// percentile of the summary and the spectrum, on one value, a few, and wide
+    /// log-uniform sets (sub-ns to an hour, so every bucket width is crossed).
+    #[test]
+    fn percentiles_equal_the_crates() {
+        let mut rng = Rng::new(7);
+        let mut ps: Vec<f64> = SPECTRUM.to_vec();
+        ps.extend(SUMMARY_PERCENTILES);
+        ps.extend([0.001, 33.3, 66.6, 99.9999]);
+        ps.sort_by(f64::total_cmp);
+        for (n, decades) in [(1, 3.0), (3, 5.0), (1000, 6.0), (100_000, 12.5), (7, 9.0)] {
+            let mut h = LatencyHistogram::new();
+            for _ in 0..n {
+                h.record(10f64.powf(rng.unit_f64() * decades) as u64 + 1);
+            }
+            let hist = h.to_hdr();
+            let mut got = vec![0; ps.len()];
+            h.percentiles_ns(&ps, &mut got);
+            for (p, g) in ps.iter().zip(&got) {
+                assert_eq!(*g, crate_percentile(&h, &hist, *p), "n {n}, p{p}");
+                assert_eq!(h.percentile_ns(*p), *g, "n {n}, p{p} alone");
+            }
+        }
     }
 
     /// Percentiles of a known synthetic set stay within the documented bound.

@@ -152,10 +152,12 @@ pub fn workload_interval(
 /// The short latency summary shown per interval.
 pub fn interval_latency(h: &LatencyHistogram) -> IntervalLatency {
     let us = |ns: f64| ns / 1000.0;
+    let mut p = [0u64; 2];
+    h.percentiles_ns(&[50.0, 99.0], &mut p);
     IntervalLatency {
         mean: us(h.mean_ns()),
-        p50: us(h.percentile_ns(50.0) as f64),
-        p99: us(h.percentile_ns(99.0) as f64),
+        p50: us(p[0] as f64),
+        p99: us(p[1] as f64),
         max: us(h.max_ns() as f64),
         stddev: us(h.stddev_ns()),
         hdr: None,
