@@ -149,7 +149,14 @@ fn profile_target(x: &mut Xml, w: &WorkloadEcho) {
     x.leaf("BlockSize", bs);
     x.leaf("BaseFileOffset", w.offset_bytes);
     match w.pattern {
-        AccessPattern::Random => x.leaf("Random", w.align_bytes.unwrap_or(bs)),
+        AccessPattern::Random => {
+            x.leaf("Random", w.align_bytes.unwrap_or(bs));
+            // Mixed random/sequential (-rs): diskspd writes the ratio only below 100.
+            let pct = w.declared.get("random_pct").and_then(|v| v.as_f64());
+            if let Some(p) = pct.filter(|&p| p < 100.0) {
+                x.leaf("RandomRatio", p.round());
+            }
+        }
         AccessPattern::Sequential => {
             x.leaf("StrideSize", (bs as i64 + w.seq_gap_bytes).max(0));
             x.leaf("InterlockedSequential", w.seq_layout == SeqLayout::Shared);

@@ -1330,3 +1330,41 @@ fn vdbench_pause_idles_between_runs() {
         r.stdout
     );
 }
+
+/// fio's `size=N%` on an existing file: the job works on N % of it, from its start.
+/// 50 % of a 1 MiB file read at random 4 KiB at a time: one pass is 512 KiB of
+/// reads (fio's io_size is then the region), none past the first 512 KiB.
+#[test]
+fn fio_size_percent_keeps_the_io_in_that_share_of_the_file() {
+    let d = tempdir();
+    let (file, log) = (d.path().join("data"), d.path().join("rec.log"));
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let job = d.path().join("job.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[j]\nfilename={}\nsize=50%\nrw=randread\nbs=4k\nwrite_iolog={}\n",
+            file.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    ioscope_to(
+        &d.path().join("r.json"),
+        ["run", job.to_str().unwrap(), "-q"],
+    )
+    .expect_code(0);
+    let ends: Vec<u64> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"read"))
+                .then(|| f[3].parse::<u64>().unwrap() + f[4].parse::<u64>().unwrap())
+        })
+        .collect();
+    // One pass over the region, as fio's io_size is then 50 % of the file.
+    assert_eq!(ends.len(), 128, "512 KiB read");
+    // Over the whole file, 128 reads would all stay in its first half 1 time in 2^128.
+    assert!(ends.iter().all(|&e| e <= 512 << 10), "{ends:?}");
+}

@@ -292,19 +292,19 @@ fn skew_splits_the_rate_between_fwds() {
     assert!((rates[1] * s - 300.0).abs() < 70.0, "{rates:?} over {s} s");
 }
 
-/// fileio=(random,shared): the fwd's threads use one file at the same time. vdbench
-/// hands the files out in order; ioscope's threads each walk them in order from
-/// the first, a file's bytes on each before the next, so with 4 threads on 1 MiB
-/// files read 4 KiB at a time their first 4 × 256 reads fall on the first file.
-#[test]
-fn shared_files_are_used_by_every_thread_at_once() {
+/// Converts a parm of one fsd (8 files of `size` in one directory under a fresh
+/// anchor) and `fwd1` read by `rd1` after a format, runs it with the fwd's
+/// workload recording its I/O, and gives the run's result and the offsets of the
+/// recorded reads (the tree's files end to end). The conversion must keep the
+/// files in order (`file_service = "sequential"`).
+fn recorded_reads(size: &str, fwd: &str) -> (Ran, Vec<u64>) {
     let (d, anchor) = with_anchor();
-    let p = d.path().join("shared.parm");
+    let p = d.path().join("rec.parm");
     std::fs::write(
         &p,
         format!(
-            "fsd=fsd1,anchor={},depth=1,width=1,files=8,size=1m\n\
-             fwd=fwd1,fsd=fsd1,xfersize=4k,threads=4,fileio=(random,shared),operation=read\n\
+            "fsd=fsd1,anchor={},depth=1,width=1,files=8,size={size}\n\
+             fwd=fwd1,fsd=fsd1,xfersize=4k,operation=read,{fwd}\n\
              rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
             anchor.display()
         ),
@@ -318,23 +318,48 @@ fn shared_files_are_used_by_every_thread_at_once() {
         &format!("name = \"r1-fwd1\"\nrecord = \"{}\"\n", log.display()),
     );
     assert!(toml.contains("file_service = \"sequential\""), "{toml}");
-    let job = d.path().join("shared.toml");
+    let job = d.path().join("rec.toml");
     std::fs::write(&job, toml).unwrap();
     let r = ioscope_to(&d.path().join("r.json"), ["run", job.to_str().unwrap()]).expect_code(0);
-    assert_eq!(r.run(1).streams, 4);
     let text = std::fs::read_to_string(&log).unwrap();
-    let files: Vec<u64> = text
+    let offsets = text
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.get(2) == Some(&"read")).then(|| f[3].parse::<u64>().unwrap() >> 20)
+            (f.get(2) == Some(&"read")).then(|| f[3].parse::<u64>().unwrap())
         })
-        .take(4 * 256)
         .collect();
+    (r, offsets)
+}
+
+/// fileio=(random,shared): the fwd's threads use one file at the same time. vdbench
+/// hands the files out in order; ioscope's threads each walk them in order from
+/// the first, a file's bytes on each before the next, so with 4 threads on 1 MiB
+/// files read 4 KiB at a time their first 4 × 256 reads fall on the first file.
+#[test]
+fn shared_files_are_used_by_every_thread_at_once() {
+    let (r, offsets) = recorded_reads("1m", "threads=4,fileio=(random,shared)");
+    assert_eq!(r.run(1).streams, 4);
+    let files: Vec<u64> = offsets.iter().map(|o| o >> 20).take(4 * 256).collect();
     assert_eq!(files.len(), 4 * 256, "{} reads recorded", files.len());
     let first = files.iter().filter(|&&f| f == 0).count();
     assert!(
         first >= 900,
         "{first} of the first 1024 reads on the first file"
+    );
+}
+
+/// An fwd without `fileselect=` takes the tree's files in order, vdbench's default
+/// (`FwdEntry.select_random = false`): one thread reading 64 KiB files 4 KiB at a
+/// time, sequentially, records file 0's 16 reads, then file 1's, and so on.
+#[test]
+fn files_are_taken_in_order_without_fileselect() {
+    let (_, offsets) = recorded_reads("64k", "fileio=sequential");
+    assert!(offsets.len() >= 8 * 16, "{} reads recorded", offsets.len());
+    let expected: Vec<u64> = (0..8 * 16).map(|i| i * 4096).collect();
+    assert_eq!(
+        offsets[..8 * 16],
+        expected,
+        "each file's reads in order, then the next file"
     );
 }

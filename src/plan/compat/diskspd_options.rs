@@ -58,7 +58,7 @@ pub static DISKSPD: &[Switch] = &[
     sw("o", "-o<n>", Maps("outstanding I/Os per thread per target → queue depth (default 2)")),
     sw("t", "-t<n>", Maps("threads per target → streams per target, one worker each (default 1)")),
     sw("F", "-F<n>", Maps("threads shared by all targets → n streams per target, n workers, each worker one stream of every target")),
-    sw("r", "-r[align]", Maps("random at the alignment (default the block size); -rs100 is -r; -rdpct/-rdabs → hot bands")),
+    sw("r", "-r[align]", Maps("random at the alignment (default the block size); -rs<pct> mixes in sequential I/O (random_pct); -rdpct/-rdabs → hot bands")),
     sw("s", "-s[i][stride]", Maps("sequential at the stride: threads overlap from the start (-T apart), or share one offset (-si)")),
     sw("T", "-T<offset>", Maps("sequential threads start this far apart, each walking the whole target")),
     sw("p", "-p", Maps("each outstanding I/O of a sequential thread walks on its own from the same start")),

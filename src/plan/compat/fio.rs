@@ -39,6 +39,7 @@ mod nfs;
 mod op_engines;
 mod percentage_random;
 mod priority;
+mod size_percent;
 mod sprandom;
 mod verify;
 
@@ -1034,6 +1035,8 @@ struct JobCx<'a> {
     exitall_anywhere: bool,
     /// `zonesize` under zonemode=strided or zbd: what a size in zones (`8z`) counts.
     zone_bytes: Option<u64>,
+    /// `size=N%` on one file or device: the working set's `range_to_pct`.
+    range_to_pct: Option<f64>,
 }
 
 /// Where a job's data goes, as its options say.
@@ -1103,6 +1106,7 @@ impl<'a> JobCx<'a> {
             run_opts: Vec::new(),
             exitall_anywhere: false,
             zone_bytes: None,
+            range_to_pct: None,
         }
     }
 
@@ -1246,6 +1250,10 @@ impl<'a> JobCx<'a> {
         self.atomic_fits(engine, &mut out);
         self.fill_fits(read_pct, &mut out);
         self.random_fits(read_pct, pattern, &mut out)?;
+        if let Some(p) = self.range_to_pct {
+            use crate::plan::settings::{declared::RANGE_TO_PCT, Value};
+            out.set(&RANGE_TO_PCT, Value::Ratio(p));
+        }
         Ok(out)
     }
 
@@ -1316,24 +1324,26 @@ impl<'a> JobCx<'a> {
         bs: &BlockSizes,
     ) -> Result<JobTarget, CompatError> {
         self.nbd_needs_uri(engine)?;
-        if let Some(t) = self.net_target(engine, read_pct, pattern, streams)? {
-            return Ok(t);
-        }
-        if let Some(t) = self.nfs_target(engine, streams)? {
-            return Ok(t);
-        }
-        match self.op_engine_target(engine, streams, bs.max_bytes())? {
-            Some(t) => Ok(t),
-            None => {
-                // The engines that read and write files can spread a job over several.
-                let sets = matches!(
-                    engine,
-                    EngineKind::Auto | EngineKind::Sync | EngineKind::Uring
-                )
-                .then(|| bs.min_bytes());
-                self.target(streams, engine == EngineKind::Auto, sets)
-            }
-        }
+        let (t, bytes) = if let Some(t) = self.net_target(engine, read_pct, pattern, streams)? {
+            (t, false)
+        } else if let Some(t) = self.nfs_target(engine, streams)? {
+            (t, true)
+        } else if let Some(t) = self.op_engine_target(engine, streams, bs.max_bytes())? {
+            (t, false)
+        } else {
+            // The engines that read and write files can spread a job over several.
+            let sets = matches!(
+                engine,
+                EngineKind::Auto | EngineKind::Sync | EngineKind::Uring
+            )
+            .then(|| bs.min_bytes());
+            (
+                self.target(streams, engine == EngineKind::Auto, sets)?,
+                true,
+            )
+        };
+        self.size_percent_fits(&t, bytes, bs)?;
+        Ok(t)
     }
 
     /// fio's `--readonly` (its safety check against writes): a job that would write or
@@ -2047,8 +2057,11 @@ impl<'a> JobCx<'a> {
         for key in ["size", "filesize"] {
             if let Some((v, loc)) = self.o.get(key) {
                 if v.ends_with('%') {
-                    self.unsupported
-                        .push(format!("{key}={v} — percentage of the target"), loc);
+                    // size=N%: `size_percent_fits`, once the target is known.
+                    if key == "filesize" {
+                        self.unsupported
+                            .push(format!("{key}={v} — percentage of the target"), loc);
+                    }
                     size = None;
                 } else if v.contains('-') || v.contains(':') {
                     self.unsupported

@@ -301,7 +301,7 @@ pub const OPTIONS: &[FioOption] = &[
         &["ba"],
     ),
     // How much and how long.
-    maps("size", "working-set length (and target size)"),
+    maps("size", "working-set length (and target size); N% of one file → range_to_pct"),
     maps(
         "filesize",
         "as size for a single file; with several files, each file's length",

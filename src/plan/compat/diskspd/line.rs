@@ -67,6 +67,9 @@ pub(super) struct DiskspdLine {
     qd: u64,
     threads: Threads,
     access: Option<Access>,
+    /// `-rs<pct>` below 100: the percentage of random I/Os, the others continuing
+    /// from the thread's previous I/O (diskspd's mixed mode).
+    random_pct: Option<u8>,
     dist: Option<RangeDist>,
     write_pct: u8,
     direct: bool,
@@ -104,6 +107,7 @@ impl DiskspdLine {
             qd: 2,
             threads: Threads::PerTarget(1),
             access: None,
+            random_pct: None,
             dist: None,
             write_pct: 0,
             direct: false,
@@ -195,11 +199,14 @@ impl DiskspdLine {
         match (flag, rest.chars().next()) {
             ("r", Some('s')) => {
                 let p = pct(&rest[1..], loc)?;
-                if p != 100 {
-                    return Err(loc.error(format!(
-                        "-rs{p}: runs of sequential I/O between random ones (diskspd's \
-                         mixed mode) are not something ioscope issues; -rs100 is -r"
-                    )));
+                if p == 0 {
+                    return Err(loc.error(
+                        "-rs0: diskspd takes a random percentage from 1 to 100 (sequential \
+                         I/O is -s)",
+                    ));
+                }
+                if self.random_pct.is_some() {
+                    return Err(loc.error("-rs: mixed random/sequential I/O given twice"));
                 }
                 if matches!(self.access, Some(Access::Sequential { .. })) {
                     return Err(conflict(loc));
@@ -207,6 +214,7 @@ impl DiskspdLine {
                 if self.access.is_none() {
                     self.access = Some(Access::Random { align: None });
                 }
+                self.random_pct = (p < 100).then_some(p);
             }
             ("r", Some('d')) => self.dist = Some(range_dist(&rest[1..], self.block, loc)?),
             ("r", _) => {

@@ -277,3 +277,42 @@ fn affinity_and_switch_order_follow_diskspd() {
     let e = parse_diskspd(&args("diskspd /tmp/f -b8K"), None).unwrap_err();
     assert!(e.to_string().contains("before the targets"), "{e}");
 }
+
+#[test]
+fn mixed_random_and_sequential_is_random_pct_with_its_differences_said() {
+    use crate::plan::settings::declared::RANDOM_PCT;
+    let mixed = |line: &str| {
+        let t = ds(line);
+        let w = &t.plan.runs[0].workloads[0];
+        assert_eq!(w.pattern, AccessPattern::Random, "{line}");
+        (w.settings.ratio(&RANDOM_PCT), t.plan.warnings.clone())
+    };
+    let (pct, said) = mixed("-rs30");
+    assert_eq!(pct, 30.0);
+    assert!(said.iter().all(|s| !s.starts_with("-rs")), "{said:?}");
+    // -rs100 is -r; -r's alignment after -rs keeps the mix, as in diskspd.
+    assert_eq!(mixed("-rs100").0, 100.0);
+    let (pct, said) = mixed("-rs40 -r4K -w30 -b8K");
+    assert_eq!(pct, 40.0);
+    let ours: Vec<_> = said.iter().filter(|s| s.starts_with("-rs40")).collect();
+    assert_eq!(
+        ours.len(),
+        2,
+        "direction kept and the alignment step: {said:?}"
+    );
+    assert!(
+        ours[0].contains("-w30") && ours[1].contains("4096 bytes"),
+        "{ours:?}"
+    );
+    for (bad, why) in [
+        ("-rs0", "from 1 to 100"),
+        ("-rs30 -rs40", "given twice"),
+        ("-s -rs30", "conflicts"),
+        ("-rs101", "percentage"),
+    ] {
+        let e = parse_diskspd(&args(&format!("diskspd {bad} /tmp/f")), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}

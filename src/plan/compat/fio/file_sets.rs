@@ -170,6 +170,13 @@ impl JobCx<'_> {
             }
             return Ok(b);
         }
+        if let Some((v, loc)) = o.get("size").filter(|(v, _)| v.trim().ends_with('%')) {
+            return Err(loc.error(format!(
+                "size={v}: fio takes the percentage of each of the job's {count} files; \
+                 ioscope's file sets take each file's length from size= or filesize= in \
+                 bytes"
+            )));
+        }
         let Some(total) = size else {
             return Err(self.section_loc.error(format!(
                 "job '{}': {count} files need size= or filesize= (each file's length)",

@@ -448,33 +448,49 @@ fn skew_pct(p: &Param) -> Result<Option<f64>, CompatError> {
     }
 }
 
-/// `fileio=(random,shared)`: whether the fwd's threads share files. vdbench takes
-/// `shared` only after `random` (and `delete` only after `sequential`, listed here),
-/// and refuses `shared` with `fileselect=random`.
-fn shared_files(
+/// `fileio=`: whether I/O inside a file is random (vdbench's default is
+/// sequential). vdbench reads the words by prefix, takes `shared` only after
+/// `random` (the threads share files; ioscope's streams always may, and `fileselect`
+/// then stays in order as vdbench requires) and `delete` only after `sequential`
+/// (listed here), and refuses `shared` with `fileselect=random`.
+fn random_file_io(
     d: &FsDef,
-    fileio: &[String],
+    random_select: bool,
     unsupported: &mut UnsupportedList,
 ) -> Result<bool, CompatError> {
-    let Some(second) = fileio.get(1) else {
+    let Some(p) = d.get("fileio") else {
         return Ok(false);
     };
-    let p = d.get("fileio").expect("fileio was read");
-    let first = fileio[0].to_ascii_lowercase();
-    if first == "sequential" && second.eq_ignore_ascii_case("delete") {
-        let why = "each file deleted and created again before it is written";
-        unsupported.push(format!("fileio={} — {why}", p.value), &p.loc);
+    let words: Vec<String> = list(&p.value)
+        .iter()
+        .map(|w| w.to_ascii_lowercase())
+        .collect();
+    let is = |i: usize, word: &str| words.get(i).is_some_and(|w| word.starts_with(w.as_str()));
+    let bad = || {
+        p.loc.error(format!(
+            "fileio={}: expected random, sequential, (random,shared) or (sequential,delete)",
+            p.value
+        ))
+    };
+    if words.len() > 2 || words.is_empty() {
+        return Err(bad());
+    }
+    if is(0, "sequential") {
+        if words.len() == 2 {
+            if !is(1, "delete") {
+                return Err(bad());
+            }
+            let why = "each file deleted and created again before it is written";
+            unsupported.push(format!("fileio={} — {why}", p.value), &p.loc);
+        }
         return Ok(false);
     }
-    if first != "random" || !second.eq_ignore_ascii_case("shared") {
-        return Err(p.loc.error(format!(
-            "fileio={}: expected random, sequential or (random,shared)",
-            p.value
-        )));
+    if !is(0, "random") || (words.len() == 2 && !is(1, "shared")) {
+        return Err(bad());
     }
     if let Some(s) = d
         .get("fileselect")
-        .filter(|s| s.value.eq_ignore_ascii_case("random"))
+        .filter(|_| random_select && words.len() == 2)
     {
         return Err(s.loc.error(format!(
             "fwd={}: fileio=(random,shared) and fileselect=random are mutually exclusive \
@@ -503,8 +519,8 @@ impl Fwd {
             }
         }
         let skew = d.get("skew").map(skew_pct).transpose()?.flatten();
-        let fileio = d.get("fileio").map(|p| list(&p.value)).unwrap_or_default();
-        let shared = shared_files(d, &fileio, unsupported)?;
+        let random_select = select::random_select(d.get("fileselect"), unsupported)?;
+        let random_io = random_file_io(d, random_select, unsupported)?;
         let num = |key: &str| -> Result<Option<u64>, CompatError> {
             d.get(key)
                 .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
@@ -532,14 +548,9 @@ impl Fwd {
                 Some(p) => xfersize(p, unsupported)?,
                 None => BlockSizes::fixed(4096),
             },
-            random_io: fileio
-                .first()
-                .is_some_and(|w| w.eq_ignore_ascii_case("random")),
-            // vdbench hands the files of a shared fwd out in order (it refuses
-            // random selection with them).
-            random_select: !shared
-                && d.get("fileselect")
-                    .map_or(true, |p| !p.value.eq_ignore_ascii_case("sequential")),
+            random_io,
+            // In order unless fileselect= says random (vdbench's default).
+            random_select,
             skew,
             threads: num("threads")?.unwrap_or(1),
             rdpct,
@@ -949,5 +960,6 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
     }
 }
 
+mod select;
 #[cfg(test)]
 mod tests;

@@ -116,6 +116,10 @@ impl DiskspdLine {
                 if let Some(d) = &self.dist {
                     w.dist = self.distribution(d, un);
                 }
+                if let Some(p) = self.random_pct {
+                    use crate::plan::settings::{declared::RANDOM_PCT, Value};
+                    w.settings.set(&RANDOM_PCT, Value::Ratio(f64::from(p)));
+                }
             }
             Access::Sequential {
                 stride,
@@ -240,6 +244,9 @@ impl DiskspdLine {
                 if iops { "i" } else { "" }
             ));
         }
+        if let Some(p) = self.random_pct {
+            say_mixed(p, self.write_pct, self.access, self.block, &mut say);
+        }
         if self.cooldown_ns > 0 {
             say(format!(
                 "-C{}: the cool-down only keeps load on the target after measuring ends \
@@ -287,6 +294,31 @@ impl DiskspdLine {
         DataSettings {
             pattern,
             ..Default::default()
+        }
+    }
+}
+
+/// `-rs<pct>`: what ioscope's `random_pct` does otherwise than diskspd's mixed mode
+/// (`ThreadTargetState::NextRelativeMixedOffset`, `NextIOType`), one line each.
+fn say_mixed(
+    p: u8,
+    write_pct: u8,
+    access: Option<Access>,
+    block: u64,
+    say: &mut impl FnMut(String),
+) {
+    if (1..100).contains(&write_pct) {
+        say(format!(
+            "-rs{p}: each I/O is a read or a write by -w{write_pct}; diskspd draws that only \
+             for a random I/O and keeps it for the sequential ones after it"
+        ));
+    }
+    if let Some(Access::Random { align: Some(a) }) = access {
+        if a != block {
+            say(format!(
+                "-rs{p}: a sequential I/O starts where the previous one ended; diskspd's \
+                 starts {a} bytes (the -r alignment) after the previous one's start"
+            ));
         }
     }
 }

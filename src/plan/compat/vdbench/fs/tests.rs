@@ -141,3 +141,53 @@ fn shared_files_are_handed_out_in_order() {
     )
     .is_err());
 }
+
+#[test]
+fn files_are_selected_in_order_unless_fileselect_says_random() {
+    use crate::plan::model::AccessPattern;
+    let service = |extra: &str| {
+        let t = translate(&format!(
+            "{FSD}fwd=f,fsd=fsd1,xfersize=4k{extra}\nrd=r,fwd=f,elapsed=4\n"
+        ));
+        let w = &t.plan.runs[0].workloads[0];
+        (w.file_service, w.pattern, dropped(&t).len())
+    };
+    let random = FileService::Random { ios: 256 };
+    let (seq, rnd) = (AccessPattern::Sequential, AccessPattern::Random);
+    // vdbench's defaults: fileselect=sequential, fileio=sequential.
+    assert_eq!(service(""), (FileService::Sequential, seq, 0));
+    assert_eq!(service(",fileselect=random"), (random, seq, 0));
+    // Words by prefix, as vdbench reads them.
+    assert_eq!(service(",fileselect=r,fileio=rand"), (random, rnd, 0));
+    assert_eq!(
+        service(",fileselect=seq"),
+        (FileService::Sequential, seq, 0)
+    );
+    // What ioscope cannot do is listed, the rest kept.
+    assert_eq!(service(",fileselect=poisson"), (random, seq, 1));
+    assert_eq!(
+        service(",fileselect=(seq,once)"),
+        (FileService::Sequential, seq, 1)
+    );
+    // The operation engines pick their file by fileselect too.
+    let t = translate(&format!(
+        "{FSD}fwd=f,fsd=fsd1,operation=getattr\nrd=r,fwd=f,elapsed=4\n"
+    ));
+    assert_eq!(t.plan.runs[0].workloads[0].pattern, seq);
+    for bad in [
+        "fileselect=often",
+        "fileio=sideways",
+        "fileio=(sequential,shared)",
+    ] {
+        let e = parse_str(
+            "t.parm",
+            &format!("{FSD}fwd=f,fsd=fsd1,{bad}\nrd=r,fwd=f\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("t.parm:2") && e.contains(bad.split('=').next().unwrap()),
+            "{bad}: {e}"
+        );
+    }
+}
