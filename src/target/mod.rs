@@ -403,25 +403,7 @@ pub struct Probe {
     pub existing_len: Option<u64>,
 }
 
-/// The kind of storage a probed target is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProbeKind {
-    File,
-    BlockDevice,
-    Mem,
-    Null,
-    Sim,
-    /// A network block device: nothing local is created, whatever the plan.
-    Nbd,
-    /// An iSCSI LUN: whole blocks only (its block size is `align_bytes`).
-    Iscsi,
-    /// A file on an SMB share: created or grown on the server, never locally.
-    Smb,
-    /// A file on an NFS export: created or grown on the server, never locally.
-    Nfs,
-    /// A set of files in a directory (`files:`), for the file-operation engines.
-    Files,
-}
+pub use crate::plan::target_kind::ProbeKind;
 
 /// Learns what [`open`] would find, without creating, extending or allocating
 /// anything. Runs every check [`open`] runs (directory, device safety, O_DIRECT
