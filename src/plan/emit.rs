@@ -49,6 +49,9 @@ pub enum FioEmitError {
     UnknownTarget { workload: String },
     #[error("target '{uri}': {why}")]
     Target { uri: String, why: &'static str },
+    /// The engine cannot drive the target (the run's own rule).
+    #[error("target '{uri}': {msg}")]
+    Fits { uri: String, msg: String },
     #[error("workload '{workload}': its offset distribution is not translated to fio yet")]
     Distribution { workload: String },
     #[error("workload '{workload}': seq_layout {layout} is not translated to fio yet")]
@@ -1095,9 +1098,10 @@ fn fio_engine_and_target(
     } else {
         asked
     };
-    if (own.desc().network || engine.desc().network) && engine != own {
-        return Err(refuse("it runs on its own engine only"));
-    }
+    super::target_kind::engine_fits(engine, &[kind]).map_err(|msg| FioEmitError::Fits {
+        uri: t.uri.clone(),
+        msg,
+    })?;
     let escaped = t.uri.replace(':', "\\:");
     let _ = match kind.desc().fio {
         FioTarget::Path | FioTarget::IscsiUrl => writeln!(s, "filename={escaped}"),
@@ -2097,12 +2101,12 @@ mod tests {
             (
                 "/tmp/x.dat",
                 EngineKind::Sim,
-                "the sim engine has no fio equivalent: it simulates",
+                "target '/tmp/x.dat': the sim engine works only with sim:SIZE targets",
             ),
             (
-                "/tmp/x.dat",
-                EngineKind::Mem,
-                "the mem engine has no fio equivalent: it keeps",
+                "files:/tmp/d?count=4",
+                EngineKind::FileOpen,
+                "the fileopen engine has no fio equivalent: fio has no engine for this vdbench",
             ),
             (
                 "/tmp/x.dat",
@@ -2112,12 +2116,12 @@ mod tests {
             (
                 "/tmp/x.dat",
                 EngineKind::Nbd,
-                "target '/tmp/x.dat': it runs on its own engine only",
+                "target '/tmp/x.dat': the nbd engine works only with nbd:// targets",
             ),
             (
                 "nbd://h/e",
                 EngineKind::Uring,
-                "target 'nbd://h/e': it runs on its own engine only",
+                "target 'nbd://h/e': an NBD target needs the nbd engine, not uring",
             ),
         ] {
             let e = to_fio(&on(uri, engine)).unwrap_err().to_string();

@@ -1,7 +1,9 @@
 //! Target kinds as descriptors: each kind of target is declared once, in
-//! [`TARGETS`], with how its URIs start, the engine `auto` gives it and how fio names
-//! it; the run's engine checks and `convert --to fio` read the table instead of
-//! matching on kinds. Parsing a URI's details and opening it stay in `target`.
+//! [`TARGETS`], with how its URIs start, the engine `auto` gives it, which engines
+//! may drive it and how fio names it. The rule for which engine a target gets is
+//! written once, here ([`auto_engine`], [`engine_fits`]): the run's checks, its engine
+//! choice and `convert --to fio` read it. Parsing a URI's details and opening it stay
+//! in `target`.
 //!
 //! The trade-off: the table is indexed by [`ProbeKind`]'s discriminant, so a kind
 //! added to the enum must be added to the table at the same place; a unit test holds
@@ -49,35 +51,47 @@ pub enum FioTarget {
     Missing(&'static str),
 }
 
-/// One target kind: how it is named and which engine runs it.
+/// One target kind: how it is named and which engines run it.
 #[derive(Debug)]
 pub struct TargetDesc {
     pub kind: ProbeKind,
     /// How its URIs start; empty: a path (files and block devices).
     pub prefixes: &'static [&'static str],
+    /// How messages name its targets (`nbd://`, `mem:SIZE`).
+    pub what: &'static str,
     /// The engine `auto` gives it; `Auto`: chosen when it is opened, by where its
     /// data lives (`crate::run::engine_choice`).
     pub engine: EngineKind,
     pub fio: FioTarget,
+    /// Runs on its own engine only; how messages name one (`an NBD target`).
+    pub needs_own: Option<&'static str>,
+    /// Its engine runs nothing else.
+    pub exclusive: bool,
+    /// A file, a block device or a set of files, which the uring and sync engines
+    /// drive.
+    pub local: bool,
 }
 
-const fn kind(kind: ProbeKind, prefixes: &'static [&'static str]) -> TargetDesc {
-    TargetDesc {
-        kind,
-        prefixes,
-        engine: EngineKind::Auto,
-        fio: FioTarget::Path,
-    }
+#[rustfmt::skip]
+const fn kind(kind: ProbeKind, prefixes: &'static [&'static str], what: &'static str, engine: EngineKind, fio: FioTarget) -> TargetDesc {
+    TargetDesc { kind, prefixes, what, engine, fio, needs_own: None, exclusive: false, local: false }
 }
 
-/// A kind that `auto` runs on `engine`.
-const fn runs(mut d: TargetDesc, engine: EngineKind) -> TargetDesc {
-    d.engine = engine;
+/// A kind whose engine runs nothing else.
+const fn exclusive(mut d: TargetDesc) -> TargetDesc {
+    d.exclusive = true;
     d
 }
 
-const fn fio(mut d: TargetDesc, fio: FioTarget) -> TargetDesc {
-    d.fio = fio;
+/// A kind that runs on its own engine only, which runs nothing else.
+const fn own(d: TargetDesc, noun: &'static str) -> TargetDesc {
+    let mut d = exclusive(d);
+    d.needs_own = Some(noun);
+    d
+}
+
+const fn local(mut d: TargetDesc) -> TargetDesc {
+    d.local = true;
     d
 }
 
@@ -95,18 +109,68 @@ const NO_SMB: FioTarget = FioTarget::Missing(
 
 /// Every target kind, in [`ProbeKind`]'s order.
 #[rustfmt::skip] // a table: one kind a line
-pub static TARGETS: [TargetDesc; 10] = [
-    kind(ProbeKind::File, &[]),
-    kind(ProbeKind::BlockDevice, &[]),
-    fio(runs(kind(ProbeKind::Mem, &["mem:"]), EngineKind::Mem), NO_MEM),
-    fio(runs(kind(ProbeKind::Null, &["null:"]), EngineKind::Null), NO_NULL),
-    fio(runs(kind(ProbeKind::Sim, &["sim:"]), EngineKind::Sim), NO_SIM),
-    fio(runs(kind(ProbeKind::Nbd, &["nbd://", "nbd+unix://"]), EngineKind::Nbd), FioTarget::NbdUri),
-    fio(runs(kind(ProbeKind::Iscsi, &["iscsi://"]), EngineKind::Iscsi), FioTarget::IscsiUrl),
-    fio(runs(kind(ProbeKind::Smb, &["smb://"]), EngineKind::Smb), NO_SMB),
-    fio(runs(kind(ProbeKind::Nfs, &["nfs://"]), EngineKind::Nfs), FioTarget::NfsUrl),
-    fio(kind(ProbeKind::Files, &["files:", "tree:"]), FioTarget::Set),
-];
+pub static TARGETS: [TargetDesc; 10] = {
+    use EngineKind as E;
+    use ProbeKind as P;
+    [
+        local(kind(P::File, &[], "file", E::Auto, FioTarget::Path)),
+        local(kind(P::BlockDevice, &[], "block device", E::Auto, FioTarget::Path)),
+        exclusive(kind(P::Mem, &["mem:"], "mem:SIZE", E::Mem, NO_MEM)),
+        kind(P::Null, &["null:"], "null:SIZE", E::Null, NO_NULL),
+        exclusive(kind(P::Sim, &["sim:"], "sim:SIZE", E::Sim, NO_SIM)),
+        own(kind(P::Nbd, &["nbd://", "nbd+unix://"], "nbd://", E::Nbd, FioTarget::NbdUri), "an NBD target"),
+        own(kind(P::Iscsi, &["iscsi://"], "iscsi://", E::Iscsi, FioTarget::IscsiUrl), "an iSCSI target"),
+        own(kind(P::Smb, &["smb://"], "smb://", E::Smb, NO_SMB), "an SMB target"),
+        own(kind(P::Nfs, &["nfs://"], "nfs://", E::Nfs, FioTarget::NfsUrl), "an NFS target"),
+        local(kind(P::Files, &["files:", "tree:"], "files:", E::Auto, FioTarget::Set)),
+    ]
+};
+
+/// The engine `auto` gives targets of these kinds, as the descriptor that decides
+/// it: the first target's, when it needs its own engine (a mix is then refused by
+/// [`engine_fits`]) or when every target's kind has that engine; `None`: chosen when
+/// the files are opened, or a mix (judged as io_uring).
+pub fn auto_engine(kinds: &[ProbeKind]) -> Option<&'static TargetDesc> {
+    let first = kinds.first()?.desc();
+    let same = kinds.iter().all(|k| k.desc().engine == first.engine);
+    (first.engine != EngineKind::Auto && (first.needs_own.is_some() || same)).then_some(first)
+}
+
+/// Whether `engine` can drive targets of these kinds, or why not; `Auto` is judged
+/// as what it would resolve to. One rule for the probe (before anything exists), the
+/// opened targets and `convert --to fio`.
+pub fn engine_fits(engine: EngineKind, kinds: &[ProbeKind]) -> Result<(), String> {
+    let engine = match engine {
+        EngineKind::Auto => auto_engine(kinds).map_or(EngineKind::Uring, |d| d.engine),
+        e => e,
+    };
+    let name = engine.name();
+    let descs = || kinds.iter().map(|k| k.desc());
+    if let Some(d) = TARGETS.iter().find(|d| d.exclusive && d.engine == engine) {
+        if descs().any(|t| t.kind != d.kind) {
+            return Err(format!(
+                "the {name} engine works only with {} targets",
+                d.what
+            ));
+        }
+    }
+    if let Some(d) = descs().find(|d| d.needs_own.is_some() && d.engine != engine) {
+        let noun = d.needs_own.unwrap_or_default();
+        return Err(format!(
+            "{noun} needs the {} engine, not {name}",
+            d.engine.name()
+        ));
+    }
+    let bytes = matches!(engine, EngineKind::Uring | EngineKind::Sync);
+    match descs().find(|d| !d.local) {
+        Some(d) if bytes => Err(format!(
+            "the {name} engine needs file or device targets; {} targets use the {} engine",
+            d.what,
+            d.engine.name()
+        )),
+        _ => Ok(()),
+    }
+}
 
 impl ProbeKind {
     /// This kind's descriptor.
@@ -147,6 +211,37 @@ mod tests {
             ("rbd://pool/img", None),
         ] {
             assert_eq!(ProbeKind::of_uri(uri), kind, "{uri}");
+        }
+    }
+
+    // Regression: the rule was two lists of kinds (the run's checks, its engine
+    // choice); from the table, each case keeps its message.
+    #[test]
+    fn the_engine_rule_gives_each_refusal_its_reason() {
+        use EngineKind as E;
+        use ProbeKind as P;
+        let auto = |k: &[P]| auto_engine(k).map(|d| d.engine);
+        assert_eq!(auto(&[P::Null, P::Null]), Some(E::Null));
+        assert_eq!(auto(&[P::Nbd, P::File]), Some(E::Nbd));
+        assert_eq!((auto(&[P::Mem, P::Null]), auto(&[P::File])), (None, None));
+        for (engine, kinds, msg) in [
+            (E::Nbd, &[P::File][..], "the nbd engine works only with nbd:// targets"),
+            (E::Uring, &[P::Nbd], "an NBD target needs the nbd engine, not uring"),
+            (E::Auto, &[P::File, P::Nfs], "an NFS target needs the nfs engine, not uring"),
+            (E::Iscsi, &[P::Smb], "the iscsi engine works only with iscsi:// targets"),
+            (E::Mem, &[P::Null], "the mem engine works only with mem:SIZE targets"),
+            (E::Sync, &[P::Sim], "the sync engine needs file or device targets; sim:SIZE targets use the sim engine"),
+            (E::Auto, &[P::Mem, P::Null], "the uring engine needs file or device targets; mem:SIZE targets use the mem engine"),
+        ] {
+            assert_eq!(engine_fits(engine, kinds).unwrap_err(), msg, "{engine:?} {kinds:?}");
+        }
+        for (engine, kinds) in [
+            (E::Auto, &[P::Nbd, P::Nbd][..]),
+            (E::Null, &[P::File]),
+            (E::Auto, &[P::File, P::BlockDevice]),
+            (E::Sync, &[P::Files]),
+        ] {
+            assert_eq!(engine_fits(engine, kinds), Ok(()), "{engine:?} {kinds:?}");
         }
     }
 }

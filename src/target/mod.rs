@@ -258,6 +258,22 @@ impl OpenTarget {
         matches!(self.backing, Backing::File { is_block: true, .. })
     }
 
+    /// The kind of this target, as its probe would say.
+    pub fn probe_kind(&self) -> ProbeKind {
+        match &self.backing {
+            Backing::File { is_block: true, .. } => ProbeKind::BlockDevice,
+            Backing::File { .. } => ProbeKind::File,
+            Backing::Mem(_) => ProbeKind::Mem,
+            Backing::Null => ProbeKind::Null,
+            Backing::Sim(_) => ProbeKind::Sim,
+            Backing::Nbd(_) => ProbeKind::Nbd,
+            Backing::Iscsi(_) => ProbeKind::Iscsi,
+            Backing::Smb(_) => ProbeKind::Smb,
+            Backing::Nfs(_) => ProbeKind::Nfs,
+            Backing::Files(_) => ProbeKind::Files,
+        }
+    }
+
     /// The sizes of write that can land atomically (RWF_ATOMIC), smallest and largest,
     /// as statx(STATX_WRITE_ATOMIC) reports them for this file or device (Linux
     /// 6.11+); `None` when it has none (or is not a file or device).
