@@ -1093,11 +1093,9 @@ fn fio_engine_and_target(
     };
     let kind = ProbeKind::of_uri(&t.uri).ok_or(refuse("fio has no equivalent"))?;
     let own = kind.desc().engine;
-    let engine = if asked == EngineKind::Auto {
-        own
-    } else {
-        asked
-    };
+    let engine = Some(asked)
+        .filter(|&e| e != EngineKind::Auto)
+        .unwrap_or(own);
     super::target_kind::engine_fits(engine, &[kind]).map_err(|msg| FioEmitError::Fits {
         uri: t.uri.clone(),
         msg,
@@ -1110,20 +1108,12 @@ fn fio_engine_and_target(
         FioTarget::NfsUrl => writeln!(s, "{}", fio_nfs(&t.uri).ok_or(refuse("does not parse"))?),
         FioTarget::Missing(why) => return Err(refuse(why)),
     };
+    let name = engine.name();
     let ioengine = match engine.desc().fio {
         FioEngine::Same(e) => format!("ioengine={e}"),
         FioEngine::Near(e, differs) => format!("; {differs}; fio runs {e}\nioengine={e}"),
-        FioEngine::NotYet => {
-            return Err(FioEmitError::EngineNotYet {
-                engine: engine.name(),
-            })
-        }
-        FioEngine::Missing(why) => {
-            return Err(FioEmitError::Engine {
-                engine: engine.name(),
-                why,
-            })
-        }
+        FioEngine::NotYet => return Err(FioEmitError::EngineNotYet { engine: name }),
+        FioEngine::Missing(why) => return Err(FioEmitError::Engine { engine: name, why }),
     };
     let _ = writeln!(s, "{ioengine}");
     Ok(kind.desc().fio == FioTarget::Set)
@@ -2042,12 +2032,13 @@ mod tests {
     // Regression: every target and engine fio had no word for was written as
     // ioengine=io_uring (nbd, iscsi, nfs, sim, smb, page_fault, …).
     #[test]
+    #[rustfmt::skip] // a table: one target a line
     fn each_target_kind_is_written_as_its_fio_engine_or_refused() {
-        let uri = "iscsi://127.0.0.1:3260/iqn.2016-02.com.fio:system:fio/1";
         for (uri, text) in [
             ("nbd://127.0.0.1:10809/e", "uri=nbd://127.0.0.1:10809/e\nioengine=nbd\n"),
             ("nbd+unix:///e?socket=/s", "uri=nbd+unix:///e?socket=/s\nioengine=nbd\n"),
-            (uri, "filename=iscsi\\://127.0.0.1\\:3260/iqn.2016-02.com.fio\\:system\\:fio/1\nioengine=libiscsi\n"),
+            ("iscsi://127.0.0.1:3260/iqn.2016-02.com.fio:system:fio/1",
+             "filename=iscsi\\://127.0.0.1\\:3260/iqn.2016-02.com.fio\\:system\\:fio/1\nioengine=libiscsi\n"),
             ("nfs://127.0.0.1:2049/srv/nfs/f.dat?mountport=20048",
              "nfs_url=nfs://127.0.0.1/srv/nfs?nfsport=2049&mountport=20048\nfilename=f.dat\nioengine=nfs\n"),
             ("nfs://fs1/e/f", "nfs_url=nfs://fs1/e\nfilename=f\nioengine=nfs\n"),
@@ -2064,65 +2055,25 @@ mod tests {
                        flight, io_uring otherwise; fio runs io_uring\nioengine=io_uring\n";
         assert!(fio.contains(comment), "{fio}");
         let fio = to_fio(&on("/tmp/x.dat", EngineKind::Uring)).unwrap();
-        assert!(
-            fio.contains("filename=/tmp/x.dat\nioengine=io_uring\n"),
-            "{fio}"
-        );
+        assert!(fio.contains("filename=/tmp/x.dat\nioengine=io_uring\n"), "{fio}");
     }
 
     #[test]
+    #[rustfmt::skip] // a table: one refusal a line
     fn targets_and_engines_fio_has_no_form_for_are_refused_with_the_reason() {
+        use EngineKind::*;
         for (uri, engine, why) in [
-            (
-                "sim:1g",
-                EngineKind::Auto,
-                "target 'sim:1g': fio has no equivalent: sim: is a simulated",
-            ),
-            (
-                "mem:1g",
-                EngineKind::Auto,
-                "target 'mem:1g': fio has no equivalent: mem: is memory",
-            ),
-            (
-                "null:1g",
-                EngineKind::Auto,
-                "target 'null:1g': not translated to fio yet",
-            ),
-            (
-                "smb://h/s/f",
-                EngineKind::Auto,
-                "target 'smb://h/s/f': fio has no SMB client engine",
-            ),
-            (
-                "rbd://p/i",
-                EngineKind::Auto,
-                "target 'rbd://p/i': fio has no equivalent",
-            ),
-            (
-                "/tmp/x.dat",
-                EngineKind::Sim,
-                "target '/tmp/x.dat': the sim engine works only with sim:SIZE targets",
-            ),
-            (
-                "files:/tmp/d?count=4",
-                EngineKind::FileOpen,
-                "the fileopen engine has no fio equivalent: fio has no engine for this vdbench",
-            ),
-            (
-                "/tmp/x.dat",
-                EngineKind::PageFault,
-                "the page_fault engine is not translated",
-            ),
-            (
-                "/tmp/x.dat",
-                EngineKind::Nbd,
-                "target '/tmp/x.dat': the nbd engine works only with nbd:// targets",
-            ),
-            (
-                "nbd://h/e",
-                EngineKind::Uring,
-                "target 'nbd://h/e': an NBD target needs the nbd engine, not uring",
-            ),
+            ("sim:1g", Auto, "target 'sim:1g': fio has no equivalent: sim: is a simulated"),
+            ("mem:1g", Auto, "target 'mem:1g': fio has no equivalent: mem: is memory"),
+            ("null:1g", Auto, "target 'null:1g': not translated to fio yet"),
+            ("smb://h/s/f", Auto, "target 'smb://h/s/f': fio has no SMB client engine"),
+            ("rbd://p/i", Auto, "target 'rbd://p/i': fio has no equivalent"),
+            ("tree:/d?depth=1", FileCopy, "target 'tree:/d?depth=1': a tree of existing files"),
+            ("/tmp/x.dat", Sim, "target '/tmp/x.dat': the sim engine works only with sim:SIZE targets"),
+            ("files:/d?count=4", FileOpen, "the fileopen engine has no fio equivalent: fio has no engine for this vdbench"),
+            ("/tmp/x.dat", PageFault, "the page_fault engine is not translated"),
+            ("/tmp/x.dat", Nbd, "target '/tmp/x.dat': the nbd engine works only with nbd:// targets"),
+            ("nbd://h/e", Uring, "target 'nbd://h/e': an NBD target needs the nbd engine, not uring"),
         ] {
             let e = to_fio(&on(uri, engine)).unwrap_err().to_string();
             assert!(e.starts_with(why), "{uri} {engine:?}: {e}");

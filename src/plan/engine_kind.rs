@@ -193,10 +193,6 @@ const AUTO_FIO: FioEngine = FioEngine::Near(
     "ioscope's auto engine chooses when it opens the target: psync for files answered \
      from memory (page cache, tmpfs) and for one request in flight, io_uring otherwise",
 );
-const NO_MEM: FioEngine = FioEngine::Missing("it keeps the data in ioscope's own memory");
-const NO_SIM: FioEngine =
-    FioEngine::Missing("it simulates a device's timing (a queueing model of service times)");
-const NO_SMB: FioEngine = FioEngine::Missing("fio has no SMB client engine");
 /// vdbench's file operations, which fio's file engines do not have.
 const VDBENCH: FioEngine = FioEngine::Missing("fio has no engine for this vdbench operation");
 
@@ -284,11 +280,11 @@ pub static ENGINES: [EngineDesc; 29] = [
     fio(sets(trims(kind(EngineKind::Uring, "uring"))), FioEngine::Same("io_uring")),
     fio(serial(sets(trims(kind(EngineKind::Sync, "sync")))), FioEngine::Same("psync")),
     fio(trims(kind(EngineKind::Null, "null")), FioEngine::Same("null")),
-    fio(trims(kind(EngineKind::Mem, "mem")), NO_MEM),
-    fio(trims(kind(EngineKind::Sim, "sim")), NO_SIM),
+    fio(trims(kind(EngineKind::Mem, "mem")), FioEngine::Missing("it keeps the data in ioscope's own memory")),
+    fio(trims(kind(EngineKind::Sim, "sim")), FioEngine::Missing("it simulates a device's timing (a queueing model of service times)")),
     fio(network(trims(kind(EngineKind::Nbd, "nbd"))), FioEngine::Same("nbd")),
     fio(network(kind(EngineKind::Iscsi, "iscsi")), FioEngine::Same("libiscsi")),
-    fio(network(kind(EngineKind::Smb, "smb")), NO_SMB),
+    fio(network(kind(EngineKind::Smb, "smb")), FioEngine::Missing("fio has no SMB client engine")),
     fio(network(kind(EngineKind::Nfs, "nfs")), FioEngine::Same("nfs")),
     files(kind(EngineKind::FileCreate, "filecreate"), FileOp::Create, SetUse::Create),
     stats(files(kind(EngineKind::FileStat, "filestat"), FileOp::Look, SetUse::Files)),

@@ -741,13 +741,7 @@ pub(super) fn group_targets(run: &RunSpec, specs: &[TargetSpec], used: &[usize])
 /// open their own engines on the run's targets: local targets only (a network target
 /// has its connections and multi-conn rules per run).
 fn check_mixed(run: &RunSpec, kinds: &[ProbeKind]) -> Result<(), RunError> {
-    let network = |k: &ProbeKind| {
-        matches!(
-            k,
-            ProbeKind::Nbd | ProbeKind::Iscsi | ProbeKind::Smb | ProbeKind::Nfs
-        )
-    };
-    if run.mixes_workers() && kinds.iter().any(network) {
+    if run.mixes_workers() && kinds.iter().any(|k| k.desc().engine.desc().network) {
         return Err(RunError::Setup {
             run: run.name.clone(),
             msg: "workloads with an engine, io_uring options or CPUs of their own need local \

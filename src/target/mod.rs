@@ -144,10 +144,7 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
 /// True for a target reached over the network (NBD, iSCSI, SMB, NFS), whose
 /// start-up can wait on a server that never answers.
 pub fn over_network(uri: &str) -> bool {
-    matches!(
-        parse_uri(uri),
-        Ok(TargetKind::Nbd(_) | TargetKind::Iscsi(_) | TargetKind::Smb(_) | TargetKind::Nfs(_))
-    )
+    ProbeKind::of_uri(uri).is_some_and(|k| k.desc().engine.desc().network)
 }
 
 /// How a target's bytes are reached.
