@@ -299,7 +299,7 @@ pub static ENGINES: [EngineDesc; 29] = [
     fio(trees(kind(EngineKind::FileCopy, "filecopy")), VDBENCH),
     fio(trees(kind(EngineKind::FileMove, "filemove")), VDBENCH),
     self_paced(kind(EngineKind::Cpuio, "cpuio")),
-    fio(trims(changes(kind(EngineKind::Falloc, "falloc"), true)), FioEngine::Same("falloc")),
+    fio(trims(changes(kind(EngineKind::Falloc, "falloc"), true)), FioEngine::Near("falloc", "ioscope creates a missing file as a hole, so each fallocate allocates (fio preallocates a file it lays out unless fallocate=none)")),
     fio(writes_only(changes(kind(EngineKind::Ftruncate, "ftruncate"), true)), FioEngine::Same("ftruncate")),
     serial(no_bytes(kind(EngineKind::PageFault, "page_fault"))),
     self_paced(kind(EngineKind::Exec, "exec")),

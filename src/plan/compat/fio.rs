@@ -19,6 +19,7 @@ use super::{
     base_run, is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated,
     UnsupportedList, TRANSLATED_SEED,
 };
+use crate::plan::engine_kind::FioEngine;
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
     Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone, Zones,
@@ -1660,8 +1661,13 @@ impl<'a> JobCx<'a> {
             .unwrap_or(("psync", self.section_loc));
         let lower = engine_name.to_ascii_lowercase();
         let blkio_driver = self.o.get("libblkio_driver");
+        // fio's engines that ioscope's of the same kind match (the kinds' descriptors).
+        let same = EngineKind::ALL.into_iter().find(|k| match k.desc().fio {
+            FioEngine::Same(name) => name == lower,
+            _ => false,
+        });
         let (engine, mapped) = match lower.as_str() {
-            "io_uring" => (EngineKind::Uring, None),
+            _ if same.is_some() => (same.unwrap_or(EngineKind::Auto), None),
             "cpp_null" => (
                 EngineKind::Null,
                 Some("fio's C++ example of its null engine; every I/O completes at once"),
@@ -1681,11 +1687,7 @@ impl<'a> JobCx<'a> {
                 );
                 (EngineKind::Auto, None)
             }
-            "psync" | "sync" | "vsync" => (EngineKind::Sync, None),
-            "null" => (EngineKind::Null, None),
-            "nbd" => (EngineKind::Nbd, None),
-            "libiscsi" => (EngineKind::Iscsi, None),
-            "nfs" => (EngineKind::Nfs, None),
+            "sync" | "vsync" => (EngineKind::Sync, None),
             "libaio" | "posixaio" | "windowsaio" => (
                 EngineKind::Uring,
                 Some("asynchronous submission at the queue depth, through io_uring"),
@@ -1695,7 +1697,7 @@ impl<'a> JobCx<'a> {
                 Some("one positioned read/write per I/O (pvsync2's per-I/O flags such as hipri are not set)"),
             ),
             "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete"
-            | "cpuio" | "ftruncate" | "page_fault" | "exec" => {
+            | "cpuio" | "page_fault" | "exec" => {
                 (EngineKind::parse(&lower).unwrap_or(EngineKind::Auto), None)
             }
             "falloc" => (
