@@ -334,6 +334,12 @@ impl EngineKind {
         ENGINES.iter().find(|d| d.name == lower).map(|d| d.kind)
     }
 
+    /// The engine fio's engine `name` is the same as ([`FioEngine::Same`]).
+    pub fn from_fio(name: &str) -> Option<EngineKind> {
+        let same = |k: &EngineKind| matches!(k.desc().fio, FioEngine::Same(n) if n == name);
+        EngineKind::ALL.into_iter().find(same)
+    }
+
     /// The names of [`EngineKind::ALL`], comma-separated, for messages.
     pub fn names() -> String {
         EngineKind::ALL.map(EngineKind::name).join(", ")

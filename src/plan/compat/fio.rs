@@ -19,7 +19,6 @@ use super::{
     base_run, is_windows_path, parse_cpu_list, CompatError, Loc, TargetTable, Translated,
     UnsupportedList, TRANSLATED_SEED,
 };
-use crate::plan::engine_kind::FioEngine;
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
     Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone, Zones,
@@ -1661,11 +1660,7 @@ impl<'a> JobCx<'a> {
             .unwrap_or(("psync", self.section_loc));
         let lower = engine_name.to_ascii_lowercase();
         let blkio_driver = self.o.get("libblkio_driver");
-        // fio's engines that ioscope's of the same kind match (the kinds' descriptors).
-        let same = EngineKind::ALL.into_iter().find(|k| match k.desc().fio {
-            FioEngine::Same(name) => name == lower,
-            _ => false,
-        });
+        let same = EngineKind::from_fio(&lower);
         let (engine, mapped) = match lower.as_str() {
             _ if same.is_some() => (same.unwrap_or(EngineKind::Auto), None),
             "cpp_null" => (
