@@ -24,8 +24,8 @@
 //! always polls and no wait is longer than 100 ms, and a session libiscsi cancelled
 //! or logged out is lost to the engine too.
 
-use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects, Target};
-use super::tag_table::TagTable;
+use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects};
+use super::tag_table::{tag_table_bookkeeping, TagTable};
 use super::{Completion, EngineError, IoRequest};
 use crate::plan::model::IscsiSpec;
 use crate::plan::model::Op;
@@ -60,7 +60,6 @@ impl Protocol for Iscsi {
 
     type Spec = Lun;
     type Conn = ffi::Session;
-    type LinkState = ();
 
     fn spec(t: &Arc<OpenTarget>) -> Option<Lun> {
         let Backing::Iscsi(it) = &t.backing else {
@@ -85,18 +84,6 @@ impl Protocol for Iscsi {
                 spec.iqn, spec.portal
             )),
         })
-    }
-
-    fn with_capacity(capacity: usize) -> Iscsi {
-        Iscsi {
-            tags: TagTable::with_capacity(capacity),
-        }
-    }
-
-    fn link_state(&self) {}
-
-    fn pollfd(s: &ffi::Session) -> libc::pollfd {
-        super::wait::pollfd(s.fd(), s.which_events())
     }
 
     fn service(s: &ffi::Session, revents: i16, live: bool) -> Result<(), String> {
@@ -138,14 +125,6 @@ impl Protocol for Iscsi {
         r.map_err(|e| e.to_string())?;
         self.tags.sent(req, at);
         Ok(())
-    }
-
-    fn loss_count(&self, _state: &()) -> usize {
-        self.tags.len()
-    }
-
-    fn in_flight(&self, _targets: &[Option<Target<Self>>]) -> usize {
-        self.tags.len()
     }
 
     /// Turns the callbacks' records into completions. libiscsi cancels every
@@ -197,17 +176,15 @@ impl Protocol for Iscsi {
         }
     }
 
-    /// Destroying the sessions (the driver did, just before) cancels their
-    /// commands, and libiscsi records each cancellation in this thread's completion
-    /// list, which every iscsi engine on the thread drains — also the other paths
-    /// of a multipath target. Those requests are the owner's to settle now (a
-    /// multipath engine issues them again on another path, under the same tags), so
-    /// nothing of them may stay in the list for another engine to take as its own
-    /// answer: it would end the re-issued request early and mark that engine's
-    /// session dropped.
-    fn dropped(&mut self) {
-        ffi::discard_done(|tag| self.tags.holds(tag));
-    }
+    // Destroying the sessions (the driver did, just before `dropped`) cancels
+    // their commands, and libiscsi records each cancellation in this thread's
+    // completion list, which every iscsi engine on the thread drains — also the
+    // other paths of a multipath target. Those requests are the owner's to settle
+    // now (a multipath engine issues them again on another path, under the same
+    // tags), so nothing of them may stay in the list for another engine to take as
+    // its own answer: it would end the re-issued request early and mark that
+    // engine's session dropped.
+    tag_table_bookkeeping!(ffi::discard_done);
 }
 
 impl Reconnects for Iscsi {}

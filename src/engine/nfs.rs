@@ -23,8 +23,8 @@
 //! connection is serviced at each turn (libnfs's timers), a blocking reap's first
 //! turn always polls and no wait is longer than 100 ms.
 
-use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects, Target};
-use super::tag_table::TagTable;
+use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects};
+use super::tag_table::{tag_table_bookkeeping, TagTable};
 use super::{Completion, EngineError, IoRequest};
 use crate::plan::model::Op;
 use crate::target::nfs::{ffi, NfsTarget};
@@ -71,7 +71,6 @@ impl Protocol for Nfs {
 
     type Spec = Share;
     type Conn = ffi::Client;
-    type LinkState = ();
 
     fn spec(t: &Arc<OpenTarget>) -> Option<Share> {
         matches!(t.backing, Backing::Nfs(_)).then(|| Share { target: t.clone() })
@@ -91,18 +90,6 @@ impl Protocol for Nfs {
                 n.server, n.server, n.spec.export, n.spec.file
             )),
         })
-    }
-
-    fn with_capacity(capacity: usize) -> Nfs {
-        Nfs {
-            tags: TagTable::with_capacity(capacity),
-        }
-    }
-
-    fn link_state(&self) {}
-
-    fn pollfd(client: &ffi::Client) -> libc::pollfd {
-        super::wait::pollfd(client.fd(), client.which_events())
     }
 
     fn service(client: &ffi::Client, revents: i16, _live: bool) -> Result<(), String> {
@@ -132,14 +119,6 @@ impl Protocol for Nfs {
         r.map_err(|e| e.to_string())?;
         self.tags.sent(req, at);
         Ok(())
-    }
-
-    fn loss_count(&self, _state: &()) -> usize {
-        self.tags.len()
-    }
-
-    fn in_flight(&self, _targets: &[Option<Target<Self>>]) -> usize {
-        self.tags.len()
     }
 
     /// Turns the callbacks' records into completions: bytes moved, or the negated
@@ -183,11 +162,9 @@ impl Protocol for Nfs {
         }
     }
 
-    /// Dropping the connections cancels their requests through the callbacks,
-    /// which record them on this thread: none may stay for another engine.
-    fn dropped(&mut self) {
-        ffi::discard_done(|tag| self.tags.holds(tag));
-    }
+    // Dropping the connections cancels their requests through the callbacks, which
+    // record them on this thread: none may stay for another engine.
+    tag_table_bookkeeping!(ffi::discard_done);
 }
 
 impl Reconnects for Nfs {}

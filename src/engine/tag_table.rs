@@ -8,6 +8,43 @@
 use super::IoRequest;
 use rustc_hash::FxHashMap;
 
+/// The bookkeeping of a driver protocol whose requests in flight are its one `tags`
+/// table for all its links, a link keeping nothing of its own (libiscsi, libnfs): the
+/// table made for the engine's capacity; each connection polled for the events the
+/// library asks for; every request in flight counted in a lost link's message and by
+/// the driver; and, when the engine goes away, this engine's reports dropped from the
+/// thread's list with the library's `discard_done` (`$discard`), so none stays for
+/// another engine on the thread to take as its own.
+macro_rules! tag_table_bookkeeping {
+    ($discard:path) => {
+        type LinkState = ();
+
+        fn with_capacity(capacity: usize) -> Self {
+            let tags = $crate::engine::tag_table::TagTable::with_capacity(capacity);
+            Self { tags }
+        }
+
+        fn link_state(&self) {}
+
+        fn pollfd(conn: &Self::Conn) -> libc::pollfd {
+            $crate::engine::wait::pollfd(conn.fd(), conn.which_events())
+        }
+
+        fn loss_count(&self, _state: &()) -> usize {
+            self.tags.len()
+        }
+
+        fn in_flight(&self, _: &[Option<$crate::engine::driver::Target<Self>>]) -> usize {
+            self.tags.len()
+        }
+
+        fn dropped(&mut self) {
+            $discard(|tag| self.tags.holds(tag));
+        }
+    };
+}
+pub(crate) use tag_table_bookkeeping;
+
 /// Tag → (target, link, len) of each request in flight, and the scratch the
 /// thread's reports are drained into (`V`: the library's result for one request).
 pub struct TagTable<V> {

@@ -2,8 +2,10 @@
 //! job file (where fio can express it), for `ioscope convert` — so people can migrate
 //! and diff. The TOML output reads back into the same plan.
 
+use super::engine_kind::FioEngine;
 use super::model::*;
 use super::overrides::Amount;
+use super::target_kind::{FioTarget, ProbeKind};
 use super::tuning::IoTuning;
 use super::units::{format_duration_ns, format_size};
 use serde::ser::{SerializeMap, Serializer};
@@ -45,8 +47,11 @@ pub enum TomlEmitError {
 pub enum FioEmitError {
     #[error("workload '{workload}' names an unknown target")]
     UnknownTarget { workload: String },
-    #[error("target '{uri}' has no fio equivalent")]
-    Target { uri: String },
+    #[error("target '{uri}': {why}")]
+    Target { uri: String, why: &'static str },
+    /// The engine cannot drive the target (the run's own rule).
+    #[error("target '{uri}': {msg}")]
+    Fits { uri: String, msg: String },
     #[error("workload '{workload}': its offset distribution is not translated to fio yet")]
     Distribution { workload: String },
     #[error("workload '{workload}': seq_layout {layout} is not translated to fio yet")]
@@ -56,8 +61,13 @@ pub enum FioEmitError {
     },
     #[error("workload '{workload}': a stop before its run ends is not translated to fio yet")]
     EarlyStop { workload: String },
-    #[error("the {engine} engine has no fio equivalent")]
-    Engine { engine: &'static str },
+    #[error("the {engine} engine has no fio equivalent: {why}")]
+    Engine {
+        engine: &'static str,
+        why: &'static str,
+    },
+    #[error("the {engine} engine is not translated to fio yet")]
+    EngineNotYet { engine: &'static str },
     #[error(
         "workload '{workload}': passes of its own (or time-based in a run of passes) are \
          not translated to fio yet"
@@ -82,8 +92,6 @@ pub enum FioEmitError {
          without writing it only for jobs that never read it)"
     )]
     AllocatedCreate { uri: String },
-    #[error("target '{uri}': {why}")]
-    FileSet { uri: String, why: &'static str },
     #[error("workload '{workload}': setting '{key}' has no fio option")]
     Setting { workload: String, key: &'static str },
     /// fio's `loops` repeats a job but reports the repetitions as one, so `repeat`
@@ -853,14 +861,10 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if ri > 0 && wi == 0 {
                 s.push_str("stonewall\n");
             }
-            let engine = fio_engine(r.engine_of(w))?;
-            let files = fio_files(w, t)?;
+            let set = fio_engine_and_target(&mut s, w, t, r.engine_of(w))?;
             let _ = writeln!(
                 s,
-                "{}\nioengine={engine}\nrw={}{}\niodepth={}\nnumjobs={}",
-                files
-                    .as_deref()
-                    .map_or(format!("filename={}", t.uri), |f| f.trim_end().to_string()),
+                "rw={}{}\niodepth={}\nnumjobs={}",
                 rw_word(w),
                 if w.seq_gap_bytes != 0 {
                     format!(":{}", signed_size(w.seq_gap_bytes))
@@ -874,7 +878,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
                 let _ = writeln!(s, "rwmixread={}", w.read_pct);
             }
             fio_block_sizes(&mut s, &w.bs);
-            fio_region(&mut s, w, t, files.is_some());
+            fio_region(&mut s, w, t, set);
             if let Rate::Iops(rate) = w.rate {
                 let _ = writeln!(
                     s,
@@ -996,15 +1000,15 @@ fn fio_logs(s: &mut String, logs: &FioLogs, interval_ns: u64) {
 
 /// A `files:` target as fio's file options (`directory`, `nrfiles` and
 /// `filename_format`, or `filename=A:B:C`; `filesize`, `file_service_type`,
-/// `unlink`), one per line; `None` for any other target.
-fn fio_files(w: &Workload, t: &TargetSpec) -> Result<Option<String>, FioEmitError> {
-    let Some(rest) = t.uri.strip_prefix("files:") else {
-        return Ok(None);
-    };
-    let bad = |why: &'static str| FioEmitError::FileSet {
+/// `unlink`), one per line.
+fn fio_files(w: &Workload, t: &TargetSpec) -> Result<String, FioEmitError> {
+    let bad = |why: &'static str| FioEmitError::Target {
         uri: t.uri.clone(),
         why,
     };
+    let rest = t.uri.strip_prefix("files:").ok_or(bad(
+        "a tree of existing files (vdbench's) is not translated to fio yet",
+    ))?;
     let set = crate::plan::fileset::FileSetSpec::parse(rest)
         .map_err(|_| bad("does not parse as a file set"))?;
     let mut s = format!("directory={}\n", set.dir.display());
@@ -1040,14 +1044,11 @@ fn fio_files(w: &Workload, t: &TargetSpec) -> Result<Option<String>, FioEmitErro
     if set.unlink {
         s.push_str("unlink=1\n");
     }
-    Ok(Some(s))
+    Ok(s)
 }
 
 /// Refuses what fio has no words for (or words with another meaning).
 fn fio_can_express(w: &Workload, t: &TargetSpec) -> Result<(), FioEmitError> {
-    if t.uri.contains(':') && !t.uri.starts_with('/') && !t.uri.starts_with("files:") {
-        return Err(FioEmitError::Target { uri: t.uri.clone() });
-    }
     if t.create == FileCreate::Allocated {
         return Err(FioEmitError::AllocatedCreate { uri: t.uri.clone() });
     }
@@ -1077,24 +1078,69 @@ fn fio_can_express(w: &Workload, t: &TargetSpec) -> Result<(), FioEmitError> {
     Ok(())
 }
 
-/// fio's `ioengine=` for the engine a workload runs on.
-fn fio_engine(kind: EngineKind) -> Result<&'static str, FioEmitError> {
-    Ok(match kind {
-        EngineKind::Sync => "psync",
-        EngineKind::Null => "null",
-        EngineKind::Mem => return Err(FioEmitError::Engine { engine: "mem" }),
-        EngineKind::Falloc => "falloc",
-        EngineKind::Ftruncate => "ftruncate",
-        k if k.is_file_op()
-            || matches!(
-                k,
-                EngineKind::Cpuio | EngineKind::Exec | EngineKind::E4defrag | EngineKind::Net
-            ) =>
-        {
-            return Err(FioEmitError::Engine { engine: k.name() })
-        }
-        _ => "io_uring",
-    })
+/// fio's `ioengine=` and the options that name the target, as the engine's and the
+/// target's kind descriptors say, or why fio has no form for them; true for a file
+/// set's options.
+fn fio_engine_and_target(
+    s: &mut String,
+    w: &Workload,
+    t: &TargetSpec,
+    asked: EngineKind,
+) -> Result<bool, FioEmitError> {
+    let refuse = |why| FioEmitError::Target {
+        uri: t.uri.clone(),
+        why,
+    };
+    let kind = ProbeKind::of_uri(&t.uri).ok_or(refuse("fio has no equivalent"))?;
+    let own = kind.desc().engine;
+    let engine = Some(asked)
+        .filter(|&e| e != EngineKind::Auto)
+        .unwrap_or(own);
+    super::target_kind::engine_fits(engine, &[kind]).map_err(|msg| FioEmitError::Fits {
+        uri: t.uri.clone(),
+        msg,
+    })?;
+    let escaped = t.uri.replace(':', "\\:");
+    let _ = match kind.desc().fio {
+        FioTarget::Path | FioTarget::IscsiUrl => writeln!(s, "filename={escaped}"),
+        FioTarget::Set => writeln!(s, "{}", fio_files(w, t)?.trim_end()),
+        FioTarget::NbdUri => writeln!(s, "uri={}", t.uri),
+        FioTarget::NfsUrl => writeln!(s, "{}", fio_nfs(&t.uri).ok_or(refuse("does not parse"))?),
+        FioTarget::Missing(why) => return Err(refuse(why)),
+    };
+    let name = engine.name();
+    let ioengine = match engine.desc().fio {
+        FioEngine::Same(e) => format!("ioengine={e}"),
+        FioEngine::Near(e, differs) => format!("; {differs}; fio runs {e}\nioengine={e}"),
+        FioEngine::NotYet => return Err(FioEmitError::EngineNotYet { engine: name }),
+        FioEngine::Missing(why) => return Err(FioEmitError::Engine { engine: name, why }),
+    };
+    let _ = writeln!(s, "{ioengine}");
+    Ok(kind.desc().fio == FioTarget::Set)
+}
+
+/// An `nfs://HOST[:PORT]/EXPORT/FILE[?mountport=N]` target as fio's nfs options:
+/// the export in `nfs_url` (the port as libnfs's `nfsport`), the file in `filename`.
+fn fio_nfs(uri: &str) -> Option<String> {
+    let rest = uri.strip_prefix("nfs://")?;
+    let (rest, query) = rest
+        .split_once('?')
+        .map_or((rest, None), |(r, q)| (r, Some(q)));
+    let (authority, path) = rest.split_once('/')?;
+    let (export, file) = path.trim_end_matches('/').rsplit_once('/')?;
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !p.ends_with(']') => (h, Some(format!("nfsport={p}"))),
+        _ => (authority, None),
+    };
+    let args: Vec<String> = port.into_iter().chain(query.map(str::to_string)).collect();
+    let args = if args.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", args.join("&"))
+    };
+    Some(format!(
+        "nfs_url=nfs://{host}/{export}{args}\nfilename={file}"
+    ))
 }
 
 /// `bs=` for one size per direction, else `bssplit=` with the weights as
@@ -1450,7 +1496,7 @@ mod tests {
         p.runs[0].workloads[0].seq_layout = SeqLayout::Regions;
         assert!(matches!(
             to_fio(&p),
-            Err(FioEmitError::Engine { engine: "exec" })
+            Err(FioEmitError::EngineNotYet { engine: "exec" })
         ));
         p.runs[0].engine = EngineKind::Falloc;
         p.runs[0].engine_opts = Default::default();
@@ -1972,6 +2018,66 @@ mod tests {
         assert_eq!((w.read_pct, w.qd, w.streams), (70, 8, 2));
         assert_eq!(w.bs.split.len(), 2);
         assert_eq!(t.plan.runs[0].duration_ns, Some(30_000_000_000));
+    }
+
+    /// A plan fio can take, on `uri` with `engine`.
+    fn on(uri: &str, engine: EngineKind) -> Plan {
+        let mut p = sample();
+        let w = &mut p.runs[0].workloads[0];
+        (w.dist, w.seq_layout, w.rate) = (Distribution::Uniform, SeqLayout::Regions, Rate::Max);
+        (p.targets[0].uri, p.runs[0].engine) = (uri.into(), engine);
+        p
+    }
+
+    // Regression: every target and engine fio had no word for was written as
+    // ioengine=io_uring (nbd, iscsi, nfs, sim, smb, page_fault, …).
+    #[test]
+    #[rustfmt::skip] // a table: one target a line
+    fn each_target_kind_is_written_as_its_fio_engine_or_refused() {
+        for (uri, text) in [
+            ("nbd://127.0.0.1:10809/e", "uri=nbd://127.0.0.1:10809/e\nioengine=nbd\n"),
+            ("nbd+unix:///e?socket=/s", "uri=nbd+unix:///e?socket=/s\nioengine=nbd\n"),
+            ("iscsi://127.0.0.1:3260/iqn.2016-02.com.fio:system:fio/1",
+             "filename=iscsi\\://127.0.0.1\\:3260/iqn.2016-02.com.fio\\:system\\:fio/1\nioengine=libiscsi\n"),
+            ("nfs://127.0.0.1:2049/srv/nfs/f.dat?mountport=20048",
+             "nfs_url=nfs://127.0.0.1/srv/nfs?nfsport=2049&mountport=20048\nfilename=f.dat\nioengine=nfs\n"),
+            ("nfs://fs1/e/f", "nfs_url=nfs://fs1/e\nfilename=f\nioengine=nfs\n"),
+        ] {
+            let fio = to_fio(&on(uri, EngineKind::Auto)).unwrap();
+            assert!(fio.contains(text), "{fio}");
+            let back = read_back_fio(&fio).plan;
+            assert_eq!(back.targets[0].uri, uri);
+            assert_eq!(back.runs[0].engine, ProbeKind::of_uri(uri).unwrap().desc().engine);
+        }
+        let fio = to_fio(&on("/tmp/x.dat", EngineKind::Auto)).unwrap();
+        let comment = "; ioscope's auto engine chooses when it opens the target: psync for \
+                       files answered from memory (page cache, tmpfs) and for one request in \
+                       flight, io_uring otherwise; fio runs io_uring\nioengine=io_uring\n";
+        assert!(fio.contains(comment), "{fio}");
+        let fio = to_fio(&on("/tmp/x.dat", EngineKind::Uring)).unwrap();
+        assert!(fio.contains("filename=/tmp/x.dat\nioengine=io_uring\n"), "{fio}");
+    }
+
+    #[test]
+    #[rustfmt::skip] // a table: one refusal a line
+    fn targets_and_engines_fio_has_no_form_for_are_refused_with_the_reason() {
+        use EngineKind::*;
+        for (uri, engine, why) in [
+            ("sim:1g", Auto, "target 'sim:1g': fio has no equivalent: sim: is a simulated"),
+            ("mem:1g", Auto, "target 'mem:1g': fio has no equivalent: mem: is memory"),
+            ("null:1g", Auto, "target 'null:1g': not translated to fio yet"),
+            ("smb://h/s/f", Auto, "target 'smb://h/s/f': fio has no SMB client engine"),
+            ("rbd://p/i", Auto, "target 'rbd://p/i': fio has no equivalent"),
+            ("tree:/d?depth=1", FileCopy, "target 'tree:/d?depth=1': a tree of existing files"),
+            ("/tmp/x.dat", Sim, "target '/tmp/x.dat': the sim engine works only with sim:SIZE targets"),
+            ("files:/d?count=4", FileOpen, "the fileopen engine has no fio equivalent: fio has no engine for this vdbench"),
+            ("/tmp/x.dat", PageFault, "the page_fault engine is not translated"),
+            ("/tmp/x.dat", Nbd, "target '/tmp/x.dat': the nbd engine works only with nbd:// targets"),
+            ("nbd://h/e", Uring, "target 'nbd://h/e': an NBD target needs the nbd engine, not uring"),
+        ] {
+            let e = to_fio(&on(uri, engine)).unwrap_err().to_string();
+            assert!(e.starts_with(why), "{uri} {engine:?}: {e}");
+        }
     }
 
     /// A file created empty is fio's `create_on_open=1` and reads back so; one

@@ -2,7 +2,8 @@
 //! [`ENGINES`], with its name and what it is and can do (whether it moves bytes,
 //! trims, works file by file and what it needs of a `files:` set, shapes its
 //! target, has connections of its own, paces itself, performs one request at a
-//! time); the rest of the code asks the descriptor instead of matching on kinds. How an engine is built and which
+//! time, fio's engine for it); the rest of the code asks the descriptor instead of
+//! matching on kinds. How an engine is built and which
 //! engine a target gets live with the engines and the run (`engine`, `run`), which
 //! read these properties.
 //!
@@ -145,6 +146,21 @@ pub struct EngineDesc {
     /// Performs one request at a time inside its submit call, as fio's synchronous
     /// engines do: a queue depth above one gains nothing.
     pub serial: bool,
+    /// fio's engine for it, for `convert --to fio`.
+    pub fio: FioEngine,
+}
+
+/// fio's engine for an engine kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FioEngine {
+    /// fio's engine of this name does the same.
+    Same(&'static str),
+    /// fio's engine of this name, and what differs (written as a comment above it).
+    Near(&'static str, &'static str),
+    /// fio has one, which ioscope does not write jobs for yet.
+    NotYet,
+    /// fio has none: why.
+    Missing(&'static str),
 }
 
 const fn kind(kind: EngineKind, name: &'static str) -> EngineDesc {
@@ -163,8 +179,22 @@ const fn kind(kind: EngineKind, name: &'static str) -> EngineDesc {
         paces_itself: false,
         stat_call: false,
         serial: false,
+        fio: FioEngine::NotYet,
     }
 }
+
+const fn fio(mut d: EngineDesc, fio: FioEngine) -> EngineDesc {
+    d.fio = fio;
+    d
+}
+
+const AUTO_FIO: FioEngine = FioEngine::Near(
+    "io_uring",
+    "ioscope's auto engine chooses when it opens the target: psync for files answered \
+     from memory (page cache, tmpfs) and for one request in flight, io_uring otherwise",
+);
+/// vdbench's file operations, which fio's file engines do not have.
+const VDBENCH: FioEngine = FioEngine::Missing("fio has no engine for this vdbench operation");
 
 const fn trims(mut d: EngineDesc) -> EngineDesc {
     d.trims = true;
@@ -246,31 +276,31 @@ const fn trees(d: EngineDesc) -> EngineDesc {
 /// Every engine kind, in the enum's order (the order help texts list them).
 #[rustfmt::skip] // a table: one kind a line
 pub static ENGINES: [EngineDesc; 29] = [
-    sets(trims(kind(EngineKind::Auto, "auto"))),
-    sets(trims(kind(EngineKind::Uring, "uring"))),
-    serial(sets(trims(kind(EngineKind::Sync, "sync")))),
-    trims(kind(EngineKind::Null, "null")),
-    trims(kind(EngineKind::Mem, "mem")),
-    trims(kind(EngineKind::Sim, "sim")),
-    network(trims(kind(EngineKind::Nbd, "nbd"))),
-    network(kind(EngineKind::Iscsi, "iscsi")),
-    network(kind(EngineKind::Smb, "smb")),
-    network(kind(EngineKind::Nfs, "nfs")),
+    fio(sets(trims(kind(EngineKind::Auto, "auto"))), AUTO_FIO),
+    fio(sets(trims(kind(EngineKind::Uring, "uring"))), FioEngine::Same("io_uring")),
+    fio(serial(sets(trims(kind(EngineKind::Sync, "sync")))), FioEngine::Same("psync")),
+    fio(trims(kind(EngineKind::Null, "null")), FioEngine::Same("null")),
+    fio(trims(kind(EngineKind::Mem, "mem")), FioEngine::Missing("it keeps the data in ioscope's own memory")),
+    fio(trims(kind(EngineKind::Sim, "sim")), FioEngine::Missing("it simulates a device's timing (a queueing model of service times)")),
+    fio(network(trims(kind(EngineKind::Nbd, "nbd"))), FioEngine::Same("nbd")),
+    fio(network(kind(EngineKind::Iscsi, "iscsi")), FioEngine::Same("libiscsi")),
+    fio(network(kind(EngineKind::Smb, "smb")), FioEngine::Missing("fio has no SMB client engine")),
+    fio(network(kind(EngineKind::Nfs, "nfs")), FioEngine::Same("nfs")),
     files(kind(EngineKind::FileCreate, "filecreate"), FileOp::Create, SetUse::Create),
     stats(files(kind(EngineKind::FileStat, "filestat"), FileOp::Look, SetUse::Files)),
     files(kind(EngineKind::FileDelete, "filedelete"), FileOp::Remove, SetUse::Files),
     files(kind(EngineKind::DirCreate, "dircreate"), FileOp::Create, SetUse::Create),
     stats(files(kind(EngineKind::DirStat, "dirstat"), FileOp::Look, SetUse::Dirs)),
     files(kind(EngineKind::DirDelete, "dirdelete"), FileOp::Remove, SetUse::Dirs),
-    files(kind(EngineKind::FileOpen, "fileopen"), FileOp::Look, SetUse::Files),
-    files(kind(EngineKind::FileClose, "fileclose"), FileOp::Look, SetUse::Files),
-    writes_only(files(kind(EngineKind::FileSetattr, "filesetattr"), FileOp::Look, SetUse::Files)),
-    files(kind(EngineKind::FileAccess, "fileaccess"), FileOp::Look, SetUse::Files),
-    trees(kind(EngineKind::FileCopy, "filecopy")),
-    trees(kind(EngineKind::FileMove, "filemove")),
+    fio(files(kind(EngineKind::FileOpen, "fileopen"), FileOp::Look, SetUse::Files), VDBENCH),
+    fio(files(kind(EngineKind::FileClose, "fileclose"), FileOp::Look, SetUse::Files), VDBENCH),
+    fio(writes_only(files(kind(EngineKind::FileSetattr, "filesetattr"), FileOp::Look, SetUse::Files)), VDBENCH),
+    fio(files(kind(EngineKind::FileAccess, "fileaccess"), FileOp::Look, SetUse::Files), VDBENCH),
+    fio(trees(kind(EngineKind::FileCopy, "filecopy")), VDBENCH),
+    fio(trees(kind(EngineKind::FileMove, "filemove")), VDBENCH),
     self_paced(kind(EngineKind::Cpuio, "cpuio")),
-    trims(changes(kind(EngineKind::Falloc, "falloc"), true)),
-    writes_only(changes(kind(EngineKind::Ftruncate, "ftruncate"), true)),
+    fio(trims(changes(kind(EngineKind::Falloc, "falloc"), true)), FioEngine::Near("falloc", "ioscope creates a missing file as a hole, so each fallocate allocates (fio preallocates a file it lays out unless fallocate=none)")),
+    fio(writes_only(changes(kind(EngineKind::Ftruncate, "ftruncate"), true)), FioEngine::Same("ftruncate")),
     serial(no_bytes(kind(EngineKind::PageFault, "page_fault"))),
     self_paced(kind(EngineKind::Exec, "exec")),
     writes_only(changes(kind(EngineKind::E4defrag, "e4defrag"), false)),
@@ -302,6 +332,12 @@ impl EngineKind {
     pub fn parse(name: &str) -> Option<EngineKind> {
         let lower = name.trim().to_ascii_lowercase();
         ENGINES.iter().find(|d| d.name == lower).map(|d| d.kind)
+    }
+
+    /// The engine fio's engine `name` is the same as ([`FioEngine::Same`]).
+    pub fn from_fio(name: &str) -> Option<EngineKind> {
+        let same = |k: &EngineKind| matches!(k.desc().fio, FioEngine::Same(n) if n == name);
+        EngineKind::ALL.into_iter().find(same)
     }
 
     /// The names of [`EngineKind::ALL`], comma-separated, for messages.

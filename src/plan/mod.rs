@@ -21,6 +21,7 @@ pub mod overrides;
 pub mod paths;
 pub mod priority;
 pub mod settings;
+pub mod target_kind;
 pub mod tuning;
 pub mod units;
 pub mod zbd;

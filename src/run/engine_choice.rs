@@ -21,6 +21,7 @@
 
 use crate::engine::uring::UringEngine;
 use crate::plan::model::{EngineKind, RunSpec};
+use crate::plan::target_kind::auto_engine;
 use crate::plan::tuning::UringOptions;
 use crate::target::{Backing, OpenTarget};
 use std::sync::Arc;
@@ -189,7 +190,6 @@ pub fn one_in_flight(choice: &mut EngineChoice, asked: EngineKind, run: &RunSpec
 
 /// [`resolve`] with io_uring's availability given (for tests).
 fn resolve_with(kind: EngineKind, targets: &[Arc<OpenTarget>], uring_ok: bool) -> EngineChoice {
-    let all = |f: fn(&Backing) -> bool| targets.iter().all(|t| f(&t.backing));
     let choice = |kind, reason: String| EngineChoice {
         kind,
         reason,
@@ -207,41 +207,17 @@ fn resolve_with(kind: EngineKind, targets: &[Arc<OpenTarget>], uring_ok: bool) -
         mixed: None,
     }
     };
-    let network = targets.first().and_then(|t| match t.backing {
-        Backing::Nbd(_) => Some(EngineKind::Nbd),
-        Backing::Iscsi(_) => Some(EngineKind::Iscsi),
-        Backing::Smb(_) => Some(EngineKind::Smb),
-        Backing::Nfs(_) => Some(EngineKind::Nfs),
-        _ => None,
-    });
-    if let (EngineKind::Auto, Some(k)) = (kind, network) {
+    let kinds: Vec<_> = targets.iter().map(|t| t.probe_kind()).collect();
+    if let (EngineKind::Auto, Some(d)) = (kind, auto_engine(&kinds)) {
         // A network target has its own engine; a mix is refused by the run's checks.
-        return choice(
-            k,
-            format!("auto: {} targets use the {} engine", k.name(), k.name()),
+        let why = format!(
+            "auto: {} targets use the {} engine",
+            d.what,
+            d.engine.name()
         );
+        return choice(d.engine, why);
     }
     match kind {
-        EngineKind::Auto if all(|b| matches!(b, Backing::Nbd(_))) => choice(
-            EngineKind::Nbd,
-            "auto: nbd:// targets use the nbd engine".into(),
-        ),
-        EngineKind::Auto if all(|b| matches!(b, Backing::Iscsi(_))) => choice(
-            EngineKind::Iscsi,
-            "auto: iscsi:// targets use the iscsi engine".into(),
-        ),
-        EngineKind::Auto if all(|b| matches!(b, Backing::Null)) => choice(
-            EngineKind::Null,
-            "auto: null: targets use the null engine".into(),
-        ),
-        EngineKind::Auto if all(|b| matches!(b, Backing::Sim(_))) => choice(
-            EngineKind::Sim,
-            "auto: sim: targets use the sim engine".into(),
-        ),
-        EngineKind::Auto if all(|b| matches!(b, Backing::Mem(_))) => choice(
-            EngineKind::Mem,
-            "auto: mem: targets use the mem engine".into(),
-        ),
         EngineKind::Auto => {
             let files: Vec<&Arc<OpenTarget>> =
                 targets.iter().filter(|t| t.fd().is_some()).collect();

@@ -175,95 +175,19 @@ fn durability_msg(flag: &str, uri: &str) -> String {
     format!("{flag} works on files and block devices, not on '{uri}'")
 }
 
-/// Whether `engine` can drive targets of these kinds; `Auto` is judged as what it
-/// would resolve to. One rule for the probe (before anything exists) and for the
-/// opened targets.
+/// Whether `engine` can drive targets of these kinds: the operation engines' needs,
+/// then the target kinds' rule (`plan::target_kind::engine_fits`).
 fn check_engine_fits(
     run: &RunSpec,
     engine: EngineKind,
     kinds: &[ProbeKind],
 ) -> Result<(), RunError> {
-    if let Some(msg) = super::op_engines::check_targets(engine, kinds) {
-        return Err(RunError::Setup {
+    let why = super::op_engines::check_targets(engine, kinds).map_or(Ok(()), Err);
+    why.and_then(|()| crate::plan::target_kind::engine_fits(engine, kinds))
+        .map_err(|msg| RunError::Setup {
             run: run.name.clone(),
             msg,
-        });
-    }
-    let all = |k: ProbeKind| kinds.iter().all(|&x| x == k);
-    let engine = match engine {
-        EngineKind::Auto if all(ProbeKind::Nbd) => EngineKind::Nbd,
-        EngineKind::Auto if all(ProbeKind::Iscsi) => EngineKind::Iscsi,
-        EngineKind::Auto if all(ProbeKind::Smb) => EngineKind::Smb,
-        EngineKind::Auto if all(ProbeKind::Nfs) => EngineKind::Nfs,
-        EngineKind::Auto if all(ProbeKind::Null) => EngineKind::Null,
-        EngineKind::Auto if all(ProbeKind::Sim) => EngineKind::Sim,
-        EngineKind::Auto if all(ProbeKind::Mem) => EngineKind::Mem,
-        EngineKind::Auto => EngineKind::Uring,
-        k => k,
-    };
-    let msg = match engine {
-        EngineKind::Nbd if !all(ProbeKind::Nbd) => {
-            "the nbd engine works only with nbd:// targets".to_string()
-        }
-        EngineKind::Iscsi if !all(ProbeKind::Iscsi) => {
-            "the iscsi engine works only with iscsi:// targets".to_string()
-        }
-        k if k != EngineKind::Nbd && kinds.contains(&ProbeKind::Nbd) => {
-            format!("an NBD target needs the nbd engine, not {}", k.name())
-        }
-        k if k != EngineKind::Iscsi && kinds.contains(&ProbeKind::Iscsi) => {
-            format!("an iSCSI target needs the iscsi engine, not {}", k.name())
-        }
-        EngineKind::Smb if !all(ProbeKind::Smb) => {
-            "the smb engine works only with smb:// targets".to_string()
-        }
-        k if k != EngineKind::Smb && kinds.contains(&ProbeKind::Smb) => {
-            format!("an SMB target needs the smb engine, not {}", k.name())
-        }
-        EngineKind::Nfs if !all(ProbeKind::Nfs) => {
-            "the nfs engine works only with nfs:// targets".to_string()
-        }
-        k if k != EngineKind::Nfs && kinds.contains(&ProbeKind::Nfs) => {
-            format!("an NFS target needs the nfs engine, not {}", k.name())
-        }
-        EngineKind::Mem if !all(ProbeKind::Mem) => {
-            "the mem engine works only with mem:SIZE targets".to_string()
-        }
-        EngineKind::Sim if !all(ProbeKind::Sim) => {
-            "the sim engine works only with sim:SIZE targets".to_string()
-        }
-        EngineKind::Uring | EngineKind::Sync
-            if kinds
-                .iter()
-                .any(|k| !matches!(k, ProbeKind::File | ProbeKind::BlockDevice)) =>
-        {
-            format!(
-                "the {} engine needs file or device targets; mem:/null: targets use the mem/null engines",
-                engine.name()
-            )
-        }
-        _ => return Ok(()),
-    };
-    Err(RunError::Setup {
-        run: run.name.clone(),
-        msg,
-    })
-}
-
-/// The kind of an opened target, as its probe would say.
-fn kind_of(t: &OpenTarget) -> ProbeKind {
-    match &t.backing {
-        Backing::File { is_block: true, .. } => ProbeKind::BlockDevice,
-        Backing::File { .. } => ProbeKind::File,
-        Backing::Mem(_) => ProbeKind::Mem,
-        Backing::Null => ProbeKind::Null,
-        Backing::Sim(_) => ProbeKind::Sim,
-        Backing::Nbd(_) => ProbeKind::Nbd,
-        Backing::Iscsi(_) => ProbeKind::Iscsi,
-        Backing::Smb(_) => ProbeKind::Smb,
-        Backing::Nfs(_) => ProbeKind::Nfs,
-        Backing::Files(_) => ProbeKind::Files,
-    }
+        })
 }
 
 /// Each worker opens its own connections to an NBD export (the ones its streams
@@ -817,13 +741,7 @@ pub(super) fn group_targets(run: &RunSpec, specs: &[TargetSpec], used: &[usize])
 /// open their own engines on the run's targets: local targets only (a network target
 /// has its connections and multi-conn rules per run).
 fn check_mixed(run: &RunSpec, kinds: &[ProbeKind]) -> Result<(), RunError> {
-    let network = |k: &ProbeKind| {
-        matches!(
-            k,
-            ProbeKind::Nbd | ProbeKind::Iscsi | ProbeKind::Smb | ProbeKind::Nfs
-        )
-    };
-    if run.mixes_workers() && kinds.iter().any(network) {
+    if run.mixes_workers() && kinds.iter().any(|k| k.desc().engine.desc().network) {
         return Err(RunError::Setup {
             run: run.name.clone(),
             msg: "workloads with an engine, io_uring options or CPUs of their own need local \
@@ -1136,7 +1054,7 @@ fn check_opened(
         let own: Targets = Arc::new(own);
         check_uring(&g.run, choice.kind, &own)?;
         super::request_flags::check(&g.run, choice.kind, &own)?;
-        let kinds: Vec<_> = own.iter().map(|t| kind_of(t)).collect();
+        let kinds: Vec<_> = own.iter().map(|t| t.probe_kind()).collect();
         check_engine_fits(run, choice.kind, &kinds)?;
         check_network(&g.run, choice.kind, &own, opts.connections)?;
         super::trim::check_opened(&g.run, choice.kind, &own)?;

@@ -144,10 +144,7 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
 /// True for a target reached over the network (NBD, iSCSI, SMB, NFS), whose
 /// start-up can wait on a server that never answers.
 pub fn over_network(uri: &str) -> bool {
-    matches!(
-        parse_uri(uri),
-        Ok(TargetKind::Nbd(_) | TargetKind::Iscsi(_) | TargetKind::Smb(_) | TargetKind::Nfs(_))
-    )
+    ProbeKind::of_uri(uri).is_some_and(|k| k.desc().engine.desc().network)
 }
 
 /// How a target's bytes are reached.
@@ -256,6 +253,22 @@ impl OpenTarget {
 
     pub fn is_block_device(&self) -> bool {
         matches!(self.backing, Backing::File { is_block: true, .. })
+    }
+
+    /// The kind of this target, as its probe would say.
+    pub fn probe_kind(&self) -> ProbeKind {
+        match &self.backing {
+            Backing::File { is_block: true, .. } => ProbeKind::BlockDevice,
+            Backing::File { .. } => ProbeKind::File,
+            Backing::Mem(_) => ProbeKind::Mem,
+            Backing::Null => ProbeKind::Null,
+            Backing::Sim(_) => ProbeKind::Sim,
+            Backing::Nbd(_) => ProbeKind::Nbd,
+            Backing::Iscsi(_) => ProbeKind::Iscsi,
+            Backing::Smb(_) => ProbeKind::Smb,
+            Backing::Nfs(_) => ProbeKind::Nfs,
+            Backing::Files(_) => ProbeKind::Files,
+        }
     }
 
     /// The sizes of write that can land atomically (RWF_ATOMIC), smallest and largest,
@@ -403,25 +416,7 @@ pub struct Probe {
     pub existing_len: Option<u64>,
 }
 
-/// The kind of storage a probed target is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProbeKind {
-    File,
-    BlockDevice,
-    Mem,
-    Null,
-    Sim,
-    /// A network block device: nothing local is created, whatever the plan.
-    Nbd,
-    /// An iSCSI LUN: whole blocks only (its block size is `align_bytes`).
-    Iscsi,
-    /// A file on an SMB share: created or grown on the server, never locally.
-    Smb,
-    /// A file on an NFS export: created or grown on the server, never locally.
-    Nfs,
-    /// A set of files in a directory (`files:`), for the file-operation engines.
-    Files,
-}
+pub use crate::plan::target_kind::ProbeKind;
 
 /// Learns what [`open`] would find, without creating, extending or allocating
 /// anything. Runs every check [`open`] runs (directory, device safety, O_DIRECT

@@ -1670,8 +1670,9 @@ impl<'a> JobCx<'a> {
             .unwrap_or(("psync", self.section_loc));
         let lower = engine_name.to_ascii_lowercase();
         let blkio_driver = self.o.get("libblkio_driver");
+        let same = EngineKind::from_fio(&lower);
         let (engine, mapped) = match lower.as_str() {
-            "io_uring" => (EngineKind::Uring, None),
+            _ if same.is_some() => (same.unwrap_or(EngineKind::Auto), None),
             "cpp_null" => (
                 EngineKind::Null,
                 Some("fio's C++ example of its null engine; every I/O completes at once"),
@@ -1691,11 +1692,7 @@ impl<'a> JobCx<'a> {
                 );
                 (EngineKind::Auto, None)
             }
-            "psync" | "sync" | "vsync" => (EngineKind::Sync, None),
-            "null" => (EngineKind::Null, None),
-            "nbd" => (EngineKind::Nbd, None),
-            "libiscsi" => (EngineKind::Iscsi, None),
-            "nfs" => (EngineKind::Nfs, None),
+            "sync" | "vsync" => (EngineKind::Sync, None),
             "libaio" | "posixaio" | "windowsaio" => (
                 EngineKind::Uring,
                 Some("asynchronous submission at the queue depth, through io_uring"),
@@ -1705,7 +1702,7 @@ impl<'a> JobCx<'a> {
                 Some("one positioned read/write per I/O (pvsync2's per-I/O flags such as hipri are not set)"),
             ),
             "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete"
-            | "cpuio" | "ftruncate" | "page_fault" | "exec" => {
+            | "cpuio" | "page_fault" | "exec" => {
                 (EngineKind::parse(&lower).unwrap_or(EngineKind::Auto), None)
             }
             "falloc" => (
