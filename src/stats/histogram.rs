@@ -234,21 +234,21 @@ impl LatencyHistogram {
         out[0]
     }
 
-    /// The values at percentiles `ps` (each 0..=100, ascending), in ns, into `out`:
-    /// one walk over the counters, with no `hdrhistogram::Histogram` built (the
+    /// The values at percentiles `ps` (each 0..=100), in ns, into `out`: for
+    /// ascending `ps` one walk over the counters (out of order costs a new walk), with no `hdrhistogram::Histogram` built (the
     /// per-interval summaries ask for these every second, per workload, direction,
     /// connection and path). The same figures as the crate's query on
     /// [`LatencyHistogram::to_hdr`] (a test compares them): the median-equivalent of
     /// the bucket that holds the sample of nearest rank, clamped into [min, max].
     pub fn percentiles_ns(&self, ps: &[f64], out: &mut [u64]) {
-        debug_assert!(ps.windows(2).all(|w| w[0] <= w[1]) && out.len() == ps.len());
+        debug_assert!(out.len() == ps.len());
         if self.count == 0 {
             out.fill(0);
             return;
         }
         let n = self.count as f64;
         let mut buckets = self.buckets();
-        let (mut seen, mut at) = (0u64, 0usize);
+        let (mut seen, mut at, mut last_rank) = (0u64, 0usize, 0u64);
         for (p, slot) in ps.iter().zip(out.iter_mut()) {
             *slot = if *p >= 100.0 {
                 self.max_ns
@@ -258,6 +258,11 @@ impl LatencyHistogram {
                 // The sample of nearest rank ceil(p·n), kept from being pushed a whole
                 // rank up by float error (0.999 × 4000 is 3996.0000000000005).
                 let rank = (p / 100.0 * n * (1.0 - 1e-12)).ceil().max(1.0) as u64;
+                if rank < last_rank {
+                    // Asked out of order: walk again from the start rather than answer wrong.
+                    (buckets, seen, at) = (self.buckets(), 0, 0);
+                }
+                last_rank = rank;
                 while seen < rank {
                     match buckets.next() {
                         Some((i, c)) => (seen, at) = (seen + c, i),
@@ -586,6 +591,11 @@ mod tests {
                 assert_eq!(*g, crate_percentile(&h, &hist, *p), "n {n}, p{p}");
                 assert_eq!(h.percentile_ns(*p), *g, "n {n}, p{p} alone");
             }
+            // Out of order, the answers are the same figures (a fresh walk, not a wrong one).
+            let reversed: Vec<f64> = ps.iter().rev().copied().collect();
+            let mut back = vec![0; ps.len()];
+            h.percentiles_ns(&reversed, &mut back);
+            assert!(back.iter().eq(got.iter().rev()), "n {n}: reversed order");
         }
     }
 
