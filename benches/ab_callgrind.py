@@ -12,14 +12,13 @@ and /dev/shm.
 """
 
 import argparse
-import glob
 import json
 import os
-import re
 import subprocess
 import tempfile
 
 from ab import CASES, SHM_FILE
+from rounds import callgrind_files
 
 
 def instructions_per_io(binary, args, seconds):
@@ -32,11 +31,7 @@ def instructions_per_io(binary, args, seconds):
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
-        ir = 0
-        for f in glob.glob(cg + "-*"):
-            with open(f) as fh:
-                m = re.search(r"^summary: (\d+)", fh.read(), re.M)
-            ir = max(ir, int(m.group(1)) if m else 0)
+        ir = max((n for n, _ in callgrind_files(cg + "-")), default=0)
         with open(out) as f:
             ios = json.load(f)["runs"][0]["totals"]["ios"]
         return ir / max(ios, 1), ios

@@ -14,22 +14,15 @@ is Ir per interval, and by the I/Os in them, Ir per I/O at that rate.
 Usage: python3 benches/collector_callgrind.py OLD NEW [--rate 10000] [--rounds 2]
 Needs valgrind. Writes nothing but temporary files.
 """
-import argparse, glob, os, re, subprocess, tempfile
+import argparse, os, subprocess, tempfile
 
-TOTAL = re.compile(r"^summary:\s+(\d+)|^totals:\s+(\d+)", re.M)
+from rounds import alternate, callgrind_files, med_range
 
 
 def not_worker_ir(prefix):
     """Ir of every thread but the worker (the one running `run::worker::Worker`)."""
-    total = 0
-    for f in glob.glob(prefix + ".*"):
-        with open(f) as fh:
-            text = fh.read()
-        m = TOTAL.search(text)
-        if m and "run::worker::Worker" not in text:
-            total += int(m.group(1) or m.group(2))
-        os.unlink(f)
-    return total
+    return sum(ir for ir, text in callgrind_files(prefix + ".")
+               if "run::worker::Worker" not in text)
 
 
 def run(binary, rate, seconds, tmp, tag):
@@ -50,19 +43,19 @@ def main():
     ap.add_argument("--long", type=int, default=6)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="collector.")
-    per = {"old": [], "new": []}
-    for r in range(a.rounds):
-        for tag in (["old", "new"] if r % 2 == 0 else ["new", "old"]):
-            b = getattr(a, tag)
-            short = run(b, a.rate, a.short, tmp, f"{tag}s{r}")
-            long_ = run(b, a.rate, a.long, tmp, f"{tag}l{r}")
-            ir = (long_ - short) / (a.long - a.short)
-            per[tag].append(ir)
-            print(f"round {r} {tag}: {ir:,.0f} Ir per interval, "
-                  f"{ir / a.rate:.0f} Ir per I/O at {a.rate} IOPS", flush=True)
+
+    def one(tag, r):
+        b = getattr(a, tag)
+        short = run(b, a.rate, a.short, tmp, f"{tag}s{r}")
+        long_ = run(b, a.rate, a.long, tmp, f"{tag}l{r}")
+        return (long_ - short) / (a.long - a.short)
+
+    per = alternate(a.rounds, ["old", "new"], one, lambda tag, r, ir: print(
+        f"round {r} {tag}: {ir:,.0f} Ir per interval, "
+        f"{ir / a.rate:.0f} Ir per I/O at {a.rate} IOPS", flush=True))
     for tag in ("old", "new"):
-        v = sorted(per[tag])
-        print(f"{tag}: median {v[len(v) // 2]:,.0f} Ir per interval (rounds {v[0]:,.0f}-{v[-1]:,.0f})")
+        print("{}: median {:,.0f} Ir per interval (rounds {:,.0f}-{:,.0f})".format(
+            tag, *med_range(per[tag])))
 
 
 if __name__ == "__main__":

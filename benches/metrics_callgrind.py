@@ -20,16 +20,15 @@ Needs valgrind, /dev/shm and a free loopback port.
 """
 
 import argparse
-import glob
 import json
 import os
-import re
 import subprocess
 import tempfile
 import threading
 import urllib.request
 
 from metrics_overhead import CASES, SHM_FILE, free_port
+from rounds import callgrind_files
 
 
 def scrape_until(port, stop, every_s, count):
@@ -63,11 +62,7 @@ def ir_per_io(binary, args, seconds, metrics_port=None, scrape_s=0.05):
             t.join()
         if p.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}): {err[-2000:]}")
-        ir = 0
-        for f in glob.glob(cg + "-*"):
-            with open(f) as fh:
-                m = re.search(r"^summary: (\d+)", fh.read(), re.M)
-            ir += int(m.group(1)) if m else 0
+        ir = sum(n for n, _ in callgrind_files(cg + "-"))
         with open(out) as f:
             ios = json.load(f)["runs"][0]["totals"]["ios"]
         return ir / max(ios, 1), ios, count[0]

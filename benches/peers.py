@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import net_vs_iperf3  # noqa: E402  (iperf3 and `ioscope net` runs, one-shot servers)
 import smb_vs_smbclient as smb  # noqa: E402  (private smbd, smbclient and smb:// runs)
 import vs_fio  # noqa: E402  (timed runs, fio, nbdkit and tgtd, iscsi-perf)
+from rounds import alternate, callgrind_files, med_range  # noqa: E402
 
 CLIENT_CPU, SERVER_CPU = 0, 1
 SHM_FILE = "/dev/shm/ioscope-peers.dat"
@@ -211,25 +212,25 @@ class Ctx:
             f()
 
 
-def med_range(xs):
-    return statistics.median(xs), min(xs), max(xs)
-
-
 def measure(shape, rounds, seconds, tmp):
     """Alternating rounds; per tool the (rate, work, cpu) of each round."""
-    got = {"ioscope": [], "peer": []}
-    for r in range(rounds):
-        order = ["ioscope", "peer"] if r % 2 == 0 else ["peer", "ioscope"]
-        for who in order:
-            fn = shape.ours if who == "ioscope" else shape.theirs
-            got[who].append(fn(seconds, tmp))
-        i, p = got["ioscope"][-1], got["peer"][-1]
+    done = {}
+
+    def one(who, _r):
+        return (shape.ours if who == "ioscope" else shape.theirs)(seconds, tmp)
+
+    def report(who, r, v):
+        done[who] = v
+        if len(done) < 2:
+            return
+        i, p = done.pop("ioscope"), done.pop("peer")
         u, k = shape.cpu_unit
         print(f"  {shape.name} round {r + 1}: ioscope {i[0]:,.1f} {shape.rate_unit} "
               f"{k * i[2] / i[1]:.3f} {u}/{shape.work_unit} | {shape.peer} {p[0]:,.1f} "
               f"{shape.rate_unit} {k * p[2] / p[1]:.3f} {u}/{shape.work_unit} "
               f"(load {loadavg()})", flush=True)
-    return got
+
+    return alternate(rounds, ["ioscope", "peer"], one, report)
 
 
 def summarize(shape, got):
@@ -258,12 +259,7 @@ def callgrind_ir(cmd, tmp):
     p = subprocess.run(full, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"{' '.join(full)} failed ({p.returncode}): {p.stderr[-1500:]}")
-    ir = 0
-    for f in glob.glob(cg + ".*"):
-        with open(f) as fh:
-            m = re.search(r"^(?:summary|totals): (\d+)", fh.read(), re.M)
-        ir += int(m.group(1)) if m else 0
-    return ir, p.stdout
+    return sum(n for n, _ in callgrind_files(cg + ".")), p.stdout
 
 
 def ir_per_io(shape, tmp, short_s=2, long_s=6):

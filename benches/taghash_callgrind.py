@@ -17,6 +17,7 @@ import argparse, glob, json, os, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vs_fio  # noqa: E402  (tgtd set-up and tear-down)
+from rounds import alternate, med_range  # noqa: E402
 
 HASH = re.compile(r"sip::Hasher|hash_one|FxHasher|rustc_hash|hashbrown::")
 
@@ -68,21 +69,21 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="taghash.")
     server, uri = vs_fio.start_tgtd(tmp)
-    rows = {"old": [], "new": []}
     try:
-        for r in range(a.rounds):
-            order = ["old", "new"] if r % 2 == 0 else ["new", "old"]
-            for tag in order:
-                ios, (ir, hashed) = one(getattr(a, tag), uri, a.seconds, tmp, f"{tag}{r}")
-                rows[tag].append((ios, ir / ios, hashed / ios))
-                print(f"round {r} {tag}: {ios} I/Os, worker {ir / ios:.0f} Ir/IO, "
-                      f"hashing {hashed / ios:.0f} Ir/IO", flush=True)
+        def round_(tag, r):
+            ios, (ir, hashed) = one(getattr(a, tag), uri, a.seconds, tmp, f"{tag}{r}")
+            return ios, ir / ios, hashed / ios
+
+        rows = alternate(a.rounds, ["old", "new"], round_, lambda tag, r, x: print(
+            f"round {r} {tag}: {x[0]} I/Os, worker {x[1]:.0f} Ir/IO, "
+            f"hashing {x[2]:.0f} Ir/IO", flush=True))
     finally:
         vs_fio.stop_tgtd(server, uri)
     for tag in ("old", "new"):
-        v = sorted(x[2] for x in rows[tag]); w = sorted(x[1] for x in rows[tag])
-        print(f"{tag}: hashing {v[len(v) // 2]:.0f} Ir/IO (rounds {v[0]:.0f}-{v[-1]:.0f}), "
-              f"worker {w[len(w) // 2]:.0f} Ir/IO (rounds {w[0]:.0f}-{w[-1]:.0f})")
+        print("{}: hashing {:.0f} Ir/IO (rounds {:.0f}-{:.0f}), ".format(
+            tag, *med_range([x[2] for x in rows[tag]]))
+            + "worker {:.0f} Ir/IO (rounds {:.0f}-{:.0f})".format(
+            *med_range([x[1] for x in rows[tag]])))
 
 
 if __name__ == "__main__":
