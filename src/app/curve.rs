@@ -84,9 +84,10 @@ fn thousands(v: f64) -> String {
 }
 
 /// The run at `rate` total IOPS, split over the workloads by their stream counts.
-fn at_rate(base: &RunSpec, name: String, rate: Option<f64>) -> RunSpec {
+/// The curve's run at `rate` (None: closed loop), named `prefix` + `name`.
+fn at_rate(base: &RunSpec, prefix: &str, name: String, rate: Option<f64>) -> RunSpec {
     let mut r = base.clone();
-    r.name = name;
+    r.name = format!("{prefix}{name}");
     let streams: u64 = r.total_streams().max(1);
     for w in &mut r.workloads {
         w.rate = match rate {
@@ -233,7 +234,7 @@ pub fn run_curve(
     check_curve_run(base)?;
     crate::run::check(base, &plan.targets, opts).map_err(AppError::Check)?;
     let mut s = Session::start(plan, output, opts, command)?;
-    measure_curve(&mut s, base, req)?;
+    measure_curve(&mut s, base, "", req)?;
     s.finish()
 }
 
@@ -273,11 +274,12 @@ fn announce(s: &mut Session, base: &RunSpec, req: &CurveRequest) -> Result<(), A
 }
 
 /// Measures the curve `req` over `base` in the session: its max run, its points and
-/// SLA search are the session's next runs, and the summary is the document's
-/// `curve` (one per document).
+/// SLA search are the session's next runs (named `prefix` + "max", "20%", …), and
+/// the summary is added to the document's `curves`.
 pub(super) fn measure_curve(
     s: &mut Session,
     base: &RunSpec,
+    prefix: &str,
     req: &CurveRequest,
 ) -> Result<(), AppError> {
     let (points, stop, sla) = (&req.points, &req.stop, &req.sla);
@@ -285,7 +287,7 @@ pub(super) fn measure_curve(
     s.phase(crate::metrics::Phase::CurvePoint(0));
     let mut curve = Curve::default();
     let max = s
-        .run(&at_rate(base, "max".into(), None), " (closed loop)")?
+        .run(&at_rate(base, prefix, "max".into(), None), " (closed loop)")?
         .clone();
     curve.max_iops = max.totals.all.iops;
     // Its index in the document: runs before the curve's come first.
@@ -307,7 +309,7 @@ pub(super) fn measure_curve(
         let rate = curve.max_iops * pct / 100.0;
         let r = s
             .run(
-                &at_rate(base, format!("{pct}%"), Some(rate)),
+                &at_rate(base, prefix, format!("{pct}%"), Some(rate)),
                 &format!(" ({:.0} IOPS)", rate),
             )?
             .clone();
@@ -327,13 +329,13 @@ pub(super) fn measure_curve(
         }
     }
     if let Some(b) = sla {
-        curve.sla = Some(search(s, base, &curve, b)?);
+        curve.sla = Some(search(s, (base, prefix), &curve, b)?);
     }
     print_curve(&curve, &s.doc.runs)?;
     if let (Some(found), Some(b)) = (&curve.sla, sla) {
         print_sla(s, base, found, b)?;
     }
-    s.doc.curve = Some(curve);
+    s.doc.curves.push(curve);
     s.save()
 }
 
@@ -367,7 +369,7 @@ fn print_sla(s: &Session, base: &RunSpec, found: &Sla, b: &LatencyBound) -> Resu
 /// Brackets and bisects the rate until the bound's percentile sits just within it.
 fn search(
     s: &mut Session,
-    base: &RunSpec,
+    (base, prefix): (&RunSpec, &str),
     curve: &Curve,
     b: &LatencyBound,
 ) -> Result<Sla, AppError> {
@@ -405,43 +407,52 @@ fn search(
         if mid < 1.0 {
             break;
         }
-        // A failing probe is run once more before it lowers the bracket: one noisy
-        // run (a stall elsewhere on the host) must not end the search too low.
-        let mut passed = false;
-        let mut measured = 0.0;
-        for attempt in 0..2 {
-            probes += 1;
-            s.phase(crate::metrics::Phase::CurvePoint(s.doc.runs.len() as u64));
-            let label = if attempt == 0 {
-                format!(" (SLA probe at {mid:.0} IOPS)")
-            } else {
-                format!(" (SLA probe at {mid:.0} IOPS, confirming a failure)")
-            };
-            let r = s
-                .run(&at_rate(base, format!("sla-{probes}"), Some(mid)), &label)?
-                .clone();
-            sla.probes.push(s.doc.runs.len() - 1);
-            // A point that could not reach its rate fails the SLA too.
-            let kept_up = r
-                .schedule
-                .as_ref()
-                .map_or(true, |sc| sc.achieved_pct >= 97.0);
-            if b.holds(&r) && kept_up {
-                passed = true;
-                measured = b.value(&r.totals.all.latency_us);
-                break;
-            }
-        }
-        if passed {
-            lo = mid;
-            lo_measured = measured;
-        } else {
-            hi = mid;
+        let passed = probe(s, (base, prefix), mid, b, (&mut probes, &mut sla))?;
+        match passed {
+            Some(measured) => (lo, lo_measured) = (mid, measured),
+            None => hi = mid,
         }
     }
     sla.iops = lo;
     sla.measured_us = lo_measured;
     Ok(sla)
+}
+
+/// One SLA probe at `mid` IOPS: the bound's value if it held (and the rate was
+/// kept). A failing probe is run once more before it lowers the bracket: one noisy
+/// run (a stall elsewhere on the host) must not end the search too low.
+fn probe(
+    s: &mut Session,
+    (base, prefix): (&RunSpec, &str),
+    mid: f64,
+    b: &LatencyBound,
+    (probes, sla): (&mut usize, &mut Sla),
+) -> Result<Option<f64>, AppError> {
+    for attempt in 0..2 {
+        *probes += 1;
+        s.phase(crate::metrics::Phase::CurvePoint(s.doc.runs.len() as u64));
+        let label = if attempt == 0 {
+            format!(" (SLA probe at {mid:.0} IOPS)")
+        } else {
+            format!(" (SLA probe at {mid:.0} IOPS, confirming a failure)")
+        };
+        let r = s
+            .run(
+                &at_rate(base, prefix, format!("sla-{probes}"), Some(mid)),
+                &label,
+            )?
+            .clone();
+        sla.probes.push(s.doc.runs.len() - 1);
+        // A point that could not reach its rate fails the SLA too.
+        let kept_up = r
+            .schedule
+            .as_ref()
+            .map_or(true, |sc| sc.achieved_pct >= 97.0);
+        if b.holds(&r) && kept_up {
+            return Ok(Some(b.value(&r.totals.all.latency_us)));
+        }
+    }
+    Ok(None)
 }
 
 fn print_curve(c: &Curve, runs: &[RunResult]) -> Result<(), AppError> {

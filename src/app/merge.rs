@@ -87,7 +87,7 @@ pub fn merge_docs(
         env: None,
         plan: None,
         warnings,
-        curve: None,
+        curves: Vec::new(),
         steady_state: None,
     })
 }

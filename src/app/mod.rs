@@ -145,7 +145,7 @@ impl<'a> Session<'a> {
             .ok(),
             plan: serde_json::to_value(plan).ok(),
             warnings: plan.warnings.clone(),
-            curve: None,
+            curves: Vec::new(),
             steady_state: None,
         };
         for w in &plan.warnings {
@@ -498,15 +498,9 @@ pub fn run_plan(
     command: Vec<String>,
 ) -> Result<Outcome, AppError> {
     let plan = &*fresh_seeds(plan);
-    // A job that asks for a curve (vdbench's iorate=curve, fio's latency_target) is
-    // measured as one; beside other runs, in its place among them.
-    let curves = plan.runs.iter().filter(|r| r.curve.is_some()).count();
-    if curves > 1 {
-        return Err(AppError::Refused(format!(
-            "the plan asks for {curves} curves; ioscope measures one curve per command \
-             (its result holds one curve summary)"
-        )));
-    }
+    // A run that asks for a curve (vdbench's iorate=curve, fio's latency_target) is
+    // measured as one, in its place among the other runs; the result holds a curve
+    // summary for each.
     if let (Some(spec), 1) = (
         plan.runs.iter().find_map(|r| r.curve.as_ref()),
         plan.runs.len(),
@@ -547,7 +541,8 @@ pub fn run_plan(
         }
         if let Some(spec) = &r.curve {
             let req = curve::CurveRequest::from_spec(spec)?;
-            curve::measure_curve(&mut session, r, &req)?;
+            // Among other runs, a curve's runs carry its run's name ("rd1 max").
+            curve::measure_curve(&mut session, r, &format!("{} ", r.name), &req)?;
         } else {
             session.run(r, &format!(" ({}/{})", ri + 1, plan.runs.len()))?;
         }

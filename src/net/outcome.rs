@@ -288,7 +288,7 @@ pub fn finish(m: Measured) -> Result<NetOutcome, NetError> {
         })),
         plan: None,
         warnings,
-        curve: None,
+        curves: Vec::new(),
         steady_state: None,
     };
     let o = &m.cfg.output;

@@ -38,10 +38,37 @@ fn sla_condition(percentile: &str, bound_us: f64) -> String {
     format!("{percentile} ≤ {}", bound_label(bound_us))
 }
 
-/// The curve section: the chart, the SLA sentence and the table of points.
-pub(crate) fn curve_section(doc: &ResultDoc) -> Option<String> {
-    let curve = doc.curve.as_ref()?;
-    let mut out = String::from("<section id=\"curve\"><h2>Latency against load</h2>");
+/// The curve sections, one per curve: the chart, the SLA sentence and the table of
+/// points. With several (vdbench's `iorate=curve` on several rds), each is headed by
+/// its max run's name and the ids after the first are numbered (`curve-2`, …).
+pub(crate) fn curve_sections(doc: &ResultDoc) -> String {
+    let many = doc.curves.len() > 1;
+    let mut out = String::new();
+    for (k, curve) in doc.curves.iter().enumerate() {
+        let id = if k == 0 {
+            "curve".to_string()
+        } else {
+            format!("curve-{}", k + 1)
+        };
+        let of = curve
+            .points
+            .first()
+            .and_then(|p| doc.runs.get(p.run))
+            .filter(|_| many)
+            .map(|r| format!(": {}", esc(&r.name)))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "<section id=\"{id}\"><h2>Latency against load{of}</h2>"
+        );
+        curve_body(&mut out, doc, curve, &id);
+        out.push_str("</section>\n");
+    }
+    out
+}
+
+/// One curve's SLA sentence, chart and table.
+fn curve_body(out: &mut String, doc: &ResultDoc, curve: &Curve, id: &str) {
     if let Some(sla) = &curve.sla {
         let cond = sla_condition(&sla.percentile, sla.bound_us);
         if sla.iops > 0.0 {
@@ -71,7 +98,9 @@ pub(crate) fn curve_section(doc: &ResultDoc) -> Option<String> {
         let _ = write!(out, "<p class=\"warn\">The curve {}.</p>", esc(why));
     }
     if !curve.points.is_empty() {
-        out.push_str(&curve_chart(curve).render());
+        let mut chart = curve_chart(curve);
+        chart.id = id.to_string();
+        out.push_str(&chart.render());
         out.push_str("<p class=\"caption\">Latency percentiles against the IOPS achieved: the lines join the runs at requested rates; the grey squares are the closed-loop max run (p50, p99, p99.9), which had no schedule to keep.");
         if curve.sla.is_some() {
             out.push_str(" Red dashed: the SLA bound and the rate the search found.");
@@ -79,8 +108,6 @@ pub(crate) fn curve_section(doc: &ResultDoc) -> Option<String> {
         out.push_str("</p>\n");
         out.push_str(&curve_table(curve, &doc.runs));
     }
-    out.push_str("</section>\n");
-    Some(out)
 }
 
 /// Latency (p50, p99, p99.9) against achieved IOPS, one point per curve point.
@@ -578,7 +605,7 @@ mod tests {
             });
         }
         let mut d = doc(runs);
-        d.curve = Some(Curve {
+        d.curves = vec![Curve {
             max_iops: 60_000.0,
             points,
             sla: Some(Sla {
@@ -589,7 +616,7 @@ mod tests {
                 probes: vec![4, 5],
             }),
             stopped: None,
-        });
+        }];
         d
     }
 
@@ -597,7 +624,7 @@ mod tests {
     fn curve_chart_has_one_point_per_curve_point_and_the_sla() {
         let d = curve_doc(62_400.0);
         let html = render_html(&d);
-        let n = d.curve.as_ref().unwrap().points.len();
+        let n = d.curves[0].points.len();
         let curve: Vec<_> = series_counts(&html)
             .into_iter()
             .filter(|c| c.0 == "curve")
@@ -633,7 +660,7 @@ mod tests {
     #[test]
     fn curve_max_point_is_its_own_marker_with_a_legend() {
         let d = curve_doc(62_400.0);
-        let curve = d.curve.as_ref().unwrap();
+        let curve = &d.curves[0];
         let svg = curve_chart(curve).render();
         let group = |name: &str| {
             let at = svg
@@ -686,7 +713,7 @@ mod tests {
     #[test]
     fn curve_of_only_the_max_run_draws_no_empty_lines() {
         let mut d = curve_doc(0.0);
-        let curve = d.curve.as_mut().unwrap();
+        let curve = &mut d.curves[0];
         curve.points.truncate(1);
         curve.sla = None;
         let c = curve_chart(curve);
@@ -707,11 +734,11 @@ mod tests {
     #[test]
     fn curve_latency_axis_turns_log_over_20x() {
         let mut d = curve_doc(62_400.0);
-        let c = curve_chart(d.curve.as_ref().unwrap());
+        let c = curve_chart(&d.curves[0]);
         // 300 µs mean with tails up to ~3.3× vs 80 µs p50 at 10%: within 20×.
         assert_eq!(c.y.scale, crate::report::svg::Scale::Linear);
-        d.curve.as_mut().unwrap().points[0].latency_us = latency(30_000.0, false);
-        let c = curve_chart(d.curve.as_ref().unwrap());
+        d.curves[0].points[0].latency_us = latency(30_000.0, false);
+        let c = curve_chart(&d.curves[0]);
         assert_eq!(c.y.scale, crate::report::svg::Scale::Log10);
         assert!(c.y.label.contains("µs"));
     }

@@ -33,9 +33,7 @@ pub fn render_html(doc: &ResultDoc) -> String {
     out.push_str(&totals_table(&doc.runs));
     out.push_str("</section>\n");
 
-    if let Some(curve) = analysis::curve_section(doc) {
-        out.push_str(&curve);
-    }
+    out.push_str(&analysis::curve_sections(doc));
     if let Some(st) = &doc.steady_state {
         out.push_str(&analysis::steady_section(st));
     }

@@ -391,7 +391,7 @@ fn sweep_row(cells: [String; 9]) -> String {
 /// size, queue depth, streams or read share). For a block-size sweep it also gives
 /// the IOPS ratio each time the size halves: flash should come close to doubling.
 pub fn sweep_table(doc: &crate::result::ResultDoc) -> Option<String> {
-    if doc.runs.len() < 2 || doc.curve.is_some() {
+    if doc.runs.len() < 2 || !doc.curves.is_empty() {
         return None;
     }
     // The settings a sweep may vary, blanked: what is left must be the same.

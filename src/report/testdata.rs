@@ -182,7 +182,7 @@ pub fn doc(runs: Vec<RunResult>) -> ResultDoc {
         })),
         plan: None,
         warnings: Vec::new(),
-        curve: None,
+        curves: Vec::new(),
         steady_state: None,
     }
 }

@@ -30,7 +30,26 @@ pub use workload::{
 };
 
 /// Schema identifier written at the top of every result file.
-pub const SCHEMA: &str = "ioscope.result/1";
+/// Version 2: `curves` (a list) in place of version 1's `curve` (one object).
+pub const SCHEMA: &str = "ioscope.result/2";
+
+/// A list written as a list, or (schema 1's `curve`) a single object.
+fn one_or_many<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany<T> {
+        Many(Vec<T>),
+        One(T),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::Many(v) => v,
+        OneOrMany::One(x) => vec![x],
+    })
+}
 
 /// A whole result file: one or more runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,9 +79,16 @@ pub struct ResultDoc {
     pub plan: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// Latency-vs-load curve, for `ioscope curve`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub curve: Option<Curve>,
+    /// Latency-vs-load curves, in the order measured: one for `ioscope curve`, one
+    /// per run that asked for a curve for `ioscope run` (vdbench's `iorate=curve` on
+    /// several rds). Results of schema 1 held one, as `curve`; they read as a list.
+    #[serde(
+        default,
+        alias = "curve",
+        deserialize_with = "one_or_many",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub curves: Vec<Curve>,
     /// Steady-state detection (SNIA PTS rules), for `--steady-state` and `ioscope pts`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyState>,
@@ -882,5 +908,24 @@ mod tests {
             assert_eq!(r.to_string(), name);
         }
         assert!(serde_json::from_value::<EndReason>("timeout".into()).is_err());
+    }
+
+    /// A schema-1 result's one `curve` object reads as a list of one; schema 2
+    /// writes `curves` and reads it back as written.
+    #[test]
+    fn schema_one_curve_reads_as_a_list_of_one() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/two-runs.json"))
+                .unwrap();
+        assert_eq!(v["schema"], "ioscope.result/1");
+        v["curve"] = serde_json::json!({"max_iops": 1000.0, "points": []});
+        let doc: ResultDoc = serde_json::from_value(v).unwrap();
+        assert_eq!(doc.curves.len(), 1);
+        assert_eq!(doc.curves[0].max_iops, 1000.0);
+        let mut two = doc.clone();
+        two.curves.push(Curve::default());
+        let wire = serde_json::to_value(&two).unwrap();
+        assert!(wire.get("curve").is_none() && wire["curves"].as_array().unwrap().len() == 2);
+        assert_eq!(serde_json::from_value::<ResultDoc>(wire).unwrap(), two);
     }
 }

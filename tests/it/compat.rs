@@ -346,6 +346,67 @@ fn convert_writes_valid_toml_for_any_job_name() {
     }
 }
 
+/// vdbench's `iorate=curve` on several runs (here one per `forthreads=` value): each
+/// run measures its own curve, in order, and the result and the HTML report hold one
+/// curve summary per run.
+#[test]
+fn vdbench_iorate_curve_in_several_runs_measures_a_curve_for_each() {
+    let d = tempdir();
+    let parm = d.path().join("curves.parm");
+    std::fs::write(
+        &parm,
+        "sd=sd1,lun=sim:64m?service=100us&servers=4&time=virtual,size=64m\n\
+         wd=wd1,sd=sd1,xfersize=4k,rdpct=100,seekpct=100\n\
+         rd=rd1,wd=wd1,iorate=curve,curve=(25,75),forthreads=(2,8),elapsed=2,\
+         interval=1,warmup=1\n",
+    )
+    .unwrap();
+    let html = d.path().join("curves.html");
+    let ran = ioscope_to(
+        &d.path().join("run.json"),
+        [
+            "run",
+            parm.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    assert_eq!(ran.wire["schema"], "ioscope.result/2");
+    let curves = &ran.doc.curves;
+    assert_eq!(curves.len(), 2, "one curve per run");
+    let names: Vec<&str> = ran.doc.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    for (k, c) in curves.iter().enumerate() {
+        let pcts: Vec<f64> = c.points.iter().map(|p| p.pct_of_max).collect();
+        assert_eq!(pcts, [100.0, 25.0, 75.0], "curve {k}");
+        let runs: Vec<usize> = c.points.iter().map(|p| p.run).collect();
+        assert_eq!(
+            runs,
+            [3 * k, 3 * k + 1, 3 * k + 2],
+            "curve {k} points at its own runs"
+        );
+        assert!(names[3 * k].ends_with(" max"), "{names:?}");
+    }
+    assert_ne!(
+        names[0], names[3],
+        "each curve's runs carry their run's name"
+    );
+    // Virtual time with 4 servers: 2 threads cannot fill them, 8 can.
+    assert!(
+        curves[1].max_iops > 1.5 * curves[0].max_iops,
+        "{} vs {}",
+        curves[0].max_iops,
+        curves[1].max_iops
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"curve\"") && page.contains("id=\"curve-2\""));
+    // convert keeps both curves: nothing dropped.
+    let o = run(&["convert", parm.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("curve_points = [25.0, 75.0]").count(), 2);
+}
+
 /// vdbench's `iorate=curve` with `curve=` and `stopcurve=` runs the curve inside
 /// `ioscope run`, with the result laid out as `ioscope curve` lays it out (on a
 /// virtual-time sim target, so both measure the same curve).
@@ -385,8 +446,8 @@ fn vdbench_iorate_curve_runs_the_curve_in_run() {
     assert_eq!(names(&ran), ["max", "20%", "60%", "90%"]);
     assert_eq!(names(&ran), names(&curved));
     let (a, b) = (
-        ran.doc.curve.as_ref().expect("run wrote a curve"),
-        curved.doc.curve.as_ref().expect("curve wrote a curve"),
+        ran.doc.curves.first().expect("run wrote a curve"),
+        curved.doc.curves.first().expect("curve wrote a curve"),
     );
     let pcts =
         |c: &ioscope::result::Curve| c.points.iter().map(|p| p.pct_of_max).collect::<Vec<_>>();
@@ -469,8 +530,8 @@ fn fio_latency_target_matches_curve_max_latency() {
     .expect_code(0);
     let sla = |r: &Ran| {
         r.doc
-            .curve
-            .as_ref()
+            .curves
+            .first()
             .and_then(|c| c.sla.clone())
             .expect("an SLA search in the result")
     };
@@ -514,7 +575,7 @@ fn fio_latency_target_beside_other_groups_searches_its_own_group() {
     let names: Vec<&str> = ran.doc.runs.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names.first(), Some(&"before"), "{names:?}");
     assert_eq!(names.last(), Some(&"after"), "{names:?}");
-    let c = ran.doc.curve.as_ref().expect("the curve summary");
+    let c = ran.doc.curves.first().expect("the curve summary");
     let sla = c.sla.as_ref().expect("an SLA search");
     assert!(sla.iops > 0.0, "{sla:?}");
     // The curve's runs (its max run and probes) lie between the two plain runs.
@@ -526,18 +587,36 @@ fn fio_latency_target_beside_other_groups_searches_its_own_group() {
                 .iter()
                 .all(|&p| p > max_run && p < names.len() - 1)
     );
-    // Two latency_target groups are still one curve too many.
+    // Two latency_target groups: each searches its own group, in its place, and
+    // the result holds a curve (with its SLA answer) for each.
     std::fs::write(
         &job,
         "[global]\nfilename=sim\\:64m?service=100us&servers=4&time=virtual\nsize=64m\n\
          runtime=1\ntime_based\nlatency_target=400\n[a]\n[b]\nstonewall\n",
     )
     .unwrap();
-    let o = run(&["run", job.to_str().unwrap(), "--engine", "sim"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("latency_target of job 'a' in a file of 2 runs with latency_target")
-    );
+    let two = ioscope_to(
+        &d.path().join("two.json"),
+        ["run", job.to_str().unwrap(), "--engine", "sim"],
+    )
+    .expect_code(0);
+    assert_eq!(two.doc.curves.len(), 2);
+    for (c, group) in two.doc.curves.iter().zip(["a", "b"]) {
+        let sla = c.sla.as_ref().expect("an SLA answer per group");
+        assert_eq!(sla.bound_us, 400.0);
+        let runs = c
+            .points
+            .iter()
+            .map(|p| p.run)
+            .chain(sla.probes.iter().copied());
+        for r in runs {
+            let name = &two.doc.runs[r].name;
+            assert!(
+                name.starts_with(&format!("{group} ")),
+                "{name} in {group}'s curve"
+            );
+        }
+    }
 }
 
 /// `write_bw_log`/`write_lat_log`/`write_iops_log` with `log_avg_msec` write fio's

@@ -266,7 +266,7 @@ fn curve_report_plots_every_curve_point() {
         ],
     )
     .expect_code(0);
-    let curve = r.doc.curve.as_ref().expect("a curve");
+    let curve = r.doc.curves.first().expect("a curve");
     // The lines join the points at requested rates; the closed-loop max run is drawn
     // apart, as one square per percentile (p50, p99, p99.9).
     let max_runs = curve

@@ -214,7 +214,7 @@ fn curve_rises_and_tops_out_at_capacity() {
         "--warmup",
         "500ms",
     ]);
-    let c = r.doc.curve.as_ref().expect("a curve");
+    let c = r.doc.curves.first().expect("a curve");
     let max = c.max_iops;
     // Closed loop at QD 4 on one 100 µs server: exactly its capacity.
     assert!(
@@ -268,8 +268,8 @@ fn sla_search_finds_the_edge() {
     let r = at_qd16("curve", "--max-latency", "p99=1ms");
     let sla = r
         .doc
-        .curve
-        .as_ref()
+        .curves
+        .first()
         .and_then(|c| c.sla.clone())
         .expect("an SLA answer");
     assert!(sla.measured_us <= 1000.0, "{sla:?}");

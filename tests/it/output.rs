@@ -21,7 +21,7 @@ fn result_json_has_the_binding_fields() {
     // The published wire form, field by field: this test is the schema's guard, so it
     // reads the JSON as written rather than through the model.
     let r = &ran.wire;
-    assert_eq!(r["schema"], "ioscope.result/1");
+    assert_eq!(r["schema"], "ioscope.result/2");
     assert!(r["tool"]["version"].is_string());
     let run = &r["runs"][0];
     for k in [

@@ -419,32 +419,9 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
     }
     let data = common_data(&mut resolved);
     one_data_unit(&resolved, &data, &mut unsupported);
-    let curve_jobs: Vec<(String, Loc)> = resolved
-        .iter()
-        .filter(|j| j.curve.is_some())
-        .map(|j| (j.name.clone(), j.loc.clone()))
-        .collect();
     let created = file_create::settle(resolved.iter().map(|j| (j.target_uri.as_str(), j.create)));
-    let (mut targets, mut runs) = group_runs(resolved, &mut unsupported);
+    let (mut targets, runs) = group_runs(resolved, &mut unsupported);
     file_create::mark(&mut targets, &created);
-    let curve_runs = runs.iter().filter(|r| r.curve.is_some()).count();
-    if curve_runs > 1 {
-        // ioscope measures one curve (SLA search) per command; beside plain runs it
-        // is measured in its place among them.
-        for (name, loc) in &curve_jobs {
-            unsupported.push(
-                format!(
-                    "latency_target of job '{name}' in a file of {curve_runs} runs with \
-                     latency_target — ioscope searches one run per command; its run runs \
-                     once"
-                ),
-                loc,
-            );
-        }
-        for r in &mut runs {
-            r.curve = None;
-        }
-    }
     Ok(Translated {
         plan: Plan {
             targets,

@@ -202,7 +202,6 @@ fn translate(
         .collect::<Result<Vec<_>, _>>()?;
     let mut runs = Vec::new();
     let mut used_sds = vec![false; sd_infos.len()];
-    let mut curves = Vec::new();
     for rd in &rds {
         let cx = RdInputs {
             sds: &sd_infos,
@@ -214,9 +213,8 @@ fn translate(
             unsupported: &mut unsupported,
             warnings: &mut warnings,
         };
-        curves.extend(expand_rd(rd, &cx, out)?);
+        expand_rd(rd, &cx, out)?;
     }
-    one_curve_per_plan(&mut runs, &curves, &mut unsupported);
     if let Some(n) = errors_to_go {
         go_on_through_errors(&mut runs, n, &mut warnings);
     }
@@ -957,30 +955,6 @@ fn host_defs(
     Ok(out)
 }
 
-/// `ioscope run` measures one curve per command (its result holds one curve
-/// summary), in its place among the other runs; so `iorate=curve` is carried over
-/// when one run of the plan asks for it. Several are each listed (at `locs`), and
-/// their runs run once at `iorate=max`.
-fn one_curve_per_plan(runs: &mut [RunSpec], locs: &[Loc], unsupported: &mut UnsupportedList) {
-    let curves = runs.iter().filter(|r| r.curve.is_some()).count();
-    if curves <= 1 {
-        return;
-    }
-    for loc in locs {
-        unsupported.push(
-            format!(
-                "iorate=curve in {curves} runs — ioscope measures one curve per command \
-                 (its result holds one curve summary; run each rd's curve on its own); \
-                 running iorate=max"
-            ),
-            loc,
-        );
-    }
-    for r in runs {
-        r.curve = None;
-    }
-}
-
 /// What expanding an rd reads: the file's sds and wds.
 struct RdInputs<'a> {
     sds: &'a [Sd],
@@ -997,7 +971,7 @@ struct RdOutputs<'a> {
 
 /// Expands one rd into a run per combination of its `for…` loops. Returns where it
 /// asked for a curve, if it did.
-fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<Loc>, CompatError> {
+fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<(), CompatError> {
     let (sds, wds) = (inp.sds, inp.wds);
     let settings = RdSettings::read(rd, inp, out.unsupported, out.warnings)?;
     let cx = RdCx {
@@ -1035,14 +1009,14 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<Option<
             duration_ns: Some(settings.measured),
             warmup_ns: settings.warmup,
             interval_ns: settings.interval,
-            curve: settings.curve.as_ref().map(|c| c.0.clone()),
+            curve: settings.curve.clone(),
             ..base_run()
         };
         use crate::plan::settings::{declared::PAUSE, Value};
         run.settings.set(&PAUSE, Value::Nanos(settings.pause));
         out.runs.push(run);
     }
-    Ok(settings.curve.map(|c| c.1))
+    Ok(())
 }
 
 /// A partly random wd (`seekpct=50`) on several threads: vdbench's threads take
@@ -1083,8 +1057,8 @@ struct RdSettings {
     /// The `for…` loops (and a list of iorates), first-written first.
     loops: Vec<(Dim, Vec<String>, Param)>,
     arrival: Arrival,
-    /// `iorate=curve` (with `curve=` and `stopcurve=`), and where it was asked for.
-    curve: Option<(CurveSpec, Loc)>,
+    /// `iorate=curve` (with `curve=` and `stopcurve=`).
+    curve: Option<CurveSpec>,
 }
 
 /// The parameters of an rd that are read after the others: they depend on them.
@@ -1192,7 +1166,7 @@ impl RdSettings {
                     );
                 }
                 let spec = curve_spec(later.curve_points, later.stopcurve)?;
-                self.curve = Some((spec, p.loc.clone()));
+                self.curve = Some(spec);
                 self.loops
                     .push((Dim::Iorate, vec!["max".into()], p.clone()));
             } else if values.iter().any(|v| v.contains('-')) {
