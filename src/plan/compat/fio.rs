@@ -2071,6 +2071,26 @@ impl<'a> JobCx<'a> {
         Ok((size, offset))
     }
 
+    /// fio gives each clone its own file when the name holds its number (`$jobnum`,
+    /// as fio's default does); ioscope runs the clones' streams on one: said once.
+    fn say_clone_files(&mut self, streams: u32, uri: &str) {
+        let format = match self.o.map.get("filename_format") {
+            Some((Some(v), _, _)) => v.as_str(),
+            _ => op_engines::FIO_NAME_FORMAT,
+        };
+        if streams > 1 && format.contains("$jobnum") {
+            let name = &self.name;
+            let each = format
+                .replace("$jobname", name)
+                .replace("$jobnum", "N")
+                .replace("$filenum", "0");
+            self.warnings.push(format!(
+                "job '{name}': fio gives each of the {streams} clones its own file \
+                 ({each}); ioscope runs all {streams} streams on one file {uri}"
+            ));
+        }
+    }
+
     /// The file (`filename`, `directory`, or fio's JOBNAME.0.0) and the region of it.
     /// A job of an engine ioscope does not have (`engine_unknown`, already listed) may
     /// address something other than a file, so a missing size is not an error there.
@@ -2089,7 +2109,7 @@ impl<'a> JobCx<'a> {
             }
         }
         let o = self.o;
-        let name = &self.name;
+        let name = &self.name.clone();
         let directory = o.get("directory").map(|(v, _)| v.to_string());
         // ioengine=libblkio names its file or device with libblkio_path; a replayed
         // log goes where fio replays it (replay_redirect, or the log's own file).
@@ -2126,7 +2146,7 @@ impl<'a> JobCx<'a> {
             }
             _ => {
                 let dir = directory.clone().unwrap_or_else(|| ".".into());
-                (format!("{dir}/{name}.0.0"), true)
+                (format!("{dir}/{}", self.single_file_name()?), true)
             }
         };
         if from_directory {
@@ -2136,12 +2156,7 @@ impl<'a> JobCx<'a> {
                      {uri}"
                 )));
             }
-            if streams > 1 {
-                self.warnings.push(format!(
-                    "job '{name}': fio gives each of the {streams} clones its own file \
-                     ({name}.N.0); ioscope runs all {streams} streams on one file {uri}"
-                ));
-            }
+            self.say_clone_files(streams, &uri);
         }
         let named = o.get("filename").is_some_and(|(f, _)| !f.is_empty());
         if let Some((v, loc)) = o.get("nrfiles") {
@@ -3337,6 +3352,41 @@ mod tests {
         assert_eq!(ios(1), 7, "no size or one block size: a count all the same");
         // 256 × 4k is one whole pass of 1m: a pass limit, no count.
         assert_eq!((ios(2), t.plan.runs[2].passes), (0, Some(1)));
+    }
+
+    /// fio's guides name a job's file with `filename_format` (and a directory in it);
+    /// `file_append=0` is fio's default. Both translate with nothing dropped.
+    #[test]
+    fn filename_format_names_a_jobs_one_file_and_file_append_0_is_the_default() {
+        let t = parse(
+            "[global]\ndirectory=/mnt/t\nsize=1m\nfile_append=0\n\
+             [a]\nfilename_format=$jobname/f.$jobnum.$filenum\nnumjobs=2\n\
+             [b]\nstonewall\nfilename_format=shared.$filenum\nnumjobs=2\n\
+             [c]\nstonewall\nfilename=/tmp/x\nfilename_format=other.$jobnum\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let uris: Vec<&str> = t.plan.targets.iter().map(|x| x.uri.as_str()).collect();
+        assert_eq!(uris, ["/mnt/t/a/f.0.0", "/mnt/t/shared.0", "/tmp/x"]);
+        let said = |needle: &str| t.plan.warnings.iter().any(|w| w.contains(needle));
+        assert!(
+            said("fio creates missing directories"),
+            "{:?}",
+            t.plan.warnings
+        );
+        assert!(said("its own file (a/f.N.0)"), "{:?}", t.plan.warnings);
+        assert!(
+            !said("'b': fio gives each"),
+            "b's clones share one file, as in fio"
+        );
+        assert!(said("filename_format=other.$jobnum is ignored"));
+        let bad = parse("[a]\nsize=1m\nfilename_format=$host.x\n").unwrap_err();
+        assert!(bad.to_string().contains("ioscope knows $jobname"), "{bad}");
+        let t = parse("[a]\nfilename=/tmp/x\nsize=1m\nfile_append=1\n").unwrap();
+        assert!(t
+            .unsupported
+            .iter()
+            .any(|u| u.option.starts_with("file_append")));
     }
 
     #[test]

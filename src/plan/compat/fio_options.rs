@@ -929,10 +929,17 @@ pub const OPTIONS: &[FioOption] = &[
         "ioscope gives the kernel no posix_fadvise hint (fio's fadvise_hint=0): with \
          direct=1 nothing differs; buffered I/O gets the kernel's own readahead",
     ),
-    unsupported(
-        "file_append",
-        "writes from the file's end, growing it; ioscope writes within its working set",
-    ),
+    FioOption {
+        name: "file_append",
+        aliases: &[],
+        flag: true,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_false,
+            why: "file_append=0 (fio's default) writes within the file, as ioscope does; \
+                  file_append=1 (writes from the file's end, growing it) is not reproduced",
+        },
+    },
     sets("invalidate", "invalidate"),
     // Trace replay (docs/replay.md).
     aka(sets("read_iolog", "trace"), &["read_iolog_file"]),

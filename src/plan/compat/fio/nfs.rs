@@ -9,9 +9,6 @@ use super::{JobCx, JobTarget};
 use crate::plan::compat::CompatError;
 use crate::plan::model::EngineKind;
 
-/// fio's default file name format.
-const DEFAULT_FORMAT: &str = "$jobname.$jobnum.$filenum";
-
 impl JobCx<'_> {
     /// The file of an `nfs` job; `None` for any other engine (whose `nfs_url` is then
     /// listed as unsupported).
@@ -101,21 +98,8 @@ impl JobCx<'_> {
             let f = super::split_filenames(f)[0].clone();
             return self.plain_name(&f, loc).map(|n| (n, true));
         }
-        o.ask("filename_format");
-        let (fmt, loc, named) = match o.map.get("filename_format") {
-            Some((Some(f), l, _)) => (f.to_string(), l, f != DEFAULT_FORMAT),
-            _ => (DEFAULT_FORMAT.to_string(), self.section_loc, false),
-        };
-        let name = fmt
-            .replace("$jobname", &self.name)
-            .replace("$clientuid", "")
-            .replace("$jobnum", "0")
-            .replace("$filenum", "0");
-        if name.contains('$') {
-            return Err(loc.error(format!(
-                "filename_format={fmt}: ioscope knows $jobname, $clientuid, $jobnum and $filenum"
-            )));
-        }
+        let (name, fmt, loc, named) = self.first_file_name()?;
+        let loc = loc.clone();
         if fmt.contains("$jobnum") && streams > 1 {
             self.warnings.push(format!(
                 "job '{}': fio gives each of the {streams} clones its own file \
@@ -125,7 +109,7 @@ impl JobCx<'_> {
                 streams - 1
             ));
         }
-        self.plain_name(&name, loc).map(|n| (n, named))
+        self.plain_name(&name, &loc).map(|n| (n, named))
     }
 
     /// A file name with no directory part (ioscope's nfs:// URI takes everything

@@ -250,19 +250,61 @@ impl JobCx<'_> {
         // nothing, and a set warns below its count (`file_sets`).
         o.ask("openfiles");
         o.ask("filename_format");
-        if let Some((Some(v), loc, _)) = o.map.get("filename_format") {
-            let nfs = o.get("ioengine").is_some_and(|(e, _)| e.trim() == "nfs");
-            if !file_op && !nfs && !several && v != FIO_NAME_FORMAT {
-                self.unsupported.push(
-                    format!(
-                        "filename_format={v} — fio's names for a job's files; ioscope names the \
-                         one file JOBNAME.0.0"
-                    ),
-                    loc,
-                );
+        if let Some((Some(v), _, _)) = o.map.get("filename_format") {
+            let named = o.get("filename").is_some_and(|(f, _)| !f.is_empty());
+            if !file_op && !several && named && v != FIO_NAME_FORMAT {
+                self.warnings.push(format!(
+                    "job '{}': filename names its file, so filename_format={v} is ignored \
+                     (as fio does)",
+                    self.name
+                ));
             }
         }
         self.file_creation(file_op)
+    }
+
+    /// fio's `filename_format` (its default `$jobname.$jobnum.$filenum` when not
+    /// given) for clone 0's file 0: (the name, the format, where it was given, and
+    /// whether it is other than fio's default). `$clientuid` is empty outside fio's
+    /// client/server mode.
+    pub(super) fn first_file_name(
+        &self,
+    ) -> Result<(String, String, &super::Loc, bool), CompatError> {
+        // Read raw: `get` hides values holding `$` (fio's unexpanded variables).
+        self.o.ask("filename_format");
+        let (fmt, loc) = match self.o.map.get("filename_format") {
+            Some((Some(f), l, _)) => (f.to_string(), l),
+            _ => (FIO_NAME_FORMAT.to_string(), self.section_loc),
+        };
+        let with = |job: &str| {
+            fmt.replace("$jobname", job)
+                .replace("$clientuid", "")
+                .replace("$jobnum", "0")
+                .replace("$filenum", "0")
+        };
+        // The job's own name may hold a '$' (fio does not substitute section names).
+        let name = with(&self.name);
+        if with("").contains('$') {
+            return Err(loc.error(format!(
+                "filename_format={fmt}: ioscope knows $jobname, $clientuid, $jobnum and $filenum"
+            )));
+        }
+        let named = fmt != FIO_NAME_FORMAT;
+        Ok((name, fmt, loc, named))
+    }
+
+    /// The name of a job's one file when `filename` gives none. fio creates the
+    /// directories a name holds; ioscope needs them to exist, and says so.
+    pub(super) fn single_file_name(&mut self) -> Result<String, CompatError> {
+        let (name, fmt, _, _) = self.first_file_name()?;
+        if name.contains('/') {
+            self.warnings.push(format!(
+                "job '{}': filename_format={fmt} names a file in a directory ({name}); fio \
+                 creates missing directories, ioscope needs them to exist",
+                self.name
+            ));
+        }
+        Ok(name)
     }
 
     /// The target of a job on a file-operation engine (a `files:` set) or on cpuio
