@@ -6,7 +6,7 @@ use super::engine_kind::FioEngine;
 use super::model::*;
 use super::overrides::Amount;
 use super::target_kind::{FioTarget, ProbeKind};
-use super::tuning::IoTuning;
+use super::tuning::{IoKeys, IoTuning};
 use super::units::{format_duration_ns, format_size};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
@@ -452,43 +452,6 @@ struct RunTable {
     /// The declared run settings that differ from their defaults.
     #[serde(flatten)]
     declared: toml::Table,
-}
-
-/// A run's io_uring and durability settings as the job file's flat keys; only those
-/// that differ from ioscope's defaults are written.
-#[derive(Debug, Default, Serialize)]
-struct IoKeys {
-    fixed_bufs: Option<bool>,
-    register_files: Option<bool>,
-    sqpoll: Option<bool>,
-    sqpoll_cpu: Option<u32>,
-    hipri: Option<bool>,
-    batch_submit: Option<u32>,
-    batch_complete_min: Option<u32>,
-    batch_complete_max: Option<u32>,
-    write_through: Option<bool>,
-    sync_every: Option<u32>,
-    sync_kind: Option<&'static str>,
-}
-
-impl IoKeys {
-    fn from_tuning(t: &IoTuning) -> Self {
-        let u = &t.uring;
-        let nonzero = |n: u32| (n != 0).then_some(n);
-        IoKeys {
-            fixed_bufs: u.fixed_bufs.then_some(true),
-            register_files: u.register_files,
-            sqpoll: u.sqpoll.then_some(true),
-            sqpoll_cpu: u.sqpoll_cpu,
-            hipri: u.hipri.then_some(true),
-            batch_submit: nonzero(u.batch_submit),
-            batch_complete_min: nonzero(u.batch_complete_min),
-            batch_complete_max: nonzero(u.batch_complete_max),
-            write_through: t.write_through.then_some(true),
-            sync_every: nonzero(t.sync_every),
-            sync_kind: (!t.sync_kind.is_default()).then(|| t.sync_kind.name()),
-        }
-    }
 }
 
 /// Workloads are written once per run under a run-qualified name (`r0-oltp`), since

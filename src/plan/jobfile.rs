@@ -29,7 +29,7 @@ use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
 use super::settings::declared::FILL_FS;
 use super::settings::{self, Input, RunSettings, Scope, ScopeMark, SettingMap, WorkloadSettings};
-use super::tuning::{IoTuning, SyncKind, UringOptions};
+use super::tuning::{IoKeys, SyncKind, DURABILITY_KEYS, URING_KEYS};
 use super::units::{self, UnitError};
 use super::zbd::Zbd;
 
@@ -62,7 +62,10 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, JobFileError> {
 const TOP_KEYS: &[&str] = &["defaults", "target", "workload", "run", "host"];
 /// Keys of a `[[host]]` table (vdbench's `hd=`).
 const HOST_KEYS: &[&str] = &["name", "system", "targets"];
-const SETTINGS_KEYS: &[&str] = &[
+/// The run settings a `[defaults]` or `[[run]]` table takes, in the order error
+/// messages list them: the run's own, then its io_uring, durability and engine keys.
+const SETTINGS_KEYS: &[&[&str]] = &[RUN_KEYS, URING_KEYS, DURABILITY_KEYS, ENGINE_KEYS];
+const RUN_KEYS: &[&str] = &[
     "engine",
     "duration",
     "warmup",
@@ -74,17 +77,9 @@ const SETTINGS_KEYS: &[&str] = &[
     "pacing",
     "connections",
     "io_timeout",
-    "fixed_bufs",
-    "register_files",
-    "sqpoll",
-    "sqpoll_cpu",
-    "hipri",
-    "batch_submit",
-    "batch_complete_min",
-    "batch_complete_max",
-    "write_through",
-    "sync_every",
-    "sync_kind",
+];
+/// The engine-option keys, in a `[[workload]]` its own options.
+const ENGINE_KEYS: &[&str] = &[
     "stat_type",
     "cpu_load",
     "cpu_chunk",
@@ -95,6 +90,14 @@ const SETTINGS_KEYS: &[&str] = &[
     "exec_output",
     "defrag_donor",
     "defrag_inplace",
+];
+/// fio-format log keys: a run's, or a workload's own from its share of each interval.
+const FIO_LOG_KEYS: &[&str] = &[
+    "fio_bw_log",
+    "fio_lat_log",
+    "fio_iops_log",
+    "fio_log_offset",
+    "fio_log_job",
 ];
 /// `[defaults]` keys that hold for the whole file rather than for each run: the data
 /// (dedup and verify) unit, `--dedup-unit` (fio's `verify_interval`).
@@ -111,7 +114,18 @@ const TARGET_KEYS: &[&str] = &[
     "path_retry",
     "channels",
 ];
-const WORKLOAD_KEYS: &[&str] = &[
+/// A `[[workload]]`'s keys: its own, then its own values of run settings (fio gives
+/// each job its own), all engine options (in place of the run's) and its own logs.
+const WORKLOAD_KEYS: &[&[&str]] = &[
+    WORKLOAD_OWN_KEYS,
+    &["engine", "warmup", "cpus"],
+    URING_KEYS,
+    WORKLOAD_RUN_KEYS,
+    ENGINE_KEYS,
+    &["verify_backlog", "verify_backlog_batch", "write_bs"],
+    FIO_LOG_KEYS,
+];
+const WORKLOAD_OWN_KEYS: &[&str] = &[
     "name",
     "target",
     "rw",
@@ -154,18 +168,9 @@ const WORKLOAD_KEYS: &[&str] = &[
     "cmdprio",
     "precondition",
     "file_service",
-    // The workload's own values of run settings (fio gives each job its own).
-    "engine",
-    "warmup",
-    "cpus",
-    "fixed_bufs",
-    "register_files",
-    "sqpoll",
-    "sqpoll_cpu",
-    "hipri",
-    "batch_submit",
-    "batch_complete_min",
-    "batch_complete_max",
+];
+/// Its own values of run settings after the io_uring keys: data, errors, amount.
+const WORKLOAD_RUN_KEYS: &[&str] = &[
     "verify",
     "verify_after",
     "compress_ratio",
@@ -176,68 +181,20 @@ const WORKLOAD_KEYS: &[&str] = &[
     "on_error",
     "passes",
     "time_based",
-    // Its own engine options (all of them, in place of the run's).
-    "stat_type",
-    "cpu_load",
-    "cpu_chunk",
-    "cpu_mode",
-    "exec_program",
-    "exec_args",
-    "exec_grace",
-    "exec_output",
-    "defrag_donor",
-    "defrag_inplace",
-    "verify_backlog",
-    "verify_backlog_batch",
-    "write_bs",
-    // Its own fio-format logs, from its share of each interval.
-    "fio_bw_log",
-    "fio_lat_log",
-    "fio_iops_log",
-    "fio_log_offset",
-    "fio_log_job",
-];
-/// The engine-option keys, in a `[[workload]]` its own options.
-const ENGINE_KEYS: &[&str] = &[
-    "stat_type",
-    "cpu_load",
-    "cpu_chunk",
-    "cpu_mode",
-    "exec_program",
-    "exec_args",
-    "exec_grace",
-    "exec_output",
-    "defrag_donor",
-    "defrag_inplace",
 ];
 /// The keys of a workload's `on_error` table.
 const ON_ERROR_KEYS: &[&str] = &["continue", "read_errnos", "write_errnos"];
-/// The io_uring keys a `[[workload]]` may give for its own workers.
-const WORKLOAD_URING_KEYS: &[&str] = &[
-    "fixed_bufs",
-    "register_files",
-    "sqpoll",
-    "sqpoll_cpu",
-    "hipri",
-    "batch_submit",
-    "batch_complete_min",
-    "batch_complete_max",
-];
-const RUN_ONLY_KEYS: &[&str] = &[
-    "name",
-    "workloads",
-    "curve_points",
-    "curve_stop_latency",
-    "curve_max_latency",
-    "curve_origin",
-    "fio_bw_log",
-    "fio_lat_log",
-    "fio_iops_log",
-    "fio_log_offset",
-    "fio_log_job",
-    "steady_stop",
-    "steady_window",
-    "steady_ramp",
+const RUN_ONLY_KEYS: &[&[&str]] = &[
+    &[
+        "name",
+        "workloads",
+        "curve_points",
+        "curve_stop_latency",
+        "curve_max_latency",
+        "curve_origin",
+    ],
+    FIO_LOG_KEYS,
+    &["steady_stop", "steady_window", "steady_ramp"],
 ];
 /// Latency statistics a curve bound may name (`p99=400us`), as `ioscope curve` reads
 /// them.
@@ -349,7 +306,7 @@ struct Ctx<'a> {
     text: &'a str,
     /// Workloads' own io_uring keys, by workload name: laid over each run's when the
     /// run is built (a workload may be in several runs with different settings).
-    own_uring: std::cell::RefCell<Vec<(String, IoSettings)>>,
+    own_uring: std::cell::RefCell<Vec<(String, IoKeys)>>,
 }
 
 /// One table of the job file, with its unknown keys already refused.
@@ -512,7 +469,7 @@ impl<'a> Ctx<'a> {
         if let Node::Table(entries) = root.get_ref() {
             for (key, _) in entries {
                 let key_text = key.get_ref().as_str();
-                if SETTINGS_KEYS.contains(&key_text)
+                if SETTINGS_KEYS.concat().contains(&key_text)
                     || settings::lookup(key_text).is_some_and(|d| d.scope == Scope::Run)
                 {
                     return Err(self.err(
@@ -529,7 +486,7 @@ impl<'a> Ctx<'a> {
         let mut data = crate::plan::model::DataSettings::default();
         let defaults = match top.get("defaults") {
             Some(node) => {
-                let fixed: Vec<&str> = SETTINGS_KEYS.iter().chain(PLAN_KEYS).copied().collect();
+                let fixed = [SETTINGS_KEYS, &[PLAN_KEYS]].concat().concat();
                 let allowed = settings::keys_with(&fixed, Scope::Run);
                 let sec = self.section("[defaults]".into(), node, &allowed)?;
                 if let Some(v) = sec.get("data_unit") {
@@ -675,8 +632,7 @@ impl<'a> Ctx<'a> {
             self.apply_own_uring(&mut run, &defaults.io);
             runs.push((run, 0..0));
         }
-        let mut allowed_run_keys = RUN_ONLY_KEYS.to_vec();
-        allowed_run_keys.extend_from_slice(SETTINGS_KEYS);
+        let allowed_run_keys = [RUN_ONLY_KEYS, SETTINGS_KEYS].concat().concat();
         let allowed_run_keys = settings::keys_with(&allowed_run_keys, Scope::Run);
         for (i, node) in run_tables.iter().enumerate() {
             let sec = self.section(label_of("run", i, node), node, &allowed_run_keys)?;
@@ -1040,7 +996,7 @@ impl<'a> Ctx<'a> {
         node: &Spanned<Node>,
         targets: &[(TargetSpec, Range<usize>)],
     ) -> Res<(Workload, Range<usize>)> {
-        let keys = settings::keys_with(WORKLOAD_KEYS, Scope::Workload);
+        let keys = settings::keys_with(&WORKLOAD_KEYS.concat(), Scope::Workload);
         let sec = self.section(label_of("workload", i, node), node, &keys)?;
         let name = match sec.get("name") {
             Some(v) => self.name("name", v)?,
@@ -1298,7 +1254,7 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("cpus") {
             o.cpus = Some(self.cpus(v)?);
         }
-        if WORKLOAD_URING_KEYS.iter().any(|k| sec.get(k).is_some()) {
+        if URING_KEYS.iter().any(|k| sec.get(k).is_some()) {
             let io = self.io_settings(sec)?;
             self.own_uring.borrow_mut().push((name.to_string(), io));
         }
@@ -1458,7 +1414,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Lays each workload's own io_uring keys over the run's (`io`).
-    fn apply_own_uring(&self, run: &mut RunSpec, io: &IoSettings) {
+    fn apply_own_uring(&self, run: &mut RunSpec, io: &IoKeys) {
         let own = self.own_uring.borrow();
         for w in &mut run.workloads {
             if let Some((_, partial)) = own.iter().find(|(n, _)| *n == w.name) {
@@ -2144,7 +2100,7 @@ impl<'a> Ctx<'a> {
         Ok(e)
     }
 
-    fn io_settings(&self, sec: &Section<'_>) -> Res<IoSettings> {
+    fn io_settings(&self, sec: &Section<'_>) -> Res<IoKeys> {
         let flag = |key: &str| sec.get(key).map(|v| self.boolean(key, v)).transpose();
         let number = |key: &str| -> Res<Option<u32>> {
             sec.get(key)
@@ -2171,7 +2127,7 @@ impl<'a> Ctx<'a> {
             }
             None => None,
         };
-        Ok(IoSettings {
+        Ok(IoKeys {
             fixed_bufs: flag("fixed_bufs")?,
             register_files: flag("register_files")?,
             sqpoll: flag("sqpoll")?,
@@ -2242,7 +2198,7 @@ struct Settings {
     pacing: Option<Pacing>,
     connections: Option<u32>,
     io_timeout_ns: Option<u64>,
-    io: IoSettings,
+    io: IoKeys,
     engine_opts: EngineSettings,
     /// The declared run settings given in the table.
     declared: RunSettings,
@@ -2307,65 +2263,6 @@ impl EngineSettings {
                 chunk_ns: self.cpu_chunk_ns.unwrap_or(DEFAULT_CPU_CHUNK_NS),
                 mode: self.cpu_mode.unwrap_or_default(),
             }),
-        }
-    }
-}
-
-/// io_uring and durability keys as written in one table; `None` = not given there.
-#[derive(Debug, Clone, Default)]
-struct IoSettings {
-    fixed_bufs: Option<bool>,
-    register_files: Option<bool>,
-    sqpoll: Option<bool>,
-    sqpoll_cpu: Option<u32>,
-    hipri: Option<bool>,
-    batch_submit: Option<u32>,
-    batch_complete_min: Option<u32>,
-    batch_complete_max: Option<u32>,
-    write_through: Option<bool>,
-    sync_every: Option<u32>,
-    sync_kind: Option<SyncKind>,
-}
-
-impl IoSettings {
-    /// `over`'s values win where it has them.
-    fn overlay(self, over: IoSettings) -> IoSettings {
-        IoSettings {
-            fixed_bufs: over.fixed_bufs.or(self.fixed_bufs),
-            register_files: over.register_files.or(self.register_files),
-            sqpoll: over.sqpoll.or(self.sqpoll),
-            sqpoll_cpu: over.sqpoll_cpu.or(self.sqpoll_cpu),
-            hipri: over.hipri.or(self.hipri),
-            batch_submit: over.batch_submit.or(self.batch_submit),
-            batch_complete_min: over.batch_complete_min.or(self.batch_complete_min),
-            batch_complete_max: over.batch_complete_max.or(self.batch_complete_max),
-            write_through: over.write_through.or(self.write_through),
-            sync_every: over.sync_every.or(self.sync_every),
-            sync_kind: over.sync_kind.or(self.sync_kind),
-        }
-    }
-
-    /// The settings over ioscope's defaults.
-    fn into_tuning(self) -> IoTuning {
-        let base = IoTuning::default();
-        IoTuning {
-            uring: UringOptions {
-                fixed_bufs: self.fixed_bufs.unwrap_or(base.uring.fixed_bufs),
-                register_files: self.register_files.or(base.uring.register_files),
-                sqpoll: self.sqpoll.unwrap_or(base.uring.sqpoll),
-                sqpoll_cpu: self.sqpoll_cpu.or(base.uring.sqpoll_cpu),
-                hipri: self.hipri.unwrap_or(base.uring.hipri),
-                batch_submit: self.batch_submit.unwrap_or(base.uring.batch_submit),
-                batch_complete_min: self
-                    .batch_complete_min
-                    .unwrap_or(base.uring.batch_complete_min),
-                batch_complete_max: self
-                    .batch_complete_max
-                    .unwrap_or(base.uring.batch_complete_max),
-            },
-            write_through: self.write_through.unwrap_or(base.write_through),
-            sync_every: self.sync_every.unwrap_or(base.sync_every),
-            sync_kind: self.sync_kind.unwrap_or(base.sync_kind),
         }
     }
 }
@@ -2908,6 +2805,17 @@ passes = 2
             msg.contains("valid keys: name, target, rw, read_pct, bs, qd"),
             "{msg}"
         );
+    }
+
+    #[test]
+    // Regression guard: the key lists are joined from shared parts, so a part
+    // listed twice would make a key valid twice over and its error list repeat.
+    fn joined_key_lists_name_each_key_once() {
+        for parts in [SETTINGS_KEYS, WORKLOAD_KEYS, RUN_ONLY_KEYS] {
+            let keys = parts.concat();
+            let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
+            assert_eq!(distinct.len(), keys.len(), "{keys:?}");
+        }
     }
 
     #[test]

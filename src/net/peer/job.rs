@@ -72,6 +72,19 @@ pub struct JobCounters {
     pub latency: Mutex<LatencyHistogram>,
 }
 
+impl JobCounters {
+    /// Counts one message of `n` bytes sent or received from `t0` until now (its
+    /// latency, and the job's last message end, ns after the run's `start`).
+    fn count_message(&self, hist: &mut LatencyHistogram, t0: Instant, start: Instant, n: usize) {
+        let t1 = Instant::now();
+        hist.record((t1 - t0).as_nanos() as u64);
+        self.last_ns
+            .store((t1 - start).as_nanos() as u64, Ordering::Relaxed);
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        self.ops.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Runs one job to its end; a failure is kept in `c.error` and stops the run.
 pub fn run(plan: JobPlan, listener: Option<Sock>, ctl: Arc<RunControl>, c: Arc<JobCounters>) {
     let res = if plan.send {
@@ -170,13 +183,8 @@ fn send(
         {
             break;
         }
-        let t1 = Instant::now();
-        hist.record((t1 - t0).as_nanos() as u64);
-        c.last_ns
-            .store((t1 - ctl.start).as_nanos() as u64, Ordering::Relaxed);
+        c.count_message(&mut hist, t0, ctl.start, n);
         moved += n as u64;
-        c.bytes.fetch_add(n as u64, Ordering::Relaxed);
-        c.ops.fetch_add(1, Ordering::Relaxed);
     }
     if sock.datagram {
         // The receiver ends on this (fio's close message); a lost one is covered
@@ -293,13 +301,8 @@ fn receive(
         {
             break;
         }
-        let t1 = Instant::now();
-        hist.record((t1 - t0).as_nanos() as u64);
-        c.last_ns
-            .store((t1 - ctl.start).as_nanos() as u64, Ordering::Relaxed);
+        c.count_message(&mut hist, t0, ctl.start, n);
         moved += n as u64;
-        c.bytes.fetch_add(n as u64, Ordering::Relaxed);
-        c.ops.fetch_add(1, Ordering::Relaxed);
     }
     *c.latency.lock().unwrap_or_else(|p| p.into_inner()) += &hist;
     Ok(())
