@@ -1,4 +1,4 @@
-use crate::session::{SessionAndChannel, SessionInfo};
+use crate::session::{MessageSigner, SessionAndChannel, SessionInfo};
 use crate::sync_helpers::*;
 use crate::{compression::*, msg_handler::*};
 use binrw::prelude::*;
@@ -399,6 +399,32 @@ impl Transformer {
     // must also be enabled, or else this code will not be compiled.
     // This behavior is actually against the spec - MS-SMB2 3.2.4.1.1:
     // > "If the client signs the request, it MUST set the SMB2_FLAGS_SIGNED bit in the Flags field of the SMB2 header."
+    /// ioscope patch: the signer that verifies plain response `message` (its body
+    /// then streamed through it by the caller), or `None` where
+    /// [`Transformer::verify_plain_incoming`] would not verify it.
+    #[maybe_async]
+    pub(crate) async fn incoming_verifier(
+        &self,
+        message: &PlainResponse,
+    ) -> crate::Result<Option<MessageSigner>> {
+        if message.header.message_id == u64::MAX
+            || message.header.status == Status::Pending as u32
+            || !(message.header.flags.signed() || self.is_message_signed_ksmbd(message).await)
+        {
+            return Ok(None);
+        }
+        let session_id = message.header.session_id;
+        let signer = self
+            ._with_channel(session_id, |session| {
+                let channel_info = session.channel.as_ref().ok_or(crate::Error::InvalidState(
+                    "Message is required to be signed, but no channel is set up!".to_string(),
+                ))?;
+                Ok(channel_info.signer()?.clone())
+            })
+            .await?;
+        Ok(Some(signer))
+    }
+
     #[maybe_async]
     async fn is_message_signed_ksmbd(&self, _message: &PlainResponse) -> bool {
         #[cfg(feature = "ksmbd-multichannel-compat")]
