@@ -181,7 +181,10 @@ where
         msg_id: u64,
         msg: crate::Result<IncomingMessage>,
     ) -> crate::Result<()> {
-        {
+        // A request's sink goes with its final response: an interim one (the
+        // server answers it asynchronously) is followed by the response with data.
+        let interim = matches!(&msg, Ok(m) if m.message.header.status == smb_msg::Status::Pending as u32);
+        if !interim {
             let mut sinks = self.sinks_lock();
             if !sinks.is_empty() {
                 sinks.remove(&msg_id);
