@@ -11,6 +11,7 @@ use crate::connection::transformer::{TransformError, TransformPhase};
 use crate::connection::worker::Worker;
 use crate::msg_handler::{IncomingMessage, MessageForm};
 use crate::read_sink::ReadSink;
+use crate::session::MessageSigner;
 use binrw::BinRead;
 use smb_msg::{Command, Header, PlainResponse, ReadResponse, ResponseContent, Status};
 use smb_transport::{IoVec, SmbTcpMessageHeader, SmbTransportRead};
@@ -21,6 +22,14 @@ use std::sync::Arc;
 const HEAD: usize = Header::STRUCT_SIZE + 16;
 /// The most data read from the socket in one piece.
 const PIECE: usize = 256 << 10;
+
+/// A READ response about to be received into its sink: the response as its
+/// requester gets it (no data), and the signer that checks it on the way (`None`:
+/// the transformer would not verify it).
+struct DirectStart {
+    message: PlainResponse,
+    verifier: Option<MessageSigner>,
+}
 
 /// The header of a plain, successful, uncompounded READ response of `len` bytes
 /// whose data directly follows its fixed part and runs to its end; `None` for
@@ -73,36 +82,62 @@ where
             let sink = self.sinks_lock().remove(&h.message_id)?;
             (sink.capacity() >= len - HEAD).then_some((h, sink))
         });
-        let Some((header, sink)) = direct else {
+        let direct = match direct {
+            Some((header, sink)) => self.verifier_for(header).await.map(|m| (m, sink)),
+            None => None,
+        };
+        let Some((start, sink)) = direct else {
             let mut data = Vec::with_capacity(len);
             data.extend_from_slice(&head);
             data.resize(len, 0);
             rt.receive_exact(&mut data[HEAD..]).await?;
             return self.incoming_data_callback(Ok(data)).await;
         };
-        let id = header.message_id;
-        let msg = self.receive_into(rt, scratch, header, &head, len - HEAD, &sink).await?;
+        let id = start.message.header.message_id;
+        let msg = self
+            .receive_into(rt, scratch, start, &head, len - HEAD, &sink)
+            .await?;
         self.deliver(id, msg).await
     }
 
-    /// Reads the `n` bytes of data of the READ response whose start is `head`
-    /// into `sink`, checking its signature where the transformer would; returns
-    /// the response as the requester receives it (its data already in place).
-    async fn receive_into(
-        self: &Arc<Self>,
-        rt: &mut dyn SmbTransportRead,
-        scratch: &mut Vec<u8>,
-        header: Header,
-        head: &[u8; HEAD],
-        n: usize,
-        sink: &ReadSink,
-    ) -> crate::Result<crate::Result<IncomingMessage>> {
+    /// The READ response whose header is `header` with the signer that verifies it
+    /// as the transformer would; `None` when that signer cannot be had now (no such
+    /// session or channel on this connection, or the channel invalid): the response
+    /// then takes the transformer's path, which reports that as it always did.
+    async fn verifier_for(&self, header: Header) -> Option<DirectStart> {
         let message = PlainResponse {
             header,
             content: ResponseContent::Read(ReadResponse { buffer: Vec::new() }),
         };
-        let mut verifier = self.transformer().incoming_verifier(&message).await;
-        if let Ok(Some(v)) = &mut verifier {
+        match self.transformer().incoming_verifier(&message).await {
+            Ok(verifier) => Some(DirectStart { message, verifier }),
+            Err(e) => {
+                log::debug!(
+                    "READ response #{} not received directly: {e}",
+                    message.header.message_id
+                );
+                None
+            }
+        }
+    }
+
+    /// Reads the `n` bytes of data of the READ response `start`, whose first bytes
+    /// are `head`, into `sink`, checking its signature with `start`'s verifier;
+    /// returns the response as the requester receives it (its data in place).
+    async fn receive_into(
+        self: &Arc<Self>,
+        rt: &mut dyn SmbTransportRead,
+        scratch: &mut Vec<u8>,
+        start: DirectStart,
+        head: &[u8; HEAD],
+        n: usize,
+        sink: &ReadSink,
+    ) -> crate::Result<crate::Result<IncomingMessage>> {
+        let DirectStart {
+            message,
+            mut verifier,
+        } = start;
+        if let Some(v) = &mut verifier {
             v.begin(&message.header)?;
             v.update(&head[Header::STRUCT_SIZE..]);
         }
@@ -113,7 +148,7 @@ where
         while at < n {
             let piece = &mut scratch[..PIECE.min(n - at)];
             rt.receive_exact(piece).await?;
-            if let Ok(Some(v)) = &mut verifier {
+            if let Some(v) = &mut verifier {
                 v.update(piece);
             }
             // A closed sink (its request gave up) takes nothing: read on regardless.
@@ -121,11 +156,13 @@ where
             at += piece.len();
         }
         let verified = match verifier {
-            Err(e) => return Ok(Err(e)),
-            Ok(None) => false,
-            Ok(Some(mut v)) => {
+            None => false,
+            Some(mut v) => {
                 if v.finish() != message.header.signature {
-                    log::error!("Failed to verify incoming message #{}", message.header.message_id);
+                    log::error!(
+                        "Failed to verify incoming message #{}",
+                        message.header.message_id
+                    );
                     return Ok(Err(crate::Error::TranformFailed(TransformError {
                         outgoing: false,
                         phase: TransformPhase::SignVerify,
