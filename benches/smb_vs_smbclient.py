@@ -38,7 +38,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOSCOPE = os.path.join(ROOT, "target", "release", "ioscope")
+IOSCOPE = os.environ.get("IOSCOPE_BIN", os.path.join(ROOT, "target", "release", "ioscope"))
 USER = "root"
 PASSWORD = "Ioscope-Smb-Bench-Pw-51c2"
 

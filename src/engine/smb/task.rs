@@ -99,7 +99,11 @@ impl Request {
                 Op::Read => {
                     // SAFETY: see BufPtr; [done, end) lies inside the request's buffer.
                     let s = unsafe { std::slice::from_raw_parts_mut(buf.0.add(done), end - done) };
-                    file.read_block(s, off, self.channel, false).await
+                    // SAFETY: the read's future is awaited here, inside this task, which
+                    // is run to its end or dropped, never leaked while the buffer is
+                    // used again (BufPtr); the data lands in the buffer straight from
+                    // the socket (vendor/smb/PATCHED.md, 5).
+                    unsafe { file.read_block_into(s, off, self.channel) }.await
                 }
                 Op::Write => {
                     // SAFETY: as above; the crate copies the bytes before sending them.

@@ -27,6 +27,10 @@ pub struct OutgoingMessage {
 
     /// Channel ID to use for this message, if any.
     pub channel_id: Option<u32>,
+
+    /// ioscope patch: where a READ's data goes as it arrives (see
+    /// [`crate::read_sink::ReadSink`]).
+    pub read_into: Option<Arc<crate::read_sink::ReadSink>>,
 }
 
 impl OutgoingMessage {
@@ -39,6 +43,7 @@ impl OutgoingMessage {
             has_response: true,
             additional_data: None,
             channel_id: None,
+            read_into: None,
         }
     }
 
@@ -59,6 +64,12 @@ impl OutgoingMessage {
 
     pub fn with_channel_id(mut self, channel_id: Option<u32>) -> Self {
         self.channel_id = channel_id;
+        self
+    }
+
+    /// ioscope patch: a READ whose data goes straight into `sink`'s buffer.
+    pub fn with_read_into(mut self, sink: Arc<crate::read_sink::ReadSink>) -> Self {
+        self.read_into = Some(sink);
         self
     }
 }
@@ -87,6 +98,11 @@ pub struct IncomingMessage {
     pub form: MessageForm,
 
     pub source_channel_id: Option<u32>,
+
+    /// ioscope patch: the bytes of a READ response's data that were put straight
+    /// into the request's [`OutgoingMessage::read_into`] buffer (its `buffer` is
+    /// then empty); `None` for every other message.
+    pub direct_len: Option<usize>,
 }
 
 impl IncomingMessage {
@@ -96,6 +112,7 @@ impl IncomingMessage {
             raw,
             form,
             source_channel_id: None,
+            direct_len: None,
         }
     }
 }

@@ -207,6 +207,13 @@ pub struct SessionAndChannel {
 
     pub session: Arc<RwLock<SessionInfo>>,
     pub channel: Option<ChannelInfo>,
+
+    /// ioscope patch: the final SESSION_SETUP response of the setup under way is
+    /// verified by the setup ([`SessionAndChannel::verify_final_setup_response`]),
+    /// not by the receive loop: the setup installs the channel's keys, which sign
+    /// that response, only after its request is sent (they hash the request), and
+    /// the receive loop may read the response before that.
+    pub(crate) setup_verifies_final_response: bool,
 }
 
 impl SessionAndChannel {
@@ -215,11 +222,55 @@ impl SessionAndChannel {
             session_id,
             session,
             channel: None,
+            setup_verifies_final_response: false,
         }
     }
 
     pub fn set_channel(&mut self, channel: ChannelInfo) {
         self.channel = Some(channel);
+    }
+
+    /// ioscope patch: verifies `incoming`, the final SESSION_SETUP response that the
+    /// receive loop left to the setup, with the channel's signer (installed by now)
+    /// where the transformer would have verified it, and marks it signed; ends the
+    /// deferral. Nothing to do when nothing was deferred.
+    pub(crate) fn verify_final_setup_response(
+        &mut self,
+        incoming: &mut IncomingMessage,
+    ) -> crate::Result<()> {
+        use crate::connection::transformer::{TransformError, TransformPhase};
+        if !std::mem::take(&mut self.setup_verifies_final_response) {
+            return Ok(());
+        }
+        let header = &incoming.message.header;
+        if incoming.form.encrypted
+            || header.command != smb_msg::Command::SessionSetup
+            || header.message_id == u64::MAX
+            || header.status == Status::Pending as u32
+            || !header.flags.signed()
+        {
+            return Ok(());
+        }
+        let failed = |why| {
+            Error::TranformFailed(TransformError {
+                outgoing: false,
+                phase: TransformPhase::SignVerify,
+                session_id: Some(header.session_id),
+                why,
+                msg_id: Some(header.message_id),
+            })
+        };
+        let channel = self
+            .channel
+            .as_ref()
+            .ok_or_else(|| failed("Message is required to be signed, but no channel is set up!"))?;
+        let mut signer = channel.signer()?.clone();
+        if let Err(e) = signer.verify_signature(&mut header.clone(), &incoming.raw) {
+            log::error!("Failed to verify the final session setup response: {e:?}");
+            return Err(failed("Failed to verify incoming message!"));
+        }
+        incoming.form.signed = true;
+        Ok(())
     }
 }
 

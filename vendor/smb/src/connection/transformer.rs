@@ -1,4 +1,4 @@
-use crate::session::{SessionAndChannel, SessionInfo};
+use crate::session::{MessageSigner, SessionAndChannel, SessionInfo};
 use crate::sync_helpers::*;
 use crate::{compression::*, msg_handler::*};
 use binrw::prelude::*;
@@ -362,8 +362,15 @@ impl Transformer {
 
         // Verify signature (if required, according to the spec)
         let session_id = message.header.session_id;
-        let mut signer = self
+        let signer = self
             ._with_channel(session_id, |session| {
+                // ioscope patch: left to the setup, which installs its keys only
+                // after sending the request (SessionAndChannel::verify_final_setup_response).
+                if session.setup_verifies_final_response
+                    && message.header.command == Command::SessionSetup
+                {
+                    return Ok(None);
+                }
                 let channel_info = session
                     .channel
                     .as_ref()
@@ -375,9 +382,12 @@ impl Transformer {
                         msg_id: Some(message.header.message_id),
                     }))?;
 
-                Ok(channel_info.signer()?.clone())
+                Ok(Some(channel_info.signer()?.clone()))
             })
             .await?;
+        let Some(mut signer) = signer else {
+            return Ok(());
+        };
 
         signer.verify_signature(&mut message.header, raw)?;
         log::debug!(
@@ -399,6 +409,32 @@ impl Transformer {
     // must also be enabled, or else this code will not be compiled.
     // This behavior is actually against the spec - MS-SMB2 3.2.4.1.1:
     // > "If the client signs the request, it MUST set the SMB2_FLAGS_SIGNED bit in the Flags field of the SMB2 header."
+    /// ioscope patch: the signer that verifies plain response `message` (its body
+    /// then streamed through it by the caller), or `None` where
+    /// [`Transformer::verify_plain_incoming`] would not verify it.
+    #[maybe_async]
+    pub(crate) async fn incoming_verifier(
+        &self,
+        message: &PlainResponse,
+    ) -> crate::Result<Option<MessageSigner>> {
+        if message.header.message_id == u64::MAX
+            || message.header.status == Status::Pending as u32
+            || !(message.header.flags.signed() || self.is_message_signed_ksmbd(message).await)
+        {
+            return Ok(None);
+        }
+        let session_id = message.header.session_id;
+        let signer = self
+            ._with_channel(session_id, |session| {
+                let channel_info = session.channel.as_ref().ok_or(crate::Error::InvalidState(
+                    "Message is required to be signed, but no channel is set up!".to_string(),
+                ))?;
+                Ok(channel_info.signer()?.clone())
+            })
+            .await?;
+        Ok(Some(signer))
+    }
+
     #[maybe_async]
     async fn is_message_signed_ksmbd(&self, _message: &PlainResponse) -> bool {
         #[cfg(feature = "ksmbd-multichannel-compat")]
@@ -469,4 +505,129 @@ pub enum TransformPhase {
     CompressDecompress,
     /// Encryption and decryption.
     EncryptDecrypt,
+}
+
+/// ioscope patch: the final SESSION_SETUP response read before the setup installs
+/// the keys that sign it (the receive loop runs beside the setup, which derives them
+/// from a hash of the request it has just sent), in that order, deterministically.
+#[cfg(all(test, feature = "async", feature = "sign_gmac"))]
+mod final_setup_response_tests {
+    use super::*;
+    use crate::crypto::make_signing_algo;
+    use crate::session::{ChannelInfo, SessionInfo};
+
+    const SESSION: u64 = 0x1234_5678;
+
+    /// A signer with the AES-GMAC key of 16 bytes `key`.
+    fn signer(key: u8) -> MessageSigner {
+        MessageSigner::new(make_signing_algo(SigningAlgorithmId::AesGmac, &[key; 16]).unwrap())
+    }
+
+    /// A response `command` of [`SESSION`] with `body`, signed by `by`.
+    fn response(command: Command, body: &[u8], by: &mut MessageSigner) -> Vec<u8> {
+        let mut header = Header {
+            credit_charge: 0,
+            status: Status::Success as u32,
+            command,
+            credit_request: 1,
+            flags: HeaderFlags::new()
+                .with_server_to_redir(true)
+                .with_signed(true),
+            next_command: 0,
+            message_id: 3,
+            tree_id: Some(0),
+            async_id: None,
+            session_id: SESSION,
+            signature: 0,
+        };
+        let mut bytes = Cursor::new(Vec::new());
+        header.write(&mut bytes).unwrap();
+        let mut bytes = bytes.into_inner();
+        bytes.extend_from_slice(body);
+        let mut iov = IoVec::from(bytes);
+        by.sign_message(&mut header, &mut iov).unwrap();
+        iov.consolidate().clone()
+    }
+
+    /// A successful SESSION_SETUP response (with a 4-byte security buffer) signed by `by`.
+    fn final_setup_response(by: &mut MessageSigner) -> Vec<u8> {
+        response(
+            Command::SessionSetup,
+            &[9, 0, 0, 0, 72, 0, 4, 0, 1, 2, 3, 4],
+            by,
+        )
+    }
+
+    /// A transformer holding [`SESSION`] as a binding's setup holds it before its
+    /// final exchange: the primary channel's signer (`primary`), copied;
+    /// `deferred`: the setup has said it verifies its final response.
+    async fn binding(primary: u8, deferred: bool) -> (Transformer, Arc<RwLock<SessionAndChannel>>) {
+        let info = Arc::new(RwLock::new(SessionInfo::new(SESSION)));
+        let mut state = SessionAndChannel::new(SESSION, info);
+        state.set_channel(ChannelInfo::with_signer(0, signer(primary)));
+        state.setup_verifies_final_response = deferred;
+        let state = Arc::new(RwLock::new(state));
+        let t = Transformer::default();
+        t.sessions
+            .write()
+            .await
+            .unwrap()
+            .insert(SESSION, state.clone());
+        (t, state)
+    }
+
+    #[tokio::test]
+    async fn a_final_setup_response_read_before_its_keys_are_installed_is_verified_by_the_setup() {
+        let (t, state) = binding(0xa, true).await;
+        // Signed with the new channel's key, read before the setup installs it.
+        let raw = final_setup_response(&mut signer(0xb));
+        let mut incoming = t.transform_incoming(raw).await.unwrap();
+        assert!(
+            !incoming.form.signed,
+            "verified with a key it was not signed with"
+        );
+        let mut state = state.write().await.unwrap();
+        state.set_channel(ChannelInfo::with_signer(1, signer(0xb)));
+        state.verify_final_setup_response(&mut incoming).unwrap();
+        assert!(incoming.form.signed);
+        assert!(!state.setup_verifies_final_response);
+    }
+
+    #[tokio::test]
+    async fn without_the_deferral_that_response_fails_as_it_did() {
+        // The failure seen now and then while binding a channel (and, rarer, while
+        // setting up a session): the receive loop verified with the old signer.
+        let (t, _state) = binding(0xa, false).await;
+        let raw = final_setup_response(&mut signer(0xb));
+        let e = t.transform_incoming(raw).await.unwrap_err();
+        assert!(
+            matches!(&e, crate::Error::TranformFailed(f) if matches!(f.phase, TransformPhase::SignVerify)),
+            "{e:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deferred_response_with_a_wrong_signature_fails_the_setup() {
+        let (t, state) = binding(0xa, true).await;
+        let raw = final_setup_response(&mut signer(0xc));
+        let mut incoming = t.transform_incoming(raw).await.unwrap();
+        let mut state = state.write().await.unwrap();
+        state.set_channel(ChannelInfo::with_signer(1, signer(0xb)));
+        let e = state
+            .verify_final_setup_response(&mut incoming)
+            .unwrap_err();
+        assert!(
+            matches!(&e, crate::Error::TranformFailed(f) if matches!(f.phase, TransformPhase::SignVerify)),
+            "{e:?}"
+        );
+        assert!(!incoming.form.signed);
+    }
+
+    #[tokio::test]
+    async fn only_session_setup_responses_are_deferred() {
+        let (t, _state) = binding(0xa, true).await;
+        // An ECHO response signed with a key the channel does not have.
+        let raw = response(Command::Echo, &[4, 0, 0, 0], &mut signer(0xb));
+        assert!(t.transform_incoming(raw).await.is_err());
+    }
 }

@@ -410,3 +410,80 @@ impl DerefMut for File {
         &mut self.handle
     }
 }
+
+// ioscope patch: a READ received straight into the caller's buffer.
+#[cfg(feature = "async")]
+impl File {
+    /// Reads up to `buf.len()` bytes at `pos` into `buf` as [`File::read_block`]
+    /// does (`unbuffered` false), but puts the data in `buf` as it comes off the
+    /// socket instead of copying it out of the parsed response
+    /// ([`crate::read_sink`]); a response that cannot take that path (encrypted,
+    /// compressed) is copied as before.
+    ///
+    /// # Safety
+    /// The returned future must not be leaked (e.g. `std::mem::forget`) while `buf`
+    /// is used again: dropping it or running it to its end closes the buffer to the
+    /// connection's receive loop, and nothing else does.
+    #[allow(unsafe_code)]
+    pub async unsafe fn read_block_into(
+        &self,
+        buf: &mut [u8],
+        pos: u64,
+        channel: Option<u32>,
+    ) -> std::io::Result<usize> {
+        if buf.is_empty() || pos >= self.end_of_file {
+            return Ok(0);
+        }
+        let mut flags = ReadFlags::new();
+        if self.handle.conn_info.config.compression_enabled
+            && self.handle.conn_info.dialect.supports_compression()
+        {
+            flags.set_read_compressed(true);
+        }
+        // SAFETY: the sink is closed by `_closer` when this future ends or is
+        // dropped, and the caller keeps `buf` until then (this function's contract).
+        let sink = Arc::new(unsafe { crate::read_sink::ReadSink::open(buf) });
+        let _closer = CloseSink(&sink);
+        let request = OutgoingMessage::new(
+            ReadRequest {
+                flags,
+                length: buf.len() as u32,
+                offset: pos,
+                file_id: self.handle.file_id().map_err(std::io::Error::other)?,
+                minimum_count: 1,
+            }
+            .into(),
+        )
+        .with_channel_id(channel)
+        .with_read_into(sink.clone());
+        let response = self
+            .handle
+            .sendo_recvo(request, ReceiveOptions::new().with_allow_async(true))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        // The response is in: the receive loop is done with the sink.
+        sink.close();
+        if let Some(n) = response.direct_len {
+            return Ok(n);
+        }
+        let content = response
+            .message
+            .content
+            .to_read()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        let n = content.buffer.len().min(buf.len());
+        buf[..n].copy_from_slice(&content.buffer[..n]);
+        Ok(n)
+    }
+}
+
+/// Closes a READ's sink when its request ends, however it ends.
+#[cfg(feature = "async")]
+struct CloseSink<'a>(&'a Arc<crate::read_sink::ReadSink>);
+
+#[cfg(feature = "async")]
+impl Drop for CloseSink<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}

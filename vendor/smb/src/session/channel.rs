@@ -153,7 +153,12 @@ impl ChannelMessageHandler {
         options: ReceiveOptions<'_>,
         skip_security_validation: bool,
     ) -> crate::Result<IncomingMessage> {
-        let incoming = self.upstream.recvo(options).await?;
+        let mut incoming = self.upstream.recvo(options).await?;
+        // ioscope patch: the final response, verified now that its keys are installed.
+        self.session_state
+            .write()
+            .await?
+            .verify_final_setup_response(&mut incoming)?;
 
         if !skip_security_validation {
             self._verify_incoming(&incoming).await?;

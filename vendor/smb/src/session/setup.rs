@@ -144,6 +144,12 @@ where
                 ));
             }
 
+            if expecting_final_exchange {
+                // ioscope patch: the response may be read before `make_channel` below
+                // installs the keys that sign it; the setup verifies it then.
+                let state = self.session_state.as_ref().unwrap();
+                state.write().await?.setup_verifies_final_response = true;
+            }
             let request = self.send_setup_request(token).await?;
             if expecting_final_exchange {
                 self.preauth_hash = self.preauth_hash.take().unwrap().finish().into();

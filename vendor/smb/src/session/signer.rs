@@ -48,17 +48,33 @@ impl MessageSigner {
         Ok(())
     }
 
-    fn _calculate_signature(&mut self, header: &mut Header, data: &IoVec) -> crate::Result<u128> {
-        // Write header with signature set to 0.
-        let signature_backup = header.signature;
+    /// ioscope patch: starts a signature over a message whose header is `header`
+    /// (fed with its signature zeroed); the rest of the message follows through
+    /// [`MessageSigner::update`], and [`MessageSigner::finish`] gives the signature.
+    /// Lets a READ response be verified as its data arrives (no copy of it kept).
+    pub fn begin(&mut self, header: &Header) -> crate::Result<()> {
+        let mut header = header.clone();
         header.signature = 0;
         let mut header_bytes = Cursor::new([0; Header::STRUCT_SIZE]);
         header.write(&mut header_bytes)?;
-        header.signature = signature_backup;
-
-        // Start signing session with the header.
-        self.signing_algo.start(header);
+        self.signing_algo.start(&header);
         self.signing_algo.update(&header_bytes.into_inner());
+        Ok(())
+    }
+
+    /// ioscope patch: the next bytes of the message begun with [`MessageSigner::begin`].
+    pub fn update(&mut self, data: &[u8]) {
+        self.signing_algo.update(data);
+    }
+
+    /// ioscope patch: the signature of the message fed since [`MessageSigner::begin`].
+    pub fn finish(&mut self) -> u128 {
+        self.signing_algo.finalize()
+    }
+
+    fn _calculate_signature(&mut self, header: &mut Header, data: &IoVec) -> crate::Result<u128> {
+        // Start signing session with the header (its signature set to 0).
+        self.begin(header)?;
 
         if data.first().unwrap().len() >= Header::STRUCT_SIZE {
             // If the first buffer is larger than the header, we need to skip the header part.

@@ -257,6 +257,18 @@ impl ChannelInfo {
         })
     }
 
+    /// ioscope patch: a channel signing with `signer`, for tests.
+    #[cfg(test)]
+    pub(crate) fn with_signer(id: u32, signer: MessageSigner) -> Self {
+        Self {
+            id,
+            algos: ChannelAlgos { signer },
+            valid: true,
+            #[cfg(feature = "ksmbd-multichannel-compat")]
+            binding: false,
+        }
+    }
+
     #[cfg(feature = "ksmbd-multichannel-compat")]
     pub(crate) fn with_binding(mut self, binding: bool) -> Self {
         self.binding = binding;

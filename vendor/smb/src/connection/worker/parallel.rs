@@ -8,6 +8,9 @@
 
 pub mod backend_trait;
 pub mod base;
+// ioscope patch: READ responses received into their requesters' buffers.
+#[cfg(feature = "async")]
+mod direct;
 
 #[cfg(feature = "multi_threaded")]
 pub mod threading_backend;

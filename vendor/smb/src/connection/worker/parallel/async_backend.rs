@@ -25,9 +25,11 @@ impl AsyncBackend {
     ) {
         log::debug!("Starting worker loop.");
         let self_ref = self.as_ref();
+        // ioscope patch: READ data on its way into a sink passes through this buffer.
+        let mut scratch = Vec::new();
         loop {
             match self_ref
-                .handle_next_recv(rtransport.as_mut(), &worker)
+                .handle_next_recv(rtransport.as_mut(), &worker, &mut scratch)
                 .await
             {
                 Ok(_) => {}
@@ -98,12 +100,12 @@ impl AsyncBackend {
         &self,
         rtransport: &mut dyn SmbTransportRead,
         worker: &Arc<ParallelWorker<Self>>,
+        scratch: &mut Vec<u8>,
     ) -> crate::Result<()> {
         select! {
-            // Receive a message from the server.
-            message_from_server = rtransport.receive() => {
-                worker.incoming_data_callback(message_from_server).await
-            }
+            // Receive a message from the server (ioscope patch: a READ response's
+            // data straight into its requester's sink, `direct`).
+            r = worker.receive_one(rtransport, scratch) => r,
             // Cancel the loop.
             _ = self.token.cancelled() => {
                 Err(Error::ConnectionStopped)

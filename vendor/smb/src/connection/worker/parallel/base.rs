@@ -49,6 +49,10 @@ where
     stopped: AtomicBool,
     /// The current timeout configured for the worker.
     timeout: AtomicU64,
+
+    /// ioscope patch: READs whose data goes straight into the requester's buffer,
+    /// by message ID, from when they are sent until their response arrives.
+    pub(crate) sinks: std::sync::Mutex<HashMap<u64, Arc<crate::read_sink::ReadSink>>>,
 }
 
 /// Holds state for the worker, regarding messages to be received:
@@ -159,6 +163,33 @@ where
             return Ok(());
         }
 
+        self.deliver(msg_id, msg).await
+    }
+
+    /// ioscope patch: the worker's READ sinks.
+    pub(crate) fn sinks_lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<crate::read_sink::ReadSink>>> {
+        self.sinks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands the response to message `msg_id` to the task awaiting it, or keeps it
+    /// until one does (ioscope patch: split out of `incoming_data_callback`, for
+    /// READ responses received into their sinks too).
+    pub(crate) async fn deliver(
+        &self,
+        msg_id: u64,
+        msg: crate::Result<IncomingMessage>,
+    ) -> crate::Result<()> {
+        // A request's sink goes with its final response: an interim one (the
+        // server answers it asynchronously) is followed by the response with data.
+        let interim = matches!(&msg, Ok(m) if m.message.header.status == smb_msg::Status::Pending as u32);
+        if !interim {
+            let mut sinks = self.sinks_lock();
+            if !sinks.is_empty() {
+                sinks.remove(&msg_id);
+            }
+        }
         // Update the state: If awaited, wake up the task. Else, store it.
         let mut state = self.state.lock().await?;
         let message_waiter = state.awaiting.remove(&msg_id);
@@ -231,6 +262,7 @@ where
             sender: tx,
             stopped: AtomicBool::new(false),
             timeout: AtomicU64::new(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+            sinks: Default::default(),
         });
 
         worker
@@ -258,11 +290,15 @@ where
         .await
     }
 
-    async fn send(&self, msg: OutgoingMessage) -> crate::Result<SendMessageResult> {
+    async fn send(&self, mut msg: OutgoingMessage) -> crate::Result<SendMessageResult> {
         log::trace!("ParallelWorker::send({msg:?}) called");
         let return_raw_data = msg.return_raw_data;
 
         let id = msg.message.header.message_id;
+        // ioscope patch: the response may come as soon as the request is sent.
+        if let Some(sink) = msg.read_into.take() {
+            self.sinks_lock().insert(id, sink);
+        }
         let message = { self.transformer.transform_outgoing(msg).await? };
 
         log::trace!("Message with ID {id} is passed to the worker for sending",);
