@@ -342,6 +342,11 @@ pub(super) fn check_workload(
         Some("a sequence distribution")
     } else if w.dist == Distribution::VdbenchHotband {
         Some("vdbench's hotband distribution (it places offsets in one band)")
+    } else if w
+        .settings
+        .flag(&crate::plan::settings::declared::RANDOM_MAP)
+    {
+        Some("random_map (offsets are drawn in the file each I/O picks)")
     } else if w.seq_gap_bytes != 0 {
         Some("a sequential gap (fio's rw=read:N)")
     } else if sequential && w.streams > 1 && !w.seq_layout.is_regions() {

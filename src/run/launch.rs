@@ -93,6 +93,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 zbd_wrote: false,
                 files: None,
                 replay: None,
+                random_map: None,
             });
         }
     }

@@ -7,6 +7,7 @@
 //! touches a worker's counters.
 
 pub mod backlog;
+pub mod block_shuffle;
 pub mod buffers;
 pub mod clock;
 pub mod collector;
@@ -25,6 +26,7 @@ pub mod op_engines;
 mod own_settings;
 pub mod pacing;
 pub mod paths;
+pub mod random_map;
 pub mod replay;
 pub mod request_flags;
 mod resolved;

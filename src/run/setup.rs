@@ -559,8 +559,9 @@ fn resolve_workloads(
     Ok(resolved)
 }
 
-/// A workload's share, rate, partly random access and narrowed range: numbers in
-/// their ranges, and a partly random workload one whose offsets the stream draws.
+/// A workload's share, rate, partly random access, random map and narrowed range:
+/// numbers in their ranges, and a partly random or mapped workload one whose offsets
+/// the stream draws.
 fn check_shares_and_ranges(w: &crate::plan::model::Workload) -> Result<(), String> {
     use crate::plan::settings::declared::{RANDOM_PCT, RANGE_FROM_PCT, RANGE_TO_PCT};
     if let Some(p) = w.share_pct.filter(|p| !(p.is_finite() && *p > 0.0)) {
@@ -583,6 +584,9 @@ fn check_shares_and_ranges(w: &crate::plan::model::Workload) -> Result<(), Strin
                     sprandom or a sequence distribution"
                 .into(),
         );
+    }
+    if let Some(why) = super::random_map::misfit(w) {
+        return Err(why.into());
     }
     let (from, to) = (
         w.settings.ratio(&RANGE_FROM_PCT),

@@ -10,10 +10,11 @@
 //! amplification WA ≈ 0.5/OP + 0.7. [`validity_targets`] turns that curve into one
 //! target validity per equal region, ascending. The generator then writes the
 //! physical capacity (logical × (1 + OP)) once: every logical block fresh once, in a
-//! shuffled order, and each write in region r is marked, with probability 1 − v_r, to
-//! be written again in the next region, which makes its copy in region r stale. With
-//! a cache size (`spr_cs`) the rewrites of region r go at the end of region r + 1
-//! rather than its start, so a drive's write cache never holds both copies.
+//! shuffled order (`run::block_shuffle`), and each write in region r is marked, with
+//! probability 1 − v_r, to be written again in the next region, which makes its copy
+//! in region r stale. With a cache size (`spr_cs`) the rewrites of region r go at the
+//! end of region r + 1 rather than its start, so a drive's write cache never holds
+//! both copies.
 //!
 //! Trade-offs: the sequence is for one stream (its state is the order itself), needs
 //! one block size, and ends when every logical block has been written and the
@@ -22,6 +23,7 @@
 //! the resampling's error, under 1 % of it). Memory: two lists of block numbers, at
 //! most a region's worth each.
 
+use super::block_shuffle::BlockShuffle;
 use crate::plan::model::Sprandom;
 use crate::rng::Rng;
 
@@ -257,61 +259,6 @@ impl SprandomOrder {
     }
 }
 
-/// A keyed shuffle of `0..n` that stores nothing per block: a four-round Feistel
-/// network on the smallest even number of bits that holds n, walked until the value
-/// falls below n (a bijection on `0..n`; at most four values are walked on average).
-#[derive(Debug, Clone)]
-struct BlockShuffle {
-    n: u64,
-    half_bits: u32,
-    keys: [u64; 4],
-}
-
-impl BlockShuffle {
-    fn new(n: u64, seed: u64) -> Self {
-        let bits = 64 - n.saturating_sub(1).leading_zeros();
-        let half_bits = bits.div_ceil(2).max(1);
-        let mut rng = Rng::new(seed);
-        BlockShuffle {
-            n,
-            half_bits,
-            keys: [
-                rng.next_u64(),
-                rng.next_u64(),
-                rng.next_u64(),
-                rng.next_u64(),
-            ],
-        }
-    }
-
-    fn map(&self, i: u64) -> u64 {
-        let mut x = i;
-        loop {
-            x = self.permute(x);
-            if x < self.n {
-                return x;
-            }
-        }
-    }
-
-    fn permute(&self, x: u64) -> u64 {
-        let mask = (1u64 << self.half_bits) - 1;
-        let (mut left, mut right) = (x >> self.half_bits, x & mask);
-        for k in self.keys {
-            let f = mix(right ^ k) & mask;
-            (left, right) = (right, left ^ f);
-        }
-        (left << self.half_bits) | right
-    }
-}
-
-/// splitmix64's finaliser.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,19 +317,6 @@ mod tests {
         // The rewrites add up to about OP of the logical size (1 − mean = OP/(1+OP)).
         assert!((1.0 - mean - 0.15 / 1.15).abs() < 0.002, "{mean}");
         assert_eq!(validity_targets(1, 0.15), vec![1.0]);
-    }
-
-    #[test]
-    fn the_shuffle_is_a_bijection() {
-        for n in [1u64, 2, 3, 7, 64, 1000, 4099] {
-            let s = BlockShuffle::new(n, 42);
-            let mut seen = vec![false; n as usize];
-            for i in 0..n {
-                let b = s.map(i);
-                assert!(b < n && !seen[b as usize], "n={n} i={i} b={b}");
-                seen[b as usize] = true;
-            }
-        }
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct WorkloadShape {
     /// fully random workload); the others continue from the stream's previous I/O
     /// (`random_pct`: vdbench's seekpct=N, fio's percentage_random).
     pub random_ppm: u32,
+    /// `random_map`: random offsets walk the stream's [`super::random_map::RandomMap`]
+    /// over the `slots` instead of being drawn one by one (uniform only).
+    pub random_map: bool,
 }
 
 /// [`WorkloadShape::random_ppm`] of a workload whose every I/O is random.
@@ -158,6 +161,9 @@ impl WorkloadShape {
                 .is_empty(),
             files: None,
             random_ppm: random_ppm(w),
+            random_map: w
+                .settings
+                .flag(&crate::plan::settings::declared::RANDOM_MAP),
         }
     }
 
@@ -278,6 +284,8 @@ pub struct Stream {
     /// A trace workload's stream: where it is in the trace, whose I/Os (and, on
     /// time, whose times) it issues instead of drawing its own.
     pub replay: Option<Box<super::replay::ReplayCursor>>,
+    /// `random_map`: this stream's pass over the blocks, made at its first random I/O.
+    pub random_map: Option<Box<super::random_map::RandomMap>>,
 }
 
 impl Stream {
@@ -500,8 +508,21 @@ impl Stream {
         let base = shape.ws_start + self.shift_bytes;
         match &shape.offsets {
             OffsetSampler::Hotband(h) => base + h.offset(self.rng.unit_f64(), len, op != Op::Read),
+            _ if shape.random_map => base + self.mapped_block(shape.slots) * shape.offset_unit,
             s => base + s.sample(&mut self.rng, shape.slots) * shape.offset_unit,
         }
+    }
+
+    /// The next block of the stream's random map over `slots` blocks (made at the
+    /// first call, keyed from the stream's generator).
+    #[inline(never)]
+    fn mapped_block(&mut self, slots: u64) -> u64 {
+        let rng = &mut self.rng;
+        self.random_map
+            .get_or_insert_with(|| {
+                Box::new(super::random_map::RandomMap::new(slots, rng.next_u64()))
+            })
+            .next_block()
     }
 
     /// The offset of SPRandom's next write, or `None` once its order is over.
@@ -608,6 +629,10 @@ impl Stream {
             self.pos = self.region_start;
             self.zone_start = self.region_start;
             self.zone_done_bytes = 0;
+            if let Some(m) = self.random_map.as_mut() {
+                // fio's map is empty again at each loop.
+                m.new_pass();
+            }
         }
     }
 
@@ -759,6 +784,7 @@ mod tests {
             zbd_wrote: false,
             files: None,
             replay: None,
+            random_map: None,
         }
     }
 

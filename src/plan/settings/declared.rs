@@ -14,6 +14,7 @@ pub static ALL: &[&Decl] = &[
     &ATOMIC_WRITES,
     &FILL_FS,
     &RANDOM_PCT,
+    &RANDOM_MAP,
     &RANGE_FROM_PCT,
     &RANGE_TO_PCT,
     &TRACE,
@@ -105,6 +106,26 @@ pub static RANDOM_PCT: Decl = Decl {
     heading: "Workload",
     echo: "random_pct",
     switch: false,
+};
+
+/// fio's random map (on in fio unless `norandommap`): each stream's random offsets
+/// walk a keyed shuffle of the working set's blocks, a new one each pass
+/// (`run::random_map`), instead of independent draws.
+pub static RANDOM_MAP: Decl = Decl {
+    key: "random_map",
+    kind: Kind::Flag,
+    scope: Scope::Workload,
+    default: Value::Flag(false),
+    doc: "For random access with the uniform distribution: each stream touches every \
+          block of the working set once per pass over its blocks, in a shuffled order \
+          that is new each pass (fio's random map, which fio keeps unless norandommap); \
+          off: each offset is drawn independently, so within a pass some blocks repeat \
+          and others are missed. Not with another distribution, zones, sprandom, a \
+          share or a file set",
+    flag: Some("random-map"),
+    heading: "Workload",
+    echo: "random_map",
+    switch: true,
 };
 
 /// vdbench's `range=(10,20)` on an sd whose size is the device's: the working set
