@@ -5,6 +5,7 @@
 use super::engine_kind::FioEngine;
 use super::model::*;
 use super::overrides::Amount;
+use super::settings::declared::{RANDOM_MAP, TRACE};
 use super::target_kind::{FioTarget, ProbeKind};
 use super::tuning::{IoKeys, IoTuning};
 use super::units::{format_duration_ns, format_size};
@@ -926,7 +927,11 @@ fn fio_runs(plan: &Plan) -> Result<std::slice::Iter<'_, RunSpec>, FioEmitError> 
 /// The declared settings that differ from their defaults, as the fio options that
 /// mean them (fio's option table); one that no fio option means is refused.
 fn fio_settings(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
+    fio_random_map(s, w);
     for (d, v) in w.settings.changed() {
+        if std::ptr::eq(d, &RANDOM_MAP) {
+            continue;
+        }
         let missing = || FioEmitError::Setting {
             workload: w.name.clone(),
             key: d.key,
@@ -941,6 +946,26 @@ fn fio_settings(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
         let _ = writeln!(s, "{name}={value}");
     }
     Ok(())
+}
+
+/// `random_map` as fio says it: fio keeps its random map unless told `norandommap`,
+/// so a random workload without one gets `norandommap=1` (sprandom writes its own).
+/// With several block sizes fio's map also shortens an I/O that would reach a block
+/// done before; a comment says so.
+fn fio_random_map(s: &mut String, w: &Workload) {
+    let random = matches!(w.pattern, AccessPattern::Random);
+    let replay = !w.settings.get(&TRACE).as_str().is_empty();
+    if !random || w.sprandom.is_some() || replay {
+        return;
+    }
+    if !w.settings.flag(&RANDOM_MAP) {
+        s.push_str("norandommap=1\n");
+    } else if w.bs.min_bytes() != w.bs.max_bytes() {
+        s.push_str(
+            "; fio's random map shortens an I/O that would reach a block done before in \
+             the pass; ioscope's random_map does not\n",
+        );
+    }
 }
 
 /// fio-format logs as fio's options: the prefixes, and the interval as

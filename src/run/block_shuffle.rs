@@ -47,7 +47,7 @@ impl BlockShuffle {
     }
 
     /// How many blocks it shuffles.
-    pub fn len(&self) -> u64 {
+    pub fn blocks(&self) -> u64 {
         self.n
     }
 
@@ -101,7 +101,7 @@ mod tests {
     /// Every place's block, checked to be each block of `0..n` once.
     fn order(n: u64, seed: u64) -> Vec<u64> {
         let s = BlockShuffle::new(n, seed);
-        assert_eq!(s.len(), n);
+        assert_eq!(s.blocks(), n);
         let out: Vec<u64> = (0..n).map(|i| s.map(i)).collect();
         let mut seen = vec![false; n as usize];
         for &b in &out {

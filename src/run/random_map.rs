@@ -10,7 +10,8 @@
 //! operations (four Feistel rounds, walked fewer than twice on average) and no memory
 //! access beyond the stream. Each pass is keyed from the stream's own seed, so a run
 //! repeats with its seed. The trade-off: the set of blocks per pass is fio's, their
-//! order is not (fio's late picks cluster after blocks already done; these do not).
+//! order is not (fio moves a drawn block already done to the next free one after
+//! it, which favours free blocks that follow long runs of done ones).
 
 use super::block_shuffle::BlockShuffle;
 use crate::plan::model::{AccessPattern, Distribution, Workload};
@@ -43,7 +44,7 @@ impl RandomMap {
     /// pass in a new order.
     #[inline]
     pub fn next_block(&mut self) -> u64 {
-        if self.done == self.shuffle.len() {
+        if self.done == self.shuffle.blocks() {
             self.new_pass();
         }
         let b = self.shuffle.map(self.done);
@@ -56,7 +57,7 @@ impl RandomMap {
     /// empty again).
     #[cold]
     pub fn new_pass(&mut self) {
-        self.shuffle = BlockShuffle::new(self.shuffle.len(), self.rng.next_u64());
+        self.shuffle = BlockShuffle::new(self.shuffle.blocks(), self.rng.next_u64());
         self.done = 0;
     }
 }

@@ -39,6 +39,7 @@ mod nfs;
 mod op_engines;
 mod percentage_random;
 mod priority;
+mod random_map;
 mod size_percent;
 mod sprandom;
 mod verify;
@@ -415,7 +416,9 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
     for (section, loc, opts) in &jobs {
         let mut cx = JobCx::new(section, loc, opts, &mut unsupported, &mut warnings);
         cx.exitall_anywhere = exitall_anywhere;
-        resolved.push(cx.resolve()?);
+        let mut job = cx.resolve()?;
+        random_map::fit(&mut job, opts, &mut warnings)?;
+        resolved.push(job);
     }
     let data = common_data(&mut resolved);
     one_data_unit(&resolved, &data, &mut unsupported);
@@ -3274,9 +3277,10 @@ mod tests {
         let mut names = BTreeSet::new();
         let (mut un, mut warnings) = (UnsupportedList::default(), Vec::new());
         for (section, loc, opts) in group_jobs(items).unwrap() {
-            JobCx::new(&section, &loc, &opts, &mut un, &mut warnings)
+            let mut job = JobCx::new(&section, &loc, &opts, &mut un, &mut warnings)
                 .resolve()
                 .unwrap();
+            random_map::fit(&mut job, &opts, &mut warnings).unwrap();
             names.extend(opts.asked.borrow().iter().cloned());
         }
         names

@@ -281,6 +281,11 @@ pub const OPTIONS: &[FioOption] = &[
         "random_distribution",
         "dist: zipf, pareto, zoned, sequence; normal and zoned_abs unsupported",
     ),
+    flag(maps(
+        "norandommap",
+        "random_map off: each random offset drawn independently (without it, a uniform \
+         random job gets random_map: every block once per pass, as fio's map)",
+    )),
     aka(
         maps("bs", "block size, per direction (reads, writes and trims)"),
         &["blocksize"],
@@ -841,8 +846,9 @@ pub const OPTIONS: &[FioOption] = &[
     maps("spr_cs", "sprandom: the drive's cache size; rewrites wait a region"),
     // Accepted without effect.
     flag(no_effect(
-        "norandommap",
-        "ioscope's random offsets are drawn without a coverage map",
+        "softrandommap",
+        "it only matters when fio cannot allocate its map; ioscope's random_map keeps \
+         no per-block state",
     )),
     flag(no_effect(
         "group_reporting",
@@ -879,10 +885,10 @@ pub const OPTIONS: &[FioOption] = &[
         "inline or offload: ioscope's open-loop workers issue at the intended times \
          and measure latency from them, which is what offload is for",
     ),
-    warn(
+    maps(
         "random_generator",
-        "ioscope draws offsets from its own seeded generator (tausworthe, lfsr and \
-         tausworthe64 are not reproduced; lfsr's one-visit-per-block is not either)",
+        "lfsr → random_map on a uniform random job (every block once per pass, the \
+         order new each pass); tausworthe, tausworthe64: ioscope's own generator (a note)",
     ),
     warn(
         "cpus_allowed_policy",

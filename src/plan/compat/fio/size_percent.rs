@@ -123,7 +123,7 @@ mod tests {
             assert_eq!(t.plan.warnings.len(), said, "{v}");
         }
         // Several block sizes round the end otherwise: said.
-        let t = job("filename=/dev/sdz\nsize=40%\nbsrange=4k-64k\n").unwrap();
+        let t = job("filename=/dev/sdz\nsize=40%\nbsrange=4k-64k\nnorandommap\n").unwrap();
         assert_eq!(t.plan.warnings.len(), 1, "{:?}", t.plan.warnings);
     }
 
