@@ -278,3 +278,23 @@ fn a_file_larger_than_the_free_space_is_refused_before_anything_is_written() {
     );
     assert!(!file.exists(), "the refused file was left behind");
 }
+
+// random_map walks uniform random offsets: on a sequential workload or a skewed
+// distribution it is refused before any I/O, saying what it needs.
+#[test]
+fn random_map_is_refused_where_offsets_are_not_uniform_random_draws() {
+    let base = [
+        "run",
+        "--target",
+        "mem:1m",
+        "--duration",
+        "1s",
+        "--random-map",
+    ];
+    let args = |more: &[&'static str]| [&base[..], more].concat();
+    assert_bad(&args(&["--rw", "read"]), "random_map needs random access");
+    assert_bad(
+        &args(&["--rw", "randread", "--dist", "zipf:1.2"]),
+        "random_map needs the uniform distribution",
+    );
+}

@@ -1,6 +1,7 @@
 //! fio's access shapes run for real and checked on what they leave: a sequence
-//! distribution writes exactly its blocks, and per-direction block sizes give each
-//! direction its own mean transfer size.
+//! distribution writes exactly its blocks, per-direction block sizes give each
+//! direction its own mean transfer size, and fio's random map reads every block once
+//! per pass (`norandommap`: independent draws).
 
 use super::*;
 
@@ -232,4 +233,68 @@ fn fio_percentage_random_gives_the_same_mix() {
     let ios = recorded_run(dir.path(), &job, 80.0);
     assert_eq!(ios.len(), 5000, "I/Os recorded");
     assert_following_share(&ios, 0.20, 0.001);
+}
+
+/// `ioscope run` of a fio job of 4 KiB random reads over a 512 KiB file (128
+/// blocks), recorded: the plan's `random_map` and the blocks read, in issue order.
+fn random_blocks(dir: &Path, extra: &str, ios: u64) -> (serde_json::Value, Vec<u64>) {
+    let job = dir.join("rand.fio");
+    let text = format!(
+        "[rand]\nfilename={}\nsize=512k\nioengine=psync\nrw=randread\nbs=4k\n\
+         number_ios={ios}\n{extra}",
+        dir.join("rand.dat").display()
+    );
+    std::fs::write(&job, text).unwrap();
+    let rec = dir.join("rand.iolog");
+    let args = [
+        "run",
+        job.to_str().unwrap(),
+        "--record",
+        rec.to_str().unwrap(),
+    ];
+    let r = ioscope_to(&dir.join("r.json"), args).expect_code(0);
+    let map = r.wire["runs"][0]["workload"]["random_map"].clone();
+    let blocks = logged_ios(&rec)
+        .into_iter()
+        .map(|(o, len)| {
+            assert_eq!((o % (4 * K), len), (0, 4 * K), "a 4 KiB block");
+            o / (4 * K)
+        })
+        .collect();
+    (map, blocks)
+}
+
+/// The distinct blocks of `pass`.
+fn distinct(pass: &[u64]) -> usize {
+    pass.iter().collect::<std::collections::BTreeSet<_>>().len()
+}
+
+// fio keeps a random map unless norandommap: 128 random reads of a 128-block file
+// read every block once. Regression: ioscope drew each offset independently, and
+// read 82 distinct blocks.
+#[test]
+fn a_fio_random_job_reads_every_block_once_per_pass() {
+    let dir = tempdir();
+    let (map, blocks) = random_blocks(dir.path(), "", 128);
+    assert_eq!(map, true, "the translation keeps fio's random map");
+    assert_eq!(blocks.len(), 128);
+    assert_eq!(distinct(&blocks), 128, "every block once: {blocks:?}");
+    assert!(blocks.iter().all(|&b| b < 128));
+    // Two passes: each touches every block once, in another order.
+    let (_, two) = random_blocks(dir.path(), "loops=2\n", 256);
+    let (first, second) = two.split_at(128);
+    assert_eq!((distinct(first), distinct(second)), (128, 128));
+    assert_ne!(first, second, "the second pass repeats the first's order");
+}
+
+// norandommap: fio draws each offset independently, and so does the translation —
+// 128 draws over 128 blocks touch about 81 (128 × (1 − (127/128)^128)).
+#[test]
+fn norandommap_draws_offsets_independently() {
+    let dir = tempdir();
+    let (map, blocks) = random_blocks(dir.path(), "norandommap\n", 128);
+    assert_eq!(map, false);
+    assert_eq!(blocks.len(), 128);
+    let n = distinct(&blocks);
+    assert!((60..=100).contains(&n), "{n} distinct blocks of 128 draws");
 }

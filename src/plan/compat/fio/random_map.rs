@@ -6,7 +6,8 @@
 //!   already done moves to the next free one after it, so a pass touches every block
 //!   once; when all are done a time-based job empties the map and starts another
 //!   pass (its generator going on, so in another order); each loop starts with an
-//!   empty map. Reads and writes of a `randrw` job share the map; the sequential
+//!   empty map and, under `randrepeat=1` (the default), its generators seeded again,
+//!   so every loop repeats the first one's offsets in the same order. Reads and writes of a `randrw` job share the map; the sequential
 //!   I/Os of `percentage_random` neither mark nor consult it; each `numjobs` clone
 //!   has its own, over the whole file.
 //! - `random_generator=lfsr` walks a maximal-length LFSR over the blocks instead,
@@ -20,8 +21,9 @@
 //! ioscope's `random_map` gives the same set of blocks per pass in its own shuffled
 //! order (`run::random_map`), so a job whose offsets fio spreads that way gets it
 //! (on by fio's default, off with `norandommap`), and the notes say what still
-//! differs: the LFSR's repeated order, the larger I/Os that are not shortened, and
-//! the file sets and strided zones where ioscope draws offsets independently.
+//! differs: the LFSR's repeated order, the loops fio repeats, the larger I/Os that
+//! are not shortened, and the file sets and strided zones where ioscope draws
+//! offsets independently.
 
 use super::{Job, Opts};
 use crate::plan::compat::CompatError;
@@ -40,63 +42,95 @@ pub(super) fn fit(job: &mut Job, o: &Opts, warnings: &mut Vec<String>) -> Result
     if !matches!(w.pattern, AccessPattern::Random) || w.sprandom.is_some() || replay {
         return Ok(());
     }
-    let name = job.name.clone();
-    let mut note = |what: String| warnings.push(format!("job '{name}': {what}"));
+    let mut notes = Vec::new();
+    let on = ioscope_can_map(job, o, norandommap, lfsr, &mut notes);
+    if on {
+        job.workload.settings.set(&RANDOM_MAP, Value::Flag(true));
+    }
+    if job.passes.is_some_and(|p| p > 1) && job.seed.is_some() {
+        notes.push(format!(
+            "loops — fio seeds its generators again at each loop (randrepeat=1, its \
+             default), so every loop repeats the first loop's random offsets in the same \
+             order; ioscope's streams draw on, so each pass has offsets of its own{}",
+            if on {
+                " (with random_map: every block again, in a new order)"
+            } else {
+                ""
+            }
+        ));
+    }
+    warnings.extend(
+        notes
+            .into_iter()
+            .map(|n| format!("job '{}': {n}", job.name)),
+    );
+    Ok(())
+}
+
+/// Whether fio keeps a map (or an LFSR) that visits every block once per pass and
+/// ioscope's `random_map` can do the same; notes what differs.
+fn ioscope_can_map(
+    job: &Job,
+    o: &Opts,
+    norandommap: bool,
+    lfsr: bool,
+    notes: &mut Vec<String>,
+) -> bool {
+    let w = &job.workload;
     match w.dist {
         Distribution::Uniform => {}
         Distribution::Zoned { .. } if lfsr => {
-            note(
+            notes.push(
                 "random_generator=lfsr with random_distribution=zoned — fio draws a zone's \
                  blocks from its LFSR over the whole file, ignoring the zone's bounds; \
                  ioscope draws uniformly inside each zone"
                     .into(),
             );
-            return Ok(());
+            return false;
         }
         // fio keeps no map for another distribution (it sets norandommap itself).
-        _ => return Ok(()),
+        _ => return false,
     }
     if !lfsr && (norandommap || align_turns_map_off(job, o)) {
-        return Ok(());
+        return false;
     }
     let fio_way = if lfsr {
         "random_generator=lfsr visits every block once per pass"
     } else {
         "fio's random map visits every block once per pass (no norandommap)"
     };
-    if job.target_uri.starts_with("files:") {
-        note(format!(
-            "{fio_way} of each file; on a set of files ioscope draws each offset \
-             independently, so some blocks repeat and others are missed"
+    let (per, here) = if job.target_uri.starts_with("files:") {
+        ("file", "on a set of files")
+    } else if w.zones.is_some() {
+        ("zone", "with strided zones")
+    } else {
+        ("", "")
+    };
+    if !per.is_empty() {
+        notes.push(format!(
+            "{fio_way} of each {per}; {here} ioscope draws each offset independently, so \
+             some blocks repeat and others are missed"
         ));
-        return Ok(());
+        return false;
     }
-    if w.zones.is_some() {
-        note(format!(
-            "{fio_way} of each zone; with strided zones ioscope draws each offset \
-             independently, so some blocks repeat and others are missed"
-        ));
-        return Ok(());
-    }
-    job.workload.settings.set(&RANDOM_MAP, Value::Flag(true));
     if lfsr {
-        note(
+        notes.push(
             "random_generator=lfsr — random_map: every block once per pass as with fio's \
              LFSR, but in a shuffled order that is new each pass (fio's LFSR repeats its \
              order every pass)"
                 .into(),
         );
-    } else if job.workload.bs.min_bytes() != job.workload.bs.max_bytes() {
-        note(format!(
+    } else if w.bs.min_bytes() != w.bs.max_bytes() {
+        notes.push(format!(
             "random map with several block sizes — fio marks every {}-byte block an I/O \
              covers and shortens an I/O that would reach a block already done, so no \
              block is touched twice per pass; ioscope's random_map visits each I/O's \
              first block once per pass, so a larger I/O may overlap others and is never \
              shortened",
-            job.workload.bs.min_bytes()
+            w.bs.min_bytes()
         ));
     }
-    Ok(())
+    true
 }
 
 /// True for `random_generator=lfsr`. fio's other generators (`tausworthe`,
@@ -220,6 +254,27 @@ mod tests {
                 .any(|n| n.contains("ignoring the zone's bounds")),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn loops_that_fio_repeats_are_said() {
+        let (on, notes) = map_of("rw=randread\nloops=2");
+        assert!(on);
+        assert!(
+            notes.iter().any(|n| n.contains("every block again")),
+            "{notes:?}"
+        );
+        let (on, notes) = map_of("rw=randread\nloops=2\nnorandommap");
+        assert!(!on);
+        assert!(
+            notes.iter().any(|n| n.contains("repeats the first loop's")),
+            "{notes:?}"
+        );
+        // randrepeat=0: a new seed each loop in fio too; time-based: one loop.
+        let (_, notes) = map_of("rw=randread\nloops=2\nrandrepeat=0");
+        assert!(!notes.iter().any(|n| n.contains("loops")), "{notes:?}");
+        let (_, notes) = map_of("rw=randread\ntime_based\nruntime=1");
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]
