@@ -346,6 +346,31 @@ fn convert_writes_valid_toml_for_any_job_name() {
     }
 }
 
+/// fio's clones of a pass-limited job each make the job's passes: `numjobs=4
+/// size=512k bs=4k` is 512 I/Os in fio (fio 3.33 counted 512 for both of these), and
+/// in ioscope, random and sequential alike.
+#[test]
+fn fio_clones_each_make_the_jobs_passes() {
+    let d = tempdir();
+    for rw in ["randread", "read"] {
+        let job = d.path().join(format!("{rw}.fio"));
+        std::fs::write(
+            &job,
+            format!(
+                "[c]\nfilename={}\nsize=512k\nbs=4k\nrw={rw}\nnumjobs=4\n",
+                d.path().join("f").display()
+            ),
+        )
+        .unwrap();
+        let ran = ioscope_to(
+            &d.path().join(format!("{rw}.json")),
+            ["fio", job.to_str().unwrap()],
+        )
+        .expect_code(0);
+        assert_eq!(ran.doc.runs[0].totals.all.ios, 512, "{rw}");
+    }
+}
+
 /// vdbench's `iorate=curve` on several runs (here one per `forthreads=` value): each
 /// run measures its own curve, in order, and the result and the HTML report hold one
 /// curve summary per run.

@@ -1125,7 +1125,7 @@ impl<'a> JobCx<'a> {
         let cpus = self.cpus()?;
         let seed = self.seed()?;
         let name = self.name.clone();
-        self.warn_clone_slices(&pattern, streams, &target);
+        self.clones_on_region((&pattern, engine, streams), &target, &mut timing);
         let io = self.io_tuning()?;
         let exit = self.exit_all()?;
         let exit_all = exit.is_some();
@@ -1237,10 +1237,45 @@ impl<'a> JobCx<'a> {
         Ok(out)
     }
 
+    /// fio's clones of a job on one region each make the job's passes (numjobs=4,
+    /// size=512k: 4 × 512k); ioscope's streams share a pass of their working set, so
+    /// the run makes `streams` times the passes: the same I/Os in all, and each block
+    /// as often. Not where each clone has a region or files of its own.
+    fn clone_passes(
+        &mut self,
+        engine: EngineKind,
+        streams: u32,
+        target: &JobTarget,
+        timing: &mut JobTiming,
+    ) {
+        let shared = target.increment == 0 && !target.uri.starts_with("files:");
+        let Some(p) = timing.passes.filter(|_| streams > 1 && shared) else {
+            return;
+        };
+        // The operation engines and page_fault (a mapping per worker) count their own.
+        if engine.is_file_op() || engine.desc().paces_itself || engine == EngineKind::PageFault {
+            return;
+        }
+        timing.passes = Some(p.saturating_mul(u64::from(streams)));
+        self.warnings.push(format!(
+            "job '{}': fio's {streams} clones each make {p} pass(es) over the region; \
+             ioscope's {streams} streams share each pass, so the run makes {} passes (the \
+             same I/Os in all)",
+            self.name,
+            p.saturating_mul(u64::from(streams))
+        ));
+    }
+
     /// fio's sequential clones each read the whole region from its start; ioscope's
     /// streams walk their own slices of it (unless each clone has a region of its own:
     /// its own files, or `offset_increment`).
-    fn warn_clone_slices(&mut self, pattern: &AccessPattern, streams: u32, target: &JobTarget) {
+    /// Then [`JobCx::clone_passes`].
+    fn clones_on_region(
+        &mut self,
+        (pattern, engine, streams): (&AccessPattern, EngineKind, u32),
+        target: &JobTarget,
+        timing: &mut JobTiming,
+    ) {
         let solo = target.from_directory || target.increment > 0;
         if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !solo {
             self.warnings.push(format!(
@@ -1249,6 +1284,7 @@ impl<'a> JobCx<'a> {
                 self.name
             ));
         }
+        self.clone_passes(engine, streams, target, timing);
     }
 
     /// `direct`, where it means something: not to an engine that reads and writes no
@@ -3352,7 +3388,8 @@ mod tests {
         .unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         let ios = |r: usize| t.plan.runs[r].workloads[0].pauses.stop_after_ios;
-        assert_eq!((ios(0), t.plan.runs[0].passes), (100, Some(1)));
+        // Two clones' passes: each stream's 100 I/Os stop it first.
+        assert_eq!((ios(0), t.plan.runs[0].passes), (100, Some(2)));
         assert_eq!(ios(1), 7, "no size or one block size: a count all the same");
         // 256 × 4k is one whole pass of 1m: a pass limit, no count.
         assert_eq!((ios(2), t.plan.runs[2].passes), (0, Some(1)));
@@ -3411,7 +3448,8 @@ mod tests {
         // 1.5 passes: one pass of 72k, and number_ios's 10 I/Os stop it first.
         assert_eq!((w(1).pass_bytes, w(1).stop_after_ios), (72 << 10, 10));
         // A whole multiple of size: passes, no pass length of its own.
-        assert_eq!((w(2).pass_bytes, t.plan.runs[2].passes), (0, Some(2)));
+        // Two clones of two passes each.
+        assert_eq!((w(2).pass_bytes, t.plan.runs[2].passes), (0, Some(4)));
     }
 
     #[test]
