@@ -15,8 +15,9 @@ fn run_fio(dir: &Path, job: &str) -> Ran {
 fn verify_backlog_reads_back_what_each_stream_wrote_apart_from_its_reads() {
     let d = tempdir();
     let f = d.path().join("f.dat");
-    // Two clones of 2 MiB each (fio's size is per file, ioscope's 4 MiB working
-    // set is split between the streams): 512 writes of 4k per stream.
+    // Two clones, each of which writes the job's 4 MiB (fio 3.33 counts 2048
+    // writes for this job): ioscope's two streams share the 4 MiB working set and
+    // make two passes over it, 1024 writes of 4k per stream.
     let job = |backlog: &str| {
         format!(
             "[w]\nfilename={}\nsize=4m\nbs=4k\nrw=randwrite\nioengine=io_uring\n\
@@ -27,21 +28,21 @@ fn verify_backlog_reads_back_what_each_stream_wrote_apart_from_its_reads() {
     let r = run_fio(d.path(), &job("verify_backlog=8")).expect_code(0);
     let run0 = r.run(0);
     let v = run0.verify.as_ref().expect("verify counts");
-    assert_eq!(run0.totals.write.ios, 1024);
-    // Every write read back (512 per stream is a whole number of 8s) …
-    assert_eq!(v.backlog_reads, 1024, "{v:?}");
-    assert_eq!(v.backlog_bytes, 1024 * 4096, "{v:?}");
+    assert_eq!(run0.totals.write.ios, 2048);
+    // Every write read back (1024 per stream is a whole number of 8s) …
+    assert_eq!(v.backlog_reads, 2048, "{v:?}");
+    assert_eq!(v.backlog_bytes, 2048 * 4096, "{v:?}");
     // … and checked (do_verify=0: no pass after the run), all clean …
-    assert_eq!(v.units_checked, 1024, "{v:?}");
-    assert_eq!((v.ok, v.mismatches), (1024, 0), "{v:?}");
+    assert_eq!(v.units_checked, 2048, "{v:?}");
+    assert_eq!((v.ok, v.mismatches), (2048, 0), "{v:?}");
     // … but not the workload's reads.
     assert_eq!(run0.totals.read.ios, 0);
-    assert_eq!(r.wire_run(0)["verify"]["backlog_reads"], 1024);
+    assert_eq!(r.wire_run(0)["verify"]["backlog_reads"], 2048);
 
-    // A batch of 3 every 8 writes: 512 / 8 × 3 per stream.
+    // A batch of 3 every 8 writes: 1024 / 8 × 3 per stream.
     let r = run_fio(d.path(), &job("verify_backlog=8\nverify_backlog_batch=3")).expect_code(0);
     let v = r.run(0).verify.clone().expect("verify counts");
-    assert_eq!((v.backlog_reads, v.units_checked), (384, 384), "{v:?}");
+    assert_eq!((v.backlog_reads, v.units_checked), (768, 768), "{v:?}");
     assert_eq!(v.mismatches, 0, "{v:?}");
     // Without verify_backlog, nothing is read during the run.
     let r = run_fio(d.path(), &job("")).expect_code(0);

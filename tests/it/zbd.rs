@@ -19,8 +19,9 @@ fn run_fio(job: &str, code: i32) -> (Ran, tempfile::TempDir) {
 
 #[test]
 fn random_writes_reset_full_zones_and_a_later_job_reads_their_data() {
-    // 8 zones of 1 MiB; two clones write 24 MiB at random, so zones fill and are
-    // reset; then a stonewalled job reads, below the write pointers.
+    // 8 zones of 1 MiB; two clones write 24 MiB each at random (fio's io_size is
+    // each clone's), so zones fill and are reset; then a stonewalled job reads,
+    // below the write pointers.
     let (r, _dir) = run_fio(
         "[global]\nfilename=FILE\nzonemode=zbd\nzonesize=1m\nsize=8z\nbs=64k\n\
          ioengine=psync\n[w]\nrw=randwrite\nnumjobs=2\nio_size=24m\n\
@@ -28,11 +29,11 @@ fn random_writes_reset_full_zones_and_a_later_job_reads_their_data() {
         0,
     );
     let w = &r.run(0).totals;
-    assert_eq!((w.write.ios, w.write.errors), (384, 0));
+    assert_eq!((w.write.ios, w.write.errors), (768, 0));
     // Each reset throws away one full zone (no threshold), and at most 8 MiB stays:
-    // 24 MiB written means 16 to 24 resets.
+    // 48 MiB written means 40 to 48 resets.
     let resets = w.zone_resets.expect("zone resets in the result");
-    assert!((16..24).contains(&resets), "{resets} zone resets");
+    assert!((40..48).contains(&resets), "{resets} zone resets");
     let zbd = &r.wire_run(0)["workload"]["zbd"];
     assert_eq!(zbd["zone_bytes"].as_u64(), Some(1 << 20));
     // The reader found data (an empty target would end it at once) and counts no
