@@ -53,6 +53,7 @@ impl From<ReportForm> for Format {
             ReportForm::FioJson => Format::FioJson,
             ReportForm::FioJsonPlus => Format::FioJsonPlus,
             ReportForm::DiskspdXml => Format::DiskspdXml,
+            ReportForm::FioTerse => Format::FioTerse(3),
         }
     }
 }

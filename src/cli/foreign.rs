@@ -4,6 +4,7 @@
 
 use super::StdoutForm;
 use crate::app::{FlagError, Output};
+use crate::report::export::Format;
 use clap::ValueEnum;
 use std::path::PathBuf;
 
@@ -19,8 +20,10 @@ pub struct OwnArgs {
 }
 
 /// Options that take a value.
-const WITH_VALUE: [&str; 11] = [
+const WITH_VALUE: [&str; 12] = [
     "--metrics",
+    // fio's terse version (3, 4 or 5; fio mode only).
+    "--terse-version",
     "--progress",
     // fio's own status-line options, read as `--progress` (fio mode only).
     "--eta",
@@ -46,6 +49,7 @@ const FLAGS: [&str; 4] = [
 pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String>), FlagError> {
     let mut own = OwnArgs::default();
     let mut rest = Vec::new();
+    let mut terse_version = None;
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -53,7 +57,7 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
             Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
             _ => (a.as_str(), None),
         };
-        let fio_only = matches!(name, "--eta" | "--eta-newline");
+        let fio_only = matches!(name, "--eta" | "--eta-newline" | "--terse-version");
         if WITH_VALUE.contains(&name) && (fio_mode || !fio_only) {
             let value = match inline {
                 Some(v) => v,
@@ -73,6 +77,11 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                 "--html" => own.output.html = Some(PathBuf::from(value)),
                 "--csv" => own.output.csv = Some(PathBuf::from(value)),
                 "--fio-json" => own.output.fio_json = Some(PathBuf::from(value)),
+                "--terse-version" => terse_version = Some(terse(&value)?),
+                // fio's terse lines (its `--minimal`), version 3 unless told.
+                "--output-format" if fio_mode && value == "terse" => {
+                    own.output.stdout_doc = Some(Format::FioTerse(3))
+                }
                 // fio's own `--output-format=json+`: fio JSON with latency bins.
                 "--output-format" if fio_mode && value == "json+" => {
                     own.output.stdout_doc = super::values::stdout_doc(Some(StdoutForm::FioJsonPlus))
@@ -82,7 +91,8 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                         FlagError::new(
                             "--output-format",
                             value.as_str(),
-                            "expected text, json, fio-json or fio-json+ (json+ as fio's own)",
+                            "expected text, json, fio-json, fio-json+ or fio-terse (json+ and \
+                             terse as fio's own)",
                         )
                     })?;
                     // fio's own `--output-format=json` is fio's JSON to a fio user.
@@ -95,6 +105,8 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                 "--target" => own.target = Some(value),
                 _ => command_setting(&mut own.output, name, &value)?,
             }
+        } else if fio_mode && name == "--minimal" && inline.is_none() {
+            own.output.stdout_doc = Some(Format::FioTerse(3));
         } else if FLAGS.contains(&name) && inline.is_none() {
             match name {
                 "--markdown" => own.output.markdown = true,
@@ -107,7 +119,27 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
         }
         i += 1;
     }
+    if let (Some(v), Some(Format::FioTerse(_))) = (terse_version, own.output.stdout_doc) {
+        own.output.stdout_doc = Some(Format::FioTerse(v));
+    }
     Ok((own, rest))
+}
+
+/// fio's `--terse-version`: one of the versions ioscope writes.
+fn terse(value: &str) -> Result<u32, FlagError> {
+    use crate::report::fio_terse::VERSIONS;
+    value
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v| VERSIONS.contains(v))
+        .ok_or_else(|| {
+            FlagError::new(
+                "--terse-version",
+                value,
+                "ioscope writes fio's terse versions 3 (fio's default), 4 and 5",
+            )
+        })
 }
 
 /// A command setting among foreign arguments: ioscope's own flags by their
@@ -189,6 +221,21 @@ mod tests {
             own.output.stdout_doc,
             Some(crate::report::export::Format::FioJsonPlus)
         );
+        for args in [
+            &["--minimal"][..],
+            &["--output-format=terse"],
+            &["--output-format", "terse"],
+        ] {
+            let (own, _) = split_own(&v(args), true).unwrap();
+            assert_eq!(own.output.stdout_doc, Some(Format::FioTerse(3)), "{args:?}");
+        }
+        let (own, _) = split_own(&v(&["--terse-version=5", "--minimal"]), true).unwrap();
+        assert_eq!(own.output.stdout_doc, Some(Format::FioTerse(5)));
+        let e = split_own(&v(&["--minimal", "--terse-version=2"]), true).unwrap_err();
+        assert!(e.to_string().contains("--terse-version"), "{e}");
+        // Not fio's: another tool's parser gets it.
+        let (own, rest) = split_own(&v(&["--minimal"]), false).unwrap();
+        assert_eq!((own.output.stdout_doc, rest), (None, v(&["--minimal"])));
         assert!(split_own(&v(&["--json"]), false).is_err());
         assert!(split_own(&v(&["--output-format=xml"]), false).is_err());
     }

@@ -114,6 +114,8 @@ pub enum StdoutForm {
     /// fio's json+: fio JSON with latency histogram bins (clat_ns.bins).
     #[value(name = "fio-json+")]
     FioJsonPlus,
+    /// fio's terse lines, version 3 (fio's `--minimal`).
+    FioTerse,
 }
 
 /// What `report` renders.
@@ -128,6 +130,8 @@ pub enum ReportForm {
     FioJsonPlus,
     /// diskspd's XML result (`-Rxml`).
     DiskspdXml,
+    /// fio's terse lines, version 3.
+    FioTerse,
 }
 
 /// The metric steady state tracks.

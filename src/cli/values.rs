@@ -344,6 +344,7 @@ pub fn stdout_doc(form: Option<StdoutForm>) -> Option<Format> {
         StdoutForm::Json => Some(Format::Json),
         StdoutForm::FioJson => Some(Format::FioJson),
         StdoutForm::FioJsonPlus => Some(Format::FioJsonPlus),
+        StdoutForm::FioTerse => Some(Format::FioTerse(3)),
     }
 }
 

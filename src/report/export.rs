@@ -23,6 +23,8 @@ pub enum Format {
     Markdown,
     /// diskspd's XML result (`-Rxml`).
     DiskspdXml,
+    /// fio's terse lines (`--output-format=terse`) of the given terse version.
+    FioTerse(u32),
 }
 
 impl Format {
@@ -44,6 +46,7 @@ impl Format {
                 s
             }
             Format::DiskspdXml => super::diskspd_xml::render(doc),
+            Format::FioTerse(v) => super::fio_terse::render(doc, v),
         }
     }
 
@@ -76,6 +79,7 @@ mod tests {
             Format::Csv,
             Format::Markdown,
             Format::DiskspdXml,
+            Format::FioTerse(3),
         ] {
             assert!(!f.render(&doc).is_empty(), "{f:?}");
         }

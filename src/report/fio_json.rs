@@ -9,7 +9,7 @@ use crate::result::{EndReason, LatencyStats, OpTotals, ResultDoc, RunResult, Wor
 use serde_json::{json, Map, Value};
 
 /// Percentiles fio prints by default, keyed like "99.000000".
-const FIO_PERCENTILES: [(f64, &str); 17] = [
+pub(super) const FIO_PERCENTILES: [(f64, &str); 17] = [
     (1.0, "1.000000"),
     (5.0, "5.000000"),
     (10.0, "10.000000"),
@@ -32,8 +32,24 @@ const FIO_PERCENTILES: [(f64, &str); 17] = [
 /// Renders a whole result document in fio's JSON layout; `bins`: fio's `json+`,
 /// with each direction's completion-latency histogram.
 pub fn render(doc: &ResultDoc, bins: bool) -> String {
-    let jobs: Vec<Value> = doc
-        .runs
+    let v = json!({
+        "fio version": format!("ioscope-{}", doc.tool.version),
+        "timestamp": doc.started_unix_s as u64,
+        "timestamp_ms": (doc.started_unix_s * 1000.0) as u64,
+        "time": "",
+        "global options": {},
+        "jobs": jobs(doc, bins),
+        "disk_util": [],
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// fio's `jobs` array for a result document: one job per run (one per network job
+/// of a network run); `bins` adds json+'s latency bins.
+pub fn jobs(doc: &ResultDoc, bins: bool) -> Vec<Value> {
+    doc.runs
         .iter()
         .enumerate()
         .flat_map(|(i, r)| match net_jobs(i, r) {
@@ -46,19 +62,7 @@ pub fn render(doc: &ResultDoc, bins: bool) -> String {
                 vec![j]
             }
         })
-        .collect();
-    let v = json!({
-        "fio version": format!("ioscope-{}", doc.tool.version),
-        "timestamp": doc.started_unix_s as u64,
-        "timestamp_ms": (doc.started_unix_s * 1000.0) as u64,
-        "time": "",
-        "global options": {},
-        "jobs": jobs,
-        "disk_util": [],
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
+        .collect()
 }
 
 /// Percentile value at `p` from the stats, in ns: the exact named percentiles where

@@ -7,6 +7,7 @@ pub mod csv;
 pub mod diskspd_xml;
 pub mod export;
 pub mod fio_json;
+pub mod fio_terse;
 pub mod format;
 pub mod html;
 pub mod html_paths;

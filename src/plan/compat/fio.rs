@@ -2112,7 +2112,7 @@ impl<'a> JobCx<'a> {
 
     /// fio gives each clone its own file when the name holds its number (`$jobnum`,
     /// as fio's default does); ioscope runs the clones' streams on one: said once.
-    fn say_clone_files(&mut self, streams: u32, uri: &str) {
+    pub(super) fn say_clone_files(&mut self, streams: u32, uri: &str) {
         let format = match self.o.map.get("filename_format") {
             Some((Some(v), _, _)) => v.as_str(),
             _ => op_engines::FIO_NAME_FORMAT,
@@ -2121,6 +2121,7 @@ impl<'a> JobCx<'a> {
             let name = &self.name;
             let each = format
                 .replace("$jobname", name)
+                .replace("$clientuid", "")
                 .replace("$jobnum", "N")
                 .replace("$filenum", "0");
             self.warnings.push(format!(
@@ -2148,7 +2149,7 @@ impl<'a> JobCx<'a> {
             }
         }
         let o = self.o;
-        let name = &self.name.clone();
+        let name = self.name.clone();
         let directory = o.get("directory").map(|(v, _)| v.to_string());
         // ioengine=libblkio names its file or device with libblkio_path; a replayed
         // log goes where fio replays it (replay_redirect, or the log's own file).

@@ -999,7 +999,6 @@ pub const OPTIONS: &[FioOption] = &[
                   other jobs go on, is not reproduced)",
         },
     },
-    flag(unsupported("minimal", "fio's terse output")),
     flag(unsupported("create_only", "creates the files and stops")),
     flag(maps(
         "unlink",

@@ -98,17 +98,9 @@ impl JobCx<'_> {
             let f = super::split_filenames(f)[0].clone();
             return self.plain_name(&f, loc).map(|n| (n, true));
         }
-        let (name, fmt, loc, named) = self.first_file_name()?;
+        let (name, _, loc, named) = self.first_file_name()?;
         let loc = loc.clone();
-        if fmt.contains("$jobnum") && streams > 1 {
-            self.warnings.push(format!(
-                "job '{}': fio gives each of the {streams} clones its own file \
-                 ({fmt} with $jobnum = 0..{}); ioscope runs all {streams} streams on one \
-                 file {name}",
-                self.name,
-                streams - 1
-            ));
-        }
+        self.say_clone_files(streams, &name);
         self.plain_name(&name, &loc).map(|n| (n, named))
     }
 
