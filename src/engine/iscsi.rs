@@ -96,11 +96,18 @@ impl Protocol for Iscsi {
 
     /// libiscsi queues a command's PDU and writes it when serviced with POLLOUT; a
     /// socket that cannot take it yet leaves it queued (EAGAIN is no error there).
+    /// libiscsi writes each PDU with a `send(2)` of its own on a `TCP_NODELAY`
+    /// socket, one segment each: two or more go out corked, in one segment.
     fn flush(s: &ffi::Session) -> Option<Result<(), String>> {
         if s.which_events() & libc::POLLOUT == 0 {
             return Some(Ok(()));
         }
-        Some(Self::service(s, libc::POLLOUT, true))
+        let write = || Self::service(s, libc::POLLOUT, true);
+        Some(if s.unsent().is_some_and(|n| n > 1) {
+            super::cork::corked(s.fd(), write)
+        } else {
+            write()
+        })
     }
 
     unsafe fn send(

@@ -32,7 +32,8 @@
 //!    nothing it waits in poll(2) on the engine's descriptors (with the interval
 //!    boundary, the next intended time or the next I/O deadline as the timeout),
 //!    hands the readiness back with [`Engine::on_ready`], and reaps again without
-//!    waiting. A worker can thus wait on an io_uring and on sockets at once, and a
+//!    waiting. A descriptor asking for `POLLIN` alone whose socket already holds
+//!    bytes is handed back as ready without the poll ([`wait::Probe`]). A worker can thus wait on an io_uring and on sockets at once, and a
 //!    composite engine can merge the descriptors of several engines.
 //! 5. **Deadlines.** With `--io-timeout`, the worker watches every request's age
 //!    itself (engines need no timers). A request older than the deadline is counted
@@ -63,6 +64,7 @@
 //! Buffers stay valid until the request's completion has been returned (or until
 //! `abandon` returned `true`).
 
+pub mod cork;
 pub mod cpuio;
 pub mod defrag;
 pub mod discard;

@@ -2,8 +2,9 @@
 //! [`super::Engine::poll_fds`] with it, and the fd-polled network engines use it
 //! when `submit_and_reap` is asked to block (callers outside the worker loop). The
 //! timespec carries nanoseconds, so the wait is rounded only by ppoll's own
-//! resolution. Also here: the descriptor entry an engine hands out, and the
-//! deadline a blocking `submit_and_reap` waits until.
+//! resolution. Also here: the descriptor entry an engine hands out, the
+//! deadline a blocking `submit_and_reap` waits until, and [`Probe`], which finds a
+//! reply already queued on a socket without the wait.
 
 /// `fd` polled for `events`.
 pub const fn pollfd(fd: i32, events: i16) -> libc::pollfd {
@@ -48,4 +49,90 @@ pub fn poll_until(fds: &mut [libc::pollfd], timeout_ns: u64) -> std::io::Result<
         }
     }
     Ok(())
+}
+
+/// Turns a probe that found nothing keeps the probe off: a miss costs one ioctl(2),
+/// so a client that waits on its server pays for it on one turn in this many.
+pub const PROBE_BACKOFF_TURNS: u8 = 8;
+
+/// Finds a reply already queued on a socket without polling for it: a client that
+/// is busier than its server (a deep queue) finds the next reply waiting after every
+/// one it handles, and a `FIONREAD` ioctl(2) is cheaper than a ppoll(2) that would
+/// return at once (profiled: ppoll was ~10 % of the NBD worker's CPU at QD 16,
+/// one per I/O). Only descriptors asking for `POLLIN` alone are probed — the answer
+/// must be what poll(2) would have said — and after a probe that finds nothing the
+/// next [`PROBE_BACKOFF_TURNS`] turns wait in poll(2) directly.
+#[derive(Debug, Default)]
+pub struct Probe {
+    /// Turns left before probing again.
+    off_turns: u8,
+}
+
+impl Probe {
+    /// True when at least one of `fds` (each asking for `POLLIN` alone) already
+    /// holds bytes: its `revents` is set to `POLLIN`, as poll(2) would, and the wait
+    /// can be skipped. False (nothing changed): wait in poll(2) as usual.
+    pub fn ready(&mut self, fds: &mut [libc::pollfd]) -> bool {
+        if self.off_turns > 0 {
+            self.off_turns -= 1;
+            return false;
+        }
+        if fds.is_empty() || fds.iter().any(|p| p.events != libc::POLLIN) {
+            return false;
+        }
+        let mut any = false;
+        for p in fds.iter_mut() {
+            let mut queued: libc::c_int = 0;
+            // SAFETY: FIONREAD writes one int through the pointer, which is valid.
+            let r = unsafe { libc::ioctl(p.fd, libc::FIONREAD, &mut queued) };
+            if r == 0 && queued > 0 {
+                p.revents = libc::POLLIN;
+                any = true;
+            }
+        }
+        if !any {
+            self.off_turns = PROBE_BACKOFF_TURNS;
+        }
+        any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn a_probe_finds_queued_bytes_and_backs_off_after_a_miss() {
+        let (mut tx, rx) = UnixStream::pair().unwrap();
+        let fd = rx.as_raw_fd();
+        let mut probe = Probe::default();
+        let mut fds = [pollfd(fd, libc::POLLIN)];
+        assert!(!probe.ready(&mut fds), "nothing queued yet");
+        assert_eq!(fds[0].revents, 0);
+        tx.write_all(b"reply").unwrap();
+        // Off for the turns after the miss, though a reply is now queued.
+        for turn in 0..PROBE_BACKOFF_TURNS {
+            assert!(!probe.ready(&mut fds), "turn {turn} after the miss");
+        }
+        assert!(probe.ready(&mut fds));
+        assert_eq!(fds[0].revents, libc::POLLIN);
+    }
+
+    #[test]
+    fn a_descriptor_waiting_to_write_is_left_to_poll() {
+        let (mut tx, rx) = UnixStream::pair().unwrap();
+        tx.write_all(b"reply").unwrap();
+        let mut probe = Probe::default();
+        let mut fds = [
+            pollfd(rx.as_raw_fd(), libc::POLLIN),
+            pollfd(tx.as_raw_fd(), libc::POLLIN | libc::POLLOUT),
+        ];
+        assert!(!probe.ready(&mut fds));
+        assert!(fds.iter().all(|p| p.revents == 0));
+        // Not a miss: the next turn probes.
+        assert!(probe.ready(&mut fds[..1]));
+    }
 }

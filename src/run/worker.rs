@@ -199,6 +199,8 @@ pub struct Worker<E: Engine> {
     stopping: bool,
     fatal: Option<WorkerError>,
     fds: Vec<libc::pollfd>,
+    /// Skips the wait when a reply is already queued on the engine's sockets.
+    probe: crate::engine::wait::Probe,
     engine_events: Vec<EngineEvent>,
     /// The connections this worker opened, by the engine's number (`IoRequest::conn`,
     /// `0..owned.len()`): their numbers among the run's connections per target.
@@ -277,6 +279,7 @@ impl<E: Engine> Worker<E> {
             stopping: false,
             fatal: None,
             fds: Vec::new(),
+            probe: Default::default(),
             engine_events: Vec::new(),
             owned,
             stream_conn,
@@ -717,7 +720,10 @@ impl<E: Engine> Worker<E> {
         // for writability it no longer wants would return at once for nothing.
         self.fds.clear();
         self.engine.poll_fds(&mut self.fds);
-        crate::engine::wait::poll_until(&mut self.fds, timeout).map_err(WorkerError::Poll)?;
+        // A reply already queued needs no wait (and no ppoll to learn it).
+        if !self.probe.ready(&mut self.fds) {
+            crate::engine::wait::poll_until(&mut self.fds, timeout).map_err(WorkerError::Poll)?;
+        }
         self.engine.on_ready(&self.fds)?;
         Ok(self
             .engine

@@ -130,6 +130,8 @@ struct Lib {
     which_events: FnCtxInt,
     service: FnCtxSetInt,
     queue_length: FnCtxInt,
+    /// `iscsi_out_queue_length` (libiscsi 1.13 and later; absent before).
+    out_queue_length: Option<FnCtxInt>,
     is_logged_in: FnCtxInt,
 }
 
@@ -161,6 +163,8 @@ fn load() -> Result<Lib, LoadError> {
         which_events: sym!(l, "iscsi_which_events"),
         service: sym!(l, "iscsi_service"),
         queue_length: sym!(l, "iscsi_queue_length"),
+        // SAFETY: the symbol's C type is FnCtxInt's.
+        out_queue_length: unsafe { l.sym("iscsi_out_queue_length\0") }.ok(),
         is_logged_in: sym!(l, "iscsi_is_logged_in"),
         _lib: l.into_library(),
     })
@@ -533,6 +537,14 @@ impl Session {
     pub fn queue_length(&self) -> usize {
         // SAFETY: valid context.
         unsafe { (self.lib.queue_length)(self.ctx) }.max(0) as usize
+    }
+
+    /// PDUs queued and not yet written to the socket (`None`: a libiscsi too old to
+    /// say).
+    pub fn unsent(&self) -> Option<usize> {
+        let f = self.lib.out_queue_length?;
+        // SAFETY: valid context.
+        Some(unsafe { f(self.ctx) }.max(0) as usize)
     }
 
     /// False once the session has been lost.
