@@ -11,22 +11,14 @@ use std::path::Path;
 
 use roxmltree::{Document, Node};
 
-use super::{arg_loc, diskspd_options, profile_merge, Word};
+use super::profile_merge::{self, Span};
+use super::{arg_loc, diskspd_options, Word};
 use crate::plan::compat::diskspd_options::{Element, Scope, Via};
 use crate::plan::compat::{CompatError, Loc, Translated, UnsupportedList};
 
 /// The switches diskspd lets a line with `-X` carry (CmdLineParser's composable ones):
 /// `-d -W -C -z` override every time span's, `-R -v -:` the profile's.
 const WITH_X: &[char] = &['d', 'W', 'C', 'z', 'R', 'v', ':'];
-
-/// One `<TimeSpan>`: its own words and each target's (the path last).
-pub(super) struct Span {
-    pub words: Vec<Word>,
-    pub targets: Vec<Vec<Word>>,
-    /// `<ThreadCount>` above 0: threads shared by the targets (`-F`).
-    pub shared_threads: bool,
-    pub loc: Loc,
-}
 
 /// What the command line gives besides the profile.
 struct LineArgs {

@@ -5,10 +5,18 @@
 //! than per workload (write-through, the write content) must agree between targets,
 //! or the profile is refused at the target that differs: never merged silently.
 
-use super::profile::Span;
-use super::read_line;
+use super::{read_line, Word};
 use crate::plan::compat::{CompatError, Loc, TargetTable, UnsupportedList};
 use crate::plan::model::{DataSettings, Plan, RunSpec};
+
+/// One `<TimeSpan>`: its own words and each target's (the path last).
+pub(super) struct Span {
+    pub words: Vec<Word>,
+    pub targets: Vec<Vec<Word>>,
+    /// `<ThreadCount>` above 0: threads shared by the targets (`-F`).
+    pub shared_threads: bool,
+    pub loc: Loc,
+}
 
 /// The plan of `spans`; several time spans are several runs, in order.
 pub(super) fn translate(
