@@ -85,6 +85,11 @@ pub fn read_job_file_for(path: &Path, target: Option<&str>) -> Result<Translated
         )?),
         Format::FioArgs => Ok(fio::parse_args(&words()?)?),
         Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, target)?),
+        // A profile runs as `diskspd -X<file>` does.
+        Format::DiskspdProfile => Ok(diskspd::parse_diskspd(
+            &[format!("-X{}", path.display())],
+            target,
+        )?),
         Format::Sqlio => Ok(sqlio::parse_sqlio(
             &words()?,
             path.parent().unwrap_or(Path::new(".")),
@@ -138,7 +143,7 @@ pub fn foreign(a: ForeignInvocation) -> Result<i32, AppError> {
     let translated = translate_args(a.tool, &a.args, a.target.as_deref())?;
     let mut a = a;
     if a.tool == Tool::Diskspd {
-        match diskspd_output(&a.args) {
+        match diskspd_output(&diskspd::result_switches(&a.args)) {
             // -Rp…: diskspd checks the profile and prints it without running.
             DiskspdOutput::ProfileOnly => {
                 let text = crate::plan::emit::to_toml(&translated.plan)?;

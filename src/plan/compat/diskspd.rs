@@ -16,6 +16,8 @@ use super::{is_windows_path, CompatError, Loc, Translated, UnsupportedList};
 use crate::plan::units::{parse_count, parse_duration_ns, parse_duration_ns_allow_zero};
 
 mod line;
+mod profile;
+mod profile_merge;
 
 use line::DiskspdLine;
 
@@ -160,36 +162,88 @@ fn ds_size(text: &str, block: u64, loc: &Loc) -> Result<u64, CompatError> {
 
 /// The block size `-b` gives the line (the last one; diskspd's default 64 KiB), which
 /// sizes written in blocks (`-c100b`, `-s1b`) count in, wherever they stand.
-fn line_block(args: &[String], loc_of: impl Fn(usize) -> Loc) -> Result<u64, CompatError> {
+fn line_block(words: &[Word]) -> Result<u64, CompatError> {
     let mut block = 64 * 1024;
-    for (i, a) in args.iter().enumerate() {
-        if let Some(v) = a.strip_prefix("-b") {
-            block = ds_size(v, 64 * 1024, &loc_of(i))?;
+    for w in words {
+        if let Some(v) = w.text.strip_prefix("-b") {
+            block = ds_size(v, 64 * 1024, &w.loc)?;
             if block == 0 || block >= u64::from(u32::MAX) {
-                return Err(loc_of(i).error("-b needs a block size above 0 and below 4 GiB"));
+                return Err(w.loc.error("-b needs a block size above 0 and below 4 GiB"));
             }
         }
     }
     Ok(block)
 }
 
+/// One word of a diskspd line as the reader takes it: the switch or target, how
+/// messages show it (as written, or the profile element it was read from), and where
+/// it stands.
+#[derive(Debug, Clone)]
+pub(super) struct Word {
+    pub text: String,
+    pub shown: String,
+    pub loc: Loc,
+}
+
 /// Translates a diskspd command line, argv style (the program name may come first).
 /// `target_override` replaces every target (the `--target` option), which also lets
-/// Windows paths through.
+/// Windows paths through. A line with `-X<profile.xml>` runs the profile
+/// ([`profile`]).
 pub fn parse_diskspd(
     args: &[String],
     target_override: Option<&str>,
 ) -> Result<Translated, CompatError> {
-    let mut un = UnsupportedList::default();
     let start = skip_program(args, &["diskspd"]);
-    let block = line_block(&args[start..], |i| arg_loc(args, start + i))?;
-    let mut line = DiskspdLine::new(block);
-    for i in start..args.len() {
-        let a = &args[i];
-        let loc = arg_loc(args, i);
-        let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) else {
+    if args[start..].iter().any(|a| a.starts_with("-X")) {
+        return profile::parse_profile(args, start, target_override);
+    }
+    let words: Vec<Word> = (start..args.len())
+        .map(|i| Word {
+            text: args[i].clone(),
+            shown: args[i].clone(),
+            loc: arg_loc(args, i),
+        })
+        .collect();
+    let mut un = UnsupportedList::default();
+    read_line(&words, target_override, &mut un)?.into_translated(un)
+}
+
+/// The switches that decide diskspd's output (`-R…`): the line's, after a profile's
+/// `<ResultFormat>` when the line runs one (`-X`), as diskspd lets the line override it.
+pub fn result_switches(args: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = args
+        .iter()
+        .filter_map(|a| a.strip_prefix("-X"))
+        .filter_map(profile::result_format)
+        .collect();
+    out.extend(args.iter().cloned());
+    out
+}
+
+/// A profile's text as `-X` reads it, with the line's other `args` (tests).
+#[cfg(test)]
+pub(crate) fn parse_profile_text(
+    source: &str,
+    text: &str,
+    args: &[String],
+    target_override: Option<&str>,
+) -> Result<Translated, CompatError> {
+    profile::read_profile_text(source, text, args, target_override)
+}
+
+/// Reads the words of one line, switches then targets, each switch first through the
+/// table ([`table_reads`]).
+fn read_line(
+    words: &[Word],
+    target_override: Option<&str>,
+    un: &mut UnsupportedList,
+) -> Result<DiskspdLine, CompatError> {
+    let mut line = DiskspdLine::new(line_block(words)?);
+    for w in words {
+        let (a, loc) = (&w.shown, &w.loc);
+        let Some(opt) = w.text.strip_prefix('-').filter(|o| !o.is_empty()) else {
             line.targets
-                .push((target_uri(a, target_override, &loc)?, loc));
+                .push((target_uri(&w.text, target_override, loc)?, loc.clone()));
             continue;
         };
         if !line.targets.is_empty() {
@@ -199,11 +253,11 @@ pub fn parse_diskspd(
         }
         let (flag, rest) = opt.split_at(opt.chars().next().map_or(0, char::len_utf8));
         let table = (diskspd_options::DISKSPD, "diskspd");
-        if table_reads(table, a, flag, rest, &loc, &mut un)? {
-            line.option(a, flag, rest, &loc, &mut un)?;
+        if table_reads(table, a, flag, rest, loc, un)? {
+            line.option(a, flag, rest, loc, un)?;
         }
     }
-    line.into_translated(un)
+    Ok(line)
 }
 
 /// `-a` CPU numbers in diskspd's order (threads go round-robin over them), with its

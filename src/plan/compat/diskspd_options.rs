@@ -109,10 +109,152 @@ pub static DISKSPD: &[Switch] = &[
     sw(
         "X",
         "-X<profile.xml>",
-        Refused("XML profiles (-X) are not read yet; write the profile's options on the command line"),
+        Maps("an XML profile: each element is read as the switch the profile table below names; with it diskspd takes only -d -W -C -z -R -v -: and paths for template targets (*1, *2, …)"),
     ),
     sw("?", "-?", Refused("-? prints diskspd's usage; there is nothing to run")),
 ];
+
+/// Where an element of a diskspd XML profile stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `<Profile>` itself.
+    Profile,
+    /// `<Profile><TimeSpans><TimeSpan>`.
+    TimeSpan,
+    /// `<TimeSpan><Targets><Target>`.
+    Target,
+}
+
+/// How an element of a diskspd XML profile reaches the switch model: the switch it
+/// stands for, whose row in [`DISKSPD`] says what the translation does with it, or
+/// (for the few elements no switch spells) its own effect.
+#[derive(Debug, Clone, Copy)]
+pub enum Via {
+    /// `-<prefix><number>`; the element holds a whole number (`<Duration>60` → `-d60`).
+    Number(&'static str),
+    /// As [`Via::Number`], but 0 is diskspd's default and writes no switch.
+    NonZero(&'static str),
+    /// A boolean: `true` is this switch, `false` diskspd's default (no switch).
+    Flag(&'static str),
+    /// One of a few words, each its switch.
+    Choice(&'static [(&'static str, &'static str)]),
+    /// An element with children or attributes, read by its own code into the switch
+    /// `form` (the profile reader's `nested`).
+    Nested(&'static str),
+    /// No switch: what the translation does with the element.
+    Own(Effect),
+}
+
+/// One element of diskspd's profile schema (diskspd.xsd).
+#[derive(Debug, Clone, Copy)]
+pub struct Element {
+    pub name: &'static str,
+    pub scope: Scope,
+    pub via: Via,
+}
+
+const fn el(name: &'static str, scope: Scope, via: Via) -> Element {
+    Element { name, scope, via }
+}
+
+use Scope::{Profile as P, Target as G, TimeSpan as T};
+use Via::{Choice, Flag, Nested, NonZero, Number, Own};
+
+/// Every element diskspd's profile reader takes (2.x), each mapped onto its switch.
+pub static DISKSPD_XML: &[Element] = &[
+    el("Progress", P, Number("P")),
+    el(
+        "ResultFormat",
+        P,
+        Choice(&[("text", "-Rtext"), ("xml", "-Rxml")]),
+    ),
+    el("Verbose", P, Flag("-v")),
+    el("VerboseStats", P, Flag("-vs")),
+    el("ExperimentFlags", P, Number(":")),
+    el("ETW", P, Nested("-e")),
+    el(
+        "PrecreateFiles",
+        P,
+        Own(Unsupported(
+            "creating every time span's files before the first one runs",
+        )),
+    ),
+    el("TimeSpans", P, Nested("one run per <TimeSpan>")),
+    el("Duration", T, Number("d")),
+    el("Warmup", T, Number("W")),
+    el("Cooldown", T, Number("C")),
+    el("RandSeed", T, Number("z")),
+    el("RandomWriteData", T, Flag("-Zr")),
+    el("ThreadCount", T, NonZero("F")),
+    el("RequestCount", T, NonZero("O")),
+    el("GroupAffinity", T, Flag("-ag")),
+    el("Affinity", T, Nested("-a")),
+    el("DisableAffinity", T, Flag("-n")),
+    el("CompletionRoutines", T, Flag("-x")),
+    el("MeasureLatency", T, Flag("-L")),
+    el("CalculateIopsStdDev", T, Flag("-D")),
+    el("IoBucketDuration", T, Number("D")),
+    el("Targets", T, Nested("one workload per <Target>")),
+    el("Path", G, Nested("the target")),
+    el("BlockSize", G, Number("b")),
+    el("StrideSize", G, Nested("-s")),
+    el("InterlockedSequential", G, Nested("-si")),
+    el("BaseFileOffset", G, NonZero("B")),
+    el("SequentialScan", G, Flag("-fs")),
+    el("RandomAccess", G, Flag("-fr")),
+    el("TemporaryFile", G, Flag("-ft")),
+    el("UseLargePages", G, Flag("-l")),
+    el("RequestCount", G, Number("o")),
+    el("Random", G, Number("r")),
+    el("RandomRatio", G, Number("rs")),
+    el("Distribution", G, Nested("-rd")),
+    el("DisableAllCache", G, Flag("-Sh")),
+    el("DisableLocalCache", G, Flag("-Sr")),
+    el("DisableOSCache", G, Flag("-Su")),
+    el("WriteThrough", G, Flag("-Sw")),
+    el("MemoryMappedIo", G, Flag("-Sm")),
+    el(
+        "FlushType",
+        G,
+        Choice(&[
+            ("ViewOfFile", "-Nv"),
+            ("NonVolatileMemory", "-Nn"),
+            ("NonVolatileMemoryNoDrain", "-Ni"),
+        ]),
+    ),
+    el("WriteBufferContent", G, Nested("-Z")),
+    el("BurstSize", G, NonZero("i")),
+    el("ThinkTime", G, NonZero("j")),
+    el("Throughput", G, Nested("-g")),
+    el("ThreadsPerFile", G, Number("t")),
+    el("FileSize", G, NonZero("c")),
+    el("MaxFileSize", G, NonZero("f")),
+    el("WriteRatio", G, Number("w")),
+    el("ParallelAsyncIO", G, Flag("-p")),
+    el("ThreadStride", G, NonZero("T")),
+    el("IOPriority", G, Number("I")),
+    el(
+        "Weight",
+        G,
+        Own(Unsupported(
+            "a target's share of a -F thread's I/Os (weights)",
+        )),
+    ),
+    el(
+        "ThreadTargets",
+        G,
+        Own(Unsupported(
+            "which -F threads issue to a target, with weights",
+        )),
+    ),
+];
+
+/// The element `name` in `scope`.
+pub fn element(scope: Scope, name: &str) -> Option<&'static Element> {
+    DISKSPD_XML
+        .iter()
+        .find(|e| e.scope == scope && e.name == name)
+}
 
 /// SQLIO's switches.
 pub static SQLIO: &[Switch] = &[

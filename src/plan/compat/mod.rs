@@ -73,6 +73,9 @@ impl fmt::Display for CompatError {
                 write!(f, "argument {index} ('{text}'): {}", self.msg)
             }
             _ if self.line == 0 => write!(f, "{}: {}", self.source_name, self.msg),
+            Some(Position::Column(col)) => {
+                write!(f, "{}:{}:{col}: {}", self.source_name, self.line, self.msg)
+            }
             _ => write!(f, "{}:{}: {}", self.source_name, self.line, self.msg),
         }
     }
@@ -81,8 +84,20 @@ impl fmt::Display for CompatError {
 /// Where an option came from, for errors and for the unsupported list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Loc {
-    Line { source: String, line: usize },
-    Arg { index: usize, text: String },
+    Line {
+        source: String,
+        line: usize,
+    },
+    /// A place in a structured file (an XML element): 1-based line and column.
+    At {
+        source: String,
+        line: usize,
+        column: usize,
+    },
+    Arg {
+        index: usize,
+        text: String,
+    },
 }
 
 impl Loc {
@@ -92,6 +107,16 @@ impl Loc {
                 source_name: source.clone(),
                 line: *line,
                 column_or_arg: None,
+                msg: msg.into(),
+            },
+            Loc::At {
+                source,
+                line,
+                column,
+            } => CompatError {
+                source_name: source.clone(),
+                line: *line,
+                column_or_arg: Some(Position::Column(*column)),
                 msg: msg.into(),
             },
             Loc::Arg { index, text } => CompatError {
@@ -111,6 +136,11 @@ impl fmt::Display for Loc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Loc::Line { source, line } => write!(f, "{source}:{line}"),
+            Loc::At {
+                source,
+                line,
+                column,
+            } => write!(f, "{source}:{line}:{column}"),
             Loc::Arg { index, .. } => write!(f, "argument {index}"),
         }
     }
@@ -161,6 +191,8 @@ pub enum Format {
     Vdbench,
     /// diskspd command line.
     Diskspd,
+    /// diskspd XML profile (`<Profile>`, what `diskspd -X` reads).
+    DiskspdProfile,
     /// SQLIO command line.
     Sqlio,
     Unknown,
@@ -168,8 +200,12 @@ pub enum Format {
 
 /// Guesses the format of a job description: fio INI has `[section]` lines, vdbench has
 /// lines starting `sd=`/`wd=`/`rd=` (or `hd=`/`fsd=`), command lines start with the
-/// program name.
+/// program name, and an XML document with a `<Profile>` is a diskspd profile.
 pub fn detect(text: &str) -> Format {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if t.starts_with('<') && t.contains("<Profile") {
+        return Format::DiskspdProfile;
+    }
     for raw in text.lines() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with(['#', ';', '*']) || line.starts_with("/*") {

@@ -190,6 +190,33 @@ fn diskspd_and_sqlio_lines_match_expectations() {
     assert!(failures.is_empty(), "{}", fail_listing(&failures));
 }
 
+/// diskspd XML profiles, each read as `diskspd -X<file>` reads it; a profile whose
+/// comment says `same as: <line>` must give the very plan that line gives.
+#[test]
+fn diskspd_profiles_match_expectations() {
+    let dir = fixtures().join("diskspd");
+    let files = files_with(&dir, "xml");
+    assert!(files.len() >= 4, "only {} profiles", files.len());
+    let mut failures = Vec::new();
+    let mut same = 0;
+    for p in files {
+        let t = diskspd::parse_diskspd(&[format!("-X{}", p.display())], None);
+        check(&p, &snapshot_name(&p), &render(&t), &mut failures);
+        let text = std::fs::read_to_string(&p).expect("read fixture");
+        if let Some(line) = text.lines().find_map(|l| l.split("same as: ").nth(1)) {
+            let line = line.trim_end_matches("-->").trim();
+            let want = diskspd::parse_diskspd(&split_command_line(line).unwrap(), None).unwrap();
+            let got = t
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert_eq!(got.plan, want.plan, "{} and '{line}'", p.display());
+            same += 1;
+        }
+    }
+    assert!(same >= 1, "no profile says which line it equals");
+    assert!(failures.is_empty(), "{}", fail_listing(&failures));
+}
+
 fn case(name: &str) -> String {
     // The shared cases live beside the repository in CI; the copies under
     // tests/fixtures keep the test self-contained elsewhere.
@@ -250,6 +277,10 @@ fn detection() {
     assert_eq!(detect("fio --name=x"), Format::FioArgs);
     assert_eq!(detect("diskspd.exe -b8K x"), Format::Diskspd);
     assert_eq!(detect("sqlio -kR x"), Format::Sqlio);
+    assert_eq!(
+        detect("<?xml version=\"1.0\"?>\n<Profile><TimeSpans/></Profile>"),
+        Format::DiskspdProfile
+    );
     assert_eq!(detect("hello world"), Format::Unknown);
 }
 
@@ -311,6 +342,7 @@ fn feed_all_parsers(text: &str) {
     let _ = detect(text);
     let _ = fio::parse_str("fuzz.fio", text, Path::new("/nonexistent"), &env);
     let _ = vdbench::parse_str("fuzz.parm", text);
+    let _ = diskspd::parse_profile_text("fuzz.xml", text, &[], None);
     if let Ok(args) = split_command_line(text) {
         let _ = fio::parse_args(&args);
         let _ = diskspd::parse_diskspd(&args, None);

@@ -69,6 +69,8 @@ fn reads_all(table: &[Switch], lines: &[&str], ts: Vec<Result<Translated, Compat
             )
         })
         .map(|s| s.letter)
+        // -X is read before any line, by the profile reader (its own tests below).
+        .filter(|&l| l != "X")
         .collect();
     let mut written: Vec<&str> = line.split_whitespace().map(|a| &a[1..2]).collect();
     maps.sort_unstable();
@@ -118,8 +120,11 @@ fn the_tables_decide_what_is_unknown_listed_or_refused() {
     );
     let e = ds("-q").unwrap_err().to_string();
     assert!(e.contains("unknown diskspd option '-q'"), "{e}");
-    let e = ds("-Xp.xml").unwrap_err().to_string();
-    assert!(e.contains("argument 2 ('-Xp.xml'): XML profiles"), "{e}");
+    let e = ds("-X/nonexistent/p.xml").unwrap_err().to_string();
+    assert!(
+        e.contains("argument 2 ('-X/nonexistent/p.xml'): cannot read the profile"),
+        "{e}"
+    );
     let sq = |line: &str| {
         parse_sqlio(
             &args(&format!("sqlio -frandom {line} /tmp/f")),
@@ -314,5 +319,79 @@ fn mixed_random_and_sequential_is_random_pct_with_its_differences_said() {
             .unwrap_err()
             .to_string();
         assert!(e.contains(why), "{bad}: {e}");
+    }
+}
+
+/// A profile of one target at `path`, with `extra` in its <TimeSpan>.
+fn profile(path: &str, extra: &str) -> String {
+    format!(
+        "<Profile><TimeSpans><TimeSpan>{extra}<Targets><Target><Path>{path}</Path>\
+         <BlockSize>4096</BlockSize></Target></Targets></TimeSpan></TimeSpans></Profile>"
+    )
+}
+
+#[test]
+fn a_profile_takes_diskspds_line_switches_and_template_paths() {
+    let text = profile("*1", "<Duration>60</Duration>");
+    let t = parse_profile_text("p.xml", &text, &args("-d5 -z3 /tmp/a"), None).unwrap();
+    let run = &t.plan.runs[0];
+    assert_eq!((run.duration_ns, run.seed), (Some(5_000_000_000), 3));
+    assert_eq!(t.plan.targets[0].uri, "/tmp/a");
+    let e = parse_profile_text("p.xml", &text, &[], None).unwrap_err();
+    assert!(e.to_string().contains("p.xml:1:"), "{e}");
+    assert!(e.to_string().contains("template target *1"), "{e}");
+    let e = parse_profile_text("p.xml", &text, &args("/tmp/a /tmp/b"), None).unwrap_err();
+    assert!(
+        e.to_string().contains("'/tmp/b' substitutes no template"),
+        "{e}"
+    );
+    let e = parse_profile_text("p.xml", &text, &args("-b8K /tmp/a"), None).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("with -X diskspd takes no switch but"),
+        "{e}"
+    );
+}
+
+#[test]
+fn profile_elements_are_located_and_checked() {
+    let text = "<Profile>\n  <TimeSpans>\n    <TimeSpan>\n      <Duration>ten</Duration>";
+    let e = parse_profile_text("p.xml", text, &[], None).unwrap_err();
+    assert!(e.to_string().starts_with("p.xml:"), "{e}");
+    let bad = |extra: &str| {
+        parse_profile_text("p.xml", &profile("/tmp/f", extra), &[], None)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(bad("<Duration>ten</Duration>").contains("p.xml:1:31: <Duration>ten"));
+    assert!(bad("<MeasureLatency>1</MeasureLatency>").contains("give true or false"));
+    assert!(bad("<Duration>1</Duration><Duration>2</Duration>").contains("given twice"));
+    assert!(bad("<Threads>2</Threads>").contains("<Threads> is no element of <TimeSpan>"));
+    let ok = |extra: &str| parse_profile_text("p.xml", &profile("/tmp/f", extra), &[], None);
+    // Elements whose switch the table lists are listed, at the element.
+    let t = ok("<RequestCount>4</RequestCount>").unwrap();
+    assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
+    assert!(t.unsupported[0]
+        .option
+        .starts_with("<RequestCount> (-O4) — "));
+    assert_eq!(t.unsupported[0].location, "p.xml:1:31");
+    let t = ok("<Affinity><AffinityAssignment>1</AffinityAssignment>\
+                <AffinityGroupAssignment Group=\"0\" Processor=\"3\"/></Affinity>")
+    .unwrap();
+    assert_eq!(t.plan.runs[0].cpus, Some(vec![1, 3]));
+    assert!(
+        ok("<Affinity><AffinityGroupAssignment Group=\"1\" Processor=\"0\"/></Affinity>").is_err()
+    );
+}
+
+#[test]
+fn the_documentation_names_every_profile_element() {
+    let doc = include_str!("../../../../docs/compat-diskspd.md");
+    for e in diskspd_options::DISKSPD_XML {
+        assert!(
+            doc.contains(&format!("`<{}>`", e.name)),
+            "docs/compat-diskspd.md does not name <{}>",
+            e.name
+        );
     }
 }
