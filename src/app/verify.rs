@@ -46,15 +46,7 @@ fn verify_one(
     let uri = target_override.unwrap_or(&rec.header.target).to_string();
     let id = target_id(&rec.header.target);
     let unit = rec.header.unit_bytes as u64;
-    let t = target::open(
-        &TargetSpec::new("t0", uri.clone()),
-        target::OpenOptionsIo::default(),
-    )?;
-    if !t.is_persistent() {
-        return Err(AppError::Refused(format!(
-            "target '{uri}': only files, block devices and network targets can be verified after the fact"
-        )));
-    }
+    let t = open_for_reading(&uri)?;
     let units = rec.map.len() as u64;
     let mut out = VerifyResult::default();
     let chunk_units = ((1u64 << 20) / unit).max(1);
@@ -62,11 +54,15 @@ fn verify_one(
         .ok_or_else(|| AppError::Failed("cannot allocate the verify buffer".into()))?;
     let mut u = 0;
     while u < units {
-        if !rec.expectation(u).is_tracked() {
+        // Only written units are read: a file of a tree shorter than its slot ends
+        // before the slot does, so a read must not run past what was written.
+        let n = (u..units.min(u + chunk_units))
+            .take_while(|&v| rec.expectation(v).is_tracked())
+            .count() as u64;
+        if n == 0 {
             u += 1;
             continue;
         }
-        let n = chunk_units.min(units - u);
         let off = u * unit;
         let data = &mut buf.as_mut_slice()[..(n * unit) as usize];
         t.read_at(data, off)
@@ -77,19 +73,11 @@ fn verify_one(
                 source,
             })?;
         for i in 0..n {
-            let e = rec.expectation(u + i);
-            if !e.is_tracked() {
-                continue;
-            }
             let o = off + i * unit;
+            let unit_data = &data[(i * unit) as usize..((i + 1) * unit) as usize];
             record(
                 &mut out,
-                check(
-                    &data[(i * unit) as usize..((i + 1) * unit) as usize],
-                    id,
-                    o,
-                    &e,
-                ),
+                check(unit_data, id, o, &rec.expectation(u + i)),
                 &uri,
                 o,
             );
@@ -97,6 +85,30 @@ fn verify_one(
         u += n;
     }
     Ok((uri, out))
+}
+
+/// Opens the journaled target to read it back, making nothing: a file set (a
+/// vdbench tree) is read as bytes, and only when every file is there at its length
+/// (opening it for I/O would create or extend the missing ones).
+fn open_for_reading(uri: &str) -> Result<target::OpenTarget, AppError> {
+    let spec = TargetSpec::new("t0", uri);
+    let mut opts = target::OpenOptionsIo::default();
+    if let Ok(crate::plan::model::TargetKind::Files(_)) = target::parse_uri(uri) {
+        opts.set_use = Some(target::fileset::SetUse::Bytes);
+        if target::probe(&spec, opts)?.existing_len.is_none() {
+            return Err(AppError::Refused(format!(
+                "target '{uri}': some of its files are missing or shorter than the set's \
+                 length; verify reads back and creates nothing"
+            )));
+        }
+    }
+    let t = target::open(&spec, opts)?;
+    if !t.is_persistent() {
+        return Err(AppError::Refused(format!(
+            "target '{uri}': only files, file sets, block devices and network targets can be verified after the fact"
+        )));
+    }
+    Ok(t)
 }
 
 /// `ioscope verify`.

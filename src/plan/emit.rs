@@ -165,6 +165,8 @@ struct TargetTable {
     direct: Option<bool>,
     /// How a missing file is made, when not laid out with data.
     create: Option<&'static str>,
+    /// Missing directories of the path are made when the run opens it.
+    create_dirs: Option<bool>,
     /// Multipath (`paths` 1.., path 0 being `path`) and SMB3 multichannel.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     paths: Vec<String>,
@@ -515,6 +517,7 @@ impl TargetTable {
             },
             direct: t.direct,
             create: (!t.create.is_data()).then(|| t.create.name()),
+            create_dirs: t.create_dirs.then_some(true),
             paths: Vec::new(),
             channels: None,
             path_policy: None,

@@ -108,6 +108,7 @@ const TARGET_KEYS: &[&str] = &[
     "size",
     "direct",
     "create",
+    "create_dirs",
     "paths",
     "path_policy",
     "failback",
@@ -877,6 +878,20 @@ impl<'a> Ctx<'a> {
             Some(v) => self.file_create(&uri, v)?,
             None => FileCreate::Data,
         };
+        let create_dirs = match sec.get("create_dirs") {
+            Some(v) if self.boolean("create_dirs", v)? => {
+                if !FileCreate::applies_to(&uri) && !uri.starts_with("files:") {
+                    return Err(self.err(
+                        v.span(),
+                        format!(
+                            "'create_dirs' applies to a local file or file set; {uri:?} is neither"
+                        ),
+                    ));
+                }
+                true
+            }
+            _ => false,
+        };
         Ok((
             TargetSpec {
                 name,
@@ -886,6 +901,7 @@ impl<'a> Ctx<'a> {
                 multipath,
                 fill,
                 create,
+                create_dirs,
             },
             at,
         ))

@@ -89,6 +89,11 @@ pub struct TargetSpec {
     /// set extended: with data (the default), as a hole, or allocated but unwritten.
     #[serde(default, skip_serializing_if = "FileCreate::is_data")]
     pub create: FileCreate,
+    /// Make the missing directories of a local file's path when the run opens it
+    /// (fio does for every job's files; off for native targets, where a missing
+    /// directory is more likely a mistyped path). Never under /dev.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub create_dirs: bool,
 }
 
 impl TargetSpec {
@@ -103,6 +108,7 @@ impl TargetSpec {
             multipath: None,
             fill: false,
             create: FileCreate::default(),
+            create_dirs: false,
         }
     }
 }

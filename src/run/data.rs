@@ -90,6 +90,35 @@ pub enum VerifyStateError {
     /// The journal cannot be opened, replayed or written.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// A file of a file set (a vdbench tree) ends inside a unit, whose key could
+    /// not be checked whole (vdbench refuses such files too).
+    #[error(
+        "'{uri}': files of {len_bytes} bytes end inside a {unit_bytes}-byte unit; \
+         verification needs file lengths in whole units (see --dedup-unit)"
+    )]
+    FileLength {
+        uri: String,
+        len_bytes: u64,
+        unit_bytes: u64,
+    },
+}
+
+/// Every length a file set's files have must be whole units; other targets pass.
+fn check_file_lengths(uri: &str, unit_bytes: u64) -> Result<(), VerifyStateError> {
+    let Ok(crate::plan::model::TargetKind::Files(set)) = crate::target::parse_uri(uri) else {
+        return Ok(());
+    };
+    let lens = set.sizes.as_ref().map_or(vec![set.file_bytes], |s| {
+        s.split.iter().map(|&(len, _)| len).collect()
+    });
+    match lens.into_iter().find(|l| l % unit_bytes != 0) {
+        Some(len_bytes) => Err(VerifyStateError::FileLength {
+            uri: uri.to_string(),
+            len_bytes,
+            unit_bytes,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Per-target verify state that outlives a run, so a read run after a write run in
@@ -157,6 +186,7 @@ impl Registry {
             return Ok(t.clone());
         }
         let unit = opts.spec.dedup_unit as u64;
+        check_file_lengths(uri, unit)?;
         let units = size_bytes / unit;
         let (map, journal) = match journal_dir {
             Some(dir) => {

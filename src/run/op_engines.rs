@@ -80,7 +80,13 @@ pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunErro
         .workloads
         .iter()
         .any(|w| opts.data.for_workload(w).verify);
-    if verify || opts.data.journal.is_some() {
+    // A workload that says `verify = false` keeps out of the journal too: the journal
+    // records the writes of the run's other (byte) workloads on the same target.
+    let opted_out = run
+        .workloads
+        .iter()
+        .all(|w| w.overrides.data.verify == Some(false));
+    if verify || (opts.data.journal.is_some() && !opted_out) {
         let why = if engine == EngineKind::PageFault {
             "keeps each worker's data in a private mapping of its own"
         } else {

@@ -119,8 +119,16 @@ fn members(
             "a file set read and written as bytes needs size=BYTES (each file's length)".into(),
         ));
     }
-    // A tree that makes its anchor (with its parents) makes it when it opens.
-    let made_later = set.tree.is_some_and(|t| t.make_anchor) && !set.dir.exists();
+    // A tree that makes its anchor (with its parents) makes it when it opens, and
+    // so does a set whose target makes its missing directories (fio's).
+    let made_later = match set.dir.exists() {
+        true => false,
+        false if spec.create_dirs => {
+            super::work_dirs::nearest_existing(&spec.uri, &set.dir)?;
+            true
+        }
+        false => set.tree.is_some_and(|t| t.make_anchor),
+    };
     if !made_later && !set.dir.is_dir() {
         return Err(invalid(format!(
             "directory '{}' does not exist",
@@ -138,6 +146,7 @@ fn members(
                 fill: false,
                 multipath: None,
                 create: spec.create,
+                create_dirs: spec.create_dirs,
             };
             (member, path)
         })
@@ -226,6 +235,9 @@ pub fn open(
     opts: OpenOptionsIo,
 ) -> Result<OpenTarget, TargetError> {
     let members = members(spec, set)?;
+    if spec.create_dirs {
+        super::work_dirs::make(&spec.uri, &set.dir)?;
+    }
     super::fileset::make_tree_dirs(&spec.uri, set)?;
     let mut files = Vec::with_capacity(members.len());
     let mut paths = Vec::with_capacity(members.len());

@@ -102,18 +102,26 @@ pub(super) fn probe_new_file(
         uri: spec.uri.clone(),
         msg,
     };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = super::work_dirs::parent_of(path);
     // First, so a target sized to fill its filesystem (whose size comes from the
-    // directory's filesystem) names the missing directory.
-    if !dir.is_dir() {
-        return Err(invalid(format!(
-            "directory '{}' does not exist",
-            dir.display()
-        )));
-    }
+    // directory's filesystem) names the missing directory. With `create_dirs` the
+    // opening makes it; probing looks at the nearest directory that exists.
+    let nearest;
+    let dir = match dir.is_dir() {
+        true => dir,
+        false if spec.create_dirs => {
+            nearest = super::work_dirs::nearest_existing(&spec.uri, dir)?;
+            nearest.as_path()
+        }
+        false => {
+            // Under /dev this says that nothing is made there.
+            super::work_dirs::nearest_existing(&spec.uri, dir)?;
+            return Err(invalid(format!(
+                "directory '{}' does not exist (create_dirs = true makes it, as fio does)",
+                dir.display()
+            )));
+        }
+    };
     if size == 0 {
         return Err(invalid("does not exist; give --size to create it".into()));
     }
@@ -199,12 +207,7 @@ pub(super) fn open_path(
 ) -> Result<OpenTarget, TargetError> {
     let probe = probe_path(spec, path, opts)?;
     if probe.existing_len.is_none() {
-        if opts.sparse {
-            let f = File::create(path).map_err(io_err(path, "creating"))?;
-            extend_unwritten(&f, path, 0, probe.size_bytes, opts.allocate)?;
-        } else {
-            create_file(path, probe.size_bytes)?;
-        }
+        create_missing(spec, path, probe.size_bytes, opts)?;
     }
     let is_block = probe.kind == ProbeKind::BlockDevice;
     // O_DIRECT on a file in RAM bypasses nothing (tmpfs accepts it since Linux 6.6 and
@@ -334,6 +337,26 @@ pub(super) fn extend_unwritten(
         }
     }
     file.set_len(to).map_err(io_err(path, "extending"))
+}
+
+/// Creates the missing file of `spec` at `path`, `size` bytes, as `opts` say (a
+/// hole, allocated, or laid out with data), after its missing directories when the
+/// target makes them.
+fn create_missing(
+    spec: &TargetSpec,
+    path: &Path,
+    size: u64,
+    opts: OpenOptionsIo,
+) -> Result<(), TargetError> {
+    if spec.create_dirs {
+        super::work_dirs::make(&spec.uri, super::work_dirs::parent_of(path))?;
+    }
+    if opts.sparse {
+        let f = File::create(path).map_err(io_err(path, "creating"))?;
+        extend_unwritten(&f, path, 0, size, opts.allocate)
+    } else {
+        create_file(path, size)
+    }
 }
 
 /// Creates a file laid out with data; a file that could not be laid out whole (no

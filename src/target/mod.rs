@@ -20,6 +20,7 @@ pub mod safety;
 pub mod sim;
 pub mod smb;
 pub mod uri;
+mod work_dirs;
 
 pub use local::{in_ram_filesystem, undo_open};
 use local::{open_path, probe_path};
@@ -382,7 +383,12 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         }
         TargetKind::Files(set) => Ok(OpenTarget::buffered(
             spec,
-            Backing::Files(fileset::open(&spec.uri, &set, opts.set_use)?),
+            Backing::Files({
+                if spec.create_dirs {
+                    work_dirs::make(&spec.uri, &set.dir)?;
+                }
+                fileset::open(&spec.uri, &set, opts.set_use)?
+            }),
             set.count.saturating_mul(opts.slot_bytes.max(1)),
         )),
     }
@@ -462,7 +468,12 @@ pub fn probe(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetErro
             fileset_bytes::probe(spec, &set, opts)
         }
         TargetKind::Files(set) => {
-            fileset::probe(&spec.uri, &set, opts.set_use)?;
+            // A directory the opening makes holds nothing yet: nothing to look at.
+            if spec.create_dirs && !set.dir.exists() {
+                work_dirs::nearest_existing(&spec.uri, &set.dir)?;
+            } else {
+                fileset::probe(&spec.uri, &set, opts.set_use)?;
+            }
             Ok(fixed(
                 ProbeKind::Files,
                 set.count.saturating_mul(opts.slot_bytes.max(1)),

@@ -1472,3 +1472,52 @@ fn fio_size_percent_keeps_the_io_in_that_share_of_the_file() {
     // Over the whole file, 128 reads would all stay in its first half 1 time in 2^128.
     assert!(ends.iter().all(|&e| e <= 512 << 10), "{ends:?}");
 }
+
+// fio makes the missing directories of a job's file at job set-up (filesetup.c's
+// create_work_dirs, mode 0700); `ioscope fio` does when the run opens the target,
+// `convert` makes nothing, and a native target without create_dirs stays strict.
+#[test]
+fn fio_makes_missing_directories_of_a_jobs_file_when_it_runs() {
+    let d = tempdir();
+    let top = d.path().join("x");
+    let job = d.path().join("dirs.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nsize=64k\nbs=4k\n[a]\nrw=write\nfilename_format=$jobname/f.$jobnum\n",
+            top.join("y").display()
+        ),
+    )
+    .unwrap();
+    let conv = run(&["convert", job.to_str().unwrap()]);
+    assert!(conv.status.success(), "{}", stderr(&conv));
+    assert!(
+        stdout(&conv).contains("create_dirs = true"),
+        "{}",
+        stdout(&conv)
+    );
+    assert!(!top.exists(), "convert makes nothing");
+    let native = d.path().join("native.toml");
+    std::fs::write(&native, stdout(&conv).replace("create_dirs = true\n", "")).unwrap();
+    let strict = run(&["run", native.to_str().unwrap()]);
+    assert!(!strict.status.success());
+    assert!(
+        stderr(&strict).contains("create_dirs = true makes it"),
+        "{}",
+        stderr(&strict)
+    );
+    assert!(
+        !top.exists(),
+        "a native target without create_dirs makes nothing"
+    );
+
+    let r = ioscope_to(&d.path().join("r.json"), ["fio", job.to_str().unwrap()]).expect_code(0);
+    assert_eq!(r.run(0).totals.write.ios, 16);
+    let file = top.join("y/a/f.0");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 << 10);
+    use std::os::unix::fs::PermissionsExt;
+    for dir in [top.clone(), top.join("y"), top.join("y/a")] {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+    }
+}

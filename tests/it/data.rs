@@ -76,7 +76,7 @@ fn dedup_and_compress_ratios_hold() {
 
 /// `ioscope verify --journal J --json …`: exit code, the total over all targets (the
 /// result model's verification counts) and stdout.
-fn verify_json(journal: &std::path::Path) -> (Option<i32>, VerifyResult, String) {
+pub(super) fn verify_json(journal: &std::path::Path) -> (Option<i32>, VerifyResult, String) {
     let j = journal.with_extension("verify.json");
     let o = run(&[
         "verify",

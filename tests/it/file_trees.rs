@@ -363,3 +363,51 @@ fn files_are_taken_in_order_without_fileselect() {
         "each file's reads in order, then the next file"
     );
 }
+
+// vdbench validates file-system data as it does raw I/O: every block a format or
+// fwd writes carries its key, reads check it, and -j keeps the keys in a journal
+// that a later run (and `ioscope verify`) reads the tree against.
+#[test]
+fn validation_on_a_tree_passes_intact_data_and_finds_a_corrupted_block() {
+    let (d, anchor) = with_anchor();
+    let out = d.path().join("out");
+    let vdbench = |rd: &str, json: &str| {
+        let p = parm(
+            d.path(),
+            &anchor,
+            &format!("fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\n{rd}\n"),
+        );
+        let args = ["vdbench", "-j", "-f", p.to_str().unwrap(), "-o"];
+        ioscope_to(
+            &d.path().join(json),
+            args.iter().copied().chain([out.to_str().unwrap()]),
+        )
+    };
+    let r = vdbench("rd=rd1,fwd=fwd1,format=yes,elapsed=3,interval=1", "r1.json").expect_code(0);
+    assert_eq!(r.wire["plan"]["data"]["verify"], true, "{}", r.wire["plan"]);
+    // The format wrote 36 files × 8 KiB in 4 KiB blocks; the rd's reads checked them.
+    assert_eq!(r.run(0).totals.write.ios, 72);
+    let v = r
+        .run(1)
+        .verify
+        .clone()
+        .expect("the rd's reads are verified");
+    assert!(v.units_checked >= 72 && v.mismatches == 0, "{v:?}");
+    let (code, total, _) = super::data::verify_json(&out);
+    assert_eq!(code, Some(0), "{total:?}");
+    assert_eq!((total.units_checked, total.mismatches), (72, 0));
+
+    // One block of one file changed behind vdbench's back.
+    let victim = anchor.join("vdb.1_2.dir/vdb.2_3.dir/vdb_f0002.file");
+    let mut bytes = std::fs::read(&victim).unwrap();
+    bytes[4096..4096 + 16].copy_from_slice(b"not what was put");
+    std::fs::write(&victim, bytes).unwrap();
+    let (code, total, _) = super::data::verify_json(&out);
+    assert_eq!(code, Some(3), "verify exits 3 on a mismatch: {total:?}");
+    assert_eq!(total.mismatches, 1, "{total:?}");
+
+    // A second run on the same journal reads the tree and finds it too.
+    let r = vdbench("rd=rd2,fwd=fwd1,format=no,elapsed=3,interval=1", "r2.json").expect_code(3);
+    let v = r.run(0).verify.clone().expect("verified");
+    assert!(v.mismatches >= 1 && v.units_checked > 1, "{v:?}");
+}

@@ -452,6 +452,7 @@ impl TargetTable {
             multipath: None,
             fill: false,
             create: Default::default(),
+            create_dirs: false,
         });
         name
     }

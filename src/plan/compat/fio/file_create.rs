@@ -6,7 +6,9 @@
 //! written find zeros, where fio's file is still shorter and the read comes back
 //! empty. A file that another job of the file uses without the option is laid out,
 //! as fio lays it out for that job. `allow_file_create=0`: the file must exist
-//! (`create = "never"`), whichever job of the file says so.
+//! (`create = "never"`), whichever job of the file says so. fio makes the missing
+//! directories of every job's files at job set-up (filesetup.c's
+//! `create_work_dirs`): the targets say `create_dirs`.
 
 use super::{CompatError, JobCx};
 use crate::plan::model::{FileCreate, TargetSpec};
@@ -63,6 +65,15 @@ pub(super) fn mark(targets: &mut [TargetSpec], files: &[(String, FileCreate)]) {
                 t.create = *c;
             }
         }
+    }
+}
+
+/// Marks the targets whose missing directories the run makes, as fio does: a local
+/// file outside `/dev` (nothing is made there) or a file set.
+pub(super) fn mark_dirs(targets: &mut [TargetSpec]) {
+    for t in targets {
+        let local = FileCreate::applies_to(&t.uri) && !t.uri.starts_with("/dev/");
+        t.create_dirs = local || t.uri.starts_with("files:");
     }
 }
 

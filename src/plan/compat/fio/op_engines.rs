@@ -293,17 +293,11 @@ impl JobCx<'_> {
         Ok((name, fmt, loc, named))
     }
 
-    /// The name of a job's one file when `filename` gives none. fio creates the
-    /// directories a name holds; ioscope needs them to exist, and says so.
+    /// The name of a job's one file when `filename` gives none. The directories it
+    /// holds are made when the run opens it, as fio makes them (the target's
+    /// `create_dirs`).
     pub(super) fn single_file_name(&mut self) -> Result<String, CompatError> {
-        let (name, fmt, _, _) = self.first_file_name()?;
-        if name.contains('/') {
-            self.warnings.push(format!(
-                "job '{}': filename_format={fmt} names a file in a directory ({name}); fio \
-                 creates missing directories, ioscope needs them to exist",
-                self.name
-            ));
-        }
+        let (name, _, _, _) = self.first_file_name()?;
         Ok(name)
     }
 

@@ -25,6 +25,9 @@
 //! operation (a list makes one workload per operation). `fileio=(random,shared)`
 //! lets an fwd's threads use one file at the same time, as ioscope's streams may;
 //! vdbench then hands files out in order, so the fwd's file service is sequential.
+//! `-v`/`-j`/`validate=yes` verify the trees' bytes as for raw I/O (keys per unit
+//! over the tree's address space, the journal in `-o`); the file-operation
+//! workloads are kept out, and those that replace whole files are listed.
 //! See docs/compat-vdbench.md.
 
 use super::{general, list, perr, xfersize, Param};
@@ -104,7 +107,7 @@ pub(super) fn translate(
     let mut data = DataSettings::default();
     let mut make_anchors = false;
     let mut defs = fs_definitions(tokens, &mut data, &mut make_anchors, &mut unsupported)?;
-    command_line(cmd, &mut defs, &mut unsupported);
+    command_line(cmd, &mut defs, &mut data);
     let of = |k: &str| {
         defs.iter()
             .filter(|d| d.kind == k)
@@ -128,7 +131,10 @@ pub(super) fn translate(
         .iter()
         .map(|d| Fwd::read(d, &fsds, &mut unsupported))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut out = Output::default();
+    let mut out = Output {
+        validate: data.verify || data.journal.is_some(),
+        ..Output::default()
+    };
     for rd in &rds {
         rd_runs(rd, &fsds, &fwds, &mut out, &mut unsupported)?;
     }
@@ -157,9 +163,11 @@ fn hosts(hds: &[FsDef], unsupported: &mut UnsupportedList) {
     }
 }
 
-/// vdbench's `-e`, `-i`, `-w` apply to every rd; `-v`/`-j` (data validation) are
-/// listed: the file-operation engines write no data to check.
-fn command_line(cmd: &super::VdbArgs, defs: &mut [FsDef], unsupported: &mut UnsupportedList) {
+/// vdbench's `-e`, `-i`, `-w` apply to every rd; `-v`/`-j` turn on data validation
+/// (and its journal, in the `-o` directory) as for raw I/O: every block the byte
+/// workloads write carries its key and every read of a written block is checked
+/// ([`Output::validate`] keeps the file-operation workloads out of it).
+fn command_line(cmd: &super::VdbArgs, defs: &mut [FsDef], data: &mut DataSettings) {
     for rd in defs.iter_mut().filter(|d| d.kind == "rd") {
         for (key, value, loc) in &cmd.overrides {
             rd.params.push(Param {
@@ -170,12 +178,9 @@ fn command_line(cmd: &super::VdbArgs, defs: &mut [FsDef], unsupported: &mut Unsu
             });
         }
     }
-    if cmd.validate {
-        let loc = Loc::Line {
-            source: "command line".into(),
-            line: 0,
-        };
-        unsupported.push("-v/-j — data validation of file-system workloads", &loc);
+    data.verify |= cmd.validate;
+    if cmd.journal.is_some() {
+        data.journal = cmd.journal.clone();
     }
 }
 
@@ -564,6 +569,10 @@ impl Fwd {
 struct Output {
     targets: Vec<TargetSpec>,
     runs: Vec<RunSpec>,
+    /// Data validation is on (`-v`, `-j`, `validate=yes`): the byte workloads
+    /// verify, the file-operation ones are marked as not verifying (they write no
+    /// bytes), and those that make, remove or copy whole files are refused.
+    validate: bool,
 }
 
 impl Output {
@@ -589,6 +598,7 @@ impl Output {
                 } else {
                     FileCreate::Data
                 },
+                create_dirs: false,
             }),
         }
         name
@@ -757,7 +767,8 @@ fn rd_runs(
                     true => format!("{}.{op}", fwd.name),
                     false => fwd.name.clone(),
                 };
-                workloads.push(fwd_workload(fwd, op, &fsds[s], name, out)?);
+                let w = fwd_workload(fwd, op, &fsds[s], name, out)?;
+                workloads.push(validated(w, fwd, op, out.validate, unsupported));
                 skews.push(fwd.skew);
             }
         }
@@ -778,6 +789,36 @@ fn rd_runs(
         ..base_run()
     });
     Ok(())
+}
+
+/// A workload under data validation (`validating`): reads and writes verify as
+/// they are; a file-operation workload is marked as not verifying (it writes no
+/// bytes), and one that creates, deletes, copies or moves whole files is listed:
+/// vdbench forgets a file's keys when it creates or deletes it, ioscope's
+/// file-operation engines keep them, so a later read would report the file's
+/// blocks as lost.
+fn validated(
+    mut w: Workload,
+    fwd: &Fwd,
+    op: &str,
+    validating: bool,
+    unsupported: &mut UnsupportedList,
+) -> Workload {
+    if !validating || operation_engine(op) == Some(crate::plan::model::EngineKind::Sync) {
+        return w;
+    }
+    w.overrides.data.verify = Some(false);
+    if matches!(op, "create" | "delete" | "copy" | "move") {
+        unsupported.push(
+            format!(
+                "fwd={} operation={op} with data validation — ioscope keeps a removed or \
+                 replaced file's keys (vdbench forgets them), so its blocks would read as lost",
+                fwd.name
+            ),
+            &fwd.loc,
+        );
+    }
+    w
 }
 
 /// Each workload's percentage of the rd's fwdrate, as vdbench's `FwgRun.calcSkew`

@@ -191,3 +191,55 @@ fn files_are_selected_in_order_unless_fileselect_says_random() {
         );
     }
 }
+
+/// `text` as vdbench runs it with the command-line arguments `args`.
+fn translate_run(text: &str, args: &[&str]) -> Translated {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    crate::plan::compat::vdbench::parse_text("t.parm", text, std::path::Path::new("."), &args)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn validation_and_its_journal_apply_to_file_system_workloads() {
+    let text = format!(
+        "{FSD}fwd=fwd1,fsd=fsd1,rdpct=20,xfersize=4k\nfwd=fwd2,fsd=fsd1,operation=getattr\n\
+         rd=rd1,fwd=fwd*,fwdrate=max,format=yes,elapsed=10,interval=1\n"
+    );
+    let t = translate_run(&text, &["-j", "-o", "out"]);
+    assert!(dropped(&t).is_empty(), "{:?}", dropped(&t));
+    assert!(t.plan.data.verify);
+    assert_eq!(t.plan.data.journal.as_deref(), Some("out"));
+    let rd = &t.plan.runs[1];
+    let own = |name: &str| {
+        let w = rd.workloads.iter().find(|w| w.name == name).unwrap();
+        w.overrides.data.verify
+    };
+    // Reads and writes verify as the plan says; getattr writes no bytes.
+    assert_eq!(own("fwd1"), None);
+    assert_eq!(own("fwd2"), Some(false));
+    // validate=yes says the same as -v.
+    let t = translate(&format!("validate=yes\n{text}"));
+    assert!(t.plan.data.verify && t.plan.data.journal.is_none());
+    let plain = translate(&text);
+    assert!(!plain.plan.data.verify);
+    assert!(plain.plan.runs[1]
+        .workloads
+        .iter()
+        .all(|w| w.overrides.data.verify.is_none()));
+}
+
+#[test]
+fn validation_with_operations_that_replace_files_is_listed() {
+    let text = format!(
+        "{FSD}fwd=fwd1,fsd=fsd1,operation=read\nfwd=fwd2,fsd=fsd1,operation=delete\n\
+         rd=rd1,fwd=fwd*,fwdrate=max,elapsed=10,interval=1\n"
+    );
+    let t = translate_run(&text, &["-v"]);
+    let d = dropped(&t);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0].starts_with("fwd=fwd2 operation=delete with data validation"),
+        "{d:?}"
+    );
+    assert!(dropped(&translate(&text)).is_empty());
+}
