@@ -513,15 +513,24 @@ impl Stream {
         }
     }
 
-    /// The next block of the stream's random map over `slots` blocks (made at the
-    /// first call, keyed from the stream's generator).
-    #[inline(never)]
+    /// The next block of the stream's random map over `slots` blocks: a few
+    /// operations, so in line; the map is made at the first call.
+    #[inline(always)]
     fn mapped_block(&mut self, slots: u64) -> u64 {
-        let rng = &mut self.rng;
+        match self.random_map.as_deref_mut() {
+            Some(m) => m.next_block(),
+            None => self.first_mapped_block(slots),
+        }
+    }
+
+    /// Makes the stream's random map (keyed from the stream's generator) and takes
+    /// its first block.
+    #[cold]
+    #[inline(never)]
+    fn first_mapped_block(&mut self, slots: u64) -> u64 {
+        let seed = self.rng.next_u64();
         self.random_map
-            .get_or_insert_with(|| {
-                Box::new(super::random_map::RandomMap::new(slots, rng.next_u64()))
-            })
+            .insert(Box::new(super::random_map::RandomMap::new(slots, seed)))
             .next_block()
     }
 
