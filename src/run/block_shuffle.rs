@@ -1,8 +1,9 @@
 //! A keyed shuffle of the block numbers `0..n` that stores nothing per block: a
 //! bijection computed on demand, so a pass that visits every block once in a random
 //! order costs a few arithmetic operations per block and a few words in all, however
-//! large the target. SPRandom's fresh writes (`run::sprandom`) and the random map
-//! (`run::random_map`) both walk it.
+//! large the target, and any position's block can be asked in any order. SPRandom's
+//! fresh writes (`run::sprandom`) walk it; the random map (`run::random_map`), which
+//! only ever asks for the next block, walks a cheaper generator of its own.
 //!
 //! How: a four-round Feistel network on the smallest power of two ≥ n (its bits split
 //! into a high and a low half, unequal when the count is odd; the halves trade widths

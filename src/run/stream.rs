@@ -371,19 +371,8 @@ impl Stream {
             o
         } else if let Some(z) = &shape.zones {
             self.zoned_offset(z, len, shape)
-        } else if let (true, Some(shared)) = (shape.sequential, &self.shared_pos) {
-            self.shared_offset(shared, len, shape)
         } else if shape.sequential {
-            if self.pos.saturating_add(len as u64) > self.region_start + self.region_len {
-                self.pos = self.region_start;
-            }
-            let o = self.pos;
-            self.pos = if self.stride_bytes > 0 {
-                o + self.stride_bytes
-            } else {
-                self.step_from(o, len, shape)
-            };
-            o
+            self.sequential_offset(shape, len)
         } else if self.sprandom.is_some() {
             let Some(o) = self.sprandom_offset(shape) else {
                 // Every block written and the rewrites done: the stream is done.
@@ -414,6 +403,25 @@ impl Stream {
             self.charge(len, shape);
         }
         Some(self.with_flags(shape, op, offset, len))
+    }
+
+    /// The next offset of a sequential stream: from the position the workload's
+    /// streams share (diskspd's `-si`), or its own, wrapping at its region's end.
+    #[inline(always)]
+    fn sequential_offset(&mut self, shape: &WorkloadShape, len: u32) -> u64 {
+        if let Some(shared) = &self.shared_pos {
+            return self.shared_offset(shared, len, shape);
+        }
+        if self.pos.saturating_add(len as u64) > self.region_start + self.region_len {
+            self.pos = self.region_start;
+        }
+        let o = self.pos;
+        self.pos = if self.stride_bytes > 0 {
+            o + self.stride_bytes
+        } else {
+            self.step_from(o, len, shape)
+        };
+        o
     }
 
     /// The trace's next I/O; at its end the stream is done.
@@ -506,22 +514,35 @@ impl Stream {
     #[inline(always)]
     fn random_offset(&mut self, shape: &WorkloadShape, len: u32, op: Op) -> u64 {
         let base = shape.ws_start + self.shift_bytes;
+        // The usual case first: one test of the sampler, one of the map.
         match &shape.offsets {
+            OffsetSampler::Uniform if !shape.random_map => {
+                base + self.rng.below(shape.slots) * shape.offset_unit
+            }
             OffsetSampler::Hotband(h) => base + h.offset(self.rng.unit_f64(), len, op != Op::Read),
             _ if shape.random_map => base + self.mapped_block(shape.slots) * shape.offset_unit,
             s => base + s.sample(&mut self.rng, shape.slots) * shape.offset_unit,
         }
     }
 
-    /// The next block of the stream's random map over `slots` blocks (made at the
-    /// first call, keyed from the stream's generator).
-    #[inline(never)]
+    /// The next block of the stream's random map over `slots` blocks: a few
+    /// operations, so in line; the map is made at the first call.
+    #[inline(always)]
     fn mapped_block(&mut self, slots: u64) -> u64 {
-        let rng = &mut self.rng;
+        match self.random_map.as_deref_mut() {
+            Some(m) => m.next_block(),
+            None => self.first_mapped_block(slots),
+        }
+    }
+
+    /// Makes the stream's random map (keyed from the stream's generator) and takes
+    /// its first block.
+    #[cold]
+    #[inline(never)]
+    fn first_mapped_block(&mut self, slots: u64) -> u64 {
+        let seed = self.rng.next_u64();
         self.random_map
-            .get_or_insert_with(|| {
-                Box::new(super::random_map::RandomMap::new(slots, rng.next_u64()))
-            })
+            .insert(Box::new(super::random_map::RandomMap::new(slots, seed)))
             .next_block()
     }
 
