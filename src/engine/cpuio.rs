@@ -21,16 +21,7 @@ const QSORT_LEN: usize = 256 * 1024;
 /// Integers sorted between two looks at the clock.
 const QSORT_WINDOW: usize = 4096;
 
-/// This thread's CPU time, ns.
-pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out pointer; the clock id is a constant the kernel knows.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+use crate::clock::thread_cpu_ns;
 
 /// Burns CPU per request.
 pub struct CpuIo {

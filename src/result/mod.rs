@@ -742,6 +742,12 @@ pub struct ConnectionResult {
     /// I/Os that passed `--io-timeout`.
     #[serde(default)]
     pub timeouts: u64,
+    /// CPU time (user + system) of the worker thread that drove the connection, per
+    /// I/O, over the measured intervals: a worker's CPU split over its connections
+    /// by I/Os. What one client core can drive per connection, whatever the cores of
+    /// the machine it was measured on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_io: Option<f64>,
 }
 
 /// One connection's share of an interval.

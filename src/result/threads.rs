@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 pub struct ThreadResult {
     /// The worker's number in the run (0-based).
     pub worker: u32,
+    /// Its CPU time (user + system) over the measured intervals, µs.
+    #[serde(default)]
+    pub cpu_us: u64,
     /// The workloads it did I/O for, in workload order.
     pub workloads: Vec<ThreadWorkload>,
 }

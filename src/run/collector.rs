@@ -296,7 +296,8 @@ impl Collector {
             conns: vec![ConnStats::default(); self.conn_totals.len()],
             events: Vec::new(),
         };
-        for s in snaps {
+        for mut s in snaps {
+            crate::stats::snapshot::share_cpu(&mut s.connections, s.cpu_ns);
             m.end_ns = m.end_ns.max(s.end_ns);
             m.pacing += &s.pacing;
             for (a, w) in m.workloads.iter_mut().zip(&s.workloads) {
@@ -689,6 +690,8 @@ impl Collector {
                 bytes: c.bytes,
                 errors: c.errors,
                 timeouts: c.timeouts,
+                cpu_us_per_io: (c.ios > 0 && c.cpu_ns > 0)
+                    .then(|| c.cpu_ns as f64 / 1e3 / c.ios as f64),
             })
             .collect()
     }

@@ -7,10 +7,12 @@ use crate::plan::model::Op;
 use crate::result::threads::{ThreadResult, ThreadWorkload};
 use crate::stats::snapshot::Snapshot;
 
-/// Per worker, per workload: (read, write, trim) × (ios, bytes).
+/// Per worker, per workload: (read, write, trim) × (ios, bytes); per worker, its
+/// CPU time.
 #[derive(Debug, Default)]
 pub(super) struct ThreadTally {
     counts: Vec<Vec<[[u64; 2]; 3]>>,
+    cpu_ns: Vec<u64>,
 }
 
 impl ThreadTally {
@@ -18,7 +20,9 @@ impl ThreadTally {
     pub(super) fn add(&mut self, s: &Snapshot) {
         if self.counts.len() <= s.worker {
             self.counts.resize(s.worker + 1, Vec::new());
+            self.cpu_ns.resize(s.worker + 1, 0);
         }
+        self.cpu_ns[s.worker] += s.cpu_ns;
         let per = &mut self.counts[s.worker];
         if per.len() < s.workloads.len() {
             per.resize(s.workloads.len(), [[0; 2]; 3]);
@@ -37,6 +41,7 @@ impl ThreadTally {
         (0..nworkers)
             .map(|worker| ThreadResult {
                 worker: worker as u32,
+                cpu_us: self.cpu_ns.get(worker).map_or(0, |ns| ns / 1_000),
                 workloads: self
                     .counts
                     .get(worker)

@@ -210,6 +210,8 @@ pub struct Worker<E: Engine> {
     /// Tags among the completions being handled of writes the engine issued on two
     /// paths (see [`Engine::take_reissued_writes`]); empty but for multipath.
     reissued_writes: Vec<u64>,
+    /// This thread's CPU time at its last snapshot (or when the loop started).
+    cpu_mark_ns: u64,
 }
 
 impl<E: Engine> Worker<E> {
@@ -284,6 +286,7 @@ impl<E: Engine> Worker<E> {
             owned,
             stream_conn,
             reissued_writes: Vec::new(),
+            cpu_mark_ns: 0,
             engine,
             setup,
             shapes,
@@ -298,6 +301,8 @@ impl<E: Engine> Worker<E> {
     pub fn run(mut self) {
         // The clock as read at the end of a wait, used as the next turn's `now`.
         let mut woke_at: Option<u64> = None;
+        // Set-up (connecting, buffers) is not the I/O's CPU.
+        self.cpu_mark_ns = crate::clock::thread_cpu_ns();
         loop {
             let now = woke_at.take().unwrap_or_else(now_ns);
             if now >= self.next_boundary && !self.tick(now) {
@@ -384,6 +389,7 @@ impl<E: Engine> Worker<E> {
             connections: std::mem::replace(&mut self.conns, vec![ConnStats::default(); nconns]),
             events: std::mem::take(&mut self.events),
             paths: self.path_samples(),
+            cpu_ns: self.cpu_since_mark(),
         };
         if self.setup.tx.send(snap).is_err() {
             return false;
@@ -1260,6 +1266,7 @@ impl<E: Engine> Worker<E> {
             self.table.leak_pool();
         }
         let paths = self.path_samples();
+        let cpu_ns = self.cpu_since_mark();
         let _ = self.setup.tx.send(Snapshot {
             worker: self.setup.index,
             index: self.interval,
@@ -1273,7 +1280,14 @@ impl<E: Engine> Worker<E> {
             connections: self.conns,
             events: self.events,
             paths,
+            cpu_ns,
         });
+    }
+
+    /// This thread's CPU time since the last snapshot; moves the mark.
+    fn cpu_since_mark(&mut self) -> u64 {
+        let now = crate::clock::thread_cpu_ns();
+        now.saturating_sub(std::mem::replace(&mut self.cpu_mark_ns, now))
     }
 
     /// The engine's per-path figures of this interval (multipath engines only).
@@ -1328,6 +1342,7 @@ fn fatal_snapshot(setup: &WorkerSetup, e: &WorkerError) -> Snapshot {
         connections: Vec::new(),
         events: Vec::new(),
         paths: Vec::new(),
+        cpu_ns: 0,
     }
 }
 

@@ -155,6 +155,8 @@ pub struct Snapshot {
     pub events: Vec<EventRecord>,
     /// Per path of a multipath target, in path order (empty otherwise).
     pub paths: Vec<crate::stats::paths::PathSample>,
+    /// The worker thread's CPU time (user + system) since its previous snapshot.
+    pub cpu_ns: u64,
 }
 
 /// Counters of one connection to a target.
@@ -166,6 +168,8 @@ pub struct ConnStats {
     pub errors: u64,
     /// I/Os that passed the I/O timeout.
     pub timeouts: u64,
+    /// The CPU time of the worker that drove it, its share by I/Os ([`share_cpu`]).
+    pub cpu_ns: u64,
 }
 
 impl AddAssign<&ConnStats> for ConnStats {
@@ -174,6 +178,22 @@ impl AddAssign<&ConnStats> for ConnStats {
         self.bytes += o.bytes;
         self.errors += o.errors;
         self.timeouts += o.timeouts;
+        self.cpu_ns += o.cpu_ns;
+    }
+}
+
+/// Splits one worker's CPU time of an interval over the connections it drove, in
+/// proportion to their I/Os: within one worker every I/O is taken to cost the same,
+/// so each connection's CPU per I/O is its worker's. An interval in which the
+/// worker's connections completed nothing (a reconnect, a stall) attributes nothing;
+/// that CPU stays in the run's and the thread's figures only.
+pub fn share_cpu(conns: &mut [ConnStats], cpu_ns: u64) {
+    let ios: u64 = conns.iter().map(|c| c.ios).sum();
+    if ios == 0 {
+        return;
+    }
+    for c in conns.iter_mut().filter(|c| c.ios > 0) {
+        c.cpu_ns = (u128::from(cpu_ns) * u128::from(c.ios) / u128::from(ios)) as u64;
     }
 }
 
@@ -187,4 +207,32 @@ pub struct EventRecord {
     /// `down`, `up`, `timeout` or `reissue`.
     pub kind: &'static str,
     pub detail: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(ios: u64) -> ConnStats {
+        ConnStats {
+            ios,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_workers_cpu_is_split_over_its_connections_by_ios() {
+        let mut c = [conn(300), conn(0), conn(100)];
+        share_cpu(&mut c, 4_000);
+        assert_eq!(c.map(|c| c.cpu_ns), [3_000, 0, 1_000]);
+        // Each connection's CPU per I/O is the worker's: 10 ns.
+        assert_eq!(c[0].cpu_ns / c[0].ios, c[2].cpu_ns / c[2].ios);
+    }
+
+    #[test]
+    fn an_interval_without_ios_attributes_no_cpu() {
+        let mut c = [conn(0), conn(0)];
+        share_cpu(&mut c, 4_000);
+        assert_eq!(c.map(|c| c.cpu_ns), [0, 0]);
+    }
 }

@@ -551,6 +551,31 @@ fn nbd_four_connections_each_carry_io_and_sum_to_the_total() {
     let interval_total: u64 = run.intervals.iter().map(|iv| iv.ios).sum();
     assert_eq!(per_interval, interval_total);
     assert!(run.intervals.iter().all(|iv| iv.connections.len() == 4));
+    // Client CPU per I/O per connection: the one worker's CPU split by I/Os, so the
+    // four shares add up to the worker's CPU time (each interval's split floors to
+    // the ns: at most 1 ns per connection and interval is lost, 1 µs allows it).
+    assert_eq!(run.threads.len(), 1, "{:?}", run.threads);
+    let worker_us = run.threads[0].cpu_us as f64;
+    assert!(worker_us > 0.0, "{:?}", run.threads);
+    let shared_us: f64 = run
+        .connections
+        .iter()
+        .map(|c| c.cpu_us_per_io.expect("every connection carried I/O") * c.ios as f64)
+        .sum();
+    assert!(
+        (shared_us - worker_us).abs() <= 1.0 + worker_us * 1e-9,
+        "connections {shared_us} µs vs worker {worker_us} µs"
+    );
+    // The worker is one thread of the process: its CPU per I/O is below the
+    // process's. The two are sampled up to one scheduling delay apart at interval
+    // closes (the worker's snapshot, the collector's read of the process), so the
+    // bound allows 25 %.
+    let worker_per_io = worker_us / total as f64;
+    assert!(
+        worker_per_io <= run.cpu.cpu_us_per_io * 1.25,
+        "worker {worker_per_io} µs/IO vs process {} µs/IO",
+        run.cpu.cpu_us_per_io
+    );
     // The server saw every I/O (the counts are real, not derived).
     let (reads, writes) = k.stop_and_count();
     assert!(reads >= total && writes == 0, "server {reads} vs {total}");
