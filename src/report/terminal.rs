@@ -170,11 +170,7 @@ pub fn run_summary(r: &RunResult) -> String {
             l.mean, l.p50, l.p99, l.p99_9, l.max
         );
     }
-    let _ = writeln!(
-        s,
-        "queue depth {:.1}; ioscope CPU {:.1}% user + {:.1}% sys of all CPUs ({:.2} us CPU per I/O); system busy {:.1}%",
-        t.queue_depth, r.cpu.user_pct, r.cpu.sys_pct, r.cpu.cpu_us_per_io, r.cpu.system_pct
-    );
+    cpu_line(&mut s, r);
     schedule_lines(&mut s, r);
     if let Some(f) = &r.failover {
         let _ = writeln!(s, "{}", failover_line(f));
@@ -535,6 +531,23 @@ pub fn progress_line(at: &Whereabouts, iv: &Interval) -> String {
         iv.lat_us.p99 / 1000.0,
         iv.errors
     )
+}
+
+/// Queue depth and CPU: the process's, and the worker threads' own share of the CPU
+/// per I/O (without the collector and the main thread), what driving the I/O cost.
+fn cpu_line(s: &mut String, r: &RunResult) {
+    let us: u64 = r.threads.iter().map(|t| t.cpu_us).sum();
+    let ios = r.totals.all.ios;
+    let workers = if us == 0 || ios == 0 {
+        String::new()
+    } else {
+        format!(", {:.2} in the workers", us as f64 / ios as f64)
+    };
+    let _ = writeln!(
+        s,
+        "queue depth {:.1}; ioscope CPU {:.1}% user + {:.1}% sys of all CPUs ({:.2} us CPU per I/O{workers}); system busy {:.1}%",
+        r.totals.queue_depth, r.cpu.user_pct, r.cpu.sys_pct, r.cpu.cpu_us_per_io, r.cpu.system_pct
+    );
 }
 
 #[cfg(test)]
