@@ -20,6 +20,8 @@ SHM_FILE = "/dev/shm/ioscope-ab.dat"
 
 CASES = {
     "null-qd32": ["--target", "null:1g", "--qd", "32", "--cpus", "0"],
+    # fio's norandommap=0: every block once per pass (the map's step per I/O).
+    "null-qd32-randmap": ["--target", "null:1g", "--qd", "32", "--cpus", "0", "--random-map"],
     "tmpfs-sync-qd1": [
         "--target", SHM_FILE, "--size", "256m", "--rw", "randread", "--bs", "4k",
         "--qd", "1", "--engine", "sync", "--direct", "false", "--cpus", "0",
