@@ -5,7 +5,7 @@
 use super::engine_kind::FioEngine;
 use super::model::*;
 use super::overrides::Amount;
-use super::settings::declared::{RANDOM_MAP, TRACE};
+use super::settings::declared::{EXIT_ALL, RANDOM_MAP, TRACE};
 use super::target_kind::{FioTarget, ProbeKind};
 use super::tuning::{IoKeys, IoTuning};
 use super::units::{format_duration_ns, format_size};
@@ -202,8 +202,6 @@ struct WorkloadTable {
     flow: Option<u32>,
     flow_id: Option<u32>,
     flow_sleep: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    exit_all: bool,
     prio: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     cmdprio: Vec<String>,
@@ -578,7 +576,6 @@ impl WorkloadTable {
                 .flow
                 .filter(|f| f.sleep_ns > 0)
                 .map(|f| format_duration_ns(f.sleep_ns)),
-            exit_all: w.exit_all,
             prio: w.priority.job.map(|p| p.to_string()),
             cmdprio: w.priority.per_io.iter().map(|p| p.to_string()).collect(),
             precondition: w.sprandom.map(|spr| PreconditionTable {
@@ -657,7 +654,7 @@ fn fio_pauses_and_flow(s: &mut String, w: &Workload) {
             f.sleep_ns / 1000
         );
     }
-    if w.exit_all {
+    if w.settings.flag(&EXIT_ALL) {
         let _ = writeln!(s, "exitall");
     }
     if w.pauses.start_delay_ns > 0 {
@@ -932,7 +929,8 @@ fn fio_runs(plan: &Plan) -> Result<std::slice::Iter<'_, RunSpec>, FioEmitError> 
 fn fio_settings(s: &mut String, w: &Workload) -> Result<(), FioEmitError> {
     fio_random_map(s, w);
     for (d, v) in w.settings.changed() {
-        if std::ptr::eq(d, &RANDOM_MAP) {
+        // fio's exitall is written with the workload's stops.
+        if std::ptr::eq(d, &RANDOM_MAP) || std::ptr::eq(d, &EXIT_ALL) {
             continue;
         }
         let missing = || FioEmitError::Setting {
@@ -2116,13 +2114,14 @@ mod tests {
             weight: 8,
             sleep_ns: 1_000_000,
         });
-        w.exit_all = true;
+        w.settings
+            .set(&EXIT_ALL, crate::plan::settings::Value::Flag(true));
         let text = to_toml(&p).unwrap();
         assert!(text.contains("seq_gap = \"-8k\""), "{text}");
         let back = crate::plan::jobfile::parse("converted.toml", &text).unwrap();
         assert_eq!(back.runs[0].workloads[0].seq_gap_bytes, -8192);
         assert_eq!(back.runs[0].workloads[0].flow, p.runs[0].workloads[0].flow);
-        assert!(back.runs[0].workloads[0].exit_all);
+        assert!(back.runs[0].workloads[0].settings.flag(&EXIT_ALL));
         let fio = to_fio(&p).unwrap();
         assert!(fio.contains("rw=rw:-8k\n"), "{fio}");
         let t = read_back_fio(&fio);
@@ -2131,6 +2130,6 @@ mod tests {
             t.plan.runs[0].workloads[0].flow,
             p.runs[0].workloads[0].flow
         );
-        assert!(t.plan.runs[0].workloads[0].exit_all);
+        assert!(t.plan.runs[0].workloads[0].settings.flag(&EXIT_ALL));
     }
 }

@@ -164,7 +164,6 @@ const WORKLOAD_OWN_KEYS: &[&str] = &[
     "flow",
     "flow_id",
     "flow_sleep",
-    "exit_all",
     "prio",
     "cmdprio",
     "precondition",
@@ -1054,7 +1053,6 @@ impl<'a> Ctx<'a> {
             None => 0,
         };
         let flow = self.flow(&sec, &rate, share_pct)?;
-        let exit_all = self.flag_key(&sec, "exit_all")?;
         let priority = self.priorities(&sec, &bs)?;
         let settings = self.declared(&sec)?;
         self.fill_fits(&sec, read_pct, &settings)?;
@@ -1094,7 +1092,6 @@ impl<'a> Ctx<'a> {
                 zones,
                 zbd,
                 flow,
-                exit_all,
                 pauses,
                 priority,
                 sprandom,
@@ -1144,14 +1141,6 @@ impl<'a> Ctx<'a> {
             out.set(d, value);
         }
         Ok(out)
-    }
-
-    /// A boolean key; false when absent.
-    fn flag_key(&self, sec: &Section<'_>, key: &str) -> Res<bool> {
-        match sec.get(key) {
-            Some(v) => self.boolean(key, v),
-            None => Ok(false),
-        }
     }
 
     /// A string key read by `parse`; its error is reported at the value.
@@ -2682,6 +2671,27 @@ passes = 2
         assert!(plan.targets[0].fill && plan.targets[0].size_bytes.is_none());
         let text = crate::plan::emit::to_toml(&plan).unwrap();
         assert!(text.contains("size = \"fill\""), "{text}");
+    }
+
+    /// `exit_all`, moved into the settings registry, reads and fails as before: at
+    /// the value's line and column, with a did-you-mean for a misspelt key.
+    #[test]
+    fn declared_exit_all_is_read_and_its_errors_are_located() {
+        use crate::plan::settings::declared::EXIT_ALL;
+        let w = |body: &str| parse("job.toml", &format!("{T}[[workload]]\n{body}"));
+        let plan = w("exit_all = true\n").unwrap();
+        assert!(plan.runs[0].workloads[0].settings.flag(&EXIT_ALL));
+        assert!(!w("").unwrap().runs[0].workloads[0].settings.flag(&EXIT_ALL));
+        let e = w("rw = \"read\"\nexit_all = \"yes\"\n").unwrap_err();
+        assert_eq!((e.line, e.column), (6, 12), "{e}");
+        assert!(
+            e.msg
+                .contains("'exit_all' must be true or false, found a string \"yes\""),
+            "{e}"
+        );
+        let e = w("exit_al = true\n").unwrap_err();
+        assert_eq!((e.line, e.column), (5, 1), "{e}");
+        assert!(e.msg.contains("did you mean 'exit_all'?"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! produces a [`Plan`]; the runner consumes it. It is plain data, serialisable, so a
 //! result can carry the exact effective plan and `ioscope rerun` can repeat it.
 
-use crate::vocab::skip::{is_false, is_zero, is_zero_i64};
+use crate::vocab::skip::{is_zero, is_zero_i64};
 use serde::{Deserialize, Serialize};
 
 pub use super::engine_kind::EngineKind;
@@ -409,11 +409,6 @@ pub struct Workload {
     /// ratio of their weights (per stream, as fio's clones); `None` = free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
-    /// fio's `exitall`: the run stops as soon as one of this workload's streams has
-    /// done its I/O budget (its passes) or reached its own stop time
-    /// (`pauses.stop_ns`), whatever the others have left.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub exit_all: bool,
     /// Pauses in issuing: a late start, idle time between batches (fio's
     /// `startdelay` and `thinktime`).
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
@@ -559,7 +554,6 @@ impl Default for Workload {
             zones: None,
             zbd: None,
             flow: None,
-            exit_all: false,
             pauses: Pauses::default(),
             priority: Default::default(),
             sprandom: None,

@@ -192,10 +192,6 @@ pub struct WorkloadEcho {
     /// fio's flow control: the workload's flow id and weight; absent when free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
-    /// fio's `exitall`: the run stopped once a stream of this workload had done its
-    /// I/O budget; absent when false.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub exit_all: bool,
     /// Pauses in issuing (fio's startdelay and thinktime); absent when none.
     #[serde(default, skip_serializing_if = "Pauses::is_none")]
     pub pauses: Pauses,
@@ -336,7 +332,6 @@ impl Default for WorkloadEcho {
             zones: None,
             zbd: None,
             flow: None,
-            exit_all: false,
             priority: None,
             sprandom: None,
             file_service: None,
@@ -419,7 +414,6 @@ mod tests {
             align_bytes: None,
             seq_gap_bytes: 0,
             flow: None,
-            exit_all: false,
             priority: None,
             pauses: Pauses::default(),
             ..WorkloadEcho::default()

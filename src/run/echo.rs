@@ -74,7 +74,6 @@ pub fn workload_echo(w: &Workload) -> WorkloadEcho {
         offset_increment_bytes,
         zones,
         flow,
-        exit_all,
         pauses,
         sprandom,
     )

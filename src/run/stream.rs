@@ -146,7 +146,7 @@ impl WorkloadShape {
             seq_gap: w.seq_gap_bytes,
             zones: w.zones,
             zbd: None,
-            exit_all: w.exit_all,
+            exit_all: w.settings.flag(&crate::plan::settings::declared::EXIT_ALL),
             flow: None,
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
             atomic_writes: w

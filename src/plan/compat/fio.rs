@@ -827,7 +827,7 @@ fn own_cpus(run: &mut RunSpec, jobs: &[PerJob]) {
 /// issuing then (`pauses.stop_ns`). With `exitall` the run ends instead when the
 /// first job that carries it ends (fio stops the others of its group then). Each
 /// job's runtime is in `stop_ns` on entry (see [`group_runs`]); runs that are not
-/// time-based are left as they are (there `Workload::exit_all` stops the run when a
+/// time-based are left as they are (there `declared::EXIT_ALL` stops the run when a
 /// stream of the job has done its I/O).
 fn own_runtimes(run: &mut RunSpec, exits: &[Option<(ExitWhat, Loc)>]) {
     // A job counts from the later of its start delay and its own warm-up (which the
@@ -846,7 +846,7 @@ fn own_runtimes(run: &mut RunSpec, exits: &[Option<(ExitWhat, Loc)>]) {
     }
     let (Some(ends), None) = (ends, run.passes) else {
         // Jobs that end on their I/O amounts: the workers stop the run when a stream
-        // of an exitall workload has done its share (Workload::exit_all).
+        // of an exitall workload has done its share (declared::EXIT_ALL).
         return;
     };
     let Some(&latest) = ends.iter().max() else {
@@ -902,7 +902,7 @@ impl PerJob {
 /// the run's duration is the last end when every job has one (else the run ends
 /// when the last job's passes are done). With `exitall` the run ends instead when
 /// the first job carrying it ends: at the earliest runtime of such a job (the run's
-/// duration), or when one of them has done its passes (`Workload::exit_all`, in the
+/// duration), or when one of them has done its passes (`declared::EXIT_ALL`, in the
 /// workers), whichever comes first. Returns false when the jobs agree, or are all
 /// time-based (see [`own_runtimes`]), or the run is a `latency_target` search
 /// (listed: each probe of ioscope's SLA search runs the whole run for one length).
@@ -1174,7 +1174,6 @@ impl<'a> JobCx<'a> {
                 zones,
                 zbd,
                 flow,
-                exit_all,
                 pauses,
                 priority,
                 sprandom,
@@ -1183,7 +1182,7 @@ impl<'a> JobCx<'a> {
                     on_error,
                     ..verify::backlog_overrides(verify_backlog)
                 },
-                settings: self.declared_settings(engine, read_pct, &pattern)?,
+                settings: self.declared_settings(engine, read_pct, &pattern, exit_all)?,
             },
             engine,
             engine_opts,
@@ -1213,8 +1212,13 @@ impl<'a> JobCx<'a> {
         engine: EngineKind,
         read_pct: u8,
         pattern: &AccessPattern,
+        exit_all: bool,
     ) -> Result<crate::plan::settings::WorkloadSettings, CompatError> {
+        use crate::plan::settings::{declared::EXIT_ALL, Value};
         let mut out = crate::plan::settings::WorkloadSettings::default();
+        if exit_all {
+            out.set(&EXIT_ALL, Value::Flag(true));
+        }
         for (name, decl, conv) in fio_options::settings() {
             if let Some((v, loc)) = self.o.get(name) {
                 let ours = match conv {
@@ -3240,6 +3244,7 @@ fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, SplitError> {
 mod tests {
     use super::fio_options::Effect;
     use super::*;
+    use crate::plan::settings::declared::EXIT_ALL;
 
     fn no_env(_: &str) -> Option<String> {
         None
@@ -4027,7 +4032,7 @@ mod tests {
         let w = &run.workloads;
         assert_eq!(w[0].overrides.amount, Some(Amount::TimeBased));
         // fio's flag is the process's: p's end would end the run too.
-        assert!(w[0].exit_all && w[1].exit_all);
+        assert!(w[0].settings.flag(&EXIT_ALL) && w[1].settings.flag(&EXIT_ALL));
         assert_eq!((w[0].pauses.stop_ns, w[1].pauses.stop_ns), (0, 0));
         // The reverse: a job of passes with exitall beside a time-based job of 60 s
         // (exitall too, fio's flag being the process's): the run lasts 60 s at
@@ -4043,7 +4048,7 @@ mod tests {
             (Some(1), Some(60_000_000_000))
         );
         let w = &run.workloads;
-        assert!(w[0].exit_all && w[0].overrides.amount.is_none());
+        assert!(w[0].settings.flag(&EXIT_ALL) && w[0].overrides.amount.is_none());
         assert_eq!(w[1].overrides.amount, Some(Amount::TimeBased));
         assert_eq!(w[1].pauses.stop_ns, 0);
         // Two exitall jobs with runtimes (one also bounded by passes) and a later
@@ -4063,7 +4068,7 @@ mod tests {
         // The run's passes are the first job of passes' (b's 2): c keeps its one.
         assert_eq!(run.passes, Some(2));
         assert_eq!(run.workloads[2].overrides.amount, Some(Amount::Passes(1)));
-        assert!(run.workloads[2].exit_all);
+        assert!(run.workloads[2].settings.flag(&EXIT_ALL));
         assert!(
             t.plan
                 .warnings
@@ -4078,6 +4083,6 @@ mod tests {
             .plan
             .runs
             .iter()
-            .all(|r| r.workloads.iter().all(|w| !w.exit_all)));
+            .all(|r| r.workloads.iter().all(|w| !w.settings.flag(&EXIT_ALL))));
     }
 }

@@ -38,6 +38,8 @@ pub static ALL: &[&Decl] = &[
     &FRESH_SEED,
     &PAUSE,
     &RECONNECT_WINDOW,
+    // Moved from the model's fields (issue 24).
+    &EXIT_ALL,
 ];
 
 /// fio's `invalidate`: buffered I/O starts from a cold page cache, as fio's does by
@@ -483,5 +485,24 @@ pub static RECONNECT_WINDOW: Decl = Decl {
     flag: Some("reconnect-window"),
     heading: "Network and paths",
     echo: "reconnect_window_ns",
+    switch: false,
+};
+
+// Settings moved from the model's fields (issue 24), kept together.
+
+/// fio's `exitall` (the fio reader maps it with `exit_what`): read once at set-up
+/// into each stream's shape (`run::stream`).
+pub static EXIT_ALL: Decl = Decl {
+    key: "exit_all",
+    kind: Kind::Flag,
+    scope: Scope::Workload,
+    default: Value::Flag(false),
+    doc: "Stop the run as soon as one stream of this workload has done its I/O budget \
+          (its passes) or, for a workload with a stop time of its own (stop_after, e.g. \
+          time_based = true in a run of passes), reached it, whatever the others have \
+          left (fio's exitall)",
+    flag: None,
+    heading: "Workload",
+    echo: "exit_all",
     switch: false,
 };

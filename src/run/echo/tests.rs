@@ -7,6 +7,14 @@ use crate::plan::tuning;
 use crate::result::io as io_wire;
 use crate::result::workload as wire;
 
+/// Declared settings with `exit_all` given.
+fn exiting() -> crate::plan::settings::WorkloadSettings {
+    let mut s = crate::plan::settings::WorkloadSettings::default();
+    let exit_all = &crate::plan::settings::declared::EXIT_ALL;
+    s.set(exit_all, crate::plan::settings::Value::Flag(true));
+    s
+}
+
 /// Workloads covering every variant the echo converts.
 fn samples() -> Vec<plan::Workload> {
     let base = plan::Workload::default();
@@ -55,7 +63,6 @@ fn samples() -> Vec<plan::Workload> {
                 weight: 8,
                 sleep_ns: 1_000_000,
             }),
-            exit_all: true,
             pauses: plan::Pauses {
                 start_delay_ns: 2_000_000_000,
                 think_ns: 500_000,
@@ -76,7 +83,7 @@ fn samples() -> Vec<plan::Workload> {
             zbd: None,
             file_service: Default::default(),
             overrides: Default::default(),
-            settings: Default::default(),
+            settings: exiting(),
         },
         plan::Workload {
             zbd: Some(crate::plan::zbd::Zbd {
@@ -107,12 +114,19 @@ fn samples() -> Vec<plan::Workload> {
 #[test]
 fn echo_serialises_as_the_plan_workload_did() {
     for w in samples() {
-        let plan_json = serde_json::to_value(&w).unwrap();
+        let mut plan_json = serde_json::to_value(&w).unwrap();
         let mut echo_json = serde_json::to_value(workload_echo(&w)).unwrap();
         // Declared settings are echoed given or not; a plan writes those given.
         for d in crate::plan::settings::of_scope(crate::plan::settings::Scope::Workload) {
             let echoed = echo_json.as_object_mut().unwrap().remove(d.echo);
-            assert_eq!(echoed, Some(d.default.to_json()), "{}: {}", w.name, d.key);
+            assert_eq!(
+                echoed,
+                Some(w.settings.get(d).to_json()),
+                "{}: {}",
+                w.name,
+                d.key
+            );
+            plan_json.as_object_mut().unwrap().remove(d.echo);
         }
         assert_eq!(echo_json, plan_json, "{}", w.name);
     }
@@ -172,7 +186,7 @@ fn echo_keeps_every_setting() {
     assert_eq!(e.seq_layout, wire::SeqLayout::Stride);
     assert_eq!(e.align_bytes, Some(65536));
     assert_eq!(e.seq_gap_bytes, -8192);
-    assert!(e.exit_all);
+    assert_eq!(e.declared["exit_all"], serde_json::Value::Bool(true));
     assert_eq!(
         (
             e.pauses.start_delay_ns,
