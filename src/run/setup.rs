@@ -422,6 +422,14 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
             }),
         allocate: spec.create == FileCreate::Allocated,
         draw: opts.repetition,
+        nbd_replies: if run
+            .settings
+            .flag(&crate::plan::settings::declared::NBD_STRUCTURED_REPLIES)
+        {
+            target::nbd::ffi::Replies::Structured
+        } else {
+            target::nbd::ffi::Replies::Simple
+        },
     }
 }
 

@@ -330,6 +330,8 @@ pub struct OpenOptionsIo {
     /// Which draw of a `sim:` device's randomness: its seed + this (a run's
     /// repetition under `--repeat`; 0 otherwise).
     pub draw: u64,
+    /// The reply form NBD connections ask for (the run's `nbd_structured_replies`).
+    pub nbd_replies: nbd::ffi::Replies,
 }
 
 /// Opens a target: creates a missing file at the requested size, refuses unsafe

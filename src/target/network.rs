@@ -10,7 +10,7 @@ pub(super) fn open_nbd(
     n: &crate::plan::model::NbdSpec,
     opts: OpenOptionsIo,
 ) -> Result<OpenTarget, TargetError> {
-    let opened = nbd::open(n, opts.writes, opts.force)?;
+    let opened = nbd::open(n, opts.writes, opts.force, opts.nbd_replies)?;
     let size_bytes = match spec.size_bytes {
         Some(s) if s > opened.export_bytes => {
             return Err(TargetError::Invalid {

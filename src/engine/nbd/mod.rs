@@ -52,6 +52,8 @@ pub struct Export {
     /// Where the connection goes, for messages ("127.0.0.1:10809", a socket path).
     server: String,
     multi_conn: bool,
+    /// The reply form to ask for (the run's `nbd_structured_replies`).
+    replies: ffi::Replies,
 }
 
 /// A libnbd handle and its socket (asked once: `nbd_aio_get_fd` is a call).
@@ -89,6 +91,7 @@ impl Protocol for Nbd {
             uri: n.uri.clone(),
             server: n.server.clone(),
             multi_conn: n.multi_conn,
+            replies: n.replies,
         })
     }
 
@@ -101,7 +104,7 @@ impl Protocol for Nbd {
             engine: "nbd",
             source: std::io::Error::other(msg),
         };
-        let conn = ffi::Conn::connect_within(&e.uri, limit_ns)
+        let conn = ffi::Conn::connect_within(&e.uri, e.replies, limit_ns)
             .map_err(|err| setup(format!("connecting to {}: {err}", e.server)))?;
         Conn::new(conn).map_err(|err| setup(format!("{}: {err}", e.server)))
     }
@@ -235,7 +238,7 @@ impl Protocol for Nbd {
     }
 
     fn start_attempt(e: &Export) -> Result<Conn, String> {
-        ffi::Conn::start_connect(&e.uri)
+        ffi::Conn::start_connect(&e.uri, e.replies)
             .and_then(Conn::new)
             .map_err(|e| e.msg)
     }

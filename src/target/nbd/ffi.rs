@@ -77,6 +77,10 @@ struct Lib {
     aio_is_closed: FnHandleInt,
     /// `nbd_set_pread_initialize` (libnbd 1.10 and later; absent before).
     set_pread_initialize: Option<FnSetBool>,
+    /// `nbd_set_request_structured_replies` (libnbd 1.2 and later).
+    set_request_structured_replies: Option<FnSetBool>,
+    /// `nbd_get_structured_replies_negotiated` (libnbd 1.2 and later).
+    get_structured_replies_negotiated: Option<FnHandleInt>,
 }
 
 fn load() -> Result<Lib, LoadError> {
@@ -112,6 +116,13 @@ fn load() -> Result<Lib, LoadError> {
         aio_is_closed: sym!(l, "nbd_aio_is_closed"),
         // SAFETY: the type declared for it in libnbd.h; optional, so no `?`.
         set_pread_initialize: unsafe { l.sym("nbd_set_pread_initialize\0") }.ok(),
+        // SAFETY: as above, both optional.
+        set_request_structured_replies: unsafe { l.sym("nbd_set_request_structured_replies\0") }
+            .ok(),
+        get_structured_replies_negotiated: unsafe {
+            l.sym("nbd_get_structured_replies_negotiated\0")
+        }
+        .ok(),
         _lib: l.into_library(),
     })
 }
@@ -133,6 +144,20 @@ fn last_error(l: &Lib) -> (String, i32) {
     // SAFETY: plain thread-local read.
     let errno = unsafe { (l.get_errno)() };
     (text, errno)
+}
+
+/// Which NBD reply form a connection asks the server for (the run's
+/// `nbd_structured_replies`). The server answers either way: a server that refuses
+/// structured replies gets simple ones, which [`Conn::structured_replies`] tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Replies {
+    /// Simple replies: a read's data follows one fixed header; no holes, extents or
+    /// error offsets. Cheaper for the client per read.
+    #[default]
+    Simple,
+    /// Structured replies (libnbd's default): chunks that may describe holes and
+    /// carry block status and error details.
+    Structured,
 }
 
 /// A libnbd failure: its message and errno (0 when libnbd gave none).
@@ -160,15 +185,15 @@ unsafe impl Send for Conn {}
 
 impl Conn {
     /// Connects (blocking) to `uri` and completes the handshake.
-    pub fn connect(uri: &str) -> Result<Conn, NbdError> {
-        let (conn, c_uri) = Conn::create(uri)?;
+    pub fn connect(uri: &str, replies: Replies) -> Result<Conn, NbdError> {
+        let (conn, c_uri) = Conn::create(uri, replies)?;
         // SAFETY: valid handle and NUL-terminated URI that outlives the call.
         conn.ok(unsafe { (conn.lib.connect_uri)(conn.h, c_uri.as_ptr()) })?;
         Ok(conn)
     }
 
     /// A fresh, unconnected handle, and `uri` as a C string.
-    fn create(uri: &str) -> Result<(Conn, CString), NbdError> {
+    fn create(uri: &str, replies: Replies) -> Result<(Conn, CString), NbdError> {
         let l = lib().map_err(|e| NbdError {
             msg: e.to_string(),
             errno: 0,
@@ -192,7 +217,14 @@ impl Conn {
             // SAFETY: valid handle; the call only sets a flag on it.
             unsafe { set(h, false) };
         }
-        Ok((Conn { lib: l, h }, c_uri))
+        let conn = Conn { lib: l, h };
+        // A libnbd without the call always asks for structured replies; the reply
+        // form negotiated is reported either way (Conn::structured_replies).
+        if let Some(set) = l.set_request_structured_replies {
+            // SAFETY: valid handle not yet connected; the call only sets a flag.
+            conn.ok(unsafe { set(h, replies == Replies::Structured) })?;
+        }
+        Ok((conn, c_uri))
     }
 
     /// Connects to `uri` and completes the handshake, giving up after `limit_ns`
@@ -202,11 +234,11 @@ impl Conn {
     /// libnbd's asynchronous state machine and `nbd_poll` waits at most until the
     /// deadline, after which the handle (and its socket) is closed. The error then
     /// carries `ETIMEDOUT`.
-    pub fn connect_within(uri: &str, limit_ns: u64) -> Result<Conn, NbdError> {
+    pub fn connect_within(uri: &str, replies: Replies, limit_ns: u64) -> Result<Conn, NbdError> {
         if limit_ns == 0 {
-            return Conn::connect(uri);
+            return Conn::connect(uri, replies);
         }
-        let conn = Conn::start_connect(uri)?;
+        let conn = Conn::start_connect(uri, replies)?;
         let (l, h) = (conn.lib, conn.h);
         let deadline = crate::clock::now_ns().saturating_add(limit_ns);
         loop {
@@ -238,8 +270,8 @@ impl Conn {
     /// Starts connecting to `uri` without blocking: drive it with
     /// [`Conn::direction`], [`Conn::notify_read`]/[`Conn::notify_write`] until
     /// [`Conn::is_ready`] (or [`Conn::is_dead`]).
-    pub fn start_connect(uri: &str) -> Result<Conn, NbdError> {
-        let (conn, c_uri) = Conn::create(uri)?;
+    pub fn start_connect(uri: &str, replies: Replies) -> Result<Conn, NbdError> {
+        let (conn, c_uri) = Conn::create(uri, replies)?;
         // SAFETY: valid handle and NUL-terminated URI that outlives the call.
         conn.ok(unsafe { (conn.lib.aio_connect_uri)(conn.h, c_uri.as_ptr()) })?;
         Ok(conn)
@@ -277,6 +309,17 @@ impl Conn {
         // SAFETY: valid, connected handle.
         let r = unsafe { (self.lib.get_size)(self.h) };
         Ok(self.ok(r)? as u64)
+    }
+
+    /// The reply form the handshake settled on: structured only when asked for and
+    /// the server agreed. `None` from a libnbd too old to tell (before 1.2).
+    pub fn structured_replies(&self) -> Option<Replies> {
+        let get = self.lib.get_structured_replies_negotiated?;
+        // SAFETY: valid, connected handle; a plain state query.
+        Some(match unsafe { get(self.h) } {
+            1 => Replies::Structured,
+            _ => Replies::Simple,
+        })
     }
 
     /// Whether the server advertises multi-conn (several connections see one cache).

@@ -83,6 +83,11 @@ pub struct NbdTarget {
     pub multi_conn: bool,
     /// The server accepts trims (NBD_CMD_TRIM).
     pub can_trim: bool,
+    /// The reply form every connection asks for (the run's `nbd_structured_replies`).
+    pub replies: ffi::Replies,
+    /// The reply form the server agreed to when the export was opened (`None`: a
+    /// libnbd too old to tell).
+    pub negotiated: Option<ffi::Replies>,
     /// The whole export's size (a run may use a prefix of it).
     pub export_bytes: u64,
     /// A connection for reads outside the engine (the verify pass), opened when
@@ -109,7 +114,7 @@ impl NbdTarget {
         let err = |e: ffi::NbdError| std::io::Error::other(format!("{}: {e}", self.server));
         let conn = match guard.as_mut() {
             Some(c) => c,
-            None => guard.insert(ffi::Conn::connect(&self.uri).map_err(err)?),
+            None => guard.insert(ffi::Conn::connect(&self.uri, self.replies).map_err(err)?),
         };
         conn.pread(buf, offset).map_err(err)
     }
@@ -121,15 +126,21 @@ pub struct Opened {
     pub export_bytes: u64,
 }
 
-/// Connects to the export, learns its size, and refuses writes the export cannot
-/// take or that would destroy a partition table or filesystem without `force`.
-pub fn open(spec: &NbdSpec, writes: bool, force: bool) -> Result<Opened, TargetError> {
+/// Connects to the export asking for `replies`, learns its size and the reply form
+/// the server agreed to, and refuses writes the export cannot take or that would
+/// destroy a partition table or filesystem without `force`.
+pub fn open(
+    spec: &NbdSpec,
+    writes: bool,
+    force: bool,
+    replies: ffi::Replies,
+) -> Result<Opened, TargetError> {
     let unavailable = |msg: String| TargetError::Unavailable {
         uri: spec.uri.clone(),
         msg,
     };
     ffi::available().map_err(|e| unavailable(e.to_string()))?;
-    let conn = ffi::Conn::connect(&spec.uri).map_err(|e| {
+    let conn = ffi::Conn::connect(&spec.uri, replies).map_err(|e| {
         unavailable(format!(
             "cannot connect to the NBD server at {}{}: {e}",
             spec.server,
@@ -170,6 +181,8 @@ pub fn open(spec: &NbdSpec, writes: bool, force: bool) -> Result<Opened, TargetE
             server: spec.server.clone(),
             multi_conn: conn.can_multi_conn(),
             can_trim: conn.can_trim().unwrap_or(false),
+            replies,
+            negotiated: conn.structured_replies(),
             export_bytes,
             // Closed here: the verify pass connects again if it runs.
             conn: Mutex::new(None),
