@@ -28,6 +28,20 @@ impl Nbdkit {
         })
     }
 
+    /// The same, with nbdkit's debug log (`-v`) written to `nbdkit.log` beside the
+    /// socket: the handshake's negotiation is in it.
+    fn unix_logged(args: &[&str]) -> Result<Nbdkit, String> {
+        let mut with_v = vec!["-v"];
+        with_v.extend_from_slice(args);
+        Self::unix(&with_v)
+    }
+
+    /// The debug log of a server started with [`Nbdkit::unix_logged`].
+    fn log(&self) -> String {
+        let bytes = std::fs::read(self._dir.path().join("nbdkit.log")).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     /// The same on 127.0.0.1 with a free port.
     fn tcp(args: &[&str]) -> Result<Nbdkit, String> {
         Self::tcp_on(free_port(), args)
@@ -54,11 +68,20 @@ impl Nbdkit {
         }
         let stats = dir.path().join("stats.txt");
         let statsfile = format!("statsfile={}", stats.display());
+        // With -v, the debug log goes to a file of the test's own (it is long).
+        let stderr = match args.first() {
+            Some(&"-v") => std::process::Stdio::from(
+                std::fs::File::create(dir.path().join("nbdkit.log"))
+                    .map_err(|e| format!("nbdkit log: {e}"))?,
+            ),
+            _ => std::process::Stdio::inherit(),
+        };
         let child = Command::new("nbdkit")
             .args(["--foreground", "--exit-with-parent", "--filter=stats"])
             .args(listen)
             .args(args)
             .arg(&statsfile)
+            .stderr(stderr)
             .spawn()
             .map_err(|e| format!("starting nbdkit: {e}"))?;
         let mut k = Nbdkit {
@@ -1025,4 +1048,57 @@ fn a_target_that_never_answers_at_start_up_is_an_error_within_the_io_timeout() {
     }
     // SAFETY: as above; the server must run again to be stopped on drop.
     unsafe { libc::kill(pid, libc::SIGCONT) };
+}
+
+#[test]
+fn nbd_asks_for_simple_replies_unless_structured_ones_are_asked_for() {
+    // What the client asked for is read from the server's side of the handshake
+    // (nbdkit -v logs NBD_OPT_STRUCTURED_REPLY when a client requests it), and the
+    // data must come back intact either way: a verified write-then-read run each.
+    let negotiation = |extra: &[&str]| -> Option<String> {
+        let k = Nbdkit::unix_logged(&["memory", "16M"])
+            .map_err(|e| skip_or_fail(&format!("nbdkit: {e}")))
+            .ok()?;
+        let mut args = vec![
+            "run",
+            "-t",
+            &k.uri,
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--passes",
+            "1",
+            "--size",
+            "4m",
+            "--verify-after",
+        ];
+        args.extend_from_slice(extra);
+        let r = run_json(&args);
+        let run = r.run(0);
+        assert_eq!(
+            run.totals.write.ios, 1024,
+            "one pass of 4 MiB in 4 KiB writes"
+        );
+        let v = run.verify.as_ref().expect("verify counts");
+        assert_eq!(v.mismatches, 0, "{v:?}");
+        assert_eq!(v.units_checked, 1024, "every block read back: {v:?}");
+        Some(k.log())
+    };
+    let Some(simple) = negotiation(&[]) else {
+        return;
+    };
+    assert!(
+        simple.contains("newstyle negotiation"),
+        "the log is nbdkit's debug log"
+    );
+    assert!(
+        !simple.contains("NBD_OPT_STRUCTURED_REPLY"),
+        "structured replies were asked for by default"
+    );
+    let structured = negotiation(&["--nbd-structured-replies"]).expect("nbdkit ran before");
+    assert!(
+        structured.contains("client requested structured replies"),
+        "--nbd-structured-replies did not ask for them"
+    );
 }
