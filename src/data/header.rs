@@ -229,12 +229,21 @@ pub fn check(
         }
         return fail(MismatchKind::Corrupted);
     }
-    if found.target != target || found.offset != offset || found.unit_bytes as usize != unit.len() {
+    let placed =
+        found.target == target && found.offset == offset && found.unit_bytes as usize == unit.len();
+    if placed && expect.accepts(found.key) {
+        return Ok(Verified::Ok);
+    }
+    if expect.may_be_absent {
+        // The unit may still hold what was there before this run first wrote it,
+        // and that can be an earlier run's whole unit: its header is valid but its
+        // key belongs to that run's sequence, not this one's.
+        return Ok(Verified::Absent);
+    }
+    if !placed {
         return fail(MismatchKind::Misplaced);
     }
-    if expect.accepts(found.key) {
-        Ok(Verified::Ok)
-    } else if expect.is_older(found.key) {
+    if expect.is_older(found.key) {
         fail(MismatchKind::Stale)
     } else {
         fail(MismatchKind::Unexpected)
@@ -343,5 +352,30 @@ mod tests {
             ..raced
         };
         assert_eq!(check(&[0u8; 4096], 3, 0, &absent), Ok(Verified::Absent));
+    }
+
+    #[test]
+    fn a_unit_not_yet_written_by_this_run_may_hold_an_earlier_runs_unit() {
+        // A read racing this run's first write (key 1) of a unit finds the unit an
+        // earlier run left there (its key 2): that is the content from before the
+        // write, not a mismatch. Once the write is known to have landed, it is.
+        let first_write = KeyExpectation {
+            newest: 1,
+            older: 0,
+            may_be_absent: true,
+            raced: true,
+        };
+        let earlier = unit(2, 8192);
+        assert_eq!(check(&earlier, 3, 8192, &first_write), Ok(Verified::Absent));
+        assert_eq!(
+            check(&unit(1, 8192), 3, 8192, &first_write),
+            Ok(Verified::Ok)
+        );
+        assert_eq!(
+            check(&earlier, 3, 8192, &KeyExpectation::exact(1))
+                .unwrap_err()
+                .kind,
+            MismatchKind::Unexpected
+        );
     }
 }
