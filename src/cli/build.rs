@@ -4,7 +4,6 @@
 //! laid over it.
 
 use super::foreign::split_own;
-use super::values::stdout_doc;
 use super::*;
 use crate::app::{
     self, AppError, CompareInvocation, ConvertInvocation, ConvertTo, CurveInvocation, FlagError,
@@ -13,7 +12,6 @@ use crate::app::{
     VerifyInvocation,
 };
 use crate::plan::model::Plan;
-use crate::report::export::Format;
 use crate::run::RunOptions;
 
 impl From<&OutputArgs> for Output {
@@ -24,7 +22,7 @@ impl From<&OutputArgs> for Output {
             csv: o.csv.clone(),
             fio_json: o.fio_json.clone(),
             markdown: o.markdown,
-            stdout_doc: stdout_doc(o.output_format),
+            stdout_doc: o.output_format.and_then(|f| f.format),
             quiet: o.quiet,
             no_run_summaries: false,
             settings: o.command.settings(),
@@ -40,20 +38,6 @@ impl From<SteadyMetricArg> for Metric {
             SteadyMetricArg::Mbps => Metric::Mbps,
             SteadyMetricArg::MeanUs => Metric::MeanUs,
             SteadyMetricArg::P99Us => Metric::P99Us,
-        }
-    }
-}
-
-impl From<ReportForm> for Format {
-    fn from(f: ReportForm) -> Self {
-        match f {
-            ReportForm::Html => Format::Html,
-            ReportForm::Csv => Format::Csv,
-            ReportForm::Markdown => Format::Markdown,
-            ReportForm::FioJson => Format::FioJson,
-            ReportForm::FioJsonPlus => Format::FioJsonPlus,
-            ReportForm::DiskspdXml => Format::DiskspdXml,
-            ReportForm::FioTerse => Format::FioTerse(3),
         }
     }
 }
@@ -112,7 +96,7 @@ pub fn invocation(cmd: Command, command: Vec<String>) -> Result<Invocation, AppE
         Command::Report(a) => Invocation::Report(ReportInvocation {
             result: a.result,
             output: a.output,
-            format: a.format.map(Format::from),
+            format: a.format.and_then(|f| f.format),
         }),
         Command::Compare(a) => Invocation::Compare(CompareInvocation {
             results: a.results,

@@ -2,10 +2,8 @@
 //! mixed in: `ioscope sqlio -s10 -o16 -b8 -frandom F --json r.json`. This splits
 //! ioscope's options out and leaves the rest, in order, for the foreign parser.
 
-use super::StdoutForm;
 use crate::app::{FlagError, Output};
-use crate::report::export::Format;
-use clap::ValueEnum;
+use crate::report::export::{Form, Format, Place};
 use std::path::PathBuf;
 
 /// ioscope's own options found among foreign arguments.
@@ -78,30 +76,7 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                 "--csv" => own.output.csv = Some(PathBuf::from(value)),
                 "--fio-json" => own.output.fio_json = Some(PathBuf::from(value)),
                 "--terse-version" => terse_version = Some(terse(&value)?),
-                // fio's terse lines (its `--minimal`), version 3 unless told.
-                "--output-format" if fio_mode && value == "terse" => {
-                    own.output.stdout_doc = Some(Format::FioTerse(3))
-                }
-                // fio's own `--output-format=json+`: fio JSON with latency bins.
-                "--output-format" if fio_mode && value == "json+" => {
-                    own.output.stdout_doc = super::values::stdout_doc(Some(StdoutForm::FioJsonPlus))
-                }
-                "--output-format" => {
-                    let form = StdoutForm::from_str(&value, false).map_err(|_| {
-                        FlagError::new(
-                            "--output-format",
-                            value.as_str(),
-                            "expected text, json, fio-json, fio-json+ or fio-terse (json+ and \
-                             terse as fio's own)",
-                        )
-                    })?;
-                    // fio's own `--output-format=json` is fio's JSON to a fio user.
-                    let form = match form {
-                        StdoutForm::Json if fio_mode => StdoutForm::FioJson,
-                        f => f,
-                    };
-                    own.output.stdout_doc = super::values::stdout_doc(Some(form));
-                }
+                "--output-format" => own.output.stdout_doc = stdout_form(&value, fio_mode)?,
                 "--target" => own.target = Some(value),
                 _ => command_setting(&mut own.output, name, &value)?,
             }
@@ -123,6 +98,25 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
         own.output.stdout_doc = Some(Format::FioTerse(v));
     }
     Ok((own, rest))
+}
+
+/// `--output-format` among foreign arguments: a stdout form by its name, or in fio mode
+/// by fio's own word for it (`json` is then fio's JSON, `json+` and `terse` fio's).
+fn stdout_form(value: &str, fio_mode: bool) -> Result<Option<Format>, FlagError> {
+    let fio = fio_mode.then(|| Form::fio_named(value)).flatten();
+    let form = fio
+        .or_else(|| Form::named(Place::Stdout, value))
+        .ok_or_else(|| {
+            FlagError::new(
+                "--output-format",
+                value,
+                format!(
+                    "expected {} (json, json+ and terse as fio's own)",
+                    Form::names(Place::Stdout)
+                ),
+            )
+        })?;
+    Ok(form.format)
 }
 
 /// fio's `--terse-version`: one of the versions ioscope writes.

@@ -15,6 +15,7 @@ pub mod values;
 
 use crate::plan::model::{Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout};
 use crate::plan::tuning::SyncKind;
+use crate::report::export::{Form, Place};
 use crate::run::worker::ErrorPolicy;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -102,38 +103,6 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// What stdout carries (`--output-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StdoutForm {
-    /// Interval lines, summaries and tables for a person.
-    Text,
-    /// The result JSON.
-    Json,
-    /// fio 3.x-compatible JSON.
-    FioJson,
-    /// fio's json+: fio JSON with latency histogram bins (clat_ns.bins).
-    #[value(name = "fio-json+")]
-    FioJsonPlus,
-    /// fio's terse lines, version 3 (fio's `--minimal`).
-    FioTerse,
-}
-
-/// What `report` renders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportForm {
-    Html,
-    Csv,
-    #[value(alias = "md")]
-    Markdown,
-    FioJson,
-    #[value(name = "fio-json+")]
-    FioJsonPlus,
-    /// diskspd's XML result (`-Rxml`).
-    DiskspdXml,
-    /// fio's terse lines, version 3.
-    FioTerse,
-}
-
 /// The metric steady state tracks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SteadyMetricArg {
@@ -200,11 +169,10 @@ pub struct OutputArgs {
     /// Print a Markdown summary table at the end (for pasting into a ticket).
     #[arg(long)]
     pub markdown: bool,
-    /// What stdout carries: text (default), json (the result), fio-json or fio-json+
-    /// (fio's json+: with latency bins). With json
-    /// forms stdout is pure JSON; progress goes nowhere.
-    #[arg(long, value_name = "FORMAT", value_enum)]
-    pub output_format: Option<StdoutForm>,
+    /// What stdout carries (default text). Any other form makes stdout that document
+    /// alone; progress goes nowhere.
+    #[arg(long, value_name = "FORMAT", value_parser = values::form(Place::Stdout))]
+    pub output_format: Option<&'static Form>,
     /// Print nothing but errors and the final summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -661,9 +629,9 @@ pub struct ReportArgs {
     /// Output file; the form follows --format, or the extension (.html, .csv, .md, .json).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// html, csv, markdown, fio-json, fio-json+ (with latency bins) or diskspd-xml.
-    #[arg(long, value_name = "FORMAT", value_enum)]
-    pub format: Option<ReportForm>,
+    /// The form to render (default: from the output's extension, else html).
+    #[arg(long, value_name = "FORMAT", value_parser = values::form(Place::Report))]
+    pub format: Option<&'static Form>,
 }
 
 #[derive(Debug, Args, Clone)]

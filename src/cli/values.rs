@@ -3,14 +3,14 @@
 //! WHY` (exit 2) before anything runs. They reuse the plan's unit parsers, so a size
 //! or a duration means the same on the command line as in a job file.
 
-use super::StdoutForm;
 use crate::plan::model::{
     AccessPattern, Arrival, Distribution, EngineKind, Pacing, Rate, SeqLayout, TrimMode,
 };
 use crate::plan::tuning::SyncKind;
 use crate::plan::units::{self, UnitError};
-use crate::report::export::Format;
+use crate::report::export::{Form, Place};
 use crate::run::worker::ErrorPolicy;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 /// Why a flag's text was refused; clap prints it after the flag and the text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -337,15 +337,18 @@ pub fn split(s: &str) -> Res<crate::cluster::Split> {
     Ok(crate::cluster::Split::parse(s)?)
 }
 
-/// The document stdout carries for an `--output-format` (None: text).
-pub fn stdout_doc(form: Option<StdoutForm>) -> Option<Format> {
-    match form? {
-        StdoutForm::Text => None,
-        StdoutForm::Json => Some(Format::Json),
-        StdoutForm::FioJson => Some(Format::FioJson),
-        StdoutForm::FioJsonPlus => Some(Format::FioJsonPlus),
-        StdoutForm::FioTerse => Some(Format::FioTerse(3)),
-    }
+/// The value parser of a flag naming an output form at `place`: the names, aliases
+/// and help lines of [`FORMS`](crate::report::export::FORMS), so `--help`, the man
+/// page and completions list what the table holds.
+pub fn form(place: Place) -> impl TypedValueParser<Value = &'static Form> {
+    let values = Form::at(place).map(|f| {
+        PossibleValue::new(f.name)
+            .help(f.doc)
+            .aliases(f.aliases.iter().copied())
+    });
+    PossibleValuesParser::new(values).try_map(move |name| {
+        Form::named(place, &name).ok_or_else(|| format!("expected {}", Form::names(place)))
+    })
 }
 
 #[cfg(test)]

@@ -220,17 +220,6 @@ pub fn result_switches(args: &[String]) -> Vec<String> {
     out
 }
 
-/// A profile's text as `-X` reads it, with the line's other `args` (tests).
-#[cfg(test)]
-pub(crate) fn parse_profile_text(
-    source: &str,
-    text: &str,
-    args: &[String],
-    target_override: Option<&str>,
-) -> Result<Translated, CompatError> {
-    profile::read_profile_text(source, text, args, target_override)
-}
-
 /// Reads the words of one line, switches then targets, each switch first through the
 /// table ([`table_reads`]).
 fn read_line(
@@ -293,4 +282,4 @@ fn affinity(rest: &str, loc: &Loc) -> Result<Option<Vec<usize>>, CompatError> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -342,7 +342,7 @@ fn feed_all_parsers(text: &str) {
     let _ = detect(text);
     let _ = fio::parse_str("fuzz.fio", text, Path::new("/nonexistent"), &env);
     let _ = vdbench::parse_str("fuzz.parm", text);
-    let _ = diskspd::parse_profile_text("fuzz.xml", text, &[], None);
+    let _ = diskspd::tests::parse_profile_text(text, &[]);
     if let Ok(args) = split_command_line(text) {
         let _ = fio::parse_args(&args);
         let _ = diskspd::parse_diskspd(&args, None);

@@ -418,15 +418,3 @@ fn number_text(t: &str) -> Option<u64> {
 }
 
 mod nested;
-
-#[cfg(test)]
-pub(super) fn read_profile_text(
-    source: &str,
-    text: &str,
-    args: &[String],
-    target_override: Option<&str>,
-) -> Result<Translated, CompatError> {
-    let mut all = vec![format!("-X{source}")];
-    all.extend(args.iter().cloned());
-    read_profile(source, text, line_args(&all, 0)?, target_override)
-}
