@@ -347,19 +347,19 @@ fn profile(path: &str, extra: &str) -> String {
 #[test]
 fn a_profile_takes_diskspds_line_switches_and_template_paths() {
     let text = profile("*1", "<Duration>60</Duration>");
-    let t = parse_profile_text(&text, &args("-d5 -z3 /tmp/a"), None).unwrap();
+    let t = parse_profile_text(&text, &args("-d5 -z3 /tmp/a")).unwrap();
     let run = &t.plan.runs[0];
     assert_eq!((run.duration_ns, run.seed), (Some(5_000_000_000), 3));
     assert_eq!(t.plan.targets[0].uri, "/tmp/a");
-    let e = parse_profile_text(&text, &[], None).unwrap_err();
+    let e = parse_profile_text(&text, &[]).unwrap_err();
     assert!(e.to_string().contains("p.xml:1:"), "{e}");
     assert!(e.to_string().contains("template target *1"), "{e}");
-    let e = parse_profile_text(&text, &args("/tmp/a /tmp/b"), None).unwrap_err();
+    let e = parse_profile_text(&text, &args("/tmp/a /tmp/b")).unwrap_err();
     assert!(
         e.to_string().contains("'/tmp/b' substitutes no template"),
         "{e}"
     );
-    let e = parse_profile_text(&text, &args("-b8K /tmp/a"), None).unwrap_err();
+    let e = parse_profile_text(&text, &args("-b8K /tmp/a")).unwrap_err();
     assert!(
         e.to_string()
             .contains("with -X diskspd takes no switch but"),
@@ -370,10 +370,10 @@ fn a_profile_takes_diskspds_line_switches_and_template_paths() {
 #[test]
 fn profile_elements_are_located_and_checked() {
     let text = "<Profile>\n  <TimeSpans>\n    <TimeSpan>\n      <Duration>ten</Duration>";
-    let e = parse_profile_text(text, &[], None).unwrap_err();
+    let e = parse_profile_text(text, &[]).unwrap_err();
     assert!(e.to_string().starts_with("p.xml:"), "{e}");
     let bad = |extra: &str| {
-        parse_profile_text(&profile("/tmp/f", extra), &[], None)
+        parse_profile_text(&profile("/tmp/f", extra), &[])
             .unwrap_err()
             .to_string()
     };
@@ -381,7 +381,7 @@ fn profile_elements_are_located_and_checked() {
     assert!(bad("<MeasureLatency>1</MeasureLatency>").contains("give true or false"));
     assert!(bad("<Duration>1</Duration><Duration>2</Duration>").contains("given twice"));
     assert!(bad("<Threads>2</Threads>").contains("<Threads> is no element of <TimeSpan>"));
-    let ok = |extra: &str| parse_profile_text(&profile("/tmp/f", extra), &[], None);
+    let ok = |extra: &str| parse_profile_text(&profile("/tmp/f", extra), &[]);
     // Elements whose switch the table lists are listed, at the element.
     let t = ok("<RequestCount>4</RequestCount>").unwrap();
     assert_eq!(t.unsupported.len(), 1, "{:?}", t.unsupported);
