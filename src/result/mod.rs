@@ -11,6 +11,7 @@
 
 pub mod hdr;
 pub mod io;
+pub mod nbd;
 pub mod parts;
 pub mod paths;
 pub mod ranks;
@@ -227,6 +228,10 @@ pub struct RunResult {
     /// encryption, credits), one entry per SMB target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub smb: Vec<smb::SmbSession>,
+    /// The reply form each `nbd://` target's connections asked for and got, one
+    /// entry per NBD target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nbd: Vec<nbd::NbdSession>,
     // --- connections and events (engine contract; see the block at the end) ---
     /// Per connection to each target, target-major: `connections per target` entries
     /// for the first target, then the second's, …
@@ -475,6 +480,7 @@ impl RunResult {
             verify: None,
             error_samples: Vec::new(),
             smb: Vec::new(),
+            nbd: Vec::new(),
             connections: Vec::new(),
             paths: Vec::new(),
             events: Vec::new(),

@@ -613,8 +613,6 @@ impl Collector {
             kind: Default::default(),
             schedule: self.schedule_result(run, dur_s, &cpu),
             workloads: self.workload_results(run, dur_s),
-            replay: Vec::new(),
-            verify: None,
             name: run.name.clone(),
             target: uri_list(targets),
             engine: engine.name(),
@@ -635,6 +633,7 @@ impl Collector {
             events: self.events,
             failover: self.paths.failover_cost(),
             smb: smb_sessions(targets),
+            nbd: nbd_sessions(targets),
             steady_stop: self.steady.as_ref().map(super::steady::SteadyWatch::result),
             threads: self.threads.results(nworkers),
             // No ranks (the cluster adds them), repetitions (`app`) or parts (merge).
@@ -839,6 +838,23 @@ pub(super) fn show_merged(
 fn uri_list(targets: &Targets) -> String {
     let uris: Vec<&str> = targets.iter().map(|t| t.uri.as_str()).collect();
     uris.join(",")
+}
+
+/// The reply form the NBD targets' connections asked for and got, for the result.
+fn nbd_sessions(targets: &crate::engine::Targets) -> Vec<crate::result::nbd::NbdSession> {
+    use crate::target::nbd::ffi::Replies;
+    targets
+        .iter()
+        .filter_map(|t| match &t.backing {
+            crate::target::Backing::Nbd(n) => Some(crate::result::nbd::NbdSession {
+                target: n.uri.clone(),
+                server: n.server.clone(),
+                structured_replies_requested: n.replies == Replies::Structured,
+                structured_replies: n.negotiated.map(|r| r == Replies::Structured),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What the SMB targets' sessions negotiated, for the result.

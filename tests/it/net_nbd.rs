@@ -1054,35 +1054,12 @@ fn a_target_that_never_answers_at_start_up_is_an_error_within_the_io_timeout() {
 fn nbd_asks_for_simple_replies_unless_structured_ones_are_asked_for() {
     // What the client asked for is read from the server's side of the handshake
     // (nbdkit -v logs NBD_OPT_STRUCTURED_REPLY when a client requests it), and the
-    // data must come back intact either way: a verified write-then-read run each.
+    // data must come back intact either way: a verified run each.
     let negotiation = |extra: &[&str]| -> Option<String> {
         let k = Nbdkit::unix_logged(&["memory", "16M"])
             .map_err(|e| skip_or_fail(&format!("nbdkit: {e}")))
             .ok()?;
-        let mut args = vec![
-            "run",
-            "-t",
-            &k.uri,
-            "--rw",
-            "write",
-            "--bs",
-            "4k",
-            "--passes",
-            "1",
-            "--size",
-            "4m",
-            "--verify-after",
-        ];
-        args.extend_from_slice(extra);
-        let r = run_json(&args);
-        let run = r.run(0);
-        assert_eq!(
-            run.totals.write.ios, 1024,
-            "one pass of 4 MiB in 4 KiB writes"
-        );
-        let v = run.verify.as_ref().expect("verify counts");
-        assert_eq!(v.mismatches, 0, "{v:?}");
-        assert_eq!(v.units_checked, 1024, "every block read back: {v:?}");
+        verified_randrw(&k, extra);
         Some(k.log())
     };
     let Some(simple) = negotiation(&[]) else {
@@ -1101,4 +1078,49 @@ fn nbd_asks_for_simple_replies_unless_structured_ones_are_asked_for() {
         structured.contains("client requested structured replies"),
         "--nbd-structured-replies did not ask for them"
     );
+}
+
+/// A verified randrw run of 2 passes over 4 MiB of `k`'s export with `extra`; its
+/// result's NBD entry, after checking the data read back was what was written.
+fn verified_randrw(k: &Nbdkit, extra: &[&str]) -> ioscope::result::nbd::NbdSession {
+    let mut args = vec!["run", "-t", &k.uri];
+    args.extend(
+        "--rw randrw --bs 4k --qd 16 --size 4m --passes 2 --verify --verify-after".split(' '),
+    );
+    args.extend_from_slice(extra);
+    let r = run_json(&args);
+    let run0 = r.run(0);
+    assert!(run0.totals.read.ios > 0 && run0.totals.write.ios > 0);
+    let v = run0.verify.as_ref().expect("verify counts");
+    assert_eq!(v.mismatches, 0, "{extra:?}: {v:?}");
+    assert!(v.units_checked >= 1024, "{extra:?}: {v:?}");
+    assert_eq!(run0.nbd.len(), 1, "{extra:?}");
+    run0.nbd[0].clone()
+}
+
+#[test]
+fn nbd_reply_form_is_the_one_asked_for_and_reads_verify_either_way() {
+    let Some(k) = server(&["memory", "64M"]) else {
+        return;
+    };
+    // The default: simple replies (the cheaper form; ioscope needs nothing else).
+    let s = verified_randrw(&k, &[]);
+    assert!(!s.structured_replies_requested);
+    assert_eq!(s.structured_replies, Some(false), "{s:?}");
+    // Asked for, and nbdkit agrees.
+    let s = verified_randrw(&k, &["--nbd-structured-replies"]);
+    assert!(s.structured_replies_requested);
+    assert_eq!(s.structured_replies, Some(true), "{s:?}");
+    let s = verified_randrw(&k, &["--nbd-structured-replies=false"]);
+    assert_eq!(s.structured_replies, Some(false), "{s:?}");
+}
+
+#[test]
+fn nbd_server_refusing_structured_replies_is_reported_and_still_read_right() {
+    let Some(k) = server(&["--no-sr", "memory", "64M"]) else {
+        return;
+    };
+    let s = verified_randrw(&k, &["--nbd-structured-replies"]);
+    assert!(s.structured_replies_requested);
+    assert_eq!(s.structured_replies, Some(false), "{s:?}");
 }
