@@ -75,13 +75,40 @@ pub enum FileSetError {
     #[error("unknown parameter '{0}' (known in a tree: depth, width, files, size, seed)")]
     UnknownInTree(String),
     #[error(
-        "name '{0}' must name files inside the directory: no '/', and {{n}} or {{file}} \
-         so that the names differ"
+        "name '{0}' must name files inside the directory (a relative path, no '.' or '..' \
+         part), with {{n}} or {{file}} so that the names differ"
     )]
     Name(String),
 }
 
+/// Whether a name format stays inside the set's directory: a relative path whose
+/// parts are neither empty nor `.` or `..` (`sub/f.{n}` names files in `sub`, made
+/// when the set is opened, as fio makes a `filename_format`'s directories).
+pub fn inside(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+}
+
 impl FileSetSpec {
+    /// The directories, relative to `dir`, that the files of a named set go in
+    /// (none for names without a `/`, or for a tree or a list), parents first.
+    pub fn name_dirs(&self) -> Vec<String> {
+        if self.tree.is_some() || self.list.is_some() || !self.name.contains('/') {
+            return Vec::new();
+        }
+        let mut dirs: Vec<String> = (0..self.count)
+            .filter_map(|i| {
+                let n = self.file_name(i);
+                n.rsplit_once('/').map(|(d, _)| d.to_string())
+            })
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    }
+
     /// Parses what follows `files:`.
     pub fn parse(rest: &str) -> Result<FileSetSpec, FileSetError> {
         let (dir, query) = rest.split_once('?').ok_or(FileSetError::NoCount)?;
@@ -138,7 +165,7 @@ impl FileSetSpec {
         }
         let distinct = name.contains("{n}")
             || (name.contains("{file}") && (per == count || name.contains("{clone}")));
-        if name.is_empty() || name.contains('/') || !distinct {
+        if !inside(&name) || !distinct {
             return Err(FileSetError::Name(name));
         }
         Ok(FileSetSpec {
@@ -424,10 +451,23 @@ mod tests {
             FileSetSpec::parse("/d?count=4&per=2&name=x.{file}"),
             Err(FileSetError::Name(_))
         ));
-        assert!(matches!(
-            FileSetSpec::parse("/d?count=4&name=a/{n}"),
-            Err(FileSetError::Name(_))
-        ));
+        for outside in ["../{n}", "/abs/{n}", "a//{n}", "./{n}", "a/../{n}"] {
+            assert!(
+                matches!(
+                    FileSetSpec::parse(&format!("/d?count=4&name={outside}")),
+                    Err(FileSetError::Name(_))
+                ),
+                "{outside}"
+            );
+        }
+        // Subdirectories of the set's directory are fio's filename_format with a '/'.
+        let sub = FileSetSpec::parse("/d?count=4&per=2&name=s{clone}/x/f.{file}").unwrap();
+        assert_eq!(sub.file_name(3), "s1/x/f.1");
+        assert_eq!(sub.name_dirs(), ["s0/x", "s1/x"]);
+        assert!(FileSetSpec::parse("/d?count=4")
+            .unwrap()
+            .name_dirs()
+            .is_empty());
         assert_eq!(
             FileSetSpec::parse("/d?count=4&x=1"),
             Err(FileSetError::Unknown("x".into()))

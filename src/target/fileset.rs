@@ -115,7 +115,7 @@ pub fn open(
     use_: Option<SetUse>,
 ) -> Result<FileSetTarget, TargetError> {
     let names = probe(uri, spec, use_)?;
-    make_tree_dirs(uri, spec)?;
+    make_set_dirs(uri, spec)?;
     let dir = open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?;
     let dirs = spec.tree.iter().flat_map(|t| t.dirs()).map(|d| {
         CString::new(d).map_err(|_| invalid(uri, "a directory name holds a NUL byte".into()))
@@ -139,11 +139,16 @@ pub fn open(
     Ok(t)
 }
 
-/// Makes the directories of a tree target that are missing, parents first; a set
-/// that is no tree has none. The directories stay: they are the tree's, as the
-/// files a run lays out are once it starts.
-pub fn make_tree_dirs(uri: &str, spec: &FileSetSpec) -> Result<(), TargetError> {
+/// Makes the missing directories of a tree target, parents first, or those a named
+/// set's name format puts its files in. The directories stay: they are the set's,
+/// as the files a run lays out are once it starts.
+pub fn make_set_dirs(uri: &str, spec: &FileSetSpec) -> Result<(), TargetError> {
     let Some(tree) = &spec.tree else {
+        // A name format with a '/' puts files in subdirectories (fio's filename_format
+        // with directories): made as fio makes them, and left, as fio leaves them.
+        for rel in spec.name_dirs() {
+            super::work_dirs::make(uri, &spec.dir.join(rel))?;
+        }
         return Ok(());
     };
     if tree.make_anchor && !spec.dir.exists() {

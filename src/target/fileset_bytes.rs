@@ -238,7 +238,7 @@ pub fn open(
     if spec.create_dirs {
         super::work_dirs::make(&spec.uri, &set.dir)?;
     }
-    super::fileset::make_tree_dirs(&spec.uri, set)?;
+    super::fileset::make_set_dirs(&spec.uri, set)?;
     let mut files = Vec::with_capacity(members.len());
     let mut paths = Vec::with_capacity(members.len());
     let mut existing = Vec::with_capacity(members.len());

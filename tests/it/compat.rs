@@ -1521,3 +1521,42 @@ fn fio_makes_missing_directories_of_a_jobs_file_when_it_runs() {
         assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
     }
 }
+
+// A job of several files whose filename_format has directories: the set's files go in
+// subdirectories of `directory=`, made when the run opens the set (fio's
+// create_work_dirs); a format that climbs out of the directory is refused.
+#[test]
+fn fio_file_sets_with_directories_in_their_names_run_there() {
+    let d = tempdir();
+    let job = d.path().join("sub.fio");
+    let text = |fmt: &str| {
+        format!(
+            "[global]\ndirectory={}\nsize=64k\nbs=4k\nnrfiles=2\nnumjobs=2\n[a]\nrw=write\n\
+             filename_format={fmt}\n",
+            d.path().display()
+        )
+    };
+    std::fs::write(&job, text("$jobname/$jobnum/f.$filenum")).unwrap();
+    let r = ioscope_to(&d.path().join("r.json"), ["fio", job.to_str().unwrap()]).expect_code(0);
+    // 2 jobs × 64 KiB in 4 KiB writes, each job over its own two files.
+    assert_eq!(r.run(0).totals.write.ios, 32);
+    for clone in 0..2 {
+        for file in 0..2 {
+            let f = d.path().join(format!("a/{clone}/f.{file}"));
+            assert_eq!(
+                std::fs::metadata(&f).unwrap().len(),
+                32 << 10,
+                "{}",
+                f.display()
+            );
+        }
+    }
+    std::fs::write(&job, text("../$jobname.$filenum")).unwrap();
+    let bad = run(&["convert", job.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("sub.fio:") && stderr(&bad).contains("outside the directory"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -410,9 +410,10 @@ impl JobCx<'_> {
                 "filename_format={fmt}: ioscope knows $jobname, $jobnum and $filenum"
             )));
         }
-        if name.contains('/') {
+        if !crate::plan::fileset::inside(&name) {
             return Err(loc.error(format!(
-                "filename_format={fmt}: names a file outside the directory; use directory= for that"
+                "filename_format={fmt}: names a file outside the directory (an absolute path, \
+                 or a '.' or '..' part); use directory= for that"
             )));
         }
         Ok(name)
