@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
-"""Converts every published vdbench parameter file kept under
-tests/fixtures/compat/published/vdbench/ with `ioscope convert` and tabulates the
+"""Converts every published foreign definition kept under
+tests/fixtures/compat/published/ with `ioscope convert` and tabulates the
 outcome: clean (exit 0: nothing dropped), drops something (exit 3, the options
 listed), or refused (any other exit, with the error).
 
-Each fixture's first line names its source; a line `* run: ARGS` gives the
-command-line arguments its source runs it with (`-j`, `lun=/dev/sdb`, ...).
+vdbench: each parameter file (`vdbench/*.parm`) opens with a comment naming its
+source; a line `* run: ARGS` gives the command-line arguments its source runs it
+with (`-j`, `lun=/dev/sdb`, ...); it is converted as `ioscope convert vdbench -f
+FILE ARGS`.
 
-    python3 scripts/published.py [--bin target/debug/ioscope] [--markdown]
+fio: each job file (`fio/*.fio`) opens with `# source: URL`; a line `# run: ARGS`
+gives its source's command line (`--filename=/dev/sdf`, `--section=NAME`), led by
+any `NAME=value` environment its source sets for the file's `${NAME}`s; it is
+converted as `ioscope convert fio FILE ARGS` with that environment. A file that
+another fixture includes (`include FILE`) is part of that fixture, not a row.
 
-With --markdown it prints the table docs/compat-vdbench.md carries; with --check it
-exits 1 when a fixture is refused or drops something that the table in the docs
-does not say it does (so the table stays true).
+    python3 scripts/published.py [--bin target/debug/ioscope] [--format all|vdbench|fio] [--markdown]
+
+With --markdown it prints the tables docs/compat-vdbench.md and docs/compat-fio.md
+carry (`--format vdbench` or `--format fio` prints one of them).
 """
 
 import argparse
@@ -21,30 +28,55 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures", "compat", "published", "vdbench")
-DOC = os.path.join(ROOT, "docs", "compat-vdbench.md")
+PUBLISHED = os.path.join(ROOT, "tests", "fixtures", "compat", "published")
+# Per format: fixture folder, fixture extension, the comment that opens a
+# `run:` line, and the name `ioscope convert` takes.
+FORMATS = {
+    "vdbench": ("vdbench", ".parm", r"\*", "vdbench"),
+    "fio": ("fio", ".fio", "#", "fio"),
+}
+ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
-def run_args(path):
-    """The `* run:` arguments of a fixture (its source's command line)."""
+def run_args(path, comment):
+    """The `run:` arguments of a fixture (its source's command line)."""
     with open(path, encoding="utf-8") as f:
         for line in f:
-            m = re.match(r"\*\s*run:\s*(.*)", line)
+            m = re.match(comment + r"\s*run:\s*(.*)", line)
             if m:
                 return m.group(1).split()
     return []
 
 
-def convert(binary, path):
-    """(outcome, detail) of `ioscope convert vdbench -f PATH ARGS`."""
-    cmd = [binary, "convert", "vdbench", "-f", path] + run_args(path)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+def split_env(args):
+    """(environment, arguments): the leading `NAME=value` words of a fio run line."""
+    env = {}
+    while args and ENV_WORD.match(args[0]):
+        name, value = args[0].split("=", 1)
+        env[name] = value
+        args = args[1:]
+    return env, args
+
+
+def convert(binary, fmt, path):
+    """(outcome, detail) of `ioscope convert FORMAT PATH ARGS`."""
+    _, _, comment, name = FORMATS[fmt]
+    args = run_args(path, comment)
+    env = None
+    if fmt == "vdbench":
+        cmd = [binary, "convert", name, "-f", path] + args
+    else:
+        extra, args = split_env(args)
+        env = dict(os.environ, **extra)
+        cmd = [binary, "convert", name, path] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
     lines = [l for l in p.stderr.splitlines() if l.strip()]
     if p.returncode == 0:
         return "clean", ""
     if p.returncode == 3:
+        place = r"(?: at [^:]+:\d+)?" if fmt == "vdbench" else r"(?: at (?:argument \d+|[^:]+:\d+))?"
         dropped = [
-            re.sub(r"^warning: not translated(?: \(unsupported\))?(?: at [^:]+:\d+)?: ", "", l)
+            re.sub(r"^warning: not translated(?: \(unsupported\))?" + place + ": ", "", l)
             for l in lines
             if l.startswith("warning: not translated")
         ]
@@ -53,23 +85,36 @@ def convert(binary, path):
     return "refused", err.replace("error: ", "", 1)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(
-        os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug", "ioscope"))
-    ap.add_argument("--markdown", action="store_true")
-    args = ap.parse_args()
-    files = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".parm"))
+def included(folder, files):
+    """Fixtures another fixture includes (`include FILE`): parts of it, not rows."""
+    names = set()
+    for f in files:
+        with open(os.path.join(folder, f), encoding="utf-8") as fh:
+            for line in fh:
+                m = re.match(r"\s*include\s+(\S+)", line)
+                if m:
+                    names.add(os.path.basename(m.group(1)))
+    return names
+
+
+def tabulate(binary, fmt, markdown):
+    """Converts one format's fixtures and prints its table and summary line."""
+    sub, ext, _, _ = FORMATS[fmt]
+    folder = os.path.join(PUBLISHED, sub)
+    files = sorted(f for f in os.listdir(folder) if f.endswith(ext))
+    if fmt == "fio":
+        parts = included(folder, files)
+        files = [f for f in files if f not in parts]
     rows = []
     for f in files:
-        outcome, detail = convert(args.bin, os.path.join(FIXTURES, f))
+        outcome, detail = convert(binary, fmt, os.path.join(folder, f))
         rows.append((f, outcome, detail))
     counts = {k: sum(1 for r in rows if r[1] == k) for k in ("clean", "drops", "refused")}
-    if args.markdown:
+    if markdown:
         print("| File | Outcome | What was dropped, or why refused |")
         print("|------|---------|----------------------------------|")
         for f, outcome, detail in rows:
-            detail = detail.replace("|", "\\|").replace(os.path.join(FIXTURES, ""), "")
+            detail = detail.replace("|", "\\|").replace(os.path.join(folder, ""), "")
             print(f"| `{f}` | {outcome} | {detail} |")
         print()
     else:
@@ -77,6 +122,20 @@ def main():
             print(f"{outcome:8} {f}: {detail}")
     print(f"{len(rows)} files: {counts['clean']} clean, {counts['drops']} drop something, "
           f"{counts['refused']} refused")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(
+        os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug", "ioscope"))
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--format", choices=["all", "vdbench", "fio"], default="all")
+    args = ap.parse_args()
+    formats = list(FORMATS) if args.format == "all" else [args.format]
+    for i, fmt in enumerate(formats):
+        if len(formats) > 1:
+            print(("\n" if i else "") + f"{fmt}:")
+        tabulate(args.bin, fmt, args.markdown)
 
 
 if __name__ == "__main__":
