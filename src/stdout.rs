@@ -12,10 +12,36 @@
 //! `app::stdout`) because `net`, which `app` calls, prints through it too.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// Set once a write found stdout closed; later writes are skipped.
 static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// fio's `--output FILE`: what would go to stdout goes to this file instead, created
+/// (truncated) at the first write, so a command refused before it prints makes none.
+static TO_FILE: Mutex<Option<(PathBuf, Option<std::fs::File>)>> = Mutex::new(None);
+
+/// Sends everything printed from now on to `path` instead of stdout.
+pub fn redirect(path: PathBuf) {
+    *TO_FILE.lock().unwrap_or_else(|p| p.into_inner()) = Some((path, None));
+}
+
+/// Writes `text` to the redirect file when there is one (Some), else returns None.
+fn to_file(text: &str) -> Option<Result<(), StdoutError>> {
+    let mut g = TO_FILE.lock().unwrap_or_else(|p| p.into_inner());
+    let (path, file) = g.as_mut()?;
+    let fail = |e| StdoutError::File(path.clone(), e);
+    let f = match file {
+        Some(f) => f,
+        None => match std::fs::File::create(&*path) {
+            Ok(f) => file.insert(f),
+            Err(e) => return Some(Err(fail(e))),
+        },
+    };
+    Some(f.write_all(text.as_bytes()).map_err(fail))
+}
 
 /// Writing to stdout failed.
 #[derive(Debug, thiserror::Error)]
@@ -26,10 +52,16 @@ pub enum StdoutError {
     /// Any other write error (a full disk behind a redirection, …).
     #[error("writing to stdout")]
     Failed(#[source] std::io::Error),
+    /// Writing the file output was redirected to (fio's `--output FILE`).
+    #[error("writing the output file {}", .0.display())]
+    File(PathBuf, #[source] std::io::Error),
 }
 
 /// Writes `text` to stdout and flushes it.
 pub fn print(text: &str) -> Result<(), StdoutError> {
+    if let Some(r) = to_file(text) {
+        return r;
+    }
     if closed() {
         return Err(StdoutError::Closed);
     }

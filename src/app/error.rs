@@ -176,7 +176,7 @@ impl AppError {
             Run(_) | Write { .. } | ReadBack { .. } | Failed(_) => exit::RUN_FAILED,
             Net(e) => e.exit_code(),
             Stdout(StdoutError::Closed) => exit::OK,
-            Stdout(StdoutError::Failed(_)) => exit::RUN_FAILED,
+            Stdout(StdoutError::Failed(_) | StdoutError::File(..)) => exit::RUN_FAILED,
         }
     }
 

@@ -160,6 +160,9 @@ pub fn foreign(a: ForeignInvocation) -> Result<i32, AppError> {
         a.output.vdbench_dir = vdbench::report_dir(&a.args)?.map(std::path::PathBuf::from);
     }
     let mut plan = accept(translated, a.ignore_unsupported)?;
+    if let Some(path) = &a.output.stdout_file {
+        crate::stdout::redirect(path.clone());
+    }
     if let Some(t) = &a.target {
         compat::apply_target_override(&mut plan, t);
     }

@@ -22,6 +22,8 @@ pub struct Output {
     /// A document stdout carries instead of text (json or fio-json): stdout is then
     /// that document alone.
     pub stdout_doc: Option<Format>,
+    /// fio's `--output FILE` (`ioscope fio` only): what stdout would carry goes there.
+    pub stdout_file: Option<PathBuf>,
     /// Nothing but errors and the final summary.
     pub quiet: bool,
     /// Leave out the per-run summaries (`quick` prints its own table).

@@ -23,6 +23,7 @@ impl From<&OutputArgs> for Output {
             fio_json: o.fio_json.clone(),
             markdown: o.markdown,
             stdout_doc: o.output_format.and_then(|f| f.format),
+            stdout_file: None,
             quiet: o.quiet,
             no_run_summaries: false,
             settings: o.command.settings(),

@@ -18,7 +18,9 @@ pub struct OwnArgs {
 }
 
 /// Options that take a value.
-const WITH_VALUE: [&str; 12] = [
+const WITH_VALUE: [&str; 13] = [
+    // fio's report file (fio mode only).
+    "--output",
     "--metrics",
     // fio's terse version (3, 4 or 5; fio mode only).
     "--terse-version",
@@ -55,7 +57,10 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
             Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
             _ => (a.as_str(), None),
         };
-        let fio_only = matches!(name, "--eta" | "--eta-newline" | "--terse-version");
+        let fio_only = matches!(
+            name,
+            "--eta" | "--eta-newline" | "--terse-version" | "--output"
+        );
         if WITH_VALUE.contains(&name) && (fio_mode || !fio_only) {
             let value = match inline {
                 Some(v) => v,
@@ -78,6 +83,7 @@ pub fn split_own(args: &[String], fio_mode: bool) -> Result<(OwnArgs, Vec<String
                 "--terse-version" => terse_version = Some(terse(&value)?),
                 "--output-format" => own.output.stdout_doc = stdout_form(&value, fio_mode)?,
                 "--target" => own.target = Some(value),
+                "--output" => own.output.stdout_file = Some(PathBuf::from(value)),
                 _ => command_setting(&mut own.output, name, &value)?,
             }
         } else if fio_mode && name == "--minimal" && inline.is_none() {

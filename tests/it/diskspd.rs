@@ -58,15 +58,7 @@ fn published_diskspd_lines_convert_as_expected() {
             format!("{name} | {}\n", outcome(f))
         })
         .collect();
-    let path = published().join("expected.txt");
-    if std::env::var_os("IOSCOPE_BLESS").is_some() {
-        std::fs::write(&path, &got).unwrap();
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(
-        got, want,
-        "published lines convert differently (IOSCOPE_BLESS=1 to accept)"
-    );
+    assert_pinned(&published().join("expected.txt"), &got);
 }
 
 /// Sums of the XML's per-thread, per-target counts by diskspd's element names, read

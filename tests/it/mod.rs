@@ -16,6 +16,7 @@ mod exitall;
 mod fastpath;
 mod file_sets;
 mod file_trees;
+mod fio_published;
 mod generate;
 mod histograms;
 mod html;
@@ -85,6 +86,22 @@ pub fn tempdir() -> tempfile::TempDir {
         .prefix("ioscope-test")
         .tempdir_in(std::env::temp_dir())
         .expect("tempdir")
+}
+
+/// Asserts that `got` is what `expected` (a file beside the fixtures) pins; with
+/// IOSCOPE_BLESS=1 in the environment it rewrites the file first.
+#[track_caller]
+pub fn assert_pinned(expected: &Path, got: &str) {
+    if std::env::var_os("IOSCOPE_BLESS").is_some() {
+        std::fs::write(expected, got).unwrap();
+    }
+    let want = std::fs::read_to_string(expected).unwrap_or_default();
+    assert_eq!(
+        got,
+        want,
+        "{} differs (IOSCOPE_BLESS=1 to accept)",
+        expected.display()
+    );
 }
 
 /// Reads a JSON file that is not a result (`verify --json`, fio's JSON).

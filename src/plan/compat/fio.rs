@@ -1742,8 +1742,7 @@ impl<'a> JobCx<'a> {
                 Some("pread/pwrite through the page cache instead of copies to and from a mapping (no page faults are measured)"),
             ),
             other => {
-                self.unsupported
-                    .push(format!("ioengine={other}"), engine_loc);
+                self.unsupported.push(unknown_engine(other), engine_loc);
                 (EngineKind::Auto, None)
             }
         };
@@ -3238,6 +3237,16 @@ fn parse_one_bssplit(s: &str) -> Result<Vec<(u64, u32)>, SplitError> {
         return Err(SplitError::AllZero);
     }
     Ok(out)
+}
+
+/// The drop for an engine ioscope lacks. Network and object-store engines (rbd,
+/// rados, http, gfapi…) name no local file: the plan left measures one named after
+/// the job.
+fn unknown_engine(name: &str) -> String {
+    format!(
+        "ioengine={name} — not an engine ioscope has; what is left runs on a local file \
+         named after the job (give what to measure with --target)"
+    )
 }
 
 #[cfg(test)]

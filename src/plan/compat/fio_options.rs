@@ -1019,11 +1019,33 @@ pub const OPTIONS: &[FioOption] = &[
         "allow_file_create=0: the target's create = \"never\" (a missing file is an \
          error, never created)",
     )),
-    flag(unsupported(
+    // fio's report options, given on its command line (`convert fio JOB --output-format=json`
+    // as kbench and kubestr run it): they say how fio prints, not what it measures.
+    no_effect(
         "eta_newline",
-        "fio's progress display in a job file; on the command line `--eta-newline` is \
-         read as `--progress lines` and `--eta` as `--progress`",
+        "fio's progress display; `ioscope fio` reads `--eta-newline` as `--progress lines`",
+    ),
+    no_effect(
+        "eta",
+        "fio's progress display; `ioscope fio` reads `--eta` as `--progress`",
+    ),
+    no_effect(
+        "output_format",
+        "fio's report form; `ioscope fio` prints fio's normal, json, json+ or terse output \
+         as asked",
+    ),
+    no_effect(
+        "output",
+        "fio's report file; `ioscope fio --output FILE` writes what it would print there",
+    ),
+    flag(no_effect(
+        "minimal",
+        "fio's terse report; `ioscope fio --minimal` prints it",
     )),
+    no_effect(
+        "terse_version",
+        "the terse report's version; `ioscope fio` writes versions 3, 4 and 5",
+    ),
     flag(unsupported("parse_only", "parses the job and stops")),
     flag(maps(
         "readonly",
