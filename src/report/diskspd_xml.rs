@@ -74,11 +74,11 @@ pub fn render(doc: &ResultDoc) -> String {
     x.open("TimeSpans");
     doc.runs
         .iter()
-        .for_each(|r| profile_timespan(&mut x, r, &paths));
+        .for_each(|r| profile_timespan(&mut x, r, &paths, interval_ms(doc, r)));
     x.close("TimeSpans");
     x.close("Profile");
     for r in &doc.runs {
-        timespan(&mut x, r, &paths);
+        timespan(&mut x, r, &paths, interval_ms(doc, r));
     }
     x.close("Results");
     x.out
@@ -123,25 +123,77 @@ fn echoes(r: &RunResult, paths: &Paths) -> Vec<WorkloadEcho> {
     ws
 }
 
+/// How a run's workers ran its workloads, in the two ways a diskspd profile has.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Threads {
+    /// `<ThreadCount>n` (`-F<n>`): n threads, each running one stream of every target.
+    Shared(usize),
+    /// `<ThreadCount>0`: each target its own threads (`<ThreadsPerFile>`, `-t`);
+    /// `exact` when each of them was a worker of its own in the run, as diskspd's are.
+    PerTarget { exact: bool },
+}
+
+/// The run's layout, from the workers each workload's streams ran on (its echo's
+/// `workers`, recorded at launch): the same workers for every target, one stream on
+/// each, is diskspd's `-F`; anything else is written per target. A run of one
+/// workload is written per target, which is the same run.
+fn threads_of(r: &RunResult, ws: &[WorkloadEcho]) -> Threads {
+    let lists: Option<Vec<&Vec<usize>>> = ws.iter().map(|w| w.workers.as_ref()).collect();
+    let one_each = |w: &WorkloadEcho, l: &Vec<usize>| w.streams as usize == l.len();
+    let Some(lists) = lists.filter(|l| !l.is_empty()) else {
+        // Not recorded (one workload, or a result older than the field).
+        let exact = matches!(ws, [w] if w.streams as usize == r.workers);
+        return Threads::PerTarget { exact };
+    };
+    let shared = ws.len() > 1
+        && ws
+            .iter()
+            .zip(&lists)
+            .all(|(w, l)| *l == lists[0] && one_each(w, l));
+    if shared {
+        return Threads::Shared(lists[0].len());
+    }
+    let mut all: Vec<usize> = lists.iter().flat_map(|l| l.iter().copied()).collect();
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    let exact = all.len() == n && ws.iter().zip(&lists).all(|(w, l)| one_each(w, l));
+    Threads::PerTarget { exact }
+}
+
 /// The run's profile, in diskspd's `TimeSpan`/`Targets`/`Target` elements.
-fn profile_timespan(x: &mut Xml, r: &RunResult, paths: &Paths) {
+fn profile_timespan(x: &mut Xml, r: &RunResult, paths: &Paths, step_ms: u64) {
+    let ws = echoes(r, paths);
+    let threads = threads_of(r, &ws);
     x.open("TimeSpan");
     x.leaf("MeasureLatency", "true");
     x.leaf("CalculateIopsStdDev", "true");
     x.leaf("Duration", r.duration_s.round());
     x.leaf("Warmup", r.warmup_s.round());
     x.leaf("Cooldown", 0);
-    x.leaf("ThreadCount", r.workers);
-    x.leaf("IoBucketDuration", interval_ms(r));
+    match threads {
+        Threads::Shared(n) => x.leaf("ThreadCount", n),
+        Threads::PerTarget { exact } => {
+            if !exact {
+                x.line(&format!(
+                    "<!-- ioscope ran these targets' {} streams on {} workers; a diskspd \
+                     profile gives each stream a thread of its own -->",
+                    r.streams, r.workers
+                ));
+            }
+            x.leaf("ThreadCount", 0);
+        }
+    }
+    x.leaf("IoBucketDuration", step_ms);
     x.open("Targets");
-    for w in echoes(r, paths) {
-        profile_target(x, &w);
+    for w in ws {
+        profile_target(x, &w, threads);
     }
     x.close("Targets");
     x.close("TimeSpan");
 }
 
-fn profile_target(x: &mut Xml, w: &WorkloadEcho) {
+fn profile_target(x: &mut Xml, w: &WorkloadEcho, threads: Threads) {
     use crate::result::{AccessPattern, Rate, SeqLayout};
     let bs = w.bs.max_bytes();
     x.open("Target");
@@ -175,19 +227,37 @@ fn profile_target(x: &mut Xml, w: &WorkloadEcho) {
             iops / f64::from(w.streams.max(1))
         ));
     }
-    x.leaf("ThreadsPerFile", w.streams);
+    // Under `<ThreadCount>` diskspd writes (and takes no other than) 1 per target.
+    let per_file = match threads {
+        Threads::Shared(_) => 1,
+        Threads::PerTarget { .. } => w.streams,
+    };
+    x.leaf("ThreadsPerFile", per_file);
     x.close("Target");
 }
 
-fn interval_ms(r: &RunResult) -> u64 {
-    r.intervals
-        .iter()
-        .find(|i| !i.warmup)
-        .map_or(1000, |i| (i.duration_s * 1000.0).round() as u64)
+/// The run's interval as planned (its plan's `interval_ns`, by the run's name), else
+/// as its first measured row lasted, which can overrun the plan by a millisecond.
+fn interval_ms(doc: &ResultDoc, r: &RunResult) -> u64 {
+    let runs = doc.plan.as_ref().and_then(|p| p.get("runs")?.as_array());
+    let planned = runs
+        .into_iter()
+        .flatten()
+        .find(|p| p.get("name").and_then(|n| n.as_str()) == Some(r.name.as_str()))
+        .and_then(|p| p.get("interval_ns")?.as_u64());
+    planned.map_or_else(
+        || {
+            r.intervals
+                .iter()
+                .find(|i| !i.warmup)
+                .map_or(1000, |i| (i.duration_s * 1000.0).round() as u64)
+        },
+        |ns| ns / 1_000_000,
+    )
 }
 
 /// One run's measured figures: counts per thread and target, latency, IOPS.
-fn timespan(x: &mut Xml, r: &RunResult, paths: &Paths) {
+fn timespan(x: &mut Xml, r: &RunResult, paths: &Paths, step_ms: u64) {
     x.open("TimeSpan");
     if r.totals.all.ios == 0 && r.interrupted {
         x.leaf(
@@ -211,7 +281,7 @@ fn timespan(x: &mut Xml, r: &RunResult, paths: &Paths) {
     x.close("Average");
     x.close("CpuUtilization");
     latency(x, &r.totals.read, &r.totals.write);
-    iops(x, r);
+    iops(x, r, step_ms);
     threads(x, r, paths);
     x.close("TimeSpan");
 }
@@ -318,7 +388,7 @@ fn latency(x: &mut Xml, read: &OpTotals, write: &OpTotals) {
 
 /// `<Iops>`: the measured intervals' rates, their standard deviations and one
 /// bucket per interval.
-fn iops(x: &mut Xml, r: &RunResult) {
+fn iops(x: &mut Xml, r: &RunResult, step_ms: u64) {
     let rows: Vec<(f64, f64)> = r
         .intervals
         .iter()
@@ -340,11 +410,10 @@ fn iops(x: &mut Xml, r: &RunResult) {
     x.leaf("ReadIopsStdDev", format!("{:.3}", sd(&reads)));
     x.leaf("WriteIopsStdDev", format!("{:.3}", sd(&writes)));
     x.leaf("IopsStdDev", format!("{:.3}", sd(&totals)));
-    let step = interval_ms(r);
     for (i, (rd, wr)) in rows.iter().enumerate() {
         x.line(&format!(
             "<Bucket SampleMillisecond=\"{}\" Read=\"{rd:.0}\" Write=\"{wr:.0}\" Total=\"{:.0}\"/>",
-            step * (i as u64 + 1),
+            step_ms * (i as u64 + 1),
             rd + wr
         ));
     }

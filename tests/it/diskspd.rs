@@ -217,3 +217,71 @@ fn mixed_random_and_sequential_io_continues_from_the_previous_io() {
         "{share:.3} continue the previous I/O"
     );
 }
+
+/// Runs `switches` on two small files with `-Rxml`, reads the `<Profile>` it wrote
+/// back with `-X`, and returns (the profile, the line's plan, the profile's plan) as
+/// `-Rp` prints them; the plans without the files' sizes (`-c` creates the files, a
+/// profile's run finds them, so diskspd writes no `<FileSize>` for it either).
+fn profile_round_trip(switches: &[&str]) -> (String, String, String) {
+    let d = tempdir();
+    let files: Vec<String> = ["a.dat", "b.dat"]
+        .iter()
+        .map(|f| d.path().join(f).to_str().unwrap().to_string())
+        .collect();
+    let line = |out: &str| {
+        let o = ioscope()
+            .args(["diskspd", "-b4K", "-d1", "-W0", "-o2", "-c1M", out])
+            .args(switches)
+            .args(&files)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let xml = line("-Rxml");
+    let (start, end) = (xml.find("<Profile>"), xml.find("</Profile>"));
+    let (Some(start), Some(end)) = (start, end) else {
+        panic!("no <Profile> in the result: {xml}");
+    };
+    let profile = xml[start..end + "</Profile>".len()].to_string();
+    let path = d.path().join("profile.xml");
+    std::fs::write(&path, &profile).unwrap();
+    let o = run(&["diskspd", &format!("-X{}", path.display()), "-Rp"]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{profile}", stderr(&o));
+    let sizeless = |toml: String| {
+        toml.lines()
+            .filter(|l| !l.starts_with("size = "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    (profile, sizeless(line("-Rp")), sizeless(stdout(&o)))
+}
+
+/// The profile `switches` write over two targets says `<ThreadCount>` `count` and
+/// `<ThreadsPerFile>` `per_file` for each target, and reads back as the line's plan
+/// (`workers` workers).
+fn assert_profile_round_trip(switches: &[&str], count: u32, per_file: u32, workers: u32) {
+    let (profile, line, back) = profile_round_trip(switches);
+    let has = |tag: &str, n: u32| profile.matches(&format!("<{tag}>{n}</{tag}>")).count();
+    assert_eq!(has("ThreadCount", count), 1, "{profile}");
+    assert_eq!(has("ThreadsPerFile", per_file), 2, "{profile}");
+    let want = format!("workers = {workers}");
+    assert!(line.lines().any(|l| l == want), "{line}");
+    assert_eq!(back, line, "the profile's plan differs from the line's");
+}
+
+// Regression (issue 25): the profile of a -t2 run over two targets said
+// <ThreadCount>4</ThreadCount> (the run's workers), which diskspd and ioscope read as
+// -F4, threads shared by the targets: read back, the run had 2 workers, not 4.
+#[test]
+fn profile_of_threads_per_target_reads_back_as_the_same_plan() {
+    assert_profile_round_trip(&["-t2"], 0, 2, 4);
+}
+
+// Regression (issue 25): the profile of a -F2 run said <ThreadsPerFile>2</…> beside
+// <ThreadCount>2</…>, which diskspd refuses (-F with -t); it writes 1 per target, and
+// ioscope read that 1 as -t1 (one thread per target) until -F won over -t1.
+#[test]
+fn profile_of_shared_threads_reads_back_as_the_same_plan() {
+    assert_profile_round_trip(&["-F2"], 2, 1, 2);
+}

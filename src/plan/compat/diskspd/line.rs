@@ -18,6 +18,16 @@ enum Threads {
     Total(u64),
 }
 
+/// `-t` and `-F` as given: diskspd keeps both and refuses `-F` with `-t` above 1
+/// (its profile's `<ThreadCount>` beside `<ThreadsPerFile>`, which it writes as 1).
+#[derive(Debug, Clone)]
+struct ThreadSwitches {
+    per_target: u64,
+    /// Where a `-t` above 1 was given.
+    per_target_at: Option<Loc>,
+    total: Option<u64>,
+}
+
 /// `-r`/`-s`: random at an alignment, or sequential at a stride (interlocked: `-si`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Access {
@@ -65,7 +75,7 @@ pub(super) struct DiskspdLine {
     warmup_ns: u64,
     cooldown_ns: u64,
     qd: u64,
-    threads: Threads,
+    threads: ThreadSwitches,
     access: Option<Access>,
     /// `-rs<pct>` below 100: the percentage of random I/Os, the others continuing
     /// from the thread's previous I/O (diskspd's mixed mode).
@@ -105,7 +115,11 @@ impl DiskspdLine {
             warmup_ns: 5_000_000_000,
             cooldown_ns: 0,
             qd: 2,
-            threads: Threads::PerTarget(1),
+            threads: ThreadSwitches {
+                per_target: 1,
+                per_target_at: None,
+                total: None,
+            },
             access: None,
             random_pct: None,
             dist: None,
@@ -180,8 +194,11 @@ impl DiskspdLine {
             "W" => self.warmup_ns = secs(rest, true, loc)?,
             "C" => self.cooldown_ns = secs(rest, true, loc)?,
             "o" => self.qd = positive(loc)?,
-            "t" => self.threads = Threads::PerTarget(positive(loc)?),
-            "F" => self.threads = Threads::Total(positive(loc)?),
+            "t" => {
+                self.threads.per_target = positive(loc)?;
+                self.threads.per_target_at = (self.threads.per_target > 1).then(|| loc.clone());
+            }
+            "F" => self.threads.total = Some(positive(loc)?),
             "w" => self.write_pct = pct(rest, loc)?,
             _ => {
                 // -D alone keeps the 1 s interval; -D<ms> sets it.

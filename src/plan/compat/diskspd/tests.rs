@@ -49,8 +49,9 @@ fn cache_flags_map_to_direct_and_write_through() {
     assert_eq!(sq("-BY"), (Some(false), false));
 }
 
-/// One argument per switch the table maps, each read by its own code.
-const DISKSPD_MAPPED: &str = "-b8K -d5 -W1 -C0 -o2 -t2 -F2 -s -T8K -p -w10 -S -h -c1M \
+/// One argument per switch the table maps, each read by its own code (`-t1`: diskspd
+/// refuses -F with -t above 1).
+const DISKSPD_MAPPED: &str = "-b8K -d5 -W1 -C0 -o2 -t1 -F2 -s -T8K -p -w10 -S -h -c1M \
                               -f1M -B0 -g100 -i4 -j2 -a0 -n -Rtext -D500 -z1 -Z";
 /// `-r` cannot share a line with `-s`: the random switches, on a line of their own.
 const DISKSPD_MAPPED_RANDOM: &str = "-r4K -rdpct90/10 -c1M";
@@ -172,6 +173,23 @@ fn threads_become_streams_and_one_worker_each() {
     assert_eq!(two("-t3"), (Some(6), 3, 3));
     // -F: four threads, each on both targets.
     assert_eq!(two("-F4"), (Some(4), 4, 4));
+    // -t1 beside -F is what diskspd writes in a -F profile (<ThreadsPerFile>1), in
+    // either order: still -F.
+    assert_eq!(two("-F4 -t1"), (Some(4), 4, 4));
+    assert_eq!(two("-t1 -F4"), (Some(4), 4, 4));
+}
+
+// Regression: `-F2 -t2` ran the last switch given (here -t2); diskspd refuses the
+// two together, and so does a profile with <ThreadCount> and <ThreadsPerFile> above 1.
+#[test]
+fn shared_and_per_target_threads_together_are_refused_at_the_t() {
+    let e = parse_diskspd(&args("diskspd -F2 -t2 /tmp/a /tmp/b"), None).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("-t2 with -F2"), "{msg}");
+    assert!(
+        msg.starts_with("argument 3 ('-t2'): "),
+        "located at -t2: {msg}"
+    );
 }
 
 #[test]

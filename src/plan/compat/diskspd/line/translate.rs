@@ -23,7 +23,7 @@ impl DiskspdLine {
                 msg: "diskspd needs at least one target".into(),
             });
         };
-        let (streams, workers) = match self.threads {
+        let (streams, workers) = match self.threads()? {
             Threads::PerTarget(t) => (t, t * self.targets.len() as u64),
             Threads::Total(f) => (f, f),
         };
@@ -66,6 +66,21 @@ impl DiskspdLine {
             },
             unsupported: un.0,
         })
+    }
+
+    /// `-F` (threads shared by all targets) or `-t` (threads per target); both at
+    /// once diskspd refuses unless `-t` is 1, as a profile it wrote has it.
+    fn threads(&self) -> Result<Threads, CompatError> {
+        let t = &self.threads;
+        match (t.total, &t.per_target_at) {
+            (Some(f), Some(at)) => Err(at.error(format!(
+                "-t{} with -F{f}: diskspd runs either threads per target (-t) or threads \
+                 shared by all targets (-F), and refuses both",
+                t.per_target
+            ))),
+            (Some(f), None) => Ok(Threads::Total(f)),
+            (None, _) => Ok(Threads::PerTarget(t.per_target)),
+        }
     }
 
     /// diskspd's own refusals of switches that contradict each other.
