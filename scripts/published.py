@@ -9,13 +9,17 @@ source; a line `* run: ARGS` gives the command-line arguments its source runs it
 with (`-j`, `lun=/dev/sdb`, ...); it is converted as `ioscope convert vdbench -f
 FILE ARGS`.
 
+diskspd: each command line (`diskspd/*.txt`) or XML profile (`diskspd/*.xml`) names
+its source in its first line; it is converted as `ioscope convert --target /tmp/x
+FILE` (their Windows paths name nothing here).
+
 fio: each job file (`fio/*.fio`) opens with `# source: URL`; a line `# run: ARGS`
 gives its source's command line (`--filename=/dev/sdf`, `--section=NAME`), led by
 any `NAME=value` environment its source sets for the file's `${NAME}`s; it is
 converted as `ioscope convert fio FILE ARGS` with that environment. A file that
 another fixture includes (`include FILE`) is part of that fixture, not a row.
 
-    python3 scripts/published.py [--bin target/debug/ioscope] [--format all|vdbench|fio] [--markdown]
+    python3 scripts/published.py [--bin target/debug/ioscope] [--format all|vdbench|fio|diskspd] [--markdown]
 
 With --markdown it prints the tables docs/compat-vdbench.md and docs/compat-fio.md
 carry (`--format vdbench` or `--format fio` prints one of them).
@@ -34,6 +38,8 @@ PUBLISHED = os.path.join(ROOT, "tests", "fixtures", "compat", "published")
 FORMATS = {
     "vdbench": ("vdbench", ".parm", r"\*", "vdbench"),
     "fio": ("fio", ".fio", "#", "fio"),
+    # diskspd lines (`.txt`) and XML profiles (`.xml`), on `--target /tmp/x`.
+    "diskspd": ("diskspd", (".txt", ".xml"), "#", "diskspd"),
 }
 ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -65,6 +71,9 @@ def convert(binary, fmt, path):
     env = None
     if fmt == "vdbench":
         cmd = [binary, "convert", name, "-f", path] + args
+    elif fmt == "diskspd":
+        # Their Windows paths name nothing here, as in published_diskspd_lines_convert_as_expected.
+        cmd = [binary, "convert", "--target", "/tmp/x", path]
     else:
         extra, args = split_env(args)
         env = dict(os.environ, **extra)
@@ -101,7 +110,7 @@ def tabulate(binary, fmt, markdown):
     """Converts one format's fixtures and prints its table and summary line."""
     sub, ext, _, _ = FORMATS[fmt]
     folder = os.path.join(PUBLISHED, sub)
-    files = sorted(f for f in os.listdir(folder) if f.endswith(ext))
+    files = sorted(f for f in os.listdir(folder) if f.endswith(ext) and f != "expected.txt")
     if fmt == "fio":
         parts = included(folder, files)
         files = [f for f in files if f not in parts]
@@ -129,7 +138,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(
         os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug", "ioscope"))
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--format", choices=["all", "vdbench", "fio"], default="all")
+    ap.add_argument("--format", choices=["all", "vdbench", "fio", "diskspd"], default="all")
     args = ap.parse_args()
     formats = list(FORMATS) if args.format == "all" else [args.format]
     for i, fmt in enumerate(formats):

@@ -419,3 +419,52 @@ fn iops(x: &mut Xml, r: &RunResult, step_ms: u64) {
     }
     x.close("Iops");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(workers: usize, layout: &[(u32, Option<Vec<usize>>)]) -> (RunResult, Vec<WorkloadEcho>) {
+        let r = RunResult {
+            workers,
+            ..RunResult::empty()
+        };
+        let ws = layout
+            .iter()
+            .map(|(streams, on)| WorkloadEcho {
+                streams: *streams,
+                workers: on.clone(),
+                ..Default::default()
+            })
+            .collect();
+        (r, ws)
+    }
+
+    fn threads(workers: usize, layout: &[(u32, Option<Vec<usize>>)]) -> Threads {
+        let (r, ws) = run(workers, layout);
+        threads_of(&r, &ws)
+    }
+
+    #[test]
+    fn the_profile_says_shared_threads_only_when_every_target_ran_on_each_worker() {
+        // -F2 over two targets: one stream of each on workers 0 and 1.
+        let f2 = [(2, Some(vec![0, 1])), (2, Some(vec![0, 1]))];
+        assert_eq!(threads(2, &f2), Threads::Shared(2));
+        // VM Fleet's SQL profile: 4 threads on one target, 1 on the other.
+        let t41 = [(4, Some(vec![0, 1, 2, 3])), (1, Some(vec![4]))];
+        assert_eq!(threads(5, &t41), Threads::PerTarget { exact: true });
+        // -F2 -p -o4: eight streams of each target on the same two workers.
+        let p = [(8, Some(vec![0, 1])), (8, Some(vec![0, 1]))];
+        assert_eq!(threads(2, &p), Threads::PerTarget { exact: false });
+        // Overlapping but unequal worker sets are no diskspd layout either.
+        let odd = [(2, Some(vec![0, 1])), (2, Some(vec![1, 2]))];
+        assert_eq!(threads(3, &odd), Threads::PerTarget { exact: false });
+        // One workload (no per-workload echo of its workers): exact when each
+        // stream had a worker.
+        assert_eq!(threads(3, &[(3, None)]), Threads::PerTarget { exact: true });
+        assert_eq!(
+            threads(2, &[(3, None)]),
+            Threads::PerTarget { exact: false }
+        );
+    }
+}

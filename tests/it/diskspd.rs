@@ -40,14 +40,15 @@ fn outcome(file: &std::path::Path) -> String {
     }
 }
 
-// Regression guard for issue 25: real users' diskspd lines, each with its source in
-// its first line; a change in how any of them converts shows here.
+// Regression guard for issue 25: real users' diskspd lines and XML profiles, each
+// with its source in its first line; a change in how any of them converts shows here.
 #[test]
 fn published_diskspd_lines_convert_as_expected() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(published())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt") && !p.ends_with("expected.txt"))
+        .filter(|p| p.extension().is_some_and(|e| e == "txt" || e == "xml"))
+        .filter(|p| !p.ends_with("expected.txt"))
         .collect();
     files.sort();
     assert!(files.len() >= 15, "{} published lines", files.len());
