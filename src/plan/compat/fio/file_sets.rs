@@ -158,7 +158,19 @@ impl JobCx<'_> {
         if let Some((v, loc)) = o.get("filesize") {
             let b = parse_size(v).map_err(|e| loc.error(format!("filesize={v}: {e}")))?;
             if let Some((s, sloc)) = o.get("size") {
-                if parse_size(s).ok() != Some(b.saturating_mul(count)) {
+                let files_bytes = b.saturating_mul(count);
+                // A time-based job loops over its files until its runtime: a size
+                // beyond what they hold only says when fio starts its next loop.
+                let looped = o.get("time_based").is_some_and(|(v, _)| v.trim() != "0")
+                    && o.get("runtime").is_some();
+                if looped && parse_size(s).is_ok_and(|t| t >= files_bytes) {
+                    self.warnings.push(format!(
+                        "job '{}': size={s} is more than its {count} files of filesize={v} \
+                         hold; the job is time-based, so it goes over them again until its \
+                         runtime, as fio does",
+                        self.name
+                    ));
+                } else if parse_size(s).ok() != Some(files_bytes) {
                     self.unsupported.push(
                         format!(
                             "size={s} with filesize={v} — fio does size bytes of I/O over its \
@@ -237,5 +249,41 @@ impl JobCx<'_> {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::compat::fio::parse_str;
+    use std::path::Path;
+
+    /// The size= drop of a job over 4 files of 1 MiB, and its notes.
+    fn size_over_files(body: &str) -> (Vec<String>, Vec<String>) {
+        let text = format!("[j]\nrw=randread\ndirectory=/tmp\nnrfiles=4\nfilesize=1m\n{body}");
+        let t = parse_str("t.fio", &text, Path::new("."), &|_| None).unwrap();
+        let dropped = t.unsupported.iter().map(|u| u.option.clone()).collect();
+        (dropped, t.plan.warnings)
+    }
+
+    #[test]
+    fn a_size_beyond_the_files_drops_only_when_it_bounds_the_job() {
+        // Time-based: fio goes over the files again until the runtime; said, not dropped.
+        let (dropped, notes) = size_over_files("size=100g\ntime_based=1\nruntime=10\n");
+        assert!(dropped.is_empty(), "{dropped:?}");
+        assert!(
+            notes.iter().any(|n| n.contains("size=100g is more than")),
+            "{notes:?}"
+        );
+        // Not time-based, or a size short of the files: fio's amount differs; dropped.
+        for body in ["size=100g\n", "size=2m\ntime_based=1\nruntime=10\n"] {
+            let (dropped, _) = size_over_files(body);
+            assert!(
+                dropped.iter().any(|d| d.contains("with filesize=1m")),
+                "{body}: {dropped:?}"
+            );
+        }
+        // Exactly what the files hold: nothing to say.
+        let (dropped, notes) = size_over_files("size=4m\n");
+        assert!(dropped.is_empty() && !notes.iter().any(|n| n.contains("size=")));
     }
 }
