@@ -249,6 +249,16 @@ fn profile_round_trip(switches: &[&str]) -> (String, String, String) {
     std::fs::write(&path, &profile).unwrap();
     let o = run(&["diskspd", &format!("-X{}", path.display()), "-Rp"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{profile}", stderr(&o));
+    // The whole result reads as its <Profile>.
+    let whole = d.path().join("result.xml");
+    std::fs::write(&whole, &xml).unwrap();
+    let w = run(&["diskspd", &format!("-X{}", whole.display()), "-Rp"]);
+    assert_eq!(
+        (w.status.code(), stdout(&w)),
+        (Some(0), stdout(&o)),
+        "{}",
+        stderr(&w)
+    );
     let sizeless = |toml: String| {
         toml.lines()
             .filter(|l| !l.starts_with("size = "))

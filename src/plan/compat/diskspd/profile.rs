@@ -62,7 +62,7 @@ fn read_profile(
         target_override,
         un: UnsupportedList::default(),
     };
-    let (profile_words, spans) = r.profile(doc.root_element())?;
+    let (profile_words, spans) = r.profile(profile_root(doc.root_element()))?;
     let mut un = std::mem::take(&mut r.un);
     if let Some((p, loc, _)) = line.substs.iter().find(|s| !s.2) {
         return Err(loc.error(format!(
@@ -90,8 +90,20 @@ fn read_profile(
 pub(super) fn result_format(path: &str) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     let doc = Document::parse(&text).ok()?;
-    let node = children(doc.root_element()).find(|n| n.has_tag_name("ResultFormat"))?;
+    let node =
+        children(profile_root(doc.root_element())).find(|n| n.has_tag_name("ResultFormat"))?;
     Some(format!("-R{}", node.text()?.trim()))
+}
+
+/// The `<Profile>` to read: the root, or the `<Profile>` of a whole `-Rxml` result
+/// (`<Results>`), so a past run's own record can be run again as it is.
+fn profile_root<'a, 'd>(root: Node<'a, 'd>) -> Node<'a, 'd> {
+    match root.has_tag_name("Results") {
+        true => children(root)
+            .find(|n| n.has_tag_name("Profile"))
+            .unwrap_or(root),
+        false => root,
+    }
 }
 
 fn at(source: &str, line: usize, column: usize) -> Loc {
@@ -168,7 +180,8 @@ impl<'d> Reader<'_, 'd> {
     fn profile(&mut self, root: Node<'_, 'd>) -> Result<(Vec<Word>, Vec<Span>), CompatError> {
         if root.tag_name().name() != "Profile" {
             return Err(self.loc(root).error(format!(
-                "<{}>: a diskspd profile's root element is <Profile>",
+                "<{}>: a diskspd profile's root element is <Profile> (or an -Rxml \
+                 <Results> holding one)",
                 root.tag_name().name()
             )));
         }
