@@ -378,7 +378,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = values::sync_every)]
     #[arg(help_heading = "Data and verification")]
     pub sync_every: Option<u32>,
-    /// The flush --sync-every issues: fsync (default) or fdatasync.
+    /// The flush --sync-every issues: fsync (default), fdatasync, or
+    /// sync_file_range:FLAGS over the bytes written since (FLAGS: write, wait_before, wait_after).
     #[arg(long, value_name = "KIND", value_parser = values::sync_kind)]
     #[arg(help_heading = "Data and verification")]
     pub sync_kind: Option<SyncKind>,

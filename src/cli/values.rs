@@ -113,9 +113,9 @@ pub fn sync_every(text: &str) -> Res<u32> {
     bounded(text, u32::MAX)
 }
 
-/// The flush call: fsync or fdatasync.
+/// The flush call: fsync, fdatasync or sync_file_range:FLAGS.
 pub fn sync_kind(text: &str) -> Res<SyncKind> {
-    SyncKind::parse(text).ok_or(ValueError::Expected("fsync or fdatasync"))
+    SyncKind::parse(text).ok_or(ValueError::Expected(SyncKind::EXPECTED))
 }
 
 /// A worker count.

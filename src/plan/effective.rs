@@ -5,7 +5,7 @@
 use super::engine_opts::EngineOptions;
 use super::model::{EngineKind, RunSpec, Workload};
 use super::overrides::{Amount, WorkerKey};
-use super::tuning::UringOptions;
+use super::tuning::{Flushes, UringOptions};
 
 impl RunSpec {
     /// The engine `w` asks for: its own, else the run's.
@@ -34,6 +34,20 @@ impl RunSpec {
     /// The io_uring settings of `w`'s workers.
     pub fn uring_of<'a>(&'a self, w: &'a Workload) -> &'a UringOptions {
         w.overrides.uring.as_ref().unwrap_or(&self.io.uring)
+    }
+
+    /// The periodic flushes of `w`'s writes: its own, else the run's; none for a
+    /// workload that never writes.
+    pub fn flushes_of(&self, w: &Workload) -> Flushes {
+        if w.read_pct == 100 {
+            return Flushes::default();
+        }
+        w.overrides.flushes.unwrap_or_else(|| self.io.flushes())
+    }
+
+    /// Whether any workload of the run flushes periodically.
+    pub fn flushes_any(&self) -> bool {
+        self.workloads.iter().any(|w| self.flushes_of(w).every > 0)
     }
 
     /// The CPUs `w`'s workers are pinned to (`None`: not pinned).

@@ -589,17 +589,7 @@ impl WorkloadTable {
             engine: w.overrides.engine.map(EngineKind::name),
             warmup: w.overrides.warmup_ns.map(format_duration_ns),
             cpus: w.overrides.cpus.as_ref().map(|c| cpu_list(c)),
-            io: w
-                .overrides
-                .uring
-                .as_ref()
-                .map(|u| {
-                    IoKeys::from_tuning(&IoTuning {
-                        uring: u.clone(),
-                        ..Default::default()
-                    })
-                })
-                .unwrap_or_default(),
+            io: own_io_keys(&w.overrides),
             verify: w.overrides.data.verify,
             verify_after: w.overrides.data.verify_after,
             compress_ratio: w.overrides.data.compress_ratio,
@@ -633,6 +623,26 @@ impl WorkloadTable {
 }
 
 /// A CPU list as the job file writes it (`0,2,4`).
+/// A workload's own io_uring settings and flushes as job-file keys. Its flushes are
+/// written whole (`sync_every = 0` too), since they replace the run's.
+fn own_io_keys(o: &crate::plan::overrides::WorkloadOverrides) -> IoKeys {
+    let mut keys = o
+        .uring
+        .as_ref()
+        .map(|u| {
+            IoKeys::from_tuning(&IoTuning {
+                uring: u.clone(),
+                ..Default::default()
+            })
+        })
+        .unwrap_or_default();
+    if let Some(f) = o.flushes {
+        keys.sync_every = Some(f.every);
+        keys.sync_kind = Some(f.kind);
+    }
+    keys
+}
+
 fn cpu_list(cpus: &[usize]) -> String {
     cpus.iter()
         .map(|c| c.to_string())
@@ -865,9 +875,7 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
             if ramp_ns > 0 {
                 let _ = writeln!(s, "ramp_time={}", format_duration_ns(ramp_ns));
             }
-            if let Some(c) = r.cpus_of(w) {
-                let _ = writeln!(s, "cpus_allowed={}", cpu_list(c));
-            }
+            fio_cpus_and_durability(&mut s, r, w);
             let data = with_plan_data(plan, w).overrides.data;
             fio_data(&mut s, &data);
             if let Some(set) = data.dedup_set {
@@ -899,6 +907,29 @@ pub fn to_fio(plan: &Plan) -> Result<String, FioEmitError> {
         }
     }
     Ok(s)
+}
+
+/// The workload's CPUs, O_DSYNC and periodic flushes, in fio's words.
+fn fio_cpus_and_durability(s: &mut String, r: &RunSpec, w: &Workload) {
+    use crate::plan::tuning::SyncKind;
+    if let Some(c) = r.cpus_of(w) {
+        let _ = writeln!(s, "cpus_allowed={}", cpu_list(c));
+    }
+    if r.io.write_through {
+        s.push_str("sync=1\n");
+    }
+    let f = r.flushes_of(w);
+    if f.every == 0 {
+        return;
+    }
+    let _ = match f.kind {
+        SyncKind::Fsync => writeln!(s, "fsync={}", f.every),
+        SyncKind::Fdatasync => writeln!(s, "fdatasync={}", f.every),
+        SyncKind::SyncFileRange(_) => {
+            let flags = f.kind.name().trim_start_matches("sync_file_range:");
+            writeln!(s, "sync_file_range={flags}:{}", f.every)
+        }
+    };
 }
 
 /// The target a workload names.
@@ -1574,6 +1605,39 @@ mod tests {
     /// survive TOML and fio output: the second workload keeps them, the first follows
     /// its run.
     #[test]
+    fn own_flushes_read_back_from_fio() {
+        use crate::plan::tuning::{Flushes, SyncKind};
+        let mut p = sample();
+        let w0 = &mut p.runs[0].workloads[0];
+        (w0.dist, w0.seq_layout, w0.rate) = (Distribution::Uniform, SeqLayout::Regions, Rate::Max);
+        w0.read_pct = 0;
+        p.runs[0].io.sync_every = 8;
+        let mut own = p.runs[0].workloads[0].clone();
+        own.name = "own".into();
+        own.overrides.flushes = Some(Flushes {
+            every: 4,
+            kind: SyncKind::SyncFileRange(3),
+        });
+        p.runs[0].workloads.push(own);
+        let text = to_fio(&p).unwrap();
+        assert!(
+            text.contains("sync_file_range=wait_before,write:4"),
+            "{text}"
+        );
+        let back = read_back_fio(&text);
+        let r = &back.plan.runs[0];
+        let flushes: Vec<_> = r.workloads.iter().map(|w| r.flushes_of(w)).collect();
+        let run = &p.runs[0];
+        assert_eq!(
+            flushes,
+            [
+                run.flushes_of(&run.workloads[0]),
+                run.flushes_of(&run.workloads[1])
+            ]
+        );
+    }
+
+    #[test]
     fn own_settings_read_back_from_toml_and_fio() {
         let mut p = sample();
         let w0 = &mut p.runs[0].workloads[0];
@@ -1584,7 +1648,6 @@ mod tests {
         };
         w1.overrides = crate::plan::overrides::WorkloadOverrides {
             engine: Some(EngineKind::Sync),
-            uring: None,
             warmup_ns: Some(2_000_000_000),
             cpus: Some(vec![1]),
             data: crate::plan::overrides::WorkloadData {
@@ -1611,7 +1674,6 @@ mod tests {
                     crate::plan::on_error::Errno(4000),
                 ]),
             }),
-            amount: None,
             fio_logs: Some(FioLogs {
                 bw: None,
                 lat: Some("own".into()),
@@ -1619,7 +1681,7 @@ mod tests {
                 offset: false,
                 job: 2,
             }),
-            engine_opts: None,
+            ..Default::default()
         };
         p.runs[0].workloads.push(w1.clone());
         let back = crate::plan::jobfile::parse("c.toml", &to_toml(&p).unwrap()).unwrap();

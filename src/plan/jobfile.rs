@@ -29,7 +29,7 @@ use super::paths::MultipathSpec;
 use super::priority::{IoPriority, PrioShare, Priorities};
 use super::settings::declared::FILL_FS;
 use super::settings::{self, Input, RunSettings, Scope, ScopeMark, SettingMap, WorkloadSettings};
-use super::tuning::{IoKeys, SyncKind, DURABILITY_KEYS, URING_KEYS};
+use super::tuning::{IoKeys, SyncKind, DURABILITY_KEYS, FLUSH_KEYS, URING_KEYS};
 use super::units::{self, UnitError};
 use super::zbd::Zbd;
 
@@ -121,6 +121,7 @@ const WORKLOAD_KEYS: &[&[&str]] = &[
     WORKLOAD_OWN_KEYS,
     &["engine", "warmup", "cpus"],
     URING_KEYS,
+    FLUSH_KEYS,
     WORKLOAD_RUN_KEYS,
     ENGINE_KEYS,
     &["verify_backlog", "verify_backlog_batch", "write_bs"],
@@ -1259,7 +1260,11 @@ impl<'a> Ctx<'a> {
         if let Some(v) = sec.get("cpus") {
             o.cpus = Some(self.cpus(v)?);
         }
-        if URING_KEYS.iter().any(|k| sec.get(k).is_some()) {
+        if [URING_KEYS, FLUSH_KEYS]
+            .concat()
+            .iter()
+            .any(|k| sec.get(k).is_some())
+        {
             let io = self.io_settings(sec)?;
             self.own_uring.borrow_mut().push((name.to_string(), io));
         }
@@ -1418,13 +1423,18 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Lays each workload's own io_uring keys over the run's (`io`).
+    /// Lays each workload's own io_uring and flush keys over the run's (`io`).
     fn apply_own_uring(&self, run: &mut RunSpec, io: &IoKeys) {
         let own = self.own_uring.borrow();
         for w in &mut run.workloads {
             if let Some((_, partial)) = own.iter().find(|(n, _)| *n == w.name) {
                 let tuning = io.clone().overlay(partial.clone()).into_tuning();
-                w.overrides.uring = Some(tuning.uring);
+                if partial.sync_every.is_some() || partial.sync_kind.is_some() {
+                    w.overrides.flushes = Some(tuning.flushes());
+                }
+                if partial.clone().with_uring_only() != IoKeys::default() {
+                    w.overrides.uring = Some(tuning.uring);
+                }
             }
         }
     }
@@ -2126,7 +2136,7 @@ impl<'a> Ctx<'a> {
                 Some(SyncKind::parse(name).ok_or_else(|| {
                     self.err(
                         v.span(),
-                        format!("'sync_kind' = {name:?}: expected \"fsync\" or \"fdatasync\""),
+                        format!("'sync_kind' = {name:?}: expected {}", SyncKind::EXPECTED),
                     )
                 })?)
             }
@@ -3070,6 +3080,49 @@ passes = 2
             (Some(true), Some(2.0), Some(1.5))
         );
         assert!(run.mixes_workers());
+    }
+
+    #[test]
+    fn a_workload_flushes_on_its_own_schedule_over_the_runs() {
+        use crate::plan::tuning::{Flushes, SyncKind};
+        let plan = parse(
+            "job.toml",
+            &format!(
+                "{T}[defaults]\nsync_every = 32\nsync_kind = \"sync_file_range:write\"\n\
+                 [[workload]]\nname = \"a\"\nrw = \"write\"\n\
+                 [[workload]]\nname = \"b\"\nrw = \"write\"\nsync_every = 1\n\
+                 sync_kind = \"fdatasync\"\n\
+                 [[workload]]\nname = \"c\"\nrw = \"write\"\nsync_every = 0\n\
+                 [[workload]]\nname = \"d\"\nrw = \"read\"\n"
+            ),
+        )
+        .unwrap();
+        let run = &plan.runs[0];
+        let of = |i: usize| run.flushes_of(&run.workloads[i]);
+        let range = Flushes {
+            every: 32,
+            kind: SyncKind::SyncFileRange(2),
+        };
+        assert_eq!(of(0), range);
+        assert_eq!(
+            of(1),
+            Flushes {
+                every: 1,
+                kind: SyncKind::Fdatasync
+            }
+        );
+        assert_eq!(of(2).every, 0, "its own 0 wins over the run's 32");
+        assert_eq!(of(3).every, 0, "a workload that never writes never flushes");
+        // Written back and read again, each keeps its own.
+        let back = parse("back.toml", &crate::plan::emit::to_toml(&plan).unwrap()).unwrap();
+        let r = &back.runs[0];
+        let flushes: Vec<_> = r.workloads.iter().map(|w| r.flushes_of(w)).collect();
+        assert_eq!(flushes, [of(0), of(1), of(2), of(3)]);
+        assert_err(
+            &format!("{T}[[workload]]\nsync_kind = \"sync_file_range:flush\"\n"),
+            5,
+            "expected fsync, fdatasync or sync_file_range:FLAGS",
+        );
     }
 
     #[test]

@@ -46,6 +46,10 @@ pub struct WorkloadOverrides {
     /// the run's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount: Option<Amount>,
+    /// This workload's own periodic flushes (fio's per-job `fsync`, `fdatasync`,
+    /// `sync_file_range`), in place of the run's `sync_every` and `sync_kind`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flushes: Option<super::tuning::Flushes>,
     /// This workload's engine options (fio's per-job `donorname`, `program`,
     /// `cpuload` …), in place of the run's: all of them, not laid over the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]

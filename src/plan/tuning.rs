@@ -8,7 +8,7 @@
 use crate::vocab::skip::{is_false, is_zero_u32 as is_zero};
 use serde::{Deserialize, Serialize};
 
-pub use crate::vocab::io::{SyncKind, UringOptions};
+pub use crate::vocab::io::{Flushes, SyncKind, UringOptions};
 
 /// Engine and durability settings of one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +32,14 @@ pub struct IoTuning {
 impl IoTuning {
     pub fn is_default(&self) -> bool {
         *self == IoTuning::default()
+    }
+
+    /// The run's periodic flushes, which a workload's own replace.
+    pub fn flushes(&self) -> Flushes {
+        Flushes {
+            every: self.sync_every,
+            kind: self.sync_kind,
+        }
     }
 
     /// Checks the settings against each other (on the plan alone, before any target
@@ -86,6 +94,9 @@ pub const URING_KEYS: &[&str] = &[
 /// The durability keys of a job file's tables.
 pub const DURABILITY_KEYS: &[&str] = &["write_through", "sync_every", "sync_kind"];
 
+/// The durability keys a workload may set for itself (its own flushes).
+pub const FLUSH_KEYS: &[&str] = &["sync_every", "sync_kind"];
+
 /// [`IoTuning`] as a job file's flat keys ([`URING_KEYS`], [`DURABILITY_KEYS`]):
 /// what the reader collects from one table (`None` = not given there) and what the
 /// writer emits (`None` = ioscope's default, left out).
@@ -121,6 +132,16 @@ impl IoKeys {
             write_through: t.write_through.then_some(true),
             sync_every: nonzero(t.sync_every),
             sync_kind: (!t.sync_kind.is_default()).then_some(t.sync_kind),
+        }
+    }
+
+    /// Only the io_uring keys of these.
+    pub fn with_uring_only(self) -> IoKeys {
+        IoKeys {
+            write_through: None,
+            sync_every: None,
+            sync_kind: None,
+            ..self
         }
     }
 

@@ -222,6 +222,10 @@ pub struct WorkloadEcho {
     /// The workload's own error policy; absent: it followed the run's `--on-error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_error: Option<OnErrorEcho>,
+    /// The periodic flushes of this workload's writes (its own or the run's); absent:
+    /// it made none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flushes: Option<crate::vocab::io::Flushes>,
     /// The declared settings (the settings registry, `plan::settings`), every one
     /// under its own field name, whether given or by default (docs/job-file.md's
     /// settings table names the fields). Results older than a setting lack it.
@@ -343,6 +347,7 @@ impl Default for WorkloadEcho {
             workers: None,
             data: None,
             on_error: None,
+            flushes: None,
         }
     }
 }

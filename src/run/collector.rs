@@ -270,6 +270,11 @@ impl Collector {
         });
         if empty && !snaps.is_empty() {
             for s in snaps {
+                // Flushes made once the I/O was over (`fsync_on_close`) count in the
+                // totals, not in an interval.
+                for (t, w) in self.totals.iter_mut().zip(&s.workloads) {
+                    t.flush += &w.flush;
+                }
                 self.samples.extend(s.error_samples);
                 let events: Vec<RunEvent> = s.events.iter().map(|e| self.event(e)).collect();
                 self.events.extend(events);
@@ -596,7 +601,7 @@ impl Collector {
                 0.0
             },
             net: Default::default(),
-            flush: super::flush::totals(&self.totals, run, dur_s),
+            flush: super::flush::totals(&self.totals, run, None, dur_s),
             zone_resets: None,
         };
         let cpu_end = CpuSample {
@@ -649,7 +654,8 @@ impl Collector {
         run.workloads
             .iter()
             .zip(&self.totals)
-            .map(|(w, t)| {
+            .enumerate()
+            .map(|(i, (w, t))| {
                 let c = t.combined();
                 let dur_s = active_s(w, run, dur_s).max(1e-9);
                 WorkloadResult {
@@ -667,7 +673,7 @@ impl Collector {
                             0.0
                         },
                         net: Default::default(),
-                        flush: super::flush::totals(std::slice::from_ref(t), run, dur_s),
+                        flush: super::flush::totals(std::slice::from_ref(t), run, Some(i), dur_s),
                         zone_resets: None,
                     },
                 }

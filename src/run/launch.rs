@@ -373,7 +373,7 @@ pub(super) fn launch(
         })?;
         let streams = plan.streams;
         let setup = WorkerSetup {
-            flush: super::flush::Flusher::new(run.io.sync_every, run.io.sync_kind, streams.len()),
+            flush: super::flush::Flusher::of_run(run, streams.len()),
             data: wdata,
             index: wi,
             cpu: plan.cpu,

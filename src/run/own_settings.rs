@@ -9,7 +9,8 @@ use crate::result::workload as wire;
 
 /// Fills each workload's echo in `result.workloads` with what it ran with: the
 /// engine of its workers, its warm-up, the CPUs its workers were pinned to, the
-/// workers themselves and its data settings (each workload may have its own).
+/// workers themselves, its data settings and its flushes (each workload may have
+/// its own).
 pub(super) fn own_settings(
     result: &mut crate::result::RunResult,
     run: &plan::RunSpec,
@@ -52,6 +53,7 @@ pub(super) fn own_settings(
             verify_backlog_batch: w.overrides.data.verify_backlog.map(|b| b.batch_reads),
         });
         echo.on_error = w.overrides.on_error.as_ref().map(on_error_echo);
+        echo.flushes = Some(run.flushes_of(w)).filter(|f| f.every > 0);
     }
 }
 

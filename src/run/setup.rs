@@ -164,9 +164,15 @@ fn check_tuning_probed(
 /// The durability options in force: (on, flag, an SMB file takes it too). Flushes
 /// and O_DSYNC act on file descriptors: other targets would silently skip them. An
 /// SMB file is opened with FILE_WRITE_THROUGH instead of O_DSYNC.
-fn durability(run: &RunSpec) -> [(bool, &'static str, bool); 2] {
+fn durability(run: &RunSpec) -> [(bool, &'static str, bool); 3] {
+    use crate::plan::settings::declared::FSYNC_ON_CLOSE;
+    let on_close = run
+        .workloads
+        .iter()
+        .any(|w| w.settings.flag(&FSYNC_ON_CLOSE));
     [
-        (run.io.sync_every > 0, "--sync-every", false),
+        (run.flushes_any(), "--sync-every", false),
+        (on_close, "--fsync-on-close", false),
         (run.io.write_through, "--write-through", true),
     ]
 }

@@ -361,6 +361,7 @@ impl<E: Engine> Worker<E> {
             }
         }
         self.drain();
+        self.fsync_on_close();
         // What the engine saw while the run stopped (a `down` after a deadline
         // under the stop policy, a connection lost in the drain) is still the run's.
         self.take_engine_events();
@@ -898,18 +899,32 @@ impl<E: Engine> Worker<E> {
     /// queued on the engine when it can, else called here.
     fn flush_after_write(&mut self, tag: usize, now: u64) {
         let slot = self.table.slots[tag];
-        if !self.setup.flush.due(slot.stream as usize) {
+        let flush = &mut self.setup.flush;
+        flush.wrote(slot.workload, slot.target);
+        let Some(due) = flush.due(slot.stream as usize, slot.workload, slot.offset, slot.len)
+        else {
             return;
-        }
+        };
         let target = &self.setup.targets[slot.target as usize];
         let Some(fd) = target.fd() else {
             return;
         };
-        // A file set: the file the write went to.
-        let fd = target.byte_files().map_or(fd, |s| s.locate(slot.offset).0);
-        let flush = &mut self.setup.flush;
-        if let Some(ftag) = flush.reserve(slot.workload, now) {
-            match self.engine.push_flush(slot.target, flush.datasync(), ftag) {
+        // A file set: the file the Nth write went to; a range there is the whole file
+        // (length 0: to its end), the writes since possibly spanning several files.
+        let (fd, due) = match target.byte_files() {
+            Some(s) => {
+                let whole = super::flush::Due {
+                    offset: 0,
+                    len: 0,
+                    ..due
+                };
+                (s.locate(slot.offset).0, whole)
+            }
+            None => (fd, due),
+        };
+        if let Some(ftag) = flush.reserve(due, slot.workload, now) {
+            let datasync = due.kind == crate::plan::tuning::SyncKind::Fdatasync;
+            match self.engine.push_flush(slot.target, datasync, ftag) {
                 Ok(true) => {
                     self.inflight += 1;
                     return;
@@ -923,8 +938,31 @@ impl<E: Engine> Worker<E> {
             }
         }
         let fs = &mut self.stats[slot.workload as usize].flush;
-        if let Some(errno) = self.setup.flush.call(fd, fs) {
+        if let Some(errno) = super::flush::call(due, fd, fs) {
             self.flush_failed(slot.workload, errno);
+        }
+    }
+
+    /// fio's `fsync_on_close`: each target a workload that asks for it wrote (every
+    /// file of a file set) is fsynced once its I/O is over, counted with its flushes.
+    fn fsync_on_close(&mut self) {
+        for (w, t) in self.setup.flush.take_on_close() {
+            let target = &self.setup.targets[t as usize];
+            let fds: Vec<_> = match target.byte_files() {
+                Some(set) => set.fds().to_vec(),
+                None => target.fd().into_iter().collect(),
+            };
+            let due = super::flush::Due {
+                kind: crate::plan::tuning::SyncKind::Fsync,
+                offset: 0,
+                len: 0,
+            };
+            for fd in fds {
+                if let Some(errno) = super::flush::call(due, fd, &mut self.stats[w as usize].flush)
+                {
+                    self.flush_failed(w, errno);
+                }
+            }
         }
     }
 

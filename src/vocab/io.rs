@@ -8,34 +8,104 @@ use serde::{Deserialize, Serialize};
 
 /// The call a periodic flush makes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(into = "String", try_from = "String")]
 pub enum SyncKind {
     /// fsync(2): data and all metadata.
     #[default]
     Fsync,
     /// fdatasync(2): data and the metadata needed to read it back.
     Fdatasync,
+    /// sync_file_range(2) over the bytes the stream wrote since its previous flush
+    /// (lowest offset to highest end), with these `SYNC_FILE_RANGE_*` bits: fio's
+    /// `sync_file_range=FLAGS:N`. `write` alone starts write-back and does not wait.
+    SyncFileRange(u8),
 }
+
+/// `SYNC_FILE_RANGE_*` bit names, by bit (1, 2, 4), as fio spells them.
+const RANGE_BITS: [&str; 3] = ["wait_before", "write", "wait_after"];
+
+/// Each kind's name, indexed by [`SyncKind::index`]: the flag sets of
+/// sync_file_range in bit order.
+const KIND_NAMES: [&str; 9] = [
+    "fsync",
+    "fdatasync",
+    "sync_file_range:wait_before",
+    "sync_file_range:write",
+    "sync_file_range:wait_before,write",
+    "sync_file_range:wait_after",
+    "sync_file_range:wait_before,wait_after",
+    "sync_file_range:write,wait_after",
+    "sync_file_range:wait_before,write,wait_after",
+];
 
 impl SyncKind {
     pub fn is_default(&self) -> bool {
         *self == SyncKind::Fsync
     }
 
-    pub fn name(self) -> &'static str {
+    fn index(self) -> usize {
         match self {
-            SyncKind::Fsync => "fsync",
-            SyncKind::Fdatasync => "fdatasync",
+            SyncKind::Fsync => 0,
+            SyncKind::Fdatasync => 1,
+            SyncKind::SyncFileRange(bits) => 1 + usize::from(bits & 7),
         }
     }
 
-    pub fn parse(s: &str) -> Option<SyncKind> {
-        match s.to_ascii_lowercase().as_str() {
-            "fsync" => Some(SyncKind::Fsync),
-            "fdatasync" | "datasync" => Some(SyncKind::Fdatasync),
-            _ => None,
-        }
+    pub fn name(self) -> &'static str {
+        KIND_NAMES[self.index()]
     }
+
+    /// `fsync`, `fdatasync` (`datasync`), or `sync_file_range:FLAGS` with FLAGS
+    /// among `wait_before`, `write`, `wait_after` joined by commas (`sync_file_range`
+    /// alone: `write`).
+    pub fn parse(s: &str) -> Option<SyncKind> {
+        let s = s.trim().to_ascii_lowercase();
+        match s.as_str() {
+            "fsync" => return Some(SyncKind::Fsync),
+            "fdatasync" | "datasync" => return Some(SyncKind::Fdatasync),
+            "sync_file_range" => return Some(SyncKind::SyncFileRange(2)),
+            _ => {}
+        }
+        let flags = s.strip_prefix("sync_file_range:")?;
+        SyncKind::range_flags(flags).map(SyncKind::SyncFileRange)
+    }
+
+    /// fio's `sync_file_range` flag words (`wait_before,write`) as bits; `None` when
+    /// a word is not one of them or none is given.
+    pub fn range_flags(words: &str) -> Option<u8> {
+        let mut bits = 0u8;
+        for w in words.split(',').map(str::trim) {
+            let i = RANGE_BITS.iter().position(|b| *b == w)?;
+            bits |= 1 << i;
+        }
+        (bits != 0).then_some(bits)
+    }
+
+    /// What a message lists as the accepted names.
+    pub const EXPECTED: &'static str =
+        "fsync, fdatasync or sync_file_range:FLAGS (FLAGS: wait_before, write, wait_after, joined by commas)";
+}
+
+impl From<SyncKind> for String {
+    fn from(k: SyncKind) -> String {
+        k.name().to_string()
+    }
+}
+
+impl TryFrom<String> for SyncKind {
+    type Error = String;
+    fn try_from(s: String) -> Result<SyncKind, String> {
+        SyncKind::parse(&s).ok_or_else(|| format!("'{s}' is not {}", SyncKind::EXPECTED))
+    }
+}
+
+/// A workload's periodic flushes: after every `every` completed writes of a stream
+/// (0 = never), a `kind` flush.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flushes {
+    pub every: u32,
+    #[serde(default, skip_serializing_if = "SyncKind::is_default")]
+    pub kind: SyncKind,
 }
 
 /// io_uring settings, named after fio's options for them.

@@ -10,6 +10,28 @@ fn published() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat/published/fio")
 }
 
+/// A copy of a published fixture in a fresh directory with its sizes and times
+/// scaled down (each `(from, to)` replaced).
+fn scaled(name: &str, edits: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let d = tempdir();
+    let job = d.path().join(name);
+    let mut text = std::fs::read_to_string(published().join(name)).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name} lacks {from}");
+        text = text.replace(from, to);
+    }
+    std::fs::write(&job, text).unwrap();
+    (d, job)
+}
+
+/// `ioscope fio JOB --directory D ARGS`, which must succeed; its result.
+fn fio_in(d: &tempfile::TempDir, job: &std::path::Path, args: &[&str]) -> Ran {
+    let dir = d.path().to_str().unwrap();
+    let mut all = vec!["fio", job.to_str().unwrap(), "--directory", dir];
+    all.extend_from_slice(args);
+    ioscope_to(&d.path().join("r.json"), all).expect_code(0)
+}
+
 /// A fixture's `# run:` line: its leading `NAME=value` words (the environment its
 /// source sets for `${NAME}`) and the arguments after them.
 fn run_line(file: &std::path::Path) -> (Vec<(String, String)>, Vec<String>) {
@@ -89,28 +111,20 @@ fn published_fio_jobs_convert_as_expected() {
 // scaled down: 75 % reads of 4 KiB at QD 64, and fio's JSON in FILE alone.
 #[test]
 fn kubestr_randrw_runs_with_fio_json_written_to_its_output_file() {
-    let d = tempdir();
-    let job = d.path().join("randrw.fio");
-    let text = std::fs::read_to_string(published().join("kubestr-randrw.fio"))
-        .unwrap()
-        .replace("size=4G", "size=8m")
-        .replace("ramp_time=2s", "ramp_time=0")
-        .replace("runtime=15s", "runtime=1s");
-    std::fs::write(&job, text).unwrap();
-    let out = d.path().join("fio.json");
-    let r = ioscope_to(
-        &d.path().join("r.json"),
-        [
-            "fio",
-            job.to_str().unwrap(),
-            "--directory",
-            d.path().to_str().unwrap(),
-            "--output-format=json",
-            "--output",
-            out.to_str().unwrap(),
+    let (d, job) = scaled(
+        "kubestr-randrw.fio",
+        &[
+            ("size=4G", "size=8m"),
+            ("ramp_time=2s", "ramp_time=0"),
+            ("runtime=15s", "runtime=1s"),
         ],
-    )
-    .expect_code(0);
+    );
+    let out = d.path().join("fio.json");
+    let r = fio_in(
+        &d,
+        &job,
+        &["--output-format=json", "--output", out.to_str().unwrap()],
+    );
     assert!(r.stdout.is_empty(), "stdout: {}", r.stdout);
     let w = &r.wire["plan"]["runs"][0]["workloads"][0];
     assert_eq!(
@@ -123,4 +137,44 @@ fn kubestr_randrw_runs_with_fio_json_written_to_its_output_file() {
     assert!(t.read.ios > 0 && t.write.ios > 0);
     assert_eq!(job["read"]["total_ios"].as_u64(), Some(t.read.ios));
     assert_eq!(job["write"]["total_ios"].as_u64(), Some(t.write.ios));
+}
+
+// The Azure Disk CSI driver's PostgreSQL profile, scaled down: a checkpointer that
+// starts write-back of what it wrote every 32 writes (sync_file_range) and fsyncs its
+// file on close, a WAL writer that fdatasyncs every write, and a reader that never
+// flushes — each job on its own schedule, as fio runs them.
+#[test]
+fn postgresql_profile_flushes_each_job_on_its_own_schedule() {
+    let (d, job) = scaled(
+        "azuredisk-csi-postgresql.fio",
+        &[
+            ("runtime=120", "runtime=1"),
+            ("size=4GiB", "size=8m"),
+            ("size=2GiB", "size=4m"),
+            ("size=10GiB", "size=8m"),
+        ],
+    );
+    let r = fio_in(&d, &job, &[]);
+    let ws = r.wire["runs"][0]["workloads"].as_array().unwrap();
+    let by_name = |n: &str| {
+        ws.iter()
+            .find(|w| w["name"].as_str().unwrap().ends_with(n))
+            .unwrap_or_else(|| panic!("no workload {n}"))
+    };
+    let writes = |w: &serde_json::Value| w["totals"]["write"]["ios"].as_u64().unwrap();
+    let flush = |w: &serde_json::Value| w["totals"]["flush"].clone();
+    let cp = by_name("checkpointer");
+    assert!(writes(cp) >= 32, "{}", writes(cp));
+    assert_eq!(flush(cp)["kind"], "sync_file_range:write");
+    // One range per 32 writes of its one stream, and the fsync on close.
+    assert_eq!(flush(cp)["ios"].as_u64(), Some(writes(cp) / 32 + 1));
+    assert_eq!(cp["settings"]["fsync_on_close"], true);
+    let wal = by_name("wal");
+    assert_eq!(flush(wal)["kind"], "fdatasync");
+    assert_eq!(flush(wal)["ios"].as_u64(), Some(writes(wal)));
+    assert_eq!(wal["settings"]["flushes"]["every"], 1);
+    let rd = by_name("large_read");
+    assert!(flush(rd).is_null() && rd["settings"]["flushes"].is_null());
+    assert!(rd["totals"]["read"]["ios"].as_u64().unwrap() > 0);
+    assert_eq!(r.wire["runs"][0]["totals"]["flush"]["kind"], "mixed");
 }

@@ -767,7 +767,7 @@ fn report_mismatches(
             if first_text != text && *what != "runtime" {
                 let why = match *what {
                     "ioengine" => "the net engine's jobs are socket peers and need a run of their own (stonewall)",
-                    "durability" => "a target is opened once per run, with or without O_DSYNC, and flushes are per run",
+                    "durability" => "a target is opened once per run, with or without O_DSYNC",
                     _ => "ioscope uses one setting per run",
                 };
                 unsupported.push(
@@ -787,8 +787,8 @@ fn report_mismatches(
 /// own settings ([`own_settings`], [`own_cpus`]) rather than mismatches.
 const PER_JOB: &[&str] = &["ioengine", "engine options", "ramp_time", "cpus_allowed"];
 
-/// A later job of a run keeps its own engine and engine options, io_uring options and
-/// warm-up where they differ from the run's (the first job's).
+/// A later job of a run keeps its own engine and engine options, io_uring options,
+/// flushes and warm-up where they differ from the run's (the first job's).
 fn own_settings(run: &RunSpec, job: &mut Job) {
     let own = &mut job.workload.overrides;
     let mixes = |e| crate::plan::overrides::mixes_with_others(e);
@@ -804,6 +804,10 @@ fn own_settings(run: &RunSpec, job: &mut Job) {
     }
     if job.io.uring != run.io.uring {
         own.uring = Some(job.io.uring.clone());
+    }
+    // A workload that never writes never flushes, whatever it says.
+    if job.io.flushes() != run.io.flushes() && job.workload.read_pct < 100 {
+        own.flushes = Some(job.io.flushes());
     }
     if job.warmup_ns != run.warmup_ns {
         own.warmup_ns = Some(job.warmup_ns);
@@ -1484,19 +1488,14 @@ impl<'a> JobCx<'a> {
         Ok(())
     }
 
-    /// io_uring and durability options. The io_uring ones are the job's own (see
-    /// `own_settings`); O_DSYNC and periodic flushes are per run (a target is opened
-    /// once, a flush is per worker), so they are noted for `report_mismatches`.
+    /// io_uring and durability options. The io_uring ones and periodic flushes are
+    /// the job's own (see `own_settings`); O_DSYNC is per run (a target is opened
+    /// once), so it is noted for `report_mismatches`.
     fn io_tuning(&mut self) -> Result<crate::plan::tuning::IoTuning, CompatError> {
         let io = super::fio_tuning::io_tuning(|k| self.o.get(k))?;
         self.run_opts.push((
             "durability",
-            format!(
-                "sync={} fsync={} ({})",
-                u8::from(io.write_through),
-                io.sync_every,
-                io.sync_kind.name()
-            ),
+            format!("sync={}", u8::from(io.write_through)),
             self.section_loc.clone(),
         ));
         Ok(io)

@@ -1085,6 +1085,11 @@ pub const OPTIONS: &[FioOption] = &[
     maps("dsync", "write-through (O_DSYNC)"),
     maps("fsync", "flush every N writes per stream (fsync)"),
     maps("fdatasync", "flush every N writes per stream (fdatasync)"),
+    maps(
+        "sync_file_range",
+        "every N writes per stream, sync_file_range(2) with these flags over the bytes written since",
+    ),
+    flag(sets("fsync_on_close", "fsync_on_close")),
 ];
 
 /// The table entry for `key` (already normalised, see [`normalise_key`]).

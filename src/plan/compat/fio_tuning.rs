@@ -1,7 +1,7 @@
 //! fio's io_uring and durability options, translated to a run's [`IoTuning`]:
 //! `fixedbufs`, `registerfiles`, `sqthread_poll`, `sqthread_poll_cpu`, `hipri`,
 //! `iodepth_batch_submit`, `iodepth_batch_complete_min/max`, `sync`, `dsync`,
-//! `fsync=N`, `fdatasync=N` (aliases are resolved by the option table,
+//! `fsync=N`, `fdatasync=N`, `sync_file_range=FLAGS:N` (aliases are resolved by the option table,
 //! [`super::fio_options`], before the keys get here).
 
 use super::CompatError;
@@ -89,7 +89,36 @@ pub(super) fn io_tuning<'a>(
             io.sync_kind = kind;
         }
     }
+    if let Some((v, loc)) = get("sync_file_range") {
+        sync_file_range(&mut io, v, loc)?;
+    }
     Ok(io)
+}
+
+/// `sync_file_range=FLAGS:N` (`write:32`, `wait_before,write:8`): every N writes, the
+/// range written since. fio makes it besides an `fsync`/`fdatasync` of the same job;
+/// ioscope makes one kind of flush per workload, so the pair is refused.
+fn sync_file_range(io: &mut IoTuning, v: &str, loc: &Loc) -> Result<(), CompatError> {
+    let bad = |why: &str| loc.error(format!("sync_file_range={v}: {why}"));
+    let (words, n) = v
+        .rsplit_once(':')
+        .ok_or_else(|| bad("expected FLAGS:N, such as write:32"))?;
+    let bits = SyncKind::range_flags(words)
+        .ok_or_else(|| bad("expected FLAGS among wait_before, write and wait_after"))?;
+    let n = number("sync_file_range", n, loc)?;
+    if n == 0 {
+        return Ok(());
+    }
+    if io.sync_every > 0 {
+        return Err(bad(&format!(
+            "given with {}={}; fio makes both, ioscope one kind of flush per job",
+            io.sync_kind.name(),
+            io.sync_every
+        )));
+    }
+    io.sync_every = n;
+    io.sync_kind = SyncKind::SyncFileRange(bits);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -169,5 +198,16 @@ mod tests {
         let io = tuning(&[("fdatasync", "4")]).unwrap();
         assert_eq!((io.sync_every, io.sync_kind), (4, SyncKind::Fdatasync));
         assert_eq!(tuning(&[("fsync", "0")]).unwrap().sync_every, 0);
+        let io = tuning(&[("sync_file_range", "wait_before,write:32")]).unwrap();
+        assert_eq!(
+            (io.sync_every, io.sync_kind),
+            (32, SyncKind::SyncFileRange(3))
+        );
+        assert_eq!(io.sync_kind.name(), "sync_file_range:wait_before,write");
+        for bad in ["write", "flush:8", "write:x"] {
+            assert!(tuning(&[("sync_file_range", bad)]).is_err(), "{bad}");
+        }
+        let e = tuning(&[("fsync", "4"), ("sync_file_range", "write:8")]).unwrap_err();
+        assert!(e.to_string().contains("one kind of flush per job"), "{e}");
     }
 }

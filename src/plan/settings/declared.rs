@@ -12,6 +12,7 @@ use super::{Decl, Kind, Scope, Value};
 pub static ALL: &[&Decl] = &[
     &INVALIDATE,
     &ATOMIC_WRITES,
+    &FSYNC_ON_CLOSE,
     &FILL_FS,
     &RANDOM_PCT,
     &RANDOM_MAP,
@@ -73,6 +74,22 @@ pub static ATOMIC_WRITES: Decl = Decl {
     flag: Some("atomic-writes"),
     heading: "Workload",
     echo: "atomic_writes",
+    switch: true,
+};
+
+/// fio's `fsync_on_close`: made by the worker when its I/O is over (`run::flush`),
+/// counted with the workload's flushes.
+pub static FSYNC_ON_CLOSE: Decl = Decl {
+    key: "fsync_on_close",
+    kind: Kind::Flag,
+    scope: Scope::Workload,
+    default: Value::Flag(false),
+    doc: "When the workload's I/O is over, fsync every file it wrote (fio's \
+          fsync_on_close), timed and counted with its flushes; files and block \
+          devices only",
+    flag: Some("fsync-on-close"),
+    heading: "Data and verification",
+    echo: "fsync_on_close",
     switch: true,
 };
 
