@@ -221,7 +221,8 @@ fn mixed_random_and_sequential_io_continues_from_the_previous_io() {
 
 /// Runs `switches` on two small files (`-c1M`) with `-Rxml`, reads the `<Profile>`
 /// it wrote back with `-X`, and returns (the profile, the line's plan, the profile's
-/// plan) as `-Rp` prints them; the whole result read with `-X` gives the same plan.
+/// plan) as `-Rp` prints them; the whole result read with `-X`, and `convert` of
+/// either, give the same plan.
 fn profile_round_trip(switches: &[&str]) -> (String, String, String) {
     let d = tempdir();
     let files: Vec<String> = ["a.dat", "b.dat"]
@@ -248,7 +249,7 @@ fn profile_round_trip(switches: &[&str]) -> (String, String, String) {
     std::fs::write(&path, &profile).unwrap();
     let o = run(&["diskspd", &format!("-X{}", path.display()), "-Rp"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{profile}", stderr(&o));
-    // The whole result reads as its <Profile>.
+    // The whole result reads as its <Profile>, and `convert` reads either as -X does.
     let whole = d.path().join("result.xml");
     std::fs::write(&whole, &xml).unwrap();
     let w = run(&["diskspd", &format!("-X{}", whole.display()), "-Rp"]);
@@ -258,6 +259,16 @@ fn profile_round_trip(switches: &[&str]) -> (String, String, String) {
         "{}",
         stderr(&w)
     );
+    for file in [&path, &whole] {
+        let c = run(&["convert", file.to_str().unwrap()]);
+        assert_eq!(
+            (c.status.code(), stdout(&c)),
+            (Some(0), stdout(&o)),
+            "convert {}: {}",
+            file.display(),
+            stderr(&c)
+        );
+    }
     (profile, line("-Rp"), stdout(&o))
 }
 
