@@ -6,7 +6,11 @@
 //! writer); what ioscope does not measure is left out rather than made up: per-thread
 //! counts come from the result's `threads` (one worker per diskspd thread in a
 //! translated line), latency only at the TimeSpan level (ioscope keeps no per-thread
-//! latency), IOPS buckets from the run's interval rows. See docs/compat-diskspd.md.
+//! latency), IOPS buckets from the run's interval rows. The `<Profile>` it holds is
+//! [`profile`]'s. See docs/compat-diskspd.md.
+
+mod hot_ranges;
+mod profile;
 
 use super::format::esc;
 use crate::result::{hdr, LatencyStats, OpTotals, ResultDoc, RunResult, RunWorkload, WorkloadEcho};
@@ -33,6 +37,11 @@ impl Xml {
         self.line(&format!("<{tag}>{}</{tag}>", esc(&value.to_string())));
     }
 
+    /// `<!-- text -->`; a `--`, which a comment cannot hold, loses its second dash.
+    fn comment(&mut self, text: &str) {
+        self.line(&format!("<!-- {} -->", text.replace("--", "-")));
+    }
+
     fn line(&mut self, s: &str) {
         self.out.push_str(&"  ".repeat(self.depth));
         self.out.push_str(s);
@@ -40,22 +49,41 @@ impl Xml {
     }
 }
 
-/// The result's target names and the paths they stand for (from its plan).
-type Paths = std::collections::HashMap<String, String>;
+/// What the writer reads of the result's plan, kept there as JSON
+/// (`ResultDoc::plan`): each target's path, size and caching, each run's interval,
+/// seed and CPUs. Without a plan (an older result) the elements they give are left out.
+struct PlanView<'a> {
+    plan: Option<&'a serde_json::Value>,
+}
 
-fn paths(doc: &ResultDoc) -> Paths {
-    let targets = doc.plan.as_ref().and_then(|p| p.get("targets"));
-    targets
-        .and_then(|t| t.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|t| {
-            Some((
-                t.get("name")?.as_str()?.into(),
-                t.get("uri")?.as_str()?.into(),
-            ))
-        })
-        .collect()
+impl<'a> PlanView<'a> {
+    /// The entry of list `key` (`targets`, `runs`) named `name`.
+    fn named(&self, key: &str, name: &str) -> Option<&'a serde_json::Value> {
+        let list = self.plan?.get(key)?.as_array()?;
+        list.iter()
+            .find(|v| v.get("name").and_then(|n| n.as_str()) == Some(name))
+    }
+
+    fn run(&self, name: &str) -> Option<&'a serde_json::Value> {
+        self.named("runs", name)
+    }
+
+    /// The path target `name` stands for (the name when the plan does not say).
+    fn path(&self, name: &str) -> String {
+        let uri = self
+            .named("targets", name)
+            .and_then(|t| t.get("uri")?.as_str());
+        uri.unwrap_or(name).to_string()
+    }
+
+    fn target_u64(&self, name: &str, field: &str) -> Option<u64> {
+        self.named("targets", name)?.get(field)?.as_u64()
+    }
+
+    fn target_bool(&self, name: &str, field: &str) -> bool {
+        let t = self.named("targets", name).and_then(|t| t.get(field));
+        t.and_then(|v| v.as_bool()).unwrap_or(false)
+    }
 }
 
 /// The whole result as diskspd's `<Results>`: one `TimeSpan` per run.
@@ -64,21 +92,15 @@ pub fn render(doc: &ResultDoc) -> String {
         out: String::new(),
         depth: 0,
     };
-    let paths = paths(doc);
+    let plan = PlanView {
+        plan: doc.plan.as_ref(),
+    };
+    let steps: Vec<u64> = doc.runs.iter().map(|r| interval_ms(&plan, r)).collect();
     x.open("Results");
     system(&mut x, doc);
-    x.open("Profile");
-    x.leaf("Progress", 0);
-    x.leaf("ResultFormat", "xml");
-    x.leaf("Verbose", "false");
-    x.open("TimeSpans");
-    doc.runs
-        .iter()
-        .for_each(|r| profile_timespan(&mut x, r, &paths, interval_ms(doc, r)));
-    x.close("TimeSpans");
-    x.close("Profile");
-    for r in &doc.runs {
-        timespan(&mut x, r, &paths, interval_ms(doc, r));
+    profile::profile(&mut x, &doc.runs, &plan, &steps);
+    for (r, &step) in doc.runs.iter().zip(&steps) {
+        timespan(&mut x, r, &plan, step);
     }
     x.close("Results");
     x.out
@@ -101,10 +123,9 @@ fn system(x: &mut Xml, doc: &ResultDoc) {
     x.close("System");
 }
 
-/// The run's workloads in plan order (its own echo each, or the run's when it has
-/// one), with their targets' paths in place of their names.
-fn echoes(r: &RunResult, paths: &Paths) -> Vec<WorkloadEcho> {
-    let mut ws: Vec<WorkloadEcho> = if r.workloads.is_empty() {
+/// The run's workloads in plan order: its own echo each, or the run's when it has one.
+fn echoes(r: &RunResult) -> Vec<WorkloadEcho> {
+    if r.workloads.is_empty() {
         match &r.workload {
             RunWorkload::Storage(w) => vec![w.clone()],
             RunWorkload::Net(_) => Vec::new(),
@@ -114,136 +135,14 @@ fn echoes(r: &RunResult, paths: &Paths) -> Vec<WorkloadEcho> {
             .iter()
             .map(|w| w.settings.clone().unwrap_or_default())
             .collect()
-    };
-    for w in &mut ws {
-        if let Some(p) = paths.get(&w.target) {
-            w.target = p.clone();
-        }
     }
-    ws
-}
-
-/// How a run's workers ran its workloads, in the two ways a diskspd profile has.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Threads {
-    /// `<ThreadCount>n` (`-F<n>`): n threads, each running one stream of every target.
-    Shared(usize),
-    /// `<ThreadCount>0`: each target its own threads (`<ThreadsPerFile>`, `-t`);
-    /// `exact` when each of them was a worker of its own in the run, as diskspd's are.
-    PerTarget { exact: bool },
-}
-
-/// The run's layout, from the workers each workload's streams ran on (its echo's
-/// `workers`, recorded at launch): the same workers for every target, one stream on
-/// each, is diskspd's `-F`; anything else is written per target. A run of one
-/// workload is written per target, which is the same run.
-fn threads_of(r: &RunResult, ws: &[WorkloadEcho]) -> Threads {
-    let lists: Option<Vec<&Vec<usize>>> = ws.iter().map(|w| w.workers.as_ref()).collect();
-    let one_each = |w: &WorkloadEcho, l: &Vec<usize>| w.streams as usize == l.len();
-    let Some(lists) = lists.filter(|l| !l.is_empty()) else {
-        // Not recorded (one workload, or a result older than the field).
-        let exact = matches!(ws, [w] if w.streams as usize == r.workers);
-        return Threads::PerTarget { exact };
-    };
-    let shared = ws.len() > 1
-        && ws
-            .iter()
-            .zip(&lists)
-            .all(|(w, l)| *l == lists[0] && one_each(w, l));
-    if shared {
-        return Threads::Shared(lists[0].len());
-    }
-    let mut all: Vec<usize> = lists.iter().flat_map(|l| l.iter().copied()).collect();
-    let n = all.len();
-    all.sort_unstable();
-    all.dedup();
-    let exact = all.len() == n && ws.iter().zip(&lists).all(|(w, l)| one_each(w, l));
-    Threads::PerTarget { exact }
-}
-
-/// The run's profile, in diskspd's `TimeSpan`/`Targets`/`Target` elements.
-fn profile_timespan(x: &mut Xml, r: &RunResult, paths: &Paths, step_ms: u64) {
-    let ws = echoes(r, paths);
-    let threads = threads_of(r, &ws);
-    x.open("TimeSpan");
-    x.leaf("MeasureLatency", "true");
-    x.leaf("CalculateIopsStdDev", "true");
-    x.leaf("Duration", r.duration_s.round());
-    x.leaf("Warmup", r.warmup_s.round());
-    x.leaf("Cooldown", 0);
-    match threads {
-        Threads::Shared(n) => x.leaf("ThreadCount", n),
-        Threads::PerTarget { exact } => {
-            if !exact {
-                x.line(&format!(
-                    "<!-- ioscope ran these targets' {} streams on {} workers; a diskspd \
-                     profile gives each stream a thread of its own -->",
-                    r.streams, r.workers
-                ));
-            }
-            x.leaf("ThreadCount", 0);
-        }
-    }
-    x.leaf("IoBucketDuration", step_ms);
-    x.open("Targets");
-    for w in ws {
-        profile_target(x, &w, threads);
-    }
-    x.close("Targets");
-    x.close("TimeSpan");
-}
-
-fn profile_target(x: &mut Xml, w: &WorkloadEcho, threads: Threads) {
-    use crate::result::{AccessPattern, Rate, SeqLayout};
-    let bs = w.bs.max_bytes();
-    x.open("Target");
-    x.leaf("Path", &w.target);
-    x.leaf("BlockSize", bs);
-    x.leaf("BaseFileOffset", w.offset_bytes);
-    match w.pattern {
-        AccessPattern::Random => {
-            x.leaf("Random", w.align_bytes.unwrap_or(bs));
-            // Mixed random/sequential (-rs): diskspd writes the ratio only below 100.
-            let pct = w.declared.get("random_pct").and_then(|v| v.as_f64());
-            if let Some(p) = pct.filter(|&p| p < 100.0) {
-                x.leaf("RandomRatio", p.round());
-            }
-        }
-        AccessPattern::Sequential => {
-            x.leaf("StrideSize", (bs as i64 + w.seq_gap_bytes).max(0));
-            x.leaf("InterlockedSequential", w.seq_layout == SeqLayout::Shared);
-        }
-    }
-    x.leaf("ThreadStride", w.offset_increment_bytes);
-    x.leaf(
-        "MaxFileSize",
-        w.size_bytes.map_or(0, |s| s + w.offset_bytes),
-    );
-    x.leaf("RequestCount", w.qd);
-    x.leaf("WriteRatio", 100 - u32::from(w.read_pct));
-    if let Rate::Iops(iops) = w.rate {
-        x.line(&format!(
-            "<Throughput unit=\"IOPS\">{:.0}</Throughput>",
-            iops / f64::from(w.streams.max(1))
-        ));
-    }
-    // Under `<ThreadCount>` diskspd writes (and takes no other than) 1 per target.
-    let per_file = match threads {
-        Threads::Shared(_) => 1,
-        Threads::PerTarget { .. } => w.streams,
-    };
-    x.leaf("ThreadsPerFile", per_file);
-    x.close("Target");
 }
 
 /// The run's interval as planned (its plan's `interval_ns`, by the run's name), else
 /// as its first measured row lasted, which can overrun the plan by a millisecond.
-fn interval_ms(doc: &ResultDoc, r: &RunResult) -> u64 {
-    let runs = doc.plan.as_ref().and_then(|p| p.get("runs")?.as_array());
-    let planned = runs
-        .into_iter()
-        .flatten()
-        .find(|p| p.get("name").and_then(|n| n.as_str()) == Some(r.name.as_str()))
+fn interval_ms(plan: &PlanView, r: &RunResult) -> u64 {
+    let planned = plan
+        .run(&r.name)
         .and_then(|p| p.get("interval_ns")?.as_u64());
     planned.map_or_else(
         || {
@@ -257,7 +156,7 @@ fn interval_ms(doc: &ResultDoc, r: &RunResult) -> u64 {
 }
 
 /// One run's measured figures: counts per thread and target, latency, IOPS.
-fn timespan(x: &mut Xml, r: &RunResult, paths: &Paths, step_ms: u64) {
+fn timespan(x: &mut Xml, r: &RunResult, plan: &PlanView, step_ms: u64) {
     x.open("TimeSpan");
     if r.totals.all.ios == 0 && r.interrupted {
         x.leaf(
@@ -282,13 +181,13 @@ fn timespan(x: &mut Xml, r: &RunResult, paths: &Paths, step_ms: u64) {
     x.close("CpuUtilization");
     latency(x, &r.totals.read, &r.totals.write);
     iops(x, r, step_ms);
-    threads(x, r, paths);
+    threads(x, r, plan);
     x.close("TimeSpan");
 }
 
 /// Per thread (worker), per target (workload): diskspd's counts.
-fn threads(x: &mut Xml, r: &RunResult, paths: &Paths) {
-    let paths: Vec<String> = echoes(r, paths).into_iter().map(|w| w.target).collect();
+fn threads(x: &mut Xml, r: &RunResult, plan: &PlanView) {
+    let paths: Vec<String> = echoes(r).iter().map(|w| plan.path(&w.target)).collect();
     for t in &r.threads {
         x.open("Thread");
         x.leaf("Id", t.worker);
@@ -418,53 +317,4 @@ fn iops(x: &mut Xml, r: &RunResult, step_ms: u64) {
         ));
     }
     x.close("Iops");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run(workers: usize, layout: &[(u32, Option<Vec<usize>>)]) -> (RunResult, Vec<WorkloadEcho>) {
-        let r = RunResult {
-            workers,
-            ..RunResult::empty()
-        };
-        let ws = layout
-            .iter()
-            .map(|(streams, on)| WorkloadEcho {
-                streams: *streams,
-                workers: on.clone(),
-                ..Default::default()
-            })
-            .collect();
-        (r, ws)
-    }
-
-    fn threads(workers: usize, layout: &[(u32, Option<Vec<usize>>)]) -> Threads {
-        let (r, ws) = run(workers, layout);
-        threads_of(&r, &ws)
-    }
-
-    #[test]
-    fn the_profile_says_shared_threads_only_when_every_target_ran_on_each_worker() {
-        // -F2 over two targets: one stream of each on workers 0 and 1.
-        let f2 = [(2, Some(vec![0, 1])), (2, Some(vec![0, 1]))];
-        assert_eq!(threads(2, &f2), Threads::Shared(2));
-        // VM Fleet's SQL profile: 4 threads on one target, 1 on the other.
-        let t41 = [(4, Some(vec![0, 1, 2, 3])), (1, Some(vec![4]))];
-        assert_eq!(threads(5, &t41), Threads::PerTarget { exact: true });
-        // -F2 -p -o4: eight streams of each target on the same two workers.
-        let p = [(8, Some(vec![0, 1])), (8, Some(vec![0, 1]))];
-        assert_eq!(threads(2, &p), Threads::PerTarget { exact: false });
-        // Overlapping but unequal worker sets are no diskspd layout either.
-        let odd = [(2, Some(vec![0, 1])), (2, Some(vec![1, 2]))];
-        assert_eq!(threads(3, &odd), Threads::PerTarget { exact: false });
-        // One workload (no per-workload echo of its workers): exact when each
-        // stream had a worker.
-        assert_eq!(threads(3, &[(3, None)]), Threads::PerTarget { exact: true });
-        assert_eq!(
-            threads(2, &[(3, None)]),
-            Threads::PerTarget { exact: false }
-        );
-    }
 }

@@ -75,7 +75,9 @@ pub struct ResultDoc {
     /// Declared extension point: the effective plan, as `crate::plan::Plan`
     /// serialises it (docs/job-file.md), so `ioscope rerun` can repeat the run
     /// exactly. Kept as JSON so the result model does not depend on plan; reporters
-    /// show it generically and never read fields out of it.
+    /// show it generically, but for diskspd's XML, whose `<Profile>` re-states the
+    /// plan (`report::diskspd_xml`: targets' paths, sizes and caching, runs' seeds,
+    /// CPUs and intervals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

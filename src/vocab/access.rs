@@ -164,6 +164,41 @@ impl Distribution {
     }
 }
 
+impl Distribution {
+    /// Hot bands from ranges laid end to end from the working set's start, each
+    /// (I/O %, length in units of which the set holds `span`), as diskspd's
+    /// `-rdpct` (`span` 100) and `-rdabs` (`span` the set's bytes) give them: a range
+    /// past the end is cut there and those after it dropped; the I/O left over goes
+    /// to the rest of the set, or to the last range when the ranges cover it all.
+    /// diskspd's reader and ioscope's profile writer both go through this, so a
+    /// profile's ranges are written only when they read back as the same bands.
+    pub fn from_ranges(ranges: &[(u64, u64)], span: f64) -> Distribution {
+        let mut bands = Vec::new();
+        let (mut io_left, mut range_left) = (100.0, 100.0);
+        for &(io, range) in ranges {
+            let range_pct = (range as f64 / span * 100.0).min(range_left);
+            if range_pct <= 0.0 {
+                break;
+            }
+            bands.push(Zone {
+                io_pct: io as f64,
+                range_pct,
+            });
+            io_left -= io as f64;
+            range_left -= range_pct;
+        }
+        if range_left > 0.0 {
+            bands.push(Zone {
+                io_pct: f64::max(io_left, 0.0),
+                range_pct: range_left,
+            });
+        } else if let Some(last) = bands.last_mut() {
+            last.io_pct += f64::max(io_left, 0.0);
+        }
+        Distribution::Zoned { bands }
+    }
+}
+
 /// `2,0,1` or `2,0,1:stride`: the block indices of a sequence distribution.
 fn parse_sequence(arg: &str) -> Result<Distribution, DistributionError> {
     let (list, stride) = match arg.rsplit_once(':') {

@@ -219,10 +219,10 @@ fn mixed_random_and_sequential_io_continues_from_the_previous_io() {
     );
 }
 
-/// Runs `switches` on two small files with `-Rxml`, reads the `<Profile>` it wrote
-/// back with `-X`, and returns (the profile, the line's plan, the profile's plan) as
-/// `-Rp` prints them; the plans without the files' sizes (`-c` creates the files, a
-/// profile's run finds them, so diskspd writes no `<FileSize>` for it either).
+/// Runs `switches` on two small files (`-c1M`) with `-Rxml`, reads the `<Profile>`
+/// it wrote back with `-X`, and returns (the profile, the line's plan, the profile's
+/// plan) as `-Rp` prints them; the whole result read with `-X`, and `convert` of
+/// either, give the same plan.
 fn profile_round_trip(switches: &[&str]) -> (String, String, String) {
     let d = tempdir();
     let files: Vec<String> = ["a.dat", "b.dat"]
@@ -249,7 +249,7 @@ fn profile_round_trip(switches: &[&str]) -> (String, String, String) {
     std::fs::write(&path, &profile).unwrap();
     let o = run(&["diskspd", &format!("-X{}", path.display()), "-Rp"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{profile}", stderr(&o));
-    // The whole result reads as its <Profile>.
+    // The whole result reads as its <Profile>, and `convert` reads either as -X does.
     let whole = d.path().join("result.xml");
     std::fs::write(&whole, &xml).unwrap();
     let w = run(&["diskspd", &format!("-X{}", whole.display()), "-Rp"]);
@@ -259,13 +259,17 @@ fn profile_round_trip(switches: &[&str]) -> (String, String, String) {
         "{}",
         stderr(&w)
     );
-    let sizeless = |toml: String| {
-        toml.lines()
-            .filter(|l| !l.starts_with("size = "))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    (profile, sizeless(line("-Rp")), sizeless(stdout(&o)))
+    for file in [&path, &whole] {
+        let c = run(&["convert", file.to_str().unwrap()]);
+        assert_eq!(
+            (c.status.code(), stdout(&c)),
+            (Some(0), stdout(&o)),
+            "convert {}: {}",
+            file.display(),
+            stderr(&c)
+        );
+    }
+    (profile, line("-Rp"), stdout(&o))
 }
 
 /// The profile `switches` write over two targets says `<ThreadCount>` `count` and
@@ -295,4 +299,70 @@ fn profile_of_threads_per_target_reads_back_as_the_same_plan() {
 #[test]
 fn profile_of_shared_threads_reads_back_as_the_same_plan() {
     assert_profile_round_trip(&["-F2"], 2, 1, 2);
+}
+
+// Regression (issue 25): the profile of -Rxml left out <FileSize> (-c), the caching
+// (-Sh/-Su/-Sw), <Distribution> (-rdpct/-rdabs), <WriteBufferContent> and
+// <RandomWriteData> (-Z, -Zr), <DisableAffinity> (-n) and <RandSeed> (-z), so a
+// profile cut from ioscope's own result ran another plan: cached, uniform, counting
+// bytes, seed 0.
+#[test]
+fn profile_of_cache_content_distribution_affinity_and_seed_reads_back_as_the_same_plan() {
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["-r", "-rdpct10/50:20/10", "-w30", "-Sh", "-Z", "-z7", "-n"],
+            &[
+                "<DisableAffinity>true</DisableAffinity>",
+                "<RandSeed>7</RandSeed>",
+                "<DisableOSCache>true</DisableOSCache>",
+                "<WriteThrough>true</WriteThrough>",
+                "<Pattern>zero</Pattern>",
+                "<FileSize>1048576</FileSize>",
+                "<Percent>",
+                "<Range IO=\"20\">10</Range>",
+            ],
+        ),
+        (
+            // 100K of 1M is no whole percent: the ranges stay in bytes.
+            &["-r", "-rdabs20/100K", "-w50", "-Su", "-Zr", "-z3", "-a0"],
+            &[
+                "<DisableAffinity>false</DisableAffinity>",
+                "<RandomWriteData>true</RandomWriteData>",
+                "<AffinityGroupAssignment Group=\"0\" Processor=\"0\"/>",
+                "<Absolute>",
+                "<Range IO=\"20\">102400</Range>",
+            ],
+        ),
+        (
+            &["-s", "-w100", "-Sw"],
+            &[
+                "<Pattern>sequential</Pattern>",
+                "<RandSeed>0</RandSeed>",
+                "<WriteThrough>true</WriteThrough>",
+            ],
+        ),
+    ];
+    for (switches, elements) in cases {
+        let (profile, line, back) = profile_round_trip(switches);
+        for e in elements {
+            // The time span's elements once, the targets' once per target.
+            let span = [
+                "<DisableAffinity>",
+                "<RandSeed>",
+                "<RandomWriteData>",
+                "<Affinity",
+            ];
+            let n = if span.iter().any(|s| e.starts_with(s)) {
+                1
+            } else {
+                2
+            };
+            assert_eq!(profile.matches(e).count(), n, "{e} in {profile}");
+        }
+        assert!(line.contains("size = \"1m\""), "{line}");
+        assert_eq!(
+            back, line,
+            "{switches:?}: the profile's plan differs from the line's"
+        );
+    }
 }

@@ -7,7 +7,7 @@ use crate::plan::compat::{base_run, CompatError, Loc, TargetTable, Translated, U
 use crate::plan::fill::FillPattern;
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, DataSettings, Distribution, Pauses, Plan, Rate, RunSpec,
-    SeqLayout, Workload, Zone,
+    SeqLayout, Workload,
 };
 use crate::plan::tuning::IoTuning;
 

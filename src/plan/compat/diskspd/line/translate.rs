@@ -193,29 +193,7 @@ impl DiskspdLine {
         } else {
             100.0
         };
-        let mut bands = Vec::new();
-        let (mut io_left, mut range_left) = (100.0, 100.0);
-        for &(io, range) in &d.ranges {
-            let range_pct = (range as f64 / span * 100.0).min(range_left);
-            if range_pct <= 0.0 {
-                break;
-            }
-            bands.push(Zone {
-                io_pct: io as f64,
-                range_pct,
-            });
-            io_left -= io as f64;
-            range_left -= range_pct;
-        }
-        if range_left > 0.0 {
-            bands.push(Zone {
-                io_pct: io_left.max(0.0),
-                range_pct: range_left,
-            });
-        } else if let Some(last) = bands.last_mut() {
-            last.io_pct += io_left.max(0.0);
-        }
-        Distribution::Zoned { bands }
+        Distribution::from_ranges(&d.ranges, span)
     }
 
     /// Bursts (`-i`, `-j`): after `-i` I/Os (shared by the threads on a target) a
