@@ -163,14 +163,15 @@ impl JobCx<'_> {
                 // beyond what they hold only says when fio starts its next loop.
                 let looped = o.get("time_based").is_some_and(|(v, _)| v.trim() != "0")
                     && o.get("runtime").is_some();
-                if looped && parse_size(s).is_ok_and(|t| t >= files_bytes) {
+                let total = parse_size(s).ok();
+                if looped && total.is_some_and(|t| t >= files_bytes) {
                     self.warnings.push(format!(
                         "job '{}': size={s} is more than its {count} files of filesize={v} \
                          hold; the job is time-based, so it goes over them again until its \
                          runtime, as fio does",
                         self.name
                     ));
-                } else if parse_size(s).ok() != Some(files_bytes) {
+                } else if total != Some(files_bytes) {
                     self.unsupported.push(
                         format!(
                             "size={s} with filesize={v} — fio does size bytes of I/O over its \
