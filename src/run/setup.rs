@@ -87,12 +87,12 @@ fn check_uring(run: &RunSpec, engine: EngineKind, targets: &Targets) -> Result<(
         run: run.name.clone(),
         msg,
     };
-    for (on, flag, smb_too) in durability(run) {
-        let unfit = |t: &&Arc<crate::target::OpenTarget>| {
-            t.fd().is_none() && !(smb_too && matches!(t.backing, Backing::Smb(_)))
-        };
-        if let Some(t) = targets.iter().find(|t| on && unfit(t)) {
-            return Err(setup(durability_msg(flag, &t.uri)));
+    for t in targets.iter() {
+        for (on, flag, smb_too) in durability(run, &t.name) {
+            let unfit = t.fd().is_none() && !(smb_too && matches!(t.backing, Backing::Smb(_)));
+            if on && unfit {
+                return Err(setup(durability_msg(flag, &t.uri)));
+            }
         }
     }
     if engine == EngineKind::Uring {
@@ -118,10 +118,11 @@ fn check_tuning_probed(
         msg,
     };
     let has_fd = |p: &Probe| matches!(p.kind, ProbeKind::File | ProbeKind::BlockDevice);
-    for (on, flag, smb_too) in durability(run) {
-        let fits = |p: &&Probe| has_fd(p) || (smb_too && p.kind == ProbeKind::Smb);
-        if let Some(p) = probes.iter().find(|p| on && !fits(p)) {
-            return Err(setup(durability_msg(flag, &p.uri)));
+    for (p, &ti) in probes.iter().zip(used) {
+        for (on, flag, smb_too) in durability(run, &specs[ti].name) {
+            if on && !(has_fd(p) || (smb_too && p.kind == ProbeKind::Smb)) {
+                return Err(setup(durability_msg(flag, &p.uri)));
+            }
         }
     }
     let uring = &run.io.uring;
@@ -161,17 +162,18 @@ fn check_tuning_probed(
     })
 }
 
-/// The durability options in force: (on, flag, an SMB file takes it too). Flushes
-/// and O_DSYNC act on file descriptors: other targets would silently skip them. An
-/// SMB file is opened with FILE_WRITE_THROUGH instead of O_DSYNC.
-fn durability(run: &RunSpec) -> [(bool, &'static str, bool); 3] {
+/// The durability options in force on target `name`: (on, flag, an SMB file takes it
+/// too). Flushes and O_DSYNC act on file descriptors: other targets would silently
+/// skip them. An SMB file is opened with FILE_WRITE_THROUGH instead of O_DSYNC.
+/// Flushes are per workload, so only the targets of workloads that flush need one.
+fn durability(run: &RunSpec, name: &str) -> [(bool, &'static str, bool); 3] {
     use crate::plan::settings::declared::FSYNC_ON_CLOSE;
-    let on_close = run
-        .workloads
-        .iter()
-        .any(|w| w.settings.flag(&FSYNC_ON_CLOSE));
+    let on = |w: &&crate::plan::model::Workload| w.target == name && w.read_pct < 100;
+    let mut own = run.workloads.iter().filter(on);
+    let flushes = own.clone().any(|w| run.flushes_of(w).every > 0);
+    let on_close = own.any(|w| w.settings.flag(&FSYNC_ON_CLOSE));
     [
-        (run.flushes_any(), "--sync-every", false),
+        (flushes, "--sync-every", false),
         (on_close, "--fsync-on-close", false),
         (run.io.write_through, "--write-through", true),
     ]

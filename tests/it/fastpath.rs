@@ -252,6 +252,41 @@ fn sync_every_issues_one_flush_per_n_writes() {
     assert!(r["runs"][0]["totals"].get("flush").is_none());
 }
 
+// Flushes are per workload: the run's `sync_every` needs a file descriptor only on
+// the targets of workloads that write. A read workload on a RAM target runs beside a
+// flushing writer; one that writes there is refused before any I/O, naming the flag.
+#[test]
+fn only_the_targets_of_flushing_workloads_need_a_file() {
+    let d = tempdir();
+    let job = |mem_rw: &str| {
+        format!(
+            "[defaults]\npasses = 1\nsync_every = 2\n\
+             [[target]]\nname = \"f\"\npath = {:?}\nsize = \"1m\"\n\
+             [[target]]\nname = \"m\"\npath = \"mem:1m\"\n\
+             [[workload]]\nname = \"w\"\ntarget = \"f\"\nrw = \"write\"\n\
+             [[workload]]\nname = \"r\"\ntarget = \"m\"\nengine = \"mem\"\nrw = {mem_rw:?}\n",
+            d.path().join("f").to_str().unwrap()
+        )
+    };
+    let file = d.path().join("j.toml");
+    std::fs::write(&file, job("read")).unwrap();
+    let r = ioscope_to(&d.path().join("r.json"), ["run", file.to_str().unwrap()]).expect_code(0);
+    let ws = r.wire["runs"][0]["workloads"].as_array().unwrap();
+    let flushes = |i: usize| ws[i]["totals"]["flush"]["ios"].as_u64();
+    // One pass of 4 KiB writes over 1 MiB: every flush is waited for.
+    assert_eq!(ws[0]["totals"]["write"]["ios"].as_u64(), Some(256));
+    assert_eq!(flushes(0), Some(128));
+    assert_eq!(flushes(1), None, "the reader never flushes");
+    std::fs::write(&file, job("write")).unwrap();
+    let o = run(&["run", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--sync-every works on files and block devices, not on 'mem:1m'"),
+        "{err}"
+    );
+}
+
 #[test]
 fn fio_sync_keys_translate_and_run() {
     let d = tempdir();
