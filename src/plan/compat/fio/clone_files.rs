@@ -9,7 +9,7 @@
 //! differ in their files are split; clones on one shared file stay streams of one
 //! workload.
 
-use super::{op_engines::FIO_NAME_FORMAT, Job, JobCx};
+use super::{op_engines::FIO_NAME_FORMAT, GroupStart, Job, JobCx};
 use crate::plan::model::Rate;
 
 impl JobCx<'_> {
@@ -59,6 +59,11 @@ pub(super) fn per_clone(job: Job) -> Vec<Job> {
         let mut clone = job.clone();
         clone.clone_files = Vec::new();
         clone.clone = Some(n as u32);
+        // The first clone starts the job's run (after a stonewall: a new one); the
+        // others join it, as fio starts a job's clones together.
+        if n > 0 && clone.starts_group == GroupStart::AfterAll {
+            clone.starts_group = GroupStart::Together;
+        }
         clone.target_uri = uri.clone();
         clone.target_size = job
             .target_size
@@ -86,7 +91,8 @@ mod tests {
     fn clones_with_files_of_their_own_are_a_workload_each() {
         let text = "[w]\ndirectory=/d\nrw=randwrite\nsize=1m\noffset=4k\n\
                     offset_increment=1m\nnumjobs=3\nrate_iops=10\nwrite_iops_log\n\
-                    [r]\nrw=randread\nfilename=/d/shared\nsize=1m\nnumjobs=2\nwait_for=w\n";
+                    [r]\nrw=randread\nfilename=/d/shared\nsize=1m\nnumjobs=2\nwait_for=w\n\
+                    [s]\nstonewall\ndirectory=/d\nrw=write\nsize=1m\nnumjobs=2\n";
         let t = parse_str("t.fio", text, Path::new("."), &|_| None).unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         let run = &t.plan.runs[0];
@@ -116,6 +122,13 @@ mod tests {
         // file: one workload of two streams, as before.
         let r = &t.plan.runs[1].workloads[0];
         assert_eq!((r.name.as_str(), r.streams), ("r", 2));
+        // After a stonewall the clones start one run together.
+        let s: Vec<&str> = t.plan.runs[2]
+            .workloads
+            .iter()
+            .map(|w| w.name.as_str())
+            .collect();
+        assert_eq!((t.plan.runs.len(), s), (3, vec!["s.0", "s.1"]));
         let said = |s: &str| t.plan.warnings.iter().any(|w| w.contains(s));
         assert!(
             !said("its own file") && !said("one set of logs"),
