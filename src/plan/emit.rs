@@ -1079,7 +1079,10 @@ fn fio_can_express(w: &Workload, t: &TargetSpec) -> Result<(), FioEmitError> {
             workload: workload(),
         });
     }
-    if !w.seq_layout.is_regions() && w.streams > 1 {
+    // fio's own clones each walk the whole region from its start: `whole` with no
+    // increment is plain numjobs.
+    let fio_clones = w.seq_layout == SeqLayout::Whole && w.offset_increment_bytes == 0;
+    if !w.seq_layout.is_regions() && w.streams > 1 && !fio_clones {
         return Err(FioEmitError::Stride {
             workload: workload(),
             layout: w.seq_layout.name(),

@@ -178,3 +178,72 @@ fn postgresql_profile_flushes_each_job_on_its_own_schedule() {
     assert!(rd["totals"]["read"]["ios"].as_u64().unwrap() > 0);
     assert_eq!(r.wire["runs"][0]["totals"]["flush"]["kind"], "mixed");
 }
+
+// Regression for issue 25: azure-readwrite's clones (numjobs=4, no filename) each have
+// a file of their own in fio, `DIR/JOB.N.0`, with their own pass and their own
+// rate_iops; ioscope ran all four as streams on the first clone's file, four passes
+// over it, at four times the rate. Scaled down (1 MiB, QD 4, 50 IOPS per writer, a
+// 2 s runtime, buffered on a temporary directory), each clone now reads or writes
+// its own file at its own figures.
+#[test]
+fn azure_readwrite_clones_each_run_on_a_file_of_their_own() {
+    const CLONES: usize = 4;
+    const WRITER_IOPS: f64 = 50.0;
+    let d = tempdir();
+    let dir = d.path().to_str().unwrap();
+    let text = std::fs::read_to_string(published().join("azure-readwrite.fio"))
+        .unwrap()
+        .replace("size=200g", "size=1m")
+        .replace("direct=1", "direct=0")
+        .replace("iodepth=128", "iodepth=4")
+        .replace("rate_iops=3200", "rate_iops=50")
+        .replace("directory=/mnt/", &format!("directory={dir}/"));
+    let job = d.path().join("azure.fio");
+    std::fs::write(&job, text).unwrap();
+    let r = ioscope_to(
+        &d.path().join("r.json"),
+        ["fio", job.to_str().unwrap(), "--runtime", "2"],
+    )
+    .expect_code(0);
+    let run = r.run(0);
+    assert_eq!(run.workloads.len(), 2 * CLONES, "one workload per clone");
+    for (job, sub) in [("reader1", "readcache"), ("writer1", "nocache")] {
+        for n in 0..CLONES {
+            let name = format!("{job}.{n}");
+            let w = run
+                .workloads
+                .iter()
+                .find(|w| w.name == name)
+                .unwrap_or_else(|| panic!("no workload {name}"));
+            // fio's name for clone n's file, laid out at the job's size.
+            let file = d.path().join(sub).join(format!("{job}.{n}.0"));
+            let uri = r.wire["plan"]["targets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == w.target.as_str())
+                .map(|t| t["uri"].as_str().unwrap_or_default());
+            assert_eq!(uri, file.to_str(), "{name}");
+            assert_eq!(std::fs::metadata(&file).unwrap().len(), 1 << 20, "{name}");
+            let s = w.settings.as_ref().unwrap();
+            assert_eq!((s.streams, s.qd), (1, 4), "{name}: one stream at iodepth");
+            let t = &w.totals;
+            if job == "reader1" {
+                // One pass over its own 1 MiB: 256 reads of 4 KiB, each block once.
+                assert_eq!((t.read.ios, t.write.ios), (256, 0), "{name}");
+            } else {
+                // Its own 50 IOPS for the 2 s runtime (4 × 50 in all): ~100 writes.
+                // Arrivals are evenly spaced (fio's rate_process=linear), so the
+                // count is off by one or two at the ends; ±20 % leaves room for a
+                // loaded machine starting a clone late, not for 4 × the rate.
+                assert_eq!(t.read.ios, 0, "{name}");
+                assert!(
+                    (WRITER_IOPS * 0.8..=WRITER_IOPS * 1.2).contains(&t.write.iops),
+                    "{name}: {} IOPS, {} writes",
+                    t.write.iops,
+                    t.write.ios
+                );
+            }
+        }
+    }
+}

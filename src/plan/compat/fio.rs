@@ -21,7 +21,7 @@ use super::{
 };
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, EngineKind, FioLogs,
-    Flow, Pauses, Plan, Rate, RunSpec, SteadyStop, TrimMode, Workload, Zone, Zones,
+    Flow, Pauses, Plan, Rate, RunSpec, SeqLayout, SteadyStop, TrimMode, Workload, Zone, Zones,
 };
 use crate::plan::units::{
     format_duration_ns, parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
@@ -30,6 +30,7 @@ use crate::plan::units::{
 use crate::plan::zbd::Zbd;
 
 mod block_sizes;
+mod clone_files;
 mod command_line;
 mod errors;
 mod file_create;
@@ -367,6 +368,7 @@ impl Opts {
 }
 
 /// One fio job after option resolution.
+#[derive(Clone)]
 struct Job {
     name: String,
     loc: Loc,
@@ -405,6 +407,11 @@ struct Job {
     /// steadystate: the run's steady-state stop, and steadystate_check_interval as
     /// the interval length.
     steady: Option<(SteadyStop, Option<u64>)>,
+    /// Each clone's own file, when its clones have one each (see [`clone_files`]);
+    /// empty otherwise.
+    clone_files: Vec<String>,
+    /// Which clone of its job this is, when the job became one per clone.
+    clone: Option<u32>,
 }
 
 fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatError> {
@@ -418,7 +425,7 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
         cx.exitall_anywhere = exitall_anywhere;
         let mut job = cx.resolve()?;
         random_map::fit(&mut job, opts, &mut warnings)?;
-        resolved.push(job);
+        resolved.extend(clone_files::per_clone(job));
     }
     let data = common_data(&mut resolved);
     one_data_unit(&resolved, &data, &mut unsupported);
@@ -575,7 +582,7 @@ fn group_runs(
             targets.fill(&tname);
         }
         job.workload.target = tname;
-        let Some(ri) = run_for(&job, &runs, &mut segment_start, unsupported) else {
+        let Some(ri) = run_for(&job, &per_job, &mut segment_start, unsupported) else {
             per_job.push(vec![PerJob::of(&job)]);
             let (run, opts, exit) = first_job_run(job, job_number);
             runs.push(run);
@@ -606,18 +613,23 @@ fn group_runs(
         }
     }
     exit_what_all(&mut runs, &exits);
-    // Runs with several jobs are named after all of them.
-    for run in &mut runs {
+    name_runs(&mut runs, &per_job);
+    (targets.targets, runs)
+}
+
+/// Runs with several jobs are named after all of them (a job whose clones became
+/// workloads of their own, once).
+fn name_runs(runs: &mut [RunSpec], per_job: &[Vec<PerJob>]) {
+    for (run, jobs) in runs.iter_mut().zip(per_job) {
         if run.workloads.len() > 1 {
-            run.name = run
-                .workloads
+            let names: Vec<&str> = jobs
                 .iter()
-                .map(|w| w.name.as_str())
-                .collect::<Vec<_>>()
-                .join("+");
+                .filter(|j| !j.later_clone)
+                .map(|j| j.name.as_str())
+                .collect();
+            run.name = names.join("+");
         }
     }
-    (targets.targets, runs)
 }
 
 /// When a fio job starts.
@@ -640,7 +652,7 @@ enum GroupStart {
 /// listed, and the job starts after all, as after a stonewall.
 fn run_for(
     job: &Job,
-    runs: &[RunSpec],
+    runs: &[Vec<PerJob>],
     segment_start: &mut usize,
     unsupported: &mut UnsupportedList,
 ) -> Option<usize> {
@@ -653,7 +665,7 @@ fn run_for(
         GroupStart::Together => Some(*segment_start),
         GroupStart::AfterAll => after_all(segment_start),
         GroupStart::After(waitee) => {
-            let has = |r: &RunSpec| r.workloads.iter().any(|w| &w.name == waitee);
+            let has = |r: &Vec<PerJob>| r.iter().any(|j| &j.name == waitee);
             match runs.iter().rposition(has) {
                 Some(i) if i + 1 < runs.len() => Some(i + 1),
                 Some(_) => None,
@@ -880,6 +892,8 @@ struct PerJob {
     runtime_ns: Option<u64>,
     name: String,
     runtime: Option<(String, Loc)>,
+    /// A clone after the first of a job made one workload per clone.
+    later_clone: bool,
 }
 
 impl PerJob {
@@ -894,6 +908,7 @@ impl PerJob {
                 .iter()
                 .find(|(w, _, _)| *w == "runtime")
                 .map(|(_, t, l)| (t.clone(), l.clone())),
+            later_clone: job.clone.is_some_and(|n| n > 0),
         }
     }
 }
@@ -1022,6 +1037,11 @@ struct JobCx<'a> {
     zone_bytes: Option<u64>,
     /// `size=N%` on one file or device: the working set's `range_to_pct`.
     range_to_pct: Option<f64>,
+    /// Each clone's own file (fio's name with `$jobnum`), set by the job's target.
+    clone_files: Vec<String>,
+    /// fio gives each clone a file of its own where ioscope runs them on one (an
+    /// NFS export's): how the clones walk it is said, not changed.
+    clones_apart: bool,
 }
 
 /// Where a job's data goes, as its options say.
@@ -1040,6 +1060,12 @@ struct JobTarget {
 }
 
 impl JobTarget {
+    /// How long the target must be: the region of the clone furthest in.
+    fn extent(&self) -> Option<u64> {
+        self.size
+            .map(|s| s.saturating_add(self.offset + self.spread))
+    }
+
     /// `uri` whole, from offset 0, for every clone alike; `from_directory` when
     /// fio would make its name from the job's directory.
     fn whole(uri: String, from_directory: bool) -> JobTarget {
@@ -1052,6 +1078,15 @@ impl JobTarget {
             spread: 0,
             file_service: Default::default(),
         }
+    }
+}
+
+/// A job's warm-up counted from the run's start: fio ramps a job after its start
+/// delay, ioscope counts warm-ups from the run's start.
+fn ramp_after_delay(ramp_ns: u64, start_delay_ns: u64) -> u64 {
+    match ramp_ns {
+        0 => 0,
+        r => r.saturating_add(start_delay_ns),
     }
 }
 
@@ -1092,6 +1127,8 @@ impl<'a> JobCx<'a> {
             exitall_anywhere: false,
             zone_bytes: None,
             range_to_pct: None,
+            clone_files: Vec::new(),
+            clones_apart: false,
         }
     }
 
@@ -1130,18 +1167,13 @@ impl<'a> JobCx<'a> {
         let cpus = self.cpus()?;
         let seed = self.seed()?;
         let name = self.name.clone();
-        self.clones_on_region((&pattern, engine, streams), &target, &mut timing);
+        let seq_layout = self.clones_on_region((&pattern, engine, streams), &target, &mut timing);
         let io = self.io_tuning()?;
         let exit = self.exit_all()?;
         let exit_all = exit.is_some();
         let on_error = self.error_policy(engine)?;
         let starts_group = self.group_start()?;
-        // fio ramps a job after its start delay; ioscope counts warm-ups from the
-        // run's start.
-        let warmup_ns = match timing.warmup_ns {
-            0 => 0,
-            r => r.saturating_add(pauses.start_delay_ns),
-        };
+        let warmup_ns = ramp_after_delay(timing.warmup_ns, pauses.start_delay_ns);
         Ok(Job {
             io,
             steady,
@@ -1150,9 +1182,7 @@ impl<'a> JobCx<'a> {
             loc: self.section_loc.clone(),
             exit,
             starts_group,
-            target_size: target
-                .size
-                .map(|s| s.saturating_add(target.offset + target.spread)),
+            target_size: target.extent(),
             target_uri: target.uri,
             direct,
             create,
@@ -1171,7 +1201,7 @@ impl<'a> JobCx<'a> {
                 dist,
                 arrival,
                 share_pct: None,
-                seq_layout: Default::default(),
+                seq_layout,
                 align_bytes,
                 seq_gap_bytes,
                 offset_increment_bytes: target.increment,
@@ -1198,6 +1228,8 @@ impl<'a> JobCx<'a> {
             cpus,
             seed,
             run_opts: self.run_opts,
+            clone_files: self.clone_files,
+            clone: None,
         })
     }
 
@@ -1249,7 +1281,8 @@ impl<'a> JobCx<'a> {
     /// fio's clones of a job on one region each make the job's passes (numjobs=4,
     /// size=512k: 4 × 512k); ioscope's streams share a pass of their working set, so
     /// the run makes `streams` times the passes: the same I/Os in all, and each block
-    /// as often. Not where each clone has a region or files of its own.
+    /// as often. Not where each clone has a region or files of its own, nor where each
+    /// stream walks the whole region (`whole`).
     fn clone_passes(
         &mut self,
         engine: EngineKind,
@@ -1261,8 +1294,7 @@ impl<'a> JobCx<'a> {
         let Some(p) = timing.passes.filter(|_| streams > 1 && shared) else {
             return;
         };
-        // The operation engines and page_fault (a mapping per worker) count their own.
-        if engine.is_file_op() || engine.desc().paces_itself || engine == EngineKind::PageFault {
+        if !Self::streams_share_passes(engine) {
             return;
         }
         timing.passes = Some(p.saturating_mul(u64::from(streams)));
@@ -1275,18 +1307,36 @@ impl<'a> JobCx<'a> {
         ));
     }
 
-    /// fio's sequential clones each read the whole region from its start; ioscope's
-    /// streams walk their own slices of it (unless each clone has a region of its own:
-    /// its own files, or `offset_increment`).
+    /// Whether the streams of a job on `engine` share a pass of its working set; the
+    /// operation engines and page_fault (a mapping per worker) count their own.
+    fn streams_share_passes(engine: EngineKind) -> bool {
+        !(engine.is_file_op() || engine.desc().paces_itself || engine == EngineKind::PageFault)
+    }
+
+    /// How the job's clones walk its region. fio's sequential clones on one region
+    /// each walk the whole of it from its start, as many passes as one job makes:
+    /// the `whole` layout, each stream over the whole working set. Clones with files
+    /// of their own become workloads of their own ([`clone_files`]); clones with a
+    /// region of their own (`offset_increment`) are placed by it; with zones, on an
+    /// engine that counts its own passes, or with files of their own ioscope cannot
+    /// give them (`clones_apart`), the streams walk as ioscope's do, which is said.
     /// Then [`JobCx::clone_passes`].
     fn clones_on_region(
         &mut self,
         (pattern, engine, streams): (&AccessPattern, EngineKind, u32),
         target: &JobTarget,
         timing: &mut JobTiming,
-    ) {
+    ) -> SeqLayout {
+        if self.clone_files.len() > 1 {
+            return SeqLayout::Regions;
+        }
         let solo = target.from_directory || target.increment > 0;
         if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !solo {
+            // Zones (strided or zbd, sized by zonesize) place the streams themselves.
+            let zoned = self.zone_bytes.is_some();
+            if !zoned && !self.clones_apart && Self::streams_share_passes(engine) {
+                return SeqLayout::Whole;
+            }
             self.warnings.push(format!(
                 "job '{}': each fio clone reads the whole region sequentially from its \
                  start; ioscope's {streams} streams each walk their own slice of it",
@@ -1294,6 +1344,7 @@ impl<'a> JobCx<'a> {
             ));
         }
         self.clone_passes(engine, streams, target, timing);
+        SeqLayout::Regions
     }
 
     /// `direct`, where it means something: not to an engine that reads and writes no
@@ -2113,27 +2164,6 @@ impl<'a> JobCx<'a> {
         Ok((size, offset))
     }
 
-    /// fio gives each clone its own file when the name holds its number (`$jobnum`,
-    /// as fio's default does); ioscope runs the clones' streams on one: said once.
-    pub(super) fn say_clone_files(&mut self, streams: u32, uri: &str) {
-        let format = match self.o.map.get("filename_format") {
-            Some((Some(v), _, _)) => v.as_str(),
-            _ => op_engines::FIO_NAME_FORMAT,
-        };
-        if streams > 1 && format.contains("$jobnum") {
-            let name = &self.name;
-            let each = format
-                .replace("$jobname", name)
-                .replace("$clientuid", "")
-                .replace("$jobnum", "N")
-                .replace("$filenum", "0");
-            self.warnings.push(format!(
-                "job '{name}': fio gives each of the {streams} clones its own file \
-                 ({each}); ioscope runs all {streams} streams on one file {uri}"
-            ));
-        }
-    }
-
     /// The file (`filename`, `directory`, or fio's JOBNAME.0.0) and the region of it.
     /// A job of an engine ioscope does not have (`engine_unknown`, already listed) may
     /// address something other than a file, so a missing size is not an error there.
@@ -2189,17 +2219,15 @@ impl<'a> JobCx<'a> {
             }
             _ => {
                 let dir = directory.clone().unwrap_or_else(|| ".".into());
+                self.clone_files = self.clone_file_uris(streams, &dir);
                 (format!("{dir}/{}", self.single_file_name()?), true)
             }
         };
-        if from_directory {
-            if size.is_none() && !o.has("size") && !o.has("filesize") && !engine_unknown {
-                return Err(self.section_loc.error(format!(
-                    "job '{name}' has no filename and no size; fio needs size= to create \
-                     {uri}"
-                )));
-            }
-            self.say_clone_files(streams, &uri);
+        let sized = size.is_some() || o.has("size") || o.has("filesize");
+        if from_directory && !sized && !engine_unknown {
+            return Err(self.section_loc.error(format!(
+                "job '{name}' has no filename and no size; fio needs size= to create {uri}"
+            )));
         }
         let named = o.get("filename").is_some_and(|(f, _)| !f.is_empty());
         if let Some((v, loc)) = o.get("nrfiles") {
@@ -2658,7 +2686,9 @@ impl<'a> JobCx<'a> {
                 self.name
             ));
         }
-        if let Some(n) = count_opt(o, "numjobs")?.filter(|&n| n > 1) {
+        // Clones with files of their own are workloads of their own, each with its logs.
+        let one_set = self.clone_files.is_empty();
+        if let Some(n) = count_opt(o, "numjobs")?.filter(|&n| n > 1 && one_set) {
             self.warnings.push(format!(
                 "job '{}': its {n} clones (numjobs) write one set of logs, over all of \
                  their I/O, numbered as the first clone's; fio writes one set per clone",
@@ -3403,8 +3433,10 @@ mod tests {
         .unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         let ios = |r: usize| t.plan.runs[r].workloads[0].pauses.stop_after_ios;
-        // Two clones' passes: each stream's 100 I/Os stop it first.
-        assert_eq!((ios(0), t.plan.runs[0].passes), (100, Some(2)));
+        // Two clones, each over the whole file (`whole`): each stream's 100 I/Os stop
+        // it before its pass of 256 is done.
+        assert_eq!((ios(0), t.plan.runs[0].passes), (100, Some(1)));
+        assert_eq!(t.plan.runs[0].workloads[0].seq_layout, SeqLayout::Whole);
         assert_eq!(ios(1), 7, "no size or one block size: a count all the same");
         // 256 × 4k is one whole pass of 1m: a pass limit, no count.
         assert_eq!((ios(2), t.plan.runs[2].passes), (0, Some(1)));
@@ -3423,11 +3455,29 @@ mod tests {
         .unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
         let uris: Vec<&str> = t.plan.targets.iter().map(|x| x.uri.as_str()).collect();
-        assert_eq!(uris, ["/mnt/t/a/f.0.0", "/mnt/t/shared.0", "/tmp/x"]);
+        // a's clones have a file each ($jobnum): a workload each.
+        assert_eq!(
+            uris,
+            [
+                "/mnt/t/a/f.0.0",
+                "/mnt/t/a/f.1.0",
+                "/mnt/t/shared.0",
+                "/tmp/x"
+            ]
+        );
+        let names: Vec<&str> = t.plan.runs[0]
+            .workloads
+            .iter()
+            .map(|w| w.name.as_str())
+            .collect();
+        assert_eq!(
+            (names, t.plan.runs[0].name.as_str()),
+            (vec!["a.0", "a.1"], "a")
+        );
         let said = |needle: &str| t.plan.warnings.iter().any(|w| w.contains(needle));
         // fio makes a/ under /mnt/t when the job starts; so does the run.
         assert!(t.plan.targets.iter().all(|x| x.create_dirs));
-        assert!(said("its own file (a/f.N.0)"), "{:?}", t.plan.warnings);
+        assert!(!said("its own file"), "{:?}", t.plan.warnings);
         assert!(
             !said("'b': fio gives each"),
             "b's clones share one file, as in fio"
@@ -3459,9 +3509,9 @@ mod tests {
         );
         // 1.5 passes: one pass of 72k, and number_ios's 10 I/Os stop it first.
         assert_eq!((w(1).pass_bytes, w(1).stop_after_ios), (72 << 10, 10));
-        // A whole multiple of size: passes, no pass length of its own.
-        // Two clones of two passes each.
-        assert_eq!((w(2).pass_bytes, t.plan.runs[2].passes), (0, Some(4)));
+        // A whole multiple of size: passes, no pass length of its own. Two clones of
+        // two passes each, each over the whole file (`whole`).
+        assert_eq!((w(2).pass_bytes, t.plan.runs[2].passes), (0, Some(2)));
     }
 
     #[test]

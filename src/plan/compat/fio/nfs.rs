@@ -104,6 +104,29 @@ impl JobCx<'_> {
         self.plain_name(&name, &loc).map(|n| (n, named))
     }
 
+    /// fio gives each clone its own file when the name holds its number (`$jobnum`,
+    /// as fio's default does); on an NFS export ioscope runs the clones' streams on one: said
+    /// once.
+    fn say_clone_files(&mut self, streams: u32, uri: &str) {
+        let format = match self.o.map.get("filename_format") {
+            Some((Some(v), _, _)) => v.as_str(),
+            _ => super::op_engines::FIO_NAME_FORMAT,
+        };
+        if streams > 1 && format.contains("$jobnum") {
+            self.clones_apart = true;
+            let name = &self.name;
+            let each = format
+                .replace("$jobname", name)
+                .replace("$clientuid", "")
+                .replace("$jobnum", "N")
+                .replace("$filenum", "0");
+            self.warnings.push(format!(
+                "job '{name}': fio gives each of the {streams} clones its own file \
+                 ({each}); ioscope runs all {streams} streams on one file {uri}"
+            ));
+        }
+    }
+
     /// A file name with no directory part (ioscope's nfs:// URI takes everything
     /// before the last '/' as the export).
     fn plain_name(&self, name: &str, loc: &super::Loc) -> Result<String, CompatError> {
