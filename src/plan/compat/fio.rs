@@ -1330,7 +1330,12 @@ impl<'a> JobCx<'a> {
         if self.clone_files.len() > 1 {
             return SeqLayout::Regions;
         }
-        let solo = target.from_directory || target.increment > 0;
+        // Clones in a directory have files of their own only when the name format
+        // holds their number; else they share one file, as clones of a filename do.
+        // (A file set's streams walk its files as the set's service policy says.)
+        let set = target.uri.starts_with("files:");
+        let own = target.from_directory && (self.clones_own_files() || set);
+        let solo = own || target.increment > 0;
         if matches!(pattern, AccessPattern::Sequential) && streams > 1 && !solo {
             // Zones (strided or zbd, sized by zonesize) place the streams themselves.
             let zoned = self.zone_bytes.is_some();

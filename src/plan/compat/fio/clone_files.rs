@@ -13,14 +13,25 @@ use super::{op_engines::FIO_NAME_FORMAT, GroupStart, Job, JobCx};
 use crate::plan::model::Rate;
 
 impl JobCx<'_> {
+    /// The job's file name format: `filename_format`, else fio's default.
+    pub(super) fn file_name_format(&self) -> &str {
+        match self.o.map.get("filename_format") {
+            Some((Some(v), _, _)) => v.as_str(),
+            _ => FIO_NAME_FORMAT,
+        }
+    }
+
+    /// Whether fio gives each clone its own file when the job names none: the name
+    /// format holds the clone's number. Without it the clones share one file.
+    pub(super) fn clones_own_files(&self) -> bool {
+        self.file_name_format().contains("$jobnum")
+    }
+
     /// Each clone's file when the job's file name holds the clone's number and it has
     /// more than one clone: `dir/NAME` with `$jobnum` = 0, 1, …; else empty.
     pub(super) fn clone_file_uris(&self, streams: u32, dir: &str) -> Vec<String> {
-        let format = match self.o.map.get("filename_format") {
-            Some((Some(v), _, _)) => v.as_str(),
-            _ => FIO_NAME_FORMAT,
-        };
-        if streams < 2 || !format.contains("$jobnum") {
+        let format = self.file_name_format();
+        if streams < 2 || !self.clones_own_files() {
             return Vec::new();
         }
         (0..streams)
@@ -151,5 +162,15 @@ mod tests {
             fio.contains("numjobs=4\n") && !fio.contains("offset_increment"),
             "{fio}"
         );
+        // In a directory, a name format without the clone's number is one file for
+        // all the clones too: the same whole walks, one workload.
+        let text = "[s]\ndirectory=/d\nfilename_format=shared.$filenum\nrw=read\nsize=1m\n\
+                    numjobs=4\n";
+        let t = parse_str("t.fio", text, Path::new("."), &|_| None).unwrap();
+        let run = &t.plan.runs[0];
+        assert_eq!(run.workloads.len(), 1);
+        let w = &run.workloads[0];
+        assert_eq!((w.streams, w.seq_layout), (4, SeqLayout::Whole));
+        assert_eq!(run.passes, Some(1));
     }
 }

@@ -108,11 +108,8 @@ impl JobCx<'_> {
     /// as fio's default does); on an NFS export ioscope runs the clones' streams on one: said
     /// once.
     fn say_clone_files(&mut self, streams: u32, uri: &str) {
-        let format = match self.o.map.get("filename_format") {
-            Some((Some(v), _, _)) => v.as_str(),
-            _ => super::op_engines::FIO_NAME_FORMAT,
-        };
-        if streams > 1 && format.contains("$jobnum") {
+        let format = self.file_name_format().to_string();
+        if streams > 1 && self.clones_own_files() {
             self.clones_apart = true;
             let name = &self.name;
             let each = format
