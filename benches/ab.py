@@ -20,6 +20,8 @@ SHM_FILE = "/dev/shm/ioscope-ab.dat"
 
 CASES = {
     "null-qd32": ["--target", "null:1g", "--qd", "32", "--cpus", "0"],
+    # The write path: what each completed write costs (the flush schedule's checks).
+    "null-qd32-randwrite": ["--target", "null:1g", "--qd", "32", "--rw", "randwrite", "--cpus", "0"],
     # fio's norandommap=0: every block once per pass (the map's step per I/O).
     "null-qd32-randmap": ["--target", "null:1g", "--qd", "32", "--cpus", "0", "--random-map"],
     "tmpfs-sync-qd1": [
