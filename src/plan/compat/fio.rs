@@ -430,7 +430,8 @@ fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatE
     let data = common_data(&mut resolved);
     one_data_unit(&resolved, &data, &mut unsupported);
     let created = file_create::settle(resolved.iter().map(|j| (j.target_uri.as_str(), j.create)));
-    let (mut targets, runs) = group_runs(resolved, &mut unsupported);
+    let (mut targets, mut runs) = group_runs(resolved, &mut unsupported);
+    unique_workload_names(&mut runs, &mut warnings);
     file_create::mark(&mut targets, &created);
     file_create::mark_dirs(&mut targets);
     Ok(Translated {
@@ -615,6 +616,31 @@ fn group_runs(
     exit_what_all(&mut runs, &exits);
     name_runs(&mut runs, &per_job);
     (targets.targets, runs)
+}
+
+/// fio lets jobs share a name (two `[a]` sections; a job `[a.1]` beside the clones
+/// `a.0`, `a.1` of a job split per clone); a run's workloads need names of their own
+/// (a job file lists them by name). A repeated name gets `-2`, `-3`, … and is said.
+fn unique_workload_names(runs: &mut [RunSpec], warnings: &mut Vec<String>) {
+    for run in runs.iter_mut() {
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..run.workloads.len() {
+            let name = run.workloads[i].name.clone();
+            let mut unique = name.clone();
+            let mut k = 1;
+            while !seen.insert(unique.clone()) {
+                k += 1;
+                unique = format!("{name}-{k}");
+            }
+            if unique != name {
+                warnings.push(format!(
+                    "job '{name}': another job of its run has that name; its workload is \
+                     named '{unique}'"
+                ));
+                run.workloads[i].name = unique;
+            }
+        }
+    }
 }
 
 /// Runs with several jobs are named after all of them (a job whose clones became
@@ -3295,6 +3321,28 @@ mod tests {
 
     fn parse(text: &str) -> Result<Translated, CompatError> {
         parse_str("t.fio", text, Path::new("."), &no_env)
+    }
+
+    /// Jobs of one run that share a name (fio allows it, and a job split per clone
+    /// makes `a.0`, `a.1`) become workloads with names of their own, and it is said.
+    #[test]
+    fn jobs_sharing_a_name_become_workloads_named_apart() {
+        let t =
+            parse("[global]\ndirectory=/tmp/d\nsize=64k\nrw=read\n[a]\nnumjobs=2\n[a.1]\n[a]\n")
+                .unwrap();
+        let names: Vec<&str> = (t.plan.runs[0].workloads.iter())
+            .map(|w| w.name.as_str())
+            .collect();
+        assert_eq!(names, ["a.0", "a.1", "a.1-2", "a"]);
+        let said = |n: &str| t.plan.warnings.iter().any(|w| w.contains(n));
+        assert!(
+            said("its workload is named 'a.1-2'"),
+            "{:?}",
+            t.plan.warnings
+        );
+        let back = crate::plan::emit::to_toml(&t.plan).unwrap();
+        let back = crate::plan::jobfile::parse("back.toml", &back).unwrap();
+        assert_eq!(back.runs[0].workloads.len(), 4);
     }
 
     /// Per-job logs in a group: each job's logs are its workload's own, numbered as
