@@ -1205,18 +1205,18 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec, set: bool) {
         FileCreate::Never => s.push_str("allow_file_create=0\n"),
         FileCreate::Data | FileCreate::Allocated => {}
     }
-    if let Some(z) = w.size_bytes.or(t.size_bytes) {
+    let size = w.size_bytes.or(t.size_bytes);
+    // Sequential streams in their own slices: fio's clones each walk all of their
+    // region, so each clone gets the slice as its size and the next one further on.
+    let slice = size.and_then(|z| own_slice(w, z)).filter(|_| !set);
+    if let Some(z) = slice.or(size) {
         let _ = writeln!(s, "size={}", format_size(z));
     }
     if w.offset_bytes > 0 {
         let _ = writeln!(s, "offset={}", format_size(w.offset_bytes));
     }
-    if w.offset_increment_bytes > 0 && !set {
-        let _ = writeln!(
-            s,
-            "offset_increment={}",
-            format_size(w.offset_increment_bytes)
-        );
+    if let Some(inc) = slice.or(Some(w.offset_increment_bytes).filter(|&b| b > 0 && !set)) {
+        let _ = writeln!(s, "offset_increment={}", format_size(inc));
     }
     if let Some(z) = w.zones {
         let _ = writeln!(
@@ -1230,6 +1230,24 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec, set: bool) {
     if let Some(z) = w.zbd {
         fio_zbd(s, &z);
     }
+}
+
+/// The slice each stream of a sequential workload walks in the `regions` layout
+/// over `size` bytes (as `run::launch` places them: equal, whole blocks of the
+/// smallest size), when it has several streams and the slice holds its largest
+/// block; `None` when the streams do not split the region.
+fn own_slice(w: &Workload, size: u64) -> Option<u64> {
+    let n = u64::from(w.streams);
+    let sequential = matches!(w.pattern, crate::plan::model::AccessPattern::Sequential);
+    let split = sequential
+        && n > 1
+        && w.seq_layout == SeqLayout::Regions
+        && w.offset_increment_bytes == 0
+        && w.zones.is_none()
+        && w.zbd.is_none();
+    let unit = w.bs.min_bytes().max(1);
+    let slice = (size / n) / unit * unit;
+    (split && slice >= w.bs.max_bytes()).then_some(slice)
 }
 
 /// Emulated zones as fio's `zonemode=zbd` options.
@@ -1607,6 +1625,28 @@ mod tests {
     /// A workload's own engine, io_uring settings, warm-up, CPUs and data settings
     /// survive TOML and fio output: the second workload keeps them, the first follows
     /// its run.
+    #[test]
+    fn sequential_streams_in_slices_go_to_fio_as_clones_a_slice_apart() {
+        let text = "[[target]]\npath = \"/tmp/x\"\nsize = \"1m\"\n\
+                    [[workload]]\nrw = \"read\"\nbs = \"4k\"\nstreams = 4\n\
+                    [[run]]\npasses = 1\n";
+        let p = crate::plan::jobfile::parse("s.toml", text).unwrap();
+        let fio = to_fio(&p).unwrap();
+        assert!(
+            fio.contains("numjobs=4\n")
+                && fio.contains("size=256k\n")
+                && fio.contains("offset_increment=256k\n"),
+            "{fio}"
+        );
+        // Read back, each clone walks its own quarter: the same I/O.
+        let back = read_back_fio(&fio);
+        let w = &back.plan.runs[0].workloads[0];
+        assert_eq!(
+            (w.streams, w.size_bytes, w.offset_increment_bytes),
+            (4, Some(256 << 10), 256 << 10)
+        );
+    }
+
     #[test]
     fn own_flushes_read_back_from_fio() {
         use crate::plan::tuning::{Flushes, SyncKind};
