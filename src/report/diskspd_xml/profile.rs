@@ -8,8 +8,8 @@
 
 use super::hot_ranges;
 use super::{echoes, PlanView, Xml};
+use crate::result::workload::Pauses;
 use crate::result::{AccessPattern, Distribution, Rate, RunResult, SeqLayout, WorkloadEcho};
-use crate::vocab::rate::Pauses;
 
 /// How a run's workers ran its workloads, in the two ways a diskspd profile has.
 #[derive(Debug, Clone, Copy, PartialEq)]
