@@ -303,12 +303,13 @@ fn profile_of_shared_threads_reads_back_as_the_same_plan() {
 
 // Regression (issue 25): the profile of -Rxml left out <FileSize> (-c), the caching
 // (-Sh/-Su/-Sw), <Distribution> (-rdpct/-rdabs), <WriteBufferContent> and
-// <RandomWriteData> (-Z, -Zr), <DisableAffinity> (-n) and <RandSeed> (-z), so a
+// <RandomWriteData> (-Z, -Zr), <DisableAffinity> (-n), <RandSeed> (-z) and
+// <BurstSize>/<ThinkTime> (-i/-j), so a
 // profile cut from ioscope's own result ran another plan: cached, uniform, counting
 // bytes, seed 0.
 #[test]
 fn profile_of_cache_content_distribution_affinity_and_seed_reads_back_as_the_same_plan() {
-    let cases: [(&[&str], &[&str]); 3] = [
+    let cases: [(&[&str], &[&str]); 4] = [
         (
             &["-r", "-rdpct10/50:20/10", "-w30", "-Sh", "-Z", "-z7", "-n"],
             &[
@@ -340,6 +341,11 @@ fn profile_of_cache_content_distribution_affinity_and_seed_reads_back_as_the_sam
                 "<RandSeed>0</RandSeed>",
                 "<WriteThrough>true</WriteThrough>",
             ],
+        ),
+        (
+            // Bursts of 6 I/Os shared by 2 threads, then a 1 ms pause (-i, -j).
+            &["-s", "-w0", "-t2", "-i6", "-j1"],
+            &["<BurstSize>6</BurstSize>", "<ThinkTime>1</ThinkTime>"],
         ),
     ];
     for (switches, elements) in cases {

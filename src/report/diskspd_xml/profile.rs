@@ -8,6 +8,7 @@
 
 use super::hot_ranges;
 use super::{echoes, PlanView, Xml};
+use crate::result::workload::Pauses;
 use crate::result::{AccessPattern, Distribution, Rate, RunResult, SeqLayout, WorkloadEcho};
 
 /// How a run's workers ran its workloads, in the two ways a diskspd profile has.
@@ -201,6 +202,7 @@ fn target(x: &mut Xml, w: &WorkloadEcho, t: &TargetPlan, threads: Threads) {
         x.leaf("WriteThrough", "true");
     }
     write_content(x, &t.content);
+    bursts(x, w);
     if let Some(size) = t.size_bytes.filter(|&s| s > 0) {
         x.leaf("FileSize", size);
     }
@@ -242,6 +244,38 @@ fn write_content(x: &mut Xml, content: &Content) {
     x.open("WriteBufferContent");
     x.leaf("Pattern", pattern);
     x.close("WriteBufferContent");
+}
+
+/// `<BurstSize>` and `<ThinkTime>` (`-i`, `-j`): after a burst of I/Os, shared by
+/// the threads on the target, each thread pauses whole milliseconds. Read back, the
+/// burst is split evenly over the streams again. Pauses diskspd has no words for
+/// (a late start, a stop, think by time, sub-ms think, or think under a throttle,
+/// which diskspd ignores) are said in a comment.
+fn bursts(x: &mut Xml, w: &WorkloadEcho) {
+    let p = &w.pauses;
+    if p.is_none() {
+        return;
+    }
+    let think_ms = p.think_ns / 1_000_000;
+    let every = p.think_every_ios.max(1);
+    let plain = Pauses {
+        think_ns: think_ms * 1_000_000,
+        think_every_ios: every,
+        ..Default::default()
+    };
+    if think_ms == 0 || *p != plain || w.rate != Rate::Max {
+        return x.comment(&format!(
+            "the workload's streams paused as {p:?}{}; diskspd's -i/-j pause whole \
+             milliseconds after a burst, and not under a throttle",
+            if w.rate == Rate::Max {
+                ""
+            } else {
+                " under a rate"
+            }
+        ));
+    }
+    x.leaf("BurstSize", u64::from(every) * u64::from(w.streams.max(1)));
+    x.leaf("ThinkTime", think_ms);
 }
 
 /// `<Random>` (with `<RandomRatio>` and `<Distribution>`) or `<StrideSize>` and
@@ -539,6 +573,50 @@ mod tests {
         );
         for absent in ["<RandSeed>", "<Affinity>", "<DisableOSCache>", "<FileSize>"] {
             assert!(!xml.contains(absent), "{absent} in {xml}");
+        }
+    }
+
+    #[test]
+    fn bursts_are_written_for_the_targets_threads_and_other_pauses_are_said() {
+        // -t2 -i6 -j2: 3 I/Os a stream, then 2 ms.
+        let mut w = echo(100, None);
+        w.streams = 2;
+        w.pauses = Pauses {
+            think_ns: 2_000_000,
+            think_every_ios: 3,
+            ..Default::default()
+        };
+        let xml = doc(w.clone(), false, serde_json::json!({}));
+        assert_in_order(&names_at(&xml, 6), TARGET_ORDER);
+        assert_has(
+            &xml,
+            &["<BurstSize>6</BurstSize>", "<ThinkTime>2</ThinkTime>"],
+        );
+        // Half a millisecond, a late start, or think under a rate: no diskspd words.
+        let half = Pauses {
+            think_ns: 500_000,
+            ..w.pauses
+        };
+        let late = Pauses {
+            start_delay_ns: 1,
+            ..w.pauses
+        };
+        for (pauses, rate) in [
+            (half, Rate::Max),
+            (late, Rate::Max),
+            (w.pauses, Rate::Iops(10.0)),
+        ] {
+            let xml = doc(
+                WorkloadEcho {
+                    pauses,
+                    rate,
+                    ..w.clone()
+                },
+                false,
+                serde_json::json!({}),
+            );
+            assert!(!xml.contains("<ThinkTime>"), "{xml}");
+            assert!(xml.contains("diskspd's -i/-j pause whole"), "{xml}");
         }
     }
 
