@@ -264,8 +264,10 @@ fn bursts(x: &mut Xml, w: &WorkloadEcho) {
         ..Default::default()
     };
     if think_ms == 0 || *p != plain || w.rate != Rate::Max {
+        // As the result's workload echo writes them (`think_ns`, `start_delay_ns`, …).
+        let said = serde_json::to_string(p).unwrap_or_default();
         return x.comment(&format!(
-            "the workload's streams paused as {p:?}{}; diskspd's -i/-j pause whole \
+            "the workload's streams paused as {said}{}; diskspd's -i/-j pause whole \
              milliseconds after a burst, and not under a throttle",
             if w.rate == Rate::Max {
                 ""
