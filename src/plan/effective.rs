@@ -45,9 +45,10 @@ impl RunSpec {
         w.overrides.flushes.unwrap_or_else(|| self.io.flushes())
     }
 
-    /// Whether any workload of the run flushes periodically.
-    pub fn flushes_any(&self) -> bool {
-        self.workloads.iter().any(|w| self.flushes_of(w).every > 0)
+    /// Whether `w` fsyncs what it wrote once its I/O is over (`fsync_on_close`);
+    /// never for a workload that never writes.
+    pub fn fsyncs_on_close(&self, w: &Workload) -> bool {
+        w.read_pct < 100 && w.settings.flag(&super::settings::declared::FSYNC_ON_CLOSE)
     }
 
     /// The CPUs `w`'s workers are pinned to (`None`: not pinned).

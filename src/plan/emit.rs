@@ -1232,22 +1232,12 @@ fn fio_region(s: &mut String, w: &Workload, t: &TargetSpec, set: bool) {
     }
 }
 
-/// The slice each stream of a sequential workload walks in the `regions` layout
-/// over `size` bytes (as `run::launch` places them: equal, whole blocks of the
-/// smallest size), when it has several streams and the slice holds its largest
-/// block; `None` when the streams do not split the region.
+/// The slice each stream of a sequential workload walks over `size` bytes
+/// ([`Workload::region_slice`]), when it has several streams that split the region
+/// (no `offset_increment`, no emulated zones).
 fn own_slice(w: &Workload, size: u64) -> Option<u64> {
-    let n = u64::from(w.streams);
-    let sequential = matches!(w.pattern, crate::plan::model::AccessPattern::Sequential);
-    let split = sequential
-        && n > 1
-        && w.seq_layout == SeqLayout::Regions
-        && w.offset_increment_bytes == 0
-        && w.zones.is_none()
-        && w.zbd.is_none();
-    let unit = w.bs.min_bytes().max(1);
-    let slice = (size / n) / unit * unit;
-    (split && slice >= w.bs.max_bytes()).then_some(slice)
+    let split = w.streams > 1 && w.offset_increment_bytes == 0 && w.zbd.is_none();
+    w.region_slice(size).filter(|_| split)
 }
 
 /// Emulated zones as fio's `zonemode=zbd` options.

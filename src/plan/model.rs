@@ -496,6 +496,19 @@ impl Workload {
         self.offset_increment_bytes
             .saturating_mul(u64::from(self.streams.saturating_sub(1)))
     }
+
+    /// The slice each stream walks over a working set of `ws_len` bytes when the
+    /// workload is sequential in the `regions` layout without zones: equal, whole
+    /// blocks of its smallest size. `None` where the streams walk the whole set
+    /// instead: another pattern or layout, zones, or a slice short of the largest
+    /// block. `run::launch` places streams by it; `convert --to fio` writes it.
+    pub fn region_slice(&self, ws_len: u64) -> Option<u64> {
+        let sequential = matches!(self.pattern, AccessPattern::Sequential);
+        let unit = self.bs.min_bytes().max(1);
+        let slice = (ws_len / u64::from(self.streams.max(1))) / unit * unit;
+        let own = sequential && self.seq_layout == SeqLayout::Regions && self.zones.is_none();
+        (own && slice >= self.bs.max_bytes()).then_some(slice)
+    }
 }
 
 impl Zones {

@@ -16,7 +16,6 @@
 //! and counted with its flushes (fio does not time that one).
 
 use crate::plan::model::RunSpec;
-use crate::plan::settings::declared::FSYNC_ON_CLOSE;
 use crate::plan::tuning::{Flushes, SyncKind};
 use crate::result::FlushTotals;
 use crate::stats::snapshot::{OpStats, WorkloadStats};
@@ -49,6 +48,17 @@ pub struct Due {
     pub kind: SyncKind,
     pub offset: u64,
     pub len: u64,
+}
+
+impl Due {
+    /// A `kind` flush of a whole file (a range of length 0 runs to its end).
+    pub fn whole_file(kind: SyncKind) -> Due {
+        Due {
+            kind,
+            offset: 0,
+            len: 0,
+        }
+    }
 }
 
 /// One worker's flush schedule: each workload's flushes (by the worker's workload
@@ -136,8 +146,10 @@ impl Flusher {
     /// flushes and whether it fsyncs on close, by the run's workload index.
     pub fn of_run(run: &RunSpec, streams: usize) -> Self {
         let flushes = run.workloads.iter().map(|w| run.flushes_of(w)).collect();
-        let on_close = (run.workloads.iter())
-            .map(|w| w.settings.flag(&FSYNC_ON_CLOSE))
+        let on_close = run
+            .workloads
+            .iter()
+            .map(|w| run.fsyncs_on_close(w))
             .collect();
         Flusher::new(flushes, on_close, streams)
     }
@@ -243,7 +255,7 @@ pub fn totals(
         .filter(|(i, _)| workload.map_or(true, |w| w == *i))
         .filter_map(|(_, w)| match run.flushes_of(w) {
             f if f.every > 0 => Some(f.kind.name()),
-            _ if w.settings.flag(&FSYNC_ON_CLOSE) => Some(SyncKind::Fsync.name()),
+            _ if run.fsyncs_on_close(w) => Some(SyncKind::Fsync.name()),
             _ => None,
         });
     let first = kinds.next()?;

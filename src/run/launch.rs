@@ -113,11 +113,7 @@ struct Place {
 /// Stream `i`'s [`Place`] in the working set `r` of `w`, by its sequential layout.
 fn place_of(w: &crate::plan::Workload, r: &Resolved, i: u64) -> Place {
     let n = w.streams as u64;
-    let unit = w.bs.min_bytes().max(1);
     let sequential = matches!(w.pattern, AccessPattern::Sequential);
-    // Sequential streams own equal, block-aligned slices when the working set is
-    // big enough; otherwise they all walk the whole set.
-    let slice = (r.ws_len / n) / unit * unit;
     // Interleaved streams step over each other's blocks, in units of the largest
     // block size; they need one such block each.
     let max_bs = w.bs.max_bytes();
@@ -127,9 +123,11 @@ fn place_of(w: &crate::plan::Workload, r: &Resolved, i: u64) -> Place {
         SeqLayout::Regions
     };
     let stride = layout == SeqLayout::Stride && n > 1 && n.saturating_mul(max_bs) <= r.ws_len;
-    // fio's clones each walk the zones from the start, as one stream does.
-    let own_regions =
-        sequential && layout == SeqLayout::Regions && slice >= max_bs && w.zones.is_none();
+    // Sequential streams own equal, block-aligned slices when the working set is
+    // big enough; otherwise they all walk the whole set. fio's clones each walk the
+    // zones from the start, as one stream does.
+    let own_regions = w.region_slice(r.ws_len);
+    let slice = own_regions.unwrap_or(0);
     let inc = w.offset_increment_bytes;
     let whole = |pos: u64, per_stream: u64| Place {
         start: r.ws_start,
@@ -146,7 +144,7 @@ fn place_of(w: &crate::plan::Workload, r: &Resolved, i: u64) -> Place {
             start: r.ws_start + i * inc,
             ..whole(r.ws_start + i * inc, r.ws_len)
         },
-        _ if own_regions => Place {
+        _ if own_regions.is_some() => Place {
             start: r.ws_start + i * slice,
             len: slice,
             pos: r.ws_start + i * slice,

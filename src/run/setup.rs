@@ -167,11 +167,9 @@ fn check_tuning_probed(
 /// skip them. An SMB file is opened with FILE_WRITE_THROUGH instead of O_DSYNC.
 /// Flushes are per workload, so only the targets of workloads that flush need one.
 fn durability(run: &RunSpec, name: &str) -> [(bool, &'static str, bool); 3] {
-    use crate::plan::settings::declared::FSYNC_ON_CLOSE;
-    let on = |w: &&crate::plan::model::Workload| w.target == name && w.read_pct < 100;
-    let mut own = run.workloads.iter().filter(on);
+    let mut own = run.workloads.iter().filter(|w| w.target == name);
     let flushes = own.clone().any(|w| run.flushes_of(w).every > 0);
-    let on_close = own.any(|w| w.settings.flag(&FSYNC_ON_CLOSE));
+    let on_close = own.any(|w| run.fsyncs_on_close(w));
     [
         (flushes, "--sync-every", false),
         (on_close, "--fsync-on-close", false),

@@ -12,7 +12,7 @@
 
 use super::clock::IntervalClock;
 use super::data::WorkerData;
-use super::flush::FLUSH_TAG;
+use super::flush::{Due, FLUSH_TAG};
 use super::pacing::Pacer;
 use super::slots::{Issue, SlotState, SlotTable};
 use super::stream::{Stream, WorkloadShape};
@@ -912,14 +912,7 @@ impl<E: Engine> Worker<E> {
         // A file set: the file the Nth write went to; a range there is the whole file
         // (length 0: to its end), the writes since possibly spanning several files.
         let (fd, due) = match target.byte_files() {
-            Some(s) => {
-                let whole = super::flush::Due {
-                    offset: 0,
-                    len: 0,
-                    ..due
-                };
-                (s.locate(slot.offset).0, whole)
-            }
+            Some(s) => (s.locate(slot.offset).0, Due::whole_file(due.kind)),
             None => (fd, due),
         };
         if let Some(ftag) = flush.reserve(due, slot.workload, now) {
@@ -952,11 +945,7 @@ impl<E: Engine> Worker<E> {
                 Some(set) => set.fds().to_vec(),
                 None => target.fd().into_iter().collect(),
             };
-            let due = super::flush::Due {
-                kind: crate::plan::tuning::SyncKind::Fsync,
-                offset: 0,
-                len: 0,
-            };
+            let due = Due::whole_file(crate::plan::tuning::SyncKind::Fsync);
             for fd in fds {
                 if let Some(errno) = super::flush::call(due, fd, &mut self.stats[w as usize].flush)
                 {
