@@ -9,7 +9,8 @@
 //! differ in their files are split; clones on one shared file stay streams of one
 //! workload.
 
-use super::{op_engines::FIO_NAME_FORMAT, GroupStart, Job, JobCx};
+use super::op_engines::{first_file_of, FIO_NAME_FORMAT};
+use super::{GroupStart, Job, JobCx};
 use crate::plan::model::Rate;
 
 impl JobCx<'_> {
@@ -36,12 +37,10 @@ impl JobCx<'_> {
         }
         (0..streams)
             .map(|n| {
-                let name = format
-                    .replace("$jobname", &self.name)
-                    .replace("$clientuid", "")
-                    .replace("$jobnum", &n.to_string())
-                    .replace("$filenum", "0");
-                format!("{dir}/{name}")
+                format!(
+                    "{dir}/{}",
+                    first_file_of(format, &self.name, &n.to_string())
+                )
             })
             .collect()
     }

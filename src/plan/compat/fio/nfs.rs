@@ -108,15 +108,10 @@ impl JobCx<'_> {
     /// as fio's default does); on an NFS export ioscope runs the clones' streams on one: said
     /// once.
     fn say_clone_files(&mut self, streams: u32, uri: &str) {
-        let format = self.file_name_format().to_string();
         if streams > 1 && self.clones_own_files() {
             self.clones_apart = true;
             let name = &self.name;
-            let each = format
-                .replace("$jobname", name)
-                .replace("$clientuid", "")
-                .replace("$jobnum", "N")
-                .replace("$filenum", "0");
+            let each = super::op_engines::first_file_of(self.file_name_format(), name, "N");
             self.warnings.push(format!(
                 "job '{name}': fio gives each of the {streams} clones its own file \
                  ({each}); ioscope runs all {streams} streams on one file {uri}"

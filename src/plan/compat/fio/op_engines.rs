@@ -21,6 +21,16 @@ use crate::plan::units::parse_size;
 /// fio's default `filename_format`.
 pub(super) const FIO_NAME_FORMAT: &str = "$jobname.$jobnum.$filenum";
 
+/// The name fio gives the first file of `clone` of job `job` by `format` (its
+/// `filename_format`): `$clientuid` is empty on one host, `$filenum` 0.
+pub(super) fn first_file_of(format: &str, job: &str, clone: &str) -> String {
+    format
+        .replace("$jobname", job)
+        .replace("$clientuid", "")
+        .replace("$jobnum", clone)
+        .replace("$filenum", "0")
+}
+
 impl JobCx<'_> {
     /// `stat_type` (filestat, dirstat) and `cpuload`, `cpuchunks`, `cpumode`,
     /// `exit_on_io_done` (cpuio); each listed as unsupported with another engine.
@@ -276,12 +286,7 @@ impl JobCx<'_> {
             Some((Some(f), l, _)) => (f.to_string(), l),
             _ => (FIO_NAME_FORMAT.to_string(), self.section_loc),
         };
-        let with = |job: &str| {
-            fmt.replace("$jobname", job)
-                .replace("$clientuid", "")
-                .replace("$jobnum", "0")
-                .replace("$filenum", "0")
-        };
+        let with = |job: &str| first_file_of(&fmt, job, "0");
         // The job's own name may hold a '$' (fio does not substitute section names).
         let name = with(&self.name);
         if with("").contains('$') {
