@@ -1,11 +1,17 @@
 //! fio-compatible JSON: the result model written in fio 3.x's `--output-format=json`
 //! layout, so scripts and plotting tools written for fio read ioscope's results
-//! unchanged. One fio "job" per ioscope run. Latency objects follow fio's naming:
+//! unchanged. One fio "job" per ioscope run; a run of several workloads (fio's
+//! jobs running side by side, which fio reports one by one unless told
+//! `group_reporting`) gives one job per workload, each with its own figures and
+//! the share of the run's CPU time its I/Os took (CPU is measured per run). Latency
+//! objects follow fio's naming:
 //! `slat_ns` (submission: ~0 here, ioscope does not split it out), `clat_ns`
 //! (completion latency = ioscope's service time) and `lat_ns` (total = ioscope's
 //! latency from the intended time). Bandwidth `bw` is KiB/s, `runtime` ms, as in fio.
 
-use crate::result::{EndReason, LatencyStats, OpTotals, ResultDoc, RunResult, WorkloadEcho};
+use crate::result::{
+    EndReason, LatencyStats, OpTotals, ResultDoc, RunResult, Totals, WorkloadEcho,
+};
 use serde_json::{json, Map, Value};
 
 /// Percentiles fio prints by default, keyed like "99.000000".
@@ -52,16 +58,18 @@ pub fn jobs(doc: &ResultDoc, bins: bool) -> Vec<Value> {
     doc.runs
         .iter()
         .enumerate()
-        .flat_map(|(i, r)| match net_jobs(i, r) {
-            Some(jobs) => jobs,
-            None => {
-                let mut j = job(i, r);
-                if bins {
-                    add_bins(&mut j, r);
+        .flat_map(
+            |(i, r)| match net_jobs(i, r).or_else(|| workload_jobs(i, r, bins)) {
+                Some(jobs) => jobs,
+                None => {
+                    let mut j = job(i, r, &r.totals);
+                    if bins {
+                        add_bins(&mut j, &r.totals);
+                    }
+                    vec![j]
                 }
-                vec![j]
-            }
-        })
+            },
+        )
         .collect()
 }
 
@@ -141,12 +149,12 @@ fn dir_obj(t: &OpTotals, runtime_ms: u64) -> Value {
 
 /// fio's json+ `clat_ns.bins` of each direction: its completion-latency (service
 /// time) histogram's non-empty buckets, keyed by the bucket's value in ns, from the
-/// raw histogram the result carries (results without one get no bins).
-fn add_bins(job: &mut Value, r: &RunResult) {
+/// raw histogram the totals carry (results without one get no bins).
+fn add_bins(job: &mut Value, totals: &Totals) {
     let dirs = [
-        ("read", Some(&r.totals.read)),
-        ("write", Some(&r.totals.write)),
-        ("trim", r.totals.trim.as_ref()),
+        ("read", Some(&totals.read)),
+        ("write", Some(&totals.write)),
+        ("trim", totals.trim.as_ref()),
     ];
     for (name, t) in dirs {
         let Some(text) = t.and_then(|t| t.service_hdr.as_ref().or(t.hdr.as_ref())) else {
@@ -222,9 +230,11 @@ fn workload_options(opts: &mut Value, w: &WorkloadEcho) {
     }
 }
 
-fn job(i: usize, r: &RunResult) -> Value {
+/// fio's job for run `r` (the `i`th) with the figures of `t`: the run's totals, or
+/// one of its workloads'.
+fn job(i: usize, r: &RunResult, t: &Totals) -> Value {
     let runtime_ms = (r.duration_s * 1000.0).round() as u64;
-    let (ns, us, ms) = latency_buckets(&r.totals.all.latency_us);
+    let (ns, us, ms) = latency_buckets(&t.all.latency_us);
     let cpus = measuring_cpus(r);
     let mut opts = json!({
         "name": r.name,
@@ -243,10 +253,10 @@ fn job(i: usize, r: &RunResult) -> Value {
         "eta": 0,
         "elapsed": (r.duration_s + r.warmup_s).round() as u64,
         "job options": opts,
-        "read": dir_obj(&r.totals.read, runtime_ms),
-        "write": dir_obj(&r.totals.write, runtime_ms),
-        "trim": dir_obj(r.totals.trim.as_ref().unwrap_or(&OpTotals::default()), runtime_ms),
-        "sync": sync_obj(r.totals.flush.as_ref()),
+        "read": dir_obj(&t.read, runtime_ms),
+        "write": dir_obj(&t.write, runtime_ms),
+        "trim": dir_obj(t.trim.as_ref().unwrap_or(&OpTotals::default()), runtime_ms),
+        "sync": sync_obj(t.flush.as_ref()),
         "job_runtime": runtime_ms,
         "usr_cpu": r.cpu.user_pct * cpus,
         "sys_cpu": r.cpu.sys_pct * cpus,
@@ -285,7 +295,7 @@ fn net_jobs(i: usize, r: &RunResult) -> Option<Vec<Value>> {
                 r.duration_s
             };
             let runtime_ms = (secs * 1000.0).round() as u64;
-            let mut v = job(i, r);
+            let mut v = job(i, r, &r.totals);
             v["jobname"] = json!(w.name);
             let o = &mut v["job options"];
             o["name"] = json!(w.name);
@@ -308,6 +318,44 @@ fn net_jobs(i: usize, r: &RunResult) -> Option<Vec<Value>> {
                     }
                 }
                 v[dir] = d;
+            }
+            v
+        })
+        .collect();
+    Some(jobs)
+}
+
+/// A storage run of several workloads as fio reports jobs that run side by side:
+/// one job per workload, named as it is, with its own figures, options and flushes,
+/// and `usr_cpu`/`sys_cpu` scaled to its share of the run's I/Os. `None` for a
+/// network run or a run of one workload. `bins`: json+'s latency bins.
+fn workload_jobs(i: usize, r: &RunResult, bins: bool) -> Option<Vec<Value>> {
+    if r.workload.storage().is_none() || r.workloads.len() < 2 {
+        return None;
+    }
+    let all_ios = r.workloads.iter().map(|w| w.totals.all.ios).sum::<u64>();
+    let jobs = r
+        .workloads
+        .iter()
+        .map(|w| {
+            let mut v = job(i, r, &w.totals);
+            v["jobname"] = json!(w.name);
+            let o = &mut v["job options"];
+            o["name"] = json!(w.name);
+            o["filename"] = json!(w.target);
+            if let Some(settings) = &w.settings {
+                workload_options(o, settings);
+            }
+            v["latency_depth"] = json!(w.settings.as_ref().map_or(1, |s| s.qd));
+            let share = match all_ios {
+                0 => 1.0 / r.workloads.len() as f64,
+                n => w.totals.all.ios as f64 / n as f64,
+            };
+            for key in ["usr_cpu", "sys_cpu"] {
+                v[key] = json!(v[key].as_f64().unwrap_or(0.0) * share);
+            }
+            if bins {
+                add_bins(&mut v, &w.totals);
             }
             v
         })
@@ -404,6 +452,59 @@ mod tests {
             .remove("online_cpus");
         let back: ResultDoc = serde_json::from_value(v).unwrap();
         assert_eq!(back.runs[0].cpu.online_cpus, None);
+    }
+
+    #[test]
+    fn a_run_of_two_workloads_is_two_jobs_with_their_own_figures() {
+        let mut r = run("pg", 1000.0, 100.0, 3, 0, 0.0, 0.5, 1);
+        r.cpu.user_pct = 30.0;
+        r.cpu.online_cpus = Some(1);
+        let reader = run("reader", 750.0, 100.0, 3, 0, 0.0, 1.0, 1);
+        let mut writer = run("wal", 250.0, 100.0, 3, 0, 0.0, 0.0, 1);
+        writer.totals.flush = Some(crate::result::FlushTotals {
+            ios: 7,
+            ..Default::default()
+        });
+        let echo = |qd| WorkloadEcho {
+            qd,
+            ..WorkloadEcho::default()
+        };
+        r.workloads = vec![
+            crate::result::WorkloadResult {
+                name: "reader".into(),
+                target: "/t/a".into(),
+                settings: Some(echo(8)),
+                totals: reader.totals.clone(),
+            },
+            crate::result::WorkloadResult {
+                name: "wal".into(),
+                target: "/t/b".into(),
+                settings: Some(echo(1)),
+                totals: writer.totals.clone(),
+            },
+        ];
+        let v: Value = serde_json::from_str(&render(&doc(vec![r]), false)).unwrap();
+        let jobs = v["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(
+            (&jobs[0]["jobname"], &jobs[1]["jobname"]),
+            (&json!("reader"), &json!("wal"))
+        );
+        assert_eq!(jobs[0]["read"]["total_ios"], reader.totals.read.ios);
+        assert_eq!(jobs[1]["write"]["total_ios"], writer.totals.write.ios);
+        assert_eq!(jobs[1]["job options"]["filename"], "/t/b");
+        assert_eq!(
+            (&jobs[0]["latency_depth"], &jobs[1]["latency_depth"]),
+            (&json!(8), &json!(1))
+        );
+        // The flushes are the writer's own; the reader made none.
+        assert_eq!(
+            (&jobs[0]["sync"]["total_ios"], &jobs[1]["sync"]["total_ios"]),
+            (&json!(0), &json!(7))
+        );
+        // 30 % of one CPU split by I/O share: 3 of 4 I/Os were the reader's.
+        let usr = |k: usize| jobs[k]["usr_cpu"].as_f64().unwrap();
+        assert!((usr(0) - 22.5).abs() < 1e-9 && (usr(1) - 7.5).abs() < 1e-9);
     }
 
     #[test]

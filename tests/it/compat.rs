@@ -1402,6 +1402,43 @@ fn fio_json_sync_section_carries_the_flushes_etcd_checks() {
     }
 }
 
+/// Two fio jobs side by side, a writer with `end_fsync=1` (fio's one fsync when the
+/// job's writes are over) and a reader: fio's JSON has one job each, as fio reports
+/// them without `group_reporting`, and the writer's `sync` section is its one fsync,
+/// the reader's empty.
+#[test]
+fn end_fsync_is_one_flush_of_the_writer_reported_in_its_own_fio_job() {
+    let d = tempdir();
+    let json = d.path().join("r.json");
+    let out = ioscope()
+        .args(["fio", "--ioengine=sync", "--size=1m", "--bs=64k"])
+        .arg(format!("--directory={}", d.path().display()))
+        .args(["--name=writer", "--rw=write", "--end_fsync=1"])
+        .args(["--name=reader", "--rw=read"])
+        .args(["--output-format=json", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pure JSON on stdout");
+    let jobs = v["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs
+        .iter()
+        .map(|j| j["jobname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["writer", "reader"]);
+    let own = read_json(&json);
+    let ws = own["runs"][0]["workloads"].as_array().unwrap();
+    assert_eq!(ws[0]["totals"]["flush"]["ios"], 1, "{}", ws[0]["totals"]);
+    assert_eq!(ws[0]["settings"]["fsync_on_close"], true);
+    assert_eq!(jobs[0]["sync"]["total_ios"], 1);
+    assert_eq!(
+        jobs[0]["write"]["total_ios"],
+        ws[0]["totals"]["write"]["ios"]
+    );
+    assert_eq!(jobs[1]["sync"]["total_ios"], 0);
+    assert_eq!(jobs[1]["read"]["total_ios"], ws[1]["totals"]["read"]["ios"]);
+}
+
 /// vdbench's `pause=` idles before the next run (Reporter.prepareNextRun), not after
 /// the last: two runs on a virtual-time device take milliseconds of wall time, so a
 /// command that takes at least the one pause between them (and says so) paused. Only

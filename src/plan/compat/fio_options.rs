@@ -1090,6 +1090,9 @@ pub const OPTIONS: &[FioOption] = &[
         "every N writes per stream, sync_file_range(2) with these flags over the bytes written since",
     ),
     flag(sets("fsync_on_close", "fsync_on_close")),
+    // fio fsyncs once when the job's writing is over; ioscope's files stay open for
+    // the whole run, so that is the same call at the same moment as fsync_on_close.
+    flag(sets("end_fsync", "fsync_on_close")),
 ];
 
 /// The table entry for `key` (already normalised, see [`normalise_key`]).
