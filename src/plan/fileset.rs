@@ -118,7 +118,7 @@ impl FileSetSpec {
         let mut count = None;
         let mut per = None;
         let mut name = DEFAULT_NAME.to_string();
-        let mut file_bytes = 0;
+        let mut lengths = Lengths::default();
         let mut list = None;
         let mut unlink = false;
         for part in query.split('&').filter(|p| !p.is_empty()) {
@@ -128,6 +128,10 @@ impl FileSetSpec {
                 value: value.into(),
                 why,
             };
+            if let Some(r) = lengths.take(key, value) {
+                r?;
+                continue;
+            }
             match key {
                 "count" => {
                     count = Some(super::units::parse_count(value).map_err(|e| bad(e.to_string()))?)
@@ -144,14 +148,18 @@ impl FileSetSpec {
                         _ => return Err(bad("expected 0 or 1".into())),
                     }
                 }
-                "size" => {
-                    file_bytes = super::units::parse_size_allow_zero(value)
-                        .map_err(|e| bad(e.to_string()))?
-                }
                 other => return Err(FileSetError::Unknown(other.into())),
             }
         }
+        let (file_bytes, sizes) = lengths.finish()?;
         if let Some(names) = &list {
+            if sizes.is_some() {
+                return Err(FileSetError::Value {
+                    key: "size".into(),
+                    value: sizes.map(|z| z.text()).unwrap_or_default(),
+                    why: "files named one by one take one length".into(),
+                });
+            }
             return Self::listed(dir, names, count, file_bytes, unlink);
         }
         let count = count.ok_or(FileSetError::NoCount)?;
@@ -177,7 +185,7 @@ impl FileSetSpec {
             list: None,
             unlink,
             tree: None,
-            sizes: None,
+            sizes,
         })
     }
 
@@ -229,50 +237,23 @@ impl FileSetSpec {
             return Err(FileSetError::TreeShape);
         }
         let mut tree = TreeShape::default();
-        let mut file_bytes = 0;
-        let (mut split, mut seed) = (None, None);
+        let mut lengths = Lengths::default();
         for part in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = part.split_once('=').ok_or(FileSetError::TreeShape)?;
-            let bad = |why: String| FileSetError::Value {
-                key: key.into(),
-                value: value.into(),
-                why,
-            };
-            match (key, tree.take(key, value)) {
-                (_, Some(r)) => r.map_err(bad)?,
-                ("size", None) if value.contains(':') => split = Some(value),
-                ("size", None) => {
-                    file_bytes = super::units::parse_size_allow_zero(value)
-                        .map_err(|e| bad(e.to_string()))?
-                }
-                ("seed", None) => {
-                    seed = Some(value.parse::<u64>().map_err(|e| bad(e.to_string()))?)
-                }
-                (other, None) => return Err(FileSetError::UnknownInTree(other.into())),
+            if let Some(r) = lengths.take(key, value) {
+                r?;
+                continue;
+            }
+            match tree.take(key, value) {
+                Some(r) => r.map_err(|why| FileSetError::Value {
+                    key: key.into(),
+                    value: value.into(),
+                    why,
+                })?,
+                None => return Err(FileSetError::UnknownInTree(key.into())),
             }
         }
-        let sizes = match (split, seed) {
-            (Some(v), seed) => {
-                Some(
-                    FileSizes::parse(v, seed.unwrap_or(0)).map_err(|why| FileSetError::Value {
-                        key: "size".into(),
-                        value: v.into(),
-                        why,
-                    })?,
-                )
-            }
-            (None, Some(s)) => {
-                return Err(FileSetError::Value {
-                    key: "seed".into(),
-                    value: s.to_string(),
-                    why: "a seed draws the lengths of size=LEN:PCT,…; one size needs none".into(),
-                })
-            }
-            (None, None) => None,
-        };
-        if let Some(s) = &sizes {
-            file_bytes = s.largest();
-        }
+        let (file_bytes, sizes) = lengths.finish()?;
         let count = tree.file_count().ok_or_else(|| FileSetError::Value {
             key: "files".into(),
             value: tree.files.to_string(),
@@ -320,8 +301,10 @@ impl FileSetSpec {
         if self.name != DEFAULT_NAME {
             s.push_str(&format!("&name={}", self.name));
         }
-        if self.file_bytes > 0 {
-            s.push_str(&format!("&size={}", self.file_bytes));
+        match &self.sizes {
+            Some(z) => s.push_str(&format!("&size={}&seed={}", z.text(), z.seed)),
+            None if self.file_bytes > 0 => s.push_str(&format!("&size={}", self.file_bytes)),
+            None => {}
         }
         if self.unlink {
             s.push_str("&unlink=1");
@@ -345,6 +328,21 @@ impl FileSetSpec {
     /// the number of files that drew it, and the bytes in all (`None`: one length).
     pub fn sizes_summary(&self) -> Option<String> {
         let z = self.sizes.as_ref()?;
+        if let Some(u) = &z.uniform {
+            let total = self
+                .file_lens()?
+                .iter()
+                .fold(0u64, |t, &l| t.saturating_add(l));
+            return Some(format!(
+                "{} files of lengths from {} to under {} in whole {}, drawn with seed {}, {} in all",
+                self.count,
+                super::units::format_size(u.low_bytes),
+                super::units::format_size(u.high_bytes),
+                super::units::format_size(u.unit_bytes),
+                z.seed,
+                super::units::format_size(total)
+            ));
+        }
         let mut counts = vec![0u64; z.split.len()];
         let mut total = 0u64;
         for len in self.file_lens()? {
@@ -387,6 +385,63 @@ impl FileSetSpec {
 
 /// Splits fio's `:`-separated list of names (a backslash before `:` keeps the colon
 /// inside a name).
+/// A set's `size=` and `seed=`: one length for every file, or lengths drawn from
+/// a split (`LEN:PCT,…`) or a range (`LOW-HIGH/UNIT`) with the seed.
+#[derive(Default)]
+struct Lengths {
+    one_bytes: u64,
+    drawn: Option<String>,
+    seed: Option<u64>,
+}
+
+impl Lengths {
+    /// Takes `key=value` when it is one of the two (`None`: another key).
+    fn take(&mut self, key: &str, value: &str) -> Option<Result<(), FileSetError>> {
+        let bad = |why: String| FileSetError::Value {
+            key: key.into(),
+            value: value.into(),
+            why,
+        };
+        Some(match key {
+            "size" if value.contains(':') || value.contains('-') => {
+                self.drawn = Some(value.to_string());
+                Ok(())
+            }
+            "size" => super::units::parse_size_allow_zero(value)
+                .map(|b| self.one_bytes = b)
+                .map_err(|e| bad(e.to_string())),
+            "seed" => value
+                .parse::<u64>()
+                .map(|s| self.seed = Some(s))
+                .map_err(|e| bad(e.to_string())),
+            _ => return None,
+        })
+    }
+
+    /// (each file's stride in bytes, the drawn lengths if any).
+    fn finish(self) -> Result<(u64, Option<FileSizes>), FileSetError> {
+        match (self.drawn, self.seed) {
+            (Some(v), seed) => {
+                let z =
+                    FileSizes::parse(&v, seed.unwrap_or(0)).map_err(|why| FileSetError::Value {
+                        key: "size".into(),
+                        value: v.clone(),
+                        why,
+                    })?;
+                Ok((z.largest(), Some(z)))
+            }
+            (None, Some(s)) => Err(FileSetError::Value {
+                key: "seed".into(),
+                value: s.to_string(),
+                why: "a seed draws the lengths of size=LEN:PCT,… or LOW-HIGH; one size needs \
+                      none"
+                    .into(),
+            }),
+            (None, None) => Ok((self.one_bytes, None)),
+        }
+    }
+}
+
 pub(crate) fn split_list(v: &str) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut chars = v.chars().peekable();

@@ -108,9 +108,7 @@ fn check_file_lengths(uri: &str, unit_bytes: u64) -> Result<(), VerifyStateError
     let Ok(crate::plan::model::TargetKind::Files(set)) = crate::target::parse_uri(uri) else {
         return Ok(());
     };
-    let lens = set.sizes.as_ref().map_or(vec![set.file_bytes], |s| {
-        s.split.iter().map(|&(len, _)| len).collect()
-    });
+    let lens = set.file_lens().unwrap_or_else(|| vec![set.file_bytes]);
     match lens.into_iter().find(|l| l % unit_bytes != 0) {
         Some(len_bytes) => Err(VerifyStateError::FileLength {
             uri: uri.to_string(),

@@ -29,6 +29,9 @@ pub struct ByteFiles {
     paths: Vec<PathBuf>,
     /// Per file: its length before the run; `None` when this run created it.
     existing: Vec<Option<u64>>,
+    /// Per file: its own length (shorter than `file_bytes` in a set of files of
+    /// several lengths: the rest of its stride is never written).
+    lens: Vec<u64>,
     /// Remove the created files after the run (fio's `unlink`).
     pub unlink: bool,
 }
@@ -55,7 +58,8 @@ impl ByteFiles {
     }
 
     /// Reads `buf.len()` bytes of the set's address space at `offset`, across files
-    /// where the range spans more than one.
+    /// where the range spans more than one. Past a file's own length (inside its
+    /// stride, where no I/O goes) the bytes read as zeros.
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
         let mut done = 0usize;
@@ -63,12 +67,15 @@ impl ByteFiles {
             let at = offset + done as u64;
             let i = (at / self.file_bytes) as usize;
             let within = at % self.file_bytes;
-            let file = self
+            let (file, len) = self
                 .files
                 .get(i)
+                .zip(self.lens.get(i))
                 .ok_or_else(|| std::io::Error::other("read past the file set's end"))?;
             let n = ((self.file_bytes - within) as usize).min(buf.len() - done);
-            file.read_exact_at(&mut buf[done..done + n], within)?;
+            let data = (len.saturating_sub(within) as usize).min(n);
+            file.read_exact_at(&mut buf[done..done + data], within)?;
+            buf[done + data..done + n].fill(0);
             done += n;
         }
         Ok(())
@@ -297,6 +304,7 @@ pub fn open(
                 fds,
                 paths,
                 existing,
+                lens: (0..set.count).map(|i| set.file_len(i)).collect(),
                 unlink: set.unlink,
             })),
         },

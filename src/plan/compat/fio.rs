@@ -2002,6 +2002,23 @@ impl<'a> JobCx<'a> {
         let mode = self.o.get("zonemode");
         let mode_name = mode.map(|(v, _)| v.trim().to_ascii_lowercase());
         match mode_name.as_deref() {
+            // fio's own default: a zonesize without a zonemode means strided zones
+            // (its fixup_options), as the X-Ray prefill writes 2G every 32G.
+            None if self.o.get("zonesize").is_some() => {
+                self.only_with("zonemode=zbd", &ZBD);
+                let (_, loc) = self.o.get("zonesize").expect("matched above");
+                let loc = loc.clone();
+                Ok((self.strided_zones("strided", &loc)?, None))
+            }
+            Some("none") if self.o.get("zonesize").is_some() => {
+                let (v, loc) = self.o.get("zonesize").expect("matched above");
+                Err(opt_err(
+                    loc,
+                    "zonesize",
+                    v,
+                    &"zonemode=none and zonesize do not go together (fio refuses the job)",
+                ))
+            }
             None | Some("none") => {
                 self.only_with("zonemode=strided", &STRIDED);
                 self.only_with("zonemode=zbd", &ZBD);
@@ -2162,8 +2179,13 @@ impl<'a> JobCx<'a> {
                     }
                     size = None;
                 } else if v.contains('-') || v.contains(':') {
-                    self.unsupported
-                        .push(format!("{key}={v} — size range"), loc);
+                    // On a set of files each file's length is drawn from the range
+                    // (`file_size_range`); elsewhere it has no meaning here.
+                    let set = self.o.get("nrfiles").is_some_and(|(n, _)| n.trim() != "1");
+                    if !(key == "filesize" && set) {
+                        self.unsupported
+                            .push(format!("{key}={v} — size range"), loc);
+                    }
                 } else if let Some(bytes) = self.in_zones(key, v, loc) {
                     size = Some(bytes?);
                 } else if v.trim().to_ascii_lowercase().ends_with('z') {
@@ -2254,7 +2276,10 @@ impl<'a> JobCx<'a> {
                 (format!("{dir}/{}", self.single_file_name()?), true)
             }
         };
-        let sized = size.is_some() || o.has("size") || o.has("filesize");
+        // fill_device (fill_fs) without a size: fio writes until the filesystem is
+        // full, its size unlimited; the target is then sized to the filesystem.
+        let fills = o.flag("fill_device").unwrap_or(false);
+        let sized = size.is_some() || o.has("size") || o.has("filesize") || fills;
         if from_directory && !sized && !engine_unknown {
             return Err(self.section_loc.error(format!(
                 "job '{name}' has no filename and no size; fio needs size= to create {uri}"
@@ -3907,7 +3932,14 @@ mod tests {
         );
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\n").unwrap();
         assert!(t.unsupported[0].option.contains("without zonesize"));
-        let t = parse("[j]\nfilename=/tmp/x\nzonesize=1m\n").unwrap();
+        // fio: a zonesize with no zonemode is strided; with zonemode=none, refused.
+        let t = parse("[j]\nfilename=/tmp/x\nzonesize=1m\nzoneskip=3m\n").unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let z = t.plan.runs[0].workloads[0].zones.unwrap();
+        assert_eq!((z.io_bytes, z.skip_bytes), (1 << 20, 3 << 20));
+        let e = parse("[j]\nfilename=/tmp/x\nzonemode=none\nzonesize=1m\n").unwrap_err();
+        assert!(e.to_string().contains("do not go together"), "{e}");
+        let t = parse("[j]\nfilename=/tmp/x\nzoneskip=1m\n").unwrap();
         assert!(t.unsupported[0]
             .option
             .contains("only used with zonemode=strided"));

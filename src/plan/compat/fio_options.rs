@@ -1046,6 +1046,11 @@ pub const OPTIONS: &[FioOption] = &[
         "terse_version",
         "the terse report's version; `ioscope fio` writes versions 3, 4 and 5",
     ),
+    no_effect(
+        "status_interval",
+        "fio prints its whole report again every N seconds; ioscope's result keeps every \
+         interval (--interval) and its status line shows the current one",
+    ),
     flag(unsupported("parse_only", "parses the job and stops")),
     flag(maps(
         "readonly",

@@ -11,6 +11,7 @@
 use super::{split_filenames, JobCx, JobTarget};
 use crate::plan::compat::CompatError;
 use crate::plan::file_service::FileService;
+use crate::plan::file_sizes::FileSizes;
 use crate::plan::fileset::FileSetSpec;
 use crate::plan::units::parse_size;
 
@@ -41,7 +42,22 @@ impl JobCx<'_> {
             Names::Format { per, .. } => *per,
             Names::Listed(l) => l.len() as u64,
         };
-        let file_bytes = self.set_file_bytes(count, size, min_bs)?;
+        let (file_bytes, sizes) = match self.file_size_range(count, min_bs)? {
+            Some(z) if matches!(names, Names::Format { .. }) => (z.largest(), Some(z)),
+            Some(z) => {
+                let loc = o.get("filesize").map_or(self.section_loc, |(_, l)| l);
+                self.unsupported.push(
+                    format!(
+                        "filesize={} — lengths drawn for files named one by one; each is {}",
+                        z.text(),
+                        z.largest()
+                    ),
+                    loc,
+                );
+                (z.largest(), None)
+            }
+            None => (self.set_file_bytes(count, size, min_bs)?, None),
+        };
         if offset > 0 {
             let loc = o.get("offset").map_or(self.section_loc, |(_, l)| l);
             self.unsupported.push(
@@ -70,7 +86,7 @@ impl JobCx<'_> {
                 list: None,
                 unlink,
                 tree: None,
-                sizes: None,
+                sizes,
             },
             Names::Listed(list) => FileSetSpec {
                 dir: dir.into(),
@@ -144,6 +160,49 @@ impl JobCx<'_> {
         };
         let name = self.name_format(&fmt, loc)?;
         Ok(Some(Names::Format { name, per: nrfiles }))
+    }
+
+    /// `filesize=LOW-HIGH` (or `LOW:HIGH`): each file's length drawn uniformly in the
+    /// range, in whole blocks of the smallest size, as fio draws them (`None`: no
+    /// range). With `size=` as well, fio does that much I/O over the files; ioscope one
+    /// pass over them: listed.
+    fn file_size_range(
+        &mut self,
+        count: u64,
+        min_bs: u64,
+    ) -> Result<Option<FileSizes>, CompatError> {
+        let o = self.o;
+        let Some((v, loc)) = o.get("filesize") else {
+            return Ok(None);
+        };
+        let Some((low, high)) = v
+            .trim()
+            .split_once(['-', ':'])
+            .filter(|(l, _)| !l.is_empty())
+        else {
+            return Ok(None);
+        };
+        let text = format!("{}-{}/{}", low.trim(), high.trim(), min_bs.max(1));
+        let sizes = FileSizes::parse(&text, crate::plan::compat::base_run().seed)
+            .map_err(|e| loc.error(format!("filesize={v}: {e} (the unit is the smallest bs)")))?;
+        if let Some((s, sloc)) = o.get("size") {
+            self.unsupported.push(
+                format!(
+                    "size={s} with filesize={v} — fio does size bytes of I/O over its files; \
+                     ioscope does one pass over the {count} files"
+                ),
+                sloc,
+            );
+        }
+        self.warnings.push(format!(
+            "job '{}': filesize={v}: each of the {count} files gets a length drawn uniformly \
+             from {} up to {} in whole blocks of {min_bs} bytes, as fio draws them; the draws \
+             are ioscope's own (seeded), not fio's",
+            self.name,
+            low.trim(),
+            high.trim()
+        ));
+        Ok(Some(sizes))
     }
 
     /// Each file's length: `filesize`, else `size` divided among the files in whole
