@@ -4,6 +4,7 @@
 //! holds afterwards.
 
 use super::net_smb::{server, Smbd, PASSWORD, USER};
+use ioscope::target::smb::client::OpenError;
 use ioscope::target::smb::credentials::Credentials;
 use ioscope::target::smb::dir::{DirError, SmbDir};
 
@@ -165,5 +166,34 @@ fn smb_dir_lays_out_directories_and_files() {
     match d.make_dirs(&["x/y"]) {
         Err(DirError::Op { errno, .. }) => assert_eq!(errno, libc::ENOENT),
         other => panic!("a directory without its parent: {other:?}"),
+    }
+}
+
+#[test]
+fn smb_dir_refusals_name_the_user_or_the_path_never_the_password() {
+    let Some(s) = server() else { return };
+    let spec = |base: &str| {
+        let uri = format!("smb://{USER}@127.0.0.1:{}/share/{base}", s.port);
+        ioscope::target::smb::parse(&uri).unwrap()
+    };
+    let wrong = "Not-The-Password-1";
+    match SmbDir::connect(&spec("x"), &Credentials::new(USER, wrong.into()), false) {
+        Err(e @ DirError::Connect(OpenError::Auth { .. })) => {
+            assert!(!format!("{e} {e:?}").contains(wrong), "{e:?}");
+        }
+        Err(e) => panic!("a wrong password: {e}"),
+        Ok(_) => panic!("a wrong password was accepted"),
+    }
+    // A base below a file cannot be made: the error names where.
+    std::fs::write(s.share().join("plain"), b"x").unwrap();
+    let creds = Credentials::new(USER, PASSWORD.into());
+    match SmbDir::connect(&spec("plain/sub"), &creds, false) {
+        Err(e @ DirError::Op { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(r"\share\plain\sub"), "{msg}");
+            assert!(!msg.contains(PASSWORD));
+        }
+        Err(e) => panic!("a base below a file: {e}"),
+        Ok(_) => panic!("a base below a file was made"),
     }
 }

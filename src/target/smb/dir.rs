@@ -152,6 +152,26 @@ fn io_errno(e: &std::io::Error) -> i64 {
     }
 }
 
+/// `name` ('/'-separated) below `base` ('\\'-separated, "" for the share's root),
+/// as a path inside the share.
+fn join(base: &str, name: &str) -> String {
+    let name = name.trim_matches('/').replace('/', "\\");
+    if base.is_empty() {
+        name
+    } else {
+        format!("{base}\\{name}")
+    }
+}
+
+/// Each directory from the share's root down to `base`, parents first.
+fn prefixes(base: &str) -> Vec<&str> {
+    base.match_indices('\\')
+        .map(|(i, _)| &base[..i])
+        .chain(std::iter::once(base))
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
 /// Now, as a FILETIME.
 fn filetime_now() -> u64 {
     let since_unix = std::time::SystemTime::now()
@@ -197,14 +217,7 @@ impl SmbDir {
             max_read_bytes,
             max_write_bytes,
         };
-        // Each prefix of the base from the share's root down, then the base itself.
-        let prefixes: Vec<&str> = base
-            .match_indices('\\')
-            .map(|(i, _)| &base[..i])
-            .chain(std::iter::once(base.as_str()))
-            .filter(|p| !p.is_empty())
-            .collect();
-        dir.make_dirs(&prefixes)?;
+        dir.make_dirs(&prefixes(&base))?;
         dir.label = format!("{share}\\{base}");
         dir.base = base;
         Ok(dir)
@@ -217,14 +230,9 @@ impl SmbDir {
             .expect("SmbDir's tree is connected until drop")
     }
 
-    /// `name` inside the share: the base joined with it, '\\'-separated.
+    /// `name` inside the share.
     fn path(&self, name: &str) -> String {
-        let name = name.trim_matches('/').replace('/', "\\");
-        if self.base.is_empty() {
-            name
-        } else {
-            format!("{}\\{name}", self.base)
-        }
+        join(&self.base, name)
     }
 
     /// CREATE then CLOSE: for the operations whose whole meaning is in the CREATE.
@@ -522,5 +530,31 @@ impl Drop for SmbDir {
         shut_down(&self.rt, self.client.take(), async {}, tree);
         // Let the tasks the destructors spawned take their turn.
         self.rt.block_on(tokio::task::yield_now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_join_the_base_with_backslashes() {
+        assert_eq!(join("t\\base", "a/b/f"), "t\\base\\a\\b\\f");
+        assert_eq!(join("", "/a/"), "a");
+        assert_eq!(prefixes("t\\u\\v"), ["t", "t\\u", "t\\u\\v"]);
+        assert!(prefixes("").is_empty());
+    }
+
+    #[test]
+    fn now_is_a_filetime_after_2020() {
+        // 2020-01-01 as a FILETIME: 13221830400 s after 1601.
+        assert!(filetime_now() > 132_218_304_000_000_000);
+    }
+
+    #[test]
+    fn a_dir_and_its_files_may_move_to_a_worker_thread() {
+        fn send<T: Send>() {}
+        send::<SmbDir>();
+        send::<SmbFile>();
     }
 }
