@@ -38,6 +38,8 @@ mod net_nfs;
 mod net_smb;
 #[cfg(feature = "smb")]
 mod net_smb_channels;
+#[cfg(feature = "smb")]
+mod net_smb_dir;
 mod op_engines;
 mod output;
 mod own_settings;

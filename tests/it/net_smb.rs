@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// The password of the test user. Every test that writes output greps it for this.
 pub(super) const PASSWORD: &str = "Ioscope-Smb-Test-Pw-7f3a";
-const USER: &str = "root";
+pub(super) const USER: &str = "root";
 
 /// A running smbd, killed by PID when dropped (also when a test fails).
 pub(super) struct Smbd {
@@ -255,7 +255,7 @@ fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-fn server() -> Option<Smbd> {
+pub(super) fn server() -> Option<Smbd> {
     match Smbd::start("") {
         Ok(s) => Some(s),
         Err(why) => {

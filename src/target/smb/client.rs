@@ -107,6 +107,54 @@ pub struct SessionSpec {
     pub how: OpenHow,
 }
 
+/// A client authenticated to a share, with its connection: how every single-channel
+/// session starts, whether it then opens a file ([`Session`]) or works in a directory
+/// (`super::dir::SmbDir`).
+pub(super) struct Connected {
+    pub client: Client,
+    pub conn: Arc<smb::Connection>,
+    /// `\\HOST\SHARE`.
+    pub share: UncPath,
+    /// `HOST:PORT`, for messages.
+    pub host: String,
+}
+
+/// Connects to `spec`'s server, authenticates and connects to its share (run inside
+/// the runtime that will drive the client: its destructors need it).
+pub(super) async fn connect_share(
+    spec: &SmbSpec,
+    creds: &Credentials,
+    require_encryption: bool,
+) -> Result<Connected, OpenError> {
+    super::heap::keep_large_buffers();
+    let cfg = ClientConfig {
+        dfs: false,
+        connection: connection_config(spec, require_encryption),
+        ..Default::default()
+    };
+    let client = Client::new(cfg);
+    let host = super::server(spec);
+    let share = UncPath::from_str(&format!(r"\\{}\{}", spec.host, spec.share))
+        .map_err(|e| other("the share's name", e))?;
+    client
+        .share_connect(&share, &creds.user, creds.password.expose().to_string())
+        .await
+        .map_err(|e| classify(e, &creds.user, &host))?;
+    let conn = client
+        .get_connection(&spec.host)
+        .await
+        .map_err(|e| other("the connection", e))?;
+    if let Some(ci) = conn.conn_info() {
+        nodelay_to(ci.server_address);
+    }
+    Ok(Connected {
+        client,
+        conn,
+        share,
+        host,
+    })
+}
+
 impl Session {
     /// Connects, authenticates, and opens (creating or growing it when asked) the file.
     pub fn open(
@@ -131,31 +179,18 @@ impl Session {
         rt: Arc<tokio::runtime::Runtime>,
         s: SessionSpec,
     ) -> Result<Session, OpenError> {
-        super::heap::keep_large_buffers();
         let (spec, creds) = (&s.spec, &s.creds);
-        let cfg = ClientConfig {
-            dfs: false,
-            connection: connection_config(spec, s.require_encryption),
-            ..Default::default()
-        };
-        let client = Client::new(cfg);
-        let host = super::server(spec);
-        let share = UncPath::from_str(&format!(r"\\{}\{}", spec.host, spec.share))
-            .map_err(|e| other("the share's name", e))?;
-        let path = share.clone().with_path(&spec.path.replace('/', "\\"));
-        client
-            .share_connect(&share, &creds.user, creds.password.expose().to_string())
-            .await
-            .map_err(|e| classify(e, &creds.user, &host))?;
-        let conn = client
-            .get_connection(&spec.host)
-            .await
-            .map_err(|e| other("the connection", e))?;
+        let Connected {
+            client,
+            conn,
+            share,
+            host,
+        } = connect_share(spec, creds, s.require_encryption).await?;
+        let path = share.with_path(&spec.path.replace('/', "\\"));
         let file = open_file(&client, &path, s.how).await?;
         let ci = conn
             .conn_info()
             .ok_or_else(|| OpenError::Other("the connection was not negotiated".into()))?;
-        nodelay_to(ci.server_address);
         let n = &ci.negotiation;
         let size_bytes = file
             .get_len()
@@ -234,25 +269,42 @@ impl Drop for Session {
         let rt = self.rt.clone();
         let _entered = rt.enter();
         let file = Arc::clone(&self.file);
+        let closing = Arc::clone(&file);
         let client = self.client.take();
         let conn = self.conn.take();
-        rt.block_on(async {
-            let _ = tokio::time::timeout(Duration::from_secs(2), async {
-                let _ = file.close().await;
-                if let Some(c) = &client {
-                    let _ = c.close().await;
-                }
-            })
-            .await;
-            drop(client);
-            drop(conn);
-            drop(file);
-        });
+        let close_file = async move {
+            let _ = closing.close().await;
+        };
+        shut_down(&rt, client, close_file, (conn, file));
         // SAFETY: `self.file` is never used again: this is the session's destructor.
         unsafe { std::mem::ManuallyDrop::drop(&mut self.file) };
         // Let the tasks the destructors spawned take their turn.
         rt.block_on(tokio::task::yield_now());
     }
+}
+
+/// Runs `first` (closing what the session opened), logs `client` off, and drops it
+/// and `rest` (the crate's objects that hang on it), all on `rt`: the crate's
+/// destructors spawn tasks, so they must run inside the runtime. A dead server gets
+/// 2 s, so it cannot hang the exit.
+pub(super) fn shut_down<R>(
+    rt: &tokio::runtime::Runtime,
+    client: Option<Client>,
+    first: impl std::future::Future<Output = ()>,
+    rest: R,
+) {
+    let _entered = rt.enter();
+    rt.block_on(async {
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            first.await;
+            if let Some(c) = &client {
+                let _ = c.close().await;
+            }
+        })
+        .await;
+        drop(client);
+        drop(rest);
+    });
 }
 
 /// Opens the file through the client: read-only, or read-write creating it if
@@ -357,7 +409,7 @@ async fn fill(file: &smb::File, from: u64, to: u64) -> std::io::Result<()> {
 }
 
 /// The NT status an error carries, when the server sent one.
-fn status(e: &smb::Error) -> Option<u32> {
+pub(super) fn status(e: &smb::Error) -> Option<u32> {
     match e {
         smb::Error::ReceivedErrorMessage(code, _) | smb::Error::UnexpectedMessageStatus(code) => {
             Some(*code)

@@ -35,6 +35,17 @@ pub struct Credentials {
     pub password: Password,
 }
 
+impl Credentials {
+    /// Credentials given by a caller that holds them already (a library user, a
+    /// test); ioscope's own targets take theirs from [`resolve`].
+    pub fn new(user: &str, password: String) -> Credentials {
+        Credentials {
+            user: user.to_string(),
+            password: Password(password),
+        }
+    }
+}
+
 /// The SMB choices made on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct SmbOptions {

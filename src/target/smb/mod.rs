@@ -13,6 +13,10 @@ pub mod channels;
 #[cfg(feature = "smb")]
 pub mod client;
 #[cfg(feature = "smb")]
+pub mod dir;
+#[cfg(feature = "smb")]
+pub mod errno;
+#[cfg(feature = "smb")]
 pub mod heap;
 
 use super::uri::UriError;
