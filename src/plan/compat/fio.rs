@@ -1070,6 +1070,13 @@ struct JobCx<'a> {
     clones_apart: bool,
 }
 
+/// Whether a job says how large its file is: a size, or `fill_device` (`fill_fs`),
+/// under which fio writes until the filesystem is full (the target is then sized to
+/// the filesystem).
+fn sized(o: &Opts, size: Option<u64>) -> bool {
+    size.is_some() || o.has("size") || o.has("filesize") || o.flag("fill_device").unwrap_or(false)
+}
+
 /// Where a job's data goes, as its options say.
 struct JobTarget {
     uri: String,
@@ -2276,11 +2283,7 @@ impl<'a> JobCx<'a> {
                 (format!("{dir}/{}", self.single_file_name()?), true)
             }
         };
-        // fill_device (fill_fs) without a size: fio writes until the filesystem is
-        // full, its size unlimited; the target is then sized to the filesystem.
-        let fills = o.flag("fill_device").unwrap_or(false);
-        let sized = size.is_some() || o.has("size") || o.has("filesize") || fills;
-        if from_directory && !sized && !engine_unknown {
+        if from_directory && !sized(o, size) && !engine_unknown {
             return Err(self.section_loc.error(format!(
                 "job '{name}' has no filename and no size; fio needs size= to create {uri}"
             )));

@@ -397,6 +397,12 @@ pub const OPTIONS: &[FioOption] = &[
          file-operation engines, and jobs over several files; with ioengine=nfs the file \
          on the export (first clone's name); otherwise fio's default only",
     ),
+    flag(maps(
+        "overwrite",
+        "a job that only writes leaves a new file to its writes (overwrite=0, fio's \
+         default): the target's create = \"empty\" unless another job of the file reads \
+         it or says overwrite=1, when it is laid out with data",
+    )),
     maps(
         "create_on_open",
         "accepted with the file-operation engines (creating is their I/O); otherwise \

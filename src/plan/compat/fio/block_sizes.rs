@@ -25,11 +25,20 @@ impl JobCx<'_> {
         let fixed = |b: u64| vec![(b, 100)];
         let default = fixed(DEFAULT_BS_BYTES);
         if let Some((v, loc)) = o.get("bssplit") {
-            for key in ["bs", "bsrange"] {
-                if let Some((bv, bl)) = o.get(key) {
-                    self.unsupported
-                        .push(format!("{key}={bv} — bssplit takes precedence"), bl);
-                }
+            // fio draws every size from bssplit and takes its smallest and largest
+            // from it too (fixup_options fills min_bs/max_bs from bs only when unset),
+            // so a bs beside it changes nothing: said, not dropped. bsrange sets those
+            // bounds itself: listed.
+            if let Some((bv, _)) = o.get("bs") {
+                self.warnings.push(format!(
+                    "job '{}': bs={bv} is not used: bssplit={v} gives the block sizes, as \
+                     in fio",
+                    self.name
+                ));
+            }
+            if let Some((bv, bl)) = o.get("bsrange") {
+                self.unsupported
+                    .push(format!("bsrange={bv} — bssplit takes precedence"), bl);
             }
             let parse = |p: &str, _: &mut UnsupportedList| {
                 parse_one_bssplit(p).map_err(|e| loc.error(format!("bssplit={v}: {e}")))

@@ -9,6 +9,13 @@
 //! (`create = "never"`), whichever job of the file says so. fio makes the missing
 //! directories of every job's files at job set-up (filesetup.c's
 //! `create_work_dirs`): the targets say `create_dirs`.
+//!
+//! `overwrite`: fio lays out a missing file with data only for a job that reads
+//! (which forces `overwrite=1`) or asks for `overwrite=1`; a job that only writes,
+//! with fio's default `overwrite=0`, leaves the file to its writes, which extend
+//! and allocate it (filesetup.c's `can_extend`). Such a job's file is a hole too,
+//! as under `create_on_open`, and so is laid out only when some job of the file
+//! reads it or asks for `overwrite=1`.
 
 use super::{CompatError, JobCx};
 use crate::plan::model::{FileCreate, TargetSpec};
@@ -23,11 +30,22 @@ impl JobCx<'_> {
         if o.has("allow_file_create") && !o.flag("allow_file_create")? {
             return Ok(FileCreate::Never);
         }
-        Ok(match o.flag("create_on_open")? {
+        let overwrite = o.has("overwrite") && o.flag("overwrite")?;
+        let left_to_writes = !overwrite && !reads(o.get("rw").map(|(v, _)| v));
+        Ok(match o.flag("create_on_open")? || left_to_writes {
             true if !file_op => FileCreate::Empty,
             _ => FileCreate::Data,
         })
     }
+}
+
+/// Whether a job with fio's `rw=` value (`None`: fio's default, `read`) reads.
+fn reads(rw: Option<&str>) -> bool {
+    let pattern = rw.map_or("read", |v| v.split(':').next().unwrap_or(v).trim());
+    matches!(
+        pattern.to_ascii_lowercase().as_str(),
+        "read" | "randread" | "rw" | "readwrite" | "randrw"
+    )
 }
 
 /// How each file is created, from (file, the job's wish) per job: `never` when any

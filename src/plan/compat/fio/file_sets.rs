@@ -42,22 +42,8 @@ impl JobCx<'_> {
             Names::Format { per, .. } => *per,
             Names::Listed(l) => l.len() as u64,
         };
-        let (file_bytes, sizes) = match self.file_size_range(count, min_bs)? {
-            Some(z) if matches!(names, Names::Format { .. }) => (z.largest(), Some(z)),
-            Some(z) => {
-                let loc = o.get("filesize").map_or(self.section_loc, |(_, l)| l);
-                self.unsupported.push(
-                    format!(
-                        "filesize={} — lengths drawn for files named one by one; each is {}",
-                        z.text(),
-                        z.largest()
-                    ),
-                    loc,
-                );
-                (z.largest(), None)
-            }
-            None => (self.set_file_bytes(count, size, min_bs)?, None),
-        };
+        let listed = matches!(names, Names::Listed(_));
+        let (file_bytes, sizes) = self.set_lengths(listed, count, size, min_bs)?;
         if offset > 0 {
             let loc = o.get("offset").map_or(self.section_loc, |(_, l)| l);
             self.unsupported.push(
@@ -160,6 +146,33 @@ impl JobCx<'_> {
         };
         let name = self.name_format(&fmt, loc)?;
         Ok(Some(Names::Format { name, per: nrfiles }))
+    }
+
+    /// Each file's stride, and the lengths drawn from a `filesize` range when the
+    /// files are named by a format (named one by one, they take one length: listed).
+    fn set_lengths(
+        &mut self,
+        listed: bool,
+        count: u64,
+        size: Option<u64>,
+        min_bs: u64,
+    ) -> Result<(u64, Option<FileSizes>), CompatError> {
+        match self.file_size_range(count, min_bs)? {
+            Some(z) if !listed => Ok((z.largest(), Some(z))),
+            Some(z) => {
+                let loc = self.o.get("filesize").map_or(self.section_loc, |(_, l)| l);
+                self.unsupported.push(
+                    format!(
+                        "filesize={} — lengths drawn for files named one by one; each is {}",
+                        z.text(),
+                        z.largest()
+                    ),
+                    loc,
+                );
+                Ok((z.largest(), None))
+            }
+            None => Ok((self.set_file_bytes(count, size, min_bs)?, None)),
+        }
     }
 
     /// `filesize=LOW-HIGH` (or `LOW:HIGH`): each file's length drawn uniformly in the
