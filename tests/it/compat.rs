@@ -1439,6 +1439,35 @@ fn end_fsync_is_one_flush_of_the_writer_reported_in_its_own_fio_job() {
     assert_eq!(jobs[1]["read"]["total_ios"], ws[1]["totals"]["read"]["ios"]);
 }
 
+/// fio lays out a new file with data only for a job that reads or says
+/// `overwrite=1`; a job that only writes (fio's default `overwrite=0`) leaves the file
+/// to its writes. Eight 4 KiB random writes to a new 4 MiB file allocate those
+/// blocks only; with `overwrite=1` all 4 MiB are written before the run.
+#[test]
+fn a_write_only_job_leaves_its_new_file_to_its_writes_unless_overwrite() {
+    use std::os::unix::fs::MetadataExt;
+    for (overwrite, laid_out) in [(None, false), (Some("--overwrite=1"), true)] {
+        let d = tempdir();
+        let mut cmd = ioscope();
+        cmd.args(["fio", "--name=w", "--rw=randwrite", "--size=4m", "--bs=4k"])
+            .args(["--number_ios=8", "--ioengine=sync"])
+            .arg(format!("--directory={}", d.path().display()))
+            .args(["--json", d.path().join("r.json").to_str().unwrap()])
+            .args(overwrite);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let md = std::fs::metadata(d.path().join("w.0.0")).unwrap();
+        let allocated = md.blocks() * 512;
+        assert_eq!(md.len(), 4 << 20);
+        // Laid out: every block allocated. Left to the writes: the 8 written blocks
+        // (a filesystem may allocate a little around them; far from 4 MiB).
+        match laid_out {
+            true => assert!(allocated >= 4 << 20, "{overwrite:?}: {allocated}"),
+            false => assert!(allocated <= 1 << 20, "{overwrite:?}: {allocated}"),
+        }
+    }
+}
+
 /// vdbench's `pause=` idles before the next run (Reporter.prepareNextRun), not after
 /// the last: two runs on a virtual-time device take milliseconds of wall time, so a
 /// command that takes at least the one pause between them (and says so) paused. Only
