@@ -220,6 +220,9 @@ pub fn result_switches(args: &[String]) -> Vec<String> {
     out
 }
 
+/// Dashes that are not ASCII '-': en dash, em dash, minus sign, non-breaking hyphen.
+const DASHES: [char; 4] = ['\u{2013}', '\u{2014}', '\u{2212}', '\u{2011}'];
+
 /// Reads the words of one line, switches then targets, each switch first through the
 /// table ([`table_reads`]).
 fn read_line(
@@ -231,6 +234,15 @@ fn read_line(
     for w in words {
         let (a, loc) = (&w.shown, &w.loc);
         let Some(opt) = w.text.strip_prefix('-').filter(|o| !o.is_empty()) else {
+            // A dash a word processor made typographic (`–c8G`, copied from a web
+            // page): diskspd takes the word as a target too; say why.
+            if let Some(dash) = w.text.chars().next().filter(|c| DASHES.contains(c)) {
+                return Err(loc.error(format!(
+                    "'{a}' starts with '{dash}' (U+{:04X}), not '-': a switch copied from \
+                     a web page or document; write it with '-'",
+                    u32::from(dash)
+                )));
+            }
             line.targets
                 .push((target_uri(&w.text, target_override, loc)?, loc.clone()));
             continue;

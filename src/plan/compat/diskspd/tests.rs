@@ -20,6 +20,17 @@ fn windows_paths_need_the_override() {
     assert_eq!(t.plan.targets[0].uri, "/tmp/x");
 }
 
+// A line copied from a web page whose first dash became an en dash: diskspd would
+// take it as a target; the error names the character.
+#[test]
+fn a_typographic_dash_is_named() {
+    for dash in ['\u{2013}', '\u{2014}'] {
+        let line = format!("diskspd {dash}c8G -d3 /tmp/t.dat");
+        let e = parse_diskspd(&args(&line), None).unwrap_err().to_string();
+        assert!(e.contains(&format!("U+{:04X}", u32::from(dash))), "{e}");
+    }
+}
+
 #[test]
 fn cache_flags_map_to_direct_and_write_through() {
     let ds = |flag: &str| {
