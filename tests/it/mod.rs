@@ -38,6 +38,7 @@ mod net_nfs;
 mod net_smb;
 #[cfg(feature = "smb")]
 mod net_smb_channels;
+mod nfs_trees;
 mod op_engines;
 mod output;
 mod own_settings;

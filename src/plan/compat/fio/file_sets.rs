@@ -71,6 +71,7 @@ impl JobCx<'_> {
                 unlink,
                 tree: None,
                 sizes: None,
+                remote: None,
             },
             Names::Listed(list) => FileSetSpec {
                 dir: dir.into(),
@@ -82,6 +83,7 @@ impl JobCx<'_> {
                 unlink,
                 tree: None,
                 sizes: None,
+                remote: None,
             },
         };
         let uri = spec.uri();

@@ -1,0 +1,102 @@
+//! Directory trees on an NFS export (`tree:nfs://…`, and vdbench's `anchor=nfs://…`)
+//! against a real NFS-Ganesha ([`super::net_nfs::server`]: started and killed by
+//! PID by the test): a format lays out exactly the declared leaf directories and
+//! files, checked through the export's backing directory on this host, and a
+//! create/delete/read/write mix runs on the export with each operation's counts
+//! adding up to the totals.
+
+use super::file_trees::{adds_up, census, formatted};
+use super::net_nfs::{server, Ganesha};
+use super::*;
+
+/// A vdbench parameter file with a depth 2 × width 2 × files 3 tree of 8 KiB files
+/// at `anchor` on `g`'s export, then `body`.
+fn parm(dir: &Path, g: &Ganesha, body: &str) -> PathBuf {
+    let p = dir.join("fs.parm");
+    let text = format!(
+        "fsd=fsd1,anchor=nfs://127.0.0.1:{}/nfs/anchor?mountport={},depth=2,width=2,files=3,size=8k\n{body}",
+        g.nfs_port, g.mount_port
+    );
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn a_format_on_an_nfs_anchor_lays_out_the_declared_tree() {
+    let Some(g) = server() else {
+        return;
+    };
+    let anchor = g.export_dir.join("anchor");
+    std::fs::create_dir(&anchor).unwrap();
+    let d = tempdir();
+    let p = parm(
+        d.path(),
+        &g,
+        "fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\n\
+         rd=rd1,fwd=fwd1,format=only,elapsed=2,interval=1\n",
+    );
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    assert_eq!(r.run(0).name, "format_for_rd1");
+    // 2 + 4 directories; 4 leaves × 3 files, every byte written through the export.
+    formatted(
+        &anchor,
+        &r,
+        (6, 12),
+        "vdb.1_2.dir/vdb.2_2.dir/vdb_f0003.file",
+    );
+}
+
+#[test]
+fn a_mix_on_an_nfs_tree_adds_up_per_operation() {
+    let Some(g) = server() else {
+        return;
+    };
+    std::fs::create_dir(g.export_dir.join("anchor")).unwrap();
+    let d = tempdir();
+    let p = parm(
+        d.path(),
+        &g,
+        "fwd=default,fsd=fsd1,xfersize=4k,fileio=sequential,fileselect=random\n\
+         fwd=fr,operation=read\nfwd=fw,operation=write\n\
+         fwd=fc,operation=create\nfwd=fd,operation=delete\nfwd=fs,operation=getattr\n\
+         rd=rd1,fwd=f*,fwdrate=max,format=yes,elapsed=3,interval=1\n",
+    );
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]);
+    let samples: Vec<_> = r.doc.runs.iter().map(|x| &x.error_samples).collect();
+    assert_eq!(r.code, Some(0), "{samples:?}\n{}", r.stderr);
+    assert_eq!(r.doc.runs.len(), 2, "the format run, then rd1");
+    let run = r.run(1);
+    let names: Vec<&str> = run.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["fr", "fw", "fc", "fd", "fs"]);
+    adds_up(run, &r.stderr);
+    for w in &run.workloads {
+        assert_eq!(w.totals.all.errors, 0, "{}: {}", w.name, r.stderr);
+    }
+    let total: u64 = run.workloads.iter().map(|w| w.totals.all.ios).sum();
+    assert_eq!(
+        total, run.totals.all.ios,
+        "the operations add up to the run's"
+    );
+    assert_eq!(run.workloads[0].totals.write.ios, 0, "reads only read");
+    assert!(run.workloads[1].totals.write.bytes > 0, "writes wrote");
+}
+
+#[test]
+fn file_operations_run_on_a_tree_uri_and_mkdir_parents_makes_the_anchor() {
+    let Some(g) = server() else {
+        return;
+    };
+    let uri = format!(
+        "tree:nfs://127.0.0.1:{}/nfs/made?depth=1&width=2&files=2&size=1k&mkdir=parents&mountport={}",
+        g.nfs_port, g.mount_port
+    );
+    let r = run_json(&[
+        "run", "-t", &uri, "--engine", "filestat", "--bs", "1k", "--rw", "read", "--passes", "1",
+    ]);
+    let t = &r.run(0).totals.read;
+    assert_eq!((t.ios, t.errors), (4, 0), "one stat per file: {}", r.stderr);
+    // The stat run laid the files out with their data before it started.
+    let (dirs, files) = census(&g.export_dir.join("made"));
+    assert_eq!((dirs.len(), files.len()), (2, 4), "{dirs:?} {files:?}");
+    assert!(files.iter().all(|(_, len)| *len == 1024), "{files:?}");
+}
