@@ -226,3 +226,36 @@ impl TreeDir for LocalDir {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::io::AsRawFd;
+
+    #[test]
+    fn local_calls_answer_as_the_kernel_does() {
+        let d = tempfile::tempdir().unwrap();
+        let fd = std::fs::File::open(d.path()).unwrap();
+        let dir = LocalDir { fd: fd.as_raw_fd() };
+        let eexist = -(libc::EEXIST as i64);
+        assert_eq!(dir.create(c"a"), 0);
+        assert_eq!(dir.create(c"a"), eexist, "O_EXCL");
+        let f = dir.create_new(c"b").unwrap();
+        assert_eq!(dir.write_at(&f, b"hello", 3), 5);
+        assert_eq!(dir.close(f), 0);
+        let f = dir.open(c"b", false).unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(dir.read_at(&f, &mut buf, 3), 5);
+        assert_eq!(&buf[..5], b"hello");
+        assert_eq!(dir.close(f), 0);
+        assert_eq!(dir.rename_noreplace(c"a", c"b"), eexist, "no replace");
+        assert_eq!(dir.rename_noreplace(c"a", c"c"), 0);
+        assert!(!dir.exists(c"a") && dir.exists(c"c"));
+        assert_eq!(dir.stat(c"c", StatCall::Statx), 0);
+        assert_eq!((dir.access(c"c"), dir.touch(c"c")), (0, 0));
+        assert_eq!(dir.mkdir(c"sub", 0o700), 0);
+        assert_eq!(dir.rmdir(c"sub"), 0);
+        assert_eq!(dir.unlink(c"c"), 0);
+        assert_eq!(dir.unlink(c"c"), -(libc::ENOENT as i64));
+    }
+}
