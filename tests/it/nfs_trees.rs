@@ -100,3 +100,28 @@ fn file_operations_run_on_a_tree_uri_and_mkdir_parents_makes_the_anchor() {
     assert_eq!((dirs.len(), files.len()), (2, 4), "{dirs:?} {files:?}");
     assert!(files.iter().all(|(_, len)| *len == 1024), "{files:?}");
 }
+
+#[test]
+fn reads_on_an_nfs_tree_take_the_sync_engine() {
+    let Some(g) = server() else {
+        return;
+    };
+    let uri = format!(
+        "tree:nfs://127.0.0.1:{}/nfs/t?depth=1&width=2&files=2&size=8k&mkdir=parents&mountport={}",
+        g.nfs_port, g.mount_port
+    );
+    let r = run_json(&[
+        "run", "-t", &uri, "--rw", "read", "--bs", "4k", "--passes", "1",
+    ]);
+    let run = r.run(0);
+    assert_eq!(run.engine, "sync", "auto's choice: {}", r.stderr);
+    // 4 files of 8 KiB laid out with data, each read once in 4 KiB reads.
+    assert_eq!((run.totals.read.ios, run.totals.read.errors), (8, 0));
+    assert_eq!(run.totals.read.bytes, 4 * 8192);
+    let out = super::run(&[
+        "run", "-t", &uri, "--rw", "read", "--bs", "4k", "--passes", "1", "--engine", "uring",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("by the sync engine only"), "{stderr}");
+}
