@@ -18,6 +18,7 @@ use super::page_fault::PageFaultEngine;
 use super::reconnect::{Reconnect, WithReconnect};
 use super::sim::SimEngine;
 use super::space::{SpaceCall, SpaceEngine};
+use super::tree_bytes::TreeBytesEngine;
 use super::{mem::MemEngine, null::NullEngine, sync::SyncEngine, uring::UringEngine};
 use super::{Engine, EngineError, Targets};
 use crate::plan::engine_opts::EngineOptions;
@@ -59,6 +60,11 @@ pub fn build(b: Build<'_>, d: impl Drive) {
         EngineKind::Null => d.run(NullEngine::new(capacity)),
         EngineKind::Mem => d.run(MemEngine::new(t, capacity)),
         EngineKind::Sim => d.run(SimEngine::new(t, capacity)),
+        // A tree on a server has no descriptors: its files are reached through
+        // their directory, one blocking call per request.
+        EngineKind::Sync if t.iter().any(|x| x.remote_byte_tree().is_some()) => {
+            outcome(d, TreeBytesEngine::new(t, capacity))
+        }
         EngineKind::Sync => d.run(SyncEngine::new(t, capacity)),
         EngineKind::Falloc => d.run(SpaceEngine::new(t, SpaceCall::Fallocate, capacity)),
         EngineKind::Ftruncate => d.run(SpaceEngine::new(t, SpaceCall::Ftruncate, capacity)),
@@ -89,13 +95,19 @@ pub fn build(b: Build<'_>, d: impl Drive) {
             None => d.fail(no_setting("cpuio", "a CPU load")),
         },
         k if k.is_file_op() => match FileOp::of(k, b.opts.stat) {
-            Some(op) => d.run(FileOpEngine::new(t, k, op, capacity)),
+            Some(op) => outcome(d, FileOpEngine::new(t, k, op, capacity)),
             None => d.fail(no_setting(k.name(), "a file operation")),
         },
         EngineKind::Nbd => reconnecting(d, NbdEngine::new(t, capacity), b.reconnect),
         EngineKind::Iscsi => reconnecting(d, IscsiEngine::new(t, capacity), b.reconnect),
         EngineKind::Nfs => reconnecting(d, NfsEngine::new(t, capacity), b.reconnect),
         EngineKind::Smb => smb(d, t, capacity, b.reconnect),
+        _ if t.iter().any(|x| x.remote_byte_tree().is_some()) => d.fail(EngineError::Setup {
+            engine: b.kind.name(),
+            source: std::io::Error::other(
+                "a tree on an NFS export is read and written by the sync engine only",
+            ),
+        }),
         _ => outcome(d, UringEngine::new(t, capacity, b.uring)),
     }
 }

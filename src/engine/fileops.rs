@@ -29,13 +29,12 @@
 mod tree;
 
 use super::inline::{InlineEngine, PerformIo};
-use super::{neg_errno, now_ns, IoRequest, Targets};
+use super::{now_ns, EngineError, IoRequest, Targets};
 use crate::plan::engine_opts::StatCall;
 use crate::plan::model::EngineKind;
+use crate::target::tree_dir::{FileId, TreeDir};
 use crate::target::Backing;
 use std::ffi::{CStr, CString};
-use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
-use std::os::unix::io::RawFd;
 
 /// The call one engine makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,9 +74,10 @@ impl FileOp {
     }
 }
 
-/// One target's directory and names, as the engine reaches them.
+/// One target's directory (the engine's own: a descriptor, or its own connection
+/// to the server) and names, as the engine reaches them.
 struct Set {
-    dir: RawFd,
+    dir: Box<dyn TreeDir>,
     targets: Targets,
     index: usize,
 }
@@ -89,13 +89,14 @@ pub struct FileOpIo {
     name: &'static str,
     /// copy's buffer: the file goes through it as through an application's.
     buf: Vec<u8>,
-    /// close's next file, opened (untimed) right after the previous close.
-    pending: Option<OwnedFd>,
+    /// close's next file (with its target), opened (untimed) right after the
+    /// previous close.
+    pending: Option<(usize, FileId)>,
 }
 
 /// Where one request acts: the set's directory, its names, the request's index.
 pub(super) struct At<'a> {
-    pub dir: RawFd,
+    pub dir: &'a dyn TreeDir,
     pub names: &'a [CString],
     /// A tree's directories (empty for a set that is no tree).
     pub dirs: &'a [CString],
@@ -103,22 +104,25 @@ pub(super) struct At<'a> {
     pub tree: bool,
 }
 
+/// Where file `i` of target `target` is, among the engine's `sets`.
+fn at_index(sets: &[Option<Set>], target: usize, i: usize) -> Option<At<'_>> {
+    let set = sets.get(target)?.as_ref()?;
+    let Backing::Files(f) = &set.targets[set.index].backing else {
+        return None;
+    };
+    (i < f.names.len()).then_some(At {
+        dir: &*set.dir,
+        names: &f.names,
+        dirs: &f.dirs,
+        i,
+        tree: f.spec.tree.is_some(),
+    })
+}
+
 /// Where `req` acts, among the engine's `sets`.
 fn at_of<'a>(sets: &'a [Option<Set>], req: &IoRequest) -> Option<At<'a>> {
-    {
-        let set = sets.get(req.target as usize)?.as_ref()?;
-        let Backing::Files(f) = &set.targets[set.index].backing else {
-            return None;
-        };
-        let i = (req.offset / (req.len.max(1) as u64)) as usize;
-        (i < f.names.len()).then_some(At {
-            dir: set.dir,
-            names: &f.names,
-            dirs: &f.dirs,
-            i,
-            tree: f.spec.tree.is_some(),
-        })
-    }
+    let i = (req.offset / (req.len.max(1) as u64)) as usize;
+    at_index(sets, req.target as usize, i)
 }
 
 impl FileOpIo {
@@ -129,114 +133,59 @@ impl FileOpIo {
         let Some(at) = at_of(&self.sets, req) else {
             return (-(libc::EINVAL as i64), 0);
         };
-        let fd = match self.pending.take() {
-            Some(fd) => fd,
+        let (t, f) = match self.pending.take() {
+            Some(p) => p,
             None => match tree::open_existing(&at, at.i) {
-                Some(fd) => fd,
+                Some(f) => (req.target as usize, f),
                 None => return (super::NOTHING_TO_DO, now_ns()),
             },
         };
-        // SAFETY: the descriptor is ours (taken from an OwnedFd) and closed once.
-        // close is not retried on EINTR: Linux has released the descriptor by then.
-        let r = unsafe { libc::close(fd.into_raw_fd()) };
-        let result = if r == 0 { 0 } else { neg_errno() };
+        let result = match at_index(&self.sets, t, 0) {
+            Some(owner) => owner.dir.close(f),
+            None => -(libc::EBADF as i64),
+        };
         let done = now_ns();
-        self.pending = tree::open_existing(&at, at.i + 1);
+        self.pending = tree::open_existing(&at, at.i + 1).map(|f| (req.target as usize, f));
         (result, done)
     }
 }
 
-/// The call on `name` in `dir`.
-pub(super) fn call(op: FileOp, dir: RawFd, name: &CStr) -> i64 {
-    let p = name.as_ptr();
-    match op {
-        FileOp::CreateFile => {
-            let flags = libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC;
-            let mut fd = -1;
-            // SAFETY: dir is an open directory and p a NUL-terminated name.
-            let r = complete(|| {
-                fd = unsafe { libc::openat(dir, p, flags, 0o600 as libc::c_uint) };
-                fd
-            });
-            if fd >= 0 {
-                // SAFETY: fd was opened just above and is closed once, here.
-                unsafe { libc::close(fd) };
+impl Drop for FileOpIo {
+    /// close's file still open at the end is closed through its directory.
+    fn drop(&mut self) {
+        if let Some((t, f)) = self.pending.take() {
+            if let Some(Some(set)) = self.sets.get(t) {
+                set.dir.close(f);
             }
-            r
         }
-        FileOp::StatFile(how) | FileOp::StatDir(how) => stat_at(dir, name, how),
-        // SAFETY (the four calls below): dir is an open directory and p a
-        // NUL-terminated name; none of them keeps either pointer.
-        FileOp::DeleteFile => complete(|| unsafe { libc::unlinkat(dir, p, 0) }),
-        FileOp::MakeDir => complete(|| unsafe { libc::mkdirat(dir, p, 0o700) }),
-        FileOp::RemoveDir => complete(|| unsafe { libc::unlinkat(dir, p, libc::AT_REMOVEDIR) }),
-        FileOp::Access => complete(|| unsafe { libc::faccessat(dir, p, libc::R_OK, 0) }),
-        FileOp::SetAttr => {
-            let times = [
-                libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: libc::UTIME_OMIT,
-                },
-                libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: libc::UTIME_NOW,
-                },
-            ];
-            // SAFETY: as above; times is two timespecs, read only.
-            complete(|| unsafe { libc::utimensat(dir, p, times.as_ptr(), 0) })
-        }
+    }
+}
+
+/// The call on `name` in `dir`.
+pub(super) fn call(op: FileOp, dir: &dyn TreeDir, name: &CStr) -> i64 {
+    match op {
+        FileOp::CreateFile => dir.create(name),
+        FileOp::StatFile(how) | FileOp::StatDir(how) => dir.stat(name, how),
+        FileOp::DeleteFile => dir.unlink(name),
+        FileOp::MakeDir => dir.mkdir(name, 0o700),
+        FileOp::RemoveDir => dir.rmdir(name),
+        FileOp::Access => dir.access(name),
+        FileOp::SetAttr => dir.touch(name),
         // open, close, copy and move are made by their own functions.
         FileOp::Open | FileOp::Close | FileOp::Copy | FileOp::Move => -(libc::EINVAL as i64),
     }
 }
 
 /// open: the time is taken once the file is open; the close comes after it.
-pub(super) fn open_timed(dir: RawFd, name: &CStr) -> (i64, u64) {
-    // SAFETY: dir is an open directory and name NUL-terminated.
-    let fd = unsafe { libc::openat(dir, name.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    let result = if fd >= 0 { 0 } else { neg_errno() };
-    let done = now_ns();
-    if fd >= 0 {
-        // SAFETY: fd was opened just above and is owned (and closed) here only.
-        drop(unsafe { OwnedFd::from_raw_fd(fd) });
+pub(super) fn open_timed(dir: &dyn TreeDir, name: &CStr) -> (i64, u64) {
+    match dir.open(name, false) {
+        Ok(f) => {
+            let done = now_ns();
+            dir.close(f);
+            (0, done)
+        }
+        Err(e) => (e, now_ns()),
     }
-    (result, done)
-}
-
-/// Runs `call` once (again on EINTR) and turns its result into a completion result.
-pub(super) fn complete(mut call: impl FnMut() -> libc::c_int) -> i64 {
-    loop {
-        if call() >= 0 {
-            return 0;
-        }
-        let e = neg_errno();
-        if e != -(libc::EINTR as i64) {
-            return e;
-        }
-    }
-}
-
-/// stat, lstat or statx of `name` in `dir`.
-fn stat_at(dir: RawFd, name: &CStr, how: StatCall) -> i64 {
-    complete(|| match how {
-        StatCall::Statx => {
-            // SAFETY: statx is plain data; zeroed is valid and the call fills it.
-            let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-            // SAFETY: dir is an open directory, name NUL-terminated, stx writable.
-            unsafe { libc::statx(dir, name.as_ptr(), 0, libc::STATX_BASIC_STATS, &mut stx) }
-        }
-        _ => {
-            let flags = if how == StatCall::Lstat {
-                libc::AT_SYMLINK_NOFOLLOW
-            } else {
-                0
-            };
-            // SAFETY: stat is plain data; zeroed is valid and the call fills it.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            // SAFETY: dir is an open directory, name NUL-terminated, st writable.
-            unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, flags) }
-        }
-    })
 }
 
 impl PerformIo for FileOpIo {
@@ -275,51 +224,50 @@ const COPY_BUF_BYTES: usize = 128 << 10;
 pub type FileOpEngine = InlineEngine<FileOpIo>;
 
 impl FileOpEngine {
-    /// An engine making `engine`'s operation on the `files:` targets among `targets`.
-    pub fn new(targets: &Targets, engine: EngineKind, op: FileOp, capacity: usize) -> Self {
-        let sets: Vec<Option<Set>> = targets
-            .iter()
-            .enumerate()
-            .map(|(index, t)| match &t.backing {
-                Backing::Files(f) => Some(Set {
-                    dir: f.dir_fd(),
-                    targets: targets.clone(),
-                    index,
-                }),
-                _ => None,
-            })
-            .collect();
+    /// An engine making `engine`'s operation on the `files:` targets among
+    /// `targets`, each reached through a directory of its own (a tree on a server:
+    /// a connection of this engine's).
+    pub fn new(
+        targets: &Targets,
+        engine: EngineKind,
+        op: FileOp,
+        capacity: usize,
+    ) -> Result<Self, EngineError> {
+        let mut sets = Vec::with_capacity(targets.len());
+        for (index, t) in targets.iter().enumerate() {
+            let Backing::Files(f) = &t.backing else {
+                sets.push(None);
+                continue;
+            };
+            let dir = f.connect().map_err(|e| EngineError::Setup {
+                engine: engine.name(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            sets.push(Some(Set {
+                dir,
+                targets: targets.clone(),
+                index,
+            }));
+        }
         // close's first file is opened here, before the run, so no close's time
         // includes an open.
         let first = (op == FileOp::Close)
-            .then(|| sets.iter().flatten().next())
+            .then(|| sets.iter().position(|s| s.is_some()))
             .flatten()
-            .and_then(|set| {
-                let Backing::Files(f) = &set.targets[set.index].backing else {
-                    return None;
-                };
-                let at = At {
-                    dir: set.dir,
-                    names: &f.names,
-                    dirs: &f.dirs,
-                    i: 0,
-                    tree: f.spec.tree.is_some(),
-                };
-                tree::open_existing(&at, 0)
-            });
-        InlineEngine::with(
+            .and_then(|t| Some((t, tree::open_existing(&at_index(&sets, t, 0)?, 0)?)));
+        let buf = match op == FileOp::Copy {
+            true => vec![0u8; COPY_BUF_BYTES],
+            false => Vec::new(),
+        };
+        Ok(InlineEngine::with(
             FileOpIo {
                 op,
                 sets,
                 name: engine.name(),
-                buf: if op == FileOp::Copy {
-                    vec![0u8; COPY_BUF_BYTES]
-                } else {
-                    Vec::new()
-                },
+                buf,
                 pending: first,
             },
             capacity,
-        )
+        ))
     }
 }

@@ -87,6 +87,7 @@ pub mod smb;
 pub mod space;
 pub mod sync;
 pub mod tag_table;
+pub mod tree_bytes;
 pub mod uring;
 pub mod wait;
 

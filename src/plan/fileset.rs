@@ -50,6 +50,44 @@ pub struct FileSetSpec {
     /// Files of several lengths (a tree's `size=LEN:PCT,…`): `file_bytes` is then
     /// the largest, each file's stride in the address space.
     pub sizes: Option<FileSizes>,
+    /// A tree on a file server rather than a local directory (`tree:nfs://…`):
+    /// `dir` is then the anchor's path inside the export, from its root.
+    pub remote: Option<RemoteDir>,
+}
+
+/// Where a remote tree's anchor is: the server and share or export, reached from
+/// user space (no kernel mount).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteDir {
+    /// An NFS export (`tree:nfs://HOST[:PORT]/EXPORT/DIR`): the spec's `file` is
+    /// the anchor's name inside the export.
+    Nfs(Box<super::nfs_spec::NfsSpec>),
+}
+
+impl RemoteDir {
+    /// The server part of the URI, `nfs://HOST[:PORT]/EXPORT` (no query).
+    fn base(&self) -> String {
+        match self {
+            RemoteDir::Nfs(n) => {
+                let host = match n.host.contains(':') {
+                    true => format!("[{}]", n.host),
+                    false => n.host.clone(),
+                };
+                let port = n.nfs_port.map(|p| format!(":{p}")).unwrap_or_default();
+                format!("nfs://{host}{port}{}", n.export)
+            }
+        }
+    }
+
+    /// The URI's query parameters that belong to the server, `&`-prefixed.
+    fn query(&self) -> String {
+        match self {
+            RemoteDir::Nfs(n) => n
+                .mount_port
+                .map(|p| format!("&mountport={p}"))
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// The name format when none is given: `f.0`, `f.1`, …
@@ -186,6 +224,7 @@ impl FileSetSpec {
             unlink,
             tree: None,
             sizes,
+            remote: None,
         })
     }
 
@@ -227,6 +266,7 @@ impl FileSetSpec {
             unlink,
             tree: None,
             sizes: None,
+            remote: None,
         })
     }
 
@@ -269,17 +309,25 @@ impl FileSetSpec {
             unlink: false,
             tree: Some(tree),
             sizes,
+            remote: None,
         })
     }
 
     /// The URI [`FileSetSpec::parse`] (or [`FileSetSpec::parse_tree`]) reads back.
     pub fn uri(&self) -> String {
         if let Some(t) = &self.tree {
-            let mut s = format!("tree:{}?{}", self.dir.display(), t.query());
+            let dir = match &self.remote {
+                Some(r) => format!("{}{}", r.base(), self.dir.display()),
+                None => self.dir.display().to_string(),
+            };
+            let mut s = format!("tree:{dir}?{}", t.query());
             match &self.sizes {
                 Some(z) => s.push_str(&format!("&size={}&seed={}", z.text(), z.seed)),
                 None if self.file_bytes > 0 => s.push_str(&format!("&size={}", self.file_bytes)),
                 None => {}
+            }
+            if let Some(r) = &self.remote {
+                s.push_str(&r.query());
             }
             return s;
         }

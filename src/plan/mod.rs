@@ -15,6 +15,7 @@ pub mod hosts;
 pub mod jobfile;
 pub mod model;
 pub mod net_endpoint;
+pub mod nfs_spec;
 pub mod on_error;
 pub mod outputs;
 pub mod overrides;

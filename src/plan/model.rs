@@ -216,21 +216,7 @@ pub struct SmbSpec {
     pub path: String,
 }
 
-/// Where a file on an NFS export is, as parsed by `crate::target::nfs::parse`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NfsSpec {
-    /// The URI as given.
-    pub uri: String,
-    pub host: String,
-    /// The NFS service's port (`None`: the one the server's portmapper names).
-    pub nfs_port: Option<u16>,
-    /// The MOUNT service's port (`?mountport=N`; `None`: the portmapper's).
-    pub mount_port: Option<u16>,
-    /// The export's path on the server, starting with '/'.
-    pub export: String,
-    /// The file's name inside the export (no '/').
-    pub file: String,
-}
+pub use super::nfs_spec::NfsSpec;
 
 /// Where an iSCSI LUN is, as parsed by `crate::target::iscsi::parse`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -217,6 +217,16 @@ fn resolve_with(kind: EngineKind, targets: &[Arc<OpenTarget>], uring_ok: bool) -
         );
         return choice(d.engine, why);
     }
+    if let (EngineKind::Auto, Some(t)) = (
+        kind,
+        targets.iter().find(|t| t.remote_byte_tree().is_some()),
+    ) {
+        let why = format!(
+            "auto: {} is a tree on a file server, reached with blocking calls",
+            t.uri
+        );
+        return choice(EngineKind::Sync, why);
+    }
     match kind {
         EngineKind::Auto => {
             let files: Vec<&Arc<OpenTarget>> =

@@ -57,8 +57,8 @@ impl<'a> From<&'a OpenTarget> for Geometry<'a> {
             direct: t.direct,
             align_bytes: Some(t.align_bytes),
             blocks: matches!(t.backing, Backing::Iscsi(_)),
-            file_bytes: t.byte_files().map_or(0, |s| s.file_bytes),
-            file_lens: set_file_lens(&t.uri, t.byte_files().is_some()),
+            file_bytes: t.set_stride_bytes().unwrap_or(0),
+            file_lens: set_file_lens(&t.uri, t.set_stride_bytes().is_some()),
         }
     }
 }

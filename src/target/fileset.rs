@@ -5,15 +5,19 @@
 //! find none of the names (creating over an existing file would time an open, not a
 //! create), a stat or delete run finds them or has them laid out here, before the
 //! first timed operation — and [`FileSetTarget::undo`] removes what was laid out
-//! when the run is refused after opening.
+//! when the run is refused after opening. A tree on an NFS export
+//! (`tree:nfs://…`) is held as its export's description and one connection for the
+//! laying out; each engine connects for itself ([`FileSetTarget::connect`]), and
+//! everything here reaches the directory through [`TreeDir`].
 
+use super::nfs::tree_dir::NfsDir;
+use super::tree_dir::{LocalDir, TreeDir};
 use super::TargetError;
-use crate::plan::fileset::FileSetSpec;
+use crate::plan::fileset::{FileSetSpec, RemoteDir};
 use std::ffi::CString;
 use std::fs::File;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::io::{AsRawFd, RawFd};
+use std::os::unix::io::AsRawFd;
 use std::sync::Mutex;
 
 /// What a run will do with a file set, which decides what must already be there:
@@ -24,7 +28,7 @@ pub use crate::plan::engine_kind::SetUse;
 #[derive(Debug)]
 pub struct FileSetTarget {
     pub spec: FileSetSpec,
-    dir: File,
+    root: Root,
     /// File `i`'s name, relative to the directory.
     pub names: Vec<CString>,
     /// A tree's directories, parents first, relative to the directory (empty for a
@@ -32,6 +36,9 @@ pub struct FileSetTarget {
     pub dirs: Vec<CString>,
     /// Indices this process laid out before the run (undone if the run is refused).
     laid_out: Mutex<Vec<u64>>,
+    /// Opened for its files' bytes (a tree on a server read and written by the sync
+    /// engine through [`TreeDir`]), not for the file-operation engines.
+    pub bytes: bool,
 }
 
 fn invalid(uri: &str, msg: String) -> TargetError {
@@ -41,16 +48,28 @@ fn invalid(uri: &str, msg: String) -> TargetError {
     }
 }
 
+/// Where the set's directory is reached.
+enum Root {
+    /// Held open: the engines name files relative to it.
+    Local(File),
+    /// On an NFS export: the connection the opener laid out through.
+    Nfs(Box<Mutex<NfsDir>>),
+}
+
+impl std::fmt::Debug for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Root::Local(d) => f.debug_tuple("Local").field(d).finish(),
+            Root::Nfs(_) => f.write_str("Nfs"),
+        }
+    }
+}
+
 /// Most names rendered up front (a name is a few dozen bytes).
 const MAX_FILES: u64 = 100_000_000;
 
-/// Checks what [`open`] will find, creating nothing: the directory exists, and for a
-/// create run none of the names does. Returns the names.
-pub fn probe(
-    uri: &str,
-    spec: &FileSetSpec,
-    use_: Option<SetUse>,
-) -> Result<Vec<CString>, TargetError> {
+/// Refuses a set of more names than are rendered up front.
+fn check_count(uri: &str, spec: &FileSetSpec) -> Result<(), TargetError> {
     if spec.count > MAX_FILES {
         return Err(invalid(
             uri,
@@ -59,6 +78,33 @@ pub fn probe(
                 spec.count
             ),
         ));
+    }
+    Ok(())
+}
+
+/// The set's names, rendered.
+fn names(uri: &str, spec: &FileSetSpec) -> Result<Vec<CString>, TargetError> {
+    (0..spec.count)
+        .map(|i| {
+            CString::new(spec.file_name(i))
+                .map_err(|_| invalid(uri, "a file name holds a NUL byte".into()))
+        })
+        .collect()
+}
+
+/// Checks what [`open`] will find, creating nothing: the directory exists, and for a
+/// create run none of the names does. Returns the names.
+pub fn probe(
+    uri: &str,
+    spec: &FileSetSpec,
+    use_: Option<SetUse>,
+) -> Result<Vec<CString>, TargetError> {
+    check_count(uri, spec)?;
+    // A remote set is a tree, whose creates look for missing names: nothing to
+    // check name by name.
+    if let Some(RemoteDir::Nfs(n)) = &spec.remote {
+        super::nfs::tree_dir::probe(uri, n, spec)?;
+        return names(uri, spec);
     }
     // A tree that makes its anchor checks nothing in it before it is made.
     let made_later = spec.tree.is_some_and(|t| t.make_anchor) && !spec.dir.exists();
@@ -74,24 +120,17 @@ pub fn probe(
             Some(open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?)
         }
     };
-    let mut names = Vec::with_capacity(spec.count as usize);
-    let mut existing = 0u64;
-    let mut first_existing = None;
-    for i in 0..spec.count {
-        let name = CString::new(spec.file_name(i))
-            .map_err(|_| invalid(uri, "a file name holds a NUL byte".into()))?;
-        // A tree's creates look for a name that does not exist (vdbench's rule).
-        let once = spec.tree.is_none();
-        if once
-            && use_ == Some(SetUse::Create)
-            && dir
-                .as_ref()
-                .is_some_and(|d| exists_at(d.as_raw_fd(), &name))
-        {
-            existing += 1;
-            first_existing.get_or_insert_with(|| spec.file_name(i));
+    let names = names(uri, spec)?;
+    let (mut existing, mut first_existing) = (0u64, None);
+    // A tree's creates look for a name that does not exist (vdbench's rule).
+    if let (Some(d), true) = (&dir, spec.tree.is_none() && use_ == Some(SetUse::Create)) {
+        let d = LocalDir { fd: d.as_raw_fd() };
+        for (i, name) in names.iter().enumerate() {
+            if d.exists(name) {
+                existing += 1;
+                first_existing.get_or_insert_with(|| spec.file_name(i as u64));
+            }
         }
-        names.push(name);
     }
     if let Some(first) = first_existing {
         return Err(invalid(
@@ -114,18 +153,30 @@ pub fn open(
     spec: &FileSetSpec,
     use_: Option<SetUse>,
 ) -> Result<FileSetTarget, TargetError> {
-    let names = probe(uri, spec, use_)?;
-    make_set_dirs(uri, spec)?;
-    let dir = open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?;
+    let (names, root) = match &spec.remote {
+        Some(RemoteDir::Nfs(n)) => {
+            check_count(uri, spec)?;
+            let d = super::nfs::tree_dir::open(uri, n, spec)?;
+            (names(uri, spec)?, Root::Nfs(Box::new(Mutex::new(d))))
+        }
+        None => {
+            let names = probe(uri, spec, use_)?;
+            make_set_dirs(uri, spec)?;
+            let dir =
+                open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?;
+            (names, Root::Local(dir))
+        }
+    };
     let dirs = spec.tree.iter().flat_map(|t| t.dirs()).map(|d| {
         CString::new(d).map_err(|_| invalid(uri, "a directory name holds a NUL byte".into()))
     });
     let t = FileSetTarget {
         spec: spec.clone(),
-        dir,
+        root,
         names,
         dirs: dirs.collect::<Result<_, _>>()?,
         laid_out: Mutex::new(Vec::new()),
+        bytes: false,
     };
     // A tree's directories are made above; its names are files, never laid out as
     // directories.
@@ -135,6 +186,31 @@ pub fn open(
             t.undo();
             return Err(e);
         }
+    }
+    Ok(t)
+}
+
+/// Opens a tree on a server for its files' bytes (the sync engine reads and writes
+/// them through [`TreeDir`]): the directories made, and each missing file created —
+/// empty under `sparse` (`create = "empty"`: the run's writes, a format's, give it
+/// its length; NFSv3 through libnfs has no hole to make without a write), else
+/// laid out with data at its length, as for a stat run.
+pub fn open_remote_bytes(
+    uri: &str,
+    spec: &FileSetSpec,
+    sparse: bool,
+) -> Result<FileSetTarget, TargetError> {
+    if spec.file_bytes == 0 {
+        return Err(invalid(
+            uri,
+            "a file set read and written as bytes needs size=BYTES (each file's length)".into(),
+        ));
+    }
+    let mut t = open(uri, spec, None)?;
+    t.bytes = true;
+    if let Err(e) = t.lay_out_files(SetUse::Files, sparse) {
+        t.undo();
+        return Err(e);
     }
     Ok(t)
 }
@@ -180,56 +256,73 @@ fn open_dir(spec: &FileSetSpec) -> std::io::Result<File> {
         .open(&spec.dir)
 }
 
-fn exists_at(dir: RawFd, name: &CString) -> bool {
-    // SAFETY: statbuf is plain data; zeroed is valid and fstatat fills it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: dir is an open directory descriptor and name a NUL-terminated string.
-    unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0 }
-}
-
 impl FileSetTarget {
-    /// The directory descriptor the engines name files relative to.
-    pub fn dir_fd(&self) -> RawFd {
-        self.dir.as_raw_fd()
+    /// A directory of its own for one engine (a worker): the local directory's
+    /// descriptor, or a new connection to the NFS export.
+    pub fn connect(&self) -> Result<Box<dyn TreeDir>, TargetError> {
+        match (&self.root, &self.spec.remote) {
+            (Root::Local(d), _) => Ok(Box::new(LocalDir { fd: d.as_raw_fd() })),
+            (Root::Nfs(_), Some(RemoteDir::Nfs(n))) => NfsDir::connect(n)
+                .map(|d| Box::new(d) as Box<dyn TreeDir>)
+                .map_err(|e| TargetError::Unavailable {
+                    uri: self.spec.uri(),
+                    msg: format!("{}: {e}", super::nfs::server(n)),
+                }),
+            (Root::Nfs(_), None) => Err(invalid(&self.spec.uri(), "no server".into())),
+        }
     }
 
-    /// Creates the missing files (each its own length, real data) or directories.
+    /// Runs `f` on the opener's own directory (the local descriptor, or the
+    /// connection the set was opened through).
+    fn with_dir<R>(&self, f: impl FnOnce(&dyn TreeDir) -> R) -> R {
+        match &self.root {
+            Root::Local(d) => f(&LocalDir { fd: d.as_raw_fd() }),
+            Root::Nfs(c) => f(&*c.lock().unwrap_or_else(|p| p.into_inner())),
+        }
+    }
+
+    /// Creates the missing files (each its own length, real data; empty with
+    /// `empty`) or directories.
     fn lay_out(&self, use_: SetUse) -> Result<(), TargetError> {
-        let fd = self.dir_fd();
+        self.lay_out_files(use_, false)
+    }
+
+    fn lay_out_files(&self, use_: SetUse, empty: bool) -> Result<(), TargetError> {
         let data = vec![0xa5u8; self.spec.file_bytes.min(1 << 20) as usize];
         let mut made = self.laid_out.lock().unwrap_or_else(|p| p.into_inner());
-        for (i, name) in self.names.iter().enumerate() {
-            if exists_at(fd, name) {
-                continue;
+        self.with_dir(|dir| {
+            for (i, name) in self.names.iter().enumerate() {
+                if dir.exists(name) {
+                    continue;
+                }
+                let r = match use_ {
+                    SetUse::Dirs => dir.mkdir(name, 0o777),
+                    _ if empty => write_file(dir, name, &data, 0),
+                    _ => write_file(dir, name, &data, self.spec.file_len(i as u64)),
+                };
+                if r < 0 {
+                    let path = self.spec.dir.join(name.to_string_lossy().as_ref());
+                    let e = std::io::Error::from_raw_os_error(-r as i32);
+                    return Err(super::io_err(&path, "laying out")(e));
+                }
+                made.push(i as u64);
             }
-            let path = self
-                .spec
-                .dir
-                .join(std::ffi::OsStr::from_bytes(name.as_bytes()));
-            let r = match use_ {
-                SetUse::Dirs => std::fs::create_dir(&path),
-                _ => write_file(&path, &data, self.spec.file_len(i as u64)),
-            };
-            r.map_err(|e| super::io_err(&path, "laying out")(e))?;
-            made.push(i as u64);
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Removes what [`FileSetTarget::lay_out`] created (best effort): a run refused
     /// after opening leaves the directory as it found it.
     pub fn undo(&self) {
-        let fd = self.dir_fd();
         let made = std::mem::take(&mut *self.laid_out.lock().unwrap_or_else(|p| p.into_inner()));
-        for i in made {
-            let name = &self.names[i as usize];
-            // SAFETY: fd is an open directory and name a NUL-terminated string.
-            unsafe {
-                if libc::unlinkat(fd, name.as_ptr(), 0) != 0 {
-                    libc::unlinkat(fd, name.as_ptr(), libc::AT_REMOVEDIR);
+        self.with_dir(|dir| {
+            for i in made {
+                let name = &self.names[i as usize];
+                if dir.unlink(name) != 0 {
+                    dir.rmdir(name);
                 }
             }
-        }
+        })
     }
 
     /// Forgets what was laid out: the run started, and the files are its own now.
@@ -241,19 +334,29 @@ impl FileSetTarget {
     }
 }
 
-fn write_file(path: &std::path::Path, chunk: &[u8], len: u64) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    let mut left = len;
-    while left > 0 {
-        let n = (left as usize).min(chunk.len());
-        f.write_all(&chunk[..n])?;
-        left -= n as u64;
+/// Creates `name` (failing if it exists) and writes `len` bytes of `chunk` into it:
+/// 0, or a negated errno.
+fn write_file(dir: &dyn TreeDir, name: &CString, chunk: &[u8], len: u64) -> i64 {
+    let f = match dir.create_new(name) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let mut at = 0u64;
+    let mut r = 0;
+    while at < len && r >= 0 {
+        let n = ((len - at) as usize).min(chunk.len());
+        r = dir.write_at(&f, &chunk[..n], at);
+        if r == 0 {
+            r = -(libc::EIO as i64);
+        }
+        at += r.max(0) as u64;
     }
-    Ok(())
+    let closed = dir.close(f);
+    if r < 0 {
+        r
+    } else {
+        closed
+    }
 }
 
 #[cfg(test)]

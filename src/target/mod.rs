@@ -19,6 +19,7 @@ pub mod retry;
 pub mod safety;
 pub mod sim;
 pub mod smb;
+pub mod tree_dir;
 pub mod uri;
 mod work_dirs;
 
@@ -119,6 +120,14 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
         return crate::plan::fileset::FileSetSpec::parse(rest)
             .map(TargetKind::Files)
             .map_err(|e| invalid(e.to_string()));
+    }
+    if let Some(rest) = uri
+        .strip_prefix("tree:")
+        .filter(|r| r.starts_with("nfs://"))
+    {
+        return nfs::tree_dir::parse_tree(rest)
+            .map(TargetKind::Files)
+            .map_err(invalid);
     }
     if let Some(rest) = uri.strip_prefix("tree:") {
         return crate::plan::fileset::FileSetSpec::parse_tree(rest)
@@ -224,6 +233,23 @@ impl OpenTarget {
         }
     }
 
+    /// A tree on a server opened for its bytes (no descriptors: the sync engine
+    /// reaches its files through their directory, `tree_dir::TreeDir`).
+    pub fn remote_byte_tree(&self) -> Option<&fileset::FileSetTarget> {
+        match &self.backing {
+            Backing::Files(f) if f.bytes => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The length of each file's part of the address space, for a file set read
+    /// and written as bytes.
+    pub fn set_stride_bytes(&self) -> Option<u64> {
+        self.byte_files()
+            .map(|s| s.file_bytes)
+            .or_else(|| self.remote_byte_tree().map(|f| f.spec.file_bytes))
+    }
+
     /// Whether the target's data outlives this process (files, devices, network
     /// targets; not mem:, null:, sim:), so it can be checked after the fact.
     pub fn is_persistent(&self) -> bool {
@@ -268,6 +294,8 @@ impl OpenTarget {
             Backing::Iscsi(_) => ProbeKind::Iscsi,
             Backing::Smb(_) => ProbeKind::Smb,
             Backing::Nfs(_) => ProbeKind::Nfs,
+            // A tree on a server opened for its bytes, as its probe says.
+            Backing::Files(f) if f.bytes => ProbeKind::File,
             Backing::Files(_) => ProbeKind::Files,
         }
     }
@@ -380,13 +408,19 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         TargetKind::Smb(s) => open_smb(spec, &s, opts),
         TargetKind::Nfs(n) => open_nfs(spec, &n, opts),
         TargetKind::Path(path) => open_path(spec, &path, opts),
+        TargetKind::Files(set) if set.remote.is_some() && byte_use(opts) => {
+            let t = fileset::open_remote_bytes(&spec.uri, &set, opts.sparse)?;
+            let size = set.count.saturating_mul(set.file_bytes);
+            Ok(OpenTarget::buffered(spec, Backing::Files(t), size))
+        }
         TargetKind::Files(set) if opts.set_use == Some(fileset::SetUse::Bytes) => {
             fileset_bytes::open(spec, &set, opts)
         }
         TargetKind::Files(set) => Ok(OpenTarget::buffered(
             spec,
             Backing::Files({
-                if spec.create_dirs {
+                // A remote tree's anchor is made on the server, by its opener.
+                if spec.create_dirs && set.remote.is_none() {
                     work_dirs::make(&spec.uri, &set.dir)?;
                 }
                 fileset::open(&spec.uri, &set, opts.set_use)?
@@ -394,6 +428,11 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
             set.count.saturating_mul(opts.slot_bytes.max(1)),
         )),
     }
+}
+
+/// A run reads or writes a set's bytes.
+fn byte_use(opts: OpenOptionsIo) -> bool {
+    opts.set_use == Some(fileset::SetUse::Bytes)
 }
 
 fn io_err<'a>(path: &'a Path, op: &'static str) -> impl FnOnce(std::io::Error) -> TargetError + 'a {
@@ -466,12 +505,18 @@ pub fn probe(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<Probe, TargetErro
             Ok(fixed(ProbeKind::Nfs, spec.size_bytes.unwrap_or(size)))
         }
         TargetKind::Path(path) => probe_path(spec, &path, opts),
+        // Mounts the export and looks at the anchor; creates nothing.
+        TargetKind::Files(set) if set.remote.is_some() && byte_use(opts) => {
+            fileset::probe(&spec.uri, &set, None)?;
+            let size = set.count.saturating_mul(set.file_bytes);
+            Ok(fixed(ProbeKind::File, size))
+        }
         TargetKind::Files(set) if opts.set_use == Some(fileset::SetUse::Bytes) => {
             fileset_bytes::probe(spec, &set, opts)
         }
         TargetKind::Files(set) => {
             // A directory the opening makes holds nothing yet: nothing to look at.
-            if spec.create_dirs && !set.dir.exists() {
+            if spec.create_dirs && set.remote.is_none() && !set.dir.exists() {
                 work_dirs::nearest_existing(&spec.uri, &set.dir)?;
             } else {
                 fileset::probe(&spec.uri, &set, opts.set_use)?;

@@ -27,7 +27,7 @@ fn with_anchor() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Every directory and regular file below `root`, counted.
-fn census(root: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, u64)>) {
+pub(super) fn census(root: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, u64)>) {
     let (mut dirs, mut files) = (Vec::new(), Vec::new());
     let mut todo = vec![root.to_path_buf()];
     while let Some(d) = todo.pop() {
@@ -57,20 +57,43 @@ fn format_only_lays_out_the_declared_tree() {
     let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
     assert_eq!(r.doc.runs.len(), 1, "format=only runs the format alone");
     assert_eq!(r.run(0).name, "format_for_rd1");
-    let (dirs, files) = census(&anchor);
-    // 3 + 9 directories; 9 leaves × 4 files, each 8 KiB, in the leaves only.
-    assert_eq!(dirs.len(), 12, "{dirs:?}");
-    assert_eq!(files.len(), 36);
-    assert!(files.iter().all(|(_, len)| *len == 8192), "{files:?}");
-    assert!(files
+    // 3 + 9 directories; 9 leaves × 4 files.
+    formatted(
+        &anchor,
+        &r,
+        (12, 36),
+        "vdb.1_3.dir/vdb.2_3.dir/vdb_f0004.file",
+    );
+}
+
+/// Each workload's measured intervals' counts in `run` add up to its total.
+pub(super) fn adds_up(run: &ioscope::result::RunResult) {
+    let measured: Vec<_> = run.intervals.iter().filter(|i| !i.warmup).collect();
+    assert!(!measured.is_empty());
+    for (k, w) in run.workloads.iter().enumerate() {
+        let per_interval: u64 = measured.iter().map(|i| i.workloads[k].ios).sum();
+        assert_eq!(
+            per_interval, w.totals.all.ios,
+            "{}: intervals add up to the total",
+            w.name
+        );
+    }
+}
+
+/// What a format (run 0 of `r`) of a depth-2 tree of 8 KiB files left below
+/// `anchor`: `dirs` directories and `files` files, each 8 KiB, in the leaves only,
+/// `last` among them, and every byte written once in 4 KiB writes.
+pub(super) fn formatted(anchor: &Path, r: &Ran, (dirs, files): (usize, usize), last: &str) {
+    let (d, f) = census(anchor);
+    assert_eq!(d.len(), dirs, "{d:?}");
+    assert_eq!(f.len(), files, "{f:?}");
+    assert!(f.iter().all(|(_, len)| *len == 8192), "{f:?}");
+    assert!(f
         .iter()
         .all(|(p, _)| p.components().count() == anchor.components().count() + 3));
-    assert!(anchor
-        .join("vdb.1_3.dir/vdb.2_3.dir/vdb_f0004.file")
-        .is_file());
-    // The format run wrote every byte once: 36 files × 8 KiB in 4 KiB writes.
-    assert_eq!(r.run(0).totals.write.ios, 72);
-    assert_eq!(r.run(0).totals.write.bytes, 36 * 8192);
+    assert!(anchor.join(last).is_file(), "{last}");
+    assert_eq!(r.run(0).totals.write.ios, 2 * files as u64);
+    assert_eq!(r.run(0).totals.write.bytes, files as u64 * 8192);
 }
 
 #[test]
@@ -98,15 +121,9 @@ fn a_mix_reports_each_operation_per_interval() {
     );
     let names: Vec<&str> = run.workloads.iter().map(|w| w.name.as_str()).collect();
     assert_eq!(names, ["fr", "fw", "fc", "fd"]);
+    adds_up(run);
     let measured: Vec<_> = run.intervals.iter().filter(|i| !i.warmup).collect();
-    assert!(!measured.is_empty());
     for (k, w) in run.workloads.iter().enumerate() {
-        let per_interval: u64 = measured.iter().map(|i| i.workloads[k].ios).sum();
-        assert_eq!(
-            per_interval, w.totals.all.ios,
-            "{}: intervals add up to the total",
-            w.name
-        );
         assert!(w.totals.all.ios > 0, "{} did nothing: {}", w.name, r.stderr);
         let lat = if k == 0 {
             &w.totals.read.latency_us

@@ -40,6 +40,7 @@ mod net_smb;
 mod net_smb_channels;
 #[cfg(feature = "smb")]
 mod net_smb_dir;
+mod nfs_trees;
 mod op_engines;
 mod output;
 mod own_settings;

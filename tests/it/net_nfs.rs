@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// A running Ganesha (and the rpcbind started for it, if any).
-struct Ganesha {
+pub(super) struct Ganesha {
     /// `None` while it is killed.
     child: Option<Child>,
     rpcbind: Option<Child>,
     /// The exported directory, as the server's own file system sees it.
-    export_dir: PathBuf,
-    nfs_port: u16,
-    mount_port: u16,
+    pub(super) export_dir: PathBuf,
+    pub(super) nfs_port: u16,
+    pub(super) mount_port: u16,
     /// How many times ganesha.nfsd was started (each start logs to a file of its own).
     starts: u32,
     dir: tempfile::TempDir,
@@ -239,7 +239,7 @@ EXPORT {{
     )
 }
 
-fn server() -> Option<Ganesha> {
+pub(super) fn server() -> Option<Ganesha> {
     match Ganesha::start() {
         Ok(g) => Some(g),
         Err(why) => {

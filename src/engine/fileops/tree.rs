@@ -6,10 +6,10 @@
 //! with no name to act on answers [`NOTHING_TO_DO`]. copy and move take an existing
 //! file as the source and the first missing name after it as the destination.
 
-use super::{call, complete, neg_errno, At, FileOp};
+use super::{call, At, FileOp};
 use crate::engine::NOTHING_TO_DO;
-use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use crate::target::tree_dir::{FileId, TreeDir};
+use std::ffi::CStr;
 
 /// What [`serve`] did: a result with its own completion time, or one the caller
 /// stamps.
@@ -56,39 +56,32 @@ pub(super) fn serve(op: FileOp, at: &At) -> Served {
     Served::Done(NOTHING_TO_DO)
 }
 
-/// Opens `flags` on the first name from `from` on that opens, passing over those
-/// failing with an errno in `skip`; `Err` with any other errno.
+/// Opens, with `open`, the first name from `from` on that opens, passing over
+/// those failing with an errno in `skip`; `Err` with any other errno.
 fn open_first(
     at: &At,
     from: usize,
-    flags: i32,
+    open: impl Fn(&CStr) -> Result<FileId, i64>,
     skip: &[i32],
-) -> Result<Option<(usize, OwnedFd)>, i64> {
+) -> Result<Option<(usize, FileId)>, i64> {
     let n = at.names.len();
     for k in 0..n {
         let j = (from + k) % n;
-        // SAFETY: at.dir is an open directory and the name NUL-terminated.
-        let fd =
-            unsafe { libc::openat(at.dir, at.names[j].as_ptr(), flags, 0o600 as libc::c_uint) };
-        if fd >= 0 {
-            // SAFETY: fd was just opened and is owned here only.
-            return Ok(Some((j, unsafe { OwnedFd::from_raw_fd(fd) })));
-        }
-        let e = neg_errno();
-        if !skip.iter().any(|&x| e == -i64::from(x)) {
-            return Err(e);
+        match open(&at.names[j]) {
+            Ok(f) => return Ok(Some((j, f))),
+            Err(e) if skip.iter().any(|&x| e == -i64::from(x)) => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(None)
 }
 
 /// A file of the tree that exists, opened for reading, from name `from` on.
-pub(super) fn open_existing(at: &At, from: usize) -> Option<OwnedFd> {
-    let flags = libc::O_RDONLY | libc::O_CLOEXEC;
-    open_first(at, from, flags, &[libc::ENOENT])
+pub(super) fn open_existing(at: &At, from: usize) -> Option<FileId> {
+    open_first(at, from, |n| at.dir.open(n, false), &[libc::ENOENT])
         .ok()
         .flatten()
-        .map(|(_, fd)| fd)
+        .map(|(_, f)| f)
 }
 
 /// copy: an existing file read through `buf` and written to the first missing name
@@ -97,52 +90,57 @@ pub(super) fn copy(at: &At, buf: &mut [u8]) -> i64 {
     if !at.tree {
         return -(libc::EINVAL as i64);
     }
-    let read = libc::O_RDONLY | libc::O_CLOEXEC;
-    let (s, src) = match open_first(at, at.i, read, &[libc::ENOENT]) {
+    let dir = at.dir;
+    let (s, src) = match open_first(at, at.i, |n| dir.open(n, false), &[libc::ENOENT]) {
         Ok(Some(x)) => x,
         Ok(None) => return NOTHING_TO_DO,
         Err(e) => return e,
     };
-    let create = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
-    let dst = match open_first(at, s + 1, create, &[libc::EEXIST, libc::ENOENT]) {
-        Ok(Some((d, _))) if d == s => return NOTHING_TO_DO,
-        Ok(Some((_, fd))) => fd,
-        Ok(None) => return NOTHING_TO_DO,
-        Err(e) => return e,
-    };
-    loop {
-        // SAFETY: src is open for reading and buf writable for its length.
-        let got = unsafe { libc::read(src.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        match got {
-            0 => return 0,
-            n if n < 0 => return neg_errno(),
-            n => {
-                let mut off = 0usize;
-                while off < n as usize {
-                    let chunk = &buf[off..n as usize];
-                    // SAFETY: dst is open for writing and chunk readable.
-                    let w =
-                        unsafe { libc::write(dst.as_raw_fd(), chunk.as_ptr().cast(), chunk.len()) };
-                    if w < 0 {
-                        return neg_errno();
-                    }
-                    off += w as usize;
-                }
-            }
+    let taken = [libc::EEXIST, libc::ENOENT];
+    let dst = match open_first(at, s + 1, |n| dir.create_new(n), &taken) {
+        Ok(Some((d, f))) if d == s => {
+            // Every other name exists: the source's own name is no destination.
+            dir.close(f);
+            Err(NOTHING_TO_DO)
         }
+        Ok(Some((_, f))) => Ok(f),
+        Ok(None) => Err(NOTHING_TO_DO),
+        Err(e) => Err(e),
+    };
+    let r = match &dst {
+        Ok(d) => copy_bytes(dir, &src, d, buf),
+        Err(e) => *e,
+    };
+    dir.close(src);
+    if let Ok(d) = dst {
+        dir.close(d);
+    }
+    r
+}
+
+/// Copies `src` into `dst` through `buf`, from the start: 0, or a negated errno.
+fn copy_bytes(dir: &dyn TreeDir, src: &FileId, dst: &FileId, buf: &mut [u8]) -> i64 {
+    let mut at = 0u64;
+    loop {
+        let got = dir.read_at(src, buf, at);
+        if got <= 0 {
+            return got;
+        }
+        let mut off = 0usize;
+        while off < got as usize {
+            let w = dir.write_at(dst, &buf[off..got as usize], at + off as u64);
+            if w < 0 {
+                return w;
+            }
+            off += w as usize;
+        }
+        at += got as u64;
     }
 }
 
-/// Whether `name` exists in `dir` (a file or anything else).
-fn exists(dir: i32, name: &CString) -> bool {
-    // SAFETY: stat is plain data; zeroed is valid and fstatat fills it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: dir is an open directory and name NUL-terminated.
-    unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0 }
-}
-
-/// move: an existing file renamed (renameat2, RENAME_NOREPLACE) to the first name
-/// after it that takes it: one that is missing, in a directory that exists.
+/// move: an existing file renamed (without replacing: renameat2's
+/// RENAME_NOREPLACE locally) to the first name after it that takes it: one that is
+/// missing, in a directory that exists.
 pub(super) fn rename(at: &At) -> i64 {
     if !at.tree {
         return -(libc::EINVAL as i64);
@@ -150,17 +148,14 @@ pub(super) fn rename(at: &At) -> i64 {
     let n = at.names.len();
     let Some(s) = (0..n)
         .map(|k| (at.i + k) % n)
-        .find(|&j| exists(at.dir, &at.names[j]))
+        .find(|&j| at.dir.exists(&at.names[j]))
     else {
         return NOTHING_TO_DO;
     };
-    let from = at.names[s].as_ptr();
     for k in 1..n {
-        let to = at.names[(s + k) % n].as_ptr();
-        // SAFETY: at.dir is an open directory and both names NUL-terminated.
-        let r = complete(|| unsafe {
-            libc::renameat2(at.dir, from, at.dir, to, libc::RENAME_NOREPLACE)
-        });
+        let r = at
+            .dir
+            .rename_noreplace(&at.names[s], &at.names[(s + k) % n]);
         // EEXIST: taken; ENOENT: its directory is gone (or, if another worker took
         // the source meanwhile, every name answers so and the request is a skip).
         if r != -i64::from(libc::EEXIST) && r != -i64::from(libc::ENOENT) {

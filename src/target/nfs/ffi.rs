@@ -14,6 +14,8 @@
 //! [`Progress`] asked until it is ready. `IOSCOPE_LIBNFS` overrides the library's
 //! name.
 
+pub mod paths;
+
 use crate::target::dylib::{c_message, loaded_library, sym, thread_done_list, LoadError, Loader};
 use libloading::Library;
 use std::cell::{Cell, RefCell};
@@ -99,6 +101,13 @@ type FnPwriteAsync = unsafe extern "C" fn(
     *mut c_void,
 ) -> c_int;
 type FnGetMax = unsafe extern "C" fn(*mut Context) -> u64;
+type FnPath = unsafe extern "C" fn(*mut Context, *const c_char) -> c_int;
+type FnStatPath = unsafe extern "C" fn(*mut Context, *const c_char, *mut Stat64) -> c_int;
+type FnAccess = unsafe extern "C" fn(*mut Context, *const c_char, c_int) -> c_int;
+type FnUtimes = unsafe extern "C" fn(*mut Context, *const c_char, *mut libc::timeval) -> c_int;
+type FnRename = unsafe extern "C" fn(*mut Context, *const c_char, *const c_char) -> c_int;
+type FnCreate =
+    unsafe extern "C" fn(*mut Context, *const c_char, c_int, c_int, *mut *mut FileHandle) -> c_int;
 
 /// The libnfs functions ioscope uses, with the library kept loaded.
 struct Lib {
@@ -126,6 +135,16 @@ struct Lib {
     service: FnCtxSetInt,
     queue_length: FnCtxInt,
     get_writemax: FnGetMax,
+    // The calls on paths, for trees on an export (`paths`).
+    mkdir: FnPath,
+    rmdir: FnPath,
+    unlink: FnPath,
+    stat64: FnStatPath,
+    access: FnAccess,
+    utimes: FnUtimes,
+    rename: FnRename,
+    create: FnCreate,
+    set_timeout: FnCtxSetVoid,
 }
 
 /// What to install when libnfs is missing.
@@ -158,6 +177,15 @@ fn load() -> Result<Lib, LoadError> {
         service: sym!(l, "nfs_service"),
         queue_length: sym!(l, "nfs_queue_length"),
         get_writemax: sym!(l, "nfs_get_writemax"),
+        mkdir: sym!(l, "nfs_mkdir"),
+        rmdir: sym!(l, "nfs_rmdir"),
+        unlink: sym!(l, "nfs_unlink"),
+        stat64: sym!(l, "nfs_stat64"),
+        access: sym!(l, "nfs_access"),
+        utimes: sym!(l, "nfs_utimes"),
+        rename: sym!(l, "nfs_rename"),
+        create: sym!(l, "nfs_create"),
+        set_timeout: sym!(l, "nfs_set_timeout"),
         _lib: l.into_library(),
     })
 }
@@ -374,16 +402,8 @@ impl Client {
     /// Mounts the export `url` names and opens its file, blocking. A lost
     /// connection fails its requests: libnfs's own reconnection is off.
     pub fn open(url: &str, how: OpenHow) -> Result<Client, NfsError> {
-        let (c, m) = Client::context(url, how)?;
+        let c = Client::mounted(url, how)?;
         let (l, ctx) = (c.lib, c.ctx);
-        let export = m.export.to_string_lossy();
-        // SAFETY: valid context and C strings that outlive the call.
-        if unsafe { (l.mount)(ctx, m.server.as_ptr(), m.export.as_ptr()) } != 0 {
-            return Err(NfsError::Library(format!(
-                "mounting {export}: {}",
-                c.error()
-            )));
-        }
         let file = c.handle.file.to_string_lossy().into_owned();
         let mut fh = std::ptr::null_mut();
         // SAFETY: valid context, C string and out-pointer.
@@ -400,6 +420,20 @@ impl Client {
             return Err(NfsError::Library(format!("opening {file}: {}", c.error())));
         }
         c.handle.opened(fh);
+        Ok(c)
+    }
+
+    /// A context for `url` with its export mounted (blocking) and no file open yet.
+    fn mounted(url: &str, how: OpenHow) -> Result<Client, NfsError> {
+        let (c, m) = Client::context(url, how)?;
+        let export = m.export.to_string_lossy();
+        // SAFETY: valid context and C strings that outlive the call.
+        if unsafe { (c.lib.mount)(c.ctx, m.server.as_ptr(), m.export.as_ptr()) } != 0 {
+            return Err(NfsError::Library(format!(
+                "mounting {export}: {}",
+                c.error()
+            )));
+        }
         Ok(c)
     }
 

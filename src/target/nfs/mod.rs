@@ -11,6 +11,7 @@
 //! signature check guards writes to it.
 
 pub mod ffi;
+pub mod tree_dir;
 
 use super::uri::{split_host_port, UriError};
 use super::TargetError;

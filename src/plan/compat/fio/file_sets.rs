@@ -73,6 +73,7 @@ impl JobCx<'_> {
                 unlink,
                 tree: None,
                 sizes,
+                remote: None,
             },
             Names::Listed(list) => FileSetSpec {
                 dir: dir.into(),
@@ -84,6 +85,7 @@ impl JobCx<'_> {
                 unlink,
                 tree: None,
                 sizes: None,
+                remote: None,
             },
         };
         let uri = spec.uri();

@@ -366,6 +366,7 @@ impl JobCx<'_> {
             unlink: false,
             tree: None,
             sizes: None,
+            remote: None,
         };
         // The URI is read back when the target opens; check it now, at the job.
         let uri = spec.uri();

@@ -368,13 +368,21 @@ impl Fsd {
                 }
             }
         }
-        let uri = format!(
-            "tree:{}?depth={depth}&width={width}&files={files}{}&size={size_query}",
-            anchor.value.trim_end_matches('/'),
+        let (dir, server_query) = anchor_parts(d, anchor, direct)?;
+        let query = format!(
+            "depth={depth}&width={width}&files={files}{}&size={size_query}",
             if make_anchor { "&mkdir=parents" } else { "" }
         );
-        crate::plan::fileset::FileSetSpec::parse_tree(uri.trim_start_matches("tree:"))
+        // The tree's own keys are checked here; an nfs:// anchor's server part is
+        // read when the target is (crate::target::nfs::tree_dir).
+        let local_dir = if server_query.is_none() {
+            dir
+        } else {
+            "/anchor"
+        };
+        crate::plan::fileset::FileSetSpec::parse_tree(&format!("{local_dir}?{query}"))
             .map_err(|e| d.loc.error(format!("fsd={}: {e}", d.name)))?;
+        let uri = format!("tree:{dir}?{query}{}", server_query.unwrap_or_default());
         Ok(Fsd {
             name: d.name.clone(),
             uri,
@@ -382,6 +390,41 @@ impl Fsd {
             direct,
         })
     }
+}
+
+/// The anchor's directory and, for a tree on an NFS export (`anchor=nfs://HOST[:PORT]/EXPORT/DIR[?mountport=N]`),
+/// the server's query keys (`&`-prefixed, empty when none); other URL schemes are
+/// refused, as is O_DIRECT on NFS (libnfs has no cache to bypass).
+fn anchor_parts<'a>(
+    d: &FsDef,
+    anchor: &'a Param,
+    direct: bool,
+) -> Result<(&'a str, Option<String>), CompatError> {
+    let value = anchor.value.trim_end_matches('/');
+    if !value.contains("://") {
+        return Ok((value, None));
+    }
+    if !value.starts_with("nfs://") {
+        return Err(anchor.loc.error(format!(
+            "fsd={}: anchor={value}: trees on this kind of server are not supported; an anchor \
+             is a local directory or nfs://HOST[:PORT]/EXPORT/DIR",
+            d.name
+        )));
+    }
+    if direct {
+        return Err(anchor.loc.error(format!(
+            "fsd={}: openflags=o_direct on an nfs:// anchor: libnfs keeps no client cache, \
+             so there is nothing to bypass; remove openflags",
+            d.name
+        )));
+    }
+    let (base, query) = value.split_once('?').unwrap_or((value, ""));
+    let extra = query
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| format!("&{kv}"))
+        .collect();
+    Ok((base.trim_end_matches('/'), Some(extra)))
 }
 
 /// `size=` (or `sizes=`): one length, or lengths each with the percentage of the

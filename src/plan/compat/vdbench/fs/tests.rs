@@ -243,3 +243,23 @@ fn validation_with_operations_that_replace_files_is_listed() {
     );
     assert!(dropped(&translate(&text)).is_empty());
 }
+
+#[test]
+fn an_nfs_anchor_becomes_a_tree_on_the_export() {
+    let t = translate(
+        "fsd=fsd1,anchor=nfs://127.0.0.1:2049/srv/x/t?mountport=20048,depth=2,width=2,files=3,size=4k\n\
+         fwd=f,fsd=fsd1,operation=create\nrd=r,fwd=f,elapsed=4\n",
+    );
+    assert_eq!(
+        t.plan.targets[0].uri,
+        "tree:nfs://127.0.0.1:2049/srv/x/t?depth=2&width=2&files=3&size=4096&mountport=20048"
+    );
+    for (anchor, want) in [
+        ("smb://h/s/t", "not supported"),
+        ("nfs://h/e/t,openflags=o_direct", "nothing to bypass"),
+    ] {
+        let text = format!("fsd=fsd1,anchor={anchor},size=4k\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n");
+        let e = parse_str("t.parm", &text).unwrap_err().to_string();
+        assert!(e.contains(want), "{anchor}: {e}");
+    }
+}
