@@ -2008,6 +2008,20 @@ impl<'a> JobCx<'a> {
         ];
         let mode = self.o.get("zonemode");
         let mode_name = mode.map(|(v, _)| v.trim().to_ascii_lowercase());
+        let strided = match mode_name.as_deref() {
+            None => self.o.get("zonesize").is_some(),
+            m => m == Some("strided"),
+        };
+        if strided && self.open_files()? > 1 {
+            // fio's fixup_options: strided zones only work with one open file, so
+            // with more it turns them off and walks each file whole.
+            self.warnings.push(format!(
+                "job '{}': fio turns strided zones off for a job with more than one open \
+                 file, so zonesize, zonerange and zoneskip change nothing here either",
+                self.name
+            ));
+            return Ok((None, None));
+        }
         match mode_name.as_deref() {
             // fio's own default: a zonesize without a zonemode means strided zones
             // (its fixup_options), as the X-Ray prefill writes 2G every 32G.
@@ -2050,6 +2064,16 @@ impl<'a> JobCx<'a> {
                 ))
             }
         }
+    }
+
+    /// fio's `openfiles`: the files a job keeps open at once, all of them unless
+    /// given (those `filename` names, else `nrfiles`).
+    fn open_files(&self) -> Result<u64, CompatError> {
+        let files = match self.o.get("filename").filter(|(f, _)| !f.is_empty()) {
+            Some((f, _)) => split_filenames(f).len() as u64,
+            None => count_opt(self.o, "nrfiles")?.unwrap_or(1),
+        };
+        Ok(count_opt(self.o, "openfiles")?.map_or(files, |n| n.min(files)))
     }
 
     /// A size or offset given in zones (`8z`, fio's `size_nz`): `Some(bytes)` when
@@ -3935,6 +3959,15 @@ mod tests {
         );
         let t = parse("[j]\nfilename=/tmp/x\nzonemode=strided\n").unwrap();
         assert!(t.unsupported[0].option.contains("without zonesize"));
+        // fio turns strided zones off for a job with several open files.
+        let t = parse("[j]\ndirectory=/tmp\nnrfiles=4\nsize=4m\nzonesize=1m\n").unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert!(t.plan.runs[0].workloads[0].zones.is_none());
+        assert!(t
+            .plan
+            .warnings
+            .iter()
+            .any(|w| w.contains("turns strided zones off")));
         // fio: a zonesize with no zonemode is strided; with zonemode=none, refused.
         let t = parse("[j]\nfilename=/tmp/x\nzonesize=1m\nzoneskip=3m\n").unwrap();
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
