@@ -197,4 +197,31 @@ mod tests {
         let plain = lines("hd=a\nsd=s1,lun=/x");
         assert_eq!(text(&expand(plain.clone())), text(&plain));
     }
+
+    #[test]
+    fn copies_reach_the_translator_with_their_hosts_and_lines() {
+        use crate::plan::compat::vdbench::parse_str;
+        let raw = "hd=default,system=x\nhd=a,system=h1\nhd=b,system=h2\n\
+                   sd=s!host,host=!host,lun=/l#host,size=1m\nwd=w,sd=s*\n\
+                   rd=r,wd=w,elapsed=2,interval=1\n";
+        let t = parse_str("p", raw).unwrap_or_else(|e| panic!("{e}"));
+        let luns: Vec<(&str, &str)> = t
+            .plan
+            .targets
+            .iter()
+            .map(|t| (t.name.as_str(), t.uri.as_str()))
+            .collect();
+        assert_eq!(luns, [("sa", "/l0"), ("sb", "/l1")]);
+        let hosts: Vec<(&str, Vec<String>)> = t.plan.runs[0]
+            .hosts
+            .iter()
+            .map(|h| (h.name.as_str(), h.targets.clone()))
+            .collect();
+        assert_eq!(hosts, [("a", vec!["sa".into()]), ("b", vec!["sb".into()])]);
+        // An error in a copy names the line it was copied from.
+        let fs =
+            "hd=a\nhd=b\nfsd=f!host,anchor=/t!host,size=1m\nfwd=w!host,fsd=g!host\nrd=r,fwd=w*\n";
+        let e = parse_str("p", fs).unwrap_err().to_string();
+        assert_eq!(e, "p:4: fwd=wa: no fsd=ga");
+    }
 }
