@@ -197,7 +197,7 @@ fn fs_definitions(
     data: &mut DataSettings,
     make_anchors: &mut bool,
     unsupported: &mut UnsupportedList,
-) -> Result<(Vec<FsDef>, format_fwd::FormatFwd), CompatError> {
+) -> Result<(Vec<FsDef>, Option<format_fwd::FormatFwd>), CompatError> {
     let mut defs: Vec<FsDef> = Vec::new();
     for p in tokens {
         let opens = match p.key.as_str() {
@@ -584,8 +584,8 @@ struct Output {
     /// verify, the file-operation ones are marked as not verifying (they write no
     /// bytes), and those that make, remove or copy whole files are refused.
     validate: bool,
-    /// How format runs write the trees (`fwd=format`, or vdbench's defaults).
-    format: format_fwd::FormatFwd,
+    /// How format runs write the trees, when `fwd=format` says.
+    format: Option<format_fwd::FormatFwd>,
 }
 
 impl Output {
@@ -966,8 +966,9 @@ fn fwd_workload(
 }
 
 /// `format_for_RD`: each tree the rd's fwds use, laid out as holes and written once
-/// in order, one workload per tree, with `fwd=format`'s threads and xfersize
-/// (vdbench's 8 and 128 KiB without it; at most the file length).
+/// in order, one workload per tree, with `fwd=format`'s threads and xfersize, or
+/// without one a stream at the largest xfersize of the fwds using the tree (vdbench
+/// would use 8 threads of 128 KiB); at most the file length.
 fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) -> RunSpec {
     let format = out.format;
     let mut used: Vec<usize> = Vec::new();
@@ -982,7 +983,11 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
         .iter()
         .map(|&s| {
             let fsd = &fsds[s];
-            let bs = format.xfer_bytes.min(fsd.file_bytes.max(1));
+            let (bs, streams) = match format {
+                Some(f) => (f.xfer_bytes, f.threads),
+                None => (largest_xfer(rd, fwds, s), 1),
+            };
+            let bs = bs.min(fsd.file_bytes.max(1));
             let mut w = Workload {
                 name: format!("format/{}", fsd.name),
                 target: out.target(fsd, "", true),
@@ -990,7 +995,7 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
                 pattern: AccessPattern::Sequential,
                 bs: BlockSizes::fixed(bs),
                 qd: 1,
-                streams: format.threads,
+                streams,
                 file_service: FileService::Sequential,
                 ..Default::default()
             };
@@ -1007,6 +1012,16 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
         interval_ns: rd.interval_ns,
         ..base_run()
     }
+}
+
+/// The largest xfersize of the rd's fwds that use fsd `s`.
+fn largest_xfer(rd: &Rd, fwds: &[Fwd], s: usize) -> u64 {
+    rd.fwds
+        .iter()
+        .filter(|&&f| fwds[f].fsds.contains(&s))
+        .map(|&f| fwds[f].bs.max_bytes())
+        .max()
+        .unwrap_or(4096)
 }
 
 mod format_fwd;

@@ -1,7 +1,10 @@
 //! `fwd=format`: vdbench's settings for the format runs only (FwdEntry). It names no
 //! fsd and no rd runs it: its `threads=` and the first of its `xfersize=` shape the
-//! writes that lay each tree out before an rd with `format=yes|restart|only`, in
-//! place of vdbench's format defaults (8 threads, 128 KiB). Like vdbench, it starts
+//! writes that lay each tree out before an rd with `format=yes|restart|only`.
+//! Without it ioscope keeps its own format (one stream at the fwds' largest
+//! xfersize) rather than vdbench's 8 threads of 128 KiB: streams sharing the pass
+//! over files of several lengths write past the tree's total (one write more seen
+//! with 8 streams over four lengths). Like vdbench, it starts
 //! from an `fwd=default` before it for `threads=` (never for `xfersize=`, which
 //! vdbench resets to 128 KiB) and ignores every other parameter. Its `openflags=`
 //! is listed: ioscope's format writes open the files as the fsd's flags say.
@@ -12,9 +15,8 @@ use crate::plan::units::{parse_count, parse_size};
 
 /// The fwd name vdbench reserves for format settings.
 const NAME: &str = "format";
-/// vdbench's format threads without `fwd=format`.
-const DEFAULT_THREADS: u32 = 8;
-/// vdbench's format transfer size (its dedup unit), also under `fwd=format`.
+/// vdbench's format transfer size (its dedup unit) under an `fwd=format` without
+/// `xfersize=`.
 const DEFAULT_XFER_BYTES: u64 = 128 * 1024;
 /// `fwd=default`'s threads (vdbench's FwdEntry default) when it sets none.
 const FWD_THREADS: u32 = 1;
@@ -26,15 +28,6 @@ pub(super) struct FormatFwd {
     pub threads: u32,
     /// Bytes per write (the tree's file length when that is smaller).
     pub xfer_bytes: u64,
-}
-
-impl Default for FormatFwd {
-    fn default() -> Self {
-        FormatFwd {
-            threads: DEFAULT_THREADS,
-            xfer_bytes: DEFAULT_XFER_BYTES,
-        }
-    }
 }
 
 /// Whether the definition being read is `fwd=format`.
@@ -64,10 +57,10 @@ pub(super) fn param(mut p: Param, unsupported: &mut UnsupportedList) -> Option<P
 }
 
 /// Takes `fwd=format` out of `defs` (definitions in file order, defaults not yet
-/// applied) and reads it; without one, vdbench's format defaults.
-pub(super) fn take(defs: &mut Vec<FsDef>) -> Result<FormatFwd, CompatError> {
+/// applied) and reads it; `None` without one.
+pub(super) fn take(defs: &mut Vec<FsDef>) -> Result<Option<FormatFwd>, CompatError> {
     let Some(at) = defs.iter().position(|d| is_format(d.kind, &d.name)) else {
-        return Ok(FormatFwd::default());
+        return Ok(None);
     };
     let d = defs.remove(at);
     if let Some(again) = defs.iter().find(|o| is_format(o.kind, &o.name)) {
@@ -94,10 +87,10 @@ pub(super) fn take(defs: &mut Vec<FsDef>) -> Result<FormatFwd, CompatError> {
         Some(p) => first_size(p)?,
         None => DEFAULT_XFER_BYTES,
     };
-    Ok(FormatFwd {
+    Ok(Some(FormatFwd {
         threads,
         xfer_bytes,
-    })
+    }))
 }
 
 /// The first size of an `xfersize=` (a list's first entry, a range's low end), as
@@ -159,9 +152,9 @@ mod tests {
     }
 
     #[test]
-    fn without_fwd_format_vdbenchs_defaults_and_a_default_before_gives_threads() {
-        let text = format!("{TREE}fwd=w,fsd=fsd1\nrd=r,fwd=w,format=only");
-        assert_eq!(format_run(&translate(&text).plan.runs), (8, 128 * 1024));
+    fn without_fwd_format_one_stream_and_a_default_before_gives_threads() {
+        let text = format!("{TREE}fwd=w,fsd=fsd1,xfersize=8k\nrd=r,fwd=w,format=only");
+        assert_eq!(format_run(&translate(&text).plan.runs), (1, 8 * 1024));
         let text = format!(
             "{TREE}fwd=default,threads=5,xfersize=8k\nfwd=format\n{}",
             "fwd=w,fsd=fsd1\nrd=r,fwd=w,format=only"
