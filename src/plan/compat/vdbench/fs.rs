@@ -699,6 +699,12 @@ fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Format {
             "no" => {}
             "yes" | "restart" | "create" => f = f.max_with(Format::Yes),
             "only" => f = Format::Only,
+            // vdbench removes the tree's files and directories (and does nothing
+            // more in that rd); ioscope has no step that removes a tree.
+            "clean" => unsupported.push(
+                "format=clean — vdbench deletes the existing tree first; not translated",
+                &p.loc,
+            ),
             other => unsupported.push(
                 format!("format={other} — only yes, restart and only are translated"),
                 &p.loc,
