@@ -298,3 +298,95 @@ fn published_tms840_runs_its_hotband_curve_and_per_sd_skew() {
         "{wfrac} of {writes} writes in the reads' hot spot"
     );
 }
+
+// Microsoft's Avere throughput.conf, scaled to a temp directory: one hd= host for
+// its twelve (so `!host` entries become fwdWhost1, fsdhost1-0, …), four 1 MiB files
+// per tree, 4 threads, 2 s runs. Its fwd=format shapes the format run: 4 threads of
+// 512 KiB writes (not the fwds' own), each file written once.
+#[test]
+fn published_avere_file_formats_with_its_fwd_format_on_expanded_hosts() {
+    let d = tempdir();
+    let root = d.path().join("nfs");
+    let parm = published("avere-throughput.parm")
+        .replace("include=azure-clients.conf", "hd=host1,system=localhost")
+        .replace("/nfs/", &format!("{}/", root.display()))
+        .replace("files=180,size=160m", "files=4,size=1m")
+        .replace(
+            "threads=36,xfersize=512k,openflags",
+            "threads=4,xfersize=512k,openflags",
+        )
+        .replace(
+            "fwd=default,threads=36,xfersize=512k",
+            "fwd=default,threads=2,xfersize=64k",
+        )
+        .replace("elapsed=10800", "elapsed=2")
+        .replace(",maxdata=1012.5g", "")
+        .replace("rd=writeread1", "*")
+        .replace("rd=delall1", "*");
+    let pf = d.path().join("throughput.parm");
+    std::fs::write(&pf, parm).unwrap();
+    let args = [
+        "vdbench",
+        "--ignore-unsupported",
+        "-f",
+        pf.to_str().unwrap(),
+    ];
+    let r = ioscope_to(&d.path().join("r.json"), args).expect_code(0);
+    assert!(
+        r.stderr.contains("openflags=fsync — fwd=format"),
+        "{}",
+        r.stderr
+    );
+    let names: Vec<&str> = r.doc.runs.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["format_for_writefiles1", "writefiles1", "readall1"]);
+    let format = r.wire_run(0);
+    let ws = r.wire["plan"]["runs"][0]["workloads"].as_array().unwrap();
+    let trees: Vec<&str> = ws.iter().map(|w| w["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        trees,
+        [
+            "format/fsdhost1-0",
+            "format/fsdhost1-1",
+            "format/fsdhost1-2"
+        ]
+    );
+    for w in ws {
+        assert_eq!(
+            (w["streams"].as_u64(), w["bs"]["split"][0][0].as_u64()),
+            (Some(4), Some(524288)),
+            "{w}"
+        );
+    }
+    // Three trees of four 1 MiB files, each written once in 512 KiB writes.
+    let t = &r.run(0).totals.write;
+    assert_eq!((t.ios, t.bytes), (24, 12 << 20), "{format}");
+    let mut files = Vec::new();
+    for n in 0..3 {
+        let dir = root.join(format!("node{n}/sequential/host1-{n}"));
+        for e in walk(&dir) {
+            files.push(std::fs::metadata(&e).unwrap().len());
+        }
+    }
+    assert_eq!(files, vec![1 << 20; 12]);
+    // The rd's own runs keep the fwds' settings: 2 threads of 64 KiB.
+    let w = &r.wire["plan"]["runs"][1]["workloads"][0];
+    assert_eq!(w["name"], "fwdWhost1.write/fsdhost1-0");
+    assert_eq!(
+        (w["streams"].as_u64(), w["bs"]["split"][0][0].as_u64()),
+        (Some(2), Some(65536))
+    );
+}
+
+/// The files under `dir`, at any depth.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -21,6 +21,7 @@ mod fio_tuning;
 pub mod sqlio;
 pub mod vdbench;
 pub mod vdbench_args;
+mod vdbench_hosts;
 mod vdbench_lines;
 pub mod vdbench_options;
 

@@ -31,14 +31,17 @@ pub(super) struct Source<'a> {
     pub base_dir: &'a Path,
 }
 
-/// The file's parameters, includes read and `$name`s replaced by `subst`.
+/// The file's parameters, includes read, `$name`s replaced by `subst` and entries
+/// with `$host`/`!host`/`#host` repeated per `hd=` host.
 pub(super) fn params(
     src: &Source<'_>,
     subst: &[(String, String)],
 ) -> Result<Vec<Param>, CompatError> {
     let mut lines = Vec::new();
     read_lines(src, subst, false, &mut lines)?;
-    tokenize(lines)
+    // Per-host copies are made on whole lines, as vdbench makes them, before the
+    // lines are split into parameters.
+    tokenize(super::vdbench_hosts::expand(lines))
 }
 
 /// The non-comment lines of `src` (and of the files it includes), substituted.

@@ -106,7 +106,8 @@ pub(super) fn translate(
 ) -> Result<Translated, CompatError> {
     let mut data = DataSettings::default();
     let mut make_anchors = false;
-    let mut defs = fs_definitions(tokens, &mut data, &mut make_anchors, &mut unsupported)?;
+    let (mut defs, format) =
+        fs_definitions(tokens, &mut data, &mut make_anchors, &mut unsupported)?;
     command_line(cmd, &mut defs, &mut data);
     let of = |k: &str| {
         defs.iter()
@@ -133,6 +134,7 @@ pub(super) fn translate(
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = Output {
         validate: data.verify || data.journal.is_some(),
+        format,
         ..Output::default()
     };
     for rd in &rds {
@@ -155,8 +157,10 @@ fn hosts(hds: &[FsDef], unsupported: &mut UnsupportedList) {
     if let [_, second, ..] = hds {
         unsupported.push(
             format!(
-                "hd={} — file-system workloads on several hosts",
-                second.name
+                "hd={} — file-system workloads on several hosts ({} hd=): every host's \
+                 fwds would run from this one",
+                second.name,
+                hds.len()
             ),
             &second.loc,
         );
@@ -187,12 +191,13 @@ fn command_line(cmd: &super::VdbArgs, defs: &mut [FsDef], data: &mut DataSetting
 /// Groups parameters into fsd, fwd and rd definitions (general ones before the first
 /// definition), applies `xx=default`, and keeps only the keys the kind knows:
 /// others are listed as unsupported or, when they have no effect, dropped.
+/// `fwd=format` is returned on its own.
 fn fs_definitions(
     tokens: Vec<Param>,
     data: &mut DataSettings,
     make_anchors: &mut bool,
     unsupported: &mut UnsupportedList,
-) -> Result<Vec<FsDef>, CompatError> {
+) -> Result<(Vec<FsDef>, Option<format_fwd::FormatFwd>), CompatError> {
     let mut defs: Vec<FsDef> = Vec::new();
     for p in tokens {
         let opens = match p.key.as_str() {
@@ -219,7 +224,11 @@ fn fs_definitions(
                 });
             }
             (None, Some(d)) => {
-                if let Some(p) = known(d.kind, p, unsupported) {
+                let p = match format_fwd::is_format(d.kind, &d.name) {
+                    true => format_fwd::param(p, unsupported),
+                    false => known(d.kind, p, unsupported),
+                };
+                if let Some(p) = p {
                     d.params.push(p);
                 }
             }
@@ -229,7 +238,9 @@ fn fs_definitions(
             (None, None) => general(&p, data, unsupported)?,
         }
     }
-    split_defaults(defs)
+    // fwd=format leaves before defaults apply: it takes only threads= from them.
+    let format = format_fwd::take(&mut defs)?;
+    Ok((split_defaults(defs)?, format))
 }
 
 /// `create_anchors=yes`: each fsd's anchor is made, with its missing parents, when
@@ -616,6 +627,8 @@ struct Output {
     /// verify, the file-operation ones are marked as not verifying (they write no
     /// bytes), and those that make, remove or copy whole files are refused.
     validate: bool,
+    /// How format runs write the trees, when `fwd=format` says.
+    format: Option<format_fwd::FormatFwd>,
 }
 
 impl Output {
@@ -729,6 +742,12 @@ fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Format {
             "no" => {}
             "yes" | "restart" | "create" => f = f.max_with(Format::Yes),
             "only" => f = Format::Only,
+            // vdbench removes the tree's files and directories (and does nothing
+            // more in that rd); ioscope has no step that removes a tree.
+            "clean" => unsupported.push(
+                "format=clean — vdbench deletes the existing tree first; not translated",
+                &p.loc,
+            ),
             other => unsupported.push(
                 format!("format={other} — only yes, restart and only are translated"),
                 &p.loc,
@@ -996,8 +1015,11 @@ fn fwd_workload(
 }
 
 /// `format_for_RD`: each tree the rd's fwds use, laid out as holes and written once
-/// in order, one workload per tree, at the largest xfersize its fwds use.
+/// in order, one workload per tree, with `fwd=format`'s threads and xfersize, or
+/// without one a stream at the largest xfersize of the fwds using the tree (vdbench
+/// would use 8 threads of 128 KiB); at most the file length.
 fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) -> RunSpec {
+    let format = out.format;
     let mut used: Vec<usize> = Vec::new();
     for &f in &rd.fwds {
         for &s in &fwds[f].fsds {
@@ -1010,14 +1032,11 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
         .iter()
         .map(|&s| {
             let fsd = &fsds[s];
-            let bs = rd
-                .fwds
-                .iter()
-                .filter(|&&f| fwds[f].fsds.contains(&s))
-                .map(|&f| fwds[f].bs.max_bytes())
-                .max()
-                .unwrap_or(4096)
-                .min(fsd.file_bytes.max(1));
+            let (bs, streams) = match format {
+                Some(f) => (f.xfer_bytes, f.threads),
+                None => (largest_xfer(rd, fwds, s), 1),
+            };
+            let bs = bs.min(fsd.file_bytes.max(1));
             let mut w = Workload {
                 name: format!("format/{}", fsd.name),
                 target: out.target(fsd, "", true),
@@ -1025,7 +1044,7 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
                 pattern: AccessPattern::Sequential,
                 bs: BlockSizes::fixed(bs),
                 qd: 1,
-                streams: 1,
+                streams,
                 file_service: FileService::Sequential,
                 ..Default::default()
             };
@@ -1044,6 +1063,17 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
     }
 }
 
+/// The largest xfersize of the rd's fwds that use fsd `s`.
+fn largest_xfer(rd: &Rd, fwds: &[Fwd], s: usize) -> u64 {
+    rd.fwds
+        .iter()
+        .filter(|&&f| fwds[f].fsds.contains(&s))
+        .map(|&f| fwds[f].bs.max_bytes())
+        .max()
+        .unwrap_or(4096)
+}
+
+mod format_fwd;
 mod select;
 #[cfg(test)]
 mod tests;
