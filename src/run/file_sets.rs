@@ -150,11 +150,15 @@ impl FileCursor {
         len: u32,
     ) -> (u64, u32) {
         let f = self.pick(fs, rng);
-        let len = u64::from(len).min(fs.len_of(f));
+        let flen = fs.len_of(f);
+        let mut len = u64::from(len).min(flen);
         let within = if io.sequential {
             let mut p = self.pos[f as usize];
-            if p + len > fs.len_of(f) {
-                p = 0;
+            if p + len > flen {
+                match Self::tail(fs, flen - p, io.unit) {
+                    Some(rest) => len = rest,
+                    None => p = 0,
+                }
             }
             self.pos[f as usize] = p + len;
             p
@@ -173,13 +177,30 @@ impl FileCursor {
         (f * fs.file_bytes + within, len as u32)
     }
 
+    /// The last, shorter I/O of a sequential walk of a file of its own length: the
+    /// `rest` of it when that is whole offset units, so each file is written to its
+    /// end (vdbench writes a file's last transfer short, fio shrinks the block to
+    /// fit); `None` (go back to the start) in a set of one length, where the blocks
+    /// fit or the tail is never touched, as in fio.
+    fn tail(fs: &FileShape, rest: u64, unit: u64) -> Option<u64> {
+        // The offset unit is the block size by default, larger than a tail; what a
+        // tail must be is whole pages (O_DIRECT on a filesystem), or the unit when
+        // smaller.
+        let grain = unit.clamp(1, TAIL_GRAIN_BYTES);
+        (fs.lens.is_some() && rest > 0 && rest % grain == 0).then_some(rest)
+    }
+
     /// Counts `len` bytes against file `f`'s share of the pass; a file whose share
     /// is done (or whose next sequential block would not fit) is finished, and the
     /// last one finished starts the next pass.
     fn spend(&mut self, fs: &FileShape, f: u64, len: u64, io: &IoShape<'_>) {
         let b = &mut self.budget[f as usize];
         *b = b.saturating_sub(len);
-        let full = io.sequential && self.pos[f as usize] + io.max_bs > fs.len_of(f);
+        let next = self.pos[f as usize];
+        let full = io.sequential
+            && (next >= fs.len_of(f)
+                || (next + io.max_bs > fs.len_of(f)
+                    && Self::tail(fs, fs.len_of(f) - next, io.unit).is_none()));
         if *b > 0 && !full {
             return;
         }
@@ -390,6 +411,10 @@ pub(crate) fn unlink_after(targets: &crate::engine::Targets) -> Vec<String> {
     notes
 }
 
+/// What the last, short I/O of a file must be a multiple of (a page: O_DIRECT on a
+/// filesystem takes it).
+const TAIL_GRAIN_BYTES: u64 = 4096;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,6 +456,38 @@ mod tests {
                 (o / file_bytes, o % file_bytes)
             })
             .collect()
+    }
+
+    // Files of their own lengths, blocks of two units: a pass writes each file to
+    // its end (the last block of the long file short) and touches no file twice.
+    #[test]
+    fn a_pass_over_files_of_several_lengths_writes_each_to_its_end_once() {
+        let w = Workload {
+            bs: BlockSizes::fixed(2 * K),
+            ..Default::default()
+        };
+        let lens: Arc<[u64]> = vec![K, 3 * K, K].into();
+        let fs = FileShape::new(&w, 3 * K, 9 * K, K, Some(lens));
+        let offsets = OffsetSampler::new(&Distribution::Uniform, fs.slots);
+        let io = IoShape {
+            sequential: true,
+            unit: K,
+            max_bs: 2 * K,
+            offsets: &offsets,
+        };
+        let mut c = FileCursor::new(&fs);
+        let mut rng = Rng::new(5);
+        let got: Vec<(u64, u64, u32)> = (0..4)
+            .map(|_| {
+                let (o, len) = c.next(&fs, &io, &mut rng, 2 * K as u32);
+                (o / (3 * K), o % (3 * K), len)
+            })
+            .collect();
+        let k = K as u32;
+        assert_eq!(got, [(0, 0, k), (1, 0, 2 * k), (2, 0, k), (1, 2 * K, k)]);
+        // The next I/O starts the next pass, at a file's start.
+        let (o, _) = c.next(&fs, &io, &mut rng, 2 * K as u32);
+        assert_eq!(o % (3 * K), 0);
     }
 
     #[test]
