@@ -62,6 +62,9 @@ pub enum RemoteDir {
     /// An NFS export (`tree:nfs://HOST[:PORT]/EXPORT/DIR`): the spec's `file` is
     /// the anchor's name inside the export.
     Nfs(Box<super::nfs_spec::NfsSpec>),
+    /// An SMB share (`tree:smb://[USER@]HOST[:PORT]/SHARE/DIR`): the spec's `path`
+    /// is the anchor's path inside the share. No password is ever held here.
+    Smb(Box<super::smb_spec::SmbSpec>),
 }
 
 impl RemoteDir {
@@ -76,6 +79,14 @@ impl RemoteDir {
                 let port = n.nfs_port.map(|p| format!(":{p}")).unwrap_or_default();
                 format!("nfs://{host}{port}{}", n.export)
             }
+            RemoteDir::Smb(s) => {
+                let user = s.user.as_ref().map(|u| format!("{u}@")).unwrap_or_default();
+                let host = match s.host.contains(':') {
+                    true => format!("[{}]", s.host),
+                    false => s.host.clone(),
+                };
+                format!("smb://{user}{host}:{}/{}", s.port, s.share)
+            }
         }
     }
 
@@ -86,6 +97,8 @@ impl RemoteDir {
                 .mount_port
                 .map(|p| format!("&mountport={p}"))
                 .unwrap_or_default(),
+            // An SMB server takes no query parameters.
+            RemoteDir::Smb(_) => String::new(),
         }
     }
 }

@@ -22,6 +22,7 @@ pub mod overrides;
 pub mod paths;
 pub mod priority;
 pub mod settings;
+pub mod smb_spec;
 pub mod target_kind;
 pub mod tuning;
 pub mod units;

@@ -159,6 +159,13 @@ pub fn open(
             let d = super::nfs::tree_dir::open(uri, n, spec)?;
             (names(uri, spec)?, Root::Nfs(Box::new(Mutex::new(d))))
         }
+        // The URI is read, but no SmbDir adapter lays the tree out yet.
+        Some(RemoteDir::Smb(_)) => {
+            return Err(invalid(
+                uri,
+                "trees on SMB shares are not supported yet".into(),
+            ))
+        }
         None => {
             let names = probe(uri, spec, use_)?;
             make_set_dirs(uri, spec)?;
@@ -268,7 +275,9 @@ impl FileSetTarget {
                     uri: self.spec.uri(),
                     msg: format!("{}: {e}", super::nfs::server(n)),
                 }),
-            (Root::Nfs(_), None) => Err(invalid(&self.spec.uri(), "no server".into())),
+            (Root::Nfs(_), None | Some(RemoteDir::Smb(_))) => {
+                Err(invalid(&self.spec.uri(), "no server".into()))
+            }
         }
     }
 

@@ -129,6 +129,14 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
             .map(TargetKind::Files)
             .map_err(invalid);
     }
+    if let Some(rest) = uri
+        .strip_prefix("tree:")
+        .filter(|r| r.starts_with("smb://"))
+    {
+        return smb::tree_uri::parse_tree(rest)
+            .map(TargetKind::Files)
+            .map_err(invalid);
+    }
     if let Some(rest) = uri.strip_prefix("tree:") {
         return crate::plan::fileset::FileSetSpec::parse_tree(rest)
             .map(TargetKind::Files)
