@@ -92,6 +92,17 @@ fn names(uri: &str, spec: &FileSetSpec) -> Result<Vec<CString>, TargetError> {
         .collect()
 }
 
+/// Why a tree on an SMB share is refused: its URI is read, its directory calls
+/// exist (`target::smb::dir`), their wiring to the tree engines does not yet.
+fn smb_tree_refused(uri: &str) -> TargetError {
+    invalid(
+        uri,
+        "trees on SMB shares are not supported yet (trees on NFS exports and local \
+         directories are)"
+            .into(),
+    )
+}
+
 /// Checks what [`open`] will find, creating nothing: the directory exists, and for a
 /// create run none of the names does. Returns the names.
 pub fn probe(
@@ -102,9 +113,13 @@ pub fn probe(
     check_count(uri, spec)?;
     // A remote set is a tree, whose creates look for missing names: nothing to
     // check name by name.
-    if let Some(RemoteDir::Nfs(n)) = &spec.remote {
-        super::nfs::tree_dir::probe(uri, n, spec)?;
-        return names(uri, spec);
+    match &spec.remote {
+        Some(RemoteDir::Nfs(n)) => {
+            super::nfs::tree_dir::probe(uri, n, spec)?;
+            return names(uri, spec);
+        }
+        Some(RemoteDir::Smb(_)) => return Err(smb_tree_refused(uri)),
+        None => {}
     }
     // A tree that makes its anchor checks nothing in it before it is made.
     let made_later = spec.tree.is_some_and(|t| t.make_anchor) && !spec.dir.exists();
@@ -160,12 +175,7 @@ pub fn open(
             (names(uri, spec)?, Root::Nfs(Box::new(Mutex::new(d))))
         }
         // The URI is read, but no SmbDir adapter lays the tree out yet.
-        Some(RemoteDir::Smb(_)) => {
-            return Err(invalid(
-                uri,
-                "trees on SMB shares are not supported yet".into(),
-            ))
-        }
+        Some(RemoteDir::Smb(_)) => return Err(smb_tree_refused(uri)),
         None => {
             let names = probe(uri, spec, use_)?;
             make_set_dirs(uri, spec)?;
