@@ -728,3 +728,66 @@ fn mpi_rank_zero_serves_the_merged_counters_of_every_rank() {
     let (code, out, err) = finish(job);
     assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
 }
+
+/// vdbench file-system workloads on two host definitions, each fwd bound to its
+/// own host and tree (`!host` copies, as Azure Avere's parameter files write
+/// them): each rank formats and then reads only its host's tree.
+#[test]
+fn mpi_vdbench_file_system_fwds_run_on_their_own_hosts() {
+    let dir = tempdir();
+    let d = dir.path();
+    for h in ["h1", "h2"] {
+        std::fs::create_dir(d.join(h)).unwrap();
+    }
+    let pf = d.join("fs-hosts.parm");
+    std::fs::write(
+        &pf,
+        format!(
+            "hd=default,user=root,shell=ssh\n\
+             hd=h1,system=localhost\n\
+             hd=h2,system=localhost\n\
+             fsd=fsd!host,anchor={d}/!host,depth=1,width=2,files=3,size=8k\n\
+             fwd=fwd!host,host=!host,fsd=fsd!host,operation=read,xfersize=4k,\
+             fileio=sequential,fileselect=random,threads=2\n\
+             rd=rd1,fwd=fwd*,fwdrate=max,format=yes,elapsed=3,interval=1\n",
+            d = d.display()
+        ),
+    )
+    .unwrap();
+    let doc = mpi_json(2, &["vdbench", "-f", pf.to_str().unwrap()]);
+    let names: Vec<&str> = doc.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["format_for_rd1", "rd1"]);
+    for (run, targets) in doc
+        .runs
+        .iter()
+        .zip([["fsdh1", "fsdh2"], ["fsdh1", "fsdh2"]])
+    {
+        let hds: Vec<Option<&str>> = run.ranks.iter().map(|r| r.hd.as_deref()).collect();
+        assert_eq!(hds, [Some("h1"), Some("h2")], "{}", run.name);
+        // Each host's workload is exactly its rank's I/O.
+        let per: Vec<(&str, u64)> = run
+            .workloads
+            .iter()
+            .map(|w| (w.target.as_str(), w.totals.all.ios))
+            .collect();
+        assert_eq!(
+            per,
+            [
+                (targets[0], run.ranks[0].ios),
+                (targets[1], run.ranks[1].ios)
+            ],
+            "{}",
+            run.name
+        );
+        assert!(run.ranks.iter().all(|r| r.ios > 0), "{}", run.name);
+    }
+    // Each rank laid out its own host's tree whole: 2 directories of 3 files.
+    for h in ["h1", "h2"] {
+        let (dirs, files) = super::file_trees::census(&d.join(h));
+        assert_eq!(dirs.len(), 2, "{h}: {dirs:?}");
+        assert_eq!(files.len(), 6, "{h}: {files:?}");
+        assert!(files.iter().all(|(_, len)| *len == 8192), "{h}: {files:?}");
+    }
+    // Formatting wrote each tree once: 6 files of 8 KiB per host.
+    assert_eq!(doc.runs[0].totals.write.bytes, 2 * 6 * 8192);
+}

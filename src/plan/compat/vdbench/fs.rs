@@ -28,6 +28,7 @@
 //! `-v`/`-j`/`validate=yes` verify the trees' bytes as for raw I/O (keys per unit
 //! over the tree's address space, the journal in `-o`); the file-operation
 //! workloads are kept out, and those that replace whole files are listed.
+//! Two or more `hd=` bind each fwd's trees to the hosts it runs on ([`hosts`]).
 //! See docs/compat-vdbench.md.
 
 use super::{general, list, perr, xfersize, Param};
@@ -62,8 +63,9 @@ const FWD_KEYS: &[&str] = &[
     "rdpct",
     "stopafter",
     "skew",
+    "host",
 ];
-const FWD_NO_EFFECT: &[(&str, &str)] = &[("host", "one host")];
+const FWD_NO_EFFECT: &[(&str, &str)] = &[];
 /// `sizes=`: vdbench's other spelling of `size=` (a list of sizes and percentages).
 const FSD_SIZES: &str = "sizes";
 const RD_KEYS: &[&str] = &[
@@ -116,7 +118,6 @@ pub(super) fn translate(
             .collect::<Vec<_>>()
     };
     let (fsds, fwds, rds) = (of("fsd"), of("fwd"), of("rd"));
-    hosts(&of("hd"), &mut unsupported);
     if rds.is_empty() {
         return Err(Loc::Line {
             source: source_name.into(),
@@ -135,11 +136,13 @@ pub(super) fn translate(
     let mut out = Output {
         validate: data.verify || data.journal.is_some(),
         format,
+        hosts: hosts::defs(&of("hd"))?,
         ..Output::default()
     };
     for rd in &rds {
         rd_runs(rd, &fsds, &fwds, &mut out, &mut unsupported)?;
     }
+    hosts::unify(&mut out.runs, &out.run_rds)?;
     Ok(Translated {
         plan: Plan {
             targets: out.targets,
@@ -149,22 +152,6 @@ pub(super) fn translate(
         },
         unsupported: unsupported.0,
     })
-}
-
-/// `hd=`: one host is this one; several are listed (file-system runs over several
-/// hosts are not translated).
-fn hosts(hds: &[FsDef], unsupported: &mut UnsupportedList) {
-    if let [_, second, ..] = hds {
-        unsupported.push(
-            format!(
-                "hd={} — file-system workloads on several hosts ({} hd=): every host's \
-                 fwds would run from this one",
-                second.name,
-                hds.len()
-            ),
-            &second.loc,
-        );
-    }
 }
 
 /// vdbench's `-e`, `-i`, `-w` apply to every rd; `-v`/`-j` turn on data validation
@@ -305,8 +292,9 @@ fn is_reference(p: &Param, current: Option<&FsDef>) -> bool {
 /// unsupported.
 fn known(kind: &str, mut p: Param, unsupported: &mut UnsupportedList) -> Option<Param> {
     if kind == "hd" {
-        // How vdbench reaches a host; with one host, ioscope runs here (see `hosts`).
-        return None;
+        // `system=` names the host (see `hosts`); the rest is how vdbench reaches
+        // it, which mpirun does.
+        return (p.key == "system").then_some(p);
     }
     let (keys, no_effect) = match kind {
         "fsd" => (FSD_KEYS, FSD_NO_EFFECT),
@@ -493,6 +481,8 @@ struct Fwd {
     /// `skew=`: the fwd's percentage of the rd's fwdrate (`None`: a share of what the
     /// skewed fwds leave).
     skew: Option<f64>,
+    /// `host=`: the hds that run it (with two or more `hd=`; see [`hosts`]).
+    hosts: hosts::FwdHosts,
 }
 
 /// `skew=N`: a percentage above 0 and at most 100; 0 is vdbench's "not given".
@@ -614,6 +604,7 @@ impl Fwd {
             threads: num("threads")?.unwrap_or(1),
             rdpct,
             stopafter: num("stopafter")?,
+            hosts: d.get("host").map(|p| (list(&p.value), p.loc.clone())),
         })
     }
 }
@@ -629,6 +620,10 @@ struct Output {
     validate: bool,
     /// How format runs write the trees, when `fwd=format` says.
     format: Option<format_fwd::FormatFwd>,
+    /// The host definitions (two or more `hd=`), without their trees.
+    hosts: Vec<crate::plan::hosts::HostDef>,
+    /// The rd (name, place) that made each run.
+    run_rds: Vec<(String, Loc)>,
 }
 
 impl Output {
@@ -806,16 +801,25 @@ fn rd_runs(
             d.name
         )));
     }
+    // The hosts running each of the rd's fwds (none: one host).
+    let on: Vec<Vec<usize>> = match out.hosts.is_empty() {
+        true => vec![Vec::new(); rd.fwds.len()],
+        false => (rd.fwds.iter())
+            .map(|&f| hosts::of_fwd(&fwds[f], &out.hosts))
+            .collect::<Result<_, _>>()?,
+    };
     if rd.format != Format::No {
-        let run = format_run(d, &rd, fsds, fwds, out);
+        let run = format_run(d, &rd, fsds, fwds, &on, out);
         out.runs.push(run);
+        out.run_rds.push((d.name.clone(), d.loc.clone()));
     }
     if rd.format == Format::Only {
         return Ok(());
     }
     let mut workloads = Vec::new();
     let mut skews = Vec::new();
-    for &f in &rd.fwds {
+    let mut run_hosts = out.hosts.clone();
+    for (k, &f) in rd.fwds.iter().enumerate() {
         let fwd = &fwds[f];
         let ops = rd
             .operations
@@ -829,7 +833,12 @@ fn rd_runs(
                     true => format!("{}.{op}", fwd.name),
                     false => fwd.name.clone(),
                 };
-                let w = fwd_workload(fwd, op, &fsds[s], name, out)?;
+                let mut w = fwd_workload(fwd, op, &fsds[s], name, out)?;
+                if !on[k].is_empty() {
+                    // `threads` on each host that runs the fwd.
+                    w.streams = w.streams.saturating_mul(on[k].len() as u32);
+                    hosts::drive(&mut run_hosts, &on[k], &w.target);
+                }
                 workloads.push(validated(w, fwd, op, out.validate, unsupported));
                 skews.push(fwd.skew);
             }
@@ -842,12 +851,14 @@ fn rd_runs(
         &shares,
         skews.iter().any(Option::is_some),
     );
+    out.run_rds.push((d.name.clone(), d.loc.clone()));
     out.runs.push(RunSpec {
         name: d.name.clone(),
         workloads,
         duration_ns: Some(rd.elapsed_ns.saturating_sub(warmup_ns).max(rd.interval_ns)),
         warmup_ns,
         interval_ns: rd.interval_ns,
+        hosts: run_hosts,
         ..base_run()
     });
     Ok(())
@@ -1018,14 +1029,25 @@ fn fwd_workload(
 /// in order, one workload per tree, with `fwd=format`'s threads and xfersize, or
 /// without one a stream at the largest xfersize of the fwds using the tree (vdbench
 /// would use 8 threads of 128 KiB); at most the file length.
-fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) -> RunSpec {
+/// With host definitions, each tree is formatted by the hosts of the fwds that use
+/// it (`on`, per fwd of the rd).
+fn format_run(
+    d: &FsDef,
+    rd: &Rd,
+    fsds: &[Fsd],
+    fwds: &[Fwd],
+    on: &[Vec<usize>],
+    out: &mut Output,
+) -> RunSpec {
     let format = out.format;
     let mut used: Vec<usize> = Vec::new();
-    for &f in &rd.fwds {
+    let mut run_hosts = out.hosts.clone();
+    for (k, &f) in rd.fwds.iter().enumerate() {
         for &s in &fwds[f].fsds {
             if !used.contains(&s) {
                 used.push(s);
             }
+            hosts::drive(&mut run_hosts, &on[k], &fsds[s].name);
         }
     }
     let workloads = used
@@ -1059,6 +1081,7 @@ fn format_run(d: &FsDef, rd: &Rd, fsds: &[Fsd], fwds: &[Fwd], out: &mut Output) 
         passes: Some(1),
         warmup_ns: 0,
         interval_ns: rd.interval_ns,
+        hosts: run_hosts,
         ..base_run()
     }
 }
@@ -1074,6 +1097,7 @@ fn largest_xfer(rd: &Rd, fwds: &[Fwd], s: usize) -> u64 {
 }
 
 mod format_fwd;
+mod hosts;
 mod select;
 #[cfg(test)]
 mod tests;

@@ -263,3 +263,75 @@ fn an_nfs_anchor_becomes_a_tree_on_the_export() {
         assert!(e.contains(want), "{anchor}: {e}");
     }
 }
+
+const TWO_HOSTS: &str = "hd=default,shell=ssh\nhd=h1,system=a1\nhd=h2,system=a2\n";
+
+#[test]
+fn an_fwd_on_every_host_gets_its_threads_on_each() {
+    let t = translate(&format!(
+        "{TWO_HOSTS}{FSD}fwd=f,fsd=fsd1,threads=3\nrd=r,fwd=f,elapsed=4\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    let run = &t.plan.runs[0];
+    // Divided among the ranks of the two hosts, 3 each, as vdbench runs them.
+    assert_eq!(run.workloads[0].streams, 6);
+    let hosts: Vec<(&str, Option<&str>, &[String])> = run
+        .hosts
+        .iter()
+        .map(|h| (h.name.as_str(), h.system.as_deref(), h.targets.as_slice()))
+        .collect();
+    let fsd1 = ["fsd1".to_string()];
+    assert_eq!(
+        hosts,
+        [("h1", Some("a1"), &fsd1[..]), ("h2", Some("a2"), &fsd1[..])]
+    );
+}
+
+#[test]
+fn an_fwd_bound_to_a_host_runs_there_alone() {
+    let t = translate(&format!(
+        "{TWO_HOSTS}fsd=fsd!host,anchor=/a/!host,files=2,size=8k\n\
+         fwd=fwd!host,host=!host,fsd=fsd!host,threads=2\n\
+         rd=r,fwd=fwd*,format=yes,elapsed=4\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    for run in &t.plan.runs {
+        let by_host: Vec<(&str, &[String])> = run
+            .hosts
+            .iter()
+            .map(|h| (h.name.as_str(), h.targets.as_slice()))
+            .collect();
+        let (a, b) = (["fsdh1".to_string()], ["fsdh2".to_string()]);
+        assert_eq!(by_host, [("h1", &a[..]), ("h2", &b[..])], "{}", run.name);
+    }
+    // The fwd's own threads on its one host (the format run keeps its one stream).
+    assert!(t.plan.runs[1].workloads.iter().all(|w| w.streams == 2));
+}
+
+#[test]
+fn a_host_an_fwd_names_must_be_defined_and_a_tree_keeps_its_hosts() {
+    let e = parse_str(
+        "t.parm",
+        &format!("{TWO_HOSTS}{FSD}fwd=f,fsd=fsd1,host=h9\nrd=r,fwd=f,elapsed=4\n"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("t.parm:5") && e.contains("host=h9: no such hd="),
+        "{e}"
+    );
+    // One rd runs fsd1 on h1, another on both: not one [[host]] list.
+    let e = parse_str(
+        "t.parm",
+        &format!(
+            "{TWO_HOSTS}{FSD}fwd=f1,fsd=fsd1,host=h1\nfwd=f2,fsd=fsd1\n\
+             rd=r1,fwd=f1,elapsed=4\nrd=r2,fwd=f2,elapsed=4\n"
+        ),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("t.parm:7") && e.contains("rd=r1") && e.contains("hd=h1,h2 in another rd"),
+        "{e}"
+    );
+}
