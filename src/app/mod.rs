@@ -671,10 +671,14 @@ fn finish_stdout(out: &Output, doc: &ResultDoc) -> Result<(), AppError> {
 /// A run whose connections were not all used: each stream keeps to one connection
 /// (stream i to connection i mod N), so fewer streams than connections leave the
 /// rest idle, and a user who asked for N connections should hear it.
+/// Only a run with several connections per target is told: one over several
+/// targets of one connection each (a tree and its file-operation entries, whose
+/// engines keep no per-connection counts) has none to spare.
 fn idle_connections(result: &RunResult) -> Option<String> {
     let conns = &result.connections;
+    let several = conns.iter().any(|c| c.index > 0);
     let idle = conns.iter().filter(|c| c.ios == 0 && c.errors == 0).count();
-    (conns.len() > 1 && idle > 0 && !result.interrupted).then(|| {
+    (several && idle > 0 && !result.interrupted).then(|| {
         format!(
             "run '{}': {idle} of {} connections carried no I/O: each stream keeps to one \
              connection (stream i to connection i mod N), so N connections need at least \

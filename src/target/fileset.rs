@@ -8,9 +8,11 @@
 //! when the run is refused after opening. A tree on an NFS export
 //! (`tree:nfs://…`) is held as its export's description and one connection for the
 //! laying out; each engine connects for itself ([`FileSetTarget::connect`]), and
-//! everything here reaches the directory through [`TreeDir`].
+//! everything here reaches the directory through [`TreeDir`]. A tree on an SMB
+//! share (`tree:smb://…`) is held the same way, through its own sessions.
 
 use super::nfs::tree_dir::NfsDir;
+use super::smb::tree_dir::SmbTreeDir;
 use super::tree_dir::{LocalDir, TreeDir};
 use super::TargetError;
 use crate::plan::fileset::{FileSetSpec, RemoteDir};
@@ -54,6 +56,8 @@ enum Root {
     Local(File),
     /// On an NFS export: the connection the opener laid out through.
     Nfs(Box<Mutex<NfsDir>>),
+    /// On an SMB share: the session the opener laid out through.
+    Smb(Box<Mutex<SmbTreeDir>>),
 }
 
 impl std::fmt::Debug for Root {
@@ -61,6 +65,7 @@ impl std::fmt::Debug for Root {
         match self {
             Root::Local(d) => f.debug_tuple("Local").field(d).finish(),
             Root::Nfs(_) => f.write_str("Nfs"),
+            Root::Smb(_) => f.write_str("Smb"),
         }
     }
 }
@@ -92,17 +97,6 @@ fn names(uri: &str, spec: &FileSetSpec) -> Result<Vec<CString>, TargetError> {
         .collect()
 }
 
-/// Why a tree on an SMB share is refused: its URI is read, its directory calls
-/// exist (`target::smb::dir`), their wiring to the tree engines does not yet.
-fn smb_tree_refused(uri: &str) -> TargetError {
-    invalid(
-        uri,
-        "trees on SMB shares are not supported yet (trees on NFS exports and local \
-         directories are)"
-            .into(),
-    )
-}
-
 /// Checks what [`open`] will find, creating nothing: the directory exists, and for a
 /// create run none of the names does. Returns the names.
 pub fn probe(
@@ -118,7 +112,10 @@ pub fn probe(
             super::nfs::tree_dir::probe(uri, n, spec)?;
             return names(uri, spec);
         }
-        Some(RemoteDir::Smb(_)) => return Err(smb_tree_refused(uri)),
+        Some(RemoteDir::Smb(sm)) => {
+            super::smb::tree_dir::probe(uri, sm, spec)?;
+            return names(uri, spec);
+        }
         None => {}
     }
     // A tree that makes its anchor checks nothing in it before it is made.
@@ -174,8 +171,11 @@ pub fn open(
             let d = super::nfs::tree_dir::open(uri, n, spec)?;
             (names(uri, spec)?, Root::Nfs(Box::new(Mutex::new(d))))
         }
-        // The URI is read, but no SmbDir adapter lays the tree out yet.
-        Some(RemoteDir::Smb(_)) => return Err(smb_tree_refused(uri)),
+        Some(RemoteDir::Smb(sm)) => {
+            check_count(uri, spec)?;
+            let d = super::smb::tree_dir::open(uri, sm, spec)?;
+            (names(uri, spec)?, Root::Smb(Box::new(Mutex::new(d))))
+        }
         None => {
             let names = probe(uri, spec, use_)?;
             make_set_dirs(uri, spec)?;
@@ -275,19 +275,20 @@ fn open_dir(spec: &FileSetSpec) -> std::io::Result<File> {
 
 impl FileSetTarget {
     /// A directory of its own for one engine (a worker): the local directory's
-    /// descriptor, or a new connection to the NFS export.
+    /// descriptor, or a new connection to the NFS export or SMB share.
     pub fn connect(&self) -> Result<Box<dyn TreeDir>, TargetError> {
         match (&self.root, &self.spec.remote) {
             (Root::Local(d), _) => Ok(Box::new(LocalDir { fd: d.as_raw_fd() })),
-            (Root::Nfs(_), Some(RemoteDir::Nfs(n))) => NfsDir::connect(n)
+            (_, Some(RemoteDir::Nfs(n))) => NfsDir::connect(n)
                 .map(|d| Box::new(d) as Box<dyn TreeDir>)
                 .map_err(|e| TargetError::Unavailable {
                     uri: self.spec.uri(),
                     msg: format!("{}: {e}", super::nfs::server(n)),
                 }),
-            (Root::Nfs(_), None | Some(RemoteDir::Smb(_))) => {
-                Err(invalid(&self.spec.uri(), "no server".into()))
+            (_, Some(RemoteDir::Smb(sm))) => {
+                SmbTreeDir::connect(sm, false).map(|d| Box::new(d) as Box<dyn TreeDir>)
             }
+            (_, None) => Err(invalid(&self.spec.uri(), "no server".into())),
         }
     }
 
@@ -297,6 +298,7 @@ impl FileSetTarget {
         match &self.root {
             Root::Local(d) => f(&LocalDir { fd: d.as_raw_fd() }),
             Root::Nfs(c) => f(&*c.lock().unwrap_or_else(|p| p.into_inner())),
+            Root::Smb(c) => f(&*c.lock().unwrap_or_else(|p| p.into_inner())),
         }
     }
 

@@ -121,26 +121,16 @@ pub fn parse_uri(uri: &str) -> Result<TargetKind, TargetError> {
             .map(TargetKind::Files)
             .map_err(|e| invalid(e.to_string()));
     }
-    if let Some(rest) = uri
-        .strip_prefix("tree:")
-        .filter(|r| r.starts_with("nfs://"))
-    {
-        return nfs::tree_dir::parse_tree(rest)
-            .map(TargetKind::Files)
-            .map_err(invalid);
-    }
-    if let Some(rest) = uri
-        .strip_prefix("tree:")
-        .filter(|r| r.starts_with("smb://"))
-    {
-        return smb::tree_uri::parse_tree(rest)
-            .map(TargetKind::Files)
-            .map_err(invalid);
-    }
     if let Some(rest) = uri.strip_prefix("tree:") {
-        return crate::plan::fileset::FileSetSpec::parse_tree(rest)
-            .map(TargetKind::Files)
-            .map_err(|e| invalid(e.to_string()));
+        // A tree on a server by its scheme, else a local directory.
+        let spec = if rest.starts_with("nfs://") {
+            nfs::tree_dir::parse_tree(rest)
+        } else if rest.starts_with("smb://") {
+            smb::tree_uri::parse_tree(rest)
+        } else {
+            crate::plan::fileset::FileSetSpec::parse_tree(rest).map_err(|e| e.to_string())
+        };
+        return spec.map(TargetKind::Files).map_err(invalid);
     }
     if uri.starts_with("smb://") {
         return smb::parse(uri).map(TargetKind::Smb).map_err(bad_uri);

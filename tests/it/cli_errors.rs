@@ -298,21 +298,3 @@ fn random_map_is_refused_where_offsets_are_not_uniform_random_draws() {
         "random_map needs the uniform distribution",
     );
 }
-
-// A tree on an SMB share is read as a URI but not yet run: refused by name before
-// any connection, not mistaken for a local directory.
-#[test]
-fn a_tree_on_an_smb_share_is_refused_as_not_supported_yet() {
-    assert_bad(
-        &[
-            "run",
-            "--target",
-            "tree:smb://127.0.0.1:4455/share/dir?depth=1&width=1&files=1&size=4k",
-            "--rw",
-            "write",
-            "--duration",
-            "1s",
-        ],
-        "trees on SMB shares are not supported yet",
-    );
-}

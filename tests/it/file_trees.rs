@@ -80,6 +80,33 @@ pub(super) fn adds_up(run: &ioscope::result::RunResult) {
     }
 }
 
+/// A run of a vdbench file with a format run, then a mix of fwds `names_want`
+/// (read first, write second): each operation's per-interval counts add up to its
+/// total, none fails, every one acted, and they add up to the run's.
+pub(super) fn mix_adds_up(r: &Ran, names_want: &[&str]) {
+    let samples: Vec<_> = r.doc.runs.iter().map(|x| &x.error_samples).collect();
+    assert_eq!(r.code, Some(0), "{samples:?}\n{}", r.stderr);
+    assert_eq!(r.doc.runs.len(), 2, "the format run, then rd1");
+    let run = r.run(1);
+    let names: Vec<&str> = run.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, names_want);
+    adds_up(run);
+    for w in &run.workloads {
+        assert_eq!(w.totals.all.errors, 0, "{}: {}", w.name, r.stderr);
+        // A read finds no file (deletes) or an empty one (creates) at times: a
+        // skip. Every workload acted or looked.
+        let acted = w.totals.all.ios + w.totals.all.skipped;
+        assert!(acted > 0, "{} did nothing: {}", w.name, r.stderr);
+    }
+    assert!(run.workloads[1].totals.write.bytes > 0, "writes wrote");
+    let total: u64 = run.workloads.iter().map(|w| w.totals.all.ios).sum();
+    assert_eq!(
+        total, run.totals.all.ios,
+        "the operations add up to the run's"
+    );
+    assert_eq!(run.workloads[0].totals.write.ios, 0, "reads only read");
+}
+
 /// What a format (run 0 of `r`) of a depth-2 tree of 8 KiB files left below
 /// `anchor`: `dirs` directories and `files` files, each 8 KiB, in the leaves only,
 /// `last` among them, and every byte written once in 4 KiB writes.

@@ -53,6 +53,8 @@ mod request_flags;
 mod settings;
 mod shapes;
 mod sim;
+#[cfg(feature = "smb")]
+mod smb_trees;
 mod trim;
 mod vdbench_output;
 mod vdbench_published;

@@ -5,7 +5,7 @@
 //! create/delete/read/write mix runs on the export with each operation's counts
 //! adding up to the totals.
 
-use super::file_trees::{adds_up, census, formatted};
+use super::file_trees::{census, formatted, mix_adds_up};
 use super::net_nfs::{server, Ganesha};
 use super::*;
 
@@ -64,27 +64,7 @@ fn mix(fwds: &str, names_want: &[&str]) {
         ),
     );
     let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]);
-    let samples: Vec<_> = r.doc.runs.iter().map(|x| &x.error_samples).collect();
-    assert_eq!(r.code, Some(0), "{samples:?}\n{}", r.stderr);
-    assert_eq!(r.doc.runs.len(), 2, "the format run, then rd1");
-    let run = r.run(1);
-    let names: Vec<&str> = run.workloads.iter().map(|w| w.name.as_str()).collect();
-    assert_eq!(names, names_want);
-    adds_up(run);
-    for w in &run.workloads {
-        assert_eq!(w.totals.all.errors, 0, "{}: {}", w.name, r.stderr);
-        // A read finds no file (deletes) or an empty one (creates) at times: a
-        // skip. Every workload acted or looked.
-        let acted = w.totals.all.ios + w.totals.all.skipped;
-        assert!(acted > 0, "{} did nothing: {}", w.name, r.stderr);
-    }
-    assert!(run.workloads[1].totals.write.bytes > 0, "writes wrote");
-    let total: u64 = run.workloads.iter().map(|w| w.totals.all.ios).sum();
-    assert_eq!(
-        total, run.totals.all.ios,
-        "the operations add up to the run's"
-    );
-    assert_eq!(run.workloads[0].totals.write.ios, 0, "reads only read");
+    mix_adds_up(&r, names_want);
 }
 
 #[test]

@@ -44,12 +44,15 @@ pub struct SmbDir {
     pub max_write_bytes: u32,
 }
 
-/// A file opened by [`SmbDir::open_read`] or [`SmbDir::create_write`]. Give it back
-/// with [`SmbDir::close`]; one merely dropped is closed in the background.
+/// A file opened by [`SmbDir::open_read`], [`SmbDir::open_existing`] or
+/// [`SmbDir::create_write`]. Give it back with [`SmbDir::close`]; one merely dropped
+/// is closed in the background.
 pub struct SmbFile {
     file: Option<smb::File>,
-    /// Opened for writing only ([`SmbDir::create_write`]), else for reading only.
-    write: bool,
+    /// What the handle was opened for: a read or write it was not opened for is
+    /// refused here, as on a local descriptor.
+    readable: bool,
+    writable: bool,
     rt: Arc<Runtime>,
 }
 
@@ -90,6 +93,13 @@ pub enum DirError {
 /// or `--credentials`) and makes `spec.path` the base directory, creating it and its
 /// parents when missing, as a local tree's directory is.
 pub fn open(spec: &SmbSpec) -> Result<SmbDir, crate::target::TargetError> {
+    open_at(spec, true)
+}
+
+/// [`open`], making the base directory (and its parents) only with `make_base`;
+/// without, a missing base is left for the caller to find ([`SmbDir::stat_info`]
+/// of "").
+pub fn open_at(spec: &SmbSpec, make_base: bool) -> Result<SmbDir, crate::target::TargetError> {
     use crate::target::TargetError;
     let creds = super::credentials::resolve(spec.user.as_deref()).map_err(|source| {
         TargetError::Credentials {
@@ -98,7 +108,7 @@ pub fn open(spec: &SmbSpec) -> Result<SmbDir, crate::target::TargetError> {
         }
     })?;
     let opts = super::credentials::options();
-    SmbDir::connect(spec, &creds, opts.require_encryption).map_err(|e| match e {
+    SmbDir::connect_at(spec, &creds, opts.require_encryption, make_base).map_err(|e| match e {
         DirError::Connect(e) => TargetError::Unavailable {
             uri: spec.uri.clone(),
             msg: e.to_string(),
@@ -156,7 +166,10 @@ fn io_errno(e: &std::io::Error) -> i64 {
 /// as a path inside the share.
 fn join(base: &str, name: &str) -> String {
     let name = name.trim_matches('/').replace('/', "\\");
-    if base.is_empty() {
+    if name.is_empty() {
+        // "" names the base itself.
+        base.to_string()
+    } else if base.is_empty() {
         name
     } else {
         format!("{base}\\{name}")
@@ -189,6 +202,16 @@ impl SmbDir {
         creds: &Credentials,
         require_encryption: bool,
     ) -> Result<SmbDir, DirError> {
+        Self::connect_at(spec, creds, require_encryption, true)
+    }
+
+    /// [`SmbDir::connect`], making the base directory only with `make_base`.
+    pub fn connect_at(
+        spec: &SmbSpec,
+        creds: &Credentials,
+        require_encryption: bool,
+        make_base: bool,
+    ) -> Result<SmbDir, DirError> {
         let rt = runtime()?;
         let other = |what: &str, e: smb::Error| OpenError::Other(format!("{what}: {e}"));
         let (client, tree, share, max_read_bytes, max_write_bytes) = rt.block_on(async {
@@ -217,7 +240,9 @@ impl SmbDir {
             max_read_bytes,
             max_write_bytes,
         };
-        dir.make_dirs(&prefixes(&base))?;
+        if make_base {
+            dir.make_dirs(&prefixes(&base))?;
+        }
         dir.label = format!("{share}\\{base}");
         dir.base = base;
         Ok(dir)
@@ -392,7 +417,20 @@ impl SmbDir {
         self.open_file(
             name,
             args(CreateDisposition::Open, access, file_only()),
-            false,
+            (true, false),
+        )
+    }
+
+    /// Opens an existing regular file for reading, and for writing too with `write`
+    /// (`open(O_RDONLY)` or `open(O_RDWR)`).
+    pub fn open_existing(&self, name: &str, write: bool) -> Result<SmbFile, i64> {
+        let access = FileAccessMask::new()
+            .with_generic_read(true)
+            .with_generic_write(write);
+        self.open_file(
+            name,
+            args(CreateDisposition::Open, access, file_only()),
+            (true, write),
         )
     }
 
@@ -403,17 +441,24 @@ impl SmbDir {
         self.open_file(
             name,
             args(CreateDisposition::Create, access, file_only()),
-            true,
+            (false, true),
         )
     }
 
-    fn open_file(&self, name: &str, a: FileCreateArgs, write: bool) -> Result<SmbFile, i64> {
+    /// Opens `name` as `a` says; `(readable, writable)` is what the handle allows.
+    fn open_file(
+        &self,
+        name: &str,
+        a: FileCreateArgs,
+        (readable, writable): (bool, bool),
+    ) -> Result<SmbFile, i64> {
         let path = self.path(name);
         self.rt.block_on(async {
             match self.tree().create(&path, &a).await {
                 Ok(Resource::File(f)) => Ok(SmbFile {
                     file: Some(f),
-                    write,
+                    readable,
+                    writable,
                     rt: self.rt.clone(),
                 }),
                 Ok(r) => {
@@ -427,9 +472,10 @@ impl SmbDir {
 
     /// Reads at `offset` into `buf` (`pread`): the bytes read, at most
     /// [`SmbDir::max_read_bytes`], 0 at the end of the file as it was when opened;
-    /// -EBADF on a handle opened for writing, as on a local `O_WRONLY` descriptor.
+    /// -EBADF on a handle opened for writing only, as on a local `O_WRONLY`
+    /// descriptor.
     pub fn read_at(&self, f: &SmbFile, buf: &mut [u8], offset: u64) -> i64 {
-        let Some(file) = f.file.as_ref().filter(|_| !f.write) else {
+        let Some(file) = f.file.as_ref().filter(|_| f.readable) else {
             return -i64::from(libc::EBADF);
         };
         let n = buf.len().min(self.max_read_bytes as usize);
@@ -441,7 +487,7 @@ impl SmbDir {
     /// Writes `buf` at `offset` (`pwrite`): the bytes written, at most
     /// [`SmbDir::max_write_bytes`]; -EBADF on a handle opened for reading.
     pub fn write_at(&self, f: &SmbFile, buf: &[u8], offset: u64) -> i64 {
-        let Some(file) = f.file.as_ref().filter(|_| f.write) else {
+        let Some(file) = f.file.as_ref().filter(|_| f.writable) else {
             return -i64::from(libc::EBADF);
         };
         let n = buf.len().min(self.max_write_bytes as usize);
@@ -541,6 +587,7 @@ mod tests {
     fn names_join_the_base_with_backslashes() {
         assert_eq!(join("t\\base", "a/b/f"), "t\\base\\a\\b\\f");
         assert_eq!(join("", "/a/"), "a");
+        assert_eq!(join("t\\base", ""), "t\\base");
         assert_eq!(prefixes("t\\u\\v"), ["t", "t\\u", "t\\u\\v"]);
         assert!(prefixes("").is_empty());
     }

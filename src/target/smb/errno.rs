@@ -5,10 +5,14 @@
 //! EIO, which the workloads count as a real failure.
 
 /// NT status → errno, the whole mapping (MS-ERREF 2.3 for the codes).
-pub const STATUS_ERRNOS: [(u32, i32, &str); 7] = [
+pub const STATUS_ERRNOS: [(u32, i32, &str); 8] = [
     (0xC000_0035, libc::EEXIST, "STATUS_OBJECT_NAME_COLLISION"),
     (0xC000_0034, libc::ENOENT, "STATUS_OBJECT_NAME_NOT_FOUND"),
     (0xC000_003A, libc::ENOENT, "STATUS_OBJECT_PATH_NOT_FOUND"),
+    // Another handle asked for the name's removal; it goes at that handle's last
+    // close. A local unlink takes the name at once, so an open of it then finds
+    // nothing.
+    (0xC000_0056, libc::ENOENT, "STATUS_DELETE_PENDING"),
     (0xC000_0101, libc::ENOTEMPTY, "STATUS_DIRECTORY_NOT_EMPTY"),
     (0xC000_0022, libc::EACCES, "STATUS_ACCESS_DENIED"),
     (0xC000_0103, libc::ENOTDIR, "STATUS_NOT_A_DIRECTORY"),
@@ -38,6 +42,7 @@ mod tests {
         assert_eq!(errno_of(0xC000_0035), libc::EEXIST);
         assert_eq!(errno_of(0xC000_0034), libc::ENOENT);
         assert_eq!(errno_of(0xC000_003A), libc::ENOENT);
+        assert_eq!(errno_of(0xC000_0056), libc::ENOENT);
         assert_eq!(errno_of(0xC000_0101), libc::ENOTEMPTY);
         assert_eq!(errno_of(0xC000_0022), libc::EACCES);
         assert_eq!(errno_of(0xC000_0103), libc::ENOTDIR);

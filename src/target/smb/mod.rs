@@ -7,6 +7,7 @@
 //! the `--verify-after` pass; the engine's workers open their own sessions.
 
 pub mod credentials;
+pub mod tree_dir;
 pub mod tree_uri;
 
 #[cfg(feature = "smb")]

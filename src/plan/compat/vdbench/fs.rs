@@ -372,8 +372,8 @@ impl Fsd {
             "depth={depth}&width={width}&files={files}{}&size={size_query}",
             if make_anchor { "&mkdir=parents" } else { "" }
         );
-        // The tree's own keys are checked here; an nfs:// anchor's server part is
-        // read when the target is (crate::target::nfs::tree_dir).
+        // The tree's own keys are checked here; a server anchor's server part is
+        // read when the target is (crate::target::{nfs,smb}::tree_*).
         let local_dir = if server_query.is_none() {
             dir
         } else {
@@ -391,9 +391,11 @@ impl Fsd {
     }
 }
 
-/// The anchor's directory and, for a tree on an NFS export (`anchor=nfs://HOST[:PORT]/EXPORT/DIR[?mountport=N]`),
-/// the server's query keys (`&`-prefixed, empty when none); other URL schemes are
-/// refused, as is O_DIRECT on NFS (libnfs has no cache to bypass).
+/// The anchor's directory and, for a tree on an NFS export
+/// (`anchor=nfs://HOST[:PORT]/EXPORT/DIR[?mountport=N]`) or an SMB share
+/// (`anchor=smb://[USER@]HOST[:PORT]/SHARE/DIR`), the server's query keys
+/// (`&`-prefixed, empty when none); other URL schemes are refused, as is O_DIRECT
+/// there (neither client has a cache to bypass).
 fn anchor_parts<'a>(
     d: &FsDef,
     anchor: &'a Param,
@@ -403,17 +405,21 @@ fn anchor_parts<'a>(
     if !value.contains("://") {
         return Ok((value, None));
     }
-    if !value.starts_with("nfs://") {
+    let Some(scheme) = ["nfs", "smb"]
+        .into_iter()
+        .find(|s| value.starts_with(&format!("{s}://")))
+    else {
         return Err(anchor.loc.error(format!(
             "fsd={}: anchor={value}: trees on this kind of server are not supported; an anchor \
-             is a local directory or nfs://HOST[:PORT]/EXPORT/DIR",
+             is a local directory, nfs://HOST[:PORT]/EXPORT/DIR or \
+             smb://[USER@]HOST[:PORT]/SHARE/DIR",
             d.name
         )));
-    }
+    };
     if direct {
         return Err(anchor.loc.error(format!(
-            "fsd={}: openflags=o_direct on an nfs:// anchor: libnfs keeps no client cache, \
-             so there is nothing to bypass; remove openflags",
+            "fsd={}: openflags=o_direct on an {scheme}:// anchor: ioscope's {scheme} client \
+             keeps no cache, so there is nothing to bypass; remove openflags",
             d.name
         )));
     }
