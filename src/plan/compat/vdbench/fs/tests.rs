@@ -245,7 +245,7 @@ fn validation_with_operations_that_replace_files_is_listed() {
 }
 
 #[test]
-fn an_nfs_anchor_becomes_a_tree_on_the_export() {
+fn an_nfs_or_smb_anchor_becomes_a_tree_on_the_server() {
     let t = translate(
         "fsd=fsd1,anchor=nfs://127.0.0.1:2049/srv/x/t?mountport=20048,depth=2,width=2,files=3,size=4k\n\
          fwd=f,fsd=fsd1,operation=create\nrd=r,fwd=f,elapsed=4\n",
@@ -254,9 +254,16 @@ fn an_nfs_anchor_becomes_a_tree_on_the_export() {
         t.plan.targets[0].uri,
         "tree:nfs://127.0.0.1:2049/srv/x/t?depth=2&width=2&files=3&size=4096&mountport=20048"
     );
+    // An SMB anchor is a tree on the share; other schemes are refused.
+    let smb = translate("fsd=fsd1,anchor=smb://u@h:4450/s/t,size=4k\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n");
+    assert_eq!(
+        smb.plan.targets[0].uri,
+        "tree:smb://u@h:4450/s/t?depth=1&width=1&files=1&size=4096"
+    );
     for (anchor, want) in [
-        ("smb://h/s/t", "not supported"),
+        ("ftp://h/s/t", "not supported"),
         ("nfs://h/e/t,openflags=o_direct", "nothing to bypass"),
+        ("smb://h/s/t,openflags=o_direct", "nothing to bypass"),
     ] {
         let text = format!("fsd=fsd1,anchor={anchor},size=4k\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n");
         let e = parse_str("t.parm", &text).unwrap_err().to_string();
