@@ -46,6 +46,8 @@ pub struct WorkloadShape {
     pub on_error: Option<crate::plan::on_error::OnError>,
     /// fio's `fill_device`: a write that finds the filesystem full ends the stream.
     pub fill_fs: bool,
+    /// A tree operation that finds nothing to act on ends the stream.
+    pub stop_when_none_left: bool,
     /// On a file set read as bytes: its files and the policy that picks one per
     /// I/O (`None` for every other target, which never looks further).
     pub files: Option<Box<super::file_sets::FileShape>>,
@@ -154,6 +156,9 @@ impl WorkloadShape {
                 .flag(&crate::plan::settings::declared::ATOMIC_WRITES),
             on_error: w.overrides.on_error.clone(),
             fill_fs: w.settings.flag(&crate::plan::settings::declared::FILL_FS),
+            stop_when_none_left: w
+                .settings
+                .flag(&crate::plan::settings::declared::STOP_WHEN_NONE_LEFT),
             record: !w
                 .settings
                 .get(&crate::plan::settings::declared::RECORD)

@@ -795,6 +795,12 @@ impl<E: Engine> Worker<E> {
                 // state): a skip of the workload, not an operation and not an error.
                 let slot = &self.table.slots[tag];
                 self.stats[slot.workload as usize].ops[slot.op.index()].skipped += 1;
+                if self.shapes[slot.workload as usize].stop_when_none_left {
+                    // Nothing will give it work again: its stream is done.
+                    let s = &mut self.setup.streams[slot.stream as usize];
+                    s.bytes_left = 0;
+                    s.pair = None;
+                }
                 self.release(tag);
                 return;
             }

@@ -455,3 +455,45 @@ fn validation_on_a_tree_passes_intact_data_and_finds_a_corrupted_block() {
     let v = r.run(0).verify.clone().expect("verified");
     assert!(v.mismatches >= 1 && v.units_checked > 1, "{v:?}");
 }
+
+/// vdbench's own example `delete_files`, scaled down: an rd that deletes every file
+/// and one that removes every directory, each with `elapsed` far longer than the
+/// work, end when nothing is left (vdbench shuts the fwd's threads down then),
+/// having deleted each file and directory exactly once.
+#[test]
+fn deleting_every_file_ends_the_rd_when_none_is_left() {
+    let (d, anchor) = with_anchor();
+    let p = d.path().join("fs.parm");
+    std::fs::write(
+        &p,
+        format!(
+            "fsd=fsd1,anchor={},depth=2,width=3,files=4,size=8k\n\
+             fwd=default,threads=3\n\
+             fwd=fwd0,fsd=fsd1,operation=read\n\
+             fwd=fwd1,fsd=fsd1,operation=delete\n\
+             fwd=fwd2,fsd=fsd1,operation=rmdir\n\
+             rd=format,fwd=fwd0,fwdrate=1,format=yes,elapsed=2,interval=1\n\
+             rd=rd_delete,fwd=fwd1,fwdrate=max,elapsed=600,interval=1,warmup=0\n\
+             rd=rd_rmdir,fwd=fwd2,fwdrate=max,elapsed=600,interval=1,warmup=0\n",
+            anchor.display()
+        ),
+    )
+    .unwrap();
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    let names: Vec<&str> = r.doc.runs.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["format_for_format", "format", "rd_delete", "rd_rmdir"]
+    );
+    // 3 + 9 directories, 9 leaves × 4 files.
+    for (k, want) in [(2, 36), (3, 12)] {
+        let run = r.run(k);
+        assert_eq!(run.end_reason.name(), "passes", "{}", run.name);
+        // Far inside the 600 s: the bound only says the run did not wait it out.
+        assert!(run.duration_s < 60.0, "{}: {} s", run.name, run.duration_s);
+        let t = &run.totals.all;
+        assert_eq!((t.ios, t.errors), (want, 0), "{}: {}", run.name, r.stderr);
+    }
+    let (dirs, files) = census(&anchor);
+    assert!(dirs.is_empty() && files.is_empty(), "{dirs:?} {files:?}");
+}

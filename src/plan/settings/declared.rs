@@ -14,6 +14,7 @@ pub static ALL: &[&Decl] = &[
     &ATOMIC_WRITES,
     &FSYNC_ON_CLOSE,
     &FILL_FS,
+    &STOP_WHEN_NONE_LEFT,
     &RANDOM_PCT,
     &RANDOM_MAP,
     &RANGE_FROM_PCT,
@@ -108,6 +109,24 @@ pub static FILL_FS: Decl = Decl {
     flag: None,
     heading: "Workload",
     echo: "fill_fs",
+    switch: false,
+};
+
+/// vdbench's shutdown of an fwd's threads: read in the worker, where a tree
+/// operation's "nothing to act on" completes (`run::worker`).
+pub static STOP_WHEN_NONE_LEFT: Decl = Decl {
+    key: "stop_when_none_left",
+    kind: Kind::Flag,
+    scope: Scope::Workload,
+    default: Value::Flag(false),
+    doc: "On a tree, a file operation that finds no name it can act on (no file left \
+          to delete, none missing to create, no empty directory to remove…) ends \
+          that stream's I/O, as vdbench shuts an fwd's threads down when no other \
+          workload can give them work again; without it the operation is a counted \
+          skip and the stream looks again",
+    flag: None,
+    heading: "Workload",
+    echo: "stop_when_none_left",
     switch: false,
 };
 

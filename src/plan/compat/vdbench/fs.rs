@@ -719,7 +719,11 @@ impl Rd {
             format: format(d, unsupported),
             elapsed_ns: dur("elapsed")?.unwrap_or(30_000_000_000),
             interval_ns: dur("interval")?.unwrap_or(1_000_000_000),
-            warmup_ns: dur("warmup")?,
+            // warmup=0 reports every interval (a duration is otherwise above 0).
+            warmup_ns: match d.get("warmup") {
+                Some(p) if p.value.trim() == "0" => Some(0),
+                _ => dur("warmup")?,
+            },
             operations: d.get("operations").map(|p| {
                 list(&p.value)
                     .iter()
@@ -822,8 +826,7 @@ fn rd_runs(
     if rd.format == Format::Only {
         return Ok(());
     }
-    let mut workloads = Vec::new();
-    let mut skews = Vec::new();
+    let (mut workloads, mut skews, mut run_ops) = (Vec::new(), Vec::new(), Vec::new());
     let mut run_hosts = out.hosts.clone();
     for (k, &f) in rd.fwds.iter().enumerate() {
         let fwd = &fwds[f];
@@ -847,9 +850,11 @@ fn rd_runs(
                 }
                 workloads.push(validated(w, fwd, op, out.validate, unsupported));
                 skews.push(fwd.skew);
+                run_ops.push(op.clone());
             }
         }
     }
+    stop_when_none_left(&mut workloads, &run_ops);
     let shares = skew_shares(&skews).map_err(|e| d.loc.error(format!("rd={}: {e}", d.name)))?;
     share_rate(
         rd.rate,
@@ -868,6 +873,30 @@ fn rd_runs(
         ..base_run()
     });
     Ok(())
+}
+
+/// vdbench shuts an fwd's threads down when its operation finds nothing to act on
+/// and no other fwd of the run can change that (`FwgThread.canWeGetMoreFiles`,
+/// `canWeGetMoreDirectories`): a create when every file exists and nothing
+/// deletes, a delete, getattr, setattr or access when no file exists and nothing
+/// creates, a mkdir or rmdir likewise with rmdir or mkdir. Those workloads stop
+/// their streams then (`stop_when_none_left`), so an rd of `elapsed=99999` that
+/// deletes every file ends when the last is gone, as vdbench's example
+/// `delete_files` says it does. `ops[k]` is `workloads[k]`'s operation.
+fn stop_when_none_left(workloads: &mut [Workload], ops: &[String]) {
+    use crate::plan::settings::{declared::STOP_WHEN_NONE_LEFT, Value};
+    for (w, op) in workloads.iter_mut().zip(ops) {
+        let source = match op.as_str() {
+            "create" => "delete",
+            "delete" | "getattr" | "setattr" | "access" => "create",
+            "mkdir" => "rmdir",
+            "rmdir" => "mkdir",
+            _ => continue,
+        };
+        if !ops.iter().any(|o| o == source) {
+            w.settings.set(&STOP_WHEN_NONE_LEFT, Value::Flag(true));
+        }
+    }
 }
 
 /// A workload under data validation (`validating`): reads and writes verify as

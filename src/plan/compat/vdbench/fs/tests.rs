@@ -342,3 +342,35 @@ fn a_host_an_fwd_names_must_be_defined_and_a_tree_keeps_its_hosts() {
         "{e}"
     );
 }
+
+#[test]
+fn an_operation_nothing_can_feed_again_stops_when_none_is_left() {
+    use crate::plan::settings::declared::STOP_WHEN_NONE_LEFT;
+    let stops = |fwds: &str| -> Vec<(String, bool)> {
+        let t = translate(&format!("{FSD}{fwds}rd=r,fwd=f*,elapsed=4\n"));
+        (t.plan.runs[0].workloads.iter())
+            .map(|w| (w.name.clone(), w.settings.flag(&STOP_WHEN_NONE_LEFT)))
+            .collect()
+    };
+    let s = |v: &[(&str, bool)]| -> Vec<(String, bool)> {
+        v.iter().map(|(n, b)| (n.to_string(), *b)).collect()
+    };
+    // Alone, each runs out; beside its counterpart, it never does; reads,
+    // writes and copies never stop (vdbench does not shut them down).
+    assert_eq!(
+        stops("fwd=fd,fsd=fsd1,operation=delete\nfwd=fr,fsd=fsd1,operation=read\n"),
+        s(&[("fd", true), ("fr", false)])
+    );
+    assert_eq!(
+        stops("fwd=fc,fsd=fsd1,operation=create\nfwd=fd,fsd=fsd1,operation=delete\n"),
+        s(&[("fc", false), ("fd", false)])
+    );
+    assert_eq!(
+        stops("fwd=fc,fsd=fsd1,operation=create\nfwd=fg,fsd=fsd1,operation=getattr\n"),
+        s(&[("fc", true), ("fg", false)])
+    );
+    assert_eq!(
+        stops("fwd=fm,fsd=fsd1,operation=mkdir\nfwd=fx,fsd=fsd1,operation=copy\n"),
+        s(&[("fm", true), ("fx", false)])
+    );
+}
