@@ -76,6 +76,11 @@ const RD_KEYS: &[&str] = &[
     "interval",
     "warmup",
     "operations",
+    "forxfersize",
+    "forthreads",
+    "forrdpct",
+    "foroperations",
+    "forfwdrate",
 ];
 const RD_NO_EFFECT: &[(&str, &str)] = &[("pause", "runs follow each other")];
 
@@ -117,7 +122,12 @@ pub(super) fn translate(
             .cloned()
             .collect::<Vec<_>>()
     };
-    let (fsds, fwds, rds) = (of("fsd"), of("fwd"), of("rd"));
+    let (fsds, fwds) = (of("fsd"), of("fwd"));
+    let rds: Vec<FsDef> = (of("rd").iter().map(loops::expand))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect();
     if rds.is_empty() {
         return Err(Loc::Line {
             source: source_name.into(),
@@ -315,7 +325,7 @@ fn known(kind: &str, mut p: Param, unsupported: &mut UnsupportedList) -> Option<
         _ if no_effect.iter().any(|(k, _)| *k == p.key) => None,
         _ => {
             let why = match kind {
-                "rd" if p.key.starts_with("for") => " — a file-system loop",
+                "rd" if p.key.starts_with("for") => " — not a file-system loop vdbench has",
                 _ if fits.len() > 1 => " — an ambiguous abbreviation",
                 _ => "",
             };
@@ -556,6 +566,13 @@ fn random_file_io(
     Ok(true)
 }
 
+/// `rdpct=N`: 0 to 100.
+fn rdpct(p: &Param) -> Result<u8, CompatError> {
+    (p.value.trim().parse::<u8>().ok())
+        .filter(|&v| v <= 100)
+        .ok_or_else(|| p.loc.error(format!("rdpct={}: expected 0 to 100", p.value)))
+}
+
 impl Fwd {
     fn read(
         d: &FsDef,
@@ -581,17 +598,7 @@ impl Fwd {
                 .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
                 .transpose()
         };
-        let rdpct = match d.get("rdpct") {
-            Some(p) => Some(
-                p.value
-                    .trim()
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|&v| v <= 100)
-                    .ok_or_else(|| p.loc.error(format!("rdpct={}: expected 0 to 100", p.value)))?,
-            ),
-            None => None,
-        };
+        let rdpct = d.get("rdpct").map(rdpct).transpose()?;
         Ok(Fwd {
             name: d.name.clone(),
             loc: d.loc.clone(),
@@ -672,6 +679,11 @@ struct Rd {
     warmup_ns: Option<u64>,
     /// `operations=`: replaces each fwd's operation (one workload per entry).
     operations: Option<Vec<String>>,
+    /// A `for…` loop's point ([`loops`]): replaces each fwd's xfersize, threads or
+    /// rdpct.
+    bs: Option<BlockSizes>,
+    threads: Option<u64>,
+    rdpct: Option<u8>,
 }
 
 /// `format=`: what is done to the trees before the rd's run.
@@ -683,6 +695,15 @@ enum Format {
 }
 
 impl Rd {
+    /// `fwd` at this rd's point of its loops (itself without loops).
+    fn point(&self, fwd: &Fwd) -> Fwd {
+        let mut f = fwd.clone();
+        f.bs = self.bs.clone().unwrap_or(f.bs);
+        f.threads = self.threads.unwrap_or(f.threads);
+        f.rdpct = self.rdpct.or(f.rdpct);
+        f
+    }
+
     fn read(d: &FsDef, fwds: &[Fwd], unsupported: &mut UnsupportedList) -> Result<Rd, CompatError> {
         let fwd_p = d
             .get("fwd")
@@ -730,6 +751,14 @@ impl Rd {
                     .map(|o| o.to_ascii_lowercase())
                     .collect()
             }),
+            bs: d
+                .get("xfersize")
+                .map(|p| xfersize(p, unsupported))
+                .transpose()?,
+            threads: (d.get("threads"))
+                .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
+                .transpose()?,
+            rdpct: d.get("rdpct").map(rdpct).transpose()?,
         })
     }
 }
@@ -829,7 +858,7 @@ fn rd_runs(
     let (mut workloads, mut skews, mut run_ops) = (Vec::new(), Vec::new(), Vec::new());
     let mut run_hosts = out.hosts.clone();
     for (k, &f) in rd.fwds.iter().enumerate() {
-        let fwd = &fwds[f];
+        let fwd = &rd.point(&fwds[f]);
         let ops = rd
             .operations
             .clone()
@@ -1126,13 +1155,14 @@ fn largest_xfer(rd: &Rd, fwds: &[Fwd], s: usize) -> u64 {
     rd.fwds
         .iter()
         .filter(|&&f| fwds[f].fsds.contains(&s))
-        .map(|&f| fwds[f].bs.max_bytes())
+        .map(|&f| rd.point(&fwds[f]).bs.max_bytes())
         .max()
         .unwrap_or(4096)
 }
 
 mod format_fwd;
 mod hosts;
+mod loops;
 mod select;
 #[cfg(test)]
 mod tests;

@@ -374,3 +374,42 @@ fn an_operation_nothing_can_feed_again_stops_when_none_is_left() {
         s(&[("fm", true), ("fx", false)])
     );
 }
+
+#[test]
+fn for_loops_make_one_run_per_combination_formatting_once() {
+    let t = translate(&format!(
+        "{FSD}fwd=f,fsd=fsd1,operation=read,xfersize=4k,threads=1\n\
+         rd=r,fwd=f,format=yes,elapsed=4,forxfersize=(4k-16k,d),forthreads=(1,3)\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    let names: Vec<&str> = t.plan.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "format_for_r xfersize=4k threads=1",
+            "r xfersize=4k threads=1",
+            "r xfersize=4k threads=3",
+            "r xfersize=8k threads=1",
+            "r xfersize=8k threads=3",
+            "r xfersize=16k threads=1",
+            "r xfersize=16k threads=3",
+        ]
+    );
+    let w = &t.plan.runs[6].workloads[0];
+    assert_eq!((w.bs.max_bytes(), w.streams), (16384, 3));
+    // foroperations: one run per operation; forfwdrate: one per rate.
+    let t = translate(&format!(
+        "{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4,foroperations=(read,getattr),forfwdrate=(100,max)\n"
+    ));
+    let got: Vec<(String, String)> = (t.plan.runs.iter())
+        .map(|r| (r.name.clone(), format!("{:?}", r.workloads[0].rate)))
+        .collect();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[0].0, "r operations=read fwdrate=100");
+    assert!(got[0].1.contains("100"), "{got:?}");
+    assert_eq!(got[3].0, "r operations=getattr fwdrate=max");
+    assert_eq!(
+        t.plan.runs[3].workloads[0].overrides.engine,
+        Some(crate::plan::model::EngineKind::FileStat)
+    );
+}

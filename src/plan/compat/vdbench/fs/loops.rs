@@ -1,0 +1,106 @@
+//! `for…` loops on a file-system rd (vdbench's `forxfersize=`, `forthreads=`,
+//! `forrdpct=`, `foroperations=`, `forfwdrate=`): the rd becomes one rd per
+//! combination of the loops' values, the first-written loop outermost, as the
+//! raw-I/O reader expands an rd. Each is named after its values
+//! (`rd1 xfersize=4k threads=2`) and carries them as plain parameters (`xfersize=`,
+//! `threads=`, `rdpct=`, `operations=`, `fwdrate=`), which [`super::Rd::read`]
+//! applies to every fwd the rd runs. Ranges step as vdbench's do (`(4k-64k,d)`
+//! doubles). A format the rd asks for is done before its first combination only:
+//! vdbench formats once, then loops; `format=only` runs no loop at all.
+
+use super::FsDef;
+use crate::plan::compat::vdbench::{expand_values, list, Param, MAX_LOOP_VALUES};
+use crate::plan::compat::CompatError;
+
+/// Each loop's key and the parameter its values set.
+pub(super) const LOOPS: &[(&str, &str)] = &[
+    ("forxfersize", "xfersize"),
+    ("forthreads", "threads"),
+    ("forrdpct", "rdpct"),
+    ("foroperations", "operations"),
+    ("forfwdrate", "fwdrate"),
+];
+
+/// One loop: the parameter it sets, its values, where it was written.
+type Loop<'a> = (&'static str, Vec<String>, &'a Param);
+
+/// The loops of `rd`, the last of a key written winning.
+fn loops_of(rd: &FsDef) -> Result<Vec<Loop<'_>>, CompatError> {
+    let mut out: Vec<Loop<'_>> = Vec::new();
+    for p in &rd.params {
+        let Some(&(_, sets)) = LOOPS.iter().find(|(k, _)| *k == p.key) else {
+            continue;
+        };
+        let values = match sets {
+            "xfersize" => expand_values(p, true)?,
+            "threads" => expand_values(p, false)?,
+            // fwdrate takes `max` and fractions besides ranges of counts.
+            "fwdrate" if p.value.contains('-') => expand_values(p, false)?,
+            _ => list(&p.value),
+        };
+        out.retain(|l| l.0 != sets);
+        out.push((sets, values, p));
+    }
+    Ok(out)
+}
+
+/// `rd` as the rds its loops make (itself alone without loops).
+pub(super) fn expand(rd: &FsDef) -> Result<Vec<FsDef>, CompatError> {
+    let loops = loops_of(rd)?;
+    let only = rd.get("format").is_some_and(|f| {
+        list(&f.value)
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case("only"))
+    });
+    let plain: Vec<Param> = (rd.params.iter())
+        .filter(|p| !LOOPS.iter().any(|(k, _)| *k == p.key))
+        .cloned()
+        .collect();
+    if loops.is_empty() || only {
+        return Ok(vec![FsDef {
+            params: plain,
+            ..rd.clone()
+        }]);
+    }
+    let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
+    for (_, values, _) in &loops {
+        combos = (combos.iter())
+            .flat_map(|c| (0..values.len()).map(move |i| [c.as_slice(), &[i]].concat()))
+            .collect();
+        if combos.len() > MAX_LOOP_VALUES {
+            return Err(rd.loc.error(format!(
+                "rd={}: the for-loops expand to more than {MAX_LOOP_VALUES} runs",
+                rd.name
+            )));
+        }
+    }
+    let out = combos.iter().enumerate().map(|(k, combo)| {
+        let mut params: Vec<Param> = (plain.iter())
+            .filter(|p| k == 0 || p.key != "format")
+            .cloned()
+            .collect();
+        let mut name = rd.name.clone();
+        for ((sets, values, p), &i) in loops.iter().zip(combo) {
+            let v = &values[i];
+            // A size as the raw-I/O runs name theirs ("4k"; the values are bytes).
+            match v.parse::<u64>() {
+                Ok(b) if *sets == "xfersize" => {
+                    name.push_str(&format!(" {sets}={}", crate::plan::units::format_size(b)))
+                }
+                _ => name.push_str(&format!(" {sets}={v}")),
+            }
+            params.push(Param {
+                key: sets.to_string(),
+                value: values[i].clone(),
+                loc: p.loc.clone(),
+                fresh: false,
+            });
+        }
+        FsDef {
+            name,
+            params,
+            ..rd.clone()
+        }
+    });
+    Ok(out.collect())
+}
