@@ -90,9 +90,13 @@ impl FileShape {
     }
 }
 
-/// One stream's place among its files.
+/// One stream's place among its files: its own run of the working set's files
+/// (every file, or its whole-file share of a sequential pass).
 #[derive(Debug, Clone)]
 pub struct FileCursor {
+    /// The stream's first file, counted from the working set's first; `current`,
+    /// `next_rr` and the per-file slices count from here.
+    first: u64,
     current: u64,
     /// I/Os still to go to the current file before the next is picked.
     left: u32,
@@ -111,9 +115,11 @@ pub struct FileCursor {
 }
 
 impl FileCursor {
-    pub fn new(fs: &FileShape) -> FileCursor {
-        let n = fs.files as usize;
+    /// A cursor over `count` files from file `first` of the working set.
+    pub fn new(fs: &FileShape, first: u64, count: u64) -> FileCursor {
+        let n = count as usize;
         FileCursor {
+            first,
             current: 0,
             left: 0,
             next_rr: 0,
@@ -121,7 +127,7 @@ impl FileCursor {
             budget: if fs.service.is_skewed() {
                 Box::new([])
             } else {
-                (0..n as u64).map(|f| fs.len_of(f)).collect()
+                (0..n as u64).map(|f| fs.len_of(first + f)).collect()
             },
             done: 0,
             keep: false,
@@ -132,7 +138,7 @@ impl FileCursor {
     pub fn reset(&mut self, fs: &FileShape) {
         self.pos.fill(0);
         for (f, b) in self.budget.iter_mut().enumerate() {
-            *b = fs.len_of(f as u64);
+            *b = fs.len_of(self.first + f as u64);
         }
         self.done = 0;
         self.left = 0;
@@ -150,7 +156,7 @@ impl FileCursor {
         len: u32,
     ) -> (u64, u32) {
         let f = self.pick(fs, rng);
-        let flen = fs.len_of(f);
+        let flen = fs.len_of(self.first + f);
         let mut len = u64::from(len).min(flen);
         let within = if io.sequential {
             let mut p = self.pos[f as usize];
@@ -163,7 +169,7 @@ impl FileCursor {
             self.pos[f as usize] = p + len;
             p
         } else {
-            let slots = fs.slots_of(f, io.max_bs, io.unit);
+            let slots = fs.slots_of(self.first + f, io.max_bs, io.unit);
             let slot = match (slots == fs.slots, io.offsets) {
                 (true, _) | (false, OffsetSampler::Uniform) => io.offsets.sample(rng, slots),
                 // A shorter file: the draw over a whole file's slots, scaled to its own.
@@ -174,7 +180,7 @@ impl FileCursor {
         if !self.budget.is_empty() {
             self.spend(fs, f, len, io);
         }
-        (f * fs.file_bytes + within, len as u32)
+        ((self.first + f) * fs.file_bytes + within, len as u32)
     }
 
     /// The last, shorter I/O of a sequential walk of a file of its own length: the
@@ -197,17 +203,17 @@ impl FileCursor {
         let b = &mut self.budget[f as usize];
         *b = b.saturating_sub(len);
         let next = self.pos[f as usize];
+        let flen = fs.len_of(self.first + f);
         let full = io.sequential
-            && (next >= fs.len_of(f)
-                || (next + io.max_bs > fs.len_of(f)
-                    && Self::tail(fs, fs.len_of(f) - next, io.unit).is_none()));
+            && (next >= flen
+                || (next + io.max_bs > flen && Self::tail(fs, flen - next, io.unit).is_none()));
         if *b > 0 && !full {
             return;
         }
         *b = 0;
         self.done += 1;
         self.keep = false;
-        if self.done >= fs.files {
+        if self.done >= self.pos.len() as u64 {
             self.reset(fs);
         }
     }
@@ -229,7 +235,9 @@ impl FileCursor {
             }
         }
         self.keep = true;
-        let n = fs.files;
+        // The stream's own files (fewer than the shape's when a sequential pass
+        // gives each stream its own).
+        let n = self.pos.len() as u64;
         self.current = match fs.service {
             FileService::RoundRobin { ios } => {
                 self.left = ios - 1;
@@ -240,10 +248,11 @@ impl FileCursor {
                 self.left = ios - 1;
                 self.random_open(rng, n)
             }
+            // The skewed draws are over the shape's files, folded onto the stream's.
             FileService::Zipf { .. } | FileService::Pareto { .. } => {
-                fs.skew.as_ref().map_or(0, |s| s.sample(rng, n))
+                fs.skew.as_ref().map_or(0, |s| s.sample(rng, fs.files)) % n
             }
-            FileService::Normal { dev_pct } => normal_file(rng, n, dev_pct, &fs.scatter),
+            FileService::Normal { dev_pct } => normal_file(rng, fs.files, dev_pct, &fs.scatter) % n,
         };
         if matches!(
             fs.service,
@@ -448,7 +457,7 @@ mod tests {
             max_bs: K,
             offsets: &offsets,
         };
-        let mut c = FileCursor::new(&fs);
+        let mut c = FileCursor::new(&fs, 0, fs.files);
         let mut rng = Rng::new(5);
         (0..n)
             .map(|_| {
@@ -475,7 +484,7 @@ mod tests {
             max_bs: 2 * K,
             offsets: &offsets,
         };
-        let mut c = FileCursor::new(&fs);
+        let mut c = FileCursor::new(&fs, 0, fs.files);
         let mut rng = Rng::new(5);
         let got: Vec<(u64, u64, u32)> = (0..4)
             .map(|_| {
@@ -488,6 +497,33 @@ mod tests {
         // The next I/O starts the next pass, at a file's start.
         let (o, _) = c.next(&fs, &io, &mut rng, 2 * K as u32);
         assert_eq!(o % (3 * K), 0);
+    }
+
+    // A stream's own run of files (a sequential pass split in whole files): its
+    // offsets start at its first file, each file's own length counted from there.
+    #[test]
+    fn a_cursor_over_its_own_files_walks_only_those_from_their_start() {
+        let w = Workload {
+            bs: BlockSizes::fixed(K),
+            file_service: FileService::Sequential,
+            ..Default::default()
+        };
+        let lens: Arc<[u64]> = vec![K, K, 2 * K, K].into();
+        let fs = FileShape::new(&w, 2 * K, 8 * K, K, Some(lens));
+        let offsets = OffsetSampler::new(&Distribution::Uniform, fs.slots);
+        let io = IoShape {
+            sequential: true,
+            unit: K,
+            max_bs: K,
+            offsets: &offsets,
+        };
+        let mut c = FileCursor::new(&fs, 2, 2);
+        let mut rng = Rng::new(5);
+        let got: Vec<u64> = (0..4)
+            .map(|_| c.next(&fs, &io, &mut rng, K as u32).0)
+            .collect();
+        // Files 2 (two blocks) and 3 (one), then the next pass from file 2.
+        assert_eq!(got, [4 * K, 5 * K, 6 * K, 4 * K]);
     }
 
     #[test]

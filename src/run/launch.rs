@@ -47,7 +47,12 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 .wrapping_add(((wi as u64) << 32) | i);
             let mut rng = crate::rng::Rng::new(seed);
             let place = place_of(w, r, i);
-            let bytes_left = bytes_of(run, w, in_files(r, place.per_stream));
+            // A stream left without a file of a set's sequential pass issues
+            // nothing (`own_files_of`).
+            let bytes_left = match place.len {
+                0 => 0,
+                _ => bytes_of(run, w, in_files(r, &place)),
+            };
             // fio's io_size passes (0: a pass is the working set).
             let pass = Some(w.pauses.pass_bytes).filter(|&b| b > 0);
             let schedule = schedule_of(w, n, &mut rng);
@@ -127,6 +132,13 @@ fn place_of(w: &crate::plan::Workload, r: &Resolved, i: u64) -> Place {
     // big enough; otherwise they all walk the whole set. fio's clones each walk the
     // zones from the start, as one stream does.
     let own_regions = w.region_slice(r.ws_len);
+    // On a file set a sequential pass is split in whole files, however small.
+    let own_files = r.file_bytes > 0
+        && sequential
+        && layout == SeqLayout::Regions
+        && w.zones.is_none()
+        && w.offset_increment_bytes == 0
+        && n > 1;
     let slice = own_regions.unwrap_or(0);
     let inc = w.offset_increment_bytes;
     let whole = |pos: u64, per_stream: u64| Place {
@@ -144,6 +156,7 @@ fn place_of(w: &crate::plan::Workload, r: &Resolved, i: u64) -> Place {
             start: r.ws_start + i * inc,
             ..whole(r.ws_start + i * inc, r.ws_len)
         },
+        _ if own_files => own_files_of(r, i, n),
         _ if own_regions.is_some() => Place {
             start: r.ws_start + i * slice,
             len: slice,
@@ -159,6 +172,28 @@ fn place_of(w: &crate::plan::Workload, r: &Resolved, i: u64) -> Place {
             per_stream: r.ws_len / n,
         },
         _ => whole(r.ws_start, r.ws_len / n),
+    }
+}
+
+/// Stream `i` of `n`'s own whole files of a file set's working set in a sequential
+/// pass: the files dealt in runs as even as they go (the first streams one fewer),
+/// so each file is written once and whole. With more streams than files, some
+/// streams have none and issue nothing: vdbench's format threads share
+/// one list of files and a thread that finds none left stops, and fio gives each
+/// job its own files (its threads on one named file each walk it whole, which is
+/// ioscope's `seq_layout = "whole"`, not a split pass).
+fn own_files_of(r: &Resolved, i: u64, n: u64) -> Place {
+    let files = r.ws_len / r.file_bytes;
+    let first = i * files / n;
+    let count = (i + 1) * files / n - first;
+    let start = r.ws_start + first * r.file_bytes;
+    let len = count * r.file_bytes;
+    Place {
+        start,
+        len,
+        pos: start,
+        stride_bytes: 0,
+        per_stream: len,
     }
 }
 
@@ -179,19 +214,20 @@ fn attach_replays(replays: &super::replay::Replays, streams: &mut [Stream]) {
 }
 
 /// A stream's share of a pass on a set whose files differ in length: the same
-/// share of the working set's files' own bytes (not of their strides).
-fn in_files(r: &Resolved, per_stream: u64) -> u64 {
+/// share of its region's files' own bytes (not of their strides) — its own files'
+/// lengths when a sequential pass gives each stream its own.
+fn in_files(r: &Resolved, place: &Place) -> u64 {
     let Some(lens) = r
         .file_lens
         .as_deref()
-        .filter(|_| r.file_bytes > 0 && r.ws_len > 0)
+        .filter(|_| r.file_bytes > 0 && place.len > 0)
     else {
-        return per_stream;
+        return place.per_stream;
     };
-    let first = (r.ws_start / r.file_bytes) as usize;
-    let files = (r.ws_len / r.file_bytes) as usize;
+    let first = (place.start / r.file_bytes) as usize;
+    let files = (place.len / r.file_bytes) as usize;
     let bytes: u64 = lens.iter().skip(first).take(files).sum();
-    (u128::from(per_stream) * u128::from(bytes) / u128::from(r.ws_len)) as u64
+    (u128::from(place.per_stream) * u128::from(bytes) / u128::from(place.len)) as u64
 }
 
 /// The bytes a stream of `w` moves before it is done: its passes over its share

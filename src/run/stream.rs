@@ -573,9 +573,15 @@ impl Stream {
             max_bs: u64::from(shape.max_bs),
             offsets: &shape.offsets,
         };
+        // The stream's files are its region's (every file but under a sequential
+        // pass, which gives each stream its own whole files, `run::launch`).
+        let fb = fs.file_bytes.max(1);
+        let region = self.region_start.saturating_sub(shape.ws_start);
+        let first = region.saturating_sub(self.shift_bytes) / fb;
+        let count = (self.region_len / fb).min(fs.files.saturating_sub(first));
         let cursor = self
             .files
-            .get_or_insert_with(|| Box::new(super::file_sets::FileCursor::new(fs)));
+            .get_or_insert_with(|| Box::new(super::file_sets::FileCursor::new(fs, first, count)));
         let (o, len) = cursor.next(fs, &io, &mut self.rng, len);
         (shape.ws_start + self.shift_bytes + o, len)
     }

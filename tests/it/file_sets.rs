@@ -141,3 +141,82 @@ fn a_request_larger_than_a_file_is_refused_before_anything_is_made() {
     );
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
 }
+
+/// Every file of `dir` named in `lens` (name, expected length): its length, and
+/// the 4 KiB blocks of it that are all zeros (a fresh file's holes: never written).
+fn zero_blocks(dir: &Path, lens: &[(String, u64)]) -> Vec<String> {
+    let mut holes = Vec::new();
+    for (name, len) in lens {
+        let data = std::fs::read(dir.join(name)).unwrap_or_default();
+        assert_eq!(data.len() as u64, *len, "{name}");
+        for (k, block) in data.chunks(4096).enumerate() {
+            if block.iter().all(|&b| b == 0) {
+                holes.push(format!("{name}@{}", k * 4096));
+            }
+        }
+    }
+    holes
+}
+
+// Several streams over a set in one sequential pass: each writes whole files of its
+// own, so every block of every file is written, and once (the bytes written are
+// the set's). It used to write each file's first blocks once per stream and never
+// the rest (the totals alone were right).
+#[test]
+fn a_sequential_pass_by_several_streams_writes_every_file_whole_once() {
+    for (streams, size) in [
+        (2, "256k"),
+        (3, "256k"),
+        (2, "64k-256k/4k&seed=7"),
+        (3, "64k-256k/4k&seed=7"),
+        // More streams than files: two streams have none and write nothing.
+        (12, "256k"),
+    ] {
+        let out = tempdir();
+        let work = tempdir();
+        let set = format!("files:{}?count=10&size={size}", work.path().display());
+        let args = [
+            "run",
+            "-t",
+            &set,
+            "--rw",
+            "write",
+            "--bs",
+            "128k",
+            "--streams",
+            &streams.to_string(),
+            "--passes",
+            "1",
+            "-q",
+        ];
+        // The first run lays the files out (with data); they are then zeroed, so
+        // what is not zero after the second run is what it wrote.
+        ioscope_to(&out.path().join("r.json"), args).expect_code(0);
+        for e in std::fs::read_dir(work.path()).unwrap() {
+            let path = e.unwrap().path();
+            let len = std::fs::metadata(&path).unwrap().len();
+            std::fs::write(&path, vec![0u8; len as usize]).unwrap();
+        }
+        let r = ioscope_to(&out.path().join("r.json"), args).expect_code(0);
+        let mut lens: Vec<(String, u64)> = std::fs::read_dir(work.path())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                (
+                    e.file_name().into_string().unwrap(),
+                    e.metadata().unwrap().len(),
+                )
+            })
+            .collect();
+        lens.sort();
+        assert_eq!(lens.len(), 10, "{streams} × {size}: {lens:?}");
+        let total: u64 = lens.iter().map(|l| l.1).sum();
+        let w = &r.run(0).totals.write;
+        assert_eq!((w.bytes, w.errors), (total, 0), "{streams} × {size}");
+        let holes = zero_blocks(work.path(), &lens);
+        assert!(
+            holes.is_empty(),
+            "{streams} × {size}: never written: {holes:?}"
+        );
+    }
+}

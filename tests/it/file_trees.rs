@@ -109,7 +109,8 @@ pub(super) fn mix_adds_up(r: &Ran, names_want: &[&str]) {
 
 /// What a format (run 0 of `r`) of a depth-2 tree of 8 KiB files left below
 /// `anchor`: `dirs` directories and `files` files, each 8 KiB, in the leaves only,
-/// `last` among them, and every byte written once in 4 KiB writes.
+/// `last` among them, and every byte written once, each file in one write (vdbench's
+/// format writes 128 KiB, at most a file).
 pub(super) fn formatted(anchor: &Path, r: &Ran, (dirs, files): (usize, usize), last: &str) {
     let (d, f) = census(anchor);
     assert_eq!(d.len(), dirs, "{d:?}");
@@ -119,7 +120,7 @@ pub(super) fn formatted(anchor: &Path, r: &Ran, (dirs, files): (usize, usize), l
         .iter()
         .all(|(p, _)| p.components().count() == anchor.components().count() + 3));
     assert!(anchor.join(last).is_file(), "{last}");
-    assert_eq!(r.run(0).totals.write.ios, 2 * files as u64);
+    assert_eq!(r.run(0).totals.write.ios, files as u64);
     assert_eq!(r.run(0).totals.write.bytes, files as u64 * 8192);
 }
 
@@ -429,8 +430,9 @@ fn validation_on_a_tree_passes_intact_data_and_finds_a_corrupted_block() {
     };
     let r = vdbench("rd=rd1,fwd=fwd1,format=yes,elapsed=3,interval=1", "r1.json").expect_code(0);
     assert_eq!(r.wire["plan"]["data"]["verify"], true, "{}", r.wire["plan"]);
-    // The format wrote 36 files × 8 KiB in 4 KiB blocks; the rd's reads checked them.
-    assert_eq!(r.run(0).totals.write.ios, 72);
+    // The format wrote 36 files × 8 KiB, one write each (vdbench's 128 KiB, at most
+    // a file); the rd's reads checked them.
+    assert_eq!(r.run(0).totals.write.ios, 36);
     let v = r
         .run(1)
         .verify
@@ -496,4 +498,39 @@ fn deleting_every_file_ends_the_rd_when_none_is_left() {
     }
     let (dirs, files) = census(&anchor);
     assert!(dirs.is_empty() && files.is_empty(), "{dirs:?} {files:?}");
+}
+
+// A format by several threads (fwd=format,threads=4) over files of two lengths:
+// each thread writes whole files of its own, so every file is written to its end
+// and the bytes written are the tree's, once each (the files start as holes).
+#[test]
+fn a_format_by_several_threads_writes_every_file_whole() {
+    let (d, anchor) = with_anchor();
+    let p = d.path().join("fs.parm");
+    let text = format!(
+        "fsd=fsd1,anchor={},depth=1,width=2,files=5,size=(64k,50,192k,50)\n\
+         fwd=format,threads=4,xfersize=32k\n\
+         fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\n\
+         rd=rd1,fwd=fwd1,format=only,elapsed=2,interval=1\n",
+        anchor.display()
+    );
+    std::fs::write(&p, text).unwrap();
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    let (_, files) = census(&anchor);
+    assert_eq!(files.len(), 10, "{files:?}");
+    let mut holes = Vec::new();
+    for (path, len) in &files {
+        assert!(*len == 64 << 10 || *len == 192 << 10, "{path:?}: {len}");
+        let data = std::fs::read(path).unwrap();
+        for (k, block) in data.chunks(4096).enumerate() {
+            if block.iter().all(|&b| b == 0) {
+                holes.push(format!("{}@{}", path.display(), k * 4096));
+            }
+        }
+    }
+    assert!(holes.is_empty(), "never written: {holes:?}");
+    let total: u64 = files.iter().map(|f| f.1).sum();
+    let w = &r.run(0).totals.write;
+    assert_eq!((w.bytes, w.errors), (total, 0));
+    assert_eq!(r.run(0).streams, 4, "the format's threads");
 }

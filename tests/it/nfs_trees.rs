@@ -69,11 +69,13 @@ fn mix(fwds: &str, names_want: &[&str]) {
 
 #[test]
 fn a_mix_on_an_nfs_tree_adds_up_per_operation() {
-    // No delete: reads and writes never meet a file removed under them.
+    // No delete: reads and writes never meet a file removed under them. No create
+    // either: with every file formatted and nothing deleting, vdbench shuts a
+    // create's threads down at once (`stop_when_none_left`), so it would do
+    // nothing to count.
     mix(
-        "fwd=fr,operation=read\nfwd=fw,operation=write\n\
-         fwd=fc,operation=create\nfwd=fs,operation=getattr\n",
-        &["fr", "fw", "fc", "fs"],
+        "fwd=fr,operation=read\nfwd=fw,operation=write\nfwd=fs,operation=getattr\n",
+        &["fr", "fw", "fs"],
     );
 }
 

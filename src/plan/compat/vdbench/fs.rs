@@ -1091,8 +1091,7 @@ fn fwd_workload(
 
 /// `format_for_RD`: each tree the rd's fwds use, laid out as holes and written once
 /// in order, one workload per tree, with `fwd=format`'s threads and xfersize, or
-/// without one a stream at the largest xfersize of the fwds using the tree (vdbench
-/// would use 8 threads of 128 KiB); at most the file length.
+/// without one vdbench's 8 threads of 128 KiB; at most the file length.
 /// With host definitions, each tree is formatted by the hosts of the fwds that use
 /// it (`on`, per fwd of the rd).
 fn format_run(
@@ -1103,7 +1102,7 @@ fn format_run(
     on: &[Vec<usize>],
     out: &mut Output,
 ) -> RunSpec {
-    let format = out.format;
+    let format = out.format.unwrap_or(format_fwd::DEFAULT);
     let mut used: Vec<usize> = Vec::new();
     let mut run_hosts = out.hosts.clone();
     for (k, &f) in rd.fwds.iter().enumerate() {
@@ -1118,10 +1117,7 @@ fn format_run(
         .iter()
         .map(|&s| {
             let fsd = &fsds[s];
-            let (bs, streams) = match format {
-                Some(f) => (f.xfer_bytes, f.threads),
-                None => (largest_xfer(rd, fwds, s), 1),
-            };
+            let (bs, streams) = (format.xfer_bytes, format.threads);
             let bs = bs.min(fsd.file_bytes.max(1));
             let mut w = Workload {
                 name: format!("format/{}", fsd.name),
@@ -1148,16 +1144,6 @@ fn format_run(
         hosts: run_hosts,
         ..base_run()
     }
-}
-
-/// The largest xfersize of the rd's fwds that use fsd `s`.
-fn largest_xfer(rd: &Rd, fwds: &[Fwd], s: usize) -> u64 {
-    rd.fwds
-        .iter()
-        .filter(|&&f| fwds[f].fsds.contains(&s))
-        .map(|&f| rd.point(&fwds[f]).bs.max_bytes())
-        .max()
-        .unwrap_or(4096)
 }
 
 mod format_fwd;

@@ -1,10 +1,8 @@
 //! `fwd=format`: vdbench's settings for the format runs only (FwdEntry). It names no
 //! fsd and no rd runs it: its `threads=` and the first of its `xfersize=` shape the
 //! writes that lay each tree out before an rd with `format=yes|restart|only`.
-//! Without it ioscope keeps its own format (one stream at the fwds' largest
-//! xfersize) rather than vdbench's 8 threads of 128 KiB: streams sharing the pass
-//! over files of several lengths write past the tree's total (one write more seen
-//! with 8 streams over four lengths). Like vdbench, it starts
+//! Without it the format is vdbench's own: 8 threads of 128 KiB ([`DEFAULT`]), each
+//! thread writing whole files of its own (`run::launch`). Like vdbench, it starts
 //! from an `fwd=default` before it for `threads=` (never for `xfersize=`, which
 //! vdbench resets to 128 KiB) and ignores every other parameter. Its `openflags=`
 //! is listed: ioscope's format writes open the files as the fsd's flags say.
@@ -20,6 +18,12 @@ const NAME: &str = "format";
 const DEFAULT_XFER_BYTES: u64 = 128 * 1024;
 /// `fwd=default`'s threads (vdbench's FwdEntry default) when it sets none.
 const FWD_THREADS: u32 = 1;
+
+/// vdbench's format without an `fwd=format`: 8 threads writing 128 KiB.
+pub(super) const DEFAULT: FormatFwd = FormatFwd {
+    threads: 8,
+    xfer_bytes: DEFAULT_XFER_BYTES,
+};
 
 /// How a format run writes each tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,9 +156,10 @@ mod tests {
     }
 
     #[test]
-    fn without_fwd_format_one_stream_and_a_default_before_gives_threads() {
+    fn without_fwd_format_vdbench_s_8_threads_and_a_default_before_gives_threads() {
+        // vdbench's own format: 8 threads of 128 KiB, whatever the fwds' xfersize.
         let text = format!("{TREE}fwd=w,fsd=fsd1,xfersize=8k\nrd=r,fwd=w,format=only");
-        assert_eq!(format_run(&translate(&text).plan.runs), (1, 8 * 1024));
+        assert_eq!(format_run(&translate(&text).plan.runs), (8, 128 * 1024));
         let text = format!(
             "{TREE}fwd=default,threads=5,xfersize=8k\nfwd=format\n{}",
             "fwd=w,fsd=fsd1\nrd=r,fwd=w,format=only"

@@ -311,7 +311,7 @@ fn an_fwd_bound_to_a_host_runs_there_alone() {
         let (a, b) = (["fsdh1".to_string()], ["fsdh2".to_string()]);
         assert_eq!(by_host, [("h1", &a[..]), ("h2", &b[..])], "{}", run.name);
     }
-    // The fwd's own threads on its one host (the format run keeps its one stream).
+    // The fwd's own threads on its one host (the format run has vdbench's 8).
     assert!(t.plan.runs[1].workloads.iter().all(|w| w.streams == 2));
 }
 
