@@ -319,7 +319,9 @@ pub fn finish(m: Measured) -> Result<NetOutcome, NetError> {
     let exit_code = match m.end_reason {
         EndReason::Interrupted => 130,
         EndReason::Error => 1,
-        EndReason::Duration | EndReason::Passes | EndReason::SteadyState => 0,
+        EndReason::Duration | EndReason::Passes | EndReason::SteadyState | EndReason::DataLimit => {
+            0
+        }
     };
     if exit_code == 1 {
         eprintln!(

@@ -318,6 +318,9 @@ pub enum EndReason {
     /// Its metric settled (a steady-state stop, fio's `steadystate`).
     #[serde(rename = "steady_state")]
     SteadyState,
+    /// The measured intervals moved `stop_after_bytes` (vdbench's `maxdata=`).
+    #[serde(rename = "data_limit")]
+    DataLimit,
 }
 
 impl EndReason {
@@ -329,6 +332,7 @@ impl EndReason {
             EndReason::Interrupted => "interrupted",
             EndReason::Error => "error",
             EndReason::SteadyState => "steady_state",
+            EndReason::DataLimit => "data_limit",
         }
     }
 }

@@ -7,7 +7,7 @@ use super::clock::IntervalClock;
 use crate::clock::{now_ns, unix_s};
 use crate::engine::Targets;
 use crate::plan::model::{Op, Rate, RunSpec};
-use crate::plan::settings::declared::HISTOGRAMS;
+use crate::plan::settings::declared::{HISTOGRAMS, STOP_AFTER_BYTES};
 use crate::result::{
     ConnectionResult, Cpu, EndReason, Interval, IntervalConnection, PacingResult, RunEvent,
     RunResult, ScheduleResult, Totals, WorkloadResult,
@@ -60,6 +60,8 @@ struct Collector {
     paths: super::paths::PathTally,
     /// A steady-state stop (fio's `steadystate`) watching the measured intervals.
     steady: Option<super::steady::SteadyWatch>,
+    /// `stop_after_bytes` (vdbench's `maxdata=`) watching the measured intervals.
+    data_limit: Option<DataLimit>,
     /// `histograms = "intervals"`: each interval row carries its raw histograms.
     interval_hdr: bool,
     /// `hdr_log`: the interval log files of the run's workloads.
@@ -72,6 +74,37 @@ struct Collector {
     feed: Option<crate::metrics::RunFeed>,
     /// Per worker and workload, over the measured intervals.
     threads: super::thread_tally::ThreadTally,
+}
+
+/// `stop_after_bytes`: the bytes the measured intervals moved, against the limit.
+#[derive(Debug, Clone, Copy)]
+struct DataLimit {
+    limit_bytes: u64,
+    moved_bytes: u64,
+}
+
+impl DataLimit {
+    /// The watch a run asks for (`None`: no limit).
+    fn of_run(run: &RunSpec) -> Option<Self> {
+        let limit_bytes = run.settings.bytes(&STOP_AFTER_BYTES);
+        (limit_bytes > 0).then_some(DataLimit {
+            limit_bytes,
+            moved_bytes: 0,
+        })
+    }
+
+    /// Counts a closed interval (warm-up ones are not counted, as vdbench's
+    /// maxdata counts the totals after its warm-up).
+    fn observe(&mut self, iv: &Interval) {
+        if !iv.warmup {
+            self.moved_bytes += iv.bytes;
+        }
+    }
+
+    /// True once more than the limit moved (vdbench's test, `>`).
+    fn reached(&self) -> bool {
+        self.moved_bytes > self.limit_bytes
+    }
 }
 
 /// One interval's snapshots summed.
@@ -128,6 +161,7 @@ impl Collector {
                 .steady_stop
                 .as_ref()
                 .map(|s| super::steady::SteadyWatch::new(s, run.interval_ns)),
+            data_limit: DataLimit::of_run(run),
             interval_hdr: run
                 .workloads
                 .iter()
@@ -446,6 +480,9 @@ impl Collector {
             if let (Some(w), false) = (self.steady.as_mut(), iv.warmup) {
                 w.observe(iv);
             }
+            if let Some(d) = self.data_limit.as_mut() {
+                d.observe(iv);
+            }
         }
     }
 
@@ -466,15 +503,22 @@ impl Collector {
     /// Among MPI ranks (rank 0): a steady-state stop judges the merged intervals, and
     /// once it holds every rank is told to stop.
     fn observe_merged(&mut self, rows: &[Interval]) {
-        let Some(w) = self.steady.as_mut() else {
-            return;
-        };
-        for row in rows.iter().filter(|r| !r.warmup) {
-            w.observe(row);
+        for row in rows {
+            if let (Some(w), false) = (self.steady.as_mut(), row.warmup) {
+                w.observe(row);
+            }
+            if let Some(d) = self.data_limit.as_mut() {
+                d.observe(row);
+            }
         }
-        if w.reached_at_s.is_some() {
+        if self.steady_reached() || self.data_reached() {
             crate::cluster::stop_all();
         }
+    }
+
+    /// True once the measured intervals moved more than `stop_after_bytes`.
+    fn data_reached(&self) -> bool {
+        self.data_limit.is_some_and(|d| d.reached())
     }
 
     /// True once a steady-state stop's criterion has held.
@@ -747,6 +791,29 @@ fn hold_at_boundary(
     }
 }
 
+/// Why a run ended, once its workers have: the first cause that holds, in order.
+/// `error_stop`: an error stopped the workers; `end_at`: the end of measured time.
+fn end_reason(
+    interrupted: bool,
+    error_stop: bool,
+    end_at: Option<u64>,
+    coll: &Collector,
+) -> EndReason {
+    if interrupted {
+        EndReason::Interrupted
+    } else if error_stop || coll.fatal.is_some() {
+        EndReason::Error
+    } else if coll.steady_reached() {
+        EndReason::SteadyState
+    } else if coll.data_reached() {
+        EndReason::DataLimit
+    } else if end_at.is_some_and(|e| now_ns() >= e) {
+        EndReason::Duration
+    } else {
+        EndReason::Passes
+    }
+}
+
 /// Receives the workers' snapshots until every worker has ended, stopping them at
 /// the end of the measured time or on an interrupt, and merges them into the result.
 pub(super) fn collect(
@@ -767,7 +834,10 @@ pub(super) fn collect(
             interrupted = true;
             launched.stop.store(true, Ordering::Relaxed);
         }
-        if launched.end_at.is_some_and(|end| now_ns() >= end) || coll.steady_reached() {
+        if launched.end_at.is_some_and(|end| now_ns() >= end)
+            || coll.steady_reached()
+            || coll.data_reached()
+        {
             launched.stop.store(true, Ordering::Relaxed);
         }
         if let Some(j) = &launched.judge {
@@ -788,17 +858,8 @@ pub(super) fn collect(
     for h in launched.handles {
         let _ = h.join();
     }
-    let end_reason = if interrupted {
-        EndReason::Interrupted
-    } else if launched.error_stop.load(Ordering::Relaxed) || coll.fatal.is_some() {
-        EndReason::Error
-    } else if coll.steady_reached() {
-        EndReason::SteadyState
-    } else if launched.end_at.is_some_and(|e| now_ns() >= e) {
-        EndReason::Duration
-    } else {
-        EndReason::Passes
-    };
+    let error_stop = launched.error_stop.load(Ordering::Relaxed);
+    let end_reason = end_reason(interrupted, error_stop, launched.end_at, &coll);
     let fatal = coll.fatal.clone();
     let verify = std::mem::take(&mut coll.verify);
     let workload_ops = coll.workload_ops(run);

@@ -534,3 +534,36 @@ fn a_format_by_several_threads_writes_every_file_whole() {
     assert_eq!((w.bytes, w.errors), (total, 0));
     assert_eq!(r.run(0).streams, 4, "the format's threads");
 }
+
+/// An rd's `maxdata=` ends it once its measured intervals moved more than that many
+/// bytes (vdbench checks at each interval's end, after the warm-up), long before its
+/// `elapsed=60`: `end_reason` says why.
+#[test]
+fn maxdata_ends_the_rd_after_that_many_bytes() {
+    let (d, anchor) = with_anchor();
+    let p = parm(
+        d.path(),
+        &anchor,
+        "fwd=fr,fsd=fsd1,operation=read,xfersize=4k,fileio=sequential,fileselect=random\n\
+         rd=rd1,fwd=fr,fwdrate=1000,format=yes,elapsed=60,interval=1,maxdata=2m\n",
+    );
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    let run = r.run(1);
+    assert_eq!(
+        r.wire["plan"]["runs"][1]["stop_after_bytes"].as_u64(),
+        Some(2 << 20)
+    );
+    assert_eq!(run.end_reason.name(), "data_limit");
+    // 1000 reads of 4 KiB a second pass 2 MiB in the first measured interval.
+    let measured: u64 = run
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.bytes)
+        .sum();
+    assert!(measured > 2 << 20, "{measured}");
+    assert_eq!(run.totals.all.bytes, measured);
+    // About 1 s of measured time; 30 s leaves room for a loaded machine, and is
+    // still half the rd's elapsed.
+    assert!(run.duration_s < 30.0, "{}", run.duration_s);
+}

@@ -117,7 +117,8 @@ fn published_journal_example_validates_with_a_journal() {
 }
 
 // claytondukes/vdbench's logzilla-single-server.vdb: one host (localhost), four
-// drives, wd=default carrying sd=, forthreads=(24), maxdata=999t that no run reaches.
+// drives, wd=default carrying sd=, forthreads=(24), maxdata=999t (the run's
+// stop_after_bytes, which no run here reaches).
 #[test]
 fn published_single_host_file_runs_its_two_runs_here() {
     let d = tempdir();
@@ -161,14 +162,11 @@ fn published_single_host_file_runs_its_two_runs_here() {
         assert!(t.read.ios > 0 && t.write.ios > 0, "{t:?}");
         assert!((run.duration_s - 3.0).abs() < 0.5, "{}", run.duration_s);
     }
-    assert!(
-        r.doc
-            .warnings
-            .iter()
-            .any(|w| w.contains("maxdata=999t — not reachable")),
-        "{:?}",
-        r.doc.warnings
-    );
+    for (i, run) in r.doc.runs.iter().enumerate() {
+        let limit = &r.wire["plan"]["runs"][i]["stop_after_bytes"];
+        assert_eq!(limit.as_u64(), Some(999 << 40), "{limit}");
+        assert_eq!(run.end_reason.name(), "duration");
+    }
 }
 
 #[test]

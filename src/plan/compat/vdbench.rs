@@ -26,9 +26,6 @@ use std::path::Path;
 
 /// vdbench's default `threads=` per sd.
 const DEFAULT_THREADS: u64 = 8;
-/// A `maxdata=` above this many bytes per second of `elapsed` cannot be reached
-/// (100 GB/s: beyond what one host moves), so it cannot end the run early.
-const MAXDATA_UNREACHABLE_BPS: f64 = 100e9;
 /// Refuse loop expansions larger than this: a typo like (1-1000000) is not a plan.
 const MAX_LOOP_VALUES: usize = 4096;
 
@@ -973,7 +970,7 @@ struct RdOutputs<'a> {
 /// asked for a curve, if it did.
 fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<(), CompatError> {
     let (sds, wds) = (inp.sds, inp.wds);
-    let settings = RdSettings::read(rd, inp, out.unsupported, out.warnings)?;
+    let settings = RdSettings::read(rd, inp, out.unsupported)?;
     let cx = RdCx {
         rd,
         sds,
@@ -1012,8 +1009,16 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<(), Com
             curve: settings.curve.clone(),
             ..base_run()
         };
-        use crate::plan::settings::{declared::PAUSE, Value};
+        use crate::plan::settings::{declared::PAUSE, declared::STOP_AFTER_BYTES, Value};
         run.settings.set(&PAUSE, Value::Nanos(settings.pause));
+        let mut sd_idx: Vec<usize> = pairs.iter().map(|&(_, s)| s).collect();
+        sd_idx.sort_unstable();
+        sd_idx.dedup();
+        let run_sds: Vec<&Sd> = sd_idx.iter().map(|&s| &sds[s]).collect();
+        let limit = settings.maxdata.as_ref();
+        if let Some(b) = limit.and_then(|m| m.bytes(&run_sds, out.unsupported)) {
+            run.settings.set(&STOP_AFTER_BYTES, Value::Bytes(b));
+        }
         out.runs.push(run);
     }
     Ok(())
@@ -1059,6 +1064,8 @@ struct RdSettings {
     arrival: Arrival,
     /// `iorate=curve` (with `curve=` and `stopcurve=`).
     curve: Option<CurveSpec>,
+    /// `maxdata=`: the run's `stop_after_bytes`.
+    maxdata: Option<Maxdata>,
 }
 
 /// The parameters of an rd that are read after the others: they depend on them.
@@ -1076,7 +1083,6 @@ impl RdSettings {
         rd: &Def,
         inp: &RdInputs<'_>,
         unsupported: &mut UnsupportedList,
-        warnings: &mut Vec<String>,
     ) -> Result<Self, CompatError> {
         let mut st = RdSettings {
             wd_idx: select_wds(rd, inp.wds)?,
@@ -1091,6 +1097,7 @@ impl RdSettings {
             loops: Vec::new(),
             arrival: Arrival::Exponential,
             curve: None,
+            maxdata: None,
         };
         let mut later = RdLater::default();
         for p in &rd.params {
@@ -1140,7 +1147,7 @@ impl RdSettings {
             }
         };
         if let Some(p) = later.maxdata {
-            st.maxdata(rd, p, unsupported, warnings)?;
+            st.maxdata(p)?;
         }
         Ok(st)
     }
@@ -1187,42 +1194,46 @@ impl RdSettings {
         Ok(())
     }
 
-    /// `maxdata=`: vdbench ends the run after this many bytes (below 100: this many
-    /// times the sds' size). ioscope cannot end a run on an amount of data; a limit
-    /// no run can reach within `elapsed` (more than [`MAXDATA_UNREACHABLE_BPS`]) has
-    /// no effect and is said so; any other is listed.
-    fn maxdata(
-        &self,
-        rd: &Def,
-        p: &Param,
-        unsupported: &mut UnsupportedList,
-        warnings: &mut Vec<String>,
-    ) -> Result<(), CompatError> {
-        let numeric = p.value.parse::<f64>().ok();
-        let bytes = match numeric {
-            Some(n) if n < 100.0 => None,
-            _ => Some(parse_size(&p.value).map_err(|e| perr(p, &e))?),
-        };
-        let elapsed_s = (self.warmup + self.measured) as f64 / 1e9;
-        match bytes {
-            Some(b) if b as f64 / elapsed_s >= MAXDATA_UNREACHABLE_BPS => warnings.push(format!(
-                "{}: rd={} maxdata={} — not reachable in elapsed={}s below {} GB/s; \
-                 the run ends at elapsed, as vdbench's would",
-                p.loc,
-                rd.name,
-                p.value,
-                elapsed_s,
-                MAXDATA_UNREACHABLE_BPS / 1e9
-            )),
-            _ => unsupported.push(
-                format!(
-                    "maxdata={} — ending a run after an amount of data is not reproduced",
-                    p.value
-                ),
-                &p.loc,
-            ),
-        }
+    /// `maxdata=`: vdbench ends the rd once its measured totals pass this many bytes
+    /// (below 100: this many times the size of the sds it runs), which is
+    /// `stop_after_bytes`.
+    fn maxdata(&mut self, p: &Param) -> Result<(), CompatError> {
+        self.maxdata = Some(match p.value.parse::<f64>() {
+            Ok(n) if n < 100.0 => Maxdata::TimesSds(n, p.clone()),
+            _ => Maxdata::Bytes(parse_size(&p.value).map_err(|e| perr(p, &e))?),
+        });
         Ok(())
+    }
+}
+
+/// An rd's `maxdata=`.
+#[derive(Debug, Clone)]
+enum Maxdata {
+    Bytes(u64),
+    /// Below 100: a multiple of the sds' size.
+    TimesSds(f64, Param),
+}
+
+impl Maxdata {
+    /// The limit in bytes for a run of `sds`; `None` (listed) when one's size is not
+    /// known before the run.
+    fn bytes(&self, sds: &[&Sd], unsupported: &mut UnsupportedList) -> Option<u64> {
+        match self {
+            Maxdata::Bytes(b) => Some(*b),
+            Maxdata::TimesSds(n, p) => {
+                let sizes: Option<Vec<u64>> = sds.iter().map(|sd| sd.size).collect();
+                if sizes.is_none() {
+                    unsupported.push(
+                        format!(
+                            "maxdata={} — times the sds' size, and an sd has no size=",
+                            p.value
+                        ),
+                        &p.loc,
+                    );
+                }
+                sizes.map(|v| (v.iter().sum::<u64>() as f64 * n) as u64)
+            }
+        }
     }
 }
 
@@ -1811,6 +1822,33 @@ mod tests {
         .unwrap();
         assert!(t.unsupported[0].option.starts_with("range on wd=w1"));
         assert_eq!(t.plan.runs[0].workloads[0].size_bytes, None);
+    }
+
+    #[test]
+    fn maxdata_below_100_is_times_the_sds_size_or_listed_without_one() {
+        use crate::plan::settings::declared::STOP_AFTER_BYTES;
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x,size=1g\nsd=s2,lun=/dev/y,size=3g\nwd=w1,sd=(s1,s2)\n\
+             wd=w2,sd=(s1,s2)\nrd=r1,wd=(w1,w2),elapsed=10,maxdata=2\n",
+        )
+        .unwrap();
+        let limit = t.plan.runs[0].settings.bytes(&STOP_AFTER_BYTES);
+        assert_eq!(
+            limit,
+            8 << 30,
+            "each sd counted once, however many wds use it"
+        );
+        assert!(t.unsupported.is_empty());
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/x\nwd=w1,sd=s1\nrd=r1,wd=w1,elapsed=10,maxdata=2\n",
+        )
+        .unwrap();
+        assert_eq!(t.plan.runs[0].settings.bytes(&STOP_AFTER_BYTES), 0);
+        assert!(t.unsupported[0]
+            .option
+            .starts_with("maxdata=2 — times the sds' size"));
     }
 
     // Regression (found while fixing the above): an sd offset plus a wd range past

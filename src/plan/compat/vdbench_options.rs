@@ -458,7 +458,7 @@ pub static OPTIONS: &[VdbOption] = &[
     exact(row(
         R,
         "maxdata",
-        Maps("a limit no run reaches in elapsed is said to have no effect; others listed"),
+        Maps("the run's stop_after_bytes: it ends at the first interval whose measured total passes it"),
     )),
     exact(row(
         R,

@@ -39,6 +39,7 @@ pub static ALL: &[&Decl] = &[
     &REPEAT,
     &FRESH_SEED,
     &PAUSE,
+    &STOP_AFTER_BYTES,
     &RECONNECT_WINDOW,
     &NBD_STRUCTURED_REPLIES,
     // Moved from the model's fields (issue 24).
@@ -504,6 +505,22 @@ pub static PAUSE: Decl = Decl {
     flag: Some("pause"),
     heading: "Load and timing",
     echo: "pause_ns",
+    switch: false,
+};
+
+/// vdbench's `maxdata=`: the collector ends the run once the measured intervals
+/// add up to this many bytes (`run::collector`), as vdbench checks at each interval.
+pub static STOP_AFTER_BYTES: Decl = Decl {
+    key: "stop_after_bytes",
+    kind: Kind::Bytes,
+    scope: Scope::Run,
+    default: Value::Bytes(0),
+    doc: "End the run at the first interval boundary where the bytes read and written \
+          since the warm-up (every workload, every host) exceed this (vdbench's \
+          maxdata=); end_reason data_limit; 0: no limit",
+    flag: Some("stop-after-bytes"),
+    heading: "Load and timing",
+    echo: "stop_after_bytes",
     switch: false,
 };
 

@@ -405,6 +405,14 @@ impl<S: ScopeMark> SettingMap<S> {
         }
     }
 
+    /// A size setting's value in bytes (its default's for another kind).
+    pub fn bytes(&self, d: &Decl) -> u64 {
+        match (self.get(d), d.default) {
+            (Value::Bytes(n), _) | (_, Value::Bytes(n)) => n,
+            _ => 0,
+        }
+    }
+
     /// A ratio or percentage setting's value (its default's for another kind).
     pub fn ratio(&self, d: &Decl) -> f64 {
         match (self.get(d), d.default) {

@@ -37,7 +37,9 @@ use crate::plan::file_service::FileService;
 use crate::plan::model::{
     AccessPattern, BlockSizes, DataSettings, FileCreate, Plan, Rate, RunSpec, TargetSpec, Workload,
 };
-use crate::plan::units::{parse_count, parse_duration_ns, parse_size};
+use crate::plan::units::{
+    parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
+};
 
 /// Parameters an fsd reads, then those it accepts without effect, with why.
 const FSD_KEYS: &[&str] = &[
@@ -81,8 +83,10 @@ const RD_KEYS: &[&str] = &[
     "forrdpct",
     "foroperations",
     "forfwdrate",
+    "maxdata",
+    "pause",
 ];
-const RD_NO_EFFECT: &[(&str, &str)] = &[("pause", "runs follow each other")];
+const RD_NO_EFFECT: &[(&str, &str)] = &[];
 
 /// Whether a parameter file describes file-system workloads (an `fsd=` or `fwd=`).
 pub(super) fn is_file_system(tokens: &[Param]) -> bool {
@@ -684,6 +688,10 @@ struct Rd {
     bs: Option<BlockSizes>,
     threads: Option<u64>,
     rdpct: Option<u8>,
+    /// `maxdata=`: the run ends once its measured intervals moved this many bytes.
+    maxdata_bytes: Option<u64>,
+    /// `pause=`: idle time after the run.
+    pause_ns: u64,
 }
 
 /// `format=`: what is done to the trees before the rd's run.
@@ -759,8 +767,26 @@ impl Rd {
                 .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
                 .transpose()?,
             rdpct: d.get("rdpct").map(rdpct).transpose()?,
+            maxdata_bytes: d.get("maxdata").map(maxdata).transpose()?,
+            pause_ns: match d.get("pause") {
+                Some(p) => parse_duration_ns_allow_zero(&p.value).map_err(|e| perr(p, &e))?,
+                None => 0,
+            },
         })
     }
+}
+
+/// An fs rd's `maxdata=`: a number of bytes (vdbench allows a multiple of the
+/// storage's size, below 100, only for sd workloads, and refuses it here too).
+fn maxdata(p: &Param) -> Result<u64, CompatError> {
+    if p.value.parse::<f64>().is_ok_and(|n| n < 100.0) {
+        return Err(p.loc.error(format!(
+            "maxdata={}: below 100 it is a multiple of the sds' size, which vdbench \
+             allows only for sd workloads",
+            p.value
+        )));
+    }
+    parse_size(&p.value).map_err(|e| perr(p, &e))
 }
 
 /// `format=no|yes|only|restart|clean|(…)`: yes and restart lay the trees out and
@@ -892,16 +918,39 @@ fn rd_runs(
         skews.iter().any(Option::is_some),
     );
     out.run_rds.push((d.name.clone(), d.loc.clone()));
-    out.runs.push(RunSpec {
-        name: d.name.clone(),
-        workloads,
-        duration_ns: Some(rd.elapsed_ns.saturating_sub(warmup_ns).max(rd.interval_ns)),
-        warmup_ns,
-        interval_ns: rd.interval_ns,
-        hosts: run_hosts,
-        ..base_run()
-    });
+    out.runs.push(rd.run(d, workloads, warmup_ns, run_hosts));
     Ok(())
+}
+
+impl Rd {
+    /// The rd's own run of `workloads` (its format run aside).
+    fn run(
+        &self,
+        d: &FsDef,
+        workloads: Vec<Workload>,
+        warmup_ns: u64,
+        hosts: Vec<crate::plan::hosts::HostDef>,
+    ) -> RunSpec {
+        use crate::plan::settings::{declared::PAUSE, declared::STOP_AFTER_BYTES, Value};
+        let mut run = RunSpec {
+            name: d.name.clone(),
+            workloads,
+            duration_ns: Some(
+                self.elapsed_ns
+                    .saturating_sub(warmup_ns)
+                    .max(self.interval_ns),
+            ),
+            warmup_ns,
+            interval_ns: self.interval_ns,
+            hosts,
+            ..base_run()
+        };
+        run.settings.set(&PAUSE, Value::Nanos(self.pause_ns));
+        if let Some(b) = self.maxdata_bytes {
+            run.settings.set(&STOP_AFTER_BYTES, Value::Bytes(b));
+        }
+        run
+    }
 }
 
 /// vdbench shuts an fwd's threads down when its operation finds nothing to act on
