@@ -51,6 +51,11 @@ impl RunSpec {
         w.read_pct < 100 && w.settings.flag(&super::settings::declared::FSYNC_ON_CLOSE)
     }
 
+    /// Whether `w` fsyncs each file it wrote as its streams move on (`fsync_each_file`).
+    pub fn fsyncs_each_file(&self, w: &Workload) -> bool {
+        w.read_pct < 100 && w.settings.flag(&super::settings::declared::FSYNC_EACH_FILE)
+    }
+
     /// The CPUs `w`'s workers are pinned to (`None`: not pinned).
     pub fn cpus_of<'a>(&'a self, w: &'a Workload) -> Option<&'a Vec<usize>> {
         w.overrides.cpus.as_ref().or(self.cpus.as_ref())

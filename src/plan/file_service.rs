@@ -22,6 +22,10 @@ pub enum FileService {
     /// A file drawn from a normal distribution around the middle file, widened by
     /// `dev_pct` percent of the set (`normal:σ`, fio's alias `gauss`).
     Normal { dev_pct: f64 },
+    /// vdbench's `fileselect=poisson` (`midpoint=M`): file ⌊−ln(U) × n / M⌋ mod n,
+    /// an exponential draw whose mean is the file n / M, kept for `ios` I/Os
+    /// (`exponential:M[:N]`).
+    Exponential { midpoint: f64, ios: u32 },
 }
 
 impl Default for FileService {
@@ -95,13 +99,26 @@ impl FileService {
                 h if h > 0.0 && h < 1.0 => Ok(FileService::Pareto { h }),
                 h => Err(format!("pareto:{h}: h must be between 0 and 1")),
             },
+            "exponential" => {
+                let (m, n) = match arg.map(|a| a.split_once(':')) {
+                    Some(Some((m, n))) => (Some(m), Some(n)),
+                    _ => (arg, None),
+                };
+                match real(m, 3.0)? {
+                    midpoint if midpoint > 0.0 => Ok(FileService::Exponential {
+                        midpoint,
+                        ios: ios(n)?,
+                    }),
+                    m => Err(format!("exponential:{m}: the midpoint must be above 0")),
+                }
+            }
             "normal" | "gauss" => match real(arg, 0.0)? {
                 d if (0.0..=100.0).contains(&d) => Ok(FileService::Normal { dev_pct: d }),
                 d => Err(format!("{name}:{d}: σ is a percentage from 0 to 100")),
             },
             other => Err(format!(
                 "'{other}': expected roundrobin[:N], sequential, random[:N], zipf[:θ], \
-                 pareto[:h] or normal[:σ]"
+                 pareto[:h], normal[:σ] or exponential[:M[:N]]"
             )),
         }
     }
@@ -117,6 +134,8 @@ impl FileService {
             FileService::Zipf { theta } => format!("zipf:{theta}"),
             FileService::Pareto { h } => format!("pareto:{h}"),
             FileService::Normal { dev_pct } => format!("normal:{dev_pct}"),
+            FileService::Exponential { midpoint, ios: 1 } => format!("exponential:{midpoint}"),
+            FileService::Exponential { midpoint, ios } => format!("exponential:{midpoint}:{ios}"),
         }
     }
 
@@ -125,7 +144,10 @@ impl FileService {
     pub fn is_skewed(&self) -> bool {
         matches!(
             self,
-            FileService::Zipf { .. } | FileService::Pareto { .. } | FileService::Normal { .. }
+            FileService::Zipf { .. }
+                | FileService::Pareto { .. }
+                | FileService::Normal { .. }
+                | FileService::Exponential { .. }
         )
     }
 }
@@ -141,6 +163,20 @@ mod tests {
             ("roundrobin:4", FileService::RoundRobin { ios: 4 }),
             ("sequential", FileService::Sequential),
             ("random:8", FileService::Random { ios: 8 }),
+            (
+                "exponential:5:32",
+                FileService::Exponential {
+                    midpoint: 5.0,
+                    ios: 32,
+                },
+            ),
+            (
+                "exponential:3",
+                FileService::Exponential {
+                    midpoint: 3.0,
+                    ios: 1,
+                },
+            ),
             ("zipf:1.1", FileService::Zipf { theta: 1.1 }),
             ("pareto", FileService::Pareto { h: 0.5 }),
             ("gauss:5", FileService::Normal { dev_pct: 5.0 }),

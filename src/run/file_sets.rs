@@ -8,7 +8,7 @@
 //! sequential position and share of the pass. As in fio, a file whose share of the
 //! pass is done is skipped by round robin, sequential and random service until
 //! every file is done, when the next pass starts them all again; the skewed
-//! policies (zipf, pareto, normal) never finish a file, they wrap inside it. The
+//! policies (zipf, pareto, normal, exponential) never finish a file, they wrap inside it. The
 //! offset inside the chosen file follows the workload's own pattern and
 //! distribution.
 
@@ -227,7 +227,11 @@ impl FileCursor {
         if self.keep && self.open(self.current) {
             match fs.service {
                 FileService::Sequential => return self.current,
-                FileService::RoundRobin { .. } | FileService::Random { .. } if self.left > 0 => {
+                FileService::RoundRobin { .. }
+                | FileService::Random { .. }
+                | FileService::Exponential { .. }
+                    if self.left > 0 =>
+                {
                     self.left -= 1;
                     return self.current;
                 }
@@ -253,6 +257,10 @@ impl FileCursor {
                 fs.skew.as_ref().map_or(0, |s| s.sample(rng, fs.files)) % n
             }
             FileService::Normal { dev_pct } => normal_file(rng, fs.files, dev_pct, &fs.scatter) % n,
+            FileService::Exponential { midpoint, ios } => {
+                self.left = ios - 1;
+                exponential_file(rng, n, midpoint)
+            }
         };
         if matches!(
             fs.service,
@@ -310,6 +318,13 @@ fn normal_file(rng: &mut Rng, n: u64, dev_pct: f64, scatter: &Permutation) -> u6
         rank = (rank as i64 + dev) as u64;
     }
     scatter.apply(rank.min(n - 1), n)
+}
+
+/// vdbench's Poisson file selection (`ownmath.distPoisson`): an exponential draw
+/// with mean n / `midpoint`, folded onto the n files.
+fn exponential_file(rng: &mut Rng, n: u64, midpoint: f64) -> u64 {
+    let mean = n as f64 / midpoint;
+    (rng.exp1() * mean) as u64 % n.max(1)
 }
 
 /// The files of a set read as bytes, as setup checks a workload against them.
@@ -607,6 +622,24 @@ mod tests {
             let max = *per.iter().max().unwrap();
             assert!(max > 4000 / 16 * 2, "{service}: {per:?}");
         }
+    }
+
+    // vdbench's poisson with midpoint 5 over 100 files: a mean file of 20, so
+    // 1 − e⁻¹ ≈ 63.2 % of the picks fall on the first 20 files (±1.5 % covers
+    // 5 standard deviations of 2000 picks). Each pick keeps its file for 4 I/Os,
+    // read from its start to its end.
+    #[test]
+    fn exponential_service_is_vdbench_s_poisson_file_selection() {
+        let got = walk("exponential:5:4", 100, 4 * K, true, 8000);
+        let mut first_20 = 0;
+        for (pick, chunk) in got.chunks(4).enumerate() {
+            let offsets: Vec<u64> = chunk.iter().map(|x| x.1).collect();
+            assert!(chunk.iter().all(|x| x.0 == chunk[0].0), "{pick}: {chunk:?}");
+            assert_eq!(offsets, [0, K, 2 * K, 3 * K], "{pick}");
+            first_20 += u32::from(chunk[0].0 < 20);
+        }
+        let share = f64::from(first_20) / 2000.0;
+        assert!((share - (1.0 - (-1f64).exp())).abs() < 0.015, "{share}");
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //! be sync_file_range(2) over what the stream wrote since its last one (fio's
 //! `sync_file_range=write:N`), always called in the worker. A workload with
 //! `fsync_on_close` fsyncs each target it wrote when the worker's I/O is over, timed
-//! and counted with its flushes (fio does not time that one).
+//! and counted with its flushes (fio does not time that one). One with
+//! `fsync_each_file` fsyncs a file of a file set a stream wrote when the stream's
+//! next write goes to another file, and the last one at the end (vdbench's
+//! `openflags=fsync`, which fsyncs before it closes a file), always in the worker.
 
 use crate::plan::model::RunSpec;
 use crate::plan::tuning::{Flushes, SyncKind};
@@ -77,6 +80,10 @@ pub struct Flusher {
     on_close: Vec<bool>,
     /// The (workload, target) pairs written that `on_close` will flush.
     written: Vec<(u32, u32)>,
+    /// Per workload: fsync each file its streams wrote as they move on (`fsync_each_file`).
+    each_file: Vec<bool>,
+    /// Per stream, with `each_file`: the (workload, file) its last write went to.
+    current: Vec<Option<(u32, RawFd)>>,
 }
 
 impl Flusher {
@@ -88,6 +95,8 @@ impl Flusher {
         Flusher {
             on_close,
             written: Vec::new(),
+            each_file: Vec::new(),
+            current: Vec::new(),
             of_workload,
             any,
             since: if any {
@@ -137,6 +146,33 @@ impl Flusher {
         }
     }
 
+    /// Whether `workload` fsyncs each file it wrote as its streams move on.
+    #[inline]
+    pub fn each_file(&self, workload: u32) -> bool {
+        self.each_file.get(workload as usize) == Some(&true)
+    }
+
+    /// Notes that `stream`'s write (for `workload`) went to file `fd`; the file it
+    /// left, to fsync now, when that was another.
+    pub fn moved_to(&mut self, stream: usize, workload: u32, fd: RawFd) -> Option<RawFd> {
+        if self.current.len() <= stream {
+            self.current.resize(stream + 1, None);
+        }
+        match self.current[stream].replace((workload, fd)) {
+            Some((_, left)) if left != fd => Some(left),
+            _ => None,
+        }
+    }
+
+    /// The file each stream wrote last, by workload, to fsync now that the I/O is
+    /// over; emptied.
+    pub fn take_current(&mut self) -> Vec<(u32, RawFd)> {
+        std::mem::take(&mut self.current)
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
     /// The (workload, target) pairs to fsync now that the I/O is over; emptied.
     pub fn take_on_close(&mut self) -> Vec<(u32, u32)> {
         std::mem::take(&mut self.written)
@@ -151,7 +187,13 @@ impl Flusher {
             .iter()
             .map(|w| run.fsyncs_on_close(w))
             .collect();
-        Flusher::new(flushes, on_close, streams)
+        let mut f = Flusher::new(flushes, on_close, streams);
+        f.each_file = run
+            .workloads
+            .iter()
+            .map(|w| run.fsyncs_each_file(w))
+            .collect();
+        f
     }
 
     /// A tag for a flush of `workload` about to be queued at `now`, or `None` when
@@ -255,7 +297,7 @@ pub fn totals(
         .filter(|(i, _)| workload.map_or(true, |w| w == *i))
         .filter_map(|(_, w)| match run.flushes_of(w) {
             f if f.every > 0 => Some(f.kind.name()),
-            _ if run.fsyncs_on_close(w) => Some(SyncKind::Fsync.name()),
+            _ if run.fsyncs_on_close(w) || run.fsyncs_each_file(w) => Some(SyncKind::Fsync.name()),
             _ => None,
         });
     let first = kinds.next()?;

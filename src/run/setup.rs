@@ -166,13 +166,15 @@ fn check_tuning_probed(
 /// too). Flushes and O_DSYNC act on file descriptors: other targets would silently
 /// skip them. An SMB file is opened with FILE_WRITE_THROUGH instead of O_DSYNC.
 /// Flushes are per workload, so only the targets of workloads that flush need one.
-fn durability(run: &RunSpec, name: &str) -> [(bool, &'static str, bool); 3] {
+fn durability(run: &RunSpec, name: &str) -> [(bool, &'static str, bool); 4] {
     let mut own = run.workloads.iter().filter(|w| w.target == name);
     let flushes = own.clone().any(|w| run.flushes_of(w).every > 0);
-    let on_close = own.any(|w| run.fsyncs_on_close(w));
+    let on_close = own.clone().any(|w| run.fsyncs_on_close(w));
+    let each_file = own.any(|w| run.fsyncs_each_file(w));
     [
         (flushes, "--sync-every", false),
         (on_close, "--fsync-on-close", false),
+        (each_file, "--fsync-each-file", false),
         (run.io.write_through, "--write-through", true),
     ]
 }

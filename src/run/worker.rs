@@ -905,6 +905,7 @@ impl<E: Engine> Worker<E> {
     /// queued on the engine when it can, else called here.
     fn flush_after_write(&mut self, tag: usize, now: u64) {
         let slot = self.table.slots[tag];
+        self.fsync_left_file(slot);
         let flush = &mut self.setup.flush;
         flush.wrote(slot.workload, slot.target);
         let Some(due) = flush.due(slot.stream as usize, slot.workload, slot.offset, slot.len)
@@ -942,16 +943,47 @@ impl<E: Engine> Worker<E> {
         }
     }
 
+    /// `fsync_each_file`: the file a stream's previous write went to is fsynced
+    /// when this write went to another (in the worker, as vdbench's thread fsyncs
+    /// before it closes a file).
+    fn fsync_left_file(&mut self, slot: super::slots::Slot) {
+        let flush = &mut self.setup.flush;
+        if !flush.each_file(slot.workload) {
+            return;
+        }
+        let target = &self.setup.targets[slot.target as usize];
+        let fd = match target.byte_files() {
+            Some(s) => s.locate(slot.offset).0,
+            None => match target.fd() {
+                Some(fd) => fd,
+                None => return,
+            },
+        };
+        if let Some(left) = flush.moved_to(slot.stream as usize, slot.workload, fd) {
+            let due = Due::whole_file(crate::plan::tuning::SyncKind::Fsync);
+            let fs = &mut self.stats[slot.workload as usize].flush;
+            if let Some(errno) = super::flush::call(due, left, fs) {
+                self.flush_failed(slot.workload, errno);
+            }
+        }
+    }
+
     /// fio's `fsync_on_close`: each target a workload that asks for it wrote (every
-    /// file of a file set) is fsynced once its I/O is over, counted with its flushes.
+    /// file of a file set) is fsynced once its I/O is over, counted with its flushes;
+    /// with `fsync_each_file`, the file each stream wrote last.
     fn fsync_on_close(&mut self) {
+        let due = Due::whole_file(crate::plan::tuning::SyncKind::Fsync);
+        for (w, fd) in self.setup.flush.take_current() {
+            if let Some(errno) = super::flush::call(due, fd, &mut self.stats[w as usize].flush) {
+                self.flush_failed(w, errno);
+            }
+        }
         for (w, t) in self.setup.flush.take_on_close() {
             let target = &self.setup.targets[t as usize];
             let fds: Vec<_> = match target.byte_files() {
                 Some(set) => set.fds().to_vec(),
                 None => target.fd().into_iter().collect(),
             };
-            let due = Due::whole_file(crate::plan::tuning::SyncKind::Fsync);
             for fd in fds {
                 if let Some(errno) = super::flush::call(due, fd, &mut self.stats[w as usize].flush)
                 {

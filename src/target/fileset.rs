@@ -159,11 +159,13 @@ pub fn probe(
 }
 
 /// Opens the set for a run that will `use_` it, laying out what a stat or delete run
-/// needs.
+/// needs — unless `lay_out` is false (`create = "never"`: vdbench's `format=clean`
+/// deletes what is there and makes nothing, not even the tree's directories).
 pub fn open(
     uri: &str,
     spec: &FileSetSpec,
     use_: Option<SetUse>,
+    lay_out: bool,
 ) -> Result<FileSetTarget, TargetError> {
     let (names, root) = match &spec.remote {
         Some(RemoteDir::Nfs(n)) => {
@@ -178,7 +180,9 @@ pub fn open(
         }
         None => {
             let names = probe(uri, spec, use_)?;
-            make_set_dirs(uri, spec)?;
+            if lay_out {
+                make_set_dirs(uri, spec)?;
+            }
             let dir =
                 open_dir(spec).map_err(|e| super::io_err(&spec.dir, "opening the directory")(e))?;
             (names, Root::Local(dir))
@@ -198,7 +202,7 @@ pub fn open(
     // A tree's directories are made above; its names are files, never laid out as
     // directories.
     let tree_dirs = spec.tree.is_some() && use_ == Some(SetUse::Dirs);
-    if let (Some(u @ (SetUse::Files | SetUse::Dirs)), false) = (use_, tree_dirs) {
+    if let (Some(u @ (SetUse::Files | SetUse::Dirs)), false, true) = (use_, tree_dirs, lay_out) {
         if let Err(e) = t.lay_out(u) {
             t.undo();
             return Err(e);
@@ -223,7 +227,7 @@ pub fn open_remote_bytes(
             "a file set read and written as bytes needs size=BYTES (each file's length)".into(),
         ));
     }
-    let mut t = open(uri, spec, None)?;
+    let mut t = open(uri, spec, None, true)?;
     t.bytes = true;
     if let Err(e) = t.lay_out_files(SetUse::Files, sparse) {
         t.undo();
@@ -393,7 +397,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let spec = set(d.path(), 3);
         std::fs::write(d.path().join("f.1"), b"mine").unwrap();
-        let t = open("u", &spec, Some(SetUse::Files)).unwrap();
+        let t = open("u", &spec, Some(SetUse::Files), true).unwrap();
         assert_eq!(std::fs::metadata(d.path().join("f.0")).unwrap().len(), 100);
         assert_eq!(std::fs::read(d.path().join("f.1")).unwrap(), b"mine");
         t.undo();

@@ -421,7 +421,8 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
                 if spec.create_dirs && set.remote.is_none() {
                     work_dirs::make(&spec.uri, &set.dir)?;
                 }
-                fileset::open(&spec.uri, &set, opts.set_use)?
+                let lay_out = spec.create != crate::plan::model::FileCreate::Never;
+                fileset::open(&spec.uri, &set, opts.set_use, lay_out)?
             }),
             set.count.saturating_mul(opts.slot_bytes.max(1)),
         )),

@@ -567,3 +567,71 @@ fn maxdata_ends_the_rd_after_that_many_bytes() {
     // still half the rd's elapsed.
     assert!(run.duration_s < 30.0, "{}", run.duration_s);
 }
+
+/// `openflags=fsync` on an fwd: vdbench fsyncs each file before it closes it, as a
+/// thread moves on to its next file. One thread writing each 8 KiB file in two
+/// 4 KiB writes moves on after every second write, and fsyncs the last file when
+/// its I/O is over: ⌈writes / 2⌉ fsyncs, counted with its flushes. The read fwd
+/// with `o_direct` on the same tree, and the format run (its fsd has no
+/// openflags), flush nothing.
+#[test]
+fn openflags_fsync_fsyncs_each_file_as_the_writes_move_on() {
+    let (d, anchor) = with_anchor();
+    let p = parm(
+        d.path(),
+        &anchor,
+        "fwd=w,fsd=fsd1,operation=write,xfersize=4k,openflags=fsync\n\
+         fwd=r,fsd=fsd1,operation=read,xfersize=4k,openflags=o_direct\n\
+         rd=rd1,fwd=(w,r),fwdrate=max,format=yes,elapsed=2,interval=1,warmup=0\n",
+    );
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    let totals = |run: usize, w: usize| r.wire["runs"][run]["workloads"][w]["totals"].clone();
+    let count = |t: &serde_json::Value, op: &str| t[op]["ios"].as_u64().unwrap_or(0);
+    let ws = &r.wire["plan"]["runs"][1]["workloads"];
+    assert_eq!(ws[0]["fsync_each_file"], true, "{}", ws[0]);
+    assert!(ws[1].get("fsync_each_file").is_none(), "{}", ws[1]);
+    let w = totals(1, 0);
+    let writes = count(&w, "write");
+    assert!(writes >= 2, "{w}");
+    assert_eq!(count(&w, "flush"), writes.div_ceil(2), "{w}");
+    assert_eq!(count(&totals(1, 1), "flush"), 0);
+    assert_eq!(
+        count(&totals(0, 0), "flush"),
+        0,
+        "the format run does not fsync"
+    );
+}
+
+/// `format=(clean,only)`: vdbench deletes the rd's trees and does nothing more.
+/// After a format lays out 12 directories and 36 files, the clean's two runs
+/// delete exactly those (files, then directories, deepest first), leave the anchor
+/// empty and run no workload; a second clean finds nothing and ends at once.
+#[test]
+fn format_clean_deletes_the_tree_and_runs_nothing_else() {
+    let (d, anchor) = with_anchor();
+    let p = parm(
+        d.path(),
+        &anchor,
+        "fwd=r,fsd=fsd1,operation=read,xfersize=4k\n\
+         rd=fmt,fwd=r,format=(restart,only),elapsed=2,interval=1\n\
+         rd=cl,fwd=r,format=(clean,only),elapsed=2,interval=1\n\
+         rd=again,fwd=r,format=clean,elapsed=2,interval=1\n",
+    );
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    let names: Vec<&str> = r.doc.runs.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "format_for_fmt",
+            "clean_for_cl",
+            "clean_dirs_for_cl",
+            "clean_for_again",
+            "clean_dirs_for_again"
+        ]
+    );
+    assert_eq!(r.run(1).totals.all.ios, 36, "every file deleted once");
+    assert_eq!(r.run(2).totals.all.ios, 12, "every directory removed once");
+    assert_eq!((r.run(3).totals.all.ios, r.run(4).totals.all.ios), (0, 0));
+    let (dirs, files) = census(&anchor);
+    assert!(dirs.is_empty() && files.is_empty(), "{dirs:?} {files:?}");
+}

@@ -13,6 +13,7 @@ pub static ALL: &[&Decl] = &[
     &INVALIDATE,
     &ATOMIC_WRITES,
     &FSYNC_ON_CLOSE,
+    &FSYNC_EACH_FILE,
     &FILL_FS,
     &STOP_WHEN_NONE_LEFT,
     &RANDOM_PCT,
@@ -92,6 +93,23 @@ pub static FSYNC_ON_CLOSE: Decl = Decl {
     flag: Some("fsync-on-close"),
     heading: "Data and verification",
     echo: "fsync_on_close",
+    switch: true,
+};
+
+/// vdbench's `openflags=fsync`: made by the worker as a stream's writes move to
+/// another file (`run::flush`), counted with the workload's flushes.
+pub static FSYNC_EACH_FILE: Decl = Decl {
+    key: "fsync_each_file",
+    kind: Kind::Flag,
+    scope: Scope::Workload,
+    default: Value::Flag(false),
+    doc: "On a tree or file set, fsync each file a stream wrote when its next write \
+          goes to another file, and its last one when the I/O is over (vdbench's \
+          openflags=fsync: a file fsynced before it is closed), timed and counted with \
+          the workload's flushes; local files only",
+    flag: Some("fsync-each-file"),
+    heading: "Data and verification",
+    echo: "fsync_each_file",
     switch: true,
 };
 

@@ -37,6 +37,8 @@ use crate::plan::file_service::FileService;
 use crate::plan::model::{
     AccessPattern, BlockSizes, DataSettings, FileCreate, Plan, Rate, RunSpec, TargetSpec, Workload,
 };
+use crate::plan::settings::declared::FSYNC_EACH_FILE;
+use crate::plan::settings::Value;
 use crate::plan::units::{
     parse_count, parse_duration_ns, parse_duration_ns_allow_zero, parse_size,
 };
@@ -66,6 +68,7 @@ const FWD_KEYS: &[&str] = &[
     "stopafter",
     "skew",
     "host",
+    "openflags",
 ];
 const FWD_NO_EFFECT: &[(&str, &str)] = &[];
 /// `sizes=`: vdbench's other spelling of `size=` (a list of sizes and percentages).
@@ -85,6 +88,7 @@ const RD_KEYS: &[&str] = &[
     "forfwdrate",
     "maxdata",
     "pause",
+    "openflags",
 ];
 const RD_NO_EFFECT: &[(&str, &str)] = &[];
 
@@ -226,7 +230,7 @@ fn fs_definitions(
             }
             (None, Some(d)) => {
                 let p = match format_fwd::is_format(d.kind, &d.name) {
-                    true => format_fwd::param(p, unsupported),
+                    true => format_fwd::param(p),
                     false => known(d.kind, p, unsupported),
                 };
                 if let Some(p) = p {
@@ -240,7 +244,7 @@ fn fs_definitions(
         }
     }
     // fwd=format leaves before defaults apply: it takes only threads= from them.
-    let format = format_fwd::take(&mut defs)?;
+    let format = format_fwd::take(&mut defs, unsupported)?;
     Ok((split_defaults(defs)?, format))
 }
 
@@ -344,7 +348,8 @@ struct Fsd {
     name: String,
     uri: String,
     file_bytes: u64,
-    direct: bool,
+    /// `openflags=`, for the fwds and format runs that give none of their own.
+    flags: open_flags::OpenFlags,
 }
 
 impl Fsd {
@@ -372,16 +377,12 @@ impl Fsd {
             .or_else(|| d.get(FSD_SIZES))
             .ok_or_else(|| d.loc.error(format!("fsd={}: size= is required", d.name)))?;
         let (size_query, file_bytes) = file_sizes(size, unsupported)?;
-        let mut direct = false;
-        if let Some(p) = d.get("openflags") {
-            for f in list(&p.value) {
-                match f.to_ascii_lowercase().as_str() {
-                    "o_direct" | "directio" => direct = true,
-                    _ => unsupported.push(format!("openflags={f}"), &p.loc),
-                }
-            }
+        let given = open_flags::given(d.get("openflags"), unsupported);
+        let flags = given.as_ref().map(|g| g.0).unwrap_or_default();
+        let (dir, server_query) = anchor_parts(d, anchor, flags.direct)?;
+        if let (Some((f, loc)), Some(_)) = (&given, &server_query) {
+            no_fsync_there(f, loc, unsupported);
         }
-        let (dir, server_query) = anchor_parts(d, anchor, direct)?;
         let query = format!(
             "depth={depth}&width={width}&files={files}{}&size={size_query}",
             if make_anchor { "&mkdir=parents" } else { "" }
@@ -400,7 +401,7 @@ impl Fsd {
             name: d.name.clone(),
             uri,
             file_bytes,
-            direct,
+            flags,
         })
     }
 }
@@ -494,7 +495,8 @@ struct Fwd {
     operation: String,
     bs: BlockSizes,
     random_io: bool,
-    random_select: bool,
+    /// `fileselect=`: files in order, at random, or by vdbench's Poisson curve.
+    select: select::Selection,
     threads: u64,
     rdpct: Option<u8>,
     stopafter: Option<u64>,
@@ -503,6 +505,8 @@ struct Fwd {
     skew: Option<f64>,
     /// `host=`: the hds that run it (with two or more `hd=`; see [`hosts`]).
     hosts: hosts::FwdHosts,
+    /// `openflags=`: replaces its fsds' (the rd's replaces it, [`Rd::point`]).
+    openflags: open_flags::Given,
 }
 
 /// `skew=N`: a percentage above 0 and at most 100; 0 is vdbench's "not given".
@@ -595,8 +599,8 @@ impl Fwd {
             }
         }
         let skew = d.get("skew").map(skew_pct).transpose()?.flatten();
-        let random_select = select::random_select(d.get("fileselect"), unsupported)?;
-        let random_io = random_file_io(d, random_select, unsupported)?;
+        let select = select::read(d.get("fileselect"), unsupported)?;
+        let random_io = random_file_io(d, select.random, unsupported)?;
         let num = |key: &str| -> Result<Option<u64>, CompatError> {
             d.get(key)
                 .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
@@ -616,12 +620,13 @@ impl Fwd {
             },
             random_io,
             // In order unless fileselect= says random (vdbench's default).
-            random_select,
+            select,
             skew,
             threads: num("threads")?.unwrap_or(1),
             rdpct,
             stopafter: num("stopafter")?,
             hosts: d.get("host").map(|p| (list(&p.value), p.loc.clone())),
+            openflags: open_flags::given(d.get("openflags"), unsupported),
         })
     }
 }
@@ -645,10 +650,13 @@ struct Output {
 
 impl Output {
     /// The target for `fsd` used by `engine_use` ("" for reads and writes, else the
-    /// operation's name), added on first use.
-    fn target(&mut self, fsd: &Fsd, engine_use: &str, formats: bool) -> String {
+    /// operation's name), added on first use. Reads and writes whose `direct`
+    /// differs from the fsd's flags open the tree through a target of their own.
+    fn target(&mut self, fsd: &Fsd, engine_use: &str, formats: bool, direct: bool) -> String {
         let name = match engine_use {
-            "" => fsd.name.clone(),
+            "" if direct == fsd.flags.direct => fsd.name.clone(),
+            "" if direct => format!("{}.o_direct", fsd.name),
+            "" => format!("{}.buffered", fsd.name),
             op => format!("{}.{op}", fsd.name),
         };
         match self.targets.iter_mut().find(|t| t.name == name) {
@@ -658,7 +666,11 @@ impl Output {
                 name: name.clone(),
                 uri: fsd.uri.clone(),
                 size_bytes: None,
-                direct: Some(fsd.direct),
+                direct: Some(if engine_use.is_empty() {
+                    direct
+                } else {
+                    fsd.flags.direct
+                }),
                 multipath: None,
                 fill: false,
                 create: if formats {
@@ -671,6 +683,17 @@ impl Output {
         }
         name
     }
+}
+
+/// An rd with what its format and clean runs read: its fsds, fwds, and the hosts
+/// running each of its fwds.
+#[derive(Clone, Copy)]
+struct RdTrees<'a> {
+    d: &'a FsDef,
+    rd: &'a Rd,
+    fsds: &'a [Fsd],
+    fwds: &'a [Fwd],
+    on: &'a [Vec<usize>],
 }
 
 /// What an rd sets for its run.
@@ -692,6 +715,8 @@ struct Rd {
     maxdata_bytes: Option<u64>,
     /// `pause=`: idle time after the run.
     pause_ns: u64,
+    /// `openflags=`: replaces the fwds' and fsds' for the run and its format.
+    openflags: open_flags::Given,
 }
 
 /// `format=`: what is done to the trees before the rd's run.
@@ -700,6 +725,8 @@ enum Format {
     No,
     Yes,
     Only,
+    /// Delete the trees' files and directories, and nothing more.
+    Clean,
 }
 
 impl Rd {
@@ -709,6 +736,7 @@ impl Rd {
         f.bs = self.bs.clone().unwrap_or(f.bs);
         f.threads = self.threads.unwrap_or(f.threads);
         f.rdpct = self.rdpct.or(f.rdpct);
+        f.openflags = self.openflags.clone().or(f.openflags);
         f
     }
 
@@ -772,6 +800,7 @@ impl Rd {
                 Some(p) => parse_duration_ns_allow_zero(&p.value).map_err(|e| perr(p, &e))?,
                 None => 0,
             },
+            openflags: open_flags::given(d.get("openflags"), unsupported),
         })
     }
 }
@@ -789,42 +818,40 @@ fn maxdata(p: &Param) -> Result<u64, CompatError> {
     parse_size(&p.value).map_err(|e| perr(p, &e))
 }
 
-/// `format=no|yes|only|restart|clean|(…)`: yes and restart lay the trees out and
-/// write them (restart, which only completes what is missing in vdbench, writes
-/// every file too); clean, and words ioscope does not know, are listed.
+/// `format=no|yes|only|restart|clean|(…)`, as vdbench's `FormatFlags` reads it:
+/// any `no` → none; `clean` deletes the trees and does nothing more (it implies
+/// `only`); `only` formats and runs no workload; yes and restart lay the trees out
+/// and write them (restart, which only completes what is missing in vdbench,
+/// writes every file too). Other words are listed.
 fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Format {
     let Some(p) = d.get("format") else {
         return Format::No;
     };
+    let words: Vec<String> = list(&p.value)
+        .iter()
+        .map(|w| w.to_ascii_lowercase())
+        .collect();
+    if words
+        .iter()
+        .any(|w| "no".starts_with(w.as_str()) && !w.is_empty())
+    {
+        return Format::No;
+    }
     let mut f = Format::No;
-    for w in list(&p.value) {
-        match w.to_ascii_lowercase().as_str() {
-            "no" => {}
-            "yes" | "restart" | "create" => f = f.max_with(Format::Yes),
-            "only" => f = Format::Only,
-            // vdbench removes the tree's files and directories (and does nothing
-            // more in that rd); ioscope has no step that removes a tree.
-            "clean" => unsupported.push(
-                "format=clean — vdbench deletes the existing tree first; not translated",
-                &p.loc,
-            ),
+    for w in &words {
+        match w.as_str() {
+            "clean" => f = Format::Clean,
+            "only" if f != Format::Clean => f = Format::Only,
+            "only" => {}
+            "yes" | "restart" | "create" if f == Format::No => f = Format::Yes,
+            "yes" | "restart" | "create" => {}
             other => unsupported.push(
-                format!("format={other} — only yes, restart and only are translated"),
+                format!("format={other} — only yes, restart, only and clean are translated"),
                 &p.loc,
             ),
         }
     }
     f
-}
-
-impl Format {
-    fn max_with(self, o: Format) -> Format {
-        if self == Format::Only {
-            self
-        } else {
-            o
-        }
-    }
 }
 
 /// An fwd operation's engine: the byte engine for reads and writes, a
@@ -873,8 +900,22 @@ fn rd_runs(
             .map(|&f| hosts::of_fwd(&fwds[f], &out.hosts))
             .collect::<Result<_, _>>()?,
     };
+    let cx = RdTrees {
+        d,
+        rd: &rd,
+        fsds,
+        fwds,
+        on: &on,
+    };
+    if rd.format == Format::Clean {
+        for run in clean::runs(&cx, out) {
+            out.runs.push(run);
+            out.run_rds.push((d.name.clone(), d.loc.clone()));
+        }
+        return Ok(());
+    }
     if rd.format != Format::No {
-        let run = format_run(d, &rd, fsds, fwds, &on, out);
+        let run = format_run(&cx, out, unsupported)?;
         out.runs.push(run);
         out.run_rds.push((d.name.clone(), d.loc.clone()));
     }
@@ -897,7 +938,7 @@ fn rd_runs(
                     true => format!("{}.{op}", fwd.name),
                     false => fwd.name.clone(),
                 };
-                let mut w = fwd_workload(fwd, op, &fsds[s], name, out)?;
+                let mut w = fwd_workload(fwd, op, &fsds[s], name, out, unsupported)?;
                 if !on[k].is_empty() {
                     // `threads` on each host that runs the fwd.
                     w.streams = w.streams.saturating_mul(on[k].len() as u32);
@@ -923,6 +964,39 @@ fn rd_runs(
 }
 
 impl Rd {
+    /// The fsds its fwds use, each once, first-used first.
+    fn trees(&self, fwds: &[Fwd]) -> Vec<usize> {
+        let mut used: Vec<usize> = Vec::new();
+        for &f in &self.fwds {
+            for &s in &fwds[f].fsds {
+                if !used.contains(&s) {
+                    used.push(s);
+                }
+            }
+        }
+        used
+    }
+
+    /// The hosts of a run of one workload per tree ([`Rd::trees`] order): each
+    /// tree driven by the hosts of the fwds on it (`on`, per fwd of the rd).
+    fn tree_hosts(
+        &self,
+        fwds: &[Fwd],
+        on: &[Vec<usize>],
+        hosts: &[crate::plan::hosts::HostDef],
+        workloads: &[Workload],
+    ) -> Vec<crate::plan::hosts::HostDef> {
+        let used = self.trees(fwds);
+        let mut run_hosts = hosts.to_vec();
+        for (k, &f) in self.fwds.iter().enumerate() {
+            for &s in &fwds[f].fsds {
+                let i = used.iter().position(|&u| u == s).unwrap_or(0);
+                hosts::drive(&mut run_hosts, &on[k], &workloads[i].target);
+            }
+        }
+        run_hosts
+    }
+
     /// The rd's own run of `workloads` (its format run aside).
     fn run(
         &self,
@@ -931,7 +1005,7 @@ impl Rd {
         warmup_ns: u64,
         hosts: Vec<crate::plan::hosts::HostDef>,
     ) -> RunSpec {
-        use crate::plan::settings::{declared::PAUSE, declared::STOP_AFTER_BYTES, Value};
+        use crate::plan::settings::declared::{PAUSE, STOP_AFTER_BYTES};
         let mut run = RunSpec {
             name: d.name.clone(),
             workloads,
@@ -1084,6 +1158,7 @@ fn fwd_workload(
     fsd: &Fsd,
     name: String,
     out: &mut Output,
+    unsupported: &mut UnsupportedList,
 ) -> Result<Workload, CompatError> {
     let engine = operation_engine(op).ok_or_else(|| {
         fwd.loc.error(format!(
@@ -1096,7 +1171,8 @@ fn fwd_workload(
         Some(o) => o == crate::plan::model::Op::Read,
         None => op == "read",
     };
-    let target = out.target(fsd, if bytes { "" } else { op }, false);
+    let flags = fsd.flags_with(&fwd.openflags, unsupported)?;
+    let target = out.target(fsd, if bytes { "" } else { op }, false, flags.direct);
     let per_file = (fsd.file_bytes / fwd.bs.max_bytes().max(1)).max(1);
     let ios = fwd
         .stopafter
@@ -1105,7 +1181,7 @@ fn fwd_workload(
     let random = if bytes {
         fwd.random_io
     } else {
-        fwd.random_select
+        fwd.select.random
     };
     let mut w = Workload {
         name,
@@ -1127,15 +1203,70 @@ fn fwd_workload(
         },
         qd: 1,
         streams: u32::try_from(fwd.threads).map_err(|_| fwd.loc.error("threads is too large"))?,
-        file_service: if fwd.random_select {
-            FileService::Random { ios }
-        } else {
-            FileService::Sequential
+        file_service: match &fwd.select {
+            select::Selection {
+                poisson: Some((midpoint, _)),
+                ..
+            } if bytes => FileService::Exponential {
+                midpoint: *midpoint,
+                ios,
+            },
+            s if s.random => FileService::Random { ios },
+            _ => FileService::Sequential,
         },
         ..Default::default()
     };
     w.overrides.engine = Some(engine);
+    if !bytes {
+        fwd.select.list_poisson_for_names(unsupported);
+    }
+    if bytes && flags.fsync && !fsd.is_remote() {
+        w.settings.set(&FSYNC_EACH_FILE, Value::Flag(true));
+    }
     Ok(w)
+}
+
+/// `openflags=fsync` on a tree on a file server: listed, as ioscope's NFS and SMB
+/// clients have no descriptor to fsync.
+fn no_fsync_there(f: &open_flags::OpenFlags, loc: &Loc, unsupported: &mut UnsupportedList) {
+    if f.fsync {
+        unsupported.push(
+            "openflags=fsync — on an nfs:// or smb:// anchor the files are not fsynced \
+             before they are closed",
+            loc,
+        );
+    }
+}
+
+impl Fsd {
+    /// Whether the tree is on a file server (NFS, SMB).
+    fn is_remote(&self) -> bool {
+        !self.uri.starts_with("tree:/")
+    }
+
+    /// The flags its files are opened with by a workload or format run that gives
+    /// `given` (an fwd's or rd's, which replaces the fsd's): O_DIRECT on a file
+    /// server's tree is refused, as on the fsd; fsync there is listed.
+    fn flags_with(
+        &self,
+        given: &open_flags::Given,
+        unsupported: &mut UnsupportedList,
+    ) -> Result<open_flags::OpenFlags, CompatError> {
+        let Some((f, loc)) = given else {
+            return Ok(self.flags);
+        };
+        if self.is_remote() {
+            if f.direct {
+                return Err(loc.error(format!(
+                    "openflags=o_direct on fsd={}, a tree on a file server: ioscope's NFS \
+                     and SMB clients keep no cache, so there is nothing to bypass",
+                    self.name
+                )));
+            }
+            no_fsync_there(f, loc, unsupported);
+        }
+        Ok(*f)
+    }
 }
 
 /// `format_for_RD`: each tree the rd's fwds use, laid out as holes and written once
@@ -1144,46 +1275,46 @@ fn fwd_workload(
 /// With host definitions, each tree is formatted by the hosts of the fwds that use
 /// it (`on`, per fwd of the rd).
 fn format_run(
-    d: &FsDef,
-    rd: &Rd,
-    fsds: &[Fsd],
-    fwds: &[Fwd],
-    on: &[Vec<usize>],
+    cx: &RdTrees<'_>,
     out: &mut Output,
-) -> RunSpec {
-    let format = out.format.unwrap_or(format_fwd::DEFAULT);
-    let mut used: Vec<usize> = Vec::new();
-    let mut run_hosts = out.hosts.clone();
-    for (k, &f) in rd.fwds.iter().enumerate() {
-        for &s in &fwds[f].fsds {
-            if !used.contains(&s) {
-                used.push(s);
-            }
-            hosts::drive(&mut run_hosts, &on[k], &fsds[s].name);
+    unsupported: &mut UnsupportedList,
+) -> Result<RunSpec, CompatError> {
+    let RdTrees {
+        d,
+        rd,
+        fsds,
+        fwds,
+        on,
+    } = *cx;
+    let format = out.format.clone().unwrap_or(format_fwd::DEFAULT);
+    // vdbench's format takes the fsd's flags, then fwd=format's, then the rd's.
+    let given = rd.openflags.clone().or(format.openflags.clone());
+    let used = rd.trees(fwds);
+    let mut workloads = Vec::new();
+    for &s in &used {
+        let fsd = &fsds[s];
+        let flags = fsd.flags_with(&given, unsupported)?;
+        let (bs, streams) = (format.xfer_bytes, format.threads);
+        let bs = bs.min(fsd.file_bytes.max(1));
+        let mut w = Workload {
+            name: format!("format/{}", fsd.name),
+            target: out.target(fsd, "", true, flags.direct),
+            read_pct: 0,
+            pattern: AccessPattern::Sequential,
+            bs: BlockSizes::fixed(bs),
+            qd: 1,
+            streams,
+            file_service: FileService::Sequential,
+            ..Default::default()
+        };
+        w.overrides.engine = Some(crate::plan::model::EngineKind::Sync);
+        if flags.fsync && !fsd.is_remote() {
+            w.settings.set(&FSYNC_EACH_FILE, Value::Flag(true));
         }
+        workloads.push(w);
     }
-    let workloads = used
-        .iter()
-        .map(|&s| {
-            let fsd = &fsds[s];
-            let (bs, streams) = (format.xfer_bytes, format.threads);
-            let bs = bs.min(fsd.file_bytes.max(1));
-            let mut w = Workload {
-                name: format!("format/{}", fsd.name),
-                target: out.target(fsd, "", true),
-                read_pct: 0,
-                pattern: AccessPattern::Sequential,
-                bs: BlockSizes::fixed(bs),
-                qd: 1,
-                streams,
-                file_service: FileService::Sequential,
-                ..Default::default()
-            };
-            w.overrides.engine = Some(crate::plan::model::EngineKind::Sync);
-            w
-        })
-        .collect();
-    RunSpec {
+    let run_hosts = rd.tree_hosts(fwds, on, &out.hosts, &workloads);
+    Ok(RunSpec {
         name: format!("format_for_{}", d.name),
         workloads,
         duration_ns: None,
@@ -1192,12 +1323,14 @@ fn format_run(
         interval_ns: rd.interval_ns,
         hosts: run_hosts,
         ..base_run()
-    }
+    })
 }
 
+mod clean;
 mod format_fwd;
 mod hosts;
 mod loops;
+mod open_flags;
 mod select;
 #[cfg(test)]
 mod tests;

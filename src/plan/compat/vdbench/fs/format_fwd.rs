@@ -5,7 +5,7 @@
 //! thread writing whole files of its own (`run::launch`). Like vdbench, it starts
 //! from an `fwd=default` before it for `threads=` (never for `xfersize=`, which
 //! vdbench resets to 128 KiB) and ignores every other parameter. Its `openflags=`
-//! is listed: ioscope's format writes open the files as the fsd's flags say.
+//! replaces the fsds' for the format writes (an rd's replaces it).
 
 use super::{list, perr, FsDef, Param};
 use crate::plan::compat::{CompatError, UnsupportedList};
@@ -23,15 +23,18 @@ const FWD_THREADS: u32 = 1;
 pub(super) const DEFAULT: FormatFwd = FormatFwd {
     threads: 8,
     xfer_bytes: DEFAULT_XFER_BYTES,
+    openflags: None,
 };
 
 /// How a format run writes each tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct FormatFwd {
     /// Streams sharing the one pass over a tree's files.
     pub threads: u32,
     /// Bytes per write (the tree's file length when that is smaller).
     pub xfer_bytes: u64,
+    /// `openflags=`: the format writes' flags instead of the fsds'.
+    pub openflags: super::open_flags::Given,
 }
 
 /// Whether the definition being read is `fwd=format`.
@@ -39,30 +42,22 @@ pub(super) fn is_format(kind: &str, name: &str) -> bool {
     kind == "fwd" && name == NAME
 }
 
-/// A parameter of `fwd=format`: `threads=` and `xfersize=` kept (vdbench takes a
-/// unique prefix), `openflags=` listed, the rest dropped as vdbench ignores them.
-pub(super) fn param(mut p: Param, unsupported: &mut UnsupportedList) -> Option<Param> {
+/// A parameter of `fwd=format`: `threads=`, `xfersize=` and `openflags=` kept
+/// (vdbench takes a unique prefix), the rest dropped as vdbench ignores them.
+pub(super) fn param(mut p: Param) -> Option<Param> {
     let key = ["threads", "xfersize", "openflags"]
         .into_iter()
         .find(|k| !p.key.is_empty() && k.starts_with(p.key.as_str()))?;
-    if key == "openflags" {
-        unsupported.push(
-            format!(
-                "openflags={} — fwd=format: the format writes open the files with the \
-                 fsd's openflags=",
-                p.value
-            ),
-            &p.loc,
-        );
-        return None;
-    }
     p.key = key.to_string();
     Some(p)
 }
 
 /// Takes `fwd=format` out of `defs` (definitions in file order, defaults not yet
 /// applied) and reads it; `None` without one.
-pub(super) fn take(defs: &mut Vec<FsDef>) -> Result<Option<FormatFwd>, CompatError> {
+pub(super) fn take(
+    defs: &mut Vec<FsDef>,
+    unsupported: &mut UnsupportedList,
+) -> Result<Option<FormatFwd>, CompatError> {
     let Some(at) = defs.iter().position(|d| is_format(d.kind, &d.name)) else {
         return Ok(None);
     };
@@ -94,6 +89,7 @@ pub(super) fn take(defs: &mut Vec<FsDef>) -> Result<Option<FormatFwd>, CompatErr
     Ok(Some(FormatFwd {
         threads,
         xfer_bytes,
+        openflags: super::open_flags::given(d.get("openflags"), unsupported),
     }))
 }
 
@@ -149,10 +145,17 @@ mod tests {
         let own = t.plan.runs.iter().find(|r| r.name == "r").unwrap();
         assert_eq!(own.workloads.len(), 1);
         assert_eq!(own.workloads[0].streams, 3);
-        assert!(t
-            .unsupported
+        // Its openflags=fsync is the format writes', not the rd's own run's.
+        use crate::plan::settings::declared::FSYNC_EACH_FILE;
+        let format = t
+            .plan
+            .runs
             .iter()
-            .any(|u| u.option.starts_with("openflags=fsync — fwd=format")));
+            .find(|r| r.name == "format_for_r")
+            .unwrap();
+        assert!(format.workloads[0].settings.flag(&FSYNC_EACH_FILE));
+        assert!(!own.workloads[0].settings.flag(&FSYNC_EACH_FILE));
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
     }
 
     #[test]

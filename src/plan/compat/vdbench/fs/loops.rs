@@ -6,7 +6,7 @@
 //! `threads=`, `rdpct=`, `operations=`, `fwdrate=`), which [`super::Rd::read`]
 //! applies to every fwd the rd runs. Ranges step as vdbench's do (`(4k-64k,d)`
 //! doubles). A format the rd asks for is done before its first combination only:
-//! vdbench formats once, then loops; `format=only` runs no loop at all.
+//! vdbench formats once, then loops; `format=only` (or `clean`) runs no loop at all.
 
 use super::FsDef;
 use crate::plan::compat::vdbench::{expand_values, list, Param, MAX_LOOP_VALUES};
@@ -50,7 +50,7 @@ pub(super) fn expand(rd: &FsDef) -> Result<Vec<FsDef>, CompatError> {
     let only = rd.get("format").is_some_and(|f| {
         list(&f.value)
             .iter()
-            .any(|w| w.eq_ignore_ascii_case("only"))
+            .any(|w| w.eq_ignore_ascii_case("only") || w.eq_ignore_ascii_case("clean"))
     });
     let plain: Vec<Param> = (rd.params.iter())
         .filter(|p| !LOOPS.iter().any(|(k, _)| *k == p.key))

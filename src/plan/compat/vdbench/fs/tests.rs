@@ -163,17 +163,28 @@ fn files_are_selected_in_order_unless_fileselect_says_random() {
         service(",fileselect=seq"),
         (FileService::Sequential, seq, 0)
     );
+    // vdbench's Poisson curve (midpoint 3 by default, or the number after random);
+    // a number without random has no effect in vdbench either.
+    let poisson = |midpoint| FileService::Exponential { midpoint, ios: 256 };
+    assert_eq!(service(",fileselect=poisson"), (poisson(3.0), seq, 0));
+    assert_eq!(service(",fileselect=(random,5)"), (poisson(5.0), seq, 0));
+    assert_eq!(service(",fileselect=midpoint=2"), (poisson(2.0), seq, 0));
+    assert_eq!(service(",fileselect=5"), (FileService::Sequential, seq, 0));
     // What ioscope cannot do is listed, the rest kept.
-    assert_eq!(service(",fileselect=poisson"), (random, seq, 1));
     assert_eq!(
         service(",fileselect=(seq,once)"),
         (FileService::Sequential, seq, 1)
     );
-    // The operation engines pick their file by fileselect too.
+    // The operation engines pick their file by fileselect too, uniformly for poisson.
     let t = translate(&format!(
         "{FSD}fwd=f,fsd=fsd1,operation=getattr\nrd=r,fwd=f,elapsed=4\n"
     ));
     assert_eq!(t.plan.runs[0].workloads[0].pattern, seq);
+    let t = translate(&format!(
+        "{FSD}fwd=f,fsd=fsd1,operation=getattr,fileselect=poisson\nrd=r,fwd=f,elapsed=4\n"
+    ));
+    assert_eq!(t.plan.runs[0].workloads[0].pattern, rnd);
+    assert!(dropped(&t)[0].starts_with("fileselect=poisson (midpoint 3) on a file operation"));
     for bad in [
         "fileselect=often",
         "fileio=sideways",
@@ -412,4 +423,103 @@ fn for_loops_make_one_run_per_combination_formatting_once() {
         t.plan.runs[3].workloads[0].overrides.engine,
         Some(crate::plan::model::EngineKind::FileStat)
     );
+}
+
+/// `openflags=` as vdbench's FwgEntry takes it: the fsd's, replaced whole by an
+/// fwd's, replaced by an rd's. `fsync` (vdbench fsyncs each file before it closes
+/// it) is `fsync_each_file` on the writing workloads; an fwd's `o_direct` on a
+/// buffered fsd opens the tree through a target of its own.
+#[test]
+fn openflags_come_from_the_fsd_the_fwd_or_the_rd() {
+    use crate::plan::settings::declared::FSYNC_EACH_FILE;
+    let fsyncs = |t: &Translated, run: usize, w: usize| {
+        t.plan.runs[run].workloads[w]
+            .settings
+            .flag(&FSYNC_EACH_FILE)
+    };
+    let t = translate(&format!(
+        "{FSD}fwd=w,fsd=fsd1,operation=write,openflags=fsync\n\
+         fwd=r,fsd=fsd1,operation=read,openflags=o_direct\n\
+         rd=rd1,fwd=(w,r),format=yes,elapsed=4,interval=1\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    // The fsd has no openflags: its format run neither fsyncs nor bypasses the cache.
+    assert!(!fsyncs(&t, 0, 0));
+    assert_eq!(t.plan.runs[0].workloads[0].target, "fsd1");
+    let own = &t.plan.runs[1].workloads;
+    assert_eq!(
+        (own[0].name.as_str(), own[0].target.as_str()),
+        ("w", "fsd1")
+    );
+    assert!(fsyncs(&t, 1, 0) && !fsyncs(&t, 1, 1));
+    assert_eq!(own[1].target, "fsd1.o_direct");
+    let direct = |name: &str| {
+        t.plan
+            .targets
+            .iter()
+            .find(|x| x.name == name)
+            .unwrap()
+            .direct
+    };
+    assert_eq!(
+        (direct("fsd1"), direct("fsd1.o_direct")),
+        (Some(false), Some(true))
+    );
+
+    // On the fsd: every writing workload on the tree fsyncs, format included; an
+    // rd's openflags replace them (here: neither fsync nor O_DIRECT).
+    let t = translate(
+        "fsd=fsd1,anchor=/a,files=8,size=1m,openflags=(o_direct,fsync)\n\
+         fwd=w,fsd=fsd1,operation=write\nrd=rd1,fwd=w,format=yes,elapsed=4\n\
+         rd=rd2,fwd=w,elapsed=4,openflags=o_rdonly\n",
+    );
+    assert!(fsyncs(&t, 0, 0) && fsyncs(&t, 1, 0) && !fsyncs(&t, 2, 0));
+    assert_eq!(t.plan.targets[0].direct, Some(true));
+    assert_eq!(t.plan.runs[2].workloads[0].target, "fsd1.buffered");
+    assert_eq!(dropped(&t), ["openflags=o_rdonly"]);
+
+    // On an NFS tree libnfs has no descriptor to fsync: listed, not set; O_DIRECT
+    // there is refused wherever it is given.
+    let t = translate(
+        "fsd=fsd1,anchor=nfs://127.0.0.1/e/t,size=4k\n\
+         fwd=w,fsd=fsd1,operation=write,openflags=fsync\nrd=rd1,fwd=w,elapsed=4\n",
+    );
+    assert!(!fsyncs(&t, 0, 0));
+    assert!(dropped(&t)[0].starts_with("openflags=fsync — on an nfs:// or smb:// anchor"));
+    let e = parse_str(
+        "t.parm",
+        "fsd=fsd1,anchor=nfs://127.0.0.1/e/t,size=4k\n\
+         fwd=r,fsd=fsd1,operation=read,openflags=o_direct\nrd=rd1,fwd=r,elapsed=4\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("t.parm:2") && e.contains("nothing to bypass"),
+        "{e}"
+    );
+}
+
+/// `format=` as vdbench's FormatFlags reads it: any `no` wins; `clean` deletes the
+/// trees and implies `only`; words it does not know are listed.
+#[test]
+fn format_words_as_vdbench_reads_them() {
+    let runs = |format: &str| {
+        let t = translate(&format!(
+            "{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4,format={format}\n"
+        ));
+        let names: Vec<String> = t.plan.runs.iter().map(|r| r.name.clone()).collect();
+        (names.join(" "), dropped(&t).len())
+    };
+    assert_eq!(runs("(yes,no)"), ("r".into(), 0));
+    assert_eq!(runs("(restart,only)"), ("format_for_r".into(), 0));
+    assert_eq!(runs("yes"), ("format_for_r r".into(), 0));
+    assert_eq!(
+        runs("(clean,only)"),
+        ("clean_for_r clean_dirs_for_r".into(), 0)
+    );
+    assert_eq!(
+        runs("(yes,clean)"),
+        ("clean_for_r clean_dirs_for_r".into(), 0)
+    );
+    assert_eq!(runs("(yes,limited)"), ("format_for_r r".into(), 1));
 }
