@@ -52,11 +52,9 @@ const FSD_KEYS: &[&str] = &[
     "size",
     "sizes",
     "openflags",
+    "count",
 ];
-const FSD_NO_EFFECT: &[(&str, &str)] = &[
-    ("shared", "one host: nothing to share"),
-    ("count", "not read"),
-];
+const FSD_NO_EFFECT: &[(&str, &str)] = &[("shared", "one host: nothing to share")];
 const FWD_KEYS: &[&str] = &[
     "fsd",
     "operation",
@@ -130,7 +128,12 @@ pub(super) fn translate(
             .cloned()
             .collect::<Vec<_>>()
     };
-    let (fsds, fwds) = (of("fsd"), of("fwd"));
+    let fwds = of("fwd");
+    let fsds: Vec<FsDef> = (of("fsd").iter().map(fsd_count::expand))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect();
     let rds: Vec<FsDef> = (of("rd").iter().map(loops::expand))
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
@@ -1328,6 +1331,7 @@ fn format_run(
 
 mod clean;
 mod format_fwd;
+mod fsd_count;
 mod hosts;
 mod loops;
 mod open_flags;
