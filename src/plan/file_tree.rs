@@ -15,6 +15,8 @@
 //! anchor must exist). What differs (vdbench's rule):
 //! a create on a tree looks for a file that does not exist and a delete for one that
 //! does, so creates and deletes can run for a duration, side by side, on one tree.
+//! `total=BYTES` (vdbench's `totalsize=`) uses only a subset of the files: those
+//! vdbench's fixed-seed draw picks until they hold that many bytes, in tree order.
 
 /// The shape of a tree: levels, directories per parent, files per leaf directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +28,9 @@ pub struct TreeShape {
     /// Make the anchor directory, and any of its parents, when missing (`mkdir=parents`,
     /// vdbench's `create_anchors=yes`); otherwise the anchor must exist.
     pub make_anchor: bool,
+    /// `total=BYTES` (vdbench's fsd `totalsize=`): only a subset of the files is
+    /// used, drawn as vdbench draws it ([`super::file_subset`]).
+    pub total_bytes: Option<u64>,
 }
 
 /// Deepest tree accepted (vdbench's own trees rarely pass 6 levels).
@@ -94,6 +99,9 @@ impl TreeShape {
                 Ok(())
             }
             "mkdir" => Err("expected parents (make the anchor and its parents)".into()),
+            "total" => super::units::parse_size(value)
+                .map(|b| self.total_bytes = Some(b))
+                .map_err(|e| e.to_string()),
             _ => return None,
         })
     }
@@ -105,8 +113,12 @@ impl TreeShape {
         } else {
             ""
         };
+        let total = match self.total_bytes {
+            Some(b) => format!("&total={b}"),
+            None => String::new(),
+        };
         format!(
-            "depth={}&width={}&files={}{mkdir}",
+            "depth={}&width={}&files={}{mkdir}{total}",
             self.depth, self.width, self.files
         )
     }
@@ -120,6 +132,7 @@ impl Default for TreeShape {
             width: 1,
             files: 1,
             make_anchor: false,
+            total_bytes: None,
         }
     }
 }
@@ -135,6 +148,7 @@ mod tests {
             width: 3,
             files: 2,
             make_anchor: false,
+            total_bytes: None,
         };
         assert_eq!(t.file_count(), Some(18));
         assert_eq!(t.dir_count(), 12);
@@ -151,6 +165,7 @@ mod tests {
             width: 5,
             files: 3,
             make_anchor: false,
+            total_bytes: None,
         };
         assert_eq!((flat.file_count(), flat.dir_count()), (Some(3), 0));
         assert_eq!(flat.file_name(2), "vdb_f0003.file");
@@ -170,6 +185,7 @@ mod tests {
             width: 1000,
             files: 1,
             make_anchor: false,
+            total_bytes: None,
         };
         assert_eq!(huge.file_count(), None);
     }

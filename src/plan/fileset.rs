@@ -312,7 +312,7 @@ impl FileSetSpec {
             value: tree.files.to_string(),
             why: format!("width^depth × files is past 2^64 ({})", tree.query()),
         })?;
-        Ok(FileSetSpec {
+        let mut spec = FileSetSpec {
             dir: PathBuf::from(dir),
             count,
             per: count,
@@ -323,7 +323,36 @@ impl FileSetSpec {
             tree: Some(tree),
             sizes,
             remote: None,
-        })
+        };
+        if let Some(total) = tree.total_bytes {
+            spec.use_subset(total)?;
+        }
+        Ok(spec)
+    }
+
+    /// A tree's `total=` (vdbench's `totalsize=`): its files become the subset vdbench
+    /// draws ([`super::file_subset`]), named in `list`, their lengths drawn anew for
+    /// the subset from the same distribution.
+    fn use_subset(&mut self, total_bytes: u64) -> Result<(), FileSetError> {
+        const MAX_FILES: u64 = 1 << 24;
+        let (Some(tree), true) = (self.tree, self.count <= MAX_FILES) else {
+            return Err(self.total_error(total_bytes, format!("more than {MAX_FILES} files")));
+        };
+        let lens: Vec<u64> = (0..self.count).map(|i| self.file_len(i)).collect();
+        let picked = super::file_subset::subset(&lens, total_bytes)
+            .map_err(|why| self.total_error(total_bytes, why))?;
+        self.list = Some(picked.iter().map(|&i| tree.file_name(i)).collect());
+        self.count = picked.len() as u64;
+        self.per = self.count;
+        Ok(())
+    }
+
+    fn total_error(&self, total_bytes: u64, why: String) -> FileSetError {
+        FileSetError::Value {
+            key: "total".into(),
+            value: total_bytes.to_string(),
+            why,
+        }
     }
 
     /// The URI [`FileSetSpec::parse`] (or [`FileSetSpec::parse_tree`]) reads back.
@@ -431,11 +460,11 @@ impl FileSetSpec {
     /// The name of file `i` (inside [`FileSetSpec::dir`], or absolute for a listed
     /// name that is).
     pub fn file_name(&self, i: u64) -> String {
-        if let Some(t) = &self.tree {
-            return t.file_name(i);
-        }
         if let Some(names) = &self.list {
             return names.get(i as usize).cloned().unwrap_or_default();
+        }
+        if let Some(t) = &self.tree {
+            return t.file_name(i);
         }
         self.name
             .replace("{n}", &i.to_string())

@@ -8,6 +8,7 @@ pub mod engine_kind;
 pub mod engine_opts;
 pub mod file_service;
 pub mod file_sizes;
+pub mod file_subset;
 pub mod file_tree;
 pub mod fileset;
 pub mod fill;

@@ -635,3 +635,32 @@ fn format_clean_deletes_the_tree_and_runs_nothing_else() {
     let (dirs, files) = census(&anchor);
     assert!(dirs.is_empty() && files.is_empty(), "{dirs:?} {files:?}");
 }
+
+/// An fsd's `totalsize=`: vdbench uses only the files its fixed-seed draw
+/// (java.util.Random(0)) picks until they hold that many bytes. Of 90 files of
+/// 4 KiB, 100 KiB is 25 files: the format lays out exactly those, the first drawn
+/// being file 65 (⌊0.7309… × 90⌋) as in vdbench, and the reads touch no other.
+#[test]
+fn totalsize_uses_vdbench_s_subset_of_the_files() {
+    let (d, anchor) = with_anchor();
+    let p = d.path().join("fs.parm");
+    std::fs::write(
+        &p,
+        format!(
+            "fsd=fsd1,anchor={},depth=2,width=3,files=10,size=4k,totalsize=100k\n\
+             fwd=r,fsd=fsd1,operation=read,xfersize=4k,fileselect=random\n\
+             rd=rd1,fwd=r,format=yes,elapsed=2,interval=1\n",
+            anchor.display()
+        ),
+    )
+    .unwrap();
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    let (dirs, files) = census(&anchor);
+    assert_eq!((dirs.len(), files.len()), (12, 25));
+    assert!(files.iter().all(|(_, len)| *len == 4096));
+    // File 65: leaf directory 6 (vdb.1_3/vdb.2_1), its sixth file.
+    let first = anchor.join("vdb.1_3.dir/vdb.2_1.dir/vdb_f0006.file");
+    assert!(files.iter().any(|(f, _)| *f == first), "{files:?}");
+    assert_eq!(r.run(0).totals.write.bytes, 25 * 4096);
+    assert_eq!(r.run(1).totals.all.errors, 0);
+}

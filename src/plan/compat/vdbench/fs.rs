@@ -53,6 +53,7 @@ const FSD_KEYS: &[&str] = &[
     "sizes",
     "openflags",
     "count",
+    "totalsize",
 ];
 const FSD_NO_EFFECT: &[(&str, &str)] = &[("shared", "one host: nothing to share")];
 const FWD_KEYS: &[&str] = &[
@@ -386,8 +387,12 @@ impl Fsd {
         if let (Some((f, loc)), Some(_)) = (&given, &server_query) {
             no_fsync_there(f, loc, unsupported);
         }
+        let total = match d.get("totalsize") {
+            Some(p) => format!("&total={}", parse_size(&p.value).map_err(|e| perr(p, &e))?),
+            None => String::new(),
+        };
         let query = format!(
-            "depth={depth}&width={width}&files={files}{}&size={size_query}",
+            "depth={depth}&width={width}&files={files}{}{total}&size={size_query}",
             if make_anchor { "&mkdir=parents" } else { "" }
         );
         // The tree's own keys are checked here; a server anchor's server part is
@@ -896,13 +901,7 @@ fn rd_runs(
             d.name
         )));
     }
-    // The hosts running each of the rd's fwds (none: one host).
-    let on: Vec<Vec<usize>> = match out.hosts.is_empty() {
-        true => vec![Vec::new(); rd.fwds.len()],
-        false => (rd.fwds.iter())
-            .map(|&f| hosts::of_fwd(&fwds[f], &out.hosts))
-            .collect::<Result<_, _>>()?,
-    };
+    let on = rd.hosts_on(fwds, &out.hosts)?;
     let cx = RdTrees {
         d,
         rd: &rd,
@@ -967,6 +966,20 @@ fn rd_runs(
 }
 
 impl Rd {
+    /// The hosts running each of its fwds (none: one host).
+    fn hosts_on(
+        &self,
+        fwds: &[Fwd],
+        hosts: &[crate::plan::hosts::HostDef],
+    ) -> Result<Vec<Vec<usize>>, CompatError> {
+        match hosts.is_empty() {
+            true => Ok(vec![Vec::new(); self.fwds.len()]),
+            false => (self.fwds.iter())
+                .map(|&f| hosts::of_fwd(&fwds[f], hosts))
+                .collect(),
+        }
+    }
+
     /// The fsds its fwds use, each once, first-used first.
     fn trees(&self, fwds: &[Fwd]) -> Vec<usize> {
         let mut used: Vec<usize> = Vec::new();
