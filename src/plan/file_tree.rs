@@ -16,7 +16,8 @@
 //! a create on a tree looks for a file that does not exist and a delete for one that
 //! does, so creates and deletes can run for a duration, side by side, on one tree.
 //! `total=BYTES` (vdbench's `totalsize=`) uses only a subset of the files: those
-//! vdbench's fixed-seed draw picks until they hold that many bytes, in tree order.
+//! vdbench's fixed-seed draw picks until they hold that many bytes, in tree order;
+//! `wss=BYTES` (its `workingsetsize=`) draws again among those.
 
 /// The shape of a tree: levels, directories per parent, files per leaf directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +32,9 @@ pub struct TreeShape {
     /// `total=BYTES` (vdbench's fsd `totalsize=`): only a subset of the files is
     /// used, drawn as vdbench draws it ([`super::file_subset`]).
     pub total_bytes: Option<u64>,
+    /// `wss=BYTES` (vdbench's fsd `workingsetsize=`): of those, the subset vdbench's
+    /// draw picks again until it holds this many bytes.
+    pub wss_bytes: Option<u64>,
 }
 
 /// Deepest tree accepted (vdbench's own trees rarely pass 6 levels).
@@ -102,6 +106,9 @@ impl TreeShape {
             "total" => super::units::parse_size(value)
                 .map(|b| self.total_bytes = Some(b))
                 .map_err(|e| e.to_string()),
+            "wss" => super::units::parse_size(value)
+                .map(|b| self.wss_bytes = Some(b))
+                .map_err(|e| e.to_string()),
             _ => return None,
         })
     }
@@ -113,10 +120,10 @@ impl TreeShape {
         } else {
             ""
         };
-        let total = match self.total_bytes {
-            Some(b) => format!("&total={b}"),
-            None => String::new(),
-        };
+        let total = [("total", self.total_bytes), ("wss", self.wss_bytes)]
+            .iter()
+            .filter_map(|(k, b)| b.map(|b| format!("&{k}={b}")))
+            .collect::<String>();
         format!(
             "depth={}&width={}&files={}{mkdir}{total}",
             self.depth, self.width, self.files
@@ -133,6 +140,7 @@ impl Default for TreeShape {
             files: 1,
             make_anchor: false,
             total_bytes: None,
+            wss_bytes: None,
         }
     }
 }
@@ -149,6 +157,7 @@ mod tests {
             files: 2,
             make_anchor: false,
             total_bytes: None,
+            wss_bytes: None,
         };
         assert_eq!(t.file_count(), Some(18));
         assert_eq!(t.dir_count(), 12);
@@ -166,6 +175,7 @@ mod tests {
             files: 3,
             make_anchor: false,
             total_bytes: None,
+            wss_bytes: None,
         };
         assert_eq!((flat.file_count(), flat.dir_count()), (Some(3), 0));
         assert_eq!(flat.file_name(2), "vdb_f0003.file");
@@ -186,6 +196,7 @@ mod tests {
             files: 1,
             make_anchor: false,
             total_bytes: None,
+            wss_bytes: None,
         };
         assert_eq!(huge.file_count(), None);
     }

@@ -324,35 +324,33 @@ impl FileSetSpec {
             sizes,
             remote: None,
         };
-        if let Some(total) = tree.total_bytes {
-            spec.use_subset(total)?;
+        for (key, bytes) in [("total", tree.total_bytes), ("wss", tree.wss_bytes)] {
+            if let Some(b) = bytes {
+                spec.use_subset(key, b)?;
+            }
         }
         Ok(spec)
     }
 
-    /// A tree's `total=` (vdbench's `totalsize=`): its files become the subset vdbench
-    /// draws ([`super::file_subset`]), named in `list`, their lengths drawn anew for
-    /// the subset from the same distribution.
-    fn use_subset(&mut self, total_bytes: u64) -> Result<(), FileSetError> {
+    /// A tree's `total=` or `wss=` (vdbench's `totalsize=`, `workingsetsize=`): its
+    /// files become the subset vdbench draws of them ([`super::file_subset`]), named
+    /// in `list`, their lengths drawn anew for the subset from the same distribution.
+    fn use_subset(&mut self, key: &str, bytes: u64) -> Result<(), FileSetError> {
         const MAX_FILES: u64 = 1 << 24;
-        let (Some(tree), true) = (self.tree, self.count <= MAX_FILES) else {
-            return Err(self.total_error(total_bytes, format!("more than {MAX_FILES} files")));
+        let error = |why: String| FileSetError::Value {
+            key: key.into(),
+            value: bytes.to_string(),
+            why,
         };
+        if self.count > MAX_FILES {
+            return Err(error(format!("more than {MAX_FILES} files")));
+        }
         let lens: Vec<u64> = (0..self.count).map(|i| self.file_len(i)).collect();
-        let picked = super::file_subset::subset(&lens, total_bytes)
-            .map_err(|why| self.total_error(total_bytes, why))?;
-        self.list = Some(picked.iter().map(|&i| tree.file_name(i)).collect());
+        let picked = super::file_subset::subset(&lens, bytes).map_err(error)?;
+        self.list = Some(picked.iter().map(|&i| self.file_name(i)).collect());
         self.count = picked.len() as u64;
         self.per = self.count;
         Ok(())
-    }
-
-    fn total_error(&self, total_bytes: u64, why: String) -> FileSetError {
-        FileSetError::Value {
-            key: "total".into(),
-            value: total_bytes.to_string(),
-            why,
-        }
     }
 
     /// The URI [`FileSetSpec::parse`] (or [`FileSetSpec::parse_tree`]) reads back.
@@ -620,6 +618,30 @@ mod tests {
         assert!(FileSetSpec::parse("/d?list=a:b:a").is_err());
         assert!(FileSetSpec::parse("/d?list=a:b&count=3").is_err());
         assert!(FileSetSpec::parse("/d?count=2&unlink=yes").is_err());
+    }
+
+    // vdbench's totalsize= then workingsetsize=: each a draw among what the one
+    // before kept, written back and read again as the same files.
+    #[test]
+    fn a_tree_s_total_and_working_set_are_subsets_of_subsets() {
+        let all = FileSetSpec::parse_tree("/a?depth=2&width=3&files=10&size=4k").unwrap();
+        let t = FileSetSpec::parse_tree("/a?depth=2&width=3&files=10&size=4k&total=100k").unwrap();
+        let w = FileSetSpec::parse_tree("/a?depth=2&width=3&files=10&size=4k&total=100k&wss=40k")
+            .unwrap();
+        assert_eq!((all.count, t.count, w.count), (90, 25, 10));
+        let names = |s: &FileSetSpec| (0..s.count).map(|i| s.file_name(i)).collect::<Vec<_>>();
+        let (kept, used) = (names(&t), names(&w));
+        assert!(used.iter().all(|n| kept.contains(n)), "{used:?}");
+        assert!(kept.contains(&all.file_name(65)), "vdbench's first pick");
+        assert_eq!(
+            w.uri(),
+            "tree:/a?depth=2&width=3&files=10&total=102400&wss=40960&size=4096"
+        );
+        assert_eq!(
+            FileSetSpec::parse_tree(w.uri().strip_prefix("tree:").unwrap()),
+            Ok(w)
+        );
+        assert!(FileSetSpec::parse_tree("/a?files=2&size=4k&total=9k").is_err());
     }
 
     #[test]

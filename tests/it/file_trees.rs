@@ -640,6 +640,8 @@ fn format_clean_deletes_the_tree_and_runs_nothing_else() {
 /// (java.util.Random(0)) picks until they hold that many bytes. Of 90 files of
 /// 4 KiB, 100 KiB is 25 files: the format lays out exactly those, the first drawn
 /// being file 65 (⌊0.7309… × 90⌋) as in vdbench, and the reads touch no other.
+/// `workingsetsize=40k` draws 10 of those for the rd's reads (not the format's
+/// writes): a target of their own on that subset.
 #[test]
 fn totalsize_uses_vdbench_s_subset_of_the_files() {
     let (d, anchor) = with_anchor();
@@ -647,7 +649,8 @@ fn totalsize_uses_vdbench_s_subset_of_the_files() {
     std::fs::write(
         &p,
         format!(
-            "fsd=fsd1,anchor={},depth=2,width=3,files=10,size=4k,totalsize=100k\n\
+            "fsd=fsd1,anchor={},depth=2,width=3,files=10,size=4k,totalsize=100k,\
+             workingsetsize=40k\n\
              fwd=r,fsd=fsd1,operation=read,xfersize=4k,fileselect=random\n\
              rd=rd1,fwd=r,format=yes,elapsed=2,interval=1\n",
             anchor.display()
@@ -663,4 +666,10 @@ fn totalsize_uses_vdbench_s_subset_of_the_files() {
     assert!(files.iter().any(|(f, _)| *f == first), "{files:?}");
     assert_eq!(r.run(0).totals.write.bytes, 25 * 4096);
     assert_eq!(r.run(1).totals.all.errors, 0);
+    let w = &r.wire["plan"]["runs"][1]["workloads"][0];
+    assert_eq!(w["target"], "fsd1.wss");
+    let t = (r.wire["plan"]["targets"].as_array().unwrap().iter())
+        .find(|t| t["name"] == "fsd1.wss")
+        .unwrap();
+    assert!(t["uri"].as_str().unwrap().contains("&wss=40960"), "{t}");
 }

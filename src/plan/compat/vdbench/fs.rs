@@ -54,6 +54,8 @@ const FSD_KEYS: &[&str] = &[
     "openflags",
     "count",
     "totalsize",
+    "workingsetsize",
+    "wss",
 ];
 const FSD_NO_EFFECT: &[(&str, &str)] = &[("shared", "one host: nothing to share")];
 const FWD_KEYS: &[&str] = &[
@@ -354,6 +356,9 @@ struct Fsd {
     file_bytes: u64,
     /// `openflags=`, for the fwds and format runs that give none of their own.
     flags: open_flags::OpenFlags,
+    /// `workingsetsize=`: `&wss=BYTES` on the tree its rds' workloads use (not its
+    /// format or clean runs); empty without one.
+    wss_query: String,
 }
 
 impl Fsd {
@@ -410,6 +415,10 @@ impl Fsd {
             uri,
             file_bytes,
             flags,
+            wss_query: match d.get("workingsetsize").or_else(|| d.get("wss")) {
+                Some(p) => format!("&wss={}", parse_size(&p.value).map_err(|e| perr(p, &e))?),
+                None => String::new(),
+            },
         })
     }
 }
@@ -660,19 +669,28 @@ impl Output {
     /// The target for `fsd` used by `engine_use` ("" for reads and writes, else the
     /// operation's name), added on first use. Reads and writes whose `direct`
     /// differs from the fsd's flags open the tree through a target of their own.
+    /// With a working set (`workingsetsize=`), the rds' workloads use a target of
+    /// their own on its subset.
     fn target(&mut self, fsd: &Fsd, engine_use: &str, formats: bool, direct: bool) -> String {
-        let name = match engine_use {
+        let mut name = match engine_use {
             "" if direct == fsd.flags.direct => fsd.name.clone(),
             "" if direct => format!("{}.o_direct", fsd.name),
             "" => format!("{}.buffered", fsd.name),
             op => format!("{}.{op}", fsd.name),
         };
+        let wss = !formats && !engine_use.starts_with("clean.") && !fsd.wss_query.is_empty();
+        if wss {
+            name.push_str(".wss");
+        }
         match self.targets.iter_mut().find(|t| t.name == name) {
             Some(t) if formats => t.create = FileCreate::Empty,
             Some(_) => {}
             None => self.targets.push(TargetSpec {
                 name: name.clone(),
-                uri: fsd.uri.clone(),
+                uri: match wss {
+                    true => format!("{}{}", fsd.uri, fsd.wss_query),
+                    false => fsd.uri.clone(),
+                },
                 size_bytes: None,
                 direct: Some(if engine_use.is_empty() {
                     direct
