@@ -5,7 +5,8 @@
 //! `depth` levels, and `files` files in each directory of the last level — `width^depth
 //! × files` files in all, named as vdbench names them
 //! (`vdb.1_2.dir/vdb.2_1.dir/vdb_f0003.file`: each level's directories numbered from
-//! 1 inside their parent, each directory's files from 1). `size=LEN:PCT,…&seed=N`
+//! 1 inside their parent, each directory's files from 1) and in vdbench's order
+//! ([`TreeShape::dir_path`]). `size=LEN:PCT,…&seed=N`
 //! gives the files lengths drawn from a distribution ([`super::file_sizes`],
 //! vdbench's `size=(64k,25,1m,75)`). Everything a `files:` set
 //! does, a tree does: the file-operation engines make one call per file, the byte
@@ -56,16 +57,22 @@ impl TreeShape {
         (1..=self.depth).map(|l| self.width.saturating_pow(l)).sum()
     }
 
-    /// Path, relative to the anchor, of directory `index` (0-based) of `level`
-    /// (1-based): its ancestors' names, then its own.
-    pub fn dir_path(&self, level: u32, index: u64) -> String {
-        let mut parts = Vec::with_capacity(level as usize);
-        let mut rest = index;
-        for l in (1..=level).rev() {
-            parts.push(format!("vdb.{l}_{}.dir", rest % self.width + 1));
-            rest /= self.width;
+    /// Path, relative to the anchor, of directory `rank` (0-based) of `level`
+    /// (1-based) in vdbench's order: its list is made parents first, depth-first,
+    /// then sorted (stably) by level and by each directory's number inside its
+    /// parent (`Directory.compareTo`), so a level runs through every parent's first
+    /// directory, then every parent's second, …: rank = own number × parents + the
+    /// parent's place, its ancestors' numbers read as digits, the first the highest.
+    pub fn dir_path(&self, level: u32, rank: u64) -> String {
+        let w = self.width.max(1);
+        let parents = w.saturating_pow(level.saturating_sub(1));
+        let (own, mut rest) = (rank / parents, rank % parents);
+        let mut parts = vec![String::new(); level as usize];
+        parts[level as usize - 1] = format!("vdb.{level}_{}.dir", own + 1);
+        for l in (1..level).rev() {
+            parts[l as usize - 1] = format!("vdb.{l}_{}.dir", rest % w + 1);
+            rest /= w;
         }
-        parts.reverse();
         parts.join("/")
     }
 
@@ -163,12 +170,20 @@ mod tests {
         assert_eq!(t.dir_count(), 12);
         assert_eq!(t.file_name(0), "vdb.1_1.dir/vdb.2_1.dir/vdb_f0001.file");
         assert_eq!(t.file_name(1), "vdb.1_1.dir/vdb.2_1.dir/vdb_f0002.file");
-        assert_eq!(t.file_name(2), "vdb.1_1.dir/vdb.2_2.dir/vdb_f0001.file");
+        // vdbench's order: every parent's first directory, then every second, …
+        assert_eq!(t.file_name(2), "vdb.1_2.dir/vdb.2_1.dir/vdb_f0001.file");
+        assert_eq!(t.file_name(6), "vdb.1_1.dir/vdb.2_2.dir/vdb_f0001.file");
         assert_eq!(t.file_name(17), "vdb.1_3.dir/vdb.2_3.dir/vdb_f0002.file");
         let dirs: Vec<String> = t.dirs().collect();
         assert_eq!(dirs[0], "vdb.1_1.dir");
         assert_eq!(dirs[3], "vdb.1_1.dir/vdb.2_1.dir");
+        assert_eq!(dirs[4], "vdb.1_2.dir/vdb.2_1.dir");
         assert_eq!(dirs[11], "vdb.1_3.dir/vdb.2_3.dir");
+        let deep = TreeShape { depth: 3, ..t };
+        // Level 3, rank 1: own number 1, parents (1_1/2_1) then (1_1/2_2)…: the
+        // second parent in depth-first order.
+        assert_eq!(deep.dir_path(3, 1), "vdb.1_1.dir/vdb.2_2.dir/vdb.3_1.dir");
+        assert_eq!(deep.dir_path(3, 9), "vdb.1_1.dir/vdb.2_1.dir/vdb.3_2.dir");
         let flat = TreeShape {
             depth: 0,
             width: 5,

@@ -648,7 +648,7 @@ mod tests {
     fn a_tree_parses_and_writes_back() {
         let t = FileSetSpec::parse_tree("/a?depth=2&width=3&files=4&size=8k").unwrap();
         assert_eq!((t.count, t.file_bytes), (36, 8192));
-        assert_eq!(t.file_name(4), "vdb.1_1.dir/vdb.2_2.dir/vdb_f0001.file");
+        assert_eq!(t.file_name(4), "vdb.1_2.dir/vdb.2_1.dir/vdb_f0001.file");
         assert_eq!(t.uri(), "tree:/a?depth=2&width=3&files=4&size=8192");
         assert_eq!(
             FileSetSpec::parse_tree(t.uri().strip_prefix("tree:").unwrap()),

@@ -661,8 +661,9 @@ fn totalsize_uses_vdbench_s_subset_of_the_files() {
     let (dirs, files) = census(&anchor);
     assert_eq!((dirs.len(), files.len()), (12, 25));
     assert!(files.iter().all(|(_, len)| *len == 4096));
-    // File 65: leaf directory 6 (vdb.1_3/vdb.2_1), its sixth file.
-    let first = anchor.join("vdb.1_3.dir/vdb.2_1.dir/vdb_f0006.file");
+    // File 65: leaf directory 6 in vdbench's order (every parent's first, then
+    // every parent's second, then third: vdb.1_1/vdb.2_3), its sixth file.
+    let first = anchor.join("vdb.1_1.dir/vdb.2_3.dir/vdb_f0006.file");
     assert!(files.iter().any(|(f, _)| *f == first), "{files:?}");
     assert_eq!(r.run(0).totals.write.bytes, 25 * 4096);
     assert_eq!(r.run(1).totals.all.errors, 0);
