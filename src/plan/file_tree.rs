@@ -36,6 +36,9 @@ pub struct TreeShape {
     /// `wss=BYTES` (vdbench's fsd `workingsetsize=`): of those, the subset vdbench's
     /// draw picks again until it holds this many bytes.
     pub wss_bytes: Option<u64>,
+    /// `dist=all` (vdbench's fsd `distribution=all`): `files` files in every
+    /// directory, not only in the last level's.
+    pub in_all_dirs: bool,
 }
 
 /// Deepest tree accepted (vdbench's own trees rarely pass 6 levels).
@@ -49,7 +52,15 @@ impl TreeShape {
 
     /// Files in the tree, when the count fits in 64 bits.
     pub fn file_count(&self) -> Option<u64> {
-        self.leaves()?.checked_mul(self.files)
+        match self.in_all_dirs && self.depth > 0 {
+            true => self.dir_count_checked()?.checked_mul(self.files),
+            false => self.leaves()?.checked_mul(self.files),
+        }
+    }
+
+    /// Directories in the tree, when the count fits in 64 bits.
+    fn dir_count_checked(&self) -> Option<u64> {
+        (1..=self.depth).try_fold(0u64, |n, l| n.checked_add(self.width.checked_pow(l)?))
     }
 
     /// Directories in the tree, every level counted.
@@ -82,13 +93,23 @@ impl TreeShape {
             .flat_map(move |l| (0..self.width.saturating_pow(l)).map(move |i| self.dir_path(l, i)))
     }
 
-    /// Name of file `i`, relative to the anchor.
+    /// Name of file `i`, relative to the anchor: in the last level's directories,
+    /// or with `in_all_dirs` in every directory, level by level.
     pub fn file_name(&self, i: u64) -> String {
         let files = self.files.max(1);
         let file = format!("vdb_f{:04}.file", i % files + 1);
+        let mut dir = i / files;
         match self.depth {
             0 => file,
-            d => format!("{}/{file}", self.dir_path(d, i / files)),
+            d if !self.in_all_dirs => format!("{}/{file}", self.dir_path(d, dir)),
+            d => {
+                let mut level = 1;
+                while level < d && dir >= self.width.saturating_pow(level) {
+                    dir -= self.width.saturating_pow(level);
+                    level += 1;
+                }
+                format!("{}/{file}", self.dir_path(level, dir))
+            }
         }
     }
 
@@ -113,6 +134,12 @@ impl TreeShape {
             "total" => super::units::parse_size(value)
                 .map(|b| self.total_bytes = Some(b))
                 .map_err(|e| e.to_string()),
+            "dist" if value == "all" => {
+                self.in_all_dirs = true;
+                Ok(())
+            }
+            "dist" if value == "bottom" => Ok(()),
+            "dist" => Err("expected all (files in every directory) or bottom".into()),
             "wss" => super::units::parse_size(value)
                 .map(|b| self.wss_bytes = Some(b))
                 .map_err(|e| e.to_string()),
@@ -127,12 +154,13 @@ impl TreeShape {
         } else {
             ""
         };
+        let dist = if self.in_all_dirs { "&dist=all" } else { "" };
         let total = [("total", self.total_bytes), ("wss", self.wss_bytes)]
             .iter()
             .filter_map(|(k, b)| b.map(|b| format!("&{k}={b}")))
             .collect::<String>();
         format!(
-            "depth={}&width={}&files={}{mkdir}{total}",
+            "depth={}&width={}&files={}{mkdir}{dist}{total}",
             self.depth, self.width, self.files
         )
     }
@@ -148,6 +176,7 @@ impl Default for TreeShape {
             make_anchor: false,
             total_bytes: None,
             wss_bytes: None,
+            in_all_dirs: false,
         }
     }
 }
@@ -165,6 +194,7 @@ mod tests {
             make_anchor: false,
             total_bytes: None,
             wss_bytes: None,
+            in_all_dirs: false,
         };
         assert_eq!(t.file_count(), Some(18));
         assert_eq!(t.dir_count(), 12);
@@ -184,6 +214,16 @@ mod tests {
         // second parent in depth-first order.
         assert_eq!(deep.dir_path(3, 1), "vdb.1_1.dir/vdb.2_2.dir/vdb.3_1.dir");
         assert_eq!(deep.dir_path(3, 9), "vdb.1_1.dir/vdb.2_1.dir/vdb.3_2.dir");
+        // distribution=all: files in every directory, the first level's first.
+        let all = TreeShape {
+            in_all_dirs: true,
+            ..t
+        };
+        assert_eq!(all.file_count(), Some(24));
+        assert_eq!(all.file_name(0), "vdb.1_1.dir/vdb_f0001.file");
+        assert_eq!(all.file_name(5), "vdb.1_3.dir/vdb_f0002.file");
+        assert_eq!(all.file_name(6), "vdb.1_1.dir/vdb.2_1.dir/vdb_f0001.file");
+        assert_eq!(all.file_name(23), "vdb.1_3.dir/vdb.2_3.dir/vdb_f0002.file");
         let flat = TreeShape {
             depth: 0,
             width: 5,
@@ -191,6 +231,7 @@ mod tests {
             make_anchor: false,
             total_bytes: None,
             wss_bytes: None,
+            in_all_dirs: false,
         };
         assert_eq!((flat.file_count(), flat.dir_count()), (Some(3), 0));
         assert_eq!(flat.file_name(2), "vdb_f0003.file");
@@ -212,6 +253,7 @@ mod tests {
             make_anchor: false,
             total_bytes: None,
             wss_bytes: None,
+            in_all_dirs: false,
         };
         assert_eq!(huge.file_count(), None);
     }

@@ -26,6 +26,17 @@ fn with_anchor() -> (tempfile::TempDir, PathBuf) {
     (d, anchor)
 }
 
+/// Runs a parameter file whose `fsd1` on a fresh anchor takes `fsd` (its keys after
+/// `anchor=`) and whose fwds and rds are `body`; exit 0 expected.
+fn run_fsd(fsd: &str, body: &str) -> (tempfile::TempDir, PathBuf, Ran) {
+    let (d, anchor) = with_anchor();
+    let p = d.path().join("fs.parm");
+    let text = format!("fsd=fsd1,anchor={},{fsd}\n{body}", anchor.display());
+    std::fs::write(&p, text).unwrap();
+    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    (d, anchor, r)
+}
+
 /// Every directory and regular file below `root`, counted.
 pub(super) fn census(root: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, u64)>) {
     let (mut dirs, mut files) = (Vec::new(), Vec::new());
@@ -644,20 +655,11 @@ fn format_clean_deletes_the_tree_and_runs_nothing_else() {
 /// writes): a target of their own on that subset.
 #[test]
 fn totalsize_uses_vdbench_s_subset_of_the_files() {
-    let (d, anchor) = with_anchor();
-    let p = d.path().join("fs.parm");
-    std::fs::write(
-        &p,
-        format!(
-            "fsd=fsd1,anchor={},depth=2,width=3,files=10,size=4k,totalsize=100k,\
-             workingsetsize=40k\n\
-             fwd=r,fsd=fsd1,operation=read,xfersize=4k,fileselect=random\n\
-             rd=rd1,fwd=r,format=yes,elapsed=2,interval=1\n",
-            anchor.display()
-        ),
-    )
-    .unwrap();
-    let r = ioscope_to(&d.path().join("r.json"), ["run", p.to_str().unwrap()]).expect_code(0);
+    let (_d, anchor, r) = run_fsd(
+        "depth=2,width=3,files=10,size=4k,totalsize=100k,workingsetsize=40k",
+        "fwd=r,fsd=fsd1,operation=read,xfersize=4k,fileselect=random\n\
+         rd=rd1,fwd=r,format=yes,elapsed=2,interval=1\n",
+    );
     let (dirs, files) = census(&anchor);
     assert_eq!((dirs.len(), files.len()), (12, 25));
     assert!(files.iter().all(|(_, len)| *len == 4096));
@@ -673,4 +675,25 @@ fn totalsize_uses_vdbench_s_subset_of_the_files() {
         .find(|t| t["name"] == "fsd1.wss")
         .unwrap();
     assert!(t["uri"].as_str().unwrap().contains("&wss=40960"), "{t}");
+}
+
+/// `distribution=all`: vdbench puts `files=` files in every directory of the
+/// tree, not only the last level's: 12 directories × 2 files, each written whole.
+#[test]
+fn distribution_all_formats_files_in_every_directory() {
+    let (_d, anchor, r) = run_fsd(
+        "depth=2,width=3,files=2,size=8k,distribution=all",
+        "fwd=r,fsd=fsd1,operation=read,xfersize=4k\n\
+         rd=rd1,fwd=r,format=only,elapsed=2,interval=1\n",
+    );
+    let (dirs, files) = census(&anchor);
+    assert_eq!((dirs.len(), files.len()), (12, 24));
+    for dir in &dirs {
+        let here = files
+            .iter()
+            .filter(|(f, _)| f.parent() == Some(dir.as_path()));
+        assert_eq!(here.count(), 2, "{}", dir.display());
+    }
+    assert!(files.iter().all(|(_, len)| *len == 8192));
+    assert_eq!(r.run(0).totals.write.bytes, 24 * 8192);
 }

@@ -56,6 +56,7 @@ const FSD_KEYS: &[&str] = &[
     "totalsize",
     "workingsetsize",
     "wss",
+    "distribution",
 ];
 const FSD_NO_EFFECT: &[(&str, &str)] = &[("shared", "one host: nothing to share")];
 const FWD_KEYS: &[&str] = &[
@@ -392,12 +393,22 @@ impl Fsd {
         if let (Some((f, loc)), Some(_)) = (&given, &server_query) {
             no_fsync_there(f, loc, unsupported);
         }
+        let dist = match d.get("distribution").map(|p| (p, p.value.trim())) {
+            None | Some((_, "bottom")) => "",
+            Some((_, "all")) => "&dist=all",
+            Some((p, other)) => {
+                return Err(p.loc.error(format!(
+                    "fsd={}: distribution={other}: expected bottom or all, as vdbench",
+                    d.name
+                )))
+            }
+        };
         let total = match d.get("totalsize") {
             Some(p) => format!("&total={}", parse_size(&p.value).map_err(|e| perr(p, &e))?),
             None => String::new(),
         };
         let query = format!(
-            "depth={depth}&width={width}&files={files}{}{total}&size={size_query}",
+            "depth={depth}&width={width}&files={files}{}{dist}{total}&size={size_query}",
             if make_anchor { "&mkdir=parents" } else { "" }
         );
         // The tree's own keys are checked here; a server anchor's server part is

@@ -523,3 +523,29 @@ fn format_words_as_vdbench_reads_them() {
     );
     assert_eq!(runs("(yes,limited)"), ("format_for_r r".into(), 1));
 }
+
+/// `distribution=all`: files in every directory (vdbench's default, `bottom`, in
+/// the last level's only); another word is refused, as vdbench refuses it.
+#[test]
+fn distribution_all_puts_files_in_every_directory() {
+    let t = translate(
+        "fsd=fsd1,anchor=/a,depth=2,width=3,files=2,size=4k,distribution=all\n\
+         fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4\n",
+    );
+    assert!(
+        t.plan.targets[0].uri.contains("&dist=all"),
+        "{}",
+        t.plan.targets[0].uri
+    );
+    assert!(t.unsupported.is_empty());
+    let e = parse_str(
+        "t.parm",
+        "fsd=fsd1,anchor=/a,size=4k,distribution=top\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("t.parm:1") && e.contains("distribution=top"),
+        "{e}"
+    );
+}
