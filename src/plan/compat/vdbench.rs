@@ -1351,25 +1351,30 @@ fn loop_combinations(
     rd: &Def,
     loops: &[(Dim, Vec<String>, Param)],
 ) -> Result<Vec<Vec<usize>>, CompatError> {
+    let sizes: Vec<usize> = loops.iter().map(|l| l.1.len()).collect();
+    combinations(&sizes).ok_or_else(|| too_many_runs(&rd.loc, &rd.name))
+}
+
+/// Every combination of one index per loop of these lengths, the first loop
+/// outermost; `None` past [`MAX_LOOP_VALUES`] combinations.
+pub(super) fn combinations(lengths: &[usize]) -> Option<Vec<Vec<usize>>> {
     let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
-    for (_, values, _) in loops {
-        let mut next = Vec::new();
-        for c in &combos {
-            for i in 0..values.len() {
-                let mut c = c.clone();
-                c.push(i);
-                next.push(c);
-            }
+    for &n in lengths {
+        combos = (combos.iter())
+            .flat_map(|c| (0..n).map(move |i| [c.as_slice(), &[i]].concat()))
+            .collect();
+        if combos.len() > MAX_LOOP_VALUES {
+            return None;
         }
-        if next.len() > MAX_LOOP_VALUES {
-            return Err(rd.loc.error(format!(
-                "rd={}: the for-loops expand to more than {MAX_LOOP_VALUES} runs",
-                rd.name
-            )));
-        }
-        combos = next;
     }
-    Ok(combos)
+    Some(combos)
+}
+
+/// The error for an rd (`name`, at `loc`) whose loops make too many runs.
+pub(super) fn too_many_runs(loc: &Loc, name: &str) -> CompatError {
+    loc.error(format!(
+        "rd={name}: the for-loops expand to more than {MAX_LOOP_VALUES} runs"
+    ))
 }
 
 /// The values one combination of an rd's loops chose, and the run's name.

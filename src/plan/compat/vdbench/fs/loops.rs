@@ -9,7 +9,7 @@
 //! vdbench formats once, then loops; `format=only` (or `clean`) runs no loop at all.
 
 use super::FsDef;
-use crate::plan::compat::vdbench::{expand_values, list, Param, MAX_LOOP_VALUES};
+use crate::plan::compat::vdbench::{combinations, expand_values, list, too_many_runs, Param};
 use crate::plan::compat::CompatError;
 
 /// Each loop's key and the parameter its values set.
@@ -62,18 +62,8 @@ pub(super) fn expand(rd: &FsDef) -> Result<Vec<FsDef>, CompatError> {
             ..rd.clone()
         }]);
     }
-    let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
-    for (_, values, _) in &loops {
-        combos = (combos.iter())
-            .flat_map(|c| (0..values.len()).map(move |i| [c.as_slice(), &[i]].concat()))
-            .collect();
-        if combos.len() > MAX_LOOP_VALUES {
-            return Err(rd.loc.error(format!(
-                "rd={}: the for-loops expand to more than {MAX_LOOP_VALUES} runs",
-                rd.name
-            )));
-        }
-    }
+    let lengths: Vec<usize> = loops.iter().map(|l| l.1.len()).collect();
+    let combos = combinations(&lengths).ok_or_else(|| too_many_runs(&rd.loc, &rd.name))?;
     let out = combos.iter().enumerate().map(|(k, combo)| {
         let mut params: Vec<Param> = (plain.iter())
             .filter(|p| k == 0 || p.key != "format")
