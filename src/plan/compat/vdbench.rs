@@ -909,8 +909,7 @@ fn host_defs(
                 continue;
             }
             match p.key.as_str() {
-                "system" if !p.value.is_empty() => system = Some(p.value.clone()),
-                "system" => return Err(p.loc.error("system= needs a host name or address")),
+                "system" => system = Some(host_system(p)?),
                 _ => not_read(p, unsupported),
             }
         }
@@ -925,21 +924,9 @@ fn host_defs(
             out.iter_mut().for_each(|h| h.targets.push(sd.name.clone()));
             continue;
         };
-        for pat in list(&p.value) {
-            let hits: Vec<usize> = (0..out.len())
-                .filter(|&i| glob(&pat, &out[i].name))
-                .collect();
-            // Without hd= lines, `host=localhost` is this host: nothing to map.
-            if hits.is_empty() && !(out.is_empty() && pat.eq_ignore_ascii_case("localhost")) {
-                return Err(p.loc.error(format!(
-                    "sd={} host={pat}: no such hd= (host definition)",
-                    sd.name
-                )));
-            }
-            for i in hits {
-                if !out[i].targets.contains(&sd.name) {
-                    out[i].targets.push(sd.name.clone());
-                }
+        for i in hosts_named(&list(&p.value), &out, &p.loc, &format!("sd={}", sd.name))? {
+            if !out[i].targets.contains(&sd.name) {
+                out[i].targets.push(sd.name.clone());
             }
         }
     }
@@ -948,6 +935,40 @@ fn host_defs(
             "hd={} drives no sd that an rd uses: give an sd host={}, or remove the hd",
             h.name, h.name
         )));
+    }
+    Ok(out)
+}
+
+/// An hd's `system=`: the name ranks are matched with.
+pub(super) fn host_system(p: &Param) -> Result<String, CompatError> {
+    match p.value.trim() {
+        "" => Err(p.loc.error("system= needs a host name or address")),
+        v => Ok(v.to_string()),
+    }
+}
+
+/// The hosts (indexes into `hosts`, each once, first named first) that `host=`
+/// patterns name, for `who` (`sd=NAME`, `fwd=NAME`) at `loc`: a pattern naming no
+/// hd is refused — except `localhost` without hd= lines, which is this host.
+pub(super) fn hosts_named(
+    patterns: &[String],
+    hosts: &[HostDef],
+    loc: &Loc,
+    who: &str,
+) -> Result<Vec<usize>, CompatError> {
+    let mut out = Vec::new();
+    for pat in patterns {
+        let hits: Vec<usize> = (0..hosts.len())
+            .filter(|&i| glob(pat, &hosts[i].name))
+            .collect();
+        if hits.is_empty() && !(hosts.is_empty() && pat.eq_ignore_ascii_case("localhost")) {
+            return Err(loc.error(format!("{who} host={pat}: no such hd= (host definition)")));
+        }
+        for i in hits {
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
     }
     Ok(out)
 }

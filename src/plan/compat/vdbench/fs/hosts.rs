@@ -25,13 +25,7 @@ pub(super) fn defs(hds: &[FsDef]) -> Result<Vec<HostDef>, CompatError> {
     }
     hds.iter()
         .map(|d| {
-            let system = match d.get("system") {
-                Some(p) if p.value.trim().is_empty() => {
-                    return Err(p.loc.error("system= needs a host name or address"))
-                }
-                Some(p) => Some(p.value.trim().to_string()),
-                None => None,
-            };
+            let system = d.get("system").map(super::super::host_system).transpose()?;
             Ok(HostDef {
                 name: d.name.clone(),
                 system,
@@ -45,27 +39,12 @@ pub(super) fn defs(hds: &[FsDef]) -> Result<Vec<HostDef>, CompatError> {
 /// one without it. An fwd naming a host that is not defined is an error, as for an
 /// sd.
 pub(super) fn of_fwd(fwd: &Fwd, hosts: &[HostDef]) -> Result<Vec<usize>, CompatError> {
-    let Some((patterns, loc)) = &fwd.hosts else {
-        return Ok((0..hosts.len()).collect());
-    };
-    let mut out = Vec::new();
-    for pat in patterns {
-        let hits: Vec<usize> = (0..hosts.len())
-            .filter(|&i| super::super::glob(pat, &hosts[i].name))
-            .collect();
-        if hits.is_empty() && !pat.eq_ignore_ascii_case("localhost") {
-            return Err(loc.error(format!(
-                "fwd={} host={pat}: no such hd= (host definition)",
-                fwd.name
-            )));
-        }
-        for i in hits {
-            if !out.contains(&i) {
-                out.push(i);
-            }
+    match &fwd.hosts {
+        None => Ok((0..hosts.len()).collect()),
+        Some((patterns, loc)) => {
+            super::super::hosts_named(patterns, hosts, loc, &format!("fwd={}", fwd.name))
         }
     }
-    Ok(out)
 }
 
 /// Adds `target` to the hosts `on` of a run's host list.
