@@ -671,7 +671,8 @@ fn hotband_end(s: &str) -> Option<RangeEnd> {
     }
 }
 
-fn pct(p: &Param) -> Result<u8, CompatError> {
+/// A percentage 0..100 (`rdpct=`, `seekpct=`…), refused located otherwise.
+pub(super) fn pct(p: &Param) -> Result<u8, CompatError> {
     pct_text(p, &p.value)
 }
 

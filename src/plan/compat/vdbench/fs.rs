@@ -602,13 +602,6 @@ fn random_file_io(
     Ok(true)
 }
 
-/// `rdpct=N`: 0 to 100.
-fn rdpct(p: &Param) -> Result<u8, CompatError> {
-    (p.value.trim().parse::<u8>().ok())
-        .filter(|&v| v <= 100)
-        .ok_or_else(|| p.loc.error(format!("rdpct={}: expected 0 to 100", p.value)))
-}
-
 impl Fwd {
     fn read(
         d: &FsDef,
@@ -634,7 +627,7 @@ impl Fwd {
                 .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
                 .transpose()
         };
-        let rdpct = d.get("rdpct").map(rdpct).transpose()?;
+        let rdpct = d.get("rdpct").map(super::pct).transpose()?;
         Ok(Fwd {
             name: d.name.clone(),
             loc: d.loc.clone(),
@@ -831,7 +824,7 @@ impl Rd {
             threads: (d.get("threads"))
                 .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
                 .transpose()?,
-            rdpct: d.get("rdpct").map(rdpct).transpose()?,
+            rdpct: d.get("rdpct").map(super::pct).transpose()?,
             maxdata_bytes: d.get("maxdata").map(maxdata).transpose()?,
             pause_ns: match d.get("pause") {
                 Some(p) => parse_duration_ns_allow_zero(&p.value).map_err(|e| perr(p, &e))?,
