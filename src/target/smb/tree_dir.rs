@@ -151,15 +151,24 @@ mod with_smb {
     /// Connects and looks at the anchor, creating nothing: it must exist unless the
     /// tree makes it (`mkdir=parents`).
     pub fn probe(uri: &str, spec: &SmbSpec, set: &FileSetSpec) -> Result<SmbTreeDir, TargetError> {
+        looked_at(uri, spec, set).map(|(d, _)| d)
+    }
+
+    /// [`probe`]'s session, and whether the anchor exists.
+    fn looked_at(
+        uri: &str,
+        spec: &SmbSpec,
+        set: &FileSetSpec,
+    ) -> Result<(SmbTreeDir, bool), TargetError> {
         let d = SmbTreeDir::connect(spec, false)?;
         let made_later = set.tree.is_some_and(|t| t.make_anchor);
         match d.dir.stat_info("") {
-            Ok(st) if st.is_dir => Ok(d),
+            Ok(st) if st.is_dir => Ok((d, true)),
             Ok(_) => Err(TargetError::Invalid {
                 uri: uri.to_string(),
                 msg: format!("'{}' on the share is a file, not a directory", d.dir.label),
             }),
-            Err(e) if e == -i64::from(libc::ENOENT) && made_later => Ok(d),
+            Err(e) if e == -i64::from(libc::ENOENT) && made_later => Ok((d, false)),
             Err(e) if e == -i64::from(libc::ENOENT) => Err(TargetError::Invalid {
                 uri: uri.to_string(),
                 msg: format!(
@@ -178,11 +187,14 @@ mod with_smb {
         }
     }
 
-    /// Connects, makes the anchor when the tree makes it and the tree's missing
+    /// Makes the anchor when the tree makes it (connecting again to do so; an
+    /// existing anchor keeps the probe's session) and the tree's missing
     /// directories, parents first (they stay, as a local tree's do).
     pub fn open(uri: &str, spec: &SmbSpec, set: &FileSetSpec) -> Result<SmbTreeDir, TargetError> {
-        probe(uri, spec, set)?;
-        let d = SmbTreeDir::connect(spec, set.tree.is_some_and(|t| t.make_anchor))?;
+        let d = match looked_at(uri, spec, set)? {
+            (d, true) => d,
+            (_, false) => SmbTreeDir::connect(spec, true)?,
+        };
         let dirs: Vec<String> = set.tree.iter().flat_map(|t| t.dirs()).collect();
         let paths: Vec<&str> = dirs.iter().map(String::as_str).collect();
         d.dir.make_dirs(&paths).map_err(|e| TargetError::Invalid {
