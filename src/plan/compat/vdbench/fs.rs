@@ -57,8 +57,9 @@ const FSD_KEYS: &[&str] = &[
     "workingsetsize",
     "wss",
     "distribution",
+    "shared",
 ];
-const FSD_NO_EFFECT: &[(&str, &str)] = &[("shared", "one host: nothing to share")];
+const FSD_NO_EFFECT: &[(&str, &str)] = &[];
 const FWD_KEYS: &[&str] = &[
     "fsd",
     "operation",
@@ -360,6 +361,8 @@ struct Fsd {
     /// `workingsetsize=`: `&wss=BYTES` on the tree its rds' workloads use (not its
     /// format or clean runs); empty without one.
     wss_query: String,
+    /// `shared=yes`, where it was given: vdbench's hosts each take every n-th file.
+    shared: Option<Loc>,
 }
 
 impl Fsd {
@@ -426,6 +429,9 @@ impl Fsd {
             uri,
             file_bytes,
             flags,
+            shared: (d.get("shared"))
+                .filter(|p| p.value.trim().to_ascii_lowercase().starts_with('y'))
+                .map(|p| p.loc.clone()),
             wss_query: match d.get("workingsetsize").or_else(|| d.get("wss")) {
                 Some(p) => format!("&wss={}", parse_size(&p.value).map_err(|e| perr(p, &e))?),
                 None => String::new(),
@@ -924,6 +930,7 @@ fn rd_runs(
         )));
     }
     let on = rd.hosts_on(fwds, &out.hosts)?;
+    shared_on_hosts(&rd, fsds, fwds, &on, unsupported);
     let cx = RdTrees {
         d,
         rd: &rd,
@@ -1062,6 +1069,38 @@ impl Rd {
             run.settings.set(&STOP_AFTER_BYTES, Value::Bytes(b));
         }
         run
+    }
+}
+
+/// `shared=yes` on an fsd that several hosts drive in an rd: vdbench's hosts each
+/// take every n-th file of it (`FileAnchor.createFileList`); here each host's
+/// threads use every file, which is listed. On one host it changes nothing.
+fn shared_on_hosts(
+    rd: &Rd,
+    fsds: &[Fsd],
+    fwds: &[Fwd],
+    on: &[Vec<usize>],
+    unsupported: &mut UnsupportedList,
+) {
+    for s in rd.trees(fwds) {
+        let Some(loc) = &fsds[s].shared else { continue };
+        let mut hosts: Vec<usize> = (rd.fwds.iter().zip(on))
+            .filter(|(&f, _)| fwds[f].fsds.contains(&s))
+            .flat_map(|(_, h)| h.iter().copied())
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        if hosts.len() > 1 {
+            unsupported.push(
+                format!(
+                    "shared=yes on fsd={} driven by {n} hosts — vdbench gives each host one \
+                     file in {n}; here each host's threads use every file",
+                    fsds[s].name,
+                    n = hosts.len()
+                ),
+                loc,
+            );
+        }
     }
 }
 

@@ -549,3 +549,26 @@ fn distribution_all_puts_files_in_every_directory() {
         "{e}"
     );
 }
+
+/// `shared=yes`: on one host it changes nothing; on several, vdbench gives each
+/// host one file in n, which ioscope does not, so it is listed.
+#[test]
+fn shared_is_listed_only_where_several_hosts_drive_the_fsd() {
+    let text = |hosts: &str| {
+        format!(
+            "{hosts}fsd=fsd1,anchor=/a,files=8,size=1m,shared=yes\n\
+             fwd=fwd1,fsd=fsd1,host=hd1\nfwd=fwd2,fsd=fsd1,host=hd*\n\
+             rd=r,fwd=fwd*,elapsed=4\n"
+        )
+    };
+    let one = translate(&text("hd=hd1,system=a\n"));
+    assert!(one.unsupported.is_empty(), "{:?}", dropped(&one));
+    let two = translate(&text("hd=hd1,system=a\nhd=hd2,system=b\n"));
+    assert_eq!(
+        dropped(&two),
+        [
+            "shared=yes on fsd=fsd1 driven by 2 hosts — vdbench gives each host one file in \
+          2; here each host's threads use every file"
+        ]
+    );
+}
