@@ -36,6 +36,9 @@ pub struct TreeShape {
     /// `wss=BYTES` (vdbench's fsd `workingsetsize=`): of those, the subset vdbench's
     /// draw picks again until it holds this many bytes.
     pub wss_bytes: Option<u64>,
+    /// `share=J/N` (vdbench's fsd `shared=yes` on N hosts): host J (from 0) takes
+    /// the files whose number leaves J when divided by N, before any subset.
+    pub share: Option<(u64, u64)>,
     /// `dist=all` (vdbench's fsd `distribution=all`): `files` files in every
     /// directory, not only in the last level's.
     pub in_all_dirs: bool,
@@ -140,6 +143,12 @@ impl TreeShape {
             }
             "dist" if value == "bottom" => Ok(()),
             "dist" => Err("expected all (files in every directory) or bottom".into()),
+            "share" => value
+                .split_once('/')
+                .and_then(|(j, n)| Some((j.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
+                .filter(|&(j, n)| j < n)
+                .map(|s| self.share = Some(s))
+                .ok_or_else(|| "expected J/N with J below N (host J of N)".into()),
             "wss" => super::units::parse_size(value)
                 .map(|b| self.wss_bytes = Some(b))
                 .map_err(|e| e.to_string()),
@@ -154,13 +163,16 @@ impl TreeShape {
         } else {
             ""
         };
-        let dist = if self.in_all_dirs { "&dist=all" } else { "" };
+        let mut extra = if self.in_all_dirs { "&dist=all" } else { "" }.to_string();
+        if let Some((j, n)) = self.share {
+            extra.push_str(&format!("&share={j}/{n}"));
+        }
         let total = [("total", self.total_bytes), ("wss", self.wss_bytes)]
             .iter()
             .filter_map(|(k, b)| b.map(|b| format!("&{k}={b}")))
             .collect::<String>();
         format!(
-            "depth={}&width={}&files={}{mkdir}{dist}{total}",
+            "depth={}&width={}&files={}{mkdir}{extra}{total}",
             self.depth, self.width, self.files
         )
     }
@@ -177,6 +189,7 @@ impl Default for TreeShape {
             total_bytes: None,
             wss_bytes: None,
             in_all_dirs: false,
+            share: None,
         }
     }
 }
@@ -195,6 +208,7 @@ mod tests {
             total_bytes: None,
             wss_bytes: None,
             in_all_dirs: false,
+            share: None,
         };
         assert_eq!(t.file_count(), Some(18));
         assert_eq!(t.dir_count(), 12);
@@ -232,6 +246,7 @@ mod tests {
             total_bytes: None,
             wss_bytes: None,
             in_all_dirs: false,
+            share: None,
         };
         assert_eq!((flat.file_count(), flat.dir_count()), (Some(3), 0));
         assert_eq!(flat.file_name(2), "vdb_f0003.file");
@@ -254,6 +269,7 @@ mod tests {
             total_bytes: None,
             wss_bytes: None,
             in_all_dirs: false,
+            share: None,
         };
         assert_eq!(huge.file_count(), None);
     }

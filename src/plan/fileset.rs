@@ -324,12 +324,27 @@ impl FileSetSpec {
             sizes,
             remote: None,
         };
+        if let Some((j, n)) = tree.share {
+            spec.take_share(j, n);
+        }
         for (key, bytes) in [("total", tree.total_bytes), ("wss", tree.wss_bytes)] {
             if let Some(b) = bytes {
                 spec.use_subset(key, b)?;
             }
         }
         Ok(spec)
+    }
+
+    /// A tree's `share=J/N`: every N-th file from file J, as vdbench's host J of N
+    /// takes them (`FileAnchor.createFileList`), named in `list`.
+    fn take_share(&mut self, j: u64, n: u64) {
+        let names: Vec<String> = (j..self.count)
+            .step_by(n as usize)
+            .map(|i| self.file_name(i))
+            .collect();
+        self.count = names.len() as u64;
+        self.per = self.count;
+        self.list = Some(names);
     }
 
     /// A tree's `total=` or `wss=` (vdbench's `totalsize=`, `workingsetsize=`): its
@@ -642,6 +657,22 @@ mod tests {
             Ok(w)
         );
         assert!(FileSetSpec::parse_tree("/a?files=2&size=4k&total=9k").is_err());
+        // shared=yes on 3 hosts: host 1 (from 0) takes files 1, 4, 7 of 9.
+        let h = FileSetSpec::parse_tree("/a?depth=1&width=1&files=9&size=4k&share=1/3").unwrap();
+        let got: Vec<String> = (0..h.count).map(|i| h.file_name(i)).collect();
+        assert_eq!(
+            got,
+            [
+                "vdb.1_1.dir/vdb_f0002.file",
+                "vdb.1_1.dir/vdb_f0005.file",
+                "vdb.1_1.dir/vdb_f0008.file"
+            ]
+        );
+        assert_eq!(
+            FileSetSpec::parse_tree(h.uri().strip_prefix("tree:").unwrap()),
+            Ok(h)
+        );
+        assert!(FileSetSpec::parse_tree("/a?files=9&size=4k&share=3/3").is_err());
     }
 
     #[test]

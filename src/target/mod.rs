@@ -180,7 +180,7 @@ pub enum Backing {
     /// A file on an NFS export reached through libnfs.
     Nfs(Box<nfs::NfsTarget>),
     /// N files in a directory, for the file-operation engines.
-    Files(fileset::FileSetTarget),
+    Files(Box<fileset::FileSetTarget>),
 }
 
 /// An opened target, shared by every worker that issues I/O to it.
@@ -409,7 +409,11 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
         TargetKind::Files(set) if set.remote.is_some() && byte_use(opts) => {
             let t = fileset::open_remote_bytes(&spec.uri, &set, opts.sparse)?;
             let size = set.count.saturating_mul(set.file_bytes);
-            Ok(OpenTarget::buffered(spec, Backing::Files(t), size))
+            Ok(OpenTarget::buffered(
+                spec,
+                Backing::Files(Box::new(t)),
+                size,
+            ))
         }
         TargetKind::Files(set) if opts.set_use == Some(fileset::SetUse::Bytes) => {
             fileset_bytes::open(spec, &set, opts)
@@ -422,7 +426,7 @@ fn open_one(spec: &TargetSpec, opts: OpenOptionsIo) -> Result<OpenTarget, Target
                     work_dirs::make(&spec.uri, &set.dir)?;
                 }
                 let lay_out = spec.create != crate::plan::model::FileCreate::Never;
-                fileset::open(&spec.uri, &set, opts.set_use, lay_out)?
+                Box::new(fileset::open(&spec.uri, &set, opts.set_use, lay_out)?)
             }),
             set.count.saturating_mul(opts.slot_bytes.max(1)),
         )),

@@ -729,6 +729,20 @@ fn mpi_rank_zero_serves_the_merged_counters_of_every_rank() {
     assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
 }
 
+/// Two ranks, two workloads: workload i is on `targets[i]` and did exactly rank
+/// i's I/O, and both did some.
+fn each_rank_runs_its_workload(run: &ioscope::result::RunResult, targets: [&str; 2]) {
+    let per: Vec<(&str, u64)> = (run.workloads.iter())
+        .map(|w| (w.target.as_str(), w.totals.all.ios))
+        .collect();
+    let want = [
+        (targets[0], run.ranks[0].ios),
+        (targets[1], run.ranks[1].ios),
+    ];
+    assert_eq!(per, want, "{}", run.name);
+    assert!(run.ranks.iter().all(|r| r.ios > 0), "{}", run.name);
+}
+
 /// vdbench file-system workloads on two host definitions, each fwd bound to its
 /// own host and tree (`!host` copies, as Azure Avere's parameter files write
 /// them): each rank formats and then reads only its host's tree.
@@ -765,21 +779,7 @@ fn mpi_vdbench_file_system_fwds_run_on_their_own_hosts() {
         let hds: Vec<Option<&str>> = run.ranks.iter().map(|r| r.hd.as_deref()).collect();
         assert_eq!(hds, [Some("h1"), Some("h2")], "{}", run.name);
         // Each host's workload is exactly its rank's I/O.
-        let per: Vec<(&str, u64)> = run
-            .workloads
-            .iter()
-            .map(|w| (w.target.as_str(), w.totals.all.ios))
-            .collect();
-        assert_eq!(
-            per,
-            [
-                (targets[0], run.ranks[0].ios),
-                (targets[1], run.ranks[1].ios)
-            ],
-            "{}",
-            run.name
-        );
-        assert!(run.ranks.iter().all(|r| r.ios > 0), "{}", run.name);
+        each_rank_runs_its_workload(run, targets);
     }
     // Each rank laid out its own host's tree whole: 2 directories of 3 files.
     for h in ["h1", "h2"] {
@@ -790,4 +790,47 @@ fn mpi_vdbench_file_system_fwds_run_on_their_own_hosts() {
     }
     // Formatting wrote each tree once: 6 files of 8 KiB per host.
     assert_eq!(doc.runs[0].totals.write.bytes, 2 * 6 * 8192);
+}
+
+/// `shared=yes` with an fwd per host on one tree, as the published multi-client
+/// NFS guides write it: vdbench's hosts each take one file in two — the format
+/// and the reads of each rank stay on its own share, and between them the
+/// format writes every file of the tree exactly once.
+#[test]
+fn mpi_vdbench_shared_tree_gives_each_host_one_file_in_n() {
+    let dir = tempdir();
+    let d = dir.path();
+    std::fs::create_dir(d.join("t")).unwrap();
+    let pf = d.join("fs-shared.parm");
+    std::fs::write(
+        &pf,
+        format!(
+            "hd=default,user=root,shell=ssh\n\
+             hd=h1,system=localhost\n\
+             hd=h2,system=localhost\n\
+             fsd=fsd1,anchor={d}/t,depth=1,width=2,files=3,size=8k,shared=yes\n\
+             fwd=default,xfersize=4k,fileio=random,fileselect=random,rdpct=100,threads=2\n\
+             fwd=fwd1,fsd=fsd1,host=h1\n\
+             fwd=fwd2,fsd=fsd1,host=h2\n\
+             rd=rd1,fwd=fwd*,fwdrate=max,format=restart,elapsed=3,interval=1\n",
+            d = d.display()
+        ),
+    )
+    .unwrap();
+    let doc = mpi_json(2, &["vdbench", "-f", pf.to_str().unwrap()]);
+    let names: Vec<&str> = doc.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["format_for_rd1", "rd1"]);
+    for run in &doc.runs {
+        each_rank_runs_its_workload(run, ["fsd1.share1of2", "fsd1.share2of2"]);
+        assert_eq!(run.totals.all.errors, 0, "{}", run.name);
+    }
+    // Six files of 8 KiB, each written once: three by each host.
+    let (_, files) = super::file_trees::census(&d.join("t"));
+    assert_eq!(files.len(), 6, "{files:?}");
+    assert_eq!(doc.runs[0].totals.write.bytes, 6 * 8192);
+    let w = &doc.runs[0].workloads;
+    assert_eq!(
+        (w[0].totals.write.bytes, w[1].totals.write.bytes),
+        (3 * 8192, 3 * 8192)
+    );
 }

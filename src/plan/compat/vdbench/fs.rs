@@ -352,6 +352,7 @@ fn known(kind: &str, mut p: Param, unsupported: &mut UnsupportedList) -> Option<
 }
 
 /// A directory tree.
+#[derive(Clone)]
 struct Fsd {
     name: String,
     uri: String,
@@ -363,6 +364,8 @@ struct Fsd {
     wss_query: String,
     /// `shared=yes`, where it was given: vdbench's hosts each take every n-th file.
     shared: Option<Loc>,
+    /// The share of it one host of several uses (J of N, from 0; [`shared`]).
+    share: Option<(u64, u64)>,
 }
 
 impl Fsd {
@@ -429,6 +432,7 @@ impl Fsd {
             uri,
             file_bytes,
             flags,
+            share: None,
             shared: (d.get("shared"))
                 .filter(|p| p.value.trim().to_ascii_lowercase().starts_with('y'))
                 .map(|p| p.loc.clone()),
@@ -692,15 +696,20 @@ impl Output {
         if wss {
             name.push_str(".wss");
         }
+        let mut uri = fsd.uri.clone();
+        if let Some((j, n)) = fsd.share {
+            name.push_str(&format!(".share{}of{n}", j + 1));
+            uri.push_str(&format!("&share={j}/{n}"));
+        }
+        if wss {
+            uri.push_str(&fsd.wss_query);
+        }
         match self.targets.iter_mut().find(|t| t.name == name) {
             Some(t) if formats => t.create = FileCreate::Empty,
             Some(_) => {}
             None => self.targets.push(TargetSpec {
                 name: name.clone(),
-                uri: match wss {
-                    true => format!("{}{}", fsd.uri, fsd.wss_query),
-                    false => fsd.uri.clone(),
-                },
+                uri,
                 size_bytes: None,
                 direct: Some(if engine_use.is_empty() {
                     direct
@@ -730,6 +739,27 @@ struct RdTrees<'a> {
     fsds: &'a [Fsd],
     fwds: &'a [Fwd],
     on: &'a [Vec<usize>],
+    /// Per fsd: the hosts that take a share of it each (`shared=yes`, [`shared`]).
+    shares: &'a [Option<Vec<usize>>],
+}
+
+impl<'a> RdTrees<'a> {
+    fn new(
+        d: &'a FsDef,
+        rd: &'a Rd,
+        (fsds, fwds): (&'a [Fsd], &'a [Fwd]),
+        on: &'a [Vec<usize>],
+        shares: &'a [Option<Vec<usize>>],
+    ) -> Self {
+        RdTrees {
+            d,
+            rd,
+            fsds,
+            fwds,
+            on,
+            shares,
+        }
+    }
 }
 
 /// What an rd sets for its run.
@@ -930,14 +960,8 @@ fn rd_runs(
         )));
     }
     let on = rd.hosts_on(fwds, &out.hosts)?;
-    shared_on_hosts(&rd, fsds, fwds, &on, unsupported);
-    let cx = RdTrees {
-        d,
-        rd: &rd,
-        fsds,
-        fwds,
-        on: &on,
-    };
+    let shares = shared::hosts_of_trees(&rd, fsds, fwds, &on, unsupported);
+    let cx = RdTrees::new(d, &rd, (fsds, fwds), &on, &shares);
     if rd.format == Format::Clean {
         for run in clean::runs(&cx, out) {
             out.runs.push(run);
@@ -969,7 +993,8 @@ fn rd_runs(
                     true => format!("{}.{op}", fwd.name),
                     false => fwd.name.clone(),
                 };
-                let mut w = fwd_workload(fwd, op, &fsds[s], name, out, unsupported)?;
+                let tree = cx.tree(s, &on[k]);
+                let mut w = fwd_workload(fwd, op, &tree, name, out, unsupported)?;
                 if !on[k].is_empty() {
                     // `threads` on each host that runs the fwd.
                     w.streams = w.streams.saturating_mul(on[k].len() as u32);
@@ -1069,38 +1094,6 @@ impl Rd {
             run.settings.set(&STOP_AFTER_BYTES, Value::Bytes(b));
         }
         run
-    }
-}
-
-/// `shared=yes` on an fsd that several hosts drive in an rd: vdbench's hosts each
-/// take every n-th file of it (`FileAnchor.createFileList`); here each host's
-/// threads use every file, which is listed. On one host it changes nothing.
-fn shared_on_hosts(
-    rd: &Rd,
-    fsds: &[Fsd],
-    fwds: &[Fwd],
-    on: &[Vec<usize>],
-    unsupported: &mut UnsupportedList,
-) {
-    for s in rd.trees(fwds) {
-        let Some(loc) = &fsds[s].shared else { continue };
-        let mut hosts: Vec<usize> = (rd.fwds.iter().zip(on))
-            .filter(|(&f, _)| fwds[f].fsds.contains(&s))
-            .flat_map(|(_, h)| h.iter().copied())
-            .collect();
-        hosts.sort_unstable();
-        hosts.dedup();
-        if hosts.len() > 1 {
-            unsupported.push(
-                format!(
-                    "shared=yes on fsd={} driven by {n} hosts — vdbench gives each host one \
-                     file in {n}; here each host's threads use every file",
-                    fsds[s].name,
-                    n = hosts.len()
-                ),
-                loc,
-            );
-        }
     }
 }
 
@@ -1356,26 +1349,19 @@ fn format_run(
     out: &mut Output,
     unsupported: &mut UnsupportedList,
 ) -> Result<RunSpec, CompatError> {
-    let RdTrees {
-        d,
-        rd,
-        fsds,
-        fwds,
-        on,
-    } = *cx;
+    let (d, rd) = (cx.d, cx.rd);
     let format = out.format.clone().unwrap_or(format_fwd::DEFAULT);
     // vdbench's format takes the fsd's flags, then fwd=format's, then the rd's.
     let given = rd.openflags.clone().or(format.openflags.clone());
-    let used = rd.trees(fwds);
     let mut workloads = Vec::new();
-    for &s in &used {
-        let fsd = &fsds[s];
+    let mut run_hosts = out.hosts.clone();
+    for (fsd, drivers) in cx.format_trees() {
         let flags = fsd.flags_with(&given, unsupported)?;
         let (bs, streams) = (format.xfer_bytes, format.threads);
         let bs = bs.min(fsd.file_bytes.max(1));
         let mut w = Workload {
             name: format!("format/{}", fsd.name),
-            target: out.target(fsd, "", true, flags.direct),
+            target: out.target(&fsd, "", true, flags.direct),
             read_pct: 0,
             pattern: AccessPattern::Sequential,
             bs: BlockSizes::fixed(bs),
@@ -1384,13 +1370,16 @@ fn format_run(
             file_service: FileService::Sequential,
             ..Default::default()
         };
+        if let Some((j, n)) = fsd.share {
+            w.name = format!("format/{}.share{}of{n}", fsd.name, j + 1);
+        }
         w.overrides.engine = Some(crate::plan::model::EngineKind::Sync);
         if flags.fsync && !fsd.is_remote() {
             w.settings.set(&FSYNC_EACH_FILE, Value::Flag(true));
         }
+        hosts::drive(&mut run_hosts, &drivers, &w.target);
         workloads.push(w);
     }
-    let run_hosts = rd.tree_hosts(fwds, on, &out.hosts, &workloads);
     Ok(RunSpec {
         name: format!("format_for_{}", d.name),
         workloads,
@@ -1410,5 +1399,6 @@ mod hosts;
 mod loops;
 mod open_flags;
 mod select;
+mod shared;
 #[cfg(test)]
 mod tests;

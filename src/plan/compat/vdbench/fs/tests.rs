@@ -550,25 +550,34 @@ fn distribution_all_puts_files_in_every_directory() {
     );
 }
 
-/// `shared=yes`: on one host it changes nothing; on several, vdbench gives each
-/// host one file in n, which ioscope does not, so it is listed.
+/// `shared=yes`: on one host it changes nothing; with an fwd per host each host's
+/// workload uses its one file in n (`share=J/N`); an fwd on several hosts uses
+/// every file, which is listed.
 #[test]
-fn shared_is_listed_only_where_several_hosts_drive_the_fsd() {
-    let text = |hosts: &str| {
+fn shared_gives_each_host_its_share_or_is_listed() {
+    let text = |hosts: &str, fwd2: &str| {
         format!(
             "{hosts}fsd=fsd1,anchor=/a,files=8,size=1m,shared=yes\n\
-             fwd=fwd1,fsd=fsd1,host=hd1\nfwd=fwd2,fsd=fsd1,host=hd*\n\
+             fwd=fwd1,fsd=fsd1,host=hd1\nfwd=fwd2,fsd=fsd1,host={fwd2}\n\
              rd=r,fwd=fwd*,elapsed=4\n"
         )
     };
-    let one = translate(&text("hd=hd1,system=a\n"));
+    let one = translate(&text("hd=hd1,system=a\n", "hd*"));
     assert!(one.unsupported.is_empty(), "{:?}", dropped(&one));
-    let two = translate(&text("hd=hd1,system=a\nhd=hd2,system=b\n"));
+    assert_eq!(one.plan.runs[0].workloads[0].target, "fsd1");
+    let per_host = translate(&text("hd=hd1,system=a\nhd=hd2,system=b\n", "hd2"));
+    assert!(per_host.unsupported.is_empty(), "{:?}", dropped(&per_host));
+    let targets: Vec<&str> = (per_host.plan.runs[0].workloads.iter())
+        .map(|w| w.target.as_str())
+        .collect();
+    assert_eq!(targets, ["fsd1.share1of2", "fsd1.share2of2"]);
+    assert!(per_host.plan.targets[1].uri.contains("&share=1/2"));
+    let both = translate(&text("hd=hd1,system=a\nhd=hd2,system=b\n", "hd*"));
     assert_eq!(
-        dropped(&two),
+        dropped(&both),
         [
-            "shared=yes on fsd=fsd1 driven by 2 hosts — vdbench gives each host one file in \
-          2; here each host's threads use every file"
+            "shared=yes on fsd=fsd1 with an fwd on several of its 2 hosts — vdbench gives \
+          each host one file in 2; here that fwd's hosts use every file"
         ]
     );
 }
