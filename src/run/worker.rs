@@ -912,16 +912,16 @@ impl<E: Engine> Worker<E> {
         else {
             return;
         };
-        let target = &self.setup.targets[slot.target as usize];
-        let Some(fd) = target.fd() else {
+        let Some(fd) = self.written_fd(slot) else {
             return;
         };
         // A file set: the file the Nth write went to; a range there is the whole file
         // (length 0: to its end), the writes since possibly spanning several files.
-        let (fd, due) = match target.byte_files() {
-            Some(s) => (s.locate(slot.offset).0, Due::whole_file(due.kind)),
-            None => (fd, due),
+        let due = match self.setup.targets[slot.target as usize].byte_files() {
+            Some(_) => Due::whole_file(due.kind),
+            None => due,
         };
+        let flush = &mut self.setup.flush;
         if let Some(ftag) = flush.reserve(due, slot.workload, now) {
             let datasync = due.kind == crate::plan::tuning::SyncKind::Fdatasync;
             match self.engine.push_flush(slot.target, datasync, ftag) {
@@ -937,9 +937,22 @@ impl<E: Engine> Worker<E> {
                 }
             }
         }
-        let fs = &mut self.stats[slot.workload as usize].flush;
-        if let Some(errno) = super::flush::call(due, fd, fs) {
-            self.flush_failed(slot.workload, errno);
+        self.flush_inline(slot.workload, due, fd);
+    }
+
+    /// The descriptor of the file `slot`'s write went to: in a file set, the file at
+    /// its offset; else the target's own (`None`: a target without one).
+    fn written_fd(&self, slot: super::slots::Slot) -> Option<std::os::unix::io::RawFd> {
+        let target = &self.setup.targets[slot.target as usize];
+        let fd = target.fd()?;
+        Some(target.byte_files().map_or(fd, |s| s.locate(slot.offset).0))
+    }
+
+    /// Makes `due` on `fd` here, timed in `workload`'s flushes; a failed flush is a
+    /// write error of the workload.
+    fn flush_inline(&mut self, workload: u32, due: Due, fd: std::os::unix::io::RawFd) {
+        if let Some(errno) = super::flush::call(due, fd, &mut self.stats[workload as usize].flush) {
+            self.flush_failed(workload, errno);
         }
     }
 
@@ -947,24 +960,16 @@ impl<E: Engine> Worker<E> {
     /// when this write went to another (in the worker, as vdbench's thread fsyncs
     /// before it closes a file).
     fn fsync_left_file(&mut self, slot: super::slots::Slot) {
-        let flush = &mut self.setup.flush;
-        if !flush.each_file(slot.workload) {
+        if !self.setup.flush.each_file(slot.workload) {
             return;
         }
-        let target = &self.setup.targets[slot.target as usize];
-        let fd = match target.byte_files() {
-            Some(s) => s.locate(slot.offset).0,
-            None => match target.fd() {
-                Some(fd) => fd,
-                None => return,
-            },
+        let Some(fd) = self.written_fd(slot) else {
+            return;
         };
+        let flush = &mut self.setup.flush;
         if let Some(left) = flush.moved_to(slot.stream as usize, slot.workload, fd) {
             let due = Due::whole_file(crate::plan::tuning::SyncKind::Fsync);
-            let fs = &mut self.stats[slot.workload as usize].flush;
-            if let Some(errno) = super::flush::call(due, left, fs) {
-                self.flush_failed(slot.workload, errno);
-            }
+            self.flush_inline(slot.workload, due, left);
         }
     }
 
@@ -974,9 +979,7 @@ impl<E: Engine> Worker<E> {
     fn fsync_on_close(&mut self) {
         let due = Due::whole_file(crate::plan::tuning::SyncKind::Fsync);
         for (w, fd) in self.setup.flush.take_current() {
-            if let Some(errno) = super::flush::call(due, fd, &mut self.stats[w as usize].flush) {
-                self.flush_failed(w, errno);
-            }
+            self.flush_inline(w, due, fd);
         }
         for (w, t) in self.setup.flush.take_on_close() {
             let target = &self.setup.targets[t as usize];
@@ -985,10 +988,7 @@ impl<E: Engine> Worker<E> {
                 None => target.fd().into_iter().collect(),
             };
             for fd in fds {
-                if let Some(errno) = super::flush::call(due, fd, &mut self.stats[w as usize].flush)
-                {
-                    self.flush_failed(w, errno);
-                }
+                self.flush_inline(w, due, fd);
             }
         }
     }
