@@ -1047,26 +1047,6 @@ impl Rd {
         used
     }
 
-    /// The hosts of a run of one workload per tree ([`Rd::trees`] order): each
-    /// tree driven by the hosts of the fwds on it (`on`, per fwd of the rd).
-    fn tree_hosts(
-        &self,
-        fwds: &[Fwd],
-        on: &[Vec<usize>],
-        hosts: &[crate::plan::hosts::HostDef],
-        workloads: &[Workload],
-    ) -> Vec<crate::plan::hosts::HostDef> {
-        let used = self.trees(fwds);
-        let mut run_hosts = hosts.to_vec();
-        for (k, &f) in self.fwds.iter().enumerate() {
-            for &s in &fwds[f].fsds {
-                let i = used.iter().position(|&u| u == s).unwrap_or(0);
-                hosts::drive(&mut run_hosts, &on[k], &workloads[i].target);
-            }
-        }
-        run_hosts
-    }
-
     /// The rd's own run of `workloads` (its format run aside).
     fn run(
         &self,

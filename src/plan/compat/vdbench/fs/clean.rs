@@ -9,7 +9,7 @@
 //! `create = "never"`, so nothing is laid out for them first. Only the declared tree's names are deleted: anything else in the
 //! anchor stays (vdbench deletes what its control file lists).
 
-use super::{base_run, FileService, Fsd, Output, RdTrees, Workload};
+use super::{base_run, hosts, FileService, Fsd, Output, RdTrees, Workload};
 use crate::plan::model::{AccessPattern, BlockSizes, EngineKind, FileCreate, RunSpec};
 use crate::plan::settings::{declared::STOP_WHEN_NONE_LEFT, Value};
 
@@ -23,12 +23,23 @@ pub(super) fn runs(cx: &RdTrees<'_>, out: &mut Output) -> Vec<RunSpec> {
     steps
         .into_iter()
         .map(|(run, op, engine)| {
+            let mut hosts = out.hosts.clone();
             let workloads: Vec<Workload> = (trees.iter())
-                .map(|&s| delete_all(&cx.fsds[s], op, engine, out))
+                .map(|&s| {
+                    let w = delete_all(&cx.fsds[s], op, engine, out);
+                    // A tree shared among hosts is deleted by one of them: two
+                    // hosts deleting the same names would fail on each other's.
+                    let mut drivers = cx.drivers(s);
+                    if cx.shares[s].is_some() {
+                        drivers.truncate(1);
+                    }
+                    hosts::drive(&mut hosts, &drivers, &w.target);
+                    w
+                })
                 .collect();
             RunSpec {
                 name: format!("{run}_{}", cx.d.name),
-                hosts: cx.rd.tree_hosts(cx.fwds, cx.on, &out.hosts, &workloads),
+                hosts,
                 workloads,
                 duration_ns: None,
                 passes: Some(1),

@@ -62,6 +62,19 @@ impl RdTrees<'_> {
         fsd
     }
 
+    /// The hosts of the rd's fwds that use tree `s`, each once, in host order.
+    pub(super) fn drivers(&self, s: usize) -> Vec<usize> {
+        let mut drivers: Vec<usize> = Vec::new();
+        for (&f, h) in self.rd.fwds.iter().zip(self.on) {
+            if self.fwds[f].fsds.contains(&s) {
+                drivers.extend(h);
+            }
+        }
+        drivers.sort_unstable();
+        drivers.dedup();
+        drivers
+    }
+
     /// The trees the rd's format writes, each with the hosts that write it: a
     /// shared tree once per host, as its share.
     pub(super) fn format_trees(&self) -> Vec<(Fsd, Vec<usize>)> {
@@ -71,15 +84,7 @@ impl RdTrees<'_> {
                 out.extend(all.iter().map(|&h| (self.tree(s, &[h]), vec![h])));
                 continue;
             }
-            let mut drivers: Vec<usize> = Vec::new();
-            for (&f, h) in self.rd.fwds.iter().zip(self.on) {
-                if self.fwds[f].fsds.contains(&s) {
-                    drivers.extend(h);
-                }
-            }
-            drivers.sort_unstable();
-            drivers.dedup();
-            out.push((self.fsds[s].clone(), drivers));
+            out.push((self.fsds[s].clone(), self.drivers(s)));
         }
         out
     }
