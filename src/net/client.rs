@@ -182,7 +182,7 @@ fn job_for(cfg: &NetRunConfig, role: Role, senders: usize) -> Job {
     }
 }
 
-/// Starts one thread per data connection.
+/// Starts the threads that drive the data connections ([`super::group`]).
 fn spawn_streams(
     cfg: &NetRunConfig,
     socks: Vec<(TcpStream, u32, Role)>,
@@ -190,17 +190,10 @@ fn spawn_streams(
 ) -> (Vec<Tracked>, Vec<std::thread::JoinHandle<()>>) {
     let senders = socks.iter().filter(|s| s.2 == Role::Send).count().max(1);
     let mut streams = Vec::new();
-    let mut threads = Vec::new();
-    for (i, (sock, index, role)) in socks.into_iter().enumerate() {
+    let mut members = Vec::new();
+    for (sock, index, role) in socks {
         let st = Arc::new(StreamState::new(index, role, sock));
-        let job = job_for(cfg, role, senders);
-        let cpu = cfg
-            .cpus
-            .as_ref()
-            .filter(|c| !c.is_empty())
-            .map(|c| c[i % c.len()]);
-        let (st2, ctl2) = (st.clone(), ctl.clone());
-        threads.push(std::thread::spawn(move || stream::run(st2, ctl2, job, cpu)));
+        members.push((st.clone(), job_for(cfg, role, senders)));
         streams.push(Tracked {
             st,
             prev_out: 0,
@@ -214,6 +207,7 @@ fn spawn_streams(
             tcp: TcpSample::default(),
         });
     }
+    let threads = super::group::spawn(members, ctl, cfg.cpus.as_deref());
     (streams, threads)
 }
 

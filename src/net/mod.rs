@@ -3,7 +3,8 @@
 //! (`run`) speak a small versioned protocol over one control connection; the data
 //! moves over N parallel TCP connections, one thread per connection (blocking
 //! sockets, as iperf3 3.16+ does: on a 10–100 Gbit/s link the kernel copy, not the
-//! loop, is the cost). Every interval the client samples each socket's TCP_INFO, and
+//! loop, is the cost) while there are cores for them, and one thread per core
+//! driving several non-blocking sockets when streams outnumber cores ([`group`]). Every interval the client samples each socket's TCP_INFO, and
 //! the server reports its own bytes and process CPU time at the end, so totals are
 //! what the *receiving* end counted and service demand has both ends.
 //!
@@ -13,6 +14,7 @@
 mod client;
 mod config;
 mod env;
+mod group;
 mod iperf3_json;
 mod live;
 mod measured;

@@ -300,7 +300,8 @@ fn collect_data(
 
 type Threads = Vec<std::thread::JoinHandle<()>>;
 
-/// Starts one thread per data connection, doing the other half of the client's role.
+/// Starts the threads that drive the data connections ([`super::group`]), each doing
+/// the other half of the client's role.
 fn spawn_streams(
     conns: Vec<(TcpStream, DataHello)>,
     p: &TestParams,
@@ -319,8 +320,8 @@ fn spawn_streams(
         .count()
         .max(1);
     let mut states = Vec::new();
-    let mut threads = Vec::new();
-    for (i, (sock, h)) in conns.into_iter().enumerate() {
+    let mut members = Vec::new();
+    for (sock, h) in conns {
         let _ = sockopt::apply(sock.as_raw_fd(), &opts);
         let job = match (h.role, p.rr) {
             (Role::Rr, Some(rr)) => Job::RrServer {
@@ -337,14 +338,10 @@ fn spawn_streams(
             _ => Job::Recv { bs: p.bs_bytes },
         };
         let st = Arc::new(StreamState::new(h.index, h.role, sock));
-        let cpu = cpus
-            .as_ref()
-            .filter(|c| !c.is_empty())
-            .map(|c| c[i % c.len()]);
-        let (st2, ctl2) = (st.clone(), ctl.clone());
-        threads.push(std::thread::spawn(move || stream::run(st2, ctl2, job, cpu)));
+        members.push((st.clone(), job));
         states.push(st);
     }
+    let threads = super::group::spawn(members, ctl, cpus.as_deref());
     (states, threads)
 }
 

@@ -43,12 +43,12 @@ impl Control {
         self.stop.store(true, Ordering::Release);
     }
 
-    fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
 
     /// True when a reader has waited long enough after the stop.
-    fn drain_expired(&self) -> bool {
+    pub(super) fn drain_expired(&self) -> bool {
         self.stopped()
             && now_ns().saturating_sub(self.stop_ns.load(Ordering::Relaxed)) > DRAIN_GRACE_NS
     }
@@ -97,7 +97,7 @@ impl StreamState {
         self.error.lock().map(|e| e.clone()).unwrap_or(None)
     }
 
-    fn fail(&self, what: String) {
+    pub(super) fn fail(&self, what: String) {
         if let Ok(mut e) = self.error.lock() {
             e.get_or_insert(what);
         }
@@ -253,7 +253,7 @@ pub enum StreamError {
 }
 
 /// A socket error of stream `st` while it did `what` ("send", "receive").
-fn describe(e: io::Error, st: &StreamState, what: &'static str) -> StreamError {
+pub(super) fn describe(e: io::Error, st: &StreamState, what: &'static str) -> StreamError {
     let stream = st.index;
     match e.kind() {
         io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => StreamError::PeerGone {
@@ -271,12 +271,12 @@ fn describe(e: io::Error, st: &StreamState, what: &'static str) -> StreamError {
 
 /// A buffer with a non-trivial pattern (so nothing along the path can shortcut
 /// zero pages).
-fn pattern(bs: u32) -> Vec<u8> {
+pub(super) fn pattern(bs: u32) -> Vec<u8> {
     (0..bs as usize).map(|i| (i * 31 + 7) as u8).collect()
 }
 
 /// A memfd holding one buffer's worth of the pattern, for sendfile(2).
-fn memfd_with(buf: &[u8]) -> io::Result<std::fs::File> {
+pub(super) fn memfd_with(buf: &[u8]) -> io::Result<std::fs::File> {
     // SAFETY: the name is a NUL-terminated literal; the returned descriptor is owned
     // by the File right below.
     let fd = unsafe { libc::memfd_create(c"ioscope-net".as_ptr(), libc::MFD_CLOEXEC) };
@@ -290,7 +290,7 @@ fn memfd_with(buf: &[u8]) -> io::Result<std::fs::File> {
 }
 
 /// Writes up to `len` bytes of the buffer (or the memfd) once; Ok(0) on a timeout.
-fn write_once(
+pub(super) fn write_once(
     sock: &TcpStream,
     buf: &[u8],
     memfd: Option<&std::fs::File>,

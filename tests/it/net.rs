@@ -189,6 +189,45 @@ fn net_loopback_counts_every_byte_with_one_and_four_streams() {
     );
 }
 
+/// More streams than cores: the client's eight streams (four each way) share the one
+/// CPU it is given, driven from one thread (`net::group`), and
+/// the server's share its two CPUs. Every stream still moves data, and every byte
+/// either end wrote is a byte the other end read.
+#[test]
+fn net_bidir_streams_sharing_a_core_each_count_every_byte() {
+    let srv = Server::start();
+    let (code, err, v) = client(
+        &srv.addr,
+        &[
+            "--bidir",
+            "--streams",
+            "4",
+            "--cpus",
+            "0",
+            "--duration",
+            "2s",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let v = v.unwrap();
+    let per = v["runs"][0]["totals"]["streams"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(per.len(), 8);
+    for dir in ["send", "recv"] {
+        let n = per.iter().filter(|s| s["direction"] == dir).count();
+        assert_eq!(n, 4, "{dir}: {per:?}");
+    }
+    for s in &per {
+        let sent = s["bytes_sent"].as_u64().unwrap();
+        // At least 1 MiB each in 2 s (loopback moves gigabytes): no stream starved
+        // behind the others on the shared thread.
+        assert!(sent > 1 << 20, "{s}");
+        assert_eq!(sent, s["bytes_received"].as_u64().unwrap(), "{s}");
+    }
+}
+
 #[test]
 fn net_rr_rate_matches_mean_latency_per_stream() {
     let srv = Server::start();
