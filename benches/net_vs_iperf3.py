@@ -64,6 +64,10 @@ def netns_up():
     return c, s
 
 
+# Write size for both tools (iperf3 -l, ioscope --bs); None: each tool's default.
+LEN = [None]
+
+
 def iperf3(port, streams, seconds, zerocopy):
     srv = subprocess.Popen(NS["server"] + ["iperf3", "-s", "-1", "-p", str(port)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -71,7 +75,8 @@ def iperf3(port, streams, seconds, zerocopy):
     # so give it a moment to bind.
     time.sleep(0.3)
     cmd = NS["client"] + ["iperf3", "-c", NS["host"], "-p", str(port), "-t", str(seconds),
-           "-P", str(streams), "-J"] + (["-Z"] if zerocopy else [])
+           "-P", str(streams), "-J"] + (["-Z"] if zerocopy else []) + (
+               ["-l", LEN[0]] if LEN[0] else [])
     cli = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = cli.stdout.read()
     code, ccpu = wait_cpu(cli)
@@ -92,7 +97,8 @@ def ioscope(port, streams, seconds, zerocopy, tmp):
     res = os.path.join(tmp, "r.json")
     cmd = NS["client"] + [IOSCOPE, "net", "run", f"{NS['host']}:{port}", "-q",
                           "--duration", f"{seconds}s",
-           "--streams", str(streams), "--json", res] + (["--zerocopy"] if zerocopy else [])
+           "--streams", str(streams), "--json", res] + (["--zerocopy"] if zerocopy else []) + (
+               ["--bs", LEN[0]] if LEN[0] else [])
     cli = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     code, ccpu = wait_cpu(cli)
     _, scpu = wait_cpu(srv)
@@ -113,7 +119,17 @@ def main():
                     help="across a veth pair between two namespaces of the script's own")
     ap.add_argument("--zerocopy", action="store_true",
                     help="both tools send with zero copy (iperf3 -Z, ioscope --zerocopy)")
+    ap.add_argument("--pin", action="store_true",
+                    help="servers on CPU 1, clients on CPU 0 (taskset)")
+    ap.add_argument("--len", help="the same write size for both (iperf3 -l, ioscope --bs), "
+                    "e.g. 1M; default: each tool's own")
+    ap.add_argument("--binary", help="the ioscope to run (default target/release/ioscope)")
     a = ap.parse_args()
+    global IOSCOPE
+    IOSCOPE = a.binary or IOSCOPE
+    LEN[0] = a.len
+    if a.pin:
+        NS.update(server=["taskset", "-c", "1"], client=["taskset", "-c", "0"])
     if not os.path.exists(IOSCOPE):
         sys.exit("build first: cargo build --release")
     port = 46000 + os.getpid() % 1000
@@ -128,7 +144,8 @@ def main():
 
 def cases(a, port, tmp):
     print(f"{'veth between namespaces' if a.netns else 'loopback'}, {a.seconds} s per run, {a.rounds} alternating rounds"
-          f"{', zero copy' if a.zerocopy else ''}; load average {os.getloadavg()[0]:.1f}")
+          f"{', zero copy' if a.zerocopy else ''}{', pinned' if a.pin else ''}"
+          f"{', writes of ' + a.len if a.len else ''}; load average {os.getloadavg()[0]:.1f}")
     for streams in [int(s) for s in a.streams.split(",")]:
         tput, cpub = [], []
         for r in range(a.rounds):
