@@ -1,6 +1,8 @@
 //! ioscope patch: the receive loop's reading of one message, which puts a READ
 //! response's data straight into the requester's sink ([`crate::read_sink`]) in
-//! pieces through one reused buffer, verifying its signature as it goes, instead of
+//! pieces through one reused buffer, verifying its signature as it goes (or, where
+//! the signer has a faster whole-message path, AES-GMAC on graviola, the whole
+//! message in that buffer, signed at once), instead of
 //! reading the whole message into a new zeroed buffer that the message parser then
 //! copies the data out of (twice, growing a vector) before the requester copies it
 //! once more.
@@ -137,6 +139,20 @@ where
             message,
             mut verifier,
         } = start;
+        if let Some(v) = verifier.as_mut().filter(|v| v.signs_whole()) {
+            // The whole message in one buffer, signed at once, then its data to the
+            // sink: one copy, as the pieces below make, and a far faster tag.
+            let whole = HEAD + n;
+            if scratch.len() < whole {
+                scratch.resize(whole, 0);
+            }
+            let msg = &mut scratch[..whole];
+            msg[Header::STRUCT_SIZE..HEAD].copy_from_slice(&head[Header::STRUCT_SIZE..]);
+            rt.receive_exact(&mut msg[HEAD..]).await?;
+            let signature = v.sign_whole(&message.header, msg)?;
+            sink.put(0, &msg[HEAD..]);
+            return Ok(checked(message, head, n, signature));
+        }
         if let Some(v) = &mut verifier {
             v.begin(&message.header)?;
             v.update(&head[Header::STRUCT_SIZE..]);
@@ -155,31 +171,39 @@ where
             sink.put(at, piece);
             at += piece.len();
         }
-        let verified = match verifier {
-            None => false,
-            Some(mut v) => {
-                if v.finish() != message.header.signature {
-                    log::error!(
-                        "Failed to verify incoming message #{}",
-                        message.header.message_id
-                    );
-                    return Ok(Err(crate::Error::TranformFailed(TransformError {
-                        outgoing: false,
-                        phase: TransformPhase::SignVerify,
-                        session_id: Some(message.header.session_id),
-                        why: "Failed to verify incoming message!",
-                        msg_id: Some(message.header.message_id),
-                    })));
-                }
-                true
-            }
-        };
-        let form = MessageForm {
-            signed: verified,
-            ..Default::default()
-        };
-        let mut msg = IncomingMessage::new(message, IoVec::from(head.to_vec()), form);
-        msg.direct_len = Some(n);
-        Ok(Ok(msg))
+        let signature = verifier.map(|mut v| v.finish());
+        Ok(checked(message, head, n, signature))
     }
+}
+
+/// The READ response `message` whose first bytes are `head` and whose `n` bytes of
+/// data are in its sink, as its requester receives it, once `signature` (what the
+/// signer computed; `None`: not verified) matches the header's.
+fn checked(
+    message: PlainResponse,
+    head: &[u8; HEAD],
+    n: usize,
+    signature: Option<u128>,
+) -> crate::Result<IncomingMessage> {
+    if signature.is_some_and(|s| s != message.header.signature) {
+        log::error!(
+            "Failed to verify incoming message #{}",
+            message.header.message_id
+        );
+        return Err(crate::Error::TranformFailed(TransformError {
+            outgoing: false,
+            phase: TransformPhase::SignVerify,
+            session_id: Some(message.header.session_id),
+            why: "Failed to verify incoming message!",
+            msg_id: Some(message.header.message_id),
+        }));
+    }
+    let verified = signature.is_some();
+    let form = MessageForm {
+        signed: verified,
+        ..Default::default()
+    };
+    let mut msg = IncomingMessage::new(message, IoVec::from(head.to_vec()), form);
+    msg.direct_len = Some(n);
+    Ok(msg)
 }
