@@ -1217,11 +1217,11 @@ impl RdSettings {
     }
 
     /// `maxdata=`: vdbench ends the rd once its measured totals pass this many bytes
-    /// (below 100: this many times the size of the sds it runs), which is
-    /// `stop_after_bytes`.
+    /// (up to 100, as `CollectSlaveStats.getLimit` tests it: this many times the
+    /// size of the sds it runs), which is `stop_after_bytes`.
     fn maxdata(&mut self, p: &Param) -> Result<(), CompatError> {
         self.maxdata = Some(match p.value.parse::<f64>() {
-            Ok(n) if n < 100.0 => Maxdata::TimesSds(n, p.clone()),
+            Ok(n) if n <= 100.0 => Maxdata::TimesSds(n, p.clone()),
             _ => Maxdata::Bytes(parse_size(&p.value).map_err(|e| perr(p, &e))?),
         });
         Ok(())
@@ -1876,6 +1876,19 @@ mod tests {
         assert!(t.unsupported[0]
             .option
             .starts_with("maxdata=2 — times the sds' size"));
+        // 100 is still a multiple (vdbench's `<= 100`); 101 is bytes.
+        for (v, want) in [("100", 100u64 << 30), ("101", 101)] {
+            let t = parse_str(
+                "x.parm",
+                &format!("sd=s1,lun=/dev/x,size=1g\nwd=w1,sd=s1\nrd=r1,wd=w1,maxdata={v}\n"),
+            )
+            .unwrap();
+            assert_eq!(
+                t.plan.runs[0].settings.bytes(&STOP_AFTER_BYTES),
+                want,
+                "{v}"
+            );
+        }
     }
 
     // Regression (found while fixing the above): an sd offset plus a wd range past

@@ -871,12 +871,14 @@ impl Rd {
     }
 }
 
-/// An fs rd's `maxdata=`: a number of bytes (vdbench allows a multiple of the
-/// storage's size, below 100, only for sd workloads, and refuses it here too).
+/// An fs rd's `maxdata=`: a number of bytes. Up to 100 vdbench reads it as a
+/// multiple of the sds' size: below 100 it refuses it on a file-system rd, and 100
+/// itself would be 100 × no sds, a limit of 0 that ends the rd after its first
+/// interval (`CollectSlaveStats.getLimit`); both are refused here.
 fn maxdata(p: &Param) -> Result<u64, CompatError> {
-    if p.value.parse::<f64>().is_ok_and(|n| n < 100.0) {
+    if p.value.parse::<f64>().is_ok_and(|n| n <= 100.0) {
         return Err(p.loc.error(format!(
-            "maxdata={}: below 100 it is a multiple of the sds' size, which vdbench \
+            "maxdata={}: up to 100 it is a multiple of the sds' size, which vdbench \
              allows only for sd workloads",
             p.value
         )));

@@ -581,3 +581,21 @@ fn shared_gives_each_host_its_share_or_is_listed() {
         ]
     );
 }
+
+/// vdbench reads maxdata up to 100 as a multiple of the sds' size: a file-system rd
+/// has none, so both 99 and 100 are refused (where they are written); 101 is bytes.
+#[test]
+fn maxdata_up_to_100_is_refused_on_a_file_system_rd() {
+    for v in ["99", "100"] {
+        let text = format!("fsd=fsd1,anchor=/a,depth=1,width=1,files=2,size=4k\nfwd=f,fsd=fsd1\nrd=r,fwd=f,maxdata={v}\n");
+        let e = parse_str("t.parm", &text).unwrap_err().to_string();
+        assert!(
+            e.contains("t.parm:3") && e.contains("up to 100"),
+            "{v}: {e}"
+        );
+    }
+    let t = translate("fsd=fsd1,anchor=/a,depth=1,width=1,files=2,size=4k\nfwd=f,fsd=fsd1\nrd=r,fwd=f,maxdata=101\n");
+    let run = t.plan.runs.last().unwrap();
+    let limit = (run.settings).bytes(&crate::plan::settings::declared::STOP_AFTER_BYTES);
+    assert_eq!(limit, 101);
+}
