@@ -649,6 +649,12 @@ pub struct Interval {
     pub warmup: bool,
     pub ios: u64,
     pub bytes: u64,
+    /// Of `bytes`, those read and those written (absent when 0, and in results
+    /// from before they were counted).
+    #[serde(default, skip_serializing_if = "crate::vocab::skip::is_zero")]
+    pub read_bytes: u64,
+    #[serde(default, skip_serializing_if = "crate::vocab::skip::is_zero")]
+    pub write_bytes: u64,
     pub iops: f64,
     pub mbps: f64,
     pub read_pct: f64,

@@ -7,7 +7,9 @@ use super::clock::IntervalClock;
 use crate::clock::{now_ns, unix_s};
 use crate::engine::Targets;
 use crate::plan::model::{Op, Rate, RunSpec};
-use crate::plan::settings::declared::{HISTOGRAMS, STOP_AFTER_BYTES};
+use crate::plan::settings::declared::{
+    HISTOGRAMS, STOP_AFTER_BYTES, STOP_AFTER_READ_BYTES, STOP_AFTER_WRITE_BYTES,
+};
 use crate::result::{
     ConnectionResult, Cpu, EndReason, Interval, IntervalConnection, PacingResult, RunEvent,
     RunResult, ScheduleResult, Totals, WorkloadResult,
@@ -76,20 +78,27 @@ struct Collector {
     threads: super::thread_tally::ThreadTally,
 }
 
-/// `stop_after_bytes`: the bytes the measured intervals moved, against the limit.
+/// `stop_after_bytes`, `stop_after_read_bytes`, `stop_after_write_bytes`: the
+/// bytes the measured intervals moved (all, read, written), against the limits.
 #[derive(Debug, Clone, Copy)]
 struct DataLimit {
-    limit_bytes: u64,
-    moved_bytes: u64,
+    /// Per count (all, read, written): its limit, 0 for none.
+    limit_bytes: [u64; 3],
+    moved_bytes: [u64; 3],
 }
 
 impl DataLimit {
     /// The watch a run asks for (`None`: no limit).
     fn of_run(run: &RunSpec) -> Option<Self> {
-        let limit_bytes = run.settings.bytes(&STOP_AFTER_BYTES);
-        (limit_bytes > 0).then_some(DataLimit {
+        let limit_bytes = [
+            &STOP_AFTER_BYTES,
+            &STOP_AFTER_READ_BYTES,
+            &STOP_AFTER_WRITE_BYTES,
+        ]
+        .map(|d| run.settings.bytes(d));
+        (limit_bytes.iter().any(|&l| l > 0)).then_some(DataLimit {
             limit_bytes,
-            moved_bytes: 0,
+            moved_bytes: [0; 3],
         })
     }
 
@@ -97,13 +106,16 @@ impl DataLimit {
     /// maxdata counts the totals after its warm-up).
     fn observe(&mut self, iv: &Interval) {
         if !iv.warmup {
-            self.moved_bytes += iv.bytes;
+            let moved = [iv.bytes, iv.read_bytes, iv.write_bytes];
+            for (m, b) in self.moved_bytes.iter_mut().zip(moved) {
+                *m += b;
+            }
         }
     }
 
-    /// True once more than the limit moved (vdbench's test, `>`).
+    /// True once more than a limit moved (vdbench's test, `>`).
     fn reached(&self) -> bool {
-        self.moved_bytes > self.limit_bytes
+        (self.limit_bytes.iter().zip(&self.moved_bytes)).any(|(&l, &m)| l > 0 && m > l)
     }
 }
 
@@ -516,7 +528,7 @@ impl Collector {
         }
     }
 
-    /// True once the measured intervals moved more than `stop_after_bytes`.
+    /// True once the measured intervals moved more than a `stop_after_*bytes` limit.
     fn data_reached(&self) -> bool {
         self.data_limit.is_some_and(|d| d.reached())
     }

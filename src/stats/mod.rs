@@ -105,6 +105,8 @@ pub fn interval_figures(
         duration_s: dur_s,
         ios: all.ios,
         bytes: all.bytes,
+        read_bytes: dirs[0].bytes,
+        write_bytes: dirs[1].bytes,
         iops: all.ios as f64 / dur_s,
         mbps: all.bytes as f64 / dur_s / 1e6,
         read_pct: if all.ios > 0 {

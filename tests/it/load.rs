@@ -364,3 +364,60 @@ fn a_share_mix_keeps_one_rate_for_the_whole_mix() {
         a / (a + b)
     );
 }
+
+/// `--stop-after-read-bytes` (vdbench's `maxdataread=`) ends a mixed run once its
+/// measured reads pass the limit, whatever it wrote; `--stop-after-write-bytes`
+/// likewise for writes. Each interval splits its bytes into read and written.
+#[test]
+fn a_read_or_write_data_limit_ends_a_mixed_run_on_its_own_direction() {
+    let d = tempdir();
+    for (flag, dir) in [
+        ("--stop-after-read-bytes", "read"),
+        ("--stop-after-write-bytes", "write"),
+    ] {
+        let r = ioscope_to(
+            &d.path().join("r.json"),
+            [
+                "run",
+                "--target",
+                "mem:64m",
+                "--rw",
+                "randrw",
+                "--read-pct",
+                "75",
+                "--bs",
+                "4k",
+                "--rate",
+                "2000",
+                "--duration",
+                "60s",
+                "--interval",
+                "1s",
+                flag,
+                "2m",
+                "-q",
+            ],
+        )
+        .expect_code(0);
+        let run = r.run(0);
+        assert_eq!(run.end_reason.name(), "data_limit", "{flag}");
+        let measured: Vec<_> = run.intervals.iter().filter(|i| !i.warmup).collect();
+        for i in &measured {
+            assert_eq!(i.read_bytes + i.write_bytes, i.bytes, "{flag}: {i:?}");
+        }
+        let moved: u64 = measured
+            .iter()
+            .map(|i| {
+                if dir == "read" {
+                    i.read_bytes
+                } else {
+                    i.write_bytes
+                }
+            })
+            .sum();
+        assert!(moved > 2 << 20, "{flag}: {moved}");
+        // 1500 reads (500 writes) of 4 KiB a second pass 2 MiB in 1 s (5 s); 40 s
+        // leaves room for a loaded machine and is still well short of the 60 s.
+        assert!(run.duration_s < 40.0, "{flag}: {}", run.duration_s);
+    }
+}

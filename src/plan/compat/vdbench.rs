@@ -1031,15 +1031,16 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<(), Com
             curve: settings.curve.clone(),
             ..base_run()
         };
-        use crate::plan::settings::{declared::PAUSE, declared::STOP_AFTER_BYTES, Value};
+        use crate::plan::settings::{declared::PAUSE, Value};
         run.settings.set(&PAUSE, Value::Nanos(settings.pause));
         let mut sd_idx: Vec<usize> = pairs.iter().map(|&(_, s)| s).collect();
         sd_idx.sort_unstable();
         sd_idx.dedup();
         let run_sds: Vec<&Sd> = sd_idx.iter().map(|&s| &sds[s]).collect();
-        let limit = settings.maxdata.as_ref();
-        if let Some(b) = limit.and_then(|m| m.bytes(&run_sds, out.unsupported)) {
-            run.settings.set(&STOP_AFTER_BYTES, Value::Bytes(b));
+        for (m, (_, decl)) in settings.maxdata.iter().zip(MAXDATA) {
+            if let Some(b) = m.as_ref().and_then(|m| m.bytes(&run_sds, out.unsupported)) {
+                run.settings.set(decl, Value::Bytes(b));
+            }
         }
         out.runs.push(run);
     }
@@ -1086,9 +1087,20 @@ struct RdSettings {
     arrival: Arrival,
     /// `iorate=curve` (with `curve=` and `stopcurve=`).
     curve: Option<CurveSpec>,
-    /// `maxdata=`: the run's `stop_after_bytes`.
-    maxdata: Option<Maxdata>,
+    /// `maxdata=`, `maxdataread=`, `maxdatawritten=` ([`MAXDATA`]): the run's
+    /// `stop_after_bytes`, `stop_after_read_bytes`, `stop_after_write_bytes`.
+    maxdata: [Option<Maxdata>; 3],
 }
+
+/// vdbench's data limits of an rd and the run settings they are.
+pub(super) const MAXDATA: [(&str, &crate::plan::settings::Decl); 3] = {
+    use crate::plan::settings::declared::*;
+    [
+        ("maxdata", &STOP_AFTER_BYTES),
+        ("maxdataread", &STOP_AFTER_READ_BYTES),
+        ("maxdatawritten", &STOP_AFTER_WRITE_BYTES),
+    ]
+};
 
 /// The parameters of an rd that are read after the others: they depend on them.
 #[derive(Default)]
@@ -1097,7 +1109,7 @@ struct RdLater<'a> {
     iorate: Option<&'a Param>,
     curve_points: Option<&'a Param>,
     stopcurve: Option<&'a Param>,
-    maxdata: Option<&'a Param>,
+    maxdata: [Option<&'a Param>; 3],
 }
 
 impl RdSettings {
@@ -1119,7 +1131,7 @@ impl RdSettings {
             loops: Vec::new(),
             arrival: Arrival::Exponential,
             curve: None,
-            maxdata: None,
+            maxdata: [None, None, None],
         };
         let mut later = RdLater::default();
         for p in &rd.params {
@@ -1143,7 +1155,9 @@ impl RdSettings {
                 "distribution" => st.arrival = arrival(p, unsupported)?,
                 "curve" => later.curve_points = Some(p),
                 "stopcurve" => later.stopcurve = Some(p),
-                "maxdata" => later.maxdata = Some(p),
+                "maxdata" => later.maxdata[0] = Some(p),
+                "maxdataread" => later.maxdata[1] = Some(p),
+                "maxdatawritten" => later.maxdata[2] = Some(p),
                 "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
                     let (dim, values) = for_loop(p)?;
                     st.loops.retain(|l| l.0 != dim);
@@ -1168,8 +1182,10 @@ impl RdSettings {
                 )))
             }
         };
-        if let Some(p) = later.maxdata {
-            st.maxdata(p)?;
+        for (k, p) in later.maxdata.iter().enumerate() {
+            if let Some(p) = p {
+                st.maxdata[k] = Some(Maxdata::read(p)?);
+            }
         }
         Ok(st)
     }
@@ -1215,17 +1231,6 @@ impl RdSettings {
         }
         Ok(())
     }
-
-    /// `maxdata=`: vdbench ends the rd once its measured totals pass this many bytes
-    /// (up to 100, as `CollectSlaveStats.getLimit` tests it: this many times the
-    /// size of the sds it runs), which is `stop_after_bytes`.
-    fn maxdata(&mut self, p: &Param) -> Result<(), CompatError> {
-        self.maxdata = Some(match p.value.parse::<f64>() {
-            Ok(n) if n <= 100.0 => Maxdata::TimesSds(n, p.clone()),
-            _ => Maxdata::Bytes(parse_size(&p.value).map_err(|e| perr(p, &e))?),
-        });
-        Ok(())
-    }
 }
 
 /// An rd's `maxdata=`.
@@ -1237,6 +1242,17 @@ enum Maxdata {
 }
 
 impl Maxdata {
+    /// `maxdata=` (or `maxdataread=`, `maxdatawritten=`): vdbench ends the rd once
+    /// its measured totals pass this many bytes (up to 100, as
+    /// `CollectSlaveStats.getLimit` tests it: this many times the size of the sds it
+    /// runs).
+    fn read(p: &Param) -> Result<Self, CompatError> {
+        Ok(match p.value.parse::<f64>() {
+            Ok(n) if n <= 100.0 => Maxdata::TimesSds(n, p.clone()),
+            _ => Maxdata::Bytes(parse_size(&p.value).map_err(|e| perr(p, &e))?),
+        })
+    }
+
     /// The limit in bytes for a run of `sds`; `None` (listed) when one's size is not
     /// known before the run.
     fn bytes(&self, sds: &[&Sd], unsupported: &mut UnsupportedList) -> Option<u64> {
@@ -1247,8 +1263,8 @@ impl Maxdata {
                 if sizes.is_none() {
                     unsupported.push(
                         format!(
-                            "maxdata={} — times the sds' size, and an sd has no size=",
-                            p.value
+                            "{}={} — times the sds' size, and an sd has no size=",
+                            p.key, p.value
                         ),
                         &p.loc,
                     );
@@ -2014,7 +2030,7 @@ compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86,create
 hd=h1,system=localhost
 sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
 wd=w1,sd=s1,xfersize=4k,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
-rd=r1,wd=w1,sd=s1,maxdata=999t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
+rd=r1,wd=w1,sd=s1,maxdata=999t,maxdataread=998t,maxdatawritten=997t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 
     /// (kind, key) of every parameter [`EVERY_MAPPED`] writes.

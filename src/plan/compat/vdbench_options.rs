@@ -463,12 +463,12 @@ pub static OPTIONS: &[VdbOption] = &[
     exact(row(
         R,
         "maxdataread",
-        Unsupported("ending a run after an amount of data"),
+        Maps("the run's stop_after_read_bytes: as maxdata, counting reads"),
     )),
     exact(row(
         R,
         "maxdatawritten",
-        Unsupported("ending a run after an amount of data"),
+        Maps("the run's stop_after_write_bytes: as maxdata, counting writes"),
     )),
     row(
         R,

@@ -41,6 +41,8 @@ pub static ALL: &[&Decl] = &[
     &FRESH_SEED,
     &PAUSE,
     &STOP_AFTER_BYTES,
+    &STOP_AFTER_READ_BYTES,
+    &STOP_AFTER_WRITE_BYTES,
     &RECONNECT_WINDOW,
     &NBD_STRUCTURED_REPLIES,
     // Moved from the model's fields (issue 24).
@@ -539,6 +541,34 @@ pub static STOP_AFTER_BYTES: Decl = Decl {
     flag: Some("stop-after-bytes"),
     heading: "Load and timing",
     echo: "stop_after_bytes",
+    switch: false,
+};
+
+/// vdbench's `maxdataread=`: as [`STOP_AFTER_BYTES`], counting reads only.
+pub static STOP_AFTER_READ_BYTES: Decl = Decl {
+    key: "stop_after_read_bytes",
+    kind: Kind::Bytes,
+    scope: Scope::Run,
+    default: Value::Bytes(0),
+    doc: "As stop_after_bytes, counting only the bytes read (vdbench's maxdataread=); \
+          0: no limit",
+    flag: Some("stop-after-read-bytes"),
+    heading: "Load and timing",
+    echo: "stop_after_read_bytes",
+    switch: false,
+};
+
+/// vdbench's `maxdatawritten=`: as [`STOP_AFTER_BYTES`], counting writes only.
+pub static STOP_AFTER_WRITE_BYTES: Decl = Decl {
+    key: "stop_after_write_bytes",
+    kind: Kind::Bytes,
+    scope: Scope::Run,
+    default: Value::Bytes(0),
+    doc: "As stop_after_bytes, counting only the bytes written (vdbench's \
+          maxdatawritten=); 0: no limit",
+    flag: Some("stop-after-write-bytes"),
+    heading: "Load and timing",
+    echo: "stop_after_write_bytes",
     switch: false,
 };
 

@@ -90,6 +90,8 @@ const RD_KEYS: &[&str] = &[
     "foroperations",
     "forfwdrate",
     "maxdata",
+    "maxdataread",
+    "maxdatawritten",
     "pause",
     "openflags",
 ];
@@ -777,8 +779,9 @@ struct Rd {
     bs: Option<BlockSizes>,
     threads: Option<u64>,
     rdpct: Option<u8>,
-    /// `maxdata=`: the run ends once its measured intervals moved this many bytes.
-    maxdata_bytes: Option<u64>,
+    /// `maxdata=`, `maxdataread=`, `maxdatawritten=` (`vdbench::MAXDATA`): the run
+    /// ends once its measured intervals moved (read, wrote) this many bytes.
+    maxdata_bytes: [Option<u64>; 3],
     /// `pause=`: idle time after the run.
     pause_ns: u64,
     /// `openflags=`: replaces the fwds' and fsds' for the run and its format.
@@ -861,7 +864,11 @@ impl Rd {
                 .map(|p| parse_count(&p.value).map_err(|e| perr(p, &e)))
                 .transpose()?,
             rdpct: d.get("rdpct").map(super::pct).transpose()?,
-            maxdata_bytes: d.get("maxdata").map(maxdata).transpose()?,
+            maxdata_bytes: {
+                let limit = |(key, _)| d.get(key).map(maxdata).transpose();
+                let [a, r, w] = super::MAXDATA;
+                [limit(a)?, limit(r)?, limit(w)?]
+            },
             pause_ns: match d.get("pause") {
                 Some(p) => parse_duration_ns_allow_zero(&p.value).map_err(|e| perr(p, &e))?,
                 None => 0,
@@ -871,16 +878,16 @@ impl Rd {
     }
 }
 
-/// An fs rd's `maxdata=`: a number of bytes. Up to 100 vdbench reads it as a
+/// An fs rd's `maxdata=` (or `maxdataread=`, `maxdatawritten=`): a number of bytes. Up to 100 vdbench reads it as a
 /// multiple of the sds' size: below 100 it refuses it on a file-system rd, and 100
 /// itself would be 100 × no sds, a limit of 0 that ends the rd after its first
 /// interval (`CollectSlaveStats.getLimit`); both are refused here.
 fn maxdata(p: &Param) -> Result<u64, CompatError> {
     if p.value.parse::<f64>().is_ok_and(|n| n <= 100.0) {
         return Err(p.loc.error(format!(
-            "maxdata={}: up to 100 it is a multiple of the sds' size, which vdbench \
+            "{}={}: up to 100 it is a multiple of the sds' size, which vdbench \
              allows only for sd workloads",
-            p.value
+            p.key, p.value
         )));
     }
     parse_size(&p.value).map_err(|e| perr(p, &e))
@@ -1057,7 +1064,7 @@ impl Rd {
         warmup_ns: u64,
         hosts: Vec<crate::plan::hosts::HostDef>,
     ) -> RunSpec {
-        use crate::plan::settings::declared::{PAUSE, STOP_AFTER_BYTES};
+        use crate::plan::settings::declared::PAUSE;
         let mut run = RunSpec {
             name: d.name.clone(),
             workloads,
@@ -1072,8 +1079,10 @@ impl Rd {
             ..base_run()
         };
         run.settings.set(&PAUSE, Value::Nanos(self.pause_ns));
-        if let Some(b) = self.maxdata_bytes {
-            run.settings.set(&STOP_AFTER_BYTES, Value::Bytes(b));
+        for (b, (_, decl)) in self.maxdata_bytes.iter().zip(super::MAXDATA) {
+            if let Some(b) = b {
+                run.settings.set(decl, Value::Bytes(*b));
+            }
         }
         run
     }

@@ -594,8 +594,12 @@ fn maxdata_up_to_100_is_refused_on_a_file_system_rd() {
             "{v}: {e}"
         );
     }
-    let t = translate("fsd=fsd1,anchor=/a,depth=1,width=1,files=2,size=4k\nfwd=f,fsd=fsd1\nrd=r,fwd=f,maxdata=101\n");
+    let t = translate(
+        "fsd=fsd1,anchor=/a,depth=1,width=1,files=2,size=4k\nfwd=f,fsd=fsd1\n\
+         rd=r,fwd=f,maxdata=101,maxdatawritten=1m\n",
+    );
+    use crate::plan::settings::declared::{STOP_AFTER_BYTES, STOP_AFTER_WRITE_BYTES};
     let run = t.plan.runs.last().unwrap();
-    let limit = (run.settings).bytes(&crate::plan::settings::declared::STOP_AFTER_BYTES);
-    assert_eq!(limit, 101);
+    assert_eq!((run.settings).bytes(&STOP_AFTER_BYTES), 101);
+    assert_eq!((run.settings).bytes(&STOP_AFTER_WRITE_BYTES), 1 << 20);
 }
