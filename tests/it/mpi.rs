@@ -593,6 +593,59 @@ fn mpi_steadystate_stop_is_judged_on_merged_intervals_and_stops_every_rank() {
     );
 }
 
+/// `--stop-after-read-bytes` among ranks: rank 0 adds up the merged intervals'
+/// reads and stops every rank once they pass the limit, as the steady-state stop
+/// does (`run::collector`'s `observe_merged`).
+#[test]
+fn mpi_data_limit_is_judged_on_merged_intervals_and_stops_every_rank() {
+    let doc = mpi_json(
+        2,
+        &[
+            "run",
+            "--target",
+            "null:64m",
+            "--rw",
+            "randrw",
+            "--read-pct",
+            "75",
+            "--bs",
+            "4k",
+            "--rate",
+            "4000",
+            "--duration",
+            "30s",
+            "--interval",
+            "1s",
+            "--stop-after-read-bytes",
+            "16m",
+            "-q",
+        ],
+    );
+    let run = &doc.runs[0];
+    assert_eq!(run.end_reason.name(), "data_limit");
+    let reads: u64 = (run.intervals.iter())
+        .filter(|i| !i.warmup)
+        .map(|i| i.read_bytes)
+        .sum();
+    // 3000 reads of 4 KiB a second between the ranks (12.3 MB/s): 16 MiB passes in
+    // the second measured second, and the run ends there: 25.7 MB here, the two
+    // intervals and the part of one the stop took to reach the ranks. Ranks
+    // judging their own halves would each go on past 16 MiB: over 32 MiB merged.
+    // The bound holds while the stop reaches the ranks within 0.5 s (7 MB of room).
+    assert!(reads > 16 << 20 && reads < 32 << 20, "merged reads {reads}");
+    // Well short of the 30 s, and the ranks end at one decision (1 s apart at most:
+    // the stop reaches each at its next interval).
+    assert!(run.duration_s < 15.0, "ran {} s", run.duration_s);
+    let mpi = run.mpi.as_ref().unwrap();
+    assert!(
+        mpi.last_done_s - mpi.first_done_s < 1.5,
+        "ranks ended at {} and {} s",
+        mpi.first_done_s,
+        mpi.last_done_s
+    );
+    assert!(run.ranks.iter().all(|r| !r.lost && r.ios > 0));
+}
+
 #[test]
 fn mpi_split_reaches_the_ranks_of_a_fio_command_line() {
     // `--split` is one of ioscope's own options among fio's: with `streams`, the
