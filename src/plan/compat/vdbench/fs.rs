@@ -918,10 +918,14 @@ fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Format {
             "clean" => f = Format::Clean,
             "only" if f != Format::Clean => f = Format::Only,
             "only" => {}
-            "yes" | "restart" | "create" if f == Format::No => f = Format::Yes,
-            "yes" | "restart" | "create" => {}
+            // `once`: yes, before the first of the rd's loop runs only (`loops`).
+            "yes" | "restart" | "create" | "once" if f == Format::No => f = Format::Yes,
+            "yes" | "restart" | "create" | "once" => {}
             other => unsupported.push(
-                format!("format={other} — only yes, restart, only and clean are translated"),
+                format!(
+                    "format={other} — only yes, restart, once, only and clean are \
+                     translated"
+                ),
                 &p.loc,
             ),
         }

@@ -5,8 +5,11 @@
 //! (`rd1 xfersize=4k threads=2`) and carries them as plain parameters (`xfersize=`,
 //! `threads=`, `rdpct=`, `operations=`, `fwdrate=`), which [`super::Rd::read`]
 //! applies to every fwd the rd runs. Ranges step as vdbench's do (`(4k-64k,d)`
-//! doubles). A format the rd asks for is done before its first combination only:
-//! vdbench formats once, then loops; `format=only` (or `clean`) runs no loop at all.
+//! doubles). A format the rd asks for is done before every combination, as
+//! vdbench inserts one before each (`RD_entry.buildNewRdListForFwd`: "any
+//! format=yes does a clean and format"), and with `format=only` or `clean` each
+//! combination is that format alone; `format=once` formats before the first only,
+//! and vdbench refuses it on an rd without loops.
 
 use super::FsDef;
 use crate::plan::compat::vdbench::{combinations, expand_values, list, too_many_runs, Param};
@@ -47,16 +50,21 @@ fn loops_of(rd: &FsDef) -> Result<Vec<Loop<'_>>, CompatError> {
 /// `rd` as the rds its loops make (itself alone without loops).
 pub(super) fn expand(rd: &FsDef) -> Result<Vec<FsDef>, CompatError> {
     let loops = loops_of(rd)?;
-    let only = rd.get("format").is_some_and(|f| {
-        list(&f.value)
-            .iter()
-            .any(|w| w.eq_ignore_ascii_case("only") || w.eq_ignore_ascii_case("clean"))
-    });
+    let once = rd
+        .get("format")
+        .filter(|f| (list(&f.value).iter()).any(|w| w.eq_ignore_ascii_case("once")));
     let plain: Vec<Param> = (rd.params.iter())
         .filter(|p| !LOOPS.iter().any(|(k, _)| *k == p.key))
         .cloned()
         .collect();
-    if loops.is_empty() || only {
+    if let (Some(f), true) = (once, loops.is_empty()) {
+        return Err(f.loc.error(format!(
+            "rd={}: format=once formats before the first of an rd's for… runs, and \
+             this rd has none (vdbench refuses it too)",
+            rd.name
+        )));
+    }
+    if loops.is_empty() {
         return Ok(vec![FsDef {
             params: plain,
             ..rd.clone()
@@ -66,7 +74,7 @@ pub(super) fn expand(rd: &FsDef) -> Result<Vec<FsDef>, CompatError> {
     let combos = combinations(&lengths).ok_or_else(|| too_many_runs(&rd.loc, &rd.name))?;
     let out = combos.iter().enumerate().map(|(k, combo)| {
         let mut params: Vec<Param> = (plain.iter())
-            .filter(|p| k == 0 || p.key != "format")
+            .filter(|p| k == 0 || once.is_none() || p.key != "format")
             .cloned()
             .collect();
         let mut name = rd.name.clone();

@@ -386,27 +386,51 @@ fn an_operation_nothing_can_feed_again_stops_when_none_is_left() {
     );
 }
 
+/// As vdbench builds its rd list (`RD_entry.buildNewRdListForFwd`): a format before
+/// every combination of the loops (`format=yes`), before the first only
+/// (`format=once`), or the formats alone (`format=only`).
 #[test]
-fn for_loops_make_one_run_per_combination_formatting_once() {
+fn for_loops_make_one_run_per_combination_formatting_before_each() {
+    let names = |format: &str| {
+        let t = translate(&format!(
+            "{FSD}fwd=f,fsd=fsd1,operation=read,xfersize=4k,threads=1\n\
+             rd=r,fwd=f,format={format},elapsed=4,forxfersize=(4k-16k,d),forthreads=(1,3)\n"
+        ));
+        assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+        (t.plan.runs.iter())
+            .map(|r| r.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let combos = [
+        "xfersize=4k threads=1",
+        "xfersize=4k threads=3",
+        "xfersize=8k threads=1",
+        "xfersize=8k threads=3",
+        "xfersize=16k threads=1",
+        "xfersize=16k threads=3",
+    ];
+    let each: Vec<String> = (combos.iter())
+        .flat_map(|c| [format!("format_for_r {c}"), format!("r {c}")])
+        .collect();
+    assert_eq!(names("yes"), each);
+    let mut once: Vec<String> = combos.iter().map(|c| format!("r {c}")).collect();
+    once.insert(0, format!("format_for_r {}", combos[0]));
+    assert_eq!(names("once"), once);
+    let only: Vec<String> = combos.iter().map(|c| format!("format_for_r {c}")).collect();
+    assert_eq!(names("(only)"), only);
+    // vdbench refuses format=once on an rd without loops.
+    let e = parse_str(
+        "t.parm",
+        &format!("{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,format=once,elapsed=4\n"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("format=once") && e.contains("t.parm:"), "{e}");
     let t = translate(&format!(
         "{FSD}fwd=f,fsd=fsd1,operation=read,xfersize=4k,threads=1\n\
          rd=r,fwd=f,format=yes,elapsed=4,forxfersize=(4k-16k,d),forthreads=(1,3)\n"
     ));
-    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
-    let names: Vec<&str> = t.plan.runs.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "format_for_r xfersize=4k threads=1",
-            "r xfersize=4k threads=1",
-            "r xfersize=4k threads=3",
-            "r xfersize=8k threads=1",
-            "r xfersize=8k threads=3",
-            "r xfersize=16k threads=1",
-            "r xfersize=16k threads=3",
-        ]
-    );
-    let w = &t.plan.runs[6].workloads[0];
+    let w = &t.plan.runs[11].workloads[0];
     assert_eq!((w.bs.max_bytes(), w.streams), (16384, 3));
     // foroperations: one run per operation; forfwdrate: one per rate.
     let t = translate(&format!(
