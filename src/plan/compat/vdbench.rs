@@ -589,6 +589,8 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
             "sd" => {}
             "xfersize" => wd.bs = xfersize(p, unsupported)?,
             "rdpct" => wd.read_pct = pct(p)?,
+            // vdbench's WD_entry: readpct = 100 - writepct (the last written wins).
+            "writepct" => wd.read_pct = 100 - pct(p)?,
             "seekpct" => wd.seek = seekpct(p, &p.value, unsupported)?,
             // As vdbench: range= moves the band; the wd keeps its hotband curve.
             "range" => wd.range = range_param(p, unsupported),
@@ -2029,7 +2031,7 @@ mod table_tests {
 compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86,create_anchors=yes
 hd=h1,system=localhost
 sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
-wd=w1,sd=s1,xfersize=4k,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
+wd=w1,sd=s1,xfersize=4k,writepct=30,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
 rd=r1,wd=w1,sd=s1,maxdata=999t,maxdataread=998t,maxdatawritten=997t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 
@@ -2107,6 +2109,25 @@ rd=r1,wd=w1,sd=s1,maxdata=999t,maxdataread=998t,maxdatawritten=997t,pause=1,elap
         .unwrap();
         assert_eq!(short, full);
         assert!(full.unsupported.is_empty(), "{:?}", full.unsupported);
+        // writepct= (wrpct=) is 100 minus the read percentage, the last written
+        // of the two winning, as vdbench's WD_entry reads them.
+        for wd in [
+            "writepct=30",
+            "wrpct=30",
+            "rdpct=10,writepct=30",
+            "writepct=90,rdpct=70",
+        ] {
+            let t = parse_str(
+                "x.parm",
+                &format!(
+                    "sd=s1,lun=/dev/x,threads=4\nwd=w1,sd=s1,xfersize=8k,{wd},seekpct=0\n\
+                     rd=r1,wd=w1,elapsed=20,interval=2,iorate=100,forthreads=(1,2)\n"
+                ),
+            )
+            .unwrap();
+            assert_eq!(t.plan.runs[0].workloads[0].read_pct, 70, "{wd}");
+            assert!(t.unsupported.is_empty(), "{wd}: {:?}", t.unsupported);
+        }
     }
 
     #[test]

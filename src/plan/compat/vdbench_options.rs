@@ -383,7 +383,7 @@ pub static OPTIONS: &[VdbOption] = &[
         Maps("the wd's share of the run's I/O (a share mix), spread evenly over its sds"),
     ),
     aka(
-        row(W, "writepct", Unsupported("give rdpct (100 minus it)")),
+        row(W, "writepct", Maps("read percentage: 100 minus it")),
         &["wrpct"],
     ),
     row(
