@@ -7,6 +7,7 @@
 //! interval and the measured duration is `elapsed` minus the warm-up.
 //! See docs/compat-vdbench.md.
 
+mod count;
 mod fs;
 
 use super::vdbench_args::{self, VdbArgs};
@@ -330,7 +331,7 @@ fn apply_defaults(defs: Vec<Def>) -> Result<Definitions, CompatError> {
         params.extend(d.params);
         let d = Def { params, ..d };
         match slot {
-            0 => sds.push(d),
+            0 => sds.extend(sd_count(d)?),
             1 => wds.push(d),
             3 => hds.push(d),
             _ => rds.push(d),
@@ -344,6 +345,33 @@ fn apply_defaults(defs: Vec<Def>) -> Result<Definitions, CompatError> {
         }
     }
     Ok(Definitions { sds, wds, rds, hds })
+}
+
+/// The sds `d` stands for: itself without `count=`, or its numbered series
+/// ([`count`]), each copy with its own name and lun.
+fn sd_count(d: Def) -> Result<Vec<Def>, CompatError> {
+    let Some(p) = d.get("count").cloned() else {
+        return Ok(vec![d]);
+    };
+    let mut out = Vec::new();
+    for k in count::series(&p, &format!("sd={}", d.name))? {
+        let mut one = Def {
+            name: count::sd_name(&p, &d.name, k)?,
+            params: d
+                .params
+                .iter()
+                .filter(|q| q.key != "count")
+                .cloned()
+                .collect(),
+            kind: d.kind,
+            loc: d.loc.clone(),
+        };
+        for q in one.params.iter_mut().filter(|q| q.key == "lun") {
+            q.value = count::sd_name(&p, &q.value, k)?;
+        }
+        out.push(one);
+    }
+    Ok(out)
 }
 
 /// A parameter file's definitions by kind, defaults applied.
@@ -2030,7 +2058,7 @@ mod table_tests {
     const EVERY_MAPPED: &str = "\
 compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86,create_anchors=yes
 hd=h1,system=localhost
-sd=s1,lun=/dev/x,size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
+sd=s,lun=/dev/x,count=(1,1),size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
 wd=w1,sd=s1,xfersize=4k,writepct=30,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
 rd=r1,wd=w1,sd=s1,maxdata=999t,maxdataread=998t,maxdatawritten=997t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";

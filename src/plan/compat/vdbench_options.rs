@@ -311,7 +311,7 @@ pub static OPTIONS: &[VdbOption] = &[
         row(S, "host", Maps("the hds that drive the sd under mpirun")),
         &["hd"],
     ),
-    row(S, "count", Unsupported("a numbered series of luns")),
+    row(S, "count", Maps("a numbered series of sds on numbered luns")),
     row(
         S,
         "hitarea",

@@ -1,9 +1,10 @@
-//! An fsd's `count=(start,n)`: vdbench makes n fsds of it (`FsdEntry.handleFsdCount`),
-//! the k-th named `NAME` + (start + k) on the anchor `ANCHOR` + (start + k)
-//! (`fsd=fsd,anchor=/dir,count=(1,2)` → fsd1 on /dir1, fsd2 on /dir2), each with the
-//! fsd's other parameters; the fwds name them as any other (`fsd=fsd*`).
+//! An fsd's `count=(start,n)` ([`super::super::count`]): vdbench makes n fsds of it
+//! (`FsdEntry.handleFsdCount`), the k-th named `NAME` + (start + k) on the anchor
+//! `ANCHOR` + (start + k) (`fsd=fsd,anchor=/dir,count=(1,2)` → fsd1 on /dir1, fsd2 on
+//! /dir2), each with the fsd's other parameters; the fwds name them as any other
+//! (`fsd=fsd*`).
 
-use super::{list, perr, FsDef};
+use super::FsDef;
 use crate::plan::compat::CompatError;
 
 /// The fsds `d` stands for: itself without `count=`, or its series.
@@ -11,23 +12,8 @@ pub(super) fn expand(d: &FsDef) -> Result<Vec<FsDef>, CompatError> {
     let Some(p) = d.get("count") else {
         return Ok(vec![d.clone()]);
     };
-    let nums: Vec<u64> = list(&p.value)
-        .iter()
-        .map(|v| v.trim().parse::<u64>().map_err(|e| perr(p, &e.to_string())))
-        .collect::<Result<_, _>>()?;
-    let [start, n] = nums[..] else {
-        return Err(p.loc.error(format!(
-            "fsd={}: count={}: expected (start,count), two numbers",
-            d.name, p.value
-        )));
-    };
-    if n == 0 || n > 10_000 {
-        return Err(p.loc.error(format!(
-            "fsd={}: count={}: the count must be from 1 to 10000",
-            d.name, p.value
-        )));
-    }
-    Ok((start..start + n)
+    let numbers = super::super::count::series(p, &format!("fsd={}", d.name))?;
+    Ok(numbers
         .map(|k| {
             let mut one = d.clone();
             one.name = format!("{}{k}", d.name);
