@@ -161,13 +161,7 @@ impl Member {
 /// Drives the group's streams until every one has ended: writers until the stop
 /// (then their write side is shut), readers to end of file or the drain grace.
 fn run_group(group: Vec<(Arc<StreamState>, Job)>, ctl: &Control, cpu: Option<usize>) {
-    if let Some(c) = cpu {
-        if let Err(e) = super::sockopt::pin_current_thread(c) {
-            for (st, _) in &group {
-                st.fail(format!("pinning stream {} to CPU {c}: {e}", st.index));
-            }
-        }
-    }
+    stream::pin(cpu, group.iter().map(|(st, _)| &**st));
     let mut members = Vec::new();
     for (st, job) in group {
         match Member::new(st, job) {

@@ -177,11 +177,7 @@ impl Recorder {
 /// Runs `job` on `st` until the stop (or end of file), then marks it finished. Pins
 /// the thread to `cpu` first when given.
 pub fn run(st: Arc<StreamState>, ctl: Arc<Control>, job: Job, cpu: Option<usize>) {
-    if let Some(c) = cpu {
-        if let Err(e) = sockopt::pin_current_thread(c) {
-            st.fail(format!("pinning stream {} to CPU {c}: {e}", st.index));
-        }
-    }
+    pin(cpu, [&*st]);
     let _ = st.sock.set_read_timeout(Some(POLL_TIMEOUT));
     let _ = st.sock.set_write_timeout(Some(POLL_TIMEOUT));
     let mut rec = Recorder::new();
@@ -209,6 +205,17 @@ pub fn run(st: Arc<StreamState>, ctl: Arc<Control>, job: Job, cpu: Option<usize>
     }
     rec.deposit(&st);
     st.finished.store(true, Ordering::Release);
+}
+
+/// Pins the calling thread to `cpu` when given; a failure is each of `streams`'
+/// error (the thread drives them all).
+pub(super) fn pin<'a>(cpu: Option<usize>, streams: impl IntoIterator<Item = &'a StreamState>) {
+    let Some(c) = cpu else { return };
+    if let Err(e) = sockopt::pin_current_thread(c) {
+        for st in streams {
+            st.fail(format!("pinning stream {} to CPU {c}: {e}", st.index));
+        }
+    }
 }
 
 fn is_timeout(e: &io::Error) -> bool {

@@ -1139,7 +1139,6 @@ struct RdLater<'a> {
     iorate: Option<&'a Param>,
     curve_points: Option<&'a Param>,
     stopcurve: Option<&'a Param>,
-    maxdata: [Option<&'a Param>; 3],
 }
 
 impl RdSettings {
@@ -1168,6 +1167,10 @@ impl RdSettings {
             if !read(rd.kind, p, unsupported) {
                 continue;
             }
+            if let Some(i) = MAXDATA.iter().position(|(key, _)| *key == p.key) {
+                st.maxdata[i] = Some(Maxdata::read(p)?);
+                continue;
+            }
             let dur = |p: &Param| parse_duration_ns(&p.value).map_err(|e| perr(p, &e));
             match p.key.as_str() {
                 "wd" => {}
@@ -1185,9 +1188,6 @@ impl RdSettings {
                 "distribution" => st.arrival = arrival(p, unsupported)?,
                 "curve" => later.curve_points = Some(p),
                 "stopcurve" => later.stopcurve = Some(p),
-                "maxdata" => later.maxdata[0] = Some(p),
-                "maxdataread" => later.maxdata[1] = Some(p),
-                "maxdatawritten" => later.maxdata[2] = Some(p),
                 "forthreads" | "forxfersize" | "forrdpct" | "forseekpct" => {
                     let (dim, values) = for_loop(p)?;
                     st.loops.retain(|l| l.0 != dim);
@@ -1212,11 +1212,6 @@ impl RdSettings {
                 )))
             }
         };
-        for (k, p) in later.maxdata.iter().enumerate() {
-            if let Some(p) = p {
-                st.maxdata[k] = Some(Maxdata::read(p)?);
-            }
-        }
         Ok(st)
     }
 
