@@ -25,8 +25,15 @@
 //! libnbd is serviced only when poll(2) found its socket ready, each command's
 //! completion is kept on its own connection ([`Inflight`]), and a connection is
 //! asked whether it died after servicing (libnbd reports a dead socket that way).
+//!
+//! With simple replies (the default) the connections are ioscope's own NBD client
+//! ([`wire`]), which sends a turn's requests in one system call and takes every
+//! reply that arrived in another; structured replies go through libnbd. Both report
+//! into the same [`Inflight`] slots, so everything above the connection is shared.
 
+mod handshake;
 mod inflight;
+mod wire;
 
 use crate::target::nbd::ffi;
 use inflight::Inflight;
@@ -54,17 +61,20 @@ pub struct Export {
     multi_conn: bool,
     /// The reply form to ask for (the run's `nbd_structured_replies`).
     replies: ffi::Replies,
+    /// Where ioscope's own client connects; `None`: through libnbd.
+    wire: Option<wire::Dest>,
 }
 
-/// A libnbd handle and its socket (asked once: `nbd_aio_get_fd` is a call).
-pub struct Conn {
-    conn: ffi::Conn,
-    fd: i32,
+/// One connection: ioscope's own client, or a libnbd handle and its socket (asked
+/// once: `nbd_aio_get_fd` is a call).
+pub enum Conn {
+    Wire(Box<wire::Conn>),
+    Lib { conn: ffi::Conn, fd: i32 },
 }
 
 impl Conn {
     fn new(conn: ffi::Conn) -> Result<Conn, ffi::NbdError> {
-        Ok(Conn {
+        Ok(Conn::Lib {
             fd: conn.fd()?,
             conn,
         })
@@ -75,7 +85,12 @@ impl Protocol for Nbd {
     const NAME: &'static str = "nbd";
     const KIND: &'static str = "an NBD";
     const ATTEMPT_TIMED_OUT: &'static str = "no handshake in time";
-    const PACING: Pacing = Pacing::WHEN_READY;
+    // Serviced when ready, but every reap starts by sending the turn's requests
+    // (`flush`): the own client queues them until then.
+    const PACING: Pacing = Pacing {
+        first_turn_polls: true,
+        ..Pacing::WHEN_READY
+    };
     // libnbd reports a socket that died by the handle's state.
     const CHECKS_LIVENESS: bool = true;
 
@@ -92,6 +107,10 @@ impl Protocol for Nbd {
             server: n.server.clone(),
             multi_conn: n.multi_conn,
             replies: n.replies,
+            wire: match n.replies {
+                ffi::Replies::Simple => wire::Dest::of(&n.uri),
+                ffi::Replies::Structured => None,
+            },
         })
     }
 
@@ -104,6 +123,11 @@ impl Protocol for Nbd {
             engine: "nbd",
             source: std::io::Error::other(msg),
         };
+        if let Some(d) = &e.wire {
+            return wire::Conn::connect(d, limit_ns)
+                .map(|w| Conn::Wire(Box::new(w)))
+                .map_err(|err| setup(format!("connecting to {}: {err}", e.server)));
+        }
         let conn = ffi::Conn::connect_within(&e.uri, e.replies, limit_ns)
             .map_err(|err| setup(format!("connecting to {}: {err}", e.server)))?;
         Conn::new(conn).map_err(|err| setup(format!("{}: {err}", e.server)))
@@ -131,7 +155,11 @@ impl Protocol for Nbd {
     }
 
     fn pollfd(c: &Conn) -> libc::pollfd {
-        let dir = c.conn.direction();
+        let (conn, fd) = match c {
+            Conn::Wire(w) => return w.pollfd(),
+            Conn::Lib { conn, fd } => (conn, *fd),
+        };
+        let dir = conn.direction();
         let mut events = 0;
         if dir & ffi::DIRECTION_READ != 0 {
             events |= libc::POLLIN;
@@ -139,22 +167,38 @@ impl Protocol for Nbd {
         if dir & ffi::DIRECTION_WRITE != 0 {
             events |= libc::POLLOUT;
         }
-        super::wait::pollfd(c.fd, events)
+        super::wait::pollfd(fd, events)
     }
 
     fn service(c: &Conn, revents: i16, _live: bool) -> Result<(), String> {
+        let conn = match c {
+            Conn::Wire(w) => return w.service(revents),
+            Conn::Lib { conn, .. } => conn,
+        };
         let mut r = Ok(());
         if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-            r = c.conn.notify_read();
+            r = conn.notify_read();
         }
         if r.is_ok() && revents & libc::POLLOUT != 0 {
-            r = c.conn.notify_write();
+            r = conn.notify_write();
         }
         r.map_err(|e| e.msg)
     }
 
+    /// The own client sends the turn's requests here, in one call; libnbd sent
+    /// each as it was queued.
+    fn flush(c: &Conn) -> Option<Result<(), String>> {
+        Some(match c {
+            Conn::Wire(w) => w.flush(),
+            Conn::Lib { .. } => Ok(()),
+        })
+    }
+
     fn is_dead(c: &Conn) -> bool {
-        c.conn.is_dead()
+        match c {
+            Conn::Wire(w) => w.error().is_some(),
+            Conn::Lib { conn, .. } => conn.is_dead(),
+        }
     }
 
     unsafe fn send(
@@ -169,17 +213,24 @@ impl Protocol for Nbd {
         // SAFETY: the caller's promise for the buffer; the ticket is boxed in
         // `inflight`, which outlives the connection (declared after it in the link).
         let r = unsafe {
-            match req.op {
-                Op::Read => c.conn.aio_pread(req.buf, req.len, req.offset, ticket),
-                Op::Write => c.conn.aio_pwrite(req.buf, req.len, req.offset, ticket),
-                Op::Trim => c.conn.aio_trim(req.len, req.offset, ticket),
+            match (c, req.op) {
+                (Conn::Wire(w), op) => w.submit(op, req.buf, req.len, req.offset, ticket),
+                (Conn::Lib { conn, .. }, Op::Read) => conn
+                    .aio_pread(req.buf, req.len, req.offset, ticket)
+                    .map_err(|e| e.msg),
+                (Conn::Lib { conn, .. }, Op::Write) => conn
+                    .aio_pwrite(req.buf, req.len, req.offset, ticket)
+                    .map_err(|e| e.msg),
+                (Conn::Lib { conn, .. }, Op::Trim) => conn
+                    .aio_trim(req.len, req.offset, ticket)
+                    .map_err(|e| e.msg),
             }
         };
         if r.is_err() {
-            // Refused: libnbd will not call back for it.
+            // Refused: no completion will be reported for it.
             inflight.release(slot);
         }
-        r.map_err(|e| e.msg)
+        r
     }
 
     /// Closing the handle makes libnbd touch none of its buffers: what it reported
@@ -238,18 +289,23 @@ impl Protocol for Nbd {
     }
 
     fn start_attempt(e: &Export) -> Result<Conn, String> {
+        if let Some(d) = &e.wire {
+            return wire::Conn::start(d).map(|w| Conn::Wire(Box::new(w)));
+        }
         ffi::Conn::start_connect(&e.uri, e.replies)
             .and_then(Conn::new)
             .map_err(|e| e.msg)
     }
 
     fn attempt(c: &Conn) -> Attempt {
-        if c.conn.is_ready() {
-            Attempt::Ready
-        } else if c.conn.is_dead() {
-            Attempt::Failed(c.conn.last_error())
-        } else {
-            Attempt::Pending
+        let (ready, failed) = match c {
+            Conn::Wire(w) => (w.is_ready(), w.error()),
+            Conn::Lib { conn, .. } => (conn.is_ready(), conn.is_dead().then(|| conn.last_error())),
+        };
+        match (ready, failed) {
+            (true, _) => Attempt::Ready,
+            (false, Some(e)) => Attempt::Failed(e),
+            (false, None) => Attempt::Pending,
         }
     }
 }

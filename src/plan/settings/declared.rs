@@ -602,9 +602,10 @@ pub static NBD_STRUCTURED_REPLIES: Decl = Decl {
     scope: Scope::Run,
     default: Value::Flag(false),
     doc: "Ask NBD servers for structured replies (libnbd's default, and fio's nbd \
-          engine's); off: simple replies, which cost the client less per read and \
-          carry the same data (ioscope uses no block status or hole information); a \
-          server may refuse structured replies, which the run then reports",
+          engine's), through libnbd; off: simple replies, through ioscope's own NBD \
+          client, which costs less CPU per I/O and carries the same data (ioscope \
+          uses no block status or hole information); a server may refuse \
+          structured replies, which the run then reports",
     flag: Some("nbd-structured-replies"),
     heading: "Network and paths",
     echo: "nbd_structured_replies",

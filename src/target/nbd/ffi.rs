@@ -491,6 +491,14 @@ impl DoneList {
         out.append(unsafe { &mut *self.0.get() });
     }
 
+    /// Records command `slot` finished with `errno` (0: success), as libnbd's
+    /// callback does; for the engine's own NBD client, which has no callbacks.
+    pub fn push(&self, slot: u32, errno: c_int) {
+        // SAFETY: as in `take`: only the owning thread calls this, never while a
+        // reference into the list is alive.
+        unsafe { (*self.0.get()).push((slot, errno)) };
+    }
+
     /// True when no finished command waits.
     pub fn is_empty(&self) -> bool {
         // SAFETY: as in `take`.
@@ -510,6 +518,11 @@ impl Ticket {
     /// the ticket is given to (the caller's promise in `aio_pread`/`aio_pwrite`).
     pub fn new(list: &DoneList, slot: u32) -> Ticket {
         Ticket { list, slot }
+    }
+
+    /// The list this ticket reports to and its slot.
+    pub fn parts(&self) -> (*const DoneList, u32) {
+        (self.list, self.slot)
     }
 
     fn callback(&self) -> CompletionCallback {
