@@ -7,7 +7,7 @@ listed), or refused (any other exit, with the error).
 vdbench: each parameter file (`vdbench/*.parm`) opens with a comment naming its
 source; a line `* run: ARGS` gives the command-line arguments its source runs it
 with (`-j`, `lun=/dev/sdb`, ...); it is converted as `ioscope convert vdbench -f
-FILE ARGS`.
+FILE ARGS` (with `--target /tmp/x` when a lun is a Windows path).
 
 diskspd: each command line (`diskspd/*.txt`) or XML profile (`diskspd/*.xml`) names
 its source in its first line; it is converted as `ioscope convert --target /tmp/x
@@ -71,6 +71,10 @@ def convert(binary, fmt, path):
     env = None
     if fmt == "vdbench":
         cmd = [binary, "convert", name, "-f", path] + args
+        # A Windows lun names nothing here: on `--target /tmp/x`, as diskspd's lines.
+        with open(path, encoding="utf-8") as f:
+            if re.search(r"lun=(\\\\|[A-Za-z]:)", f.read()):
+                cmd += ["--target", "/tmp/x"]
     elif fmt == "diskspd":
         # Their Windows paths name nothing here, as in published_diskspd_lines_convert_as_expected.
         cmd = [binary, "convert", "--target", "/tmp/x", path]

@@ -24,7 +24,7 @@ pub fn translate_args(
         // Options, `--name` jobs and job files, as fio reads them.
         Tool::Fio => Ok(fio::parse_args(args)?),
         // `-f PARMFILE`, vdbench's other options and `name=value` substitutions.
-        Tool::Vdbench => Ok(vdbench::parse_command(args)?),
+        Tool::Vdbench => Ok(vdbench::parse_command(args, target)?),
         Tool::Diskspd => Ok(diskspd::parse_diskspd(args, target)?),
         Tool::Sqlio => Ok(sqlio::parse_sqlio(args, Path::new("."), target)?),
     }
@@ -37,7 +37,7 @@ pub fn read_job_file(path: &Path) -> Result<Translated, AppError> {
 }
 
 /// [`read_job_file`], with `target` replacing every target of a diskspd or SQLIO
-/// line (`convert --target`). Lines starting with `#` in a command-line file are
+/// line or every lun of a vdbench file (`convert --target`). Lines starting with `#` in a command-line file are
 /// comments (a source note above a published line).
 pub fn read_job_file_for(path: &Path, target: Option<&str>) -> Result<Translated, AppError> {
     let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
@@ -82,6 +82,7 @@ pub fn read_job_file_for(path: &Path, target: Option<&str>) -> Result<Translated
             &text,
             path.parent().unwrap_or(Path::new(".")),
             &[],
+            target,
         )?),
         Format::FioArgs => Ok(fio::parse_args(&words()?)?),
         Format::Diskspd => Ok(diskspd::parse_diskspd(&words()?, target)?),

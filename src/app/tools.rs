@@ -104,7 +104,7 @@ pub fn convert(a: &ConvertInvocation) -> Result<i32, AppError> {
     let target = a.target.as_deref();
     let translated = match first {
         "fio" => translate_args(Tool::Fio, &a.input[1..], None)?,
-        "vdbench" => translate_args(Tool::Vdbench, &a.input[1..], None)?,
+        "vdbench" => translate_args(Tool::Vdbench, &a.input[1..], target)?,
         "diskspd" => translate_args(Tool::Diskspd, &a.input[1..], target)?,
         "sqlio" => translate_args(Tool::Sqlio, &a.input[1..], target)?,
         _ if a.input.len() == 1 => read_job_file_for(Path::new(first), target)?,

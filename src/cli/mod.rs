@@ -608,8 +608,9 @@ pub struct ConvertArgs {
     /// Output form: toml or fio.
     #[arg(long, value_name = "FORM", value_enum, default_value = "toml")]
     pub to: ConvertForm,
-    /// Replaces every target of a diskspd or SQLIO command line (their Windows
-    /// paths name nothing here), as `ioscope diskspd --target` does.
+    /// Replaces every target of a diskspd or SQLIO command line, or every lun of
+    /// a vdbench file (their Windows paths name nothing here), as `ioscope diskspd
+    /// --target` and `ioscope vdbench --target` do.
     #[arg(long, value_name = "PATH")]
     pub target: Option<String>,
     /// A job file (fio, vdbench, native) or a foreign command line (fio …, diskspd …).

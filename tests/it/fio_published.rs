@@ -75,7 +75,9 @@ fn outcome(file: &std::path::Path) -> String {
     match o.status.code() {
         Some(0) => "clean".into(),
         Some(3) => format!("drops: {}", dropped.join("; ")),
-        _ => format!("refused: {}", err.lines().next().unwrap_or("")),
+        // Relative to the checkout, which CI clones elsewhere.
+        _ => format!("refused: {}", err.lines().next().unwrap_or(""))
+            .replace(concat!(env!("CARGO_MANIFEST_DIR"), "/"), ""),
     }
 }
 

@@ -96,14 +96,15 @@ fn not_read(p: &Param, unsupported: &mut UnsupportedList) {
 /// Translates vdbench parameter-file text (its `include=` names looked up in the
 /// current directory), as `./vdbench -f FILE` would run it.
 pub fn parse_str(source_name: &str, text: &str) -> Result<Translated, CompatError> {
-    parse_text(source_name, text, Path::new("."), &[])
+    parse_text(source_name, text, Path::new("."), &[], None)
 }
 
 /// Translates a parameter file run with vdbench's command line `args` (`-f FILE`
 /// among them): the file and its includes are read here.
-pub fn parse_command(args: &[String]) -> Result<Translated, CompatError> {
+pub fn parse_command(args: &[String], target: Option<&str>) -> Result<Translated, CompatError> {
     let mut unsupported = UnsupportedList::default();
-    let cmd = vdbench_args::parse_args(args, &mut unsupported)?;
+    let mut cmd = vdbench_args::parse_args(args, &mut unsupported)?;
+    cmd.target = target.map(str::to_string);
     let Some(file) = cmd.file.clone() else {
         return Err(Loc::Arg {
             index: 0,
@@ -142,9 +143,11 @@ pub fn parse_text(
     text: &str,
     base_dir: &Path,
     args: &[String],
+    target: Option<&str>,
 ) -> Result<Translated, CompatError> {
     let mut unsupported = UnsupportedList::default();
-    let cmd = vdbench_args::parse_args(args, &mut unsupported)?;
+    let mut cmd = vdbench_args::parse_args(args, &mut unsupported)?;
+    cmd.target = target.map(str::to_string);
     let src = vdbench_lines::Source {
         name: source_name,
         text,
@@ -187,7 +190,7 @@ fn translate(
     command_line_overrides(cmd, &mut rds, &mut data);
     let sd_infos = sds
         .iter()
-        .map(|d| resolve_sd(d, &mut unsupported))
+        .map(|d| resolve_sd(d, cmd.target.as_deref(), &mut unsupported))
         .collect::<Result<Vec<_>, _>>()?;
     // sd journal= turns on data validation with a crash journal (vdbench -j).
     if let Some(j) = sd_infos.iter().find_map(|s| s.journal.clone()) {
@@ -199,7 +202,7 @@ fn translate(
         .map(|d| resolve_wd(d, &sd_infos, &mut unsupported))
         .collect::<Result<Vec<_>, _>>()?;
     let mut runs = Vec::new();
-    let mut used_sds = vec![false; sd_infos.len()];
+    let mut used_sds = vec![SdUse::default(); sd_infos.len()];
     for rd in &rds {
         let cx = RdInputs {
             sds: &sd_infos,
@@ -216,13 +219,15 @@ fn translate(
     if let Some(n) = errors_to_go {
         go_on_through_errors(&mut runs, n, &mut warnings);
     }
-    let hosts = host_defs(&hds, &sd_infos, &used_sds, &mut unsupported)?;
+    let used: Vec<bool> = used_sds.iter().map(|u| u.used).collect();
+    let hosts = host_defs(&hds, &sd_infos, &used, &mut unsupported)?;
+    let targets = used_targets(&sd_infos, &used_sds, &mut unsupported);
     for r in &mut runs {
         r.hosts = hosts.clone();
     }
     Ok(Translated {
         plan: Plan {
-            targets: used_targets(&sd_infos, &used_sds),
+            targets,
             runs,
             warnings,
             data,
@@ -248,19 +253,6 @@ fn command_line_overrides(cmd: &VdbArgs, rds: &mut [Def], data: &mut DataSetting
             });
         }
     }
-}
-
-/// The targets: the sds some run uses.
-fn used_targets(sds: &[Sd], used: &[bool]) -> Vec<TargetSpec> {
-    sds.iter()
-        .zip(used)
-        .filter(|(_, used)| **used)
-        .map(|(s, _)| TargetSpec {
-            size_bytes: s.size,
-            direct: Some(s.direct),
-            ..TargetSpec::new(s.name.clone(), s.lun.clone())
-        })
-        .collect()
 }
 
 /// Groups the parameters into sd/wd/rd definitions; parameters before the first
@@ -452,11 +444,16 @@ struct Sd {
     range: Option<(RangeEnd, RangeEnd)>,
 }
 
-fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatError> {
+/// sd `d`; `target` (`--target`) replaces its lun.
+fn resolve_sd(
+    d: &Def,
+    target: Option<&str>,
+    unsupported: &mut UnsupportedList,
+) -> Result<Sd, CompatError> {
     let Some(lun) = d.get("lun") else {
         return Err(d.loc.error(format!("sd={} has no lun=", d.name)));
     };
-    if is_windows_path(&lun.value) {
+    if target.is_none() && is_windows_path(&lun.value) {
         return Err(lun.loc.error(format!(
             "lun={} is a Windows path; give a path on this machine with --target",
             lun.value
@@ -464,7 +461,7 @@ fn resolve_sd(d: &Def, unsupported: &mut UnsupportedList) -> Result<Sd, CompatEr
     }
     let mut sd = Sd {
         name: d.name.clone(),
-        lun: lun.value.clone(),
+        lun: target.unwrap_or(&lun.value).to_string(),
         size: None,
         direct: false,
         threads: DEFAULT_THREADS,
@@ -1010,9 +1007,62 @@ struct RdInputs<'a> {
     wds: &'a [Wd],
 }
 
+/// How the runs use one sd: at all, and opened with O_DIRECT (by its own, a wd's or
+/// an rd's `openflags=`, as vdbench's rd and wd flags override the sd's) or
+/// buffered — by which wd/rd first, for a conflict's message.
+#[derive(Default, Clone)]
+struct SdUse {
+    used: bool,
+    direct: Option<(String, Loc)>,
+    buffered: Option<(String, Loc)>,
+}
+
+impl SdUse {
+    fn note(&mut self, direct: bool, by: String, loc: &Loc) {
+        self.used = true;
+        let slot = if direct {
+            &mut self.direct
+        } else {
+            &mut self.buffered
+        };
+        slot.get_or_insert_with(|| (by, loc.clone()));
+    }
+}
+
+/// The targets: the sds some run uses, opened with O_DIRECT when every run that
+/// uses one asks for it. An sd some runs open directly and others not is opened as
+/// the sd says, and the difference listed: ioscope opens a target one way.
+fn used_targets(sds: &[Sd], uses: &[SdUse], unsupported: &mut UnsupportedList) -> Vec<TargetSpec> {
+    sds.iter()
+        .zip(uses)
+        .filter(|(_, u)| u.used)
+        .map(|(s, u)| {
+            let direct = match (&u.direct, &u.buffered) {
+                (Some((d, loc)), Some((b, _))) => {
+                    unsupported.push(
+                        format!(
+                            "openflags=o_direct on {d} but not on {b}, both on sd={} — \
+                             ioscope opens a target one way",
+                            s.name
+                        ),
+                        loc,
+                    );
+                    s.direct
+                }
+                (direct, _) => direct.is_some(),
+            };
+            TargetSpec {
+                size_bytes: s.size,
+                direct: Some(direct),
+                ..TargetSpec::new(s.name.clone(), s.lun.clone())
+            }
+        })
+        .collect()
+}
+
 /// What expanding an rd adds to.
 struct RdOutputs<'a> {
-    used_sds: &'a mut [bool],
+    used_sds: &'a mut [SdUse],
     runs: &'a mut Vec<RunSpec>,
     unsupported: &'a mut UnsupportedList,
     warnings: &'a mut Vec<String>,
@@ -1047,7 +1097,9 @@ fn expand_rd(rd: &Def, inp: &RdInputs<'_>, out: RdOutputs<'_>) -> Result<(), Com
         let shares = cx.skew_shares(&pairs)?;
         let mut workloads = Vec::new();
         for (pi, &(w, s)) in pairs.iter().enumerate() {
-            out.used_sds[s] = true;
+            let direct = wds[w].direct || settings.direct || sds[s].direct;
+            let by = format!("wd={}/rd={}", wds[w].name, rd.name);
+            out.used_sds[s].note(direct, by, &rd.loc);
             let share = shares.as_ref().map(|v| v[pi]);
             workloads.push(cx.workload(&point, &pairs, (w, s), share, out.unsupported)?);
         }
@@ -1608,16 +1660,6 @@ impl RdCx<'_> {
             Rate::Iops(n) if share.is_some() => Rate::Iops(n),
             Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
         };
-        if (wd.direct || self.settings.direct) && !sd.direct {
-            unsupported.push(
-                format!(
-                    "openflags=o_direct on wd={}/rd={} but not on sd={} — ioscope \
-                     opens a target one way",
-                    wd.name, rd.name, sd.name
-                ),
-                &rd.loc,
-            );
-        }
         Ok(Workload {
             name: if pairs.iter().filter(|p| p.0 == w).count() > 1 {
                 format!("{}/{}", wd.name, sd.name)
@@ -2030,6 +2072,42 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.msg.contains("adds up to 110"), "{}", e.msg);
+    }
+
+    // vdbench opens an sd with its rd's (else its wd's) openflags: a raw-device
+    // file giving o_direct only on the rd opens its sds directly.
+    #[test]
+    fn openflags_on_the_rd_or_wd_open_the_sds_directly_unless_runs_differ() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s0,lun=/dev/a\nsd=s1,lun=/dev/b\nwd=w1,sd=s*\n\
+             rd=r1,wd=w1,openflags=o_direct,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert!(t.plan.targets.iter().all(|x| x.direct == Some(true)));
+        let t = parse_str(
+            "x.parm",
+            "sd=s0,lun=/dev/a\nwd=w1,sd=s0,openflags=o_direct\nwd=w2,sd=s0\n\
+             rd=r1,wd=w1,elapsed=10\nrd=r2,wd=w2,elapsed=10\n",
+        )
+        .unwrap();
+        assert_eq!(t.plan.targets[0].direct, Some(false));
+        let u = &t.unsupported[0].option;
+        assert!(
+            u.contains("o_direct on wd=w1/rd=r1 but not on wd=w2/rd=r2, both on sd=s0"),
+            "{u}"
+        );
+    }
+
+    #[test]
+    fn target_replaces_every_lun_windows_paths_included() {
+        let text = "sd=sd1,lun=\\\\.\\PhysicalDrive1\nsd=sd2,lun=/dev/b\n\
+                    wd=w1,sd=*\nrd=r1,wd=w1,elapsed=10\n";
+        let e = parse_str("x.parm", text).unwrap_err();
+        assert!(e.msg.contains("Windows path"), "{}", e.msg);
+        let t = parse_text("x.parm", text, Path::new("."), &[], Some("/tmp/t")).unwrap();
+        assert!(t.plan.targets.iter().all(|x| x.uri == "/tmp/t"));
     }
 
     #[test]

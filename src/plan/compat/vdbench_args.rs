@@ -25,6 +25,9 @@ pub struct VdbArgs {
     /// `-e`, `-i`, `-w`: every rd's elapsed, interval and warm-up, with the argument
     /// that gave it.
     pub(crate) overrides: Vec<(&'static str, String, Loc)>,
+    /// ioscope's `--target PATH`: every sd's lun, in place of the file's (a
+    /// Windows path names nothing here).
+    pub target: Option<String>,
 }
 
 /// Options that change only vdbench's own reports or processes.

@@ -206,7 +206,7 @@ fn files_are_selected_in_order_unless_fileselect_says_random() {
 /// `text` as vdbench runs it with the command-line arguments `args`.
 fn translate_run(text: &str, args: &[&str]) -> Translated {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    crate::plan::compat::vdbench::parse_text("t.parm", text, std::path::Path::new("."), &args)
+    crate::plan::compat::vdbench::parse_text("t.parm", text, std::path::Path::new("."), &args, None)
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
