@@ -845,6 +845,69 @@ fn mpi_vdbench_file_system_fwds_run_on_their_own_hosts() {
     assert_eq!(doc.runs[0].totals.write.bytes, 2 * 6 * 8192);
 }
 
+/// Each host formats its own tree in one rd, then every host reads every tree in
+/// the next (russfellows' ResNet50 file over four hosts, here two): each rank
+/// drives exactly its own fwds' workloads, its own tree's through the tree's target
+/// and the other's through a target of its own on the same tree.
+#[test]
+fn mpi_vdbench_each_host_formats_its_tree_then_reads_all() {
+    let dir = tempdir();
+    let d = dir.path();
+    for h in ["h1", "h2"] {
+        std::fs::create_dir(d.join(h)).unwrap();
+    }
+    let pf = d.join("read-all.parm");
+    let mut text =
+        "hd=default,user=root,shell=ssh\nhd=h1,system=localhost\nhd=h2,system=localhost\n"
+            .to_string();
+    for h in ["h1", "h2"] {
+        text += &format!(
+            "fsd=fsd_{h},anchor={d}/{h},depth=1,width=2,files=3,size=8k\n\
+             fwd=fmt_{h},fsd=fsd_{h},operation=read,threads=2,host={h}\n",
+            d = d.display()
+        );
+    }
+    for h in ["h1", "h2"] {
+        text += &format!(
+            "fwd=rdall_{h},fsd=(fsd_h*),operation=read,xfersize=4k,fileio=sequential,\
+             fileselect=random,threads=2,host={h}\n"
+        );
+    }
+    text += "rd=step2,fwd=fmt_*,format=(restart,only),elapsed=3,interval=1\n\
+             rd=rd_run,fwd=rdall_*,fwdrate=max,format=no,elapsed=3,interval=1\n";
+    std::fs::write(&pf, text).unwrap();
+    let doc = mpi_json(2, &["vdbench", "-f", pf.to_str().unwrap()]);
+    let names: Vec<&str> = doc.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["format_for_step2", "rd_run"]);
+    // The format: each rank wrote its own tree, once.
+    each_rank_runs_its_workload(&doc.runs[0], ["fsd_h1", "fsd_h2"]);
+    assert_eq!(doc.runs[0].totals.write.bytes, 2 * 6 * 8192);
+    // The reads: every host read both trees; a rank's I/O is its fwd's.
+    let run = &doc.runs[1];
+    let mut per: Vec<(&str, &str)> = (run.workloads.iter())
+        .map(|w| (w.name.as_str(), w.target.as_str()))
+        .collect();
+    per.sort();
+    assert_eq!(
+        per,
+        [
+            ("rdall_h1.read/fsd_h1", "fsd_h1"),
+            ("rdall_h1.read/fsd_h2", "fsd_h2@h1"),
+            ("rdall_h2.read/fsd_h1", "fsd_h1@h2"),
+            ("rdall_h2.read/fsd_h2", "fsd_h2"),
+        ]
+    );
+    for (rank, h) in ["rdall_h1", "rdall_h2"].iter().enumerate() {
+        let ios: u64 = (run.workloads.iter())
+            .filter(|w| w.name.starts_with(h))
+            .map(|w| w.totals.all.ios)
+            .sum();
+        assert_eq!(ios, run.ranks[rank].ios, "{h}");
+        assert!(ios > 0, "{h}");
+    }
+    assert!(run.workloads.iter().all(|w| w.totals.all.ios > 0));
+}
+
 /// `shared=yes` with an fwd per host on one tree, as the published multi-client
 /// NFS guides write it: vdbench's hosts each take one file in two — the format
 /// and the reads of each rank stay on its own share, and between them the

@@ -170,7 +170,7 @@ pub(super) fn translate(
     for rd in &rds {
         rd_runs(rd, &fsds, &fwds, &mut out, &mut unsupported)?;
     }
-    hosts::unify(&mut out.runs, &out.run_rds)?;
+    hosts::unify(&mut out.runs);
     Ok(Translated {
         plan: Plan {
             targets: out.targets,
@@ -679,6 +679,8 @@ struct Output {
     hosts: Vec<crate::plan::hosts::HostDef>,
     /// The rd (name, place) that made each run.
     run_rds: Vec<(String, Loc)>,
+    /// The hosts each target is driven by.
+    binding: hosts::Binding,
 }
 
 impl Output {
@@ -769,6 +771,9 @@ struct Rd {
     fwds: Vec<usize>,
     rate: Rate,
     format: Format,
+    /// `format=(only,limited)`: the format run ends at the rd's `elapsed=` or
+    /// `maxdata=`, if it has not written every file before.
+    format_limited: bool,
     elapsed_ns: u64,
     interval_ns: u64,
     warmup_ns: Option<u64>,
@@ -839,10 +844,12 @@ impl Rd {
                 }
             },
         };
+        let (format, format_limited) = format(d, unsupported)?;
         Ok(Rd {
             fwds: idx,
             rate,
-            format: format(d, unsupported),
+            format,
+            format_limited,
             elapsed_ns: dur("elapsed")?.unwrap_or(30_000_000_000),
             interval_ns: dur("interval")?.unwrap_or(1_000_000_000),
             // warmup=0 reports every interval (a duration is otherwise above 0).
@@ -893,14 +900,16 @@ fn maxdata(p: &Param) -> Result<u64, CompatError> {
     parse_size(&p.value).map_err(|e| perr(p, &e))
 }
 
-/// `format=no|yes|only|restart|clean|(…)`, as vdbench's `FormatFlags` reads it:
-/// any `no` → none; `clean` deletes the trees and does nothing more (it implies
-/// `only`); `only` formats and runs no workload; yes and restart lay the trees out
-/// and write them (restart, which only completes what is missing in vdbench,
-/// writes every file too). Other words are listed.
-fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Format {
+/// `format=no|yes|only|restart|clean|limited|(…)`, as vdbench's `FormatFlags`
+/// reads it: any `no` → none; `clean` deletes the trees and does nothing more (it
+/// implies `only`); `only` formats and runs no workload; yes and restart lay the
+/// trees out and write them (restart, which only completes what is missing in
+/// vdbench, writes every file too); `limited` (with `only`, as vdbench requires)
+/// bounds the format by the rd's elapsed and maxdata: the flag returned. Other
+/// words are listed.
+fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Result<(Format, bool), CompatError> {
     let Some(p) = d.get("format") else {
-        return Format::No;
+        return Ok((Format::No, false));
     };
     let words: Vec<String> = list(&p.value)
         .iter()
@@ -910,27 +919,34 @@ fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Format {
         .iter()
         .any(|w| "no".starts_with(w.as_str()) && !w.is_empty())
     {
-        return Format::No;
+        return Ok((Format::No, false));
     }
-    let mut f = Format::No;
+    let (mut f, mut limited) = (Format::No, false);
     for w in &words {
         match w.as_str() {
             "clean" => f = Format::Clean,
             "only" if f != Format::Clean => f = Format::Only,
             "only" => {}
+            "limited" => limited = true,
             // `once`: yes, before the first of the rd's loop runs only (`loops`).
             "yes" | "restart" | "create" | "once" if f == Format::No => f = Format::Yes,
             "yes" | "restart" | "create" | "once" => {}
             other => unsupported.push(
                 format!(
-                    "format={other} — only yes, restart, once, only and clean are \
-                     translated"
+                    "format={other} — only yes, restart, once, only, limited and clean \
+                     are translated"
                 ),
                 &p.loc,
             ),
         }
     }
-    f
+    if limited && f != Format::Only {
+        return Err(p.loc.error(format!(
+            "rd={}: format=limited needs format=(only,limited), as vdbench requires",
+            d.name
+        )));
+    }
+    Ok((if limited { Format::Only } else { f }, limited))
 }
 
 /// An fwd operation's engine: the byte engine for reads and writes, a
@@ -1011,7 +1027,7 @@ fn rd_runs(
                 if !on[k].is_empty() {
                     // `threads` on each host that runs the fwd.
                     w.streams = w.streams.saturating_mul(on[k].len() as u32);
-                    hosts::drive(&mut run_hosts, &on[k], &w.target);
+                    (out.binding).drive(&mut out.targets, &mut run_hosts, &on[k], &mut w.target);
                 }
                 workloads.push(validated(w, fwd, op, out.validate, unsupported));
                 skews.push(fwd.skew);
@@ -1372,19 +1388,28 @@ fn format_run(
         if flags.fsync && !fsd.is_remote() {
             w.settings.set(&FSYNC_EACH_FILE, Value::Flag(true));
         }
-        hosts::drive(&mut run_hosts, &drivers, &w.target);
+        (out.binding).drive(&mut out.targets, &mut run_hosts, &drivers, &mut w.target);
         workloads.push(w);
     }
-    Ok(RunSpec {
+    let mut run = RunSpec {
         name: format!("format_for_{}", d.name),
         workloads,
-        duration_ns: None,
+        // Every file written once; `limited`: or the rd's time, if that ends first.
+        duration_ns: rd.format_limited.then_some(rd.elapsed_ns),
         passes: Some(1),
         warmup_ns: 0,
         interval_ns: rd.interval_ns,
         hosts: run_hosts,
         ..base_run()
-    })
+    };
+    if rd.format_limited {
+        for (b, (_, decl)) in rd.maxdata_bytes.iter().zip(super::MAXDATA) {
+            if let Some(b) = b {
+                run.settings.set(decl, Value::Bytes(*b));
+            }
+        }
+    }
+    Ok(run)
 }
 
 mod clean;

@@ -9,7 +9,7 @@
 //! `create = "never"`, so nothing is laid out for them first. Only the declared tree's names are deleted: anything else in the
 //! anchor stays (vdbench deletes what its control file lists).
 
-use super::{base_run, hosts, FileService, Fsd, Output, RdTrees, Workload};
+use super::{base_run, FileService, Fsd, Output, RdTrees, Workload};
 use crate::plan::model::{AccessPattern, BlockSizes, EngineKind, FileCreate, RunSpec};
 use crate::plan::settings::{declared::STOP_WHEN_NONE_LEFT, Value};
 
@@ -26,14 +26,14 @@ pub(super) fn runs(cx: &RdTrees<'_>, out: &mut Output) -> Vec<RunSpec> {
             let mut hosts = out.hosts.clone();
             let workloads: Vec<Workload> = (trees.iter())
                 .map(|&s| {
-                    let w = delete_all(&cx.fsds[s], op, engine, out);
+                    let mut w = delete_all(&cx.fsds[s], op, engine, out);
                     // A tree shared among hosts is deleted by one of them: two
                     // hosts deleting the same names would fail on each other's.
                     let mut drivers = cx.drivers(s);
                     if cx.shares[s].is_some() {
                         drivers.truncate(1);
                     }
-                    hosts::drive(&mut hosts, &drivers, &w.target);
+                    (out.binding).drive(&mut out.targets, &mut hosts, &drivers, &mut w.target);
                     w
                 })
                 .collect();

@@ -14,6 +14,7 @@
 use super::{FsDef, Fwd};
 use crate::plan::compat::{CompatError, Loc};
 use crate::plan::hosts::HostDef;
+use crate::plan::model::{RunSpec, TargetSpec};
 
 /// The host definitions of a file with two or more `hd=` (none otherwise), their
 /// trees still to be named. `system=` is the name ranks are matched with; how
@@ -47,26 +48,12 @@ pub(super) fn of_fwd(fwd: &Fwd, hosts: &[HostDef]) -> Result<Vec<usize>, CompatE
     }
 }
 
-/// Adds `target` to the hosts `on` of a run's host list.
-pub(super) fn drive(run_hosts: &mut [HostDef], on: &[usize], target: &str) {
-    for &h in on {
-        let t = &mut run_hosts[h].targets;
-        if !t.iter().any(|x| x == target) {
-            t.push(target.to_string());
-        }
-    }
-}
-
 /// Gives every run the same host list, as a job file's `[[host]]` tables hold for
-/// all its runs: each host drives the union of the trees it drives in any run.
-/// A tree that one rd has run by some hosts and another rd by others cannot be
-/// written that way; that is an error naming the rd (`rds[k]` made `runs[k]`).
-pub(super) fn unify(
-    runs: &mut [crate::plan::model::RunSpec],
-    rds: &[(String, Loc)],
-) -> Result<(), CompatError> {
+/// all its runs: each host drives the union of the trees it drives in any run
+/// (a target's hosts are the same in every run: [`Binding::drive`]).
+pub(super) fn unify(runs: &mut [RunSpec]) {
     let Some(first) = runs.first() else {
-        return Ok(());
+        return;
     };
     let mut all = first.hosts.clone();
     for r in runs.iter() {
@@ -78,28 +65,65 @@ pub(super) fn unify(
             }
         }
     }
-    for (r, (rd, loc)) in runs.iter_mut().zip(rds) {
-        for w in &r.workloads {
-            let by = |hs: &[HostDef]| -> Vec<String> {
-                hs.iter()
-                    .filter(|h| h.targets.contains(&w.target))
-                    .map(|h| h.name.clone())
-                    .collect()
-            };
-            let (here, overall) = (by(&r.hosts), by(&all));
-            if here != overall {
-                return Err(loc.error(format!(
-                    "rd={rd}: tree {} is run by hd={} here but by hd={} in another rd; \
-                     ioscope binds a tree to the same hosts for the whole file",
-                    w.target,
-                    here.join(","),
-                    overall.join(",")
-                )));
-            }
-        }
+    for r in runs.iter_mut() {
         r.hosts = all.clone();
     }
-    Ok(())
+}
+
+/// Which hosts drive each target: one set for the whole file, as a job file's
+/// `[[host]]` tables hold for all its runs. A workload whose hosts differ from
+/// those its tree's target was first driven by (each host formats its own tree in
+/// one rd, then every host reads all of them in another) gets a target of its own
+/// on the same tree, named after its hosts (`fsd1@host2`), so each host drives
+/// exactly the workloads of its own fwds.
+#[derive(Default)]
+pub(super) struct Binding(Vec<(String, Vec<usize>, String)>);
+
+impl Binding {
+    /// Adds `target` (renamed to its hosts' own target where it must be) to the
+    /// hosts `on` of a run's host list.
+    pub(super) fn drive(
+        &mut self,
+        targets: &mut Vec<TargetSpec>,
+        run_hosts: &mut [HostDef],
+        on: &[usize],
+        target: &mut String,
+    ) {
+        if on.is_empty() {
+            return;
+        }
+        let first = self.0.iter().find(|b| b.0 == *target);
+        let name = match first {
+            None => {
+                self.0.push((target.clone(), on.to_vec(), target.clone()));
+                target.clone()
+            }
+            Some(b) if b.1 == on => target.clone(),
+            Some(_) => match self.0.iter().find(|b| b.0 == *target && b.1 == on) {
+                Some(b) => b.2.clone(),
+                None => {
+                    let names: Vec<&str> = on.iter().map(|&h| run_hosts[h].name.as_str()).collect();
+                    let alias = format!("{target}@{}", names.join("+"));
+                    if let Some(spec) = targets.iter().find(|x| x.name == *target) {
+                        let spec = TargetSpec {
+                            name: alias.clone(),
+                            ..spec.clone()
+                        };
+                        targets.push(spec);
+                    }
+                    self.0.push((target.clone(), on.to_vec(), alias.clone()));
+                    alias
+                }
+            },
+        };
+        *target = name;
+        for &h in on {
+            let t = &mut run_hosts[h].targets;
+            if !t.contains(target) {
+                t.push(target.clone());
+            }
+        }
+    }
 }
 
 /// An fwd's `host=` patterns and where they were given.

@@ -338,20 +338,42 @@ fn a_host_an_fwd_names_must_be_defined_and_a_tree_keeps_its_hosts() {
         e.contains("t.parm:5") && e.contains("host=h9: no such hd="),
         "{e}"
     );
-    // One rd runs fsd1 on h1, another on both: not one [[host]] list.
-    let e = parse_str(
+    // One rd runs fsd1 on h1, another on both: the second gets a target of its
+    // own on the same tree, driven by both, so each host drives the workloads of
+    // its own fwds and a target has one set of hosts for the whole file.
+    let t = parse_str(
         "t.parm",
         &format!(
             "{TWO_HOSTS}{FSD}fwd=f1,fsd=fsd1,host=h1\nfwd=f2,fsd=fsd1\n\
              rd=r1,fwd=f1,elapsed=4\nrd=r2,fwd=f2,elapsed=4\n"
         ),
     )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("t.parm:7") && e.contains("rd=r1") && e.contains("hd=h1,h2 in another rd"),
-        "{e}"
+    .unwrap();
+    let targets: Vec<&str> = t.plan.targets.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(targets, ["fsd1", "fsd1@h1+h2"]);
+    assert_eq!(
+        t.plan.targets[0].uri, t.plan.targets[1].uri,
+        "the same tree"
     );
+    assert_eq!(t.plan.runs[0].workloads[0].target, "fsd1");
+    assert_eq!(t.plan.runs[1].workloads[0].target, "fsd1@h1+h2");
+    for r in &t.plan.runs {
+        let by_host: Vec<(&str, Vec<&str>)> = (r.hosts.iter())
+            .map(|h| {
+                (
+                    h.name.as_str(),
+                    h.targets.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            by_host,
+            [
+                ("h1", vec!["fsd1", "fsd1@h1+h2"]),
+                ("h2", vec!["fsd1@h1+h2"])
+            ]
+        );
+    }
 }
 
 #[test]
@@ -545,7 +567,34 @@ fn format_words_as_vdbench_reads_them() {
         runs("(yes,clean)"),
         ("clean_for_r clean_dirs_for_r".into(), 0)
     );
-    assert_eq!(runs("(yes,limited)"), ("format_for_r r".into(), 1));
+}
+
+/// `format=(only,limited)`: the format ends at the rd's elapsed or maxdata, if it
+/// has not written every file before; `limited` without `only` is refused, as
+/// vdbench refuses it.
+#[test]
+fn format_limited_bounds_the_format_by_elapsed_and_maxdata() {
+    let text = "fsd=fsd1,anchor=/a,depth=1,width=2,files=4,size=1m\n\
+                fwd=w,fsd=fsd1,operation=write\n\
+                rd=r,fwd=w,format=(only,limited),elapsed=30,maxdata=200m\n";
+    let t = translate(text);
+    assert_eq!(t.plan.runs.len(), 1);
+    let r = &t.plan.runs[0];
+    assert_eq!(r.name, "format_for_r");
+    assert_eq!((r.duration_ns, r.passes), (Some(30_000_000_000), Some(1)));
+    use crate::plan::settings::{declared::STOP_AFTER_BYTES, Value};
+    assert_eq!(r.settings.get(&STOP_AFTER_BYTES), Value::Bytes(200 << 20));
+    assert!(dropped(&t).is_empty(), "{:?}", dropped(&t));
+    let e = crate::plan::compat::vdbench::parse_text(
+        "t.parm",
+        &text.replace("(only,limited)", "(yes,limited)"),
+        std::path::Path::new("."),
+        &[],
+        None,
+    )
+    .err()
+    .unwrap();
+    assert!(e.msg.contains("needs format=(only,limited)"), "{}", e.msg);
 }
 
 /// `distribution=all`: files in every directory (vdbench's default, `bottom`, in
