@@ -264,8 +264,10 @@ pub struct RunArgs {
     #[arg(help_heading = "Workload")]
     pub streams: Vec<u32>,
     /// Offset distribution for random access: uniform, zipf:THETA, pareto:H,
-    /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form), or
-    /// sequence:B,B,…[:stride] (block indices in order, repeated).
+    /// zoned:IO%/RANGE%:… (e.g. zoned:80/10:20/90, the hot-band form),
+    /// zoned_abs:IO%/SIZE:… (bands of a length, e.g. zoned_abs:90/1m:10/; a last
+    /// band without a size is the rest), or sequence:B,B,…[:stride] (block indices
+    /// in order, repeated).
     #[arg(long, value_name = "DIST", value_parser = values::dist)]
     #[arg(help_heading = "Workload")]
     pub dist: Option<Distribution>,

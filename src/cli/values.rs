@@ -257,9 +257,10 @@ pub fn prio_share(text: &str) -> Res<crate::plan::priority::PrioShare> {
     Ok(crate::plan::priority::PrioShare::parse(text)?)
 }
 
-/// An offset distribution (uniform, zipf:THETA, pareto:H, zoned:…, sequence:…).
+/// An offset distribution (uniform, zipf:THETA, pareto:H, zoned:…, zoned_abs:…,
+/// sequence:…).
 pub fn dist(text: &str) -> Res<Distribution> {
-    Distribution::parse(text).map_err(ValueError::from)
+    crate::plan::units::parse_dist(text).map_err(ValueError::from)
 }
 
 /// How sequential streams share the working set.

@@ -1032,7 +1032,7 @@ impl<'a> Ctx<'a> {
             None => Rate::Max,
         };
         let dist = self
-            .parsed(&sec, "dist", Distribution::parse)?
+            .parsed(&sec, "dist", crate::plan::units::parse_dist)?
             .unwrap_or(Distribution::Uniform);
         let file_service = self
             .parsed(
@@ -2881,6 +2881,25 @@ passes = 2
             "'seed' must be an integer, found a float 1.5",
         );
         assert_err("[target]\npath = \"x\"\n", 1, "written [[target]]");
+    }
+
+    #[test]
+    fn a_zoned_abs_dist_reads_sizes_round_trips_and_refuses_bad_sums() {
+        let text = format!("{T}[[workload]]\ndist = \"zoned_abs:25/1m:75/\"\n");
+        let plan = parse("job.toml", &text).unwrap();
+        let d = &plan.runs[0].workloads[0].dist;
+        assert_eq!(d.spec(), "zoned_abs:25/1048576:75/");
+        assert_eq!(Distribution::parse(&d.spec()).as_ref(), Ok(d));
+        assert_err(
+            &format!("{T}[[workload]]\ndist = \"zoned_abs:25/1m:70/\"\n"),
+            5,
+            "bands must add up to 100% of I/O",
+        );
+        assert_err(
+            &format!("{T}[[workload]]\ndist = \"zoned_abs:25/:75/1m\"\n"),
+            5,
+            "band '25/' needs non-negative numbers",
+        );
     }
 
     #[test]

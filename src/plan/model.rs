@@ -12,7 +12,7 @@ pub use super::outputs::{DedupSet, FioLogs};
 // `vocab`; the plan's own checks of them against a workload (`misfit`) are below.
 pub use crate::vocab::{
     AccessPattern, Arrival, BlockSizes, Distribution, DistributionError, Flow, Op, Pauses,
-    Priorities, Rate, SeqLayout, Sprandom, TrimMode, Zbd, Zone, Zones,
+    Priorities, Rate, SeqLayout, Sprandom, TrimMode, Zbd, Zone, ZoneBytes, Zones,
 };
 
 /// Everything one invocation will do: targets and the runs that use them.

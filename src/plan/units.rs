@@ -49,6 +49,13 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     Ok(v)
 }
 
+/// An offset distribution, its `zoned_abs` lengths read as sizes (`4m`).
+pub fn parse_dist(
+    text: &str,
+) -> Result<crate::vocab::Distribution, crate::vocab::DistributionError> {
+    crate::vocab::Distribution::parse_with(text, &|t: &str| parse_size(t).ok())
+}
+
 /// Like [`parse_size`] but accepts "0" (used for offsets).
 pub fn parse_size_allow_zero(text: &str) -> Result<u64, UnitError> {
     let (num, unit) = split_number(text)?;

@@ -87,6 +87,16 @@ impl OffsetSampler {
     pub fn of_working_set(dist: &Distribution, n: u64, ws_bytes: u64) -> Self {
         match dist {
             Distribution::VdbenchHotband => OffsetSampler::Hotband(Hotband::new(ws_bytes)),
+            Distribution::ZonedBytes { .. } => Self::new(&dist.in_fractions(ws_bytes), n),
+            _ => Self::new(dist, n),
+        }
+    }
+
+    /// Prepares a sampler for `n` blocks inside one file of `file_bytes` (a file
+    /// set): a zoned_abs distribution's bands measured in the file.
+    pub fn of_file(dist: &Distribution, n: u64, file_bytes: u64) -> Self {
+        match dist {
+            Distribution::ZonedBytes { .. } => Self::new(&dist.in_fractions(file_bytes), n),
             _ => Self::new(dist, n),
         }
     }
@@ -127,6 +137,8 @@ impl OffsetSampler {
                 stride: *stride,
             },
             Distribution::VdbenchHotband => OffsetSampler::Hotband(Hotband::new(0)),
+            // Measured in a set of no known size: the whole set one band.
+            Distribution::ZonedBytes { .. } => OffsetSampler::Uniform,
         }
     }
 
@@ -294,6 +306,35 @@ mod tests {
         let first: u64 = h[..100].iter().sum();
         let share = first as f64 / 1e6;
         assert!((share - 0.8).abs() < 0.01, "{share}");
+    }
+
+    // zoned_abs on a working set of 1000 blocks of 4 KiB: 30 % of the draws in its
+    // first 400 KiB (100 blocks), the rest after them, none before.
+    #[test]
+    fn zoned_abs_bands_are_measured_in_the_working_set() {
+        let d = crate::plan::units::parse_dist("zoned_abs:30/400k:70/").unwrap();
+        let s = OffsetSampler::of_working_set(&d, 1000, 1000 * 4096);
+        let mut rng = Rng::new(5);
+        let (mut first, n) = (0u64, 1_000_000);
+        for _ in 0..n {
+            first += u64::from(s.sample(&mut rng, 1000) < 100);
+        }
+        let share = first as f64 / n as f64;
+        // 1e6 draws: one σ is 0.00046; 0.005 is over 10 σ.
+        assert!((share - 0.3).abs() < 0.005, "{share}");
+        // On a set smaller than the bands, they are cut at its end.
+        let d = crate::plan::units::parse_dist("zoned_abs:50/1m:50/1m").unwrap();
+        let Distribution::Zoned { bands } = d.in_fractions(1 << 20) else {
+            panic!()
+        };
+        assert_eq!(bands.len(), 1);
+        assert_eq!((bands[0].io_pct, bands[0].range_pct), (100.0, 100.0));
+        // A set larger than the bands keeps its rest untouched.
+        let Distribution::Zoned { bands } = d.in_fractions(4 << 20) else {
+            panic!()
+        };
+        let got: Vec<(f64, f64)> = bands.iter().map(|b| (b.io_pct, b.range_pct)).collect();
+        assert_eq!(got, [(50.0, 25.0), (50.0, 25.0), (0.0, 50.0)]);
     }
 
     fn sequence(spec: &str, n: u64, ios: u64) -> Vec<Option<u64>> {

@@ -182,7 +182,7 @@ impl WorkloadShape {
         let fs =
             super::file_sets::FileShape::new(w, file_bytes, self.ws_len, self.offset_unit, lens);
         self.slots = fs.slots;
-        self.offsets = OffsetSampler::new(&w.dist, fs.slots);
+        self.offsets = OffsetSampler::of_file(&w.dist, fs.slots, file_bytes);
         self.files = Some(Box::new(fs));
         self
     }

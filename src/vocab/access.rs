@@ -90,6 +90,12 @@ pub enum Distribution {
         #[serde(default, skip_serializing_if = "is_false")]
         stride: bool,
     },
+    /// Hot bands of absolute length (fio's `zoned_abs`, vdbench's cache-hit area):
+    /// each band sends `io_pct` of the I/O to the next `bytes` of the working set,
+    /// in order; a band of 0 bytes takes the rest of the set. Bands past the set's
+    /// end are cut there.
+    #[serde(rename = "zoned_abs")]
+    ZonedBytes { bands: Vec<ZoneBytes> },
     /// vdbench's `hotband=`: its cache-access curve over the working set, which
     /// sends most I/O to the band's first bytes (8.7 % to its first 16 KB, a third
     /// to its first MB) and the rest ever more thinly to its end (`run::hotband`).
@@ -111,6 +117,15 @@ impl Distribution {
                     .collect();
                 format!("zoned:{}", parts.join(":"))
             }
+            Distribution::ZonedBytes { bands } => {
+                let parts: Vec<String> = (bands.iter())
+                    .map(|z| match z.bytes {
+                        0 => format!("{}/", z.io_pct),
+                        b => format!("{}/{b}", z.io_pct),
+                    })
+                    .collect();
+                format!("zoned_abs:{}", parts.join(":"))
+            }
             Distribution::Sequence { blocks, stride } => {
                 let list: Vec<String> = blocks.iter().map(u64::to_string).collect();
                 let tail = if *stride { ":stride" } else { "" };
@@ -125,6 +140,17 @@ impl Distribution {
     /// (block indices in order, repeated), "sequence:2,0,1:stride" (each repetition
     /// moves on by the sequence's length) or "vdbench_hotband" (vdbench's curve).
     pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
+        Distribution::parse_with(text, &|s: &str| s.trim().parse::<u64>().ok())
+    }
+
+    /// [`Distribution::parse`], with `size` reading the byte lengths of
+    /// `zoned_abs:IO%/SIZE:…` (a plain byte count without it; the plan's size
+    /// parser, `4m`, from the job file and the command line). A band without a size
+    /// (`zoned_abs:20/1m:80/`) takes the rest of the working set.
+    pub fn parse_with(
+        text: &str,
+        size: &dyn Fn(&str) -> Option<u64>,
+    ) -> Result<Distribution, DistributionError> {
         let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
         let num = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
         match kind.to_ascii_lowercase().as_str() {
@@ -157,6 +183,7 @@ impl Distribution {
                 }
                 Ok(Distribution::Zoned { bands })
             }
+            "zoned_abs" => parse_zoned_bytes(arg, size),
             "sequence" => parse_sequence(arg),
             "vdbench_hotband" if arg.is_empty() => Ok(Distribution::VdbenchHotband),
             _ => Err(DistributionError::Unknown),
@@ -199,6 +226,39 @@ impl Distribution {
     }
 }
 
+/// `60/1m:40/` (I/O % / length per band): a zoned_abs distribution. The I/O must
+/// add up to 100; only the last band may leave its length out (the rest).
+fn parse_zoned_bytes(
+    arg: &str,
+    size: &dyn Fn(&str) -> Option<u64>,
+) -> Result<Distribution, DistributionError> {
+    let parts: Vec<&str> = arg.split(':').collect();
+    let mut bands = Vec::new();
+    for (k, part) in parts.iter().enumerate() {
+        let (io, len) = part
+            .split_once('/')
+            .ok_or_else(|| DistributionError::BandShape(part.to_string()))?;
+        let io_pct = io
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0);
+        let bytes = match len.trim() {
+            "" if k + 1 == parts.len() => Some(0),
+            l => size(l).filter(|&b| b > 0),
+        };
+        match (io_pct, bytes) {
+            (Some(io_pct), Some(bytes)) => bands.push(ZoneBytes { io_pct, bytes }),
+            _ => return Err(DistributionError::BandNumbers(part.to_string())),
+        }
+    }
+    let io: f64 = bands.iter().map(|b| b.io_pct).sum();
+    if (io - 100.0).abs() > 0.01 {
+        return Err(DistributionError::BandSums { io, range: 100.0 });
+    }
+    Ok(Distribution::ZonedBytes { bands })
+}
+
 /// `2,0,1` or `2,0,1:stride`: the block indices of a sequence distribution.
 fn parse_sequence(arg: &str) -> Result<Distribution, DistributionError> {
     let (list, stride) = match arg.rsplit_once(':') {
@@ -233,10 +293,57 @@ pub enum DistributionError {
     )]
     Sequence(String),
     #[error(
-        "expected uniform, zipf:THETA, pareto:H, zoned:IO%/RANGE%:…, sequence:B,B,…[:stride] \
-         or vdbench_hotband"
+        "expected uniform, zipf:THETA, pareto:H, zoned:IO%/RANGE%:…, zoned_abs:IO%/SIZE:…, \
+         sequence:B,B,…[:stride] or vdbench_hotband"
     )]
     Unknown,
+}
+
+/// One band of a zoned_abs distribution: `io_pct` of the I/O goes to the next
+/// `bytes` of the working set (0: the rest of it).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ZoneBytes {
+    pub io_pct: f64,
+    pub bytes: u64,
+}
+
+impl Distribution {
+    /// A zoned_abs distribution as the zoned one it is on a working set of
+    /// `ws_bytes`: each band's length a share of the set (cut at its end; a band
+    /// with none left is dropped, its I/O going to the last band kept). Other
+    /// distributions are returned as they are.
+    pub fn in_fractions(&self, ws_bytes: u64) -> Distribution {
+        let Distribution::ZonedBytes { bands } = self else {
+            return self.clone();
+        };
+        let ws = ws_bytes.max(1);
+        let (mut at, mut out) = (0u64, Vec::<Zone>::new());
+        for b in bands {
+            let len = match b.bytes {
+                0 => ws - at,
+                n => n.min(ws - at),
+            };
+            if len == 0 {
+                if let Some(last) = out.last_mut() {
+                    last.io_pct += b.io_pct;
+                }
+                continue;
+            }
+            out.push(Zone {
+                io_pct: b.io_pct,
+                range_pct: len as f64 / ws as f64 * 100.0,
+            });
+            at += len;
+        }
+        if at < ws {
+            // Past the last band: untouched, as fio leaves it.
+            out.push(Zone {
+                io_pct: 0.0,
+                range_pct: (ws - at) as f64 / ws as f64 * 100.0,
+            });
+        }
+        Distribution::Zoned { bands: out }
+    }
 }
 
 /// One band of a zoned distribution: `io_pct` of the I/O goes to the next

@@ -19,7 +19,9 @@ pub(crate) mod skip;
 pub mod sprandom;
 pub mod zones;
 
-pub use access::{AccessPattern, Distribution, DistributionError, SeqLayout, TrimMode, Zone};
+pub use access::{
+    AccessPattern, Distribution, DistributionError, SeqLayout, TrimMode, Zone, ZoneBytes,
+};
 pub use block_sizes::BlockSizes;
 pub use io::{SyncKind, UringOptions};
 pub use op::Op;

@@ -3000,8 +3000,8 @@ fn sequence_blocks(list: &str) -> Result<Vec<u64>, String> {
 const FIO_SEQUENCE_MAX: usize = 64;
 
 /// One direction's distribution: `random`, `zipf[:θ[:center]]`, `pareto[:h[:center]]`,
-/// `zoned:IO/RANGE:…`. `normal`/`gauss` and `zoned_abs` are unsupported (uniform
-/// used). Values fio itself refuses are errors.
+/// `zoned:IO/RANGE:…`, `zoned_abs:IO/SIZE:…`. `normal`/`gauss` are unsupported
+/// (uniform used). Values fio itself refuses are errors.
 fn one_distribution(
     text: &str,
     whole: &str,
@@ -3064,7 +3064,9 @@ fn one_distribution(
         "zoned" => Ok(Distribution::Zoned {
             bands: parse_zoned(arg).map_err(|e| bad(&e.to_string()))?,
         }),
-        "normal" | "gauss" | "zoned_abs" => {
+        "zoned_abs" => crate::plan::units::parse_dist(&format!("zoned_abs:{arg}"))
+            .map_err(|e| bad(&e.to_string())),
+        "normal" | "gauss" => {
             unsupported.push(format!("random_distribution={whole}"), loc);
             Ok(Distribution::Uniform)
         }

@@ -279,7 +279,7 @@ pub const OPTIONS: &[FioOption] = &[
     },
     maps(
         "random_distribution",
-        "dist: zipf, pareto, zoned, sequence; normal and zoned_abs unsupported",
+        "dist: zipf, pareto, zoned, zoned_abs, sequence; normal unsupported",
     ),
     flag(maps(
         "norandommap",

@@ -17,7 +17,7 @@ use super::{base_run, is_windows_path, CompatError, Loc, Translated, Unsupported
 use crate::plan::hosts::HostDef;
 use crate::plan::model::{
     AccessPattern, Arrival, BlockSizes, CurveSpec, DataSettings, Distribution, Plan, Rate, RunSpec,
-    SeqLayout, TargetSpec, Workload, DEFAULT_CURVE_POINTS_PCT,
+    SeqLayout, TargetSpec, Workload, ZoneBytes, DEFAULT_CURVE_POINTS_PCT,
 };
 use crate::plan::overrides::{Amount, WorkloadOverrides};
 use crate::plan::settings::declared::{RANDOM_PCT, RANGE_FROM_PCT, RANGE_TO_PCT};
@@ -442,6 +442,9 @@ struct Sd {
     align: Option<u64>,
     /// range=: the part of the sd its wds use, unless a wd gives its own.
     range: Option<(RangeEnd, RangeEnd)>,
+    /// hitarea=: the first bytes of a wd's range its cache hits go to (vdbench's
+    /// default 1 MiB).
+    hitarea: u64,
 }
 
 /// sd `d`; `target` (`--target`) replaces its lun.
@@ -470,6 +473,7 @@ fn resolve_sd(
         host: None,
         align: None,
         range: None,
+        hitarea: 1 << 20,
     };
     for p in &d.params {
         if !read(d.kind, p, unsupported) {
@@ -485,6 +489,7 @@ fn resolve_sd(
             "host" => sd.host = Some(p.clone()),
             "align" => sd.align = Some(size(p)?),
             "range" => sd.range = range_param(p, unsupported),
+            "hitarea" => sd.hitarea = parse_size_allow_zero(&p.value).map_err(|e| perr(p, &e))?,
             _ => not_read(p, unsupported),
         }
     }
@@ -526,6 +531,9 @@ struct Wd {
     direct: bool,
     /// Percentage of the run's I/O (skew=).
     skew: Option<f64>,
+    /// rhpct=, whpct=: the percentages of reads and writes that are cache hits,
+    /// and where given.
+    hits: (f64, f64, Option<Loc>),
 }
 
 #[derive(Clone, Copy)]
@@ -605,6 +613,7 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         hotband: false,
         direct: false,
         skew: None,
+        hits: (0.0, 0.0, None),
     };
     for p in &d.params {
         if !read(d.kind, p, unsupported) {
@@ -621,6 +630,8 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
             "range" => wd.range = range_param(p, unsupported),
             "hotband" => hotband_param(p, &mut wd, unsupported),
             "openflags" => openflags(p, &mut wd.direct, unsupported),
+            "rhpct" => (wd.hits.0, wd.hits.2) = (pct(p)? as f64, Some(p.loc.clone())),
+            "whpct" => (wd.hits.1, wd.hits.2) = (pct(p)? as f64, Some(p.loc.clone())),
             "skew" => match p.value.trim().parse::<f64>() {
                 Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => wd.skew = Some(v),
                 _ => {
@@ -633,6 +644,71 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         }
     }
     Ok(wd)
+}
+
+/// vdbench's cache hits (`rhpct=`, `whpct=`): a hit goes to the first `hitarea`
+/// bytes of the wd's range, a miss to the rest of it (`WG_entry`'s hit and miss
+/// contexts), so a random wd whose reads and writes hit alike is a zoned_abs
+/// distribution: the hit share to the hit area, the rest after it. `None`: no hits
+/// asked for. `Err`: what cannot be reproduced — hit shares that differ between
+/// the reads and writes of a mixed wd, or hits of sequential or partly random I/O
+/// (whose sequential runs vdbench keeps in each area), or on a hot band.
+fn cache_hits(
+    wd: &Wd,
+    sd: &Sd,
+    read_pct: u8,
+    seek: &Seek,
+    settings: &WorkloadSettings,
+) -> Result<Option<Distribution>, (String, Loc)> {
+    let (rh, wh, Some(loc)) = (wd.hits.0, wd.hits.1, wd.hits.2.clone()) else {
+        return Ok(None);
+    };
+    // No hit area (hitarea=0): vdbench's hits and misses share the whole range.
+    if (rh == 0.0 && wh == 0.0) || sd.hitarea == 0 {
+        return Ok(None);
+    }
+    let listed = |why: &str| {
+        Err((
+            format!("rhpct={rh}/whpct={wh} on wd={} — {why}", wd.name),
+            loc.clone(),
+        ))
+    };
+    let hit = match read_pct {
+        100 => rh,
+        0 => wh,
+        _ if rh == wh => rh,
+        _ => return listed("reads and writes hit in different shares"),
+    };
+    let random = seek.pattern == AccessPattern::Random && settings.ratio(&RANDOM_PCT) >= 100.0;
+    if !random || wd.hotband {
+        return listed("hits of sequential, partly random or hot-band I/O");
+    }
+    if hit == 0.0 {
+        // vdbench still keeps the misses out of the hit area.
+        return Ok(Some(Distribution::ZonedBytes {
+            bands: vec![
+                ZoneBytes {
+                    io_pct: 0.0,
+                    bytes: sd.hitarea,
+                },
+                ZoneBytes {
+                    io_pct: 100.0,
+                    bytes: 0,
+                },
+            ],
+        }));
+    }
+    let mut bands = vec![ZoneBytes {
+        io_pct: hit,
+        bytes: sd.hitarea,
+    }];
+    if hit < 100.0 {
+        bands.push(ZoneBytes {
+            io_pct: 100.0 - hit,
+            bytes: 0,
+        });
+    }
+    Ok(Some(Distribution::ZonedBytes { bands }))
 }
 
 /// `hotband=(low,high)`: the band is the wd's range (vdbench sets the same range
@@ -1660,6 +1736,22 @@ impl RdCx<'_> {
             Rate::Iops(n) if share.is_some() => Rate::Iops(n),
             Rate::Iops(n) => Rate::Iops(n / pairs.len() as f64),
         };
+        // vdbench draws a hot band's random I/O on its curve (sequential I/O just
+        // stays in the band).
+        let dist = if wd.hotband && seek.pattern == AccessPattern::Random {
+            Distribution::VdbenchHotband
+        } else {
+            Distribution::Uniform
+        };
+        let read_pct = pt.rdpct.unwrap_or(wd.read_pct);
+        let dist = match cache_hits(wd, sd, read_pct, &seek, &settings) {
+            Ok(Some(hits)) => hits,
+            Ok(None) => dist,
+            Err((why, loc)) => {
+                unsupported.push(why, &loc);
+                dist
+            }
+        };
         Ok(Workload {
             name: if pairs.iter().filter(|p| p.0 == w).count() > 1 {
                 format!("{}/{}", wd.name, sd.name)
@@ -1667,7 +1759,7 @@ impl RdCx<'_> {
                 wd.name.clone()
             },
             target: sd.name.clone(),
-            read_pct: pt.rdpct.unwrap_or(wd.read_pct),
+            read_pct,
             pattern: seek.pattern,
             bs: pt.bs.clone().unwrap_or(wd.bs.clone()),
             qd: 1,
@@ -1675,13 +1767,7 @@ impl RdCx<'_> {
             rate: wrate,
             offset_bytes: region.offset,
             size_bytes: region.len,
-            // vdbench draws a hot band's random I/O on its curve (sequential I/O
-            // just stays in the band).
-            dist: if wd.hotband && seek.pattern == AccessPattern::Random {
-                Distribution::VdbenchHotband
-            } else {
-                Distribution::Uniform
-            },
+            dist,
             arrival: self.settings.arrival,
             share_pct: share,
             seq_layout: seek.layout(),
@@ -2100,6 +2186,43 @@ mod tests {
         );
     }
 
+    // vdbench's hits go to the sd's hitarea (the range's first bytes), misses to
+    // the rest: a zoned_abs distribution when reads and writes hit alike.
+    #[test]
+    fn cache_hits_send_their_share_to_the_hit_area() {
+        let dist = |wd: &str| {
+            let t = parse_str(
+                "x.parm",
+                &format!("sd=s1,lun=/dev/a,hitarea=4m\nwd=w1,sd=s1,{wd}\nrd=r1,wd=w1,elapsed=10\n"),
+            )
+            .unwrap();
+            let u: Vec<String> = t.unsupported.iter().map(|u| u.option.clone()).collect();
+            (t.plan.runs[0].workloads[0].dist.spec(), u)
+        };
+        assert_eq!(
+            dist("rdpct=100,rhpct=100"),
+            ("zoned_abs:100/4194304".into(), vec![])
+        );
+        assert_eq!(
+            dist("rdpct=70,rhpct=20,whpct=20"),
+            ("zoned_abs:20/4194304:80/".into(), vec![])
+        );
+        // Writes only: whpct decides; its reads' rhpct does not matter.
+        assert_eq!(
+            dist("rdpct=0,rhpct=50,whpct=0"),
+            ("zoned_abs:0/4194304:100/".into(), vec![])
+        );
+        let (d, u) = dist("rdpct=70,rhpct=20,whpct=0");
+        assert_eq!(d, "uniform");
+        assert!(
+            u[0].contains("reads and writes hit in different shares"),
+            "{u:?}"
+        );
+        let (d, u) = dist("rdpct=100,rhpct=20,seekpct=0");
+        assert_eq!(d, "uniform");
+        assert!(u[0].contains("hits of sequential"), "{u:?}");
+    }
+
     #[test]
     fn target_replaces_every_lun_windows_paths_included() {
         let text = "sd=sd1,lun=\\\\.\\PhysicalDrive1\nsd=sd2,lun=/dev/b\n\
@@ -2131,8 +2254,8 @@ mod table_tests {
     const EVERY_MAPPED: &str = "\
 compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86,create_anchors=yes
 hd=h1,system=localhost
-sd=s,lun=/dev/x,count=(1,1),size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50)
-wd=w1,sd=s1,xfersize=4k,writepct=30,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100
+sd=s,lun=/dev/x,count=(1,1),size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50),hitarea=2m
+wd=w1,sd=s1,xfersize=4k,writepct=30,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100,rhpct=10,whpct=10
 rd=r1,wd=w1,sd=s1,maxdata=999t,maxdataread=998t,maxdatawritten=997t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 

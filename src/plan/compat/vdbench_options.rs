@@ -99,11 +99,6 @@ const NO_CMD: Effect = Unsupported("runs a command around the run; run it yourse
 const NO_FILE_LOOP: Effect = Unsupported("a file-system (fwd) loop");
 const NO_HIT: Effect =
     Unsupported("cache-hit workloads (hitarea, rhpct, whpct) are not reproduced");
-const ZERO_HIT: Effect = Effect::NoEffectWhen {
-    accepts: |v| v.is_some_and(|v| v.trim().parse::<f64>() == Ok(0.0)),
-    why: "0 (vdbench's default): no cache hits asked for; other values: cache-hit \
-          workloads are not reproduced",
-};
 const NO_COMP_LOOP: Effect = Unsupported("a loop over the data's compressibility");
 const REPORTING: &str = "changes vdbench's own reports only; ioscope writes its own";
 
@@ -315,7 +310,7 @@ pub static OPTIONS: &[VdbOption] = &[
     row(
         S,
         "hitarea",
-        NoEffect("the cache-hit area of rhpct/whpct, which are listed unless 0"),
+        Maps("the cache-hit area of rhpct/whpct: the first bytes of the range"),
     ),
     row(
         S,
@@ -391,8 +386,16 @@ pub static OPTIONS: &[VdbOption] = &[
         "iorate",
         Unsupported("a rate per wd; give iorate on the rd"),
     ),
-    row(W, "rhpct", ZERO_HIT),
-    row(W, "whpct", ZERO_HIT),
+    row(
+        W,
+        "rhpct",
+        Maps("the share of reads in the sd's hitarea (a zoned_abs distribution)"),
+    ),
+    row(
+        W,
+        "whpct",
+        Maps("the share of writes in the sd's hitarea (a zoned_abs distribution)"),
+    ),
     row(W, "priority", Unsupported("priorities between wds")),
     row(W, "stride", Unsupported("a random stride between I/Os")),
     aka(
