@@ -448,10 +448,7 @@ pub fn data_options(
     let mut spec = crate::data::DataSpec {
         dedup_ratio: d.dedup_ratio.unwrap_or(1.0),
         compress_ratio: d.compress_ratio.unwrap_or(1.0),
-        fill: d
-            .pattern
-            .as_ref()
-            .and_then(|p| crate::data::FillBytes::new(p.bytes())),
+        fill: d.pattern.as_ref().and_then(crate::run::data::fill_bytes),
         ..Default::default()
     };
     if let Some(b) = d.dedup_unit_bytes {

@@ -83,6 +83,7 @@ pub const MAX_FILL_BYTES: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FillBytes {
     bytes: [u8; MAX_FILL_BYTES],
+    /// 0: the offset form ([`FillBytes::OFFSET`]).
     len: u16,
 }
 
@@ -100,14 +101,32 @@ impl FillBytes {
         })
     }
 
+    /// Every write carries its own offset: 8 little-endian bytes, repeated over the
+    /// write from its start (fio's `verify_pattern=%o`).
+    pub const OFFSET: FillBytes = FillBytes {
+        bytes: [0; MAX_FILL_BYTES],
+        len: 0,
+    };
+
     pub fn as_slice(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
+    }
+
+    /// The period a generator repeats: the pattern's length, 8 for the offset form.
+    fn period(&self) -> usize {
+        match self.len {
+            0 => 8,
+            n => n as usize,
+        }
     }
 
     /// The pattern repeated to at least 4 KiB plus one more copy, so any run of up to
     /// `tile.len() - len` bytes from any phase is one slice of it.
     fn tile(&self) -> Box<[u8]> {
         let p = self.as_slice();
+        if p.is_empty() {
+            return Box::default();
+        }
         let copies = 4096usize.div_ceil(p.len()) + 1;
         p.repeat(copies).into_boxed_slice()
     }
@@ -274,7 +293,7 @@ impl Generator {
             pool_len: 0,
             pool_next: 0,
             tile: spec.fill.map(|f| f.tile()).unwrap_or_default(),
-            tile_period: spec.fill.map_or(0, |f| f.as_slice().len()),
+            tile_period: spec.fill.map_or(0, |f| f.period()),
             set: spec.working_set,
             set_base: match spec.working_set.and_then(|w| w.shared_seed) {
                 Some(shared) => mix64(shared ^ 0x5e75_e7a1),
@@ -310,8 +329,16 @@ impl Generator {
         self.fresh_seed()
     }
 
-    /// Fills `buf` (to be written at `offset`) with the fixed pattern.
+    /// Fills `buf` (to be written at `offset`) with the fixed pattern, or (no tile)
+    /// with the offset form: `offset` as 8 little-endian bytes, repeated.
     fn fill_pattern(&self, buf: &mut [u8], offset: u64) {
+        if self.tile.is_empty() {
+            let word = offset.to_le_bytes();
+            for (k, b) in buf.iter_mut().enumerate() {
+                *b = word[k % 8];
+            }
+            return;
+        }
         let period = self.tile_period;
         let run = self.tile.len() - period;
         let mut at = 0;
@@ -439,6 +466,22 @@ mod tests {
             assert!((12300..13300).contains(e), "own sets, one file: {each:?}");
         }
         assert_eq!(both, each.iter().sum::<usize>(), "own sets share nothing");
+    }
+
+    #[test]
+    fn the_offset_form_writes_each_writes_offset_over_it() {
+        let spec = DataSpec {
+            fill: Some(FillBytes::OFFSET),
+            ..Default::default()
+        };
+        let mut g = Generator::new(&spec, 1);
+        for (offset, len) in [(0u64, 8usize), (4096, 4096), (0x0102_0304_0506_0708, 20)] {
+            let mut buf = vec![0xeeu8; len];
+            g.fill(&mut buf, offset);
+            for (i, b) in buf.iter().enumerate() {
+                assert_eq!(*b, offset.to_le_bytes()[i % 8], "offset {offset:#x} + {i}");
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! bytes whatever its size or order. With verification on, each unit's header is
 //! stamped over its first bytes and its checksum covers the pattern after it, so a
 //! read of a changed pattern is a mismatch. Written in plans and job files as hex
-//! (`"0xaa555aa5"`).
+//! (`"0xaa555aa5"`). fio's `%o` is the other form: every write carries its own
+//! offset (8 bytes, little-endian, repeated over the write), written `"%o"`.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +14,8 @@ use serde::{Deserialize, Serialize};
 /// of it fixed-size).
 pub const MAX_PATTERN_BYTES: usize = 256;
 
-/// The bytes, in the order they are written.
+/// The bytes, in the order they are written; empty for the offset form (`%o`),
+/// which [`FillPattern::new`] never makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FillPattern(Vec<u8>);
 
@@ -26,13 +28,23 @@ pub enum FillPatternError {
     Part(String),
     #[error("{0} bytes: at most {MAX_PATTERN_BYTES}")]
     TooLong(usize),
-    #[error("'%o' (the block offset) is not a fixed pattern")]
+    #[error("'%o' (the write's offset) stands alone: it cannot be mixed with other bytes")]
     Offset,
 }
 
 impl FillPattern {
+    /// The fixed bytes; empty for the offset form.
     pub fn bytes(&self) -> &[u8] {
         &self.0
+    }
+
+    /// fio's `%o`: every write carries its own offset, as 8 little-endian bytes
+    /// repeated over it (so a block written to the wrong place reads back wrong).
+    pub const OFFSET: FillPattern = FillPattern(Vec::new());
+
+    /// True for the offset form.
+    pub fn is_offset(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// From bytes (1..=[`MAX_PATTERN_BYTES`] of them).
@@ -47,10 +59,14 @@ impl FillPattern {
     /// Reads fio's pattern text: hex numbers (`0xaa55`, bytes in the order written;
     /// an odd digit count makes the first byte one digit), decimal numbers (the
     /// fewest bytes that hold them, least significant first, as fio lays out an
-    /// integer) and quoted strings (`"abcd"`), one after another. `%o` is refused.
+    /// integer) and quoted strings (`"abcd"`), one after another; or `%o` alone (the
+    /// offset form; mixed with other bytes it is refused).
     pub fn parse_fio(text: &str) -> Result<Self, FillPatternError> {
         let mut out = Vec::new();
         let mut rest = text.trim();
+        if rest == "%o" {
+            return Ok(FillPattern::OFFSET);
+        }
         while !rest.is_empty() {
             rest = if rest.starts_with("%o") {
                 return Err(FillPatternError::Offset);
@@ -89,8 +105,12 @@ impl FillPattern {
         FillPattern::new(out)
     }
 
-    /// `0x` and the bytes in hex, as plans and job files write it.
+    /// `0x` and the bytes in hex, as plans and job files write it (`%o` for the
+    /// offset form).
     pub fn hex(&self) -> String {
+        if self.is_offset() {
+            return "%o".into();
+        }
         let mut s = String::from("0x");
         for b in &self.0 {
             s.push_str(&format!("{b:02x}"));
@@ -136,7 +156,9 @@ mod tests {
         assert_eq!(p("258"), Ok(vec![0x02, 0x01]));
         assert_eq!(p("0"), Ok(vec![0]));
         assert_eq!(p("0x01\"ab\""), Ok(vec![1, b'a', b'b']));
-        assert_eq!(p("%o"), Err(FillPatternError::Offset));
+        assert_eq!(FillPattern::parse_fio(" %o "), Ok(FillPattern::OFFSET));
+        assert_eq!(FillPattern::OFFSET.hex(), "%o");
+        assert_eq!(p("0xff%o"), Err(FillPatternError::Offset));
         assert!(matches!(p("zz"), Err(FillPatternError::Part(_))));
         assert!(matches!(
             p(&format!("0x{}", "ab".repeat(257))),

@@ -38,6 +38,14 @@ pub struct WorkloadDataOptions {
     pub verify_after: bool,
 }
 
+/// The runtime's form of a plan's fill pattern (fixed bytes, or the offset form).
+pub fn fill_bytes(p: &crate::plan::fill::FillPattern) -> Option<crate::data::FillBytes> {
+    if p.is_offset() {
+        return Some(crate::data::FillBytes::OFFSET);
+    }
+    crate::data::FillBytes::new(p.bytes())
+}
+
 impl DataOptions {
     /// `w`'s data settings: its own where it has them, else these.
     pub fn for_workload(&self, w: &crate::plan::model::Workload) -> WorkloadDataOptions {
@@ -48,7 +56,7 @@ impl DataOptions {
                 dedup_ratio: own.dedup_ratio.unwrap_or(self.spec.dedup_ratio),
                 compress_ratio: own.compress_ratio.unwrap_or(self.spec.compress_ratio),
                 fill: match &own.pattern {
-                    Some(p) => crate::data::FillBytes::new(p.bytes()),
+                    Some(p) => fill_bytes(p),
                     None => self.spec.fill,
                 },
                 working_set: match own.dedup_set {
