@@ -27,7 +27,7 @@ pub use replay::ReplayResult;
 use serde::{Deserialize, Serialize};
 pub use workload::{
     AccessPattern, Arrival, BlockSizes, Distribution, NetMode, NetRrEcho, NetWorkloadEcho, Rate,
-    RunWorkload, SeqLayout, WorkloadEcho, Zone,
+    RunWorkload, SeqLayout, WorkloadEcho, Zone, ZoneBytes,
 };
 
 /// Schema identifier written at the top of every result file.

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::{
     AccessPattern, Arrival, BlockSizes, Distribution, Flow, Pauses, Priorities, Rate, SeqLayout,
-    Sprandom, TrimMode, Zone, Zones,
+    Sprandom, TrimMode, Zone, ZoneBytes, Zones,
 };
 
 /// The settings a run echoes: a storage workload, or a network test's settings

@@ -197,7 +197,9 @@ fn cell(col: &str, r: &Row, doc: &ResultDoc) -> Cell {
         "MB_write" => Cell::Num(mb(o.write_bytes)),
         "Xfersize" => Cell::Int(o.xfersize() as i64),
         "threads" => Cell::Int(r.run.streams as i64),
-        "rhpct" | "whpct" => Cell::Num(0.0),
+        "rhpct" | "whpct" => {
+            Cell::Num(same(r.run, |w| Some(hit_pct(w, col == "rhpct"))).unwrap_or(0.0))
+        }
         "version" => Cell::Text(format!("{}-{}", doc.tool.name, doc.tool.version)),
         "compratio" => compratio(doc),
         "queue_depth" => Cell::Num(r.queue_depth),
@@ -233,6 +235,27 @@ fn seekpct(w: &WorkloadEcho) -> Option<f64> {
         (AccessPattern::Random, Some(p)) => p,
         (AccessPattern::Random, None) => 100.0,
     })
+}
+
+/// vdbench's read (or write) hit % of a workload, as its `rhpct=`/`whpct=`
+/// translate: the first band of a zoned_abs distribution of one band, or of two
+/// whose second takes the rest, for a workload that reads (writes); else 0.
+fn hit_pct(w: &WorkloadEcho, read: bool) -> f64 {
+    use crate::result::Distribution;
+    let Distribution::ZonedBytes { bands } = &w.dist else {
+        return 0.0;
+    };
+    let shaped = bands.len() == 1 || (bands.len() == 2 && bands[1].bytes == 0);
+    let does = if read {
+        w.read_pct > 0
+    } else {
+        w.read_pct < 100
+    };
+    if shaped && does {
+        bands[0].io_pct
+    } else {
+        0.0
+    }
 }
 
 /// A setting's value when every workload of the run has the same one.

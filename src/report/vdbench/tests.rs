@@ -52,6 +52,32 @@ fn flatfile_has_a_line_per_interval_and_the_average_in_named_columns() {
     );
 }
 
+// A run translated from rhpct=30 on a read-only wd: its zoned_abs hit band is the
+// flatfile's rhpct; whpct stays 0 (the workload writes nothing).
+#[test]
+fn flatfile_hit_columns_come_from_a_hit_band() {
+    let mut run = testdata::run("rd1", 1000.0, 100.0, 2, 1, 0.0, 1.0, 1);
+    let w = run.workload.storage_mut().unwrap();
+    w.read_pct = 100;
+    w.dist = crate::result::Distribution::ZonedBytes {
+        bands: vec![
+            crate::result::ZoneBytes {
+                io_pct: 30.0,
+                bytes: 1 << 20,
+            },
+            crate::result::ZoneBytes {
+                io_pct: 70.0,
+                bytes: 0,
+            },
+        ],
+    };
+    let text = render_flatfile(&testdata::doc(vec![run]), "out");
+    let (head, rows) = parse(&text);
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows[0][col("rhpct")].parse::<f64>().unwrap(), 30.0);
+    assert_eq!(rows[0][col("whpct")].parse::<f64>().unwrap(), 0.0);
+}
+
 fn flat_columns_raw() -> usize {
     28
 }
