@@ -35,10 +35,12 @@ const DIRECT_BYTES: usize = 32 * 1024;
 /// Requests per `sendmsg` (two iovecs each, under `IOV_MAX`).
 const BATCH: usize = 512;
 
-/// Where an export is: the server's address and the export's name.
+/// Where an export is: the server's addresses (each tried in turn, as libnbd
+/// does: `localhost` may resolve to ::1 first for a server on 127.0.0.1) and the
+/// export's name.
 #[derive(Debug, Clone)]
 pub struct Dest {
-    addr: SockAddr,
+    addrs: Vec<SockAddr>,
     export: Vec<u8>,
 }
 
@@ -51,12 +53,17 @@ impl Dest {
         if spec.export.contains('%') {
             return None;
         }
-        let addr = match spec.server.strip_prefix("unix:") {
-            Some(path) => SockAddr::unix(path).ok()?,
-            None => SockAddr::from(spec.server.to_socket_addrs().ok()?.next()?),
+        let addrs: Vec<SockAddr> = match spec.server.strip_prefix("unix:") {
+            Some(path) => vec![SockAddr::unix(path).ok()?],
+            None => (spec.server.to_socket_addrs().ok()?)
+                .map(SockAddr::from)
+                .collect(),
         };
+        if addrs.is_empty() {
+            return None;
+        }
         Some(Dest {
-            addr,
+            addrs,
             export: spec.export.into_bytes(),
         })
     }
@@ -92,6 +99,9 @@ enum Phase {
 struct Inner {
     sock: Socket,
     phase: Phase,
+    /// The server's addresses and the one `sock` is for.
+    addrs: Vec<SockAddr>,
+    at: usize,
     export: Vec<u8>,
     /// Handshake bytes still to send, from `hs_sent`.
     hs_out: Vec<u8>,
@@ -128,28 +138,12 @@ impl Conn {
     /// Starts connecting to `d` without blocking; drive it with
     /// [`Conn::pollfd`]/[`Conn::service`] until [`Conn::is_ready`].
     pub fn start(d: &Dest) -> Result<Conn, String> {
-        let sock =
-            Socket::new(d.addr.domain(), Type::STREAM, None).map_err(|e| os_err("socket", e))?;
-        sock.set_nonblocking(true)
-            .map_err(|e| os_err("socket", e))?;
-        if !d.addr.is_unix() {
-            // Requests are batched by the engine; Nagle would only delay them.
-            sock.set_tcp_nodelay(true)
-                .map_err(|e| os_err("socket", e))?;
-        }
-        let phase = match sock.connect(&d.addr) {
-            Ok(()) => Phase::Handshake(Handshake::Greeting),
-            Err(e)
-                if e.raw_os_error() == Some(libc::EINPROGRESS)
-                    || e.kind() == std::io::ErrorKind::WouldBlock =>
-            {
-                Phase::Connecting
-            }
-            Err(e) => return Err(os_err("connect", e)),
-        };
+        let (sock, phase, at) = dial(&d.addrs, 0)?;
         Ok(Conn(RefCell::new(Inner {
             sock,
             phase,
+            addrs: d.addrs.clone(),
+            at,
             export: d.export.clone(),
             hs_out: Vec::new(),
             hs_sent: 0,
@@ -285,6 +279,34 @@ impl Conn {
     }
 }
 
+/// Starts a non-blocking connect to `addrs[from]`, else the next address that does
+/// not fail at once: the socket, its phase and its address's index.
+fn dial(addrs: &[SockAddr], from: usize) -> Result<(Socket, Phase, usize), String> {
+    let mut last = String::from("no address");
+    for (at, addr) in addrs.iter().enumerate().skip(from) {
+        let sock =
+            Socket::new(addr.domain(), Type::STREAM, None).map_err(|e| os_err("socket", e))?;
+        sock.set_nonblocking(true)
+            .map_err(|e| os_err("socket", e))?;
+        if !addr.is_unix() {
+            // Requests are batched by the engine; Nagle would only delay them.
+            sock.set_tcp_nodelay(true)
+                .map_err(|e| os_err("socket", e))?;
+        }
+        match sock.connect(addr) {
+            Ok(()) => return Ok((sock, Phase::Handshake(Handshake::Greeting), at)),
+            Err(e)
+                if e.raw_os_error() == Some(libc::EINPROGRESS)
+                    || e.kind() == std::io::ErrorKind::WouldBlock =>
+            {
+                return Ok((sock, Phase::Connecting, at))
+            }
+            Err(e) => last = os_err("connect", e),
+        }
+    }
+    Err(last)
+}
+
 /// One request's header.
 fn request(ty: u16, cookie: u64, offset: u64, len: u32) -> [u8; REQUEST_BYTES] {
     let mut h = [0u8; REQUEST_BYTES];
@@ -339,7 +361,12 @@ impl Inner {
         match self.phase {
             Phase::Connecting => {
                 if let Some(e) = self.sock.take_error().map_err(|e| os_err("connect", e))? {
-                    return Err(os_err("connect", e));
+                    if self.at + 1 >= self.addrs.len() {
+                        return Err(os_err("connect", e));
+                    }
+                    // The next address, on a socket of its own.
+                    (self.sock, self.phase, self.at) = dial(&self.addrs, self.at + 1)?;
+                    return Ok(());
                 }
                 if revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0 {
                     self.phase = Phase::Handshake(Handshake::Greeting);
@@ -607,13 +634,59 @@ mod tests {
         assert_eq!(errno(1234), libc::EINVAL);
     }
 
+    // A refused address is skipped for the next one, as libnbd does (`localhost`
+    // resolving to ::1 first for a server on 127.0.0.1): here a closed port, then a
+    // listener that greets, takes the GO option and acknowledges it.
+    #[test]
+    fn a_refused_address_is_skipped_for_the_next() {
+        use std::io::{Read, Write};
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let closed_addr = closed.local_addr().unwrap();
+        drop(closed);
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr().unwrap();
+        let t = std::thread::spawn(move || {
+            let (mut s, _) = server.accept().unwrap();
+            let mut greeting = b"NBDMAGICIHAVEOPT".to_vec();
+            greeting.extend_from_slice(&3u16.to_be_bytes());
+            s.write_all(&greeting).unwrap();
+            // Client flags, then GO: magic, option, length, name length, name, 0 infos.
+            let mut head = [0u8; 4 + 16];
+            s.read_exact(&mut head).unwrap();
+            let len = u32::from_be_bytes(head[16..20].try_into().unwrap()) as usize;
+            let mut data = vec![0u8; len];
+            s.read_exact(&mut data).unwrap();
+            let mut ack = 0x0003_e889_0455_65a9u64.to_be_bytes().to_vec();
+            ack.extend_from_slice(&7u32.to_be_bytes());
+            ack.extend_from_slice(&1u32.to_be_bytes());
+            ack.extend_from_slice(&0u32.to_be_bytes());
+            s.write_all(&ack).unwrap();
+            // Held open until the client says goodbye and closes.
+            let _ = s.read_to_end(&mut Vec::new());
+            data
+        });
+        let d = Dest {
+            addrs: vec![SockAddr::from(closed_addr), SockAddr::from(addr)],
+            export: b"x".to_vec(),
+        };
+        let c = Conn::connect(&d, 5_000_000_000).unwrap();
+        assert!(c.is_ready());
+        drop(c);
+        let go = t.join().unwrap();
+        assert_eq!(
+            go,
+            [0, 0, 0, 1, b'x', 0, 0],
+            "the export's name, no info requests"
+        );
+    }
+
     #[test]
     fn destinations_resolve_and_percent_encoded_exports_go_to_libnbd() {
         let d = Dest::of("nbd://127.0.0.1:10900/disk").unwrap();
         assert_eq!(d.export, b"disk");
-        assert!(d.addr.as_socket().is_some());
+        assert!(d.addrs[0].as_socket().is_some());
         let d = Dest::of("nbd+unix:///x?socket=/tmp/s.sock").unwrap();
-        assert!(d.addr.is_unix());
+        assert!(d.addrs[0].is_unix());
         assert!(Dest::of("nbd://127.0.0.1/a%20b").is_none());
     }
 }
