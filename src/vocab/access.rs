@@ -200,18 +200,21 @@ impl Distribution {
     /// diskspd's reader and ioscope's profile writer both go through this, so a
     /// profile's ranges are written only when they read back as the same bands.
     pub fn from_ranges(ranges: &[(u64, u64)], span: f64) -> Distribution {
+        Distribution::laid_end_to_end(ranges.iter().map(|&(io, r)| (io as f64, r)), span)
+    }
+
+    /// [`Distribution::from_ranges`] with the I/O shares as numbers of their own
+    /// (zoned_abs bands carry fractions).
+    fn laid_end_to_end(ranges: impl IntoIterator<Item = (f64, u64)>, span: f64) -> Distribution {
         let mut bands = Vec::new();
         let (mut io_left, mut range_left) = (100.0, 100.0);
-        for &(io, range) in ranges {
+        for (io_pct, range) in ranges {
             let range_pct = (range as f64 / span * 100.0).min(range_left);
             if range_pct <= 0.0 {
                 break;
             }
-            bands.push(Zone {
-                io_pct: io as f64,
-                range_pct,
-            });
-            io_left -= io as f64;
+            bands.push(Zone { io_pct, range_pct });
+            io_left -= io_pct;
             range_left -= range_pct;
         }
         if range_left > 0.0 {
@@ -309,40 +312,21 @@ pub struct ZoneBytes {
 
 impl Distribution {
     /// A zoned_abs distribution as the zoned one it is on a working set of
-    /// `ws_bytes`: each band's length a share of the set (cut at its end; a band
-    /// with none left is dropped, its I/O going to the last band kept). Other
-    /// distributions are returned as they are.
+    /// `ws_bytes`, laid out as diskspd's `-rdabs` ranges are
+    /// ([`Distribution::from_ranges`]): each band's length a share of the set, cut
+    /// at its end (a band with none left dropped, its I/O going to the last band
+    /// kept), what no band covers getting no I/O. Other distributions are returned
+    /// as they are.
     pub fn in_fractions(&self, ws_bytes: u64) -> Distribution {
         let Distribution::ZonedBytes { bands } = self else {
             return self.clone();
         };
-        let ws = ws_bytes.max(1);
-        let (mut at, mut out) = (0u64, Vec::<Zone>::new());
-        for b in bands {
-            let len = match b.bytes {
-                0 => ws - at,
-                n => n.min(ws - at),
-            };
-            if len == 0 {
-                if let Some(last) = out.last_mut() {
-                    last.io_pct += b.io_pct;
-                }
-                continue;
-            }
-            out.push(Zone {
-                io_pct: b.io_pct,
-                range_pct: len as f64 / ws as f64 * 100.0,
-            });
-            at += len;
-        }
-        if at < ws {
-            // Past the last band: untouched, as fio leaves it.
-            out.push(Zone {
-                io_pct: 0.0,
-                range_pct: (ws - at) as f64 / ws as f64 * 100.0,
-            });
-        }
-        Distribution::Zoned { bands: out }
+        // A band of 0 bytes is the rest: a length past any set's end, cut there.
+        let ranges = bands.iter().map(|b| match b.bytes {
+            0 => (b.io_pct, u64::MAX),
+            n => (b.io_pct, n),
+        });
+        Distribution::laid_end_to_end(ranges, ws_bytes.max(1) as f64)
     }
 }
 

@@ -218,18 +218,18 @@ impl Conn {
     /// Acts on what poll(2) reported; `Err` (kept: [`Conn::error`]) when the
     /// connection failed.
     pub fn service(&self, revents: i16) -> Result<(), String> {
-        let mut g = self.0.borrow_mut();
-        let r = g.service(revents);
-        if let Err(e) = &r {
-            g.phase = Phase::Dead(e.clone());
-        }
-        r
+        self.or_dead(|g| g.service(revents))
     }
 
     /// Sends what is queued, as far as the socket takes it.
     pub fn flush(&self) -> Result<(), String> {
+        self.or_dead(Inner::send_queued)
+    }
+
+    /// Runs `f` on the connection; a failure kills it, its message kept.
+    fn or_dead(&self, f: impl FnOnce(&mut Inner) -> Result<(), String>) -> Result<(), String> {
         let mut g = self.0.borrow_mut();
-        let r = g.send_queued();
+        let r = f(&mut g);
         if let Err(e) = &r {
             g.phase = Phase::Dead(e.clone());
         }

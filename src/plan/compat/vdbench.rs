@@ -683,21 +683,7 @@ fn cache_hits(
     if !random || wd.hotband {
         return listed("hits of sequential, partly random or hot-band I/O");
     }
-    if hit == 0.0 {
-        // vdbench still keeps the misses out of the hit area.
-        return Ok(Some(Distribution::ZonedBytes {
-            bands: vec![
-                ZoneBytes {
-                    io_pct: 0.0,
-                    bytes: sd.hitarea,
-                },
-                ZoneBytes {
-                    io_pct: 100.0,
-                    bytes: 0,
-                },
-            ],
-        }));
-    }
+    // With no hits the band is still there: vdbench keeps the misses out of it.
     let mut bands = vec![ZoneBytes {
         io_pct: hit,
         bytes: sd.hitarea,

@@ -677,8 +677,6 @@ struct Output {
     format: Option<format_fwd::FormatFwd>,
     /// The host definitions (two or more `hd=`), without their trees.
     hosts: Vec<crate::plan::hosts::HostDef>,
-    /// The rd (name, place) that made each run.
-    run_rds: Vec<(String, Loc)>,
     /// The hosts each target is driven by.
     binding: hosts::Binding,
 }
@@ -994,14 +992,12 @@ fn rd_runs(
     if rd.format == Format::Clean {
         for run in clean::runs(&cx, out) {
             out.runs.push(run);
-            out.run_rds.push((d.name.clone(), d.loc.clone()));
         }
         return Ok(());
     }
     if rd.format != Format::No {
         let run = format_run(&cx, out, unsupported)?;
         out.runs.push(run);
-        out.run_rds.push((d.name.clone(), d.loc.clone()));
     }
     if rd.format == Format::Only {
         return Ok(());
@@ -1043,7 +1039,6 @@ fn rd_runs(
         &shares,
         skews.iter().any(Option::is_some),
     );
-    out.run_rds.push((d.name.clone(), d.loc.clone()));
     out.runs.push(rd.run(d, workloads, warmup_ns, run_hosts));
     Ok(())
 }
@@ -1099,12 +1094,17 @@ impl Rd {
             ..base_run()
         };
         run.settings.set(&PAUSE, Value::Nanos(self.pause_ns));
+        self.limit_data(&mut run);
+        run
+    }
+
+    /// The rd's `maxdata=`, `maxdataread=`, `maxdatawritten=` on `run`.
+    fn limit_data(&self, run: &mut RunSpec) {
         for (b, (_, decl)) in self.maxdata_bytes.iter().zip(super::MAXDATA) {
             if let Some(b) = b {
                 run.settings.set(decl, Value::Bytes(*b));
             }
         }
-        run
     }
 }
 
@@ -1403,11 +1403,7 @@ fn format_run(
         ..base_run()
     };
     if rd.format_limited {
-        for (b, (_, decl)) in rd.maxdata_bytes.iter().zip(super::MAXDATA) {
-            if let Some(b) = b {
-                run.settings.set(decl, Value::Bytes(*b));
-            }
-        }
+        rd.limit_data(&mut run);
     }
     Ok(run)
 }

@@ -92,29 +92,24 @@ impl Binding {
         if on.is_empty() {
             return;
         }
-        let first = self.0.iter().find(|b| b.0 == *target);
-        let name = match first {
-            None => {
-                self.0.push((target.clone(), on.to_vec(), target.clone()));
-                target.clone()
+        let name = if let Some(b) = self.0.iter().find(|b| b.0 == *target && b.1 == on) {
+            b.2.clone()
+        } else if !self.0.iter().any(|b| b.0 == *target) {
+            // The first hosts to drive the target keep its name.
+            self.0.push((target.clone(), on.to_vec(), target.clone()));
+            target.clone()
+        } else {
+            let names: Vec<&str> = on.iter().map(|&h| run_hosts[h].name.as_str()).collect();
+            let alias = format!("{target}@{}", names.join("+"));
+            if let Some(spec) = targets.iter().find(|x| x.name == *target) {
+                let spec = TargetSpec {
+                    name: alias.clone(),
+                    ..spec.clone()
+                };
+                targets.push(spec);
             }
-            Some(b) if b.1 == on => target.clone(),
-            Some(_) => match self.0.iter().find(|b| b.0 == *target && b.1 == on) {
-                Some(b) => b.2.clone(),
-                None => {
-                    let names: Vec<&str> = on.iter().map(|&h| run_hosts[h].name.as_str()).collect();
-                    let alias = format!("{target}@{}", names.join("+"));
-                    if let Some(spec) = targets.iter().find(|x| x.name == *target) {
-                        let spec = TargetSpec {
-                            name: alias.clone(),
-                            ..spec.clone()
-                        };
-                        targets.push(spec);
-                    }
-                    self.0.push((target.clone(), on.to_vec(), alias.clone()));
-                    alias
-                }
-            },
+            self.0.push((target.clone(), on.to_vec(), alias.clone()));
+            alias
         };
         *target = name;
         for &h in on {
