@@ -82,6 +82,7 @@ pub mod null;
 pub mod page_fault;
 pub mod reconnect;
 pub mod sim;
+pub mod sock;
 #[cfg(feature = "smb")]
 pub mod smb;
 pub mod space;

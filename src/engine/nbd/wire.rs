@@ -11,13 +11,11 @@
 //! replies; libnbd serves structured replies (`nbd_structured_replies`).
 
 use super::handshake::Handshake;
+use crate::engine::sock::{self, Dial, Frame, Moved, Rx, SetUp, Tx};
 use crate::plan::model::Op;
 use crate::target::nbd::ffi::{DoneList, Ticket};
-use socket2::{SockAddr, Socket, Type};
+use socket2::SockAddr;
 use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::net::ToSocketAddrs;
-use std::os::fd::AsRawFd;
 
 const REQUEST_MAGIC: u32 = 0x2560_9513;
 const SIMPLE_REPLY_MAGIC: u32 = 0x6744_6698;
@@ -32,12 +30,9 @@ const RX_BYTES: usize = 256 * 1024;
 /// A read whose data still to come is at least this long, with nothing buffered,
 /// is received straight into its own buffer rather than copied through ours.
 const DIRECT_BYTES: usize = 32 * 1024;
-/// Requests per `sendmsg` (two iovecs each, under `IOV_MAX`).
-const BATCH: usize = 512;
 
 /// Where an export is: the server's addresses (each tried in turn, as libnbd
-/// does: `localhost` may resolve to ::1 first for a server on 127.0.0.1) and the
-/// export's name.
+/// does) and the export's name.
 #[derive(Debug, Clone)]
 pub struct Dest {
     addrs: Vec<SockAddr>,
@@ -53,17 +48,8 @@ impl Dest {
         if spec.export.contains('%') {
             return None;
         }
-        let addrs: Vec<SockAddr> = match spec.server.strip_prefix("unix:") {
-            Some(path) => vec![SockAddr::unix(path).ok()?],
-            None => (spec.server.to_socket_addrs().ok()?)
-                .map(SockAddr::from)
-                .collect(),
-        };
-        if addrs.is_empty() {
-            return None;
-        }
         Some(Dest {
-            addrs,
+            addrs: sock::resolve(&spec.server)?,
             export: spec.export.into_bytes(),
         })
     }
@@ -75,7 +61,6 @@ struct Slot {
     op: Op,
     buf: *mut u8,
     len: u32,
-    header: [u8; REQUEST_BYTES],
     busy: bool,
 }
 
@@ -83,7 +68,6 @@ const FREE: Slot = Slot {
     op: Op::Read,
     buf: std::ptr::null_mut(),
     len: 0,
-    header: [0; REQUEST_BYTES],
     busy: false,
 };
 
@@ -97,29 +81,22 @@ enum Phase {
 }
 
 struct Inner {
-    sock: Socket,
+    dial: Dial,
     phase: Phase,
-    /// The server's addresses and the one `sock` is for.
+    /// The server's addresses (`dial.at` is the one the socket is for).
     addrs: Vec<SockAddr>,
-    at: usize,
     export: Vec<u8>,
     /// Handshake bytes still to send, from `hs_sent`.
     hs_out: Vec<u8>,
     hs_sent: usize,
-    /// Received bytes not yet consumed: `rx[lo..hi]`.
-    rx: Box<[u8]>,
-    lo: usize,
-    hi: usize,
+    rx: Rx,
     slots: Vec<Slot>,
-    /// Requests queued and not yet wholly sent; `head_sent` bytes of the first
-    /// are on the wire.
-    queue: VecDeque<u32>,
-    head_sent: usize,
+    /// Requests (headers and write data) not yet wholly sent.
+    tx: Tx,
     /// The read whose data is arriving: (slot, bytes so far).
     reading: Option<(u32, usize)>,
     /// Where finished requests are reported (the link's `Inflight`).
     done: *const DoneList,
-    iov: Vec<libc::iovec>,
 }
 
 /// One connection to an NBD server.
@@ -130,64 +107,33 @@ pub struct Conn(RefCell<Inner>);
 // used only by the thread that owns the engine, and moves with it.
 unsafe impl Send for Conn {}
 
-fn os_err(what: &str, e: std::io::Error) -> String {
-    format!("{what}: {e}")
-}
-
 impl Conn {
     /// Starts connecting to `d` without blocking; drive it with
     /// [`Conn::pollfd`]/[`Conn::service`] until [`Conn::is_ready`].
     pub fn start(d: &Dest) -> Result<Conn, String> {
-        let (sock, phase, at) = dial(&d.addrs, 0)?;
+        let dial = Dial::start(&d.addrs, 0)?;
+        let phase = match dial.connected {
+            true => Phase::Handshake(Handshake::Greeting),
+            false => Phase::Connecting,
+        };
         Ok(Conn(RefCell::new(Inner {
-            sock,
+            dial,
             phase,
             addrs: d.addrs.clone(),
-            at,
             export: d.export.clone(),
             hs_out: Vec::new(),
             hs_sent: 0,
-            rx: vec![0; RX_BYTES].into_boxed_slice(),
-            lo: 0,
-            hi: 0,
+            rx: Rx::with_capacity(RX_BYTES),
             slots: Vec::new(),
-            queue: VecDeque::new(),
-            head_sent: 0,
+            tx: Tx::default(),
             reading: None,
             done: std::ptr::null(),
-            iov: Vec::with_capacity(2 * BATCH),
         })))
     }
 
     /// Connects and completes the handshake, within `limit_ns` (0: no limit).
     pub fn connect(d: &Dest, limit_ns: u64) -> Result<Conn, String> {
-        let c = Conn::start(d)?;
-        let deadline = match limit_ns {
-            0 => u64::MAX,
-            l => crate::clock::now_ns().saturating_add(l),
-        };
-        loop {
-            if c.is_ready() {
-                return Ok(c);
-            }
-            if let Some(e) = c.error() {
-                return Err(e);
-            }
-            let now = crate::clock::now_ns();
-            if now >= deadline {
-                return Err(format!(
-                    "no handshake within {} ms",
-                    limit_ns.div_ceil(1_000_000)
-                ));
-            }
-            let mut fd = [c.pollfd()];
-            super::super::wait::poll_until(&mut fd, deadline - now)
-                .map_err(|e| os_err("poll", e))?;
-            if fd[0].revents != 0 {
-                // A failure is kept in the phase and returned above.
-                let _ = c.service(fd[0].revents);
-            }
-        }
+        sock::ready_within(Conn::start(d)?, limit_ns, "handshake")
     }
 
     pub fn is_ready(&self) -> bool {
@@ -208,11 +154,11 @@ impl Conn {
         let events = match &g.phase {
             Phase::Connecting => libc::POLLOUT,
             Phase::Handshake(_) if g.hs_sent < g.hs_out.len() => libc::POLLIN | libc::POLLOUT,
-            Phase::Ready if !g.queue.is_empty() => libc::POLLIN | libc::POLLOUT,
+            Phase::Ready if !g.tx.is_empty() => libc::POLLIN | libc::POLLOUT,
             Phase::Dead(_) => 0,
             _ => libc::POLLIN,
         };
-        super::super::wait::pollfd(g.sock.as_raw_fd(), events)
+        super::super::wait::pollfd(g.dial.fd(), events)
     }
 
     /// Acts on what poll(2) reported; `Err` (kept: [`Conn::error`]) when the
@@ -223,7 +169,7 @@ impl Conn {
 
     /// Sends what is queued, as far as the socket takes it.
     pub fn flush(&self) -> Result<(), String> {
-        self.or_dead(Inner::send_queued)
+        self.or_dead(|g| g.tx.send(g.dial.fd()))
     }
 
     /// Runs `f` on the connection; a failure kills it, its message kept.
@@ -258,53 +204,39 @@ impl Conn {
         }
         let (done, slot) = ticket.parts();
         g.done = done;
-        let ty = match op {
-            Op::Read => CMD_READ,
-            Op::Write => CMD_WRITE,
-            Op::Trim => CMD_TRIM,
+        let (ty, data) = match op {
+            Op::Read => (CMD_READ, 0),
+            Op::Write => (CMD_WRITE, len),
+            Op::Trim => (CMD_TRIM, 0),
         };
         if g.slots.len() <= slot as usize {
             g.slots.resize(slot as usize + 1, FREE);
         }
-        let s = &mut g.slots[slot as usize];
-        *s = Slot {
+        g.slots[slot as usize] = Slot {
             op,
             buf,
             len,
-            header: request(ty, slot as u64, offset, len),
             busy: true,
         };
-        g.queue.push_back(slot);
+        let head = request(ty, slot as u64, offset, len);
+        g.tx.push(Frame::new(&head, buf, data, 0));
         Ok(())
     }
 }
 
-/// Starts a non-blocking connect to `addrs[from]`, else the next address that does
-/// not fail at once: the socket, its phase and its address's index.
-fn dial(addrs: &[SockAddr], from: usize) -> Result<(Socket, Phase, usize), String> {
-    let mut last = String::from("no address");
-    for (at, addr) in addrs.iter().enumerate().skip(from) {
-        let sock =
-            Socket::new(addr.domain(), Type::STREAM, None).map_err(|e| os_err("socket", e))?;
-        sock.set_nonblocking(true)
-            .map_err(|e| os_err("socket", e))?;
-        if !addr.is_unix() {
-            // Requests are batched by the engine; Nagle would only delay them.
-            sock.set_tcp_nodelay(true)
-                .map_err(|e| os_err("socket", e))?;
-        }
-        match sock.connect(addr) {
-            Ok(()) => return Ok((sock, Phase::Handshake(Handshake::Greeting), at)),
-            Err(e)
-                if e.raw_os_error() == Some(libc::EINPROGRESS)
-                    || e.kind() == std::io::ErrorKind::WouldBlock =>
-            {
-                return Ok((sock, Phase::Connecting, at))
-            }
-            Err(e) => last = os_err("connect", e),
-        }
+impl SetUp for Conn {
+    fn pollfd(&self) -> libc::pollfd {
+        Conn::pollfd(self)
     }
-    Err(last)
+    fn service(&self, revents: i16) -> Result<(), String> {
+        Conn::service(self, revents)
+    }
+    fn is_ready(&self) -> bool {
+        Conn::is_ready(self)
+    }
+    fn error(&self) -> Option<String> {
+        Conn::error(self)
+    }
 }
 
 /// One request's header.
@@ -334,41 +266,16 @@ fn errno(nbd: u32) -> i32 {
     }
 }
 
-/// What one `recv` or `sendmsg` did.
-enum Moved {
-    Bytes(usize),
-    /// Nothing now (EAGAIN).
-    Later,
-}
-
-fn moved(rc: isize, what: &str) -> Result<Moved, String> {
-    if rc >= 0 {
-        return Ok(Moved::Bytes(rc as usize));
-    }
-    let e = std::io::Error::last_os_error();
-    match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => Ok(Moved::Later),
-        _ => Err(os_err(what, e)),
-    }
-}
-
 impl Inner {
     fn fd(&self) -> i32 {
-        self.sock.as_raw_fd()
+        self.dial.fd()
     }
 
     fn service(&mut self, revents: i16) -> Result<(), String> {
         match self.phase {
             Phase::Connecting => {
-                if let Some(e) = self.sock.take_error().map_err(|e| os_err("connect", e))? {
-                    if self.at + 1 >= self.addrs.len() {
-                        return Err(os_err("connect", e));
-                    }
-                    // The next address, on a socket of its own.
-                    (self.sock, self.phase, self.at) = dial(&self.addrs, self.at + 1)?;
-                    return Ok(());
-                }
-                if revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0 {
+                self.dial.advance(&self.addrs, revents)?;
+                if self.dial.connected {
                     self.phase = Phase::Handshake(Handshake::Greeting);
                 }
                 Ok(())
@@ -376,7 +283,7 @@ impl Inner {
             Phase::Handshake(h) => self.handshake(h, revents),
             Phase::Ready => {
                 if revents & libc::POLLOUT != 0 {
-                    self.send_queued()?;
+                    self.tx.send(self.fd())?;
                 }
                 if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
                     self.receive()?;
@@ -389,51 +296,23 @@ impl Inner {
 
     fn handshake(&mut self, mut h: Handshake, revents: i16) -> Result<(), String> {
         if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-            if let Moved::Bytes(0) = self.fill()? {
+            if let Moved::Bytes(0) = self.rx.fill(self.fd())? {
                 return Err("the server closed the connection during the handshake".into());
             }
-            let used = h.step(&self.rx[self.lo..self.hi], &self.export, &mut self.hs_out)?;
-            self.lo += used;
+            let used = h.step(self.rx.held(), &self.export, &mut self.hs_out)?;
+            self.rx.take(used);
             self.phase = match h {
                 Handshake::Done => Phase::Ready,
                 h => Phase::Handshake(h),
             };
         }
         while self.hs_sent < self.hs_out.len() {
-            let rest = &self.hs_out[self.hs_sent..];
-            // SAFETY: a live buffer of `rest.len()` bytes.
-            let rc = unsafe {
-                libc::send(
-                    self.fd(),
-                    rest.as_ptr().cast(),
-                    rest.len(),
-                    libc::MSG_NOSIGNAL,
-                )
-            };
-            match moved(rc, "send")? {
-                Moved::Bytes(n) => self.hs_sent += n,
-                Moved::Later => break,
+            match sock::send_some(self.fd(), &self.hs_out[self.hs_sent..])? {
+                0 => break,
+                n => self.hs_sent += n,
             }
         }
         Ok(())
-    }
-
-    /// Receives into `rx` after what it holds (moved to the front first).
-    fn fill(&mut self) -> Result<Moved, String> {
-        if self.lo > 0 {
-            self.rx.copy_within(self.lo..self.hi, 0);
-            self.hi -= self.lo;
-            self.lo = 0;
-        }
-        let fd = self.fd();
-        let space = &mut self.rx[self.hi..];
-        // SAFETY: a live buffer of `space.len()` bytes.
-        let rc = unsafe { libc::recv(fd, space.as_mut_ptr().cast(), space.len(), 0) };
-        let m = moved(rc, "recv")?;
-        if let Moved::Bytes(n) = m {
-            self.hi += n;
-        }
-        Ok(m)
     }
 
     /// Takes every reply that has arrived.
@@ -441,17 +320,16 @@ impl Inner {
         loop {
             self.parse()?;
             let (n, space) = match self.reading {
-                Some((slot, got)) if self.lo == self.hi => {
+                Some((slot, got)) if self.rx.is_empty() => {
                     let s = self.slots[slot as usize];
                     let left = s.len as usize - got;
                     if left < DIRECT_BYTES {
                         // Nothing buffered: the whole buffer is free.
-                        (self.fill()?, RX_BYTES)
+                        (self.rx.fill(self.fd())?, RX_BYTES)
                     } else {
                         // SAFETY: the request's buffer has `len` bytes (the
                         // submitter's promise); `got + left` is its end.
-                        let rc = unsafe { libc::recv(self.fd(), s.buf.add(got).cast(), left, 0) };
-                        let m = moved(rc, "recv")?;
+                        let m = unsafe { sock::recv_into(self.fd(), s.buf.add(got), left) }?;
                         if let Moved::Bytes(n) = m {
                             self.read_into(slot, got + n);
                         }
@@ -459,8 +337,8 @@ impl Inner {
                     }
                 }
                 _ => {
-                    let space = RX_BYTES - (self.hi - self.lo);
-                    (self.fill()?, space)
+                    let space = self.rx.room();
+                    (self.rx.fill(self.fd())?, space)
                 }
             };
             match n {
@@ -488,27 +366,21 @@ impl Inner {
         loop {
             if let Some((slot, got)) = self.reading {
                 let s = self.slots[slot as usize];
-                let take = (s.len as usize - got).min(self.hi - self.lo);
+                let held = self.rx.held();
+                let take = (s.len as usize - got).min(held.len());
                 // SAFETY: `take` bytes fit both the buffered data and the request's
                 // buffer after `got` (its `len` bytes, the submitter's promise).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        self.rx.as_ptr().add(self.lo),
-                        s.buf.add(got),
-                        take,
-                    )
-                };
-                self.lo += take;
+                unsafe { std::ptr::copy_nonoverlapping(held.as_ptr(), s.buf.add(got), take) };
+                self.rx.take(take);
                 self.read_into(slot, got + take);
                 if self.reading.is_some() {
                     return Ok(());
                 }
                 continue;
             }
-            if self.hi - self.lo < REPLY_BYTES {
+            let Some(r) = self.rx.held().get(..REPLY_BYTES) else {
                 return Ok(());
-            }
-            let r = &self.rx[self.lo..self.lo + REPLY_BYTES];
+            };
             let magic = u32::from_be_bytes(r[0..4].try_into().expect("4 bytes"));
             let error = u32::from_be_bytes(r[4..8].try_into().expect("4 bytes"));
             let cookie = u64::from_be_bytes(r[8..16].try_into().expect("8 bytes"));
@@ -517,7 +389,7 @@ impl Inner {
                     "a reply with magic {magic:#x}, not a simple reply: the server broke the protocol"
                 ));
             }
-            self.lo += REPLY_BYTES;
+            self.rx.take(REPLY_BYTES);
             let slot = u32::try_from(cookie)
                 .ok()
                 .filter(|&s| self.slots.get(s as usize).is_some_and(|s| s.busy))
@@ -536,83 +408,16 @@ impl Inner {
         // outlives the connection (declared after it in the link).
         unsafe { (*self.done).push(slot, errno) };
     }
-
-    /// Sends the queue's requests (headers and write data) in as few `sendmsg`
-    /// calls as the socket allows.
-    fn send_queued(&mut self) -> Result<(), String> {
-        while !self.queue.is_empty() {
-            self.iov.clear();
-            let mut skip = self.head_sent;
-            let mut total = 0;
-            for &slot in self.queue.iter().take(BATCH) {
-                let s = &self.slots[slot as usize];
-                let data = if s.op == Op::Write { s.len as usize } else { 0 };
-                for (p, n) in [
-                    (s.header.as_ptr(), REQUEST_BYTES),
-                    (s.buf.cast_const(), data),
-                ] {
-                    let k = skip.min(n);
-                    skip -= k;
-                    if n > k {
-                        self.iov.push(libc::iovec {
-                            // SAFETY: within the header or the request's buffer.
-                            iov_base: unsafe { p.add(k) }.cast_mut().cast(),
-                            iov_len: n - k,
-                        });
-                        total += n - k;
-                    }
-                }
-            }
-            // SAFETY: all-zero is a valid msghdr; the iovecs point at live headers
-            // and request buffers.
-            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-            msg.msg_iov = self.iov.as_mut_ptr();
-            msg.msg_iovlen = self.iov.len();
-            // SAFETY: msg and what it points at are live for the call.
-            let rc = unsafe { libc::sendmsg(self.fd(), &msg, libc::MSG_NOSIGNAL) };
-            let Moved::Bytes(n) = moved(rc, "send")? else {
-                return Ok(());
-            };
-            self.sent(n);
-            if n < total {
-                return Ok(());
-            }
-        }
-        Ok(())
-    }
-
-    /// Retires `n` bytes from the front of the queue.
-    fn sent(&mut self, mut n: usize) {
-        while let Some(&slot) = self.queue.front() {
-            let s = &self.slots[slot as usize];
-            let whole = REQUEST_BYTES + if s.op == Op::Write { s.len as usize } else { 0 };
-            let left = whole - self.head_sent;
-            if n < left {
-                self.head_sent += n;
-                return;
-            }
-            n -= left;
-            self.head_sent = 0;
-            self.queue.pop_front();
-        }
-    }
 }
 
 impl Drop for Inner {
     /// Says goodbye (`NBD_CMD_DISC`) when nothing is half sent, so the server
     /// closes its side cleanly; then the socket closes.
     fn drop(&mut self) {
-        if matches!(self.phase, Phase::Ready) && self.head_sent == 0 {
+        if matches!(self.phase, Phase::Ready) && !self.tx.is_half_sent() {
             let h = request(CMD_DISC, 0, 0, 0);
-            // SAFETY: a live 28-byte buffer; the result does not matter.
-            unsafe {
-                libc::send(
-                    self.fd(),
-                    h.as_ptr().cast(),
-                    h.len(),
-                    libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
-                )
-            };
+            // The result does not matter.
+            let _ = sock::send_some(self.fd(), &h);
         }
     }
 }

@@ -1,0 +1,365 @@
+//! The socket layer ioscope's own protocol clients (NBD, iSCSI) share below their
+//! protocols: a non-blocking connect that tries each of a server's addresses in
+//! turn, a receive buffer filled by one `recv` at a time, a send queue of framed
+//! messages (a header, the request's own data, padding) that leaves in as few
+//! `sendmsg` calls as the socket takes, and the blocking wait for a set-up to finish
+//! within the start-up deadline.
+
+use socket2::{SockAddr, Socket, Type};
+use std::collections::VecDeque;
+use std::net::ToSocketAddrs;
+use std::os::fd::AsRawFd;
+
+/// The longest frame header (an iSCSI basic header segment).
+pub const HEAD_MAX: usize = 48;
+/// Frames per `sendmsg` (three iovecs each, under `IOV_MAX`).
+const BATCH: usize = 340;
+/// Zeros for padding.
+static ZEROS: [u8; 8] = [0; 8];
+
+pub fn os_err(what: &str, e: std::io::Error) -> String {
+    format!("{what}: {e}")
+}
+
+/// The addresses of `server` ("host:port", or "unix:PATH" for a socket file), each
+/// to be tried in turn (`localhost` may resolve to ::1 first for a server on
+/// 127.0.0.1); `None` when it does not resolve now.
+pub fn resolve(server: &str) -> Option<Vec<SockAddr>> {
+    let addrs: Vec<SockAddr> = match server.strip_prefix("unix:") {
+        Some(path) => vec![SockAddr::unix(path).ok()?],
+        None => (server.to_socket_addrs().ok()?)
+            .map(SockAddr::from)
+            .collect(),
+    };
+    (!addrs.is_empty()).then_some(addrs)
+}
+
+/// A connection being made to one of a server's addresses.
+pub struct Dial {
+    pub sock: Socket,
+    /// The index of the address `sock` is for.
+    pub at: usize,
+    /// False while the connect is under way.
+    pub connected: bool,
+}
+
+impl Dial {
+    /// Starts a non-blocking connect to `addrs[from]`, else the next address that
+    /// does not fail at once.
+    pub fn start(addrs: &[SockAddr], from: usize) -> Result<Dial, String> {
+        let mut last = String::from("no address");
+        for (at, addr) in addrs.iter().enumerate().skip(from) {
+            let sock =
+                Socket::new(addr.domain(), Type::STREAM, None).map_err(|e| os_err("socket", e))?;
+            sock.set_nonblocking(true)
+                .map_err(|e| os_err("socket", e))?;
+            if !addr.is_unix() {
+                // Requests are batched by the engine; Nagle would only delay them.
+                sock.set_tcp_nodelay(true)
+                    .map_err(|e| os_err("socket", e))?;
+            }
+            match sock.connect(addr) {
+                Ok(()) => return Ok(Dial { sock, at, connected: true }),
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EINPROGRESS)
+                        || e.kind() == std::io::ErrorKind::WouldBlock =>
+                {
+                    return Ok(Dial { sock, at, connected: false })
+                }
+                Err(e) => last = os_err("connect", e),
+            }
+        }
+        Err(last)
+    }
+
+    /// Acts on poll's `revents` for a connect under way: connected, or on to the
+    /// next address (a socket of its own) when this one refused; `Err` when none
+    /// is left.
+    pub fn advance(&mut self, addrs: &[SockAddr], revents: i16) -> Result<(), String> {
+        if let Some(e) = self.sock.take_error().map_err(|e| os_err("connect", e))? {
+            if self.at + 1 >= addrs.len() {
+                return Err(os_err("connect", e));
+            }
+            *self = Dial::start(addrs, self.at + 1)?;
+            return Ok(());
+        }
+        if revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0 {
+            self.connected = true;
+        }
+        Ok(())
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.sock.as_raw_fd()
+    }
+}
+
+/// What one `recv` or `send` did.
+pub enum Moved {
+    Bytes(usize),
+    /// Nothing now (EAGAIN).
+    Later,
+}
+
+pub fn moved(rc: isize, what: &str) -> Result<Moved, String> {
+    if rc >= 0 {
+        return Ok(Moved::Bytes(rc as usize));
+    }
+    let e = std::io::Error::last_os_error();
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => Ok(Moved::Later),
+        _ => Err(os_err(what, e)),
+    }
+}
+
+/// Sends what of `bytes` the socket takes now: the count sent.
+pub fn send_some(fd: i32, bytes: &[u8]) -> Result<usize, String> {
+    // SAFETY: a live buffer of `bytes.len()` bytes.
+    let rc = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
+    Ok(match moved(rc, "send")? {
+        Moved::Bytes(n) => n,
+        Moved::Later => 0,
+    })
+}
+
+/// Receives into `len` bytes at `at`.
+///
+/// # Safety
+/// `at` is valid for `len` bytes of writes.
+pub unsafe fn recv_into(fd: i32, at: *mut u8, len: usize) -> Result<Moved, String> {
+    // SAFETY: the caller's promise.
+    moved(unsafe { libc::recv(fd, at.cast(), len, 0) }, "recv")
+}
+
+/// Received bytes not yet consumed: `buf[lo..hi]`.
+pub struct Rx {
+    buf: Box<[u8]>,
+    lo: usize,
+    hi: usize,
+}
+
+impl Rx {
+    pub fn with_capacity(bytes: usize) -> Rx {
+        Rx {
+            buf: vec![0; bytes].into_boxed_slice(),
+            lo: 0,
+            hi: 0,
+        }
+    }
+
+    /// The bytes held.
+    pub fn held(&self) -> &[u8] {
+        &self.buf[self.lo..self.hi]
+    }
+
+    /// Consumes `n` held bytes.
+    pub fn take(&mut self, n: usize) {
+        debug_assert!(n <= self.hi - self.lo);
+        self.lo += n;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lo == self.hi
+    }
+
+    /// Room for one receive: the buffer less what it holds.
+    pub fn room(&self) -> usize {
+        self.buf.len() - (self.hi - self.lo)
+    }
+
+    /// Receives after what it holds (moved to the front first).
+    pub fn fill(&mut self, fd: i32) -> Result<Moved, String> {
+        if self.lo > 0 {
+            self.buf.copy_within(self.lo..self.hi, 0);
+            self.hi -= self.lo;
+            self.lo = 0;
+        }
+        let space = &mut self.buf[self.hi..];
+        // SAFETY: a live buffer of `space.len()` bytes.
+        let m = unsafe { recv_into(fd, space.as_mut_ptr(), space.len()) }?;
+        if let Moved::Bytes(n) = m {
+            self.hi += n;
+        }
+        Ok(m)
+    }
+}
+
+/// One message to send: a header, then `data_len` bytes at `data` (a request's
+/// buffer, which the submitter keeps valid until the request is reported), then
+/// `pad` zeros.
+#[derive(Clone, Copy)]
+pub struct Frame {
+    head: [u8; HEAD_MAX],
+    head_len: u8,
+    pad: u8,
+    data_len: u32,
+    data: *const u8,
+}
+
+impl Frame {
+    pub fn new(head: &[u8], data: *const u8, data_len: u32, pad: u8) -> Frame {
+        let mut h = [0; HEAD_MAX];
+        h[..head.len()].copy_from_slice(head);
+        Frame {
+            head: h,
+            head_len: head.len() as u8,
+            pad,
+            data_len,
+            data,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.head_len as usize + self.data_len as usize + self.pad as usize
+    }
+}
+
+/// Frames queued and not yet wholly sent; `head_sent` bytes of the first are on
+/// the wire.
+#[derive(Default)]
+pub struct Tx {
+    frames: VecDeque<Frame>,
+    head_sent: usize,
+    iov: Vec<libc::iovec>,
+}
+
+impl Tx {
+    pub fn push(&mut self, f: Frame) {
+        self.frames.push_back(f);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Part of a frame is on the wire (a goodbye now would break the stream).
+    pub fn is_half_sent(&self) -> bool {
+        self.head_sent > 0
+    }
+
+    /// Sends the queue in as few `sendmsg` calls as the socket allows.
+    pub fn send(&mut self, fd: i32) -> Result<(), String> {
+        while !self.frames.is_empty() {
+            self.iov.clear();
+            let mut skip = self.head_sent;
+            let mut total = 0;
+            for f in self.frames.iter().take(BATCH) {
+                for (p, n) in [
+                    (f.head.as_ptr(), f.head_len as usize),
+                    (f.data, f.data_len as usize),
+                    (ZEROS.as_ptr(), f.pad as usize),
+                ] {
+                    let k = skip.min(n);
+                    skip -= k;
+                    if n > k {
+                        self.iov.push(libc::iovec {
+                            // SAFETY: within the header, the request's buffer or ZEROS.
+                            iov_base: unsafe { p.add(k) }.cast_mut().cast(),
+                            iov_len: n - k,
+                        });
+                        total += n - k;
+                    }
+                }
+            }
+            // SAFETY: all-zero is a valid msghdr; the iovecs point at the queue's
+            // headers, live request buffers and ZEROS.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_iov = self.iov.as_mut_ptr();
+            msg.msg_iovlen = self.iov.len();
+            // SAFETY: msg and what it points at are live for the call.
+            let rc = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+            let Moved::Bytes(n) = moved(rc, "send")? else {
+                return Ok(());
+            };
+            self.sent(n);
+            if n < total {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Retires `n` bytes from the front of the queue.
+    fn sent(&mut self, mut n: usize) {
+        while let Some(f) = self.frames.front() {
+            let left = f.bytes() - self.head_sent;
+            if n < left {
+                self.head_sent += n;
+                return;
+            }
+            n -= left;
+            self.head_sent = 0;
+            self.frames.pop_front();
+        }
+    }
+}
+
+/// A client being set up without blocking, as [`ready_within`] drives it.
+pub trait SetUp {
+    fn pollfd(&self) -> libc::pollfd;
+    /// Acts on what poll(2) reported; a failure is kept for [`SetUp::error`].
+    fn service(&self, revents: i16) -> Result<(), String>;
+    fn is_ready(&self) -> bool;
+    fn error(&self) -> Option<String>;
+}
+
+/// Drives `c` until it is ready, within `limit_ns` (0: no limit); `what` names
+/// the set-up in the time-out's message ("handshake").
+pub fn ready_within<C: SetUp>(c: C, limit_ns: u64, what: &str) -> Result<C, String> {
+    let deadline = match limit_ns {
+        0 => u64::MAX,
+        l => crate::clock::now_ns().saturating_add(l),
+    };
+    loop {
+        if c.is_ready() {
+            return Ok(c);
+        }
+        if let Some(e) = c.error() {
+            return Err(e);
+        }
+        let now = crate::clock::now_ns();
+        if now >= deadline {
+            return Err(format!(
+                "no {what} within {} ms",
+                limit_ns.div_ceil(1_000_000)
+            ));
+        }
+        let mut fd = [c.pollfd()];
+        super::wait::poll_until(&mut fd, deadline - now).map_err(|e| os_err("poll", e))?;
+        if fd[0].revents != 0 {
+            // A failure is kept and returned above.
+            let _ = c.service(fd[0].revents);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Frames leave whole and in order across short sends: the queue resumes in the
+    // middle of a header, of the data and of the padding.
+    #[test]
+    fn frames_leave_in_order_with_their_data_and_padding() {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let data = *b"abcdef";
+        let mut tx = Tx::default();
+        tx.push(Frame::new(&[1, 2, 3], data.as_ptr(), 6, 2));
+        tx.push(Frame::new(&[9; 48], std::ptr::null(), 0, 0));
+        tx.sent(4);
+        assert!(tx.is_half_sent());
+        tx.send(a.as_raw_fd()).unwrap();
+        assert!(tx.is_empty());
+        let mut got = vec![0u8; 7 + 48];
+        use std::io::Read;
+        (&b).read_exact(&mut got).unwrap();
+        assert_eq!(&got[..7], b"bcdef\0\0", "the rest of the first frame");
+        assert_eq!(&got[7..], &[9; 48]);
+    }
+
+    #[test]
+    fn servers_resolve_to_addresses() {
+        assert!(resolve("127.0.0.1:10900").unwrap()[0].as_socket().is_some());
+        assert!(resolve("unix:/tmp/s.sock").unwrap()[0].is_unix());
+    }
+}
