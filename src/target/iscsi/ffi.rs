@@ -23,7 +23,7 @@ pub const STATUS_TIMEOUT: i32 = 0x0f00_0002;
 /// `ISCSI_SESSION_NORMAL`.
 const SESSION_NORMAL: c_int = 2;
 /// The name ioscope logs in with.
-const INITIATOR: &str = "iqn.2026-11.io.ioscope:initiator";
+pub const INITIATOR: &str = "iqn.2026-11.io.ioscope:initiator";
 
 #[repr(C)]
 struct Context {
@@ -552,6 +552,12 @@ impl Session {
         // SAFETY: valid context.
         unsafe { (self.lib.is_logged_in)(self.ctx) == 1 }
     }
+}
+
+/// Records the completion of request `tag` as libiscsi's callback does: ioscope's
+/// own initiator (`engine::iscsi::wire`) reports into the same list.
+pub fn report(tag: u64, status: i32) {
+    record(tag, status);
 }
 
 impl Drop for Session {

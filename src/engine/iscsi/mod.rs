@@ -19,10 +19,19 @@
 //! is back (an `up` event).
 //!
 //! The loop, the losses and the reconnects are the shared [`super::driver`]'s;
-//! this file holds only libiscsi's calls ([`Iscsi`]): every session is serviced
+//! this file holds only the sessions' calls ([`Iscsi`]): every session is serviced
 //! at each turn (libiscsi runs its timers there), a blocking reap's first turn
 //! always polls and no wait is longer than 100 ms, and a session libiscsi cancelled
 //! or logged out is lost to the engine too.
+//!
+//! Without CHAP credentials the sessions are ioscope's own initiator ([`wire`]),
+//! which sends a turn's commands in one system call and takes every PDU that
+//! arrived in another; with CHAP they are libiscsi's. Both report completions into
+//! the same per-thread list, so everything above the session is shared.
+
+mod login;
+mod pdu;
+mod wire;
 
 use super::driver::{Attempt, Driver, Pacing, Protocol, Reconnects};
 use super::tag_table::{tag_table_bookkeeping, TagTable};
@@ -46,6 +55,37 @@ pub struct Iscsi {
 pub struct Lun {
     spec: IscsiSpec,
     block_bytes: u32,
+    /// Where ioscope's own initiator connects; `None`: through libiscsi (CHAP).
+    wire: Option<wire::Dest>,
+}
+
+/// One session: ioscope's own initiator, or libiscsi's.
+pub enum Session {
+    Wire(Box<wire::Session>),
+    Lib(ffi::Session),
+}
+
+impl Session {
+    fn fd(&self) -> i32 {
+        match self {
+            Session::Wire(w) => w.fd(),
+            Session::Lib(s) => s.fd(),
+        }
+    }
+
+    fn which_events(&self) -> i16 {
+        match self {
+            Session::Wire(w) => w.which_events(),
+            Session::Lib(s) => s.which_events(),
+        }
+    }
+
+    fn error(&self) -> String {
+        match self {
+            Session::Wire(w) => w.error().unwrap_or_else(|| "no error".into()),
+            Session::Lib(s) => s.error(),
+        }
+    }
 }
 
 impl Protocol for Iscsi {
@@ -59,15 +99,20 @@ impl Protocol for Iscsi {
     const LOSES_ONCE: bool = true;
 
     type Spec = Lun;
-    type Conn = ffi::Session;
+    type Conn = Session;
 
     fn spec(t: &Arc<OpenTarget>) -> Option<Lun> {
         let Backing::Iscsi(it) = &t.backing else {
             return None;
         };
+        // CHAP (or credentials that do not read: libiscsi's login says why).
+        let own = matches!(iscsi::chap_from_env(), Ok(None));
         Some(Lun {
             spec: it.spec.clone(),
             block_bytes: it.block_bytes,
+            wire: own
+                .then(|| wire::Dest::of(&it.spec, it.block_bytes))
+                .flatten(),
         })
     }
 
@@ -75,9 +120,15 @@ impl Protocol for Iscsi {
         &u.spec.portal
     }
 
-    fn open(&self, u: &Lun, limit_ns: u64) -> Result<ffi::Session, EngineError> {
+    fn open(&self, u: &Lun, limit_ns: u64) -> Result<Session, EngineError> {
         let spec = &u.spec;
-        iscsi::connect_within(spec, limit_ns).map_err(|e| EngineError::Setup {
+        let r = match &u.wire {
+            Some(d) => wire::Session::connect(d, limit_ns).map(|w| Session::Wire(Box::new(w))),
+            None => iscsi::connect_within(spec, limit_ns)
+                .map(Session::Lib)
+                .map_err(|e| e.to_string()),
+        };
+        r.map_err(|e| EngineError::Setup {
             engine: "iscsi",
             source: std::io::Error::other(format!(
                 "logging in to {} at {}: {e}",
@@ -86,7 +137,11 @@ impl Protocol for Iscsi {
         })
     }
 
-    fn service(s: &ffi::Session, revents: i16, live: bool) -> Result<(), String> {
+    fn service(s: &Session, revents: i16, live: bool) -> Result<(), String> {
+        let s = match s {
+            Session::Wire(w) => return w.service(revents),
+            Session::Lib(s) => s,
+        };
         s.service(revents).map_err(|e| e.to_string())?;
         if live && !s.is_logged_in() {
             return Err("the session was logged out".into());
@@ -98,11 +153,22 @@ impl Protocol for Iscsi {
     /// socket that cannot take it yet leaves it queued (EAGAIN is no error there).
     /// libiscsi writes each PDU with a `send(2)` of its own on a `TCP_NODELAY`
     /// socket, one segment each: two or more go out corked, in one segment.
-    fn flush(s: &ffi::Session) -> Option<Result<(), String>> {
+    /// The own initiator sends the turn's commands here, in one call.
+    fn flush(s: &Session) -> Option<Result<(), String>> {
+        let s = match s {
+            Session::Wire(w) => return Some(w.flush()),
+            Session::Lib(s) => s,
+        };
         if s.which_events() & libc::POLLOUT == 0 {
             return Some(Ok(()));
         }
-        let write = || Self::service(s, libc::POLLOUT, true);
+        let write = || {
+            s.service(libc::POLLOUT).map_err(|e| e.to_string())?;
+            match s.is_logged_in() {
+                true => Ok(()),
+                false => Err("the session was logged out".to_string()),
+            }
+        };
         Some(if s.unsent().is_some_and(|n| n > 1) {
             super::cork::corked(s.fd(), write)
         } else {
@@ -114,12 +180,21 @@ impl Protocol for Iscsi {
         &mut self,
         u: &Lun,
         _state: &mut (),
-        session: &ffi::Session,
+        session: &Session,
         at: (usize, usize),
         req: &IoRequest,
     ) -> Result<(), String> {
         let block = u.block_bytes;
         let lba = req.offset / block as u64;
+        let session = match session {
+            Session::Wire(w) => {
+                // SAFETY: the caller's promise.
+                unsafe { w.submit(req.op, req.buf, req.len, req.offset, req.tag) }?;
+                self.tags.sent(req, at);
+                return Ok(());
+            }
+            Session::Lib(s) => s,
+        };
         // SAFETY: the caller's promise.
         let r = unsafe {
             match req.op {
@@ -171,11 +246,26 @@ impl Protocol for Iscsi {
         d.proto.tags.remove(tag)
     }
 
-    fn start_attempt(u: &Lun) -> Result<ffi::Session, String> {
-        iscsi::start_connect(&u.spec).map_err(|e| e.to_string())
+    fn start_attempt(u: &Lun) -> Result<Session, String> {
+        if let Some(d) = &u.wire {
+            return wire::Session::start(d).map(|w| Session::Wire(Box::new(w)));
+        }
+        iscsi::start_connect(&u.spec)
+            .map(Session::Lib)
+            .map_err(|e| e.to_string())
     }
 
-    fn attempt(s: &ffi::Session) -> Attempt {
+    fn attempt(s: &Session) -> Attempt {
+        let s = match s {
+            Session::Wire(w) => {
+                return match (w.is_ready(), w.error()) {
+                    (true, _) => Attempt::Ready,
+                    (false, Some(e)) => Attempt::Failed(e),
+                    (false, None) => Attempt::Pending,
+                }
+            }
+            Session::Lib(s) => s,
+        };
         match s.login_state() {
             Some(Ok(())) => Attempt::Ready,
             Some(Err(e)) => Attempt::Failed(e.to_string()),

@@ -1,0 +1,749 @@
+//! The iSCSI engine's own initiator for the data path: one non-blocking socket, the
+//! login of [`super::login`], then READ (16) and WRITE (16) commands and the PDUs
+//! that answer them. What it buys over libiscsi is system calls: the commands a
+//! worker queues in one turn (with their write data) leave in one `sendmsg`, and one
+//! `recv` takes every PDU that has arrived (a read's data is copied out of it, or
+//! received straight into its buffer when much is still to come), where libiscsi
+//! writes each PDU and reads each header and data segment with calls of its own.
+//!
+//! A command's initiator task tag is its slot here, so a PDU finds its command
+//! without a map; completions are recorded in the same per-thread list libiscsi's
+//! callback fills ([`ffi::report`]), so the engine above is the same for both. It
+//! keeps the command window (CmdSN up to the target's MaxCmdSN: commands past it
+//! wait), answers R2Ts with Data-Out PDUs of the agreed size, and answers the
+//! target's NOP-In pings. Closing the session reports its commands cancelled, as
+//! libiscsi does. Sessions with CHAP go through libiscsi.
+
+use super::login::{self, Agreed, Established, Login};
+use super::pdu::{self, In, Numbers, BHS, NO_TAG};
+use crate::engine::sock::{self, Dial, Frame, Moved, Rx, SetUp, Tx};
+use crate::plan::model::{IscsiSpec, Op};
+use crate::target::iscsi::ffi;
+use socket2::SockAddr;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// What one `recv` may take: the longest data segment the initiator declares, with
+/// its header (and a deep queue's worth of 4 KiB reads).
+const RX_BYTES: usize = login::RECV_SEGMENT_BYTES + BHS;
+/// A Data-In segment whose data still to come is at least this long, with nothing
+/// buffered, is received straight into its command's buffer.
+const DIRECT_BYTES: usize = 32 * 1024;
+/// libiscsi's status for a command the target answered with a failed response.
+const STATUS_ERROR: i32 = 0x0f00_0001;
+/// The task tag of the TEST UNIT READYs after the login (slots never reach it).
+const TEST_ITT: u32 = 0x8000_0000;
+/// TEST UNIT READYs the unit attentions of a new session may take.
+const TESTS_MAX: u32 = 10;
+
+/// Where a LUN is: the portal's addresses (each tried in turn), the target's name,
+/// the LUN and its block size.
+#[derive(Debug, Clone)]
+pub struct Dest {
+    addrs: Vec<SockAddr>,
+    iqn: String,
+    lun: [u8; 8],
+    block_bytes: u32,
+}
+
+impl Dest {
+    /// `None` when the portal does not resolve now (libiscsi then tries).
+    pub fn of(spec: &IscsiSpec, block_bytes: u32) -> Option<Dest> {
+        let portal = spec.portal.replace(['[', ']'], "");
+        let addrs = sock::resolve(&portal).or_else(|| sock::resolve(&spec.portal))?;
+        Some(Dest {
+            addrs,
+            iqn: spec.iqn.clone(),
+            lun: pdu::lun_field(spec.lun),
+            block_bytes,
+        })
+    }
+}
+
+/// A session identifier of the random kind, distinct for every session of this
+/// process (the counter) and unlikely to meet another process's (pid and clock):
+/// a target takes a login with the same initiator name and ISID for the same
+/// session and would end the other.
+fn isid() -> [u8; 6] {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let mix = std::process::id().wrapping_mul(0x9e37_79b9) ^ crate::clock::now_ns() as u32;
+    let m = mix.to_be_bytes();
+    [0x80, m[1], m[2], m[3], (n >> 8) as u8, n as u8]
+}
+
+/// One command the session carries, in the slot its task tag names.
+#[derive(Clone, Copy)]
+struct Slot {
+    tag: u64,
+    op: Op,
+    buf: *mut u8,
+    len: u32,
+    lba: u64,
+    busy: bool,
+}
+
+/// A Data-In segment arriving: its command, where in its buffer the next byte
+/// goes, bytes of the segment and then of padding still to come, and the status
+/// the PDU carried (reported once the data is in).
+#[derive(Clone, Copy)]
+struct Incoming {
+    slot: u32,
+    at: usize,
+    left: usize,
+    pad: usize,
+    status: Option<u8>,
+}
+
+enum Phase {
+    Connecting,
+    Login(Box<Login>),
+    /// Logged in; TEST UNIT READY takes the unit attentions a new session
+    /// reports (a power-on or reset), as libiscsi's login does: the count sent.
+    Testing(u32),
+    Ready,
+    Dead(String),
+}
+
+struct Inner {
+    dial: Dial,
+    phase: Phase,
+    dest: Dest,
+    /// Login bytes still to send, from `hs_sent`.
+    hs_out: Vec<u8>,
+    hs_sent: usize,
+    rx: Rx,
+    tx: Tx,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Commands waiting for the command window to open.
+    held: VecDeque<u32>,
+    agreed: Agreed,
+    cmd_sn: u32,
+    max_cmd_sn: u32,
+    exp_stat_sn: u32,
+    incoming: Option<Incoming>,
+    /// Bytes of the current PDU to pass over (sense data, an event's data).
+    skip: usize,
+    /// Ping data echoed by NOP-Outs still queued (their frames point into it).
+    echoes: Vec<Box<[u8]>>,
+}
+
+/// One session to an iSCSI target.
+pub struct Session(RefCell<Inner>);
+
+// SAFETY: the raw pointers (request buffers) point at memory the engine owns and
+// keeps valid while the command is in flight; the session is used only by the
+// thread that owns the engine, and moves with it.
+unsafe impl Send for Session {}
+
+impl Session {
+    /// Starts connecting and logging in to `d` without blocking.
+    pub fn start(d: &Dest) -> Result<Session, String> {
+        let dial = Dial::start(&d.addrs, 0)?;
+        let mut s = Inner {
+            dial,
+            phase: Phase::Connecting,
+            dest: d.clone(),
+            hs_out: Vec::new(),
+            hs_sent: 0,
+            rx: Rx::with_capacity(RX_BYTES),
+            tx: Tx::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            held: VecDeque::new(),
+            agreed: Agreed {
+                send_segment_bytes: 0,
+                first_burst_bytes: 0,
+                max_burst_bytes: 0,
+                immediate_data: false,
+                initial_r2t: true,
+            },
+            cmd_sn: 0,
+            max_cmd_sn: 0,
+            exp_stat_sn: 0,
+            incoming: None,
+            skip: 0,
+            echoes: Vec::new(),
+        };
+        if s.dial.connected {
+            s.begin_login();
+        }
+        Ok(Session(RefCell::new(s)))
+    }
+
+    /// Connects and logs in, within `limit_ns` (0: no limit).
+    pub fn connect(d: &Dest, limit_ns: u64) -> Result<Session, String> {
+        sock::ready_within(Session::start(d)?, limit_ns, "login")
+    }
+
+    pub fn is_ready(&self) -> bool {
+        matches!(self.0.borrow().phase, Phase::Ready)
+    }
+
+    /// Why the session died, once it has.
+    pub fn error(&self) -> Option<String> {
+        match &self.0.borrow().phase {
+            Phase::Dead(e) => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.0.borrow().dial.fd()
+    }
+
+    /// The events the socket waits for now.
+    pub fn which_events(&self) -> i16 {
+        let g = self.0.borrow();
+        match &g.phase {
+            Phase::Connecting => libc::POLLOUT,
+            Phase::Login(_) if g.hs_sent < g.hs_out.len() => libc::POLLIN | libc::POLLOUT,
+            Phase::Ready | Phase::Testing(_) if !g.tx.is_empty() => libc::POLLIN | libc::POLLOUT,
+            Phase::Dead(_) => 0,
+            _ => libc::POLLIN,
+        }
+    }
+
+    /// Acts on what poll(2) reported; `Err` (kept: [`Session::error`]) when the
+    /// session failed.
+    pub fn service(&self, revents: i16) -> Result<(), String> {
+        self.or_dead(|g| g.service(revents))
+    }
+
+    /// Sends what is queued, as far as the socket takes it.
+    pub fn flush(&self) -> Result<(), String> {
+        self.or_dead(Inner::send_queued)
+    }
+
+    fn or_dead(&self, f: impl FnOnce(&mut Inner) -> Result<(), String>) -> Result<(), String> {
+        let mut g = self.0.borrow_mut();
+        if let Phase::Dead(e) = &g.phase {
+            return Err(e.clone());
+        }
+        let r = f(&mut g);
+        if let Err(e) = &r {
+            g.phase = Phase::Dead(e.clone());
+        }
+        r
+    }
+
+    /// Queues READ (16) or WRITE (16) of `len` bytes at byte `offset`, reported
+    /// with `tag`; it leaves at the next [`Session::flush`].
+    ///
+    /// # Safety
+    /// `buf` stays valid and untouched until the command is reported, or the session
+    /// is dropped.
+    pub unsafe fn submit(
+        &self,
+        op: Op,
+        buf: *mut u8,
+        len: u32,
+        offset: u64,
+        tag: u64,
+    ) -> Result<(), String> {
+        let mut g = self.0.borrow_mut();
+        match &g.phase {
+            Phase::Ready => {}
+            Phase::Dead(e) => return Err(e.clone()),
+            _ => return Err("the session is not logged in".into()),
+        }
+        if op == Op::Trim {
+            return Err("ioscope sends no SCSI UNMAP: trims are refused on iSCSI".into());
+        }
+        let slot = match g.free.pop() {
+            Some(s) => s,
+            None => {
+                g.slots.push(Slot {
+                    tag: 0,
+                    op,
+                    buf,
+                    len: 0,
+                    lba: 0,
+                    busy: false,
+                });
+                g.slots.len() as u32 - 1
+            }
+        };
+        let lba = offset / g.dest.block_bytes as u64;
+        g.slots[slot as usize] = Slot {
+            tag,
+            op,
+            buf,
+            len,
+            lba,
+            busy: true,
+        };
+        if g.held.is_empty() && pdu::sn_le(g.cmd_sn, g.max_cmd_sn) {
+            g.issue(slot);
+        } else {
+            g.held.push_back(slot);
+        }
+        Ok(())
+    }
+}
+
+impl SetUp for Session {
+    fn pollfd(&self) -> libc::pollfd {
+        crate::engine::wait::pollfd(self.fd(), self.which_events())
+    }
+    fn service(&self, revents: i16) -> Result<(), String> {
+        Session::service(self, revents)
+    }
+    fn is_ready(&self) -> bool {
+        Session::is_ready(self)
+    }
+    fn error(&self) -> Option<String> {
+        Session::error(self)
+    }
+}
+
+impl Inner {
+    fn fd(&self) -> i32 {
+        self.dial.fd()
+    }
+
+    fn begin_login(&mut self) {
+        let l = Login::start(isid(), ffi::INITIATOR, &self.dest.iqn, &mut self.hs_out);
+        self.phase = Phase::Login(Box::new(l));
+    }
+
+    fn service(&mut self, revents: i16) -> Result<(), String> {
+        match self.phase {
+            Phase::Connecting => {
+                self.dial.advance(&self.dest.addrs, revents)?;
+                if self.dial.connected {
+                    self.begin_login();
+                    self.send_login()?;
+                }
+                Ok(())
+            }
+            Phase::Login(_) => self.login(revents),
+            Phase::Ready | Phase::Testing(_) => {
+                if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+                    self.receive()?;
+                }
+                // R2Ts, pings and commands the window let go wait to be sent.
+                self.send_queued()
+            }
+            Phase::Dead(ref e) => Err(e.clone()),
+        }
+    }
+
+    fn login(&mut self, revents: i16) -> Result<(), String> {
+        if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+            if let Moved::Bytes(0) = self.rx.fill(self.fd())? {
+                return Err("the target closed the connection during the login".into());
+            }
+            loop {
+                let Phase::Login(l) = &mut self.phase else {
+                    break;
+                };
+                let (used, done) = l.step(self.rx.held(), &mut self.hs_out)?;
+                self.rx.take(used);
+                if let Some(e) = done {
+                    self.established(e);
+                    return self.send_queued();
+                }
+                if used == 0 {
+                    break;
+                }
+            }
+        }
+        self.send_login()
+    }
+
+    fn send_login(&mut self) -> Result<(), String> {
+        while self.hs_sent < self.hs_out.len() {
+            match sock::send_some(self.fd(), &self.hs_out[self.hs_sent..])? {
+                0 => break,
+                n => self.hs_sent += n,
+            }
+        }
+        Ok(())
+    }
+
+    fn established(&mut self, e: Established) {
+        self.agreed = e.agreed;
+        self.cmd_sn = e.cmd_sn;
+        self.max_cmd_sn = e.max_cmd_sn;
+        self.exp_stat_sn = e.exp_stat_sn;
+        self.test_unit(0);
+    }
+
+    /// Queues TEST UNIT READY number `n`.
+    fn test_unit(&mut self, n: u32) {
+        let num = Numbers {
+            itt: TEST_ITT,
+            cmd_sn: self.cmd_sn,
+            exp_stat_sn: self.exp_stat_sn,
+        };
+        self.cmd_sn = self.cmd_sn.wrapping_add(1);
+        let head = pdu::test_unit_ready(self.dest.lun, num);
+        self.tx.push(Frame::new(&head, std::ptr::null(), 0, 0));
+        self.phase = Phase::Testing(n + 1);
+    }
+
+    /// The answer to a TEST UNIT READY, its sense data in `sense`: another after a
+    /// unit attention; otherwise the session is ready (a LUN not ready fails the
+    /// commands themselves, as with libiscsi).
+    fn tested(&mut self, status: u8, sense: &[u8]) -> Result<(), String> {
+        let Phase::Testing(n) = self.phase else {
+            return Err("an answer to a TEST UNIT READY that was not sent".into());
+        };
+        const CHECK_CONDITION: u8 = 2;
+        const UNIT_ATTENTION: u8 = 6;
+        if status == CHECK_CONDITION && pdu::sense_key(sense) == Some(UNIT_ATTENTION) {
+            if n >= TESTS_MAX {
+                return Err(format!("the LUN still reports a unit attention after {n} TEST UNIT READYs"));
+            }
+            self.test_unit(n);
+        } else {
+            self.phase = Phase::Ready;
+        }
+        Ok(())
+    }
+
+    fn send_queued(&mut self) -> Result<(), String> {
+        if self.tx.is_empty() {
+            return Ok(());
+        }
+        self.tx.send(self.fd())?;
+        if self.tx.is_empty() {
+            self.echoes.clear();
+        }
+        Ok(())
+    }
+
+    /// Queues the command in `slot` with its CmdSN, and the write data that goes
+    /// without an R2T: in the command's own PDU (immediate data) and in
+    /// unsolicited Data-Out PDUs up to the first burst.
+    fn issue(&mut self, slot: u32) {
+        let s = self.slots[slot as usize];
+        let a = self.agreed;
+        let write = s.op == Op::Write;
+        let unsolicited = match (write, a.initial_r2t) {
+            (false, _) => 0,
+            (true, true) if a.immediate_data => s.len.min(a.first_burst_bytes),
+            (true, true) => 0,
+            (true, false) => s.len.min(a.first_burst_bytes),
+        };
+        let immediate = match a.immediate_data {
+            true => unsolicited.min(a.send_segment_bytes),
+            false => 0,
+        };
+        let rw = pdu::Rw {
+            write,
+            lun: self.dest.lun,
+            lba: s.lba,
+            blocks: s.len / self.dest.block_bytes,
+            expected: s.len,
+            immediate,
+            more_unsolicited: unsolicited > immediate,
+        };
+        let n = Numbers {
+            itt: slot,
+            cmd_sn: self.cmd_sn,
+            exp_stat_sn: self.exp_stat_sn,
+        };
+        self.cmd_sn = self.cmd_sn.wrapping_add(1);
+        let pad = pdu::pad(immediate as usize) as u8;
+        self.tx
+            .push(Frame::new(&pdu::command(&rw, n), s.buf, immediate, pad));
+        if unsolicited > immediate {
+            self.data_out(slot, NO_TAG, immediate, unsolicited - immediate);
+        }
+    }
+
+    /// Queues Data-Out PDUs carrying `len` bytes of `slot`'s data from `offset`, in
+    /// segments the target takes, answering the R2T `ttt`.
+    fn data_out(&mut self, slot: u32, ttt: u32, offset: u32, len: u32) {
+        let s = self.slots[slot as usize];
+        let seg = self.agreed.send_segment_bytes;
+        let mut sent = 0;
+        let mut data_sn = 0;
+        while sent < len {
+            let n = (len - sent).min(seg);
+            let d = pdu::DataOut {
+                lun: self.dest.lun,
+                itt: slot,
+                ttt,
+                data_sn,
+                offset: offset + sent,
+                len: n,
+                last: sent + n == len,
+            };
+            let head = pdu::data_out(&d, self.exp_stat_sn);
+            // SAFETY: offset + sent + n <= len: within the command's buffer.
+            let at = unsafe { s.buf.add((offset + sent) as usize) };
+            let pad = pdu::pad(n as usize) as u8;
+            self.tx.push(Frame::new(&head, at, n, pad));
+            sent += n;
+            data_sn += 1;
+        }
+    }
+
+    /// The target's window and status numbers, from a PDU that carries them.
+    fn numbers(&mut self, h: In, has_status: bool) {
+        let (exp, max) = (h.exp_cmd_sn(), h.max_cmd_sn());
+        // A MaxCmdSN below ExpCmdSN - 1 is to be ignored (RFC 7143 §4.2.2.1).
+        if pdu::sn_le(exp.wrapping_sub(1), max) && pdu::sn_le(self.max_cmd_sn, max) {
+            self.max_cmd_sn = max;
+        }
+        if has_status {
+            let next = h.stat_sn().wrapping_add(1);
+            if pdu::sn_le(self.exp_stat_sn, next) {
+                self.exp_stat_sn = next;
+            }
+        }
+        while let Some(&slot) = self.held.front() {
+            if !pdu::sn_le(self.cmd_sn, self.max_cmd_sn) {
+                break;
+            }
+            self.held.pop_front();
+            self.issue(slot);
+        }
+    }
+
+    /// Takes every PDU that has arrived.
+    fn receive(&mut self) -> Result<(), String> {
+        loop {
+            self.parse()?;
+            let (n, space) = match self.incoming {
+                Some(i) if self.rx.is_empty() && i.left >= DIRECT_BYTES => {
+                    let s = self.slots[i.slot as usize];
+                    // SAFETY: `at + left` is within the command's buffer (checked
+                    // when the PDU's header was read).
+                    let m = unsafe { sock::recv_into(self.fd(), s.buf.add(i.at), i.left) }?;
+                    if let Moved::Bytes(n) = m {
+                        self.incoming = Some(Incoming {
+                            at: i.at + n,
+                            left: i.left - n,
+                            ..i
+                        });
+                    }
+                    (m, i.left)
+                }
+                _ => {
+                    let space = self.rx.room();
+                    (self.rx.fill(self.fd())?, space)
+                }
+            };
+            match n {
+                Moved::Later => return Ok(()),
+                Moved::Bytes(0) => return Err("the target closed the connection".into()),
+                Moved::Bytes(n) if n < space => return self.parse(),
+                Moved::Bytes(_) => {}
+            }
+        }
+    }
+
+    /// Consumes the whole PDUs (and the data arriving) in `rx`.
+    fn parse(&mut self) -> Result<(), String> {
+        loop {
+            if let Some(i) = self.incoming {
+                if !self.take_data(i) {
+                    return Ok(());
+                }
+                continue;
+            }
+            if self.skip > 0 {
+                let n = self.skip.min(self.rx.held().len());
+                self.rx.take(n);
+                self.skip -= n;
+                if self.skip > 0 {
+                    return Ok(());
+                }
+            }
+            let held = self.rx.held();
+            let Some(b) = held.get(..BHS) else {
+                return Ok(());
+            };
+            let mut bhs = [0u8; BHS];
+            bhs.copy_from_slice(b);
+            let h = In(&bhs);
+            let head_len = BHS + h.ahs_bytes();
+            if held.len() < head_len {
+                return Ok(());
+            }
+            if !self.pdu(h, head_len)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Copies what `rx` holds of the arriving Data-In segment into its buffer: true
+    /// once the segment (and its padding) is in.
+    fn take_data(&mut self, mut i: Incoming) -> bool {
+        let held = self.rx.held();
+        let take = i.left.min(held.len());
+        let s = self.slots[i.slot as usize];
+        // SAFETY: `take` bytes fit the buffered data and the command's buffer after
+        // `at` (checked against its length when the header was read).
+        unsafe { std::ptr::copy_nonoverlapping(held.as_ptr(), s.buf.add(i.at), take) };
+        self.rx.take(take);
+        i.at += take;
+        i.left -= take;
+        let pad = i.pad.min(self.rx.held().len());
+        self.rx.take(pad);
+        i.pad -= pad;
+        if i.left > 0 || i.pad > 0 {
+            self.incoming = Some(i);
+            return false;
+        }
+        self.incoming = None;
+        if let Some(status) = i.status {
+            self.finish(i.slot, status as i32);
+        }
+        true
+    }
+
+    /// Acts on one PDU whose header (`head_len` bytes) is in `rx`: false when more
+    /// bytes must arrive first.
+    fn pdu(&mut self, h: In, head_len: usize) -> Result<bool, String> {
+        let data = h.data_len();
+        let pad = pdu::pad(data);
+        match h.opcode() {
+            pdu::OP_DATA_IN => {
+                let slot = self.command_of(h, Op::Read)?;
+                let at = h.buffer_offset() as usize;
+                if at + data > self.slots[slot as usize].len as usize {
+                    return Err(format!(
+                        "the target sent {data} bytes at offset {at} for a {}-byte read",
+                        self.slots[slot as usize].len
+                    ));
+                }
+                let has_status = h.flags() & pdu::DATA_IN_STATUS != 0;
+                self.rx.take(head_len);
+                self.numbers(h, has_status);
+                self.incoming = Some(Incoming {
+                    slot,
+                    at,
+                    left: data,
+                    pad,
+                    status: has_status.then(|| h.status()),
+                });
+            }
+            pdu::OP_SCSI_RSP if h.itt() == TEST_ITT => {
+                let Some(d) = self.rx.held().get(head_len..head_len + data + pad) else {
+                    return Ok(false);
+                };
+                let sense = d.get(2..data).unwrap_or_default().to_vec();
+                self.rx.take(head_len + data + pad);
+                self.numbers(h, true);
+                self.tested(h.status(), &sense)?;
+            }
+            pdu::OP_SCSI_RSP => {
+                let slot = self.command_of(h, self.op_of(h))?;
+                self.rx.take(head_len);
+                self.skip = data + pad;
+                self.numbers(h, true);
+                let status = match h.byte2() {
+                    0 => h.status() as i32,
+                    _ => STATUS_ERROR,
+                };
+                self.finish(slot, status);
+            }
+            pdu::OP_R2T => {
+                let slot = self.command_of(h, Op::Write)?;
+                let (at, len) = (h.buffer_offset(), h.desired_len());
+                if at as u64 + len as u64 > self.slots[slot as usize].len as u64 {
+                    return Err(format!(
+                        "the target asked for {len} bytes at offset {at} of a {}-byte write",
+                        self.slots[slot as usize].len
+                    ));
+                }
+                self.rx.take(head_len);
+                self.numbers(h, false);
+                self.data_out(slot, h.ttt(), at, len);
+            }
+            pdu::OP_NOP_IN => {
+                if self.rx.held().len() < head_len + data + pad {
+                    return Ok(false);
+                }
+                if h.ttt() != NO_TAG {
+                    let echo: Box<[u8]> = self.rx.held()[head_len..head_len + data].into();
+                    let head = pdu::nop_reply(
+                        self.dest.lun,
+                        h.ttt(),
+                        self.cmd_sn,
+                        self.exp_stat_sn,
+                        data as u32,
+                    );
+                    self.tx
+                        .push(Frame::new(&head, echo.as_ptr(), data as u32, pad as u8));
+                    self.echoes.push(echo);
+                }
+                self.rx.take(head_len + data + pad);
+                self.numbers(h, h.itt() != NO_TAG);
+            }
+            pdu::OP_ASYNC => match h.async_event() {
+                1 => return Err("the target asked to log out".into()),
+                2 | 3 => return Err("the target announced it is dropping the connection".into()),
+                _ => {
+                    self.rx.take(head_len);
+                    self.skip = data + pad;
+                    self.numbers(h, true);
+                }
+            },
+            pdu::OP_REJECT => {
+                return Err(format!(
+                    "the target rejected a PDU (reason {:#04x})",
+                    h.byte2()
+                ))
+            }
+            op => return Err(format!("the target sent an unexpected PDU (opcode {op:#04x})")),
+        }
+        Ok(true)
+    }
+
+    /// The operation of the command a SCSI Response answers.
+    fn op_of(&self, h: In) -> Op {
+        self.slots
+            .get(h.itt() as usize)
+            .map_or(Op::Read, |s| s.op)
+    }
+
+    /// The slot of the `op` command in flight that `h` is for.
+    fn command_of(&self, h: In, op: Op) -> Result<u32, String> {
+        let itt = h.itt();
+        match self.slots.get(itt as usize) {
+            Some(s) if s.busy && s.op == op => Ok(itt),
+            _ => Err(format!(
+                "the target answered task {itt:#x}, which is not a {} in flight (opcode {:#04x})",
+                if op == Op::Read { "read" } else { "write" },
+                h.opcode()
+            )),
+        }
+    }
+
+    fn finish(&mut self, slot: u32, status: i32) {
+        let s = &mut self.slots[slot as usize];
+        s.busy = false;
+        ffi::report(s.tag, status);
+        self.free.push(slot);
+    }
+}
+
+impl Drop for Inner {
+    /// Closing the session reports its commands cancelled, as libiscsi's does, and
+    /// touches none of their buffers afterwards.
+    fn drop(&mut self) {
+        for s in self.slots.iter().filter(|s| s.busy) {
+            ffi::report(s.tag, ffi::STATUS_CANCELLED);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_get_distinct_random_isids() {
+        let (a, b) = (isid(), isid());
+        assert_eq!(a[0], 0x80);
+        assert_ne!(a[4..], b[4..]);
+    }
+}
