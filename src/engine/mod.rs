@@ -82,9 +82,9 @@ pub mod null;
 pub mod page_fault;
 pub mod reconnect;
 pub mod sim;
-pub mod sock;
 #[cfg(feature = "smb")]
 pub mod smb;
+pub mod sock;
 pub mod space;
 pub mod sync;
 pub mod tag_table;

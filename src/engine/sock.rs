@@ -59,12 +59,22 @@ impl Dial {
                     .map_err(|e| os_err("socket", e))?;
             }
             match sock.connect(addr) {
-                Ok(()) => return Ok(Dial { sock, at, connected: true }),
+                Ok(()) => {
+                    return Ok(Dial {
+                        sock,
+                        at,
+                        connected: true,
+                    })
+                }
                 Err(e)
                     if e.raw_os_error() == Some(libc::EINPROGRESS)
                         || e.kind() == std::io::ErrorKind::WouldBlock =>
                 {
-                    return Ok(Dial { sock, at, connected: false })
+                    return Ok(Dial {
+                        sock,
+                        at,
+                        connected: false,
+                    })
                 }
                 Err(e) => last = os_err("connect", e),
             }

@@ -242,6 +242,81 @@ fn iscsi_exact_reads_and_clean_verified_writes() {
     assert_eq!(run0.totals.read.ios + run0.totals.write.ios, 768);
 }
 
+// The own initiator against tgtd's defaults: 1 MiB writes are longer than the
+// 8 KiB segments and the 64 KiB first burst tgtd takes (immediate data, then
+// R2Ts answered with Data-Outs), 200 commands are more than its 128-command
+// window (the rest wait for MaxCmdSN to move), and tgtd's pings (NOP-In every
+// second, the session dropped after two unanswered) are answered: every byte is
+// verified and nothing fails.
+#[test]
+fn iscsi_long_writes_a_deep_queue_and_the_targets_pings_are_carried() {
+    let Some(t) = server(16) else {
+        return;
+    };
+    let nop = |name: &str, v: &str| {
+        t.adm(&[
+            "--op", "update", "--mode", "target", "--tid", "1", "--name", name, "--value", v,
+        ])
+    };
+    assert!(nop("nop_interval", "1") && nop("nop_count", "2"));
+    let r = run_json(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randwrite",
+        "--bs",
+        "1m",
+        "--qd",
+        "4",
+        "--passes",
+        "2",
+        "--verify-after",
+    ]);
+    let run0 = r.run(0);
+    assert_eq!(run0.totals.write.ios, 32);
+    let v = run0.verify.as_ref().expect("verify counts");
+    assert_eq!((v.mismatches, v.units_checked > 0), (0, true), "{v:?}");
+    let r = run_json(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randrw",
+        "--bs",
+        "4k",
+        "--qd",
+        "200",
+        "--size",
+        "4m",
+        "--passes",
+        "4",
+        "--verify-after",
+    ]);
+    let run0 = r.run(0);
+    assert_eq!(run0.totals.read.ios + run0.totals.write.ios, 4096);
+    let v = run0.verify.as_ref().expect("verify counts");
+    assert_eq!((v.mismatches, v.units_checked > 0), (0, true), "{v:?}");
+    // 3.5 s at 20 I/Os a second: three pings or more, each answered in time
+    // (tgtd's second is its own timer; one ping more or less changes nothing).
+    let r = run_json(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randread",
+        "--qd",
+        "1",
+        "--rate",
+        "20",
+        "--duration",
+        "3500ms",
+    ]);
+    let run0 = r.run(0);
+    assert!(run0.totals.read.ios >= 50, "{}", run0.totals.read.ios);
+    assert_eq!(run0.totals.read.errors, 0);
+}
+
 #[test]
 fn iscsi_writes_reach_the_lun_and_damage_behind_its_back_is_found() {
     let Some(t) = server(8) else {

@@ -117,7 +117,13 @@ impl Login {
             exp_stat_sn: self.exp_stat_sn,
         };
         let flags = flags | self.stage << 2;
-        out.extend_from_slice(&pdu::login(flags, self.isid, self.tsih, n, text.len() as u32));
+        out.extend_from_slice(&pdu::login(
+            flags,
+            self.isid,
+            self.tsih,
+            n,
+            text.len() as u32,
+        ));
         let pad = pdu::pad(text.len());
         out.extend_from_slice(&text);
         out.extend(std::iter::repeat_n(0, pad));
@@ -152,7 +158,8 @@ impl Login {
         self.tsih = h.tsih();
         self.exp_stat_sn = h.stat_sn().wrapping_add(1);
         self.cmd_sn = h.exp_cmd_sn();
-        self.text.extend_from_slice(&rx[data_at..data_at + h.data_len()]);
+        self.text
+            .extend_from_slice(&rx[data_at..data_at + h.data_len()]);
         self.rounds += 1;
         if self.rounds > ROUNDS_MAX {
             return Err("the target did not finish the login in 8 rounds".into());
@@ -167,7 +174,11 @@ impl Login {
         self.answers(&text)?;
         if f & TRANSIT == 0 {
             // The target stays in this stage: ask again to move on.
-            let next = if self.stage == SECURITY { OPERATIONAL } else { FULL_FEATURE };
+            let next = if self.stage == SECURITY {
+                OPERATIONAL
+            } else {
+                FULL_FEATURE
+            };
             self.request(TRANSIT | next, &[], out);
             return Ok((used, None));
         }
@@ -280,7 +291,10 @@ mod tests {
         assert_eq!(out[1], 0x81, "T, security stage, next operational");
         assert_eq!(&out[8..14], &[0x80, 1, 2, 3, 0, 1]);
         let t = text_of(&out);
-        assert_eq!(t, "InitiatorName=iqn.i TargetName=iqn.t SessionType=Normal AuthMethod=None ");
+        assert_eq!(
+            t,
+            "InitiatorName=iqn.i TargetName=iqn.t SessionType=Normal AuthMethod=None "
+        );
         let r = response(0x81, (0, 0), "TargetPortalGroupTag=1\0AuthMethod=None\0");
         out.clear();
         for end in 0..r.len() {
@@ -315,11 +329,16 @@ mod tests {
         let e = l.step(&response(0, (2, 3), ""), &mut out).unwrap_err();
         assert!(e.contains("no such target name"), "{e}");
         let mut l = Login::start([0x80, 0, 0, 0, 0, 1], "i", "t", &mut out);
-        let e = l.step(&response(0x81, (0, 0), "AuthMethod=CHAP\0"), &mut out).unwrap_err();
+        let e = l
+            .step(&response(0x81, (0, 0), "AuthMethod=CHAP\0"), &mut out)
+            .unwrap_err();
         assert!(e.contains("IOSCOPE_ISCSI_USER"), "{e}");
         let mut l = Login::start([0x80, 0, 0, 0, 0, 1], "i", "t", &mut out);
         let e = l
-            .step(&response(0, (1, 1), "TargetAddress=10.0.0.9:3260,1\0"), &mut out)
+            .step(
+                &response(0, (1, 1), "TargetAddress=10.0.0.9:3260,1\0"),
+                &mut out,
+            )
             .unwrap_err();
         assert!(e.contains("10.0.0.9:3260"), "{e}");
     }

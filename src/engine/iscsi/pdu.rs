@@ -256,7 +256,10 @@ mod tests {
         let i = In(&h);
         assert_eq!((i.itt(), i.ttt(), i.stat_sn()), (7, 4096, 0xffff_fffe));
         assert_eq!(i.data_len(), 4096);
-        assert_eq!(&h[32..48], &[0x8a, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 8, 0, 0]);
+        assert_eq!(
+            &h[32..48],
+            &[0x8a, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 8, 0, 0]
+        );
         assert_eq!(lun_field(300)[..2], [0x41, 0x2c]);
     }
 

@@ -396,7 +396,9 @@ impl Inner {
         const UNIT_ATTENTION: u8 = 6;
         if status == CHECK_CONDITION && pdu::sense_key(sense) == Some(UNIT_ATTENTION) {
             if n >= TESTS_MAX {
-                return Err(format!("the LUN still reports a unit attention after {n} TEST UNIT READYs"));
+                return Err(format!(
+                    "the LUN still reports a unit attention after {n} TEST UNIT READYs"
+                ));
             }
             self.test_unit(n);
         } else {
@@ -693,16 +695,18 @@ impl Inner {
                     h.byte2()
                 ))
             }
-            op => return Err(format!("the target sent an unexpected PDU (opcode {op:#04x})")),
+            op => {
+                return Err(format!(
+                    "the target sent an unexpected PDU (opcode {op:#04x})"
+                ))
+            }
         }
         Ok(true)
     }
 
     /// The operation of the command a SCSI Response answers.
     fn op_of(&self, h: In) -> Op {
-        self.slots
-            .get(h.itt() as usize)
-            .map_or(Op::Read, |s| s.op)
+        self.slots.get(h.itt() as usize).map_or(Op::Read, |s| s.op)
     }
 
     /// The slot of the `op` command in flight that `h` is for.
