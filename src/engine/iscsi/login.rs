@@ -126,7 +126,7 @@ impl Login {
         ));
         let pad = pdu::pad(text.len());
         out.extend_from_slice(&text);
-        out.extend(std::iter::repeat_n(0, pad));
+        out.resize(out.len() + pad, 0);
     }
 
     /// Takes one whole Login Response from the front of `rx`, if there is one, and
@@ -275,7 +275,7 @@ mod tests {
         (h[36], h[37]) = status;
         let mut v = h.to_vec();
         v.extend_from_slice(text.as_bytes());
-        v.extend(std::iter::repeat_n(0, pdu::pad(text.len())));
+        v.resize(v.len() + pdu::pad(text.len()), 0);
         v
     }
 

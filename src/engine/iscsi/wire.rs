@@ -336,10 +336,7 @@ impl Inner {
             if let Moved::Bytes(0) = self.rx.fill(self.fd())? {
                 return Err("the target closed the connection during the login".into());
             }
-            loop {
-                let Phase::Login(l) = &mut self.phase else {
-                    break;
-                };
+            while let Phase::Login(l) = &mut self.phase {
                 let (used, done) = l.step(self.rx.held(), &mut self.hs_out)?;
                 self.rx.take(used);
                 if let Some(e) = done {
@@ -604,42 +601,22 @@ impl Inner {
     /// Acts on one PDU whose header (`head_len` bytes) is in `rx`: false when more
     /// bytes must arrive first.
     fn pdu(&mut self, h: In, head_len: usize) -> Result<bool, String> {
-        let data = h.data_len();
-        let pad = pdu::pad(data);
+        let whole = head_len + h.data_len() + pdu::pad(h.data_len());
         match h.opcode() {
-            pdu::OP_DATA_IN => {
-                let slot = self.command_of(h, Op::Read)?;
-                let at = h.buffer_offset() as usize;
-                if at + data > self.slots[slot as usize].len as usize {
-                    return Err(format!(
-                        "the target sent {data} bytes at offset {at} for a {}-byte read",
-                        self.slots[slot as usize].len
-                    ));
-                }
-                let has_status = h.flags() & pdu::DATA_IN_STATUS != 0;
-                self.rx.take(head_len);
-                self.numbers(h, has_status);
-                self.incoming = Some(Incoming {
-                    slot,
-                    at,
-                    left: data,
-                    pad,
-                    status: has_status.then(|| h.status()),
-                });
-            }
+            pdu::OP_DATA_IN => self.data_in(h, head_len)?,
             pdu::OP_SCSI_RSP if h.itt() == TEST_ITT => {
-                let Some(d) = self.rx.held().get(head_len..head_len + data + pad) else {
+                let Some(d) = self.rx.held().get(head_len..whole) else {
                     return Ok(false);
                 };
-                let sense = d.get(2..data).unwrap_or_default().to_vec();
-                self.rx.take(head_len + data + pad);
+                let sense = d.get(2..h.data_len()).unwrap_or_default().to_vec();
+                self.rx.take(whole);
                 self.numbers(h, true);
                 self.tested(h.status(), &sense)?;
             }
             pdu::OP_SCSI_RSP => {
                 let slot = self.command_of(h, self.op_of(h))?;
                 self.rx.take(head_len);
-                self.skip = data + pad;
+                self.skip = whole - head_len;
                 self.numbers(h, true);
                 let status = match h.byte2() {
                     0 => h.status() as i32,
@@ -647,37 +624,15 @@ impl Inner {
                 };
                 self.finish(slot, status);
             }
-            pdu::OP_R2T => {
-                let slot = self.command_of(h, Op::Write)?;
-                let (at, len) = (h.buffer_offset(), h.desired_len());
-                if at as u64 + len as u64 > self.slots[slot as usize].len as u64 {
-                    return Err(format!(
-                        "the target asked for {len} bytes at offset {at} of a {}-byte write",
-                        self.slots[slot as usize].len
-                    ));
-                }
-                self.rx.take(head_len);
-                self.numbers(h, false);
-                self.data_out(slot, h.ttt(), at, len);
-            }
+            pdu::OP_R2T => self.r2t(h, head_len)?,
             pdu::OP_NOP_IN => {
-                if self.rx.held().len() < head_len + data + pad {
+                if self.rx.held().len() < whole {
                     return Ok(false);
                 }
                 if h.ttt() != NO_TAG {
-                    let echo: Box<[u8]> = self.rx.held()[head_len..head_len + data].into();
-                    let head = pdu::nop_reply(
-                        self.dest.lun,
-                        h.ttt(),
-                        self.cmd_sn,
-                        self.exp_stat_sn,
-                        data as u32,
-                    );
-                    self.tx
-                        .push(Frame::new(&head, echo.as_ptr(), data as u32, pad as u8));
-                    self.echoes.push(echo);
+                    self.ping(h, head_len);
                 }
-                self.rx.take(head_len + data + pad);
+                self.rx.take(whole);
                 self.numbers(h, h.itt() != NO_TAG);
             }
             pdu::OP_ASYNC => match h.async_event() {
@@ -685,7 +640,7 @@ impl Inner {
                 2 | 3 => return Err("the target announced it is dropping the connection".into()),
                 _ => {
                     self.rx.take(head_len);
-                    self.skip = data + pad;
+                    self.skip = whole - head_len;
                     self.numbers(h, true);
                 }
             },
@@ -702,6 +657,62 @@ impl Inner {
             }
         }
         Ok(true)
+    }
+
+    /// A Data-In: its segment goes into the read's buffer at the PDU's offset.
+    fn data_in(&mut self, h: In, head_len: usize) -> Result<(), String> {
+        let slot = self.command_of(h, Op::Read)?;
+        let (at, data) = (h.buffer_offset() as usize, h.data_len());
+        let len = self.slots[slot as usize].len;
+        if at + data > len as usize {
+            return Err(format!(
+                "the target sent {data} bytes at offset {at} for a {len}-byte read"
+            ));
+        }
+        let has_status = h.flags() & pdu::DATA_IN_STATUS != 0;
+        self.rx.take(head_len);
+        self.numbers(h, has_status);
+        self.incoming = Some(Incoming {
+            slot,
+            at,
+            left: data,
+            pad: pdu::pad(data),
+            status: has_status.then(|| h.status()),
+        });
+        Ok(())
+    }
+
+    /// An R2T: the write's data it asks for goes in Data-Out PDUs.
+    fn r2t(&mut self, h: In, head_len: usize) -> Result<(), String> {
+        let slot = self.command_of(h, Op::Write)?;
+        let (at, len) = (h.buffer_offset(), h.desired_len());
+        let total = self.slots[slot as usize].len;
+        if at as u64 + len as u64 > total as u64 {
+            return Err(format!(
+                "the target asked for {len} bytes at offset {at} of a {total}-byte write"
+            ));
+        }
+        self.rx.take(head_len);
+        self.numbers(h, false);
+        self.data_out(slot, h.ttt(), at, len);
+        Ok(())
+    }
+
+    /// Answers the target's ping (a NOP-In wholly in `rx`), echoing its data.
+    fn ping(&mut self, h: In, head_len: usize) {
+        let data = h.data_len();
+        let echo: Box<[u8]> = self.rx.held()[head_len..head_len + data].into();
+        let head = pdu::nop_reply(
+            self.dest.lun,
+            h.ttt(),
+            self.cmd_sn,
+            self.exp_stat_sn,
+            data as u32,
+        );
+        let pad = pdu::pad(data) as u8;
+        self.tx
+            .push(Frame::new(&head, echo.as_ptr(), data as u32, pad));
+        self.echoes.push(echo);
     }
 
     /// The operation of the command a SCSI Response answers.
