@@ -267,7 +267,8 @@ def callgrind_ir(cmd, tmp):
 def ir_per_io(shape, tmp, short_s=2, long_s=6):
     """(ioscope Ir/IO, peer Ir/IO): (Ir(long) - Ir(short)) / (I/Os(long) - I/Os(short))."""
     iargs, fargs = shape.callgrind
-    res = os.path.join(tmp, "cg.json")
+    # Not named cg*: callgrind_files reads and removes every file starting "cg.".
+    res = os.path.join(tmp, "result.json")
     out = []
     for tool in ("ioscope", "fio"):
         marks = []

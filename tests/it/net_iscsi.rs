@@ -244,7 +244,8 @@ fn iscsi_exact_reads_and_clean_verified_writes() {
 
 // The own initiator against tgtd's defaults: 1 MiB writes are longer than the
 // 8 KiB segments and the 64 KiB first burst tgtd takes (immediate data, then
-// R2Ts answered with Data-Outs), 200 commands are more than its 128-command
+// R2Ts answered with Data-Outs; then without immediate data and with the first
+// burst unsolicited), 200 commands are more than its 128-command
 // window (the rest wait for MaxCmdSN to move), and tgtd's pings (NOP-In every
 // second, the session dropped after two unanswered) are answered: every byte is
 // verified and nothing fails.
@@ -253,12 +254,12 @@ fn iscsi_long_writes_a_deep_queue_and_the_targets_pings_are_carried() {
     let Some(t) = server(16) else {
         return;
     };
-    let nop = |name: &str, v: &str| {
+    let set = |name: &str, v: &str| {
         t.adm(&[
             "--op", "update", "--mode", "target", "--tid", "1", "--name", name, "--value", v,
         ])
     };
-    assert!(nop("nop_interval", "1") && nop("nop_count", "2"));
+    assert!(set("nop_interval", "1") && set("nop_count", "2"));
     let r = run_json(&[
         "run",
         "-t",
@@ -276,6 +277,24 @@ fn iscsi_long_writes_a_deep_queue_and_the_targets_pings_are_carried() {
     let run0 = r.run(0);
     assert_eq!(run0.totals.write.ios, 32);
     let v = run0.verify.as_ref().expect("verify counts");
+    assert_eq!((v.mismatches, v.units_checked > 0), (0, true), "{v:?}");
+    // The other way: no immediate data, the first burst unsolicited in Data-Outs.
+    assert!(set("InitialR2T", "No") && set("ImmediateData", "No"));
+    let r = run_json(&[
+        "run",
+        "-t",
+        &t.uri,
+        "--rw",
+        "randwrite",
+        "--bs",
+        "1m",
+        "--qd",
+        "4",
+        "--passes",
+        "1",
+        "--verify-after",
+    ]);
+    let v = r.run(0).verify.clone().expect("verify counts");
     assert_eq!((v.mismatches, v.units_checked > 0), (0, true), "{v:?}");
     let r = run_json(&[
         "run",

@@ -420,17 +420,10 @@ impl Inner {
     /// unsolicited Data-Out PDUs up to the first burst.
     fn issue(&mut self, slot: u32) {
         let s = self.slots[slot as usize];
-        let a = self.agreed;
         let write = s.op == Op::Write;
-        let unsolicited = match (write, a.initial_r2t) {
-            (false, _) => 0,
-            (true, true) if a.immediate_data => s.len.min(a.first_burst_bytes),
-            (true, true) => 0,
-            (true, false) => s.len.min(a.first_burst_bytes),
-        };
-        let immediate = match a.immediate_data {
-            true => unsolicited.min(a.send_segment_bytes),
-            false => 0,
+        let (immediate, unsolicited) = match write {
+            true => without_r2t(s.len, &self.agreed),
+            false => (0, 0),
         };
         let rw = pdu::Rw {
             write,
@@ -741,6 +734,18 @@ impl Inner {
     }
 }
 
+/// Of a `len`-byte write, the bytes that go in the command's own PDU and the bytes
+/// that go without an R2T in all (those and unsolicited Data-Outs): the first burst,
+/// but only immediate data when the target wants an R2T first (InitialR2T=Yes).
+fn without_r2t(len: u32, a: &Agreed) -> (u32, u32) {
+    let first = len.min(a.first_burst_bytes);
+    let immediate = match a.immediate_data {
+        true => first.min(a.send_segment_bytes),
+        false => 0,
+    };
+    (immediate, if a.initial_r2t { immediate } else { first })
+}
+
 impl Drop for Inner {
     /// Closing the session reports its commands cancelled, as libiscsi's does, and
     /// touches none of their buffers afterwards.
@@ -754,6 +759,35 @@ impl Drop for Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_writes_data_goes_unsolicited_only_as_far_as_the_target_agreed() {
+        let a = Agreed {
+            send_segment_bytes: 8192,
+            first_burst_bytes: 65536,
+            max_burst_bytes: 262_144,
+            immediate_data: true,
+            initial_r2t: true,
+        };
+        assert_eq!(without_r2t(4096, &a), (4096, 4096));
+        assert_eq!(without_r2t(1 << 20, &a), (8192, 8192), "the rest on R2T");
+        let no_r2t = Agreed {
+            initial_r2t: false,
+            ..a
+        };
+        assert_eq!(without_r2t(1 << 20, &no_r2t), (8192, 65536));
+        let none = Agreed {
+            immediate_data: false,
+            ..a
+        };
+        assert_eq!(without_r2t(1 << 20, &none), (0, 0));
+        let none_no_r2t = Agreed {
+            immediate_data: false,
+            initial_r2t: false,
+            ..a
+        };
+        assert_eq!(without_r2t(4096, &none_no_r2t), (0, 4096));
+    }
 
     #[test]
     fn sessions_get_distinct_random_isids() {
