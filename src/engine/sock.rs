@@ -6,6 +6,7 @@
 //! within the start-up deadline.
 
 use socket2::{SockAddr, Socket, Type};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::net::ToSocketAddrs;
 use std::os::fd::AsRawFd;
@@ -301,6 +302,179 @@ impl Tx {
             self.head_sent = 0;
             self.frames.pop_front();
         }
+    }
+}
+
+/// Where a connection of an own client stands; `S`: the protocol's set-up stage
+/// (handshake, login).
+pub enum Phase<S> {
+    /// The TCP (or unix) connect is under way.
+    Connecting,
+    SettingUp(S),
+    Ready,
+    Dead(String),
+}
+
+/// What every own client's connection holds below its protocol: the socket (and
+/// the addresses it may move on to), where it stands, the set-up bytes still to
+/// send, the receive buffer and the send queue.
+pub struct Wire<S> {
+    pub dial: Dial,
+    addrs: Vec<SockAddr>,
+    pub phase: Phase<S>,
+    /// Set-up bytes to send, from `out_sent`.
+    pub out: Vec<u8>,
+    out_sent: usize,
+    pub rx: Rx,
+    pub tx: Tx,
+}
+
+impl<S> Wire<S> {
+    /// Starts dialling `addrs` without blocking; `rx_bytes`: what one `recv` may
+    /// take. The protocol starts its set-up once `dial.connected` (it may be at once).
+    pub fn start(addrs: &[SockAddr], rx_bytes: usize) -> Result<Wire<S>, String> {
+        Ok(Wire {
+            dial: Dial::start(addrs, 0)?,
+            addrs: addrs.to_vec(),
+            phase: Phase::Connecting,
+            out: Vec::new(),
+            out_sent: 0,
+            rx: Rx::with_capacity(rx_bytes),
+            tx: Tx::default(),
+        })
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.dial.fd()
+    }
+
+    /// Moves a connect under way along (`revents` from poll): true once connected.
+    pub fn connecting(&mut self, revents: i16) -> Result<bool, String> {
+        self.dial.advance(&self.addrs, revents)?;
+        Ok(self.dial.connected)
+    }
+
+    /// Sends what of the set-up bytes the socket takes now.
+    pub fn send_out(&mut self) -> Result<(), String> {
+        while self.out_sent < self.out.len() {
+            match send_some(self.fd(), &self.out[self.out_sent..])? {
+                0 => break,
+                n => self.out_sent += n,
+            }
+        }
+        Ok(())
+    }
+
+    /// The poll(2) events it waits for now.
+    fn events(&self) -> i16 {
+        let sending = self.out_sent < self.out.len() || !self.tx.is_empty();
+        match &self.phase {
+            Phase::Connecting => libc::POLLOUT,
+            Phase::Dead(_) => 0,
+            _ if sending => libc::POLLIN | libc::POLLOUT,
+            _ => libc::POLLIN,
+        }
+    }
+}
+
+/// A protocol's connection as the shared [`Client`] shell drives it.
+pub trait Link {
+    /// The protocol's set-up stages.
+    type Stage;
+    fn wire(&self) -> &Wire<Self::Stage>;
+    fn wire_mut(&mut self) -> &mut Wire<Self::Stage>;
+    /// Acts on what poll(2) reported.
+    fn service(&mut self, revents: i16) -> Result<(), String>;
+    /// Sends what is queued, as far as the socket takes it.
+    fn flush(&mut self) -> Result<(), String> {
+        let w = self.wire_mut();
+        w.tx.send(w.dial.fd())
+    }
+}
+
+/// One connection of an own client (`L`: the protocol's state), shared by
+/// reference with the driver: a failure kills it, and its message is kept for
+/// every later call.
+pub struct Client<L>(RefCell<L>);
+
+impl<L: Link> Client<L> {
+    pub fn new(link: L) -> Client<L> {
+        Client(RefCell::new(link))
+    }
+
+    pub fn is_ready(&self) -> bool {
+        matches!(self.0.borrow().wire().phase, Phase::Ready)
+    }
+
+    /// Why the connection died, once it has.
+    pub fn error(&self) -> Option<String> {
+        match &self.0.borrow().wire().phase {
+            Phase::Dead(e) => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.0.borrow().wire().fd()
+    }
+
+    /// The events the socket waits for now (none once dead).
+    pub fn events(&self) -> i16 {
+        self.0.borrow().wire().events()
+    }
+
+    /// Acts on what poll(2) reported; `Err` (kept: [`Client::error`]) when the
+    /// connection failed.
+    pub fn service(&self, revents: i16) -> Result<(), String> {
+        self.or_dead(|l| l.service(revents))
+    }
+
+    /// Sends what is queued, as far as the socket takes it.
+    pub fn flush(&self) -> Result<(), String> {
+        self.or_dead(L::flush)
+    }
+
+    /// Runs `f` on a connection that is ready; `what` names the connection in the
+    /// error when it is still being set up.
+    pub fn when_ready<T>(
+        &self,
+        what: &str,
+        f: impl FnOnce(&mut L) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let mut g = self.0.borrow_mut();
+        match &g.wire().phase {
+            Phase::Ready => f(&mut g),
+            Phase::Dead(e) => Err(e.clone()),
+            _ => Err(format!("the {what} is not set up")),
+        }
+    }
+
+    /// Runs `f` on the connection; a failure kills it, its message kept.
+    fn or_dead(&self, f: impl FnOnce(&mut L) -> Result<(), String>) -> Result<(), String> {
+        let mut g = self.0.borrow_mut();
+        if let Phase::Dead(e) = &g.wire().phase {
+            return Err(e.clone());
+        }
+        let r = f(&mut g);
+        if let Err(e) = &r {
+            g.wire_mut().phase = Phase::Dead(e.clone());
+        }
+        r
+    }
+}
+
+impl<L: Link> SetUp for Client<L> {
+    fn pollfd(&self) -> libc::pollfd {
+        super::wait::pollfd(self.fd(), self.events())
+    }
+    fn service(&self, revents: i16) -> Result<(), String> {
+        Client::service(self, revents)
+    }
+    fn is_ready(&self) -> bool {
+        Client::is_ready(self)
+    }
+    fn error(&self) -> Option<String> {
+        Client::error(self)
     }
 }
 

@@ -75,7 +75,7 @@ impl Session {
 
     fn which_events(&self) -> i16 {
         match self {
-            Session::Wire(w) => w.which_events(),
+            Session::Wire(w) => w.events(),
             Session::Lib(s) => s.which_events(),
         }
     }

@@ -16,11 +16,10 @@
 
 use super::login::{self, Agreed, Established, Login};
 use super::pdu::{self, In, Numbers, BHS, NO_TAG};
-use crate::engine::sock::{self, Dial, Frame, Moved, Rx, SetUp, Tx};
+use crate::engine::sock::{self, Client, Frame, Link, Moved, Phase, Wire};
 use crate::plan::model::{IscsiSpec, Op};
 use crate::target::iscsi::ffi;
 use socket2::SockAddr;
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -96,25 +95,18 @@ struct Incoming {
     status: Option<u8>,
 }
 
-enum Phase {
-    Connecting,
+/// The session's set-up stages.
+pub enum Stage {
     Login(Box<Login>),
     /// Logged in; TEST UNIT READY takes the unit attentions a new session
     /// reports (a power-on or reset), as libiscsi's login does: the count sent.
     Testing(u32),
-    Ready,
-    Dead(String),
 }
 
-struct Inner {
-    dial: Dial,
-    phase: Phase,
+/// The session: its socket layer and the commands it carries.
+pub struct Inner {
+    w: Wire<Stage>,
     dest: Dest,
-    /// Login bytes still to send, from `hs_sent`.
-    hs_out: Vec<u8>,
-    hs_sent: usize,
-    rx: Rx,
-    tx: Tx,
     slots: Vec<Slot>,
     free: Vec<u32>,
     /// Commands waiting for the command window to open.
@@ -131,25 +123,19 @@ struct Inner {
 }
 
 /// One session to an iSCSI target.
-pub struct Session(RefCell<Inner>);
+pub type Session = Client<Inner>;
 
 // SAFETY: the raw pointers (request buffers) point at memory the engine owns and
 // keeps valid while the command is in flight; the session is used only by the
 // thread that owns the engine, and moves with it.
-unsafe impl Send for Session {}
+unsafe impl Send for Client<Inner> {}
 
-impl Session {
+impl Client<Inner> {
     /// Starts connecting and logging in to `d` without blocking.
     pub fn start(d: &Dest) -> Result<Session, String> {
-        let dial = Dial::start(&d.addrs, 0)?;
         let mut s = Inner {
-            dial,
-            phase: Phase::Connecting,
+            w: Wire::start(&d.addrs, RX_BYTES)?,
             dest: d.clone(),
-            hs_out: Vec::new(),
-            hs_sent: 0,
-            rx: Rx::with_capacity(RX_BYTES),
-            tx: Tx::default(),
             slots: Vec::new(),
             free: Vec::new(),
             held: VecDeque::new(),
@@ -167,10 +153,10 @@ impl Session {
             skip: 0,
             echoes: Vec::new(),
         };
-        if s.dial.connected {
+        if s.w.dial.connected {
             s.begin_login();
         }
-        Ok(Session(RefCell::new(s)))
+        Ok(Client::new(s))
     }
 
     /// Connects and logs in, within `limit_ns` (0: no limit).
@@ -178,59 +164,8 @@ impl Session {
         sock::ready_within(Session::start(d)?, limit_ns, "login")
     }
 
-    pub fn is_ready(&self) -> bool {
-        matches!(self.0.borrow().phase, Phase::Ready)
-    }
-
-    /// Why the session died, once it has.
-    pub fn error(&self) -> Option<String> {
-        match &self.0.borrow().phase {
-            Phase::Dead(e) => Some(e.clone()),
-            _ => None,
-        }
-    }
-
-    pub fn fd(&self) -> i32 {
-        self.0.borrow().dial.fd()
-    }
-
-    /// The events the socket waits for now.
-    pub fn which_events(&self) -> i16 {
-        let g = self.0.borrow();
-        match &g.phase {
-            Phase::Connecting => libc::POLLOUT,
-            Phase::Login(_) if g.hs_sent < g.hs_out.len() => libc::POLLIN | libc::POLLOUT,
-            Phase::Ready | Phase::Testing(_) if !g.tx.is_empty() => libc::POLLIN | libc::POLLOUT,
-            Phase::Dead(_) => 0,
-            _ => libc::POLLIN,
-        }
-    }
-
-    /// Acts on what poll(2) reported; `Err` (kept: [`Session::error`]) when the
-    /// session failed.
-    pub fn service(&self, revents: i16) -> Result<(), String> {
-        self.or_dead(|g| g.service(revents))
-    }
-
-    /// Sends what is queued, as far as the socket takes it.
-    pub fn flush(&self) -> Result<(), String> {
-        self.or_dead(Inner::send_queued)
-    }
-
-    fn or_dead(&self, f: impl FnOnce(&mut Inner) -> Result<(), String>) -> Result<(), String> {
-        let mut g = self.0.borrow_mut();
-        if let Phase::Dead(e) = &g.phase {
-            return Err(e.clone());
-        }
-        let r = f(&mut g);
-        if let Err(e) = &r {
-            g.phase = Phase::Dead(e.clone());
-        }
-        r
-    }
-
     /// Queues READ (16) or WRITE (16) of `len` bytes at byte `offset`, reported
-    /// with `tag`; it leaves at the next [`Session::flush`].
+    /// with `tag`; it leaves at the next [`Client::flush`].
     ///
     /// # Safety
     /// `buf` stays valid and untouched until the command is reported, or the session
@@ -243,84 +178,80 @@ impl Session {
         offset: u64,
         tag: u64,
     ) -> Result<(), String> {
-        let mut g = self.0.borrow_mut();
-        match &g.phase {
-            Phase::Ready => {}
-            Phase::Dead(e) => return Err(e.clone()),
-            _ => return Err("the session is not logged in".into()),
-        }
         if op == Op::Trim {
             return Err("ioscope sends no SCSI UNMAP: trims are refused on iSCSI".into());
         }
-        let slot = match g.free.pop() {
-            Some(s) => s,
-            None => {
-                g.slots.push(Slot {
-                    tag: 0,
-                    op,
-                    buf,
-                    len: 0,
-                    lba: 0,
-                    busy: false,
-                });
-                g.slots.len() as u32 - 1
+        self.when_ready("session", |g| {
+            let lba = offset / g.dest.block_bytes as u64;
+            let s = Slot {
+                tag,
+                op,
+                buf,
+                len,
+                lba,
+                busy: true,
+            };
+            let slot = match g.free.pop() {
+                Some(i) => {
+                    g.slots[i as usize] = s;
+                    i
+                }
+                None => {
+                    g.slots.push(s);
+                    g.slots.len() as u32 - 1
+                }
+            };
+            if g.held.is_empty() && pdu::sn_le(g.cmd_sn, g.max_cmd_sn) {
+                g.issue(slot);
+            } else {
+                g.held.push_back(slot);
             }
-        };
-        let lba = offset / g.dest.block_bytes as u64;
-        g.slots[slot as usize] = Slot {
-            tag,
-            op,
-            buf,
-            len,
-            lba,
-            busy: true,
-        };
-        if g.held.is_empty() && pdu::sn_le(g.cmd_sn, g.max_cmd_sn) {
-            g.issue(slot);
-        } else {
-            g.held.push_back(slot);
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 
-impl SetUp for Session {
-    fn pollfd(&self) -> libc::pollfd {
-        crate::engine::wait::pollfd(self.fd(), self.which_events())
+impl Link for Inner {
+    type Stage = Stage;
+
+    fn wire(&self) -> &Wire<Stage> {
+        &self.w
     }
-    fn service(&self, revents: i16) -> Result<(), String> {
-        Session::service(self, revents)
+
+    fn wire_mut(&mut self) -> &mut Wire<Stage> {
+        &mut self.w
     }
-    fn is_ready(&self) -> bool {
-        Session::is_ready(self)
+
+    fn service(&mut self, revents: i16) -> Result<(), String> {
+        Inner::service(self, revents)
     }
-    fn error(&self) -> Option<String> {
-        Session::error(self)
+
+    fn flush(&mut self) -> Result<(), String> {
+        self.send_queued()
     }
 }
 
 impl Inner {
     fn fd(&self) -> i32 {
-        self.dial.fd()
+        self.w.fd()
     }
 
     fn begin_login(&mut self) {
-        let l = Login::start(isid(), ffi::INITIATOR, &self.dest.iqn, &mut self.hs_out);
-        self.phase = Phase::Login(Box::new(l));
+        let l = Login::start(isid(), ffi::INITIATOR, &self.dest.iqn, &mut self.w.out);
+        self.w.phase = Phase::SettingUp(Stage::Login(Box::new(l)));
     }
 
     fn service(&mut self, revents: i16) -> Result<(), String> {
-        match self.phase {
+        match self.w.phase {
             Phase::Connecting => {
-                self.dial.advance(&self.dest.addrs, revents)?;
-                if self.dial.connected {
+                if self.w.connecting(revents)? {
                     self.begin_login();
-                    self.send_login()?;
+                    self.w.send_out()?;
                 }
                 Ok(())
             }
-            Phase::Login(_) => self.login(revents),
-            Phase::Ready | Phase::Testing(_) => {
+            Phase::SettingUp(Stage::Login(_)) => self.login(revents),
+            Phase::Ready | Phase::SettingUp(Stage::Testing(_)) => {
                 if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
                     self.receive()?;
                 }
@@ -333,12 +264,12 @@ impl Inner {
 
     fn login(&mut self, revents: i16) -> Result<(), String> {
         if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-            if let Moved::Bytes(0) = self.rx.fill(self.fd())? {
+            if let Moved::Bytes(0) = self.w.rx.fill(self.fd())? {
                 return Err("the target closed the connection during the login".into());
             }
-            while let Phase::Login(l) = &mut self.phase {
-                let (used, done) = l.step(self.rx.held(), &mut self.hs_out)?;
-                self.rx.take(used);
+            while let Phase::SettingUp(Stage::Login(l)) = &mut self.w.phase {
+                let (used, done) = l.step(self.w.rx.held(), &mut self.w.out)?;
+                self.w.rx.take(used);
                 if let Some(e) = done {
                     self.established(e);
                     return self.send_queued();
@@ -348,17 +279,7 @@ impl Inner {
                 }
             }
         }
-        self.send_login()
-    }
-
-    fn send_login(&mut self) -> Result<(), String> {
-        while self.hs_sent < self.hs_out.len() {
-            match sock::send_some(self.fd(), &self.hs_out[self.hs_sent..])? {
-                0 => break,
-                n => self.hs_sent += n,
-            }
-        }
-        Ok(())
+        self.w.send_out()
     }
 
     fn established(&mut self, e: Established) {
@@ -378,15 +299,15 @@ impl Inner {
         };
         self.cmd_sn = self.cmd_sn.wrapping_add(1);
         let head = pdu::test_unit_ready(self.dest.lun, num);
-        self.tx.push(Frame::new(&head, std::ptr::null(), 0, 0));
-        self.phase = Phase::Testing(n + 1);
+        self.w.tx.push(Frame::new(&head, std::ptr::null(), 0, 0));
+        self.w.phase = Phase::SettingUp(Stage::Testing(n + 1));
     }
 
     /// The answer to a TEST UNIT READY, its sense data in `sense`: another after a
     /// unit attention; otherwise the session is ready (a LUN not ready fails the
     /// commands themselves, as with libiscsi).
     fn tested(&mut self, status: u8, sense: &[u8]) -> Result<(), String> {
-        let Phase::Testing(n) = self.phase else {
+        let Phase::SettingUp(Stage::Testing(n)) = self.w.phase else {
             return Err("an answer to a TEST UNIT READY that was not sent".into());
         };
         const CHECK_CONDITION: u8 = 2;
@@ -399,17 +320,17 @@ impl Inner {
             }
             self.test_unit(n);
         } else {
-            self.phase = Phase::Ready;
+            self.w.phase = Phase::Ready;
         }
         Ok(())
     }
 
     fn send_queued(&mut self) -> Result<(), String> {
-        if self.tx.is_empty() {
+        if self.w.tx.is_empty() {
             return Ok(());
         }
-        self.tx.send(self.fd())?;
-        if self.tx.is_empty() {
+        self.w.tx.send(self.fd())?;
+        if self.w.tx.is_empty() {
             self.echoes.clear();
         }
         Ok(())
@@ -441,7 +362,8 @@ impl Inner {
         };
         self.cmd_sn = self.cmd_sn.wrapping_add(1);
         let pad = pdu::pad(immediate as usize) as u8;
-        self.tx
+        self.w
+            .tx
             .push(Frame::new(&pdu::command(&rw, n), s.buf, immediate, pad));
         if unsolicited > immediate {
             self.data_out(slot, NO_TAG, immediate, unsolicited - immediate);
@@ -470,7 +392,7 @@ impl Inner {
             // SAFETY: offset + sent + n <= len: within the command's buffer.
             let at = unsafe { s.buf.add((offset + sent) as usize) };
             let pad = pdu::pad(n as usize) as u8;
-            self.tx.push(Frame::new(&head, at, n, pad));
+            self.w.tx.push(Frame::new(&head, at, n, pad));
             sent += n;
             data_sn += 1;
         }
@@ -503,7 +425,7 @@ impl Inner {
         loop {
             self.parse()?;
             let (n, space) = match self.incoming {
-                Some(i) if self.rx.is_empty() && i.left >= DIRECT_BYTES => {
+                Some(i) if self.w.rx.is_empty() && i.left >= DIRECT_BYTES => {
                     let s = self.slots[i.slot as usize];
                     // SAFETY: `at + left` is within the command's buffer (checked
                     // when the PDU's header was read).
@@ -518,8 +440,8 @@ impl Inner {
                     (m, i.left)
                 }
                 _ => {
-                    let space = self.rx.room();
-                    (self.rx.fill(self.fd())?, space)
+                    let space = self.w.rx.room();
+                    (self.w.rx.fill(self.fd())?, space)
                 }
             };
             match n {
@@ -541,14 +463,14 @@ impl Inner {
                 continue;
             }
             if self.skip > 0 {
-                let n = self.skip.min(self.rx.held().len());
-                self.rx.take(n);
+                let n = self.skip.min(self.w.rx.held().len());
+                self.w.rx.take(n);
                 self.skip -= n;
                 if self.skip > 0 {
                     return Ok(());
                 }
             }
-            let held = self.rx.held();
+            let held = self.w.rx.held();
             let Some(b) = held.get(..BHS) else {
                 return Ok(());
             };
@@ -568,17 +490,17 @@ impl Inner {
     /// Copies what `rx` holds of the arriving Data-In segment into its buffer: true
     /// once the segment (and its padding) is in.
     fn take_data(&mut self, mut i: Incoming) -> bool {
-        let held = self.rx.held();
+        let held = self.w.rx.held();
         let take = i.left.min(held.len());
         let s = self.slots[i.slot as usize];
         // SAFETY: `take` bytes fit the buffered data and the command's buffer after
         // `at` (checked against its length when the header was read).
         unsafe { std::ptr::copy_nonoverlapping(held.as_ptr(), s.buf.add(i.at), take) };
-        self.rx.take(take);
+        self.w.rx.take(take);
         i.at += take;
         i.left -= take;
-        let pad = i.pad.min(self.rx.held().len());
-        self.rx.take(pad);
+        let pad = i.pad.min(self.w.rx.held().len());
+        self.w.rx.take(pad);
         i.pad -= pad;
         if i.left > 0 || i.pad > 0 {
             self.incoming = Some(i);
@@ -598,17 +520,17 @@ impl Inner {
         match h.opcode() {
             pdu::OP_DATA_IN => self.data_in(h, head_len)?,
             pdu::OP_SCSI_RSP if h.itt() == TEST_ITT => {
-                let Some(d) = self.rx.held().get(head_len..whole) else {
+                let Some(d) = self.w.rx.held().get(head_len..whole) else {
                     return Ok(false);
                 };
                 let sense = d.get(2..h.data_len()).unwrap_or_default().to_vec();
-                self.rx.take(whole);
+                self.w.rx.take(whole);
                 self.numbers(h, true);
                 self.tested(h.status(), &sense)?;
             }
             pdu::OP_SCSI_RSP => {
                 let slot = self.command_of(h, self.op_of(h))?;
-                self.rx.take(head_len);
+                self.w.rx.take(head_len);
                 self.skip = whole - head_len;
                 self.numbers(h, true);
                 let status = match h.byte2() {
@@ -619,20 +541,20 @@ impl Inner {
             }
             pdu::OP_R2T => self.r2t(h, head_len)?,
             pdu::OP_NOP_IN => {
-                if self.rx.held().len() < whole {
+                if self.w.rx.held().len() < whole {
                     return Ok(false);
                 }
                 if h.ttt() != NO_TAG {
                     self.ping(h, head_len);
                 }
-                self.rx.take(whole);
+                self.w.rx.take(whole);
                 self.numbers(h, h.itt() != NO_TAG);
             }
             pdu::OP_ASYNC => match h.async_event() {
                 1 => return Err("the target asked to log out".into()),
                 2 | 3 => return Err("the target announced it is dropping the connection".into()),
                 _ => {
-                    self.rx.take(head_len);
+                    self.w.rx.take(head_len);
                     self.skip = whole - head_len;
                     self.numbers(h, true);
                 }
@@ -663,7 +585,7 @@ impl Inner {
             ));
         }
         let has_status = h.flags() & pdu::DATA_IN_STATUS != 0;
-        self.rx.take(head_len);
+        self.w.rx.take(head_len);
         self.numbers(h, has_status);
         self.incoming = Some(Incoming {
             slot,
@@ -685,7 +607,7 @@ impl Inner {
                 "the target asked for {len} bytes at offset {at} of a {total}-byte write"
             ));
         }
-        self.rx.take(head_len);
+        self.w.rx.take(head_len);
         self.numbers(h, false);
         self.data_out(slot, h.ttt(), at, len);
         Ok(())
@@ -694,7 +616,7 @@ impl Inner {
     /// Answers the target's ping (a NOP-In wholly in `rx`), echoing its data.
     fn ping(&mut self, h: In, head_len: usize) {
         let data = h.data_len();
-        let echo: Box<[u8]> = self.rx.held()[head_len..head_len + data].into();
+        let echo: Box<[u8]> = self.w.rx.held()[head_len..head_len + data].into();
         let head = pdu::nop_reply(
             self.dest.lun,
             h.ttt(),
@@ -703,7 +625,8 @@ impl Inner {
             data as u32,
         );
         let pad = pdu::pad(data) as u8;
-        self.tx
+        self.w
+            .tx
             .push(Frame::new(&head, echo.as_ptr(), data as u32, pad));
         self.echoes.push(echo);
     }

@@ -11,11 +11,10 @@
 //! replies; libnbd serves structured replies (`nbd_structured_replies`).
 
 use super::handshake::Handshake;
-use crate::engine::sock::{self, Dial, Frame, Moved, Rx, SetUp, Tx};
+use crate::engine::sock::{self, Client, Frame, Link, Moved, Phase, SetUp, Wire};
 use crate::plan::model::Op;
 use crate::target::nbd::ffi::{DoneList, Ticket};
 use socket2::SockAddr;
-use std::cell::RefCell;
 
 const REQUEST_MAGIC: u32 = 0x2560_9513;
 const SIMPLE_REPLY_MAGIC: u32 = 0x6744_6698;
@@ -71,28 +70,12 @@ const FREE: Slot = Slot {
     busy: false,
 };
 
-/// Where the connection stands.
-enum Phase {
-    /// The TCP (or unix) connect is under way.
-    Connecting,
-    Handshake(Handshake),
-    Ready,
-    Dead(String),
-}
-
-struct Inner {
-    dial: Dial,
-    phase: Phase,
-    /// The server's addresses (`dial.at` is the one the socket is for).
-    addrs: Vec<SockAddr>,
+/// The connection: its socket layer (set up by the handshake; `tx` holds requests,
+/// their headers and write data, not yet wholly sent) and the requests it carries.
+pub struct Inner {
+    w: Wire<Handshake>,
     export: Vec<u8>,
-    /// Handshake bytes still to send, from `hs_sent`.
-    hs_out: Vec<u8>,
-    hs_sent: usize,
-    rx: Rx,
     slots: Vec<Slot>,
-    /// Requests (headers and write data) not yet wholly sent.
-    tx: Tx,
     /// The read whose data is arriving: (slot, bytes so far).
     reading: Option<(u32, usize)>,
     /// Where finished requests are reported (the link's `Inflight`).
@@ -100,35 +83,28 @@ struct Inner {
 }
 
 /// One connection to an NBD server.
-pub struct Conn(RefCell<Inner>);
+pub type Conn = Client<Inner>;
 
 // SAFETY: the raw pointers (request buffers, the done list) point at memory the
 // engine owns and keeps valid while the request is in flight; the connection is
 // used only by the thread that owns the engine, and moves with it.
-unsafe impl Send for Conn {}
+unsafe impl Send for Client<Inner> {}
 
-impl Conn {
+impl Client<Inner> {
     /// Starts connecting to `d` without blocking; drive it with
-    /// [`Conn::pollfd`]/[`Conn::service`] until [`Conn::is_ready`].
+    /// [`Client::pollfd`]/[`Client::service`] until [`Client::is_ready`].
     pub fn start(d: &Dest) -> Result<Conn, String> {
-        let dial = Dial::start(&d.addrs, 0)?;
-        let phase = match dial.connected {
-            true => Phase::Handshake(Handshake::Greeting),
-            false => Phase::Connecting,
-        };
-        Ok(Conn(RefCell::new(Inner {
-            dial,
-            phase,
-            addrs: d.addrs.clone(),
+        let mut w = Wire::start(&d.addrs, RX_BYTES)?;
+        if w.dial.connected {
+            w.phase = Phase::SettingUp(Handshake::Greeting);
+        }
+        Ok(Client::new(Inner {
+            w,
             export: d.export.clone(),
-            hs_out: Vec::new(),
-            hs_sent: 0,
-            rx: Rx::with_capacity(RX_BYTES),
             slots: Vec::new(),
-            tx: Tx::default(),
             reading: None,
             done: std::ptr::null(),
-        })))
+        }))
     }
 
     /// Connects and completes the handshake, within `limit_ns` (0: no limit).
@@ -136,54 +112,13 @@ impl Conn {
         sock::ready_within(Conn::start(d)?, limit_ns, "handshake")
     }
 
-    pub fn is_ready(&self) -> bool {
-        matches!(self.0.borrow().phase, Phase::Ready)
-    }
-
-    /// Why the connection died, once it has.
-    pub fn error(&self) -> Option<String> {
-        match &self.0.borrow().phase {
-            Phase::Dead(e) => Some(e.clone()),
-            _ => None,
-        }
-    }
-
     /// The socket and the events it waits for now.
     pub fn pollfd(&self) -> libc::pollfd {
-        let g = self.0.borrow();
-        let events = match &g.phase {
-            Phase::Connecting => libc::POLLOUT,
-            Phase::Handshake(_) if g.hs_sent < g.hs_out.len() => libc::POLLIN | libc::POLLOUT,
-            Phase::Ready if !g.tx.is_empty() => libc::POLLIN | libc::POLLOUT,
-            Phase::Dead(_) => 0,
-            _ => libc::POLLIN,
-        };
-        super::super::wait::pollfd(g.dial.fd(), events)
-    }
-
-    /// Acts on what poll(2) reported; `Err` (kept: [`Conn::error`]) when the
-    /// connection failed.
-    pub fn service(&self, revents: i16) -> Result<(), String> {
-        self.or_dead(|g| g.service(revents))
-    }
-
-    /// Sends what is queued, as far as the socket takes it.
-    pub fn flush(&self) -> Result<(), String> {
-        self.or_dead(|g| g.tx.send(g.dial.fd()))
-    }
-
-    /// Runs `f` on the connection; a failure kills it, its message kept.
-    fn or_dead(&self, f: impl FnOnce(&mut Inner) -> Result<(), String>) -> Result<(), String> {
-        let mut g = self.0.borrow_mut();
-        let r = f(&mut g);
-        if let Err(e) = &r {
-            g.phase = Phase::Dead(e.clone());
-        }
-        r
+        SetUp::pollfd(self)
     }
 
     /// Queues `op` of `len` bytes at `offset` for the slot `ticket` names; it leaves
-    /// at the next [`Conn::flush`] (or when poll finds the socket writable).
+    /// at the next [`Client::flush`] (or when poll finds the socket writable).
     ///
     /// # Safety
     /// `buf` stays valid and untouched until the ticket's list reports the request,
@@ -196,46 +131,43 @@ impl Conn {
         offset: u64,
         ticket: &Ticket,
     ) -> Result<(), String> {
-        let mut g = self.0.borrow_mut();
-        match &g.phase {
-            Phase::Ready => {}
-            Phase::Dead(e) => return Err(e.clone()),
-            _ => return Err("the connection is not set up".into()),
-        }
-        let (done, slot) = ticket.parts();
-        g.done = done;
-        let (ty, data) = match op {
-            Op::Read => (CMD_READ, 0),
-            Op::Write => (CMD_WRITE, len),
-            Op::Trim => (CMD_TRIM, 0),
-        };
-        if g.slots.len() <= slot as usize {
-            g.slots.resize(slot as usize + 1, FREE);
-        }
-        g.slots[slot as usize] = Slot {
-            op,
-            buf,
-            len,
-            busy: true,
-        };
-        let head = request(ty, slot as u64, offset, len);
-        g.tx.push(Frame::new(&head, buf, data, 0));
-        Ok(())
+        self.when_ready("connection", |g| {
+            let (done, slot) = ticket.parts();
+            g.done = done;
+            let (ty, data) = match op {
+                Op::Read => (CMD_READ, 0),
+                Op::Write => (CMD_WRITE, len),
+                Op::Trim => (CMD_TRIM, 0),
+            };
+            if g.slots.len() <= slot as usize {
+                g.slots.resize(slot as usize + 1, FREE);
+            }
+            g.slots[slot as usize] = Slot {
+                op,
+                buf,
+                len,
+                busy: true,
+            };
+            let head = request(ty, slot as u64, offset, len);
+            g.w.tx.push(Frame::new(&head, buf, data, 0));
+            Ok(())
+        })
     }
 }
 
-impl SetUp for Conn {
-    fn pollfd(&self) -> libc::pollfd {
-        Conn::pollfd(self)
+impl Link for Inner {
+    type Stage = Handshake;
+
+    fn wire(&self) -> &Wire<Handshake> {
+        &self.w
     }
-    fn service(&self, revents: i16) -> Result<(), String> {
-        Conn::service(self, revents)
+
+    fn wire_mut(&mut self) -> &mut Wire<Handshake> {
+        &mut self.w
     }
-    fn is_ready(&self) -> bool {
-        Conn::is_ready(self)
-    }
-    fn error(&self) -> Option<String> {
-        Conn::error(self)
+
+    fn service(&mut self, revents: i16) -> Result<(), String> {
+        Inner::service(self, revents)
     }
 }
 
@@ -268,22 +200,21 @@ fn errno(nbd: u32) -> i32 {
 
 impl Inner {
     fn fd(&self) -> i32 {
-        self.dial.fd()
+        self.w.fd()
     }
 
     fn service(&mut self, revents: i16) -> Result<(), String> {
-        match self.phase {
+        match self.w.phase {
             Phase::Connecting => {
-                self.dial.advance(&self.addrs, revents)?;
-                if self.dial.connected {
-                    self.phase = Phase::Handshake(Handshake::Greeting);
+                if self.w.connecting(revents)? {
+                    self.w.phase = Phase::SettingUp(Handshake::Greeting);
                 }
                 Ok(())
             }
-            Phase::Handshake(h) => self.handshake(h, revents),
+            Phase::SettingUp(h) => self.handshake(h, revents),
             Phase::Ready => {
                 if revents & libc::POLLOUT != 0 {
-                    self.tx.send(self.fd())?;
+                    self.w.tx.send(self.fd())?;
                 }
                 if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
                     self.receive()?;
@@ -296,23 +227,17 @@ impl Inner {
 
     fn handshake(&mut self, mut h: Handshake, revents: i16) -> Result<(), String> {
         if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-            if let Moved::Bytes(0) = self.rx.fill(self.fd())? {
+            if let Moved::Bytes(0) = self.w.rx.fill(self.fd())? {
                 return Err("the server closed the connection during the handshake".into());
             }
-            let used = h.step(self.rx.held(), &self.export, &mut self.hs_out)?;
-            self.rx.take(used);
-            self.phase = match h {
+            let used = h.step(self.w.rx.held(), &self.export, &mut self.w.out)?;
+            self.w.rx.take(used);
+            self.w.phase = match h {
                 Handshake::Done => Phase::Ready,
-                h => Phase::Handshake(h),
+                h => Phase::SettingUp(h),
             };
         }
-        while self.hs_sent < self.hs_out.len() {
-            match sock::send_some(self.fd(), &self.hs_out[self.hs_sent..])? {
-                0 => break,
-                n => self.hs_sent += n,
-            }
-        }
-        Ok(())
+        self.w.send_out()
     }
 
     /// Takes every reply that has arrived.
@@ -320,12 +245,12 @@ impl Inner {
         loop {
             self.parse()?;
             let (n, space) = match self.reading {
-                Some((slot, got)) if self.rx.is_empty() => {
+                Some((slot, got)) if self.w.rx.is_empty() => {
                     let s = self.slots[slot as usize];
                     let left = s.len as usize - got;
                     if left < DIRECT_BYTES {
                         // Nothing buffered: the whole buffer is free.
-                        (self.rx.fill(self.fd())?, RX_BYTES)
+                        (self.w.rx.fill(self.fd())?, RX_BYTES)
                     } else {
                         // SAFETY: the request's buffer has `len` bytes (the
                         // submitter's promise); `got + left` is its end.
@@ -337,8 +262,8 @@ impl Inner {
                     }
                 }
                 _ => {
-                    let space = self.rx.room();
-                    (self.rx.fill(self.fd())?, space)
+                    let space = self.w.rx.room();
+                    (self.w.rx.fill(self.fd())?, space)
                 }
             };
             match n {
@@ -366,19 +291,19 @@ impl Inner {
         loop {
             if let Some((slot, got)) = self.reading {
                 let s = self.slots[slot as usize];
-                let held = self.rx.held();
+                let held = self.w.rx.held();
                 let take = (s.len as usize - got).min(held.len());
                 // SAFETY: `take` bytes fit both the buffered data and the request's
                 // buffer after `got` (its `len` bytes, the submitter's promise).
                 unsafe { std::ptr::copy_nonoverlapping(held.as_ptr(), s.buf.add(got), take) };
-                self.rx.take(take);
+                self.w.rx.take(take);
                 self.read_into(slot, got + take);
                 if self.reading.is_some() {
                     return Ok(());
                 }
                 continue;
             }
-            let Some(r) = self.rx.held().get(..REPLY_BYTES) else {
+            let Some(r) = self.w.rx.held().get(..REPLY_BYTES) else {
                 return Ok(());
             };
             let magic = u32::from_be_bytes(r[0..4].try_into().expect("4 bytes"));
@@ -389,7 +314,7 @@ impl Inner {
                     "a reply with magic {magic:#x}, not a simple reply: the server broke the protocol"
                 ));
             }
-            self.rx.take(REPLY_BYTES);
+            self.w.rx.take(REPLY_BYTES);
             let slot = u32::try_from(cookie)
                 .ok()
                 .filter(|&s| self.slots.get(s as usize).is_some_and(|s| s.busy))
@@ -414,7 +339,7 @@ impl Drop for Inner {
     /// Says goodbye (`NBD_CMD_DISC`) when nothing is half sent, so the server
     /// closes its side cleanly; then the socket closes.
     fn drop(&mut self) {
-        if matches!(self.phase, Phase::Ready) && !self.tx.is_half_sent() {
+        if matches!(self.w.phase, Phase::Ready) && !self.w.tx.is_half_sent() {
             let h = request(CMD_DISC, 0, 0, 0);
             // The result does not matter.
             let _ = sock::send_some(self.fd(), &h);
