@@ -262,19 +262,14 @@ fn lex_include(
     lex_ini(&inner, &text, select, out)
 }
 
-/// Removes a `;` or `#` comment: a whole line, or text after whitespace + `;`/`#`.
+/// Cuts a line at its first `;` or `#`, as fio reads every job-file line
+/// (`strip_blank_end`): a comment may follow a value with no space before it
+/// (`bs=${BLOCK_SIZE}; no. of bytes`), and neither character can be in a value.
 fn strip_comment(line: &str) -> &str {
-    let t = line.trim_start();
-    if t.starts_with(';') || t.starts_with('#') {
-        return "";
+    match line.find([';', '#']) {
+        Some(i) => &line[..i],
+        None => line,
     }
-    let bytes = line.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        if (b == b';' || b == b'#') && i > 0 && bytes[i - 1].is_ascii_whitespace() {
-            return &line[..i];
-        }
-    }
-    line
 }
 
 /// Why a time in fio's microsecond default unit was refused.
@@ -299,8 +294,17 @@ fn substitute(
     notes: &mut Vec<String>,
 ) -> Result<String, CompatError> {
     let key_n = normalise_key(key);
-    let s = fio_subst::substitute(value, env, fio_options::is_time(&key_n))
+    let is_time = fio_options::is_time(&key_n);
+    let mut s = fio_subst::substitute(value, env, is_time)
         .map_err(|e| loc.error(format!("{key}={value}: {e}")))?;
+    if let Some(bytes) = (!is_time).then(|| fio_subst::fio_units(&s.value)).flatten() {
+        notes.push(format!(
+            "{loc}: {key}={value} → {bytes}: fio reads KiB, MiB, … as powers of 1000 \
+             (its default kb_base=1024) and a unit it does not know by its first letter \
+             (Gi: GiB); the translation runs what fio runs"
+        ));
+        s.value = bytes;
+    }
     for name in &s.unset {
         notes.push(format!(
             "{loc}: {key}={value} — environment variable '{name}' {UNSET_NOTE}"
@@ -3747,6 +3751,21 @@ mod tests {
         assert_eq!(
             runs,
             [vec!["a", "d"], vec!["b", "e"], vec!["c"], vec!["f", "g"]]
+        );
+    }
+
+    // fio cuts each job-file line at its first `;` or `#` (`strip_blank_end`), with
+    // or without a space before; `8KiB` is 8000 bytes in fio (kb_base=1024).
+    #[test]
+    fn comments_end_a_value_and_units_are_read_as_fio_reads_them() {
+        let t = parse("[j]\nfilename=/tmp/x\nbs=8KiB; no. of bytes\nsize=1m#total\n").unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let w = &t.plan.runs[0].workloads[0];
+        assert_eq!((w.bs.max_bytes(), w.size_bytes), (8000, Some(1 << 20)));
+        assert!(
+            t.plan.warnings.iter().any(|n| n.contains("bs=8KiB → 8000")),
+            "{:?}",
+            t.plan.warnings
         );
     }
 

@@ -397,12 +397,12 @@ pub const OPTIONS: &[FioOption] = &[
          file-operation engines, and jobs over several files; with ioengine=nfs the file \
          on the export (first clone's name); otherwise fio's default only",
     ),
-    flag(maps(
+    maps(
         "overwrite",
         "a job that only writes leaves a new file to its writes (overwrite=0, fio's \
          default): the target's create = \"empty\" unless another job of the file reads \
          it or says overwrite=1, when it is laid out with data",
-    )),
+    ),
     maps(
         "create_on_open",
         "accepted with the file-operation engines (creating is their I/O); otherwise \
@@ -548,11 +548,11 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     // Without size, the file's size is its filesystem's free space (target size =
     // "fill"); a job that only reads lists it as unsupported.
-    flag(aka(sets("fill_device", "fill_fs"), &["fill_fs"])),
+    aka(sets("fill_device", "fill_fs"), &["fill_fs"]),
     // Write flags and priorities.
     // Writes carry RWF_ATOMIC (uring and sync engines; others list it as
     // unsupported); the target's statx limits are checked before the run.
-    flag(sets("atomic", "atomic_writes")),
+    sets("atomic", "atomic_writes"),
     warn(
         "log_prio",
         "fio writes the priority column of its logs as the I/O's priority in hex; \
@@ -603,11 +603,11 @@ pub const OPTIONS: &[FioOption] = &[
         "dedupe_working_set_percentage",
         "with dedupe_mode=working_set: the set's share of size (default 5)",
     ),
-    flag(maps(
+    maps(
         "dedupe_global",
         "with dedupe_mode=working_set: one set shared by the jobs that have it, each \
          worker writing its share first",
-    )),
+    ),
     // Verification beyond ioscope's own headers.
     maps(
         "do_verify",
@@ -642,23 +642,23 @@ pub const OPTIONS: &[FioOption] = &[
         "verify_offset",
         "ioscope's verify header has a fixed place in the block",
     ),
-    flag(maps(
+    maps(
         "verify_fatal",
         "the job's own error policy stops the run at its first mismatch (unless \
          continue_on_error covers verify)",
-    )),
-    flag(no_effect(
+    ),
+    no_effect(
         "verify_dump",
         "changes nothing written or measured: ioscope reports each mismatch with its \
          header, checksums and a hex excerpt in the result instead of dumping blocks to \
          files",
-    )),
+    ),
     flag(unsupported(
         "verify_only",
         "fio only reads back what an earlier run wrote; use `ioscope verify`",
     )),
-    flag(unsupported("verify_state_save", "fio's verify state file")),
-    flag(unsupported("verify_state_load", "fio's verify state file")),
+    unsupported("verify_state_save", "fio's verify state file"),
+    unsupported("verify_state_load", "fio's verify state file"),
     no_effect(
         "verify_write_sequence",
         "ioscope's write keys (the header's sequence) are checked so that overlapping \
@@ -838,24 +838,24 @@ pub const OPTIONS: &[FioOption] = &[
         "PREFIX_iops.1.log from the run's intervals",
     ),
     maps("log_avg_msec", "the run's interval length"),
-    flag(maps(
+    maps(
         "log_offset",
         "an offset column in the fio logs (0: averaged samples have no offset, as in fio)",
-    )),
-    flag(maps(
+    ),
+    maps(
         "sprandom",
         "SPRandom preconditioning: the workload's sprandom order (random writes of the \
          physical capacity, leaving the model's validity per region)",
-    )),
+    ),
     maps("spr_op", "sprandom: the over-provisioning ratio (default 0.15)"),
     maps("spr_num_regions", "sprandom: the number of regions (default 100)"),
     maps("spr_cs", "sprandom: the drive's cache size; rewrites wait a region"),
     // Accepted without effect.
-    flag(no_effect(
+    no_effect(
         "softrandommap",
         "it only matters when fio cannot allocate its map; ioscope's random_map keeps \
          no per-block state",
-    )),
+    ),
     flag(no_effect(
         "group_reporting",
         "ioscope reports every workload and the run total anyway",
@@ -865,27 +865,27 @@ pub const OPTIONS: &[FioOption] = &[
         &["threads"],
     ),
     no_effect("description", "a comment"),
-    flag(no_effect("clat_percentiles", "reporting only")),
-    flag(no_effect("slat_percentiles", "reporting only")),
+    no_effect("clat_percentiles", "reporting only"),
+    no_effect("slat_percentiles", "reporting only"),
     no_effect(
         "percentile_list",
         "reporting only; ioscope always reports p50 to p99.99 and max",
     ),
-    flag(no_effect(
+    no_effect(
         "gtod_reduce",
         "fio's way to save clock reads; ioscope times every I/O with the monotonic \
          clock anyway, so only fio's reports would change",
-    )),
-    flag(no_effect(
+    ),
+    no_effect(
         "disable_lat",
         "ioscope always measures latency (total, and service time from submission)",
-    )),
-    flag(no_effect("disable_clat", "ioscope always measures latency")),
-    flag(no_effect("disable_slat", "ioscope always measures latency")),
-    flag(no_effect(
+    ),
+    no_effect("disable_clat", "ioscope always measures latency"),
+    no_effect("disable_slat", "ioscope always measures latency"),
+    no_effect(
         "disable_bw_measurement",
         "ioscope always measures throughput",
-    )),
+    ),
     no_effect(
         "io_submit_mode",
         "inline or offload: ioscope's open-loop workers issue at the intended times \
@@ -908,8 +908,8 @@ pub const OPTIONS: &[FioOption] = &[
         "numa_mem_policy",
         "ioscope allocates buffers under the kernel's default NUMA policy",
     ),
-    flag(no_effect("lat_percentiles", "reporting only")),
-    flag(no_effect("unified_rw_reporting", "reporting only")),
+    no_effect("lat_percentiles", "reporting only"),
+    no_effect("unified_rw_reporting", "reporting only"),
     no_effect("disk_util", "reporting only"),
     aka(
         maps(
@@ -927,7 +927,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption {
         name: "scramble_buffers",
         aliases: &[],
-        flag: true,
+        flag: false,
         time: false,
         effect: Effect::NoEffectWhen {
             accepts: is_not_false,
@@ -944,7 +944,7 @@ pub const OPTIONS: &[FioOption] = &[
     FioOption {
         name: "file_append",
         aliases: &[],
-        flag: true,
+        flag: false,
         time: false,
         effect: Effect::NoEffectWhen {
             accepts: is_false,
@@ -958,7 +958,7 @@ pub const OPTIONS: &[FioOption] = &[
     sets("write_iolog", "record"),
     FioOption {
         effect: Effect::SetsAs("trace_timing", &NO_STALL),
-        ..flag(sets("replay_no_stall", ""))
+        ..sets("replay_no_stall", "")
     },
     FioOption {
         effect: Effect::SetsAs("trace_speed", &TIME_SCALE),
@@ -1005,26 +1005,26 @@ pub const OPTIONS: &[FioOption] = &[
                   other jobs go on, is not reproduced)",
         },
     },
-    flag(unsupported("create_only", "creates the files and stops")),
-    flag(maps(
+    unsupported("create_only", "creates the files and stops"),
+    maps(
         "unlink",
         "unlink=1: a files: target's unlink=1 (the files this run created are removed \
          after it; never one that was there before)",
-    )),
-    flag(unsupported(
+    ),
+    unsupported(
         "unlink_each_loop",
         "removes the files after every loop; ioscope's passes follow each other without a \
          pause (unlink=1 removes them once, after the run)",
-    )),
-    flag(maps(
+    ),
+    maps(
         "per_job_logs",
         "per_job_logs=0: write_*_log files without the job number, appended to",
-    )),
-    flag(maps(
+    ),
+    maps(
         "allow_file_create",
         "allow_file_create=0: the target's create = \"never\" (a missing file is an \
          error, never created)",
-    )),
+    ),
     // fio's report options, given on its command line (`convert fio JOB --output-format=json`
     // as kbench and kubestr run it): they say how fio prints, not what it measures.
     no_effect(
@@ -1100,10 +1100,10 @@ pub const OPTIONS: &[FioOption] = &[
         "sync_file_range",
         "every N writes per stream, sync_file_range(2) with these flags over the bytes written since",
     ),
-    flag(sets("fsync_on_close", "fsync_on_close")),
+    sets("fsync_on_close", "fsync_on_close"),
     // fio fsyncs once when the job's writing is over; ioscope's files stay open for
     // the whole run, so that is the same call at the same moment as fsync_on_close.
-    flag(sets("end_fsync", "fsync_on_close")),
+    sets("end_fsync", "fsync_on_close"),
 ];
 
 /// The table entry for `key` (already normalised, see [`normalise_key`]).

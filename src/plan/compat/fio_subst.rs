@@ -12,9 +12,61 @@
 //!   evaluated the same way. In a time option fio's units inside the parentheses are
 //!   microseconds, so there the result is given in `us`.
 //!
+//! - A number whose unit fio reads otherwise than ioscope's parser ([`fio_units`]):
+//!   `8KiB` is 8000 bytes in fio (its default `kb_base=1024`, "compatibility mode",
+//!   reads IEC units as powers of 1000), `100Gi` is 100 GiB (a unit fio does not
+//!   know is read by its first letter). Such numbers are given in bytes.
+//!
 //! The trade-off: keyword values are those of the machine that translates the job,
 //! which is where fio would run it; a plan converted here and run elsewhere carries
 //! this machine's numbers, and the warnings say which.
+
+/// A value with every number fio reads otherwise than ioscope (see the module
+/// docs) given in bytes, each part between `,`, `:` and `/` looked at on its own
+/// (`bssplit=8KiB/50:64KiB/50`); `None` when there is no such number. Only for
+/// options that are not times (`1m` is a minute there).
+pub fn fio_units(value: &str) -> Option<String> {
+    let mut out = String::with_capacity(value.len());
+    let mut changed = false;
+    // Parts and the separators between them, in order (a separator is a part of
+    // one character that is never a number).
+    for part in value.split_inclusive([',', ':', '/']) {
+        let (body, sep) = match part.strip_suffix([',', ':', '/']) {
+            Some(b) => (b, &part[b.len()..]),
+            None => (part, ""),
+        };
+        match fio_bytes(body.trim()) {
+            Some(n) => {
+                out.push_str(&n.to_string());
+                changed = true;
+            }
+            None => out.push_str(body),
+        }
+        out.push_str(sep);
+    }
+    changed.then_some(out)
+}
+
+/// The bytes of one `NUMBER UNIT` where fio's reading differs from ioscope's
+/// (`__get_mult_bytes` with `kb_base=1024`): an IEC unit (`kib`… in any case) is
+/// powers of 1000, `ki`… (a unit fio reads by its first letter) powers of 1024.
+fn fio_bytes(part: &str) -> Option<u64> {
+    let digits = part.len() - part.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (num, unit) = part.split_at(digits);
+    if num.is_empty() || unit.is_empty() || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let unit = unit.to_ascii_lowercase();
+    let pow = "kmgtp".find(unit.chars().next()?)? as u32 + 1;
+    let base: u64 = match unit.as_bytes() {
+        [_, b'i', b'b', ..] => 1000,
+        // `Gi`: fio goes by the first letter. Other spellings (k, kb, ms in a time)
+        // are left to the option's own parser.
+        [_, b'i'] => 1024,
+        _ => return None,
+    };
+    num.parse::<u64>().ok()?.checked_mul(base.checked_pow(pow)?)
+}
 
 /// Looks up what fio substitutes: `${VAR}` by the variable's name, and the reserved
 /// keywords by their spelling with the `$` (`$pagesize`, `$mb_memory`, `$ncpus`).
@@ -329,6 +381,30 @@ mod tests {
         for w in KEYWORDS {
             let v = machine_keyword(w).unwrap_or_else(|| panic!("{w}"));
             assert!(v.parse::<u64>().unwrap() > 0, "{w}={v}");
+        }
+    }
+
+    // fio 3.33 itself: `--bs=8KiB` made 131 reads of 8000 bytes of a 1m file;
+    // `--size=100Gi` is 100 GiB.
+    #[test]
+    fn units_fio_reads_otherwise_are_given_in_bytes() {
+        assert_eq!(fio_units("8KiB").as_deref(), Some("8000"));
+        assert_eq!(fio_units("8kib").as_deref(), Some("8000"));
+        assert_eq!(fio_units("10GiB").as_deref(), Some("10000000000"));
+        assert_eq!(fio_units("100Gi").as_deref(), Some("107374182400"));
+        assert_eq!(fio_units("4k/50:8KiB/50").as_deref(), Some("4k/50:8000/50"));
+        for same in [
+            "4k",
+            "8KB",
+            "1m",
+            "17m",
+            "50%",
+            "read:17m",
+            "/data/8KiB_file",
+            "1.5GiB",
+            "250ms",
+        ] {
+            assert_eq!(fio_units(same), None, "{same}");
         }
     }
 }

@@ -161,7 +161,8 @@ fn translate(
     cmd: &VdbArgs,
     mut unsupported: UnsupportedList,
 ) -> Result<Translated, CompatError> {
-    let tokens = vdbench_lines::params(src, &cmd.subst)?;
+    let mut tokens = vdbench_lines::params(src, &cmd.subst)?;
+    host_openers(&mut tokens);
     if fs::is_file_system(&tokens) {
         return fs::translate(src.name, tokens, cmd, unsupported);
     }
@@ -234,6 +235,21 @@ fn translate(
         },
         unsupported: unsupported.0,
     })
+}
+
+/// `host=` before the first storage, workload or run definition opens a host
+/// definition: vdbench's older spelling of `hd=` (HostParms; within an sd, wd or
+/// fwd it names the hosts that run it, as before).
+fn host_openers(tokens: &mut [Param]) {
+    const LATER: &[&str] = &["sd", "wd", "fsd", "fwd", "rd", "rg"];
+    for p in tokens {
+        if LATER.contains(&p.key.as_str()) {
+            return;
+        }
+        if p.key == "host" {
+            p.key = "hd".into();
+        }
+    }
 }
 
 /// `-v`/`-j` (validation and its journal) and `-e`/`-i`/`-w` (every rd's elapsed,
@@ -534,6 +550,9 @@ struct Wd {
     /// rhpct=, whpct=: the percentages of reads and writes that are cache hits,
     /// and where given.
     hits: (f64, f64, Option<Loc>),
+    /// `streams=N`: N sequential streams, each in its own Nth of the sd and served
+    /// by an Nth of the threads (vdbench's StreamContext; seekpct is ignored).
+    streams: Option<(u32, Loc)>,
 }
 
 #[derive(Clone, Copy)]
@@ -553,16 +572,27 @@ fn wd_sds(d: &Def, sds: &[Sd]) -> Result<Vec<usize>, CompatError> {
 /// The sds `p` names (names, `*` wildcards and `(sd1-sd8)` ranges), each once, in
 /// the order named.
 fn pick_sds(p: &Param, sds: &[Sd]) -> Result<Vec<usize>, CompatError> {
+    pick(
+        &p.value,
+        &sds.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+    )
+    .map_err(|pat| p.loc.error(format!("sd={pat}: no such sd")))
+}
+
+/// The indexes of the `names` that `value` picks (names, `*` wildcards and
+/// `(a1-a8)` ranges), each once, in the order named; `Err` with a pattern that
+/// picks none.
+pub(super) fn pick(value: &str, names: &[&str]) -> Result<Vec<usize>, String> {
     let mut idx = Vec::new();
-    for pat in name_list(&p.value) {
+    for pat in name_list(value) {
         let before = idx.len();
-        for (i, s) in sds.iter().enumerate() {
-            if glob(&pat, &s.name) && !idx.contains(&i) {
+        for (i, n) in names.iter().enumerate() {
+            if glob(&pat, n) && !idx.contains(&i) {
                 idx.push(i);
             }
         }
         if idx.len() == before {
-            return Err(p.loc.error(format!("sd={pat}: no such sd")));
+            return Err(pat);
         }
     }
     Ok(idx)
@@ -614,6 +644,7 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         direct: false,
         skew: None,
         hits: (0.0, 0.0, None),
+        streams: None,
     };
     for p in &d.params {
         if !read(d.kind, p, unsupported) {
@@ -630,6 +661,14 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
             "range" => wd.range = range_param(p, unsupported),
             "hotband" => hotband_param(p, &mut wd, unsupported),
             "openflags" => openflags(p, &mut wd.direct, unsupported),
+            "streams" => match p.value.trim().parse::<u32>() {
+                Ok(n) if n > 0 => wd.streams = Some((n, p.loc.clone())),
+                _ => {
+                    return Err(p
+                        .loc
+                        .error(format!("streams={}: expected a count", p.value)))
+                }
+            },
             "rhpct" => (wd.hits.0, wd.hits.2) = (pct(p)? as f64, Some(p.loc.clone())),
             "whpct" => (wd.hits.1, wd.hits.2) = (pct(p)? as f64, Some(p.loc.clone())),
             "skew" => match p.value.trim().parse::<f64>() {
@@ -1692,25 +1731,11 @@ impl RdCx<'_> {
         share: Option<f64>,
         unsupported: &mut UnsupportedList,
     ) -> Result<Workload, CompatError> {
-        let (rd, wd, sd) = (self.rd, &self.wds[w], &self.sds[s]);
-        let sharing: Vec<usize> = pairs.iter().filter(|p| p.1 == s).map(|p| p.0).collect();
-        let total = pt.threads.unwrap_or(sd.threads);
-        let k = sharing.len() as u64;
-        let pos = sharing.iter().position(|&x| x == w).unwrap_or(0) as u64;
-        // In a share mix every I/O comes from the mix's one pool of streams.
-        let mine = if share.is_some() {
-            self.mix_streams(pt, pairs)
-        } else {
-            total / k + u64::from(pos < total % k)
-        };
-        if mine == 0 {
-            return Err(rd.loc.error(format!(
-                "rd={}: {total} threads on sd={} cannot serve {k} workloads",
-                rd.name, sd.name
-            )));
-        }
+        let (wd, sd) = (&self.wds[w], &self.sds[s]);
+        let mine = self.threads_of(pt, pairs, (w, s), share.is_some())?;
         let region = self.region(wd, sd, unsupported);
-        let seek = pt.seek.unwrap_or(wd.seek);
+        let (seek, streams, qd) = self.streams_of(wd, mine, share.is_some())?;
+        let seek = seek.or(pt.seek).unwrap_or(wd.seek);
         let mut settings = seek.settings();
         if let Some((from, to)) = region.pct {
             settings.set(&RANGE_FROM_PCT, Value::Ratio(from));
@@ -1748,20 +1773,82 @@ impl RdCx<'_> {
             read_pct,
             pattern: seek.pattern,
             bs: pt.bs.clone().unwrap_or(wd.bs.clone()),
-            qd: 1,
-            streams: u32::try_from(mine).map_err(|_| rd.loc.error("threads is too large"))?,
+            qd,
+            streams,
             rate: wrate,
             offset_bytes: region.offset,
             size_bytes: region.len,
             dist,
             arrival: self.settings.arrival,
             share_pct: share,
-            seq_layout: seek.layout(),
+            seq_layout: match wd.streams {
+                Some(_) => SeqLayout::Regions,
+                None => seek.layout(),
+            },
             align_bytes: sd.align,
             overrides: seek.overrides(),
             settings,
             ..Default::default()
         })
+    }
+
+    /// The threads that serve wd `w` on sd `s`: the sd's (or the rd's) shared among
+    /// the wds on it; in a share mix every I/O comes from the mix's one pool.
+    fn threads_of(
+        &self,
+        pt: &RdPoint,
+        pairs: &[(usize, usize)],
+        (w, s): (usize, usize),
+        mix: bool,
+    ) -> Result<u64, CompatError> {
+        let (rd, sd) = (self.rd, &self.sds[s]);
+        let sharing: Vec<usize> = pairs.iter().filter(|p| p.1 == s).map(|p| p.0).collect();
+        let total = pt.threads.unwrap_or(sd.threads);
+        let k = sharing.len() as u64;
+        let pos = sharing.iter().position(|&x| x == w).unwrap_or(0) as u64;
+        let mine = if mix {
+            self.mix_streams(pt, pairs)
+        } else {
+            total / k + u64::from(pos < total % k)
+        };
+        if mine == 0 {
+            return Err(rd.loc.error(format!(
+                "rd={}: {total} threads on sd={} cannot serve {k} workloads",
+                rd.name, sd.name
+            )));
+        }
+        Ok(mine)
+    }
+
+    /// A workload's seek, streams and queue depth when `mine` threads serve it: one
+    /// stream per thread, or with the wd's `streams=N` N sequential streams (in the
+    /// regions layout: each its own Nth), the threads shared among them (vdbench
+    /// requires threads to be a multiple of N), whatever the seek.
+    fn streams_of(
+        &self,
+        wd: &Wd,
+        mine: u64,
+        mix: bool,
+    ) -> Result<(Option<Seek>, u32, u32), CompatError> {
+        let too_large = || self.rd.loc.error("threads is too large");
+        let Some((n, loc)) = &wd.streams else {
+            return Ok((None, u32::try_from(mine).map_err(|_| too_large())?, 1));
+        };
+        if mix || wd.range.is_some() {
+            return Err(loc.error(format!(
+                "wd={}: streams= {} is not reproduced; give the wd alone, on the whole sd",
+                wd.name,
+                if mix { "in a skew mix" } else { "with range=" }
+            )));
+        }
+        if mine % u64::from(*n) != 0 {
+            return Err(loc.error(format!(
+                "wd={}: threads={mine} must be a multiple of streams={n}, as vdbench requires",
+                wd.name
+            )));
+        }
+        let qd = u32::try_from(mine / u64::from(*n)).map_err(|_| too_large())?;
+        Ok((Some(Seek::of(AccessPattern::Sequential)), *n, qd))
     }
 
     /// Where a wd works on an sd: the wd's range= within the sd, or the sd. A range
@@ -2209,6 +2296,44 @@ mod tests {
         assert!(u[0].contains("hits of sequential"), "{u:?}");
     }
 
+    // `host=` among the general parameters opens a host definition: vdbench's
+    // older spelling of `hd=` (HostParms); in an sd it still names the sd's hosts.
+    #[test]
+    fn host_before_the_definitions_is_a_host_definition() {
+        let t = parse_str(
+            "x.parm",
+            "host=default,user=ceph,shell=ssh\nhd=one,system=h1\nsd=s1,lun=/dev/a,host=one\nwd=w1,sd=s1\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+    }
+
+    // vdbench's streams=N (StreamContext): N sequential streams, each in its own
+    // Nth of the sd, each served by threads/N threads; seekpct does not matter.
+    #[test]
+    fn streams_are_sequential_regions_sharing_the_threads() {
+        let t = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/a,threads=32\nwd=w1,sd=s1,seekpct=100,rdpct=70,streams=4\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let w = &t.plan.runs[0].workloads[0];
+        assert_eq!((w.streams, w.qd), (4, 8));
+        assert_eq!(w.pattern, AccessPattern::Sequential);
+        assert_eq!(w.seq_layout, SeqLayout::Regions);
+        let e = parse_str(
+            "x.parm",
+            "sd=s1,lun=/dev/a,threads=6\nwd=w1,sd=s1,streams=4\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("multiple of streams=4") && e.contains("x.parm:2"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn target_replaces_every_lun_windows_paths_included() {
         let text = "sd=sd1,lun=\\\\.\\PhysicalDrive1\nsd=sd2,lun=/dev/b\n\
@@ -2242,6 +2367,7 @@ compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86,create
 hd=h1,system=localhost
 sd=s,lun=/dev/x,count=(1,1),size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50),hitarea=2m
 wd=w1,sd=s1,xfersize=4k,writepct=30,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100,rhpct=10,whpct=10
+wd=w2,sd=s1,streams=2
 rd=r1,wd=w1,sd=s1,maxdata=999t,maxdataread=998t,maxdatawritten=997t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 

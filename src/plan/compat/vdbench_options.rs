@@ -412,7 +412,11 @@ pub static OPTIONS: &[VdbOption] = &[
         "threads",
         Unsupported("threads per wd; give threads on the sd or rd"),
     ),
-    row(W, "streams", Unsupported("sequential streams per wd")),
+    row(
+        W,
+        "streams",
+        Maps("N sequential streams, each in its own Nth of the sd, the threads shared among them (seekpct ignored)"),
+    ),
     // Run definitions.
     exact(row(
         R,

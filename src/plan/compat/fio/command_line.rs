@@ -311,6 +311,23 @@ mod tests {
     const FILE: &str = "[global]\nioengine=io_uring\nrw=randwrite\nbs=${FIO_BS}\niodepth=8\n\
                         [a]\nsize=1m\n[b]\nsize=2m\niodepth=2\n";
 
+    // On fio's command line only its set-only options (time_based, group_reporting,
+    // …) may stand alone; a yes/no option takes the next word as its value
+    // (getopt's required argument): `--lat_percentiles 1` is not a job file `1`.
+    #[test]
+    fn a_yes_no_option_takes_the_next_word() {
+        let t = parse(&[
+            "fio",
+            "--name=j",
+            "--filename=/tmp/t",
+            "--lat_percentiles",
+            "1",
+            "--time_based",
+        ]);
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        assert_eq!(t.plan.runs.len(), 1);
+    }
+
     #[test]
     fn command_line_options_are_defaults_the_file_overrides() {
         let (_d, f) = job_file("j.fio", FILE);

@@ -63,7 +63,7 @@ const FSD_NO_EFFECT: &[(&str, &str)] = &[];
 const FWD_KEYS: &[&str] = &[
     "fsd",
     "operation",
-    "xfersize",
+    "xfersizes",
     "fileio",
     "fileselect",
     "threads",
@@ -323,6 +323,15 @@ fn known(kind: &str, mut p: Param, unsupported: &mut UnsupportedList) -> Option<
         // `system=` names the host (see `hosts`); the rest is how vdbench reaches
         // it, which mpirun does.
         return (p.key == "system").then_some(p);
+    }
+    if kind == "fwd" {
+        // vdbench's other spellings of two fwd keys (FwdEntry): `hd=` for `host=`,
+        // `readpct=` (by prefix, before `rdpct=`) for `rdpct=`.
+        if p.key == "hd" {
+            p.key = "host".into();
+        } else if "readpct".starts_with(p.key.as_str()) {
+            p.key = "rdpct".into();
+        }
     }
     let (keys, no_effect) = match kind {
         "fsd" => (FSD_KEYS, FSD_NO_EFFECT),
@@ -623,14 +632,9 @@ impl Fwd {
         let fsd_p = d
             .get("fsd")
             .ok_or_else(|| d.loc.error(format!("fwd={}: fsd= is required", d.name)))?;
-        let mut idx = Vec::new();
-        for pat in list(&fsd_p.value) {
-            let before = idx.len();
-            idx.extend((0..fsds.len()).filter(|&i| super::glob(&pat, &fsds[i].name)));
-            if idx.len() == before {
-                return Err(fsd_p.loc.error(format!("fwd={}: no fsd={pat}", d.name)));
-            }
-        }
+        let names: Vec<&str> = fsds.iter().map(|f| f.name.as_str()).collect();
+        let idx = super::pick(&fsd_p.value, &names)
+            .map_err(|pat| fsd_p.loc.error(format!("fwd={}: no fsd={pat}", d.name)))?;
         let skew = d.get("skew").map(skew_pct).transpose()?.flatten();
         let select = select::read(d.get("fileselect"), unsupported)?;
         let random_io = random_file_io(d, select.random, unsupported)?;
@@ -647,7 +651,7 @@ impl Fwd {
             operation: d
                 .get("operation")
                 .map_or("read".into(), |p| p.value.to_ascii_lowercase()),
-            bs: match d.get("xfersize") {
+            bs: match d.get("xfersizes") {
                 Some(p) => xfersize(p, unsupported)?,
                 None => BlockSizes::fixed(4096),
             },
@@ -816,14 +820,9 @@ impl Rd {
         let fwd_p = d
             .get("fwd")
             .ok_or_else(|| d.loc.error(format!("rd={}: fwd= is required", d.name)))?;
-        let mut idx = Vec::new();
-        for pat in list(&fwd_p.value) {
-            let before = idx.len();
-            idx.extend((0..fwds.len()).filter(|&i| super::glob(&pat, &fwds[i].name)));
-            if idx.len() == before {
-                return Err(fwd_p.loc.error(format!("rd={}: no fwd={pat}", d.name)));
-            }
-        }
+        let names: Vec<&str> = fwds.iter().map(|f| f.name.as_str()).collect();
+        let idx = super::pick(&fwd_p.value, &names)
+            .map_err(|pat| fwd_p.loc.error(format!("rd={}: no fwd={pat}", d.name)))?;
         let dur = |key: &str| -> Result<Option<u64>, CompatError> {
             d.get(key)
                 .map(|p| parse_duration_ns(&p.value).map_err(|e| perr(p, &e)))

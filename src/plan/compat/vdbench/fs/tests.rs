@@ -676,3 +676,19 @@ fn maxdata_up_to_100_is_refused_on_a_file_system_rd() {
     assert_eq!((run.settings).bytes(&STOP_AFTER_BYTES), 101);
     assert_eq!((run.settings).bytes(&STOP_AFTER_WRITE_BYTES), 1 << 20);
 }
+
+// vdbench's own spellings (FwdEntry): `xfersizes=` (the long form `xfersize=` is
+// a prefix of), `readpct=` for `rdpct=`; an rd's `fwd=(f1-f2)` is a range of names.
+#[test]
+fn fwd_keys_and_name_ranges_as_vdbench_spells_them() {
+    let t = translate(&format!(
+        "{FSD}fwd=f1,fsd=fsd1,xfersizes=(4k,50,8k,50),readpct=80,threads=2\n\
+         fwd=f2,fsd=fsd1,xfersizes=16k,operation=read\n\
+         rd=r,fwd=(f1-f2),elapsed=4\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    let w = &t.plan.runs[0].workloads;
+    assert_eq!(w.len(), 2, "both fwds of the range");
+    assert_eq!((w[0].bs.max_bytes(), w[0].read_pct), (8192, 80));
+    assert_eq!(w[1].bs.max_bytes(), 16384);
+}
