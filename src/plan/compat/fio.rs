@@ -262,6 +262,17 @@ fn lex_include(
     lex_ini(&inner, &text, select, out)
 }
 
+/// An `ioengine=` value as fio loads it: lower case, and fio's own aliases of
+/// libaio (`__load_ioengine`: any name starting with `aio` or `linuxaio`) as
+/// `libaio`.
+fn engine_name_as_fio_loads_it(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    match lower.starts_with("aio") || lower.starts_with("linuxaio") {
+        true => "libaio".into(),
+        false => lower,
+    }
+}
+
 /// Cuts a line at its first `;` or `#`, as fio reads every job-file line
 /// (`strip_blank_end`): a comment may follow a value with no space before it
 /// (`bs=${BLOCK_SIZE}; no. of bytes`), and neither character can be in a value.
@@ -294,17 +305,8 @@ fn substitute(
     notes: &mut Vec<String>,
 ) -> Result<String, CompatError> {
     let key_n = normalise_key(key);
-    let is_time = fio_options::is_time(&key_n);
-    let mut s = fio_subst::substitute(value, env, is_time)
+    let s = fio_subst::substitute(value, env, fio_options::is_time(&key_n))
         .map_err(|e| loc.error(format!("{key}={value}: {e}")))?;
-    if let Some(bytes) = (!is_time).then(|| fio_subst::fio_units(&s.value)).flatten() {
-        notes.push(format!(
-            "{loc}: {key}={value} → {bytes}: fio reads KiB, MiB, … as powers of 1000 \
-             (its default kb_base=1024) and a unit it does not know by its first letter \
-             (Gi: GiB); the translation runs what fio runs"
-        ));
-        s.value = bytes;
-    }
     for name in &s.unset {
         notes.push(format!(
             "{loc}: {key}={value} — environment variable '{name}' {UNSET_NOTE}"
@@ -356,6 +358,47 @@ impl Opts {
     }
     fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
+    }
+
+    /// Gives in bytes every number whose unit fio reads otherwise than ioscope
+    /// under the job's `kb_base` ([`fio_subst::fio_units`]), each said once.
+    fn read_units(&mut self, notes: &mut Vec<String>) -> Result<(), CompatError> {
+        let kb_base = match self.get("kb_base") {
+            None => 1024,
+            Some((v, loc)) => match v.trim() {
+                "1024" => 1024,
+                "1000" => 1000,
+                _ => return Err(loc.error(format!("kb_base={v}: fio takes 1000 or 1024"))),
+            },
+        };
+        for (key, (value, loc, raw)) in self.map.iter_mut() {
+            let Some(v) = value.as_deref().filter(|_| !fio_options::is_time(key)) else {
+                continue;
+            };
+            let Some(bytes) = fio_subst::fio_units(v, kb_base) else {
+                continue;
+            };
+            let (iec, si) = if kb_base == 1024 {
+                (1000, 1024)
+            } else {
+                (1024, 1000)
+            };
+            let note = format!(
+                "{loc}: {raw}={v} → {bytes}: with kb_base={kb_base}{} fio reads KiB, MiB, … \
+                 as powers of {iec} and k, m, Gi, … as powers of {si}; the translation runs \
+                 what fio runs",
+                if kb_base == 1024 {
+                    " (its default)"
+                } else {
+                    ""
+                },
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            *value = Some(bytes);
+        }
+        Ok(())
     }
     fn flag(&self, key: &str) -> Result<bool, CompatError> {
         self.ask(key);
@@ -419,9 +462,12 @@ struct Job {
 }
 
 fn translate(items: Vec<Item>, notes: Vec<String>) -> Result<Translated, CompatError> {
-    let jobs = group_jobs(items)?;
+    let mut jobs = group_jobs(items)?;
     let mut unsupported = UnsupportedList::default();
     let mut warnings = notes;
+    for (_, _, opts) in &mut jobs {
+        opts.read_units(&mut warnings)?;
+    }
     let mut resolved = Vec::new();
     let exitall_anywhere = jobs.iter().any(|(_, _, o)| o.map.contains_key("exitall"));
     for (section, loc, opts) in &jobs {
@@ -1781,7 +1827,7 @@ impl<'a> JobCx<'a> {
             .o
             .get("ioengine")
             .unwrap_or(("psync", self.section_loc));
-        let lower = engine_name.to_ascii_lowercase();
+        let lower = engine_name_as_fio_loads_it(engine_name);
         let blkio_driver = self.o.get("libblkio_driver");
         let same = EngineKind::from_fio(&lower);
         let (engine, mapped) = match lower.as_str() {
@@ -3468,7 +3514,8 @@ mod tests {
         let items = lexed.items;
         let mut names = BTreeSet::new();
         let (mut un, mut warnings) = (UnsupportedList::default(), Vec::new());
-        for (section, loc, opts) in group_jobs(items).unwrap() {
+        for (section, loc, mut opts) in group_jobs(items).unwrap() {
+            opts.read_units(&mut warnings).unwrap();
             let mut job = JobCx::new(&section, &loc, &opts, &mut un, &mut warnings)
                 .resolve()
                 .unwrap();
@@ -3767,6 +3814,34 @@ mod tests {
             "{:?}",
             t.plan.warnings
         );
+    }
+
+    // kb_base=1000 turns fio's units round (k… powers of 1000, KiB… of 1024); the
+    // engine names fio takes for libaio (`aio…`, `linuxaio…`); bs with more than
+    // three values keeps the first three; nowait=0 is fio's default.
+    #[test]
+    fn kb_base_engine_aliases_and_long_bs_lists_read_as_fio_reads_them() {
+        let t = parse(
+            "[global]\nkb_base=1000\n[j]\nfilename=/tmp/x\nsize=2GiB\nbs=64k\nioengine=aiolib\n\
+             nowait=0\nunit_base=8\nclocksource=gettimeofday\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let w = &t.plan.runs[0].workloads[0];
+        assert_eq!((w.bs.max_bytes(), w.size_bytes), (64_000, Some(2 << 30)));
+        assert_eq!(t.plan.runs[0].engine, EngineKind::Uring);
+        let t = parse("[j]\nfilename=/tmp/x\nsize=1m\nbs=4k,8k,8k,16k,32k\nrw=randrw\n").unwrap();
+        assert_eq!(t.plan.runs[0].workloads[0].bs.max_bytes(), 8192);
+        assert!(t.plan.warnings.iter().any(|w| w.contains("first three")));
+        let t = parse("[j]\nfilename=/tmp/x\nsize=1m\nnowait=1\n").unwrap();
+        assert!(t
+            .unsupported
+            .iter()
+            .any(|u| u.option.starts_with("nowait=1")));
+        let e = parse("[j]\nfilename=/tmp/x\nkb_base=2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("kb_base=2: fio takes 1000 or 1024"), "{e}");
     }
 
     /// thinktime_iotime: seconds unless a unit is given; alone it paces the thinking

@@ -911,6 +911,27 @@ pub const OPTIONS: &[FioOption] = &[
     no_effect("lat_percentiles", "reporting only"),
     no_effect("unified_rw_reporting", "reporting only"),
     no_effect("disk_util", "reporting only"),
+    maps(
+        "kb_base",
+        "how the other options' units read: 1024 (fio's default) KiB… as powers of 1000 \
+         and k… of 1024; 1000 the other way round",
+    ),
+    no_effect("unit_base", "reporting only: bits or bytes in fio's own output"),
+    no_effect(
+        "clocksource",
+        "fio's clock for its timestamps; ioscope chooses its own (the result's timebase)",
+    ),
+    FioOption {
+        name: "nowait",
+        aliases: &[],
+        flag: false,
+        time: false,
+        effect: Effect::NoEffectWhen {
+            accepts: is_false,
+            why: "nowait=0 (fio's default): submissions may block, as ioscope's do; \
+                  nowait=1 (RWF_NOWAIT, EAGAIN instead of blocking) is not reproduced",
+        },
+    },
     aka(
         maps(
             "randrepeat",

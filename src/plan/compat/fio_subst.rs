@@ -12,30 +12,29 @@
 //!   evaluated the same way. In a time option fio's units inside the parentheses are
 //!   microseconds, so there the result is given in `us`.
 //!
-//! - A number whose unit fio reads otherwise than ioscope's parser ([`fio_units`]):
-//!   `8KiB` is 8000 bytes in fio (its default `kb_base=1024`, "compatibility mode",
-//!   reads IEC units as powers of 1000), `100Gi` is 100 GiB (a unit fio does not
-//!   know is read by its first letter). Such numbers are given in bytes.
+//!
+//! [`fio_units`] is fio's reading of unit suffixes under `kb_base`, applied to each
+//! job's options once its `kb_base` is known.
 //!
 //! The trade-off: keyword values are those of the machine that translates the job,
 //! which is where fio would run it; a plan converted here and run elsewhere carries
 //! this machine's numbers, and the warnings say which.
 
-/// A value with every number fio reads otherwise than ioscope (see the module
-/// docs) given in bytes, each part between `,`, `:` and `/` looked at on its own
-/// (`bssplit=8KiB/50:64KiB/50`); `None` when there is no such number. Only for
-/// options that are not times (`1m` is a minute there).
-pub fn fio_units(value: &str) -> Option<String> {
+/// A value with every number fio reads otherwise than ioscope given in bytes, under
+/// the job's `kb_base` (1024, fio's default, or 1000); each part between `,` `:`
+/// `/` and `-` looked at on its own (`bssplit=8KiB/50:64KiB/50`, `bsrange=4k-64k`);
+/// `None` when there is no such number. Only for options that are not times (`1m`
+/// is a minute there).
+pub fn fio_units(value: &str, kb_base: u64) -> Option<String> {
+    const SEPARATORS: [char; 4] = [',', ':', '/', '-'];
     let mut out = String::with_capacity(value.len());
     let mut changed = false;
-    // Parts and the separators between them, in order (a separator is a part of
-    // one character that is never a number).
-    for part in value.split_inclusive([',', ':', '/']) {
-        let (body, sep) = match part.strip_suffix([',', ':', '/']) {
+    for part in value.split_inclusive(SEPARATORS) {
+        let (body, sep) = match part.strip_suffix(SEPARATORS) {
             Some(b) => (b, &part[b.len()..]),
             None => (part, ""),
         };
-        match fio_bytes(body.trim()) {
+        match fio_bytes(body.trim(), kb_base) {
             Some(n) => {
                 out.push_str(&n.to_string());
                 changed = true;
@@ -47,10 +46,12 @@ pub fn fio_units(value: &str) -> Option<String> {
     changed.then_some(out)
 }
 
-/// The bytes of one `NUMBER UNIT` where fio's reading differs from ioscope's
-/// (`__get_mult_bytes` with `kb_base=1024`): an IEC unit (`kib`… in any case) is
-/// powers of 1000, `ki`… (a unit fio reads by its first letter) powers of 1024.
-fn fio_bytes(part: &str) -> Option<u64> {
+/// The bytes of one `NUMBER UNIT` where fio's reading differs from ioscope's, which
+/// takes `k`, `kb` and `kib` alike as 1024 (fio's `__get_mult_bytes`): with
+/// `kb_base=1024` an IEC unit (`kib`… in any case) is powers of 1000 and `ki`…
+/// (read by its first letter) powers of 1024; with `kb_base=1000` the IEC units
+/// are powers of 1024 and `k`, `kb`, `ki`… powers of 1000.
+fn fio_bytes(part: &str, kb_base: u64) -> Option<u64> {
     let digits = part.len() - part.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     let (num, unit) = part.split_at(digits);
     if num.is_empty() || unit.is_empty() || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
@@ -58,11 +59,11 @@ fn fio_bytes(part: &str) -> Option<u64> {
     }
     let unit = unit.to_ascii_lowercase();
     let pow = "kmgtp".find(unit.chars().next()?)? as u32 + 1;
-    let base: u64 = match unit.as_bytes() {
-        [_, b'i', b'b', ..] => 1000,
-        // `Gi`: fio goes by the first letter. Other spellings (k, kb, ms in a time)
-        // are left to the option's own parser.
-        [_, b'i'] => 1024,
+    // Other spellings (`kk`, `ms`) are left to the option's own parser.
+    let base: u64 = match (unit.as_bytes(), kb_base == 1000) {
+        ([_, b'i', b'b'], false) => 1000,
+        ([_, b'i'], false) => 1024,
+        ([_] | [_, b'b'] | [_, b'i'], true) => 1000,
         _ => return None,
     };
     num.parse::<u64>().ok()?.checked_mul(base.checked_pow(pow)?)
@@ -385,14 +386,15 @@ mod tests {
     }
 
     // fio 3.33 itself: `--bs=8KiB` made 131 reads of 8000 bytes of a 1m file;
-    // `--size=100Gi` is 100 GiB.
+    // `--size=100Gi` is 100 GiB; with `kb_base=1000` `8k` is 8000 and `8KiB` 8192.
     #[test]
     fn units_fio_reads_otherwise_are_given_in_bytes() {
-        assert_eq!(fio_units("8KiB").as_deref(), Some("8000"));
-        assert_eq!(fio_units("8kib").as_deref(), Some("8000"));
-        assert_eq!(fio_units("10GiB").as_deref(), Some("10000000000"));
-        assert_eq!(fio_units("100Gi").as_deref(), Some("107374182400"));
-        assert_eq!(fio_units("4k/50:8KiB/50").as_deref(), Some("4k/50:8000/50"));
+        let f = |v: &str, kb: u64| fio_units(v, kb);
+        assert_eq!(f("8KiB", 1024).as_deref(), Some("8000"));
+        assert_eq!(f("8kib", 1024).as_deref(), Some("8000"));
+        assert_eq!(f("10GiB", 1024).as_deref(), Some("10000000000"));
+        assert_eq!(f("100Gi", 1024).as_deref(), Some("107374182400"));
+        assert_eq!(f("4k/50:8KiB/50", 1024).as_deref(), Some("4k/50:8000/50"));
         for same in [
             "4k",
             "8KB",
@@ -404,7 +406,11 @@ mod tests {
             "1.5GiB",
             "250ms",
         ] {
-            assert_eq!(fio_units(same), None, "{same}");
+            assert_eq!(f(same, 1024), None, "{same}");
         }
+        assert_eq!(f("8k", 1000).as_deref(), Some("8000"));
+        assert_eq!(f("4k-64k", 1000).as_deref(), Some("4000-64000"));
+        assert_eq!(f("read:-8k", 1000).as_deref(), Some("read:-8000"));
+        assert_eq!(f("64KiB", 1000), None, "1024-based, as ioscope reads it");
     }
 }

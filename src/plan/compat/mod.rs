@@ -221,7 +221,10 @@ pub fn detect(text: &str) -> Format {
                 return Format::Vdbench;
             }
         }
-        let first = lower.split_whitespace().next().unwrap_or("");
+        // The first word as a shell splits it: a quoted program path
+        // (`"C:\Program Files\…\diskspd.exe" …`) is one word.
+        let words = split_command_line(&lower).unwrap_or_default();
+        let first = words.first().map_or("", String::as_str);
         let prog = first
             .rsplit(['/', '\\'])
             .next()

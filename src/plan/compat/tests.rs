@@ -279,6 +279,11 @@ fn detection() {
     assert_eq!(detect("compratio=2\nsd=sd1,lun=/dev/x\n"), Format::Vdbench);
     assert_eq!(detect("fio --name=x"), Format::FioArgs);
     assert_eq!(detect("diskspd.exe -b8K x"), Format::Diskspd);
+    // A quoted program path, as PowerShell's `&` passes it, is one word.
+    assert_eq!(
+        detect("\"C:\\Program Files\\DiskSpd\\diskspd.exe\" -b8K x"),
+        Format::Diskspd
+    );
     assert_eq!(detect("sqlio -kR x"), Format::Sqlio);
     assert_eq!(
         detect("<?xml version=\"1.0\"?>\n<Profile><TimeSpans/></Profile>"),

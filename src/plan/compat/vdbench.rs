@@ -661,6 +661,7 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
             "range" => wd.range = range_param(p, unsupported),
             "hotband" => hotband_param(p, &mut wd, unsupported),
             "openflags" => openflags(p, &mut wd.direct, unsupported),
+            "host" => wd.sds = sds_of_hosts(p, &d.name, &wd.sds, sds)?,
             "streams" => match p.value.trim().parse::<u32>() {
                 Ok(n) if n > 0 => wd.streams = Some((n, p.loc.clone())),
                 _ => {
@@ -683,6 +684,36 @@ fn resolve_wd(d: &Def, sds: &[Sd], unsupported: &mut UnsupportedList) -> Result<
         }
     }
     Ok(wd)
+}
+
+/// A wd's sds that are defined for the hosts its `host=` names (vdbench's
+/// `getSdsForHost`: a wd on a host uses that host's sds; an sd without `host=` is
+/// on every host). Names and `*` patterns on either side.
+fn sds_of_hosts(
+    p: &Param,
+    wd: &str,
+    picked: &[usize],
+    sds: &[Sd],
+) -> Result<Vec<usize>, CompatError> {
+    let wd_hosts = list(&p.value);
+    let meet = |a: &str, b: &str| glob(a, b) || glob(b, a);
+    let kept: Vec<usize> = picked
+        .iter()
+        .copied()
+        .filter(|&i| match &sds[i].host {
+            None => true,
+            Some(h) => list(&h.value)
+                .iter()
+                .any(|s| wd_hosts.iter().any(|w| meet(w, s))),
+        })
+        .collect();
+    if kept.is_empty() && !picked.is_empty() {
+        return Err(p.loc.error(format!(
+            "wd={wd} host={}: none of its sds is defined for that host",
+            p.value
+        )));
+    }
+    Ok(kept)
 }
 
 /// vdbench's cache hits (`rhpct=`, `whpct=`): a hit goes to the first `hitarea`
@@ -2308,6 +2339,26 @@ mod tests {
         assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
     }
 
+    // A wd's host= keeps the sds defined for those hosts (getSdsForHost); an rd's
+    // format= does nothing on sds, as in vdbench.
+    #[test]
+    fn a_wd_on_a_host_uses_that_hosts_sds_and_format_on_sds_is_nothing() {
+        let t = parse_str(
+            "x.parm",
+            "hd=h0,system=a\nhd=h1,system=b\n\
+             sd=s0,lun=/dev/a,host=h0\nsd=s1,lun=/dev/b,host=h1\nsd=s2,lun=/dev/c\n\
+             wd=w0,host=h0,sd=s*\nwd=w1,host=h1,sd=s*\nrd=r1,wd=w*,elapsed=10,format=yes\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let on: Vec<String> = t.plan.runs[0]
+            .workloads
+            .iter()
+            .map(|w| w.name.clone())
+            .collect();
+        assert_eq!(on, ["w0/s0", "w0/s2", "w1/s1", "w1/s2"]);
+    }
+
     // vdbench's streams=N (StreamContext): N sequential streams, each in its own
     // Nth of the sd, each served by threads/N threads; seekpct does not matter.
     #[test]
@@ -2367,7 +2418,7 @@ compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86,create
 hd=h1,system=localhost
 sd=s,lun=/dev/x,count=(1,1),size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50),hitarea=2m
 wd=w1,sd=s1,xfersize=4k,writepct=30,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100,rhpct=10,whpct=10
-wd=w2,sd=s1,streams=2
+wd=w2,sd=s1,streams=2,host=h1
 rd=r1,wd=w1,sd=s1,maxdata=999t,maxdataread=998t,maxdatawritten=997t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 

@@ -402,7 +402,7 @@ pub static OPTIONS: &[VdbOption] = &[
         row(
             W,
             "host",
-            Unsupported("wds bound to hosts; give host on the sd"),
+            Maps("the wd runs on the sds defined for those hosts (vdbench's getSdsForHost)"),
         ),
         &["hd"],
     ),
@@ -487,7 +487,11 @@ pub static OPTIONS: &[VdbOption] = &[
     aka(row(R, "endcmd", NO_CMD), &["end_cmd"]),
     row(R, "fwdrate", NO_FILE_LOOP),
     row(R, "operations", NO_FILE_LOOP),
-    row(R, "format", Unsupported("formatting an fsd")),
+    row(
+        R,
+        "format",
+        NoEffect("on sds vdbench reads it and does nothing with it (its format runs are the file-system rds'; formatsds= fills sds)"),
+    ),
     row(R, "mount", Unsupported("mount commands")),
     aka(row(R, "forrhpct", NO_HIT), &["rhpct"]),
     aka(row(R, "forwhpct", NO_HIT), &["whpct"]),

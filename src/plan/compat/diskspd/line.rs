@@ -94,6 +94,8 @@ pub(super) struct DiskspdLine {
     parallel: bool,
     burst: Option<u64>,
     think_ms: Option<u64>,
+    /// Where the last `-i` or `-j` was (diskspd wants both or neither).
+    burst_loc: Option<Loc>,
     /// `-g`: (amount, true for I/Os per second rather than bytes per millisecond).
     rate: Option<(u64, bool)>,
     cpus: Option<Vec<usize>>,
@@ -133,6 +135,7 @@ impl DiskspdLine {
             parallel: false,
             burst: None,
             think_ms: None,
+            burst_loc: None,
             rate: None,
             cpus: None,
             no_affinity: false,
@@ -387,6 +390,9 @@ impl DiskspdLine {
             "i" => self.burst = Some(n),
             "j" => self.think_ms = Some(n),
             _ => self.rate = Some((n, iops)),
+        }
+        if flag != "g" {
+            self.burst_loc = Some(loc.clone());
         }
         Ok(())
     }

@@ -270,6 +270,15 @@ fn throttles_bursts_and_seeds_mean_what_diskspd_means() {
     assert_eq!(r.workloads[0].rate, Rate::Iops(2000.0));
     let p = &ds("-t4 -o1 -i100 -j5").plan.runs[0].workloads[0].pauses;
     assert_eq!((p.think_ns, p.think_every_ios), (5_000_000, 25));
+    // diskspd refuses a burst without a think time and the other way round.
+    for half in ["-i100", "-j5"] {
+        let args: Vec<String> = ["diskspd", half, "x"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let e = parse_diskspd(&args, None).unwrap_err().to_string();
+        assert!(e.contains("need to specify -j") && e.contains(half), "{e}");
+    }
     assert_eq!(ds("").plan.runs[0].seed, 0);
     assert_eq!(ds("-z42").plan.runs[0].seed, 42);
     let t = ds("-z");

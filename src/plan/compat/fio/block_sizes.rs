@@ -43,11 +43,13 @@ impl JobCx<'_> {
             let parse = |p: &str, _: &mut UnsupportedList| {
                 parse_one_bssplit(p).map_err(|e| loc.error(format!("bssplit={v}: {e}")))
             };
-            return per_direction("bssplit", v, loc, trims, default, self.unsupported, parse);
+            let v3 = self.first_three("bssplit", v);
+            return per_direction("bssplit", v3, loc, trims, default, self.unsupported, parse);
         }
         if let Some((v, loc)) = o.get("bsrange") {
             let parse = |p: &str, u: &mut UnsupportedList| bsrange(p, v, loc, u);
-            return per_direction("bsrange", v, loc, trims, default, self.unsupported, parse);
+            let v3 = self.first_three("bsrange", v);
+            return per_direction("bsrange", v3, loc, trims, default, self.unsupported, parse);
         }
         match o.get("bs") {
             Some((v, loc)) => {
@@ -56,10 +58,26 @@ impl JobCx<'_> {
                         .map(fixed)
                         .map_err(|e| opt_err(loc, "bs", v, &e))
                 };
-                per_direction("bs", v, loc, trims, default, self.unsupported, parse)
+                let v3 = self.first_three("bs", v);
+                per_direction("bs", v3, loc, trims, default, self.unsupported, parse)
             }
             None => Ok(BlockSizes::fixed(DEFAULT_BS_BYTES)),
         }
+    }
+
+    /// fio parses every comma-separated value of a per-direction option but keeps the
+    /// first three (reads, writes, trims; `handle_option`): the rest are said and
+    /// left out, as fio leaves them.
+    fn first_three<'v>(&mut self, key: &str, v: &'v str) -> &'v str {
+        let Some((i, _)) = v.match_indices(',').nth(2) else {
+            return v;
+        };
+        self.warnings.push(format!(
+            "job '{}': {key}={v}: fio keeps the first three values (reads, writes, trims) \
+             and ignores the rest, and so does the translation",
+            self.name
+        ));
+        &v[..i]
     }
 }
 
@@ -75,11 +93,6 @@ fn per_direction(
     parse: impl Fn(&str, &mut UnsupportedList) -> Result<Split, CompatError>,
 ) -> Result<BlockSizes, CompatError> {
     let entries: Vec<&str> = v.split(',').map(str::trim).collect();
-    if entries.len() > 3 {
-        return Err(loc.error(format!(
-            "{key}={v}: at most three comma-separated values (reads, writes, trims)"
-        )));
-    }
     let mut one = |i: usize, before: &Split| -> Result<Split, CompatError> {
         match entries.get(i) {
             None => Ok(before.clone()),

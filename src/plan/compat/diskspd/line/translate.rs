@@ -23,6 +23,15 @@ impl DiskspdLine {
                 msg: "diskspd needs at least one target".into(),
             });
         };
+        if let (Some(loc), true) = (
+            &self.burst_loc,
+            self.burst.is_some() != self.think_ms.is_some(),
+        ) {
+            // diskspd's Common.cpp refuses one without the other.
+            return Err(
+                loc.error("need to specify -j<think time> with -i<burst size>, as diskspd does")
+            );
+        }
         let (streams, workers) = match self.threads()? {
             Threads::PerTarget(t) => (t, t * self.targets.len() as u64),
             Threads::Total(f) => (f, f),
