@@ -372,7 +372,11 @@ impl Opts {
             },
         };
         for (key, (value, loc, raw)) in self.map.iter_mut() {
-            let Some(v) = value.as_deref().filter(|_| !fio_options::is_time(key)) else {
+            let text = fio_subst::TEXT_OPTIONS.contains(&key.as_str());
+            let Some(v) = value
+                .as_deref()
+                .filter(|_| !text && !fio_options::is_time(key))
+            else {
                 continue;
             };
             let Some(bytes) = fio_subst::fio_units(v, kb_base) else {
@@ -3830,6 +3834,10 @@ mod tests {
         let w = &t.plan.runs[0].workloads[0];
         assert_eq!((w.bs.max_bytes(), w.size_bytes), (64_000, Some(2 << 30)));
         assert_eq!(t.plan.runs[0].engine, EngineKind::Uring);
+        // A path is text: no units read there.
+        let t = parse("[j]\nkb_base=1000\ndirectory=/mnt/4k\nsize=1m\n").unwrap();
+        let uri = &t.plan.targets[0].uri;
+        assert!(uri.starts_with("/mnt/4k/"), "{uri}");
         let t = parse("[j]\nfilename=/tmp/x\nsize=1m\nbs=4k,8k,8k,16k,32k\nrw=randrw\n").unwrap();
         assert_eq!(t.plan.runs[0].workloads[0].bs.max_bytes(), 8192);
         assert!(t.plan.warnings.iter().any(|w| w.contains("first three")));
