@@ -909,44 +909,48 @@ fn mpi_vdbench_each_host_formats_its_tree_then_reads_all() {
 }
 
 /// `shared=yes` with an fwd per host on one tree, as the published multi-client
-/// NFS guides write it: vdbench's hosts each take one file in two — the format
-/// and the reads of each rank stay on its own share, and between them the
-/// format writes every file of the tree exactly once.
+/// NFS guides write it, and with one fwd on both hosts: vdbench's hosts each take
+/// one file in two — the format and the reads of each rank stay on its own share,
+/// and between them the format writes every file of the tree exactly once.
 #[test]
 fn mpi_vdbench_shared_tree_gives_each_host_one_file_in_n() {
-    let dir = tempdir();
-    let d = dir.path();
-    std::fs::create_dir(d.join("t")).unwrap();
-    let pf = d.join("fs-shared.parm");
-    std::fs::write(
-        &pf,
-        format!(
-            "hd=default,user=root,shell=ssh\n\
-             hd=h1,system=localhost\n\
-             hd=h2,system=localhost\n\
-             fsd=fsd1,anchor={d}/t,depth=1,width=2,files=3,size=8k,shared=yes\n\
-             fwd=default,xfersize=4k,fileio=random,fileselect=random,rdpct=100,threads=2\n\
-             fwd=fwd1,fsd=fsd1,host=h1\n\
-             fwd=fwd2,fsd=fsd1,host=h2\n\
-             rd=rd1,fwd=fwd*,fwdrate=max,format=restart,elapsed=3,interval=1\n",
-            d = d.display()
-        ),
-    )
-    .unwrap();
-    let doc = mpi_json(2, &["vdbench", "-f", pf.to_str().unwrap()]);
-    let names: Vec<&str> = doc.runs.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["format_for_rd1", "rd1"]);
-    for run in &doc.runs {
-        each_rank_runs_its_workload(run, ["fsd1.share1of2", "fsd1.share2of2"]);
-        assert_eq!(run.totals.all.errors, 0, "{}", run.name);
+    for fwds in [
+        "fwd=fwd1,fsd=fsd1,host=h1\nfwd=fwd2,fsd=fsd1,host=h2\n",
+        "fwd=fwd1,fsd=fsd1,host=(h1,h2)\n",
+    ] {
+        let dir = tempdir();
+        let d = dir.path();
+        std::fs::create_dir(d.join("t")).unwrap();
+        let pf = d.join("fs-shared.parm");
+        std::fs::write(
+            &pf,
+            format!(
+                "hd=default,user=root,shell=ssh\n\
+                 hd=h1,system=localhost\n\
+                 hd=h2,system=localhost\n\
+                 fsd=fsd1,anchor={d}/t,depth=1,width=2,files=3,size=8k,shared=yes\n\
+                 fwd=default,xfersize=4k,fileio=random,fileselect=random,rdpct=100,threads=2\n\
+                 {fwds}\
+                 rd=rd1,fwd=fwd*,fwdrate=max,format=restart,elapsed=3,interval=1\n",
+                d = d.display()
+            ),
+        )
+        .unwrap();
+        let doc = mpi_json(2, &["vdbench", "-f", pf.to_str().unwrap()]);
+        let names: Vec<&str> = doc.runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["format_for_rd1", "rd1"], "{fwds}");
+        for run in &doc.runs {
+            each_rank_runs_its_workload(run, ["fsd1.share1of2", "fsd1.share2of2"]);
+            assert_eq!(run.totals.all.errors, 0, "{}", run.name);
+        }
+        // Six files of 8 KiB, each written once: three by each host.
+        let (_, files) = super::file_trees::census(&d.join("t"));
+        assert_eq!(files.len(), 6, "{files:?}");
+        assert_eq!(doc.runs[0].totals.write.bytes, 6 * 8192);
+        let w = &doc.runs[0].workloads;
+        assert_eq!(
+            (w[0].totals.write.bytes, w[1].totals.write.bytes),
+            (3 * 8192, 3 * 8192)
+        );
     }
-    // Six files of 8 KiB, each written once: three by each host.
-    let (_, files) = super::file_trees::census(&d.join("t"));
-    assert_eq!(files.len(), 6, "{files:?}");
-    assert_eq!(doc.runs[0].totals.write.bytes, 6 * 8192);
-    let w = &doc.runs[0].workloads;
-    assert_eq!(
-        (w[0].totals.write.bytes, w[1].totals.write.bytes),
-        (3 * 8192, 3 * 8192)
-    );
 }

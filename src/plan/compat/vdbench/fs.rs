@@ -986,7 +986,7 @@ fn rd_runs(
         )));
     }
     let on = rd.hosts_on(fwds, &out.hosts)?;
-    let shares = shared::hosts_of_trees(&rd, fsds, fwds, &on, unsupported);
+    let shares = shared::hosts_of_trees(&rd, fsds, fwds, &on);
     let cx = RdTrees::new(d, &rd, (fsds, fwds), &on, &shares);
     if rd.format == Format::Clean {
         for run in clean::runs(&cx, out) {
@@ -1017,16 +1017,29 @@ fn rd_runs(
                     true => format!("{}.{op}", fwd.name),
                     false => fwd.name.clone(),
                 };
-                let tree = cx.tree(s, &on[k]);
-                let mut w = fwd_workload(fwd, op, &tree, name, out, unsupported)?;
-                if !on[k].is_empty() {
-                    // `threads` on each host that runs the fwd.
-                    w.streams = w.streams.saturating_mul(on[k].len() as u32);
-                    (out.binding).drive(&mut out.targets, &mut run_hosts, &on[k], &mut w.target);
+                for (hosts, name) in cx.per_host(s, &on[k], name, out) {
+                    let tree = cx.tree(s, &hosts);
+                    let mut w = fwd_workload(fwd, op, &tree, name, out, unsupported)?;
+                    if !hosts.is_empty() {
+                        // `threads` on each host that runs the fwd.
+                        w.streams = w.streams.saturating_mul(hosts.len() as u32);
+                        (out.binding).drive(
+                            &mut out.targets,
+                            &mut run_hosts,
+                            &hosts,
+                            &mut w.target,
+                        );
+                    }
+                    workloads.push(validated(w, fwd, op, out.validate, unsupported));
+                    // A split fwd's skew is its hosts' together.
+                    let parts = if hosts.len() < on[k].len() {
+                        on[k].len()
+                    } else {
+                        1
+                    };
+                    skews.push(fwd.skew.map(|x| x / parts as f64));
+                    run_ops.push(op.clone());
                 }
-                workloads.push(validated(w, fwd, op, out.validate, unsupported));
-                skews.push(fwd.skew);
-                run_ops.push(op.clone());
             }
         }
     }

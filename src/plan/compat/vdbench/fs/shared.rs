@@ -2,50 +2,36 @@
 //! file in n of the tree — host j the files whose number leaves j when divided by
 //! n, counted over the whole tree in its order (`FileAnchor.createFileList`) — for
 //! the format and the rd alike. Here each host's workloads on such a tree use a
-//! target of their own holding its share (`share=J/N` on the tree). That holds
-//! when each fwd on the tree runs on one host (the published multi-client files
-//! give every host its own fwd); an fwd that runs on several is listed, its hosts
-//! then using every file. On one host `shared=` changes nothing.
+//! target of their own holding its share (`share=J/N` on the tree); an fwd that
+//! runs on several of its hosts becomes one workload per host (`fwd@host`), each on
+//! that host's share, as vdbench's slaves each run the fwd on their files. On one
+//! host `shared=` changes nothing.
 
-use super::{Fsd, Fwd, Rd, RdTrees};
-use crate::plan::compat::UnsupportedList;
+use super::{Fsd, Fwd, Output, Rd, RdTrees};
 
 /// Per fsd (by index): the hosts (sorted, each once) that take a share of it in
 /// the rd whose fwds run on `on`; `None` for a tree one host drives or that is not
-/// shared, and for one an fwd drives from several hosts (listed).
+/// shared.
 pub(super) fn hosts_of_trees(
     rd: &Rd,
     fsds: &[Fsd],
     fwds: &[Fwd],
     on: &[Vec<usize>],
-    unsupported: &mut UnsupportedList,
 ) -> Vec<Option<Vec<usize>>> {
     let mut out = vec![None; fsds.len()];
     for s in rd.trees(fwds) {
-        let Some(loc) = &fsds[s].shared else { continue };
-        let drivers: Vec<&Vec<usize>> = (rd.fwds.iter().zip(on))
+        if fsds[s].shared.is_none() {
+            continue;
+        }
+        let mut hosts: Vec<usize> = (rd.fwds.iter().zip(on))
             .filter(|(&f, _)| fwds[f].fsds.contains(&s))
-            .map(|(_, h)| h)
+            .flat_map(|(_, h)| h.iter().copied())
             .collect();
-        let mut hosts: Vec<usize> = drivers.iter().flat_map(|h| h.iter().copied()).collect();
         hosts.sort_unstable();
         hosts.dedup();
-        if hosts.len() < 2 {
-            continue;
-        }
-        if drivers.iter().all(|h| h.len() == 1) {
+        if hosts.len() >= 2 {
             out[s] = Some(hosts);
-            continue;
         }
-        unsupported.push(
-            format!(
-                "shared=yes on fsd={} with an fwd on several of its {n} hosts — vdbench \
-                 gives each host one file in {n}; here that fwd's hosts use every file",
-                fsds[s].name,
-                n = hosts.len()
-            ),
-            loc,
-        );
     }
     out
 }
@@ -60,6 +46,24 @@ impl RdTrees<'_> {
             fsd.share = Some((j as u64, all.len() as u64));
         }
         fsd
+    }
+
+    /// How an fwd on `hosts` runs on tree `s`, as (hosts, workload name): as one
+    /// workload, or on a tree shared among hosts one per host (`name@host`), each on
+    /// that host's share.
+    pub(super) fn per_host(
+        &self,
+        s: usize,
+        hosts: &[usize],
+        name: String,
+        out: &Output,
+    ) -> Vec<(Vec<usize>, String)> {
+        if self.shares[s].is_none() || hosts.len() < 2 {
+            return vec![(hosts.to_vec(), name)];
+        }
+        (hosts.iter())
+            .map(|&h| (vec![h], format!("{name}@{}", out.hosts[h].name)))
+            .collect()
     }
 
     /// The hosts of the rd's fwds that use tree `s`, each once, in host order.

@@ -624,10 +624,11 @@ fn distribution_all_puts_files_in_every_directory() {
 }
 
 /// `shared=yes`: on one host it changes nothing; with an fwd per host each host's
-/// workload uses its one file in n (`share=J/N`); an fwd on several hosts uses
-/// every file, which is listed.
+/// workload uses its one file in n (`share=J/N`); an fwd on several hosts becomes
+/// one workload per host, each on its host's share (vdbench's slaves each run it on
+/// their files), its threads on each and its skew shared among them.
 #[test]
-fn shared_gives_each_host_its_share_or_is_listed() {
+fn shared_gives_each_host_its_share() {
     let text = |hosts: &str, fwd2: &str| {
         format!(
             "{hosts}fsd=fsd1,anchor=/a,files=8,size=1m,shared=yes\n\
@@ -646,11 +647,16 @@ fn shared_gives_each_host_its_share_or_is_listed() {
     assert_eq!(targets, ["fsd1.share1of2", "fsd1.share2of2"]);
     assert!(per_host.plan.targets[1].uri.contains("&share=1/2"));
     let both = translate(&text("hd=hd1,system=a\nhd=hd2,system=b\n", "hd*"));
+    assert!(both.unsupported.is_empty(), "{:?}", dropped(&both));
+    let w: Vec<(&str, &str, u32)> = (both.plan.runs[0].workloads.iter())
+        .map(|w| (w.name.as_str(), w.target.as_str(), w.streams))
+        .collect();
     assert_eq!(
-        dropped(&both),
+        w,
         [
-            "shared=yes on fsd=fsd1 with an fwd on several of its 2 hosts — vdbench gives \
-          each host one file in 2; here that fwd's hosts use every file"
+            ("fwd1", "fsd1.share1of2", 1),
+            ("fwd2@hd1", "fsd1.share1of2", 1),
+            ("fwd2@hd2", "fsd1.share2of2", 1)
         ]
     );
 }
