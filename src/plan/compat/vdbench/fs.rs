@@ -968,6 +968,16 @@ fn operation_engine(op: &str) -> Option<crate::plan::model::EngineKind> {
     })
 }
 
+/// An fwd's workload name: the fwd's, with the operation when the rd runs several
+/// and the fsd when the fwd has several.
+fn workload_name(fwd: &Fwd, op: &str, ops: usize, fsd: &str) -> String {
+    match (ops > 1, fwd.fsds.len() > 1) {
+        (_, true) => format!("{}.{op}/{fsd}", fwd.name),
+        (true, false) => format!("{}.{op}", fwd.name),
+        (false, false) => fwd.name.clone(),
+    }
+}
+
 /// The runs of one rd: its format run, then (unless `format=only`) the rd's own.
 fn rd_runs(
     d: &FsDef,
@@ -1011,12 +1021,7 @@ fn rd_runs(
             .unwrap_or_else(|| vec![fwd.operation.clone()]);
         for op in &ops {
             for &s in &fwd.fsds {
-                let named = ops.len() > 1 || fwd.fsds.len() > 1;
-                let name = match named {
-                    true if fwd.fsds.len() > 1 => format!("{}.{op}/{}", fwd.name, fsds[s].name),
-                    true => format!("{}.{op}", fwd.name),
-                    false => fwd.name.clone(),
-                };
+                let name = workload_name(fwd, op, ops.len(), &fsds[s].name);
                 for (hosts, name) in cx.per_host(s, &on[k], name, out) {
                     let tree = cx.tree(s, &hosts);
                     let mut w = fwd_workload(fwd, op, &tree, name, out, unsupported)?;
@@ -1032,11 +1037,7 @@ fn rd_runs(
                     }
                     workloads.push(validated(w, fwd, op, out.validate, unsupported));
                     // A split fwd's skew is its hosts' together.
-                    let parts = if hosts.len() < on[k].len() {
-                        on[k].len()
-                    } else {
-                        1
-                    };
+                    let parts = (on[k].len() / hosts.len().max(1)).max(1);
                     skews.push(fwd.skew.map(|x| x / parts as f64));
                     run_ops.push(op.clone());
                 }
