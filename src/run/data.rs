@@ -373,25 +373,10 @@ impl WorkerData {
         Ok(())
     }
 
-    /// Registers the units a read covers, when its workload verifies. Only the
-    /// test for a verified target is inlined into the worker's loop.
-    #[inline(always)]
-    pub fn on_read_submit(
-        &mut self,
-        target: u32,
-        workload: u32,
-        offset: u64,
-        len: u32,
-        tickets: &mut Vec<ReadTicket>,
-    ) {
-        if let Some(Some(_)) = self.targets.get(target as usize) {
-            self.register_read(target, workload, offset, len, tickets);
-        }
-    }
-
-    /// [`WorkerData::on_read_submit`] on a verified target.
+    /// Registers the units a read on verified `target` covers (its caller tests
+    /// [`WorkerData::verifying`] first, in line).
     #[inline(never)]
-    fn register_read(
+    pub fn register_read(
         &mut self,
         target: u32,
         workload: u32,

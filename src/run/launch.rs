@@ -99,6 +99,7 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 files: None,
                 replay: None,
                 random_map: None,
+                plain: false,
             });
         }
     }

@@ -222,10 +222,13 @@ impl SlotTable {
                 data.on_write_submit(target, workload, io.offset, buf, stream_id, wt, now)
                     .map_err(WorkerError::Journal)?;
             }
-            Op::Read => {
+            // Only a verified target's reads have tickets (and only the test is
+            // inlined here).
+            Op::Read if data.verifying(target) => {
                 let rt = &mut self.rtickets[idx as usize];
-                data.on_read_submit(target, workload, io.offset, io.len, rt)
+                data.register_read(target, workload, io.offset, io.len, rt)
             }
+            Op::Read => {}
             // No content, and nothing verified (a run refuses verify with trims).
             Op::Trim => {}
         }

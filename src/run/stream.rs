@@ -60,6 +60,11 @@ pub struct WorkloadShape {
     /// `random_map`: random offsets walk the stream's [`super::random_map::RandomMap`]
     /// over the `slots` instead of being drawn one by one (uniform only).
     pub random_map: bool,
+    /// None of the per-I/O options above is in use (no trims, zones, zone table,
+    /// file set, sequence, partial randomness, priorities or atomic writes), so a
+    /// plain stream's I/O takes [`Stream::plain_io`]. Set by [`WorkloadShape::mark_plain`]
+    /// once the shape is complete; false (the full path) until then.
+    pub plain: bool,
 }
 
 /// [`WorkloadShape::random_ppm`] of a workload whose every I/O is random.
@@ -169,7 +174,21 @@ impl WorkloadShape {
             random_map: w
                 .settings
                 .flag(&crate::plan::settings::declared::RANDOM_MAP),
+            plain: false,
         }
+    }
+
+    /// Marks the complete shape plain when no per-I/O option is in use: its
+    /// plain streams then skip the tests for them on every I/O.
+    pub fn mark_plain(&mut self) {
+        self.plain = self.trim == TrimMode::None
+            && self.zbd.is_none()
+            && self.files.is_none()
+            && self.zones.is_none()
+            && !self.offsets.is_sequence()
+            && self.random_ppm == ALL_RANDOM_PPM
+            && self.prio_shares.is_empty()
+            && !self.atomic_writes;
     }
 
     /// The shape on a file set of `file_bytes` files: random offsets are drawn
@@ -291,9 +310,26 @@ pub struct Stream {
     pub replay: Option<Box<super::replay::ReplayCursor>>,
     /// `random_map`: this stream's pass over the blocks, made at its first random I/O.
     pub random_map: Option<Box<super::random_map::RandomMap>>,
+    /// None of the per-stream options above is in use (no trace, SPRandom order,
+    /// byte passes, read-backs, workload mix, flow group or think time): with a
+    /// plain shape its I/O takes [`Stream::plain_io`]. Set by [`Stream::mark_plain`];
+    /// false (the full path) until then.
+    pub plain: bool,
 }
 
 impl Stream {
+    /// Marks the stream plain when none of its per-stream options is in use.
+    pub fn mark_plain(&mut self) {
+        self.plain = self.replay.is_none()
+            && self.sprandom.is_none()
+            && self.pass_bytes == u64::MAX
+            && self.backlog.is_none()
+            && self.mix.is_none()
+            && self.flow_issued.is_none()
+            && self.think_batch == 0
+            && self.think_io_ns == 0;
+    }
+
     /// Whether a read-back of its writes is due (fio's `verify_backlog`).
     #[inline(always)]
     pub fn backlog_due(&self) -> bool {
@@ -346,6 +382,46 @@ impl Stream {
         if self.bytes_left == 0 {
             return None;
         }
+        if self.plain && shape.plain {
+            return Some(self.plain_io(shape));
+        }
+        self.full_io(shape)
+    }
+
+    /// The next I/O of a plain stream of a plain shape: a direction, a size and an
+    /// offset drawn, the budget charged — the tests for every option it does not
+    /// use left out.
+    #[inline(always)]
+    fn plain_io(&mut self, shape: &WorkloadShape) -> NextIo {
+        let op = match shape.read_pct {
+            100 => Op::Read,
+            0 => Op::Write,
+            p if self.rng.below(100) < u64::from(p) => Op::Read,
+            _ => Op::Write,
+        };
+        let len = shape.bs_tables[usize::from(op != Op::Read)].draw(&mut self.rng, shape.max_bs);
+        let offset = if shape.sequential {
+            self.sequential_offset(shape, len)
+        } else {
+            self.random_offset(shape, len, op)
+        };
+        self.bytes_left = self.bytes_left.saturating_sub(u64::from(len));
+        self.ios_left -= 1;
+        if self.ios_left == 0 {
+            self.bytes_left = 0;
+        }
+        NextIo {
+            op,
+            offset,
+            len,
+            ioprio: 0,
+            atomic: false,
+        }
+    }
+
+    /// [`Stream::next_io`] with every option considered.
+    #[inline(always)]
+    fn full_io(&mut self, shape: &WorkloadShape) -> Option<NextIo> {
         if self.replay.is_some() {
             return self.replayed_io(shape);
         }
@@ -817,7 +893,99 @@ mod tests {
             files: None,
             replay: None,
             random_map: None,
+            plain: false,
         }
+    }
+
+    /// The plain path draws exactly what the full path draws for the same stream:
+    /// mixed directions, several sizes, random (with and without a map), skewed and
+    /// sequential (shared and strided) offsets, and an I/O count that ends the stream.
+    #[test]
+    fn the_plain_path_draws_what_the_full_path_draws() {
+        use crate::plan::model::Distribution;
+        let k = 1u64 << 10;
+        let bs = BlockSizes::of(vec![(4 * k, 60), (16 * k, 30), (64 * k, 10)]);
+        let random = Workload {
+            read_pct: 70,
+            bs: bs.clone(),
+            ..Default::default()
+        };
+        let zipf = Workload {
+            dist: Distribution::Zipf { theta: 1.2 },
+            ..random.clone()
+        };
+        let seq = Workload {
+            pattern: AccessPattern::Sequential,
+            ..random.clone()
+        };
+        let cases: [(&Workload, Stream); 5] = [
+            (&random, stream()),
+            (&zipf, stream()),
+            (&seq, stream()),
+            (
+                &seq,
+                Stream {
+                    stride_bytes: 128 * k,
+                    ..stream()
+                },
+            ),
+            (
+                &random,
+                Stream {
+                    ios_left: 500,
+                    ..stream()
+                },
+            ),
+        ];
+        for (i, (w, s)) in cases.into_iter().enumerate() {
+            let mut shape = WorkloadShape::new(w, 0, 0, 64 << 20);
+            let full: Vec<_> = draws(
+                &shape,
+                Stream {
+                    think_batch: 0,
+                    ..s.clone()
+                },
+            );
+            shape.mark_plain();
+            let mut plain = Stream {
+                think_batch: 0,
+                ..s
+            };
+            plain.mark_plain();
+            assert!(shape.plain && plain.plain, "case {i}");
+            assert_eq!(draws(&shape, plain), full, "case {i}");
+        }
+        let mut mapped = WorkloadShape::new(&random, 0, 0, 64 << 20);
+        mapped.random_map = true;
+        let full = draws(
+            &mapped,
+            Stream {
+                think_batch: 0,
+                ..stream()
+            },
+        );
+        mapped.mark_plain();
+        let mut plain = Stream {
+            think_batch: 0,
+            ..stream()
+        };
+        plain.mark_plain();
+        assert_eq!(draws(&mapped, plain), full);
+        // Every option that needs the full path keeps a shape or a stream off it.
+        let mut trims = WorkloadShape::new(&random, 0, 0, 64 << 20);
+        trims.trim = TrimMode::Only;
+        trims.mark_plain();
+        let mut thinks = stream();
+        thinks.mark_plain();
+        assert!(!trims.plain && !thinks.plain);
+    }
+
+    /// (op, offset, len) of a stream's I/Os until it ends or 2,000 are drawn.
+    fn draws(shape: &WorkloadShape, mut s: Stream) -> Vec<(Op, u64, u32)> {
+        std::iter::from_fn(|| s.next_io(shape))
+            .take(2000)
+            .map(|io| (io.op, io.offset, io.len))
+            .collect()
     }
 
     #[test]

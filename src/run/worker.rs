@@ -159,6 +159,9 @@ pub fn run_worker<E: Engine>(engine: E, mut setup: WorkerSetup) {
     }
 }
 
+/// Streams due at a time, earliest first: (time in ns, stream position).
+type Timed = BinaryHeap<Reverse<(u64, u32)>>;
+
 /// One worker's loop state: the engine, the slots, what is ready to issue, and the
 /// counters of the interval in progress.
 pub struct Worker<E: Engine> {
@@ -170,15 +173,18 @@ pub struct Worker<E: Engine> {
     /// whether any workload of this worker records.
     recorded: Vec<super::replay::Recorded>,
     recording: bool,
+    /// A settled request may have something to keep: an I/O log record or verify
+    /// tickets (a workload records, or a target is verified).
+    settles: bool,
     /// Closed-loop tokens: one per free slot of a stream with work left.
     ready: Vec<u32>,
     /// Open-loop timers: (intended time, stream).
-    timers: BinaryHeap<Reverse<(u64, u32)>>,
+    timers: Timed,
     /// Open-loop streams whose due I/O waits for a free slot.
     waiting: Vec<bool>,
     /// Closed-loop streams holding back until a time (start delay, think time):
     /// (release time, stream).
-    held: BinaryHeap<Reverse<(u64, u32)>>,
+    held: Timed,
     open_loop_any: bool,
     stats: Vec<WorkloadStats>,
     /// Per connection (target × connections + conn), this interval.
@@ -231,8 +237,8 @@ impl<E: Engine> Worker<E> {
         if let Err(e) = engine.connect(owned.len() as u32) {
             return Err(Box::new((setup, e.into())));
         }
-        let share_one = engine.completes_inline()
-            && !(0..setup.targets.len() as u32).any(|t| setup.data.verifying(t));
+        let verifying = (0..setup.targets.len() as u32).any(|t| setup.data.verifying(t));
+        let share_one = engine.completes_inline() && !verifying;
         let table = match SlotTable::new(&setup.streams, &setup.shapes, &setup.data, share_one) {
             Ok(t) => t,
             Err(bytes) => return Err(Box::new((setup, WorkerError::Buffers { bytes }))),
@@ -242,29 +248,15 @@ impl<E: Engine> Worker<E> {
             return Err(Box::new((setup, e.into())));
         }
         let total_slots = table.slots.len();
-        let mut ready = Vec::with_capacity(total_slots);
-        let mut timers = BinaryHeap::with_capacity(setup.streams.len());
-        let mut held = BinaryHeap::new();
-        let start_ns = setup.clock.start_ns;
-        for (si, s) in setup.streams.iter_mut().enumerate() {
-            s.stop_at_ns = match s.stop_at_ns {
-                0 => u64::MAX,
-                after => start_ns.saturating_add(after),
-            };
-            if let Some(sched) = s.schedule.as_mut() {
-                sched.next_due_ns += start_ns as f64;
-                timers.push(Reverse((sched.next_due_ns as u64, si as u32)));
-            } else if s.start_delay_ns > 0 {
-                held.push(Reverse((start_ns + s.start_delay_ns, si as u32)));
-            } else {
-                ready.extend(std::iter::repeat(si as u32).take(s.qd as usize));
-            }
-        }
-        let shapes = std::mem::take(&mut setup.shapes);
+        let (ready, timers, held) = first_turn(&mut setup, total_slots);
+        let mut shapes = std::mem::take(&mut setup.shapes);
+        // Complete now: what each shape may leave off its streams' I/O path.
+        shapes.iter_mut().for_each(WorkloadShape::mark_plain);
         let nconns = setup.targets.len() * setup.connections as usize;
         Ok(Worker {
             recorded: Vec::new(),
             recording: shapes.iter().any(|s| s.record),
+            settles: verifying || shapes.iter().any(|s| s.record),
             waiting: vec![false; setup.streams.len()],
             held,
             open_loop_any: shapes.iter().any(|s| s.open_loop),
@@ -464,56 +456,102 @@ impl<E: Engine> Worker<E> {
     /// is thinking drops its tokens: it gets them back when its think time is over.
     fn issue_closed_loop(&mut self, now: u64) {
         while let Some(si) = self.ready.pop() {
-            let s = &mut self.setup.streams[si as usize];
-            if s.thinking || s.flow_held {
-                continue;
-            }
-            if s.backlog_due() {
-                if !self.issue_backlog(si, now) {
-                    return;
-                }
-                continue;
-            }
-            let wl = s.pick_workload();
-            let shape = &self.shapes[wl as usize];
-            if now >= s.stop_at_ns {
-                leave_flow(s, shape);
-                if self.shapes[s.workload as usize].exit_all {
-                    // fio's exitall on a job with a runtime of its own: it is over.
-                    self.setup.stop.store(true, Ordering::Relaxed);
-                }
-                continue;
-            }
-            // fio's flow control: held for the flow's sleep while ahead of its share.
-            if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued) {
-                if !f.may_issue(own) {
-                    s.flow_held = true;
-                    self.held.push(Reverse((now.saturating_add(f.hold_ns), si)));
-                    continue;
-                }
-            }
-            let Some(io) = s.next_io(shape) else {
-                leave_flow(s, shape);
-                continue;
+            let issued = if self.setup.streams[si as usize].plain {
+                self.issue_plain(si, now)
+            } else {
+                self.issue_full(si, now)
             };
-            let Some(slot_idx) = self.table.free[si as usize].pop() else {
-                continue;
-            };
-            if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued.as_mut()) {
-                f.count();
-                *own += 1;
-            }
-            if s.bytes_left == 0 {
-                // Its last I/O: it will not ask again.
-                leave_flow(s, shape);
-            }
-            s.inflight += 1;
-            s.count_for_think(now);
-            let issue = self.issue_of(si, wl, io, now);
-            if !self.start(slot_idx, issue, now) {
+            if !issued {
                 return;
             }
         }
+    }
+
+    /// Issues the next I/O of plain stream `si` (no read-backs, flow group, mix or
+    /// think time: [`Stream::mark_plain`]), if it has one; false (with `fatal` set)
+    /// when the engine refused it.
+    #[inline(always)]
+    fn issue_plain(&mut self, si: u32, now: u64) -> bool {
+        let conn = self.conn_of(si);
+        let s = &mut self.setup.streams[si as usize];
+        let (wl, shape) = (s.workload, &self.shapes[s.workload as usize]);
+        if now >= s.stop_at_ns {
+            if shape.exit_all {
+                self.setup.stop.store(true, Ordering::Relaxed);
+            }
+            return true;
+        }
+        let Some(io) = s.next_io(shape) else {
+            return true;
+        };
+        let Some(slot_idx) = self.table.free[si as usize].pop() else {
+            return true;
+        };
+        s.inflight += 1;
+        // As `issue_of` makes it, from the stream and shape already at hand.
+        let issue = Issue {
+            workload: wl,
+            target: shape.target,
+            stream_id: s.id,
+            conn,
+            io,
+            intended_ns: now,
+            backlog: false,
+        };
+        self.start(slot_idx, issue, now)
+    }
+
+    /// Issues stream `si`'s next I/O or read-back with every option considered;
+    /// false (with `fatal` set) when the engine refused it.
+    #[inline]
+    fn issue_full(&mut self, si: u32, now: u64) -> bool {
+        {
+            let s = &mut self.setup.streams[si as usize];
+            if s.thinking || s.flow_held {
+                return true;
+            }
+            if s.backlog_due() {
+                return self.issue_backlog(si, now);
+            }
+        }
+        let s = &mut self.setup.streams[si as usize];
+        let wl = s.pick_workload();
+        let shape = &self.shapes[wl as usize];
+        if now >= s.stop_at_ns {
+            leave_flow(s, shape);
+            if self.shapes[s.workload as usize].exit_all {
+                // fio's exitall on a job with a runtime of its own: it is over.
+                self.setup.stop.store(true, Ordering::Relaxed);
+            }
+            return true;
+        }
+        // fio's flow control: held for the flow's sleep while ahead of its share.
+        if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued) {
+            if !f.may_issue(own) {
+                s.flow_held = true;
+                self.held.push(Reverse((now.saturating_add(f.hold_ns), si)));
+                return true;
+            }
+        }
+        let Some(io) = s.next_io(shape) else {
+            leave_flow(s, shape);
+            return true;
+        };
+        let Some(slot_idx) = self.table.free[si as usize].pop() else {
+            return true;
+        };
+        if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued.as_mut()) {
+            f.count();
+            *own += 1;
+        }
+        if s.bytes_left == 0 {
+            // Its last I/O: it will not ask again.
+            leave_flow(s, shape);
+        }
+        s.inflight += 1;
+        s.count_for_think(now);
+        let issue = self.issue_of(si, wl, io, now);
+        self.start(slot_idx, issue, now)
     }
 
     /// Issues the stream's next read-back of its own writes (fio's `verify_backlog`);
@@ -779,8 +817,9 @@ impl<E: Engine> Worker<E> {
             return;
         }
         let tag = c.tag as usize;
-        let (state, len) = (self.table.slots[tag].state, self.table.slots[tag].len);
-        if state == SlotState::TimedOut {
+        // A copy: one bounds check for every field below.
+        let slot = self.table.slots[tag];
+        if slot.state == SlotState::TimedOut {
             // Counted when it timed out; now the slot is free again.
             self.timed_out -= 1;
             let reissued = self.was_reissued(tag);
@@ -793,7 +832,6 @@ impl<E: Engine> Worker<E> {
             if c.result == crate::engine::NOTHING_TO_DO {
                 // Nothing to act on (a tree operation found no name in the right
                 // state): a skip of the workload, not an operation and not an error.
-                let slot = &self.table.slots[tag];
                 self.stats[slot.workload as usize].ops[slot.op.index()].skipped += 1;
                 if self.shapes[slot.workload as usize].stop_when_none_left {
                     // Nothing will give it work again: its stream is done.
@@ -808,14 +846,13 @@ impl<E: Engine> Worker<E> {
                 return;
             }
         }
-        let c = trim_result(c, self.table.slots[tag].op, len);
-        let ok = c.result == len as i64;
+        let c = trim_result(c, slot.op, slot.len);
+        let ok = c.result == i64::from(slot.len);
         if !ok && self.found_full(tag, c.result) {
             self.filled(tag, reap_ns);
             return;
         }
         self.settle_data(tag, ok, reap_ns);
-        let slot = &self.table.slots[tag];
         if slot.backlog {
             self.backlog_read(tag, c.result);
             return;
@@ -1082,6 +1119,9 @@ impl<E: Engine> Worker<E> {
     /// does neither pays two tests here, in line.
     #[inline(always)]
     fn settle_data(&mut self, tag: usize, ok: bool, now: u64) {
+        if !self.settles {
+            return;
+        }
         if self.recording {
             self.record(tag);
         }
@@ -1371,6 +1411,33 @@ fn leave_flow(s: &mut Stream, shape: &WorkloadShape) {
     }
 }
 
+/// Readies the streams for the loop: stop times made absolute, and each stream's
+/// first tokens (closed loop), first timer (open loop) or hold (start delay).
+/// Returns (ready tokens, timers, holds).
+fn first_turn(setup: &mut WorkerSetup, total_slots: usize) -> (Vec<u32>, Timed, Timed) {
+    let mut ready = Vec::with_capacity(total_slots);
+    let mut timers = BinaryHeap::with_capacity(setup.streams.len());
+    let mut held = BinaryHeap::new();
+    let start_ns = setup.clock.start_ns;
+    for (si, s) in setup.streams.iter_mut().enumerate() {
+        // What the stream may leave off its I/O path, now that it is complete.
+        s.mark_plain();
+        s.stop_at_ns = match s.stop_at_ns {
+            0 => u64::MAX,
+            after => start_ns.saturating_add(after),
+        };
+        if let Some(sched) = s.schedule.as_mut() {
+            sched.next_due_ns += start_ns as f64;
+            timers.push(Reverse((sched.next_due_ns as u64, si as u32)));
+        } else if s.start_delay_ns > 0 {
+            held.push(Reverse((start_ns + s.start_delay_ns, si as u32)));
+        } else {
+            ready.extend(std::iter::repeat(si as u32).take(s.qd as usize));
+        }
+    }
+    (ready, timers, held)
+}
+
 /// The end of interval `interval` or of the next own warm-up, whichever is first.
 fn next_tick(setup: &WorkerSetup, interval: u64) -> u64 {
     let boundary = setup.clock.boundary_ns(interval);
@@ -1415,7 +1482,7 @@ fn fatal_snapshot(setup: &WorkerSetup, e: &WorkerError) -> Snapshot {
 /// commands complete with 0, the inline engines and NBD with the length.
 #[inline(always)]
 fn trim_result(c: Completion, op: Op, len: u32) -> Completion {
-    if op == Op::Trim && c.result == 0 {
+    if c.result == 0 && op == Op::Trim {
         Completion {
             result: i64::from(len),
             ..c

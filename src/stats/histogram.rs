@@ -141,10 +141,11 @@ impl LatencyHistogram {
     #[inline]
     pub fn record(&mut self, lat_ns: u64) {
         let i = bucket_index(lat_ns.clamp(1, MAX_TRACKABLE_NS));
-        if i >= self.counts.len() {
-            self.grow(i);
+        // One bounds test: the count of a bucket already there, or room made.
+        match self.counts.get_mut(i) {
+            Some(n) => *n += 1,
+            None => self.grow_to_count(i),
         }
-        self.counts[i] += 1;
         self.count += 1;
         self.sum_ns += lat_ns as u128;
         self.sum_sq_ns += (lat_ns as u128) * (lat_ns as u128);
@@ -162,6 +163,14 @@ impl LatencyHistogram {
             .min(COUNTS_LEN)
             .max(i + 1);
         self.counts.resize(len, 0);
+    }
+
+    /// Makes room for counts index `i` and counts one value there.
+    #[cold]
+    #[inline(never)]
+    fn grow_to_count(&mut self, i: usize) {
+        self.grow(i);
+        self.counts[i] += 1;
     }
 
     pub fn count(&self) -> u64 {
