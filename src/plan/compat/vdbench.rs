@@ -8,6 +8,7 @@
 //! See docs/compat-vdbench.md.
 
 mod count;
+mod dedup;
 mod fs;
 
 use super::vdbench_args::{self, VdbArgs};
@@ -172,6 +173,7 @@ fn translate(
         mut data,
         errors_to_go,
         mut warnings,
+        dedup_sets,
     } = general;
     let Definitions {
         sds,
@@ -179,15 +181,9 @@ fn translate(
         mut rds,
         hds,
     } = apply_defaults(defs)?;
-    let Some(last) = rds.last() else {
-        let loc = wds.last().or(sds.last()).map(|d| d.loc.clone());
-        let loc = loc.unwrap_or(Loc::Line {
-            source: src.name.into(),
-            line: 0,
-        });
-        return Err(loc.error("no rd= (run definition): nothing to run"));
-    };
-    let _ = last;
+    if rds.is_empty() {
+        return Err(nothing_to_run(src.name, &sds, &wds));
+    }
     command_line_overrides(cmd, &mut rds, &mut data);
     let sd_infos = sds
         .iter()
@@ -220,6 +216,8 @@ fn translate(
     if let Some(n) = errors_to_go {
         go_on_through_errors(&mut runs, n, &mut warnings);
     }
+    let used_bytes = used_sd_bytes(&sd_infos, &used_sds);
+    data.dedup_set = dedup::set_of(dedup_sets.as_ref(), &data, used_bytes, &mut warnings)?;
     let used: Vec<bool> = used_sds.iter().map(|u| u.used).collect();
     let hosts = host_defs(&hds, &sd_infos, &used, &mut unsupported)?;
     let targets = used_targets(&sd_infos, &used_sds, &mut unsupported);
@@ -1139,6 +1137,25 @@ struct RdInputs<'a> {
     wds: &'a [Wd],
 }
 
+/// A file without `rd=`, located at its last definition.
+fn nothing_to_run(source: &str, sds: &[Def], wds: &[Def]) -> CompatError {
+    let loc = wds.last().or(sds.last()).map(|d| d.loc.clone());
+    let loc = loc.unwrap_or(Loc::Line {
+        source: source.into(),
+        line: 0,
+    });
+    loc.error("no rd= (run definition): nothing to run")
+}
+
+/// The bytes of the sds the runs use (`None`: one of them has no `size=`).
+fn used_sd_bytes(sds: &[Sd], used: &[SdUse]) -> Option<u64> {
+    sds.iter()
+        .zip(used)
+        .filter(|(_, u)| u.used)
+        .map(|(sd, _)| sd.size)
+        .sum()
+}
+
 /// How the runs use one sd: at all, and opened with O_DIRECT (by its own, a wd's or
 /// an rd's `openflags=`, as vdbench's rd and wd flags override the sd's) or
 /// buffered — by which wd/rd first, for a conflict's message.
@@ -1978,7 +1995,7 @@ fn general(
     };
     let r = general_param(p, &mut g, unsupported);
     *data = g.data;
-    if g.errors_to_go.is_some() || !g.warnings.is_empty() {
+    if g.errors_to_go.is_some() || !g.warnings.is_empty() || g.dedup_sets.is_some() {
         let listed = format!(
             "{}={} — not applied to file-system workloads yet",
             p.key, p.value
@@ -1996,6 +2013,8 @@ struct General {
     /// `data_errors=N` above 1: the errors vdbench goes on through.
     errors_to_go: Option<u64>,
     warnings: Vec<String>,
+    /// `dedupsets=`, sized once the sds the runs use are known.
+    dedup_sets: Option<(dedup::Sets, Loc)>,
 }
 
 /// `data_errors=N` above 1: every workload counts its errors and goes on (its own
@@ -2041,6 +2060,7 @@ fn general_param(
     match p.key.as_str() {
         "compratio" => data.compress_ratio = Some(ratio(p)?),
         "dedupratio" => data.dedup_ratio = Some(ratio(p)?),
+        "dedupsets" => general.dedup_sets = Some(dedup::parse(p)?),
         "dedupunit" => {
             data.dedup_unit_bytes = Some(
                 crate::plan::units::parse_size(&p.value)
@@ -2414,7 +2434,7 @@ mod table_tests {
 
     /// A parameter file that writes every parameter the table maps, once.
     const EVERY_MAPPED: &str = "\
-compratio=2,dedupratio=2,dedupunit=4k,validate=yes,data_errors=2,debug=86,create_anchors=yes
+compratio=2,dedupratio=2,dedupunit=4k,dedupsets=3,validate=yes,data_errors=2,debug=86,create_anchors=yes
 hd=h1,system=localhost
 sd=s,lun=/dev/x,count=(1,1),size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50),hitarea=2m
 wd=w1,sd=s1,xfersize=4k,writepct=30,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100,rhpct=10,whpct=10

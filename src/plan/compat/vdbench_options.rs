@@ -94,7 +94,7 @@ const fn aka(mut o: VdbOption, aliases: &'static [&'static str]) -> VdbOption {
 use Effect::{Maps, NoEffect, Unsupported};
 use Kind::{Definition as D, General as G, Host as H, Run as R, Storage as S, Workload as W};
 
-const NO_DEDUP: Effect = Unsupported("dedup tuning beyond dedupratio/dedupunit");
+const NO_DEDUP: Effect = Unsupported("dedup tuning beyond dedupratio/dedupunit/dedupsets");
 const NO_CMD: Effect = Unsupported("runs a command around the run; run it yourself");
 const NO_FILE_LOOP: Effect = Unsupported("a file-system (fwd) loop");
 const NO_HIT: Effect =
@@ -168,7 +168,11 @@ pub static OPTIONS: &[VdbOption] = &[
         Unsupported("ioscope seeds its data from the run's seed"),
     ),
     exact(row(G, "dedupacross", NO_DEDUP)),
-    exact(row(G, "dedupsets", NO_DEDUP)),
+    exact(row(
+        G,
+        "dedupsets",
+        Maps("the distinct contents the duplicates repeat (dedup_set)"),
+    )),
     exact(row(G, "deduphotsets", NO_DEDUP)),
     exact(row(G, "dedupflipflop", NO_DEDUP)),
     exact(row(G, "dedupmaxkey", NO_DEDUP)),
