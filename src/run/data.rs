@@ -255,6 +255,8 @@ pub struct WorkerData {
     unit: usize,
     /// Per engine target: verify state (None = not verified).
     targets: Vec<Option<(TargetState, Option<JournalWriter>)>>,
+    /// Some target is verified: without one, [`WorkerData::verifying`] is one test.
+    any_verified: bool,
     pub counts: VerifyResult,
 }
 
@@ -315,6 +317,7 @@ impl WorkerData {
             gen_of,
             checks: workloads.iter().map(|w| w.verify).collect(),
             unit: unit as usize,
+            any_verified: out.iter().any(Option::is_some),
             targets: out,
             counts: VerifyResult::default(),
         })
@@ -328,7 +331,7 @@ impl WorkerData {
     /// Whether target `t` is verified.
     #[inline]
     pub fn verifying(&self, t: u32) -> bool {
-        self.targets.get(t as usize).is_some_and(|x| x.is_some())
+        self.any_verified && self.targets.get(t as usize).is_some_and(|x| x.is_some())
     }
 
     /// Fills a write's buffer with its workload's content; on a verified target,

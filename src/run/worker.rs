@@ -779,12 +779,14 @@ impl<E: Engine> Worker<E> {
     fn complete_all(&mut self) {
         let reap_ns = now_ns();
         self.engine.take_reissued_writes(&mut self.reissued_writes);
-        // By index: accounting a completion never adds to `completions`.
-        for i in 0..self.completions.len() {
-            let c = self.completions[i];
+        // Taken out while they are accounted (nothing reads or adds to them then),
+        // and handed back with their capacity.
+        let mut done = std::mem::take(&mut self.completions);
+        for &c in &done {
             self.complete(c, reap_ns);
         }
-        self.completions.clear();
+        done.clear();
+        self.completions = done;
         self.reissued_writes.clear();
     }
 
