@@ -142,6 +142,63 @@ pub unsafe fn recv_into(fd: i32, at: *mut u8, len: usize) -> Result<Moved, Strin
     moved(unsafe { libc::recv(fd, at.cast(), len, 0) }, "recv")
 }
 
+/// A read's data of at least this many bytes still to come is received straight
+/// into the read's buffer rather than through the receive buffer (one copy less).
+pub const DIRECT_BYTES: usize = 32 * 1024;
+
+/// What a client's receive loop ([`receive`]) asks of its protocol.
+///
+/// # Safety
+/// The pointer [`Receive::direct`] returns is valid for writes of the length it
+/// gives, until [`Receive::landed`] is called.
+pub unsafe trait Receive {
+    /// The set-up stages of the protocol's [`Wire`].
+    type Setup;
+    /// The connection's socket layer.
+    fn wire(&mut self) -> &mut Wire<Self::Setup>;
+    /// Consumes the whole messages (and the data arriving) the buffer holds.
+    fn parse(&mut self) -> Result<(), String>;
+    /// A read whose data is still to come: where the rest goes and how much of it
+    /// there is ([`receive`] takes it straight there from [`DIRECT_BYTES`] on).
+    fn direct(&self) -> Option<(*mut u8, usize)>;
+    /// `n` bytes arrived where [`Receive::direct`] said.
+    fn landed(&mut self, n: usize);
+}
+
+/// Receives and parses until the socket is drained (a receive shorter than the
+/// room it had, or nothing there); `peer` names the other side in the error when
+/// it closed the connection.
+#[inline]
+pub fn receive<R: Receive>(r: &mut R, peer: &str) -> Result<(), String> {
+    loop {
+        r.parse()?;
+        let direct = r.direct().filter(|&(_, left)| left >= DIRECT_BYTES);
+        let w = r.wire();
+        let (rx, fd) = (&mut w.rx, w.dial.fd());
+        let (n, space) = match direct {
+            Some((at, left)) if rx.is_empty() => {
+                // SAFETY: `direct`'s promise (the trait's contract).
+                let m = unsafe { recv_into(fd, at, left) }?;
+                if let Moved::Bytes(n) = m {
+                    r.landed(n);
+                }
+                (m, left)
+            }
+            _ => {
+                let space = rx.room();
+                (rx.fill(fd)?, space)
+            }
+        };
+        match n {
+            Moved::Later => return Ok(()),
+            Moved::Bytes(0) => return Err(format!("the {peer} closed the connection")),
+            // A short receive drained the socket: poll says when there is more.
+            Moved::Bytes(n) if n < space => return r.parse(),
+            Moved::Bytes(_) => {}
+        }
+    }
+}
+
 /// Received bytes not yet consumed: `buf[lo..hi]`.
 pub struct Rx {
     buf: Box<[u8]>,

@@ -26,9 +26,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// What one `recv` may take: the longest data segment the initiator declares, with
 /// its header (and a deep queue's worth of 4 KiB reads).
 const RX_BYTES: usize = login::RECV_SEGMENT_BYTES + BHS;
-/// A Data-In segment whose data still to come is at least this long, with nothing
-/// buffered, is received straight into its command's buffer.
-const DIRECT_BYTES: usize = 32 * 1024;
 /// libiscsi's status for a command the target answered with a failed response.
 const STATUS_ERROR: i32 = 0x0f00_0001;
 /// The task tag of the TEST UNIT READYs after the login (slots never reach it).
@@ -231,6 +228,68 @@ impl Link for Inner {
     }
 }
 
+// SAFETY: `direct` names the rest of a Data-In segment's place in its command's
+// buffer (checked against the buffer when the PDU's header was read), which the
+// submitter keeps valid while the command is in flight; `landed` follows at once.
+unsafe impl sock::Receive for Inner {
+    type Setup = Stage;
+
+    fn wire(&mut self) -> &mut Wire<Stage> {
+        &mut self.w
+    }
+
+    /// Consumes the whole PDUs (and the data arriving) in `rx`.
+    fn parse(&mut self) -> Result<(), String> {
+        loop {
+            if let Some(i) = self.incoming {
+                if !self.take_data(i) {
+                    return Ok(());
+                }
+                continue;
+            }
+            if self.skip > 0 {
+                let n = self.skip.min(self.w.rx.held().len());
+                self.w.rx.take(n);
+                self.skip -= n;
+                if self.skip > 0 {
+                    return Ok(());
+                }
+            }
+            let held = self.w.rx.held();
+            let Some(b) = held.get(..BHS) else {
+                return Ok(());
+            };
+            let mut bhs = [0u8; BHS];
+            bhs.copy_from_slice(b);
+            let h = In(&bhs);
+            let head_len = BHS + h.ahs_bytes();
+            if held.len() < head_len {
+                return Ok(());
+            }
+            if !self.pdu(h, head_len)? {
+                return Ok(());
+            }
+        }
+    }
+
+    fn direct(&self) -> Option<(*mut u8, usize)> {
+        let i = self.incoming?;
+        let s = self.slots[i.slot as usize];
+        // SAFETY: `at + left` is within the command's buffer.
+        Some((unsafe { s.buf.add(i.at) }, i.left))
+    }
+
+    fn landed(&mut self, n: usize) {
+        if let Some(i) = self.incoming {
+            self.incoming = Some(Incoming {
+                at: i.at + n,
+                left: i.left - n,
+                ..i
+            });
+        }
+    }
+}
+
 impl Inner {
     fn fd(&self) -> i32 {
         self.w.fd()
@@ -253,7 +312,7 @@ impl Inner {
             Phase::SettingUp(Stage::Login(_)) => self.login(revents),
             Phase::Ready | Phase::SettingUp(Stage::Testing(_)) => {
                 if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-                    self.receive()?;
+                    sock::receive(self, "target")?;
                 }
                 // R2Ts, pings and commands the window let go wait to be sent.
                 self.send_queued()
@@ -417,73 +476,6 @@ impl Inner {
             }
             self.held.pop_front();
             self.issue(slot);
-        }
-    }
-
-    /// Takes every PDU that has arrived.
-    fn receive(&mut self) -> Result<(), String> {
-        loop {
-            self.parse()?;
-            let (n, space) = match self.incoming {
-                Some(i) if self.w.rx.is_empty() && i.left >= DIRECT_BYTES => {
-                    let s = self.slots[i.slot as usize];
-                    // SAFETY: `at + left` is within the command's buffer (checked
-                    // when the PDU's header was read).
-                    let m = unsafe { sock::recv_into(self.fd(), s.buf.add(i.at), i.left) }?;
-                    if let Moved::Bytes(n) = m {
-                        self.incoming = Some(Incoming {
-                            at: i.at + n,
-                            left: i.left - n,
-                            ..i
-                        });
-                    }
-                    (m, i.left)
-                }
-                _ => {
-                    let space = self.w.rx.room();
-                    (self.w.rx.fill(self.fd())?, space)
-                }
-            };
-            match n {
-                Moved::Later => return Ok(()),
-                Moved::Bytes(0) => return Err("the target closed the connection".into()),
-                Moved::Bytes(n) if n < space => return self.parse(),
-                Moved::Bytes(_) => {}
-            }
-        }
-    }
-
-    /// Consumes the whole PDUs (and the data arriving) in `rx`.
-    fn parse(&mut self) -> Result<(), String> {
-        loop {
-            if let Some(i) = self.incoming {
-                if !self.take_data(i) {
-                    return Ok(());
-                }
-                continue;
-            }
-            if self.skip > 0 {
-                let n = self.skip.min(self.w.rx.held().len());
-                self.w.rx.take(n);
-                self.skip -= n;
-                if self.skip > 0 {
-                    return Ok(());
-                }
-            }
-            let held = self.w.rx.held();
-            let Some(b) = held.get(..BHS) else {
-                return Ok(());
-            };
-            let mut bhs = [0u8; BHS];
-            bhs.copy_from_slice(b);
-            let h = In(&bhs);
-            let head_len = BHS + h.ahs_bytes();
-            if held.len() < head_len {
-                return Ok(());
-            }
-            if !self.pdu(h, head_len)? {
-                return Ok(());
-            }
         }
     }
 

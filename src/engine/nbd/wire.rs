@@ -26,9 +26,6 @@ const CMD_DISC: u16 = 2;
 const CMD_TRIM: u16 = 4;
 /// What one `recv` may take: a deep queue's worth of 4 KiB replies.
 const RX_BYTES: usize = 256 * 1024;
-/// A read whose data still to come is at least this long, with nothing buffered,
-/// is received straight into its own buffer rather than copied through ours.
-const DIRECT_BYTES: usize = 32 * 1024;
 
 /// Where an export is: the server's addresses (each tried in turn, as libnbd
 /// does) and the export's name.
@@ -198,92 +195,13 @@ fn errno(nbd: u32) -> i32 {
     }
 }
 
-impl Inner {
-    fn fd(&self) -> i32 {
-        self.w.fd()
-    }
+// SAFETY: `direct` names the rest of a read's buffer, `len` bytes the submitter
+// keeps valid while the read is in flight; `landed` is called before it completes.
+unsafe impl sock::Receive for Inner {
+    type Setup = Handshake;
 
-    fn service(&mut self, revents: i16) -> Result<(), String> {
-        match self.w.phase {
-            Phase::Connecting => {
-                if self.w.connecting(revents)? {
-                    self.w.phase = Phase::SettingUp(Handshake::Greeting);
-                }
-                Ok(())
-            }
-            Phase::SettingUp(h) => self.handshake(h, revents),
-            Phase::Ready => {
-                if revents & libc::POLLOUT != 0 {
-                    self.w.tx.send(self.fd())?;
-                }
-                if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-                    self.receive()?;
-                }
-                Ok(())
-            }
-            Phase::Dead(ref e) => Err(e.clone()),
-        }
-    }
-
-    fn handshake(&mut self, mut h: Handshake, revents: i16) -> Result<(), String> {
-        if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-            if let Moved::Bytes(0) = self.w.rx.fill(self.fd())? {
-                return Err("the server closed the connection during the handshake".into());
-            }
-            let used = h.step(self.w.rx.held(), &self.export, &mut self.w.out)?;
-            self.w.rx.take(used);
-            self.w.phase = match h {
-                Handshake::Done => Phase::Ready,
-                h => Phase::SettingUp(h),
-            };
-        }
-        self.w.send_out()
-    }
-
-    /// Takes every reply that has arrived.
-    fn receive(&mut self) -> Result<(), String> {
-        loop {
-            self.parse()?;
-            let (n, space) = match self.reading {
-                Some((slot, got)) if self.w.rx.is_empty() => {
-                    let s = self.slots[slot as usize];
-                    let left = s.len as usize - got;
-                    if left < DIRECT_BYTES {
-                        // Nothing buffered: the whole buffer is free.
-                        (self.w.rx.fill(self.fd())?, RX_BYTES)
-                    } else {
-                        // SAFETY: the request's buffer has `len` bytes (the
-                        // submitter's promise); `got + left` is its end.
-                        let m = unsafe { sock::recv_into(self.fd(), s.buf.add(got), left) }?;
-                        if let Moved::Bytes(n) = m {
-                            self.read_into(slot, got + n);
-                        }
-                        (m, left)
-                    }
-                }
-                _ => {
-                    let space = self.w.rx.room();
-                    (self.w.rx.fill(self.fd())?, space)
-                }
-            };
-            match n {
-                Moved::Later => return Ok(()),
-                Moved::Bytes(0) => return Err("the server closed the connection".into()),
-                // A short receive drained the socket: poll says when there is more.
-                Moved::Bytes(n) if n < space => return self.parse(),
-                Moved::Bytes(_) => {}
-            }
-        }
-    }
-
-    /// The read in `slot` has `got` bytes of its data.
-    fn read_into(&mut self, slot: u32, got: usize) {
-        if got == self.slots[slot as usize].len as usize {
-            self.reading = None;
-            self.finish(slot, 0);
-        } else {
-            self.reading = Some((slot, got));
-        }
+    fn wire(&mut self) -> &mut Wire<Handshake> {
+        &mut self.w
     }
 
     /// Consumes the whole replies (and read data) in `rx`.
@@ -324,6 +242,72 @@ impl Inner {
             } else {
                 self.finish(slot, if error == 0 { 0 } else { errno(error) });
             }
+        }
+    }
+
+    fn direct(&self) -> Option<(*mut u8, usize)> {
+        let (slot, got) = self.reading?;
+        let s = self.slots[slot as usize];
+        // SAFETY: `got` < `len`, within the request's buffer.
+        Some((unsafe { s.buf.add(got) }, s.len as usize - got))
+    }
+
+    fn landed(&mut self, n: usize) {
+        if let Some((slot, got)) = self.reading {
+            self.read_into(slot, got + n);
+        }
+    }
+}
+
+impl Inner {
+    fn fd(&self) -> i32 {
+        self.w.fd()
+    }
+
+    fn service(&mut self, revents: i16) -> Result<(), String> {
+        match self.w.phase {
+            Phase::Connecting => {
+                if self.w.connecting(revents)? {
+                    self.w.phase = Phase::SettingUp(Handshake::Greeting);
+                }
+                Ok(())
+            }
+            Phase::SettingUp(h) => self.handshake(h, revents),
+            Phase::Ready => {
+                if revents & libc::POLLOUT != 0 {
+                    self.w.tx.send(self.fd())?;
+                }
+                if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+                    sock::receive(self, "server")?;
+                }
+                Ok(())
+            }
+            Phase::Dead(ref e) => Err(e.clone()),
+        }
+    }
+
+    fn handshake(&mut self, mut h: Handshake, revents: i16) -> Result<(), String> {
+        if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+            if let Moved::Bytes(0) = self.w.rx.fill(self.fd())? {
+                return Err("the server closed the connection during the handshake".into());
+            }
+            let used = h.step(self.w.rx.held(), &self.export, &mut self.w.out)?;
+            self.w.rx.take(used);
+            self.w.phase = match h {
+                Handshake::Done => Phase::Ready,
+                h => Phase::SettingUp(h),
+            };
+        }
+        self.w.send_out()
+    }
+
+    /// The read in `slot` has `got` bytes of its data.
+    fn read_into(&mut self, slot: u32, got: usize) {
+        if got == self.slots[slot as usize].len as usize {
+            self.reading = None;
+            self.finish(slot, 0);
+        } else {
+            self.reading = Some((slot, got));
         }
     }
 
