@@ -140,11 +140,12 @@ impl LatencyHistogram {
     /// bucket recorded so far.
     #[inline]
     pub fn record(&mut self, lat_ns: u64) {
-        let i = bucket_index(lat_ns.clamp(1, MAX_TRACKABLE_NS));
-        // One bounds test: the count of a bucket already there, or room made.
+        // The index grows with the value, so one past every counter (and past the
+        // last one may hold) is clamped on the cold path: one bounds test here.
+        let i = bucket_index(lat_ns.max(1));
         match self.counts.get_mut(i) {
             Some(n) => *n += 1,
-            None => self.grow_to_count(i),
+            None => self.grow_to_count(i.min(COUNTS_LEN - 1)),
         }
         self.count += 1;
         self.sum_ns += lat_ns as u128;
@@ -480,6 +481,27 @@ impl AddAssign<&LatencyHistogram> for LatencyHistogram {
 mod tests {
     use super::*;
     use crate::rng::Rng;
+
+    /// 0 ns counts as 1 ns, and everything past the trackable range (up to
+    /// 2^62 ns) in the range's last counter, as the clamp before the index did.
+    #[test]
+    fn latencies_outside_the_range_land_at_its_ends() {
+        let mut h = LatencyHistogram::new();
+        h.record(0);
+        assert_eq!(h.counts[bucket_index(1)], 1);
+        for v in [
+            MAX_TRACKABLE_NS,
+            MAX_TRACKABLE_NS + 1,
+            MAX_TRACKABLE_NS * 2,
+            1 << 62,
+        ] {
+            h.record(v);
+        }
+        assert_eq!(h.counts.len(), COUNTS_LEN);
+        assert_eq!(h.counts[COUNTS_LEN - 1], 4);
+        assert_eq!(h.count(), 5);
+        assert_eq!(h.counts.iter().sum::<u64>(), 5);
+    }
 
     /// A histogram read back from its wire form is the same histogram.
     #[test]
