@@ -96,7 +96,8 @@ use Kind::{Definition as D, General as G, Host as H, Run as R, Storage as S, Wor
 
 const NO_DEDUP: Effect = Unsupported("dedup tuning beyond dedupratio/dedupunit/dedupsets");
 const NO_CMD: Effect = Unsupported("runs a command around the run; run it yourself");
-const NO_FILE_LOOP: Effect = Unsupported("a file-system (fwd) loop");
+const NO_FILE_LOOP: Effect =
+    Unsupported("a file-system (fwd) parameter: read on an rd of fwds (see the file-system table), meaningless on an rd of sds");
 const NO_HIT: Effect =
     Unsupported("cache-hit workloads (hitarea, rhpct, whpct) are not reproduced");
 const NO_COMP_LOOP: Effect = Unsupported("a loop over the data's compressibility");
@@ -375,7 +376,7 @@ pub static OPTIONS: &[VdbOption] = &[
         "hotband",
         Maps("a range within the sd, its random I/O on vdbench's hotband curve (vdbench_hotband)"),
     ),
-    row(W, "openflags", Maps("o_direct when the sd has it too")),
+    row(W, "openflags", Maps("o_direct on its sds, when every run using them agrees")),
     row(
         W,
         "skew",
@@ -429,9 +430,9 @@ pub static OPTIONS: &[VdbOption] = &[
     )),
     row(R, "elapsed", Maps("run length, warm-up included")),
     row(R, "interval", Maps("interval length")),
-    row(R, "warmup", Maps("warm-up (default one interval)")),
+    row(R, "warmup", Maps("warm-up (default one interval; `warmup=0` reports every interval)")),
     row(R, "threads", Maps("streams, instead of the sd's threads")),
-    row(R, "openflags", Maps("o_direct when the sd has it too")),
+    row(R, "openflags", Maps("o_direct on its sds, when every run using them agrees")),
     row(
         R,
         "iorate",
@@ -563,6 +564,34 @@ pub fn is_read(kind: Kind, name: &str) -> bool {
     })
 }
 
+/// docs/compat-vdbench.md's table of every parameter, one row per [`OPTIONS`] entry:
+/// kind, names (and whether vdbench takes them only in full), effect, how or why.
+pub fn markdown_table() -> String {
+    let mut s = String::from(
+        "| Kind | Parameter | Effect | How, or why |\n|------|-----------|--------|-------------|\n",
+    );
+    for o in OPTIONS {
+        let names: Vec<String> = std::iter::once(&o.name)
+            .chain(o.aliases)
+            .map(|n| format!("`{n}`"))
+            .collect();
+        let effect = match o.effect {
+            Effect::Maps(_) | Effect::Sets(_) | Effect::SetsAs(..) => "maps",
+            Effect::NoEffect(_) | Effect::NoEffectWhen { .. } | Effect::Warn(_) => "no effect",
+            Effect::Unsupported(_) => "unsupported",
+            Effect::Refused(_) => "refused",
+        };
+        s.push_str(&format!(
+            "| {} | {}{} | {effect} | {} |\n",
+            o.kind.label(),
+            names.join(", "),
+            if o.exact { " (in full)" } else { "" },
+            o.effect.text()
+        ));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -583,18 +612,31 @@ mod tests {
         }
     }
 
+    /// docs/compat-vdbench.md's table of every parameter is generated from
+    /// [`OPTIONS`]; this fails when it is stale (`IOSCOPE_BLESS=1` rewrites it).
     #[test]
-    fn the_documentation_names_every_parameter() {
-        let doc = include_str!("../../../docs/compat-vdbench.md");
-        for o in OPTIONS {
-            for n in std::iter::once(&o.name).chain(o.aliases) {
-                assert!(
-                    doc.contains(&format!("`{n}`")) || doc.contains(&format!("`{n}=")),
-                    "docs/compat-vdbench.md does not mention `{n}` ({} parameter)",
-                    o.kind.label()
-                );
-            }
+    fn vdbench_options_table_in_the_docs_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/compat-vdbench.md");
+        let doc = std::fs::read_to_string(path).expect("docs/compat-vdbench.md");
+        let (begin, end) = (
+            "<!-- vdbench-options:begin (generated from src/plan/compat/vdbench_options.rs; \
+             IOSCOPE_BLESS=1 cargo test vdbench_options_table rewrites it) -->\n",
+            "<!-- vdbench-options:end -->",
+        );
+        let (Some(b), Some(e)) = (doc.find(begin), doc.find(end)) else {
+            panic!("docs/compat-vdbench.md lacks the vdbench-options markers");
+        };
+        let (current, want) = (&doc[b + begin.len()..e], markdown_table());
+        if current != want && std::env::var_os("IOSCOPE_BLESS").is_some() {
+            let fresh = format!("{}{want}{}", &doc[..b + begin.len()], &doc[e..]);
+            std::fs::write(path, fresh).expect("write docs/compat-vdbench.md");
+            return;
         }
+        assert_eq!(
+            current, want,
+            "docs/compat-vdbench.md's parameter table is stale: run IOSCOPE_BLESS=1 cargo test \
+             vdbench_options_table"
+        );
     }
 
     #[test]
