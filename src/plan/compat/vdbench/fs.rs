@@ -902,8 +902,9 @@ fn maxdata(p: &Param) -> Result<u64, CompatError> {
 /// implies `only`); `only` formats and runs no workload; yes and restart lay the
 /// trees out and write them (restart, which only completes what is missing in
 /// vdbench, writes every file too); `limited` (with `only`, as vdbench requires)
-/// bounds the format by the rd's elapsed and maxdata: the flag returned. Other
-/// words are listed.
+/// bounds the format by the rd's elapsed and maxdata: the flag returned;
+/// `complete` without `no` is refused, as vdbench refuses it; `directories` is
+/// listed with why. Other words are listed.
 fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Result<(Format, bool), CompatError> {
     let Some(p) = d.get("format") else {
         return Ok((Format::No, false));
@@ -928,6 +929,22 @@ fn format(d: &FsDef, unsupported: &mut UnsupportedList) -> Result<(Format, bool)
             // `once`: yes, before the first of the rd's loop runs only (`loops`).
             "yes" | "restart" | "create" | "once" if f == Format::No => f = Format::Yes,
             "yes" | "restart" | "create" | "once" => {}
+            "complete" => {
+                return Err(p.loc.error(format!(
+                    "rd={}: format=complete without no: vdbench refuses it ('format=yes' \
+                     and 'format=complete' are mutually exclusive); format=(no,complete) \
+                     runs on the files as they are",
+                    d.name
+                )))
+            }
+            // vdbench tests `directories` first, by prefix (`format=dir`).
+            w if !w.is_empty() && "directories".starts_with(w) => unsupported.push(
+                format!(
+                    "format={w} — a format of the directories alone is not reproduced: \
+                     ioscope lays a tree's directories and files out when it opens it"
+                ),
+                &p.loc,
+            ),
             other => unsupported.push(
                 format!(
                     "format={other} — only yes, restart, once, only, limited and clean \

@@ -567,6 +567,30 @@ fn format_words_as_vdbench_reads_them() {
         runs("(yes,clean)"),
         ("clean_for_r clean_dirs_for_r".into(), 0)
     );
+    // `complete` beside `no` says the files are there (ioscope finds them).
+    assert_eq!(runs("(no,complete)"), ("r".into(), 0));
+    // `directories`, by any prefix, is listed with why; the rd still runs.
+    for dirs in ["directories", "dir", "(d,only)"] {
+        let t = translate(&format!(
+            "{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4,format={dirs}\n"
+        ));
+        let d = dropped(&t);
+        assert!(
+            d.len() == 1 && d[0].contains("directories alone"),
+            "{dirs}: {d:?}"
+        );
+    }
+    // `complete` without `no`: vdbench refuses it.
+    let e = parse_str(
+        "t.parm",
+        &format!("{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4,format=complete\n"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("t.parm:3") && e.contains("mutually exclusive"),
+        "{e}"
+    );
 }
 
 /// `format=(only,limited)`: the format ends at the rd's elapsed or maxdata, if it
