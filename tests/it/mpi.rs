@@ -398,6 +398,47 @@ fn mpi_vdbench_host_definitions_run_one_rank_per_hd_on_its_own_sd() {
     assert!(page.contains("<th>hd</th>") && page.contains("<td>h2</td>"));
 }
 
+/// vdbench's `clients=2` on one hd: two hosts on its system, `h1_cl0` and
+/// `h1_cl1`, each played by a rank that drives the sd.
+#[test]
+fn mpi_vdbench_host_clients_are_ranks_of_their_own() {
+    let dir = tempdir();
+    let d = dir.path();
+    let pf = d.join("clients.parm");
+    std::fs::write(
+        &pf,
+        format!(
+            "hd=h1,system=localhost,clients=2\nsd=sd1,lun={}/a.dat,size=4m\n\
+             wd=wd1,sd=sd1,xfersize=4k,rdpct=100\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1,threads=2\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let json = d.join("r.json");
+    let job = mpirun(
+        2,
+        &[
+            "vdbench",
+            "-f",
+            pf.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (code, out, err) = finish(job);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    let (doc, _) = load(&json);
+    let run = &doc.runs[0];
+    let hds: Vec<Option<&str>> = run.ranks.iter().map(|r| r.hd.as_deref()).collect();
+    assert_eq!(hds, [Some("h1_cl0"), Some("h1_cl1")]);
+    assert!(
+        run.ranks.iter().all(|r| r.ios > 0),
+        "each client drove the sd"
+    );
+    assert_eq!(run.totals.all.ios, run.ranks[0].ios + run.ranks[1].ios);
+}
+
 #[test]
 fn mpi_vdbench_host_definitions_need_a_rank_each() {
     let dir = tempdir();

@@ -1061,21 +1061,18 @@ fn host_defs(
 ) -> Result<Vec<HostDef>, CompatError> {
     let mut out: Vec<HostDef> = Vec::with_capacity(hds.len());
     for d in hds {
-        let mut system = None;
+        let (mut system, mut clients) = (None, 0);
         for p in &d.params {
             if !read(d.kind, p, unsupported) {
                 continue;
             }
             match p.key.as_str() {
                 "system" => system = Some(host_system(p)?),
+                "clients" => clients = host_clients(p)?,
                 _ => not_read(p, unsupported),
             }
         }
-        out.push(HostDef {
-            name: d.name.clone(),
-            system,
-            targets: Vec::new(),
-        });
+        out.extend(host_copies(&d.name, system, clients));
     }
     for (sd, _) in sds.iter().zip(used).filter(|(_, u)| **u) {
         let Some(p) = &sd.host else {
@@ -1095,6 +1092,39 @@ fn host_defs(
         )));
     }
     Ok(out)
+}
+
+/// An hd's `clients=N`: how many copies of it vdbench makes (0: none asked).
+pub(super) fn host_clients(p: &Param) -> Result<u64, CompatError> {
+    match parse_count(p.value.trim()) {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(p.loc.error(format!(
+            "clients={}: expected a count of clients from 1 to 1000",
+            p.value
+        ))),
+    }
+}
+
+/// An hd's host definitions: itself, or with `clients=N` N copies on its system
+/// labelled `NAME_cl0` … `NAME_cl{N-1}`, as vdbench's HostParms repeats it (each a
+/// host of its own; under mpirun, N ranks on that system play them).
+pub(super) fn host_copies(name: &str, system: Option<String>, clients: u64) -> Vec<HostDef> {
+    if clients == 0 {
+        return vec![HostDef {
+            name: name.to_string(),
+            system,
+            targets: Vec::new(),
+        }];
+    }
+    // The copies' system is the hd's, not their own labels.
+    let system = system.unwrap_or_else(|| name.to_string());
+    (0..clients)
+        .map(|j| HostDef {
+            name: format!("{name}_cl{j}"),
+            system: Some(system.clone()),
+            targets: Vec::new(),
+        })
+        .collect()
 }
 
 /// An hd's `system=`: the name ranks are matched with.
@@ -2379,6 +2409,42 @@ mod tests {
         assert_eq!(on, ["w0/s0", "w0/s2", "w1/s1", "w1/s2"]);
     }
 
+    // hd clients=N: N copies of the host on its system, labelled NAME_cl0 …, as
+    // vdbench's HostParms makes them; hd=default passes it on.
+    #[test]
+    fn host_clients_are_copies_of_the_host_on_its_system() {
+        let t = parse_str(
+            "x.parm",
+            "hd=default,clients=2\nhd=h1,system=a\nhd=h2\n\
+             sd=s1,lun=/dev/a,host=h1_cl*\nsd=s2,lun=/dev/b\n\
+             wd=w1,sd=s*\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap();
+        assert!(t.unsupported.is_empty(), "{:?}", t.unsupported);
+        let hosts: Vec<(&str, &str, Vec<&str>)> = (t.plan.runs[0].hosts.iter())
+            .map(|h| {
+                let sds = h.targets.iter().map(String::as_str).collect();
+                (h.name.as_str(), h.system_name(), sds)
+            })
+            .collect();
+        assert_eq!(
+            hosts,
+            [
+                ("h1_cl0", "a", vec!["s1", "s2"]),
+                ("h1_cl1", "a", vec!["s1", "s2"]),
+                ("h2_cl0", "h2", vec!["s2"]),
+                ("h2_cl1", "h2", vec!["s2"]),
+            ]
+        );
+        let e = parse_str(
+            "x.parm",
+            "hd=h1,clients=0\nsd=s1,lun=/dev/a\nwd=w1,sd=s1\nrd=r1,wd=w1,elapsed=10\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("x.parm:1") && e.contains("clients=0"), "{e}");
+    }
+
     // vdbench's streams=N (StreamContext): N sequential streams, each in its own
     // Nth of the sd, each served by threads/N threads; seekpct does not matter.
     #[test]
@@ -2435,10 +2501,10 @@ mod table_tests {
     /// A parameter file that writes every parameter the table maps, once.
     const EVERY_MAPPED: &str = "\
 compratio=2,dedupratio=2,dedupunit=4k,dedupsets=3,validate=yes,data_errors=2,debug=86,create_anchors=yes
-hd=h1,system=localhost
-sd=s,lun=/dev/x,count=(1,1),size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1,align=4k,range=(0,50),hitarea=2m
+hd=h1,system=localhost,clients=1
+sd=s,lun=/dev/x,count=(1,1),size=1g,threads=2,offset=0,openflags=o_direct,journal=/tmp/j,host=h1_cl0,align=4k,range=(0,50),hitarea=2m
 wd=w1,sd=s1,xfersize=4k,writepct=30,rdpct=50,seekpct=0,range=(0,50),hotband=(0,50),openflags=o_direct,skew=100,rhpct=10,whpct=10
-wd=w2,sd=s1,streams=2,host=h1
+wd=w2,sd=s1,streams=2,host=h1_cl0
 rd=r1,wd=w1,sd=s1,maxdata=999t,maxdataread=998t,maxdatawritten=997t,pause=1,elapsed=10,interval=1,warmup=2,threads=2,openflags=o_direct,iorate=100,distribution=exponential,curve=(10,50),stopcurve=5,forthreads=(1,2),forxfersize=(4k,8k),forrdpct=(0,100),forseekpct=(0,100)
 ";
 

@@ -290,7 +290,11 @@ pub static OPTIONS: &[VdbOption] = &[
         "jvms",
         NoEffect("Java VMs per host; mpirun places the ranks"),
     ),
-    row(H, "clients", Unsupported("simulated clients per host")),
+    row(
+        H,
+        "clients",
+        Maps("N copies of the host on its system, NAME_cl0 … NAME_clN-1, as vdbench makes them"),
+    ),
     row(H, "mount", Unsupported("mount commands run on the host")),
     // Storage definitions.
     row(S, "lun", Maps("the target URI")),

@@ -320,9 +320,9 @@ fn is_reference(p: &Param, current: Option<&FsDef>) -> bool {
 /// unsupported.
 fn known(kind: &str, mut p: Param, unsupported: &mut UnsupportedList) -> Option<Param> {
     if kind == "hd" {
-        // `system=` names the host (see `hosts`); the rest is how vdbench reaches
-        // it, which mpirun does.
-        return (p.key == "system").then_some(p);
+        // `system=` names the host and `clients=` repeats it (see `hosts`); the
+        // rest is how vdbench reaches it, which mpirun does.
+        return matches!(p.key.as_str(), "system" | "clients").then_some(p);
     }
     if kind == "fwd" {
         // vdbench's other spellings of two fwd keys (FwdEntry): `hd=` for `host=`,

@@ -16,24 +16,28 @@ use crate::plan::compat::{CompatError, Loc};
 use crate::plan::hosts::HostDef;
 use crate::plan::model::{RunSpec, TargetSpec};
 
-/// The host definitions of a file with two or more `hd=` (none otherwise), their
-/// trees still to be named. `system=` is the name ranks are matched with; how
+/// The host definitions of a file with two or more hosts (`hd=`, each repeated by
+/// its `clients=`; none otherwise), their trees still to be named. `system=` is the name ranks are matched with; how
 /// vdbench reaches a host (`shell=`, `user=`, `vdbench=`, `jvms=`) is mpirun's
 /// business.
 pub(super) fn defs(hds: &[FsDef]) -> Result<Vec<HostDef>, CompatError> {
-    if hds.len() < 2 {
-        return Ok(Vec::new());
+    let mut out = Vec::new();
+    for d in hds {
+        let system = d.get("system").map(super::super::host_system).transpose()?;
+        let clients = d
+            .get("clients")
+            .map(super::super::host_clients)
+            .transpose()?;
+        out.extend(super::super::host_copies(
+            &d.name,
+            system,
+            clients.unwrap_or(0),
+        ));
     }
-    hds.iter()
-        .map(|d| {
-            let system = d.get("system").map(super::super::host_system).transpose()?;
-            Ok(HostDef {
-                name: d.name.clone(),
-                system,
-                targets: Vec::new(),
-            })
-        })
-        .collect()
+    if out.len() < 2 {
+        out.clear();
+    }
+    Ok(out)
 }
 
 /// The hosts (indexes into `hosts`) that run `fwd`: those its `host=` names, every

@@ -305,6 +305,28 @@ fn an_fwd_on_every_host_gets_its_threads_on_each() {
     );
 }
 
+/// One hd with `clients=3` is three hosts on its system: the fwd's threads on each.
+#[test]
+fn host_clients_run_the_fwd_each() {
+    let t = translate(&format!(
+        "hd=h1,system=a1,clients=3\n{FSD}fwd=f,fsd=fsd1,threads=2\nrd=r,fwd=f,elapsed=4\n"
+    ));
+    assert!(t.unsupported.is_empty(), "{:?}", dropped(&t));
+    let run = &t.plan.runs[0];
+    assert_eq!(run.workloads[0].streams, 6);
+    let hosts: Vec<(&str, Option<&str>)> = (run.hosts.iter())
+        .map(|h| (h.name.as_str(), h.system.as_deref()))
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            ("h1_cl0", Some("a1")),
+            ("h1_cl1", Some("a1")),
+            ("h1_cl2", Some("a1"))
+        ]
+    );
+}
+
 #[test]
 fn an_fwd_bound_to_a_host_runs_there_alone() {
     let t = translate(&format!(
