@@ -899,7 +899,7 @@ mod tests {
 
     /// The plain path draws exactly what the full path draws for the same stream:
     /// mixed directions, several sizes, random (with and without a map), skewed and
-    /// sequential (shared and strided) offsets, and an I/O count that ends the stream.
+    /// sequential (own and strided) offsets, and an I/O count that ends the stream.
     #[test]
     fn the_plain_path_draws_what_the_full_path_draws() {
         use crate::plan::model::Distribution;
