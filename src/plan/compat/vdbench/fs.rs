@@ -59,7 +59,11 @@ const FSD_KEYS: &[&str] = &[
     "distribution",
     "shared",
 ];
-const FSD_NO_EFFECT: &[(&str, &str)] = &[];
+const FSD_NO_EFFECT: &[(&str, &str)] = &[(
+    "log",
+    "vdbench's debugging log of each block read and written under data validation \
+     (with debug=107); nothing measured",
+)];
 const FWD_KEYS: &[&str] = &[
     "fsd",
     "operation",

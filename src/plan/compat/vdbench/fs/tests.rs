@@ -305,6 +305,18 @@ fn an_fwd_on_every_host_gets_its_threads_on_each() {
     );
 }
 
+/// `log=yes` on an fsd (vdbench's debugging log under validation) changes nothing.
+#[test]
+fn an_fsd_log_is_accepted_without_effect() {
+    let with = translate(
+        "fsd=fsd1,anchor=/a,depth=1,width=2,files=8,size=1m,log=yes\n\
+         fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4\n",
+    );
+    assert!(with.unsupported.is_empty(), "{:?}", dropped(&with));
+    let without = translate(&format!("{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4\n"));
+    assert_eq!(with.plan.runs, without.plan.runs);
+}
+
 /// One hd with `clients=3` is three hosts on its system: the fwd's threads on each.
 #[test]
 fn host_clients_run_the_fwd_each() {
