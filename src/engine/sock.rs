@@ -151,11 +151,7 @@ pub const DIRECT_BYTES: usize = 32 * 1024;
 /// # Safety
 /// The pointer [`Receive::direct`] returns is valid for writes of the length it
 /// gives, until [`Receive::landed`] is called.
-pub unsafe trait Receive {
-    /// The set-up stages of the protocol's [`Wire`].
-    type Setup;
-    /// The connection's socket layer.
-    fn wire(&mut self) -> &mut Wire<Self::Setup>;
+pub unsafe trait Receive: Link {
     /// Consumes the whole messages (and the data arriving) the buffer holds.
     fn parse(&mut self) -> Result<(), String>;
     /// A read whose data is still to come: where the rest goes and how much of it
@@ -173,7 +169,7 @@ pub fn receive<R: Receive>(r: &mut R, peer: &str) -> Result<(), String> {
     loop {
         r.parse()?;
         let direct = r.direct().filter(|&(_, left)| left >= DIRECT_BYTES);
-        let w = r.wire();
+        let w = r.wire_mut();
         let (rx, fd) = (&mut w.rx, w.dial.fd());
         let (n, space) = match direct {
             Some((at, left)) if rx.is_empty() => {

@@ -232,12 +232,6 @@ impl Link for Inner {
 // buffer (checked against the buffer when the PDU's header was read), which the
 // submitter keeps valid while the command is in flight; `landed` follows at once.
 unsafe impl sock::Receive for Inner {
-    type Setup = Stage;
-
-    fn wire(&mut self) -> &mut Wire<Stage> {
-        &mut self.w
-    }
-
     /// Consumes the whole PDUs (and the data arriving) in `rx`.
     fn parse(&mut self) -> Result<(), String> {
         loop {

@@ -198,12 +198,6 @@ fn errno(nbd: u32) -> i32 {
 // SAFETY: `direct` names the rest of a read's buffer, `len` bytes the submitter
 // keeps valid while the read is in flight; `landed` is called before it completes.
 unsafe impl sock::Receive for Inner {
-    type Setup = Handshake;
-
-    fn wire(&mut self) -> &mut Wire<Handshake> {
-        &mut self.w
-    }
-
     /// Consumes the whole replies (and read data) in `rx`.
     fn parse(&mut self) -> Result<(), String> {
         loop {
