@@ -328,6 +328,11 @@ impl WorkerData {
         self.unit
     }
 
+    /// Whether some target is verified.
+    pub fn any_verified(&self) -> bool {
+        self.any_verified
+    }
+
     /// Whether target `t` is verified.
     #[inline]
     pub fn verifying(&self, t: u32) -> bool {

@@ -237,7 +237,7 @@ impl<E: Engine> Worker<E> {
         if let Err(e) = engine.connect(owned.len() as u32) {
             return Err(Box::new((setup, e.into())));
         }
-        let verifying = (0..setup.targets.len() as u32).any(|t| setup.data.verifying(t));
+        let verifying = setup.data.any_verified();
         let share_one = engine.completes_inline() && !verifying;
         let table = match SlotTable::new(&setup.streams, &setup.shapes, &setup.data, share_one) {
             Ok(t) => t,
@@ -250,13 +250,14 @@ impl<E: Engine> Worker<E> {
         let total_slots = table.slots.len();
         let (ready, timers, held) = first_turn(&mut setup, total_slots);
         let mut shapes = std::mem::take(&mut setup.shapes);
+        let recording = shapes.iter().any(|s| s.record);
         // Complete now: what each shape may leave off its streams' I/O path.
         shapes.iter_mut().for_each(WorkloadShape::mark_plain);
         let nconns = setup.targets.len() * setup.connections as usize;
         Ok(Worker {
             recorded: Vec::new(),
-            recording: shapes.iter().any(|s| s.record),
-            settles: verifying || shapes.iter().any(|s| s.record),
+            recording,
+            settles: verifying || recording,
             waiting: vec![false; setup.streams.len()],
             held,
             open_loop_any: shapes.iter().any(|s| s.open_loop),
