@@ -12,6 +12,8 @@ pub mod file_subset;
 pub mod file_tree;
 pub mod fileset;
 pub mod fill;
+#[cfg(test)]
+pub(crate) mod generated_docs;
 pub mod hosts;
 pub mod jobfile;
 pub mod model;

@@ -415,20 +415,7 @@ fn mpi_vdbench_host_clients_are_ranks_of_their_own() {
         ),
     )
     .unwrap();
-    let json = d.join("r.json");
-    let job = mpirun(
-        2,
-        &[
-            "vdbench",
-            "-f",
-            pf.to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
-    let (code, out, err) = finish(job);
-    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
-    let (doc, _) = load(&json);
+    let doc = mpi_json(2, &["vdbench", "-f", pf.to_str().unwrap()]);
     let run = &doc.runs[0];
     let hds: Vec<Option<&str>> = run.ranks.iter().map(|r| r.hd.as_deref()).collect();
     assert_eq!(hds, [Some("h1_cl0"), Some("h1_cl1")]);

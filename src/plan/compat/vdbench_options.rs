@@ -620,26 +620,14 @@ mod tests {
     /// [`OPTIONS`]; this fails when it is stale (`IOSCOPE_BLESS=1` rewrites it).
     #[test]
     fn vdbench_options_table_in_the_docs_is_current() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/compat-vdbench.md");
-        let doc = std::fs::read_to_string(path).expect("docs/compat-vdbench.md");
-        let (begin, end) = (
+        crate::plan::generated_docs::check_section(
+            "docs/compat-vdbench.md",
             "<!-- vdbench-options:begin (generated from src/plan/compat/vdbench_options.rs; \
              IOSCOPE_BLESS=1 cargo test vdbench_options_table rewrites it) -->\n",
             "<!-- vdbench-options:end -->",
-        );
-        let (Some(b), Some(e)) = (doc.find(begin), doc.find(end)) else {
-            panic!("docs/compat-vdbench.md lacks the vdbench-options markers");
-        };
-        let (current, want) = (&doc[b + begin.len()..e], markdown_table());
-        if current != want && std::env::var_os("IOSCOPE_BLESS").is_some() {
-            let fresh = format!("{}{want}{}", &doc[..b + begin.len()], &doc[e..]);
-            std::fs::write(path, fresh).expect("write docs/compat-vdbench.md");
-            return;
-        }
-        assert_eq!(
-            current, want,
-            "docs/compat-vdbench.md's parameter table is stale: run IOSCOPE_BLESS=1 cargo test \
-             vdbench_options_table"
+            &markdown_table(),
+            "the parameter table",
+            "vdbench_options_table",
         );
     }
 

@@ -624,27 +624,15 @@ mod tests {
     /// fails when one is stale (`IOSCOPE_BLESS=1` rewrites them).
     #[test]
     fn settings_table_in_the_job_file_docs_is_current() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/job-file.md");
         for scope in [Scope::Workload, Scope::Run, Scope::Command] {
-            let doc = std::fs::read_to_string(path).expect("docs/job-file.md");
             let (begin, end) = markers(scope);
-            let (Some(b), Some(e)) = (doc.find(&begin), doc.find(&end)) else {
-                panic!(
-                    "docs/job-file.md lacks the {} settings-table markers",
-                    scope.name()
-                );
-            };
-            let current = &doc[b + begin.len()..e];
-            let want = markdown_table(scope);
-            if current != want && std::env::var_os("IOSCOPE_BLESS").is_some() {
-                let fresh = format!("{}{want}{}", &doc[..b + begin.len()], &doc[e..]);
-                std::fs::write(path, fresh).expect("write docs/job-file.md");
-                continue;
-            }
-            assert_eq!(
-                current, want,
-                "docs/job-file.md's {} settings table is stale: run IOSCOPE_BLESS=1 cargo test settings_table",
-                scope.name()
+            crate::plan::generated_docs::check_section(
+                "docs/job-file.md",
+                &begin,
+                &end,
+                &markdown_table(scope),
+                &format!("the {} settings table", scope.name()),
+                "settings_table",
             );
         }
     }

@@ -17,9 +17,9 @@ use crate::plan::hosts::HostDef;
 use crate::plan::model::{RunSpec, TargetSpec};
 
 /// The host definitions of a file with two or more hosts (`hd=`, each repeated by
-/// its `clients=`; none otherwise), their trees still to be named. `system=` is the name ranks are matched with; how
-/// vdbench reaches a host (`shell=`, `user=`, `vdbench=`, `jvms=`) is mpirun's
-/// business.
+/// its `clients=`; none otherwise), their trees still to be named. `system=` is the
+/// name ranks are matched with; how vdbench reaches a host (`shell=`, `user=`,
+/// `vdbench=`, `jvms=`) is mpirun's business.
 pub(super) fn defs(hds: &[FsDef]) -> Result<Vec<HostDef>, CompatError> {
     let mut out = Vec::new();
     for d in hds {
