@@ -134,7 +134,7 @@ pub(super) fn check(run: &RunSpec) -> Result<(), String> {
 /// Engines whose target is theirs alone in a run: the file operations (their
 /// `files:` set) and falloc, ftruncate (a missing file is created as a hole for them).
 pub(super) fn shapes_target(engine: crate::plan::model::EngineKind) -> bool {
-    engine.is_file_op() || super::op_engines::sparse(engine)
+    engine.is_file_op() || engine.desc().shapes_target
 }
 
 /// How many workers each group gets: the user's `--workers` divided over the groups

@@ -5,10 +5,10 @@
 use super::clock::IntervalClock;
 use super::data::TargetState;
 use super::engine_choice::EngineChoice;
+use super::extension::{self, ShapeExtras, StreamExtras};
 use super::groups::Group;
 use super::resolved::Resolved;
 use super::setup::allowed_cpus;
-use super::sprandom::{Layout, SprandomOrder};
 use super::stream::{Schedule, Stream, WorkloadShape};
 use super::worker::{self, WorkerSetup};
 use super::{data, pacing, RunError, RunOptions};
@@ -81,21 +81,14 @@ pub(super) fn build_streams(run: &RunSpec, resolved: &[Resolved]) -> Vec<Stream>
                 io_since_ns: 0,
                 since_think: 0,
                 thinking: false,
-                flow_issued: w.flow.map(|_| 0),
-                flow_held: false,
                 pair: None,
                 zone_start: place.start,
                 zone_done_bytes: 0,
                 shift_bytes: i * w.offset_increment_bytes,
                 pass_bytes: pass.unwrap_or(u64::MAX),
                 pass_left: pass.unwrap_or(u64::MAX),
-                backlog: match (w.overrides.data.verify_backlog, schedule.is_some()) {
-                    (Some(b), false) => Some(Box::new(super::backlog::Backlog::new(b))),
-                    _ => None,
-                },
                 seq_issued: [0; crate::plan::model::Op::COUNT],
-                sprandom: sprandom_order(w, r, seed),
-                zbd_wrote: false,
+                extras: StreamExtras::of(w, r, seed, schedule.is_some()),
                 files: None,
                 replay: None,
                 random_map: None,
@@ -235,8 +228,8 @@ fn in_files(r: &Resolved, place: &Place) -> u64 {
 /// (`per_stream`) or over `pass_bytes`; unbounded when time-based.
 fn bytes_of(run: &RunSpec, w: &crate::plan::Workload, per_stream: u64) -> u64 {
     match run.passes_of(w) {
-        // SPRandom's order ends the stream itself, past one pass.
-        _ if w.sprandom.is_some() => u64::MAX,
+        // An order of its own ends the stream, past one pass.
+        _ if extension::ends_by_itself(w) => u64::MAX,
         Some(p) if w.pauses.pass_bytes > 0 => p.saturating_mul(w.pauses.pass_bytes),
         Some(p) => (p.saturating_mul(per_stream)).max(w.bs.min_bytes()),
         None => u64::MAX,
@@ -255,18 +248,6 @@ fn schedule_of(w: &crate::plan::Workload, n: u64, rng: &mut crate::rng::Rng) -> 
         exponential: w.arrival == Arrival::Exponential,
         next_due_ns: w.pauses.start_delay_ns as f64 + rng.unit_f64() * gap_ns,
     })
-}
-
-/// SPRandom's write order for a stream of `w`; its layout was checked with the
-/// working set before the run.
-fn sprandom_order(
-    w: &crate::plan::model::Workload,
-    r: &Resolved,
-    seed: u64,
-) -> Option<Box<SprandomOrder>> {
-    let spec = w.sprandom?;
-    let layout = Layout::new(&spec, r.ws_len, w.bs.max_bytes()).ok()?;
-    Some(Box::new(SprandomOrder::new(layout, seed)))
 }
 
 /// A share mix: cumulative weights (per million of the shares) by workload, and the
@@ -316,35 +297,30 @@ pub(super) struct Launched {
     /// the clock's participants, so it can hold time at each interval boundary until
     /// it has judged the interval (see `collector::hold_at_boundary`).
     pub judge: Option<crate::clock::virtual_time::Participant<'static>>,
-    /// Each workload's use of its target's zone table (zonemode=zbd), for the zone
-    /// resets in the result.
-    pub zbd: Vec<Option<super::zbd::ZbdUse>>,
+    /// Each workload's extras, for what the optional features count in the result.
+    pub extras: Vec<ShapeExtras>,
 }
 
-/// Each workload's shape for the workers, with its share of its flow group; a
-/// zoned workload's shape holds its use of its target's zone table (returned too,
-/// for the zone resets in the result).
-type ZbdUses = Vec<Option<super::zbd::ZbdUse>>;
+/// Each workload's shape for the workers, with its extras (returned too, for what
+/// the optional features count in the result).
 fn shapes_of(
     run: &RunSpec,
     resolved: &[Resolved],
     targets: &Targets,
-) -> Result<(Vec<WorkloadShape>, ZbdUses), RunError> {
+) -> Result<(Vec<WorkloadShape>, Vec<ShapeExtras>), RunError> {
     let sizes: Vec<(String, u64)> = targets
         .iter()
         .map(|t| (t.uri.clone(), t.size_bytes))
         .collect();
-    let zbd = super::zbd::tables(run, resolved, &sizes, &super::zbd::REGISTRY)?;
+    let extras = extension::shape_extras(run, resolved, &sizes)?;
     let shapes = run
         .workloads
         .iter()
         .zip(resolved)
-        .zip(super::flow::shares(&run.workloads))
-        .zip(&zbd)
-        .map(|(((w, r), flow), zbd)| {
+        .zip(&extras)
+        .map(|((w, r), extras)| {
             let shape = WorkloadShape {
-                flow,
-                zbd: zbd.clone(),
+                extras: extras.clone(),
                 ..WorkloadShape::new(w, r.target, r.ws_start, r.ws_len)
             };
             match r.file_bytes {
@@ -353,7 +329,7 @@ fn shapes_of(
             }
         })
         .collect();
-    Ok((shapes, zbd))
+    Ok((shapes, extras))
 }
 
 /// Builds the streams, spreads them over workers and starts the worker threads,
@@ -370,7 +346,7 @@ pub(super) fn launch(
     let (plans, workers_reason) = place(run, resolved, replays, groups, opts);
     let nworkers = plans.len();
     let placed = Placed::of(&plans, run.workloads.len());
-    let (shapes, zbd) = shapes_of(run, resolved, targets)?;
+    let (shapes, extras) = shapes_of(run, resolved, targets)?;
     let (stop, error_stop): (Arc<AtomicBool>, Arc<AtomicBool>) = Default::default();
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // The workers get the start once all of them have their engines (start_gate);
@@ -395,7 +371,7 @@ pub(super) fn launch(
             &data_opts,
             opts.data.spec.dedup_unit,
             run.seed ^ 0xda7a ^ ((wi as u64) << 40) ^ now_ns(),
-            super::op_engines::verify_states_for(groups[plan.group].0.key.engine, verify_states),
+            verify_states_of(groups[plan.group].0.key.engine, verify_states),
             wi as u32,
             data::SetShare {
                 workers: nworkers as u64,
@@ -459,7 +435,7 @@ pub(super) fn launch(
         workers_reason,
         placed,
         judge: judge.then(|| participants.hand_over()),
-        zbd,
+        extras,
     })
 }
 
@@ -735,6 +711,20 @@ fn used_targets(setup: &WorkerSetup) -> Vec<bool> {
         }
     }
     used
+}
+
+/// The verify state a worker of `engine` sees: none for the engines that write no
+/// bytes (e4defrag moves a range's blocks and leaves its bytes as they are; the
+/// operation engines do not write a buffer), so their "writes" on a target another
+/// workload verifies register no keys there.
+fn verify_states_of(
+    engine: EngineKind,
+    states: &[Option<TargetState>],
+) -> Vec<Option<TargetState>> {
+    match engine.desc().moves_bytes {
+        false => vec![None; states.len()],
+        true => states.to_vec(),
+    }
 }
 
 #[cfg(test)]

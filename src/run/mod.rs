@@ -14,6 +14,7 @@ pub mod collector;
 pub mod data;
 pub mod echo;
 pub mod engine_choice;
+pub mod extension;
 pub mod file_sets;
 pub mod flow;
 pub mod flush;
@@ -214,7 +215,7 @@ pub fn execute(
         choice.reason = format!("{}; {why}", choice.reason);
     }
     let placed = launched.placed.clone();
-    let zbd = launched.zbd.clone();
+    let extras = launched.extras.clone();
     let collector::Collected {
         mut result,
         mut verify,
@@ -234,7 +235,7 @@ pub fn execute(
     );
     replays.finish(&mut result, run, targets, &by_workload, &mut warnings);
     own_settings::own_settings(&mut result, run, &prepared.groups, &placed, opts);
-    zbd::count_resets(&mut result, run, &zbd);
+    extension::finish(&mut result, run, &extras);
     if let Some(f) = &fatal {
         warnings.push(format!("run '{}': a worker failed: {f}", run.name));
     }

@@ -10,20 +10,19 @@ use crate::plan::engine_kind::FileOp;
 use crate::plan::model::{AccessPattern, EngineKind, Op, Rate, RunSpec, TargetKind};
 use crate::target::ProbeKind;
 
-/// Engines that create a missing file target as a hole, allocating it themselves.
-pub(super) fn sparse(engine: EngineKind) -> bool {
-    engine.desc().shapes_target
-}
-
-/// Engines that need write access to a file target whatever the workload's mix
-/// (falloc's reads allocate too; e4defrag's moves need the file open for writing).
-pub(super) fn writes(engine: EngineKind) -> bool {
-    engine.desc().writes_target
-}
+/// The operation engines as an extension of the run core: their options, plan,
+/// target kinds and file shares checked before the run.
+pub(super) const EXTENSION: super::extension::Extension = super::extension::Extension {
+    check_run: check_options,
+    check_group: check_plan,
+    engine_misfit: check_targets,
+    check_targets: check_shares,
+    ..super::extension::Extension::NONE
+};
 
 /// Engine options given to an engine that does not take them: the run's against the
 /// run's engine, a workload's own against its engine.
-pub(super) fn check_options(run: &RunSpec) -> Result<(), RunError> {
+fn check_options(run: &RunSpec) -> Result<(), RunError> {
     let misplaced = |opts: &crate::plan::engine_opts::EngineOptions, engine: EngineKind| {
         opts.misplaced(engine)
             .map(|msg| format!("{msg}, not to the {} engine", engine.name()))
@@ -51,23 +50,9 @@ pub(super) fn check_options(run: &RunSpec) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The verify state a worker of `engine` sees: none for the engines that write no
-/// bytes (e4defrag moves a range's blocks and leaves its bytes as they are; the
-/// others do not write a buffer), so their "writes" on a target another workload
-/// verifies register no keys there.
-pub(super) fn verify_states_for(
-    engine: EngineKind,
-    states: &[Option<super::data::TargetState>],
-) -> Vec<Option<super::data::TargetState>> {
-    match engine.desc().moves_bytes {
-        false => vec![None; states.len()],
-        true => states.to_vec(),
-    }
-}
-
 /// The checks on the plan alone (no target looked at), for one worker group: `run`
 /// has the group's engine, its options and its workloads.
-pub(super) fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
+fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
     let engine = run.engine;
     let setup = |msg: String| RunError::Setup {
         run: run.name.clone(),
@@ -242,10 +227,7 @@ fn check_once_each(run: &RunSpec, w: &crate::plan::model::Workload) -> Result<()
 /// a create looks for a missing file and a delete for a present one, so neither
 /// rule applies; the directory engines work on the tree's directories. copy and
 /// move (a file into a missing name) work on trees only.
-pub(super) fn check_shares(
-    run: &RunSpec,
-    specs: &[crate::plan::model::TargetSpec],
-) -> Result<(), RunError> {
+fn check_shares(run: &RunSpec, specs: &[crate::plan::model::TargetSpec]) -> Result<(), RunError> {
     for w in &run.workloads {
         let Some(spec) = specs.iter().find(|t| t.name == w.target) else {
             continue;
@@ -295,7 +277,7 @@ fn what(engine: EngineKind) -> &'static str {
 /// The engine against the kinds of its targets: file sets for the file-operation
 /// engines (and nothing else for them), `null:` for cpuio, regular files for falloc
 /// and ftruncate. `None`: not one of these engines, and no file set involved.
-pub(super) fn check_targets(engine: EngineKind, kinds: &[ProbeKind]) -> Option<String> {
+fn check_targets(engine: EngineKind, kinds: &[ProbeKind]) -> Option<String> {
     let all = |k: ProbeKind| kinds.iter().all(|&x| x == k);
     let name = engine.name();
     if engine.is_file_op() {

@@ -190,8 +190,9 @@ fn check_engine_fits(
     engine: EngineKind,
     kinds: &[ProbeKind],
 ) -> Result<(), RunError> {
-    let why = super::op_engines::check_targets(engine, kinds).map_or(Ok(()), Err);
-    why.and_then(|()| crate::plan::target_kind::engine_fits(engine, kinds))
+    let why = super::extension::first_misfit(|x| (x.engine_misfit)(engine, kinds));
+    why.map_or(Ok(()), Err)
+        .and_then(|()| crate::plan::target_kind::engine_fits(engine, kinds))
         .map_err(|msg| RunError::Setup {
             run: run.name.clone(),
             msg,
@@ -312,8 +313,8 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         if let Some(why) = w.zones.as_ref().and_then(|z| z.misfit(w)) {
             return Err(invalid(why));
         }
-        if let Some(why) = w.sprandom.as_ref().and_then(|s| s.misfit(w)) {
-            return Err(invalid(format!("sprandom: {why}")));
+        if let Some(why) = super::extension::first_misfit(|x| (x.misfit)(w)) {
+            return Err(invalid(why));
         }
         check_shares_and_ranges(w).map_err(invalid)?;
         let sizes: Vec<u64> = w.bs.all().map(|&(b, _)| b).collect();
@@ -330,10 +331,9 @@ fn check_plan(run: &RunSpec, opts: &RunOptions) -> Result<(), RunError> {
         }
     }
     super::trim::check_plan(run, opts)?;
-    super::zbd::check_plan(run)?;
-    super::op_engines::check_options(run)?;
+    super::extension::check_each(|x| (x.check_run)(run))?;
     for g in super::groups::groups(run) {
-        super::op_engines::check_plan(&g.run, opts)?;
+        super::extension::check_each(|x| (x.check_group)(&g.run, opts))?;
     }
     Ok(())
 }
@@ -391,8 +391,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
     let writes = run.workloads.iter().any(|w| {
         let engine = run.engine_of(w);
         w.target == spec.name
-            && ((w.read_pct < 100 && engine != EngineKind::Null)
-                || super::op_engines::writes(engine))
+            && ((w.read_pct < 100 && engine != EngineKind::Null) || engine.desc().writes_target)
     });
     let mut min_size = run
         .workloads
@@ -422,7 +421,7 @@ fn open_options(run: &RunSpec, spec: &TargetSpec, opts: &RunOptions) -> target::
             .unwrap_or(1),
         // A filling workload's file is created as a hole: its writes fill it; so is
         // a file the job description wants created empty or only allocated.
-        sparse: target_engine.is_some_and(super::op_engines::sparse)
+        sparse: target_engine.is_some_and(|e| e.desc().shapes_target)
             || fill.is_some()
             || spec.create.is_sparse()
             || run.workloads.iter().any(|w| {
@@ -520,16 +519,7 @@ fn resolve_workloads(
             w.offset_bytes,
             w.size_bytes.unwrap_or(room.saturating_sub(spread)),
         );
-        if let Some(z) = &w.zbd {
-            super::zbd::refuse_zoned_device(run, t.uri)?;
-            ws_len = super::zbd::whole_zones(z, ws_len).ok_or_else(|| {
-                invalid(format!(
-                    "zone_mode = \"zbd\": the working set ({ws_len} bytes) holds not one \
-                     zone of {} bytes",
-                    z.zone_bytes
-                ))
-            })?;
-        }
+        ws_len = super::extension::working_set(run, w, t.uri, ws_len)?;
         if w.offset_bytes + spread + ws_len > t.size_bytes || ws_len == 0 {
             return Err(invalid(format!(
                 "working set {}..{} extends beyond the end of target '{}' ({} bytes){}",
@@ -553,11 +543,6 @@ fn resolve_workloads(
         }
         check_blocks(run, w, t)?;
         check_dist(run, w, ws_len)?;
-        if let Some(spec) = &w.sprandom {
-            // Regions of at least a block, a cache no larger than a region.
-            super::sprandom::Layout::new(spec, ws_len, w.bs.max_bytes())
-                .map_err(|e| invalid(e.to_string()))?;
-        }
         let files = super::file_sets::SetFiles {
             stride_bytes: t.file_bytes,
             lens: t.file_lens.as_deref(),
@@ -591,8 +576,7 @@ fn check_shares_and_ranges(w: &crate::plan::model::Workload) -> Result<(), Strin
     let partly = w.settings.ratio(&RANDOM_PCT) < 100.0;
     let drawn = matches!(w.pattern, crate::plan::model::AccessPattern::Random)
         && w.zones.is_none()
-        && w.zbd.is_none()
-        && w.sprandom.is_none()
+        && !super::extension::places_offsets(w)
         && !matches!(w.dist, crate::plan::model::Distribution::Sequence { .. });
     if partly && !drawn {
         return Err(
@@ -719,7 +703,7 @@ fn check_probed(
     check_clock(run, specs)?;
     let used = used_targets(run, specs)?;
     for g in super::groups::groups(run) {
-        super::op_engines::check_shares(&g.run, specs)?;
+        super::extension::check_each(|x| (x.check_targets)(&g.run, specs))?;
     }
     check_paths(run, specs, &used, opts)?;
     let probes = used

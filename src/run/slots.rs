@@ -45,7 +45,7 @@ pub(super) struct Slot {
     pub atomic: bool,
     /// A read-back of the stream's own writes (fio's `verify_backlog`), counted
     /// apart from the workload's reads.
-    pub backlog: bool,
+    pub read_back: bool,
 }
 
 impl Slot {
@@ -74,7 +74,7 @@ pub(super) struct Issue {
     pub io: NextIo,
     pub intended_ns: u64,
     /// A read-back of the stream's own writes (fio's `verify_backlog`).
-    pub backlog: bool,
+    pub read_back: bool,
 }
 
 /// Every request slot of a worker with its verify tickets, indexed by the request's tag.
@@ -146,7 +146,7 @@ impl SlotTable {
                     state: SlotState::Free,
                     ioprio: 0,
                     atomic: false,
-                    backlog: false,
+                    read_back: false,
                 });
                 if !share_one {
                     cursor += slot_sizes[si];
@@ -197,7 +197,7 @@ impl SlotTable {
             conn,
             io,
             intended_ns,
-            backlog,
+            read_back,
         } = issue;
         let slot = &mut self.slots[idx as usize];
         slot.workload = workload;
@@ -212,7 +212,7 @@ impl SlotTable {
         slot.state = SlotState::InFlight;
         slot.ioprio = io.ioprio;
         slot.atomic = io.atomic;
-        slot.backlog = backlog;
+        slot.read_back = read_back;
         match io.op {
             Op::Write => {
                 // SAFETY: the slot's buffer holds at least max_bs ≥ len bytes, owned

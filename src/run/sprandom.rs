@@ -27,6 +27,37 @@ use super::block_shuffle::BlockShuffle;
 use crate::plan::model::Sprandom;
 use crate::rng::Rng;
 
+/// SPRandom as an extension of the run core: its settings against the workload,
+/// its layout against the working set; the order itself is the stream's
+/// (`StreamExtras`).
+pub(super) const EXTENSION: super::extension::Extension = super::extension::Extension {
+    misfit: |w| {
+        let why = w.sprandom.as_ref()?.misfit(w)?;
+        Some(format!("sprandom: {why}"))
+    },
+    places_offsets: |w| w.sprandom.is_some(),
+    working_set: fit_working_set,
+    ..super::extension::Extension::NONE
+};
+
+/// Regions of at least a block, a cache no larger than a region.
+fn fit_working_set(
+    run: &crate::plan::model::RunSpec,
+    w: &crate::plan::model::Workload,
+    _uri: &str,
+    ws_len: u64,
+) -> Result<u64, super::RunError> {
+    let Some(spec) = &w.sprandom else {
+        return Ok(ws_len);
+    };
+    Layout::new(spec, ws_len, w.bs.max_bytes()).map_err(|e| super::RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg: e.to_string(),
+    })?;
+    Ok(ws_len)
+}
+
 /// Why a sprandom layout cannot be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SprandomError {

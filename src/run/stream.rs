@@ -2,6 +2,7 @@
 //! byte budget and rate schedule. Streams are plain data owned by one worker; choosing
 //! the next I/O costs a few RNG draws and no allocation.
 
+use super::extension::{ShapeExtras, StreamExtras};
 use super::offsets::OffsetSampler;
 use crate::plan::model::{AccessPattern, Op, Rate, TrimMode, Workload, Zones};
 use crate::rng::Rng;
@@ -30,13 +31,10 @@ pub struct WorkloadShape {
     pub seq_gap: i64,
     /// fio's strided zones.
     pub zones: Option<Zones>,
-    /// fio's zonemode=zbd: the target's zone table (set by launch); `None` keeps
-    /// the hot path free of it.
-    pub zbd: Option<super::zbd::ZbdUse>,
     /// fio's `exitall`: the run stops once a stream of this workload is done.
     pub exit_all: bool,
-    /// fio's flow control: this workload's share of its flow group (set by launch).
-    pub flow: Option<super::flow::FlowShare>,
+    /// What the optional features keep for the workload (set by launch).
+    pub extras: ShapeExtras,
     /// Shares of I/Os at a priority of their own (fio's cmdprio): empty for most
     /// workloads, which then draw nothing for it.
     pub prio_shares: Box<[PrioDraw]>,
@@ -152,9 +150,8 @@ impl WorkloadShape {
             open_loop: matches!(w.rate, Rate::Iops(_)),
             seq_gap: w.seq_gap_bytes,
             zones: w.zones,
-            zbd: None,
             exit_all: w.settings.flag(&crate::plan::settings::declared::EXIT_ALL),
-            flow: None,
+            extras: ShapeExtras::default(),
             prio_shares: w.priority.per_io.iter().map(PrioDraw::of).collect(),
             atomic_writes: w
                 .settings
@@ -182,7 +179,7 @@ impl WorkloadShape {
     /// plain streams then skip the tests for them on every I/O.
     pub fn mark_plain(&mut self) {
         self.plain = self.trim == TrimMode::None
-            && self.zbd.is_none()
+            && !self.extras.places_io()
             && self.files.is_none()
             && self.zones.is_none()
             && !self.offsets.is_sequence()
@@ -274,12 +271,6 @@ pub struct Stream {
     pub since_think: u32,
     /// Holding back: waiting for its I/Os to complete, then thinking.
     pub thinking: bool,
-    /// I/Os issued under flow control; `None` once the stream has left its flow
-    /// group (or never had one).
-    pub flow_issued: Option<u64>,
-    /// Held by flow control until its hold is over (one hold at a time, whatever
-    /// tokens it had).
-    pub flow_held: bool,
     /// Trim-then-write: the range just trimmed, whose write is the next I/O.
     pub pair: Option<(u64, u32)>,
     /// Strided zones: where the current zone starts, and the bytes done in it.
@@ -292,16 +283,12 @@ pub struct Stream {
     /// the region's start.
     pub pass_bytes: u64,
     pub pass_left: u64,
-    /// fio's `verify_backlog`: its completed writes to read back during the run.
-    pub backlog: Option<Box<super::backlog::Backlog>>,
     /// I/Os issued per direction (read, write, trim) under a sequence distribution,
     /// whose next block each count picks (fio's `io_issues`); untouched otherwise.
     pub seq_issued: [u64; Op::COUNT],
-    /// SPRandom preconditioning: the order of its writes, which ends the stream.
-    pub sprandom: Option<Box<super::sprandom::SprandomOrder>>,
-    /// Zoned workloads: whether this stream has issued a write (a mixed stream's
-    /// first I/O is a write until then, as fio's zbd_adjust_ddir makes it).
-    pub zbd_wrote: bool,
+    /// The optional features' state (read-backs, flow control, an offset order of
+    /// their own, zones).
+    pub extras: StreamExtras,
     /// On a file set: which file it is on and each file's position, made at its
     /// first I/O.
     pub files: Option<Box<super::file_sets::FileCursor>>,
@@ -310,8 +297,8 @@ pub struct Stream {
     pub replay: Option<Box<super::replay::ReplayCursor>>,
     /// `random_map`: this stream's pass over the blocks, made at its first random I/O.
     pub random_map: Option<Box<super::random_map::RandomMap>>,
-    /// None of the per-stream options above is in use (no trace, SPRandom order,
-    /// byte passes, read-backs, workload mix, flow group or think time): with a
+    /// None of the per-stream options above is in use (no trace, optional feature,
+    /// byte passes, workload mix or think time): with a
     /// plain shape its I/O takes [`Stream::plain_io`]. Set by [`Stream::mark_plain`];
     /// false (the full path) until then.
     pub plain: bool,
@@ -321,19 +308,11 @@ impl Stream {
     /// Marks the stream plain when none of its per-stream options is in use.
     pub fn mark_plain(&mut self) {
         self.plain = self.replay.is_none()
-            && self.sprandom.is_none()
+            && self.extras.none()
             && self.pass_bytes == u64::MAX
-            && self.backlog.is_none()
             && self.mix.is_none()
-            && self.flow_issued.is_none()
             && self.think_batch == 0
             && self.think_io_ns == 0;
-    }
-
-    /// Whether a read-back of its writes is due (fio's `verify_backlog`).
-    #[inline(always)]
-    pub fn backlog_due(&self) -> bool {
-        self.backlog.as_ref().is_some_and(|b| b.pending())
     }
 }
 
@@ -441,9 +420,7 @@ impl Stream {
                 }
             }
         };
-        if shape.zbd.is_some() && op == Op::Read && !self.zbd_wrote && shape.read_pct < 100 {
-            op = Self::zbd_first_op(shape, op);
-        }
+        op = self.extras.direction(&shape.extras, op, shape.read_pct);
         let table = &shape.bs_tables[usize::from(op != Op::Read)];
         let mut len = table.draw(&mut self.rng, shape.max_bs);
         let offset = if let Some(fs) = &shape.files {
@@ -454,13 +431,14 @@ impl Stream {
             self.zoned_offset(z, len, shape)
         } else if shape.sequential {
             self.sequential_offset(shape, len)
-        } else if self.sprandom.is_some() {
-            let Some(o) = self.sprandom_offset(shape) else {
-                // Every block written and the rewrites done: the stream is done.
+        } else if let Some(block) = self.extras.own_block() {
+            let Some(b) = block else {
+                // The feature's order is over (SPRandom: every block written and the
+                // rewrites done): the stream is done.
                 self.bytes_left = 0;
                 return None;
             };
-            o
+            shape.ws_start + b * shape.offset_unit
         } else if shape.offsets.is_sequence() {
             let Some(o) = self.sequence_offset(shape, op) else {
                 // A strided sequence past the working set's end: the stream is done.
@@ -473,10 +451,7 @@ impl Stream {
         } else {
             self.random_offset(shape, len, op)
         };
-        let (offset, len) = match &shape.zbd {
-            None => (offset, len),
-            Some(_) => self.zbd_place(shape, op, offset, len)?,
-        };
+        let (offset, len) = self.placed(shape, op, offset, len)?;
         if shape.trim == TrimMode::ThenWrite {
             self.pair = Some((offset, len));
             self.charge(0, shape);
@@ -516,41 +491,22 @@ impl Stream {
         Some(self.with_flags(shape, io.op, io.offset, io.len))
     }
 
-    /// A zoned mixed workload's read before the stream's first write becomes a
-    /// write (nothing is written yet to read), unless reads may pass the pointer.
-    #[cold]
-    fn zbd_first_op(shape: &WorkloadShape, op: Op) -> Op {
-        match &shape.zbd {
-            Some(z) if !z.read_beyond_wp => Op::Write,
-            _ => op,
-        }
-    }
-
-    /// Moves a zoned workload's I/O where its zone table puts it; `None` (the
+    /// Where the optional features put the I/O drawn at `offset`; `None` (the
     /// stream's I/O is over) when nothing fits, as fio's job meets its end of file.
-    /// A sequential stream goes on from the moved I/O.
+    /// A sequential stream goes on from a moved I/O.
     #[inline(never)]
-    fn zbd_place(
-        &mut self,
-        shape: &WorkloadShape,
-        op: Op,
-        offset: u64,
-        len: u32,
-    ) -> Option<(u64, u32)> {
-        let z = shape.zbd.as_ref()?;
-        match z.place(op, offset, len, self.id) {
-            super::zbd::Placed::Io { offset, len } => {
-                if shape.sequential {
-                    self.pos = offset + u64::from(len);
-                }
-                self.zbd_wrote |= op == Op::Write;
-                Some((offset, len))
-            }
-            super::zbd::Placed::Eof => {
-                self.bytes_left = 0;
-                None
-            }
+    fn placed(&mut self, shape: &WorkloadShape, op: Op, at: u64, len: u32) -> Option<(u64, u32)> {
+        if !shape.extras.places_io() {
+            return Some((at, len));
         }
+        let Some((offset, len)) = self.extras.place(&shape.extras, (op, at, len), self.id) else {
+            self.bytes_left = 0;
+            return None;
+        };
+        if shape.sequential {
+            self.pos = offset + u64::from(len);
+        }
+        Some((offset, len))
     }
 
     /// The I/O with what its request carries beside its bytes: a priority drawn from
@@ -625,13 +581,6 @@ impl Stream {
         self.random_map
             .insert(Box::new(super::random_map::RandomMap::new(slots, seed)))
             .next_block()
-    }
-
-    /// The offset of SPRandom's next write, or `None` once its order is over.
-    #[inline(never)]
-    fn sprandom_offset(&mut self, shape: &WorkloadShape) -> Option<u64> {
-        let block = self.sprandom.as_mut()?.next_block()?;
-        Some(shape.ws_start + block * shape.offset_unit)
     }
 
     /// The offset of an I/O of `len` bytes on a file set (and its length, shortened
@@ -878,18 +827,14 @@ mod tests {
             io_since_ns: 0,
             since_think: 0,
             thinking: false,
-            flow_issued: None,
-            flow_held: false,
             pair: None,
             zone_start: 0,
             zone_done_bytes: 0,
             shift_bytes: 0,
             pass_bytes: u64::MAX,
             pass_left: u64::MAX,
-            backlog: None,
             seq_issued: [0; Op::COUNT],
-            sprandom: None,
-            zbd_wrote: false,
+            extras: StreamExtras::default(),
             files: None,
             replay: None,
             random_map: None,
@@ -1228,7 +1173,10 @@ mod tests {
         let targets = [("t".to_string(), 256 << 10)];
         let zbd = super::super::zbd::tables(&run, &resolved, &targets, &registry).unwrap();
         let shape = WorkloadShape {
-            zbd: zbd[0].clone(),
+            extras: ShapeExtras {
+                zbd: zbd[0].clone(),
+                flow: None,
+            },
             ..WorkloadShape::new(&w, 0, 0, 256 << 10)
         };
         let mut s = stream();
@@ -1273,6 +1221,6 @@ mod tests {
         // written again.
         let want: Vec<u64> = (0..20u64).map(|i| (i % 16) * k).collect();
         assert_eq!(offsets, want);
-        assert_eq!(shape.zbd.as_ref().unwrap().resets(), 1);
+        assert_eq!(shape.extras.zbd.as_ref().unwrap().resets(), 1);
     }
 }

@@ -445,7 +445,7 @@ impl<E: Engine> Worker<E> {
                 s.io_since_ns = now;
             }
             s.thinking = false;
-            s.flow_held = false;
+            s.extras.release();
             if s.bytes_left > 0 {
                 let free = s.qd.saturating_sub(s.inflight) as usize;
                 self.ready.extend(std::iter::repeat(si).take(free));
@@ -497,7 +497,7 @@ impl<E: Engine> Worker<E> {
             conn,
             io,
             intended_ns: now,
-            backlog: false,
+            read_back: false,
         };
         self.start(slot_idx, issue, now)
     }
@@ -508,46 +508,39 @@ impl<E: Engine> Worker<E> {
     fn issue_full(&mut self, si: u32, now: u64) -> bool {
         {
             let s = &mut self.setup.streams[si as usize];
-            if s.thinking || s.flow_held {
+            if s.thinking || s.extras.held() {
                 return true;
             }
-            if s.backlog_due() {
-                return self.issue_backlog(si, now);
+            if s.extras.read_back_due() {
+                return self.issue_read_back(si, now);
             }
         }
         let s = &mut self.setup.streams[si as usize];
         let wl = s.pick_workload();
         let shape = &self.shapes[wl as usize];
         if now >= s.stop_at_ns {
-            leave_flow(s, shape);
+            s.extras.leave(&shape.extras);
             if self.shapes[s.workload as usize].exit_all {
                 // fio's exitall on a job with a runtime of its own: it is over.
                 self.setup.stop.store(true, Ordering::Relaxed);
             }
             return true;
         }
-        // fio's flow control: held for the flow's sleep while ahead of its share.
-        if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued) {
-            if !f.may_issue(own) {
-                s.flow_held = true;
-                self.held.push(Reverse((now.saturating_add(f.hold_ns), si)));
-                return true;
-            }
+        if let Some(hold_ns) = s.extras.hold(&shape.extras) {
+            self.held.push(Reverse((now.saturating_add(hold_ns), si)));
+            return true;
         }
         let Some(io) = s.next_io(shape) else {
-            leave_flow(s, shape);
+            s.extras.leave(&shape.extras);
             return true;
         };
         let Some(slot_idx) = self.table.free[si as usize].pop() else {
             return true;
         };
-        if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued.as_mut()) {
-            f.count();
-            *own += 1;
-        }
+        s.extras.issued(&shape.extras);
         if s.bytes_left == 0 {
             // Its last I/O: it will not ask again.
-            leave_flow(s, shape);
+            s.extras.leave(&shape.extras);
         }
         s.inflight += 1;
         s.count_for_think(now);
@@ -558,7 +551,7 @@ impl<E: Engine> Worker<E> {
     /// Issues the stream's next read-back of its own writes (fio's `verify_backlog`);
     /// false (with `fatal` set) when the engine refused it.
     #[cold]
-    fn issue_backlog(&mut self, si: u32, now: u64) -> bool {
+    fn issue_read_back(&mut self, si: u32, now: u64) -> bool {
         let s = &mut self.setup.streams[si as usize];
         if now >= s.stop_at_ns {
             return true;
@@ -566,7 +559,7 @@ impl<E: Engine> Worker<E> {
         let Some(slot_idx) = self.table.free[si as usize].pop() else {
             return true;
         };
-        let Some(w) = s.backlog.as_mut().and_then(|b| b.next_read()) else {
+        let Some(w) = s.extras.next_read_back() else {
             self.table.free[si as usize].push(slot_idx);
             return true;
         };
@@ -579,7 +572,7 @@ impl<E: Engine> Worker<E> {
             atomic: false,
         };
         let issue = Issue {
-            backlog: true,
+            read_back: true,
             ..self.issue_of(si, w.workload, io, now)
         };
         self.start(slot_idx, issue, now)
@@ -595,17 +588,17 @@ impl<E: Engine> Worker<E> {
             conn: self.conn_of(si),
             io,
             intended_ns,
-            backlog: false,
+            read_back: false,
         }
     }
 
     /// A write completed whole: its stream remembers it for a read-back (fio's
     /// `verify_backlog`).
     #[cold]
-    fn backlog_written(&mut self, tag: usize) {
+    fn keep_for_read_back(&mut self, tag: usize) {
         let slot = &self.table.slots[tag];
-        if let Some(b) = self.setup.streams[slot.stream as usize].backlog.as_mut() {
-            b.written(super::backlog::Written {
+        if let Some(s) = self.setup.streams.get_mut(slot.stream as usize) {
+            s.extras.written(super::extension::ReadBack {
                 workload: slot.workload,
                 offset: slot.offset,
                 len: slot.len,
@@ -617,7 +610,7 @@ impl<E: Engine> Worker<E> {
     /// figures, not the workload's reads; a failed one is a read error of its
     /// workload like any other.
     #[cold]
-    fn backlog_read(&mut self, tag: usize, result: i64) {
+    fn read_back_done(&mut self, tag: usize, result: i64) {
         let slot = self.table.slots[tag];
         if result < 0 {
             self.stats[slot.workload as usize].ops[Op::Read.index()].errors += 1;
@@ -701,7 +694,7 @@ impl<E: Engine> Worker<E> {
     #[inline(never)]
     fn record(&mut self, tag: usize) {
         let slot = &self.table.slots[tag];
-        if slot.backlog || !self.shapes[slot.workload as usize].record {
+        if slot.read_back || !self.shapes[slot.workload as usize].record {
             return;
         }
         self.recorded.push(super::replay::Recorded {
@@ -856,8 +849,8 @@ impl<E: Engine> Worker<E> {
             return;
         }
         self.settle_data(tag, ok, reap_ns);
-        if slot.backlog {
-            self.backlog_read(tag, c.result);
+        if slot.read_back {
+            self.read_back_done(tag, c.result);
             return;
         }
         let ws = &mut self.stats[slot.workload as usize].ops[slot.op.index()];
@@ -877,8 +870,8 @@ impl<E: Engine> Worker<E> {
             self.count_conn(tag, c.result as u64, 0);
             if write {
                 self.flush_after_write(tag, reap_ns);
-                if ok && self.setup.streams[si].backlog.is_some() {
-                    self.backlog_written(tag);
+                if ok && self.setup.streams[si].extras.keeps_writes() {
+                    self.keep_for_read_back(tag);
                 }
             }
         }
@@ -1233,12 +1226,12 @@ impl<E: Engine> Worker<E> {
                 self.held
                     .push(Reverse((now_ns().saturating_add(s.think_ns), si as u32)));
             }
-        } else if s.bytes_left > 0 || s.backlog_due() {
+        } else if s.bytes_left > 0 || s.extras.read_back_due() {
             self.ready.push(si as u32);
         }
         if s.bytes_left == 0
             && s.inflight == 0
-            && !s.backlog_due()
+            && !s.extras.read_back_due()
             && self.shapes[s.workload as usize].exit_all
         {
             // fio's exitall: this stream has done its I/O, so the run stops.
@@ -1403,14 +1396,6 @@ impl<E: Engine> Worker<E> {
         let mut out = Vec::new();
         self.engine.take_path_samples(&mut out);
         out
-    }
-}
-
-/// A stream that issues no more leaves its flow group (once), so the group's other
-/// streams are measured against those still running, as fio's exiting jobs do.
-fn leave_flow(s: &mut Stream, shape: &WorkloadShape) {
-    if let (Some(f), Some(own)) = (&shape.flow, s.flow_issued.take()) {
-        f.leave(own);
     }
 }
 

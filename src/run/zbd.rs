@@ -315,11 +315,44 @@ impl ZbdUse {
     }
 }
 
+/// Emulated zones as an extension of the run core: the plan's zoned workloads
+/// checked together, a real zoned device refused, the working set cut to whole
+/// zones; the zone table itself is the workload's `ShapeExtras::zbd`.
+pub(super) const EXTENSION: super::extension::Extension = super::extension::Extension {
+    check_run: check_plan,
+    places_offsets: |w| w.zbd.is_some(),
+    working_set: fit_working_set,
+    ..super::extension::Extension::NONE
+};
+
+/// A zoned workload's working set on target `uri`: whole zones of it, on a device
+/// that is not zoned.
+fn fit_working_set(
+    run: &RunSpec,
+    w: &crate::plan::model::Workload,
+    uri: &str,
+    ws_len: u64,
+) -> Result<u64, RunError> {
+    let Some(z) = &w.zbd else {
+        return Ok(ws_len);
+    };
+    refuse_zoned_device(run, uri)?;
+    whole_zones(z, ws_len).ok_or_else(|| RunError::Invalid {
+        run: run.name.clone(),
+        workload: w.name.clone(),
+        msg: format!(
+            "zone_mode = \"zbd\": the working set ({ws_len} bytes) holds not one zone of {} \
+             bytes",
+            z.zone_bytes
+        ),
+    })
+}
+
 /// Checks zoned workloads before anything is opened: their own settings, that they
 /// fit the workload, and that workloads on one target agree on the zones. (Zoned
 /// workloads verify like any other: their writes are stamped where the zone table
 /// puts them, and a reset zone of an emulated device still holds its last data.)
-pub(super) fn check_plan(run: &RunSpec) -> Result<(), RunError> {
+fn check_plan(run: &RunSpec) -> Result<(), RunError> {
     for w in &run.workloads {
         let Some(z) = &w.zbd else { continue };
         let invalid = |msg: String| RunError::Invalid {
@@ -354,14 +387,14 @@ pub(super) fn check_plan(run: &RunSpec) -> Result<(), RunError> {
 
 /// A working set cut down to whole zones (fio rounds a zoned job's size down to
 /// whole zones); `None` when not one zone is left.
-pub(super) fn whole_zones(z: &Zbd, ws_len: u64) -> Option<u64> {
+fn whole_zones(z: &Zbd, ws_len: u64) -> Option<u64> {
     let len = ws_len / z.zone_bytes * z.zone_bytes;
     (len > 0).then_some(len)
 }
 
 /// Refuses a real zoned block device: ioscope emulates zones and issues no zone
 /// commands, so its writes would fail on one (and its resets would not reset).
-pub(super) fn refuse_zoned_device(run: &RunSpec, uri: &str) -> Result<(), RunError> {
+fn refuse_zoned_device(run: &RunSpec, uri: &str) -> Result<(), RunError> {
     let Ok(crate::plan::model::TargetKind::Path(path)) = crate::target::parse_uri(uri) else {
         return Ok(());
     };
