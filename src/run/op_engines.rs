@@ -12,13 +12,14 @@ use crate::target::ProbeKind;
 
 /// The operation engines as an extension of the run core: their options, plan,
 /// target kinds and file shares checked before the run.
-pub(super) const EXTENSION: super::extension::Extension = super::extension::Extension {
-    check_run: check_options,
-    check_group: check_plan,
-    engine_misfit: check_targets,
-    check_targets: check_shares,
-    ..super::extension::Extension::NONE
-};
+pub(super) const EXTENSION: super::extension::checks::Extension =
+    super::extension::checks::Extension {
+        check_run: check_options,
+        check_group: check_plan,
+        engine_misfit: check_targets,
+        check_targets: check_shares,
+        ..super::extension::checks::Extension::NONE
+    };
 
 /// Engine options given to an engine that does not take them: the run's against the
 /// run's engine, a workload's own against its engine.

@@ -30,15 +30,16 @@ use crate::rng::Rng;
 /// SPRandom as an extension of the run core: its settings against the workload,
 /// its layout against the working set; the order itself is the stream's
 /// (`StreamExtras`).
-pub(super) const EXTENSION: super::extension::Extension = super::extension::Extension {
-    misfit: |w| {
-        let why = w.sprandom.as_ref()?.misfit(w)?;
-        Some(format!("sprandom: {why}"))
-    },
-    places_offsets: |w| w.sprandom.is_some(),
-    working_set: fit_working_set,
-    ..super::extension::Extension::NONE
-};
+pub(super) const EXTENSION: super::extension::checks::Extension =
+    super::extension::checks::Extension {
+        misfit: |w| {
+            let why = w.sprandom.as_ref()?.misfit(w)?;
+            Some(format!("sprandom: {why}"))
+        },
+        places_offsets: |w| w.sprandom.is_some(),
+        working_set: fit_working_set,
+        ..super::extension::checks::Extension::NONE
+    };
 
 /// Regions of at least a block, a cache no larger than a region.
 fn fit_working_set(

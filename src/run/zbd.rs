@@ -318,12 +318,13 @@ impl ZbdUse {
 /// Emulated zones as an extension of the run core: the plan's zoned workloads
 /// checked together, a real zoned device refused, the working set cut to whole
 /// zones; the zone table itself is the workload's `ShapeExtras::zbd`.
-pub(super) const EXTENSION: super::extension::Extension = super::extension::Extension {
-    check_run: check_plan,
-    places_offsets: |w| w.zbd.is_some(),
-    working_set: fit_working_set,
-    ..super::extension::Extension::NONE
-};
+pub(super) const EXTENSION: super::extension::checks::Extension =
+    super::extension::checks::Extension {
+        check_run: check_plan,
+        places_offsets: |w| w.zbd.is_some(),
+        working_set: fit_working_set,
+        ..super::extension::checks::Extension::NONE
+    };
 
 /// A zoned workload's working set on target `uri`: whole zones of it, on a device
 /// that is not zoned.

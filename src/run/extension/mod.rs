@@ -24,46 +24,14 @@ use super::flow::FlowShare;
 use super::resolved::Resolved;
 use super::sprandom::{Layout, SprandomOrder};
 use super::zbd::{Placed, ZbdUse};
-use super::{RunError, RunOptions};
-use crate::plan::model::{EngineKind, Op, RunSpec, TargetSpec, Workload};
-use crate::target::ProbeKind;
+use super::RunError;
+use crate::plan::model::{Op, RunSpec, Workload};
+
+pub(super) mod checks;
+pub use checks::Extension;
 
 /// A completed write a stream keeps to read back during the run.
 pub use super::backlog::Written as ReadBack;
-
-/// One optional feature's checks before anything is opened or written. A hook a
-/// feature does not need is [`Extension::NONE`]'s.
-pub struct Extension {
-    /// The run's plan as a whole (workloads against each other).
-    pub check_run: fn(&RunSpec) -> Result<(), RunError>,
-    /// One worker group: `run` holds the group's engine, options and workloads.
-    pub check_group: fn(&RunSpec, &RunOptions) -> Result<(), RunError>,
-    /// A workload it cannot run as written, with the reason.
-    pub misfit: fn(&Workload) -> Option<String>,
-    /// It chooses the workload's offsets itself (partial randomness, `random_pct`,
-    /// needs offsets the stream draws).
-    pub places_offsets: fn(&Workload) -> bool,
-    /// Why `engine` cannot drive targets of these kinds.
-    pub engine_misfit: fn(EngineKind, &[ProbeKind]) -> Option<String>,
-    /// A worker group's workloads against their targets' specifications.
-    pub check_targets: fn(&RunSpec, &[TargetSpec]) -> Result<(), RunError>,
-    /// The working set of `w` on the target `uri`: `ws_len` bytes narrowed to what
-    /// the feature needs, or refused.
-    pub working_set: fn(&RunSpec, &Workload, &str, u64) -> Result<u64, RunError>,
-}
-
-impl Extension {
-    /// Every hook passes.
-    pub const NONE: Extension = Extension {
-        check_run: |_| Ok(()),
-        check_group: |_, _| Ok(()),
-        misfit: |_| None,
-        places_offsets: |_| false,
-        engine_misfit: |_, _| None,
-        check_targets: |_, _| Ok(()),
-        working_set: |_, _, _, ws_len| Ok(ws_len),
-    };
-}
 
 /// The optional features, each checked in this order.
 pub(super) const EXTENSIONS: [&Extension; 3] = [
