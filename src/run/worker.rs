@@ -14,7 +14,7 @@ use super::clock::IntervalClock;
 use super::data::WorkerData;
 use super::flush::{Due, FLUSH_TAG};
 use super::pacing::Pacer;
-use super::slots::{Issue, SlotState, SlotTable};
+use super::slots::{own, own_mut, Issue, SlotState, SlotTable};
 use super::stream::{Stream, WorkloadShape};
 use super::worker_error::WorkerError;
 use crate::clock::now_ns;
@@ -457,7 +457,8 @@ impl<E: Engine> Worker<E> {
     /// is thinking drops its tokens: it gets them back when its think time is over.
     fn issue_closed_loop(&mut self, now: u64) {
         while let Some(si) = self.ready.pop() {
-            let issued = if self.setup.streams[si as usize].plain {
+            // SAFETY: a token's stream index is one of the worker's streams (`own`).
+            let issued = if unsafe { own(&self.setup.streams, si as usize) }.plain {
                 self.issue_plain(si, now)
             } else {
                 self.issue_full(si, now)
@@ -474,8 +475,11 @@ impl<E: Engine> Worker<E> {
     #[inline(always)]
     fn issue_plain(&mut self, si: u32, now: u64) -> bool {
         let conn = self.conn_of(si);
-        let s = &mut self.setup.streams[si as usize];
-        let (wl, shape) = (s.workload, &self.shapes[s.workload as usize]);
+        // SAFETY: a token's stream, and that stream's workload (`own`).
+        let s = unsafe { own_mut(&mut self.setup.streams, si as usize) };
+        let (wl, shape) = (s.workload, unsafe {
+            own(&self.shapes, s.workload as usize)
+        });
         if now >= s.stop_at_ns {
             if shape.exit_all {
                 self.setup.stop.store(true, Ordering::Relaxed);
@@ -485,7 +489,8 @@ impl<E: Engine> Worker<E> {
         let Some(io) = s.next_io(shape) else {
             return true;
         };
-        let Some(slot_idx) = self.table.free[si as usize].pop() else {
+        // SAFETY: one free list per stream (`own`).
+        let Some(slot_idx) = unsafe { own_mut(&mut self.table.free, si as usize) }.pop() else {
             return true;
         };
         s.inflight += 1;
@@ -853,7 +858,9 @@ impl<E: Engine> Worker<E> {
             self.read_back_done(tag, c.result);
             return;
         }
-        let ws = &mut self.stats[slot.workload as usize].ops[slot.op.index()];
+        // SAFETY: a slot's workload has its own stats (`own`).
+        let ws =
+            &mut unsafe { own_mut(&mut self.stats, slot.workload as usize) }.ops[slot.op.index()];
         if c.result < 0 {
             ws.errors += 1;
             self.count_conn(tag, 0, 1);
@@ -1209,10 +1216,12 @@ impl<E: Engine> Worker<E> {
         let slot = &mut self.table.slots[tag];
         slot.state = SlotState::Free;
         let si = slot.stream as usize;
-        let s = &mut self.setup.streams[si];
+        // SAFETY: a slot's stream is one of the worker's streams, which has its own
+        // free list (`own`).
+        let s = unsafe { own_mut(&mut self.setup.streams, si) };
         s.inflight -= 1;
         self.inflight -= 1;
-        self.table.free[si].push(tag as u32);
+        unsafe { own_mut(&mut self.table.free, si) }.push(tag as u32);
         if s.schedule.is_some() {
             if self.waiting[si] {
                 self.waiting[si] = false;
