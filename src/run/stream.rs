@@ -494,11 +494,17 @@ impl Stream {
     /// Where the optional features put the I/O drawn at `offset`; `None` (the
     /// stream's I/O is over) when nothing fits, as fio's job meets its end of file.
     /// A sequential stream goes on from a moved I/O.
-    #[inline(never)]
+    #[inline(always)]
     fn placed(&mut self, shape: &WorkloadShape, op: Op, at: u64, len: u32) -> Option<(u64, u32)> {
         if !shape.extras.places_io() {
             return Some((at, len));
         }
+        self.moved(shape, op, at, len)
+    }
+
+    /// [`Stream::placed`] when a feature places the I/O.
+    #[inline(never)]
+    fn moved(&mut self, shape: &WorkloadShape, op: Op, at: u64, len: u32) -> Option<(u64, u32)> {
         let Some((offset, len)) = self.extras.place(&shape.extras, (op, at, len), self.id) else {
             self.bytes_left = 0;
             return None;

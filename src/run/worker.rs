@@ -365,11 +365,15 @@ impl<E: Engine> Worker<E> {
     fn send_interval(&mut self, now: u64) -> bool {
         self.fill_conns();
         let nconns = self.conns.len();
+        // One entry per workload, whatever comes back: the per-I/O path reads
+        // them unchecked (`own`).
         let fresh = self
             .setup
             .recycled
             .try_recv()
-            .unwrap_or_else(|_| new_stats_from(&self.shapes));
+            .ok()
+            .filter(|v| v.len() == self.shapes.len())
+            .unwrap_or_else(|| new_stats_from(&self.shapes));
         let snap = Snapshot {
             worker: self.setup.index,
             index: self.interval,
