@@ -134,12 +134,6 @@ impl NetEndpoint {
         }
     }
 
-    /// Whether `uri` is written as a network endpoint (by its scheme).
-    pub fn is_endpoint_uri(uri: &str) -> bool {
-        uri.split_once("://")
-            .is_some_and(|(s, _)| NetProtocol::parse(s).is_some())
-    }
-
     /// Reads `SCHEME://HOST:PORT?OPTIONS` (or `unix://PATH?OPTIONS`).
     pub fn parse(uri: &str) -> Result<Self, NetEndpointError> {
         let (scheme, rest) = uri.split_once("://").ok_or(NetEndpointError::Shape)?;

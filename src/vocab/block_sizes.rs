@@ -84,11 +84,6 @@ impl BlockSizes {
         }
         split.iter().map(|&(b, w)| b as f64 * w as f64).sum::<f64>() / total as f64
     }
-    /// Mean transfer size weighted by frequency (of the reads' split when the
-    /// directions differ).
-    pub fn mean_bytes(&self) -> f64 {
-        self.mean_bytes_of(Op::Read)
-    }
 }
 
 /// The two spellings [`BlockSizes`] is read from.
