@@ -267,3 +267,88 @@ impl StreamExtras {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::{BlockSizes, Flow, Sprandom, Zbd};
+    use crate::plan::overrides::VerifyBacklog;
+
+    fn resolved() -> Resolved {
+        Resolved {
+            target: 0,
+            ws_start: 0,
+            ws_len: 16 << 20,
+            file_bytes: 0,
+            file_lens: None,
+        }
+    }
+
+    /// Whether streams of `w` (closed or open loop) carry a feature's state, and its
+    /// shape places I/Os: what keeps the plain path for workloads without them.
+    fn carried(w: Workload, open_loop: bool) -> (bool, bool) {
+        let run = RunSpec {
+            workloads: vec![w.clone()],
+            ..Default::default()
+        };
+        let targets = [("t".to_string(), 16 << 20)];
+        let shapes = shape_extras(&run, &[resolved()], &targets).unwrap();
+        let stream = StreamExtras::of(&w, &resolved(), 7, open_loop);
+        (!stream.none(), shapes[0].places_io())
+    }
+
+    #[test]
+    fn only_the_workloads_that_use_a_feature_leave_the_plain_path() {
+        let plain = Workload::default();
+        assert_eq!(carried(plain.clone(), false), (false, false));
+        let flow = Workload {
+            flow: Some(Flow {
+                id: 1,
+                weight: 1,
+                sleep_ns: 0,
+            }),
+            ..plain.clone()
+        };
+        assert_eq!(carried(flow, false), (true, false));
+        let mut backlog = plain.clone();
+        backlog.overrides.data.verify_backlog = Some(VerifyBacklog {
+            every_writes: 4,
+            batch_reads: 4,
+        });
+        assert_eq!(carried(backlog.clone(), false), (true, false));
+        // An open-loop stream reads nothing back: its schedule is its load.
+        assert_eq!(carried(backlog, true), (false, false));
+        let sprandom = Workload {
+            read_pct: 0,
+            sprandom: Some(Sprandom::default()),
+            ..plain.clone()
+        };
+        assert_eq!(carried(sprandom, false), (true, false));
+        let zoned = Workload {
+            bs: BlockSizes::fixed(64 << 10),
+            zbd: Some(Zbd::of_size(1 << 20)),
+            ..plain
+        };
+        assert_eq!(carried(zoned, false), (false, true));
+    }
+
+    #[test]
+    fn a_zoned_mixed_stream_writes_before_it_reads() {
+        let w = Workload {
+            read_pct: 50,
+            zbd: Some(Zbd::of_size(1 << 20)),
+            ..Workload::default()
+        };
+        let run = RunSpec {
+            workloads: vec![w.clone()],
+            ..Default::default()
+        };
+        let targets = [("t".to_string(), 16 << 20)];
+        let shapes = shape_extras(&run, &[resolved()], &targets).unwrap();
+        let mut s = StreamExtras::of(&w, &resolved(), 7, false);
+        assert_eq!(s.direction(&shapes[0], Op::Read, 50), Op::Write);
+        let placed = s.place(&shapes[0], (Op::Write, 0, 4096), 0);
+        assert_eq!(placed, Some((0, 4096)));
+        assert_eq!(s.direction(&shapes[0], Op::Read, 50), Op::Read);
+    }
+}
