@@ -37,6 +37,7 @@ pub(super) const EXTENSION: super::extension::checks::Extension =
             Some(format!("sprandom: {why}"))
         },
         places_offsets: |w| w.sprandom.is_some(),
+        ends_streams: |w| w.sprandom.is_some(),
         working_set: fit_working_set,
         ..super::extension::checks::Extension::NONE
     };

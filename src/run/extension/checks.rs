@@ -19,6 +19,9 @@ pub struct Extension {
     /// It chooses the workload's offsets itself (partial randomness, `random_pct`,
     /// needs offsets the stream draws).
     pub places_offsets: fn(&Workload) -> bool,
+    /// Its streams end by themselves (an order of the feature's own, past one
+    /// pass) rather than by their byte budget.
+    pub ends_streams: fn(&Workload) -> bool,
     /// Why `engine` cannot drive targets of these kinds.
     pub engine_misfit: fn(EngineKind, &[ProbeKind]) -> Option<String>,
     /// A worker group's workloads against their targets' specifications.
@@ -35,6 +38,7 @@ impl Extension {
         check_group: |_, _| Ok(()),
         misfit: |_| None,
         places_offsets: |_| false,
+        ends_streams: |_| false,
         engine_misfit: |_, _| None,
         check_targets: |_, _| Ok(()),
         working_set: |_, _, _, ws_len| Ok(ws_len),

@@ -41,10 +41,10 @@ pub(super) const EXTENSIONS: [&Extension; 3] = [
 ];
 
 /// The first refusal of any feature's hook `check`.
-pub(super) fn check_each<T>(
-    check: impl Fn(&Extension) -> Result<T, RunError>,
+pub(super) fn check_each(
+    check: impl Fn(&Extension) -> Result<(), RunError>,
 ) -> Result<(), RunError> {
-    EXTENSIONS.iter().try_for_each(|x| check(x).map(drop))
+    EXTENSIONS.iter().try_for_each(|x| check(x))
 }
 
 /// The first reason any feature gives through `misfit`.
@@ -69,10 +69,9 @@ pub(super) fn places_offsets(w: &Workload) -> bool {
     EXTENSIONS.iter().any(|x| (x.places_offsets)(w))
 }
 
-/// Whether a stream of `w` ends by itself rather than by its byte budget (SPRandom's
-/// order ends past one pass).
+/// Whether a stream of `w` ends by itself rather than by its byte budget.
 pub(super) fn ends_by_itself(w: &Workload) -> bool {
-    w.sprandom.is_some()
+    EXTENSIONS.iter().any(|x| (x.ends_streams)(w))
 }
 
 /// What a workload's shape carries for the optional features.
