@@ -12,6 +12,14 @@ fn translate(text: &str) -> Translated {
     parse_str("t.parm", text).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The reader's refusal of `text`, located in "t.parm".
+fn refusal(text: &str) -> String {
+    match parse_str("t.parm", text) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
 fn dropped(t: &Translated) -> Vec<&str> {
     t.unsupported.iter().map(|u| u.option.as_str()).collect()
 }
@@ -46,7 +54,7 @@ fn a_size_distribution_goes_into_the_tree_with_the_runs_seed() {
 fn a_size_distribution_vdbench_refuses_is_refused() {
     for bad in ["(64k,25,128k)", "(64k,50,128k,40)", "(64k,x,1m,50)"] {
         let text = format!("fsd=fsd1,anchor=/a,size={bad}\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n");
-        let e = parse_str("t.parm", &text).unwrap_err().to_string();
+        let e = refusal(&text);
         assert!(
             e.contains("t.parm:1") && e.contains("percentage"),
             "{bad}: {e}"
@@ -110,7 +118,7 @@ fn skew_that_does_not_come_to_100_is_refused() {
         ("fwd=a,skew=150\nfwd=b\n", "skew=150: expected a percentage"),
     ] {
         let text = format!("{FSD}fwd=default,fsd=fsd1\n{skews}rd=rd1,fwd=(a,b),fwdrate=100\n");
-        let e = parse_str("t.parm", &text).unwrap_err().to_string();
+        let e = refusal(&text);
         assert!(e.contains(why), "{skews}: {e}");
     }
 }
@@ -124,12 +132,9 @@ fn shared_files_are_handed_out_in_order() {
     let w = &t.plan.runs[0].workloads[0];
     assert_eq!(w.file_service, FileService::Sequential);
     assert_eq!(w.streams, 4);
-    let e = parse_str(
-        "t.parm",
-        &format!("{FSD}fwd=f,fsd=fsd1,fileio=(random,shared),fileselect=random\nrd=r,fwd=f\n"),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal(&format!(
+        "{FSD}fwd=f,fsd=fsd1,fileio=(random,shared),fileselect=random\nrd=r,fwd=f\n"
+    ));
     assert!(e.contains("mutually exclusive"), "{e}");
     let del = translate(&format!(
         "{FSD}fwd=f,fsd=fsd1,fileio=(sequential,delete)\nrd=r,fwd=f,elapsed=4\n"
@@ -190,12 +195,7 @@ fn files_are_selected_in_order_unless_fileselect_says_random() {
         "fileio=sideways",
         "fileio=(sequential,shared)",
     ] {
-        let e = parse_str(
-            "t.parm",
-            &format!("{FSD}fwd=f,fsd=fsd1,{bad}\nrd=r,fwd=f\n"),
-        )
-        .unwrap_err()
-        .to_string();
+        let e = refusal(&format!("{FSD}fwd=f,fsd=fsd1,{bad}\nrd=r,fwd=f\n"));
         assert!(
             e.contains("t.parm:2") && e.contains(bad.split('=').next().unwrap()),
             "{bad}: {e}"
@@ -277,7 +277,7 @@ fn an_nfs_or_smb_anchor_becomes_a_tree_on_the_server() {
         ("smb://h/s/t,openflags=o_direct", "nothing to bypass"),
     ] {
         let text = format!("fsd=fsd1,anchor={anchor},size=4k\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n");
-        let e = parse_str("t.parm", &text).unwrap_err().to_string();
+        let e = refusal(&text);
         assert!(e.contains(want), "{anchor}: {e}");
     }
 }
@@ -362,12 +362,9 @@ fn an_fwd_bound_to_a_host_runs_there_alone() {
 
 #[test]
 fn a_host_an_fwd_names_must_be_defined_and_a_tree_keeps_its_hosts() {
-    let e = parse_str(
-        "t.parm",
-        &format!("{TWO_HOSTS}{FSD}fwd=f,fsd=fsd1,host=h9\nrd=r,fwd=f,elapsed=4\n"),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal(&format!(
+        "{TWO_HOSTS}{FSD}fwd=f,fsd=fsd1,host=h9\nrd=r,fwd=f,elapsed=4\n"
+    ));
     assert!(
         e.contains("t.parm:5") && e.contains("host=h9: no such hd="),
         "{e}"
@@ -475,12 +472,9 @@ fn for_loops_make_one_run_per_combination_formatting_before_each() {
     let only: Vec<String> = combos.iter().map(|c| format!("format_for_r {c}")).collect();
     assert_eq!(names("(only)"), only);
     // vdbench refuses format=once on an rd without loops.
-    let e = parse_str(
-        "t.parm",
-        &format!("{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,format=once,elapsed=4\n"),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal(&format!(
+        "{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,format=once,elapsed=4\n"
+    ));
     assert!(e.contains("format=once") && e.contains("t.parm:"), "{e}");
     let t = translate(&format!(
         "{FSD}fwd=f,fsd=fsd1,operation=read,xfersize=4k,threads=1\n\
@@ -566,13 +560,10 @@ fn openflags_come_from_the_fsd_the_fwd_or_the_rd() {
     );
     assert!(!fsyncs(&t, 0, 0));
     assert!(dropped(&t)[0].starts_with("openflags=fsync — on an nfs:// or smb:// anchor"));
-    let e = parse_str(
-        "t.parm",
+    let e = refusal(
         "fsd=fsd1,anchor=nfs://127.0.0.1/e/t,size=4k\n\
          fwd=r,fsd=fsd1,operation=read,openflags=o_direct\nrd=rd1,fwd=r,elapsed=4\n",
-    )
-    .unwrap_err()
-    .to_string();
+    );
     assert!(
         e.contains("t.parm:2") && e.contains("nothing to bypass"),
         "{e}"
@@ -615,12 +606,9 @@ fn format_words_as_vdbench_reads_them() {
         );
     }
     // `complete` without `no`: vdbench refuses it.
-    let e = parse_str(
-        "t.parm",
-        &format!("{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4,format=complete\n"),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal(&format!(
+        "{FSD}fwd=f,fsd=fsd1\nrd=r,fwd=f,elapsed=4,format=complete\n"
+    ));
     assert!(
         e.contains("t.parm:3") && e.contains("mutually exclusive"),
         "{e}"
@@ -669,12 +657,7 @@ fn distribution_all_puts_files_in_every_directory() {
         t.plan.targets[0].uri
     );
     assert!(t.unsupported.is_empty());
-    let e = parse_str(
-        "t.parm",
-        "fsd=fsd1,anchor=/a,size=4k,distribution=top\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n",
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal("fsd=fsd1,anchor=/a,size=4k,distribution=top\nfwd=f,fsd=fsd1\nrd=r,fwd=f\n");
     assert!(
         e.contains("t.parm:1") && e.contains("distribution=top"),
         "{e}"
@@ -725,7 +708,7 @@ fn shared_gives_each_host_its_share() {
 fn maxdata_up_to_100_is_refused_on_a_file_system_rd() {
     for v in ["99", "100"] {
         let text = format!("fsd=fsd1,anchor=/a,depth=1,width=1,files=2,size=4k\nfwd=f,fsd=fsd1\nrd=r,fwd=f,maxdata={v}\n");
-        let e = parse_str("t.parm", &text).unwrap_err().to_string();
+        let e = refusal(&text);
         assert!(
             e.contains("t.parm:3") && e.contains("up to 100"),
             "{v}: {e}"
