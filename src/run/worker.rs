@@ -606,13 +606,13 @@ impl<E: Engine> Worker<E> {
     #[cold]
     fn keep_for_read_back(&mut self, tag: usize) {
         let slot = &self.table.slots[tag];
-        if let Some(s) = self.setup.streams.get_mut(slot.stream as usize) {
-            s.extras.written(super::extension::ReadBack {
+        self.setup.streams[slot.stream as usize]
+            .extras
+            .written(super::extension::ReadBack {
                 workload: slot.workload,
                 offset: slot.offset,
                 len: slot.len,
             });
-        }
     }
 
     /// A read-back (fio's `verify_backlog`) completed: counted in the verify
